@@ -1,0 +1,142 @@
+// JSON Schemas of the contract; the function runtime validates requests and replies, the router replies.
+export const objectTargetSchema = {
+  type: 'object',
+  required: ['apiVersion', 'kind', 'name'],
+  properties: {
+    apiVersion: { type: 'string', minLength: 1 },
+    kind: { type: 'string', minLength: 1 },
+    namespace: { type: 'string' },
+    name: { type: 'string', minLength: 1 },
+  },
+  additionalProperties: false,
+} as const;
+
+export const kubeObjectSchema = {
+  type: 'object',
+  required: ['apiVersion', 'kind', 'metadata'],
+  properties: {
+    apiVersion: { type: 'string', minLength: 1 },
+    kind: { type: 'string', minLength: 1 },
+    metadata: { type: 'object' },
+  },
+} as const;
+
+const jsonPatchOperationSchema = {
+  type: 'object',
+  required: ['op', 'path'],
+  properties: {
+    op: { enum: ['add', 'remove', 'replace', 'move', 'copy', 'test'] },
+    path: { type: 'string' },
+    from: { type: 'string' },
+    value: {},
+  },
+} as const;
+
+export const reconcileRequestSchema = {
+  $id: 'kubeloop.dev/v1/ReconcileRequest',
+  type: 'object',
+  required: ['apiVersion', 'kind', 'loop', 'trigger', 'object', 'children', 'now'],
+  properties: {
+    apiVersion: { const: 'kubeloop.dev/v1' },
+    kind: { const: 'ReconcileRequest' },
+    loop: { type: 'string', minLength: 1 },
+    reconcileId: { type: 'string' },
+    trigger: {
+      type: 'object',
+      required: ['type'],
+      properties: {
+        type: { enum: ['ADDED', 'MODIFIED', 'DELETED', 'RESYNC', 'REQUEUE', 'CHILD'] },
+        child: objectTargetSchema,
+      },
+    },
+    object: kubeObjectSchema,
+    children: { type: 'object', additionalProperties: { type: 'array', items: kubeObjectSchema } },
+    finalizing: { type: 'boolean' },
+    now: { type: 'string', format: 'date-time' },
+  },
+} as const;
+
+const actionSchema = {
+  type: 'object',
+  required: ['op'],
+  discriminator: { propertyName: 'op' },
+  oneOf: [
+    {
+      type: 'object',
+      required: ['op', 'target', 'patch'],
+      properties: {
+        op: { const: 'patch' },
+        target: objectTargetSchema,
+        patch: { type: 'array', minItems: 1, items: jsonPatchOperationSchema },
+      },
+      additionalProperties: false,
+    },
+    {
+      type: 'object',
+      required: ['op', 'object'],
+      properties: { op: { const: 'create' }, object: kubeObjectSchema },
+      additionalProperties: false,
+    },
+    {
+      type: 'object',
+      required: ['op', 'object'],
+      properties: { op: { const: 'apply' }, object: kubeObjectSchema },
+      additionalProperties: false,
+    },
+    {
+      type: 'object',
+      required: ['op', 'target'],
+      properties: {
+        op: { const: 'delete' },
+        target: objectTargetSchema,
+        preconditions: {
+          type: 'object',
+          properties: { uid: { type: 'string' }, resourceVersion: { type: 'string' } },
+          additionalProperties: false,
+        },
+      },
+      additionalProperties: false,
+    },
+    {
+      type: 'object',
+      required: ['op', 'status'],
+      properties: { op: { const: 'status' }, status: { type: 'object' } },
+      additionalProperties: false,
+    },
+    {
+      type: 'object',
+      required: ['op', 'type', 'reason', 'message'],
+      properties: {
+        op: { const: 'event' },
+        type: { enum: ['Normal', 'Warning'] },
+        // events.k8s.io reasons are CamelCase identifiers of at most 128 characters.
+        reason: { type: 'string', pattern: '^[A-Za-z][A-Za-z0-9]*$', maxLength: 128 },
+        message: { type: 'string', maxLength: 1024 },
+      },
+      additionalProperties: false,
+    },
+  ],
+} as const;
+
+export const reconcileResponseSchema = {
+  $id: 'kubeloop.dev/v1/ReconcileResponse',
+  type: 'object',
+  required: ['apiVersion', 'kind', 'actions'],
+  properties: {
+    apiVersion: { const: 'kubeloop.dev/v1' },
+    kind: { const: 'ReconcileResponse' },
+    actions: { type: 'array', items: actionSchema },
+    requeueAfterSeconds: { type: 'number', minimum: 0 },
+    finalized: { type: 'boolean' },
+    error: {
+      type: 'object',
+      required: ['type', 'message'],
+      properties: {
+        type: { enum: ['temporary', 'permanent'] },
+        message: { type: 'string' },
+        retryAfterSeconds: { type: 'number', minimum: 0 },
+      },
+      additionalProperties: false,
+    },
+  },
+} as const;

@@ -1,0 +1,5 @@
+// What a reconcile function imports: the contract types, defineFunction and the action helpers.
+export * from '../contract/types.ts';
+export { childrenKey } from '../contract/children-key.ts';
+export * from './define-function.ts';
+export * from './actions.ts';

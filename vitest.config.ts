@@ -1,0 +1,28 @@
+// Two projects: fast unit tests next to the code, and e2e suites that share one real control plane.
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    projects: [
+      {
+        test: {
+          name: 'unit',
+          include: ['{cli,lib,router,functions,webhooks,certs,test/http}/**/*.test.ts'],
+          testTimeout: 20_000,
+        },
+      },
+      {
+        test: {
+          name: 'e2e',
+          include: ['test/e2e/**/*.test.ts'],
+          globalSetup: ['test/cluster/global-setup.ts'],
+          testTimeout: 120_000,
+          hookTimeout: 300_000,
+          // Suites share one control plane; each works in its own namespace. Two cores: keep it modest.
+          maxWorkers: 2,
+          fileParallelism: true,
+        },
+      },
+    ],
+  },
+});

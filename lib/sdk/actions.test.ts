@@ -2,8 +2,9 @@ import { describe, expect, it } from 'vitest';
 import fastJsonPatch from 'fast-json-patch';
 import { patchOf, statusAction, remove, respond, pointerEscape } from './actions.ts';
 import { validateReconcileResponse } from '../contract/validate.ts';
+import type { KubeObject } from '../contract/types.ts';
 
-const pod = {
+const pod: KubeObject = {
   apiVersion: 'v1',
   kind: 'Pod',
   metadata: { name: 'web-1', namespace: 'default', uid: 'u1', resourceVersion: '42', labels: { app: 'web' } },
@@ -15,8 +16,8 @@ describe('patchOf', () => {
       p.metadata!.labels!['kubeloop.dev/pod-name'] = 'web-1';
     });
     expect(ops[0]).toEqual({ op: 'test', path: '/metadata/resourceVersion', value: '42' });
-    const patched = fastJsonPatch.applyPatch(fastJsonPatch.deepClone(pod), ops).newDocument;
-    expect(patched.metadata.labels).toEqual({ app: 'web', 'kubeloop.dev/pod-name': 'web-1' });
+    const patched = fastJsonPatch.applyPatch(fastJsonPatch.deepClone(pod) as KubeObject, ops).newDocument;
+    expect(patched.metadata?.labels).toEqual({ app: 'web', 'kubeloop.dev/pod-name': 'web-1' });
   });
 
   it('returns no operations when nothing changes', () => {
@@ -27,7 +28,7 @@ describe('patchOf', () => {
     const ops = patchOf(pod, (p) => {
       p.metadata!.labels = {};
     });
-    const newer = { ...pod, metadata: { ...pod.metadata, resourceVersion: '43' } };
+    const newer: KubeObject = { ...pod, metadata: { ...pod.metadata, resourceVersion: '43' } };
     expect(() => fastJsonPatch.applyPatch(fastJsonPatch.deepClone(newer), ops, true)).toThrow();
   });
 });

@@ -1,0 +1,13 @@
+// The functions this repository ships, by name, loaded lazily so serving one does not load the others.
+import type { FunctionDefinition } from '../lib/sdk/define-function.ts';
+
+export const functionRegistry: Record<string, () => Promise<FunctionDefinition>> = {};
+
+export async function loadFunction(name: string): Promise<FunctionDefinition> {
+  const load = functionRegistry[name];
+  if (!load) {
+    const known = Object.keys(functionRegistry).sort().join(', ') || '(none)';
+    throw new Error(`unknown function "${name}"; known: ${known}`);
+  }
+  return load();
+}

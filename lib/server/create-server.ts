@@ -1,0 +1,115 @@
+// The fastify bootstrap every kubeloop HTTP server shares (function runtime, webhook, router ops endpoint):
+// pino logging, a body limit, GET /healthz, /readyz and /metrics, JSON errors that never crash the process,
+// and optional TLS whose certificate can be swapped while serving (setServingCertificate).
+import type { Server as HttpsServer, ServerOptions as HttpsServerOptions } from 'node:https';
+import { randomUUID } from 'node:crypto';
+import { fastify, LogController, type FastifyError, type FastifyInstance } from 'fastify';
+import type { Registry } from 'prom-client';
+import type { Logger } from '../observability/logger.ts';
+import { createMetricsRegistry } from '../observability/metrics.ts';
+
+/** 8 MiB: an admission review or reconcile request with old and new objects or many children fits. */
+export const DEFAULT_BODY_LIMIT_BYTES = 8 * 1024 * 1024;
+
+export interface ServerOptions {
+  logger: Logger;
+  /** Largest accepted request body; larger ones get 413. Default DEFAULT_BODY_LIMIT_BYTES. */
+  bodyLimitBytes?: number;
+  /** GET /readyz answers 200 when this returns true, 503 otherwise. Default: ready until shutdown begins. */
+  ready?: () => boolean | Promise<boolean>;
+  /** Registry served on GET /metrics; a fresh one with default process metrics when omitted. */
+  metrics?: Registry;
+  /** Serve HTTPS with these options (key, cert, ...). Swap the certificate later with setServingCertificate. */
+  https?: HttpsServerOptions;
+  /** Log one "incoming request" and one "request completed" line per request. Default false: hot paths log their own line. */
+  requestLogging?: boolean;
+}
+
+/** The body of every error reply, so clients (the router, kubectl users) read one shape. */
+export interface ErrorReply {
+  statusCode: number;
+  /** A stable, machine-readable reason, e.g. "FST_ERR_CTP_BODY_TOO_LARGE", "InvalidRequest", "InternalError". */
+  code: string;
+  message: string;
+  /** For 5xx: the id under which the error was logged. */
+  errorId?: string;
+}
+
+export interface KubeloopServer {
+  app: FastifyInstance;
+  metrics: Registry;
+  /** True once shutdown has begun; /readyz then answers 503 so load balancers stop sending traffic. */
+  isClosing(): boolean;
+  /** Marks the server as closing (readyz 503) without closing it yet. */
+  beginClosing(): void;
+}
+
+export function createServer(options: ServerOptions): KubeloopServer {
+  const metrics = options.metrics ?? createMetricsRegistry();
+  let closing = false;
+  const common = {
+    loggerInstance: options.logger,
+    bodyLimit: options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES,
+    logController: new LogController({ disableRequestLogging: !(options.requestLogging ?? false) }),
+    // Kept-alive idle sockets are closed on shutdown; in-flight requests are drained.
+    forceCloseConnections: 'idle' as const,
+    genReqId: () => randomUUID(),
+  };
+  // fastify's overloads type http and https servers apart; routes, hooks and inject are the same for both.
+  const app = (
+    options.https ? fastify({ ...common, https: options.https }) : fastify(common)
+  ) as unknown as FastifyInstance;
+
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    const statusCode = error.statusCode !== undefined && error.statusCode >= 400 ? error.statusCode : 500;
+    if (statusCode < 500) {
+      request.log.info({ err: error, statusCode }, 'request rejected');
+      const body: ErrorReply = { statusCode, code: error.code ?? 'BadRequest', message: error.message };
+      return reply.code(statusCode).send(body);
+    }
+    const errorId = randomUUID();
+    request.log.error({ err: error, errorId }, 'request failed');
+    const body: ErrorReply = { statusCode, code: 'InternalError', message: `internal error (id ${errorId})`, errorId };
+    return reply.code(statusCode).send(body);
+  });
+  app.setNotFoundHandler((request, reply) => {
+    const body: ErrorReply = { statusCode: 404, code: 'NotFound', message: `no route ${request.method} ${request.url}` };
+    return reply.code(404).send(body);
+  });
+
+  app.get('/healthz', async () => ({ status: 'ok' }));
+  app.get('/readyz', async (_request, reply) => {
+    const ready = !closing && (options.ready ? await options.ready() : true);
+    return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'not ready' });
+  });
+  app.get('/metrics', async (_request, reply) => {
+    return reply.header('content-type', metrics.contentType).send(await metrics.metrics());
+  });
+
+  return {
+    app,
+    metrics,
+    isClosing: () => closing,
+    beginClosing: () => {
+      closing = true;
+    },
+  };
+}
+
+/** Replaces the serving certificate of an HTTPS server in place; new TLS handshakes use it, open connections keep theirs. */
+export function setServingCertificate(app: FastifyInstance, credentials: { key: string | Buffer; cert: string | Buffer }): void {
+  const server = app.server as unknown as Partial<HttpsServer>;
+  if (typeof server.setSecureContext !== 'function') throw new Error('setServingCertificate: the server is not serving HTTPS');
+  server.setSecureContext(credentials);
+}
+
+/** Listens and returns the base URL ("http://127.0.0.1:8080"), resolving port 0 to the port actually bound. */
+export async function listen(app: FastifyInstance, where: { port: number; host?: string }): Promise<string> {
+  await app.listen({ port: where.port, host: where.host ?? '0.0.0.0' });
+  const address = app.server.address();
+  if (address === null || typeof address === 'string') throw new Error('server is not listening on a TCP port');
+  const scheme = 'setSecureContext' in app.server ? 'https' : 'http';
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  const shown = host === '0.0.0.0' || host === '[::]' ? '127.0.0.1' : host;
+  return `${scheme}://${shown}:${address.port}`;
+}

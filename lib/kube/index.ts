@@ -1,0 +1,11 @@
+// Kubernetes helpers shared by the router and the webhook.
+export * from './backoff.ts';
+export * from './rate-limiter.ts';
+export * from './kube-config.ts';
+export * from './kube-client.ts';
+export * from './resource-paths.ts';
+export * from './discovery.ts';
+export * from './object-store.ts';
+export * from './label-selector.ts';
+export * from './watch-stream.ts';
+export * from './informer.ts';

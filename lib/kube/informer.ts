@@ -1,0 +1,317 @@
+// A resilient informer: list, then watch from the list's resourceVersion; relist on 410 Gone; restart with
+// backoff on any other error (client-node's informer stops); a watchdog ends silent watches; bookmarks;
+// metadata-only mode; an indexed cache; typed handlers that may throw without stopping the informer.
+import type { KubernetesObject, KubernetesListObject } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+import { Backoff, sleep, type BackoffPolicy } from './backoff.ts';
+import { isApiError, type KubeClient } from './kube-client.ts';
+import { ObjectStore, type IndexFunction } from './object-store.ts';
+import { collectionPath, kindKey, objectKey, type ResourceInfo } from './resource-paths.ts';
+import { readWatchEvents } from './watch-stream.ts';
+
+export const METADATA_LIST_ACCEPT = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json';
+export const METADATA_WATCH_ACCEPT = 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json';
+
+export interface InformerOptions<T extends KubernetesObject> {
+  client: KubeClient;
+  resource: ResourceInfo;
+  /** Watch one namespace; all when omitted. */
+  namespace?: string;
+  labelSelector?: string;
+  fieldSelector?: string;
+  /** Cache PartialObjectMetadata (apiVersion, kind, metadata) instead of whole objects. */
+  metadataOnly?: boolean;
+  /** Applied to every object before caching, e.g. to drop managedFields and save memory. */
+  transform?: (object: T) => T;
+  indexers?: Record<string, IndexFunction<T>>;
+  /** Page size of the list. */
+  pageSize?: number;
+  /** Server-side watch timeout; each watch picks a value in [t, 2t) so informers do not reconnect in step. */
+  watchTimeoutSeconds?: number;
+  /** A watch still open this long after its server-side timeout is considered silent and is aborted. */
+  watchdogGraceMs?: number;
+  backoff?: BackoffPolicy;
+  logger?: Logger;
+}
+
+export interface InformerHandlers<T> {
+  add: (object: T) => void;
+  update: (object: T, previous: T) => void;
+  delete: (object: T) => void;
+  /** After the first complete list. */
+  synced: () => void;
+  /** Every restart of the list/watch cycle, with its reason (gone, error, silent). */
+  restart: (reason: RestartReason, error?: Error) => void;
+}
+export type RestartReason = 'gone' | 'error' | 'silent';
+type HandlerSets<T> = { [E in keyof InformerHandlers<T>]: Set<InformerHandlers<T>[E]> };
+
+class WatchGoneError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'WatchGoneError';
+  }
+}
+class SilentWatchError extends Error {}
+
+export class Informer<T extends KubernetesObject = KubernetesObject> {
+  readonly store: ObjectStore<T>;
+  readonly #options: InformerOptions<T>;
+  readonly #handlers: HandlerSets<T> = { add: new Set(), update: new Set(), delete: new Set(), synced: new Set(), restart: new Set() };
+  readonly #abort = new AbortController();
+  readonly #backoff: Backoff;
+  #resourceVersion: string | undefined;
+  #synced = false;
+  #syncWaiters: Array<() => void> = [];
+  #running: Promise<void> | undefined;
+  #restarts = 0;
+
+  constructor(options: InformerOptions<T>) {
+    this.#options = options;
+    this.store = new ObjectStore<T>(options.indexers);
+    this.#backoff = new Backoff(options.backoff ?? { baseMs: 250, maxMs: 30_000, jitter: 0.2 });
+  }
+
+  get name(): string {
+    const r = this.#options.resource;
+    return `${kindKey(r.apiVersion, r.kind)}${this.#options.metadataOnly ? ' (metadata)' : ''}`;
+  }
+  get hasSynced(): boolean {
+    return this.#synced;
+  }
+  get resourceVersion(): string | undefined {
+    return this.#resourceVersion;
+  }
+  get restarts(): number {
+    return this.#restarts;
+  }
+
+  /** Registers a handler; returns a function that removes it. */
+  on<E extends keyof InformerHandlers<T>>(event: E, handler: InformerHandlers<T>[E]): () => void {
+    const set = this.#handlers[event] as Set<InformerHandlers<T>[E]>;
+    set.add(handler);
+    return () => set.delete(handler);
+  }
+
+  start(): this {
+    this.#running ??= this.#run();
+    return this;
+  }
+
+  async stop(): Promise<void> {
+    this.#abort.abort(new Error('informer stopped'));
+    await this.#running;
+  }
+
+  /** Resolves after the first complete list; rejects if the informer is stopped first. */
+  waitForSync(): Promise<void> {
+    if (this.#synced) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      this.#syncWaiters.push(resolve);
+      this.#abort.signal.addEventListener('abort', () => reject(new Error(`informer ${this.name} stopped before it synced`)), { once: true });
+    });
+  }
+
+  async #run(): Promise<void> {
+    const signal = this.#abort.signal;
+    let needList = true;
+    while (!signal.aborted) {
+      try {
+        if (needList) {
+          await this.#list(signal);
+          needList = false;
+        }
+        const started = Date.now();
+        await this.#watch(signal);
+        // A watch the server ends at once, again and again (a proxy, say), must not spin.
+        if (Date.now() - started < 1000) throw new Error(`watch of ${this.name} ended immediately`);
+        // The server ended the watch at its timeout: resume from the last resourceVersion, no relist.
+      } catch (error) {
+        if (signal.aborted) break;
+        const err = error instanceof Error ? error : new Error(String(error));
+        if (err instanceof WatchGoneError || isApiError(err, 410)) {
+          // Our resourceVersion is older than etcd's compaction window: relist at once.
+          needList = true;
+          this.#restart('gone', err);
+          continue;
+        }
+        const reason: RestartReason = err instanceof SilentWatchError ? 'silent' : 'error';
+        this.#restart(reason, err);
+        const delay = this.#backoff.next();
+        this.#options.logger?.warn({ informer: this.name, err: err.message, delayMs: delay }, 'watch failed; restarting');
+        try {
+          await sleep(delay, signal);
+        } catch {
+          break;
+        }
+        // Without a resourceVersion to resume from, only a list can rebuild the cache.
+        if (this.#resourceVersion === undefined) needList = true;
+      }
+    }
+  }
+
+  #restart(reason: RestartReason, error: Error): void {
+    this.#restarts += 1;
+    this.#emit('restart', reason, error);
+  }
+
+  #query(): Record<string, string | number | boolean | undefined> {
+    return { labelSelector: this.#options.labelSelector, fieldSelector: this.#options.fieldSelector };
+  }
+
+  async #list(signal: AbortSignal): Promise<void> {
+    const { client, resource, namespace, metadataOnly } = this.#options;
+    const path = collectionPath(resource, namespace);
+    const accept = metadataOnly ? METADATA_LIST_ACCEPT : 'application/json';
+    const fresh = new Map<string, T>();
+    let continueToken: string | undefined;
+    let resourceVersion = '';
+    let pageSize: number | undefined = this.#options.pageSize ?? 500;
+    do {
+      let page: KubernetesListObject<T>;
+      try {
+        page = await client.request<KubernetesListObject<T>>({
+          path,
+          accept,
+          signal,
+          query: { ...this.#query(), limit: pageSize, continue: continueToken },
+        });
+      } catch (error) {
+        if (continueToken !== undefined && isApiError(error, 410)) {
+          // The continue token expired mid-list: take everything in one unpaged list instead.
+          fresh.clear();
+          continueToken = undefined;
+          pageSize = undefined;
+          continue;
+        }
+        throw error;
+      }
+      for (const item of page.items ?? []) {
+        const object = this.#normalise(item);
+        fresh.set(objectKey(object.metadata), object);
+      }
+      continueToken = page.metadata?._continue || undefined;
+      resourceVersion = page.metadata?.resourceVersion ?? resourceVersion;
+    } while (continueToken !== undefined);
+    this.#replace(fresh);
+    this.#resourceVersion = resourceVersion;
+    this.#backoff.reset();
+    if (!this.#synced) {
+      this.#synced = true;
+      for (const resolve of this.#syncWaiters.splice(0)) resolve();
+      this.#emit('synced');
+    }
+  }
+
+  /** Swaps in a fresh list, emitting what changed since the previous view (events missed while away). */
+  #replace(fresh: Map<string, T>): void {
+    const store = this.store;
+    for (const key of [...store.keys()]) {
+      if (!fresh.has(key)) {
+        const gone = store.delete(key);
+        if (gone) this.#emit('delete', gone);
+      }
+    }
+    for (const object of fresh.values()) {
+      const previous = store.upsert(object);
+      if (!previous) this.#emit('add', object);
+      else if (previous.metadata?.resourceVersion !== object.metadata?.resourceVersion) this.#emit('update', object, previous);
+    }
+  }
+
+  async #watch(parent: AbortSignal): Promise<void> {
+    const { client, resource, namespace, metadataOnly } = this.#options;
+    const base = this.#options.watchTimeoutSeconds ?? 300;
+    const timeoutSeconds = Math.floor(base * (1 + Math.random()));
+    const controller = new AbortController();
+    const onParentAbort = () => controller.abort(parent.reason);
+    parent.addEventListener('abort', onParentAbort, { once: true });
+    // The server closes the watch after timeoutSeconds; if it has not by then plus grace, the
+    // connection is dead without either side noticing (Pepr #745): abort and reconnect.
+    let silent = false;
+    const watchdog = setTimeout(() => {
+      silent = true;
+      controller.abort(new SilentWatchError(`watch of ${this.name} still open ${timeoutSeconds}s after its timeout`));
+    }, timeoutSeconds * 1000 + (this.#options.watchdogGraceMs ?? 30_000));
+    try {
+      const body = await client.stream({
+        path: collectionPath(resource, namespace),
+        accept: metadataOnly ? METADATA_WATCH_ACCEPT : 'application/json',
+        signal: controller.signal,
+        timeoutMs: 30_000,
+        query: {
+          ...this.#query(),
+          watch: true,
+          resourceVersion: this.#resourceVersion,
+          allowWatchBookmarks: true,
+          timeoutSeconds,
+        },
+      });
+      try {
+        for await (const event of readWatchEvents<T>(body)) {
+          this.#backoff.reset();
+          this.#handleEvent(event.type, event.object);
+        }
+      } finally {
+        body.destroy();
+      }
+    } catch (error) {
+      if (silent) throw new SilentWatchError(`watch of ${this.name} went silent`);
+      throw error;
+    } finally {
+      clearTimeout(watchdog);
+      parent.removeEventListener('abort', onParentAbort);
+    }
+  }
+
+  #handleEvent(type: string, raw: T): void {
+    if (type === 'ERROR') {
+      const status = raw as unknown as { code?: number; reason?: string; message?: string };
+      if (status.code === 410 || status.reason === 'Expired' || status.reason === 'Gone') {
+        throw new WatchGoneError(`watch of ${this.name}: ${status.message ?? 'resourceVersion too old'}`);
+      }
+      throw new Error(`watch of ${this.name}: error event ${status.code ?? ''} ${status.reason ?? ''}: ${status.message ?? ''}`);
+    }
+    const resourceVersion = raw.metadata?.resourceVersion;
+    if (type === 'BOOKMARK') {
+      if (resourceVersion) this.#resourceVersion = resourceVersion;
+      return;
+    }
+    const object = this.#normalise(raw);
+    const key = objectKey(object.metadata);
+    if (type === 'DELETED') {
+      this.store.delete(key);
+      this.#emit('delete', object);
+    } else if (type === 'ADDED' || type === 'MODIFIED') {
+      const previous = this.store.upsert(object);
+      if (previous) this.#emit('update', object, previous);
+      else this.#emit('add', object);
+    }
+    if (resourceVersion) this.#resourceVersion = resourceVersion;
+  }
+
+  /** List items and metadata-only objects lack the real apiVersion/kind; functions need them. */
+  #normalise(item: T): T {
+    const { resource, transform } = this.#options;
+    item.apiVersion = resource.apiVersion;
+    item.kind = resource.kind;
+    return transform ? transform(item) : item;
+  }
+
+  #emit<E extends keyof InformerHandlers<T>>(event: E, ...args: Parameters<InformerHandlers<T>[E]>): void {
+    for (const handler of this.#handlers[event]) {
+      try {
+        (handler as (...a: Parameters<InformerHandlers<T>[E]>) => void)(...args);
+      } catch (error) {
+        // A broken handler must not stop the watch for every other consumer.
+        this.#options.logger?.error({ informer: this.name, event, err: error instanceof Error ? error.message : String(error) }, 'informer handler threw');
+      }
+    }
+  }
+}
+
+/** Transform that drops managedFields: large, and no reconcile function needs them. */
+export function stripManagedFields<T extends KubernetesObject>(object: T): T {
+  if (object.metadata?.managedFields) delete object.metadata.managedFields;
+  return object;
+}

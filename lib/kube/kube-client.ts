@@ -1,0 +1,198 @@
+// A small, fast Kubernetes HTTP client on undici: JSON requests, watch streams, QPS/burst limiting.
+// client-node supplies the KubeConfig (TLS material, tokens); its generated APIs cannot ask for
+// PartialObjectMetadata or send arbitrary patch types to arbitrary resources, which the router needs.
+import type { AgentOptions } from 'node:https';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { Agent, type Dispatcher } from 'undici';
+import type { Readable } from 'node:stream';
+import { TokenBucket, type RateLimit } from './rate-limiter.ts';
+
+export type QueryValue = string | number | boolean | undefined;
+
+export interface KubeRequest {
+  method?: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  /** Absolute API path, e.g. /api/v1/namespaces/default/pods. */
+  path: string;
+  query?: Record<string, QueryValue>;
+  body?: unknown;
+  /** Defaults to application/json; patches set their own. */
+  contentType?: string;
+  accept?: string;
+  signal?: AbortSignal;
+  /** Time allowed for the response headers; the default suits ordinary requests, not watches. */
+  timeoutMs?: number;
+}
+
+/** A non-2xx answer from the API server, carrying its Status reason (NotFound, Conflict, AlreadyExists...). */
+export class KubeApiError extends Error {
+  constructor(
+    readonly statusCode: number,
+    readonly reason: string,
+    message: string,
+    readonly request: { method: string; path: string },
+    readonly retryAfterSeconds?: number,
+  ) {
+    super(`${request.method} ${request.path}: ${statusCode} ${reason}: ${message}`);
+    this.name = 'KubeApiError';
+  }
+}
+
+export function isApiError(error: unknown, statusCode?: number): error is KubeApiError {
+  return error instanceof KubeApiError && (statusCode === undefined || error.statusCode === statusCode);
+}
+
+export interface KubeClientOptions {
+  rateLimit?: RateLimit;
+  /** Default time allowed for ordinary responses. */
+  requestTimeoutMs?: number;
+  /** How long a bearer token read from the kubeconfig (file, exec plugin) is reused. */
+  credentialTtlMs?: number;
+}
+
+interface Credentials {
+  headers: Record<string, string>;
+  at: number;
+}
+
+export class KubeClient {
+  readonly server: string;
+  readonly #kubeConfig: KubeConfig;
+  readonly #origin: string;
+  readonly #basePath: string;
+  readonly #dispatcher: Agent;
+  readonly #limiter: TokenBucket;
+  readonly #requestTimeoutMs: number;
+  readonly #credentialTtlMs: number;
+  #credentials: Credentials | undefined;
+
+  private constructor(kubeConfig: KubeConfig, tls: AgentOptions, options: KubeClientOptions) {
+    const cluster = kubeConfig.getCurrentCluster();
+    if (!cluster) throw new Error('kubeconfig has no current cluster');
+    this.server = cluster.server.replace(/\/+$/, '');
+    // A server URL may carry a path prefix (behind a proxy); undici wants origin and path apart.
+    const parsed = new URL(this.server);
+    this.#origin = parsed.origin;
+    this.#basePath = parsed.pathname === '/' ? '' : parsed.pathname;
+    this.#kubeConfig = kubeConfig;
+    this.#requestTimeoutMs = options.requestTimeoutMs ?? 30_000;
+    this.#credentialTtlMs = options.credentialTtlMs ?? 60_000;
+    this.#limiter = new TokenBucket(options.rateLimit ?? { qps: 50, burst: 100 });
+    this.#dispatcher = new Agent({
+      connect: {
+        ca: tls.ca,
+        cert: tls.cert,
+        key: tls.key,
+        ...(tls.rejectUnauthorized === undefined ? {} : { rejectUnauthorized: tls.rejectUnauthorized }),
+        ...(tls.servername ? { servername: tls.servername } : {}),
+      },
+      keepAliveTimeout: 30_000,
+      // Watches keep a connection each; ordinary requests reuse the rest.
+      connections: null,
+    });
+  }
+
+  static async fromKubeConfig(kubeConfig: KubeConfig, options: KubeClientOptions = {}): Promise<KubeClient> {
+    const tls: AgentOptions & { headers?: Record<string, string> } = {};
+    await kubeConfig.applyToHTTPSOptions(tls);
+    const client = new KubeClient(kubeConfig, tls, options);
+    client.#credentials = { headers: credentialHeaders(tls), at: Date.now() };
+    return client;
+  }
+
+  async #headers(): Promise<Record<string, string>> {
+    const cached = this.#credentials;
+    if (cached && Date.now() - cached.at < this.#credentialTtlMs) return cached.headers;
+    const opts: AgentOptions & { headers?: Record<string, string> } = {};
+    await this.#kubeConfig.applyToHTTPSOptions(opts);
+    this.#credentials = { headers: credentialHeaders(opts), at: Date.now() };
+    return this.#credentials.headers;
+  }
+
+  url(path: string, query?: Record<string, QueryValue>): string {
+    return this.server + pathWithQuery(path, query);
+  }
+
+  async #send(request: KubeRequest, streaming: boolean): Promise<Dispatcher.ResponseData> {
+    await this.#limiter.take();
+    const method = request.method ?? 'GET';
+    const headers: Record<string, string> = {
+      ...(await this.#headers()),
+      accept: request.accept ?? 'application/json',
+    };
+    let body: string | undefined;
+    if (request.body !== undefined) {
+      headers['content-type'] = request.contentType ?? 'application/json';
+      body = typeof request.body === 'string' ? request.body : JSON.stringify(request.body);
+    }
+    const timeout = request.timeoutMs ?? this.#requestTimeoutMs;
+    return this.#dispatcher.request({
+      origin: this.#origin,
+      path: this.#basePath + pathWithQuery(request.path, request.query),
+      method,
+      headers,
+      body,
+      signal: request.signal,
+      headersTimeout: timeout,
+      // A watch body is quiet for long stretches; the informer runs its own watchdog instead.
+      bodyTimeout: streaming ? 0 : timeout,
+    });
+  }
+
+  /** Sends a request and parses the JSON answer; throws KubeApiError on a non-2xx status. */
+  async request<T>(request: KubeRequest): Promise<T> {
+    const response = await this.#send(request, false);
+    const text = await response.body.text();
+    if (response.statusCode >= 200 && response.statusCode < 300) {
+      return (text === '' ? undefined : JSON.parse(text)) as T;
+    }
+    throw apiError(request, response, text);
+  }
+
+  /** Opens a streaming request (a watch); the caller reads and destroys the body. */
+  async stream(request: KubeRequest): Promise<Readable> {
+    const response = await this.#send(request, true);
+    if (response.statusCode >= 200 && response.statusCode < 300) return response.body;
+    const text = await response.body.text();
+    throw apiError(request, response, text);
+  }
+
+  async close(): Promise<void> {
+    await this.#dispatcher.close();
+  }
+}
+
+export function pathWithQuery(path: string, query?: Record<string, QueryValue>): string {
+  const params = new URLSearchParams();
+  for (const [key, value] of Object.entries(query ?? {})) {
+    if (value !== undefined) params.set(key, String(value));
+  }
+  const search = params.toString();
+  return search === '' ? path : `${path}?${search}`;
+}
+
+function credentialHeaders(opts: { headers?: Record<string, string>; auth?: string }): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const [key, value] of Object.entries(opts.headers ?? {})) headers[key.toLowerCase()] = String(value);
+  if (opts.auth && !headers.authorization) headers.authorization = `Basic ${Buffer.from(opts.auth).toString('base64')}`;
+  return headers;
+}
+
+function apiError(request: KubeRequest, response: Dispatcher.ResponseData, text: string): KubeApiError {
+  let reason = 'Unknown';
+  let message = text.slice(0, 500);
+  try {
+    const status = JSON.parse(text) as { reason?: string; message?: string };
+    reason = status.reason ?? reason;
+    message = status.message ?? message;
+  } catch {
+    // Not a Status object (a proxy error page, say): keep the raw text.
+  }
+  const retryAfter = Number(response.headers['retry-after']);
+  return new KubeApiError(
+    response.statusCode,
+    reason,
+    message,
+    { method: request.method ?? 'GET', path: request.path },
+    Number.isFinite(retryAfter) ? retryAfter : undefined,
+  );
+}

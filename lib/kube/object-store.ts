@@ -1,0 +1,108 @@
+// The informer's cache: objects by "namespace/name" plus secondary indexes (e.g. by controller owner uid).
+import type { KubernetesObject } from '@kubernetes/client-node';
+import { objectKey } from './resource-paths.ts';
+
+/** Returns the index values of an object; an object may sit under several values or none. */
+export type IndexFunction<T> = (object: T) => string[];
+
+export class ObjectStore<T extends KubernetesObject> {
+  readonly #objects = new Map<string, T>();
+  readonly #indexers = new Map<string, IndexFunction<T>>();
+  readonly #indexes = new Map<string, Map<string, Set<string>>>();
+
+  constructor(indexers: Record<string, IndexFunction<T>> = {}) {
+    for (const [name, fn] of Object.entries(indexers)) this.addIndex(name, fn);
+  }
+
+  get size(): number {
+    return this.#objects.size;
+  }
+
+  /** Adds an index; existing objects are indexed at once. */
+  addIndex(name: string, fn: IndexFunction<T>): void {
+    if (this.#indexers.has(name)) return;
+    this.#indexers.set(name, fn);
+    const index = new Map<string, Set<string>>();
+    this.#indexes.set(name, index);
+    for (const [key, object] of this.#objects) addTo(index, fn(object), key);
+  }
+
+  get(key: string): T | undefined {
+    return this.#objects.get(key);
+  }
+
+  keys(): IterableIterator<string> {
+    return this.#objects.keys();
+  }
+
+  list(): T[] {
+    return [...this.#objects.values()];
+  }
+
+  /** Objects whose index `name` yields `value`. */
+  byIndex(name: string, value: string): T[] {
+    const keys = this.#indexes.get(name)?.get(value);
+    if (!keys) return [];
+    const result: T[] = [];
+    for (const key of keys) {
+      const object = this.#objects.get(key);
+      if (object) result.push(object);
+    }
+    return result;
+  }
+
+  /** Inserts or replaces; returns the previous object. */
+  upsert(object: T): T | undefined {
+    const key = objectKey(object.metadata);
+    const previous = this.#objects.get(key);
+    if (previous) this.#unindex(key, previous);
+    this.#objects.set(key, object);
+    for (const [name, fn] of this.#indexers) addTo(this.#indexes.get(name)!, fn(object), key);
+    return previous;
+  }
+
+  delete(key: string): T | undefined {
+    const previous = this.#objects.get(key);
+    if (!previous) return undefined;
+    this.#unindex(key, previous);
+    this.#objects.delete(key);
+    return previous;
+  }
+
+  clear(): void {
+    this.#objects.clear();
+    for (const index of this.#indexes.values()) index.clear();
+  }
+
+  #unindex(key: string, object: T): void {
+    for (const [name, fn] of this.#indexers) {
+      const index = this.#indexes.get(name)!;
+      for (const value of fn(object)) {
+        const keys = index.get(value);
+        keys?.delete(key);
+        if (keys?.size === 0) index.delete(value);
+      }
+    }
+  }
+}
+
+function addTo(index: Map<string, Set<string>>, values: string[], key: string): void {
+  for (const value of values) {
+    let keys = index.get(value);
+    if (!keys) index.set(value, (keys = new Set()));
+    keys.add(key);
+  }
+}
+
+export const CONTROLLER_UID_INDEX = 'controllerUid';
+
+/** Index function: the uid of the object's controller ownerReference, if any. */
+export function controllerUidOf(object: KubernetesObject): string[] {
+  const ref = object.metadata?.ownerReferences?.find((r) => r.controller === true);
+  return ref ? [ref.uid] : [];
+}
+
+export const NAMESPACE_INDEX = 'namespace';
+export function namespaceOf(object: KubernetesObject): string[] {
+  return [object.metadata?.namespace ?? ''];
+}

@@ -1,7 +1,9 @@
 // The functions this repository ships, by name, loaded lazily so serving one does not load the others.
 import type { FunctionDefinition } from '../lib/sdk/define-function.ts';
 
-export const functionRegistry: Record<string, () => Promise<FunctionDefinition>> = {};
+export const functionRegistry: Record<string, () => Promise<FunctionDefinition>> = {
+  'pod-name-label': () => import('./pod-name-label/index.ts').then((m) => m.default),
+};
 
 export async function loadFunction(name: string): Promise<FunctionDefinition> {
   const load = functionRegistry[name];

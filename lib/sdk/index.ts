@@ -3,3 +3,4 @@ export * from '../contract/types.ts';
 export { childrenKey } from '../contract/children-key.ts';
 export * from './define-function.ts';
 export * from './actions.ts';
+export * from './conditions.ts';

@@ -1,0 +1,6 @@
+// Public surface of the local control plane: binaries, the harness, and the kwok pod-fate annotations.
+export { ensureBinaries, type ClusterBinaries, type EnsureBinariesOptions } from './binaries.ts';
+export { startControlPlane, type ControlPlane, type StartControlPlaneOptions } from './control-plane.ts';
+export { COMPLETE_DELAY_ANNOTATION, FAIL_ANNOTATION, FAIL_DELAY_ANNOTATION } from './kwok-stages.ts';
+export { createCertificateAuthority, issueCertificate, type CertKeyPem } from './pki.ts';
+export { VERSIONS, cacheRoot } from './versions.ts';

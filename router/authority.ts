@@ -1,0 +1,87 @@
+// Least authority: an action may only touch the primary and objects of the Loop's owned kinds in the
+// primary's namespace, and an owned object only when it is not controlled by something else.
+import type { KubernetesObject } from '@kubernetes/client-node';
+import type { Action, ObjectTarget } from '../lib/contract/types.ts';
+import type { LoopConfig } from './loop-spec.ts';
+
+export type AuthorityVerdict = { allowed: true } | { allowed: false; reason: string };
+
+export interface AuthorityContext {
+  loop: Pick<LoopConfig, 'name' | 'for' | 'owns'>;
+  primary: KubernetesObject;
+  /** Looks an owned-kind object up in the router's cache; undefined when not cached. */
+  lookup: (apiVersion: string, kind: string, namespace: string | undefined, name: string) => KubernetesObject | undefined;
+}
+
+function describe(t: { apiVersion?: string; kind?: string; namespace?: string; name?: string }): string {
+  return `${t.kind ?? '?'} ${t.apiVersion ?? '?'} ${t.namespace ? `${t.namespace}/` : ''}${t.name ?? '(generated name)'}`;
+}
+
+function isPrimary(ctx: AuthorityContext, t: Partial<ObjectTarget>): boolean {
+  const p = ctx.primary;
+  return (
+    t.apiVersion === p.apiVersion &&
+    t.kind === p.kind &&
+    t.name === p.metadata?.name &&
+    (t.namespace ?? undefined) === (p.metadata?.namespace ?? undefined)
+  );
+}
+
+function isOwnedKind(ctx: AuthorityContext, apiVersion: string | undefined, kind: string | undefined): boolean {
+  return ctx.loop.owns.some((o) => o.apiVersion === apiVersion && o.kind === kind);
+}
+
+function inPrimaryNamespace(ctx: AuthorityContext, namespace: string | undefined): boolean {
+  const primaryNamespace = ctx.primary.metadata?.namespace;
+  // A cluster-scoped primary may own objects in any namespace; a namespaced one only in its own.
+  return primaryNamespace === undefined || namespace === primaryNamespace;
+}
+
+function controllerUid(object: KubernetesObject | undefined): string | undefined {
+  return object?.metadata?.ownerReferences?.find((r) => r.controller === true)?.uid;
+}
+
+/**
+ * Checks one action. Create/apply objects must already carry their namespace (the router fills in the
+ * primary's namespace before checking) and must not name a different controller.
+ */
+export function checkAuthority(ctx: AuthorityContext, action: Action): AuthorityVerdict {
+  const loopName = ctx.loop.name;
+  const refuse = (what: string): AuthorityVerdict => ({ allowed: false, reason: `Loop ${loopName} may not ${what}` });
+  switch (action.op) {
+    case 'status':
+    case 'event':
+      return { allowed: true };
+    case 'patch':
+    case 'delete': {
+      const t = action.target;
+      if (isPrimary(ctx, t)) return { allowed: true };
+      if (!isOwnedKind(ctx, t.apiVersion, t.kind)) return refuse(`${action.op} ${describe(t)}: not the primary and not an owned kind`);
+      if (!inPrimaryNamespace(ctx, t.namespace)) return refuse(`${action.op} ${describe(t)}: outside the primary's namespace`);
+      const cached = ctx.lookup(t.apiVersion, t.kind, t.namespace, t.name);
+      const owner = controllerUid(cached);
+      if (cached && owner !== ctx.primary.metadata?.uid) {
+        return refuse(`${action.op} ${describe(t)}: it is not controlled by the primary`);
+      }
+      return { allowed: true };
+    }
+    case 'create':
+    case 'apply': {
+      const o = action.object;
+      const target = { apiVersion: o.apiVersion, kind: o.kind, namespace: o.metadata?.namespace, name: o.metadata?.name };
+      if (action.op === 'apply' && isPrimary(ctx, target)) return { allowed: true };
+      if (!isOwnedKind(ctx, o.apiVersion, o.kind)) return refuse(`${action.op} ${describe(target)}: not an owned kind`);
+      if (!inPrimaryNamespace(ctx, target.namespace)) return refuse(`${action.op} ${describe(target)}: outside the primary's namespace`);
+      const owner = controllerUid(o);
+      if (owner !== undefined && owner !== ctx.primary.metadata?.uid) {
+        return refuse(`${action.op} ${describe(target)}: it names another controller`);
+      }
+      if (action.op === 'apply' && target.name) {
+        const cached = ctx.lookup(o.apiVersion ?? '', o.kind ?? '', target.namespace, target.name);
+        const cachedOwner = controllerUid(cached);
+        if (cached && cachedOwner !== ctx.primary.metadata?.uid) return refuse(`apply ${describe(target)}: it is not controlled by the primary`);
+      }
+      return { allowed: true };
+    }
+  }
+}

@@ -1,0 +1,148 @@
+// The Loop resource (loops.kubeloop.dev/v1alpha1) and its validation into the router's LoopConfig.
+import type { V1LabelSelector, V1ObjectMeta } from '@kubernetes/client-node';
+import { validateLabelSelector } from '../lib/kube/label-selector.ts';
+
+export const LOOP_API_VERSION = 'kubeloop.dev/v1alpha1';
+export const LOOP_KIND = 'Loop';
+export const FINALIZER_PREFIX = 'kubeloop.dev/';
+
+export interface KindRef {
+  apiVersion: string;
+  kind: string;
+}
+
+export interface LoopSpec {
+  for: KindRef;
+  owns?: KindRef[];
+  namespaces?: string[];
+  selector?: V1LabelSelector;
+  metadataOnly?: boolean;
+  ignoreStatusChanges?: boolean;
+  function: { url: string; timeoutSeconds?: number; maxConcurrency?: number };
+  resyncPeriodSeconds?: number;
+  /** Put the finalizer kubeloop.dev/<loop> on primaries and send their deletion with finalizing: true. */
+  finalize?: boolean;
+  /** Send deleted primaries (trigger DELETED, last known state) although no finalizer held them. */
+  sendDeletes?: boolean;
+}
+
+export interface LoopCondition {
+  type: string;
+  status: 'True' | 'False' | 'Unknown';
+  reason: string;
+  message: string;
+  lastTransitionTime: string;
+  observedGeneration?: number;
+}
+
+export interface LoopStatus {
+  observedGeneration?: number;
+  conditions?: LoopCondition[];
+}
+
+export interface Loop {
+  apiVersion: typeof LOOP_API_VERSION;
+  kind: typeof LOOP_KIND;
+  metadata: V1ObjectMeta;
+  spec: LoopSpec;
+  status?: LoopStatus;
+}
+
+/** A validated Loop with defaults applied: what the router runs. */
+export interface LoopConfig {
+  name: string;
+  generation: number;
+  for: KindRef;
+  owns: KindRef[];
+  /** undefined = all namespaces. */
+  namespaces: Set<string> | undefined;
+  selector: V1LabelSelector | undefined;
+  metadataOnly: boolean;
+  ignoreStatusChanges: boolean;
+  functionUrl: string;
+  timeoutMs: number;
+  maxConcurrency: number;
+  resyncMs: number;
+  finalize: boolean;
+  sendDeletes: boolean;
+  finalizer: string;
+  fieldManager: string;
+}
+
+export class LoopSpecError extends Error {
+  constructor(
+    readonly loop: string,
+    readonly field: string,
+    problem: string,
+  ) {
+    super(`Loop ${loop}: ${field} ${problem}`);
+    this.name = 'LoopSpecError';
+  }
+}
+
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+
+function kindRef(loop: string, field: string, value: unknown): KindRef {
+  const ref = value as Partial<KindRef> | undefined;
+  if (!ref || typeof ref !== 'object') throw new LoopSpecError(loop, field, 'is required ({ apiVersion, kind })');
+  if (typeof ref.apiVersion !== 'string' || ref.apiVersion === '') throw new LoopSpecError(loop, `${field}.apiVersion`, 'is required');
+  if (typeof ref.kind !== 'string' || !/^[A-Z][A-Za-z0-9]*$/.test(ref.kind)) {
+    throw new LoopSpecError(loop, `${field}.kind`, `"${String(ref.kind)}" is not a Kind (CamelCase)`);
+  }
+  return { apiVersion: ref.apiVersion, kind: ref.kind };
+}
+
+function positive(loop: string, field: string, value: unknown, fallback: number, max: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0 || value > max) {
+    throw new LoopSpecError(loop, field, `must be a number in (0, ${max}], got ${JSON.stringify(value)}`);
+  }
+  return value;
+}
+
+/** Validates a Loop object (from the API or inline); the error names the bad field. */
+export function parseLoop(loop: Pick<Loop, 'metadata' | 'spec'>): LoopConfig {
+  const name = loop.metadata?.name ?? '';
+  if (!DNS_LABEL.test(name) || name.length > 63) throw new LoopSpecError(name || '(unnamed)', 'metadata.name', 'must be a DNS label');
+  const spec = loop.spec as Partial<LoopSpec> | undefined;
+  if (!spec || typeof spec !== 'object') throw new LoopSpecError(name, 'spec', 'is required');
+  const primary = kindRef(name, 'spec.for', spec.for);
+  const owns = (spec.owns ?? []).map((ref, i) => kindRef(name, `spec.owns[${i}]`, ref));
+  const fn = spec.function;
+  if (!fn || typeof fn.url !== 'string') throw new LoopSpecError(name, 'spec.function.url', 'is required');
+  let url: URL;
+  try {
+    url = new URL(fn.url);
+  } catch {
+    throw new LoopSpecError(name, 'spec.function.url', `"${fn.url}" is not a URL`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new LoopSpecError(name, 'spec.function.url', 'must be http or https');
+  if (spec.selector) {
+    try {
+      validateLabelSelector(spec.selector, 'spec.selector');
+    } catch (error) {
+      throw new LoopSpecError(name, 'spec.selector', (error as Error).message.replace(/^spec\.selector\.?/, ''));
+    }
+  }
+  for (const [i, ns] of (spec.namespaces ?? []).entries()) {
+    if (typeof ns !== 'string' || !DNS_LABEL.test(ns)) throw new LoopSpecError(name, `spec.namespaces[${i}]`, `"${String(ns)}" is not a namespace name`);
+  }
+  return {
+    name,
+    generation: loop.metadata?.generation ?? 0,
+    for: primary,
+    owns,
+    namespaces: spec.namespaces && spec.namespaces.length > 0 ? new Set(spec.namespaces) : undefined,
+    selector: spec.selector,
+    metadataOnly: spec.metadataOnly === true,
+    ignoreStatusChanges: spec.ignoreStatusChanges === true,
+    functionUrl: fn.url,
+    timeoutMs: positive(name, 'spec.function.timeoutSeconds', fn.timeoutSeconds, 10, 3600) * 1000,
+    maxConcurrency: Math.floor(positive(name, 'spec.function.maxConcurrency', fn.maxConcurrency, 8, 1000)),
+    resyncMs: positive(name, 'spec.resyncPeriodSeconds', spec.resyncPeriodSeconds, 600, 86_400 * 7) * 1000,
+    finalize: spec.finalize === true,
+    sendDeletes: spec.sendDeletes === true,
+    finalizer: `${FINALIZER_PREFIX}${name}`,
+    fieldManager: `kubeloop/${name}`,
+  };
+}

@@ -1,0 +1,36 @@
+import type { V1Pod } from '@kubernetes/client-node';
+import { describe, expect, it } from 'vitest';
+import { selectsPrimary, updateTriggers } from './predicates.ts';
+
+function pod(patch: Partial<NonNullable<V1Pod['metadata']>> & { phase?: string } = {}): V1Pod {
+  const { phase, ...metadata } = patch;
+  return { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: 'a', generation: 1, resourceVersion: '1', ...metadata }, status: { phase } };
+}
+
+describe('selectsPrimary', () => {
+  it('filters by namespace set and label selector', () => {
+    const loop = { namespaces: new Set(['a']), selector: { matchLabels: { app: 'x' } } };
+    expect(selectsPrimary(loop, pod({ labels: { app: 'x' } }))).toBe(true);
+    expect(selectsPrimary(loop, pod({ labels: { app: 'y' } }))).toBe(false);
+    expect(selectsPrimary(loop, pod({ namespace: 'b', labels: { app: 'x' } }))).toBe(false);
+    expect(selectsPrimary({ namespaces: undefined, selector: undefined }, pod({ namespace: 'b' }))).toBe(true);
+  });
+});
+
+describe('updateTriggers', () => {
+  const ignore = { ignoreStatusChanges: true };
+  it('skips a status-only update when ignoreStatusChanges is set', () => {
+    expect(updateTriggers(ignore, pod(), pod({ resourceVersion: '2', phase: 'Running' }))).toBe(false);
+    expect(updateTriggers({ ignoreStatusChanges: false }, pod(), pod({ resourceVersion: '2', phase: 'Running' }))).toBe(true);
+  });
+  it('triggers on a new generation, label, annotation, finalizer or deletion', () => {
+    expect(updateTriggers(ignore, pod(), pod({ resourceVersion: '2', generation: 2 }))).toBe(true);
+    expect(updateTriggers(ignore, pod(), pod({ resourceVersion: '2', labels: { a: 'b' } }))).toBe(true);
+    expect(updateTriggers(ignore, pod(), pod({ resourceVersion: '2', annotations: { a: 'b' } }))).toBe(true);
+    expect(updateTriggers(ignore, pod(), pod({ resourceVersion: '2', finalizers: ['x'] }))).toBe(true);
+    expect(updateTriggers(ignore, pod(), pod({ resourceVersion: '2', deletionTimestamp: new Date(0) }))).toBe(true);
+  });
+  it('never triggers on the same resourceVersion', () => {
+    expect(updateTriggers({ ignoreStatusChanges: false }, pod(), pod())).toBe(false);
+  });
+});

@@ -1,0 +1,155 @@
+import { describe, expect, it } from 'vitest';
+import { WorkQueue, type QueueItem } from './work-queue.ts';
+
+function deferred() {
+  let resolve!: () => void;
+  const promise = new Promise<void>((r) => (resolve = r));
+  return { promise, resolve };
+}
+
+describe('WorkQueue', () => {
+  it('coalesces adds of a waiting key into one call with the merged payload', async () => {
+    const calls: Array<QueueItem<string[]>> = [];
+    const gate = deferred();
+    const queue = new WorkQueue<string[]>({
+      concurrency: 1,
+      merge: (a, b) => [...a, ...b],
+      process: async (item) => {
+        calls.push(item);
+        if (item.key === 'blocker') await gate.promise;
+      },
+    });
+    queue.add('blocker', []);
+    queue.add('a', ['1']);
+    queue.add('a', ['2']);
+    expect(queue.depth).toBe(1);
+    gate.resolve();
+    await queue.idle();
+    expect(calls.map((c) => [c.key, c.payload])).toEqual([
+      ['blocker', []],
+      ['a', ['1', '2']],
+    ]);
+  });
+
+  it('never runs two calls for one key; an add during a call runs once afterwards', async () => {
+    let running = 0;
+    let maxRunning = 0;
+    let calls = 0;
+    const gate = deferred();
+    const queue = new WorkQueue<number>({
+      concurrency: 4,
+      process: async () => {
+        running += 1;
+        calls += 1;
+        maxRunning = Math.max(maxRunning, running);
+        if (calls === 1) await gate.promise;
+        running -= 1;
+      },
+    });
+    queue.add('k', 1);
+    queue.add('k', 2);
+    queue.add('k', 3);
+    expect(queue.inFlight).toBe(1);
+    gate.resolve();
+    await queue.idle();
+    expect(maxRunning).toBe(1);
+    expect(calls).toBe(2);
+  });
+
+  it('limits calls in flight to the concurrency', async () => {
+    let running = 0;
+    let maxRunning = 0;
+    const queue = new WorkQueue<null>({
+      concurrency: 3,
+      process: async () => {
+        running += 1;
+        maxRunning = Math.max(maxRunning, running);
+        await new Promise((r) => setTimeout(r, 5));
+        running -= 1;
+      },
+    });
+    for (let i = 0; i < 20; i++) queue.add(`k${i}`, null);
+    await queue.idle();
+    expect(maxRunning).toBe(3);
+  });
+
+  it('serves real changes before resync entries queued earlier', async () => {
+    const order: string[] = [];
+    const gate = deferred();
+    const queue = new WorkQueue<null>({
+      concurrency: 1,
+      process: async (item) => {
+        order.push(item.key);
+        if (item.key === 'busy') await gate.promise;
+      },
+    });
+    queue.add('busy', null);
+    queue.add('resync-1', null, 'low');
+    queue.add('resync-2', null, 'low');
+    queue.add('change', null, 'high');
+    queue.add('resync-2', null, 'high'); // a real change to a key already waiting as resync upgrades it
+    gate.resolve();
+    await queue.idle();
+    expect(order).toEqual(['busy', 'change', 'resync-2', 'resync-1']);
+  });
+
+  it('backs off per key exponentially and resets after forget', () => {
+    const queue = new WorkQueue<null>({ concurrency: 1, process: async () => {}, backoff: { baseMs: 10, maxMs: 35 } });
+    expect([queue.addRateLimited('a', null), queue.addRateLimited('a', null), queue.addRateLimited('a', null)]).toEqual([10, 20, 35]);
+    expect(queue.addRateLimited('b', null)).toBe(10);
+    queue.forget('a');
+    expect(queue.addRateLimited('a', null)).toBe(10);
+    void queue.shutdown();
+  });
+
+  it('keeps the earliest of two delayed adds and runs it once', async () => {
+    const seen: string[] = [];
+    const queue = new WorkQueue<string>({ concurrency: 1, process: async (item) => void seen.push(item.payload) });
+    queue.addAfter('a', 'late', 200);
+    queue.addAfter('a', 'early', 10);
+    queue.addAfter('a', 'later', 300);
+    expect(queue.delayed).toBe(1);
+    await new Promise((r) => setTimeout(r, 40));
+    await queue.idle();
+    expect(seen).toEqual(['early']);
+    expect(queue.delayed).toBe(0);
+  });
+
+  it('forgets a removed key entirely', async () => {
+    const seen: string[] = [];
+    const gate = deferred();
+    const queue = new WorkQueue<null>({
+      concurrency: 1,
+      process: async (item) => {
+        seen.push(item.key);
+        if (item.key === 'busy') await gate.promise;
+      },
+    });
+    queue.add('busy', null);
+    queue.add('gone', null);
+    queue.addAfter('gone', null, 5);
+    queue.remove('gone');
+    gate.resolve();
+    await new Promise((r) => setTimeout(r, 20));
+    await queue.idle();
+    expect(seen).toEqual(['busy']);
+  });
+
+  it('reports a throwing process and keeps serving other keys', async () => {
+    const errors: string[] = [];
+    const seen: string[] = [];
+    const queue = new WorkQueue<null>({
+      concurrency: 1,
+      process: async (item) => {
+        if (item.key === 'bad') throw new Error('boom');
+        seen.push(item.key);
+      },
+      onError: (key, error) => errors.push(`${key}: ${(error as Error).message}`),
+    });
+    queue.add('bad', null);
+    queue.add('good', null);
+    await queue.idle();
+    expect(errors).toEqual(['bad: boom']);
+    expect(seen).toEqual(['good']);
+  });
+});

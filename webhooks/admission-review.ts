@@ -1,0 +1,107 @@
+// The admission.k8s.io/v1 AdmissionReview wire shape: validating what the API server sent (malformed
+// requests become a 400 with a message) and building the response, with a base64 JSON patch.
+import type { PatchOperation } from './inject-sidecar.ts';
+
+export const ADMISSION_API_VERSION = 'admission.k8s.io/v1';
+
+export interface GroupVersionKind {
+  group: string;
+  version: string;
+  kind: string;
+}
+
+export interface GroupVersionResource {
+  group: string;
+  version: string;
+  resource: string;
+}
+
+export type AdmissionOperation = 'CREATE' | 'UPDATE' | 'DELETE' | 'CONNECT';
+
+export interface AdmissionRequest {
+  uid: string;
+  kind: GroupVersionKind;
+  resource: GroupVersionResource;
+  subResource?: string;
+  requestKind?: GroupVersionKind;
+  name?: string;
+  namespace?: string;
+  operation: AdmissionOperation;
+  userInfo?: { username?: string; uid?: string; groups?: string[] };
+  object?: unknown;
+  oldObject?: unknown;
+  dryRun?: boolean;
+  options?: unknown;
+}
+
+export interface AdmissionResponse {
+  uid: string;
+  allowed: boolean;
+  status?: { code?: number; message?: string; reason?: string };
+  patchType?: 'JSONPatch';
+  /** base64 of the JSON patch document. */
+  patch?: string;
+  warnings?: string[];
+}
+
+export interface AdmissionReview {
+  apiVersion: typeof ADMISSION_API_VERSION;
+  kind: 'AdmissionReview';
+  request?: AdmissionRequest;
+  response?: AdmissionResponse;
+}
+
+export class MalformedReviewError extends Error {
+  readonly statusCode = 400;
+  readonly code = 'MalformedAdmissionReview';
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+const OPERATIONS = new Set(['CREATE', 'UPDATE', 'DELETE', 'CONNECT']);
+
+/** Checks the envelope the webhook relies on; anything else in the request is passed through untouched. */
+export function parseAdmissionReview(body: unknown): AdmissionRequest {
+  if (!isRecord(body)) throw new MalformedReviewError('request body must be a JSON object (an AdmissionReview)');
+  if (body.kind !== 'AdmissionReview') {
+    throw new MalformedReviewError(`expected kind "AdmissionReview", got ${JSON.stringify(body.kind ?? null)}`);
+  }
+  if (body.apiVersion !== ADMISSION_API_VERSION) {
+    throw new MalformedReviewError(
+      `unsupported AdmissionReview apiVersion ${JSON.stringify(body.apiVersion ?? null)}; this webhook speaks ${ADMISSION_API_VERSION} (set admissionReviewVersions: ["v1"])`,
+    );
+  }
+  const request = body.request;
+  if (!isRecord(request)) throw new MalformedReviewError('AdmissionReview has no "request" object');
+  if (typeof request.uid !== 'string' || request.uid === '') throw new MalformedReviewError('request.uid must be a non-empty string');
+  if (typeof request.operation !== 'string' || !OPERATIONS.has(request.operation)) {
+    throw new MalformedReviewError(`request.operation must be one of ${[...OPERATIONS].join(', ')}`);
+  }
+  if (!isRecord(request.kind) || typeof request.kind.kind !== 'string') throw new MalformedReviewError('request.kind must be a GroupVersionKind');
+  if (!isRecord(request.resource) || typeof request.resource.resource !== 'string') {
+    throw new MalformedReviewError('request.resource must be a GroupVersionResource');
+  }
+  return request as unknown as AdmissionRequest;
+}
+
+export function reviewResponse(response: AdmissionResponse): AdmissionReview {
+  return { apiVersion: ADMISSION_API_VERSION, kind: 'AdmissionReview', response };
+}
+
+export function allow(uid: string, warnings: string[] = []): AdmissionResponse {
+  return warnings.length > 0 ? { uid, allowed: true, warnings } : { uid, allowed: true };
+}
+
+export function allowWithPatch(uid: string, patch: PatchOperation[], warnings: string[]): AdmissionResponse {
+  return {
+    ...allow(uid, warnings),
+    patchType: 'JSONPatch',
+    patch: Buffer.from(JSON.stringify(patch)).toString('base64'),
+  };
+}
+
+export function deny(uid: string, code: number, message: string, reason = 'Forbidden'): AdmissionResponse {
+  return { uid, allowed: false, status: { code, message, reason } };
+}

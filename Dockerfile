@@ -1,0 +1,63 @@
+# syntax=docker/dockerfile:1
+# One multi-stage build, one small non-root image per deployable: pick it with --target.
+#   docker build --target router                  -t ghcr.io/kubeloop/router:0.1.0 .
+#   docker build --target webhook                 -t ghcr.io/kubeloop/webhook:0.1.0 .
+#   docker build --target function-pod-name-label -t ghcr.io/kubeloop/function-pod-name-label:0.1.0 .
+# (likewise function-podset, function-watcher, function-at). See docs/deploy.md.
+# test/e2e/images.test.ts runs every target's ENTRYPOINT from the same production bundle and checks it serves.
+
+ARG NODE_MAJOR=20
+
+# ---- build: compile TypeScript to dist/ and keep only production dependencies ----
+FROM node:${NODE_MAJOR}-bookworm-slim AS build
+WORKDIR /src
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund
+COPY tsconfig.json tsconfig.build.json ./
+COPY cli ./cli
+COPY lib ./lib
+COPY router ./router
+COPY functions ./functions
+COPY webhooks ./webhooks
+COPY certs ./certs
+# tsx (and its esbuild binaries) only serve running from source; images run the compiled dist/.
+RUN npm run build \
+ && npm prune --omit=dev --no-audit --no-fund \
+ && rm -rf node_modules/tsx node_modules/esbuild node_modules/@esbuild node_modules/.bin
+
+# ---- runtime: distroless Node.js, no shell, no package manager, uid 65532 ----
+FROM gcr.io/distroless/nodejs${NODE_MAJOR}-debian12:nonroot AS runtime
+WORKDIR /app
+ENV NODE_ENV=production
+COPY --from=build --chown=0:0 /src/package.json ./package.json
+COPY --from=build --chown=0:0 /src/node_modules ./node_modules
+COPY --from=build --chown=0:0 /src/dist ./dist
+COPY --from=build --chown=0:0 /src/cli/bin.js ./cli/bin.js
+USER 65532:65532
+LABEL org.opencontainers.image.source="https://github.com/kubeloop/kubeloop" \
+      org.opencontainers.image.licenses="Apache-2.0"
+
+# ---- one target per deployable; Kubernetes `args` append flags (--port=..., --leader-elect, ...) ----
+FROM runtime AS router
+EXPOSE 9090
+ENTRYPOINT ["/nodejs/bin/node", "cli/bin.js", "router"]
+
+FROM runtime AS webhook
+EXPOSE 8443
+ENTRYPOINT ["/nodejs/bin/node", "cli/bin.js", "webhook"]
+
+FROM runtime AS function-pod-name-label
+EXPOSE 8080
+ENTRYPOINT ["/nodejs/bin/node", "cli/bin.js", "function", "pod-name-label"]
+
+FROM runtime AS function-podset
+EXPOSE 8080
+ENTRYPOINT ["/nodejs/bin/node", "cli/bin.js", "function", "podset"]
+
+FROM runtime AS function-watcher
+EXPOSE 8080
+ENTRYPOINT ["/nodejs/bin/node", "cli/bin.js", "function", "watcher"]
+
+FROM runtime AS function-at
+EXPOSE 8080
+ENTRYPOINT ["/nodejs/bin/node", "cli/bin.js", "function", "at"]

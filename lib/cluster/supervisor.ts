@@ -125,8 +125,8 @@ function killEverythingNow(): void {
 }
 
 /**
- * Exit paths where async cleanup cannot run (process.exit, signals). Signal handlers only re-raise
- * the default behaviour when nobody else (vitest, the CLI) listens for that signal.
+ * Exit paths where async cleanup cannot run (process.exit, signals). When nobody else listens for a
+ * signal, the handler kills the children, removes temp dirs and re-raises the default behaviour.
  */
 export function installExitHandlers(): void {
   if (handlersInstalled) return;
@@ -134,11 +134,12 @@ export function installExitHandlers(): void {
   process.on('exit', killEverythingNow);
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
     const handler = (): void => {
+      // Someone else handles the signal (the CLI stops gracefully, vitest tears down): let them; the
+      // exit handler still catches whatever they leave behind.
+      if (process.listenerCount(signal) > 1) return;
       killEverythingNow();
-      if (process.listenerCount(signal) === 1) {
-        process.off(signal, handler);
-        process.kill(process.pid, signal);
-      }
+      process.off(signal, handler);
+      process.kill(process.pid, signal);
     };
     process.on(signal, handler);
   }

@@ -1,0 +1,203 @@
+// `kubeloop cluster build|up|down|status|kubeconfig`: the local control plane of lib/cluster for users.
+// `up` runs in the foreground until Ctrl-C, or with --detach as a background supervisor whose state
+// (pid, server, kubeconfig) lives in <dir>/state.json for `down`, `status` and `kubeconfig`.
+import { spawn } from 'node:child_process';
+import { closeSync, openSync } from 'node:fs';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { homedir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { parseArgs } from 'node:util';
+import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import { ensureBinaries, startControlPlane, VERSIONS } from '../../lib/cluster/index.ts';
+
+const USAGE = `usage: kubeloop cluster <build|up|down|status|kubeconfig> [--dir DIR]
+
+  build                 build or locate kube-apiserver, etcd, kwok, helm... (cached under ~/.cache/kubeloop)
+  up [--nodes N] [--detach]
+                        start etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kwok;
+                        foreground until Ctrl-C unless --detach
+  down                  stop a detached control plane
+  status                is it running, and where
+  kubeconfig            print the admin kubeconfig path (export KUBECONFIG=$(kubeloop cluster kubeconfig))
+
+  --dir DIR             state directory (default ~/.kubeloop/cluster)
+
+environment: KUBELOOP_K8S_BIN or KUBEBUILDER_ASSETS = directory of prebuilt binaries;
+             KUBELOOP_CACHE_DIR = binary cache (default ~/.cache/kubeloop)
+versions: Kubernetes ${VERSIONS.kubernetes}, etcd ${VERSIONS.etcd}, kwok ${VERSIONS.kwok}, helm ${VERSIONS.helm}`;
+
+interface State {
+  pid: number;
+  server: string;
+  kubeconfig: string;
+  startedAt: string;
+}
+
+const progress = (line: string): void => void process.stderr.write(`${line}\n`);
+
+function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function readState(dir: string): Promise<State | undefined> {
+  try {
+    const state = JSON.parse(await readFile(join(dir, 'state.json'), 'utf8')) as State;
+    return pidAlive(state.pid) ? state : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+async function build(): Promise<number> {
+  const started = Date.now();
+  const binaries = await ensureBinaries({ onProgress: progress });
+  for (const [name, path] of Object.entries(binaries)) console.log(`${name.padEnd(22)} ${path}`);
+  progress(`binaries ready (${((Date.now() - started) / 1000).toFixed(1)}s)`);
+  return 0;
+}
+
+async function upForeground(dir: string, nodes: number): Promise<number> {
+  const running = await readState(dir);
+  if (running) {
+    console.error(`kubeloop: a control plane already runs from ${dir} (pid ${running.pid}); "kubeloop cluster down --dir ${dir}" stops it`);
+    return 1;
+  }
+  await mkdir(dir, { recursive: true });
+  const plane = await startControlPlane({ dir, nodes, onProgress: progress });
+  const state: State = { pid: process.pid, server: plane.server, kubeconfig: plane.kubeconfigPath, startedAt: new Date().toISOString() };
+  await writeFile(join(dir, 'state.json'), JSON.stringify(state, null, 2));
+  console.log(`control plane up: ${plane.server}\nexport KUBECONFIG=${plane.kubeconfigPath}\nlogs: ${join(dir, 'logs')}`);
+  await new Promise<void>((done) => {
+    const stop = (): void => done();
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+    process.once('SIGHUP', stop);
+  });
+  progress('stopping the control plane');
+  await plane.stop();
+  await rm(join(dir, 'state.json'), { force: true });
+  return 0;
+}
+
+async function upDetached(dir: string, nodes: number): Promise<number> {
+  await mkdir(dir, { recursive: true });
+  const running = await readState(dir);
+  if (running) {
+    console.log(`already running (pid ${running.pid}): ${running.server}\nexport KUBECONFIG=${running.kubeconfig}`);
+    return 0;
+  }
+  await rm(join(dir, 'state.json'), { force: true });
+  const logPath = join(dir, 'up.log');
+  const fd = openSync(logPath, 'w');
+  const script = process.argv[1] as string;
+  const child = spawn(process.execPath, [...process.execArgv, script, 'cluster', 'up', '--dir', dir, '--nodes', String(nodes)], {
+    detached: true,
+    stdio: ['ignore', fd, fd],
+  });
+  closeSync(fd);
+  child.unref();
+  progress(`starting in the background (pid ${child.pid}), log ${logPath}`);
+  let exited = false;
+  child.on('exit', () => (exited = true));
+  // Cold builds can take many minutes; the log shows their progress.
+  for (;;) {
+    const state = await readState(dir);
+    if (state && state.pid === child.pid) {
+      console.log(`control plane up: ${state.server}\nexport KUBECONFIG=${state.kubeconfig}`);
+      return 0;
+    }
+    if (exited) {
+      console.error(`kubeloop: the control plane did not start:\n${(await readFile(logPath, 'utf8')).split('\n').slice(-30).join('\n')}`);
+      return 1;
+    }
+    await sleep(250);
+  }
+}
+
+async function down(dir: string): Promise<number> {
+  const state = await readState(dir);
+  if (!state) {
+    console.log(`no control plane running from ${dir}`);
+    return 0;
+  }
+  process.kill(state.pid, 'SIGTERM');
+  const deadline = Date.now() + 60_000;
+  while (pidAlive(state.pid) && Date.now() < deadline) await sleep(200);
+  if (pidAlive(state.pid)) {
+    console.error(`kubeloop: pid ${state.pid} still running after 60s`);
+    return 1;
+  }
+  console.log('control plane stopped');
+  return 0;
+}
+
+async function status(dir: string): Promise<number> {
+  const state = await readState(dir);
+  if (!state) {
+    console.log(`not running (dir ${dir})`);
+    return 1;
+  }
+  const kc = new KubeConfig();
+  kc.loadFromFile(state.kubeconfig);
+  try {
+    const nodes = await kc.makeApiClient(CoreV1Api).listNode();
+    const ready = nodes.items.filter((n) => n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')).length;
+    console.log(`running (pid ${state.pid}) since ${state.startedAt}\nserver ${state.server}\nnodes ${ready}/${nodes.items.length} Ready\nkubeconfig ${state.kubeconfig}`);
+    return 0;
+  } catch (error) {
+    console.log(`supervisor running (pid ${state.pid}) but the API server does not answer: ${error instanceof Error ? error.message : String(error)}`);
+    return 1;
+  }
+}
+
+export async function run(argv: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      dir: { type: 'string' },
+      nodes: { type: 'string', default: '2' },
+      detach: { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+  });
+  const [sub] = positionals;
+  if (values.help || !sub) {
+    console.log(USAGE);
+    return values.help ? 0 : 2;
+  }
+  const dir = resolve(values.dir ?? join(homedir(), '.kubeloop', 'cluster'));
+  const nodes = Number(values.nodes);
+  if (!Number.isInteger(nodes) || nodes < 1 || nodes > 100) {
+    console.error(`kubeloop: --nodes must be an integer from 1 to 100, got "${values.nodes}"`);
+    return 2;
+  }
+  switch (sub) {
+    case 'build':
+      return build();
+    case 'up':
+      return values.detach ? upDetached(dir, nodes) : upForeground(dir, nodes);
+    case 'down':
+      return down(dir);
+    case 'status':
+      return status(dir);
+    case 'kubeconfig': {
+      const state = await readState(dir);
+      if (!state) {
+        console.error(`kubeloop: no control plane running from ${dir}; start one with "kubeloop cluster up --detach"`);
+        return 1;
+      }
+      console.log(state.kubeconfig);
+      return 0;
+    }
+    default:
+      console.error(`kubeloop: unknown cluster subcommand "${sub}"\n\n${USAGE}`);
+      return 2;
+  }
+}

@@ -40,7 +40,8 @@ export const reconcileRequestSchema = {
     apiVersion: { const: 'kubeloop.dev/v1' },
     kind: { const: 'ReconcileRequest' },
     loop: { type: 'string', minLength: 1 },
-    reconcileId: { type: 'string' },
+    // Echoed in the x-kubeloop-reconcile-id header, so printable ASCII without spaces.
+    reconcileId: { type: 'string', pattern: '^[!-~]{1,128}$' },
     trigger: {
       type: 'object',
       required: ['type'],

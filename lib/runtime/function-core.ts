@@ -1,0 +1,197 @@
+// The one request path every transport shares (fastify, Web fetch, Node http): content negotiation,
+// CloudEvents decoding, request validation, the reconcile call, reply validation and serialization.
+import { randomUUID } from 'node:crypto';
+import type { Registry } from 'prom-client';
+import { CONTRACT_API_VERSION, type ReconcileRequest, type ReconcileResponse } from '../contract/types.ts';
+import { validateReconcileRequest, validateReconcileResponse } from '../contract/validate.ts';
+import type { FunctionDefinition } from '../sdk/define-function.ts';
+import { objectKey, type Logger } from '../observability/logger.ts';
+import { createMetricsRegistry } from '../observability/metrics.ts';
+import { decodeReconcileEvent, encodeResponseEvent, type CloudEventMode } from './cloudevents.ts';
+import { createFunctionMetrics, type FunctionMetrics } from './function-metrics.ts';
+
+export const RECONCILE_ID_HEADER = 'x-kubeloop-reconcile-id';
+const RECONCILE_ID_PATTERN = /^[!-~]{1,128}$/;
+
+/** Lower-case header names, as Node's IncomingMessage.headers has them. */
+export type RequestHeaders = Record<string, string | string[] | undefined>;
+
+export interface CoreRequest {
+  headers: RequestHeaders;
+  /** The raw body, already limited to the configured size by the transport. */
+  body: string;
+}
+
+export interface CoreReply {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+/** Stable codes in error replies and the kubeloop_function_errors_total metric. */
+export type FunctionErrorCode =
+  | 'UnsupportedMediaType'
+  | 'InvalidJSON'
+  | 'InvalidCloudEvent'
+  | 'UnsupportedApiVersion'
+  | 'InvalidRequest'
+  | 'PayloadTooLarge'
+  | 'FunctionError'
+  | 'InvalidResponse';
+
+export interface FunctionErrorReply {
+  statusCode: number;
+  code: FunctionErrorCode;
+  message: string;
+  reconcileId: string;
+}
+
+export interface FunctionCoreOptions {
+  logger: Logger;
+  /** Registry for the function's metrics; a fresh one when omitted. */
+  metrics?: Registry;
+}
+
+export interface FunctionCore {
+  readonly name: string;
+  readonly metrics: Registry;
+  handle(request: CoreRequest): CoreReply;
+  /** A rejection decided by the transport before the core saw the body (413, 415), logged and counted alike. */
+  reject(status: number, code: FunctionErrorCode, message: string, headers: RequestHeaders): CoreReply;
+}
+
+function firstHeader(headers: RequestHeaders, name: string): string | undefined {
+  const value = headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+function mediaType(headers: RequestHeaders): string {
+  const value = firstHeader(headers, 'content-type') ?? '';
+  const semicolon = value.indexOf(';');
+  return (semicolon === -1 ? value : value.slice(0, semicolon)).trim().toLowerCase();
+}
+
+function headerReconcileId(headers: RequestHeaders): string | undefined {
+  const value = firstHeader(headers, RECONCILE_ID_HEADER);
+  return value !== undefined && RECONCILE_ID_PATTERN.test(value) ? value : undefined;
+}
+
+type Mode = 'json' | CloudEventMode;
+
+/** Which of the three accepted encodings a request uses, or a 415 message. */
+function modeOf(headers: RequestHeaders): Mode | { unsupported: string } {
+  const type = mediaType(headers);
+  if (type === 'application/cloudevents+json') return 'structured';
+  if (type === 'application/cloudevents-batch+json') return { unsupported: 'CloudEvent batches are not supported; send one event per request' };
+  if (type === 'application/json') return firstHeader(headers, 'ce-specversion') === undefined ? 'json' : 'binary';
+  const shown = type === '' ? 'no content type' : `content type "${type}"`;
+  return { unsupported: `${shown} is not supported; send application/json, or a CloudEvent in binary mode (ce-* headers, application/json) or structured mode (application/cloudevents+json)` };
+}
+
+class RequestError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: FunctionErrorCode,
+    message: string,
+    cause?: unknown,
+  ) {
+    super(message, cause === undefined ? undefined : { cause });
+  }
+}
+
+export function createFunctionCore(definition: FunctionDefinition, options: FunctionCoreOptions): FunctionCore {
+  const registry = options.metrics ?? createMetricsRegistry();
+  const metrics: FunctionMetrics = createFunctionMetrics(registry, definition.name);
+  const log = options.logger;
+
+  function errorReply(started: bigint, error: RequestError, reconcileId: string, context: Record<string, unknown>): CoreReply {
+    const body: FunctionErrorReply = { statusCode: error.status, code: error.code, message: error.message, reconcileId };
+    const fields = { ...context, reconcileId, code: error.code, statusCode: error.status };
+    if (error.status >= 500) log.error({ ...fields, err: error.cause ?? error }, error.message);
+    else log.warn(fields, error.message);
+    metrics.error(error.code);
+    metrics.observe(error.status, Number(process.hrtime.bigint() - started) / 1e9);
+    return {
+      status: error.status,
+      headers: { 'content-type': 'application/json; charset=utf-8', [RECONCILE_ID_HEADER]: reconcileId },
+      body: JSON.stringify(body),
+    };
+  }
+
+  function parse(request: CoreRequest, mode: Mode): unknown {
+    if (request.body.length === 0) throw new RequestError(400, 'InvalidJSON', 'request body is empty; want a ReconcileRequest');
+    if (mode !== 'json') {
+      const decoded = decodeReconcileEvent(request.headers, request.body);
+      if (!decoded.ok) throw new RequestError(400, 'InvalidCloudEvent', decoded.message);
+      return decoded.data;
+    }
+    try {
+      return JSON.parse(request.body) as unknown;
+    } catch (error) {
+      throw new RequestError(400, 'InvalidJSON', `request body is not valid JSON: ${(error as Error).message}`);
+    }
+  }
+
+  function validateRequest(value: unknown): ReconcileRequest {
+    const apiVersion = typeof value === 'object' && value !== null ? (value as { apiVersion?: unknown }).apiVersion : undefined;
+    if (apiVersion !== undefined && apiVersion !== CONTRACT_API_VERSION) {
+      throw new RequestError(400, 'UnsupportedApiVersion', `apiVersion ${JSON.stringify(apiVersion)} is not supported; this function speaks ${CONTRACT_API_VERSION}`);
+    }
+    const checked = validateReconcileRequest(value);
+    if (!checked.ok) throw new RequestError(400, 'InvalidRequest', `invalid ReconcileRequest: ${checked.errors.join('; ')}`);
+    return checked.value;
+  }
+
+  function call(request: ReconcileRequest): ReconcileResponse {
+    let response: unknown;
+    try {
+      response = definition.reconcile(request);
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      throw new RequestError(500, 'FunctionError', `function ${definition.name} threw: ${reason}`, error);
+    }
+    if (typeof (response as { then?: unknown } | undefined)?.then === 'function') {
+      throw new RequestError(500, 'InvalidResponse', `function ${definition.name} returned a Promise; reconcile functions are synchronous (no I/O)`);
+    }
+    const checked = validateReconcileResponse(response);
+    if (!checked.ok) {
+      throw new RequestError(500, 'InvalidResponse', `function ${definition.name} returned an invalid ReconcileResponse: ${checked.errors.join('; ')}`);
+    }
+    return checked.value;
+  }
+
+  return {
+    name: definition.name,
+    metrics: registry,
+    handle(request) {
+      const started = process.hrtime.bigint();
+      let reconcileId = headerReconcileId(request.headers);
+      let context: Record<string, unknown> = {};
+      try {
+        const mode = modeOf(request.headers);
+        if (typeof mode === 'object') throw new RequestError(415, 'UnsupportedMediaType', mode.unsupported);
+        const reconcileRequest = validateRequest(parse(request, mode));
+        reconcileId = reconcileRequest.reconcileId ?? reconcileId ?? randomUUID();
+        context = { loop: reconcileRequest.loop, key: objectKey(reconcileRequest.object.metadata) };
+        const response = call(reconcileRequest);
+        const encoded =
+          mode === 'json'
+            ? { headers: { 'content-type': 'application/json; charset=utf-8' }, body: JSON.stringify(response) }
+            : encodeResponseEvent(mode, definition.name, reconcileId, response);
+        const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+        metrics.observe(200, seconds);
+        if (log.isLevelEnabled('debug')) {
+          log.debug({ ...context, reconcileId, actions: response.actions.length, durationMs: seconds * 1000 }, 'reconciled');
+        }
+        return { status: 200, headers: { ...encoded.headers, [RECONCILE_ID_HEADER]: reconcileId }, body: encoded.body };
+      } catch (error) {
+        const requestError =
+          error instanceof RequestError ? error : new RequestError(500, 'FunctionError', `unexpected failure: ${String(error)}`, error);
+        return errorReply(started, requestError, reconcileId ?? randomUUID(), context);
+      }
+    },
+    reject(status, code, message, headers) {
+      return errorReply(process.hrtime.bigint(), new RequestError(status, code, message), headerReconcileId(headers) ?? randomUUID(), {});
+    },
+  };
+}

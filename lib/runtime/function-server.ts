@@ -1,0 +1,74 @@
+// A reconcile function served by the shared fastify bootstrap: POST / and POST /reconcile go through the
+// transport-independent core (function-core.ts); health, readiness and metrics come from lib/server.
+import type { FastifyError, FastifyInstance } from 'fastify';
+import type { FunctionDefinition } from '../sdk/define-function.ts';
+import { createLogger, type Logger, type LogLevel } from '../observability/logger.ts';
+import { createServer, DEFAULT_BODY_LIMIT_BYTES, listen, type KubeloopServer } from '../server/create-server.ts';
+import { createFunctionCore, type FunctionCore } from './function-core.ts';
+
+export interface FunctionServerOptions {
+  /** Defaults to a JSON logger named "function/<name>" at `logLevel`. */
+  logger?: Logger;
+  logLevel?: LogLevel;
+  /** Default DEFAULT_BODY_LIMIT_BYTES (8 MiB). */
+  bodyLimitBytes?: number;
+}
+
+export interface FunctionServer extends KubeloopServer {
+  core: FunctionCore;
+}
+
+export const RECONCILE_PATHS = ['/', '/reconcile'] as const;
+
+export function functionLogger(definition: FunctionDefinition, options: FunctionServerOptions): Logger {
+  return options.logger ?? createLogger({ name: `function/${definition.name}`, level: options.logLevel ?? 'info' });
+}
+
+export function buildFunctionServer(definition: FunctionDefinition, options: FunctionServerOptions = {}): FunctionServer {
+  const logger = functionLogger(definition, options);
+  const bodyLimitBytes = options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES;
+  const server = createServer({ logger, bodyLimitBytes });
+  const core = createFunctionCore(definition, { logger, metrics: server.metrics });
+  void server.app.register(async (scope: FastifyInstance) => {
+    // The core does its own content negotiation (JSON, CloudEvents) so every transport behaves the same:
+    // here fastify only reads the body, as a string, within the limit.
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser('*', { parseAs: 'string' }, (_request, body, done) => done(null, body));
+    scope.setErrorHandler((error: FastifyError, request, reply) => {
+      const out =
+        error.statusCode === 413
+          ? core.reject(413, 'PayloadTooLarge', tooLargeMessage(bodyLimitBytes), request.headers)
+          : error.statusCode !== undefined && error.statusCode < 500
+            ? core.reject(error.statusCode, 'InvalidRequest', error.message, request.headers)
+            : core.reject(500, 'FunctionError', `unexpected failure: ${error.message}`, request.headers);
+      return reply.code(out.status).headers(out.headers).send(out.body);
+    });
+    for (const url of RECONCILE_PATHS) {
+      scope.post(url, async (request, reply) => {
+        const out = core.handle({ headers: request.headers, body: typeof request.body === 'string' ? request.body : '' });
+        return reply.code(out.status).headers(out.headers).send(out.body);
+      });
+    }
+  });
+  return { ...server, core };
+}
+
+export function tooLargeMessage(limitBytes: number): string {
+  return `request body is larger than the limit of ${limitBytes} bytes (set KUBELOOP_BODY_LIMIT_BYTES or --body-limit-bytes to raise it)`;
+}
+
+export interface ServedFunction {
+  url: string;
+  server: FunctionServer;
+  close(): Promise<void>;
+}
+
+/** Builds and listens; `port: 0` picks a free port (see `url`). */
+export async function serveFunction(
+  definition: FunctionDefinition,
+  where: { port: number; host?: string } & FunctionServerOptions,
+): Promise<ServedFunction> {
+  const server = buildFunctionServer(definition, where);
+  const url = await listen(server.app, { port: where.port, host: where.host ?? '0.0.0.0' });
+  return { url, server, close: () => server.app.close() };
+}

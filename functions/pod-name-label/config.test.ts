@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { POD_NAME_LABEL_DEFAULTS, qualifiedNameProblem, readPodNameLabelConfig } from './config.ts';
+import { POD_NAME_LABEL_DEFAULTS, readPodNameLabelConfig } from './config.ts';
 
 describe('pod-name-label config', () => {
   it('defaults to the kubeloop.dev keys', () => {
@@ -18,18 +18,5 @@ describe('pod-name-label config', () => {
       /KUBELOOP_POD_NAME_LABEL="Padok.fr\/pod-name" is not a valid Kubernetes label\/annotation key: prefix/,
     );
     expect(() => readPodNameLabelConfig({ KUBELOOP_POD_NAME_ANNOTATION: 'a/b/c' })).toThrow(/KUBELOOP_POD_NAME_ANNOTATION.*more than one/);
-  });
-
-  it.each([
-    ['kubeloop.dev/pod-name', undefined],
-    ['pod-name', undefined],
-    ['example.com/-bad', /name part/],
-    [`example.com/${'n'.repeat(64)}`, /1 to 63/],
-    ['/name', /prefix/],
-    ['example.com/', /1 to 63/],
-  ])('checks %s as a qualified name', (key, problem) => {
-    const found = qualifiedNameProblem(key);
-    if (problem === undefined) expect(found).toBeUndefined();
-    else expect(found).toMatch(problem);
   });
 });

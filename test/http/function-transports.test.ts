@@ -48,7 +48,9 @@ const transports: Array<[string, Send]> = [
     'fetch handler',
     async (method, path, headers, body) => {
       const reply = await fetchHandler(new Request(`http://function.local${path}`, { method, headers, ...(body === undefined ? {} : { body }) }));
-      return { status: reply.status, headers: Object.fromEntries(reply.headers), body: await reply.text() };
+      const out: Record<string, string> = {};
+      reply.headers.forEach((value, name) => (out[name] = value));
+      return { status: reply.status, headers: out, body: await reply.text() };
     },
   ],
 ];

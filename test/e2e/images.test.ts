@@ -1,0 +1,129 @@
+// What each container image runs, without a Docker engine: the production bundle (as the Dockerfile builds
+// it), each target's ENTRYPOINT started from it, serving /healthz; the pod-name-label image as a plain HTTP
+// container (PORT from the platform) answering a recorded request (docs/deploy.md); clean exit on SIGTERM.
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Agent, request } from 'undici';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../../lib/cluster/free-port.ts';
+import { functionRegistry } from '../../functions/registry.ts';
+import { eventually } from '../cluster/eventually.ts';
+import { setupClusterSuite, type ClusterSuite } from '../cluster/suite.ts';
+import { buildProductionBundle, dockerfileTargets, filesUnder, startEntrypoint, REPO_ROOT, type ImageTarget } from './production-bundle.ts';
+
+let bundle = '';
+let targets: ImageTarget[] = [];
+let cluster: ClusterSuite;
+const insecure = new Agent({ connect: { rejectUnauthorized: false } });
+
+beforeAll(async () => {
+  cluster = await setupClusterSuite('images');
+  bundle = await mkdtemp(join(tmpdir(), 'kubeloop-bundle-'));
+  await buildProductionBundle(bundle);
+  targets = await dockerfileTargets();
+}, 180_000);
+
+afterAll(async () => {
+  await insecure.close();
+  if (bundle) await rm(bundle, { recursive: true, force: true });
+  await cluster?.cleanup();
+});
+
+/** Flags and environment an image gets from its Deployment (or a platform) that the test must supply. */
+async function deploymentSettings(target: string): Promise<{ flags: string[]; env: NodeJS.ProcessEnv; health: (port: number) => string }> {
+  const port = await freePort();
+  if (target.startsWith('function-')) return { flags: [`--port=${port}`], env: {}, health: () => `http://127.0.0.1:${port}/healthz` };
+  if (target === 'router') {
+    return {
+      flags: [`--port=${port}`, `--kubeconfig=${cluster.kubeconfigPath}`],
+      env: { POD_NAMESPACE: cluster.namespace },
+      health: () => `http://127.0.0.1:${port}/healthz`,
+    };
+  }
+  if (target === 'webhook') {
+    return {
+      flags: [`--port=${port}`, `--kubeconfig=${cluster.kubeconfigPath}`, `--namespace=${cluster.namespace}`],
+      env: { POD_NAMESPACE: cluster.namespace },
+      health: () => `https://127.0.0.1:${port}/healthz`,
+    };
+  }
+  throw new Error(`images.test.ts does not know how to run the Dockerfile target "${target}"; add it to deploymentSettings`);
+}
+
+describe('the Dockerfile', () => {
+  it('has one target per deployable: router, webhook and every registered function', () => {
+    const expected = ['router', 'webhook', ...Object.keys(functionRegistry).map((fn) => `function-${fn}`)].sort();
+    expect(targets.map((t) => t.target).sort()).toEqual(expected);
+  });
+
+  it('ships only what the build copies (the .dockerignore allow-list covers every compiled directory)', async () => {
+    const dockerfile = await readFile(join(REPO_ROOT, 'Dockerfile'), 'utf8');
+    const ignore = await readFile(join(REPO_ROOT, '.dockerignore'), 'utf8');
+    const copied = [...dockerfile.matchAll(/^COPY (\S+) \.\/\S+$/gm)].map((m) => m[1]);
+    const tsconfig = JSON.parse(await readFile(join(REPO_ROOT, 'tsconfig.build.json'), 'utf8')) as { include: string[] };
+    for (const dir of tsconfig.include) {
+      expect(copied, `Dockerfile copies ${dir}/`).toContain(dir);
+      expect(ignore, `.dockerignore lets ${dir}/ through`).toContain(`!${dir}/**`);
+    }
+  });
+});
+
+describe('each image entrypoint, run from the production bundle', () => {
+  it.each(['router', 'webhook', ...Object.keys(functionRegistry).map((fn) => `function-${fn}`)])(
+    '%s starts, serves /healthz, writes nothing into the image and exits 0 on SIGTERM',
+    async (name) => {
+      const target = targets.find((t) => t.target === name);
+      if (!target) throw new Error(`no Dockerfile target ${name}`);
+      const before = await filesUnder(bundle);
+      const settings = await deploymentSettings(name);
+      const running = startEntrypoint(bundle, [...target.args, ...settings.flags], settings.env);
+      try {
+        const status = await eventually(
+          `${name} to answer ${settings.health(0)}`,
+          async () => {
+            if (running.child.exitCode !== null) throw new Error(`exited with ${running.child.exitCode}:\n${running.output()}`);
+            const reply = await request(settings.health(0), { dispatcher: insecure });
+            await reply.body.dump();
+            return reply.statusCode === 200 ? reply.statusCode : undefined;
+          },
+          60_000,
+        );
+        expect(status).toBe(200);
+      } finally {
+        expect(await running.stop(), running.output()).toBe(0);
+      }
+      expect(await filesUnder(bundle)).toEqual(before);
+    },
+    90_000,
+  );
+});
+
+describe('pod-name-label as a plain HTTP container (docs/deploy.md)', () => {
+  it('listens on the PORT the platform sets and answers a recorded ReconcileRequest', async () => {
+    const target = targets.find((t) => t.target === 'function-pod-name-label');
+    if (!target) throw new Error('no Dockerfile target function-pod-name-label');
+    const port = await freePort();
+    // Exactly what Cloud Run, App Runner, Fly or Knative do: run the image's entrypoint with PORT set.
+    const running = startEntrypoint(bundle, target.args, { PORT: String(port) });
+    try {
+      const fixture = JSON.parse(await readFile(join(REPO_ROOT, 'test/fixtures/pod-name-label/adds-label-to-annotated-pod.json'), 'utf8')) as {
+        request: unknown;
+        response: unknown;
+      };
+      const reply = await eventually('the container to answer', async () => {
+        if (running.child.exitCode !== null) throw new Error(`exited with ${running.child.exitCode}:\n${running.output()}`);
+        const r = await request(`http://127.0.0.1:${port}/reconcile`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify(fixture.request),
+        });
+        return { status: r.statusCode, body: (await r.body.json()) as unknown };
+      });
+      expect(reply.status).toBe(200);
+      expect(reply.body).toEqual(fixture.response);
+    } finally {
+      expect(await running.stop(), running.output()).toBe(0);
+    }
+  });
+});

@@ -52,6 +52,10 @@ export function admitPod(request: AdmissionRequest, options: AdmitOptions): Admi
     return { response: allow(uid, [message]), outcome: 'missing-watcher', watcher: watcherName };
   }
 
+  if (!watcher.spec?.container?.image) {
+    const message = `Watcher "${watcherName}" has no spec.container.image; pod admitted without the sidecar`;
+    return { response: allow(uid, [message]), outcome: 'missing-watcher', watcher: watcherName };
+  }
   const plan = planInjection(pod, watcher);
   if (plan.action === 'skip') return { response: allow(uid, plan.warnings), outcome: 'skipped', watcher: watcherName };
   return { response: allowWithPatch(uid, plan.patch, plan.warnings), outcome: 'injected', watcher: watcherName };

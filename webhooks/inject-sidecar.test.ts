@@ -1,5 +1,5 @@
 // Injection rules, checked by applying the planned JSON patch to the pod with fast-json-patch.
-import type { V1Pod } from '@kubernetes/client-node';
+import type { V1LocalObjectReference, V1Pod } from '@kubernetes/client-node';
 import jsonpatch from 'fast-json-patch';
 import { describe, expect, it } from 'vitest';
 import { freeName, planInjection, type InjectionPlan } from './inject-sidecar.ts';
@@ -61,7 +61,7 @@ describe('planInjection', () => {
   });
 
   it('falls back to <watcher>-config before the reconcile has set status.configMapName, and accepts a list of pull secrets', () => {
-    const fresh: Watcher = { ...watcher, status: undefined, spec: { ...watcher.spec, imagePullSecrets: [{ name: 'a' }, { name: 'b' }] } };
+    const fresh: Watcher = { ...watcher, status: undefined, spec: { ...watcher.spec, imagePullSecrets: [{ name: 'a' }, { name: 'b' }] as unknown as V1LocalObjectReference } };
     const result = apply(pod(), planInjection(pod(), fresh));
     expect(result.spec?.containers[1]?.envFrom).toEqual([{ configMapRef: { name: 'logwatch-config', optional: true } }]);
     expect(result.spec?.imagePullSecrets).toEqual([{ name: 'a' }, { name: 'b' }]);

@@ -1,6 +1,9 @@
 // The Watcher custom resource (watch.kubeloop.dev/v1alpha1) as the webhook reads it, and the
 // annotations pods use to opt in and that the webhook leaves behind.
-import type { V1Container, V1LocalObjectReference, V1ObjectMeta, V1Volume } from '@kubernetes/client-node';
+import type { V1LocalObjectReference, V1ObjectMeta } from '@kubernetes/client-node';
+import type { WatcherSpec, WatcherStatus } from '../functions/watcher/watcher-types.ts';
+
+export type { WatcherSpec, WatcherStatus };
 
 export const WATCHER_GROUP = 'watch.kubeloop.dev';
 export const WATCHER_VERSION = 'v1alpha1';
@@ -11,19 +14,7 @@ export const WATCHER_ANNOTATION = 'watch.kubeloop.dev/watcher';
 /** Set by the webhook on pods it mutated; its presence makes re-invocation a no-op. */
 export const INJECTED_ANNOTATION = 'watch.kubeloop.dev/injected';
 
-export interface WatcherSpec {
-  container: V1Container;
-  volume?: V1Volume;
-  configData?: Record<string, string>;
-  configBinaryData?: Record<string, string>;
-  /** The seed declares one LocalObjectReference; a list is accepted as well. */
-  imagePullSecrets?: V1LocalObjectReference | V1LocalObjectReference[];
-}
-
-export interface WatcherStatus {
-  configMapName?: string;
-}
-
+/** The Watcher as cached by the webhook; spec and status types are the Watcher function's (one definition). */
 export interface Watcher {
   apiVersion?: string;
   kind?: string;
@@ -37,10 +28,11 @@ export function configMapNameOf(watcher: Watcher): string {
   return watcher.status?.configMapName || `${watcher.metadata.name ?? ''}-config`;
 }
 
+/** The seed declares one reference; a list (as in a PodSpec) is accepted too. */
 export function imagePullSecretsOf(watcher: Watcher): V1LocalObjectReference[] {
-  const value = watcher.spec.imagePullSecrets;
-  const list = Array.isArray(value) ? value : value ? [value] : [];
-  return list.filter((ref) => typeof ref.name === 'string' && ref.name !== '');
+  const value: unknown = watcher.spec.imagePullSecrets;
+  const list = (Array.isArray(value) ? value : value ? [value] : []) as V1LocalObjectReference[];
+  return list.filter((ref) => typeof ref?.name === 'string' && ref.name !== '');
 }
 
 /** Looks a Watcher up by namespace and name; backed by an informer cache in the webhook process. */

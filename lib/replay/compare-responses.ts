@@ -1,0 +1,85 @@
+// Compares an expected ReconcileResponse with an actual one under the contract's ordering rules: the router
+// applies actions in order, so order matters among actions on the same target and among status actions;
+// it does not matter across different targets, nor among events.
+import type { Action, ReconcileResponse } from '../contract/types.ts';
+import { diffJson, jsonEquals, show, type Difference } from './json-diff.ts';
+
+export type { Difference };
+
+/** The group an action's order is significant within: its target object, "status", or "event" (unordered). */
+export function orderingGroup(action: Action): string {
+  switch (action.op) {
+    case 'patch':
+    case 'delete': {
+      const t = action.target;
+      return `${t.apiVersion} ${t.kind} ${t.namespace ? `${t.namespace}/` : ''}${t.name}`;
+    }
+    case 'create':
+    case 'apply': {
+      const m = action.object.metadata ?? {};
+      const name = m.name ?? `${m.generateName ?? ''}*`;
+      return `${action.object.apiVersion} ${action.object.kind} ${m.namespace ? `${m.namespace}/` : ''}${name}`;
+    }
+    case 'status':
+      return 'status';
+    case 'event':
+      return 'event';
+  }
+}
+
+function groupActions(actions: Action[]): Map<string, Array<{ action: Action; index: number }>> {
+  const groups = new Map<string, Array<{ action: Action; index: number }>>();
+  actions.forEach((action, index) => {
+    const key = orderingGroup(action);
+    const list = groups.get(key) ?? [];
+    list.push({ action, index });
+    groups.set(key, list);
+  });
+  return groups;
+}
+
+function compareEvents(expected: Action[], actual: Action[]): Difference[] {
+  const unused = [...actual];
+  const out: Difference[] = [];
+  for (const event of expected) {
+    const at = unused.findIndex((candidate) => jsonEquals(event, candidate));
+    if (at === -1) out.push({ path: 'events', message: `missing ${show(event)}` });
+    else unused.splice(at, 1);
+  }
+  for (const event of unused) out.push({ path: 'events', message: `unexpected ${show(event)}` });
+  return out;
+}
+
+function compareSequence(group: string, expected: Action[], actual: Action[]): Difference[] {
+  const label = group === 'status' ? 'status actions' : `actions on ${group}`;
+  if (expected.length === actual.length && expected.length > 1) {
+    // Same actions, different order: say so instead of listing every field that moved.
+    const sameSet = expected.every((e) => actual.some((a) => jsonEquals(e, a))) && actual.every((a) => expected.some((e) => jsonEquals(e, a)));
+    if (sameSet && !jsonEquals(expected, actual)) {
+      return [{ path: label, message: `same actions in a different order: expected ${expected.map((a) => a.op).join(', ')}, got ${actual.map((a) => a.op).join(', ')} (order matters on one target)` }];
+    }
+  }
+  return diffJson(expected, actual).map((d) => ({ path: `${label} [${d.path.slice(1).replace(/^(\d+)/, '#$1')}]`, message: d.message }));
+}
+
+/** Every difference that matters; [] when `actual` is an acceptable reply for the recorded request. */
+export function compareResponses(expected: ReconcileResponse, actual: ReconcileResponse): Difference[] {
+  const out: Difference[] = [];
+  const { actions: expectedActions, ...expectedRest } = expected;
+  const { actions: actualActions, ...actualRest } = actual;
+  out.push(...diffJson(expectedRest, actualRest));
+
+  const expectedGroups = groupActions(expectedActions ?? []);
+  const actualGroups = groupActions(actualActions ?? []);
+  const keys = [...new Set([...expectedGroups.keys(), ...actualGroups.keys()])].sort();
+  for (const key of keys) {
+    const e = (expectedGroups.get(key) ?? []).map((x) => x.action);
+    const a = (actualGroups.get(key) ?? []).map((x) => x.action);
+    out.push(...(key === 'event' ? compareEvents(e, a) : compareSequence(key, e, a)));
+  }
+  return out;
+}
+
+export function formatDifferences(differences: Difference[], indent = '    '): string {
+  return differences.map((d) => `${indent}${d.path}: ${d.message}`).join('\n');
+}

@@ -1,0 +1,50 @@
+// Recorded events: test/fixtures/<function>/<case>.json = { description, request, response }
+// (docs/contract.md, "Recorded events"). Loading checks both halves against the contract.
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import type { ReconcileRequest, ReconcileResponse } from '../contract/types.ts';
+import { validateReconcileRequest, validateReconcileResponse } from '../contract/validate.ts';
+
+export interface Fixture {
+  /** What the case shows, in one sentence. */
+  description: string;
+  request: ReconcileRequest;
+  response: ReconcileResponse;
+}
+
+export type LoadedFixture = { file: string; name: string } & ({ ok: true; fixture: Fixture } | { ok: false; error: string });
+
+export function parseFixture(text: string): { ok: true; fixture: Fixture } | { ok: false; error: string } {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    return { ok: false, error: `not valid JSON: ${(error as Error).message}` };
+  }
+  if (typeof value !== 'object' || value === null) return { ok: false, error: 'want an object { description, request, response }' };
+  const { description, request, response } = value as Record<string, unknown>;
+  if (typeof description !== 'string' || description.trim() === '') return { ok: false, error: '"description" is missing' };
+  const checkedRequest = validateReconcileRequest(request);
+  if (!checkedRequest.ok) return { ok: false, error: `recorded request is invalid: ${checkedRequest.errors.join('; ')}` };
+  const checkedResponse = validateReconcileResponse(response);
+  if (!checkedResponse.ok) return { ok: false, error: `recorded response is invalid: ${checkedResponse.errors.join('; ')}` };
+  return { ok: true, fixture: { description, request: checkedRequest.value, response: checkedResponse.value } };
+}
+
+/** A file, or every *.json directly inside a folder (sorted); unreadable or invalid files come back as errors. */
+export function loadFixtures(fileOrFolder: string): LoadedFixture[] {
+  const files = statSync(fileOrFolder).isDirectory()
+    ? readdirSync(fileOrFolder)
+        .filter((f) => f.endsWith('.json'))
+        .sort()
+        .map((f) => join(fileOrFolder, f))
+    : [fileOrFolder];
+  return files.map((file) => {
+    const name = basename(file, '.json');
+    try {
+      return { file, name, ...parseFixture(readFileSync(file, 'utf8')) };
+    } catch (error) {
+      return { file, name, ok: false as const, error: (error as Error).message };
+    }
+  });
+}

@@ -1,0 +1,65 @@
+// POSTs a recorded request to a function over HTTP (plain JSON or either CloudEvents mode) and compares the reply.
+import { randomUUID } from 'node:crypto';
+import { request } from 'undici';
+import { CLOUDEVENT_TYPE, type ReconcileResponse } from '../contract/types.ts';
+import { validateReconcileResponse } from '../contract/validate.ts';
+import { compareResponses, type Difference } from './compare-responses.ts';
+import type { Fixture } from './fixtures.ts';
+
+export type ReplayMode = 'json' | 'binary' | 'structured';
+
+export interface ReplayOptions {
+  /** Function URL; the request goes to it as given (e.g. http://localhost:8080/). */
+  url: string;
+  mode?: ReplayMode;
+  timeoutMs?: number;
+}
+
+export type ReplayResult =
+  | { outcome: 'pass' }
+  | { outcome: 'mismatch'; differences: Difference[] }
+  /** No comparable reply: connection failure, timeout, non-200, or a body that is not a ReconcileResponse. */
+  | { outcome: 'error'; message: string };
+
+function encode(fixture: Fixture, mode: ReplayMode): { headers: Record<string, string>; body: string } {
+  const data = JSON.stringify(fixture.request);
+  if (mode === 'json') return { headers: { 'content-type': 'application/json' }, body: data };
+  const id = fixture.request.reconcileId ?? randomUUID();
+  if (mode === 'binary') {
+    return {
+      headers: { 'content-type': 'application/json', 'ce-specversion': '1.0', 'ce-id': id, 'ce-source': '/kubeloop/replay', 'ce-type': CLOUDEVENT_TYPE },
+      body: data,
+    };
+  }
+  return {
+    headers: { 'content-type': 'application/cloudevents+json' },
+    body: `{"specversion":"1.0","id":${JSON.stringify(id)},"source":"/kubeloop/replay","type":"${CLOUDEVENT_TYPE}","datacontenttype":"application/json","data":${data}}`,
+  };
+}
+
+export async function replayFixture(fixture: Fixture, options: ReplayOptions): Promise<ReplayResult> {
+  const mode = options.mode ?? 'json';
+  const { headers, body } = encode(fixture, mode);
+  const timeout = options.timeoutMs ?? 10_000;
+  let status: number;
+  let text: string;
+  try {
+    const reply = await request(options.url, { method: 'POST', headers, body, headersTimeout: timeout, bodyTimeout: timeout });
+    status = reply.statusCode;
+    text = await reply.body.text();
+  } catch (error) {
+    return { outcome: 'error', message: `POST ${options.url} failed: ${(error as Error).message}` };
+  }
+  if (status !== 200) return { outcome: 'error', message: `HTTP ${status}: ${text.slice(0, 500)}` };
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    return { outcome: 'error', message: `reply is not JSON: ${text.slice(0, 200)}` };
+  }
+  if (mode === 'structured') parsed = (parsed as { data?: unknown } | null)?.data;
+  const checked = validateReconcileResponse(parsed);
+  if (!checked.ok) return { outcome: 'error', message: `reply is not a valid ReconcileResponse: ${checked.errors.join('; ')}` };
+  const differences = compareResponses(fixture.response, checked.value as ReconcileResponse);
+  return differences.length === 0 ? { outcome: 'pass' } : { outcome: 'mismatch', differences };
+}

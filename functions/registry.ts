@@ -2,6 +2,7 @@
 import type { FunctionDefinition } from '../lib/sdk/define-function.ts';
 
 export const functionRegistry: Record<string, () => Promise<FunctionDefinition>> = {
+  at: () => import('./at/index.ts').then((m) => m.default),
   'pod-name-label': () => import('./pod-name-label/index.ts').then((m) => m.default),
   podset: () => import('./podset/index.ts').then((m) => m.default),
   watcher: () => import('./watcher/index.ts').then((m) => m.default),

@@ -1,0 +1,192 @@
+// Apply: turns a function's actions into API writes, in order, each checked against the Loop's authority.
+// A conflict (failed resourceVersion test, 409) stops the batch and asks for an immediate requeue.
+import type { KubernetesObject } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+import type { Action, KubeObject, ObjectTarget } from '../lib/contract/types.ts';
+import type { ResourceDiscovery } from '../lib/kube/discovery.ts';
+import { isApiError, KubeApiError, type KubeClient } from '../lib/kube/kube-client.ts';
+import { collectionPath, kindKey, objectKey, objectPath, type ResourceInfo } from '../lib/kube/resource-paths.ts';
+import { checkAuthority, type AuthorityContext } from './authority.ts';
+import type { EventRecorder } from './event-recorder.ts';
+import type { Expectations } from './expectations.ts';
+import type { LoopConfig } from './loop-spec.ts';
+import { prepareChild, statusPatch, withResourceVersionTest } from './patch-building.ts';
+import type { RouterMetrics } from './router-metrics.ts';
+
+export type ApplyOutcome =
+  | { result: 'done'; refused: number }
+  | { result: 'conflict'; message: string }
+  | { result: 'failed'; message: string; retryable: boolean };
+
+export interface ApplyContext {
+  client: KubeClient;
+  discovery: ResourceDiscovery;
+  loop: LoopConfig;
+  primary: KubeObject;
+  /** The primary's queue key, under which expectations are recorded. */
+  ownerKey: string;
+  lookup: AuthorityContext['lookup'];
+  expectations: Expectations;
+  events: EventRecorder;
+  metrics: RouterMetrics;
+  logger: Logger;
+}
+
+type ActionResult = 'applied' | 'skipped' | 'exists' | 'notfound' | 'refused' | 'conflict' | 'error';
+
+const JSON_PATCH = 'application/json-patch+json';
+const APPLY_PATCH = 'application/apply-patch+yaml';
+
+export async function applyActions(ctx: ApplyContext, actions: readonly Action[]): Promise<ApplyOutcome> {
+  let refused = 0;
+  for (const [index, action] of actions.entries()) {
+    let result: ActionResult;
+    try {
+      result = await applyOne(ctx, action);
+    } catch (error) {
+      const conflict = isConflict(error);
+      ctx.metrics.actions.inc({ loop: ctx.loop.name, op: action.op, result: conflict ? 'conflict' : 'error' });
+      const message = `action ${index} (${action.op}): ${error instanceof Error ? error.message : String(error)}`;
+      if (conflict) return { result: 'conflict', message };
+      const retryable = !(error instanceof KubeApiError) || error.statusCode >= 500 || error.statusCode === 429 || error.statusCode === 404;
+      return { result: 'failed', message, retryable };
+    }
+    ctx.metrics.actions.inc({ loop: ctx.loop.name, op: action.op, result });
+    if (result === 'refused') refused += 1;
+  }
+  return { result: 'done', refused };
+}
+
+/** A 409, or a JSON patch whose test failed (the API server answers 422 Invalid for that). */
+export function isConflict(error: unknown): boolean {
+  if (!(error instanceof KubeApiError)) return false;
+  if (error.statusCode === 409 && error.reason !== 'AlreadyExists') return true;
+  return error.statusCode === 422 && /test operation|testing value|resourceVersion/i.test(error.message);
+}
+
+function namespaceFor(resource: ResourceInfo, namespace: string | undefined, primary: KubernetesObject): string | undefined {
+  if (!resource.namespaced) return undefined;
+  return namespace ?? primary.metadata?.namespace;
+}
+
+async function applyOne(ctx: ApplyContext, action: Action): Promise<ActionResult> {
+  const { client, primary, loop } = ctx;
+  switch (action.op) {
+    case 'event':
+      ctx.events.record(primary, { type: action.type, reason: action.reason, message: action.message });
+      return 'applied';
+    case 'status': {
+      const patch = statusPatch(primary, action.status);
+      if (!patch) return 'skipped';
+      const resource = await ctx.discovery.resolve(primary.apiVersion ?? '', primary.kind ?? '');
+      try {
+        await client.request({
+          method: 'PATCH',
+          path: objectPath(resource, primary.metadata?.name ?? '', primary.metadata?.namespace, 'status'),
+          contentType: JSON_PATCH,
+          body: patch,
+        });
+      } catch (error) {
+        // The primary is gone: there is no status left to write.
+        if (isApiError(error, 404) && error.reason === 'NotFound' && !/the server could not find the requested resource/.test(error.message)) return 'notfound';
+        throw error;
+      }
+      return 'applied';
+    }
+    case 'patch': {
+      const resource = await ctx.discovery.resolve(action.target.apiVersion, action.target.kind);
+      const target: ObjectTarget = { ...action.target, namespace: namespaceFor(resource, action.target.namespace, primary) };
+      if (!authorised(ctx, action, target)) return 'refused';
+      const cached = isPrimaryTarget(primary, target) ? primary : ctx.lookup(target.apiVersion, target.kind, target.namespace, target.name);
+      try {
+        await client.request({
+          method: 'PATCH',
+          path: objectPath(resource, target.name, target.namespace),
+          contentType: JSON_PATCH,
+          body: withResourceVersionTest(action.patch, cached?.metadata?.resourceVersion),
+        });
+      } catch (error) {
+        if (isApiError(error, 404)) return 'notfound';
+        throw error;
+      }
+      return 'applied';
+    }
+    case 'create':
+    case 'apply': {
+      const resource = await ctx.discovery.resolve(action.object.apiVersion ?? '', action.object.kind ?? '');
+      const isPrimary = action.op === 'apply' && isPrimaryTarget(primary, targetOfObject(action.object, resource, primary));
+      const object = isPrimary ? action.object : prepareChild(action.object, primary, resource.namespaced);
+      if (!authorised(ctx, { ...action, object } as Action, targetOfObject(object, resource, primary))) return 'refused';
+      const namespace = resource.namespaced ? object.metadata?.namespace : undefined;
+      const owned = loop.owns.some((o) => o.apiVersion === resource.apiVersion && o.kind === resource.kind);
+      if (action.op === 'create') {
+        try {
+          const created = await client.request<KubeObject>({ method: 'POST', path: collectionPath(resource, namespace), body: object });
+          if (owned) ctx.expectations.expectCreate(ctx.ownerKey, { kind: kindKey(resource.apiVersion, resource.kind), key: objectKey(created.metadata) });
+        } catch (error) {
+          // A deterministic name that already exists means an earlier attempt got through: done.
+          if (isApiError(error, 409) && error.reason === 'AlreadyExists' && object.metadata?.name) return 'exists';
+          throw error;
+        }
+        return 'applied';
+      }
+      const name = object.metadata?.name;
+      if (!name) throw new Error('apply needs metadata.name');
+      const applied = await client.request<KubeObject>({
+        method: 'PATCH',
+        path: objectPath(resource, name, namespace),
+        query: { fieldManager: loop.fieldManager, force: true },
+        contentType: APPLY_PATCH,
+        body: object,
+      });
+      if (owned && !isPrimary) ctx.expectations.expectCreate(ctx.ownerKey, { kind: kindKey(resource.apiVersion, resource.kind), key: objectKey(applied.metadata) });
+      return 'applied';
+    }
+    case 'delete': {
+      const resource = await ctx.discovery.resolve(action.target.apiVersion, action.target.kind);
+      const target: ObjectTarget = { ...action.target, namespace: namespaceFor(resource, action.target.namespace, primary) };
+      if (!authorised(ctx, action, target)) return 'refused';
+      const cached = ctx.lookup(target.apiVersion, target.kind, target.namespace, target.name);
+      try {
+        await client.request({
+          method: 'DELETE',
+          path: objectPath(resource, target.name, target.namespace),
+          body: { apiVersion: 'v1', kind: 'DeleteOptions', propagationPolicy: 'Background', ...(action.preconditions ? { preconditions: action.preconditions } : {}) },
+        });
+      } catch (error) {
+        if (isApiError(error, 404)) return 'notfound';
+        throw error;
+      }
+      const owned = loop.owns.some((o) => o.apiVersion === resource.apiVersion && o.kind === resource.kind);
+      if (owned) {
+        const uid = action.preconditions?.uid ?? cached?.metadata?.uid;
+        ctx.expectations.expectDelete(ctx.ownerKey, { kind: kindKey(resource.apiVersion, resource.kind), key: objectKey(target), ...(uid ? { uid } : {}) });
+      }
+      return 'applied';
+    }
+  }
+}
+
+function targetOfObject(object: KubeObject, resource: ResourceInfo, primary: KubernetesObject): ObjectTarget {
+  return {
+    apiVersion: object.apiVersion ?? '',
+    kind: object.kind ?? '',
+    namespace: namespaceFor(resource, object.metadata?.namespace, primary),
+    name: object.metadata?.name ?? '',
+  };
+}
+
+function isPrimaryTarget(primary: KubernetesObject, t: ObjectTarget): boolean {
+  return t.apiVersion === primary.apiVersion && t.kind === primary.kind && t.name === primary.metadata?.name && t.namespace === primary.metadata?.namespace;
+}
+
+function authorised(ctx: ApplyContext, action: Action, target: ObjectTarget): boolean {
+  const checked: Action =
+    action.op === 'patch' || action.op === 'delete' ? { ...action, target } : action;
+  const verdict = checkAuthority({ loop: ctx.loop, primary: ctx.primary, lookup: ctx.lookup }, checked);
+  if (verdict.allowed) return true;
+  ctx.metrics.refusals.inc({ loop: ctx.loop.name });
+  ctx.logger.warn({ op: action.op, target }, verdict.reason);
+  ctx.events.record(ctx.primary, { type: 'Warning', reason: 'ActionRefused', message: verdict.reason });
+  return false;
+}

@@ -1,0 +1,156 @@
+// Leader election on a coordination.k8s.io/v1 Lease, the client-go way: expiry is judged by how long
+// this replica has seen the lease unchanged (its own clock), never by comparing clocks across machines.
+import type { V1Lease } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+import { sleep } from '../lib/kube/backoff.ts';
+import { isApiError, type KubeClient } from '../lib/kube/kube-client.ts';
+
+export interface LeaderElectionOptions {
+  client: KubeClient;
+  namespace: string;
+  name: string;
+  identity: string;
+  leaseDurationMs?: number;
+  /** The leader gives up if it could not renew for this long (must be < leaseDuration). */
+  renewDeadlineMs?: number;
+  retryPeriodMs?: number;
+  logger?: Logger;
+  onStartedLeading: () => void | Promise<void>;
+  onStoppedLeading: () => void | Promise<void>;
+}
+
+const microTime = (date: Date) => date.toISOString().replace(/(\.\d{3})Z$/, '$1000Z');
+
+export class LeaderElector {
+  readonly #o: Required<Omit<LeaderElectionOptions, 'logger'>> & { logger?: Logger };
+  readonly #abort = new AbortController();
+  #leading = false;
+  #observed: { record: string; at: number } | undefined;
+  #running: Promise<void> | undefined;
+
+  constructor(options: LeaderElectionOptions) {
+    this.#o = { leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000, ...options };
+    if (this.#o.renewDeadlineMs >= this.#o.leaseDurationMs) throw new Error('leader election: renewDeadline must be shorter than leaseDuration');
+  }
+
+  get isLeader(): boolean {
+    return this.#leading;
+  }
+
+  start(): void {
+    this.#running ??= this.#run();
+  }
+
+  /** Stops; a leader releases the lease so a standby takes over at once instead of after expiry. */
+  async stop(): Promise<void> {
+    this.#abort.abort();
+    await this.#running;
+    if (this.#leading) {
+      this.#leading = false;
+      await this.#release().catch((error: unknown) => this.#o.logger?.warn({ err: (error as Error).message }, 'could not release the lease'));
+      await this.#o.onStoppedLeading();
+    }
+  }
+
+  async #run(): Promise<void> {
+    const signal = this.#abort.signal;
+    let lastRenew = Date.now();
+    while (!signal.aborted) {
+      let acquired = false;
+      try {
+        acquired = await this.#tryAcquireOrRenew();
+      } catch (error) {
+        this.#o.logger?.warn({ err: (error as Error).message }, 'lease request failed');
+      }
+      if (acquired) {
+        lastRenew = Date.now();
+        if (!this.#leading) {
+          this.#leading = true;
+          this.#o.logger?.info({ lease: this.#o.name, identity: this.#o.identity }, 'became leader');
+          await this.#o.onStartedLeading();
+        }
+      } else if (this.#leading && Date.now() - lastRenew > this.#o.renewDeadlineMs) {
+        this.#leading = false;
+        this.#o.logger?.warn({ lease: this.#o.name }, 'lost the lease');
+        await this.#o.onStoppedLeading();
+      }
+      try {
+        await sleep(this.#o.retryPeriodMs * (this.#leading ? 1 : 1 + Math.random() * 0.2), signal);
+      } catch {
+        return;
+      }
+    }
+  }
+
+  #path(name?: string): string {
+    const base = `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(this.#o.namespace)}/leases`;
+    return name ? `${base}/${encodeURIComponent(name)}` : base;
+  }
+
+  async #tryAcquireOrRenew(): Promise<boolean> {
+    const { client, identity, name } = this.#o;
+    const now = new Date();
+    const durationSeconds = Math.ceil(this.#o.leaseDurationMs / 1000);
+    let lease: V1Lease;
+    try {
+      lease = await client.request<V1Lease>({ path: this.#path(name), timeoutMs: this.#o.retryPeriodMs * 2 });
+    } catch (error) {
+      if (!isApiError(error, 404)) throw error;
+      try {
+        await client.request({
+          method: 'POST',
+          path: this.#path(),
+          body: {
+            apiVersion: 'coordination.k8s.io/v1',
+            kind: 'Lease',
+            metadata: { name, namespace: this.#o.namespace },
+            spec: { holderIdentity: identity, leaseDurationSeconds: durationSeconds, acquireTime: microTime(now), renewTime: microTime(now), leaseTransitions: 0 },
+          },
+        });
+        return true;
+      } catch (createError) {
+        if (isApiError(createError, 409)) return false;
+        throw createError;
+      }
+    }
+    const spec = lease.spec ?? {};
+    const record = JSON.stringify([spec.holderIdentity, spec.renewTime, spec.leaseDurationSeconds]);
+    if (this.#observed?.record !== record) this.#observed = { record, at: Date.now() };
+    const holder = spec.holderIdentity ?? '';
+    const duration = (spec.leaseDurationSeconds ?? durationSeconds) * 1000;
+    const expired = Date.now() - this.#observed.at > duration;
+    if (holder !== '' && holder !== identity && !expired) return false;
+    const takingOver = holder !== identity;
+    try {
+      await client.request({
+        method: 'PUT',
+        path: this.#path(name),
+        body: {
+          ...lease,
+          spec: {
+            ...spec,
+            holderIdentity: identity,
+            leaseDurationSeconds: durationSeconds,
+            renewTime: microTime(now),
+            ...(takingOver ? { acquireTime: microTime(now), leaseTransitions: (spec.leaseTransitions ?? 0) + 1 } : {}),
+          },
+        },
+      });
+    } catch (error) {
+      // Someone else wrote the lease since we read it (resourceVersion mismatch): they won this round.
+      if (isApiError(error, 409)) return false;
+      throw error;
+    }
+    return true;
+  }
+
+  async #release(): Promise<void> {
+    const lease = await this.#o.client.request<V1Lease>({ path: this.#path(this.#o.name) });
+    if (lease.spec?.holderIdentity !== this.#o.identity) return;
+    await this.#o.client.request({
+      method: 'PUT',
+      path: this.#path(this.#o.name),
+      body: { ...lease, spec: { ...lease.spec, holderIdentity: '', leaseDurationSeconds: 1, renewTime: microTime(new Date()) } },
+    });
+  }
+}

@@ -1,0 +1,180 @@
+// The Loop controller: starts, restarts and stops a LoopRunner per Loop as Loops are created, edited and
+// deleted (from the API or given inline), and keeps each Loop's Ready condition and observedGeneration.
+import type { Logger } from 'pino';
+import { UnknownKindError } from '../lib/kube/discovery.ts';
+import type { Informer } from '../lib/kube/informer.ts';
+import { isApiError, type KubeClient } from '../lib/kube/kube-client.ts';
+import type { KubeObject } from '../lib/contract/types.ts';
+import type { InformerLease, InformerRegistry } from './informer-registry.ts';
+import { LOOP_API_VERSION, LOOP_KIND, LoopSpecError, parseLoop, type Loop, type LoopCondition } from './loop-spec.ts';
+import { LoopRunner, type LoopHealth, type LoopRunnerDeps } from './loop-runner.ts';
+import { WorkQueue } from './work-queue.ts';
+
+export interface LoopControllerOptions {
+  runnerDeps: Omit<LoopRunnerDeps, 'onHealth'>;
+  registry: InformerRegistry;
+  client: KubeClient;
+  logger: Logger;
+  /** Inline Loops (tests, benchmarks, `kubeloop dev`); when omitted, Loop objects are watched. */
+  inline?: Loop[];
+}
+
+interface Running {
+  runner: LoopRunner;
+  generation: number;
+  specJson: string;
+}
+
+export class LoopController {
+  readonly #o: LoopControllerOptions;
+  readonly #running = new Map<string, Running>();
+  readonly #health = new Map<string, LoopHealth & { generation: number }>();
+  readonly #sync: WorkQueue<null>;
+  #loops: InformerLease | undefined;
+  #inline = new Map<string, Loop>();
+  #stopped = false;
+
+  constructor(options: LoopControllerOptions) {
+    this.#o = options;
+    this.#sync = new WorkQueue<null>({
+      concurrency: 4,
+      process: (item) => this.#reconcileLoop(item.key),
+      backoff: { baseMs: 500, maxMs: 60_000, jitter: 0.2 },
+      onError: (name, error) => options.logger.error({ loop: name, err: (error as Error).message }, 'Loop sync failed'),
+    });
+  }
+
+  runner(name: string): LoopRunner | undefined {
+    return this.#running.get(name)?.runner;
+  }
+  runners(): LoopRunner[] {
+    return [...this.#running.values()].map((r) => r.runner);
+  }
+  health(name: string): LoopHealth | undefined {
+    return this.#health.get(name);
+  }
+
+  async start(): Promise<void> {
+    if (this.#o.inline) {
+      for (const loop of this.#o.inline) {
+        this.#inline.set(loop.metadata.name ?? '', loop);
+        this.#sync.add(loop.metadata.name ?? '', null);
+      }
+      return;
+    }
+    this.#loops = await this.#o.registry.acquire({ apiVersion: LOOP_API_VERSION, kind: LOOP_KIND }, false);
+    const informer = this.#loops.informer;
+    const enqueue = (o: KubeObject) => this.#sync.add(o.metadata?.name ?? '', null);
+    informer.on('add', enqueue);
+    informer.on('update', (o, previous) => {
+      if (o.metadata?.generation !== previous.metadata?.generation) enqueue(o);
+    });
+    informer.on('delete', enqueue);
+    await informer.waitForSync();
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    await this.#sync.shutdown();
+    await Promise.all([...this.#running.values()].map((r) => r.runner.stop()));
+    this.#running.clear();
+    await this.#loops?.release();
+  }
+
+  /** Waits until the named Loop runs with complete caches (tests and `kubeloop dev`). */
+  async waitForLoop(name: string, timeoutMs = 60_000): Promise<LoopRunner> {
+    const deadline = Date.now() + timeoutMs;
+    while (Date.now() < deadline) {
+      const runner = this.runner(name);
+      if (runner) {
+        await runner.synced;
+        return runner;
+      }
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    throw new Error(`Loop ${name} did not start within ${timeoutMs} ms (${this.health(name)?.message ?? 'no status'})`);
+  }
+
+  #loopObject(name: string): Loop | undefined {
+    if (this.#o.inline) return this.#inline.get(name);
+    return (this.#loops?.informer as Informer<KubeObject> | undefined)?.store.get(name) as unknown as Loop | undefined;
+  }
+
+  async #reconcileLoop(name: string): Promise<void> {
+    if (this.#stopped) return;
+    const loop = this.#loopObject(name);
+    const current = this.#running.get(name);
+    if (!loop) {
+      if (current) {
+        this.#running.delete(name);
+        await current.runner.stop();
+        this.#o.logger.info({ loop: name }, 'Loop deleted; stopped');
+      }
+      this.#health.delete(name);
+      return;
+    }
+    const generation = loop.metadata.generation ?? 0;
+    const specJson = JSON.stringify(loop.spec);
+    if (current && current.specJson === specJson) return;
+    if (current) {
+      this.#running.delete(name);
+      await current.runner.stop();
+    }
+    let config;
+    try {
+      config = parseLoop(loop);
+    } catch (error) {
+      if (!(error instanceof LoopSpecError)) throw error;
+      this.#o.logger.warn({ loop: name, err: error.message }, 'Loop has an invalid spec');
+      this.#setHealth(name, generation, { ready: false, reason: 'InvalidSpec', message: error.message });
+      return;
+    }
+    const runner = new LoopRunner(config, { ...this.#o.runnerDeps, onHealth: (loopName, health) => this.#setHealth(loopName, generation, health) });
+    try {
+      await runner.start();
+    } catch (error) {
+      if (error instanceof UnknownKindError) {
+        this.#setHealth(name, generation, { ready: false, reason: 'InvalidSpec', message: error.message });
+        // The CRD may be installed later: look again with backoff.
+        this.#sync.addRateLimited(name, null);
+        return;
+      }
+      if (isApiError(error, 403)) {
+        this.#setHealth(name, generation, { ready: false, reason: 'Forbidden', message: error.message });
+        this.#sync.addRateLimited(name, null);
+        return;
+      }
+      throw error;
+    }
+    this.#sync.forget(name);
+    this.#running.set(name, { runner, generation, specJson });
+    this.#o.logger.info({ loop: name, for: config.for, owns: config.owns, url: config.functionUrl }, 'Loop started');
+  }
+
+  #setHealth(name: string, generation: number, health: LoopHealth): void {
+    const previous = this.#health.get(name);
+    this.#health.set(name, { ...health, generation });
+    // Write only transitions: a message that merely changes (latencies) is not worth an API write.
+    if (previous && previous.ready === health.ready && previous.reason === health.reason && previous.generation === generation) return;
+    if (this.#o.inline || this.#stopped) return;
+    const now = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
+    const condition: LoopCondition = {
+      type: 'Ready',
+      status: health.ready ? 'True' : 'False',
+      reason: health.reason,
+      message: health.message.slice(0, 1024),
+      lastTransitionTime: now,
+      observedGeneration: generation,
+    };
+    void this.#o.client
+      .request({
+        method: 'PATCH',
+        path: `/apis/kubeloop.dev/v1alpha1/loops/${encodeURIComponent(name)}/status`,
+        contentType: 'application/merge-patch+json',
+        body: { status: { observedGeneration: generation, conditions: [condition] } },
+      })
+      .catch((error: unknown) => {
+        if (!isApiError(error, 404)) this.#o.logger.warn({ loop: name, err: (error as Error).message }, 'could not write Loop status');
+      });
+  }
+}

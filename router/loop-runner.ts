@@ -1,0 +1,221 @@
+// One running Loop: wires the shared informers to its work queue (informer -> queue), runs the resync,
+// and hands each dequeued key to reconcileKey (queue -> dispatch -> apply).
+import type { Logger } from 'pino';
+import type { KubeObject, Trigger } from '../lib/contract/types.ts';
+import type { ResourceDiscovery } from '../lib/kube/discovery.ts';
+import { isApiError, type KubeClient } from '../lib/kube/kube-client.ts';
+import { kindKey, objectKey, splitObjectKey } from '../lib/kube/resource-paths.ts';
+import { mergeTriggers, type OwnedStore } from './build-request.ts';
+import type { FunctionInvoker } from './dispatch.ts';
+import type { EventRecorder } from './event-recorder.ts';
+import { Expectations } from './expectations.ts';
+import type { FixtureRecorder } from './fixture-recorder.ts';
+import { UID_INDEX, type InformerLease, type InformerRegistry } from './informer-registry.ts';
+import type { LoopConfig } from './loop-spec.ts';
+import { selectsNamespace, selectsPrimary, updateTriggers } from './predicates.ts';
+import { reconcileKey } from './reconcile-key.ts';
+import type { RouterMetrics } from './router-metrics.ts';
+import { WorkQueue, type QueueItem } from './work-queue.ts';
+
+export type LoopHealthReason = 'Running' | 'FunctionUnreachable' | 'FunctionRejected' | 'InvalidResponse' | 'Forbidden' | 'InvalidSpec';
+export interface LoopHealth {
+  ready: boolean;
+  reason: LoopHealthReason;
+  message: string;
+}
+
+export interface LoopRunnerDeps {
+  client: KubeClient;
+  discovery: ResourceDiscovery;
+  registry: InformerRegistry;
+  invoke: FunctionInvoker;
+  events: EventRecorder;
+  metrics: RouterMetrics;
+  logger: Logger;
+  recorder?: FixtureRecorder;
+  expectationsTimeoutMs?: number;
+  /** Reports the Loop's health whenever a call succeeds or fails; the Loop controller writes conditions. */
+  onHealth?: (loop: string, health: LoopHealth) => void;
+}
+
+export class LoopRunner {
+  readonly queue: WorkQueue<Trigger>;
+  readonly expectations: Expectations;
+  /** Last state of deleted primaries, kept only for Loops with sendDeletes until the call is made. */
+  readonly tombstones = new Map<string, KubeObject>();
+  #primary: InformerLease | undefined;
+  #owned: Array<InformerLease & { kind: LoopConfig['owns'][number] }> = [];
+  #unsubscribe: Array<() => void> = [];
+  #resyncTimer: NodeJS.Timeout | undefined;
+  #stopped = false;
+  #cachesComplete = false;
+  /** Resolves when the Loop's caches are complete and its first calls are queued. */
+  synced: Promise<void> = new Promise(() => {});
+
+  constructor(
+    readonly loop: LoopConfig,
+    readonly deps: LoopRunnerDeps,
+  ) {
+    this.expectations = new Expectations(deps.expectationsTimeoutMs ?? 5 * 60_000);
+    this.queue = new WorkQueue<Trigger>({
+      concurrency: loop.maxConcurrency,
+      merge: mergeTriggers,
+      process: (item) => this.#process(item),
+      onError: (key, error) => deps.logger.error({ loop: loop.name, key, err: error instanceof Error ? error.stack : String(error) }, 'reconcile crashed'),
+    });
+  }
+
+  get isSynced(): boolean {
+    return this.#cachesComplete;
+  }
+  get primaryInformer(): InformerLease['informer'] {
+    if (!this.#primary) throw new Error(`Loop ${this.loop.name} is not started`);
+    return this.#primary.informer;
+  }
+  get ownedStores(): OwnedStore[] {
+    return this.#owned.map((o) => ({ kind: o.kind, store: o.informer.store }));
+  }
+
+  /**
+   * Acquires the informers and subscribes; resolves at once. `synced` resolves when every cache holds a
+   * complete list, so a Loop whose watch is forbidden never blocks the controller that manages Loops.
+   */
+  async start(): Promise<void> {
+    const { registry } = this.deps;
+    const loop = this.loop;
+    try {
+      this.#primary = await registry.acquire(loop.for, loop.metadataOnly);
+      for (const kind of loop.owns) this.#owned.push({ ...(await registry.acquire(kind, loop.metadataOnly)), kind });
+    } catch (error) {
+      await this.stop();
+      throw error;
+    }
+    const primary = this.#primary.informer;
+    this.#unsubscribe.push(
+      primary.on('add', (o) => this.#enqueuePrimary(o, { type: 'ADDED' })),
+      primary.on('update', (o, previous) => {
+        if (updateTriggers(loop, previous, o)) this.#enqueuePrimary(o, { type: 'MODIFIED' });
+      }),
+      primary.on('delete', (o) => this.#primaryDeleted(o)),
+    );
+    for (const owned of this.#owned) {
+      const childKind = owned.kind;
+      const enqueueOwner = (child: KubeObject) => this.#enqueueOwnerOf(child, childKind);
+      this.#unsubscribe.push(
+        owned.informer.on('add', enqueueOwner),
+        owned.informer.on('delete', enqueueOwner),
+        owned.informer.on('update', (child, previous) => {
+          enqueueOwner(child);
+          // A child that changed controller also tells its former owner.
+          if (controllerUid(previous) !== controllerUid(child)) enqueueOwner(previous);
+        }),
+      );
+    }
+    for (const lease of [this.#primary, ...this.#owned]) {
+      this.#unsubscribe.push(
+        lease.informer.on('restart', (_reason, error) => {
+          if (isApiError(error, 403)) {
+            this.deps.onHealth?.(loop.name, { ready: false, reason: 'Forbidden', message: error?.message ?? 'forbidden' });
+          }
+        }),
+      );
+    }
+    this.synced = Promise.all([primary.waitForSync(), ...this.#owned.map((o) => o.informer.waitForSync())]).then(() => {
+      if (this.#stopped) return;
+      // Nothing was queued before every cache was complete (a PodSet must never be reconciled against a
+      // half-listed set of pods); now every primary gets its first call.
+      this.#cachesComplete = true;
+      for (const object of primary.store.list()) this.#enqueuePrimary(object, { type: 'ADDED' });
+      this.#scheduleResync();
+      this.deps.onHealth?.(loop.name, { ready: true, reason: 'Running', message: 'watching' });
+    });
+    // stop() before sync rejects waitForSync; that is not an error worth reporting.
+    this.synced.catch(() => {});
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    if (this.#resyncTimer) clearTimeout(this.#resyncTimer);
+    for (const off of this.#unsubscribe.splice(0)) off();
+    await this.queue.shutdown();
+    const leases = [this.#primary, ...this.#owned].filter((l): l is InformerLease => l !== undefined);
+    this.#primary = undefined;
+    this.#owned = [];
+    await Promise.all(leases.map((l) => l.release()));
+  }
+
+  /** Finds a cached object of the primary or an owned kind (authority checks, expectations). */
+  lookup(apiVersion: string, kind: string, namespace: string | undefined, name: string): KubeObject | undefined {
+    const key = namespace ? `${namespace}/${name}` : name;
+    if (apiVersion === this.loop.for.apiVersion && kind === this.loop.for.kind) return this.#primary?.informer.store.get(key);
+    return this.#owned.find((o) => o.kind.apiVersion === apiVersion && o.kind.kind === kind)?.informer.store.get(key);
+  }
+
+  /** Whether a child (by kindKey and object key) is in the cache, for Expectations. */
+  lookupChild(kind: string, key: string): { uid?: string } | undefined {
+    const owned = this.#owned.find((o) => kindKey(o.kind.apiVersion, o.kind.kind) === kind);
+    const object = owned?.informer.store.get(key);
+    return object ? { uid: object.metadata?.uid } : undefined;
+  }
+
+  #enqueuePrimary(object: KubeObject, trigger: Trigger, priority: 'high' | 'low' = 'high'): void {
+    if (this.#stopped || !this.#cachesComplete || !selectsPrimary(this.loop, object)) return;
+    const key = objectKey(object.metadata);
+    this.tombstones.delete(key);
+    this.queue.add(key, trigger, priority);
+    this.deps.metrics.queueDepth.set({ loop: this.loop.name }, this.queue.depth);
+  }
+
+  #primaryDeleted(object: KubeObject): void {
+    const key = objectKey(object.metadata);
+    this.expectations.forget(key);
+    if (this.loop.sendDeletes && selectsPrimary(this.loop, object)) {
+      this.tombstones.set(key, object);
+      this.queue.add(key, { type: 'DELETED' });
+      return;
+    }
+    this.queue.remove(key);
+  }
+
+  #enqueueOwnerOf(child: KubeObject, childKind: LoopConfig['owns'][number]): void {
+    if (this.#stopped || !this.#primary) return;
+    const ref = child.metadata?.ownerReferences?.find((r) => r.controller === true);
+    if (!ref || ref.apiVersion !== this.loop.for.apiVersion || ref.kind !== this.loop.for.kind) return;
+    if (!selectsNamespace(this.loop, child.metadata?.namespace)) return;
+    const owner = this.#primary.informer.store.byIndex(UID_INDEX, ref.uid)[0];
+    if (!owner) return;
+    const { namespace, name } = splitObjectKey(objectKey(child.metadata));
+    this.#enqueuePrimary(owner, {
+      type: 'CHILD',
+      child: { apiVersion: childKind.apiVersion, kind: childKind.kind, ...(namespace ? { namespace } : {}), name },
+    });
+  }
+
+  #scheduleResync(): void {
+    if (this.#stopped) return;
+    // ±10 % jitter so Loops (and replicas) do not resync in step.
+    const delay = this.loop.resyncMs * (0.9 + Math.random() * 0.2);
+    this.#resyncTimer = setTimeout(() => {
+      const primary = this.#primary?.informer;
+      for (const object of primary?.store.list() ?? []) this.#enqueuePrimary(object, { type: 'RESYNC' }, 'low');
+      this.#scheduleResync();
+    }, delay);
+    this.#resyncTimer.unref();
+  }
+
+  async #process(item: QueueItem<Trigger>): Promise<void> {
+    const { metrics } = this.deps;
+    metrics.queueDepth.set({ loop: this.loop.name }, this.queue.depth);
+    metrics.queueWait.observe({ loop: this.loop.name }, (performance.now() - item.enqueuedAt) / 1000);
+    metrics.inFlight.inc({ loop: this.loop.name });
+    try {
+      await reconcileKey(this, item);
+    } finally {
+      metrics.inFlight.dec({ loop: this.loop.name });
+    }
+  }
+}
+
+function controllerUid(object: KubeObject): string | undefined {
+  return object.metadata?.ownerReferences?.find((r) => r.controller === true)?.uid;
+}

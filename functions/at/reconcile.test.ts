@@ -170,7 +170,7 @@ describe('at reconcile: RUNNING', () => {
 
   it('uses spec.image, else the configured image', () => {
     const imageOf = (r: ReconcileResponse) =>
-      ((r.actions[0] as { object: { spec: { containers: Array<{ image: string }> } } }).object.spec.containers[0]?.image);
+      ((r.actions[0] as unknown as { object: { spec: { containers: Array<{ image: string }> } } }).object.spec.containers[0]?.image);
     const due = variant(at, (a) => (a.spec!.schedule = '2020-11-16T10:12:00Z'));
     expect(imageOf(reconcile(variant(due, (a) => (a.spec!.image = 'alpine:3.20')), []))).toBe('alpine:3.20');
     expect(imageOf(reconcile(due, [], NOW, readAtConfig({ KUBELOOP_AT_IMAGE: 'registry.local/busybox:1.36' })))).toBe('registry.local/busybox:1.36');

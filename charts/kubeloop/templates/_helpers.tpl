@@ -1,0 +1,113 @@
+{{/* Names, labels, images and security settings shared by every kubeloop template. */}}
+
+{{- define "kubeloop.name" -}}
+{{- .Chart.Name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{/* <release>-kubeloop, or the release name alone when it already says kubeloop. */}}
+{{- define "kubeloop.fullname" -}}
+{{- if contains .Chart.Name .Release.Name -}}
+{{- .Release.Name | trunc 40 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s" .Release.Name .Chart.Name | trunc 40 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "kubeloop.chart" -}}
+{{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{/* Selector labels of one component; call with (dict "root" $ "component" "router"). */}}
+{{- define "kubeloop.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "kubeloop.name" .root }}
+app.kubernetes.io/instance: {{ .root.Release.Name }}
+app.kubernetes.io/component: {{ .component }}
+{{- end -}}
+
+{{- define "kubeloop.labels" -}}
+{{ include "kubeloop.selectorLabels" . }}
+app.kubernetes.io/version: {{ .root.Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .root.Release.Service }}
+app.kubernetes.io/part-of: kubeloop
+helm.sh/chart: {{ include "kubeloop.chart" .root }}
+{{- end -}}
+
+{{/* Image reference; call with (dict "root" $ "repository" "router"). */}}
+{{- define "kubeloop.image" -}}
+{{- $tag := .root.Values.image.tag | default .root.Chart.AppVersion -}}
+{{- printf "%s/%s:%s" .root.Values.image.registry .repository $tag -}}
+{{- end -}}
+
+{{/* The restricted Pod Security profile, per container. */}}
+{{- define "kubeloop.containerSecurityContext" -}}
+runAsNonRoot: true
+runAsUser: {{ .Values.podSecurityContext.runAsUser }}
+runAsGroup: {{ .Values.podSecurityContext.runAsGroup }}
+readOnlyRootFilesystem: true
+allowPrivilegeEscalation: false
+capabilities:
+  drop: [ALL]
+seccompProfile:
+  type: RuntimeDefault
+{{- end -}}
+
+{{- define "kubeloop.imagePullSecrets" -}}
+{{- with .Values.imagePullSecrets -}}
+imagePullSecrets:
+{{- toYaml . | nindent 2 }}
+{{- end -}}
+{{- end -}}
+
+{{- define "kubeloop.routerName" -}}{{ include "kubeloop.fullname" . }}-router{{- end -}}
+{{- define "kubeloop.webhookName" -}}{{ include "kubeloop.fullname" . }}-webhook{{- end -}}
+{{- define "kubeloop.functionServiceAccount" -}}{{ include "kubeloop.fullname" . }}-function{{- end -}}
+{{- define "kubeloop.webhookSecret" -}}{{ include "kubeloop.fullname" . }}-webhook-tls{{- end -}}
+{{- define "kubeloop.webhookConfigurationName" -}}{{ include "kubeloop.fullname" . }}-watcher-sidecar{{- end -}}
+{{- define "kubeloop.leaseName" -}}{{ include "kubeloop.fullname" . }}-router-leader{{- end -}}
+
+{{/* One function's settings: functionDefaults overlaid with its own entry; call with (dict "root" $ "name" "podset"). */}}
+{{- define "kubeloop.functionConfig" -}}
+{{- $own := index .root.Values.functions .name -}}
+{{- toYaml (mergeOverwrite (deepCopy .root.Values.functionDefaults) (deepCopy $own)) -}}
+{{- end -}}
+
+{{/* Name of a function's Service or Knative Service (Knative appends -00001 to revisions: keep room). */}}
+{{- define "kubeloop.functionName" -}}
+{{- printf "%s-%s" (include "kubeloop.fullname" .root) .name | trunc 56 | trimSuffix "-" -}}
+{{- end -}}
+
+{{/* The URL the Loop's router calls: the Service's port, or Knative's cluster-local address on port 80. */}}
+{{- define "kubeloop.functionURL" -}}
+{{- $fn := include "kubeloop.functionConfig" . | fromYaml -}}
+{{- $name := include "kubeloop.functionName" . -}}
+{{- if eq $fn.runtime "knative" -}}
+{{- printf "http://%s.%s.svc.cluster.local%s" $name .root.Release.Namespace $fn.path -}}
+{{- else -}}
+{{- printf "http://%s.%s.svc:%v%s" $name .root.Release.Namespace $fn.port $fn.path -}}
+{{- end -}}
+{{- end -}}
+
+{{/* API group of an apiVersion ("apps/v1" -> "apps", "v1" -> ""). */}}
+{{- define "kubeloop.apiGroup" -}}
+{{- if contains "/" . -}}{{- first (splitList "/" .) -}}{{- end -}}
+{{- end -}}
+
+{{/* Plural resource of a kind; call with (dict "root" $ "kind" "PodSet"). */}}
+{{- define "kubeloop.plural" -}}
+{{- $override := index .root.Values.router.rbac.plurals .kind -}}
+{{- if $override -}}{{- $override -}}
+{{- else -}}
+{{- $lower := lower .kind -}}
+{{- if or (hasSuffix "s" $lower) (hasSuffix "x" $lower) (hasSuffix "ch" $lower) (hasSuffix "sh" $lower) -}}{{ $lower }}es
+{{- else if and (hasSuffix "y" $lower) (not (regexMatch "[aeiou]y$" $lower)) -}}{{ trimSuffix "y" $lower }}ies
+{{- else -}}{{ $lower }}s
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "kubeloop.tmpVolume" -}}
+- name: tmp
+  emptyDir:
+    medium: Memory
+    sizeLimit: 16Mi
+{{- end -}}

@@ -1,0 +1,309 @@
+// charts/kubeloop: helm lint, helm template with several value sets (restricted pods, least-privilege RBAC,
+// Loop URLs following the runtime, the webhook configuration matching webhooks/configuration.ts), schema
+// errors, every manifest server-side dry-run applied to the real control plane (Knative Serving's CRDs
+// installed for the Knative variant), and a real helm install + uninstall that leaves nothing behind.
+import { execFile } from 'node:child_process';
+import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { stringify } from 'yaml';
+import { buildWebhookConfiguration } from '../../webhooks/configuration.ts';
+import { setupClusterSuite, type ClusterSuite } from '../cluster/suite.ts';
+import { eventually } from '../cluster/eventually.ts';
+import { knativeServingCrdFiles } from './knative-crds.ts';
+import { byKind, CHART_DIR, helm, one, renderChart, valuesFile, type Manifest } from './chart-render.ts';
+import { assertRestrictedPod, podSpecsOf, type PodSpecLike } from './pod-security.ts';
+
+const run = promisify(execFile);
+
+const FUNCTIONS = ['at', 'pod-name-label', 'podset', 'watcher'] as const;
+const RELEASE = 'kubeloop';
+
+/** Value sets every rendering test runs with. */
+const VALUE_SETS: Record<string, Record<string, unknown>> = {
+  defaults: {},
+  knative: { functionDefaults: { runtime: 'knative' } },
+  'cert-manager': { webhook: { certificates: { mode: 'cert-manager' } } },
+  'mixed runtimes, namespaced loops': {
+    functions: {
+      podset: { runtime: 'knative', loop: { namespaces: ['team-a', 'team-b'] } },
+      watcher: { enabled: false },
+    },
+  },
+  minimal: {
+    router: { replicas: 1, leaderElection: { enabled: false } },
+    webhook: { enabled: false },
+    networkPolicy: { enabled: false },
+    functions: { podset: { enabled: false }, watcher: { enabled: false }, at: { enabled: false } },
+  },
+};
+
+interface LoopManifest extends Manifest {
+  spec: { for: { apiVersion: string; kind: string }; owns?: Array<{ apiVersion: string; kind: string }>; namespaces?: string[]; function: { url: string } };
+}
+
+interface PolicyRule {
+  apiGroups?: string[];
+  resources?: string[];
+  resourceNames?: string[];
+  verbs: string[];
+}
+
+function rulesOf(manifest: Manifest): PolicyRule[] {
+  return (manifest as unknown as { rules?: PolicyRule[] }).rules ?? [];
+}
+
+function subjectsOf(manifest: Manifest): Array<{ kind: string; name: string; namespace?: string }> {
+  return (manifest as unknown as { subjects?: Array<{ kind: string; name: string; namespace?: string }> }).subjects ?? [];
+}
+
+function plural(kind: string): string {
+  const lower = kind.toLowerCase();
+  return /(s|x|ch|sh)$/.test(lower) ? `${lower}es` : `${lower}s`;
+}
+
+function group(apiVersion: string): string {
+  return apiVersion.includes('/') ? (apiVersion.split('/')[0] ?? '') : '';
+}
+
+// Rendering needs only helm; the control-plane tests below set up their own namespace.
+const helmBinary = inject('clusterBinaries').helm;
+
+describe('helm lint', () => {
+  it.each(Object.entries(VALUE_SETS))('passes with the %s values', async (_name, values) => {
+    const file = await valuesFile(values);
+    try {
+      const result = await helm(helmBinary, ['lint', CHART_DIR, '--strict', '--kube-version', '1.35.0', ...file.args]);
+      expect(result.stderr + result.stdout, 'helm lint output').toMatch(/1 chart\(s\) linted, 0 chart\(s\) failed/);
+      expect(result.code).toBe(0);
+    } finally {
+      await file.cleanup();
+    }
+  });
+});
+
+describe('values.schema.json', () => {
+  const cases: Array<[string, Record<string, unknown>, RegExp]> = [
+    ['an unknown function runtime', { functionDefaults: { runtime: 'lambda' } }, /\/functionDefaults\/runtime': value must be one of 'deployment', 'knative'/],
+    ['a webhook timeout above 5 s', { webhook: { timeoutSeconds: 30 } }, /\/webhook\/timeoutSeconds'/],
+    ['an unknown certificate mode', { webhook: { certificates: { mode: 'vault' } } }, /\/webhook\/certificates\/mode': value must be one of 'self', 'cert-manager'/],
+    ['a Loop function URL set by hand', { functions: { podset: { loop: { function: { url: 'http://x' } } } } }, /\/functions\/podset\/loop\/function': additional properties 'url' not allowed/],
+    ['zero router replicas', { router: { replicas: 0 } }, /\/router\/replicas'/],
+    ['running as root', { podSecurityContext: { runAsNonRoot: false } }, /\/podSecurityContext\/runAsNonRoot': value must be true/],
+    ['a misspelt top-level key', { routr: { replicas: 2 } }, /additional properties 'routr' not allowed/],
+  ];
+  it.each(cases)('rejects %s, naming the setting', async (_what, values, message) => {
+    const file = await valuesFile(values);
+    try {
+      const result = await helm(helmBinary, ['template', RELEASE, CHART_DIR, '--kube-version', '1.35.0', ...file.args]);
+      expect(result.code).not.toBe(0);
+      expect(result.stderr).toMatch(message);
+    } finally {
+      await file.cleanup();
+    }
+  });
+});
+
+describe.each(Object.entries(VALUE_SETS))('helm template with the %s values', (_name, values) => {
+  let manifests: Manifest[] = [];
+  const namespace = 'kubeloop-system';
+  const enabled = FUNCTIONS.filter((fn) => (values.functions as Record<string, { enabled?: boolean }> | undefined)?.[fn]?.enabled !== false);
+  const webhookEnabled = (values.webhook as { enabled?: boolean } | undefined)?.enabled !== false;
+
+  beforeAll(async () => {
+    manifests = (await renderChart(helmBinary, { namespace, values, withTests: true })).manifests;
+  });
+
+  it('runs every pod restricted: non-root, read-only root, no escalation, drop ALL, RuntimeDefault, requests and limits', () => {
+    const specs = manifests.flatMap((m) => podSpecsOf(m).map((spec): [string, PodSpecLike] => [`${m.kind}/${m.metadata.name}`, spec]));
+    expect(specs.length).toBeGreaterThanOrEqual(enabled.length + 1);
+    for (const [where, spec] of specs) assertRestrictedPod(where, spec);
+  });
+
+  it('gives each enabled function a Loop whose URL points at its Service or Knative Service', () => {
+    const loops = byKind(manifests, 'Loop') as LoopManifest[];
+    expect(loops.map((l) => l.metadata.name).sort()).toEqual(enabled.map((fn) => `${RELEASE}-${fn}`).sort());
+    for (const loop of loops) {
+      const url = new URL(loop.spec.function.url);
+      const name = loop.metadata.name;
+      const knative = manifests.find((m) => m.kind === 'Service' && m.apiVersion === 'serving.knative.dev/v1' && m.metadata.name === name);
+      if (knative) {
+        expect(url.host).toBe(`${name}.${namespace}.svc.cluster.local`);
+        expect(manifests.some((m) => m.kind === 'Deployment' && m.metadata.name === name)).toBe(false);
+      } else {
+        const service = manifests.find((m) => m.kind === 'Service' && m.apiVersion === 'v1' && m.metadata.name === name) as
+          | (Manifest & { spec: { ports: Array<{ port: number }> } })
+          | undefined;
+        expect(service, `Service ${name} for Loop ${name}`).toBeDefined();
+        expect(url.hostname).toBe(`${name}.${namespace}.svc`);
+        expect(service?.spec.ports.map((p) => p.port)).toContain(Number(url.port));
+        one(manifests, 'Deployment', name);
+      }
+      expect(['/', '/reconcile']).toContain(url.pathname);
+    }
+  });
+
+  it('lets the router touch only the kinds its Loops name, and functions nothing at all', () => {
+    const routerSa = `${RELEASE}-router`;
+    const loops = byKind(manifests, 'Loop') as LoopManifest[];
+    const named = new Set<string>(['kubeloop.dev/loops', 'kubeloop.dev/loops/status', '/events', 'events.k8s.io/events', 'coordination.k8s.io/leases']);
+    for (const loop of loops) {
+      for (const ref of [loop.spec.for, ...(loop.spec.owns ?? [])]) {
+        const base = `${group(ref.apiVersion)}/${plural(ref.kind)}`;
+        named.add(base).add(`${base}/status`).add(`${base}/finalizers`);
+      }
+    }
+    const roles = [...byKind(manifests, 'ClusterRole'), ...byKind(manifests, 'Role')];
+    const bindings = [...byKind(manifests, 'ClusterRoleBinding'), ...byKind(manifests, 'RoleBinding')];
+    for (const role of roles) {
+      for (const rule of rulesOf(role)) {
+        expect([...(rule.apiGroups ?? []), ...(rule.resources ?? []), ...rule.verbs], `${role.metadata.name} uses no wildcard`).not.toContain('*');
+      }
+    }
+    const routerRoles = new Set(bindings.filter((b) => subjectsOf(b).some((s) => s.name === routerSa)).map((b) => (b as unknown as { roleRef: { name: string } }).roleRef.name));
+    expect(routerRoles.size).toBeGreaterThan(0);
+    for (const role of roles.filter((r) => routerRoles.has(r.metadata.name))) {
+      for (const rule of rulesOf(role)) {
+        for (const g of rule.apiGroups ?? []) for (const r of rule.resources ?? []) expect(named, `${role.metadata.name} grants ${g}/${r}`).toContain(`${g}/${r}`);
+      }
+    }
+    const functionSa = one(manifests, 'ServiceAccount', `${RELEASE}-function`) as Manifest & { automountServiceAccountToken?: boolean };
+    expect(functionSa.automountServiceAccountToken).toBe(false);
+    for (const binding of bindings) expect(subjectsOf(binding).map((s) => s.name)).not.toContain(`${RELEASE}-function`);
+    // Secrets: only the webhook's own, by name (create cannot be limited by name).
+    for (const role of roles) {
+      for (const rule of rulesOf(role).filter((r) => r.resources?.includes('secrets'))) {
+        if (rule.verbs.some((v) => v !== 'create')) expect(rule.resourceNames, `${role.metadata.name} names the Secrets it reads`).toEqual([`${RELEASE}-webhook-tls`]);
+      }
+    }
+  });
+
+  it('renders the webhook configuration exactly as webhooks/configuration.ts builds it', () => {
+    const rendered = byKind(manifests, 'MutatingWebhookConfiguration');
+    if (!webhookEnabled) {
+      expect(rendered).toEqual([]);
+      return;
+    }
+    const [mwc] = rendered as Array<Manifest & { webhooks: Array<Record<string, unknown>> }>;
+    const built = buildWebhookConfiguration({
+      target: { service: { name: `${RELEASE}-webhook`, namespace, port: 443 } },
+      kubeloopNamespace: namespace,
+      excludedNamespaces: ['kube-public', 'kube-node-lease'],
+    });
+    expect(mwc?.metadata.name).toBe(built.metadata?.name);
+    expect(mwc?.webhooks).toEqual(built.webhooks);
+    const certManager = (values.webhook as { certificates?: { mode?: string } } | undefined)?.certificates?.mode === 'cert-manager';
+    const annotations = (mwc?.metadata as { annotations?: Record<string, string> }).annotations ?? {};
+    if (certManager) {
+      expect(annotations['cert-manager.io/inject-ca-from']).toBe(`${namespace}/${RELEASE}-webhook`);
+      const certificate = one(manifests, 'Certificate', `${RELEASE}-webhook`) as Manifest & { spec: { secretName: string; dnsNames: string[] } };
+      expect(certificate.spec.dnsNames).toContain(`${RELEASE}-webhook.${namespace}.svc`);
+      const deployment = one(manifests, 'Deployment', `${RELEASE}-webhook`);
+      expect(JSON.stringify(deployment)).toContain(certificate.spec.secretName);
+    } else {
+      expect(annotations).not.toHaveProperty('cert-manager.io/inject-ca-from');
+      expect(byKind(manifests, 'Certificate')).toEqual([]);
+    }
+  });
+
+  it('runs the router and the webhook with two replicas, leader election and a PodDisruptionBudget by default', () => {
+    if (Object.keys(values).length > 0 && !('webhook' in values) && !('router' in values)) return;
+    const router = one(manifests, 'Deployment', `${RELEASE}-router`) as Manifest & { spec: { replicas: number; template: { spec: { containers: Array<{ args: string[] }> } } } };
+    const leaderElect = router.spec.template.spec.containers[0]?.args.includes('--leader-elect');
+    if ((values.router as { leaderElection?: { enabled?: boolean } } | undefined)?.leaderElection?.enabled === false) {
+      expect(leaderElect).toBe(false);
+      return;
+    }
+    expect(router.spec.replicas).toBe(2);
+    expect(leaderElect).toBe(true);
+    if (webhookEnabled) {
+      const webhook = one(manifests, 'Deployment', `${RELEASE}-webhook`) as Manifest & { spec: { replicas: number } };
+      expect(webhook.spec.replicas).toBe(2);
+      one(manifests, 'PodDisruptionBudget', `${RELEASE}-webhook`);
+    }
+  });
+});
+
+describe('on the local control plane', () => {
+  let workDir = '';
+  let cluster: ClusterSuite;
+  let kubectl = '';
+
+  beforeAll(async () => {
+    cluster = await setupClusterSuite('chart');
+    kubectl = cluster.binaries.kubectl;
+    workDir = await mkdtemp(join(tmpdir(), 'kubeloop-chart-'));
+    const crdDir = join(CHART_DIR, 'crds');
+    const crds = (await readdir(crdDir)).filter((f) => /\.ya?ml$/.test(f)).map((f) => join(crdDir, f));
+    const files = [...crds, ...(await knativeServingCrdFiles())];
+    await run(kubectl, ['--kubeconfig', cluster.kubeconfigPath, 'apply', '--server-side', '--force-conflicts', ...files.flatMap((f) => ['-f', f])]);
+    await run(kubectl, ['--kubeconfig', cluster.kubeconfigPath, 'wait', '--for=condition=Established', '--timeout=60s', 'crd/services.serving.knative.dev', 'crd/loops.kubeloop.dev']);
+    // Pod Security admission warns about any workload that would not run under "restricted".
+    await run(kubectl, ['--kubeconfig', cluster.kubeconfigPath, 'label', 'namespace', cluster.namespace, 'pod-security.kubernetes.io/enforce=restricted', 'pod-security.kubernetes.io/warn=restricted', '--overwrite']);
+  });
+
+  afterAll(async () => {
+    if (workDir) await rm(workDir, { recursive: true, force: true });
+    await cluster?.cleanup();
+  });
+
+  it.each(Object.entries(VALUE_SETS))('accepts every manifest rendered with the %s values (server-side dry run)', async (name, values) => {
+    const { manifests } = await renderChart(helmBinary, { namespace: cluster.namespace, values, withTests: true });
+    // cert-manager's CRDs are not installed here; their two objects are checked by the rendering tests.
+    const applicable = manifests.filter((m) => !m.apiVersion?.startsWith('cert-manager.io/'));
+    const file = join(workDir, `${name.replace(/\W+/g, '-')}.yaml`);
+    await writeFile(file, applicable.map((m) => stringify(m)).join('---\n'));
+    const { stdout, stderr } = await run(kubectl, ['--kubeconfig', cluster.kubeconfigPath, 'apply', '--dry-run=server', '--validate=strict', '--server-side', '--field-manager=helm', '-f', file]);
+    expect(stderr).not.toMatch(/Warning/);
+    expect(stdout.trim().split('\n')).toHaveLength(applicable.length);
+  });
+
+  it('installs with helm, and helm uninstall leaves nothing behind', async () => {
+    const release = `kl-${cluster.namespace.slice(-4)}`;
+    const kube = ['--kubeconfig', cluster.kubeconfigPath];
+    // Keep the shared control plane quiet for other suites: Loops and the webhook only see this namespace.
+    const values = {
+      webhook: { onlyNamespaces: [cluster.namespace] },
+      functions: Object.fromEntries(FUNCTIONS.map((fn) => [fn, { loop: { namespaces: [cluster.namespace] } }])),
+    };
+    const file = await valuesFile(values);
+    try {
+      const install = await helm(helmBinary, ['install', release, CHART_DIR, ...kube, '--namespace', cluster.namespace, '--wait', '--timeout', '3m', ...file.args]);
+      expect(install.stderr).toBe('');
+      expect(install.code).toBe(0);
+      expect(install.stdout).toMatch(/helm test/);
+      const selector = `app.kubernetes.io/instance=${release}`;
+      const listed = async (kinds: string, namespaced: boolean): Promise<string[]> => {
+        const args = [...kube, 'get', kinds, '-l', selector, '-o', 'name', ...(namespaced ? ['-n', cluster.namespace] : [])];
+        const { stdout } = await run(kubectl, args);
+        return stdout.split('\n').filter(Boolean).sort();
+      };
+      const namespacedKinds = 'deployments,replicasets,pods,services,serviceaccounts,roles,rolebindings,networkpolicies,poddisruptionbudgets,secrets,configmaps';
+      const clusterKinds = 'clusterroles,clusterrolebindings,mutatingwebhookconfigurations,loops.kubeloop.dev';
+      // ClusterRoles: the router's Loop reader, one per Loop, the webhook's; cluster bindings: router and webhook
+      // (Loops limited to namespaces are bound by RoleBindings there); one webhook configuration; the Loops.
+      const clusterScoped = await listed(clusterKinds, false);
+      expect(clusterScoped.filter((n) => n.startsWith('clusterrole.'))).toHaveLength(2 + FUNCTIONS.length);
+      expect(clusterScoped.filter((n) => n.startsWith('clusterrolebinding.'))).toHaveLength(2);
+      expect(clusterScoped.filter((n) => n.startsWith('mutatingwebhookconfiguration.'))).toHaveLength(1);
+      expect(clusterScoped.filter((n) => n.startsWith('loop.'))).toHaveLength(FUNCTIONS.length);
+      const ready = await eventually('router and webhook Deployments available', async () => {
+        const { stdout } = await run(kubectl, [...kube, '-n', cluster.namespace, 'get', 'deployments', '-l', selector, '-o', 'jsonpath={range .items[*]}{.metadata.name}={.status.availableReplicas}{"\\n"}{end}']);
+        const lines = stdout.split('\n').filter(Boolean);
+        return lines.length === 2 + FUNCTIONS.length && lines.every((l) => !l.endsWith('=')) ? lines : undefined;
+      }, 60_000);
+      expect(ready).toContain(`${release}-kubeloop-router=2`);
+
+      const uninstall = await helm(helmBinary, ['uninstall', release, ...kube, '--namespace', cluster.namespace, '--wait', '--timeout', '2m']);
+      expect(uninstall.code).toBe(0);
+      expect(await listed(clusterKinds, false)).toEqual([]);
+      await eventually('no object of the release left in its namespace', async () => (await listed(namespacedKinds, true)).length === 0, 60_000);
+      const { stdout: releases } = await run(kubectl, [...kube, '-n', cluster.namespace, 'get', 'secrets', '-l', `owner=helm,name=${release}`, '-o', 'name']);
+      expect(releases.trim()).toBe('');
+    } finally {
+      await file.cleanup();
+    }
+  });
+});

@@ -3,7 +3,7 @@
 // errors, every manifest server-side dry-run applied to the real control plane (Knative Serving's CRDs
 // installed for the Knative variant), and a real helm install + uninstall that leaves nothing behind.
 import { execFile } from 'node:child_process';
-import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -13,7 +13,8 @@ import { buildWebhookConfiguration } from '../../webhooks/configuration.ts';
 import { setupClusterSuite, type ClusterSuite } from '../cluster/suite.ts';
 import { eventually } from '../cluster/eventually.ts';
 import { knativeServingCrdFiles } from './knative-crds.ts';
-import { byKind, CHART_DIR, helm, one, renderChart, valuesFile, type Manifest } from './chart-render.ts';
+import { byKind, CHART_DIR, helm, one, parseManifests, renderChart, valuesFile, type Manifest } from './chart-render.ts';
+import { REPO_ROOT } from './production-bundle.ts';
 import { assertRestrictedPod, podSpecsOf, type PodSpecLike } from './pod-security.ts';
 
 const run = promisify(execFile);
@@ -142,6 +143,18 @@ describe.each(Object.entries(VALUE_SETS))('helm template with the %s values', (_
         one(manifests, 'Deployment', name);
       }
       expect(['/', '/reconcile']).toContain(url.pathname);
+    }
+  });
+
+  it('installs the same Loop specs as samples/loops/ (all but the function URL)', async () => {
+    const withoutUrl = (spec: LoopManifest['spec']): unknown => ({ ...spec, function: { ...spec.function, url: undefined } });
+    for (const loop of byKind(manifests, 'Loop') as LoopManifest[]) {
+      const fn = loop.metadata.name.slice(`${RELEASE}-`.length);
+      const [sample] = parseManifests(await readFile(join(REPO_ROOT, 'samples', 'loops', `${fn}.yaml`), 'utf8')) as LoopManifest[];
+      const expected = withoutUrl(sample!.spec) as { namespaces?: string[] };
+      const overridden = (values.functions as Record<string, { loop?: { namespaces?: string[] } }> | undefined)?.[fn]?.loop?.namespaces;
+      if (overridden) expected.namespaces = overridden;
+      expect(withoutUrl(loop.spec), `Loop ${loop.metadata.name} vs samples/loops/${fn}.yaml`).toEqual(expected);
     }
   });
 

@@ -6,7 +6,7 @@ import { DEFAULT_RENEWAL_POLICY, decideRenewal, inspectCertificate, splitPemCert
 export interface RenewalOutcome {
   bundle: CertificateBundle;
   changed: boolean;
-  reasons: RenewalReason[] | ['missing'];
+  reasons: RenewalReason[] | ['missing'] | ['forced'];
 }
 
 /**
@@ -29,12 +29,15 @@ export async function renewIfNeeded(
   identity: ServingIdentity,
   now: Date,
   policy: RenewalPolicy = DEFAULT_RENEWAL_POLICY,
+  /** 'serving': renew the serving certificate even if it is good (operator-requested rotation). */
+  force?: 'serving',
 ): Promise<RenewalOutcome> {
   if (!existing) return { bundle: await generateBundle({ now, identity }), changed: true, reasons: ['missing'] };
   const decision = decideRenewal(existing, identity, now, policy);
-  if (!decision.renewServing) return { bundle: existing, changed: false, reasons: [] };
+  if (!decision.renewServing && force !== 'serving') return { bundle: existing, changed: false, reasons: [] };
   if (!decision.renewCa) {
-    return { bundle: await generateBundle({ now, identity, ca: existing.ca }), changed: true, reasons: decision.reasons };
+    const reasons = decision.reasons.length > 0 ? decision.reasons : (['forced'] as ['forced']);
+    return { bundle: await generateBundle({ now, identity, ca: existing.ca }), changed: true, reasons };
   }
   const fresh = await generateBundle({ now, identity });
   const certPem = trustWithPrevious(fresh.ca.certPem, existing.ca.certPem, now);

@@ -1,0 +1,124 @@
+// Putting the CA into a MutatingWebhookConfiguration's caBundle and keeping it there: an informer on
+// that one configuration re-injects whenever someone (a Helm upgrade, kubectl apply) resets it.
+import type { V1MutatingWebhookConfiguration } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+import { Informer, isApiError, type KubeClient, type ResourceInfo } from '../lib/kube/index.ts';
+
+export const MUTATING_WEBHOOK_CONFIGURATIONS: ResourceInfo = {
+  group: 'admissionregistration.k8s.io',
+  version: 'v1',
+  apiVersion: 'admissionregistration.k8s.io/v1',
+  kind: 'MutatingWebhookConfiguration',
+  plural: 'mutatingwebhookconfigurations',
+  namespaced: false,
+};
+
+const collection = '/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations';
+const configurationPath = (name: string): string => `${collection}/${encodeURIComponent(name)}`;
+
+export type InjectResult = 'updated' | 'unchanged' | 'not-found';
+
+function needsCaBundle(configuration: V1MutatingWebhookConfiguration, caBundle: string): boolean {
+  return (configuration.webhooks ?? []).some((webhook) => webhook.clientConfig.caBundle !== caBundle);
+}
+
+/** Sets caBundle on every webhook of the configuration (read-modify-write with resourceVersion, retried on conflict). */
+export async function injectCaBundle(client: KubeClient, name: string, caPem: string): Promise<InjectResult> {
+  const caBundle = Buffer.from(caPem).toString('base64');
+  for (let attempt = 0; attempt < 8; attempt++) {
+    let current: V1MutatingWebhookConfiguration;
+    try {
+      current = await client.request<V1MutatingWebhookConfiguration>({ path: configurationPath(name) });
+    } catch (error) {
+      if (isApiError(error, 404)) return 'not-found';
+      throw error;
+    }
+    if (!needsCaBundle(current, caBundle)) return 'unchanged';
+    const updated: V1MutatingWebhookConfiguration = {
+      ...current,
+      webhooks: (current.webhooks ?? []).map((w) => ({ ...w, clientConfig: { ...w.clientConfig, caBundle } })),
+    };
+    try {
+      await client.request({ method: 'PUT', path: configurationPath(name), body: updated });
+      return 'updated';
+    } catch (error) {
+      if (!isApiError(error, 409)) throw error;
+    }
+  }
+  throw new Error(`MutatingWebhookConfiguration ${name}: caBundle update still conflicting after 8 attempts`);
+}
+
+/** Creates the configuration or replaces it with `desired` (keeping its resourceVersion); dev mode and tests. */
+export async function applyWebhookConfiguration(client: KubeClient, desired: V1MutatingWebhookConfiguration): Promise<'created' | 'updated'> {
+  const name = desired.metadata?.name ?? '';
+  for (let attempt = 0; attempt < 8; attempt++) {
+    try {
+      const current = await client.request<V1MutatingWebhookConfiguration>({ path: configurationPath(name) });
+      const body = { ...desired, metadata: { ...desired.metadata, resourceVersion: current.metadata?.resourceVersion } };
+      await client.request({ method: 'PUT', path: configurationPath(name), body });
+      return 'updated';
+    } catch (error) {
+      if (isApiError(error, 409)) continue;
+      if (!isApiError(error, 404)) throw error;
+    }
+    try {
+      await client.request({ method: 'POST', path: collection, body: desired });
+      return 'created';
+    } catch (error) {
+      if (!isApiError(error, 409)) throw error;
+    }
+  }
+  throw new Error(`MutatingWebhookConfiguration ${name}: still conflicting after 8 attempts`);
+}
+
+export async function deleteWebhookConfiguration(client: KubeClient, name: string): Promise<void> {
+  try {
+    await client.request({ method: 'DELETE', path: configurationPath(name) });
+  } catch (error) {
+    if (!isApiError(error, 404)) throw error;
+  }
+}
+
+export interface CaBundleKeeper {
+  /** Changes the CA to keep injected (after a CA roll) and injects it now. */
+  setCa(caPem: string): Promise<InjectResult>;
+  stop(): Promise<void>;
+}
+
+/** Watches the one configuration by name and re-injects the CA whenever its caBundle drifts. */
+export function keepCaBundle(client: KubeClient, name: string, initialCaPem: string, logger?: Logger): CaBundleKeeper {
+  let caPem = initialCaPem;
+  const informer = new Informer<V1MutatingWebhookConfiguration>({
+    client,
+    resource: MUTATING_WEBHOOK_CONFIGURATIONS,
+    fieldSelector: `metadata.name=${name}`,
+    ...(logger ? { logger } : {}),
+  });
+  let inFlight: Promise<InjectResult> = Promise.resolve('unchanged');
+  // One injection at a time; a drift seen during one is re-checked by the next.
+  const inject = (): Promise<InjectResult> => {
+    inFlight = inFlight
+      .catch(() => 'unchanged' as const)
+      .then(() => injectCaBundle(client, name, caPem))
+      .then((result) => {
+        if (result === 'updated') logger?.info({ configuration: name }, 'caBundle injected');
+        if (result === 'not-found') logger?.warn({ configuration: name }, 'MutatingWebhookConfiguration not found; caBundle not injected yet');
+        return result;
+      });
+    inFlight.catch((error: unknown) => logger?.error({ err: error, configuration: name }, 'caBundle injection failed'));
+    return inFlight;
+  };
+  const onChange = (configuration: V1MutatingWebhookConfiguration): void => {
+    if (needsCaBundle(configuration, Buffer.from(caPem).toString('base64'))) void inject();
+  };
+  informer.on('add', onChange);
+  informer.on('update', onChange);
+  informer.start();
+  return {
+    setCa(next: string) {
+      caPem = next;
+      return inject();
+    },
+    stop: () => informer.stop(),
+  };
+}

@@ -1,0 +1,123 @@
+// `kubeloop certs generate|inject|rotate|show`: the webhook's certificates for operators.
+// generate works offline (files); inject, rotate and show work on the Secret and the
+// MutatingWebhookConfiguration that a running webhook uses.
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import type { V1MutatingWebhookConfiguration } from '@kubernetes/client-node';
+import { injectCaBundle } from '../../certs/ca-bundle.ts';
+import { generateBundle, type CertificateBundle, type ServingIdentity } from '../../certs/generate.ts';
+import { decideRenewal, inspectCertificate, splitPemCertificates } from '../../certs/inspect.ts';
+import { bundleFromSecret, ensureCertificate, readCertificateSecret } from '../../certs/secret-store.ts';
+import { isApiError, KubeClient, loadKubeConfig } from '../../lib/kube/index.ts';
+import { DEFAULT_CONFIGURATION_NAME } from '../../webhooks/configuration.ts';
+
+const USAGE = `usage: kubeloop certs <generate|inject|rotate|show> [options]
+
+  generate --out DIR [--service S] [--namespace N] [--host H]...   write ca.crt, ca.key, tls.crt, tls.key (offline)
+  inject   [--ca-file PATH]                                      put the CA (from --ca-file or the Secret) into the configuration's caBundle
+  rotate   [--force]                                             renew the Secret's serving certificate if due (always with --force);
+                                                                 running webhooks swap it in at their next check
+  show     [--cert-file PATH]                                    subject, SANs, expiry and renewal decision; caBundle status
+
+common: --kubeconfig PATH  --namespace kubeloop  --service kubeloop-webhook  --secret kubeloop-webhook-tls
+        --configuration ${DEFAULT_CONFIGURATION_NAME}`;
+
+function describeBundle(bundle: CertificateBundle, identity: ServingIdentity): string {
+  const lines: string[] = [];
+  for (const [index, pem] of splitPemCertificates(bundle.ca.certPem).entries()) {
+    const ca = inspectCertificate(pem);
+    lines.push(`CA${index === 0 ? '' : ` (previous, still trusted)`}: ${ca.subject}  notAfter ${ca.notAfter.toISOString()}  sha256 ${ca.fingerprintSha256}`);
+  }
+  const serving = inspectCertificate(bundle.serving.certPem);
+  lines.push(`serving: ${serving.subject}  issuer ${serving.issuer}`);
+  lines.push(`  notBefore ${serving.notBefore.toISOString()}  notAfter ${serving.notAfter.toISOString()}  serial ${serving.serialNumber}`);
+  lines.push(`  SANs ${serving.hosts.join(', ')}`);
+  const decision = decideRenewal(bundle, identity, new Date());
+  lines.push(`  renewal: ${decision.renewServing ? `due (${decision.reasons.join(', ')})` : 'not due'}`);
+  return lines.join('\n');
+}
+
+export async function run(argv: string[]): Promise<number> {
+  const [action, ...rest] = argv;
+  if (!action || action === '--help' || action === '-h' || rest.includes('--help')) {
+    console.log(USAGE);
+    return action ? 0 : 2;
+  }
+  const { values } = parseArgs({
+    args: rest,
+    options: {
+      kubeconfig: { type: 'string' },
+      namespace: { type: 'string', default: process.env.KUBELOOP_NAMESPACE || 'kubeloop' },
+      service: { type: 'string', default: 'kubeloop-webhook' },
+      secret: { type: 'string', default: 'kubeloop-webhook-tls' },
+      configuration: { type: 'string', default: DEFAULT_CONFIGURATION_NAME },
+      out: { type: 'string' },
+      host: { type: 'string', multiple: true },
+      'ca-file': { type: 'string' },
+      'cert-file': { type: 'string' },
+      force: { type: 'boolean', default: false },
+    },
+  });
+  const identity: ServingIdentity = { service: values.service, namespace: values.namespace, extraHosts: values.host ?? [] };
+  const location = { namespace: values.namespace, name: values.secret };
+
+  if (action === 'generate') {
+    if (!values.out) throw new Error('certs generate: --out DIR is required');
+    const bundle = await generateBundle({ now: new Date(), identity });
+    await mkdir(values.out, { recursive: true });
+    await writeFile(join(values.out, 'ca.crt'), bundle.ca.certPem);
+    await writeFile(join(values.out, 'ca.key'), bundle.ca.keyPem, { mode: 0o600 });
+    await writeFile(join(values.out, 'tls.crt'), bundle.serving.certPem);
+    await writeFile(join(values.out, 'tls.key'), bundle.serving.keyPem, { mode: 0o600 });
+    console.log(`wrote ca.crt, ca.key, tls.crt, tls.key to ${values.out}\n${describeBundle(bundle, identity)}`);
+    return 0;
+  }
+  if (action === 'show' && values['cert-file']) {
+    const info = inspectCertificate(await readFile(values['cert-file'], 'utf8'));
+    console.log(JSON.stringify(info, null, 2));
+    return 0;
+  }
+  if (!['inject', 'rotate', 'show'].includes(action)) throw new Error(`certs: unknown action "${action}"\n${USAGE}`);
+
+  const client = await KubeClient.fromKubeConfig(loadKubeConfig(values.kubeconfig ? { kubeconfig: values.kubeconfig } : {}));
+  try {
+    if (action === 'rotate') {
+      const result = await ensureCertificate(client, location, { identity, now: () => new Date(), force: values.force });
+      console.log(`Secret ${location.namespace}/${location.name}: ${result.action}${result.reasons.length ? ` (${result.reasons.join(', ')})` : ''}`);
+      console.log(describeBundle(result.bundle, identity));
+      const injected = await injectCaBundle(client, values.configuration, result.bundle.ca.certPem);
+      console.log(`caBundle of ${values.configuration}: ${injected}`);
+      return 0;
+    }
+    const secret = await readCertificateSecret(client, location);
+    if (action === 'inject') {
+      const caPem = values['ca-file'] ? await readFile(values['ca-file'], 'utf8') : secret ? bundleFromSecret(secret).ca.certPem : undefined;
+      if (!caPem) throw new Error(`certs inject: no --ca-file and no Secret ${location.namespace}/${location.name}`);
+      const injected = await injectCaBundle(client, values.configuration, caPem);
+      console.log(`caBundle of ${values.configuration}: ${injected}`);
+      return injected === 'not-found' ? 1 : 0;
+    }
+    if (!secret) {
+      console.log(`Secret ${location.namespace}/${location.name} does not exist (the webhook creates it at start-up)`);
+      return 1;
+    }
+    const bundle = bundleFromSecret(secret);
+    console.log(`Secret ${location.namespace}/${location.name} (resourceVersion ${secret.metadata?.resourceVersion ?? '?'})`);
+    console.log(describeBundle(bundle, identity));
+    try {
+      const configuration = await client.request<V1MutatingWebhookConfiguration>({
+        path: `/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/${encodeURIComponent(values.configuration)}`,
+      });
+      const expected = Buffer.from(bundle.ca.certPem).toString('base64');
+      const inSync = (configuration.webhooks ?? []).every((w) => w.clientConfig.caBundle === expected);
+      console.log(`caBundle of ${values.configuration}: ${inSync ? 'in sync with the Secret' : 'DIFFERS from the Secret (run kubeloop certs inject)'}`);
+    } catch (error) {
+      if (!isApiError(error, 404)) throw error;
+      console.log(`MutatingWebhookConfiguration ${values.configuration} not found`);
+    }
+    return 0;
+  } finally {
+    await client.close();
+  }
+}

@@ -1,0 +1,22 @@
+// `kubeloop webhook`: runs the Watcher sidecar admission webhook until SIGTERM/SIGINT.
+// With --dev it also registers the MutatingWebhookConfiguration at https://127.0.0.1:<port> (kubeloop dev).
+import { closeOnSignals } from '../../lib/server/shutdown.ts';
+import { readWebhookConfig, WEBHOOK_USAGE } from '../../webhooks/config.ts';
+import { startWebhook } from '../../webhooks/run-webhook.ts';
+
+export async function run(argv: string[]): Promise<number> {
+  if (argv.includes('--help') || argv.includes('-h')) {
+    console.log(WEBHOOK_USAGE);
+    return 0;
+  }
+  const config = readWebhookConfig(argv);
+  const webhook = await startWebhook(config);
+  // Closing the listener first; the informers and timers are unref'd or stopped with it.
+  closeOnSignals(webhook.server, {
+    drainDelayMs: config.drainDelaySeconds * 1000,
+    exit: (code) => {
+      void webhook.stop().finally(() => process.exit(code));
+    },
+  });
+  return new Promise<number>(() => {});
+}

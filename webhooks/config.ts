@@ -1,0 +1,151 @@
+// Configuration of `kubeloop webhook`: flags win over environment variables; every value is checked
+// at start-up and a bad one is reported with the flag or variable that set it.
+import { parseArgs } from 'node:util';
+import { parseLogLevel, type LogLevel } from '../lib/observability/logger.ts';
+import { DEFAULT_BODY_LIMIT_BYTES } from '../lib/server/create-server.ts';
+import type { MissingWatcherPolicy } from './admit-pod.ts';
+import { DEFAULT_CONFIGURATION_NAME, DEFAULT_WEBHOOK_PORT, type FailurePolicy } from './configuration.ts';
+
+/**
+ * self-managed: CA and serving certificate in a Secret, rotated by the webhook, caBundle injected.
+ * files: a certificate mounted from a Secret that cert-manager keeps (reloaded when it changes).
+ */
+export type CertificateMode = 'self-managed' | 'files';
+
+export interface WebhookConfig {
+  port: number;
+  host: string;
+  kubeconfig?: string;
+  /** kubeloop's namespace: holds the certificate Secret and is never sent to the webhook. */
+  namespace: string;
+  service: string;
+  secretName: string;
+  configurationName: string;
+  certificates: CertificateMode;
+  tlsCertFile?: string;
+  tlsKeyFile?: string;
+  certCheckIntervalSeconds: number;
+  missingWatcher: MissingWatcherPolicy;
+  /**
+   * Dev mode: register the MutatingWebhookConfiguration ourselves with url https://127.0.0.1:<port>/...
+   * (how a local API server reaches a webhook running outside the cluster).
+   */
+  dev: boolean;
+  failurePolicy: FailurePolicy;
+  /** Dev mode and tests: only pods in these namespaces are sent to this webhook. */
+  onlyNamespaces: string[];
+  /** Cache Watchers of one namespace only (tests); all namespaces by default. */
+  watchNamespace?: string;
+  bodyLimitBytes: number;
+  logLevel: LogLevel;
+  drainDelaySeconds: number;
+}
+
+export const WEBHOOK_USAGE = `usage: kubeloop webhook [options]
+
+  --port 8443                      HTTPS port (PORT)
+  --host 0.0.0.0                   (HOST)
+  --kubeconfig PATH                (KUBECONFIG; in-cluster service account when unset)
+  --namespace kubeloop             kubeloop's namespace, holds the certificate Secret (KUBELOOP_NAMESPACE, POD_NAMESPACE)
+  --service kubeloop-webhook       Service in front of the webhook, for the certificate SANs (KUBELOOP_WEBHOOK_SERVICE)
+  --secret kubeloop-webhook-tls    certificate Secret (KUBELOOP_WEBHOOK_SECRET)
+  --configuration ${DEFAULT_CONFIGURATION_NAME}  MutatingWebhookConfiguration to keep the caBundle of (KUBELOOP_WEBHOOK_CONFIGURATION)
+  --certificates self-managed|files  (KUBELOOP_WEBHOOK_CERTIFICATES) files = cert-manager mounted
+  --tls-cert-file PATH --tls-key-file PATH   with --certificates files
+  --cert-check-interval-seconds 3600 (KUBELOOP_CERT_CHECK_INTERVAL_SECONDS)
+  --missing-watcher allow|deny     pod naming a Watcher that does not exist (KUBELOOP_MISSING_WATCHER)
+  --dev                            register the configuration with url https://127.0.0.1:<port> (kubeloop dev, tests)
+  --failure-policy Ignore|Fail     of the registered configuration in --dev (KUBELOOP_WEBHOOK_FAILURE_POLICY)
+  --only-namespace NS              in --dev, send only pods of these namespaces (repeatable)
+  --watch-namespace NS             cache Watchers of one namespace only
+  --body-limit-bytes 8388608 --log-level info --drain-delay-seconds 0`;
+
+function integer(value: string, setting: string, min: number, max: number): number {
+  const parsed = Number(value);
+  if (!Number.isInteger(parsed) || parsed < min || parsed > max) throw new Error(`${setting}: "${value}" is not an integer between ${min} and ${max}`);
+  return parsed;
+}
+
+function oneOf<T extends string>(value: string, setting: string, allowed: readonly T[]): T {
+  if ((allowed as readonly string[]).includes(value)) return value as T;
+  throw new Error(`${setting}: "${value}" is not one of ${allowed.join(', ')}`);
+}
+
+export function readWebhookConfig(argv: string[], env: NodeJS.ProcessEnv = process.env): WebhookConfig {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      port: { type: 'string' },
+      host: { type: 'string' },
+      kubeconfig: { type: 'string' },
+      namespace: { type: 'string' },
+      service: { type: 'string' },
+      secret: { type: 'string' },
+      configuration: { type: 'string' },
+      certificates: { type: 'string' },
+      'tls-cert-file': { type: 'string' },
+      'tls-key-file': { type: 'string' },
+      'cert-check-interval-seconds': { type: 'string' },
+      'missing-watcher': { type: 'string' },
+      dev: { type: 'boolean' },
+      'failure-policy': { type: 'string' },
+      'only-namespace': { type: 'string', multiple: true },
+      'watch-namespace': { type: 'string' },
+      'body-limit-bytes': { type: 'string' },
+      'log-level': { type: 'string' },
+      'drain-delay-seconds': { type: 'string' },
+    },
+  });
+  if (positionals.length > 0) throw new Error(`unexpected arguments: ${positionals.join(' ')}\n${WEBHOOK_USAGE}`);
+  type Flag = Exclude<keyof typeof values, 'dev' | 'only-namespace'>;
+  const pick = (flag: Flag, ...variables: string[]): [string, string] | undefined => {
+    const fromFlag = values[flag];
+    if (typeof fromFlag === 'string') return [fromFlag, `--${flag}`];
+    for (const variable of variables) {
+      const fromEnv = env[variable];
+      if (fromEnv !== undefined && fromEnv !== '') return [fromEnv, variable];
+    }
+    return undefined;
+  };
+  const text = (flag: Flag, fallback: string, ...variables: string[]): string => pick(flag, ...variables)?.[0] ?? fallback;
+  const port = pick('port', 'PORT');
+  const interval = pick('cert-check-interval-seconds', 'KUBELOOP_CERT_CHECK_INTERVAL_SECONDS');
+  const limit = pick('body-limit-bytes', 'KUBELOOP_BODY_LIMIT_BYTES');
+  const level = pick('log-level', 'KUBELOOP_LOG_LEVEL');
+  const drain = pick('drain-delay-seconds', 'KUBELOOP_DRAIN_DELAY_SECONDS');
+  const mode = pick('certificates', 'KUBELOOP_WEBHOOK_CERTIFICATES');
+  const missing = pick('missing-watcher', 'KUBELOOP_MISSING_WATCHER');
+  const failure = pick('failure-policy', 'KUBELOOP_WEBHOOK_FAILURE_POLICY');
+  const config: WebhookConfig = {
+    port: port ? integer(port[0], port[1], 0, 65535) : DEFAULT_WEBHOOK_PORT,
+    host: text('host', '0.0.0.0', 'HOST'),
+    namespace: text('namespace', 'kubeloop', 'KUBELOOP_NAMESPACE', 'POD_NAMESPACE'),
+    service: text('service', 'kubeloop-webhook', 'KUBELOOP_WEBHOOK_SERVICE'),
+    secretName: text('secret', 'kubeloop-webhook-tls', 'KUBELOOP_WEBHOOK_SECRET'),
+    configurationName: text('configuration', DEFAULT_CONFIGURATION_NAME, 'KUBELOOP_WEBHOOK_CONFIGURATION'),
+    certificates: mode ? oneOf(mode[0], mode[1], ['self-managed', 'files'] as const) : 'self-managed',
+    // At least a minute: a tighter loop would only hammer the API server.
+    certCheckIntervalSeconds: interval ? integer(interval[0], interval[1], 60, 7 * 24 * 3600) : 3600,
+    missingWatcher: missing ? oneOf(missing[0], missing[1], ['allow', 'deny'] as const) : 'allow',
+    dev: values.dev ?? false,
+    failurePolicy: failure ? oneOf(failure[0], failure[1], ['Ignore', 'Fail'] as const) : 'Ignore',
+    onlyNamespaces: values['only-namespace'] ?? [],
+    bodyLimitBytes: limit ? integer(limit[0], limit[1], 1024 * 1024, 1024 * 1024 * 1024) : DEFAULT_BODY_LIMIT_BYTES,
+    logLevel: level ? parseLogLevel(level[0], level[1]) : 'info',
+    drainDelaySeconds: drain ? integer(drain[0], drain[1], 0, 600) : 0,
+  };
+  const kubeconfig = pick('kubeconfig');
+  if (kubeconfig) config.kubeconfig = kubeconfig[0];
+  const watchNamespace = pick('watch-namespace');
+  if (watchNamespace) config.watchNamespace = watchNamespace[0];
+  if (config.certificates === 'files') {
+    const cert = pick('tls-cert-file', 'KUBELOOP_TLS_CERT_FILE');
+    const key = pick('tls-key-file', 'KUBELOOP_TLS_KEY_FILE');
+    if (!cert || !key) throw new Error('--certificates files needs --tls-cert-file and --tls-key-file');
+    if (config.dev) throw new Error('--dev makes its own certificates; it cannot be combined with --certificates files');
+    config.tlsCertFile = cert[0];
+    config.tlsKeyFile = key[0];
+  }
+  return config;
+}

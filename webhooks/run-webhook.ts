@@ -1,0 +1,136 @@
+// Starts the whole webhook process from its config: Kubernetes client, Watcher cache, certificates
+// (Secret-backed rotation or mounted files), the HTTPS server, and in dev mode the registration of the
+// MutatingWebhookConfiguration. Used by `kubeloop webhook`, `kubeloop dev`, the e2e tests and the bench.
+import type { KubeConfig } from '@kubernetes/client-node';
+import { applyWebhookConfiguration, deleteWebhookConfiguration } from '../certs/ca-bundle.ts';
+import { watchCertificateFiles } from '../certs/file-certificate.ts';
+import type { KeyPairPem } from '../certs/generate.ts';
+import { CertificateRotator } from '../certs/rotation.ts';
+import { isApiError, KubeClient, loadKubeConfig } from '../lib/kube/index.ts';
+import { createLogger, type Logger } from '../lib/observability/logger.ts';
+import { listen } from '../lib/server/index.ts';
+import type { WebhookConfig } from './config.ts';
+import { buildWebhookConfiguration, MUTATE_PATH } from './configuration.ts';
+import { createWebhookServer, type WebhookServer } from './server.ts';
+import { startWatcherCache, type WatcherCache } from './watcher-cache.ts';
+
+export interface RunningWebhook {
+  /** https://127.0.0.1:<port> */
+  url: string;
+  server: WebhookServer;
+  /** Present with self-managed certificates. */
+  rotator?: CertificateRotator;
+  watchers: WatcherCache;
+  client: KubeClient;
+  /** Stops serving; in dev mode `unregister` also deletes the MutatingWebhookConfiguration. */
+  stop(options?: { unregister?: boolean }): Promise<void>;
+}
+
+export interface StartDependencies {
+  logger?: Logger;
+  kubeConfig?: KubeConfig;
+}
+
+async function ensureNamespace(client: KubeClient, name: string): Promise<void> {
+  try {
+    await client.request({ method: 'POST', path: '/api/v1/namespaces', body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name } } });
+  } catch (error) {
+    if (!isApiError(error, 409)) throw error;
+  }
+}
+
+async function waitForWatcherCache(watchers: WatcherCache, timeoutMs: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new Error(`the Watcher cache did not sync within ${timeoutMs / 1000}s: is the watchers.watch.kubeloop.dev CRD installed?`)),
+      timeoutMs,
+    );
+  });
+  try {
+    await Promise.race([watchers.informer.waitForSync(), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+export async function startWebhook(config: WebhookConfig, deps: StartDependencies = {}): Promise<RunningWebhook> {
+  const logger = deps.logger ?? createLogger({ name: 'webhook', level: config.logLevel });
+  const kubeConfig = deps.kubeConfig ?? loadKubeConfig(config.kubeconfig ? { kubeconfig: config.kubeconfig } : {});
+  const client = await KubeClient.fromKubeConfig(kubeConfig);
+  const stops: Array<() => Promise<void> | void> = [];
+  let serving: KeyPairPem;
+  let rotator: CertificateRotator | undefined;
+  let onServingChanged: (pair: KeyPairPem) => void = () => {};
+
+  if (config.certificates === 'files') {
+    const files = await watchCertificateFiles({
+      certFile: config.tlsCertFile ?? '',
+      keyFile: config.tlsKeyFile ?? '',
+      pollIntervalMs: Math.min(config.certCheckIntervalSeconds * 1000, 60_000),
+      logger,
+      onChanged: (pair) => onServingChanged(pair),
+    });
+    serving = files.serving;
+    stops.push(files.stop);
+  } else {
+    if (config.dev) await ensureNamespace(client, config.namespace);
+    rotator = new CertificateRotator({
+      client,
+      secret: { namespace: config.namespace, name: config.secretName },
+      identity: { service: config.service, namespace: config.namespace },
+      configurationName: config.configurationName,
+      checkIntervalMs: config.certCheckIntervalSeconds * 1000,
+      logger: logger.child({ component: 'certificates' }),
+    });
+    rotator.onServingChanged((pair) => onServingChanged(pair));
+    const bundle = await rotator.start();
+    serving = bundle.serving;
+    stops.push(() => rotator?.stop());
+  }
+
+  const watchers = startWatcherCache(client, logger.child({ component: 'watcher-cache' }), config.watchNamespace);
+  stops.push(() => watchers.stop());
+  const server = createWebhookServer({
+    logger,
+    watchers,
+    missingWatcher: config.missingWatcher,
+    serving,
+    bodyLimitBytes: config.bodyLimitBytes,
+    ready: () => watchers.synced,
+  });
+  onServingChanged = (pair) => server.setServingCertificate(pair);
+  const url = await listen(server.app, { port: config.port, host: config.host });
+  const port = new URL(url).port;
+
+  if (config.dev) {
+    // The API server dials the URL itself, so 127.0.0.1 whatever interface we listen on.
+    await waitForWatcherCache(watchers, 30_000);
+    const configuration = buildWebhookConfiguration({
+      name: config.configurationName,
+      target: { url: `https://127.0.0.1:${port}${MUTATE_PATH}` },
+      caBundlePem: rotator?.bundle.ca.certPem ?? '',
+      failurePolicy: config.failurePolicy,
+      kubeloopNamespace: config.namespace,
+      onlyNamespaces: config.onlyNamespaces,
+    });
+    await applyWebhookConfiguration(client, configuration);
+  }
+  logger.info({ url, configuration: config.configurationName, dev: config.dev, certificates: config.certificates }, 'webhook serving');
+
+  return {
+    url,
+    server,
+    ...(rotator ? { rotator } : {}),
+    watchers,
+    client,
+    async stop(options = {}) {
+      if (config.dev && options.unregister) await deleteWebhookConfiguration(client, config.configurationName);
+      server.beginClosing();
+      // closeOnSignals may already have closed it.
+      if (server.app.server.listening) await server.app.close();
+      for (const stop of stops.reverse()) await stop();
+      await client.close();
+    },
+  };
+}

@@ -15,7 +15,9 @@ import type {
 } from '../contract/types.ts';
 import { CONTRACT_API_VERSION } from '../contract/types.ts';
 
-const { compare, deepClone } = fastJsonPatch;
+import { cloneJson } from './clone-json.ts';
+
+const { compare } = fastJsonPatch;
 
 export function targetOf(object: KubeObject): ObjectTarget {
   const name = object.metadata?.name;
@@ -34,7 +36,7 @@ export function targetOf(object: KubeObject): ObjectTarget {
  * Returns [] when the mutation changes nothing.
  */
 export function patchOf<T extends KubeObject>(object: T, mutate: (draft: T) => void): JsonPatchOperation[] {
-  const draft = deepClone(object) as T;
+  const draft = cloneJson(object);
   mutate(draft);
   const operations = compare(object, draft);
   if (operations.length === 0) return [];

@@ -4,3 +4,4 @@ export { childrenKey } from '../contract/children-key.ts';
 export * from './define-function.ts';
 export * from './actions.ts';
 export * from './conditions.ts';
+export { cloneJson } from './clone-json.ts';

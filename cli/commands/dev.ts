@@ -1,0 +1,74 @@
+// `kubeloop dev` (= `npm start`): the whole platform locally, on an embedded control plane or, with
+// --kubeconfig, on an existing cluster; Ctrl+C stops everything it started (see lib/dev/run-dev.ts).
+import { homedir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { runDev, type DevOptions } from '../../lib/dev/run-dev.ts';
+
+const USAGE = `usage: kubeloop dev [--kubeconfig FILE] [--no-webhook] [--no-samples] [--namespace kubeloop-system]
+                    [--dir ~/.kubeloop/dev] [--status-interval-seconds 2]
+
+Starts a local control plane (building its binaries on first use), installs the CRDs, starts the four
+functions, their Loops (URLs on 127.0.0.1), the router and the webhook (dev mode) as local processes,
+applies samples/, prints what it started and kubectl commands to try, then a live status until Ctrl+C.
+
+  --kubeconfig FILE               use this cluster instead of starting one (like the seeds' "make run")
+  --no-webhook                    do not run the webhook (its dev registration needs a local API server)
+  --no-samples                    do not apply samples/*.yaml
+  --namespace NS                  kubeloop's namespace: the webhook's certificate Secret (default kubeloop-system)
+  --dir DIR                       logs of the local processes in DIR/logs (default ~/.kubeloop/dev)
+  --status-interval-seconds N     live status refresh (default 2)`;
+
+export function readDevOptions(argv: string[], out: DevOptions['out']): DevOptions {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      kubeconfig: { type: 'string' },
+      'no-webhook': { type: 'boolean' },
+      'no-samples': { type: 'boolean' },
+      namespace: { type: 'string' },
+      dir: { type: 'string' },
+      'status-interval-seconds': { type: 'string' },
+    },
+  });
+  if (positionals.length > 0) throw new Error(`unexpected arguments: ${positionals.join(' ')}\n${USAGE}`);
+  const interval = Number(values['status-interval-seconds'] ?? '2');
+  if (!Number.isFinite(interval) || interval < 0.2 || interval > 3600) {
+    throw new Error(`--status-interval-seconds: "${values['status-interval-seconds']}" is not a number of seconds between 0.2 and 3600`);
+  }
+  const namespace = values.namespace ?? 'kubeloop-system';
+  if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(namespace)) throw new Error(`--namespace: "${namespace}" is not a valid namespace name`);
+  return {
+    ...(values.kubeconfig ? { kubeconfig: resolve(values.kubeconfig) } : {}),
+    dir: resolve(values.dir ?? join(homedir(), '.kubeloop', 'dev')),
+    namespace,
+    webhook: !values['no-webhook'],
+    samples: !values['no-samples'],
+    statusIntervalMs: interval * 1000,
+    out,
+  };
+}
+
+export async function run(argv: string[]): Promise<number> {
+  if (argv.includes('--help') || argv.includes('-h')) {
+    console.log(USAGE);
+    return 0;
+  }
+  const options = readDevOptions(argv, process.stdout);
+  const controller = new AbortController();
+  let signals = 0;
+  const onSignal = (name: NodeJS.Signals): void => {
+    signals += 1;
+    // A second Ctrl+C while stopping: give up waiting; the supervisor's exit hook kills what is left.
+    if (signals > 1) process.exit(130);
+    process.stdout.write(`\n${name}: stopping (Ctrl+C again to force)\n`);
+    controller.abort();
+  };
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, onSignal);
+  try {
+    return await runDev(options, controller.signal);
+  } finally {
+    for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.off(signal, onSignal);
+  }
+}

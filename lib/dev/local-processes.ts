@@ -1,0 +1,60 @@
+// Starts the router, the functions and the webhook as local child processes (`node cli/bin.js ...`), each
+// with its log file, and waits until each answers its readiness endpoint.
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { Agent, request } from 'undici';
+import { freePort } from '../cluster/free-port.ts';
+import { spawnSupervised, type SupervisedProcess } from '../cluster/supervisor.ts';
+
+export interface LocalProcess {
+  name: string;
+  /** Base URL: http://127.0.0.1:<port> (https for the webhook). */
+  url: string;
+  process: SupervisedProcess;
+}
+
+/** cli/bin.js of this checkout, from lib/dev/ (source) or dist/lib/dev/ (compiled). */
+export function cliEntry(): string {
+  for (const relative of ['../../cli/bin.js', '../../../cli/bin.js']) {
+    const path = fileURLToPath(new URL(relative, import.meta.url));
+    if (existsSync(path)) return path;
+  }
+  throw new Error('cannot find cli/bin.js next to lib/dev/');
+}
+
+const insecure = new Agent({ connect: { rejectUnauthorized: false } });
+
+async function answers200(url: string): Promise<boolean> {
+  const reply = await request(url, { dispatcher: insecure, headersTimeout: 2000, bodyTimeout: 2000 });
+  await reply.body.dump();
+  return reply.statusCode === 200;
+}
+
+export interface StartOptions {
+  name: string;
+  /** Arguments after `node cli/bin.js`; the port flag is added. */
+  args: string[];
+  logDir: string;
+  scheme?: 'http' | 'https';
+  /** Path polled until it answers 200. */
+  readyPath?: string;
+  readyTimeoutMs?: number;
+}
+
+export async function startLocalProcess(options: StartOptions): Promise<LocalProcess> {
+  const port = await freePort();
+  const url = `${options.scheme ?? 'http'}://127.0.0.1:${port}`;
+  const proc = spawnSupervised({
+    name: options.name,
+    command: process.execPath,
+    args: [cliEntry(), ...options.args, `--port=${port}`],
+    logDir: options.logDir,
+  });
+  await proc.waitUntil(`ready at ${url}${options.readyPath ?? '/readyz'}`, () => answers200(`${url}${options.readyPath ?? '/readyz'}`), options.readyTimeoutMs ?? 60_000);
+  return { name: options.name, url, process: proc };
+}
+
+/** Stops processes in reverse start order (router before the functions it calls). */
+export async function stopLocalProcesses(processes: LocalProcess[]): Promise<void> {
+  for (const p of [...processes].reverse()) await p.process.stop(10_000);
+}

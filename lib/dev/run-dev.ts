@@ -1,0 +1,165 @@
+// `kubeloop dev`: the whole platform on a local control plane (or an existing cluster): CRDs, the functions,
+// their Loops pointed at 127.0.0.1, the router, the webhook in dev mode, the samples; then a live status
+// until the signal aborts, and a clean stop of everything it started.
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { ensureBinaries, startControlPlane, type ControlPlane } from '../cluster/index.ts';
+import { KubeClient, loadKubeConfig, ResourceDiscovery } from '../kube/index.ts';
+import { functionRegistry } from '../../functions/registry.ts';
+import { DEFAULT_CONFIGURATION_NAME } from '../../webhooks/configuration.ts';
+import { applyManifest, deleteIfPresent, readManifests, waitForCrdsEstablished, type Manifest } from './apply-manifests.ts';
+import { loopRows, readLoopReadiness, readRouterMetrics, statusPrinter } from './live-status.ts';
+import { startLocalProcess, stopLocalProcesses, type LocalProcess } from './local-processes.ts';
+import type { MetricSample } from './prometheus-text.ts';
+import { progressReporter } from './progress.ts';
+import { tryCommands } from './try-commands.ts';
+
+export interface DevOptions {
+  /** Run against this cluster instead of starting a local control plane. */
+  kubeconfig?: string;
+  /** Logs of the local processes go to <dir>/logs. */
+  dir: string;
+  /** kubeloop's namespace in dev mode (the webhook's certificate Secret lives there). */
+  namespace: string;
+  webhook: boolean;
+  samples: boolean;
+  statusIntervalMs: number;
+  out: { write(text: string): boolean; isTTY?: boolean; columns?: number };
+}
+
+const REPO = fileURLToPath(new URL('../../', import.meta.url));
+
+interface LoopManifest extends Manifest {
+  spec: { function: { url: string } };
+}
+
+/** The Loop's URL moved to the local function, keeping its path ("/" or "/reconcile"). */
+export function localLoop(loop: LoopManifest, functionUrl: string): LoopManifest {
+  const path = new URL(loop.spec.function.url).pathname;
+  return { ...loop, spec: { ...loop.spec, function: { ...loop.spec.function, url: `${functionUrl}${path}` } } };
+}
+
+export async function runDev(options: DevOptions, signal: AbortSignal): Promise<number> {
+  const say = (line = ''): void => void options.out.write(`${line}\n`);
+  const logDir = join(options.dir, 'logs');
+  await mkdir(logDir, { recursive: true });
+  const started: LocalProcess[] = [];
+  const appliedLoops: string[] = [];
+  let plane: ControlPlane | undefined;
+  let client: KubeClient | undefined;
+  let webhookRegistered = false;
+
+  const stopAll = async (): Promise<void> => {
+    say('stopping: router, webhook and functions, then the control plane ...');
+    await stopLocalProcesses(started);
+    if (client && !plane) {
+      // On an existing cluster, leave nothing pointing at the ports that just closed.
+      if (webhookRegistered) await deleteIfPresent(client, `/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/${DEFAULT_CONFIGURATION_NAME}`).catch(() => {});
+      for (const name of appliedLoops) await deleteIfPresent(client, `/apis/kubeloop.dev/v1alpha1/loops/${name}`).catch(() => {});
+    }
+    await client?.close();
+    await plane?.stop();
+    say('stopped cleanly');
+  };
+
+  try {
+    let kubeconfigPath = options.kubeconfig;
+    if (!kubeconfigPath) {
+      const progress = progressReporter(options.out, 'control plane');
+      try {
+        await ensureBinaries({ onProgress: (line) => progress.update(line) });
+        plane = await startControlPlane({ onProgress: (line) => progress.update(line) });
+      } catch (error) {
+        progress.done('control plane failed to start');
+        throw error;
+      }
+      progress.done(`control plane ready: ${plane.server}`);
+      kubeconfigPath = plane.kubeconfigPath;
+    }
+    if (signal.aborted) return 0;
+    client = await KubeClient.fromKubeConfig(loadKubeConfig({ kubeconfig: kubeconfigPath }));
+    const discovery = new ResourceDiscovery(client);
+
+    const crds = await readManifests(join(REPO, 'charts', 'kubeloop', 'crds'));
+    for (const { manifest } of crds) await applyManifest(client, discovery, manifest);
+    await waitForCrdsEstablished(client, crds.map(({ manifest }) => manifest.metadata.name));
+    say(`installed ${crds.length} CRDs: ${crds.map(({ manifest }) => manifest.metadata.name).join(', ')}`);
+
+    const functions = new Map<string, LocalProcess>();
+    for (const name of Object.keys(functionRegistry).sort()) {
+      if (signal.aborted) break;
+      const fn = await startLocalProcess({ name: `function-${name}`, args: ['function', name], logDir });
+      started.push(fn);
+      functions.set(name, fn);
+    }
+
+    for (const { file, manifest } of await readManifests(join(REPO, 'samples', 'loops'))) {
+      const fn = functions.get(manifest.metadata.name);
+      if (!fn) {
+        say(`skipping Loop ${manifest.metadata.name} (${file}): no registered function of that name`);
+        continue;
+      }
+      await applyManifest(client, discovery, localLoop(manifest as LoopManifest, fn.url));
+      appliedLoops.push(manifest.metadata.name);
+    }
+
+    if (!signal.aborted) {
+      started.push(await startLocalProcess({ name: 'router', args: ['router', `--kubeconfig=${kubeconfigPath}`], logDir }));
+    }
+    if (options.webhook && !signal.aborted) {
+      started.push(
+        await startLocalProcess({
+          name: 'webhook',
+          args: ['webhook', '--dev', `--kubeconfig=${kubeconfigPath}`, `--namespace=${options.namespace}`],
+          scheme: 'https',
+          logDir,
+        }),
+      );
+      webhookRegistered = true;
+    }
+
+    const samples = options.samples ? await readManifests(join(REPO, 'samples')) : [];
+    for (const { manifest } of samples) await applyManifest(client, discovery, manifest);
+
+    say('');
+    say('kubeloop dev is running');
+    for (const p of started) say(`  ${p.name.padEnd(24)} ${p.url}  pid ${p.process.pid ?? '?'}  log ${p.process.logPath}`);
+    say(`  Loops (function URLs on 127.0.0.1): ${appliedLoops.join(', ') || '(none)'}`);
+    if (samples.length > 0) say(`  samples applied: ${samples.map(({ manifest }) => `${manifest.kind}/${manifest.metadata.name}`).join(', ')}`);
+    if (options.webhook && options.kubeconfig) say('  note: the webhook is registered at https://127.0.0.1; only an API server on this machine can call it');
+    say('');
+    say(`kubeconfig: ${kubeconfigPath}`);
+    say('');
+    say('Try:');
+    for (const line of tryCommands(kubeconfigPath, samples.map(({ manifest }) => manifest), new Date())) say(line);
+    say('');
+
+    const router = started.find((p) => p.name === 'router');
+    const printer = statusPrinter(options.out);
+    let before: MetricSample[] = [];
+    let statusError = '';
+    while (!signal.aborted) {
+      const dead = started.find((p) => !p.process.running);
+      if (dead) {
+        say(`${dead.name} exited unexpectedly; its log ${dead.process.logPath} ends with:\n${dead.process.logTail(20)}`);
+        return 1;
+      }
+      try {
+        const now = router ? await readRouterMetrics(`${router.url}/metrics`) : [];
+        printer.print(loopRows(await readLoopReadiness(client), now, before), new Date());
+        before = now;
+        statusError = '';
+      } catch (error) {
+        const message = error instanceof Error ? error.message : String(error);
+        if (message !== statusError) say(`status unavailable: ${message}`);
+        statusError = message;
+      }
+      await sleep(options.statusIntervalMs, undefined, { signal }).catch(() => {});
+    }
+    return 0;
+  } finally {
+    await stopAll();
+  }
+}

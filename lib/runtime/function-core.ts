@@ -176,14 +176,15 @@ export function createFunctionCore(definition: FunctionDefinition, options: Func
         const response = call(reconcileRequest);
         const encoded =
           mode === 'json'
-            ? { headers: { 'content-type': 'application/json; charset=utf-8' }, body: JSON.stringify(response) }
+            ? { headers: { 'content-type': 'application/json; charset=utf-8', [RECONCILE_ID_HEADER]: reconcileId }, body: JSON.stringify(response) }
             : encodeResponseEvent(mode, definition.name, reconcileId, response);
+        encoded.headers[RECONCILE_ID_HEADER] = reconcileId;
         const seconds = Number(process.hrtime.bigint() - started) / 1e9;
         metrics.observe(200, seconds);
         if (log.isLevelEnabled('debug')) {
           log.debug({ ...context, reconcileId, actions: response.actions.length, durationMs: seconds * 1000 }, 'reconciled');
         }
-        return { status: 200, headers: { ...encoded.headers, [RECONCILE_ID_HEADER]: reconcileId }, body: encoded.body };
+        return { status: 200, headers: encoded.headers, body: encoded.body };
       } catch (error) {
         const requestError =
           error instanceof RequestError ? error : new RequestError(500, 'FunctionError', `unexpected failure: ${String(error)}`, error);

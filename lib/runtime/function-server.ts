@@ -44,9 +44,10 @@ export function buildFunctionServer(definition: FunctionDefinition, options: Fun
       return reply.code(out.status).headers(out.headers).send(out.body);
     });
     for (const url of RECONCILE_PATHS) {
-      scope.post(url, async (request, reply) => {
+      // A synchronous handler: the core never awaits, so no promise is created per request.
+      scope.post(url, (request, reply) => {
         const out = core.handle({ headers: request.headers, body: typeof request.body === 'string' ? request.body : '' });
-        return reply.code(out.status).headers(out.headers).send(out.body);
+        reply.code(out.status).headers(out.headers).send(out.body);
       });
     }
   });

@@ -75,7 +75,7 @@ export async function runDev(options: DevOptions, signal: AbortSignal): Promise<
         progress.done('control plane failed to start');
         throw error;
       }
-      progress.done(`control plane ready: ${plane.server}`);
+      progress.done(`control plane ready: ${plane.server} (state in ${plane.dir})`);
       kubeconfigPath = plane.kubeconfigPath;
     }
     if (signal.aborted) return 0;

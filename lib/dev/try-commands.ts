@@ -30,8 +30,8 @@ export function tryCommandList(samples: Manifest[], now: Date): TryCommand[] {
       command: `kubectl patch podset ${podset} --type=merge -p '{"spec":{"replicas":5}}' && kubectl get podset ${podset}`,
     },
     {
-      what: `run a command 30 s from now (at; watch PENDING -> RUNNING -> DONE)`,
-      command: `echo ${shellQuote(JSON.stringify(at))} | kubectl apply -f - && kubectl get ats -w`,
+      what: `run a command 30 s from now (at: PENDING -> RUNNING -> DONE; add -w to watch)`,
+      command: `echo ${shellQuote(JSON.stringify(at))} | kubectl apply -f - && kubectl get ats`,
     },
   ];
 }

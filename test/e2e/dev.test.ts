@@ -1,0 +1,134 @@
+// `kubeloop dev` (npm start) as a user runs it: it starts its own control plane and the platform, prints
+// three kubectl commands; we run exactly those with the real kubectl and check their effect, then Ctrl+C
+// must stop everything, leaving no process behind.
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { eventually } from '../cluster/eventually.ts';
+import { REPO_ROOT } from './production-bundle.ts';
+
+const run = promisify(execFile);
+
+let dev: ChildProcess;
+let output = '';
+let exited: Promise<number | string>;
+let workDir = '';
+let kubeconfig = '';
+const kubectl = inject('clusterBinaries').kubectl;
+
+async function kube(args: string[]): Promise<string> {
+  const { stdout } = await run(kubectl, ['--kubeconfig', kubeconfig, ...args]);
+  return stdout;
+}
+
+/** The commands dev printed under "Try:", by number. */
+function printedCommands(): string[] {
+  const lines = output.split('\n');
+  return lines.flatMap((line, i) => (/^\s+# \d\. /.test(line) ? [(lines[i + 1] ?? '').trim()] : []));
+}
+
+/** Runs a printed command in a shell with the real kubectl first on PATH and dev's kubeconfig exported. */
+async function runPrinted(command: string): Promise<string> {
+  const { stdout } = await run('sh', ['-c', command], {
+    env: { ...process.env, KUBECONFIG: kubeconfig, PATH: `${dirname(kubectl)}:${process.env.PATH ?? ''}` },
+  });
+  return stdout;
+}
+
+function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Processes whose command line mentions a path (the control plane's state dir, dev's log dir). */
+async function processesMentioning(path: string): Promise<string[]> {
+  const found: string[] = [];
+  for (const pid of (await readdir('/proc')).filter((p) => /^\d+$/.test(p))) {
+    const cmdline = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
+    if (cmdline.includes(path)) found.push(`${pid}: ${cmdline.replace(/\0/g, ' ').slice(0, 160)}`);
+  }
+  return found;
+}
+
+beforeAll(async () => {
+  workDir = await mkdtemp(join(tmpdir(), 'kubeloop-dev-test-'));
+  dev = spawn(process.execPath, [join(REPO_ROOT, 'cli', 'bin.js'), 'dev', '--dir', workDir, '--status-interval-seconds', '1'], {
+    cwd: REPO_ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  dev.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  dev.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  exited = new Promise((resolve) => dev.once('exit', (code, signal) => resolve(code ?? signal ?? 'unknown')));
+  await eventually('kubeloop dev to report it is running', async () => {
+    if (dev.exitCode !== null) throw new Error(`kubeloop dev exited with ${dev.exitCode}:\n${output}`);
+    return output.includes('kubeloop dev is running') && /^kubeconfig: (\S+)$/m.test(output);
+  }, 240_000);
+  kubeconfig = /^kubeconfig: (\S+)$/m.exec(output)?.[1] ?? '';
+}, 300_000);
+
+afterAll(async () => {
+  if (dev && dev.exitCode === null && dev.signalCode === null) {
+    dev.kill('SIGINT');
+    await exited;
+  }
+  if (workDir) await rm(workDir, { recursive: true, force: true });
+});
+
+describe('kubeloop dev', () => {
+  it('prints what it started, the kubeconfig and three kubectl commands, with no escape codes when not on a terminal', () => {
+    for (const name of ['router', 'webhook', 'function-pod-name-label', 'function-podset', 'function-watcher', 'function-at']) {
+      expect(output).toMatch(new RegExp(`^  ${name}\\s+https?://127\\.0\\.0\\.1:\\d+  pid \\d+`, 'm'));
+    }
+    expect(printedCommands()).toHaveLength(3);
+    expect(output).not.toContain('\x1b');
+  });
+
+  it('command 1 labels the sample PodSet pods with their names', async () => {
+    await eventually('the sample PodSet to have 3 pods', async () => (await kube(['get', 'pods', '-l', 'app=podset-sample', '-o', 'name'])).trim().split('\n').filter(Boolean).length === 3, 60_000);
+    await runPrinted(printedCommands()[0] ?? '');
+    await eventually('every podset-sample pod to carry kubeloop.dev/pod-name = its name', async () => {
+      const lines = (await kube(['get', 'pods', '-l', 'app=podset-sample', '-o', 'jsonpath={range .items[*]}{.metadata.name}={.metadata.labels.kubeloop\\.dev/pod-name}{"\\n"}{end}'])).trim().split('\n');
+      return lines.length >= 3 && lines.every((l) => l.split('=')[0] === l.split('=')[1]);
+    }, 60_000);
+  });
+
+  it('command 2 scales the PodSet to 5 pods and its status follows', async () => {
+    await runPrinted(printedCommands()[1] ?? '');
+    await eventually('5 pods and availableReplicas 5', async () => {
+      const pods = (await kube(['get', 'pods', '-l', 'app=podset-sample', '-o', 'name'])).trim().split('\n').filter(Boolean);
+      const available = (await kube(['get', 'podset', 'podset-sample', '-o', 'jsonpath={.status.availableReplicas}'])).trim();
+      return pods.length === 5 && available === '5';
+    }, 60_000);
+  });
+
+  it('command 3 schedules an At that runs its pod and ends DONE', async () => {
+    await runPrinted(printedCommands()[2] ?? '');
+    await eventually('the At to be DONE', async () => (await kube(['get', 'at', 'at-demo', '-o', 'jsonpath={.status.phase}'])).trim() === 'DONE', 90_000);
+    expect((await kube(['get', 'pod', 'at-demo', '-o', 'name'])).trim()).toBe('pod/at-demo');
+  });
+
+  it('shows a live status of the Loops with their reconciles', async () => {
+    await eventually('a status line for the podset Loop with reconciles', async () => /\[status \S+\] loop=podset ready=True queue=\d+ inFlight=\d+ reconciles=[1-9]/.test(output), 30_000);
+  });
+
+  it('stops everything on Ctrl+C and leaves no process behind', async () => {
+    const pids = [...output.matchAll(/ pid (\d+) /g)].map((m) => Number(m[1]));
+    const stateDir = /\(state in (\S+)\)/.exec(output)?.[1] ?? '';
+    expect(pids.length).toBe(6);
+    expect(stateDir).not.toBe('');
+    expect((await processesMentioning(stateDir)).length).toBeGreaterThan(0);
+    dev.kill('SIGINT');
+    expect(await exited, output.slice(-2000)).toBe(0);
+    expect(output).toContain('stopped cleanly');
+    expect(pids.filter(pidAlive)).toEqual([]);
+    expect(await processesMentioning(stateDir)).toEqual([]);
+    expect(await processesMentioning(workDir)).toEqual([]);
+  }, 90_000);
+});

@@ -1,17 +1,23 @@
 // What each container image runs, without a Docker engine: the production bundle (as the Dockerfile builds
 // it), each target's ENTRYPOINT started from it, serving /healthz; the pod-name-label image as a plain HTTP
 // container (PORT from the platform) answering a recorded request (docs/deploy.md); clean exit on SIGTERM.
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { Agent, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse, stringify } from 'yaml';
 import { freePort } from '../../lib/cluster/free-port.ts';
 import { functionRegistry } from '../../functions/registry.ts';
 import { eventually } from '../cluster/eventually.ts';
 import { setupClusterSuite, type ClusterSuite } from '../cluster/suite.ts';
 import { buildProductionBundle, dockerfileTargets, filesUnder, startEntrypoint, REPO_ROOT, type ImageTarget } from './production-bundle.ts';
 
+const run = promisify(execFile);
+
+let bundleParent = '';
 let bundle = '';
 let targets: ImageTarget[] = [];
 let cluster: ClusterSuite;
@@ -19,16 +25,40 @@ const insecure = new Agent({ connect: { rejectUnauthorized: false } });
 
 beforeAll(async () => {
   cluster = await setupClusterSuite('images');
-  bundle = await mkdtemp(join(tmpdir(), 'kubeloop-bundle-'));
+  // The webhook's readiness waits for its Watcher cache: the CRDs must exist (idempotent server-side apply).
+  await run(cluster.binaries.kubectl, ['--kubeconfig', cluster.kubeconfigPath, 'apply', '--server-side', '--force-conflicts', '-f', join(REPO_ROOT, 'charts', 'kubeloop', 'crds')]);
+  bundleParent = await mkdtemp(join(tmpdir(), 'kubeloop-bundle-'));
+  bundle = join(bundleParent, 'app');
   await buildProductionBundle(bundle);
   targets = await dockerfileTargets();
 }, 180_000);
 
 afterAll(async () => {
   await insecure.close();
-  if (bundle) await rm(bundle, { recursive: true, force: true });
+  if (bundleParent) await rm(bundleParent, { recursive: true, force: true });
   await cluster?.cleanup();
 });
+
+/** A kubeconfig for a fresh ServiceAccount of the suite's namespace with no RBAC bindings at all. */
+async function powerlessKubeconfig(): Promise<string> {
+  const kubectl = (...args: string[]): Promise<{ stdout: string }> => run(cluster.binaries.kubectl, ['--kubeconfig', cluster.kubeconfigPath, '-n', cluster.namespace, ...args]);
+  await kubectl('create', 'serviceaccount', 'powerless');
+  const { stdout: token } = await kubectl('create', 'token', 'powerless', '--duration=10m');
+  const admin = parse(await readFile(cluster.kubeconfigPath, 'utf8')) as { clusters: Array<{ cluster: Record<string, unknown> }> };
+  const file = join(bundleParent, 'powerless.kubeconfig');
+  await writeFile(
+    file,
+    stringify({
+      apiVersion: 'v1',
+      kind: 'Config',
+      clusters: [{ name: 'local', cluster: admin.clusters[0]?.cluster }],
+      users: [{ name: 'powerless', user: { token: token.trim() } }],
+      contexts: [{ name: 'powerless', context: { cluster: 'local', user: 'powerless' } }],
+      'current-context': 'powerless',
+    }),
+  );
+  return file;
+}
 
 /** Flags and environment an image gets from its Deployment (or a platform) that the test must supply. */
 async function deploymentSettings(target: string): Promise<{ flags: string[]; env: NodeJS.ProcessEnv; health: (port: number) => string }> {
@@ -36,14 +66,17 @@ async function deploymentSettings(target: string): Promise<{ flags: string[]; en
   if (target.startsWith('function-')) return { flags: [`--port=${port}`], env: {}, health: () => `http://127.0.0.1:${port}/healthz` };
   if (target === 'router') {
     return {
-      flags: [`--port=${port}`, `--kubeconfig=${cluster.kubeconfigPath}`],
+      // A router with the admin's rights would start reconciling other suites' Loops in the shared control
+      // plane; with a ServiceAccount that may do nothing it still starts and serves, which is what is tested.
+      flags: [`--port=${port}`, `--kubeconfig=${await powerlessKubeconfig()}`],
       env: { POD_NAMESPACE: cluster.namespace },
       health: () => `http://127.0.0.1:${port}/healthz`,
     };
   }
   if (target === 'webhook') {
     return {
-      flags: [`--port=${port}`, `--kubeconfig=${cluster.kubeconfigPath}`, `--namespace=${cluster.namespace}`],
+      // Its own configuration name: the CA must never be injected into another suite's webhook configuration.
+      flags: [`--port=${port}`, `--kubeconfig=${cluster.kubeconfigPath}`, `--namespace=${cluster.namespace}`, `--configuration=${cluster.namespace}-absent`],
       env: { POD_NAMESPACE: cluster.namespace },
       health: () => `https://127.0.0.1:${port}/healthz`,
     };

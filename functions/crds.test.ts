@@ -99,6 +99,36 @@ describe('samples', () => {
   });
 });
 
+describe('statuses the functions write', () => {
+  const FIXTURES = join(ROOT, 'test/fixtures');
+  // The functions whose primary is one of these CRDs (test/fixtures/ also holds admission reviews).
+  const written = ['podset', 'watcher', 'at'].flatMap((fn) =>
+    readdirSync(join(FIXTURES, fn))
+      .filter((file) => file.endsWith('.json'))
+      .flatMap((file) => {
+        const { request, response } = JSON.parse(readFileSync(join(FIXTURES, fn, file), 'utf8')) as {
+          request: { object: { apiVersion: string; kind: string } };
+          response: { actions: Array<{ op: string; status?: Json }> };
+        };
+        return response.actions
+          .filter((a) => a.op === 'status')
+          .map((a) => [`${fn}/${file}`, request.object, { ...a.status, observedGeneration: 1 }] as const);
+      }),
+  );
+
+  it('include some', () => {
+    expect(written.length).toBeGreaterThan(10);
+  });
+
+  it.each(written)('%s fits the CRD status schema', (_name, object, status) => {
+    const crd = crdOf(object.apiVersion, object.kind);
+    const statusSchema = (crd?.schema.properties as Record<string, Json> | undefined)?.status;
+    expect(statusSchema).toBeDefined();
+    const statusOnly = { ...crd!, schema: { type: 'object', properties: { status: statusSchema } } };
+    expect(validatorFor(statusOnly)({ status })).toEqual([]);
+  });
+});
+
 const PODSET = 'app.kubeloop.dev/v1alpha1';
 const podset = (spec: Json, name = 'ps') => ({ apiVersion: PODSET, kind: 'PodSet', metadata: { name }, spec });
 

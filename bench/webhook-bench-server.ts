@@ -1,0 +1,45 @@
+// Child process of bench/webhook.bench.ts: serves over HTTPS either the Watcher sidecar webhook with a
+// static Watcher ("webhook") or a no-op fastify route parsing the same body ("noop"), with the
+// certificate files in argv; prints {"url": ...} on stdout and runs until killed.
+import { readFileSync } from 'node:fs';
+import { fastify } from 'fastify';
+import { createLogger } from '../lib/observability/logger.ts';
+import { listen } from '../lib/server/index.ts';
+import { createWebhookServer } from '../webhooks/server.ts';
+import type { Watcher } from '../webhooks/watcher.ts';
+
+const [mode, certFile, keyFile] = process.argv.slice(2);
+if (!certFile || !keyFile) {
+  console.error('usage: webhook-bench-server.ts webhook|noop <tls.crt> <tls.key>');
+  process.exit(2);
+}
+const serving = { certPem: readFileSync(certFile, 'utf8'), keyPem: readFileSync(keyFile, 'utf8') };
+
+if (mode === 'noop') {
+  const app = fastify({ bodyLimit: 8 * 1024 * 1024, https: { key: serving.keyPem, cert: serving.certPem, minVersion: 'TLSv1.2' } });
+  app.post('/mutate/watcher-sidecar', async () => ({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: { uid: 'x', allowed: true } }));
+  const url = await app.listen({ port: 0, host: '127.0.0.1' });
+  console.log(JSON.stringify({ url }));
+} else if (mode === 'webhook') {
+  const watcher: Watcher = {
+    metadata: { name: 'logwatch', namespace: 'shop' },
+    spec: {
+      container: { name: 'logwatch', image: 'busybox:1.36', volumeMounts: [{ name: 'watch-data', mountPath: '/data' }] },
+      volume: { name: 'watch-data', emptyDir: {} },
+      imagePullSecrets: { name: 'registry-creds' },
+    },
+    status: { configMapName: 'logwatch-config' },
+  };
+  // Production settings: info-level JSON logs (one line per injection) to stdout, discarded by the parent.
+  const server = createWebhookServer({
+    logger: createLogger({ name: 'webhook', level: 'info' }),
+    watchers: { get: (ns, name) => (ns === 'shop' && name === 'logwatch' ? watcher : undefined) },
+    missingWatcher: 'allow',
+    serving,
+  });
+  const url = await listen(server.app, { port: 0, host: '127.0.0.1' });
+  console.log(JSON.stringify({ url }));
+} else {
+  console.error('usage: webhook-bench-server.ts webhook|noop <tls.crt> <tls.key>');
+  process.exit(2);
+}

@@ -1,0 +1,177 @@
+// npm run bench:webhook: (1) autocannon over HTTPS against POST /mutate/watcher-sidecar with a recorded
+// AdmissionReview and, in the same run, against a no-op HTTPS fastify route (req/s, p50, p99, ratio);
+// (2) pod-create latency through a real API server with the webhook registered vs without, same run.
+// Servers run in child processes so the load generator and the server do not share an event loop.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import autocannon from 'autocannon';
+import { generateBundle } from '../certs/generate.ts';
+import { startControlPlane } from '../lib/cluster/index.ts';
+import { KubeClient } from '../lib/kube/index.ts';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const SERVER = join(ROOT, 'bench/webhook-bench-server.ts');
+const FIXTURE = join(ROOT, 'test/fixtures/admission/pod-create-annotated.json');
+const CONNECTIONS = 10;
+const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 10);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
+const PODS = Number(process.env.BENCH_PODS ?? 150);
+const SKIP_CLUSTER = process.env.BENCH_SKIP_CLUSTER === '1';
+
+interface Figures {
+  requestsPerSecond: number;
+  p50: number;
+  p99: number;
+}
+
+async function spawnUntil(args: string[], match: (line: string) => string | undefined): Promise<{ url: string; child: ChildProcess }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', ...args], { stdio: ['ignore', 'pipe', 'inherit'], cwd: ROOT });
+  for await (const line of createInterface({ input: child.stdout! })) {
+    const url = match(line);
+    if (url) {
+      // Keep draining stdout (logs) so the child never blocks on a full pipe.
+      child.stdout!.resume();
+      return { url, child };
+    }
+  }
+  throw new Error(`${args.join(' ')} exited before it was ready`);
+}
+
+function load(url: string, body: string, seconds: number, ca: string): Promise<{ requests: number; latencies: number[] }> {
+  const latencies: number[] = [];
+  return new Promise((resolve, reject) => {
+    const instance = autocannon(
+      {
+        url: `${url}/mutate/watcher-sidecar`,
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body,
+        connections: CONNECTIONS,
+        duration: seconds,
+        tlsOptions: { ca },
+      },
+      (error, result) => {
+        if (error) return reject(error);
+        if (result.errors > 0 || result.non2xx > 0) return reject(new Error(`${url}: ${result.errors} errors, ${result.non2xx} non-2xx replies`));
+        resolve({ requests: result.requests.total, latencies });
+      },
+    );
+    // autocannon's own histogram has 1 ms resolution; collect per-response times instead.
+    instance.on('response', (_client, _status, _bytes, responseTime: number) => void latencies.push(responseTime));
+  });
+}
+
+function percentile(sorted: Float64Array, p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
+}
+
+function figures(latencies: number[], requests: number, seconds: number): Figures {
+  const sorted = Float64Array.from(latencies).sort();
+  return { requestsPerSecond: requests / seconds, p50: percentile(sorted, 50), p99: percentile(sorted, 99) };
+}
+
+const ms = (value: number): string => `${value.toFixed(2)} ms`;
+
+async function direct(): Promise<void> {
+  const dir = await mkdtemp(join(tmpdir(), 'kubeloop-webhook-bench-'));
+  const bundle = await generateBundle({ now: new Date(), identity: { service: 'kubeloop-webhook', namespace: 'kubeloop' } });
+  await writeFile(join(dir, 'tls.crt'), bundle.serving.certPem);
+  await writeFile(join(dir, 'tls.key'), bundle.serving.keyPem);
+  const body = await readFile(FIXTURE, 'utf8');
+  const urlLine = (line: string) => (line.startsWith('{"url"') ? (JSON.parse(line) as { url: string }).url : undefined);
+  const webhook = await spawnUntil([SERVER, 'webhook', join(dir, 'tls.crt'), join(dir, 'tls.key')], urlLine);
+  const noop = await spawnUntil([SERVER, 'noop', join(dir, 'tls.crt'), join(dir, 'tls.key')], urlLine);
+  try {
+    const runs = { webhook: { requests: 0, latencies: [] as number[] }, noop: { requests: 0, latencies: [] as number[] } };
+    await load(webhook.url, body, 2, bundle.ca.certPem);
+    await load(noop.url, body, 2, bundle.ca.certPem);
+    // Alternate rounds so drift on a shared machine hits both alike.
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const [name, server] of [['webhook', webhook], ['noop', noop]] as const) {
+        const result = await load(server.url, body, DURATION_S, bundle.ca.certPem);
+        runs[name].requests += result.requests;
+        runs[name].latencies.push(...result.latencies);
+      }
+    }
+    const seconds = ROUNDS * DURATION_S;
+    const w = figures(runs.webhook.latencies, runs.webhook.requests, seconds);
+    const n = figures(runs.noop.latencies, runs.noop.requests, seconds);
+    console.log(`\nDirect HTTPS, ${CONNECTIONS} connections, ${ROUNDS} x ${DURATION_S} s each, body ${body.length} bytes (${FIXTURE.slice(ROOT.length)})`);
+    console.log(`  /mutate/watcher-sidecar  ${w.requestsPerSecond.toFixed(0).padStart(7)} req/s  p50 ${ms(w.p50)}  p99 ${ms(w.p99)}`);
+    console.log(`  no-op fastify (HTTPS)    ${n.requestsPerSecond.toFixed(0).padStart(7)} req/s  p50 ${ms(n.p50)}  p99 ${ms(n.p99)}`);
+    const ratio = w.requestsPerSecond / n.requestsPerSecond;
+    console.log(`  ratio webhook/no-op ${ratio.toFixed(2)} (target >= 0.7), p99 ${ms(w.p99)} (target <= 5 ms)`);
+  } finally {
+    webhook.child.kill();
+    noop.child.kill();
+  }
+}
+
+async function throughApiServer(): Promise<void> {
+  const plane = await startControlPlane({ onProgress: (line) => process.stderr.write(`[control-plane] ${line}\n`) });
+  const run = promisify(execFile);
+  const kubectl = (...args: string[]) => run(plane.binaries.kubectl, ['--kubeconfig', plane.kubeconfigPath, ...args]);
+  const client = await KubeClient.fromKubeConfig(plane.kubeConfig(), { rateLimit: { qps: 1000, burst: 1000 } });
+  let webhook: ChildProcess | undefined;
+  try {
+    await kubectl('apply', '--server-side', '-f', join(ROOT, 'charts/kubeloop/crds/watchers.watch.kubeloop.dev.yaml'));
+    await kubectl('wait', '--for=condition=Established', '--timeout=60s', 'crd/watchers.watch.kubeloop.dev');
+    for (const ns of ['bench-hooked', 'bench-plain']) await kubectl('create', 'namespace', ns);
+    for (const ns of ['bench-hooked', 'bench-plain']) {
+      await kubectl('wait', '--for=jsonpath={.metadata.name}=default', '--timeout=60s', '-n', ns, 'serviceaccount/default');
+    }
+    await client.request({
+      method: 'POST',
+      path: '/apis/watch.kubeloop.dev/v1alpha1/namespaces/bench-hooked/watchers',
+      body: { apiVersion: 'watch.kubeloop.dev/v1alpha1', kind: 'Watcher', metadata: { name: 'logwatch' }, spec: { container: { name: 'logwatch', image: 'busybox:1.36' }, volume: { name: 'watch-data', emptyDir: {} } } },
+    });
+    const started = await spawnUntil(
+      ['cli/main.ts', 'webhook', '--dev', '--port=0', '--host=127.0.0.1', `--kubeconfig=${plane.kubeconfigPath}`, '--namespace=bench-kubeloop', '--only-namespace=bench-hooked'],
+      (line) => (line.includes('"webhook serving"') ? (JSON.parse(line) as { url: string }).url : undefined),
+    );
+    webhook = started.child;
+    const pod = (name: string) => ({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name, annotations: { 'watch.kubeloop.dev/watcher': 'logwatch' } },
+      spec: { containers: [{ name: 'main', image: 'nginx:1.27' }] },
+    });
+    const create = async (ns: string, name: string): Promise<number> => {
+      const start = performance.now();
+      await client.request({ method: 'POST', path: `/api/v1/namespaces/${ns}/pods`, body: pod(name) });
+      return performance.now() - start;
+    };
+    for (let i = 0; i < 20; i++) {
+      await create('bench-hooked', `warm-${i}`);
+      await create('bench-plain', `warm-${i}`);
+    }
+    const hooked: number[] = [];
+    const plain: number[] = [];
+    // Interleaved, one at a time: both series see the same API server, etcd and machine load.
+    for (let i = 0; i < PODS; i++) {
+      hooked.push(await create('bench-hooked', `p-${i}`));
+      plain.push(await create('bench-plain', `p-${i}`));
+    }
+    const injected = await client.request<{ items: Array<{ spec: { containers: unknown[] } }> }>({ path: '/api/v1/namespaces/bench-hooked/pods' });
+    const withSidecar = injected.items.filter((p) => p.spec.containers.length === 2).length;
+    const h = figures(hooked, hooked.length, 1);
+    const p = figures(plain, plain.length, 1);
+    console.log(`\nThrough the API server (kube-apiserver ${plane.server}), ${PODS} sequential pod creates per series, interleaved`);
+    console.log(`  webhook registered   p50 ${ms(h.p50)}  p99 ${ms(h.p99)}  (${withSidecar}/${injected.items.length} pods injected)`);
+    console.log(`  no webhook           p50 ${ms(p.p50)}  p99 ${ms(p.p99)}`);
+    console.log(`  added by the webhook p50 ${ms(h.p50 - p.p50)}  p99 ${ms(h.p99 - p.p99)} (target <= 10 ms)`);
+  } finally {
+    webhook?.kill();
+    await client.close();
+    await plane.stop();
+  }
+}
+
+await direct();
+if (!SKIP_CLUSTER) await throughApiServer();

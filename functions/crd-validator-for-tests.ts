@@ -19,6 +19,10 @@ export interface CrdVersionSchema {
 
 type Json = Record<string, unknown>;
 
+// The At schedule rules' regular expression, as written in the CEL source and as JavaScript.
+const UTC_RFC3339_CEL = "'^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\\\.[0-9]{1,9})?Z$'";
+const UTC_RFC3339 = /^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,9})?Z$/;
+
 /**
  * CEL rules of the kubeloop CRDs, by their exact text, with a JavaScript predicate that means the same.
  * A rule missing here fails the test, so adding a CEL rule means saying here what it accepts.
@@ -31,8 +35,9 @@ export const CEL_TWINS: Record<string, (self: never) => boolean> = {
     const binary = self.configBinaryData as Json | undefined;
     return !data || !binary || Object.keys(data).every((k) => !(k in binary));
   },
-  "self.matches('^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\\\.[0-9]{1,9})?Z$')": (self: string) =>
-    /^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,9})?Z$/.test(self),
+  [`self.matches(${UTC_RFC3339_CEL})`]: (self: string) => UTC_RFC3339.test(self),
+  [`!self.matches(${UTC_RFC3339_CEL}) || string(timestamp(self)) != ''`]: (self: string) =>
+    !UTC_RFC3339.test(self) || isDateTime(self),
 };
 
 // RFC 3339 as Kubernetes' OpenAPI "date-time" accepts it, with a real calendar date.

@@ -141,6 +141,11 @@ describe('PodSet schema refuses', () => {
     ['a template with an empty container list', podset({ template: { spec: { containers: [] } } }), /must NOT have fewer than 1 items/],
     ['a container without image', podset({ template: { spec: { containers: [{ name: 'c' }] } } }), /must have required property 'image'/],
     ['a name longer than a label value', podset({ replicas: 1 }, 'p'.repeat(64)), /at most 63 characters/],
+    [
+      'restartPolicy Never (finished pods would be replaced for ever)',
+      podset({ template: { spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'busybox' }] } } }),
+      /restartPolicy must be equal to one of the allowed values: \["Always"\]/,
+    ],
   ])('%s', (_name, object, error) => {
     expect(errorsOf(PODSET, 'PodSet', object).join('\n')).toMatch(error);
   });

@@ -1,0 +1,74 @@
+// `kubeloop function` as a real process: serves a registered function, reports bad settings by name,
+// and drains and exits 0 on SIGTERM.
+import { spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { request } from 'undici';
+import { readFunctionConfig } from '../../lib/runtime/config.ts';
+
+const BIN = fileURLToPath(new URL('../bin.js', import.meta.url));
+
+function start(args: string[]) {
+  const child = spawn(process.execPath, [BIN, 'function', ...args], {
+    env: { ...process.env, KUBELOOP_FROM_SOURCE: '1' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const lines: string[] = [];
+  createInterface({ input: child.stdout }).on('line', (line) => lines.push(line));
+  let stderr = '';
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  return { child, exited, lines, stderr: () => stderr };
+}
+
+describe('kubeloop function', () => {
+  it('serves a registered function and shuts down cleanly on SIGTERM', async () => {
+    const proc = start(['pod-name-label', '--port', '0', '--host', '127.0.0.1']);
+    const url = await new Promise<string>((resolve, reject) => {
+      const timer = setInterval(() => {
+        const serving = proc.lines.map((l) => JSON.parse(l) as { msg?: string; url?: string }).find((l) => l.msg === 'serving function pod-name-label');
+        if (serving?.url) {
+          clearInterval(timer);
+          resolve(serving.url);
+        }
+      }, 50);
+      void proc.exited.then(() => {
+        clearInterval(timer);
+        reject(new Error(`exited early: ${proc.stderr()}`));
+      });
+    });
+    const health = await request(`${url}/healthz`);
+    expect(health.statusCode).toBe(200);
+    await health.body.dump();
+    proc.child.kill('SIGTERM');
+    expect(await proc.exited).toBe(0);
+    expect(proc.lines.some((l) => l.includes('"msg":"shutdown complete"'))).toBe(true);
+  });
+
+  it('exits non-zero naming an unknown function and the known ones', async () => {
+    const proc = start(['no-such-function', '--port', '0']);
+    expect(await proc.exited).toBe(1);
+    expect(proc.stderr()).toMatch(/unknown function "no-such-function"; known: .*pod-name-label/);
+  });
+});
+
+describe('readFunctionConfig', () => {
+  it('takes flags over environment variables and applies defaults', () => {
+    expect(readFunctionConfig(['podset', '--port', '9090'], { PORT: '1', KUBELOOP_BODY_LIMIT_BYTES: '2048' })).toEqual({
+      name: 'podset',
+      port: 9090,
+      host: '0.0.0.0',
+      bodyLimitBytes: 2048,
+      logLevel: 'info',
+      drainDelaySeconds: 0,
+    });
+  });
+
+  it('names the flag or variable that holds a bad value', () => {
+    expect(() => readFunctionConfig(['podset', '--port', 'http'])).toThrow(/--port: "http" is not an integer between 0 and 65535/);
+    expect(() => readFunctionConfig(['podset'], { KUBELOOP_BODY_LIMIT_BYTES: '10' })).toThrow(/KUBELOOP_BODY_LIMIT_BYTES: "10"/);
+    expect(() => readFunctionConfig(['podset'], { KUBELOOP_LOG_LEVEL: 'chatty' })).toThrow(/KUBELOOP_LOG_LEVEL: invalid log level "chatty"/);
+    expect(() => readFunctionConfig([])).toThrow(/missing the function name/);
+  });
+});

@@ -1,0 +1,54 @@
+// Shared set-up of the router e2e suites: a namespace on the shared control plane, a KubeClient,
+// seed functions served over real HTTP by lib/runtime, and routers started with inline Loops.
+import type { KubeConfig } from '@kubernetes/client-node';
+import { pino } from 'pino';
+import { loadFunction } from '../../functions/registry.ts';
+import { KubeClient } from '../../lib/kube/kube-client.ts';
+import { serveFunction, type ServedFunction } from '../../lib/runtime/index.ts';
+import type { Loop, LoopSpec } from '../../router/loop-spec.ts';
+import { startRouter, type Router, type RouterOptions } from '../../router/start-router.ts';
+import { setupClusterSuite, type ClusterSuite } from '../cluster/suite.ts';
+
+export interface RouterHarness {
+  suite: ClusterSuite;
+  client: KubeClient;
+  /** Serves a registered seed function on a free port. */
+  serve(name: string): Promise<ServedFunction>;
+  /** Starts a router whose inline Loop is restricted to the suite's namespace. */
+  router(loops: Loop[], extra?: Partial<RouterOptions>): Promise<Router>;
+  close(): Promise<void>;
+}
+
+/** An inline Loop limited to one namespace, so suites sharing the control plane never see each other. */
+export function inlineLoop(name: string, namespace: string, spec: Omit<LoopSpec, 'namespaces'>): Loop {
+  return { apiVersion: 'kubeloop.dev/v1alpha1', kind: 'Loop', metadata: { name, generation: 1 }, spec: { ...spec, namespaces: [namespace] } };
+}
+
+export const quietLogger = () => pino({ level: process.env.KUBELOOP_TEST_LOG_LEVEL ?? 'warn' });
+
+export async function routerHarness(suiteName: string): Promise<RouterHarness> {
+  const suite = await setupClusterSuite(suiteName);
+  const client = await KubeClient.fromKubeConfig(suite.kubeConfig);
+  const closers: Array<() => Promise<void>> = [];
+  return {
+    suite,
+    client,
+    async serve(name) {
+      const served = await serveFunction(await loadFunction(name), { port: 0, host: '127.0.0.1', logLevel: 'warn' });
+      closers.push(() => served.close());
+      return served;
+    },
+    async router(loops, extra = {}) {
+      const router = await startRouter({ kubeConfig: suite.kubeConfig, loops, logger: quietLogger(), ...extra });
+      closers.push(() => router.stop());
+      return router;
+    },
+    async close() {
+      for (const close of closers.reverse()) await close().catch(() => {});
+      await client.close();
+      await suite.cleanup();
+    },
+  };
+}
+
+export type { KubeConfig };

@@ -29,7 +29,8 @@ const VALUE_SETS: Record<string, Record<string, unknown>> = {
   'cert-manager': { webhook: { certificates: { mode: 'cert-manager' } } },
   'mixed runtimes, namespaced loops': {
     functions: {
-      podset: { runtime: 'knative', loop: { namespaces: ['team-a', 'team-b'] } },
+      // Namespaces that exist in any cluster: a Loop's RoleBindings are created in them.
+      podset: { runtime: 'knative', loop: { namespaces: ['default', 'kube-public'] } },
       watcher: { enabled: false },
     },
   },

@@ -102,7 +102,8 @@ export function keepCaBundle(client: KubeClient, name: string, initialCaPem: str
       .then(() => injectCaBundle(client, name, caPem))
       .then((result) => {
         if (result === 'updated') logger?.info({ configuration: name }, 'caBundle injected');
-        if (result === 'not-found') logger?.warn({ configuration: name }, 'MutatingWebhookConfiguration not found; caBundle not injected yet');
+        // The informer sees the configuration appear (chart install, dev-mode registration) and injects then.
+        if (result === 'not-found') logger?.info({ configuration: name }, 'MutatingWebhookConfiguration not there yet; caBundle injected when it appears');
         return result;
       });
     inFlight.catch((error: unknown) => logger?.error({ err: error, configuration: name }, 'caBundle injection failed'));

@@ -37,7 +37,9 @@ export function bundleFromSecret(secret: V1Secret): CertificateBundle {
   };
 }
 
-export function secretFromBundle(location: SecretLocation, bundle: CertificateBundle, resourceVersion?: string): V1Secret {
+/** `existing`: the Secret being replaced; its type is immutable, so an Opaque Secret stays Opaque. */
+export function secretFromBundle(location: SecretLocation, bundle: CertificateBundle, existing?: V1Secret): V1Secret {
+  const resourceVersion = existing?.metadata?.resourceVersion;
   return {
     apiVersion: 'v1',
     kind: 'Secret',
@@ -47,7 +49,7 @@ export function secretFromBundle(location: SecretLocation, bundle: CertificateBu
       labels: { 'app.kubernetes.io/part-of': 'kubeloop', 'app.kubernetes.io/component': 'webhook-certificate' },
       ...(resourceVersion ? { resourceVersion } : {}),
     },
-    type: 'kubernetes.io/tls',
+    type: existing?.type ?? 'kubernetes.io/tls',
     data: {
       [CA_CERT_KEY]: encode(bundle.ca.certPem),
       [CA_KEY_KEY]: encode(bundle.ca.keyPem),
@@ -108,7 +110,7 @@ export async function ensureCertificate(client: KubeClient, location: SecretLoca
       await client.request({
         method: 'PUT',
         path: secretPath(location),
-        body: secretFromBundle(location, outcome.bundle, secret.metadata?.resourceVersion),
+        body: secretFromBundle(location, outcome.bundle, secret),
       });
       return { bundle: outcome.bundle, action: 'renewed', reasons: outcome.reasons };
     } catch (error) {

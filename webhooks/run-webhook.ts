@@ -116,6 +116,7 @@ export async function startWebhook(config: WebhookConfig, deps: StartDependencie
     });
     await applyWebhookConfiguration(client, configuration);
   }
+  let stopping: Promise<void> | undefined;
   logger.info({ url, configuration: config.configurationName, dev: config.dev, certificates: config.certificates }, 'webhook serving');
 
   return {
@@ -124,13 +125,17 @@ export async function startWebhook(config: WebhookConfig, deps: StartDependencie
     ...(rotator ? { rotator } : {}),
     watchers,
     client,
-    async stop(options = {}) {
-      if (config.dev && options.unregister) await deleteWebhookConfiguration(client, config.configurationName);
-      server.beginClosing();
-      // closeOnSignals may already have closed it.
-      if (server.app.server.listening) await server.app.close();
-      for (const stop of stops.reverse()) await stop();
-      await client.close();
+    stop(options = {}) {
+      // Idempotent: a signal handler and the embedding code may both stop it.
+      stopping ??= (async () => {
+        if (config.dev && options.unregister) await deleteWebhookConfiguration(client, config.configurationName);
+        server.beginClosing();
+        // closeOnSignals may already have closed it.
+        if (server.app.server.listening) await server.app.close();
+        for (const stop of stops.reverse()) await stop();
+        await client.close();
+      })();
+      return stopping;
     },
   };
 }

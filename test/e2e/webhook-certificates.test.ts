@@ -1,0 +1,150 @@
+// Webhook certificates against the real API server: one bundle however many replicas race to create or
+// renew it, a caBundle that is put back when someone resets it, and rotation picked up by every replica.
+import type { V1MutatingWebhookConfiguration } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { applyWebhookConfiguration, deleteWebhookConfiguration, injectCaBundle, keepCaBundle } from '../../certs/ca-bundle.ts';
+import type { KeyPairPem } from '../../certs/generate.ts';
+import { CertificateRotator } from '../../certs/rotation.ts';
+import { bundleFromSecret, ensureCertificate, readCertificateSecret } from '../../certs/secret-store.ts';
+import { KubeClient } from '../../lib/kube/index.ts';
+import { createLogger } from '../../lib/observability/logger.ts';
+import { buildWebhookConfiguration } from '../../webhooks/configuration.ts';
+import { eventually } from '../cluster/eventually.ts';
+import { setupClusterSuite, type ClusterSuite } from '../cluster/suite.ts';
+
+const DAY = 24 * 60 * 60 * 1000;
+const logger = createLogger({ name: 'certs-e2e', level: 'warn' });
+let suite: ClusterSuite;
+let clients: KubeClient[];
+let configurationName: string;
+const identity = { service: 'kubeloop-webhook', namespace: 'kubeloop' };
+
+beforeAll(async () => {
+  suite = await setupClusterSuite('webhook-certs');
+  clients = await Promise.all(Array.from({ length: 5 }, () => KubeClient.fromKubeConfig(suite.kubeConfig)));
+  configurationName = `kubeloop-certs-${suite.namespace}`;
+  // Never called: it only sends pods of a namespace that does not exist.
+  await applyWebhookConfiguration(
+    clients[0]!,
+    buildWebhookConfiguration({
+      name: configurationName,
+      target: { url: 'https://127.0.0.1:1/mutate/watcher-sidecar' },
+      kubeloopNamespace: 'kubeloop',
+      onlyNamespaces: [`${suite.namespace}-none`],
+    }),
+  );
+});
+
+afterAll(async () => {
+  if (clients) {
+    await deleteWebhookConfiguration(clients[0]!, configurationName);
+    await Promise.all(clients.map((c) => c.close()));
+  }
+  await suite?.cleanup();
+});
+
+async function caBundle(): Promise<string | undefined> {
+  const configuration = await clients[0]!.request<V1MutatingWebhookConfiguration>({
+    path: `/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/${configurationName}`,
+  });
+  return configuration.webhooks?.[0]?.clientConfig.caBundle;
+}
+
+describe('certificate Secret', () => {
+  it('gives every one of five replicas starting at once the same certificate (one create wins, the rest adopt it)', async () => {
+    const location = { namespace: suite.namespace, name: 'race-tls' };
+    const results = await Promise.all(clients.map((client) => ensureCertificate(client, location, { identity, now: () => new Date() })));
+    expect(results.filter((r) => r.action === 'created')).toHaveLength(1);
+    const served = new Set(results.map((r) => r.bundle.serving.certPem));
+    expect(served.size).toBe(1);
+    const secret = await readCertificateSecret(clients[0]!, location);
+    expect(secret?.type).toBe('kubernetes.io/tls');
+    expect(bundleFromSecret(secret!).serving.certPem).toBe([...served][0]);
+  });
+
+  it('renews once when five replicas find the certificate due at the same time, keeping the CA', async () => {
+    const location = { namespace: suite.namespace, name: 'renew-tls' };
+    const first = await ensureCertificate(clients[0]!, location, { identity, now: () => new Date() });
+    const later = () => new Date(Date.now() + 250 * DAY);
+    const results = await Promise.all(clients.map((client) => ensureCertificate(client, location, { identity, now: later })));
+    expect(results.filter((r) => r.action === 'renewed')).toHaveLength(1);
+    expect(new Set(results.map((r) => r.bundle.serving.certPem)).size).toBe(1);
+    expect(results[0]?.bundle.serving.certPem).not.toBe(first.bundle.serving.certPem);
+    expect(results[0]?.bundle.ca).toEqual(first.bundle.ca);
+    expect(results.find((r) => r.action === 'renewed')?.reasons).toEqual(['serving-expiring']);
+  });
+
+  it('replaces a Secret whose contents are not a usable bundle', async () => {
+    const location = { namespace: suite.namespace, name: 'broken-tls' };
+    await clients[0]!.request({
+      method: 'POST',
+      path: `/api/v1/namespaces/${suite.namespace}/secrets`,
+      body: { metadata: { name: 'broken-tls' }, type: 'Opaque', data: { 'tls.crt': Buffer.from('garbage').toString('base64') } },
+    });
+    const result = await ensureCertificate(clients[0]!, location, { identity, now: () => new Date() });
+    expect(result.action).toBe('renewed');
+    expect(result.reasons).toContain('ca-unreadable');
+  });
+});
+
+describe('caBundle', () => {
+  it('is injected, and put back by the keeper after someone resets it', async () => {
+    const { bundle } = await ensureCertificate(clients[0]!, { namespace: suite.namespace, name: 'keeper-tls' }, { identity, now: () => new Date() });
+    const expected = Buffer.from(bundle.ca.certPem).toString('base64');
+    const keeper = keepCaBundle(clients[1]!, configurationName, bundle.ca.certPem, logger);
+    try {
+      expect(await keeper.setCa(bundle.ca.certPem)).toMatch(/updated|unchanged/);
+      expect(await caBundle()).toBe(expected);
+      // A helm upgrade or kubectl apply without caBundle resets it.
+      const reset = buildWebhookConfiguration({
+        name: configurationName,
+        target: { url: 'https://127.0.0.1:1/mutate/watcher-sidecar' },
+        kubeloopNamespace: 'kubeloop',
+        onlyNamespaces: [`${suite.namespace}-none`],
+      });
+      await applyWebhookConfiguration(clients[2]!, reset);
+      await eventually('the keeper to re-inject the caBundle', async () => (await caBundle()) === expected);
+      expect(await injectCaBundle(clients[3]!, configurationName, bundle.ca.certPem)).toBe('unchanged');
+    } finally {
+      await keeper.stop();
+    }
+  });
+});
+
+describe('CertificateRotator', () => {
+  it('renews when due, hot-swaps, and a second replica adopts the renewed certificate at its next check', async () => {
+    const secret = { namespace: suite.namespace, name: 'rotate-tls' };
+    let offsetDays = 0;
+    const now = () => new Date(Date.now() + offsetDays * DAY);
+    const make = (client: KubeClient) =>
+      new CertificateRotator({ client, secret, identity, configurationName, checkIntervalMs: 3_600_000, logger, now });
+    const a = make(clients[0]!);
+    const b = make(clients[1]!);
+    const swappedA: KeyPairPem[] = [];
+    const swappedB: KeyPairPem[] = [];
+    a.onServingChanged((s) => swappedA.push(s));
+    b.onServingChanged((s) => swappedB.push(s));
+    try {
+      const [startA, startB] = await Promise.all([a.start(), b.start()]);
+      expect(startA.serving.certPem).toBe(startB.serving.certPem);
+      expect(await caBundle()).toBe(Buffer.from(startA.ca.certPem).toString('base64'));
+
+      offsetDays = 10;
+      expect((await a.check()).action).toBe('loaded');
+      expect(swappedA).toEqual([]);
+
+      offsetDays = 300;
+      const renewed = await a.check();
+      expect(renewed.action).toBe('renewed');
+      expect(swappedA.map((s) => s.certPem)).toEqual([renewed.bundle.serving.certPem]);
+      const adopted = await b.check();
+      expect(adopted.action).toBe('loaded');
+      expect(swappedB.map((s) => s.certPem)).toEqual([renewed.bundle.serving.certPem]);
+      // Same CA: the caBundle did not have to change and old connections still verify.
+      expect(renewed.bundle.ca).toEqual(startA.ca);
+    } finally {
+      await a.stop();
+      await b.stop();
+    }
+  });
+});

@@ -1,0 +1,85 @@
+// Shared set-up of the webhook e2e suites: the Watcher CRD, Watchers, kubectl, and a webhook process
+// started in dev mode against the shared control plane, registered for one test namespace only.
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { CoreV1Api, CustomObjectsApi, type V1Pod } from '@kubernetes/client-node';
+import { createLogger } from '../../lib/observability/logger.ts';
+import { readWebhookConfig } from '../../webhooks/config.ts';
+import { startWebhook, type RunningWebhook } from '../../webhooks/run-webhook.ts';
+import type { Watcher } from '../../webhooks/watcher.ts';
+import type { ClusterSuite } from '../cluster/suite.ts';
+
+const run = promisify(execFile);
+export const WATCHER_CRD = 'charts/kubeloop/crds/watchers.watch.kubeloop.dev.yaml';
+
+export async function kubectl(suite: ClusterSuite, ...args: string[]): Promise<{ stdout: string; stderr: string }> {
+  return run(suite.binaries.kubectl, ['--kubeconfig', suite.kubeconfigPath, ...args]);
+}
+
+export async function installWatcherCrd(suite: ClusterSuite): Promise<void> {
+  await kubectl(suite, 'apply', '--server-side', '--force-conflicts', '-f', WATCHER_CRD);
+  await kubectl(suite, 'wait', '--for=condition=Established', '--timeout=60s', 'crd/watchers.watch.kubeloop.dev');
+}
+
+export async function createWatcher(suite: ClusterSuite, watcher: Watcher): Promise<void> {
+  const api = suite.kubeConfig.makeApiClient(CustomObjectsApi);
+  await api.createNamespacedCustomObject({
+    group: 'watch.kubeloop.dev',
+    version: 'v1alpha1',
+    namespace: suite.namespace,
+    plural: 'watchers',
+    body: { apiVersion: 'watch.kubeloop.dev/v1alpha1', kind: 'Watcher', ...watcher },
+  });
+}
+
+export const logwatch: Watcher = {
+  metadata: { name: 'logwatch' },
+  spec: {
+    container: { name: 'logwatch', image: 'busybox:1.36', args: ['tail', '-f', '/data/log'], volumeMounts: [{ name: 'watch-data', mountPath: '/data' }] },
+    volume: { name: 'watch-data', emptyDir: {} },
+    configData: { LEVEL: 'debug' },
+    imagePullSecrets: { name: 'registry-creds' },
+  },
+};
+
+export function annotatedPod(name: string, watcher = 'logwatch'): V1Pod {
+  return {
+    metadata: { name, labels: { app: 'probe' }, annotations: { 'watch.kubeloop.dev/watcher': watcher } },
+    spec: { containers: [{ name: 'main', image: 'nginx:1.27' }] },
+  };
+}
+
+export interface WebhookUnderTest {
+  webhook: RunningWebhook;
+  configurationName: string;
+  certNamespace: string;
+}
+
+/**
+ * Starts the webhook in this process. Its certificate Secret lives in its own namespace (kubeloop's
+ * namespace is excluded from injection), and only the suite's namespace is sent to it.
+ */
+export async function startWebhookFor(suite: ClusterSuite, extraArgs: string[] = []): Promise<WebhookUnderTest> {
+  const certNamespace = `${suite.namespace}-kubeloop`;
+  const configurationName = `kubeloop-watcher-sidecar-${suite.namespace}`;
+  const config = readWebhookConfig(
+    [
+      '--dev',
+      '--port=0',
+      '--host=127.0.0.1',
+      `--kubeconfig=${suite.kubeconfigPath}`,
+      `--namespace=${certNamespace}`,
+      `--configuration=${configurationName}`,
+      `--only-namespace=${suite.namespace}`,
+      `--watch-namespace=${suite.namespace}`,
+      ...extraArgs,
+    ],
+    {},
+  );
+  const webhook = await startWebhook(config, { logger: createLogger({ name: 'webhook', level: process.env.KUBELOOP_TEST_LOG_LEVEL === 'debug' ? 'debug' : 'warn' }) });
+  return { webhook, configurationName, certNamespace };
+}
+
+export async function deleteNamespace(suite: ClusterSuite, name: string): Promise<void> {
+  await suite.kubeConfig.makeApiClient(CoreV1Api).deleteNamespace({ name }).catch(() => undefined);
+}

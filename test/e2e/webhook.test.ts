@@ -1,0 +1,152 @@
+// The Watcher sidecar webhook on the real API server: the API server itself calls our HTTPS endpoint
+// (dev mode, url https://127.0.0.1:<port>) for pods created directly and by ReplicaSets.
+import { writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { connect } from 'node:tls';
+import { AppsV1Api, CoreV1Api, type V1Pod } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eventually } from '../cluster/eventually.ts';
+import { setupClusterSuite, type ClusterSuite } from '../cluster/suite.ts';
+import { annotatedPod, createWatcher, deleteNamespace, installWatcherCrd, kubectl, logwatch, startWebhookFor, type WebhookUnderTest } from './webhook-harness.ts';
+
+let suite: ClusterSuite;
+let core: CoreV1Api;
+let apps: AppsV1Api;
+let ns: string;
+let under: WebhookUnderTest;
+
+beforeAll(async () => {
+  suite = await setupClusterSuite('webhook');
+  ns = suite.namespace;
+  core = suite.kubeConfig.makeApiClient(CoreV1Api);
+  apps = suite.kubeConfig.makeApiClient(AppsV1Api);
+  await installWatcherCrd(suite);
+  await createWatcher(suite, logwatch);
+  under = await startWebhookFor(suite);
+  // The Watcher is in the cache before the first pod: the informer listed after it was created.
+  await eventually('the Watcher in the webhook cache', async () => under.webhook.watchers.get(ns, 'logwatch') !== undefined);
+});
+
+afterAll(async () => {
+  if (under) {
+    await under.webhook.stop();
+    await kubectl(suite, 'delete', 'mutatingwebhookconfiguration', under.configurationName, '--ignore-not-found');
+    await deleteNamespace(suite, under.certNamespace);
+  }
+  await suite?.cleanup();
+});
+
+function expectInjected(pod: V1Pod): void {
+  const names = pod.spec?.containers.map((c) => c.name);
+  expect(names).toContain('logwatch');
+  const sidecar = pod.spec?.containers.find((c) => c.name === 'logwatch');
+  expect(sidecar?.envFrom).toEqual([{ configMapRef: { name: 'logwatch-config', optional: true } }]);
+  expect(sidecar?.volumeMounts?.[0]).toMatchObject({ name: 'watch-data', mountPath: '/data' });
+  expect(pod.spec?.volumes?.map((v) => v.name)).toContain('watch-data');
+  expect(pod.spec?.imagePullSecrets).toEqual([{ name: 'registry-creds' }]);
+  expect(pod.metadata?.annotations?.['watch.kubeloop.dev/injected']).toBe('logwatch');
+}
+
+async function createWithKubectl(pod: V1Pod): Promise<{ stdout: string; stderr: string }> {
+  const file = join(tmpdir(), `${ns}-${pod.metadata?.name ?? 'pod'}.json`);
+  await writeFile(file, JSON.stringify({ apiVersion: 'v1', kind: 'Pod', ...pod }));
+  return kubectl(suite, 'create', '-n', ns, '-f', file);
+}
+
+describe('sidecar injection through the API server', () => {
+  it('injects sidecar, volume, envFrom and pull secret into every pod a Deployment’s ReplicaSet creates', async () => {
+    const labels = { app: 'shop' };
+    await apps.createNamespacedDeployment({
+      namespace: ns,
+      body: {
+        metadata: { name: 'shop' },
+        spec: {
+          replicas: 3,
+          selector: { matchLabels: labels },
+          template: {
+            metadata: { labels, annotations: { 'watch.kubeloop.dev/watcher': 'logwatch' } },
+            spec: { containers: [{ name: 'web', image: 'nginx:1.27' }] },
+          },
+        },
+      },
+    });
+    const pods = await eventually('3 pods of the Deployment', async () => {
+      const list = await core.listNamespacedPod({ namespace: ns, labelSelector: 'app=shop' });
+      return list.items.length === 3 ? list.items : undefined;
+    });
+    for (const pod of pods) {
+      // ReplicaSet pods are named by generateName: the webhook saw them without a name.
+      expect(pod.metadata?.generateName).toMatch(/^shop-/);
+      expect(pod.spec?.containers.map((c) => c.name)).toEqual(['web', 'logwatch']);
+      expectInjected(pod);
+    }
+  });
+
+  it('leaves a pod without the annotation untouched', async () => {
+    const created = await core.createNamespacedPod({ namespace: ns, body: { metadata: { name: 'plain' }, spec: { containers: [{ name: 'main', image: 'nginx:1.27' }] } } });
+    expect(created.spec?.containers.map((c) => c.name)).toEqual(['main']);
+    expect(created.metadata?.annotations?.['watch.kubeloop.dev/injected']).toBeUndefined();
+  });
+
+  it('creates a pod naming a missing Watcher without the sidecar and returns a warning to the client', async () => {
+    const { stderr } = await createWithKubectl(annotatedPod('orphan', 'no-such-watcher'));
+    expect(stderr).toContain('Warning: Watcher "no-such-watcher" not found in namespace');
+    const pod = await core.readNamespacedPod({ name: 'orphan', namespace: ns });
+    expect(pod.spec?.containers.map((c) => c.name)).toEqual(['main']);
+  });
+
+  it('renames the sidecar when the pod already has a container with its name, and warns', async () => {
+    const pod = annotatedPod('clash');
+    pod.spec!.containers = [{ name: 'logwatch', image: 'my/own-logwatch:1' }];
+    const { stderr } = await createWithKubectl(pod);
+    expect(stderr).toContain('the Watcher sidecar was added as "logwatch-1"');
+    const created = await core.readNamespacedPod({ name: 'clash', namespace: ns });
+    expect(created.spec?.containers.map((c) => c.name)).toEqual(['logwatch', 'logwatch-1']);
+  });
+
+  it('drops no admission while the serving certificate is rotated during a stream of pod creates', async () => {
+    const rotator = under.webhook.rotator!;
+    const serialBefore = await servingSerial();
+    const total = 40;
+    let next = 0;
+    let rotations = 0;
+    const worker = async (): Promise<void> => {
+      while (next < total) {
+        const i = next++;
+        if (i === 10 || i === 25) {
+          await rotator.check(true);
+          rotations++;
+        }
+        await core.createNamespacedPod({ namespace: ns, body: annotatedPod(`stream-${i}`) });
+      }
+    };
+    await Promise.all([worker(), worker(), worker(), worker()]);
+    expect(rotations).toBe(2);
+    expect(await servingSerial()).not.toBe(serialBefore);
+    const list = await core.listNamespacedPod({ namespace: ns, labelSelector: 'app=probe' });
+    const stream = list.items.filter((p) => p.metadata?.name?.startsWith('stream-'));
+    expect(stream).toHaveLength(total);
+    // failurePolicy is Ignore: a dropped admission would show as a pod without the sidecar.
+    for (const pod of stream) expectInjected(pod);
+  });
+});
+
+async function servingSerial(): Promise<string> {
+  const { port } = new URL(under.webhook.url);
+  return new Promise((resolve, reject) => {
+    const socket = connect({ host: '127.0.0.1', port: Number(port), ca: under.webhook.rotator!.bundle.ca.certPem }, () => {
+      resolve(socket.getPeerCertificate().serialNumber);
+      socket.end();
+    });
+    socket.on('error', reject);
+  });
+}
+
+describe('failure policy', () => {
+  it('with the webhook stopped and failurePolicy Ignore, an annotated pod is still created (without sidecar)', async () => {
+    await under.webhook.stop();
+    const created = await core.createNamespacedPod({ namespace: ns, body: annotatedPod('after-stop') });
+    expect(created.spec?.containers.map((c) => c.name)).toEqual(['main']);
+  });
+});

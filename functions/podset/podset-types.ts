@@ -1,5 +1,5 @@
 // The PodSet custom resource (podsets.app.kubeloop.dev/v1alpha1), as charts/kubeloop/crds/ defines it.
-import type { V1PodSpec, V1PodTemplateSpec } from '@kubernetes/client-node';
+import type { V1PodTemplateSpec } from '@kubernetes/client-node';
 import type { Condition, KubeObject } from '../../lib/sdk/index.ts';
 
 export const PODSET_API_VERSION = 'app.kubeloop.dev/v1alpha1';
@@ -25,5 +25,3 @@ export interface PodSetStatus {
 }
 
 export type PodSet = KubeObject & { spec?: PodSetSpec; status?: PodSetStatus };
-
-export type { V1PodSpec };

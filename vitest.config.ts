@@ -9,6 +9,8 @@ export default defineConfig({
           name: 'unit',
           include: ['{cli,lib,router,functions,webhooks,certs,test/http}/**/*.test.ts'],
           testTimeout: 20_000,
+          // Projects with different maxWorkers need distinct group orders, or `vitest run` refuses to start.
+          sequence: { groupOrder: 0 },
         },
       },
       {
@@ -21,6 +23,7 @@ export default defineConfig({
           // Suites share one control plane; each works in its own namespace. Two cores: keep it modest.
           maxWorkers: 2,
           fileParallelism: true,
+          sequence: { groupOrder: 1 },
         },
       },
     ],

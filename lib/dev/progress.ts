@@ -53,6 +53,7 @@ export function progressReporter(out: Output, title: string, now: () => number =
   }
   let last = 'starting';
   let frame = 0;
+  let finished = false;
   const draw = (): void => {
     const bar = steps.bar();
     const line = `${FRAMES[frame++ % FRAMES.length]} ${title} ${elapsed(now() - started)} ${bar ? `${bar} ` : ''}${last}`;
@@ -64,10 +65,13 @@ export function progressReporter(out: Output, title: string, now: () => number =
     update(message) {
       steps.observe(message);
       last = message.trim();
-      draw();
+      // After done() (e.g. the control plane reporting its shutdown) messages are plain lines.
+      if (finished) out.write(`${last}\n`);
+      else draw();
     },
     done(message) {
       clearInterval(timer);
+      finished = true;
       out.write(`\r\x1b[K${message}\n`);
     },
   };

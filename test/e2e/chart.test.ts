@@ -274,7 +274,7 @@ describe('on the local control plane', () => {
     expect(stdout.trim().split('\n')).toHaveLength(applicable.length);
   });
 
-  it('installs with helm, and helm uninstall leaves nothing behind', async () => {
+  it('installs with helm (pods admitted under enforce=restricted), runs the helm test hook, and helm uninstall leaves nothing behind', async () => {
     const release = `kl-${cluster.namespace.slice(-4)}`;
     const kube = ['--kubeconfig', cluster.kubeconfigPath];
     // Keep the shared control plane quiet for other suites: Loops and the webhook only see this namespace.
@@ -309,6 +309,10 @@ describe('on the local control plane', () => {
         return lines.length === 2 + FUNCTIONS.length && lines.every((l) => !l.endsWith('=')) ? lines : undefined;
       }, 60_000);
       expect(ready).toContain(`${release}-kubeloop-router=2`);
+      // kwok only simulates containers, so this proves the hook's shape (admitted under enforce=restricted,
+      // run and reported by helm), not that the check inside it passes; images.test.ts covers the servers.
+      const test = await helm(helmBinary, ['test', release, ...kube, '--namespace', cluster.namespace, '--timeout', '2m']);
+      expect(test.stderr + test.stdout).toMatch(/TEST SUITE:\s+\S+-test-readiness[\s\S]*Phase:\s+Succeeded/);
 
       const uninstall = await helm(helmBinary, ['uninstall', release, ...kube, '--namespace', cluster.namespace, '--wait', '--timeout', '2m']);
       expect(uninstall.code).toBe(0);

@@ -48,8 +48,9 @@ function pod(phase: string, extra: Record<string, unknown> = {}): KubeObject {
   });
 }
 
+/** The At with this status, as the router leaves it: observedGeneration caught up with generation 1. */
 function withStatus(object: At, status: AtStatus): At {
-  return variant(object, (a) => (a.status = status));
+  return variant(object, (a) => (a.status = { ...status, observedGeneration: 1 }));
 }
 
 const done = (status: 'True' | 'False', reason: string, message: string, lastTransitionTime = NOW) => ({

@@ -118,6 +118,11 @@ describe('watcher reconcile', () => {
     expect(reconcile(watcher, [configMap]).actions).toEqual([{ op: 'status', status: { configMapName: 'log-watcher-config' } }]);
   });
 
+  it('writes the unchanged status again after a spec edit, so observedGeneration catches up', () => {
+    const edited = variant(named(watcher), (w) => (w.metadata!.generation = 2));
+    expect(reconcile(edited, [configMap]).actions).toEqual([{ op: 'status', status: { configMapName: 'log-watcher-config' } }]);
+  });
+
   it('does not treat a ConfigMap controlled by someone else as its own', () => {
     const foreign = variant(configMap, (cm) => (cm.metadata!.ownerReferences = [{ ...ownerRef, uid: 'other' }]));
     expect(reconcile(named(watcher), [foreign]).actions.map((a) => a.op)).toEqual(['create']);

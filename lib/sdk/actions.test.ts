@@ -44,6 +44,15 @@ describe('statusAction', () => {
   });
 });
 
+describe('statusAction and observedGeneration', () => {
+  it('writes an unchanged status when its observedGeneration lags the spec, so the router can bring it up', () => {
+    const edited = { ...pod, metadata: { ...pod.metadata, generation: 4 }, status: { observedGeneration: 3, configMapName: 'x' } };
+    expect(statusAction(edited, { configMapName: 'x' })).toEqual({ op: 'status', status: { configMapName: 'x' } });
+    const caughtUp = { ...edited, status: { observedGeneration: 4, configMapName: 'x' } };
+    expect(statusAction(caughtUp, { configMapName: 'x' })).toBeUndefined();
+  });
+});
+
 describe('respond', () => {
   it('builds a response the contract schema accepts, with uid and resourceVersion preconditions on deletes', () => {
     const response = respond([undefined, remove(pod)], { requeueAfterSeconds: 5 });

@@ -94,13 +94,18 @@ export function jsonEqual(a: unknown, b: unknown): boolean {
 /**
  * A status action, or undefined when `desired` equals the object's current status
  * (ignoring observedGeneration, which the router maintains), so unchanged status is never written.
+ * A status whose observedGeneration lags metadata.generation is written anyway: the router sets
+ * observedGeneration only when it writes status, so otherwise it would never catch up with a spec edit.
  */
 export function statusAction(object: KubeObject, desired: Record<string, unknown>): StatusAction | undefined {
   const current = { ...((object.status as Record<string, unknown> | undefined) ?? {}) };
+  const observed = current.observedGeneration;
   delete current.observedGeneration;
   const wanted = { ...desired };
   delete wanted.observedGeneration;
-  return jsonEqual(current, wanted) ? undefined : { op: 'status', status: desired };
+  const generation = object.metadata?.generation;
+  const lagging = generation !== undefined && observed !== generation;
+  return !lagging && jsonEqual(current, wanted) ? undefined : { op: 'status', status: desired };
 }
 
 /** Builds a response, dropping the undefined entries that the helpers above return for "nothing to do". */

@@ -2,7 +2,7 @@
 // A conflict (failed resourceVersion test, 409) stops the batch and asks for an immediate requeue.
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import type { Action, KubeObject, ObjectTarget } from '../lib/contract/types.ts';
+import type { Action, JsonPatchOperation, KubeObject, ObjectTarget } from '../lib/contract/types.ts';
 import type { ResourceDiscovery } from '../lib/kube/discovery.ts';
 import { isApiError, KubeApiError, type KubeClient } from '../lib/kube/kube-client.ts';
 import { collectionPath, kindKey, objectKey, objectPath, type ResourceInfo } from '../lib/kube/resource-paths.ts';
@@ -57,11 +57,37 @@ export async function applyActions(ctx: ApplyContext, actions: readonly Action[]
   return { result: 'done', refused };
 }
 
-/** A 409, or a JSON patch whose test failed (the API server answers 422 Invalid for that). */
+/** The object changed since the function saw it: a JSON patch's resourceVersion test failed. */
+export class StaleWriteError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'StaleWriteError';
+  }
+}
+
+/** A 409 (other than AlreadyExists) or a failed resourceVersion test. */
 export function isConflict(error: unknown): boolean {
-  if (!(error instanceof KubeApiError)) return false;
-  if (error.statusCode === 409 && error.reason !== 'AlreadyExists') return true;
-  return error.statusCode === 422 && /test operation|testing value|resourceVersion/i.test(error.message);
+  if (error instanceof StaleWriteError) return true;
+  return error instanceof KubeApiError && error.statusCode === 409 && error.reason !== 'AlreadyExists';
+}
+
+/**
+ * Sends a JSON patch. The API server answers a failed `test` with the same bare 422 Invalid as any other
+ * bad patch, so on 422 a patch that tests the resourceVersion is checked against the live object: a
+ * different resourceVersion means our view was stale (requeue), the same one means the patch is invalid.
+ */
+export async function sendJsonPatch(client: KubeClient, path: string, patch: JsonPatchOperation[]): Promise<void> {
+  try {
+    await client.request({ method: 'PATCH', path, contentType: JSON_PATCH, body: patch });
+  } catch (error) {
+    const tested = patch.find((op) => op.op === 'test' && op.path === '/metadata/resourceVersion') as { value?: unknown } | undefined;
+    if (!isApiError(error, 422) || !tested) throw error;
+    const live = await client.request<KubernetesObject>({ path: path.replace(/\/status$/, '') }).catch(() => undefined);
+    if (live && live.metadata?.resourceVersion !== tested.value) {
+      throw new StaleWriteError(`${path}: changed since it was read (resourceVersion ${String(tested.value)} -> ${live.metadata?.resourceVersion})`);
+    }
+    throw error;
+  }
 }
 
 function namespaceFor(resource: ResourceInfo, namespace: string | undefined, primary: KubernetesObject): string | undefined {
@@ -80,12 +106,7 @@ async function applyOne(ctx: ApplyContext, action: Action): Promise<ActionResult
       if (!patch) return 'skipped';
       const resource = await ctx.discovery.resolve(primary.apiVersion ?? '', primary.kind ?? '');
       try {
-        await client.request({
-          method: 'PATCH',
-          path: objectPath(resource, primary.metadata?.name ?? '', primary.metadata?.namespace, 'status'),
-          contentType: JSON_PATCH,
-          body: patch,
-        });
+        await sendJsonPatch(client, objectPath(resource, primary.metadata?.name ?? '', primary.metadata?.namespace, 'status'), patch);
       } catch (error) {
         // The primary is gone: there is no status left to write.
         if (isApiError(error, 404) && error.reason === 'NotFound' && !/the server could not find the requested resource/.test(error.message)) return 'notfound';
@@ -99,12 +120,7 @@ async function applyOne(ctx: ApplyContext, action: Action): Promise<ActionResult
       if (!authorised(ctx, action, target)) return 'refused';
       const cached = isPrimaryTarget(primary, target) ? primary : ctx.lookup(target.apiVersion, target.kind, target.namespace, target.name);
       try {
-        await client.request({
-          method: 'PATCH',
-          path: objectPath(resource, target.name, target.namespace),
-          contentType: JSON_PATCH,
-          body: withResourceVersionTest(action.patch, cached?.metadata?.resourceVersion),
-        });
+        await sendJsonPatch(client, objectPath(resource, target.name, target.namespace), withResourceVersionTest(action.patch, cached?.metadata?.resourceVersion));
       } catch (error) {
         if (isApiError(error, 404)) return 'notfound';
         throw error;

@@ -1,9 +1,9 @@
 // One reconcile of one primary: expectations and finalizers first, then dispatch (HTTP) and apply, and
 // finally what the queue should do next (forget, requeue at once, back off, wait, or leave alone).
-import type { KubeObject, ReconcileResponse, Trigger } from '../lib/contract/types.ts';
+import type { JsonPatchOperation, KubeObject, ReconcileResponse, Trigger } from '../lib/contract/types.ts';
 import { reconcileLogger } from '../lib/observability/logger.ts';
 import { objectPath } from '../lib/kube/resource-paths.ts';
-import { applyActions, isConflict } from './apply-actions.ts';
+import { applyActions, isConflict, sendJsonPatch } from './apply-actions.ts';
 import { buildRequest } from './build-request.ts';
 import type { DispatchResult } from './dispatch.ts';
 import type { LoopHealthReason, LoopRunner } from './loop-runner.ts';
@@ -11,8 +11,6 @@ import { addFinalizerPatch, hasFinalizer, removeFinalizerPatch } from './patch-b
 import { selectsPrimary } from './predicates.ts';
 import { callCode } from './router-metrics.ts';
 import type { QueueItem } from './work-queue.ts';
-
-const JSON_PATCH = 'application/json-patch+json';
 
 export async function reconcileKey(runner: LoopRunner, item: QueueItem<Trigger>): Promise<void> {
   const { loop, deps, queue, expectations } = runner;
@@ -160,17 +158,12 @@ function report(runner: LoopRunner, primary: KubeObject, reason: LoopHealthReaso
 }
 
 /** Sends a JSON patch to the primary; on a conflict requeues and returns false. */
-async function writeOrRequeue(runner: LoopRunner, primary: KubeObject, patch: unknown, what: string): Promise<boolean> {
+async function writeOrRequeue(runner: LoopRunner, primary: KubeObject, patch: JsonPatchOperation[], what: string): Promise<boolean> {
   const { deps, queue } = runner;
   const key = keyOf(primary);
   try {
     const resource = await deps.discovery.resolve(primary.apiVersion ?? '', primary.kind ?? '');
-    await deps.client.request({
-      method: 'PATCH',
-      path: objectPath(resource, primary.metadata?.name ?? '', primary.metadata?.namespace),
-      contentType: JSON_PATCH,
-      body: patch,
-    });
+    await sendJsonPatch(deps.client, objectPath(resource, primary.metadata?.name ?? '', primary.metadata?.namespace), patch);
     deps.metrics.actions.inc({ loop: runner.loop.name, op: 'finalizer', result: 'applied' });
     return true;
   } catch (error) {

@@ -1,7 +1,9 @@
 // Shared set-up of the router e2e suites: a namespace on the shared control plane, a KubeClient,
 // seed functions served over real HTTP by lib/runtime, and routers started with inline Loops.
+import { readFileSync } from 'node:fs';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { pino } from 'pino';
+import { parse } from 'yaml';
 import { loadFunction } from '../../functions/registry.ts';
 import { KubeClient } from '../../lib/kube/kube-client.ts';
 import { serveFunction, type ServedFunction } from '../../lib/runtime/index.ts';
@@ -49,6 +51,29 @@ export async function routerHarness(suiteName: string): Promise<RouterHarness> {
       await suite.cleanup();
     },
   };
+}
+
+/** Installs CRDs from charts/kubeloop/crds (server-side apply, idempotent across suites) and waits until served. */
+export async function installCrds(client: KubeClient, files: string[]): Promise<void> {
+  for (const file of files) {
+    const crd = parse(readFileSync(new URL(`../../charts/kubeloop/crds/${file}`, import.meta.url), 'utf8')) as { metadata: { name: string } };
+    await client.request({
+      method: 'PATCH',
+      path: `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd.metadata.name}`,
+      query: { fieldManager: 'kubeloop-e2e', force: true },
+      contentType: 'application/apply-patch+yaml',
+      body: crd,
+    });
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      const live = await client.request<{ status?: { conditions?: Array<{ type: string; status: string }> } }>({
+        path: `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd.metadata.name}`,
+      });
+      if (live.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True')) break;
+      if (Date.now() > deadline) throw new Error(`CRD ${crd.metadata.name} not Established within 60s`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
 }
 
 export type { KubeConfig };

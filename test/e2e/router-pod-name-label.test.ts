@@ -1,0 +1,99 @@
+// Seeds 000/002 as their reader would try them: pods of a Deployment (generateName) annotated later get
+// the pod-name label, and lose it when the annotation is removed. Router and function talk over HTTP.
+import type { V1Pod, V1PodList } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eventually } from '../cluster/eventually.ts';
+import { inlineLoop, routerHarness, type RouterHarness } from './router-harness.ts';
+import type { Router } from '../../router/start-router.ts';
+
+const ANNOTATION = 'kubeloop.dev/add-pod-name-label';
+const LABEL = 'kubeloop.dev/pod-name';
+
+let h: RouterHarness;
+let router: Router;
+let ns: string;
+
+beforeAll(async () => {
+  h = await routerHarness('router-pod-name-label');
+  ns = h.suite.namespace;
+  const fn = await h.serve('pod-name-label');
+  router = await h.router([inlineLoop('pod-name-label', ns, { for: { apiVersion: 'v1', kind: 'Pod' }, metadataOnly: true, function: { url: fn.url } })]);
+  await router.waitForLoop('pod-name-label');
+});
+afterAll(async () => h?.close());
+
+async function pods(selector: string): Promise<V1Pod[]> {
+  const list = await h.client.request<V1PodList>({ path: `/api/v1/namespaces/${ns}/pods`, query: { labelSelector: selector } });
+  return list.items;
+}
+
+async function annotate(name: string, value: string | null): Promise<void> {
+  await h.client.request({
+    method: 'PATCH',
+    path: `/api/v1/namespaces/${ns}/pods/${name}`,
+    contentType: 'application/merge-patch+json',
+    body: { metadata: { annotations: { [ANNOTATION]: value } } },
+  });
+}
+
+describe('pod-name-label through the router', () => {
+  it('labels annotated Deployment pods with their generated names and removes the label with the annotation', async () => {
+    await h.client.request({
+      method: 'POST',
+      path: `/apis/apps/v1/namespaces/${ns}/deployments`,
+      body: {
+        apiVersion: 'apps/v1',
+        kind: 'Deployment',
+        metadata: { name: 'web' },
+        spec: {
+          replicas: 3,
+          selector: { matchLabels: { app: 'web' } },
+          template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'web', image: 'nginx' }] } },
+        },
+      },
+    });
+    const created = await eventually('3 pods of the Deployment', async () => {
+      const list = await pods('app=web');
+      return list.length === 3 && list;
+    });
+    // Not annotated yet: no label.
+    for (const pod of created) expect(pod.metadata?.labels?.[LABEL]).toBeUndefined();
+
+    const [first, second] = created.map((p) => p.metadata?.name ?? '');
+    await annotate(first!, 'true');
+    await annotate(second!, 'true');
+    await eventually('both annotated pods labelled with their names', async () => {
+      const list = await pods('app=web');
+      const labelled = list.filter((p) => p.metadata?.labels?.[LABEL] === p.metadata?.name).map((p) => p.metadata?.name);
+      return labelled.length === 2 && labelled;
+    });
+    // The third pod was never annotated and stays unlabelled.
+    const third = (await pods('app=web')).find((p) => p.metadata?.name !== first && p.metadata?.name !== second);
+    expect(third?.metadata?.labels?.[LABEL]).toBeUndefined();
+
+    await annotate(first!, null);
+    await eventually('label removed with the annotation', async () => {
+      const pod = (await pods('app=web')).find((p) => p.metadata?.name === first);
+      return pod !== undefined && pod.metadata?.labels?.[LABEL] === undefined;
+    });
+    const stillLabelled = (await pods('app=web')).find((p) => p.metadata?.name === second);
+    expect(stillLabelled?.metadata?.labels?.[LABEL]).toBe(second);
+  });
+
+  it('labels a pod created with the annotation already set', async () => {
+    await h.client.request({
+      method: 'POST',
+      path: `/api/v1/namespaces/${ns}/pods`,
+      body: { metadata: { generateName: 'born-', annotations: { [ANNOTATION]: 'true' }, labels: { born: 'yes' } }, spec: { containers: [{ name: 'c', image: 'x' }] } },
+    });
+    const pod = await eventually('labelled at birth', async () => {
+      const [p] = await pods('born=yes');
+      return p?.metadata?.labels?.[LABEL] === p?.metadata?.name && p;
+    });
+    expect(pod.metadata?.name).toMatch(/^born-/);
+    // Every patch the router sent was applied once: metrics show no refusals and no errors.
+    const metrics = await router.metrics.registry.getMetricsAsJSON();
+    const actions = metrics.find((m) => m.name === 'kubeloop_router_actions_total')?.values ?? [];
+    expect(actions.filter((v) => v.labels.result === 'error' || v.labels.result === 'refused')).toEqual([]);
+  });
+});

@@ -272,6 +272,12 @@ describe('at reconcile: DONE', () => {
     });
     expect(reconcile(finished, [])).toEqual({ apiVersion: 'kubeloop.dev/v1', kind: 'ReconcileResponse', actions: [] });
   });
+
+  it('only writes the same DONE status back when an edit left observedGeneration behind', () => {
+    const status: AtStatus = { phase: 'DONE', outcome: 'Failed', startedAt: '2026-11-22T10:00:30Z', finishedAt: '2026-11-22T10:00:34Z' };
+    const edited = variant(withStatus(at, status), (a) => (a.metadata!.generation = 2));
+    expect(reconcile(edited, []).actions).toEqual([{ op: 'status', status }]);
+  });
 });
 
 describe('at reconcile: guards', () => {

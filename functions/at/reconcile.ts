@@ -124,9 +124,13 @@ export function reconcileAt(request: ReconcileRequest, config: AtConfig): Reconc
     const message = `the request has no children["${POD_CHILDREN}"]: the At Loop must own v1 Pods`;
     return respond([], { error: { type: 'permanent', message } });
   }
-  // DONE is final, as in the seed: the command ran once; a later edit of the At does not run it again.
+  // DONE is final, as in the seed: the command ran once; a later edit of the At does not run it again
+  // (its status is only written back when observedGeneration has to catch up with the edit).
   const recorded: AtPhase | undefined = at.status?.phase;
-  if (recorded === PHASE_DONE) return respond([]);
+  if (recorded === PHASE_DONE) {
+    const { observedGeneration: _router, ...done } = at.status ?? {};
+    return respond([statusAction(at, done)]);
+  }
 
   const now = toMetaTime(request.now);
   const pod = children.find((p: KubeObject) => p.metadata?.name === podNameOf(at) && isControlledBy(p, at)) as V1Pod | undefined;

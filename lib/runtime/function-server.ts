@@ -5,6 +5,7 @@ import type { FunctionDefinition } from '../sdk/define-function.ts';
 import { createLogger, type Logger, type LogLevel } from '../observability/logger.ts';
 import { createServer, DEFAULT_BODY_LIMIT_BYTES, listen, type KubeloopServer } from '../server/create-server.ts';
 import { createFunctionCore, type FunctionCore } from './function-core.ts';
+import { methodNotAllowed, RECONCILE_PATHS, tooLargeMessage } from './http-replies.ts';
 
 export interface FunctionServerOptions {
   /** Defaults to a JSON logger named "function/<name>" at `logLevel`. */
@@ -17,8 +18,6 @@ export interface FunctionServerOptions {
 export interface FunctionServer extends KubeloopServer {
   core: FunctionCore;
 }
-
-export const RECONCILE_PATHS = ['/', '/reconcile'] as const;
 
 export function functionLogger(definition: FunctionDefinition, options: FunctionServerOptions): Logger {
   return options.logger ?? createLogger({ name: `function/${definition.name}`, level: options.logLevel ?? 'info' });
@@ -49,13 +48,17 @@ export function buildFunctionServer(definition: FunctionDefinition, options: Fun
         const out = core.handle({ headers: request.headers, body: typeof request.body === 'string' ? request.body : '' });
         reply.code(out.status).headers(out.headers).send(out.body);
       });
+      scope.route({
+        method: ['GET', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'],
+        url,
+        handler: (request, reply) => {
+          const out = methodNotAllowed(request.method, url);
+          reply.code(out.status).headers(out.headers).send(out.body);
+        },
+      });
     }
   });
   return { ...server, core };
-}
-
-export function tooLargeMessage(limitBytes: number): string {
-  return `request body is larger than the limit of ${limitBytes} bytes (set KUBELOOP_BODY_LIMIT_BYTES or --body-limit-bytes to raise it)`;
 }
 
 export interface ServedFunction {

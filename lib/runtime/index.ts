@@ -1,5 +1,6 @@
 // Public surface of the function runtime: one core, served by fastify, a fetch handler or a Node handler.
-export { buildFunctionServer, serveFunction, RECONCILE_PATHS, type FunctionServer, type FunctionServerOptions, type ServedFunction } from './function-server.ts';
+export { RECONCILE_PATHS } from './http-replies.ts';
+export { buildFunctionServer, serveFunction, type FunctionServer, type FunctionServerOptions, type ServedFunction } from './function-server.ts';
 export { toFetchHandler } from './fetch-handler.ts';
 export { toNodeHandler } from './node-handler.ts';
 export { createFunctionCore, RECONCILE_ID_HEADER, type FunctionCore, type FunctionErrorCode, type FunctionErrorReply } from './function-core.ts';

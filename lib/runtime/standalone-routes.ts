@@ -1,21 +1,9 @@
 // Routing shared by the framework-free handlers (fetch and Node), so they answer exactly like the fastify server.
-import type { ErrorReply } from '../server/create-server.ts';
 import type { CoreReply, FunctionCore, RequestHeaders } from './function-core.ts';
-import { RECONCILE_PATHS, tooLargeMessage } from './function-server.ts';
+import { errorReply, jsonReply, methodNotAllowed, RECONCILE_PATHS, tooLargeMessage } from './http-replies.ts';
 
 /** Reads the body up to `limitBytes`; returns undefined when it is larger. */
 export type BodyReader = (limitBytes: number) => Promise<string | undefined>;
-
-const JSON_TYPE = { 'content-type': 'application/json; charset=utf-8' };
-
-function json(status: number, body: unknown): CoreReply {
-  return { status, headers: JSON_TYPE, body: JSON.stringify(body) };
-}
-
-function errorJson(status: number, code: string, message: string): CoreReply {
-  const body: ErrorReply = { statusCode: status, code, message };
-  return json(status, body);
-}
 
 export async function routeStandalone(
   core: FunctionCore,
@@ -28,7 +16,7 @@ export async function routeStandalone(
   const query = url.indexOf('?');
   const path = query === -1 ? url : url.slice(0, query);
   if ((RECONCILE_PATHS as readonly string[]).includes(path)) {
-    if (method !== 'POST') return errorJson(405, 'MethodNotAllowed', `${method} ${path} is not allowed; POST a ReconcileRequest`);
+    if (method !== 'POST') return methodNotAllowed(method, path);
     const declared = Number(headers['content-length']);
     if (Number.isFinite(declared) && declared > bodyLimitBytes) {
       return core.reject(413, 'PayloadTooLarge', tooLargeMessage(bodyLimitBytes), headers);
@@ -37,10 +25,10 @@ export async function routeStandalone(
     if (body === undefined) return core.reject(413, 'PayloadTooLarge', tooLargeMessage(bodyLimitBytes), headers);
     return core.handle({ headers, body });
   }
-  if (method === 'GET' && path === '/healthz') return json(200, { status: 'ok' });
-  if (method === 'GET' && path === '/readyz') return json(200, { status: 'ready' });
+  if (method === 'GET' && path === '/healthz') return jsonReply(200, { status: 'ok' });
+  if (method === 'GET' && path === '/readyz') return jsonReply(200, { status: 'ready' });
   if (method === 'GET' && path === '/metrics') {
     return { status: 200, headers: { 'content-type': core.metrics.contentType }, body: await core.metrics.metrics() };
   }
-  return errorJson(404, 'NotFound', `no route ${method} ${url}`);
+  return errorReply(404, 'NotFound', `no route ${method} ${url}`);
 }

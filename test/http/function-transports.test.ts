@@ -127,6 +127,9 @@ describe.each(transports)('%s', (_name, send) => {
     expect(metrics.body).toMatch(/kubeloop_function_requests_total\{function="example-labeller",code="200"\} \d+/);
     expect(metrics.body).toMatch(/kubeloop_function_errors_total\{function="example-labeller",code="InvalidJSON"\} \d+/);
     expect(metrics.body).toContain('kubeloop_function_request_duration_seconds_bucket{le="0.001",function="example-labeller"}');
+    const wrongMethod = await send('GET', '/reconcile', {});
+    expect(wrongMethod.status).toBe(405);
+    expect(errorOf(wrongMethod).message).toBe('GET /reconcile is not allowed; POST a ReconcileRequest');
     const missing = await send('GET', '/nope', {});
     expect(missing.status).toBe(404);
     expect(errorOf(missing).message).toBe('no route GET /nope');

@@ -1,0 +1,44 @@
+// `kubeloop router`: runs the event router with its ops server (/healthz, /readyz, /metrics) until SIGTERM.
+import { loadKubeConfig } from '../../lib/kube/kube-config.ts';
+import { createLogger } from '../../lib/observability/logger.ts';
+import { createServer, listen } from '../../lib/server/create-server.ts';
+import { closeOnSignals } from '../../lib/server/shutdown.ts';
+import { readRouterConfig, ROUTER_USAGE } from '../../router/router-config.ts';
+import { createRouterMetrics } from '../../router/router-metrics.ts';
+import { startRouter } from '../../router/start-router.ts';
+
+export async function run(argv: string[]): Promise<number> {
+  if (argv.includes('--help') || argv.includes('-h')) {
+    console.log(ROUTER_USAGE);
+    return 0;
+  }
+  const config = readRouterConfig(argv);
+  const logger = createLogger({ name: 'router', level: config.logLevel });
+  const kubeConfig = loadKubeConfig({ kubeconfig: config.kubeconfig, context: config.context });
+  const metrics = createRouterMetrics();
+  let router: Awaited<ReturnType<typeof startRouter>> | undefined;
+  const ops = createServer({ logger, metrics: metrics.registry, ready: () => router?.ready() ?? false });
+  const url = await listen(ops.app, { port: config.port, host: config.host });
+  router = await startRouter({
+    kubeConfig,
+    logger,
+    metrics,
+    loops: config.loops,
+    recordDir: config.recordDir,
+    identity: config.identity,
+    rateLimit: { qps: config.qps, burst: config.burst },
+    watchTimeoutSeconds: config.watchTimeoutSeconds,
+    expectationsTimeoutMs: config.expectationsTimeoutSeconds * 1000,
+    ...(config.leaderElect
+      ? { leaderElection: { namespace: config.leaseNamespace, name: config.leaseName, leaseDurationMs: config.leaseDurationSeconds * 1000, renewDeadlineMs: config.leaseDurationSeconds * 666 } }
+      : {}),
+  });
+  logger.info({ ops: url, identity: router.identity, leaderElect: config.leaderElect, loops: config.loops ? 'inline' : 'watching Loop objects' }, 'router started');
+  const started = router;
+  closeOnSignals(ops, {
+    exit: (code) => {
+      void started.stop().finally(() => process.exit(code));
+    },
+  });
+  return new Promise<number>(() => {});
+}

@@ -1,0 +1,28 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { readRouterConfig } from './router-config.ts';
+
+describe('readRouterConfig', () => {
+  it('has defaults, and flags win over the environment', () => {
+    const config = readRouterConfig(['--qps', '20'], { KUBELOOP_API_QPS: '5', KUBELOOP_LEADER_ELECT: 'true', POD_NAMESPACE: 'kl', POD_NAME: 'router-0' });
+    expect(config).toMatchObject({ port: 8081, qps: 20, burst: 100, leaderElect: true, leaseNamespace: 'kl', identity: 'router-0', leaseDurationSeconds: 15 });
+  });
+  it('names the bad setting', () => {
+    expect(() => readRouterConfig(['--port', 'eighty'])).toThrow('--port: "eighty" is not an integer');
+    expect(() => readRouterConfig([], { KUBELOOP_API_BURST: '0' })).toThrow('KUBELOOP_API_BURST: "0"');
+    expect(() => readRouterConfig([], { KUBELOOP_LEADER_ELECT: 'maybe' })).toThrow('KUBELOOP_LEADER_ELECT');
+    expect(() => readRouterConfig(['--log-level', 'loud'])).toThrow('--log-level');
+    expect(() => readRouterConfig(['extra'])).toThrow('unexpected argument "extra"');
+  });
+  it('reads inline Loops and names the bad document and field', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'loops-'));
+    const good = join(dir, 'good.yaml');
+    writeFileSync(good, 'apiVersion: kubeloop.dev/v1alpha1\nkind: Loop\nmetadata: { name: a }\nspec: { for: { apiVersion: v1, kind: Pod }, function: { url: "http://x/" } }\n');
+    expect(readRouterConfig(['--loops', good]).loops?.[0]?.metadata.name).toBe('a');
+    const bad = join(dir, 'bad.yaml');
+    writeFileSync(bad, 'kind: Loop\nmetadata: { name: a }\nspec: { for: { apiVersion: v1, kind: Pod } }\n');
+    expect(() => readRouterConfig(['--loops', bad])).toThrow('--loops: ' + bad + ' document 1: Loop a: spec.function.url is required');
+  });
+});

@@ -1,0 +1,143 @@
+// Configuration of `kubeloop router`: flags win over environment variables; every value is checked at
+// start-up and a bad one is reported with the flag or variable that set it.
+import { readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { parseAllDocuments } from 'yaml';
+import { parseLogLevel, type LogLevel } from '../lib/observability/logger.ts';
+import { parseLoop, type Loop } from './loop-spec.ts';
+
+export interface RouterConfig {
+  kubeconfig?: string;
+  context?: string;
+  /** Ops server (/healthz, /readyz, /metrics). */
+  port: number;
+  host: string;
+  recordDir?: string;
+  leaderElect: boolean;
+  leaseNamespace: string;
+  leaseName: string;
+  leaseDurationSeconds: number;
+  identity?: string;
+  qps: number;
+  burst: number;
+  /** Inline Loops from a YAML file instead of watching Loop objects (kubeloop dev, clusters without the CRD). */
+  loopsFile?: string;
+  loops?: Loop[];
+  watchTimeoutSeconds: number;
+  expectationsTimeoutSeconds: number;
+  logLevel: LogLevel;
+}
+
+export const ROUTER_USAGE = `usage: kubeloop router [options]
+
+  --kubeconfig PATH                 (KUBECONFIG; in-cluster service account when unset)
+  --context NAME                    context inside the kubeconfig
+  --port 8081 --host 0.0.0.0        ops server: /healthz /readyz /metrics (KUBELOOP_ROUTER_PORT)
+  --record DIR                      write every request+response as a fixture (KUBELOOP_RECORD_DIR)
+  --leader-elect                    hold a coordination.k8s.io Lease; standbys wait (KUBELOOP_LEADER_ELECT=true)
+  --lease-namespace NS              (KUBELOOP_NAMESPACE, POD_NAMESPACE; default kubeloop-system)
+  --lease-name kubeloop-router      (KUBELOOP_LEASE_NAME)
+  --lease-duration-seconds 15       a standby takes over within this time of the leader dying
+  --identity NAME                   lease holder identity (POD_NAME; host name + pid by default)
+  --qps 50 --burst 100              client-side API rate limit (KUBELOOP_API_QPS, KUBELOOP_API_BURST)
+  --loops FILE                      run the Loops in this YAML file instead of watching Loop objects
+  --watch-timeout-seconds 300       server-side watch timeout (randomised up to 2x); a watchdog ends silent watches
+  --expectations-timeout-seconds 300  how long an owner waits for the watch to show its creates/deletes
+  --log-level info                  (KUBELOOP_LOG_LEVEL)`;
+
+function number(value: string, setting: string, min: number, max: number, integer = true): number {
+  const parsed = Number(value);
+  if (!Number.isFinite(parsed) || (integer && !Number.isInteger(parsed)) || parsed < min || parsed > max) {
+    throw new Error(`${setting}: "${value}" is not ${integer ? 'an integer' : 'a number'} between ${min} and ${max}`);
+  }
+  return parsed;
+}
+
+function bool(value: string, setting: string): boolean {
+  if (['true', '1', 'yes'].includes(value.toLowerCase())) return true;
+  if (['false', '0', 'no', ''].includes(value.toLowerCase())) return false;
+  throw new Error(`${setting}: "${value}" is not true or false`);
+}
+
+/** Reads inline Loops; errors name the file, the document and the bad field. */
+export function readLoopsFile(file: string): Loop[] {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new Error(`--loops: cannot read "${file}": ${(error as Error).message}`);
+  }
+  const loops: Loop[] = [];
+  for (const [i, doc] of parseAllDocuments(text).entries()) {
+    if (doc.errors.length > 0) throw new Error(`--loops: ${file} document ${i + 1}: ${doc.errors[0]?.message}`);
+    const loop = doc.toJS() as Loop | null;
+    if (!loop) continue;
+    if (loop.kind !== 'Loop') throw new Error(`--loops: ${file} document ${i + 1}: kind "${String(loop.kind)}" is not Loop`);
+    try {
+      parseLoop(loop);
+    } catch (error) {
+      throw new Error(`--loops: ${file} document ${i + 1}: ${(error as Error).message}`);
+    }
+    loops.push({ ...loop, metadata: { generation: 1, ...loop.metadata } });
+  }
+  if (loops.length === 0) throw new Error(`--loops: ${file} holds no Loop`);
+  return loops;
+}
+
+export function readRouterConfig(argv: string[], env: NodeJS.ProcessEnv = process.env): RouterConfig {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      kubeconfig: { type: 'string' },
+      context: { type: 'string' },
+      port: { type: 'string' },
+      host: { type: 'string' },
+      record: { type: 'string' },
+      'leader-elect': { type: 'boolean' },
+      'lease-namespace': { type: 'string' },
+      'lease-name': { type: 'string' },
+      'lease-duration-seconds': { type: 'string' },
+      identity: { type: 'string' },
+      qps: { type: 'string' },
+      burst: { type: 'string' },
+      loops: { type: 'string' },
+      'watch-timeout-seconds': { type: 'string' },
+      'expectations-timeout-seconds': { type: 'string' },
+      'log-level': { type: 'string' },
+    },
+  });
+  if (positionals.length > 0) throw new Error(`unexpected argument "${positionals[0]}"\n\n${ROUTER_USAGE}`);
+  const pick = (flag: string | undefined, ...vars: string[]): { value: string; setting: string } | undefined => {
+    if (flag !== undefined) return { value: flag, setting: 'flag' };
+    for (const v of vars) if (env[v] !== undefined && env[v] !== '') return { value: env[v] as string, setting: v };
+    return undefined;
+  };
+  const num = (flag: string | undefined, name: string, vars: string[], fallback: number, min: number, max: number, integer = true) => {
+    const picked = pick(flag, ...vars);
+    return picked ? number(picked.value, picked.setting === 'flag' ? `--${name}` : picked.setting, min, max, integer) : fallback;
+  };
+  const leaderElect = values['leader-elect'] ?? (env.KUBELOOP_LEADER_ELECT ? bool(env.KUBELOOP_LEADER_ELECT, 'KUBELOOP_LEADER_ELECT') : false);
+  const leaseDurationSeconds = num(values['lease-duration-seconds'], 'lease-duration-seconds', [], 15, 3, 600);
+  const loopsFile = values.loops;
+  const logLevel = pick(values['log-level'], 'KUBELOOP_LOG_LEVEL');
+  return {
+    kubeconfig: values.kubeconfig ?? (env.KUBECONFIG || undefined),
+    context: values.context,
+    port: num(values.port, 'port', ['KUBELOOP_ROUTER_PORT'], 8081, 0, 65535),
+    host: values.host ?? '0.0.0.0',
+    recordDir: values.record ?? (env.KUBELOOP_RECORD_DIR || undefined),
+    leaderElect,
+    leaseNamespace: values['lease-namespace'] ?? (env.KUBELOOP_NAMESPACE || env.POD_NAMESPACE || 'kubeloop-system'),
+    leaseName: values['lease-name'] ?? (env.KUBELOOP_LEASE_NAME || 'kubeloop-router'),
+    leaseDurationSeconds,
+    identity: values.identity ?? (env.POD_NAME || undefined),
+    qps: num(values.qps, 'qps', ['KUBELOOP_API_QPS'], 50, 0, 10_000, false),
+    burst: num(values.burst, 'burst', ['KUBELOOP_API_BURST'], 100, 1, 100_000),
+    loopsFile,
+    loops: loopsFile ? readLoopsFile(loopsFile) : undefined,
+    watchTimeoutSeconds: num(values['watch-timeout-seconds'], 'watch-timeout-seconds', [], 300, 1, 3600),
+    expectationsTimeoutSeconds: num(values['expectations-timeout-seconds'], 'expectations-timeout-seconds', [], 300, 1, 3600),
+    logLevel: parseLogLevel(logLevel?.value, logLevel?.setting === 'flag' ? '--log-level' : (logLevel?.setting ?? 'KUBELOOP_LOG_LEVEL')),
+  };
+}

@@ -12,6 +12,8 @@ export type DecodedEvent = { ok: true; data: unknown; id: string } | { ok: false
  * attributes, so they are checked here and every failure says which attribute is wrong.
  */
 export function decodeReconcileEvent(headers: CloudEventHeaders, body: string): DecodedEvent {
+  const missing = missingRequiredAttribute(headers, body);
+  if (missing) return { ok: false, message: missing };
   let event: CloudEvent<unknown>;
   try {
     const decoded = HTTP.toEvent({ headers, body });
@@ -21,11 +23,6 @@ export function decodeReconcileEvent(headers: CloudEventHeaders, body: string): 
     return { ok: false, message: `not a valid CloudEvent: ${error instanceof Error ? error.message : String(error)}` };
   }
   if (event.specversion !== '1.0') return { ok: false, message: `CloudEvent specversion "${String(event.specversion)}" is not supported; want "1.0"` };
-  for (const attribute of ['id', 'source', 'type'] as const) {
-    if (typeof event[attribute] !== 'string' || event[attribute] === '') {
-      return { ok: false, message: `CloudEvent attribute "${attribute}" is missing` };
-    }
-  }
   if (event.type !== CLOUDEVENT_TYPE) {
     return { ok: false, message: `CloudEvent type "${event.type}" is not accepted; want "${CLOUDEVENT_TYPE}"` };
   }
@@ -34,6 +31,30 @@ export function decodeReconcileEvent(headers: CloudEventHeaders, body: string): 
   }
   if (event.data === undefined) return { ok: false, message: 'CloudEvent has no data; want a ReconcileRequest' };
   return { ok: true, data: event.data, id: event.id };
+}
+
+/**
+ * The SDK invents an id (and tolerates other gaps) when an attribute is absent, so required attributes
+ * are checked on the message as received: ce-* headers in binary mode, top-level members in structured mode.
+ */
+function missingRequiredAttribute(headers: CloudEventHeaders, body: string): string | undefined {
+  let attributes: Record<string, unknown>;
+  if (headers['ce-specversion'] !== undefined) {
+    attributes = { id: headers['ce-id'], source: headers['ce-source'], type: headers['ce-type'] };
+  } else {
+    try {
+      const parsed: unknown = JSON.parse(body);
+      if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return 'a structured-mode CloudEvent must be a JSON object';
+      attributes = parsed as Record<string, unknown>;
+    } catch (error) {
+      return `not a valid CloudEvent: the body is not JSON (${(error as Error).message})`;
+    }
+  }
+  for (const name of ['id', 'source', 'type']) {
+    const value = attributes[name];
+    if (typeof value !== 'string' || value === '') return `CloudEvent attribute "${name}" is missing`;
+  }
+  return undefined;
 }
 
 /** The reply event: same mode as the request, type dev.kubeloop.reconcile.response.v1. */

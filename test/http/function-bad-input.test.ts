@@ -1,11 +1,12 @@
 // Bad input where the transport matters, on real sockets: streamed bodies over the limit, requests
 // without a content type, clients that hang up mid-body, and the log line a failing function leaves.
-import { request as httpRequest } from 'node:http';
+import { createServer, request as httpRequest, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { request } from 'undici';
 import { createLogger } from '../../lib/observability/logger.ts';
-import { serveFunction, type ServedFunction } from '../../lib/runtime/index.ts';
+import { serveFunction, toNodeHandler, type ServedFunction } from '../../lib/runtime/index.ts';
 import { exampleFunction, MISBEHAVE_LABEL, podRequest } from './example-function.ts';
 
 const LIMIT = 16 * 1024;
@@ -17,16 +18,24 @@ const destination = new Writable({
   },
 });
 let served: ServedFunction;
+let nodeServer: Server;
+let nodeUrl = '';
 
 beforeAll(async () => {
   const logger = createLogger({ name: 'function/example-labeller', level: 'info', destination });
   served = await serveFunction(exampleFunction, { port: 0, host: '127.0.0.1', logger, bodyLimitBytes: LIMIT });
+  nodeServer = createServer(toNodeHandler(exampleFunction, { logger, bodyLimitBytes: LIMIT }));
+  await new Promise<void>((resolve) => nodeServer.listen(0, '127.0.0.1', resolve));
+  nodeUrl = `http://127.0.0.1:${(nodeServer.address() as AddressInfo).port}`;
 });
-afterAll(() => served.close());
+afterAll(async () => {
+  await served.close();
+  await new Promise((resolve) => nodeServer.close(resolve));
+});
 
 /** Sends with Node's http client so headers and body framing are exactly what the test says. */
-function raw(options: { headers: Record<string, string>; chunks: string[]; abortAfterFirst?: boolean }): Promise<{ status: number; body: string }> {
-  const url = new URL(served.url);
+function raw(options: { headers: Record<string, string>; chunks: string[]; abortAfterFirst?: boolean; base?: string }): Promise<{ status: number; body: string }> {
+  const url = new URL(options.base ?? served.url);
   return new Promise((resolve, reject) => {
     const req = httpRequest({ host: url.hostname, port: url.port, method: 'POST', path: '/', headers: options.headers }, (res) => {
       let body = '';
@@ -48,19 +57,22 @@ function raw(options: { headers: Record<string, string>; chunks: string[]; abort
   });
 }
 
-async function stillServes(): Promise<void> {
-  const reply = await request(`${served.url}/`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(podRequest()) });
+async function stillServes(base = served.url): Promise<void> {
+  const reply = await request(`${base}/`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(podRequest()) });
   expect(reply.statusCode).toBe(200);
   await reply.body.dump();
 }
 
 describe('function server on a real socket', () => {
-  it('rejects a chunked body that grows past the limit with 413 and keeps serving', async () => {
+  it.each([
+    ['fastify server', () => served.url],
+    ['Node handler', () => nodeUrl],
+  ])('%s rejects a chunked body that grows past the limit with 413 and keeps serving', async (_name, base) => {
     const chunk = 'x'.repeat(4096);
-    const reply = await raw({ headers: { 'content-type': 'application/json', 'transfer-encoding': 'chunked' }, chunks: ['{"pad":"', chunk, chunk, chunk, chunk, chunk, '"}'] });
+    const reply = await raw({ base: base(), headers: { 'content-type': 'application/json', 'transfer-encoding': 'chunked' }, chunks: ['{"pad":"', chunk, chunk, chunk, chunk, chunk, '"}'] });
     expect(reply.status).toBe(413);
     expect(JSON.parse(reply.body)).toMatchObject({ code: 'PayloadTooLarge' });
-    await stillServes();
+    await stillServes(base());
   });
 
   it('rejects a request without a content type with 415 naming what is accepted', async () => {
@@ -69,9 +81,12 @@ describe('function server on a real socket', () => {
     expect((JSON.parse(reply.body) as { message: string }).message).toMatch(/no content type is not supported; send application\/json/);
   });
 
-  it('survives a client that hangs up halfway through the body', async () => {
-    await raw({ headers: { 'content-type': 'application/json', 'content-length': '5000' }, chunks: ['{"apiVersion":'], abortAfterFirst: true });
-    await stillServes();
+  it.each([
+    ['fastify server', () => served.url],
+    ['Node handler', () => nodeUrl],
+  ])('%s survives a client that hangs up halfway through the body', async (_name, base) => {
+    await raw({ base: base(), headers: { 'content-type': 'application/json', 'content-length': '5000' }, chunks: ['{"apiVersion":'], abortAfterFirst: true });
+    await stillServes(base());
   });
 
   it('logs an exception inside the function once, with the reconcile id, loop and key', async () => {

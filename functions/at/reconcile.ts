@@ -137,7 +137,7 @@ export function reconcileAt(request: ReconcileRequest, config: AtConfig): Reconc
   const step = pod
     ? followPod(at, pod, now)
     : recorded === PHASE_RUNNING
-      ? startPod(at, config, now) // created earlier but not seen yet, or deleted: AlreadyExists makes it a no-op
+      ? startPod(at, config, now) // not seen yet (AlreadyExists makes this a no-op) or deleted (runs again, as a Job would)
       : pending(at, config, Date.parse(request.now), now);
 
   const before = conditionsOf(at);

@@ -1,16 +1,17 @@
 // Child process of bench/webhook.bench.ts: serves over HTTPS either the Watcher sidecar webhook with a
 // static Watcher ("webhook") or a no-op fastify route parsing the same body ("noop"), with the
-// certificate files in argv; prints {"url": ...} on stdout and runs until killed.
+// certificate files (and a log file) in argv; prints {"url": ...} on stdout and runs until killed.
 import { readFileSync } from 'node:fs';
 import { fastify } from 'fastify';
+import { pino } from 'pino';
 import { createLogger } from '../lib/observability/logger.ts';
 import { listen } from '../lib/server/index.ts';
 import { createWebhookServer } from '../webhooks/server.ts';
 import type { Watcher } from '../webhooks/watcher.ts';
 
-const [mode, certFile, keyFile] = process.argv.slice(2);
+const [mode, certFile, keyFile, logFile] = process.argv.slice(2);
 if (!certFile || !keyFile) {
-  console.error('usage: webhook-bench-server.ts webhook|noop <tls.crt> <tls.key>');
+  console.error('usage: webhook-bench-server.ts webhook|noop <tls.crt> <tls.key> [log file]');
   process.exit(2);
 }
 const serving = { certPem: readFileSync(certFile, 'utf8'), keyPem: readFileSync(keyFile, 'utf8') };
@@ -30,9 +31,11 @@ if (mode === 'noop') {
     },
     status: { configMapName: 'logwatch-config' },
   };
-  // Production settings: info-level JSON logs (one line per injection) to stdout, discarded by the parent.
+  // Production settings: info-level JSON logs, one line per injection, written synchronously to a file
+  // (as a container runtime drains stdout to one). A pipe to the busy load generator would fill up and
+  // block the writes, measuring the parent instead of the webhook.
   const server = createWebhookServer({
-    logger: createLogger({ name: 'webhook', level: 'info' }),
+    logger: createLogger({ name: 'webhook', level: 'info', destination: pino.destination({ dest: logFile ?? '/dev/null', sync: true }) }),
     watchers: { get: (ns, name) => (ns === 'shop' && name === 'logwatch' ? watcher : undefined) },
     missingWatcher: 'allow',
     serving,

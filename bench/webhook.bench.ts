@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import autocannon from 'autocannon';
+import { Agent, request } from 'undici';
 import { generateBundle } from '../certs/generate.ts';
 import { startControlPlane } from '../lib/cluster/index.ts';
 import { KubeClient } from '../lib/kube/index.ts';
@@ -85,7 +86,7 @@ async function direct(): Promise<void> {
   await writeFile(join(dir, 'tls.key'), bundle.serving.keyPem);
   const body = await readFile(FIXTURE, 'utf8');
   const urlLine = (line: string) => (line.startsWith('{"url"') ? (JSON.parse(line) as { url: string }).url : undefined);
-  const webhook = await spawnUntil([SERVER, 'webhook', join(dir, 'tls.crt'), join(dir, 'tls.key')], urlLine);
+  const webhook = await spawnUntil([SERVER, 'webhook', join(dir, 'tls.crt'), join(dir, 'tls.key'), join(dir, 'webhook.log')], urlLine);
   const noop = await spawnUntil([SERVER, 'noop', join(dir, 'tls.crt'), join(dir, 'tls.key')], urlLine);
   try {
     const runs = { webhook: { requests: 0, latencies: [] as number[] }, noop: { requests: 0, latencies: [] as number[] } };
@@ -96,7 +97,7 @@ async function direct(): Promise<void> {
       for (const [name, server] of [['webhook', webhook], ['noop', noop]] as const) {
         const result = await load(server.url, body, DURATION_S, bundle.ca.certPem);
         runs[name].requests += result.requests;
-        runs[name].latencies.push(...result.latencies);
+        for (const latency of result.latencies) runs[name].latencies.push(latency);
       }
     }
     const seconds = ROUNDS * DURATION_S;
@@ -116,7 +117,7 @@ async function direct(): Promise<void> {
 async function throughApiServer(): Promise<void> {
   const plane = await startControlPlane({ onProgress: (line) => process.stderr.write(`[control-plane] ${line}\n`) });
   const run = promisify(execFile);
-  const kubectl = (...args: string[]) => run(plane.binaries.kubectl, ['--kubeconfig', plane.kubeconfigPath, ...args]);
+  const kubectl = (...args: string[]) => run(plane.binaries.kubectl, ['--kubeconfig', plane.kubeconfigPath, ...args], { maxBuffer: 256 * 1024 * 1024 });
   const client = await KubeClient.fromKubeConfig(plane.kubeConfig(), { rateLimit: { qps: 1000, burst: 1000 } });
   let webhook: ChildProcess | undefined;
   try {
@@ -166,6 +167,17 @@ async function throughApiServer(): Promise<void> {
     console.log(`  webhook registered   p50 ${ms(h.p50)}  p99 ${ms(h.p99)}  (${withSidecar}/${injected.items.length} pods injected)`);
     console.log(`  no webhook           p50 ${ms(p.p50)}  p99 ${ms(p.p99)}`);
     console.log(`  added by the webhook p50 ${ms(h.p50 - p.p50)}  p99 ${ms(h.p99 - p.p99)} (target <= 10 ms)`);
+    // The API server's own view of the webhook call, and how many TLS connections it opened to us.
+    const apiMetrics = (await kubectl('get', '--raw', '/metrics')).stdout;
+    const sum = /apiserver_admission_webhook_admission_duration_seconds_sum\{[^}]*name="watcher-sidecar[^}]*\} ([0-9.e+-]+)/.exec(apiMetrics)?.[1];
+    const count = /apiserver_admission_webhook_admission_duration_seconds_count\{[^}]*name="watcher-sidecar[^}]*\} ([0-9.e+-]+)/.exec(apiMetrics)?.[1];
+    if (sum && count) console.log(`  API server's mean webhook call ${ms((Number(sum) / Number(count)) * 1000)} over ${count} calls`);
+    // Only reading our own metrics on loopback: certificate verification is beside the point here.
+    const insecure = new Agent({ connect: { rejectUnauthorized: false } });
+    const webhookMetrics = await (await request(`${started.url}/metrics`, { dispatcher: insecure })).body.text();
+    await insecure.close();
+    const tls = /kubeloop_webhook_tls_connections_total ([0-9]+)/.exec(webhookMetrics)?.[1];
+    console.log(`  TLS connections the API server opened to the webhook: ${tls ?? '?'}`);
   } finally {
     webhook?.kill();
     await client.close();

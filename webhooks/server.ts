@@ -69,6 +69,8 @@ export function createWebhookServer(options: WebhookServerOptions): WebhookServe
   const malformed = counter(metrics, 'kubeloop_webhook_malformed_requests_total', 'Requests rejected with 400 as not an admission.k8s.io/v1 AdmissionReview');
   const certExpiry = gauge(metrics, 'kubeloop_webhook_serving_certificate_expiry_timestamp_seconds', 'notAfter of the certificate being served');
   const certSwaps = counter(metrics, 'kubeloop_webhook_serving_certificate_swaps_total', 'Serving certificates swapped in without a restart');
+  const connections = counter(metrics, 'kubeloop_webhook_tls_connections_total', 'TLS connections accepted (API servers keep theirs alive; a steady climb means they do not)');
+  app.server.on('secureConnection', () => connections.inc());
   const recordExpiry = (certPem: string): void => certExpiry.set(inspectCertificate(certPem).notAfter.getTime() / 1000);
   recordExpiry(options.serving.certPem);
 
@@ -87,19 +89,21 @@ export function createWebhookServer(options: WebhookServerOptions): WebhookServe
     const outcome: AdmissionOutcome = result.outcome;
     admissions.inc({ outcome });
     duration.observe({ outcome }, secondsSince(start));
-    if (outcome !== 'not-handled' && outcome !== 'skipped') {
+    // Plain injections log at debug (metrics count them; a line each would cost more than the admission);
+    // anything with a warning or a denial is worth a line at info.
+    const notable = outcome === 'missing-watcher' || outcome === 'denied' || (result.response.warnings?.length ?? 0) > 0;
+    if (notable || (outcome === 'injected' && (request.log.level === 'debug' || request.log.level === 'trace'))) {
       const pod = (admission.object ?? {}) as { metadata?: { name?: string; generateName?: string } };
-      request.log.info(
-        {
-          loop: 'watcher-sidecar',
-          key: `${admission.namespace ?? ''}/${pod.metadata?.name || `${pod.metadata?.generateName ?? ''}*`}`,
-          uid: admission.uid,
-          watcher: result.watcher,
-          outcome,
-          warnings: result.response.warnings,
-        },
-        'admission',
-      );
+      const fields = {
+        loop: 'watcher-sidecar',
+        key: `${admission.namespace ?? ''}/${pod.metadata?.name || `${pod.metadata?.generateName ?? ''}*`}`,
+        uid: admission.uid,
+        watcher: result.watcher,
+        outcome,
+        warnings: result.response.warnings,
+      };
+      if (notable) request.log.info(fields, 'admission');
+      else request.log.debug(fields, 'admission');
     }
     return reviewResponse(result.response);
   });

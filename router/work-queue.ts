@@ -31,7 +31,8 @@ interface Timer<T> {
   handle: NodeJS.Timeout;
 }
 
-export const DEFAULT_QUEUE_BACKOFF: BackoffPolicy = { baseMs: 5, maxMs: 300_000, jitter: 0.1 };
+// 5 ms doubling to 60 s: a conflict retries at once, a function that is down is probed at least once a minute.
+export const DEFAULT_QUEUE_BACKOFF: BackoffPolicy = { baseMs: 5, maxMs: 60_000, jitter: 0.1 };
 
 export class WorkQueue<T> {
   readonly #options: WorkQueueOptions<T>;

@@ -1,0 +1,153 @@
+// Helpers of bench/router.bench.ts: child processes (router, function), namespaces, bounded-pool pod
+// creation, a pod watch that timestamps first sightings, and percentiles.
+import { fork, spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import type { V1Pod } from '@kubernetes/client-node';
+import { isApiError, type KubeClient } from '../lib/kube/kube-client.ts';
+import { readWatchEvents } from '../lib/kube/watch-stream.ts';
+import type { RouterChildConfig, RouterChildStats } from './router-bench-router.ts';
+
+export const ROOT = fileURLToPath(new URL('..', import.meta.url));
+export const MiB = 1024 * 1024;
+
+/** Serves a registered function in a child process (bench/function-bench-server.ts); resolves with its URL. */
+export async function spawnFunction(name: string): Promise<{ url: string; child: ChildProcess }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'bench/function-bench-server.ts'), 'function', name], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+    cwd: ROOT,
+  });
+  for await (const line of createInterface({ input: child.stdout! })) {
+    if (line.startsWith('{"url"')) {
+      child.stdout!.resume();
+      return { url: (JSON.parse(line) as { url: string }).url, child };
+    }
+  }
+  throw new Error(`function ${name} exited before it served`);
+}
+
+export interface RouterChild {
+  pid: number;
+  stats(gc?: boolean): Promise<RouterChildStats>;
+  stop(): Promise<void>;
+}
+
+/** Starts bench/router-bench-router.ts with --expose-gc; resolves once its Loops run with complete caches. */
+export async function spawnRouter(config: RouterChildConfig): Promise<RouterChild> {
+  const child = fork(join(ROOT, 'bench/router-bench-router.ts'), [], {
+    execArgv: ['--import', 'tsx', '--expose-gc'],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    cwd: ROOT,
+    env: { ...process.env, KUBELOOP_BENCH_ROUTER: JSON.stringify(config) },
+  });
+  let nextId = 0;
+  const waiting = new Map<number, (stats: RouterChildStats) => void>();
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  await new Promise<void>((resolve, reject) => {
+    child.once('exit', (code) => reject(new Error(`router child exited with ${code} before its Loops synced`)));
+    child.on('message', (message: { type: string; id?: number; stats?: RouterChildStats }) => {
+      if (message.type === 'ready') resolve();
+      if (message.type === 'stats' && message.id !== undefined) waiting.get(message.id)?.(message.stats!);
+    });
+  });
+  return {
+    pid: child.pid!,
+    stats: (gc = false) =>
+      new Promise((resolve) => {
+        const id = nextId++;
+        waiting.set(id, (stats) => {
+          waiting.delete(id);
+          resolve(stats);
+        });
+        child.send({ type: 'stats', id, gc });
+      }),
+    stop: async () => {
+      child.send({ type: 'stop' });
+      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
+export async function until<T>(what: string, timeoutMs: number, probe: () => Promise<T | false | undefined>, everyMs = 200): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs / 1000}s waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+}
+
+/** Creates a namespace and waits for its default ServiceAccount (pods are refused until it exists). */
+export async function createNamespace(client: KubeClient, name: string): Promise<void> {
+  await client.request({ method: 'POST', path: '/api/v1/namespaces', body: { metadata: { name } } });
+  await until(`ServiceAccount default in ${name}`, 60_000, async () =>
+    client.request({ path: `/api/v1/namespaces/${name}/serviceaccounts/default` }).then(
+      () => true,
+      (error: unknown) => (isApiError(error, 404) ? false : Promise.reject(error)),
+    ),
+  );
+}
+
+/** Deletes every pod of a namespace at once (grace 0) and waits until none is left. */
+export async function deleteAllPods(client: KubeClient, namespace: string): Promise<void> {
+  await client.request({ method: 'DELETE', path: `/api/v1/namespaces/${namespace}/pods`, query: { gracePeriodSeconds: 0 } });
+  await until(`pods of ${namespace} deleted`, 300_000, async () => {
+    const list = await client.request<{ items: unknown[] }>({ path: `/api/v1/namespaces/${namespace}/pods`, query: { limit: 1 } });
+    return list.items.length === 0;
+  }, 500);
+}
+
+/** Runs `task(i)` for i in [from, to) with at most `concurrency` at a time. */
+export async function pool(from: number, to: number, concurrency: number, task: (i: number) => Promise<void>): Promise<void> {
+  let next = from;
+  const worker = async () => {
+    while (next < to) await task(next++);
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, to - from) }, worker));
+}
+
+export interface Sightings {
+  /** Local time (performance.now) each pod was first seen, by name. */
+  added: Map<string, number>;
+  /** Local time each pod was first seen carrying the label, by name. */
+  labelled: Map<string, number>;
+  stop(): void;
+}
+
+/**
+ * Watches a namespace's pods from its current resourceVersion and timestamps first sightings; resolves
+ * once the watch is open, so anything created afterwards is seen.
+ */
+export async function watchPods(client: KubeClient, namespace: string, label: string): Promise<Sightings> {
+  const list = await client.request<{ metadata: { resourceVersion: string } }>({ path: `/api/v1/namespaces/${namespace}/pods` });
+  const abort = new AbortController();
+  const body = await client.stream({
+    path: `/api/v1/namespaces/${namespace}/pods`,
+    query: { watch: true, resourceVersion: list.metadata.resourceVersion, allowWatchBookmarks: true, timeoutSeconds: 3600 },
+    signal: abort.signal,
+  });
+  const sightings: Sightings = { added: new Map(), labelled: new Map(), stop: () => abort.abort() };
+  void (async () => {
+    try {
+      for await (const event of readWatchEvents<V1Pod>(body)) {
+        const now = performance.now();
+        const name = event.object.metadata?.name;
+        if (!name || (event.type !== 'ADDED' && event.type !== 'MODIFIED')) continue;
+        if (!sightings.added.has(name)) sightings.added.set(name, now);
+        if (event.object.metadata?.labels?.[label] !== undefined && !sightings.labelled.has(name)) sightings.labelled.set(name, now);
+      }
+    } catch (error) {
+      if (!abort.signal.aborted) console.error(`pod watch of ${namespace} failed: ${(error as Error).message}`);
+    }
+  })();
+  return sightings;
+}
+
+export function percentile(values: number[], p: number): number {
+  const sorted = Float64Array.from(values).sort();
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? Number.NaN;
+}

@@ -1,0 +1,87 @@
+// Child process of bench/router.bench.ts: runs startRouter with the inline Loops it is given, calling the
+// function over HTTP or in-process, and answers the parent's IPC questions (sync state, queue, RSS after GC).
+// Run with --expose-gc so the RSS read after a forced collection is the router's steady state.
+import { KubeConfig } from '@kubernetes/client-node';
+import { loadFunction } from '../functions/registry.ts';
+import { validateReconcileResponse } from '../lib/contract/validate.ts';
+import { createLogger } from '../lib/observability/logger.ts';
+import type { FunctionInvoker } from '../router/dispatch.ts';
+import type { Loop } from '../router/loop-spec.ts';
+import { startRouter } from '../router/start-router.ts';
+
+export interface RouterChildConfig {
+  kubeconfigPath: string;
+  loops: Loop[];
+  /** 'http': the router's own undici invoker; 'in-process': the registered function called directly. */
+  invoke: 'http' | 'in-process';
+  /** Registered function name, for 'in-process'. */
+  functionName?: string;
+}
+
+export interface RouterChildStats {
+  synced: boolean;
+  /** Objects in the Loops' primary caches. */
+  cached: number;
+  /** Queued + in flight + waiting for a retry, over all Loops. */
+  pending: number;
+  rss: number;
+  heapUsed: number;
+  external: number;
+  arrayBuffers: number;
+  cpuUserMicros: number;
+  cpuSystemMicros: number;
+}
+
+const config = JSON.parse(process.env.KUBELOOP_BENCH_ROUTER ?? '{}') as RouterChildConfig;
+
+/** The in-process baseline: the same reconcile and the same reply validation as over HTTP, minus HTTP. */
+async function inProcessInvoker(name: string): Promise<FunctionInvoker> {
+  const definition = await loadFunction(name);
+  return async (request) => {
+    // Serialise and parse as the wire would, so the baseline pays for the copy like the function does.
+    const response = definition.reconcile(JSON.parse(JSON.stringify(request)) as typeof request);
+    const checked = validateReconcileResponse(JSON.parse(JSON.stringify(response)));
+    if (!checked.ok) return { kind: 'failed', status: 200, reason: 'InvalidResponse', message: checked.errors.join('; ') };
+    return { kind: 'ok', status: 200, response: checked.value };
+  };
+}
+
+const kubeConfig = new KubeConfig();
+kubeConfig.loadFromFile(config.kubeconfigPath);
+const router = await startRouter({
+  kubeConfig,
+  loops: config.loops,
+  // Warnings and errors only, to stderr (the parent shows them): a bench must not measure log volume.
+  logger: createLogger({ name: 'router', level: 'warn', destination: process.stderr }),
+  ...(config.invoke === 'in-process' ? { invoke: await inProcessInvoker(config.functionName ?? 'pod-name-label') } : {}),
+});
+for (const loop of config.loops) await router.waitForLoop(loop.metadata.name ?? '', 120_000);
+
+const gc = (globalThis as { gc?: () => void }).gc;
+function stats(collect: boolean): RouterChildStats {
+  if (collect && gc) {
+    // Twice: the first pass can leave objects whose finalisation frees more on the second.
+    gc();
+    gc();
+  }
+  const memory = process.memoryUsage();
+  const cpu = process.cpuUsage();
+  const runners = router.loops();
+  return {
+    synced: runners.every((r) => r.isSynced),
+    cached: runners.reduce((n, r) => n + r.primaryInformer.store.size, 0),
+    pending: runners.reduce((n, r) => n + r.queue.depth + r.queue.inFlight + r.queue.delayed, 0),
+    rss: memory.rss,
+    heapUsed: memory.heapUsed,
+    external: memory.external,
+    arrayBuffers: memory.arrayBuffers,
+    cpuUserMicros: cpu.user,
+    cpuSystemMicros: cpu.system,
+  };
+}
+
+process.on('message', (message: { type: 'stats'; gc?: boolean; id: number } | { type: 'stop' }) => {
+  if (message.type === 'stats') process.send?.({ type: 'stats', id: message.id, stats: stats(message.gc === true) });
+  else void router.stop().finally(() => process.exit(0));
+});
+process.send?.({ type: 'ready' });

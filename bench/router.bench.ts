@@ -1,0 +1,254 @@
+// npm run bench:router, on a private local control plane (lib/cluster):
+// (1) a ReplicaSet creates BENCH_PODS (500) annotated pods at once; the pod-name-label Loop labels them. Time
+//     until all are labelled and per-pod latency (first seen ADDED -> label first seen, both by a watch),
+//     with the router calling the function over HTTP (function in a child process) and, in the same run,
+//     in-process; the ratio is HTTP over in-process.
+// (2) router RSS (child process, after a forced GC) with BENCH_RSS_PODS (1000,10000) pods watched, full
+//     objects vs metadata-only, against an idle router measured in the same run.
+import type { KubeConfig } from '@kubernetes/client-node';
+import { startControlPlane } from '../lib/cluster/index.ts';
+import { KubeClient } from '../lib/kube/index.ts';
+import type { Loop } from '../router/loop-spec.ts';
+import {
+  createNamespace,
+  deleteAllPods,
+  MiB,
+  percentile,
+  pool,
+  spawnFunction,
+  spawnRouter,
+  until,
+  watchPods,
+} from './router-bench-kit.ts';
+import type { RouterChildConfig, RouterChildStats } from './router-bench-router.ts';
+
+const PODS = Number(process.env.BENCH_PODS ?? 500);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 1);
+const RSS_PODS = (process.env.BENCH_RSS_PODS ?? '1000,10000')
+  .split(',')
+  .filter((s) => s.trim() !== '')
+  .map(Number)
+  .sort((a, b) => a - b);
+const NODES = 4;
+const ANNOTATION = 'kubeloop.dev/add-pod-name-label';
+const LABEL = 'kubeloop.dev/pod-name';
+type Mode = RouterChildConfig['invoke'];
+
+function loop(name: string, namespace: string, url: string, metadataOnly: boolean): Loop {
+  // As samples/loops/pod-name-label.yaml, limited to one namespace.
+  return {
+    apiVersion: 'kubeloop.dev/v1alpha1',
+    kind: 'Loop',
+    metadata: { name, generation: 1 },
+    spec: { for: { apiVersion: 'v1', kind: 'Pod' }, namespaces: [namespace], metadataOnly, function: { url, timeoutSeconds: 5, maxConcurrency: 16 } },
+  };
+}
+
+interface LabelRun {
+  mode: Mode;
+  round: number;
+  totalMs: number;
+  /** When the last pod was first seen, from the ReplicaSet's creation: the API server's own pace. */
+  lastAddedMs: number;
+  p50: number;
+  p99: number;
+  max: number;
+  routerCpuMs: number;
+  routerRss: number;
+}
+
+async function labelRun(client: KubeClient, kubeconfigPath: string, functionUrl: string, mode: Mode, round: number): Promise<LabelRun> {
+  const namespace = `bench-label-${mode}-${round}`;
+  await createNamespace(client, namespace);
+  const router = await spawnRouter({ kubeconfigPath, loops: [loop('pod-name-label', namespace, functionUrl, true)], invoke: mode, functionName: 'pod-name-label' });
+  const cpuBefore = await router.stats();
+  const seen = await watchPods(client, namespace, LABEL);
+  const started = performance.now();
+  await client.request({
+    method: 'POST',
+    path: `/apis/apps/v1/namespaces/${namespace}/replicasets`,
+    body: {
+      metadata: { name: 'bench' },
+      spec: {
+        replicas: PODS,
+        selector: { matchLabels: { app: 'bench' } },
+        template: {
+          metadata: { labels: { app: 'bench' }, annotations: { [ANNOTATION]: 'true' } },
+          spec: { containers: [{ name: 'app', image: 'registry.example/app:1.0' }] },
+        },
+      },
+    },
+  });
+  await until(`${PODS} pods of ${namespace} labelled`, 600_000, async () => seen.labelled.size >= PODS, 20);
+  const finished = performance.now();
+  seen.stop();
+  const after = await router.stats();
+  await router.stop();
+  const latencies = [...seen.labelled].map(([name, at]) => at - (seen.added.get(name) ?? at));
+  const run: LabelRun = {
+    mode,
+    round,
+    totalMs: finished - started,
+    lastAddedMs: Math.max(...seen.added.values()) - started,
+    p50: percentile(latencies, 50),
+    p99: percentile(latencies, 99),
+    max: Math.max(...latencies),
+    routerCpuMs: (after.cpuUserMicros + after.cpuSystemMicros - cpuBefore.cpuUserMicros - cpuBefore.cpuSystemMicros) / 1000,
+    routerRss: after.rss,
+  };
+  console.error(`  ${mode} round ${round}: all ${PODS} labelled in ${(run.totalMs / 1000).toFixed(2)} s (p99 ${run.p99.toFixed(0)} ms)`);
+  // Clean up before the next run so it starts on a quiet API server.
+  await client.request({ method: 'DELETE', path: `/apis/apps/v1/namespaces/${namespace}/replicasets/bench`, query: { propagationPolicy: 'Orphan' } });
+  await deleteAllPods(client, namespace);
+  return run;
+}
+
+/** A pod like a Deployment's: labels, one container with ports, env, resources and a probe. */
+function benchPod(i: number): object {
+  return {
+    metadata: { name: `rss-${i}`, labels: { app: 'rss', 'pod-template-hash': '5d8f7c9b6d', tier: 'backend' } },
+    spec: {
+      nodeName: `kwok-node-${i % NODES}`,
+      containers: [
+        {
+          name: 'app',
+          image: 'registry.example/team/app:1.2.3',
+          ports: [{ name: 'http', containerPort: 8080 }],
+          env: [
+            { name: 'LOG_LEVEL', value: 'info' },
+            { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
+          ],
+          resources: { requests: { cpu: '10m', memory: '16Mi' }, limits: { memory: '64Mi' } },
+          readinessProbe: { httpGet: { path: '/readyz', port: 8080 }, periodSeconds: 10 },
+        },
+      ],
+    },
+  };
+}
+
+interface RssRow {
+  pods: number;
+  metadataOnly: boolean;
+  stats: RouterChildStats;
+  syncMs: number;
+}
+
+async function rssReading(kubeconfigPath: string, functionUrl: string, namespace: string, pods: number, metadataOnly: boolean): Promise<RssRow> {
+  const started = performance.now();
+  const router = await spawnRouter({ kubeconfigPath, loops: [loop('rss', namespace, functionUrl, metadataOnly)], invoke: 'http' });
+  // Synced and every initial reconcile done (no writes: the pods are not annotated).
+  await until(`router caching ${pods} pods with an empty queue`, 300_000, async () => {
+    const s = await router.stats();
+    return s.synced && s.cached === pods && s.pending === 0;
+  });
+  const syncMs = performance.now() - started;
+  // Settle, then take the lower of two GC'd readings (a late allocation can land in one).
+  await new Promise((r) => setTimeout(r, 1000));
+  const first = await router.stats(true);
+  await new Promise((r) => setTimeout(r, 1000));
+  const second = await router.stats(true);
+  await router.stop();
+  const stats = first.rss <= second.rss ? first : second;
+  console.error(`  ${pods} pods, ${metadataOnly ? 'metadata-only' : 'full objects'}: RSS ${(stats.rss / MiB).toFixed(1)} MiB`);
+  return { pods, metadataOnly, stats, syncMs };
+}
+
+async function createPods(client: KubeClient, namespace: string, from: number, to: number): Promise<void> {
+  const t0 = performance.now();
+  await pool(from, to, 32, async (i) => {
+    await client.request({ method: 'POST', path: `/api/v1/namespaces/${namespace}/pods`, body: benchPod(i) });
+  });
+  // kwok marks them Running (status written): full objects then look like a real cluster's.
+  await until(`kwok running ${to} pods`, 600_000, async () => {
+    const left = await client.request<{ items: unknown[] }>({
+      path: `/api/v1/namespaces/${namespace}/pods`,
+      query: { fieldSelector: 'status.phase!=Running', limit: 1 },
+    });
+    return left.items.length === 0;
+  }, 1000);
+  console.error(`  created pods ${from}..${to - 1} and saw them Running in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+}
+
+const sec = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
+const mib = (bytes: number) => `${(bytes / MiB).toFixed(1)} MiB`;
+
+function printLabelRuns(runs: LabelRun[]): void {
+  console.log(`\n(1) ${PODS} annotated pods from one ReplicaSet, pod-name-label Loop (metadata-only, maxConcurrency 16), ${ROUNDS} round(s)`);
+  console.log('  invoke       round  all labelled  last pod seen  p50 ms  p99 ms  max ms  router CPU  router RSS');
+  for (const r of runs) {
+    console.log(
+      `  ${r.mode.padEnd(11)}  ${String(r.round).padStart(5)}  ${sec(r.totalMs).padStart(12)}  ${sec(r.lastAddedMs).padStart(13)}  ${r.p50.toFixed(0).padStart(6)}  ${r.p99.toFixed(0).padStart(6)}  ${r.max.toFixed(0).padStart(6)}  ${sec(r.routerCpuMs).padStart(10)}  ${mib(r.routerRss).padStart(10)}`,
+    );
+  }
+  const mean = (mode: Mode, pick: (r: LabelRun) => number) => {
+    const of = runs.filter((r) => r.mode === mode);
+    return of.reduce((s, r) => s + pick(r), 0) / of.length;
+  };
+  const total = mean('http', (r) => r.totalMs) / mean('in-process', (r) => r.totalMs);
+  const cpu = mean('http', (r) => r.routerCpuMs) / mean('in-process', (r) => r.routerCpuMs);
+  console.log(`  HTTP / in-process: total time ${total.toFixed(3)} (target <= 1.10), p99 ${mean('http', (r) => r.p99).toFixed(0)} ms vs ${mean('in-process', (r) => r.p99).toFixed(0)} ms (target <= 1000 ms), router CPU ${cpu.toFixed(2)}`);
+}
+
+function printRss(idle: RssRow[], rows: RssRow[]): void {
+  console.log('\n(2) Router RSS after a forced GC (own process), pods not annotated (no writes)');
+  console.log('  pods    cache           RSS         heap used   over idle   MiB / 1,000 pods  sync+reconcile');
+  for (const r of [...idle, ...rows]) {
+    const base = idle.find((i) => i.metadataOnly === r.metadataOnly) ?? idle[0]!;
+    const over = r.stats.rss - base.stats.rss;
+    const per = r.pods === 0 ? '' : ((over / MiB) * (1000 / r.pods)).toFixed(2);
+    console.log(
+      `  ${String(r.pods).padStart(5)}  ${(r.metadataOnly ? 'metadata-only' : 'full objects').padEnd(13)}  ${mib(r.stats.rss).padStart(10)}  ${mib(r.stats.heapUsed).padStart(10)}  ${mib(over).padStart(10)}  ${per.padStart(16)}  ${sec(r.syncMs).padStart(14)}`,
+    );
+  }
+  for (const pods of RSS_PODS) {
+    const meta = rows.find((r) => r.pods === pods && r.metadataOnly);
+    const full = rows.find((r) => r.pods === pods && !r.metadataOnly);
+    const idleMeta = idle.find((i) => i.metadataOnly) ?? idle[0]!;
+    const idleFull = idle.find((i) => !i.metadataOnly) ?? idle[0]!;
+    if (!meta || !full) continue;
+    const ratio = (full.stats.rss - idleFull.stats.rss) / Math.max(1, meta.stats.rss - idleMeta.stats.rss);
+    console.log(`  ${pods} pods: full objects cost ${ratio.toFixed(1)}x the metadata-only growth; metadata-only ${(((meta.stats.rss - idleMeta.stats.rss) / MiB) * (1000 / pods)).toFixed(2)} MiB per 1,000 pods (target <= 15)`);
+  }
+}
+
+async function main(): Promise<void> {
+  const benchStarted = performance.now();
+  const plane = await startControlPlane({ nodes: NODES, onProgress: (line) => process.stderr.write(`[control-plane] ${line}\n`) });
+  const kubeConfig: KubeConfig = plane.kubeConfig();
+  // The bench's own client: well above the router's limits so it never is the bottleneck.
+  const client = await KubeClient.fromKubeConfig(kubeConfig, { rateLimit: { qps: 0, burst: 0 } });
+  const fn = await spawnFunction('pod-name-label');
+  try {
+    console.error(`[bench] function pod-name-label at ${fn.url}; ${PODS} pods x ${ROUNDS} round(s), RSS at ${RSS_PODS.join(', ')} pods`);
+    const runs: LabelRun[] = [];
+    if (PODS > 0) {
+      for (let round = 1; round <= ROUNDS; round++) {
+        // Alternate which goes first so drift on a shared machine hits both alike.
+        const order: Mode[] = round % 2 === 1 ? ['http', 'in-process'] : ['in-process', 'http'];
+        for (const mode of order) runs.push(await labelRun(client, plane.kubeconfigPath, fn.url, mode, round));
+      }
+    }
+    const idle: RssRow[] = [];
+    const rows: RssRow[] = [];
+    if (RSS_PODS.length > 0) {
+      const namespace = 'bench-rss';
+      await createNamespace(client, namespace);
+      for (const metadataOnly of [true, false]) idle.push(await rssReading(plane.kubeconfigPath, fn.url, namespace, 0, metadataOnly));
+      let created = 0;
+      for (const pods of RSS_PODS) {
+        await createPods(client, namespace, created, pods);
+        created = pods;
+        for (const metadataOnly of [true, false]) rows.push(await rssReading(plane.kubeconfigPath, fn.url, namespace, pods, metadataOnly));
+      }
+    }
+    if (runs.length > 0) printLabelRuns(runs);
+    if (idle.length > 0) printRss(idle, rows);
+    console.log(`\nbench:router took ${sec(performance.now() - benchStarted)} (2 cores shared by etcd, kube-apiserver, controllers, kwok, router and function)`);
+  } finally {
+    fn.child.kill();
+    await client.close();
+    await plane.stop();
+  }
+}
+
+await main();

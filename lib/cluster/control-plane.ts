@@ -97,10 +97,18 @@ export async function startControlPlane(opts: StartControlPlaneOptions = {}): Pr
 
   const processes = new Map<string, SupervisedProcess>();
   const stopAll = async (): Promise<void> => {
-    // Reverse start order: clients first, so nothing logs errors about a vanished API server.
-    for (const name of ['kwok', 'kube-scheduler', 'kube-controller-manager', 'kube-apiserver', 'etcd']) {
-      await processes.get(name)?.stop();
-    }
+    // Reverse start order: the API server's clients first (together), so nothing logs errors about a
+    // vanished API server, then the API server, then etcd.
+    const stopTimed = async (name: string): Promise<void> => {
+      const proc = processes.get(name);
+      if (!proc?.running) return;
+      const t0 = Date.now();
+      await proc.stop();
+      onProgress(`stopped ${name} in ${((Date.now() - t0) / 1000).toFixed(1)}s`);
+    };
+    await Promise.all(['kwok', 'kube-scheduler', 'kube-controller-manager'].map(stopTimed));
+    await stopTimed('kube-apiserver');
+    await stopTimed('etcd');
     if (ownsDir) {
       await rm(dir, { recursive: true, force: true, maxRetries: 3 });
       unregisterTempDir(dir);

@@ -13,6 +13,8 @@ interface GoRun {
   env?: Record<string, string>;
   /** Label in progress lines, e.g. "kube-apiserver v1.35.8". */
   label: string;
+  /** Packages in the build graph, when known, to show "n of total". */
+  totalPackages?: number;
   onProgress: ProgressFn;
 }
 
@@ -52,7 +54,8 @@ function runGo(run: GoRun): Promise<{ stdout: string }> {
     });
     const timer = setInterval(() => {
       const secs = Math.round((Date.now() - started) / 1000);
-      run.onProgress(`  ${run.label}: ${secs}s elapsed, ${packages} packages so far`);
+      const of = run.totalPackages ? ` of at most ${run.totalPackages}` : '';
+      run.onProgress(`  ${run.label}: ${secs}s elapsed, ${packages}${of} packages compiled`);
     }, PROGRESS_EVERY_MS);
     child.on('error', (error) => {
       clearInterval(timer);
@@ -123,8 +126,11 @@ const KUBERNETES_COMMANDS = ['kube-apiserver', 'kube-controller-manager', 'kube-
 async function goBuild(cwd: string, pkg: string, dest: string, ldflags: string, label: string, onProgress: ProgressFn): Promise<void> {
   const tmp = `${dest}.tmp-${process.pid}`;
   const started = Date.now();
-  onProgress(`building ${label} ...`);
-  await runGo({ args: ['build', '-v', '-trimpath', `-ldflags=${ldflags}`, '-o', tmp, pkg], cwd, label, onProgress });
+  // go build -v names each package it compiles (cached ones are skipped), so the graph size is an upper bound.
+  const deps = await runGo({ args: ['list', '-deps', pkg], cwd, label: `go list ${label}`, onProgress });
+  const totalPackages = deps.stdout.split('\n').filter(Boolean).length;
+  onProgress(`building ${label} (${totalPackages} packages in its build graph) ...`);
+  await runGo({ args: ['build', '-v', '-trimpath', `-ldflags=${ldflags}`, '-o', tmp, pkg], cwd, label, onProgress, totalPackages });
   await rename(tmp, dest);
   onProgress(`built ${label} in ${Math.round((Date.now() - started) / 1000)}s`);
 }

@@ -39,7 +39,7 @@ LABEL org.opencontainers.image.source="https://github.com/kubeloop/kubeloop" \
 
 # ---- one target per deployable; Kubernetes `args` append flags (--port=..., --leader-elect, ...) ----
 FROM runtime AS router
-EXPOSE 9090
+EXPOSE 8081
 ENTRYPOINT ["/nodejs/bin/node", "cli/bin.js", "router"]
 
 FROM runtime AS webhook

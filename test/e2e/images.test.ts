@@ -68,7 +68,14 @@ async function deploymentSettings(target: string): Promise<{ flags: string[]; en
     return {
       // A router with the admin's rights would start reconciling other suites' Loops in the shared control
       // plane; with a ServiceAccount that may do nothing it still starts and serves, which is what is tested.
-      flags: [`--port=${port}`, `--kubeconfig=${await powerlessKubeconfig()}`],
+      // Leader election as the chart runs it: without rights this replica stands by, serving its ops endpoints.
+      flags: [
+        `--port=${port}`,
+        `--kubeconfig=${await powerlessKubeconfig()}`,
+        '--leader-elect',
+        `--lease-namespace=${cluster.namespace}`,
+        '--lease-name=images-test-router',
+      ],
       env: { POD_NAMESPACE: cluster.namespace },
       health: () => `http://127.0.0.1:${port}/healthz`,
     };

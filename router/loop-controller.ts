@@ -1,6 +1,8 @@
 // The Loop controller: starts, restarts and stops a LoopRunner per Loop as Loops are created, edited and
 // deleted (from the API or given inline), and keeps each Loop's Ready condition and observedGeneration.
+import type { V1LabelSelector } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
+import { matchesLabelSelector } from '../lib/kube/label-selector.ts';
 import { UnknownKindError } from '../lib/kube/discovery.ts';
 import type { Informer } from '../lib/kube/informer.ts';
 import { isApiError, type KubeClient } from '../lib/kube/kube-client.ts';
@@ -17,6 +19,8 @@ export interface LoopControllerOptions {
   logger: Logger;
   /** Inline Loops (tests, benchmarks, `kubeloop dev`); when omitted, Loop objects are watched. */
   inline?: Loop[];
+  /** Only Loop objects whose labels match (sharding Loops between router deployments, tests). */
+  loopSelector?: V1LabelSelector;
 }
 
 interface Running {
@@ -67,7 +71,8 @@ export class LoopController {
     const enqueue = (o: KubeObject) => this.#sync.add(o.metadata?.name ?? '', null);
     informer.on('add', enqueue);
     informer.on('update', (o, previous) => {
-      if (o.metadata?.generation !== previous.metadata?.generation) enqueue(o);
+      const relabelled = JSON.stringify(o.metadata?.labels ?? {}) !== JSON.stringify(previous.metadata?.labels ?? {});
+      if (o.metadata?.generation !== previous.metadata?.generation || relabelled) enqueue(o);
     });
     informer.on('delete', enqueue);
     await informer.waitForSync();
@@ -97,7 +102,9 @@ export class LoopController {
 
   #loopObject(name: string): Loop | undefined {
     if (this.#o.inline) return this.#inline.get(name);
-    return (this.#loops?.informer as Informer<KubeObject> | undefined)?.store.get(name) as unknown as Loop | undefined;
+    const loop = (this.#loops?.informer as Informer<KubeObject> | undefined)?.store.get(name) as unknown as Loop | undefined;
+    // A Loop that stops matching the selector is treated as deleted by this router.
+    return loop && matchesLabelSelector(this.#o.loopSelector, loop.metadata.labels) ? loop : undefined;
   }
 
   async #reconcileLoop(name: string): Promise<void> {

@@ -1,6 +1,6 @@
 // startRouter: the programmatic entry point used by `kubeloop router`, `kubeloop dev`, tests and benchmarks.
 import { hostname } from 'node:os';
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig, V1LabelSelector } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { ResourceDiscovery } from '../lib/kube/discovery.ts';
 import { KubeClient } from '../lib/kube/kube-client.ts';
@@ -29,6 +29,8 @@ export interface RouterOptions {
   kubeConfig: KubeConfig;
   /** Inline Loops; when omitted the router watches Loop objects (loops.kubeloop.dev). */
   loops?: Loop[];
+  /** Only watched Loop objects whose labels match run here (ignored with inline `loops`). */
+  loopSelector?: V1LabelSelector;
   /** Replaces HTTP calls to functions, e.g. an in-process call for benchmarks. */
   invoke?: FunctionInvoker;
   /** Client-side limit on API requests; QPS 50 / burst 100 by default (client-go's 5/10 is the usual ceiling). */
@@ -81,6 +83,7 @@ export async function startRouter(options: RouterOptions): Promise<Router> {
       client,
       logger,
       inline: options.loops,
+      loopSelector: options.loopSelector,
       runnerDeps: { client, discovery, registry, invoke, events, metrics, logger, recorder, expectationsTimeoutMs: options.expectationsTimeoutMs },
     });
     await controller.start();

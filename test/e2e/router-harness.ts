@@ -16,8 +16,8 @@ export interface RouterHarness {
   client: KubeClient;
   /** Serves a registered seed function on a free port. */
   serve(name: string): Promise<ServedFunction>;
-  /** Starts a router whose inline Loop is restricted to the suite's namespace. */
-  router(loops: Loop[], extra?: Partial<RouterOptions>): Promise<Router>;
+  /** Starts a router with inline Loops, or watching Loop objects when `loops` is undefined. */
+  router(loops: Loop[] | undefined, extra?: Partial<RouterOptions>): Promise<Router>;
   close(): Promise<void>;
 }
 
@@ -41,7 +41,7 @@ export async function routerHarness(suiteName: string): Promise<RouterHarness> {
       return served;
     },
     async router(loops, extra = {}) {
-      const router = await startRouter({ kubeConfig: suite.kubeConfig, loops, logger: quietLogger(), ...extra });
+      const router = await startRouter({ kubeConfig: suite.kubeConfig, ...(loops ? { loops } : {}), logger: quietLogger(), ...extra });
       closers.push(() => router.stop());
       return router;
     },

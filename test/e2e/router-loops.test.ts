@@ -1,0 +1,107 @@
+// The Loop controller against Loop objects: a Loop created, edited and deleted starts, changes and stops
+// its watches without a restart, and its status carries a Ready condition with a reason.
+import type { V1Pod } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Router } from '../../router/start-router.ts';
+import { eventually } from '../cluster/eventually.ts';
+import { installCrds, routerHarness, type RouterHarness } from './router-harness.ts';
+
+const ANNOTATION = 'kubeloop.dev/add-pod-name-label';
+const LABEL = 'kubeloop.dev/pod-name';
+
+let h: RouterHarness;
+let ns: string;
+let router: Router;
+let url: string;
+const loopsPath = '/apis/kubeloop.dev/v1alpha1/loops';
+
+beforeAll(async () => {
+  h = await routerHarness('router-loops');
+  ns = h.suite.namespace;
+  await installCrds(h.client, ['loops.kubeloop.dev.yaml']);
+  url = (await h.serve('pod-name-label')).url;
+  // Only this suite's Loops: other suites may apply samples/loops to the shared control plane.
+  router = await h.router(undefined, { loopSelector: { matchLabels: { 'kubeloop.dev/e2e': ns } } });
+});
+afterAll(async () => {
+  await h.client.request({ method: 'DELETE', path: loopsPath, query: { labelSelector: `kubeloop.dev/e2e=${ns}` } }).catch(() => {});
+  await h?.close();
+});
+
+async function pod(name: string, labels: Record<string, string> = {}): Promise<void> {
+  await h.client.request({
+    method: 'POST',
+    path: `/api/v1/namespaces/${ns}/pods`,
+    body: { metadata: { name, labels, annotations: { [ANNOTATION]: 'true' } }, spec: { containers: [{ name: 'c', image: 'x' }] } },
+  });
+}
+const labelOf = async (name: string) => (await h.client.request<V1Pod>({ path: `/api/v1/namespaces/${ns}/pods/${name}` })).metadata?.labels?.[LABEL];
+
+interface LoopObject {
+  metadata: { generation?: number };
+  status?: { observedGeneration?: number; conditions?: Array<{ type: string; status: string; reason: string; message?: string }> };
+}
+async function ready(name: string) {
+  const loop = await h.client.request<LoopObject>({ path: `${loopsPath}/${name}` });
+  return { loop, ready: loop.status?.conditions?.find((c) => c.type === 'Ready') };
+}
+
+describe('Loop objects drive the router', () => {
+  it('starts a Loop when it is created, applies edits and stops it when deleted, reporting Ready', async () => {
+    const name = `pnl-${ns}`;
+    await h.client.request({
+      method: 'POST',
+      path: loopsPath,
+      body: {
+        apiVersion: 'kubeloop.dev/v1alpha1',
+        kind: 'Loop',
+        metadata: { name, labels: { 'kubeloop.dev/e2e': ns } },
+        spec: { for: { apiVersion: 'v1', kind: 'Pod' }, namespaces: [ns], metadataOnly: true, function: { url } },
+      },
+    });
+    const first = await eventually('Ready True', async () => {
+      const r = await ready(name);
+      return r.ready?.status === 'True' && r;
+    });
+    expect(first.ready?.reason).toBe('Running');
+    expect(first.loop.status?.observedGeneration).toBe(1);
+    await pod('a');
+    await eventually('pod a labelled', async () => (await labelOf('a')) === 'a');
+
+    // Edit: only pods labelled tier=front from now on.
+    await h.client.request({
+      method: 'PATCH',
+      path: `${loopsPath}/${name}`,
+      contentType: 'application/merge-patch+json',
+      body: { spec: { selector: { matchLabels: { tier: 'front' } } } },
+    });
+    await eventually('observedGeneration 2', async () => (await ready(name)).loop.status?.observedGeneration === 2);
+    await pod('b');
+    await pod('c', { tier: 'front' });
+    await eventually('pod c labelled', async () => (await labelOf('c')) === 'c');
+    expect(await labelOf('b')).toBeUndefined();
+
+    await h.client.request({ method: 'DELETE', path: `${loopsPath}/${name}` });
+    await eventually('Loop stopped', async () => router.loops().every((r) => r.loop.name !== name));
+  });
+
+  it('reports InvalidSpec for a Loop over a kind the API server does not serve', async () => {
+    const name = `nothing-${ns}`;
+    await h.client.request({
+      method: 'POST',
+      path: loopsPath,
+      body: {
+        apiVersion: 'kubeloop.dev/v1alpha1',
+        kind: 'Loop',
+        metadata: { name, labels: { 'kubeloop.dev/e2e': ns } },
+        spec: { for: { apiVersion: 'example.com/v1', kind: 'Nothing' }, function: { url } },
+      },
+    });
+    const r = await eventually('Ready False', async () => {
+      const s = await ready(name);
+      return s.ready?.status === 'False' && s;
+    });
+    expect(r.ready?.reason).toBe('InvalidSpec');
+    expect(r.ready?.message).toContain('unknown kind Nothing in example.com/v1');
+  });
+});

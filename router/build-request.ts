@@ -4,13 +4,13 @@ import { randomUUID } from 'node:crypto';
 import type { KubeObject, ReconcileRequest, Trigger } from '../lib/contract/types.ts';
 import { CONTRACT_API_VERSION } from '../lib/contract/types.ts';
 import { childrenKey } from '../lib/contract/children-key.ts';
-import type { ObjectStore } from '../lib/kube/object-store.ts';
 import { CONTROLLER_UID_INDEX } from '../lib/kube/object-store.ts';
+import type { StoreView } from './informer-view.ts';
 import type { KindRef } from './loop-spec.ts';
 
 export interface OwnedStore {
   kind: KindRef;
-  store: ObjectStore<KubeObject>;
+  store: StoreView;
 }
 
 export function childrenOf(primary: KubeObject, owned: readonly OwnedStore[]): Record<string, KubeObject[]> {

@@ -9,11 +9,12 @@ import { CONTROLLER_UID_INDEX, controllerUidOf } from '../lib/kube/object-store.
 import { kindKey, type ResourceInfo } from '../lib/kube/resource-paths.ts';
 import type { KindRef } from './loop-spec.ts';
 import type { RouterMetrics } from './router-metrics.ts';
+import { combineInformers, type InformerView } from './informer-view.ts';
 
 export const UID_INDEX = 'uid';
 
 export interface InformerLease {
-  informer: Informer<KubeObject>;
+  informer: InformerView;
   resource: ResourceInfo;
   release(): Promise<void>;
 }
@@ -37,12 +38,34 @@ export class InformerRegistry {
   readonly #entries = new Map<string, Promise<Entry>>();
   constructor(private readonly options: InformerRegistryOptions) {}
 
-  /** The shared informer of a kind; started (not necessarily synced) when this resolves. */
-  async acquire(ref: KindRef, metadataOnly: boolean): Promise<InformerLease> {
-    const id = `${kindKey(ref.apiVersion, ref.kind)}|${metadataOnly ? 'metadata' : 'full'}`;
+  /**
+   * The shared informers of a kind: one cluster-wide watch, or with `namespaces` one watch per namespace
+   * (a Loop bound by namespaced RBAC may not watch cluster-wide). Started, not necessarily synced.
+   */
+  async acquire(ref: KindRef, metadataOnly: boolean, namespaces?: ReadonlySet<string>): Promise<InformerLease> {
+    const resource = await this.options.discovery.resolve(ref.apiVersion, ref.kind);
+    const scopes = resource.namespaced && namespaces && namespaces.size > 0 ? [...namespaces].sort() : [undefined];
+    const held: Array<{ namespace: string; entry: Entry; release: () => Promise<void> }> = [];
+    try {
+      for (const namespace of scopes) held.push({ namespace: namespace ?? '', ...(await this.#acquireOne(resource, metadataOnly, namespace)) });
+    } catch (error) {
+      await Promise.all(held.map((h) => h.release()));
+      throw error;
+    }
+    return {
+      informer: combineInformers(new Map(held.map((h) => [h.namespace, h.entry.informer]))),
+      resource,
+      release: async () => {
+        await Promise.all(held.map((h) => h.release()));
+      },
+    };
+  }
+
+  async #acquireOne(resource: ResourceInfo, metadataOnly: boolean, namespace: string | undefined): Promise<{ entry: Entry; release: () => Promise<void> }> {
+    const id = `${kindKey(resource.apiVersion, resource.kind)}|${metadataOnly ? 'metadata' : 'full'}|${namespace ?? '*'}`;
     let pending = this.#entries.get(id);
     if (!pending) {
-      pending = this.#create(ref, metadataOnly);
+      pending = this.#create(resource, metadataOnly, namespace);
       this.#entries.set(id, pending);
       pending.catch(() => this.#entries.delete(id));
     }
@@ -50,8 +73,7 @@ export class InformerRegistry {
     entry.users += 1;
     let released = false;
     return {
-      informer: entry.informer,
-      resource: entry.resource,
+      entry,
       release: async () => {
         if (released) return;
         released = true;
@@ -77,19 +99,19 @@ export class InformerRegistry {
     await Promise.all(entries.map((e) => (e.status === 'fulfilled' ? e.value.informer.stop() : undefined)));
   }
 
-  async #create(ref: KindRef, metadataOnly: boolean): Promise<Entry> {
-    const { client, discovery, logger, metrics } = this.options;
-    const resource = await discovery.resolve(ref.apiVersion, ref.kind);
+  async #create(resource: ResourceInfo, metadataOnly: boolean, namespace: string | undefined): Promise<Entry> {
+    const { client, logger, metrics } = this.options;
     const informer = new Informer<KubeObject>({
       client,
       resource,
+      namespace,
       metadataOnly,
       // managedFields are large and no function reads them: dropping them is most of the memory saved.
       transform: stripManagedFields,
       indexers: { [CONTROLLER_UID_INDEX]: controllerUidOf, [UID_INDEX]: (o) => (o.metadata?.uid ? [o.metadata.uid] : []) },
       watchTimeoutSeconds: this.options.watchTimeoutSeconds,
       watchdogGraceMs: this.options.watchdogGraceMs,
-      logger: logger.child({ informer: kindKey(ref.apiVersion, ref.kind), metadataOnly }),
+      logger: logger.child({ informer: kindKey(resource.apiVersion, resource.kind), metadataOnly, namespace: namespace ?? '*' }),
     });
     informer.on('restart', (reason) => metrics?.watchRestarts.inc({ resource: informer.name, reason }));
     if (metrics) {

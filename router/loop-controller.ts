@@ -4,7 +4,6 @@ import type { V1LabelSelector } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { matchesLabelSelector } from '../lib/kube/label-selector.ts';
 import { UnknownKindError } from '../lib/kube/discovery.ts';
-import type { Informer } from '../lib/kube/informer.ts';
 import { isApiError, type KubeClient } from '../lib/kube/kube-client.ts';
 import type { KubeObject } from '../lib/contract/types.ts';
 import type { InformerLease, InformerRegistry } from './informer-registry.ts';
@@ -102,7 +101,7 @@ export class LoopController {
 
   #loopObject(name: string): Loop | undefined {
     if (this.#o.inline) return this.#inline.get(name);
-    const loop = (this.#loops?.informer as Informer<KubeObject> | undefined)?.store.get(name) as unknown as Loop | undefined;
+    const loop = this.#loops?.informer.store.get(name) as unknown as Loop | undefined;
     // A Loop that stops matching the selector is treated as deleted by this router.
     return loop && matchesLabelSelector(this.#o.loopSelector, loop.metadata.labels) ? loop : undefined;
   }

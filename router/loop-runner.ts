@@ -84,8 +84,8 @@ export class LoopRunner {
     const { registry } = this.deps;
     const loop = this.loop;
     try {
-      this.#primary = await registry.acquire(loop.for, loop.metadataOnly);
-      for (const kind of loop.owns) this.#owned.push({ ...(await registry.acquire(kind, loop.metadataOnly)), kind });
+      this.#primary = await registry.acquire(loop.for, loop.metadataOnly, loop.namespaces);
+      for (const kind of loop.owns) this.#owned.push({ ...(await registry.acquire(kind, loop.metadataOnly, loop.namespaces)), kind });
     } catch (error) {
       await this.stop();
       throw error;

@@ -41,14 +41,16 @@ describe('live status', () => {
     expect(renderTable(rows)[0]).toMatch(/^LOOP\s+READY\s+QUEUE/);
   });
 
-  it('prints plain lines without escape codes when not on a terminal, and only when something changed', () => {
+  it('prints plain lines without escape codes when not on a terminal, only for Loops that changed', () => {
     const { out, text } = sink(false);
     const printer = statusPrinter(out);
     const rows = loopRows(readiness, now, before);
     printer.print(rows, new Date('2026-11-22T10:00:00Z'));
     printer.print(rows, new Date('2026-11-22T10:00:02Z'));
+    printer.print(rows.map((r) => (r.loop === 'at' ? { ...r, queue: 1 } : r)), new Date('2026-11-22T10:00:04Z'));
     expect(text()).not.toContain('\x1b');
-    expect(text().trim().split('\n')).toHaveLength(2);
+    expect(text().trim().split('\n')).toHaveLength(3);
+    expect(text().trim().split('\n')[2]).toMatch(/^\[status 2026-11-22T10:00:04.000Z\] loop=at .*queue=1/);
     expect(text()).toContain('loop=podset ready=True queue=4 inFlight=1 reconciles=6 errors=1 recent=+4');
   });
 

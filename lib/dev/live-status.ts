@@ -1,7 +1,7 @@
 // The live status of `kubeloop dev`: per Loop its Ready condition (from the API server), queue depth and
 // calls in flight, and the reconciles since the last poll with their latency (from the router's /metrics).
 // On a terminal the table is redrawn in place; otherwise a plain line is printed only when something changed.
-import { request } from 'undici';
+import { Agent, request } from 'undici';
 import type { KubeClient } from '../kube/index.ts';
 import { bucketsOf, parsePrometheusText, quantileOfDelta, sumBy, type MetricSample } from './prometheus-text.ts';
 
@@ -36,8 +36,11 @@ export async function readLoopReadiness(client: KubeClient): Promise<Map<string,
   return out;
 }
 
+/** Polls /metrics without keep-alive: nothing is left holding the process open when dev stops. */
+const noKeepAlive = new Agent({ pipelining: 0 });
+
 export async function readRouterMetrics(metricsUrl: string): Promise<MetricSample[]> {
-  const reply = await request(metricsUrl, { headersTimeout: 2000, bodyTimeout: 2000 });
+  const reply = await request(metricsUrl, { dispatcher: noKeepAlive, headersTimeout: 2000, bodyTimeout: 2000 });
   if (reply.statusCode !== 200) {
     await reply.body.dump();
     throw new Error(`GET ${metricsUrl}: ${reply.statusCode}`);
@@ -116,14 +119,17 @@ export function statusPrinter(out: NodeJS.WriteStream | { write(text: string): b
       },
     };
   }
-  let last = '';
+  const last = new Map<string, string>();
   return {
     print(rows, now) {
-      // Compare without the "recent" columns' timing so an idle platform prints nothing.
-      const key = JSON.stringify(rows.map((r) => [r.loop, r.ready, r.queue, r.inFlight, r.total, r.errors]));
-      if (key === last) return;
-      last = key;
-      out.write(renderPlain(rows, now.toISOString()).join('\n') + '\n');
+      // Only Loops whose figures changed (the latency columns alone do not count), so an idle platform is quiet.
+      const changed = rows.filter((r) => {
+        const key = JSON.stringify([r.ready, r.queue, r.inFlight, r.total, r.errors]);
+        if (last.get(r.loop) === key) return false;
+        last.set(r.loop, key);
+        return true;
+      });
+      if (changed.length > 0) out.write(renderPlain(changed, now.toISOString()).join('\n') + '\n');
     },
   };
 }

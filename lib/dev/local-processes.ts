@@ -57,4 +57,6 @@ export async function startLocalProcess(options: StartOptions): Promise<LocalPro
 /** Stops processes in reverse start order (router before the functions it calls). */
 export async function stopLocalProcesses(processes: LocalProcess[]): Promise<void> {
   for (const p of [...processes].reverse()) await p.process.stop(10_000);
+  // Kept-alive sockets of the readiness probes would hold the event loop open after everything stopped.
+  await insecure.close();
 }

@@ -1,14 +1,20 @@
 import { X509Certificate } from 'node:crypto';
-import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { createControlPlanePki } from './pki.ts';
 
 describe('createControlPlanePki', async () => {
   const dir = await mkdtemp(join(tmpdir(), 'kubeloop-pki-test-'));
-  afterAll(() => rm(dir, { recursive: true, force: true }));
-  const pki = await createControlPlanePki(dir);
+  // The RSA key cache lives under the kubeloop cache: keep the test's keys out of the real one.
+  vi.stubEnv('KUBELOOP_CACHE_DIR', join(dir, 'cache'));
+  afterAll(async () => {
+    vi.unstubAllEnvs();
+    await rm(dir, { recursive: true, force: true });
+  });
+  await Promise.all([mkdir(join(dir, 'pki')), mkdir(join(dir, 'pki2'))]);
+  const pki = await createControlPlanePki(join(dir, 'pki'));
   const ca = new X509Certificate(pki.ca.certPem);
 
   it('issues an admin client certificate with CN=admin in group system:masters, signed by the CA', () => {
@@ -29,6 +35,13 @@ describe('createControlPlanePki', async () => {
     expect(serving.checkIP('127.0.0.1')).toBe('127.0.0.1');
     expect(serving.checkHost('kubernetes.default.svc')).toBe('kubernetes.default.svc');
     expect(serving.verify(ca.publicKey)).toBe(true);
+  });
+
+  it('reuses the cached keys but issues new certificates on the next start', async () => {
+    const again = await createControlPlanePki(join(dir, 'pki2'));
+    expect(await readFile(again.caKey, 'utf8')).toBe(await readFile(pki.caKey, 'utf8'));
+    expect(again.ca.certPem).not.toBe(pki.ca.certPem);
+    expect(new X509Certificate(again.clients.admin.certPem).checkIssued(new X509Certificate(again.ca.certPem))).toBe(true);
   });
 
   it('writes private keys readable by the owner only', async () => {

@@ -1,13 +1,12 @@
 // PKI for the local control plane, made with node-forge: a CA, the API server's serving certificate,
 // client certificates (admin in system:masters, the controller manager, the scheduler, kwok) and the
-// service-account signing key pair. Keys come from Node's native RSA generator (forge's JS one is slow).
-import { generateKeyPair as generateKeyPairCallback, randomBytes } from 'node:crypto';
+// service-account signing key pair. Keys come from Node's native crypto (see rsa-keys.ts).
+import { randomBytes, sign } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import forge from 'node-forge';
+import { cachedRsaKey, newRsaKey, type RsaKey } from './rsa-keys.ts';
 
-const generateKeyPair = promisify(generateKeyPairCallback);
 const DAY_MS = 24 * 60 * 60 * 1000;
 
 export interface CertKeyPem {
@@ -24,14 +23,27 @@ export interface CertificateRequest {
   days?: number;
 }
 
-async function newRsaKey(): Promise<{ privateKey: forge.pki.rsa.PrivateKey; publicKey: forge.pki.rsa.PublicKey; privatePem: string; publicPem: string }> {
-  const { privateKey, publicKey } = await generateKeyPair('rsa', {
-    modulusLength: 2048,
-    publicKeyEncoding: { type: 'spki', format: 'pem' },
-    privateKeyEncoding: { type: 'pkcs1', format: 'pem' },
-  });
-  const forgePrivate = forge.pki.privateKeyFromPem(privateKey) as forge.pki.rsa.PrivateKey;
-  return { privateKey: forgePrivate, publicKey: forge.pki.setRsaPublicKey(forgePrivate.n, forgePrivate.e), privatePem: privateKey, publicPem: publicKey };
+/** The parts of a forge certificate that its own sign() sets; not all are in @types/node-forge. */
+interface SignableCertificate {
+  md: forge.md.MessageDigest;
+  signatureOid: string;
+  siginfo: { algorithmOid: string };
+  tbsCertificate: forge.asn1.Asn1;
+  signature: string;
+}
+
+/**
+ * Same result as forge's cert.sign(key, sha256), but the RSA private-key operation runs in Node's
+ * native crypto: forge's JavaScript RSA took seconds for the seven certificates on a busy machine.
+ */
+function signCertificate(cert: forge.pki.Certificate, keyPem: string): void {
+  const c = cert as unknown as SignableCertificate;
+  c.md = forge.md.sha256.create();
+  c.signatureOid = c.siginfo.algorithmOid = forge.pki.oids.sha256WithRSAEncryption as string;
+  c.tbsCertificate = (forge.pki as unknown as { getTBSCertificate(c: forge.pki.Certificate): forge.asn1.Asn1 }).getTBSCertificate(cert);
+  const der = forge.asn1.toDer(c.tbsCertificate).getBytes();
+  c.md.update(der);
+  c.signature = sign('sha256', Buffer.from(der, 'binary'), keyPem).toString('binary');
 }
 
 function newSerial(): string {
@@ -51,10 +63,10 @@ function isIp(host: string): boolean {
   return /^\d{1,3}(\.\d{1,3}){3}$/.test(host) || host.includes(':');
 }
 
-export async function createCertificateAuthority(commonName: string): Promise<CertKeyPem> {
-  const keys = await newRsaKey();
+export async function createCertificateAuthority(commonName: string, key?: RsaKey): Promise<CertKeyPem> {
+  const keys = key ?? (await newRsaKey());
   const cert = forge.pki.createCertificate();
-  cert.publicKey = keys.publicKey;
+  cert.publicKey = forge.pki.publicKeyFromPem(keys.publicPem);
   cert.serialNumber = newSerial();
   setValidity(cert, 365);
   const subject = [{ name: 'commonName', value: commonName }];
@@ -65,16 +77,15 @@ export async function createCertificateAuthority(commonName: string): Promise<Ce
     { name: 'keyUsage', keyCertSign: true, cRLSign: true, digitalSignature: true, critical: true },
     { name: 'subjectKeyIdentifier' },
   ]);
-  cert.sign(keys.privateKey, forge.md.sha256.create());
+  signCertificate(cert, keys.privatePem);
   return { certPem: forge.pki.certificateToPem(cert), keyPem: keys.privatePem };
 }
 
-export async function issueCertificate(ca: CertKeyPem, request: CertificateRequest): Promise<CertKeyPem> {
+export async function issueCertificate(ca: CertKeyPem, request: CertificateRequest, key?: RsaKey): Promise<CertKeyPem> {
   const caCert = forge.pki.certificateFromPem(ca.certPem);
-  const caKey = forge.pki.privateKeyFromPem(ca.keyPem);
-  const keys = await newRsaKey();
+  const keys = key ?? (await newRsaKey());
   const cert = forge.pki.createCertificate();
-  cert.publicKey = keys.publicKey;
+  cert.publicKey = forge.pki.publicKeyFromPem(keys.publicPem);
   cert.serialNumber = newSerial();
   setValidity(cert, request.days ?? 365);
   // Kubernetes maps a client certificate's CN to the user name and each O to a group.
@@ -94,7 +105,7 @@ export async function issueCertificate(ca: CertKeyPem, request: CertificateReque
     extensions.push({ name: 'subjectAltName', altNames: hosts.map((h) => (isIp(h) ? { type: 7, ip: h } : { type: 2, value: h })) });
   }
   cert.setExtensions(extensions);
-  cert.sign(caKey, forge.md.sha256.create());
+  signCertificate(cert, ca.keyPem);
   return { certPem: forge.pki.certificateToPem(cert), keyPem: keys.privatePem };
 }
 
@@ -124,17 +135,23 @@ const CLIENTS: Record<ClientIdentity, { commonName: string; organizations?: stri
 
 /** Creates the whole PKI under dir (mode 0600 keys) and returns the file paths and client PEMs. */
 export async function createControlPlanePki(dir: string): Promise<ControlPlanePki> {
-  const ca = await createCertificateAuthority('kubeloop-local-ca');
-  const [serving, saKeys, ...clientPems] = await Promise.all([
-    issueCertificate(ca, {
-      commonName: 'kube-apiserver',
-      usage: 'server',
-      hosts: ['localhost', 'kubernetes', 'kubernetes.default', 'kubernetes.default.svc', 'kubernetes.default.svc.cluster.local', '127.0.0.1', '10.0.0.1'],
-    }),
-    newRsaKey(),
-    ...(Object.keys(CLIENTS) as ClientIdentity[]).map((id) => issueCertificate(ca, { ...CLIENTS[id], usage: 'client' })),
+  const ids = Object.keys(CLIENTS) as ClientIdentity[];
+  const [caKey, servingKey, saKeys, ...clientKeys] = await Promise.all(['ca', 'apiserver', 'service-account', ...ids].map(cachedRsaKey));
+  const ca = await createCertificateAuthority('kubeloop-local-ca', caKey);
+  const [serving, ...clientPems] = await Promise.all([
+    issueCertificate(
+      ca,
+      {
+        commonName: 'kube-apiserver',
+        usage: 'server',
+        hosts: ['localhost', 'kubernetes', 'kubernetes.default', 'kubernetes.default.svc', 'kubernetes.default.svc.cluster.local', '127.0.0.1', '10.0.0.1'],
+      },
+      servingKey,
+    ),
+    ...ids.map((id, i) => issueCertificate(ca, { ...CLIENTS[id], usage: 'client' }, clientKeys[i])),
   ]);
-  const clients = Object.fromEntries((Object.keys(CLIENTS) as ClientIdentity[]).map((id, i) => [id, clientPems[i] as CertKeyPem])) as Record<ClientIdentity, CertKeyPem>;
+  if (!saKeys || !serving) throw new Error('PKI generation returned too few keys');
+  const clients = Object.fromEntries(ids.map((id, i) => [id, clientPems[i] as CertKeyPem])) as Record<ClientIdentity, CertKeyPem>;
   const paths = {
     caCert: join(dir, 'ca.crt'),
     caKey: join(dir, 'ca.key'),

@@ -3,7 +3,8 @@
 import { writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { connect } from 'node:tls';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { connect, type TLSSocket } from 'node:tls';
 import { AppsV1Api, CoreV1Api, type V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually } from '../cluster/eventually.ts';
@@ -107,6 +108,11 @@ describe('sidecar injection through the API server', () => {
 
   it('drops no admission while the serving certificate is rotated during a stream of pod creates', async () => {
     const rotator = under.webhook.rotator!;
+    const https = under.webhook.server.app.server;
+    // Which certificate each TLS connection the API server opens to us was served with.
+    const handshakes: string[] = [];
+    const onConnection = (socket: TLSSocket) => handshakes.push((socket.getCertificate() as { serialNumber?: string } | null)?.serialNumber ?? '?');
+    https.on('secureConnection', onConnection);
     const serialBefore = await servingSerial();
     const total = 40;
     let next = 0;
@@ -121,14 +127,29 @@ describe('sidecar injection through the API server', () => {
         await core.createNamespacedPod({ namespace: ns, body: annotatedPod(`stream-${i}`) });
       }
     };
-    await Promise.all([worker(), worker(), worker(), worker()]);
-    expect(rotations).toBe(2);
-    expect(await servingSerial()).not.toBe(serialBefore);
+    try {
+      await Promise.all([worker(), worker(), worker(), worker()]);
+      expect(rotations).toBe(2);
+      const serialAfter = await servingSerial();
+      expect(serialAfter).not.toBe(serialBefore);
+
+      // The API server keeps its connections alive (it opened them all before the first rotation). Nothing
+      // is in flight now (only this suite's namespace is sent here), so close them: its next calls must
+      // handshake again, and are served the rotated certificate.
+      (https as unknown as { closeAllConnections(): void }).closeAllConnections();
+      await sleep(300);
+      // Only connections from here on: our own servingSerial() probes handshake too.
+      handshakes.length = 0;
+      for (let i = 0; i < 3; i++) await core.createNamespacedPod({ namespace: ns, body: annotatedPod(`after-rotation-${i}`) });
+      expect(handshakes.map((serial) => serial.toUpperCase())).toContain(serialAfter.toUpperCase());
+    } finally {
+      https.off('secureConnection', onConnection);
+    }
     const list = await core.listNamespacedPod({ namespace: ns, labelSelector: 'app=probe' });
-    const stream = list.items.filter((p) => p.metadata?.name?.startsWith('stream-'));
-    expect(stream).toHaveLength(total);
+    const rotated = list.items.filter((p) => /^(stream|after-rotation)-/.test(p.metadata?.name ?? ''));
+    expect(rotated).toHaveLength(total + 3);
     // failurePolicy is Ignore: a dropped admission would show as a pod without the sidecar.
-    for (const pod of stream) expectInjected(pod);
+    for (const pod of rotated) expectInjected(pod);
   });
 });
 

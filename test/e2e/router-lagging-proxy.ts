@@ -1,0 +1,78 @@
+// A TLS proxy in front of the real API server that holds back every byte of watch responses for `lagMs`
+// (ordinary requests pass at once): the router's cache then lags its own writes, as on a busy cluster.
+import { createServer, type Server } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import type { AgentOptions } from 'node:https';
+import { KubeConfig } from '@kubernetes/client-node';
+import { Agent } from 'undici';
+import { selfSignedCertificate } from '../../lib/server/test-certificate.ts';
+
+export interface LaggingProxy {
+  kubeConfig: KubeConfig;
+  close(): Promise<void>;
+}
+
+const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'upgrade', 'host', 'content-length']);
+
+export async function startLaggingProxy(upstreamConfig: KubeConfig, lagMs: number): Promise<LaggingProxy> {
+  const tls: AgentOptions & { headers?: Record<string, string> } = {};
+  await upstreamConfig.applyToHTTPSOptions(tls);
+  const upstream = new URL(upstreamConfig.getCurrentCluster()?.server ?? '');
+  const agent = new Agent({ connect: { ca: tls.ca, cert: tls.cert, key: tls.key } });
+  const certificate = selfSignedCertificate('lagging-proxy');
+  const server: Server = createServer({ key: certificate.key, cert: certificate.cert }, (req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      void (async () => {
+        const headers: Record<string, string> = { ...(tls.headers ?? {}) };
+        for (const [k, v] of Object.entries(req.headers)) if (!HOP_BY_HOP.has(k) && typeof v === 'string') headers[k] = v;
+        const body = Buffer.concat(chunks);
+        const watch = /[?&]watch=(true|1)/.test(req.url ?? '');
+        const response = await agent.request({
+          origin: upstream.origin,
+          path: req.url ?? '/',
+          method: (req.method ?? 'GET') as 'GET',
+          headers,
+          body: body.length > 0 ? body : undefined,
+          bodyTimeout: 0,
+          headersTimeout: 0,
+        });
+        const out: Record<string, string> = {};
+        for (const [k, v] of Object.entries(response.headers)) if (!HOP_BY_HOP.has(k) && typeof v === 'string') out[k] = v;
+        res.writeHead(response.statusCode, out);
+        if (!watch) {
+          for await (const chunk of response.body) res.write(chunk);
+          res.end();
+          return;
+        }
+        // Each chunk leaves lagMs after it arrived, in order: a delay, not a throughput limit.
+        let last = Promise.resolve();
+        res.on('close', () => response.body.destroy());
+        for await (const chunk of response.body) {
+          const due = Date.now() + lagMs;
+          last = last.then(() => new Promise<void>((r) => setTimeout(r, Math.max(0, due - Date.now())))).then(() => void res.write(chunk));
+        }
+        await last;
+        res.end();
+      })().catch(() => res.destroy());
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const port = (server.address() as AddressInfo).port;
+  const kubeConfig = new KubeConfig();
+  kubeConfig.loadFromOptions({
+    clusters: [{ name: 'proxy', server: `https://127.0.0.1:${port}`, caData: Buffer.from(certificate.cert).toString('base64'), skipTLSVerify: false }],
+    users: [{ name: 'proxy' }],
+    contexts: [{ name: 'proxy', cluster: 'proxy', user: 'proxy' }],
+    currentContext: 'proxy',
+  });
+  return {
+    kubeConfig,
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise<void>((r) => server.close(() => r()));
+      await agent.close();
+    },
+  };
+}

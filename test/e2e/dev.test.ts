@@ -114,6 +114,12 @@ describe('kubeloop dev', () => {
     expect((await kube(['get', 'pod', 'at-demo', '-o', 'name'])).trim()).toBe('pod/at-demo');
   });
 
+  it('runs the webhook: a pod naming the sample Watcher gets its sidecar', async () => {
+    await kube(['run', 'watched', '--image=busybox:1.36', '--restart=Never', '--annotations=watch.kubeloop.dev/watcher=log-watcher', '--', 'sleep', '3600']);
+    const containers = await kube(['get', 'pod', 'watched', '-o', 'jsonpath={.spec.containers[*].name}']);
+    expect(containers.split(' ')).toEqual(['watched', 'log-watcher']);
+  });
+
   it('shows a live status of the Loops with their reconciles', async () => {
     await eventually('a status line for the podset Loop with reconciles', async () => /\[status \S+\] loop=podset ready=True queue=\d+ inFlight=\d+ reconciles=[1-9]/.test(output), 30_000);
   });

@@ -1,6 +1,7 @@
 // Serving certificate from mounted files (cert-manager mode): read at start, re-read periodically, and
 // hand a changed pair to the server. Kubelet updates Secret volumes by swapping a symlink, so polling
 // the content is more reliable than fs.watch.
+import { X509Certificate, createPrivateKey } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import type { Logger } from 'pino';
 import type { KeyPairPem } from './generate.ts';
@@ -14,9 +15,13 @@ export interface FileCertificateOptions {
   onChanged: (serving: KeyPairPem) => void;
 }
 
+/** Reads the pair and checks the key belongs to the certificate (mid-update the files can disagree). */
 export async function readCertificateFiles(certFile: string, keyFile: string): Promise<KeyPairPem> {
   const [certPem, keyPem] = await Promise.all([readFile(certFile, 'utf8'), readFile(keyFile, 'utf8')]);
   inspectCertificate(certPem);
+  if (!new X509Certificate(certPem).checkPrivateKey(createPrivateKey(keyPem))) {
+    throw new Error(`${keyFile} is not the private key of the certificate in ${certFile}`);
+  }
   return { certPem, keyPem };
 }
 
@@ -28,7 +33,11 @@ export async function watchCertificateFiles(options: FileCertificateOptions): Pr
       (next) => {
         if (next.certPem === current.certPem && next.keyPem === current.keyPem) return;
         current = next;
-        options.onChanged(next);
+        try {
+          options.onChanged(next);
+        } catch (error) {
+          options.logger.error({ err: error }, 'could not swap in the new certificate files; keeping the current certificate');
+        }
       },
       // Mid-swap the two files can disagree or be missing for a moment: keep serving and retry.
       (error: unknown) => options.logger.warn({ err: error }, 'could not re-read certificate files; keeping the current certificate'),

@@ -4,6 +4,7 @@ import type { V1MutatingWebhookConfiguration } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { applyWebhookConfiguration, deleteWebhookConfiguration, injectCaBundle, keepCaBundle } from '../../certs/ca-bundle.ts';
 import type { KeyPairPem } from '../../certs/generate.ts';
+import { splitPemCertificates } from '../../certs/inspect.ts';
 import { CertificateRotator } from '../../certs/rotation.ts';
 import { bundleFromSecret, ensureCertificate, readCertificateSecret } from '../../certs/secret-store.ts';
 import { KubeClient } from '../../lib/kube/index.ts';
@@ -142,6 +143,17 @@ describe('CertificateRotator', () => {
       expect(swappedB.map((s) => s.certPem)).toEqual([renewed.bundle.serving.certPem]);
       // Same CA: the caBundle did not have to change and old connections still verify.
       expect(renewed.bundle.ca).toEqual(startA.ca);
+
+      // Eight years on the CA itself is due: a new CA goes into the caBundle next to the old one.
+      offsetDays = 3000;
+      const rolled = await a.check();
+      expect(rolled.reasons).toContain('ca-expiring');
+      const trusted = splitPemCertificates(rolled.bundle.ca.certPem);
+      expect(trusted).toHaveLength(2);
+      expect(trusted[0]).not.toBe(splitPemCertificates(startA.ca.certPem)[0]);
+      expect(trusted[1]).toBe(splitPemCertificates(startA.ca.certPem)[0]);
+      expect(await caBundle()).toBe(Buffer.from(rolled.bundle.ca.certPem).toString('base64'));
+      expect(swappedA.at(-1)?.certPem).toBe(rolled.bundle.serving.certPem);
     } finally {
       await a.stop();
       await b.stop();

@@ -8,6 +8,7 @@ import { KubeClient } from '../../lib/kube/kube-client.ts';
 import { CONTROLLER_UID_INDEX, controllerUidOf } from '../../lib/kube/object-store.ts';
 import { eventually } from '../cluster/eventually.ts';
 import { setupClusterSuite, type ClusterSuite } from '../cluster/suite.ts';
+import { startLaggingProxy } from './router-lagging-proxy.ts';
 
 let suite: ClusterSuite;
 let client: KubeClient;
@@ -90,6 +91,37 @@ describe('Informer on the real API server', () => {
       expect(informer.restarts).toBe(0);
     } finally {
       await informer.stop();
+    }
+  });
+
+  it('detects a silent watch with its watchdog, reconnects, and misses nothing', async () => {
+    const proxy = await startLaggingProxy(suite.kubeConfig, 0);
+    const viaProxy = await KubeClient.fromKubeConfig(proxy.kubeConfig);
+    const resource = await discovery.resolve('v1', 'ConfigMap');
+    const informer = new Informer<V1ConfigMap>({
+      client: viaProxy,
+      resource,
+      namespace: suite.namespace,
+      labelSelector: 'silent=yes',
+      watchTimeoutSeconds: 1,
+      watchdogGraceMs: 1000,
+      backoff: { baseMs: 100, maxMs: 500 },
+    });
+    const restarts: string[] = [];
+    informer.on('restart', (reason) => restarts.push(reason));
+    informer.start();
+    try {
+      await informer.waitForSync();
+      proxy.setFrozen(true);
+      await client.request({ method: 'POST', path: cmPath(), body: { metadata: { name: 'while-silent', labels: { silent: 'yes' } } } });
+      await eventually('a silent watch detected', async () => restarts.includes('silent'), 15_000);
+      expect(informer.store.get(`${suite.namespace}/while-silent`)).toBeUndefined();
+      proxy.setFrozen(false);
+      await eventually('the change made while silent arrives', async () => informer.store.get(`${suite.namespace}/while-silent`) !== undefined, 15_000);
+    } finally {
+      await informer.stop();
+      await viaProxy.close();
+      await proxy.close();
     }
   });
 

@@ -1,5 +1,6 @@
 // A TLS proxy in front of the real API server that holds back every byte of watch responses for `lagMs`
 // (ordinary requests pass at once): the router's cache then lags its own writes, as on a busy cluster.
+// Frozen, it silently drops watch bytes and never ends a watch: a half-open connection neither side notices.
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { AgentOptions } from 'node:https';
@@ -9,6 +10,8 @@ import { selfSignedCertificate } from '../../lib/server/test-certificate.ts';
 
 export interface LaggingProxy {
   kubeConfig: KubeConfig;
+  /** Freezes (or thaws) every watch stream, open or new. */
+  setFrozen(frozen: boolean): void;
   close(): Promise<void>;
 }
 
@@ -20,6 +23,7 @@ export async function startLaggingProxy(upstreamConfig: KubeConfig, lagMs: numbe
   const upstream = new URL(upstreamConfig.getCurrentCluster()?.server ?? '');
   const agent = new Agent({ connect: { ca: tls.ca, cert: tls.cert, key: tls.key } });
   const certificate = selfSignedCertificate('lagging-proxy');
+  let frozen = false;
   const server: Server = createServer({ key: certificate.key, cert: certificate.cert }, (req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -50,11 +54,13 @@ export async function startLaggingProxy(upstreamConfig: KubeConfig, lagMs: numbe
         let last = Promise.resolve();
         res.on('close', () => response.body.destroy());
         for await (const chunk of response.body) {
+          if (frozen) continue;
           const due = Date.now() + lagMs;
           last = last.then(() => new Promise<void>((r) => setTimeout(r, Math.max(0, due - Date.now())))).then(() => void res.write(chunk));
         }
         await last;
-        res.end();
+        // A frozen watch is never ended: only the client's own watchdog can notice.
+        if (!frozen) res.end();
       })().catch(() => res.destroy());
     });
   });
@@ -69,6 +75,9 @@ export async function startLaggingProxy(upstreamConfig: KubeConfig, lagMs: numbe
   });
   return {
     kubeConfig,
+    setFrozen: (value) => {
+      frozen = value;
+    },
     close: async () => {
       server.closeAllConnections();
       await new Promise<void>((r) => server.close(() => r()));

@@ -122,6 +122,8 @@ export async function runDev(options: DevOptions, signal: AbortSignal): Promise<
 
     const samples = options.samples ? await readManifests(join(REPO, 'samples')) : [];
     for (const { manifest } of samples) await applyManifest(client, discovery, manifest);
+    // Ctrl+C during start-up: say nothing about a platform that is being stopped.
+    if (signal.aborted) return 0;
 
     say('');
     say('kubeloop dev is running');
@@ -159,6 +161,10 @@ export async function runDev(options: DevOptions, signal: AbortSignal): Promise<
       await sleep(options.statusIntervalMs, undefined, { signal }).catch(() => {});
     }
     return 0;
+  } catch (error) {
+    // A terminal's Ctrl+C reaches the children too; one dying while it starts is part of stopping, not an error.
+    if (signal.aborted) return 0;
+    throw error;
   } finally {
     await stopAll();
   }

@@ -84,8 +84,21 @@ function apiserverArgs(pki: ControlPlanePki, ports: Ports, dir: string): string[
 
 export async function startControlPlane(opts: StartControlPlaneOptions = {}): Promise<ControlPlane> {
   const onProgress = opts.onProgress ?? (() => {});
-  const started = Date.now();
   const binaries = await ensureBinaries({ onProgress });
+  // Another process may bind a port between our probe and the component's bind: retry on fresh ports.
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await startOnce(opts, binaries, onProgress);
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      if (attempt >= 3 || !/address already in use/i.test(message)) throw error;
+      onProgress(`a port was taken while starting (attempt ${attempt}); retrying on other ports`);
+    }
+  }
+}
+
+async function startOnce(opts: StartControlPlaneOptions, binaries: ClusterBinaries, onProgress: (line: string) => void): Promise<ControlPlane> {
+  const started = Date.now();
   const ownsDir = !opts.dir;
   const dir = opts.dir ?? (await mkdtemp(join(tmpdir(), 'kubeloop-cp-')));
   if (ownsDir) registerTempDir(dir);

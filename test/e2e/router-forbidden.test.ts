@@ -1,0 +1,77 @@
+// Least privilege from the router's side: a router whose identity may read Loops but not the kind a Loop
+// names reports the Loop Ready=False with reason Forbidden instead of failing silently or crashing.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { KubeConfig } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { inject } from 'vitest';
+import { issueCertificate } from '../../lib/cluster/index.ts';
+import { kubeconfigYaml } from '../../lib/cluster/kubeconfig-file.ts';
+import { eventually } from '../cluster/eventually.ts';
+import { installCrds, routerHarness, type RouterHarness } from './router-harness.ts';
+
+let h: RouterHarness;
+let ns: string;
+const user = () => `kubeloop-router-limited-${ns}`;
+
+beforeAll(async () => {
+  h = await routerHarness('router-forbidden');
+  ns = h.suite.namespace;
+  await installCrds(h.client, ['loops.kubeloop.dev.yaml']);
+  // May read Loops and write their status: nothing else.
+  await h.client.request({
+    method: 'POST',
+    path: '/apis/rbac.authorization.k8s.io/v1/clusterroles',
+    body: {
+      metadata: { name: user() },
+      rules: [
+        { apiGroups: ['kubeloop.dev'], resources: ['loops'], verbs: ['get', 'list', 'watch'] },
+        { apiGroups: ['kubeloop.dev'], resources: ['loops/status'], verbs: ['patch', 'update'] },
+      ],
+    },
+  });
+  await h.client.request({
+    method: 'POST',
+    path: '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings',
+    body: { metadata: { name: user() }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: user() }, subjects: [{ kind: 'User', name: user(), apiGroup: 'rbac.authorization.k8s.io' }] },
+  });
+});
+afterAll(async () => {
+  for (const kind of ['clusterrolebindings', 'clusterroles']) {
+    await h.client.request({ method: 'DELETE', path: `/apis/rbac.authorization.k8s.io/v1/${kind}/${user()}` }).catch(() => {});
+  }
+  await h.client.request({ method: 'DELETE', path: `/apis/kubeloop.dev/v1alpha1/loops/secrets-${ns}` }).catch(() => {});
+  await h?.close();
+});
+
+describe('a router without the rights its Loop needs', () => {
+  it('sets Ready=False with reason Forbidden on the Loop', async () => {
+    const pkiDir = join(inject('clusterDir'), 'pki');
+    const ca = { certPem: readFileSync(join(pkiDir, 'ca.crt'), 'utf8'), keyPem: readFileSync(join(pkiDir, 'ca.key'), 'utf8') };
+    const client = await issueCertificate(ca, { commonName: user(), usage: 'client' });
+    const limited = new KubeConfig();
+    limited.loadFromString(kubeconfigYaml(h.suite.server, ca.certPem, user(), client));
+    await h.router(undefined, { kubeConfig: limited, loopSelector: { matchLabels: { 'kubeloop.dev/e2e': ns } } });
+
+    const name = `secrets-${ns}`;
+    await h.client.request({
+      method: 'POST',
+      path: '/apis/kubeloop.dev/v1alpha1/loops',
+      body: {
+        apiVersion: 'kubeloop.dev/v1alpha1',
+        kind: 'Loop',
+        metadata: { name, labels: { 'kubeloop.dev/e2e': ns } },
+        spec: { for: { apiVersion: 'v1', kind: 'Secret' }, namespaces: [ns], function: { url: 'http://127.0.0.1:1/' } },
+      },
+    });
+    const ready = await eventually('Ready False Forbidden', async () => {
+      const loop = await h.client.request<{ status?: { conditions?: Array<{ type: string; status: string; reason: string; message: string }> } }>({
+        path: `/apis/kubeloop.dev/v1alpha1/loops/${name}`,
+      });
+      const condition = loop.status?.conditions?.find((c) => c.type === 'Ready');
+      return condition?.reason === 'Forbidden' && condition;
+    }, 30_000);
+    expect(ready.status).toBe('False');
+    expect(ready.message).toContain('secrets');
+  });
+});

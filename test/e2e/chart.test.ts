@@ -1,7 +1,7 @@
 // charts/kubeloop: helm lint, helm template with several value sets (restricted pods, least-privilege RBAC,
 // Loop URLs following the runtime, the webhook configuration matching webhooks/configuration.ts), schema
-// errors, every manifest server-side dry-run applied to the real control plane (Knative Serving's CRDs
-// installed for the Knative variant), and a real helm install + uninstall that leaves nothing behind.
+// errors, every manifest server-side dry-run applied to the real control plane (Knative Serving's and
+// cert-manager's CRDs installed for those variants), and a real helm install + uninstall that leaves nothing behind.
 import { execFile } from 'node:child_process';
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -12,7 +12,7 @@ import { stringify } from 'yaml';
 import { buildWebhookConfiguration } from '../../webhooks/configuration.ts';
 import { setupClusterSuite, type ClusterSuite } from '../cluster/suite.ts';
 import { eventually } from '../cluster/eventually.ts';
-import { knativeServingCrdFiles } from './knative-crds.ts';
+import { certManagerCrdFiles, knativeServingCrdFiles } from './go-module-crds.ts';
 import { byKind, CHART_DIR, helm, one, parseManifests, renderChart, valuesFile, type Manifest } from './chart-render.ts';
 import { REPO_ROOT } from './production-bundle.ts';
 import { assertRestrictedPod, podSpecsOf, type PodSpecLike } from './pod-security.ts';
@@ -251,9 +251,9 @@ describe('on the local control plane', () => {
     workDir = await mkdtemp(join(tmpdir(), 'kubeloop-chart-'));
     const crdDir = join(CHART_DIR, 'crds');
     const crds = (await readdir(crdDir)).filter((f) => /\.ya?ml$/.test(f)).map((f) => join(crdDir, f));
-    const files = [...crds, ...(await knativeServingCrdFiles())];
+    const files = [...crds, ...(await knativeServingCrdFiles()), ...(await certManagerCrdFiles())];
     await run(kubectl, ['--kubeconfig', cluster.kubeconfigPath, 'apply', '--server-side', '--force-conflicts', ...files.flatMap((f) => ['-f', f])]);
-    await run(kubectl, ['--kubeconfig', cluster.kubeconfigPath, 'wait', '--for=condition=Established', '--timeout=60s', 'crd/services.serving.knative.dev', 'crd/loops.kubeloop.dev']);
+    await run(kubectl, ['--kubeconfig', cluster.kubeconfigPath, 'wait', '--for=condition=Established', '--timeout=60s', 'crd/services.serving.knative.dev', 'crd/certificates.cert-manager.io', 'crd/issuers.cert-manager.io', 'crd/loops.kubeloop.dev']);
     // Pod Security admission warns about any workload that would not run under "restricted".
     await run(kubectl, ['--kubeconfig', cluster.kubeconfigPath, 'label', 'namespace', cluster.namespace, 'pod-security.kubernetes.io/enforce=restricted', 'pod-security.kubernetes.io/warn=restricted', '--overwrite']);
   });
@@ -265,13 +265,11 @@ describe('on the local control plane', () => {
 
   it.each(Object.entries(VALUE_SETS))('accepts every manifest rendered with the %s values (server-side dry run)', async (name, values) => {
     const { manifests } = await renderChart(helmBinary, { namespace: cluster.namespace, values, withTests: true });
-    // cert-manager's CRDs are not installed here; their two objects are checked by the rendering tests.
-    const applicable = manifests.filter((m) => !m.apiVersion?.startsWith('cert-manager.io/'));
     const file = join(workDir, `${name.replace(/\W+/g, '-')}.yaml`);
-    await writeFile(file, applicable.map((m) => stringify(m)).join('---\n'));
+    await writeFile(file, manifests.map((m) => stringify(m)).join('---\n'));
     const { stdout, stderr } = await run(kubectl, ['--kubeconfig', cluster.kubeconfigPath, 'apply', '--dry-run=server', '--validate=strict', '--server-side', '--field-manager=helm', '-f', file]);
     expect(stderr).not.toMatch(/Warning/);
-    expect(stdout.trim().split('\n')).toHaveLength(applicable.length);
+    expect(stdout.trim().split('\n')).toHaveLength(manifests.length);
   });
 
   it('installs with helm (pods admitted under enforce=restricted), runs the helm test hook, and helm uninstall leaves nothing behind', async () => {

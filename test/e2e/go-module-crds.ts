@@ -1,5 +1,6 @@
-// Knative Serving's CRDs, from the knative.dev/serving Go module in the Go module cache (outside the repo),
-// so Knative Service manifests can be server-side dry-run applied to the local API server.
+// CRDs of Knative Serving and cert-manager, from their Go modules in the Go module cache (outside the repo),
+// so the chart's Knative Service, Certificate and Issuer manifests can be server-side dry-run applied to
+// the local API server.
 import { execFile } from 'node:child_process';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -7,17 +8,35 @@ import { promisify } from 'node:util';
 
 const run = promisify(execFile);
 
-/** Pinned: the newest knative.dev/serving the Go module proxy served when the chart was written. */
+/** Pinned: the newest releases the Go module proxy served when the chart was written. */
 export const KNATIVE_SERVING_VERSION = 'v0.51.0';
+export const CERT_MANAGER_VERSION = 'v1.21.2';
 
-export async function knativeServingCrdFiles(): Promise<string[]> {
-  const { stdout } = await run('go', ['mod', 'download', '-json', `knative.dev/serving@${KNATIVE_SERVING_VERSION}`], {
-    // Outside any module: plain module download into GOMODCACHE.
+async function moduleDir(module: string, version: string): Promise<string> {
+  const { stdout } = await run('go', ['mod', 'download', '-json', `${module}@${version}`], {
+    // Outside any module: a plain download into GOMODCACHE.
     cwd: '/',
     env: { ...process.env, GOFLAGS: '-mod=mod' },
   });
   const { Dir, Error: failure } = JSON.parse(stdout) as { Dir?: string; Error?: string };
-  if (!Dir) throw new Error(`go mod download knative.dev/serving@${KNATIVE_SERVING_VERSION} failed: ${failure ?? stdout}`);
-  const dir = join(Dir, 'config', 'core', '300-resources');
-  return (await readdir(dir)).filter((f) => f.endsWith('.yaml')).sort().map((f) => join(dir, f));
+  if (!Dir) throw new Error(`go mod download ${module}@${version} failed: ${failure ?? stdout}`);
+  return Dir;
+}
+
+async function yamlFiles(dir: string, keep: (file: string) => boolean = () => true): Promise<string[]> {
+  return (await readdir(dir))
+    .filter((f) => f.endsWith('.yaml') && keep(f))
+    .sort()
+    .map((f) => join(dir, f));
+}
+
+/** services.serving.knative.dev and the other Serving CRDs (config/core/300-resources/). */
+export async function knativeServingCrdFiles(): Promise<string[]> {
+  return yamlFiles(join(await moduleDir('knative.dev/serving', KNATIVE_SERVING_VERSION), 'config', 'core', '300-resources'));
+}
+
+/** certificates.cert-manager.io and issuers.cert-manager.io (deploy/crds/). */
+export async function certManagerCrdFiles(): Promise<string[]> {
+  const dir = join(await moduleDir('github.com/cert-manager/cert-manager', CERT_MANAGER_VERSION), 'deploy', 'crds');
+  return yamlFiles(dir, (f) => f === 'cert-manager.io_certificates.yaml' || f === 'cert-manager.io_issuers.yaml');
 }

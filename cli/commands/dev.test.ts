@@ -1,0 +1,27 @@
+import { describe, expect, it } from 'vitest';
+import { readDevOptions } from './dev.ts';
+
+const out = { write: () => true };
+
+describe('kubeloop dev options', () => {
+  it('starts its own control plane with the webhook and samples by default', () => {
+    const options = readDevOptions([], out);
+    expect(options).toMatchObject({ namespace: 'kubeloop-system', webhook: true, samples: true, statusIntervalMs: 2000 });
+    expect(options.kubeconfig).toBeUndefined();
+  });
+
+  it('runs against an existing cluster with --kubeconfig, resolved to an absolute path', () => {
+    expect(readDevOptions(['--kubeconfig', 'kube.yaml', '--no-webhook', '--no-samples'], out)).toMatchObject({
+      kubeconfig: expect.stringMatching(/^\/.*\/kube\.yaml$/),
+      webhook: false,
+      samples: false,
+    });
+  });
+
+  it('names the bad setting', () => {
+    expect(() => readDevOptions(['--status-interval-seconds', 'soon'], out)).toThrow(/--status-interval-seconds: "soon"/);
+    expect(() => readDevOptions(['--namespace', 'Kube_Loop'], out)).toThrow(/--namespace: "Kube_Loop" is not a valid namespace name/);
+    expect(() => readDevOptions(['extra'], out)).toThrow(/unexpected arguments: extra/);
+    expect(() => readDevOptions(['--bogus'], out)).toThrow(/bogus/);
+  });
+});

@@ -20,8 +20,8 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const SERVER = join(ROOT, 'bench/webhook-bench-server.ts');
 const FIXTURE = join(ROOT, 'test/fixtures/admission/pod-create-annotated.json');
 const CONNECTIONS = 10;
-const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 10);
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
+const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 5);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 4);
 const PODS = Number(process.env.BENCH_PODS ?? 150);
 const SKIP_CLUSTER = process.env.BENCH_SKIP_CLUSTER === '1';
 

@@ -136,6 +136,23 @@ describe('planInjection', () => {
   });
 });
 
+describe('service account token mount', () => {
+  const tokenMount = { name: 'kube-api-access-x7k2p', mountPath: '/var/run/secrets/kubernetes.io/serviceaccount', readOnly: true };
+
+  it('gives the sidecar the token mount the ServiceAccount plugin gave the other containers, so it does not re-run us', () => {
+    const before = pod({ containers: [{ name: 'web', image: 'nginx', volumeMounts: [tokenMount] }], volumes: [{ name: 'kube-api-access-x7k2p', projected: { sources: [] } }] });
+    const result = apply(before, planInjection(before, watcher));
+    expect(result.spec?.containers[1]?.volumeMounts).toEqual([{ name: 'watch-data', mountPath: '/data' }, tokenMount]);
+  });
+
+  it('adds no token mount when the pod has none (automountServiceAccountToken: false) or the sidecar has its own', () => {
+    expect(apply(pod(), planInjection(pod(), watcher)).spec?.containers[1]?.volumeMounts).toEqual([{ name: 'watch-data', mountPath: '/data' }]);
+    const own: Watcher = { ...watcher, spec: { ...watcher.spec, container: { name: 'logwatch', image: 'busybox', volumeMounts: [{ name: 'watch-data', mountPath: '/var/run/secrets/kubernetes.io/serviceaccount' }] } } };
+    const before = pod({ containers: [{ name: 'web', image: 'nginx', volumeMounts: [tokenMount] }] });
+    expect(apply(before, planInjection(before, own)).spec?.containers[1]?.volumeMounts).toEqual([{ name: 'watch-data', mountPath: '/var/run/secrets/kubernetes.io/serviceaccount' }]);
+  });
+});
+
 describe('freeName', () => {
   it('keeps names within 63 characters when adding a suffix', () => {
     const long = 'x'.repeat(63);

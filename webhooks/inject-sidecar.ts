@@ -74,6 +74,24 @@ function sidecarMounts(container: V1Container, volumes: ReadonlySet<string>, vol
   return mounts;
 }
 
+/** Where the ServiceAccount admission plugin mounts the API token into every container. */
+export const SERVICE_ACCOUNT_MOUNT_PATH = '/var/run/secrets/kubernetes.io/serviceaccount';
+
+/**
+ * The ServiceAccount plugin ran before us and mounted the token into the pod's containers; after our
+ * patch it would run again and mount it into the sidecar too, which changes the pod and makes the API
+ * server call this webhook a second time (reinvocationPolicy IfNeeded). Adding the same mount ourselves
+ * gives the identical pod with one call. Pods without the mount (automount off) get none.
+ */
+function serviceAccountMount(containers: V1Container[], sidecarMounts: V1VolumeMount[] | undefined): V1VolumeMount | undefined {
+  if (sidecarMounts?.some((m) => m.mountPath === SERVICE_ACCOUNT_MOUNT_PATH)) return undefined;
+  for (const container of containers) {
+    const mount = container.volumeMounts?.find((m) => m.mountPath === SERVICE_ACCOUNT_MOUNT_PATH);
+    if (mount) return { ...mount };
+  }
+  return undefined;
+}
+
 function withEnvFrom(container: V1Container, configMapName: string): V1EnvFromSource[] {
   const envFrom = [...(container.envFrom ?? [])];
   if (!envFrom.some((source) => source.configMapRef?.name === configMapName)) {
@@ -112,7 +130,8 @@ export function planInjection(pod: V1Pod, watcher: Watcher): InjectionPlan {
   const volumeNames = new Set([...(spec.volumes ?? []).map((v) => v.name), ...(volume.volume ? [volume.volume.name] : [])]);
   const sidecar: V1Container = { ...template, name: sidecarName, envFrom: withEnvFrom(template, configMapNameOf(watcher)) };
   const mounts = sidecarMounts(template, volumeNames, volume, warnings);
-  if (mounts) sidecar.volumeMounts = mounts;
+  const tokenMount = serviceAccountMount(containers, mounts);
+  if (mounts || tokenMount) sidecar.volumeMounts = [...(mounts ?? []), ...(tokenMount ? [tokenMount] : [])];
 
   const haveSecrets = new Set((spec.imagePullSecrets ?? []).map((s) => s.name));
   const newSecrets: V1LocalObjectReference[] = imagePullSecretsOf(watcher).filter((s) => !haveSecrets.has(s.name));

@@ -81,7 +81,12 @@ describe('sidecar injection through the API server', () => {
       expect(pod.metadata?.generateName).toMatch(/^shop-/);
       expect(pod.spec?.containers.map((c) => c.name)).toEqual(['web', 'logwatch']);
       expectInjected(pod);
+      // The sidecar got the ServiceAccount token mount from us, so the API server had no reason to re-run us.
+      expect(pod.spec?.containers[1]?.volumeMounts?.map((m) => m.mountPath)).toContain('/var/run/secrets/kubernetes.io/serviceaccount');
     }
+    const admissions = await under.webhook.server.metrics.getSingleMetricAsString('kubeloop_webhook_admissions_total');
+    expect(admissions).toContain('kubeloop_webhook_admissions_total{outcome="injected"} 3');
+    expect(admissions).not.toContain('outcome="skipped"');
   });
 
   it('leaves a pod without the annotation untouched', async () => {

@@ -194,6 +194,24 @@ describe.each(Object.entries(VALUE_SETS))('helm template with the %s values', (_
     }
   });
 
+  it('lets only the router (and Knative\'s data plane when used) call functions, and only the webhook port in', () => {
+    const policies = byKind(manifests, 'NetworkPolicy') as Array<Manifest & { spec: { podSelector: { matchLabels: Record<string, string> }; ingress: Array<{ from?: unknown[]; ports?: Array<{ port: number }> }> } }>;
+    if ((values.networkPolicy as { enabled?: boolean } | undefined)?.enabled === false) {
+      expect(policies).toEqual([]);
+      return;
+    }
+    const functions = one(manifests, 'NetworkPolicy', `${RELEASE}-functions`) as (typeof policies)[number];
+    expect(functions.spec.podSelector.matchLabels['app.kubernetes.io/component']).toBe('function');
+    const sources = functions.spec.ingress.flatMap((rule) => rule.from ?? []) as Array<{ podSelector?: { matchLabels: Record<string, string> }; namespaceSelector?: unknown }>;
+    expect(sources.filter((f) => f.podSelector).map((f) => f.podSelector?.matchLabels['app.kubernetes.io/component'])).toEqual(['router']);
+    const usesKnative = manifests.some((m) => m.apiVersion === 'serving.knative.dev/v1');
+    expect(sources.some((f) => f.namespaceSelector), 'Knative namespaces admitted exactly when a function runs on Knative').toBe(usesKnative);
+    if (webhookEnabled) {
+      const webhook = one(manifests, 'NetworkPolicy', `${RELEASE}-webhook`) as (typeof policies)[number];
+      expect(webhook.spec.ingress.flatMap((rule) => (rule.ports ?? []).map((p) => p.port))).toEqual([8443]);
+    }
+  });
+
   it('renders the webhook configuration exactly as webhooks/configuration.ts builds it', () => {
     const rendered = byKind(manifests, 'MutatingWebhookConfiguration');
     if (!webhookEnabled) {

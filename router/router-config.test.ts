@@ -15,6 +15,11 @@ describe('readRouterConfig', () => {
     expect(() => readRouterConfig([], { KUBELOOP_LEADER_ELECT: 'maybe' })).toThrow('KUBELOOP_LEADER_ELECT');
     expect(() => readRouterConfig(['--log-level', 'loud'])).toThrow('--log-level');
     expect(() => readRouterConfig(['extra'])).toThrow('unexpected argument "extra"');
+    expect(() => readRouterConfig(['--loop-selector', 'team'])).toThrow('--loop-selector: "team" is not key=value');
+  });
+  it('reads a Loop selector from the flag or the environment', () => {
+    expect(readRouterConfig(['--loop-selector', 'team=a, kubeloop.dev/shard=2']).loopSelector).toEqual({ team: 'a', 'kubeloop.dev/shard': '2' });
+    expect(readRouterConfig([], { KUBELOOP_LOOP_SELECTOR: 'x=y' }).loopSelector).toEqual({ x: 'y' });
   });
   it('reads inline Loops and names the bad document and field', () => {
     const dir = mkdtempSync(join(tmpdir(), 'loops-'));

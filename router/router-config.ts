@@ -23,6 +23,8 @@ export interface RouterConfig {
   /** Inline Loops from a YAML file instead of watching Loop objects (kubeloop dev, clusters without the CRD). */
   loopsFile?: string;
   loops?: Loop[];
+  /** Only Loop objects with these labels (`--loop-selector team=a,tier=b`): shards Loops between routers. */
+  loopSelector?: Record<string, string>;
   watchTimeoutSeconds: number;
   expectationsTimeoutSeconds: number;
   logLevel: LogLevel;
@@ -41,6 +43,7 @@ export const ROUTER_USAGE = `usage: kubeloop router [options]
   --identity NAME                   lease holder identity (POD_NAME; host name + pid by default)
   --qps 50 --burst 100              client-side API rate limit (KUBELOOP_API_QPS, KUBELOOP_API_BURST)
   --loops FILE                      run the Loops in this YAML file instead of watching Loop objects
+  --loop-selector k=v[,k=v]         only Loop objects with these labels (KUBELOOP_LOOP_SELECTOR)
   --watch-timeout-seconds 300       server-side watch timeout (randomised up to 2x); a watchdog ends silent watches
   --expectations-timeout-seconds 300  how long an owner waits for the watch to show its creates/deletes
   --log-level info                  (KUBELOOP_LOG_LEVEL)`;
@@ -57,6 +60,20 @@ function bool(value: string, setting: string): boolean {
   if (['true', '1', 'yes'].includes(value.toLowerCase())) return true;
   if (['false', '0', 'no', ''].includes(value.toLowerCase())) return false;
   throw new Error(`${setting}: "${value}" is not true or false`);
+}
+
+/** "a=b,c=d" -> { a: 'b', c: 'd' }; the error names the setting and the bad pair. */
+export function parseLabelPairs(value: string, setting: string): Record<string, string> {
+  const labels: Record<string, string> = {};
+  for (const pair of value.split(',').map((p) => p.trim()).filter((p) => p !== '')) {
+    const eq = pair.indexOf('=');
+    const key = pair.slice(0, eq);
+    if (eq <= 0 || !/^([a-z0-9.-]+\/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/.test(key)) {
+      throw new Error(`${setting}: "${pair}" is not key=value with a label key`);
+    }
+    labels[key] = pair.slice(eq + 1);
+  }
+  return labels;
 }
 
 /** Reads inline Loops; errors name the file, the document and the bad field. */
@@ -102,6 +119,7 @@ export function readRouterConfig(argv: string[], env: NodeJS.ProcessEnv = proces
       qps: { type: 'string' },
       burst: { type: 'string' },
       loops: { type: 'string' },
+      'loop-selector': { type: 'string' },
       'watch-timeout-seconds': { type: 'string' },
       'expectations-timeout-seconds': { type: 'string' },
       'log-level': { type: 'string' },
@@ -121,6 +139,7 @@ export function readRouterConfig(argv: string[], env: NodeJS.ProcessEnv = proces
   const leaseDurationSeconds = num(values['lease-duration-seconds'], 'lease-duration-seconds', [], 15, 3, 600);
   const loopsFile = values.loops;
   const logLevel = pick(values['log-level'], 'KUBELOOP_LOG_LEVEL');
+  const selector = pick(values['loop-selector'], 'KUBELOOP_LOOP_SELECTOR');
   return {
     kubeconfig: values.kubeconfig ?? (env.KUBECONFIG || undefined),
     context: values.context,
@@ -136,6 +155,7 @@ export function readRouterConfig(argv: string[], env: NodeJS.ProcessEnv = proces
     burst: num(values.burst, 'burst', ['KUBELOOP_API_BURST'], 100, 1, 100_000),
     loopsFile,
     loops: loopsFile ? readLoopsFile(loopsFile) : undefined,
+    loopSelector: selector ? parseLabelPairs(selector.value, selector.setting === 'flag' ? '--loop-selector' : selector.setting) : undefined,
     watchTimeoutSeconds: num(values['watch-timeout-seconds'], 'watch-timeout-seconds', [], 300, 1, 3600),
     expectationsTimeoutSeconds: num(values['expectations-timeout-seconds'], 'expectations-timeout-seconds', [], 300, 1, 3600),
     logLevel: parseLogLevel(logLevel?.value, logLevel?.setting === 'flag' ? '--log-level' : (logLevel?.setting ?? 'KUBELOOP_LOG_LEVEL')),

@@ -16,14 +16,16 @@ export async function run(argv: string[]): Promise<number> {
   const logger = createLogger({ name: 'router', level: config.logLevel });
   const kubeConfig = loadKubeConfig({ kubeconfig: config.kubeconfig, context: config.context });
   const metrics = createRouterMetrics();
-  let router: Awaited<ReturnType<typeof startRouter>> | undefined;
-  const ops = createServer({ logger, metrics: metrics.registry, ready: () => router?.ready() ?? false });
+  // The ops server starts first so probes answer (not ready) while the router connects and syncs.
+  const state: { router?: Awaited<ReturnType<typeof startRouter>> } = {};
+  const ops = createServer({ logger, metrics: metrics.registry, ready: () => state.router?.ready() ?? false });
   const url = await listen(ops.app, { port: config.port, host: config.host });
-  router = await startRouter({
+  const router = await startRouter({
     kubeConfig,
     logger,
     metrics,
     loops: config.loops,
+    ...(config.loopSelector ? { loopSelector: { matchLabels: config.loopSelector } } : {}),
     recordDir: config.recordDir,
     identity: config.identity,
     rateLimit: { qps: config.qps, burst: config.burst },
@@ -33,11 +35,11 @@ export async function run(argv: string[]): Promise<number> {
       ? { leaderElection: { namespace: config.leaseNamespace, name: config.leaseName, leaseDurationMs: config.leaseDurationSeconds * 1000, renewDeadlineMs: config.leaseDurationSeconds * 666 } }
       : {}),
   });
+  state.router = router;
   logger.info({ ops: url, identity: router.identity, leaderElect: config.leaderElect, loops: config.loops ? 'inline' : 'watching Loop objects' }, 'router started');
-  const started = router;
   closeOnSignals(ops, {
     exit: (code) => {
-      void started.stop().finally(() => process.exit(code));
+      void router.stop().finally(() => process.exit(code));
     },
   });
   return new Promise<number>(() => {});

@@ -1,5 +1,7 @@
 // Webhook certificates against the real API server: one bundle however many replicas race to create or
 // renew it, a caBundle that is put back when someone resets it, and rotation picked up by every replica.
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import type { V1MutatingWebhookConfiguration } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { applyWebhookConfiguration, deleteWebhookConfiguration, injectCaBundle, keepCaBundle } from '../../certs/ca-bundle.ts';
@@ -14,6 +16,7 @@ import { eventually } from '../cluster/eventually.ts';
 import { setupClusterSuite, type ClusterSuite } from '../cluster/suite.ts';
 
 const DAY = 24 * 60 * 60 * 1000;
+const run = promisify(execFile);
 const logger = createLogger({ name: 'certs-e2e', level: 'warn' });
 let suite: ClusterSuite;
 let clients: KubeClient[];
@@ -158,5 +161,27 @@ describe('CertificateRotator', () => {
       await a.stop();
       await b.stop();
     }
+  });
+});
+
+describe('kubeloop certs', () => {
+  const cli = (...args: string[]) =>
+    run(process.execPath, ['cli/bin.js', 'certs', ...args, `--kubeconfig=${suite.kubeconfigPath}`, `--namespace=${suite.namespace}`, '--secret=cli-tls', `--configuration=${configurationName}`]);
+
+  it('rotate creates the Secret and injects the CA; show reports it in sync; rotate --force renews under the same CA', async () => {
+    const created = await cli('rotate');
+    expect(created.stdout).toContain(`Secret ${suite.namespace}/cli-tls: created (missing)`);
+    expect(created.stdout).toContain(`caBundle of ${configurationName}: updated`);
+    const shown = await cli('show');
+    expect(shown.stdout).toContain('SANs kubeloop-webhook, kubeloop-webhook.');
+    expect(shown.stdout).toContain('renewal: not due');
+    expect(shown.stdout).toContain(`caBundle of ${configurationName}: in sync with the Secret`);
+    const before = bundleFromSecret((await readCertificateSecret(clients[0]!, { namespace: suite.namespace, name: 'cli-tls' }))!);
+    const forced = await cli('rotate', '--force');
+    expect(forced.stdout).toContain('renewed (forced)');
+    expect(forced.stdout).toContain(`caBundle of ${configurationName}: unchanged`);
+    const after = bundleFromSecret((await readCertificateSecret(clients[0]!, { namespace: suite.namespace, name: 'cli-tls' }))!);
+    expect(after.ca).toEqual(before.ca);
+    expect(after.serving.certPem).not.toBe(before.serving.certPem);
   });
 });

@@ -54,7 +54,10 @@ export interface Router {
   readonly metrics: RouterMetrics;
   readonly identity: string;
   isLeader(): boolean;
-  /** Ready: a standby, or a leader whose Loops have complete caches. */
+  /**
+   * Ready: a standby, or a leader that has read its Loops. A Loop that cannot sync (Forbidden, a CRD not
+   * installed) is reported on that Loop's status, not by failing the whole router's readiness.
+   */
   ready(): boolean;
   /** Resolves when the named Loop runs with complete caches (this replica must lead). */
   waitForLoop(name: string, timeoutMs?: number): Promise<LoopRunner>;
@@ -75,6 +78,7 @@ export async function startRouter(options: RouterOptions): Promise<Router> {
 
   let registry: InformerRegistry | undefined;
   let controller: LoopController | undefined;
+  let controllerStarted = false;
 
   const startLoops = async () => {
     registry = new InformerRegistry({ client, discovery, logger, metrics, watchTimeoutSeconds: options.watchTimeoutSeconds, watchdogGraceMs: options.watchdogGraceMs });
@@ -87,12 +91,14 @@ export async function startRouter(options: RouterOptions): Promise<Router> {
       runnerDeps: { client, discovery, registry, invoke, events, metrics, logger, recorder, expectationsTimeoutMs: options.expectationsTimeoutMs },
     });
     await controller.start();
+    controllerStarted = true;
   };
   const stopLoops = async () => {
     const c = controller;
     const r = registry;
     controller = undefined;
     registry = undefined;
+    controllerStarted = false;
     await c?.stop();
     await r?.stopAll();
   };
@@ -128,10 +134,7 @@ export async function startRouter(options: RouterOptions): Promise<Router> {
     metrics,
     identity,
     isLeader: () => (elector ? elector.isLeader : true),
-    ready: () => {
-      if (!controller) return elector !== undefined;
-      return controller.runners().every((r) => r.isSynced);
-    },
+    ready: () => (controller ? controllerStarted : elector !== undefined),
     waitForLoop: async (name, timeoutMs = 60_000) => {
       const deadline = Date.now() + timeoutMs;
       while (!controller) {

@@ -67,7 +67,16 @@ export class LeaderElector {
         if (!this.#leading) {
           this.#leading = true;
           this.#o.logger?.info({ lease: this.#o.name, identity: this.#o.identity }, 'became leader');
-          await this.#o.onStartedLeading();
+          try {
+            await this.#o.onStartedLeading();
+          } catch (error) {
+            // Could not start (e.g. the Loop CRD is missing): step down so a healthier replica may lead,
+            // and try again on a later round.
+            this.#o.logger?.error({ err: (error as Error).message }, 'could not start as leader; stepping down');
+            this.#leading = false;
+            await this.#o.onStoppedLeading();
+            await this.#release().catch(() => {});
+          }
         }
       } else if (this.#leading && Date.now() - lastRenew > this.#o.renewDeadlineMs) {
         this.#leading = false;

@@ -151,7 +151,11 @@ function handleCallFailure(runner: LoopRunner, primary: KubeObject, result: Excl
 }
 
 function report(runner: LoopRunner, primary: KubeObject, reason: LoopHealthReason, message: string, log: Log): void {
-  log.warn({ reason, message }, 'function call failed');
+  // A function that stays down fails every key again and again: warn on the first failures of a key and
+  // then every tenth, so the log shows the outage without one line per key per retry.
+  const failures = runner.queue.failures(keyOf(primary));
+  const level = failures <= 2 || failures % 10 === 0 ? 'warn' : 'debug';
+  log[level]({ reason, message, failures }, 'function call failed');
   // The retry delay stays out of the event message so repeated failures deduplicate.
   runner.deps.events.record(primary, { type: 'Warning', reason, message: message.replace(/ \(retry in \d+ ms\)$/, '') });
   runner.deps.onHealth?.(runner.loop.name, { ready: false, reason, message });

@@ -178,6 +178,11 @@ async function throughApiServer(): Promise<void> {
     await insecure.close();
     const tls = /kubeloop_webhook_tls_connections_total ([0-9]+)/.exec(webhookMetrics)?.[1];
     console.log(`  TLS connections the API server opened to the webhook: ${tls ?? '?'}`);
+    const handlerSum = /kubeloop_webhook_admission_duration_seconds_sum\{outcome="injected"\} ([0-9.e+-]+)/.exec(webhookMetrics)?.[1];
+    const handlerCount = /kubeloop_webhook_admission_duration_seconds_count\{outcome="injected"\} ([0-9.e+-]+)/.exec(webhookMetrics)?.[1];
+    if (handlerSum && handlerCount) {
+      console.log(`  the webhook's own handling (parse, lookup, patch) mean ${ms((Number(handlerSum) / Number(handlerCount)) * 1000)}; the rest is transport and scheduling`);
+    }
   } finally {
     webhook?.kill();
     await client.close();

@@ -25,6 +25,7 @@ const watchers = new Map<string, Watcher>([
       status: { configMapName: 'logwatch-config' },
     },
   ],
+  ['shop/imageless', { metadata: { name: 'imageless', namespace: 'shop' }, spec: { container: { name: 'imageless' } } }],
 ]);
 const lookup = { get: (ns: string, name: string) => watchers.get(`${ns}/${name}`) };
 const logger = createLogger({ name: 'webhook-test', level: 'silent' });
@@ -101,6 +102,17 @@ describe('POST /mutate/watcher-sidecar over HTTPS', () => {
     expect(allowed.body.response?.warnings).toEqual(['Watcher "logwatch" not found in namespace "elsewhere"; pod admitted without the sidecar']);
     const denied = await post(review, { url: denyingBase });
     expect(denied.body.response).toMatchObject({ allowed: false, status: { code: 403, message: 'Watcher "logwatch" not found in namespace "elsewhere"' } });
+  });
+
+  it('admits a pod naming a Watcher whose container has no image unchanged, with a warning', async () => {
+    const review = fixture('pod-create-annotated');
+    (review.request?.object as V1Pod).metadata!.annotations!['watch.kubeloop.dev/watcher'] = 'imageless';
+    const { body } = await post(review);
+    expect(body.response).toEqual({
+      uid: review.request?.uid,
+      allowed: true,
+      warnings: ['Watcher "imageless" has no spec.container.image; pod admitted without the sidecar'],
+    });
   });
 
   it('answers 400 with a message for a body that is not JSON', async () => {

@@ -22,9 +22,11 @@ export function cliEntry(): string {
   throw new Error('cannot find cli/bin.js next to lib/dev/');
 }
 
-const insecure = new Agent({ connect: { rejectUnauthorized: false } });
+// Readiness probes accept the webhook's self-signed certificate; created on demand, closed by stopLocalProcesses.
+let insecure: Agent | undefined;
 
 async function answers200(url: string): Promise<boolean> {
+  insecure ??= new Agent({ connect: { rejectUnauthorized: false } });
   const reply = await request(url, { dispatcher: insecure, headersTimeout: 2000, bodyTimeout: 2000 });
   await reply.body.dump();
   return reply.statusCode === 200;
@@ -58,5 +60,6 @@ export async function startLocalProcess(options: StartOptions): Promise<LocalPro
 export async function stopLocalProcesses(processes: LocalProcess[]): Promise<void> {
   for (const p of [...processes].reverse()) await p.process.stop(10_000);
   // Kept-alive sockets of the readiness probes would hold the event loop open after everything stopped.
-  await insecure.close();
+  await insecure?.close();
+  insecure = undefined;
 }

@@ -1,0 +1,134 @@
+// The chart's least-privilege RBAC is also enough: the router runs with exactly the rendered ServiceAccount,
+// (Cluster)Roles and bindings, and the arguments of the rendered Deployment, against the chart's Loops (URLs
+// moved to local function processes), and all four seeds converge with every Loop Ready.
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, it } from 'vitest';
+import { parse, stringify } from 'yaml';
+import { startLocalProcess, stopLocalProcesses, type LocalProcess } from '../../lib/dev/local-processes.ts';
+import { eventually } from '../cluster/eventually.ts';
+import { setupClusterSuite, type ClusterSuite } from '../cluster/suite.ts';
+import { byKind, one, renderChart, type Manifest } from './chart-render.ts';
+
+const run = promisify(execFile);
+const FUNCTIONS = ['at', 'pod-name-label', 'podset', 'watcher'] as const;
+const RBAC_KINDS = new Set(['ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding']);
+
+let cluster: ClusterSuite;
+let workDir = '';
+let release = '';
+let manifests: Manifest[] = [];
+const processes: LocalProcess[] = [];
+
+async function kube(...args: string[]): Promise<string> {
+  const { stdout } = await run(cluster.binaries.kubectl, ['--kubeconfig', cluster.kubeconfigPath, ...args]);
+  return stdout;
+}
+
+async function applyObjects(name: string, objects: unknown[]): Promise<void> {
+  const file = join(workDir, `${name}.yaml`);
+  await writeFile(file, objects.map((o) => stringify(o)).join('---\n'));
+  await kube('apply', '--server-side', '-f', file);
+}
+
+/** A kubeconfig that authenticates as the chart's router ServiceAccount. */
+async function routerKubeconfig(serviceAccount: string): Promise<string> {
+  const token = (await kube('-n', cluster.namespace, 'create', 'token', serviceAccount, '--duration=30m')).trim();
+  const admin = parse(await readFile(cluster.kubeconfigPath, 'utf8')) as { clusters: Array<{ cluster: Record<string, unknown> }> };
+  const file = join(workDir, 'router.kubeconfig');
+  await writeFile(
+    file,
+    stringify({
+      apiVersion: 'v1',
+      kind: 'Config',
+      clusters: [{ name: 'local', cluster: admin.clusters[0]?.cluster }],
+      users: [{ name: serviceAccount, user: { token } }],
+      contexts: [{ name: 'router', context: { cluster: 'local', user: serviceAccount } }],
+      'current-context': 'router',
+    }),
+  );
+  return file;
+}
+
+beforeAll(async () => {
+  cluster = await setupClusterSuite('chart rbac');
+  workDir = await mkdtemp(join(tmpdir(), 'kubeloop-chart-rbac-'));
+  release = `rbac-${cluster.namespace.slice(-4)}`;
+  await kube('apply', '--server-side', '--force-conflicts', '-f', join(process.cwd(), 'charts', 'kubeloop', 'crds'));
+  const values = {
+    webhook: { enabled: false },
+    networkPolicy: { enabled: false },
+    // This namespace only: the suite must not act on other suites' objects in the shared control plane.
+    functions: Object.fromEntries(FUNCTIONS.map((fn) => [fn, { loop: { namespaces: [cluster.namespace] } }])),
+  };
+  manifests = (await renderChart(cluster.binaries.helm, { release, namespace: cluster.namespace, values })).manifests;
+
+  const routerName = `${release}-kubeloop-router`;
+  await applyObjects('rbac', manifests.filter((m) => RBAC_KINDS.has(m.kind) && (m.kind !== 'ServiceAccount' || m.metadata.name === routerName)));
+
+  const logDir = join(workDir, 'logs');
+  await run('mkdir', ['-p', logDir]);
+  const urls = new Map<string, string>();
+  for (const fn of FUNCTIONS) {
+    const started = await startLocalProcess({ name: `function-${fn}`, args: ['function', fn], logDir });
+    processes.push(started);
+    urls.set(`${release}-kubeloop-${fn}`, started.url);
+  }
+  const loops = byKind(manifests, 'Loop').map((loop) => {
+    const spec = loop.spec as { function: { url: string } };
+    const url = new URL(spec.function.url);
+    return { ...loop, spec: { ...spec, function: { ...spec.function, url: `${urls.get(loop.metadata.name)}${url.pathname}` } } };
+  });
+  await applyObjects('loops', loops);
+
+  const deployment = one(manifests, 'Deployment', routerName) as Manifest & { spec: { template: { spec: { containers: Array<{ args: string[] }> } } } };
+  const args = (deployment.spec.template.spec.containers[0]?.args ?? []).filter((a) => !a.startsWith('--port='));
+  processes.push(await startLocalProcess({ name: 'router', args: ['router', `--kubeconfig=${await routerKubeconfig(routerName)}`, ...args], logDir }));
+}, 240_000);
+
+afterAll(async () => {
+  await stopLocalProcesses(processes);
+  if (release) {
+    await kube('delete', 'loops.kubeloop.dev,clusterroles,clusterrolebindings', '-l', `app.kubernetes.io/instance=${release}`, '--wait=false').catch(() => '');
+  }
+  if (workDir) await rm(workDir, { recursive: true, force: true });
+  await cluster?.cleanup();
+});
+
+describe('the router with exactly the chart\'s RBAC and arguments', () => {
+  it('runs every Loop Ready (no Forbidden watch or write)', async () => {
+    await eventually('all four Loops Ready=True', async () => {
+      const out = await kube('get', 'loops.kubeloop.dev', '-l', `app.kubernetes.io/instance=${release}`, '-o', 'jsonpath={range .items[*]}{.metadata.name}={.status.conditions[?(@.type=="Ready")].status}{"\\n"}{end}');
+      const lines = out.trim().split('\n').filter(Boolean);
+      return lines.length === FUNCTIONS.length && lines.every((l) => l.endsWith('=True')) ? lines : undefined;
+    }, 60_000);
+  });
+
+  it('labels an annotated pod (pod-name-label: metadata-only watch and JSON patch)', async () => {
+    await kube('-n', cluster.namespace, 'run', 'labelled', '--image=busybox:1.36', '--annotations=kubeloop.dev/add-pod-name-label=true', '--', 'sleep', '3600');
+    await eventually('the pod-name label', async () => (await kube('-n', cluster.namespace, 'get', 'pod', 'labelled', '-o', 'jsonpath={.metadata.labels.kubeloop\\.dev/pod-name}')) === 'labelled', 30_000);
+  });
+
+  it('scales a PodSet (creates owned pods, writes status)', async () => {
+    await applyObjects('podset', [{ apiVersion: 'app.kubeloop.dev/v1alpha1', kind: 'PodSet', metadata: { name: 'ps', namespace: cluster.namespace }, spec: { replicas: 2 } }]);
+    await eventually('2 pods and availableReplicas 2', async () => {
+      const pods = (await kube('-n', cluster.namespace, 'get', 'pods', '-l', 'app=ps', '-o', 'name')).trim().split('\n').filter(Boolean);
+      return pods.length === 2 && (await kube('-n', cluster.namespace, 'get', 'podset', 'ps', '-o', 'jsonpath={.status.availableReplicas}')) === '2';
+    }, 60_000);
+  });
+
+  it('gives a Watcher its ConfigMap', async () => {
+    await applyObjects('watcher', [
+      { apiVersion: 'watch.kubeloop.dev/v1alpha1', kind: 'Watcher', metadata: { name: 'w', namespace: cluster.namespace }, spec: { container: { name: 'w', image: 'busybox:1.36' }, configData: { MODE: 'rbac' } } },
+    ]);
+    await eventually('ConfigMap w-config with the data', async () => (await kube('-n', cluster.namespace, 'get', 'configmap', 'w-config', '-o', 'jsonpath={.data.MODE}')) === 'rbac', 30_000);
+  });
+
+  it('runs an At that is due and ends DONE', async () => {
+    await applyObjects('at', [{ apiVersion: 'cnat.kubeloop.dev/v1alpha1', kind: 'At', metadata: { name: 'due', namespace: cluster.namespace }, spec: { schedule: '2020-11-16T10:12:00Z', command: 'echo done' } }]);
+    await eventually('At DONE', async () => (await kube('-n', cluster.namespace, 'get', 'at', 'due', '-o', 'jsonpath={.status.phase}')) === 'DONE', 60_000);
+  });
+});

@@ -251,21 +251,22 @@ async function startOnce(opts: StartControlPlaneOptions, binaries: ClusterBinari
         }),
       ),
     );
+    const healthz = (port: number) => async (): Promise<boolean> => (await get(`https://127.0.0.1:${port}/healthz`, { insecure: true })).status === 200;
+    const nodesReady = async (): Promise<boolean> => {
+      const nodes = await core.listNode();
+      return nodes.items.filter((n) => n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')).length >= nodeNames.length;
+    };
+    // Pods need their namespace's default ServiceAccount (ServiceAccount admission); its creation
+    // also proves the controller manager is reconciling.
+    const defaultServiceAccount = async (): Promise<boolean> => !!(await core.readNamespacedServiceAccount({ name: 'default', namespace: 'default' }));
+    // One progress line per check says where the start time goes (the controller manager is usually last).
+    const noted = (what: string, wait: Promise<void>): Promise<void> =>
+      wait.then(() => onProgress(`${what} after ${((Date.now() - started) / 1000).toFixed(1)}s`));
     await Promise.all([
-      kcm.waitUntil('healthy', async () => (await get(`https://127.0.0.1:${ports.controllerManager}/healthz`, { insecure: true })).status === 200, START_TIMEOUT_MS),
-      scheduler.waitUntil('healthy', async () => (await get(`https://127.0.0.1:${ports.scheduler}/healthz`, { insecure: true })).status === 200, START_TIMEOUT_MS),
-      kwok.waitUntil(
-        'managing the nodes (all Ready)',
-        async () => {
-          const nodes = await core.listNode();
-          const ready = nodes.items.filter((n) => n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'));
-          return ready.length >= nodeNames.length;
-        },
-        START_TIMEOUT_MS,
-      ),
-      // Pods need the namespace's default ServiceAccount (ServiceAccount admission); its creation
-      // also proves the controller manager is reconciling.
-      kcm.waitUntil('creating service accounts', async () => !!(await core.readNamespacedServiceAccount({ name: 'default', namespace: 'default' })), START_TIMEOUT_MS),
+      noted('kube-controller-manager healthy', kcm.waitUntil('healthy', healthz(ports.controllerManager), START_TIMEOUT_MS)),
+      noted('kube-scheduler healthy', scheduler.waitUntil('healthy', healthz(ports.scheduler), START_TIMEOUT_MS)),
+      noted('kwok nodes Ready', kwok.waitUntil('managing the nodes (all Ready)', nodesReady, START_TIMEOUT_MS)),
+      noted('default ServiceAccount created', kcm.waitUntil('creating service accounts', defaultServiceAccount, START_TIMEOUT_MS)),
     ]);
     onProgress(`control plane ready in ${((Date.now() - started) / 1000).toFixed(1)}s: ${server}, kubeconfig ${kubeconfigPath}`);
 

@@ -3,6 +3,7 @@
 import type { V1MutatingWebhookConfiguration } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { Informer, isApiError, type KubeClient, type ResourceInfo } from '../lib/kube/index.ts';
+import { splitPemCertificates } from './inspect.ts';
 
 export const MUTATING_WEBHOOK_CONFIGURATIONS: ResourceInfo = {
   group: 'admissionregistration.k8s.io',
@@ -18,8 +19,22 @@ const configurationPath = (name: string): string => `${collection}/${encodeURICo
 
 export type InjectResult = 'updated' | 'unchanged' | 'not-found';
 
-function needsCaBundle(configuration: V1MutatingWebhookConfiguration, caBundle: string): boolean {
-  return (configuration.webhooks ?? []).some((webhook) => webhook.clientConfig.caBundle !== caBundle);
+/** The certificates of a PEM bundle as whitespace-free base64 DER, for comparing bundles. */
+function certificateBodies(pem: string): string[] {
+  return splitPemCertificates(pem).map((c) => c.replace(/-----(BEGIN|END) CERTIFICATE-----|\s/g, ''));
+}
+
+/**
+ * A webhook needs our CA unless its caBundle already trusts every certificate of ours. "Contains", not
+ * "equals": during a CA roll, a replica that has not yet picked up the new bundle holds only the old CA,
+ * which the new caBundle (new CA + old CA) contains; it must not put its smaller bundle back.
+ */
+function needsCaBundle(configuration: V1MutatingWebhookConfiguration, caPem: string): boolean {
+  const ours = certificateBodies(caPem);
+  return (configuration.webhooks ?? []).some((webhook) => {
+    const configured = new Set(certificateBodies(Buffer.from(webhook.clientConfig.caBundle ?? '', 'base64').toString('utf8')));
+    return ours.some((body) => !configured.has(body));
+  });
 }
 
 /** Sets caBundle on every webhook of the configuration (read-modify-write with resourceVersion, retried on conflict). */
@@ -33,7 +48,7 @@ export async function injectCaBundle(client: KubeClient, name: string, caPem: st
       if (isApiError(error, 404)) return 'not-found';
       throw error;
     }
-    if (!needsCaBundle(current, caBundle)) return 'unchanged';
+    if (!needsCaBundle(current, caPem)) return 'unchanged';
     const updated: V1MutatingWebhookConfiguration = {
       ...current,
       webhooks: (current.webhooks ?? []).map((w) => ({ ...w, clientConfig: { ...w.clientConfig, caBundle } })),
@@ -110,7 +125,7 @@ export function keepCaBundle(client: KubeClient, name: string, initialCaPem: str
     return inFlight;
   };
   const onChange = (configuration: V1MutatingWebhookConfiguration): void => {
-    if (needsCaBundle(configuration, Buffer.from(caPem).toString('base64'))) void inject();
+    if (needsCaBundle(configuration, caPem)) void inject();
   };
   informer.on('add', onChange);
   informer.on('update', onChange);

@@ -157,6 +157,10 @@ describe('CertificateRotator', () => {
       expect(trusted[1]).toBe(splitPemCertificates(startA.ca.certPem)[0]);
       expect(await caBundle()).toBe(Buffer.from(rolled.bundle.ca.certPem).toString('base64'));
       expect(swappedA.at(-1)?.certPem).toBe(rolled.bundle.serving.certPem);
+      // Replica b has not checked yet and still holds only the old CA: its keeper must not put that back
+      // (the new caBundle already trusts it), or a's new certificate would stop verifying.
+      expect(await injectCaBundle(clients[4]!, configurationName, startA.ca.certPem)).toBe('unchanged');
+      expect(await caBundle()).toBe(Buffer.from(rolled.bundle.ca.certPem).toString('base64'));
     } finally {
       await a.stop();
       await b.stop();

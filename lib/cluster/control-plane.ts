@@ -10,6 +10,7 @@ import { ensureBinaries, type ClusterBinaries } from './binaries.ts';
 import { freePort } from './free-port.ts';
 import { writeKubeconfig } from './kubeconfig-file.ts';
 import { kwokStagesYaml } from './kwok-stages.ts';
+import { startOrphanReaper } from './orphan-reaper.ts';
 import { createControlPlanePki, type ControlPlanePki } from './pki.ts';
 import { registerTempDir, spawnSupervised, unregisterTempDir, type SupervisedProcess } from './supervisor.ts';
 
@@ -102,6 +103,7 @@ async function startOnce(opts: StartControlPlaneOptions, binaries: ClusterBinari
   const ownsDir = !opts.dir;
   const dir = opts.dir ?? (await mkdtemp(join(tmpdir(), 'kubeloop-cp-')));
   if (ownsDir) registerTempDir(dir);
+  const stopReaper = startOrphanReaper(dir, ownsDir);
   const logDir = join(dir, 'logs');
   const pkiDir = join(dir, 'pki');
   await Promise.all([mkdir(logDir, { recursive: true }), mkdir(pkiDir, { recursive: true })]);
@@ -122,6 +124,7 @@ async function startOnce(opts: StartControlPlaneOptions, binaries: ClusterBinari
     await Promise.all(['kwok', 'kube-scheduler', 'kube-controller-manager'].map(stopTimed));
     await stopTimed('kube-apiserver');
     await stopTimed('etcd');
+    stopReaper();
     if (ownsDir) {
       await rm(dir, { recursive: true, force: true, maxRetries: 3 });
       unregisterTempDir(dir);

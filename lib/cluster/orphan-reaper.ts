@@ -1,0 +1,44 @@
+// Last line of defence when the parent is SIGKILLed (no exit handler runs): a tiny detached node
+// process watches the parent, then kills the control-plane components (etcd, kube-*, kwok) whose
+// command line names the control plane's directory, and removes that directory if the harness
+// created it. Linux only (/proc).
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+
+// Plain JS for `node -e`: no tsx, starts in ~50 ms. argv: parentPid, dir, "rm" | "keep".
+const REAPER = `
+const fs = require('node:fs');
+const [parent, dir, mode] = process.argv.slice(1);
+const OURS = new Set(['etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kwok']);
+const alive = (pid) => { try { process.kill(pid, 0); return true; } catch (e) { return e.code === 'EPERM'; } };
+process.on('SIGTERM', () => process.exit(0));
+setInterval(() => {
+  if (alive(Number(parent))) return;
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\\d+$/.test(entry) || Number(entry) === process.pid) continue;
+    let cmdline = '';
+    try { cmdline = fs.readFileSync('/proc/' + entry + '/cmdline', 'utf8'); } catch { continue; }
+    const argv0 = cmdline.split('\\0')[0].split('/').pop();
+    if (OURS.has(argv0) && cmdline.includes(dir + '/')) { try { process.kill(Number(entry), 'SIGKILL'); } catch {} }
+  }
+  if (mode === 'rm') setTimeout(() => { fs.rmSync(dir, { recursive: true, force: true }); process.exit(0); }, 500);
+  else process.exit(0);
+}, 1000);
+`;
+
+/** Starts the watcher; call the returned function on a clean stop. No-op where /proc is missing. */
+export function startOrphanReaper(dir: string, removeDir: boolean): () => void {
+  if (!existsSync('/proc/self/cmdline')) return () => {};
+  const reaper = spawn(process.execPath, ['-e', REAPER, String(process.pid), dir, removeDir ? 'rm' : 'keep'], {
+    detached: true,
+    stdio: 'ignore',
+  });
+  reaper.unref();
+  return () => {
+    try {
+      reaper.kill('SIGTERM');
+    } catch {
+      // Already gone: nothing to stop.
+    }
+  };
+}

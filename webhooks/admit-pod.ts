@@ -8,7 +8,7 @@ import type { WatcherLookup } from './watcher.ts';
 export type MissingWatcherPolicy = 'allow' | 'deny';
 
 /** Bounded metric label: what the webhook did with one review. */
-export type AdmissionOutcome = 'injected' | 'skipped' | 'not-handled' | 'missing-watcher' | 'denied';
+export type AdmissionOutcome = 'injected' | 'skipped' | 'not-handled' | 'missing-watcher' | 'denied' | 'failed';
 
 export interface AdmitResult {
   response: AdmissionResponse;
@@ -56,7 +56,15 @@ export function admitPod(request: AdmissionRequest, options: AdmitOptions): Admi
     const message = `Watcher "${watcherName}" has no spec.container.image; pod admitted without the sidecar`;
     return { response: allow(uid, [message]), outcome: 'missing-watcher', watcher: watcherName };
   }
-  const plan = planInjection(pod, watcher);
+  let plan;
+  try {
+    plan = planInjection(pod, watcher);
+  } catch (error) {
+    // A Watcher the CRD schema let through in a shape we cannot use (its container preserves unknown
+    // fields): admit the pod without the sidecar and say why, rather than fail the API request.
+    const reason = error instanceof Error ? error.message : String(error);
+    return { response: allow(uid, [`Watcher "${watcherName}" could not be injected (${reason}); pod admitted without the sidecar`]), outcome: 'failed', watcher: watcherName };
+  }
   if (plan.action === 'skip') return { response: allow(uid, plan.warnings), outcome: 'skipped', watcher: watcherName };
   return { response: allowWithPatch(uid, plan.patch, plan.warnings), outcome: 'injected', watcher: watcherName };
 }

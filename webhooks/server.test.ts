@@ -25,6 +25,7 @@ const watchers = new Map<string, Watcher>([
       status: { configMapName: 'logwatch-config' },
     },
   ],
+  ['shop/odd', { metadata: { name: 'odd', namespace: 'shop' }, spec: { container: { name: 'odd', image: 'busybox', volumeMounts: { not: 'a list' } as never } } }],
   ['shop/imageless', { metadata: { name: 'imageless', namespace: 'shop' }, spec: { container: { name: 'imageless' } } }],
 ]);
 const lookup = { get: (ns: string, name: string) => watchers.get(`${ns}/${name}`) };
@@ -113,6 +114,16 @@ describe('POST /mutate/watcher-sidecar over HTTPS', () => {
       allowed: true,
       warnings: ['Watcher "imageless" has no spec.container.image; pod admitted without the sidecar'],
     });
+  });
+
+  it('admits a pod unchanged with a warning when the Watcher has a shape injection cannot use', async () => {
+    const review = fixture('pod-create-annotated');
+    (review.request?.object as V1Pod).metadata!.annotations!['watch.kubeloop.dev/watcher'] = 'odd';
+    const { status, body } = await post(review);
+    expect(status).toBe(200);
+    expect(body.response?.allowed).toBe(true);
+    expect(body.response?.patch).toBeUndefined();
+    expect(body.response?.warnings?.[0]).toMatch(/^Watcher "odd" could not be injected \(.+\); pod admitted without the sidecar$/);
   });
 
   it('answers 400 with a message for a body that is not JSON', async () => {

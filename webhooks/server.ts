@@ -91,7 +91,7 @@ export function createWebhookServer(options: WebhookServerOptions): WebhookServe
     duration.observe({ outcome }, secondsSince(start));
     // Plain injections log at debug (metrics count them; a line each would cost more than the admission);
     // anything with a warning or a denial is worth a line at info.
-    const notable = outcome === 'missing-watcher' || outcome === 'denied' || (result.response.warnings?.length ?? 0) > 0;
+    const notable = outcome === 'missing-watcher' || outcome === 'denied' || outcome === 'failed' || (result.response.warnings?.length ?? 0) > 0;
     if (notable || (outcome === 'injected' && (request.log.level === 'debug' || request.log.level === 'trace'))) {
       const pod = (admission.object ?? {}) as { metadata?: { name?: string; generateName?: string } };
       const fields = {

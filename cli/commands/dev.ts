@@ -66,9 +66,14 @@ export async function run(argv: string[]): Promise<number> {
     controller.abort();
   };
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, onSignal);
+  let code: number;
   try {
-    return await runDev(options, controller.signal);
+    code = await runDev(options, controller.signal);
   } finally {
     for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.off(signal, onSignal);
   }
+  // Everything it started is stopped; leftover grace timers of stopped processes must not keep Ctrl+C
+  // waiting. Exit once what was written to stdout has been flushed.
+  await new Promise<void>((resolve) => process.stdout.write('', () => resolve()));
+  process.exit(code);
 }

@@ -1,0 +1,82 @@
+// `kubeloop webhook --dev` as a process, the way `kubeloop dev` runs it: it serves, registers itself
+// with the API server, injects, and exits cleanly on SIGTERM.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { createInterface } from 'node:readline';
+import { CoreV1Api } from '@kubernetes/client-node';
+import { Agent, request } from 'undici';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bundleFromSecret, readCertificateSecret } from '../../certs/secret-store.ts';
+import { KubeClient } from '../../lib/kube/index.ts';
+import { setupClusterSuite, type ClusterSuite } from '../cluster/suite.ts';
+import { annotatedPod, createWatcher, deleteNamespace, installWatcherCrd, kubectl, logwatch } from './webhook-harness.ts';
+
+let suite: ClusterSuite;
+let child: ChildProcess | undefined;
+let certNamespace: string;
+let configurationName: string;
+
+beforeAll(async () => {
+  suite = await setupClusterSuite('webhook-cli');
+  certNamespace = `${suite.namespace}-kubeloop`;
+  configurationName = `kubeloop-watcher-sidecar-${suite.namespace}`;
+  await installWatcherCrd(suite);
+  await createWatcher(suite, logwatch);
+});
+
+afterAll(async () => {
+  if (child && child.exitCode === null) child.kill('SIGKILL');
+  if (suite) {
+    await kubectl(suite, 'delete', 'mutatingwebhookconfiguration', configurationName, '--ignore-not-found');
+    await deleteNamespace(suite, certNamespace);
+    await suite.cleanup();
+  }
+});
+
+describe('kubeloop webhook --dev', () => {
+  it('serves over HTTPS, registers itself, injects into a pod the API server admits, and exits 0 on SIGTERM', async () => {
+    child = spawn(
+      process.execPath,
+      [
+        'cli/bin.js',
+        'webhook',
+        '--dev',
+        '--port=0',
+        '--host=127.0.0.1',
+        `--kubeconfig=${suite.kubeconfigPath}`,
+        `--namespace=${certNamespace}`,
+        `--configuration=${configurationName}`,
+        `--only-namespace=${suite.namespace}`,
+      ],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    );
+    let url: string | undefined;
+    for await (const line of createInterface({ input: child.stdout! })) {
+      if (line.includes('"webhook serving"')) {
+        url = (JSON.parse(line) as { url: string }).url;
+        break;
+      }
+    }
+    child.stdout!.resume();
+    expect(url).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
+
+    // Its certificate is in the Secret it created, and verifies for 127.0.0.1.
+    const client = await KubeClient.fromKubeConfig(suite.kubeConfig);
+    const secret = await readCertificateSecret(client, { namespace: certNamespace, name: 'kubeloop-webhook-tls' });
+    await client.close();
+    const agent = new Agent({ connect: { ca: bundleFromSecret(secret!).ca.certPem } });
+    const ready = await request(`${url}/readyz`, { dispatcher: agent });
+    expect(ready.statusCode).toBe(200);
+    await ready.body.dump();
+    await agent.close();
+
+    const core = suite.kubeConfig.makeApiClient(CoreV1Api);
+    const pod = await core.createNamespacedPod({ namespace: suite.namespace, body: annotatedPod('via-cli') });
+    expect(pod.spec?.containers.map((c) => c.name)).toEqual(['main', 'logwatch']);
+
+    const exited = once(child, 'exit');
+    child.kill('SIGTERM');
+    const [code] = (await exited) as [number | null];
+    expect(code).toBe(0);
+  });
+});

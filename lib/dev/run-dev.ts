@@ -87,6 +87,7 @@ export async function runDev(options: DevOptions, signal: AbortSignal): Promise<
     await waitForCrdsEstablished(client, crds.map(({ manifest }) => manifest.metadata.name));
     say(`installed ${crds.length} CRDs: ${crds.map(({ manifest }) => manifest.metadata.name).join(', ')}`);
 
+    say(`starting ${Object.keys(functionRegistry).length} functions, the router${options.webhook ? ' and the webhook' : ''} (logs in ${logDir}) ...`);
     const functions = new Map<string, LocalProcess>();
     for (const name of Object.keys(functionRegistry).sort()) {
       if (signal.aborted) break;

@@ -76,16 +76,18 @@ export class CertificateRotator {
     const { client, secret, identity, policy, logger } = this.#options;
     const result = await ensureCertificate(client, secret, { identity, now: this.#now, force, ...(policy ? { policy } : {}) });
     const previous = this.#bundle;
-    this.#bundle = result.bundle;
     if (result.action !== 'loaded' || previous) {
       const info = inspectCertificate(result.bundle.serving.certPem);
       logger.info({ action: result.action, reasons: result.reasons, notAfter: info.notAfter.toISOString(), serial: info.serialNumber }, 'serving certificate checked');
     }
-    // CA first: clients must trust the new issuer before they see a certificate it signed.
-    if (previous && previous.ca.certPem !== result.bundle.ca.certPem) await this.#keeper?.setCa(result.bundle.ca.certPem);
+    // CA first: clients must trust the new issuer before they see a certificate it signed. Every periodic
+    // check also re-checks the caBundle (one GET), in case a change slipped past the keeper's watch.
+    if (previous) await this.#keeper?.setCa(result.bundle.ca.certPem);
     if (previous && previous.serving.certPem !== result.bundle.serving.certPem) {
       for (const handler of this.#swapHandlers) handler(result.bundle.serving);
     }
+    // Only now: if injecting the CA or swapping failed, the next check sees the difference and retries.
+    this.#bundle = result.bundle;
     return result;
   }
 

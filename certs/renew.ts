@@ -44,7 +44,3 @@ export async function renewIfNeeded(
   return { bundle: { ca: { ...fresh.ca, certPem }, serving: fresh.serving }, changed: true, reasons: decision.reasons };
 }
 
-/** The caBundle an API server should trust: every CA certificate in the bundle, PEM. */
-export function caBundleOf(bundle: CertificateBundle): string {
-  return bundle.ca.certPem;
-}

@@ -43,4 +43,3 @@ export async function renewIfNeeded(
   const certPem = trustWithPrevious(fresh.ca.certPem, existing.ca.certPem, now);
   return { bundle: { ca: { ...fresh.ca, certPem }, serving: fresh.serving }, changed: true, reasons: decision.reasons };
 }
-

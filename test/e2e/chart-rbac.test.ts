@@ -1,12 +1,13 @@
-// The chart's least-privilege RBAC is also enough: the router runs with exactly the rendered ServiceAccount,
-// (Cluster)Roles and bindings, and the arguments of the rendered Deployment, against the chart's Loops (URLs
-// moved to local function processes), and all four seeds converge with every Loop Ready.
+// The chart's least-privilege RBAC is also enough: the router and the webhook run with exactly the rendered
+// ServiceAccounts, (Cluster)Roles and bindings, and the arguments of the rendered Deployments; the router
+// against the chart's Loops (URLs moved to local function processes) until all four seeds converge, the
+// webhook until it has created its certificate Secret and injected the caBundle of the chart's configuration.
 import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
 import { startLocalProcess, stopLocalProcesses, type LocalProcess } from '../../lib/dev/local-processes.ts';
 import { eventually } from '../cluster/eventually.ts';
@@ -34,11 +35,11 @@ async function applyObjects(name: string, objects: unknown[]): Promise<void> {
   await kube('apply', '--server-side', '-f', file);
 }
 
-/** A kubeconfig that authenticates as the chart's router ServiceAccount. */
-async function routerKubeconfig(serviceAccount: string): Promise<string> {
+/** A kubeconfig that authenticates as one of the chart's ServiceAccounts. */
+async function kubeconfigFor(serviceAccount: string): Promise<string> {
   const token = (await kube('-n', cluster.namespace, 'create', 'token', serviceAccount, '--duration=30m')).trim();
   const admin = parse(await readFile(cluster.kubeconfigPath, 'utf8')) as { clusters: Array<{ cluster: Record<string, unknown> }> };
-  const file = join(workDir, 'router.kubeconfig');
+  const file = join(workDir, `${serviceAccount}.kubeconfig`);
   await writeFile(
     file,
     stringify({
@@ -46,8 +47,8 @@ async function routerKubeconfig(serviceAccount: string): Promise<string> {
       kind: 'Config',
       clusters: [{ name: 'local', cluster: admin.clusters[0]?.cluster }],
       users: [{ name: serviceAccount, user: { token } }],
-      contexts: [{ name: 'router', context: { cluster: 'local', user: serviceAccount } }],
-      'current-context': 'router',
+      contexts: [{ name: serviceAccount, context: { cluster: 'local', user: serviceAccount } }],
+      'current-context': serviceAccount,
     }),
   );
   return file;
@@ -59,7 +60,8 @@ beforeAll(async () => {
   release = `rbac-${cluster.namespace.slice(-4)}`;
   await kube('apply', '--server-side', '--force-conflicts', '-f', join(process.cwd(), 'charts', 'kubeloop', 'crds'));
   const values = {
-    webhook: { enabled: false },
+    // Its configuration only ever sends this namespace's pods (and nothing serves its Service: Ignore).
+    webhook: { onlyNamespaces: [cluster.namespace] },
     networkPolicy: { enabled: false },
     // This namespace only: the suite must not act on other suites' objects in the shared control plane.
     functions: Object.fromEntries(FUNCTIONS.map((fn) => [fn, { loop: { namespaces: [cluster.namespace] } }])),
@@ -67,7 +69,10 @@ beforeAll(async () => {
   manifests = (await renderChart(cluster.binaries.helm, { release, namespace: cluster.namespace, values })).manifests;
 
   const routerName = `${release}-kubeloop-router`;
-  await applyObjects('rbac', manifests.filter((m) => RBAC_KINDS.has(m.kind) && (m.kind !== 'ServiceAccount' || m.metadata.name === routerName)));
+  const webhookName = `${release}-kubeloop-webhook`;
+  const serviceAccounts = new Set([routerName, webhookName]);
+  await applyObjects('rbac', manifests.filter((m) => RBAC_KINDS.has(m.kind) && (m.kind !== 'ServiceAccount' || serviceAccounts.has(m.metadata.name))));
+  await applyObjects('webhook-configuration', byKind(manifests, 'MutatingWebhookConfiguration'));
 
   const logDir = join(workDir, 'logs');
   await run('mkdir', ['-p', logDir]);
@@ -84,18 +89,34 @@ beforeAll(async () => {
   });
   await applyObjects('loops', loops);
 
-  const deployment = one(manifests, 'Deployment', routerName) as Manifest & { spec: { template: { spec: { containers: Array<{ args: string[] }> } } } };
-  const args = (deployment.spec.template.spec.containers[0]?.args ?? []).filter((a) => !a.startsWith('--port='));
-  processes.push(await startLocalProcess({ name: 'router', args: ['router', `--kubeconfig=${await routerKubeconfig(routerName)}`, ...args], logDir }));
+  const argsOf = (name: string): string[] => {
+    const deployment = one(manifests, 'Deployment', name) as Manifest & { spec: { template: { spec: { containers: Array<{ args: string[] }> } } } };
+    return (deployment.spec.template.spec.containers[0]?.args ?? []).filter((a) => !a.startsWith('--port='));
+  };
+  processes.push(await startLocalProcess({ name: 'router', args: ['router', `--kubeconfig=${await kubeconfigFor(routerName)}`, ...argsOf(routerName)], logDir }));
+  processes.push(
+    await startLocalProcess({ name: 'webhook', args: ['webhook', `--kubeconfig=${await kubeconfigFor(webhookName)}`, ...argsOf(webhookName)], scheme: 'https', logDir }),
+  );
 }, 240_000);
 
 afterAll(async () => {
   await stopLocalProcesses(processes);
   if (release) {
-    await kube('delete', 'loops.kubeloop.dev,clusterroles,clusterrolebindings', '-l', `app.kubernetes.io/instance=${release}`, '--wait=false').catch(() => '');
+    await kube('delete', 'loops.kubeloop.dev,clusterroles,clusterrolebindings,mutatingwebhookconfigurations', '-l', `app.kubernetes.io/instance=${release}`, '--wait=false').catch(() => '');
   }
   if (workDir) await rm(workDir, { recursive: true, force: true });
   await cluster?.cleanup();
+});
+
+describe('the webhook with exactly the chart\'s RBAC and arguments', () => {
+  it('creates its certificate Secret and injects the CA into the chart\'s webhook configuration', async () => {
+    const secret = await kube('-n', cluster.namespace, 'get', 'secret', `${release}-kubeloop-webhook-tls`, '-o', 'jsonpath={.data.ca\\.crt}');
+    expect(secret.length).toBeGreaterThan(100);
+    await eventually('the caBundle to be the Secret\'s CA', async () => {
+      const bundle = await kube('get', 'mutatingwebhookconfiguration', `${release}-kubeloop-watcher-sidecar`, '-o', 'jsonpath={.webhooks[0].clientConfig.caBundle}');
+      return bundle === secret;
+    }, 30_000);
+  });
 });
 
 describe('the router with exactly the chart\'s RBAC and arguments', () => {

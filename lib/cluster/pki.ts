@@ -1,18 +1,14 @@
-// PKI for the local control plane, made with node-forge: a CA, the API server's serving certificate,
-// client certificates (admin in system:masters, the controller manager, the scheduler, kwok) and the
-// service-account signing key pair. Keys come from Node's native crypto (see rsa-keys.ts).
-import { randomBytes, sign } from 'node:crypto';
+// PKI for the local control plane: a CA, the API server's serving certificate, client certificates
+// (admin in system:masters, the controller manager, the scheduler, kwok) and the service-account
+// signing key pair. Certificates come from lib/pki/x509.ts; keys are cached (see rsa-keys.ts).
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import forge from 'node-forge';
-import { cachedRsaKey, newRsaKey, type RsaKey } from './rsa-keys.ts';
+import { createCaCertificate, issueLeafCertificate, newRsaKey, type CertKeyPem, type RsaKey } from '../pki/x509.ts';
+import { cachedRsaKey } from './rsa-keys.ts';
 
-const DAY_MS = 24 * 60 * 60 * 1000;
+export type { CertKeyPem };
 
-export interface CertKeyPem {
-  certPem: string;
-  keyPem: string;
-}
+const DEFAULT_DAYS = 365;
 
 export interface CertificateRequest {
   commonName: string;
@@ -23,90 +19,21 @@ export interface CertificateRequest {
   days?: number;
 }
 
-/** The parts of a forge certificate that its own sign() sets; not all are in @types/node-forge. */
-interface SignableCertificate {
-  md: forge.md.MessageDigest;
-  signatureOid: string;
-  siginfo: { algorithmOid: string };
-  tbsCertificate: forge.asn1.Asn1;
-  signature: string;
-}
-
-/**
- * Same result as forge's cert.sign(key, sha256), but the RSA private-key operation runs in Node's
- * native crypto: forge's JavaScript RSA took seconds for the seven certificates on a busy machine.
- */
-function signCertificate(cert: forge.pki.Certificate, keyPem: string): void {
-  const c = cert as unknown as SignableCertificate;
-  c.md = forge.md.sha256.create();
-  c.signatureOid = c.siginfo.algorithmOid = forge.pki.oids.sha256WithRSAEncryption as string;
-  c.tbsCertificate = (forge.pki as unknown as { getTBSCertificate(c: forge.pki.Certificate): forge.asn1.Asn1 }).getTBSCertificate(cert);
-  const der = forge.asn1.toDer(c.tbsCertificate).getBytes();
-  c.md.update(der);
-  c.signature = sign('sha256', Buffer.from(der, 'binary'), keyPem).toString('binary');
-}
-
-function newSerial(): string {
-  const bytes = randomBytes(16);
-  bytes[0] = (bytes[0] ?? 0) & 0x7f;
-  return bytes.toString('hex');
-}
-
-function setValidity(cert: forge.pki.Certificate, days: number): void {
-  const now = Date.now();
-  // Backdated a little: a client whose clock lags must not see a not-yet-valid certificate.
-  cert.validity.notBefore = new Date(now - 5 * 60 * 1000);
-  cert.validity.notAfter = new Date(now + days * DAY_MS);
-}
-
-function isIp(host: string): boolean {
-  return /^\d{1,3}(\.\d{1,3}){3}$/.test(host) || host.includes(':');
-}
-
 export async function createCertificateAuthority(commonName: string, key?: RsaKey): Promise<CertKeyPem> {
-  const keys = key ?? (await newRsaKey());
-  const cert = forge.pki.createCertificate();
-  cert.publicKey = forge.pki.publicKeyFromPem(keys.publicPem);
-  cert.serialNumber = newSerial();
-  setValidity(cert, 365);
-  const subject = [{ name: 'commonName', value: commonName }];
-  cert.setSubject(subject);
-  cert.setIssuer(subject);
-  cert.setExtensions([
-    { name: 'basicConstraints', cA: true, critical: true },
-    { name: 'keyUsage', keyCertSign: true, cRLSign: true, digitalSignature: true, critical: true },
-    { name: 'subjectKeyIdentifier' },
-  ]);
-  signCertificate(cert, keys.privatePem);
-  return { certPem: forge.pki.certificateToPem(cert), keyPem: keys.privatePem };
+  return createCaCertificate({ key: key ?? (await newRsaKey()), subject: { commonName }, now: new Date(), days: DEFAULT_DAYS });
 }
 
 export async function issueCertificate(ca: CertKeyPem, request: CertificateRequest, key?: RsaKey): Promise<CertKeyPem> {
-  const caCert = forge.pki.certificateFromPem(ca.certPem);
-  const keys = key ?? (await newRsaKey());
-  const cert = forge.pki.createCertificate();
-  cert.publicKey = forge.pki.publicKeyFromPem(keys.publicPem);
-  cert.serialNumber = newSerial();
-  setValidity(cert, request.days ?? 365);
-  // Kubernetes maps a client certificate's CN to the user name and each O to a group.
-  cert.setSubject([
-    { name: 'commonName', value: request.commonName },
-    ...(request.organizations ?? []).map((o) => ({ name: 'organizationName', value: o })),
-  ]);
-  cert.setIssuer(caCert.subject.attributes);
-  const extensions: object[] = [
-    { name: 'basicConstraints', cA: false },
-    { name: 'keyUsage', digitalSignature: true, keyEncipherment: true, critical: true },
-    request.usage === 'server' ? { name: 'extKeyUsage', serverAuth: true } : { name: 'extKeyUsage', clientAuth: true },
-    { name: 'authorityKeyIdentifier', keyIdentifier: caCert.generateSubjectKeyIdentifier().getBytes() },
-  ];
-  const hosts = request.hosts ?? [];
-  if (hosts.length > 0) {
-    extensions.push({ name: 'subjectAltName', altNames: hosts.map((h) => (isIp(h) ? { type: 7, ip: h } : { type: 2, value: h })) });
-  }
-  cert.setExtensions(extensions);
-  signCertificate(cert, ca.keyPem);
-  return { certPem: forge.pki.certificateToPem(cert), keyPem: keys.privatePem };
+  const { commonName, organizations, hosts, usage, days } = request;
+  return issueLeafCertificate({
+    key: key ?? (await newRsaKey()),
+    issuer: ca,
+    subject: { commonName, organizations },
+    now: new Date(),
+    days: days ?? DEFAULT_DAYS,
+    usage,
+    hosts,
+  });
 }
 
 /** Paths of everything the control-plane processes read. */

@@ -1,27 +1,11 @@
 // RSA key pairs for the control-plane PKI. Generating seven 2048-bit keys took 2-7 s on a busy 2-core
 // machine, most of a warm start's budget, so the harness reuses keys cached (0600) under the kubeloop
 // cache; certificates, which are what identifies a control plane, are still made fresh every start.
-import { createPublicKey, generateKeyPair as generateKeyPairCallback } from 'node:crypto';
+import { createPublicKey } from 'node:crypto';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
+import { newRsaKey, type RsaKey } from '../pki/x509.ts';
 import { cacheRoot } from './versions.ts';
-
-const generateKeyPair = promisify(generateKeyPairCallback);
-
-export interface RsaKey {
-  privatePem: string;
-  publicPem: string;
-}
-
-export async function newRsaKey(): Promise<RsaKey> {
-  const { privateKey, publicKey } = await generateKeyPair('rsa', {
-    modulusLength: 2048,
-    publicKeyEncoding: { type: 'spki', format: 'pem' },
-    privateKeyEncoding: { type: 'pkcs1', format: 'pem' },
-  });
-  return { privatePem: privateKey, publicPem: publicKey };
-}
 
 /** The key cached under `name`, generated (and written atomically) on first use. */
 export async function cachedRsaKey(name: string): Promise<RsaKey> {

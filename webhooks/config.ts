@@ -1,6 +1,7 @@
 // Configuration of `kubeloop webhook`: flags win over environment variables; every value is checked
 // at start-up and a bad one is reported with the flag or variable that set it.
 import { parseArgs } from 'node:util';
+import { pickSetting, settingInteger, settingOneOf } from '../lib/config/settings.ts';
 import { parseLogLevel, type LogLevel } from '../lib/observability/logger.ts';
 import { DEFAULT_BODY_LIMIT_BYTES } from '../lib/server/create-server.ts';
 import type { MissingWatcherPolicy } from './admit-pod.ts';
@@ -60,17 +61,6 @@ export const WEBHOOK_USAGE = `usage: kubeloop webhook [options]
   --watch-namespace NS             cache Watchers of one namespace only
   --body-limit-bytes 8388608 --log-level info --drain-delay-seconds 0`;
 
-function integer(value: string, setting: string, min: number, max: number): number {
-  const parsed = Number(value);
-  if (!Number.isInteger(parsed) || parsed < min || parsed > max) throw new Error(`${setting}: "${value}" is not an integer between ${min} and ${max}`);
-  return parsed;
-}
-
-function oneOf<T extends string>(value: string, setting: string, allowed: readonly T[]): T {
-  if ((allowed as readonly string[]).includes(value)) return value as T;
-  throw new Error(`${setting}: "${value}" is not one of ${allowed.join(', ')}`);
-}
-
 export function readWebhookConfig(argv: string[], env: NodeJS.ProcessEnv = process.env): WebhookConfig {
   const { values, positionals } = parseArgs({
     args: argv,
@@ -99,53 +89,38 @@ export function readWebhookConfig(argv: string[], env: NodeJS.ProcessEnv = proce
   });
   if (positionals.length > 0) throw new Error(`unexpected arguments: ${positionals.join(' ')}\n${WEBHOOK_USAGE}`);
   type Flag = Exclude<keyof typeof values, 'dev' | 'only-namespace'>;
-  const pick = (flag: Flag, ...variables: string[]): [string, string] | undefined => {
-    const fromFlag = values[flag];
-    if (typeof fromFlag === 'string') return [fromFlag, `--${flag}`];
-    for (const variable of variables) {
-      const fromEnv = env[variable];
-      if (fromEnv !== undefined && fromEnv !== '') return [fromEnv, variable];
-    }
-    return undefined;
-  };
-  const text = (flag: Flag, fallback: string, ...variables: string[]): string => pick(flag, ...variables)?.[0] ?? fallback;
-  const port = pick('port', 'PORT');
-  const interval = pick('cert-check-interval-seconds', 'KUBELOOP_CERT_CHECK_INTERVAL_SECONDS');
-  const limit = pick('body-limit-bytes', 'KUBELOOP_BODY_LIMIT_BYTES');
+  const pick = (flag: Flag, ...variables: string[]) => pickSetting(values, env, flag, ...variables);
+  const text = (flag: Flag, fallback: string, ...variables: string[]): string => pick(flag, ...variables)?.value ?? fallback;
   const level = pick('log-level', 'KUBELOOP_LOG_LEVEL');
-  const drain = pick('drain-delay-seconds', 'KUBELOOP_DRAIN_DELAY_SECONDS');
-  const mode = pick('certificates', 'KUBELOOP_WEBHOOK_CERTIFICATES');
-  const missing = pick('missing-watcher', 'KUBELOOP_MISSING_WATCHER');
-  const failure = pick('failure-policy', 'KUBELOOP_WEBHOOK_FAILURE_POLICY');
   const config: WebhookConfig = {
-    port: port ? integer(port[0], port[1], 0, 65535) : DEFAULT_WEBHOOK_PORT,
+    port: settingInteger(pick('port', 'PORT'), DEFAULT_WEBHOOK_PORT, 0, 65535),
     host: text('host', '0.0.0.0', 'HOST'),
     namespace: text('namespace', 'kubeloop', 'KUBELOOP_NAMESPACE', 'POD_NAMESPACE'),
     service: text('service', 'kubeloop-webhook', 'KUBELOOP_WEBHOOK_SERVICE'),
     secretName: text('secret', 'kubeloop-webhook-tls', 'KUBELOOP_WEBHOOK_SECRET'),
     configurationName: text('configuration', DEFAULT_CONFIGURATION_NAME, 'KUBELOOP_WEBHOOK_CONFIGURATION'),
-    certificates: mode ? oneOf(mode[0], mode[1], ['self-managed', 'files'] as const) : 'self-managed',
+    certificates: settingOneOf(pick('certificates', 'KUBELOOP_WEBHOOK_CERTIFICATES'), 'self-managed', ['self-managed', 'files']),
     // At least a minute: a tighter loop would only hammer the API server.
-    certCheckIntervalSeconds: interval ? integer(interval[0], interval[1], 60, 7 * 24 * 3600) : 3600,
-    missingWatcher: missing ? oneOf(missing[0], missing[1], ['allow', 'deny'] as const) : 'allow',
+    certCheckIntervalSeconds: settingInteger(pick('cert-check-interval-seconds', 'KUBELOOP_CERT_CHECK_INTERVAL_SECONDS'), 3600, 60, 7 * 24 * 3600),
+    missingWatcher: settingOneOf(pick('missing-watcher', 'KUBELOOP_MISSING_WATCHER'), 'allow', ['allow', 'deny']),
     dev: values.dev ?? false,
-    failurePolicy: failure ? oneOf(failure[0], failure[1], ['Ignore', 'Fail'] as const) : 'Ignore',
+    failurePolicy: settingOneOf(pick('failure-policy', 'KUBELOOP_WEBHOOK_FAILURE_POLICY'), 'Ignore', ['Ignore', 'Fail']),
     onlyNamespaces: values['only-namespace'] ?? [],
-    bodyLimitBytes: limit ? integer(limit[0], limit[1], 1024 * 1024, 1024 * 1024 * 1024) : DEFAULT_BODY_LIMIT_BYTES,
-    logLevel: level ? parseLogLevel(level[0], level[1]) : 'info',
-    drainDelaySeconds: drain ? integer(drain[0], drain[1], 0, 600) : 0,
+    bodyLimitBytes: settingInteger(pick('body-limit-bytes', 'KUBELOOP_BODY_LIMIT_BYTES'), DEFAULT_BODY_LIMIT_BYTES, 1024 * 1024, 1024 * 1024 * 1024),
+    logLevel: level ? parseLogLevel(level.value, level.setting) : 'info',
+    drainDelaySeconds: settingInteger(pick('drain-delay-seconds', 'KUBELOOP_DRAIN_DELAY_SECONDS'), 0, 0, 600),
   };
   const kubeconfig = pick('kubeconfig');
-  if (kubeconfig) config.kubeconfig = kubeconfig[0];
+  if (kubeconfig) config.kubeconfig = kubeconfig.value;
   const watchNamespace = pick('watch-namespace');
-  if (watchNamespace) config.watchNamespace = watchNamespace[0];
+  if (watchNamespace) config.watchNamespace = watchNamespace.value;
   if (config.certificates === 'files') {
     const cert = pick('tls-cert-file', 'KUBELOOP_TLS_CERT_FILE');
     const key = pick('tls-key-file', 'KUBELOOP_TLS_KEY_FILE');
     if (!cert || !key) throw new Error('--certificates files needs --tls-cert-file and --tls-key-file');
     if (config.dev) throw new Error('--dev makes its own certificates; it cannot be combined with --certificates files');
-    config.tlsCertFile = cert[0];
-    config.tlsKeyFile = key[0];
+    config.tlsCertFile = cert.value;
+    config.tlsKeyFile = key.value;
   }
   return config;
 }

@@ -3,6 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { parseAllDocuments } from 'yaml';
+import { pickSetting, settingBoolean, settingInteger, settingNumber } from '../lib/config/settings.ts';
 import { parseLogLevel, type LogLevel } from '../lib/observability/logger.ts';
 import { parseLoop, type Loop } from './loop-spec.ts';
 
@@ -47,20 +48,6 @@ export const ROUTER_USAGE = `usage: kubeloop router [options]
   --watch-timeout-seconds 300       server-side watch timeout (randomised up to 2x); a watchdog ends silent watches
   --expectations-timeout-seconds 300  how long an owner waits for the watch to show its creates/deletes
   --log-level info                  (KUBELOOP_LOG_LEVEL)`;
-
-function number(value: string, setting: string, min: number, max: number, integer = true): number {
-  const parsed = Number(value);
-  if (!Number.isFinite(parsed) || (integer && !Number.isInteger(parsed)) || parsed < min || parsed > max) {
-    throw new Error(`${setting}: "${value}" is not ${integer ? 'an integer' : 'a number'} between ${min} and ${max}`);
-  }
-  return parsed;
-}
-
-function bool(value: string, setting: string): boolean {
-  if (['true', '1', 'yes'].includes(value.toLowerCase())) return true;
-  if (['false', '0', 'no', ''].includes(value.toLowerCase())) return false;
-  throw new Error(`${setting}: "${value}" is not true or false`);
-}
 
 /** "a=b,c=d" -> { a: 'b', c: 'd' }; the error names the setting and the bad pair. */
 export function parseLabelPairs(value: string, setting: string): Record<string, string> {
@@ -126,24 +113,16 @@ export function readRouterConfig(argv: string[], env: NodeJS.ProcessEnv = proces
     },
   });
   if (positionals.length > 0) throw new Error(`unexpected argument "${positionals[0]}"\n\n${ROUTER_USAGE}`);
-  const pick = (flag: string | undefined, ...vars: string[]): { value: string; setting: string } | undefined => {
-    if (flag !== undefined) return { value: flag, setting: 'flag' };
-    for (const v of vars) if (env[v] !== undefined && env[v] !== '') return { value: env[v] as string, setting: v };
-    return undefined;
-  };
-  const num = (flag: string | undefined, name: string, vars: string[], fallback: number, min: number, max: number, integer = true) => {
-    const picked = pick(flag, ...vars);
-    return picked ? number(picked.value, picked.setting === 'flag' ? `--${name}` : picked.setting, min, max, integer) : fallback;
-  };
-  const leaderElect = values['leader-elect'] ?? (env.KUBELOOP_LEADER_ELECT ? bool(env.KUBELOOP_LEADER_ELECT, 'KUBELOOP_LEADER_ELECT') : false);
-  const leaseDurationSeconds = num(values['lease-duration-seconds'], 'lease-duration-seconds', [], 15, 3, 600);
+  const pick = (flag: keyof typeof values, ...vars: string[]) => pickSetting(values, env, flag, ...vars);
+  const leaderElect = values['leader-elect'] ?? settingBoolean(pick('leader-elect', 'KUBELOOP_LEADER_ELECT'), false);
+  const leaseDurationSeconds = settingInteger(pick('lease-duration-seconds'), 15, 3, 600);
   const loopsFile = values.loops;
-  const logLevel = pick(values['log-level'], 'KUBELOOP_LOG_LEVEL');
-  const selector = pick(values['loop-selector'], 'KUBELOOP_LOOP_SELECTOR');
+  const logLevel = pick('log-level', 'KUBELOOP_LOG_LEVEL');
+  const selector = pick('loop-selector', 'KUBELOOP_LOOP_SELECTOR');
   return {
     kubeconfig: values.kubeconfig ?? (env.KUBECONFIG || undefined),
     context: values.context,
-    port: num(values.port, 'port', ['KUBELOOP_ROUTER_PORT'], 8081, 0, 65535),
+    port: settingInteger(pick('port', 'KUBELOOP_ROUTER_PORT'), 8081, 0, 65535),
     host: values.host ?? '0.0.0.0',
     recordDir: values.record ?? (env.KUBELOOP_RECORD_DIR || undefined),
     leaderElect,
@@ -151,13 +130,13 @@ export function readRouterConfig(argv: string[], env: NodeJS.ProcessEnv = proces
     leaseName: values['lease-name'] ?? (env.KUBELOOP_LEASE_NAME || 'kubeloop-router'),
     leaseDurationSeconds,
     identity: values.identity ?? (env.POD_NAME || undefined),
-    qps: num(values.qps, 'qps', ['KUBELOOP_API_QPS'], 50, 0, 10_000, false),
-    burst: num(values.burst, 'burst', ['KUBELOOP_API_BURST'], 100, 1, 100_000),
+    qps: settingNumber(pick('qps', 'KUBELOOP_API_QPS'), 50, 0, 10_000),
+    burst: settingInteger(pick('burst', 'KUBELOOP_API_BURST'), 100, 1, 100_000),
     loopsFile,
     loops: loopsFile ? readLoopsFile(loopsFile) : undefined,
-    loopSelector: selector ? parseLabelPairs(selector.value, selector.setting === 'flag' ? '--loop-selector' : selector.setting) : undefined,
-    watchTimeoutSeconds: num(values['watch-timeout-seconds'], 'watch-timeout-seconds', [], 300, 1, 3600),
-    expectationsTimeoutSeconds: num(values['expectations-timeout-seconds'], 'expectations-timeout-seconds', [], 300, 1, 3600),
-    logLevel: parseLogLevel(logLevel?.value, logLevel?.setting === 'flag' ? '--log-level' : (logLevel?.setting ?? 'KUBELOOP_LOG_LEVEL')),
+    loopSelector: selector ? parseLabelPairs(selector.value, selector.setting) : undefined,
+    watchTimeoutSeconds: settingInteger(pick('watch-timeout-seconds'), 300, 1, 3600),
+    expectationsTimeoutSeconds: settingInteger(pick('expectations-timeout-seconds'), 300, 1, 3600),
+    logLevel: parseLogLevel(logLevel?.value, logLevel?.setting),
   };
 }

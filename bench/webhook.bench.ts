@@ -2,19 +2,17 @@
 // AdmissionReview and, in the same run, against a no-op HTTPS fastify route (req/s, p50, p99, ratio);
 // (2) pod-create latency through a real API server with the webhook registered vs without, same run.
 // Servers run in child processes so the load generator and the server do not share an event loop.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile, type ChildProcess } from 'node:child_process';
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import autocannon from 'autocannon';
 import { Agent, request } from 'undici';
 import { generateBundle } from '../certs/generate.ts';
 import { startControlPlane } from '../lib/cluster/index.ts';
 import { KubeClient } from '../lib/kube/index.ts';
+import { autocannonPost, figures, spawnUntilUrl, urlLine } from './autocannon-kit.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const SERVER = join(ROOT, 'bench/webhook-bench-server.ts');
@@ -25,57 +23,10 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 4);
 const PODS = Number(process.env.BENCH_PODS ?? 150);
 const SKIP_CLUSTER = process.env.BENCH_SKIP_CLUSTER === '1';
 
-interface Figures {
-  requestsPerSecond: number;
-  p50: number;
-  p99: number;
-}
+const spawnUntil = (args: string[], match: (line: string) => string | undefined) => spawnUntilUrl(args, { match, cwd: ROOT });
 
-async function spawnUntil(args: string[], match: (line: string) => string | undefined): Promise<{ url: string; child: ChildProcess }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', ...args], { stdio: ['ignore', 'pipe', 'inherit'], cwd: ROOT });
-  for await (const line of createInterface({ input: child.stdout! })) {
-    const url = match(line);
-    if (url) {
-      // Keep draining stdout (logs) so the child never blocks on a full pipe.
-      child.stdout!.resume();
-      return { url, child };
-    }
-  }
-  throw new Error(`${args.join(' ')} exited before it was ready`);
-}
-
-function load(url: string, body: string, seconds: number, ca: string): Promise<{ requests: number; latencies: number[] }> {
-  const latencies: number[] = [];
-  return new Promise((resolve, reject) => {
-    const instance = autocannon(
-      {
-        url: `${url}/mutate/watcher-sidecar`,
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body,
-        connections: CONNECTIONS,
-        duration: seconds,
-        tlsOptions: { ca },
-      },
-      (error, result) => {
-        if (error) return reject(error);
-        if (result.errors > 0 || result.non2xx > 0) return reject(new Error(`${url}: ${result.errors} errors, ${result.non2xx} non-2xx replies`));
-        resolve({ requests: result.requests.total, latencies });
-      },
-    );
-    // autocannon's own histogram has 1 ms resolution; collect per-response times instead.
-    instance.on('response', (_client, _status, _bytes, responseTime: number) => void latencies.push(responseTime));
-  });
-}
-
-function percentile(sorted: Float64Array, p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
-}
-
-function figures(latencies: number[], requests: number, seconds: number): Figures {
-  const sorted = Float64Array.from(latencies).sort();
-  return { requestsPerSecond: requests / seconds, p50: percentile(sorted, 50), p99: percentile(sorted, 99) };
-}
+const load = (url: string, body: string, seconds: number, ca: string) =>
+  autocannonPost({ url: `${url}/mutate/watcher-sidecar`, body, connections: CONNECTIONS, seconds, ca });
 
 const ms = (value: number): string => `${value.toFixed(2)} ms`;
 
@@ -85,7 +36,6 @@ async function direct(): Promise<void> {
   await writeFile(join(dir, 'tls.crt'), bundle.serving.certPem);
   await writeFile(join(dir, 'tls.key'), bundle.serving.keyPem);
   const body = await readFile(FIXTURE, 'utf8');
-  const urlLine = (line: string) => (line.startsWith('{"url"') ? (JSON.parse(line) as { url: string }).url : undefined);
   const webhook = await spawnUntil([SERVER, 'webhook', join(dir, 'tls.crt'), join(dir, 'tls.key'), join(dir, 'webhook.log')], urlLine);
   const noop = await spawnUntil([SERVER, 'noop', join(dir, 'tls.crt'), join(dir, 'tls.key')], urlLine);
   try {

@@ -1,0 +1,92 @@
+// What the HTTP benchmarks (functions.bench.ts, webhook.bench.ts) share: a server started as a tsx child
+// process (so load generator and server do not share an event loop), an autocannon POST run that keeps
+// every response time, and the req/s, p50, p99 figures computed from them.
+import { spawn, type ChildProcess, type StdioOptions } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import autocannon from 'autocannon';
+
+export interface Figures {
+  requestsPerSecond: number;
+  p50: number;
+  p99: number;
+}
+
+export interface LoadRun {
+  requests: number;
+  /** Milliseconds, one per response. */
+  latencies: number[];
+}
+
+export interface SpawnedServer {
+  url: string;
+  child: ChildProcess;
+}
+
+/** The `url` of a line such as `{"url":"http://127.0.0.1:1234"}`, the bench servers' ready signal. */
+export const urlLine = (line: string): string | undefined => (line.startsWith('{"url"') ? (JSON.parse(line) as { url: string }).url : undefined);
+
+/**
+ * Runs `node --import tsx ...args` and resolves once `match` finds the URL in a line of its stdout.
+ * `ipc` adds an IPC channel (the function bench asks its servers for their CPU usage over it).
+ */
+export async function spawnUntilUrl(
+  args: string[],
+  options: { match?: (line: string) => string | undefined; cwd?: string; ipc?: boolean } = {},
+): Promise<SpawnedServer> {
+  const stdio: StdioOptions = options.ipc ? ['ignore', 'pipe', 'inherit', 'ipc'] : ['ignore', 'pipe', 'inherit'];
+  const child = spawn(process.execPath, ['--import', 'tsx', ...args], { stdio, ...(options.cwd ? { cwd: options.cwd } : {}) });
+  const match = options.match ?? urlLine;
+  for await (const line of createInterface({ input: child.stdout! })) {
+    const url = match(line);
+    if (url) {
+      // Keep draining stdout (logs) so the child never blocks on a full pipe.
+      child.stdout!.resume();
+      return { url, child };
+    }
+  }
+  throw new Error(`${args.join(' ')} exited before it was ready`);
+}
+
+export interface PostLoad {
+  url: string;
+  body: string;
+  connections: number;
+  seconds: number;
+  /** For HTTPS servers: the CA to trust. */
+  ca?: string;
+}
+
+/** One autocannon run of JSON POSTs; any error or non-2xx reply rejects, so figures are never of failures. */
+export function autocannonPost(load: PostLoad): Promise<LoadRun> {
+  const latencies: number[] = [];
+  return new Promise((resolve, reject) => {
+    const instance = autocannon(
+      {
+        url: load.url,
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: load.body,
+        connections: load.connections,
+        duration: load.seconds,
+        ...(load.ca ? { tlsOptions: { ca: load.ca } } : {}),
+      },
+      (error, result) => {
+        if (error) return reject(error);
+        if (result.errors > 0 || result.non2xx > 0) return reject(new Error(`${load.url}: ${result.errors} errors, ${result.non2xx} non-2xx replies`));
+        resolve({ requests: result.requests.total, latencies });
+      },
+    );
+    // autocannon's own histogram has 1 ms resolution; collect per-response times instead.
+    instance.on('response', (_client, _status, _bytes, responseTime: number) => void latencies.push(responseTime));
+  });
+}
+
+function percentile(sorted: Float64Array, p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
+}
+
+/** req/s over `seconds` and the p50/p99 of `latencies` (ms). */
+export function figures(latencies: number[], requests: number, seconds: number): Figures {
+  const sorted = Float64Array.from(latencies).sort();
+  return { requestsPerSecond: requests / seconds, p50: percentile(sorted, 50), p99: percentile(sorted, 99) };
+}

@@ -21,24 +21,23 @@ export function pickSetting(values: FlagValues, env: NodeJS.ProcessEnv, flag: st
   return undefined;
 }
 
-/** An integer in [min, max], or `fallback` when nothing set it. */
-export function settingInteger(picked: Setting | undefined, fallback: number, min: number, max: number): number {
+function settingInRange(picked: Setting | undefined, fallback: number, min: number, max: number, integer: boolean): number {
   if (!picked) return fallback;
   const parsed = Number(picked.value);
-  if (!Number.isInteger(parsed) || parsed < min || parsed > max) {
-    throw new Error(`${picked.setting}: "${picked.value}" is not an integer between ${min} and ${max}`);
+  if (!Number.isFinite(parsed) || (integer && !Number.isInteger(parsed)) || parsed < min || parsed > max) {
+    throw new Error(`${picked.setting}: "${picked.value}" is not ${integer ? 'an integer' : 'a number'} between ${min} and ${max}`);
   }
   return parsed;
 }
 
+/** An integer in [min, max], or `fallback` when nothing set it. */
+export function settingInteger(picked: Setting | undefined, fallback: number, min: number, max: number): number {
+  return settingInRange(picked, fallback, min, max, true);
+}
+
 /** A finite number (fractions allowed) in [min, max], or `fallback` when nothing set it. */
 export function settingNumber(picked: Setting | undefined, fallback: number, min: number, max: number): number {
-  if (!picked) return fallback;
-  const parsed = Number(picked.value);
-  if (!Number.isFinite(parsed) || parsed < min || parsed > max) {
-    throw new Error(`${picked.setting}: "${picked.value}" is not a number between ${min} and ${max}`);
-  }
-  return parsed;
+  return settingInRange(picked, fallback, min, max, false);
 }
 
 /** One of `allowed` (exact spelling), or `fallback` when nothing set it. */

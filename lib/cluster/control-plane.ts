@@ -98,6 +98,24 @@ export async function startControlPlane(opts: StartControlPlaneOptions = {}): Pr
   }
 }
 
+/**
+ * What kube-controller-manager and kube-scheduler both take: the kubeconfig for API access and for
+ * delegated authn/authz of their own secure port (loopback only, probes and metrics open), no leader
+ * election (one instance per control plane).
+ */
+function componentArgs(kubeconfig: string, port: number, certDir: string): string[] {
+  return [
+    `--kubeconfig=${kubeconfig}`,
+    `--authentication-kubeconfig=${kubeconfig}`,
+    `--authorization-kubeconfig=${kubeconfig}`,
+    '--bind-address=127.0.0.1',
+    `--secure-port=${port}`,
+    `--cert-dir=${certDir}`,
+    '--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics',
+    '--leader-elect=false',
+  ];
+}
+
 async function startOnce(opts: StartControlPlaneOptions, binaries: ClusterBinaries, onProgress: (line: string) => void): Promise<ControlPlane> {
   const started = Date.now();
   const ownsDir = !opts.dir;
@@ -187,20 +205,12 @@ async function startOnce(opts: StartControlPlaneOptions, binaries: ClusterBinari
     await startApiserver();
 
     onProgress('starting kube-controller-manager, kube-scheduler and kwok');
-    const allowPaths = '--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics';
     const kcm = spawnSupervised({
       name: 'kube-controller-manager',
       command: binaries.kubeControllerManager,
       logDir,
       args: [
-        `--kubeconfig=${kcmKubeconfig}`,
-        `--authentication-kubeconfig=${kcmKubeconfig}`,
-        `--authorization-kubeconfig=${kcmKubeconfig}`,
-        '--bind-address=127.0.0.1',
-        `--secure-port=${ports.controllerManager}`,
-        `--cert-dir=${join(dir, 'kcm-certs')}`,
-        allowPaths,
-        '--leader-elect=false',
+        ...componentArgs(kcmKubeconfig, ports.controllerManager, join(dir, 'kcm-certs')),
         // Each controller acts as its own service account, so RBAC matches a real cluster.
         '--use-service-account-credentials=true',
         `--root-ca-file=${pki.caCert}`,
@@ -216,17 +226,7 @@ async function startOnce(opts: StartControlPlaneOptions, binaries: ClusterBinari
       name: 'kube-scheduler',
       command: binaries.kubeScheduler,
       logDir,
-      args: [
-        `--kubeconfig=${schedulerKubeconfig}`,
-        `--authentication-kubeconfig=${schedulerKubeconfig}`,
-        `--authorization-kubeconfig=${schedulerKubeconfig}`,
-        '--bind-address=127.0.0.1',
-        `--secure-port=${ports.scheduler}`,
-        `--cert-dir=${join(dir, 'scheduler-certs')}`,
-        allowPaths,
-        '--leader-elect=false',
-        '--v=1',
-      ],
+      args: [...componentArgs(schedulerKubeconfig, ports.scheduler, join(dir, 'scheduler-certs')), '--v=1'],
     });
     processes.set('kube-scheduler', scheduler);
     const kwok = spawnSupervised({

@@ -9,17 +9,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bundleFromSecret, readCertificateSecret } from '../../certs/secret-store.ts';
 import { KubeClient } from '../../lib/kube/index.ts';
 import { setupClusterSuite, type ClusterSuite } from '../cluster/suite.ts';
-import { annotatedPod, createWatcher, deleteNamespace, installWatcherCrd, kubectl, logwatch } from './webhook-harness.ts';
+import { annotatedPod, createWatcher, deleteNamespace, devWebhookFor, installWatcherCrd, kubectl, logwatch } from './webhook-harness.ts';
 
 let suite: ClusterSuite;
 let child: ChildProcess | undefined;
 let certNamespace: string;
 let configurationName: string;
+let devArgs: string[];
 
 beforeAll(async () => {
   suite = await setupClusterSuite('webhook-cli');
-  certNamespace = `${suite.namespace}-kubeloop`;
-  configurationName = `kubeloop-watcher-sidecar-${suite.namespace}`;
+  ({ certNamespace, configurationName, args: devArgs } = devWebhookFor(suite));
   await installWatcherCrd(suite);
   await createWatcher(suite, logwatch);
 });
@@ -35,21 +35,7 @@ afterAll(async () => {
 
 describe('kubeloop webhook --dev', () => {
   it('serves over HTTPS, registers itself, injects into a pod the API server admits, and exits 0 on SIGTERM', async () => {
-    child = spawn(
-      process.execPath,
-      [
-        'cli/bin.js',
-        'webhook',
-        '--dev',
-        '--port=0',
-        '--host=127.0.0.1',
-        `--kubeconfig=${suite.kubeconfigPath}`,
-        `--namespace=${certNamespace}`,
-        `--configuration=${configurationName}`,
-        `--only-namespace=${suite.namespace}`,
-      ],
-      { stdio: ['ignore', 'pipe', 'inherit'] },
-    );
+    child = spawn(process.execPath, ['cli/bin.js', 'webhook', ...devArgs], { stdio: ['ignore', 'pipe', 'inherit'] });
     let url: string | undefined;
     for await (const line of createInterface({ input: child.stdout! })) {
       if (line.includes('"webhook serving"')) {

@@ -56,26 +56,29 @@ export interface WebhookUnderTest {
 }
 
 /**
- * Starts the webhook in this process. Its certificate Secret lives in its own namespace (kubeloop's
- * namespace is excluded from injection), and only the suite's namespace is sent to it.
+ * The names and `kubeloop webhook --dev` arguments that confine a webhook to one suite: its certificate
+ * Secret lives in its own namespace (kubeloop's namespace is excluded from injection), its
+ * MutatingWebhookConfiguration is named after the suite, and only the suite's namespace is sent to it.
  */
-export async function startWebhookFor(suite: ClusterSuite, extraArgs: string[] = []): Promise<WebhookUnderTest> {
+export function devWebhookFor(suite: ClusterSuite): { certNamespace: string; configurationName: string; args: string[] } {
   const certNamespace = `${suite.namespace}-kubeloop`;
   const configurationName = `kubeloop-watcher-sidecar-${suite.namespace}`;
-  const config = readWebhookConfig(
-    [
-      '--dev',
-      '--port=0',
-      '--host=127.0.0.1',
-      `--kubeconfig=${suite.kubeconfigPath}`,
-      `--namespace=${certNamespace}`,
-      `--configuration=${configurationName}`,
-      `--only-namespace=${suite.namespace}`,
-      `--watch-namespace=${suite.namespace}`,
-      ...extraArgs,
-    ],
-    {},
-  );
+  const args = [
+    '--dev',
+    '--port=0',
+    '--host=127.0.0.1',
+    `--kubeconfig=${suite.kubeconfigPath}`,
+    `--namespace=${certNamespace}`,
+    `--configuration=${configurationName}`,
+    `--only-namespace=${suite.namespace}`,
+  ];
+  return { certNamespace, configurationName, args };
+}
+
+/** Starts the webhook in this process (see devWebhookFor), caching the suite's Watchers only. */
+export async function startWebhookFor(suite: ClusterSuite, extraArgs: string[] = []): Promise<WebhookUnderTest> {
+  const { certNamespace, configurationName, args } = devWebhookFor(suite);
+  const config = readWebhookConfig([...args, `--watch-namespace=${suite.namespace}`, ...extraArgs], {});
   const webhook = await startWebhook(config, { logger: createLogger({ name: 'webhook', level: process.env.KUBELOOP_TEST_LOG_LEVEL === 'debug' ? 'debug' : 'warn' }) });
   return { webhook, configurationName, certNamespace };
 }

@@ -8,6 +8,7 @@ import {
   event,
   isControlledBy,
   jsonEqual,
+  missingChildren,
   respond,
   statusAction,
   toMetaTime,
@@ -120,10 +121,7 @@ export function reconcileAt(request: ReconcileRequest, config: AtConfig): Reconc
   if (at.metadata?.deletionTimestamp) return respond([]);
 
   const children = request.children[POD_CHILDREN];
-  if (!children) {
-    const message = `the request has no children["${POD_CHILDREN}"]: the At Loop must own v1 Pods`;
-    return respond([], { error: { type: 'permanent', message } });
-  }
+  if (!children) return missingChildren(POD_CHILDREN, 'the At Loop must own v1 Pods');
   // DONE is final, as in the seed: the command ran once; a later edit of the At does not run it again
   // (its status is only written back when observedGeneration has to catch up with the edit).
   const recorded: AtPhase | undefined = at.status?.phase;

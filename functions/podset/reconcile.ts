@@ -7,6 +7,7 @@ import {
   create,
   event,
   isControlledBy,
+  missingChildren,
   respond,
   statusAction,
   targetOf,
@@ -79,11 +80,7 @@ export function reconcilePodSet(request: ReconcileRequest, config: PodSetConfig)
   if (podset.metadata?.deletionTimestamp) return respond([]);
 
   const children = request.children[POD_CHILDREN];
-  if (!children) {
-    // Creating pods without seeing the existing ones would create them again on every reconcile.
-    const message = `the request has no children["${POD_CHILDREN}"]: the PodSet Loop must own v1 Pods`;
-    return respond([], { error: { type: 'permanent', message } });
-  }
+  if (!children) return missingChildren(POD_CHILDREN, 'the PodSet Loop must own v1 Pods');
 
   const replicas = podset.spec?.replicas ?? MIN_REPLICAS;
   if (!Number.isInteger(replicas) || replicas < MIN_REPLICAS || replicas > MAX_REPLICAS) return invalidReplicas(replicas);

@@ -6,6 +6,7 @@ import {
   event,
   isControlledBy,
   jsonEqual,
+  missingChildren,
   patchAction,
   respond,
   statusAction,
@@ -45,10 +46,7 @@ export function reconcileWatcher(request: ReconcileRequest): ReconcileResponse {
   if (watcher.metadata?.deletionTimestamp) return respond([]);
 
   const children = request.children[CONFIGMAP_CHILDREN] as ConfigMap[] | undefined;
-  if (!children) {
-    const message = `the request has no children["${CONFIGMAP_CHILDREN}"]: the Watcher Loop must own v1 ConfigMaps`;
-    return respond([], { error: { type: 'permanent', message } });
-  }
+  if (!children) return missingChildren(CONFIGMAP_CHILDREN, 'the Watcher Loop must own v1 ConfigMaps');
 
   const data = watcher.spec?.configData ?? {};
   const binaryData = watcher.spec?.configBinaryData ?? {};

@@ -120,3 +120,12 @@ export function respond(
     ...extra,
   };
 }
+
+/**
+ * The reply when `request.children[key]` is absent: the Loop does not own that kind, and acting without
+ * seeing the existing children would create them again on every reconcile. Permanent: a retry cannot help.
+ * `fix` says what the Loop must own, e.g. "the PodSet Loop must own v1 Pods".
+ */
+export function missingChildren(key: string, fix: string): ReconcileResponse {
+  return respond([], { error: { type: 'permanent', message: `the request has no children["${key}"]: ${fix}` } });
+}

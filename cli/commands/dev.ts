@@ -3,6 +3,7 @@
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { pickSetting, settingNumber } from '../../lib/config/settings.ts';
 import { runDev, type DevOptions } from '../../lib/dev/run-dev.ts';
 
 const USAGE = `usage: kubeloop dev [--kubeconfig FILE] [--no-webhook] [--no-samples] [--namespace kubeloop-system]
@@ -33,10 +34,9 @@ export function readDevOptions(argv: string[], out: DevOptions['out']): DevOptio
     },
   });
   if (positionals.length > 0) throw new Error(`unexpected arguments: ${positionals.join(' ')}\n${USAGE}`);
-  const interval = Number(values['status-interval-seconds'] ?? '2');
-  if (!Number.isFinite(interval) || interval < 0.2 || interval > 3600) {
-    throw new Error(`--status-interval-seconds: "${values['status-interval-seconds']}" is not a number of seconds between 0.2 and 3600`);
-  }
+  // No environment fallbacks on purpose: a KUBECONFIG set in the shell must not turn `npm start` into a run
+  // against that cluster; --kubeconfig says so explicitly.
+  const interval = settingNumber(pickSetting(values, {}, 'status-interval-seconds'), 2, 0.2, 3600);
   const namespace = values.namespace ?? 'kubeloop-system';
   if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(namespace)) throw new Error(`--namespace: "${namespace}" is not a valid namespace name`);
   return {

@@ -2,8 +2,7 @@
 // at start-up and a bad one is reported with the flag or variable that set it.
 import { parseArgs } from 'node:util';
 import { pickSetting, settingInteger, settingOneOf } from '../lib/config/settings.ts';
-import { parseLogLevel, type LogLevel } from '../lib/observability/logger.ts';
-import { DEFAULT_BODY_LIMIT_BYTES } from '../lib/server/create-server.ts';
+import { readServerSettings, SERVER_FLAG_OPTIONS, type ServerSettings } from '../lib/server/server-settings.ts';
 import type { MissingWatcherPolicy } from './admit-pod.ts';
 import { DEFAULT_CONFIGURATION_NAME, DEFAULT_WEBHOOK_PORT, type FailurePolicy } from './configuration.ts';
 
@@ -13,9 +12,7 @@ import { DEFAULT_CONFIGURATION_NAME, DEFAULT_WEBHOOK_PORT, type FailurePolicy } 
  */
 export type CertificateMode = 'self-managed' | 'files';
 
-export interface WebhookConfig {
-  port: number;
-  host: string;
+export interface WebhookConfig extends ServerSettings {
   kubeconfig?: string;
   /** kubeloop's namespace: holds the certificate Secret and is never sent to the webhook. */
   namespace: string;
@@ -37,9 +34,6 @@ export interface WebhookConfig {
   onlyNamespaces: string[];
   /** Cache Watchers of one namespace only (tests); all namespaces by default. */
   watchNamespace?: string;
-  bodyLimitBytes: number;
-  logLevel: LogLevel;
-  drainDelaySeconds: number;
 }
 
 export const WEBHOOK_USAGE = `usage: kubeloop webhook [options]
@@ -66,8 +60,7 @@ export function readWebhookConfig(argv: string[], env: NodeJS.ProcessEnv = proce
     args: argv,
     allowPositionals: true,
     options: {
-      port: { type: 'string' },
-      host: { type: 'string' },
+      ...SERVER_FLAG_OPTIONS,
       kubeconfig: { type: 'string' },
       namespace: { type: 'string' },
       service: { type: 'string' },
@@ -82,19 +75,14 @@ export function readWebhookConfig(argv: string[], env: NodeJS.ProcessEnv = proce
       'failure-policy': { type: 'string' },
       'only-namespace': { type: 'string', multiple: true },
       'watch-namespace': { type: 'string' },
-      'body-limit-bytes': { type: 'string' },
-      'log-level': { type: 'string' },
-      'drain-delay-seconds': { type: 'string' },
     },
   });
   if (positionals.length > 0) throw new Error(`unexpected arguments: ${positionals.join(' ')}\n${WEBHOOK_USAGE}`);
   type Flag = Exclude<keyof typeof values, 'dev' | 'only-namespace'>;
   const pick = (flag: Flag, ...variables: string[]) => pickSetting(values, env, flag, ...variables);
   const text = (flag: Flag, fallback: string, ...variables: string[]): string => pick(flag, ...variables)?.value ?? fallback;
-  const level = pick('log-level', 'KUBELOOP_LOG_LEVEL');
   const config: WebhookConfig = {
-    port: settingInteger(pick('port', 'PORT'), DEFAULT_WEBHOOK_PORT, 0, 65535),
-    host: text('host', '0.0.0.0', 'HOST'),
+    ...readServerSettings(values, env, { defaultPort: DEFAULT_WEBHOOK_PORT, minBodyLimitBytes: 1024 * 1024, maxDrainDelaySeconds: 600 }),
     namespace: text('namespace', 'kubeloop', 'KUBELOOP_NAMESPACE', 'POD_NAMESPACE'),
     service: text('service', 'kubeloop-webhook', 'KUBELOOP_WEBHOOK_SERVICE'),
     secretName: text('secret', 'kubeloop-webhook-tls', 'KUBELOOP_WEBHOOK_SECRET'),
@@ -106,9 +94,6 @@ export function readWebhookConfig(argv: string[], env: NodeJS.ProcessEnv = proce
     dev: values.dev ?? false,
     failurePolicy: settingOneOf(pick('failure-policy', 'KUBELOOP_WEBHOOK_FAILURE_POLICY'), 'Ignore', ['Ignore', 'Fail']),
     onlyNamespaces: values['only-namespace'] ?? [],
-    bodyLimitBytes: settingInteger(pick('body-limit-bytes', 'KUBELOOP_BODY_LIMIT_BYTES'), DEFAULT_BODY_LIMIT_BYTES, 1024 * 1024, 1024 * 1024 * 1024),
-    logLevel: level ? parseLogLevel(level.value, level.setting) : 'info',
-    drainDelaySeconds: settingInteger(pick('drain-delay-seconds', 'KUBELOOP_DRAIN_DELAY_SECONDS'), 0, 0, 600),
   };
   const kubeconfig = pick('kubeconfig');
   if (kubeconfig) config.kubeconfig = kubeconfig.value;

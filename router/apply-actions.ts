@@ -73,19 +73,27 @@ export function isConflict(error: unknown): boolean {
 
 /**
  * Sends a JSON patch. The API server answers a failed `test` with the same bare 422 Invalid as any other
- * bad patch, so on 422 a patch that tests the resourceVersion is checked against the live object: a
- * different resourceVersion means our view was stale (requeue), the same one means the patch is invalid.
+ * bad patch. When the patch tests the resourceVersion, a 422 is a stale write if the watch cache already
+ * holds a newer version (the usual case: the change that beat us was watched before our answer came
+ * back); otherwise the live object is read once to tell a stale write from an invalid patch.
  */
-export async function sendJsonPatch(client: KubeClient, path: string, patch: JsonPatchOperation[]): Promise<void> {
+export async function sendJsonPatch(
+  client: KubeClient,
+  path: string,
+  patch: JsonPatchOperation[],
+  cachedResourceVersion: () => string | undefined = () => undefined,
+): Promise<void> {
   try {
     await client.request({ method: 'PATCH', path, contentType: JSON_PATCH, body: patch });
   } catch (error) {
     const tested = patch.find((op) => op.op === 'test' && op.path === '/metadata/resourceVersion') as { value?: unknown } | undefined;
     if (!isApiError(error, 422) || !tested) throw error;
+    const stale = (current: string | undefined) =>
+      new StaleWriteError(`${path}: changed since it was read (resourceVersion ${String(tested.value)} -> ${current})`);
+    const cached = cachedResourceVersion();
+    if (cached !== undefined && cached !== tested.value) throw stale(cached);
     const live = await client.request<KubernetesObject>({ path: path.replace(/\/status$/, '') }).catch(() => undefined);
-    if (live && live.metadata?.resourceVersion !== tested.value) {
-      throw new StaleWriteError(`${path}: changed since it was read (resourceVersion ${String(tested.value)} -> ${live.metadata?.resourceVersion})`);
-    }
+    if (live && live.metadata?.resourceVersion !== tested.value) throw stale(live.metadata?.resourceVersion);
     throw error;
   }
 }
@@ -106,7 +114,8 @@ async function applyOne(ctx: ApplyContext, action: Action): Promise<ActionResult
       if (!patch) return 'skipped';
       const resource = await ctx.discovery.resolve(primary.apiVersion ?? '', primary.kind ?? '');
       try {
-        await sendJsonPatch(client, objectPath(resource, primary.metadata?.name ?? '', primary.metadata?.namespace, 'status'), patch);
+        const cachedRv = () => ctx.lookup(primary.apiVersion ?? '', primary.kind ?? '', primary.metadata?.namespace, primary.metadata?.name ?? '')?.metadata?.resourceVersion;
+        await sendJsonPatch(client, objectPath(resource, primary.metadata?.name ?? '', primary.metadata?.namespace, 'status'), patch, cachedRv);
       } catch (error) {
         // The primary is gone: there is no status left to write.
         if (isApiError(error, 404) && error.reason === 'NotFound' && !/the server could not find the requested resource/.test(error.message)) return 'notfound';
@@ -120,7 +129,8 @@ async function applyOne(ctx: ApplyContext, action: Action): Promise<ActionResult
       if (!authorised(ctx, action, target)) return 'refused';
       const cached = isPrimaryTarget(primary, target) ? primary : ctx.lookup(target.apiVersion, target.kind, target.namespace, target.name);
       try {
-        await sendJsonPatch(client, objectPath(resource, target.name, target.namespace), withResourceVersionTest(action.patch, cached?.metadata?.resourceVersion));
+        const cachedRv = () => ctx.lookup(target.apiVersion, target.kind, target.namespace, target.name)?.metadata?.resourceVersion;
+        await sendJsonPatch(client, objectPath(resource, target.name, target.namespace), withResourceVersionTest(action.patch, cached?.metadata?.resourceVersion), cachedRv);
       } catch (error) {
         if (isApiError(error, 404)) return 'notfound';
         throw error;

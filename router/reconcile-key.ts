@@ -167,7 +167,8 @@ async function writeOrRequeue(runner: LoopRunner, primary: KubeObject, patch: Js
   const key = keyOf(primary);
   try {
     const resource = await deps.discovery.resolve(primary.apiVersion ?? '', primary.kind ?? '');
-    await sendJsonPatch(deps.client, objectPath(resource, primary.metadata?.name ?? '', primary.metadata?.namespace), patch);
+    const cachedRv = () => runner.lookup(primary.apiVersion ?? '', primary.kind ?? '', primary.metadata?.namespace, primary.metadata?.name ?? '')?.metadata?.resourceVersion;
+    await sendJsonPatch(deps.client, objectPath(resource, primary.metadata?.name ?? '', primary.metadata?.namespace), patch, cachedRv);
     deps.metrics.actions.inc({ loop: runner.loop.name, op: 'finalizer', result: 'applied' });
     return true;
   } catch (error) {

@@ -167,7 +167,7 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
     let continueToken: string | undefined;
     let resourceVersion = '';
     let pageSize: number | undefined = this.#options.pageSize ?? 500;
-    do {
+    for (;;) {
       let page: KubernetesListObject<T>;
       try {
         page = await client.request<KubernetesListObject<T>>({
@@ -178,7 +178,7 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
         });
       } catch (error) {
         if (continueToken !== undefined && isApiError(error, 410)) {
-          // The continue token expired mid-list: take everything in one unpaged list instead.
+          // The continue token expired mid-list: start over with one unpaged list.
           fresh.clear();
           continueToken = undefined;
           pageSize = undefined;
@@ -190,9 +190,11 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
         const object = this.#normalise(item);
         fresh.set(objectKey(object.metadata), object);
       }
-      continueToken = page.metadata?._continue || undefined;
       resourceVersion = page.metadata?.resourceVersion ?? resourceVersion;
-    } while (continueToken !== undefined);
+      // The wire name is `continue`; client-node's model type calls it `_continue`, which JSON never has.
+      continueToken = page.metadata?._continue || undefined;
+      if (continueToken === undefined) break;
+    }
     this.#replace(fresh);
     this.#resourceVersion = resourceVersion;
     this.#backoff.reset();
@@ -226,6 +228,8 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
     const controller = new AbortController();
     const onParentAbort = () => controller.abort(parent.reason);
     parent.addEventListener('abort', onParentAbort, { once: true });
+    // stop() may have run between the list and this watch: an abort before the listener never fires.
+    if (parent.aborted) controller.abort(parent.reason);
     // The server closes the watch after timeoutSeconds; if it has not by then plus grace, the
     // connection is dead without either side noticing (Pepr #745): abort and reconnect.
     let silent = false;

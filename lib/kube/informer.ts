@@ -192,7 +192,7 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
       }
       resourceVersion = page.metadata?.resourceVersion ?? resourceVersion;
       // The wire name is `continue`; client-node's model type calls it `_continue`, which JSON never has.
-      continueToken = page.metadata?._continue || undefined;
+      continueToken = (page.metadata as { continue?: string } | undefined)?.continue || undefined;
       if (continueToken === undefined) break;
     }
     this.#replace(fresh);

@@ -1,7 +1,10 @@
 // Helpers of bench/router.bench.ts: child processes (router, function), namespaces, bounded-pool pod
 // creation, a pod watch that timestamps first sightings, and percentiles.
-import { fork, spawn, type ChildProcess } from 'node:child_process';
+import { execFile, fork, spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import type { V1Pod } from '@kubernetes/client-node';
@@ -12,12 +15,41 @@ import type { RouterChildConfig, RouterChildStats } from './router-bench-router.
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
 export const MiB = 1024 * 1024;
 
+/** How child processes run the router and the function: compiled JavaScript as in the images, or the sources via tsx. */
+export interface ChildCode {
+  /** Node arguments before the script, and the script for a bench/ entry point named without extension. */
+  command(entry: 'router-bench-router' | 'function-bench-server'): { execArgv: string[]; script: string };
+  dispose(): Promise<void>;
+}
+
+/**
+ * Compiles the two child entry points and what they import (tsc, bench/router-bench.tsconfig.json) into a
+ * temp dir, as the Dockerfile does: tsx in the process would add its own memory to every RSS figure.
+ */
+export async function compileChildren(fromSource: boolean): Promise<ChildCode> {
+  if (fromSource) {
+    return { command: (entry) => ({ execArgv: ['--import', 'tsx'], script: join(ROOT, `bench/${entry}.ts`) }), dispose: async () => {} };
+  }
+  const dir = await mkdtemp(join(tmpdir(), 'kubeloop-router-bench-'));
+  const tsc = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
+  await promisify(execFile)(process.execPath, [tsc, '-p', join(ROOT, 'bench/router-bench.tsconfig.json'), '--outDir', join(dir, 'dist')], { cwd: ROOT });
+  await writeFile(join(dir, 'package.json'), JSON.stringify({ type: 'module' }));
+  await symlink(join(ROOT, 'node_modules'), join(dir, 'node_modules'));
+  return {
+    command: (entry) => ({ execArgv: [], script: join(dir, 'dist', 'bench', `${entry}.js`) }),
+    dispose: () => rm(dir, { recursive: true, force: true }),
+  };
+}
+
 /** Serves a registered function in a child process (bench/function-bench-server.ts); resolves with its URL. */
-export async function spawnFunction(name: string): Promise<{ url: string; child: ChildProcess }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'bench/function-bench-server.ts'), 'function', name], {
+export async function spawnFunction(code: ChildCode, name: string): Promise<{ url: string; child: ChildProcess }> {
+  const { execArgv, script } = code.command('function-bench-server');
+  const child = spawn(process.execPath, [...execArgv, script, 'function', name], {
     stdio: ['ignore', 'pipe', 'inherit'],
     cwd: ROOT,
   });
+  // A bench killed midway must not leave the function serving.
+  process.once('exit', () => child.kill());
   for await (const line of createInterface({ input: child.stdout! })) {
     if (line.startsWith('{"url"')) {
       child.stdout!.resume();
@@ -34,9 +66,10 @@ export interface RouterChild {
 }
 
 /** Starts bench/router-bench-router.ts with --expose-gc; resolves once its Loops run with complete caches. */
-export async function spawnRouter(config: RouterChildConfig): Promise<RouterChild> {
-  const child = fork(join(ROOT, 'bench/router-bench-router.ts'), [], {
-    execArgv: ['--import', 'tsx', '--expose-gc'],
+export async function spawnRouter(code: ChildCode, config: RouterChildConfig): Promise<RouterChild> {
+  const { execArgv, script } = code.command('router-bench-router');
+  const child = fork(script, [], {
+    execArgv: [...execArgv, '--expose-gc'],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     cwd: ROOT,
     env: { ...process.env, KUBELOOP_BENCH_ROUTER: JSON.stringify(config) },

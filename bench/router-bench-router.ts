@@ -30,6 +30,8 @@ export interface RouterChildStats {
   arrayBuffers: number;
   cpuUserMicros: number;
   cpuSystemMicros: number;
+  /** Counter totals from the router's metrics: "calls 2xx", "action patch/ok", "reconcile conflict"... */
+  counters: Record<string, number>;
 }
 
 const config = JSON.parse(process.env.KUBELOOP_BENCH_ROUTER ?? '{}') as RouterChildConfig;
@@ -58,7 +60,21 @@ const router = await startRouter({
 for (const loop of config.loops) await router.waitForLoop(loop.metadata.name ?? '', 120_000);
 
 const gc = (globalThis as { gc?: () => void }).gc;
-function stats(collect: boolean): RouterChildStats {
+/** Sums the counters the bench reports (calls by code, actions by op/result, reconciles by result). */
+async function counters(): Promise<Record<string, number>> {
+  const sums: Record<string, number> = {};
+  const add = (key: string, value: number) => (sums[key] = (sums[key] ?? 0) + value);
+  for (const metric of await router.metrics.registry.getMetricsAsJSON()) {
+    for (const v of metric.values as Array<{ labels: Record<string, string | number>; value: number; metricName?: string }>) {
+      if (metric.name === 'kubeloop_router_function_calls_total') add(`calls ${v.labels.code}`, v.value);
+      if (metric.name === 'kubeloop_router_actions_total') add(`action ${v.labels.op}/${v.labels.result}`, v.value);
+      if (metric.name === 'kubeloop_router_reconcile_duration_seconds' && v.metricName?.endsWith('_count')) add(`reconcile ${v.labels.result}`, v.value);
+    }
+  }
+  return sums;
+}
+
+async function stats(collect: boolean): Promise<RouterChildStats> {
   if (collect && gc) {
     // Twice: the first pass can leave objects whose finalisation frees more on the second.
     gc();
@@ -77,11 +93,14 @@ function stats(collect: boolean): RouterChildStats {
     arrayBuffers: memory.arrayBuffers,
     cpuUserMicros: cpu.user,
     cpuSystemMicros: cpu.system,
+    counters: await counters(),
   };
 }
 
 process.on('message', (message: { type: 'stats'; gc?: boolean; id: number } | { type: 'stop' }) => {
-  if (message.type === 'stats') process.send?.({ type: 'stats', id: message.id, stats: stats(message.gc === true) });
+  if (message.type === 'stats') void stats(message.gc === true).then((s) => process.send?.({ type: 'stats', id: message.id, stats: s }));
   else void router.stop().finally(() => process.exit(0));
 });
+// The parent died without stopping us: do not outlive it.
+process.on('disconnect', () => process.exit(0));
 process.send?.({ type: 'ready' });

@@ -10,7 +10,9 @@ import { startControlPlane } from '../lib/cluster/index.ts';
 import { KubeClient } from '../lib/kube/index.ts';
 import type { Loop } from '../router/loop-spec.ts';
 import {
+  compileChildren,
   createNamespace,
+  type ChildCode,
   deleteAllPods,
   MiB,
   percentile,
@@ -29,6 +31,7 @@ const RSS_PODS = (process.env.BENCH_RSS_PODS ?? '1000,10000')
   .filter((s) => s.trim() !== '')
   .map(Number)
   .sort((a, b) => a - b);
+const FROM_SOURCE = process.env.BENCH_FROM_SOURCE === '1';
 const NODES = 4;
 const ANNOTATION = 'kubeloop.dev/add-pod-name-label';
 const LABEL = 'kubeloop.dev/pod-name';
@@ -55,12 +58,13 @@ interface LabelRun {
   max: number;
   routerCpuMs: number;
   routerRss: number;
+  counters: Record<string, number>;
 }
 
-async function labelRun(client: KubeClient, kubeconfigPath: string, functionUrl: string, mode: Mode, round: number): Promise<LabelRun> {
+async function labelRun(code: ChildCode, client: KubeClient, kubeconfigPath: string, functionUrl: string, mode: Mode, round: number): Promise<LabelRun> {
   const namespace = `bench-label-${mode}-${round}`;
   await createNamespace(client, namespace);
-  const router = await spawnRouter({ kubeconfigPath, loops: [loop('pod-name-label', namespace, functionUrl, true)], invoke: mode, functionName: 'pod-name-label' });
+  const router = await spawnRouter(code, { kubeconfigPath, loops: [loop('pod-name-label', namespace, functionUrl, true)], invoke: mode, functionName: 'pod-name-label' });
   const cpuBefore = await router.stats();
   const seen = await watchPods(client, namespace, LABEL);
   const started = performance.now();
@@ -95,8 +99,10 @@ async function labelRun(client: KubeClient, kubeconfigPath: string, functionUrl:
     max: Math.max(...latencies),
     routerCpuMs: (after.cpuUserMicros + after.cpuSystemMicros - cpuBefore.cpuUserMicros - cpuBefore.cpuSystemMicros) / 1000,
     routerRss: after.rss,
+    counters: after.counters,
   };
-  console.error(`  ${mode} round ${round}: all ${PODS} labelled in ${(run.totalMs / 1000).toFixed(2)} s (p99 ${run.p99.toFixed(0)} ms)`);
+  const counts = Object.entries(after.counters).map(([k, v]) => `${k}=${v}`).join(', ');
+  console.error(`  ${mode} round ${round}: all ${PODS} labelled in ${(run.totalMs / 1000).toFixed(2)} s (p99 ${run.p99.toFixed(0)} ms); ${counts}`);
   // Clean up before the next run so it starts on a quiet API server.
   await client.request({ method: 'DELETE', path: `/apis/apps/v1/namespaces/${namespace}/replicasets/bench`, query: { propagationPolicy: 'Orphan' } });
   await deleteAllPods(client, namespace);
@@ -133,13 +139,16 @@ interface RssRow {
   syncMs: number;
 }
 
-async function rssReading(kubeconfigPath: string, functionUrl: string, namespace: string, pods: number, metadataOnly: boolean): Promise<RssRow> {
+async function rssReading(code: ChildCode, kubeconfigPath: string, functionUrl: string, namespace: string, pods: number, metadataOnly: boolean): Promise<RssRow> {
   const started = performance.now();
-  const router = await spawnRouter({ kubeconfigPath, loops: [loop('rss', namespace, functionUrl, metadataOnly)], invoke: 'http' });
+  const router = await spawnRouter(code, { kubeconfigPath, loops: [loop('rss', namespace, functionUrl, metadataOnly)], invoke: 'http' });
   // Synced and every initial reconcile done (no writes: the pods are not annotated).
+  let last: RouterChildStats | undefined;
   await until(`router caching ${pods} pods with an empty queue`, 300_000, async () => {
-    const s = await router.stats();
-    return s.synced && s.cached === pods && s.pending === 0;
+    last = await router.stats();
+    return last.synced && last.cached === pods && last.pending === 0;
+  }).catch((error: Error) => {
+    throw new Error(`${error.message}; last seen: ${JSON.stringify(last)}`);
   });
   const syncMs = performance.now() - started;
   // Settle, then take the lower of two GC'd readings (a late allocation can land in one).
@@ -213,11 +222,15 @@ function printRss(idle: RssRow[], rows: RssRow[]): void {
 
 async function main(): Promise<void> {
   const benchStarted = performance.now();
-  const plane = await startControlPlane({ nodes: NODES, onProgress: (line) => process.stderr.write(`[control-plane] ${line}\n`) });
+  // Compile while the control plane starts.
+  const [code, plane] = await Promise.all([
+    compileChildren(FROM_SOURCE),
+    startControlPlane({ nodes: NODES, onProgress: (line) => process.stderr.write(`[control-plane] ${line}\n`) }),
+  ]);
   const kubeConfig: KubeConfig = plane.kubeConfig();
   // The bench's own client: well above the router's limits so it never is the bottleneck.
   const client = await KubeClient.fromKubeConfig(kubeConfig, { rateLimit: { qps: 0, burst: 0 } });
-  const fn = await spawnFunction('pod-name-label');
+  const fn = await spawnFunction(code, 'pod-name-label');
   try {
     console.error(`[bench] function pod-name-label at ${fn.url}; ${PODS} pods x ${ROUNDS} round(s), RSS at ${RSS_PODS.join(', ')} pods`);
     const runs: LabelRun[] = [];
@@ -225,7 +238,7 @@ async function main(): Promise<void> {
       for (let round = 1; round <= ROUNDS; round++) {
         // Alternate which goes first so drift on a shared machine hits both alike.
         const order: Mode[] = round % 2 === 1 ? ['http', 'in-process'] : ['in-process', 'http'];
-        for (const mode of order) runs.push(await labelRun(client, plane.kubeconfigPath, fn.url, mode, round));
+        for (const mode of order) runs.push(await labelRun(code, client, plane.kubeconfigPath, fn.url, mode, round));
       }
     }
     const idle: RssRow[] = [];
@@ -233,12 +246,12 @@ async function main(): Promise<void> {
     if (RSS_PODS.length > 0) {
       const namespace = 'bench-rss';
       await createNamespace(client, namespace);
-      for (const metadataOnly of [true, false]) idle.push(await rssReading(plane.kubeconfigPath, fn.url, namespace, 0, metadataOnly));
+      for (const metadataOnly of [true, false]) idle.push(await rssReading(code, plane.kubeconfigPath, fn.url, namespace, 0, metadataOnly));
       let created = 0;
       for (const pods of RSS_PODS) {
         await createPods(client, namespace, created, pods);
         created = pods;
-        for (const metadataOnly of [true, false]) rows.push(await rssReading(plane.kubeconfigPath, fn.url, namespace, pods, metadataOnly));
+        for (const metadataOnly of [true, false]) rows.push(await rssReading(code, plane.kubeconfigPath, fn.url, namespace, pods, metadataOnly));
       }
     }
     if (runs.length > 0) printLabelRuns(runs);
@@ -248,6 +261,7 @@ async function main(): Promise<void> {
     fn.child.kill();
     await client.close();
     await plane.stop();
+    await code.dispose();
   }
 }
 

@@ -148,6 +148,10 @@ export interface Sightings {
   added: Map<string, number>;
   /** Local time each pod was first seen carrying the label, by name. */
   labelled: Map<string, number>;
+  /** Local time each pod was first seen Running (kwok's status write), by name: context for the label's latency. */
+  running: Map<string, number>;
+  /** Watch events seen per pod before its label, by name: how often the pod changed under the router. */
+  changesBeforeLabel: Map<string, number>;
   stop(): void;
 }
 
@@ -163,7 +167,7 @@ export async function watchPods(client: KubeClient, namespace: string, label: st
     query: { watch: true, resourceVersion: list.metadata.resourceVersion, allowWatchBookmarks: true, timeoutSeconds: 3600 },
     signal: abort.signal,
   });
-  const sightings: Sightings = { added: new Map(), labelled: new Map(), stop: () => abort.abort() };
+  const sightings: Sightings = { added: new Map(), labelled: new Map(), running: new Map(), changesBeforeLabel: new Map(), stop: () => abort.abort() };
   void (async () => {
     try {
       for await (const event of readWatchEvents<V1Pod>(body)) {
@@ -171,7 +175,10 @@ export async function watchPods(client: KubeClient, namespace: string, label: st
         const name = event.object.metadata?.name;
         if (!name || (event.type !== 'ADDED' && event.type !== 'MODIFIED')) continue;
         if (!sightings.added.has(name)) sightings.added.set(name, now);
-        if (event.object.metadata?.labels?.[label] !== undefined && !sightings.labelled.has(name)) sightings.labelled.set(name, now);
+        if (event.object.status?.phase === 'Running' && !sightings.running.has(name)) sightings.running.set(name, now);
+        if (sightings.labelled.has(name)) continue;
+        if (event.object.metadata?.labels?.[label] !== undefined) sightings.labelled.set(name, now);
+        else sightings.changesBeforeLabel.set(name, (sightings.changesBeforeLabel.get(name) ?? 0) + 1);
       }
     } catch (error) {
       if (!abort.signal.aborted) console.error(`pod watch of ${namespace} failed: ${(error as Error).message}`);

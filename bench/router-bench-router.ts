@@ -16,6 +16,8 @@ export interface RouterChildConfig {
   invoke: 'http' | 'in-process';
   /** Registered function name, for 'in-process'. */
   functionName?: string;
+  /** The router's client-side API limit; its default (QPS 50, burst 100) when omitted. */
+  rateLimit?: { qps: number; burst: number };
 }
 
 export interface RouterChildStats {
@@ -53,6 +55,7 @@ kubeConfig.loadFromFile(config.kubeconfigPath);
 const router = await startRouter({
   kubeConfig,
   loops: config.loops,
+  ...(config.rateLimit ? { rateLimit: config.rateLimit } : {}),
   // Warnings and errors only, to stderr (the parent shows them): a bench must not measure log volume.
   logger: createLogger({ name: 'router', level: 'warn', destination: process.stderr }),
   ...(config.invoke === 'in-process' ? { invoke: await inProcessInvoker(config.functionName ?? 'pod-name-label') } : {}),

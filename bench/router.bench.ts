@@ -32,6 +32,9 @@ const RSS_PODS = (process.env.BENCH_RSS_PODS ?? '1000,10000')
   .map(Number)
   .sort((a, b) => a - b);
 const FROM_SOURCE = process.env.BENCH_FROM_SOURCE === '1';
+// The router's client-side API limit (QPS; burst twice that); the router's default when unset.
+const ROUTER_QPS = process.env.BENCH_ROUTER_QPS ? Number(process.env.BENCH_ROUTER_QPS) : undefined;
+const ROUTER_RATE_LIMIT = ROUTER_QPS === undefined ? {} : { rateLimit: { qps: ROUTER_QPS, burst: ROUTER_QPS * 2 } };
 const NODES = 4;
 const ANNOTATION = 'kubeloop.dev/add-pod-name-label';
 const LABEL = 'kubeloop.dev/pod-name';
@@ -58,13 +61,17 @@ interface LabelRun {
   max: number;
   routerCpuMs: number;
   routerRss: number;
+  /** p50 of first seen -> first seen Running (kwok), the pod's own churn the label patch races with. */
+  runningP50: number;
+  /** Mean watch events per pod before the label's (the pod's creation, binding and status writes). */
+  changesBeforeLabel: number;
   counters: Record<string, number>;
 }
 
 async function labelRun(code: ChildCode, client: KubeClient, kubeconfigPath: string, functionUrl: string, mode: Mode, round: number): Promise<LabelRun> {
   const namespace = `bench-label-${mode}-${round}`;
   await createNamespace(client, namespace);
-  const router = await spawnRouter(code, { kubeconfigPath, loops: [loop('pod-name-label', namespace, functionUrl, true)], invoke: mode, functionName: 'pod-name-label' });
+  const router = await spawnRouter(code, { kubeconfigPath, loops: [loop('pod-name-label', namespace, functionUrl, true)], invoke: mode, functionName: 'pod-name-label', ...ROUTER_RATE_LIMIT });
   const cpuBefore = await router.stats();
   const seen = await watchPods(client, namespace, LABEL);
   const started = performance.now();
@@ -99,6 +106,8 @@ async function labelRun(code: ChildCode, client: KubeClient, kubeconfigPath: str
     max: Math.max(...latencies),
     routerCpuMs: (after.cpuUserMicros + after.cpuSystemMicros - cpuBefore.cpuUserMicros - cpuBefore.cpuSystemMicros) / 1000,
     routerRss: after.rss,
+    runningP50: percentile([...seen.running].map(([name, at]) => at - (seen.added.get(name) ?? at)), 50),
+    changesBeforeLabel: [...seen.changesBeforeLabel.values()].reduce((a, b) => a + b, 0) / PODS,
     counters: after.counters,
   };
   const counts = Object.entries(after.counters).map(([k, v]) => `${k}=${v}`).join(', ');
@@ -182,11 +191,12 @@ const sec = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
 const mib = (bytes: number) => `${(bytes / MiB).toFixed(1)} MiB`;
 
 function printLabelRuns(runs: LabelRun[]): void {
-  console.log(`\n(1) ${PODS} annotated pods from one ReplicaSet, pod-name-label Loop (metadata-only, maxConcurrency 16), ${ROUNDS} round(s)`);
-  console.log('  invoke       round  all labelled  last pod seen  p50 ms  p99 ms  max ms  router CPU  router RSS');
+  const limit = ROUTER_QPS === undefined ? 'default API limit' : `API limit QPS ${ROUTER_QPS}`;
+  console.log(`\n(1) ${PODS} annotated pods from one ReplicaSet, pod-name-label Loop (metadata-only, maxConcurrency 16, router ${limit}), ${ROUNDS} round(s)`);
+  console.log('  invoke       round  all labelled  last pod seen  p50 ms  p99 ms  max ms  Running p50  events/pod  calls/pod  router CPU  router RSS');
   for (const r of runs) {
     console.log(
-      `  ${r.mode.padEnd(11)}  ${String(r.round).padStart(5)}  ${sec(r.totalMs).padStart(12)}  ${sec(r.lastAddedMs).padStart(13)}  ${r.p50.toFixed(0).padStart(6)}  ${r.p99.toFixed(0).padStart(6)}  ${r.max.toFixed(0).padStart(6)}  ${sec(r.routerCpuMs).padStart(10)}  ${mib(r.routerRss).padStart(10)}`,
+      `  ${r.mode.padEnd(11)}  ${String(r.round).padStart(5)}  ${sec(r.totalMs).padStart(12)}  ${sec(r.lastAddedMs).padStart(13)}  ${r.p50.toFixed(0).padStart(6)}  ${r.p99.toFixed(0).padStart(6)}  ${r.max.toFixed(0).padStart(6)}  ${`${r.runningP50.toFixed(0)} ms`.padStart(11)}  ${r.changesBeforeLabel.toFixed(2).padStart(10)}  ${((r.counters['calls 2xx'] ?? 0) / PODS).toFixed(2).padStart(9)}  ${sec(r.routerCpuMs).padStart(10)}  ${mib(r.routerRss).padStart(10)}`,
     );
   }
   const mean = (mode: Mode, pick: (r: LabelRun) => number) => {

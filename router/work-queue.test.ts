@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { WorkQueue, type QueueItem } from './work-queue.ts';
 
 function deferred() {
@@ -151,5 +151,22 @@ describe('WorkQueue', () => {
     await queue.idle();
     expect(errors).toEqual(['bad: boom']);
     expect(seen).toEqual(['good']);
+  });
+  it('waits out a delay longer than setTimeout can hold (an At due in years) instead of firing at once', async () => {
+    vi.useFakeTimers();
+    try {
+      const calls: string[] = [];
+      const queue = new WorkQueue<null>({ concurrency: 1, now: () => Date.now(), process: async (item) => void calls.push(item.key) });
+      const fourYearsMs = 4 * 365 * 24 * 3600 * 1000;
+      queue.addAfter('at-new-year', null, fourYearsMs);
+      await vi.advanceTimersByTimeAsync(60_000);
+      expect(calls).toEqual([]);
+      await vi.advanceTimersByTimeAsync(fourYearsMs - 60_001);
+      expect(calls).toEqual([]);
+      await vi.advanceTimersByTimeAsync(2);
+      expect(calls).toEqual(['at-new-year']);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });

@@ -33,6 +33,8 @@ interface Timer<T> {
 
 // 5 ms doubling to 60 s: a conflict retries at once, a function that is down is probed at least once a minute.
 export const DEFAULT_QUEUE_BACKOFF: BackoffPolicy = { baseMs: 5, maxMs: 60_000, jitter: 0.1 };
+/** The longest delay Node's setTimeout honours (2^31-1 ms, about 24.8 days). */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 export class WorkQueue<T> {
   readonly #options: WorkQueueOptions<T>;
@@ -107,10 +109,22 @@ export class WorkQueue<T> {
     const existing = this.#timers.get(key);
     if (existing && existing.due <= due) return;
     if (existing) clearTimeout(existing.handle);
+    this.#armTimer(key, payload, due);
+  }
+
+  /**
+   * Node fires a timer longer than 2^31-1 ms after 1 ms (TimeoutOverflowWarning): an At due in years would
+   * hot-loop. Long delays are therefore waited out in chunks, re-armed until the due time.
+   */
+  #armTimer(key: string, payload: T, due: number): void {
     const handle = setTimeout(() => {
+      if (this.#now() < due) {
+        this.#armTimer(key, payload, due);
+        return;
+      }
       this.#timers.delete(key);
       this.add(key, payload);
-    }, delayMs);
+    }, Math.min(Math.max(due - this.#now(), 1), MAX_TIMER_MS));
     handle.unref?.();
     this.#timers.set(key, { due, payload, handle });
   }

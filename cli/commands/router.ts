@@ -20,6 +20,9 @@ export async function run(argv: string[]): Promise<number> {
   const state: { router?: Awaited<ReturnType<typeof startRouter>> } = {};
   const ops = createServer({ logger, metrics: metrics.registry, ready: () => state.router?.ready() ?? false });
   const url = await listen(ops.app, { port: config.port, host: config.host });
+  // A stop asked for while the router is still connecting ends it cleanly: nothing has been written yet.
+  const stopWhileStarting = () => process.exit(0);
+  process.once('SIGTERM', stopWhileStarting).once('SIGINT', stopWhileStarting);
   const router = await startRouter({
     kubeConfig,
     logger,
@@ -36,6 +39,7 @@ export async function run(argv: string[]): Promise<number> {
       : {}),
   });
   state.router = router;
+  process.off('SIGTERM', stopWhileStarting).off('SIGINT', stopWhileStarting);
   logger.info({ ops: url, identity: router.identity, leaderElect: config.leaderElect, loops: config.loops ? 'inline' : 'watching Loop objects' }, 'router started');
   closeOnSignals(ops, {
     exit: (code) => {

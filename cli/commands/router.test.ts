@@ -1,0 +1,49 @@
+// `kubeloop router` as a real process: a stop asked for while it is still connecting ends it cleanly.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+
+const BIN = fileURLToPath(new URL('../bin.js', import.meta.url));
+
+describe('kubeloop router', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'kubeloop-router-cli-'));
+  const sockets = new Set<Socket>();
+  // An API server that accepts connections and never answers: the router stays in start-up.
+  const silent = createServer((socket) => sockets.add(socket));
+  afterAll(() => {
+    for (const socket of sockets) socket.destroy();
+    silent.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('exits 0 on SIGTERM while it is still connecting to the API server', async () => {
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const address = silent.address();
+    if (address === null || typeof address === 'string') throw new Error('no port');
+    const kubeconfig = join(dir, 'kubeconfig');
+    writeFileSync(
+      kubeconfig,
+      [
+        'apiVersion: v1',
+        'kind: Config',
+        `clusters: [{name: c, cluster: {server: "https://127.0.0.1:${address.port}", insecure-skip-tls-verify: true}}]`,
+        'users: [{name: u, user: {token: t}}]',
+        'contexts: [{name: x, context: {cluster: c, user: u}}]',
+        'current-context: x',
+      ].join('\n'),
+    );
+    const child = spawn(process.execPath, [BIN, 'router', '--kubeconfig', kubeconfig, '--port', '0', '--host', '127.0.0.1'], {
+      env: { ...process.env, KUBELOOP_FROM_SOURCE: '1' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    // Wait until the router has reached the API server (it is now blocked in start-up), then stop it.
+    while (sockets.size === 0) await new Promise((r) => setTimeout(r, 50));
+    child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+  });
+});

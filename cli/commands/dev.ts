@@ -72,8 +72,8 @@ export async function run(argv: string[]): Promise<number> {
   } finally {
     for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.off(signal, onSignal);
   }
-  // Everything it started is stopped; leftover grace timers of stopped processes must not keep Ctrl+C
-  // waiting. Exit once what was written to stdout has been flushed.
+  // Everything it started is stopped; a stray handle (an idle keep-alive socket, a watch being torn down)
+  // must not keep Ctrl+C waiting. Exit once what was written to stdout has been flushed.
   await new Promise<void>((resolve) => process.stdout.write('', () => resolve()));
   process.exit(code);
 }

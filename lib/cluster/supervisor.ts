@@ -67,10 +67,19 @@ export class SupervisedProcess {
   async stop(graceMs = 5000): Promise<void> {
     if (!this.running) return;
     this.child.kill('SIGTERM');
-    const timeout = sleep(graceMs).then(() => 'timeout' as const);
-    if ((await Promise.race([this.exited, timeout])) === 'timeout') {
-      this.child.kill('SIGKILL');
-      await this.exited;
+    // The grace timer is cancelled once the process is gone, so it never holds the caller's event loop open.
+    const grace = new AbortController();
+    const timeout = sleep(graceMs, undefined, { signal: grace.signal }).then(
+      () => 'timeout' as const,
+      () => 'cancelled' as const,
+    );
+    try {
+      if ((await Promise.race([this.exited, timeout])) === 'timeout') {
+        this.child.kill('SIGKILL');
+        await this.exited;
+      }
+    } finally {
+      grace.abort();
     }
   }
 

@@ -1,4 +1,5 @@
 // The Loop resource (loops.kubeloop.dev/v1alpha1) and its validation into the router's LoopConfig.
+import type { Condition } from '../lib/sdk/conditions.ts';
 import type { V1LabelSelector, V1ObjectMeta } from '@kubernetes/client-node';
 import { validateLabelSelector } from '../lib/kube/label-selector.ts';
 
@@ -26,14 +27,8 @@ export interface LoopSpec {
   sendDeletes?: boolean;
 }
 
-export interface LoopCondition {
-  type: string;
-  status: 'True' | 'False' | 'Unknown';
-  reason: string;
-  message: string;
-  lastTransitionTime: string;
-  observedGeneration?: number;
-}
+/** A Loop's status conditions are plain metav1.Conditions, the same shape functions use. */
+export type LoopCondition = Condition;
 
 export interface LoopStatus {
   observedGeneration?: number;

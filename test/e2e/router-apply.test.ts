@@ -1,48 +1,40 @@
 // Server-side apply and events from a function: an `apply` action lands with field manager kubeloop/<loop>
 // and a controller ownerReference to the primary, follows later edits, and an `event` action becomes an
 // events.k8s.io event about the primary.
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { V1ConfigMap } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ReconcileRequest } from '../../lib/contract/types.ts';
-import { event, respond } from '../../lib/sdk/index.ts';
+import { serveFunction, type ServedFunction } from '../../lib/runtime/index.ts';
+import { defineFunction, event, respond } from '../../lib/sdk/index.ts';
 import { eventually } from '../cluster/eventually.ts';
 import { inlineLoop, routerHarness, type RouterHarness } from './router-harness.ts';
 
 let h: RouterHarness;
 let ns: string;
-let server: Server;
+let served: ServedFunction;
 let url: string;
 
 beforeAll(async () => {
   h = await routerHarness('router-apply');
   ns = h.suite.namespace;
   // Keeps "<name>-copy" equal to the primary's data, by server-side apply; no credentials, no client.
-  server = createServer((req, res) => {
-    let body = '';
-    req.setEncoding('utf8').on('data', (c: string) => (body += c));
-    req.on('end', () => {
-      const request = JSON.parse(body) as ReconcileRequest;
+  const copier = defineFunction({
+    name: 'copier',
+    reconcile: (request: ReconcileRequest) => {
       const source = request.object as V1ConfigMap & ReconcileRequest['object'];
       const name = `${source.metadata?.name}-copy`;
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(
-        JSON.stringify(
-          respond([
-            { op: 'apply', object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, data: source.data ?? {} } },
-            event('Normal', 'Copied', `copied into ${name}`),
-          ]),
-        ),
-      );
-    });
+      return respond([
+        { op: 'apply', object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, data: source.data ?? {} } },
+        event('Normal', 'Copied', `copied into ${name}`),
+      ]);
+    },
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+  served = await serveFunction(copier, { port: 0, host: '127.0.0.1', logLevel: 'warn' });
+  url = served.url;
 });
 afterAll(async () => {
   await h?.close();
-  server?.close();
+  await served?.close();
 });
 
 describe('apply and event actions', () => {

@@ -2,14 +2,13 @@
 // their deletion with finalizing: true and removes the finalizer on finalized: true; sendDeletes delivers
 // deleted primaries; --record writes fixtures that the replay loader accepts and that replay to the same reply.
 import { mkdtempSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { V1ConfigMap } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadFunction } from '../../functions/registry.ts';
-import { respond } from '../../lib/sdk/index.ts';
+import { serveFunction, type ServedFunction } from '../../lib/runtime/index.ts';
+import { defineFunction, respond } from '../../lib/sdk/index.ts';
 import type { ReconcileRequest } from '../../lib/contract/types.ts';
 import { compareResponses, loadFixtures } from '../../lib/replay/index.ts';
 import { eventually } from '../cluster/eventually.ts';
@@ -17,7 +16,7 @@ import { inlineLoop, routerHarness, type RouterHarness } from './router-harness.
 
 let h: RouterHarness;
 let ns: string;
-let server: Server;
+let served: ServedFunction;
 let url: string;
 const calls: ReconcileRequest[] = [];
 
@@ -25,22 +24,19 @@ beforeAll(async () => {
   h = await routerHarness('router-finalizers');
   ns = h.suite.namespace;
   // A function that records what it is sent and agrees to every finalization.
-  server = createServer((req, res) => {
-    let body = '';
-    req.setEncoding('utf8').on('data', (c: string) => (body += c));
-    req.on('end', () => {
-      const request = JSON.parse(body) as ReconcileRequest;
+  const recorder = defineFunction({
+    name: 'finalizer-recorder',
+    reconcile: (request: ReconcileRequest) => {
       calls.push(request);
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify(respond([], request.finalizing ? { finalized: true } : {})));
-    });
+      return respond([], request.finalizing ? { finalized: true } : {});
+    },
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+  served = await serveFunction(recorder, { port: 0, host: '127.0.0.1', logLevel: 'warn' });
+  url = served.url;
 });
 afterAll(async () => {
   await h?.close();
-  server?.close();
+  await served?.close();
 });
 
 const cms = () => `/api/v1/namespaces/${ns}/configmaps`;

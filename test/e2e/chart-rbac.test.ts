@@ -3,15 +3,16 @@
 // against the chart's Loops (URLs moved to local function processes) until all four seeds converge, the
 // webhook until it has created its certificate Secret and injected the caBundle of the chart's configuration.
 import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parse, stringify } from 'yaml';
+import { stringify } from 'yaml';
 import { startLocalProcess, stopLocalProcesses, type LocalProcess } from '../../lib/dev/local-processes.ts';
 import { eventually } from '../cluster/eventually.ts';
 import { setupClusterSuite, type ClusterSuite } from '../cluster/suite.ts';
+import { writeTokenKubeconfig } from '../cluster/token-kubeconfig.ts';
 import { byKind, one, renderChart, type Manifest } from './chart-render.ts';
 
 const run = promisify(execFile);
@@ -38,20 +39,7 @@ async function applyObjects(name: string, objects: unknown[]): Promise<void> {
 /** A kubeconfig that authenticates as one of the chart's ServiceAccounts. */
 async function kubeconfigFor(serviceAccount: string): Promise<string> {
   const token = (await kube('-n', cluster.namespace, 'create', 'token', serviceAccount, '--duration=30m')).trim();
-  const admin = parse(await readFile(cluster.kubeconfigPath, 'utf8')) as { clusters: Array<{ cluster: Record<string, unknown> }> };
-  const file = join(workDir, `${serviceAccount}.kubeconfig`);
-  await writeFile(
-    file,
-    stringify({
-      apiVersion: 'v1',
-      kind: 'Config',
-      clusters: [{ name: 'local', cluster: admin.clusters[0]?.cluster }],
-      users: [{ name: serviceAccount, user: { token } }],
-      contexts: [{ name: serviceAccount, context: { cluster: 'local', user: serviceAccount } }],
-      'current-context': serviceAccount,
-    }),
-  );
-  return file;
+  return writeTokenKubeconfig(cluster.kubeconfigPath, serviceAccount, token, join(workDir, `${serviceAccount}.kubeconfig`));
 }
 
 beforeAll(async () => {

@@ -2,17 +2,17 @@
 // it), each target's ENTRYPOINT started from it, serving /healthz; the pod-name-label image as a plain HTTP
 // container (PORT from the platform) answering a recorded request (docs/deploy.md); clean exit on SIGTERM.
 import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Agent, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parse, stringify } from 'yaml';
 import { freePort } from '../../lib/cluster/free-port.ts';
 import { functionRegistry } from '../../functions/registry.ts';
 import { eventually } from '../cluster/eventually.ts';
 import { setupClusterSuite, type ClusterSuite } from '../cluster/suite.ts';
+import { writeTokenKubeconfig } from '../cluster/token-kubeconfig.ts';
 import { buildProductionBundle, dockerfileTargets, filesUnder, startEntrypoint, REPO_ROOT, type ImageTarget } from './production-bundle.ts';
 
 const run = promisify(execFile);
@@ -44,20 +44,7 @@ async function powerlessKubeconfig(): Promise<string> {
   const kubectl = (...args: string[]): Promise<{ stdout: string }> => run(cluster.binaries.kubectl, ['--kubeconfig', cluster.kubeconfigPath, '-n', cluster.namespace, ...args]);
   await kubectl('create', 'serviceaccount', 'powerless');
   const { stdout: token } = await kubectl('create', 'token', 'powerless', '--duration=10m');
-  const admin = parse(await readFile(cluster.kubeconfigPath, 'utf8')) as { clusters: Array<{ cluster: Record<string, unknown> }> };
-  const file = join(bundleParent, 'powerless.kubeconfig');
-  await writeFile(
-    file,
-    stringify({
-      apiVersion: 'v1',
-      kind: 'Config',
-      clusters: [{ name: 'local', cluster: admin.clusters[0]?.cluster }],
-      users: [{ name: 'powerless', user: { token: token.trim() } }],
-      contexts: [{ name: 'powerless', context: { cluster: 'local', user: 'powerless' } }],
-      'current-context': 'powerless',
-    }),
-  );
-  return file;
+  return writeTokenKubeconfig(cluster.kubeconfigPath, 'powerless', token, join(bundleParent, 'powerless.kubeconfig'));
 }
 
 /** Flags and environment an image gets from its Deployment (or a platform) that the test must supply. */

@@ -4,11 +4,10 @@
 // watch observes (the test's own, direct watch) never exceeds spec.replicas.
 import type { V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ResourceDiscovery } from '../../lib/kube/discovery.ts';
-import { Informer } from '../../lib/kube/informer.ts';
+import type { Informer } from '../../lib/kube/informer.ts';
 import { eventually } from '../cluster/eventually.ts';
 import { startLaggingProxy, type LaggingProxy } from './router-lagging-proxy.ts';
-import { inlineLoop, installCrds, routerHarness, type RouterHarness } from './router-harness.ts';
+import { inlineLoop, installCrds, routerHarness, watchPods, type RouterHarness } from './router-harness.ts';
 
 let h: RouterHarness;
 let ns: string;
@@ -21,9 +20,7 @@ beforeAll(async () => {
   ns = h.suite.namespace;
   await installCrds(h.client, ['podsets.app.kubeloop.dev.yaml']);
   url = (await h.serve('podset')).url;
-  pods = new Informer<V1Pod>({ client: h.client, resource: await new ResourceDiscovery(h.client).resolve('v1', 'Pod'), namespace: ns });
-  pods.start();
-  await pods.waitForSync();
+  pods = await watchPods(h.client, ns);
   proxy = await startLaggingProxy(h.suite.kubeConfig, 1000);
 });
 afterAll(async () => {

@@ -7,11 +7,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadFunction } from '../../functions/registry.ts';
 import type { ReconcileRequest, ReconcileResponse } from '../../lib/contract/types.ts';
 import { freePort } from '../../lib/cluster/free-port.ts';
-import { ResourceDiscovery } from '../../lib/kube/discovery.ts';
-import { Informer } from '../../lib/kube/informer.ts';
+import type { Informer } from '../../lib/kube/informer.ts';
 import { serveFunction } from '../../lib/runtime/index.ts';
 import { eventually } from '../cluster/eventually.ts';
-import { inlineLoop, installCrds, routerHarness, type RouterHarness } from './router-harness.ts';
+import { inlineLoop, installCrds, routerHarness, watchPods, type RouterHarness } from './router-harness.ts';
 
 let h: RouterHarness;
 let ns: string;
@@ -21,9 +20,7 @@ beforeAll(async () => {
   h = await routerHarness('router-faults');
   ns = h.suite.namespace;
   await installCrds(h.client, ['podsets.app.kubeloop.dev.yaml']);
-  pods = new Informer<V1Pod>({ client: h.client, resource: await new ResourceDiscovery(h.client).resolve('v1', 'Pod'), namespace: ns });
-  pods.start();
-  await pods.waitForSync();
+  pods = await watchPods(h.client, ns);
 });
 afterAll(async () => {
   await pods?.stop();

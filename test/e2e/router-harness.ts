@@ -1,10 +1,12 @@
 // Shared set-up of the router e2e suites: a namespace on the shared control plane, a KubeClient,
 // seed functions served over real HTTP by lib/runtime, and routers started with inline Loops.
 import { readFileSync } from 'node:fs';
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig, V1Pod } from '@kubernetes/client-node';
 import { pino } from 'pino';
 import { parse } from 'yaml';
 import { loadFunction } from '../../functions/registry.ts';
+import { ResourceDiscovery } from '../../lib/kube/discovery.ts';
+import { Informer } from '../../lib/kube/informer.ts';
 import { KubeClient } from '../../lib/kube/kube-client.ts';
 import { serveFunction, type ServedFunction } from '../../lib/runtime/index.ts';
 import type { Loop, LoopSpec } from '../../router/loop-spec.ts';
@@ -74,6 +76,14 @@ export async function installCrds(client: KubeClient, files: string[]): Promise<
       await new Promise((r) => setTimeout(r, 100));
     }
   }
+}
+
+/** A synced informer on the suite's pods: what a watch observed, for assertions about every moment. */
+export async function watchPods(client: KubeClient, namespace: string): Promise<Informer<V1Pod>> {
+  const pods = new Informer<V1Pod>({ client, resource: await new ResourceDiscovery(client).resolve('v1', 'Pod'), namespace });
+  pods.start();
+  await pods.waitForSync();
+  return pods;
 }
 
 export type { KubeConfig };

@@ -3,10 +3,9 @@
 // garbage-collected when it is deleted.
 import type { V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ResourceDiscovery } from '../../lib/kube/discovery.ts';
-import { Informer } from '../../lib/kube/informer.ts';
+import type { Informer } from '../../lib/kube/informer.ts';
 import { eventually } from '../cluster/eventually.ts';
-import { inlineLoop, installCrds, routerHarness, type RouterHarness } from './router-harness.ts';
+import { inlineLoop, installCrds, routerHarness, watchPods, type RouterHarness } from './router-harness.ts';
 
 interface PodSet {
   metadata: { name: string; uid?: string; generation?: number };
@@ -33,9 +32,7 @@ beforeAll(async () => {
     }),
   ]);
   await router.waitForLoop('podset');
-  pods = new Informer<V1Pod>({ client: h.client, resource: await new ResourceDiscovery(h.client).resolve('v1', 'Pod'), namespace: ns });
-  pods.start();
-  await pods.waitForSync();
+  pods = await watchPods(h.client, ns);
 });
 afterAll(async () => {
   await pods?.stop();

@@ -14,6 +14,7 @@ WORKDIR /src
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
+COPY api ./api
 COPY cli ./cli
 COPY lib ./lib
 COPY router ./router

@@ -2,7 +2,7 @@
 // Prints per-run figures, the median, and the ratio of the median start to the 15 s target.
 // Run: npx tsx bench/control-plane.bench.ts [runs=3]
 import { readFileSync } from 'node:fs';
-import { startControlPlane } from '../lib/cluster/index.ts';
+import { startControlPlane } from '../cli/cluster/index.ts';
 
 const TARGET_START_S = 15;
 const runs = Number(process.argv[2] ?? 3);

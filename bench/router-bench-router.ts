@@ -6,7 +6,7 @@ import { loadFunction } from '../functions/registry.ts';
 import { validateReconcileResponse } from '../lib/contract/validate.ts';
 import { createLogger } from '../lib/observability/logger.ts';
 import type { FunctionInvoker } from '../router/dispatch.ts';
-import type { Loop } from '../router/loop-spec.ts';
+import type { Loop } from '../api/loop.ts';
 import { startRouter } from '../router/start-router.ts';
 
 export interface RouterChildConfig {

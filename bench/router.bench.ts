@@ -1,4 +1,4 @@
-// npm run bench:router, on a private local control plane (lib/cluster):
+// npm run bench:router, on a private local control plane (cli/cluster):
 // (1) a ReplicaSet creates BENCH_PODS (500) annotated pods at once; the pod-name-label Loop labels them. Time
 //     until all are labelled and per-pod latency (first seen ADDED -> label first seen, both by a watch),
 //     with the router calling the function over HTTP (function in a child process) and, in the same run,
@@ -6,9 +6,9 @@
 // (2) router RSS (child process, after a forced GC) with BENCH_RSS_PODS (1000,10000) pods watched, full
 //     objects vs metadata-only, against an idle router measured in the same run.
 import type { KubeConfig } from '@kubernetes/client-node';
-import { startControlPlane } from '../lib/cluster/index.ts';
+import { startControlPlane } from '../cli/cluster/index.ts';
 import { KubeClient } from '../lib/kube/index.ts';
-import type { Loop } from '../router/loop-spec.ts';
+import type { Loop } from '../api/loop.ts';
 import {
   compileChildren,
   createNamespace,

@@ -7,7 +7,7 @@ import { pino } from 'pino';
 import { createLogger } from '../lib/observability/logger.ts';
 import { listen } from '../lib/server/index.ts';
 import { createWebhookServer } from '../webhooks/server.ts';
-import type { Watcher } from '../webhooks/watcher.ts';
+import type { Watcher } from '../api/watcher.ts';
 
 const [mode, certFile, keyFile, logFile] = process.argv.slice(2);
 if (!certFile || !keyFile) {

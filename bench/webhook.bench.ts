@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { Agent, request } from 'undici';
 import { generateBundle } from '../certs/generate.ts';
-import { startControlPlane } from '../lib/cluster/index.ts';
+import { startControlPlane } from '../cli/cluster/index.ts';
 import { KubeClient } from '../lib/kube/index.ts';
 import { autocannonPost, figures, spawnUntilUrl, urlLine } from './autocannon-kit.ts';
 

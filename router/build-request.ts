@@ -6,7 +6,7 @@ import { CONTRACT_API_VERSION } from '../lib/contract/types.ts';
 import { childrenKey } from '../lib/contract/children-key.ts';
 import { CONTROLLER_UID_INDEX } from '../lib/kube/object-store.ts';
 import type { StoreView } from './informer-view.ts';
-import type { KindRef } from './loop-spec.ts';
+import type { KindRef } from '../api/meta.ts';
 
 export interface OwnedStore {
   kind: KindRef;

@@ -7,7 +7,7 @@ import { Informer, stripManagedFields } from '../lib/kube/informer.ts';
 import type { KubeClient } from '../lib/kube/kube-client.ts';
 import { CONTROLLER_UID_INDEX, controllerUidOf } from '../lib/kube/object-store.ts';
 import { kindKey, type ResourceInfo } from '../lib/kube/resource-paths.ts';
-import type { KindRef } from './loop-spec.ts';
+import type { KindRef } from '../api/meta.ts';
 import type { RouterMetrics } from './router-metrics.ts';
 import { combineInformers, type InformerView } from './informer-view.ts';
 

@@ -7,7 +7,8 @@ import { UnknownKindError } from '../lib/kube/discovery.ts';
 import { isApiError, type KubeClient } from '../lib/kube/kube-client.ts';
 import type { KubeObject } from '../lib/contract/types.ts';
 import type { InformerLease, InformerRegistry } from './informer-registry.ts';
-import { LOOP_API_VERSION, LOOP_KIND, LoopSpecError, parseLoop, type Loop, type LoopCondition } from './loop-spec.ts';
+import { LOOP_API_VERSION, LOOP_KIND, type Loop, type LoopCondition } from '../api/loop.ts';
+import { LoopSpecError, parseLoop } from './loop-spec.ts';
 import { LoopRunner, type LoopHealth, type LoopRunnerDeps } from './loop-runner.ts';
 import { WorkQueue } from './work-queue.ts';
 

@@ -1,47 +1,8 @@
 // The Loop resource (loops.kubeloop.dev/v1alpha1) and its validation into the router's LoopConfig.
-import type { Condition } from '../lib/sdk/conditions.ts';
-import type { V1LabelSelector, V1ObjectMeta } from '@kubernetes/client-node';
+import type { V1LabelSelector } from '@kubernetes/client-node';
 import { validateLabelSelector } from '../lib/kube/label-selector.ts';
-
-export const LOOP_API_VERSION = 'kubeloop.dev/v1alpha1';
-export const LOOP_KIND = 'Loop';
-export const FINALIZER_PREFIX = 'kubeloop.dev/';
-
-export interface KindRef {
-  apiVersion: string;
-  kind: string;
-}
-
-export interface LoopSpec {
-  for: KindRef;
-  owns?: KindRef[];
-  namespaces?: string[];
-  selector?: V1LabelSelector;
-  metadataOnly?: boolean;
-  ignoreStatusChanges?: boolean;
-  function: { url: string; timeoutSeconds?: number; maxConcurrency?: number };
-  resyncPeriodSeconds?: number;
-  /** Put the finalizer kubeloop.dev/<loop> on primaries and send their deletion with finalizing: true. */
-  finalize?: boolean;
-  /** Send deleted primaries (trigger DELETED, last known state) although no finalizer held them. */
-  sendDeletes?: boolean;
-}
-
-/** A Loop's status conditions are plain metav1.Conditions, the same shape functions use. */
-export type LoopCondition = Condition;
-
-export interface LoopStatus {
-  observedGeneration?: number;
-  conditions?: LoopCondition[];
-}
-
-export interface Loop {
-  apiVersion: typeof LOOP_API_VERSION;
-  kind: typeof LOOP_KIND;
-  metadata: V1ObjectMeta;
-  spec: LoopSpec;
-  status?: LoopStatus;
-}
+import { FINALIZER_PREFIX, type Loop, type LoopSpec } from '../api/loop.ts';
+import type { KindRef } from '../api/meta.ts';
 
 /** A validated Loop with defaults applied: what the router runs. */
 export interface LoopConfig {

@@ -5,7 +5,8 @@ import { parseArgs } from 'node:util';
 import { parseAllDocuments } from 'yaml';
 import { pickSetting, settingBoolean, settingInteger, settingNumber } from '../lib/config/settings.ts';
 import { parseLogLevel, type LogLevel } from '../lib/observability/logger.ts';
-import { parseLoop, type Loop } from './loop-spec.ts';
+import type { Loop } from '../api/loop.ts';
+import { parseLoop } from './loop-spec.ts';
 
 export interface RouterConfig {
   kubeconfig?: string;

@@ -12,7 +12,7 @@ import { FixtureRecorder } from './fixture-recorder.ts';
 import { InformerRegistry } from './informer-registry.ts';
 import { LeaderElector } from './leader-election.ts';
 import { LoopController } from './loop-controller.ts';
-import type { Loop } from './loop-spec.ts';
+import type { Loop } from '../api/loop.ts';
 import type { LoopRunner } from './loop-runner.ts';
 import { createRouterMetrics, type RouterMetrics } from './router-metrics.ts';
 

@@ -3,7 +3,7 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import { allow, allowWithPatch, deny, type AdmissionRequest, type AdmissionResponse } from './admission-review.ts';
 import { planInjection, requestedWatcher } from './inject-sidecar.ts';
-import type { WatcherLookup } from './watcher.ts';
+import { isInjectable, type WatcherLookup } from './watcher.ts';
 
 export type MissingWatcherPolicy = 'allow' | 'deny';
 
@@ -52,7 +52,7 @@ export function admitPod(request: AdmissionRequest, options: AdmitOptions): Admi
     return { response: allow(uid, [message]), outcome: 'missing-watcher', watcher: watcherName };
   }
 
-  if (!watcher.spec?.container?.image) {
+  if (!isInjectable(watcher)) {
     const message = `Watcher "${watcherName}" has no spec.container.image; pod admitted without the sidecar`;
     return { response: allow(uid, [message]), outcome: 'missing-watcher', watcher: watcherName };
   }

@@ -3,7 +3,7 @@
 // every field and why). Safety first: only annotated pods are sent, system namespaces never are, and a
 // broken webhook does not block pod creation unless failurePolicy is set to Fail.
 import type { AdmissionregistrationV1WebhookClientConfig, V1MutatingWebhookConfiguration } from '@kubernetes/client-node';
-import { WATCHER_ANNOTATION } from './watcher.ts';
+import { WATCHER_ANNOTATION } from '../api/watcher.ts';
 
 export const DEFAULT_CONFIGURATION_NAME = 'kubeloop-watcher-sidecar';
 export const WEBHOOK_NAME = 'watcher-sidecar.watch.kubeloop.dev';

@@ -3,7 +3,7 @@ import type { V1LocalObjectReference, V1Pod } from '@kubernetes/client-node';
 import jsonpatch from 'fast-json-patch';
 import { describe, expect, it } from 'vitest';
 import { freeName, planInjection, type InjectionPlan } from './inject-sidecar.ts';
-import type { Watcher } from './watcher.ts';
+import type { InjectableWatcher as Watcher } from './watcher.ts';
 
 const watcher: Watcher = {
   apiVersion: 'watch.kubeloop.dev/v1alpha1',

@@ -4,7 +4,8 @@
 // pods created through generateName have none at admission.
 import type { V1Container, V1EnvFromSource, V1LocalObjectReference, V1Pod, V1Volume, V1VolumeMount } from '@kubernetes/client-node';
 import { isDeepStrictEqual } from 'node:util';
-import { INJECTED_ANNOTATION, WATCHER_ANNOTATION, configMapNameOf, imagePullSecretsOf, type Watcher } from './watcher.ts';
+import { INJECTED_ANNOTATION, WATCHER_ANNOTATION, configMapNameOf, imagePullSecretsOf } from '../api/watcher.ts';
+import type { InjectableWatcher as Watcher } from './watcher.ts';
 
 export type PatchOperation = { op: 'add'; path: string; value: unknown };
 

@@ -11,7 +11,7 @@ import { createLogger } from '../lib/observability/logger.ts';
 import { listen } from '../lib/server/index.ts';
 import type { AdmissionReview } from './admission-review.ts';
 import { createWebhookServer, type WebhookServer } from './server.ts';
-import type { Watcher } from './watcher.ts';
+import type { Watcher } from '../api/watcher.ts';
 
 const fixture = (name: string): AdmissionReview =>
   JSON.parse(readFileSync(new URL(`../test/fixtures/admission/${name}.json`, import.meta.url), 'utf8')) as AdmissionReview;

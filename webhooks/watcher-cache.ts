@@ -2,13 +2,14 @@
 // namespaces, so an admission never waits on an API call. Readiness waits for the first full list.
 import type { Logger } from 'pino';
 import { Informer, type KubeClient, type ResourceInfo } from '../lib/kube/index.ts';
-import { WATCHER_GROUP, WATCHER_PLURAL, WATCHER_VERSION, type Watcher, type WatcherLookup } from './watcher.ts';
+import { WATCHER_API_VERSION, WATCHER_GROUP, WATCHER_KIND, WATCHER_PLURAL, WATCHER_VERSION, type Watcher } from '../api/watcher.ts';
+import type { WatcherLookup } from './watcher.ts';
 
 export const WATCHER_RESOURCE: ResourceInfo = {
   group: WATCHER_GROUP,
   version: WATCHER_VERSION,
-  apiVersion: `${WATCHER_GROUP}/${WATCHER_VERSION}`,
-  kind: 'Watcher',
+  apiVersion: WATCHER_API_VERSION,
+  kind: WATCHER_KIND,
   plural: WATCHER_PLURAL,
   namespaced: true,
 };
@@ -21,7 +22,7 @@ export interface WatcherCache extends WatcherLookup {
 
 /** Keeps only what injection reads: the ConfigMap data can be large and the webhook never uses it. */
 function slim(watcher: Watcher): Watcher {
-  const { managedFields: _managedFields, ...metadata } = watcher.metadata;
+  const { managedFields: _managedFields, ...metadata } = watcher.metadata ?? {};
   const { configData: _configData, configBinaryData: _configBinaryData, ...spec } = watcher.spec ?? {};
   return { ...watcher, metadata, spec: spec as Watcher['spec'] };
 }

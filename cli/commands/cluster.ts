@@ -1,4 +1,4 @@
-// `kubeloop cluster build|up|down|status|kubeconfig`: the local control plane of lib/cluster for users.
+// `kubeloop cluster build|up|down|status|kubeconfig`: the local control plane of cli/cluster for users.
 // `up` runs in the foreground until Ctrl-C, or with --detach as a background supervisor whose state
 // (pid, server, kubeconfig) lives in <dir>/state.json for `down`, `status` and `kubeconfig`.
 import { spawn } from 'node:child_process';
@@ -9,7 +9,7 @@ import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
-import { ensureBinaries, startControlPlane, VERSIONS } from '../../lib/cluster/index.ts';
+import { ensureBinaries, startControlPlane, VERSIONS } from '../cluster/index.ts';
 
 const USAGE = `usage: kubeloop cluster <build|up|down|status|kubeconfig> [--dir DIR]
 

@@ -1,10 +1,10 @@
 // `kubeloop dev` (= `npm start`): the whole platform locally, on an embedded control plane or, with
-// --kubeconfig, on an existing cluster; Ctrl+C stops everything it started (see lib/dev/run-dev.ts).
+// --kubeconfig, on an existing cluster; Ctrl+C stops everything it started (see cli/dev/run-dev.ts).
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { pickSetting, settingNumber } from '../../lib/config/settings.ts';
-import { runDev, type DevOptions } from '../../lib/dev/run-dev.ts';
+import { runDev, type DevOptions } from '../dev/run-dev.ts';
 
 const USAGE = `usage: kubeloop dev [--kubeconfig FILE] [--no-webhook] [--no-samples] [--namespace kubeloop-system]
                     [--dir ~/.kubeloop/dev] [--status-interval-seconds 2]

@@ -2,7 +2,7 @@
 import { controllerReferenceTo, type KubeObject } from '../../lib/sdk/index.ts';
 import { restrictedSecurityContext } from '../restricted-security-context.ts';
 import type { AtConfig } from './config.ts';
-import type { At } from './at-types.ts';
+import type { At } from '../../api/at.ts';
 
 const MAX_LABEL_VALUE_LENGTH = 63;
 

@@ -27,7 +27,7 @@ import {
   type AtOutcome,
   type AtPhase,
   type AtStatus,
-} from './at-types.ts';
+} from '../../api/at.ts';
 import type { AtConfig } from './config.ts';
 import { podForAt, podNameOf } from './pod-for-at.ts';
 import { parseSchedule, secondsUntil } from './schedule.ts';

@@ -3,7 +3,7 @@ import type { V1PodSpec } from '@kubernetes/client-node';
 import { controllerReferenceTo, type KubeObject } from '../../lib/sdk/index.ts';
 import { restrictedSecurityContext } from '../restricted-security-context.ts';
 import type { PodSetConfig } from './config.ts';
-import type { PodSet } from './podset-types.ts';
+import type { PodSet } from '../../api/podset.ts';
 
 /** The seed labels its pods with the PodSet name and this version, and listed them by these labels. */
 export const PODSET_POD_VERSION = 'v0.1';

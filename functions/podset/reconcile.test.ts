@@ -3,7 +3,7 @@ import { validateReconcileResponse } from '../../lib/contract/validate.ts';
 import type { Action, CreateAction, DeleteAction, KubeObject, ReconcileResponse } from '../../lib/sdk/index.ts';
 import { kubeObject, requestFor, variant } from '../reconcile-request-for-tests.ts';
 import { PODSET_DEFAULTS, readPodSetConfig } from './config.ts';
-import type { PodSet } from './podset-types.ts';
+import type { PodSet } from '../../api/podset.ts';
 import { isAvailable, reconcilePodSet, scaleDownOrder } from './reconcile.ts';
 
 const NOW = '2026-11-22T10:00:00Z';

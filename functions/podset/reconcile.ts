@@ -22,7 +22,7 @@ import {
 } from '../../lib/sdk/index.ts';
 import type { PodSetConfig } from './config.ts';
 import { podForPodSet } from './pod-for-podset.ts';
-import { MAX_REPLICAS, MIN_REPLICAS, type PodSet, type PodSetStatus } from './podset-types.ts';
+import { MAX_REPLICAS, MIN_REPLICAS, type PodSet, type PodSetStatus } from '../../api/podset.ts';
 
 export const POD_CHILDREN = childrenKey('v1', 'Pod');
 

@@ -4,7 +4,7 @@ import { validateReconcileResponse } from '../../lib/contract/validate.ts';
 import type { KubeObject, PatchAction, ReconcileResponse } from '../../lib/sdk/index.ts';
 import { kubeObject, requestFor, variant } from '../reconcile-request-for-tests.ts';
 import { configDataProblem, reconcileWatcher } from './reconcile.ts';
-import type { Watcher } from './watcher-types.ts';
+import type { Watcher } from '../../api/watcher.ts';
 
 const watcher = kubeObject<Watcher>({
   apiVersion: 'watch.kubeloop.dev/v1alpha1',

@@ -15,7 +15,7 @@ import {
   type ReconcileRequest,
   type ReconcileResponse,
 } from '../../lib/sdk/index.ts';
-import { configMapNameOf, type Watcher, type WatcherStatus } from './watcher-types.ts';
+import { defaultConfigMapName, type Watcher, type WatcherStatus } from '../../api/watcher.ts';
 
 export const CONFIGMAP_CHILDREN = childrenKey('v1', 'ConfigMap');
 
@@ -53,7 +53,7 @@ export function reconcileWatcher(request: ReconcileRequest): ReconcileResponse {
   const problem = configDataProblem(data, binaryData);
   if (problem) return respond([event('Warning', 'InvalidConfigData', problem)], { error: { type: 'permanent', message: problem } });
 
-  const name = configMapNameOf(watcher.metadata?.name ?? '');
+  const name = defaultConfigMapName(watcher.metadata?.name ?? '');
   if (name.length > MAX_NAME_LENGTH) {
     const message = `ConfigMap name "${name}" would exceed ${MAX_NAME_LENGTH} characters: shorten the Watcher's name`;
     return respond([event('Warning', 'NameTooLong', message)], { error: { type: 'permanent', message } });

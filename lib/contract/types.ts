@@ -1,5 +1,5 @@
 // The kubeloop.dev/v1 wire contract between the router and reconcile functions (docs/contract.md).
-import type { KubernetesObject } from '@kubernetes/client-node';
+import type { KubeObject } from '../../api/meta.ts';
 import type { Operation } from 'fast-json-patch';
 
 export const CONTRACT_API_VERSION = 'kubeloop.dev/v1';
@@ -8,8 +8,7 @@ export const CLOUDEVENT_RESPONSE_TYPE = 'dev.kubeloop.reconcile.response.v1';
 
 export type TriggerType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'RESYNC' | 'REQUEUE' | 'CHILD';
 
-/** A Kubernetes object as the API server returned it (any kind). */
-export type KubeObject = KubernetesObject & Record<string, unknown>;
+export type { KubeObject };
 
 /** Identifies one object; namespace is omitted for cluster-scoped kinds. */
 export interface ObjectTarget {

@@ -1,4 +1,4 @@
-// X.509 building blocks shared by the control-plane PKI (lib/cluster/pki.ts) and the webhook's CA and
+// X.509 building blocks shared by the control-plane PKI (cli/cluster/pki.ts) and the webhook's CA and
 // serving certificate (certs/generate.ts): RSA keys from Node's native crypto, node-forge for the
 // certificate structure, signing done natively. Lifetimes, subjects and key caching stay with callers.
 import { generateKeyPair as generateKeyPairCallback, randomBytes, sign } from 'node:crypto';

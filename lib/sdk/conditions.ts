@@ -1,15 +1,9 @@
 // Status conditions (metav1.Condition as JSON) for reconcile functions: set one without churning
 // lastTransitionTime, so a replayed reconcile that changes nothing writes no status.
 
-/** metav1.Condition as it travels in JSON (times are RFC 3339 strings). */
-export interface Condition {
-  type: string;
-  status: 'True' | 'False' | 'Unknown';
-  reason: string;
-  message: string;
-  lastTransitionTime: string;
-  observedGeneration?: number;
-}
+import type { Condition } from '../../api/meta.ts';
+
+export type { Condition };
 
 export type ConditionInput = Omit<Condition, 'lastTransitionTime'>;
 

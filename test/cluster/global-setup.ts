@@ -1,7 +1,7 @@
 // vitest globalSetup of the e2e project: one real control plane per test run, shared by every suite
 // (each suite works in its own namespace, see suite.ts), stopped at teardown.
 import type { TestProject } from 'vitest/node';
-import { ensureBinaries, startControlPlane, type ClusterBinaries } from '../../lib/cluster/index.ts';
+import { ensureBinaries, startControlPlane, type ClusterBinaries } from '../../cli/cluster/index.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {

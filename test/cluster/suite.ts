@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { inject } from 'vitest';
-import type { ClusterBinaries } from '../../lib/cluster/index.ts';
+import type { ClusterBinaries } from '../../cli/cluster/index.ts';
 
 export interface ClusterSuite {
   kubeConfig: KubeConfig;

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
-import { startLocalProcess, stopLocalProcesses, type LocalProcess } from '../../lib/dev/local-processes.ts';
+import { startLocalProcess, stopLocalProcesses, type LocalProcess } from '../../cli/dev/local-processes.ts';
 import { eventually } from '../cluster/eventually.ts';
 import { setupClusterSuite, type ClusterSuite } from '../cluster/suite.ts';
 import { writeTokenKubeconfig } from '../cluster/token-kubeconfig.ts';

@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { parseAllDocuments, stringify } from 'yaml';
-import { VERSIONS } from '../../lib/cluster/versions.ts';
+import { VERSIONS } from '../../cli/cluster/versions.ts';
 
 const run = promisify(execFile);
 

@@ -7,7 +7,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { CoreV1Api } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import { startControlPlane } from '../../lib/cluster/index.ts';
+import { startControlPlane } from '../../cli/cluster/index.ts';
 import { eventually } from '../cluster/eventually.ts';
 
 const CHILD = fileURLToPath(new URL('../cluster/start-and-wait.ts', import.meta.url));

@@ -14,7 +14,7 @@ import {
 } from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createCertificateAuthority, FAIL_ANNOTATION, issueCertificate } from '../../lib/cluster/index.ts';
+import { createCertificateAuthority, FAIL_ANNOTATION, issueCertificate } from '../../cli/cluster/index.ts';
 import { eventually } from '../cluster/eventually.ts';
 import { setupClusterSuite, type ClusterSuite } from '../cluster/suite.ts';
 

@@ -6,7 +6,7 @@ import type { V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadFunction } from '../../functions/registry.ts';
 import type { ReconcileRequest, ReconcileResponse } from '../../lib/contract/types.ts';
-import { freePort } from '../../lib/cluster/free-port.ts';
+import { freePort } from '../../cli/cluster/free-port.ts';
 import type { Informer } from '../../lib/kube/informer.ts';
 import { serveFunction } from '../../lib/runtime/index.ts';
 import { eventually } from '../cluster/eventually.ts';

@@ -5,8 +5,8 @@ import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
-import { issueCertificate } from '../../lib/cluster/index.ts';
-import { kubeconfigYaml } from '../../lib/cluster/kubeconfig-file.ts';
+import { issueCertificate } from '../../cli/cluster/index.ts';
+import { kubeconfigYaml } from '../../cli/cluster/kubeconfig-file.ts';
 import { eventually } from '../cluster/eventually.ts';
 import { installCrds, routerHarness, type RouterHarness } from './router-harness.ts';
 

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { V1Lease, V1Pod, V1PodList } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startControlPlane } from '../../lib/cluster/index.ts';
+import { startControlPlane } from '../../cli/cluster/index.ts';
 import { KubeClient } from '../../lib/kube/kube-client.ts';
 import { eventually } from '../cluster/eventually.ts';
 import { inlineLoop, quietLogger, routerHarness, type RouterHarness } from './router-harness.ts';

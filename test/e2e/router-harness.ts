@@ -9,7 +9,7 @@ import { ResourceDiscovery } from '../../lib/kube/discovery.ts';
 import { Informer } from '../../lib/kube/informer.ts';
 import { KubeClient } from '../../lib/kube/kube-client.ts';
 import { serveFunction, type ServedFunction } from '../../lib/runtime/index.ts';
-import type { Loop, LoopSpec } from '../../router/loop-spec.ts';
+import type { Loop, LoopSpec } from '../../api/loop.ts';
 import { startRouter, type Router, type RouterOptions } from '../../router/start-router.ts';
 import { setupClusterSuite, type ClusterSuite } from '../cluster/suite.ts';
 

@@ -6,7 +6,7 @@ import { CoreV1Api, CustomObjectsApi, type V1Pod } from '@kubernetes/client-node
 import { createLogger } from '../../lib/observability/logger.ts';
 import { readWebhookConfig } from '../../webhooks/config.ts';
 import { startWebhook, type RunningWebhook } from '../../webhooks/run-webhook.ts';
-import type { Watcher } from '../../webhooks/watcher.ts';
+import type { Watcher } from '../../api/watcher.ts';
 import type { ClusterSuite } from '../cluster/suite.ts';
 
 const run = promisify(execFile);

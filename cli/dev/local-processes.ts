@@ -13,13 +13,13 @@ export interface LocalProcess {
   process: SupervisedProcess;
 }
 
-/** cli/bin.js of this checkout, from lib/dev/ (source) or dist/lib/dev/ (compiled). */
+/** cli/bin.js of this checkout, from cli/dev/ (source) or dist/cli/dev/ (compiled). */
 export function cliEntry(): string {
   for (const relative of ['../../cli/bin.js', '../../../cli/bin.js']) {
     const path = fileURLToPath(new URL(relative, import.meta.url));
     if (existsSync(path)) return path;
   }
-  throw new Error('cannot find cli/bin.js next to lib/dev/');
+  throw new Error('cannot find cli/bin.js next to cli/dev/');
 }
 
 // Readiness probes accept the webhook's self-signed certificate; created on demand, closed by stopLocalProcesses.

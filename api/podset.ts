@@ -1,6 +1,6 @@
 // The PodSet custom resource (podsets.app.kubeloop.dev/v1alpha1), as charts/kubeloop/crds/ defines it.
 import type { V1PodTemplateSpec } from '@kubernetes/client-node';
-import type { Condition, KubeObject } from '../../lib/sdk/index.ts';
+import type { Condition, KubeObject } from './meta.ts';
 
 export const PODSET_API_VERSION = 'app.kubeloop.dev/v1alpha1';
 export const PODSET_KIND = 'PodSet';

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ensureBinaries, startControlPlane, type ControlPlane } from '../cluster/index.ts';
-import { KubeClient, loadKubeConfig, ResourceDiscovery } from '../kube/index.ts';
+import { KubeClient, loadKubeConfig, ResourceDiscovery } from '../../lib/kube/index.ts';
 import { functionRegistry } from '../../functions/registry.ts';
 import { DEFAULT_CONFIGURATION_NAME } from '../../webhooks/configuration.ts';
 import { applyManifest, deleteIfPresent, readManifests, waitForCrdsEstablished, type Manifest } from './apply-manifests.ts';

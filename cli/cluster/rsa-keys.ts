@@ -4,7 +4,7 @@
 import { createPublicKey } from 'node:crypto';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { newRsaKey, type RsaKey } from '../pki/x509.ts';
+import { newRsaKey, type RsaKey } from '../../lib/pki/x509.ts';
 import { cacheRoot } from './versions.ts';
 
 /** The key cached under `name`, generated (and written atomically) on first use. */

@@ -1,5 +1,5 @@
 // The At custom resource (ats.cnat.kubeloop.dev/v1alpha1): seed 004's cloud-native `at`.
-import type { Condition, KubeObject } from '../../lib/sdk/index.ts';
+import type { Condition, KubeObject } from './meta.ts';
 
 export const AT_API_VERSION = 'cnat.kubeloop.dev/v1alpha1';
 export const AT_KIND = 'At';

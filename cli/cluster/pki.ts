@@ -3,7 +3,7 @@
 // signing key pair. Certificates come from lib/pki/x509.ts; keys are cached (see rsa-keys.ts).
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { createCaCertificate, issueLeafCertificate, newRsaKey, type CertKeyPem, type RsaKey } from '../pki/x509.ts';
+import { createCaCertificate, issueLeafCertificate, newRsaKey, type CertKeyPem, type RsaKey } from '../../lib/pki/x509.ts';
 import { cachedRsaKey } from './rsa-keys.ts';
 
 export type { CertKeyPem };

@@ -2,7 +2,7 @@
 // calls in flight, and the reconciles since the last poll with their latency (from the router's /metrics).
 // On a terminal the table is redrawn in place; otherwise a plain line is printed only when something changed.
 import { Agent, request } from 'undici';
-import type { KubeClient } from '../kube/index.ts';
+import type { KubeClient } from '../../lib/kube/index.ts';
 import { bucketsOf, parsePrometheusText, quantileOfDelta, sumBy, type MetricSample } from './prometheus-text.ts';
 
 const RECONCILE = 'kubeloop_router_reconcile_duration_seconds';

@@ -4,7 +4,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseAllDocuments } from 'yaml';
-import { isApiError, objectPath, type KubeClient, type ResourceDiscovery } from '../kube/index.ts';
+import { isApiError, objectPath, type KubeClient, type ResourceDiscovery } from '../../lib/kube/index.ts';
 
 export const DEV_FIELD_MANAGER = 'kubeloop-dev';
 

@@ -15,11 +15,21 @@ export interface LoopSpec {
   metadataOnly?: boolean;
   ignoreStatusChanges?: boolean;
   function: { url: string; timeoutSeconds?: number; maxConcurrency?: number };
+  /**
+   * The identity the router acts as for this Loop: every write and every read it forwards is made as this
+   * ServiceAccount (impersonation), and the Loop receives only what it may list and watch. Required.
+   */
+  serviceAccount?: ServiceAccountRef;
   resyncPeriodSeconds?: number;
   /** Put the finalizer kubeloop.dev/<loop> on primaries and send their deletion with finalizing: true. */
   finalize?: boolean;
   /** Send deleted primaries (trigger DELETED, last known state) although no finalizer held them. */
   sendDeletes?: boolean;
+}
+
+export interface ServiceAccountRef {
+  namespace: string;
+  name: string;
 }
 
 /** A Loop's status conditions are plain metav1.Conditions, the same shape functions use. */

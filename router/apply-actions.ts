@@ -6,7 +6,7 @@ import type { Action, JsonPatchOperation, KubeObject, ObjectTarget } from '../li
 import type { ResourceDiscovery } from '../lib/kube/discovery.ts';
 import { isApiError, KubeApiError, type KubeClient } from '../lib/kube/kube-client.ts';
 import { collectionPath, kindKey, objectKey, objectPath, type ResourceInfo } from '../lib/kube/resource-paths.ts';
-import { checkAuthority, type AuthorityContext } from './authority.ts';
+import { checkAuthority, checkKind, type AuthorityContext } from './authority.ts';
 import type { EventRecorder } from './event-recorder.ts';
 import type { Expectations } from './expectations.ts';
 import type { LoopConfig } from './loop-spec.ts';
@@ -124,9 +124,10 @@ async function applyOne(ctx: ApplyContext, action: Action): Promise<ActionResult
       return 'applied';
     }
     case 'patch': {
+      if (!kindAllowed(ctx, action, action.target.apiVersion, action.target.kind)) return 'refused';
       const resource = await ctx.discovery.resolve(action.target.apiVersion, action.target.kind);
       const target: ObjectTarget = { ...action.target, namespace: namespaceFor(resource, action.target.namespace, primary) };
-      if (!authorised(ctx, action, target)) return 'refused';
+      if (!(await authorised(ctx, action, target, resource))) return 'refused';
       const cached = isPrimaryTarget(primary, target) ? primary : ctx.lookup(target.apiVersion, target.kind, target.namespace, target.name);
       try {
         const cachedRv = () => ctx.lookup(target.apiVersion, target.kind, target.namespace, target.name)?.metadata?.resourceVersion;
@@ -139,10 +140,11 @@ async function applyOne(ctx: ApplyContext, action: Action): Promise<ActionResult
     }
     case 'create':
     case 'apply': {
+      if (!kindAllowed(ctx, action, action.object.apiVersion, action.object.kind)) return 'refused';
       const resource = await ctx.discovery.resolve(action.object.apiVersion ?? '', action.object.kind ?? '');
       const isPrimary = action.op === 'apply' && isPrimaryTarget(primary, targetOfObject(action.object, resource, primary));
       const object = isPrimary ? action.object : prepareChild(action.object, primary, resource.namespaced);
-      if (!authorised(ctx, { ...action, object } as Action, targetOfObject(object, resource, primary))) return 'refused';
+      if (!(await authorised(ctx, { ...action, object } as Action, targetOfObject(object, resource, primary), resource))) return 'refused';
       const namespace = resource.namespaced ? object.metadata?.namespace : undefined;
       const owned = loop.owns.some((o) => o.apiVersion === resource.apiVersion && o.kind === resource.kind);
       if (action.op === 'create') {
@@ -169,9 +171,10 @@ async function applyOne(ctx: ApplyContext, action: Action): Promise<ActionResult
       return 'applied';
     }
     case 'delete': {
+      if (!kindAllowed(ctx, action, action.target.apiVersion, action.target.kind)) return 'refused';
       const resource = await ctx.discovery.resolve(action.target.apiVersion, action.target.kind);
       const target: ObjectTarget = { ...action.target, namespace: namespaceFor(resource, action.target.namespace, primary) };
-      if (!authorised(ctx, action, target)) return 'refused';
+      if (!(await authorised(ctx, action, target, resource))) return 'refused';
       const cached = ctx.lookup(target.apiVersion, target.kind, target.namespace, target.name);
       try {
         await client.request({
@@ -206,13 +209,43 @@ function isPrimaryTarget(primary: KubernetesObject, t: ObjectTarget): boolean {
   return t.apiVersion === primary.apiVersion && t.kind === primary.kind && t.name === primary.metadata?.name && t.namespace === primary.metadata?.namespace;
 }
 
-function authorised(ctx: ApplyContext, action: Action, target: ObjectTarget): boolean {
-  const checked: Action =
-    action.op === 'patch' || action.op === 'delete' ? { ...action, target } : action;
-  const verdict = checkAuthority({ loop: ctx.loop, primary: ctx.primary, lookup: ctx.lookup }, checked);
+/** The kind check, before discovery: a reply naming other kinds or bad apiVersions causes no lookups. */
+function kindAllowed(ctx: ApplyContext, action: Action, apiVersion: string | undefined, kind: string | undefined): boolean {
+  const verdict = checkKind(ctx.loop, action.op, apiVersion, kind);
   if (verdict.allowed) return true;
-  ctx.metrics.refusals.inc({ loop: ctx.loop.name });
-  ctx.logger.warn({ op: action.op, target }, verdict.reason);
-  ctx.events.record(ctx.primary, { type: 'Warning', reason: 'ActionRefused', message: verdict.reason });
+  refuse(ctx, action, { apiVersion, kind }, verdict.reason);
   return false;
+}
+
+/**
+ * The full authority check. A named target the cache does not hold is read live (as the Loop's
+ * ServiceAccount): an object the router has not seen is never assumed to be free to take.
+ */
+async function authorised(ctx: ApplyContext, action: Action, target: ObjectTarget, resource: ResourceInfo): Promise<boolean> {
+  const checked: Action = action.op === 'patch' || action.op === 'delete' ? { ...action, target } : action;
+  let current: KubernetesObject | undefined;
+  if (action.op !== 'create' && target.name !== '' && !isPrimaryTarget(ctx.primary, target)) {
+    current = ctx.lookup(target.apiVersion, target.kind, target.namespace, target.name);
+    if (!current) {
+      try {
+        current = await ctx.client.request<KubernetesObject>({ path: objectPath(resource, target.name, target.namespace) });
+      } catch (error) {
+        if (isApiError(error, 403)) {
+          refuse(ctx, action, target, `Loop ${ctx.loop.name} may not ${action.op} ${target.kind} ${target.namespace ? `${target.namespace}/` : ''}${target.name}: its ServiceAccount may not read it`);
+          return false;
+        }
+        if (!isApiError(error, 404)) throw error;
+      }
+    }
+  }
+  const verdict = checkAuthority({ loop: ctx.loop, primary: ctx.primary, lookup: () => current }, checked);
+  if (verdict.allowed) return true;
+  refuse(ctx, action, target, verdict.reason);
+  return false;
+}
+
+function refuse(ctx: ApplyContext, action: Action, target: Partial<ObjectTarget>, reason: string): void {
+  ctx.metrics.refusals.inc({ loop: ctx.loop.name });
+  ctx.logger.warn({ op: action.op, target }, reason);
+  ctx.events.record(ctx.primary, { type: 'Warning', reason: 'ActionRefused', message: reason });
 }

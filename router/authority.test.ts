@@ -1,7 +1,7 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import type { Action } from '../lib/contract/types.ts';
-import { checkAuthority, type AuthorityContext } from './authority.ts';
+import { checkAuthority, checkKind, isValidApiVersion, type AuthorityContext } from './authority.ts';
 
 const primary = { apiVersion: 'app.kubeloop.dev/v1alpha1', kind: 'PodSet', metadata: { name: 'ps', namespace: 'a', uid: 'u-ps' } };
 const mine = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'mine', namespace: 'a', ownerReferences: [{ apiVersion: 'x', kind: 'PodSet', name: 'ps', uid: 'u-ps', controller: true }] } };
@@ -46,5 +46,28 @@ describe('checkAuthority', () => {
       expect(verdict.allowed, JSON.stringify(action)).toBe(false);
       if (!verdict.allowed) expect(verdict.reason).toMatch(/^Loop podset may not /);
     }
+  });
+});
+
+describe('checkKind', () => {
+  const loop = ctx.loop;
+  it('passes the primary kind and owned kinds only', () => {
+    expect(checkKind(loop, 'patch', primary.apiVersion, 'PodSet')).toEqual({ allowed: true });
+    expect(checkKind(loop, 'create', 'v1', 'Pod')).toEqual({ allowed: true });
+    expect(checkKind(loop, 'create', 'v1', 'Secret')).toMatchObject({ allowed: false, reason: 'Loop podset may not create Secret v1: neither the primary kind nor an owned kind' });
+    expect(checkKind(loop, 'create', 'unknown.example.com/v1', 'Pod').allowed).toBe(false);
+  });
+  it('refuses malformed apiVersions before anything looks them up', () => {
+    for (const apiVersion of ['', '../../api/v1', 'v1/../x', 'apps/v1/extra', 'Apps/v1', 'apps/1', '/v1', `${'a'.repeat(300)}/v1`, undefined]) {
+      const verdict = checkKind(loop, 'create', apiVersion, 'Pod');
+      expect(verdict.allowed, String(apiVersion)).toBe(false);
+      if (!verdict.allowed) expect(verdict.reason).toContain('not a valid apiVersion');
+    }
+  });
+});
+
+describe('isValidApiVersion', () => {
+  it('accepts core, grouped and pre-release versions', () => {
+    for (const v of ['v1', 'apps/v1', 'app.kubeloop.dev/v1alpha1', 'batch/v2beta3']) expect(isValidApiVersion(v), v).toBe(true);
   });
 });

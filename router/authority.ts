@@ -1,5 +1,6 @@
 // Least authority: an action may only touch the primary and objects of the Loop's owned kinds in the
-// primary's namespace, and an owned object only when it is not controlled by something else.
+// primary's namespace, and an owned object only when it is not controlled by something else. The kind is
+// checked first (checkKind), before the router looks anything up, so a reply cannot make it discover kinds.
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { Action, ObjectTarget } from '../lib/contract/types.ts';
 import type { LoopConfig } from './loop-spec.ts';
@@ -9,7 +10,10 @@ export type AuthorityVerdict = { allowed: true } | { allowed: false; reason: str
 export interface AuthorityContext {
   loop: Pick<LoopConfig, 'name' | 'for' | 'owns'>;
   primary: KubernetesObject;
-  /** Looks an owned-kind object up in the router's cache; undefined when not cached. */
+  /**
+   * The target's current state: from the router's cache, or read live on a cache miss (a child outside the
+   * Loop's namespaces, one the watch has not shown yet); undefined only when the object does not exist.
+   */
   lookup: (apiVersion: string, kind: string, namespace: string | undefined, name: string) => KubernetesObject | undefined;
 }
 
@@ -39,6 +43,26 @@ function inPrimaryNamespace(ctx: AuthorityContext, namespace: string | undefined
 
 function controllerUid(object: KubernetesObject | undefined): string | undefined {
   return object?.metadata?.ownerReferences?.find((r) => r.controller === true)?.uid;
+}
+
+const API_VERSION = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?v[1-9][0-9]*((alpha|beta)[1-9][0-9]*)?$/;
+
+/** "v1", "apps/v1", "app.kubeloop.dev/v1alpha1": a group (DNS subdomain) and a Kubernetes version. */
+export function isValidApiVersion(apiVersion: string): boolean {
+  return apiVersion.length <= 253 + 20 && API_VERSION.test(apiVersion);
+}
+
+/**
+ * The first check, before any lookup: the apiVersion is well-formed and the kind is the primary's or an
+ * owned one. Only kinds the Loop names (and the router resolved when the Loop started) get any further.
+ */
+export function checkKind(loop: AuthorityContext['loop'], op: Action['op'], apiVersion: string | undefined, kind: string | undefined): AuthorityVerdict {
+  if (typeof apiVersion !== 'string' || !isValidApiVersion(apiVersion)) {
+    return { allowed: false, reason: `Loop ${loop.name} may not ${op} ${String(kind)} ${JSON.stringify(apiVersion)}: not a valid apiVersion` };
+  }
+  const known = (loop.for.apiVersion === apiVersion && loop.for.kind === kind) || loop.owns.some((o) => o.apiVersion === apiVersion && o.kind === kind);
+  if (!known) return { allowed: false, reason: `Loop ${loop.name} may not ${op} ${String(kind)} ${apiVersion}: neither the primary kind nor an owned kind` };
+  return { allowed: true };
 }
 
 /**

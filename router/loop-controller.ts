@@ -7,8 +7,12 @@ import { UnknownKindError } from '../lib/kube/discovery.ts';
 import { isApiError, type KubeClient } from '../lib/kube/kube-client.ts';
 import type { KubeObject } from '../lib/contract/types.ts';
 import type { InformerLease, InformerRegistry } from './informer-registry.ts';
+import type { RateLimit } from '../lib/kube/rate-limiter.ts';
+import { serviceAccountUser } from '../lib/kube/kube-client.ts';
 import { LOOP_API_VERSION, LOOP_KIND, type Loop, type LoopCondition } from '../api/loop.ts';
-import { LoopSpecError, parseLoop } from './loop-spec.ts';
+import { accessChecks, reviewAccess, type AccessVerdict } from './access-review.ts';
+import { DEFAULT_FUNCTION_URL_POLICY, type FunctionUrlPolicy } from './function-url-policy.ts';
+import { LoopSpecError, loopSpecErrorReason, parseLoop, type LoopConfig } from './loop-spec.ts';
 import { LoopRunner, type LoopHealth, type LoopRunnerDeps } from './loop-runner.ts';
 import { WorkQueue } from './work-queue.ts';
 
@@ -21,6 +25,12 @@ export interface LoopControllerOptions {
   inline?: Loop[];
   /** Only Loop objects whose labels match (sharding Loops between router deployments, tests). */
   loopSelector?: V1LabelSelector;
+  /** Where functions may live (the admission policy's rules); strict when omitted. */
+  urlPolicy?: FunctionUrlPolicy;
+  /** Each Loop's own API budget, for the writes and reads made as its ServiceAccount. */
+  loopRateLimit?: RateLimit;
+  /** How often a running Loop's access is reviewed again (RBAC changes); 5 minutes by default. */
+  accessReviewIntervalMs?: number;
 }
 
 interface Running {
@@ -37,6 +47,7 @@ export class LoopController {
   #loops: InformerLease | undefined;
   #inline = new Map<string, Loop>();
   #stopped = false;
+  #reviewTimer: NodeJS.Timeout | undefined;
 
   constructor(options: LoopControllerOptions) {
     this.#o = options;
@@ -44,7 +55,11 @@ export class LoopController {
       concurrency: 4,
       process: (item) => this.#reconcileLoop(item.key),
       backoff: { baseMs: 500, maxMs: 60_000, jitter: 0.2 },
-      onError: (name, error) => options.logger.error({ loop: name, err: (error as Error).message }, 'Loop sync failed'),
+      onError: (name, error) => {
+        // An API error (a SubjectAccessReview that failed, say) is retried with backoff, never dropped.
+        options.logger.error({ loop: name, err: (error as Error).message }, 'Loop sync failed');
+        if (!this.#stopped) this.#sync.addRateLimited(name, null);
+      },
     });
   }
 
@@ -59,6 +74,11 @@ export class LoopController {
   }
 
   async start(): Promise<void> {
+    // RBAC changes without the Loop changing: every Loop's access is reviewed again on this period.
+    this.#reviewTimer = setInterval(() => {
+      for (const name of this.#loopNames()) this.#sync.add(name, null);
+    }, this.#o.accessReviewIntervalMs ?? 5 * 60_000);
+    this.#reviewTimer.unref();
     if (this.#o.inline) {
       for (const loop of this.#o.inline) {
         this.#inline.set(loop.metadata.name ?? '', loop);
@@ -80,6 +100,7 @@ export class LoopController {
 
   async stop(): Promise<void> {
     this.#stopped = true;
+    clearInterval(this.#reviewTimer);
     await this.#sync.shutdown();
     await Promise.all([...this.#running.values()].map((r) => r.runner.stop()));
     this.#running.clear();
@@ -98,6 +119,11 @@ export class LoopController {
       await new Promise((r) => setTimeout(r, 50));
     }
     throw new Error(`Loop ${name} did not start within ${timeoutMs} ms (${this.health(name)?.message ?? 'no status'})`);
+  }
+
+  #loopNames(): string[] {
+    if (this.#o.inline) return [...this.#inline.keys()];
+    return (this.#loops?.informer.store.list() ?? []).map((o) => o.metadata?.name ?? '').filter((n) => n !== '');
   }
 
   #loopObject(name: string): Loop | undefined {
@@ -122,22 +148,40 @@ export class LoopController {
     }
     const generation = loop.metadata.generation ?? 0;
     const specJson = JSON.stringify(loop.spec);
-    if (current && current.specJson === specJson) return;
+    if (current && current.specJson === specJson) {
+      // The periodic review: a Loop whose ServiceAccount lost its rights stops receiving.
+      const verdict = await this.#review(current.runner.loop);
+      if (verdict.allowed) return;
+      this.#running.delete(name);
+      await current.runner.stop();
+      this.#forbid(loop, generation, verdict.message);
+      return;
+    }
     if (current) {
       this.#running.delete(name);
       await current.runner.stop();
     }
-    let config;
+    let config: LoopConfig;
     try {
-      config = parseLoop(loop);
+      config = parseLoop(loop, this.#o.urlPolicy ?? DEFAULT_FUNCTION_URL_POLICY);
     } catch (error) {
       if (!(error instanceof LoopSpecError)) throw error;
       this.#o.logger.warn({ loop: name, err: error.message }, 'Loop has an invalid spec');
-      this.#setHealth(name, generation, { ready: false, reason: 'InvalidSpec', message: error.message });
+      this.#setHealth(name, generation, { ready: false, reason: loopSpecErrorReason(error), message: error.message });
+      this.#event(loop, loopSpecErrorReason(error), error.message);
       return;
     }
-    const runner = new LoopRunner(config, { ...this.#o.runnerDeps, onHealth: (loopName, health) => this.#setHealth(loopName, generation, health) });
+    const loopClient = this.#o.client.impersonating(
+      { user: serviceAccountUser(config.serviceAccount.namespace, config.serviceAccount.name) },
+      this.#o.loopRateLimit ?? { qps: 50, burst: 100 },
+    );
+    const runner = new LoopRunner(config, { ...this.#o.runnerDeps, client: loopClient, onHealth: (loopName, health) => this.#setHealth(loopName, generation, health) });
     try {
+      const verdict = await this.#review(config);
+      if (!verdict.allowed) {
+        this.#forbid(loop, generation, verdict.message);
+        return;
+      }
       await runner.start();
     } catch (error) {
       if (error instanceof UnknownKindError) {
@@ -155,7 +199,28 @@ export class LoopController {
     }
     this.#sync.forget(name);
     this.#running.set(name, { runner, generation, specJson });
-    this.#o.logger.info({ loop: name, for: config.for, owns: config.owns, url: config.functionUrl }, 'Loop started');
+    this.#o.logger.info({ loop: name, for: config.for, owns: config.owns, url: config.functionUrl, serviceAccount: config.serviceAccount }, 'Loop started');
+  }
+
+  /** May the Loop's ServiceAccount list and watch everything the Loop would receive? */
+  async #review(config: LoopConfig): Promise<AccessVerdict> {
+    const { discovery } = this.#o.runnerDeps;
+    const resources = await Promise.all([config.for, ...config.owns].map((k) => discovery.resolve(k.apiVersion, k.kind)));
+    return reviewAccess(this.#o.client, config.serviceAccount, accessChecks(resources, config.namespaces));
+  }
+
+  /** Ready=False Forbidden and a Warning event; the periodic review (or a change to the Loop) tries again. */
+  #forbid(loop: Loop, generation: number, message: string): void {
+    const name = loop.metadata.name ?? '';
+    this.#o.logger.warn({ loop: name, err: message }, 'Loop forbidden; nothing is sent to its function');
+    this.#setHealth(name, generation, { ready: false, reason: 'Forbidden', message });
+    this.#event(loop, 'Forbidden', message);
+  }
+
+  #event(loop: Loop, reason: string, message: string): void {
+    // Inline Loops are not API objects: their status lives in the router's log and metrics only.
+    if (this.#o.inline) return;
+    this.#o.runnerDeps.events.record({ apiVersion: LOOP_API_VERSION, kind: LOOP_KIND, metadata: loop.metadata }, { type: 'Warning', reason, message });
   }
 
   #setHealth(name: string, generation: number, health: LoopHealth): void {

@@ -17,7 +17,14 @@ import { reconcileKey } from './reconcile-key.ts';
 import type { RouterMetrics } from './router-metrics.ts';
 import { WorkQueue, type QueueItem } from './work-queue.ts';
 
-export type LoopHealthReason = 'Running' | 'FunctionUnreachable' | 'FunctionRejected' | 'InvalidResponse' | 'Forbidden' | 'InvalidSpec';
+export type LoopHealthReason =
+  | 'Running'
+  | 'FunctionUnreachable'
+  | 'FunctionRejected'
+  | 'InvalidResponse'
+  | 'Forbidden'
+  | 'InvalidSpec'
+  | 'ServiceAccountRequired';
 export interface LoopHealth {
   ready: boolean;
   reason: LoopHealthReason;
@@ -34,6 +41,8 @@ export interface LoopRunnerDeps {
   logger: Logger;
   recorder?: FixtureRecorder;
   expectationsTimeoutMs?: number;
+  /** Floor on the delays a function asks for (requeueAfterSeconds, retryAfterSeconds, Retry-After); 1 s by default. */
+  minRequeueMs?: number;
   /** Reports the Loop's health whenever a call succeeds or fails; the Loop controller writes conditions. */
   onHealth?: (loop: string, health: LoopHealth) => void;
 }

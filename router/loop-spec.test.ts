@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { parseLoop } from './loop-spec.ts';
+import { DEFAULT_FUNCTION_URL_POLICY } from './function-url-policy.ts';
+import { LoopSpecError, loopSpecErrorReason, parseLoop } from './loop-spec.ts';
 
 const valid = {
   metadata: { name: 'podset', generation: 2 },
@@ -7,6 +8,7 @@ const valid = {
     for: { apiVersion: 'app.kubeloop.dev/v1alpha1', kind: 'PodSet' },
     owns: [{ apiVersion: 'v1', kind: 'Pod' }],
     function: { url: 'http://kubeloop-podset.kubeloop-system.svc:8080/' },
+    serviceAccount: { namespace: 'kubeloop-system', name: 'kubeloop-loop-podset' },
   },
 };
 
@@ -23,13 +25,34 @@ describe('parseLoop', () => {
       namespaces: undefined,
       finalizer: 'kubeloop.dev/podset',
       fieldManager: 'kubeloop/podset',
+      serviceAccount: { namespace: 'kubeloop-system', name: 'kubeloop-loop-podset' },
     });
+  });
+  it('refuses a Loop without a ServiceAccount with its own reason', () => {
+    const { serviceAccount: _omitted, ...spec } = valid.spec;
+    let error: unknown;
+    try {
+      parseLoop({ metadata: valid.metadata, spec: spec as never });
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(LoopSpecError);
+    expect((error as Error).message).toContain('spec.serviceAccount is required');
+    expect(loopSpecErrorReason(error as LoopSpecError)).toBe('ServiceAccountRequired');
+  });
+  it('checks the function URL against the policy, loopback only in dev mode', () => {
+    const at = (url: string) => ({ metadata: valid.metadata, spec: { ...valid.spec, function: { url } } });
+    expect(() => parseLoop(at('http://169.254.169.254/'))).toThrow('spec.function.url "http://169.254.169.254/": host 169.254.169.254 is an IP literal');
+    expect(() => parseLoop(at('http://127.0.0.1:9000/'))).toThrow('IP literal');
+    expect(parseLoop(at('http://127.0.0.1:9000/'), { ...DEFAULT_FUNCTION_URL_POLICY, allowLoopback: true }).functionUrl).toBe('http://127.0.0.1:9000/');
   });
   it('names the bad field', () => {
     const bad = (spec: Record<string, unknown>) => () => parseLoop({ metadata: valid.metadata, spec: { ...valid.spec, ...spec } as never });
     expect(bad({ for: { apiVersion: 'v1', kind: 'pod' } })).toThrow('Loop podset: spec.for.kind "pod" is not a Kind');
     expect(bad({ function: { url: 'nope' } })).toThrow('spec.function.url "nope" is not a URL');
-    expect(bad({ function: { url: 'http://x/', timeoutSeconds: 0 } })).toThrow('spec.function.timeoutSeconds must be a number');
+    expect(bad({ serviceAccount: { namespace: 'Bad', name: 'x' } })).toThrow('spec.serviceAccount.namespace "Bad" is not a namespace name');
+    expect(bad({ serviceAccount: { namespace: 'a', name: 7 } })).toThrow('spec.serviceAccount.name 7 is not a ServiceAccount name');
+    expect(bad({ function: { url: 'http://fn.ns.svc/', timeoutSeconds: 0 } })).toThrow('spec.function.timeoutSeconds must be a number');
     expect(bad({ owns: [{ apiVersion: 'v1' }] })).toThrow('spec.owns[0].kind');
     expect(bad({ selector: { matchExpressions: [{ key: 'a', operator: 'Is' }] } })).toThrow('spec.selector');
     expect(bad({ namespaces: ['Bad_NS'] })).toThrow('spec.namespaces[0]');

@@ -1,8 +1,9 @@
 // The Loop resource (loops.kubeloop.dev/v1alpha1) and its validation into the router's LoopConfig.
 import type { V1LabelSelector } from '@kubernetes/client-node';
 import { validateLabelSelector } from '../lib/kube/label-selector.ts';
-import { FINALIZER_PREFIX, type Loop, type LoopSpec } from '../api/loop.ts';
+import { FINALIZER_PREFIX, type Loop, type LoopSpec, type ServiceAccountRef } from '../api/loop.ts';
 import type { KindRef } from '../api/meta.ts';
+import { DEFAULT_FUNCTION_URL_POLICY, functionUrlProblem, type FunctionUrlPolicy } from './function-url-policy.ts';
 
 /** A validated Loop with defaults applied: what the router runs. */
 export interface LoopConfig {
@@ -16,6 +17,8 @@ export interface LoopConfig {
   metadataOnly: boolean;
   ignoreStatusChanges: boolean;
   functionUrl: string;
+  /** Who the router acts as for this Loop. */
+  serviceAccount: ServiceAccountRef;
   timeoutMs: number;
   maxConcurrency: number;
   resyncMs: number;
@@ -36,7 +39,13 @@ export class LoopSpecError extends Error {
   }
 }
 
+/** The Ready reason of a Loop refused for its spec: a missing ServiceAccount has its own. */
+export function loopSpecErrorReason(error: LoopSpecError): 'ServiceAccountRequired' | 'InvalidSpec' {
+  return error.field === 'spec.serviceAccount' ? 'ServiceAccountRequired' : 'InvalidSpec';
+}
+
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 
 function kindRef(loop: string, field: string, value: unknown): KindRef {
   const ref = value as Partial<KindRef> | undefined;
@@ -56,8 +65,25 @@ function positive(loop: string, field: string, value: unknown, fallback: number,
   return value;
 }
 
-/** Validates a Loop object (from the API or inline); the error names the bad field. */
-export function parseLoop(loop: Pick<Loop, 'metadata' | 'spec'>): LoopConfig {
+function serviceAccountRef(loop: string, value: unknown): ServiceAccountRef {
+  const ref = value as Partial<ServiceAccountRef> | undefined;
+  if (!ref || typeof ref !== 'object') {
+    throw new LoopSpecError(loop, 'spec.serviceAccount', 'is required: { namespace, name } of the ServiceAccount the router acts as for this Loop');
+  }
+  for (const field of ['namespace', 'name'] as const) {
+    const v = ref[field];
+    if (typeof v !== 'string' || v.length > (field === 'name' ? 253 : 63) || !(field === 'name' ? DNS_SUBDOMAIN : DNS_LABEL).test(v)) {
+      throw new LoopSpecError(loop, `spec.serviceAccount.${field}`, `${JSON.stringify(v)} is not a ${field === 'name' ? 'ServiceAccount' : 'namespace'} name`);
+    }
+  }
+  return { namespace: ref.namespace as string, name: ref.name as string };
+}
+
+/**
+ * Validates a Loop object (from the API or inline); the error names the bad field. The function URL is
+ * checked against `urlPolicy` (the same rules as the chart's admission policy).
+ */
+export function parseLoop(loop: Pick<Loop, 'metadata' | 'spec'>, urlPolicy: FunctionUrlPolicy = DEFAULT_FUNCTION_URL_POLICY): LoopConfig {
   const name = loop.metadata?.name ?? '';
   if (!DNS_LABEL.test(name) || name.length > 63) throw new LoopSpecError(name || '(unnamed)', 'metadata.name', 'must be a DNS label');
   const spec = loop.spec as Partial<LoopSpec> | undefined;
@@ -73,6 +99,8 @@ export function parseLoop(loop: Pick<Loop, 'metadata' | 'spec'>): LoopConfig {
     throw new LoopSpecError(name, 'spec.function.url', `"${fn.url}" is not a URL`);
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new LoopSpecError(name, 'spec.function.url', 'must be http or https');
+  const urlProblem = functionUrlProblem(fn.url, urlPolicy);
+  if (urlProblem) throw new LoopSpecError(name, 'spec.function.url', `"${fn.url}": ${urlProblem}`);
   if (spec.selector) {
     try {
       validateLabelSelector(spec.selector, 'spec.selector');
@@ -83,6 +111,7 @@ export function parseLoop(loop: Pick<Loop, 'metadata' | 'spec'>): LoopConfig {
   for (const [i, ns] of (spec.namespaces ?? []).entries()) {
     if (typeof ns !== 'string' || !DNS_LABEL.test(ns)) throw new LoopSpecError(name, `spec.namespaces[${i}]`, `"${String(ns)}" is not a namespace name`);
   }
+  const serviceAccount = serviceAccountRef(name, spec.serviceAccount);
   return {
     name,
     generation: loop.metadata?.generation ?? 0,
@@ -93,6 +122,7 @@ export function parseLoop(loop: Pick<Loop, 'metadata' | 'spec'>): LoopConfig {
     metadataOnly: spec.metadataOnly === true,
     ignoreStatusChanges: spec.ignoreStatusChanges === true,
     functionUrl: fn.url,
+    serviceAccount,
     timeoutMs: positive(name, 'spec.function.timeoutSeconds', fn.timeoutSeconds, 10, 3600) * 1000,
     maxConcurrency: Math.floor(positive(name, 'spec.function.maxConcurrency', fn.maxConcurrency, 8, 1000)),
     resyncMs: positive(name, 'spec.resyncPeriodSeconds', spec.resyncPeriodSeconds, 600, 86_400 * 7) * 1000,

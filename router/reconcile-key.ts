@@ -9,6 +9,7 @@ import type { DispatchResult } from './dispatch.ts';
 import type { LoopHealthReason, LoopRunner } from './loop-runner.ts';
 import { addFinalizerPatch, hasFinalizer, removeFinalizerPatch } from './patch-building.ts';
 import { selectsPrimary } from './predicates.ts';
+import { DEFAULT_MIN_REQUEUE_MS, flooredDelayMs } from './requeue-floor.ts';
 import { callCode } from './router-metrics.ts';
 import type { QueueItem } from './work-queue.ts';
 
@@ -115,7 +116,7 @@ async function handleResponse(
     deps.events.record(primary, { type: 'Warning', reason: 'ReconcileError', message });
     ctx.log.warn({ errorType: type, message }, 'function reported an error');
     if (type === 'temporary') {
-      if (retryAfterSeconds !== undefined) queue.addAfter(key, { type: 'REQUEUE' }, retryAfterSeconds * 1000);
+      if (retryAfterSeconds !== undefined) queue.addAfter(key, { type: 'REQUEUE' }, flooredDelayMs(retryAfterSeconds * 1000, minRequeueMs(runner)));
       else queue.addRateLimited(key, { type: 'REQUEUE' });
     } else {
       queue.forget(key);
@@ -124,7 +125,7 @@ async function handleResponse(
   }
   queue.forget(key);
   if (response.requeueAfterSeconds !== undefined && !ctx.deleted) {
-    queue.addAfter(key, { type: 'REQUEUE' }, response.requeueAfterSeconds * 1000);
+    queue.addAfter(key, { type: 'REQUEUE' }, flooredDelayMs(response.requeueAfterSeconds * 1000, minRequeueMs(runner)));
   }
   return 'ok';
 }
@@ -133,7 +134,7 @@ function handleCallFailure(runner: LoopRunner, primary: KubeObject, result: Excl
   const { queue } = runner;
   const key = keyOf(primary);
   if (result.kind === 'throttled') {
-    if (result.retryAfterMs !== undefined) queue.addAfter(key, { type: 'REQUEUE' }, result.retryAfterMs);
+    if (result.retryAfterMs !== undefined) queue.addAfter(key, { type: 'REQUEUE' }, flooredDelayMs(result.retryAfterMs, minRequeueMs(runner)));
     else queue.addRateLimited(key, { type: 'REQUEUE' });
     log.info({ retryAfterMs: result.retryAfterMs }, 'function throttled the call (429)');
     return 'throttled';
@@ -178,6 +179,10 @@ async function writeOrRequeue(runner: LoopRunner, primary: KubeObject, patch: Js
     queue.addRateLimited(key, { type: 'REQUEUE' });
     return false;
   }
+}
+
+function minRequeueMs(runner: LoopRunner): number {
+  return runner.deps.minRequeueMs ?? DEFAULT_MIN_REQUEUE_MS;
 }
 
 function keyOf(object: KubeObject): string {

@@ -17,6 +17,24 @@ describe('readRouterConfig', () => {
     expect(() => readRouterConfig(['extra'])).toThrow('unexpected argument "extra"');
     expect(() => readRouterConfig(['--loop-selector', 'team'])).toThrow('--loop-selector: "team" is not key=value');
   });
+  it('reads the function URL policy, the requeue floor and the per-Loop budget', () => {
+    const config = readRouterConfig(['--function-hosts', 'Fn.example.com, *.fns.example.org', '--min-requeue-seconds', '2', '--loop-qps', '5'], {
+      KUBELOOP_CLUSTER_DOMAIN: 'corp.internal',
+      KUBELOOP_LOOP_API_BURST: '7',
+    });
+    expect(config).toMatchObject({
+      urlPolicy: { clusterDomain: 'corp.internal', allowedHosts: ['fn.example.com', '*.fns.example.org'], allowLoopback: false },
+      minRequeueSeconds: 2,
+      loopQps: 5,
+      loopBurst: 7,
+      accessReviewSeconds: 300,
+    });
+    expect(readRouterConfig([]).minRequeueSeconds).toBe(1);
+    expect(() => readRouterConfig(['--function-hosts', '169.254.169.254'])).toThrow('is an IP address');
+    expect(() => readRouterConfig(['--function-hosts', 'http://x.example.com'])).toThrow('--function-hosts: "http://x.example.com" is not a host name');
+    expect(() => readRouterConfig(['--min-requeue-seconds', '0'])).toThrow('--min-requeue-seconds');
+    expect(() => readRouterConfig(['--cluster-domain', 'Bad_Domain'])).toThrow('--cluster-domain');
+  });
   it('reads a Loop selector from the flag or the environment', () => {
     expect(readRouterConfig(['--loop-selector', 'team=a, kubeloop.dev/shard=2']).loopSelector).toEqual({ team: 'a', 'kubeloop.dev/shard': '2' });
     expect(readRouterConfig([], { KUBELOOP_LOOP_SELECTOR: 'x=y' }).loopSelector).toEqual({ x: 'y' });
@@ -24,8 +42,9 @@ describe('readRouterConfig', () => {
   it('reads inline Loops and names the bad document and field', () => {
     const dir = mkdtempSync(join(tmpdir(), 'loops-'));
     const good = join(dir, 'good.yaml');
-    writeFileSync(good, 'apiVersion: kubeloop.dev/v1alpha1\nkind: Loop\nmetadata: { name: a }\nspec: { for: { apiVersion: v1, kind: Pod }, function: { url: "http://x/" } }\n');
-    expect(readRouterConfig(['--loops', good]).loops?.[0]?.metadata.name).toBe('a');
+    writeFileSync(good, 'apiVersion: kubeloop.dev/v1alpha1\nkind: Loop\nmetadata: { name: a }\nspec: { for: { apiVersion: v1, kind: Pod }, serviceAccount: { namespace: ns, name: a }, function: { url: "http://127.0.0.1:9000/" } }\n');
+    expect(readRouterConfig(['--loops', good, '--allow-loopback-functions']).loops?.[0]?.metadata.name).toBe('a');
+    expect(() => readRouterConfig(['--loops', good])).toThrow('host 127.0.0.1 is an IP literal');
     const bad = join(dir, 'bad.yaml');
     writeFileSync(bad, 'kind: Loop\nmetadata: { name: a }\nspec: { for: { apiVersion: v1, kind: Pod } }\n');
     expect(() => readRouterConfig(['--loops', bad])).toThrow('--loops: ' + bad + ' document 1: Loop a: spec.function.url is required');

@@ -1,11 +1,13 @@
 // Configuration of `kubeloop router`: flags win over environment variables; every value is checked at
 // start-up and a bad one is reported with the flag or variable that set it.
 import { readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { parseArgs } from 'node:util';
 import { parseAllDocuments } from 'yaml';
 import { pickSetting, settingBoolean, settingInteger, settingNumber } from '../lib/config/settings.ts';
 import { parseLogLevel, type LogLevel } from '../lib/observability/logger.ts';
 import type { Loop } from '../api/loop.ts';
+import { DEFAULT_FUNCTION_URL_POLICY, type FunctionUrlPolicy } from './function-url-policy.ts';
 import { parseLoop } from './loop-spec.ts';
 
 export interface RouterConfig {
@@ -30,6 +32,15 @@ export interface RouterConfig {
   watchTimeoutSeconds: number;
   expectationsTimeoutSeconds: number;
   logLevel: LogLevel;
+  /** Where functions may live: cluster Services, the allowed hosts, loopback only with --allow-loopback-functions. */
+  urlPolicy: FunctionUrlPolicy;
+  /** Floor on requeue and retry delays a function asks for. */
+  minRequeueSeconds: number;
+  /** Each Loop's own API budget (writes and live reads as its ServiceAccount). */
+  loopQps: number;
+  loopBurst: number;
+  /** How often every Loop's access (SubjectAccessReview) is reviewed again. */
+  accessReviewSeconds: number;
 }
 
 export const ROUTER_USAGE = `usage: kubeloop router [options]
@@ -43,7 +54,13 @@ export const ROUTER_USAGE = `usage: kubeloop router [options]
   --lease-name kubeloop-router      (KUBELOOP_LEASE_NAME)
   --lease-duration-seconds 15       a standby takes over within this time of the leader dying
   --identity NAME                   lease holder identity (POD_NAME; host name + pid by default)
-  --qps 50 --burst 100              client-side API rate limit (KUBELOOP_API_QPS, KUBELOOP_API_BURST)
+  --qps 50 --burst 100              the router's own API rate limit: informers, discovery, status (KUBELOOP_API_QPS, KUBELOOP_API_BURST)
+  --loop-qps 50 --loop-burst 100    each Loop's own API budget, so one Loop cannot starve the others (KUBELOOP_LOOP_API_QPS, KUBELOOP_LOOP_API_BURST)
+  --min-requeue-seconds 1           floor on requeueAfterSeconds, retryAfterSeconds and Retry-After (KUBELOOP_MIN_REQUEUE_SECONDS)
+  --access-review-seconds 300       how often each Loop's ServiceAccount rights are reviewed again (KUBELOOP_ACCESS_REVIEW_SECONDS)
+  --cluster-domain cluster.local    function URLs must be <svc>.<ns>.svc[.<domain>] ... (KUBELOOP_CLUSTER_DOMAIN)
+  --function-hosts h1,*.h2          ... or one of these hosts (KUBELOOP_FUNCTION_HOSTS; the chart's loopAdmission.allowedHosts)
+  --allow-loopback-functions        also 127.0.0.1 / localhost: for kubeloop dev and tests only (KUBELOOP_ALLOW_LOOPBACK_FUNCTIONS)
   --loops FILE                      run the Loops in this YAML file instead of watching Loop objects
   --loop-selector k=v[,k=v]         only Loop objects with these labels (KUBELOOP_LOOP_SELECTOR)
   --watch-timeout-seconds 300       server-side watch timeout (randomised up to 2x); a watchdog ends silent watches
@@ -64,8 +81,20 @@ export function parseLabelPairs(value: string, setting: string): Record<string, 
   return labels;
 }
 
+/** "a.example.com,*.b.example.com" -> host patterns; the error names the setting and the bad entry. */
+export function parseHostPatterns(value: string, setting: string): string[] {
+  const hosts = value.split(',').map((h) => h.trim().toLowerCase()).filter((h) => h !== '');
+  for (const host of hosts) {
+    if (!/^(\*\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)+$/.test(host)) {
+      throw new Error(`${setting}: "${host}" is not a host name or *.<domain> (with at least one dot)`);
+    }
+    if (isIP(host) !== 0) throw new Error(`${setting}: "${host}" is an IP address; functions are named by host name`);
+  }
+  return hosts;
+}
+
 /** Reads inline Loops; errors name the file, the document and the bad field. */
-export function readLoopsFile(file: string): Loop[] {
+export function readLoopsFile(file: string, urlPolicy: FunctionUrlPolicy = DEFAULT_FUNCTION_URL_POLICY): Loop[] {
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
@@ -79,7 +108,7 @@ export function readLoopsFile(file: string): Loop[] {
     if (!loop) continue;
     if (loop.kind !== 'Loop') throw new Error(`--loops: ${file} document ${i + 1}: kind "${String(loop.kind)}" is not Loop`);
     try {
-      parseLoop(loop);
+      parseLoop(loop, urlPolicy);
     } catch (error) {
       throw new Error(`--loops: ${file} document ${i + 1}: ${(error as Error).message}`);
     }
@@ -111,6 +140,13 @@ export function readRouterConfig(argv: string[], env: NodeJS.ProcessEnv = proces
       'watch-timeout-seconds': { type: 'string' },
       'expectations-timeout-seconds': { type: 'string' },
       'log-level': { type: 'string' },
+      'loop-qps': { type: 'string' },
+      'loop-burst': { type: 'string' },
+      'min-requeue-seconds': { type: 'string' },
+      'access-review-seconds': { type: 'string' },
+      'cluster-domain': { type: 'string' },
+      'function-hosts': { type: 'string' },
+      'allow-loopback-functions': { type: 'boolean' },
     },
   });
   if (positionals.length > 0) throw new Error(`unexpected argument "${positionals[0]}"\n\n${ROUTER_USAGE}`);
@@ -120,6 +156,16 @@ export function readRouterConfig(argv: string[], env: NodeJS.ProcessEnv = proces
   const loopsFile = values.loops;
   const logLevel = pick('log-level', 'KUBELOOP_LOG_LEVEL');
   const selector = pick('loop-selector', 'KUBELOOP_LOOP_SELECTOR');
+  const clusterDomain = pick('cluster-domain', 'KUBELOOP_CLUSTER_DOMAIN');
+  if (clusterDomain && !/^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/.test(clusterDomain.value)) {
+    throw new Error(`${clusterDomain.setting}: "${clusterDomain.value}" is not a DNS domain`);
+  }
+  const hosts = pick('function-hosts', 'KUBELOOP_FUNCTION_HOSTS');
+  const urlPolicy: FunctionUrlPolicy = {
+    clusterDomain: clusterDomain?.value ?? DEFAULT_FUNCTION_URL_POLICY.clusterDomain,
+    allowedHosts: hosts ? parseHostPatterns(hosts.value, hosts.setting) : [],
+    allowLoopback: values['allow-loopback-functions'] ?? settingBoolean(pick('allow-loopback-functions', 'KUBELOOP_ALLOW_LOOPBACK_FUNCTIONS'), false),
+  };
   return {
     kubeconfig: values.kubeconfig ?? (env.KUBECONFIG || undefined),
     context: values.context,
@@ -134,10 +180,15 @@ export function readRouterConfig(argv: string[], env: NodeJS.ProcessEnv = proces
     qps: settingNumber(pick('qps', 'KUBELOOP_API_QPS'), 50, 0, 10_000),
     burst: settingInteger(pick('burst', 'KUBELOOP_API_BURST'), 100, 1, 100_000),
     loopsFile,
-    loops: loopsFile ? readLoopsFile(loopsFile) : undefined,
+    loops: loopsFile ? readLoopsFile(loopsFile, urlPolicy) : undefined,
     loopSelector: selector ? parseLabelPairs(selector.value, selector.setting) : undefined,
     watchTimeoutSeconds: settingInteger(pick('watch-timeout-seconds'), 300, 1, 3600),
     expectationsTimeoutSeconds: settingInteger(pick('expectations-timeout-seconds'), 300, 1, 3600),
     logLevel: parseLogLevel(logLevel?.value, logLevel?.setting),
+    urlPolicy,
+    minRequeueSeconds: settingNumber(pick('min-requeue-seconds', 'KUBELOOP_MIN_REQUEUE_SECONDS'), 1, 0.1, 3600),
+    loopQps: settingNumber(pick('loop-qps', 'KUBELOOP_LOOP_API_QPS'), 50, 0.1, 10_000),
+    loopBurst: settingInteger(pick('loop-burst', 'KUBELOOP_LOOP_API_BURST'), 100, 1, 100_000),
+    accessReviewSeconds: settingInteger(pick('access-review-seconds', 'KUBELOOP_ACCESS_REVIEW_SECONDS'), 300, 10, 86_400),
   };
 }

@@ -15,6 +15,7 @@ import { LoopController } from './loop-controller.ts';
 import type { Loop } from '../api/loop.ts';
 import type { LoopRunner } from './loop-runner.ts';
 import { createRouterMetrics, type RouterMetrics } from './router-metrics.ts';
+import type { FunctionUrlPolicy } from './function-url-policy.ts';
 
 export interface LeaderElectionConfig {
   namespace: string;
@@ -33,8 +34,16 @@ export interface RouterOptions {
   loopSelector?: V1LabelSelector;
   /** Replaces HTTP calls to functions, e.g. an in-process call for benchmarks. */
   invoke?: FunctionInvoker;
-  /** Client-side limit on API requests; QPS 50 / burst 100 by default (client-go's 5/10 is the usual ceiling). */
+  /** The router's own API limit (informers, discovery, Loop status, events); QPS 50 / burst 100 by default. */
   rateLimit?: RateLimit;
+  /** Each Loop's own budget for what it does as its ServiceAccount; `rateLimit` (or 50/100) by default. */
+  loopRateLimit?: RateLimit;
+  /** Where functions may live; strict (cluster Services only) by default. Tests and `kubeloop dev` allow loopback. */
+  urlPolicy?: FunctionUrlPolicy;
+  /** Floor on requeue and retry delays a function asks for; 1000 ms by default. */
+  minRequeueMs?: number;
+  /** How often every Loop's access is reviewed again; 5 minutes by default. */
+  accessReviewIntervalMs?: number;
   /** Only the holder of the Lease reconciles; others wait as standbys. Off when omitted. */
   leaderElection?: LeaderElectionConfig;
   /** Unique per replica (Lease holder, event reportingInstance); the host name by default. */
@@ -69,7 +78,8 @@ export async function startRouter(options: RouterOptions): Promise<Router> {
   const identity = options.identity ?? `${hostname()}-${process.pid}`;
   const logger = options.logger ?? createLogger({ name: 'router' });
   const metrics = options.metrics ?? createRouterMetrics();
-  const client = await KubeClient.fromKubeConfig(options.kubeConfig, { rateLimit: options.rateLimit ?? { qps: 50, burst: 100 } });
+  const rateLimit = options.rateLimit ?? { qps: 50, burst: 100 };
+  const client = await KubeClient.fromKubeConfig(options.kubeConfig, { rateLimit });
   const discovery = new ResourceDiscovery(client);
   const httpInvoker = options.invoke ? undefined : createHttpInvoker();
   const invoke = options.invoke ?? httpInvoker!;
@@ -88,7 +98,21 @@ export async function startRouter(options: RouterOptions): Promise<Router> {
       logger,
       inline: options.loops,
       loopSelector: options.loopSelector,
-      runnerDeps: { client, discovery, registry, invoke, events, metrics, logger, recorder, expectationsTimeoutMs: options.expectationsTimeoutMs },
+      loopRateLimit: options.loopRateLimit ?? rateLimit,
+      ...(options.urlPolicy ? { urlPolicy: options.urlPolicy } : {}),
+      ...(options.accessReviewIntervalMs ? { accessReviewIntervalMs: options.accessReviewIntervalMs } : {}),
+      runnerDeps: {
+        client,
+        discovery,
+        registry,
+        invoke,
+        events,
+        metrics,
+        logger,
+        recorder,
+        expectationsTimeoutMs: options.expectationsTimeoutMs,
+        ...(options.minRequeueMs !== undefined ? { minRequeueMs: options.minRequeueMs } : {}),
+      },
     });
     await controller.start();
     controllerStarted = true;
@@ -104,10 +128,13 @@ export async function startRouter(options: RouterOptions): Promise<Router> {
   };
 
   let elector: LeaderElector | undefined;
+  // Leader election has its own connections and limiter: a busy router must never miss its lease renewal.
+  let electionClient: KubeClient | undefined;
   if (options.leaderElection) {
     const le = options.leaderElection;
+    electionClient = await KubeClient.fromKubeConfig(options.kubeConfig, { rateLimit: { qps: 5, burst: 10 } });
     elector = new LeaderElector({
-      client,
+      client: electionClient,
       namespace: le.namespace,
       name: le.name ?? 'kubeloop-router',
       identity,
@@ -148,6 +175,7 @@ export async function startRouter(options: RouterOptions): Promise<Router> {
       if (elector) await elector.stop();
       else await stopLoops();
       await httpInvoker?.close();
+      await electionClient?.close();
       await client.close();
     },
   };

@@ -32,6 +32,10 @@ export async function run(argv: string[]): Promise<number> {
     recordDir: config.recordDir,
     identity: config.identity,
     rateLimit: { qps: config.qps, burst: config.burst },
+    loopRateLimit: { qps: config.loopQps, burst: config.loopBurst },
+    urlPolicy: config.urlPolicy,
+    minRequeueMs: config.minRequeueSeconds * 1000,
+    accessReviewIntervalMs: config.accessReviewSeconds * 1000,
     watchTimeoutSeconds: config.watchTimeoutSeconds,
     expectationsTimeoutMs: config.expectationsTimeoutSeconds * 1000,
     ...(config.leaderElect

@@ -27,6 +27,9 @@ beforeAll(async () => {
       rules: [
         { apiGroups: ['kubeloop.dev'], resources: ['loops'], verbs: ['get', 'list', 'watch'] },
         { apiGroups: ['kubeloop.dev'], resources: ['loops/status'], verbs: ['patch', 'update'] },
+        // What a router needs to act as the Loop's ServiceAccount, which may read Secrets here.
+        { apiGroups: ['authorization.k8s.io'], resources: ['subjectaccessreviews'], verbs: ['create'] },
+        { apiGroups: [''], resources: ['serviceaccounts'], verbs: ['impersonate'] },
       ],
     },
   });
@@ -61,7 +64,7 @@ describe('a router without the rights its Loop needs', () => {
         apiVersion: 'kubeloop.dev/v1alpha1',
         kind: 'Loop',
         metadata: { name, labels: { 'kubeloop.dev/e2e': ns } },
-        spec: { for: { apiVersion: 'v1', kind: 'Secret' }, namespaces: [ns], function: { url: 'http://127.0.0.1:1/' } },
+        spec: { for: { apiVersion: 'v1', kind: 'Secret' }, namespaces: [ns], serviceAccount: h.loopServiceAccount, function: { url: 'http://127.0.0.1:1/' } },
       },
     });
     const ready = await eventually('Ready False Forbidden', async () => {

@@ -10,7 +10,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startControlPlane } from '../../cli/cluster/index.ts';
 import { KubeClient } from '../../lib/kube/kube-client.ts';
 import { eventually } from '../cluster/eventually.ts';
-import { inlineLoop, quietLogger, routerHarness, type RouterHarness } from './router-harness.ts';
+import { createLoopServiceAccount } from '../cluster/loop-service-account.ts';
+import { inlineLoop, quietLogger, routerHarness, TEST_URL_POLICY, type RouterHarness } from './router-harness.ts';
 import { startRouter } from '../../router/start-router.ts';
 
 const ANNOTATION = 'kubeloop.dev/add-pod-name-label';
@@ -43,7 +44,7 @@ async function labelled(client: KubeClient, namespace: string, name: string): Pr
 function startRouterProcess(identity: string, kubeconfig: string, loopsFile: string): ChildProcess {
   const child = spawn(
     process.execPath,
-    ['cli/bin.js', 'router', '--kubeconfig', kubeconfig, '--loops', loopsFile, '--leader-elect', '--lease-namespace', ns, '--lease-duration-seconds', '4', '--identity', identity, '--port', '0', '--log-level', 'warn'],
+    ['cli/bin.js', 'router', '--kubeconfig', kubeconfig, '--loops', loopsFile, '--leader-elect', '--lease-namespace', ns, '--lease-duration-seconds', '4', '--identity', identity, '--port', '0', '--log-level', 'warn', '--allow-loopback-functions'],
     { stdio: ['ignore', 'ignore', 'inherit'], env: { ...process.env, KUBELOOP_FROM_SOURCE: '1' } },
   );
   return child;
@@ -82,9 +83,11 @@ describe('router high availability', () => {
   it('rides out a kube-apiserver restart and labels every pod exactly once', async () => {
     const plane = await startControlPlane({ nodes: 1 });
     const client = await KubeClient.fromKubeConfig(plane.kubeConfig());
+    await createLoopServiceAccount(client, { namespace: 'default' });
     const router = await startRouter({
       kubeConfig: plane.kubeConfig(),
       logger: quietLogger(),
+      urlPolicy: TEST_URL_POLICY,
       loops: [inlineLoop('pod-name-label', 'default', { for: { apiVersion: 'v1', kind: 'Pod' }, metadataOnly: true, function: { url: functionUrl } })],
     });
     try {

@@ -9,13 +9,20 @@ import { ResourceDiscovery } from '../../lib/kube/discovery.ts';
 import { Informer } from '../../lib/kube/informer.ts';
 import { KubeClient } from '../../lib/kube/kube-client.ts';
 import { serveFunction, type ServedFunction } from '../../lib/runtime/index.ts';
-import type { Loop, LoopSpec } from '../../api/loop.ts';
+import type { Loop, LoopSpec, ServiceAccountRef } from '../../api/loop.ts';
+import { DEFAULT_FUNCTION_URL_POLICY, type FunctionUrlPolicy } from '../../router/function-url-policy.ts';
 import { startRouter, type Router, type RouterOptions } from '../../router/start-router.ts';
+import { createLoopServiceAccount, LOOP_SERVICE_ACCOUNT } from '../cluster/loop-service-account.ts';
 import { setupClusterSuite, type ClusterSuite } from '../cluster/suite.ts';
+
+/** Test functions listen on 127.0.0.1: the router's dev-mode URL policy (--allow-loopback-functions). */
+export const TEST_URL_POLICY: FunctionUrlPolicy = { ...DEFAULT_FUNCTION_URL_POLICY, allowLoopback: true };
 
 export interface RouterHarness {
   suite: ClusterSuite;
   client: KubeClient;
+  /** The suite namespace's Loop ServiceAccount (all rights in the namespace), for Loop objects. */
+  loopServiceAccount: ServiceAccountRef;
   /** Serves a registered seed function on a free port. */
   serve(name: string): Promise<ServedFunction>;
   /** Starts a router with inline Loops, or watching Loop objects when `loops` is undefined. */
@@ -23,9 +30,18 @@ export interface RouterHarness {
   close(): Promise<void>;
 }
 
-/** An inline Loop limited to one namespace, so suites sharing the control plane never see each other. */
+/**
+ * An inline Loop limited to one namespace, so suites sharing the control plane never see each other. It
+ * runs as the ServiceAccount routerHarness creates in that namespace (all rights there, none elsewhere)
+ * unless the spec names another.
+ */
 export function inlineLoop(name: string, namespace: string, spec: Omit<LoopSpec, 'namespaces'>): Loop {
-  return { apiVersion: 'kubeloop.dev/v1alpha1', kind: 'Loop', metadata: { name, generation: 1 }, spec: { ...spec, namespaces: [namespace] } };
+  return {
+    apiVersion: 'kubeloop.dev/v1alpha1',
+    kind: 'Loop',
+    metadata: { name, generation: 1 },
+    spec: { serviceAccount: { namespace, name: LOOP_SERVICE_ACCOUNT }, ...spec, namespaces: [namespace] },
+  };
 }
 
 export const quietLogger = () => pino({ level: process.env.KUBELOOP_TEST_LOG_LEVEL ?? 'warn' });
@@ -33,17 +49,19 @@ export const quietLogger = () => pino({ level: process.env.KUBELOOP_TEST_LOG_LEV
 export async function routerHarness(suiteName: string): Promise<RouterHarness> {
   const suite = await setupClusterSuite(suiteName);
   const client = await KubeClient.fromKubeConfig(suite.kubeConfig);
+  const loopServiceAccount = await createLoopServiceAccount(client, { namespace: suite.namespace });
   const closers: Array<() => Promise<void>> = [];
   return {
     suite,
     client,
+    loopServiceAccount,
     async serve(name) {
       const served = await serveFunction(await loadFunction(name), { port: 0, host: '127.0.0.1', logLevel: 'warn' });
       closers.push(() => served.close());
       return served;
     },
     async router(loops, extra = {}) {
-      const router = await startRouter({ kubeConfig: suite.kubeConfig, ...(loops ? { loops } : {}), logger: quietLogger(), ...extra });
+      const router = await startRouter({ kubeConfig: suite.kubeConfig, ...(loops ? { loops } : {}), logger: quietLogger(), urlPolicy: TEST_URL_POLICY, ...extra });
       closers.push(() => router.stop());
       return router;
     },

@@ -56,7 +56,7 @@ describe('Loop objects drive the router', () => {
         apiVersion: 'kubeloop.dev/v1alpha1',
         kind: 'Loop',
         metadata: { name, labels: { 'kubeloop.dev/e2e': ns } },
-        spec: { for: { apiVersion: 'v1', kind: 'Pod' }, namespaces: [ns], metadataOnly: true, function: { url } },
+        spec: { for: { apiVersion: 'v1', kind: 'Pod' }, namespaces: [ns], metadataOnly: true, serviceAccount: h.loopServiceAccount, function: { url } },
       },
     });
     const first = await eventually('Ready True', async () => {
@@ -94,7 +94,7 @@ describe('Loop objects drive the router', () => {
         apiVersion: 'kubeloop.dev/v1alpha1',
         kind: 'Loop',
         metadata: { name, labels: { 'kubeloop.dev/e2e': ns } },
-        spec: { for: { apiVersion: 'example.com/v1', kind: 'Nothing' }, function: { url } },
+        spec: { for: { apiVersion: 'example.com/v1', kind: 'Nothing' }, serviceAccount: h.loopServiceAccount, function: { url } },
       },
     });
     const r = await eventually('Ready False', async () => {
@@ -103,5 +103,26 @@ describe('Loop objects drive the router', () => {
     });
     expect(r.ready?.reason).toBe('InvalidSpec');
     expect(r.ready?.message).toContain('unknown kind Nothing in example.com/v1');
+  });
+
+  it('refuses a Loop that names no ServiceAccount, with its own reason and a Warning event', async () => {
+    const name = `anonymous-${ns}`;
+    await h.client.request({
+      method: 'POST',
+      path: loopsPath,
+      body: {
+        apiVersion: 'kubeloop.dev/v1alpha1',
+        kind: 'Loop',
+        metadata: { name, labels: { 'kubeloop.dev/e2e': ns } },
+        spec: { for: { apiVersion: 'v1', kind: 'Pod' }, namespaces: [ns], function: { url } },
+      },
+    });
+    const r = await eventually('Ready False', async () => {
+      const s = await ready(name);
+      return s.ready?.status === 'False' && s;
+    });
+    expect(r.ready?.reason).toBe('ServiceAccountRequired');
+    expect(r.ready?.message).toContain('spec.serviceAccount is required');
+    expect(router.loops().some((l) => l.loop.name === name)).toBe(false);
   });
 });

@@ -63,6 +63,10 @@ imagePullSecrets:
 {{- define "kubeloop.functionServiceAccount" -}}{{ include "kubeloop.fullname" . }}-function{{- end -}}
 {{- define "kubeloop.webhookSecret" -}}{{ include "kubeloop.fullname" . }}-webhook-tls{{- end -}}
 {{- define "kubeloop.webhookConfigurationName" -}}{{ include "kubeloop.fullname" . }}-watcher-sidecar{{- end -}}
+{{/* The ServiceAccount the router acts as for one Loop; call with (dict "root" $ "name" "podset"). */}}
+{{- define "kubeloop.loopServiceAccount" -}}
+{{- printf "%s-loop-%s" (include "kubeloop.fullname" .root) .name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
 {{- define "kubeloop.leaseName" -}}{{ include "kubeloop.fullname" . }}-router-leader{{- end -}}
 
 {{/* One function's settings: functionDefaults overlaid with its own entry; call with (dict "root" $ "name" "podset"). */}}

@@ -1,0 +1,215 @@
+// Per-Loop identity and bounds, attacked: a Loop receives only what its ServiceAccount may list and watch
+// (and follows RBAC as it changes), a function cannot make the router create a privileged pod in
+// kube-system, and a function asking to be called again at once is called about once a second.
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ReconcileRequest, ReconcileResponse } from '../../lib/contract/types.ts';
+import type { Loop } from '../../api/loop.ts';
+import { eventually } from '../cluster/eventually.ts';
+import { createLoopServiceAccount } from '../cluster/loop-service-account.ts';
+import { inlineLoop, installCrds, routerHarness, type RouterHarness } from './router-harness.ts';
+
+let h: RouterHarness;
+let ns: string;
+const loopsPath = '/apis/kubeloop.dev/v1alpha1/loops';
+const RBAC = '/apis/rbac.authorization.k8s.io/v1';
+
+beforeAll(async () => {
+  h = await routerHarness('router-identity');
+  ns = h.suite.namespace;
+  await installCrds(h.client, ['loops.kubeloop.dev.yaml']);
+});
+afterAll(async () => {
+  await h.client.request({ method: 'DELETE', path: loopsPath, query: { labelSelector: `kubeloop.dev/e2e=${ns}` } }).catch(() => {});
+  for (const kind of ['clusterrolebindings', 'clusterroles']) await h.client.request({ method: 'DELETE', path: `${RBAC}/${kind}/${ns}-reader` }).catch(() => {});
+  await h?.close();
+});
+
+type Reply = { status?: number; headers?: Record<string, string>; body: Partial<ReconcileResponse> };
+
+/** A real HTTP function that records every request and answers what `reply` says. */
+async function recordingFunction(reply: (request: ReconcileRequest) => Reply) {
+  const calls: ReconcileRequest[] = [];
+  const server = createServer((req, res) => {
+    let body = '';
+    req.setEncoding('utf8').on('data', (c: string) => (body += c));
+    req.on('end', () => {
+      const request = JSON.parse(body) as ReconcileRequest;
+      calls.push(request);
+      const r = reply(request);
+      res.writeHead(r.status ?? 200, { 'content-type': 'application/json', ...r.headers });
+      res.end(JSON.stringify({ apiVersion: 'kubeloop.dev/v1', kind: 'ReconcileResponse', actions: [], ...r.body }));
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+  return { url, calls, close: () => new Promise<void>((r) => server.close(() => r())) };
+}
+
+interface Condition {
+  type: string;
+  status: string;
+  reason: string;
+  message: string;
+}
+async function readyOf(name: string): Promise<Condition | undefined> {
+  const loop = await h.client.request<{ status?: { conditions?: Condition[] } }>({ path: `${loopsPath}/${name}` });
+  return loop.status?.conditions?.find((c) => c.type === 'Ready');
+}
+
+interface EventList {
+  items: Array<{ reason?: string; type?: string; note?: string; regarding?: { kind?: string; name?: string } }>;
+}
+async function eventsAbout(namespace: string, kind: string, name: string) {
+  const list = await h.client.request<EventList>({ path: `/apis/events.k8s.io/v1/namespaces/${namespace}/events` });
+  return list.items.filter((e) => e.regarding?.kind === kind && e.regarding.name === name);
+}
+
+const privilegedPod = (name: string) => ({
+  apiVersion: 'v1',
+  kind: 'Pod',
+  metadata: { name, namespace: 'kube-system' },
+  spec: { hostPID: true, containers: [{ name: 'c', image: 'busybox:1.36', securityContext: { privileged: true } }] },
+});
+
+describe('a Loop receives only what its ServiceAccount may list and watch', () => {
+  it('is Forbidden while its ServiceAccount may not list Secrets, sends nothing, and follows RBAC as it changes', async () => {
+    const fn = await recordingFunction(() => ({ body: {} }));
+    try {
+      const sa = await createLoopServiceAccount(h.client, { namespace: ns, name: 'no-secrets', rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list', 'watch'] }] });
+      await h.client.request({ method: 'POST', path: `/api/v1/namespaces/${ns}/secrets`, body: { metadata: { name: 'token' }, stringData: { password: 'hunter2' } } });
+      await h.router(undefined, { loopSelector: { matchLabels: { 'kubeloop.dev/e2e': ns } }, accessReviewIntervalMs: 1000 });
+      const name = `secrets-${ns}`;
+      await h.client.request({
+        method: 'POST',
+        path: loopsPath,
+        body: {
+          apiVersion: 'kubeloop.dev/v1alpha1',
+          kind: 'Loop',
+          metadata: { name, labels: { 'kubeloop.dev/e2e': ns } },
+          spec: { for: { apiVersion: 'v1', kind: 'Secret' }, namespaces: [ns], serviceAccount: sa, function: { url: fn.url } },
+        },
+      });
+      const forbidden = await eventually('Ready=False Forbidden', async () => {
+        const c = await readyOf(name);
+        return c?.reason === 'Forbidden' && c;
+      });
+      expect(forbidden.status).toBe('False');
+      expect(forbidden.message).toContain(`ServiceAccount ${ns}/no-secrets may not list secrets in namespace ${ns}`);
+      const warning = await eventually('a Forbidden Warning event on the Loop', async () => (await eventsAbout('default', 'Loop', name)).find((e) => e.reason === 'Forbidden'));
+      expect(warning.type).toBe('Warning');
+
+      // RBAC granted: the periodic review starts the Loop and the Secret arrives.
+      await h.client.request({
+        method: 'PUT',
+        path: `${RBAC}/namespaces/${ns}/roles/no-secrets`,
+        body: { metadata: { name: 'no-secrets' }, rules: [{ apiGroups: [''], resources: ['secrets'], verbs: ['get', 'list', 'watch'] }] },
+      });
+      // Nothing reached the function while it was forbidden: the first call comes after the grant.
+      expect(fn.calls).toEqual([]);
+      await eventually('Ready=True', async () => (await readyOf(name))?.status === 'True', 30_000);
+      await eventually('the Secret sent once allowed', async () => fn.calls.some((c) => c.object.metadata?.name === 'token'));
+
+      // RBAC revoked: Forbidden again, and a new Secret is not sent.
+      await h.client.request({ method: 'DELETE', path: `${RBAC}/namespaces/${ns}/rolebindings/no-secrets` });
+      await eventually('Ready=False Forbidden again', async () => (await readyOf(name))?.reason === 'Forbidden', 30_000);
+      const before = fn.calls.length;
+      await h.client.request({ method: 'POST', path: `/api/v1/namespaces/${ns}/secrets`, body: { metadata: { name: 'later' }, stringData: { a: 'b' } } });
+      await new Promise((r) => setTimeout(r, 3000));
+      expect(fn.calls.slice(before).map((c) => c.object.metadata?.name)).not.toContain('later');
+    } finally {
+      await fn.close();
+    }
+  }, 90_000);
+});
+
+describe('a function cannot reach beyond its Loop', () => {
+  it('asks for a privileged pod in kube-system: refused by the authority check and by impersonation, with Warning events, nothing created', async () => {
+    const fn = await recordingFunction((request) => ({ body: { actions: [{ op: 'create', object: privilegedPod(`escape-${request.object.metadata?.name ?? 'x'}`) }] } }));
+    try {
+      // (1) A namespaced primary: the authority check refuses a child outside its namespace.
+      await h.client.request({ method: 'POST', path: `/api/v1/namespaces/${ns}/configmaps`, body: { metadata: { name: 'greedy', labels: { case: 'greedy' } } } });
+      // (2) A cluster-scoped primary (its Namespace) may own objects anywhere, so only the ServiceAccount's RBAC
+      // stands between the function and kube-system: it may read pods and namespaces cluster-wide, write only here.
+      await h.client.request({
+        method: 'POST',
+        path: `${RBAC}/clusterroles`,
+        body: { metadata: { name: `${ns}-reader` }, rules: [{ apiGroups: [''], resources: ['namespaces', 'pods'], verbs: ['get', 'list', 'watch'] }] },
+      });
+      await h.client.request({
+        method: 'POST',
+        path: `${RBAC}/clusterrolebindings`,
+        body: {
+          metadata: { name: `${ns}-reader` },
+          roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: `${ns}-reader` },
+          subjects: [{ kind: 'ServiceAccount', name: h.loopServiceAccount.name, namespace: ns }],
+        },
+      });
+      const byNamespace: Loop = {
+        apiVersion: 'kubeloop.dev/v1alpha1',
+        kind: 'Loop',
+        metadata: { name: 'namespaces', generation: 1 },
+        spec: {
+          for: { apiVersion: 'v1', kind: 'Namespace' },
+          owns: [{ apiVersion: 'v1', kind: 'Pod' }],
+          selector: { matchLabels: { 'kubeloop.dev/e2e-suite': ns } },
+          serviceAccount: h.loopServiceAccount,
+          function: { url: fn.url },
+        },
+      };
+      const byConfigMap = inlineLoop('configmaps', ns, {
+        for: { apiVersion: 'v1', kind: 'ConfigMap' },
+        owns: [{ apiVersion: 'v1', kind: 'Pod' }],
+        selector: { matchLabels: { case: 'greedy' } },
+        function: { url: fn.url },
+      });
+      const router = await h.router([byConfigMap, byNamespace]);
+      await router.waitForLoop('configmaps');
+      await router.waitForLoop('namespaces');
+
+      const refused = await eventually('ActionRefused on the ConfigMap', async () => (await eventsAbout(ns, 'ConfigMap', 'greedy')).find((e) => e.reason === 'ActionRefused'));
+      expect(refused.type).toBe('Warning');
+      expect(refused.note).toContain("outside the primary's namespace");
+      const failed = await eventually('ActionFailed on the Namespace', async () => (await eventsAbout('default', 'Namespace', ns)).find((e) => e.reason === 'ActionFailed'));
+      expect(failed.type).toBe('Warning');
+      expect(failed.note).toMatch(new RegExp(`403 Forbidden: .*system:serviceaccount:${ns}:${h.loopServiceAccount.name}.* cannot create resource "pods".* in the namespace "kube-system"`));
+      for (const name of ['escape-greedy', `escape-${ns}`]) {
+        await expect(h.client.request({ path: `/api/v1/namespaces/kube-system/pods/${name}` }), name).rejects.toThrow('404');
+      }
+    } finally {
+      await fn.close();
+    }
+  }, 90_000);
+});
+
+describe('the floor on delays a function asks for', () => {
+  it('calls a function answering requeueAfterSeconds 0, retryAfterSeconds 0 or Retry-After 0 about once a second', async () => {
+    const fn = await recordingFunction((request): Reply => {
+      const name = request.object.metadata?.name;
+      if (name === 'retry') return { body: { error: { type: 'temporary', message: 'again', retryAfterSeconds: 0 } } };
+      if (name === 'throttle') return { status: 429, headers: { 'retry-after': '0' }, body: {} };
+      return { body: { requeueAfterSeconds: 0 } };
+    });
+    try {
+      const router = await h.router([inlineLoop('spin', ns, { for: { apiVersion: 'v1', kind: 'ConfigMap' }, selector: { matchLabels: { case: 'spin' } }, function: { url: fn.url } })]);
+      await router.waitForLoop('spin');
+      const names = ['requeue', 'retry', 'throttle'];
+      for (const name of names) {
+        await h.client.request({ method: 'POST', path: `/api/v1/namespaces/${ns}/configmaps`, body: { metadata: { name, labels: { case: 'spin' } } } });
+      }
+      const count = (name: string) => fn.calls.filter((c) => c.object.metadata?.name === name).length;
+      await eventually('every key called twice', async () => names.every((n) => count(n) >= 2), 30_000);
+      const start = Object.fromEntries(names.map((n) => [n, count(n)]));
+      const windowStarted = performance.now();
+      await new Promise((r) => setTimeout(r, 5000));
+      const seconds = (performance.now() - windowStarted) / 1000;
+      for (const name of names) {
+        // At most one call per second per key, plus one for the call in flight at each end of the window.
+        expect(count(name) - (start[name] ?? 0), name).toBeLessThanOrEqual(Math.ceil(seconds) + 2);
+      }
+    } finally {
+      await fn.close();
+    }
+  }, 60_000);
+});

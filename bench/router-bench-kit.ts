@@ -1,5 +1,6 @@
 // Helpers of bench/router.bench.ts: child processes (router, function), namespaces, bounded-pool pod
 // creation, a pod watch that timestamps first sightings, and percentiles.
+import { createLoopServiceAccount } from '../test/cluster/loop-service-account.ts';
 import { execFile, fork, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -115,8 +116,10 @@ export async function until<T>(what: string, timeoutMs: number, probe: () => Pro
 }
 
 /** Creates a namespace and waits for its default ServiceAccount (pods are refused until it exists). */
+/** A namespace with the ServiceAccount the bench's Loops run as (all rights there, none elsewhere). */
 export async function createNamespace(client: KubeClient, name: string): Promise<void> {
   await client.request({ method: 'POST', path: '/api/v1/namespaces', body: { metadata: { name } } });
+  await createLoopServiceAccount(client, { namespace: name });
   await until(`ServiceAccount default in ${name}`, 60_000, async () =>
     client.request({ path: `/api/v1/namespaces/${name}/serviceaccounts/default` }).then(
       () => true,

@@ -7,6 +7,7 @@ import { validateReconcileResponse } from '../lib/contract/validate.ts';
 import { createLogger } from '../lib/observability/logger.ts';
 import type { FunctionInvoker } from '../router/dispatch.ts';
 import type { Loop } from '../api/loop.ts';
+import { DEFAULT_FUNCTION_URL_POLICY } from '../router/function-url-policy.ts';
 import { startRouter } from '../router/start-router.ts';
 
 export interface RouterChildConfig {
@@ -56,6 +57,8 @@ const router = await startRouter({
   kubeConfig,
   loops: config.loops,
   ...(config.rateLimit ? { rateLimit: config.rateLimit } : {}),
+  // The bench's function listens on 127.0.0.1: dev mode's URL policy.
+  urlPolicy: { ...DEFAULT_FUNCTION_URL_POLICY, allowLoopback: true },
   // Warnings and errors only, to stderr (the parent shows them): a bench must not measure log volume.
   logger: createLogger({ name: 'router', level: 'warn', destination: process.stderr }),
   ...(config.invoke === 'in-process' ? { invoke: await inProcessInvoker(config.functionName ?? 'pod-name-label') } : {}),

@@ -9,6 +9,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { startControlPlane } from '../cli/cluster/index.ts';
 import { KubeClient } from '../lib/kube/index.ts';
 import type { Loop } from '../api/loop.ts';
+import { LOOP_SERVICE_ACCOUNT } from '../test/cluster/loop-service-account.ts';
 import {
   compileChildren,
   createNamespace,
@@ -46,7 +47,13 @@ function loop(name: string, namespace: string, url: string, metadataOnly: boolea
     apiVersion: 'kubeloop.dev/v1alpha1',
     kind: 'Loop',
     metadata: { name, generation: 1 },
-    spec: { for: { apiVersion: 'v1', kind: 'Pod' }, namespaces: [namespace], metadataOnly, function: { url, timeoutSeconds: 5, maxConcurrency: 16 } },
+    spec: {
+      for: { apiVersion: 'v1', kind: 'Pod' },
+      namespaces: [namespace],
+      metadataOnly,
+      serviceAccount: { namespace, name: LOOP_SERVICE_ACCOUNT },
+      function: { url, timeoutSeconds: 5, maxConcurrency: 16 },
+    },
   };
 }
 

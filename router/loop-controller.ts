@@ -209,12 +209,14 @@ export class LoopController {
     return reviewAccess(this.#o.client, config.serviceAccount, accessChecks(resources, config.namespaces));
   }
 
-  /** Ready=False Forbidden and a Warning event; the periodic review (or a change to the Loop) tries again. */
+  /** Ready=False Forbidden and a Warning event; reviewed again with backoff, on change and periodically. */
   #forbid(loop: Loop, generation: number, message: string): void {
     const name = loop.metadata.name ?? '';
     this.#o.logger.warn({ loop: name, err: message }, 'Loop forbidden; nothing is sent to its function');
     this.#setHealth(name, generation, { ready: false, reason: 'Forbidden', message });
     this.#event(loop, 'Forbidden', message);
+    // Review again soon (backing off to a minute): RBAC is often created just after the Loop.
+    this.#sync.addRateLimited(name, null);
   }
 
   #event(loop: Loop, reason: string, message: string): void {

@@ -81,3 +81,8 @@ export async function deleteIfPresent(client: KubeClient, path: string): Promise
     if (!isApiError(error, 404)) throw error;
   }
 }
+
+/** Creates the namespace unless it exists (the samples' Loop ServiceAccounts live in kubeloop-system). */
+export async function ensureNamespace(client: KubeClient, discovery: ResourceDiscovery, name: string): Promise<void> {
+  await applyManifest(client, discovery, { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
+}

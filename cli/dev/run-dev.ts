@@ -9,7 +9,7 @@ import { ensureBinaries, startControlPlane, type ControlPlane } from '../cluster
 import { KubeClient, loadKubeConfig, ResourceDiscovery } from '../../lib/kube/index.ts';
 import { functionRegistry } from '../../functions/registry.ts';
 import { DEFAULT_CONFIGURATION_NAME } from '../../webhooks/configuration.ts';
-import { applyManifest, deleteIfPresent, readManifests, waitForCrdsEstablished, type Manifest } from './apply-manifests.ts';
+import { applyManifest, deleteIfPresent, ensureNamespace, readManifests, waitForCrdsEstablished, type Manifest } from './apply-manifests.ts';
 import { loopRows, readLoopReadiness, readRouterMetrics, statusPrinter } from './live-status.ts';
 import { startLocalProcess, stopLocalProcesses, type LocalProcess } from './local-processes.ts';
 import type { MetricSample } from './prometheus-text.ts';
@@ -96,7 +96,13 @@ export async function runDev(options: DevOptions, signal: AbortSignal): Promise<
       functions.set(name, fn);
     }
 
-    for (const { file, manifest } of await readManifests(join(REPO, 'samples', 'loops'))) {
+    const loopManifests = await readManifests(join(REPO, 'samples', 'loops'));
+    // Each Loop's ServiceAccount and RBAC first, so the router finds them when it reviews the Loop's access.
+    for (const { manifest } of loopManifests.filter(({ manifest }) => manifest.kind !== 'Loop')) {
+      if (manifest.metadata.namespace) await ensureNamespace(client, discovery, manifest.metadata.namespace);
+      await applyManifest(client, discovery, manifest);
+    }
+    for (const { file, manifest } of loopManifests.filter(({ manifest }) => manifest.kind === 'Loop')) {
       const fn = functions.get(manifest.metadata.name);
       if (!fn) {
         say(`skipping Loop ${manifest.metadata.name} (${file}): no registered function of that name`);
@@ -107,7 +113,8 @@ export async function runDev(options: DevOptions, signal: AbortSignal): Promise<
     }
 
     if (!signal.aborted) {
-      started.push(await startLocalProcess({ name: 'router', args: ['router', `--kubeconfig=${kubeconfigPath}`], logDir }));
+      // Dev mode: the functions listen on 127.0.0.1, which the router refuses outside it.
+      started.push(await startLocalProcess({ name: 'router', args: ['router', `--kubeconfig=${kubeconfigPath}`, '--allow-loopback-functions'], logDir }));
     }
     if (options.webhook && !signal.aborted) {
       started.push(

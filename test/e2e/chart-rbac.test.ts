@@ -1,6 +1,6 @@
 // The chart's least-privilege RBAC is also enough: the router and the webhook run with exactly the rendered
 // ServiceAccounts, (Cluster)Roles and bindings, and the arguments of the rendered Deployments; the router
-// against the chart's Loops (URLs moved to local function processes) until all four seeds converge, the
+// (acting as each Loop's own ServiceAccount) against the chart's Loops (URLs moved to local function processes) until all four seeds converge, the
 // webhook until it has created its certificate Secret and injected the caBundle of the chart's configuration.
 import { execFile } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -58,7 +58,8 @@ beforeAll(async () => {
 
   const routerName = `${release}-kubeloop-router`;
   const webhookName = `${release}-kubeloop-webhook`;
-  const serviceAccounts = new Set([routerName, webhookName]);
+  // The router's, the webhook's, and each Loop's own (the router acts as it); not the functions'.
+  const serviceAccounts = new Set([routerName, webhookName, ...FUNCTIONS.map((fn) => `${release}-kubeloop-loop-${fn}`)]);
   await applyObjects('rbac', manifests.filter((m) => RBAC_KINDS.has(m.kind) && (m.kind !== 'ServiceAccount' || serviceAccounts.has(m.metadata.name))));
   await applyObjects('webhook-configuration', byKind(manifests, 'MutatingWebhookConfiguration'));
 
@@ -81,7 +82,10 @@ beforeAll(async () => {
     const deployment = one(manifests, 'Deployment', name) as Manifest & { spec: { template: { spec: { containers: Array<{ args: string[] }> } } } };
     return (deployment.spec.template.spec.containers[0]?.args ?? []).filter((a) => !a.startsWith('--port='));
   };
-  processes.push(await startLocalProcess({ name: 'router', args: ['router', `--kubeconfig=${await kubeconfigFor(routerName)}`, ...argsOf(routerName)], logDir }));
+  // The functions listen on 127.0.0.1 here, which only dev mode's URL policy allows.
+  processes.push(
+    await startLocalProcess({ name: 'router', args: ['router', `--kubeconfig=${await kubeconfigFor(routerName)}`, ...argsOf(routerName), '--allow-loopback-functions'], logDir }),
+  );
   processes.push(
     await startLocalProcess({ name: 'webhook', args: ['webhook', `--kubeconfig=${await kubeconfigFor(webhookName)}`, ...argsOf(webhookName)], scheme: 'https', logDir }),
   );

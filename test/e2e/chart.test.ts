@@ -43,7 +43,13 @@ const VALUE_SETS: Record<string, Record<string, unknown>> = {
 };
 
 interface LoopManifest extends Manifest {
-  spec: { for: { apiVersion: string; kind: string }; owns?: Array<{ apiVersion: string; kind: string }>; namespaces?: string[]; function: { url: string } };
+  spec: {
+    for: { apiVersion: string; kind: string };
+    owns?: Array<{ apiVersion: string; kind: string }>;
+    namespaces?: string[];
+    function: { url: string };
+    serviceAccount?: { namespace: string; name: string };
+  };
 }
 
 interface PolicyRule {
@@ -147,10 +153,13 @@ describe.each(Object.entries(VALUE_SETS))('helm template with the %s values', (_
     }
   });
 
-  it('installs the same Loop specs as samples/loops/ (all but the function URL)', async () => {
-    const withoutUrl = (spec: LoopManifest['spec']): unknown => ({ ...spec, function: { ...spec.function, url: undefined } });
+  it('installs the same Loop specs as samples/loops/ (all but the function URL and the ServiceAccount)', async () => {
+    const withoutUrl = (spec: LoopManifest['spec']): unknown => ({ ...spec, function: { ...spec.function, url: undefined }, serviceAccount: undefined });
     for (const loop of byKind(manifests, 'Loop') as LoopManifest[]) {
       const fn = loop.metadata.name.slice(`${RELEASE}-`.length);
+      // Each Loop runs as its own ServiceAccount, which the chart creates in the release namespace.
+      expect(loop.spec.serviceAccount).toEqual({ namespace, name: `${RELEASE}-loop-${fn}` });
+      one(manifests, 'ServiceAccount', `${RELEASE}-loop-${fn}`);
       const [sample] = parseManifests(await readFile(join(REPO_ROOT, 'samples', 'loops', `${fn}.yaml`), 'utf8')) as LoopManifest[];
       const expected = withoutUrl(sample!.spec) as { namespaces?: string[] };
       const overridden = (values.functions as Record<string, { loop?: { namespaces?: string[] } }> | undefined)?.[fn]?.loop?.namespaces;
@@ -159,14 +168,17 @@ describe.each(Object.entries(VALUE_SETS))('helm template with the %s values', (_
     }
   });
 
-  it('lets the router touch only the kinds its Loops name, and functions nothing at all', () => {
+  it('lets the router only read the kinds its Loops name and impersonate their ServiceAccounts, each Loop write only its kinds, and functions nothing at all', () => {
     const routerSa = `${RELEASE}-router`;
     const loops = byKind(manifests, 'Loop') as LoopManifest[];
-    const named = new Set<string>(['kubeloop.dev/loops', 'kubeloop.dev/loops/status', '/events', 'events.k8s.io/events', 'coordination.k8s.io/leases']);
+    const own = ['kubeloop.dev/loops', 'kubeloop.dev/loops/status', '/events', 'events.k8s.io/events', 'coordination.k8s.io/leases', 'authorization.k8s.io/subjectaccessreviews'];
+    const named = new Set<string>([...own, '/serviceaccounts']);
+    const loopKinds = new Set<string>();
     for (const loop of loops) {
       for (const ref of [loop.spec.for, ...(loop.spec.owns ?? [])]) {
         const base = `${group(ref.apiVersion)}/${plural(ref.kind)}`;
         named.add(base).add(`${base}/status`).add(`${base}/finalizers`);
+        loopKinds.add(base);
       }
     }
     const roles = [...byKind(manifests, 'ClusterRole'), ...byKind(manifests, 'Role')];
@@ -176,12 +188,32 @@ describe.each(Object.entries(VALUE_SETS))('helm template with the %s values', (_
         expect([...(rule.apiGroups ?? []), ...(rule.resources ?? []), ...rule.verbs], `${role.metadata.name} uses no wildcard`).not.toContain('*');
       }
     }
-    const routerRoles = new Set(bindings.filter((b) => subjectsOf(b).some((s) => s.name === routerSa)).map((b) => (b as unknown as { roleRef: { name: string } }).roleRef.name));
+    const rolesOf = (account: string) =>
+      new Set(bindings.filter((b) => subjectsOf(b).some((s) => s.name === account)).map((b) => (b as unknown as { roleRef: { name: string } }).roleRef.name));
+    const routerRoles = rolesOf(routerSa);
     expect(routerRoles.size).toBeGreaterThan(0);
+    const loopAccounts = loops.map((l) => l.spec.serviceAccount?.name ?? '');
     for (const role of roles.filter((r) => routerRoles.has(r.metadata.name))) {
       for (const rule of rulesOf(role)) {
-        for (const g of rule.apiGroups ?? []) for (const r of rule.resources ?? []) expect(named, `${role.metadata.name} grants ${g}/${r}`).toContain(`${g}/${r}`);
+        for (const g of rule.apiGroups ?? []) {
+          for (const r of rule.resources ?? []) {
+            expect(named, `${role.metadata.name} grants ${g}/${r}`).toContain(`${g}/${r}`);
+            // The router's informers read what Loops receive; every write is made as a Loop's ServiceAccount.
+            if (loopKinds.has(`${g}/${r}`) && !own.includes(`${g}/${r}`)) expect(rule.verbs, `${role.metadata.name} on ${g}/${r}`).toEqual(['get', 'list', 'watch']);
+            if (r === 'serviceaccounts') {
+              expect(rule.verbs).toEqual(['impersonate']);
+              expect([...(rule.resourceNames ?? [])].sort()).toEqual([...loopAccounts].sort());
+            }
+          }
+        }
       }
+    }
+    for (const loop of loops) {
+      const account = loop.spec.serviceAccount?.name ?? '';
+      const granted = roles.filter((r) => rolesOf(account).has(r.metadata.name)).flatMap(rulesOf);
+      const kinds = [loop.spec.for, ...(loop.spec.owns ?? [])].map((ref) => `${group(ref.apiVersion)}/${plural(ref.kind)}`);
+      for (const rule of granted) for (const g of rule.apiGroups ?? []) for (const r of rule.resources ?? []) expect(kinds.map((k) => [k, `${k}/status`, `${k}/finalizers`]).flat(), `${account} grants ${g}/${r}`).toContain(`${g}/${r}`);
+      expect(granted.some((rule) => rule.verbs.includes('create') || rule.verbs.includes('patch')), `${account} may write`).toBe(true);
     }
     const functionSa = one(manifests, 'ServiceAccount', `${RELEASE}-function`) as Manifest & { automountServiceAccountToken?: boolean };
     expect(functionSa.automountServiceAccountToken).toBe(false);
@@ -297,6 +329,8 @@ describe('on the local control plane', () => {
     const values = {
       webhook: { onlyNamespaces: [cluster.namespace] },
       functions: Object.fromEntries(FUNCTIONS.map((fn) => [fn, { loop: { namespaces: [cluster.namespace] } }])),
+      // Other suites create Loops on this control plane meanwhile: the policy checks this release's only.
+      loopAdmission: { objectSelector: { matchLabels: { 'app.kubernetes.io/instance': release } } },
     };
     const file = await valuesFile(values);
     try {
@@ -311,11 +345,13 @@ describe('on the local control plane', () => {
         return stdout.split('\n').filter(Boolean).sort();
       };
       const namespacedKinds = 'deployments,replicasets,pods,services,serviceaccounts,roles,rolebindings,networkpolicies,poddisruptionbudgets,secrets,configmaps';
-      const clusterKinds = 'clusterroles,clusterrolebindings,mutatingwebhookconfigurations,loops.kubeloop.dev';
-      // ClusterRoles: the router's Loop reader, one per Loop, the webhook's; cluster bindings: router and webhook
-      // (Loops limited to namespaces are bound by RoleBindings there); one webhook configuration; the Loops.
+      const clusterKinds = 'clusterroles,clusterrolebindings,mutatingwebhookconfigurations,validatingadmissionpolicies,validatingadmissionpolicybindings,loops.kubeloop.dev';
+      // ClusterRoles: the router's Loop reader, per Loop its ServiceAccount's and the router's read-only one, the
+      // webhook's; cluster bindings: router and webhook (Loops limited to namespaces are bound by RoleBindings
+      // there); one webhook configuration; the Loop admission policy and its binding; the Loops.
       const clusterScoped = await listed(clusterKinds, false);
-      expect(clusterScoped.filter((n) => n.startsWith('clusterrole.'))).toHaveLength(2 + FUNCTIONS.length);
+      expect(clusterScoped.filter((n) => n.startsWith('clusterrole.'))).toHaveLength(2 + 2 * FUNCTIONS.length);
+      expect(clusterScoped.filter((n) => n.startsWith('validatingadmissionpolic'))).toHaveLength(2);
       expect(clusterScoped.filter((n) => n.startsWith('clusterrolebinding.'))).toHaveLength(2);
       expect(clusterScoped.filter((n) => n.startsWith('mutatingwebhookconfiguration.'))).toHaveLength(1);
       expect(clusterScoped.filter((n) => n.startsWith('loop.'))).toHaveLength(FUNCTIONS.length);

@@ -99,6 +99,8 @@ describe('values.schema.json', () => {
     ['an unknown certificate mode', { webhook: { certificates: { mode: 'vault' } } }, /\/webhook\/certificates\/mode': value must be one of 'self', 'cert-manager'/],
     ['a Loop function URL set by hand', { functions: { podset: { loop: { function: { url: 'http://x' } } } } }, /\/functions\/podset\/loop\/function': additional properties 'url' not allowed/],
     ['zero router replicas', { router: { replicas: 0 } }, /\/router\/replicas'/],
+    ['an IP address as an allowed function host', { loopAdmission: { allowedHosts: ['169.254.169.254'] } }, /\/loopAdmission\/allowedHosts\/0'/],
+    ['a requeue floor of zero', { router: { minRequeueSeconds: 0 } }, /\/router\/minRequeueSeconds'/],
     ['running as root', { podSecurityContext: { runAsNonRoot: false } }, /\/podSecurityContext\/runAsNonRoot': value must be true/],
     ['a misspelt top-level key', { routr: { replicas: 2 } }, /additional properties 'routr' not allowed/],
   ];
@@ -111,6 +113,23 @@ describe('values.schema.json', () => {
     } finally {
       await file.cleanup();
     }
+  });
+});
+
+describe('the Loop admission values', () => {
+  it('reach the policy and the router alike (cluster domain, allowed hosts, bounds)', async () => {
+    const values = { clusterDomain: 'corp.internal', loopAdmission: { allowedHosts: ['*.fns.example.org'] }, router: { minRequeueSeconds: 2, loopQps: 7 } };
+    const { manifests } = await renderChart(helmBinary, { namespace: 'kl', values });
+    const policy = one(manifests, 'ValidatingAdmissionPolicy', `${RELEASE}-loops`) as Manifest & { spec: { variables: Array<{ expression: string }>; validations: Array<{ expression: string }> } };
+    const expressions = [...policy.spec.variables, ...policy.spec.validations].map((v) => v.expression).join('\n');
+    // The CEL string holds an escaped regular expression: \\. is a literal dot.
+    expect(expressions).toContain('\\\\.svc(\\\\.corp\\\\.internal)?$');
+    expect(expressions).toContain('"kubernetes.default.svc.corp.internal"');
+    expect(expressions).toContain('["*.fns.example.org"]');
+    const router = one(manifests, 'Deployment', `${RELEASE}-router`) as Manifest & { spec: { template: { spec: { containers: Array<{ args: string[] }> } } } };
+    expect(router.spec.template.spec.containers[0]?.args).toEqual(
+      expect.arrayContaining(['--cluster-domain=corp.internal', '--function-hosts=*.fns.example.org', '--min-requeue-seconds=2', '--loop-qps=7']),
+    );
   });
 });
 

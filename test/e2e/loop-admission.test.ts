@@ -58,7 +58,6 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await author?.close();
-  await h.client.request({ method: 'DELETE', path: loopsPath, query: { labelSelector: `kubeloop.dev/e2e=${ns}` } }).catch(() => {});
   for (const path of [`${ADMISSION}/validatingadmissionpolicybindings/${name()}`, `${ADMISSION}/validatingadmissionpolicies/${name()}`, `${RBAC}/clusterrolebindings/${ns}-author`, `${RBAC}/clusterroles/${ns}-author`]) {
     await h.client.request({ method: 'DELETE', path }).catch(() => {});
   }
@@ -147,16 +146,12 @@ describe('the chart\'s admission policy for Loops', () => {
 
 describe('the router\'s re-check of the same rules', () => {
   it('refuses a Loop the policy never saw that points at the metadata address: Ready=False, nothing started', async () => {
-    const router = await h.router(undefined, { loopSelector: { matchLabels: { 'kubeloop.dev/e2e': ns } }, urlPolicy: DEFAULT_FUNCTION_URL_POLICY });
+    const router = await h.router(undefined, { loopSelector: h.loopSelector, urlPolicy: DEFAULT_FUNCTION_URL_POLICY });
     const loopName = `metadata-${ns}`;
-    await h.client.request({
-      method: 'POST',
-      path: loopsPath,
-      body: { ...loop('http://169.254.169.254/'), metadata: { name: loopName, labels: { 'kubeloop.dev/e2e': ns } } },
-    });
+    await h.createLoop(loopName, loop('http://169.254.169.254/').spec);
     const ready = await eventually('Ready=False InvalidSpec', async () => {
-      const l = await h.client.request<{ status?: { conditions?: Array<{ type: string; status: string; reason: string; message: string }> } }>({ path: `${loopsPath}/${loopName}` });
-      return l.status?.conditions?.find((c) => c.type === 'Ready' && c.reason === 'InvalidSpec');
+      const { ready } = await h.loopStatus(loopName);
+      return ready?.reason === 'InvalidSpec' && ready;
     });
     expect(ready.message).toContain('host 169.254.169.254 is an IP literal');
     expect(router.loops().some((r) => r.loop.name === loopName)).toBe(false);

@@ -9,7 +9,7 @@ import { ResourceDiscovery } from '../../lib/kube/discovery.ts';
 import { Informer } from '../../lib/kube/informer.ts';
 import { KubeClient } from '../../lib/kube/kube-client.ts';
 import { serveFunction, type ServedFunction } from '../../lib/runtime/index.ts';
-import type { Loop, LoopSpec, ServiceAccountRef } from '../../api/loop.ts';
+import { LOOP_API_VERSION, LOOP_KIND, type Loop, type LoopCondition, type LoopSpec, type ServiceAccountRef } from '../../api/loop.ts';
 import { DEFAULT_FUNCTION_URL_POLICY, type FunctionUrlPolicy } from '../../router/function-url-policy.ts';
 import { startRouter, type Router, type RouterOptions } from '../../router/start-router.ts';
 import { createLoopServiceAccount, LOOP_SERVICE_ACCOUNT } from '../cluster/loop-service-account.ts';
@@ -27,6 +27,12 @@ export interface RouterHarness {
   serve(name: string): Promise<ServedFunction>;
   /** Starts a router with inline Loops, or watching Loop objects when `loops` is undefined. */
   router(loops: Loop[] | undefined, extra?: Partial<RouterOptions>): Promise<Router>;
+  /** The label selector of this suite's Loop objects (`kubeloop.dev/e2e: <namespace>`), for `router(undefined, ...)`. */
+  loopSelector: { matchLabels: Record<string, string> };
+  /** Creates a Loop object with this suite's label (deleted again by close()). */
+  createLoop(name: string, spec: LoopSpec): Promise<void>;
+  /** A Loop object's generations and Ready condition, as the router wrote them. */
+  loopStatus(name: string): Promise<{ loop: Loop; ready: LoopCondition | undefined }>;
   close(): Promise<void>;
 }
 
@@ -44,12 +50,15 @@ export function inlineLoop(name: string, namespace: string, spec: Omit<LoopSpec,
   };
 }
 
+const LOOPS_PATH = '/apis/kubeloop.dev/v1alpha1/loops';
+
 export const quietLogger = () => pino({ level: process.env.KUBELOOP_TEST_LOG_LEVEL ?? 'warn' });
 
 export async function routerHarness(suiteName: string): Promise<RouterHarness> {
   const suite = await setupClusterSuite(suiteName);
   const client = await KubeClient.fromKubeConfig(suite.kubeConfig);
   const loopServiceAccount = await createLoopServiceAccount(client, { namespace: suite.namespace });
+  const loopSelector = { matchLabels: { 'kubeloop.dev/e2e': suite.namespace } };
   const closers: Array<() => Promise<void>> = [];
   return {
     suite,
@@ -65,8 +74,17 @@ export async function routerHarness(suiteName: string): Promise<RouterHarness> {
       closers.push(() => router.stop());
       return router;
     },
+    loopSelector,
+    async createLoop(name, spec) {
+      await client.request({ method: 'POST', path: LOOPS_PATH, body: { apiVersion: LOOP_API_VERSION, kind: LOOP_KIND, metadata: { name, labels: loopSelector.matchLabels }, spec } });
+    },
+    async loopStatus(name) {
+      const loop = await client.request<Loop>({ path: `${LOOPS_PATH}/${name}` });
+      return { loop, ready: loop.status?.conditions?.find((c) => c.type === 'Ready') };
+    },
     async close() {
       for (const close of closers.reverse()) await close().catch(() => {});
+      await client.request({ method: 'DELETE', path: LOOPS_PATH, query: { labelSelector: `kubeloop.dev/e2e=${suite.namespace}` } }).catch(() => {});
       await client.close();
       await suite.cleanup();
     },

@@ -12,7 +12,6 @@ import { inlineLoop, installCrds, routerHarness, type RouterHarness } from './ro
 
 let h: RouterHarness;
 let ns: string;
-const loopsPath = '/apis/kubeloop.dev/v1alpha1/loops';
 const RBAC = '/apis/rbac.authorization.k8s.io/v1';
 
 beforeAll(async () => {
@@ -21,7 +20,6 @@ beforeAll(async () => {
   await installCrds(h.client, ['loops.kubeloop.dev.yaml']);
 });
 afterAll(async () => {
-  await h.client.request({ method: 'DELETE', path: loopsPath, query: { labelSelector: `kubeloop.dev/e2e=${ns}` } }).catch(() => {});
   for (const kind of ['clusterrolebindings', 'clusterroles']) await h.client.request({ method: 'DELETE', path: `${RBAC}/${kind}/${ns}-reader` }).catch(() => {});
   await h?.close();
 });
@@ -47,16 +45,7 @@ async function recordingFunction(reply: (request: ReconcileRequest) => Reply) {
   return { url, calls, close: () => new Promise<void>((r) => server.close(() => r())) };
 }
 
-interface Condition {
-  type: string;
-  status: string;
-  reason: string;
-  message: string;
-}
-async function readyOf(name: string): Promise<Condition | undefined> {
-  const loop = await h.client.request<{ status?: { conditions?: Condition[] } }>({ path: `${loopsPath}/${name}` });
-  return loop.status?.conditions?.find((c) => c.type === 'Ready');
-}
+const readyOf = async (name: string) => (await h.loopStatus(name)).ready;
 
 interface EventList {
   items: Array<{ reason?: string; type?: string; note?: string; regarding?: { kind?: string; name?: string } }>;
@@ -79,18 +68,9 @@ describe('a Loop receives only what its ServiceAccount may list and watch', () =
     try {
       const sa = await createLoopServiceAccount(h.client, { namespace: ns, name: 'no-secrets', rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list', 'watch'] }] });
       await h.client.request({ method: 'POST', path: `/api/v1/namespaces/${ns}/secrets`, body: { metadata: { name: 'token' }, stringData: { password: 'hunter2' } } });
-      await h.router(undefined, { loopSelector: { matchLabels: { 'kubeloop.dev/e2e': ns } }, accessReviewIntervalMs: 1000 });
+      await h.router(undefined, { loopSelector: h.loopSelector, accessReviewIntervalMs: 1000 });
       const name = `secrets-${ns}`;
-      await h.client.request({
-        method: 'POST',
-        path: loopsPath,
-        body: {
-          apiVersion: 'kubeloop.dev/v1alpha1',
-          kind: 'Loop',
-          metadata: { name, labels: { 'kubeloop.dev/e2e': ns } },
-          spec: { for: { apiVersion: 'v1', kind: 'Secret' }, namespaces: [ns], serviceAccount: sa, function: { url: fn.url } },
-        },
-      });
+      await h.createLoop(name, { for: { apiVersion: 'v1', kind: 'Secret' }, namespaces: [ns], serviceAccount: sa, function: { url: fn.url } });
       const forbidden = await eventually('Ready=False Forbidden', async () => {
         const c = await readyOf(name);
         return c?.reason === 'Forbidden' && c;

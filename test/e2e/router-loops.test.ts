@@ -21,10 +21,9 @@ beforeAll(async () => {
   await installCrds(h.client, ['loops.kubeloop.dev.yaml']);
   url = (await h.serve('pod-name-label')).url;
   // Only this suite's Loops: other suites may apply samples/loops to the shared control plane.
-  router = await h.router(undefined, { loopSelector: { matchLabels: { 'kubeloop.dev/e2e': ns } } });
+  router = await h.router(undefined, { loopSelector: h.loopSelector });
 });
 afterAll(async () => {
-  await h.client.request({ method: 'DELETE', path: loopsPath, query: { labelSelector: `kubeloop.dev/e2e=${ns}` } }).catch(() => {});
   await h?.close();
 });
 
@@ -37,28 +36,12 @@ async function pod(name: string, labels: Record<string, string> = {}): Promise<v
 }
 const labelOf = async (name: string) => (await h.client.request<V1Pod>({ path: `/api/v1/namespaces/${ns}/pods/${name}` })).metadata?.labels?.[LABEL];
 
-interface LoopObject {
-  metadata: { generation?: number };
-  status?: { observedGeneration?: number; conditions?: Array<{ type: string; status: string; reason: string; message?: string }> };
-}
-async function ready(name: string) {
-  const loop = await h.client.request<LoopObject>({ path: `${loopsPath}/${name}` });
-  return { loop, ready: loop.status?.conditions?.find((c) => c.type === 'Ready') };
-}
+const ready = (name: string) => h.loopStatus(name);
 
 describe('Loop objects drive the router', () => {
   it('starts a Loop when it is created, applies edits and stops it when deleted, reporting Ready', async () => {
     const name = `pnl-${ns}`;
-    await h.client.request({
-      method: 'POST',
-      path: loopsPath,
-      body: {
-        apiVersion: 'kubeloop.dev/v1alpha1',
-        kind: 'Loop',
-        metadata: { name, labels: { 'kubeloop.dev/e2e': ns } },
-        spec: { for: { apiVersion: 'v1', kind: 'Pod' }, namespaces: [ns], metadataOnly: true, serviceAccount: h.loopServiceAccount, function: { url } },
-      },
-    });
+    await h.createLoop(name, { for: { apiVersion: 'v1', kind: 'Pod' }, namespaces: [ns], metadataOnly: true, serviceAccount: h.loopServiceAccount, function: { url } });
     const first = await eventually('Ready True', async () => {
       const r = await ready(name);
       return r.ready?.status === 'True' && r;
@@ -87,16 +70,7 @@ describe('Loop objects drive the router', () => {
 
   it('reports InvalidSpec for a Loop over a kind the API server does not serve', async () => {
     const name = `nothing-${ns}`;
-    await h.client.request({
-      method: 'POST',
-      path: loopsPath,
-      body: {
-        apiVersion: 'kubeloop.dev/v1alpha1',
-        kind: 'Loop',
-        metadata: { name, labels: { 'kubeloop.dev/e2e': ns } },
-        spec: { for: { apiVersion: 'example.com/v1', kind: 'Nothing' }, serviceAccount: h.loopServiceAccount, function: { url } },
-      },
-    });
+    await h.createLoop(name, { for: { apiVersion: 'example.com/v1', kind: 'Nothing' }, serviceAccount: h.loopServiceAccount, function: { url } });
     const r = await eventually('Ready False', async () => {
       const s = await ready(name);
       return s.ready?.status === 'False' && s;
@@ -107,22 +81,20 @@ describe('Loop objects drive the router', () => {
 
   it('refuses a Loop that names no ServiceAccount, with its own reason and a Warning event', async () => {
     const name = `anonymous-${ns}`;
-    await h.client.request({
-      method: 'POST',
-      path: loopsPath,
-      body: {
-        apiVersion: 'kubeloop.dev/v1alpha1',
-        kind: 'Loop',
-        metadata: { name, labels: { 'kubeloop.dev/e2e': ns } },
-        spec: { for: { apiVersion: 'v1', kind: 'Pod' }, namespaces: [ns], function: { url } },
-      },
-    });
+    await h.createLoop(name, { for: { apiVersion: 'v1', kind: 'Pod' }, namespaces: [ns], function: { url } });
     const r = await eventually('Ready False', async () => {
       const s = await ready(name);
       return s.ready?.status === 'False' && s;
     });
     expect(r.ready?.reason).toBe('ServiceAccountRequired');
     expect(r.ready?.message).toContain('spec.serviceAccount is required');
+    // A cluster-scoped object's events live in the default namespace.
+    type EventList = { items: Array<{ type?: string; reason?: string; regarding?: { kind?: string; name?: string } }> };
+    await eventually('a Warning event on the Loop', async () =>
+      (await h.client.request<EventList>({ path: '/apis/events.k8s.io/v1/namespaces/default/events' })).items.some(
+        (e) => e.type === 'Warning' && e.reason === 'ServiceAccountRequired' && e.regarding?.kind === 'Loop' && e.regarding.name === name,
+      ),
+    );
     expect(router.loops().some((l) => l.loop.name === name)).toBe(false);
   });
 });

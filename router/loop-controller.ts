@@ -1,14 +1,14 @@
 // The Loop controller: starts, restarts and stops a LoopRunner per Loop as Loops are created, edited and
-// deleted (from the API or given inline), and keeps each Loop's Ready condition and observedGeneration.
+// deleted (from the API or given inline), runs each as its ServiceAccount once a SubjectAccessReview allows
+// it (and again periodically), and keeps each Loop's Ready condition and observedGeneration.
 import type { V1LabelSelector } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { matchesLabelSelector } from '../lib/kube/label-selector.ts';
 import { UnknownKindError } from '../lib/kube/discovery.ts';
-import { isApiError, type KubeClient } from '../lib/kube/kube-client.ts';
+import { isApiError, serviceAccountUser, type KubeClient } from '../lib/kube/kube-client.ts';
 import type { KubeObject } from '../lib/contract/types.ts';
 import type { InformerLease, InformerRegistry } from './informer-registry.ts';
 import type { RateLimit } from '../lib/kube/rate-limiter.ts';
-import { serviceAccountUser } from '../lib/kube/kube-client.ts';
 import { LOOP_API_VERSION, LOOP_KIND, type Loop, type LoopCondition } from '../api/loop.ts';
 import { accessChecks, reviewAccess, type AccessVerdict } from './access-review.ts';
 import { DEFAULT_FUNCTION_URL_POLICY, type FunctionUrlPolicy } from './function-url-policy.ts';

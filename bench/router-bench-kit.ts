@@ -15,6 +15,8 @@ import type { RouterChildConfig, RouterChildStats } from './router-bench-router.
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
 export const MiB = 1024 * 1024;
+/** kwok nodes of the bench's control plane; pods created here are spread over them. */
+export const NODES = 4;
 
 /** How child processes run the router and the function: compiled JavaScript as in the images, or the sources via tsx. */
 export interface ChildCode {
@@ -144,6 +146,61 @@ export async function pool(from: number, to: number, concurrency: number, task: 
     while (next < to) await task(next++);
   };
   await Promise.all(Array.from({ length: Math.min(concurrency, to - from) }, worker));
+}
+
+/** A pod like a Deployment's: labels, one container with ports, env, resources and a probe. */
+function benchPod(i: number, annotations?: Record<string, string>): object {
+  return {
+    metadata: { name: `rss-${i}`, labels: { app: 'rss', 'pod-template-hash': '5d8f7c9b6d', tier: 'backend' }, ...(annotations ? { annotations } : {}) },
+    spec: {
+      nodeName: `kwok-node-${i % NODES}`,
+      containers: [
+        {
+          name: 'app',
+          image: 'registry.example/team/app:1.2.3',
+          ports: [{ name: 'http', containerPort: 8080 }],
+          env: [
+            { name: 'LOG_LEVEL', value: 'info' },
+            { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
+          ],
+          resources: { requests: { cpu: '10m', memory: '16Mi' }, limits: { memory: '64Mi' } },
+          readinessProbe: { httpGet: { path: '/readyz', port: 8080 }, periodSeconds: 10 },
+        },
+      ],
+    },
+  };
+}
+
+export async function createPods(client: KubeClient, namespace: string, from: number, to: number, annotations?: Record<string, string>): Promise<void> {
+  const t0 = performance.now();
+  await pool(from, to, 32, async (i) => {
+    await client.request({ method: 'POST', path: `/api/v1/namespaces/${namespace}/pods`, body: benchPod(i, annotations) });
+  });
+  // kwok marks them Running (status written): full objects then look like a real cluster's.
+  await until(`kwok running ${to} pods`, 600_000, async () => {
+    const left = await client.request<{ items: unknown[] }>({
+      path: `/api/v1/namespaces/${namespace}/pods`,
+      query: { fieldSelector: 'status.phase!=Running', limit: 1 },
+    });
+    return left.items.length === 0;
+  }, 1000);
+  console.error(`  created pods ${from}..${to - 1} and saw them Running in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+}
+
+/** A ReplicaSet of `replicas` pods with these annotations: pods created live, at the controller-manager's pace. */
+export async function createReplicaSet(client: KubeClient, namespace: string, replicas: number, annotations: Record<string, string>): Promise<void> {
+  await client.request({
+    method: 'POST',
+    path: `/apis/apps/v1/namespaces/${namespace}/replicasets`,
+    body: {
+      metadata: { name: 'bench' },
+      spec: {
+        replicas,
+        selector: { matchLabels: { app: 'bench' } },
+        template: { metadata: { labels: { app: 'bench' }, annotations }, spec: { containers: [{ name: 'app', image: 'registry.example/app:1.0' }] } },
+      },
+    },
+  });
 }
 
 export interface Sightings {

@@ -1,4 +1,6 @@
 // npm run bench:router, on a private local control plane (cli/cluster):
+// (0) kubeloop against a controller-runtime controller doing the same (bench/router-vs-go.ts), at
+//     BENCH_VS_GO_PODS (500,2000) pods, already there and created live; BENCH_QUICK=1 runs only (0) at 200 pods.
 // (1) a ReplicaSet creates BENCH_PODS (500) annotated pods at once; the pod-name-label Loop labels them. Time
 //     until all are labelled and per-pod latency (first seen ADDED -> label first seen, both by a watch),
 //     with the router calling the function over HTTP (function in a child process) and, in the same run,
@@ -10,14 +12,18 @@ import { startControlPlane } from '../cli/cluster/index.ts';
 import { KubeClient } from '../lib/kube/index.ts';
 import type { Loop } from '../api/loop.ts';
 import { LOOP_SERVICE_ACCOUNT } from '../test/cluster/loop-service-account.ts';
+import { buildBaselineController } from './baseline-controller.ts';
+import { printVersus, versusRun, type VersusRun, type Work } from './router-vs-go.ts';
 import {
   compileChildren,
   createNamespace,
+  createPods,
+  createReplicaSet,
   type ChildCode,
   deleteAllPods,
   MiB,
+  NODES,
   percentile,
-  pool,
   spawnFunction,
   spawnRouter,
   until,
@@ -25,18 +31,24 @@ import {
 } from './router-bench-kit.ts';
 import type { RouterChildConfig, RouterChildStats } from './router-bench-router.ts';
 
-const PODS = Number(process.env.BENCH_PODS ?? 500);
+const QUICK = process.env.BENCH_QUICK === '1';
+const numbers = (list: string) =>
+  list
+    .split(',')
+    .filter((s) => s.trim() !== '')
+    .map(Number)
+    .sort((a, b) => a - b);
+const PODS = Number(process.env.BENCH_PODS ?? (QUICK ? 0 : 500));
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 1);
-const RSS_PODS = (process.env.BENCH_RSS_PODS ?? '1000,10000')
-  .split(',')
-  .filter((s) => s.trim() !== '')
-  .map(Number)
-  .sort((a, b) => a - b);
+const RSS_PODS = numbers(process.env.BENCH_RSS_PODS ?? (QUICK ? '' : '1000,10000'));
+const VS_GO_PODS = numbers(process.env.BENCH_VS_GO_PODS ?? (QUICK ? '200' : '500,2000'));
+// Both sides of (0): the same client limit (QPS, burst twice that) and calls in flight / workers.
+const VS_GO_QPS = Number(process.env.BENCH_VS_GO_QPS ?? 100);
+const VS_GO_CONCURRENCY = Number(process.env.BENCH_VS_GO_CONCURRENCY ?? 16);
 const FROM_SOURCE = process.env.BENCH_FROM_SOURCE === '1';
 // The router's client-side API limit (QPS; burst twice that); the router's default when unset.
 const ROUTER_QPS = process.env.BENCH_ROUTER_QPS ? Number(process.env.BENCH_ROUTER_QPS) : undefined;
 const ROUTER_RATE_LIMIT = ROUTER_QPS === undefined ? {} : { rateLimit: { qps: ROUTER_QPS, burst: ROUTER_QPS * 2 } };
-const NODES = 4;
 const ANNOTATION = 'kubeloop.dev/add-pod-name-label';
 const LABEL = 'kubeloop.dev/pod-name';
 type Mode = RouterChildConfig['invoke'];
@@ -82,21 +94,7 @@ async function labelRun(code: ChildCode, client: KubeClient, kubeconfigPath: str
   const cpuBefore = await router.stats();
   const seen = await watchPods(client, namespace, LABEL);
   const started = performance.now();
-  await client.request({
-    method: 'POST',
-    path: `/apis/apps/v1/namespaces/${namespace}/replicasets`,
-    body: {
-      metadata: { name: 'bench' },
-      spec: {
-        replicas: PODS,
-        selector: { matchLabels: { app: 'bench' } },
-        template: {
-          metadata: { labels: { app: 'bench' }, annotations: { [ANNOTATION]: 'true' } },
-          spec: { containers: [{ name: 'app', image: 'registry.example/app:1.0' }] },
-        },
-      },
-    },
-  });
+  await createReplicaSet(client, namespace, PODS, { [ANNOTATION]: 'true' });
   await until(`${PODS} pods of ${namespace} labelled`, 600_000, async () => seen.labelled.size >= PODS, 20);
   const finished = performance.now();
   seen.stop();
@@ -123,29 +121,6 @@ async function labelRun(code: ChildCode, client: KubeClient, kubeconfigPath: str
   await client.request({ method: 'DELETE', path: `/apis/apps/v1/namespaces/${namespace}/replicasets/bench`, query: { propagationPolicy: 'Orphan' } });
   await deleteAllPods(client, namespace);
   return run;
-}
-
-/** A pod like a Deployment's: labels, one container with ports, env, resources and a probe. */
-function benchPod(i: number): object {
-  return {
-    metadata: { name: `rss-${i}`, labels: { app: 'rss', 'pod-template-hash': '5d8f7c9b6d', tier: 'backend' } },
-    spec: {
-      nodeName: `kwok-node-${i % NODES}`,
-      containers: [
-        {
-          name: 'app',
-          image: 'registry.example/team/app:1.2.3',
-          ports: [{ name: 'http', containerPort: 8080 }],
-          env: [
-            { name: 'LOG_LEVEL', value: 'info' },
-            { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
-          ],
-          resources: { requests: { cpu: '10m', memory: '16Mi' }, limits: { memory: '64Mi' } },
-          readinessProbe: { httpGet: { path: '/readyz', port: 8080 }, periodSeconds: 10 },
-        },
-      ],
-    },
-  };
 }
 
 interface RssRow {
@@ -176,22 +151,6 @@ async function rssReading(code: ChildCode, kubeconfigPath: string, functionUrl: 
   const stats = first.rss <= second.rss ? first : second;
   console.error(`  ${pods} pods, ${metadataOnly ? 'metadata-only' : 'full objects'}: RSS ${(stats.rss / MiB).toFixed(1)} MiB`);
   return { pods, metadataOnly, stats, syncMs };
-}
-
-async function createPods(client: KubeClient, namespace: string, from: number, to: number): Promise<void> {
-  const t0 = performance.now();
-  await pool(from, to, 32, async (i) => {
-    await client.request({ method: 'POST', path: `/api/v1/namespaces/${namespace}/pods`, body: benchPod(i) });
-  });
-  // kwok marks them Running (status written): full objects then look like a real cluster's.
-  await until(`kwok running ${to} pods`, 600_000, async () => {
-    const left = await client.request<{ items: unknown[] }>({
-      path: `/api/v1/namespaces/${namespace}/pods`,
-      query: { fieldSelector: 'status.phase!=Running', limit: 1 },
-    });
-    return left.items.length === 0;
-  }, 1000);
-  console.error(`  created pods ${from}..${to - 1} and saw them Running in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
 }
 
 const sec = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
@@ -244,9 +203,11 @@ function printRss(idle: RssRow[], rows: RssRow[]): void {
 
 async function main(): Promise<void> {
   const benchStarted = performance.now();
-  // Compile while the control plane starts.
-  const [code, plane] = await Promise.all([
+  // Compile (and build the Go baseline, cached) while the control plane starts.
+  const progress = (line: string) => process.stderr.write(`[bench] ${line}\n`);
+  const [code, goBinary, plane] = await Promise.all([
     compileChildren(FROM_SOURCE),
+    VS_GO_PODS.length > 0 ? buildBaselineController(progress) : Promise.resolve(''),
     startControlPlane({ nodes: NODES, onProgress: (line) => process.stderr.write(`[control-plane] ${line}\n`) }),
   ]);
   const kubeConfig: KubeConfig = plane.kubeConfig();
@@ -254,7 +215,29 @@ async function main(): Promise<void> {
   const client = await KubeClient.fromKubeConfig(kubeConfig, { rateLimit: { qps: 0, burst: 0 } });
   const fn = await spawnFunction(code, 'pod-name-label');
   try {
-    console.error(`[bench] function pod-name-label at ${fn.url}; ${PODS} pods x ${ROUNDS} round(s), RSS at ${RSS_PODS.join(', ')} pods`);
+    console.error(`[bench] function pod-name-label at ${fn.url}; vs Go at ${VS_GO_PODS.join(', ')} pods; ${PODS} pods x ${ROUNDS} round(s), RSS at ${RSS_PODS.join(', ')} pods`);
+    const versus: VersusRun[] = [];
+    const settings = {
+      code,
+      client,
+      kubeconfigPath: plane.kubeconfigPath,
+      functionUrl: fn.url,
+      functionPid: fn.child.pid!,
+      goBinary,
+      qps: VS_GO_QPS,
+      concurrency: VS_GO_CONCURRENCY,
+      annotation: ANNOTATION,
+      label: LABEL,
+    };
+    for (let round = 1; round <= ROUNDS; round++) {
+      for (const pods of VS_GO_PODS) {
+        for (const work of ['existing', 'live'] as Work[]) {
+          // Alternate which side goes first so drift on a shared machine hits both alike.
+          const sides = (round + VS_GO_PODS.indexOf(pods)) % 2 === 1 ? (['kubeloop', 'go'] as const) : (['go', 'kubeloop'] as const);
+          for (const side of sides) versus.push(await versusRun(settings, side, work, pods, String(round)));
+        }
+      }
+    }
     const runs: LabelRun[] = [];
     if (PODS > 0) {
       for (let round = 1; round <= ROUNDS; round++) {
@@ -276,6 +259,7 @@ async function main(): Promise<void> {
         for (const metadataOnly of [true, false]) rows.push(await rssReading(code, plane.kubeconfigPath, fn.url, namespace, pods, metadataOnly));
       }
     }
+    if (versus.length > 0) printVersus(versus, settings);
     if (runs.length > 0) printLabelRuns(runs);
     if (idle.length > 0) printRss(idle, rows);
     console.log(`\nbench:router took ${sec(performance.now() - benchStarted)} (2 cores shared by etcd, kube-apiserver, controllers, kwok, router and function)`);

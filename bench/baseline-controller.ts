@@ -1,0 +1,101 @@
+// The controller-runtime baseline of bench:router: builds bench/baseline-controller/main.go with the machine's
+// go from the Go module proxy into ~/.cache/kubeloop/baseline-controller (keyed by source and version, never
+// committed), runs it, and reads any process's CPU time and peak RSS from /proc the same way for both sides.
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { access, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { promisify } from 'node:util';
+
+/** The controller-runtime release the baseline is built on (the newest when this was written). */
+export const CONTROLLER_RUNTIME_VERSION = 'v0.25.2';
+const SOURCE = new URL('./baseline-controller/main.go', import.meta.url);
+const CACHE = join(process.env.KUBELOOP_CACHE_DIR ?? join(homedir(), '.cache', 'kubeloop'), 'baseline-controller');
+
+/** Builds the baseline once per source and version; later runs return the cached binary at once. */
+export async function buildBaselineController(onProgress: (line: string) => void): Promise<string> {
+  const source = await readFile(SOURCE, 'utf8');
+  const key = createHash('sha256').update(`${CONTROLLER_RUNTIME_VERSION}\n${source}`).digest('hex').slice(0, 12);
+  const binary = join(CACHE, `baseline-controller-${key}`);
+  if (await access(binary).then(() => true, () => false)) return binary;
+  const src = join(CACHE, `src-${key}`);
+  await mkdir(src, { recursive: true });
+  await writeFile(join(src, 'main.go'), source);
+  await writeFile(join(src, 'go.mod'), `module kubeloop.local/bench/baseline-controller\n\ngo 1.26.0\n\nrequire sigs.k8s.io/controller-runtime ${CONTROLLER_RUNTIME_VERSION}\n`);
+  onProgress(`building the controller-runtime ${CONTROLLER_RUNTIME_VERSION} baseline into ${CACHE} (first run only, a few minutes) ...`);
+  // GOWORK=off: a go.work above the cache must not leak in. CGO off: static, no C toolchain needed.
+  const env = { ...process.env, CGO_ENABLED: '0', GOWORK: 'off' };
+  const go = (args: string[]) => promisify(execFile)('go', args, { cwd: src, env, maxBuffer: 16 * 1024 * 1024 });
+  await go(['mod', 'tidy']);
+  const tmp = `${binary}.tmp-${process.pid}`;
+  await go(['build', '-trimpath', '-ldflags=-s -w', '-o', tmp, '.']);
+  await rename(tmp, binary);
+  await rm(src, { recursive: true, force: true });
+  return binary;
+}
+
+export interface BaselineSettings {
+  kubeconfigPath: string;
+  namespace: string;
+  qps: number;
+  burst: number;
+  workers: number;
+}
+
+export interface BaselineChild {
+  pid: number;
+  /** Resolves once the controller's workers run (its cache has synced). */
+  ready: Promise<void>;
+  /** Reconciles that returned an error so far (conflicts, retried with backoff). */
+  errors(): number;
+  stop(): Promise<void>;
+}
+
+export function spawnBaselineController(binary: string, s: BaselineSettings): BaselineChild {
+  const args = [`--kubeconfig=${s.kubeconfigPath}`, `--namespace=${s.namespace}`, `--qps=${s.qps}`, `--burst=${s.burst}`, `--workers=${s.workers}`];
+  const child: ChildProcess = spawn(binary, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  process.once('exit', () => child.kill('SIGKILL'));
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  let errors = 0;
+  const ready = new Promise<void>((resolve, reject) => {
+    // controller-runtime logs "Starting workers" once the informer has synced: the same point as the router's ready.
+    const lines = createInterface({ input: child.stderr! });
+    lines.on('line', (line) => {
+      if (line.includes('Starting workers')) resolve();
+      else if (line.includes('"Reconciler error"')) errors += 1;
+      else if (line.includes('"level":"error"')) process.stderr.write(`[go] ${line}\n`);
+    });
+    void exited.then(() => reject(new Error('the baseline controller exited before its workers started')));
+  });
+  return {
+    pid: child.pid!,
+    ready,
+    errors: () => errors,
+    stop: async () => {
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
+export interface ProcessReading {
+  /** User + system CPU time so far, in milliseconds (clock ticks of 10 ms). */
+  cpuMs: number;
+  /** Resident set now and its peak over the process's life (VmHWM), in bytes. */
+  rss: number;
+  peakRss: number;
+}
+
+/** Reads /proc/<pid>: the same measure for a Node process and a Go one. */
+export async function readProcess(pid: number): Promise<ProcessReading> {
+  const [stat, status] = await Promise.all([readFile(`/proc/${pid}/stat`, 'utf8'), readFile(`/proc/${pid}/status`, 'utf8')]);
+  // Fields after the parenthesised command name: utime and stime are the 12th and 13th of them.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const ticks = Number(fields[11]) + Number(fields[12]);
+  const kib = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? Number.NaN) * 1024;
+  return { cpuMs: ticks * 10, rss: kib('VmRSS'), peakRss: kib('VmHWM') };
+}

@@ -1,0 +1,110 @@
+// The controller-runtime baseline of bench:router: what functions/pod-name-label does, as a Go controller
+// would write it (metadata-only pod cache, a merge patch with an optimistic lock, one worker per key).
+// bench/baseline-controller.ts builds it from the Go module proxy into ~/.cache/kubeloop; it is never committed built.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+)
+
+var podGVK = schema.GroupVersionKind{Version: "v1", Kind: "Pod"}
+
+type podNameLabeler struct {
+	client     client.Client
+	annotation string
+	label      string
+}
+
+// Reconcile mirrors reconcilePodNameLabel: annotated pods carry their name as a label, others do not.
+func (r *podNameLabeler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	pod := &metav1.PartialObjectMetadata{}
+	pod.SetGroupVersionKind(podGVK)
+	if err := r.client.Get(ctx, req.NamespacedName, pod); err != nil {
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	if pod.DeletionTimestamp != nil {
+		return reconcile.Result{}, nil
+	}
+	wanted := pod.Annotations[r.annotation] == "true"
+	current, has := pod.Labels[r.label]
+	if (wanted && current == pod.Name) || (!wanted && !has) || (wanted && len(pod.Name) > 63) {
+		return reconcile.Result{}, nil
+	}
+	patch := client.MergeFromWithOptions(pod.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	labels := pod.GetLabels()
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	if wanted {
+		labels[r.label] = pod.Name
+	} else {
+		delete(labels, r.label)
+	}
+	pod.SetLabels(labels)
+	if err := r.client.Patch(ctx, pod, patch); err != nil {
+		if apierrors.IsNotFound(err) {
+			return reconcile.Result{}, nil
+		}
+		// A conflict is retried with backoff, as controller-runtime users do by returning the error.
+		return reconcile.Result{}, err
+	}
+	return reconcile.Result{}, nil
+}
+
+func main() {
+	namespace := flag.String("namespace", "", "the only namespace watched")
+	qps := flag.Float64("qps", 20, "client QPS")
+	burst := flag.Int("burst", 30, "client burst")
+	workers := flag.Int("workers", 1, "MaxConcurrentReconciles")
+	annotation := flag.String("annotation", "kubeloop.dev/add-pod-name-label", "annotation asking for the label")
+	label := flag.String("label", "kubeloop.dev/pod-name", "label holding the pod name")
+	flag.Parse()
+	ctrl.SetLogger(zap.New())
+
+	// --kubeconfig is controller-runtime's own flag (pkg/client/config).
+	config, err := ctrl.GetConfig()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	config.QPS = float32(*qps)
+	config.Burst = *burst
+	manager, err := ctrl.NewManager(config, ctrl.Options{
+		Cache:                  cache.Options{DefaultNamespaces: map[string]cache.Config{*namespace: {}}},
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+	})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	err = ctrl.NewControllerManagedBy(manager).
+		Named("pod-name-label").
+		For(&corev1.Pod{}, builder.OnlyMetadata).
+		WithOptions(controller.Options{MaxConcurrentReconciles: *workers}).
+		Complete(&podNameLabeler{client: manager.GetClient(), annotation: *annotation, label: *label})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	if err := manager.Start(ctrl.SetupSignalHandler()); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}

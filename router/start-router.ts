@@ -1,6 +1,7 @@
 // startRouter: the programmatic entry point used by `kubeloop router`, `kubeloop dev`, tests and benchmarks.
 import { hostname } from 'node:os';
-import type { KubeConfig, V1LabelSelector } from '@kubernetes/client-node';
+import type { V1LabelSelector } from '@kubernetes/client-node';
+import type { ClusterCredentials } from '../lib/kube/kube-config.ts';
 import type { Logger } from 'pino';
 import { ResourceDiscovery } from '../lib/kube/discovery.ts';
 import { KubeClient } from '../lib/kube/kube-client.ts';
@@ -27,7 +28,8 @@ export interface LeaderElectionConfig {
 }
 
 export interface RouterOptions {
-  kubeConfig: KubeConfig;
+  /** client-node's KubeConfig or what loadKubeConfig returns. */
+  kubeConfig: ClusterCredentials;
   /** Inline Loops; when omitted the router watches Loop objects (loops.kubeloop.dev). */
   loops?: Loop[];
   /** Only watched Loop objects whose labels match run here (ignored with inline `loops`). */

@@ -56,7 +56,7 @@ async function waitForWatcherCache(watchers: WatcherCache, timeoutMs: number): P
 
 export async function startWebhook(config: WebhookConfig, deps: StartDependencies = {}): Promise<RunningWebhook> {
   const logger = deps.logger ?? createLogger({ name: 'webhook', level: config.logLevel });
-  const kubeConfig = deps.kubeConfig ?? loadKubeConfig(config.kubeconfig ? { kubeconfig: config.kubeconfig } : {});
+  const kubeConfig = deps.kubeConfig ?? (await loadKubeConfig(config.kubeconfig ? { kubeconfig: config.kubeconfig } : {}));
   const client = await KubeClient.fromKubeConfig(kubeConfig);
   const stops: Array<() => Promise<void> | void> = [];
   let serving: KeyPairPem;

@@ -80,7 +80,7 @@ export async function run(argv: string[]): Promise<number> {
   }
   if (!['inject', 'rotate', 'show'].includes(action)) throw new Error(`certs: unknown action "${action}"\n${USAGE}`);
 
-  const client = await KubeClient.fromKubeConfig(loadKubeConfig(values.kubeconfig ? { kubeconfig: values.kubeconfig } : {}));
+  const client = await KubeClient.fromKubeConfig(await loadKubeConfig(values.kubeconfig ? { kubeconfig: values.kubeconfig } : {}));
   try {
     if (action === 'rotate') {
       const result = await ensureCertificate(client, location, { identity, now: () => new Date(), force: values.force });

@@ -14,7 +14,7 @@ export async function run(argv: string[]): Promise<number> {
   }
   const config = readRouterConfig(argv);
   const logger = createLogger({ name: 'router', level: config.logLevel });
-  const kubeConfig = loadKubeConfig({ kubeconfig: config.kubeconfig, context: config.context });
+  const kubeConfig = await loadKubeConfig({ kubeconfig: config.kubeconfig, context: config.context });
   const metrics = createRouterMetrics();
   // The ops server starts first so probes answer (not ready) while the router connects and syncs.
   const state: { router?: Awaited<ReturnType<typeof startRouter>> } = {};

@@ -79,7 +79,7 @@ export async function runDev(options: DevOptions, signal: AbortSignal): Promise<
       kubeconfigPath = plane.kubeconfigPath;
     }
     if (signal.aborted) return 0;
-    client = await KubeClient.fromKubeConfig(loadKubeConfig({ kubeconfig: kubeconfigPath }));
+    client = await KubeClient.fromKubeConfig(await loadKubeConfig({ kubeconfig: kubeconfigPath }));
     const discovery = new ResourceDiscovery(client);
 
     const crds = await readManifests(join(REPO, 'charts', 'kubeloop', 'crds'));

@@ -1,10 +1,10 @@
 // A small, fast Kubernetes HTTP client on undici: JSON requests, watch streams, QPS/burst limiting.
-// client-node supplies the KubeConfig (TLS material, tokens); its generated APIs cannot ask for
-// PartialObjectMetadata or send arbitrary patch types to arbitrary resources, which the router needs.
+// A kubeconfig (ClusterCredentials) supplies TLS material and tokens; client-node's generated APIs cannot ask
+// for PartialObjectMetadata or send arbitrary patch types to arbitrary resources, which the router needs.
 import type { AgentOptions } from 'node:https';
-import type { KubeConfig } from '@kubernetes/client-node';
 import { Agent, type Dispatcher } from 'undici';
 import type { Readable } from 'node:stream';
+import type { ClusterCredentials } from './kube-config.ts';
 import { TokenBucket, type RateLimit } from './rate-limiter.ts';
 
 export type QueryValue = string | number | boolean | undefined;
@@ -71,7 +71,7 @@ interface Credentials {
 
 export class KubeClient {
   readonly server: string;
-  readonly #kubeConfig: KubeConfig;
+  readonly #kubeConfig: ClusterCredentials;
   readonly #origin: string;
   readonly #basePath: string;
   readonly #dispatcher: Agent;
@@ -83,7 +83,7 @@ export class KubeClient {
   readonly #impersonationHeaders: Record<string, string>;
   #credentials: Credentials | undefined;
 
-  private constructor(kubeConfig: KubeConfig, tls: AgentOptions, options: KubeClientOptions, parent?: KubeClient, impersonation?: Impersonation) {
+  private constructor(kubeConfig: ClusterCredentials, tls: AgentOptions, options: KubeClientOptions, parent?: KubeClient, impersonation?: Impersonation) {
     const cluster = kubeConfig.getCurrentCluster();
     if (!cluster) throw new Error('kubeconfig has no current cluster');
     this.server = cluster.server.replace(/\/+$/, '');
@@ -111,7 +111,7 @@ export class KubeClient {
     });
   }
 
-  static async fromKubeConfig(kubeConfig: KubeConfig, options: KubeClientOptions = {}): Promise<KubeClient> {
+  static async fromKubeConfig(kubeConfig: ClusterCredentials, options: KubeClientOptions = {}): Promise<KubeClient> {
     const tls: AgentOptions & { headers?: Record<string, string> } = {};
     await kubeConfig.applyToHTTPSOptions(tls);
     const client = new KubeClient(kubeConfig, tls, options);

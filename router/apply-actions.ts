@@ -14,7 +14,8 @@ import { prepareChild, statusPatch, withResourceVersionTest } from './patch-buil
 import type { RouterMetrics } from './router-metrics.ts';
 
 export type ApplyOutcome =
-  | { result: 'done'; refused: number }
+  /** primaryResourceVersion: what the last JSON patch of the primary produced, for OwnWrites. */
+  | { result: 'done'; refused: number; primaryResourceVersion?: string }
   | { result: 'conflict'; message: string }
   | { result: 'failed'; message: string; retryable: boolean };
 
@@ -39,10 +40,11 @@ const APPLY_PATCH = 'application/apply-patch+yaml';
 
 export async function applyActions(ctx: ApplyContext, actions: readonly Action[]): Promise<ApplyOutcome> {
   let refused = 0;
+  const written: { primaryResourceVersion?: string } = {};
   for (const [index, action] of actions.entries()) {
     let result: ActionResult;
     try {
-      result = await applyOne(ctx, action);
+      result = await applyOne(ctx, action, written);
     } catch (error) {
       const conflict = isConflict(error);
       ctx.metrics.actions.inc({ loop: ctx.loop.name, op: action.op, result: conflict ? 'conflict' : 'error' });
@@ -54,7 +56,7 @@ export async function applyActions(ctx: ApplyContext, actions: readonly Action[]
     ctx.metrics.actions.inc({ loop: ctx.loop.name, op: action.op, result });
     if (result === 'refused') refused += 1;
   }
-  return { result: 'done', refused };
+  return { result: 'done', refused, ...written };
 }
 
 /** The object changed since the function saw it: a JSON patch's resourceVersion test failed. */
@@ -82,9 +84,9 @@ export async function sendJsonPatch(
   path: string,
   patch: JsonPatchOperation[],
   cachedResourceVersion: () => string | undefined = () => undefined,
-): Promise<void> {
+): Promise<KubernetesObject> {
   try {
-    await client.request({ method: 'PATCH', path, contentType: JSON_PATCH, body: patch });
+    return await client.request<KubernetesObject>({ method: 'PATCH', path, contentType: JSON_PATCH, body: patch });
   } catch (error) {
     const tested = patch.find((op) => op.op === 'test' && op.path === '/metadata/resourceVersion') as { value?: unknown } | undefined;
     if (!isApiError(error, 422) || !tested) throw error;
@@ -103,7 +105,7 @@ function namespaceFor(resource: ResourceInfo, namespace: string | undefined, pri
   return namespace ?? primary.metadata?.namespace;
 }
 
-async function applyOne(ctx: ApplyContext, action: Action): Promise<ActionResult> {
+async function applyOne(ctx: ApplyContext, action: Action, written: { primaryResourceVersion?: string }): Promise<ActionResult> {
   const { client, primary, loop } = ctx;
   switch (action.op) {
     case 'event':
@@ -131,7 +133,8 @@ async function applyOne(ctx: ApplyContext, action: Action): Promise<ActionResult
       const cached = isPrimaryTarget(primary, target) ? primary : ctx.lookup(target.apiVersion, target.kind, target.namespace, target.name);
       try {
         const cachedRv = () => ctx.lookup(target.apiVersion, target.kind, target.namespace, target.name)?.metadata?.resourceVersion;
-        await sendJsonPatch(client, objectPath(resource, target.name, target.namespace), withResourceVersionTest(action.patch, cached?.metadata?.resourceVersion), cachedRv);
+        const after = await sendJsonPatch(client, objectPath(resource, target.name, target.namespace), withResourceVersionTest(action.patch, cached?.metadata?.resourceVersion), cachedRv);
+        if (cached === primary) written.primaryResourceVersion = after.metadata?.resourceVersion;
       } catch (error) {
         if (isApiError(error, 404)) return 'notfound';
         throw error;

@@ -13,6 +13,7 @@ import type { FixtureRecorder } from './fixture-recorder.ts';
 import { UID_INDEX, type InformerLease, type InformerRegistry } from './informer-registry.ts';
 import type { LoopConfig } from './loop-spec.ts';
 import { selectsNamespace, selectsPrimary, updateTriggers } from './predicates.ts';
+import { OwnWrites } from './own-writes.ts';
 import { reconcileKey } from './reconcile-key.ts';
 import type { RouterMetrics } from './router-metrics.ts';
 import { WorkQueue, type QueueItem } from './work-queue.ts';
@@ -52,6 +53,8 @@ export class LoopRunner {
   readonly expectations: Expectations;
   /** Last state of deleted primaries, kept only for Loops with sendDeletes until the call is made. */
   readonly tombstones = new Map<string, KubeObject>();
+  /** The resourceVersions our own covered patches produced, so their watch events skip the call. */
+  readonly ownWrites = new OwnWrites();
   #primary: InformerLease | undefined;
   #owned: Array<InformerLease & { kind: LoopConfig['owns'][number] }> = [];
   #unsubscribe: Array<() => void> = [];
@@ -178,6 +181,7 @@ export class LoopRunner {
   #primaryDeleted(object: KubeObject): void {
     const key = objectKey(object.metadata);
     this.expectations.forget(key);
+    this.ownWrites.forget(key);
     if (this.loop.sendDeletes && selectsPrimary(this.loop, object)) {
       this.tombstones.set(key, object);
       this.queue.add(key, { type: 'DELETED' });

@@ -8,6 +8,7 @@ import { buildRequest } from './build-request.ts';
 import type { DispatchResult } from './dispatch.ts';
 import type { LoopHealthReason, LoopRunner } from './loop-runner.ts';
 import { addFinalizerPatch, hasFinalizer, removeFinalizerPatch } from './patch-building.ts';
+import { answerCoversOwnWrite } from './own-writes.ts';
 import { selectsPrimary } from './predicates.ts';
 import { DEFAULT_MIN_REQUEUE_MS, flooredDelayMs } from './requeue-floor.ts';
 import { callCode } from './router-metrics.ts';
@@ -43,6 +44,14 @@ export async function reconcileKey(runner: LoopRunner, item: QueueItem<Trigger>)
     if (deleting && !held) return;
     finalizing = deleting;
   } else if (deleting && !loop.sendDeletes) {
+    return;
+  }
+
+  // Consumed on every reconcile: the entry only ever answers for the event that follows our write.
+  if (runner.ownWrites.consume(key, deleted ? undefined : primary.metadata?.resourceVersion)) {
+    // The object is exactly what the function's last answer produced: it has answered for it already.
+    queue.forget(key);
+    deps.metrics.ownWriteSkips.inc({ loop: loop.name });
     return;
   }
 
@@ -111,6 +120,9 @@ async function handleResponse(
     if (patch && !(await writeOrRequeue(runner, primary, patch, 'remove finalizer'))) return 'conflict';
   }
   if (ctx.deleted) runner.tombstones.delete(key);
+  if (applied.primaryResourceVersion && applied.refused === 0 && answerCoversOwnWrite(loop, primary, response, ctx)) {
+    runner.ownWrites.remember(key, applied.primaryResourceVersion);
+  }
   if (response.error) {
     const { type, message, retryAfterSeconds } = response.error;
     deps.events.record(primary, { type: 'Warning', reason: 'ReconcileError', message });

@@ -11,6 +11,7 @@ export function createRouterMetrics(registry: Registry = createMetricsRegistry({
     queueWait: latencyHistogram(registry, 'kubeloop_router_queue_wait_seconds', 'Time a key waited in the queue', ['loop']),
     reconcileDuration: latencyHistogram(registry, 'kubeloop_router_reconcile_duration_seconds', 'One reconcile: call plus applying actions', ['loop', 'result']),
     functionCalls: counter(registry, 'kubeloop_router_function_calls_total', 'Function calls by HTTP status class or failure', ['loop', 'code']),
+    ownWriteSkips: counter(registry, 'kubeloop_router_own_write_skips_total', 'Calls not made: the event was exactly the result of the router\'s own patch', ['loop']),
     functionLatency: latencyHistogram(registry, 'kubeloop_router_function_call_seconds', 'Function call round trip', ['loop']),
     actions: counter(registry, 'kubeloop_router_actions_total', 'Actions applied, by op and result', ['loop', 'op', 'result']),
     refusals: counter(registry, 'kubeloop_router_authority_refusals_total', 'Actions refused for touching objects outside the Loop', ['loop']),

@@ -3,7 +3,7 @@
 import type { V1Pod, V1PodList } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually } from '../cluster/eventually.ts';
-import { inlineLoop, routerHarness, type RouterHarness } from './router-harness.ts';
+import { inlineLoop, routerHarness, watchPods, type RouterHarness } from './router-harness.ts';
 import type { Router } from '../../router/start-router.ts';
 
 const ANNOTATION = 'kubeloop.dev/add-pod-name-label';
@@ -96,4 +96,43 @@ describe('pod-name-label through the router', () => {
     const actions = metrics.find((m) => m.name === 'kubeloop_router_actions_total')?.values ?? [];
     expect(actions.filter((v) => v.labels.result === 'error' || v.labels.result === 'refused')).toEqual([]);
   });
+
+  it('re-labels a pod whose label another writer removes or changes right after the router wrote it', async () => {
+    // The router skips the call for the event its own patch caused (router/own-writes.ts); a change by
+    // anyone else, even within milliseconds of that write, must still be reconciled.
+    const skipsBefore = await counter('kubeloop_router_own_write_skips_total');
+    const watched = await watchPods(h.client, ns);
+    try {
+      for (const [i, change] of ([null, 'someone-else'] as const).entries()) {
+        const name = `raced-${i}`;
+        const path = `/api/v1/namespaces/${ns}/pods/${name}`;
+        // React to the watch event of the router's label write at once: as close behind it as a client gets.
+        let changed: Promise<unknown> | undefined;
+        const off = watched.on('update', (pod) => {
+          if (pod.metadata?.name !== name || changed || pod.metadata?.labels?.[LABEL] !== name) return;
+          changed = h.client.request({ method: 'PATCH', path, contentType: 'application/merge-patch+json', body: { metadata: { labels: { [LABEL]: change } } } });
+        });
+        await h.client.request({
+          method: 'POST',
+          path: `/api/v1/namespaces/${ns}/pods`,
+          body: { metadata: { name, annotations: { [ANNOTATION]: 'true' }, labels: { raced: 'yes' } }, spec: { containers: [{ name: 'c', image: 'x' }] } },
+        });
+        await eventually('the router labels the pod and the other writer answers', async () => changed);
+        off();
+        await eventually(`label restored after it was ${change === null ? 'removed' : 'changed'}`, async () => {
+          const pod = await h.client.request<V1Pod>({ path });
+          return pod.metadata?.labels?.[LABEL] === name;
+        });
+      }
+    } finally {
+      await watched.stop();
+    }
+    // And the follow-up events of the router's own writes did skip their calls.
+    expect(await counter('kubeloop_router_own_write_skips_total')).toBeGreaterThan(skipsBefore);
+  });
 });
+
+async function counter(name: string): Promise<number> {
+  const metric = (await router.metrics.registry.getMetricsAsJSON()).find((m) => m.name === name);
+  return (metric?.values ?? []).reduce((sum, v) => sum + v.value, 0);
+}

@@ -14,6 +14,8 @@ import { readWatchEvents } from '../lib/kube/watch-stream.ts';
 import type { RouterChildConfig, RouterChildStats } from './router-bench-router.ts';
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
+/** BENCH_CPU_PROF=<dir>: router and function children write V8 CPU profiles there (node --cpu-prof). */
+const PROFILE = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
 export const MiB = 1024 * 1024;
 /** kwok nodes of the bench's control plane; pods created here are spread over them. */
 export const NODES = 4;
@@ -47,7 +49,7 @@ export async function compileChildren(fromSource: boolean): Promise<ChildCode> {
 /** Serves a registered function in a child process (bench/function-bench-server.ts); resolves with its URL. */
 export async function spawnFunction(code: ChildCode, name: string): Promise<{ url: string; child: ChildProcess }> {
   const { execArgv, script } = code.command('function-bench-server');
-  const child = spawn(process.execPath, [...execArgv, script, 'function', name], {
+  const child = spawn(process.execPath, [...PROFILE, ...execArgv, script, 'function', name], {
     stdio: ['ignore', 'pipe', 'inherit'],
     cwd: ROOT,
   });
@@ -72,7 +74,7 @@ export interface RouterChild {
 export async function spawnRouter(code: ChildCode, config: RouterChildConfig): Promise<RouterChild> {
   const { execArgv, script } = code.command('router-bench-router');
   const child = fork(script, [], {
-    execArgv: [...execArgv, '--expose-gc'],
+    execArgv: [...PROFILE, ...execArgv, '--expose-gc'],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     cwd: ROOT,
     env: { ...process.env, KUBELOOP_BENCH_ROUTER: JSON.stringify(config) },

@@ -1,9 +1,9 @@
 // Child process of bench/router.bench.ts: runs startRouter with the inline Loops it is given, calling the
 // function over HTTP or in-process, and answers the parent's IPC questions (sync state, queue, RSS after GC).
 // Run with --expose-gc so the RSS read after a forced collection is the router's steady state.
-import { KubeConfig } from '@kubernetes/client-node';
 import { loadFunction } from '../functions/registry.ts';
 import { validateReconcileResponse } from '../lib/contract/validate.ts';
+import { loadKubeConfig } from '../lib/kube/kube-config.ts';
 import { createLogger } from '../lib/observability/logger.ts';
 import type { FunctionInvoker } from '../router/dispatch.ts';
 import type { Loop } from '../api/loop.ts';
@@ -51,8 +51,8 @@ async function inProcessInvoker(name: string): Promise<FunctionInvoker> {
   };
 }
 
-const kubeConfig = new KubeConfig();
-kubeConfig.loadFromFile(config.kubeconfigPath);
+// As `kubeloop router --kubeconfig` loads it (client-node only when the file needs it).
+const kubeConfig = await loadKubeConfig({ kubeconfig: config.kubeconfigPath });
 const router = await startRouter({
   kubeConfig,
   loops: config.loops,
@@ -73,6 +73,7 @@ async function counters(): Promise<Record<string, number>> {
   for (const metric of await router.metrics.registry.getMetricsAsJSON()) {
     for (const v of metric.values as Array<{ labels: Record<string, string | number>; value: number; metricName?: string }>) {
       if (metric.name === 'kubeloop_router_function_calls_total') add(`calls ${v.labels.code}`, v.value);
+      if (metric.name === 'kubeloop_router_own_write_skips_total') add('own-write skips', v.value);
       if (metric.name === 'kubeloop_router_actions_total') add(`action ${v.labels.op}/${v.labels.result}`, v.value);
       if (metric.name === 'kubeloop_router_reconcile_duration_seconds' && v.metricName?.endsWith('_count')) add(`reconcile ${v.labels.result}`, v.value);
     }

@@ -11,6 +11,7 @@ import type { EventRecorder } from './event-recorder.ts';
 import type { Expectations } from './expectations.ts';
 import type { LoopConfig } from './loop-spec.ts';
 import { prepareChild, statusPatch, withResourceVersionTest } from './patch-building.ts';
+import { onlyBookkeepingChanged } from './predicates.ts';
 import type { RouterMetrics } from './router-metrics.ts';
 
 export type ApplyOutcome =
@@ -131,9 +132,21 @@ async function applyOne(ctx: ApplyContext, action: Action, written: { primaryRes
       const target: ObjectTarget = { ...action.target, namespace: namespaceFor(resource, action.target.namespace, primary) };
       if (!(await authorised(ctx, action, target, resource))) return 'refused';
       const cached = isPrimaryTarget(primary, target) ? primary : ctx.lookup(target.apiVersion, target.kind, target.namespace, target.name);
+      const path = objectPath(resource, target.name, target.namespace);
+      const latest = () => ctx.lookup(target.apiVersion, target.kind, target.namespace, target.name);
+      const cachedRv = () => latest()?.metadata?.resourceVersion;
       try {
-        const cachedRv = () => ctx.lookup(target.apiVersion, target.kind, target.namespace, target.name)?.metadata?.resourceVersion;
-        const after = await sendJsonPatch(client, objectPath(resource, target.name, target.namespace), withResourceVersionTest(action.patch, cached?.metadata?.resourceVersion), cachedRv);
+        let after: KubernetesObject;
+        try {
+          after = await sendJsonPatch(client, path, withResourceVersionTest(action.patch, cached?.metadata?.resourceVersion), cachedRv);
+        } catch (error) {
+          // A metadata-only Loop's primary moved only in what its function never sees (a status write made
+          // a new resourceVersion): the answer still holds, so send it again against that version.
+          const now = latest();
+          const rebase = error instanceof StaleWriteError && cached === primary && loop.metadataOnly && now && now.metadata?.resourceVersion !== cached.metadata?.resourceVersion && onlyBookkeepingChanged(cached, now);
+          if (!rebase) throw error;
+          after = await sendJsonPatch(client, path, withResourceVersionTest(action.patch, now.metadata?.resourceVersion), cachedRv);
+        }
         if (cached === primary) written.primaryResourceVersion = after.metadata?.resourceVersion;
       } catch (error) {
         if (isApiError(error, 404)) return 'notfound';

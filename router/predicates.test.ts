@@ -30,6 +30,15 @@ describe('updateTriggers', () => {
     expect(updateTriggers(ignore, pod(), pod({ resourceVersion: '2', finalizers: ['x'] }))).toBe(true);
     expect(updateTriggers(ignore, pod(), pod({ resourceVersion: '2', deletionTimestamp: new Date(0) }))).toBe(true);
   });
+  it('skips, for a metadata-only Loop, an update that changed only the resourceVersion and managedFields', () => {
+    const metadataOnly = { ignoreStatusChanges: false, metadataOnly: true };
+    const partial = (metadata: Partial<NonNullable<V1Pod['metadata']>>) => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: 'a', resourceVersion: '1', ...metadata } });
+    expect(updateTriggers(metadataOnly, partial({}), partial({ resourceVersion: '2', managedFields: [{ manager: 'kwok' }] }))).toBe(false);
+    expect(updateTriggers(metadataOnly, partial({}), partial({ resourceVersion: '2', labels: { a: 'b' } }))).toBe(true);
+    // A full-object Loop sees the status that moved.
+    expect(updateTriggers({ ignoreStatusChanges: false }, pod(), pod({ resourceVersion: '2', phase: 'Running' }))).toBe(true);
+    expect(updateTriggers(metadataOnly, pod(), pod({ resourceVersion: '2', phase: 'Running' }))).toBe(true);
+  });
   it('never triggers on the same resourceVersion', () => {
     expect(updateTriggers({ ignoreStatusChanges: false }, pod(), pod())).toBe(false);
   });

@@ -20,16 +20,36 @@ function sameJson(a: unknown, b: unknown): boolean {
   return JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
 }
 
+/** Whether two versions of an object differ in metadata.resourceVersion and managedFields alone. */
+export function onlyBookkeepingChanged(previous: KubernetesObject, current: KubernetesObject): boolean {
+  if (!sameJson(stripKeys(previous, ['metadata']), stripKeys(current, ['metadata']))) return false;
+  const bookkeeping = ['resourceVersion', 'managedFields'];
+  return sameJson(stripKeys(previous.metadata, bookkeeping), stripKeys(current.metadata, bookkeeping));
+}
+
+function stripKeys(object: object | undefined, keys: string[]): Record<string, unknown> {
+  const copy: Record<string, unknown> = { ...object };
+  for (const key of keys) delete copy[key];
+  return copy;
+}
+
 /**
  * Whether an update of a primary should trigger a call. With ignoreStatusChanges, an update that leaves
  * metadata.generation unchanged is skipped unless something a controller reacts to in metadata changed
  * (labels, annotations, finalizers, owners, deletion). Unlike controller-runtime's GenerationChangedPredicate,
  * metadata changes still trigger: decorator-style functions (pod-name-label) react exactly to those.
  */
-export function updateTriggers(loop: Pick<LoopConfig, 'ignoreStatusChanges'>, previous: KubernetesObject, current: KubernetesObject): boolean {
+export function updateTriggers(
+  loop: Pick<LoopConfig, 'ignoreStatusChanges'> & { metadataOnly?: boolean },
+  previous: KubernetesObject,
+  current: KubernetesObject,
+): boolean {
   const before = previous.metadata;
   const after = current.metadata;
   if (before?.resourceVersion !== undefined && before.resourceVersion === after?.resourceVersion) return false;
+  // A metadata-only Loop's function sees nothing but metadata: a status write (kwok, the kubelet) shows up
+  // as a new resourceVersion alone and would only repeat the last call.
+  if (loop.metadataOnly && onlyBookkeepingChanged(previous, current)) return false;
   if (!loop.ignoreStatusChanges) return true;
   if (before?.generation === undefined || after?.generation === undefined) return true;
   if (before.generation !== after.generation) return true;

@@ -6,7 +6,8 @@
 # (likewise function-podset, function-watcher, function-at). See docs/deploy.md.
 # test/e2e/images.test.ts runs every target's ENTRYPOINT from the same production bundle and checks it serves.
 
-ARG NODE_MAJOR=20
+# Node 24 LTS, as package.json's engines and CI.
+ARG NODE_MAJOR=24
 
 # ---- build: compile TypeScript to dist/ and keep only production dependencies ----
 FROM node:${NODE_MAJOR}-bookworm-slim AS build

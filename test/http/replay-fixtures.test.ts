@@ -58,10 +58,10 @@ for (const name of functionFolders) {
     it('fails when a recorded response is tampered with (the replay check can fail)', async () => {
       const first = loaded.find((l): l is typeof l & { ok: true; fixture: Fixture } => l.ok);
       if (!first) throw new Error('no valid fixture to tamper with');
-      const tampered: Fixture = {
+      const tampered = {
         ...first.fixture,
         response: { ...first.fixture.response, requeueAfterSeconds: 12345 },
-      };
+      } as Fixture;
       const result = await replayFixture(tampered, { url: await url() });
       expect(result.outcome).toBe('mismatch');
       expect(explain(result)).toContain('/requeueAfterSeconds');

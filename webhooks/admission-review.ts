@@ -31,6 +31,8 @@ export interface AdmissionResponse {
   /** base64 of the JSON patch document. */
   patch?: string;
   warnings?: string[];
+  /** Recorded in the audit event, keys prefixed by the API server with the webhook name. */
+  auditAnnotations?: Record<string, string>;
 }
 
 export interface AdmissionReview {

@@ -1,7 +1,7 @@
 // Recorded events: test/fixtures/<function>/<case>.json = { description, request, response }
 // (docs/contract.md, "Recorded events"; docs/admission.md for admission requests). Loading checks both
 // halves against the contract; request.kind says which side (ReconcileRequest or AdmissionRequest).
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import type { AdmissionRequest, AdmissionResponse } from '../contract/admission-types.ts';
 import type { ReconcileRequest, ReconcileResponse } from '../contract/types.ts';
@@ -67,4 +67,12 @@ export function loadFixtures(fileOrFolder: string): LoadedFixture[] {
       return { file, name, ok: false as const, error: (error as Error).message };
     }
   });
+}
+
+/** Writes one fixture as <dir>/<file-safe name>.json (the gateway's --record); returns the path. */
+export function writeFixture(dir: string, name: string, fixture: Fixture): string {
+  mkdirSync(dir, { recursive: true });
+  const file = join(dir, `${name.replace(/[^a-zA-Z0-9.-]/g, '_')}.json`);
+  writeFileSync(file, `${JSON.stringify(fixture, null, 2)}\n`);
+  return file;
 }

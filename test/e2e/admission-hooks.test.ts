@@ -172,6 +172,33 @@ describe('a mutating hook', () => {
   });
 });
 
+describe('certificate rotation', () => {
+  it('drops no admission of a stream through the gateway while the serving certificate is renewed three times', async () => {
+    const rotator = under.webhook.rotator;
+    if (!rotator) throw new Error('the dev webhook has self-managed certificates');
+    const before = rotator.bundle.serving.certPem;
+    let stop = false;
+    const results: V1Pod[] = [];
+    const stream = async (worker: number): Promise<void> => {
+      for (let i = 0; !stop || i < 10; i++) {
+        const body = pod(`stream-${worker}-${i}`, { mutate: 'yes', team: 'x' });
+        results.push(await core.createNamespacedPod({ namespace: ns, body, dryRun: 'All' }));
+      }
+    };
+    const streams = Promise.all([0, 1, 2, 3].map(stream));
+    for (let renewal = 0; renewal < 3; renewal++) {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      await rotator.check(true);
+    }
+    stop = true;
+    await streams;
+    expect(rotator.bundle.serving.certPem).not.toBe(before);
+    // Both mutating hooks (Ignore) ran on every pod: a dropped call would have admitted it unstamped.
+    expect(results.length).toBeGreaterThanOrEqual(40);
+    expect(results.filter((p) => p.metadata?.annotations?.stamped !== 'yes').map((p) => p.metadata?.name)).toEqual([]);
+  });
+});
+
 describe('a function that is down, slow or answers garbage', () => {
   const modes = { down: 'http://127.0.0.1:1/admit', slow: '/slow', garbage: '/garbage' } as const;
   beforeAll(async () => {

@@ -7,14 +7,14 @@ import type { KubeObject } from '../api/meta.ts';
 import { counter, latencyHistogram, secondsSince } from '../lib/observability/metrics.ts';
 import { writeFixture } from '../lib/replay/fixtures.ts';
 import { MalformedReviewError, parseAdmissionReview, reviewResponse, type AdmissionResponse as ReviewResponse } from './admission-review.ts';
-import type { ContextCache } from './context-objects.ts';
+import type { ContextLookup } from './context-objects.ts';
 import type { FunctionCaller } from './function-caller.ts';
 import { applyFailurePolicy, toFunctionRequest, toReviewResponse, type CallFailure } from './hook-review.ts';
 import { HOOK_PATH_PREFIX, type ResolvedHook } from './hook-spec.ts';
 
 export interface GatewayOptions {
   hooks: () => ReadonlyMap<string, ResolvedHook>;
-  contexts: ContextCache;
+  contexts: ContextLookup;
   caller: FunctionCaller;
   metrics: Registry;
   reportCall: (hook: string, failure: CallFailure | undefined) => void;

@@ -44,6 +44,11 @@ export function slimContextObject(object: KubeObject, omitFields: string[] = [])
   return out;
 }
 
+/** What the gateway's hot path needs of the cache. */
+export interface ContextLookup {
+  lookup(entries: HookContextEntry[], object: KubeObject | undefined, requestNamespace: string | undefined): Record<string, KubeObject | null>;
+}
+
 interface CachedKind {
   informer: Informer<KubernetesObject>;
   namespaced: boolean;
@@ -53,7 +58,7 @@ interface CachedKind {
  * One informer per context kind, started when a hook first names the kind; ensure() resolves once the
  * kind's cache has synced (a hook is registered only then, so a lookup never misses for want of a list).
  */
-export class ContextCache {
+export class ContextCache implements ContextLookup {
   readonly #kinds = new Map<string, Promise<CachedKind>>();
   readonly #ready = new Map<string, CachedKind>();
   readonly #discovery: ResourceDiscovery;

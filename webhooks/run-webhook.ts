@@ -6,7 +6,8 @@ import { applyWebhookConfiguration, deleteWebhookConfiguration } from '../certs/
 import { watchCertificateFiles } from '../certs/file-certificate.ts';
 import type { KeyPairPem } from '../certs/generate.ts';
 import { CertificateRotator } from '../certs/rotation.ts';
-import { isApiError, KubeClient, loadKubeConfig } from '../lib/kube/index.ts';
+import { isApiError, KubeClient, loadKubeConfig, ResourceDiscovery, UnknownKindError } from '../lib/kube/index.ts';
+import { ADMISSION_HOOK_API_VERSION, ADMISSION_HOOK_KIND } from '../api/admission-hook.ts';
 import { createLogger, type Logger } from '../lib/observability/logger.ts';
 import { listen } from '../lib/server/index.ts';
 import type { WebhookConfig } from './config.ts';
@@ -53,6 +54,16 @@ async function waitForCache(synced: Promise<void>, what: string, crd: string, ti
     await Promise.race([synced, timeout]);
   } finally {
     clearTimeout(timer);
+  }
+}
+
+async function hasAdmissionHooks(client: KubeClient): Promise<boolean> {
+  try {
+    await new ResourceDiscovery(client).resolve(ADMISSION_HOOK_API_VERSION, ADMISSION_HOOK_KIND);
+    return true;
+  } catch (error) {
+    if (error instanceof UnknownKindError) return false;
+    throw error;
   }
 }
 
@@ -112,13 +123,14 @@ export async function startWebhook(config: WebhookConfig, deps: StartDependencie
     caBundle: () => rotator?.bundle.ca.certPem,
     ...(config.hookSelector ? { labelSelector: config.hookSelector } : {}),
   });
+  let hooksServed = false;
   const server = createWebhookServer({
     logger,
     watchers,
     missingWatcher: config.missingWatcher,
     serving,
     bodyLimitBytes: config.bodyLimitBytes,
-    ready: () => watchers.synced && hooks.synced,
+    ready: () => watchers.synced && (!hooksServed || hooks.synced),
     gateway: {
       hooks: () => hooks.hooks,
       contexts,
@@ -136,9 +148,16 @@ export async function startWebhook(config: WebhookConfig, deps: StartDependencie
   const port = new URL(url).port;
   if (config.dev) target = { urlBase: `https://127.0.0.1:${port}` };
   // In the cluster the chart installs the CRD; readiness waits for the hooks. Dev mode fails fast instead.
-  const hooksStarted = hooks.start();
-  hooksStarted.catch((error: unknown) => logger.error({ err: error }, 'AdmissionHooks not started'));
-  if (config.dev) await waitForCache(hooksStarted, 'AdmissionHook', 'admissionhooks.kubeloop.dev', 30_000);
+  // Without the AdmissionHook CRD (an older chart, a bare `kubeloop webhook --dev`) the gateway serves the
+  // Watcher sidecar only; with it, dev mode waits for the hooks so they are registered once we return.
+  hooksServed = await hasAdmissionHooks(client);
+  if (hooksServed) {
+    const hooksStarted = hooks.start();
+    hooksStarted.catch((error: unknown) => logger.error({ err: error }, 'AdmissionHooks not started'));
+    if (config.dev) await waitForCache(hooksStarted, 'AdmissionHook', 'admissionhooks.kubeloop.dev', 30_000);
+  } else {
+    logger.warn('the admissionhooks.kubeloop.dev CRD is not installed: AdmissionHooks are not served (install the chart CRDs)');
+  }
   stops.push(async () => {
     await hooks.stop({ unregister: config.dev && unregistering });
     await contexts.stop();

@@ -4,3 +4,4 @@ export * from './loop.ts';
 export * from './podset.ts';
 export * from './watcher.ts';
 export * from './at.ts';
+export * from './admission-hook.ts';

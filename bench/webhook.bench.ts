@@ -1,6 +1,7 @@
 // npm run bench:webhook: (1) autocannon over HTTPS against POST /mutate/watcher-sidecar with a recorded
 // AdmissionReview and, in the same run, against a no-op HTTPS fastify route (req/s, p50, p99, ratio);
-// (2) pod-create latency through a real API server with the webhook registered vs without, same run.
+// (2) the AdmissionHook path, gateway + function over HTTP, against the same decision made in-process;
+// (3) pod-create latency through a real API server with the webhook registered vs without, same run.
 // Servers run in child processes so the load generator and the server do not share an event loop.
 import { execFile, type ChildProcess } from 'node:child_process';
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
@@ -16,6 +17,8 @@ import { autocannonPost, figures, spawnUntilUrl, urlLine } from './autocannon-ki
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const SERVER = join(ROOT, 'bench/webhook-bench-server.ts');
+const ADMISSION_SERVER = join(ROOT, 'bench/admission-bench-server.ts');
+const UNLABELLED_FIXTURE = join(ROOT, 'test/fixtures/admission/pod-create-unannotated.json');
 const FIXTURE = join(ROOT, 'test/fixtures/admission/pod-create-annotated.json');
 const CONNECTIONS = 10;
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 5);
@@ -61,6 +64,40 @@ async function direct(): Promise<void> {
   } finally {
     webhook.child.kill();
     noop.child.kill();
+  }
+}
+
+/** The hop the gateway adds: HTTPS gateway -> HTTP function, against the same work done in-process. */
+async function gatewayHop(): Promise<void> {
+  const dir = await mkdtemp(join(tmpdir(), 'kubeloop-gateway-bench-'));
+  const bundle = await generateBundle({ now: new Date(), identity: { service: 'kubeloop-webhook', namespace: 'kubeloop' } });
+  await writeFile(join(dir, 'tls.crt'), bundle.serving.certPem);
+  await writeFile(join(dir, 'tls.key'), bundle.serving.keyPem);
+  const body = await readFile(UNLABELLED_FIXTURE, 'utf8');
+  const fn = await spawnUntil([ADMISSION_SERVER, 'function'], urlLine);
+  const gateway = await spawnUntil([ADMISSION_SERVER, 'gateway', join(dir, 'tls.crt'), join(dir, 'tls.key'), fn.url], urlLine);
+  const direct = await spawnUntil([ADMISSION_SERVER, 'direct', join(dir, 'tls.crt'), join(dir, 'tls.key')], urlLine);
+  const post = (url: string, seconds: number) => autocannonPost({ url: `${url}/admit/require-label`, body, connections: CONNECTIONS, seconds, ca: bundle.ca.certPem });
+  try {
+    const runs = { gateway: { requests: 0, latencies: [] as number[] }, direct: { requests: 0, latencies: [] as number[] } };
+    await post(gateway.url, 2);
+    await post(direct.url, 2);
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const [name, server] of [['gateway', gateway], ['direct', direct]] as const) {
+        const result = await post(server.url, DURATION_S);
+        runs[name].requests += result.requests;
+        for (const latency of result.latencies) runs[name].latencies.push(latency);
+      }
+    }
+    const seconds = ROUNDS * DURATION_S;
+    const g = figures(runs.gateway.latencies, runs.gateway.requests, seconds);
+    const d = figures(runs.direct.latencies, runs.direct.requests, seconds);
+    console.log(`\nAdmissionHook path, ${CONNECTIONS} connections, ${ROUNDS} x ${DURATION_S} s each, require-label on ${UNLABELLED_FIXTURE.slice(ROOT.length)}`);
+    console.log(`  gateway (HTTPS) + function (HTTP)  ${g.requestsPerSecond.toFixed(0).padStart(7)} req/s  p50 ${ms(g.p50)}  p99 ${ms(g.p99)}`);
+    console.log(`  same decision in-process (HTTPS)   ${d.requestsPerSecond.toFixed(0).padStart(7)} req/s  p50 ${ms(d.p50)}  p99 ${ms(d.p99)}`);
+    console.log(`  added by the hop p50 ${ms(g.p50 - d.p50)}  p99 ${ms(g.p99 - d.p99)} (target <= 1 ms), ratio ${(g.requestsPerSecond / d.requestsPerSecond).toFixed(2)}`);
+  } finally {
+    for (const server of [gateway, direct, fn]) server.child.kill();
   }
 }
 
@@ -141,4 +178,5 @@ async function throughApiServer(): Promise<void> {
 }
 
 await direct();
+await gatewayHop();
 if (!SKIP_CLUSTER) await throughApiServer();

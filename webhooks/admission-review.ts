@@ -1,22 +1,11 @@
 // The admission.k8s.io/v1 AdmissionReview wire shape: validating what the API server sent (malformed
 // requests become a 400 with a message) and building the response, with a base64 JSON patch.
+import type { AdmissionOperation, GroupVersionKind, GroupVersionResource } from '../lib/contract/admission-types.ts';
 import type { PatchOperation } from './inject-sidecar.ts';
 
 export const ADMISSION_API_VERSION = 'admission.k8s.io/v1';
 
-export interface GroupVersionKind {
-  group: string;
-  version: string;
-  kind: string;
-}
-
-export interface GroupVersionResource {
-  group: string;
-  version: string;
-  resource: string;
-}
-
-export type AdmissionOperation = 'CREATE' | 'UPDATE' | 'DELETE' | 'CONNECT';
+export type { AdmissionOperation, GroupVersionKind, GroupVersionResource };
 
 export interface AdmissionRequest {
   uid: string;
@@ -42,6 +31,8 @@ export interface AdmissionResponse {
   /** base64 of the JSON patch document. */
   patch?: string;
   warnings?: string[];
+  /** Recorded in the audit event, keys prefixed by the API server with the webhook name. */
+  auditAnnotations?: Record<string, string>;
 }
 
 export interface AdmissionReview {

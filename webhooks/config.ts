@@ -5,6 +5,7 @@ import { pickSetting, settingInteger, settingOneOf } from '../lib/config/setting
 import { readServerSettings, SERVER_FLAG_OPTIONS, type ServerSettings } from '../lib/server/server-settings.ts';
 import type { MissingWatcherPolicy } from './admit-pod.ts';
 import { DEFAULT_CONFIGURATION_NAME, DEFAULT_WEBHOOK_PORT, type FailurePolicy } from './configuration.ts';
+import { DEFAULT_HOOK_CONFIGURATION_NAME } from './hook-configuration.ts';
 
 /**
  * self-managed: CA and serving certificate in a Secret, rotated by the webhook, caBundle injected.
@@ -34,6 +35,12 @@ export interface WebhookConfig extends ServerSettings {
   onlyNamespaces: string[];
   /** Cache Watchers of one namespace only (tests); all namespaces by default. */
   watchNamespace?: string;
+  /** The Mutating- and ValidatingWebhookConfiguration the AdmissionHook gateway owns. */
+  hookConfigurationName: string;
+  /** Serve only AdmissionHooks matching this label selector (several gateways, tests). */
+  hookSelector?: string;
+  /** Write every admission function call as a fixture into this folder. */
+  recordDir?: string;
 }
 
 export const WEBHOOK_USAGE = `usage: kubeloop webhook [options]
@@ -52,7 +59,10 @@ export const WEBHOOK_USAGE = `usage: kubeloop webhook [options]
   --dev                            register the configuration with url https://127.0.0.1:<port> (kubeloop dev, tests)
   --failure-policy Ignore|Fail     of the registered configuration in --dev (KUBELOOP_WEBHOOK_FAILURE_POLICY)
   --only-namespace NS              in --dev, send only pods of these namespaces (repeatable)
-  --watch-namespace NS             cache Watchers of one namespace only
+  --watch-namespace NS             cache Watchers (and context objects) of one namespace only
+  --hook-configuration ${DEFAULT_HOOK_CONFIGURATION_NAME}  Mutating/ValidatingWebhookConfiguration of the AdmissionHooks (KUBELOOP_HOOK_CONFIGURATION)
+  --hook-selector SELECTOR         serve only AdmissionHooks with these labels (KUBELOOP_HOOK_SELECTOR)
+  --record DIR                     write every admission function call as a fixture (kubeloop replay)
   --body-limit-bytes 8388608 --log-level info --drain-delay-seconds 0`;
 
 export function readWebhookConfig(argv: string[], env: NodeJS.ProcessEnv = process.env): WebhookConfig {
@@ -75,6 +85,9 @@ export function readWebhookConfig(argv: string[], env: NodeJS.ProcessEnv = proce
       'failure-policy': { type: 'string' },
       'only-namespace': { type: 'string', multiple: true },
       'watch-namespace': { type: 'string' },
+      'hook-configuration': { type: 'string' },
+      'hook-selector': { type: 'string' },
+      record: { type: 'string' },
     },
   });
   if (positionals.length > 0) throw new Error(`unexpected arguments: ${positionals.join(' ')}\n${WEBHOOK_USAGE}`);
@@ -94,7 +107,12 @@ export function readWebhookConfig(argv: string[], env: NodeJS.ProcessEnv = proce
     dev: values.dev ?? false,
     failurePolicy: settingOneOf(pick('failure-policy', 'KUBELOOP_WEBHOOK_FAILURE_POLICY'), 'Ignore', ['Ignore', 'Fail']),
     onlyNamespaces: values['only-namespace'] ?? [],
+    hookConfigurationName: text('hook-configuration', DEFAULT_HOOK_CONFIGURATION_NAME, 'KUBELOOP_HOOK_CONFIGURATION'),
   };
+  const hookSelector = pick('hook-selector', 'KUBELOOP_HOOK_SELECTOR');
+  if (hookSelector) config.hookSelector = hookSelector.value;
+  const record = pick('record');
+  if (record) config.recordDir = record.value;
   const kubeconfig = pick('kubeconfig');
   if (kubeconfig) config.kubeconfig = kubeconfig.value;
   const watchNamespace = pick('watch-namespace');

@@ -2,7 +2,7 @@
 // mode, `kubeloop certs inject` and the e2e tests; the Helm chart mirrors it (docs/webhook.md lists
 // every field and why). Safety first: only annotated pods are sent, system namespaces never are, and a
 // broken webhook does not block pod creation unless failurePolicy is set to Fail.
-import type { AdmissionregistrationV1WebhookClientConfig, V1MutatingWebhookConfiguration } from '@kubernetes/client-node';
+import type { AdmissionregistrationV1WebhookClientConfig, V1LabelSelectorRequirement, V1MutatingWebhookConfiguration } from '@kubernetes/client-node';
 import { WATCHER_ANNOTATION } from '../api/watcher.ts';
 
 export const DEFAULT_CONFIGURATION_NAME = 'kubeloop-watcher-sidecar';
@@ -37,6 +37,20 @@ export interface WebhookConfigurationOptions {
 /** CEL: the pod carries the opt-in annotation. Evaluated by the API server before it calls us. */
 export const OPT_IN_MATCH_CONDITION = `has(object.metadata.annotations) && '${WATCHER_ANNOTATION}' in object.metadata.annotations`;
 
+export interface NamespaceSafety {
+  kubeloopNamespace: string;
+  excludedNamespaces?: string[];
+  onlyNamespaces?: string[];
+}
+
+/** kube-system and kubeloop's own namespace are never sent to a webhook; tests narrow to their namespaces. */
+export function namespaceSafetyExpressions(options: NamespaceSafety): V1LabelSelectorRequirement[] {
+  const excluded = [...new Set(['kube-system', options.kubeloopNamespace, ...(options.excludedNamespaces ?? [])])];
+  const matchExpressions: V1LabelSelectorRequirement[] = [{ key: NAMESPACE_NAME_LABEL, operator: 'NotIn', values: excluded }];
+  if (options.onlyNamespaces?.length) matchExpressions.push({ key: NAMESPACE_NAME_LABEL, operator: 'In', values: options.onlyNamespaces });
+  return matchExpressions;
+}
+
 function clientConfig(options: WebhookConfigurationOptions): AdmissionregistrationV1WebhookClientConfig {
   const caBundle = options.caBundlePem ? Buffer.from(options.caBundlePem).toString('base64') : undefined;
   const base = 'url' in options.target
@@ -50,9 +64,7 @@ export function buildWebhookConfiguration(options: WebhookConfigurationOptions):
   if (!Number.isInteger(timeoutSeconds) || timeoutSeconds < 1 || timeoutSeconds > 5) {
     throw new Error(`timeoutSeconds: must be an integer from 1 to 5, got ${timeoutSeconds}`);
   }
-  const excluded = [...new Set(['kube-system', options.kubeloopNamespace, ...(options.excludedNamespaces ?? [])])];
-  const matchExpressions = [{ key: NAMESPACE_NAME_LABEL, operator: 'NotIn', values: excluded }];
-  if (options.onlyNamespaces?.length) matchExpressions.push({ key: NAMESPACE_NAME_LABEL, operator: 'In', values: options.onlyNamespaces });
+  const matchExpressions = namespaceSafetyExpressions(options);
   return {
     apiVersion: 'admissionregistration.k8s.io/v1',
     kind: 'MutatingWebhookConfiguration',

@@ -6,13 +6,17 @@ import { applyWebhookConfiguration, deleteWebhookConfiguration } from '../certs/
 import { watchCertificateFiles } from '../certs/file-certificate.ts';
 import type { KeyPairPem } from '../certs/generate.ts';
 import { CertificateRotator } from '../certs/rotation.ts';
-import { isApiError, KubeClient, loadKubeConfig } from '../lib/kube/index.ts';
+import { isApiError, KubeClient, loadKubeConfig, ResourceDiscovery, UnknownKindError } from '../lib/kube/index.ts';
+import { ADMISSION_HOOK_API_VERSION, ADMISSION_HOOK_KIND } from '../api/admission-hook.ts';
 import { createLogger, type Logger } from '../lib/observability/logger.ts';
 import { listen } from '../lib/server/index.ts';
 import type { WebhookConfig } from './config.ts';
 import { buildWebhookConfiguration, MUTATE_PATH } from './configuration.ts';
 import { createWebhookServer, type WebhookServer } from './server.ts';
 import { startWatcherCache, type WatcherCache } from './watcher-cache.ts';
+import { ContextCache } from './context-objects.ts';
+import { FunctionCaller } from './function-caller.ts';
+import { HookController } from './hook-controller.ts';
 
 export interface RunningWebhook {
   /** https://127.0.0.1:<port> */
@@ -21,6 +25,8 @@ export interface RunningWebhook {
   /** Present with self-managed certificates. */
   rotator?: CertificateRotator;
   watchers: WatcherCache;
+  /** The AdmissionHooks served at /admit/<hook>. */
+  hooks: HookController;
   client: KubeClient;
   /** Stops serving; in dev mode `unregister` also deletes the MutatingWebhookConfiguration. */
   stop(options?: { unregister?: boolean }): Promise<void>;
@@ -39,18 +45,25 @@ async function ensureNamespace(client: KubeClient, name: string): Promise<void> 
   }
 }
 
-async function waitForWatcherCache(watchers: WatcherCache, timeoutMs: number): Promise<void> {
+async function waitForCache(synced: Promise<void>, what: string, crd: string, timeoutMs: number): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () => reject(new Error(`the Watcher cache did not sync within ${timeoutMs / 1000}s: is the watchers.watch.kubeloop.dev CRD installed?`)),
-      timeoutMs,
-    );
+    timer = setTimeout(() => reject(new Error(`the ${what} cache did not sync within ${timeoutMs / 1000}s: is the ${crd} CRD installed?`)), timeoutMs);
   });
   try {
-    await Promise.race([watchers.informer.waitForSync(), timeout]);
+    await Promise.race([synced, timeout]);
   } finally {
     clearTimeout(timer);
+  }
+}
+
+async function hasAdmissionHooks(client: KubeClient): Promise<boolean> {
+  try {
+    await new ResourceDiscovery(client).resolve(ADMISSION_HOOK_API_VERSION, ADMISSION_HOOK_KIND);
+    return true;
+  } catch (error) {
+    if (error instanceof UnknownKindError) return false;
+    throw error;
   }
 }
 
@@ -91,21 +104,69 @@ export async function startWebhook(config: WebhookConfig, deps: StartDependencie
 
   const watchers = startWatcherCache(client, logger.child({ component: 'watcher-cache' }), config.watchNamespace);
   stops.push(() => watchers.stop());
+  const contexts = new ContextCache(client, logger.child({ component: 'context-cache' }), config.watchNamespace);
+  const caller = new FunctionCaller();
+  // The port is known only after listen(): the controller reads the target when it first writes.
+  let target: { urlBase: string } | { service: { name: string; namespace: string } } = { service: { name: config.service, namespace: config.namespace } };
+  const hooks = new HookController({
+    client,
+    logger,
+    contexts,
+    configuration: {
+      name: config.hookConfigurationName,
+      get target() {
+        return target;
+      },
+      kubeloopNamespace: config.namespace,
+      onlyNamespaces: config.onlyNamespaces,
+    },
+    caBundle: () => rotator?.bundle.ca.certPem,
+    ...(config.hookSelector ? { labelSelector: config.hookSelector } : {}),
+  });
+  let hooksServed = false;
   const server = createWebhookServer({
     logger,
     watchers,
     missingWatcher: config.missingWatcher,
     serving,
     bodyLimitBytes: config.bodyLimitBytes,
-    ready: () => watchers.synced,
+    ready: () => watchers.synced && (!hooksServed || hooks.synced),
+    gateway: {
+      hooks: () => hooks.hooks,
+      contexts,
+      caller,
+      reportCall: (hook, failure) => hooks.reportCall(hook, failure),
+      ...(config.recordDir ? { recordDir: config.recordDir } : {}),
+    },
   });
-  onServingChanged = (pair) => server.setServingCertificate(pair);
+  onServingChanged = (pair) => {
+    server.setServingCertificate(pair);
+    // A renewal may come with a new CA: rewrite the hook configurations once the rotator holds it.
+    setImmediate(() => void hooks.schedule());
+  };
   const url = await listen(server.app, { port: config.port, host: config.host });
   const port = new URL(url).port;
+  if (config.dev) target = { urlBase: `https://127.0.0.1:${port}` };
+  // In the cluster the chart installs the CRD; readiness waits for the hooks. Dev mode fails fast instead.
+  // Without the AdmissionHook CRD (an older chart, a bare `kubeloop webhook --dev`) the gateway serves the
+  // Watcher sidecar only; with it, dev mode waits for the hooks so they are registered once we return.
+  hooksServed = await hasAdmissionHooks(client);
+  if (hooksServed) {
+    const hooksStarted = hooks.start();
+    hooksStarted.catch((error: unknown) => logger.error({ err: error }, 'AdmissionHooks not started'));
+    if (config.dev) await waitForCache(hooksStarted, 'AdmissionHook', 'admissionhooks.kubeloop.dev', 30_000);
+  } else {
+    logger.warn('the admissionhooks.kubeloop.dev CRD is not installed: AdmissionHooks are not served (install the chart CRDs)');
+  }
+  stops.push(async () => {
+    await hooks.stop({ unregister: config.dev && unregistering });
+    await contexts.stop();
+    await caller.close();
+  });
 
   if (config.dev) {
     // The API server dials the URL itself, so 127.0.0.1 whatever interface we listen on.
-    await waitForWatcherCache(watchers, 30_000);
+    await waitForCache(watchers.informer.waitForSync(), 'Watcher', 'watchers.watch.kubeloop.dev', 30_000);
     const configuration = buildWebhookConfiguration({
       name: config.configurationName,
       target: { url: `https://127.0.0.1:${port}${MUTATE_PATH}` },
@@ -117,6 +178,7 @@ export async function startWebhook(config: WebhookConfig, deps: StartDependencie
     await applyWebhookConfiguration(client, configuration);
   }
   let stopping: Promise<void> | undefined;
+  let unregistering = false;
   logger.info({ url, configuration: config.configurationName, dev: config.dev, certificates: config.certificates }, 'webhook serving');
 
   return {
@@ -124,10 +186,12 @@ export async function startWebhook(config: WebhookConfig, deps: StartDependencie
     server,
     ...(rotator ? { rotator } : {}),
     watchers,
+    hooks,
     client,
     stop(options = {}) {
       // Idempotent: a signal handler and the embedding code may both stop it.
       stopping ??= (async () => {
+        unregistering = options.unregister === true;
         if (config.dev && options.unregister) await deleteWebhookConfiguration(client, config.configurationName);
         server.beginClosing();
         // closeOnSignals may already have closed it.

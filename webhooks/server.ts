@@ -11,6 +11,7 @@ import { MalformedReviewError, parseAdmissionReview, reviewResponse } from './ad
 import { admitPod, type AdmissionOutcome, type MissingWatcherPolicy } from './admit-pod.ts';
 import { MUTATE_PATH } from './configuration.ts';
 import type { WatcherLookup } from './watcher.ts';
+import { registerAdmissionGateway, type GatewayOptions } from './admission-gateway.ts';
 
 export interface WebhookServerOptions {
   logger: Logger;
@@ -21,6 +22,8 @@ export interface WebhookServerOptions {
   /** Extra readiness condition, e.g. the Watcher cache has synced. */
   ready?: () => boolean;
   metrics?: Registry;
+  /** The AdmissionHook gateway (POST /admit/<hook>). */
+  gateway?: Omit<GatewayOptions, 'metrics'>;
 }
 
 export interface WebhookServer extends KubeloopServer {
@@ -108,6 +111,7 @@ export function createWebhookServer(options: WebhookServerOptions): WebhookServe
     return reviewResponse(result.response);
   });
 
+  if (options.gateway) registerAdmissionGateway(app, { ...options.gateway, metrics });
   return {
     ...server,
     setServingCertificate(serving: KeyPairPem) {

@@ -2,7 +2,7 @@
 import { closeOnSignals } from '../../lib/server/shutdown.ts';
 import { FUNCTION_USAGE, readFunctionConfig } from '../../lib/runtime/config.ts';
 import { serveFunction } from '../../lib/runtime/function-server.ts';
-import { loadFunction } from '../../functions/registry.ts';
+import { loadAnyFunction } from '../../functions/registry.ts';
 
 export async function run(argv: string[]): Promise<number> {
   if (argv.includes('--help') || argv.includes('-h')) {
@@ -10,7 +10,7 @@ export async function run(argv: string[]): Promise<number> {
     return 0;
   }
   const config = readFunctionConfig(argv);
-  const definition = await loadFunction(config.name);
+  const definition = await loadAnyFunction(config.name);
   const served = await serveFunction(definition, {
     port: config.port,
     host: config.host,

@@ -21,7 +21,7 @@ export const kubeObjectSchema = {
   },
 } as const;
 
-const jsonPatchOperationSchema = {
+export const jsonPatchOperationSchema = {
   type: 'object',
   required: ['op', 'path'],
   properties: {

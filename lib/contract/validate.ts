@@ -1,13 +1,17 @@
 // Compiled validators for both sides of the contract, with errors a person can read.
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import type { ReconcileRequest, ReconcileResponse } from './types.ts';
+import type { AdmissionRequest, AdmissionResponse } from './admission-types.ts';
 import { reconcileRequestSchema, reconcileResponseSchema } from './schemas.ts';
+import { admissionRequestSchema, admissionResponseSchema } from './admission-schemas.ts';
 
 const ajv = new Ajv({ allErrors: true, discriminator: true, strict: false });
 ajv.addFormat('date-time', (value: string) => !Number.isNaN(Date.parse(value)));
 
 const requestValidator = ajv.compile(reconcileRequestSchema) as ValidateFunction<ReconcileRequest>;
 const responseValidator = ajv.compile(reconcileResponseSchema) as ValidateFunction<ReconcileResponse>;
+const admissionRequestValidator = ajv.compile(admissionRequestSchema) as ValidateFunction<AdmissionRequest>;
+const admissionResponseValidator = ajv.compile(admissionResponseSchema) as ValidateFunction<AdmissionResponse>;
 
 export type Validation<T> = { ok: true; value: T } | { ok: false; errors: string[] };
 
@@ -30,3 +34,9 @@ export const validateReconcileRequest = (value: unknown): Validation<ReconcileRe
 
 export const validateReconcileResponse = (value: unknown): Validation<ReconcileResponse> =>
   validateWith(responseValidator, value);
+
+export const validateAdmissionRequest = (value: unknown): Validation<AdmissionRequest> =>
+  validateWith(admissionRequestValidator, value);
+
+export const validateAdmissionResponse = (value: unknown): Validation<AdmissionResponse> =>
+  validateWith(admissionResponseValidator, value);

@@ -1,15 +1,34 @@
 // Recorded events: test/fixtures/<function>/<case>.json = { description, request, response }
-// (docs/contract.md, "Recorded events"). Loading checks both halves against the contract.
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+// (docs/contract.md, "Recorded events"; docs/admission.md for admission requests). Loading checks both
+// halves against the contract; request.kind says which side (ReconcileRequest or AdmissionRequest).
+import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
+import type { AdmissionRequest, AdmissionResponse } from '../contract/admission-types.ts';
 import type { ReconcileRequest, ReconcileResponse } from '../contract/types.ts';
-import { validateReconcileRequest, validateReconcileResponse } from '../contract/validate.ts';
+import { validateAdmissionRequest, validateAdmissionResponse, validateReconcileRequest, validateReconcileResponse, type Validation } from '../contract/validate.ts';
 
-export interface Fixture {
+export interface ReconcileFixture {
   /** What the case shows, in one sentence. */
   description: string;
   request: ReconcileRequest;
   response: ReconcileResponse;
+}
+
+export interface AdmissionFixture {
+  description: string;
+  request: AdmissionRequest;
+  response: AdmissionResponse;
+}
+
+export type Fixture = ReconcileFixture | AdmissionFixture;
+
+export function isAdmissionFixture(fixture: Fixture): fixture is AdmissionFixture {
+  return fixture.request.kind === 'AdmissionRequest';
+}
+
+/** The reply validator for the side of the contract a recorded request belongs to. */
+export function responseValidatorFor(request: { kind?: unknown }): (value: unknown) => Validation<ReconcileResponse | AdmissionResponse> {
+  return request.kind === 'AdmissionRequest' ? validateAdmissionResponse : validateReconcileResponse;
 }
 
 export type LoadedFixture = { file: string; name: string } & ({ ok: true; fixture: Fixture } | { ok: false; error: string });
@@ -24,11 +43,12 @@ export function parseFixture(text: string): { ok: true; fixture: Fixture } | { o
   if (typeof value !== 'object' || value === null) return { ok: false, error: 'want an object { description, request, response }' };
   const { description, request, response } = value as Record<string, unknown>;
   if (typeof description !== 'string' || description.trim() === '') return { ok: false, error: '"description" is missing' };
-  const checkedRequest = validateReconcileRequest(request);
+  const admission = (request as { kind?: unknown } | null)?.kind === 'AdmissionRequest';
+  const checkedRequest = admission ? validateAdmissionRequest(request) : validateReconcileRequest(request);
   if (!checkedRequest.ok) return { ok: false, error: `recorded request is invalid: ${checkedRequest.errors.join('; ')}` };
-  const checkedResponse = validateReconcileResponse(response);
+  const checkedResponse = responseValidatorFor(checkedRequest.value)(response);
   if (!checkedResponse.ok) return { ok: false, error: `recorded response is invalid: ${checkedResponse.errors.join('; ')}` };
-  return { ok: true, fixture: { description, request: checkedRequest.value, response: checkedResponse.value } };
+  return { ok: true, fixture: { description, request: checkedRequest.value, response: checkedResponse.value } as Fixture };
 }
 
 /** A file, or every *.json directly inside a folder (sorted); unreadable or invalid files come back as errors. */
@@ -47,4 +67,12 @@ export function loadFixtures(fileOrFolder: string): LoadedFixture[] {
       return { file, name, ok: false as const, error: (error as Error).message };
     }
   });
+}
+
+/** Writes one fixture as <dir>/<file-safe name>.json (the gateway's --record); returns the path. */
+export function writeFixture(dir: string, name: string, fixture: Fixture): string {
+  mkdirSync(dir, { recursive: true });
+  const file = join(dir, `${name.replace(/[^a-zA-Z0-9.-]/g, '_')}.json`);
+  writeFileSync(file, `${JSON.stringify(fixture, null, 2)}\n`);
+  return file;
 }

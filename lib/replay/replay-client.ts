@@ -2,9 +2,9 @@
 import { randomUUID } from 'node:crypto';
 import { request } from 'undici';
 import { CLOUDEVENT_TYPE, type ReconcileResponse } from '../contract/types.ts';
-import { validateReconcileResponse } from '../contract/validate.ts';
 import { compareResponses, type Difference } from './compare-responses.ts';
-import type { Fixture } from './fixtures.ts';
+import { isAdmissionFixture, responseValidatorFor, type Fixture } from './fixtures.ts';
+import { diffJson } from './json-diff.ts';
 
 export type ReplayMode = 'json' | 'binary' | 'structured';
 
@@ -23,7 +23,8 @@ export type ReplayResult =
 
 function encode(fixture: Fixture, mode: ReplayMode): { headers: Record<string, string>; body: string } {
   const data = JSON.stringify(fixture.request);
-  if (mode === 'json') return { headers: { 'content-type': 'application/json' }, body: data };
+  // Admission functions take plain JSON only (docs/admission.md).
+  if (mode === 'json' || isAdmissionFixture(fixture)) return { headers: { 'content-type': 'application/json' }, body: data };
   const id = fixture.request.reconcileId ?? randomUUID();
   if (mode === 'binary') {
     return {
@@ -57,9 +58,11 @@ export async function replayFixture(fixture: Fixture, options: ReplayOptions): P
   } catch {
     return { outcome: 'error', message: `reply is not JSON: ${text.slice(0, 200)}` };
   }
-  if (mode === 'structured') parsed = (parsed as { data?: unknown } | null)?.data;
-  const checked = validateReconcileResponse(parsed);
-  if (!checked.ok) return { outcome: 'error', message: `reply is not a valid ReconcileResponse: ${checked.errors.join('; ')}` };
-  const differences = compareResponses(fixture.response, checked.value as ReconcileResponse);
+  const admission = isAdmissionFixture(fixture);
+  if (mode === 'structured' && !admission) parsed = (parsed as { data?: unknown } | null)?.data;
+  const checked = responseValidatorFor(fixture.request)(parsed);
+  if (!checked.ok) return { outcome: 'error', message: `reply is not a valid ${admission ? 'AdmissionResponse' : 'ReconcileResponse'}: ${checked.errors.join('; ')}` };
+  // A JSON patch is applied in order and warnings are shown in order: an admission reply compares exactly.
+  const differences = admission ? diffJson(fixture.response, checked.value) : compareResponses(fixture.response, checked.value as ReconcileResponse);
   return differences.length === 0 ? { outcome: 'pass' } : { outcome: 'mismatch', differences };
 }

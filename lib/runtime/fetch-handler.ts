@@ -1,6 +1,6 @@
 // A reconcile function as a Web-standard fetch handler, (Request) => Promise<Response>, for FaaS platforms
 // and runtimes without fastify (Cloudflare-style workers, Deno, Bun, Lambda adapters).
-import type { FunctionDefinition } from '../sdk/define-function.ts';
+import type { AnyFunctionDefinition } from './function-kinds.ts';
 import { DEFAULT_BODY_LIMIT_BYTES } from '../server/create-server.ts';
 import { createFunctionCore, type RequestHeaders } from './function-core.ts';
 import { functionLogger, type FunctionServerOptions } from './function-server.ts';
@@ -24,7 +24,7 @@ async function readLimited(request: Request, limitBytes: number): Promise<string
   return Buffer.concat(chunks, size).toString('utf8');
 }
 
-export function toFetchHandler(definition: FunctionDefinition, options: FunctionServerOptions = {}): (request: Request) => Promise<Response> {
+export function toFetchHandler(definition: AnyFunctionDefinition, options: FunctionServerOptions = {}): (request: Request) => Promise<Response> {
   const core = createFunctionCore(definition, { logger: functionLogger(definition, options) });
   const limit = options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES;
   return async (request) => {

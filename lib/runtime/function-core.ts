@@ -2,13 +2,12 @@
 // CloudEvents decoding, request validation, the reconcile call, reply validation and serialization.
 import { randomUUID } from 'node:crypto';
 import type { Registry } from 'prom-client';
-import { CONTRACT_API_VERSION, type ReconcileRequest, type ReconcileResponse } from '../contract/types.ts';
-import { validateReconcileRequest, validateReconcileResponse } from '../contract/validate.ts';
-import type { FunctionDefinition } from '../sdk/define-function.ts';
-import { objectKey, type Logger } from '../observability/logger.ts';
+import type { ReconcileResponse } from '../contract/types.ts';
+import type { Logger } from '../observability/logger.ts';
 import { createMetricsRegistry } from '../observability/metrics.ts';
 import { decodeReconcileEvent, encodeResponseEvent, type CloudEventMode } from './cloudevents.ts';
 import { createFunctionMetrics, type FunctionMetrics } from './function-metrics.ts';
+import { apiVersionProblem, functionKindOf, type AnyFunctionDefinition, type FunctionKind } from './function-kinds.ts';
 
 export const RECONCILE_ID_HEADER = 'x-kubeloop-reconcile-id';
 const RECONCILE_ID_PATTERN = /^[!-~]{1,128}$/;
@@ -54,6 +53,10 @@ export interface FunctionCoreOptions {
 
 export interface FunctionCore {
   readonly name: string;
+  /** The paths it answers POSTs on: / and /reconcile, or / and /admit. */
+  readonly paths: readonly string[];
+  /** "ReconcileRequest" or "AdmissionRequest". */
+  readonly requestKind: string;
   readonly metrics: Registry;
   handle(request: CoreRequest): CoreReply;
   /** A rejection decided by the transport before the core saw the body (413, 415), logged and counted alike. */
@@ -99,7 +102,8 @@ class RequestError extends Error {
   }
 }
 
-export function createFunctionCore(definition: FunctionDefinition, options: FunctionCoreOptions): FunctionCore {
+export function createFunctionCore(definition: AnyFunctionDefinition, options: FunctionCoreOptions): FunctionCore {
+  const kind: FunctionKind = functionKindOf(definition);
   const registry = options.metrics ?? createMetricsRegistry();
   const metrics: FunctionMetrics = createFunctionMetrics(registry, definition.name);
   const log = options.logger;
@@ -119,8 +123,9 @@ export function createFunctionCore(definition: FunctionDefinition, options: Func
   }
 
   function parse(request: CoreRequest, mode: Mode): unknown {
-    if (request.body.length === 0) throw new RequestError(400, 'InvalidJSON', 'request body is empty; want a ReconcileRequest');
+    if (request.body.length === 0) throw new RequestError(400, 'InvalidJSON', `request body is empty; want a ${kind.requestKind}`);
     if (mode !== 'json') {
+      if (!kind.cloudEvents) throw new RequestError(415, 'UnsupportedMediaType', `an admission function takes a plain JSON ${kind.requestKind} (content-type application/json), not a CloudEvent`);
       const decoded = decodeReconcileEvent(request.headers, request.body);
       if (!decoded.ok) throw new RequestError(400, 'InvalidCloudEvent', decoded.message);
       return decoded.data;
@@ -132,36 +137,34 @@ export function createFunctionCore(definition: FunctionDefinition, options: Func
     }
   }
 
-  function validateRequest(value: unknown): ReconcileRequest {
-    const apiVersion = typeof value === 'object' && value !== null ? (value as { apiVersion?: unknown }).apiVersion : undefined;
-    if (apiVersion !== undefined && apiVersion !== CONTRACT_API_VERSION) {
-      throw new RequestError(400, 'UnsupportedApiVersion', `apiVersion ${JSON.stringify(apiVersion)} is not supported; this function speaks ${CONTRACT_API_VERSION}`);
-    }
-    const checked = validateReconcileRequest(value);
-    if (!checked.ok) throw new RequestError(400, 'InvalidRequest', `invalid ReconcileRequest: ${checked.errors.join('; ')}`);
+  function accept(value: unknown) {
+    const versionProblem = apiVersionProblem(value);
+    if (versionProblem) throw new RequestError(400, 'UnsupportedApiVersion', versionProblem);
+    const checked = kind.accept(value);
+    if (!checked.ok) throw new RequestError(400, 'InvalidRequest', checked.message);
     return checked.value;
   }
 
-  function call(request: ReconcileRequest): ReconcileResponse {
+  function call(request: unknown) {
     let response: unknown;
     try {
-      response = definition.reconcile(request);
+      response = kind.call(request);
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error);
       throw new RequestError(500, 'FunctionError', `function ${definition.name} threw: ${reason}`, error);
     }
     if (typeof (response as { then?: unknown } | undefined)?.then === 'function') {
-      throw new RequestError(500, 'InvalidResponse', `function ${definition.name} returned a Promise; reconcile functions are synchronous (no I/O)`);
+      throw new RequestError(500, 'InvalidResponse', `function ${definition.name} returned a Promise; functions are synchronous (no I/O)`);
     }
-    const checked = validateReconcileResponse(response);
-    if (!checked.ok) {
-      throw new RequestError(500, 'InvalidResponse', `function ${definition.name} returned an invalid ReconcileResponse: ${checked.errors.join('; ')}`);
-    }
+    const checked = kind.check(response);
+    if (!checked.ok) throw new RequestError(500, 'InvalidResponse', `function ${definition.name} returned an ${checked.message}`);
     return checked.value;
   }
 
   return {
     name: definition.name,
+    paths: kind.paths,
+    requestKind: kind.requestKind,
     metrics: registry,
     handle(request) {
       const started = process.hrtime.bigint();
@@ -170,19 +173,19 @@ export function createFunctionCore(definition: FunctionDefinition, options: Func
       try {
         const mode = modeOf(request.headers);
         if (typeof mode === 'object') throw new RequestError(415, 'UnsupportedMediaType', mode.unsupported);
-        const reconcileRequest = validateRequest(parse(request, mode));
-        reconcileId = reconcileRequest.reconcileId ?? reconcileId ?? randomUUID();
-        context = { loop: reconcileRequest.loop, key: objectKey(reconcileRequest.object.metadata) };
-        const response = call(reconcileRequest);
+        const accepted = accept(parse(request, mode));
+        reconcileId = accepted.id ?? reconcileId ?? randomUUID();
+        context = accepted.context;
+        const { response, summary } = call(accepted.request);
         const encoded =
           mode === 'json'
             ? { headers: { 'content-type': 'application/json; charset=utf-8', [RECONCILE_ID_HEADER]: reconcileId }, body: JSON.stringify(response) }
-            : encodeResponseEvent(mode, definition.name, reconcileId, response);
+            : encodeResponseEvent(mode, definition.name, reconcileId, response as ReconcileResponse);
         encoded.headers[RECONCILE_ID_HEADER] = reconcileId;
         const seconds = Number(process.hrtime.bigint() - started) / 1e9;
         metrics.observe(200, seconds);
         if (log.isLevelEnabled('debug')) {
-          log.debug({ ...context, reconcileId, actions: response.actions.length, durationMs: seconds * 1000 }, 'reconciled');
+          log.debug({ ...context, reconcileId, ...summary, durationMs: seconds * 1000 }, kind.requestKind === 'AdmissionRequest' ? 'admitted' : 'reconciled');
         }
         return { status: 200, headers: encoded.headers, body: encoded.body };
       } catch (error) {

@@ -1,11 +1,11 @@
 // A reconcile function served by the shared fastify bootstrap: POST / and POST /reconcile go through the
 // transport-independent core (function-core.ts); health, readiness and metrics come from lib/server.
 import type { FastifyError, FastifyInstance } from 'fastify';
-import type { FunctionDefinition } from '../sdk/define-function.ts';
+import type { AnyFunctionDefinition } from './function-kinds.ts';
 import { createLogger, type Logger, type LogLevel } from '../observability/logger.ts';
 import { createServer, DEFAULT_BODY_LIMIT_BYTES, listen, type KubeloopServer } from '../server/create-server.ts';
 import { createFunctionCore, type FunctionCore } from './function-core.ts';
-import { methodNotAllowed, RECONCILE_PATHS, tooLargeMessage } from './http-replies.ts';
+import { methodNotAllowed, tooLargeMessage } from './http-replies.ts';
 
 export interface FunctionServerOptions {
   /** Defaults to a JSON logger named "function/<name>" at `logLevel`. */
@@ -19,11 +19,11 @@ export interface FunctionServer extends KubeloopServer {
   core: FunctionCore;
 }
 
-export function functionLogger(definition: FunctionDefinition, options: FunctionServerOptions): Logger {
+export function functionLogger(definition: AnyFunctionDefinition, options: FunctionServerOptions): Logger {
   return options.logger ?? createLogger({ name: `function/${definition.name}`, level: options.logLevel ?? 'info' });
 }
 
-export function buildFunctionServer(definition: FunctionDefinition, options: FunctionServerOptions = {}): FunctionServer {
+export function buildFunctionServer(definition: AnyFunctionDefinition, options: FunctionServerOptions = {}): FunctionServer {
   const logger = functionLogger(definition, options);
   const bodyLimitBytes = options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES;
   const server = createServer({ logger, bodyLimitBytes });
@@ -42,7 +42,7 @@ export function buildFunctionServer(definition: FunctionDefinition, options: Fun
             : core.reject(500, 'FunctionError', `unexpected failure: ${error.message}`, request.headers);
       return reply.code(out.status).headers(out.headers).send(out.body);
     });
-    for (const url of RECONCILE_PATHS) {
+    for (const url of core.paths) {
       // A synchronous handler: the core never awaits, so no promise is created per request.
       scope.post(url, (request, reply) => {
         const out = core.handle({ headers: request.headers, body: typeof request.body === 'string' ? request.body : '' });
@@ -52,7 +52,7 @@ export function buildFunctionServer(definition: FunctionDefinition, options: Fun
         method: ['GET', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'],
         url,
         handler: (request, reply) => {
-          const out = methodNotAllowed(request.method, url);
+          const out = methodNotAllowed(request.method, url, core.requestKind);
           reply.code(out.status).headers(out.headers).send(out.body);
         },
       });
@@ -69,7 +69,7 @@ export interface ServedFunction {
 
 /** Builds and listens; `port: 0` picks a free port (see `url`). */
 export async function serveFunction(
-  definition: FunctionDefinition,
+  definition: AnyFunctionDefinition,
   where: { port: number; host?: string } & FunctionServerOptions,
 ): Promise<ServedFunction> {
   const server = buildFunctionServer(definition, where);

@@ -3,6 +3,7 @@ import type { ErrorReply } from '../server/create-server.ts';
 import type { CoreReply } from './function-core.ts';
 
 export const RECONCILE_PATHS = ['/', '/reconcile'] as const;
+export const ADMIT_PATHS = ['/', '/admit'] as const;
 
 const JSON_TYPE = { 'content-type': 'application/json; charset=utf-8' };
 
@@ -16,8 +17,8 @@ export function errorReply(status: number, code: string, message: string): CoreR
 }
 
 /** The reply to anything but POST on a reconcile path. */
-export function methodNotAllowed(method: string, path: string): CoreReply {
-  return errorReply(405, 'MethodNotAllowed', `${method} ${path} is not allowed; POST a ReconcileRequest`);
+export function methodNotAllowed(method: string, path: string, requestKind = 'ReconcileRequest'): CoreReply {
+  return errorReply(405, 'MethodNotAllowed', `${method} ${path} is not allowed; POST a ${requestKind}`);
 }
 
 export function tooLargeMessage(limitBytes: number): string {

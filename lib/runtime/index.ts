@@ -1,5 +1,6 @@
 // Public surface of the function runtime: one core, served by fastify, a fetch handler or a Node handler.
-export { RECONCILE_PATHS } from './http-replies.ts';
+export { ADMIT_PATHS, RECONCILE_PATHS } from './http-replies.ts';
+export { functionKindOf, type AnyFunctionDefinition } from './function-kinds.ts';
 export { buildFunctionServer, serveFunction, type FunctionServer, type FunctionServerOptions, type ServedFunction } from './function-server.ts';
 export { toFetchHandler } from './fetch-handler.ts';
 export { toNodeHandler } from './node-handler.ts';

@@ -1,7 +1,7 @@
 // A reconcile function as a plain Node (req, res) listener, for http.createServer or any framework that
 // accepts one (express, Google Cloud Functions), with the same behaviour as the fastify server.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { FunctionDefinition } from '../sdk/define-function.ts';
+import type { AnyFunctionDefinition } from './function-kinds.ts';
 import { DEFAULT_BODY_LIMIT_BYTES } from '../server/create-server.ts';
 import { createFunctionCore } from './function-core.ts';
 import { functionLogger, type FunctionServerOptions } from './function-server.ts';
@@ -24,7 +24,7 @@ function readLimited(request: IncomingMessage, limitBytes: number): Promise<stri
 }
 
 export function toNodeHandler(
-  definition: FunctionDefinition,
+  definition: AnyFunctionDefinition,
   options: FunctionServerOptions = {},
 ): (request: IncomingMessage, response: ServerResponse) => void {
   const core = createFunctionCore(definition, { logger: functionLogger(definition, options) });

@@ -1,6 +1,6 @@
 // Routing shared by the framework-free handlers (fetch and Node), so they answer exactly like the fastify server.
 import type { CoreReply, FunctionCore, RequestHeaders } from './function-core.ts';
-import { errorReply, jsonReply, methodNotAllowed, RECONCILE_PATHS, tooLargeMessage } from './http-replies.ts';
+import { errorReply, jsonReply, methodNotAllowed, tooLargeMessage } from './http-replies.ts';
 
 /** Reads the body up to `limitBytes`; returns undefined when it is larger. */
 export type BodyReader = (limitBytes: number) => Promise<string | undefined>;
@@ -15,8 +15,8 @@ export async function routeStandalone(
 ): Promise<CoreReply> {
   const query = url.indexOf('?');
   const path = query === -1 ? url : url.slice(0, query);
-  if ((RECONCILE_PATHS as readonly string[]).includes(path)) {
-    if (method !== 'POST') return methodNotAllowed(method, path);
+  if (core.paths.includes(path)) {
+    if (method !== 'POST') return methodNotAllowed(method, path, core.requestKind);
     const declared = Number(headers['content-length']);
     if (Number.isFinite(declared) && declared > bodyLimitBytes) {
       return core.reject(413, 'PayloadTooLarge', tooLargeMessage(bodyLimitBytes), headers);

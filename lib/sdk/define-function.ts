@@ -9,9 +9,13 @@ export interface FunctionDefinition {
   reconcile: Reconcile;
 }
 
-export function defineFunction(definition: FunctionDefinition): FunctionDefinition {
-  if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(definition.name)) {
-    throw new Error(`function name "${definition.name}" must be a DNS label (lower-case letters, digits, '-')`);
+export function assertFunctionName(name: string): void {
+  if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(name)) {
+    throw new Error(`function name "${name}" must be a DNS label (lower-case letters, digits, '-')`);
   }
+}
+
+export function defineFunction(definition: FunctionDefinition): FunctionDefinition {
+  assertFunctionName(definition.name);
   return Object.freeze({ ...definition });
 }

@@ -61,7 +61,7 @@ beforeAll(async () => {
   // The router's, the webhook's, and each Loop's own (the router acts as it); not the functions'.
   const serviceAccounts = new Set([routerName, webhookName, ...FUNCTIONS.map((fn) => `${release}-kubeloop-loop-${fn}`)]);
   await applyObjects('rbac', manifests.filter((m) => RBAC_KINDS.has(m.kind) && (m.kind !== 'ServiceAccount' || serviceAccounts.has(m.metadata.name))));
-  await applyObjects('webhook-configuration', byKind(manifests, 'MutatingWebhookConfiguration'));
+  await applyObjects('webhook-configuration', [...byKind(manifests, 'MutatingWebhookConfiguration'), ...byKind(manifests, 'ValidatingWebhookConfiguration')]);
 
   const logDir = join(workDir, 'logs');
   await run('mkdir', ['-p', logDir]);

@@ -372,7 +372,8 @@ describe('on the local control plane', () => {
       expect(clusterScoped.filter((n) => n.startsWith('clusterrole.'))).toHaveLength(2 + 2 * FUNCTIONS.length);
       expect(clusterScoped.filter((n) => n.startsWith('validatingadmissionpolic'))).toHaveLength(2);
       expect(clusterScoped.filter((n) => n.startsWith('clusterrolebinding.'))).toHaveLength(2);
-      expect(clusterScoped.filter((n) => n.startsWith('mutatingwebhookconfiguration.'))).toHaveLength(1);
+      // The Watcher sidecar's configuration and the AdmissionHook gateway's (empty until hooks exist).
+      expect(clusterScoped.filter((n) => n.startsWith('mutatingwebhookconfiguration.'))).toHaveLength(2);
       expect(clusterScoped.filter((n) => n.startsWith('loop.'))).toHaveLength(FUNCTIONS.length);
       const ready = await eventually('router and webhook Deployments available', async () => {
         const { stdout } = await run(kubectl, [...kube, '-n', cluster.namespace, 'get', 'deployments', '-l', selector, '-o', 'jsonpath={range .items[*]}{.metadata.name}={.status.availableReplicas}{"\\n"}{end}']);

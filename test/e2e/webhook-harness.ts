@@ -11,14 +11,18 @@ import type { ClusterSuite } from '../cluster/suite.ts';
 
 const run = promisify(execFile);
 export const WATCHER_CRD = 'charts/kubeloop/crds/watchers.watch.kubeloop.dev.yaml';
+/** AdmissionHooks are cluster-scoped: each suite's gateway serves only the hooks labelled with its namespace. */
+export const HOOK_SUITE_LABEL = 'kubeloop.dev/test-suite';
+export const ADMISSION_HOOK_CRD = 'charts/kubeloop/crds/admissionhooks.kubeloop.dev.yaml';
 
 export async function kubectl(suite: ClusterSuite, ...args: string[]): Promise<{ stdout: string; stderr: string }> {
   return run(suite.binaries.kubectl, ['--kubeconfig', suite.kubeconfigPath, ...args]);
 }
 
+/** The Watcher CRD and the AdmissionHook CRD the webhook gateway watches. */
 export async function installWatcherCrd(suite: ClusterSuite): Promise<void> {
-  await kubectl(suite, 'apply', '--server-side', '--force-conflicts', '-f', WATCHER_CRD);
-  await kubectl(suite, 'wait', '--for=condition=Established', '--timeout=60s', 'crd/watchers.watch.kubeloop.dev');
+  await kubectl(suite, 'apply', '--server-side', '--force-conflicts', '-f', WATCHER_CRD, '-f', ADMISSION_HOOK_CRD);
+  await kubectl(suite, 'wait', '--for=condition=Established', '--timeout=60s', 'crd/watchers.watch.kubeloop.dev', 'crd/admissionhooks.kubeloop.dev');
 }
 
 export async function createWatcher(suite: ClusterSuite, watcher: Watcher): Promise<void> {
@@ -71,6 +75,8 @@ export function devWebhookFor(suite: ClusterSuite): { certNamespace: string; con
     `--namespace=${certNamespace}`,
     `--configuration=${configurationName}`,
     `--only-namespace=${suite.namespace}`,
+    `--hook-configuration=kubeloop-admission-hooks-${suite.namespace}`,
+    `--hook-selector=${HOOK_SUITE_LABEL}=${suite.namespace}`,
   ];
   return { certNamespace, configurationName, args };
 }

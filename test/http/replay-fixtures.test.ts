@@ -4,7 +4,7 @@ import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { functionRegistry, loadFunction } from '../../functions/registry.ts';
+import { admissionRegistry, functionRegistry, loadAnyFunction } from '../../functions/registry.ts';
 import { createLogger } from '../../lib/observability/logger.ts';
 import { formatDifferences, loadFixtures, replayFixture, type Fixture, type ReplayResult } from '../../lib/replay/index.ts';
 import { serveFunction, type ServedFunction } from '../../lib/runtime/index.ts';
@@ -14,7 +14,7 @@ const logger = createLogger({ name: 'test', level: 'silent' });
 
 const functionFolders = existsSync(FIXTURES)
   ? readdirSync(FIXTURES)
-      .filter((name) => statSync(join(FIXTURES, name)).isDirectory() && name in functionRegistry)
+      .filter((name) => statSync(join(FIXTURES, name)).isDirectory() && (name in functionRegistry || name in admissionRegistry))
       .sort()
   : [];
 
@@ -28,7 +28,7 @@ const servers: ServedFunction[] = [];
 afterAll(() => Promise.all(servers.map((s) => s.close())));
 
 async function serve(name: string): Promise<ServedFunction> {
-  const served = await serveFunction(await loadFunction(name), { port: 0, host: '127.0.0.1', logger });
+  const served = await serveFunction(await loadAnyFunction(name), { port: 0, host: '127.0.0.1', logger });
   servers.push(served);
   return served;
 }
@@ -58,10 +58,10 @@ for (const name of functionFolders) {
     it('fails when a recorded response is tampered with (the replay check can fail)', async () => {
       const first = loaded.find((l): l is typeof l & { ok: true; fixture: Fixture } => l.ok);
       if (!first) throw new Error('no valid fixture to tamper with');
-      const tampered: Fixture = {
+      const tampered = {
         ...first.fixture,
         response: { ...first.fixture.response, requeueAfterSeconds: 12345 },
-      };
+      } as Fixture;
       const result = await replayFixture(tampered, { url: await url() });
       expect(result.outcome).toBe('mismatch');
       expect(explain(result)).toContain('/requeueAfterSeconds');

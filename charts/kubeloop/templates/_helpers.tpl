@@ -67,6 +67,7 @@ imagePullSecrets:
 {{- define "kubeloop.loopServiceAccount" -}}
 {{- printf "%s-loop-%s" (include "kubeloop.fullname" .root) .name | trunc 63 | trimSuffix "-" -}}
 {{- end -}}
+{{- define "kubeloop.hookConfigurationName" -}}{{ include "kubeloop.fullname" . }}-admission-hooks{{- end -}}
 {{- define "kubeloop.leaseName" -}}{{ include "kubeloop.fullname" . }}-router-leader{{- end -}}
 
 {{/* One function's settings: functionDefaults overlaid with its own entry; call with (dict "root" $ "name" "podset"). */}}

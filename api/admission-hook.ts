@@ -1,0 +1,89 @@
+// The AdmissionHook resource (admissionhooks.kubeloop.dev/v1alpha1, cluster-scoped): binds admission of
+// some resources to an admission function, with the context objects the gateway sends along.
+// CRD: charts/kubeloop/crds/admissionhooks.kubeloop.dev.yaml. Checks and defaults: webhooks/hook-spec.ts.
+import type { V1LabelSelector, V1ObjectMeta } from '@kubernetes/client-node';
+import type { Condition } from './meta.ts';
+
+export const ADMISSION_HOOK_GROUP = 'kubeloop.dev';
+export const ADMISSION_HOOK_VERSION = 'v1alpha1';
+export const ADMISSION_HOOK_API_VERSION = `${ADMISSION_HOOK_GROUP}/${ADMISSION_HOOK_VERSION}`;
+export const ADMISSION_HOOK_KIND = 'AdmissionHook';
+export const ADMISSION_HOOK_PLURAL = 'admissionhooks';
+
+export type AdmissionHookType = 'mutating' | 'validating';
+export type HookOperation = 'CREATE' | 'UPDATE' | 'DELETE' | 'CONNECT' | '*';
+
+/** admissionregistration.k8s.io/v1 RuleWithOperations. */
+export interface HookRule {
+  operations: HookOperation[];
+  apiGroups: string[];
+  apiVersions: string[];
+  resources: string[];
+  scope?: 'Cluster' | 'Namespaced' | '*';
+}
+
+/** A CEL expression the API server evaluates before calling the gateway (false: not sent). */
+export interface HookMatchCondition {
+  name: string;
+  expression: string;
+}
+
+/** The function: a URL, or a Service in the cluster (https when port is 443, http otherwise). */
+export interface HookFunction {
+  url?: string;
+  service?: { name: string; namespace: string; port?: number; path?: string };
+}
+
+/**
+ * Where the name of a context object comes from, read on the admitted object (object, or oldObject on
+ * DELETE). Exactly one of annotation, label, fieldPath (a dotted path such as spec.serviceAccountName)
+ * or value (a fixed name).
+ */
+export interface ContextName {
+  annotation?: string;
+  label?: string;
+  fieldPath?: string;
+  value?: string;
+}
+
+/** One object the gateway looks up in its informer cache and sends as request.context[name]. */
+export interface HookContextEntry {
+  /** The key in request.context. */
+  name: string;
+  apiVersion: string;
+  kind: string;
+  objectName: ContextName;
+  /** "Same" (the admitted object's namespace, default) or a fixed namespace; ignored for cluster-scoped kinds. */
+  namespace?: string;
+  /** Drop these top-level spec fields (large data the function never reads), e.g. ["configData"]. */
+  omitFields?: string[];
+}
+
+export interface AdmissionHookSpec {
+  type: AdmissionHookType;
+  rules: HookRule[];
+  matchConditions?: HookMatchCondition[];
+  namespaceSelector?: V1LabelSelector;
+  objectSelector?: V1LabelSelector;
+  /** Ignore (default): admit unchanged when the function fails; Fail: reject the request. */
+  failurePolicy?: 'Ignore' | 'Fail';
+  /** 1..30, default 5: what the API server waits for the gateway; the gateway gives the function a little less. */
+  timeoutSeconds?: number;
+  /** Mutating only: Never (default) or IfNeeded. */
+  reinvocationPolicy?: 'Never' | 'IfNeeded';
+  function: HookFunction;
+  context?: HookContextEntry[];
+}
+
+export interface AdmissionHookStatus {
+  observedGeneration?: number;
+  conditions?: Condition[];
+}
+
+export interface AdmissionHook {
+  apiVersion?: string;
+  kind?: string;
+  metadata?: V1ObjectMeta;
+  spec?: AdmissionHookSpec;
+  status?: AdmissionHookStatus;
+}

@@ -1,0 +1,84 @@
+// POST /admit/<hook>: the gateway's hot path. Reads the API server's AdmissionReview, adds the hook's
+// context objects from the cache, calls the function, checks its answer and replies; a function that is
+// down, slow or answers garbage gets its hook's failurePolicy, a metric, and a FunctionAvailable condition.
+import type { FastifyInstance } from 'fastify';
+import type { Registry } from 'prom-client';
+import type { KubeObject } from '../api/meta.ts';
+import { counter, latencyHistogram, secondsSince } from '../lib/observability/metrics.ts';
+import { writeFixture } from '../lib/replay/fixtures.ts';
+import { MalformedReviewError, parseAdmissionReview, reviewResponse, type AdmissionResponse as ReviewResponse } from './admission-review.ts';
+import type { ContextLookup } from './context-objects.ts';
+import type { FunctionCaller } from './function-caller.ts';
+import { applyFailurePolicy, toFunctionRequest, toReviewResponse, type CallFailure } from './hook-review.ts';
+import { HOOK_PATH_PREFIX, type ResolvedHook } from './hook-spec.ts';
+
+export interface GatewayOptions {
+  hooks: () => ReadonlyMap<string, ResolvedHook>;
+  contexts: ContextLookup;
+  caller: FunctionCaller;
+  metrics: Registry;
+  reportCall: (hook: string, failure: CallFailure | undefined) => void;
+  /** --record: every function call is written there as a test/fixtures admission fixture. */
+  recordDir?: string;
+  now?: () => Date;
+}
+
+/** Bounded metric label: allowed, denied, patched, or how the function failed. */
+type GatewayOutcome = 'allowed' | 'denied' | 'patched' | CallFailure['kind'];
+
+export function registerAdmissionGateway(app: FastifyInstance, options: GatewayOptions): void {
+  const calls = counter<'hook' | 'outcome'>(options.metrics, 'kubeloop_admission_hook_calls_total', 'Admission requests forwarded to functions, by hook and outcome', ['hook', 'outcome']);
+  const failures = counter<'hook' | 'reason' | 'policy'>(
+    options.metrics,
+    'kubeloop_admission_hook_failures_total',
+    'Function calls that gave no usable answer, by hook, reason and the failure policy applied',
+    ['hook', 'reason', 'policy'],
+  );
+  const duration = latencyHistogram<'hook'>(options.metrics, 'kubeloop_admission_hook_duration_seconds', 'Time from the review arriving to the answer, function call included', ['hook']);
+  const now = options.now ?? (() => new Date());
+  let sequence = 0;
+
+  app.post<{ Params: { hook: string } }>(`${HOOK_PATH_PREFIX}:hook`, async (request, reply) => {
+    const start = process.hrtime.bigint();
+    let review;
+    try {
+      review = parseAdmissionReview(request.body);
+    } catch (error) {
+      if (!(error instanceof MalformedReviewError)) throw error;
+      return reply.code(400).send({ statusCode: 400, code: error.code, message: error.message });
+    }
+    const hook = options.hooks().get(request.params.hook);
+    if (!hook) {
+      // Deleted (or not yet ready) while the configuration still names it: never block on a hook that is gone.
+      return reviewResponse({ uid: review.uid, allowed: true, warnings: [`admission hook "${request.params.hook}" is not served by this gateway (deleted or not ready); admitted without it`] });
+    }
+    const object = (review.object ?? review.oldObject) as KubeObject | undefined;
+    const functionRequest = toFunctionRequest(review, hook, options.contexts.lookup(hook.context, object, review.namespace), now());
+    const called = await options.caller.call(hook.functionUrl, functionRequest, hook.functionTimeoutMs);
+    const converted = called.ok ? toReviewResponse(called.reply, hook, functionRequest) : called;
+    let response: ReviewResponse;
+    let outcome: GatewayOutcome;
+    if (converted.ok) {
+      response = converted.response;
+      outcome = !response.allowed ? 'denied' : response.patch ? 'patched' : 'allowed';
+      options.reportCall(hook.name, undefined);
+      if (options.recordDir && called.ok) {
+        sequence += 1;
+        writeFixture(options.recordDir, `${hook.name}-${Date.now()}-${String(sequence).padStart(5, '0')}`, {
+          description: `${hook.name}: ${review.operation} of ${review.kind.kind} ${review.namespace ? `${review.namespace}/` : ''}${review.name ?? ''} (recorded ${functionRequest.now})`,
+          request: functionRequest,
+          response: called.reply as never,
+        });
+      }
+    } else {
+      outcome = converted.failure.kind;
+      response = applyFailurePolicy(review.uid, hook, converted.failure);
+      failures.inc({ hook: hook.name, reason: converted.failure.kind, policy: hook.spec.failurePolicy });
+      request.log.warn({ hook: hook.name, uid: review.uid, reason: converted.failure.kind, policy: hook.spec.failurePolicy, message: converted.failure.message }, 'admission function failed');
+      options.reportCall(hook.name, converted.failure);
+    }
+    calls.inc({ hook: hook.name, outcome });
+    duration.observe({ hook: hook.name }, secondsSince(start));
+    return reviewResponse(response);
+  });
+}

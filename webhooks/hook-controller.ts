@@ -1,0 +1,192 @@
+// Keeps the gateway in step with the AdmissionHooks: resolves each one, starts the caches its context
+// needs, serves the ready ones, writes the Mutating/ValidatingWebhookConfiguration it owns (server-side
+// apply, so a Helm upgrade or kubectl edit is put right on the next change) and each hook's conditions.
+import type { Logger } from 'pino';
+import { ADMISSION_HOOK_API_VERSION, ADMISSION_HOOK_GROUP, ADMISSION_HOOK_KIND, ADMISSION_HOOK_PLURAL, ADMISSION_HOOK_VERSION, type AdmissionHook } from '../api/admission-hook.ts';
+import { Informer, isApiError, type KubeClient, type ResourceInfo } from '../lib/kube/index.ts';
+import type { ConditionInput } from '../lib/sdk/conditions.ts';
+import type { ContextCache } from './context-objects.ts';
+import { buildHookConfigurations, type HookConfigurationOptions } from './hook-configuration.ts';
+import type { CallFailure } from './hook-review.ts';
+import { resolveHook, type ResolvedHook } from './hook-spec.ts';
+import { nextConditions, writeHookConditions } from './hook-status.ts';
+
+export const ADMISSION_HOOK_RESOURCE: ResourceInfo = {
+  group: ADMISSION_HOOK_GROUP,
+  version: ADMISSION_HOOK_VERSION,
+  apiVersion: ADMISSION_HOOK_API_VERSION,
+  kind: ADMISSION_HOOK_KIND,
+  plural: ADMISSION_HOOK_PLURAL,
+  namespaced: false,
+};
+
+const FIELD_MANAGER = 'kubeloop-admission-gateway';
+const CONFIGURATION_PATHS = {
+  mutating: '/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations',
+  validating: '/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations',
+};
+
+export interface HookControllerOptions {
+  client: KubeClient;
+  logger: Logger;
+  contexts: ContextCache;
+  configuration: Omit<HookConfigurationOptions, 'caBundlePem'>;
+  /** The CA to inject, read at every write (it changes on a CA roll); undefined when cert-manager injects it. */
+  caBundle: () => string | undefined;
+  /** Serve only the AdmissionHooks with these labels (several gateways, tests). */
+  labelSelector?: string;
+  now?: () => Date;
+}
+
+export class HookController {
+  /** The hooks the gateway serves, by name; replaced whole on every reconcile. */
+  hooks = new Map<string, ResolvedHook>();
+  readonly #informer: Informer<AdmissionHook>;
+  readonly #options: HookControllerOptions;
+  readonly #failing = new Map<string, string>();
+  #running: Promise<void> = Promise.resolve();
+  #queued = false;
+  #retry: NodeJS.Timeout | undefined;
+  #stopped = false;
+
+  constructor(options: HookControllerOptions) {
+    this.#options = options;
+    this.#informer = new Informer<AdmissionHook>({
+      client: options.client,
+      resource: ADMISSION_HOOK_RESOURCE,
+      logger: options.logger.child({ component: 'admission-hooks' }),
+      ...(options.labelSelector ? { labelSelector: options.labelSelector } : {}),
+    });
+    // Status writes bump resourceVersion but not generation: only spec and label changes need a reconcile.
+    this.#informer.on('add', () => this.schedule());
+    this.#informer.on('update', (hook, previous) => {
+      if (hook.metadata?.generation !== previous.metadata?.generation) this.schedule();
+    });
+    this.#informer.on('delete', () => this.schedule());
+  }
+
+  get synced(): boolean {
+    return this.#informer.hasSynced;
+  }
+
+  async start(): Promise<void> {
+    this.#informer.start();
+    await this.#informer.waitForSync();
+    this.schedule();
+    await this.#running;
+  }
+
+  /** Coalesces changes: at most one reconcile runs and one waits. */
+  schedule(): Promise<void> {
+    if (this.#queued || this.#stopped) return this.#running;
+    this.#queued = true;
+    this.#running = this.#running.then(async () => {
+      this.#queued = false;
+      await this.#reconcile().catch((error: unknown) => {
+        this.#options.logger.error({ err: error }, 'admission hooks not registered; retrying in 5s');
+        clearTimeout(this.#retry);
+        this.#retry = setTimeout(() => void this.schedule(), 5000).unref();
+      });
+    });
+    return this.#running;
+  }
+
+  async #reconcile(): Promise<void> {
+    const { contexts, logger } = this.#options;
+    const ready = new Map<string, ResolvedHook>();
+    const verdicts = new Map<AdmissionHook, ConditionInput>();
+    for (const hook of this.#informer.store.list()) {
+      const generation = hook.metadata?.generation;
+      const resolution = resolveHook(hook);
+      if (!resolution.ok) {
+        verdicts.set(hook, { type: 'Ready', status: 'False', reason: resolution.reason, message: resolution.message, ...(generation !== undefined ? { observedGeneration: generation } : {}) });
+        continue;
+      }
+      try {
+        for (const entry of resolution.hook.context) await contexts.ensure(entry.apiVersion, entry.kind);
+      } catch (error) {
+        const message = `context objects cannot be cached: ${error instanceof Error ? error.message : String(error)}`;
+        verdicts.set(hook, { type: 'Ready', status: 'False', reason: 'ContextUnavailable', message, ...(generation !== undefined ? { observedGeneration: generation } : {}) });
+        continue;
+      }
+      ready.set(resolution.hook.name, resolution.hook);
+    }
+    // Serve before registering: the API server may call a new path as soon as the configuration lands.
+    const previous = this.hooks;
+    this.hooks = new Map([...previous, ...ready]);
+    const { name } = this.#options.configuration;
+    try {
+      await this.#applyConfigurations(ready.values());
+    } catch (error) {
+      const message = `the webhook configuration could not be written: ${error instanceof Error ? error.message : String(error)}`;
+      for (const hook of this.#informer.store.list()) if (!verdicts.has(hook)) verdicts.set(hook, { type: 'Ready', status: 'False', reason: 'ConfigurationFailed', message });
+      await this.#writeVerdicts(verdicts);
+      throw error;
+    }
+    this.hooks = ready;
+    for (const hook of this.#informer.store.list()) {
+      const resolved = ready.get(hook.metadata?.name ?? '');
+      if (!resolved || verdicts.has(hook)) continue;
+      const kind = resolved.spec.type === 'mutating' ? 'MutatingWebhookConfiguration' : 'ValidatingWebhookConfiguration';
+      const generation = hook.metadata?.generation;
+      verdicts.set(hook, { type: 'Ready', status: 'True', reason: 'Registered', message: `served at ${resolved.path}, registered in ${kind} ${name}`, ...(generation !== undefined ? { observedGeneration: generation } : {}) });
+    }
+    await this.#writeVerdicts(verdicts);
+    logger.info({ hooks: [...ready.keys()] }, 'admission hooks registered');
+  }
+
+  async #applyConfigurations(hooks: Iterable<ResolvedHook>): Promise<void> {
+    const caBundlePem = this.#options.caBundle();
+    const built = buildHookConfigurations(hooks, { ...this.#options.configuration, ...(caBundlePem ? { caBundlePem } : {}) });
+    for (const [type, body] of [['mutating', built.mutating], ['validating', built.validating]] as const) {
+      await this.#options.client.request({
+        method: 'PATCH',
+        path: `${CONFIGURATION_PATHS[type]}/${encodeURIComponent(this.#options.configuration.name)}`,
+        query: { fieldManager: FIELD_MANAGER, force: true },
+        contentType: 'application/apply-patch+yaml',
+        body,
+      });
+    }
+  }
+
+  async #writeVerdicts(verdicts: Map<AdmissionHook, ConditionInput>): Promise<void> {
+    const now = (this.#options.now ?? (() => new Date()))();
+    for (const [hook, verdict] of verdicts) {
+      const next = nextConditions(hook, [verdict], now);
+      if (next) await writeHookConditions(this.#options.client, hook, next).catch((error: unknown) => this.#options.logger.warn({ err: error, hook: hook.metadata?.name }, 'could not write AdmissionHook status'));
+    }
+  }
+
+  /**
+   * Called after every function call: FunctionAvailable turns False on the first failure (with how it
+   * failed) and True on the next success; only transitions and new failure reasons are written.
+   */
+  reportCall(hookName: string, failure: CallFailure | undefined): void {
+    const before = this.#failing.get(hookName);
+    const after = failure ? `${failure.kind}: ${failure.message}` : undefined;
+    if (before === after || (before !== undefined && after !== undefined && before.split(':')[0] === after.split(':')[0])) return;
+    if (after) this.#failing.set(hookName, after);
+    else this.#failing.delete(hookName);
+    const hook = this.#informer.store.get(hookName);
+    if (!hook) return;
+    const condition: ConditionInput = failure
+      ? { type: 'FunctionAvailable', status: 'False', reason: failure.kind, message: `the last call failed: the function ${failure.message}` }
+      : { type: 'FunctionAvailable', status: 'True', reason: 'Answering', message: 'the function answers' };
+    const next = nextConditions(hook, [condition], (this.#options.now ?? (() => new Date()))());
+    if (next) void writeHookConditions(this.#options.client, hook, next).catch((error: unknown) => this.#options.logger.warn({ err: error, hook: hookName }, 'could not write AdmissionHook status'));
+  }
+
+  /** Stops watching; with `unregister` (dev mode) deletes the configurations too. */
+  async stop(options: { unregister?: boolean } = {}): Promise<void> {
+    this.#stopped = true;
+    clearTimeout(this.#retry);
+    await this.#running;
+    await this.#informer.stop();
+    if (!options.unregister) return;
+    for (const path of Object.values(CONFIGURATION_PATHS)) {
+      await this.#options.client.request({ method: 'DELETE', path: `${path}/${encodeURIComponent(this.#options.configuration.name)}` }).catch((error: unknown) => {
+        if (!isApiError(error, 404)) throw error;
+      });
+    }
+  }
+}

@@ -1,0 +1,31 @@
+// The AdmissionHook status the gateway writes: Ready (registered in the webhook configuration, or why
+// not) and FunctionAvailable (the last calls succeeded, or how they failed). Pure apart from the write.
+import type { AdmissionHook } from '../api/admission-hook.ts';
+import { ADMISSION_HOOK_API_VERSION, ADMISSION_HOOK_PLURAL } from '../api/admission-hook.ts';
+import type { Condition } from '../api/meta.ts';
+import { isApiError, type KubeClient } from '../lib/kube/index.ts';
+import { conditionsOf, withCondition, type ConditionInput } from '../lib/sdk/conditions.ts';
+
+export const HOOK_STATUS_PATH = (name: string): string => `/apis/${ADMISSION_HOOK_API_VERSION}/${ADMISSION_HOOK_PLURAL}/${encodeURIComponent(name)}/status`;
+
+/** The conditions after setting `desired`, or undefined when nothing a reader sees would change. */
+export function nextConditions(hook: AdmissionHook, desired: ConditionInput[], now: Date): Condition[] | undefined {
+  const current = conditionsOf(hook);
+  let next = current;
+  const time = now.toISOString().replace(/\.\d{3}Z$/, 'Z');
+  for (const condition of desired) next = withCondition(next, condition, time);
+  const same = (a: Condition | undefined, b: Condition): boolean =>
+    a !== undefined && a.status === b.status && a.reason === b.reason && a.message === b.message && a.observedGeneration === b.observedGeneration;
+  return next.every((c) => same(current.find((o) => o.type === c.type), c)) ? undefined : next;
+}
+
+export async function writeHookConditions(client: KubeClient, hook: AdmissionHook, conditions: Condition[]): Promise<void> {
+  const status: Record<string, unknown> = { conditions };
+  if (hook.metadata?.generation !== undefined) status.observedGeneration = hook.metadata.generation;
+  try {
+    await client.request({ method: 'PATCH', path: HOOK_STATUS_PATH(hook.metadata?.name ?? ''), contentType: 'application/merge-patch+json', body: { status } });
+  } catch (error) {
+    // Deleted meanwhile: nothing to report on.
+    if (!isApiError(error, 404)) throw error;
+  }
+}

@@ -37,6 +37,7 @@ export class Churn {
   readonly #o: ChurnOptions;
   readonly #podsets = new Set<string>();
   readonly #pods: string[] = [];
+  readonly #watchedPods: string[] = [];
   readonly #deployments = new Set<string>();
   readonly #ats: string[] = [];
   #counter = 0;
@@ -108,10 +109,11 @@ export class Churn {
       if (roll < 0.1 && this.#podsets.size < 5) return ['PodSet created', () => this.#createPodSet()];
       if (roll < 0.25 && this.#podsets.size > 0) return ['PodSet scaled', () => this.#scalePodSet()];
       if (roll < 0.3 && this.#podsets.size > 2) return ['PodSet deleted', () => this.#deletePodSet()];
-      if (roll >= 0.3 && roll < 0.5) return this.#pods.length < 25 ? ['pod created', () => this.#createPod()] : ['pod deleted', () => this.#deletePod()];
+      if (roll >= 0.3 && roll < 0.5) return this.#pods.length < 20 ? ['pod created', () => this.#createPod()] : ['pod deleted', () => this.#deleteOldest(this.#pods)];
       if (roll >= 0.5 && roll < 0.58) return this.#deployments.size < 3 ? ['Deployment created', () => this.#createDeployment()] : ['Deployment deleted', () => this.#deleteDeployment()];
       if (roll >= 0.58 && roll < 0.66) return this.record.watchers.size < 3 ? ['Watcher created', () => this.#createWatcher()] : ['Watcher edited', () => this.#editWatcher()];
       if (roll >= 0.66 && roll < 0.84) {
+        if (this.#watchedPods.length >= 20) return ['Watcher pod deleted', () => this.#deleteOldest(this.#watchedPods)];
         const op = this.#watcherPod();
         if (op) return ['Watcher pod created', op];
       }
@@ -151,8 +153,9 @@ export class Churn {
     });
   }
 
-  async #deletePod(): Promise<void> {
-    const name = this.#pods.shift();
+  /** Deletes the oldest pod of a list: bare pods and Watcher pods are capped separately. */
+  async #deleteOldest(pods: string[]): Promise<void> {
+    const name = pods.shift();
     if (name) await this.#o.client.request({ method: 'DELETE', path: this.#path('core', 'pods', name) });
   }
 
@@ -209,7 +212,7 @@ export class Churn {
     if (this.record.watchers.size === 0) return undefined;
     const watcher = this.#o.rng.pick([...this.record.watchers.keys()]);
     const name = this.#name('watched');
-    this.#pods.push(name);
+    this.#watchedPods.push(name);
     return async () => {
       const startMs = this.#o.now();
       await this.#o.client.request({

@@ -70,6 +70,8 @@ export async function startFunctionProxy(name: string, upstream: string, tracker
       }
     }, () => res.destroy());
   });
+  // As long as fastify's (the real function servers): Node's 5 s default races the router's reuse of an idle socket.
+  server.keepAliveTimeout = 72_000;
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {

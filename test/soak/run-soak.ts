@@ -101,6 +101,8 @@ export async function runSoak(options: SoakOptions): Promise<SoakSummary> {
     sampler = new RssSampler(platform.processes, now);
     sampler.start(5000);
 
+    const pids = { ...platform.plane.pids(), ...Object.fromEntries(platform.processes().map((p) => [p.role, p.pid])) };
+    say(`pids ${JSON.stringify(pids)}`);
     say(`platform up after ${(now() / 1000).toFixed(1)}s; churning for ${options.minutes} min`);
     const churnStart = now();
     churn.start();

@@ -79,7 +79,8 @@ export class FaultRunner {
 
   /** A restart that fails (the API server is away) is retried: the soak must not lose a replica for good. */
   async #restart(role: string): Promise<void> {
-    for (let attempt = 1; ; attempt += 1) {
+    // Stopping (Ctrl+C, the run ended early): nothing is restarted that would only be stopped again.
+    for (let attempt = 1; !this.#o.signal.aborted; attempt += 1) {
       try {
         await this.#o.platform.restart(role);
         return;

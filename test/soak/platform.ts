@@ -9,9 +9,9 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { parse, stringify } from 'yaml';
 import { startControlPlane, type ControlPlane } from '../../cli/cluster/index.ts';
-import { applyManifest, readManifests, waitForCrdsEstablished, type Manifest } from '../../cli/dev/apply-manifests.ts';
+import { applyManifest, readManifests, waitForCrdsEstablished } from '../../cli/dev/apply-manifests.ts';
 import { cliEntry, startLocalProcess, type LocalProcess } from '../../cli/dev/local-processes.ts';
-import { localLoop } from '../../cli/dev/run-dev.ts';
+import { applySampleLoops } from '../../cli/dev/run-dev.ts';
 import { applyWebhookConfiguration } from '../../certs/ca-bundle.ts';
 import { functionRegistry } from '../../functions/registry.ts';
 import { isApiError, KubeClient, ResourceDiscovery } from '../../lib/kube/index.ts';
@@ -130,14 +130,11 @@ export async function startPlatform(logDir: string, say: (line: string) => void)
       proxies.push(proxy);
       functions.set(name, proxy);
     }
-    for (const { manifest } of await readManifests(join(REPO, 'samples', 'loops'))) {
-      const proxy = functions.get(manifest.metadata.name);
-      if (proxy) await applyManifest(admin, discovery, localLoop(manifest as Manifest & { spec: { function: { url: string } } }, proxy.url));
-    }
+    await applySampleLoops(admin, discovery, (name) => functions.get(name)?.url, say);
 
     for (const role of ROUTERS) {
       commands.set(role, (generation) => ({
-        args: ['router', `--kubeconfig=${kubeconfig}`, '--host=127.0.0.1', '--leader-elect', `--lease-namespace=${KUBELOOP_NAMESPACE}`, `--lease-name=${LEASE_NAME}`, `--lease-duration-seconds=${LEASE_SECONDS}`, `--identity=${role}-${generation}`, '--log-level=warn'],
+        args: ['router', `--kubeconfig=${kubeconfig}`, '--host=127.0.0.1', '--allow-loopback-functions', '--leader-elect', `--lease-namespace=${KUBELOOP_NAMESPACE}`, `--lease-name=${LEASE_NAME}`, `--lease-duration-seconds=${LEASE_SECONDS}`, `--identity=${role}-${generation}`, '--log-level=warn'],
       }));
       await start(role);
     }

@@ -41,6 +41,35 @@ export function localLoop(loop: LoopManifest, functionUrl: string): LoopManifest
   return { ...loop, spec: { ...loop.spec, function: { ...loop.spec.function, url: `${functionUrl}${path}` } } };
 }
 
+/**
+ * The Loops of samples/loops pointed at local function URLs (by Loop name; a Loop without one is skipped),
+ * each after its ServiceAccount and RBAC so the router finds them when it reviews the Loop's access.
+ * Returns the names of the Loops applied. Also used by the soak (test/soak).
+ */
+export async function applySampleLoops(
+  client: KubeClient,
+  discovery: ResourceDiscovery,
+  functionUrl: (loop: string) => string | undefined,
+  say: (line: string) => void,
+): Promise<string[]> {
+  const loopManifests = await readManifests(join(REPO, 'samples', 'loops'));
+  for (const { manifest } of loopManifests.filter(({ manifest }) => manifest.kind !== 'Loop')) {
+    if (manifest.metadata.namespace) await ensureNamespace(client, discovery, manifest.metadata.namespace);
+    await applyManifest(client, discovery, manifest);
+  }
+  const applied: string[] = [];
+  for (const { file, manifest } of loopManifests.filter(({ manifest }) => manifest.kind === 'Loop')) {
+    const url = functionUrl(manifest.metadata.name);
+    if (!url) {
+      say(`skipping Loop ${manifest.metadata.name} (${file}): no registered function of that name`);
+      continue;
+    }
+    await applyManifest(client, discovery, localLoop(manifest as LoopManifest, url));
+    applied.push(manifest.metadata.name);
+  }
+  return applied;
+}
+
 export async function runDev(options: DevOptions, signal: AbortSignal): Promise<number> {
   const say = (line = ''): void => void options.out.write(`${line}\n`);
   const logDir = join(options.dir, 'logs');
@@ -96,21 +125,7 @@ export async function runDev(options: DevOptions, signal: AbortSignal): Promise<
       functions.set(name, fn);
     }
 
-    const loopManifests = await readManifests(join(REPO, 'samples', 'loops'));
-    // Each Loop's ServiceAccount and RBAC first, so the router finds them when it reviews the Loop's access.
-    for (const { manifest } of loopManifests.filter(({ manifest }) => manifest.kind !== 'Loop')) {
-      if (manifest.metadata.namespace) await ensureNamespace(client, discovery, manifest.metadata.namespace);
-      await applyManifest(client, discovery, manifest);
-    }
-    for (const { file, manifest } of loopManifests.filter(({ manifest }) => manifest.kind === 'Loop')) {
-      const fn = functions.get(manifest.metadata.name);
-      if (!fn) {
-        say(`skipping Loop ${manifest.metadata.name} (${file}): no registered function of that name`);
-        continue;
-      }
-      await applyManifest(client, discovery, localLoop(manifest as LoopManifest, fn.url));
-      appliedLoops.push(manifest.metadata.name);
-    }
+    appliedLoops.push(...(await applySampleLoops(client, discovery, (name) => functions.get(name)?.url, say)));
 
     if (!signal.aborted) {
       // Dev mode: the functions listen on 127.0.0.1, which the router refuses outside it.

@@ -1,16 +1,30 @@
-// `kubeloop function <name>`: serves one function of functions/registry.ts until SIGTERM/SIGINT.
+// `kubeloop function <name|module>`: serves a built-in function (functions/registry.ts) or any module whose
+// default export is a defineFunction(...) result, until SIGTERM/SIGINT.
 import { closeOnSignals } from '../../lib/server/shutdown.ts';
-import { FUNCTION_USAGE, readFunctionConfig } from '../../lib/runtime/config.ts';
+import { FUNCTION_USAGE, readFunctionConfig, type FunctionConfig } from '../../lib/runtime/config.ts';
 import { serveFunction } from '../../lib/runtime/function-server.ts';
-import { loadAnyFunction } from '../../functions/registry.ts';
+import { FunctionModuleError, loadFunctionByNameOrPath } from '../function-module.ts';
 
 export async function run(argv: string[]): Promise<number> {
   if (argv.includes('--help') || argv.includes('-h')) {
     console.log(FUNCTION_USAGE);
     return 0;
   }
-  const config = readFunctionConfig(argv);
-  const definition = await loadAnyFunction(config.name);
+  let config: FunctionConfig;
+  try {
+    config = readFunctionConfig(argv);
+  } catch (error) {
+    console.error(`kubeloop function: ${(error as Error).message}`);
+    return 2;
+  }
+  let definition;
+  try {
+    definition = await loadFunctionByNameOrPath(config.name);
+  } catch (error) {
+    if (!(error instanceof FunctionModuleError)) throw error;
+    console.error(`kubeloop function: ${error.message}\n\n${FUNCTION_USAGE}`);
+    return 2;
+  }
   const served = await serveFunction(definition, {
     port: config.port,
     host: config.host,

@@ -7,7 +7,10 @@ export interface FunctionConfig extends ServerSettings {
   name: string;
 }
 
-export const FUNCTION_USAGE = `usage: kubeloop function <name> [--port 8080] [--host 0.0.0.0] [--body-limit-bytes N] [--log-level info] [--drain-delay-seconds 0]
+export const FUNCTION_USAGE = `usage: kubeloop function <name|module> [--port 8080] [--host 0.0.0.0] [--body-limit-bytes N] [--log-level info] [--drain-delay-seconds 0]
+
+<name> is a built-in function (at, pod-name-label, podset, watcher); <module> is a .ts or .js file (or a folder
+with src/index.ts) whose default export is defineFunction({ name, reconcile }).
 
 environment: PORT, HOST, KUBELOOP_BODY_LIMIT_BYTES, KUBELOOP_LOG_LEVEL, KUBELOOP_DRAIN_DELAY_SECONDS (flags win)`;
 
@@ -18,7 +21,7 @@ export function readFunctionConfig(argv: string[], env: NodeJS.ProcessEnv = proc
     options: SERVER_FLAG_OPTIONS,
   });
   const [name, ...extra] = positionals;
-  if (!name) throw new Error(`missing the function name\n${FUNCTION_USAGE}`);
+  if (!name) throw new Error(`missing the function name or module\n${FUNCTION_USAGE}`);
   if (extra.length > 0) throw new Error(`unexpected arguments: ${extra.join(' ')}\n${FUNCTION_USAGE}`);
   return {
     name,

@@ -102,19 +102,7 @@ describe('kubeloop function', () => {
 
   it('serves a registered function and shuts down cleanly on SIGTERM', async () => {
     const proc = start(['pod-name-label', '--port', '0', '--host', '127.0.0.1']);
-    const url = await new Promise<string>((resolve, reject) => {
-      const timer = setInterval(() => {
-        const serving = proc.lines.map((l) => JSON.parse(l) as { msg?: string; url?: string }).find((l) => l.msg === 'serving function pod-name-label');
-        if (serving?.url) {
-          clearInterval(timer);
-          resolve(serving.url);
-        }
-      }, 50);
-      void proc.exited.then(() => {
-        clearInterval(timer);
-        reject(new Error(`exited early: ${proc.stderr()}`));
-      });
-    });
+    const url = await servedUrl(proc, 'pod-name-label');
     const health = await request(`${url}/healthz`);
     expect(health.statusCode).toBe(200);
     await health.body.dump();

@@ -1,12 +1,38 @@
-// `kubeloop replay <file-or-folder>... --to <url>`: POSTs recorded requests at a running function,
-// prints PASS/FAIL per case with a path-level diff, and exits 1 on any mismatch or transport error.
+// `kubeloop replay <file-or-folder>... --to <url> | --function <module>`: POSTs recorded requests at a
+// function, prints PASS/FAIL per case with a path-level diff, and exits 1 on any mismatch or transport
+// error. --update rewrites the recorded responses that differ (after a deliberate change) and prints the diff.
+import { readFileSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { formatDifferences, loadFixtures, replayFixture, type ReplayMode } from '../../lib/replay/index.ts';
+import { formatDifferences, replayFiles, type FileReplayResult, type ReplayMode } from '../../lib/replay/index.ts';
+import { serveForTest, type TestServer } from '../../lib/testing/serve.ts';
+import { FunctionModuleError, loadFunctionByNameOrPath } from '../function-module.ts';
 
-const USAGE = `usage: kubeloop replay <file-or-folder>... --to <url> [--mode json|binary|structured] [--timeout-ms 10000]
+const USAGE = `usage: kubeloop replay <file-or-folder>... (--to <url> | --function <name|module>) [--update]
+                       [--mode json|binary|structured] [--timeout-ms 10000]
 
-Each file is test/fixtures/<function>/<case>.json = { "description", "request", "response" }; a folder
-means every *.json directly inside it. Exit code: 0 all passed, 1 a mismatch or error, 2 bad usage.`;
+Each file is <folder>/<case>.json = { "description", "request", "response" }; a folder means every *.json
+directly inside it.
+  --to URL             a running function (kubeloop function, a container, a FaaS URL)
+  --function MODULE    serve this module (default export defineFunction(...)) or built-in name in-process
+  --update             write the function's reply into each fixture whose recorded response differs,
+                       printing the difference (review it with git diff before committing)
+Exit code: 0 all passed (or updated), 1 a mismatch or error, 2 bad usage.`;
+
+/** The fixture file with its response replaced, in the two-space JSON the fixtures are written in. */
+export function updatedFixtureText(originalText: string, response: unknown): string {
+  const fixture = JSON.parse(originalText) as Record<string, unknown>;
+  return `${JSON.stringify({ ...fixture, response }, null, 2)}\n`;
+}
+
+function report(result: FileReplayResult, update: boolean): { line: string; ok: boolean } {
+  if (result.outcome === 'invalid') return { line: `FAIL ${result.file}\n    ${result.message}`, ok: false };
+  const title = `${result.file}  ${result.fixture.description}`;
+  if (result.outcome === 'pass') return { line: `PASS ${title}`, ok: true };
+  if (result.outcome === 'error') return { line: `FAIL ${title}\n    ${result.message}`, ok: false };
+  if (!update) return { line: `FAIL ${title}\n${formatDifferences(result.differences)}`, ok: false };
+  writeFileSync(result.file, updatedFixtureText(readFileSync(result.file, 'utf8'), result.actual));
+  return { line: `UPDATED ${title}\n${formatDifferences(result.differences)}`, ok: true };
+}
 
 export async function run(argv: string[]): Promise<number> {
   let parsed;
@@ -14,7 +40,14 @@ export async function run(argv: string[]): Promise<number> {
     parsed = parseArgs({
       args: argv,
       allowPositionals: true,
-      options: { to: { type: 'string' }, mode: { type: 'string' }, 'timeout-ms': { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+      options: {
+        to: { type: 'string' },
+        function: { type: 'string' },
+        update: { type: 'boolean' },
+        mode: { type: 'string' },
+        'timeout-ms': { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
     });
   } catch (error) {
     console.error(`kubeloop replay: ${(error as Error).message}\n\n${USAGE}`);
@@ -28,49 +61,44 @@ export async function run(argv: string[]): Promise<number> {
   const mode = (values.mode ?? 'json') as ReplayMode;
   const timeoutMs = Number(values['timeout-ms'] ?? 10_000);
   const problems = [
-    !values.to && '--to <url> is required',
+    !values.to && !values.function && '--to <url> or --function <module> is required',
+    values.to && values.function && 'give either --to or --function, not both',
     values.to && !/^https?:\/\//.test(values.to) && `--to: "${values.to}" is not an http(s) URL`,
     positionals.length === 0 && 'give at least one fixture file or folder',
     !['json', 'binary', 'structured'].includes(mode) && `--mode: "${mode}" is not one of json, binary, structured`,
     !(Number.isInteger(timeoutMs) && timeoutMs > 0) && `--timeout-ms: "${values['timeout-ms']}" is not a positive integer`,
   ].filter((p): p is string => typeof p === 'string');
-  if (problems.length > 0 || !values.to) {
+  if (problems.length > 0) {
     console.error(`kubeloop replay: ${problems.join('; ')}\n\n${USAGE}`);
     return 2;
   }
 
-  let passed = 0;
-  let failed = 0;
-  for (const target of positionals) {
-    let fixtures;
+  let server: TestServer | undefined;
+  if (values.function) {
     try {
-      fixtures = loadFixtures(target);
+      server = await serveForTest(await loadFunctionByNameOrPath(values.function));
     } catch (error) {
-      console.log(`FAIL ${target}\n    cannot read: ${(error as Error).message}`);
-      failed++;
-      continue;
-    }
-    if (fixtures.length === 0) {
-      console.log(`FAIL ${target}\n    no *.json fixtures in this folder`);
-      failed++;
-    }
-    for (const loaded of fixtures) {
-      if (!loaded.ok) {
-        console.log(`FAIL ${loaded.file}\n    invalid fixture: ${loaded.error}`);
-        failed++;
-        continue;
-      }
-      const result = await replayFixture(loaded.fixture, { url: values.to, mode, timeoutMs });
-      if (result.outcome === 'pass') {
-        console.log(`PASS ${loaded.file}  ${loaded.fixture.description}`);
-        passed++;
-      } else {
-        failed++;
-        const detail = result.outcome === 'error' ? `    ${result.message}` : formatDifferences(result.differences);
-        console.log(`FAIL ${loaded.file}  ${loaded.fixture.description}\n${detail}`);
-      }
+      if (!(error instanceof FunctionModuleError)) throw error;
+      console.error(`kubeloop replay: --function: ${error.message}`);
+      return 2;
     }
   }
-  console.log(`\n${passed} passed, ${failed} failed`);
-  return failed === 0 ? 0 : 1;
+  try {
+    const url = values.to ?? `${server?.url ?? ''}/`;
+    const results = await replayFiles(positionals, { url, mode, timeoutMs });
+    let passed = 0;
+    let updated = 0;
+    let failed = 0;
+    for (const result of results) {
+      const { line, ok } = report(result, values.update === true);
+      console.log(line);
+      if (!ok) failed++;
+      else if (line.startsWith('UPDATED')) updated++;
+      else passed++;
+    }
+    console.log(`\n${passed} passed, ${failed} failed${values.update ? `, ${updated} updated` : ''}`);
+    return failed === 0 ? 0 : 1;
+  } finally {
+    await server?.close();
+  }
 }

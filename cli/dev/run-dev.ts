@@ -3,11 +3,11 @@
 // until the signal aborts, and a clean stop of everything it started.
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ensureBinaries, startControlPlane, type ControlPlane } from '../cluster/index.ts';
 import { KubeClient, loadKubeConfig, ResourceDiscovery } from '../../lib/kube/index.ts';
 import { functionRegistry } from '../../functions/registry.ts';
+import { packageRoot } from '../package-root.ts';
 import { DEFAULT_CONFIGURATION_NAME } from '../../webhooks/configuration.ts';
 import { applyManifest, deleteIfPresent, ensureNamespace, readManifests, waitForCrdsEstablished, type Manifest } from './apply-manifests.ts';
 import { loopRows, readLoopReadiness, readRouterMetrics, statusPrinter } from './live-status.ts';
@@ -29,7 +29,7 @@ export interface DevOptions {
   out: { write(text: string): boolean; isTTY?: boolean; columns?: number };
 }
 
-const REPO = fileURLToPath(new URL('../../', import.meta.url));
+const REPO = packageRoot();
 
 interface LoopManifest extends Manifest {
   spec: { function: { url: string } };

@@ -3,3 +3,4 @@ export * from './fixtures.ts';
 export * from './compare-responses.ts';
 export * from './replay-client.ts';
 export { diffJson } from './json-diff.ts';
+export * from './replay-files.ts';

@@ -17,7 +17,8 @@ export interface ReplayOptions {
 
 export type ReplayResult =
   | { outcome: 'pass' }
-  | { outcome: 'mismatch'; differences: Difference[] }
+  /** `actual` is the function's reply (a ReconcileResponse or an AdmissionResponse), for `kubeloop replay --update`. */
+  | { outcome: 'mismatch'; differences: Difference[]; actual: unknown }
   /** No comparable reply: connection failure, timeout, non-200, or a body that is not a ReconcileResponse. */
   | { outcome: 'error'; message: string };
 
@@ -64,5 +65,5 @@ export async function replayFixture(fixture: Fixture, options: ReplayOptions): P
   if (!checked.ok) return { outcome: 'error', message: `reply is not a valid ${admission ? 'AdmissionResponse' : 'ReconcileResponse'}: ${checked.errors.join('; ')}` };
   // A JSON patch is applied in order and warnings are shown in order: an admission reply compares exactly.
   const differences = admission ? diffJson(fixture.response, checked.value) : compareResponses(fixture.response, checked.value as ReconcileResponse);
-  return differences.length === 0 ? { outcome: 'pass' } : { outcome: 'mismatch', differences };
+  return differences.length === 0 ? { outcome: 'pass' } : { outcome: 'mismatch', differences, actual: checked.value };
 }

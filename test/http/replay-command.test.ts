@@ -1,5 +1,5 @@
 // `kubeloop replay` against a function on a real port: PASS/FAIL lines, path-level diffs, exit codes.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -85,7 +85,50 @@ describe('kubeloop replay', () => {
     expect(unreachable.output).toMatch(/POST http:\/\/127\.0\.0\.1:1\/ failed/);
   });
 
+  it('--update rewrites only the responses that differ, prints the diff, and the next replay passes', async () => {
+    const other = mkdtempSync(join(tmpdir(), 'kubeloop-replay-update-'));
+    const stale = structuredClone(expectedResponse);
+    (stale.actions[1]?.patch?.[1] as { value: string }).value = 'false';
+    const passing = JSON.stringify({ description: 'already right', request: podRequest(), response: expectedResponse }, null, 4);
+    writeFileSync(join(other, 'a.json'), passing);
+    writeFileSync(join(other, 'b.json'), JSON.stringify({ description: 'recorded before the change', request: podRequest(), response: stale }));
+    try {
+      const { code, output } = await replay([other, '--to', served.url, '--update']);
+      expect(code).toBe(0);
+      expect(output).toMatch(/PASS .*a\.json/);
+      expect(output).toMatch(/UPDATED .*b\.json {2}recorded before the change/);
+      expect(output).toContain('[#0/patch/1/value]: expected "false", got "true"');
+      expect(output).toContain('1 passed, 0 failed, 1 updated');
+      // The passing file is left byte for byte; the updated one keeps its description and request.
+      expect(readFileSync(join(other, 'a.json'), 'utf8')).toBe(passing);
+      const rewritten = JSON.parse(readFileSync(join(other, 'b.json'), 'utf8')) as { description: string; request: unknown; response: { actions: unknown[] } };
+      expect(rewritten.description).toBe('recorded before the change');
+      expect(rewritten.request).toEqual(podRequest());
+      expect((await replay([other, '--to', served.url])).code).toBe(0);
+    } finally {
+      rmSync(other, { recursive: true, force: true });
+    }
+  });
+
+  it('--update does not touch a case whose function fails, and still exits 1', async () => {
+    const request = podRequest({ labels: { [MISBEHAVE_LABEL]: 'throw' } });
+    const text = JSON.stringify({ description: 'function throws', request, response: expectedResponse });
+    const file = write('throws-update.json', text);
+    const { code, output } = await replay([file, '--to', served.url, '--update']);
+    expect(code).toBe(1);
+    expect(output).toMatch(/FAIL .*function throws\n +HTTP 500/);
+    expect(readFileSync(file, 'utf8')).toBe(text);
+  });
+
+  it('--function serves a built-in function in-process and replays its recorded fixtures', async () => {
+    const { code, output } = await replay(['test/fixtures/pod-name-label', '--function', 'pod-name-label']);
+    expect(output).toMatch(/\d+ passed, 0 failed/);
+    expect(code).toBe(0);
+  });
+
   it('rejects bad usage with exit code 2', async () => {
+    expect((await replay([join(folder, 'labels.json'), '--to', served.url, '--function', 'podset'])).code).toBe(2);
+    expect((await replay([join(folder, 'labels.json'), '--function', './no-such-module.ts'])).output).toContain('no such file');
     expect((await replay([join(folder, 'labels.json')])).code).toBe(2);
     expect((await replay([join(folder, 'labels.json'), '--to', served.url, '--mode', 'grpc'])).output).toContain('--mode: "grpc"');
   });

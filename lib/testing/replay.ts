@@ -1,0 +1,28 @@
+// Replays recorded fixtures against a function definition in-process, for a function project's own tests
+// (`kubeloop init` writes one): serves it on a free port, POSTs every case, closes it again.
+import type { FunctionDefinition } from '../sdk/define-function.ts';
+import { formatDifferences } from '../replay/compare-responses.ts';
+import { replayFiles, type FileReplayResult } from '../replay/replay-files.ts';
+import type { ReplayMode } from '../replay/replay-client.ts';
+import { serveForTest } from './serve.ts';
+
+export async function replayFixtures(
+  definition: FunctionDefinition,
+  filesOrFolders: string | string[],
+  options: { mode?: ReplayMode; timeoutMs?: number } = {},
+): Promise<FileReplayResult[]> {
+  const server = await serveForTest(definition);
+  try {
+    return await replayFiles(Array.isArray(filesOrFolders) ? filesOrFolders : [filesOrFolders], { url: `${server.url}/`, ...options });
+  } finally {
+    await server.close();
+  }
+}
+
+/** One line per failed case with its differences; '' when every case passed. */
+export function describeFailures(results: FileReplayResult[]): string {
+  return results
+    .filter((r) => r.outcome !== 'pass')
+    .map((r) => `${r.file}\n${r.outcome === 'mismatch' ? formatDifferences(r.differences) : `    ${r.message}`}`)
+    .join('\n');
+}

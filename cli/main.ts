@@ -3,7 +3,8 @@ import { extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const COMMANDS: Record<string, string> = {
-  function: 'serve one reconcile function over HTTP',
+  init: 'create a function project (code, test, fixture, Dockerfile, Loop, chart values)',
+  function: 'serve one reconcile function (built-in name or module) over HTTP',
   replay: 'POST recorded requests at a function and compare the replies',
   router: 'run the event router',
   webhook: 'run the admission webhook',

@@ -2,9 +2,9 @@
 // function, prints PASS/FAIL per case with a path-level diff, and exits 1 on any mismatch or transport
 // error. --update rewrites the recorded responses that differ (after a deliberate change) and prints the diff.
 import { readFileSync, writeFileSync } from 'node:fs';
-import { parseArgs } from 'node:util';
 import { formatDifferences, replayFiles, type FileReplayResult, type ReplayMode } from '../../lib/replay/index.ts';
 import { serveForTest, type TestServer } from '../../lib/testing/serve.ts';
+import { parseCommandArgs } from '../command-args.ts';
 import { FunctionModuleError, loadFunctionByNameOrPath } from '../function-module.ts';
 
 const USAGE = `usage: kubeloop replay <file-or-folder>... (--to <url> | --function <name|module>) [--update]
@@ -35,29 +35,14 @@ function report(result: FileReplayResult, update: boolean): { line: string; ok: 
 }
 
 export async function run(argv: string[]): Promise<number> {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: argv,
-      allowPositionals: true,
-      options: {
-        to: { type: 'string' },
-        function: { type: 'string' },
-        update: { type: 'boolean' },
-        mode: { type: 'string' },
-        'timeout-ms': { type: 'string' },
-        help: { type: 'boolean', short: 'h' },
-      },
-    });
-  } catch (error) {
-    console.error(`kubeloop replay: ${(error as Error).message}\n\n${USAGE}`);
-    return 2;
-  }
+  const parsed = parseCommandArgs(
+    'replay',
+    argv,
+    { to: { type: 'string' }, function: { type: 'string' }, update: { type: 'boolean' }, mode: { type: 'string' }, 'timeout-ms': { type: 'string' } },
+    USAGE,
+  );
+  if (parsed.exitCode !== undefined) return parsed.exitCode;
   const { values, positionals } = parsed;
-  if (values.help) {
-    console.log(USAGE);
-    return 0;
-  }
   const mode = (values.mode ?? 'json') as ReplayMode;
   const timeoutMs = Number(values['timeout-ms'] ?? 10_000);
   const problems = [

@@ -2,7 +2,8 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { captureCommand } from './capture-console.ts';
 import { run } from '../../cli/commands/replay.ts';
 import { createLogger } from '../../lib/observability/logger.ts';
 import { serveFunction, type ServedFunction } from '../../lib/runtime/index.ts';
@@ -26,16 +27,8 @@ function write(name: string, content: unknown): string {
   return file;
 }
 
-async function replay(argv: string[]): Promise<{ code: number; output: string }> {
-  const lines: string[] = [];
-  const log = vi.spyOn(console, 'log').mockImplementation((line: string) => void lines.push(line));
-  const error = vi.spyOn(console, 'error').mockImplementation((line: string) => void lines.push(line));
-  try {
-    return { code: await run(argv), output: lines.join('\n') };
-  } finally {
-    log.mockRestore();
-    error.mockRestore();
-  }
+function replay(argv: string[]): Promise<{ code: number; output: string }> {
+  return captureCommand(run, argv);
 }
 
 beforeAll(async () => {

@@ -1,0 +1,75 @@
+// `kubeloop init` in-process: the files it writes, its refusals, and that the generated function answers
+// its own recorded fixture over HTTP (imports of 'kubeloop' pointed at this checkout; test/e2e/package.test.ts
+// does the same from a packed tarball with npm install).
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import type { FunctionDefinition } from '../../lib/sdk/define-function.ts';
+import { describeFailures, replayFixtures } from '../../lib/testing/index.ts';
+import { captureCommand } from '../../test/http/capture-console.ts';
+import { run } from './init.ts';
+
+const REPO = fileURLToPath(new URL('../../', import.meta.url));
+const root = mkdtempSync(join(tmpdir(), 'kubeloop-init-'));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+function init(argv: string[]): Promise<{ code: number; output: string }> {
+  return captureCommand(run, argv);
+}
+
+describe('kubeloop init', () => {
+  const dir = join(root, 'widget-labeller');
+
+  it('writes a function project for the given kinds', async () => {
+    const { code, output } = await init([dir, '--for', 'apps/v1/Deployment', '--owns', 'v1/ConfigMap']);
+    expect(code).toBe(0);
+    expect(output).toContain('created widget-labeller: a function for Deployment (apps/v1)');
+    for (const file of ['src/index.ts', 'test/index.test.ts', 'fixtures/labels-new-object.json', 'Dockerfile', 'loop.yaml', 'values.yaml', 'package.json', 'tsconfig.json', 'README.md']) {
+      expect(existsSync(join(dir, file)), file).toBe(true);
+    }
+    const loop = parse(readFileSync(join(dir, 'loop.yaml'), 'utf8')) as { metadata: { name: string }; spec: Record<string, unknown> };
+    expect(loop.metadata.name).toBe('widget-labeller');
+    expect(loop.spec).toMatchObject({ for: { apiVersion: 'apps/v1', kind: 'Deployment' }, owns: [{ apiVersion: 'v1', kind: 'ConfigMap' }] });
+    const values = parse(readFileSync(join(dir, 'values.yaml'), 'utf8')) as { functions: Record<string, { image: object; loop: object }> };
+    expect(values.functions['widget-labeller']).toEqual({ image: { registry: 'ghcr.io/your-org', repository: 'widget-labeller', tag: '0.1.0' }, loop: { for: loop.spec.for, owns: loop.spec.owns } });
+    const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
+    const own = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as { version: string };
+    expect(pkg.dependencies.kubeloop).toBe(`^${own.version}`);
+  });
+
+  it('writes a function that answers its own recorded fixture over HTTP', async () => {
+    // As if installed: the project's imports of the package point at this checkout's sources.
+    const source = readFileSync(join(dir, 'src', 'index.ts'), 'utf8').replace("from 'kubeloop'", `from ${JSON.stringify(join(REPO, 'lib', 'sdk', 'index.ts'))}`);
+    writeFileSync(join(dir, 'src', 'index-local.ts'), source);
+    writeFileSync(join(dir, 'package.json'), '{ "type": "module" }\n');
+    const definition = ((await import(pathToFileURL(join(dir, 'src', 'index-local.ts')).href)) as { default: FunctionDefinition }).default;
+    const results = await replayFixtures(definition, join(dir, 'fixtures'));
+    expect(results.map((r) => r.outcome)).toEqual(['pass']);
+    expect(describeFailures(results)).toBe('');
+  });
+
+  it('refuses a folder that is not empty unless --force, then overwrites only its own files', async () => {
+    const busy = join(root, 'busy');
+    mkdirSync(busy);
+    writeFileSync(join(busy, 'notes.txt'), 'mine');
+    const refused = await init([busy]);
+    expect(refused.code).toBe(2);
+    expect(refused.output).toMatch(/busy is not empty \(notes\.txt\); choose an empty folder or pass --force/);
+    expect(existsSync(join(busy, 'src', 'index.ts'))).toBe(false);
+    expect((await init([busy, '--force'])).code).toBe(0);
+    expect(readFileSync(join(busy, 'notes.txt'), 'utf8')).toBe('mine');
+    expect(existsSync(join(busy, 'src', 'index.ts'))).toBe(true);
+  });
+
+  it('reports a bad kind or name as a usage error (exit 2) and writes nothing', async () => {
+    const bad = await init([join(root, 'bad'), '--for', 'Deployment']);
+    expect(bad.code).toBe(2);
+    expect(bad.output).toContain('--for "Deployment"');
+    expect((await init([join(root, 'Bad_Name')])).output).toMatch(/--name "Bad_Name": want a DNS label/);
+    expect(existsSync(join(root, 'bad'))).toBe(false);
+    expect((await init([])).code).toBe(2);
+  });
+});

@@ -1,0 +1,79 @@
+// `kubeloop init <dir>`: creates a function project (reconcile module, unit test, a recorded fixture,
+// Dockerfile, Loop, Helm values, package.json depending on kubeloop) whose `npm test` passes at once.
+import { readFileSync } from 'node:fs';
+import { join, relative, resolve } from 'node:path';
+import { parseCommandArgs } from '../command-args.ts';
+import { packageRoot } from '../package-root.ts';
+import { readProjectOptions } from '../init/project-options.ts';
+import { PROJECT_TEMPLATES, type ToolVersions } from '../init/templates/index.ts';
+import { NotEmptyError, writeProject } from '../init/write-project.ts';
+
+const USAGE = `usage: kubeloop init <dir> [--name NAME] [--for <apiVersion>/<Kind>] [--owns <apiVersion>/<Kind>]...
+                     [--kubeloop-spec SPEC] [--force]
+
+Creates a function project in <dir>: src/index.ts (the reconcile function), test/, fixtures/, Dockerfile,
+loop.yaml, values.yaml (for the kubeloop chart), package.json, tsconfig.json, README.md. Then:
+  cd <dir> && npm install && npm test
+
+  --name NAME            function name, a DNS label (default: the folder's name)
+  --for APIVERSION/KIND  the kind it reconciles (default v1/ConfigMap), e.g. apps/v1/Deployment
+  --owns APIVERSION/KIND a kind it creates and owns; repeat or separate with commas
+  --kubeloop-spec SPEC   the kubeloop dependency in package.json (default ^<this version>), e.g. a tarball path
+  --force                write into a folder that is not empty, overwriting the generated files`;
+
+interface OwnPackage {
+  version: string;
+  dependencies: Record<string, string>;
+  devDependencies?: Record<string, string>;
+}
+
+/** The tool versions this kubeloop is built with, so the new project installs what was tested together. */
+function toolVersions(pkg: OwnPackage): ToolVersions {
+  return {
+    typescript: pkg.devDependencies?.typescript ?? '^5.9.3',
+    tsx: pkg.dependencies.tsx ?? '^4.23.15',
+    typesNode: pkg.devDependencies?.['@types/node'] ?? '^20.19.43',
+  };
+}
+
+export async function run(argv: string[]): Promise<number> {
+  const parsed = parseCommandArgs(
+    'init',
+    argv,
+    { name: { type: 'string' }, for: { type: 'string' }, owns: { type: 'string', multiple: true }, 'kubeloop-spec': { type: 'string' }, force: { type: 'boolean' } },
+    USAGE,
+  );
+  if (parsed.exitCode !== undefined) return parsed.exitCode;
+  const { values, positionals } = parsed;
+  if (positionals.length !== 1 || !positionals[0]) {
+    console.error(`kubeloop init: give exactly one folder\n\n${USAGE}`);
+    return 2;
+  }
+  const dir = resolve(positionals[0]);
+  const pkg = JSON.parse(readFileSync(join(packageRoot(), 'package.json'), 'utf8')) as OwnPackage;
+  let options;
+  try {
+    options = readProjectOptions(
+      { dir, ...(values.name ? { name: values.name } : {}), ...(values.for ? { for: values.for } : {}), owns: values.owns ?? [], ...(values['kubeloop-spec'] ? { kubeloopSpec: values['kubeloop-spec'] } : {}) },
+      pkg.version,
+    );
+  } catch (error) {
+    console.error(`kubeloop init: ${(error as Error).message}`);
+    return 2;
+  }
+  const template = PROJECT_TEMPLATES.function;
+  if (!template) throw new Error('the function project template is missing');
+  const files = template(options, toolVersions(pkg));
+  try {
+    await writeProject(dir, files, values.force === true);
+  } catch (error) {
+    if (!(error instanceof NotEmptyError)) throw error;
+    console.error(`kubeloop init: ${error.message}`);
+    return 2;
+  }
+  const shown = relative(process.cwd(), dir) || '.';
+  console.log(`created ${options.name}: a function for ${options.for.kind} (${options.for.apiVersion}) in ${shown}`);
+  for (const file of files) console.log(`  ${file.path}`);
+  console.log(`\nnext:\n  cd ${shown}\n  npm install\n  npm test                 # unit tests + the recorded fixture over HTTP\n  npm start                # serve it on :8080\n  npx kubeloop dev --function ./src/index.ts --loop loop.yaml   # on a local cluster with the router`);
+  return 0;
+}

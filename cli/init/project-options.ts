@@ -1,0 +1,61 @@
+// Options of `kubeloop init`: the project's name, the kind it reconciles and the kinds it owns, checked
+// up front so a typo is a usage error instead of a project whose Loop the API server refuses.
+import { basename } from 'node:path';
+import type { KindRef } from '../../api/meta.ts';
+import { childrenKey } from '../../lib/contract/children-key.ts';
+
+export interface ProjectOptions {
+  /** Function name: a DNS label, used for the package, the Loop, the image and the chart entry. */
+  name: string;
+  for: KindRef;
+  owns: KindRef[];
+  /** The kubeloop dependency of the generated package.json ("^0.1.0", "file:../kubeloop-0.1.0.tgz"). */
+  kubeloopSpec: string;
+}
+
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+const VERSION = /^v[1-9][0-9]*((alpha|beta)[1-9][0-9]*)?$/;
+const KIND = /^[A-Z][A-Za-z0-9]*$/;
+
+/** "v1/ConfigMap", "apps/v1/Deployment", "example.com/v1alpha1/Widget" -> { apiVersion, kind }. */
+export function parseKindRef(text: string, flag: string): KindRef {
+  const parts = text.split('/');
+  const kind = parts.pop() ?? '';
+  const version = parts.pop() ?? '';
+  const group = parts.join('/');
+  const problem = !KIND.test(kind)
+    ? `"${kind}" is not a Kind (CamelCase, e.g. ConfigMap)`
+    : !VERSION.test(version)
+      ? `"${version}" is not an API version (v1, v1beta1, v1alpha1)`
+      : group !== '' && !DNS_SUBDOMAIN.test(group)
+        ? `"${group}" is not an API group (a DNS subdomain, e.g. apps or example.com)`
+        : undefined;
+  if (problem) throw new Error(`${flag} "${text}": ${problem}; want <apiVersion>/<Kind>, e.g. v1/ConfigMap or apps/v1/Deployment`);
+  return { apiVersion: group === '' ? version : `${group}/${version}`, kind };
+}
+
+export interface RawInitOptions {
+  dir: string;
+  name?: string;
+  for?: string;
+  owns?: string[];
+  kubeloopSpec?: string;
+}
+
+export function readProjectOptions(raw: RawInitOptions, kubeloopVersion: string): ProjectOptions {
+  const name = raw.name ?? basename(raw.dir);
+  if (!DNS_LABEL.test(name) || name.length > 50) {
+    throw new Error(`--name "${name}": want a DNS label of at most 50 characters (lower-case letters, digits, '-'); it names the Loop, the image and the chart entry`);
+  }
+  const owns = (raw.owns ?? []).flatMap((entry) => entry.split(',')).filter((entry) => entry.trim() !== '').map((entry) => parseKindRef(entry.trim(), '--owns'));
+  const keys = owns.map((ref) => childrenKey(ref.apiVersion, ref.kind));
+  const repeated = keys.find((key, index) => keys.indexOf(key) !== index);
+  if (repeated) throw new Error(`--owns names ${repeated} twice`);
+  return {
+    name,
+    for: parseKindRef(raw.for ?? 'v1/ConfigMap', '--for'),
+    owns,
+    kubeloopSpec: raw.kubeloopSpec ?? `^${kubeloopVersion}`,
+  };
+}

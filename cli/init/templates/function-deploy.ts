@@ -1,0 +1,158 @@
+// `kubeloop init` function project, the packaging half: package.json, tsconfig, Dockerfile, the Loop, a
+// Helm values snippet for the kubeloop chart and a README with the few commands from here to a cluster.
+import { stringify } from 'yaml';
+import type { ProjectOptions } from '../project-options.ts';
+import type { ProjectFile } from './project-file.ts';
+
+/** Versions of the generated project's tools: the ones this kubeloop is built and tested with. */
+export interface ToolVersions {
+  typescript: string;
+  tsx: string;
+  typesNode: string;
+}
+
+function packageJson(options: ProjectOptions, tools: ToolVersions): string {
+  const pkg = {
+    name: options.name,
+    version: '0.1.0',
+    private: true,
+    type: 'module',
+    scripts: {
+      test: 'tsc --noEmit && node --import tsx --test test/*.test.ts',
+      start: 'kubeloop function ./src/index.ts',
+      replay: 'kubeloop replay fixtures --function ./src/index.ts',
+      build: 'tsc -p tsconfig.build.json',
+    },
+    dependencies: { kubeloop: options.kubeloopSpec },
+    devDependencies: { '@types/node': tools.typesNode, tsx: tools.tsx, typescript: tools.typescript },
+  };
+  return `${JSON.stringify(pkg, null, 2)}\n`;
+}
+
+const TSCONFIG = `{
+  "compilerOptions": {
+    "target": "ES2022",
+    "module": "NodeNext",
+    "moduleResolution": "NodeNext",
+    "lib": ["ES2023"],
+    "types": ["node"],
+    "strict": true,
+    "noUncheckedIndexedAccess": true,
+    "skipLibCheck": true,
+    "allowImportingTsExtensions": true,
+    "rewriteRelativeImportExtensions": true,
+    "verbatimModuleSyntax": true,
+    "noEmit": true
+  },
+  "include": ["src", "test"]
+}
+`;
+
+const TSCONFIG_BUILD = `{
+  "extends": "./tsconfig.json",
+  "compilerOptions": { "noEmit": false, "rootDir": "src", "outDir": "dist" },
+  "include": ["src"]
+}
+`;
+
+const DOCKERFILE = `# syntax=docker/dockerfile:1
+# The function's image: compiled JavaScript on distroless Node.js, non-root, served by \`kubeloop function\`.
+#   docker build -t <registry>/<repository>:<tag> .
+ARG NODE_MAJOR=20
+
+FROM node:\${NODE_MAJOR}-bookworm-slim AS build
+WORKDIR /src
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund
+COPY tsconfig.json tsconfig.build.json ./
+COPY src ./src
+RUN npm run build && npm prune --omit=dev --no-audit --no-fund
+
+FROM gcr.io/distroless/nodejs\${NODE_MAJOR}-debian12:nonroot
+WORKDIR /app
+ENV NODE_ENV=production
+COPY --from=build /src/package.json ./package.json
+COPY --from=build /src/node_modules ./node_modules
+COPY --from=build /src/dist ./dist
+USER 65532:65532
+EXPOSE 8080
+# The chart appends --port and --drain-delay-seconds; PORT and KUBELOOP_LOG_LEVEL work too.
+ENTRYPOINT ["/nodejs/bin/node", "node_modules/kubeloop/cli/bin.js", "function", "dist/index.js"]
+`;
+
+function loopSpec(options: ProjectOptions): Record<string, unknown> {
+  return { for: options.for, ...(options.owns.length > 0 ? { owns: options.owns } : {}) };
+}
+
+function loopYaml(options: ProjectOptions): string {
+  const loop = {
+    apiVersion: 'kubeloop.dev/v1alpha1',
+    kind: 'Loop',
+    metadata: { name: options.name },
+    spec: { ...loopSpec(options), function: { url: `http://${options.name}.kubeloop-system.svc:8080/reconcile`, timeoutSeconds: 5 } },
+  };
+  return `# The Loop binds ${options.for.kind} to this function. \`kubeloop dev --function ./src/index.ts --loop loop.yaml\`
+# points it at the local process; installed with the chart, values.yaml renders it instead.
+${stringify(loop)}`;
+}
+
+function valuesYaml(options: ProjectOptions): string {
+  const values = {
+    functions: {
+      [options.name]: {
+        image: { registry: 'ghcr.io/your-org', repository: options.name, tag: '0.1.0' },
+        loop: loopSpec(options),
+      },
+    },
+  };
+  return `# Values for the kubeloop chart that add ${options.name} (a Deployment, a Service and its Loop):
+#   helm upgrade --install kubeloop node_modules/kubeloop/charts/kubeloop -n kubeloop-system --create-namespace -f values.yaml
+# Add \`seeds: { enabled: false }\` to install without the four example functions and their CRDs.
+${stringify(values)}`;
+}
+
+function readme(options: ProjectOptions): string {
+  const { kind, apiVersion } = options.for;
+  return `# ${options.name}
+
+A [kubeloop](https://github.com/kubeloop/kubeloop) reconcile function for \`${kind}\` (\`${apiVersion}\`)${options.owns.length > 0 ? `, owning ${options.owns.map((r) => `\`${r.kind}\``).join(', ')}` : ''}.
+It is a pure \`(request) => response\` in \`src/index.ts\`: the kubeloop router watches, calls it over HTTP and
+applies the actions it returns. It needs no Kubernetes client and no credentials.
+
+| command | what it does |
+| --- | --- |
+| \`npm test\` | type-checks, runs \`test/\` (unit tests and the fixtures replayed over HTTP) |
+| \`npm start\` | serves the function on http://localhost:8080 (\`kubeloop function ./src/index.ts\`) |
+| \`npm run replay\` | replays \`fixtures/*.json\`; \`npx kubeloop replay fixtures --function ./src/index.ts --update\` re-records them after a deliberate change |
+| \`npx kubeloop render object.yaml --function ./src/index.ts\` | prints the actions for an object and the object after them |
+| \`npx kubeloop dev --function ./src/index.ts --loop loop.yaml\` | runs it on a local cluster with the router, reloading on save |
+
+## Deploy
+
+\`\`\`sh
+docker build -t ghcr.io/your-org/${options.name}:0.1.0 . && docker push ghcr.io/your-org/${options.name}:0.1.0
+# edit values.yaml (image registry, repository, tag), then:
+helm upgrade --install kubeloop node_modules/kubeloop/charts/kubeloop -n kubeloop-system --create-namespace -f values.yaml
+\`\`\`
+
+The chart runs the image as a Deployment and Service and renders the Loop from \`values.yaml\`; the router's
+RBAC follows the Loop. \`loop.yaml\` is the same Loop for \`kubectl apply\` or \`kubeloop dev\`.
+`;
+}
+
+const GITIGNORE = 'node_modules/\ndist/\n';
+const DOCKERIGNORE = 'node_modules\ndist\ntest\nfixtures\n';
+
+export function functionDeployFiles(options: ProjectOptions, tools: ToolVersions): ProjectFile[] {
+  return [
+    { path: 'package.json', content: packageJson(options, tools) },
+    { path: 'tsconfig.json', content: TSCONFIG },
+    { path: 'tsconfig.build.json', content: TSCONFIG_BUILD },
+    { path: 'Dockerfile', content: DOCKERFILE },
+    { path: 'loop.yaml', content: loopYaml(options) },
+    { path: 'values.yaml', content: valuesYaml(options) },
+    { path: 'README.md', content: readme(options) },
+    { path: '.gitignore', content: GITIGNORE },
+    { path: '.dockerignore', content: DOCKERIGNORE },
+  ];
+}

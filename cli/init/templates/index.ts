@@ -1,0 +1,14 @@
+// The projects `kubeloop init` can write, one template per kind of project (a reconcile function today;
+// an admission webhook project would be a second entry).
+import type { ProjectOptions } from '../project-options.ts';
+import { functionCodeFiles } from './function-code.ts';
+import { functionDeployFiles, type ToolVersions } from './function-deploy.ts';
+import type { ProjectFile } from './project-file.ts';
+
+export type { ProjectFile, ToolVersions };
+
+export type ProjectTemplate = (options: ProjectOptions, tools: ToolVersions) => ProjectFile[];
+
+export const PROJECT_TEMPLATES: Record<string, ProjectTemplate> = {
+  function: (options, tools) => [...functionCodeFiles(options), ...functionDeployFiles(options, tools)],
+};

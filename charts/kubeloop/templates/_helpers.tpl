@@ -81,12 +81,44 @@ imagePullSecrets:
 {{- printf "%s-%s" (include "kubeloop.fullname" .root) .name | trunc 56 | trimSuffix "-" -}}
 {{- end -}}
 
-{{/* The URL the Loop's router calls: the Service's port, or Knative's cluster-local address on port 80. */}}
+{{/* "true" when a function is rendered at all: enabled (the default), and not a seed while seeds are off. */}}
+{{- define "kubeloop.functionActive" -}}
+{{- $own := index .root.Values.functions .name -}}
+{{- if and (ne (toString (index $own "enabled")) "false") (or (not (index $own "seed")) .root.Values.seeds.enabled) -}}true{{- end -}}
+{{- end -}}
+
+{{/* A function's image: its own registry/repository/tag/digest, registry and tag defaulting to the chart's. */}}
+{{- define "kubeloop.functionImage" -}}
+{{- $image := .fn.image | default dict -}}
+{{- $ref := printf "%s/%s" ($image.registry | default .root.Values.image.registry) $image.repository -}}
+{{- if $image.digest -}}
+{{- printf "%s@%s" $ref $image.digest -}}
+{{- else -}}
+{{- printf "%s:%s" $ref (toString ($image.tag | default .root.Values.image.tag | default .root.Chart.AppVersion)) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* loopAdmission.allowedHosts plus the host of every active function's own url (the values that name a
+function elsewhere also allow it), as a JSON list. */}}
+{{- define "kubeloop.allowedFunctionHosts" -}}
+{{- $hosts := .Values.loopAdmission.allowedHosts | default list -}}
+{{- range $name := keys .Values.functions | sortAlpha -}}
+{{- $fn := include "kubeloop.functionConfig" (dict "root" $ "name" $name) | fromYaml -}}
+{{- if and (include "kubeloop.functionActive" (dict "root" $ "name" $name)) $fn.url -}}
+{{- $hosts = append $hosts (urlParse $fn.url).hostname -}}
+{{- end -}}
+{{- end -}}
+{{- toJson ($hosts | uniq) -}}
+{{- end -}}
+
+{{/* The URL the Loop's router calls: the function's own url, the Service's port, or Knative's cluster-local address on port 80. */}}
 {{- define "kubeloop.functionURL" -}}
 {{- $fn := include "kubeloop.functionConfig" . | fromYaml -}}
 {{- $name := include "kubeloop.functionName" . -}}
-{{- if eq $fn.runtime "knative" -}}
-{{- printf "http://%s.%s.svc.cluster.local%s" $name .root.Release.Namespace $fn.path -}}
+{{- if $fn.url -}}
+{{- $fn.url -}}
+{{- else if eq $fn.runtime "knative" -}}
+{{- printf "http://%s.%s.svc.%s%s" $name .root.Release.Namespace .root.Values.clusterDomain $fn.path -}}
 {{- else -}}
 {{- printf "http://%s.%s.svc:%v%s" $name .root.Release.Namespace $fn.port $fn.path -}}
 {{- end -}}

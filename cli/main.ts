@@ -5,7 +5,8 @@ import { fileURLToPath } from 'node:url';
 const COMMANDS: Record<string, string> = {
   init: 'create a function project (code, test, fixture, Dockerfile, Loop, chart values)',
   function: 'serve one reconcile function (built-in name or module) over HTTP',
-  replay: 'POST recorded requests at a function and compare the replies',
+  replay: 'POST recorded requests at a function and compare the replies (--update re-records)',
+  render: 'show the actions of a function for objects in files, and the objects after them',
   router: 'run the event router',
   webhook: 'run the admission webhook',
   certs: 'generate, inject, rotate or show webhook certificates',

@@ -35,9 +35,11 @@ describe('kubeloop init', () => {
     expect(loop.spec).toMatchObject({ for: { apiVersion: 'apps/v1', kind: 'Deployment' }, owns: [{ apiVersion: 'v1', kind: 'ConfigMap' }] });
     const values = parse(readFileSync(join(dir, 'values.yaml'), 'utf8')) as { functions: Record<string, { image: object; loop: object }> };
     expect(values.functions['widget-labeller']).toEqual({ image: { registry: 'ghcr.io/your-org', repository: 'widget-labeller', tag: '0.1.0' }, loop: { for: loop.spec.for, owns: loop.spec.owns } });
-    const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
-    const own = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as { version: string };
+    const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { dependencies: Record<string, string>; overrides?: Record<string, Record<string, string>> };
+    const own = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as { version: string; dependencies: Record<string, string> };
     expect(pkg.dependencies.kubeloop).toBe(`^${own.version}`);
+    // npm applies overrides only at the root: kubeloop's pin of client-node's undici is carried over, resolved.
+    expect(pkg.overrides?.['@kubernetes/client-node']?.undici).toBe(own.dependencies.undici);
   });
 
   it('writes a function that answers its own recorded fixture over HTTP', async () => {

@@ -25,6 +25,21 @@ interface OwnPackage {
   version: string;
   dependencies: Record<string, string>;
   devDependencies?: Record<string, string>;
+  overrides?: Record<string, unknown>;
+}
+
+/**
+ * kubeloop's overrides as a project depending on it needs them: npm honours overrides only in the root
+ * package, and "$undici" (a reference to kubeloop's own dependency) becomes that dependency's range.
+ * Today: @kubernetes/client-node's undici is held at kubeloop's (undici 8 needs a newer Node than 20).
+ */
+export function rootOverrides(overrides: Record<string, unknown> | undefined, dependencies: Record<string, string>): Record<string, unknown> {
+  const resolve = (value: unknown): unknown => {
+    if (typeof value === 'string' && value.startsWith('$')) return dependencies[value.slice(1)] ?? value;
+    if (typeof value === 'object' && value !== null) return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, resolve(v)]));
+    return value;
+  };
+  return resolve(overrides ?? {}) as Record<string, unknown>;
 }
 
 /** The tool versions this kubeloop is built with, so the new project installs what was tested together. */
@@ -33,6 +48,7 @@ function toolVersions(pkg: OwnPackage): ToolVersions {
     typescript: pkg.devDependencies?.typescript ?? '^5.9.3',
     tsx: pkg.dependencies.tsx ?? '^4.23.15',
     typesNode: pkg.devDependencies?.['@types/node'] ?? '^20.19.43',
+    overrides: rootOverrides(pkg.overrides, pkg.dependencies),
   };
 }
 

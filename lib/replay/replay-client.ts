@@ -1,6 +1,7 @@
-// POSTs a recorded request to a function over HTTP (plain JSON or either CloudEvents mode) and compares the reply.
+// POSTs a (recorded) request to a function over HTTP (plain JSON or either CloudEvents mode) and compares the reply.
 import { randomUUID } from 'node:crypto';
 import { request } from 'undici';
+import type { AdmissionResponse } from '../contract/admission-types.ts';
 import { CLOUDEVENT_TYPE, type ReconcileResponse } from '../contract/types.ts';
 import { compareResponses, type Difference } from './compare-responses.ts';
 import { isAdmissionFixture, responseValidatorFor, type Fixture } from './fixtures.ts';
@@ -22,11 +23,13 @@ export type ReplayResult =
   /** No comparable reply: connection failure, timeout, non-200, or a body that is not a ReconcileResponse. */
   | { outcome: 'error'; message: string };
 
-function encode(fixture: Fixture, mode: ReplayMode): { headers: Record<string, string>; body: string } {
-  const data = JSON.stringify(fixture.request);
+type AnyRequest = Fixture['request'];
+
+function encode(sent: AnyRequest, mode: ReplayMode): { headers: Record<string, string>; body: string } {
+  const data = JSON.stringify(sent);
   // Admission functions take plain JSON only (docs/admission.md).
-  if (mode === 'json' || isAdmissionFixture(fixture)) return { headers: { 'content-type': 'application/json' }, body: data };
-  const id = fixture.request.reconcileId ?? randomUUID();
+  if (mode === 'json' || sent.kind === 'AdmissionRequest') return { headers: { 'content-type': 'application/json' }, body: data };
+  const id = sent.reconcileId ?? randomUUID();
   if (mode === 'binary') {
     return {
       headers: { 'content-type': 'application/json', 'ce-specversion': '1.0', 'ce-id': id, 'ce-source': '/kubeloop/replay', 'ce-type': CLOUDEVENT_TYPE },
@@ -39,9 +42,13 @@ function encode(fixture: Fixture, mode: ReplayMode): { headers: Record<string, s
   };
 }
 
-export async function replayFixture(fixture: Fixture, options: ReplayOptions): Promise<ReplayResult> {
+/** A reply that is a valid response for the request's side of the contract, or why there is none. */
+export type CallResult = { ok: true; response: ReconcileResponse | AdmissionResponse } | { ok: false; message: string };
+
+/** POSTs one ReconcileRequest (or AdmissionRequest) to a function and checks the reply against the contract. */
+export async function callFunction(sent: AnyRequest, options: ReplayOptions): Promise<CallResult> {
   const mode = options.mode ?? 'json';
-  const { headers, body } = encode(fixture, mode);
+  const { headers, body } = encode(sent, mode);
   const timeout = options.timeoutMs ?? 10_000;
   let status: number;
   let text: string;
@@ -50,20 +57,26 @@ export async function replayFixture(fixture: Fixture, options: ReplayOptions): P
     status = reply.statusCode;
     text = await reply.body.text();
   } catch (error) {
-    return { outcome: 'error', message: `POST ${options.url} failed: ${(error as Error).message}` };
+    return { ok: false, message: `POST ${options.url} failed: ${(error as Error).message}` };
   }
-  if (status !== 200) return { outcome: 'error', message: `HTTP ${status}: ${text.slice(0, 500)}` };
+  if (status !== 200) return { ok: false, message: `HTTP ${status}: ${text.slice(0, 500)}` };
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
   } catch {
-    return { outcome: 'error', message: `reply is not JSON: ${text.slice(0, 200)}` };
+    return { ok: false, message: `reply is not JSON: ${text.slice(0, 200)}` };
   }
-  const admission = isAdmissionFixture(fixture);
+  const admission = sent.kind === 'AdmissionRequest';
   if (mode === 'structured' && !admission) parsed = (parsed as { data?: unknown } | null)?.data;
-  const checked = responseValidatorFor(fixture.request)(parsed);
-  if (!checked.ok) return { outcome: 'error', message: `reply is not a valid ${admission ? 'AdmissionResponse' : 'ReconcileResponse'}: ${checked.errors.join('; ')}` };
+  const checked = responseValidatorFor(sent)(parsed);
+  if (!checked.ok) return { ok: false, message: `reply is not a valid ${admission ? 'AdmissionResponse' : 'ReconcileResponse'}: ${checked.errors.join('; ')}` };
+  return { ok: true, response: checked.value };
+}
+
+export async function replayFixture(fixture: Fixture, options: ReplayOptions): Promise<ReplayResult> {
+  const reply = await callFunction(fixture.request, options);
+  if (!reply.ok) return { outcome: 'error', message: reply.message };
   // A JSON patch is applied in order and warnings are shown in order: an admission reply compares exactly.
-  const differences = admission ? diffJson(fixture.response, checked.value) : compareResponses(fixture.response, checked.value as ReconcileResponse);
-  return differences.length === 0 ? { outcome: 'pass' } : { outcome: 'mismatch', differences, actual: checked.value };
+  const differences = isAdmissionFixture(fixture) ? diffJson(fixture.response, reply.response) : compareResponses(fixture.response, reply.response as ReconcileResponse);
+  return differences.length === 0 ? { outcome: 'pass' } : { outcome: 'mismatch', differences, actual: reply.response };
 }

@@ -9,6 +9,8 @@ export interface ToolVersions {
   typescript: string;
   tsx: string;
   typesNode: string;
+  /** kubeloop's own npm overrides with $references resolved: npm applies overrides only at the root. */
+  overrides: Record<string, unknown>;
 }
 
 function packageJson(options: ProjectOptions, tools: ToolVersions): string {
@@ -25,6 +27,7 @@ function packageJson(options: ProjectOptions, tools: ToolVersions): string {
     },
     dependencies: { kubeloop: options.kubeloopSpec },
     devDependencies: { '@types/node': tools.typesNode, tsx: tools.tsx, typescript: tools.typescript },
+    ...(Object.keys(tools.overrides).length > 0 ? { overrides: tools.overrides } : {}),
   };
   return `${JSON.stringify(pkg, null, 2)}\n`;
 }

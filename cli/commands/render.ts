@@ -1,0 +1,126 @@
+// `kubeloop render <object.yaml> (--function <module> | --to <url>)`: calls a function with an object (and
+// its children) from files and prints the actions and the objects as they would look after them, without a
+// cluster and without a recorded response (like `crossplane render`).
+import { readFileSync } from 'node:fs';
+import { parseDocument, stringify } from 'yaml';
+import type { KindRef } from '../../api/meta.ts';
+import { childrenKey } from '../../lib/contract/children-key.ts';
+import type { KubeObject, ReconcileRequest, TriggerType } from '../../lib/contract/types.ts';
+import { validateReconcileRequest } from '../../lib/contract/validate.ts';
+import { callFunction } from '../../lib/replay/replay-client.ts';
+import { serveForTest, type TestServer } from '../../lib/testing/serve.ts';
+import { parseCommandArgs } from '../command-args.ts';
+import { FunctionModuleError, loadFunctionByNameOrPath } from '../function-module.ts';
+import { applyLocally } from '../render/apply-locally.ts';
+import { InputError, readObjects } from '../render/read-objects.ts';
+
+const USAGE = `usage: kubeloop render <object.yaml> (--function <name|module> | --to <url>) [--children FILE]...
+                       [--loop loop.yaml] [--trigger ADDED] [--now 2026-01-01T00:00:00Z] [--output yaml|json]
+
+Sends the object in <object.yaml> (the primary) and the objects in --children files to the function, as the
+router would, and prints its actions, the events, and every object the actions touch as it would look after
+them (patches and status applied locally). Nothing is read from or written to a cluster.
+  --function MODULE  serve this module (default export defineFunction(...)) or built-in name in-process
+  --to URL           call a running function instead
+  --children FILE    owned objects (YAML or JSON, several documents or a List); repeatable
+  --loop FILE        the Loop: its name, and an empty children list for every kind it owns
+Exit code: 0 rendered, 1 the function failed or an action would fail, 2 bad usage or input.`;
+
+const TRIGGERS: TriggerType[] = ['ADDED', 'MODIFIED', 'DELETED', 'RESYNC', 'REQUEUE', 'CHILD'];
+
+function readLoop(file: string): { name: string; owns: KindRef[] } {
+  const doc = parseDocument(readFileSync(file, 'utf8'));
+  if (doc.errors[0]) throw new InputError(`${file}: not valid YAML: ${doc.errors[0].message.split('\n')[0]}`);
+  const loop = doc.toJS() as { kind?: string; metadata?: { name?: string }; spec?: { owns?: KindRef[] } } | null;
+  if (loop?.kind !== 'Loop' || !loop.metadata?.name) throw new InputError(`${file}: want a Loop (kind: Loop with metadata.name)`);
+  return { name: loop.metadata.name, owns: loop.spec?.owns ?? [] };
+}
+
+export function buildRenderRequest(primary: KubeObject, children: KubeObject[], options: { loop?: { name: string; owns: KindRef[] }; trigger: TriggerType; now: string }): ReconcileRequest {
+  const grouped: Record<string, KubeObject[]> = {};
+  for (const ref of options.loop?.owns ?? []) grouped[childrenKey(ref.apiVersion, ref.kind)] = [];
+  for (const child of children) (grouped[childrenKey(child.apiVersion ?? '', child.kind ?? '')] ??= []).push(child);
+  return {
+    apiVersion: 'kubeloop.dev/v1',
+    kind: 'ReconcileRequest',
+    loop: options.loop?.name ?? 'render',
+    reconcileId: 'kubeloop-render',
+    trigger: { type: options.trigger },
+    object: primary,
+    children: grouped,
+    ...(primary.metadata?.deletionTimestamp ? { finalizing: true } : {}),
+    now: options.now,
+  };
+}
+
+export async function run(argv: string[]): Promise<number> {
+  const parsed = parseCommandArgs(
+    'render',
+    argv,
+    { function: { type: 'string' }, to: { type: 'string' }, children: { type: 'string', multiple: true }, loop: { type: 'string' }, trigger: { type: 'string' }, now: { type: 'string' }, output: { type: 'string', short: 'o' } },
+    USAGE,
+  );
+  if (parsed.exitCode !== undefined) return parsed.exitCode;
+  const { values, positionals } = parsed;
+  const trigger = (values.trigger ?? 'MODIFIED') as TriggerType;
+  const now = values.now ?? new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+  const output = values.output ?? 'yaml';
+  const problems = [
+    positionals.length !== 1 && 'give exactly one object file (the primary)',
+    !values.function === !values.to && 'give either --function <module> or --to <url>',
+    values.to && !/^https?:\/\//.test(values.to) && `--to: "${values.to}" is not an http(s) URL`,
+    !TRIGGERS.includes(trigger) && `--trigger: "${trigger}" is not one of ${TRIGGERS.join(', ')}`,
+    Number.isNaN(Date.parse(now)) && `--now: "${now}" is not an RFC 3339 time`,
+    !['yaml', 'json'].includes(output) && `--output: "${output}" is not yaml or json`,
+  ].filter((p): p is string => typeof p === 'string');
+  if (problems.length > 0) {
+    console.error(`kubeloop render: ${problems.join('; ')}\n\n${USAGE}`);
+    return 2;
+  }
+
+  let request: ReconcileRequest;
+  try {
+    const primaries = readObjects(positionals[0] ?? '');
+    if (primaries.length !== 1 || !primaries[0]) throw new InputError(`${positionals[0]}: want exactly one object (the primary), found ${primaries.length}; pass the others with --children`);
+    const children = (values.children ?? []).flatMap((file) => readObjects(file));
+    request = buildRenderRequest(primaries[0], children, { ...(values.loop ? { loop: readLoop(values.loop) } : {}), trigger, now });
+    const checked = validateReconcileRequest(request);
+    if (!checked.ok) throw new InputError(`the request built from these files is not valid: ${checked.errors.join('; ')}`);
+  } catch (error) {
+    if (!(error instanceof InputError) && (error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    console.error(`kubeloop render: ${(error as Error).message}`);
+    return 2;
+  }
+
+  let server: TestServer | undefined;
+  try {
+    if (values.function) server = await serveForTest(await loadFunctionByNameOrPath(values.function));
+  } catch (error) {
+    if (!(error instanceof FunctionModuleError)) throw error;
+    console.error(`kubeloop render: --function: ${error.message}`);
+    return 2;
+  }
+  try {
+    const reply = await callFunction(request, { url: values.to ?? `${server?.url ?? ''}/` });
+    if (!reply.ok) {
+      console.error(`kubeloop render: the function failed: ${reply.message}`);
+      return 1;
+    }
+    const rendered = applyLocally(request, reply.response);
+    if (output === 'json') {
+      console.log(JSON.stringify({ response: reply.response, ...rendered }, null, 2));
+    } else {
+      const comments = [
+        `# ${reply.response.actions.length} action(s) from the function; objects after them follow`,
+        ...rendered.events.map((e) => `# event ${e.type} ${e.reason}: ${e.message}`),
+        ...rendered.deleted.map((d) => `# deleted ${d}`),
+        ...rendered.problems.map((p) => `# PROBLEM ${p}`),
+      ];
+      console.log([`${comments.join('\n')}\n${stringify(reply.response)}`, ...rendered.objects.map((o) => stringify(o))].join('---\n'));
+    }
+    if (rendered.problems.length > 0) console.error(`kubeloop render: ${rendered.problems.length} action(s) would fail:\n  ${rendered.problems.join('\n  ')}`);
+    return rendered.problems.length > 0 || reply.response.error ? 1 : 0;
+  } finally {
+    await server?.close();
+  }
+}

@@ -1,0 +1,113 @@
+// The out-of-repo path, from a packed tarball in an empty folder outside the repository: `kubeloop init`
+// (through npx, as a user would), `npm install`, the scaffold's `npm test`, `kubeloop function ./src/index.ts`
+// from the installed package, and the installed `kubeloop router` reconciling a real ConfigMap through it.
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { promisify } from 'node:util';
+import { CoreV1Api } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse, stringify } from 'yaml';
+import { KubeClient } from '../../lib/kube/kube-client.ts';
+import { eventually } from '../cluster/eventually.ts';
+import { setupClusterSuite, type ClusterSuite } from '../cluster/suite.ts';
+import { packTarball, type PackedTarball } from './package-tarball.ts';
+import { installCrds } from './router-harness.ts';
+
+const run = promisify(execFile);
+const NAME = 'cm-labeller';
+const LABEL = `${NAME}.example.com/reconciled`;
+
+let work = '';
+let app = '';
+let tarball: PackedTarball;
+let suite: ClusterSuite;
+const children: ChildProcess[] = [];
+const figures: string[] = [];
+
+async function timed<T>(what: string, step: () => Promise<T>): Promise<T> {
+  const started = performance.now();
+  const result = await step();
+  figures.push(`${what}: ${((performance.now() - started) / 1000).toFixed(1)}s`);
+  return result;
+}
+
+/** Runs the installed `kubeloop` (node_modules/kubeloop/cli/bin.js) and resolves with the first log line matching. */
+function startInstalled(args: string[], ready: (line: Record<string, unknown>) => boolean): Promise<Record<string, unknown>> {
+  const child = spawn(process.execPath, [join(app, 'node_modules', 'kubeloop', 'cli', 'bin.js'), ...args], { cwd: app, stdio: ['ignore', 'pipe', 'pipe'] });
+  children.push(child);
+  let stderr = '';
+  child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  return new Promise((resolve, reject) => {
+    createInterface({ input: child.stdout! }).on('line', (text) => {
+      let line: Record<string, unknown>;
+      try {
+        line = JSON.parse(text) as Record<string, unknown>;
+      } catch {
+        return;
+      }
+      if (ready(line)) resolve(line);
+    });
+    child.on('exit', (code) => reject(new Error(`kubeloop ${args[0]} exited ${code}: ${stderr}`)));
+  });
+}
+
+beforeAll(async () => {
+  work = await mkdtemp(join(tmpdir(), 'kubeloop-package-'));
+  app = join(work, NAME);
+  suite = await setupClusterSuite('package');
+  tarball = await timed('npm pack (build on prepack)', () => packTarball(work));
+  figures.push(`tarball: ${(tarball.bytes / 1024).toFixed(0)} KiB, ${tarball.files} files`);
+  // As `npx kubeloop init` would, with the package taken from the tarball instead of the registry.
+  await timed('npx kubeloop init', () =>
+    run('npx', ['--yes', `--package=${tarball.path}`, 'kubeloop', 'init', NAME, '--for', 'v1/ConfigMap', `--kubeloop-spec=file:${tarball.path}`], { cwd: work }),
+  );
+  await timed('npm install (tarball + scaffold dev dependencies)', () => run('npm', ['install', '--no-audit', '--no-fund'], { cwd: app }));
+});
+
+afterAll(async () => {
+  for (const child of children) child.kill('SIGTERM');
+  await suite?.cleanup();
+  if (work) await rm(work, { recursive: true, force: true });
+  console.log(`package e2e figures:\n  ${figures.join('\n  ')}`);
+});
+
+describe('kubeloop from a packed tarball, outside the repository', () => {
+  it("passes the scaffold's npm test right after init and install", async () => {
+    const { stdout } = await timed('scaffold npm test', () => run('npm', ['test'], { cwd: app }));
+    expect(stdout).toMatch(/# pass 4\n# fail 0/);
+  });
+
+  it("passes `kubeloop replay` of the scaffold's fixture", async () => {
+    const { stdout } = await run(process.execPath, [join(app, 'node_modules', 'kubeloop', 'cli', 'bin.js'), 'replay', 'fixtures', '--function', './src/index.ts'], { cwd: app });
+    expect(stdout).toContain('1 passed, 0 failed');
+  });
+
+  it('serves the scaffold with `kubeloop function ./src/index.ts` and a Loop reconciles a real ConfigMap through it', async () => {
+    const serving = await startInstalled(['function', './src/index.ts', '--port=0', '--host=127.0.0.1'], (line) => line.msg === `serving function ${NAME}`);
+    const url = String(serving.url);
+    // The generated Loop, pointed at the local process and limited to this suite's namespace.
+    const loop = parse(await readFile(join(app, 'loop.yaml'), 'utf8')) as { spec: { namespaces?: string[]; function: { url: string } } };
+    loop.spec.function.url = `${url}/reconcile`;
+    loop.spec.namespaces = [suite.namespace];
+    await writeFile(join(app, 'loops.local.yaml'), stringify(loop));
+    const client = await KubeClient.fromKubeConfig(suite.kubeConfig);
+    try {
+      await installCrds(client, ['loops.kubeloop.dev.yaml']);
+    } finally {
+      await client.close();
+    }
+    await startInstalled(['router', `--kubeconfig=${suite.kubeconfigPath}`, '--loops=loops.local.yaml', '--port=0', '--host=127.0.0.1', '--log-level=info'], (line) => line.msg === 'router started');
+
+    const core = suite.kubeConfig.makeApiClient(CoreV1Api);
+    await core.createNamespacedConfigMap({ namespace: suite.namespace, body: { metadata: { name: 'settings' }, data: { color: 'blue' } } });
+    await eventually(`ConfigMap settings labelled ${LABEL}=true`, async () => {
+      const live = await core.readNamespacedConfigMap({ name: 'settings', namespace: suite.namespace });
+      return live.metadata?.labels?.[LABEL] === 'true';
+    });
+    const events = await core.listNamespacedEvent({ namespace: suite.namespace, fieldSelector: 'involvedObject.name=settings' });
+    expect(events.items.map((e) => e.reason)).toContain('Reconciled');
+  });
+});

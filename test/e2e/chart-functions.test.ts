@@ -93,7 +93,7 @@ describe('values.schema.json for functions', () => {
     ['a function with neither image nor url', { functions: { lost: { loop: { for: { apiVersion: 'v1', kind: 'Pod' } } } } }, /\/functions\/lost': missing property 'image'/],
     ['an image without a repository', { functions: { x: { image: { tag: '1' }, loop: { for: { apiVersion: 'v1', kind: 'Pod' } } } } }, /\/functions\/x\/image': missing property 'repository'/],
     ['a url that is not http(s)', { functions: { x: { url: 'ftp://x', loop: { for: { apiVersion: 'v1', kind: 'Pod' } } } } }, /\/functions\/x\/url'/],
-    ['seeds.enabled that is not a boolean', { seeds: { enabled: 'no' } }, /\/seeds\/enabled'/],
+    ['seeds.enabled that is not a boolean', { seeds: { enabled: 'yes please' } }, /\/seeds\/enabled': got string, want boolean/],
   ];
   it.each(cases)('rejects %s, naming the setting', async (_what, values, message) => {
     const file = await valuesFile(values);

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { parse } from 'yaml';
+import { parse, parseAllDocuments } from 'yaml';
 import type { FunctionDefinition } from '../../lib/sdk/define-function.ts';
 import { describeFailures, replayFixtures } from '../../lib/testing/index.ts';
 import { captureCommand } from '../../test/http/capture-console.ts';
@@ -30,9 +30,20 @@ describe('kubeloop init', () => {
     for (const file of ['src/index.ts', 'test/index.test.ts', 'fixtures/labels-new-object.json', 'Dockerfile', 'loop.yaml', 'values.yaml', 'package.json', 'tsconfig.json', 'README.md']) {
       expect(existsSync(join(dir, file)), file).toBe(true);
     }
-    const loop = parse(readFileSync(join(dir, 'loop.yaml'), 'utf8')) as { metadata: { name: string }; spec: Record<string, unknown> };
+    const [loop, account, role] = parseAllDocuments(readFileSync(join(dir, 'loop.yaml'), 'utf8')).map((d) => d.toJS()) as [
+      { metadata: { name: string }; spec: Record<string, unknown> },
+      { kind: string; metadata: { name: string; namespace: string } },
+      { kind: string; rules: Array<{ apiGroups: string[]; resources: string[]; verbs: string[] }> },
+    ];
     expect(loop.metadata.name).toBe('widget-labeller');
-    expect(loop.spec).toMatchObject({ for: { apiVersion: 'apps/v1', kind: 'Deployment' }, owns: [{ apiVersion: 'v1', kind: 'ConfigMap' }] });
+    expect(loop.spec).toMatchObject({
+      for: { apiVersion: 'apps/v1', kind: 'Deployment' },
+      owns: [{ apiVersion: 'v1', kind: 'ConfigMap' }],
+      serviceAccount: { namespace: 'kubeloop-system', name: 'widget-labeller-loop' },
+    });
+    // The Loop's ServiceAccount ships with the rights on exactly its kinds.
+    expect(account).toMatchObject({ kind: 'ServiceAccount', metadata: { name: 'widget-labeller-loop', namespace: 'kubeloop-system' } });
+    expect(role.rules.map((r) => `${r.apiGroups.join()}/${r.resources.join()}`)).toEqual(['apps/deployments', 'apps/deployments/status,deployments/finalizers', '/configmaps', ',events.k8s.io/events']);
     const values = parse(readFileSync(join(dir, 'values.yaml'), 'utf8')) as { functions: Record<string, { image: object; loop: object }> };
     expect(values.functions['widget-labeller']).toEqual({ image: { registry: 'ghcr.io/your-org', repository: 'widget-labeller', tag: '0.1.0' }, loop: { for: loop.spec.for, owns: loop.spec.owns } });
     const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { dependencies: Record<string, string>; overrides?: Record<string, Record<string, string>> };

@@ -9,9 +9,10 @@ import { createInterface } from 'node:readline';
 import { promisify } from 'node:util';
 import { CoreV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parse, stringify } from 'yaml';
+import { parseAllDocuments, stringify } from 'yaml';
 import { KubeClient } from '../../lib/kube/kube-client.ts';
 import { eventually } from '../cluster/eventually.ts';
+import { createLoopServiceAccount } from '../cluster/loop-service-account.ts';
 import { setupClusterSuite, type ClusterSuite } from '../cluster/suite.ts';
 import { packTarball, type PackedTarball } from './package-tarball.ts';
 import { installCrds } from './router-harness.ts';
@@ -89,17 +90,21 @@ describe('kubeloop from a packed tarball, outside the repository', () => {
     const serving = await startInstalled(['function', './src/index.ts', '--port=0', '--host=127.0.0.1'], (line) => line.msg === `serving function ${NAME}`);
     const url = String(serving.url);
     // The generated Loop, pointed at the local process and limited to this suite's namespace.
-    const loop = parse(await readFile(join(app, 'loop.yaml'), 'utf8')) as { spec: { namespaces?: string[]; function: { url: string } } };
+    // and acting as a ServiceAccount of this namespace (the generated one lives in kubeloop-system).
+    const [loop] = parseAllDocuments(await readFile(join(app, 'loop.yaml'), 'utf8')).map((d) => d.toJS()) as Array<{ spec: Record<string, unknown> & { function: { url: string } } }>;
+    if (!loop) throw new Error('loop.yaml holds no Loop');
     loop.spec.function.url = `${url}/reconcile`;
     loop.spec.namespaces = [suite.namespace];
-    await writeFile(join(app, 'loops.local.yaml'), stringify(loop));
     const client = await KubeClient.fromKubeConfig(suite.kubeConfig);
     try {
       await installCrds(client, ['loops.kubeloop.dev.yaml']);
+      loop.spec.serviceAccount = await createLoopServiceAccount(client, { namespace: suite.namespace });
     } finally {
       await client.close();
     }
-    await startInstalled(['router', `--kubeconfig=${suite.kubeconfigPath}`, '--loops=loops.local.yaml', '--port=0', '--host=127.0.0.1', '--log-level=info'], (line) => line.msg === 'router started');
+    await writeFile(join(app, 'loops.local.yaml'), stringify(loop));
+    const routerArgs = ['router', `--kubeconfig=${suite.kubeconfigPath}`, '--loops=loops.local.yaml', '--allow-loopback-functions', '--port=0', '--host=127.0.0.1'];
+    await startInstalled(routerArgs, (line) => line.msg === 'router started');
 
     const core = suite.kubeConfig.makeApiClient(CoreV1Api);
     await core.createNamespacedConfigMap({ namespace: suite.namespace, body: { metadata: { name: 'settings' }, data: { color: 'blue' } } });

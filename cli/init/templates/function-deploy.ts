@@ -87,16 +87,53 @@ function loopSpec(options: ProjectOptions): Record<string, unknown> {
   return { for: options.for, ...(options.owns.length > 0 ? { owns: options.owns } : {}) };
 }
 
+/** The usual plural resource of a kind (as the chart derives it); irregular ones are fixed by hand in loop.yaml. */
+export function pluralOf(kind: string): string {
+  const lower = kind.toLowerCase();
+  if (/(s|x|ch|sh)$/.test(lower)) return `${lower}es`;
+  if (/[^aeiou]y$/.test(lower)) return `${lower.slice(0, -1)}ies`;
+  return `${lower}s`;
+}
+
+function apiGroupOf(apiVersion: string): string {
+  return apiVersion.includes('/') ? (apiVersion.split('/')[0] ?? '') : '';
+}
+
+/** The rights the router needs as the Loop's ServiceAccount: its kind (and status, finalizers), and what it owns. */
+function loopRules(options: ProjectOptions): Array<Record<string, unknown>> {
+  const primary = { apiGroups: [apiGroupOf(options.for.apiVersion)], plural: pluralOf(options.for.kind) };
+  return [
+    { apiGroups: primary.apiGroups, resources: [primary.plural], verbs: ['get', 'list', 'watch', 'patch', 'update'] },
+    { apiGroups: primary.apiGroups, resources: [`${primary.plural}/status`, `${primary.plural}/finalizers`], verbs: ['get', 'patch', 'update'] },
+    ...options.owns.map((ref) => ({ apiGroups: [apiGroupOf(ref.apiVersion)], resources: [pluralOf(ref.kind)], verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'] })),
+    { apiGroups: ['', 'events.k8s.io'], resources: ['events'], verbs: ['create', 'patch'] },
+  ];
+}
+
 function loopYaml(options: ProjectOptions): string {
+  const account = { namespace: 'kubeloop-system', name: `${options.name}-loop` };
   const loop = {
     apiVersion: 'kubeloop.dev/v1alpha1',
     kind: 'Loop',
     metadata: { name: options.name },
-    spec: { ...loopSpec(options), function: { url: `http://${options.name}.kubeloop-system.svc:8080/reconcile`, timeoutSeconds: 5 } },
+    spec: { ...loopSpec(options), serviceAccount: account, function: { url: `http://${options.name}.kubeloop-system.svc:8080/reconcile`, timeoutSeconds: 5 } },
   };
-  return `# The Loop binds ${options.for.kind} to this function. \`kubeloop dev --function ./src/index.ts --loop loop.yaml\`
-# points it at the local process; installed with the chart, values.yaml renders it instead.
-${stringify(loop)}`;
+  const serviceAccount = { apiVersion: 'v1', kind: 'ServiceAccount', metadata: account, automountServiceAccountToken: false };
+  const role = { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: account.name }, rules: loopRules(options) };
+  const binding = {
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'ClusterRoleBinding',
+    metadata: { name: account.name },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: account.name },
+    subjects: [{ kind: 'ServiceAccount', ...account }],
+  };
+  return `# The Loop binds ${options.for.kind} to this function; the router reads and writes for it as the ServiceAccount
+# below, which has exactly the rights the Loop needs. \`kubeloop dev --function ./src/index.ts --loop loop.yaml\`
+# points the Loop at the local process; installed with the chart, values.yaml renders all of this instead.
+${stringify(loop)}---
+${stringify(serviceAccount)}---
+${stringify(role)}---
+${stringify(binding)}`;
 }
 
 function valuesYaml(options: ProjectOptions): string {

@@ -26,9 +26,10 @@ beforeAll(async () => {
   const source = /```ts\n(\/\/ expose:[\s\S]*?)```/.exec(page)?.[1];
   if (!source) throw new Error('docs/writing-a-function.md no longer holds the expose function in a ```ts block');
   dir = await mkdtemp(join(tmpdir(), 'kubeloop-doc-'));
-  // The page imports the SDK relative to functions/expose/; point that at this checkout.
+  // The page imports the SDK from the package; point that at this checkout's source.
   const file = join(dir, 'index.ts');
-  await writeFile(file, source.replace("'../../lib/sdk/index.ts'", `'${join(REPO, 'lib', 'sdk', 'index.ts')}'`));
+  if (!source.includes("from 'kubeloop';")) throw new Error("the expose function no longer imports from 'kubeloop'");
+  await writeFile(file, source.replace("from 'kubeloop';", `from '${join(REPO, 'lib', 'sdk', 'index.ts')}';`));
   expose = ((await import(pathToFileURL(file).href)) as { default: FunctionDefinition }).default;
 });
 

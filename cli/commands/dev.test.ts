@@ -18,6 +18,16 @@ describe('kubeloop dev options', () => {
     });
   });
 
+  it('takes a user function and its Loop, with or without the seeds', () => {
+    const options = readDevOptions(['--function', 'functions/podset/index.ts', '--loop', 'samples/loops/podset.yaml', '--no-seeds'], out);
+    expect(options).toMatchObject({ seeds: false, userFunction: { module: expect.stringMatching(/^\/.*\/functions\/podset\/index\.ts$/), loop: expect.stringMatching(/^\/.*samples\/loops\/podset\.yaml$/) } });
+    expect(readDevOptions([], out).seeds).toBe(true);
+    expect(() => readDevOptions(['--function', 'functions/podset/index.ts'], out)).toThrow(/--function and --loop go together/);
+    expect(() => readDevOptions(['--no-seeds'], out)).toThrow(/--no-seeds needs --function and --loop/);
+    expect(() => readDevOptions(['--function', 'nowhere.ts', '--loop', 'samples/loops/podset.yaml'], out)).toThrow(/nowhere\.ts: no such file/);
+    expect(() => readDevOptions(['--function', 'functions/podset/index.ts', '--loop', 'no-loop.yaml'], out)).toThrow(/--loop: no-loop\.yaml: no such file/);
+  });
+
   it('names the bad setting', () => {
     expect(() => readDevOptions(['--status-interval-seconds', 'soon'], out)).toThrow(/--status-interval-seconds: "soon"/);
     expect(() => readDevOptions(['--namespace', 'Kube_Loop'], out)).toThrow(/--namespace: "Kube_Loop" is not a valid namespace name/);

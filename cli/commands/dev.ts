@@ -1,13 +1,16 @@
 // `kubeloop dev` (= `npm start`): the whole platform locally, on an embedded control plane or, with
 // --kubeconfig, on an existing cluster; Ctrl+C stops everything it started (see cli/dev/run-dev.ts).
+import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { pickSetting, settingNumber } from '../../lib/config/settings.ts';
 import { runDev, type DevOptions } from '../dev/run-dev.ts';
+import { resolveModuleFile } from '../function-module.ts';
 
 const USAGE = `usage: kubeloop dev [--kubeconfig FILE] [--no-webhook] [--no-samples] [--namespace kubeloop-system]
                     [--dir ~/.kubeloop/dev] [--status-interval-seconds 2]
+                    [--function MODULE --loop LOOP.yaml [--no-seeds]]
 
 Starts a local control plane (building its binaries on first use), installs the CRDs, starts the four
 functions, their Loops (URLs on 127.0.0.1), the router and the webhook (dev mode) as local processes,
@@ -18,7 +21,12 @@ applies samples/, prints what it started and kubectl commands to try, then a liv
   --no-samples                    do not apply samples/*.yaml
   --namespace NS                  kubeloop's namespace: the webhook's certificate Secret (default kubeloop-system)
   --dir DIR                       logs of the local processes in DIR/logs (default ~/.kubeloop/dev)
-  --status-interval-seconds N     live status refresh (default 2)`;
+  --status-interval-seconds N     live status refresh (default 2)
+  --function MODULE               also run your function (default export defineFunction(...); .ts or .js)
+                                  and reload it when a file in its folder changes: a new process starts,
+                                  the Loop is re-pointed, the old one finishes its calls and stops
+  --loop FILE                     the function's Loop (and its ServiceAccount and RBAC), e.g. from kubeloop init
+  --no-seeds                      run only your function: no seed functions, Loops or samples`;
 
 export function readDevOptions(argv: string[], out: DevOptions['out']): DevOptions {
   const { values, positionals } = parseArgs({
@@ -31,6 +39,9 @@ export function readDevOptions(argv: string[], out: DevOptions['out']): DevOptio
       namespace: { type: 'string' },
       dir: { type: 'string' },
       'status-interval-seconds': { type: 'string' },
+      function: { type: 'string' },
+      loop: { type: 'string' },
+      'no-seeds': { type: 'boolean' },
     },
   });
   if (positionals.length > 0) throw new Error(`unexpected arguments: ${positionals.join(' ')}\n${USAGE}`);
@@ -39,7 +50,12 @@ export function readDevOptions(argv: string[], out: DevOptions['out']): DevOptio
   const interval = settingNumber(pickSetting(values, {}, 'status-interval-seconds'), 2, 0.2, 3600);
   const namespace = values.namespace ?? 'kubeloop-system';
   if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(namespace)) throw new Error(`--namespace: "${namespace}" is not a valid namespace name`);
+  if (!values.function !== !values.loop) throw new Error(`--function and --loop go together\n${USAGE}`);
+  if (values['no-seeds'] && !values.function) throw new Error(`--no-seeds needs --function and --loop: there would be nothing to run\n${USAGE}`);
+  if (values.loop && !existsSync(values.loop)) throw new Error(`--loop: ${values.loop}: no such file`);
   return {
+    ...(values.function && values.loop ? { userFunction: { module: resolveModuleFile(values.function), loop: resolve(values.loop) } } : {}),
+    seeds: !values['no-seeds'],
     ...(values.kubeconfig ? { kubeconfig: resolve(values.kubeconfig) } : {}),
     dir: resolve(values.dir ?? join(homedir(), '.kubeloop', 'dev')),
     namespace,

@@ -1,6 +1,6 @@
 // Server-side apply of YAML manifests (CRDs, Loops, samples) through the shared Kubernetes client, so
 // `kubeloop dev` needs no kubectl against an existing cluster.
-import { readdir, readFile } from 'node:fs/promises';
+import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseAllDocuments } from 'yaml';
@@ -19,21 +19,26 @@ export interface Manifest {
 export async function readManifests(dir: string): Promise<Array<{ file: string; manifest: Manifest }>> {
   let files: string[];
   try {
+    // A single file (kubeloop dev --loop loop.yaml) reads as a folder holding only it.
+    if ((await stat(dir)).isFile()) return readManifestFile(dir);
     files = (await readdir(dir, { withFileTypes: true })).filter((e) => e.isFile() && /\.ya?ml$/.test(e.name)).map((e) => e.name).sort();
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
     throw error;
   }
   const out: Array<{ file: string; manifest: Manifest }> = [];
-  for (const name of files) {
-    const file = join(dir, name);
-    for (const doc of parseAllDocuments(await readFile(file, 'utf8'))) {
-      if (doc.errors.length > 0) throw new Error(`${file}: ${doc.errors.map((e) => e.message).join('; ')}`);
-      const manifest = doc.toJS() as Manifest | null;
-      if (manifest === null) continue;
-      if (!manifest.apiVersion || !manifest.kind || !manifest.metadata?.name) throw new Error(`${file}: a document lacks apiVersion, kind or metadata.name`);
-      out.push({ file, manifest });
-    }
+  for (const name of files) out.push(...(await readManifestFile(join(dir, name))));
+  return out;
+}
+
+async function readManifestFile(file: string): Promise<Array<{ file: string; manifest: Manifest }>> {
+  const out: Array<{ file: string; manifest: Manifest }> = [];
+  for (const doc of parseAllDocuments(await readFile(file, 'utf8'))) {
+    if (doc.errors.length > 0) throw new Error(`${file}: ${doc.errors.map((e) => e.message).join('; ')}`);
+    const manifest = doc.toJS() as Manifest | null;
+    if (manifest === null) continue;
+    if (!manifest.apiVersion || !manifest.kind || !manifest.metadata?.name) throw new Error(`${file}: a document lacks apiVersion, kind or metadata.name`);
+    out.push({ file, manifest });
   }
   return out;
 }

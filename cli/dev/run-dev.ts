@@ -14,6 +14,7 @@ import { loopRows, readLoopReadiness, readRouterMetrics, statusPrinter } from '.
 import { startLocalProcess, stopLocalProcesses, type LocalProcess } from './local-processes.ts';
 import type { MetricSample } from './prometheus-text.ts';
 import { progressReporter } from './progress.ts';
+import { startUserFunction, type UserFunction } from './user-function.ts';
 import { tryCommands } from './try-commands.ts';
 
 export interface DevOptions {
@@ -25,6 +26,10 @@ export interface DevOptions {
   namespace: string;
   webhook: boolean;
   samples: boolean;
+  /** Start the seed functions and their Loops (false: only the user's function). */
+  seeds: boolean;
+  /** A user's function module and its Loop file: served locally and reloaded on change. */
+  userFunction?: { module: string; loop: string };
   statusIntervalMs: number;
   out: { write(text: string): boolean; isTTY?: boolean; columns?: number };
 }
@@ -79,10 +84,12 @@ export async function runDev(options: DevOptions, signal: AbortSignal): Promise<
   let plane: ControlPlane | undefined;
   let client: KubeClient | undefined;
   let webhookRegistered = false;
+  let userFunction: (UserFunction & { loop: string }) | undefined;
 
   const stopAll = async (): Promise<void> => {
     say('stopping: router, webhook and functions, then the control plane ...');
     await stopLocalProcesses(started);
+    await userFunction?.stop();
     if (client && !plane) {
       // On an existing cluster, leave nothing pointing at the ports that just closed.
       if (webhookRegistered) await deleteIfPresent(client, `/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/${DEFAULT_CONFIGURATION_NAME}`).catch(() => {});
@@ -116,16 +123,22 @@ export async function runDev(options: DevOptions, signal: AbortSignal): Promise<
     await waitForCrdsEstablished(client, crds.map(({ manifest }) => manifest.metadata.name));
     say(`installed ${crds.length} CRDs: ${crds.map(({ manifest }) => manifest.metadata.name).join(', ')}`);
 
-    say(`starting ${Object.keys(functionRegistry).length} functions, the router${options.webhook ? ' and the webhook' : ''} (logs in ${logDir}) ...`);
+    const seedNames = options.seeds ? Object.keys(functionRegistry).sort() : [];
+    say(`starting ${seedNames.length + (options.userFunction ? 1 : 0)} functions, the router${options.webhook ? ' and the webhook' : ''} (logs in ${logDir}) ...`);
     const functions = new Map<string, LocalProcess>();
-    for (const name of Object.keys(functionRegistry).sort()) {
+    for (const name of seedNames) {
       if (signal.aborted) break;
       const fn = await startLocalProcess({ name: `function-${name}`, args: ['function', name], logDir });
       started.push(fn);
       functions.set(name, fn);
     }
 
-    appliedLoops.push(...(await applySampleLoops(client, discovery, (name) => functions.get(name)?.url, say)));
+    if (options.seeds) appliedLoops.push(...(await applySampleLoops(client, discovery, (name) => functions.get(name)?.url, say)));
+
+    if (options.userFunction && !signal.aborted) {
+      userFunction = await startUserFunctionWithLoop(client, discovery, options.userFunction, logDir, say);
+      appliedLoops.push(userFunction.loop);
+    }
 
     if (!signal.aborted) {
       // Dev mode: the functions listen on 127.0.0.1, which the router refuses outside it.
@@ -143,14 +156,15 @@ export async function runDev(options: DevOptions, signal: AbortSignal): Promise<
       webhookRegistered = true;
     }
 
-    const samples = options.samples ? await readManifests(join(REPO, 'samples')) : [];
+    const samples = options.samples && options.seeds ? await readManifests(join(REPO, 'samples')) : [];
     for (const { manifest } of samples) await applyManifest(client, discovery, manifest);
     // Ctrl+C during start-up: say nothing about a platform that is being stopped.
     if (signal.aborted) return 0;
 
     say('');
     say('kubeloop dev is running');
-    for (const p of started) say(`  ${p.name.padEnd(24)} ${p.url}  pid ${p.process.pid ?? '?'}  log ${p.process.logPath}`);
+    for (const p of [...started, ...(userFunction ? [userFunction.current()] : [])]) say(`  ${p.name.padEnd(24)} ${p.url}  pid ${p.process.pid ?? '?'}  log ${p.process.logPath}`);
+    if (options.userFunction) say(`  ${options.userFunction.module}: reloaded when a file in its folder changes (the cluster and the router keep running)`);
     say(`  Loops (function URLs on 127.0.0.1): ${appliedLoops.join(', ') || '(none)'}`);
     if (samples.length > 0) say(`  samples applied: ${samples.map(({ manifest }) => `${manifest.kind}/${manifest.metadata.name}`).join(', ')}`);
     if (options.webhook && options.kubeconfig) say('  note: the webhook is registered at https://127.0.0.1; only an API server on this machine can call it');
@@ -191,4 +205,29 @@ export async function runDev(options: DevOptions, signal: AbortSignal): Promise<
   } finally {
     await stopAll();
   }
+}
+
+/** The user's Loop file applied (its ServiceAccount and RBAC first), the Loop pointed at the local process. */
+async function startUserFunctionWithLoop(
+  client: KubeClient,
+  discovery: ResourceDiscovery,
+  spec: { module: string; loop: string },
+  logDir: string,
+  say: (line: string) => void,
+): Promise<UserFunction & { loop: string }> {
+  const manifests = (await readManifests(spec.loop)).map(({ manifest }) => manifest);
+  const loops = manifests.filter((m) => m.kind === 'Loop');
+  const [loop] = loops;
+  if (loops.length !== 1 || !loop) throw new Error(`--loop ${spec.loop}: want exactly one Loop, found ${loops.length}`);
+  for (const manifest of manifests.filter((m) => m.kind !== 'Loop')) {
+    if (manifest.metadata.namespace) await ensureNamespace(client, discovery, manifest.metadata.namespace);
+    await applyManifest(client, discovery, manifest);
+  }
+  const started = await startUserFunction({
+    module: spec.module,
+    logDir,
+    say,
+    pointLoopAt: async (url) => void (await applyManifest(client, discovery, localLoop(loop as LoopManifest, url))),
+  });
+  return { ...started, loop: loop.metadata.name };
 }

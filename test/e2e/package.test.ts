@@ -112,7 +112,10 @@ describe('kubeloop from a packed tarball, outside the repository', () => {
       const live = await core.readNamespacedConfigMap({ name: 'settings', namespace: suite.namespace });
       return live.metadata?.labels?.[LABEL] === 'true';
     });
-    const events = await core.listNamespacedEvent({ namespace: suite.namespace, fieldSelector: 'involvedObject.name=settings' });
-    expect(events.items.map((e) => e.reason)).toContain('Reconciled');
+    // The event action comes after the patch, and the router records events asynchronously.
+    await eventually('a Reconciled event on ConfigMap settings', async () => {
+      const events = await core.listNamespacedEvent({ namespace: suite.namespace, fieldSelector: 'involvedObject.name=settings' });
+      return events.items.some((e) => e.reason === 'Reconciled');
+    });
   });
 });

@@ -1,7 +1,7 @@
 // `kubeloop dev --function <module> --loop <loop.yaml> --no-seeds` with a project made by `kubeloop init`:
 // the user's function reconciles on the embedded cluster, an edit reloads it without restarting the cluster
 // or the router (the new version answers, the old process drained and exited 0), and Ctrl+C stops it all.
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,15 +9,15 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { run as init } from '../../cli/commands/init.ts';
 import { eventually } from '../cluster/eventually.ts';
+import { startDev, stopDev, type DevProcess } from './dev-process.ts';
 import { REPO_ROOT } from './production-bundle.ts';
 
 const execute = promisify(execFile);
 const kubectl = inject('clusterBinaries').kubectl;
 const LABEL = 'dev-fn.example.com/reconciled';
 
-let dev: ChildProcess;
+let dev: DevProcess | undefined;
 let output = '';
-let exited: Promise<number | string>;
 let workDir = '';
 let project = '';
 let kubeconfig = '';
@@ -44,26 +44,16 @@ beforeAll(async () => {
   // As if `npm install` had run: the project's import of the package points at this checkout.
   const source = await readFile(join(project, 'src', 'index.ts'), 'utf8');
   await writeFile(join(project, 'src', 'index.ts'), source.replace("from 'kubeloop'", `from ${JSON.stringify(join(REPO_ROOT, 'lib', 'sdk', 'index.ts'))}`));
-  dev = spawn(
-    process.execPath,
-    [join(REPO_ROOT, 'cli', 'bin.js'), 'dev', '--function', 'src/index.ts', '--loop', 'loop.yaml', '--no-seeds', '--no-webhook', '--dir', join(workDir, 'state'), '--status-interval-seconds', '1'],
-    { cwd: project, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, KUBELOOP_FROM_SOURCE: '1' } },
-  );
-  dev.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  dev.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  exited = new Promise((resolve) => dev.once('exit', (code, signal) => resolve(code ?? signal ?? 'unknown')));
-  await eventually('kubeloop dev to report it is running', async () => {
-    if (dev.exitCode !== null) throw new Error(`kubeloop dev exited with ${dev.exitCode}:\n${output}`);
-    return output.includes('kubeloop dev is running') && /^kubeconfig: (\S+)$/m.test(output);
-  }, 240_000);
-  kubeconfig = /^kubeconfig: (\S+)$/m.exec(output)?.[1] ?? '';
+  dev = await startDev(['--function', 'src/index.ts', '--loop', 'loop.yaml', '--no-seeds', '--no-webhook', '--dir', join(workDir, 'state'), '--status-interval-seconds', '1'], {
+    cwd: project,
+    env: { ...process.env, KUBELOOP_FROM_SOURCE: '1' },
+    onOutput: (text) => (output += text),
+  });
+  kubeconfig = dev.kubeconfig;
 }, 300_000);
 
 afterAll(async () => {
-  if (dev && dev.exitCode === null && dev.signalCode === null) {
-    dev.kill('SIGINT');
-    await exited;
-  }
+  await stopDev(dev);
   if (workDir) await rm(workDir, { recursive: true, force: true });
 });
 
@@ -90,7 +80,7 @@ describe('kubeloop dev --function', () => {
     expect(output).toMatch(new RegExp(`router +http://127\\.0\\.0\\.1:\\d+ +pid ${routerLine?.[1] ?? 'x'}`));
     const oldLog = await readFile(join(workDir, 'state', 'logs', 'function-dev-1.log'), 'utf8');
     expect(oldLog).toContain('shutdown complete');
-    expect(dev.exitCode).toBeNull();
+    expect(dev?.child.exitCode).toBeNull();
   });
 
   it('keeps serving the previous version when the edit does not load, and stops cleanly on Ctrl+C', async () => {
@@ -98,8 +88,8 @@ describe('kubeloop dev --function', () => {
     await eventually('kubeloop dev to report the failed reload', async () => output.includes('reload failed, still serving the previous version'), 60_000);
     await kube(['create', 'configmap', 'third', '-n', 'default', '--from-literal=a=b']);
     await eventually('ConfigMap third labelled by the version still running', async () => (await labelOf('third')) === 'v2');
-    dev.kill('SIGINT');
-    expect(await exited).toBe(0);
+    dev?.child.kill('SIGINT');
+    expect(await dev?.exited).toBe(0);
     expect(output).toContain('stopped cleanly');
   });
 });

@@ -1,13 +1,14 @@
 // `kubeloop dev` (npm start) as a user runs it: it starts its own control plane and the platform, prints
 // three kubectl commands; we run exactly those with the real kubectl and check their effect, then Ctrl+C
 // must stop everything, leaving no process behind.
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile, type ChildProcess } from 'node:child_process';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { eventually } from '../cluster/eventually.ts';
+import { startDev, stopDev } from './dev-process.ts';
 import { REPO_ROOT } from './production-bundle.ts';
 
 const run = promisify(execFile);
@@ -59,25 +60,14 @@ async function processesMentioning(path: string): Promise<string[]> {
 
 beforeAll(async () => {
   workDir = await mkdtemp(join(tmpdir(), 'kubeloop-dev-test-'));
-  dev = spawn(process.execPath, [join(REPO_ROOT, 'cli', 'bin.js'), 'dev', '--dir', workDir, '--status-interval-seconds', '1'], {
-    cwd: REPO_ROOT,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  dev.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  dev.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  exited = new Promise((resolve) => dev.once('exit', (code, signal) => resolve(code ?? signal ?? 'unknown')));
-  await eventually('kubeloop dev to report it is running', async () => {
-    if (dev.exitCode !== null) throw new Error(`kubeloop dev exited with ${dev.exitCode}:\n${output}`);
-    return output.includes('kubeloop dev is running') && /^kubeconfig: (\S+)$/m.test(output);
-  }, 240_000);
-  kubeconfig = /^kubeconfig: (\S+)$/m.exec(output)?.[1] ?? '';
+  const started = await startDev(['--dir', workDir, '--status-interval-seconds', '1'], { cwd: REPO_ROOT, onOutput: (text) => (output += text) });
+  dev = started.child;
+  exited = started.exited;
+  kubeconfig = started.kubeconfig;
 }, 300_000);
 
 afterAll(async () => {
-  if (dev && dev.exitCode === null && dev.signalCode === null) {
-    dev.kill('SIGINT');
-    await exited;
-  }
+  if (dev) await stopDev({ child: dev, exited, kubeconfig });
   if (workDir) await rm(workDir, { recursive: true, force: true });
 });
 

@@ -10,7 +10,7 @@ import { parse, parseAllDocuments } from 'yaml';
 import type { FunctionDefinition } from '../../lib/sdk/define-function.ts';
 import { describeFailures, replayFixtures } from '../../lib/testing/index.ts';
 import { captureCommand } from '../../test/http/capture-console.ts';
-import { run } from './init.ts';
+import { rootOverrides, run } from './init.ts';
 
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
 const root = mkdtempSync(join(tmpdir(), 'kubeloop-init-'));
@@ -46,11 +46,18 @@ describe('kubeloop init', () => {
     expect(role.rules.map((r) => `${r.apiGroups.join()}/${r.resources.join()}`)).toEqual(['apps/deployments', 'apps/deployments/status,deployments/finalizers', '/configmaps', ',events.k8s.io/events']);
     const values = parse(readFileSync(join(dir, 'values.yaml'), 'utf8')) as { functions: Record<string, { image: object; loop: object }> };
     expect(values.functions['widget-labeller']).toEqual({ image: { registry: 'ghcr.io/your-org', repository: 'widget-labeller', tag: '0.1.0' }, loop: { for: loop.spec.for, owns: loop.spec.owns } });
-    const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { dependencies: Record<string, string>; overrides?: Record<string, Record<string, string>> };
-    const own = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as { version: string; dependencies: Record<string, string> };
+    const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { dependencies: Record<string, string>; engines: object; overrides?: object };
+    const own = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as { version: string; engines: object; dependencies: Record<string, string>; overrides?: Record<string, unknown> };
     expect(pkg.dependencies.kubeloop).toBe(`^${own.version}`);
-    // npm applies overrides only at the root: kubeloop's pin of client-node's undici is carried over, resolved.
-    expect(pkg.overrides?.['@kubernetes/client-node']?.undici).toBe(own.dependencies.undici);
+    expect(pkg.engines).toEqual(own.engines);
+    // npm applies overrides only at the root: kubeloop's own are carried over, $references resolved.
+    const carried = rootOverrides(own.overrides, own.dependencies);
+    expect(pkg.overrides).toEqual(Object.keys(carried).length > 0 ? carried : undefined);
+  });
+
+  it('resolves $references in the overrides it carries over', () => {
+    expect(rootOverrides({ '@kubernetes/client-node': { undici: '$undici' }, ws: '8.0.0' }, { undici: '^7.30.2' })).toEqual({ '@kubernetes/client-node': { undici: '^7.30.2' }, ws: '8.0.0' });
+    expect(rootOverrides(undefined, {})).toEqual({});
   });
 
   it('writes a function that answers its own recorded fixture over HTTP', async () => {

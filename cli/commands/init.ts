@@ -23,6 +23,7 @@ loop.yaml, values.yaml (for the kubeloop chart), package.json, tsconfig.json, RE
 
 interface OwnPackage {
   version: string;
+  engines?: Record<string, string>;
   dependencies: Record<string, string>;
   devDependencies?: Record<string, string>;
   overrides?: Record<string, unknown>;
@@ -47,7 +48,8 @@ function toolVersions(pkg: OwnPackage): ToolVersions {
   return {
     typescript: pkg.devDependencies?.typescript ?? '^5.9.3',
     tsx: pkg.dependencies.tsx ?? '^4.23.15',
-    typesNode: pkg.devDependencies?.['@types/node'] ?? '^20.19.43',
+    typesNode: pkg.devDependencies?.['@types/node'] ?? '^24.0.0',
+    engines: pkg.engines ?? {},
     overrides: rootOverrides(pkg.overrides, pkg.dependencies),
   };
 }

@@ -5,7 +5,8 @@ import { readFileSync } from 'node:fs';
 import { parseDocument, stringify } from 'yaml';
 import type { KindRef } from '../../api/meta.ts';
 import { childrenKey } from '../../lib/contract/children-key.ts';
-import type { KubeObject, ReconcileRequest, TriggerType } from '../../lib/contract/types.ts';
+import type { KubeObject, ReconcileRequest, ReconcileResponse, TriggerType } from '../../lib/contract/types.ts';
+import { isAdmissionDefinition } from '../../lib/sdk/define-admission.ts';
 import { validateReconcileRequest } from '../../lib/contract/validate.ts';
 import { callFunction } from '../../lib/replay/replay-client.ts';
 import { serveForTest, type TestServer } from '../../lib/testing/serve.ts';
@@ -94,7 +95,11 @@ export async function run(argv: string[]): Promise<number> {
 
   let server: TestServer | undefined;
   try {
-    if (values.function) server = await serveForTest(await loadFunctionByNameOrPath(values.function));
+    if (values.function) {
+      const definition = await loadFunctionByNameOrPath(values.function);
+      if (isAdmissionDefinition(definition)) throw new FunctionModuleError(`${values.function} is an admission function; render shows reconcile functions (replay admission fixtures instead)`);
+      server = await serveForTest(definition);
+    }
   } catch (error) {
     if (!(error instanceof FunctionModuleError)) throw error;
     console.error(`kubeloop render: --function: ${error.message}`);
@@ -106,20 +111,22 @@ export async function run(argv: string[]): Promise<number> {
       console.error(`kubeloop render: the function failed: ${reply.message}`);
       return 1;
     }
-    const rendered = applyLocally(request, reply.response);
+    // A ReconcileRequest was sent, so callFunction checked the reply as a ReconcileResponse.
+    const response = reply.response as ReconcileResponse;
+    const rendered = applyLocally(request, response);
     if (output === 'json') {
-      console.log(JSON.stringify({ response: reply.response, ...rendered }, null, 2));
+      console.log(JSON.stringify({ response, ...rendered }, null, 2));
     } else {
       const comments = [
-        `# ${reply.response.actions.length} action(s) from the function; objects after them follow`,
+        `# ${response.actions.length} action(s) from the function; objects after them follow`,
         ...rendered.events.map((e) => `# event ${e.type} ${e.reason}: ${e.message}`),
         ...rendered.deleted.map((d) => `# deleted ${d}`),
         ...rendered.problems.map((p) => `# PROBLEM ${p}`),
       ];
-      console.log([`${comments.join('\n')}\n${stringify(reply.response)}`, ...rendered.objects.map((o) => stringify(o))].join('---\n'));
+      console.log([`${comments.join('\n')}\n${stringify(response)}`, ...rendered.objects.map((o) => stringify(o))].join('---\n'));
     }
     if (rendered.problems.length > 0) console.error(`kubeloop render: ${rendered.problems.length} action(s) would fail:\n  ${rendered.problems.join('\n  ')}`);
-    return rendered.problems.length > 0 || reply.response.error ? 1 : 0;
+    return rendered.problems.length > 0 || response.error ? 1 : 0;
   } finally {
     await server?.close();
   }

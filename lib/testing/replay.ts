@@ -1,13 +1,13 @@
 // Replays recorded fixtures against a function definition in-process, for a function project's own tests
 // (`kubeloop init` writes one): serves it on a free port, POSTs every case, closes it again.
-import type { FunctionDefinition } from '../sdk/define-function.ts';
+import type { AnyFunctionDefinition } from '../runtime/function-kinds.ts';
 import { formatDifferences } from '../replay/compare-responses.ts';
 import { replayFiles, type FileReplayResult } from '../replay/replay-files.ts';
 import type { ReplayMode } from '../replay/replay-client.ts';
 import { serveForTest } from './serve.ts';
 
 export async function replayFixtures(
-  definition: FunctionDefinition,
+  definition: AnyFunctionDefinition,
   filesOrFolders: string | string[],
   options: { mode?: ReplayMode; timeoutMs?: number } = {},
 ): Promise<FileReplayResult[]> {

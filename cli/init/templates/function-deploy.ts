@@ -11,6 +11,8 @@ export interface ToolVersions {
   typesNode: string;
   /** kubeloop's own npm overrides with $references resolved: npm applies overrides only at the root. */
   overrides: Record<string, unknown>;
+  /** kubeloop's engines, which the project inherits (the Node.js it runs on). */
+  engines: Record<string, string>;
 }
 
 function packageJson(options: ProjectOptions, tools: ToolVersions): string {
@@ -19,6 +21,7 @@ function packageJson(options: ProjectOptions, tools: ToolVersions): string {
     version: '0.1.0',
     private: true,
     type: 'module',
+    ...(Object.keys(tools.engines).length > 0 ? { engines: tools.engines } : {}),
     scripts: {
       test: 'tsc --noEmit && node --import tsx --test test/*.test.ts',
       start: 'kubeloop function ./src/index.ts',
@@ -61,7 +64,7 @@ const TSCONFIG_BUILD = `{
 const DOCKERFILE = `# syntax=docker/dockerfile:1
 # The function's image: compiled JavaScript on distroless Node.js, non-root, served by \`kubeloop function\`.
 #   docker build -t <registry>/<repository>:<tag> .
-ARG NODE_MAJOR=20
+ARG NODE_MAJOR=24
 
 FROM node:\${NODE_MAJOR}-bookworm-slim AS build
 WORKDIR /src

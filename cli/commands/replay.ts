@@ -3,10 +3,12 @@
 import { parseArgs } from 'node:util';
 import { formatDifferences, loadFixtures, replayFixture, type ReplayMode } from '../../lib/replay/index.ts';
 
-const USAGE = `usage: kubeloop replay <file-or-folder>... --to <url> [--mode json|binary|structured] [--timeout-ms 10000]
+const USAGE = `usage: kubeloop replay <file-or-folder>... --to <url> [--mode json|binary|structured] [--timeout-ms 10000] [--strict]
 
 Each file is test/fixtures/<function>/<case>.json = { "description", "request", "response" }; a folder
-means every *.json directly inside it. Exit code: 0 all passed, 1 a mismatch or error, 2 bad usage.`;
+means every *.json directly inside it. A patch passes when it has the recorded patch's effect on the
+recorded object (same result, same resourceVersion test); an event when its type and reason match (its
+message too with --strict). Exit code: 0 all passed, 1 a mismatch or error, 2 bad usage.`;
 
 export async function run(argv: string[]): Promise<number> {
   let parsed;
@@ -14,7 +16,7 @@ export async function run(argv: string[]): Promise<number> {
     parsed = parseArgs({
       args: argv,
       allowPositionals: true,
-      options: { to: { type: 'string' }, mode: { type: 'string' }, 'timeout-ms': { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+      options: { to: { type: 'string' }, mode: { type: 'string' }, 'timeout-ms': { type: 'string' }, strict: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
     });
   } catch (error) {
     console.error(`kubeloop replay: ${(error as Error).message}\n\n${USAGE}`);
@@ -60,7 +62,7 @@ export async function run(argv: string[]): Promise<number> {
         failed++;
         continue;
       }
-      const result = await replayFixture(loaded.fixture, { url: values.to, mode, timeoutMs });
+      const result = await replayFixture(loaded.fixture, { url: values.to, mode, timeoutMs, strict: values.strict === true });
       if (result.outcome === 'pass') {
         console.log(`PASS ${loaded.file}  ${loaded.fixture.description}`);
         passed++;

@@ -1,7 +1,7 @@
 // POSTs a recorded request to a function over HTTP (plain JSON or either CloudEvents mode) and compares the reply.
 import { randomUUID } from 'node:crypto';
 import { request } from 'undici';
-import { CLOUDEVENT_TYPE, type ReconcileResponse } from '../contract/types.ts';
+import { CLOUDEVENT_TYPE, type ReconcileRequest, type ReconcileResponse } from '../contract/types.ts';
 import { compareResponses, type Difference } from './compare-responses.ts';
 import { isAdmissionFixture, responseValidatorFor, type Fixture } from './fixtures.ts';
 import { diffJson } from './json-diff.ts';
@@ -13,6 +13,8 @@ export interface ReplayOptions {
   url: string;
   mode?: ReplayMode;
   timeoutMs?: number;
+  /** Compare event messages verbatim too (`kubeloop replay --strict`). */
+  strict?: boolean;
 }
 
 export type ReplayResult =
@@ -63,6 +65,6 @@ export async function replayFixture(fixture: Fixture, options: ReplayOptions): P
   const checked = responseValidatorFor(fixture.request)(parsed);
   if (!checked.ok) return { outcome: 'error', message: `reply is not a valid ${admission ? 'AdmissionResponse' : 'ReconcileResponse'}: ${checked.errors.join('; ')}` };
   // A JSON patch is applied in order and warnings are shown in order: an admission reply compares exactly.
-  const differences = admission ? diffJson(fixture.response, checked.value) : compareResponses(fixture.response, checked.value as ReconcileResponse);
+  const differences = admission ? diffJson(fixture.response, checked.value) : compareResponses(fixture.response, checked.value as ReconcileResponse, { request: fixture.request as ReconcileRequest, strict: options.strict === true });
   return differences.length === 0 ? { outcome: 'pass' } : { outcome: 'mismatch', differences };
 }

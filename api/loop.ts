@@ -14,7 +14,8 @@ export interface LoopSpec {
   selector?: V1LabelSelector;
   metadataOnly?: boolean;
   ignoreStatusChanges?: boolean;
-  function: { url: string; timeoutSeconds?: number; maxConcurrency?: number };
+  /** Where the function is: exactly one of `url` and `ref`. */
+  function: { url?: string; ref?: FunctionRef; timeoutSeconds?: number; maxConcurrency?: number };
   /**
    * The identity the router acts as for this Loop: every write and every read it forwards is made as this
    * ServiceAccount (impersonation), and the Loop receives only what it may list and watch. Required.
@@ -25,6 +26,24 @@ export interface LoopSpec {
   finalize?: boolean;
   /** Send deleted primaries (trigger DELETED, last known state) although no finalizer held them. */
   sendDeletes?: boolean;
+}
+
+export const KNATIVE_SERVING_API_VERSION = 'serving.knative.dev/v1';
+
+/**
+ * A function found by reference, resolved by the router and followed when it changes: a Service (`v1`,
+ * the default; http://<name>.<namespace>.svc.<cluster domain>:<port><path>) or a Knative Service
+ * (`serving.knative.dev/v1`; its status.address.url + path).
+ */
+export interface FunctionRef {
+  apiVersion?: 'v1' | typeof KNATIVE_SERVING_API_VERSION;
+  kind?: 'Service';
+  name: string;
+  namespace: string;
+  /** The Service port to call; required for a Service, not allowed for a Knative Service. */
+  port?: number;
+  /** Appended to the resolved URL; default "/". */
+  path?: string;
 }
 
 export interface ServiceAccountRef {

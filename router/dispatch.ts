@@ -5,6 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { Agent, errors as undiciErrors } from 'undici';
 import { validateReconcileResponse } from '../lib/contract/validate.ts';
 import { CLOUDEVENT_TYPE, type ReconcileRequest, type ReconcileResponse } from '../lib/contract/types.ts';
+import { serviceAddressLookup, type ServiceAddressOverride } from './service-address.ts';
 
 export type DispatchResult =
   | { kind: 'ok'; status: number; response: ReconcileResponse }
@@ -53,11 +54,14 @@ export interface HttpInvokerOptions {
   connections?: number;
   /** Reply size limit; a bigger reply is garbage, not a reason to run out of memory. */
   maxResponseBytes?: number;
+  /** A router outside the cluster: connect to this address for cluster Service hosts (service-address.ts). */
+  serviceAddress?: ServiceAddressOverride;
 }
 
 /** An invoker backed by one undici Agent (a keep-alive pool per function origin). */
 export function createHttpInvoker(options: HttpInvokerOptions = {}): FunctionInvoker & { close(): Promise<void> } {
-  const agent = new Agent({ connections: options.connections ?? 64, keepAliveTimeout: 30_000, pipelining: 1 });
+  const connect = options.serviceAddress ? { lookup: serviceAddressLookup(options.serviceAddress) } : undefined;
+  const agent = new Agent({ connections: options.connections ?? 64, keepAliveTimeout: 30_000, pipelining: 1, ...(connect ? { connect } : {}) });
   const maxBytes = options.maxResponseBytes ?? 16 * 1024 * 1024;
   const invoke = async (request: ReconcileRequest, { url, timeoutMs }: { url: string; timeoutMs: number }): Promise<DispatchResult> => {
     const target = new URL(url);

@@ -199,7 +199,7 @@ export class LoopController {
     }
     this.#sync.forget(name);
     this.#running.set(name, { runner, generation, specJson });
-    this.#o.logger.info({ loop: name, for: config.for, owns: config.owns, url: config.functionUrl, serviceAccount: config.serviceAccount }, 'Loop started');
+    this.#o.logger.info({ loop: name, for: config.for, owns: config.owns, url: config.functionUrl, ref: config.functionRef, serviceAccount: config.serviceAccount }, 'Loop started');
   }
 
   /** May the Loop's ServiceAccount list and watch everything the Loop would receive? */

@@ -17,6 +17,10 @@ import { OwnWrites } from './own-writes.ts';
 import { reconcileKey } from './reconcile-key.ts';
 import type { RouterMetrics } from './router-metrics.ts';
 import { WorkQueue, type QueueItem } from './work-queue.ts';
+import { describeRef, type RefResolution } from './function-ref.ts';
+import { FunctionRefWatch } from './function-ref-watch.ts';
+
+type RefUnresolvedReason = Extract<RefResolution, { ok: false }>['reason'];
 
 export type LoopHealthReason =
   | 'Running'
@@ -25,7 +29,8 @@ export type LoopHealthReason =
   | 'InvalidResponse'
   | 'Forbidden'
   | 'InvalidSpec'
-  | 'ServiceAccountRequired';
+  | 'ServiceAccountRequired'
+  | RefUnresolvedReason;
 export interface LoopHealth {
   ready: boolean;
   reason: LoopHealthReason;
@@ -61,6 +66,8 @@ export class LoopRunner {
   #resyncTimer: NodeJS.Timeout | undefined;
   #stopped = false;
   #cachesComplete = false;
+  #functionUrl: string | undefined;
+  #refWatch: FunctionRefWatch | undefined;
   /** Resolves when the Loop's caches are complete and its first calls are queued. */
   synced: Promise<void> = new Promise(() => {});
 
@@ -69,12 +76,18 @@ export class LoopRunner {
     readonly deps: LoopRunnerDeps,
   ) {
     this.expectations = new Expectations(deps.expectationsTimeoutMs ?? 5 * 60_000);
+    this.#functionUrl = loop.functionUrl;
     this.queue = new WorkQueue<Trigger>({
       concurrency: loop.maxConcurrency,
       merge: mergeTriggers,
       process: (item) => this.#process(item),
       onError: (key, error) => deps.logger.error({ loop: loop.name, key, err: error instanceof Error ? error.stack : String(error) }, 'reconcile crashed'),
     });
+  }
+
+  /** Where calls go: spec.function.url, or what spec.function.ref resolves to now (undefined: send nothing). */
+  get functionUrl(): string | undefined {
+    return this.#functionUrl;
   }
 
   get isSynced(): boolean {
@@ -98,6 +111,10 @@ export class LoopRunner {
     try {
       this.#primary = await registry.acquire(loop.for, loop.metadataOnly, loop.namespaces);
       for (const kind of loop.owns) this.#owned.push({ ...(await registry.acquire(kind, loop.metadataOnly, loop.namespaces)), kind });
+      if (loop.functionRef) {
+        this.#refWatch = new FunctionRefWatch(loop.functionRef, loop.urlPolicy, (resolution) => this.#refChanged(resolution));
+        await this.#refWatch.start(registry);
+      }
     } catch (error) {
       await this.stop();
       throw error;
@@ -132,23 +149,50 @@ export class LoopRunner {
         }),
       );
     }
-    this.synced = Promise.all([primary.waitForSync(), ...this.#owned.map((o) => o.informer.waitForSync())]).then(() => {
+    const caches = [primary.waitForSync(), ...this.#owned.map((o) => o.informer.waitForSync()), this.#refWatch?.synced()];
+    this.synced = Promise.all(caches).then(() => {
       if (this.#stopped) return;
       // Nothing was queued before every cache was complete (a PodSet must never be reconciled against a
       // half-listed set of pods); now every primary gets its first call.
       this.#cachesComplete = true;
       for (const object of primary.store.list()) this.#enqueuePrimary(object, { type: 'ADDED' });
       this.#scheduleResync();
-      this.deps.onHealth?.(loop.name, { ready: true, reason: 'Running', message: 'watching' });
+      this.#reportFunction();
     });
     // stop() before sync rejects waitForSync; that is not an error worth reporting.
     this.synced.catch(() => {});
+  }
+
+  /** Ready while the function has a URL; Ready=False with the reference's problem while it has none. */
+  #reportFunction(): void {
+    const resolution = this.#refWatch?.resolution;
+    if (resolution && !resolution.ok) {
+      this.deps.onHealth?.(this.loop.name, { ready: false, reason: resolution.reason, message: `${resolution.message}; nothing is sent until it resolves` });
+    } else {
+      this.deps.onHealth?.(this.loop.name, { ready: true, reason: 'Running', message: this.#refWatch ? `watching; calling ${this.#functionUrl}` : 'watching' });
+    }
+  }
+
+  /** spec.function.ref resolved anew: calls go to the new URL; every primary is sent again when it changed. */
+  #refChanged(resolution: RefResolution): void {
+    const previous = this.#functionUrl;
+    this.#functionUrl = resolution.ok ? resolution.url : undefined;
+    const ref = this.loop.functionRef;
+    const fields = { loop: this.loop.name, ref: ref ? describeRef(ref) : undefined };
+    if (resolution.ok) this.deps.logger.info({ ...fields, url: resolution.url }, 'function reference resolved');
+    else this.deps.logger.warn({ ...fields, reason: resolution.reason, err: resolution.message }, 'function reference does not resolve');
+    if (!this.#cachesComplete || this.#stopped) return;
+    this.#reportFunction();
+    if (this.#functionUrl !== undefined && this.#functionUrl !== previous) {
+      for (const object of this.primaryInformer.store.list()) this.#enqueuePrimary(object, { type: 'RESYNC' });
+    }
   }
 
   async stop(): Promise<void> {
     this.#stopped = true;
     if (this.#resyncTimer) clearTimeout(this.#resyncTimer);
     for (const off of this.#unsubscribe.splice(0)) off();
+    await this.#refWatch?.stop();
     await this.queue.shutdown();
     const leases = [this.#primary, ...this.#owned].filter((l): l is InformerLease => l !== undefined);
     this.#primary = undefined;

@@ -57,4 +57,14 @@ describe('parseLoop', () => {
     expect(bad({ selector: { matchExpressions: [{ key: 'a', operator: 'Is' }] } })).toThrow('spec.selector');
     expect(bad({ namespaces: ['Bad_NS'] })).toThrow('spec.namespaces[0]');
   });
+  it('takes exactly one of function.url and function.ref', () => {
+    const bad = (fn: Record<string, unknown>) => () => parseLoop({ metadata: valid.metadata, spec: { ...valid.spec, function: fn } as never });
+    const ref = { name: 'fn', namespace: 'fns', port: 8080 };
+    expect(bad({ url: 'http://fn.ns.svc/', ref })).toThrow('spec.function must have exactly one of url and ref');
+    expect(bad({})).toThrow('spec.function must have exactly one of url and ref');
+    expect(bad({ ref: { ...ref, port: 0 } })).toThrow('spec.function.ref.port must be a port number');
+    const loop = parseLoop({ metadata: valid.metadata, spec: { ...valid.spec, function: { ref } } as never });
+    expect(loop.functionUrl).toBeUndefined();
+    expect(loop.functionRef).toEqual({ apiVersion: 'v1', kind: 'Service', name: 'fn', namespace: 'fns', port: 8080, path: '/' });
+  });
 });

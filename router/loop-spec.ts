@@ -3,6 +3,7 @@ import type { V1LabelSelector } from '@kubernetes/client-node';
 import { validateLabelSelector } from '../lib/kube/label-selector.ts';
 import { FINALIZER_PREFIX, type Loop, type LoopSpec, type ServiceAccountRef } from '../api/loop.ts';
 import type { KindRef } from '../api/meta.ts';
+import { parseFunctionRef, type FunctionRefConfig } from './function-ref.ts';
 import { DEFAULT_FUNCTION_URL_POLICY, functionUrlProblem, type FunctionUrlPolicy } from './function-url-policy.ts';
 
 /** A validated Loop with defaults applied: what the router runs. */
@@ -16,7 +17,12 @@ export interface LoopConfig {
   selector: V1LabelSelector | undefined;
   metadataOnly: boolean;
   ignoreStatusChanges: boolean;
-  functionUrl: string;
+  /** spec.function.url; undefined when the Loop names its function by `ref`. */
+  functionUrl: string | undefined;
+  /** spec.function.ref, resolved by the LoopRunner while it runs (function-ref.ts). */
+  functionRef: FunctionRefConfig | undefined;
+  /** The policy a resolved reference's URL must pass, with the cluster domain Service URLs are built in. */
+  urlPolicy: FunctionUrlPolicy;
   /** Who the router acts as for this Loop. */
   serviceAccount: ServiceAccountRef;
   timeoutMs: number;
@@ -79,6 +85,19 @@ function serviceAccountRef(loop: string, value: unknown): ServiceAccountRef {
   return { namespace: ref.namespace as string, name: ref.name as string };
 }
 
+function checkFunctionUrl(name: string, raw: unknown, urlPolicy: FunctionUrlPolicy): void {
+  if (typeof raw !== 'string') throw new LoopSpecError(name, 'spec.function.url', 'must be a string');
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new LoopSpecError(name, 'spec.function.url', `"${raw}" is not a URL`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new LoopSpecError(name, 'spec.function.url', 'must be http or https');
+  const urlProblem = functionUrlProblem(raw, urlPolicy);
+  if (urlProblem) throw new LoopSpecError(name, 'spec.function.url', `"${raw}": ${urlProblem}`);
+}
+
 /**
  * Validates a Loop object (from the API or inline); the error names the bad field. The function URL is
  * checked against `urlPolicy` (the same rules as the chart's admission policy).
@@ -91,16 +110,16 @@ export function parseLoop(loop: Pick<Loop, 'metadata' | 'spec'>, urlPolicy: Func
   const primary = kindRef(name, 'spec.for', spec.for);
   const owns = (spec.owns ?? []).map((ref, i) => kindRef(name, `spec.owns[${i}]`, ref));
   const fn = spec.function;
-  if (!fn || typeof fn.url !== 'string') throw new LoopSpecError(name, 'spec.function.url', 'is required');
-  let url: URL;
-  try {
-    url = new URL(fn.url);
-  } catch {
-    throw new LoopSpecError(name, 'spec.function.url', `"${fn.url}" is not a URL`);
+  if (!fn || typeof fn !== 'object') throw new LoopSpecError(name, 'spec.function', 'is required ({ url } or { ref })');
+  if ((fn.url === undefined) === (fn.ref === undefined)) throw new LoopSpecError(name, 'spec.function', 'must have exactly one of url and ref');
+  let functionRef: FunctionRefConfig | undefined;
+  if (fn.ref !== undefined) {
+    const parsed = parseFunctionRef(fn.ref);
+    if ('problem' in parsed) throw new LoopSpecError(name, parsed.field, parsed.problem);
+    functionRef = parsed;
+  } else {
+    checkFunctionUrl(name, fn.url, urlPolicy);
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new LoopSpecError(name, 'spec.function.url', 'must be http or https');
-  const urlProblem = functionUrlProblem(fn.url, urlPolicy);
-  if (urlProblem) throw new LoopSpecError(name, 'spec.function.url', `"${fn.url}": ${urlProblem}`);
   if (spec.selector) {
     try {
       validateLabelSelector(spec.selector, 'spec.selector');
@@ -122,6 +141,8 @@ export function parseLoop(loop: Pick<Loop, 'metadata' | 'spec'>, urlPolicy: Func
     metadataOnly: spec.metadataOnly === true,
     ignoreStatusChanges: spec.ignoreStatusChanges === true,
     functionUrl: fn.url,
+    functionRef,
+    urlPolicy,
     serviceAccount,
     timeoutMs: positive(name, 'spec.function.timeoutSeconds', fn.timeoutSeconds, 10, 3600) * 1000,
     maxConcurrency: Math.floor(positive(name, 'spec.function.maxConcurrency', fn.maxConcurrency, 8, 1000)),

@@ -21,6 +21,10 @@ export async function reconcileKey(runner: LoopRunner, item: QueueItem<Trigger>)
   const cached = runner.primaryInformer.store.get(key);
   const primary: KubeObject | undefined = cached ?? (loop.sendDeletes ? tombstone : undefined);
   if (!primary || !selectsPrimary(loop, primary)) return;
+  // A function named by spec.function.ref that does not resolve gets nothing; it is sent everything again
+  // once it resolves (LoopRunner), and the Loop's Ready condition says why meanwhile.
+  const url = runner.functionUrl;
+  if (url === undefined) return;
   const deleted = cached === undefined;
   const trigger: Trigger = deleted ? { type: 'DELETED' } : item.payload;
   const log = reconcileLogger(deps.logger, { loop: loop.name, key });
@@ -58,7 +62,7 @@ export async function reconcileKey(runner: LoopRunner, item: QueueItem<Trigger>)
   const request = buildRequest({ loop: loop.name, primary, owned: runner.ownedStores, trigger, finalizing });
   const rlog = reconcileLogger(log, { reconcileId: request.reconcileId });
   const started = performance.now();
-  const result = await deps.invoke(request, { url: loop.functionUrl, timeoutMs: loop.timeoutMs });
+  const result = await deps.invoke(request, { url, timeoutMs: loop.timeoutMs });
   const callSeconds = (performance.now() - started) / 1000;
   deps.metrics.functionLatency.observe({ loop: loop.name }, callSeconds);
   deps.metrics.functionCalls.inc({ loop: loop.name, code: callCode(result.kind, result.status, result.kind === 'failed' ? result.reason : undefined) });

@@ -31,6 +31,8 @@ describe('readRouterConfig', () => {
     });
     expect(readRouterConfig([]).minRequeueSeconds).toBe(1);
     expect(() => readRouterConfig(['--function-hosts', '169.254.169.254'])).toThrow('is an IP address');
+    expect(readRouterConfig(['--connect-services-to', '127.0.0.1']).connectServicesTo).toBe('127.0.0.1');
+    expect(() => readRouterConfig(['--connect-services-to', 'localhost'])).toThrow('--connect-services-to: "localhost" is not an IP address');
     expect(() => readRouterConfig(['--function-hosts', 'http://x.example.com'])).toThrow('--function-hosts: "http://x.example.com" is not a host name');
     expect(() => readRouterConfig(['--min-requeue-seconds', '0'])).toThrow('--min-requeue-seconds');
     expect(() => readRouterConfig(['--cluster-domain', 'Bad_Domain'])).toThrow('--cluster-domain');
@@ -47,6 +49,6 @@ describe('readRouterConfig', () => {
     expect(() => readRouterConfig(['--loops', good])).toThrow('host 127.0.0.1 is an IP literal');
     const bad = join(dir, 'bad.yaml');
     writeFileSync(bad, 'kind: Loop\nmetadata: { name: a }\nspec: { for: { apiVersion: v1, kind: Pod } }\n');
-    expect(() => readRouterConfig(['--loops', bad])).toThrow('--loops: ' + bad + ' document 1: Loop a: spec.function.url is required');
+    expect(() => readRouterConfig(['--loops', bad])).toThrow('--loops: ' + bad + ' document 1: Loop a: spec.function is required ({ url } or { ref })');
   });
 });

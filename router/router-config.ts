@@ -34,6 +34,8 @@ export interface RouterConfig {
   logLevel: LogLevel;
   /** Where functions may live: cluster Services, the allowed hosts, loopback only with --allow-loopback-functions. */
   urlPolicy: FunctionUrlPolicy;
+  /** --connect-services-to: an IP that cluster Service function URLs are called at (router outside the cluster). */
+  connectServicesTo: string | undefined;
   /** Floor on requeue and retry delays a function asks for. */
   minRequeueSeconds: number;
   /** Each Loop's own API budget (writes and live reads as its ServiceAccount). */
@@ -59,6 +61,7 @@ export const ROUTER_USAGE = `usage: kubeloop router [options]
   --min-requeue-seconds 1           floor on requeueAfterSeconds, retryAfterSeconds and Retry-After (KUBELOOP_MIN_REQUEUE_SECONDS)
   --access-review-seconds 300       how often each Loop's ServiceAccount rights are reviewed again (KUBELOOP_ACCESS_REVIEW_SECONDS)
   --cluster-domain cluster.local    function URLs must be <svc>.<ns>.svc[.<domain>] ... (KUBELOOP_CLUSTER_DOMAIN)
+  --connect-services-to 127.0.0.1    outside the cluster only (dev, tests): call cluster Service URLs at this IP, same port (KUBELOOP_CONNECT_SERVICES_TO)
   --function-hosts h1,*.h2          ... or one of these hosts (KUBELOOP_FUNCTION_HOSTS; the chart's loopAdmission.allowedHosts)
   --allow-loopback-functions        also 127.0.0.1 / localhost: for kubeloop dev and tests only (KUBELOOP_ALLOW_LOOPBACK_FUNCTIONS)
   --loops FILE                      run the Loops in this YAML file instead of watching Loop objects
@@ -145,6 +148,7 @@ export function readRouterConfig(argv: string[], env: NodeJS.ProcessEnv = proces
       'min-requeue-seconds': { type: 'string' },
       'access-review-seconds': { type: 'string' },
       'cluster-domain': { type: 'string' },
+      'connect-services-to': { type: 'string' },
       'function-hosts': { type: 'string' },
       'allow-loopback-functions': { type: 'boolean' },
     },
@@ -186,9 +190,16 @@ export function readRouterConfig(argv: string[], env: NodeJS.ProcessEnv = proces
     expectationsTimeoutSeconds: settingInteger(pick('expectations-timeout-seconds'), 300, 1, 3600),
     logLevel: parseLogLevel(logLevel?.value, logLevel?.setting),
     urlPolicy,
+    connectServicesTo: connectServicesTo(pick('connect-services-to', 'KUBELOOP_CONNECT_SERVICES_TO')),
     minRequeueSeconds: settingNumber(pick('min-requeue-seconds', 'KUBELOOP_MIN_REQUEUE_SECONDS'), 1, 0.1, 3600),
     loopQps: settingNumber(pick('loop-qps', 'KUBELOOP_LOOP_API_QPS'), 50, 0.1, 10_000),
     loopBurst: settingInteger(pick('loop-burst', 'KUBELOOP_LOOP_API_BURST'), 100, 1, 100_000),
     accessReviewSeconds: settingInteger(pick('access-review-seconds', 'KUBELOOP_ACCESS_REVIEW_SECONDS'), 300, 10, 86_400),
   };
+}
+
+function connectServicesTo(setting: { value: string; setting: string } | undefined): string | undefined {
+  if (!setting) return undefined;
+  if (isIP(setting.value) === 0) throw new Error(`${setting.setting}: "${setting.value}" is not an IP address`);
+  return setting.value;
 }

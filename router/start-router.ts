@@ -16,7 +16,7 @@ import { LoopController } from './loop-controller.ts';
 import type { Loop } from '../api/loop.ts';
 import type { LoopRunner } from './loop-runner.ts';
 import { createRouterMetrics, type RouterMetrics } from './router-metrics.ts';
-import type { FunctionUrlPolicy } from './function-url-policy.ts';
+import { DEFAULT_FUNCTION_URL_POLICY, type FunctionUrlPolicy } from './function-url-policy.ts';
 
 export interface LeaderElectionConfig {
   namespace: string;
@@ -42,6 +42,8 @@ export interface RouterOptions {
   loopRateLimit?: RateLimit;
   /** Where functions may live; strict (cluster Services only) by default. Tests and `kubeloop dev` allow loopback. */
   urlPolicy?: FunctionUrlPolicy;
+  /** Outside the cluster (dev, tests): connect to this IP for cluster Service function URLs (--connect-services-to). */
+  connectServicesTo?: string;
   /** Floor on requeue and retry delays a function asks for; 1000 ms by default. */
   minRequeueMs?: number;
   /** How often every Loop's access is reviewed again; 5 minutes by default. */
@@ -83,7 +85,10 @@ export async function startRouter(options: RouterOptions): Promise<Router> {
   const rateLimit = options.rateLimit ?? { qps: 50, burst: 100 };
   const client = await KubeClient.fromKubeConfig(options.kubeConfig, { rateLimit });
   const discovery = new ResourceDiscovery(client);
-  const httpInvoker = options.invoke ? undefined : createHttpInvoker();
+  const serviceAddress = options.connectServicesTo
+    ? { clusterDomain: (options.urlPolicy ?? DEFAULT_FUNCTION_URL_POLICY).clusterDomain, address: options.connectServicesTo }
+    : undefined;
+  const httpInvoker = options.invoke ? undefined : createHttpInvoker(serviceAddress ? { serviceAddress } : {});
   const invoke = options.invoke ?? httpInvoker!;
   const events = new EventRecorder({ client, controller: 'kubeloop.dev/router', instance: identity, logger });
   const recorder = options.recordDir ? new FixtureRecorder(options.recordDir) : undefined;

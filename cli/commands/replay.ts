@@ -8,12 +8,14 @@ import { parseCommandArgs } from '../command-args.ts';
 import { FunctionModuleError, loadFunctionByNameOrPath } from '../function-module.ts';
 
 const USAGE = `usage: kubeloop replay <file-or-folder>... (--to <url> | --function <name|module>) [--update]
-                       [--mode json|binary|structured] [--timeout-ms 10000]
+                       [--mode json|binary|structured] [--timeout-ms 10000] [--strict]
 
 Each file is <folder>/<case>.json = { "description", "request", "response" }; a folder means every *.json
-directly inside it.
+directly inside it. A patch passes when it has the recorded patch's effect on the recorded object (same
+result, same resourceVersion test); an event when its type and reason match (its message too with --strict).
   --to URL             a running function (kubeloop function, a container, a FaaS URL)
   --function MODULE    serve this module (default export defineFunction(...)) or built-in name in-process
+  --strict             compare event messages verbatim too
   --update             write the function's reply into each fixture whose recorded response differs,
                        printing the difference (review it with git diff before committing)
 Exit code: 0 all passed (or updated), 1 a mismatch or error, 2 bad usage.`;
@@ -38,7 +40,7 @@ export async function run(argv: string[]): Promise<number> {
   const parsed = parseCommandArgs(
     'replay',
     argv,
-    { to: { type: 'string' }, function: { type: 'string' }, update: { type: 'boolean' }, mode: { type: 'string' }, 'timeout-ms': { type: 'string' } },
+    { to: { type: 'string' }, function: { type: 'string' }, update: { type: 'boolean' }, mode: { type: 'string' }, 'timeout-ms': { type: 'string' }, strict: { type: 'boolean' } },
     USAGE,
   );
   if (parsed.exitCode !== undefined) return parsed.exitCode;
@@ -70,7 +72,7 @@ export async function run(argv: string[]): Promise<number> {
   }
   try {
     const url = values.to ?? `${server?.url ?? ''}/`;
-    const results = await replayFiles(positionals, { url, mode, timeoutMs });
+    const results = await replayFiles(positionals, { url, mode, timeoutMs, strict: values.strict === true });
     let passed = 0;
     let updated = 0;
     let failed = 0;

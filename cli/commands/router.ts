@@ -34,6 +34,7 @@ export async function run(argv: string[]): Promise<number> {
     rateLimit: { qps: config.qps, burst: config.burst },
     loopRateLimit: { qps: config.loopQps, burst: config.loopBurst },
     urlPolicy: config.urlPolicy,
+    ...(config.connectServicesTo ? { connectServicesTo: config.connectServicesTo } : {}),
     minRequeueMs: config.minRequeueSeconds * 1000,
     accessReviewIntervalMs: config.accessReviewSeconds * 1000,
     watchTimeoutSeconds: config.watchTimeoutSeconds,

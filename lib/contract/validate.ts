@@ -1,17 +1,21 @@
-// Compiled validators for both sides of the contract, with errors a person can read.
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+// Validators for both sides of the contract (reconcile and admission), with errors a person can read. They
+// are ajv standalone code precompiled from schemas.ts and admission-schemas.ts (`npm run schemas`), so
+// validating needs no code generation at run time (Cloudflare Workers and others refuse `new Function`).
+import type { ErrorObject } from 'ajv';
 import type { ReconcileRequest, ReconcileResponse } from './types.ts';
 import type { AdmissionRequest, AdmissionResponse } from './admission-types.ts';
-import { reconcileRequestSchema, reconcileResponseSchema } from './schemas.ts';
-import { admissionRequestSchema, admissionResponseSchema } from './admission-schemas.ts';
+import { validateAdmissionReq, validateAdmissionRes, validateRequest, validateResponse } from './validators.generated.ts';
 
-const ajv = new Ajv({ allErrors: true, discriminator: true, strict: false });
-ajv.addFormat('date-time', (value: string) => !Number.isNaN(Date.parse(value)));
+/** The shape of an ajv-compiled validator: a type guard that leaves its errors on itself. */
+interface CompiledValidator<T> {
+  (value: unknown): value is T;
+  errors?: ErrorObject[] | null;
+}
 
-const requestValidator = ajv.compile(reconcileRequestSchema) as ValidateFunction<ReconcileRequest>;
-const responseValidator = ajv.compile(reconcileResponseSchema) as ValidateFunction<ReconcileResponse>;
-const admissionRequestValidator = ajv.compile(admissionRequestSchema) as ValidateFunction<AdmissionRequest>;
-const admissionResponseValidator = ajv.compile(admissionResponseSchema) as ValidateFunction<AdmissionResponse>;
+const requestValidator = validateRequest as unknown as CompiledValidator<ReconcileRequest>;
+const responseValidator = validateResponse as unknown as CompiledValidator<ReconcileResponse>;
+const admissionRequestValidator = validateAdmissionReq as unknown as CompiledValidator<AdmissionRequest>;
+const admissionResponseValidator = validateAdmissionRes as unknown as CompiledValidator<AdmissionResponse>;
 
 export type Validation<T> = { ok: true; value: T } | { ok: false; errors: string[] };
 
@@ -24,7 +28,7 @@ export function formatSchemaErrors(errors: ErrorObject[] | null | undefined): st
   });
 }
 
-function validateWith<T>(validator: ValidateFunction<T>, value: unknown): Validation<T> {
+function validateWith<T>(validator: CompiledValidator<T>, value: unknown): Validation<T> {
   if (validator(value)) return { ok: true, value };
   return { ok: false, errors: formatSchemaErrors(validator.errors) };
 }

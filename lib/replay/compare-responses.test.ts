@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Action, ReconcileResponse } from '../contract/types.ts';
+import type { Action, ReconcileRequest, ReconcileResponse } from '../contract/types.ts';
 import { compareResponses, formatDifferences } from './compare-responses.ts';
 
 const reply = (actions: Action[], extra: Partial<ReconcileResponse> = {}): ReconcileResponse => ({
@@ -81,5 +81,62 @@ describe('compareResponses', () => {
     const a: Action = { op: 'status', status: { replicas: 1, phase: 'Ready' } };
     const b: Action = { op: 'status', status: { phase: 'Ready', replicas: 1 } };
     expect(compareResponses(reply([a]), reply([b]))).toEqual([]);
+  });
+
+  describe('patches by effect on the recorded object', () => {
+    const recorded = {
+      apiVersion: 'kubeloop.dev/v1',
+      kind: 'ReconcileRequest',
+      loop: 'l',
+      trigger: { type: 'MODIFIED' },
+      object: { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'a', namespace: 'shop', resourceVersion: '7', labels: { x: 'old' } } },
+      children: {},
+      now: '2026-11-22T10:00:00Z',
+    } as ReconcileRequest;
+    const rv = { op: 'test', path: '/metadata/resourceVersion', value: '7' } as const;
+    const patch = (...ops: Array<Record<string, unknown>>): Action => ({ op: 'patch', target: pod('a'), patch: [rv, ...ops] as never });
+    const addX = patch({ op: 'add', path: '/metadata/labels/x', value: '1' });
+    const replaceX = patch({ op: 'replace', path: '/metadata/labels/x', value: '1' });
+
+    it('accepts replace where add was recorded when both leave the same object', () => {
+      expect(compareResponses(reply([addX]), reply([replaceX]), { request: recorded })).toEqual([]);
+    });
+
+    it('compares text without the recorded request', () => {
+      expect(compareResponses(reply([addX]), reply([replaceX]))).toHaveLength(1);
+    });
+
+    it('reports a patch with another effect, and one without the resourceVersion test', () => {
+      const other = patch({ op: 'replace', path: '/metadata/labels', value: { x: '1' } }, { op: 'add', path: '/metadata/labels/y', value: '2' });
+      expect(formatDifferences(compareResponses(reply([addX]), reply([other]), { request: recorded }), '')).toContain('actions on v1 Pod shop/a');
+      const untested: Action = { op: 'patch', target: pod('a'), patch: [{ op: 'add', path: '/metadata/labels/x', value: '1' }] };
+      expect(compareResponses(reply([addX]), reply([untested]), { request: recorded })).not.toEqual([]);
+    });
+
+    it('judges a second patch on the object the first one left', () => {
+      // y exists only after the first patch: replacing it is right there, and wrong on the recorded object.
+      const addY = patch({ op: 'add', path: '/metadata/labels/y', value: '1' });
+      const thenAddY = patch({ op: 'add', path: '/metadata/labels/y', value: '2' });
+      const thenReplaceY = patch({ op: 'replace', path: '/metadata/labels/y', value: '2' });
+      expect(compareResponses(reply([addY, thenAddY]), reply([addY, thenReplaceY]), { request: recorded })).toEqual([]);
+      expect(compareResponses(reply([thenAddY]), reply([thenReplaceY]), { request: recorded })).not.toEqual([]);
+      expect(compareResponses(reply([addX, thenAddY]), reply([addY, thenReplaceY]), { request: recorded })).not.toEqual([]);
+    });
+  });
+
+  describe('events by type and reason', () => {
+    const event = (type: 'Normal' | 'Warning', reason: string, message: string): Action => ({ op: 'event', type, reason, message });
+
+    it('accepts a reworded message unless strict', () => {
+      const recorded = reply([event('Warning', 'TooLong', 'name has 69 characters')]);
+      const reworded = reply([event('Warning', 'TooLong', 'the name is too long for a label')]);
+      expect(compareResponses(recorded, reworded)).toEqual([]);
+      expect(compareResponses(recorded, reworded, { strict: true })).toHaveLength(2);
+    });
+
+    it('reports another type or reason', () => {
+      expect(compareResponses(reply([event('Warning', 'TooLong', 'm')]), reply([event('Normal', 'TooLong', 'm')]))).toHaveLength(2);
+      expect(compareResponses(reply([event('Warning', 'TooLong', 'm')]), reply([event('Warning', 'Long', 'm')]))).toHaveLength(2);
+    });
   });
 });

@@ -1,10 +1,19 @@
 // Compares an expected ReconcileResponse with an actual one under the contract's ordering rules: the router
 // applies actions in order, so order matters among actions on the same target and among status actions;
-// it does not matter across different targets, nor among events.
-import type { Action, ReconcileResponse } from '../contract/types.ts';
+// it does not matter across different targets, nor among events. A patch counts by its effect on the
+// recorded object (patch-effect.ts); an event by its type and reason, and its message only when strict.
+import type { Action, KubeObject, ReconcileRequest, ReconcileResponse } from '../contract/types.ts';
 import { diffJson, jsonEquals, show, type Difference } from './json-diff.ts';
+import { applyToCopy, patchesEquivalent, recordedTarget } from './patch-effect.ts';
 
 export type { Difference };
+
+export interface CompareOptions {
+  /** The recorded request: patches on objects it holds are compared by their effect, not their text. */
+  request?: ReconcileRequest;
+  /** Compare event messages too (by default a reworded message is not a difference). */
+  strict?: boolean;
+}
 
 /** The group an action's order is significant within: its target object, "status", or "event" (unordered). */
 export function orderingGroup(action: Action): string {
@@ -38,11 +47,16 @@ function groupActions(actions: Action[]): Map<string, Array<{ action: Action; in
   return groups;
 }
 
-function compareEvents(expected: Action[], actual: Action[]): Difference[] {
+function sameEvent(a: Action, b: Action, strict: boolean): boolean {
+  if (strict || a.op !== 'event' || b.op !== 'event') return jsonEquals(a, b);
+  return a.type === b.type && a.reason === b.reason;
+}
+
+function compareEvents(expected: Action[], actual: Action[], strict: boolean): Difference[] {
   const unused = [...actual];
   const out: Difference[] = [];
   for (const event of expected) {
-    const at = unused.findIndex((candidate) => jsonEquals(event, candidate));
+    const at = unused.findIndex((candidate) => sameEvent(event, candidate, strict));
     if (at === -1) out.push({ path: 'events', message: `missing ${show(event)}` });
     else unused.splice(at, 1);
   }
@@ -50,7 +64,31 @@ function compareEvents(expected: Action[], actual: Action[]): Difference[] {
   return out;
 }
 
-function compareSequence(group: string, expected: Action[], actual: Action[]): Difference[] {
+/**
+ * The actual actions with every patch that has the same effect as the expected one at its position
+ * replaced by that expected patch, so only real differences remain for the textual comparison. Patches on
+ * one target apply in turn, so each is judged on the object as the patches before it left it.
+ */
+function withEquivalentPatches(expected: Action[], actual: Action[], request: ReconcileRequest | undefined): Action[] {
+  if (!request) return actual;
+  let current: KubeObject | undefined;
+  let baseKnown = true;
+  return actual.map((got, i) => {
+    const want = expected[i];
+    if (want?.op !== 'patch' || got.op !== 'patch' || !jsonEquals(want.target, got.target)) return got;
+    current ??= baseKnown ? recordedTarget(request, want.target) : undefined;
+    if (!current) return got;
+    const same = jsonEquals(want, got) || patchesEquivalent(current, want.patch, got.patch);
+    const after = applyToCopy(current, want.patch);
+    // After a patch that differs, or one that fails on the recorded object, later ones have no known base.
+    current = same && after.ok ? (after.object as KubeObject) : undefined;
+    baseKnown = current !== undefined;
+    return same ? want : got;
+  });
+}
+
+function compareSequence(group: string, expected: Action[], given: Action[], request: ReconcileRequest | undefined): Difference[] {
+  const actual = withEquivalentPatches(expected, given, request);
   const label = group === 'status' ? 'status actions' : `actions on ${group}`;
   if (expected.length === actual.length && expected.length > 1) {
     // Same actions, different order: say so instead of listing every field that moved.
@@ -63,7 +101,7 @@ function compareSequence(group: string, expected: Action[], actual: Action[]): D
 }
 
 /** Every difference that matters; [] when `actual` is an acceptable reply for the recorded request. */
-export function compareResponses(expected: ReconcileResponse, actual: ReconcileResponse): Difference[] {
+export function compareResponses(expected: ReconcileResponse, actual: ReconcileResponse, options: CompareOptions = {}): Difference[] {
   const out: Difference[] = [];
   const { actions: expectedActions, ...expectedRest } = expected;
   const { actions: actualActions, ...actualRest } = actual;
@@ -75,7 +113,7 @@ export function compareResponses(expected: ReconcileResponse, actual: ReconcileR
   for (const key of keys) {
     const e = (expectedGroups.get(key) ?? []).map((x) => x.action);
     const a = (actualGroups.get(key) ?? []).map((x) => x.action);
-    out.push(...(key === 'event' ? compareEvents(e, a) : compareSequence(key, e, a)));
+    out.push(...(key === 'event' ? compareEvents(e, a, options.strict === true) : compareSequence(key, e, a, options.request)));
   }
   return out;
 }

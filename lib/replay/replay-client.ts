@@ -2,7 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import { request } from 'undici';
 import type { AdmissionResponse } from '../contract/admission-types.ts';
-import { CLOUDEVENT_TYPE, type ReconcileResponse } from '../contract/types.ts';
+import { CLOUDEVENT_TYPE, type ReconcileRequest, type ReconcileResponse } from '../contract/types.ts';
 import { compareResponses, type Difference } from './compare-responses.ts';
 import { isAdmissionFixture, responseValidatorFor, type Fixture } from './fixtures.ts';
 import { diffJson } from './json-diff.ts';
@@ -14,6 +14,8 @@ export interface ReplayOptions {
   url: string;
   mode?: ReplayMode;
   timeoutMs?: number;
+  /** Compare event messages verbatim too (`kubeloop replay --strict`). */
+  strict?: boolean;
 }
 
 export type ReplayResult =
@@ -77,6 +79,6 @@ export async function replayFixture(fixture: Fixture, options: ReplayOptions): P
   const reply = await callFunction(fixture.request, options);
   if (!reply.ok) return { outcome: 'error', message: reply.message };
   // A JSON patch is applied in order and warnings are shown in order: an admission reply compares exactly.
-  const differences = isAdmissionFixture(fixture) ? diffJson(fixture.response, reply.response) : compareResponses(fixture.response, reply.response as ReconcileResponse);
+  const differences = isAdmissionFixture(fixture) ? diffJson(fixture.response, reply.response) : compareResponses(fixture.response, reply.response as ReconcileResponse, { request: fixture.request as ReconcileRequest, strict: options.strict === true });
   return differences.length === 0 ? { outcome: 'pass' } : { outcome: 'mismatch', differences, actual: reply.response };
 }

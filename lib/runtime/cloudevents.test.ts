@@ -33,6 +33,17 @@ it('rejects a binary-mode event without ce-id instead of inventing one', () => {
   expect(decodeReconcileEvent(headers, '{}')).toEqual({ ok: false, message: 'CloudEvent attribute "id" is missing' });
 });
 
+it.each([
+  ['a batch', { 'content-type': 'application/cloudevents+json' }, '[]', /batches are not supported/],
+  ['base64 data', { 'content-type': 'application/cloudevents+json' }, JSON.stringify({ specversion: '1.0', id: '1', source: '/r', type: 'dev.kubeloop.reconcile.v1', data_base64: 'e30=' }), /data_base64 is not supported/],
+  ['a binary-mode body that is not JSON', binaryHeaders, '{nope', /its data is not JSON/],
+  ['a binary-mode event without a body', binaryHeaders, '', /has no data/],
+])('rejects %s with a message', (_case, headers, body, message) => {
+  const result = decodeReconcileEvent(headers, body);
+  expect(result.ok).toBe(false);
+  if (!result.ok) expect(result.message).toMatch(message);
+});
+
 describe('encodeResponseEvent', () => {
   it('answers in binary mode with ce-* headers and the response as the body', () => {
     const out = encodeResponseEvent('binary', 'podset', 'rec-1', { actions: [] });

@@ -1,60 +1,70 @@
-// The CloudEvents HTTP binding of the contract: a ReconcileRequest arrives as the data of a
-// dev.kubeloop.reconcile.v1 event (binary or structured mode); the reply goes back in the same mode.
-import { CloudEvent, HTTP, type Headers as CloudEventHeaders } from 'cloudevents';
+// The CloudEvents HTTP binding of the contract (spec 1.0): a ReconcileRequest arrives as the JSON data of a
+// dev.kubeloop.reconcile.v1 event (binary or structured mode); the reply goes back in the same mode. Plain
+// code on purpose: the cloudevents SDK needs Node (util, process, its http transport), and this runs in
+// the Web fetch handler too (Workers, Deno, Bun).
 import { CLOUDEVENT_RESPONSE_TYPE, CLOUDEVENT_TYPE } from '../contract/types.ts';
 
 export type CloudEventMode = 'binary' | 'structured';
 
 export type DecodedEvent = { ok: true; data: unknown; id: string } | { ok: false; message: string };
 
-/**
- * Decodes an HTTP message already known to be a CloudEvent. The SDK is lenient about required
- * attributes, so they are checked here and every failure says which attribute is wrong.
- */
-export function decodeReconcileEvent(headers: CloudEventHeaders, body: string): DecodedEvent {
-  const missing = missingRequiredAttribute(headers, body);
-  if (missing) return { ok: false, message: missing };
-  let event: CloudEvent<unknown>;
-  try {
-    const decoded = HTTP.toEvent({ headers, body });
-    if (Array.isArray(decoded)) return { ok: false, message: 'CloudEvent batches are not supported; send one event per request' };
-    event = decoded as CloudEvent<unknown>;
-  } catch (error) {
-    return { ok: false, message: `not a valid CloudEvent: ${error instanceof Error ? error.message : String(error)}` };
-  }
-  if (event.specversion !== '1.0') return { ok: false, message: `CloudEvent specversion "${String(event.specversion)}" is not supported; want "1.0"` };
-  if (event.type !== CLOUDEVENT_TYPE) {
-    return { ok: false, message: `CloudEvent type "${event.type}" is not accepted; want "${CLOUDEVENT_TYPE}"` };
-  }
-  if (event.datacontenttype !== undefined && !event.datacontenttype.startsWith('application/json')) {
-    return { ok: false, message: `CloudEvent datacontenttype "${event.datacontenttype}" is not supported; want "application/json"` };
-  }
-  if (event.data === undefined) return { ok: false, message: 'CloudEvent has no data; want a ReconcileRequest' };
-  return { ok: true, data: event.data, id: event.id };
+/** Lower-case header names; a repeated header counts by its first value. */
+export type CloudEventHeaders = Record<string, string | string[] | undefined>;
+
+const REQUIRED = ['id', 'source', 'type'] as const;
+
+function header(headers: CloudEventHeaders, name: string): string | undefined {
+  const value = headers[name];
+  return Array.isArray(value) ? value[0] : value;
 }
 
-/**
- * The SDK invents an id (and tolerates other gaps) when an attribute is absent, so required attributes
- * are checked on the message as received: ce-* headers in binary mode, top-level members in structured mode.
- */
-function missingRequiredAttribute(headers: CloudEventHeaders, body: string): string | undefined {
-  let attributes: Record<string, unknown>;
-  if (headers['ce-specversion'] !== undefined) {
-    attributes = { id: headers['ce-id'], source: headers['ce-source'], type: headers['ce-type'] };
-  } else {
-    try {
-      const parsed: unknown = JSON.parse(body);
-      if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return 'a structured-mode CloudEvent must be a JSON object';
-      attributes = parsed as Record<string, unknown>;
-    } catch (error) {
-      return `not a valid CloudEvent: the body is not JSON (${(error as Error).message})`;
-    }
+function invalid(message: string): DecodedEvent {
+  return { ok: false, message };
+}
+
+/** The context attributes and data of an HTTP message already known to be a CloudEvent. */
+function readMessage(headers: CloudEventHeaders, body: string): { attributes: Record<string, unknown>; data: () => unknown } | string {
+  if (header(headers, 'ce-specversion') !== undefined) {
+    const attributes: Record<string, unknown> = { datacontenttype: header(headers, 'content-type') };
+    for (const name of ['specversion', ...REQUIRED]) attributes[name] = header(headers, `ce-${name}`);
+    return { attributes, data: () => (body === '' ? undefined : (JSON.parse(body) as unknown)) };
   }
-  for (const name of ['id', 'source', 'type']) {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body);
+  } catch (error) {
+    return `not a valid CloudEvent: the body is not JSON (${(error as Error).message})`;
+  }
+  if (Array.isArray(parsed)) return 'CloudEvent batches are not supported; send one event per request';
+  if (typeof parsed !== 'object' || parsed === null) return 'a structured-mode CloudEvent must be a JSON object';
+  const event = parsed as Record<string, unknown>;
+  if (event.data_base64 !== undefined) return 'CloudEvent data_base64 is not supported; send the ReconcileRequest as JSON data';
+  return { attributes: event, data: () => event.data };
+}
+
+/** Decodes a CloudEvent carrying a ReconcileRequest; every failure says which attribute is wrong. */
+export function decodeReconcileEvent(headers: CloudEventHeaders, body: string): DecodedEvent {
+  const message = readMessage(headers, body);
+  if (typeof message === 'string') return invalid(message);
+  const { attributes } = message;
+  for (const name of REQUIRED) {
     const value = attributes[name];
-    if (typeof value !== 'string' || value === '') return `CloudEvent attribute "${name}" is missing`;
+    if (typeof value !== 'string' || value === '') return invalid(`CloudEvent attribute "${name}" is missing`);
   }
-  return undefined;
+  if (attributes.specversion !== '1.0') return invalid(`CloudEvent specversion "${String(attributes.specversion)}" is not supported; want "1.0"`);
+  if (attributes.type !== CLOUDEVENT_TYPE) return invalid(`CloudEvent type "${String(attributes.type)}" is not accepted; want "${CLOUDEVENT_TYPE}"`);
+  const contentType = attributes.datacontenttype;
+  if (contentType !== undefined && (typeof contentType !== 'string' || !contentType.startsWith('application/json'))) {
+    return invalid(`CloudEvent datacontenttype "${String(contentType)}" is not supported; want "application/json"`);
+  }
+  let data: unknown;
+  try {
+    data = message.data();
+  } catch (error) {
+    return invalid(`not a valid CloudEvent: its data is not JSON (${(error as Error).message})`);
+  }
+  if (data === undefined) return invalid('CloudEvent has no data; want a ReconcileRequest');
+  return { ok: true, data, id: attributes.id as string };
 }
 
 /** The reply event: same mode as the request, type dev.kubeloop.reconcile.response.v1. */
@@ -64,18 +74,20 @@ export function encodeResponseEvent(
   reconcileId: string,
   response: unknown,
 ): { headers: Record<string, string>; body: string } {
-  const event = new CloudEvent({
+  const attributes = {
     specversion: '1.0',
     id: reconcileId,
     source: `/kubeloop/functions/${functionName}`,
     type: CLOUDEVENT_RESPONSE_TYPE,
-    datacontenttype: 'application/json',
-    data: response,
-  });
-  const message = mode === 'binary' ? HTTP.binary(event) : HTTP.structured(event);
-  const headers: Record<string, string> = {};
-  for (const [name, value] of Object.entries(message.headers)) {
-    if (typeof value === 'string') headers[name] = value;
+    time: new Date().toISOString(),
+  };
+  if (mode === 'structured') {
+    return {
+      headers: { 'content-type': 'application/cloudevents+json; charset=utf-8' },
+      body: JSON.stringify({ ...attributes, datacontenttype: 'application/json', data: response }),
+    };
   }
-  return { headers, body: typeof message.body === 'string' ? message.body : JSON.stringify(message.body) };
+  const headers: Record<string, string> = { 'content-type': 'application/json; charset=utf-8' };
+  for (const [name, value] of Object.entries(attributes)) headers[`ce-${name}`] = value;
+  return { headers, body: JSON.stringify(response) };
 }

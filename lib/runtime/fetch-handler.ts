@@ -1,15 +1,26 @@
 // A reconcile function as a Web-standard fetch handler, (Request) => Promise<Response>, for FaaS platforms
-// and runtimes without fastify (Cloudflare-style workers, Deno, Bun, Lambda adapters).
+// and runtimes without Node (Cloudflare Workers, Deno, Bun, Lambda adapters). Its imports stay portable:
+// no fastify, pino, prom-client or node: modules (test/http/fetch-handler-imports.test.ts bundles it to check).
+import type { LogLevel } from '../observability/logger.ts';
 import type { AnyFunctionDefinition } from './function-kinds.ts';
-import { DEFAULT_BODY_LIMIT_BYTES } from '../server/create-server.ts';
-import { createFunctionCore, type RequestHeaders } from './function-core.ts';
-import { functionLogger, type FunctionServerOptions } from './function-server.ts';
+import { DEFAULT_BODY_LIMIT_BYTES } from '../server/body-limit.ts';
+import { consoleLogger } from './console-logger.ts';
+import { createFunctionCore, type CoreLogger, type RequestHeaders } from './function-core.ts';
 import { routeStandalone } from './standalone-routes.ts';
+
+export interface FetchHandlerOptions {
+  /** Defaults to JSON lines on `console` named "function/<name>" at `logLevel`. */
+  logger?: CoreLogger;
+  logLevel?: LogLevel;
+  /** Default DEFAULT_BODY_LIMIT_BYTES (8 MiB). */
+  bodyLimitBytes?: number;
+}
 
 async function readLimited(request: Request, limitBytes: number): Promise<string | undefined> {
   if (!request.body) return '';
   const reader = request.body.getReader();
-  const chunks: Uint8Array[] = [];
+  const decoder = new TextDecoder();
+  let text = '';
   let size = 0;
   for (;;) {
     const { done, value } = await reader.read();
@@ -19,13 +30,14 @@ async function readLimited(request: Request, limitBytes: number): Promise<string
       await reader.cancel();
       return undefined;
     }
-    chunks.push(value);
+    text += decoder.decode(value, { stream: true });
   }
-  return Buffer.concat(chunks, size).toString('utf8');
+  return text + decoder.decode();
 }
 
-export function toFetchHandler(definition: AnyFunctionDefinition, options: FunctionServerOptions = {}): (request: Request) => Promise<Response> {
-  const core = createFunctionCore(definition, { logger: functionLogger(definition, options) });
+export function toFetchHandler(definition: AnyFunctionDefinition, options: FetchHandlerOptions = {}): (request: Request) => Promise<Response> {
+  const logger = options.logger ?? consoleLogger(`function/${definition.name}`, options.logLevel ?? 'info');
+  const core = createFunctionCore(definition, { logger });
   const limit = options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES;
   return async (request) => {
     const headers: RequestHeaders = {};

@@ -1,12 +1,10 @@
 // The one request path every transport shares (fastify, Web fetch, Node http): content negotiation,
 // CloudEvents decoding, request validation, the reconcile call, reply validation and serialization.
-import { randomUUID } from 'node:crypto';
-import type { Registry } from 'prom-client';
+// Web-platform globals only (crypto.randomUUID, performance.now) and no fastify, pino or prom-client at
+// run time: the fetch handler runs this where Node is absent (Workers, Deno, Bun).
 import type { ReconcileResponse } from '../contract/types.ts';
-import type { Logger } from '../observability/logger.ts';
-import { createMetricsRegistry } from '../observability/metrics.ts';
 import { decodeReconcileEvent, encodeResponseEvent, type CloudEventMode } from './cloudevents.ts';
-import { createFunctionMetrics, type FunctionMetrics } from './function-metrics.ts';
+import type { FunctionMetrics } from './function-metrics.ts';
 import { apiVersionProblem, functionKindOf, type AnyFunctionDefinition, type FunctionKind } from './function-kinds.ts';
 
 export const RECONCILE_ID_HEADER = 'x-kubeloop-reconcile-id';
@@ -45,11 +43,23 @@ export interface FunctionErrorReply {
   reconcileId: string;
 }
 
-export interface FunctionCoreOptions {
-  logger: Logger;
-  /** Registry for the function's metrics; a fresh one when omitted. */
-  metrics?: Registry;
+/** What the core logs through: a pino Logger fits, and so does consoleLogger (console-logger.ts). */
+export interface CoreLogger {
+  error(fields: object, message: string): void;
+  warn(fields: object, message: string): void;
+  debug(fields: object, message: string): void;
+  isLevelEnabled(level: string): boolean;
 }
+
+export interface FunctionCoreOptions {
+  logger: CoreLogger;
+  /** Where calls are counted (function-metrics.ts on a prom-client registry); not counted when omitted. */
+  metrics?: FunctionMetrics;
+}
+
+const NO_METRICS: FunctionMetrics = { observe() {}, error() {} };
+
+const randomUUID = (): string => crypto.randomUUID();
 
 export interface FunctionCore {
   readonly name: string;
@@ -57,7 +67,6 @@ export interface FunctionCore {
   readonly paths: readonly string[];
   /** "ReconcileRequest" or "AdmissionRequest". */
   readonly requestKind: string;
-  readonly metrics: Registry;
   handle(request: CoreRequest): CoreReply;
   /** A rejection decided by the transport before the core saw the body (413, 415), logged and counted alike. */
   reject(status: number, code: FunctionErrorCode, message: string, headers: RequestHeaders): CoreReply;
@@ -104,17 +113,16 @@ class RequestError extends Error {
 
 export function createFunctionCore(definition: AnyFunctionDefinition, options: FunctionCoreOptions): FunctionCore {
   const kind: FunctionKind = functionKindOf(definition);
-  const registry = options.metrics ?? createMetricsRegistry();
-  const metrics: FunctionMetrics = createFunctionMetrics(registry, definition.name);
+  const metrics = options.metrics ?? NO_METRICS;
   const log = options.logger;
 
-  function errorReply(started: bigint, error: RequestError, reconcileId: string, context: Record<string, unknown>): CoreReply {
+  function errorReply(started: number, error: RequestError, reconcileId: string, context: Record<string, unknown>): CoreReply {
     const body: FunctionErrorReply = { statusCode: error.status, code: error.code, message: error.message, reconcileId };
     const fields = { ...context, reconcileId, code: error.code, statusCode: error.status };
     if (error.status >= 500) log.error({ ...fields, err: error.cause ?? error }, error.message);
     else log.warn(fields, error.message);
     metrics.error(error.code);
-    metrics.observe(error.status, Number(process.hrtime.bigint() - started) / 1e9);
+    metrics.observe(error.status, (performance.now() - started) / 1000);
     return {
       status: error.status,
       headers: { 'content-type': 'application/json; charset=utf-8', [RECONCILE_ID_HEADER]: reconcileId },
@@ -165,9 +173,8 @@ export function createFunctionCore(definition: AnyFunctionDefinition, options: F
     name: definition.name,
     paths: kind.paths,
     requestKind: kind.requestKind,
-    metrics: registry,
     handle(request) {
-      const started = process.hrtime.bigint();
+      const started = performance.now();
       let reconcileId = headerReconcileId(request.headers);
       let context: Record<string, unknown> = {};
       try {
@@ -182,7 +189,7 @@ export function createFunctionCore(definition: AnyFunctionDefinition, options: F
             ? { headers: { 'content-type': 'application/json; charset=utf-8', [RECONCILE_ID_HEADER]: reconcileId }, body: JSON.stringify(response) }
             : encodeResponseEvent(mode, definition.name, reconcileId, response as ReconcileResponse);
         encoded.headers[RECONCILE_ID_HEADER] = reconcileId;
-        const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+        const seconds = (performance.now() - started) / 1000;
         metrics.observe(200, seconds);
         if (log.isLevelEnabled('debug')) {
           log.debug({ ...context, reconcileId, ...summary, durationMs: seconds * 1000 }, kind.requestKind === 'AdmissionRequest' ? 'admitted' : 'reconciled');
@@ -195,7 +202,7 @@ export function createFunctionCore(definition: AnyFunctionDefinition, options: F
       }
     },
     reject(status, code, message, headers) {
-      return errorReply(process.hrtime.bigint(), new RequestError(status, code, message), headerReconcileId(headers) ?? randomUUID(), {});
+      return errorReply(performance.now(), new RequestError(status, code, message), headerReconcileId(headers) ?? randomUUID(), {});
     },
   };
 }

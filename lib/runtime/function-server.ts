@@ -5,6 +5,7 @@ import type { AnyFunctionDefinition } from './function-kinds.ts';
 import { createLogger, type Logger, type LogLevel } from '../observability/logger.ts';
 import { createServer, DEFAULT_BODY_LIMIT_BYTES, listen, type KubeloopServer } from '../server/create-server.ts';
 import { createFunctionCore, type FunctionCore } from './function-core.ts';
+import { createFunctionMetrics } from './function-metrics.ts';
 import { methodNotAllowed, tooLargeMessage } from './http-replies.ts';
 
 export interface FunctionServerOptions {
@@ -27,7 +28,7 @@ export function buildFunctionServer(definition: AnyFunctionDefinition, options: 
   const logger = functionLogger(definition, options);
   const bodyLimitBytes = options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES;
   const server = createServer({ logger, bodyLimitBytes });
-  const core = createFunctionCore(definition, { logger, metrics: server.metrics });
+  const core = createFunctionCore(definition, { logger, metrics: createFunctionMetrics(server.metrics, definition.name) });
   void server.app.register(async (scope: FastifyInstance) => {
     // The core does its own content negotiation (JSON, CloudEvents) so every transport behaves the same:
     // here fastify only reads the body, as a string, within the limit.

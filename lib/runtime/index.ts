@@ -2,7 +2,8 @@
 export { ADMIT_PATHS, RECONCILE_PATHS } from './http-replies.ts';
 export { functionKindOf, type AnyFunctionDefinition } from './function-kinds.ts';
 export { buildFunctionServer, serveFunction, type FunctionServer, type FunctionServerOptions, type ServedFunction } from './function-server.ts';
-export { toFetchHandler } from './fetch-handler.ts';
+export { toFetchHandler, type FetchHandlerOptions } from './fetch-handler.ts';
+export { consoleLogger } from './console-logger.ts';
 export { toNodeHandler } from './node-handler.ts';
 export { createFunctionCore, RECONCILE_ID_HEADER, type FunctionCore, type FunctionErrorCode, type FunctionErrorReply } from './function-core.ts';
 export { readFunctionConfig, type FunctionConfig } from './config.ts';

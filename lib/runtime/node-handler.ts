@@ -3,7 +3,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AnyFunctionDefinition } from './function-kinds.ts';
 import { DEFAULT_BODY_LIMIT_BYTES } from '../server/create-server.ts';
+import { createMetricsRegistry } from '../observability/metrics.ts';
 import { createFunctionCore } from './function-core.ts';
+import { createFunctionMetrics } from './function-metrics.ts';
 import { functionLogger, type FunctionServerOptions } from './function-server.ts';
 import { routeStandalone } from './standalone-routes.ts';
 
@@ -27,10 +29,11 @@ export function toNodeHandler(
   definition: AnyFunctionDefinition,
   options: FunctionServerOptions = {},
 ): (request: IncomingMessage, response: ServerResponse) => void {
-  const core = createFunctionCore(definition, { logger: functionLogger(definition, options) });
+  const registry = createMetricsRegistry();
+  const core = createFunctionCore(definition, { logger: functionLogger(definition, options), metrics: createFunctionMetrics(registry, definition.name) });
   const limit = options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES;
   return (request, response) => {
-    routeStandalone(core, limit, request.method ?? 'GET', request.url ?? '/', request.headers, (max) => readLimited(request, max)).then(
+    routeStandalone(core, limit, request.method ?? 'GET', request.url ?? '/', request.headers, (max) => readLimited(request, max), registry).then(
       (out) => {
         // A body announced as too large is not read: close the connection instead of draining it.
         if (out.status === 413 && !request.readableEnded) response.setHeader('connection', 'close');

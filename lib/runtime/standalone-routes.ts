@@ -5,6 +5,12 @@ import { errorReply, jsonReply, methodNotAllowed, tooLargeMessage } from './http
 /** Reads the body up to `limitBytes`; returns undefined when it is larger. */
 export type BodyReader = (limitBytes: number) => Promise<string | undefined>;
 
+/** What GET /metrics serves: a prom-client Registry fits. Absent in the fetch handler (no prom-client there). */
+export interface MetricsEndpoint {
+  readonly contentType: string;
+  metrics(): Promise<string>;
+}
+
 export async function routeStandalone(
   core: FunctionCore,
   bodyLimitBytes: number,
@@ -12,6 +18,7 @@ export async function routeStandalone(
   url: string,
   headers: RequestHeaders,
   readBody: BodyReader,
+  metrics?: MetricsEndpoint,
 ): Promise<CoreReply> {
   const query = url.indexOf('?');
   const path = query === -1 ? url : url.slice(0, query);
@@ -27,8 +34,8 @@ export async function routeStandalone(
   }
   if (method === 'GET' && path === '/healthz') return jsonReply(200, { status: 'ok' });
   if (method === 'GET' && path === '/readyz') return jsonReply(200, { status: 'ready' });
-  if (method === 'GET' && path === '/metrics') {
-    return { status: 200, headers: { 'content-type': core.metrics.contentType }, body: await core.metrics.metrics() };
+  if (method === 'GET' && path === '/metrics' && metrics) {
+    return { status: 200, headers: { 'content-type': metrics.contentType }, body: await metrics.metrics() };
   }
   return errorReply(404, 'NotFound', `no route ${method} ${url}`);
 }

@@ -8,8 +8,9 @@ import type { Registry } from 'prom-client';
 import type { Logger } from '../observability/logger.ts';
 import { createMetricsRegistry } from '../observability/metrics.ts';
 
-/** 8 MiB: an admission review or reconcile request with old and new objects or many children fits. */
-export const DEFAULT_BODY_LIMIT_BYTES = 8 * 1024 * 1024;
+import { DEFAULT_BODY_LIMIT_BYTES } from './body-limit.ts';
+
+export { DEFAULT_BODY_LIMIT_BYTES };
 
 export interface ServerOptions {
   logger: Logger;

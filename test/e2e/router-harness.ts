@@ -94,7 +94,8 @@ export async function routerHarness(suiteName: string): Promise<RouterHarness> {
 /** Installs CRDs from charts/kubeloop/crds (server-side apply, idempotent across suites) and waits until served. */
 export async function installCrds(client: KubeClient, files: string[]): Promise<void> {
   for (const file of files) {
-    const crd = parse(readFileSync(new URL(`../../charts/kubeloop/crds/${file}`, import.meta.url), 'utf8')) as { metadata: { name: string } };
+    // A bare name is one of the chart's CRDs; an absolute path is read as it is (CRDs from Go modules).
+    const crd = parse(readFileSync(new URL(file, new URL('../../charts/kubeloop/crds/', import.meta.url)), 'utf8')) as { metadata: { name: string } };
     await client.request({
       method: 'PATCH',
       path: `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd.metadata.name}`,

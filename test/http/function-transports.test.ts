@@ -58,7 +58,7 @@ const transports: Array<[string, Send]> = [
 const JSON_HEADERS = { 'content-type': 'application/json' };
 const errorOf = (answer: Answer) => JSON.parse(answer.body) as { statusCode: number; code: string; message: string; reconcileId: string };
 
-describe.each(transports)('%s', (_name, send) => {
+describe.each(transports)('%s', (name, send) => {
   it('answers a valid request on / and /reconcile with the function reply and the reconcile id header', async () => {
     for (const path of ['/', '/reconcile']) {
       const answer = await send('POST', path, JSON_HEADERS, JSON.stringify(podRequest({ reconcileId: 'rec-7' })));
@@ -124,9 +124,14 @@ describe.each(transports)('%s', (_name, send) => {
     expect((await send('GET', '/healthz', {})).status).toBe(200);
     expect((await send('GET', '/readyz', {})).status).toBe(200);
     const metrics = await send('GET', '/metrics', {});
-    expect(metrics.body).toMatch(/kubeloop_function_requests_total\{function="example-labeller",code="200"\} \d+/);
-    expect(metrics.body).toMatch(/kubeloop_function_errors_total\{function="example-labeller",code="InvalidJSON"\} \d+/);
-    expect(metrics.body).toContain('kubeloop_function_request_duration_seconds_bucket{le="0.001",function="example-labeller"}');
+    if (name === 'fetch handler') {
+      // prom-client needs Node; FaaS platforms count requests themselves.
+      expect(metrics.status).toBe(404);
+    } else {
+      expect(metrics.body).toMatch(/kubeloop_function_requests_total\{function="example-labeller",code="200"\} \d+/);
+      expect(metrics.body).toMatch(/kubeloop_function_errors_total\{function="example-labeller",code="InvalidJSON"\} \d+/);
+      expect(metrics.body).toContain('kubeloop_function_request_duration_seconds_bucket{le="0.001",function="example-labeller"}');
+    }
     const wrongMethod = await send('GET', '/reconcile', {});
     expect(wrongMethod.status).toBe(405);
     expect(errorOf(wrongMethod).message).toBe('GET /reconcile is not allowed; POST a ReconcileRequest');

@@ -64,6 +64,16 @@ describe('kubeloop replay', () => {
     expect(output).toContain('1 passed, 1 failed');
   });
 
+  it('compares event messages only with --strict', async () => {
+    const reworded = structuredClone(expectedResponse);
+    (reworded.actions[0] as { message: string }).message = 'the pod web-0 now carries its name';
+    const file = write('reworded.json', { description: 'same event, other words', request: podRequest(), response: reworded });
+    expect((await replay([file, '--to', served.url])).code).toBe(0);
+    const strict = await replay([file, '--to', served.url, '--strict']);
+    expect(strict.code).toBe(1);
+    expect(strict.output).toContain('events: missing {"op":"event","type":"Normal","reason":"Labelled","message":"the pod web-0 now carries its name"}');
+  });
+
   it('fails on an error reply, an invalid fixture and an unreachable function', async () => {
     const failing = write('throws.json', { description: 'function throws', request: podRequest({ labels: { [MISBEHAVE_LABEL]: 'throw' } }), response: expectedResponse });
     const broken = write('broken.json', '{"description": "no request"');

@@ -1,0 +1,3 @@
+module kubeloop.dev/samples/pod-name-label
+
+go 1.22

@@ -4,6 +4,7 @@ import type { AnyFunctionDefinition } from './function-kinds.ts';
 import { DEFAULT_BODY_LIMIT_BYTES } from '../server/create-server.ts';
 import { createFunctionCore, type RequestHeaders } from './function-core.ts';
 import { functionLogger, type FunctionServerOptions } from './function-server.ts';
+import { withSigning } from './signed-core.ts';
 import { routeStandalone } from './standalone-routes.ts';
 
 async function readLimited(request: Request, limitBytes: number): Promise<string | undefined> {
@@ -25,7 +26,7 @@ async function readLimited(request: Request, limitBytes: number): Promise<string
 }
 
 export function toFetchHandler(definition: AnyFunctionDefinition, options: FunctionServerOptions = {}): (request: Request) => Promise<Response> {
-  const core = createFunctionCore(definition, { logger: functionLogger(definition, options) });
+  const core = withSigning(createFunctionCore(definition, { logger: functionLogger(definition, options) }), options);
   const limit = options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES;
   return async (request) => {
     const headers: RequestHeaders = {};

@@ -35,6 +35,7 @@ export type FunctionErrorCode =
   | 'UnsupportedApiVersion'
   | 'InvalidRequest'
   | 'PayloadTooLarge'
+  | 'InvalidSignature'
   | 'FunctionError'
   | 'InvalidResponse';
 

@@ -6,8 +6,9 @@ import { createLogger, type Logger, type LogLevel } from '../observability/logge
 import { createServer, DEFAULT_BODY_LIMIT_BYTES, listen, type KubeloopServer } from '../server/create-server.ts';
 import { createFunctionCore, type FunctionCore } from './function-core.ts';
 import { methodNotAllowed, tooLargeMessage } from './http-replies.ts';
+import { withSigning, type SigningOptions } from './signed-core.ts';
 
-export interface FunctionServerOptions {
+export interface FunctionServerOptions extends SigningOptions {
   /** Defaults to a JSON logger named "function/<name>" at `logLevel`. */
   logger?: Logger;
   logLevel?: LogLevel;
@@ -27,7 +28,7 @@ export function buildFunctionServer(definition: AnyFunctionDefinition, options: 
   const logger = functionLogger(definition, options);
   const bodyLimitBytes = options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES;
   const server = createServer({ logger, bodyLimitBytes });
-  const core = createFunctionCore(definition, { logger, metrics: server.metrics });
+  const core = withSigning(createFunctionCore(definition, { logger, metrics: server.metrics }), options);
   void server.app.register(async (scope: FastifyInstance) => {
     // The core does its own content negotiation (JSON, CloudEvents) so every transport behaves the same:
     // here fastify only reads the body, as a string, within the limit.

@@ -5,6 +5,7 @@ import type { AnyFunctionDefinition } from './function-kinds.ts';
 import { DEFAULT_BODY_LIMIT_BYTES } from '../server/create-server.ts';
 import { createFunctionCore } from './function-core.ts';
 import { functionLogger, type FunctionServerOptions } from './function-server.ts';
+import { withSigning } from './signed-core.ts';
 import { routeStandalone } from './standalone-routes.ts';
 
 function readLimited(request: IncomingMessage, limitBytes: number): Promise<string | undefined> {
@@ -27,7 +28,7 @@ export function toNodeHandler(
   definition: AnyFunctionDefinition,
   options: FunctionServerOptions = {},
 ): (request: IncomingMessage, response: ServerResponse) => void {
-  const core = createFunctionCore(definition, { logger: functionLogger(definition, options) });
+  const core = withSigning(createFunctionCore(definition, { logger: functionLogger(definition, options) }), options);
   const limit = options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES;
   return (request, response) => {
     routeStandalone(core, limit, request.method ?? 'GET', request.url ?? '/', request.headers, (max) => readLimited(request, max)).then(

@@ -23,6 +23,8 @@ export type LoopHealthReason =
   | 'FunctionUnreachable'
   | 'FunctionRejected'
   | 'InvalidResponse'
+  | 'InvalidSignature'
+  | 'InvalidSigningSecret'
   | 'Forbidden'
   | 'InvalidSpec'
   | 'ServiceAccountRequired';

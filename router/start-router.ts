@@ -7,7 +7,7 @@ import { ResourceDiscovery } from '../lib/kube/discovery.ts';
 import { KubeClient } from '../lib/kube/kube-client.ts';
 import type { RateLimit } from '../lib/kube/rate-limiter.ts';
 import { createLogger } from '../lib/observability/logger.ts';
-import { createHttpInvoker, type FunctionInvoker } from './dispatch.ts';
+import { createHttpInvoker, type FunctionInvoker, type HttpInvokerOptions } from './dispatch.ts';
 import { EventRecorder } from './event-recorder.ts';
 import { FixtureRecorder } from './fixture-recorder.ts';
 import { InformerRegistry } from './informer-registry.ts';
@@ -59,6 +59,8 @@ export interface RouterOptions {
   watchdogGraceMs?: number;
   /** How long an owner waits for the watch to show its creates/deletes before it is reconciled anyway. */
   expectationsTimeoutMs?: number;
+  /** Reply bounds of the HTTP invoker (size, actions per reply); ignored with `invoke`. */
+  dispatch?: HttpInvokerOptions;
 }
 
 export interface Router {
@@ -83,7 +85,7 @@ export async function startRouter(options: RouterOptions): Promise<Router> {
   const rateLimit = options.rateLimit ?? { qps: 50, burst: 100 };
   const client = await KubeClient.fromKubeConfig(options.kubeConfig, { rateLimit });
   const discovery = new ResourceDiscovery(client);
-  const httpInvoker = options.invoke ? undefined : createHttpInvoker();
+  const httpInvoker = options.invoke ? undefined : createHttpInvoker(options.dispatch);
   const invoke = options.invoke ?? httpInvoker!;
   const events = new EventRecorder({ client, controller: 'kubeloop.dev/router', instance: identity, logger });
   const recorder = options.recordDir ? new FixtureRecorder(options.recordDir) : undefined;

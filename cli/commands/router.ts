@@ -38,6 +38,7 @@ export async function run(argv: string[]): Promise<number> {
     accessReviewIntervalMs: config.accessReviewSeconds * 1000,
     watchTimeoutSeconds: config.watchTimeoutSeconds,
     expectationsTimeoutMs: config.expectationsTimeoutSeconds * 1000,
+    dispatch: { maxActionsPerReply: config.maxActionsPerReply, maxResponseBytes: config.maxReplyBytes },
     ...(config.leaderElect
       ? { leaderElection: { namespace: config.leaseNamespace, name: config.leaseName, leaseDurationMs: config.leaseDurationSeconds * 1000, renewDeadlineMs: config.leaseDurationSeconds * 666 } }
       : {}),

@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import { Agent, errors as undiciErrors } from 'undici';
+import { MAX_JSON_DEPTH, nestsDeeperThan } from '../lib/contract/json-depth.ts';
 import { validateReconcileResponse } from '../lib/contract/validate.ts';
 import { signatureHeaders, verify, type SigningKey } from '../lib/signing/webhook-signature.ts';
 import { CLOUDEVENT_TYPE, type ReconcileRequest, type ReconcileResponse } from '../lib/contract/types.ts';
@@ -58,6 +59,7 @@ export function classifyResponse(status: number, body: string, retryAfter?: stri
   if (Array.isArray(actions) && actions.length > maxActions) {
     return { kind: 'failed', status, reason: 'InvalidResponse', message: `reply has ${actions.length} actions; at most ${maxActions} are accepted per reply (nothing was applied)` };
   }
+  if (nestsDeeperThan(parsed)) return { kind: 'failed', status, reason: 'InvalidResponse', message: `reply nests deeper than ${MAX_JSON_DEPTH} levels` };
   const validation = validateReconcileResponse(parsed);
   if (!validation.ok) {
     return { kind: 'failed', status, reason: 'InvalidResponse', message: `reply is not a ReconcileResponse: ${validation.errors.slice(0, 5).join('; ')}` };

@@ -17,7 +17,17 @@ export const kubeObjectSchema = {
   properties: {
     apiVersion: { type: 'string', minLength: 1 },
     kind: { type: 'string', minLength: 1 },
-    metadata: { type: 'object' },
+    // Kubernetes guarantees these are strings; a function must not crash on one that is not.
+    metadata: {
+      type: 'object',
+      properties: {
+        name: { type: 'string' },
+        namespace: { type: 'string' },
+        generateName: { type: 'string' },
+        labels: { type: 'object', additionalProperties: { type: 'string' } },
+        annotations: { type: 'object', additionalProperties: { type: 'string' } },
+      },
+    },
   },
 } as const;
 

@@ -26,8 +26,9 @@ export function decodeReconcileEvent(headers: CloudEventHeaders, body: string): 
   if (event.type !== CLOUDEVENT_TYPE) {
     return { ok: false, message: `CloudEvent type "${event.type}" is not accepted; want "${CLOUDEVENT_TYPE}"` };
   }
-  if (event.datacontenttype !== undefined && !event.datacontenttype.startsWith('application/json')) {
-    return { ok: false, message: `CloudEvent datacontenttype "${event.datacontenttype}" is not supported; want "application/json"` };
+  const contentType: unknown = event.datacontenttype;
+  if (contentType !== undefined && (typeof contentType !== 'string' || !contentType.startsWith('application/json'))) {
+    return { ok: false, message: `CloudEvent datacontenttype ${JSON.stringify(contentType)} is not supported; want "application/json"` };
   }
   if (event.data === undefined) return { ok: false, message: 'CloudEvent has no data; want a ReconcileRequest' };
   return { ok: true, data: event.data, id: event.id };

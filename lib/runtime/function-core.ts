@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto';
 import type { Registry } from 'prom-client';
 import type { ReconcileResponse } from '../contract/types.ts';
 import type { Logger } from '../observability/logger.ts';
+import { MAX_JSON_DEPTH, nestsDeeperThan } from '../contract/json-depth.ts';
 import { createMetricsRegistry } from '../observability/metrics.ts';
 import { decodeReconcileEvent, encodeResponseEvent, type CloudEventMode } from './cloudevents.ts';
 import { createFunctionMetrics, type FunctionMetrics } from './function-metrics.ts';
@@ -141,6 +142,7 @@ export function createFunctionCore(definition: AnyFunctionDefinition, options: F
   function accept(value: unknown) {
     const versionProblem = apiVersionProblem(value);
     if (versionProblem) throw new RequestError(400, 'UnsupportedApiVersion', versionProblem);
+    if (nestsDeeperThan(value)) throw new RequestError(400, 'InvalidRequest', `request nests deeper than ${MAX_JSON_DEPTH} levels`);
     const checked = kind.accept(value);
     if (!checked.ok) throw new RequestError(400, 'InvalidRequest', checked.message);
     return checked.value;

@@ -60,7 +60,8 @@ export const reconcileRequestSchema = {
         child: objectTargetSchema,
       },
     },
-    object: kubeObjectSchema,
+    // The primary exists in the API server, so it has a name (a created object may have only generateName).
+    object: { ...kubeObjectSchema, properties: { ...kubeObjectSchema.properties, metadata: { ...kubeObjectSchema.properties.metadata, required: ['name'] } } },
     children: { type: 'object', additionalProperties: { type: 'array', items: kubeObjectSchema } },
     finalizing: { type: 'boolean' },
     now: { type: 'string', format: 'date-time' },

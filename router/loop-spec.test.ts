@@ -56,10 +56,10 @@ describe('parseLoop', () => {
     expect(bad({ owns: [{ apiVersion: 'v1' }] })).toThrow('spec.owns[0].kind');
     expect(bad({ selector: { matchExpressions: [{ key: 'a', operator: 'Is' }] } })).toThrow('spec.selector');
     expect(bad({ namespaces: ['Bad_NS'] })).toThrow('spec.namespaces[0]');
-    expect(bad({ function: { url: 'http://x/', signingSecretRef: { name: 'k' } } })).toThrow('spec.function.signingSecretRef.namespace must be a namespace name');
-    expect(bad({ function: { url: 'http://x/', signingSecretRef: { name: 'k', namespace: 'ns', key: 3 } } })).toThrow('spec.function.signingSecretRef.key');
-    expect(bad({ function: { url: 'http://x/', caBundle: 'eA==' } })).toThrow('spec.function.caBundle is only used with an https url');
-    expect(bad({ function: { url: 'https://x/', caBundle: 'eA==' } })).toThrow('spec.function.caBundle must be base64 of PEM certificates');
+    expect(bad({ function: { url: 'http://f.ns.svc/', signingSecretRef: { name: 'k' } } })).toThrow('spec.function.signingSecretRef.namespace must be a namespace name');
+    expect(bad({ function: { url: 'http://f.ns.svc/', signingSecretRef: { name: 'k', namespace: 'ns', key: 3 } } })).toThrow('spec.function.signingSecretRef.key');
+    expect(bad({ function: { url: 'http://f.ns.svc/', caBundle: 'eA==' } })).toThrow('spec.function.caBundle is only used with an https url');
+    expect(bad({ function: { url: 'https://f.ns.svc/', caBundle: 'eA==' } })).toThrow('spec.function.caBundle must be base64 of PEM certificates');
   });
   it('reads the signing secret reference and decodes the CA bundle', () => {
     const pem = '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n';

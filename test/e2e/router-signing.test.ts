@@ -67,6 +67,7 @@ async function createLoop(name: string, url: string, secretName = 'fn-signing'):
       spec: {
         for: { apiVersion: 'v1', kind: 'Pod' },
         namespaces: [ns],
+        serviceAccount: h.loopServiceAccount,
         selector: { matchLabels: { case: name } },
         metadataOnly: true,
         function: { url, timeoutSeconds: 2, signingSecretRef: { name: secretName, namespace: ns, key: 'secret' } },

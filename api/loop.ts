@@ -7,6 +7,13 @@ export const LOOP_API_VERSION = 'kubeloop.dev/v1alpha1';
 export const LOOP_KIND = 'Loop';
 export const FINALIZER_PREFIX = 'kubeloop.dev/';
 
+/** One key of one Secret (a Loop is cluster-scoped, so the namespace is required). */
+export interface SecretKeyRef {
+  name: string;
+  namespace: string;
+  key: string;
+}
+
 export interface LoopSpec {
   for: KindRef;
   owns?: KindRef[];
@@ -14,8 +21,17 @@ export interface LoopSpec {
   selector?: V1LabelSelector;
   metadataOnly?: boolean;
   ignoreStatusChanges?: boolean;
-  /** Where the function is: exactly one of `url` and `ref`. */
-  function: { url?: string; ref?: FunctionRef; timeoutSeconds?: number; maxConcurrency?: number };
+  /** Where the function is (exactly one of `url` and `ref`), how it is called, and how calls are signed. */
+  function: {
+    url?: string;
+    ref?: FunctionRef;
+    timeoutSeconds?: number;
+    maxConcurrency?: number;
+    /** A Secret key holding a Standard Webhooks secret (`whsec_…`): requests are signed, replies must be. */
+    signingSecretRef?: SecretKeyRef;
+    /** Base64 of PEM CA certificates trusted for an https `url` (as in admission webhooks' caBundle). */
+    caBundle?: string;
+  };
   /**
    * The identity the router acts as for this Loop: every write and every read it forwards is made as this
    * ServiceAccount (impersonation), and the Loop receives only what it may list and watch. Required.

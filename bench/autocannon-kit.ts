@@ -54,6 +54,8 @@ export interface PostLoad {
   seconds: number;
   /** For HTTPS servers: the CA to trust. */
   ca?: string;
+  /** Extra request headers (a signature). */
+  headers?: Record<string, string>;
 }
 
 /** One autocannon run of JSON POSTs; any error or non-2xx reply rejects, so figures are never of failures. */
@@ -64,7 +66,7 @@ export function autocannonPost(load: PostLoad): Promise<LoadRun> {
       {
         url: load.url,
         method: 'POST',
-        headers: { 'content-type': 'application/json' },
+        headers: { 'content-type': 'application/json', ...load.headers },
         body: load.body,
         connections: load.connections,
         duration: load.seconds,

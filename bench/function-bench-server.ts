@@ -24,11 +24,16 @@ if (mode === 'noop') {
   const server = createServer({ logger: createLogger({ name: 'noop', level: 'info' }) });
   server.app.post('/', async () => ({ apiVersion: 'kubeloop.dev/v1', kind: 'ReconcileResponse', actions: [] }));
   console.log(JSON.stringify({ url: await listen(server.app, { port: 0, host: '127.0.0.1' }) }));
+} else if (mode === 'signed-function' && name && process.env.KUBELOOP_SIGNING_SECRET) {
+  // The same, verifying each request's Standard Webhooks signature and signing each reply.
+  const logger = createLogger({ name: `function/${name}`, level: 'info' });
+  const served = await serveFunction(await loadFunction(name), { port: 0, host: '127.0.0.1', logger, signingSecret: process.env.KUBELOOP_SIGNING_SECRET });
+  console.log(JSON.stringify({ url: served.url }));
 } else if (mode === 'function' && name) {
   // Production settings: info-level JSON logs to stdout (discarded by the parent), default body limit.
   const served = await serveFunction(await loadFunction(name), { port: 0, host: '127.0.0.1', logger: createLogger({ name: `function/${name}`, level: 'info' }) });
   console.log(JSON.stringify({ url: served.url }));
 } else {
-  console.error('usage: function-bench-server.ts noop | kubeloop-noop | function <name>');
+  console.error('usage: function-bench-server.ts noop | kubeloop-noop | function <name> | signed-function <name> (with KUBELOOP_SIGNING_SECRET)');
   process.exit(2);
 }

@@ -5,6 +5,7 @@ import type { ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
+import { generateSigningSecret, parseSigningSecret, signatureHeaders } from '../lib/signing/webhook-signature.ts';
 import { autocannonPost, figures, spawnUntilUrl, type Figures as LoadFigures, type LoadRun, type SpawnedServer } from './autocannon-kit.ts';
 
 const FUNCTION = 'pod-name-label';
@@ -22,6 +23,8 @@ interface Figures extends LoadFigures {
 
 type Run = LoadRun & { cpuMicros: number };
 
+const SECRET = generateSigningSecret();
+process.env.KUBELOOP_SIGNING_SECRET = SECRET;
 const startServer = (args: string[]): Promise<SpawnedServer> => spawnUntilUrl([SERVER, ...args], { ipc: true });
 
 function cpuOf(child: ChildProcess): Promise<number> {
@@ -31,9 +34,9 @@ function cpuOf(child: ChildProcess): Promise<number> {
   });
 }
 
-async function load(server: SpawnedServer, body: string, seconds: number): Promise<Run> {
+async function load(server: SpawnedServer, body: string, seconds: number, headers?: Record<string, string>): Promise<Run> {
   const before = await cpuOf(server.child);
-  const run = await autocannonPost({ url: `${server.url}/`, body, connections: CONNECTIONS, seconds });
+  const run = await autocannonPost({ url: `${server.url}/`, body, connections: CONNECTIONS, seconds, ...(headers ? { headers } : {}) });
   const cpu = (await cpuOf(server.child)) - before;
   return { ...run, cpuMicros: cpu / run.requests };
 }
@@ -55,14 +58,17 @@ const targets: Array<[string, string[]]> = [
   ['no-op fastify route', ['noop']],
   ...(process.env.BENCH_BREAKDOWN ? ([['lib/server no-op route', ['kubeloop-noop']]] as Array<[string, string[]]>) : []),
   [`function ${FUNCTION}`, ['function', FUNCTION]],
+  // Signed calls: the same request with Standard Webhooks headers (valid for the run's few minutes).
+  [`signed function ${FUNCTION}`, ['signed-function', FUNCTION]],
 ];
+const signed = (args: string[]) => (args[0] === 'signed-function' ? signatureHeaders(parseSigningSecret(SECRET), body) : undefined);
 const servers = await Promise.all(targets.map(([, args]) => startServer(args)));
 const runs: Run[][] = targets.map(() => []);
 try {
-  for (const server of servers) await load(server, body, WARMUP_S);
+  for (const [i, server] of servers.entries()) await load(server, body, WARMUP_S, signed(targets[i]![1]));
   // Alternating rounds spread the noise of a shared machine over all sides instead of one.
   for (let round = 0; round < ROUNDS; round++) {
-    for (const [i, server] of servers.entries()) runs[i]!.push(await load(server, body, DURATION_S));
+    for (const [i, server] of servers.entries()) runs[i]!.push(await load(server, body, DURATION_S, signed(targets[i]![1])));
   }
 } finally {
   for (const server of servers) server.child.kill('SIGTERM');
@@ -72,7 +78,12 @@ const row = (name: string, f: Figures) =>
   `${name.padEnd(26)} ${f.requestsPerSecond.toFixed(0).padStart(8)} req/s   p50 ${f.p50.toFixed(3).padStart(7)} ms   p99 ${f.p99.toFixed(3).padStart(7)} ms   server CPU ${f.cpuMicros.toFixed(1).padStart(6)} us/req`;
 targets.forEach(([name], i) => console.log(row(name, results[i]!)));
 const baseline = results[0]!;
-const fn = results[results.length - 1]!;
+const fn = results[results.length - 2]!;
+const signedFn = results[results.length - 1]!;
 const ratio = fn.requestsPerSecond / baseline.requestsPerSecond;
 console.log(`\nratio function/baseline req/s: ${ratio.toFixed(2)} (target >= 0.80)   function p99: ${fn.p99.toFixed(3)} ms (target <= 2 ms)`);
 console.log(`server CPU per request, function/baseline: ${(fn.cpuMicros / baseline.cpuMicros).toFixed(2)}   (load average at the end: ${loadavg().map((l) => l.toFixed(1)).join(' ')} on ${cpus().length} cores)`);
+console.log(
+  `signing overhead: signed/unsigned req/s ${(signedFn.requestsPerSecond / fn.requestsPerSecond).toFixed(2)}   ` +
+    `server CPU ${(signedFn.cpuMicros - fn.cpuMicros).toFixed(1)} us/req more (${(signedFn.cpuMicros / fn.cpuMicros).toFixed(2)}x)   p50 ${fn.p50.toFixed(3)} -> ${signedFn.p50.toFixed(3)} ms`,
+);

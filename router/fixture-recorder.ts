@@ -13,7 +13,8 @@ export interface Fixture {
 export class FixtureRecorder {
   #sequence = 0;
   constructor(private readonly dir: string) {
-    mkdirSync(dir, { recursive: true });
+    // Recorded objects may hold Secrets' data and pod environments: readable by the owner only.
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
   }
 
   record(request: ReconcileRequest, response: ReconcileResponse): string {
@@ -27,7 +28,7 @@ export class FixtureRecorder {
     };
     const safe = `${request.loop}-${Date.now()}-${String(this.#sequence).padStart(5, "0")}-${(object?.name ?? 'object').replace(/[^a-zA-Z0-9.-]/g, '_')}`;
     const file = join(this.dir, `${safe}.json`);
-    writeFileSync(file, `${JSON.stringify(fixture, null, 2)}\n`);
+    writeFileSync(file, `${JSON.stringify(fixture, null, 2)}\n`, { mode: 0o600 });
     return file;
   }
 }

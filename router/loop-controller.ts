@@ -14,6 +14,7 @@ import { accessChecks, reviewAccess, type AccessVerdict } from './access-review.
 import { DEFAULT_FUNCTION_URL_POLICY, type FunctionUrlPolicy } from './function-url-policy.ts';
 import { LoopSpecError, loopSpecErrorReason, parseLoop, type LoopConfig } from './loop-spec.ts';
 import { LoopRunner, type LoopHealth, type LoopRunnerDeps } from './loop-runner.ts';
+import { readSigningKey, SigningSecretError } from './signing-key.ts';
 import { WorkQueue } from './work-queue.ts';
 
 export interface LoopControllerOptions {
@@ -175,6 +176,18 @@ export class LoopController {
       { user: serviceAccountUser(config.serviceAccount.namespace, config.serviceAccount.name) },
       this.#o.loopRateLimit ?? { qps: 50, burst: 100 },
     );
+    // Read as the Loop's ServiceAccount: a Loop can only use a key it may read itself.
+    if (config.signingSecretRef) {
+      try {
+        config.signingKey = await readSigningKey(loopClient, config.signingSecretRef);
+      } catch (error) {
+        if (!(error instanceof SigningSecretError)) throw error;
+        // Nothing is sent unsigned: the Loop waits (with backoff) for its Secret.
+        this.#setHealth(name, generation, { ready: false, reason: 'InvalidSigningSecret', message: error.message });
+        this.#sync.addRateLimited(name, null);
+        return;
+      }
+    }
     const runner = new LoopRunner(config, { ...this.#o.runnerDeps, client: loopClient, onHealth: (loopName, health) => this.#setHealth(loopName, generation, health) });
     try {
       const verdict = await this.#review(config);

@@ -27,6 +27,8 @@ export type LoopHealthReason =
   | 'FunctionUnreachable'
   | 'FunctionRejected'
   | 'InvalidResponse'
+  | 'InvalidSignature'
+  | 'InvalidSigningSecret'
   | 'Forbidden'
   | 'InvalidSpec'
   | 'ServiceAccountRequired'

@@ -56,6 +56,18 @@ describe('parseLoop', () => {
     expect(bad({ owns: [{ apiVersion: 'v1' }] })).toThrow('spec.owns[0].kind');
     expect(bad({ selector: { matchExpressions: [{ key: 'a', operator: 'Is' }] } })).toThrow('spec.selector');
     expect(bad({ namespaces: ['Bad_NS'] })).toThrow('spec.namespaces[0]');
+    expect(bad({ function: { url: 'http://f.ns.svc/', signingSecretRef: { name: 'k' } } })).toThrow('spec.function.signingSecretRef.namespace must be a namespace name');
+    expect(bad({ function: { url: 'http://f.ns.svc/', signingSecretRef: { name: 'k', namespace: 'ns', key: 3 } } })).toThrow('spec.function.signingSecretRef.key');
+    expect(bad({ function: { url: 'http://f.ns.svc/', caBundle: 'eA==' } })).toThrow('spec.function.caBundle is only used with an https url');
+    expect(bad({ function: { url: 'https://f.ns.svc/', caBundle: 'eA==' } })).toThrow('spec.function.caBundle must be base64 of PEM certificates');
+  });
+  it('reads the signing secret reference and decodes the CA bundle', () => {
+    const pem = '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n';
+    const ref = { name: 'podset-signing', namespace: 'kubeloop-system', key: 'secret' };
+    const loop = parseLoop({ metadata: valid.metadata, spec: { ...valid.spec, function: { url: 'https://f.ns.svc/', signingSecretRef: ref, caBundle: Buffer.from(pem).toString('base64') } } });
+    expect(loop.signingSecretRef).toEqual(ref);
+    expect(loop.caBundle).toBe(pem);
+    expect(parseLoop(valid)).toMatchObject({ signingSecretRef: undefined, caBundle: undefined });
   });
   it('takes exactly one of function.url and function.ref', () => {
     const bad = (fn: Record<string, unknown>) => () => parseLoop({ metadata: valid.metadata, spec: { ...valid.spec, function: fn } as never });

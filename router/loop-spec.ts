@@ -1,10 +1,11 @@
 // The Loop resource (loops.kubeloop.dev/v1alpha1) and its validation into the router's LoopConfig.
 import type { V1LabelSelector } from '@kubernetes/client-node';
 import { validateLabelSelector } from '../lib/kube/label-selector.ts';
-import { FINALIZER_PREFIX, type Loop, type LoopSpec, type ServiceAccountRef } from '../api/loop.ts';
+import { FINALIZER_PREFIX, type Loop, type LoopSpec, type SecretKeyRef, type ServiceAccountRef } from '../api/loop.ts';
 import type { KindRef } from '../api/meta.ts';
 import { parseFunctionRef, type FunctionRefConfig } from './function-ref.ts';
 import { DEFAULT_FUNCTION_URL_POLICY, functionUrlProblem, type FunctionUrlPolicy } from './function-url-policy.ts';
+import type { SigningKey } from '../lib/signing/webhook-signature.ts';
 
 /** A validated Loop with defaults applied: what the router runs. */
 export interface LoopConfig {
@@ -32,6 +33,11 @@ export interface LoopConfig {
   sendDeletes: boolean;
   finalizer: string;
   fieldManager: string;
+  signingSecretRef: SecretKeyRef | undefined;
+  /** PEM, decoded from spec.function.caBundle. */
+  caBundle: string | undefined;
+  /** The key read from signingSecretRef by the Loop controller before the Loop starts. */
+  signingKey?: SigningKey;
 }
 
 export class LoopSpecError extends Error {
@@ -69,6 +75,31 @@ function positive(loop: string, field: string, value: unknown, fallback: number,
     throw new LoopSpecError(loop, field, `must be a number in (0, ${max}], got ${JSON.stringify(value)}`);
   }
   return value;
+}
+
+const SECRET_KEY = /^[-._a-zA-Z0-9]+$/;
+
+function secretKeyRef(loop: string, value: unknown): SecretKeyRef | undefined {
+  if (value === undefined) return undefined;
+  const field = 'spec.function.signingSecretRef';
+  const ref = value as Partial<Record<keyof SecretKeyRef, unknown>> | null;
+  if (!ref || typeof ref !== 'object') throw new LoopSpecError(loop, field, 'must be { name, namespace, key }');
+  if (typeof ref.name !== 'string' || !/^[a-z0-9]([-.a-z0-9]*[a-z0-9])?$/.test(ref.name) || ref.name.length > 253) {
+    throw new LoopSpecError(loop, `${field}.name`, 'must be a Secret name');
+  }
+  if (typeof ref.namespace !== 'string' || !DNS_LABEL.test(ref.namespace)) throw new LoopSpecError(loop, `${field}.namespace`, 'must be a namespace name');
+  if (typeof ref.key !== 'string' || !SECRET_KEY.test(ref.key) || ref.key.length > 253) throw new LoopSpecError(loop, `${field}.key`, 'must be a Secret data key');
+  return { name: ref.name, namespace: ref.namespace, key: ref.key };
+}
+
+/** `url` is the Loop's literal URL; with a ref the URL is resolved later and the bundle applies when it is https. */
+function caBundle(loop: string, value: unknown, url: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  const field = 'spec.function.caBundle';
+  if (url !== undefined && !url.startsWith('https:')) throw new LoopSpecError(loop, field, 'is only used with an https url');
+  const pem = typeof value === 'string' ? Buffer.from(value, 'base64').toString('utf8') : '';
+  if (!pem.includes('-----BEGIN CERTIFICATE-----')) throw new LoopSpecError(loop, field, 'must be base64 of PEM certificates');
+  return pem;
 }
 
 function serviceAccountRef(loop: string, value: unknown): ServiceAccountRef {
@@ -151,5 +182,7 @@ export function parseLoop(loop: Pick<Loop, 'metadata' | 'spec'>, urlPolicy: Func
     sendDeletes: spec.sendDeletes === true,
     finalizer: `${FINALIZER_PREFIX}${name}`,
     fieldManager: `kubeloop/${name}`,
+    signingSecretRef: secretKeyRef(name, fn.signingSecretRef),
+    caBundle: caBundle(name, fn.caBundle, fn.url),
   };
 }

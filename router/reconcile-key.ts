@@ -62,7 +62,7 @@ export async function reconcileKey(runner: LoopRunner, item: QueueItem<Trigger>)
   const request = buildRequest({ loop: loop.name, primary, owned: runner.ownedStores, trigger, finalizing });
   const rlog = reconcileLogger(log, { reconcileId: request.reconcileId });
   const started = performance.now();
-  const result = await deps.invoke(request, { url, timeoutMs: loop.timeoutMs });
+  const result = await deps.invoke(request, { url, timeoutMs: loop.timeoutMs, signingKey: loop.signingKey, caBundle: loop.caBundle });
   const callSeconds = (performance.now() - started) / 1000;
   deps.metrics.functionLatency.observe({ loop: loop.name }, callSeconds);
   deps.metrics.functionCalls.inc({ loop: loop.name, code: callCode(result.kind, result.status, result.kind === 'failed' ? result.reason : undefined) });
@@ -162,7 +162,7 @@ function handleCallFailure(runner: LoopRunner, primary: KubeObject, result: Excl
     return 'rejected';
   }
   const delay = queue.addRateLimited(key, { type: 'REQUEUE' });
-  const reason: LoopHealthReason = result.reason === 'InvalidResponse' ? 'InvalidResponse' : 'FunctionUnreachable';
+  const reason: LoopHealthReason = result.reason === 'InvalidResponse' || result.reason === 'InvalidSignature' ? result.reason : 'FunctionUnreachable';
   report(runner, primary, reason, `${result.message} (retry in ${delay} ms)`, log);
   return 'error';
 }

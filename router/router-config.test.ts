@@ -7,13 +7,15 @@ import { readRouterConfig } from './router-config.ts';
 describe('readRouterConfig', () => {
   it('has defaults, and flags win over the environment', () => {
     const config = readRouterConfig(['--qps', '20'], { KUBELOOP_API_QPS: '5', KUBELOOP_LEADER_ELECT: 'true', POD_NAMESPACE: 'kl', POD_NAME: 'router-0' });
-    expect(config).toMatchObject({ port: 8081, qps: 20, burst: 100, leaderElect: true, leaseNamespace: 'kl', identity: 'router-0', leaseDurationSeconds: 15 });
+    expect(config).toMatchObject({ port: 8081, qps: 20, burst: 100, leaderElect: true, leaseNamespace: 'kl', identity: 'router-0', leaseDurationSeconds: 15, maxActionsPerReply: 1000, maxReplyBytes: 16 * 1024 * 1024 });
+    expect(readRouterConfig(['--max-actions-per-reply', '50'], { KUBELOOP_MAX_REPLY_BYTES: '65536' })).toMatchObject({ maxActionsPerReply: 50, maxReplyBytes: 65536 });
   });
   it('names the bad setting', () => {
     expect(() => readRouterConfig(['--port', 'eighty'])).toThrow('--port: "eighty" is not an integer');
     expect(() => readRouterConfig([], { KUBELOOP_API_BURST: '0' })).toThrow('KUBELOOP_API_BURST: "0"');
     expect(() => readRouterConfig([], { KUBELOOP_LEADER_ELECT: 'maybe' })).toThrow('KUBELOOP_LEADER_ELECT');
     expect(() => readRouterConfig(['--log-level', 'loud'])).toThrow('--log-level');
+    expect(() => readRouterConfig(['--max-actions-per-reply', '0'])).toThrow('--max-actions-per-reply: "0" is not an integer between 1 and 100000');
     expect(() => readRouterConfig(['extra'])).toThrow('unexpected argument "extra"');
     expect(() => readRouterConfig(['--loop-selector', 'team'])).toThrow('--loop-selector: "team" is not key=value');
   });

@@ -8,6 +8,7 @@ import { pickSetting, settingBoolean, settingInteger, settingNumber } from '../l
 import { parseLogLevel, type LogLevel } from '../lib/observability/logger.ts';
 import type { Loop } from '../api/loop.ts';
 import { DEFAULT_FUNCTION_URL_POLICY, type FunctionUrlPolicy } from './function-url-policy.ts';
+import { DEFAULT_MAX_ACTIONS_PER_REPLY, DEFAULT_MAX_RESPONSE_BYTES } from './dispatch.ts';
 import { parseLoop } from './loop-spec.ts';
 
 export interface RouterConfig {
@@ -31,6 +32,10 @@ export interface RouterConfig {
   loopSelector?: Record<string, string>;
   watchTimeoutSeconds: number;
   expectationsTimeoutSeconds: number;
+  /** A reply asking for more actions is InvalidResponse and nothing of it is applied. */
+  maxActionsPerReply: number;
+  /** A reply body larger than this is cut off as it streams. */
+  maxReplyBytes: number;
   logLevel: LogLevel;
   /** Where functions may live: cluster Services, the allowed hosts, loopback only with --allow-loopback-functions. */
   urlPolicy: FunctionUrlPolicy;
@@ -68,6 +73,8 @@ export const ROUTER_USAGE = `usage: kubeloop router [options]
   --loop-selector k=v[,k=v]         only Loop objects with these labels (KUBELOOP_LOOP_SELECTOR)
   --watch-timeout-seconds 300       server-side watch timeout (randomised up to 2x); a watchdog ends silent watches
   --expectations-timeout-seconds 300  how long an owner waits for the watch to show its creates/deletes
+  --max-actions-per-reply 1000      more is InvalidResponse, nothing applied (KUBELOOP_MAX_ACTIONS_PER_REPLY)
+  --max-reply-bytes 16777216        a larger reply is cut off as it streams (KUBELOOP_MAX_REPLY_BYTES)
   --log-level info                  (KUBELOOP_LOG_LEVEL)`;
 
 /** "a=b,c=d" -> { a: 'b', c: 'd' }; the error names the setting and the bad pair. */
@@ -151,6 +158,8 @@ export function readRouterConfig(argv: string[], env: NodeJS.ProcessEnv = proces
       'connect-services-to': { type: 'string' },
       'function-hosts': { type: 'string' },
       'allow-loopback-functions': { type: 'boolean' },
+      'max-actions-per-reply': { type: 'string' },
+      'max-reply-bytes': { type: 'string' },
     },
   });
   if (positionals.length > 0) throw new Error(`unexpected argument "${positionals[0]}"\n\n${ROUTER_USAGE}`);
@@ -188,6 +197,8 @@ export function readRouterConfig(argv: string[], env: NodeJS.ProcessEnv = proces
     loopSelector: selector ? parseLabelPairs(selector.value, selector.setting) : undefined,
     watchTimeoutSeconds: settingInteger(pick('watch-timeout-seconds'), 300, 1, 3600),
     expectationsTimeoutSeconds: settingInteger(pick('expectations-timeout-seconds'), 300, 1, 3600),
+    maxActionsPerReply: settingInteger(pick('max-actions-per-reply', 'KUBELOOP_MAX_ACTIONS_PER_REPLY'), DEFAULT_MAX_ACTIONS_PER_REPLY, 1, 100_000),
+    maxReplyBytes: settingInteger(pick('max-reply-bytes', 'KUBELOOP_MAX_REPLY_BYTES'), DEFAULT_MAX_RESPONSE_BYTES, 1024, 1024 * 1024 * 1024),
     logLevel: parseLogLevel(logLevel?.value, logLevel?.setting),
     urlPolicy,
     connectServicesTo: connectServicesTo(pick('connect-services-to', 'KUBELOOP_CONNECT_SERVICES_TO')),

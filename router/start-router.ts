@@ -7,7 +7,7 @@ import { ResourceDiscovery } from '../lib/kube/discovery.ts';
 import { KubeClient } from '../lib/kube/kube-client.ts';
 import type { RateLimit } from '../lib/kube/rate-limiter.ts';
 import { createLogger } from '../lib/observability/logger.ts';
-import { createHttpInvoker, type FunctionInvoker } from './dispatch.ts';
+import { createHttpInvoker, type FunctionInvoker, type HttpInvokerOptions } from './dispatch.ts';
 import { EventRecorder } from './event-recorder.ts';
 import { FixtureRecorder } from './fixture-recorder.ts';
 import { InformerRegistry } from './informer-registry.ts';
@@ -61,6 +61,8 @@ export interface RouterOptions {
   watchdogGraceMs?: number;
   /** How long an owner waits for the watch to show its creates/deletes before it is reconciled anyway. */
   expectationsTimeoutMs?: number;
+  /** Reply bounds of the HTTP invoker (size, actions per reply); ignored with `invoke`. */
+  dispatch?: HttpInvokerOptions;
 }
 
 export interface Router {
@@ -88,7 +90,7 @@ export async function startRouter(options: RouterOptions): Promise<Router> {
   const serviceAddress = options.connectServicesTo
     ? { clusterDomain: (options.urlPolicy ?? DEFAULT_FUNCTION_URL_POLICY).clusterDomain, address: options.connectServicesTo }
     : undefined;
-  const httpInvoker = options.invoke ? undefined : createHttpInvoker(serviceAddress ? { serviceAddress } : {});
+  const httpInvoker = options.invoke ? undefined : createHttpInvoker({ ...options.dispatch, ...(serviceAddress ? { serviceAddress } : {}) });
   const invoke = options.invoke ?? httpInvoker!;
   const events = new EventRecorder({ client, controller: 'kubeloop.dev/router', instance: identity, logger });
   const recorder = options.recordDir ? new FixtureRecorder(options.recordDir) : undefined;

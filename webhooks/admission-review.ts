@@ -74,7 +74,28 @@ export function parseAdmissionReview(body: unknown): AdmissionRequest {
   if (!isRecord(request.resource) || typeof request.resource.resource !== 'string') {
     throw new MalformedReviewError('request.resource must be a GroupVersionResource');
   }
+  checkObjectMetadata(request.object, 'request.object');
   return request as unknown as AdmissionRequest;
+}
+
+/** The webhook reads names and annotations as strings; the API server guarantees it, a caller might not. */
+function checkObjectMetadata(object: unknown, where: string): void {
+  if (object === undefined || object === null) return;
+  if (!isRecord(object)) throw new MalformedReviewError(`${where} must be an object`);
+  const metadata = object.metadata;
+  if (metadata === undefined) return;
+  if (!isRecord(metadata)) throw new MalformedReviewError(`${where}.metadata must be an object`);
+  for (const field of ['name', 'generateName', 'namespace'] as const) {
+    if (metadata[field] !== undefined && typeof metadata[field] !== 'string') throw new MalformedReviewError(`${where}.metadata.${field} must be a string`);
+  }
+  for (const field of ['labels', 'annotations'] as const) {
+    const map = metadata[field];
+    if (map === undefined) continue;
+    if (!isRecord(map)) throw new MalformedReviewError(`${where}.metadata.${field} must be an object of strings`);
+    for (const [key, value] of Object.entries(map)) {
+      if (typeof value !== 'string') throw new MalformedReviewError(`${where}.metadata.${field}[${JSON.stringify(key)}] must be a string`);
+    }
+  }
 }
 
 export function reviewResponse(response: AdmissionResponse): AdmissionReview {

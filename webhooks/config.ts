@@ -8,6 +8,12 @@ import { DEFAULT_CONFIGURATION_NAME, DEFAULT_WEBHOOK_PORT, type FailurePolicy } 
 import { DEFAULT_HOOK_CONFIGURATION_NAME } from './hook-configuration.ts';
 
 /**
+ * 2 MiB: an AdmissionReview of a pod CREATE holds one object, and the API server stores at most 1.5 MiB
+ * per object; with the 10 s request timeout a few dozen slow senders stay far below a 256 Mi limit.
+ */
+export const WEBHOOK_BODY_LIMIT_BYTES = 2 * 1024 * 1024;
+
+/**
  * self-managed: CA and serving certificate in a Secret, rotated by the webhook, caBundle injected.
  * files: a certificate mounted from a Secret that cert-manager keeps (reloaded when it changes).
  */
@@ -95,7 +101,7 @@ export function readWebhookConfig(argv: string[], env: NodeJS.ProcessEnv = proce
   const pick = (flag: Flag, ...variables: string[]) => pickSetting(values, env, flag, ...variables);
   const text = (flag: Flag, fallback: string, ...variables: string[]): string => pick(flag, ...variables)?.value ?? fallback;
   const config: WebhookConfig = {
-    ...readServerSettings(values, env, { defaultPort: DEFAULT_WEBHOOK_PORT, minBodyLimitBytes: 1024 * 1024, maxDrainDelaySeconds: 600 }),
+    ...readServerSettings(values, env, { defaultPort: DEFAULT_WEBHOOK_PORT, minBodyLimitBytes: 1024 * 1024, maxDrainDelaySeconds: 600, defaultBodyLimitBytes: WEBHOOK_BODY_LIMIT_BYTES }),
     namespace: text('namespace', 'kubeloop', 'KUBELOOP_NAMESPACE', 'POD_NAMESPACE'),
     service: text('service', 'kubeloop-webhook', 'KUBELOOP_WEBHOOK_SERVICE'),
     secretName: text('secret', 'kubeloop-webhook-tls', 'KUBELOOP_WEBHOOK_SECRET'),

@@ -50,7 +50,7 @@ describe('readWebhookConfig', () => {
       certificates: 'self-managed',
       missingWatcher: 'allow',
       failurePolicy: 'Ignore',
-      bodyLimitBytes: 8 * 1024 * 1024,
+      bodyLimitBytes: 2 * 1024 * 1024,
       certCheckIntervalSeconds: 3600,
     });
   });

@@ -1,5 +1,5 @@
-// The Watcher sidecar webhook's HTTPS server: the shared fastify bootstrap (healthz/readyz/metrics, 8 MiB
-// bodies) with TLS 1.2+, POST /mutate/watcher-sidecar, admission metrics, and a serving certificate that
+// The Watcher sidecar webhook's HTTPS server: the shared fastify bootstrap (healthz/readyz/metrics, body
+// limit, timeouts) with TLS 1.2+, POST /mutate/watcher-sidecar, admission metrics, and a serving certificate that
 // can be swapped while requests are in flight (rotation).
 import type { Registry } from 'prom-client';
 import type { Logger } from '../lib/observability/logger.ts';

@@ -135,5 +135,16 @@ describe('readFunctionConfig', () => {
     expect(() => readFunctionConfig(['podset'], { KUBELOOP_BODY_LIMIT_BYTES: '10' })).toThrow(/KUBELOOP_BODY_LIMIT_BYTES: "10"/);
     expect(() => readFunctionConfig(['podset'], { KUBELOOP_LOG_LEVEL: 'chatty' })).toThrow(/KUBELOOP_LOG_LEVEL: invalid log level "chatty"/);
     expect(() => readFunctionConfig([])).toThrow(/missing the function name/);
+    expect(() => readFunctionConfig(['podset'], { KUBELOOP_SIGNING_SECRET: 'whsec_short' })).toThrow(/KUBELOOP_SIGNING_SECRET is not "whsec_"/);
+    expect(() => readFunctionConfig(['podset', '--signing-secret-file', '/no/such/file'])).toThrow(/--signing-secret-file: cannot read "\/no\/such\/file": ENOENT/);
+  });
+
+  it('reads the signing secret from a file before the environment', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kubeloop-secret-'));
+    const secret = `whsec_${Buffer.alloc(32, 1).toString('base64')}`;
+    writeFileSync(join(dir, 'key'), `${secret}\n`);
+    const config = readFunctionConfig(['podset', '--signing-secret-file', join(dir, 'key')], { KUBELOOP_SIGNING_SECRET: 'whsec_ignored' });
+    expect(config.signingSecret).toBe(secret);
+    expect(readFunctionConfig(['podset'], { KUBELOOP_SIGNING_SECRET: secret }).signingSecret).toBe(secret);
   });
 });

@@ -30,8 +30,9 @@ export async function run(argv: string[]): Promise<number> {
     host: config.host,
     bodyLimitBytes: config.bodyLimitBytes,
     logLevel: config.logLevel,
+    signingSecret: config.signingSecret,
   });
-  served.server.app.log.info({ url: served.url, bodyLimitBytes: config.bodyLimitBytes }, `serving function ${definition.name}`);
+  served.server.app.log.info({ url: served.url, bodyLimitBytes: config.bodyLimitBytes, signed: config.signingSecret !== undefined }, `serving function ${definition.name}`);
   closeOnSignals(served.server, { drainDelayMs: config.drainDelaySeconds * 1000 });
   // Keep running: the listener holds the event loop open until a signal closes it.
   return new Promise<number>(() => {});

@@ -18,7 +18,8 @@ export async function run(argv: string[]): Promise<number> {
   const metrics = createRouterMetrics();
   // The ops server starts first so probes answer (not ready) while the router connects and syncs.
   const state: { router?: Awaited<ReturnType<typeof startRouter>> } = {};
-  const ops = createServer({ logger, metrics: metrics.registry, ready: () => state.router?.ready() ?? false });
+  // The ops server only answers GETs: no request needs a body.
+  const ops = createServer({ logger, bodyLimitBytes: 16 * 1024, metrics: metrics.registry, ready: () => state.router?.ready() ?? false });
   const url = await listen(ops.app, { port: config.port, host: config.host });
   // A stop asked for while the router is still connecting ends it cleanly: nothing has been written yet.
   const stopWhileStarting = () => process.exit(0);
@@ -39,6 +40,7 @@ export async function run(argv: string[]): Promise<number> {
     accessReviewIntervalMs: config.accessReviewSeconds * 1000,
     watchTimeoutSeconds: config.watchTimeoutSeconds,
     expectationsTimeoutMs: config.expectationsTimeoutSeconds * 1000,
+    dispatch: { maxActionsPerReply: config.maxActionsPerReply, maxResponseBytes: config.maxReplyBytes },
     ...(config.leaderElect
       ? { leaderElection: { namespace: config.leaseNamespace, name: config.leaseName, leaseDurationMs: config.leaseDurationSeconds * 1000, renewDeadlineMs: config.leaseDurationSeconds * 666 } }
       : {}),

@@ -49,7 +49,8 @@ export async function startLocalProcess(options: StartOptions): Promise<LocalPro
   const proc = spawnSupervised({
     name: options.name,
     command: process.execPath,
-    args: [cliEntry(), ...options.args, `--port=${port}`],
+    // Loopback only: dev processes run unauthenticated and must not be reachable from the network.
+    args: [cliEntry(), ...options.args, `--port=${port}`, '--host=127.0.0.1'],
     logDir: options.logDir,
   });
   await proc.waitUntil(`ready at ${url}${options.readyPath ?? '/readyz'}`, () => answers200(`${url}${options.readyPath ?? '/readyz'}`), options.readyTimeoutMs ?? 60_000);

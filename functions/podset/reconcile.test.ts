@@ -4,7 +4,7 @@ import type { Action, CreateAction, DeleteAction, KubeObject, ReconcileResponse 
 import { kubeObject, requestFor, variant } from '../reconcile-request-for-tests.ts';
 import { PODSET_DEFAULTS, readPodSetConfig } from './config.ts';
 import type { PodSet } from '../../api/podset.ts';
-import { isAvailable, reconcilePodSet, scaleDownOrder } from './reconcile.ts';
+import { isAvailable, nameList, reconcilePodSet, scaleDownOrder } from './reconcile.ts';
 
 const NOW = '2026-11-22T10:00:00Z';
 
@@ -194,6 +194,21 @@ describe('podset reconcile', () => {
       availableReplicas: 5,
       conditions: [{ type: 'Ready', status: 'False', reason: 'ScalingDown', message: '5 available, 1 desired' }],
     });
+  });
+
+  it('keeps the ScalingDown event within the 1,024 characters of the contract when many pods go', () => {
+    const pods = Array.from({ length: 200 }, (_, i) => pod(`podset-sample-pod-${String(i).padStart(40, '0')}`, 'Running', '2026-11-22T09:00:00Z'));
+    const response = reconcile(variant(podset, (p) => (p.spec!.replicas = 1)), pods);
+    expect(ofOp(response, 'delete')).toHaveLength(199);
+    const message = ofOp(response, 'event')[0]?.message ?? '';
+    expect(message.length).toBeLessThanOrEqual(1024);
+    expect(message).toMatch(/^deleting 199 pod\(s\) \(podset-sample-pod-0+\d+, .*, and \d+ more\): 200 available, 1 desired$/);
+  });
+
+  it('lists names within a budget and says how many were left out', () => {
+    expect(nameList(['a', 'b', 'c'], 100)).toBe('a, b, c');
+    expect(nameList(['aaaa', 'bbbb', 'cccc'], 20)).toBe('aaaa, and 2 more');
+    expect(nameList(['a-very-long-name'], 5)).toBe('1 pods');
   });
 
   it('does not count terminating, Succeeded or Failed pods, and replaces them', () => {

@@ -74,6 +74,25 @@ function invalidReplicas(replicas: unknown): ReconcileResponse {
   return respond([event('Warning', 'InvalidReplicas', message)], { error: { type: 'permanent', message } });
 }
 
+/** The contract's limit on an event message. */
+const MAX_EVENT_MESSAGE = 1024;
+
+/** "a, b, c" within `budget` characters; names that do not fit become "and N more". */
+export function nameList(names: string[], budget: number): string {
+  let out = '';
+  for (const [i, name] of names.entries()) {
+    const piece = i === 0 ? name : `, ${name}`;
+    const more = `, and ${names.length - i} more`;
+    const remainingAfter = names.length - i - 1;
+    // Keep room to say how many were left out, unless this is the last name.
+    if (out.length + piece.length + (remainingAfter > 0 ? `, and ${remainingAfter} more`.length : 0) > budget) {
+      return i === 0 ? `${names.length} pods` : `${out}${more}`;
+    }
+    out += piece;
+  }
+  return out;
+}
+
 export function reconcilePodSet(request: ReconcileRequest, config: PodSetConfig): ReconcileResponse {
   const podset = request.object as PodSet;
   // Owned pods are garbage-collected through their ownerReferences; nothing to do for a deleted PodSet.
@@ -96,8 +115,10 @@ export function reconcilePodSet(request: ReconcileRequest, config: PodSetConfig)
     // The seed nested this branch inside the scale-up branch, where it could never run.
     const surplus = [...available].sort(scaleDownOrder).slice(0, available.length - replicas);
     for (const pod of surplus) actions.push(deletePod(pod));
-    const names = surplus.map((pod) => pod.metadata?.name).join(', ');
-    actions.push(event('Normal', 'ScalingDown', `deleting ${surplus.length} pod(s) (${names}): ${available.length} available, ${replicas} desired`));
+    const tail = `: ${available.length} available, ${replicas} desired`;
+    const head = `deleting ${surplus.length} pod(s) (`;
+    const names = nameList(surplus.map((pod) => pod.metadata?.name ?? ''), MAX_EVENT_MESSAGE - head.length - tail.length - 1);
+    actions.push(event('Normal', 'ScalingDown', `${head}${names})${tail}`));
   }
 
   // Status reports what was observed; the pods created above have no names until the API server gives them.

@@ -17,7 +17,17 @@ export const kubeObjectSchema = {
   properties: {
     apiVersion: { type: 'string', minLength: 1 },
     kind: { type: 'string', minLength: 1 },
-    metadata: { type: 'object' },
+    // Kubernetes guarantees these are strings; a function must not crash on one that is not.
+    metadata: {
+      type: 'object',
+      properties: {
+        name: { type: 'string' },
+        namespace: { type: 'string' },
+        generateName: { type: 'string' },
+        labels: { type: 'object', additionalProperties: { type: 'string' } },
+        annotations: { type: 'object', additionalProperties: { type: 'string' } },
+      },
+    },
   },
 } as const;
 
@@ -50,7 +60,8 @@ export const reconcileRequestSchema = {
         child: objectTargetSchema,
       },
     },
-    object: kubeObjectSchema,
+    // The primary exists in the API server, so it has a name (a created object may have only generateName).
+    object: { ...kubeObjectSchema, properties: { ...kubeObjectSchema.properties, metadata: { ...kubeObjectSchema.properties.metadata, required: ['name'] } } },
     children: { type: 'object', additionalProperties: { type: 'array', items: kubeObjectSchema } },
     finalizing: { type: 'boolean' },
     now: { type: 'string', format: 'date-time' },

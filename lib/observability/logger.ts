@@ -24,14 +24,43 @@ export function parseLogLevel(value: string | undefined, setting = 'KUBELOOP_LOG
   throw new Error(`${setting}: invalid log level "${value}"; want one of ${LOG_LEVELS.join(', ')}`);
 }
 
+/** Longest string a log line carries per field; a caller's 8 MiB body must not become an 8 MiB log line. */
+export const MAX_LOG_STRING = 2048;
+
+export function clipText(text: string, max = MAX_LOG_STRING): string {
+  return text.length > max ? `${text.slice(0, max)}... (${text.length - max} more characters)` : text;
+}
+
+function clipFields(object: Record<string, unknown>): Record<string, unknown> {
+  for (const [key, value] of Object.entries(object)) if (typeof value === 'string' && value.length > MAX_LOG_STRING) object[key] = clipText(value);
+  return object;
+}
+
+function clippedError(error: Error): Record<string, unknown> {
+  const serialized = pino.stdSerializers.err(error) as unknown as Record<string, unknown>;
+  if (typeof serialized.stack === 'string') serialized.stack = clipText(serialized.stack, 4 * MAX_LOG_STRING);
+  if (typeof serialized.message === 'string') serialized.message = clipText(serialized.message);
+  return serialized;
+}
+
 export function createLogger(options: LoggerOptions): Logger {
   return pino(
     {
       name: options.name,
+      serializers: { err: clippedError },
+      hooks: {
+        logMethod(args, method) {
+          for (let i = 0; i < args.length; i++) {
+            const arg = args[i] as unknown;
+            if (typeof arg === 'string' && arg.length > MAX_LOG_STRING) (args as unknown[])[i] = clipText(arg);
+          }
+          method.apply(this, args);
+        },
+      },
       level: options.level ?? 'info',
       timestamp: pino.stdTimeFunctions.isoTime,
       // Print the level as its name ("info"), which log pipelines match more readily than 30.
-      formatters: { level: (label) => ({ level: label }) },
+      formatters: { level: (label) => ({ level: label }), log: clipFields },
     },
     options.destination,
   );

@@ -5,7 +5,7 @@ import type { LogLevel } from '../observability/logger.ts';
 import type { AnyFunctionDefinition } from './function-kinds.ts';
 import { DEFAULT_BODY_LIMIT_BYTES } from '../server/body-limit.ts';
 import { consoleLogger } from './console-logger.ts';
-import { createFunctionCore, type CoreLogger, type RequestHeaders } from './function-core.ts';
+import { createFunctionCore, type CoreLogger, type FunctionCore, type RequestHeaders } from './function-core.ts';
 import { routeStandalone } from './standalone-routes.ts';
 
 export interface FetchHandlerOptions {
@@ -14,6 +14,12 @@ export interface FetchHandlerOptions {
   logLevel?: LogLevel;
   /** Default DEFAULT_BODY_LIMIT_BYTES (8 MiB). */
   bodyLimitBytes?: number;
+  /**
+   * Wraps the core, e.g. `(core) => withSigning(core, { signingSecret })` from the runtime's Node entry for
+   * signed calls. A hook rather than an option because signing uses node:crypto, and this module must stay
+   * importable where no Node built-in exists (Workers); Deno, Bun and Lambda have node:crypto.
+   */
+  wrapCore?: (core: FunctionCore) => FunctionCore;
 }
 
 async function readLimited(request: Request, limitBytes: number): Promise<string | undefined> {
@@ -37,7 +43,8 @@ async function readLimited(request: Request, limitBytes: number): Promise<string
 
 export function toFetchHandler(definition: AnyFunctionDefinition, options: FetchHandlerOptions = {}): (request: Request) => Promise<Response> {
   const logger = options.logger ?? consoleLogger(`function/${definition.name}`, options.logLevel ?? 'info');
-  const core = createFunctionCore(definition, { logger });
+  const plain = createFunctionCore(definition, { logger });
+  const core = options.wrapCore ? options.wrapCore(plain) : plain;
   const limit = options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES;
   return async (request) => {
     const headers: RequestHeaders = {};

@@ -3,6 +3,7 @@
 // Web-platform globals only (crypto.randomUUID, performance.now) and no fastify, pino or prom-client at
 // run time: the fetch handler runs this where Node is absent (Workers, Deno, Bun).
 import type { ReconcileResponse } from '../contract/types.ts';
+import { MAX_JSON_DEPTH, nestsDeeperThan } from '../contract/json-depth.ts';
 import { decodeReconcileEvent, encodeResponseEvent, type CloudEventMode } from './cloudevents.ts';
 import type { FunctionMetrics } from './function-metrics.ts';
 import { apiVersionProblem, functionKindOf, type AnyFunctionDefinition, type FunctionKind } from './function-kinds.ts';
@@ -33,6 +34,7 @@ export type FunctionErrorCode =
   | 'UnsupportedApiVersion'
   | 'InvalidRequest'
   | 'PayloadTooLarge'
+  | 'InvalidSignature'
   | 'FunctionError'
   | 'InvalidResponse';
 
@@ -148,6 +150,7 @@ export function createFunctionCore(definition: AnyFunctionDefinition, options: F
   function accept(value: unknown) {
     const versionProblem = apiVersionProblem(value);
     if (versionProblem) throw new RequestError(400, 'UnsupportedApiVersion', versionProblem);
+    if (nestsDeeperThan(value)) throw new RequestError(400, 'InvalidRequest', `request nests deeper than ${MAX_JSON_DEPTH} levels`);
     const checked = kind.accept(value);
     if (!checked.ok) throw new RequestError(400, 'InvalidRequest', checked.message);
     return checked.value;

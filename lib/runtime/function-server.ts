@@ -3,17 +3,20 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
 import type { AnyFunctionDefinition } from './function-kinds.ts';
 import { createLogger, type Logger, type LogLevel } from '../observability/logger.ts';
-import { createServer, DEFAULT_BODY_LIMIT_BYTES, listen, type KubeloopServer } from '../server/create-server.ts';
+import { createServer, DEFAULT_BODY_LIMIT_BYTES, listen, type KubeloopServer, type ServerTimeouts } from '../server/create-server.ts';
 import { createFunctionCore, type FunctionCore } from './function-core.ts';
 import { createFunctionMetrics } from './function-metrics.ts';
 import { methodNotAllowed, tooLargeMessage } from './http-replies.ts';
+import { withSigning, type SigningOptions } from './signed-core.ts';
 
-export interface FunctionServerOptions {
+export interface FunctionServerOptions extends SigningOptions {
   /** Defaults to a JSON logger named "function/<name>" at `logLevel`. */
   logger?: Logger;
   logLevel?: LogLevel;
   /** Default DEFAULT_BODY_LIMIT_BYTES (8 MiB). */
   bodyLimitBytes?: number;
+  /** Request and connection timeouts of the fastify server (DEFAULT_SERVER_TIMEOUTS). */
+  timeouts?: Partial<ServerTimeouts>;
 }
 
 export interface FunctionServer extends KubeloopServer {
@@ -27,8 +30,8 @@ export function functionLogger(definition: AnyFunctionDefinition, options: Funct
 export function buildFunctionServer(definition: AnyFunctionDefinition, options: FunctionServerOptions = {}): FunctionServer {
   const logger = functionLogger(definition, options);
   const bodyLimitBytes = options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES;
-  const server = createServer({ logger, bodyLimitBytes });
-  const core = createFunctionCore(definition, { logger, metrics: createFunctionMetrics(server.metrics, definition.name) });
+  const server = createServer({ logger, bodyLimitBytes, ...(options.timeouts ? { timeouts: options.timeouts } : {}) });
+  const core = withSigning(createFunctionCore(definition, { logger, metrics: createFunctionMetrics(server.metrics, definition.name) }), options);
   void server.app.register(async (scope: FastifyInstance) => {
     // The core does its own content negotiation (JSON, CloudEvents) so every transport behaves the same:
     // here fastify only reads the body, as a string, within the limit.

@@ -7,3 +7,4 @@ export { consoleLogger } from './console-logger.ts';
 export { toNodeHandler } from './node-handler.ts';
 export { createFunctionCore, RECONCILE_ID_HEADER, type FunctionCore, type FunctionErrorCode, type FunctionErrorReply } from './function-core.ts';
 export { readFunctionConfig, type FunctionConfig } from './config.ts';
+export { withSigning, type SigningOptions } from './signed-core.ts';

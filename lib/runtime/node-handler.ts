@@ -7,6 +7,7 @@ import { createMetricsRegistry } from '../observability/metrics.ts';
 import { createFunctionCore } from './function-core.ts';
 import { createFunctionMetrics } from './function-metrics.ts';
 import { functionLogger, type FunctionServerOptions } from './function-server.ts';
+import { withSigning } from './signed-core.ts';
 import { routeStandalone } from './standalone-routes.ts';
 
 function readLimited(request: IncomingMessage, limitBytes: number): Promise<string | undefined> {
@@ -30,7 +31,7 @@ export function toNodeHandler(
   options: FunctionServerOptions = {},
 ): (request: IncomingMessage, response: ServerResponse) => void {
   const registry = createMetricsRegistry();
-  const core = createFunctionCore(definition, { logger: functionLogger(definition, options), metrics: createFunctionMetrics(registry, definition.name) });
+  const core = withSigning(createFunctionCore(definition, { logger: functionLogger(definition, options), metrics: createFunctionMetrics(registry, definition.name) }), options);
   const limit = options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES;
   return (request, response) => {
     routeStandalone(core, limit, request.method ?? 'GET', request.url ?? '/', request.headers, (max) => readLimited(request, max), registry).then(

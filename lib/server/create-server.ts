@@ -1,8 +1,10 @@
 // The fastify bootstrap every kubeloop HTTP server shares (function runtime, webhook, router ops endpoint):
 // pino logging, a body limit, GET /healthz, /readyz and /metrics, JSON errors that never crash the process,
-// and optional TLS whose certificate can be swapped while serving (setServingCertificate).
+// request and connection timeouts (slow clients are cut off), and optional TLS whose certificate can be
+// swapped while serving (setServingCertificate).
 import type { Server as HttpsServer, ServerOptions as HttpsServerOptions } from 'node:https';
 import { randomUUID } from 'node:crypto';
+import type { Socket } from 'node:net';
 import { fastify, LogController, type FastifyError, type FastifyInstance } from 'fastify';
 import type { Registry } from 'prom-client';
 import type { Logger } from '../observability/logger.ts';
@@ -11,6 +13,25 @@ import { createMetricsRegistry } from '../observability/metrics.ts';
 import { DEFAULT_BODY_LIMIT_BYTES } from './body-limit.ts';
 
 export { DEFAULT_BODY_LIMIT_BYTES };
+
+/** Defaults fit callers on the cluster network (the router, the API server): a healthy one sends a request in milliseconds. */
+export interface ServerTimeouts {
+  /** All headers must arrive within this time of the connection (or previous request); else 408 and close. */
+  headersMs: number;
+  /** The whole request, body included, within this time; a client trickling a body is answered 408 and closed. */
+  requestMs: number;
+  /** A connection with no traffic at all for this long is destroyed (idle keep-alive included). */
+  idleMs: number;
+  /** How long a kept-alive connection waits for its next request. */
+  keepAliveMs: number;
+}
+
+export const DEFAULT_SERVER_TIMEOUTS: ServerTimeouts = { headersMs: 10_000, requestMs: 30_000, idleMs: 60_000, keepAliveMs: 35_000 };
+
+/** Node checks headersMs and requestMs on a timer (30 s by default); check often enough for the limits to bite. */
+function checkingIntervalMs(timeouts: ServerTimeouts): number {
+  return Math.max(50, Math.min(1000, Math.floor(timeouts.headersMs / 4)));
+}
 
 export interface ServerOptions {
   logger: Logger;
@@ -22,6 +43,8 @@ export interface ServerOptions {
   metrics?: Registry;
   /** Serve HTTPS with these options (key, cert, ...). Swap the certificate later with setServingCertificate. */
   https?: HttpsServerOptions;
+  /** Request and connection timeouts; each defaults to DEFAULT_SERVER_TIMEOUTS. */
+  timeouts?: Partial<ServerTimeouts>;
   /** Log one "incoming request" and one "request completed" line per request. Default false: hot paths log their own line. */
   requestLogging?: boolean;
 }
@@ -48,7 +71,17 @@ export interface KubeloopServer {
 export function createServer(options: ServerOptions): KubeloopServer {
   const metrics = options.metrics ?? createMetricsRegistry();
   let closing = false;
+  const timeouts = { ...DEFAULT_SERVER_TIMEOUTS, ...options.timeouts };
+  // Passed to http(s).createServer: Node enforces these while a request is still being received.
+  const nodeTimeouts = {
+    headersTimeout: Math.min(timeouts.headersMs, timeouts.requestMs),
+    requestTimeout: timeouts.requestMs,
+    connectionsCheckingInterval: checkingIntervalMs(timeouts),
+  };
   const common = {
+    requestTimeout: timeouts.requestMs,
+    connectionTimeout: timeouts.idleMs,
+    keepAliveTimeout: timeouts.keepAliveMs,
     loggerInstance: options.logger,
     bodyLimit: options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES,
     logController: new LogController({ disableRequestLogging: !(options.requestLogging ?? false) }),
@@ -58,8 +91,10 @@ export function createServer(options: ServerOptions): KubeloopServer {
   };
   // fastify's overloads type http and https servers apart; routes, hooks and inject are the same for both.
   const app = (
-    options.https ? fastify({ ...common, https: options.https }) : fastify(common)
+    options.https ? fastify({ ...common, https: { ...nodeTimeouts, ...options.https } }) : fastify({ ...common, http: nodeTimeouts })
   ) as unknown as FastifyInstance;
+
+  closeSilentConnections(app, timeouts.headersMs, options.https !== undefined);
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const statusCode = error.statusCode !== undefined && error.statusCode >= 400 ? error.statusCode : 500;
@@ -95,6 +130,21 @@ export function createServer(options: ServerOptions): KubeloopServer {
       closing = true;
     },
   };
+}
+
+/**
+ * Destroys a connection that sends no byte within `ms` (after the TLS handshake, for HTTPS). Node's own
+ * timers miss it: headersTimeout starts with the first byte, and its connection checks keep refreshing
+ * the socket's idle timer while requestTimeout is set.
+ */
+function closeSilentConnections(app: FastifyInstance, ms: number, https: boolean): void {
+  const watch = (socket: Socket) => {
+    const timer = setTimeout(() => socket.destroy(), ms);
+    timer.unref();
+    socket.once('data', () => clearTimeout(timer));
+    socket.once('close', () => clearTimeout(timer));
+  };
+  app.server.on(https ? 'secureConnection' : 'connection', watch);
 }
 
 /** Replaces the serving certificate of an HTTPS server in place; new TLS handshakes use it, open connections keep theirs. */

@@ -27,6 +27,8 @@ export interface ServerSettingBounds {
   defaultPort: number;
   minBodyLimitBytes: number;
   maxDrainDelaySeconds: number;
+  /** Default DEFAULT_BODY_LIMIT_BYTES; servers with smaller requests (the webhook) set less. */
+  defaultBodyLimitBytes?: number;
 }
 
 export function readServerSettings(values: FlagValues, env: NodeJS.ProcessEnv, bounds: ServerSettingBounds): ServerSettings {
@@ -36,7 +38,7 @@ export function readServerSettings(values: FlagValues, env: NodeJS.ProcessEnv, b
     host: pickSetting(values, env, 'host', 'HOST')?.value ?? '0.0.0.0',
     bodyLimitBytes: settingInteger(
       pickSetting(values, env, 'body-limit-bytes', 'KUBELOOP_BODY_LIMIT_BYTES'),
-      DEFAULT_BODY_LIMIT_BYTES,
+      bounds.defaultBodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES,
       bounds.minBodyLimitBytes,
       1024 * 1024 * 1024,
     ),

@@ -1,59 +1,16 @@
 // The same requests through the three transports of the function runtime (fastify on a real socket,
 // the Web fetch handler, the Node handler on a real socket) get the same status, headers and body.
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { request } from 'undici';
 import { createLogger } from '../../lib/observability/logger.ts';
-import { serveFunction, toFetchHandler, toNodeHandler, type ServedFunction } from '../../lib/runtime/index.ts';
 import { exampleFunction, expectedLabelPatch, MISBEHAVE_LABEL, podRequest } from './example-function.ts';
-
-interface Answer {
-  status: number;
-  headers: Record<string, string>;
-  body: string;
-}
-type Send = (method: string, path: string, headers: Record<string, string>, body?: string) => Promise<Answer>;
+import { threeTransports, type Answer } from './three-transports.ts';
 
 const logger = createLogger({ name: 'test', level: 'silent' });
 const LIMIT = 64 * 1024;
+const { transports, start, close } = threeTransports(exampleFunction, { logger, bodyLimitBytes: LIMIT });
 
-async function overSocket(base: string, method: string, path: string, headers: Record<string, string>, body?: string): Promise<Answer> {
-  const reply = await request(`${base}${path}`, { method: method as 'POST', headers, ...(body === undefined ? {} : { body }) });
-  const out: Record<string, string> = {};
-  for (const [name, value] of Object.entries(reply.headers)) if (typeof value === 'string') out[name] = value;
-  return { status: reply.statusCode, headers: out, body: await reply.body.text() };
-}
-
-let fastifyServed: ServedFunction;
-let nodeServer: Server;
-let nodeBase = '';
-const fetchHandler = toFetchHandler(exampleFunction, { logger, bodyLimitBytes: LIMIT });
-
-beforeAll(async () => {
-  fastifyServed = await serveFunction(exampleFunction, { port: 0, host: '127.0.0.1', logger, bodyLimitBytes: LIMIT });
-  nodeServer = createServer(toNodeHandler(exampleFunction, { logger, bodyLimitBytes: LIMIT }));
-  await new Promise<void>((resolve) => nodeServer.listen(0, '127.0.0.1', resolve));
-  nodeBase = `http://127.0.0.1:${(nodeServer.address() as AddressInfo).port}`;
-});
-afterAll(async () => {
-  await fastifyServed.close();
-  await new Promise((resolve) => nodeServer.close(resolve));
-});
-
-const transports: Array<[string, Send]> = [
-  ['fastify server', (m, p, h, b) => overSocket(fastifyServed.url, m, p, h, b)],
-  ['Node handler', (m, p, h, b) => overSocket(nodeBase, m, p, h, b)],
-  [
-    'fetch handler',
-    async (method, path, headers, body) => {
-      const reply = await fetchHandler(new Request(`http://function.local${path}`, { method, headers, ...(body === undefined ? {} : { body }) }));
-      const out: Record<string, string> = {};
-      reply.headers.forEach((value, name) => (out[name] = value));
-      return { status: reply.status, headers: out, body: await reply.text() };
-    },
-  ],
-];
+beforeAll(start);
+afterAll(close);
 
 const JSON_HEADERS = { 'content-type': 'application/json' };
 const errorOf = (answer: Answer) => JSON.parse(answer.body) as { statusCode: number; code: string; message: string; reconcileId: string };

@@ -1,0 +1,80 @@
+// Signing follows the Standard Webhooks specification: checked against its reference library, the
+// specification's own example, and the worked example in docs/contract.md.
+import { readFileSync } from 'node:fs';
+import { Webhook } from 'standardwebhooks';
+import { describe, expect, it } from 'vitest';
+import { generateSigningSecret, parseSigningSecret, sign, signatureHeaders, verify } from './webhook-signature.ts';
+
+const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
+const key = parseSigningSecret(SECRET);
+const body = '{"apiVersion":"kubeloop.dev/v1","kind":"ReconcileRequest"}';
+
+describe('Standard Webhooks signatures', () => {
+  it('gives the specification example signature', () => {
+    expect(sign(key, 'msg_p5jXN8AQM9LWM0D4loKWxJek', 1614265330, '{"test": 2432232314}')).toBe('v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=');
+  });
+
+  it('matches the worked example in docs/contract.md', () => {
+    const doc = readFileSync(new URL('../../docs/contract.md', import.meta.url), 'utf8');
+    const block = /<!-- signing-example -->\s*```text\n([\s\S]*?)```/.exec(doc)?.[1];
+    expect(block, 'docs/contract.md has a signing-example block').toBeDefined();
+    const field = (name: string) => new RegExp(`^${name}: (.*)$`, 'm').exec(block!)?.[1] ?? '';
+    const exampleKey = parseSigningSecret(field('secret'));
+    const signature = sign(exampleKey, field('webhook-id'), Number(field('webhook-timestamp')), field('body'));
+    expect(signature).toBe(field('webhook-signature'));
+    expect(field('signed content')).toBe(`${field('webhook-id')}.${field('webhook-timestamp')}.${field('body')}`);
+  });
+
+  it('is verified by the reference library, and verifies its signatures', () => {
+    const reference = new Webhook(SECRET);
+    const headers = signatureHeaders(key, body);
+    expect(() => reference.verify(body, { ...headers })).not.toThrow();
+    const theirs = reference.sign('msg_1', new Date(), body);
+    const result = verify(key, { 'webhook-id': 'msg_1', 'webhook-timestamp': String(Math.floor(Date.now() / 1000)), 'webhook-signature': theirs }, body);
+    expect(result).toEqual({ ok: true, id: 'msg_1' });
+  });
+
+  it('accepts any matching v1 signature among several (key rotation)', () => {
+    const headers = signatureHeaders(key, body);
+    const other = parseSigningSecret(generateSigningSecret());
+    const rotated = `${sign(other, headers['webhook-id'], Number(headers['webhook-timestamp']), body)} ${headers['webhook-signature']}`;
+    expect(verify(key, { ...headers, 'webhook-signature': rotated }, body).ok).toBe(true);
+    expect(verify(other, headers, body).ok).toBe(false);
+  });
+
+  it('refuses a changed body, a changed id and a wrong key', () => {
+    const headers = signatureHeaders(key, body);
+    expect(verify(key, headers, `${body} `)).toMatchObject({ ok: false, message: expect.stringContaining('no webhook-signature matches') });
+    expect(verify(key, { ...headers, 'webhook-id': 'msg_other' }, body).ok).toBe(false);
+    expect(verify(parseSigningSecret(generateSigningSecret()), headers, body).ok).toBe(false);
+  });
+
+  it('refuses a stale (replayed) and a future timestamp, 5 minutes either way', () => {
+    const now = Date.UTC(2026, 10, 22, 10, 0, 0);
+    const old = signatureHeaders(key, body, { nowMs: now - 301_000 });
+    expect(verify(key, old, body, { nowMs: now })).toMatchObject({ ok: false, message: expect.stringContaining('stale or replayed') });
+    expect(verify(key, signatureHeaders(key, body, { nowMs: now - 299_000 }), body, { nowMs: now }).ok).toBe(true);
+    const future = signatureHeaders(key, body, { nowMs: now + 301_000 });
+    expect(verify(key, future, body, { nowMs: now })).toMatchObject({ ok: false, message: expect.stringContaining('in the future') });
+  });
+
+  it('refuses missing, repeated and malformed headers with a message', () => {
+    const headers = signatureHeaders(key, body);
+    expect(verify(key, {}, body)).toMatchObject({ ok: false, message: expect.stringContaining('missing signature') });
+    expect(verify(key, { ...headers, 'webhook-id': ['a', 'b'] }, body).ok).toBe(false);
+    expect(verify(key, { ...headers, 'webhook-timestamp': '1614265330abc' }, body)).toMatchObject({ message: expect.stringContaining('Unix seconds') });
+    expect(verify(key, { ...headers, 'webhook-signature': 'v2,abc v1,' }, body).ok).toBe(false);
+  });
+
+  it('reads Web Headers as well as Node header objects', () => {
+    const headers = signatureHeaders(key, body);
+    expect(verify(key, new Headers({ ...headers }), body).ok).toBe(true);
+  });
+
+  it('refuses secrets that are not whsec_ base64 of 24 to 64 bytes, without echoing them', () => {
+    expect(() => parseSigningSecret('whsec_not base64!')).toThrow(/not "whsec_" followed by base64/);
+    expect(() => parseSigningSecret(`whsec_${Buffer.alloc(8).toString('base64')}`)).toThrow(/8 bytes/);
+    expect(parseSigningSecret(generateSigningSecret())).toHaveLength(32);
+    expect(parseSigningSecret('MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw\n')).toHaveLength(24);
+  });
+});

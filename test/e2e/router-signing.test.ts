@@ -1,0 +1,156 @@
+// Signed calls end to end with Loop objects: a Loop naming its signing Secret reaches a function that has
+// the key; a reply signed with another key is never applied (Ready=False InvalidSignature, a Warning
+// event); a reply asking for 10,000 actions is refused whole; a Loop whose Secret is missing waits.
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { V1Pod } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadFunction } from '../../functions/registry.ts';
+import type { ReconcileRequest, ReconcileResponse } from '../../lib/contract/types.ts';
+import { serveFunction } from '../../lib/runtime/index.ts';
+import { generateSigningSecret, parseSigningSecret, signatureHeaders, type SigningKey } from '../../lib/signing/webhook-signature.ts';
+import { eventually } from '../cluster/eventually.ts';
+import { installCrds, routerHarness, type RouterHarness } from './router-harness.ts';
+
+const ANNOTATION = 'kubeloop.dev/add-pod-name-label';
+const LABEL = 'kubeloop.dev/pod-name';
+const loopsPath = '/apis/kubeloop.dev/v1alpha1/loops';
+const SECRET = generateSigningSecret();
+
+let h: RouterHarness;
+let ns: string;
+const closers: Array<() => Promise<void>> = [];
+
+beforeAll(async () => {
+  h = await routerHarness('router-signing');
+  ns = h.suite.namespace;
+  await installCrds(h.client, ['loops.kubeloop.dev.yaml']);
+  await h.client.request({
+    method: 'POST',
+    path: `/api/v1/namespaces/${ns}/secrets`,
+    body: { metadata: { name: 'fn-signing' }, stringData: { secret: SECRET } },
+  });
+  await h.router(undefined, { loopSelector: { matchLabels: { 'kubeloop.dev/e2e': ns } } });
+});
+afterAll(async () => {
+  await h.client.request({ method: 'DELETE', path: loopsPath, query: { labelSelector: `kubeloop.dev/e2e=${ns}` } }).catch(() => {});
+  for (const close of closers) await close();
+  await h?.close();
+});
+
+/** A function that answers like pod-name-label but with a reply it forges: signed with `key`, or padded with actions. */
+async function forgingFunction(forge: (response: ReconcileResponse) => ReconcileResponse, key: SigningKey): Promise<{ url: string; calls: () => number }> {
+  const definition = await loadFunction('pod-name-label');
+  let calls = 0;
+  const server: Server = createServer((req, res) => {
+    let body = '';
+    req.setEncoding('utf8').on('data', (c: string) => (body += c));
+    req.on('end', () => {
+      calls++;
+      const reply = JSON.stringify(forge(definition.reconcile(JSON.parse(body) as ReconcileRequest)));
+      res.writeHead(200, { 'content-type': 'application/json', ...signatureHeaders(key, reply, { id: String(req.headers['webhook-id']) }) }).end(reply);
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  closers.push(() => new Promise<void>((r) => server.close(() => r())));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`, calls: () => calls };
+}
+
+async function createLoop(name: string, url: string, secretName = 'fn-signing'): Promise<void> {
+  await h.client.request({
+    method: 'POST',
+    path: loopsPath,
+    body: {
+      apiVersion: 'kubeloop.dev/v1alpha1',
+      kind: 'Loop',
+      metadata: { name, labels: { 'kubeloop.dev/e2e': ns } },
+      spec: {
+        for: { apiVersion: 'v1', kind: 'Pod' },
+        namespaces: [ns],
+        serviceAccount: h.loopServiceAccount,
+        selector: { matchLabels: { case: name } },
+        metadataOnly: true,
+        function: { url, timeoutSeconds: 2, signingSecretRef: { name: secretName, namespace: ns, key: 'secret' } },
+      },
+    },
+  });
+}
+
+async function pod(name: string, loop: string): Promise<void> {
+  await h.client.request({
+    method: 'POST',
+    path: `/api/v1/namespaces/${ns}/pods`,
+    body: { metadata: { name, labels: { case: loop }, annotations: { [ANNOTATION]: 'true' } }, spec: { containers: [{ name: 'c', image: 'x' }] } },
+  });
+}
+const labelOf = async (name: string) => (await h.client.request<V1Pod>({ path: `/api/v1/namespaces/${ns}/pods/${name}` })).metadata?.labels?.[LABEL];
+
+async function readyCondition(name: string) {
+  const loop = await h.client.request<{ status?: { conditions?: Array<{ type: string; status: string; reason: string; message: string }> } }>({ path: `${loopsPath}/${name}` });
+  return loop.status?.conditions?.find((c) => c.type === 'Ready');
+}
+
+async function warnings(podName: string): Promise<Array<{ reason: string; message: string }>> {
+  const list = await h.client.request<{ items: Array<{ reason: string; message: string; type: string }> }>({
+    path: `/api/v1/namespaces/${ns}/events`,
+    query: { fieldSelector: `involvedObject.name=${podName}` },
+  });
+  return list.items.filter((e) => e.type === 'Warning');
+}
+
+describe('signed calls between the router and functions', () => {
+  it('reconciles through a function that holds the Loop key', async () => {
+    const served = await serveFunction(await loadFunction('pod-name-label'), { port: 0, host: '127.0.0.1', logLevel: 'warn', signingSecret: SECRET });
+    closers.push(() => served.close());
+    await createLoop('signed', served.url);
+    await pod('signed-a', 'signed');
+    await eventually('pod labelled through signed calls', async () => (await labelOf('signed-a')) === 'signed-a');
+    expect((await readyCondition('signed'))?.status).toBe('True');
+  });
+
+  it('never applies a reply signed with another key', async () => {
+    const impostor = await forgingFunction((r) => r, parseSigningSecret(generateSigningSecret()));
+    await createLoop('forged', impostor.url);
+    await pod('forged-a', 'forged');
+    const ready = await eventually('Ready=False InvalidSignature', async () => {
+      const c = await readyCondition('forged');
+      return c?.reason === 'InvalidSignature' && c;
+    });
+    expect(ready.status).toBe('False');
+    expect(ready.message).toContain('no webhook-signature matches');
+    const events = await eventually('a Warning event on the pod', async () => {
+      const found = await warnings('forged-a');
+      return found.length > 0 && found;
+    });
+    expect(events[0]).toMatchObject({ reason: 'InvalidSignature' });
+    // Retried with backoff, refused every time: the label the forged reply asks for never appears.
+    await eventually('retried', async () => impostor.calls() >= 2);
+    expect(await labelOf('forged-a')).toBeUndefined();
+  });
+
+  it('refuses a correctly signed reply asking for 10,000 actions, applying none of them', async () => {
+    const flood = await forgingFunction(
+      (r) => ({ ...r, actions: [...r.actions, ...Array.from({ length: 10_000 }, (_, i) => ({ op: 'event' as const, type: 'Normal' as const, reason: 'Flood', message: `n${i}` }))] }),
+      parseSigningSecret(SECRET),
+    );
+    await createLoop('flood', flood.url);
+    await pod('flood-a', 'flood');
+    const ready = await eventually('Ready=False InvalidResponse', async () => {
+      const c = await readyCondition('flood');
+      return c?.reason === 'InvalidResponse' && c;
+    });
+    expect(ready.message).toContain('reply has 10001 actions; at most 1000 are accepted per reply');
+    expect(await labelOf('flood-a')).toBeUndefined();
+    const events = await h.client.request<{ items: Array<{ reason: string }> }>({ path: `/api/v1/namespaces/${ns}/events` });
+    expect(events.items.filter((e) => e.reason === 'Flood')).toHaveLength(0);
+  });
+
+  it('does not start a Loop whose signing Secret is missing, and says so', async () => {
+    await createLoop('nokey', 'http://127.0.0.1:1/', 'no-such-secret');
+    const ready = await eventually('Ready=False InvalidSigningSecret', async () => {
+      const c = await readyCondition('nokey');
+      return c?.reason === 'InvalidSigningSecret' && c;
+    });
+    expect(ready.message).toBe(`signing Secret ${ns}/no-such-secret key "secret": the Secret does not exist`);
+  });
+});

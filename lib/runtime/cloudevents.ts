@@ -55,7 +55,7 @@ export function decodeReconcileEvent(headers: CloudEventHeaders, body: string): 
   if (attributes.type !== CLOUDEVENT_TYPE) return invalid(`CloudEvent type "${String(attributes.type)}" is not accepted; want "${CLOUDEVENT_TYPE}"`);
   const contentType = attributes.datacontenttype;
   if (contentType !== undefined && (typeof contentType !== 'string' || !contentType.startsWith('application/json'))) {
-    return invalid(`CloudEvent datacontenttype "${String(contentType)}" is not supported; want "application/json"`);
+    return invalid(`CloudEvent datacontenttype ${JSON.stringify(contentType)} is not supported; want "application/json"`);
   }
   let data: unknown;
   try {

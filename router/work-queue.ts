@@ -31,7 +31,8 @@ interface Timer<T> {
   handle: NodeJS.Timeout;
 }
 
-// 5 ms doubling to 60 s: a conflict retries at once, a function that is down is probed at least once a minute.
+// 5 ms doubling to 60 s: a conflict retries after a few milliseconds, once the watch has caught up; a function
+// that is down is probed at least once a minute.
 export const DEFAULT_QUEUE_BACKOFF: BackoffPolicy = { baseMs: 5, maxMs: 60_000, jitter: 0.1 };
 /** The longest delay Node's setTimeout honours (2^31-1 ms, about 24.8 days). */
 const MAX_TIMER_MS = 2 ** 31 - 1;

@@ -16,7 +16,8 @@ import type {
 } from '../lib/contract/types.ts';
 import type { ResourceDiscovery } from '../lib/kube/discovery.ts';
 import { isApiError, KubeApiError, type KubeClient } from '../lib/kube/kube-client.ts';
-import { collectionPath, kindKey, objectKey, objectPath, type ResourceInfo } from '../lib/kube/resource-paths.ts';
+import { objectKey, refersTo } from '../lib/kube/object-meta.ts';
+import { collectionPath, kindKey, objectPath, type ResourceInfo } from '../lib/kube/resource-paths.ts';
 import { checkAuthority, checkKind, type AuthorityContext } from './authority.ts';
 import type { EventRecorder } from './event-recorder.ts';
 import type { Expectations } from './expectations.ts';
@@ -180,7 +181,7 @@ async function applyPatch(ctx: ApplyContext, action: PatchAction, written: Writt
   const target: ObjectTarget = { ...action.target, namespace: namespaceFor(resource, action.target.namespace, ctx.primary) };
   if (!(await authorised(ctx, action, target, resource))) return 'refused';
   // The resourceVersion test holds the object as the function saw it: the primary of the request, or the cached child.
-  const isPrimary = isPrimaryTarget(ctx.primary, target);
+  const isPrimary = refersTo(target, ctx.primary);
   const seen = isPrimary ? ctx.primary : lookupTarget(ctx, target);
   try {
     let after: KubernetesObject;
@@ -229,7 +230,7 @@ async function applyCreate(ctx: ApplyContext, action: CreateAction): Promise<Act
 async function applyServerSide(ctx: ApplyContext, action: ApplyAction): Promise<ActionResult> {
   if (!kindAllowed(ctx, action, action.object.apiVersion, action.object.kind)) return 'refused';
   const resource = await ctx.discovery.resolve(action.object.apiVersion ?? '', action.object.kind ?? '');
-  const isPrimary = isPrimaryTarget(ctx.primary, targetOf(action.object, resource, ctx.primary));
+  const isPrimary = refersTo(targetOf(action.object, resource, ctx.primary), ctx.primary);
   const object = isPrimary ? action.object : prepareChild(action.object, ctx.primary, resource.namespaced);
   if (!(await authorised(ctx, { ...action, object }, targetOf(object, resource, ctx.primary), resource))) return 'refused';
   const name = object.metadata?.name;
@@ -300,10 +301,6 @@ function targetOf(object: KubeObject, resource: ResourceInfo, primary: Kubernete
   };
 }
 
-function isPrimaryTarget(primary: KubernetesObject, t: ObjectTarget): boolean {
-  return t.apiVersion === primary.apiVersion && t.kind === primary.kind && t.name === primary.metadata?.name && t.namespace === primary.metadata?.namespace;
-}
-
 /** The kind check, before discovery: a reply naming other kinds or bad apiVersions causes no lookups. */
 function kindAllowed(ctx: ApplyContext, action: Action, apiVersion: string | undefined, kind: string | undefined): boolean {
   const verdict = checkKind(ctx.loop, action.op, apiVersion, kind);
@@ -319,7 +316,7 @@ function kindAllowed(ctx: ApplyContext, action: Action, apiVersion: string | und
 async function authorised(ctx: ApplyContext, action: Action, target: ObjectTarget, resource: ResourceInfo): Promise<boolean> {
   const checked: Action = action.op === 'patch' || action.op === 'delete' ? { ...action, target } : action;
   let current: KubernetesObject | undefined;
-  if (action.op !== 'create' && target.name !== '' && !isPrimaryTarget(ctx.primary, target)) {
+  if (action.op !== 'create' && target.name !== '' && !refersTo(target, ctx.primary)) {
     current = lookupTarget(ctx, target);
     if (!current) {
       try {

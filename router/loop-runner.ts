@@ -2,7 +2,8 @@
 // and hands each dequeued key to reconcileKey (queue -> dispatch -> apply) with a scope of its state.
 import type { KubeObject, Trigger } from '../lib/contract/types.ts';
 import { isApiError } from '../lib/kube/kube-client.ts';
-import { kindKey, objectKey, splitObjectKey } from '../lib/kube/resource-paths.ts';
+import { controllerUid, objectKey } from '../lib/kube/object-meta.ts';
+import { kindKey } from '../lib/kube/resource-paths.ts';
 import { mergeTriggers } from './build-request.ts';
 import { Expectations } from './expectations.ts';
 import { UID_INDEX, type InformerLease, type InformerRegistry } from './informer-registry.ts';
@@ -179,7 +180,8 @@ export class LoopRunner {
     if (!selectsNamespace(this.loop, child.metadata?.namespace)) return;
     const owner = this.#primary.informer.store.byIndex(UID_INDEX, ref.uid)[0];
     if (!owner) return;
-    const { namespace, name } = splitObjectKey(objectKey(child.metadata));
+    const namespace = child.metadata?.namespace;
+    const name = child.metadata?.name ?? '';
     this.#enqueuePrimary(owner, {
       type: 'CHILD',
       child: { apiVersion: childKind.apiVersion, kind: childKind.kind, ...(namespace ? { namespace } : {}), name },
@@ -227,6 +229,3 @@ export class LoopRunner {
   }
 }
 
-function controllerUid(object: KubeObject): string | undefined {
-  return object.metadata?.ownerReferences?.find((r) => r.controller === true)?.uid;
-}

@@ -53,9 +53,3 @@ export function reconcileLogger(parent: Logger, fields: ReconcileLogFields): Log
   if (fields.reconcileId !== undefined) bindings.reconcileId = fields.reconcileId;
   return parent.child(bindings);
 }
-
-/** The queue key of an object: "namespace/name", or "name" when cluster-scoped. */
-export function objectKey(metadata: { namespace?: string; name?: string } | undefined): string {
-  const name = metadata?.name ?? '';
-  return metadata?.namespace ? `${metadata.namespace}/${name}` : name;
-}

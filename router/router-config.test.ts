@@ -9,6 +9,11 @@ describe('readRouterConfig', () => {
     const config = readRouterConfig(['--qps', '20'], { KUBELOOP_API_QPS: '5', KUBELOOP_LEADER_ELECT: 'true', POD_NAMESPACE: 'kl', POD_NAME: 'router-0' });
     expect(config).toMatchObject({ port: 8081, qps: 20, burst: 100, leaderElect: true, leaseNamespace: 'kl', identity: 'router-0', leaseDurationSeconds: 15 });
   });
+  it('reads the ops server settings as function and webhook do, with its own port variable', () => {
+    expect(readRouterConfig([], { KUBELOOP_ROUTER_PORT: '9090', PORT: '7070', KUBELOOP_DRAIN_DELAY_SECONDS: '5' })).toMatchObject({ port: 9090, drainDelaySeconds: 5, logLevel: 'info' });
+    expect(readRouterConfig(['--drain-delay-seconds', '10', '--log-level', 'debug'])).toMatchObject({ drainDelaySeconds: 10, logLevel: 'debug' });
+    expect(() => readRouterConfig(['--drain-delay-seconds', '999'])).toThrow('--drain-delay-seconds: "999"');
+  });
   it('names the bad setting', () => {
     expect(() => readRouterConfig(['--port', 'eighty'])).toThrow('--port: "eighty" is not an integer');
     expect(() => readRouterConfig([], { KUBELOOP_API_BURST: '0' })).toThrow('KUBELOOP_API_BURST: "0"');

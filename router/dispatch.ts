@@ -12,7 +12,7 @@ export type DispatchResult =
   | { kind: 'failed'; status: number | undefined; reason: 'Unreachable' | 'Timeout' | 'ServerError' | 'InvalidResponse'; message: string }
   | { kind: 'rejected'; status: number; message: string };
 
-/** How the router reaches a function; HTTP in production, in-process in benchmarks and `kubeloop dev`. */
+/** How the router reaches a function: over HTTP (createHttpInvoker), or in-process in benchmarks. */
 export type FunctionInvoker = (request: ReconcileRequest, options: { url: string; timeoutMs: number }) => Promise<DispatchResult>;
 
 export function parseRetryAfter(value: string | string[] | undefined, now = Date.now()): number | undefined {

@@ -22,7 +22,7 @@ export interface RouterConfig extends ServerSettings {
   identity?: string;
   qps: number;
   burst: number;
-  /** Inline Loops from a YAML file instead of watching Loop objects (kubeloop dev, clusters without the CRD). */
+  /** Inline Loops from a YAML file instead of watching Loop objects (clusters without the CRD). */
   loopsFile?: string;
   loops?: Loop[];
   /** Only Loop objects with these labels (`--loop-selector team=a,tier=b`): shards Loops between routers. */

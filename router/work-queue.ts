@@ -47,7 +47,7 @@ export class WorkQueue<T> {
   readonly #dirty = new Map<string, QueueItem<T>>();
   readonly #timers = new Map<string, Timer<T>>();
   readonly #failures = new Map<string, number>();
-  #concurrency: number;
+  readonly #concurrency: number;
   #active = 0;
   #stopped = false;
   #idleWaiters: Array<() => void> = [];
@@ -71,15 +71,6 @@ export class WorkQueue<T> {
   failures(key: string): number {
     return this.#failures.get(key) ?? 0;
   }
-  isProcessing(key: string): boolean {
-    return this.#processing.has(key);
-  }
-
-  setConcurrency(concurrency: number): void {
-    this.#concurrency = Math.max(1, Math.floor(concurrency));
-    this.#pump();
-  }
-
   add(key: string, payload: T, priority: Priority = 'high'): void {
     if (this.#stopped) return;
     if (this.#processing.has(key)) {

@@ -2,7 +2,7 @@
 // and hands each dequeued key to reconcileKey (queue -> dispatch -> apply) with a scope of its state.
 import type { KubeObject, Trigger } from '../lib/contract/types.ts';
 import { isApiError } from '../lib/kube/kube-client.ts';
-import { controllerUid, objectKey } from '../lib/kube/object-meta.ts';
+import { controllerRef, controllerUid, objectKey } from '../lib/kube/object-meta.ts';
 import { kindKey } from '../lib/kube/resource-paths.ts';
 import { mergeTriggers } from './build-request.ts';
 import { Expectations } from './expectations.ts';
@@ -175,7 +175,7 @@ export class LoopRunner {
 
   #enqueueOwnerOf(child: KubeObject, childKind: LoopConfig['owns'][number]): void {
     if (this.#stopped || !this.#primary) return;
-    const ref = child.metadata?.ownerReferences?.find((r) => r.controller === true);
+    const ref = controllerRef(child);
     if (!ref || ref.apiVersion !== this.loop.for.apiVersion || ref.kind !== this.loop.for.kind) return;
     if (!selectsNamespace(this.loop, child.metadata?.namespace)) return;
     const owner = this.#primary.informer.store.byIndex(UID_INDEX, ref.uid)[0];

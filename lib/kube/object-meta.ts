@@ -9,9 +9,14 @@ export function objectKey(metadata: { namespace?: string; name?: string } | unde
   return metadata?.namespace ? `${metadata.namespace}/${name}` : name;
 }
 
+/** The object's controller ownerReference, if it has one. */
+export function controllerRef(object: KubernetesObject | undefined): V1OwnerReference | undefined {
+  return object?.metadata?.ownerReferences?.find((r) => r.controller === true);
+}
+
 /** The uid of the object's controller ownerReference, if it has one. */
 export function controllerUid(object: KubernetesObject | undefined): string | undefined {
-  return object?.metadata?.ownerReferences?.find((r) => r.controller === true)?.uid;
+  return controllerRef(object)?.uid;
 }
 
 /** The controller ownerReference that makes `owner` the controller of a child (garbage collection, adoption). */

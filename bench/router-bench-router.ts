@@ -91,9 +91,9 @@ async function stats(collect: boolean): Promise<RouterChildStats> {
   const cpu = process.cpuUsage();
   const runners = router.loops();
   return {
-    synced: runners.every((r) => r.isSynced),
-    cached: runners.reduce((n, r) => n + r.primaryInformer.store.size, 0),
-    pending: runners.reduce((n, r) => n + r.queue.depth + r.queue.inFlight + r.queue.delayed, 0),
+    synced: runners.every((r) => r.stats().synced),
+    cached: runners.reduce((n, r) => n + r.stats().cachedPrimaries, 0),
+    pending: runners.reduce((n, r) => n + r.stats().pendingKeys, 0),
     rss: memory.rss,
     heapUsed: memory.heapUsed,
     external: memory.external,

@@ -1,11 +1,23 @@
-// Apply: turns a function's actions into API writes, in order, each checked against the Loop's authority.
-// A conflict (failed resourceVersion test, 409) stops the batch and asks for an immediate requeue.
+// Apply: the one write path of the router. Turns a function's actions (and the router's own finalizer
+// writes) into API writes, in order, each checked against the Loop's authority. A conflict (failed
+// resourceVersion test, 409) stops the batch; the reconcile decision backs the key off and retries.
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import type { Action, JsonPatchOperation, KubeObject, ObjectTarget } from '../lib/contract/types.ts';
+import type {
+  Action,
+  ApplyAction,
+  CreateAction,
+  DeleteAction,
+  JsonPatchOperation,
+  KubeObject,
+  ObjectTarget,
+  PatchAction,
+  StatusAction,
+} from '../lib/contract/types.ts';
 import type { ResourceDiscovery } from '../lib/kube/discovery.ts';
 import { isApiError, KubeApiError, type KubeClient } from '../lib/kube/kube-client.ts';
-import { collectionPath, kindKey, objectKey, objectPath, type ResourceInfo } from '../lib/kube/resource-paths.ts';
+import { objectKey, refersTo } from '../lib/kube/object-meta.ts';
+import { collectionPath, kindKey, objectPath, type ResourceInfo } from '../lib/kube/resource-paths.ts';
 import { checkAuthority, checkKind, type AuthorityContext } from './authority.ts';
 import type { EventRecorder } from './event-recorder.ts';
 import type { Expectations } from './expectations.ts';
@@ -13,6 +25,15 @@ import type { LoopConfig } from './loop-spec.ts';
 import { prepareChild, statusPatch, withResourceVersionTest } from './patch-building.ts';
 import { onlyBookkeepingChanged } from './predicates.ts';
 import type { RouterMetrics } from './router-metrics.ts';
+
+/** A write to the primary's metadata.finalizers: the router's own, never a function's. */
+export interface FinalizerAction {
+  op: 'finalizer';
+  patch: JsonPatchOperation[];
+}
+
+/** What applyActions writes: a function's actions plus the router's finalizer writes. */
+export type RouterAction = Action | FinalizerAction;
 
 export type ApplyOutcome =
   /** primaryResourceVersion: what the last JSON patch of the primary produced, for OwnWrites. */
@@ -34,14 +55,19 @@ export interface ApplyContext {
   logger: Logger;
 }
 
-type ActionResult = 'applied' | 'skipped' | 'exists' | 'notfound' | 'refused' | 'conflict' | 'error';
+type ActionResult = 'applied' | 'skipped' | 'exists' | 'notfound' | 'refused';
+
+/** What one batch wrote that the reconcile needs afterwards. */
+interface Written {
+  primaryResourceVersion?: string;
+}
 
 const JSON_PATCH = 'application/json-patch+json';
 const APPLY_PATCH = 'application/apply-patch+yaml';
 
-export async function applyActions(ctx: ApplyContext, actions: readonly Action[]): Promise<ApplyOutcome> {
+export async function applyActions(ctx: ApplyContext, actions: readonly RouterAction[]): Promise<ApplyOutcome> {
   let refused = 0;
-  const written: { primaryResourceVersion?: string } = {};
+  const written: Written = {};
   for (const [index, action] of actions.entries()) {
     let result: ActionResult;
     try {
@@ -51,13 +77,17 @@ export async function applyActions(ctx: ApplyContext, actions: readonly Action[]
       ctx.metrics.actions.inc({ loop: ctx.loop.name, op: action.op, result: conflict ? 'conflict' : 'error' });
       const message = `action ${index} (${action.op}): ${error instanceof Error ? error.message : String(error)}`;
       if (conflict) return { result: 'conflict', message };
-      const retryable = !(error instanceof KubeApiError) || error.statusCode >= 500 || error.statusCode === 429 || error.statusCode === 404;
-      return { result: 'failed', message, retryable };
+      return { result: 'failed', message, retryable: isRetryable(error) };
     }
     ctx.metrics.actions.inc({ loop: ctx.loop.name, op: action.op, result });
     if (result === 'refused') refused += 1;
   }
   return { result: 'done', refused, ...written };
+}
+
+/** Server trouble, throttling and a missing object may clear up; a 4xx about the write itself will not. */
+function isRetryable(error: unknown): boolean {
+  return !(error instanceof KubeApiError) || error.statusCode >= 500 || error.statusCode === 429 || error.statusCode === 404;
 }
 
 /** The object changed since the function saw it: a JSON patch's resourceVersion test failed. */
@@ -101,128 +131,174 @@ export async function sendJsonPatch(
   }
 }
 
+function applyOne(ctx: ApplyContext, action: RouterAction, written: Written): Promise<ActionResult> {
+  switch (action.op) {
+    case 'event':
+      ctx.events.record(ctx.primary, { type: action.type, reason: action.reason, message: action.message });
+      return Promise.resolve('applied');
+    case 'status':
+      return applyStatus(ctx, action);
+    case 'finalizer':
+      return applyFinalizer(ctx, action);
+    case 'patch':
+      return applyPatch(ctx, action, written);
+    case 'create':
+      return applyCreate(ctx, action);
+    case 'apply':
+      return applyServerSide(ctx, action);
+    case 'delete':
+      return applyDelete(ctx, action);
+  }
+}
+
+async function applyStatus(ctx: ApplyContext, action: StatusAction): Promise<ActionResult> {
+  const patch = statusPatch(ctx.primary, action.status);
+  if (!patch) return 'skipped';
+  return patchPrimary(ctx, patch, 'status');
+}
+
+function applyFinalizer(ctx: ApplyContext, action: FinalizerAction): Promise<ActionResult> {
+  return patchPrimary(ctx, action.patch);
+}
+
+/** A JSON patch to the primary (or its status); a primary that is gone has nothing left to write. */
+async function patchPrimary(ctx: ApplyContext, patch: JsonPatchOperation[], subresource?: 'status'): Promise<ActionResult> {
+  const { primary } = ctx;
+  const resource = await ctx.discovery.resolve(primary.apiVersion ?? '', primary.kind ?? '');
+  try {
+    await sendPatch(ctx, resource, targetOf(primary, resource, primary), patch, subresource);
+  } catch (error) {
+    // A 404 for the object itself, not for a resource the server does not serve.
+    if (isApiError(error, 404) && error.reason === 'NotFound' && !/the server could not find the requested resource/.test(error.message)) return 'notfound';
+    throw error;
+  }
+  return 'applied';
+}
+
+async function applyPatch(ctx: ApplyContext, action: PatchAction, written: Written): Promise<ActionResult> {
+  if (!kindAllowed(ctx, action, action.target.apiVersion, action.target.kind)) return 'refused';
+  const resource = await ctx.discovery.resolve(action.target.apiVersion, action.target.kind);
+  const target: ObjectTarget = { ...action.target, namespace: namespaceFor(resource, action.target.namespace, ctx.primary) };
+  if (!(await authorised(ctx, action, target, resource))) return 'refused';
+  // The resourceVersion test holds the object as the function saw it: the primary of the request, or the cached child.
+  const isPrimary = refersTo(target, ctx.primary);
+  const seen = isPrimary ? ctx.primary : lookupTarget(ctx, target);
+  try {
+    let after: KubernetesObject;
+    try {
+      after = await sendPatch(ctx, resource, target, withResourceVersionTest(action.patch, seen?.metadata?.resourceVersion));
+    } catch (error) {
+      // A metadata-only Loop's primary moved only in what its function never sees (a status write made
+      // a new resourceVersion): the answer still holds, so send it again against that version.
+      const now = lookupTarget(ctx, target);
+      const rebase =
+        error instanceof StaleWriteError && isPrimary && ctx.loop.metadataOnly && now && now.metadata?.resourceVersion !== seen?.metadata?.resourceVersion && onlyBookkeepingChanged(ctx.primary, now);
+      if (!rebase) throw error;
+      after = await sendPatch(ctx, resource, target, withResourceVersionTest(action.patch, now.metadata?.resourceVersion));
+    }
+    if (isPrimary) written.primaryResourceVersion = after.metadata?.resourceVersion;
+  } catch (error) {
+    if (isApiError(error, 404)) return 'notfound';
+    throw error;
+  }
+  return 'applied';
+}
+
+/** Sends a JSON patch to a target; a failed resourceVersion test is checked against the cached version. */
+function sendPatch(ctx: ApplyContext, resource: ResourceInfo, target: ObjectTarget, patch: JsonPatchOperation[], subresource?: 'status'): Promise<KubernetesObject> {
+  const cachedResourceVersion = () => lookupTarget(ctx, target)?.metadata?.resourceVersion;
+  return sendJsonPatch(ctx.client, objectPath(resource, target.name, target.namespace, subresource), patch, cachedResourceVersion);
+}
+
+async function applyCreate(ctx: ApplyContext, action: CreateAction): Promise<ActionResult> {
+  if (!kindAllowed(ctx, action, action.object.apiVersion, action.object.kind)) return 'refused';
+  const resource = await ctx.discovery.resolve(action.object.apiVersion ?? '', action.object.kind ?? '');
+  const object = prepareChild(action.object, ctx.primary, resource.namespaced);
+  if (!(await authorised(ctx, { ...action, object }, targetOf(object, resource, ctx.primary), resource))) return 'refused';
+  try {
+    const created = await ctx.client.request<KubeObject>({ method: 'POST', path: collectionPath(resource, namespaceOf(object, resource)), body: object });
+    expectCreated(ctx, resource, created);
+  } catch (error) {
+    // A deterministic name that already exists means an earlier attempt got through: done.
+    if (isApiError(error, 409) && error.reason === 'AlreadyExists' && object.metadata?.name) return 'exists';
+    throw error;
+  }
+  return 'applied';
+}
+
+/** Server-side apply, forced, as the Loop's field manager; the primary itself is applied as given. */
+async function applyServerSide(ctx: ApplyContext, action: ApplyAction): Promise<ActionResult> {
+  if (!kindAllowed(ctx, action, action.object.apiVersion, action.object.kind)) return 'refused';
+  const resource = await ctx.discovery.resolve(action.object.apiVersion ?? '', action.object.kind ?? '');
+  const isPrimary = refersTo(targetOf(action.object, resource, ctx.primary), ctx.primary);
+  const object = isPrimary ? action.object : prepareChild(action.object, ctx.primary, resource.namespaced);
+  if (!(await authorised(ctx, { ...action, object }, targetOf(object, resource, ctx.primary), resource))) return 'refused';
+  const name = object.metadata?.name;
+  if (!name) throw new Error('apply needs metadata.name');
+  const applied = await ctx.client.request<KubeObject>({
+    method: 'PATCH',
+    path: objectPath(resource, name, namespaceOf(object, resource)),
+    query: { fieldManager: ctx.loop.fieldManager, force: true },
+    contentType: APPLY_PATCH,
+    body: object,
+  });
+  if (!isPrimary) expectCreated(ctx, resource, applied);
+  return 'applied';
+}
+
+async function applyDelete(ctx: ApplyContext, action: DeleteAction): Promise<ActionResult> {
+  if (!kindAllowed(ctx, action, action.target.apiVersion, action.target.kind)) return 'refused';
+  const resource = await ctx.discovery.resolve(action.target.apiVersion, action.target.kind);
+  const target: ObjectTarget = { ...action.target, namespace: namespaceFor(resource, action.target.namespace, ctx.primary) };
+  if (!(await authorised(ctx, action, target, resource))) return 'refused';
+  const cached = lookupTarget(ctx, target);
+  try {
+    await ctx.client.request({
+      method: 'DELETE',
+      path: objectPath(resource, target.name, target.namespace),
+      body: { apiVersion: 'v1', kind: 'DeleteOptions', propagationPolicy: 'Background', ...(action.preconditions ? { preconditions: action.preconditions } : {}) },
+    });
+  } catch (error) {
+    if (isApiError(error, 404)) return 'notfound';
+    throw error;
+  }
+  if (isOwnedKind(ctx.loop, resource)) {
+    const uid = action.preconditions?.uid ?? cached?.metadata?.uid;
+    ctx.expectations.expectDelete(ctx.ownerKey, { kind: kindKey(resource.apiVersion, resource.kind), key: objectKey(target), ...(uid ? { uid } : {}) });
+  }
+  return 'applied';
+}
+
+/** The owner waits for the watch to show a child it created (Expectations). */
+function expectCreated(ctx: ApplyContext, resource: ResourceInfo, child: KubeObject): void {
+  if (!isOwnedKind(ctx.loop, resource)) return;
+  ctx.expectations.expectCreate(ctx.ownerKey, { kind: kindKey(resource.apiVersion, resource.kind), key: objectKey(child.metadata) });
+}
+
+function isOwnedKind(loop: LoopConfig, resource: ResourceInfo): boolean {
+  return loop.owns.some((o) => o.apiVersion === resource.apiVersion && o.kind === resource.kind);
+}
+
+function lookupTarget(ctx: ApplyContext, target: ObjectTarget): KubernetesObject | undefined {
+  return ctx.lookup(target.apiVersion, target.kind, target.namespace, target.name);
+}
+
 function namespaceFor(resource: ResourceInfo, namespace: string | undefined, primary: KubernetesObject): string | undefined {
   if (!resource.namespaced) return undefined;
   return namespace ?? primary.metadata?.namespace;
 }
 
-async function applyOne(ctx: ApplyContext, action: Action, written: { primaryResourceVersion?: string }): Promise<ActionResult> {
-  const { client, primary, loop } = ctx;
-  switch (action.op) {
-    case 'event':
-      ctx.events.record(primary, { type: action.type, reason: action.reason, message: action.message });
-      return 'applied';
-    case 'status': {
-      const patch = statusPatch(primary, action.status);
-      if (!patch) return 'skipped';
-      const resource = await ctx.discovery.resolve(primary.apiVersion ?? '', primary.kind ?? '');
-      try {
-        const cachedRv = () => ctx.lookup(primary.apiVersion ?? '', primary.kind ?? '', primary.metadata?.namespace, primary.metadata?.name ?? '')?.metadata?.resourceVersion;
-        await sendJsonPatch(client, objectPath(resource, primary.metadata?.name ?? '', primary.metadata?.namespace, 'status'), patch, cachedRv);
-      } catch (error) {
-        // The primary is gone: there is no status left to write.
-        if (isApiError(error, 404) && error.reason === 'NotFound' && !/the server could not find the requested resource/.test(error.message)) return 'notfound';
-        throw error;
-      }
-      return 'applied';
-    }
-    case 'patch': {
-      if (!kindAllowed(ctx, action, action.target.apiVersion, action.target.kind)) return 'refused';
-      const resource = await ctx.discovery.resolve(action.target.apiVersion, action.target.kind);
-      const target: ObjectTarget = { ...action.target, namespace: namespaceFor(resource, action.target.namespace, primary) };
-      if (!(await authorised(ctx, action, target, resource))) return 'refused';
-      const cached = isPrimaryTarget(primary, target) ? primary : ctx.lookup(target.apiVersion, target.kind, target.namespace, target.name);
-      const path = objectPath(resource, target.name, target.namespace);
-      const latest = () => ctx.lookup(target.apiVersion, target.kind, target.namespace, target.name);
-      const cachedRv = () => latest()?.metadata?.resourceVersion;
-      try {
-        let after: KubernetesObject;
-        try {
-          after = await sendJsonPatch(client, path, withResourceVersionTest(action.patch, cached?.metadata?.resourceVersion), cachedRv);
-        } catch (error) {
-          // A metadata-only Loop's primary moved only in what its function never sees (a status write made
-          // a new resourceVersion): the answer still holds, so send it again against that version.
-          const now = latest();
-          const rebase = error instanceof StaleWriteError && cached === primary && loop.metadataOnly && now && now.metadata?.resourceVersion !== cached.metadata?.resourceVersion && onlyBookkeepingChanged(cached, now);
-          if (!rebase) throw error;
-          after = await sendJsonPatch(client, path, withResourceVersionTest(action.patch, now.metadata?.resourceVersion), cachedRv);
-        }
-        if (cached === primary) written.primaryResourceVersion = after.metadata?.resourceVersion;
-      } catch (error) {
-        if (isApiError(error, 404)) return 'notfound';
-        throw error;
-      }
-      return 'applied';
-    }
-    case 'create':
-    case 'apply': {
-      if (!kindAllowed(ctx, action, action.object.apiVersion, action.object.kind)) return 'refused';
-      const resource = await ctx.discovery.resolve(action.object.apiVersion ?? '', action.object.kind ?? '');
-      const isPrimary = action.op === 'apply' && isPrimaryTarget(primary, targetOfObject(action.object, resource, primary));
-      const object = isPrimary ? action.object : prepareChild(action.object, primary, resource.namespaced);
-      if (!(await authorised(ctx, { ...action, object } as Action, targetOfObject(object, resource, primary), resource))) return 'refused';
-      const namespace = resource.namespaced ? object.metadata?.namespace : undefined;
-      const owned = loop.owns.some((o) => o.apiVersion === resource.apiVersion && o.kind === resource.kind);
-      if (action.op === 'create') {
-        try {
-          const created = await client.request<KubeObject>({ method: 'POST', path: collectionPath(resource, namespace), body: object });
-          if (owned) ctx.expectations.expectCreate(ctx.ownerKey, { kind: kindKey(resource.apiVersion, resource.kind), key: objectKey(created.metadata) });
-        } catch (error) {
-          // A deterministic name that already exists means an earlier attempt got through: done.
-          if (isApiError(error, 409) && error.reason === 'AlreadyExists' && object.metadata?.name) return 'exists';
-          throw error;
-        }
-        return 'applied';
-      }
-      const name = object.metadata?.name;
-      if (!name) throw new Error('apply needs metadata.name');
-      const applied = await client.request<KubeObject>({
-        method: 'PATCH',
-        path: objectPath(resource, name, namespace),
-        query: { fieldManager: loop.fieldManager, force: true },
-        contentType: APPLY_PATCH,
-        body: object,
-      });
-      if (owned && !isPrimary) ctx.expectations.expectCreate(ctx.ownerKey, { kind: kindKey(resource.apiVersion, resource.kind), key: objectKey(applied.metadata) });
-      return 'applied';
-    }
-    case 'delete': {
-      if (!kindAllowed(ctx, action, action.target.apiVersion, action.target.kind)) return 'refused';
-      const resource = await ctx.discovery.resolve(action.target.apiVersion, action.target.kind);
-      const target: ObjectTarget = { ...action.target, namespace: namespaceFor(resource, action.target.namespace, primary) };
-      if (!(await authorised(ctx, action, target, resource))) return 'refused';
-      const cached = ctx.lookup(target.apiVersion, target.kind, target.namespace, target.name);
-      try {
-        await client.request({
-          method: 'DELETE',
-          path: objectPath(resource, target.name, target.namespace),
-          body: { apiVersion: 'v1', kind: 'DeleteOptions', propagationPolicy: 'Background', ...(action.preconditions ? { preconditions: action.preconditions } : {}) },
-        });
-      } catch (error) {
-        if (isApiError(error, 404)) return 'notfound';
-        throw error;
-      }
-      const owned = loop.owns.some((o) => o.apiVersion === resource.apiVersion && o.kind === resource.kind);
-      if (owned) {
-        const uid = action.preconditions?.uid ?? cached?.metadata?.uid;
-        ctx.expectations.expectDelete(ctx.ownerKey, { kind: kindKey(resource.apiVersion, resource.kind), key: objectKey(target), ...(uid ? { uid } : {}) });
-      }
-      return 'applied';
-    }
-  }
+function namespaceOf(object: KubeObject, resource: ResourceInfo): string | undefined {
+  return resource.namespaced ? object.metadata?.namespace : undefined;
 }
 
-function targetOfObject(object: KubeObject, resource: ResourceInfo, primary: KubernetesObject): ObjectTarget {
+function targetOf(object: KubeObject, resource: ResourceInfo, primary: KubernetesObject): ObjectTarget {
   return {
     apiVersion: object.apiVersion ?? '',
     kind: object.kind ?? '',
     namespace: namespaceFor(resource, object.metadata?.namespace, primary),
     name: object.metadata?.name ?? '',
   };
-}
-
-function isPrimaryTarget(primary: KubernetesObject, t: ObjectTarget): boolean {
-  return t.apiVersion === primary.apiVersion && t.kind === primary.kind && t.name === primary.metadata?.name && t.namespace === primary.metadata?.namespace;
 }
 
 /** The kind check, before discovery: a reply naming other kinds or bad apiVersions causes no lookups. */
@@ -240,8 +316,8 @@ function kindAllowed(ctx: ApplyContext, action: Action, apiVersion: string | und
 async function authorised(ctx: ApplyContext, action: Action, target: ObjectTarget, resource: ResourceInfo): Promise<boolean> {
   const checked: Action = action.op === 'patch' || action.op === 'delete' ? { ...action, target } : action;
   let current: KubernetesObject | undefined;
-  if (action.op !== 'create' && target.name !== '' && !isPrimaryTarget(ctx.primary, target)) {
-    current = ctx.lookup(target.apiVersion, target.kind, target.namespace, target.name);
+  if (action.op !== 'create' && target.name !== '' && !refersTo(target, ctx.primary)) {
+    current = lookupTarget(ctx, target);
     if (!current) {
       try {
         current = await ctx.client.request<KubernetesObject>({ path: objectPath(resource, target.name, target.namespace) });

@@ -3,6 +3,7 @@
 // checked first (checkKind), before the router looks anything up, so a reply cannot make it discover kinds.
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { Action, ObjectTarget } from '../lib/contract/types.ts';
+import { controllerUid, refersTo } from '../lib/kube/object-meta.ts';
 import type { LoopConfig } from './loop-spec.ts';
 
 export type AuthorityVerdict = { allowed: true } | { allowed: false; reason: string };
@@ -22,13 +23,7 @@ function describe(t: { apiVersion?: string; kind?: string; namespace?: string; n
 }
 
 function isPrimary(ctx: AuthorityContext, t: Partial<ObjectTarget>): boolean {
-  const p = ctx.primary;
-  return (
-    t.apiVersion === p.apiVersion &&
-    t.kind === p.kind &&
-    t.name === p.metadata?.name &&
-    (t.namespace ?? undefined) === (p.metadata?.namespace ?? undefined)
-  );
+  return refersTo(t, ctx.primary);
 }
 
 function isOwnedKind(ctx: AuthorityContext, apiVersion: string | undefined, kind: string | undefined): boolean {
@@ -39,10 +34,6 @@ function inPrimaryNamespace(ctx: AuthorityContext, namespace: string | undefined
   const primaryNamespace = ctx.primary.metadata?.namespace;
   // A cluster-scoped primary may own objects in any namespace; a namespaced one only in its own.
   return primaryNamespace === undefined || namespace === primaryNamespace;
-}
-
-function controllerUid(object: KubernetesObject | undefined): string | undefined {
-  return object?.metadata?.ownerReferences?.find((r) => r.controller === true)?.uid;
 }
 
 const API_VERSION = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?v[1-9][0-9]*((alpha|beta)[1-9][0-9]*)?$/;

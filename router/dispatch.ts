@@ -26,7 +26,7 @@ export interface InvokeOptions {
   caBundle?: string;
 }
 
-/** How the router reaches a function; HTTP in production, in-process in benchmarks and `kubeloop dev`. */
+/** How the router reaches a function: over HTTP (createHttpInvoker), or in-process in benchmarks. */
 export type FunctionInvoker = (request: ReconcileRequest, options: InvokeOptions) => Promise<DispatchResult>;
 
 /** A reply may ask for at most this many actions unless configured otherwise; more is InvalidResponse. */

@@ -87,12 +87,6 @@ export class InformerRegistry {
     };
   }
 
-  /** Every informer currently running (for readiness and metrics). */
-  async informers(): Promise<Informer<KubeObject>[]> {
-    const entries = await Promise.allSettled(this.#entries.values());
-    return entries.flatMap((e) => (e.status === 'fulfilled' ? [e.value.informer] : []));
-  }
-
   async stopAll(): Promise<void> {
     const entries = await Promise.allSettled(this.#entries.values());
     this.#entries.clear();

@@ -22,7 +22,7 @@ export interface LoopControllerOptions {
   registry: InformerRegistry;
   client: KubeClient;
   logger: Logger;
-  /** Inline Loops (tests, benchmarks, `kubeloop dev`); when omitted, Loop objects are watched. */
+  /** Inline Loops (`--loops FILE`, tests, benchmarks); when omitted, Loop objects are watched. */
   inline?: Loop[];
   /** Only Loop objects whose labels match (sharding Loops between router deployments, tests). */
   loopSelector?: V1LabelSelector;

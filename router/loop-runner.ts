@@ -1,71 +1,49 @@
 // One running Loop: wires the shared informers to its work queue (informer -> queue), runs the resync,
-// and hands each dequeued key to reconcileKey (queue -> dispatch -> apply).
-import type { Logger } from 'pino';
+// and hands each dequeued key to reconcileKey (queue -> dispatch -> apply) with a scope of its state.
 import type { KubeObject, Trigger } from '../lib/contract/types.ts';
-import type { ResourceDiscovery } from '../lib/kube/discovery.ts';
-import { isApiError, type KubeClient } from '../lib/kube/kube-client.ts';
-import { kindKey, objectKey, splitObjectKey } from '../lib/kube/resource-paths.ts';
-import { mergeTriggers, type OwnedStore } from './build-request.ts';
-import type { FunctionInvoker } from './dispatch.ts';
-import type { EventRecorder } from './event-recorder.ts';
+import { isApiError } from '../lib/kube/kube-client.ts';
+import { controllerRef, controllerUid, objectKey } from '../lib/kube/object-meta.ts';
+import { kindKey } from '../lib/kube/resource-paths.ts';
+import { mergeTriggers } from './build-request.ts';
 import { Expectations } from './expectations.ts';
-import type { FixtureRecorder } from './fixture-recorder.ts';
 import { UID_INDEX, type InformerLease, type InformerRegistry } from './informer-registry.ts';
 import type { LoopConfig } from './loop-spec.ts';
-import { selectsNamespace, selectsPrimary, updateTriggers } from './predicates.ts';
 import { OwnWrites } from './own-writes.ts';
-import { reconcileKey } from './reconcile-key.ts';
-import type { RouterMetrics } from './router-metrics.ts';
+import { selectsNamespace, selectsPrimary, updateTriggers } from './predicates.ts';
+import { reconcileKey, type ReconcileDeps, type ReconcileScope } from './reconcile-key.ts';
 import { WorkQueue, type QueueItem } from './work-queue.ts';
 import { describeRef, type RefResolution } from './function-ref.ts';
 import { FunctionRefWatch } from './function-ref-watch.ts';
 
-type RefUnresolvedReason = Extract<RefResolution, { ok: false }>['reason'];
 
-export type LoopHealthReason =
-  | 'Running'
-  | 'FunctionUnreachable'
-  | 'FunctionRejected'
-  | 'InvalidResponse'
-  | 'InvalidSignature'
-  | 'InvalidSigningSecret'
-  | 'Forbidden'
-  | 'InvalidSpec'
-  | 'ServiceAccountRequired'
-  | RefUnresolvedReason;
-export interface LoopHealth {
-  ready: boolean;
-  reason: LoopHealthReason;
-  message: string;
+export type { LoopHealth, LoopHealthReason } from './reconcile-decision.ts';
+
+export interface LoopRunnerDeps extends ReconcileDeps {
+  registry: InformerRegistry;
+  expectationsTimeoutMs?: number;
 }
 
-export interface LoopRunnerDeps {
-  client: KubeClient;
-  discovery: ResourceDiscovery;
-  registry: InformerRegistry;
-  invoke: FunctionInvoker;
-  events: EventRecorder;
-  metrics: RouterMetrics;
-  logger: Logger;
-  recorder?: FixtureRecorder;
-  expectationsTimeoutMs?: number;
-  /** Floor on the delays a function asks for (requeueAfterSeconds, retryAfterSeconds, Retry-After); 1 s by default. */
-  minRequeueMs?: number;
-  /** Reports the Loop's health whenever a call succeeds or fails; the Loop controller writes conditions. */
-  onHealth?: (loop: string, health: LoopHealth) => void;
+/** A runner's caches and queue at a glance (benchmarks, status). */
+export interface LoopRunnerStats {
+  synced: boolean;
+  cachedPrimaries: number;
+  /** Keys waiting, in flight or delayed. */
+  pendingKeys: number;
 }
 
 export class LoopRunner {
-  readonly queue: WorkQueue<Trigger>;
-  readonly expectations: Expectations;
+  readonly #queue: WorkQueue<Trigger>;
+  readonly #expectations: Expectations;
   /** Last state of deleted primaries, kept only for Loops with sendDeletes until the call is made. */
-  readonly tombstones = new Map<string, KubeObject>();
+  readonly #tombstones = new Map<string, KubeObject>();
   /** The resourceVersions our own covered patches produced, so their watch events skip the call. */
-  readonly ownWrites = new OwnWrites();
+  readonly #ownWrites = new OwnWrites();
   #primary: InformerLease | undefined;
   #owned: Array<InformerLease & { kind: LoopConfig['owns'][number] }> = [];
   #unsubscribe: Array<() => void> = [];
   #resyncTimer: NodeJS.Timeout | undefined;
+  readonly #deps: LoopRunnerDeps;
+  #scope: ReconcileScope | undefined;
   #stopped = false;
   #cachesComplete = false;
   #functionUrl: string | undefined;
@@ -75,11 +53,12 @@ export class LoopRunner {
 
   constructor(
     readonly loop: LoopConfig,
-    readonly deps: LoopRunnerDeps,
+    deps: LoopRunnerDeps,
   ) {
-    this.expectations = new Expectations(deps.expectationsTimeoutMs ?? 5 * 60_000);
+    this.#deps = deps;
+    this.#expectations = new Expectations(deps.expectationsTimeoutMs ?? 5 * 60_000);
     this.#functionUrl = loop.functionUrl;
-    this.queue = new WorkQueue<Trigger>({
+    this.#queue = new WorkQueue<Trigger>({
       concurrency: loop.maxConcurrency,
       merge: mergeTriggers,
       process: (item) => this.#process(item),
@@ -92,15 +71,13 @@ export class LoopRunner {
     return this.#functionUrl;
   }
 
-  get isSynced(): boolean {
-    return this.#cachesComplete;
-  }
-  get primaryInformer(): InformerLease['informer'] {
-    if (!this.#primary) throw new Error(`Loop ${this.loop.name} is not started`);
-    return this.#primary.informer;
-  }
-  get ownedStores(): OwnedStore[] {
-    return this.#owned.map((o) => ({ kind: o.kind, store: o.informer.store }));
+  stats(): LoopRunnerStats {
+    const queue = this.#queue;
+    return {
+      synced: this.#cachesComplete,
+      cachedPrimaries: this.#primary?.informer.store.size ?? 0,
+      pendingKeys: queue.depth + queue.inFlight + queue.delayed,
+    };
   }
 
   /**
@@ -108,7 +85,7 @@ export class LoopRunner {
    * complete list, so a Loop whose watch is forbidden never blocks the controller that manages Loops.
    */
   async start(): Promise<void> {
-    const { registry } = this.deps;
+    const { registry } = this.#deps;
     const loop = this.loop;
     try {
       this.#primary = await registry.acquire(loop.for, loop.metadataOnly, loop.namespaces);
@@ -121,6 +98,7 @@ export class LoopRunner {
       await this.stop();
       throw error;
     }
+    this.#scope = this.#scopeOf(this.#primary);
     const primary = this.#primary.informer;
     this.#unsubscribe.push(
       primary.on('add', (o) => this.#enqueuePrimary(o, { type: 'ADDED' })),
@@ -146,7 +124,7 @@ export class LoopRunner {
       this.#unsubscribe.push(
         lease.informer.on('restart', (_reason, error) => {
           if (isApiError(error, 403)) {
-            this.deps.onHealth?.(loop.name, { ready: false, reason: 'Forbidden', message: error?.message ?? 'forbidden' });
+            this.#deps.onHealth?.(loop.name, { ready: false, reason: 'Forbidden', message: error?.message ?? 'forbidden' });
           }
         }),
       );
@@ -169,9 +147,9 @@ export class LoopRunner {
   #reportFunction(): void {
     const resolution = this.#refWatch?.resolution;
     if (resolution && !resolution.ok) {
-      this.deps.onHealth?.(this.loop.name, { ready: false, reason: resolution.reason, message: `${resolution.message}; nothing is sent until it resolves` });
+      this.#deps.onHealth?.(this.loop.name, { ready: false, reason: resolution.reason, message: `${resolution.message}; nothing is sent until it resolves` });
     } else {
-      this.deps.onHealth?.(this.loop.name, { ready: true, reason: 'Running', message: this.#refWatch ? `watching; calling ${this.#functionUrl}` : 'watching' });
+      this.#deps.onHealth?.(this.loop.name, { ready: true, reason: 'Running', message: this.#refWatch ? `watching; calling ${this.#functionUrl}` : 'watching' });
     }
   }
 
@@ -181,12 +159,12 @@ export class LoopRunner {
     this.#functionUrl = resolution.ok ? resolution.url : undefined;
     const ref = this.loop.functionRef;
     const fields = { loop: this.loop.name, ref: ref ? describeRef(ref) : undefined };
-    if (resolution.ok) this.deps.logger.info({ ...fields, url: resolution.url }, 'function reference resolved');
-    else this.deps.logger.warn({ ...fields, reason: resolution.reason, err: resolution.message }, 'function reference does not resolve');
+    if (resolution.ok) this.#deps.logger.info({ ...fields, url: resolution.url }, 'function reference resolved');
+    else this.#deps.logger.warn({ ...fields, reason: resolution.reason, err: resolution.message }, 'function reference does not resolve');
     if (!this.#cachesComplete || this.#stopped) return;
     this.#reportFunction();
     if (this.#functionUrl !== undefined && this.#functionUrl !== previous) {
-      for (const object of this.primaryInformer.store.list()) this.#enqueuePrimary(object, { type: 'RESYNC' });
+      for (const object of this.#primary?.informer.store.list() ?? []) this.#enqueuePrimary(object, { type: 'RESYNC' });
     }
   }
 
@@ -195,22 +173,23 @@ export class LoopRunner {
     if (this.#resyncTimer) clearTimeout(this.#resyncTimer);
     for (const off of this.#unsubscribe.splice(0)) off();
     await this.#refWatch?.stop();
-    await this.queue.shutdown();
+    await this.#queue.shutdown();
     const leases = [this.#primary, ...this.#owned].filter((l): l is InformerLease => l !== undefined);
     this.#primary = undefined;
     this.#owned = [];
+    this.#scope = undefined;
     await Promise.all(leases.map((l) => l.release()));
   }
 
   /** Finds a cached object of the primary or an owned kind (authority checks, expectations). */
-  lookup(apiVersion: string, kind: string, namespace: string | undefined, name: string): KubeObject | undefined {
+  #lookup(apiVersion: string, kind: string, namespace: string | undefined, name: string): KubeObject | undefined {
     const key = namespace ? `${namespace}/${name}` : name;
     if (apiVersion === this.loop.for.apiVersion && kind === this.loop.for.kind) return this.#primary?.informer.store.get(key);
     return this.#owned.find((o) => o.kind.apiVersion === apiVersion && o.kind.kind === kind)?.informer.store.get(key);
   }
 
   /** Whether a child (by kindKey and object key) is in the cache, for Expectations. */
-  lookupChild(kind: string, key: string): { uid?: string } | undefined {
+  #lookupChild(kind: string, key: string): { uid?: string } | undefined {
     const owned = this.#owned.find((o) => kindKey(o.kind.apiVersion, o.kind.kind) === kind);
     const object = owned?.informer.store.get(key);
     return object ? { uid: object.metadata?.uid } : undefined;
@@ -219,31 +198,32 @@ export class LoopRunner {
   #enqueuePrimary(object: KubeObject, trigger: Trigger, priority: 'high' | 'low' = 'high'): void {
     if (this.#stopped || !this.#cachesComplete || !selectsPrimary(this.loop, object)) return;
     const key = objectKey(object.metadata);
-    this.tombstones.delete(key);
-    this.queue.add(key, trigger, priority);
-    this.deps.metrics.queueDepth.set({ loop: this.loop.name }, this.queue.depth);
+    this.#tombstones.delete(key);
+    this.#queue.add(key, trigger, priority);
+    this.#deps.metrics.queueDepth.set({ loop: this.loop.name }, this.#queue.depth);
   }
 
   #primaryDeleted(object: KubeObject): void {
     const key = objectKey(object.metadata);
-    this.expectations.forget(key);
-    this.ownWrites.forget(key);
+    this.#expectations.forget(key);
+    this.#ownWrites.forget(key);
     if (this.loop.sendDeletes && selectsPrimary(this.loop, object)) {
-      this.tombstones.set(key, object);
-      this.queue.add(key, { type: 'DELETED' });
+      this.#tombstones.set(key, object);
+      this.#queue.add(key, { type: 'DELETED' });
       return;
     }
-    this.queue.remove(key);
+    this.#queue.remove(key);
   }
 
   #enqueueOwnerOf(child: KubeObject, childKind: LoopConfig['owns'][number]): void {
     if (this.#stopped || !this.#primary) return;
-    const ref = child.metadata?.ownerReferences?.find((r) => r.controller === true);
+    const ref = controllerRef(child);
     if (!ref || ref.apiVersion !== this.loop.for.apiVersion || ref.kind !== this.loop.for.kind) return;
     if (!selectsNamespace(this.loop, child.metadata?.namespace)) return;
     const owner = this.#primary.informer.store.byIndex(UID_INDEX, ref.uid)[0];
     if (!owner) return;
-    const { namespace, name } = splitObjectKey(objectKey(child.metadata));
+    const namespace = child.metadata?.namespace;
+    const name = child.metadata?.name ?? '';
     this.#enqueuePrimary(owner, {
       type: 'CHILD',
       child: { apiVersion: childKind.apiVersion, kind: childKind.kind, ...(namespace ? { namespace } : {}), name },
@@ -262,19 +242,33 @@ export class LoopRunner {
     this.#resyncTimer.unref();
   }
 
+  /** What reconcileKey may see and move of this runner; built once the informers are acquired. */
+  #scopeOf(primary: InformerLease): ReconcileScope {
+    return {
+      loop: this.loop,
+      deps: this.#deps,
+      queue: this.#queue,
+      expectations: this.#expectations,
+      tombstones: this.#tombstones,
+      ownWrites: this.#ownWrites,
+      primaries: primary.informer.store,
+      owned: this.#owned.map((o) => ({ kind: o.kind, store: o.informer.store })),
+      lookup: (apiVersion, kind, namespace, name) => this.#lookup(apiVersion, kind, namespace, name),
+      lookupChild: (kind, key) => this.#lookupChild(kind, key),
+      functionUrl: () => this.#functionUrl,
+    };
+  }
+
   async #process(item: QueueItem<Trigger>): Promise<void> {
-    const { metrics } = this.deps;
-    metrics.queueDepth.set({ loop: this.loop.name }, this.queue.depth);
+    const { metrics } = this.#deps;
+    metrics.queueDepth.set({ loop: this.loop.name }, this.#queue.depth);
     metrics.queueWait.observe({ loop: this.loop.name }, (performance.now() - item.enqueuedAt) / 1000);
     metrics.inFlight.inc({ loop: this.loop.name });
     try {
-      await reconcileKey(this, item);
+      if (this.#scope) await reconcileKey(this.#scope, item);
     } finally {
       metrics.inFlight.dec({ loop: this.loop.name });
     }
   }
 }
 
-function controllerUid(object: KubeObject): string | undefined {
-  return object.metadata?.ownerReferences?.find((r) => r.controller === true)?.uid;
-}

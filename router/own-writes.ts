@@ -4,6 +4,7 @@
 // produced is skipped; any other change (another writer, kwok, a later event) gets a call as usual.
 import type { ReconcileResponse } from '../lib/contract/types.ts';
 import type { KubeObject } from '../lib/contract/types.ts';
+import { refersTo } from '../lib/kube/object-meta.ts';
 
 /**
  * Whether the answer covers the object its own actions produce: it patched only the primary (events
@@ -28,9 +29,9 @@ export function answerCoversOwnWrite(
   return patches > 0;
 }
 
+/** A target without a namespace means the primary's (as the router applies it). */
 function targetsPrimary(target: { apiVersion: string; kind: string; namespace?: string; name: string }, primary: KubeObject): boolean {
-  const m = primary.metadata;
-  return target.apiVersion === primary.apiVersion && target.kind === primary.kind && target.name === m?.name && (target.namespace ?? m?.namespace) === m?.namespace;
+  return refersTo({ ...target, namespace: target.namespace ?? primary.metadata?.namespace }, primary);
 }
 
 /** Per key, the resourceVersion the router's last covered write produced; read once, then gone. */

@@ -1,7 +1,8 @@
 // Builds the API writes the router derives from actions: resourceVersion tests, status patches with
 // observedGeneration, finalizer patches and the controller ownerReference of created children.
-import type { KubernetesObject, V1OwnerReference } from '@kubernetes/client-node';
+import type { KubernetesObject } from '@kubernetes/client-node';
 import type { JsonPatchOperation, KubeObject } from '../lib/contract/types.ts';
+import { controllerReference, controllerUid, jsonEqual } from '../lib/kube/object-meta.ts';
 
 const RV_PATH = '/metadata/resourceVersion';
 
@@ -12,14 +13,6 @@ export function withResourceVersionTest(patch: JsonPatchOperation[], resourceVer
   return [{ op: 'test', path: RV_PATH, value: resourceVersion }, ...patch];
 }
 
-function canonical(value: unknown): string {
-  return JSON.stringify(value, (_key, v: unknown) =>
-    v && typeof v === 'object' && !Array.isArray(v)
-      ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
-      : v,
-  );
-}
-
 /**
  * The /status JSON patch for a status action, with observedGeneration set from the primary, or undefined
  * when the status would not change (so no write, no event, no new reconcile).
@@ -27,7 +20,7 @@ function canonical(value: unknown): string {
 export function statusPatch(primary: KubernetesObject & { status?: unknown }, status: Record<string, unknown>): JsonPatchOperation[] | undefined {
   const generation = primary.metadata?.generation;
   const desired = generation === undefined ? { ...status } : { ...status, observedGeneration: generation };
-  if (primary.status !== undefined && canonical(primary.status) === canonical(desired)) return undefined;
+  if (primary.status !== undefined && jsonEqual(primary.status, desired)) return undefined;
   return withResourceVersionTest([{ op: 'add', path: '/status', value: desired }], primary.metadata?.resourceVersion);
 }
 
@@ -53,17 +46,6 @@ export function removeFinalizerPatch(object: KubernetesObject, finalizer: string
   ];
 }
 
-export function controllerReference(primary: KubernetesObject): V1OwnerReference {
-  return {
-    apiVersion: primary.apiVersion ?? '',
-    kind: primary.kind ?? '',
-    name: primary.metadata?.name ?? '',
-    uid: primary.metadata?.uid ?? '',
-    controller: true,
-    blockOwnerDeletion: true,
-  };
-}
-
 /**
  * A copy of a child to create, in the primary's namespace when it names none, with a controller
  * ownerReference to the primary unless it already has a controller (authority checks that it is the primary).
@@ -72,7 +54,7 @@ export function prepareChild(object: KubeObject, primary: KubernetesObject, name
   const metadata = { ...(object.metadata ?? {}) };
   if (namespaced && !metadata.namespace && primary.metadata?.namespace) metadata.namespace = primary.metadata.namespace;
   const refs = metadata.ownerReferences ?? [];
-  if (!refs.some((r) => r.controller === true)) {
+  if (controllerUid({ metadata }) === undefined) {
     // Replace a non-controller reference to the primary rather than listing the primary twice.
     const others = refs.filter((r) => r.uid !== primary.metadata?.uid);
     metadata.ownerReferences = [...others, controllerReference(primary)];

@@ -2,6 +2,7 @@
 // generation predicate (ignoreStatusChanges) that stops status-only churn from re-triggering (MC #171).
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { matchesLabelSelector } from '../lib/kube/label-selector.ts';
+import { jsonEqual } from '../lib/kube/object-meta.ts';
 import type { LoopConfig } from './loop-spec.ts';
 
 /** Whether the Loop is interested in this primary at all. */
@@ -17,7 +18,7 @@ export function selectsNamespace(loop: Pick<LoopConfig, 'namespaces'>, namespace
 }
 
 function sameJson(a: unknown, b: unknown): boolean {
-  return JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
+  return jsonEqual(a ?? null, b ?? null);
 }
 
 /** Whether two versions of an object differ in metadata.resourceVersion and managedFields alone. */

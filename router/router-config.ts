@@ -5,18 +5,16 @@ import { isIP } from 'node:net';
 import { parseArgs } from 'node:util';
 import { parseAllDocuments } from 'yaml';
 import { pickSetting, settingBoolean, settingInteger, settingNumber } from '../lib/config/settings.ts';
-import { parseLogLevel, type LogLevel } from '../lib/observability/logger.ts';
+import { readServerSettings, SERVER_FLAG_OPTIONS, type ServerSettings } from '../lib/server/server-settings.ts';
 import type { Loop } from '../api/loop.ts';
 import { DEFAULT_FUNCTION_URL_POLICY, type FunctionUrlPolicy } from './function-url-policy.ts';
 import { DEFAULT_MAX_ACTIONS_PER_REPLY, DEFAULT_MAX_RESPONSE_BYTES } from './dispatch.ts';
 import { parseLoop } from './loop-spec.ts';
 
-export interface RouterConfig {
+/** The server settings are the ops server's (/healthz, /readyz, /metrics), read as function and webhook read theirs. */
+export interface RouterConfig extends ServerSettings {
   kubeconfig?: string;
   context?: string;
-  /** Ops server (/healthz, /readyz, /metrics). */
-  port: number;
-  host: string;
   recordDir?: string;
   leaderElect: boolean;
   leaseNamespace: string;
@@ -25,7 +23,7 @@ export interface RouterConfig {
   identity?: string;
   qps: number;
   burst: number;
-  /** Inline Loops from a YAML file instead of watching Loop objects (kubeloop dev, clusters without the CRD). */
+  /** Inline Loops from a YAML file instead of watching Loop objects (clusters without the CRD). */
   loopsFile?: string;
   loops?: Loop[];
   /** Only Loop objects with these labels (`--loop-selector team=a,tier=b`): shards Loops between routers. */
@@ -36,7 +34,6 @@ export interface RouterConfig {
   maxActionsPerReply: number;
   /** A reply body larger than this is cut off as it streams. */
   maxReplyBytes: number;
-  logLevel: LogLevel;
   /** Where functions may live: cluster Services, the allowed hosts, loopback only with --allow-loopback-functions. */
   urlPolicy: FunctionUrlPolicy;
   /** --connect-services-to: an IP that cluster Service function URLs are called at (router outside the cluster). */
@@ -54,7 +51,9 @@ export const ROUTER_USAGE = `usage: kubeloop router [options]
 
   --kubeconfig PATH                 (KUBECONFIG; in-cluster service account when unset)
   --context NAME                    context inside the kubeconfig
-  --port 8081 --host 0.0.0.0        ops server: /healthz /readyz /metrics (KUBELOOP_ROUTER_PORT)
+  --port 8081 --host 0.0.0.0        ops server: /healthz /readyz /metrics (KUBELOOP_ROUTER_PORT, HOST)
+  --drain-delay-seconds 0           on SIGTERM: fail /readyz, wait, then close (KUBELOOP_DRAIN_DELAY_SECONDS)
+  --body-limit-bytes N              ops server request body limit (KUBELOOP_BODY_LIMIT_BYTES)
   --record DIR                      write every request+response as a fixture (KUBELOOP_RECORD_DIR)
   --leader-elect                    hold a coordination.k8s.io Lease; standbys wait (KUBELOOP_LEADER_ELECT=true)
   --lease-namespace NS              (KUBELOOP_NAMESPACE, POD_NAMESPACE; default kubeloop-system)
@@ -133,10 +132,9 @@ export function readRouterConfig(argv: string[], env: NodeJS.ProcessEnv = proces
     args: argv,
     allowPositionals: true,
     options: {
+      ...SERVER_FLAG_OPTIONS,
       kubeconfig: { type: 'string' },
       context: { type: 'string' },
-      port: { type: 'string' },
-      host: { type: 'string' },
       record: { type: 'string' },
       'leader-elect': { type: 'boolean' },
       'lease-namespace': { type: 'string' },
@@ -149,7 +147,6 @@ export function readRouterConfig(argv: string[], env: NodeJS.ProcessEnv = proces
       'loop-selector': { type: 'string' },
       'watch-timeout-seconds': { type: 'string' },
       'expectations-timeout-seconds': { type: 'string' },
-      'log-level': { type: 'string' },
       'loop-qps': { type: 'string' },
       'loop-burst': { type: 'string' },
       'min-requeue-seconds': { type: 'string' },
@@ -167,7 +164,6 @@ export function readRouterConfig(argv: string[], env: NodeJS.ProcessEnv = proces
   const leaderElect = values['leader-elect'] ?? settingBoolean(pick('leader-elect', 'KUBELOOP_LEADER_ELECT'), false);
   const leaseDurationSeconds = settingInteger(pick('lease-duration-seconds'), 15, 3, 600);
   const loopsFile = values.loops;
-  const logLevel = pick('log-level', 'KUBELOOP_LOG_LEVEL');
   const selector = pick('loop-selector', 'KUBELOOP_LOOP_SELECTOR');
   const clusterDomain = pick('cluster-domain', 'KUBELOOP_CLUSTER_DOMAIN');
   if (clusterDomain && !/^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/.test(clusterDomain.value)) {
@@ -180,10 +176,9 @@ export function readRouterConfig(argv: string[], env: NodeJS.ProcessEnv = proces
     allowLoopback: values['allow-loopback-functions'] ?? settingBoolean(pick('allow-loopback-functions', 'KUBELOOP_ALLOW_LOOPBACK_FUNCTIONS'), false),
   };
   return {
+    ...readServerSettings(values, env, { defaultPort: 8081, defaultBodyLimitBytes: 16 * 1024, minBodyLimitBytes: 1024, maxDrainDelaySeconds: 300, portVariables: ['KUBELOOP_ROUTER_PORT'] }),
     kubeconfig: values.kubeconfig ?? (env.KUBECONFIG || undefined),
     context: values.context,
-    port: settingInteger(pick('port', 'KUBELOOP_ROUTER_PORT'), 8081, 0, 65535),
-    host: values.host ?? '0.0.0.0',
     recordDir: values.record ?? (env.KUBELOOP_RECORD_DIR || undefined),
     leaderElect,
     leaseNamespace: values['lease-namespace'] ?? (env.KUBELOOP_NAMESPACE || env.POD_NAMESPACE || 'kubeloop-system'),
@@ -199,7 +194,6 @@ export function readRouterConfig(argv: string[], env: NodeJS.ProcessEnv = proces
     expectationsTimeoutSeconds: settingInteger(pick('expectations-timeout-seconds'), 300, 1, 3600),
     maxActionsPerReply: settingInteger(pick('max-actions-per-reply', 'KUBELOOP_MAX_ACTIONS_PER_REPLY'), DEFAULT_MAX_ACTIONS_PER_REPLY, 1, 100_000),
     maxReplyBytes: settingInteger(pick('max-reply-bytes', 'KUBELOOP_MAX_REPLY_BYTES'), DEFAULT_MAX_RESPONSE_BYTES, 1024, 1024 * 1024 * 1024),
-    logLevel: parseLogLevel(logLevel?.value, logLevel?.setting),
     urlPolicy,
     connectServicesTo: connectServicesTo(pick('connect-services-to', 'KUBELOOP_CONNECT_SERVICES_TO')),
     minRequeueSeconds: settingNumber(pick('min-requeue-seconds', 'KUBELOOP_MIN_REQUEUE_SECONDS'), 1, 0.1, 3600),

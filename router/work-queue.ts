@@ -31,7 +31,8 @@ interface Timer<T> {
   handle: NodeJS.Timeout;
 }
 
-// 5 ms doubling to 60 s: a conflict retries at once, a function that is down is probed at least once a minute.
+// 5 ms doubling to 60 s: a conflict retries after a few milliseconds, once the watch has caught up; a function
+// that is down is probed at least once a minute.
 export const DEFAULT_QUEUE_BACKOFF: BackoffPolicy = { baseMs: 5, maxMs: 60_000, jitter: 0.1 };
 /** The longest delay Node's setTimeout honours (2^31-1 ms, about 24.8 days). */
 const MAX_TIMER_MS = 2 ** 31 - 1;
@@ -46,7 +47,7 @@ export class WorkQueue<T> {
   readonly #dirty = new Map<string, QueueItem<T>>();
   readonly #timers = new Map<string, Timer<T>>();
   readonly #failures = new Map<string, number>();
-  #concurrency: number;
+  readonly #concurrency: number;
   #active = 0;
   #stopped = false;
   #idleWaiters: Array<() => void> = [];
@@ -70,15 +71,6 @@ export class WorkQueue<T> {
   failures(key: string): number {
     return this.#failures.get(key) ?? 0;
   }
-  isProcessing(key: string): boolean {
-    return this.#processing.has(key);
-  }
-
-  setConcurrency(concurrency: number): void {
-    this.#concurrency = Math.max(1, Math.floor(concurrency));
-    this.#pump();
-  }
-
   add(key: string, payload: T, priority: Priority = 'high'): void {
     if (this.#stopped) return;
     if (this.#processing.has(key)) {

@@ -3,7 +3,7 @@
 // few paths we touch instead of diffing whole pods (cheap on large pods), and never use metadata.name:
 // pods created through generateName have none at admission.
 import type { V1Container, V1EnvFromSource, V1LocalObjectReference, V1Pod, V1Volume, V1VolumeMount } from '@kubernetes/client-node';
-import { isDeepStrictEqual } from 'node:util';
+import { jsonEqual, pointerEscape } from '../lib/kube/object-meta.ts';
 import { INJECTED_ANNOTATION, WATCHER_ANNOTATION, configMapNameOf, imagePullSecretsOf } from '../api/watcher.ts';
 import type { InjectableWatcher as Watcher } from './watcher.ts';
 
@@ -13,10 +13,6 @@ export type InjectionPlan =
   | { action: 'skip'; reason: 'not-annotated' | 'already-injected' | 'sidecar-present' | 'no-containers'; warnings: string[] }
   | { action: 'inject'; patch: PatchOperation[]; warnings: string[]; sidecarName: string };
 
-/** RFC 6901: "~" and "/" inside a path segment. */
-export function pointerSegment(segment: string): string {
-  return segment.replace(/~/g, '~0').replace(/\//g, '~1');
-}
 
 /** The Watcher a pod asks for, or undefined when it did not opt in. */
 export function requestedWatcher(pod: V1Pod): string | undefined {
@@ -54,7 +50,7 @@ function decideVolume(pod: V1Pod, watcher: Watcher, warnings: string[]): VolumeD
   const same = existing.find((v) => v.name === wanted.name);
   if (!same) return { volume: wanted };
   // The pod already declares exactly this volume: share it rather than add a duplicate.
-  if (isDeepStrictEqual(same, wanted)) return { volume: undefined };
+  if (jsonEqual(same, wanted)) return { volume: undefined };
   const name = freeName(wanted.name, new Set(existing.map((v) => v.name)));
   warnings.push(`volume "${wanted.name}" already exists in the pod with a different source; the Watcher's volume was added as "${name}"`);
   return { volume: { ...wanted, name }, renamedFrom: wanted.name };
@@ -142,7 +138,7 @@ export function planInjection(pod: V1Pod, watcher: Watcher): InjectionPlan {
     { op: 'add', path: '/spec/containers/-', value: sidecar },
     ...appendOps('/spec/imagePullSecrets', spec.imagePullSecrets, newSecrets),
     // The opt-in annotation guarantees metadata.annotations exists.
-    { op: 'add', path: `/metadata/annotations/${pointerSegment(INJECTED_ANNOTATION)}`, value: watcherName },
+    { op: 'add', path: `/metadata/annotations/${pointerEscape(INJECTED_ANNOTATION)}`, value: watcherName },
   ];
   return { action: 'inject', patch, warnings, sidecarName };
 }

@@ -5,6 +5,7 @@ import { access, mkdir, open, readFile, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { buildComponent, goVersion, type ProgressFn } from './go-build.ts';
+import { pidAlive } from './pid-alive.ts';
 import { BINARY_COMPONENT, cacheRoot, componentBinDir, VERSIONS, type BinaryKey, type Component } from './versions.ts';
 
 export interface ClusterBinaries {
@@ -53,15 +54,6 @@ async function locateAll(): Promise<{ found: Partial<ClusterBinaries>; missing: 
     else missing.push(key);
   }
   return { found, missing };
-}
-
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 /** One builder at a time per cache (two test runs or a CI step and a dev shell may race). */

@@ -4,3 +4,4 @@ export { startControlPlane, type ControlPlane, type StartControlPlaneOptions } f
 export { COMPLETE_DELAY_ANNOTATION, FAIL_ANNOTATION, FAIL_DELAY_ANNOTATION } from './kwok-stages.ts';
 export { createCertificateAuthority, issueCertificate, type CertKeyPem } from './pki.ts';
 export { VERSIONS, cacheRoot } from './versions.ts';
+export { pidAlive } from './pid-alive.ts';

@@ -9,7 +9,7 @@ import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
-import { ensureBinaries, startControlPlane, VERSIONS } from '../cluster/index.ts';
+import { ensureBinaries, pidAlive, startControlPlane, VERSIONS } from '../cluster/index.ts';
 
 const USAGE = `usage: kubeloop cluster <build|up|down|status|kubeconfig> [--dir DIR]
 
@@ -35,15 +35,6 @@ interface State {
 }
 
 const progress = (line: string): void => void process.stderr.write(`${line}\n`);
-
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 async function readState(dir: string): Promise<State | undefined> {
   try {

@@ -18,8 +18,7 @@ export async function run(argv: string[]): Promise<number> {
   const metrics = createRouterMetrics();
   // The ops server starts first so probes answer (not ready) while the router connects and syncs.
   const state: { router?: Awaited<ReturnType<typeof startRouter>> } = {};
-  // The ops server only answers GETs: no request needs a body.
-  const ops = createServer({ logger, bodyLimitBytes: 16 * 1024, metrics: metrics.registry, ready: () => state.router?.ready() ?? false });
+  const ops = createServer({ logger, metrics: metrics.registry, bodyLimitBytes: config.bodyLimitBytes, ready: () => state.router?.ready() ?? false });
   const url = await listen(ops.app, { port: config.port, host: config.host });
   // A stop asked for while the router is still connecting ends it cleanly: nothing has been written yet.
   const stopWhileStarting = () => process.exit(0);
@@ -49,6 +48,7 @@ export async function run(argv: string[]): Promise<number> {
   process.off('SIGTERM', stopWhileStarting).off('SIGINT', stopWhileStarting);
   logger.info({ ops: url, identity: router.identity, leaderElect: config.leaderElect, loops: config.loops ? 'inline' : 'watching Loop objects' }, 'router started');
   closeOnSignals(ops, {
+    drainDelayMs: config.drainDelaySeconds * 1000,
     exit: (code) => {
       void router.stop().finally(() => process.exit(code));
     },

@@ -4,6 +4,7 @@ export * from './rate-limiter.ts';
 export * from './kube-config.ts';
 export * from './kube-client.ts';
 export * from './resource-paths.ts';
+export * from './object-meta.ts';
 export * from './discovery.ts';
 export * from './object-store.ts';
 export * from './label-selector.ts';

@@ -6,7 +6,8 @@ import type { Logger } from 'pino';
 import { Backoff, sleep, type BackoffPolicy } from './backoff.ts';
 import { isApiError, type KubeClient } from './kube-client.ts';
 import { ObjectStore, type IndexFunction } from './object-store.ts';
-import { collectionPath, kindKey, objectKey, type ResourceInfo } from './resource-paths.ts';
+import { objectKey } from './object-meta.ts';
+import { collectionPath, kindKey, type ResourceInfo } from './resource-paths.ts';
 import { readWatchEvents } from './watch-stream.ts';
 
 export const METADATA_LIST_ACCEPT = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json';

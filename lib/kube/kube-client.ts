@@ -143,10 +143,6 @@ export class KubeClient {
     return this.#credentials.headers;
   }
 
-  url(path: string, query?: Record<string, QueryValue>): string {
-    return this.server + pathWithQuery(path, query);
-  }
-
   async #send(request: KubeRequest, streaming: boolean): Promise<Dispatcher.ResponseData> {
     await this.#limiter.take();
     const method = request.method ?? 'GET';

@@ -1,6 +1,6 @@
 // The informer's cache: objects by "namespace/name" plus secondary indexes (e.g. by controller owner uid).
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { objectKey } from './resource-paths.ts';
+import { controllerUid, objectKey } from './object-meta.ts';
 
 /** Returns the index values of an object; an object may sit under several values or none. */
 export type IndexFunction<T> = (object: T) => string[];
@@ -98,11 +98,6 @@ export const CONTROLLER_UID_INDEX = 'controllerUid';
 
 /** Index function: the uid of the object's controller ownerReference, if any. */
 export function controllerUidOf(object: KubernetesObject): string[] {
-  const ref = object.metadata?.ownerReferences?.find((r) => r.controller === true);
-  return ref ? [ref.uid] : [];
-}
-
-export const NAMESPACE_INDEX = 'namespace';
-export function namespaceOf(object: KubernetesObject): string[] {
-  return [object.metadata?.namespace ?? ''];
+  const uid = controllerUid(object);
+  return uid ? [uid] : [];
 }

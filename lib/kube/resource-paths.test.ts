@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseResourceList } from './discovery.ts';
-import { collectionPath, objectPath, splitObjectKey, type ResourceInfo } from './resource-paths.ts';
+import { collectionPath, objectPath, type ResourceInfo } from './resource-paths.ts';
 
 const pods: ResourceInfo = { group: '', version: 'v1', apiVersion: 'v1', kind: 'Pod', plural: 'pods', namespaced: true };
 const loops: ResourceInfo = { group: 'kubeloop.dev', version: 'v1alpha1', apiVersion: 'kubeloop.dev/v1alpha1', kind: 'Loop', plural: 'loops', namespaced: false };
@@ -14,10 +14,6 @@ describe('resource paths', () => {
   });
   it('refuses a namespaced object path without a namespace', () => {
     expect(() => objectPath(pods, 'p')).toThrow('namespace is required');
-  });
-  it('splits object keys', () => {
-    expect(splitObjectKey('ns/a')).toEqual({ namespace: 'ns', name: 'a' });
-    expect(splitObjectKey('a')).toEqual({ name: 'a' });
   });
 });
 

@@ -41,14 +41,3 @@ export function objectPath(resource: ResourceInfo, name: string, namespace?: str
 export function kindKey(apiVersion: string, kind: string): string {
   return `${kind}.${apiVersion}`;
 }
-
-/** "namespace/name" or "name": the key of an object inside one resource type. */
-export function objectKey(metadata: { namespace?: string; name?: string } | undefined): string {
-  const name = metadata?.name ?? '';
-  return metadata?.namespace ? `${metadata.namespace}/${name}` : name;
-}
-
-export function splitObjectKey(key: string): { namespace?: string; name: string } {
-  const slash = key.indexOf('/');
-  return slash < 0 ? { name: key } : { namespace: key.slice(0, slash), name: key.slice(slash + 1) };
-}

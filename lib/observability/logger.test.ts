@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { createLogger, MAX_LOG_STRING, objectKey, parseLogLevel, reconcileLogger } from './logger.ts';
+import { createLogger, MAX_LOG_STRING, parseLogLevel, reconcileLogger } from './logger.ts';
 
 function capture(): { stream: Writable; lines: () => Array<Record<string, unknown>> } {
   const chunks: string[] = [];
@@ -50,12 +50,5 @@ describe('parseLogLevel', () => {
     expect(parseLogLevel(undefined)).toBe('info');
     expect(parseLogLevel('DEBUG')).toBe('debug');
     expect(() => parseLogLevel('loud', '--log-level')).toThrow(/--log-level: invalid log level "loud"/);
-  });
-});
-
-describe('objectKey', () => {
-  it('is namespace/name, or name for cluster-scoped objects', () => {
-    expect(objectKey({ namespace: 'a', name: 'b' })).toBe('a/b');
-    expect(objectKey({ name: 'node-1' })).toBe('node-1');
   });
 });

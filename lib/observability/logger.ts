@@ -82,5 +82,3 @@ export function reconcileLogger(parent: Logger, fields: ReconcileLogFields): Log
   if (fields.reconcileId !== undefined) bindings.reconcileId = fields.reconcileId;
   return parent.child(bindings);
 }
-
-export { objectKey } from './object-key.ts';

@@ -1,4 +1,6 @@
 // Path-level differences between two JSON values ("/spec/replicas: expected 3, got 1"), key order ignored.
+import { jsonEqual, pointerEscape } from '../kube/object-meta.ts';
+
 export interface Difference {
   /** JSON-pointer-like location, prefixed by the caller's context (e.g. the action it belongs to). */
   path: string;
@@ -28,7 +30,7 @@ export function diffJson(expected: unknown, actual: unknown, path = ''): Differe
     const out: Difference[] = [];
     const keys = [...new Set([...Object.keys(expected), ...Object.keys(actual)])].sort();
     for (const key of keys) {
-      const where = `${path}/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`;
+      const where = `${path}/${pointerEscape(key)}`;
       if (!(key in actual)) out.push({ path: where, message: `missing (expected ${show(expected[key])})` });
       else if (!(key in expected)) out.push({ path: where, message: `unexpected ${show(actual[key])}` });
       else out.push(...diffJson(expected[key], actual[key], where));
@@ -39,6 +41,4 @@ export function diffJson(expected: unknown, actual: unknown, path = ''): Differe
   return [{ path: path || '/', message: `expected ${show(expected)}, got ${show(actual)}` }];
 }
 
-export function jsonEquals(a: unknown, b: unknown): boolean {
-  return diffJson(a, b).length === 0;
-}
+export { jsonEqual as jsonEquals };

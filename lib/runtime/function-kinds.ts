@@ -5,7 +5,7 @@ import { CONTRACT_API_VERSION, type ReconcileResponse } from '../contract/types.
 import { validateAdmissionRequest, validateAdmissionResponse, validateReconcileRequest, validateReconcileResponse } from '../contract/validate.ts';
 import { isAdmissionDefinition, type AdmissionDefinition } from '../sdk/define-admission.ts';
 import type { FunctionDefinition } from '../sdk/define-function.ts';
-import { objectKey } from '../observability/object-key.ts';
+import { objectKey } from '../kube/object-meta.ts';
 import { ADMIT_PATHS, RECONCILE_PATHS } from './http-replies.ts';
 
 /** Any function the runtime serves. */

@@ -1,4 +1,5 @@
 // Helpers that reconcile functions use to build contract actions without hand-writing JSON patches.
+import type { V1OwnerReference } from '@kubernetes/client-node';
 import fastJsonPatch from 'fast-json-patch';
 import type {
   Action,
@@ -14,7 +15,7 @@ import type {
   StatusAction,
 } from '../contract/types.ts';
 import { CONTRACT_API_VERSION } from '../contract/types.ts';
-
+import { controllerReference, controllerUid, pointerEscape } from '../kube/object-meta.ts';
 import { cloneJson } from './clone-json.ts';
 
 const { compare } = fastJsonPatch;
@@ -52,20 +53,16 @@ export function patchAction<T extends KubeObject>(object: T, mutate: (draft: T) 
 }
 
 /** Escapes a map key (label, annotation) for use in a JSON pointer. */
-export function pointerEscape(key: string): string {
-  return key.replace(/~/g, '~0').replace(/\//g, '~1');
-}
+export { pointerEscape };
 
-export function controllerReferenceTo(owner: KubeObject) {
-  const uid = owner.metadata?.uid;
-  const name = owner.metadata?.name;
-  if (!uid || !name) throw new Error('owner needs metadata.name and metadata.uid');
-  return { apiVersion: owner.apiVersion ?? '', kind: owner.kind ?? '', name, uid, controller: true, blockOwnerDeletion: true };
+export function controllerReferenceTo(owner: KubeObject): V1OwnerReference {
+  if (!owner.metadata?.uid || !owner.metadata.name) throw new Error('owner needs metadata.name and metadata.uid');
+  return controllerReference(owner);
 }
 
 export function isControlledBy(child: KubeObject, owner: KubeObject): boolean {
-  const uid = owner.metadata?.uid;
-  return (child.metadata?.ownerReferences ?? []).some((ref) => ref.controller === true && ref.uid === uid);
+  const uid = controllerUid(child);
+  return uid !== undefined && uid === owner.metadata?.uid;
 }
 
 export function create(object: KubeObject): CreateAction {

@@ -1,4 +1,4 @@
-// The settings every kubeloop HTTP server (function, webhook) reads the same way: listen address, body
+// The settings every kubeloop HTTP server (function, webhook, the router's ops server) reads the same way: listen address, body
 // limit, log level and drain delay, from the same flags and environment variables (flags win).
 import { pickSetting, settingInteger, type FlagValues } from '../config/settings.ts';
 import { parseLogLevel, type LogLevel } from '../observability/logger.ts';
@@ -29,12 +29,14 @@ export interface ServerSettingBounds {
   maxDrainDelaySeconds: number;
   /** Default DEFAULT_BODY_LIMIT_BYTES; servers with smaller requests (the webhook) set less. */
   defaultBodyLimitBytes?: number;
+  /** Environment variables for the port, first set wins; PORT by default. */
+  portVariables?: readonly string[];
 }
 
 export function readServerSettings(values: FlagValues, env: NodeJS.ProcessEnv, bounds: ServerSettingBounds): ServerSettings {
   const level = pickSetting(values, env, 'log-level', 'KUBELOOP_LOG_LEVEL');
   return {
-    port: settingInteger(pickSetting(values, env, 'port', 'PORT'), bounds.defaultPort, 0, 65535),
+    port: settingInteger(pickSetting(values, env, 'port', ...(bounds.portVariables ?? ['PORT'])), bounds.defaultPort, 0, 65535),
     host: pickSetting(values, env, 'host', 'HOST')?.value ?? '0.0.0.0',
     bodyLimitBytes: settingInteger(
       pickSetting(values, env, 'body-limit-bytes', 'KUBELOOP_BODY_LIMIT_BYTES'),

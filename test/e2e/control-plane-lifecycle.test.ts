@@ -7,19 +7,10 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { CoreV1Api } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import { startControlPlane } from '../../cli/cluster/index.ts';
+import { pidAlive, startControlPlane } from '../../cli/cluster/index.ts';
 import { eventually } from '../cluster/eventually.ts';
 
 const CHILD = fileURLToPath(new URL('../cluster/start-and-wait.ts', import.meta.url));
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 describe('a private control plane', () => {
   it('restarts kube-apiserver on the same address and keeps what etcd holds', async () => {
@@ -57,7 +48,7 @@ describe('a private control plane', () => {
     expect(Object.keys(pids).sort()).toEqual(['etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kwok']);
     if (how !== 'exit') child.kill(how);
     expect(await exited).toBe(expectedCode);
-    await eventually('all control-plane processes gone', async () => Object.values(pids).every((pid) => !alive(pid)), 10_000);
+    await eventually('all control-plane processes gone', async () => Object.values(pids).every((pid) => !pidAlive(pid)), 10_000);
     await eventually('temp dir removed', async () => !existsSync(dir), 10_000);
   });
 });

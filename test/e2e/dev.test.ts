@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { pidAlive } from '../../cli/cluster/pid-alive.ts';
 import { eventually } from '../cluster/eventually.ts';
 import { startDev, stopDev } from './dev-process.ts';
 import { REPO_ROOT } from './production-bundle.ts';
@@ -37,15 +38,6 @@ async function runPrinted(command: string): Promise<string> {
     env: { ...process.env, KUBECONFIG: kubeconfig, PATH: `${dirname(kubectl)}:${process.env.PATH ?? ''}` },
   });
   return stdout;
-}
-
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /** Processes whose command line mentions a path (the control plane's state dir, dev's log dir). */

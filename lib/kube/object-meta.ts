@@ -1,0 +1,68 @@
+// Helpers over an object's identity and metadata, written once for every deployable: its key, its
+// controller, a controller ownerReference to it, whether a reference names it, JSON pointers and equality.
+// Pure and free of Node built-ins: functions import it through lib/sdk.
+import type { KubernetesObject, V1OwnerReference } from '@kubernetes/client-node';
+
+/** "namespace/name", or "name" when cluster-scoped: the key of an object inside one resource type (and the queue key). */
+export function objectKey(metadata: { namespace?: string; name?: string } | undefined): string {
+  const name = metadata?.name ?? '';
+  return metadata?.namespace ? `${metadata.namespace}/${name}` : name;
+}
+
+/** The object's controller ownerReference, if it has one. */
+export function controllerRef(object: KubernetesObject | undefined): V1OwnerReference | undefined {
+  return object?.metadata?.ownerReferences?.find((r) => r.controller === true);
+}
+
+/** The uid of the object's controller ownerReference, if it has one. */
+export function controllerUid(object: KubernetesObject | undefined): string | undefined {
+  return controllerRef(object)?.uid;
+}
+
+/** The controller ownerReference that makes `owner` the controller of a child (garbage collection, adoption). */
+export function controllerReference(owner: KubernetesObject): V1OwnerReference {
+  return {
+    apiVersion: owner.apiVersion ?? '',
+    kind: owner.kind ?? '',
+    name: owner.metadata?.name ?? '',
+    uid: owner.metadata?.uid ?? '',
+    controller: true,
+    blockOwnerDeletion: true,
+  };
+}
+
+/** A reference to an object by apiVersion, kind, namespace and name (an action's target). */
+export interface ObjectRef {
+  apiVersion?: string;
+  kind?: string;
+  namespace?: string | null;
+  name?: string;
+}
+
+/** Whether `ref` names `object` itself; an absent and a null namespace are the same (cluster-scoped). */
+export function refersTo(ref: ObjectRef, object: KubernetesObject): boolean {
+  return (
+    ref.apiVersion === object.apiVersion &&
+    ref.kind === object.kind &&
+    ref.name === object.metadata?.name &&
+    (ref.namespace ?? undefined) === (object.metadata?.namespace ?? undefined)
+  );
+}
+
+/** RFC 6901: escapes "~" and "/" in one segment of a JSON pointer (a label or annotation key). */
+export function pointerEscape(segment: string): string {
+  return segment.replace(/~/g, '~0').replace(/\//g, '~1');
+}
+
+/** Deep equality of two JSON values; key order does not matter. No node:util, so functions on Workers can use it. */
+export function jsonEqual(a: unknown, b: unknown): boolean {
+  if (Object.is(a, b)) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a) || Array.isArray(b)) {
+    return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((item, i) => jsonEqual(item, b[i]));
+  }
+  const x = a as Record<string, unknown>;
+  const y = b as Record<string, unknown>;
+  const keys = Object.keys(x);
+  return keys.length === Object.keys(y).length && keys.every((key) => Object.hasOwn(y, key) && jsonEqual(x[key], y[key]));
+}

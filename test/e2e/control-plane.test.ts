@@ -41,6 +41,21 @@ async function kubectl(...args: string[]): Promise<string> {
   return stdout;
 }
 
+/** The namespaces a manifest file names explicitly (metadata.namespace), in order, without repeats. */
+function pinnedNamespaces(file: string): string[] {
+  const docs = parseAllDocuments(readFileSync(file, 'utf8')).map((d) => d.toJS() as { metadata?: { namespace?: unknown } } | null);
+  return [...new Set(docs.map((d) => d?.metadata?.namespace).filter((n): n is string => typeof n === 'string'))];
+}
+
+/** Creates a namespace unless it exists; another suite creating it at the same moment is fine. */
+async function ensureNamespace(name: string): Promise<void> {
+  try {
+    await kubectl('create', 'namespace', name);
+  } catch (error) {
+    if (!/AlreadyExists|already exists/.test(String(error))) throw error;
+  }
+}
+
 function barePod(name: string, restartPolicy: 'Never' | 'OnFailure' | 'Always', annotations: Record<string, string> = {}): V1Pod {
   return {
     metadata: { name, annotations },
@@ -173,7 +188,10 @@ describe('kubeloop CRDs and samples', () => {
     await kubectl('apply', '--server-side', '--force-conflicts', '-f', CRD_DIR);
     await kubectl('wait', '--for=condition=Established', '--timeout=60s', 'crd', '--all');
     for (const file of samples) {
-      const out = await kubectl('apply', '--server-side', '-n', ns, '-f', file);
+      // A Loop sample ships its ServiceAccount and RBAC in the namespace it names: apply those as written.
+      const pinned = pinnedNamespaces(file);
+      for (const namespace of pinned) await ensureNamespace(namespace);
+      const out = await kubectl('apply', '--server-side', ...(pinned.length > 0 ? [] : ['-n', ns]), '-f', file);
       expect(out, file).toMatch(/serverside-applied|unchanged|configured|created/);
     }
   });

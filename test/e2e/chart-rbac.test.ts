@@ -2,8 +2,10 @@
 // ServiceAccounts, (Cluster)Roles and bindings, and the arguments of the rendered Deployments; the router
 // (acting as each Loop's own ServiceAccount) against the chart's Loops (URLs moved to local function processes) until all four seeds converge, the
 // webhook until it has created its certificate Secret and injected the caBundle of the chart's configuration.
+// Calls are signed as the chart sets them up: each function reads its rendered signing Secret's key from a
+// file (the chart's mount), and the router reads the Secret as the Loop's ServiceAccount.
 import { execFile } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -61,13 +63,24 @@ beforeAll(async () => {
   // The router's, the webhook's, and each Loop's own (the router acts as it); not the functions'.
   const serviceAccounts = new Set([routerName, webhookName, ...FUNCTIONS.map((fn) => `${release}-kubeloop-loop-${fn}`)]);
   await applyObjects('rbac', manifests.filter((m) => RBAC_KINDS.has(m.kind) && (m.kind !== 'ServiceAccount' || serviceAccounts.has(m.metadata.name))));
+  const signingSecrets = byKind(manifests, 'Secret').filter((s) => s.metadata.name.endsWith('-signing'));
+  expect(signingSecrets).toHaveLength(FUNCTIONS.length);
+  await applyObjects('signing-secrets', signingSecrets);
   await applyObjects('webhook-configuration', [...byKind(manifests, 'MutatingWebhookConfiguration'), ...byKind(manifests, 'ValidatingWebhookConfiguration')]);
 
   const logDir = join(workDir, 'logs');
   await run('mkdir', ['-p', logDir]);
   const urls = new Map<string, string>();
+  await mkdir(join(workDir, 'signing'));
   for (const fn of FUNCTIONS) {
-    const started = await startLocalProcess({ name: `function-${fn}`, args: ['function', fn], logDir });
+    // The function's flag from the rendered Deployment, its mounted file written from the rendered Secret.
+    const deployment = one(manifests, 'Deployment', `${release}-kubeloop-${fn}`) as Manifest & { spec: { template: { spec: { containers: Array<{ args: string[] }> } } } };
+    const flag = deployment.spec.template.spec.containers[0]?.args.find((a) => a.startsWith('--signing-secret-file='));
+    expect(flag).toBeDefined();
+    const secret = one(manifests, 'Secret', `${release}-kubeloop-${fn}-signing`) as Manifest & { data: { secret: string } };
+    const keyFile = join(workDir, 'signing', fn);
+    await writeFile(keyFile, Buffer.from(secret.data.secret, 'base64'));
+    const started = await startLocalProcess({ name: `function-${fn}`, args: ['function', fn, `--signing-secret-file=${keyFile}`], logDir });
     processes.push(started);
     urls.set(`${release}-kubeloop-${fn}`, started.url);
   }
@@ -112,7 +125,8 @@ describe('the webhook with exactly the chart\'s RBAC and arguments', () => {
 });
 
 describe('the router with exactly the chart\'s RBAC and arguments', () => {
-  it('runs every Loop Ready (no Forbidden watch or write)', async () => {
+  it('runs every Loop Ready and signed (no Forbidden watch, write or Secret read)', async () => {
+    for (const loop of byKind(manifests, 'Loop')) expect((loop.spec as { function: { signingSecretRef?: unknown } }).function.signingSecretRef).toBeDefined();
     await eventually('all four Loops Ready=True', async () => {
       const out = await kube('get', 'loops.kubeloop.dev', '-l', `app.kubernetes.io/instance=${release}`, '-o', 'jsonpath={range .items[*]}{.metadata.name}={.status.conditions[?(@.type=="Ready")].status}{"\\n"}{end}');
       const lines = out.trim().split('\n').filter(Boolean);

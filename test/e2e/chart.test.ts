@@ -47,7 +47,7 @@ interface LoopManifest extends Manifest {
     for: { apiVersion: string; kind: string };
     owns?: Array<{ apiVersion: string; kind: string }>;
     namespaces?: string[];
-    function: { url: string };
+    function: { url: string; signingSecretRef?: { name: string; namespace: string; key: string } };
     serviceAccount?: { namespace: string; name: string };
   };
 }
@@ -172,8 +172,8 @@ describe.each(Object.entries(VALUE_SETS))('helm template with the %s values', (_
     }
   });
 
-  it('installs the same Loop specs as samples/loops/ (all but the function URL and the ServiceAccount)', async () => {
-    const withoutUrl = (spec: LoopManifest['spec']): unknown => ({ ...spec, function: { ...spec.function, url: undefined }, serviceAccount: undefined });
+  it('installs the same Loop specs as samples/loops/ (all but the function URL, the signing key and the ServiceAccount)', async () => {
+    const withoutUrl = (spec: LoopManifest['spec']): unknown => ({ ...spec, function: { ...spec.function, url: undefined, signingSecretRef: undefined }, serviceAccount: undefined });
     for (const loop of byKind(manifests, 'Loop') as LoopManifest[]) {
       const fn = loop.metadata.name.slice(`${RELEASE}-`.length);
       // Each Loop runs as its own ServiceAccount, which the chart creates in the release namespace.
@@ -230,17 +230,27 @@ describe.each(Object.entries(VALUE_SETS))('helm template with the %s values', (_
     for (const loop of loops) {
       const account = loop.spec.serviceAccount?.name ?? '';
       const granted = roles.filter((r) => rolesOf(account).has(r.metadata.name)).flatMap(rulesOf);
-      const kinds = [loop.spec.for, ...(loop.spec.owns ?? [])].map((ref) => `${group(ref.apiVersion)}/${plural(ref.kind)}`);
+      // Besides its kinds, a Loop's ServiceAccount reads its signing key (checked below): nothing else.
+      const kinds = [...[loop.spec.for, ...(loop.spec.owns ?? [])].map((ref) => `${group(ref.apiVersion)}/${plural(ref.kind)}`), '/secrets'];
       for (const rule of granted) for (const g of rule.apiGroups ?? []) for (const r of rule.resources ?? []) expect(kinds.map((k) => [k, `${k}/status`, `${k}/finalizers`]).flat(), `${account} grants ${g}/${r}`).toContain(`${g}/${r}`);
       expect(granted.some((rule) => rule.verbs.includes('create') || rule.verbs.includes('patch')), `${account} may write`).toBe(true);
     }
     const functionSa = one(manifests, 'ServiceAccount', `${RELEASE}-function`) as Manifest & { automountServiceAccountToken?: boolean };
     expect(functionSa.automountServiceAccountToken).toBe(false);
     for (const binding of bindings) expect(subjectsOf(binding).map((s) => s.name)).not.toContain(`${RELEASE}-function`);
-    // Secrets: only the webhook's own, by name (create cannot be limited by name).
+    // Secrets: only the webhook's own, by name (create cannot be limited by name), and each Loop's signing key,
+    // readable (get, nothing else) by that Loop's ServiceAccount alone, in the release namespace.
+    const signingRoles = new Map(loops.map((l) => [`${RELEASE}-router-loop-${l.metadata.name.slice(`${RELEASE}-`.length)}-signing`, l]));
     for (const role of roles) {
       for (const rule of rulesOf(role).filter((r) => r.resources?.includes('secrets'))) {
-        if (rule.verbs.some((v) => v !== 'create')) expect(rule.resourceNames, `${role.metadata.name} names the Secrets it reads`).toEqual([`${RELEASE}-webhook-tls`]);
+        const loop = signingRoles.get(role.metadata.name);
+        if (loop) {
+          expect(role.kind).toBe('Role');
+          expect(role.metadata.namespace).toBe(namespace);
+          expect(rule).toEqual({ apiGroups: [''], resources: ['secrets'], resourceNames: [loop.spec.function.signingSecretRef?.name], verbs: ['get'] });
+          const holders = bindings.filter((b) => (b as unknown as { roleRef: { name: string } }).roleRef.name === role.metadata.name).flatMap(subjectsOf);
+          expect(holders.map((h) => h.name)).toEqual([loop.spec.serviceAccount?.name]);
+        } else if (rule.verbs.some((v) => v !== 'create')) expect(rule.resourceNames, `${role.metadata.name} names the Secrets it reads`).toEqual([`${RELEASE}-webhook-tls`]);
       }
     }
   });
@@ -381,6 +391,13 @@ describe('on the local control plane', () => {
         return lines.length === 2 + FUNCTIONS.length && lines.every((l) => !l.endsWith('=')) ? lines : undefined;
       }, 60_000);
       expect(ready).toContain(`${release}-kubeloop-router=2`);
+      // An upgrade keeps each function's signing key (lookup), so the router and the function still agree.
+      const signingKey = async () => (await run(kubectl, [...kube, '-n', cluster.namespace, 'get', 'secret', `${release}-kubeloop-podset-signing`, '-o', 'jsonpath={.data.secret}'])).stdout;
+      const before = await signingKey();
+      expect(Buffer.from(before, 'base64').toString('utf8')).toMatch(/^whsec_/);
+      const upgrade = await helm(helmBinary, ['upgrade', release, CHART_DIR, ...kube, '--namespace', cluster.namespace, '--wait', '--timeout', '3m', ...file.args]);
+      expect(upgrade.code).toBe(0);
+      expect(await signingKey()).toBe(before);
       // kwok only simulates containers, so this proves the hook's shape (admitted under enforce=restricted,
       // run and reported by helm), not that the check inside it passes; images.test.ts covers the servers.
       const test = await helm(helmBinary, ['test', release, ...kube, '--namespace', cluster.namespace, '--timeout', '2m']);

@@ -106,3 +106,19 @@ describe('values.schema.json for functions', () => {
     }
   });
 });
+
+describe('the router\'s read access for spec.function.ref', () => {
+  const refRules = async (values: Record<string, unknown>) => {
+    const { manifests } = await renderChart(helmBinary, { namespace, values });
+    const role = byKind(manifests, 'ClusterRole').find((r) => r.metadata.name === 'kubeloop-router-loops') as unknown as { rules: Array<{ apiGroups: string[]; resources: string[]; verbs: string[] }> };
+    return role.rules.filter((r) => r.resources.includes('services'));
+  };
+  const READ = ['get', 'list', 'watch'];
+
+  it('reads Services always, and Knative Services only with a knative function or router.rbac.knativeServices', async () => {
+    expect(await refRules({})).toEqual([{ apiGroups: [''], resources: ['services'], verbs: READ }]);
+    const knative = [{ apiGroups: [''], resources: ['services'], verbs: READ }, { apiGroups: ['serving.knative.dev'], resources: ['services'], verbs: READ }];
+    expect(await refRules({ functions: { podset: { runtime: 'knative' } } })).toEqual(knative);
+    expect(await refRules({ router: { rbac: { knativeServices: true } } })).toEqual(knative);
+  });
+});

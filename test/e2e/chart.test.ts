@@ -191,7 +191,8 @@ describe.each(Object.entries(VALUE_SETS))('helm template with the %s values', (_
     const routerSa = `${RELEASE}-router`;
     const loops = byKind(manifests, 'Loop') as LoopManifest[];
     const own = ['kubeloop.dev/loops', 'kubeloop.dev/loops/status', '/events', 'events.k8s.io/events', 'coordination.k8s.io/leases', 'authorization.k8s.io/subjectaccessreviews'];
-    const named = new Set<string>([...own, '/serviceaccounts']);
+    // Services (and Knative Services) are read to resolve Loops' spec.function.ref.
+    const named = new Set<string>([...own, '/serviceaccounts', '/services', 'serving.knative.dev/services']);
     const loopKinds = new Set<string>();
     for (const loop of loops) {
       for (const ref of [loop.spec.for, ...(loop.spec.owns ?? [])]) {

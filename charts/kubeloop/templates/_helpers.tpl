@@ -163,3 +163,13 @@ Call with (dict "root" $ "name" "podset"). */}}
 {{- toJson (dict "name" $name "key" "secret" "generate" true) -}}
 {{- end -}}
 {{- end -}}
+
+{{/* "true" when the router may watch Knative Services (function.ref): router.rbac.knativeServices, or any active function on the knative runtime. */}}
+{{- define "kubeloop.knativeRefs" -}}
+{{- $on := .Values.router.rbac.knativeServices -}}
+{{- range $name := keys .Values.functions -}}
+{{- $fn := include "kubeloop.functionConfig" (dict "root" $ "name" $name) | fromYaml -}}
+{{- if and (include "kubeloop.functionActive" (dict "root" $ "name" $name)) (eq $fn.runtime "knative") -}}{{- $on = true -}}{{- end -}}
+{{- end -}}
+{{- if $on -}}true{{- end -}}
+{{- end -}}

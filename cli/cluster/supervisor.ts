@@ -12,6 +12,8 @@ export interface ProcessSpec {
   logDir: string;
   /** Start a new session so the process outlives the parent (`kubeloop cluster up --detach`). */
   detached?: boolean;
+  /** Added to the parent's environment (e.g. a function's signing key, kept off the command line). */
+  env?: NodeJS.ProcessEnv;
 }
 
 export class SupervisedProcess {
@@ -26,7 +28,7 @@ export class SupervisedProcess {
     this.logPath = join(spec.logDir, `${spec.name}.log`);
     const fd = openSync(this.logPath, 'a');
     try {
-      this.child = spawn(spec.command, spec.args, { stdio: ['ignore', fd, fd], detached: spec.detached ?? false });
+      this.child = spawn(spec.command, spec.args, { stdio: ['ignore', fd, fd], detached: spec.detached ?? false, env: spec.env ? { ...process.env, ...spec.env } : undefined });
     } finally {
       closeSync(fd);
     }

@@ -41,6 +41,8 @@ export interface StartOptions {
   /** Path polled until it answers 200. */
   readyPath?: string;
   readyTimeoutMs?: number;
+  /** Added to the process's environment. */
+  env?: NodeJS.ProcessEnv;
 }
 
 export async function startLocalProcess(options: StartOptions): Promise<LocalProcess> {
@@ -52,6 +54,7 @@ export async function startLocalProcess(options: StartOptions): Promise<LocalPro
     // Loopback only: dev processes run unauthenticated and must not be reachable from the network.
     args: [cliEntry(), ...options.args, `--port=${port}`, '--host=127.0.0.1'],
     logDir: options.logDir,
+    env: options.env,
   });
   await proc.waitUntil(`ready at ${url}${options.readyPath ?? '/readyz'}`, () => answers200(`${url}${options.readyPath ?? '/readyz'}`), options.readyTimeoutMs ?? 60_000);
   return { name: options.name, url, process: proc };

@@ -16,6 +16,8 @@ import type { MetricSample } from './prometheus-text.ts';
 import { progressReporter } from './progress.ts';
 import { startUserFunction, type UserFunction } from './user-function.ts';
 import { tryCommands } from './try-commands.ts';
+import { signingManifests, type SignedLoop } from './dev-signing.ts';
+import { generateSigningSecret } from '../../lib/signing/webhook-signature.ts';
 
 export interface DevOptions {
   /** Run against this cluster instead of starting a local control plane. */
@@ -49,6 +51,7 @@ export function localLoop(loop: LoopManifest, functionUrl: string): LoopManifest
 /**
  * The Loops of samples/loops pointed at local function URLs (by Loop name; a Loop without one is skipped),
  * each after its ServiceAccount and RBAC so the router finds them when it reviews the Loop's access.
+ * With signingKey, a Loop whose function has a key is signed: its Secret and the Role reading it first (dev-signing.ts).
  * Returns the names of the Loops applied. Also used by the soak (test/soak).
  */
 export async function applySampleLoops(
@@ -56,6 +59,7 @@ export async function applySampleLoops(
   discovery: ResourceDiscovery,
   functionUrl: (loop: string) => string | undefined,
   say: (line: string) => void,
+  signingKey: (loop: string) => string | undefined = () => undefined,
 ): Promise<string[]> {
   const loopManifests = await readManifests(join(REPO, 'samples', 'loops'));
   for (const { manifest } of loopManifests.filter(({ manifest }) => manifest.kind !== 'Loop')) {
@@ -69,7 +73,14 @@ export async function applySampleLoops(
       say(`skipping Loop ${manifest.metadata.name} (${file}): no registered function of that name`);
       continue;
     }
-    await applyManifest(client, discovery, localLoop(manifest as LoopManifest, url));
+    let loop: Manifest = localLoop(manifest as LoopManifest, url);
+    const key = signingKey(manifest.metadata.name);
+    if (key) {
+      const signed = signingManifests(loop as SignedLoop, key);
+      for (const object of signed.objects) await applyManifest(client, discovery, object);
+      loop = signed.loop;
+    }
+    await applyManifest(client, discovery, loop);
     applied.push(manifest.metadata.name);
   }
   return applied;
@@ -126,14 +137,16 @@ export async function runDev(options: DevOptions, signal: AbortSignal): Promise<
     const seedNames = options.seeds ? Object.keys(functionRegistry).sort() : [];
     say(`starting ${seedNames.length + (options.userFunction ? 1 : 0)} functions, the router${options.webhook ? ' and the webhook' : ''} (logs in ${logDir}) ...`);
     const functions = new Map<string, LocalProcess>();
+    // Signed calls as the chart sets them up: a fresh key per function, in its environment and the Loop's Secret.
+    const keys = new Map(seedNames.map((name) => [name, generateSigningSecret()]));
     for (const name of seedNames) {
       if (signal.aborted) break;
-      const fn = await startLocalProcess({ name: `function-${name}`, args: ['function', name], logDir });
+      const fn = await startLocalProcess({ name: `function-${name}`, args: ['function', name], logDir, env: { KUBELOOP_SIGNING_SECRET: keys.get(name) } });
       started.push(fn);
       functions.set(name, fn);
     }
 
-    if (options.seeds) appliedLoops.push(...(await applySampleLoops(client, discovery, (name) => functions.get(name)?.url, say)));
+    if (options.seeds) appliedLoops.push(...(await applySampleLoops(client, discovery, (name) => functions.get(name)?.url, say, (name) => keys.get(name))));
 
     if (options.userFunction && !signal.aborted) {
       userFunction = await startUserFunctionWithLoop(client, discovery, options.userFunction, logDir, say);

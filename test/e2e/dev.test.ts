@@ -102,6 +102,23 @@ describe('kubeloop dev', () => {
     expect(containers.split(' ')).toEqual(['watched', 'log-watcher']);
   });
 
+  it('signs every call: each Loop names its own whsec_ key, only its ServiceAccount may read it, and a function refuses an unsigned request', async () => {
+    const loops = ['at', 'pod-name-label', 'podset', 'watcher'];
+    for (const loop of loops) {
+      const ref = JSON.parse(await kube(['get', 'loop', loop, '-o', 'jsonpath={.spec.function.signingSecretRef}'])) as { name: string; namespace: string; key: string };
+      expect(ref).toEqual({ name: `kubeloop-dev-${loop}-signing`, namespace: 'kubeloop-system', key: 'secret' });
+      const value = Buffer.from(await kube(['-n', ref.namespace, 'get', 'secret', ref.name, '-o', 'jsonpath={.data.secret}']), 'base64').toString('utf8');
+      expect(Buffer.from(value.replace(/^whsec_/, ''), 'base64')).toHaveLength(32);
+      const canGet = (account: string) => kube(['auth', 'can-i', 'get', `secret/${ref.name}`, '-n', ref.namespace, `--as=system:serviceaccount:kubeloop-system:${account}`]).then((out) => out.trim(), () => 'no');
+      expect(await canGet(`kubeloop-loop-${loop}`)).toBe('yes');
+      for (const other of loops.filter((l) => l !== loop)) expect(await canGet(`kubeloop-loop-${other}`), `kubeloop-loop-${other} reads ${ref.name}`).toBe('no');
+    }
+    const podset = /^ {2}function-podset\s+(http:\/\/127\.0\.0\.1:\d+)/m.exec(output)?.[1];
+    const reply = await fetch(`${podset}/`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    expect(reply.status).toBe(401);
+    expect(await reply.text()).toContain('InvalidSignature');
+  });
+
   it('shows a live status of the Loops with their reconciles', async () => {
     await eventually('a status line for the podset Loop with reconciles', async () => /\[status \S+\] loop=podset ready=True queue=\d+ inFlight=\d+ reconciles=[1-9]/.test(output), 30_000);
   });

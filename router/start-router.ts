@@ -80,7 +80,23 @@ export interface Router {
   stop(): Promise<void>;
 }
 
-export async function startRouter(options: RouterOptions): Promise<Router> {
+/** What the router shares across leadership terms: its clients, the function invoker, events, the recorder. */
+interface RouterDeps {
+  options: RouterOptions;
+  identity: string;
+  logger: Logger;
+  metrics: RouterMetrics;
+  rateLimit: RateLimit;
+  client: KubeClient;
+  discovery: ResourceDiscovery;
+  invoke: FunctionInvoker;
+  /** Set when the router calls functions over HTTP itself (no `invoke` option); closed on stop. */
+  httpInvoker?: ReturnType<typeof createHttpInvoker>;
+  events: EventRecorder;
+  recorder?: FixtureRecorder;
+}
+
+async function connectRouter(options: RouterOptions): Promise<RouterDeps> {
   const identity = options.identity ?? `${hostname()}-${process.pid}`;
   const logger = options.logger ?? createLogger({ name: 'router' });
   const metrics = options.metrics ?? createRouterMetrics();
@@ -94,98 +110,129 @@ export async function startRouter(options: RouterOptions): Promise<Router> {
   const invoke = options.invoke ?? httpInvoker!;
   const events = new EventRecorder({ client, controller: 'kubeloop.dev/router', instance: identity, logger });
   const recorder = options.recordDir ? new FixtureRecorder(options.recordDir) : undefined;
+  return { options, identity, logger, metrics, rateLimit, client, discovery, invoke, httpInvoker, events, recorder };
+}
 
-  let registry: InformerRegistry | undefined;
-  let controller: LoopController | undefined;
-  let controllerStarted = false;
-
-  const startLoops = async () => {
-    registry = new InformerRegistry({ client, discovery, logger, metrics, watchTimeoutSeconds: options.watchTimeoutSeconds, watchdogGraceMs: options.watchdogGraceMs });
-    controller = new LoopController({
-      registry,
+function createLoopController(deps: RouterDeps, registry: InformerRegistry): LoopController {
+  const { options, client, discovery, invoke, events, metrics, logger, recorder } = deps;
+  return new LoopController({
+    registry,
+    client,
+    logger,
+    inline: options.loops,
+    loopSelector: options.loopSelector,
+    loopRateLimit: options.loopRateLimit ?? deps.rateLimit,
+    ...(options.urlPolicy ? { urlPolicy: options.urlPolicy } : {}),
+    ...(options.accessReviewIntervalMs ? { accessReviewIntervalMs: options.accessReviewIntervalMs } : {}),
+    runnerDeps: {
       client,
+      discovery,
+      registry,
+      invoke,
+      events,
+      metrics,
       logger,
-      inline: options.loops,
-      loopSelector: options.loopSelector,
-      loopRateLimit: options.loopRateLimit ?? rateLimit,
-      ...(options.urlPolicy ? { urlPolicy: options.urlPolicy } : {}),
-      ...(options.accessReviewIntervalMs ? { accessReviewIntervalMs: options.accessReviewIntervalMs } : {}),
-      runnerDeps: {
-        client,
-        discovery,
-        registry,
-        invoke,
-        events,
-        metrics,
-        logger,
-        recorder,
-        expectationsTimeoutMs: options.expectationsTimeoutMs,
-        ...(options.minRequeueMs !== undefined ? { minRequeueMs: options.minRequeueMs } : {}),
-      },
-    });
-    await controller.start();
-    controllerStarted = true;
-  };
-  const stopLoops = async () => {
-    const c = controller;
-    const r = registry;
-    controller = undefined;
-    registry = undefined;
-    controllerStarted = false;
-    await c?.stop();
-    await r?.stopAll();
-  };
+      recorder,
+      expectationsTimeoutMs: options.expectationsTimeoutMs,
+      ...(options.minRequeueMs !== undefined ? { minRequeueMs: options.minRequeueMs } : {}),
+    },
+  });
+}
 
-  let elector: LeaderElector | undefined;
-  // Leader election has its own connections and limiter: a busy router must never miss its lease renewal.
-  let electionClient: KubeClient | undefined;
-  if (options.leaderElection) {
-    const le = options.leaderElection;
-    electionClient = await KubeClient.fromKubeConfig(options.kubeConfig, { rateLimit: { qps: 5, burst: 10 } });
-    elector = new LeaderElector({
-      client: electionClient,
-      namespace: le.namespace,
-      name: le.name ?? 'kubeloop-router',
-      identity,
-      ...(le.leaseDurationMs ? { leaseDurationMs: le.leaseDurationMs } : {}),
-      ...(le.renewDeadlineMs ? { renewDeadlineMs: le.renewDeadlineMs } : {}),
-      ...(le.retryPeriodMs ? { retryPeriodMs: le.retryPeriodMs } : {}),
-      logger,
-      onStartedLeading: async () => {
-        metrics.leader.set(1);
-        await startLoops();
-      },
-      onStoppedLeading: async () => {
-        metrics.leader.set(0);
-        await stopLoops();
-      },
-    });
-    elector.start();
-  } else {
-    metrics.leader.set(1);
-    await startLoops();
+/** The Loops of one leadership term: fresh informers and controller on start, all dropped on stop. */
+class LeaderTerm {
+  controller: LoopController | undefined;
+  started = false;
+  private registry: InformerRegistry | undefined;
+
+  constructor(private readonly deps: RouterDeps) {}
+
+  async start(): Promise<void> {
+    const { client, discovery, logger, metrics, options } = this.deps;
+    this.registry = new InformerRegistry({ client, discovery, logger, metrics, watchTimeoutSeconds: options.watchTimeoutSeconds, watchdogGraceMs: options.watchdogGraceMs });
+    this.controller = createLoopController(this.deps, this.registry);
+    await this.controller.start();
+    this.started = true;
   }
 
+  async stop(): Promise<void> {
+    const c = this.controller;
+    const r = this.registry;
+    this.controller = undefined;
+    this.registry = undefined;
+    this.started = false;
+    await c?.stop();
+    await r?.stopAll();
+  }
+}
+
+interface Election {
+  elector: LeaderElector;
+  /** Leader election has its own connections and limiter: a busy router must never miss its lease renewal. */
+  client: KubeClient;
+}
+
+async function startElection(deps: RouterDeps, le: LeaderElectionConfig, term: LeaderTerm): Promise<Election> {
+  const { metrics } = deps;
+  const client = await KubeClient.fromKubeConfig(deps.options.kubeConfig, { rateLimit: { qps: 5, burst: 10 } });
+  const elector = new LeaderElector({
+    client,
+    namespace: le.namespace,
+    name: le.name ?? 'kubeloop-router',
+    identity: deps.identity,
+    ...(le.leaseDurationMs ? { leaseDurationMs: le.leaseDurationMs } : {}),
+    ...(le.renewDeadlineMs ? { renewDeadlineMs: le.renewDeadlineMs } : {}),
+    ...(le.retryPeriodMs ? { retryPeriodMs: le.retryPeriodMs } : {}),
+    logger: deps.logger,
+    onStartedLeading: async () => {
+      metrics.leader.set(1);
+      await term.start();
+    },
+    onStoppedLeading: async () => {
+      metrics.leader.set(0);
+      await term.stop();
+    },
+  });
+  elector.start();
+  return { elector, client };
+}
+
+function routerHandle(deps: RouterDeps, term: LeaderTerm, election: Election | undefined): Router {
+  const { identity } = deps;
+  const elector = election?.elector;
   return {
-    metrics,
+    metrics: deps.metrics,
     identity,
     isLeader: () => (elector ? elector.isLeader : true),
-    ready: () => (controller ? controllerStarted : elector !== undefined),
+    ready: () => (term.controller ? term.started : elector !== undefined),
     waitForLoop: async (name, timeoutMs = 60_000) => {
       const deadline = Date.now() + timeoutMs;
-      while (!controller) {
+      while (!term.controller) {
         if (Date.now() > deadline) throw new Error(`router ${identity} is not leading; Loop ${name} is not running here`);
         await new Promise((r) => setTimeout(r, 50));
       }
-      return controller.waitForLoop(name, Math.max(1, deadline - Date.now()));
+      return term.controller.waitForLoop(name, Math.max(1, deadline - Date.now()));
     },
-    loops: () => controller?.runners() ?? [],
+    loops: () => term.controller?.runners() ?? [],
     stop: async () => {
       if (elector) await elector.stop();
-      else await stopLoops();
-      await httpInvoker?.close();
-      await electionClient?.close();
-      await client.close();
+      else await term.stop();
+      await deps.httpInvoker?.close();
+      await election?.client.close();
+      await deps.client.close();
     },
   };
+}
+
+export async function startRouter(options: RouterOptions): Promise<Router> {
+  const deps = await connectRouter(options);
+  const term = new LeaderTerm(deps);
+  let election: Election | undefined;
+  if (options.leaderElection) {
+    election = await startElection(deps, options.leaderElection, term);
+  } else {
+    deps.metrics.leader.set(1);
+    await term.start();
+  }
+  return routerHandle(deps, term, election);
 }

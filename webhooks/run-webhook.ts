@@ -12,6 +12,7 @@ import { createLogger, type Logger } from '../lib/observability/logger.ts';
 import { listen } from '../lib/server/index.ts';
 import type { WebhookConfig } from './config.ts';
 import { buildWebhookConfiguration, MUTATE_PATH } from './configuration.ts';
+import type { HookConfigurationOptions } from './hook-configuration.ts';
 import { createWebhookServer, type WebhookServer } from './server.ts';
 import { startWatcherCache, type WatcherCache } from './watcher-cache.ts';
 import { ContextCache } from './context-objects.ts';
@@ -67,47 +68,58 @@ async function hasAdmissionHooks(client: KubeClient): Promise<boolean> {
   }
 }
 
-export async function startWebhook(config: WebhookConfig, deps: StartDependencies = {}): Promise<RunningWebhook> {
-  const logger = deps.logger ?? createLogger({ name: 'webhook', level: config.logLevel });
-  const kubeConfig = deps.kubeConfig ?? (await loadKubeConfig(config.kubeconfig ? { kubeconfig: config.kubeconfig } : {}));
-  const client = await KubeClient.fromKubeConfig(kubeConfig);
-  const stops: Array<() => Promise<void> | void> = [];
-  let serving: KeyPairPem;
-  let rotator: CertificateRotator | undefined;
-  let onServingChanged: (pair: KeyPairPem) => void = () => {};
+interface ServingCertificates {
+  serving: KeyPairPem;
+  /** Present with self-managed certificates. */
+  rotator?: CertificateRotator;
+  stop(): Promise<void> | void;
+}
 
+/** Mounted files polled for changes, or a Secret-backed CA and serving pair kept fresh by the rotator. */
+async function startCertificates(config: WebhookConfig, client: KubeClient, logger: Logger, onChanged: (pair: KeyPairPem) => void): Promise<ServingCertificates> {
   if (config.certificates === 'files') {
     const files = await watchCertificateFiles({
       certFile: config.tlsCertFile ?? '',
       keyFile: config.tlsKeyFile ?? '',
       pollIntervalMs: Math.min(config.certCheckIntervalSeconds * 1000, 60_000),
       logger,
-      onChanged: (pair) => onServingChanged(pair),
+      onChanged,
     });
-    serving = files.serving;
-    stops.push(files.stop);
-  } else {
-    if (config.dev) await ensureNamespace(client, config.namespace);
-    rotator = new CertificateRotator({
-      client,
-      secret: { namespace: config.namespace, name: config.secretName },
-      identity: { service: config.service, namespace: config.namespace },
-      configurationName: config.configurationName,
-      checkIntervalMs: config.certCheckIntervalSeconds * 1000,
-      logger: logger.child({ component: 'certificates' }),
-    });
-    rotator.onServingChanged((pair) => onServingChanged(pair));
-    const bundle = await rotator.start();
-    serving = bundle.serving;
-    stops.push(() => rotator?.stop());
+    return { serving: files.serving, stop: files.stop };
   }
+  if (config.dev) await ensureNamespace(client, config.namespace);
+  const rotator = new CertificateRotator({
+    client,
+    secret: { namespace: config.namespace, name: config.secretName },
+    identity: { service: config.service, namespace: config.namespace },
+    configurationName: config.configurationName,
+    checkIntervalMs: config.certCheckIntervalSeconds * 1000,
+    logger: logger.child({ component: 'certificates' }),
+  });
+  rotator.onServingChanged(onChanged);
+  const bundle = await rotator.start();
+  return { serving: bundle.serving, rotator, stop: () => rotator.stop() };
+}
 
-  const watchers = startWatcherCache(client, logger.child({ component: 'watcher-cache' }), config.watchNamespace);
-  stops.push(() => watchers.stop());
+/** What the AdmissionHook side learns after it is built: where it is served, whether, and how it stops. */
+interface HookState {
+  // The port is known only after listen(): the controller reads the target when it first writes.
+  target: HookConfigurationOptions['target'];
+  served: boolean;
+  unregistering: boolean;
+}
+
+interface AdmissionGateway {
+  contexts: ContextCache;
+  caller: FunctionCaller;
+  hooks: HookController;
+  state: HookState;
+}
+
+function createGateway(config: WebhookConfig, client: KubeClient, logger: Logger, rotator: CertificateRotator | undefined): AdmissionGateway {
   const contexts = new ContextCache(client, logger.child({ component: 'context-cache' }), config.watchNamespace);
   const caller = new FunctionCaller();
-  // The port is known only after listen(): the controller reads the target when it first writes.
-  let target: { urlBase: string } | { service: { name: string; namespace: string } } = { service: { name: config.service, namespace: config.namespace } };
+  const state: HookState = { target: { service: { name: config.service, namespace: config.namespace } }, served: false, unregistering: false };
   const hooks = new HookController({
     client,
     logger,
@@ -115,7 +127,7 @@ export async function startWebhook(config: WebhookConfig, deps: StartDependencie
     configuration: {
       name: config.hookConfigurationName,
       get target() {
-        return target;
+        return state.target;
       },
       kubeloopNamespace: config.namespace,
       onlyNamespaces: config.onlyNamespaces,
@@ -123,14 +135,18 @@ export async function startWebhook(config: WebhookConfig, deps: StartDependencie
     caBundle: () => rotator?.bundle.ca.certPem,
     ...(config.hookSelector ? { labelSelector: config.hookSelector } : {}),
   });
-  let hooksServed = false;
-  const server = createWebhookServer({
+  return { contexts, caller, hooks, state };
+}
+
+function createServer(config: WebhookConfig, logger: Logger, watchers: WatcherCache, serving: KeyPairPem, gateway: AdmissionGateway): WebhookServer {
+  const { hooks, contexts, caller, state } = gateway;
+  return createWebhookServer({
     logger,
     watchers,
     missingWatcher: config.missingWatcher,
     serving,
     bodyLimitBytes: config.bodyLimitBytes,
-    ready: () => watchers.synced && (!hooksServed || hooks.synced),
+    ready: () => watchers.synced && (!state.served || hooks.synced),
     gateway: {
       hooks: () => hooks.hooks,
       contexts,
@@ -139,6 +155,68 @@ export async function startWebhook(config: WebhookConfig, deps: StartDependencie
       ...(config.recordDir ? { recordDir: config.recordDir } : {}),
     },
   });
+}
+
+// In the cluster the chart installs the CRD; readiness waits for the hooks. Dev mode fails fast instead.
+// Without the AdmissionHook CRD (an older chart, a bare `kubeloop webhook --dev`) the gateway serves the
+// Watcher sidecar only; with it, dev mode waits for the hooks so they are registered once we return.
+async function serveAdmissionHooks(config: WebhookConfig, client: KubeClient, logger: Logger, gateway: AdmissionGateway): Promise<void> {
+  gateway.state.served = await hasAdmissionHooks(client);
+  if (gateway.state.served) {
+    const hooksStarted = gateway.hooks.start();
+    hooksStarted.catch((error: unknown) => logger.error({ err: error }, 'AdmissionHooks not started'));
+    if (config.dev) await waitForCache(hooksStarted, 'AdmissionHook', 'admissionhooks.kubeloop.dev', 30_000);
+  } else {
+    logger.warn('the admissionhooks.kubeloop.dev CRD is not installed: AdmissionHooks are not served (install the chart CRDs)');
+  }
+}
+
+/** Dev mode: once the Watcher cache is in sync, points the MutatingWebhookConfiguration at this process. */
+async function registerDevConfiguration(config: WebhookConfig, client: KubeClient, watchers: WatcherCache, port: string, rotator: CertificateRotator | undefined): Promise<void> {
+  // The API server dials the URL itself, so 127.0.0.1 whatever interface we listen on.
+  await waitForCache(watchers.informer.waitForSync(), 'Watcher', 'watchers.watch.kubeloop.dev', 30_000);
+  const configuration = buildWebhookConfiguration({
+    name: config.configurationName,
+    target: { url: `https://127.0.0.1:${port}${MUTATE_PATH}` },
+    caBundlePem: rotator?.bundle.ca.certPem ?? '',
+    failurePolicy: config.failurePolicy,
+    kubeloopNamespace: config.namespace,
+    onlyNamespaces: config.onlyNamespaces,
+  });
+  await applyWebhookConfiguration(client, configuration);
+}
+
+/** Stops in reverse order of start; idempotent, since a signal handler and the embedding code may both stop it. */
+function stopOnce(config: WebhookConfig, client: KubeClient, server: WebhookServer, state: HookState, stops: Array<() => Promise<void> | void>): RunningWebhook['stop'] {
+  let stopping: Promise<void> | undefined;
+  return (options = {}) => {
+    stopping ??= (async () => {
+      state.unregistering = options.unregister === true;
+      if (config.dev && options.unregister) await deleteWebhookConfiguration(client, config.configurationName);
+      server.beginClosing();
+      // closeOnSignals may already have closed it.
+      if (server.app.server.listening) await server.app.close();
+      for (const stop of stops.reverse()) await stop();
+      await client.close();
+    })();
+    return stopping;
+  };
+}
+
+export async function startWebhook(config: WebhookConfig, deps: StartDependencies = {}): Promise<RunningWebhook> {
+  const logger = deps.logger ?? createLogger({ name: 'webhook', level: config.logLevel });
+  const kubeConfig = deps.kubeConfig ?? (await loadKubeConfig(config.kubeconfig ? { kubeconfig: config.kubeconfig } : {}));
+  const client = await KubeClient.fromKubeConfig(kubeConfig);
+  let onServingChanged: (pair: KeyPairPem) => void = () => {};
+  const certificates = await startCertificates(config, client, logger, (pair) => onServingChanged(pair));
+  const { rotator } = certificates;
+  const stops: Array<() => Promise<void> | void> = [() => certificates.stop()];
+
+  const watchers = startWatcherCache(client, logger.child({ component: 'watcher-cache' }), config.watchNamespace);
+  stops.push(() => watchers.stop());
+  const gateway = createGateway(config, client, logger, rotator);
+  const { hooks, state } = gateway;
+  const server = createServer(config, logger, watchers, certificates.serving, gateway);
   onServingChanged = (pair) => {
     server.setServingCertificate(pair);
     // A renewal may come with a new CA: rewrite the hook configurations once the rotator holds it.
@@ -146,60 +224,15 @@ export async function startWebhook(config: WebhookConfig, deps: StartDependencie
   };
   const url = await listen(server.app, { port: config.port, host: config.host });
   const port = new URL(url).port;
-  if (config.dev) target = { urlBase: `https://127.0.0.1:${port}` };
-  // In the cluster the chart installs the CRD; readiness waits for the hooks. Dev mode fails fast instead.
-  // Without the AdmissionHook CRD (an older chart, a bare `kubeloop webhook --dev`) the gateway serves the
-  // Watcher sidecar only; with it, dev mode waits for the hooks so they are registered once we return.
-  hooksServed = await hasAdmissionHooks(client);
-  if (hooksServed) {
-    const hooksStarted = hooks.start();
-    hooksStarted.catch((error: unknown) => logger.error({ err: error }, 'AdmissionHooks not started'));
-    if (config.dev) await waitForCache(hooksStarted, 'AdmissionHook', 'admissionhooks.kubeloop.dev', 30_000);
-  } else {
-    logger.warn('the admissionhooks.kubeloop.dev CRD is not installed: AdmissionHooks are not served (install the chart CRDs)');
-  }
+  if (config.dev) state.target = { urlBase: `https://127.0.0.1:${port}` };
+  await serveAdmissionHooks(config, client, logger, gateway);
   stops.push(async () => {
-    await hooks.stop({ unregister: config.dev && unregistering });
-    await contexts.stop();
-    await caller.close();
+    await hooks.stop({ unregister: config.dev && state.unregistering });
+    await gateway.contexts.stop();
+    await gateway.caller.close();
   });
-
-  if (config.dev) {
-    // The API server dials the URL itself, so 127.0.0.1 whatever interface we listen on.
-    await waitForCache(watchers.informer.waitForSync(), 'Watcher', 'watchers.watch.kubeloop.dev', 30_000);
-    const configuration = buildWebhookConfiguration({
-      name: config.configurationName,
-      target: { url: `https://127.0.0.1:${port}${MUTATE_PATH}` },
-      caBundlePem: rotator?.bundle.ca.certPem ?? '',
-      failurePolicy: config.failurePolicy,
-      kubeloopNamespace: config.namespace,
-      onlyNamespaces: config.onlyNamespaces,
-    });
-    await applyWebhookConfiguration(client, configuration);
-  }
-  let stopping: Promise<void> | undefined;
-  let unregistering = false;
+  if (config.dev) await registerDevConfiguration(config, client, watchers, port, rotator);
   logger.info({ url, configuration: config.configurationName, dev: config.dev, certificates: config.certificates }, 'webhook serving');
 
-  return {
-    url,
-    server,
-    ...(rotator ? { rotator } : {}),
-    watchers,
-    hooks,
-    client,
-    stop(options = {}) {
-      // Idempotent: a signal handler and the embedding code may both stop it.
-      stopping ??= (async () => {
-        unregistering = options.unregister === true;
-        if (config.dev && options.unregister) await deleteWebhookConfiguration(client, config.configurationName);
-        server.beginClosing();
-        // closeOnSignals may already have closed it.
-        if (server.app.server.listening) await server.app.close();
-        for (const stop of stops.reverse()) await stop();
-        await client.close();
-      })();
-      return stopping;
-    },
-  };
+  return { url, server, ...(rotator ? { rotator } : {}), watchers, hooks, client, stop: stopOnce(config, client, server, state, stops) };
 }

@@ -86,137 +86,172 @@ export async function applySampleLoops(
   return applied;
 }
 
-export async function runDev(options: DevOptions, signal: AbortSignal): Promise<number> {
-  const say = (line = ''): void => void options.out.write(`${line}\n`);
-  const logDir = join(options.dir, 'logs');
-  await mkdir(logDir, { recursive: true });
-  const started: LocalProcess[] = [];
-  const appliedLoops: string[] = [];
-  let plane: ControlPlane | undefined;
-  let client: KubeClient | undefined;
-  let webhookRegistered = false;
-  let userFunction: (UserFunction & { loop: string }) | undefined;
+type Say = (line?: string) => void;
 
-  const stopAll = async (): Promise<void> => {
-    say('stopping: router, webhook and functions, then the control plane ...');
-    await stopLocalProcesses(started);
-    await userFunction?.stop();
-    if (client && !plane) {
-      // On an existing cluster, leave nothing pointing at the ports that just closed.
-      if (webhookRegistered) await deleteIfPresent(client, `/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/${DEFAULT_CONFIGURATION_NAME}`).catch(() => {});
-      for (const name of appliedLoops) await deleteIfPresent(client, `/apis/kubeloop.dev/v1alpha1/loops/${name}`).catch(() => {});
-    }
-    await client?.close();
-    await plane?.stop();
-    say('stopped cleanly');
-  };
+const logDirOf = (options: DevOptions): string => join(options.dir, 'logs');
 
+function sayTo(out: DevOptions['out']): Say {
+  return (line = '') => void out.write(`${line}\n`);
+}
+
+/** What `kubeloop dev` started so far, so that stopDev stops exactly that. */
+interface DevSession {
+  started: LocalProcess[];
+  appliedLoops: string[];
+  plane?: ControlPlane;
+  client?: KubeClient;
+  webhookRegistered: boolean;
+  userFunction?: UserFunction & { loop: string };
+}
+
+async function stopDev(session: DevSession, say: Say): Promise<void> {
+  const { client, plane } = session;
+  say('stopping: router, webhook and functions, then the control plane ...');
+  await stopLocalProcesses(session.started);
+  await session.userFunction?.stop();
+  if (client && !plane) {
+    // On an existing cluster, leave nothing pointing at the ports that just closed.
+    if (session.webhookRegistered) await deleteIfPresent(client, `/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/${DEFAULT_CONFIGURATION_NAME}`).catch(() => {});
+    for (const name of session.appliedLoops) await deleteIfPresent(client, `/apis/kubeloop.dev/v1alpha1/loops/${name}`).catch(() => {});
+  }
+  await client?.close();
+  await plane?.stop();
+  say('stopped cleanly');
+}
+
+/** The given cluster's kubeconfig, or a local control plane started (and recorded in the session) for it. */
+async function startCluster(options: DevOptions, session: DevSession): Promise<string> {
+  if (options.kubeconfig) return options.kubeconfig;
+  const progress = progressReporter(options.out, 'control plane');
+  let plane: ControlPlane;
   try {
-    let kubeconfigPath = options.kubeconfig;
-    if (!kubeconfigPath) {
-      const progress = progressReporter(options.out, 'control plane');
-      try {
-        await ensureBinaries({ onProgress: (line) => progress.update(line) });
-        plane = await startControlPlane({ onProgress: (line) => progress.update(line) });
-      } catch (error) {
-        progress.done('control plane failed to start');
-        throw error;
-      }
-      progress.done(`control plane ready: ${plane.server} (state in ${plane.dir})`);
-      kubeconfigPath = plane.kubeconfigPath;
+    await ensureBinaries({ onProgress: (line) => progress.update(line) });
+    plane = session.plane = await startControlPlane({ onProgress: (line) => progress.update(line) });
+  } catch (error) {
+    progress.done('control plane failed to start');
+    throw error;
+  }
+  progress.done(`control plane ready: ${plane.server} (state in ${plane.dir})`);
+  return plane.kubeconfigPath;
+}
+
+async function installCrds(client: KubeClient, discovery: ResourceDiscovery, say: Say): Promise<void> {
+  const crds = await readManifests(join(REPO, 'charts', 'kubeloop', 'crds'));
+  for (const { manifest } of crds) await applyManifest(client, discovery, manifest);
+  await waitForCrdsEstablished(client, crds.map(({ manifest }) => manifest.metadata.name));
+  say(`installed ${crds.length} CRDs: ${crds.map(({ manifest }) => manifest.metadata.name).join(', ')}`);
+}
+
+/** The seed functions, the user's function, their Loops, the router and the webhook; stops early on abort. */
+async function startPlatform(options: DevOptions, session: DevSession, client: KubeClient, discovery: ResourceDiscovery, kubeconfigPath: string, signal: AbortSignal): Promise<void> {
+  const { started, appliedLoops } = session;
+  const say = sayTo(options.out);
+  const logDir = logDirOf(options);
+  const seedNames = options.seeds ? Object.keys(functionRegistry).sort() : [];
+  say(`starting ${seedNames.length + (options.userFunction ? 1 : 0)} functions, the router${options.webhook ? ' and the webhook' : ''} (logs in ${logDir}) ...`);
+  const functions = new Map<string, LocalProcess>();
+  // Signed calls as the chart sets them up: a fresh key per function, in its environment and the Loop's Secret.
+  const keys = new Map(seedNames.map((name) => [name, generateSigningSecret()]));
+  for (const name of seedNames) {
+    if (signal.aborted) break;
+    const fn = await startLocalProcess({ name: `function-${name}`, args: ['function', name], logDir, env: { KUBELOOP_SIGNING_SECRET: keys.get(name) } });
+    started.push(fn);
+    functions.set(name, fn);
+  }
+
+  if (options.seeds) appliedLoops.push(...(await applySampleLoops(client, discovery, (name) => functions.get(name)?.url, say, (name) => keys.get(name))));
+
+  if (options.userFunction && !signal.aborted) {
+    session.userFunction = await startUserFunctionWithLoop(client, discovery, options.userFunction, logDir, say);
+    appliedLoops.push(session.userFunction.loop);
+  }
+
+  if (!signal.aborted) {
+    // Dev mode: the functions listen on 127.0.0.1, which the router refuses outside it.
+    started.push(await startLocalProcess({ name: 'router', args: ['router', `--kubeconfig=${kubeconfigPath}`, '--allow-loopback-functions'], logDir }));
+  }
+  if (options.webhook && !signal.aborted) {
+    started.push(
+      await startLocalProcess({
+        name: 'webhook',
+        args: ['webhook', '--dev', `--kubeconfig=${kubeconfigPath}`, `--namespace=${options.namespace}`],
+        scheme: 'https',
+        logDir,
+      }),
+    );
+    session.webhookRegistered = true;
+  }
+}
+
+function printRunning(options: DevOptions, session: DevSession, samples: Array<{ manifest: Manifest }>, kubeconfigPath: string): void {
+  const say = sayTo(options.out);
+  const { started, userFunction } = session;
+  say('');
+  say('kubeloop dev is running');
+  for (const p of [...started, ...(userFunction ? [userFunction.current()] : [])]) say(`  ${p.name.padEnd(24)} ${p.url}  pid ${p.process.pid ?? '?'}  log ${p.process.logPath}`);
+  if (options.userFunction) say(`  ${options.userFunction.module}: reloaded when a file in its folder changes (the cluster and the router keep running)`);
+  say(`  Loops (function URLs on 127.0.0.1): ${session.appliedLoops.join(', ') || '(none)'}`);
+  if (samples.length > 0) say(`  samples applied: ${samples.map(({ manifest }) => `${manifest.kind}/${manifest.metadata.name}`).join(', ')}`);
+  if (options.webhook && options.kubeconfig) say('  note: the webhook is registered at https://127.0.0.1; only an API server on this machine can call it');
+  say('');
+  say(`kubeconfig: ${kubeconfigPath}`);
+  say('');
+  say('Try:');
+  for (const line of tryCommands(kubeconfigPath, samples.map(({ manifest }) => manifest), new Date())) say(line);
+  say('');
+}
+
+/** Prints the Loops' status until the signal aborts (0) or a local process dies (1). */
+async function showStatusUntilAborted(options: DevOptions, started: LocalProcess[], client: KubeClient, signal: AbortSignal): Promise<number> {
+  const say = sayTo(options.out);
+  const router = started.find((p) => p.name === 'router');
+  const printer = statusPrinter(options.out);
+  let before: MetricSample[] = [];
+  let statusError = '';
+  while (!signal.aborted) {
+    const dead = started.find((p) => !p.process.running);
+    if (dead) {
+      say(`${dead.name} exited unexpectedly; its log ${dead.process.logPath} ends with:\n${dead.process.logTail(20)}`);
+      return 1;
     }
+    try {
+      const now = router ? await readRouterMetrics(`${router.url}/metrics`) : [];
+      printer.print(loopRows(await readLoopReadiness(client), now, before), new Date());
+      before = now;
+      statusError = '';
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      if (message !== statusError) say(`status unavailable: ${message}`);
+      statusError = message;
+    }
+    await sleep(options.statusIntervalMs, undefined, { signal }).catch(() => {});
+  }
+  return 0;
+}
+
+export async function runDev(options: DevOptions, signal: AbortSignal): Promise<number> {
+  const say = sayTo(options.out);
+  await mkdir(logDirOf(options), { recursive: true });
+  const session: DevSession = { started: [], appliedLoops: [], webhookRegistered: false };
+  try {
+    const kubeconfigPath = await startCluster(options, session);
     if (signal.aborted) return 0;
-    client = await KubeClient.fromKubeConfig(await loadKubeConfig({ kubeconfig: kubeconfigPath }));
+    const client = (session.client = await KubeClient.fromKubeConfig(await loadKubeConfig({ kubeconfig: kubeconfigPath })));
     const discovery = new ResourceDiscovery(client);
-
-    const crds = await readManifests(join(REPO, 'charts', 'kubeloop', 'crds'));
-    for (const { manifest } of crds) await applyManifest(client, discovery, manifest);
-    await waitForCrdsEstablished(client, crds.map(({ manifest }) => manifest.metadata.name));
-    say(`installed ${crds.length} CRDs: ${crds.map(({ manifest }) => manifest.metadata.name).join(', ')}`);
-
-    const seedNames = options.seeds ? Object.keys(functionRegistry).sort() : [];
-    say(`starting ${seedNames.length + (options.userFunction ? 1 : 0)} functions, the router${options.webhook ? ' and the webhook' : ''} (logs in ${logDir}) ...`);
-    const functions = new Map<string, LocalProcess>();
-    // Signed calls as the chart sets them up: a fresh key per function, in its environment and the Loop's Secret.
-    const keys = new Map(seedNames.map((name) => [name, generateSigningSecret()]));
-    for (const name of seedNames) {
-      if (signal.aborted) break;
-      const fn = await startLocalProcess({ name: `function-${name}`, args: ['function', name], logDir, env: { KUBELOOP_SIGNING_SECRET: keys.get(name) } });
-      started.push(fn);
-      functions.set(name, fn);
-    }
-
-    if (options.seeds) appliedLoops.push(...(await applySampleLoops(client, discovery, (name) => functions.get(name)?.url, say, (name) => keys.get(name))));
-
-    if (options.userFunction && !signal.aborted) {
-      userFunction = await startUserFunctionWithLoop(client, discovery, options.userFunction, logDir, say);
-      appliedLoops.push(userFunction.loop);
-    }
-
-    if (!signal.aborted) {
-      // Dev mode: the functions listen on 127.0.0.1, which the router refuses outside it.
-      started.push(await startLocalProcess({ name: 'router', args: ['router', `--kubeconfig=${kubeconfigPath}`, '--allow-loopback-functions'], logDir }));
-    }
-    if (options.webhook && !signal.aborted) {
-      started.push(
-        await startLocalProcess({
-          name: 'webhook',
-          args: ['webhook', '--dev', `--kubeconfig=${kubeconfigPath}`, `--namespace=${options.namespace}`],
-          scheme: 'https',
-          logDir,
-        }),
-      );
-      webhookRegistered = true;
-    }
-
+    await installCrds(client, discovery, say);
+    await startPlatform(options, session, client, discovery, kubeconfigPath, signal);
     const samples = options.samples && options.seeds ? await readManifests(join(REPO, 'samples')) : [];
     for (const { manifest } of samples) await applyManifest(client, discovery, manifest);
     // Ctrl+C during start-up: say nothing about a platform that is being stopped.
     if (signal.aborted) return 0;
-
-    say('');
-    say('kubeloop dev is running');
-    for (const p of [...started, ...(userFunction ? [userFunction.current()] : [])]) say(`  ${p.name.padEnd(24)} ${p.url}  pid ${p.process.pid ?? '?'}  log ${p.process.logPath}`);
-    if (options.userFunction) say(`  ${options.userFunction.module}: reloaded when a file in its folder changes (the cluster and the router keep running)`);
-    say(`  Loops (function URLs on 127.0.0.1): ${appliedLoops.join(', ') || '(none)'}`);
-    if (samples.length > 0) say(`  samples applied: ${samples.map(({ manifest }) => `${manifest.kind}/${manifest.metadata.name}`).join(', ')}`);
-    if (options.webhook && options.kubeconfig) say('  note: the webhook is registered at https://127.0.0.1; only an API server on this machine can call it');
-    say('');
-    say(`kubeconfig: ${kubeconfigPath}`);
-    say('');
-    say('Try:');
-    for (const line of tryCommands(kubeconfigPath, samples.map(({ manifest }) => manifest), new Date())) say(line);
-    say('');
-
-    const router = started.find((p) => p.name === 'router');
-    const printer = statusPrinter(options.out);
-    let before: MetricSample[] = [];
-    let statusError = '';
-    while (!signal.aborted) {
-      const dead = started.find((p) => !p.process.running);
-      if (dead) {
-        say(`${dead.name} exited unexpectedly; its log ${dead.process.logPath} ends with:\n${dead.process.logTail(20)}`);
-        return 1;
-      }
-      try {
-        const now = router ? await readRouterMetrics(`${router.url}/metrics`) : [];
-        printer.print(loopRows(await readLoopReadiness(client), now, before), new Date());
-        before = now;
-        statusError = '';
-      } catch (error) {
-        const message = error instanceof Error ? error.message : String(error);
-        if (message !== statusError) say(`status unavailable: ${message}`);
-        statusError = message;
-      }
-      await sleep(options.statusIntervalMs, undefined, { signal }).catch(() => {});
-    }
-    return 0;
+    printRunning(options, session, samples, kubeconfigPath);
+    return await showStatusUntilAborted(options, session.started, client, signal);
   } catch (error) {
     // A terminal's Ctrl+C reaches the children too; one dying while it starts is part of stopping, not an error.
     if (signal.aborted) return 0;
     throw error;
   } finally {
-    await stopAll();
+    await stopDev(session, say);
   }
 }
 

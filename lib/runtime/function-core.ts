@@ -113,99 +113,116 @@ class RequestError extends Error {
   }
 }
 
+/** Where one call's outcome goes: the log and the metrics. */
+interface CallSinks {
+  log: CoreLogger;
+  metrics: FunctionMetrics;
+}
+
+/** Logs and counts a failed call, and renders its JSON error body. */
+function errorReply(sinks: CallSinks, started: number, error: RequestError, reconcileId: string, context: Record<string, unknown>): CoreReply {
+  const body: FunctionErrorReply = { statusCode: error.status, code: error.code, message: error.message, reconcileId };
+  const fields = { ...context, reconcileId, code: error.code, statusCode: error.status };
+  if (error.status >= 500) sinks.log.error({ ...fields, err: error.cause ?? error }, error.message);
+  else sinks.log.warn(fields, error.message);
+  sinks.metrics.error(error.code);
+  sinks.metrics.observe(error.status, (performance.now() - started) / 1000);
+  return {
+    status: error.status,
+    headers: { 'content-type': 'application/json; charset=utf-8', [RECONCILE_ID_HEADER]: reconcileId },
+    body: JSON.stringify(body),
+  };
+}
+
+/** The request body as a value: plain JSON, or the data of a CloudEvent. */
+function parseBody(kind: FunctionKind, request: CoreRequest, mode: Mode): unknown {
+  if (request.body.length === 0) throw new RequestError(400, 'InvalidJSON', `request body is empty; want a ${kind.requestKind}`);
+  if (mode !== 'json') {
+    if (!kind.cloudEvents) throw new RequestError(415, 'UnsupportedMediaType', `an admission function takes a plain JSON ${kind.requestKind} (content-type application/json), not a CloudEvent`);
+    const decoded = decodeReconcileEvent(request.headers, request.body);
+    if (!decoded.ok) throw new RequestError(400, 'InvalidCloudEvent', decoded.message);
+    return decoded.data;
+  }
+  try {
+    return JSON.parse(request.body) as unknown;
+  } catch (error) {
+    throw new RequestError(400, 'InvalidJSON', `request body is not valid JSON: ${(error as Error).message}`);
+  }
+}
+
+/** Checks the parsed request: contract version, nesting depth, then the kind's own validation. */
+function acceptRequest(kind: FunctionKind, value: unknown) {
+  const versionProblem = apiVersionProblem(value);
+  if (versionProblem) throw new RequestError(400, 'UnsupportedApiVersion', versionProblem);
+  if (nestsDeeperThan(value)) throw new RequestError(400, 'InvalidRequest', `request nests deeper than ${MAX_JSON_DEPTH} levels`);
+  const checked = kind.accept(value);
+  if (!checked.ok) throw new RequestError(400, 'InvalidRequest', checked.message);
+  return checked.value;
+}
+
+/** Calls the user's function and checks what it returned. */
+function callFunction(kind: FunctionKind, name: string, request: unknown) {
+  let response: unknown;
+  try {
+    response = kind.call(request);
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new RequestError(500, 'FunctionError', `function ${name} threw: ${reason}`, error);
+  }
+  if (typeof (response as { then?: unknown } | undefined)?.then === 'function') {
+    throw new RequestError(500, 'InvalidResponse', `function ${name} returned a Promise; functions are synchronous (no I/O)`);
+  }
+  const checked = kind.check(response);
+  if (!checked.ok) throw new RequestError(500, 'InvalidResponse', `function ${name} returned an ${checked.message}`);
+  return checked.value;
+}
+
+/** The response in the request's encoding: plain JSON, or a CloudEvent in the same mode. */
+function encodeResponse(mode: Mode, name: string, reconcileId: string, response: unknown): { headers: Record<string, string>; body: string } {
+  const encoded =
+    mode === 'json'
+      ? { headers: { 'content-type': 'application/json; charset=utf-8', [RECONCILE_ID_HEADER]: reconcileId }, body: JSON.stringify(response) }
+      : encodeResponseEvent(mode, name, reconcileId, response as ReconcileResponse);
+  encoded.headers[RECONCILE_ID_HEADER] = reconcileId;
+  return encoded;
+}
+
+/** One request end to end; every failure becomes an error reply, never a throw. */
+function handleRequest(definition: AnyFunctionDefinition, kind: FunctionKind, sinks: CallSinks, request: CoreRequest): CoreReply {
+  const started = performance.now();
+  let reconcileId = headerReconcileId(request.headers);
+  let context: Record<string, unknown> = {};
+  try {
+    const mode = modeOf(request.headers);
+    if (typeof mode === 'object') throw new RequestError(415, 'UnsupportedMediaType', mode.unsupported);
+    const accepted = acceptRequest(kind, parseBody(kind, request, mode));
+    reconcileId = accepted.id ?? reconcileId ?? randomUUID();
+    context = accepted.context;
+    const { response, summary } = callFunction(kind, definition.name, accepted.request);
+    const encoded = encodeResponse(mode, definition.name, reconcileId, response);
+    const seconds = (performance.now() - started) / 1000;
+    sinks.metrics.observe(200, seconds);
+    if (sinks.log.isLevelEnabled('debug')) {
+      sinks.log.debug({ ...context, reconcileId, ...summary, durationMs: seconds * 1000 }, kind.requestKind === 'AdmissionRequest' ? 'admitted' : 'reconciled');
+    }
+    return { status: 200, headers: encoded.headers, body: encoded.body };
+  } catch (error) {
+    const requestError =
+      error instanceof RequestError ? error : new RequestError(500, 'FunctionError', `unexpected failure: ${String(error)}`, error);
+    return errorReply(sinks, started, requestError, reconcileId ?? randomUUID(), context);
+  }
+}
+
 export function createFunctionCore(definition: AnyFunctionDefinition, options: FunctionCoreOptions): FunctionCore {
   const kind: FunctionKind = functionKindOf(definition);
-  const metrics = options.metrics ?? NO_METRICS;
-  const log = options.logger;
-
-  function errorReply(started: number, error: RequestError, reconcileId: string, context: Record<string, unknown>): CoreReply {
-    const body: FunctionErrorReply = { statusCode: error.status, code: error.code, message: error.message, reconcileId };
-    const fields = { ...context, reconcileId, code: error.code, statusCode: error.status };
-    if (error.status >= 500) log.error({ ...fields, err: error.cause ?? error }, error.message);
-    else log.warn(fields, error.message);
-    metrics.error(error.code);
-    metrics.observe(error.status, (performance.now() - started) / 1000);
-    return {
-      status: error.status,
-      headers: { 'content-type': 'application/json; charset=utf-8', [RECONCILE_ID_HEADER]: reconcileId },
-      body: JSON.stringify(body),
-    };
-  }
-
-  function parse(request: CoreRequest, mode: Mode): unknown {
-    if (request.body.length === 0) throw new RequestError(400, 'InvalidJSON', `request body is empty; want a ${kind.requestKind}`);
-    if (mode !== 'json') {
-      if (!kind.cloudEvents) throw new RequestError(415, 'UnsupportedMediaType', `an admission function takes a plain JSON ${kind.requestKind} (content-type application/json), not a CloudEvent`);
-      const decoded = decodeReconcileEvent(request.headers, request.body);
-      if (!decoded.ok) throw new RequestError(400, 'InvalidCloudEvent', decoded.message);
-      return decoded.data;
-    }
-    try {
-      return JSON.parse(request.body) as unknown;
-    } catch (error) {
-      throw new RequestError(400, 'InvalidJSON', `request body is not valid JSON: ${(error as Error).message}`);
-    }
-  }
-
-  function accept(value: unknown) {
-    const versionProblem = apiVersionProblem(value);
-    if (versionProblem) throw new RequestError(400, 'UnsupportedApiVersion', versionProblem);
-    if (nestsDeeperThan(value)) throw new RequestError(400, 'InvalidRequest', `request nests deeper than ${MAX_JSON_DEPTH} levels`);
-    const checked = kind.accept(value);
-    if (!checked.ok) throw new RequestError(400, 'InvalidRequest', checked.message);
-    return checked.value;
-  }
-
-  function call(request: unknown) {
-    let response: unknown;
-    try {
-      response = kind.call(request);
-    } catch (error) {
-      const reason = error instanceof Error ? error.message : String(error);
-      throw new RequestError(500, 'FunctionError', `function ${definition.name} threw: ${reason}`, error);
-    }
-    if (typeof (response as { then?: unknown } | undefined)?.then === 'function') {
-      throw new RequestError(500, 'InvalidResponse', `function ${definition.name} returned a Promise; functions are synchronous (no I/O)`);
-    }
-    const checked = kind.check(response);
-    if (!checked.ok) throw new RequestError(500, 'InvalidResponse', `function ${definition.name} returned an ${checked.message}`);
-    return checked.value;
-  }
-
+  const sinks: CallSinks = { log: options.logger, metrics: options.metrics ?? NO_METRICS };
   return {
     name: definition.name,
     paths: kind.paths,
     requestKind: kind.requestKind,
-    handle(request) {
-      const started = performance.now();
-      let reconcileId = headerReconcileId(request.headers);
-      let context: Record<string, unknown> = {};
-      try {
-        const mode = modeOf(request.headers);
-        if (typeof mode === 'object') throw new RequestError(415, 'UnsupportedMediaType', mode.unsupported);
-        const accepted = accept(parse(request, mode));
-        reconcileId = accepted.id ?? reconcileId ?? randomUUID();
-        context = accepted.context;
-        const { response, summary } = call(accepted.request);
-        const encoded =
-          mode === 'json'
-            ? { headers: { 'content-type': 'application/json; charset=utf-8', [RECONCILE_ID_HEADER]: reconcileId }, body: JSON.stringify(response) }
-            : encodeResponseEvent(mode, definition.name, reconcileId, response as ReconcileResponse);
-        encoded.headers[RECONCILE_ID_HEADER] = reconcileId;
-        const seconds = (performance.now() - started) / 1000;
-        metrics.observe(200, seconds);
-        if (log.isLevelEnabled('debug')) {
-          log.debug({ ...context, reconcileId, ...summary, durationMs: seconds * 1000 }, kind.requestKind === 'AdmissionRequest' ? 'admitted' : 'reconciled');
-        }
-        return { status: 200, headers: encoded.headers, body: encoded.body };
-      } catch (error) {
-        const requestError =
-          error instanceof RequestError ? error : new RequestError(500, 'FunctionError', `unexpected failure: ${String(error)}`, error);
-        return errorReply(started, requestError, reconcileId ?? randomUUID(), context);
-      }
-    },
+    handle: (request) => handleRequest(definition, kind, sinks, request),
     reject(status, code, message, headers) {
-      return errorReply(performance.now(), new RequestError(status, code, message), headerReconcileId(headers) ?? randomUUID(), {});
+      return errorReply(sinks, performance.now(), new RequestError(status, code, message), headerReconcileId(headers) ?? randomUUID(), {});
     },
   };
 }

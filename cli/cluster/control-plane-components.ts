@@ -1,0 +1,252 @@
+// The steps of one local control plane start: its files (ports, PKI, kubeconfigs), then etcd,
+// kube-apiserver, kube-controller-manager, kube-scheduler and kwok with its fake nodes, each awaited.
+import { writeFile } from 'node:fs/promises';
+import { request } from 'node:https';
+import { request as httpRequest } from 'node:http';
+import { join } from 'node:path';
+import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import type { ClusterBinaries } from './binaries.ts';
+import { freePort } from './free-port.ts';
+import { writeKubeconfig } from './kubeconfig-file.ts';
+import { kwokStagesYaml } from './kwok-stages.ts';
+import { createControlPlanePki, type ControlPlanePki } from './pki.ts';
+import { spawnSupervised, type SupervisedProcess } from './supervisor.ts';
+
+const START_TIMEOUT_MS = 60_000;
+
+interface Ports {
+  etcdClient: number;
+  etcdPeer: number;
+  apiserver: number;
+  controllerManager: number;
+  scheduler: number;
+}
+
+/** GET over HTTP(S); resolves with the status code and body. */
+function get(url: string, tls?: { ca?: string; cert?: string; key?: string; insecure?: boolean }): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const options = { timeout: 2000, ca: tls?.ca, cert: tls?.cert, key: tls?.key, rejectUnauthorized: !tls?.insecure };
+    const req = (url.startsWith('https:') ? request : httpRequest)(url, options, (res) => {
+      let body = '';
+      res.setEncoding('utf8').on('data', (c: string) => (body += c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    req.on('timeout', () => req.destroy(new Error(`timeout GET ${url}`)));
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+function apiserverArgs(pki: ControlPlanePki, ports: Ports, dir: string): string[] {
+  return [
+    `--etcd-servers=http://127.0.0.1:${ports.etcdClient}`,
+    '--bind-address=127.0.0.1',
+    '--advertise-address=127.0.0.1',
+    `--secure-port=${ports.apiserver}`,
+    `--cert-dir=${join(dir, 'apiserver-certs')}`,
+    `--tls-cert-file=${pki.apiserverCert}`,
+    `--tls-private-key-file=${pki.apiserverKey}`,
+    `--client-ca-file=${pki.caCert}`,
+    '--authorization-mode=RBAC',
+    '--service-cluster-ip-range=10.0.0.0/24',
+    '--allow-privileged=true',
+    '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
+    `--service-account-key-file=${pki.serviceAccountPub}`,
+    `--service-account-signing-key-file=${pki.serviceAccountKey}`,
+    // The default admission plugins stay on: ServiceAccount, NamespaceLifecycle, Mutating/ValidatingAdmissionWebhook...
+    '--profiling=false',
+    '--v=1',
+  ];
+}
+
+/**
+ * What kube-controller-manager and kube-scheduler both take: the kubeconfig for API access and for
+ * delegated authn/authz of their own secure port (loopback only, probes and metrics open), no leader
+ * election (one instance per control plane).
+ */
+function componentArgs(kubeconfig: string, port: number, certDir: string): string[] {
+  return [
+    `--kubeconfig=${kubeconfig}`,
+    `--authentication-kubeconfig=${kubeconfig}`,
+    `--authorization-kubeconfig=${kubeconfig}`,
+    '--bind-address=127.0.0.1',
+    `--secure-port=${port}`,
+    `--cert-dir=${certDir}`,
+    '--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics',
+    '--leader-elect=false',
+  ];
+}
+
+/** Where one start runs its processes, and the processes started so far (stopped in reverse on failure). */
+export interface Launch {
+  binaries: ClusterBinaries;
+  dir: string;
+  logDir: string;
+  processes: Map<string, SupervisedProcess>;
+  onProgress: (line: string) => void;
+}
+
+/** What the components are started with: ports, PKI, the kubeconfig of each, and kwok's stages. */
+export interface PlaneFiles {
+  pki: ControlPlanePki;
+  ports: Ports;
+  server: string;
+  kubeconfigPath: string;
+  kcmKubeconfig: string;
+  schedulerKubeconfig: string;
+  kwokKubeconfig: string;
+  stagesPath: string;
+}
+
+async function freePorts(): Promise<Ports> {
+  return {
+    etcdClient: await freePort(),
+    etcdPeer: await freePort(),
+    apiserver: await freePort(),
+    controllerManager: await freePort(),
+    scheduler: await freePort(),
+  };
+}
+
+export async function writePlaneFiles(dir: string, pkiDir: string): Promise<PlaneFiles> {
+  const [pki, ports] = await Promise.all([createControlPlanePki(pkiDir), freePorts()]);
+  const server = `https://127.0.0.1:${ports.apiserver}`;
+  const files: PlaneFiles = {
+    pki,
+    ports,
+    server,
+    kubeconfigPath: join(dir, 'kubeconfig'),
+    kcmKubeconfig: join(dir, 'kube-controller-manager.kubeconfig'),
+    schedulerKubeconfig: join(dir, 'kube-scheduler.kubeconfig'),
+    kwokKubeconfig: join(dir, 'kwok.kubeconfig'),
+    stagesPath: join(dir, 'kwok-stages.yaml'),
+  };
+  await Promise.all([
+    writeKubeconfig(files.kubeconfigPath, server, pki.ca.certPem, 'admin', pki.clients.admin),
+    writeKubeconfig(files.kcmKubeconfig, server, pki.ca.certPem, 'system:kube-controller-manager', pki.clients.controllerManager),
+    writeKubeconfig(files.schedulerKubeconfig, server, pki.ca.certPem, 'system:kube-scheduler', pki.clients.scheduler),
+    writeKubeconfig(files.kwokKubeconfig, server, pki.ca.certPem, 'kwok', pki.clients.kwok),
+    writeFile(files.stagesPath, kwokStagesYaml()),
+  ]);
+  return files;
+}
+
+export async function startEtcd(launch: Launch, { ports }: PlaneFiles): Promise<void> {
+  launch.onProgress(`starting etcd on 127.0.0.1:${ports.etcdClient}`);
+  const etcd = spawnSupervised({
+    name: 'etcd',
+    command: launch.binaries.etcd,
+    logDir: launch.logDir,
+    args: [
+      '--name=kubeloop',
+      `--data-dir=${join(launch.dir, 'etcd')}`,
+      `--listen-client-urls=http://127.0.0.1:${ports.etcdClient}`,
+      `--advertise-client-urls=http://127.0.0.1:${ports.etcdClient}`,
+      `--listen-peer-urls=http://127.0.0.1:${ports.etcdPeer}`,
+      `--initial-advertise-peer-urls=http://127.0.0.1:${ports.etcdPeer}`,
+      `--initial-cluster=kubeloop=http://127.0.0.1:${ports.etcdPeer}`,
+      // Test data: durability is not worth an fsync per write.
+      '--unsafe-no-fsync=true',
+      '--log-level=warn',
+    ],
+  });
+  launch.processes.set('etcd', etcd);
+  await etcd.waitUntil('healthy', async () => (await get(`http://127.0.0.1:${ports.etcdClient}/health`)).body.includes('"health":"true"'), START_TIMEOUT_MS);
+}
+
+/** Also how restartApiServer brings it back, on the same port. */
+export async function startApiserver(launch: Launch, { pki, ports, server }: PlaneFiles): Promise<void> {
+  const adminTls = { ca: pki.ca.certPem, cert: pki.clients.admin.certPem, key: pki.clients.admin.keyPem };
+  launch.onProgress(`starting kube-apiserver on ${server}`);
+  const apiserver = spawnSupervised({ name: 'kube-apiserver', command: launch.binaries.kubeApiserver, logDir: launch.logDir, args: apiserverArgs(pki, ports, launch.dir) });
+  launch.processes.set('kube-apiserver', apiserver);
+  await apiserver.waitUntil('ready', async () => (await get(`${server}/readyz`, adminTls)).status === 200, START_TIMEOUT_MS);
+}
+
+interface Components {
+  kcm: SupervisedProcess;
+  scheduler: SupervisedProcess;
+  kwok: SupervisedProcess;
+}
+
+export function startComponents(launch: Launch, files: PlaneFiles): Components {
+  const { binaries, logDir, dir } = launch;
+  const { pki, ports } = files;
+  launch.onProgress('starting kube-controller-manager, kube-scheduler and kwok');
+  const kcm = spawnSupervised({
+    name: 'kube-controller-manager',
+    command: binaries.kubeControllerManager,
+    logDir,
+    args: [
+      ...componentArgs(files.kcmKubeconfig, ports.controllerManager, join(dir, 'kcm-certs')),
+      // Each controller acts as its own service account, so RBAC matches a real cluster.
+      '--use-service-account-credentials=true',
+      `--root-ca-file=${pki.caCert}`,
+      `--service-account-private-key-file=${pki.serviceAccountKey}`,
+      `--cluster-signing-cert-file=${pki.caCert}`,
+      `--cluster-signing-key-file=${pki.caKey}`,
+      '--controllers=*',
+      '--v=1',
+    ],
+  });
+  launch.processes.set('kube-controller-manager', kcm);
+  const scheduler = spawnSupervised({
+    name: 'kube-scheduler',
+    command: binaries.kubeScheduler,
+    logDir,
+    args: [...componentArgs(files.schedulerKubeconfig, ports.scheduler, join(dir, 'scheduler-certs')), '--v=1'],
+  });
+  launch.processes.set('kube-scheduler', scheduler);
+  const kwok = spawnSupervised({
+    name: 'kwok',
+    command: binaries.kwok,
+    logDir,
+    args: [`--kubeconfig=${files.kwokKubeconfig}`, `--config=${files.stagesPath}`, '--manage-all-nodes=true', '--cidr=10.244.0.1/16', '--node-ip=10.96.0.1'],
+  });
+  launch.processes.set('kwok', kwok);
+  return { kcm, scheduler, kwok };
+}
+
+async function createFakeNodes(core: CoreV1Api, count: number): Promise<string[]> {
+  const nodeNames = Array.from({ length: count }, (_, i) => `kwok-node-${i}`);
+  await Promise.all(
+    nodeNames.map((name) =>
+      core.createNode({
+        body: {
+          metadata: {
+            name,
+            annotations: { 'kwok.x-k8s.io/node': 'fake', 'node.alpha.kubernetes.io/ttl': '0' },
+            labels: { 'kubernetes.io/hostname': name, 'kubernetes.io/os': 'linux', 'kubernetes.io/arch': 'amd64', type: 'kwok' },
+          },
+        },
+      }),
+    ),
+  );
+  return nodeNames;
+}
+
+/** The kwok nodes created, then every component healthy, the nodes Ready and the default ServiceAccount made. */
+export async function addNodesAndWaitUntilReady(launch: Launch, files: PlaneFiles, { kcm, scheduler, kwok }: Components, nodes: number, started: number): Promise<void> {
+  const kc = new KubeConfig();
+  kc.loadFromFile(files.kubeconfigPath);
+  const core = kc.makeApiClient(CoreV1Api);
+  const nodeNames = await createFakeNodes(core, nodes);
+  const healthz = (port: number) => async (): Promise<boolean> => (await get(`https://127.0.0.1:${port}/healthz`, { insecure: true })).status === 200;
+  const nodesReady = async (): Promise<boolean> => {
+    const list = await core.listNode();
+    return list.items.filter((n) => n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')).length >= nodeNames.length;
+  };
+  // Pods need their namespace's default ServiceAccount (ServiceAccount admission); its creation
+  // also proves the controller manager is reconciling.
+  const defaultServiceAccount = async (): Promise<boolean> => !!(await core.readNamespacedServiceAccount({ name: 'default', namespace: 'default' }));
+  // One progress line per check says where the start time goes (the controller manager is usually last).
+  const noted = (what: string, wait: Promise<void>): Promise<void> =>
+    wait.then(() => launch.onProgress(`${what} after ${((Date.now() - started) / 1000).toFixed(1)}s`));
+  const { ports } = files;
+  await Promise.all([
+    noted('kube-controller-manager healthy', kcm.waitUntil('healthy', healthz(ports.controllerManager), START_TIMEOUT_MS)),
+    noted('kube-scheduler healthy', scheduler.waitUntil('healthy', healthz(ports.scheduler), START_TIMEOUT_MS)),
+    noted('kwok nodes Ready', kwok.waitUntil('managing the nodes (all Ready)', nodesReady, START_TIMEOUT_MS)),
+    noted('default ServiceAccount created', kcm.waitUntil('creating service accounts', defaultServiceAccount, START_TIMEOUT_MS)),
+  ]);
+}

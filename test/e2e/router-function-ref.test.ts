@@ -5,13 +5,13 @@
 import { join } from 'node:path';
 import type { V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { FunctionRef } from '../../api/loop.ts';
 import { eventually } from '../cluster/eventually.ts';
 import { knativeServingCrdFiles } from './go-module-crds.ts';
 import { installCrds, routerHarness, type RouterHarness } from './router-harness.ts';
 
 const ANNOTATION = 'kubeloop.dev/add-pod-name-label';
 const LABEL = 'kubeloop.dev/pod-name';
-const loopsPath = '/apis/kubeloop.dev/v1alpha1/loops';
 
 let h: RouterHarness;
 let ns: string;
@@ -24,30 +24,24 @@ beforeAll(async () => {
   if (!knativeService) throw new Error('Knative Serving has no config/core/300-resources/service.yaml');
   await installCrds(h.client, ['loops.kubeloop.dev.yaml', knativeService]);
   port = Number(new URL((await h.serve('pod-name-label')).url).port);
-  await h.router(undefined, { loopSelector: { matchLabels: { 'kubeloop.dev/e2e': ns } }, connectServicesTo: '127.0.0.1' });
+  await h.router(undefined, { loopSelector: h.loopSelector, connectServicesTo: '127.0.0.1' });
 }, 300_000);
 afterAll(async () => {
-  await h?.client.request({ method: 'DELETE', path: loopsPath, query: { labelSelector: `kubeloop.dev/e2e=${ns}` } }).catch(() => {});
   await h?.close();
 });
 
-async function createLoop(name: string, ref: Record<string, unknown>): Promise<void> {
-  await h.client.request({
-    method: 'POST',
-    path: loopsPath,
-    body: {
-      apiVersion: 'kubeloop.dev/v1alpha1',
-      kind: 'Loop',
-      metadata: { name, labels: { 'kubeloop.dev/e2e': ns } },
-      spec: { for: { apiVersion: 'v1', kind: 'Pod' }, namespaces: [ns], selector: { matchLabels: { loop: name } }, metadataOnly: true, serviceAccount: h.loopServiceAccount, function: { ref } },
-    },
+async function createLoop(name: string, ref: FunctionRef): Promise<void> {
+  await h.createLoop(name, {
+    for: { apiVersion: 'v1', kind: 'Pod' },
+    namespaces: [ns],
+    selector: { matchLabels: { loop: name } },
+    metadataOnly: true,
+    serviceAccount: h.loopServiceAccount,
+    function: { ref },
   });
 }
 
-async function readyCondition(name: string): Promise<{ status: string; reason: string; message?: string } | undefined> {
-  const loop = await h.client.request<{ status?: { conditions?: Array<{ type: string; status: string; reason: string; message?: string }> } }>({ path: `${loopsPath}/${name}` });
-  return loop.status?.conditions?.find((c) => c.type === 'Ready');
-}
+const readyCondition = async (name: string) => (await h.loopStatus(name)).ready;
 
 async function annotatedPod(name: string, loop: string): Promise<void> {
   await h.client.request({

@@ -14,7 +14,6 @@ import { installCrds, routerHarness, type RouterHarness } from './router-harness
 
 const ANNOTATION = 'kubeloop.dev/add-pod-name-label';
 const LABEL = 'kubeloop.dev/pod-name';
-const loopsPath = '/apis/kubeloop.dev/v1alpha1/loops';
 const SECRET = generateSigningSecret();
 
 let h: RouterHarness;
@@ -30,10 +29,9 @@ beforeAll(async () => {
     path: `/api/v1/namespaces/${ns}/secrets`,
     body: { metadata: { name: 'fn-signing' }, stringData: { secret: SECRET } },
   });
-  await h.router(undefined, { loopSelector: { matchLabels: { 'kubeloop.dev/e2e': ns } } });
+  await h.router(undefined, { loopSelector: h.loopSelector });
 });
 afterAll(async () => {
-  await h.client.request({ method: 'DELETE', path: loopsPath, query: { labelSelector: `kubeloop.dev/e2e=${ns}` } }).catch(() => {});
   for (const close of closers) await close();
   await h?.close();
 });
@@ -57,22 +55,13 @@ async function forgingFunction(forge: (response: ReconcileResponse) => Reconcile
 }
 
 async function createLoop(name: string, url: string, secretName = 'fn-signing'): Promise<void> {
-  await h.client.request({
-    method: 'POST',
-    path: loopsPath,
-    body: {
-      apiVersion: 'kubeloop.dev/v1alpha1',
-      kind: 'Loop',
-      metadata: { name, labels: { 'kubeloop.dev/e2e': ns } },
-      spec: {
-        for: { apiVersion: 'v1', kind: 'Pod' },
-        namespaces: [ns],
-        serviceAccount: h.loopServiceAccount,
-        selector: { matchLabels: { case: name } },
-        metadataOnly: true,
-        function: { url, timeoutSeconds: 2, signingSecretRef: { name: secretName, namespace: ns, key: 'secret' } },
-      },
-    },
+  await h.createLoop(name, {
+    for: { apiVersion: 'v1', kind: 'Pod' },
+    namespaces: [ns],
+    serviceAccount: h.loopServiceAccount,
+    selector: { matchLabels: { case: name } },
+    metadataOnly: true,
+    function: { url, timeoutSeconds: 2, signingSecretRef: { name: secretName, namespace: ns, key: 'secret' } },
   });
 }
 
@@ -85,10 +74,7 @@ async function pod(name: string, loop: string): Promise<void> {
 }
 const labelOf = async (name: string) => (await h.client.request<V1Pod>({ path: `/api/v1/namespaces/${ns}/pods/${name}` })).metadata?.labels?.[LABEL];
 
-async function readyCondition(name: string) {
-  const loop = await h.client.request<{ status?: { conditions?: Array<{ type: string; status: string; reason: string; message: string }> } }>({ path: `${loopsPath}/${name}` });
-  return loop.status?.conditions?.find((c) => c.type === 'Ready');
-}
+const readyCondition = async (name: string) => (await h.loopStatus(name)).ready;
 
 async function warnings(podName: string): Promise<Array<{ reason: string; message: string }>> {
   const list = await h.client.request<{ items: Array<{ reason: string; message: string; type: string }> }>({

@@ -66,11 +66,6 @@ export class LoopRunner {
     });
   }
 
-  /** Where calls go: spec.function.url, or what spec.function.ref resolves to now (undefined: send nothing). */
-  get functionUrl(): string | undefined {
-    return this.#functionUrl;
-  }
-
   stats(): LoopRunnerStats {
     const queue = this.#queue;
     return {

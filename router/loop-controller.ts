@@ -145,6 +145,7 @@ export class LoopController {
         this.#o.logger.info({ loop: name }, 'Loop deleted; stopped');
       }
       this.#health.delete(name);
+      this.#o.runnerDeps.metrics.forgetLoop(name);
       return;
     }
     const generation = loop.metadata.generation ?? 0;
@@ -241,6 +242,7 @@ export class LoopController {
   #setHealth(name: string, generation: number, health: LoopHealth): void {
     const previous = this.#health.get(name);
     this.#health.set(name, { ...health, generation });
+    this.#o.runnerDeps.metrics.setLoopReady(name, health.ready);
     // Write only transitions: a message that merely changes (latencies) is not worth an API write.
     if (previous && previous.ready === health.ready && previous.reason === health.reason && previous.generation === generation) return;
     if (this.#o.inline || this.#stopped) return;

@@ -13,6 +13,7 @@ import { selectsNamespace, selectsPrimary, updateTriggers } from './predicates.t
 import { reconcileKey, type ReconcileDeps, type ReconcileScope } from './reconcile-key.ts';
 import { WorkQueue, type QueueItem } from './work-queue.ts';
 import { describeRef, type RefResolution } from './function-ref.ts';
+import { loopMetrics, type LoopMetrics, type ReconcileResult } from './router-metrics.ts';
 import { FunctionRefWatch } from './function-ref-watch.ts';
 
 
@@ -48,6 +49,10 @@ export class LoopRunner {
   #cachesComplete = false;
   #functionUrl: string | undefined;
   #refWatch: FunctionRefWatch | undefined;
+  /** Start times of the keys being processed, read at scrape time (unfinished work, longest running). */
+  readonly #processingSince = new Map<string, number>();
+  readonly #metrics: LoopMetrics;
+  #unwatchQueue: (() => void) | undefined;
   /** Resolves when the Loop's caches are complete and its first calls are queued. */
   synced: Promise<void> = new Promise(() => {});
 
@@ -58,7 +63,11 @@ export class LoopRunner {
     this.#deps = deps;
     this.#expectations = new Expectations(deps.expectationsTimeoutMs ?? 5 * 60_000);
     this.#functionUrl = loop.functionUrl;
+    this.#metrics = loopMetrics(deps.metrics, loop.name);
+    const { adds, retries } = this.#metrics;
     this.#queue = new WorkQueue<Trigger>({
+      onAdd: () => adds.inc(),
+      onDelayedAdd: () => retries.inc(),
       concurrency: loop.maxConcurrency,
       merge: mergeTriggers,
       process: (item) => this.#process(item),
@@ -94,6 +103,12 @@ export class LoopRunner {
       throw error;
     }
     this.#scope = this.#scopeOf(this.#primary);
+    const queue = this.#queue;
+    this.#unwatchQueue = this.#deps.metrics.watchQueue(loop.name, {
+      depth: () => queue.depth,
+      activeWorkers: () => queue.inFlight,
+      processingSince: () => this.#processingSince.values(),
+    }, loop.maxConcurrency);
     const primary = this.#primary.informer;
     this.#unsubscribe.push(
       primary.on('add', (o) => this.#enqueuePrimary(o, { type: 'ADDED' })),
@@ -169,6 +184,7 @@ export class LoopRunner {
     for (const off of this.#unsubscribe.splice(0)) off();
     await this.#refWatch?.stop();
     await this.#queue.shutdown();
+    this.#unwatchQueue?.();
     const leases = [this.#primary, ...this.#owned].filter((l): l is InformerLease => l !== undefined);
     this.#primary = undefined;
     this.#owned = [];
@@ -195,7 +211,6 @@ export class LoopRunner {
     const key = objectKey(object.metadata);
     this.#tombstones.delete(key);
     this.#queue.add(key, trigger, priority);
-    this.#deps.metrics.queueDepth.set({ loop: this.loop.name }, this.#queue.depth);
   }
 
   #primaryDeleted(object: KubeObject): void {
@@ -255,15 +270,20 @@ export class LoopRunner {
   }
 
   async #process(item: QueueItem<Trigger>): Promise<void> {
-    const { metrics } = this.#deps;
-    metrics.queueDepth.set({ loop: this.loop.name }, this.#queue.depth);
-    metrics.queueWait.observe({ loop: this.loop.name }, (performance.now() - item.enqueuedAt) / 1000);
-    metrics.inFlight.inc({ loop: this.loop.name });
+    const metrics = this.#metrics;
+    const started = performance.now();
+    metrics.queueWait.observe((started - item.enqueuedAt) / 1000);
+    this.#processingSince.set(item.key, started);
+    let result: ReconcileResult = 'error';
     try {
-      if (this.#scope) await reconcileKey(this.#scope, item);
+      if (this.#scope) result = (await reconcileKey(this.#scope, item)) ?? 'success';
     } finally {
-      metrics.inFlight.dec({ loop: this.loop.name });
+      this.#processingSince.delete(item.key);
+      const seconds = (performance.now() - started) / 1000;
+      metrics.workDuration.observe(seconds);
+      metrics.reconcileTime.observe(seconds);
+      metrics.results[result].inc();
+      if (result === 'error') metrics.errors.inc();
     }
   }
 }
-

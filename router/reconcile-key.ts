@@ -17,7 +17,7 @@ import { answerCoversOwnWrite, type OwnWrites } from './own-writes.ts';
 import { selectsPrimary } from './predicates.ts';
 import { decide, finalizerPhase, writesFor, type LoopHealth, type QueueStep, type CallDecision, type DecisionPolicy, type ReconcileDecision } from './reconcile-decision.ts';
 import { DEFAULT_MIN_REQUEUE_MS } from './requeue-floor.ts';
-import { callCode, type RouterMetrics } from './router-metrics.ts';
+import { callCode, reconcileResult, type ReconcileResult, type RouterMetrics } from './router-metrics.ts';
 import type { QueueItem, WorkQueue } from './work-queue.ts';
 
 /** What a reconcile needs from the world outside its Loop. */
@@ -56,7 +56,8 @@ type Log = ReturnType<typeof reconcileLogger>;
 
 const REQUEUE: Trigger = { type: 'REQUEUE' };
 
-export async function reconcileKey(scope: ReconcileScope, item: QueueItem<Trigger>): Promise<void> {
+/** Reconciles one key; returns controller-runtime's result label (undefined: nothing to do, a success). */
+export async function reconcileKey(scope: ReconcileScope, item: QueueItem<Trigger>): Promise<ReconcileResult | undefined> {
   const { loop, deps, expectations } = scope;
   const key = item.key;
   const cached = scope.primaries.get(key);
@@ -71,24 +72,21 @@ export async function reconcileKey(scope: ReconcileScope, item: QueueItem<Trigge
   const log = reconcileLogger(deps.logger, { loop: loop.name, key });
 
   if (!deleted && !expectations.satisfied(key, scope.lookupChild)) {
-    carryOut(scope, key, primary, decide({ stage: 'expectations-pending', remainingMs: expectations.remainingMs(key) ?? 0 }), log);
-    return;
+    return carryOut(scope, key, primary, decide({ stage: 'expectations-pending', remainingMs: expectations.remainingMs(key) ?? 0 }), log);
   }
   const phase = finalizerPhase(loop, primary, deleted);
   if (phase.kind === 'skip') return;
   if (phase.kind === 'add-finalizer') {
     // Add the finalizer and stop: its own watch event brings the primary back with the new resourceVersion.
     const applied = await applyActions(applyContext(scope, key, primary, log), [{ op: 'finalizer', patch: phase.patch }]);
-    carryOut(scope, key, primary, decide({ stage: 'finalizer-added', applied }), log);
-    return;
+    return carryOut(scope, key, primary, decide({ stage: 'finalizer-added', applied }), log);
   }
 
   // Consumed on every reconcile: the entry only ever answers for the event that follows our write.
   if (scope.ownWrites.consume(key, deleted ? undefined : primary.metadata?.resourceVersion)) {
     // The object is exactly what the function's last answer produced: it has answered for it already.
     deps.metrics.ownWriteSkips.inc({ loop: loop.name });
-    carryOut(scope, key, primary, decide({ stage: 'own-write-seen' }), log);
-    return;
+    return carryOut(scope, key, primary, decide({ stage: 'own-write-seen' }), log);
   }
 
   const request = buildRequest({ loop: loop.name, primary, owned: scope.owned, trigger, finalizing: phase.finalizing });
@@ -111,9 +109,10 @@ export async function reconcileKey(scope: ReconcileScope, item: QueueItem<Trigge
   } else {
     decision = decide({ stage: 'call-failed', call: result }, policy(deps));
   }
-  carryOut(scope, key, primary, decision, rlog);
+  const queueResult = carryOut(scope, key, primary, decision, rlog);
   deps.metrics.reconcileDuration.observe({ loop: loop.name, result: decision.outcome }, (performance.now() - started) / 1000);
   rlog.debug({ trigger: trigger.type, outcome: decision.outcome, callMs: Math.round(callMs) }, 'reconciled');
+  return queueResult;
 }
 
 function policy(deps: ReconcileDeps): DecisionPolicy {
@@ -137,7 +136,7 @@ function applyContext(scope: ReconcileScope, key: string, primary: KubeObject, l
 }
 
 /** Carries a decision out: the queue step first (its backoff delay is reported), then tombstone, event, health, log. */
-function carryOut(scope: ReconcileScope, key: string, primary: KubeObject, decision: ReconcileDecision, log: Log): void {
+function carryOut(scope: ReconcileScope, key: string, primary: KubeObject, decision: ReconcileDecision, log: Log): ReconcileResult {
   const retryInMs = applyQueueStep(scope.queue, key, decision.step);
   if (decision.dropTombstone) scope.tombstones.delete(key);
   // The retry delay stays out of the event message so repeated failures deduplicate.
@@ -153,6 +152,7 @@ function carryOut(scope: ReconcileScope, key: string, primary: KubeObject, decis
     if (level === 'sampled') log[failures <= 2 || failures % 10 === 0 ? 'warn' : 'debug']({ ...fields, ...retry, failures }, message);
     else log[level]({ ...fields, ...retry }, message);
   }
+  return reconcileResult(decision.step);
 }
 
 /** Moves the queue as the step says; returns the backoff delay when the step backs off. */

@@ -15,7 +15,7 @@ import { LeaderElector } from './leader-election.ts';
 import { LoopController } from './loop-controller.ts';
 import type { Loop } from '../api/loop.ts';
 import type { LoopRunner } from './loop-runner.ts';
-import { createRouterMetrics, type RouterMetrics } from './router-metrics.ts';
+import { createRouterMetrics, restClientObserver, type RouterMetrics } from './router-metrics.ts';
 import { DEFAULT_FUNCTION_URL_POLICY, type FunctionUrlPolicy } from './function-url-policy.ts';
 
 export interface LeaderElectionConfig {
@@ -101,7 +101,7 @@ async function connectRouter(options: RouterOptions): Promise<RouterDeps> {
   const logger = options.logger ?? createLogger({ name: 'router' });
   const metrics = options.metrics ?? createRouterMetrics();
   const rateLimit = options.rateLimit ?? { qps: 50, burst: 100 };
-  const client = await KubeClient.fromKubeConfig(options.kubeConfig, { rateLimit });
+  const client = await KubeClient.fromKubeConfig(options.kubeConfig, { rateLimit, onRequest: restClientObserver(metrics) });
   const discovery = new ResourceDiscovery(client);
   const serviceAddress = options.connectServicesTo
     ? { clusterDomain: (options.urlPolicy ?? DEFAULT_FUNCTION_URL_POLICY).clusterDomain, address: options.connectServicesTo }
@@ -174,22 +174,24 @@ interface Election {
 
 async function startElection(deps: RouterDeps, le: LeaderElectionConfig, term: LeaderTerm): Promise<Election> {
   const { metrics } = deps;
-  const client = await KubeClient.fromKubeConfig(deps.options.kubeConfig, { rateLimit: { qps: 5, burst: 10 } });
+  const client = await KubeClient.fromKubeConfig(deps.options.kubeConfig, { rateLimit: { qps: 5, burst: 10 }, onRequest: restClientObserver(metrics) });
+  const leaseName = le.name ?? 'kubeloop-router';
+  metrics.leader.set({ name: leaseName }, 0);
   const elector = new LeaderElector({
     client,
     namespace: le.namespace,
-    name: le.name ?? 'kubeloop-router',
+    name: leaseName,
     identity: deps.identity,
     ...(le.leaseDurationMs ? { leaseDurationMs: le.leaseDurationMs } : {}),
     ...(le.renewDeadlineMs ? { renewDeadlineMs: le.renewDeadlineMs } : {}),
     ...(le.retryPeriodMs ? { retryPeriodMs: le.retryPeriodMs } : {}),
     logger: deps.logger,
     onStartedLeading: async () => {
-      metrics.leader.set(1);
+      metrics.leader.set({ name: leaseName }, 1);
       await term.start();
     },
     onStoppedLeading: async () => {
-      metrics.leader.set(0);
+      metrics.leader.set({ name: leaseName }, 0);
       await term.stop();
     },
   });
@@ -231,7 +233,7 @@ export async function startRouter(options: RouterOptions): Promise<Router> {
   if (options.leaderElection) {
     election = await startElection(deps, options.leaderElection, term);
   } else {
-    deps.metrics.leader.set(1);
+    // Like controller-runtime without leader election: no leader_election_master_status series.
     await term.start();
   }
   return routerHandle(deps, term, election);

@@ -23,6 +23,9 @@ export interface WorkQueueOptions<T> {
   now?: () => number;
   /** Called with anything `process` threw; the queue itself never rethrows. */
   onError?: (key: string, error: unknown) => void;
+  /** Counts every add (workqueue_adds_total) and every add with a delay (workqueue_retries_total). */
+  onAdd?: () => void;
+  onDelayedAdd?: () => void;
 }
 
 interface Timer<T> {
@@ -73,6 +76,7 @@ export class WorkQueue<T> {
   }
   add(key: string, payload: T, priority: Priority = 'high'): void {
     if (this.#stopped) return;
+    this.#options.onAdd?.();
     if (this.#processing.has(key)) {
       // Run again once the current call ends, with what changed meanwhile.
       const dirty = this.#dirty.get(key);
@@ -97,6 +101,7 @@ export class WorkQueue<T> {
       this.add(key, payload);
       return;
     }
+    this.#options.onDelayedAdd?.();
     const due = this.#now() + delayMs;
     const existing = this.#timers.get(key);
     if (existing && existing.due <= due) return;

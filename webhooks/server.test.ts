@@ -169,6 +169,12 @@ describe('POST /mutate/watcher-sidecar over HTTPS', () => {
     expect(metrics).toMatch(/kubeloop_webhook_admissions_total\{outcome="injected"\} [1-9]/);
     expect(metrics).toMatch(/kubeloop_webhook_malformed_requests_total [1-9]/);
     expect(metrics).toContain('kubeloop_webhook_serving_certificate_expiry_timestamp_seconds');
+    // controller-runtime's webhook metrics, by route: 200s for reviews, 400s for malformed ones; probes not counted.
+    expect(metrics).toMatch(/controller_runtime_webhook_requests_total\{webhook="\/mutate\/watcher-sidecar",code="200"\} [1-9]/);
+    expect(metrics).toMatch(/controller_runtime_webhook_requests_total\{webhook="\/mutate\/watcher-sidecar",code="400"\} [1-9]/);
+    expect(metrics).toMatch(/controller_runtime_webhook_latency_seconds_count\{webhook="\/mutate\/watcher-sidecar"\} [1-9]/);
+    expect(metrics).toContain('controller_runtime_webhook_requests_in_flight{webhook="/mutate/watcher-sidecar"} 0');
+    expect(metrics).not.toMatch(/controller_runtime_webhook_requests_total\{webhook="\/(healthz|readyz|metrics)"/);
   });
 });
 

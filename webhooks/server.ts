@@ -12,6 +12,8 @@ import { admitPod, type AdmissionOutcome, type MissingWatcherPolicy } from './ad
 import { MUTATE_PATH } from './configuration.ts';
 import type { WatcherLookup } from './watcher.ts';
 import { registerAdmissionGateway, type GatewayOptions } from './admission-gateway.ts';
+import { HOOK_PATH_PREFIX } from './hook-spec.ts';
+import { registerWebhookMetrics } from './webhook-metrics.ts';
 
 export interface WebhookServerOptions {
   logger: Logger;
@@ -74,6 +76,7 @@ export function createWebhookServer(options: WebhookServerOptions): WebhookServe
   const certSwaps = counter(metrics, 'kubeloop_webhook_serving_certificate_swaps_total', 'Serving certificates swapped in without a restart');
   const connections = counter(metrics, 'kubeloop_webhook_tls_connections_total', 'TLS connections accepted (API servers keep theirs alive; a steady climb means they do not)');
   app.server.on('secureConnection', () => connections.inc());
+  registerWebhookMetrics(app, metrics, (route) => route === MUTATE_PATH || route.startsWith(HOOK_PATH_PREFIX));
   const recordExpiry = (certPem: string): void => certExpiry.set(inspectCertificate(certPem).notAfter.getTime() / 1000);
   recordExpiry(options.serving.certPem);
 

@@ -9,8 +9,8 @@ kubeloop_router_reconcile_duration_seconds_bucket{le="+Inf",loop="podset",result
 kubeloop_router_reconcile_duration_seconds_count{loop="podset",result="ok"} 2
 `);
 const now = parsePrometheusText(`
-kubeloop_router_queue_depth{loop="podset"} 4
-kubeloop_router_calls_in_flight{loop="podset"} 1
+workqueue_depth{name="podset",controller="podset"} 4
+controller_runtime_active_workers{controller="podset"} 1
 kubeloop_router_reconcile_duration_seconds_bucket{le="0.005",loop="podset",result="ok"} 1
 kubeloop_router_reconcile_duration_seconds_bucket{le="0.05",loop="podset",result="ok"} 5
 kubeloop_router_reconcile_duration_seconds_bucket{le="+Inf",loop="podset",result="ok"} 5

@@ -50,8 +50,8 @@ export async function readRouterMetrics(metricsUrl: string): Promise<MetricSampl
 
 /** Builds rows from one metrics snapshot, the previous one (for "recent") and the Loops' readiness. */
 export function loopRows(readiness: Map<string, string>, now: MetricSample[], before: MetricSample[]): LoopRow[] {
-  const queue = sumBy(now, 'kubeloop_router_queue_depth', 'loop');
-  const inFlight = sumBy(now, 'kubeloop_router_calls_in_flight', 'loop');
+  const queue = sumBy(now, 'workqueue_depth', 'name');
+  const inFlight = sumBy(now, 'controller_runtime_active_workers', 'controller');
   const totals = sumBy(now, `${RECONCILE}_count`, 'loop');
   const previous = sumBy(before, `${RECONCILE}_count`, 'loop');
   const errors = sumBy(now, `${RECONCILE}_count`, 'loop', (labels) => labels.result === 'error');

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { bucketsOf, parsePrometheusText, quantileOfDelta, sumBy } from './prometheus-text.ts';
 
-const TEXT = `# HELP kubeloop_router_queue_depth Keys waiting in a Loop queue
-# TYPE kubeloop_router_queue_depth gauge
-kubeloop_router_queue_depth{loop="podset",component="router"} 3
-kubeloop_router_queue_depth{loop="at",component="router"} 0
+const TEXT = `# HELP workqueue_depth Current depth of workqueue
+# TYPE workqueue_depth gauge
+workqueue_depth{name="podset",component="router"} 3
+workqueue_depth{name="at",component="router"} 0
 kubeloop_router_reconcile_duration_seconds_bucket{le="0.005",loop="podset",result="ok"} 1
 kubeloop_router_reconcile_duration_seconds_bucket{le="0.025",loop="podset",result="ok"} 4
 kubeloop_router_reconcile_duration_seconds_bucket{le="+Inf",loop="podset",result="ok"} 5
@@ -19,7 +19,7 @@ weird_label{path="a \\"quoted\\" value"} 1.5e3
 describe('parsePrometheusText', () => {
   it('reads names, labels (with escapes) and values, skipping comments', () => {
     const samples = parsePrometheusText(TEXT);
-    expect(samples[0]).toEqual({ name: 'kubeloop_router_queue_depth', labels: { loop: 'podset', component: 'router' }, value: 3 });
+    expect(samples[0]).toEqual({ name: 'workqueue_depth', labels: { name: 'podset', component: 'router' }, value: 3 });
     expect(samples.at(-1)).toEqual({ name: 'weird_label', labels: { path: 'a "quoted" value' }, value: 1500 });
   });
 

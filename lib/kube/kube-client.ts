@@ -47,6 +47,16 @@ export interface KubeClientOptions {
   requestTimeoutMs?: number;
   /** How long a bearer token read from the kubeconfig (file, exec plugin) is reused. */
   credentialTtlMs?: number;
+  /** Told of every answered or failed request (client-go's rest_client_* metrics); impersonating clients share it. */
+  onRequest?: (sample: KubeRequestSample) => void;
+}
+
+/** One API request as client-go's REST client metrics see it: status code (or "<error>"), method, host, latency to the response headers. */
+export interface KubeRequestSample {
+  code: string;
+  method: string;
+  host: string;
+  seconds: number;
 }
 
 /** Whom a client acts as (Impersonate-User); the API server adds a ServiceAccount's groups itself. */
@@ -78,6 +88,8 @@ export class KubeClient {
   readonly #limiter: TokenBucket;
   readonly #requestTimeoutMs: number;
   readonly #credentialTtlMs: number;
+  readonly #onRequest: ((sample: KubeRequestSample) => void) | undefined;
+  readonly #host: string;
   /** Set on clients made by impersonating(): they borrow the parent's connections and credentials. */
   readonly #parent: KubeClient | undefined;
   readonly #impersonationHeaders: Record<string, string>;
@@ -91,6 +103,8 @@ export class KubeClient {
     const parsed = new URL(this.server);
     this.#origin = parsed.origin;
     this.#basePath = parsed.pathname === '/' ? '' : parsed.pathname;
+    this.#host = parsed.host;
+    this.#onRequest = options.onRequest;
     this.#kubeConfig = kubeConfig;
     this.#requestTimeoutMs = options.requestTimeoutMs ?? 30_000;
     this.#credentialTtlMs = options.credentialTtlMs ?? 60_000;
@@ -125,7 +139,7 @@ export class KubeClient {
    */
   impersonating(impersonation: Impersonation, rateLimit: RateLimit): KubeClient {
     const root = this.#parent ?? this;
-    return new KubeClient(root.#kubeConfig, {}, { rateLimit, requestTimeoutMs: root.#requestTimeoutMs, credentialTtlMs: root.#credentialTtlMs }, root, impersonation);
+    return new KubeClient(root.#kubeConfig, {}, { rateLimit, requestTimeoutMs: root.#requestTimeoutMs, credentialTtlMs: root.#credentialTtlMs, ...(root.#onRequest ? { onRequest: root.#onRequest } : {}) }, root, impersonation);
   }
 
   /** The user this client impersonates, if any. */
@@ -156,7 +170,8 @@ export class KubeClient {
       body = typeof request.body === 'string' ? request.body : JSON.stringify(request.body);
     }
     const timeout = request.timeoutMs ?? this.#requestTimeoutMs;
-    return this.#dispatcher.request({
+    const started = performance.now();
+    const sending = this.#dispatcher.request({
       origin: this.#origin,
       path: this.#basePath + pathWithQuery(request.path, request.query),
       method,
@@ -167,6 +182,15 @@ export class KubeClient {
       // A watch body is quiet for long stretches; the informer runs its own watchdog instead.
       bodyTimeout: streaming ? 0 : timeout,
     });
+    if (!this.#onRequest) return sending;
+    let code = '<error>';
+    try {
+      const response = await sending;
+      code = String(response.statusCode);
+      return response;
+    } finally {
+      this.#onRequest({ code, method, host: this.#host, seconds: (performance.now() - started) / 1000 });
+    }
   }
 
   /** Sends a request and parses the JSON answer; throws KubeApiError on a non-2xx status. */

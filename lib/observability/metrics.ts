@@ -58,3 +58,8 @@ export function gauge<L extends string>(
 export function secondsSince(start: bigint): number {
   return Number(process.hrtime.bigint() - start) / 1e9;
 }
+
+/** prometheus.ExponentialBuckets: `count` buckets from `start`, each `factor` times the last (rounded to 6 significant digits). */
+export function exponentialBuckets(start: number, factor: number, count: number): number[] {
+  return Array.from({ length: count }, (_, i) => Number((start * factor ** i).toPrecision(6)));
+}

@@ -95,6 +95,13 @@ describe('pod-name-label through the router', () => {
     const metrics = await router.metrics.registry.getMetricsAsJSON();
     const actions = metrics.find((m) => m.name === 'kubeloop_router_actions_total')?.values ?? [];
     expect(actions.filter((v) => v.labels.result === 'error' || v.labels.result === 'refused')).toEqual([]);
+    // controller-runtime's and client-go's names: the Loop's queue and reconciles, and the API requests (the patch among them).
+    const sum = (name: string, match: (labels: Partial<Record<string, string | number>>) => boolean = () => true) =>
+      (metrics.find((m) => m.name === name)?.values ?? []).filter((v) => match(v.labels)).reduce((total, v) => total + v.value, 0);
+    expect(sum('workqueue_adds_total', (l) => l.name === 'pod-name-label')).toBeGreaterThan(0);
+    expect(sum('controller_runtime_reconcile_total', (l) => l.controller === 'pod-name-label' && l.result === 'success')).toBeGreaterThan(0);
+    expect(sum('rest_client_requests_total', (l) => l.method === 'PATCH' && l.code === '200')).toBeGreaterThan(0);
+    expect(sum('rest_client_requests_total', (l) => l.method === 'GET' && l.code === '200')).toBeGreaterThan(0);
   });
 
   it('re-labels a pod whose label another writer removes or changes right after the router wrote it', async () => {

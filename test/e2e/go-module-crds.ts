@@ -1,5 +1,5 @@
-// CRDs of Knative Serving and cert-manager, from their Go modules in the Go module cache (outside the repo),
-// so the chart's Knative Service, Certificate and Issuer manifests can be server-side dry-run applied to
+// CRDs of Knative Serving, cert-manager and the Prometheus Operator, from their Go modules in the Go module cache (outside the repo),
+// so the chart's Knative Service, Certificate, Issuer and monitoring manifests can be applied to
 // the local API server.
 import { execFile } from 'node:child_process';
 import { readdir } from 'node:fs/promises';
@@ -39,4 +39,14 @@ export async function knativeServingCrdFiles(): Promise<string[]> {
 export async function certManagerCrdFiles(): Promise<string[]> {
   const dir = join(await moduleDir('github.com/cert-manager/cert-manager', CERT_MANAGER_VERSION), 'deploy', 'crds');
   return yamlFiles(dir, (f) => f === 'cert-manager.io_certificates.yaml' || f === 'cert-manager.io_issuers.yaml');
+}
+
+/** Pinned like the others: the Prometheus Operator's release the Go module proxy served when the chart's monitors were written. */
+export const PROMETHEUS_OPERATOR_VERSION = 'v0.85.0';
+
+/** servicemonitors, podmonitors and prometheusrules.monitoring.coreos.com (example/prometheus-operator-crd/). */
+export async function prometheusOperatorCrdFiles(): Promise<string[]> {
+  const dir = join(await moduleDir('github.com/prometheus-operator/prometheus-operator', PROMETHEUS_OPERATOR_VERSION), 'example', 'prometheus-operator-crd');
+  const wanted = ['servicemonitors', 'podmonitors', 'prometheusrules'].map((plural) => `monitoring.coreos.com_${plural}.yaml`);
+  return yamlFiles(dir, (f) => wanted.includes(f));
 }

@@ -1,15 +1,21 @@
 {{/* Names, labels, images and security settings shared by every kubeloop template. */}}
 
 {{- define "kubeloop.name" -}}
-{{- .Chart.Name | trunc 63 | trimSuffix "-" -}}
+{{- .Values.nameOverride | default .Chart.Name | trunc 63 | trimSuffix "-" -}}
 {{- end -}}
 
-{{/* <release>-kubeloop, or the release name alone when it already says kubeloop. */}}
+{{/* fullnameOverride, else <release>-<name>, or the release name alone when it already contains the name.
+Truncated to 40 characters: objects append suffixes (-router-leader, -loop-<function>) to it. */}}
 {{- define "kubeloop.fullname" -}}
-{{- if contains .Chart.Name .Release.Name -}}
+{{- if .Values.fullnameOverride -}}
+{{- .Values.fullnameOverride | trunc 40 | trimSuffix "-" -}}
+{{- else -}}
+{{- $name := include "kubeloop.name" . -}}
+{{- if contains $name .Release.Name -}}
 {{- .Release.Name | trunc 40 | trimSuffix "-" -}}
 {{- else -}}
-{{- printf "%s-%s" .Release.Name .Chart.Name | trunc 40 | trimSuffix "-" -}}
+{{- printf "%s-%s" .Release.Name $name | trunc 40 | trimSuffix "-" -}}
+{{- end -}}
 {{- end -}}
 {{- end -}}
 
@@ -173,3 +179,50 @@ Call with (dict "root" $ "name" "podset"). */}}
 {{- end -}}
 {{- if $on -}}true{{- end -}}
 {{- end -}}
+
+{{/* The ServiceAccount a component runs as: serviceAccount.name, else the component's name when the chart
+creates it, else "default". Call with (dict "root" $ "component" "router"). */}}
+{{- define "kubeloop.serviceAccountName" -}}
+{{- $sa := (index .root.Values .component).serviceAccount | default dict -}}
+{{- if $sa.name -}}{{- $sa.name -}}
+{{- else if ne (toString $sa.create) "false" -}}{{- printf "%s-%s" (include "kubeloop.fullname" .root) .component -}}
+{{- else -}}default
+{{- end -}}
+{{- end -}}
+
+{{/* The ServiceAccount object of a component when serviceAccount.create (the default); call like kubeloop.serviceAccountName. */}}
+{{- define "kubeloop.serviceAccount" -}}
+{{- $sa := (index .root.Values .component).serviceAccount | default dict -}}
+{{- if ne (toString $sa.create) "false" }}
+apiVersion: v1
+kind: ServiceAccount
+metadata:
+  name: {{ include "kubeloop.serviceAccountName" . }}
+  namespace: {{ .root.Release.Namespace }}
+  labels:
+    {{- include "kubeloop.labels" . | nindent 4 }}
+  {{- with $sa.annotations }}
+  annotations: {{- toYaml . | nindent 4 }}
+  {{- end }}
+automountServiceAccountToken: true
+---
+{{- end }}
+{{- end -}}
+
+{{/* priorityClassName and topologySpreadConstraints of a component's pods (the constraints' labelSelector
+defaults to the component's pods); call with (dict "root" $ "component" "router"). */}}
+{{- define "kubeloop.podScheduling" -}}
+{{- $values := index .root.Values .component -}}
+{{- with $values.priorityClassName }}
+priorityClassName: {{ . | quote }}
+{{- end }}
+{{- with $values.topologySpreadConstraints }}
+topologySpreadConstraints:
+{{- range . }}
+  - {{- toYaml (merge (dict) . (dict "labelSelector" (dict "matchLabels" (include "kubeloop.selectorLabels" $ | fromYaml)))) | nindent 4 }}
+{{- end }}
+{{- end }}
+{{- end -}}
+
+{{/* The webhook's DNS name in its serving certificate (also the scrape's TLS server name). */}}
+{{- define "kubeloop.webhookServerName" -}}{{ include "kubeloop.webhookName" . }}.{{ .Release.Namespace }}.svc{{- end -}}

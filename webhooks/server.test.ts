@@ -197,6 +197,24 @@ describe('TLS', () => {
     await expect(peerCertificate(base, { maxVersion: 'TLSv1.2' })).resolves.toBeDefined();
   });
 
+  it('negotiates HTTP/1.1 over ALPN when a client offers h2 first, as kube-apiserver does for loopback URLs', async () => {
+    const { port } = new URL(base);
+    const protocol = await new Promise<string | false | null>((resolve, reject) => {
+      const socket = connect({ host: '127.0.0.1', port: Number(port), ca: bundle.ca.certPem, servername: 'localhost', ALPNProtocols: ['h2', 'http/1.1'] }, () => {
+        resolve(socket.alpnProtocol);
+        socket.end();
+      });
+      socket.on('error', reject);
+    });
+    expect(protocol).toBe('http/1.1');
+  });
+
+  it('keeps idle connections longer than the 90 s the API server keeps them, so the API server closes first', () => {
+    const https = server.app.server as unknown as { keepAliveTimeout: number; timeout: number };
+    expect(https.keepAliveTimeout).toBeGreaterThan(90_000);
+    expect(https.timeout).toBeGreaterThan(https.keepAliveTimeout);
+  });
+
   it('swaps the serving certificate in place: new handshakes get the new one, a kept-alive connection keeps working', async () => {
     const before = await peerCertificate(base);
     // A kept-alive connection opened on the old certificate.

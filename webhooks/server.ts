@@ -60,13 +60,28 @@ const errorSchema = {
   properties: { statusCode: { type: 'integer' }, code: { type: 'string' }, message: { type: 'string' } },
 };
 
+/**
+ * kube-apiserver's webhook client keeps idle connections for Go's default 90 s (client-go's transport leaves
+ * IdleConnTimeout unset). Idling out first would make it dial and handshake again after every quiet spell,
+ * and a request sent as we close gets "EOF" and the failure policy: outlast it, so it always closes first.
+ */
+export const WEBHOOK_TIMEOUTS = { keepAliveMs: 100_000, idleMs: 120_000 } as const;
+
+/**
+ * HTTP/1.1 only, said over ALPN: kube-apiserver forces http/1.1 for Service webhooks (kubernetes#75791), so
+ * an h2 offer would be used only by dev-mode loopback URLs and make the bench measure a path no cluster takes.
+ * Nagle is already off: Node's HTTP(S) servers set TCP_NODELAY on accepted sockets (noDelay defaults to true).
+ */
+const ALPN_PROTOCOLS = ['http/1.1'];
+
 export function createWebhookServer(options: WebhookServerOptions): WebhookServer {
   const server = createServer({
     logger: options.logger,
     ...(options.bodyLimitBytes ? { bodyLimitBytes: options.bodyLimitBytes } : {}),
     ...(options.metrics ? { metrics: options.metrics } : {}),
     ready: () => (options.ready ? options.ready() : true),
-    https: { key: options.serving.keyPem, cert: options.serving.certPem, minVersion: 'TLSv1.2' },
+    https: { key: options.serving.keyPem, cert: options.serving.certPem, minVersion: 'TLSv1.2', ALPNProtocols: ALPN_PROTOCOLS },
+    timeouts: WEBHOOK_TIMEOUTS,
   });
   const { app, metrics } = server;
   const admissions = counter<'outcome'>(metrics, 'kubeloop_webhook_admissions_total', 'Admission reviews answered, by outcome', ['outcome']);

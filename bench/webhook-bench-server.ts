@@ -1,7 +1,9 @@
 // Child process of bench/webhook.bench.ts: serves over HTTPS either the Watcher sidecar webhook with a
-// static Watcher ("webhook") or a no-op fastify route parsing the same body ("noop"), with the
-// certificate files (and a log file) in argv; prints {"url": ...} on stdout and runs until killed.
+// static Watcher ("webhook"), a no-op fastify route parsing the same body ("noop"), or the floor of any
+// webhook ("floor": bare node:https allowing everything), with the certificate files (and a log file) in
+// argv; prints {"url": ...} on stdout and runs until killed.
 import { readFileSync } from 'node:fs';
+import { createServer } from 'node:https';
 import { fastify } from 'fastify';
 import { pino } from 'pino';
 import { createLogger } from '../lib/observability/logger.ts';
@@ -11,7 +13,7 @@ import type { Watcher } from '../api/watcher.ts';
 
 const [mode, certFile, keyFile, logFile] = process.argv.slice(2);
 if (!certFile || !keyFile) {
-  console.error('usage: webhook-bench-server.ts webhook|noop <tls.crt> <tls.key> [log file]');
+  console.error('usage: webhook-bench-server.ts webhook|noop|floor <tls.crt> <tls.key> [log file]');
   process.exit(2);
 }
 const serving = { certPem: readFileSync(certFile, 'utf8'), keyPem: readFileSync(keyFile, 'utf8') };
@@ -21,6 +23,22 @@ if (mode === 'noop') {
   app.post('/mutate/watcher-sidecar', async () => ({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: { uid: 'x', allowed: true } }));
   const url = await app.listen({ port: 0, host: '127.0.0.1' });
   console.log(JSON.stringify({ url }));
+} else if (mode === 'floor') {
+  // What any out-of-process webhook costs the API server on this machine: TLS, HTTP/1.1, one JSON parse,
+  // no framework, no patch. Keep-alive outlasts the API server's 90 s idle timeout, as the webhook's does.
+  const server = createServer({ key: serving.keyPem, cert: serving.certPem, minVersion: 'TLSv1.2', keepAliveTimeout: 100_000 }, (request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      const { request: review } = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { request: { uid: string } };
+      const body = JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: { uid: review.uid, allowed: true } });
+      response.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }).end(body);
+    });
+  });
+  server.listen(0, '127.0.0.1', () => {
+    const address = server.address() as { port: number };
+    console.log(JSON.stringify({ url: `https://127.0.0.1:${address.port}` }));
+  });
 } else if (mode === 'webhook') {
   const watcher: Watcher = {
     metadata: { name: 'logwatch', namespace: 'shop' },
@@ -43,6 +61,6 @@ if (mode === 'noop') {
   const url = await listen(server.app, { port: 0, host: '127.0.0.1' });
   console.log(JSON.stringify({ url }));
 } else {
-  console.error('usage: webhook-bench-server.ts webhook|noop <tls.crt> <tls.key>');
+  console.error('usage: webhook-bench-server.ts webhook|noop|floor <tls.crt> <tls.key>');
   process.exit(2);
 }

@@ -70,3 +70,8 @@ export function machineLoad(): string {
   const [one] = readFileSync('/proc/loadavg', 'utf8').split(' ');
   return `load average ${one} on ${availableParallelism()} CPUs`;
 }
+
+/** "met" or "missed by 12.30 ms": the verdict the bench prints beside each goal. */
+export function verdict(value: number, target: number): string {
+  return value <= target ? 'met' : `missed by ${(value - target).toFixed(2)} ms`;
+}

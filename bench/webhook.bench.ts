@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { generateBundle } from '../certs/generate.ts';
 import { autocannonPost, figures, spawnUntilUrl, urlLine } from './autocannon-kit.ts';
-import { machineLoad, processTime, timeSince, type ProcessTime } from './process-figures.ts';
+import { machineLoad, processTime, timeSince, verdict, type ProcessTime } from './process-figures.ts';
 import { throughApiServer } from './webhook-apiserver.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -110,7 +110,7 @@ async function gatewayHop(): Promise<void> {
       const d = figures(runs.direct.latencies, runs.direct.requests, seconds);
       const per = (process: keyof typeof pids, requests: number) =>
         `${process} CPU ${ms(spent[process].cpuMs / requests)} wait ${ms(spent[process].waitMs / requests)}`;
-      const goal = connections === 1 ? ' (target <= 1 ms)' : ' (under load: queueing, not the goal)';
+      const goal = connections === 1 ? `: target <= 1 ms ${verdict(g.p99 - d.p99, 1)}` : ' (under load: queueing, not the goal)';
       console.log(`  ${connections} connection(s), ${machineLoad()}`);
       console.log(`    gateway (HTTPS) + function (HTTP)  ${g.requestsPerSecond.toFixed(0).padStart(7)} req/s  p50 ${ms(g.p50)}  p99 ${ms(g.p99)}`);
       console.log(`    same decision in-process (HTTPS)   ${d.requestsPerSecond.toFixed(0).padStart(7)} req/s  p50 ${ms(d.p50)}  p99 ${ms(d.p99)}`);

@@ -71,7 +71,8 @@ export function machineLoad(): string {
   return `load average ${one} on ${availableParallelism()} CPUs`;
 }
 
-/** "met" or "missed by 12.30 ms": the verdict the bench prints beside each goal. */
-export function verdict(value: number, target: number): string {
-  return value <= target ? 'met' : `missed by ${(value - target).toFixed(2)} ms`;
+/** "met", "missed by 12.30 ms", or unmeasured when the baseline's own tail was the larger one (noise). */
+export function verdict(added: number, target: number): string {
+  if (added < 0) return 'not measured (negative: the baseline\'s own tail was larger, noise)';
+  return added <= target ? 'met' : `missed by ${(added - target).toFixed(2)} ms`;
 }

@@ -49,6 +49,11 @@ export interface KubeClientOptions {
   credentialTtlMs?: number;
   /** Told of every answered or failed request (client-go's rest_client_* metrics); impersonating clients share it. */
   onRequest?: (sample: KubeRequestSample) => void;
+  /**
+   * Offer HTTP/2 (ALPN) to the API server. Off by default: Node's HTTP/2 stack costs several times the CPU
+   * of HTTP/1.1 keep-alive per request (bench/kube-client-protocol.bench.ts), the router's largest cost.
+   */
+  http2?: boolean;
 }
 
 /** One API request as client-go's REST client metrics see it: status code (or "<error>"), method, host, latency to the response headers. */
@@ -122,6 +127,7 @@ export class KubeClient {
       keepAliveTimeout: 30_000,
       // Watches keep a connection each; ordinary requests reuse the rest.
       connections: null,
+      allowH2: options.http2 ?? false,
     });
   }
 

@@ -11,7 +11,7 @@ import type { Logger } from '../observability/logger.ts';
 import { createMetricsRegistry } from '../observability/metrics.ts';
 
 import { DEFAULT_BODY_LIMIT_BYTES } from './body-limit.ts';
-import { lazyChildLoggerFactory } from './lazy-child-logger.ts';
+import { lazyChildLoggerFactory } from '../observability/lazy-child-logger.ts';
 
 export { DEFAULT_BODY_LIMIT_BYTES };
 

@@ -1,7 +1,8 @@
-// A per-request logger that becomes a pino child only when something logs through it. fastify makes one
-// child per request for its `reqId` binding; most requests log nothing, and a pino child costs microseconds.
+// A logger that becomes a pino child only when something logs through it at an enabled level: fastify makes
+// one child per request (reqId) and the router one per reconcile (loop, key, reconcileId); most log nothing,
+// and a pino child (bindings serialised) costs microseconds each.
 import type { FastifyBaseLogger } from 'fastify';
-import type { Bindings, ChildLoggerOptions } from 'pino';
+import type { Bindings, ChildLoggerOptions, Logger } from 'pino';
 
 type LogMethod = (...args: unknown[]) => void;
 
@@ -23,7 +24,19 @@ class LazyChildLogger {
     return this.#child;
   }
 
+  /** Whether `level` would be written, decided without building the child where pino's level table is at hand. */
+  isLevelEnabled(level: string): boolean {
+    if (this.#child) return (this.#child as Partial<Pick<Logger, 'isLevelEnabled'>>).isLevelEnabled?.(level) ?? true;
+    const parent = this.parent as Partial<Pick<Logger, 'levels' | 'isLevelEnabled'>>;
+    if (this.#level === undefined && this.options.level === undefined && parent.isLevelEnabled) return parent.isLevelEnabled(level);
+    const values = parent.levels?.values;
+    const threshold = values?.[this.level];
+    if (values === undefined || threshold === undefined) return true;
+    return (values[level] ?? Infinity) >= threshold;
+  }
+
   #log(method: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent', args: unknown[]): void {
+    if (method === 'silent' || !this.isLevelEnabled(method)) return;
     const real = this.#real();
     (real[method] as LogMethod).apply(real, args);
   }
@@ -67,3 +80,6 @@ class LazyChildLogger {
 /** fastify's childLoggerFactory option: request loggers that cost one small object until first used. */
 export const lazyChildLoggerFactory = (logger: FastifyBaseLogger, bindings: Bindings, options: ChildLoggerOptions): FastifyBaseLogger =>
   new LazyChildLogger(logger, bindings, options) as unknown as FastifyBaseLogger;
+
+/** parent.child(bindings), built on first use: the logging methods, level, isLevelEnabled and child of a pino Logger. */
+export const lazyChild = (parent: Logger, bindings: Bindings): Logger => new LazyChildLogger(parent, bindings, {}) as unknown as Logger;

@@ -2,7 +2,7 @@
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { lazyChildLoggerFactory } from './lazy-child-logger.ts';
+import { lazyChild, lazyChildLoggerFactory } from './lazy-child-logger.ts';
 
 function capture() {
   const lines: Array<Record<string, unknown>> = [];
@@ -18,7 +18,7 @@ describe('lazyChildLoggerFactory', () => {
     const log = lazyChildLoggerFactory(counting, { reqId: 'r1' }, {});
     expect(log.level).toBe('info');
     log.debug('hidden');
-    expect(children).toBe(1); // a disabled level still resolves the child (rare path), but writes nothing
+    expect(children).toBe(0); // a disabled level is decided from the parent's level table
     log.info({ a: 1 }, 'shown');
     expect(children).toBe(1);
     expect(lines).toEqual([expect.objectContaining({ reqId: 'r1', a: 1, msg: 'shown', level: 30 })]);
@@ -36,5 +36,16 @@ describe('lazyChildLoggerFactory', () => {
     chatty.debug('now visible');
     expect(quiet.level).toBe('info');
     expect(lines).toEqual([expect.objectContaining({ reqId: 'r3', msg: 'now visible', level: 20 })]);
+  });
+});
+
+describe('lazyChild', () => {
+  it('answers isLevelEnabled like pino and writes nested bindings in order', () => {
+    const { logger, lines } = capture();
+    const reconcile = lazyChild(lazyChild(logger, { loop: 'l', key: 'ns/a' }), { reconcileId: 'r' });
+    expect([reconcile.isLevelEnabled('debug'), reconcile.isLevelEnabled('info'), reconcile.isLevelEnabled('error')]).toEqual([false, true, true]);
+    reconcile.debug('not written');
+    reconcile.warn({ n: 1 }, 'written');
+    expect(lines).toEqual([expect.objectContaining({ loop: 'l', key: 'ns/a', reconcileId: 'r', n: 1, msg: 'written', level: 40 })]);
   });
 });

@@ -50,8 +50,9 @@ export interface KubeClientOptions {
   /** Told of every answered or failed request (client-go's rest_client_* metrics); impersonating clients share it. */
   onRequest?: (sample: KubeRequestSample) => void;
   /**
-   * Offer HTTP/2 (ALPN) to the API server. Off by default: Node's HTTP/2 stack costs several times the CPU
-   * of HTTP/1.1 keep-alive per request (bench/kube-client-protocol.bench.ts), the router's largest cost.
+   * Offer HTTP/2 (ALPN) to the API server. Off by default: through Node's HTTP/2 stack a request costs
+   * ~1.45x the client CPU of HTTP/1.1 keep-alive (bench/kube-client-protocol.bench.ts), the largest item
+   * of the router's profile; HTTP/1.1 costs a connection per watch and per concurrent request instead.
    */
   http2?: boolean;
 }

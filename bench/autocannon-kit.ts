@@ -29,12 +29,15 @@ export const urlLine = (line: string): string | undefined => (line.startsWith('{
  * Runs `node --import tsx ...args` and resolves once `match` finds the URL in a line of its stdout.
  * `ipc` adds an IPC channel (the function bench asks its servers for their CPU usage over it).
  */
+/** BENCH_CPU_PROF=<dir>: the servers write V8 CPU profiles there (node --cpu-prof) when they exit. */
+const PROFILE = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
+
 export async function spawnUntilUrl(
   args: string[],
   options: { match?: (line: string) => string | undefined; cwd?: string; ipc?: boolean } = {},
 ): Promise<SpawnedServer> {
   const stdio: StdioOptions = options.ipc ? ['ignore', 'pipe', 'inherit', 'ipc'] : ['ignore', 'pipe', 'inherit'];
-  const child = spawn(process.execPath, ['--import', 'tsx', ...args], { stdio, ...(options.cwd ? { cwd: options.cwd } : {}) });
+  const child = spawn(process.execPath, [...PROFILE, '--import', 'tsx', ...args], { stdio, ...(options.cwd ? { cwd: options.cwd } : {}) });
   const match = options.match ?? urlLine;
   for await (const line of createInterface({ input: child.stdout! })) {
     const url = match(line);

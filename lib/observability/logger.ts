@@ -1,6 +1,7 @@
 // pino JSON logger factory shared by every deployable; child loggers carry loop, key and reconcileId
 // so one reconcile can be followed from the router's queue through a function and back.
 import { pino, type DestinationStream, type Logger } from 'pino';
+import { lazyChild } from './lazy-child-logger.ts';
 
 export type { Logger };
 
@@ -80,5 +81,6 @@ export function reconcileLogger(parent: Logger, fields: ReconcileLogFields): Log
   if (fields.loop !== undefined) bindings.loop = fields.loop;
   if (fields.key !== undefined) bindings.key = fields.key;
   if (fields.reconcileId !== undefined) bindings.reconcileId = fields.reconcileId;
-  return parent.child(bindings);
+  // Built on first use: most reconciles log nothing at the production level (info).
+  return lazyChild(parent, bindings);
 }

@@ -11,6 +11,7 @@ import type { Logger } from '../observability/logger.ts';
 import { createMetricsRegistry } from '../observability/metrics.ts';
 
 import { DEFAULT_BODY_LIMIT_BYTES } from './body-limit.ts';
+import { lazyChildLoggerFactory } from '../observability/lazy-child-logger.ts';
 
 export { DEFAULT_BODY_LIMIT_BYTES };
 
@@ -87,7 +88,8 @@ export function createServer(options: ServerOptions): KubeloopServer {
     logController: new LogController({ disableRequestLogging: !(options.requestLogging ?? false) }),
     // Kept-alive idle sockets are closed on shutdown; in-flight requests are drained.
     forceCloseConnections: 'idle' as const,
-    genReqId: () => randomUUID(),
+    genReqId: requestIds(),
+    childLoggerFactory: lazyChildLoggerFactory,
   };
   // fastify's overloads type http and https servers apart; routes, hooks and inject are the same for both.
   const app = (
@@ -132,6 +134,13 @@ export function createServer(options: ServerOptions): KubeloopServer {
   };
 }
 
+/** Request ids unique across processes (a random prefix) without a UUID per request: `<prefix>-<counter>`. */
+function requestIds(): () => string {
+  const prefix = randomUUID().slice(0, 8);
+  let next = 0;
+  return () => `${prefix}-${(next++).toString(36)}`;
+}
+
 /**
  * Destroys a connection that sends no byte within `ms` (after the TLS handshake, for HTTPS). Node's own
  * timers miss it: headersTimeout starts with the first byte, and its connection checks keep refreshing
@@ -139,9 +148,11 @@ export function createServer(options: ServerOptions): KubeloopServer {
  */
 function closeSilentConnections(app: FastifyInstance, ms: number, https: boolean): void {
   const watch = (socket: Socket) => {
-    const timer = setTimeout(() => socket.destroy(), ms);
+    // Compares byte counts instead of listening for 'data': a 'data' listener makes Node's HTTP server
+    // stop parsing straight from the socket handle, which cost ~10% of a function's CPU per request.
+    const before = socket.bytesRead;
+    const timer = setTimeout(() => socket.bytesRead === before && socket.destroy(), ms);
     timer.unref();
-    socket.once('data', () => clearTimeout(timer));
     socket.once('close', () => clearTimeout(timer));
   };
   app.server.on(https ? 'secureConnection' : 'connection', watch);

@@ -3,7 +3,7 @@
 import type { V1MutatingWebhookConfiguration } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { Informer, isApiError, type KubeClient, type ResourceInfo } from '../lib/kube/index.ts';
-import { splitPemCertificates } from './inspect.ts';
+import { inspectCertificate, splitPemCertificates } from './inspect.ts';
 
 export const MUTATING_WEBHOOK_CONFIGURATIONS: ResourceInfo = {
   group: 'admissionregistration.k8s.io',
@@ -29,7 +29,7 @@ function certificateBodies(pem: string): string[] {
  * "equals": during a CA roll, a replica that has not yet picked up the new bundle holds only the old CA,
  * which the new caBundle (new CA + old CA) contains; it must not put its smaller bundle back.
  */
-function needsCaBundle(configuration: V1MutatingWebhookConfiguration, caPem: string): boolean {
+export function needsCaBundle(configuration: V1MutatingWebhookConfiguration, caPem: string): boolean {
   const ours = certificateBodies(caPem);
   return (configuration.webhooks ?? []).some((webhook) => {
     const configured = new Set(certificateBodies(Buffer.from(webhook.clientConfig.caBundle ?? '', 'base64').toString('utf8')));
@@ -37,9 +37,45 @@ function needsCaBundle(configuration: V1MutatingWebhookConfiguration, caPem: str
   });
 }
 
-/** Sets caBundle on every webhook of the configuration (read-modify-write with resourceVersion, retried on conflict). */
-export async function injectCaBundle(client: KubeClient, name: string, caPem: string): Promise<InjectResult> {
-  const caBundle = Buffer.from(caPem).toString('base64');
+/** A caBundle keeps at most this many CAs: ours, then others still valid, newest injections first. */
+export const MAX_TRUSTED_CAS = 4;
+
+function isLiveCa(pem: string, now: Date): boolean {
+  try {
+    const info = inspectCertificate(pem);
+    return info.isCa && info.notBefore.getTime() <= now.getTime() && info.notAfter.getTime() > now.getTime();
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Our CA certificates first, then those of the configured caBundle that are still-valid CAs and not ours
+ * (at most MAX_TRUSTED_CAS in all). Merging, not replacing: when the Secret's CA is corrupt and a replica
+ * makes a new one, a replica still serving a certificate from the old CA stays trusted until it picks up
+ * the new bundle, instead of the two replicas overwriting each other's caBundle in turn.
+ */
+export function mergeCaBundles(ourPem: string, configuredPem: string, now: Date): string {
+  const ours = splitPemCertificates(ourPem);
+  const seen = new Set(certificateBodies(ourPem));
+  const kept: string[] = [];
+  for (const pem of splitPemCertificates(configuredPem)) {
+    const [body] = certificateBodies(pem);
+    if (body === undefined || seen.has(body) || !isLiveCa(pem, now)) continue;
+    seen.add(body);
+    kept.push(pem);
+  }
+  // Ours verbatim, so a caBundle without foreign CAs is byte for byte the Secret's ca.crt.
+  return ourPem + kept.slice(0, Math.max(0, MAX_TRUSTED_CAS - ours.length)).join('');
+}
+
+/**
+ * Adds our CA to the caBundle of every webhook of the configuration, keeping the other valid CAs there
+ * (mergeCaBundles; read-modify-write with resourceVersion, retried on conflict).
+ */
+export async function injectCaBundle(client: KubeClient, name: string, caPem: string, now: () => Date = () => new Date()): Promise<InjectResult> {
+  const merged = (configured: string | undefined): string =>
+    Buffer.from(mergeCaBundles(caPem, Buffer.from(configured ?? '', 'base64').toString('utf8'), now())).toString('base64');
   for (let attempt = 0; attempt < 8; attempt++) {
     let current: V1MutatingWebhookConfiguration;
     try {
@@ -51,7 +87,7 @@ export async function injectCaBundle(client: KubeClient, name: string, caPem: st
     if (!needsCaBundle(current, caPem)) return 'unchanged';
     const updated: V1MutatingWebhookConfiguration = {
       ...current,
-      webhooks: (current.webhooks ?? []).map((w) => ({ ...w, clientConfig: { ...w.clientConfig, caBundle } })),
+      webhooks: (current.webhooks ?? []).map((w) => ({ ...w, clientConfig: { ...w.clientConfig, caBundle: merged(w.clientConfig.caBundle) } })),
     };
     try {
       await client.request({ method: 'PUT', path: configurationPath(name), body: updated });
@@ -101,7 +137,7 @@ export interface CaBundleKeeper {
 }
 
 /** Watches the one configuration by name and re-injects the CA whenever its caBundle drifts. */
-export function keepCaBundle(client: KubeClient, name: string, initialCaPem: string, logger?: Logger): CaBundleKeeper {
+export function keepCaBundle(client: KubeClient, name: string, initialCaPem: string, logger?: Logger, now: () => Date = () => new Date()): CaBundleKeeper {
   let caPem = initialCaPem;
   const informer = new Informer<V1MutatingWebhookConfiguration>({
     client,
@@ -114,7 +150,7 @@ export function keepCaBundle(client: KubeClient, name: string, initialCaPem: str
   const inject = (): Promise<InjectResult> => {
     inFlight = inFlight
       .catch(() => 'unchanged' as const)
-      .then(() => injectCaBundle(client, name, caPem))
+      .then(() => injectCaBundle(client, name, caPem, now))
       .then((result) => {
         if (result === 'updated') logger?.info({ configuration: name }, 'caBundle injected');
         // The informer sees the configuration appear (chart install, dev-mode registration) and injects then.

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { generateBundle, generateCa, generateServingCert, servingHosts } from './generate.ts';
 import { decideRenewal, inspectCertificate, splitPemCertificates } from './inspect.ts';
 import { renewIfNeeded } from './renew.ts';
+import { MAX_TRUSTED_CAS, mergeCaBundles } from './ca-bundle.ts';
 
 const DAY = 24 * 60 * 60 * 1000;
 const now = new Date('2026-01-01T00:00:00Z');
@@ -109,5 +110,28 @@ describe('renewIfNeeded', () => {
   it('does nothing to a good bundle', async () => {
     const first = await generateBundle({ now, identity });
     expect(await renewIfNeeded(first, identity, later(1))).toEqual({ bundle: first, changed: false, reasons: [] });
+  });
+});
+
+describe('mergeCaBundles', () => {
+  it('puts our CA first and keeps the other still-valid CAs of the caBundle, once each', async () => {
+    const today = new Date();
+    const [ours, other, expired] = await Promise.all([
+      generateBundle({ now: today, identity }),
+      generateBundle({ now: today, identity }),
+      generateBundle({ now: new Date(today.getTime() - 11 * 365 * 24 * 3600 * 1000), identity }),
+    ]);
+    const configured = [other.ca.certPem, ours.ca.certPem, expired.ca.certPem, other.serving.certPem, 'garbage'].join('');
+    expect(mergeCaBundles(ours.ca.certPem, configured, today)).toBe(ours.ca.certPem + splitPemCertificates(other.ca.certPem)[0]);
+    expect(mergeCaBundles(ours.ca.certPem, '', today)).toBe(ours.ca.certPem);
+  });
+
+  it(`keeps at most ${MAX_TRUSTED_CAS} CAs, ours always`, async () => {
+    const today = new Date();
+    const bundles = await Promise.all(Array.from({ length: MAX_TRUSTED_CAS + 2 }, () => generateBundle({ now: today, identity })));
+    const [ours, ...others] = bundles.map((b) => b.ca.certPem);
+    const merged = splitPemCertificates(mergeCaBundles(ours!, others.join(''), today));
+    expect(merged).toHaveLength(MAX_TRUSTED_CAS);
+    expect(merged[0]).toBe(splitPemCertificates(ours!)[0]);
   });
 });

@@ -1,12 +1,14 @@
 // The webhook's certificate lifecycle: at start-up make sure the shared Secret holds a good bundle and
-// the caBundle is injected; then every checkInterval renew when due, pick up a bundle another replica
-// renewed, hot-swap the serving certificate (no restart, no dropped requests) and re-inject the CA.
+// the caBundle is injected; then watch the Secret, so a bundle another replica (or `kubeloop certs rotate`)
+// wrote is served within seconds, and every checkInterval renew when due; on a change hot-swap the serving
+// certificate (no restart, no dropped requests) and re-inject the CA.
 import type { Logger } from 'pino';
-import type { KubeClient } from '../lib/kube/index.ts';
+import type { V1Secret } from '@kubernetes/client-node';
+import { SECRETS, watchNamedObject, type KubeClient, type NamedObjectWatch } from '../lib/kube/index.ts';
 import type { CertificateBundle, KeyPairPem, ServingIdentity } from './generate.ts';
 import { keepCaBundle, type CaBundleKeeper } from './ca-bundle.ts';
 import { inspectCertificate, type RenewalPolicy } from './inspect.ts';
-import { ensureCertificate, type EnsureResult, type SecretLocation } from './secret-store.ts';
+import { bundleFromSecret, ensureCertificate, type EnsureResult, type SecretLocation } from './secret-store.ts';
 
 export interface RotatorOptions {
   client: KubeClient;
@@ -14,11 +16,15 @@ export interface RotatorOptions {
   identity: ServingIdentity;
   /** MutatingWebhookConfiguration whose caBundle we own; omitted when cert-manager injects it. */
   configurationName?: string;
+  /** The renewal check for expiry (hourly in the chart); changes by others are seen at once through the watch. */
   checkIntervalMs: number;
   policy?: RenewalPolicy;
   logger: Logger;
   now?: () => Date;
 }
+
+const sameBundle = (a: CertificateBundle, b: CertificateBundle): boolean =>
+  a.ca.certPem === b.ca.certPem && a.ca.keyPem === b.ca.keyPem && a.serving.certPem === b.serving.certPem && a.serving.keyPem === b.serving.keyPem;
 
 export class CertificateRotator {
   readonly #options: RotatorOptions;
@@ -27,6 +33,7 @@ export class CertificateRotator {
   #bundle: CertificateBundle | undefined;
   #keeper: CaBundleKeeper | undefined;
   #timer: NodeJS.Timeout | undefined;
+  #watch: NamedObjectWatch<V1Secret> | undefined;
   #checking: Promise<EnsureResult> | undefined;
 
   constructor(options: RotatorOptions) {
@@ -48,14 +55,40 @@ export class CertificateRotator {
   async start(): Promise<CertificateBundle> {
     const result = await this.check();
     if (this.#options.configurationName) {
-      this.#keeper = keepCaBundle(this.#options.client, this.#options.configurationName, result.bundle.ca.certPem, this.#options.logger);
+      this.#keeper = keepCaBundle(this.#options.client, this.#options.configurationName, result.bundle.ca.certPem, this.#options.logger, this.#now);
       await this.#keeper.setCa(result.bundle.ca.certPem);
     }
     this.#timer = setInterval(() => {
       this.check().catch((error: unknown) => this.#options.logger.error({ err: error }, 'certificate check failed; will retry at the next interval'));
     }, this.#options.checkIntervalMs);
     this.#timer.unref();
+    this.#watch = this.#watchSecret();
     return result.bundle;
+  }
+
+  /** A Secret that differs from what we serve (renewed elsewhere, deleted, edited) is checked at once. */
+  #watchSecret(): NamedObjectWatch<V1Secret> {
+    const { client, secret, logger } = this.#options;
+    return watchNamedObject<V1Secret>({
+      client,
+      resource: SECRETS,
+      namespace: secret.namespace,
+      name: secret.name,
+      logger,
+      onForbidden: (error) => logger.warn({ err: error.message }, 'cannot watch the certificate Secret (grant list and watch on it): changes are seen at the periodic check only'),
+      onChange: (stored) => {
+        const recheck = (): Promise<unknown> | undefined => {
+          const serving = this.#bundle;
+          if (stored && serving && sameBundle(bundleFromSecret(stored), serving)) return undefined;
+          return this.check();
+        };
+        // A change seen during a check may be newer than what that check read: compare once it ends.
+        void (this.#checking ?? Promise.resolve())
+          .catch(() => undefined)
+          .then(recheck)
+          .catch((error: unknown) => logger.error({ err: error }, 'certificate check after a Secret change failed; will retry at the next change or interval'));
+      },
+    });
   }
 
   /** One check: renew if due (or forced), adopt another replica's renewal, swap and re-inject on change. */
@@ -93,6 +126,7 @@ export class CertificateRotator {
 
   async stop(): Promise<void> {
     if (this.#timer) clearInterval(this.#timer);
+    await this.#watch?.stop();
     await this.#checking?.catch(() => undefined);
     await this.#keeper?.stop();
   }

@@ -7,7 +7,7 @@ import type { Readable } from 'node:stream';
 import { Agent, errors as undiciErrors } from 'undici';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from '../lib/contract/json-depth.ts';
 import { validateReconcileResponse } from '../lib/contract/validate.ts';
-import { signatureHeaders, verify, type SigningKey } from '../lib/signing/webhook-signature.ts';
+import { signatureHeaders, verify, type SigningKeys } from '../lib/signing/webhook-signature.ts';
 import { CLOUDEVENT_TYPE, type ReconcileRequest, type ReconcileResponse } from '../lib/contract/types.ts';
 import { serviceAddressLookup, type ServiceAddressOverride } from './service-address.ts';
 
@@ -21,7 +21,7 @@ export interface InvokeOptions {
   url: string;
   timeoutMs: number;
   /** Sign requests and require signed replies (the Loop's spec.function.signingSecretRef). */
-  signingKey?: SigningKey;
+  signingKey?: SigningKeys;
   /** PEM CA certificates to trust for an https function URL (spec.function.caBundle). */
   caBundle?: string;
 }
@@ -98,7 +98,7 @@ export async function readBounded(body: Readable, maxBytes: number): Promise<{ t
 }
 
 /** Checks a 200 reply's signature; the reply must be signed for this request (its webhook-id). */
-export function checkReplySignature(key: SigningKey, requestId: string, headers: Record<string, string | string[] | undefined>, body: string): DispatchResult | undefined {
+export function checkReplySignature(key: SigningKeys, requestId: string, headers: Record<string, string | string[] | undefined>, body: string): DispatchResult | undefined {
   const check = verify(key, headers, body);
   if (!check.ok) return { kind: 'failed', status: 200, reason: 'InvalidSignature', message: `reply signature refused: ${check.message} (nothing was applied)` };
   if (check.id !== requestId) {

@@ -1,12 +1,13 @@
 // The Loop controller: starts, restarts and stops a LoopRunner per Loop as Loops are created, edited and
 // deleted (from the API or given inline), runs each as its ServiceAccount once a SubjectAccessReview allows
 // it (and again periodically), and keeps each Loop's Ready condition and observedGeneration.
-import type { V1LabelSelector } from '@kubernetes/client-node';
+import type { V1LabelSelector, V1Secret } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { matchesLabelSelector } from '../lib/kube/label-selector.ts';
 import { UnknownKindError } from '../lib/kube/discovery.ts';
 import { isApiError, serviceAccountUser, type KubeClient } from '../lib/kube/kube-client.ts';
 import type { KubeObject } from '../lib/contract/types.ts';
+import type { NamedObjectWatch } from '../lib/kube/named-object-watch.ts';
 import type { InformerLease, InformerRegistry } from './informer-registry.ts';
 import type { RateLimit } from '../lib/kube/rate-limiter.ts';
 import { LOOP_API_VERSION, LOOP_KIND, type Loop, type LoopCondition } from '../api/loop.ts';
@@ -14,7 +15,7 @@ import { accessChecks, reviewAccess, type AccessVerdict } from './access-review.
 import { DEFAULT_FUNCTION_URL_POLICY, type FunctionUrlPolicy } from './function-url-policy.ts';
 import { LoopSpecError, loopSpecErrorReason, parseLoop, type LoopConfig } from './loop-spec.ts';
 import { LoopRunner, type LoopHealth, type LoopRunnerDeps } from './loop-runner.ts';
-import { readSigningKey, SigningSecretError } from './signing-key.ts';
+import { readSigningKeys, SigningSecretError, watchSigningKeys } from './signing-key.ts';
 import { WorkQueue } from './work-queue.ts';
 
 export interface LoopControllerOptions {
@@ -38,6 +39,15 @@ interface Running {
   runner: LoopRunner;
   generation: number;
   specJson: string;
+  /** The watch of the Loop's signing Secret: a rotated key is used from the next call. */
+  signingWatch?: NamedObjectWatch<V1Secret>;
+  /** Set when that Secret broke (deleted, invalid): the next sync stops the Loop until it is fixed. */
+  signingProblem?: string;
+}
+
+async function stopRunning(running: Running): Promise<void> {
+  await running.signingWatch?.stop();
+  await running.runner.stop();
 }
 
 export class LoopController {
@@ -103,7 +113,7 @@ export class LoopController {
     this.#stopped = true;
     clearInterval(this.#reviewTimer);
     await this.#sync.shutdown();
-    await Promise.all([...this.#running.values()].map((r) => r.runner.stop()));
+    await Promise.all([...this.#running.values()].map(stopRunning));
     this.#running.clear();
     await this.#loops?.release();
   }
@@ -141,7 +151,7 @@ export class LoopController {
     if (!loop) {
       if (current) {
         this.#running.delete(name);
-        await current.runner.stop();
+        await stopRunning(current);
         this.#o.logger.info({ loop: name }, 'Loop deleted; stopped');
       }
       this.#health.delete(name);
@@ -150,18 +160,19 @@ export class LoopController {
     }
     const generation = loop.metadata.generation ?? 0;
     const specJson = JSON.stringify(loop.spec);
-    if (current && current.specJson === specJson) {
+    if (current && current.specJson === specJson && current.signingProblem === undefined) {
       // The periodic review: a Loop whose ServiceAccount lost its rights stops receiving.
       const verdict = await this.#review(current.runner.loop);
       if (verdict.allowed) return;
       this.#running.delete(name);
-      await current.runner.stop();
+      await stopRunning(current);
       this.#forbid(loop, generation, verdict.message);
       return;
     }
+    // A changed spec, or a signing Secret that broke: start again, which waits for a valid key.
     if (current) {
       this.#running.delete(name);
-      await current.runner.stop();
+      await stopRunning(current);
     }
     let config: LoopConfig;
     try {
@@ -180,7 +191,7 @@ export class LoopController {
     // Read as the Loop's ServiceAccount: a Loop can only use a key it may read itself.
     if (config.signingSecretRef) {
       try {
-        config.signingKey = await readSigningKey(loopClient, config.signingSecretRef);
+        config.signingKey = await readSigningKeys(loopClient, config.signingSecretRef);
       } catch (error) {
         if (!(error instanceof SigningSecretError)) throw error;
         // Nothing is sent unsigned: the Loop waits (with backoff) for its Secret.
@@ -212,8 +223,30 @@ export class LoopController {
       throw error;
     }
     this.#sync.forget(name);
-    this.#running.set(name, { runner, generation, specJson });
+    const running: Running = { runner, generation, specJson };
+    if (config.signingSecretRef && config.signingKey) running.signingWatch = this.#watchSigningKeys(running, config, loopClient);
+    this.#running.set(name, running);
     this.#o.logger.info({ loop: name, for: config.for, owns: config.owns, url: config.functionUrl, ref: config.functionRef, serviceAccount: config.serviceAccount }, 'Loop started');
+  }
+
+  /** Rotation without a restart: the runner reads config.signingKey on every call. */
+  #watchSigningKeys(running: Running, config: LoopConfig, loopClient: KubeClient): NamedObjectWatch<V1Secret> {
+    const fields = { loop: config.name, secret: `${config.signingSecretRef!.namespace}/${config.signingSecretRef!.name}` };
+    return watchSigningKeys(loopClient, config.signingSecretRef!, config.signingKey!, {
+      rotated: (keys) => {
+        config.signingKey = keys;
+        this.#o.logger.info({ ...fields, keys: keys.length }, 'signing key changed; the next calls are signed with it');
+      },
+      broken: (error) => {
+        if (this.#running.get(config.name) !== running) return;
+        running.signingProblem = error.message;
+        this.#o.logger.warn({ ...fields, err: error.message }, 'signing Secret broke; the Loop stops until it is fixed');
+        this.#sync.add(config.name, null);
+      },
+      unwatchable: (error) => {
+        this.#o.logger.warn({ ...fields, err: error.message }, 'cannot watch the signing Secret (grant the ServiceAccount list and watch on it): a rotated key is only seen when the Loop restarts');
+      },
+    });
   }
 
   /** May the Loop's ServiceAccount list and watch everything the Loop would receive? */

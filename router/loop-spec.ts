@@ -5,7 +5,7 @@ import { FINALIZER_PREFIX, type Loop, type LoopSpec, type SecretKeyRef, type Ser
 import type { KindRef } from '../api/meta.ts';
 import { parseFunctionRef, type FunctionRefConfig } from './function-ref.ts';
 import { DEFAULT_FUNCTION_URL_POLICY, functionUrlProblem, type FunctionUrlPolicy } from './function-url-policy.ts';
-import type { SigningKey } from '../lib/signing/webhook-signature.ts';
+import type { SigningKeys } from '../lib/signing/webhook-signature.ts';
 
 /** A validated Loop with defaults applied: what the router runs. */
 export interface LoopConfig {
@@ -36,8 +36,8 @@ export interface LoopConfig {
   signingSecretRef: SecretKeyRef | undefined;
   /** PEM, decoded from spec.function.caBundle. */
   caBundle: string | undefined;
-  /** The key read from signingSecretRef by the Loop controller before the Loop starts. */
-  signingKey?: SigningKey;
+  /** The key(s) read from signingSecretRef before the Loop starts, replaced when the Secret is rotated. */
+  signingKey?: SigningKeys;
 }
 
 export class LoopSpecError extends Error {

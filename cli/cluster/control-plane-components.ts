@@ -39,7 +39,11 @@ function get(url: string, tls?: { ca?: string; cert?: string; key?: string; inse
 
 function apiserverArgs(pki: ControlPlanePki, ports: Ports, dir: string): string[] {
   return [
-    `--etcd-servers=http://127.0.0.1:${ports.etcdClient}`,
+    // etcd over mutual TLS with its own CA: no other local process can read or write the cluster's data.
+    `--etcd-servers=https://127.0.0.1:${ports.etcdClient}`,
+    `--etcd-cafile=${pki.etcdCaCert}`,
+    `--etcd-certfile=${pki.etcdClientCert}`,
+    `--etcd-keyfile=${pki.etcdClientKey}`,
     '--bind-address=127.0.0.1',
     '--advertise-address=127.0.0.1',
     `--secure-port=${ports.apiserver}`,
@@ -131,7 +135,7 @@ export async function writePlaneFiles(dir: string, pkiDir: string): Promise<Plan
   return files;
 }
 
-export async function startEtcd(launch: Launch, { ports }: PlaneFiles): Promise<void> {
+export async function startEtcd(launch: Launch, { ports, pki }: PlaneFiles): Promise<void> {
   launch.onProgress(`starting etcd on 127.0.0.1:${ports.etcdClient}`);
   const etcd = spawnSupervised({
     name: 'etcd',
@@ -140,8 +144,14 @@ export async function startEtcd(launch: Launch, { ports }: PlaneFiles): Promise<
     args: [
       '--name=kubeloop',
       `--data-dir=${join(launch.dir, 'etcd')}`,
-      `--listen-client-urls=http://127.0.0.1:${ports.etcdClient}`,
-      `--advertise-client-urls=http://127.0.0.1:${ports.etcdClient}`,
+      `--listen-client-urls=https://127.0.0.1:${ports.etcdClient}`,
+      `--advertise-client-urls=https://127.0.0.1:${ports.etcdClient}`,
+      // Clients must present a certificate from etcd's own CA (only the API server has one).
+      `--cert-file=${pki.etcdServerCert}`,
+      `--key-file=${pki.etcdServerKey}`,
+      '--client-cert-auth=true',
+      `--trusted-ca-file=${pki.etcdCaCert}`,
+      // One member: the peer port is bound to loopback and never joined.
       `--listen-peer-urls=http://127.0.0.1:${ports.etcdPeer}`,
       `--initial-advertise-peer-urls=http://127.0.0.1:${ports.etcdPeer}`,
       `--initial-cluster=kubeloop=http://127.0.0.1:${ports.etcdPeer}`,
@@ -151,7 +161,8 @@ export async function startEtcd(launch: Launch, { ports }: PlaneFiles): Promise<
     ],
   });
   launch.processes.set('etcd', etcd);
-  await etcd.waitUntil('healthy', async () => (await get(`http://127.0.0.1:${ports.etcdClient}/health`)).body.includes('"health":"true"'), START_TIMEOUT_MS);
+  const client = { ca: pki.etcdClient.caPem, cert: pki.etcdClient.certPem, key: pki.etcdClient.keyPem };
+  await etcd.waitUntil('healthy', async () => (await get(`https://127.0.0.1:${ports.etcdClient}/health`, client)).body.includes('"health":"true"'), START_TIMEOUT_MS);
 }
 
 /** Also how restartApiServer brings it back, on the same port. */

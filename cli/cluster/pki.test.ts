@@ -1,4 +1,4 @@
-import { X509Certificate } from 'node:crypto';
+import { createPrivateKey, X509Certificate } from 'node:crypto';
 import { mkdir, mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -37,15 +37,38 @@ describe('createControlPlanePki', async () => {
     expect(serving.verify(ca.publicKey)).toBe(true);
   });
 
-  it('reuses the cached keys but issues new certificates on the next start', async () => {
+  it('makes fresh CA and service-account keys for every cluster, reusing only leaf keys', async () => {
     const again = await createControlPlanePki(join(dir, 'pki2'));
-    expect(await readFile(again.caKey, 'utf8')).toBe(await readFile(pki.caKey, 'utf8'));
+    expect(await readFile(again.caKey, 'utf8')).not.toBe(await readFile(pki.caKey, 'utf8'));
+    expect(await readFile(again.serviceAccountKey, 'utf8')).not.toBe(await readFile(pki.serviceAccountKey, 'utf8'));
+    expect(await readFile(again.apiserverKey, 'utf8')).toBe(await readFile(pki.apiserverKey, 'utf8'));
     expect(again.ca.certPem).not.toBe(pki.ca.certPem);
-    expect(new X509Certificate(again.clients.admin.certPem).checkIssued(new X509Certificate(again.ca.certPem))).toBe(true);
+    const againCa = new X509Certificate(again.ca.certPem);
+    expect(new X509Certificate(again.clients.admin.certPem).checkIssued(againCa)).toBe(true);
+    // One cluster's certificates are not trusted by another's CA.
+    expect(new X509Certificate(pki.clients.admin.certPem).verify(againCa.publicKey)).toBe(false);
+  });
+
+  it('signs tokens with an EC P-256 service-account key', async () => {
+    const key = createPrivateKey(await readFile(pki.serviceAccountKey, 'utf8'));
+    expect(key.asymmetricKeyType).toBe('ec');
+    expect(key.asymmetricKeyDetails?.namedCurve).toBe('prime256v1');
+  });
+
+  it('gives etcd its own CA: a serving certificate for 127.0.0.1 and a client certificate for the API server only', async () => {
+    const etcdCa = new X509Certificate(await readFile(pki.etcdCaCert, 'utf8'));
+    const server = new X509Certificate(await readFile(pki.etcdServerCert, 'utf8'));
+    const client = new X509Certificate(await readFile(pki.etcdClientCert, 'utf8'));
+    expect(server.checkIP('127.0.0.1')).toBe('127.0.0.1');
+    expect(server.verify(etcdCa.publicKey)).toBe(true);
+    expect(client.verify(etcdCa.publicKey)).toBe(true);
+    expect(client.verify(ca.publicKey)).toBe(false);
+    // The cluster's clients (admin included) cannot reach etcd with their certificates.
+    for (const id of ['admin', 'kwok'] as const) expect(new X509Certificate(pki.clients[id].certPem).verify(etcdCa.publicKey)).toBe(false);
   });
 
   it('writes private keys readable by the owner only', async () => {
-    for (const key of [pki.caKey, pki.apiserverKey, pki.serviceAccountKey]) {
+    for (const key of [pki.caKey, pki.apiserverKey, pki.serviceAccountKey, pki.etcdServerKey, pki.etcdClientKey]) {
       expect((await stat(key)).mode & 0o077).toBe(0);
     }
   });

@@ -1,7 +1,11 @@
 // PKI for the local control plane: a CA, the API server's serving certificate, client certificates
-// (admin in system:masters, the controller manager, the scheduler, kwok) and the service-account
-// signing key pair. Certificates come from lib/pki/x509.ts; keys are cached (see rsa-keys.ts).
+// (admin in system:masters, the controller manager, the scheduler, kwok), a separate etcd CA with etcd's
+// serving and the API server's client certificate, and the service-account signing key pair.
+// Certificates come from lib/pki/x509.ts. Both CA keys and the service-account key are fresh for every
+// cluster; only leaf keys are reused from the cache (rsa-keys.ts), each certified by this cluster's CA.
+import { generateKeyPair } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
+import { promisify } from 'node:util';
 import { join } from 'node:path';
 import { createCaCertificate, issueLeafCertificate, newRsaKey, type CertKeyPem, type RsaKey } from '../../lib/pki/x509.ts';
 import { cachedRsaKey } from './rsa-keys.ts';
@@ -40,6 +44,15 @@ export async function issueCertificate(ca: CertKeyPem, request: CertificateReque
 export interface ControlPlanePki {
   caCert: string;
   caKey: string;
+  /** etcd's own CA: only certificates it signed may talk to etcd (client-cert-auth), not every cluster client. */
+  etcdCaCert: string;
+  etcdServerCert: string;
+  etcdServerKey: string;
+  /** The API server's client certificate for etcd. */
+  etcdClientCert: string;
+  etcdClientKey: string;
+  /** PEMs, for probing etcd's /health over mutual TLS. */
+  etcdClient: CertKeyPem & { caPem: string };
   apiserverCert: string;
   apiserverKey: string;
   serviceAccountKey: string;
@@ -60,12 +73,34 @@ const CLIENTS: Record<ClientIdentity, { commonName: string; organizations?: stri
   kwok: { commonName: 'kwok', organizations: ['system:masters'] },
 };
 
+/**
+ * The service-account token signing key: EC P-256 (ES256), which kube-apiserver and the controller manager
+ * accept, made fresh in milliseconds, so tokens of one local cluster never verify on another.
+ */
+async function newServiceAccountKey(): Promise<RsaKey> {
+  const { privateKey, publicKey } = await promisify(generateKeyPair)('ec', {
+    namedCurve: 'prime256v1',
+    publicKeyEncoding: { type: 'spki', format: 'pem' },
+    privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
+  });
+  return { privatePem: privateKey, publicPem: publicKey };
+}
+
+const LOOPBACK_HOSTS = ['localhost', '127.0.0.1'];
+
 /** Creates the whole PKI under dir (mode 0600 keys) and returns the file paths and client PEMs. */
 export async function createControlPlanePki(dir: string): Promise<ControlPlanePki> {
   const ids = Object.keys(CLIENTS) as ClientIdentity[];
-  const [caKey, servingKey, saKeys, ...clientKeys] = await Promise.all(['ca', 'apiserver', 'service-account', ...ids].map(cachedRsaKey));
-  const ca = await createCertificateAuthority('kubeloop-local-ca', caKey);
-  const [serving, ...clientPems] = await Promise.all([
+  // Fresh CA keys: a CA key shared by every local cluster would let anyone holding one cluster's ca.key
+  // mint certificates every other one trusts. RSA because node-forge signs with RSA only.
+  const [caKey, etcdCaKey, saKeys, servingKey, etcdServerKey, etcdClientKey, ...clientKeys] = await Promise.all([
+    newRsaKey(),
+    newRsaKey(),
+    newServiceAccountKey(),
+    ...['apiserver', 'etcd-server', 'apiserver-etcd-client', ...ids].map(cachedRsaKey),
+  ]);
+  const [ca, etcdCa] = await Promise.all([createCertificateAuthority('kubeloop-local-ca', caKey), createCertificateAuthority('kubeloop-local-etcd-ca', etcdCaKey)]);
+  const [serving, etcdServer, etcdClient, ...clientPems] = await Promise.all([
     issueCertificate(
       ca,
       {
@@ -75,9 +110,11 @@ export async function createControlPlanePki(dir: string): Promise<ControlPlanePk
       },
       servingKey,
     ),
+    issueCertificate(etcdCa, { commonName: 'etcd', usage: 'server', hosts: LOOPBACK_HOSTS }, etcdServerKey),
+    issueCertificate(etcdCa, { commonName: 'kube-apiserver-etcd-client', usage: 'client' }, etcdClientKey),
     ...ids.map((id, i) => issueCertificate(ca, { ...CLIENTS[id], usage: 'client' }, clientKeys[i])),
   ]);
-  if (!saKeys || !serving) throw new Error('PKI generation returned too few keys');
+  if (!saKeys || !serving || !etcdServer || !etcdClient) throw new Error('PKI generation returned too few keys');
   const clients = Object.fromEntries(ids.map((id, i) => [id, clientPems[i] as CertKeyPem])) as Record<ClientIdentity, CertKeyPem>;
   const paths = {
     caCert: join(dir, 'ca.crt'),
@@ -86,6 +123,11 @@ export async function createControlPlanePki(dir: string): Promise<ControlPlanePk
     apiserverKey: join(dir, 'apiserver.key'),
     serviceAccountKey: join(dir, 'sa.key'),
     serviceAccountPub: join(dir, 'sa.pub'),
+    etcdCaCert: join(dir, 'etcd-ca.crt'),
+    etcdServerCert: join(dir, 'etcd-server.crt'),
+    etcdServerKey: join(dir, 'etcd-server.key'),
+    etcdClientCert: join(dir, 'apiserver-etcd-client.crt'),
+    etcdClientKey: join(dir, 'apiserver-etcd-client.key'),
   };
   await Promise.all([
     writeFile(paths.caCert, ca.certPem),
@@ -94,6 +136,11 @@ export async function createControlPlanePki(dir: string): Promise<ControlPlanePk
     writeFile(paths.apiserverKey, serving.keyPem, { mode: 0o600 }),
     writeFile(paths.serviceAccountKey, saKeys.privatePem, { mode: 0o600 }),
     writeFile(paths.serviceAccountPub, saKeys.publicPem),
+    writeFile(paths.etcdCaCert, etcdCa.certPem),
+    writeFile(paths.etcdServerCert, etcdServer.certPem),
+    writeFile(paths.etcdServerKey, etcdServer.keyPem, { mode: 0o600 }),
+    writeFile(paths.etcdClientCert, etcdClient.certPem),
+    writeFile(paths.etcdClientKey, etcdClient.keyPem, { mode: 0o600 }),
   ]);
-  return { ...paths, clients, ca };
+  return { ...paths, clients, ca, etcdClient: { ...etcdClient, caPem: etcdCa.certPem } };
 }

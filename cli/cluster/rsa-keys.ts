@@ -1,6 +1,6 @@
-// RSA key pairs for the control-plane PKI. Generating seven 2048-bit keys took 2-7 s on a busy 2-core
-// machine, most of a warm start's budget, so the harness reuses keys cached (0600) under the kubeloop
-// cache; certificates, which are what identifies a control plane, are still made fresh every start.
+// Leaf RSA key pairs for the control-plane PKI. Generating eight 2048-bit keys took 2-7 s on a busy 2-core
+// machine, most of a warm start's budget, so the harness reuses leaf keys cached (0600) under the kubeloop
+// cache; certificates, and the CA keys that sign them (pki.ts), are made fresh for every cluster.
 import { createPublicKey } from 'node:crypto';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';

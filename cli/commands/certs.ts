@@ -5,7 +5,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { V1MutatingWebhookConfiguration } from '@kubernetes/client-node';
-import { injectCaBundle } from '../../certs/ca-bundle.ts';
+import { injectCaBundle, needsCaBundle } from '../../certs/ca-bundle.ts';
 import { generateBundle, type CertificateBundle, type ServingIdentity } from '../../certs/generate.ts';
 import { decideRenewal, inspectCertificate, splitPemCertificates } from '../../certs/inspect.ts';
 import { bundleFromSecret, ensureCertificate, readCertificateSecret } from '../../certs/secret-store.ts';
@@ -109,8 +109,8 @@ export async function run(argv: string[]): Promise<number> {
       const configuration = await client.request<V1MutatingWebhookConfiguration>({
         path: `/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/${encodeURIComponent(values.configuration)}`,
       });
-      const expected = Buffer.from(bundle.ca.certPem).toString('base64');
-      const inSync = (configuration.webhooks ?? []).every((w) => w.clientConfig.caBundle === expected);
+      // In sync when it trusts every CA of the Secret; replicas keep other still-valid CAs next to them.
+      const inSync = !needsCaBundle(configuration, bundle.ca.certPem);
       console.log(`caBundle of ${values.configuration}: ${inSync ? 'in sync with the Secret' : 'DIFFERS from the Secret (run kubeloop certs inject)'}`);
     } catch (error) {
       if (!isApiError(error, 404)) throw error;

@@ -14,7 +14,7 @@ describe('signingManifests', () => {
     const { objects, loop: signed } = signingManifests(loop, 'whsec_abc');
     const [secret, role, binding] = objects;
     expect(secret).toMatchObject({ kind: 'Secret', metadata: { name: 'kubeloop-dev-podset-signing', namespace: 'kubeloop-system' }, stringData: { secret: 'whsec_abc' } });
-    expect(role).toMatchObject({ kind: 'Role', metadata: { namespace: 'kubeloop-system' }, rules: [{ apiGroups: [''], resources: ['secrets'], resourceNames: ['kubeloop-dev-podset-signing'], verbs: ['get'] }] });
+    expect(role).toMatchObject({ kind: 'Role', metadata: { namespace: 'kubeloop-system' }, rules: [{ apiGroups: [''], resources: ['secrets'], resourceNames: ['kubeloop-dev-podset-signing'], verbs: ['get', 'list', 'watch'] }] });
     expect(binding).toMatchObject({ kind: 'RoleBinding', subjects: [{ kind: 'ServiceAccount', name: 'kubeloop-loop-podset', namespace: 'kubeloop-system' }] });
     expect(signed.spec.function).toEqual({ url: 'http://127.0.0.1:1/', signingSecretRef: { name: 'kubeloop-dev-podset-signing', namespace: 'kubeloop-system', key: 'secret' } });
     expect(loop.spec.function).not.toHaveProperty('signingSecretRef');

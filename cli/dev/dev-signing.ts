@@ -17,7 +17,7 @@ export function signingManifests(loop: SignedLoop, secret: string): { objects: M
   const metadata = { name, namespace: account.namespace, labels: { 'app.kubernetes.io/managed-by': 'kubeloop-dev', 'kubeloop.dev/loop': loop.metadata.name } };
   const objects: Manifest[] = [
     { apiVersion: 'v1', kind: 'Secret', metadata, type: 'Opaque', stringData: { [SIGNING_SECRET_KEY]: secret } },
-    { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata, rules: [{ apiGroups: [''], resources: ['secrets'], resourceNames: [name], verbs: ['get'] }] },
+    { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata, rules: [{ apiGroups: [''], resources: ['secrets'], resourceNames: [name], verbs: ['get', 'list', 'watch'] }] },
     {
       apiVersion: 'rbac.authorization.k8s.io/v1',
       kind: 'RoleBinding',

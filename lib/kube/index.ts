@@ -10,3 +10,4 @@ export * from './object-store.ts';
 export * from './label-selector.ts';
 export * from './watch-stream.ts';
 export * from './informer.ts';
+export * from './named-object-watch.ts';

@@ -69,10 +69,13 @@ export function loadFixtures(fileOrFolder: string): LoadedFixture[] {
   });
 }
 
-/** Writes one fixture as <dir>/<file-safe name>.json (the gateway's --record); returns the path. */
+/**
+ * Writes one fixture as <dir>/<file-safe name>.json (the router's and the gateway's --record); returns the
+ * path. Recorded objects may hold Secrets' data and pod environments: readable by the owner only.
+ */
 export function writeFixture(dir: string, name: string, fixture: Fixture): string {
-  mkdirSync(dir, { recursive: true });
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
   const file = join(dir, `${name.replace(/[^a-zA-Z0-9.-]/g, '_')}.json`);
-  writeFileSync(file, `${JSON.stringify(fixture, null, 2)}\n`);
+  writeFileSync(file, `${JSON.stringify(fixture, null, 2)}\n`, { mode: 0o600 });
   return file;
 }

@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { pickSetting, type FlagValues } from '../config/settings.ts';
 import { readServerSettings, SERVER_FLAG_OPTIONS, type ServerSettings } from '../server/server-settings.ts';
-import { parseSigningSecret } from '../signing/webhook-signature.ts';
+import { parseSigningSecrets } from '../signing/webhook-signature.ts';
 
 export interface FunctionConfig extends ServerSettings {
   name: string;
@@ -33,7 +33,7 @@ export function readSigningSecret(values: FlagValues, env: NodeJS.ProcessEnv): s
     }
   }
   if (!picked) return undefined;
-  parseSigningSecret(picked.value, picked.setting);
+  parseSigningSecrets(picked.value, picked.setting);
   return picked.value.trim();
 }
 

@@ -3,7 +3,8 @@
 import { readFileSync } from 'node:fs';
 import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
-import { generateSigningSecret, parseSigningSecret, sign, signatureHeaders, verify } from './webhook-signature.ts';
+import { importSigningSecrets, webSignatureHeaders, webVerify } from './web-signature.ts';
+import { generateSigningSecret, parseSigningSecret, parseSigningSecrets, sign, signatureHeaders, verify } from './webhook-signature.ts';
 
 const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
 const key = parseSigningSecret(SECRET);
@@ -74,7 +75,40 @@ describe('Standard Webhooks signatures', () => {
   it('refuses secrets that are not whsec_ base64 of 24 to 64 bytes, without echoing them', () => {
     expect(() => parseSigningSecret('whsec_not base64!')).toThrow(/not "whsec_" followed by base64/);
     expect(() => parseSigningSecret(`whsec_${Buffer.alloc(8).toString('base64')}`)).toThrow(/8 bytes/);
-    expect(parseSigningSecret(generateSigningSecret())).toHaveLength(32);
-    expect(parseSigningSecret('MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw\n')).toHaveLength(24);
+    expect(parseSigningSecret(generateSigningSecret()).symmetricKeySize).toBe(32);
+    expect(parseSigningSecret('MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw\n').symmetricKeySize).toBe(24);
+  });
+
+  it('signs with every key of a rotation and verifies with any of them', () => {
+    const [next, previous] = [generateSigningSecret(), SECRET];
+    const both = parseSigningSecrets(`${next} ${previous}`);
+    const headers = signatureHeaders(both, body);
+    expect(headers['webhook-signature'].split(' ')).toHaveLength(2);
+    expect(verify(key, headers, body).ok).toBe(true);
+    expect(verify(parseSigningSecret(next), headers, body).ok).toBe(true);
+    expect(verify(both, signatureHeaders(key, body), body).ok).toBe(true);
+    expect(verify(both, signatureHeaders(parseSigningSecret(generateSigningSecret()), body), body)).toMatchObject({ ok: false, message: expect.stringContaining('any of these 2 keys') });
+    expect(() => parseSigningSecret(`${next} ${previous}`)).toThrow(/holds 2 keys; want one/);
+    expect(() => parseSigningSecrets(`${next} whsec_short`)).toThrow(/key 2 of 2/);
+    expect(() => parseSigningSecrets(Array.from({ length: 5 }, generateSigningSecret).join(' '))).toThrow(/at most 4/);
+  });
+});
+
+describe('Standard Webhooks signatures with Web Crypto', () => {
+  it('gives the specification example signature and agrees with the node:crypto path both ways', async () => {
+    const web = await importSigningSecrets(SECRET);
+    const example = await webSignatureHeaders(web, '{"test": 2432232314}', { id: 'msg_p5jXN8AQM9LWM0D4loKWxJek', nowMs: 1614265330_000 });
+    expect(example['webhook-signature']).toBe('v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=');
+    expect(verify(key, await webSignatureHeaders(web, body), body).ok).toBe(true);
+    expect(await webVerify(web, signatureHeaders(key, body), body)).toMatchObject({ ok: true });
+  });
+
+  it('applies the same rules: stale timestamps, other keys and changed bodies are refused', async () => {
+    const now = Date.UTC(2026, 10, 22, 10, 0, 0);
+    const web = await importSigningSecrets(`${generateSigningSecret()} ${SECRET}`);
+    expect(await webVerify(web, signatureHeaders(key, body, { nowMs: now - 301_000 }), body, { nowMs: now })).toMatchObject({ ok: false, message: expect.stringContaining('stale or replayed') });
+    expect(await webVerify(web, signatureHeaders(key, body), `${body} `)).toMatchObject({ ok: false });
+    expect(await webVerify(web, signatureHeaders(parseSigningSecret(generateSigningSecret()), body), body)).toMatchObject({ ok: false });
+    await expect(importSigningSecrets('whsec_short')).rejects.toThrow(/not "whsec_" followed by base64/);
   });
 });

@@ -63,12 +63,12 @@ describe('helm template signs every function it runs by default', () => {
     },
   );
 
-  it('lets each Loop\'s ServiceAccount get its own key and no other', async () => {
+  it('lets each Loop\'s ServiceAccount get and watch its own key and no other', async () => {
     const { manifests } = await renderChart(helmBinary, { namespace });
     for (const fn of SEEDS) {
       const role = one(manifests, 'Role', `kubeloop-router-loop-${fn}-signing`) as Manifest & { rules: unknown[] };
       expect(role.metadata.namespace).toBe(namespace);
-      expect(role.rules).toEqual([{ apiGroups: [''], resources: ['secrets'], resourceNames: [`kubeloop-${fn}-signing`], verbs: ['get'] }]);
+      expect(role.rules).toEqual([{ apiGroups: [''], resources: ['secrets'], resourceNames: [`kubeloop-${fn}-signing`], verbs: ['get', 'list', 'watch'] }]);
       const binding = one(manifests, 'RoleBinding', `kubeloop-router-loop-${fn}-signing`) as Manifest & { roleRef: { name: string }; subjects: unknown[] };
       expect(binding.metadata.namespace).toBe(namespace);
       expect(binding.roleRef.name).toBe(role.metadata.name);

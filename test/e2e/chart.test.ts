@@ -240,7 +240,7 @@ describe.each(Object.entries(VALUE_SETS))('helm template with the %s values', (_
     expect(functionSa.automountServiceAccountToken).toBe(false);
     for (const binding of bindings) expect(subjectsOf(binding).map((s) => s.name)).not.toContain(`${RELEASE}-function`);
     // Secrets: only the webhook's own, by name (create cannot be limited by name), and each Loop's signing key,
-    // readable (get, nothing else) by that Loop's ServiceAccount alone, in the release namespace.
+    // readable and watchable by name (get, list, watch) by that Loop's ServiceAccount alone, in the release namespace.
     const signingRoles = new Map(loops.map((l) => [`${RELEASE}-router-loop-${l.metadata.name.slice(`${RELEASE}-`.length)}-signing`, l]));
     for (const role of roles) {
       for (const rule of rulesOf(role).filter((r) => r.resources?.includes('secrets'))) {
@@ -248,7 +248,7 @@ describe.each(Object.entries(VALUE_SETS))('helm template with the %s values', (_
         if (loop) {
           expect(role.kind).toBe('Role');
           expect(role.metadata.namespace).toBe(namespace);
-          expect(rule).toEqual({ apiGroups: [''], resources: ['secrets'], resourceNames: [loop.spec.function.signingSecretRef?.name], verbs: ['get'] });
+          expect(rule).toEqual({ apiGroups: [''], resources: ['secrets'], resourceNames: [loop.spec.function.signingSecretRef?.name], verbs: ['get', 'list', 'watch'] });
           const holders = bindings.filter((b) => (b as unknown as { roleRef: { name: string } }).roleRef.name === role.metadata.name).flatMap(subjectsOf);
           expect(holders.map((h) => h.name)).toEqual([loop.spec.serviceAccount?.name]);
         } else if (rule.verbs.some((v) => v !== 'create')) expect(rule.resourceNames, `${role.metadata.name} names the Secrets it reads`).toEqual([`${RELEASE}-webhook-tls`]);

@@ -1,6 +1,7 @@
 // Signed calls end to end with Loop objects: a Loop naming its signing Secret reaches a function that has
 // the key; a reply signed with another key is never applied (Ready=False InvalidSignature, a Warning
-// event); a reply asking for 10,000 actions is refused whole; a Loop whose Secret is missing waits.
+// event); a reply asking for 10,000 actions is refused whole; a Loop whose Secret is missing waits; a
+// rotated Secret is used from the next call, without a router restart.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { V1Pod } from '@kubernetes/client-node';
@@ -8,8 +9,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadFunction } from '../../functions/registry.ts';
 import type { ReconcileRequest, ReconcileResponse } from '../../lib/contract/types.ts';
 import { serveFunction } from '../../lib/runtime/index.ts';
-import { generateSigningSecret, parseSigningSecret, signatureHeaders, type SigningKey } from '../../lib/signing/webhook-signature.ts';
+import { generateSigningSecret, parseSigningSecret, signatureHeaders, verify, type SigningKey, type SigningKeys } from '../../lib/signing/webhook-signature.ts';
 import { eventually } from '../cluster/eventually.ts';
+import type { Router } from '../../router/start-router.ts';
 import { installCrds, routerHarness, type RouterHarness } from './router-harness.ts';
 
 const ANNOTATION = 'kubeloop.dev/add-pod-name-label';
@@ -18,6 +20,7 @@ const SECRET = generateSigningSecret();
 
 let h: RouterHarness;
 let ns: string;
+let router: Router;
 const closers: Array<() => Promise<void>> = [];
 
 beforeAll(async () => {
@@ -29,15 +32,22 @@ beforeAll(async () => {
     path: `/api/v1/namespaces/${ns}/secrets`,
     body: { metadata: { name: 'fn-signing' }, stringData: { secret: SECRET } },
   });
-  await h.router(undefined, { loopSelector: h.loopSelector });
+  router = await h.router(undefined, { loopSelector: h.loopSelector });
 });
 afterAll(async () => {
   for (const close of closers) await close();
   await h?.close();
 });
 
-/** A function that answers like pod-name-label but with a reply it forges: signed with `key`, or padded with actions. */
-async function forgingFunction(forge: (response: ReconcileResponse) => ReconcileResponse, key: SigningKey): Promise<{ url: string; calls: () => number }> {
+/**
+ * A function that answers like pod-name-label but with a reply it forges: signed with `key` (or several),
+ * or padded with actions. `onRequest` sees each request's headers and body first.
+ */
+async function forgingFunction(
+  forge: (response: ReconcileResponse) => ReconcileResponse,
+  key: SigningKey | SigningKeys,
+  onRequest: (headers: Record<string, string | string[] | undefined>, body: string) => void = () => {},
+): Promise<{ url: string; calls: () => number }> {
   const definition = await loadFunction('pod-name-label');
   let calls = 0;
   const server: Server = createServer((req, res) => {
@@ -45,6 +55,7 @@ async function forgingFunction(forge: (response: ReconcileResponse) => Reconcile
     req.setEncoding('utf8').on('data', (c: string) => (body += c));
     req.on('end', () => {
       calls++;
+      onRequest(req.headers, body);
       const reply = JSON.stringify(forge(definition.reconcile(JSON.parse(body) as ReconcileRequest)));
       res.writeHead(200, { 'content-type': 'application/json', ...signatureHeaders(key, reply, { id: String(req.headers['webhook-id']) }) }).end(reply);
     });
@@ -138,5 +149,58 @@ describe('signed calls between the router and functions', () => {
       return c?.reason === 'InvalidSigningSecret' && c;
     });
     expect(ready.message).toBe(`signing Secret ${ns}/no-such-secret key "secret": the Secret does not exist`);
+  });
+});
+
+describe('rotating a Loop signing key without restarting the router', () => {
+  const OLD = generateSigningSecret();
+  const NEW = generateSigningSecret();
+  const secretPath = () => `/api/v1/namespaces/${ns}/secrets/rot-signing`;
+  const setSecret = (value: string) =>
+    h.client.request({ method: 'PATCH', path: secretPath(), contentType: 'application/merge-patch+json', body: { data: { secret: Buffer.from(value).toString('base64') } } });
+
+  it('signs the next calls with the new key once the Secret changes, the Loop running throughout', async () => {
+    await h.client.request({ method: 'POST', path: `/api/v1/namespaces/${ns}/secrets`, body: { metadata: { name: 'rot-signing' }, stringData: { secret: OLD } } });
+    // The function mid-rotation holds both keys (as `whsec_new whsec_old` would) and notes which key signed each call.
+    const signedWith: Array<'old' | 'new' | 'none'> = [];
+    const keys = { old: parseSigningSecret(OLD), new: parseSigningSecret(NEW) };
+    const fn = await forgingFunction((r) => r, [keys.new, keys.old], (headers, body) => {
+      signedWith.push(verify(keys.new, headers, body).ok ? 'new' : verify(keys.old, headers, body).ok ? 'old' : 'none');
+    });
+    await createLoop('rotating', fn.url, 'rot-signing');
+    await pod('rotating-a', 'rotating');
+    await eventually('pod labelled with the old key', async () => (await labelOf('rotating-a')) === 'rotating-a');
+    expect(signedWith).not.toContain('new');
+    const runnerBefore = await router.waitForLoop('rotating');
+
+    await setSecret(NEW);
+    const callsBefore = signedWith.length;
+    await eventually('a call signed with the new key', async () => {
+      // New pods until the router has seen the Secret change: each is one call.
+      if (signedWith.slice(callsBefore).includes('new')) return true;
+      await pod(`rotating-${signedWith.length}-${Date.now() % 100_000}`, 'rotating').catch(() => undefined);
+      return false;
+    });
+    await pod('rotating-b', 'rotating');
+    await eventually('pod labelled with the new key', async () => (await labelOf('rotating-b')) === 'rotating-b');
+    // Once switched, only the new key is used; nothing was refused and the Loop never stopped.
+    expect(signedWith.slice(signedWith.indexOf('new'))).not.toContain('old');
+    expect(signedWith).not.toContain('none');
+    expect((await readyCondition('rotating'))?.status).toBe('True');
+    expect(await router.waitForLoop('rotating')).toBe(runnerBefore);
+  });
+
+  it('stops the Loop with InvalidSigningSecret when the Secret breaks, and resumes once it is fixed', async () => {
+    await setSecret('whsec_broken');
+    const ready = await eventually('Ready=False InvalidSigningSecret', async () => {
+      const c = await readyCondition('rotating');
+      return c?.reason === 'InvalidSigningSecret' && c;
+    });
+    expect(ready.message).toContain('not "whsec_" followed by base64');
+    expect(ready.message).not.toContain('broken');
+    await setSecret(NEW);
+    await eventually('Ready=True again', async () => (await readyCondition('rotating'))?.status === 'True');
+    await pod('rotating-c', 'rotating');
+    await eventually('pod labelled after the fix', async () => (await labelOf('rotating-c')) === 'rotating-c');
   });
 });

@@ -1,5 +1,6 @@
 // Webhook certificates against the real API server: one bundle however many replicas race to create or
-// renew it, a caBundle that is put back when someone resets it, and rotation picked up by every replica.
+// renew it, a caBundle that is put back when someone resets it, and rotation picked up by every replica;
+// replicas merge caBundles when the Secret's CA is corrupt, and see a changed Secret through their watch.
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import type { V1MutatingWebhookConfiguration } from '@kubernetes/client-node';
@@ -46,6 +47,16 @@ afterAll(async () => {
   }
   await suite?.cleanup();
 });
+
+/** Back to a configuration without caBundle, as a fresh install has. */
+async function resetConfiguration(): Promise<void> {
+  await applyWebhookConfiguration(
+    clients[2]!,
+    buildWebhookConfiguration({ name: configurationName, target: { url: 'https://127.0.0.1:1/mutate/watcher-sidecar' }, kubeloopNamespace: 'kubeloop', onlyNamespaces: [`${suite.namespace}-none`] }),
+  );
+}
+
+const caBundleCertificates = async (): Promise<string[]> => splitPemCertificates(Buffer.from((await caBundle()) ?? '', 'base64').toString('utf8'));
 
 async function caBundle(): Promise<string | undefined> {
   const configuration = await clients[0]!.request<V1MutatingWebhookConfiguration>({
@@ -124,6 +135,7 @@ describe('CertificateRotator', () => {
       new CertificateRotator({ client, secret, identity, configurationName, checkIntervalMs: 3_600_000, logger, now });
     const a = make(clients[0]!);
     const b = make(clients[1]!);
+    await resetConfiguration();
     const swappedA: KeyPairPem[] = [];
     const swappedB: KeyPairPem[] = [];
     a.onServingChanged((s) => swappedA.push(s));
@@ -164,6 +176,59 @@ describe('CertificateRotator', () => {
     } finally {
       await a.stop();
       await b.stop();
+    }
+  });
+});
+
+describe('replicas sharing a certificate Secret', () => {
+  it('merge caBundles when the Secret CA is corrupt, and serve the new bundle through their watch', async () => {
+    const secret = { namespace: suite.namespace, name: 'corrupt-tls' };
+    // The periodic check is an hour away: anything picked up below came through the watch.
+    const make = (client: KubeClient) => new CertificateRotator({ client, secret, identity, configurationName, checkIntervalMs: 3_600_000, logger });
+    await resetConfiguration();
+    const a = make(clients[0]!);
+    const swappedA: KeyPairPem[] = [];
+    a.onServingChanged((s) => swappedA.push(s));
+    const b = make(clients[1]!);
+    try {
+      const first = await a.start();
+      const [oldCa] = splitPemCertificates(first.ca.certPem);
+      expect(await caBundleCertificates()).toEqual([oldCa]);
+
+      // The CA in the Secret is corrupted (a bad edit, a restore gone wrong): the next replica to start
+      // makes a new CA, while replica a still serves a certificate signed by the old one.
+      const stored = (await readCertificateSecret(clients[2]!, secret))!;
+      stored.data = { ...stored.data, 'ca.crt': Buffer.from('not a certificate').toString('base64') };
+      await clients[2]!.request({ method: 'PUT', path: `/api/v1/namespaces/${secret.namespace}/secrets/${secret.name}`, body: stored });
+      const second = await b.start();
+      const [newCa] = splitPemCertificates(second.ca.certPem);
+      expect(newCa).not.toBe(oldCa);
+
+      // Both CAs are trusted, the new one first: b's injection kept a's, and a's keeper has no reason to
+      // put its old CA back alone (which would make b's certificate fail, and b's keeper undo it, in turn).
+      expect(await caBundleCertificates()).toEqual([newCa, oldCa]);
+      // a picks the new bundle up from its watch, within seconds, without a check being called.
+      await eventually('replica a to serve the new certificate', async () => swappedA.at(-1)?.certPem === second.serving.certPem);
+      expect(a.bundle.ca.certPem).toBe(second.ca.certPem);
+      expect(await caBundleCertificates()).toEqual([newCa, oldCa]);
+    } finally {
+      await a.stop();
+      await b.stop();
+    }
+  });
+
+  it('serves a rotation made by kubeloop certs rotate --force elsewhere within seconds', async () => {
+    const secret = { namespace: suite.namespace, name: 'watched-tls' };
+    const a = new CertificateRotator({ client: clients[0]!, secret, identity, checkIntervalMs: 3_600_000, logger });
+    const swapped: KeyPairPem[] = [];
+    a.onServingChanged((s) => swapped.push(s));
+    try {
+      await a.start();
+      const forced = await ensureCertificate(clients[3]!, secret, { identity, now: () => new Date(), force: true });
+      expect(forced.action).toBe('renewed');
+      await eventually('the watch to swap in the forced certificate', async () => swapped.at(-1)?.certPem === forced.bundle.serving.certPem);
+    } finally {
+      await a.stop();
     }
   });
 });

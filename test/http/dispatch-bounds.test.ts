@@ -99,7 +99,7 @@ describe('actions per reply and signed replies', () => {
   });
 
   it('signs requests and accepts a reply signed for the same webhook-id', async () => {
-    const result = await invoker(request, { url: `${base}/signed`, timeoutMs: 5000, signingKey: key });
+    const result = await invoker(request, { url: `${base}/signed`, timeoutMs: 5000, signingKey: [key] });
     expect(result.kind).toBe('ok');
     expect(seen.at(-1)?.['webhook-signature']).toMatch(/^v1,/);
   });
@@ -110,7 +110,7 @@ describe('actions per reply and signed replies', () => {
     ['signed for another request (a replayed reply)', '/other-request', /signed for webhook-id msg_an-earlier-request, not this request's msg_/],
     ['signed 10 minutes ago', '/stale', /stale or replayed/],
   ])('refuses a reply %s as InvalidSignature', async (_case, path, message) => {
-    const result = await invoker(request, { url: `${base}${path}`, timeoutMs: 5000, signingKey: key });
+    const result = await invoker(request, { url: `${base}${path}`, timeoutMs: 5000, signingKey: [key] });
     expect(result).toMatchObject({ kind: 'failed', reason: 'InvalidSignature', message: expect.stringMatching(message) });
   });
 

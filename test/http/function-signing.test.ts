@@ -43,3 +43,30 @@ describe.each(transports)('%s with a signing key', (_name, send) => {
     expect(called).toBe(before);
   });
 });
+
+// During a rotation the function holds both keys ("whsec_new whsec_old"): a router still on either key is
+// served, and each reply carries a signature per key so the router verifies it with whichever it holds.
+const NEXT = generateSigningSecret();
+const rotating = threeTransports(counting, { logger, signingSecret: `${NEXT} ${SECRET}` });
+beforeAll(rotating.start);
+afterAll(rotating.close);
+
+describe.each(rotating.transports)('%s while the key is rotated', (_name, send) => {
+  const body = JSON.stringify(podRequest({ reconcileId: 'rec-rotating' }));
+
+  it.each([
+    ['the old key', () => key],
+    ['the new key', () => parseSigningSecret(NEXT)],
+  ])('accepts a request signed with %s and signs the reply with both', async (_case, keyOf) => {
+    const answer = await send('POST', '/', { ...JSON_HEADERS, ...signatureHeaders(keyOf(), body) }, body);
+    expect(answer.status).toBe(200);
+    expect(answer.headers['webhook-signature']?.split(' ')).toHaveLength(2);
+    expect(verify(key, answer.headers, answer.body).ok).toBe(true);
+    expect(verify(parseSigningSecret(NEXT), answer.headers, answer.body).ok).toBe(true);
+  });
+
+  it('still refuses a third key', async () => {
+    const answer = await send('POST', '/', { ...JSON_HEADERS, ...signatureHeaders(parseSigningSecret(generateSigningSecret()), body) }, body);
+    expect(answer.status).toBe(401);
+  });
+});

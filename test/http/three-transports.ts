@@ -4,7 +4,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { request } from 'undici';
 import type { FunctionDefinition } from '../../lib/sdk/define-function.ts';
-import { serveFunction, toFetchHandler, toNodeHandler, withSigning, type FunctionServerOptions, type ServedFunction } from '../../lib/runtime/index.ts';
+import { serveFunction, toFetchHandler, toNodeHandler, type FunctionServerOptions, type ServedFunction } from '../../lib/runtime/index.ts';
 
 export interface Answer {
   status: number;
@@ -31,7 +31,7 @@ export function threeTransports(definition: FunctionDefinition, options: Functio
   let served: ServedFunction | undefined;
   let nodeServer: Server | undefined;
   let nodeBase = '';
-  const fetchHandler = toFetchHandler(definition, { ...options, wrapCore: (core) => withSigning(core, options) });
+  const fetchHandler = toFetchHandler(definition, options);
   const viaFetch: Send = async (method, path, headers, body) => {
     const reply = await fetchHandler(new Request(`http://function.local${path}`, { method, headers, ...(body === undefined ? {} : { body }) }));
     const out: Record<string, string> = {};

@@ -1,6 +1,7 @@
 // The fetch handler on a runtime that is not Node: workerd (Cloudflare Workers' runtime, from the npm
 // registry), which refuses code generation from strings as Workers do. pod-name-label is bundled with
-// esbuild, served on 127.0.0.1, and every recorded case is replayed against it over HTTP.
+// esbuild, served on 127.0.0.1, and every recorded case is replayed against it over HTTP. A second worker
+// holds a signing key (a secret binding) and checks and signs calls with Web Crypto.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -10,11 +11,16 @@ import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../cli/cluster/free-port.ts';
+import { generateSigningSecret, parseSigningSecret, parseSigningSecrets, signatureHeaders, verify } from '../../lib/signing/webhook-signature.ts';
 import { formatDifferences, loadFixtures, replayFixture, type Fixture, type ReplayMode, type ReplayResult } from '../../lib/replay/index.ts';
 import { eventually } from '../cluster/eventually.ts';
 import { bundlePortable } from './portable-bundle.ts';
 
 const WORKER = fileURLToPath(new URL('./workerd/pod-name-label-worker.ts', import.meta.url));
+const SIGNED_WORKER = fileURLToPath(new URL('./workerd/signed-pod-name-label-worker.ts', import.meta.url));
+// Mid-rotation: the worker holds the new and the old key.
+const OLD_SECRET = generateSigningSecret();
+const NEW_SECRET = generateSigningSecret();
 const FIXTURES = fileURLToPath(new URL('../fixtures/pod-name-label/', import.meta.url));
 const CODEGEN_PROBE_PATH = '/__probe/codegen'; // served by the worker entry
 const WORKERD = createRequire(import.meta.url).resolve('workerd/bin/workerd');
@@ -24,14 +30,22 @@ const cases = loadFixtures(FIXTURES).map((loaded) => {
   return [loaded.name, loaded.fixture] as const;
 });
 
-function config(port: number): string {
+function config(port: number, signedPort: number): string {
   return `using Workerd = import "/workerd/workerd.capnp";
 const config :Workerd.Config = (
-  services = [(name = "main", worker = .podNameLabel)],
-  sockets = [(name = "http", address = "127.0.0.1:${port}", http = (), service = "main")],
+  services = [(name = "main", worker = .podNameLabel), (name = "signed", worker = .signedPodNameLabel)],
+  sockets = [
+    (name = "http", address = "127.0.0.1:${port}", http = (), service = "main"),
+    (name = "signed", address = "127.0.0.1:${signedPort}", http = (), service = "signed"),
+  ],
 );
 const podNameLabel :Workerd.Worker = (
   modules = [(name = "worker.js", esModule = embed "worker.js")],
+  compatibilityDate = "2025-09-01",
+);
+const signedPodNameLabel :Workerd.Worker = (
+  modules = [(name = "worker.js", esModule = embed "signed-worker.js")],
+  bindings = [(name = "KUBELOOP_SIGNING_SECRET", text = "${NEW_SECRET} ${OLD_SECRET}")],
   compatibilityDate = "2025-09-01",
 );
 `;
@@ -40,13 +54,17 @@ const podNameLabel :Workerd.Worker = (
 let dir: string;
 let workerd: ChildProcess;
 let base: string;
+let signedBase: string;
 let stderr = '';
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'kubeloop-workerd-'));
   writeFileSync(join(dir, 'worker.js'), (await bundlePortable(WORKER)).code);
+  writeFileSync(join(dir, 'signed-worker.js'), (await bundlePortable(SIGNED_WORKER)).code);
   const port = await freePort();
-  writeFileSync(join(dir, 'config.capnp'), config(port));
+  const signedPort = await freePort();
+  signedBase = `http://127.0.0.1:${signedPort}`;
+  writeFileSync(join(dir, 'config.capnp'), config(port, signedPort));
   workerd = spawn(WORKERD, ['serve', join(dir, 'config.capnp')], { cwd: dir, stdio: ['ignore', 'inherit', 'pipe'] });
   workerd.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
   base = `http://127.0.0.1:${port}`;
@@ -98,5 +116,39 @@ describe('pod-name-label as a fetch handler on workerd', () => {
     const body = (await reply.body.json()) as { code: string; message: string };
     expect(body.code).toBe('InvalidRequest');
     expect(body.message).toContain("(root) must have required property 'loop'");
+  });
+});
+
+describe('a signed pod-name-label on workerd (Web Crypto, both keys of a rotation)', () => {
+  const [fixture] = cases[0]!.slice(1) as [Fixture];
+  const body = JSON.stringify(fixture.request);
+  const post = (headers: Record<string, string>, sent = body) => request(`${signedBase}/`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: sent });
+  const both = parseSigningSecrets(`${NEW_SECRET} ${OLD_SECRET}`);
+
+  it.each([
+    ['the new key', NEW_SECRET],
+    ['the old key', OLD_SECRET],
+  ])('answers a request signed with %s, its reply signed with the same webhook-id by both keys', async (_case, secret) => {
+    const headers = signatureHeaders(parseSigningSecret(secret), body);
+    const reply = await post(headers);
+    const text = await reply.body.text();
+    expect(reply.statusCode, text).toBe(200);
+    expect(JSON.parse(text)).toMatchObject({ kind: 'ReconcileResponse', actions: expect.any(Array) });
+    const replyHeaders = reply.headers as Record<string, string>;
+    expect(replyHeaders['webhook-id']).toBe(headers['webhook-id']);
+    for (const key of both) expect(verify(key, replyHeaders, text)).toEqual({ ok: true, id: headers['webhook-id'] });
+  });
+
+  it.each([
+    ['an unsigned request', () => ({}), body, /missing signature/],
+    ['a request signed with another key', () => signatureHeaders(parseSigningSecret(generateSigningSecret()), body), body, /no webhook-signature matches/],
+    ['a tampered body', () => signatureHeaders(parseSigningSecret(NEW_SECRET), body), body.replace('"metadata"', '"metadata" '), /no webhook-signature matches/],
+    ['a replayed request signed 6 minutes ago', () => signatureHeaders(parseSigningSecret(NEW_SECRET), body, { nowMs: Date.now() - 6 * 60_000 }), body, /stale or replayed/],
+  ])('refuses %s with a signed 401', async (_case, headersOf, sent, message) => {
+    const reply = await post(headersOf(), sent);
+    const text = await reply.body.text();
+    expect(reply.statusCode, text).toBe(401);
+    expect(JSON.parse(text)).toMatchObject({ code: 'InvalidSignature', message: expect.stringMatching(message) });
+    expect(verify(both, reply.headers as Record<string, string>, text).ok).toBe(true);
   });
 });

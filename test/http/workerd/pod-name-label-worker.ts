@@ -1,11 +1,8 @@
 // Worker entry for test/http/workerd-fetch-handler.test.ts: pod-name-label behind toFetchHandler, as a
 // Cloudflare Workers deployment would export it, plus one probe showing the runtime forbids `new Function`.
-import { POD_NAME_LABEL_DEFAULTS } from '../../../functions/pod-name-label/config.ts';
-import { reconcilePodNameLabel } from '../../../functions/pod-name-label/reconcile.ts';
 import { toFetchHandler } from '../../../lib/runtime/fetch-handler.ts';
-import { defineFunction } from '../../../lib/sdk/define-function.ts';
+import { podNameLabel } from './pod-name-label-definition.ts';
 
-const podNameLabel = defineFunction({ name: 'pod-name-label', reconcile: (request) => reconcilePodNameLabel(request, POD_NAME_LABEL_DEFAULTS) });
 const handler = toFetchHandler(podNameLabel, { logLevel: 'warn' });
 
 /** Answers whether `new Function` runs here (workerd-fetch-handler.test.ts asks it). */

@@ -1,0 +1,79 @@
+// The local control plane's etcd speaks mutual TLS with its own CA: only the API server's client
+// certificate gets in. Attacked with no certificate, with the cluster admin's and over plain HTTP.
+import { readdirSync, readFileSync } from 'node:fs';
+import { request } from 'node:https';
+import { request as httpRequest } from 'node:http';
+import { join } from 'node:path';
+import { describe, expect, inject, it } from 'vitest';
+
+const clusterDir = inject('clusterDir');
+const pki = (name: string) => readFileSync(join(clusterDir, 'pki', name), 'utf8');
+
+/** etcd's client URL, read from the command line of the etcd process serving this cluster's data dir. */
+function etcdClientUrl(): string {
+  for (const pid of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
+    let args: string[];
+    try {
+      args = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+    } catch {
+      continue;
+    }
+    if (!args.includes(`--data-dir=${join(clusterDir, 'etcd')}`)) continue;
+    const url = args.find((a) => a.startsWith('--listen-client-urls='))?.slice('--listen-client-urls='.length);
+    if (url) return url;
+  }
+  throw new Error(`no etcd process serves ${clusterDir}/etcd`);
+}
+
+type Outcome = { status: number; body: string } | { error: string };
+
+function health(url: string, tls: { cert?: string; key?: string } = {}): Promise<Outcome> {
+  return new Promise((resolve) => {
+    const send = url.startsWith('https:') ? request : httpRequest;
+    const req = send(`${url}/health`, { ca: pki('etcd-ca.crt'), ...tls, timeout: 5000 }, (res) => {
+      let body = '';
+      res.setEncoding('utf8').on('data', (c: string) => (body += c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      res.on('error', (error) => resolve({ error: error.message }));
+    });
+    req.on('timeout', () => req.destroy(new Error('timeout')));
+    req.on('error', (error) => resolve({ error: error.message }));
+    req.end();
+  });
+}
+
+describe('etcd of the local control plane', () => {
+  const url = etcdClientUrl();
+
+  it('serves https on loopback', () => {
+    expect(url).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
+    // The attacks below use a real certificate, not an empty one.
+    expect(adminCert().cert).toContain('BEGIN CERTIFICATE');
+  });
+
+  it("answers the API server's etcd client certificate", async () => {
+    const outcome = await health(url, { cert: pki('apiserver-etcd-client.crt'), key: pki('apiserver-etcd-client.key') });
+    expect(outcome).toMatchObject({ status: 200, body: expect.stringContaining('"health":"true"') });
+  });
+
+  it.each([
+    ['no client certificate', {}],
+    ["the cluster admin's certificate (system:masters, signed by the cluster CA)", adminCert()],
+  ])('refuses a client with %s', async (_case, tls) => {
+    const outcome = await health(url, tls);
+    expect('error' in outcome || outcome.status !== 200, JSON.stringify(outcome)).toBe(true);
+    expect('body' in outcome ? outcome.body : '').not.toContain('"health"');
+  });
+
+  it('refuses plain HTTP', async () => {
+    const outcome = await health(url.replace('https:', 'http:'));
+    expect('body' in outcome ? outcome.body : '').not.toContain('"health"');
+  });
+});
+
+/** The admin client certificate and key, from the cluster's kubeconfig. */
+function adminCert(): { cert: string; key: string } {
+  const kubeconfig = readFileSync(join(clusterDir, 'kubeconfig'), 'utf8');
+  const field = (name: string) => Buffer.from(new RegExp(`${name}: (\\S+)`).exec(kubeconfig)?.[1] ?? '', 'base64').toString('utf8');
+  return { cert: field('client-certificate-data'), key: field('client-key-data') };
+}

@@ -88,7 +88,7 @@ async function startCertificates(config: WebhookConfig, client: KubeClient, logg
     client,
     secret: { namespace: config.namespace, name: config.secretName },
     identity: { service: config.service, namespace: config.namespace },
-    configurationName: config.configurationName,
+    ...(config.configurationName ? { configurationName: config.configurationName } : {}),
     checkIntervalMs: config.certCheckIntervalSeconds * 1000,
     logger: logger.child({ component: 'certificates' }),
   });
@@ -127,6 +127,7 @@ function createGateway(config: WebhookConfig, client: KubeClient, logger: Logger
       },
       kubeloopNamespace: config.namespace,
       onlyNamespaces: config.onlyNamespaces,
+      excludedNamespaces: config.excludedNamespaces,
     },
     caBundle: () => rotator?.bundle.ca.certPem,
     ...(config.hookSelector ? { labelSelector: config.hookSelector } : {}),
@@ -209,7 +210,7 @@ export async function startWebhook(config: WebhookConfig, deps: StartDependencie
     await gateway.contexts.stop();
     await gateway.caller.close();
   });
-  logger.info({ url, configuration: config.configurationName, dev: config.dev, certificates: config.certificates }, 'webhook serving');
+  logger.info({ url, hookConfiguration: config.hookConfigurationName, dev: config.dev, certificates: config.certificates }, 'webhook serving');
 
   return { url, server, ...(rotator ? { rotator } : {}), hooks, client, stop: stopOnce(config, client, server, state, stops) };
 }

@@ -88,10 +88,10 @@ describe('POST /admit/<hook> over HTTPS', () => {
     expect(metrics).toContain('kubeloop_webhook_tls_connections_total');
     expect(metrics).toContain('kubeloop_webhook_serving_certificate_expiry_timestamp_seconds');
     // controller-runtime's webhook metrics, by route: 200s for reviews, 400s for malformed ones; probes not counted.
-    expect(metrics).toMatch(/controller_runtime_webhook_requests_total\{webhook="\/mutate\/watcher-sidecar",code="200"\} [1-9]/);
-    expect(metrics).toMatch(/controller_runtime_webhook_requests_total\{webhook="\/mutate\/watcher-sidecar",code="400"\} [1-9]/);
-    expect(metrics).toMatch(/controller_runtime_webhook_latency_seconds_count\{webhook="\/mutate\/watcher-sidecar"\} [1-9]/);
-    expect(metrics).toContain('controller_runtime_webhook_requests_in_flight{webhook="/mutate/watcher-sidecar"} 0');
+    expect(metrics).toMatch(/controller_runtime_webhook_requests_total\{webhook="\/admit\/:hook",code="200"\} [1-9]/);
+    expect(metrics).toMatch(/controller_runtime_webhook_requests_total\{webhook="\/admit\/:hook",code="400"\} [1-9]/);
+    expect(metrics).toMatch(/controller_runtime_webhook_latency_seconds_count\{webhook="\/admit\/:hook"\} [1-9]/);
+    expect(metrics).toContain('controller_runtime_webhook_requests_in_flight{webhook="/admit/:hook"} 0');
     expect(metrics).not.toMatch(/controller_runtime_webhook_requests_total\{webhook="\/(healthz|readyz|metrics)"/);
   });
 });

@@ -3,7 +3,7 @@
 #   docker build --target router                  -t ghcr.io/kubeloop/router:0.1.0 .
 #   docker build --target webhook                 -t ghcr.io/kubeloop/webhook:0.1.0 .
 #   docker build --target function-pod-name-label -t ghcr.io/kubeloop/function-pod-name-label:0.1.0 .
-# (likewise function-podset, function-watcher, function-at). See docs/deploy.md.
+# (likewise function-podset, function-watcher, function-at, function-watcher-sidecar). See docs/deploy.md.
 # test/e2e/images.test.ts runs every target's ENTRYPOINT from the same production bundle and checks it serves.
 
 # Node 24 LTS, as package.json's engines and CI.
@@ -63,3 +63,7 @@ ENTRYPOINT ["/nodejs/bin/node", "cli/bin.js", "function", "watcher"]
 FROM runtime AS function-at
 EXPOSE 8080
 ENTRYPOINT ["/nodejs/bin/node", "cli/bin.js", "function", "at"]
+
+FROM runtime AS function-watcher-sidecar
+EXPOSE 8080
+ENTRYPOINT ["/nodejs/bin/node", "cli/bin.js", "function", "watcher-sidecar"]

@@ -8,11 +8,10 @@ import { createLogger } from '../lib/observability/logger.ts';
 import { serveFunction } from '../lib/runtime/index.ts';
 import { listen } from '../lib/server/index.ts';
 import requireLabel from '../functions/require-label/index.ts';
-import { MalformedReviewError, parseAdmissionReview, reviewResponse } from '../webhooks/admission-review.ts';
 import { FunctionCaller } from '../webhooks/function-caller.ts';
-import { toFunctionRequest, toReviewResponse } from '../webhooks/hook-review.ts';
 import { resolveHook } from '../webhooks/hook-spec.ts';
 import { createWebhookServer } from '../webhooks/server.ts';
+import { directAdmissionRoute } from './direct-admission-route.ts';
 
 const [mode, certFile, keyFile, functionUrl] = process.argv.slice(2);
 const logger = createLogger({ name: 'bench', level: 'warn', destination: pino.destination({ dest: '/dev/null', sync: true }) });
@@ -30,26 +29,12 @@ if (mode === 'function') {
   const hooks = new Map([[resolved.hook.name, resolved.hook]]);
   const server = createWebhookServer({
     logger,
-    watchers: { get: () => undefined },
-    missingWatcher: 'allow',
     serving,
     ...(mode === 'gateway' ? { gateway: { hooks: () => hooks, contexts: { lookup: () => ({}) }, caller: new FunctionCaller(), reportCall: () => {} } } : {}),
   });
   if (mode === 'direct') {
     // The same work minus the hop: convert, decide in-process, convert back.
-    server.app.post('/admit/require-label', async (request, reply) => {
-      let review;
-      try {
-        review = parseAdmissionReview(request.body);
-      } catch (error) {
-        if (error instanceof MalformedReviewError) return reply.code(400).send({ message: error.message });
-        throw error;
-      }
-      const functionRequest = toFunctionRequest(review, resolved.hook, {}, new Date());
-      const converted = toReviewResponse(requireLabel.admit(functionRequest), resolved.hook, functionRequest);
-      if (!converted.ok) throw new Error(converted.failure.message);
-      return reviewResponse(converted.response);
-    });
+    directAdmissionRoute(server.app, '/admit/require-label', resolved.hook, requireLabel.admit);
   }
   const url = await listen(server.app, { port: 0, host: '127.0.0.1' });
   console.log(JSON.stringify({ url }));

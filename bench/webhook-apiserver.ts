@@ -4,11 +4,12 @@
 // Beside the client's clock it reads where the time went: the API server's own webhook and admission-step
 // metrics, the gateway's, and each process's CPU time and run-queue wait (/proc schedstat).
 import { execFile, type ChildProcess } from 'node:child_process';
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Agent, request } from 'undici';
+import { parse } from 'yaml';
 import { generateBundle } from '../certs/generate.ts';
 import { startControlPlane } from '../cli/cluster/index.ts';
 import { KubeClient } from '../lib/kube/index.ts';
@@ -24,7 +25,7 @@ const NAMESPACE: Record<Series, string> = { plain: 'bench-plain', floor: 'bench-
 const WEBHOOK: Record<Exclude<Series, 'plain'>, string> = {
   floor: 'floor.bench.kubeloop.dev',
   gateway: 'bench-require-label.hooks.kubeloop.dev',
-  sidecar: 'watcher-sidecar.watch.kubeloop.dev',
+  sidecar: 'watcher-sidecar.hooks.kubeloop.dev',
 };
 const LABEL: Record<Series, string> = {
   plain: 'no webhook (baseline)',
@@ -70,6 +71,14 @@ export async function throughApiServer({ root, pods }: ApiServerBenchOptions): P
       ['cli/main.ts', 'webhook', '--dev', '--port=0', '--host=127.0.0.1', `--kubeconfig=${plane.kubeconfigPath}`, '--namespace=bench-kubeloop', `--only-namespace=${NAMESPACE.sidecar}`, `--only-namespace=${NAMESPACE.gateway}`],
       (line) => (line.includes('"webhook serving"') ? (JSON.parse(line) as { url: string }).url : undefined),
     );
+    // The Watcher sidecar injector: its function behind the sample AdmissionHook, limited to its namespace.
+    const injector = await spawn(['cli/main.ts', 'function', 'watcher-sidecar', '--port=0', '--host=127.0.0.1'], (line) =>
+      line.includes('"serving function watcher-sidecar"') ? (JSON.parse(line) as { url: string }).url : undefined,
+    );
+    const sidecarHook = parse(await readFile(join(root, 'samples/admission-hooks/watcher-sidecar.yaml'), 'utf8')) as { spec: Record<string, unknown> };
+    sidecarHook.spec.function = { url: `${injector.url}/admit` };
+    sidecarHook.spec.namespaceSelector = { matchLabels: { 'kubernetes.io/metadata.name': NAMESPACE.sidecar } };
+    await client.request({ method: 'POST', path: '/apis/kubeloop.dev/v1alpha1/admissionhooks', body: sidecarHook });
     await client.request({
       method: 'POST',
       path: '/apis/kubeloop.dev/v1alpha1/admissionhooks',

@@ -1,7 +1,8 @@
-// Child process of bench/webhook.bench.ts: serves over HTTPS either the Watcher sidecar webhook with a
-// static Watcher ("webhook"), a no-op fastify route parsing the same body ("noop"), or the floor of any
-// webhook ("floor": bare node:https allowing everything), with the certificate files (and a log file) in
-// argv; prints {"url": ...} on stdout and runs until killed.
+// Child process of bench/webhook.bench.ts: serves over HTTPS either the Watcher sidecar decision in-process
+// (the watcher-sidecar function behind the gateway's conversions, a static Watcher as context: "webhook"), a
+// no-op fastify route parsing the same body ("noop"), or the floor of any webhook ("floor": bare node:https
+// allowing everything), with the certificate files (and a log file) in argv; prints {"url": ...} on stdout
+// and runs until killed.
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:https';
 import { fastify } from 'fastify';
@@ -9,7 +10,10 @@ import { pino } from 'pino';
 import { createLogger } from '../lib/observability/logger.ts';
 import { listen } from '../lib/server/index.ts';
 import { createWebhookServer } from '../webhooks/server.ts';
-import type { Watcher } from '../api/watcher.ts';
+import { resolveHook } from '../webhooks/hook-spec.ts';
+import watcherSidecar from '../functions/watcher-sidecar/index.ts';
+import type { KubeObject } from '../api/meta.ts';
+import { directAdmissionRoute } from './direct-admission-route.ts';
 
 const [mode, certFile, keyFile, logFile] = process.argv.slice(2);
 if (!certFile || !keyFile) {
@@ -40,7 +44,9 @@ if (mode === 'noop') {
     console.log(JSON.stringify({ url: `https://127.0.0.1:${address.port}` }));
   });
 } else if (mode === 'webhook') {
-  const watcher: Watcher = {
+  const watcher: KubeObject = {
+    apiVersion: 'watch.kubeloop.dev/v1alpha1',
+    kind: 'Watcher',
     metadata: { name: 'logwatch', namespace: 'shop' },
     spec: {
       container: { name: 'logwatch', image: 'busybox:1.36', volumeMounts: [{ name: 'watch-data', mountPath: '/data' }] },
@@ -52,12 +58,14 @@ if (mode === 'noop') {
   // Production settings: info-level JSON logs, one line per injection, written synchronously to a file
   // (as a container runtime drains stdout to one). A pipe to the busy load generator would fill up and
   // block the writes, measuring the parent instead of the webhook.
-  const server = createWebhookServer({
-    logger: createLogger({ name: 'webhook', level: 'info', destination: pino.destination({ dest: logFile ?? '/dev/null', sync: true }) }),
-    watchers: { get: (ns, name) => (ns === 'shop' && name === 'logwatch' ? watcher : undefined) },
-    missingWatcher: 'allow',
-    serving,
+  const resolved = resolveHook({
+    metadata: { name: 'watcher-sidecar' },
+    spec: { type: 'mutating', rules: [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'] }], function: { url: 'http://127.0.0.1:1/admit' } },
   });
+  if (!resolved.ok) throw new Error(resolved.message);
+  const logger = createLogger({ name: 'webhook', level: 'info', destination: pino.destination({ dest: logFile ?? '/dev/null', sync: true }) });
+  const server = createWebhookServer({ logger, serving });
+  directAdmissionRoute(server.app, '/mutate/watcher-sidecar', resolved.hook, watcherSidecar.admit, (namespace) => ({ watcher: namespace === 'shop' ? watcher : null }));
   const url = await listen(server.app, { port: 0, host: '127.0.0.1' });
   console.log(JSON.stringify({ url }));
 } else {

@@ -21,6 +21,7 @@ export async function loadFunction(name: string): Promise<FunctionDefinition> {
 /** Admission functions (docs/admission.md), served alike by `kubeloop function <name>`. */
 export const admissionRegistry: Record<string, () => Promise<AdmissionDefinition>> = {
   'require-label': () => import('./require-label/index.ts').then((m) => m.default),
+  'watcher-sidecar': () => import('./watcher-sidecar/index.ts').then((m) => m.default),
 };
 
 /** A reconcile or an admission function by name. */

@@ -1,7 +1,6 @@
 // The admission.k8s.io/v1 AdmissionReview wire shape: validating what the API server sent (malformed
 // requests become a 400 with a message) and building the response, with a base64 JSON patch.
 import type { AdmissionOperation, GroupVersionKind, GroupVersionResource } from '../lib/contract/admission-types.ts';
-import type { PatchOperation } from './inject-sidecar.ts';
 
 export const ADMISSION_API_VERSION = 'admission.k8s.io/v1';
 
@@ -100,20 +99,4 @@ function checkObjectMetadata(object: unknown, where: string): void {
 
 export function reviewResponse(response: AdmissionResponse): AdmissionReview {
   return { apiVersion: ADMISSION_API_VERSION, kind: 'AdmissionReview', response };
-}
-
-export function allow(uid: string, warnings: string[] = []): AdmissionResponse {
-  return warnings.length > 0 ? { uid, allowed: true, warnings } : { uid, allowed: true };
-}
-
-export function allowWithPatch(uid: string, patch: PatchOperation[], warnings: string[]): AdmissionResponse {
-  return {
-    ...allow(uid, warnings),
-    patchType: 'JSONPatch',
-    patch: Buffer.from(JSON.stringify(patch)).toString('base64'),
-  };
-}
-
-export function deny(uid: string, code: number, message: string, reason = 'Forbidden'): AdmissionResponse {
-  return { uid, allowed: false, status: { code, message, reason } };
 }

@@ -1,10 +1,9 @@
 // Configuration of `kubeloop webhook`: flags win over environment variables; every value is checked
 // at start-up and a bad one is reported with the flag or variable that set it.
 import { parseArgs } from 'node:util';
-import { pickSetting, settingInteger, settingOneOf } from '../lib/config/settings.ts';
+import { pickSetting, settingInteger, settingOneOf, type Setting } from '../lib/config/settings.ts';
 import { readServerSettings, SERVER_FLAG_OPTIONS, type ServerSettings } from '../lib/server/server-settings.ts';
-import type { MissingWatcherPolicy } from './admit-pod.ts';
-import { DEFAULT_CONFIGURATION_NAME, DEFAULT_WEBHOOK_PORT, type FailurePolicy } from './configuration.ts';
+import { DEFAULT_WEBHOOK_PORT } from './configuration.ts';
 import { DEFAULT_HOOK_CONFIGURATION_NAME } from './hook-configuration.ts';
 
 /**
@@ -25,21 +24,24 @@ export interface WebhookConfig extends ServerSettings {
   namespace: string;
   service: string;
   secretName: string;
-  configurationName: string;
+  /** A MutatingWebhookConfiguration of the user's own whose caBundle the rotator keeps (the hooks' are kept by the gateway). */
+  configurationName?: string;
   certificates: CertificateMode;
   tlsCertFile?: string;
   tlsKeyFile?: string;
   certCheckIntervalSeconds: number;
-  missingWatcher: MissingWatcherPolicy;
   /**
-   * Dev mode: register the MutatingWebhookConfiguration ourselves with url https://127.0.0.1:<port>/...
-   * (how a local API server reaches a webhook running outside the cluster).
+   * Dev mode: register the hooks with url https://127.0.0.1:<port>/admit/<hook> (how a local API server
+   * reaches a gateway running outside the cluster), and make the certificate namespace if missing.
    */
   dev: boolean;
-  failurePolicy: FailurePolicy;
-  /** Dev mode and tests: only pods in these namespaces are sent to this webhook. */
+  /** Outside dev mode: the URL base the API server reaches the gateway at instead of its Service. */
+  advertiseUrl?: string;
+  /** Dev mode and tests: only objects in these namespaces are sent to the gateway. */
   onlyNamespaces: string[];
-  /** Cache Watchers of one namespace only (tests); all namespaces by default. */
+  /** Never sent to any hook, besides kube-system and kubeloop's namespace (the chart: kube-public, kube-node-lease). */
+  excludedNamespaces: string[];
+  /** Cache context objects of one namespace only (tests); all namespaces by default. */
   watchNamespace?: string;
   /** The Mutating- and ValidatingWebhookConfiguration the AdmissionHook gateway owns. */
   hookConfigurationName: string;
@@ -57,19 +59,31 @@ export const WEBHOOK_USAGE = `usage: kubeloop webhook [options]
   --namespace kubeloop             kubeloop's namespace, holds the certificate Secret (KUBELOOP_NAMESPACE, POD_NAMESPACE)
   --service kubeloop-webhook       Service in front of the webhook, for the certificate SANs (KUBELOOP_WEBHOOK_SERVICE)
   --secret kubeloop-webhook-tls    certificate Secret (KUBELOOP_WEBHOOK_SECRET)
-  --configuration ${DEFAULT_CONFIGURATION_NAME}  MutatingWebhookConfiguration to keep the caBundle of (KUBELOOP_WEBHOOK_CONFIGURATION)
+  --configuration NAME             a MutatingWebhookConfiguration of your own to keep the caBundle of (KUBELOOP_WEBHOOK_CONFIGURATION)
   --certificates self-managed|files  (KUBELOOP_WEBHOOK_CERTIFICATES) files = cert-manager mounted
   --tls-cert-file PATH --tls-key-file PATH   with --certificates files
   --cert-check-interval-seconds 3600 (KUBELOOP_CERT_CHECK_INTERVAL_SECONDS)
-  --missing-watcher allow|deny     pod naming a Watcher that does not exist (KUBELOOP_MISSING_WATCHER)
-  --dev                            register the configuration with url https://127.0.0.1:<port> (kubeloop dev, tests)
-  --failure-policy Ignore|Fail     of the registered configuration in --dev (KUBELOOP_WEBHOOK_FAILURE_POLICY)
-  --only-namespace NS              in --dev, send only pods of these namespaces (repeatable)
-  --watch-namespace NS             cache Watchers (and context objects) of one namespace only
+  --dev                            register the hooks with url https://127.0.0.1:<port> (kubeloop dev, tests)
+  --advertise-url https://HOST:PORT  register the hooks at this URL base instead of --service (KUBELOOP_WEBHOOK_ADVERTISE_URL)
+  --only-namespace NS              send only objects of these namespaces (repeatable)
+  --exclude-namespace NS           never send objects of these namespaces, besides kube-system and --namespace (repeatable)
+  --watch-namespace NS             cache context objects of one namespace only
   --hook-configuration ${DEFAULT_HOOK_CONFIGURATION_NAME}  Mutating/ValidatingWebhookConfiguration of the AdmissionHooks (KUBELOOP_HOOK_CONFIGURATION)
   --hook-selector SELECTOR         serve only AdmissionHooks with these labels (KUBELOOP_HOOK_SELECTOR)
   --record DIR                     write every admission function call as a fixture (kubeloop replay)
   --body-limit-bytes 8388608 --log-level info --drain-delay-seconds 0`;
+
+/** An https URL base without a trailing slash (hooks are served at <base>/admit/<hook>). */
+function advertiseUrl(picked: Setting): string {
+  let url: URL;
+  try {
+    url = new URL(picked.value);
+  } catch {
+    throw new Error(`${picked.setting}: "${picked.value}" is not a URL`);
+  }
+  if (url.protocol !== 'https:' || url.search || url.hash) throw new Error(`${picked.setting}: "${picked.value}" must be an https URL without query or fragment (the API server calls webhooks over TLS)`);
+  return url.href.replace(/\/$/, '');
+}
 
 export function readWebhookConfig(argv: string[], env: NodeJS.ProcessEnv = process.env): WebhookConfig {
   const { values, positionals } = parseArgs({
@@ -86,10 +100,10 @@ export function readWebhookConfig(argv: string[], env: NodeJS.ProcessEnv = proce
       'tls-cert-file': { type: 'string' },
       'tls-key-file': { type: 'string' },
       'cert-check-interval-seconds': { type: 'string' },
-      'missing-watcher': { type: 'string' },
       dev: { type: 'boolean' },
-      'failure-policy': { type: 'string' },
+      'advertise-url': { type: 'string' },
       'only-namespace': { type: 'string', multiple: true },
+      'exclude-namespace': { type: 'string', multiple: true },
       'watch-namespace': { type: 'string' },
       'hook-configuration': { type: 'string' },
       'hook-selector': { type: 'string' },
@@ -97,7 +111,7 @@ export function readWebhookConfig(argv: string[], env: NodeJS.ProcessEnv = proce
     },
   });
   if (positionals.length > 0) throw new Error(`unexpected arguments: ${positionals.join(' ')}\n${WEBHOOK_USAGE}`);
-  type Flag = Exclude<keyof typeof values, 'dev' | 'only-namespace'>;
+  type Flag = Exclude<keyof typeof values, 'dev' | 'only-namespace' | 'exclude-namespace'>;
   const pick = (flag: Flag, ...variables: string[]) => pickSetting(values, env, flag, ...variables);
   const text = (flag: Flag, fallback: string, ...variables: string[]): string => pick(flag, ...variables)?.value ?? fallback;
   const config: WebhookConfig = {
@@ -105,18 +119,20 @@ export function readWebhookConfig(argv: string[], env: NodeJS.ProcessEnv = proce
     namespace: text('namespace', 'kubeloop', 'KUBELOOP_NAMESPACE', 'POD_NAMESPACE'),
     service: text('service', 'kubeloop-webhook', 'KUBELOOP_WEBHOOK_SERVICE'),
     secretName: text('secret', 'kubeloop-webhook-tls', 'KUBELOOP_WEBHOOK_SECRET'),
-    configurationName: text('configuration', DEFAULT_CONFIGURATION_NAME, 'KUBELOOP_WEBHOOK_CONFIGURATION'),
     certificates: settingOneOf(pick('certificates', 'KUBELOOP_WEBHOOK_CERTIFICATES'), 'self-managed', ['self-managed', 'files']),
     // At least a minute: a tighter loop would only hammer the API server.
     certCheckIntervalSeconds: settingInteger(pick('cert-check-interval-seconds', 'KUBELOOP_CERT_CHECK_INTERVAL_SECONDS'), 3600, 60, 7 * 24 * 3600),
-    missingWatcher: settingOneOf(pick('missing-watcher', 'KUBELOOP_MISSING_WATCHER'), 'allow', ['allow', 'deny']),
     dev: values.dev ?? false,
-    failurePolicy: settingOneOf(pick('failure-policy', 'KUBELOOP_WEBHOOK_FAILURE_POLICY'), 'Ignore', ['Ignore', 'Fail']),
     onlyNamespaces: values['only-namespace'] ?? [],
+    excludedNamespaces: values['exclude-namespace'] ?? [],
     hookConfigurationName: text('hook-configuration', DEFAULT_HOOK_CONFIGURATION_NAME, 'KUBELOOP_HOOK_CONFIGURATION'),
   };
   const hookSelector = pick('hook-selector', 'KUBELOOP_HOOK_SELECTOR');
   if (hookSelector) config.hookSelector = hookSelector.value;
+  const advertise = pick('advertise-url', 'KUBELOOP_WEBHOOK_ADVERTISE_URL');
+  if (advertise) config.advertiseUrl = advertiseUrl(advertise);
+  const configuration = pick('configuration', 'KUBELOOP_WEBHOOK_CONFIGURATION');
+  if (configuration) config.configurationName = configuration.value;
   const record = pick('record');
   if (record) config.recordDir = record.value;
   const kubeconfig = pick('kubeconfig');

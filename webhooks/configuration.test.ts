@@ -43,22 +43,22 @@ describe('buildWebhookConfiguration', () => {
 });
 
 describe('readWebhookConfig', () => {
-  it('defaults to port 8443, self-managed certificates, allow on a missing Watcher, failurePolicy Ignore', () => {
-    expect(readWebhookConfig([], {})).toMatchObject({
-      port: 8443,
-      namespace: 'kubeloop',
-      certificates: 'self-managed',
-      missingWatcher: 'allow',
-      failurePolicy: 'Ignore',
-      bodyLimitBytes: 2 * 1024 * 1024,
-      certCheckIntervalSeconds: 3600,
-    });
+  it('defaults to port 8443, self-managed certificates, the hooks registered at the Service', () => {
+    const config = readWebhookConfig([], {});
+    expect(config).toMatchObject({ port: 8443, namespace: 'kubeloop', certificates: 'self-managed', bodyLimitBytes: 2 * 1024 * 1024, certCheckIntervalSeconds: 3600 });
+    expect(config.advertiseUrl).toBeUndefined();
+  });
+
+  it('takes an https advertise URL (a gateway behind a balancer outside the cluster) and refuses anything else', () => {
+    expect(readWebhookConfig(['--advertise-url', 'https://10.0.0.5:8443/'], {}).advertiseUrl).toBe('https://10.0.0.5:8443');
+    expect(() => readWebhookConfig([], { KUBELOOP_WEBHOOK_ADVERTISE_URL: 'http://10.0.0.5' })).toThrow('KUBELOOP_WEBHOOK_ADVERTISE_URL: "http://10.0.0.5" must be an https URL');
+    expect(() => readWebhookConfig(['--advertise-url', 'nope'], {})).toThrow('--advertise-url: "nope" is not a URL');
   });
 
   it('lets flags win over environment variables and names the bad setting', () => {
     expect(readWebhookConfig(['--port', '9443'], { PORT: '1' }).port).toBe(9443);
     expect(readWebhookConfig([], { POD_NAMESPACE: 'ops' }).namespace).toBe('ops');
-    expect(() => readWebhookConfig([], { KUBELOOP_MISSING_WATCHER: 'maybe' })).toThrow('KUBELOOP_MISSING_WATCHER: "maybe" is not one of allow, deny');
+    expect(() => readWebhookConfig([], { KUBELOOP_WEBHOOK_CERTIFICATES: 'maybe' })).toThrow('KUBELOOP_WEBHOOK_CERTIFICATES: "maybe" is not one of self-managed, files');
     expect(() => readWebhookConfig(['--body-limit-bytes', '1000'], {})).toThrow(/--body-limit-bytes/);
     expect(() => readWebhookConfig(['--certificates', 'files'], {})).toThrow(/--tls-cert-file/);
   });

@@ -1,8 +1,7 @@
-// Starts the whole webhook process from its config: Kubernetes client, Watcher cache, certificates
-// (Secret-backed rotation or mounted files), the HTTPS server, and in dev mode the registration of the
-// MutatingWebhookConfiguration. Used by `kubeloop webhook`, `kubeloop dev`, the e2e tests and the bench.
+// Starts the whole webhook gateway from its config: Kubernetes client, certificates (Secret-backed
+// rotation or mounted files), the HTTPS server and the AdmissionHooks it serves (in dev mode registered at
+// https://127.0.0.1:<port>). Used by `kubeloop webhook`, `kubeloop dev`, the e2e tests and the bench.
 import type { KubeConfig } from '@kubernetes/client-node';
-import { applyWebhookConfiguration, deleteWebhookConfiguration } from '../certs/ca-bundle.ts';
 import { watchCertificateFiles } from '../certs/file-certificate.ts';
 import type { KeyPairPem } from '../certs/generate.ts';
 import { CertificateRotator } from '../certs/rotation.ts';
@@ -11,10 +10,8 @@ import { ADMISSION_HOOK_API_VERSION, ADMISSION_HOOK_KIND } from '../api/admissio
 import { createLogger, type Logger } from '../lib/observability/logger.ts';
 import { listen } from '../lib/server/index.ts';
 import type { WebhookConfig } from './config.ts';
-import { buildWebhookConfiguration, MUTATE_PATH } from './configuration.ts';
 import type { HookConfigurationOptions } from './hook-configuration.ts';
 import { createWebhookServer, type WebhookServer } from './server.ts';
-import { startWatcherCache, type WatcherCache } from './watcher-cache.ts';
 import { ContextCache } from './context-objects.ts';
 import { FunctionCaller } from './function-caller.ts';
 import { HookController } from './hook-controller.ts';
@@ -25,11 +22,10 @@ export interface RunningWebhook {
   server: WebhookServer;
   /** Present with self-managed certificates. */
   rotator?: CertificateRotator;
-  watchers: WatcherCache;
   /** The AdmissionHooks served at /admit/<hook>. */
   hooks: HookController;
   client: KubeClient;
-  /** Stops serving; in dev mode `unregister` also deletes the MutatingWebhookConfiguration. */
+  /** Stops serving; in dev mode `unregister` also empties the hook configurations it wrote. */
   stop(options?: { unregister?: boolean }): Promise<void>;
 }
 
@@ -92,7 +88,7 @@ async function startCertificates(config: WebhookConfig, client: KubeClient, logg
     client,
     secret: { namespace: config.namespace, name: config.secretName },
     identity: { service: config.service, namespace: config.namespace },
-    configurationName: config.configurationName,
+    ...(config.configurationName ? { configurationName: config.configurationName } : {}),
     checkIntervalMs: config.certCheckIntervalSeconds * 1000,
     logger: logger.child({ component: 'certificates' }),
   });
@@ -131,6 +127,7 @@ function createGateway(config: WebhookConfig, client: KubeClient, logger: Logger
       },
       kubeloopNamespace: config.namespace,
       onlyNamespaces: config.onlyNamespaces,
+      excludedNamespaces: config.excludedNamespaces,
     },
     caBundle: () => rotator?.bundle.ca.certPem,
     ...(config.hookSelector ? { labelSelector: config.hookSelector } : {}),
@@ -138,15 +135,13 @@ function createGateway(config: WebhookConfig, client: KubeClient, logger: Logger
   return { contexts, caller, hooks, state };
 }
 
-function createServer(config: WebhookConfig, logger: Logger, watchers: WatcherCache, serving: KeyPairPem, gateway: AdmissionGateway): WebhookServer {
+function createServer(config: WebhookConfig, logger: Logger, serving: KeyPairPem, gateway: AdmissionGateway): WebhookServer {
   const { hooks, contexts, caller, state } = gateway;
   return createWebhookServer({
     logger,
-    watchers,
-    missingWatcher: config.missingWatcher,
     serving,
     bodyLimitBytes: config.bodyLimitBytes,
-    ready: () => watchers.synced && (!state.served || hooks.synced),
+    ready: () => !state.served || hooks.synced,
     gateway: {
       hooks: () => hooks.hooks,
       contexts,
@@ -158,8 +153,8 @@ function createServer(config: WebhookConfig, logger: Logger, watchers: WatcherCa
 }
 
 // In the cluster the chart installs the CRD; readiness waits for the hooks. Dev mode fails fast instead.
-// Without the AdmissionHook CRD (an older chart, a bare `kubeloop webhook --dev`) the gateway serves the
-// Watcher sidecar only; with it, dev mode waits for the hooks so they are registered once we return.
+// Without the AdmissionHook CRD (an older chart, a bare `kubeloop webhook --dev`) the gateway serves
+// nothing but health; with it, dev mode waits for the hooks so they are registered once we return.
 async function serveAdmissionHooks(config: WebhookConfig, client: KubeClient, logger: Logger, gateway: AdmissionGateway): Promise<void> {
   gateway.state.served = await hasAdmissionHooks(client);
   if (gateway.state.served) {
@@ -171,28 +166,12 @@ async function serveAdmissionHooks(config: WebhookConfig, client: KubeClient, lo
   }
 }
 
-/** Dev mode: once the Watcher cache is in sync, points the MutatingWebhookConfiguration at this process. */
-async function registerDevConfiguration(config: WebhookConfig, client: KubeClient, watchers: WatcherCache, port: string, rotator: CertificateRotator | undefined): Promise<void> {
-  // The API server dials the URL itself, so 127.0.0.1 whatever interface we listen on.
-  await waitForCache(watchers.informer.waitForSync(), 'Watcher', 'watchers.watch.kubeloop.dev', 30_000);
-  const configuration = buildWebhookConfiguration({
-    name: config.configurationName,
-    target: { url: `https://127.0.0.1:${port}${MUTATE_PATH}` },
-    caBundlePem: rotator?.bundle.ca.certPem ?? '',
-    failurePolicy: config.failurePolicy,
-    kubeloopNamespace: config.namespace,
-    onlyNamespaces: config.onlyNamespaces,
-  });
-  await applyWebhookConfiguration(client, configuration);
-}
-
 /** Stops in reverse order of start; idempotent, since a signal handler and the embedding code may both stop it. */
 function stopOnce(config: WebhookConfig, client: KubeClient, server: WebhookServer, state: HookState, stops: Array<() => Promise<void> | void>): RunningWebhook['stop'] {
   let stopping: Promise<void> | undefined;
   return (options = {}) => {
     stopping ??= (async () => {
       state.unregistering = options.unregister === true;
-      if (config.dev && options.unregister) await deleteWebhookConfiguration(client, config.configurationName);
       server.beginClosing();
       // closeOnSignals may already have closed it.
       if (server.app.server.listening) await server.app.close();
@@ -212,11 +191,9 @@ export async function startWebhook(config: WebhookConfig, deps: StartDependencie
   const { rotator } = certificates;
   const stops: Array<() => Promise<void> | void> = [() => certificates.stop()];
 
-  const watchers = startWatcherCache(client, logger.child({ component: 'watcher-cache' }), config.watchNamespace);
-  stops.push(() => watchers.stop());
   const gateway = createGateway(config, client, logger, rotator);
   const { hooks, state } = gateway;
-  const server = createServer(config, logger, watchers, certificates.serving, gateway);
+  const server = createServer(config, logger, certificates.serving, gateway);
   onServingChanged = (pair) => {
     server.setServingCertificate(pair);
     // A renewal may come with a new CA: rewrite the hook configurations once the rotator holds it.
@@ -224,15 +201,16 @@ export async function startWebhook(config: WebhookConfig, deps: StartDependencie
   };
   const url = await listen(server.app, { port: config.port, host: config.host });
   const port = new URL(url).port;
+  // The API server dials the URL itself, so 127.0.0.1 whatever interface we listen on.
   if (config.dev) state.target = { urlBase: `https://127.0.0.1:${port}` };
+  else if (config.advertiseUrl) state.target = { urlBase: config.advertiseUrl };
   await serveAdmissionHooks(config, client, logger, gateway);
   stops.push(async () => {
     await hooks.stop({ unregister: config.dev && state.unregistering });
     await gateway.contexts.stop();
     await gateway.caller.close();
   });
-  if (config.dev) await registerDevConfiguration(config, client, watchers, port, rotator);
-  logger.info({ url, configuration: config.configurationName, dev: config.dev, certificates: config.certificates }, 'webhook serving');
+  logger.info({ url, hookConfiguration: config.hookConfigurationName, dev: config.dev, certificates: config.certificates }, 'webhook serving');
 
-  return { url, server, ...(rotator ? { rotator } : {}), watchers, hooks, client, stop: stopOnce(config, client, server, state, stops) };
+  return { url, server, ...(rotator ? { rotator } : {}), hooks, client, stop: stopOnce(config, client, server, state, stops) };
 }

@@ -1,27 +1,21 @@
-// The Watcher sidecar webhook's HTTPS server: the shared fastify bootstrap (healthz/readyz/metrics, body
-// limit, timeouts) with TLS 1.2+, POST /mutate/watcher-sidecar, admission metrics, and a serving certificate that
-// can be swapped while requests are in flight (rotation).
+// The webhook gateway's HTTPS server: the shared fastify bootstrap (healthz/readyz/metrics, body limit,
+// timeouts) with TLS 1.2+, POST /admit/<hook> (admission-gateway.ts), and a serving certificate that can
+// be swapped while requests are in flight (rotation).
 import type { Registry } from 'prom-client';
 import type { Logger } from '../lib/observability/logger.ts';
-import { counter, gauge, latencyHistogram, secondsSince } from '../lib/observability/metrics.ts';
+import { counter, gauge } from '../lib/observability/metrics.ts';
 import { createServer, setServingCertificate, type KubeloopServer } from '../lib/server/index.ts';
 import { inspectCertificate } from '../certs/inspect.ts';
 import type { KeyPairPem } from '../certs/generate.ts';
-import { MalformedReviewError, parseAdmissionReview, reviewResponse } from './admission-review.ts';
-import { admitPod, type AdmissionOutcome, type MissingWatcherPolicy } from './admit-pod.ts';
-import { MUTATE_PATH } from './configuration.ts';
-import type { WatcherLookup } from './watcher.ts';
 import { registerAdmissionGateway, type GatewayOptions } from './admission-gateway.ts';
 import { HOOK_PATH_PREFIX } from './hook-spec.ts';
 import { registerWebhookMetrics } from './webhook-metrics.ts';
 
 export interface WebhookServerOptions {
   logger: Logger;
-  watchers: WatcherLookup;
-  missingWatcher: MissingWatcherPolicy;
   serving: KeyPairPem;
   bodyLimitBytes?: number;
-  /** Extra readiness condition, e.g. the Watcher cache has synced. */
+  /** Extra readiness condition, e.g. the AdmissionHooks have synced. */
   ready?: () => boolean;
   metrics?: Registry;
   /** The AdmissionHook gateway (POST /admit/<hook>). */
@@ -32,33 +26,6 @@ export interface WebhookServer extends KubeloopServer {
   /** Hot-swaps the serving certificate: new handshakes use it, open connections finish on the old one. */
   setServingCertificate(serving: KeyPairPem): void;
 }
-
-const statusSchema = { type: 'object', properties: { code: { type: 'integer' }, message: { type: 'string' }, reason: { type: 'string' } } };
-const replySchema = {
-  type: 'object',
-  properties: {
-    apiVersion: { type: 'string' },
-    kind: { type: 'string' },
-    response: {
-      type: 'object',
-      properties: {
-        uid: { type: 'string' },
-        allowed: { type: 'boolean' },
-        status: statusSchema,
-        patchType: { type: 'string' },
-        patch: { type: 'string' },
-        warnings: { type: 'array', items: { type: 'string' } },
-      },
-      required: ['uid', 'allowed'],
-    },
-  },
-  required: ['apiVersion', 'kind', 'response'],
-};
-
-const errorSchema = {
-  type: 'object',
-  properties: { statusCode: { type: 'integer' }, code: { type: 'string' }, message: { type: 'string' } },
-};
 
 /**
  * kube-apiserver's webhook client keeps idle connections for Go's default 90 s (client-go's transport leaves
@@ -84,50 +51,13 @@ export function createWebhookServer(options: WebhookServerOptions): WebhookServe
     timeouts: WEBHOOK_TIMEOUTS,
   });
   const { app, metrics } = server;
-  const admissions = counter<'outcome'>(metrics, 'kubeloop_webhook_admissions_total', 'Admission reviews answered, by outcome', ['outcome']);
-  const duration = latencyHistogram<'outcome'>(metrics, 'kubeloop_webhook_admission_duration_seconds', 'Time to answer one admission review', ['outcome']);
-  const malformed = counter(metrics, 'kubeloop_webhook_malformed_requests_total', 'Requests rejected with 400 as not an admission.k8s.io/v1 AdmissionReview');
   const certExpiry = gauge(metrics, 'kubeloop_webhook_serving_certificate_expiry_timestamp_seconds', 'notAfter of the certificate being served');
   const certSwaps = counter(metrics, 'kubeloop_webhook_serving_certificate_swaps_total', 'Serving certificates swapped in without a restart');
   const connections = counter(metrics, 'kubeloop_webhook_tls_connections_total', 'TLS connections accepted (API servers keep theirs alive; a steady climb means they do not)');
   app.server.on('secureConnection', () => connections.inc());
-  registerWebhookMetrics(app, metrics, (route) => route === MUTATE_PATH || route.startsWith(HOOK_PATH_PREFIX));
+  registerWebhookMetrics(app, metrics, (route) => route.startsWith(HOOK_PATH_PREFIX));
   const recordExpiry = (certPem: string): void => certExpiry.set(inspectCertificate(certPem).notAfter.getTime() / 1000);
   recordExpiry(options.serving.certPem);
-
-  app.post(MUTATE_PATH, { schema: { response: { 200: replySchema, 400: errorSchema } } }, async (request, reply) => {
-    const start = process.hrtime.bigint();
-    let admission;
-    try {
-      admission = parseAdmissionReview(request.body);
-    } catch (error) {
-      if (!(error instanceof MalformedReviewError)) throw error;
-      malformed.inc();
-      request.log.info({ err: error }, 'malformed admission request');
-      return reply.code(400).send({ statusCode: 400, code: error.code, message: error.message });
-    }
-    const result = admitPod(admission, { watchers: options.watchers, missingWatcher: options.missingWatcher });
-    const outcome: AdmissionOutcome = result.outcome;
-    admissions.inc({ outcome });
-    duration.observe({ outcome }, secondsSince(start));
-    // Plain injections log at debug (metrics count them; a line each would cost more than the admission);
-    // anything with a warning or a denial is worth a line at info.
-    const notable = outcome === 'missing-watcher' || outcome === 'denied' || outcome === 'failed' || (result.response.warnings?.length ?? 0) > 0;
-    if (notable || (outcome === 'injected' && (request.log.level === 'debug' || request.log.level === 'trace'))) {
-      const pod = (admission.object ?? {}) as { metadata?: { name?: string; generateName?: string } };
-      const fields = {
-        loop: 'watcher-sidecar',
-        key: `${admission.namespace ?? ''}/${pod.metadata?.name || `${pod.metadata?.generateName ?? ''}*`}`,
-        uid: admission.uid,
-        watcher: result.watcher,
-        outcome,
-        warnings: result.response.warnings,
-      };
-      if (notable) request.log.info(fields, 'admission');
-      else request.log.debug(fields, 'admission');
-    }
-    return reviewResponse(result.response);
-  });
 
   if (options.gateway) registerAdmissionGateway(app, { ...options.gateway, metrics });
   return {

@@ -1,5 +1,6 @@
 // `kubeloop init <dir>`: creates a function project (reconcile module, unit test, a recorded fixture,
-// Dockerfile, Loop, Helm values, package.json depending on kubeloop) whose `npm test` passes at once.
+// Dockerfile, Loop, Helm values, package.json depending on kubeloop) whose `npm test` passes at once;
+// with --admission, an admission function project (an AdmissionHook instead of the Loop).
 import { readFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { parseCommandArgs } from '../command-args.ts';
@@ -9,7 +10,7 @@ import { PROJECT_TEMPLATES, type ToolVersions } from '../init/templates/index.ts
 import { NotEmptyError, writeProject } from '../init/write-project.ts';
 
 const USAGE = `usage: kubeloop init <dir> [--name NAME] [--for <apiVersion>/<Kind>] [--owns <apiVersion>/<Kind>]...
-                     [--kubeloop-spec SPEC] [--force]
+                     [--admission validating|mutating] [--kubeloop-spec SPEC] [--force]
 
 Creates a function project in <dir>: src/index.ts (the reconcile function), test/, fixtures/, Dockerfile,
 loop.yaml, values.yaml (for the kubeloop chart), package.json, tsconfig.json, README.md. Then:
@@ -18,6 +19,9 @@ loop.yaml, values.yaml (for the kubeloop chart), package.json, tsconfig.json, RE
   --name NAME            function name, a DNS label (default: the folder's name)
   --for APIVERSION/KIND  the kind it reconciles (default v1/ConfigMap), e.g. apps/v1/Deployment
   --owns APIVERSION/KIND a kind it creates and owns; repeat or separate with commas
+  --admission TYPE       an admission function instead (validating: requires a label; mutating: adds one):
+                         src/index.ts with defineAdmission, admission-hook.yaml instead of loop.yaml;
+                         --for is then the kind it admits (default v1/Pod)
   --kubeloop-spec SPEC   the kubeloop dependency in package.json (default ^<this version>), e.g. a tarball path
   --force                write into a folder that is not empty, overwriting the generated files`;
 
@@ -58,7 +62,7 @@ export async function run(argv: string[]): Promise<number> {
   const parsed = parseCommandArgs(
     'init',
     argv,
-    { name: { type: 'string' }, for: { type: 'string' }, owns: { type: 'string', multiple: true }, 'kubeloop-spec': { type: 'string' }, force: { type: 'boolean' } },
+    { name: { type: 'string' }, for: { type: 'string' }, owns: { type: 'string', multiple: true }, admission: { type: 'string' }, 'kubeloop-spec': { type: 'string' }, force: { type: 'boolean' } },
     USAGE,
   );
   if (parsed.exitCode !== undefined) return parsed.exitCode;
@@ -72,15 +76,22 @@ export async function run(argv: string[]): Promise<number> {
   let options;
   try {
     options = readProjectOptions(
-      { dir, ...(values.name ? { name: values.name } : {}), ...(values.for ? { for: values.for } : {}), owns: values.owns ?? [], ...(values['kubeloop-spec'] ? { kubeloopSpec: values['kubeloop-spec'] } : {}) },
+      {
+        dir,
+        ...(values.name ? { name: values.name } : {}),
+        ...(values.for ? { for: values.for } : {}),
+        owns: values.owns ?? [],
+        ...(values.admission !== undefined ? { admission: values.admission } : {}),
+        ...(values['kubeloop-spec'] ? { kubeloopSpec: values['kubeloop-spec'] } : {}),
+      },
       pkg.version,
     );
   } catch (error) {
     console.error(`kubeloop init: ${(error as Error).message}`);
     return 2;
   }
-  const template = PROJECT_TEMPLATES.function;
-  if (!template) throw new Error('the function project template is missing');
+  const template = PROJECT_TEMPLATES[options.admission ? 'admission' : 'function'];
+  if (!template) throw new Error('the project template is missing');
   const files = template(options, toolVersions(pkg));
   try {
     await writeProject(dir, files, values.force === true);
@@ -90,8 +101,12 @@ export async function run(argv: string[]): Promise<number> {
     return 2;
   }
   const shown = relative(process.cwd(), dir) || '.';
-  console.log(`created ${options.name}: a function for ${options.for.kind} (${options.for.apiVersion}) in ${shown}`);
+  const what = options.admission ? `a ${options.admission} admission function` : 'a function';
+  console.log(`created ${options.name}: ${what} for ${options.for.kind} (${options.for.apiVersion}) in ${shown}`);
   for (const file of files) console.log(`  ${file.path}`);
-  console.log(`\nnext:\n  cd ${shown}\n  npm install\n  npm test                 # unit tests + the recorded fixture over HTTP\n  npm start                # serve it on :8080\n  npx kubeloop dev --function ./src/index.ts --loop loop.yaml   # on a local cluster with the router`);
+  const last = options.admission
+    ? 'kubectl apply -f admission-hook.yaml   # with kubeloop installed (docs/admission.md)'
+    : 'npx kubeloop dev --function ./src/index.ts --loop loop.yaml   # on a local cluster with the router';
+  console.log(`\nnext:\n  cd ${shown}\n  npm install\n  npm test                 # unit tests + the recorded fixture over HTTP\n  npm start                # serve it on :8080\n  ${last}`);
   return 0;
 }

@@ -1,14 +1,15 @@
 // `kubeloop dev`: the whole platform on a local control plane (or an existing cluster): CRDs, the functions,
-// their Loops pointed at 127.0.0.1, the router, the webhook in dev mode, the samples; then a live status
+// their Loops pointed at 127.0.0.1, the router, the webhook gateway in dev mode with the sample
+// AdmissionHooks (the Watcher sidecar injector), the samples; then a live status
 // until the signal aborts, and a clean stop of everything it started.
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ensureBinaries, startControlPlane, type ControlPlane } from '../cluster/index.ts';
 import { KubeClient, loadKubeConfig, ResourceDiscovery } from '../../lib/kube/index.ts';
-import { functionRegistry } from '../../functions/registry.ts';
+import { admissionRegistry, functionRegistry } from '../../functions/registry.ts';
 import { packageRoot } from '../package-root.ts';
-import { DEFAULT_CONFIGURATION_NAME } from '../../webhooks/configuration.ts';
+import { DEFAULT_HOOK_CONFIGURATION_NAME } from '../../webhooks/hook-configuration.ts';
 import { applyManifest, deleteIfPresent, ensureNamespace, readManifests, waitForCrdsEstablished, type Manifest } from './apply-manifests.ts';
 import { loopRows, readLoopReadiness, readRouterMetrics, statusPrinter } from './live-status.ts';
 import { startLocalProcess, stopLocalProcesses, type LocalProcess } from './local-processes.ts';
@@ -16,6 +17,7 @@ import type { MetricSample } from './prometheus-text.ts';
 import { progressReporter } from './progress.ts';
 import { startUserFunction, type UserFunction } from './user-function.ts';
 import { tryCommands } from './try-commands.ts';
+import { applySampleAdmissionHooks, sampleAdmissionHookNames, waitForHooksReady } from './sample-admission-hooks.ts';
 import { signingManifests, type SignedLoop } from './dev-signing.ts';
 import { generateSigningSecret } from '../../lib/signing/webhook-signature.ts';
 
@@ -98,6 +100,7 @@ function sayTo(out: DevOptions['out']): Say {
 interface DevSession {
   started: LocalProcess[];
   appliedLoops: string[];
+  appliedHooks: string[];
   plane?: ControlPlane;
   client?: KubeClient;
   webhookRegistered: boolean;
@@ -111,7 +114,12 @@ async function stopDev(session: DevSession, say: Say): Promise<void> {
   await session.userFunction?.stop();
   if (client && !plane) {
     // On an existing cluster, leave nothing pointing at the ports that just closed.
-    if (session.webhookRegistered) await deleteIfPresent(client, `/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/${DEFAULT_CONFIGURATION_NAME}`).catch(() => {});
+    for (const name of session.appliedHooks) await deleteIfPresent(client, `/apis/kubeloop.dev/v1alpha1/admissionhooks/${name}`).catch(() => {});
+    if (session.webhookRegistered) {
+      for (const kind of ['mutatingwebhookconfigurations', 'validatingwebhookconfigurations']) {
+        await deleteIfPresent(client, `/apis/admissionregistration.k8s.io/v1/${kind}/${DEFAULT_HOOK_CONFIGURATION_NAME}`).catch(() => {});
+      }
+    }
     for (const name of session.appliedLoops) await deleteIfPresent(client, `/apis/kubeloop.dev/v1alpha1/loops/${name}`).catch(() => {});
   }
   await client?.close();
@@ -148,7 +156,9 @@ async function startPlatform(options: DevOptions, session: DevSession, client: K
   const say = sayTo(options.out);
   const logDir = logDirOf(options);
   const seedNames = options.seeds ? Object.keys(functionRegistry).sort() : [];
-  say(`starting ${seedNames.length + (options.userFunction ? 1 : 0)} functions, the router${options.webhook ? ' and the webhook' : ''} (logs in ${logDir}) ...`);
+  // The admission functions the sample AdmissionHooks call (the Watcher sidecar injector), with the webhook.
+  const admissionNames = options.seeds && options.webhook ? (await sampleAdmissionHookNames()).filter((name) => name in admissionRegistry) : [];
+  say(`starting ${seedNames.length + admissionNames.length + (options.userFunction ? 1 : 0)} functions, the router${options.webhook ? ' and the webhook' : ''} (logs in ${logDir}) ...`);
   const functions = new Map<string, LocalProcess>();
   // Signed calls as the chart sets them up: a fresh key per function, in its environment and the Loop's Secret.
   const keys = new Map(seedNames.map((name) => [name, generateSigningSecret()]));
@@ -157,6 +167,14 @@ async function startPlatform(options: DevOptions, session: DevSession, client: K
     const fn = await startLocalProcess({ name: `function-${name}`, args: ['function', name], logDir, env: { KUBELOOP_SIGNING_SECRET: keys.get(name) } });
     started.push(fn);
     functions.set(name, fn);
+  }
+
+  const admissionFunctions = new Map<string, LocalProcess>();
+  for (const name of admissionNames) {
+    if (signal.aborted) break;
+    const fn = await startLocalProcess({ name: `function-${name}`, args: ['function', name], logDir });
+    started.push(fn);
+    admissionFunctions.set(name, fn);
   }
 
   if (options.seeds) appliedLoops.push(...(await applySampleLoops(client, discovery, (name) => functions.get(name)?.url, say, (name) => keys.get(name))));
@@ -180,6 +198,8 @@ async function startPlatform(options: DevOptions, session: DevSession, client: K
       }),
     );
     session.webhookRegistered = true;
+    session.appliedHooks.push(...(await applySampleAdmissionHooks(client, discovery, (name) => admissionFunctions.get(name)?.url, say)));
+    await waitForHooksReady(client, session.appliedHooks, say, signal);
   }
 }
 
@@ -191,6 +211,7 @@ function printRunning(options: DevOptions, session: DevSession, samples: Array<{
   for (const p of [...started, ...(userFunction ? [userFunction.current()] : [])]) say(`  ${p.name.padEnd(24)} ${p.url}  pid ${p.process.pid ?? '?'}  log ${p.process.logPath}`);
   if (options.userFunction) say(`  ${options.userFunction.module}: reloaded when a file in its folder changes (the cluster and the router keep running)`);
   say(`  Loops (function URLs on 127.0.0.1): ${session.appliedLoops.join(', ') || '(none)'}`);
+  if (session.appliedHooks.length > 0) say(`  AdmissionHooks (function URLs on 127.0.0.1): ${session.appliedHooks.join(', ')}`);
   if (samples.length > 0) say(`  samples applied: ${samples.map(({ manifest }) => `${manifest.kind}/${manifest.metadata.name}`).join(', ')}`);
   if (options.webhook && options.kubeconfig) say('  note: the webhook is registered at https://127.0.0.1; only an API server on this machine can call it');
   say('');
@@ -232,7 +253,7 @@ async function showStatusUntilAborted(options: DevOptions, started: LocalProcess
 export async function runDev(options: DevOptions, signal: AbortSignal): Promise<number> {
   const say = sayTo(options.out);
   await mkdir(logDirOf(options), { recursive: true });
-  const session: DevSession = { started: [], appliedLoops: [], webhookRegistered: false };
+  const session: DevSession = { started: [], appliedLoops: [], appliedHooks: [], webhookRegistered: false };
   try {
     const kubeconfigPath = await startCluster(options, session);
     if (signal.aborted) return 0;

@@ -33,6 +33,13 @@ describe('readProjectOptions', () => {
     expect(() => readProjectOptions({ dir: '/x/a', owns: ['v1/Pod', 'v1/Pod'] }, '1.0.0')).toThrow(/--owns names Pod\.v1 twice/);
   });
 
+  it('takes --admission validating or mutating, admitting pods by default, and refuses anything else or --owns with it', () => {
+    expect(readProjectOptions({ dir: '/x/hook', admission: 'mutating' }, '1.0.0')).toMatchObject({ admission: 'mutating', for: { apiVersion: 'v1', kind: 'Pod' } });
+    expect(readProjectOptions({ dir: '/x/hook', admission: 'validating', for: 'apps/v1/Deployment' }, '1.0.0').for.kind).toBe('Deployment');
+    expect(() => readProjectOptions({ dir: '/x/hook', admission: 'both' }, '1.0.0')).toThrow('--admission "both": want validating or mutating');
+    expect(() => readProjectOptions({ dir: '/x/hook', admission: 'mutating', owns: ['v1/Pod'] }, '1.0.0')).toThrow(/--owns is for reconcile functions/);
+  });
+
   it('refuses a name that cannot name a Loop or an image', () => {
     expect(() => readProjectOptions({ dir: '/x/My_Function' }, '1.0.0')).toThrow(/--name "My_Function": want a DNS label/);
   });

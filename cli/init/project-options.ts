@@ -1,5 +1,5 @@
-// Options of `kubeloop init`: the project's name, the kind it reconciles and the kinds it owns, checked
-// up front so a typo is a usage error instead of a project whose Loop the API server refuses.
+// Options of `kubeloop init`: the project's name, the kind it reconciles (or admits, with --admission) and
+// the kinds it owns, checked up front so a typo is a usage error instead of a project the API server refuses.
 import { basename } from 'node:path';
 import type { KindRef } from '../../api/meta.ts';
 import { childrenKey } from '../../lib/contract/children-key.ts';
@@ -11,7 +11,11 @@ export interface ProjectOptions {
   owns: KindRef[];
   /** The kubeloop dependency of the generated package.json ("^0.1.0", "file:../kubeloop-0.1.0.tgz"). */
   kubeloopSpec: string;
+  /** An admission function project of this type (`for` is then the kind it admits) instead of a reconcile one. */
+  admission?: AdmissionType;
 }
+
+export type AdmissionType = 'validating' | 'mutating';
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
@@ -41,6 +45,7 @@ export interface RawInitOptions {
   for?: string;
   owns?: string[];
   kubeloopSpec?: string;
+  admission?: string;
 }
 
 export function readProjectOptions(raw: RawInitOptions, kubeloopVersion: string): ProjectOptions {
@@ -48,14 +53,20 @@ export function readProjectOptions(raw: RawInitOptions, kubeloopVersion: string)
   if (!DNS_LABEL.test(name) || name.length > 50) {
     throw new Error(`--name "${name}": want a DNS label of at most 50 characters (lower-case letters, digits, '-'); it names the Loop, the image and the chart entry`);
   }
+  if (raw.admission !== undefined && raw.admission !== 'validating' && raw.admission !== 'mutating') {
+    throw new Error(`--admission "${raw.admission}": want validating or mutating`);
+  }
+  if (raw.admission && (raw.owns ?? []).length > 0) throw new Error('--owns is for reconcile functions; an admission function owns nothing (drop --owns or --admission)');
   const owns = (raw.owns ?? []).flatMap((entry) => entry.split(',')).filter((entry) => entry.trim() !== '').map((entry) => parseKindRef(entry.trim(), '--owns'));
   const keys = owns.map((ref) => childrenKey(ref.apiVersion, ref.kind));
   const repeated = keys.find((key, index) => keys.indexOf(key) !== index);
   if (repeated) throw new Error(`--owns names ${repeated} twice`);
   return {
     name,
-    for: parseKindRef(raw.for ?? 'v1/ConfigMap', '--for'),
+    // An admission function admits pods unless told otherwise: the usual first webhook.
+    for: parseKindRef(raw.for ?? (raw.admission ? 'v1/Pod' : 'v1/ConfigMap'), '--for'),
     owns,
     kubeloopSpec: raw.kubeloopSpec ?? `^${kubeloopVersion}`,
+    ...(raw.admission ? { admission: raw.admission } : {}),
   };
 }

@@ -1,7 +1,8 @@
 // The chart's least-privilege RBAC is also enough: the router and the webhook run with exactly the rendered
 // ServiceAccounts, (Cluster)Roles and bindings, and the arguments of the rendered Deployments; the router
 // (acting as each Loop's own ServiceAccount) against the chart's Loops (URLs moved to local function processes) until all four seeds converge, the
-// webhook until it has created its certificate Secret and injected the caBundle of the chart's configuration.
+// webhook until it has created its certificate Secret and injected the caBundle of the chart's configuration
+// (into the Watcher sidecar AdmissionHook's webhook, which needs the Watcher cache the chart lets it read).
 // Calls are signed as the chart sets them up: each function reads its rendered signing Secret's key from a
 // file (the chart's mount), and the router reads the Secret as the Loop's ServiceAccount.
 import { execFile } from 'node:child_process';
@@ -66,7 +67,7 @@ beforeAll(async () => {
   const signingSecrets = byKind(manifests, 'Secret').filter((s) => s.metadata.name.endsWith('-signing'));
   expect(signingSecrets).toHaveLength(FUNCTIONS.length);
   await applyObjects('signing-secrets', signingSecrets);
-  await applyObjects('webhook-configuration', [...byKind(manifests, 'MutatingWebhookConfiguration'), ...byKind(manifests, 'ValidatingWebhookConfiguration')]);
+  await applyObjects('webhook-configuration', [...byKind(manifests, 'MutatingWebhookConfiguration'), ...byKind(manifests, 'ValidatingWebhookConfiguration'), ...byKind(manifests, 'AdmissionHook')]);
 
   const logDir = join(workDir, 'logs');
   await run('mkdir', ['-p', logDir]);
@@ -107,7 +108,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await stopLocalProcesses(processes);
   if (release) {
-    await kube('delete', 'loops.kubeloop.dev,clusterroles,clusterrolebindings,mutatingwebhookconfigurations', '-l', `app.kubernetes.io/instance=${release}`, '--wait=false').catch(() => '');
+    await kube('delete', 'loops.kubeloop.dev,admissionhooks.kubeloop.dev,clusterroles,clusterrolebindings,mutatingwebhookconfigurations,validatingwebhookconfigurations', '-l', `app.kubernetes.io/instance=${release}`, '--wait=false').catch(() => '');
   }
   if (workDir) await rm(workDir, { recursive: true, force: true });
   await cluster?.cleanup();
@@ -118,7 +119,7 @@ describe('the webhook with exactly the chart\'s RBAC and arguments', () => {
     const secret = await kube('-n', cluster.namespace, 'get', 'secret', `${release}-kubeloop-webhook-tls`, '-o', 'jsonpath={.data.ca\\.crt}');
     expect(secret.length).toBeGreaterThan(100);
     await eventually('the caBundle to be the Secret\'s CA', async () => {
-      const bundle = await kube('get', 'mutatingwebhookconfiguration', `${release}-kubeloop-watcher-sidecar`, '-o', 'jsonpath={.webhooks[0].clientConfig.caBundle}');
+      const bundle = await kube('get', 'mutatingwebhookconfiguration', `${release}-kubeloop-admission-hooks`, '-o', 'jsonpath={.webhooks[0].clientConfig.caBundle}');
       return bundle === secret;
     }, 30_000);
   });

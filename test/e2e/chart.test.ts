@@ -1,5 +1,5 @@
 // charts/kubeloop: helm lint, helm template with several value sets (restricted pods, least-privilege RBAC,
-// Loop URLs following the runtime, the webhook configuration matching webhooks/configuration.ts), schema
+// Loop URLs following the runtime, the AdmissionHooks matching samples/admission-hooks), schema
 // errors, every manifest server-side dry-run applied to the real control plane (Knative Serving's and
 // cert-manager's CRDs installed for those variants), and a real helm install + uninstall that leaves nothing behind.
 import { execFile } from 'node:child_process';
@@ -9,7 +9,6 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { stringify } from 'yaml';
-import { buildWebhookConfiguration } from '../../webhooks/configuration.ts';
 import { setupClusterSuite, type ClusterSuite } from '../cluster/suite.ts';
 import { eventually } from '../cluster/eventually.ts';
 import { certManagerCrdFiles, knativeServingCrdFiles } from './go-module-crds.ts';
@@ -20,6 +19,8 @@ import { assertRestrictedPod, podSpecsOf, type PodSpecLike } from './pod-securit
 const run = promisify(execFile);
 
 const FUNCTIONS = ['at', 'pod-name-label', 'podset', 'watcher'] as const;
+/** Admission functions: an AdmissionHook each instead of a Loop. */
+const ADMISSION_FUNCTIONS = ['watcher-sidecar'] as const;
 const RELEASE = 'kubeloop';
 
 /** Value sets every rendering test runs with. */
@@ -95,7 +96,7 @@ describe('helm lint', () => {
 describe('values.schema.json', () => {
   const cases: Array<[string, Record<string, unknown>, RegExp]> = [
     ['an unknown function runtime', { functionDefaults: { runtime: 'lambda' } }, /\/functionDefaults\/runtime': value must be one of 'deployment', 'knative'/],
-    ['a webhook timeout above 5 s', { webhook: { timeoutSeconds: 30 } }, /\/webhook\/timeoutSeconds'/],
+    ['an admission hook timeout above 30 s', { functions: { 'watcher-sidecar': { admissionHook: { timeoutSeconds: 31 } } } }, /\/admissionHook\/timeoutSeconds'/],
     ['an unknown certificate mode', { webhook: { certificates: { mode: 'vault' } } }, /\/webhook\/certificates\/mode': value must be one of 'self', 'cert-manager'/],
     ['a Loop function URL set by hand', { functions: { podset: { loop: { function: { url: 'http://x' } } } } }, /\/functions\/podset\/loop\/function': additional properties 'url' not allowed/],
     ['zero router replicas', { router: { replicas: 0 } }, /\/router\/replicas'/],
@@ -256,7 +257,7 @@ describe.each(Object.entries(VALUE_SETS))('helm template with the %s values', (_
     }
   });
 
-  it('lets only the router (and Knative\'s data plane when used) call functions, and only the webhook port in', () => {
+  it('lets only the router, the webhook gateway (for admission functions) and Knative\'s data plane (when used) call functions, and only the webhook port in', () => {
     const policies = byKind(manifests, 'NetworkPolicy') as Array<Manifest & { spec: { podSelector: { matchLabels: Record<string, string> }; ingress: Array<{ from?: unknown[]; ports?: Array<{ port: number }> }> } }>;
     if ((values.networkPolicy as { enabled?: boolean } | undefined)?.enabled === false) {
       expect(policies).toEqual([]);
@@ -265,7 +266,8 @@ describe.each(Object.entries(VALUE_SETS))('helm template with the %s values', (_
     const functions = one(manifests, 'NetworkPolicy', `${RELEASE}-functions`) as (typeof policies)[number];
     expect(functions.spec.podSelector.matchLabels['app.kubernetes.io/component']).toBe('function');
     const sources = functions.spec.ingress.flatMap((rule) => rule.from ?? []) as Array<{ podSelector?: { matchLabels: Record<string, string> }; namespaceSelector?: unknown }>;
-    expect(sources.filter((f) => f.podSelector).map((f) => f.podSelector?.matchLabels['app.kubernetes.io/component'])).toEqual(['router']);
+    const admission = webhookEnabled && byKind(manifests, 'AdmissionHook').length > 0;
+    expect(sources.filter((f) => f.podSelector).map((f) => f.podSelector?.matchLabels['app.kubernetes.io/component'])).toEqual(admission ? ['router', 'webhook'] : ['router']);
     const usesKnative = manifests.some((m) => m.apiVersion === 'serving.knative.dev/v1');
     expect(sources.some((f) => f.namespaceSelector), 'Knative namespaces admitted exactly when a function runs on Knative').toBe(usesKnative);
     if (webhookEnabled) {
@@ -274,20 +276,27 @@ describe.each(Object.entries(VALUE_SETS))('helm template with the %s values', (_
     }
   });
 
-  it('renders the webhook configuration exactly as webhooks/configuration.ts builds it', () => {
+  it('renders the Watcher sidecar AdmissionHook as samples/admission-hooks/ (all but the function, its Service) and empty hook configurations', async () => {
     const rendered = byKind(manifests, 'MutatingWebhookConfiguration');
     if (!webhookEnabled) {
-      expect(rendered).toEqual([]);
+      expect([...rendered, ...byKind(manifests, 'AdmissionHook')]).toEqual([]);
       return;
     }
-    const [mwc] = rendered as Array<Manifest & { webhooks: Array<Record<string, unknown>> }>;
-    const built = buildWebhookConfiguration({
-      target: { service: { name: `${RELEASE}-webhook`, namespace, port: 443 } },
-      kubeloopNamespace: namespace,
-      excludedNamespaces: ['kube-public', 'kube-node-lease'],
-    });
-    expect(mwc?.metadata.name).toBe(built.metadata?.name);
-    expect(mwc?.webhooks).toEqual(built.webhooks);
+    // Only the gateway's own configurations: the Watcher injector's of older charts is gone.
+    expect([...rendered, ...byKind(manifests, 'ValidatingWebhookConfiguration')].map((c) => [c.metadata.name, (c as { webhooks?: unknown[] }).webhooks])).toEqual([
+      [`${RELEASE}-admission-hooks`, []],
+      [`${RELEASE}-admission-hooks`, []],
+    ]);
+    const [mwc] = rendered;
+    for (const fn of ADMISSION_FUNCTIONS) {
+      const hook = one(manifests, 'AdmissionHook', `${RELEASE}-${fn}`) as Manifest & { spec: { function: { service?: { name: string; namespace: string; port: number; path: string } } } };
+      const [sample] = parseManifests(await readFile(join(REPO_ROOT, 'samples', 'admission-hooks', `${fn}.yaml`), 'utf8')) as Array<typeof hook>;
+      expect({ ...hook.spec, function: undefined }, `AdmissionHook ${fn} vs samples/admission-hooks/${fn}.yaml`).toEqual({ ...sample!.spec, function: undefined });
+      const service = manifests.find((m) => m.kind === 'Service' && m.metadata.name === `${RELEASE}-${fn}`) as (Manifest & { apiVersion: string; spec: { ports?: Array<{ port: number }> } }) | undefined;
+      expect(service, `Service ${RELEASE}-${fn}`).toBeDefined();
+      const port = service?.apiVersion === 'serving.knative.dev/v1' ? 80 : service?.spec.ports?.[0]?.port;
+      expect(hook.spec.function).toEqual({ service: { name: `${RELEASE}-${fn}`, namespace, port, path: '/admit' } });
+    }
     const certManager = (values.webhook as { certificates?: { mode?: string } } | undefined)?.certificates?.mode === 'cert-manager';
     const annotations = (mwc?.metadata as { annotations?: Record<string, string> }).annotations ?? {};
     if (certManager) {
@@ -375,7 +384,7 @@ describe('on the local control plane', () => {
         return stdout.split('\n').filter(Boolean).sort();
       };
       const namespacedKinds = 'deployments,replicasets,pods,services,serviceaccounts,roles,rolebindings,networkpolicies,poddisruptionbudgets,secrets,configmaps';
-      const clusterKinds = 'clusterroles,clusterrolebindings,mutatingwebhookconfigurations,validatingadmissionpolicies,validatingadmissionpolicybindings,loops.kubeloop.dev';
+      const clusterKinds = 'clusterroles,clusterrolebindings,mutatingwebhookconfigurations,validatingadmissionpolicies,validatingadmissionpolicybindings,loops.kubeloop.dev,admissionhooks.kubeloop.dev';
       // ClusterRoles: the router's Loop reader, per Loop its ServiceAccount's and the router's read-only one, the
       // webhook's; cluster bindings: router and webhook (Loops limited to namespaces are bound by RoleBindings
       // there); one webhook configuration; the Loop admission policy and its binding; the Loops.
@@ -383,13 +392,14 @@ describe('on the local control plane', () => {
       expect(clusterScoped.filter((n) => n.startsWith('clusterrole.'))).toHaveLength(2 + 2 * FUNCTIONS.length);
       expect(clusterScoped.filter((n) => n.startsWith('validatingadmissionpolic'))).toHaveLength(2);
       expect(clusterScoped.filter((n) => n.startsWith('clusterrolebinding.'))).toHaveLength(2);
-      // The Watcher sidecar's configuration and the AdmissionHook gateway's (empty until hooks exist).
-      expect(clusterScoped.filter((n) => n.startsWith('mutatingwebhookconfiguration.'))).toHaveLength(2);
+      // The AdmissionHook gateway's configuration (the Watcher sidecar is one of its hooks) and that hook.
+      expect(clusterScoped.filter((n) => n.startsWith('mutatingwebhookconfiguration.'))).toHaveLength(1);
+      expect(clusterScoped.filter((n) => n.startsWith('admissionhook.'))).toHaveLength(ADMISSION_FUNCTIONS.length);
       expect(clusterScoped.filter((n) => n.startsWith('loop.'))).toHaveLength(FUNCTIONS.length);
       const ready = await eventually('router and webhook Deployments available', async () => {
         const { stdout } = await run(kubectl, [...kube, '-n', cluster.namespace, 'get', 'deployments', '-l', selector, '-o', 'jsonpath={range .items[*]}{.metadata.name}={.status.availableReplicas}{"\\n"}{end}']);
         const lines = stdout.split('\n').filter(Boolean);
-        return lines.length === 2 + FUNCTIONS.length && lines.every((l) => !l.endsWith('=')) ? lines : undefined;
+        return lines.length === 2 + FUNCTIONS.length + ADMISSION_FUNCTIONS.length && lines.every((l) => !l.endsWith('=')) ? lines : undefined;
       }, 60_000);
       expect(ready).toContain(`${release}-kubeloop-router=2`);
       // An upgrade keeps each function's signing key (lookup), so the router and the function still agree.

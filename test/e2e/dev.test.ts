@@ -65,7 +65,7 @@ afterAll(async () => {
 
 describe('kubeloop dev', () => {
   it('prints what it started, the kubeconfig and three kubectl commands, with no escape codes when not on a terminal', () => {
-    for (const name of ['router', 'webhook', 'function-pod-name-label', 'function-podset', 'function-watcher', 'function-at']) {
+    for (const name of ['router', 'webhook', 'function-pod-name-label', 'function-podset', 'function-watcher', 'function-at', 'function-watcher-sidecar']) {
       expect(output).toMatch(new RegExp(`^  ${name}\\s+https?://127\\.0\\.0\\.1:\\d+  pid \\d+`, 'm'));
     }
     expect(printedCommands()).toHaveLength(3);
@@ -126,7 +126,7 @@ describe('kubeloop dev', () => {
   it('stops everything on Ctrl+C and leaves no process behind', async () => {
     const pids = [...output.matchAll(/ pid (\d+) /g)].map((m) => Number(m[1]));
     const stateDir = /\(state in (\S+)\)/.exec(output)?.[1] ?? '';
-    expect(pids.length).toBe(6);
+    expect(pids.length).toBe(7);
     expect(stateDir).not.toBe('');
     expect((await processesMentioning(stateDir)).length).toBeGreaterThan(0);
     dev.kill('SIGINT');

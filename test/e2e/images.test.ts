@@ -9,7 +9,7 @@ import { promisify } from 'node:util';
 import { Agent, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../cli/cluster/free-port.ts';
-import { functionRegistry } from '../../functions/registry.ts';
+import { admissionRegistry, functionRegistry } from '../../functions/registry.ts';
 import { eventually } from '../cluster/eventually.ts';
 import { setupClusterSuite, type ClusterSuite } from '../cluster/suite.ts';
 import { writeTokenKubeconfig } from '../cluster/token-kubeconfig.ts';
@@ -78,9 +78,12 @@ async function deploymentSettings(target: string): Promise<{ flags: string[]; en
   throw new Error(`images.test.ts does not know how to run the Dockerfile target "${target}"; add it to deploymentSettings`);
 }
 
+/** Every function the chart runs from an image: the reconcile functions and the Watcher sidecar injector. */
+const FUNCTION_TARGETS = [...Object.keys(functionRegistry), ...Object.keys(admissionRegistry).filter((fn) => fn !== 'require-label')].map((fn) => `function-${fn}`);
+
 describe('the Dockerfile', () => {
-  it('has one target per deployable: router, webhook and every registered function', () => {
-    const expected = ['router', 'webhook', ...Object.keys(functionRegistry).map((fn) => `function-${fn}`)].sort();
+  it('has one target per deployable: router, webhook and every registered function (require-label is a sample)', () => {
+    const expected = ['router', 'webhook', ...FUNCTION_TARGETS].sort();
     expect(targets.map((t) => t.target).sort()).toEqual(expected);
   });
 
@@ -97,7 +100,7 @@ describe('the Dockerfile', () => {
 });
 
 describe('each image entrypoint, run from the production bundle', () => {
-  it.each(['router', 'webhook', ...Object.keys(functionRegistry).map((fn) => `function-${fn}`)])(
+  it.each(['router', 'webhook', ...FUNCTION_TARGETS])(
     '%s starts, serves /healthz, writes nothing into the image and exits 0 on SIGTERM',
     async (name) => {
       const target = targets.find((t) => t.target === name);

@@ -1,8 +1,9 @@
 // The out-of-repo path, from a packed tarball in an empty folder outside the repository: `kubeloop init`
 // (through npx, as a user would), `npm install`, the scaffold's `npm test`, `kubeloop function ./src/index.ts`
-// from the installed package, and the installed `kubeloop router` reconciling a real ConfigMap through it.
+// from the installed package, and the installed `kubeloop router` reconciling a real ConfigMap through it;
+// then `kubeloop init --admission validating|mutating` from the installed package, reusing that install.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -10,7 +11,9 @@ import { promisify } from 'node:util';
 import { CoreV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments, stringify } from 'yaml';
+import type { AdmissionHook } from '../../api/admission-hook.ts';
 import { KubeClient } from '../../lib/kube/kube-client.ts';
+import { resolveHook } from '../../webhooks/hook-spec.ts';
 import { eventually } from '../cluster/eventually.ts';
 import { createLoopServiceAccount } from '../cluster/loop-service-account.ts';
 import { setupClusterSuite, type ClusterSuite } from '../cluster/suite.ts';
@@ -20,6 +23,7 @@ import { installCrds } from './router-harness.ts';
 const run = promisify(execFile);
 const NAME = 'cm-labeller';
 const LABEL = `${NAME}.example.com/reconciled`;
+const ADMISSION_TYPES = ['validating', 'mutating'] as const;
 
 let work = '';
 let app = '';
@@ -66,6 +70,13 @@ beforeAll(async () => {
     run('npx', ['--yes', `--package=${tarball.path}`, 'kubeloop', 'init', NAME, '--for', 'v1/ConfigMap', `--kubeloop-spec=file:${tarball.path}`], { cwd: work }),
   );
   await timed('npm install (tarball + scaffold dev dependencies)', () => run('npm', ['install', '--no-audit', '--no-fund'], { cwd: app }));
+  // The admission scaffolds need the same packages: their node_modules is the install above.
+  for (const type of ADMISSION_TYPES) {
+    await timed(`kubeloop init --admission ${type}`, () =>
+      run(process.execPath, [join(app, 'node_modules', 'kubeloop', 'cli', 'bin.js'), 'init', `hook-${type}`, '--admission', type, `--kubeloop-spec=file:${tarball.path}`], { cwd: work }),
+    );
+    await symlink(join(app, 'node_modules'), join(work, `hook-${type}`, 'node_modules'), 'dir');
+  }
 });
 
 afterAll(async () => {
@@ -119,5 +130,18 @@ describe('kubeloop from a packed tarball, outside the repository', () => {
       const events = await core.listNamespacedEvent({ namespace: suite.namespace, fieldSelector: 'involvedObject.name=settings' });
       return events.items.some((e) => e.reason === 'Reconciled');
     });
+  });
+
+  it.each(ADMISSION_TYPES)("passes the %s admission scaffold's npm test and `kubeloop replay` of its fixture", async (type) => {
+    const project = join(work, `hook-${type}`);
+    const { stdout } = await timed(`${type} admission scaffold npm test`, () => run('npm', ['test'], { cwd: project }));
+    expect(stdout).toMatch(/^[#ℹ] pass 4$/m);
+    expect(stdout).toMatch(/^[#ℹ] fail 0$/m);
+    const replayed = await run(process.execPath, [join(app, 'node_modules', 'kubeloop', 'cli', 'bin.js'), 'replay', 'fixtures', '--function', './src/index.ts'], { cwd: project });
+    expect(replayed.stdout).toContain('1 passed, 0 failed');
+    // The hook it wrote is one the gateway accepts as is.
+    const [hook] = parseAllDocuments(await readFile(join(project, 'admission-hook.yaml'), 'utf8')).map((d) => d.toJS()) as AdmissionHook[];
+    const resolved = resolveHook(hook ?? {});
+    expect(resolved.ok && resolved.hook.spec.type).toBe(type);
   });
 });

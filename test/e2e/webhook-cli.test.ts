@@ -1,5 +1,6 @@
-// `kubeloop webhook --dev` as a process, the way `kubeloop dev` runs it: it serves, registers itself
-// with the API server, injects, and exits cleanly on SIGTERM.
+// `kubeloop webhook --dev` as a process, the way `kubeloop dev` runs it: it serves, registers the Watcher
+// sidecar AdmissionHook with the API server, injects (through the watcher-sidecar function), and exits
+// cleanly on SIGTERM.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
@@ -8,29 +9,35 @@ import { Agent, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bundleFromSecret, readCertificateSecret } from '../../certs/secret-store.ts';
 import { KubeClient } from '../../lib/kube/index.ts';
+import watcherSidecar from '../../functions/watcher-sidecar/index.ts';
+import { createLogger } from '../../lib/observability/logger.ts';
+import { serveFunction, type ServedFunction } from '../../lib/runtime/index.ts';
 import { setupClusterSuite, type ClusterSuite } from '../cluster/suite.ts';
-import { annotatedPod, createWatcher, deleteNamespace, devWebhookFor, installWatcherCrd, kubectl, logwatch } from './webhook-harness.ts';
+import { annotatedPod, createWatcher, createWatcherSidecarHook, deleteNamespace, devWebhookFor, installWatcherCrd, kubectl, logwatch, watcherSidecarHookFor } from './webhook-harness.ts';
 
 let suite: ClusterSuite;
 let child: ChildProcess | undefined;
 let certNamespace: string;
-let configurationName: string;
 let devArgs: string[];
+let fn: ServedFunction | undefined;
 
 beforeAll(async () => {
   suite = await setupClusterSuite('webhook-cli');
-  ({ certNamespace, configurationName, args: devArgs } = devWebhookFor(suite));
+  ({ certNamespace, args: devArgs } = devWebhookFor(suite));
   await installWatcherCrd(suite);
   await createWatcher(suite, logwatch);
+  fn = await serveFunction(watcherSidecar, { port: 0, host: '127.0.0.1', logger: createLogger({ name: 'watcher-sidecar', level: 'warn' }) });
 });
 
 afterAll(async () => {
   if (child && child.exitCode === null) child.kill('SIGKILL');
   if (suite) {
-    await kubectl(suite, 'delete', 'mutatingwebhookconfiguration', configurationName, '--ignore-not-found');
+    await kubectl(suite, 'delete', 'admissionhook', `watcher-sidecar-${suite.namespace}`, '--ignore-not-found');
+    await kubectl(suite, 'delete', 'mutatingwebhookconfiguration,validatingwebhookconfiguration', `kubeloop-admission-hooks-${suite.namespace}`, '--ignore-not-found');
     await deleteNamespace(suite, certNamespace);
     await suite.cleanup();
   }
+  await fn?.close();
 });
 
 describe('kubeloop webhook --dev', () => {
@@ -56,6 +63,8 @@ describe('kubeloop webhook --dev', () => {
     await ready.body.dump();
     await agent.close();
 
+    // The injector's AdmissionHook, served by the process once its Watcher cache has synced.
+    await createWatcherSidecarHook(suite, await watcherSidecarHookFor(suite, fn!.url));
     const core = suite.kubeConfig.makeApiClient(CoreV1Api);
     const pod = await core.createNamespacedPod({ namespace: suite.namespace, body: annotatedPod('via-cli') });
     expect(pod.spec?.containers.map((c) => c.name)).toEqual(['main', 'logwatch']);

@@ -1,9 +1,16 @@
-// Shared set-up of the webhook e2e suites: the Watcher CRD, Watchers, kubectl, and a webhook process
-// started in dev mode against the shared control plane, registered for one test namespace only.
+// Shared set-up of the webhook e2e suites: the Watcher CRD, Watchers, kubectl, a webhook gateway started
+// in dev mode against the shared control plane, registered for one test namespace only, and the Watcher
+// sidecar injector behind it (the watcher-sidecar function and its AdmissionHook).
 import { execFile } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
 import { promisify } from 'node:util';
 import { CoreV1Api, CustomObjectsApi, type V1Pod } from '@kubernetes/client-node';
+import { parse } from 'yaml';
+import type { AdmissionHook } from '../../api/admission-hook.ts';
+import watcherSidecar from '../../functions/watcher-sidecar/index.ts';
 import { createLogger } from '../../lib/observability/logger.ts';
+import { serveFunction, type ServedFunction } from '../../lib/runtime/index.ts';
+import { eventually } from '../cluster/eventually.ts';
 import { readWebhookConfig } from '../../webhooks/config.ts';
 import { startWebhook, type RunningWebhook } from '../../webhooks/run-webhook.ts';
 import type { Watcher } from '../../api/watcher.ts';
@@ -57,6 +64,61 @@ export interface WebhookUnderTest {
   webhook: RunningWebhook;
   configurationName: string;
   certNamespace: string;
+}
+
+export const WATCHER_SIDECAR_HOOK = 'samples/admission-hooks/watcher-sidecar.yaml';
+
+/** The sample AdmissionHook of the Watcher injector for one suite: its own name and label, the given function URL. */
+export async function watcherSidecarHookFor(suite: ClusterSuite, functionUrl: string): Promise<AdmissionHook> {
+  const hook = parse(await readFile(WATCHER_SIDECAR_HOOK, 'utf8')) as AdmissionHook;
+  hook.metadata = { name: `watcher-sidecar-${suite.namespace}`, labels: { [HOOK_SUITE_LABEL]: suite.namespace } };
+  hook.spec!.function = { url: `${functionUrl}/admit` };
+  return hook;
+}
+
+/** Creates the hook and waits until the API server sends this suite's annotated pods through it. */
+export async function createWatcherSidecarHook(suite: ClusterSuite, hook: AdmissionHook, watcher = 'logwatch'): Promise<void> {
+  const custom = suite.kubeConfig.makeApiClient(CustomObjectsApi);
+  await custom.createClusterCustomObject({ group: 'kubeloop.dev', version: 'v1alpha1', plural: 'admissionhooks', body: hook });
+  const core = suite.kubeConfig.makeApiClient(CoreV1Api);
+  // The gateway registers the hook once the Watcher cache has synced; the API server picks the configuration
+  // up a moment later: a server-side dry run shows when it is in effect.
+  await eventually('the Watcher sidecar hook in effect', async () => {
+    const probe = await core.createNamespacedPod({ namespace: suite.namespace, body: annotatedPod(`probe-${Date.now()}`, watcher), dryRun: 'All' });
+    return probe.metadata?.annotations?.['watch.kubeloop.dev/injected'] !== undefined;
+  });
+}
+
+export interface WatcherSidecarUnderTest extends WebhookUnderTest {
+  fn: ServedFunction;
+  hookName: string;
+  /** Stops the gateway and the function, deletes the hook and the certificate namespace. */
+  stop(): Promise<void>;
+}
+
+/**
+ * The gateway (startWebhookFor), the watcher-sidecar function served in this process, and the sample
+ * AdmissionHook pointing at it; returns once an annotated pod naming `watcher` (which must exist) is injected.
+ */
+export async function startWatcherSidecarFor(suite: ClusterSuite, watcher = 'logwatch'): Promise<WatcherSidecarUnderTest> {
+  const fn = await serveFunction(watcherSidecar, { port: 0, host: '127.0.0.1', logger: createLogger({ name: 'watcher-sidecar', level: 'warn' }) });
+  const under = await startWebhookFor(suite);
+  const hook = await watcherSidecarHookFor(suite, fn.url);
+  await createWatcherSidecarHook(suite, hook, watcher);
+  const hookName = hook.metadata!.name!;
+  return {
+    ...under,
+    fn,
+    hookName,
+    async stop() {
+      await suite.kubeConfig.makeApiClient(CustomObjectsApi).deleteClusterCustomObject({ group: 'kubeloop.dev', version: 'v1alpha1', plural: 'admissionhooks', name: hookName }).catch(() => undefined);
+      await under.webhook.stop({ unregister: true });
+      await fn.close();
+      // A gateway stopped by the test itself (failure policy) left its configurations behind.
+      await kubectl(suite, 'delete', 'mutatingwebhookconfiguration,validatingwebhookconfiguration', `kubeloop-admission-hooks-${suite.namespace}`, '--ignore-not-found');
+      await deleteNamespace(suite, under.certNamespace);
+    },
+  };
 }
 
 /**

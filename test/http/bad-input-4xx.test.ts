@@ -1,34 +1,31 @@
 // Inputs that once got a 500 (or crashed a recursive copy) now get a clear 4xx, over real HTTP: the
 // function runtime (deep nesting, non-string name/namespace, a non-string CloudEvent datacontenttype)
-// and the webhook over HTTPS (a non-string Watcher annotation).
+// and the webhook gateway over HTTPS, on the Watcher sidecar hook (a non-string Watcher annotation).
 import { readFileSync } from 'node:fs';
 import { Agent, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { generateBundle } from '../../certs/generate.ts';
 import { createLogger } from '../../lib/observability/logger.ts';
 import { serveFunction, type ServedFunction } from '../../lib/runtime/index.ts';
-import { listen } from '../../lib/server/index.ts';
-import { createWebhookServer, type WebhookServer } from '../../webhooks/server.ts';
+import { startWatcherSidecarGateway, type WatcherSidecarGateway } from './watcher-sidecar-gateway.ts';
 import { WATCHER_ANNOTATION } from '../../api/watcher.ts';
 import { exampleFunction, podRequest } from './example-function.ts';
 
 const logger = createLogger({ name: 'test', level: 'silent' });
 const deep = (depth: number) => '{"a":'.repeat(depth) + '1' + '}'.repeat(depth);
 let fn: ServedFunction;
-let webhook: WebhookServer;
+let webhook: WatcherSidecarGateway;
 let webhookUrl = '';
 let agent: Agent;
 
 beforeAll(async () => {
   fn = await serveFunction(exampleFunction, { port: 0, host: '127.0.0.1', logger });
-  const bundle = await generateBundle({ now: new Date(), identity: { service: 'kubeloop-webhook', namespace: 'kubeloop' } });
-  webhook = createWebhookServer({ logger, watchers: { get: () => undefined }, missingWatcher: 'allow', serving: bundle.serving });
-  webhookUrl = `${await listen(webhook.app, { port: 0, host: '127.0.0.1' })}/mutate/watcher-sidecar`;
-  agent = new Agent({ connect: { ca: bundle.ca.certPem } });
+  webhook = await startWatcherSidecarGateway(logger);
+  webhookUrl = webhook.url;
+  agent = new Agent({ connect: { ca: webhook.bundle.ca.certPem } });
 });
 afterAll(async () => {
   await fn.close();
-  await webhook.app.close();
+  await webhook.close();
   await agent.close();
 });
 

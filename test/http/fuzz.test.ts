@@ -1,19 +1,18 @@
 // A seeded, bounded property-based fuzz run (fast-check) over real sockets: malformed reconcile requests
 // against the function runtime (plain, CloudEvents, signed) and malformed AdmissionReviews against the
-// webhook over HTTPS. Every malformed input gets a 4xx, nothing gets a 5xx, the servers stay up and RSS
+// webhook gateway over HTTPS (the Watcher sidecar hook and its function). Every malformed input gets a
+// 4xx, nothing gets a 5xx, the servers stay up and RSS
 // stays bounded. KUBELOOP_FUZZ_RUNS (default 150 per property) and KUBELOOP_FUZZ_SEED widen or replay it:
 // `npm run test:fuzz` runs 5,000.
 import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { Agent, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { generateBundle } from '../../certs/generate.ts';
 import { validateReconcileRequest } from '../../lib/contract/validate.ts';
 import { createLogger } from '../../lib/observability/logger.ts';
 import { serveFunction, type ServedFunction } from '../../lib/runtime/index.ts';
-import { listen } from '../../lib/server/index.ts';
 import { generateSigningSecret, parseSigningSecret, signatureHeaders } from '../../lib/signing/webhook-signature.ts';
-import { createWebhookServer, type WebhookServer } from '../../webhooks/server.ts';
+import { startWatcherSidecarGateway, type WatcherSidecarGateway } from './watcher-sidecar-gateway.ts';
 import { exampleFunction, podRequest } from './example-function.ts';
 
 const RUNS = Number(process.env.KUBELOOP_FUZZ_RUNS ?? 150);
@@ -24,7 +23,7 @@ const statuses = new Map<string, number>();
 let inputs = 0;
 let fn: ServedFunction;
 let signedFn: ServedFunction;
-let webhook: WebhookServer;
+let webhook: WatcherSidecarGateway;
 let webhookUrl = '';
 let agent: Agent;
 let rssStart = 0;
@@ -32,10 +31,9 @@ let rssStart = 0;
 beforeAll(async () => {
   fn = await serveFunction(exampleFunction, { port: 0, host: '127.0.0.1', logger, bodyLimitBytes: 256 * 1024 });
   signedFn = await serveFunction(exampleFunction, { port: 0, host: '127.0.0.1', logger, signingSecret: SECRET });
-  const bundle = await generateBundle({ now: new Date(), identity: { service: 'kubeloop-webhook', namespace: 'kubeloop' } });
-  webhook = createWebhookServer({ logger, watchers: { get: () => undefined }, missingWatcher: 'allow', serving: bundle.serving, bodyLimitBytes: 256 * 1024 });
-  webhookUrl = `${await listen(webhook.app, { port: 0, host: '127.0.0.1' })}/mutate/watcher-sidecar`;
-  agent = new Agent({ connect: { ca: bundle.ca.certPem } });
+  webhook = await startWatcherSidecarGateway(logger, { bodyLimitBytes: 256 * 1024 });
+  webhookUrl = webhook.url;
+  agent = new Agent({ connect: { ca: webhook.bundle.ca.certPem } });
   rssStart = process.memoryUsage().rss;
 });
 afterAll(async () => {
@@ -44,7 +42,7 @@ afterAll(async () => {
   console.log(`fuzz: seed ${SEED}, ${inputs} inputs, statuses ${JSON.stringify(counts)}, RSS growth ${rssGrowthMiB} MiB`);
   await fn?.close();
   await signedFn?.close();
-  await webhook?.app.close();
+  await webhook?.close();
   await agent?.close();
 });
 
@@ -149,7 +147,7 @@ describe('fuzzing the webhook', () => {
 
   it('kept both servers up and memory bounded', async () => {
     expect((await request(`${fn.url}/healthz`)).statusCode).toBe(200);
-    expect((await request(webhookUrl.replace('/mutate/watcher-sidecar', '/healthz'), { dispatcher: agent })).statusCode).toBe(200);
+    expect((await request(webhookUrl.replace('/admit/watcher-sidecar', '/healthz'), { dispatcher: agent })).statusCode).toBe(200);
     expect(process.memoryUsage().rss - rssStart).toBeLessThan(200 * 1024 * 1024);
   });
 });

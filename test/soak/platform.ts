@@ -1,6 +1,7 @@
 // The platform under soak, started through public entry points only: a private control plane
-// (cli/cluster), the CRDs and Loops as `kubeloop dev` applies them, the four functions, two routers with
-// leader election and two webhook replicas as `node cli/bin.js ...` processes (cli/dev/local-processes).
+// (cli/cluster), the CRDs, Loops and AdmissionHooks as `kubeloop dev` applies them, the four functions and
+// the Watcher sidecar admission function, two routers with leader election and two webhook gateway replicas
+// as `node cli/bin.js ...` processes (cli/dev/local-processes).
 // Fault proxies sit in front of the functions, the API server (for the routers and webhooks) and the webhooks.
 import { execFile } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
@@ -12,10 +13,9 @@ import { startControlPlane, type ControlPlane } from '../../cli/cluster/index.ts
 import { applyManifest, readManifests, waitForCrdsEstablished } from '../../cli/dev/apply-manifests.ts';
 import { cliEntry, startLocalProcess, type LocalProcess } from '../../cli/dev/local-processes.ts';
 import { applySampleLoops } from '../../cli/dev/run-dev.ts';
-import { applyWebhookConfiguration } from '../../certs/ca-bundle.ts';
+import { applySampleAdmissionHooks, waitForHooksReady } from '../../cli/dev/sample-admission-hooks.ts';
 import { functionRegistry } from '../../functions/registry.ts';
 import { isApiError, KubeClient, ResourceDiscovery } from '../../lib/kube/index.ts';
-import { buildWebhookConfiguration, MUTATE_PATH } from '../../webhooks/configuration.ts';
 import { startFunctionProxy, type FunctionProxy } from './function-proxy.ts';
 import { ReconcileTracker } from './reconcile-tracker.ts';
 import { startTcpProxy, type TcpProxy } from './tcp-proxy.ts';
@@ -131,6 +131,9 @@ export async function startPlatform(logDir: string, say: (line: string) => void)
       functions.set(name, proxy);
     }
     await applySampleLoops(admin, discovery, (name) => functions.get(name)?.url, say);
+    // The Watcher sidecar injector: an admission function behind the gateway (not a fault target).
+    commands.set('function-watcher-sidecar', () => ({ args: ['function', 'watcher-sidecar', '--host=127.0.0.1', '--log-level=warn'] }));
+    const injector = await start('function-watcher-sidecar');
 
     for (const role of ROUTERS) {
       commands.set(role, (generation) => ({
@@ -147,23 +150,26 @@ export async function startPlatform(logDir: string, say: (line: string) => void)
       }),
     );
     proxies.push(webhookProxy);
-    await applyWebhookConfiguration(
-      admin,
-      buildWebhookConfiguration({
-        name: CONFIGURATION_NAME,
-        target: { url: `https://127.0.0.1:${webhookProxy.port}${MUTATE_PATH}` },
-        failurePolicy: 'Ignore',
-        kubeloopNamespace: KUBELOOP_NAMESPACE,
-        onlyNamespaces: [SOAK_NAMESPACE],
-      }),
-    );
+    // The gateways register the hook at the balancer's address and send only the soak namespace.
+    const hooks = await applySampleAdmissionHooks(admin, discovery, (name) => (name === 'watcher-sidecar' ? injector.url : undefined), say);
     for (const role of WEBHOOKS) {
       commands.set(role, () => ({
-        args: ['webhook', `--kubeconfig=${kubeconfig}`, '--host=127.0.0.1', `--namespace=${KUBELOOP_NAMESPACE}`, `--configuration=${CONFIGURATION_NAME}`, '--cert-check-interval-seconds=60', '--log-level=warn'],
+        args: [
+          'webhook',
+          `--kubeconfig=${kubeconfig}`,
+          '--host=127.0.0.1',
+          `--namespace=${KUBELOOP_NAMESPACE}`,
+          `--advertise-url=https://127.0.0.1:${webhookProxy.port}`,
+          `--only-namespace=${SOAK_NAMESPACE}`,
+          '--cert-check-interval-seconds=60',
+          '--log-level=warn',
+        ],
         scheme: 'https' as const,
       }));
       await start(role);
     }
+    // Registered once a gateway has the Watcher cache: the churn's first Watcher pods must see the hook.
+    await waitForHooksReady(admin, hooks, say, new AbortController().signal, 60_000);
 
     return {
       plane,

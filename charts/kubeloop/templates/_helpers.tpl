@@ -68,7 +68,6 @@ imagePullSecrets:
 {{- define "kubeloop.webhookName" -}}{{ include "kubeloop.fullname" . }}-webhook{{- end -}}
 {{- define "kubeloop.functionServiceAccount" -}}{{ include "kubeloop.fullname" . }}-function{{- end -}}
 {{- define "kubeloop.webhookSecret" -}}{{ include "kubeloop.fullname" . }}-webhook-tls{{- end -}}
-{{- define "kubeloop.webhookConfigurationName" -}}{{ include "kubeloop.fullname" . }}-watcher-sidecar{{- end -}}
 {{/* The ServiceAccount the router acts as for one Loop; call with (dict "root" $ "name" "podset"). */}}
 {{- define "kubeloop.loopServiceAccount" -}}
 {{- printf "%s-loop-%s" (include "kubeloop.fullname" .root) .name | trunc 63 | trimSuffix "-" -}}
@@ -164,7 +163,7 @@ Call with (dict "root" $ "name" "podset"). */}}
 {{- $own := $fn.signingSecret | default dict -}}
 {{- if $own.name -}}
 {{- toJson (dict "name" $own.name "key" ($own.key | default "secret") "generate" false) -}}
-{{- else if and .root.Values.signing.enabled (not $fn.url) -}}
+{{- else if and .root.Values.signing.enabled (not $fn.url) (not $fn.admissionHook) -}}
 {{- $name := printf "%s-%s-signing" (include "kubeloop.fullname" .root) .name | trunc 63 | trimSuffix "-" -}}
 {{- toJson (dict "name" $name "key" "secret" "generate" true) -}}
 {{- end -}}

@@ -186,16 +186,23 @@ RBAC follows the Loop. \`loop.yaml\` is the same Loop for \`kubectl apply\` or \
 const GITIGNORE = 'node_modules/\ndist/\n';
 const DOCKERIGNORE = 'node_modules\ndist\ntest\nfixtures\n';
 
-export function functionDeployFiles(options: ProjectOptions, tools: ToolVersions): ProjectFile[] {
+/** What every function project has, reconcile or admission: package.json, tsconfigs, Dockerfile, ignores. */
+export function commonDeployFiles(options: ProjectOptions, tools: ToolVersions): ProjectFile[] {
   return [
     { path: 'package.json', content: packageJson(options, tools) },
     { path: 'tsconfig.json', content: TSCONFIG },
     { path: 'tsconfig.build.json', content: TSCONFIG_BUILD },
     { path: 'Dockerfile', content: DOCKERFILE },
+    { path: '.gitignore', content: GITIGNORE },
+    { path: '.dockerignore', content: DOCKERIGNORE },
+  ];
+}
+
+export function functionDeployFiles(options: ProjectOptions, tools: ToolVersions): ProjectFile[] {
+  return [
+    ...commonDeployFiles(options, tools),
     { path: 'loop.yaml', content: loopYaml(options) },
     { path: 'values.yaml', content: valuesYaml(options) },
     { path: 'README.md', content: readme(options) },
-    { path: '.gitignore', content: GITIGNORE },
-    { path: '.dockerignore', content: DOCKERIGNORE },
   ];
 }

@@ -1,6 +1,8 @@
-// The projects `kubeloop init` can write, one template per kind of project (a reconcile function today;
-// an admission webhook project would be a second entry).
+// The projects `kubeloop init` can write, one template per kind of project: a reconcile function, or an
+// admission function (`kubeloop init --admission validating|mutating`).
 import type { ProjectOptions } from '../project-options.ts';
+import { admissionCodeFiles } from './admission-code.ts';
+import { admissionDeployFiles } from './admission-deploy.ts';
 import { functionCodeFiles } from './function-code.ts';
 import { functionDeployFiles, type ToolVersions } from './function-deploy.ts';
 import type { ProjectFile } from './project-file.ts';
@@ -11,4 +13,5 @@ export type ProjectTemplate = (options: ProjectOptions, tools: ToolVersions) => 
 
 export const PROJECT_TEMPLATES: Record<string, ProjectTemplate> = {
   function: (options, tools) => [...functionCodeFiles(options), ...functionDeployFiles(options, tools)],
+  admission: (options, tools) => [...admissionCodeFiles(options), ...admissionDeployFiles(options, tools)],
 };

@@ -3,8 +3,8 @@
 // few paths we touch instead of diffing whole pods (cheap on large pods), and never use metadata.name:
 // pods created through generateName have none at admission.
 import type { V1Container, V1EnvFromSource, V1LocalObjectReference, V1Pod, V1Volume, V1VolumeMount } from '@kubernetes/client-node';
-import { jsonEqual, pointerEscape } from '../lib/kube/object-meta.ts';
-import { INJECTED_ANNOTATION, WATCHER_ANNOTATION, configMapNameOf, imagePullSecretsOf } from '../api/watcher.ts';
+import { jsonEqual, pointerEscape } from '../../lib/kube/object-meta.ts';
+import { INJECTED_ANNOTATION, WATCHER_ANNOTATION, configMapNameOf, imagePullSecretsOf } from '../../api/watcher.ts';
 import type { InjectableWatcher as Watcher } from './watcher.ts';
 
 export type PatchOperation = { op: 'add'; path: string; value: unknown };

@@ -1,0 +1,59 @@
+// The sample AdmissionHooks (samples/admission-hooks: the Watcher sidecar injector) pointed at admission
+// functions running on this machine, for `kubeloop dev` and the soak, and the wait for the gateway to
+// register them.
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { KubeClient, ResourceDiscovery } from '../../lib/kube/index.ts';
+import { packageRoot } from '../package-root.ts';
+import { applyManifest, readManifests, type Manifest } from './apply-manifests.ts';
+
+const REPO = packageRoot();
+
+/** The names of the sample hooks; each calls the admission function of the same name. */
+export async function sampleAdmissionHookNames(): Promise<string[]> {
+  return (await readManifests(join(REPO, 'samples', 'admission-hooks'))).map(({ manifest }) => manifest.metadata.name);
+}
+
+interface HookManifest extends Manifest {
+  spec: { function: { url?: string; service?: { path?: string } } };
+}
+
+/**
+ * The AdmissionHooks of samples/admission-hooks pointed at local admission functions (by hook name; a hook
+ * without one is skipped), keeping the function's path. Returns the names applied. Also used by the soak.
+ */
+export async function applySampleAdmissionHooks(
+  client: KubeClient,
+  discovery: ResourceDiscovery,
+  functionUrl: (hook: string) => string | undefined,
+  say: (line: string) => void,
+): Promise<string[]> {
+  const applied: string[] = [];
+  for (const { file, manifest } of await readManifests(join(REPO, 'samples', 'admission-hooks'))) {
+    const url = functionUrl(manifest.metadata.name);
+    if (!url) {
+      say(`skipping AdmissionHook ${manifest.metadata.name} (${file}): no registered admission function of that name`);
+      continue;
+    }
+    const hook = manifest as HookManifest;
+    const path = hook.spec.function.url ? new URL(hook.spec.function.url).pathname : (hook.spec.function.service?.path ?? '/admit');
+    await applyManifest(client, discovery, { ...hook, spec: { ...hook.spec, function: { url: `${url}${path}` } } });
+    applied.push(manifest.metadata.name);
+  }
+  return applied;
+}
+
+/** Waits for the hooks' Ready condition (the gateway registered them), or says why one is not Ready. */
+export async function waitForHooksReady(client: KubeClient, names: string[], say: (line: string) => void, signal: AbortSignal, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (const name of names) {
+    let ready: { status?: string; message?: string } | undefined;
+    while (!signal.aborted) {
+      const hook = await client.request<{ status?: { conditions?: Array<{ type: string; status?: string; message?: string }> } }>({ path: `/apis/kubeloop.dev/v1alpha1/admissionhooks/${name}` });
+      ready = hook.status?.conditions?.find((c) => c.type === 'Ready');
+      if (ready?.status === 'True' || Date.now() > deadline) break;
+      await sleep(200, undefined, { signal }).catch(() => {});
+    }
+    if (ready?.status !== 'True' && !signal.aborted) say(`AdmissionHook ${name} is not Ready: ${ready?.message ?? 'no Ready condition yet (see the webhook log)'}`);
+  }
+}

@@ -1,0 +1,92 @@
+// `kubeloop init --admission` project, the packaging half: the AdmissionHook binding the function to the
+// kind it admits, a Helm values snippet for the kubeloop chart and a README (package.json, tsconfig and
+// Dockerfile are the reconcile project's).
+import { stringify } from 'yaml';
+import type { ProjectOptions } from '../project-options.ts';
+import { commonDeployFiles, pluralOf, type ToolVersions } from './function-deploy.ts';
+import type { ProjectFile } from './project-file.ts';
+
+/** The AdmissionHook spec without its function: what the chart's admissionHook value takes. */
+export function admissionHookSpec(options: ProjectOptions): Record<string, unknown> {
+  const { apiVersion, kind } = options.for;
+  const group = apiVersion.includes('/') ? (apiVersion.split('/')[0] ?? '') : '';
+  const version = apiVersion.split('/').pop() ?? apiVersion;
+  return {
+    type: options.admission ?? 'validating',
+    rules: [{ operations: ['CREATE', 'UPDATE'], apiGroups: [group], apiVersions: [version], resources: [pluralOf(kind)] }],
+    // Only namespaces labelled for it: try it on one namespace first, widen the selector later.
+    namespaceSelector: { matchLabels: { [`${options.name}.example.com/enabled`]: 'true' } },
+    failurePolicy: options.admission === 'mutating' ? 'Ignore' : 'Fail',
+    timeoutSeconds: 5,
+    ...(options.admission === 'mutating' ? { reinvocationPolicy: 'IfNeeded' } : {}),
+  };
+}
+
+function hookYaml(options: ProjectOptions): string {
+  const hook = {
+    apiVersion: 'kubeloop.dev/v1alpha1',
+    kind: 'AdmissionHook',
+    metadata: { name: options.name },
+    spec: { ...admissionHookSpec(options), function: { service: { name: options.name, namespace: 'kubeloop-system', port: 8080, path: '/admit' } } },
+  };
+  return `# The AdmissionHook binds ${options.for.kind} admission to this function; kubeloop's webhook gateway registers
+# it and calls the function at the Service below. It is sent only objects in namespaces labelled
+# ${options.name}.example.com/enabled=true (kubectl label namespace <ns> ${options.name}.example.com/enabled=true).
+# Installed with the chart, values.yaml renders the same hook instead (pointing at the chart's Service).
+${stringify(hook)}`;
+}
+
+function valuesYaml(options: ProjectOptions): string {
+  const values = {
+    functions: {
+      [options.name]: {
+        image: { registry: 'ghcr.io/your-org', repository: options.name, tag: '0.1.0' },
+        admissionHook: admissionHookSpec(options),
+      },
+    },
+  };
+  return `# Values for the kubeloop chart that add ${options.name} (a Deployment, a Service and its AdmissionHook):
+#   helm upgrade --install kubeloop node_modules/kubeloop/charts/kubeloop -n kubeloop-system --create-namespace -f values.yaml
+${stringify(values)}`;
+}
+
+function readme(options: ProjectOptions): string {
+  const { kind, apiVersion } = options.for;
+  return `# ${options.name}
+
+A [kubeloop](https://github.com/kubeloop/kubeloop) ${options.admission} admission function for \`${kind}\` (\`${apiVersion}\`).
+It is a pure \`(request) => response\` in \`src/index.ts\`: kubeloop's webhook gateway receives the API server's
+AdmissionReview, sends the function a \`kubeloop.dev/v1\` AdmissionRequest (with any context objects the hook
+names) and turns its answer back into the review. It needs no certificates, no Kubernetes client and no credentials.
+
+| command | what it does |
+| --- | --- |
+| \`npm test\` | type-checks, runs \`test/\` (unit tests and the fixtures replayed over HTTP) |
+| \`npm start\` | serves the function on http://localhost:8080 (\`POST /admit\`) |
+| \`npm run replay\` | replays \`fixtures/*.json\`; \`npx kubeloop replay fixtures --function ./src/index.ts --update\` re-records them after a deliberate change |
+
+Record real requests: run the gateway with \`kubeloop webhook --record fixtures/\` and create objects.
+
+## Deploy
+
+\`\`\`sh
+docker build -t ghcr.io/your-org/${options.name}:0.1.0 . && docker push ghcr.io/your-org/${options.name}:0.1.0
+# edit values.yaml (image registry, repository, tag), then:
+helm upgrade --install kubeloop node_modules/kubeloop/charts/kubeloop -n kubeloop-system --create-namespace -f values.yaml
+kubectl label namespace <ns> ${options.name}.example.com/enabled=true
+\`\`\`
+
+The chart runs the image as a Deployment and Service and renders the AdmissionHook from \`values.yaml\`;
+\`admission-hook.yaml\` is the same hook for \`kubectl apply\`. How hooks, context objects and failure policies
+work: kubeloop's docs/admission.md.
+`;
+}
+
+export function admissionDeployFiles(options: ProjectOptions, tools: ToolVersions): ProjectFile[] {
+  return [
+    ...commonDeployFiles(options, tools),
+    { path: 'admission-hook.yaml', content: hookYaml(options) },
+    { path: 'values.yaml', content: valuesYaml(options) },
+    { path: 'README.md', content: readme(options) },
+  ];
+}

@@ -1,0 +1,60 @@
+// The webhook gateway over HTTPS with one hook, samples/admission-hooks/watcher-sidecar.yaml, forwarding
+// to the watcher-sidecar function served over HTTP, and a fixed Watcher logwatch in namespace shop as
+// its context: the Watcher injection path as the API server calls it, without a cluster.
+import { readFileSync } from 'node:fs';
+import { parse } from 'yaml';
+import type { AdmissionHook } from '../../api/admission-hook.ts';
+import type { Watcher } from '../../api/watcher.ts';
+import type { KubeObject } from '../../api/meta.ts';
+import { generateBundle, type CertificateBundle } from '../../certs/generate.ts';
+import watcherSidecar from '../../functions/watcher-sidecar/index.ts';
+import type { Logger } from '../../lib/observability/logger.ts';
+import { serveFunction, type ServedFunction } from '../../lib/runtime/index.ts';
+import { listen } from '../../lib/server/index.ts';
+import { contextObjectName } from '../../webhooks/context-objects.ts';
+import { FunctionCaller } from '../../webhooks/function-caller.ts';
+import { resolveHook } from '../../webhooks/hook-spec.ts';
+import { createWebhookServer, type WebhookServer } from '../../webhooks/server.ts';
+
+export const logwatch: Watcher = {
+  apiVersion: 'watch.kubeloop.dev/v1alpha1',
+  kind: 'Watcher',
+  metadata: { name: 'logwatch', namespace: 'shop' },
+  spec: { container: { name: 'logwatch', image: 'busybox:1.36' }, volume: { name: 'watch-data', emptyDir: {} } },
+  status: { configMapName: 'logwatch-config' },
+};
+
+export interface WatcherSidecarGateway {
+  bundle: CertificateBundle;
+  server: WebhookServer;
+  fn: ServedFunction;
+  /** https://127.0.0.1:<port>/admit/watcher-sidecar */
+  url: string;
+  close(): Promise<void>;
+}
+
+export async function startWatcherSidecarGateway(logger: Logger, options: { bodyLimitBytes?: number } = {}): Promise<WatcherSidecarGateway> {
+  const fn = await serveFunction(watcherSidecar, { port: 0, host: '127.0.0.1', logger, ...options });
+  const hook = parse(readFileSync(new URL('../../samples/admission-hooks/watcher-sidecar.yaml', import.meta.url), 'utf8')) as AdmissionHook;
+  hook.spec!.function = { url: `${fn.url}/admit` };
+  const resolved = resolveHook(hook);
+  if (!resolved.ok) throw new Error(resolved.message);
+  const hooks = new Map([[resolved.hook.name, resolved.hook]]);
+  const bundle = await generateBundle({ now: new Date(), identity: { service: 'kubeloop-webhook', namespace: 'kubeloop' } });
+  const caller = new FunctionCaller();
+  const lookup = (entries: typeof resolved.hook.context, object: KubeObject | undefined, namespace: string | undefined) =>
+    Object.fromEntries(entries.map((entry) => [entry.name, namespace === 'shop' && contextObjectName(entry.objectName, object) === 'logwatch' ? (logwatch as KubeObject) : null]));
+  const server = createWebhookServer({ logger, serving: bundle.serving, ...options, gateway: { hooks: () => hooks, contexts: { lookup }, caller, reportCall: () => {} } });
+  const base = await listen(server.app, { port: 0, host: '127.0.0.1' });
+  return {
+    bundle,
+    server,
+    fn,
+    url: `${base}/admit/watcher-sidecar`,
+    async close() {
+      await server.app.close();
+      await caller.close();
+      await fn.close();
+    },
+  };
+}

@@ -3,12 +3,13 @@
 // errors, every manifest server-side dry-run applied to the real control plane (Knative Serving's and
 // cert-manager's CRDs installed for those variants), and a real helm install + uninstall that leaves nothing behind.
 import { execFile } from 'node:child_process';
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { stringify } from 'yaml';
+import { chartCrdFiles } from '../../cli/chart-crds.ts';
 import { buildWebhookConfiguration } from '../../webhooks/configuration.ts';
 import { setupClusterSuite, type ClusterSuite } from '../cluster/suite.ts';
 import { eventually } from '../cluster/eventually.ts';
@@ -329,9 +330,7 @@ describe('on the local control plane', () => {
     cluster = await setupClusterSuite('chart');
     kubectl = cluster.binaries.kubectl;
     workDir = await mkdtemp(join(tmpdir(), 'kubeloop-chart-'));
-    const crdDir = join(CHART_DIR, 'crds');
-    const crds = (await readdir(crdDir)).filter((f) => /\.ya?ml$/.test(f)).map((f) => join(crdDir, f));
-    const files = [...crds, ...(await knativeServingCrdFiles()), ...(await certManagerCrdFiles())];
+    const files = [...chartCrdFiles(REPO_ROOT), ...(await knativeServingCrdFiles()), ...(await certManagerCrdFiles())];
     await run(kubectl, ['--kubeconfig', cluster.kubeconfigPath, 'apply', '--server-side', '--force-conflicts', ...files.flatMap((f) => ['-f', f])]);
     await run(kubectl, ['--kubeconfig', cluster.kubeconfigPath, 'wait', '--for=condition=Established', '--timeout=60s', 'crd/services.serving.knative.dev', 'crd/certificates.cert-manager.io', 'crd/issuers.cert-manager.io', 'crd/loops.kubeloop.dev']);
     // Pod Security admission warns about any workload that would not run under "restricted".
@@ -361,8 +360,12 @@ describe('on the local control plane', () => {
       functions: Object.fromEntries(FUNCTIONS.map((fn) => [fn, { loop: { namespaces: [cluster.namespace] } }])),
       // Other suites create Loops on this control plane meanwhile: the policy checks this release's only.
       loopAdmission: { objectSelector: { matchLabels: { 'app.kubernetes.io/instance': release } } },
+      // The suites share the control plane and applied the CRDs without Helm's ownership metadata, like a
+      // cluster whose CRDs came from the chart's former crds/ folder: adopted below, before the upgrade.
+      crds: { install: false, keep: true },
     };
     const file = await valuesFile(values);
+    const upgradeFile = await valuesFile({ ...values, crds: { install: true, keep: true } });
     try {
       const install = await helm(helmBinary, ['install', release, CHART_DIR, ...kube, '--namespace', cluster.namespace, '--wait', '--timeout', '3m', ...file.args]);
       expect(install.stderr).toBe('');
@@ -396,9 +399,20 @@ describe('on the local control plane', () => {
       const signingKey = async () => (await run(kubectl, [...kube, '-n', cluster.namespace, 'get', 'secret', `${release}-kubeloop-podset-signing`, '-o', 'jsonpath={.data.secret}'])).stdout;
       const before = await signingKey();
       expect(Buffer.from(before, 'base64').toString('utf8')).toMatch(/^whsec_/);
-      const upgrade = await helm(helmBinary, ['upgrade', release, CHART_DIR, ...kube, '--namespace', cluster.namespace, '--wait', '--timeout', '3m', ...file.args]);
+      // docs/deploy.md's adoption of CRDs installed before they were templates: Helm's label and annotations,
+      // then an upgrade with crds.install takes them over (with the keep policy) instead of failing on them.
+      const seedCrds = ['ats.cnat.kubeloop.dev', 'podsets.app.kubeloop.dev', 'watchers.watch.kubeloop.dev'].map((n) => `crd/${n}`);
+      const refused = await helm(helmBinary, ['upgrade', release, CHART_DIR, ...kube, '--namespace', cluster.namespace, ...upgradeFile.args]);
+      expect(refused.code).not.toBe(0);
+      expect(refused.stderr).toMatch(/exists and cannot be imported into the current release: invalid ownership metadata/);
+      await run(kubectl, [...kube, 'label', '--overwrite', ...seedCrds, 'app.kubernetes.io/managed-by=Helm']);
+      await run(kubectl, [...kube, 'annotate', '--overwrite', ...seedCrds, `meta.helm.sh/release-name=${release}`, `meta.helm.sh/release-namespace=${cluster.namespace}`]);
+      const upgrade = await helm(helmBinary, ['upgrade', release, CHART_DIR, ...kube, '--namespace', cluster.namespace, '--wait', '--timeout', '3m', ...upgradeFile.args]);
+      expect(upgrade.stderr).toBe('');
       expect(upgrade.code).toBe(0);
       expect(await signingKey()).toBe(before);
+      const crdPolicy = async () => (await run(kubectl, [...kube, 'get', ...seedCrds, '-o', "jsonpath={range .items[*]}{.metadata.annotations['helm\\.sh/resource-policy']} {end}"])).stdout.trim();
+      expect(await crdPolicy()).toBe('keep keep keep');
       // kwok only simulates containers, so this proves the hook's shape (admitted under enforce=restricted,
       // run and reported by helm), not that the check inside it passes; images.test.ts covers the servers.
       const test = await helm(helmBinary, ['test', release, ...kube, '--namespace', cluster.namespace, '--timeout', '2m']);
@@ -406,12 +420,16 @@ describe('on the local control plane', () => {
 
       const uninstall = await helm(helmBinary, ['uninstall', release, ...kube, '--namespace', cluster.namespace, '--wait', '--timeout', '2m']);
       expect(uninstall.code).toBe(0);
+      // crds.keep: the CRDs, and with them every custom resource in the cluster, outlive the release.
+      expect(uninstall.stdout).toMatch(/kept due to the resource policy/);
+      expect(await crdPolicy()).toBe('keep keep keep');
       expect(await listed(clusterKinds, false)).toEqual([]);
       await eventually('no object of the release left in its namespace', async () => (await listed(namespacedKinds, true)).length === 0, 60_000);
       const { stdout: releases } = await run(kubectl, [...kube, '-n', cluster.namespace, 'get', 'secrets', '-l', `owner=helm,name=${release}`, '-o', 'name']);
       expect(releases.trim()).toBe('');
     } finally {
       await file.cleanup();
+      await upgradeFile.cleanup();
     }
   });
 });

@@ -3,6 +3,7 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { CoreV1Api, CustomObjectsApi, type V1Pod } from '@kubernetes/client-node';
+import { chartCrdFile } from '../../cli/chart-crds.ts';
 import { createLogger } from '../../lib/observability/logger.ts';
 import { readWebhookConfig } from '../../webhooks/config.ts';
 import { startWebhook, type RunningWebhook } from '../../webhooks/run-webhook.ts';
@@ -10,10 +11,10 @@ import type { Watcher } from '../../api/watcher.ts';
 import type { ClusterSuite } from '../cluster/suite.ts';
 
 const run = promisify(execFile);
-export const WATCHER_CRD = 'charts/kubeloop/crds/watchers.watch.kubeloop.dev.yaml';
+export const WATCHER_CRD = chartCrdFile('watchers.watch.kubeloop.dev.yaml');
 /** AdmissionHooks are cluster-scoped: each suite's gateway serves only the hooks labelled with its namespace. */
 export const HOOK_SUITE_LABEL = 'kubeloop.dev/test-suite';
-export const ADMISSION_HOOK_CRD = 'charts/kubeloop/crds/admissionhooks.kubeloop.dev.yaml';
+export const ADMISSION_HOOK_CRD = chartCrdFile('admissionhooks.kubeloop.dev.yaml');
 
 export async function kubectl(suite: ClusterSuite, ...args: string[]): Promise<{ stdout: string; stderr: string }> {
   return run(suite.binaries.kubectl, ['--kubeconfig', suite.kubeconfigPath, ...args]);

@@ -43,10 +43,10 @@ describe('buildWebhookConfiguration', () => {
 });
 
 describe('readWebhookConfig', () => {
-  it('defaults to port 8443, self-managed certificates, allow on a missing Watcher, failurePolicy Ignore', () => {
+  it('defaults to port 8443, namespace kubeloop-system, self-managed certificates, allow on a missing Watcher, failurePolicy Ignore', () => {
     expect(readWebhookConfig([], {})).toMatchObject({
       port: 8443,
-      namespace: 'kubeloop',
+      namespace: 'kubeloop-system',
       certificates: 'self-managed',
       missingWatcher: 'allow',
       failurePolicy: 'Ignore',

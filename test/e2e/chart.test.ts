@@ -363,12 +363,11 @@ describe('on the local control plane', () => {
       functions: Object.fromEntries(FUNCTIONS.map((fn) => [fn, { loop: { namespaces: [cluster.namespace] } }])),
       // Other suites create Loops on this control plane meanwhile: the policy checks this release's only.
       loopAdmission: { objectSelector: { matchLabels: { 'app.kubernetes.io/instance': release } } },
-      // The suites share the control plane and applied the CRDs without Helm's ownership metadata, like a
-      // cluster whose CRDs came from the chart's former crds/ folder: adopted below, before the upgrade.
+      // The suites share the control plane and applied the CRDs without Helm's ownership metadata (see the
+      // adoption test below).
       crds: { install: false, keep: true },
     };
     const file = await valuesFile(values);
-    const upgradeFile = await valuesFile({ ...values, crds: { install: true, keep: true } });
     try {
       const install = await helm(helmBinary, ['install', release, CHART_DIR, ...kube, '--namespace', cluster.namespace, '--wait', '--timeout', '3m', ...file.args]);
       expect(install.stderr).toBe('');
@@ -402,20 +401,9 @@ describe('on the local control plane', () => {
       const signingKey = async () => (await run(kubectl, [...kube, '-n', cluster.namespace, 'get', 'secret', `${release}-kubeloop-podset-signing`, '-o', 'jsonpath={.data.secret}'])).stdout;
       const before = await signingKey();
       expect(Buffer.from(before, 'base64').toString('utf8')).toMatch(/^whsec_/);
-      // docs/deploy.md's adoption of CRDs installed before they were templates: Helm's label and annotations,
-      // then an upgrade with crds.install takes them over (with the keep policy) instead of failing on them.
-      const seedCrds = ['ats.cnat.kubeloop.dev', 'podsets.app.kubeloop.dev', 'watchers.watch.kubeloop.dev'].map((n) => `crd/${n}`);
-      const refused = await helm(helmBinary, ['upgrade', release, CHART_DIR, ...kube, '--namespace', cluster.namespace, ...upgradeFile.args]);
-      expect(refused.code).not.toBe(0);
-      expect(refused.stderr).toMatch(/exists and cannot be imported into the current release: invalid ownership metadata/);
-      await run(kubectl, [...kube, 'label', '--overwrite', ...seedCrds, 'app.kubernetes.io/managed-by=Helm']);
-      await run(kubectl, [...kube, 'annotate', '--overwrite', ...seedCrds, `meta.helm.sh/release-name=${release}`, `meta.helm.sh/release-namespace=${cluster.namespace}`]);
-      const upgrade = await helm(helmBinary, ['upgrade', release, CHART_DIR, ...kube, '--namespace', cluster.namespace, '--wait', '--timeout', '3m', ...upgradeFile.args]);
-      expect(upgrade.stderr).toBe('');
+      const upgrade = await helm(helmBinary, ['upgrade', release, CHART_DIR, ...kube, '--namespace', cluster.namespace, '--wait', '--timeout', '3m', ...file.args]);
       expect(upgrade.code).toBe(0);
       expect(await signingKey()).toBe(before);
-      const crdPolicy = async () => (await run(kubectl, [...kube, 'get', ...seedCrds, '-o', "jsonpath={range .items[*]}{.metadata.annotations['helm\\.sh/resource-policy']} {end}"])).stdout.trim();
-      expect(await crdPolicy()).toBe('keep keep keep');
       // kwok only simulates containers, so this proves the hook's shape (admitted under enforce=restricted,
       // run and reported by helm), not that the check inside it passes; images.test.ts covers the servers.
       const test = await helm(helmBinary, ['test', release, ...kube, '--namespace', cluster.namespace, '--timeout', '2m']);
@@ -423,16 +411,51 @@ describe('on the local control plane', () => {
 
       const uninstall = await helm(helmBinary, ['uninstall', release, ...kube, '--namespace', cluster.namespace, '--wait', '--timeout', '2m']);
       expect(uninstall.code).toBe(0);
-      // crds.keep: the CRDs, and with them every custom resource in the cluster, outlive the release.
-      expect(uninstall.stdout).toMatch(/kept due to the resource policy/);
-      expect(await crdPolicy()).toBe('keep keep keep');
       expect(await listed(clusterKinds, false)).toEqual([]);
       await eventually('no object of the release left in its namespace', async () => (await listed(namespacedKinds, true)).length === 0, 60_000);
       const { stdout: releases } = await run(kubectl, [...kube, '-n', cluster.namespace, 'get', 'secrets', '-l', `owner=helm,name=${release}`, '-o', 'name']);
       expect(releases.trim()).toBe('');
     } finally {
       await file.cleanup();
-      await upgradeFile.cleanup();
+    }
+  });
+
+  it('adopts seed CRDs applied before they were templates (docs/deploy.md), then keeps them on uninstall', async () => {
+    const release = `kc-${cluster.namespace.slice(-4)}`;
+    const kube = ['--kubeconfig', cluster.kubeconfigPath, '--namespace', cluster.namespace];
+    // No workload needed: the release's CRDs are what this is about.
+    const values = {
+      router: { replicas: 1, leaderElection: { enabled: false } },
+      webhook: { enabled: false },
+      networkPolicy: { enabled: false },
+      loopAdmission: { objectSelector: { matchLabels: { 'app.kubernetes.io/instance': release } } },
+      functions: Object.fromEntries(FUNCTIONS.map((fn) => [fn, { enabled: false }])),
+      crds: { install: false, keep: true },
+    };
+    const file = await valuesFile(values);
+    const adopting = await valuesFile({ ...values, crds: { install: true, keep: true } });
+    const seedCrds = ['ats.cnat.kubeloop.dev', 'podsets.app.kubeloop.dev', 'watchers.watch.kubeloop.dev'].map((n) => `crd/${n}`);
+    const crdPolicy = async () => (await run(kubectl, ['--kubeconfig', cluster.kubeconfigPath, 'get', ...seedCrds, '-o', "jsonpath={range .items[*]}{.metadata.annotations['helm\\.sh/resource-policy']} {end}"])).stdout.trim();
+    try {
+      expect((await helm(helmBinary, ['install', release, CHART_DIR, ...kube, ...file.args])).code).toBe(0);
+      // The CRDs exist (applied in beforeAll, as the former crds/ folder did) but belong to no release.
+      const refused = await helm(helmBinary, ['upgrade', release, CHART_DIR, ...kube, ...adopting.args]);
+      expect(refused.code).not.toBe(0);
+      expect(refused.stderr).toMatch(/exists and cannot be imported into the current release: invalid ownership metadata/);
+      await run(kubectl, ['--kubeconfig', cluster.kubeconfigPath, 'label', '--overwrite', ...seedCrds, 'app.kubernetes.io/managed-by=Helm']);
+      await run(kubectl, ['--kubeconfig', cluster.kubeconfigPath, 'annotate', '--overwrite', ...seedCrds, `meta.helm.sh/release-name=${release}`, `meta.helm.sh/release-namespace=${cluster.namespace}`]);
+      const upgrade = await helm(helmBinary, ['upgrade', release, CHART_DIR, ...kube, ...adopting.args]);
+      expect(upgrade.stderr).toBe('');
+      expect(upgrade.code).toBe(0);
+      expect(await crdPolicy()).toBe('keep keep keep');
+      // crds.keep: the CRDs, and with them every PodSet, At and Watcher in the cluster, outlive the release.
+      const uninstall = await helm(helmBinary, ['uninstall', release, ...kube]);
+      expect(uninstall.code).toBe(0);
+      expect(uninstall.stdout + uninstall.stderr).toMatch(/kept due to the resource policy/);
+      expect(await crdPolicy()).toBe('keep keep keep');
+    } finally {
+      await file.cleanup();
+      await adopting.cleanup();
     }
   });
 });

@@ -1,6 +1,6 @@
 // The AdmissionHook resource (admissionhooks.kubeloop.dev/v1alpha1, cluster-scoped): binds admission of
 // some resources to an admission function, with the context objects the gateway sends along.
-// CRD: charts/kubeloop/crds/admissionhooks.kubeloop.dev.yaml. Checks and defaults: webhooks/hook-spec.ts.
+// CRD: charts/kubeloop/charts/crds/crds/admissionhooks.kubeloop.dev.yaml. Checks and defaults: webhooks/hook-spec.ts.
 import type { V1LabelSelector, V1ObjectMeta } from '@kubernetes/client-node';
 import type { Condition } from './meta.ts';
 

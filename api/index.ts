@@ -1,4 +1,4 @@
-// kubeloop's API types: the CRDs in charts/kubeloop/crds/ as TypeScript, with their constants.
+// kubeloop's API types: the chart's CRDs (charts/kubeloop/charts/crds/crds/, files/crds/) as TypeScript, with their constants.
 export * from './meta.ts';
 export * from './loop.ts';
 export * from './podset.ts';

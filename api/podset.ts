@@ -1,4 +1,4 @@
-// The PodSet custom resource (podsets.app.kubeloop.dev/v1alpha1), as charts/kubeloop/crds/ defines it.
+// The PodSet custom resource (podsets.app.kubeloop.dev/v1alpha1), as charts/kubeloop/files/crds/ defines it.
 import type { V1PodTemplateSpec } from '@kubernetes/client-node';
 import type { Condition, KubeObject } from './meta.ts';
 

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Agent, request } from 'undici';
 import { parse } from 'yaml';
+import { chartCrdFile } from '../cli/chart-crds.ts';
 import { generateBundle } from '../certs/generate.ts';
 import { startControlPlane } from '../cli/cluster/index.ts';
 import { KubeClient } from '../lib/kube/index.ts';
@@ -52,7 +53,7 @@ export async function throughApiServer({ root, pods }: ApiServerBenchOptions): P
   };
   try {
     for (const crd of ['watchers.watch.kubeloop.dev', 'admissionhooks.kubeloop.dev']) {
-      await kubectl('apply', '--server-side', '-f', join(root, `charts/kubeloop/crds/${crd}.yaml`));
+      await kubectl('apply', '--server-side', '-f', chartCrdFile(`${crd}.yaml`, root));
       await kubectl('wait', '--for=condition=Established', '--timeout=60s', `crd/${crd}`);
     }
     for (const ns of Object.values(NAMESPACE)) {

@@ -1,4 +1,4 @@
-// The CRDs in charts/kubeloop/crds/ accept every sample in samples/ and refuse known-bad objects,
+// The chart's CRDs (charts/kubeloop/charts/crds/crds/ and charts/kubeloop/files/crds/) accept every sample in samples/ and refuse known-bad objects,
 // checked without an API server (test/e2e/ applies the same files to a real one).
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -16,7 +16,7 @@ import {
 } from './crd-validator-for-tests.ts';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
-const crds = loadCrds(join(ROOT, 'charts/kubeloop/crds'));
+const crds = ['charts/kubeloop/charts/crds/crds', 'charts/kubeloop/files/crds'].flatMap((dir) => loadCrds(join(ROOT, dir)));
 /** The CRDs of the seed functions; their CEL rules must all have a JavaScript twin. */
 const SEED_GROUPS = ['app.kubeloop.dev', 'watch.kubeloop.dev', 'cnat.kubeloop.dev'];
 

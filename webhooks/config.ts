@@ -56,7 +56,7 @@ export const WEBHOOK_USAGE = `usage: kubeloop webhook [options]
   --port 8443                      HTTPS port (PORT)
   --host 0.0.0.0                   (HOST)
   --kubeconfig PATH                (KUBECONFIG; in-cluster service account when unset)
-  --namespace kubeloop             kubeloop's namespace, holds the certificate Secret (KUBELOOP_NAMESPACE, POD_NAMESPACE)
+  --namespace kubeloop-system      kubeloop's namespace, holds the certificate Secret (KUBELOOP_NAMESPACE, POD_NAMESPACE)
   --service kubeloop-webhook       Service in front of the webhook, for the certificate SANs (KUBELOOP_WEBHOOK_SERVICE)
   --secret kubeloop-webhook-tls    certificate Secret (KUBELOOP_WEBHOOK_SECRET)
   --configuration NAME             a MutatingWebhookConfiguration of your own to keep the caBundle of (KUBELOOP_WEBHOOK_CONFIGURATION)
@@ -116,7 +116,7 @@ export function readWebhookConfig(argv: string[], env: NodeJS.ProcessEnv = proce
   const text = (flag: Flag, fallback: string, ...variables: string[]): string => pick(flag, ...variables)?.value ?? fallback;
   const config: WebhookConfig = {
     ...readServerSettings(values, env, { defaultPort: DEFAULT_WEBHOOK_PORT, minBodyLimitBytes: 1024 * 1024, maxDrainDelaySeconds: 600, defaultBodyLimitBytes: WEBHOOK_BODY_LIMIT_BYTES }),
-    namespace: text('namespace', 'kubeloop', 'KUBELOOP_NAMESPACE', 'POD_NAMESPACE'),
+    namespace: text('namespace', 'kubeloop-system', 'KUBELOOP_NAMESPACE', 'POD_NAMESPACE'),
     service: text('service', 'kubeloop-webhook', 'KUBELOOP_WEBHOOK_SERVICE'),
     secretName: text('secret', 'kubeloop-webhook-tls', 'KUBELOOP_WEBHOOK_SECRET'),
     certificates: settingOneOf(pick('certificates', 'KUBELOOP_WEBHOOK_CERTIFICATES'), 'self-managed', ['self-managed', 'files']),

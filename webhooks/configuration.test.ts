@@ -45,7 +45,7 @@ describe('buildWebhookConfiguration', () => {
 describe('readWebhookConfig', () => {
   it('defaults to port 8443, self-managed certificates, the hooks registered at the Service', () => {
     const config = readWebhookConfig([], {});
-    expect(config).toMatchObject({ port: 8443, namespace: 'kubeloop', certificates: 'self-managed', bodyLimitBytes: 2 * 1024 * 1024, certCheckIntervalSeconds: 3600 });
+    expect(config).toMatchObject({ port: 8443, namespace: 'kubeloop-system', certificates: 'self-managed', bodyLimitBytes: 2 * 1024 * 1024, certCheckIntervalSeconds: 3600 });
     expect(config.advertiseUrl).toBeUndefined();
   });
 

@@ -57,7 +57,7 @@ async function locateAll(): Promise<{ found: Partial<ClusterBinaries>; missing: 
 }
 
 /** One builder at a time per cache (two test runs or a CI step and a dev shell may race). */
-async function withBuildLock<T>(onProgress: ProgressFn, body: () => Promise<T>): Promise<T> {
+export async function withBuildLock<T>(onProgress: ProgressFn, body: () => Promise<T>): Promise<T> {
   const lockPath = join(cacheRoot(), 'build.lock');
   await mkdir(cacheRoot(), { recursive: true });
   let waitingSince = 0;

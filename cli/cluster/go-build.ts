@@ -31,7 +31,7 @@ export async function goVersion(): Promise<string | undefined> {
 }
 
 /** Runs one go command; with `-v` builds, reports how many packages were compiled and the elapsed time. */
-function runGo(run: GoRun): Promise<{ stdout: string }> {
+export function runGo(run: GoRun): Promise<{ stdout: string }> {
   return new Promise((resolve, reject) => {
     const started = Date.now();
     const child = spawn('go', run.args, {
@@ -115,7 +115,7 @@ async function writeEtcdWrapper(dir: string): Promise<void> {
   await writeTools(dir, ['go.etcd.io/etcd/server/v3']);
 }
 
-async function writeTools(dir: string, packages: string[]): Promise<void> {
+export async function writeTools(dir: string, packages: string[]): Promise<void> {
   const imports = packages.map((p) => `\t_ "${p}"`).join('\n');
   await writeFile(join(dir, 'tools.go'), `//go:build tools\n\npackage tools\n\nimport (\n${imports}\n)\n`);
 }
@@ -123,7 +123,7 @@ async function writeTools(dir: string, packages: string[]): Promise<void> {
 const KUBERNETES_COMMANDS = ['kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kubectl'] as const;
 
 /** go build one main package into dest (written to a temp name first so a half-built file never counts). */
-async function goBuild(cwd: string, pkg: string, dest: string, ldflags: string, label: string, onProgress: ProgressFn): Promise<void> {
+export async function goBuild(cwd: string, pkg: string, dest: string, ldflags: string, label: string, onProgress: ProgressFn): Promise<void> {
   const tmp = `${dest}.tmp-${process.pid}`;
   const started = Date.now();
   // go build -v names each package it compiles (cached ones are skipped), so the graph size is an upper bound.

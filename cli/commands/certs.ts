@@ -11,6 +11,8 @@ import { decideRenewal, inspectCertificate, splitPemCertificates } from '../../c
 import { bundleFromSecret, ensureCertificate, readCertificateSecret } from '../../certs/secret-store.ts';
 import { isApiError, KubeClient, loadKubeConfig } from '../../lib/kube/index.ts';
 import { DEFAULT_CONFIGURATION_NAME } from '../../webhooks/configuration.ts';
+import { UsageError } from '../command-args.ts';
+import { CERTS_ACTIONS, DEFAULT_NAMESPACE } from '../command-list.ts';
 
 const USAGE = `usage: kubeloop certs <generate|inject|rotate|show> [options]
 
@@ -20,7 +22,7 @@ const USAGE = `usage: kubeloop certs <generate|inject|rotate|show> [options]
                                                                  running webhooks swap it in at their next check
   show     [--cert-file PATH]                                    subject, SANs, expiry and renewal decision; caBundle status
 
-common: --kubeconfig PATH  --namespace kubeloop  --service kubeloop-webhook  --secret kubeloop-webhook-tls
+common: --kubeconfig PATH  --namespace ${DEFAULT_NAMESPACE}  --service kubeloop-webhook  --secret kubeloop-webhook-tls
         --configuration ${DEFAULT_CONFIGURATION_NAME}`;
 
 function describeBundle(bundle: CertificateBundle, identity: ServingIdentity): string {
@@ -48,7 +50,7 @@ export async function run(argv: string[]): Promise<number> {
     args: rest,
     options: {
       kubeconfig: { type: 'string' },
-      namespace: { type: 'string', default: process.env.KUBELOOP_NAMESPACE || 'kubeloop' },
+      namespace: { type: 'string', default: process.env.KUBELOOP_NAMESPACE || DEFAULT_NAMESPACE },
       service: { type: 'string', default: 'kubeloop-webhook' },
       secret: { type: 'string', default: 'kubeloop-webhook-tls' },
       configuration: { type: 'string', default: DEFAULT_CONFIGURATION_NAME },
@@ -63,7 +65,7 @@ export async function run(argv: string[]): Promise<number> {
   const location = { namespace: values.namespace, name: values.secret };
 
   if (action === 'generate') {
-    if (!values.out) throw new Error('certs generate: --out DIR is required');
+    if (!values.out) throw new UsageError('generate: --out DIR is required');
     const bundle = await generateBundle({ now: new Date(), identity });
     await mkdir(values.out, { recursive: true });
     await writeFile(join(values.out, 'ca.crt'), bundle.ca.certPem);
@@ -78,7 +80,7 @@ export async function run(argv: string[]): Promise<number> {
     console.log(JSON.stringify(info, null, 2));
     return 0;
   }
-  if (!['inject', 'rotate', 'show'].includes(action)) throw new Error(`certs: unknown action "${action}"\n${USAGE}`);
+  if (!['inject', 'rotate', 'show'].includes(action)) throw new UsageError(`unknown action "${action}"; want one of ${CERTS_ACTIONS.join(', ')}\n\n${USAGE}`);
 
   const client = await KubeClient.fromKubeConfig(await loadKubeConfig(values.kubeconfig ? { kubeconfig: values.kubeconfig } : {}));
   try {

@@ -6,6 +6,8 @@ import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { pickSetting, settingNumber } from '../../lib/config/settings.ts';
 import { runDev, type DevOptions } from '../dev/run-dev.ts';
+import { usageFailure } from '../command-args.ts';
+import { DEFAULT_NAMESPACE } from '../command-list.ts';
 import { resolveModuleFile } from '../function-module.ts';
 
 const USAGE = `usage: kubeloop dev [--kubeconfig FILE] [--no-webhook] [--no-samples] [--namespace kubeloop-system]
@@ -48,7 +50,7 @@ export function readDevOptions(argv: string[], out: DevOptions['out']): DevOptio
   // No environment fallbacks on purpose: a KUBECONFIG set in the shell must not turn `npm start` into a run
   // against that cluster; --kubeconfig says so explicitly.
   const interval = settingNumber(pickSetting(values, {}, 'status-interval-seconds'), 2, 0.2, 3600);
-  const namespace = values.namespace ?? 'kubeloop-system';
+  const namespace = values.namespace ?? DEFAULT_NAMESPACE;
   if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(namespace)) throw new Error(`--namespace: "${namespace}" is not a valid namespace name`);
   if (!values.function !== !values.loop) throw new Error(`--function and --loop go together\n${USAGE}`);
   if (values['no-seeds'] && !values.function) throw new Error(`--no-seeds needs --function and --loop: there would be nothing to run\n${USAGE}`);
@@ -71,7 +73,12 @@ export async function run(argv: string[]): Promise<number> {
     console.log(USAGE);
     return 0;
   }
-  const options = readDevOptions(argv, process.stdout);
+  let options: DevOptions;
+  try {
+    options = readDevOptions(argv, process.stdout);
+  } catch (error) {
+    return usageFailure('dev', error);
+  }
   const controller = new AbortController();
   let signals = 0;
   const onSignal = (name: NodeJS.Signals): void => {

@@ -3,27 +3,27 @@
 import { closeOnSignals } from '../../lib/server/shutdown.ts';
 import { FUNCTION_USAGE, readFunctionConfig, type FunctionConfig } from '../../lib/runtime/config.ts';
 import { serveFunction } from '../../lib/runtime/function-server.ts';
+import { usageFailure } from '../command-args.ts';
+import { builtinFunctionsHelp } from '../command-list.ts';
 import { FunctionModuleError, loadFunctionByNameOrPath } from '../function-module.ts';
 
 export async function run(argv: string[]): Promise<number> {
   if (argv.includes('--help') || argv.includes('-h')) {
-    console.log(FUNCTION_USAGE);
+    console.log(`${FUNCTION_USAGE}\n\n${builtinFunctionsHelp()}`);
     return 0;
   }
   let config: FunctionConfig;
   try {
     config = readFunctionConfig(argv);
   } catch (error) {
-    console.error(`kubeloop function: ${(error as Error).message}`);
-    return 2;
+    return usageFailure('function', error);
   }
   let definition;
   try {
     definition = await loadFunctionByNameOrPath(config.name);
   } catch (error) {
     if (!(error instanceof FunctionModuleError)) throw error;
-    console.error(`kubeloop function: ${error.message}\n\n${FUNCTION_USAGE}`);
-    return 2;
+    return usageFailure('function', error, `${FUNCTION_USAGE}\n\n${builtinFunctionsHelp()}`);
   }
   const served = await serveFunction(definition, {
     port: config.port,

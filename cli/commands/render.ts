@@ -11,6 +11,7 @@ import { validateReconcileRequest } from '../../lib/contract/validate.ts';
 import { callFunction } from '../../lib/replay/replay-client.ts';
 import { serveForTest, type TestServer } from '../../lib/testing/serve.ts';
 import { parseCommandArgs } from '../command-args.ts';
+import { builtinFunctionsHelp } from '../command-list.ts';
 import { FunctionModuleError, loadFunctionByNameOrPath } from '../function-module.ts';
 import { applyLocally } from '../render/apply-locally.ts';
 import { InputError, readObjects } from '../render/read-objects.ts';
@@ -25,7 +26,8 @@ them (patches and status applied locally). Nothing is read from or written to a 
   --to URL           call a running function instead
   --children FILE    owned objects (YAML or JSON, several documents or a List); repeatable
   --loop FILE        the Loop: its name, and an empty children list for every kind it owns
-Exit code: 0 rendered, 1 the function failed or an action would fail, 2 bad usage or input.`;
+Exit code: 0 rendered, 1 the function failed or an action would fail, 2 bad usage or input.
+${builtinFunctionsHelp()}`;
 
 const TRIGGERS: TriggerType[] = ['ADDED', 'MODIFIED', 'DELETED', 'RESYNC', 'REQUEUE', 'CHILD'];
 

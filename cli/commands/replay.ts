@@ -5,6 +5,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { formatDifferences, replayFiles, type FileReplayResult, type ReplayMode } from '../../lib/replay/index.ts';
 import { serveForTest, type TestServer } from '../../lib/testing/serve.ts';
 import { parseCommandArgs } from '../command-args.ts';
+import { builtinFunctionsHelp } from '../command-list.ts';
 import { FunctionModuleError, loadFunctionByNameOrPath } from '../function-module.ts';
 
 const USAGE = `usage: kubeloop replay <file-or-folder>... (--to <url> | --function <name|module>) [--update]
@@ -18,7 +19,8 @@ result, same resourceVersion test); an event when its type and reason match (its
   --strict             compare event messages verbatim too
   --update             write the function's reply into each fixture whose recorded response differs,
                        printing the difference (review it with git diff before committing)
-Exit code: 0 all passed (or updated), 1 a mismatch or error, 2 bad usage.`;
+Exit code: 0 all passed (or updated), 1 a mismatch or error, 2 bad usage.
+${builtinFunctionsHelp()}`;
 
 /** The fixture file with its response replaced, in the two-space JSON the fixtures are written in. */
 export function updatedFixtureText(originalText: string, response: unknown): string {

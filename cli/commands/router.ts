@@ -6,13 +6,19 @@ import { closeOnSignals } from '../../lib/server/shutdown.ts';
 import { readRouterConfig, ROUTER_USAGE } from '../../router/router-config.ts';
 import { createRouterMetrics } from '../../router/router-metrics.ts';
 import { startRouter } from '../../router/start-router.ts';
+import { usageFailure } from '../command-args.ts';
 
 export async function run(argv: string[]): Promise<number> {
   if (argv.includes('--help') || argv.includes('-h')) {
     console.log(ROUTER_USAGE);
     return 0;
   }
-  const config = readRouterConfig(argv);
+  let config: ReturnType<typeof readRouterConfig>;
+  try {
+    config = readRouterConfig(argv);
+  } catch (error) {
+    return usageFailure('router', error);
+  }
   const logger = createLogger({ name: 'router', level: config.logLevel });
   const kubeConfig = await loadKubeConfig({ kubeconfig: config.kubeconfig, context: config.context });
   const metrics = createRouterMetrics();

@@ -3,13 +3,19 @@
 import { closeOnSignals } from '../../lib/server/shutdown.ts';
 import { readWebhookConfig, WEBHOOK_USAGE } from '../../webhooks/config.ts';
 import { startWebhook } from '../../webhooks/run-webhook.ts';
+import { usageFailure } from '../command-args.ts';
 
 export async function run(argv: string[]): Promise<number> {
   if (argv.includes('--help') || argv.includes('-h')) {
     console.log(WEBHOOK_USAGE);
     return 0;
   }
-  const config = readWebhookConfig(argv);
+  let config: ReturnType<typeof readWebhookConfig>;
+  try {
+    config = readWebhookConfig(argv);
+  } catch (error) {
+    return usageFailure('webhook', error);
+  }
   const webhook = await startWebhook(config);
   // Closing the listener first; the informers and timers are unref'd or stopped with it.
   closeOnSignals(webhook.server, {

@@ -10,6 +10,7 @@ import { KubeClient, loadKubeConfig, ResourceDiscovery } from '../../lib/kube/in
 import { admissionRegistry, functionRegistry } from '../../functions/registry.ts';
 import { packageRoot } from '../package-root.ts';
 import { DEFAULT_HOOK_CONFIGURATION_NAME } from '../../webhooks/hook-configuration.ts';
+import { chartCrdFiles } from '../chart-crds.ts';
 import { applyManifest, deleteIfPresent, ensureNamespace, readManifests, waitForCrdsEstablished, type Manifest } from './apply-manifests.ts';
 import { loopRows, readLoopReadiness, readRouterMetrics, statusPrinter } from './live-status.ts';
 import { startLocalProcess, stopLocalProcesses, type LocalProcess } from './local-processes.ts';
@@ -144,7 +145,7 @@ async function startCluster(options: DevOptions, session: DevSession): Promise<s
 }
 
 async function installCrds(client: KubeClient, discovery: ResourceDiscovery, say: Say): Promise<void> {
-  const crds = await readManifests(join(REPO, 'charts', 'kubeloop', 'crds'));
+  const crds = (await Promise.all(chartCrdFiles(REPO).map((file) => readManifests(file)))).flat();
   for (const { manifest } of crds) await applyManifest(client, discovery, manifest);
   await waitForCrdsEstablished(client, crds.map(({ manifest }) => manifest.metadata.name));
   say(`installed ${crds.length} CRDs: ${crds.map(({ manifest }) => manifest.metadata.name).join(', ')}`);

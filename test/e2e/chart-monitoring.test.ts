@@ -9,6 +9,7 @@ import { promisify } from 'node:util';
 import { parser as promql } from '@prometheus-io/lezer-promql';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
+import { chartCrdFiles } from '../../cli/chart-crds.ts';
 import { setupClusterSuite, type ClusterSuite } from '../cluster/suite.ts';
 import { byKind, CHART_DIR, helm, one, renderChart, valuesFile, type Manifest } from './chart-render.ts';
 import { prometheusOperatorCrdFiles } from './go-module-crds.ts';
@@ -207,9 +208,7 @@ describe('on the local control plane with the Prometheus Operator\'s CRDs', () =
   beforeAll(async () => {
     cluster = await setupClusterSuite('chart-monitoring');
     kube = ['--kubeconfig', cluster.kubeconfigPath];
-    const crdDir = join(CHART_DIR, 'crds');
-    const crds = (await readdir(crdDir)).filter((f) => /\.ya?ml$/.test(f)).map((f) => join(crdDir, f));
-    const files = [...crds, ...(await prometheusOperatorCrdFiles())];
+    const files = [...chartCrdFiles(), ...(await prometheusOperatorCrdFiles())];
     await run(cluster.binaries.kubectl, [...kube, 'apply', '--server-side', '--force-conflicts', ...files.flatMap((f) => ['-f', f])]);
     await run(cluster.binaries.kubectl, [...kube, 'wait', '--for=condition=Established', '--timeout=60s', 'crd/servicemonitors.monitoring.coreos.com', 'crd/podmonitors.monitoring.coreos.com', 'crd/prometheusrules.monitoring.coreos.com']);
   });
@@ -223,6 +222,8 @@ describe('on the local control plane with the Prometheus Operator\'s CRDs', () =
     const values = {
       ...MONITORING,
       webhook: { onlyNamespaces: [cluster.namespace] },
+      // The suites share the control plane, whose CRDs were applied without Helm's ownership (see chart.test.ts).
+      crds: { install: false, keep: true },
       seeds: { enabled: true },
       functions: { 'pod-name-label': { loop: { namespaces: [cluster.namespace] } }, podset: { enabled: false }, watcher: { enabled: false }, at: { enabled: false } },
       loopAdmission: { objectSelector: { matchLabels: { 'app.kubernetes.io/instance': release } } },

@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
+import { chartCrdFiles } from '../../cli/chart-crds.ts';
 import { startLocalProcess, stopLocalProcesses, type LocalProcess } from '../../cli/dev/local-processes.ts';
 import { eventually } from '../cluster/eventually.ts';
 import { setupClusterSuite, type ClusterSuite } from '../cluster/suite.ts';
@@ -49,7 +50,7 @@ beforeAll(async () => {
   cluster = await setupClusterSuite('chart rbac');
   workDir = await mkdtemp(join(tmpdir(), 'kubeloop-chart-rbac-'));
   release = `rbac-${cluster.namespace.slice(-4)}`;
-  await kube('apply', '--server-side', '--force-conflicts', '-f', join(process.cwd(), 'charts', 'kubeloop', 'crds'));
+  await kube('apply', '--server-side', '--force-conflicts', ...chartCrdFiles().flatMap((f) => ['-f', f]));
   const values = {
     // Its configuration only ever sends this namespace's pods (and nothing serves its Service: Ignore).
     webhook: { onlyNamespaces: [cluster.namespace] },

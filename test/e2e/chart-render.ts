@@ -57,6 +57,8 @@ export interface RenderOptions {
   values?: Record<string, unknown>;
   /** Include the `helm test` hook pod. */
   withTests?: boolean;
+  /** Include the CRDs Helm installs from crds/ folders (the crds subchart's), as `helm install` would. */
+  includeCrds?: boolean;
 }
 
 /** `helm template` with the given values; throws with helm's message when rendering fails. */
@@ -65,6 +67,7 @@ export async function renderChart(helmBinary: string, options: RenderOptions): P
   try {
     const args = ['template', options.release ?? 'kubeloop', CHART_DIR, '--namespace', options.namespace, '--kube-version', KUBE_VERSION, ...values.args];
     if (!options.withTests) args.push('--skip-tests');
+    if (options.includeCrds) args.push('--include-crds');
     const result = await helm(helmBinary, args);
     if (result.code !== 0) throw new Error(`helm template failed: ${result.stderr}`);
     return { text: result.stdout, manifests: parseManifests(result.stdout) };

@@ -3,12 +3,13 @@
 // errors, every manifest server-side dry-run applied to the real control plane (Knative Serving's and
 // cert-manager's CRDs installed for those variants), and a real helm install + uninstall that leaves nothing behind.
 import { execFile } from 'node:child_process';
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { stringify } from 'yaml';
+import { chartCrdFiles } from '../../cli/chart-crds.ts';
 import { setupClusterSuite, type ClusterSuite } from '../cluster/suite.ts';
 import { eventually } from '../cluster/eventually.ts';
 import { certManagerCrdFiles, knativeServingCrdFiles } from './go-module-crds.ts';
@@ -184,6 +185,9 @@ describe.each(Object.entries(VALUE_SETS))('helm template with the %s values', (_
       const expected = withoutUrl(sample!.spec) as { namespaces?: string[] };
       const overridden = (values.functions as Record<string, { loop?: { namespaces?: string[] } }> | undefined)?.[fn]?.loop?.namespaces;
       if (overridden) expected.namespaces = overridden;
+      // A function scaled to zero by Knative is woken by each resync: its Loop resyncs every 6 h instead.
+      const onKnative = manifests.some((m) => m.apiVersion === 'serving.knative.dev/v1' && m.metadata.name === loop.metadata.name);
+      if (onKnative) (expected as { resyncPeriodSeconds?: number }).resyncPeriodSeconds = 21_600;
       expect(withoutUrl(loop.spec), `Loop ${loop.metadata.name} vs samples/loops/${fn}.yaml`).toEqual(expected);
     }
   });
@@ -338,9 +342,7 @@ describe('on the local control plane', () => {
     cluster = await setupClusterSuite('chart');
     kubectl = cluster.binaries.kubectl;
     workDir = await mkdtemp(join(tmpdir(), 'kubeloop-chart-'));
-    const crdDir = join(CHART_DIR, 'crds');
-    const crds = (await readdir(crdDir)).filter((f) => /\.ya?ml$/.test(f)).map((f) => join(crdDir, f));
-    const files = [...crds, ...(await knativeServingCrdFiles()), ...(await certManagerCrdFiles())];
+    const files = [...chartCrdFiles(REPO_ROOT), ...(await knativeServingCrdFiles()), ...(await certManagerCrdFiles())];
     await run(kubectl, ['--kubeconfig', cluster.kubeconfigPath, 'apply', '--server-side', '--force-conflicts', ...files.flatMap((f) => ['-f', f])]);
     await run(kubectl, ['--kubeconfig', cluster.kubeconfigPath, 'wait', '--for=condition=Established', '--timeout=60s', 'crd/services.serving.knative.dev', 'crd/certificates.cert-manager.io', 'crd/issuers.cert-manager.io', 'crd/loops.kubeloop.dev']);
     // Pod Security admission warns about any workload that would not run under "restricted".
@@ -370,6 +372,9 @@ describe('on the local control plane', () => {
       functions: Object.fromEntries(FUNCTIONS.map((fn) => [fn, { loop: { namespaces: [cluster.namespace] } }])),
       // Other suites create Loops on this control plane meanwhile: the policy checks this release's only.
       loopAdmission: { objectSelector: { matchLabels: { 'app.kubernetes.io/instance': release } } },
+      // The suites share the control plane and applied the CRDs without Helm's ownership metadata (see the
+      // adoption test below).
+      crds: { install: false, keep: true },
     };
     const file = await valuesFile(values);
     try {
@@ -422,6 +427,45 @@ describe('on the local control plane', () => {
       expect(releases.trim()).toBe('');
     } finally {
       await file.cleanup();
+    }
+  });
+
+  it('adopts seed CRDs applied before they were templates (docs/deploy.md), then keeps them on uninstall', async () => {
+    const release = `kc-${cluster.namespace.slice(-4)}`;
+    const kube = ['--kubeconfig', cluster.kubeconfigPath, '--namespace', cluster.namespace];
+    // No workload needed: the release's CRDs are what this is about.
+    const values = {
+      router: { replicas: 1, leaderElection: { enabled: false } },
+      webhook: { enabled: false },
+      networkPolicy: { enabled: false },
+      loopAdmission: { objectSelector: { matchLabels: { 'app.kubernetes.io/instance': release } } },
+      functions: Object.fromEntries(FUNCTIONS.map((fn) => [fn, { enabled: false }])),
+      crds: { install: false, keep: true },
+    };
+    const file = await valuesFile(values);
+    const adopting = await valuesFile({ ...values, crds: { install: true, keep: true } });
+    const seedCrds = ['ats.cnat.kubeloop.dev', 'podsets.app.kubeloop.dev', 'watchers.watch.kubeloop.dev'].map((n) => `crd/${n}`);
+    const crdPolicy = async () => (await run(kubectl, ['--kubeconfig', cluster.kubeconfigPath, 'get', ...seedCrds, '-o', "jsonpath={range .items[*]}{.metadata.annotations['helm\\.sh/resource-policy']} {end}"])).stdout.trim();
+    try {
+      expect((await helm(helmBinary, ['install', release, CHART_DIR, ...kube, ...file.args])).code).toBe(0);
+      // The CRDs exist (applied in beforeAll, as the former crds/ folder did) but belong to no release.
+      const refused = await helm(helmBinary, ['upgrade', release, CHART_DIR, ...kube, ...adopting.args]);
+      expect(refused.code).not.toBe(0);
+      expect(refused.stderr).toMatch(/exists and cannot be imported into the current release: invalid ownership metadata/);
+      await run(kubectl, ['--kubeconfig', cluster.kubeconfigPath, 'label', '--overwrite', ...seedCrds, 'app.kubernetes.io/managed-by=Helm']);
+      await run(kubectl, ['--kubeconfig', cluster.kubeconfigPath, 'annotate', '--overwrite', ...seedCrds, `meta.helm.sh/release-name=${release}`, `meta.helm.sh/release-namespace=${cluster.namespace}`]);
+      const upgrade = await helm(helmBinary, ['upgrade', release, CHART_DIR, ...kube, ...adopting.args]);
+      expect(upgrade.stderr).toBe('');
+      expect(upgrade.code).toBe(0);
+      expect(await crdPolicy()).toBe('keep keep keep');
+      // crds.keep: the CRDs, and with them every PodSet, At and Watcher in the cluster, outlive the release.
+      const uninstall = await helm(helmBinary, ['uninstall', release, ...kube]);
+      expect(uninstall.code).toBe(0);
+      expect(uninstall.stdout + uninstall.stderr).toMatch(/kept due to the resource policy/);
+      expect(await crdPolicy()).toBe('keep keep keep');
+    } finally {
+      await file.cleanup();
+      await adopting.cleanup();
     }
   });
 });

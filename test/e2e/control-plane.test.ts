@@ -14,14 +14,14 @@ import {
 } from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { chartCrdFile, chartCrdFiles } from '../../cli/chart-crds.ts';
 import { createCertificateAuthority, FAIL_ANNOTATION, issueCertificate } from '../../cli/cluster/index.ts';
 import { eventually } from '../cluster/eventually.ts';
 import { setupClusterSuite, type ClusterSuite } from '../cluster/suite.ts';
 
 const run = promisify(execFile);
-const CRD_DIR = 'charts/kubeloop/crds';
 const SAMPLES_DIR = 'samples';
-const PODSET_CRD = join(CRD_DIR, 'podsets.app.kubeloop.dev.yaml');
+const PODSET_CRD = chartCrdFile('podsets.app.kubeloop.dev.yaml');
 
 function yamlFiles(dir: string): string[] {
   if (!existsSync(dir)) return [];
@@ -174,18 +174,19 @@ describe('workloads through controllers, scheduler and kwok', () => {
 });
 
 describe('kubeloop CRDs and samples', () => {
-  const crds = yamlFiles(CRD_DIR);
+  const crds = chartCrdFiles();
+  const crdArgs = crds.flatMap((f) => ['-f', f]);
   const samples = yamlFiles(SAMPLES_DIR);
 
-  it.skipIf(crds.length === 0)(`installs every CRD in ${CRD_DIR} and they become Established`, async () => {
-    await kubectl('apply', '--server-side', '--force-conflicts', '-f', CRD_DIR);
+  it.skipIf(crds.length === 0)("installs every CRD of the chart and they become Established", async () => {
+    await kubectl('apply', '--server-side', '--force-conflicts', ...crdArgs);
     const names = crds.flatMap((f) => parseAllDocuments(readFileSync(f, 'utf8')).map((d) => (d.toJS() as { metadata?: { name?: string } } | null)?.metadata?.name)).filter((n): n is string => !!n);
     expect(names.length).toBeGreaterThan(0);
     await kubectl('wait', '--for=condition=Established', '--timeout=60s', ...names.map((n) => `crd/${n}`));
   });
 
   it.skipIf(crds.length === 0 || samples.length === 0)(`applies every sample in ${SAMPLES_DIR} (server-side apply)`, async () => {
-    await kubectl('apply', '--server-side', '--force-conflicts', '-f', CRD_DIR);
+    await kubectl('apply', '--server-side', '--force-conflicts', ...crdArgs);
     await kubectl('wait', '--for=condition=Established', '--timeout=60s', 'crd', '--all');
     for (const file of samples) {
       // A Loop sample ships its ServiceAccount and RBAC in the namespace it names: apply those as written.

@@ -12,7 +12,7 @@ const run = promisify(execFile);
 export const KNATIVE_SERVING_VERSION = 'v0.51.0';
 export const CERT_MANAGER_VERSION = 'v1.21.2';
 
-async function moduleDir(module: string, version: string): Promise<string> {
+export async function moduleDir(module: string, version: string): Promise<string> {
   const { stdout } = await run('go', ['mod', 'download', '-json', `${module}@${version}`], {
     // Outside any module: a plain download into GOMODCACHE.
     cwd: '/',

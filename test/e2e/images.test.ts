@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Agent, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { chartCrdFiles } from '../../cli/chart-crds.ts';
 import { freePort } from '../../cli/cluster/free-port.ts';
 import { admissionRegistry, functionRegistry } from '../../functions/registry.ts';
 import { eventually } from '../cluster/eventually.ts';
@@ -26,7 +27,7 @@ const insecure = new Agent({ connect: { rejectUnauthorized: false } });
 beforeAll(async () => {
   cluster = await setupClusterSuite('images');
   // The webhook's readiness waits for its Watcher cache: the CRDs must exist (idempotent server-side apply).
-  await run(cluster.binaries.kubectl, ['--kubeconfig', cluster.kubeconfigPath, 'apply', '--server-side', '--force-conflicts', '-f', join(REPO_ROOT, 'charts', 'kubeloop', 'crds')]);
+  await run(cluster.binaries.kubectl, ['--kubeconfig', cluster.kubeconfigPath, 'apply', '--server-side', '--force-conflicts', ...chartCrdFiles(REPO_ROOT).flatMap((f) => ['-f', f])]);
   bundleParent = await mkdtemp(join(tmpdir(), 'kubeloop-bundle-'));
   bundle = join(bundleParent, 'app');
   await buildProductionBundle(bundle);

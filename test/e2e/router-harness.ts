@@ -1,9 +1,11 @@
 // Shared set-up of the router e2e suites: a namespace on the shared control plane, a KubeClient,
 // seed functions served over real HTTP by lib/runtime, and routers started with inline Loops.
 import { readFileSync } from 'node:fs';
+import { isAbsolute } from 'node:path';
 import type { KubeConfig, V1Pod } from '@kubernetes/client-node';
 import { pino } from 'pino';
 import { parse } from 'yaml';
+import { chartCrdFile } from '../../cli/chart-crds.ts';
 import { loadFunction } from '../../functions/registry.ts';
 import { ResourceDiscovery } from '../../lib/kube/discovery.ts';
 import { Informer } from '../../lib/kube/informer.ts';
@@ -91,11 +93,11 @@ export async function routerHarness(suiteName: string): Promise<RouterHarness> {
   };
 }
 
-/** Installs CRDs from charts/kubeloop/crds (server-side apply, idempotent across suites) and waits until served. */
+/** Installs the chart's CRDs (cli/chart-crds.ts; server-side apply, idempotent across suites) and waits until served. */
 export async function installCrds(client: KubeClient, files: string[]): Promise<void> {
   for (const file of files) {
     // A bare name is one of the chart's CRDs; an absolute path is read as it is (CRDs from Go modules).
-    const crd = parse(readFileSync(new URL(file, new URL('../../charts/kubeloop/crds/', import.meta.url)), 'utf8')) as { metadata: { name: string } };
+    const crd = parse(readFileSync(isAbsolute(file) ? file : chartCrdFile(file), 'utf8')) as { metadata: { name: string } };
     await client.request({
       method: 'PATCH',
       path: `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd.metadata.name}`,

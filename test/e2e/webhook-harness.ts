@@ -8,6 +8,7 @@ import { CoreV1Api, CustomObjectsApi, type V1Pod } from '@kubernetes/client-node
 import { parse } from 'yaml';
 import type { AdmissionHook } from '../../api/admission-hook.ts';
 import watcherSidecar from '../../functions/watcher-sidecar/index.ts';
+import { chartCrdFile } from '../../cli/chart-crds.ts';
 import { createLogger } from '../../lib/observability/logger.ts';
 import { serveFunction, type ServedFunction } from '../../lib/runtime/index.ts';
 import { eventually } from '../cluster/eventually.ts';
@@ -17,10 +18,10 @@ import type { Watcher } from '../../api/watcher.ts';
 import type { ClusterSuite } from '../cluster/suite.ts';
 
 const run = promisify(execFile);
-export const WATCHER_CRD = 'charts/kubeloop/crds/watchers.watch.kubeloop.dev.yaml';
+export const WATCHER_CRD = chartCrdFile('watchers.watch.kubeloop.dev.yaml');
 /** AdmissionHooks are cluster-scoped: each suite's gateway serves only the hooks labelled with its namespace. */
 export const HOOK_SUITE_LABEL = 'kubeloop.dev/test-suite';
-export const ADMISSION_HOOK_CRD = 'charts/kubeloop/crds/admissionhooks.kubeloop.dev.yaml';
+export const ADMISSION_HOOK_CRD = chartCrdFile('admissionhooks.kubeloop.dev.yaml');
 
 export async function kubectl(suite: ClusterSuite, ...args: string[]): Promise<{ stdout: string; stderr: string }> {
   return run(suite.binaries.kubectl, ['--kubeconfig', suite.kubeconfigPath, ...args]);

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { parse, stringify } from 'yaml';
+import { chartCrdFiles } from '../../cli/chart-crds.ts';
 import { startControlPlane, type ControlPlane } from '../../cli/cluster/index.ts';
 import { applyManifest, readManifests, waitForCrdsEstablished } from '../../cli/dev/apply-manifests.ts';
 import { cliEntry, startLocalProcess, type LocalProcess } from '../../cli/dev/local-processes.ts';
@@ -98,7 +99,7 @@ export async function startPlatform(logDir: string, say: (line: string) => void)
     client = await KubeClient.fromKubeConfig(plane.kubeConfig());
     const admin = client;
     const discovery = new ResourceDiscovery(admin);
-    const crds = await readManifests(join(REPO, 'charts', 'kubeloop', 'crds'));
+    const crds = (await Promise.all(chartCrdFiles(REPO).map((file) => readManifests(file)))).flat();
     for (const { manifest } of crds) await applyManifest(admin, discovery, manifest);
     await waitForCrdsEstablished(admin, crds.map(({ manifest }) => manifest.metadata.name));
     await ensureNamespace(admin, SOAK_NAMESPACE);

@@ -225,3 +225,13 @@ topologySpreadConstraints:
 
 {{/* The webhook's DNS name in its serving certificate (also the scrape's TLS server name). */}}
 {{- define "kubeloop.webhookServerName" -}}{{ include "kubeloop.webhookName" . }}.{{ .Release.Namespace }}.svc{{- end -}}
+
+{{/* Labels and annotations every CRD of the chart gets (templates/crds.yaml). */}}
+{{- define "kubeloop.crdMetadata" -}}
+labels:
+  {{- include "kubeloop.labels" (dict "root" . "component" "crd") | nindent 2 }}
+{{- if .Values.crds.keep }}
+annotations:
+  helm.sh/resource-policy: keep
+{{- end }}
+{{- end -}}

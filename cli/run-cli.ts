@@ -1,0 +1,60 @@
+// The `kubeloop` command: runCli dispatches to one module per subcommand under cli/commands/. Exit codes:
+// 0 done, 1 a runtime failure, 2 a usage error (unknown command, bad flag or setting), whatever the command.
+import { readFileSync } from 'node:fs';
+import { extname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { isUsageError } from './command-args.ts';
+import { COMMANDS } from './command-list.ts';
+import { packageRoot } from './package-root.ts';
+
+export interface CommandModule {
+  run(argv: string[]): Promise<number>;
+}
+
+function usage(): string {
+  const width = Math.max(...Object.keys(COMMANDS).map((c) => c.length));
+  const lines = Object.entries(COMMANDS).map(([name, what]) => `  ${name.padEnd(width)}  ${what}`);
+  return `usage: kubeloop <command> [options]\n       kubeloop --version\n\ncommands:\n${lines.join('\n')}\n\nRun "kubeloop <command> --help" for its options. Exit codes: 0 ok, 1 failure, 2 usage error.`;
+}
+
+function version(): string {
+  return (JSON.parse(readFileSync(join(packageRoot(), 'package.json'), 'utf8')) as { version: string }).version;
+}
+
+async function dispatch(argv: string[]): Promise<number> {
+  const [name, ...rest] = argv;
+  if (name === '--version' || name === '-v') {
+    console.log(`kubeloop ${version()}`);
+    return 0;
+  }
+  if (!name) {
+    console.error(usage());
+    return 2;
+  }
+  if (name === '--help' || name === '-h' || name === 'help') {
+    console.log(usage());
+    return 0;
+  }
+  if (!(name in COMMANDS)) {
+    console.error(`kubeloop: unknown command "${name}"\n\n${usage()}`);
+    return 2;
+  }
+  // Same extension as this file: .ts from source (tsx), .js when compiled.
+  const ext = extname(fileURLToPath(import.meta.url));
+  const module = (await import(new URL(`./commands/${name}${ext}`, import.meta.url).href)) as CommandModule;
+  try {
+    return await module.run(rest);
+  } catch (error) {
+    if (!isUsageError(error)) throw error;
+    console.error(`kubeloop ${name}: ${(error as Error).message}`);
+    return 2;
+  }
+}
+
+/** Runs one kubeloop command line and returns its exit code; long-running commands resolve only when they stop. */
+export function runCli(argv: string[]): Promise<number> {
+  return dispatch(argv).catch((error: unknown) => {
+    console.error(`kubeloop: ${error instanceof Error ? error.message : String(error)}`);
+    return 1;
+  });
+}

@@ -168,6 +168,7 @@ export class LoopRunner {
       client: this.#deps.client,
       logger: this.#deps.logger,
       primaries: () => this.#primary?.informer.store,
+      synced: () => this.#cachesComplete,
       children: () => this.#owned.map((o) => ({ resource: o.resource, store: o.informer.store })),
       enqueue: (object, trigger) => this.#enqueuePrimary(object, trigger),
       fenceTimeoutMs: this.#deps.expectationsTimeoutMs,

@@ -15,6 +15,8 @@ export interface RunnerShardOptions {
   client: KubeClient;
   logger: Logger;
   primaries: () => StoreView | undefined;
+  /** False until every cache of the Loop is complete: its first sync takes over what it owns then. */
+  synced: () => boolean;
   children: () => ChildSource[];
   enqueue: (object: KubeObject, trigger: Trigger) => void;
   /** How long taken-over keys wait for the cache to show their children before they start anyway. */
@@ -59,6 +61,7 @@ export class RunnerShard {
 
   /** Queues the cached primaries that `gained` selects and this member may start; returns how many. */
   takeOver(gained: (loop: string, key: string) => boolean, trigger: Trigger): number {
+    if (!this.#o.synced()) return 0;
     const name = this.#o.loop.name;
     const objects = (this.#o.primaries()?.list() ?? []).filter((o) => {
       const key = objectKey(o.metadata);

@@ -130,6 +130,8 @@ export class ShardMember implements ShardGate {
   /** One round: renew, list the members, move towards the live view, acknowledge, adopt. */
   async #round(): Promise<void> {
     const me = this.#o.identity;
+    // The share on the Lease follows objects being created and deleted, not only handovers.
+    if (this.#state.adopted.size > 0) this.#count();
     await this.#renew().catch((error: unknown) => this.#o.logger.warn({ err: (error as Error).message }, 'could not renew the member Lease'));
     if (this.#fenced()) {
       if (this.#state !== NO_SHARE) this.#o.logger.warn({ identity: me }, 'member Lease not renewed within the deadline; starting nothing until it is');

@@ -22,7 +22,8 @@ export const NO_SHARE: HandoverState = { adopted: MemberSet.EMPTY, target: Membe
  * giving away stops at once, and a key it is gaining waits until the view is adopted.
  */
 export function mayStart(state: HandoverState, me: string, loop: string, key: string): boolean {
-  return state.adopted.owner(loop, key) === me && state.target.owner(loop, key) === me;
+  // Out of a handover both views are one object: hash once (this runs for every watch event).
+  return state.adopted.owner(loop, key) === me && (state.target === state.adopted || state.target.owner(loop, key) === me);
 }
 
 /**

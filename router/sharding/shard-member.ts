@@ -201,19 +201,17 @@ export class ShardMember implements ShardGate {
       ...(this.#ack ? { [SHARD_ACK_LABEL]: this.#ack } : {}),
     };
     const spec = { holderIdentity: this.#o.identity, leaseDurationSeconds: Math.ceil(this.#o.leaseDurationMs / 1000), renewTime: microTime(new Date()) };
-    const timeoutMs = this.#o.retryPeriodMs * 2;
-    const lease = this.#lease ?? (await this.#createOrRead(labels, spec, timeoutMs));
+    // A slow renewal that succeeds is still a renewal: only the renew deadline bounds it.
+    const timeoutMs = this.#o.renewDeadlineMs;
+    const put = (lease: V1Lease) =>
+      this.#o.client.request<V1Lease>({ method: 'PUT', path: this.#path(this.#leaseName), timeoutMs, body: { ...lease, metadata: { ...lease.metadata, labels }, spec: { ...lease.spec, ...spec } } });
     try {
-      this.#lease = await this.#o.client.request<V1Lease>({
-        method: 'PUT',
-        path: this.#path(this.#leaseName),
-        timeoutMs,
-        body: { ...lease, metadata: { ...lease.metadata, labels }, spec: { ...lease.spec, ...spec } },
-      });
+      this.#lease = await put(this.#lease ?? (await this.#createOrRead(labels, spec, timeoutMs)));
     } catch (error) {
-      // Deleted or written by someone else (kubectl): read it again on the next round.
-      if (isApiError(error, 404) || isApiError(error, 409)) this.#lease = undefined;
-      throw error;
+      if (!isApiError(error, 409) && !isApiError(error, 404)) throw error;
+      // Most often our own earlier write that timed out on the client but went through: read and write again.
+      this.#lease = undefined;
+      this.#lease = await put(await this.#createOrRead(labels, spec, timeoutMs));
     }
     this.#lastRenew = started;
   }

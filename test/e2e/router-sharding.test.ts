@@ -12,7 +12,8 @@ import type { Informer } from '../../lib/kube/informer.ts';
 import { MemberSet } from '../../router/sharding/member-set.ts';
 import { eventually } from '../cluster/eventually.ts';
 import { inlineLoop, installCrds, routerHarness, watchPods, type RouterHarness } from './router-harness.ts';
-import { agreed, memberLeases, pool, serveRecordingFunction, startMemberProcess, type RecordingFunction } from './shard-kit.ts';
+import { pool } from '../../bench/router-bench-kit.ts';
+import { agreed, memberLeases, serveRecordingFunction, startMemberProcess, type RecordingFunction } from './shard-kit.ts';
 
 const OBJECTS = 2000;
 const GROUP = 'shard-e2e';
@@ -35,13 +36,14 @@ function startMember(identity: string): void {
     inlineLoop(LOOP, ns, { for: { apiVersion: 'v1', kind: 'ConfigMap' }, function: { url: recorder.url(identity) } }),
     inlineLoop('podsets', ns, { for: { apiVersion: 'app.kubeloop.dev/v1alpha1', kind: 'PodSet' }, owns: [{ apiVersion: 'v1', kind: 'Pod' }], ignoreStatusChanges: true, function: { url: podsetUrl } }),
   ];
-  members.set(identity, startMemberProcess({ identity, kubeconfig: h.suite.kubeconfigPath, dir, loops, leaseNamespace: ns, group: GROUP, leaseDurationSeconds: 6 }));
+  members.set(identity, startMemberProcess({ identity, kubeconfig: h.suite.kubeconfigPath, dir, loops, leaseNamespace: ns, group: GROUP, leaseDurationSeconds: 8 }));
 }
 
 const viewOf = (ids: string[]) => eventually(`members ${ids.join(',')} agree on one view`, () => agreed(h.client, ns, GROUP, ids), 90_000);
 
 async function writeAll(version: number): Promise<void> {
-  await pool(names, 16, async (name) => {
+  await pool(0, names.length, 16, async (i) => {
+    const name = names[i]!;
     const body = { metadata: { name, namespace: ns }, data: { version: String(version) } };
     const cm = version === 0
       ? await client.request<V1ConfigMap>({ method: 'POST', path: `/api/v1/namespaces/${ns}/configmaps`, body })

@@ -114,14 +114,3 @@ export async function agreed(client: KubeClient, namespace: string, group: strin
   const view = new MemberSet(identities).id;
   return leases.length === identities.length && leases.every((l) => l.view === view) && leases;
 }
-
-/** Runs `task` over `items` with at most `concurrency` at once. */
-export async function pool<T>(items: readonly T[], concurrency: number, task: (item: T, index: number) => Promise<void>): Promise<void> {
-  let next = 0;
-  await Promise.all(Array.from({ length: concurrency }, async () => {
-    while (next < items.length) {
-      const i = next++;
-      await task(items[i]!, i);
-    }
-  }));
-}

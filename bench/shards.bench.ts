@@ -16,7 +16,7 @@ import { agreed, serveRecordingFunction, startMemberProcess, type RecordingFunct
 import { createNamespace, pool, until } from './router-bench-kit.ts';
 
 const OBJECTS = Number(process.env.BENCH_SHARD_OBJECTS ?? 10_000);
-const LEASE_SECONDS = Number(process.env.BENCH_SHARD_LEASE_SECONDS ?? 6);
+const LEASE_SECONDS = Number(process.env.BENCH_SHARD_LEASE_SECONDS ?? 15);
 const MEMBERS = ['s1', 's2', 's3'];
 const NAMESPACE = 'bench-shards';
 const GROUP = 'bench-shards';
@@ -38,6 +38,8 @@ function usage(pid: number): Usage {
 
 interface Row {
   name: string;
+  /** Function calls this process made in the updates phase (one per change it owns, plus any takeover RESYNCs). */
+  calls: number;
   start: Usage;
   updatesCpu: number;
   rssMiB: number;
@@ -93,7 +95,8 @@ async function main(): Promise<void> {
     await write(client, names, 1);
     const singleUpdateTime = await converged(recorder, since);
     const singleEnd = usage(single.pid!);
-    const rows: Row[] = [{ name: 'single router', start: singleStart, updatesCpu: singleEnd.cpuSeconds - singleStart.cpuSeconds, rssMiB: singleEnd.rssMiB }];
+    const callsBy = (member: string, from: number) => recorder.calls.filter((c) => c.member === member && c.at >= from).length;
+    const rows: Row[] = [{ name: 'single router', calls: callsBy('single', since), start: singleStart, updatesCpu: singleEnd.cpuSeconds - singleStart.cpuSeconds, rssMiB: singleEnd.rssMiB }];
     single.kill('SIGTERM');
     await stopped(single);
 
@@ -109,7 +112,7 @@ async function main(): Promise<void> {
     for (const id of MEMBERS) {
       const end = usage(members.get(id)!.pid!);
       const begin = memberStart.get(id)!;
-      rows.push({ name: `member ${id}`, start: begin, updatesCpu: end.cpuSeconds - begin.cpuSeconds, rssMiB: end.rssMiB });
+      rows.push({ name: `member ${id}`, calls: callsBy(id, since), start: begin, updatesCpu: end.cpuSeconds - begin.cpuSeconds, rssMiB: end.rssMiB });
     }
 
     // Takeover: kill s2 and change every object it owned at once.
@@ -124,11 +127,11 @@ async function main(): Promise<void> {
     const base = rows[0]!;
     const pad = (s: string | number, n: number) => String(s).padStart(n);
     console.log(`\nbench:shards  ${OBJECTS} ConfigMaps, one Loop, function answering at once over HTTP; lease ${LEASE_SECONDS} s`);
-    console.log(`${'process'.padEnd(16)}${pad('start CPU s', 13)}${pad('share', 8)}${pad('updates CPU s', 15)}${pad('share', 8)}${pad('RSS MiB', 10)}${pad('share', 8)}`);
+    console.log(`${'process'.padEnd(16)}${pad('start CPU s', 13)}${pad('share', 8)}${pad('updates CPU s', 15)}${pad('share', 8)}${pad('RSS MiB', 10)}${pad('share', 8)}${pad('update calls', 14)}`);
     for (const r of rows) {
       const share = (x: number, y: number) => (r === base ? '' : (x / y).toFixed(2));
       console.log(
-        `${r.name.padEnd(16)}${pad(r.start.cpuSeconds.toFixed(2), 13)}${pad(share(r.start.cpuSeconds, base.start.cpuSeconds), 8)}${pad(r.updatesCpu.toFixed(2), 15)}${pad(share(r.updatesCpu, base.updatesCpu), 8)}${pad((r.rssMiB).toFixed(0), 10)}${pad(share(r.rssMiB, base.rssMiB), 8)}`,
+        `${r.name.padEnd(16)}${pad(r.start.cpuSeconds.toFixed(2), 13)}${pad(share(r.start.cpuSeconds, base.start.cpuSeconds), 8)}${pad(r.updatesCpu.toFixed(2), 15)}${pad(share(r.updatesCpu, base.updatesCpu), 8)}${pad((r.rssMiB).toFixed(0), 10)}${pad(share(r.rssMiB, base.rssMiB), 8)}${pad(r.calls, 14)}`,
       );
     }
     const members3 = rows.slice(1);
@@ -136,6 +139,9 @@ async function main(): Promise<void> {
     const sumShare = members3.reduce((a, r) => a + r.updatesCpu, 0) / base.updatesCpu;
     console.log(`updates: busiest member ${maxShare.toFixed(2)} of the single router's CPU (goal <= 0.45); all three together ${sumShare.toFixed(2)}`);
     console.log(`converge ${OBJECTS}: single router start ${singleStartTime.toFixed(1)} s, updates ${singleUpdateTime.toFixed(1)} s; three members start ${shardStartTime.toFixed(1)} s, updates ${shardUpdateTime.toFixed(1)} s (wall clock on a shared 2-core machine: not a speed-up figure)`);
+    // Each re-adoption after a fence (a renewal missed under load) queues the member's whole share again.
+    const logged = (id: string, text: string) => readFileSync(join(dir, `${id}.log`), 'utf8').split(text).length - 1;
+    console.log(`members: ${MEMBERS.map((id) => `${id} adopted ${logged(id, 'shard view adopted')} views, fenced ${logged(id, 'not renewed within the deadline')} times`).join('; ')}`);
     console.log(`takeover: ${orphaned.length} keys of the killed member, first reconciled by a survivor ${((firstTakeover - killedAt) / 1000).toFixed(1)} s after the kill, all ${takeover.toFixed(1)} s after (lease ${LEASE_SECONDS} s)`);
   } finally {
     for (const child of children) child.kill('SIGKILL');

@@ -53,6 +53,8 @@ export class ShardMember implements ShardGate {
   readonly #listeners = new Map<(gained: (loop: string, key: string) => boolean) => number, string>();
   readonly #abort = new AbortController();
   #state: HandoverState = NO_SHARE;
+  /** While fenced: the view adopted before, and the keys of it refused meanwhile (events this member missed). */
+  #fence: { view: MemberSet; missed: Set<string> } | undefined;
   #ack: string | undefined;
   #lastRenew = Number.NEGATIVE_INFINITY;
   #lease: V1Lease | undefined;
@@ -76,7 +78,9 @@ export class ShardMember implements ShardGate {
   }
 
   owns(loop: string, key: string): boolean {
-    return mayStart(this.#state, this.#o.identity, loop, key);
+    const may = mayStart(this.#state, this.#o.identity, loop, key);
+    if (!may && this.#fence?.view.owner(loop, key) === this.#o.identity) this.#fence.missed.add(`${loop}\u0000${key}`);
+    return may;
   }
 
   begin(loop: string, key: string): (() => void) | undefined {
@@ -135,6 +139,8 @@ export class ShardMember implements ShardGate {
     await this.#renew().catch((error: unknown) => this.#o.logger.warn({ err: (error as Error).message }, 'could not renew the member Lease'));
     if (this.#fenced()) {
       if (this.#state !== NO_SHARE) this.#o.logger.warn({ identity: me }, 'member Lease not renewed within the deadline; starting nothing until it is');
+      if (this.#state.adopted.size > 0 && !this.#fence) this.#fence = { view: this.#state.adopted, missed: new Set() };
+      this.#o.metrics.fenced.set(1);
       this.#setState(NO_SHARE);
       this.#ack = undefined;
       return;
@@ -152,8 +158,14 @@ export class ShardMember implements ShardGate {
       await this.#renew();
     }
     if (this.#ack !== undefined) acks.set(me, this.#ack);
+    this.#o.metrics.fenced.set(0);
     if (this.#state.adopted.id !== target.id && canAdopt(target, me, acks)) {
-      this.#setState({ adopted: target, target });
+      // Back in the view it held before a fence: only the keys it refused meanwhile need a call. Any other
+      // member that took them in between saw the same events, and this member refused those too.
+      const fence = this.#fence;
+      this.#fence = undefined;
+      const onlyMissed = fence?.view.id === target.id ? (loop: string, key: string) => fence.missed.has(`${loop}\u0000${key}`) : undefined;
+      this.#setState({ adopted: target, target }, onlyMissed);
       this.#o.metrics.handovers.inc();
       this.#o.logger.info({ identity: me, members: target.members, view: target.id, keys: this.#keysOwned }, 'shard view adopted');
       await this.#renew();
@@ -161,11 +173,12 @@ export class ShardMember implements ShardGate {
   }
 
   /** Moves to a new state and hands each Loop the keys it may start now and could not before. */
-  #setState(next: HandoverState): void {
+  #setState(next: HandoverState, only?: (loop: string, key: string) => boolean): void {
     const before = this.#state;
     this.#state = next;
     const me = this.#o.identity;
-    const gainedKey = gained(before, next, me);
+    const all = gained(before, next, me);
+    const gainedKey = only ? (loop: string, key: string) => only(loop, key) && all(loop, key) : all;
     for (const [listener, loop] of this.#listeners) {
       const queued = listener(gainedKey);
       if (queued > 0) this.#o.metrics.keysGained.inc({ loop }, queued);

@@ -37,6 +37,8 @@ export interface ShardMemberOptions {
   countOwned?: (owns: (loop: string, key: string) => boolean) => Map<string, number>;
 }
 
+const COUNT_EVERY_ROUNDS = 5;
+
 export interface ShardStatus {
   identity: string;
   adopted: readonly string[];
@@ -59,6 +61,7 @@ export class ShardMember implements ShardGate {
   #lastRenew = Number.NEGATIVE_INFINITY;
   #lease: V1Lease | undefined;
   #keysOwned = 0;
+  #rounds = 0;
   #wake: (() => void) | undefined;
   #running: Promise<void> | undefined;
 
@@ -134,8 +137,9 @@ export class ShardMember implements ShardGate {
   /** One round: renew, list the members, move towards the live view, acknowledge, adopt. */
   async #round(): Promise<void> {
     const me = this.#o.identity;
-    // The share on the Lease follows objects being created and deleted, not only handovers.
-    if (this.#state.adopted.size > 0) this.#count();
+    // The share on the Lease follows objects being created and deleted, not only handovers; every fifth
+    // round, as counting hashes every cached primary.
+    if (this.#state.adopted.size > 0 && ++this.#rounds % COUNT_EVERY_ROUNDS === 0) this.#count();
     await this.#renew().catch((error: unknown) => this.#o.logger.warn({ err: (error as Error).message }, 'could not renew the member Lease'));
     if (this.#fenced()) {
       if (this.#state !== NO_SHARE) this.#o.logger.warn({ identity: me }, 'member Lease not renewed within the deadline; starting nothing until it is');

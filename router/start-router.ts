@@ -220,7 +220,7 @@ async function startElection(deps: RouterDeps, le: LeaderElectionConfig, term: L
 
 /** A member of the shard group with its own client (and limiter), like leader election. */
 async function joinShard(deps: RouterDeps, sharding: ShardingConfig, term: LeaderTerm): Promise<{ member: ShardMember; client: KubeClient }> {
-  const client = await KubeClient.fromKubeConfig(deps.options.kubeConfig, { rateLimit: { qps: 5, burst: 10 } });
+  const client = await KubeClient.fromKubeConfig(deps.options.kubeConfig, { rateLimit: { qps: 5, burst: 10 }, onRequest: restClientObserver(deps.metrics) });
   const member = new ShardMember({
     client,
     namespace: sharding.namespace,

@@ -15,6 +15,8 @@ import { WorkQueue, type QueueItem } from './work-queue.ts';
 import { describeRef, type RefResolution } from './function-ref.ts';
 import { loopMetrics, type LoopMetrics, type ReconcileResult } from './router-metrics.ts';
 import { FunctionRefWatch } from './function-ref-watch.ts';
+import { RunnerShard } from './sharding/runner-shard.ts';
+import type { ShardGate } from './sharding/shard-member.ts';
 
 
 export type { LoopHealth, LoopHealthReason } from './reconcile-decision.ts';
@@ -22,6 +24,8 @@ export type { LoopHealth, LoopHealthReason } from './reconcile-decision.ts';
 export interface LoopRunnerDeps extends ReconcileDeps {
   registry: InformerRegistry;
   expectationsTimeoutMs?: number;
+  /** With --sharding: this member starts only the keys the shard assigns it (docs/sharding.md). */
+  shard?: ShardGate;
 }
 
 /** A runner's caches and queue at a glance (benchmarks, status). */
@@ -53,6 +57,7 @@ export class LoopRunner {
   readonly #processingSince = new Map<string, number>();
   readonly #metrics: LoopMetrics;
   #unwatchQueue: (() => void) | undefined;
+  #shard: RunnerShard | undefined;
   /** Resolves when the Loop's caches are complete and its first calls are queued. */
   synced: Promise<void> = new Promise(() => {});
 
@@ -110,6 +115,7 @@ export class LoopRunner {
       processingSince: () => this.#processingSince.values(),
     }, loop.maxConcurrency);
     const primary = this.#primary.informer;
+    if (this.#deps.shard) this.#startShard(this.#deps.shard);
     this.#unsubscribe.push(
       primary.on('add', (o) => this.#enqueuePrimary(o, { type: 'ADDED' })),
       primary.on('update', (o, previous) => {
@@ -145,12 +151,34 @@ export class LoopRunner {
       // Nothing was queued before every cache was complete (a PodSet must never be reconciled against a
       // half-listed set of pods); now every primary gets its first call.
       this.#cachesComplete = true;
-      for (const object of primary.store.list()) this.#enqueuePrimary(object, { type: 'ADDED' });
+      if (this.#shard) this.#shard.takeOver(() => true, { type: 'ADDED' });
+      else for (const object of primary.store.list()) this.#enqueuePrimary(object, { type: 'ADDED' });
       this.#scheduleResync();
       this.#reportFunction();
     });
     // stop() before sync rejects waitForSync; that is not an error worth reporting.
     this.synced.catch(() => {});
+  }
+
+  /** Sharded: only owned keys are queued and started; keys this member gains are queued from the cache. */
+  #startShard(gate: ShardGate): void {
+    this.#shard = new RunnerShard({
+      gate,
+      loop: this.loop,
+      client: this.#deps.client,
+      logger: this.#deps.logger,
+      primaries: () => this.#primary?.informer.store,
+      synced: () => this.#cachesComplete,
+      children: () => this.#owned.map((o) => ({ resource: o.resource, store: o.informer.store })),
+      enqueue: (object, trigger) => this.#enqueuePrimary(object, trigger),
+      fenceTimeoutMs: this.#deps.expectationsTimeoutMs,
+    });
+    this.#unsubscribe.push(this.#shard.subscribe());
+  }
+
+  /** Primaries this member owns under a view (sharded routers' status). */
+  countOwned(owns: (loop: string, key: string) => boolean): number {
+    return this.#shard?.count(owns) ?? 0;
   }
 
   /** Ready while the function has a URL; Ready=False with the reference's problem while it has none. */
@@ -209,6 +237,7 @@ export class LoopRunner {
   #enqueuePrimary(object: KubeObject, trigger: Trigger, priority: 'high' | 'low' = 'high'): void {
     if (this.#stopped || !this.#cachesComplete || !selectsPrimary(this.loop, object)) return;
     const key = objectKey(object.metadata);
+    if (this.#shard && !this.#shard.owns(key)) return;
     this.#tombstones.delete(key);
     this.#queue.add(key, trigger, priority);
   }
@@ -217,7 +246,7 @@ export class LoopRunner {
     const key = objectKey(object.metadata);
     this.#expectations.forget(key);
     this.#ownWrites.forget(key);
-    if (this.loop.sendDeletes && selectsPrimary(this.loop, object)) {
+    if (this.loop.sendDeletes && selectsPrimary(this.loop, object) && (this.#shard?.owns(key) ?? true)) {
       this.#tombstones.set(key, object);
       this.#queue.add(key, { type: 'DELETED' });
       return;
@@ -270,6 +299,9 @@ export class LoopRunner {
   }
 
   async #process(item: QueueItem<Trigger>): Promise<void> {
+    // Another member owns the key now (a handover since it was queued): it is that member's to reconcile.
+    const release = this.#shard ? this.#shard.begin(item.key) : () => {};
+    if (!release) return;
     const metrics = this.#metrics;
     const started = performance.now();
     metrics.queueWait.observe((started - item.enqueuedAt) / 1000);
@@ -278,6 +310,7 @@ export class LoopRunner {
     try {
       if (this.#scope) result = (await reconcileKey(this.#scope, item)) ?? 'success';
     } finally {
+      release();
       this.#processingSince.delete(item.key);
       const seconds = (performance.now() - started) / 1000;
       metrics.workDuration.observe(seconds);

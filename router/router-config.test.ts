@@ -10,6 +10,13 @@ describe('readRouterConfig', () => {
     expect(config).toMatchObject({ port: 8081, qps: 20, burst: 100, leaderElect: true, leaseNamespace: 'kl', identity: 'router-0', leaseDurationSeconds: 15, maxActionsPerReply: 1000, maxReplyBytes: 16 * 1024 * 1024 });
     expect(readRouterConfig(['--max-actions-per-reply', '50'], { KUBELOOP_MAX_REPLY_BYTES: '65536' })).toMatchObject({ maxActionsPerReply: 50, maxReplyBytes: 65536 });
   });
+  it('switches sharding on by flag or KUBELOOP_SHARDING, off by default, never together with leader election', () => {
+    expect(readRouterConfig([])).toMatchObject({ sharding: false, leaderElect: false });
+    expect(readRouterConfig(['--sharding'])).toMatchObject({ sharding: true, leaseName: 'kubeloop-router' });
+    expect(readRouterConfig([], { KUBELOOP_SHARDING: 'true', KUBELOOP_LEASE_NAME: 'team-a' })).toMatchObject({ sharding: true, leaseName: 'team-a' });
+    expect(() => readRouterConfig(['--sharding', '--leader-elect'])).toThrow('--sharding and --leader-elect exclude each other');
+    expect(() => readRouterConfig([], { KUBELOOP_SHARDING: 'yes please' })).toThrow('KUBELOOP_SHARDING');
+  });
   it('reads the ops server settings as function and webhook do, with its own port variable', () => {
     expect(readRouterConfig([], { KUBELOOP_ROUTER_PORT: '9090', PORT: '7070', KUBELOOP_DRAIN_DELAY_SECONDS: '5' })).toMatchObject({ port: 9090, drainDelaySeconds: 5, logLevel: 'info' });
     expect(readRouterConfig(['--drain-delay-seconds', '10', '--log-level', 'debug'])).toMatchObject({ drainDelaySeconds: 10, logLevel: 'debug' });

@@ -17,6 +17,8 @@ export interface RouterConfig extends ServerSettings {
   context?: string;
   recordDir?: string;
   leaderElect: boolean;
+  /** Every replica reconciles its share of each Loop's keys, with a member Lease each (docs/sharding.md). */
+  sharding: boolean;
   leaseNamespace: string;
   leaseName: string;
   leaseDurationSeconds: number;
@@ -56,9 +58,10 @@ export const ROUTER_USAGE = `usage: kubeloop router [options]
   --body-limit-bytes N              ops server request body limit (KUBELOOP_BODY_LIMIT_BYTES)
   --record DIR                      write every request+response as a fixture (KUBELOOP_RECORD_DIR)
   --leader-elect                    hold a coordination.k8s.io Lease; standbys wait (KUBELOOP_LEADER_ELECT=true)
+  --sharding                        every replica reconciles its share of the keys; a member Lease each (KUBELOOP_SHARDING=true)
   --lease-namespace NS              (KUBELOOP_NAMESPACE, POD_NAMESPACE; default kubeloop-system)
-  --lease-name kubeloop-router      (KUBELOOP_LEASE_NAME)
-  --lease-duration-seconds 15       a standby takes over within this time of the leader dying
+  --lease-name kubeloop-router      the leader Lease, or with --sharding the group of member Leases (KUBELOOP_LEASE_NAME)
+  --lease-duration-seconds 15       a standby (or the other members) takes over within this time of a death
   --identity NAME                   lease holder identity (POD_NAME; host name + pid by default)
   --qps 50 --burst 100              the router's own API rate limit: informers, discovery, status (KUBELOOP_API_QPS, KUBELOOP_API_BURST)
   --loop-qps 50 --loop-burst 100    each Loop's own API budget, so one Loop cannot starve the others (KUBELOOP_LOOP_API_QPS, KUBELOOP_LOOP_API_BURST)
@@ -137,6 +140,7 @@ export function readRouterConfig(argv: string[], env: NodeJS.ProcessEnv = proces
       context: { type: 'string' },
       record: { type: 'string' },
       'leader-elect': { type: 'boolean' },
+      sharding: { type: 'boolean' },
       'lease-namespace': { type: 'string' },
       'lease-name': { type: 'string' },
       'lease-duration-seconds': { type: 'string' },
@@ -163,6 +167,8 @@ export function readRouterConfig(argv: string[], env: NodeJS.ProcessEnv = proces
   const pick = (flag: keyof typeof values, ...vars: string[]) => pickSetting(values, env, flag, ...vars);
   const leaderElect = values['leader-elect'] ?? settingBoolean(pick('leader-elect', 'KUBELOOP_LEADER_ELECT'), false);
   const leaseDurationSeconds = settingInteger(pick('lease-duration-seconds'), 15, 3, 600);
+  const sharding = values.sharding ?? settingBoolean(pick('sharding', 'KUBELOOP_SHARDING'), false);
+  if (sharding && leaderElect) throw new Error('--sharding and --leader-elect exclude each other: every sharded replica works, none stands by');
   const loopsFile = values.loops;
   const selector = pick('loop-selector', 'KUBELOOP_LOOP_SELECTOR');
   const clusterDomain = pick('cluster-domain', 'KUBELOOP_CLUSTER_DOMAIN');
@@ -181,6 +187,7 @@ export function readRouterConfig(argv: string[], env: NodeJS.ProcessEnv = proces
     context: values.context,
     recordDir: values.record ?? (env.KUBELOOP_RECORD_DIR || undefined),
     leaderElect,
+    sharding,
     leaseNamespace: values['lease-namespace'] ?? (env.KUBELOOP_NAMESPACE || env.POD_NAMESPACE || 'kubeloop-system'),
     leaseName: values['lease-name'] ?? (env.KUBELOOP_LEASE_NAME || 'kubeloop-router'),
     leaseDurationSeconds,

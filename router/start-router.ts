@@ -17,11 +17,23 @@ import type { Loop } from '../api/loop.ts';
 import type { LoopRunner } from './loop-runner.ts';
 import { createRouterMetrics, restClientObserver, type RouterMetrics } from './router-metrics.ts';
 import { DEFAULT_FUNCTION_URL_POLICY, type FunctionUrlPolicy } from './function-url-policy.ts';
+import { ShardMember, type ShardStatus } from './sharding/shard-member.ts';
+import { createShardMetrics } from './sharding/shard-metrics.ts';
 
 export interface LeaderElectionConfig {
   namespace: string;
   /** Lease name; kubeloop-router by default. */
   name?: string;
+  leaseDurationMs?: number;
+  renewDeadlineMs?: number;
+  retryPeriodMs?: number;
+}
+
+export interface ShardingConfig {
+  /** Where the member Leases live. */
+  namespace: string;
+  /** Members of one group share the keys; kubeloop-router by default (the --lease-name). */
+  group?: string;
   leaseDurationMs?: number;
   renewDeadlineMs?: number;
   retryPeriodMs?: number;
@@ -50,6 +62,8 @@ export interface RouterOptions {
   accessReviewIntervalMs?: number;
   /** Only the holder of the Lease reconciles; others wait as standbys. Off when omitted. */
   leaderElection?: LeaderElectionConfig;
+  /** Every replica reconciles its share of the keys (docs/sharding.md); excludes leaderElection. */
+  sharding?: ShardingConfig;
   /** Unique per replica (Lease holder, event reportingInstance); the host name by default. */
   identity?: string;
   /** Write every request and response as a fixture into this directory (`--record`). */
@@ -77,6 +91,8 @@ export interface Router {
   /** Resolves when the named Loop runs with complete caches (this replica must lead). */
   waitForLoop(name: string, timeoutMs?: number): Promise<LoopRunner>;
   loops(): LoopRunner[];
+  /** With sharding: this member's views and acknowledgement. */
+  shard(): ShardStatus | undefined;
   stop(): Promise<void>;
 }
 
@@ -94,6 +110,8 @@ interface RouterDeps {
   httpInvoker?: ReturnType<typeof createHttpInvoker>;
   events: EventRecorder;
   recorder?: FixtureRecorder;
+  /** With sharding: this replica's membership, which gates every key. */
+  shard?: ShardMember;
 }
 
 async function connectRouter(options: RouterOptions): Promise<RouterDeps> {
@@ -134,6 +152,7 @@ function createLoopController(deps: RouterDeps, registry: InformerRegistry): Loo
       logger,
       recorder,
       expectationsTimeoutMs: options.expectationsTimeoutMs,
+      ...(deps.shard ? { shard: deps.shard } : {}),
       ...(options.minRequeueMs !== undefined ? { minRequeueMs: options.minRequeueMs } : {}),
     },
   });
@@ -199,7 +218,25 @@ async function startElection(deps: RouterDeps, le: LeaderElectionConfig, term: L
   return { elector, client };
 }
 
-function routerHandle(deps: RouterDeps, term: LeaderTerm, election: Election | undefined): Router {
+/** A member of the shard group with its own client (and limiter), like leader election. */
+async function joinShard(deps: RouterDeps, sharding: ShardingConfig, term: LeaderTerm): Promise<{ member: ShardMember; client: KubeClient }> {
+  const client = await KubeClient.fromKubeConfig(deps.options.kubeConfig, { rateLimit: { qps: 5, burst: 10 }, onRequest: restClientObserver(deps.metrics) });
+  const member = new ShardMember({
+    client,
+    namespace: sharding.namespace,
+    group: sharding.group ?? 'kubeloop-router',
+    identity: deps.identity,
+    ...(sharding.leaseDurationMs ? { leaseDurationMs: sharding.leaseDurationMs } : {}),
+    ...(sharding.renewDeadlineMs ? { renewDeadlineMs: sharding.renewDeadlineMs } : {}),
+    ...(sharding.retryPeriodMs ? { retryPeriodMs: sharding.retryPeriodMs } : {}),
+    logger: deps.logger,
+    metrics: createShardMetrics(deps.metrics.registry),
+    countOwned: (owns) => new Map((term.controller?.runners() ?? []).map((r) => [r.loop.name, r.countOwned(owns)])),
+  });
+  return { member, client };
+}
+
+function routerHandle(deps: RouterDeps, term: LeaderTerm, election: Election | undefined, shardClient?: KubeClient): Router {
   const { identity } = deps;
   const elector = election?.elector;
   return {
@@ -216,9 +253,13 @@ function routerHandle(deps: RouterDeps, term: LeaderTerm, election: Election | u
       return term.controller.waitForLoop(name, Math.max(1, deadline - Date.now()));
     },
     loops: () => term.controller?.runners() ?? [],
+    shard: () => deps.shard?.status(),
     stop: async () => {
       if (elector) await elector.stop();
       else await term.stop();
+      // After the runners drained: the others take this member's keys once its Lease is gone.
+      await deps.shard?.stop();
+      await shardClient?.close();
       await deps.httpInvoker?.close();
       await election?.client.close();
       await deps.client.close();
@@ -227,9 +268,17 @@ function routerHandle(deps: RouterDeps, term: LeaderTerm, election: Election | u
 }
 
 export async function startRouter(options: RouterOptions): Promise<Router> {
+  if (options.leaderElection && options.sharding) throw new Error('leader election and sharding exclude each other: every sharded member works');
   const deps = await connectRouter(options);
   const term = new LeaderTerm(deps);
   let election: Election | undefined;
+  if (options.sharding) {
+    const { member, client } = await joinShard(deps, options.sharding, term);
+    deps.shard = member;
+    member.start();
+    await term.start();
+    return routerHandle(deps, term, undefined, client);
+  }
   if (options.leaderElection) {
     election = await startElection(deps, options.leaderElection, term);
   } else {

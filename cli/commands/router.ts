@@ -49,10 +49,11 @@ export async function run(argv: string[]): Promise<number> {
     ...(config.leaderElect
       ? { leaderElection: { namespace: config.leaseNamespace, name: config.leaseName, leaseDurationMs: config.leaseDurationSeconds * 1000, renewDeadlineMs: config.leaseDurationSeconds * 666 } }
       : {}),
+    ...(config.sharding ? { sharding: shardingOptions(config) } : {}),
   });
   state.router = router;
   process.off('SIGTERM', stopWhileStarting).off('SIGINT', stopWhileStarting);
-  logger.info({ ops: url, identity: router.identity, leaderElect: config.leaderElect, loops: config.loops ? 'inline' : 'watching Loop objects' }, 'router started');
+  logger.info({ ops: url, identity: router.identity, leaderElect: config.leaderElect, sharding: config.sharding, loops: config.loops ? 'inline' : 'watching Loop objects' }, 'router started');
   closeOnSignals(ops, {
     drainDelayMs: config.drainDelaySeconds * 1000,
     exit: (code) => {
@@ -60,4 +61,10 @@ export async function run(argv: string[]): Promise<number> {
     },
   });
   return new Promise<number>(() => {});
+}
+
+/** client-go's proportions (15 s lease, 10 s renew deadline, 2 s retry) scaled to the lease duration. */
+function shardingOptions(config: ReturnType<typeof readRouterConfig>) {
+  const leaseDurationMs = config.leaseDurationSeconds * 1000;
+  return { namespace: config.leaseNamespace, group: config.leaseName, leaseDurationMs, renewDeadlineMs: Math.round(leaseDurationMs * (2 / 3)), retryPeriodMs: Math.round(leaseDurationMs / 7.5) };
 }

@@ -74,6 +74,8 @@ imagePullSecrets:
 {{- end -}}
 {{- define "kubeloop.hookConfigurationName" -}}{{ include "kubeloop.fullname" . }}-admission-hooks{{- end -}}
 {{- define "kubeloop.leaseName" -}}{{ include "kubeloop.fullname" . }}-router-leader{{- end -}}
+{{/* The group of the sharded routers' member Leases (a label value, so at most 63 characters). */}}
+{{- define "kubeloop.shardGroup" -}}{{ include "kubeloop.fullname" . | trunc 56 | trimSuffix "-" }}-router{{- end -}}
 
 {{/* One function's settings: functionDefaults overlaid with its own entry; call with (dict "root" $ "name" "podset"). */}}
 {{- define "kubeloop.functionConfig" -}}

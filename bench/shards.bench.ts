@@ -1,0 +1,154 @@
+// npm run bench:shards, on a private local control plane: one ConfigMap Loop over BENCH_SHARD_OBJECTS
+// (10,000) objects, run first by a single router, then by three `--sharding` members, in the same run.
+// Per process: CPU seconds (from /proc) and RSS to take up and reconcile every object once (start), and
+// to reconcile one change of every object (updates); the members' shares of the single router's figures;
+// convergence times; and the takeover time after one member is killed with SIGKILL.
+import type { ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { V1ConfigMap } from '@kubernetes/client-node';
+import { startControlPlane } from '../cli/cluster/index.ts';
+import { KubeClient } from '../lib/kube/index.ts';
+import { MemberSet } from '../router/sharding/member-set.ts';
+import { inlineLoop } from '../test/e2e/router-harness.ts';
+import { agreed, serveRecordingFunction, startMemberProcess, type RecordingFunction } from '../test/e2e/shard-kit.ts';
+import { createNamespace, pool, until } from './router-bench-kit.ts';
+
+const OBJECTS = Number(process.env.BENCH_SHARD_OBJECTS ?? 10_000);
+const LEASE_SECONDS = Number(process.env.BENCH_SHARD_LEASE_SECONDS ?? 15);
+const MEMBERS = ['s1', 's2', 's3'];
+const NAMESPACE = 'bench-shards';
+const GROUP = 'bench-shards';
+const LOOP = 'configmaps';
+/** Clock ticks per second of /proc/<pid>/stat (USER_HZ, 100 on Linux). */
+const TICKS = 100;
+
+interface Usage {
+  cpuSeconds: number;
+  rssMiB: number;
+}
+
+function usage(pid: number): Usage {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const rss = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return { cpuSeconds: (Number(fields[11]) + Number(fields[12])) / TICKS, rssMiB: Number(rss?.[1] ?? 0) / 1024 };
+}
+
+interface Row {
+  name: string;
+  /** Function calls this process made in the updates phase (one per change it owns, plus any takeover RESYNCs). */
+  calls: number;
+  start: Usage;
+  updatesCpu: number;
+  rssMiB: number;
+}
+
+const current = new Map<string, string>();
+const names = Array.from({ length: OBJECTS }, (_, i) => `cm-${String(i).padStart(5, '0')}`);
+
+async function write(client: KubeClient, which: string[], version: number): Promise<void> {
+  await pool(0, which.length, 32, async (i) => {
+    const name = which[i]!;
+    const body = { metadata: { name, namespace: NAMESPACE }, data: { version: String(version) } };
+    const cm = version === 0
+      ? await client.request<V1ConfigMap>({ method: 'POST', path: `/api/v1/namespaces/${NAMESPACE}/configmaps`, body })
+      : await client.request<V1ConfigMap>({ method: 'PUT', path: `/api/v1/namespaces/${NAMESPACE}/configmaps/${name}`, body });
+    current.set(`${NAMESPACE}/${name}`, cm.metadata?.resourceVersion ?? '');
+  });
+}
+
+/** Resolves with the seconds since `since` once every listed object's current version was called for. */
+async function converged(recorder: RecordingFunction, since: number, which: string[] = names): Promise<number> {
+  await until('every change reconciled', 600_000, async () => {
+    const called = new Set(recorder.calls.filter((c) => c.at >= since).map((c) => `${c.key}@${c.resourceVersion}`));
+    return which.every((n) => called.has(`${NAMESPACE}/${n}@${current.get(`${NAMESPACE}/${n}`)}`));
+  }, 100);
+  return (Math.max(...recorder.calls.filter((c) => c.at >= since).map((c) => c.at)) - since) / 1000;
+}
+
+async function main(): Promise<void> {
+  const plane = await startControlPlane({ nodes: 1, onProgress: (line) => process.stderr.write(`[control-plane] ${line}\n`) });
+  const client = await KubeClient.fromKubeConfig(plane.kubeConfig(), { rateLimit: { qps: 2000, burst: 2000 } });
+  const recorder = await serveRecordingFunction(0);
+  const dir = mkdtempSync(join(tmpdir(), 'bench-shards-'));
+  const children: ChildProcess[] = [];
+  const start = (identity: string, sharding: boolean) => {
+    const loops = [inlineLoop(LOOP, NAMESPACE, { for: { apiVersion: 'v1', kind: 'ConfigMap' }, function: { url: recorder.url(identity) } })];
+    const child = startMemberProcess({ identity, kubeconfig: plane.kubeconfigPath, dir, loops, leaseNamespace: NAMESPACE, group: GROUP, leaseDurationSeconds: LEASE_SECONDS, sharding });
+    children.push(child);
+    return child;
+  };
+  const stopped = (child: ChildProcess) => new Promise((resolve) => child.once('exit', resolve));
+  try {
+    await createNamespace(client, NAMESPACE);
+    process.stderr.write(`creating ${OBJECTS} ConfigMaps\n`);
+    await write(client, names, 0);
+
+    // One router: the baseline.
+    let since = Date.now();
+    const single = start('single', false);
+    const singleStartTime = await converged(recorder, since);
+    const singleStart = usage(single.pid!);
+    since = Date.now();
+    await write(client, names, 1);
+    const singleUpdateTime = await converged(recorder, since);
+    const singleEnd = usage(single.pid!);
+    const callsBy = (member: string, from: number) => recorder.calls.filter((c) => c.member === member && c.at >= from).length;
+    const rows: Row[] = [{ name: 'single router', calls: callsBy('single', since), start: singleStart, updatesCpu: singleEnd.cpuSeconds - singleStart.cpuSeconds, rssMiB: singleEnd.rssMiB }];
+    single.kill('SIGTERM');
+    await stopped(single);
+
+    // Three members: started together, they agree on a view, take over their shares and reconcile them.
+    since = Date.now();
+    const members = new Map(MEMBERS.map((id) => [id, start(id, true)]));
+    const shardStartTime = await converged(recorder, since);
+    await until('three members agree', 120_000, () => agreed(client, NAMESPACE, GROUP, MEMBERS));
+    const memberStart = new Map(MEMBERS.map((id) => [id, usage(members.get(id)!.pid!)]));
+    since = Date.now();
+    await write(client, names, 2);
+    const shardUpdateTime = await converged(recorder, since);
+    for (const id of MEMBERS) {
+      const end = usage(members.get(id)!.pid!);
+      const begin = memberStart.get(id)!;
+      rows.push({ name: `member ${id}`, calls: callsBy(id, since), start: begin, updatesCpu: end.cpuSeconds - begin.cpuSeconds, rssMiB: end.rssMiB });
+    }
+
+    // Takeover: kill s2 and change every object it owned at once.
+    const view = new MemberSet(MEMBERS);
+    const orphaned = names.filter((n) => view.owner(LOOP, `${NAMESPACE}/${n}`) === 's2');
+    members.get('s2')!.kill('SIGKILL');
+    const killedAt = Date.now();
+    await write(client, orphaned, 3);
+    const takeover = await converged(recorder, killedAt, orphaned);
+    const firstTakeover = Math.min(...recorder.calls.filter((c) => c.at >= killedAt && c.member !== 's2' && orphaned.includes(c.key.slice(NAMESPACE.length + 1))).map((c) => c.at));
+
+    const base = rows[0]!;
+    const pad = (s: string | number, n: number) => String(s).padStart(n);
+    console.log(`\nbench:shards  ${OBJECTS} ConfigMaps, one Loop, function answering at once over HTTP; lease ${LEASE_SECONDS} s`);
+    console.log(`${'process'.padEnd(16)}${pad('start CPU s', 13)}${pad('share', 8)}${pad('updates CPU s', 15)}${pad('share', 8)}${pad('RSS MiB', 10)}${pad('share', 8)}${pad('update calls', 14)}`);
+    for (const r of rows) {
+      const share = (x: number, y: number) => (r === base ? '' : (x / y).toFixed(2));
+      console.log(
+        `${r.name.padEnd(16)}${pad(r.start.cpuSeconds.toFixed(2), 13)}${pad(share(r.start.cpuSeconds, base.start.cpuSeconds), 8)}${pad(r.updatesCpu.toFixed(2), 15)}${pad(share(r.updatesCpu, base.updatesCpu), 8)}${pad((r.rssMiB).toFixed(0), 10)}${pad(share(r.rssMiB, base.rssMiB), 8)}${pad(r.calls, 14)}`,
+      );
+    }
+    const members3 = rows.slice(1);
+    const maxShare = Math.max(...members3.map((r) => r.updatesCpu / base.updatesCpu));
+    const sumShare = members3.reduce((a, r) => a + r.updatesCpu, 0) / base.updatesCpu;
+    console.log(`updates: busiest member ${maxShare.toFixed(2)} of the single router's CPU (goal <= 0.45); all three together ${sumShare.toFixed(2)}`);
+    console.log(`converge ${OBJECTS}: single router start ${singleStartTime.toFixed(1)} s, updates ${singleUpdateTime.toFixed(1)} s; three members start ${shardStartTime.toFixed(1)} s, updates ${shardUpdateTime.toFixed(1)} s (wall clock on a shared 2-core machine: not a speed-up figure)`);
+    // Each re-adoption after a fence (a renewal missed under load) queues the member's whole share again.
+    const logged = (id: string, text: string) => readFileSync(join(dir, `${id}.log`), 'utf8').split(text).length - 1;
+    console.log(`members: ${MEMBERS.map((id) => `${id} adopted ${logged(id, 'shard view adopted')} views, fenced ${logged(id, 'not renewed within the deadline')} times`).join('; ')}`);
+    console.log(`takeover: ${orphaned.length} keys of the killed member, first reconciled by a survivor ${((firstTakeover - killedAt) / 1000).toFixed(1)} s after the kill, all ${takeover.toFixed(1)} s after (lease ${LEASE_SECONDS} s)`);
+  } finally {
+    for (const child of children) child.kill('SIGKILL');
+    await recorder.close();
+    await client.close();
+    await plane.stop();
+  }
+}
+
+await main();

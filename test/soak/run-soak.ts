@@ -109,20 +109,22 @@ export async function runSoak(options: SoakOptions): Promise<SoakSummary> {
     faults.schedule(plan);
     await sleep(durationMs, undefined, { signal: abort.signal }).catch(() => {});
     await churn.stop();
+    const churnStoppedMs = now();
     await faults.drain();
-    const churnMs = now() - churnStart;
+    const churnMs = churnStoppedMs - churnStart;
 
-    // The quiet period: no churn, no faults; poll until every final check holds.
-    const quietFrom = now();
-    // Measured from when the platform was left alone: the last fault over and the churn stopped.
-    const lastFault = Math.max(faults.lastEndMs, quietFrom);
+    // The quiet period: no churn, no faults; poll until every final check holds. Measured from when the
+    // platform was left alone (the last fault over, restarts included, and the churn stopped).
+    const aloneFrom = Math.max(faults.lastEndMs, churnStoppedMs);
+    let convergedAfterChurnMs: number | undefined;
     let last: Violation[] = [];
     let convergenceMs: number | undefined;
     const deadline = Date.now() + (options.convergenceTimeoutMs ?? 180_000);
     while (!abort.signal.aborted) {
       last = finalChecks(observer, churn, faults, now());
       if (last.length === 0) {
-        convergenceMs = now() - lastFault;
+        convergenceMs = Math.max(0, now() - aloneFrom);
+        convergedAfterChurnMs = now() - churnStoppedMs;
         break;
       }
       if (Date.now() > deadline) break;
@@ -155,6 +157,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakSummary> {
       reconcileCalls: platform.tracker.calls,
       checked,
       ...(convergenceMs === undefined ? {} : { convergenceMs }),
+      ...(convergedAfterChurnMs === undefined ? {} : { convergedAfterChurnMs }),
       violations,
       rss,
       logDir: options.logDir,

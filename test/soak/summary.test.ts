@@ -15,6 +15,7 @@ const base: SoakSummary = {
   reconcileCalls: 900,
   checked: { pods: 40, PodSets: 3 },
   convergenceMs: 4200,
+  convergedAfterChurnMs: 9100,
   violations: [],
   rss: [{ role: 'router-a', pid: 12, startMiB: 180, endMiB: 190.25, spanMs: 180_000, slopeMiBPerMinute: 0.5 }],
   logDir: '/tmp/soak',
@@ -29,7 +30,7 @@ describe('formatSummary', () => {
     expect(text).toMatch(/PodSet scaled\s+30/);
     expect(text).toMatch(/etcd-pause\s+2/);
     expect(text).toMatch(/cert-rotation\s+0/);
-    expect(text).toContain('4.2s after the last fault');
+    expect(text).toContain('4.2s after the last fault ended (9.1s after the churn stopped)');
     expect(text).toContain('40 pods, 3 PodSets');
     expect(text).toMatch(/router-a\s+pid 12\s+180\.0 -> 190\.3 MiB\s+\+0\.50 MiB\/min/);
     expect(text.trimEnd().endsWith('PASS')).toBe(true);
@@ -52,7 +53,7 @@ describe('formatSummary', () => {
   });
 
   it('fails a run that never converged even without a recorded violation', () => {
-    const { convergenceMs: _c, ...rest } = base;
+    const { convergenceMs: _c, convergedAfterChurnMs: _a, ...rest } = base;
     expect(formatSummary(rest)).toContain('NOT converged');
     expect(exitCodeOf(rest)).toBe(1);
   });

@@ -30,6 +30,8 @@ export interface SoakSummary {
   checked: Record<string, number>;
   /** From the end of the last fault until every final check held; undefined when it never did. */
   convergenceMs?: number;
+  /** From the churn's last operation until every final check held (the last faults may end later). */
+  convergedAfterChurnMs?: number;
   violations: Violation[];
   rss: RssSeries[];
   logDir: string;
@@ -62,7 +64,8 @@ export function formatSummary(s: SoakSummary): string {
   lines.push(...table(FAULT_KINDS.map((kind) => ['  ', kind, String(s.faults[kind] ?? 0)])));
   for (const error of s.faultErrors) lines.push(`    fault error: ${error}`);
   lines.push(`  reconciles     ${s.reconcileCalls} function calls seen by the fault proxies`);
-  lines.push(`  convergence    ${s.convergenceMs === undefined ? 'NOT converged' : `${seconds(s.convergenceMs)} after the last fault and churn operation ended`}`);
+  const afterChurn = s.convergedAfterChurnMs === undefined ? '' : ` (${seconds(s.convergedAfterChurnMs)} after the churn stopped)`;
+  lines.push(`  convergence    ${s.convergenceMs === undefined ? 'NOT converged' : `${seconds(s.convergenceMs)} after the last fault ended${afterChurn}`}`);
   lines.push(`  checked        ${Object.entries(s.checked).map(([what, n]) => `${n} ${what}`).join(', ')}`);
   lines.push('  RSS            start -> end, slope over the second half');
   lines.push(

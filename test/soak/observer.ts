@@ -16,6 +16,8 @@ export interface Observer {
   ats: Informer<At>;
   /** Pods as first observed (containers and the injected annotation), by name. */
   firstSeen: Map<string, FirstSeenPod>;
+  /** Records a pod's first sight unless the watch already did. */
+  noteFirstSeen(pod: V1Pod): void;
   atDone(name: string): boolean;
   stop(): Promise<void>;
 }
@@ -40,11 +42,15 @@ export async function startObserver(client: KubeClient, namespace: string, now: 
     report(violation);
   };
 
+  const noteFirstSeen = (pod: V1Pod): void => {
+    const name = pod.metadata?.name ?? '';
+    if (firstSeen.has(name)) return;
+    const injected = pod.metadata?.annotations?.['watch.kubeloop.dev/injected'];
+    firstSeen.set(name, { images: (pod.spec?.containers ?? []).map((c) => c.image ?? ''), ...(injected ? { injected } : {}) });
+  };
   const onPod = (pod: V1Pod): void => {
     const name = pod.metadata?.name ?? '';
-    if (!firstSeen.has(name)) {
-      firstSeen.set(name, { images: (pod.spec?.containers ?? []).map((c) => c.image ?? ''), ...(pod.metadata?.annotations?.['watch.kubeloop.dev/injected'] ? { injected: pod.metadata.annotations['watch.kubeloop.dev/injected'] } : {}) });
-    }
+    noteFirstSeen(pod);
     once(`label/${name}`, labelViolation(pod, now()));
   };
   // Only a pod appearing can overshoot. Its PodSet's scale-up may reach our PodSet watch a moment after
@@ -90,6 +96,7 @@ export async function startObserver(client: KubeClient, namespace: string, now: 
     podsets,
     ats,
     firstSeen,
+    noteFirstSeen,
     atDone: (name) => done.has(name),
     async stop() {
       for (const timer of timers) clearTimeout(timer);

@@ -2,6 +2,10 @@
 // both, wait for convergence (the quiet period), check the final invariants, and summarise. Everything
 // started is stopped in `finally`, whatever happened.
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { V1Pod } from '@kubernetes/client-node';
+import type { At } from '../../api/at.ts';
+import type { PodSet } from '../../api/podset.ts';
+import type { KubeClient } from '../../lib/kube/index.ts';
 import { Churn } from './churn.ts';
 import { lastFaultEndMs, planFaults, type FaultKind } from './fault-plan.ts';
 import { FaultRunner } from './faults.ts';
@@ -28,26 +32,43 @@ const MIN_WATCHER_AGE_MS = 3000;
 const AT_GRACE_MS = 15_000;
 const LEAK_RULE = { minSpanMs: 10 * 60_000, maxSlopeMiBPerMinute: 1 };
 
+/** The final state, read fresh from the API server: our watches may still lag a fault that just ended. */
+interface FinalState {
+  pods: V1Pod[];
+  podsets: PodSet[];
+  ats: At[];
+}
+
+async function readFinalState(client: KubeClient): Promise<FinalState> {
+  const list = async <T>(path: string): Promise<T[]> => (await client.request<{ items: T[] }>({ path })).items;
+  const [pods, podsets, ats] = await Promise.all([
+    list<V1Pod>(`/api/v1/namespaces/${SOAK_NAMESPACE}/pods`),
+    list<PodSet>(`/apis/app.kubeloop.dev/v1alpha1/namespaces/${SOAK_NAMESPACE}/podsets`),
+    list<At>(`/apis/cnat.kubeloop.dev/v1alpha1/namespaces/${SOAK_NAMESPACE}/ats`),
+  ]);
+  return { pods, podsets, ats };
+}
+
 /** How much the final checks looked at: a pass over nothing proves nothing. */
-function finalCounts(observer: Observer, churn: Churn, faults: FaultRunner): Record<string, number> {
-  const pods = observer.pods.store.list();
+function finalCounts(state: FinalState, churn: Churn, faults: FaultRunner): Record<string, number> {
   const rules = { watchers: churn.record.watchers, minWatcherAgeMs: MIN_WATCHER_AGE_MS, webhookKillsMs: faults.webhookKillsMs };
   return {
-    pods: pods.length,
-    'annotated pods': pods.filter(isAnnotatedForLabel).length,
-    PodSets: observer.podsets.store.list().length,
-    'At due': observer.ats.store.list().filter((at) => Date.parse(at.spec?.schedule ?? '') + AT_GRACE_MS <= Date.now()).length,
+    pods: state.pods.length,
+    'annotated pods': state.pods.filter(isAnnotatedForLabel).length,
+    PodSets: state.podsets.length,
+    'At due': state.ats.filter((at) => Date.parse(at.spec?.schedule ?? '') + AT_GRACE_MS <= Date.now()).length,
     'Watcher pods': churn.record.watcherPodCreates.length,
     'Watcher pods owed a sidecar': churn.record.watcherPodCreates.filter((c) => sidecarExpected(c, rules)).length,
   };
 }
 
-function finalChecks(observer: Observer, churn: Churn, faults: FaultRunner, atMs: number): Violation[] {
-  const pods = observer.pods.store.list();
+function finalChecks(state: FinalState, observer: Observer, churn: Churn, faults: FaultRunner, atMs: number): Violation[] {
+  // A pod created in the last moments may not have reached our watch: the fresh read is its first sight.
+  for (const pod of state.pods) observer.noteFirstSeen(pod);
   return [
-    ...checkPodLabels(pods, atMs),
-    ...checkPodSets(observer.podsets.store.list(), pods, atMs),
-    ...checkAts(observer.ats.store.list(), pods, Date.now(), AT_GRACE_MS, atMs),
+    ...checkPodLabels(state.pods, atMs),
+    ...checkPodSets(state.podsets, state.pods, atMs),
+    ...checkAts(state.ats, state.pods, Date.now(), AT_GRACE_MS, atMs),
     ...checkSidecars(churn.record.watcherPodCreates, observer.firstSeen, {
       watchers: churn.record.watchers,
       minWatcherAgeMs: MIN_WATCHER_AGE_MS,
@@ -118,21 +139,27 @@ export async function runSoak(options: SoakOptions): Promise<SoakSummary> {
     const aloneFrom = Math.max(faults.lastEndMs, churnStoppedMs);
     let convergedAfterChurnMs: number | undefined;
     let last: Violation[] = [];
+    let state: FinalState = { pods: [], podsets: [], ats: [] };
     let convergenceMs: number | undefined;
     const deadline = Date.now() + (options.convergenceTimeoutMs ?? 180_000);
     while (!abort.signal.aborted) {
-      last = finalChecks(observer, churn, faults, now());
-      if (last.length === 0) {
-        convergenceMs = Math.max(0, now() - aloneFrom);
-        convergedAfterChurnMs = now() - churnStoppedMs;
-        break;
+      try {
+        state = await readFinalState(platform.client);
+        last = finalChecks(state, observer, churn, faults, now());
+        if (last.length === 0) {
+          convergenceMs = Math.max(0, now() - aloneFrom);
+          convergedAfterChurnMs = now() - churnStoppedMs;
+          break;
+        }
+      } catch (error) {
+        last = [{ atMs: now(), invariant: 'podset-status', detail: `final state unreadable: ${(error as Error).message}` }];
       }
       if (Date.now() > deadline) break;
       await sleep(2000, undefined, { signal: abort.signal }).catch(() => {});
     }
     say(convergenceMs === undefined ? `not converged: ${last.length} final checks fail` : `converged ${(convergenceMs / 1000).toFixed(1)}s after the last fault`);
     violations.push(...last);
-    const checked = finalCounts(observer, churn, faults);
+    const checked = finalCounts(state, churn, faults);
     for (const overlap of platform.tracker.overlaps) {
       violations.push({ atMs: overlap.atMs, invariant: 'concurrent-reconcile', detail: `Loop ${overlap.loop} key ${overlap.key} reconciled twice at once (${overlap.reconcileIds.join(', ')})` });
     }

@@ -9,7 +9,7 @@ import { injectCaBundle, needsCaBundle } from '../../certs/ca-bundle.ts';
 import { generateBundle, type CertificateBundle, type ServingIdentity } from '../../certs/generate.ts';
 import { decideRenewal, inspectCertificate, splitPemCertificates } from '../../certs/inspect.ts';
 import { bundleFromSecret, ensureCertificate, readCertificateSecret } from '../../certs/secret-store.ts';
-import { isApiError, KubeClient, loadKubeConfig } from '../../lib/kube/index.ts';
+import { isApiError, KubeClient, loadKubeConfig, retryTransient } from '../../lib/kube/index.ts';
 import { DEFAULT_CONFIGURATION_NAME } from '../../webhooks/configuration.ts';
 import { UsageError } from '../command-args.ts';
 import { CERTS_ACTIONS, DEFAULT_NAMESPACE } from '../command-list.ts';
@@ -23,7 +23,8 @@ const USAGE = `usage: kubeloop certs <generate|inject|rotate|show> [options]
   show     [--cert-file PATH]                                    subject, SANs, expiry and renewal decision; caBundle status
 
 common: --kubeconfig PATH  --namespace ${DEFAULT_NAMESPACE}  --service kubeloop-webhook  --secret kubeloop-webhook-tls
-        --configuration ${DEFAULT_CONFIGURATION_NAME}`;
+        --configuration ${DEFAULT_CONFIGURATION_NAME}
+        --retry-seconds 60   keep trying this long while the API server is unreachable, restarting or throttling`;
 
 function describeBundle(bundle: CertificateBundle, identity: ServingIdentity): string {
   const lines: string[] = [];
@@ -58,6 +59,7 @@ export async function run(argv: string[]): Promise<number> {
       host: { type: 'string', multiple: true },
       'ca-file': { type: 'string' },
       'cert-file': { type: 'string' },
+      'retry-seconds': { type: 'string', default: '60' },
       force: { type: 'boolean', default: false },
     },
   });
@@ -82,21 +84,29 @@ export async function run(argv: string[]): Promise<number> {
   }
   if (!['inject', 'rotate', 'show'].includes(action)) throw new UsageError(`unknown action "${action}"; want one of ${CERTS_ACTIONS.join(', ')}\n\n${USAGE}`);
 
+  const retrySeconds = Number(values['retry-seconds']);
+  if (!Number.isFinite(retrySeconds) || retrySeconds < 0) throw new UsageError(`--retry-seconds must be a number of seconds, got "${values['retry-seconds']}"`);
+  // Every step below reads, then writes with the resourceVersion it read, so running it again is safe.
+  const retrying = <T>(operation: () => Promise<T>): Promise<T> =>
+    retryTransient(operation, {
+      timeoutMs: retrySeconds * 1000,
+      onRetry: (error, delayMs) => console.error(`certs ${action}: ${error instanceof Error ? error.message : String(error)}; retrying in ${delayMs} ms`),
+    });
   const client = await KubeClient.fromKubeConfig(await loadKubeConfig(values.kubeconfig ? { kubeconfig: values.kubeconfig } : {}));
   try {
     if (action === 'rotate') {
-      const result = await ensureCertificate(client, location, { identity, now: () => new Date(), force: values.force });
+      const result = await retrying(() => ensureCertificate(client, location, { identity, now: () => new Date(), force: values.force }));
       console.log(`Secret ${location.namespace}/${location.name}: ${result.action}${result.reasons.length ? ` (${result.reasons.join(', ')})` : ''}`);
       console.log(describeBundle(result.bundle, identity));
-      const injected = await injectCaBundle(client, values.configuration, result.bundle.ca.certPem);
+      const injected = await retrying(() => injectCaBundle(client, values.configuration, result.bundle.ca.certPem));
       console.log(`caBundle of ${values.configuration}: ${injected}`);
       return 0;
     }
-    const secret = await readCertificateSecret(client, location);
+    const secret = await retrying(() => readCertificateSecret(client, location));
     if (action === 'inject') {
       const caPem = values['ca-file'] ? await readFile(values['ca-file'], 'utf8') : secret ? bundleFromSecret(secret).ca.certPem : undefined;
       if (!caPem) throw new Error(`certs inject: no --ca-file and no Secret ${location.namespace}/${location.name}`);
-      const injected = await injectCaBundle(client, values.configuration, caPem);
+      const injected = await retrying(() => injectCaBundle(client, values.configuration, caPem));
       console.log(`caBundle of ${values.configuration}: ${injected}`);
       return injected === 'not-found' ? 1 : 0;
     }

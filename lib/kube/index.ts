@@ -1,5 +1,6 @@
 // Kubernetes helpers shared by the router and the webhook.
 export * from './backoff.ts';
+export * from './transient.ts';
 export * from './rate-limiter.ts';
 export * from './kube-config.ts';
 export * from './kube-client.ts';

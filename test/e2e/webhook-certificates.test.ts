@@ -1,7 +1,10 @@
 // Webhook certificates against the real API server: one bundle however many replicas race to create or
 // renew it, a caBundle that is put back when someone resets it, and rotation picked up by every replica;
 // replicas merge caBundles when the Secret's CA is corrupt, and see a changed Secret through their watch.
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { V1MutatingWebhookConfiguration } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -15,6 +18,8 @@ import { createLogger } from '../../lib/observability/logger.ts';
 import { buildWebhookConfiguration } from '../../webhooks/configuration.ts';
 import { eventually } from '../cluster/eventually.ts';
 import { setupClusterSuite, type ClusterSuite } from '../cluster/suite.ts';
+import { proxiedKubeconfig } from '../soak/platform.ts';
+import { startTcpProxy } from '../soak/tcp-proxy.ts';
 
 const DAY = 24 * 60 * 60 * 1000;
 const run = promisify(execFile);
@@ -252,5 +257,31 @@ describe('kubeloop certs', () => {
     const after = bundleFromSecret((await readCertificateSecret(clients[0]!, { namespace: suite.namespace, name: 'cli-tls' }))!);
     expect(after.ca).toEqual(before.ca);
     expect(after.serving.certPem).not.toBe(before.serving.certPem);
+  });
+
+  it('rotate --force rides out an API server that refuses connections, then writes the Secret once it answers', async () => {
+    // A pass-through proxy with no backend drops every connection, as a restarting API server does.
+    let apiServerUp = false;
+    const apiPort = Number(new URL(suite.server).port);
+    const proxy = await startTcpProxy(() => (apiServerUp ? [{ host: '127.0.0.1', port: apiPort }] : []));
+    try {
+      const kubeconfig = await proxiedKubeconfig(suite.kubeconfigPath, proxy.port, join(await mkdtemp(join(tmpdir(), 'certs-retry-')), 'kubeconfig'));
+      const child = spawn(process.execPath, ['cli/bin.js', 'certs', 'rotate', '--force', `--kubeconfig=${kubeconfig}`, `--namespace=${suite.namespace}`, '--secret=retry-tls', `--configuration=${configurationName}`]);
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+      // The API server comes back only after the command has met it down and said it retries.
+      child.stderr.on('data', (d: Buffer) => {
+        stderr += d.toString();
+        if (stderr.includes('retrying in')) apiServerUp = true;
+      });
+      const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+      expect(stderr).toMatch(/certs rotate: .*; retrying in \d+ ms/);
+      expect(stdout).toContain(`Secret ${suite.namespace}/retry-tls: created (missing)`);
+      expect(stdout).toContain(`caBundle of ${configurationName}: `);
+      expect(code).toBe(0);
+    } finally {
+      await proxy.close();
+    }
   });
 });

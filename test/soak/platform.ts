@@ -50,7 +50,7 @@ export interface Platform {
   stop(): Promise<void>;
 }
 
-async function proxiedKubeconfig(adminPath: string, port: number, file: string): Promise<string> {
+export async function proxiedKubeconfig(adminPath: string, port: number, file: string): Promise<string> {
   const config = parse(await readFile(adminPath, 'utf8')) as { clusters: Array<{ cluster: { server: string } }> };
   // The API server's certificate names 127.0.0.1, so TLS verifies through the pass-through proxy.
   for (const entry of config.clusters) entry.cluster.server = `https://127.0.0.1:${port}`;
@@ -197,12 +197,18 @@ export async function startPlatform(logDir: string, say: (line: string) => void)
         if (role.startsWith('function-')) functions.get(role.slice('function-'.length))?.setUpstream(proc.url);
       },
       async rotateCertificate() {
-        const { stdout } = await run(
-          process.execPath,
-          [cliEntry(), 'certs', 'rotate', '--force', `--kubeconfig=${plane!.kubeconfigPath}`, `--namespace=${KUBELOOP_NAMESPACE}`, `--configuration=${CONFIGURATION_NAME}`],
-          { timeout: 60_000 },
-        );
-        return stdout.trim();
+        try {
+          const { stdout } = await run(
+            process.execPath,
+            [cliEntry(), 'certs', 'rotate', '--force', '--retry-seconds=40', `--kubeconfig=${plane!.kubeconfigPath}`, `--namespace=${KUBELOOP_NAMESPACE}`, `--configuration=${CONFIGURATION_NAME}`],
+            { timeout: 60_000 },
+          );
+          return stdout.trim();
+        } catch (error) {
+          // The fault line shows one line: the command's own last words, not "Command failed: <argv>".
+          const stderr = String((error as { stderr?: unknown }).stderr ?? '').trim().split('\n').at(-1);
+          throw new Error(`certs rotate failed: ${stderr || (error instanceof Error ? error.message : String(error))}`);
+        }
       },
       stop,
     };

@@ -212,7 +212,10 @@ export function startComponents(launch: Launch, files: PlaneFiles): Components {
     name: 'kwok',
     command: binaries.kwok,
     logDir,
-    args: [`--kubeconfig=${files.kwokKubeconfig}`, `--config=${files.stagesPath}`, '--manage-all-nodes=true', '--cidr=10.244.0.1/16', '--node-ip=10.96.0.1'],
+    // The node Leases are the nodes' heartbeat: without them the node lifecycle controller finds every node
+    // silent after its 50 s grace, marks it NotReady and all its pods Ready=False, which no kwok stage undoes
+    // (a Deployment then never reports its replicas available). kwok renews them every quarter duration.
+    args: [`--kubeconfig=${files.kwokKubeconfig}`, `--config=${files.stagesPath}`, '--manage-all-nodes=true', '--cidr=10.244.0.1/16', '--node-ip=10.96.0.1', '--node-lease-duration-seconds=40'],
   });
   launch.processes.set('kwok', kwok);
   return { kcm, scheduler, kwok };

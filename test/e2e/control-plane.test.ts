@@ -8,6 +8,7 @@ import { promisify } from 'node:util';
 import {
   AdmissionregistrationV1Api,
   AppsV1Api,
+  CoordinationV1Api,
   CoreV1Api,
   CustomObjectsApi,
   type V1Pod,
@@ -137,6 +138,32 @@ describe('workloads through controllers, scheduler and kwok', () => {
     await core.createNamespacedPod({ namespace: ns, body: barePod('witness', 'Never') });
     await eventually('witness Succeeded', async () => (await podPhase('witness')) === 'Succeeded');
     expect(await podPhase('server')).toBe('Running');
+  });
+
+  it('renews a Lease for every kwok node, so no node goes silent and has its pods marked NotReady', async () => {
+    // Without renewals the node lifecycle controller marks every node NotReady after 50 s, and with it
+    // every pod on it Ready=False for good: a Deployment then stops reporting its replicas available.
+    const coordination = suite.kubeConfig.makeApiClient(CoordinationV1Api);
+    const nodes = (await core.listNode()).items.map((n) => n.metadata?.name as string);
+    expect(nodes.length).toBeGreaterThan(0);
+    const renewTime = async (node: string): Promise<number | undefined> => {
+      try {
+        const lease = await coordination.readNamespacedLease({ name: node, namespace: 'kube-node-lease' });
+        return lease.spec?.renewTime ? new Date(lease.spec.renewTime).getTime() : undefined;
+      } catch {
+        return undefined;
+      }
+    };
+    const first = new Map<string, number>();
+    await eventually('every node Lease renewed after it was first seen', async () => {
+      for (const node of nodes) {
+        const seen = await renewTime(node);
+        if (seen === undefined) return false;
+        if (!first.has(node)) first.set(node, seen);
+      }
+      for (const node of nodes) if ((await renewTime(node)) === first.get(node)) return false;
+      return true;
+    });
   });
 
   it('garbage-collects dependents: deleting a Deployment removes its ReplicaSet and pods', async () => {

@@ -6,10 +6,10 @@ import type { V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadFunction } from '../../functions/registry.ts';
 import type { ReconcileRequest, ReconcileResponse } from '../../lib/contract/types.ts';
-import { freePort } from '../../cli/cluster/free-port.ts';
 import type { Informer } from '../../lib/kube/informer.ts';
 import { serveFunction } from '../../lib/runtime/index.ts';
 import { eventually } from '../cluster/eventually.ts';
+import { startTcpProxy } from '../soak/tcp-proxy.ts';
 import { inlineLoop, installCrds, routerHarness, watchPods, type RouterHarness } from './router-harness.ts';
 
 let h: RouterHarness;
@@ -88,8 +88,11 @@ function podsetLoop(name: string, url: string, selector: string) {
 
 describe('router faults', () => {
   it('creates each pod exactly once when the function is down for 20 s and comes back', async () => {
-    const port = await freePort();
-    const url = `http://127.0.0.1:${port}/`;
+    // The Loop's URL is a pass-through proxy that drops every connection until the function is up: its
+    // port stays ours for the whole test (a free port picked now and bound 20 s later could be taken).
+    let upstream: { host: string; port: number } | undefined;
+    const proxy = await startTcpProxy(() => (upstream ? [upstream] : []));
+    const url = `http://127.0.0.1:${proxy.port}/`;
     const router = await h.router([podsetLoop('down', url, 'down')]);
     await router.waitForLoop('down');
     const uid = await createPodSet('down', 3);
@@ -98,7 +101,8 @@ describe('router faults', () => {
     try {
       await new Promise((r) => setTimeout(r, 20_000));
       expect(seen.size).toBe(0);
-      const served = await serveFunction(await loadFunction('podset'), { port, host: '127.0.0.1', logLevel: 'warn' });
+      const served = await serveFunction(await loadFunction('podset'), { port: 0, host: '127.0.0.1', logLevel: 'warn' });
+      upstream = { host: '127.0.0.1', port: Number(new URL(served.url).port) };
       try {
         await eventually('3 pods once the function is back', async () => pods.store.list().filter(ownedBy(uid)).length === 3, 60_000);
         // The retry backoff is capped, so the function is called again soon after it returns.
@@ -109,6 +113,7 @@ describe('router faults', () => {
       }
     } finally {
       off();
+      await proxy.close();
     }
   }, 120_000);
 

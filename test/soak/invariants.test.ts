@@ -11,8 +11,8 @@ import {
   NAME_LABEL,
   podSetBoundViolation,
   ReplicasHistory,
-  rssSlopeMiBPerMinute,
-  rssViolation,
+  slopeMiBPerMinute,
+  growthViolation,
   sidecarExpected,
   type SidecarRules,
 } from './invariants.ts';
@@ -135,21 +135,21 @@ describe('sidecars', () => {
   });
 });
 
-describe('RSS', () => {
+describe('memory growth', () => {
   const MiB = 1024 * 1024;
   it('measures the slope in MiB per minute', () => {
     const samples = Array.from({ length: 11 }, (_, i) => ({ atMs: i * 6000, bytes: 100 * MiB + i * 0.2 * MiB }));
-    expect(rssSlopeMiBPerMinute(samples)).toBeCloseTo(2, 5);
-    expect(rssSlopeMiBPerMinute(samples.slice(0, 1))).toBe(0);
+    expect(slopeMiBPerMinute(samples)).toBeCloseTo(2, 5);
+    expect(slopeMiBPerMinute(samples.slice(0, 1))).toBe(0);
   });
 
   it('flags growth over the second half of a long enough series only', () => {
     const growing = Array.from({ length: 121 }, (_, i) => ({ atMs: i * 5000, bytes: 100 * MiB + i * 0.5 * MiB }));
     const rule = { minSpanMs: 600_000, maxSlopeMiBPerMinute: 1 };
-    expect(rssViolation('router', growing, rule)?.detail).toMatch(/^router RSS grows 6\.00 MiB\/min/);
-    expect(rssViolation('router', growing.slice(0, 60), rule)).toBeUndefined();
+    expect(growthViolation('router', 'retained heap', growing, rule)?.detail).toMatch(/^router retained heap grows 6\.00 MiB\/min/);
+    expect(growthViolation('router', 'retained heap', growing.slice(0, 60), rule)).toBeUndefined();
     // Start-up growth followed by a plateau is not a leak.
     const plateau = growing.map((s, i) => ({ ...s, bytes: i < 40 ? s.bytes : 120 * MiB }));
-    expect(rssViolation('router', plateau, rule)).toBeUndefined();
+    expect(growthViolation('router', 'retained heap', plateau, rule)).toBeUndefined();
   });
 });

@@ -7,7 +7,7 @@ import type { PodSet } from '../../api/podset.ts';
 export const LABEL_ANNOTATION = 'kubeloop.dev/add-pod-name-label';
 export const NAME_LABEL = 'kubeloop.dev/pod-name';
 
-export type InvariantName = 'pod-label' | 'podset-bound' | 'podset-status' | 'at-done' | 'sidecar' | 'concurrent-reconcile' | 'rss';
+export type InvariantName = 'pod-label' | 'podset-bound' | 'podset-status' | 'at-done' | 'sidecar' | 'concurrent-reconcile' | 'heap';
 
 export interface Violation {
   /** Milliseconds since the soak started. */
@@ -170,13 +170,13 @@ export function checkSidecars(creates: readonly WatcherPodCreate[], seen: Readon
   return out;
 }
 
-export interface RssSample {
+export interface MemorySample {
   atMs: number;
   bytes: number;
 }
 
 /** Least-squares slope in MiB per minute; 0 with fewer than two samples. */
-export function rssSlopeMiBPerMinute(samples: readonly RssSample[]): number {
+export function slopeMiBPerMinute(samples: readonly MemorySample[]): number {
   if (samples.length < 2) return 0;
   const n = samples.length;
   const mx = samples.reduce((a, s) => a + s.atMs, 0) / n;
@@ -190,14 +190,14 @@ export function rssSlopeMiBPerMinute(samples: readonly RssSample[]): number {
   return den === 0 ? 0 : ((num / den) * 60_000) / (1024 * 1024);
 }
 
-export interface RssRule {
+export interface GrowthRule {
   /** Only series at least this long are judged: a short run's slope is start-up noise. */
   minSpanMs: number;
   maxSlopeMiBPerMinute: number;
 }
 
 /** The second half of a series: start-up growth (JIT, caches filling) is not a leak. */
-export function steadyHalf(samples: readonly RssSample[]): RssSample[] {
+export function steadyHalf(samples: readonly MemorySample[]): MemorySample[] {
   const first = samples[0];
   const last = samples.at(-1);
   if (!first || !last) return [];
@@ -205,11 +205,12 @@ export function steadyHalf(samples: readonly RssSample[]): RssSample[] {
   return samples.filter((s) => s.atMs >= mid);
 }
 
-export function rssViolation(process: string, samples: readonly RssSample[], rule: RssRule): Violation | undefined {
+/** A leak: `measure` (e.g. "retained heap") of `process` keeps growing over the second half of a long series. */
+export function growthViolation(process: string, measure: string, samples: readonly MemorySample[], rule: GrowthRule): Violation | undefined {
   const first = samples[0];
   const last = samples.at(-1);
   if (!first || !last || last.atMs - first.atMs < rule.minSpanMs) return undefined;
-  const slope = rssSlopeMiBPerMinute(steadyHalf(samples));
+  const slope = slopeMiBPerMinute(steadyHalf(samples));
   if (slope <= rule.maxSlopeMiBPerMinute) return undefined;
-  return { atMs: last.atMs, invariant: 'rss', detail: `${process} RSS grows ${slope.toFixed(2)} MiB/min over the second half of ${((last.atMs - first.atMs) / 60_000).toFixed(1)} min` };
+  return { atMs: last.atMs, invariant: 'heap', detail: `${process} ${measure} grows ${slope.toFixed(2)} MiB/min over the second half of ${((last.atMs - first.atMs) / 60_000).toFixed(1)} min` };
 }

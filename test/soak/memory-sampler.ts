@@ -1,12 +1,18 @@
-// Samples the resident set size of the kubeloop processes from /proc (Linux), one series per process
-// lifetime: a restarted router starts a new series.
+// Samples a memory figure of each kubeloop process, one series per process lifetime (a restarted router
+// starts a new series): RSS from /proc (Linux), or the retained heap through the process's inspector.
 import { readFile } from 'node:fs/promises';
-import { rssSlopeMiBPerMinute, steadyHalf, type RssSample } from './invariants.ts';
-import type { RssSeries } from './summary.ts';
+import { slopeMiBPerMinute, steadyHalf, type MemorySample } from './invariants.ts';
+import type { MemorySeries } from './summary.ts';
 
 const MiB = 1024 * 1024;
 
-export async function readRssBytes(pid: number): Promise<number | undefined> {
+export interface SampledProcess {
+  role: string;
+  pid: number;
+  inspectPort?: number;
+}
+
+export async function readRssBytes({ pid }: SampledProcess): Promise<number | undefined> {
   try {
     const match = /^VmRSS:\s+(\d+)\s+kB/m.exec(await readFile(`/proc/${pid}/status`, 'utf8'));
     return match ? Number(match[1]) * 1024 : undefined;
@@ -15,13 +21,15 @@ export async function readRssBytes(pid: number): Promise<number | undefined> {
   }
 }
 
-export class RssSampler {
-  readonly series = new Map<string, { role: string; pid: number; samples: RssSample[] }>();
+export class MemorySampler {
+  readonly series = new Map<string, { role: string; pid: number; samples: MemorySample[] }>();
   #timer: NodeJS.Timeout | undefined;
+  #sampling: Promise<void> | undefined;
 
   constructor(
-    private readonly processes: () => Array<{ role: string; pid: number }>,
+    private readonly processes: () => SampledProcess[],
     private readonly now: () => number,
+    private readonly read: (process: SampledProcess) => Promise<number | undefined> = readRssBytes,
   ) {}
 
   start(intervalMs: number): void {
@@ -33,33 +41,39 @@ export class RssSampler {
     clearInterval(this.#timer);
   }
 
-  async sample(): Promise<void> {
-    for (const { role, pid } of this.processes()) {
-      const bytes = await readRssBytes(pid);
+  /** One round over the processes; a round still running (a slow GC) is joined, not doubled. */
+  sample(): Promise<void> {
+    this.#sampling ??= this.#round().finally(() => (this.#sampling = undefined));
+    return this.#sampling;
+  }
+
+  async #round(): Promise<void> {
+    for (const proc of this.processes()) {
+      const bytes = await this.read(proc);
       if (bytes === undefined) continue;
-      const key = `${role}#${pid}`;
-      const entry = this.series.get(key) ?? { role, pid, samples: [] };
+      const key = `${proc.role}#${proc.pid}`;
+      const entry = this.series.get(key) ?? { role: proc.role, pid: proc.pid, samples: [] };
       entry.samples.push({ atMs: this.now(), bytes });
       this.series.set(key, entry);
     }
   }
 
   /** The longest-lived series of each role (the one a leak would show in). */
-  summary(): RssSeries[] {
-    const best = new Map<string, RssSeries & { samples: RssSample[] }>();
+  summary(): MemorySeries[] {
+    const best = new Map<string, MemorySeries & { samples: MemorySample[] }>();
     for (const { role, pid, samples } of this.series.values()) {
       const first = samples[0];
       const last = samples.at(-1);
       if (!first || !last) continue;
       const spanMs = last.atMs - first.atMs;
       if ((best.get(role)?.spanMs ?? -1) >= spanMs) continue;
-      best.set(role, { role, pid, startMiB: first.bytes / MiB, endMiB: last.bytes / MiB, spanMs, slopeMiBPerMinute: rssSlopeMiBPerMinute(steadyHalf(samples)), samples });
+      best.set(role, { role, pid, startMiB: first.bytes / MiB, endMiB: last.bytes / MiB, spanMs, slopeMiBPerMinute: slopeMiBPerMinute(steadyHalf(samples)), samples });
     }
     return [...best.values()].sort((a, b) => a.role.localeCompare(b.role)).map(({ samples: _samples, ...series }) => series);
   }
 
   /** Samples of the series summary() reports, by role. */
-  samplesOf(role: string, pid: number): RssSample[] {
+  samplesOf(role: string, pid: number): MemorySample[] {
     return this.series.get(`${role}#${pid}`)?.samples ?? [];
   }
 }

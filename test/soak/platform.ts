@@ -19,6 +19,8 @@ import { functionRegistry } from '../../functions/registry.ts';
 import { isApiError, KubeClient, ResourceDiscovery } from '../../lib/kube/index.ts';
 import { startFunctionProxy, type FunctionProxy } from './function-proxy.ts';
 import { ReconcileTracker } from './reconcile-tracker.ts';
+import { freePort } from '../../cli/cluster/free-port.ts';
+import type { SampledProcess } from './memory-sampler.ts';
 import { startTcpProxy, type TcpProxy } from './tcp-proxy.ts';
 
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
@@ -40,8 +42,8 @@ export interface Platform {
   apiProxy: TcpProxy;
   functions: ReadonlyMap<string, FunctionProxy>;
   tracker: ReconcileTracker;
-  /** Running kubeloop processes by role, for RSS sampling. */
-  processes(): Array<{ role: string; pid: number }>;
+  /** Running kubeloop processes by role, with their inspector port, for memory sampling. */
+  processes(): SampledProcess[];
   /** Role of the router holding the lease, if any. */
   leader(): Promise<string | undefined>;
   kill(role: string): Promise<void>;
@@ -79,6 +81,7 @@ async function ensureNamespace(client: KubeClient, name: string): Promise<void> 
 export async function startPlatform(logDir: string, say: (line: string) => void): Promise<Platform> {
   const live = new Map<string, LocalProcess>();
   const generations = new Map<string, number>();
+  const inspectPorts = new Map<string, number>();
   const proxies: Array<{ close(): Promise<void> }> = [];
   let plane: ControlPlane | undefined;
   let client: KubeClient | undefined;
@@ -116,8 +119,12 @@ export async function startPlatform(logDir: string, say: (line: string) => void)
       if (!options) throw new Error(`unknown process role ${role}`);
       const generation = (generations.get(role) ?? 0) + 1;
       generations.set(role, generation);
-      const proc = await startLocalProcess({ name: role, logDir, ...options(generation) });
+      // An inspector on loopback lets the soak force a GC and read the retained heap (heap-probe.ts).
+      const inspectPort = await freePort();
+      const nodeOptions = `${process.env.NODE_OPTIONS ?? ''} --inspect=127.0.0.1:${inspectPort}`.trim();
+      const proc = await startLocalProcess({ name: role, logDir, ...options(generation), env: { NODE_OPTIONS: nodeOptions } });
       live.set(role, proc);
+      inspectPorts.set(role, inspectPort);
       return proc;
     };
 
@@ -178,7 +185,7 @@ export async function startPlatform(logDir: string, say: (line: string) => void)
       apiProxy,
       functions,
       tracker,
-      processes: () => [...live].flatMap(([role, p]) => (p.process.running && p.process.pid ? [{ role, pid: p.process.pid }] : [])),
+      processes: () => [...live].flatMap(([role, p]) => (p.process.running && p.process.pid ? [{ role, pid: p.process.pid, inspectPort: inspectPorts.get(role) }] : [])),
       async leader() {
         const lease = await admin.request<{ spec?: { holderIdentity?: string } }>({
           path: `/apis/coordination.k8s.io/v1/namespaces/${KUBELOOP_NAMESPACE}/leases/${LEASE_NAME}`,

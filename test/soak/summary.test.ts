@@ -18,6 +18,7 @@ const base: SoakSummary = {
   convergedAfterChurnMs: 9100,
   violations: [],
   rss: [{ role: 'router-a', pid: 12, startMiB: 180, endMiB: 190.25, spanMs: 180_000, slopeMiBPerMinute: 0.5 }],
+  heap: [{ role: 'router-a', pid: 12, startMiB: 24.5, endMiB: 25.25, spanMs: 180_000, slopeMiBPerMinute: 0.05 }],
   logDir: '/tmp/soak',
 };
 

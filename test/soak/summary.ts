@@ -3,7 +3,7 @@
 import { FAULT_KINDS, type FaultKind } from './fault-plan.ts';
 import type { Violation } from './invariants.ts';
 
-export interface RssSeries {
+export interface MemorySeries {
   role: string;
   pid: number;
   startMiB: number;
@@ -33,7 +33,9 @@ export interface SoakSummary {
   /** From the churn's last operation until every final check held (the last faults may end later). */
   convergedAfterChurnMs?: number;
   violations: Violation[];
-  rss: RssSeries[];
+  rss: MemorySeries[];
+  /** Used JS heap right after a forced full GC, sampled every 30 s: what the leak check judges. */
+  heap: MemorySeries[];
   logDir: string;
 }
 
@@ -67,12 +69,12 @@ export function formatSummary(s: SoakSummary): string {
   const afterChurn = s.convergedAfterChurnMs === undefined ? '' : ` (${seconds(s.convergedAfterChurnMs)} after the churn stopped)`;
   lines.push(`  convergence    ${s.convergenceMs === undefined ? 'NOT converged' : `${seconds(s.convergenceMs)} after the last fault ended${afterChurn}`}`);
   lines.push(`  checked        ${Object.entries(s.checked).map(([what, n]) => `${n} ${what}`).join(', ')}`);
-  lines.push('  RSS            start -> end, slope over the second half');
-  lines.push(
-    ...table(
-      s.rss.map((r) => ['  ', r.role, `pid ${r.pid}`, `${r.startMiB.toFixed(1)} -> ${r.endMiB.toFixed(1)} MiB`, `${r.slopeMiBPerMinute >= 0 ? '+' : ''}${r.slopeMiBPerMinute.toFixed(2)} MiB/min`, `over ${seconds(r.spanMs)}`]),
-    ),
-  );
+  const memory = (series: MemorySeries[]): string[] =>
+    table(series.map((r) => ['  ', r.role, `pid ${r.pid}`, `${r.startMiB.toFixed(1)} -> ${r.endMiB.toFixed(1)} MiB`, `${r.slopeMiBPerMinute >= 0 ? '+' : ''}${r.slopeMiBPerMinute.toFixed(2)} MiB/min`, `over ${seconds(r.spanMs)}`]));
+  lines.push('  retained       JS heap + external after a full GC: start -> end, slope over the second half (judged)');
+  lines.push(...memory(s.heap));
+  lines.push('  RSS            start -> end, slope over the second half (reported)');
+  lines.push(...memory(s.rss));
   lines.push(`  violations     ${s.violations.length}`);
   for (const v of [...s.violations].sort((a, b) => a.atMs - b.atMs)) lines.push(`    ${violationTime(s, v.atMs)}  ${v.invariant}: ${v.detail}`);
   lines.push(`  logs           ${s.logDir}`);

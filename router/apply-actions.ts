@@ -20,6 +20,7 @@ import { objectKey, refersTo } from '../lib/kube/object-meta.ts';
 import { collectionPath, kindKey, objectPath, type ResourceInfo } from '../lib/kube/resource-paths.ts';
 import { checkAuthority, checkKind, type AuthorityContext } from './authority.ts';
 import type { EventRecorder } from './event-recorder.ts';
+import { createOnce, UncertainCreateError, withConcreteName } from './create-child.ts';
 import type { Expectations } from './expectations.ts';
 import type { LoopConfig } from './loop-spec.ts';
 import { prepareChild, statusPatch, withResourceVersionTest } from './patch-building.ts';
@@ -56,6 +57,9 @@ export interface ApplyContext {
 }
 
 type ActionResult = 'applied' | 'skipped' | 'exists' | 'notfound' | 'refused';
+
+/** How long one create is sent again through a cut connection or a restarting API server. */
+const CREATE_RETRY_MS = 10_000;
 
 /** What one batch wrote that the reconcile needs afterwards. */
 interface Written {
@@ -213,14 +217,15 @@ function sendPatch(ctx: ApplyContext, resource: ResourceInfo, target: ObjectTarg
 async function applyCreate(ctx: ApplyContext, action: CreateAction): Promise<ActionResult> {
   if (!kindAllowed(ctx, action, action.object.apiVersion, action.object.kind)) return 'refused';
   const resource = await ctx.discovery.resolve(action.object.apiVersion ?? '', action.object.kind ?? '');
-  const object = prepareChild(action.object, ctx.primary, resource.namespaced);
+  const object = withConcreteName(prepareChild(action.object, ctx.primary, resource.namespaced));
   if (!(await authorised(ctx, { ...action, object }, targetOf(object, resource, ctx.primary), resource))) return 'refused';
   try {
-    const created = await ctx.client.request<KubeObject>({ method: 'POST', path: collectionPath(resource, namespaceOf(object, resource)), body: object });
-    expectCreated(ctx, resource, created);
+    const outcome = await createOnce(ctx.client, collectionPath(resource, namespaceOf(object, resource)), object, CREATE_RETRY_MS);
+    // An existing name means an earlier attempt got through: done, and the owner waits to see it all the same.
+    expectCreated(ctx, resource, outcome.result === 'created' ? outcome.object : object);
+    if (outcome.result === 'exists') return 'exists';
   } catch (error) {
-    // A deterministic name that already exists means an earlier attempt got through: done.
-    if (isApiError(error, 409) && error.reason === 'AlreadyExists' && object.metadata?.name) return 'exists';
+    if (error instanceof UncertainCreateError) expectCreated(ctx, resource, object);
     throw error;
   }
   return 'applied';

@@ -15,7 +15,12 @@ const TRANSIENT_CODES = new Set([
   'UND_ERR_CONNECT_TIMEOUT',
   'UND_ERR_HEADERS_TIMEOUT',
   'UND_ERR_BODY_TIMEOUT',
+  'UND_ERR_RES_CONTENT_LENGTH_MISMATCH', // the answer cut mid-body
 ]);
+
+/** Failures before a byte of the request left: the server cannot have acted on it. */
+const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'EAI_AGAIN', 'UND_ERR_CONNECT_TIMEOUT']);
+const TLS_NOT_ESTABLISHED = /before secure TLS connection was established/;
 
 function errorCode(error: unknown): string | undefined {
   for (let e: unknown = error, depth = 0; e && typeof e === 'object' && depth < 4; e = (e as { cause?: unknown }).cause, depth++) {
@@ -34,6 +39,18 @@ export function isTransientApiFailure(error: unknown): boolean {
   if (error instanceof KubeApiError) return error.statusCode === 429 || error.statusCode >= 500;
   const code = errorCode(error);
   return code !== undefined && TRANSIENT_CODES.has(code);
+}
+
+/**
+ * True when a write may have taken effect although no answer said so: the connection broke after the
+ * request could have been sent, or the API server timed out waiting for storage (504). A status the
+ * server answered, a refused connection or a failed TLS handshake all mean it did not.
+ */
+export function mayHaveTakenEffect(error: unknown): boolean {
+  if (error instanceof KubeApiError) return error.statusCode === 504 || error.reason === 'Timeout';
+  const code = errorCode(error);
+  if (code !== undefined && NOT_SENT_CODES.has(code)) return false;
+  return !(error instanceof Error && TLS_NOT_ESTABLISHED.test(error.message));
 }
 
 export interface RetryTransientOptions {

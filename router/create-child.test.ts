@@ -6,7 +6,7 @@ import { KubeApiError } from '../lib/kube/kube-client.ts';
 describe('withConcreteName', () => {
   it('names a generateName child as the API server would: the prefix and 5 random characters', () => {
     const named = withConcreteName({ apiVersion: 'v1', kind: 'Pod', metadata: { generateName: 'web-pod-' } }, () => 0);
-    expect(named.metadata?.name).toBe('web-pod-bbbbb');
+    expect((named.metadata as { name?: string }).name).toBe('web-pod-bbbbb');
     expect(named.metadata?.generateName).toBe('web-pod-');
     expect(generatedName('x'.repeat(70)).length).toBe(63);
     expect(generatedName('p-')).toMatch(/^p-[bcdfghjklmnpqrstvwxz2456789]{5}$/);

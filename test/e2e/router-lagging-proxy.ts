@@ -1,6 +1,7 @@
 // A TLS proxy in front of the real API server that holds back every byte of watch responses for `lagMs`
 // (ordinary requests pass at once): the router's cache then lags its own writes, as on a busy cluster.
 // Frozen, it silently drops watch bytes and never ends a watch: a half-open connection neither side notices.
+// cutNext() lets one request through to the API server and breaks its answer mid-body.
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { AgentOptions } from 'node:https';
@@ -12,6 +13,8 @@ export interface LaggingProxy {
   kubeConfig: KubeConfig;
   /** Freezes (or thaws) every watch stream, open or new. */
   setFrozen(frozen: boolean): void;
+  /** The next request that `match`es reaches the API server, but the connection breaks halfway through its answer. */
+  cutNext(match: (method: string, path: string) => boolean): void;
   close(): Promise<void>;
 }
 
@@ -24,6 +27,7 @@ export async function startLaggingProxy(upstreamConfig: KubeConfig, lagMs: numbe
   const agent = new Agent({ connect: { ca: tls.ca, cert: tls.cert, key: tls.key } });
   const certificate = selfSignedCertificate('lagging-proxy');
   let frozen = false;
+  let cut: ((method: string, path: string) => boolean) | undefined;
   const server: Server = createServer({ key: certificate.key, cert: certificate.cert }, (req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -44,12 +48,20 @@ export async function startLaggingProxy(upstreamConfig: KubeConfig, lagMs: numbe
         });
         const out: Record<string, string> = {};
         for (const [k, v] of Object.entries(response.headers)) if (!HOP_BY_HOP.has(k) && typeof v === 'string') out[k] = v;
-        res.writeHead(response.statusCode, out);
+        if (!watch && cut?.(req.method ?? 'GET', req.url ?? '/')) {
+          cut = undefined;
+          const answer = Buffer.from(await response.body.arrayBuffer());
+          res.writeHead(response.statusCode, { ...out, 'content-length': String(answer.length) });
+          res.write(answer.subarray(0, answer.length >> 1), () => res.destroy());
+          return;
+        }
         if (!watch) {
+          res.writeHead(response.statusCode, out);
           for await (const chunk of response.body) res.write(chunk);
           res.end();
           return;
         }
+        res.writeHead(response.statusCode, out);
         // Each chunk leaves lagMs after it arrived, in order: a delay, not a throughput limit.
         let last = Promise.resolve();
         res.on('close', () => response.body.destroy());
@@ -77,6 +89,9 @@ export async function startLaggingProxy(upstreamConfig: KubeConfig, lagMs: numbe
     kubeConfig,
     setFrozen: (value) => {
       frozen = value;
+    },
+    cutNext: (match) => {
+      cut = match;
     },
     close: async () => {
       server.closeAllConnections();

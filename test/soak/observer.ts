@@ -56,6 +56,18 @@ export async function startObserver(client: KubeClient, namespace: string, now: 
   // Only a pod appearing can overshoot. Its PodSet's scale-up may reach our PodSet watch a moment after
   // the pod reaches our pod watch, so the bound is judged a little later, on the history by then.
   const timers = new Set<NodeJS.Timeout>();
+  // After an API server restart our PodSet watch (a CRD: 503 until its paths are installed, then 429 while
+  // its storage initialises, each retried with backoff) can stay behind the pod watch for many seconds,
+  // so a scale-up the router already saw is missing from the history. The PodSet as stored now is a spec
+  // the router may have acted on too; a real overshoot stays one against it.
+  const freshReplicas = async (name: string): Promise<number | undefined> => {
+    try {
+      const current = await client.request<PodSet>({ path: `/apis/app.kubeloop.dev/v1alpha1/namespaces/${namespace}/podsets/${encodeURIComponent(name)}` });
+      return current.spec?.replicas ?? 1;
+    } catch {
+      return undefined;
+    }
+  };
   const onNewPod = (pod: V1Pod): void => {
     const owner = controllerUid(pod);
     const podset = owner ? podsets.store.list().find((ps) => ps.metadata?.uid === owner) : undefined;
@@ -64,8 +76,11 @@ export async function startObserver(client: KubeClient, namespace: string, now: 
     const seenMs = now();
     const timer = setTimeout(() => {
       timers.delete(timer);
-      const allowed = history.maxWithin(owner, seenMs + BOUND_SETTLE_MS, REPLICAS_LAG_WINDOW_MS + BOUND_SETTLE_MS);
-      once(`bound/${podset.metadata?.name}/${live}`, podSetBoundViolation(podset.metadata?.name ?? '', live, allowed, seenMs));
+      void freshReplicas(podset.metadata?.name ?? '').then((current) => {
+        const watched = history.maxWithin(owner, seenMs + BOUND_SETTLE_MS, REPLICAS_LAG_WINDOW_MS + BOUND_SETTLE_MS);
+        const allowed = current === undefined ? watched : Math.max(watched ?? 0, current);
+        once(`bound/${podset.metadata?.name}/${live}`, podSetBoundViolation(podset.metadata?.name ?? '', live, allowed, seenMs));
+      });
     }, BOUND_SETTLE_MS);
     timers.add(timer);
   };

@@ -55,6 +55,8 @@ describe('soak', () => {
     expect(summary.checked['Watcher pods owed a sidecar'], report).toBeGreaterThan(0);
     expect(summary.churned['PodSet scaled'], report).toBeGreaterThan(0);
     expect(summary.reconcileCalls, report).toBeGreaterThan(0);
+    // The leak check read every process's retained memory through its inspector.
+    expect(summary.heap.map((s) => s.role), report).toEqual(expect.arrayContaining(['function-podset', 'webhook-a']));
     rmSync(dir, { recursive: true, force: true });
   }, 900_000);
 

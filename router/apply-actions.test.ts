@@ -89,3 +89,53 @@ describe('applyActions authority', () => {
     expect(hidden.record.mock.calls[0]?.[1]).toMatchObject({ reason: 'ActionRefused', message: expect.stringContaining('its ServiceAccount may not read it') });
   });
 });
+
+describe('applyActions create with a lost answer', () => {
+  const create: Action = { op: 'create', object: { apiVersion: 'v1', kind: 'Pod', metadata: { generateName: 'cm-pod-' }, spec: { containers: [] } } };
+  const post = (r: KubeRequest) => r.method === 'POST' && r.path === '/api/v1/namespaces/a/pods';
+  const cut = () => Object.assign(new Error('other side closed'), { code: 'UND_ERR_SOCKET' });
+  const scripted = (...answers: Array<() => unknown>) => {
+    const c = context((r) => {
+      if (!post(r)) return {};
+      const next = answers.shift();
+      if (!next) throw new Error('no more answers');
+      return next();
+    });
+    const names = () => c.request.mock.calls.filter(([r]) => post(r)).map(([r]) => (r.body as KubeObject).metadata?.name);
+    return { ...c, names };
+  };
+  const alreadyExists = () => {
+    throw new KubeApiError(409, 'AlreadyExists', 'pods "x" already exists', { method: 'POST', path: '/api/v1/namespaces/a/pods' });
+  };
+  const forbidden = () => {
+    throw new KubeApiError(403, 'Forbidden', 'no', { method: 'POST', path: '/api/v1/namespaces/a/pods' });
+  };
+
+  it('sends it again under the same name: AlreadyExists is done, and the owner waits to see the pod', async () => {
+    const { ctx, names } = scripted(() => {
+      throw cut();
+    }, alreadyExists);
+    expect(await applyActions(ctx, [create])).toEqual({ result: 'done', refused: 0 });
+    const [first, second] = names();
+    expect(first).toMatch(/^cm-pod-[a-z0-9]{5}$/);
+    expect(second).toBe(first);
+    expect(ctx.expectations.satisfied('a/cm', () => undefined)).toBe(false);
+    expect(ctx.expectations.satisfied('a/cm', () => ({}))).toBe(true);
+  });
+
+  it('still expects the pod when an attempt may have landed and the next one fails for good', async () => {
+    const { ctx } = scripted(() => {
+      throw cut();
+    }, forbidden);
+    expect(await applyActions(ctx, [create])).toMatchObject({ result: 'failed', retryable: true });
+    expect(ctx.expectations.satisfied('a/cm', () => undefined)).toBe(false);
+  });
+
+  it('expects nothing when no attempt can have landed (refused connection, then a refusal)', async () => {
+    const { ctx } = scripted(() => {
+      throw Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:6443'), { code: 'ECONNREFUSED' });
+    }, forbidden);
+    expect(await applyActions(ctx, [create])).toMatchObject({ result: 'failed' });
+    expect(ctx.expectations.satisfied('a/cm', () => undefined)).toBe(true);
+  });
+});

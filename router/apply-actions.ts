@@ -58,8 +58,12 @@ export interface ApplyContext {
 
 type ActionResult = 'applied' | 'skipped' | 'exists' | 'notfound' | 'refused';
 
-/** How long one create is sent again through a cut connection or a restarting API server. */
-const CREATE_RETRY_MS = 10_000;
+/**
+ * How long one create is sent again through a cut connection or a restarting API server: long enough for
+ * a resend after a cut, short beside the lease margin (a replica that lost the lease must stop writing
+ * before the standby starts); a longer outage leaves the child expected instead.
+ */
+const CREATE_RETRY_MS = 2000;
 
 /** What one batch wrote that the reconcile needs afterwards. */
 interface Written {

@@ -15,7 +15,9 @@ export interface LeaderElectionOptions {
   renewDeadlineMs?: number;
   retryPeriodMs?: number;
   logger?: Logger;
+  /** Runs beside the renewals (a slow start must not stop them); may be followed by onStoppedLeading before it ends. */
   onStartedLeading: () => void | Promise<void>;
+  /** Called at the renew deadline, whatever a request in flight is doing; must stop what onStartedLeading began. */
   onStoppedLeading: () => void | Promise<void>;
 }
 
@@ -27,6 +29,8 @@ export class LeaderElector {
   #leading = false;
   #observed: { record: string; at: number } | undefined;
   #running: Promise<void> | undefined;
+  /** Fires at the renew deadline unless a renewal re-arms it first. */
+  #deadline: NodeJS.Timeout | undefined;
 
   constructor(options: LeaderElectionOptions) {
     this.#o = { leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000, ...options };
@@ -44,6 +48,7 @@ export class LeaderElector {
   /** Stops; a leader releases the lease so a standby takes over at once instead of after expiry. */
   async stop(): Promise<void> {
     this.#abort.abort();
+    clearTimeout(this.#deadline);
     await this.#running;
     if (this.#leading) {
       this.#leading = false;
@@ -52,36 +57,31 @@ export class LeaderElector {
     }
   }
 
+  // Found by the soak: onStartedLeading was awaited here and waited for the Loop cache, which a restarting
+  // API server withholds for many seconds; the lease went unrenewed, the standby took over, and both
+  // replicas ran the Loops (a PodSet of 9 got 18 pods). Likewise a renewal hanging in a request never
+  // reached the deadline check. Now the start runs beside the renewals and a timer enforces the deadline.
   async #run(): Promise<void> {
     const signal = this.#abort.signal;
-    let lastRenew = Date.now();
     while (!signal.aborted) {
       let acquired = false;
+      const sentAt = Date.now();
       try {
         acquired = await this.#tryAcquireOrRenew();
       } catch (error) {
         this.#o.logger?.warn({ err: (error as Error).message }, 'lease request failed');
       }
-      if (acquired) {
-        lastRenew = Date.now();
+      // The standby counts from when it sees our write, which is after we sent it: counting from the
+      // send, we step down first.
+      const left = this.#o.renewDeadlineMs - (Date.now() - sentAt);
+      if (acquired && left > 0 && !signal.aborted) {
+        clearTimeout(this.#deadline);
+        this.#deadline = setTimeout(() => this.#stepDown(), left);
         if (!this.#leading) {
           this.#leading = true;
           this.#o.logger?.info({ lease: this.#o.name, identity: this.#o.identity }, 'became leader');
-          try {
-            await this.#o.onStartedLeading();
-          } catch (error) {
-            // Could not start (e.g. the Loop CRD is missing): step down so a healthier replica may lead,
-            // and try again on a later round.
-            this.#o.logger?.error({ err: (error as Error).message }, 'could not start as leader; stepping down');
-            this.#leading = false;
-            await this.#o.onStoppedLeading();
-            await this.#release().catch(() => {});
-          }
+          void this.#startLeading();
         }
-      } else if (this.#leading && Date.now() - lastRenew > this.#o.renewDeadlineMs) {
-        this.#leading = false;
-        this.#o.logger?.warn({ lease: this.#o.name }, 'lost the lease');
-        await this.#o.onStoppedLeading();
       }
       try {
         await sleep(this.#o.retryPeriodMs * (this.#leading ? 1 : 1 + Math.random() * 0.2), signal);
@@ -89,6 +89,28 @@ export class LeaderElector {
         return;
       }
     }
+  }
+
+  async #startLeading(): Promise<void> {
+    try {
+      await this.#o.onStartedLeading();
+    } catch (error) {
+      // Could not start (e.g. the Loop CRD is missing): step down so a healthier replica may lead,
+      // and try again on a later round.
+      if (!this.#leading) return;
+      this.#o.logger?.error({ err: (error as Error).message }, 'could not start as leader; stepping down');
+      this.#leading = false;
+      clearTimeout(this.#deadline);
+      await this.#o.onStoppedLeading();
+      await this.#release().catch(() => {});
+    }
+  }
+
+  #stepDown(): void {
+    if (!this.#leading) return;
+    this.#leading = false;
+    this.#o.logger?.warn({ lease: this.#o.name }, 'lost the lease');
+    void Promise.resolve(this.#o.onStoppedLeading()).catch((error: unknown) => this.#o.logger?.error({ err: (error as Error).message }, 'stopping after the lease was lost failed'));
   }
 
   #path(name?: string): string {
@@ -134,6 +156,7 @@ export class LeaderElector {
       await client.request({
         method: 'PUT',
         path: this.#path(name),
+        timeoutMs: this.#o.retryPeriodMs * 2,
         body: {
           ...lease,
           spec: {

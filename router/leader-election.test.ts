@@ -65,4 +65,36 @@ describe('LeaderElector', () => {
     // While the renewal is still hanging (it fails only 1 s after it was sent), not when it finally returns.
     expect(stoppedAt! - hungAt).toBeLessThan(1000);
   });
+
+  it('starts a new term only after the last one has stopped', async () => {
+    const { client, state } = leaseServer();
+    const events: string[] = [];
+    let finishStop: () => void = () => {};
+    const elector = new LeaderElector({
+      client,
+      namespace: 'k',
+      name: 'l',
+      identity: 'a',
+      ...timing,
+      onStartedLeading: () => void events.push('start'),
+      onStoppedLeading: () => {
+        if (events.includes('stopping')) return; // the test's own stop at the end
+        events.push('stopping');
+        return new Promise<void>((resolve) => (finishStop = () => (events.push('stopped'), resolve())));
+      },
+    });
+    electors.push(elector);
+    elector.start();
+    await until(() => events.includes('start'));
+    state.hang = true;
+    await until(() => events.includes('stopping'));
+    state.hang = false;
+    // The lease is won back while the old term still stops: the new term waits for it.
+    await until(() => elector.isLeader, 3000);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(events).toEqual(['start', 'stopping']);
+    finishStop();
+    await until(() => events.length === 4);
+    expect(events).toEqual(['start', 'stopping', 'stopped', 'start']);
+  });
 });

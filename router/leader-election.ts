@@ -31,6 +31,8 @@ export class LeaderElector {
   #running: Promise<void> | undefined;
   /** Fires at the renew deadline unless a renewal re-arms it first. */
   #deadline: NodeJS.Timeout | undefined;
+  /** The last term's stop: a new term starts only once the old one's in-flight writes are done. */
+  #stopping: Promise<void> = Promise.resolve();
 
   constructor(options: LeaderElectionOptions) {
     this.#o = { leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000, ...options };
@@ -92,6 +94,10 @@ export class LeaderElector {
   }
 
   async #startLeading(): Promise<void> {
+    // Found by the soak too: a leader that stepped down in an etcd pause and won the lease back at once
+    // started a new term (fresh caches, no expectations) while the old term's creates were still landing.
+    await this.#stopping;
+    if (!this.#leading) return;
     try {
       await this.#o.onStartedLeading();
     } catch (error) {
@@ -110,7 +116,7 @@ export class LeaderElector {
     if (!this.#leading) return;
     this.#leading = false;
     this.#o.logger?.warn({ lease: this.#o.name }, 'lost the lease');
-    void Promise.resolve(this.#o.onStoppedLeading()).catch((error: unknown) => this.#o.logger?.error({ err: (error as Error).message }, 'stopping after the lease was lost failed'));
+    this.#stopping = Promise.resolve(this.#o.onStoppedLeading()).catch((error: unknown) => this.#o.logger?.error({ err: (error as Error).message }, 'stopping after the lease was lost failed'));
   }
 
   #path(name?: string): string {

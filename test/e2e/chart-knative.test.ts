@@ -2,13 +2,21 @@
 // revision template, seldom resyncs for scale-to-zero functions (helm template); then a real helm install
 // through Knative Serving's own admission webhook (test/e2e/knative-serving.ts), which defaults what the
 // chart renders and rejects what Knative would not run.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { parse } from 'yaml';
 import { ensureKnativeWebhook } from '../../cli/cluster/knative-webhook.ts';
 import { byKind, CHART_DIR, helm, renderChart, valuesFile, type Manifest } from './chart-render.ts';
 import { startKnativeServing, type KnativeServing } from './knative-serving.ts';
 
 const helmBinary = inject('clusterBinaries').helm;
 const KNATIVE = { functionDefaults: { runtime: 'knative' } };
+/** The functions the chart runs by default (values.yaml), each a Knative Service in this variant. */
+const DEFAULT_FUNCTIONS = Object.entries((parse(readFileSync(join(CHART_DIR, 'values.yaml'), 'utf8')) as { functions: Record<string, { enabled?: boolean }> }).functions)
+  .filter(([, fn]) => fn.enabled !== false)
+  .map(([name]) => name)
+  .sort();
 
 interface KnativeService extends Manifest {
   spec: { template: { metadata: { labels: Record<string, string>; annotations: Record<string, string> }; spec: { containerConcurrency: number; timeoutSeconds?: number; containers: Array<{ name?: string }> } } };
@@ -24,7 +32,7 @@ describe('helm template, Knative variant', () => {
   it('bounds each pod (containerConcurrency 16) and gives the autoscaler a target (8) and scale bounds', async () => {
     const { manifests } = await renderChart(helmBinary, { namespace: 'kl', values: KNATIVE });
     const services = knativeServices(manifests);
-    expect(services).toHaveLength(4);
+    expect(services.map((service) => service.metadata.name).sort()).toEqual(DEFAULT_FUNCTIONS.map((name) => `kubeloop-${name}`));
     for (const service of services) {
       expect(service.spec.template.spec.containerConcurrency).toBe(16);
       expect(service.spec.template.metadata.annotations).toMatchObject({
@@ -83,7 +91,7 @@ describe("through Knative Serving's admission webhook", () => {
     expect(install.stderr).toBe('');
     expect(install.code).toBe(0);
     const listed = JSON.parse(await serving.kubectl(['-n', namespace, 'get', 'services.serving.knative.dev', '-o', 'json'])) as { items: KnativeService[] };
-    expect(listed.items.map((s) => s.metadata.name).sort()).toEqual(['kl-kubeloop-at', 'kl-kubeloop-pod-name-label', 'kl-kubeloop-podset', 'kl-kubeloop-watcher']);
+    expect(listed.items.map((s) => s.metadata.name).sort()).toEqual(DEFAULT_FUNCTIONS.map((name) => `kl-kubeloop-${name}`));
     for (const service of listed.items) {
       // Knative's defaulting webhook names the container and sets the request timeout; its own annotations
       // record who created the Service. None of these come from the chart.
@@ -107,6 +115,6 @@ describe("through Knative Serving's admission webhook", () => {
     }
     // Nothing was changed: the installed Services still carry the release's scale bounds.
     const minScales = await serving.kubectl(['-n', namespace, 'get', 'services.serving.knative.dev', '-o', "jsonpath={range .items[*]}{.spec.template.metadata.annotations['autoscaling\\.knative\\.dev/min-scale']} {end}"]);
-    expect(minScales.trim()).toBe('0 0 0 0');
+    expect(minScales.trim()).toBe(DEFAULT_FUNCTIONS.map(() => '0').join(' '));
   });
 });

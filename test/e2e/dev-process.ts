@@ -24,7 +24,9 @@ export async function startDev(args: string[], options: { cwd: string; env?: Nod
   const exited = new Promise<number | string>((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal ?? 'unknown')));
   await eventually('kubeloop dev to report it is running', async () => {
     if (child.exitCode !== null) throw new Error(`kubeloop dev exited with ${child.exitCode}:\n${output}`);
-    return output.includes('kubeloop dev is running') && /^kubeconfig: (\S+)$/m.test(output);
+    // dev writes its "running" block line by line; wait for the whole block (it ends with the "Try:" commands,
+    // each indented, then an empty line), not just its first lines, or a reader can see it cut short.
+    return output.includes('kubeloop dev is running') && /^kubeconfig: (\S+)$/m.test(output) && /^Try:\n(?: {2}.*\n)+\n/m.test(output);
   }, 240_000);
   return { child, exited, kubeconfig: /^kubeconfig: (\S+)$/m.exec(output)?.[1] ?? '' };
 }

@@ -134,12 +134,14 @@ describe('caBundle', () => {
 describe('CertificateRotator', () => {
   it('renews when due, hot-swaps, and a second replica adopts the renewed certificate at its next check', async () => {
     const secret = { namespace: suite.namespace, name: 'rotate-tls' };
+    // One clock per replica: b's Secret watch may start a check of its own at any moment (a late event
+    // re-checks), and on a clock jumped for a it would do a's CA roll first. b's clock stops at the renewal.
     let offsetDays = 0;
-    const now = () => new Date(Date.now() + offsetDays * DAY);
-    const make = (client: KubeClient) =>
-      new CertificateRotator({ client, secret, identity, configurationName, checkIntervalMs: 3_600_000, logger, now });
-    const a = make(clients[0]!);
-    const b = make(clients[1]!);
+    let offsetDaysB = 0;
+    const make = (client: KubeClient, days: () => number) =>
+      new CertificateRotator({ client, secret, identity, configurationName, checkIntervalMs: 3_600_000, logger, now: () => new Date(Date.now() + days() * DAY) });
+    const a = make(clients[0]!, () => offsetDays);
+    const b = make(clients[1]!, () => offsetDaysB);
     await resetConfiguration();
     const swappedA: KeyPairPem[] = [];
     const swappedB: KeyPairPem[] = [];
@@ -150,11 +152,11 @@ describe('CertificateRotator', () => {
       expect(startA.serving.certPem).toBe(startB.serving.certPem);
       expect(await caBundle()).toBe(Buffer.from(startA.ca.certPem).toString('base64'));
 
-      offsetDays = 10;
+      offsetDays = offsetDaysB = 10;
       expect((await a.check()).action).toBe('loaded');
       expect(swappedA).toEqual([]);
 
-      offsetDays = 300;
+      offsetDays = offsetDaysB = 300;
       const renewed = await a.check();
       expect(renewed.action).toBe('renewed');
       expect(swappedA.map((s) => s.certPem)).toEqual([renewed.bundle.serving.certPem]);

@@ -52,6 +52,16 @@ export function inlineLoop(name: string, namespace: string, spec: Omit<LoopSpec,
   };
 }
 
+/** The podset seed's Loop (samples/loops/podset.yaml) for one namespace, calling the function at `url`. */
+export function podSetLoop(namespace: string, url: string): Loop {
+  return inlineLoop('podset', namespace, {
+    for: { apiVersion: 'app.kubeloop.dev/v1alpha1', kind: 'PodSet' },
+    owns: [{ apiVersion: 'v1', kind: 'Pod' }],
+    ignoreStatusChanges: true,
+    function: { url },
+  });
+}
+
 const LOOPS_PATH = '/apis/kubeloop.dev/v1alpha1/loops';
 
 export const quietLogger = () => pino({ level: process.env.KUBELOOP_TEST_LOG_LEVEL ?? 'warn' });

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Informer } from '../../lib/kube/informer.ts';
 import { eventually } from '../cluster/eventually.ts';
 import { startLaggingProxy, type LaggingProxy } from './router-lagging-proxy.ts';
-import { inlineLoop, installCrds, routerHarness, watchPods, type RouterHarness } from './router-harness.ts';
+import { installCrds, podSetLoop, routerHarness, watchPods, type RouterHarness } from './router-harness.ts';
 
 let h: RouterHarness;
 let ns: string;
@@ -32,12 +32,7 @@ describe('a create whose answer is lost', () => {
     const { url } = await h.serve('podset');
     const router = await h.router(
       [
-        inlineLoop('podset', ns, {
-          for: { apiVersion: 'app.kubeloop.dev/v1alpha1', kind: 'PodSet' },
-          owns: [{ apiVersion: 'v1', kind: 'Pod' }],
-          ignoreStatusChanges: true,
-          function: { url },
-        }),
+        podSetLoop(ns, url),
       ],
       { kubeConfig: proxy.kubeConfig },
     );

@@ -5,7 +5,7 @@ import type { V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Informer } from '../../lib/kube/informer.ts';
 import { eventually } from '../cluster/eventually.ts';
-import { inlineLoop, installCrds, routerHarness, watchPods, type RouterHarness } from './router-harness.ts';
+import { installCrds, podSetLoop, routerHarness, watchPods, type RouterHarness } from './router-harness.ts';
 
 interface PodSet {
   metadata: { name: string; uid?: string; generation?: number };
@@ -24,12 +24,7 @@ beforeAll(async () => {
   await installCrds(h.client, ['podsets.app.kubeloop.dev.yaml']);
   const fn = await h.serve('podset');
   const router = await h.router([
-    inlineLoop('podset', ns, {
-      for: { apiVersion: 'app.kubeloop.dev/v1alpha1', kind: 'PodSet' },
-      owns: [{ apiVersion: 'v1', kind: 'Pod' }],
-      ignoreStatusChanges: true,
-      function: { url: fn.url },
-    }),
+    podSetLoop(ns, fn.url),
   ]);
   await router.waitForLoop('podset');
   pods = await watchPods(h.client, ns);

@@ -35,6 +35,11 @@ COPY --from=build --chown=0:0 /src/package.json ./package.json
 COPY --from=build --chown=0:0 /src/node_modules ./node_modules
 COPY --from=build --chown=0:0 /src/dist ./dist
 COPY --from=build --chown=0:0 /src/cli/bin.js ./cli/bin.js
+# V8's code cache of the entrypoints' modules, made by this image's own Node at the paths it runs from (the
+# cache is keyed by both): containers start without compiling them. Read-only at run time.
+COPY --from=build --chown=0:0 /src/cli/warm-compile-cache.js ./cli/warm-compile-cache.js
+USER 0:0
+RUN ["/nodejs/bin/node", "cli/warm-compile-cache.js"]
 USER 65532:65532
 LABEL org.opencontainers.image.source="https://github.com/kubeloop/kubeloop" \
       org.opencontainers.image.licenses="Apache-2.0"

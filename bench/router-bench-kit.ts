@@ -2,12 +2,12 @@
 // creation, a pod watch that timestamps first sightings, and percentiles.
 import { createLoopServiceAccount } from '../test/cluster/loop-service-account.ts';
 import { execFile, fork, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { V1Pod } from '@kubernetes/client-node';
 import { isApiError, type KubeClient } from '../lib/kube/kube-client.ts';
 import { readWatchEvents } from '../lib/kube/watch-stream.ts';
@@ -24,7 +24,30 @@ export const NODES = 4;
 export interface ChildCode {
   /** Node arguments before the script, and the script for a bench/ entry point named without extension. */
   command(entry: 'router-bench-router' | 'function-bench-server'): { execArgv: string[]; script: string };
+  /** Environment for the children: compiled code uses a warmed V8 compile cache, as the images do. */
+  env: NodeJS.ProcessEnv;
   dispose(): Promise<void>;
+}
+
+const CHILD_ENTRIES = ['router-bench-router', 'function-bench-server'] as const;
+
+/**
+ * Fills a V8 compile cache for the children as cli/warm-compile-cache.js does for the images: loads what the
+ * two entry points import (and every function, which the registry loads on demand) without running them.
+ */
+async function warmCompileCache(dist: string, cacheDir: string): Promise<void> {
+  const imports = new Set<string>();
+  for (const entry of CHILD_ENTRIES) {
+    const source = await readFile(join(dist, 'bench', `${entry}.js`), 'utf8');
+    for (const [, specifier] of source.matchAll(/^import .* from '([^']+)';$/gm)) {
+      imports.add(specifier!.startsWith('.') ? pathToFileURL(join(dist, 'bench', specifier!)).href : specifier!);
+    }
+  }
+  for (const folder of await readdir(join(dist, 'functions'), { withFileTypes: true })) {
+    if (folder.isDirectory()) imports.add(pathToFileURL(join(dist, 'functions', folder.name, 'index.js')).href);
+  }
+  const script = [...imports].map((url) => `await import(${JSON.stringify(url)});`).join('\n');
+  await promisify(execFile)(process.execPath, ['--input-type=module', '-e', script], { cwd: dist, env: { ...process.env, NODE_COMPILE_CACHE: cacheDir } });
 }
 
 /**
@@ -33,15 +56,18 @@ export interface ChildCode {
  */
 export async function compileChildren(fromSource: boolean): Promise<ChildCode> {
   if (fromSource) {
-    return { command: (entry) => ({ execArgv: ['--import', 'tsx'], script: join(ROOT, `bench/${entry}.ts`) }), dispose: async () => {} };
+    return { command: (entry) => ({ execArgv: ['--import', 'tsx'], script: join(ROOT, `bench/${entry}.ts`) }), env: {}, dispose: async () => {} };
   }
   const dir = await mkdtemp(join(tmpdir(), 'kubeloop-router-bench-'));
   const tsc = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
   await promisify(execFile)(process.execPath, [tsc, '-p', join(ROOT, 'bench/router-bench.tsconfig.json'), '--outDir', join(dir, 'dist')], { cwd: ROOT });
   await writeFile(join(dir, 'package.json'), JSON.stringify({ type: 'module' }));
   await symlink(join(ROOT, 'node_modules'), join(dir, 'node_modules'));
+  const cacheDir = join(dir, 'compile-cache');
+  await warmCompileCache(join(dir, 'dist'), cacheDir);
   return {
     command: (entry) => ({ execArgv: [], script: join(dir, 'dist', 'bench', `${entry}.js`) }),
+    env: { NODE_COMPILE_CACHE: cacheDir },
     dispose: () => rm(dir, { recursive: true, force: true }),
   };
 }
@@ -52,6 +78,7 @@ export async function spawnFunction(code: ChildCode, name: string): Promise<{ ur
   const child = spawn(process.execPath, [...PROFILE, ...execArgv, script, 'function', name], {
     stdio: ['ignore', 'pipe', 'inherit'],
     cwd: ROOT,
+    env: { ...process.env, ...code.env },
   });
   // A bench killed midway must not leave the function serving.
   process.once('exit', () => child.kill());
@@ -77,7 +104,7 @@ export async function spawnRouter(code: ChildCode, config: RouterChildConfig): P
     execArgv: [...PROFILE, ...execArgv, '--expose-gc'],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     cwd: ROOT,
-    env: { ...process.env, KUBELOOP_BENCH_ROUTER: JSON.stringify(config) },
+    env: { ...process.env, ...code.env, KUBELOOP_BENCH_ROUTER: JSON.stringify(config) },
   });
   let nextId = 0;
   const waiting = new Map<number, (stats: RouterChildStats) => void>();

@@ -131,6 +131,21 @@ describe('each image entrypoint, run from the production bundle', () => {
   );
 });
 
+describe('the compile cache the Dockerfile builds (cli/warm-compile-cache.js)', () => {
+  it('lets an entrypoint load its compiled modules without compiling them', async () => {
+    // Node's own trace of its compile cache: each module read from it is "accepted"; one missing is "not initialized".
+    const { stderr } = await run(process.execPath, ['cli/bin.js', 'function', 'pod-name-label', '--help'], {
+      cwd: bundle,
+      env: { PATH: process.env.PATH, NODE_ENV: 'production', NODE_DEBUG_NATIVE: 'COMPILE_CACHE' },
+    });
+    const trace = stderr.split('\n');
+    const fromDist = (word: string) => trace.filter((line) => line.includes(word) && line.includes(`${bundle}/dist/`));
+    expect(fromDist('was accepted').length, stderr).toBeGreaterThan(5);
+    expect(fromDist('was not initialized')).toEqual([]);
+    expect(fromDist('was rejected')).toEqual([]);
+  });
+});
+
 describe('pod-name-label as a plain HTTP container (docs/deploy.md)', () => {
   it('listens on the PORT the platform sets and answers a recorded ReconcileRequest', async () => {
     const target = targets.find((t) => t.target === 'function-pod-name-label');

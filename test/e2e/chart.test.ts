@@ -280,7 +280,7 @@ describe.each(Object.entries(VALUE_SETS))('helm template with the %s values', (_
     }
   });
 
-  it('renders the Watcher sidecar AdmissionHook as samples/admission-hooks/ (all but the function, its Service) and empty hook configurations', async () => {
+  it('renders the Watcher sidecar AdmissionHook as samples/admission-hooks/ (the function too with the default values) and empty hook configurations', async () => {
     const rendered = byKind(manifests, 'MutatingWebhookConfiguration');
     if (!webhookEnabled) {
       expect([...rendered, ...byKind(manifests, 'AdmissionHook')]).toEqual([]);
@@ -300,6 +300,7 @@ describe.each(Object.entries(VALUE_SETS))('helm template with the %s values', (_
       expect(service, `Service ${RELEASE}-${fn}`).toBeDefined();
       const port = service?.apiVersion === 'serving.knative.dev/v1' ? 80 : service?.spec.ports?.[0]?.port;
       expect(hook.spec.function).toEqual({ service: { name: `${RELEASE}-${fn}`, namespace, port, path: '/admit' } });
+      if (Object.keys(values).length === 0) expect(sample!.spec.function, `samples/admission-hooks/${fn}.yaml names the Service the chart renders`).toEqual(hook.spec.function);
     }
     const certManager = (values.webhook as { certificates?: { mode?: string } } | undefined)?.certificates?.mode === 'cert-manager';
     const annotations = (mwc?.metadata as { annotations?: Record<string, string> }).annotations ?? {};

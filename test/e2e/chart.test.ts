@@ -383,6 +383,8 @@ describe('on the local control plane', () => {
       expect(install.stderr).toBe('');
       expect(install.code).toBe(0);
       expect(install.stdout).toMatch(/helm test/);
+      // The certs commands as this release needs them (its names are not the CLI's defaults).
+      expect(install.stdout).toContain(`kubeloop certs show --namespace ${cluster.namespace} --service ${release}-kubeloop-webhook --secret ${release}-kubeloop-webhook-tls --configuration ${release}-kubeloop-admission-hooks`);
       const selector = `app.kubernetes.io/instance=${release}`;
       const listed = async (kinds: string, namespaced: boolean): Promise<string[]> => {
         const args = [...kube, 'get', kinds, '-l', selector, '-o', 'name', ...(namespaced ? ['-n', cluster.namespace] : [])];

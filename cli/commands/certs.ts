@@ -19,12 +19,13 @@ const USAGE = `usage: kubeloop certs <generate|inject|rotate|show> [options]
   generate --out DIR [--service S] [--namespace N] [--host H]...   write ca.crt, ca.key, tls.crt, tls.key (offline)
   inject   [--ca-file PATH]                                      add the CA (from --ca-file or the Secret) to the configurations' caBundle
   rotate   [--force]                                             renew the Secret's serving certificate if due (always with --force);
-                                                                 running webhooks swap it in at their next check
+                                                                 running webhooks swap it in through their watch of the Secret
   show     [--cert-file PATH]                                    subject, SANs, expiry and renewal decision; caBundle status
 
 common: --kubeconfig PATH  --namespace ${DEFAULT_NAMESPACE}  --service kubeloop-webhook  --secret kubeloop-webhook-tls
-        --configuration ${DEFAULT_HOOK_CONFIGURATION_NAME}   the Mutating- and/or ValidatingWebhookConfiguration of this name
-                                                    (the gateway's hook configurations; the chart's are <release>-kubeloop-admission-hooks)
+        --configuration ${DEFAULT_HOOK_CONFIGURATION_NAME}   (KUBELOOP_HOOK_CONFIGURATION) the Mutating- and the ValidatingWebhookConfiguration
+                             of this name, either may be absent; default: the gateway's hook configurations, which the
+                             chart names <fullname>-admission-hooks (its NOTES print the command for the release)
         --retry-seconds 60   keep trying this long while the API server is unreachable, restarting or throttling`;
 
 function describeBundle(bundle: CertificateBundle, identity: ServingIdentity): string {

@@ -1,6 +1,7 @@
 // Webhook certificates against the real API server: one bundle however many replicas race to create or
 // renew it, a caBundle that is put back when someone resets it, and rotation picked up by every replica;
-// replicas merge caBundles when the Secret's CA is corrupt, and see a changed Secret through their watch.
+// replicas merge caBundles when the Secret's CA is corrupt, and see a changed Secret through their watch;
+// `kubeloop certs` injects into the Mutating- and the ValidatingWebhookConfiguration of one name.
 import { execFile, spawn } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';
 import { mkdtemp } from 'node:fs/promises';

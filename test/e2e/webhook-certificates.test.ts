@@ -365,7 +365,12 @@ describe('kubeloop certs', () => {
       await deleteWebhookConfiguration(clients[0]!, { kind: 'MutatingWebhookConfiguration', name: hooks });
       await applyWebhookConfiguration(clients[0]!, configurationOf('ValidatingWebhookConfiguration'));
 
-      const rotated = await hooksCli('rotate', '--force');
+      // No --configuration: the default, here from KUBELOOP_HOOK_CONFIGURATION as the webhook reads it.
+      const rotated = await run(
+        process.execPath,
+        ['cli/bin.js', 'certs', 'rotate', '--force', `--kubeconfig=${suite.kubeconfigPath}`, `--namespace=${suite.namespace}`, '--secret=hooks-tls'],
+        { env: { ...process.env, KUBELOOP_HOOK_CONFIGURATION: hooks } },
+      );
       expect(rotated.stdout).toContain(`caBundle of MutatingWebhookConfiguration ${hooks}: absent (none of this kind)`);
       expect(rotated.stdout).toContain(`caBundle of ValidatingWebhookConfiguration ${hooks}: updated`);
       expect(await trustsSecret('ValidatingWebhookConfiguration')).toBe(true);

@@ -1,6 +1,6 @@
-// Putting the CA into a MutatingWebhookConfiguration's caBundle and keeping it there: an informer on
-// that one configuration re-injects whenever someone (a Helm upgrade, kubectl apply) resets it.
-import type { V1MutatingWebhookConfiguration } from '@kubernetes/client-node';
+// Putting the CA into a Mutating- or ValidatingWebhookConfiguration's caBundle and keeping it there: an
+// informer on that one configuration re-injects whenever someone (a Helm upgrade, kubectl apply) resets it.
+import type { AdmissionregistrationV1WebhookClientConfig, V1MutatingWebhookConfiguration, V1ObjectMeta } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { Informer, isApiError, type KubeClient, type ResourceInfo } from '../lib/kube/index.ts';
 import { inspectCertificate, splitPemCertificates } from './inspect.ts';
@@ -14,10 +14,56 @@ export const MUTATING_WEBHOOK_CONFIGURATIONS: ResourceInfo = {
   namespaced: false,
 };
 
-const collection = '/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations';
-const configurationPath = (name: string): string => `${collection}/${encodeURIComponent(name)}`;
+export const VALIDATING_WEBHOOK_CONFIGURATIONS: ResourceInfo = {
+  ...MUTATING_WEBHOOK_CONFIGURATIONS,
+  kind: 'ValidatingWebhookConfiguration',
+  plural: 'validatingwebhookconfigurations',
+};
+
+export type WebhookConfigurationKind = 'MutatingWebhookConfiguration' | 'ValidatingWebhookConfiguration';
+/** Both kinds, in the order they are reported. */
+export const WEBHOOK_CONFIGURATION_KINDS: readonly WebhookConfigurationKind[] = ['MutatingWebhookConfiguration', 'ValidatingWebhookConfiguration'];
+const RESOURCES: Record<WebhookConfigurationKind, ResourceInfo> = {
+  MutatingWebhookConfiguration: MUTATING_WEBHOOK_CONFIGURATIONS,
+  ValidatingWebhookConfiguration: VALIDATING_WEBHOOK_CONFIGURATIONS,
+};
+
+/** One configuration; a bare name means a MutatingWebhookConfiguration (the webhook's own --configuration). */
+export type ConfigurationRef = string | { kind: WebhookConfigurationKind; name: string };
+
+/** What the CA bundle code reads and writes of either kind: the webhooks' clientConfig.caBundle. */
+export interface WebhookConfiguration {
+  apiVersion?: string;
+  kind?: string;
+  metadata?: V1ObjectMeta;
+  webhooks?: Array<{ clientConfig: AdmissionregistrationV1WebhookClientConfig }>;
+}
+
+const collectionPath = (kind: WebhookConfigurationKind): string => `/apis/admissionregistration.k8s.io/v1/${RESOURCES[kind].plural}`;
+const refOf = (ref: ConfigurationRef): { kind: WebhookConfigurationKind; name: string } =>
+  typeof ref === 'string' ? { kind: 'MutatingWebhookConfiguration', name: ref } : ref;
+const configurationPath = (ref: ConfigurationRef): string => `${collectionPath(refOf(ref).kind)}/${encodeURIComponent(refOf(ref).name)}`;
+
+/** GETs a configuration; undefined when there is none of that kind and name. */
+export async function readWebhookConfiguration(client: KubeClient, ref: ConfigurationRef): Promise<WebhookConfiguration | undefined> {
+  try {
+    return await client.request<WebhookConfiguration>({ path: configurationPath(ref) });
+  } catch (error) {
+    if (isApiError(error, 404)) return undefined;
+    throw error;
+  }
+}
 
 export type InjectResult = 'updated' | 'unchanged' | 'not-found';
+
+/**
+ * One result for a name injected into both kinds: a kind that does not exist is normal (a cluster may have
+ * validating hooks only), so 'not-found' only when neither exists, 'updated' when either was changed.
+ */
+export function combineInjectResults(results: readonly InjectResult[]): InjectResult {
+  if (results.includes('updated')) return 'updated';
+  return results.some((r) => r !== 'not-found') ? 'unchanged' : 'not-found';
+}
 
 /** The certificates of a PEM bundle as whitespace-free base64 DER, for comparing bundles. */
 function certificateBodies(pem: string): string[] {
@@ -29,7 +75,7 @@ function certificateBodies(pem: string): string[] {
  * "equals": during a CA roll, a replica that has not yet picked up the new bundle holds only the old CA,
  * which the new caBundle (new CA + old CA) contains; it must not put its smaller bundle back.
  */
-export function needsCaBundle(configuration: V1MutatingWebhookConfiguration, caPem: string): boolean {
+export function needsCaBundle(configuration: WebhookConfiguration, caPem: string): boolean {
   const ours = certificateBodies(caPem);
   return (configuration.webhooks ?? []).some((webhook) => {
     const configured = new Set(certificateBodies(Buffer.from(webhook.clientConfig.caBundle ?? '', 'base64').toString('utf8')));
@@ -73,56 +119,64 @@ export function mergeCaBundles(ourPem: string, configuredPem: string, now: Date)
  * Adds our CA to the caBundle of every webhook of the configuration, keeping the other valid CAs there
  * (mergeCaBundles; read-modify-write with resourceVersion, retried on conflict).
  */
-export async function injectCaBundle(client: KubeClient, name: string, caPem: string, now: () => Date = () => new Date()): Promise<InjectResult> {
+export async function injectCaBundle(client: KubeClient, configuration: ConfigurationRef, caPem: string, now: () => Date = () => new Date()): Promise<InjectResult> {
   const merged = (configured: string | undefined): string =>
     Buffer.from(mergeCaBundles(caPem, Buffer.from(configured ?? '', 'base64').toString('utf8'), now())).toString('base64');
   for (let attempt = 0; attempt < 8; attempt++) {
-    let current: V1MutatingWebhookConfiguration;
-    try {
-      current = await client.request<V1MutatingWebhookConfiguration>({ path: configurationPath(name) });
-    } catch (error) {
-      if (isApiError(error, 404)) return 'not-found';
-      throw error;
-    }
+    const current = await readWebhookConfiguration(client, configuration);
+    if (!current) return 'not-found';
     if (!needsCaBundle(current, caPem)) return 'unchanged';
-    const updated: V1MutatingWebhookConfiguration = {
+    const updated: WebhookConfiguration = {
       ...current,
       webhooks: (current.webhooks ?? []).map((w) => ({ ...w, clientConfig: { ...w.clientConfig, caBundle: merged(w.clientConfig.caBundle) } })),
     };
     try {
-      await client.request({ method: 'PUT', path: configurationPath(name), body: updated });
+      // current.metadata.resourceVersion rides along: a concurrent writer makes this a 409, and we re-read.
+      await client.request({ method: 'PUT', path: configurationPath(configuration), body: updated });
       return 'updated';
     } catch (error) {
       if (!isApiError(error, 409)) throw error;
     }
   }
-  throw new Error(`MutatingWebhookConfiguration ${name}: caBundle update still conflicting after 8 attempts`);
+  const { kind, name } = refOf(configuration);
+  throw new Error(`${kind} ${name}: caBundle update still conflicting after 8 attempts`);
 }
 
-/** Creates the configuration or replaces it with `desired` (keeping its resourceVersion); dev mode and tests. */
-export async function applyWebhookConfiguration(client: KubeClient, desired: V1MutatingWebhookConfiguration): Promise<'created' | 'updated'> {
-  const name = desired.metadata?.name ?? '';
+/** Injects into the Mutating- and the ValidatingWebhookConfiguration of one name (each through `inject`, so callers can retry per kind). */
+export async function injectCaBundles(
+  name: string,
+  inject: (ref: { kind: WebhookConfigurationKind; name: string }) => Promise<InjectResult>,
+): Promise<Record<WebhookConfigurationKind, InjectResult>> {
+  const results = {} as Record<WebhookConfigurationKind, InjectResult>;
+  for (const kind of WEBHOOK_CONFIGURATION_KINDS) results[kind] = await inject({ kind, name });
+  return results;
+}
+
+/** Creates the configuration (of desired.kind; Mutating when unset) or replaces it with `desired`, keeping its resourceVersion; tests. */
+export async function applyWebhookConfiguration(client: KubeClient, desired: WebhookConfiguration): Promise<'created' | 'updated'> {
+  const kind: WebhookConfigurationKind = desired.kind === 'ValidatingWebhookConfiguration' ? desired.kind : 'MutatingWebhookConfiguration';
+  const ref = { kind, name: desired.metadata?.name ?? '' };
   for (let attempt = 0; attempt < 8; attempt++) {
     try {
-      const current = await client.request<V1MutatingWebhookConfiguration>({ path: configurationPath(name) });
+      const current = await client.request<WebhookConfiguration>({ path: configurationPath(ref) });
       const body = { ...desired, metadata: { ...desired.metadata, resourceVersion: current.metadata?.resourceVersion } };
-      await client.request({ method: 'PUT', path: configurationPath(name), body });
+      await client.request({ method: 'PUT', path: configurationPath(ref), body });
       return 'updated';
     } catch (error) {
       if (isApiError(error, 409)) continue;
       if (!isApiError(error, 404)) throw error;
     }
     try {
-      await client.request({ method: 'POST', path: collection, body: desired });
+      await client.request({ method: 'POST', path: collectionPath(kind), body: desired });
       return 'created';
     } catch (error) {
       if (!isApiError(error, 409)) throw error;
     }
   }
-  throw new Error(`MutatingWebhookConfiguration ${name}: still conflicting after 8 attempts`);
+  throw new Error(`${kind} ${ref.name}: still conflicting after 8 attempts`);
 }
 
-export async function deleteWebhookConfiguration(client: KubeClient, name: string): Promise<void> {
+export async function deleteWebhookConfiguration(client: KubeClient, name: ConfigurationRef): Promise<void> {
   try {
     await client.request({ method: 'DELETE', path: configurationPath(name) });
   } catch (error) {

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { generateBundle, generateCa, generateServingCert, servingHosts } from './generate.ts';
 import { decideRenewal, inspectCertificate, splitPemCertificates } from './inspect.ts';
 import { renewIfNeeded } from './renew.ts';
-import { MAX_TRUSTED_CAS, mergeCaBundles } from './ca-bundle.ts';
+import { combineInjectResults, MAX_TRUSTED_CAS, mergeCaBundles, needsCaBundle } from './ca-bundle.ts';
 
 const DAY = 24 * 60 * 60 * 1000;
 const now = new Date('2026-01-01T00:00:00Z');
@@ -133,5 +133,27 @@ describe('mergeCaBundles', () => {
     const merged = splitPemCertificates(mergeCaBundles(ours!, others.join(''), today));
     expect(merged).toHaveLength(MAX_TRUSTED_CAS);
     expect(merged[0]).toBe(splitPemCertificates(ours!)[0]);
+  });
+});
+
+describe('combineInjectResults', () => {
+  it('is not-found only when no kind exists, updated when any kind was changed', () => {
+    expect(combineInjectResults(['not-found', 'not-found'])).toBe('not-found');
+    expect(combineInjectResults(['not-found', 'unchanged'])).toBe('unchanged');
+    expect(combineInjectResults(['unchanged', 'not-found'])).toBe('unchanged');
+    expect(combineInjectResults(['updated', 'not-found'])).toBe('updated');
+    expect(combineInjectResults(['unchanged', 'updated'])).toBe('updated');
+    expect(combineInjectResults([])).toBe('not-found');
+  });
+});
+
+describe('needsCaBundle', () => {
+  it('reads a ValidatingWebhookConfiguration as it reads a mutating one: every webhook must trust every CA of ours', async () => {
+    const [ours, other] = await Promise.all([generateBundle({ now, identity }), generateBundle({ now, identity })]);
+    const entry = (pem: string) => ({ name: 'v.kubeloop.dev', clientConfig: { url: 'https://x', caBundle: Buffer.from(pem).toString('base64') } });
+    const validating = { kind: 'ValidatingWebhookConfiguration', webhooks: [entry(other.ca.certPem + ours.ca.certPem), entry(ours.ca.certPem)] };
+    expect(needsCaBundle(validating, ours.ca.certPem)).toBe(false);
+    expect(needsCaBundle({ ...validating, webhooks: [...validating.webhooks, entry(other.ca.certPem)] }, ours.ca.certPem)).toBe(true);
+    expect(needsCaBundle({ kind: 'ValidatingWebhookConfiguration', webhooks: [] }, ours.ca.certPem)).toBe(false);
   });
 });

@@ -6,6 +6,7 @@ import { buildWebhookConfiguration } from './configuration.ts';
 describe('buildWebhookConfiguration', () => {
   it('sends only annotated pod CREATEs outside kube-system and kubeloop, with no side effects, 5 s, IfNeeded, Ignore', () => {
     const config = buildWebhookConfiguration({
+      name: 'own-webhook',
       target: { service: { name: 'kubeloop-webhook', namespace: 'kubeloop' } },
       caBundlePem: 'PEM',
       kubeloopNamespace: 'kubeloop',
@@ -27,6 +28,7 @@ describe('buildWebhookConfiguration', () => {
 
   it('points at a URL in dev mode and can be limited to test namespaces', () => {
     const config = buildWebhookConfiguration({
+      name: 'own-webhook',
       target: { url: 'https://127.0.0.1:8443/mutate/watcher-sidecar' },
       kubeloopNamespace: 'kubeloop',
       failurePolicy: 'Fail',
@@ -38,7 +40,7 @@ describe('buildWebhookConfiguration', () => {
   });
 
   it('rejects a timeout above 5 seconds', () => {
-    expect(() => buildWebhookConfiguration({ target: { url: 'https://x' }, kubeloopNamespace: 'k', timeoutSeconds: 10 })).toThrow(/timeoutSeconds/);
+    expect(() => buildWebhookConfiguration({ name: 'own-webhook', target: { url: 'https://x' }, kubeloopNamespace: 'k', timeoutSeconds: 10 })).toThrow(/timeoutSeconds/);
   });
 });
 

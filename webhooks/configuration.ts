@@ -1,11 +1,10 @@
-// The MutatingWebhookConfiguration for the Watcher sidecar webhook, built in this one place for the dev
-// mode, `kubeloop certs inject` and the e2e tests; the Helm chart mirrors it (docs/webhook.md lists
-// every field and why). Safety first: only annotated pods are sent, system namespaces never are, and a
-// broken webhook does not block pod creation unless failurePolicy is set to Fail.
+// The namespace safety every kubeloop webhook entry gets (hook-configuration.ts), and a stand-alone
+// Watcher-sidecar-shaped MutatingWebhookConfiguration of a given name for tests and fixture recording (the
+// injector itself is an AdmissionHook since the gateway). Safety first: only annotated pods are sent,
+// system namespaces never are, and a broken webhook does not block pod creation unless failurePolicy is Fail.
 import type { AdmissionregistrationV1WebhookClientConfig, V1LabelSelectorRequirement, V1MutatingWebhookConfiguration } from '@kubernetes/client-node';
 import { WATCHER_ANNOTATION } from '../api/watcher.ts';
 
-export const DEFAULT_CONFIGURATION_NAME = 'kubeloop-watcher-sidecar';
 export const WEBHOOK_NAME = 'watcher-sidecar.watch.kubeloop.dev';
 export const MUTATE_PATH = '/mutate/watcher-sidecar';
 export const DEFAULT_WEBHOOK_PORT = 8443;
@@ -19,7 +18,8 @@ export type WebhookTarget =
   | { service: { name: string; namespace: string; port?: number } };
 
 export interface WebhookConfigurationOptions {
-  name?: string;
+  /** No default: the gateway's configurations are hook-configuration.ts's, this one is always the caller's own. */
+  name: string;
   target: WebhookTarget;
   /** PEM of the CA(s) that signed the serving certificate; omitted when cert-manager's cainjector fills it. */
   caBundlePem?: string;
@@ -68,7 +68,7 @@ export function buildWebhookConfiguration(options: WebhookConfigurationOptions):
   return {
     apiVersion: 'admissionregistration.k8s.io/v1',
     kind: 'MutatingWebhookConfiguration',
-    metadata: { name: options.name ?? DEFAULT_CONFIGURATION_NAME, labels: { 'app.kubernetes.io/part-of': 'kubeloop', 'app.kubernetes.io/component': 'webhook' } },
+    metadata: { name: options.name, labels: { 'app.kubernetes.io/part-of': 'kubeloop', 'app.kubernetes.io/component': 'webhook' } },
     webhooks: [
       {
         name: WEBHOOK_NAME,

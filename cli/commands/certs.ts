@@ -1,29 +1,31 @@
 // `kubeloop certs generate|inject|rotate|show`: the webhook's certificates for operators.
-// generate works offline (files); inject, rotate and show work on the Secret and the
-// MutatingWebhookConfiguration that a running webhook uses.
+// generate works offline (files); inject, rotate and show work on the Secret and the caBundle of the
+// Mutating- and ValidatingWebhookConfiguration (the gateway's hook configurations unless --configuration).
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import type { V1MutatingWebhookConfiguration } from '@kubernetes/client-node';
-import { injectCaBundle, needsCaBundle } from '../../certs/ca-bundle.ts';
+import { combineInjectResults, injectCaBundle, injectCaBundles, needsCaBundle, readWebhookConfiguration, WEBHOOK_CONFIGURATION_KINDS, type InjectResult, type WebhookConfigurationKind } from '../../certs/ca-bundle.ts';
 import { generateBundle, type CertificateBundle, type ServingIdentity } from '../../certs/generate.ts';
 import { decideRenewal, inspectCertificate, splitPemCertificates } from '../../certs/inspect.ts';
 import { bundleFromSecret, ensureCertificate, readCertificateSecret } from '../../certs/secret-store.ts';
-import { isApiError, KubeClient, loadKubeConfig, retryTransient } from '../../lib/kube/index.ts';
-import { DEFAULT_CONFIGURATION_NAME } from '../../webhooks/configuration.ts';
+import { KubeClient, loadKubeConfig, retryTransient } from '../../lib/kube/index.ts';
+import { DEFAULT_HOOK_CONFIGURATION_NAME } from '../../webhooks/hook-configuration.ts';
 import { UsageError } from '../command-args.ts';
 import { CERTS_ACTIONS, DEFAULT_NAMESPACE } from '../command-list.ts';
+import { describeInjection, describeSync, type CaBundleSync } from './certs-report.ts';
 
 const USAGE = `usage: kubeloop certs <generate|inject|rotate|show> [options]
 
   generate --out DIR [--service S] [--namespace N] [--host H]...   write ca.crt, ca.key, tls.crt, tls.key (offline)
-  inject   [--ca-file PATH]                                      put the CA (from --ca-file or the Secret) into the configuration's caBundle
+  inject   [--ca-file PATH]                                      add the CA (from --ca-file or the Secret) to the configurations' caBundle
   rotate   [--force]                                             renew the Secret's serving certificate if due (always with --force);
-                                                                 running webhooks swap it in at their next check
+                                                                 running webhooks swap it in through their watch of the Secret
   show     [--cert-file PATH]                                    subject, SANs, expiry and renewal decision; caBundle status
 
 common: --kubeconfig PATH  --namespace ${DEFAULT_NAMESPACE}  --service kubeloop-webhook  --secret kubeloop-webhook-tls
-        --configuration ${DEFAULT_CONFIGURATION_NAME}
+        --configuration ${DEFAULT_HOOK_CONFIGURATION_NAME}   (KUBELOOP_HOOK_CONFIGURATION) the Mutating- and the ValidatingWebhookConfiguration
+                             of this name, either may be absent; default: the gateway's hook configurations, which the
+                             chart names <fullname>-admission-hooks (its NOTES print the command for the release)
         --retry-seconds 60   keep trying this long while the API server is unreachable, restarting or throttling`;
 
 function describeBundle(bundle: CertificateBundle, identity: ServingIdentity): string {
@@ -54,7 +56,7 @@ export async function run(argv: string[]): Promise<number> {
       namespace: { type: 'string', default: process.env.KUBELOOP_NAMESPACE || DEFAULT_NAMESPACE },
       service: { type: 'string', default: 'kubeloop-webhook' },
       secret: { type: 'string', default: 'kubeloop-webhook-tls' },
-      configuration: { type: 'string', default: DEFAULT_CONFIGURATION_NAME },
+      configuration: { type: 'string', default: process.env.KUBELOOP_HOOK_CONFIGURATION || DEFAULT_HOOK_CONFIGURATION_NAME },
       out: { type: 'string' },
       host: { type: 'string', multiple: true },
       'ca-file': { type: 'string' },
@@ -93,22 +95,27 @@ export async function run(argv: string[]): Promise<number> {
       onRetry: (error, delayMs) => console.error(`certs ${action}: ${error instanceof Error ? error.message : String(error)}; retrying in ${delayMs} ms`),
     });
   const client = await KubeClient.fromKubeConfig(await loadKubeConfig(values.kubeconfig ? { kubeconfig: values.kubeconfig } : {}));
+  const name = values.configuration;
+  // Each kind retried on its own: a transient failure on the second does not redo the first.
+  const inject = async (caPem: string): Promise<Record<WebhookConfigurationKind, InjectResult>> => {
+    const results = await injectCaBundles(name, (ref) => retrying(() => injectCaBundle(client, ref, caPem)));
+    for (const line of describeInjection(name, results)) console.log(line);
+    return results;
+  };
   try {
     if (action === 'rotate') {
       const result = await retrying(() => ensureCertificate(client, location, { identity, now: () => new Date(), force: values.force }));
       console.log(`Secret ${location.namespace}/${location.name}: ${result.action}${result.reasons.length ? ` (${result.reasons.join(', ')})` : ''}`);
       console.log(describeBundle(result.bundle, identity));
-      const injected = await retrying(() => injectCaBundle(client, values.configuration, result.bundle.ca.certPem));
-      console.log(`caBundle of ${values.configuration}: ${injected}`);
+      await inject(result.bundle.ca.certPem);
       return 0;
     }
     const secret = await retrying(() => readCertificateSecret(client, location));
     if (action === 'inject') {
       const caPem = values['ca-file'] ? await readFile(values['ca-file'], 'utf8') : secret ? bundleFromSecret(secret).ca.certPem : undefined;
       if (!caPem) throw new Error(`certs inject: no --ca-file and no Secret ${location.namespace}/${location.name}`);
-      const injected = await retrying(() => injectCaBundle(client, values.configuration, caPem));
-      console.log(`caBundle of ${values.configuration}: ${injected}`);
-      return injected === 'not-found' ? 1 : 0;
+      const results = await inject(caPem);
+      return combineInjectResults(Object.values(results)) === 'not-found' ? 1 : 0;
     }
     if (!secret) {
       console.log(`Secret ${location.namespace}/${location.name} does not exist (the webhook creates it at start-up)`);
@@ -117,17 +124,13 @@ export async function run(argv: string[]): Promise<number> {
     const bundle = bundleFromSecret(secret);
     console.log(`Secret ${location.namespace}/${location.name} (resourceVersion ${secret.metadata?.resourceVersion ?? '?'})`);
     console.log(describeBundle(bundle, identity));
-    try {
-      const configuration = await client.request<V1MutatingWebhookConfiguration>({
-        path: `/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/${encodeURIComponent(values.configuration)}`,
-      });
+    const states = {} as Record<WebhookConfigurationKind, CaBundleSync>;
+    for (const kind of WEBHOOK_CONFIGURATION_KINDS) {
+      const configuration = await retrying(() => readWebhookConfiguration(client, { kind, name }));
       // In sync when it trusts every CA of the Secret; replicas keep other still-valid CAs next to them.
-      const inSync = !needsCaBundle(configuration, bundle.ca.certPem);
-      console.log(`caBundle of ${values.configuration}: ${inSync ? 'in sync with the Secret' : 'DIFFERS from the Secret (run kubeloop certs inject)'}`);
-    } catch (error) {
-      if (!isApiError(error, 404)) throw error;
-      console.log(`MutatingWebhookConfiguration ${values.configuration} not found`);
+      states[kind] = !configuration ? 'absent' : needsCaBundle(configuration, bundle.ca.certPem) ? 'differs' : 'in-sync';
     }
+    for (const line of describeSync(name, states)) console.log(line);
     return 0;
   } finally {
     await client.close();

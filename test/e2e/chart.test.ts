@@ -280,7 +280,7 @@ describe.each(Object.entries(VALUE_SETS))('helm template with the %s values', (_
     }
   });
 
-  it('renders the Watcher sidecar AdmissionHook as samples/admission-hooks/ (all but the function, its Service) and empty hook configurations', async () => {
+  it('renders the Watcher sidecar AdmissionHook as samples/admission-hooks/ (the function too with the default values) and empty hook configurations', async () => {
     const rendered = byKind(manifests, 'MutatingWebhookConfiguration');
     if (!webhookEnabled) {
       expect([...rendered, ...byKind(manifests, 'AdmissionHook')]).toEqual([]);
@@ -300,6 +300,7 @@ describe.each(Object.entries(VALUE_SETS))('helm template with the %s values', (_
       expect(service, `Service ${RELEASE}-${fn}`).toBeDefined();
       const port = service?.apiVersion === 'serving.knative.dev/v1' ? 80 : service?.spec.ports?.[0]?.port;
       expect(hook.spec.function).toEqual({ service: { name: `${RELEASE}-${fn}`, namespace, port, path: '/admit' } });
+      if (Object.keys(values).length === 0) expect(sample!.spec.function, `samples/admission-hooks/${fn}.yaml names the Service the chart renders`).toEqual(hook.spec.function);
     }
     const certManager = (values.webhook as { certificates?: { mode?: string } } | undefined)?.certificates?.mode === 'cert-manager';
     const annotations = (mwc?.metadata as { annotations?: Record<string, string> }).annotations ?? {};
@@ -382,6 +383,8 @@ describe('on the local control plane', () => {
       expect(install.stderr).toBe('');
       expect(install.code).toBe(0);
       expect(install.stdout).toMatch(/helm test/);
+      // The certs commands as this release needs them (its names are not the CLI's defaults).
+      expect(install.stdout).toContain(`kubeloop certs show --namespace ${cluster.namespace} --service ${release}-kubeloop-webhook --secret ${release}-kubeloop-webhook-tls --configuration ${release}-kubeloop-admission-hooks`);
       const selector = `app.kubernetes.io/instance=${release}`;
       const listed = async (kinds: string, namespaced: boolean): Promise<string[]> => {
         const args = [...kube, 'get', kinds, '-l', selector, '-o', 'name', ...(namespaced ? ['-n', cluster.namespace] : [])];

@@ -63,7 +63,6 @@ export function annotatedPod(name: string, watcher = 'logwatch'): V1Pod {
 
 export interface WebhookUnderTest {
   webhook: RunningWebhook;
-  configurationName: string;
   certNamespace: string;
 }
 
@@ -124,32 +123,30 @@ export async function startWatcherSidecarFor(suite: ClusterSuite, watcher = 'log
 
 /**
  * The names and `kubeloop webhook --dev` arguments that confine a webhook to one suite: its certificate
- * Secret lives in its own namespace (kubeloop's namespace is excluded from injection), its
- * MutatingWebhookConfiguration is named after the suite, and only the suite's namespace is sent to it.
+ * Secret lives in its own namespace (kubeloop's namespace is excluded from injection), its hook
+ * configurations are named after the suite, and only the suite's namespace is sent to it.
  */
-export function devWebhookFor(suite: ClusterSuite): { certNamespace: string; configurationName: string; args: string[] } {
+export function devWebhookFor(suite: ClusterSuite): { certNamespace: string; args: string[] } {
   const certNamespace = `${suite.namespace}-kubeloop`;
-  const configurationName = `kubeloop-watcher-sidecar-${suite.namespace}`;
   const args = [
     '--dev',
     '--port=0',
     '--host=127.0.0.1',
     `--kubeconfig=${suite.kubeconfigPath}`,
     `--namespace=${certNamespace}`,
-    `--configuration=${configurationName}`,
     `--only-namespace=${suite.namespace}`,
     `--hook-configuration=kubeloop-admission-hooks-${suite.namespace}`,
     `--hook-selector=${HOOK_SUITE_LABEL}=${suite.namespace}`,
   ];
-  return { certNamespace, configurationName, args };
+  return { certNamespace, args };
 }
 
 /** Starts the webhook in this process (see devWebhookFor), caching the suite's Watchers only. */
 export async function startWebhookFor(suite: ClusterSuite, extraArgs: string[] = []): Promise<WebhookUnderTest> {
-  const { certNamespace, configurationName, args } = devWebhookFor(suite);
+  const { certNamespace, args } = devWebhookFor(suite);
   const config = readWebhookConfig([...args, `--watch-namespace=${suite.namespace}`, ...extraArgs], {});
   const webhook = await startWebhook(config, { logger: createLogger({ name: 'webhook', level: process.env.KUBELOOP_TEST_LOG_LEVEL === 'debug' ? 'debug' : 'warn' }) });
-  return { webhook, configurationName, certNamespace };
+  return { webhook, certNamespace };
 }
 
 export async function deleteNamespace(suite: ClusterSuite, name: string): Promise<void> {

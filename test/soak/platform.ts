@@ -28,7 +28,6 @@ const run = promisify(execFile);
 
 export const SOAK_NAMESPACE = 'soak';
 export const KUBELOOP_NAMESPACE = 'kubeloop';
-export const CONFIGURATION_NAME = 'kubeloop-soak-watcher-sidecar';
 export const ROUTERS = ['router-a', 'router-b'] as const;
 export const WEBHOOKS = ['webhook-a', 'webhook-b'] as const;
 const LEASE_NAME = 'kubeloop-router';
@@ -207,7 +206,7 @@ export async function startPlatform(logDir: string, say: (line: string) => void)
         try {
           const { stdout } = await run(
             process.execPath,
-            [cliEntry(), 'certs', 'rotate', '--force', '--retry-seconds=40', `--kubeconfig=${plane!.kubeconfigPath}`, `--namespace=${KUBELOOP_NAMESPACE}`, `--configuration=${CONFIGURATION_NAME}`],
+            [cliEntry(), 'certs', 'rotate', '--force', '--retry-seconds=40', `--kubeconfig=${plane!.kubeconfigPath}`, `--namespace=${KUBELOOP_NAMESPACE}`],
             { timeout: 60_000 },
           );
           return stdout.trim();

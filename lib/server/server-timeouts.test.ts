@@ -57,7 +57,13 @@ describe.each([false, true])('server timeouts (https: %s)', (https) => {
     const { open } = await start(https);
     const socket = open();
     socket.on('error', () => {});
+    // Two timers may fire first at headersMs: the silent-connection check closes without a word, Node's
+    // headers timeout has fastify answer 408 and close. Either way the socket must end, so the client reads
+    // what it gets: an unread answer would hold back the 'end' (and so the 'close') it is waiting for.
+    let answer = '';
+    socket.setEncoding('utf8');
+    socket.on('data', (chunk: string) => (answer += chunk));
     await new Promise((resolve) => socket.on('close', resolve));
-    expect(socket.bytesRead).toBe(0);
+    if (answer !== '') expect(answer).toMatch(/^HTTP\/1\.1 408/);
   });
 });

@@ -1,6 +1,7 @@
 // Helpers of bench/router.bench.ts: child processes (router, function), namespaces, bounded-pool pod
 // creation, a pod watch that timestamps first sightings, and percentiles.
 import { createLoopServiceAccount } from '../test/cluster/loop-service-account.ts';
+import { dockerfileTargets } from '../test/e2e/production-bundle.ts';
 import { execFile, fork, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -16,6 +17,8 @@ import type { RouterChildConfig, RouterChildStats } from './router-bench-router.
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
 /** BENCH_CPU_PROF=<dir>: router and function children write V8 CPU profiles there (node --cpu-prof). */
 const PROFILE = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
+/** BENCH_ROUTER_FLAGS="--flag ...": extra Node flags for the router child (experiments with V8's heap, say). */
+const ROUTER_FLAGS = (process.env.BENCH_ROUTER_FLAGS ?? '').split(' ').filter(Boolean);
 export const MiB = 1024 * 1024;
 /** kwok nodes of the bench's control plane; pods created here are spread over them. */
 export const NODES = 4;
@@ -23,11 +26,11 @@ export const NODES = 4;
 /** How child processes run the router and the function: compiled JavaScript as in the images, or the sources via tsx. */
 export interface ChildCode {
   /** Node arguments before the script, and the script for a bench/ entry point named without extension. */
-  command(entry: 'router-bench-router' | 'function-bench-server'): { execArgv: string[]; script: string };
-  /** Environment for the children: compiled code uses a warmed V8 compile cache, as the images do. */
-  env: NodeJS.ProcessEnv;
+  command(entry: ChildEntry): { execArgv: string[]; script: string; env: NodeJS.ProcessEnv };
   dispose(): Promise<void>;
 }
+
+type ChildEntry = 'router-bench-router' | 'function-bench-server';
 
 const CHILD_ENTRIES = ['router-bench-router', 'function-bench-server'] as const;
 
@@ -56,7 +59,7 @@ async function warmCompileCache(dist: string, cacheDir: string): Promise<void> {
  */
 export async function compileChildren(fromSource: boolean): Promise<ChildCode> {
   if (fromSource) {
-    return { command: (entry) => ({ execArgv: ['--import', 'tsx'], script: join(ROOT, `bench/${entry}.ts`) }), env: {}, dispose: async () => {} };
+    return { command: (entry) => ({ execArgv: ['--import', 'tsx'], script: join(ROOT, `bench/${entry}.ts`), env: {} }), dispose: async () => {} };
   }
   const dir = await mkdtemp(join(tmpdir(), 'kubeloop-router-bench-'));
   const tsc = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
@@ -65,20 +68,22 @@ export async function compileChildren(fromSource: boolean): Promise<ChildCode> {
   await symlink(join(ROOT, 'node_modules'), join(dir, 'node_modules'));
   const cacheDir = join(dir, 'compile-cache');
   await warmCompileCache(join(dir, 'dist'), cacheDir);
+  // What the images set: a warmed compile cache, and the router image's own environment (NODE_OPTIONS).
+  const routerImage = (await dockerfileTargets()).find((t) => t.target === 'router');
+  const imageEnv: Record<ChildEntry, NodeJS.ProcessEnv> = { 'router-bench-router': routerImage?.env ?? {}, 'function-bench-server': {} };
   return {
-    command: (entry) => ({ execArgv: [], script: join(dir, 'dist', 'bench', `${entry}.js`) }),
-    env: { NODE_COMPILE_CACHE: cacheDir },
+    command: (entry) => ({ execArgv: [], script: join(dir, 'dist', 'bench', `${entry}.js`), env: { ...imageEnv[entry], NODE_COMPILE_CACHE: cacheDir } }),
     dispose: () => rm(dir, { recursive: true, force: true }),
   };
 }
 
 /** Serves a registered function in a child process (bench/function-bench-server.ts); resolves with its URL. */
 export async function spawnFunction(code: ChildCode, name: string): Promise<{ url: string; child: ChildProcess }> {
-  const { execArgv, script } = code.command('function-bench-server');
+  const { execArgv, script, env } = code.command('function-bench-server');
   const child = spawn(process.execPath, [...PROFILE, ...execArgv, script, 'function', name], {
     stdio: ['ignore', 'pipe', 'inherit'],
     cwd: ROOT,
-    env: { ...process.env, ...code.env },
+    env: { ...process.env, ...env },
   });
   // A bench killed midway must not leave the function serving.
   process.once('exit', () => child.kill());
@@ -99,12 +104,12 @@ export interface RouterChild {
 
 /** Starts bench/router-bench-router.ts with --expose-gc; resolves once its Loops run with complete caches. */
 export async function spawnRouter(code: ChildCode, config: RouterChildConfig): Promise<RouterChild> {
-  const { execArgv, script } = code.command('router-bench-router');
+  const { execArgv, script, env } = code.command('router-bench-router');
   const child = fork(script, [], {
-    execArgv: [...PROFILE, ...execArgv, '--expose-gc'],
+    execArgv: [...PROFILE, ...execArgv, '--expose-gc', ...ROUTER_FLAGS],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     cwd: ROOT,
-    env: { ...process.env, ...code.env, KUBELOOP_BENCH_ROUTER: JSON.stringify(config) },
+    env: { ...process.env, ...env, KUBELOOP_BENCH_ROUTER: JSON.stringify(config) },
   });
   let nextId = 0;
   const waiting = new Map<number, (stats: RouterChildStats) => void>();

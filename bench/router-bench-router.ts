@@ -1,6 +1,7 @@
 // Child process of bench/router.bench.ts: runs startRouter with the inline Loops it is given, calling the
 // function over HTTP or in-process, and answers the parent's IPC questions (sync state, queue, RSS after GC).
 // Run with --expose-gc so the RSS read after a forced collection is the router's steady state.
+import { getHeapSpaceStatistics } from 'node:v8';
 import { loadFunction } from '../functions/registry.ts';
 import { validateReconcileResponse } from '../lib/contract/validate.ts';
 import { loadKubeConfig } from '../lib/kube/kube-config.ts';
@@ -35,6 +36,15 @@ export interface RouterChildStats {
   cpuSystemMicros: number;
   /** Counter totals from the router's metrics: "calls 2xx", "action patch/ok", "reconcile conflict"... */
   counters: Record<string, number>;
+  /** Where the memory was when RSS was highest (sampled every 100 ms): V8's heap spaces, external, RSS. */
+  atPeak: PeakMemory;
+}
+
+export interface PeakMemory {
+  rss: number;
+  /** Size of each V8 heap space (new_space, old_space, code_space, large_object_space...) that holds anything. */
+  spaces: Record<string, number>;
+  external: number;
 }
 
 const config = JSON.parse(process.env.KUBELOOP_BENCH_ROUTER ?? '{}') as RouterChildConfig;
@@ -66,6 +76,16 @@ const router = await startRouter({
 for (const loop of config.loops) await router.waitForLoop(loop.metadata.name ?? '', 120_000);
 
 const gc = (globalThis as { gc?: () => void }).gc;
+
+/** Samples memory so the parent can say what the peak RSS was made of. */
+let atPeak: PeakMemory = { rss: 0, spaces: {}, external: 0 };
+setInterval(() => {
+  const memory = process.memoryUsage();
+  if (memory.rss <= atPeak.rss) return;
+  const spaces: Record<string, number> = {};
+  for (const space of getHeapSpaceStatistics()) if (space.space_size > 0) spaces[space.space_name] = space.space_size;
+  atPeak = { rss: memory.rss, spaces, external: memory.external };
+}, 100).unref();
 /** Sums the counters the bench reports (calls by code, actions by op/result, reconciles by result). */
 async function counters(): Promise<Record<string, number>> {
   const sums: Record<string, number> = {};
@@ -101,6 +121,7 @@ async function stats(collect: boolean): Promise<RouterChildStats> {
     cpuUserMicros: cpu.user,
     cpuSystemMicros: cpu.system,
     counters: await counters(),
+    atPeak,
   };
 }
 

@@ -5,6 +5,7 @@ import type { KubeClient } from '../lib/kube/kube-client.ts';
 import type { Loop } from '../api/loop.ts';
 import { LOOP_SERVICE_ACCOUNT } from '../test/cluster/loop-service-account.ts';
 import { readProcess, spawnBaselineController, type ProcessReading } from './baseline-controller.ts';
+import type { PeakMemory } from './router-bench-router.ts';
 import { createNamespace, createPods, createReplicaSet, deleteAllPods, type ChildCode, MiB, percentile, type Sightings, spawnRouter, until, watchPods } from './router-bench-kit.ts';
 
 export type Side = 'kubeloop' | 'go';
@@ -43,6 +44,8 @@ export interface VersusRun {
   /** Writes that hit a conflict, and function calls (kubeloop). */
   conflicts: number;
   calls: number;
+  /** What the router's peak RSS was made of (kubeloop only). */
+  atPeak?: PeakMemory;
 }
 
 interface Controller {
@@ -51,6 +54,7 @@ interface Controller {
   conflicts(): Promise<number>;
   /** Function calls answered so far (kubeloop only). */
   calls?(): Promise<number>;
+  atPeak?(): Promise<PeakMemory>;
   stop(): Promise<void>;
 }
 
@@ -78,6 +82,7 @@ async function startController(s: VersusSettings, side: Side, namespace: string)
     pid: router.pid,
     conflicts: async () => (await router.stats()).counters['action patch/conflict'] ?? 0,
     calls: async () => (await router.stats()).counters['calls 2xx'] ?? 0,
+    atPeak: async () => (await router.stats()).atPeak,
     stop: () => router.stop(),
   };
 }
@@ -105,6 +110,7 @@ async function measure(s: VersusSettings, side: Side, work: Work, pods: number, 
   let idleRss = 0;
   let conflicts = 0;
   let calls = 0;
+  let atPeak: PeakMemory | undefined;
   try {
     if (work === 'live') {
       before = await readProcess(controller.pid);
@@ -117,6 +123,7 @@ async function measure(s: VersusSettings, side: Side, work: Work, pods: number, 
     fnAfter = await readProcess(s.functionPid);
     conflicts = await controller.conflicts();
     calls = (await controller.calls?.()) ?? 0;
+    atPeak = await controller.atPeak?.();
   } finally {
     await controller.stop();
   }
@@ -136,6 +143,7 @@ async function measure(s: VersusSettings, side: Side, work: Work, pods: number, 
     idleRss,
     conflicts,
     calls,
+    ...(atPeak ? { atPeak } : {}),
   };
   console.error(`  ${side} ${work} ${pods}: all labelled in ${(run.totalMs / 1000).toFixed(2)} s, CPU ${((run.cpuMs + run.functionCpuMs) / 1000).toFixed(2)} s`);
   if (work === 'live') await s.client.request({ method: 'DELETE', path: `/apis/apps/v1/namespaces/${namespace}/replicasets/bench`, query: { propagationPolicy: 'Orphan' } });
@@ -175,6 +183,11 @@ export function printVersus(runs: VersusRun[], s: Pick<VersusSettings, 'qps' | '
   const firstG = runs.filter((r) => r.side === 'go' && r.work === 'existing');
   if (firstK.length > 0 && firstG.length > 0) {
     console.log(`  start to first label with pods already there: kubeloop ${sec(mean(firstK, (r) => r.firstLabelMs))} vs Go ${sec(mean(firstG, (r) => r.firstLabelMs))} (goal <= 0.50 s)`);
+  }
+  for (const r of runs) {
+    if (!r.atPeak) continue;
+    const spaces = Object.entries(r.atPeak.spaces).filter(([, bytes]) => bytes >= MiB).map(([name, bytes]) => `${name.replace(/_space$/, '')} ${mib(bytes)}`);
+    console.log(`  router at its peak RSS, ${r.work} ${r.pods}: RSS ${mib(r.atPeak.rss)} = V8 heap spaces (${spaces.join(', ')}), external ${mib(r.atPeak.external)}, and the rest (Node, code, stacks, malloc)`);
   }
   const idleK = runs.filter((r) => r.side === 'kubeloop' && r.idleRss > 0);
   const peak2k = runs.filter((r) => r.side === 'kubeloop' && r.pods >= 2000);

@@ -108,7 +108,7 @@ describe('each image entrypoint, run from the production bundle', () => {
       if (!target) throw new Error(`no Dockerfile target ${name}`);
       const before = await filesUnder(bundle);
       const settings = await deploymentSettings(name);
-      const running = startEntrypoint(bundle, [...target.args, ...settings.flags], settings.env);
+      const running = startEntrypoint(bundle, [...target.args, ...settings.flags], { ...target.env, ...settings.env });
       try {
         const status = await eventually(
           `${name} to answer ${settings.health(0)}`,

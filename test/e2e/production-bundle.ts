@@ -16,21 +16,29 @@ export interface ImageTarget {
   target: string;
   /** ENTRYPOINT after the node binary, e.g. ["cli/bin.js", "function", "podset"]. */
   args: string[];
+  /** The target's own `ENV NAME=value` lines (NODE_OPTIONS for the router). */
+  env: Record<string, string>;
 }
 
-/** `FROM runtime AS <target>` stages and their exec-form ENTRYPOINT. */
+/** `FROM runtime AS <target>` stages, their `ENV NAME=value` lines and their exec-form ENTRYPOINT. */
 export async function dockerfileTargets(): Promise<ImageTarget[]> {
   const text = await readFile(join(REPO_ROOT, 'Dockerfile'), 'utf8');
   const targets: ImageTarget[] = [];
   let current: string | undefined;
+  let env: Record<string, string> = {};
   for (const line of text.split('\n')) {
     const from = /^FROM\s+runtime\s+AS\s+(\S+)/i.exec(line);
-    if (from) current = from[1];
+    if (from) {
+      current = from[1];
+      env = {};
+    }
+    const variable = /^ENV\s+([A-Z_][A-Z0-9_]*)=(?:"([^"]*)"|(\S*))\s*$/.exec(line);
+    if (variable && current) env[variable[1]!] = variable[2] ?? variable[3] ?? '';
     const entry = /^ENTRYPOINT\s+(\[.*\])\s*$/.exec(line);
     if (entry && current) {
       const [node, ...args] = JSON.parse(entry[1] ?? '[]') as string[];
       if (node !== '/nodejs/bin/node') throw new Error(`Dockerfile target ${current}: ENTRYPOINT must start with the node binary, got ${node}`);
-      targets.push({ target: current, args });
+      targets.push({ target: current, args, env });
       current = undefined;
     }
   }

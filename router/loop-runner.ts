@@ -8,6 +8,7 @@ import { mergeTriggers } from './build-request.ts';
 import { Expectations } from './expectations.ts';
 import { UID_INDEX, type InformerLease, type InformerRegistry } from './informer-registry.ts';
 import type { LoopConfig } from './loop-spec.ts';
+import { ConflictReplays } from './conflict-replay.ts';
 import { OwnWrites } from './own-writes.ts';
 import { selectsNamespace, selectsPrimary, updateTriggers } from './predicates.ts';
 import { reconcileKey, type ReconcileDeps, type ReconcileScope } from './reconcile-key.ts';
@@ -43,6 +44,7 @@ export class LoopRunner {
   readonly #tombstones = new Map<string, KubeObject>();
   /** The resourceVersions our own covered patches produced, so their watch events skip the call. */
   readonly #ownWrites = new OwnWrites();
+  readonly #replays = new ConflictReplays();
   #primary: InformerLease | undefined;
   #owned: Array<InformerLease & { kind: LoopConfig['owns'][number] }> = [];
   #unsubscribe: Array<() => void> = [];
@@ -246,6 +248,7 @@ export class LoopRunner {
     const key = objectKey(object.metadata);
     this.#expectations.forget(key);
     this.#ownWrites.forget(key);
+    this.#replays.forget(key);
     if (this.loop.sendDeletes && selectsPrimary(this.loop, object) && (this.#shard?.owns(key) ?? true)) {
       this.#tombstones.set(key, object);
       this.#queue.add(key, { type: 'DELETED' });
@@ -290,6 +293,7 @@ export class LoopRunner {
       expectations: this.#expectations,
       tombstones: this.#tombstones,
       ownWrites: this.#ownWrites,
+      replays: this.#replays,
       primaries: primary.informer.store,
       owned: this.#owned.map((o) => ({ kind: o.kind, store: o.informer.store })),
       lookup: (apiVersion, kind, namespace, name) => this.#lookup(apiVersion, kind, namespace, name),

@@ -6,10 +6,15 @@ import { controllerReference, controllerUid, jsonEqual } from '../lib/kube/objec
 
 const RV_PATH = '/metadata/resourceVersion';
 
+/** Whether the patch tests the resourceVersion itself (a function may pin its own). */
+export function testsResourceVersion(patch: readonly JsonPatchOperation[]): boolean {
+  return patch.some((op) => op.op === 'test' && op.path === RV_PATH);
+}
+
 /** Leads the patch with a test of the resourceVersion the function saw, unless it already tests it. */
 export function withResourceVersionTest(patch: JsonPatchOperation[], resourceVersion: string | undefined): JsonPatchOperation[] {
   if (resourceVersion === undefined) return patch;
-  if (patch.some((op) => op.op === 'test' && op.path === RV_PATH)) return patch;
+  if (testsResourceVersion(patch)) return patch;
   return [{ op: 'test', path: RV_PATH, value: resourceVersion }, ...patch];
 }
 

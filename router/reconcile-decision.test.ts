@@ -19,6 +19,11 @@ describe('decide after a reply', () => {
     expect(applied(reply({ requeueAfterSeconds: 30 })).step).toEqual({ kind: 'forget-and-requeue-after', delayMs: 30_000 });
   });
 
+  it('backs off without a call while the cache has not caught up with the write a kept answer conflicted with', () => {
+    expect(decide({ stage: 'replay-pending' })).toMatchObject({ step: { kind: 'backoff' } });
+    expect(decide({ stage: 'replay-pending' }).warning).toBeUndefined();
+  });
+
   it('backs a conflict off (short exponential backoff) instead of requeueing at once, with no event', () => {
     const d = applied(reply({ requeueAfterSeconds: 30 }), { result: 'conflict', message: 'stale' });
     expect(d).toMatchObject({ step: { kind: 'backoff' }, outcome: 'conflict' });

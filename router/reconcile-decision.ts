@@ -51,6 +51,8 @@ export type ReconcileFacts =
   | { stage: 'expectations-pending'; remainingMs: number }
   /** The primary is exactly what the function's last answer produced (own-writes.ts): no call needed. */
   | { stage: 'own-write-seen' }
+  /** The cache still holds the version an answer kept after a conflict was sent for (conflict-replay.ts). */
+  | { stage: 'replay-pending' }
   /** The router wrote its finalizer onto the primary instead of calling the function. */
   | { stage: 'finalizer-added'; applied: ApplyOutcome };
 
@@ -143,6 +145,10 @@ export function decide(facts: ReconcileFacts, policy: DecisionPolicy = DEFAULT_P
       };
     case 'own-write-seen':
       return { step: { kind: 'forget' } };
+    case 'replay-pending':
+      // As after the conflict itself: the backoff brings the key back, since a change the function never
+      // sees does not enqueue it; the kept answer gives up after a bounded number of these.
+      return { step: { kind: 'backoff' }, log: { level: 'debug', message: 'cache not caught up with the conflicting write; answer kept' } };
     case 'finalizer-added':
       return decideFinalizerAdded(facts.applied);
     case 'call-failed':

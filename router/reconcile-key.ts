@@ -13,6 +13,7 @@ import type { CacheLookup, Expectations } from './expectations.ts';
 import type { FixtureRecorder } from './fixture-recorder.ts';
 import type { StoreView } from './informer-view.ts';
 import type { LoopConfig } from './loop-spec.ts';
+import { keepsAnswer, type ConflictReplays, type KeptAnswer } from './conflict-replay.ts';
 import { answerCoversOwnWrite, type OwnWrites } from './own-writes.ts';
 import { selectsPrimary } from './predicates.ts';
 import { decide, finalizerPhase, writesFor, type LoopHealth, type QueueStep, type CallDecision, type DecisionPolicy, type ReconcileDecision } from './reconcile-decision.ts';
@@ -44,6 +45,8 @@ export interface ReconcileScope {
   /** Last state of deleted primaries, kept only for Loops with sendDeletes until the call is made. */
   tombstones: Map<string, KubeObject>;
   ownWrites: OwnWrites;
+  /** Answers kept after their writes conflicted, re-applied when only bookkeeping changed. */
+  replays: ConflictReplays;
   primaries: StoreView;
   owned: readonly OwnedStore[];
   lookup: ApplyContext['lookup'];
@@ -89,6 +92,16 @@ export async function reconcileKey(scope: ReconcileScope, item: QueueItem<Trigge
     return carryOut(scope, key, primary, decide({ stage: 'own-write-seen' }), log);
   }
 
+  const replay = scope.replays.take(key, cached);
+  if (replay === 'wait') return carryOut(scope, key, primary, decide({ stage: 'replay-pending' }), log);
+  const answered: Answered = { key, primary, deleted, finalizing: phase.finalizing };
+  if (replay) {
+    // The function's last answer was for this very object but for resourceVersion/managedFields.
+    deps.metrics.conflictReplays.inc({ loop: loop.name });
+    const started = performance.now();
+    return finish(scope, answered, await applyAnswer(scope, answered, replay, log), started, log, { trigger: trigger.type, replayed: true });
+  }
+
   const request = buildRequest({ loop: loop.name, primary, owned: scope.owned, trigger, finalizing: phase.finalizing });
   const rlog = reconcileLogger(log, { reconcileId: request.reconcileId });
   const started = performance.now();
@@ -100,18 +113,40 @@ export async function reconcileKey(scope: ReconcileScope, item: QueueItem<Trigge
   let decision: CallDecision;
   if (result.kind === 'ok') {
     deps.recorder?.record(request, result.response);
-    const writes: RouterAction[] = writesFor(result.response, { primary, finalizer: loop.finalizer, deleted, finalizing: phase.finalizing });
-    const applied = await applyActions(applyContext(scope, key, primary, rlog), writes);
-    if (applied.result === 'done' && applied.primaryResourceVersion && applied.refused === 0 && answerCoversOwnWrite(loop, primary, result.response, { deleted, finalizing: phase.finalizing })) {
-      scope.ownWrites.remember(key, applied.primaryResourceVersion);
-    }
-    decision = decide({ stage: 'applied', response: result.response, applied, deleted, callMs }, policy(deps));
+    decision = await applyAnswer(scope, answered, { response: result.response, callMs, answeredAt: Date.now() }, rlog);
   } else {
     decision = decide({ stage: 'call-failed', call: result }, policy(deps));
   }
-  const queueResult = carryOut(scope, key, primary, decision, rlog);
-  deps.metrics.reconcileDuration.observe({ loop: loop.name, result: decision.outcome }, (performance.now() - started) / 1000);
-  rlog.debug({ trigger: trigger.type, outcome: decision.outcome, callMs: Math.round(callMs) }, 'reconciled');
+  return finish(scope, answered, decision, started, rlog, { trigger: trigger.type, callMs: Math.round(callMs) });
+}
+
+/** The reconcile an answer belongs to. */
+interface Answered {
+  key: string;
+  primary: KubeObject;
+  deleted: boolean;
+  finalizing: boolean;
+}
+
+/** Applies an answer (fresh or kept) to the primary, remembers what it wrote or keeps it after a conflict, and decides. */
+async function applyAnswer(scope: ReconcileScope, at: Answered, answer: Omit<KeptAnswer, 'primary' | 'staleRetries'>, log: Log): Promise<CallDecision> {
+  const { loop, deps } = scope;
+  const { key, primary, deleted, finalizing } = at;
+  const { response, callMs } = answer;
+  const writes: RouterAction[] = writesFor(response, { primary, finalizer: loop.finalizer, deleted, finalizing });
+  const applied = await applyActions(applyContext(scope, key, primary, log), writes);
+  if (applied.result === 'done' && applied.primaryResourceVersion && applied.refused === 0 && answerCoversOwnWrite(loop, primary, response, at)) {
+    scope.ownWrites.remember(key, applied.primaryResourceVersion);
+  }
+  if (keepsAnswer(loop, primary, response, applied, at)) scope.replays.keep(key, { ...answer, primary });
+  return decide({ stage: 'applied', response, applied, deleted, callMs }, policy(deps));
+}
+
+/** Carries out the decision of a reconcile that called the function or re-applied its answer. */
+function finish(scope: ReconcileScope, at: Answered, decision: CallDecision, started: number, log: Log, fields: Record<string, unknown>): ReconcileResult {
+  const queueResult = carryOut(scope, at.key, at.primary, decision, log);
+  scope.deps.metrics.reconcileDuration.observe({ loop: scope.loop.name, result: decision.outcome }, (performance.now() - started) / 1000);
+  log.debug({ ...fields, outcome: decision.outcome }, 'reconciled');
   return queueResult;
 }
 

@@ -23,7 +23,7 @@ import type { EventRecorder } from './event-recorder.ts';
 import { createOnce, UncertainCreateError, withConcreteName } from './create-child.ts';
 import type { Expectations } from './expectations.ts';
 import type { LoopConfig } from './loop-spec.ts';
-import { prepareChild, statusPatch, withResourceVersionTest } from './patch-building.ts';
+import { prepareChild, retestResourceVersion, statusPatch, withResourceVersionTest } from './patch-building.ts';
 import { onlyBookkeepingChanged } from './predicates.ts';
 import type { RouterMetrics } from './router-metrics.ts';
 
@@ -202,7 +202,8 @@ async function applyPatch(ctx: ApplyContext, action: PatchAction, written: Writt
       const rebase =
         error instanceof StaleWriteError && isPrimary && ctx.loop.metadataOnly && now && now.metadata?.resourceVersion !== seen?.metadata?.resourceVersion && onlyBookkeepingChanged(ctx.primary, now);
       if (!rebase) throw error;
-      after = await sendPatch(ctx, resource, target, withResourceVersionTest(action.patch, now.metadata?.resourceVersion));
+      const retested = retestResourceVersion(action.patch, seen?.metadata?.resourceVersion, now.metadata?.resourceVersion);
+      after = await sendPatch(ctx, resource, target, withResourceVersionTest(retested, now.metadata?.resourceVersion));
     }
     if (isPrimary) written.primaryResourceVersion = after.metadata?.resourceVersion;
   } catch (error) {

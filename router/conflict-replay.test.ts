@@ -62,13 +62,14 @@ describe('keepsAnswer', () => {
     expect(keepsAnswer({ owns: [] }, sent, respond([patchPod, { op: 'status', status: { ok: true } }]), conflict, plain)).toBe(false);
   });
 
-  it('keeps no answer whose patch pins the resourceVersion the function saw', () => {
-    const pinned: Action = {
+  it('keeps an answer whose patch tests the version it was sent (as the SDK writes it), not one pinned to another', () => {
+    const tested = (value: string): Action => ({
       op: 'patch',
       target: { apiVersion: 'v1', kind: 'Pod', namespace: 'shop', name: 'web-1' },
-      patch: [{ op: 'test', path: '/metadata/resourceVersion', value: '10' }, { op: 'add', path: '/metadata/labels/pod-name', value: 'web-1' }],
-    };
-    expect(keepsAnswer({ owns: [] }, sent, respond([pinned]), conflict, plain)).toBe(false);
+      patch: [{ op: 'test', path: '/metadata/resourceVersion', value }, { op: 'add', path: '/metadata/labels/pod-name', value: 'web-1' }],
+    });
+    expect(keepsAnswer({ owns: [] }, sent, respond([tested('10')]), conflict, plain)).toBe(true);
+    expect(keepsAnswer({ owns: [] }, sent, respond([tested('9')]), conflict, plain)).toBe(false);
   });
 });
 
@@ -80,6 +81,14 @@ describe('ConflictReplays', () => {
     replays.keep('shop/web-1', answer);
     expect(replays.take('shop/web-1', bookkept, 1_100)).toMatchObject({ response: answer.response, primary: sent });
     expect(replays.take('shop/web-1', bookkept, 1_100)).toBeUndefined();
+  });
+
+  it('moves the resourceVersion test of a replayed patch to the version it is applied to', () => {
+    const replays = new ConflictReplays(limits);
+    const sdkPatch: Action = { ...patchPod, patch: [{ op: 'test', path: '/metadata/resourceVersion', value: '10' }, { op: 'add', path: '/metadata/labels/pod-name', value: 'web-1' }] } as Action;
+    replays.keep('shop/web-1', { ...answer, response: respond([sdkPatch]) });
+    const replay = replays.take('shop/web-1', bookkept, 1_100);
+    expect(replay !== 'wait' && replay?.response.actions[0]).toMatchObject({ patch: [{ op: 'test', value: '11' }, { op: 'add', value: 'web-1' }] });
   });
 
   it('keeps the answer while waiting on the cache, counting the waits, then lets the call happen', () => {

@@ -4,7 +4,7 @@
 import type { KubeObject, ReconcileResponse } from '../lib/contract/types.ts';
 import type { ApplyOutcome } from './apply-actions.ts';
 import { answerCoversOwnWrite } from './own-writes.ts';
-import { testsResourceVersion } from './patch-building.ts';
+import { retestResourceVersion, testsOtherResourceVersion } from './patch-building.ts';
 import { onlyBookkeepingChanged } from './predicates.ts';
 
 /** An answer kept after its writes conflicted: the primary exactly as it was sent, and the reply. */
@@ -53,7 +53,7 @@ export function judgeKeptAnswer(kept: KeptAnswer, cached: KubeObject | undefined
 /**
  * Whether an applied answer is kept for a replay: its writes conflicted, and (as for own writes) it only
  * patched the primary and asked for nothing later, in a Loop without children (their state is input too).
- * A patch that tests the resourceVersion itself is pinned to the version the function saw: never replayed.
+ * A patch that tests a resourceVersion other than the one it was sent pins that version: never replayed.
  */
 export function keepsAnswer(
   loop: { owns: readonly unknown[] },
@@ -63,7 +63,15 @@ export function keepsAnswer(
   ctx: { deleted: boolean; finalizing: boolean },
 ): boolean {
   if (applied.result !== 'conflict' || !answerCoversOwnWrite(loop, primary, response, ctx)) return false;
-  return !response.actions.some((action) => action.op === 'patch' && testsResourceVersion(action.patch));
+  const sent = primary.metadata?.resourceVersion;
+  return !response.actions.some((action) => action.op === 'patch' && testsOtherResourceVersion(action.patch, sent));
+}
+
+/** The answer with the resourceVersion tests its patches carry for `from` (as the SDK writes them) moved to `to`. */
+export function retestAnswer(response: ReconcileResponse, from: KubeObject, to: KubeObject | undefined): ReconcileResponse {
+  const [before, after] = [from.metadata?.resourceVersion, to?.metadata?.resourceVersion];
+  const actions = response.actions.map((action) => (action.op === 'patch' ? { ...action, patch: retestResourceVersion(action.patch, before, after) } : action));
+  return { ...response, actions };
 }
 
 /** Per key, the answer kept after a conflict; each reconcile of the key uses it up or waits on it. */
@@ -92,7 +100,7 @@ export class ConflictReplays {
       return 'wait';
     }
     this.#kept.delete(key);
-    return judgement === 'replay' ? kept : undefined;
+    return judgement === 'replay' ? { ...kept, response: retestAnswer(kept.response, kept.primary, cached) } : undefined;
   }
 
   forget(key: string): void {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { addFinalizerPatch, prepareChild, removeFinalizerPatch, statusPatch, withResourceVersionTest } from './patch-building.ts';
+import { addFinalizerPatch, prepareChild, removeFinalizerPatch, retestResourceVersion, statusPatch, testsOtherResourceVersion, withResourceVersionTest } from './patch-building.ts';
 
 const primary = {
   apiVersion: 'app.kubeloop.dev/v1alpha1',
@@ -13,6 +13,22 @@ describe('withResourceVersionTest', () => {
     expect(withResourceVersionTest([{ op: 'remove', path: '/x' }], '7')[0]).toEqual({ op: 'test', path: '/metadata/resourceVersion', value: '7' });
     const tested = [{ op: 'test' as const, path: '/metadata/resourceVersion', value: '1' }];
     expect(withResourceVersionTest(tested, '7')).toBe(tested);
+  });
+});
+
+describe('retestResourceVersion', () => {
+  const label = { op: 'add' as const, path: '/metadata/labels/a', value: '10' };
+  const patch = [{ op: 'test' as const, path: '/metadata/resourceVersion', value: '10' }, label];
+
+  it('moves only the resourceVersion test of the version the function was sent', () => {
+    expect(retestResourceVersion(patch, '10', '11')).toEqual([{ op: 'test', path: '/metadata/resourceVersion', value: '11' }, label]);
+    expect(retestResourceVersion(patch, '9', '11')).toEqual(patch);
+  });
+
+  it('tells a test of another version (a pinned one) from the test of the version sent', () => {
+    expect(testsOtherResourceVersion(patch, '10')).toBe(false);
+    expect(testsOtherResourceVersion(patch, '9')).toBe(true);
+    expect(testsOtherResourceVersion([label], '9')).toBe(false);
   });
 });
 

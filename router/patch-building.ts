@@ -11,6 +11,19 @@ export function testsResourceVersion(patch: readonly JsonPatchOperation[]): bool
   return patch.some((op) => op.op === 'test' && op.path === RV_PATH);
 }
 
+/** Whether the patch tests a resourceVersion other than `resourceVersion` (the one the function was sent). */
+export function testsOtherResourceVersion(patch: readonly JsonPatchOperation[], resourceVersion: string | undefined): boolean {
+  return patch.some((op) => op.op === 'test' && op.path === RV_PATH && op.value !== resourceVersion);
+}
+
+/**
+ * The patch with its tests of resourceVersion `from` (the version the function was sent, which the SDK's
+ * patchAction tests like the router does) moved to `to`, for an answer applied again to a newer version.
+ */
+export function retestResourceVersion(patch: readonly JsonPatchOperation[], from: string | undefined, to: string | undefined): JsonPatchOperation[] {
+  return patch.map((op) => (op.op === 'test' && op.path === RV_PATH && op.value === from ? { ...op, value: to } : op));
+}
+
 /** Leads the patch with a test of the resourceVersion the function saw, unless it already tests it. */
 export function withResourceVersionTest(patch: JsonPatchOperation[], resourceVersion: string | undefined): JsonPatchOperation[] {
   if (resourceVersion === undefined) return patch;

@@ -6,6 +6,7 @@ import type { AddressInfo } from 'node:net';
 import type { V1ConfigMap } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ReconcileRequest, ReconcileResponse } from '../../lib/contract/types.ts';
+import { patchAction, respond } from '../../lib/sdk/index.ts';
 import { ResourceDiscovery } from '../../lib/kube/discovery.ts';
 import { Informer } from '../../lib/kube/informer.ts';
 import type { Router } from '../../router/start-router.ts';
@@ -23,7 +24,7 @@ let configMaps: Informer<V1ConfigMap>;
 const echoes = new Map<string, string[]>();
 
 /**
- * A function over real HTTP that labels a ConfigMap `echo=<its input>` (annotation `input`, else
+ * A function over real HTTP (written with the SDK) that labels a ConfigMap `echo=<its input>` (annotation `input`, else
  * data.input), records what each call saw, and can hold its first answer for one ConfigMap.
  */
 interface EchoFunction {
@@ -53,12 +54,11 @@ async function echoFunction(): Promise<EchoFunction> {
           hold.arrived();
           await hold.released;
         }
-        const labelled = object.metadata?.labels?.echo === input;
-        const response: ReconcileResponse = {
-          apiVersion: 'kubeloop.dev/v1',
-          kind: 'ReconcileResponse',
-          actions: labelled ? [] : [{ op: 'patch', target: { apiVersion: 'v1', kind: 'ConfigMap', name }, patch: [{ op: 'add', path: '/metadata/labels/echo', value: input }] }],
-        };
+        // The SDK's patch tests the resourceVersion the function was sent, as most functions' patches do.
+        const patch = patchAction(object, (draft) => {
+          draft.metadata = { ...draft.metadata, labels: { ...draft.metadata?.labels, echo: input } };
+        });
+        const response: ReconcileResponse = respond(patch ? [patch] : []);
         res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(response));
       })();
     });

@@ -42,10 +42,12 @@ async function warmCompileCache(dist: string, cacheDir: string): Promise<void> {
   const imports = new Set<string>();
   for (const entry of CHILD_ENTRIES) {
     const source = await readFile(join(dist, 'bench', `${entry}.js`), 'utf8');
-    for (const [, specifier] of source.matchAll(/^import .* from '([^']+)';$/gm)) {
+    for (const [, specifier] of source.matchAll(/^import .* from ['"]([^'"]+)['"];$/gm)) {
       imports.add(specifier!.startsWith('.') ? pathToFileURL(join(dist, 'bench', specifier!)).href : specifier!);
     }
   }
+  // As in the images: client-node is loaded only for some kubeconfigs, and is cached all the same.
+  imports.add('@kubernetes/client-node');
   for (const folder of await readdir(join(dist, 'functions'), { withFileTypes: true })) {
     if (folder.isDirectory()) imports.add(pathToFileURL(join(dist, 'functions', folder.name, 'index.js')).href);
   }

@@ -1,11 +1,10 @@
 // The `kubeloop` command: runCli dispatches to one module per subcommand under cli/commands/. Exit codes:
 // 0 done, 1 a runtime failure, 2 a usage error (unknown command, bad flag or setting), whatever the command.
-import { readFileSync } from 'node:fs';
-import { extname, join } from 'node:path';
+import { extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isUsageError } from './command-args.ts';
 import { COMMANDS } from './command-list.ts';
-import { packageRoot } from './package-root.ts';
+import { ownPackageJson } from './package-root.ts';
 
 export interface CommandModule {
   run(argv: string[]): Promise<number>;
@@ -18,7 +17,7 @@ function usage(): string {
 }
 
 function version(): string {
-  return (JSON.parse(readFileSync(join(packageRoot(), 'package.json'), 'utf8')) as { version: string }).version;
+  return ownPackageJson().version;
 }
 
 async function dispatch(argv: string[]): Promise<number> {

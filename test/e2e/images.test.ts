@@ -131,6 +131,14 @@ describe('each image entrypoint, run from the production bundle', () => {
   );
 });
 
+describe('kubeloop --version in an image', () => {
+  it("prints the package's version from package.json alone (an image has no charts/)", async () => {
+    const { stdout } = await run(process.execPath, ['cli/bin.js', '--version'], { cwd: bundle, env: { PATH: process.env.PATH, NODE_ENV: 'production' } });
+    const { version } = JSON.parse(await readFile(join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string };
+    expect(stdout.trim()).toBe(`kubeloop ${version}`);
+  });
+});
+
 describe('the compile cache the Dockerfile builds (cli/warm-compile-cache.js)', () => {
   it('lets an entrypoint load its compiled modules without compiling them', async () => {
     // Node's own trace of its compile cache: each module read from it is "accepted"; one missing is "not initialized".

@@ -45,13 +45,8 @@ const refOf = (ref: ConfigurationRef): { kind: WebhookConfigurationKind; name: s
 const configurationPath = (ref: ConfigurationRef): string => `${collectionPath(refOf(ref).kind)}/${encodeURIComponent(refOf(ref).name)}`;
 
 /** GETs a configuration; undefined when there is none of that kind and name. */
-export async function readWebhookConfiguration(client: KubeClient, ref: ConfigurationRef): Promise<WebhookConfiguration | undefined> {
-  try {
-    return await client.request<WebhookConfiguration>({ path: configurationPath(ref) });
-  } catch (error) {
-    if (isApiError(error, 404)) return undefined;
-    throw error;
-  }
+export function readWebhookConfiguration(client: KubeClient, ref: ConfigurationRef): Promise<WebhookConfiguration | undefined> {
+  return client.getIfExists<WebhookConfiguration>({ path: configurationPath(ref) });
 }
 
 export type InjectResult = 'updated' | 'unchanged' | 'not-found';

@@ -62,13 +62,8 @@ export function secretFromBundle(location: SecretLocation, bundle: CertificateBu
 const secretsPath = (namespace: string): string => `/api/v1/namespaces/${encodeURIComponent(namespace)}/secrets`;
 const secretPath = (location: SecretLocation): string => `${secretsPath(location.namespace)}/${encodeURIComponent(location.name)}`;
 
-export async function readCertificateSecret(client: KubeClient, location: SecretLocation): Promise<V1Secret | undefined> {
-  try {
-    return await client.request<V1Secret>({ path: secretPath(location) });
-  } catch (error) {
-    if (isApiError(error, 404)) return undefined;
-    throw error;
-  }
+export function readCertificateSecret(client: KubeClient, location: SecretLocation): Promise<V1Secret | undefined> {
+  return client.getIfExists<V1Secret>({ path: secretPath(location) });
 }
 
 export interface EnsureOptions {

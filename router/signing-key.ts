@@ -29,11 +29,10 @@ export function signingKeysFrom(secret: Pick<V1Secret, 'data'> | undefined, ref:
 export async function readSigningKeys(client: KubeClient, ref: SecretKeyRef): Promise<SigningKeys> {
   let secret: V1Secret | undefined;
   try {
-    secret = await client.request<V1Secret>({ method: 'GET', path: `/api/v1/namespaces/${encodeURIComponent(ref.namespace)}/secrets/${encodeURIComponent(ref.name)}` });
+    secret = await client.getIfExists<V1Secret>({ path: `/api/v1/namespaces/${encodeURIComponent(ref.namespace)}/secrets/${encodeURIComponent(ref.name)}` });
   } catch (error) {
-    if (isApiError(error, 404)) secret = undefined;
-    else if (isApiError(error, 403)) throw new SigningSecretError(`${describeRef(ref)}: the router may not read it (${error.message})`);
-    else throw error;
+    if (isApiError(error, 403)) throw new SigningSecretError(`${describeRef(ref)}: the router may not read it (${error.message})`);
+    throw error;
   }
   return signingKeysFrom(secret, ref);
 }

@@ -210,6 +210,16 @@ export class KubeClient {
     throw apiError(request, response, text);
   }
 
+  /** GETs one object; undefined when it does not exist (404), any other failure throws. */
+  async getIfExists<T>(request: Omit<KubeRequest, 'method' | 'body'>): Promise<T | undefined> {
+    try {
+      return await this.request<T>(request);
+    } catch (error) {
+      if (isApiError(error, 404)) return undefined;
+      throw error;
+    }
+  }
+
   /** Opens a streaming request (a watch); the caller reads and destroys the body. */
   async stream(request: KubeRequest): Promise<Readable> {
     const response = await this.#send(request, true);

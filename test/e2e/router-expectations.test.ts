@@ -6,9 +6,11 @@ import type { V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Informer } from '../../lib/kube/informer.ts';
 import { eventually } from '../cluster/eventually.ts';
-import { startLaggingProxy, type LaggingProxy } from './router-lagging-proxy.ts';
-import { installCrds, podSetLoop, routerHarness, watchPods, type RouterHarness } from './router-harness.ts';
+import { laggingPodSetSuite, type LaggingPodSetSuite } from './lagging-podset-suite.ts';
+import type { LaggingProxy } from './router-lagging-proxy.ts';
+import { podSetLoop, type RouterHarness } from './router-harness.ts';
 
+let suite: LaggingPodSetSuite;
 let h: RouterHarness;
 let ns: string;
 let pods: Informer<V1Pod>;
@@ -16,27 +18,17 @@ let url: string;
 let proxy: LaggingProxy;
 
 beforeAll(async () => {
-  h = await routerHarness('router-expectations');
-  ns = h.suite.namespace;
-  await installCrds(h.client, ['podsets.app.kubeloop.dev.yaml']);
+  suite = await laggingPodSetSuite('router-expectations', 1000);
+  ({ h, ns, pods, proxy } = suite);
   url = (await h.serve('podset')).url;
-  pods = await watchPods(h.client, ns);
-  proxy = await startLaggingProxy(h.suite.kubeConfig, 1000);
 });
 afterAll(async () => {
-  await pods?.stop();
-  await proxy?.close();
-  await h?.close();
+  await suite?.close();
 });
 
 describe('expectations', () => {
   it('never lets a watch see more pods than spec.replicas while a PodSet scales 1 -> 10 -> 1 -> 10', async () => {
-    const router = await h.router(
-      [
-        podSetLoop(ns, url),
-      ],
-      { kubeConfig: proxy.kubeConfig },
-    );
+    const router = await h.router([podSetLoop(ns, url)], { kubeConfig: proxy.kubeConfig });
     await router.waitForLoop('podset');
     const path = `/apis/app.kubeloop.dev/v1alpha1/namespaces/${ns}/podsets`;
     const ps = await h.client.request<{ metadata: { uid: string } }>({ method: 'POST', path, body: { apiVersion: 'app.kubeloop.dev/v1alpha1', kind: 'PodSet', metadata: { name: 'burst' }, spec: { replicas: 1 } } });

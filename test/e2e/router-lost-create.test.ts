@@ -6,36 +6,28 @@ import type { V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Informer } from '../../lib/kube/informer.ts';
 import { eventually } from '../cluster/eventually.ts';
-import { startLaggingProxy, type LaggingProxy } from './router-lagging-proxy.ts';
-import { installCrds, podSetLoop, routerHarness, watchPods, type RouterHarness } from './router-harness.ts';
+import { laggingPodSetSuite, type LaggingPodSetSuite } from './lagging-podset-suite.ts';
+import type { LaggingProxy } from './router-lagging-proxy.ts';
+import { podSetLoop, type RouterHarness } from './router-harness.ts';
 
+let suite: LaggingPodSetSuite;
 let h: RouterHarness;
 let ns: string;
 let pods: Informer<V1Pod>;
 let proxy: LaggingProxy;
 
 beforeAll(async () => {
-  h = await routerHarness('router-lost-create');
-  ns = h.suite.namespace;
-  await installCrds(h.client, ['podsets.app.kubeloop.dev.yaml']);
-  pods = await watchPods(h.client, ns);
-  proxy = await startLaggingProxy(h.suite.kubeConfig, 1000);
+  suite = await laggingPodSetSuite('router-lost-create', 1000);
+  ({ h, ns, pods, proxy } = suite);
 });
 afterAll(async () => {
-  await pods?.stop();
-  await proxy?.close();
-  await h?.close();
+  await suite?.close();
 });
 
 describe('a create whose answer is lost', () => {
   it('creates each pod of a PodSet once when the first pod POST answer breaks mid-body', async () => {
     const { url } = await h.serve('podset');
-    const router = await h.router(
-      [
-        podSetLoop(ns, url),
-      ],
-      { kubeConfig: proxy.kubeConfig },
-    );
+    const router = await h.router([podSetLoop(ns, url)], { kubeConfig: proxy.kubeConfig });
     await router.waitForLoop('podset');
     proxy.cutNext((method, path) => method === 'POST' && path.startsWith(`/api/v1/namespaces/${ns}/pods`));
     const ps = await h.client.request<{ metadata: { uid: string } }>({

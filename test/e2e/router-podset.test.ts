@@ -23,9 +23,7 @@ beforeAll(async () => {
   ns = h.suite.namespace;
   await installCrds(h.client, ['podsets.app.kubeloop.dev.yaml']);
   const fn = await h.serve('podset');
-  const router = await h.router([
-    podSetLoop(ns, fn.url),
-  ]);
+  const router = await h.router([podSetLoop(ns, fn.url)]);
   await router.waitForLoop('podset');
   pods = await watchPods(h.client, ns);
 });

@@ -30,9 +30,8 @@ export interface ChildCode {
   dispose(): Promise<void>;
 }
 
-type ChildEntry = 'router-bench-router' | 'function-bench-server';
-
 const CHILD_ENTRIES = ['router-bench-router', 'function-bench-server'] as const;
+type ChildEntry = (typeof CHILD_ENTRIES)[number];
 
 /**
  * Fills a V8 compile cache for the children as cli/warm-compile-cache.js does for the images: loads what the

@@ -48,13 +48,19 @@ export interface VersusRun {
   atPeak?: PeakMemory;
 }
 
+/** What a controller reports once the work is done. */
+interface ControllerCounts {
+  /** Writes that hit a conflict. */
+  conflicts: number;
+  /** Function calls answered (kubeloop only; 0 for Go). */
+  calls: number;
+  /** What the router's peak RSS was made of (kubeloop only). */
+  atPeak?: PeakMemory;
+}
+
 interface Controller {
   pid: number;
-  /** Writes that hit a conflict so far. */
-  conflicts(): Promise<number>;
-  /** Function calls answered so far (kubeloop only). */
-  calls?(): Promise<number>;
-  atPeak?(): Promise<PeakMemory>;
+  counts(): Promise<ControllerCounts>;
   stop(): Promise<void>;
 }
 
@@ -62,7 +68,7 @@ async function startController(s: VersusSettings, side: Side, namespace: string)
   if (side === 'go') {
     const go = spawnBaselineController(s.goBinary, { kubeconfigPath: s.kubeconfigPath, namespace, qps: s.qps, burst: s.qps * 2, workers: s.concurrency });
     await go.ready;
-    return { pid: go.pid, conflicts: async () => go.errors(), stop: () => go.stop() };
+    return { pid: go.pid, counts: async () => ({ conflicts: go.errors(), calls: 0 }), stop: () => go.stop() };
   }
   const loop: Loop = {
     apiVersion: 'kubeloop.dev/v1alpha1',
@@ -80,9 +86,10 @@ async function startController(s: VersusSettings, side: Side, namespace: string)
   const router = await spawnRouter(s.code, { kubeconfigPath: s.kubeconfigPath, loops: [loop], invoke: 'http', rateLimit: { qps: s.qps, burst: s.qps * 2 } });
   return {
     pid: router.pid,
-    conflicts: async () => (await router.stats()).counters['action patch/conflict'] ?? 0,
-    calls: async () => (await router.stats()).counters['calls 2xx'] ?? 0,
-    atPeak: async () => (await router.stats()).atPeak,
+    counts: async () => {
+      const { counters, atPeak } = await router.stats();
+      return { conflicts: counters['action patch/conflict'] ?? 0, calls: counters['calls 2xx'] ?? 0, atPeak };
+    },
     stop: () => router.stop(),
   };
 }
@@ -108,9 +115,7 @@ async function measure(s: VersusSettings, side: Side, work: Work, pods: number, 
   let after: ProcessReading;
   let fnAfter: ProcessReading;
   let idleRss = 0;
-  let conflicts = 0;
-  let calls = 0;
-  let atPeak: PeakMemory | undefined;
+  let counts: ControllerCounts;
   try {
     if (work === 'live') {
       before = await readProcess(controller.pid);
@@ -121,9 +126,7 @@ async function measure(s: VersusSettings, side: Side, work: Work, pods: number, 
     await until(`${pods} pods of ${namespace} labelled by ${side}`, 900_000, async () => seen.labelled.size >= pods, 20);
     after = await readProcess(controller.pid);
     fnAfter = await readProcess(s.functionPid);
-    conflicts = await controller.conflicts();
-    calls = (await controller.calls?.()) ?? 0;
-    atPeak = await controller.atPeak?.();
+    counts = await controller.counts();
   } finally {
     await controller.stop();
   }
@@ -141,9 +144,9 @@ async function measure(s: VersusSettings, side: Side, work: Work, pods: number, 
     functionCpuMs: side === 'kubeloop' ? fnAfter.cpuMs - fnBefore.cpuMs : 0,
     peakRss: after.peakRss,
     idleRss,
-    conflicts,
-    calls,
-    ...(atPeak ? { atPeak } : {}),
+    conflicts: counts.conflicts,
+    calls: counts.calls,
+    ...(counts.atPeak ? { atPeak: counts.atPeak } : {}),
   };
   console.error(`  ${side} ${work} ${pods}: all labelled in ${(run.totalMs / 1000).toFixed(2)} s, CPU ${((run.cpuMs + run.functionCpuMs) / 1000).toFixed(2)} s`);
   if (work === 'live') await s.client.request({ method: 'DELETE', path: `/apis/apps/v1/namespaces/${namespace}/replicasets/bench`, query: { propagationPolicy: 'Orphan' } });

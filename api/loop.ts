@@ -1,5 +1,5 @@
 // The Loop resource (loops.kubeloop.dev/v1alpha1): binds a watched kind and the kinds it owns to a function.
-// CRD: charts/kubeloop/charts/crds/crds/loops.kubeloop.dev.yaml. Validation into the router's config: router/loop-spec.ts.
+// CRD: charts/kubeloop/charts/crds/crds/loops.kubeloop.dev.yaml. Validation into the router's config: router/base/loop-spec.ts.
 import type { V1LabelSelector, V1ObjectMeta } from '@kubernetes/client-node';
 import type { Condition, KindRef } from './meta.ts';
 

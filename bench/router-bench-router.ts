@@ -6,9 +6,9 @@ import { loadFunction } from '../functions/registry.ts';
 import { validateReconcileResponse } from '../lib/contract/validate.ts';
 import { loadKubeConfig } from '../lib/kube/kube-config.ts';
 import { createLogger } from '../lib/observability/logger.ts';
-import type { FunctionInvoker } from '../router/dispatch.ts';
+import type { FunctionInvoker } from '../router/reconcile/dispatch.ts';
 import type { Loop } from '../api/loop.ts';
-import { DEFAULT_FUNCTION_URL_POLICY } from '../router/function-url-policy.ts';
+import { DEFAULT_FUNCTION_URL_POLICY } from '../router/base/function-url-policy.ts';
 import { startRouter } from '../router/start-router.ts';
 
 export interface RouterChildConfig {

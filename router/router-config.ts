@@ -7,9 +7,9 @@ import { parseAllDocuments } from 'yaml';
 import { pickSetting, settingBoolean, settingInteger, settingNumber } from '../lib/config/settings.ts';
 import { readServerSettings, SERVER_FLAG_OPTIONS, type ServerSettings } from '../lib/server/server-settings.ts';
 import type { Loop } from '../api/loop.ts';
-import { DEFAULT_FUNCTION_URL_POLICY, type FunctionUrlPolicy } from './function-url-policy.ts';
-import { DEFAULT_MAX_ACTIONS_PER_REPLY, DEFAULT_MAX_RESPONSE_BYTES } from './dispatch.ts';
-import { parseLoop } from './loop-spec.ts';
+import { DEFAULT_FUNCTION_URL_POLICY, type FunctionUrlPolicy } from './base/function-url-policy.ts';
+import { DEFAULT_MAX_ACTIONS_PER_REPLY, DEFAULT_MAX_RESPONSE_BYTES } from './reconcile/dispatch.ts';
+import { parseLoop } from './base/loop-spec.ts';
 
 /** The server settings are the ops server's (/healthz, /readyz, /metrics), read as function and webhook read theirs. */
 export interface RouterConfig extends ServerSettings {

@@ -4,7 +4,7 @@ import { createLogger } from '../../lib/observability/logger.ts';
 import { createServer, listen } from '../../lib/server/create-server.ts';
 import { closeOnSignals } from '../../lib/server/shutdown.ts';
 import { readRouterConfig, ROUTER_USAGE } from '../../router/router-config.ts';
-import { createRouterMetrics } from '../../router/router-metrics.ts';
+import { createRouterMetrics } from '../../router/base/router-metrics.ts';
 import { startRouter } from '../../router/start-router.ts';
 import { usageFailure } from '../command-args.ts';
 

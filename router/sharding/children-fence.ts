@@ -6,7 +6,7 @@ import type { KubeClient } from '../../lib/kube/kube-client.ts';
 import { controllerUid } from '../../lib/kube/object-meta.ts';
 import { CONTROLLER_UID_INDEX } from '../../lib/kube/object-store.ts';
 import { collectionPath, type ResourceInfo } from '../../lib/kube/resource-paths.ts';
-import type { StoreView } from '../informer-view.ts';
+import type { StoreView } from '../base/informer-view.ts';
 
 export interface ChildSource {
   resource: ResourceInfo;

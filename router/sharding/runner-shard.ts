@@ -4,8 +4,8 @@ import type { Logger } from 'pino';
 import type { KubeObject, Trigger } from '../../lib/contract/types.ts';
 import type { KubeClient } from '../../lib/kube/kube-client.ts';
 import { objectKey } from '../../lib/kube/object-meta.ts';
-import type { StoreView } from '../informer-view.ts';
-import type { LoopConfig } from '../loop-spec.ts';
+import type { StoreView } from '../base/informer-view.ts';
+import type { LoopConfig } from '../base/loop-spec.ts';
 import { ownersWithSettledChildren, type ChildSource } from './children-fence.ts';
 import type { ShardGate } from './shard-member.ts';
 

@@ -105,7 +105,7 @@ describe('pod-name-label through the router', () => {
   });
 
   it('re-labels a pod whose label another writer removes or changes right after the router wrote it', async () => {
-    // The router skips the call for the event its own patch caused (router/own-writes.ts); a change by
+    // The router skips the call for the event its own patch caused (router/reconcile/own-writes.ts); a change by
     // anyone else, even within milliseconds of that write, must still be reconciled.
     const skipsBefore = await counter('kubeloop_router_own_write_skips_total');
     const watched = await watchPods(h.client, ns);

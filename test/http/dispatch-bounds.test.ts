@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ReconcileRequest } from '../../lib/contract/types.ts';
 import { generateSigningSecret, parseSigningSecret, signatureHeaders } from '../../lib/signing/webhook-signature.ts';
-import { createHttpInvoker } from '../../router/dispatch.ts';
+import { createHttpInvoker } from '../../router/reconcile/dispatch.ts';
 
 const request = { apiVersion: 'kubeloop.dev/v1', kind: 'ReconcileRequest', loop: 'l', reconcileId: 'r1', trigger: { type: 'ADDED' }, object: { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: 'n' } }, children: {}, now: new Date().toISOString() } as ReconcileRequest;
 const MiB = 1024 * 1024;

@@ -1,0 +1,141 @@
+import { pino } from 'pino';
+import { describe, expect, it, vi } from 'vitest';
+import type { Action, KubeObject } from '../../lib/contract/types.ts';
+import type { ResourceDiscovery } from '../../lib/kube/discovery.ts';
+import { KubeApiError, type KubeClient, type KubeRequest } from '../../lib/kube/kube-client.ts';
+import type { ResourceInfo } from '../../lib/kube/resource-paths.ts';
+import { applyActions, type ApplyContext } from './apply-actions.ts';
+import type { EventRecorder } from './event-recorder.ts';
+import { Expectations } from './expectations.ts';
+import { parseLoop } from '../base/loop-spec.ts';
+import { createRouterMetrics } from '../base/router-metrics.ts';
+
+const pods: ResourceInfo = { group: '', version: 'v1', apiVersion: 'v1', kind: 'Pod', plural: 'pods', namespaced: true };
+const configMaps: ResourceInfo = { group: '', version: 'v1', apiVersion: 'v1', kind: 'ConfigMap', plural: 'configmaps', namespaced: true };
+const loop = parseLoop({
+  metadata: { name: 'cm' },
+  spec: {
+    for: { apiVersion: 'v1', kind: 'ConfigMap' },
+    owns: [{ apiVersion: 'v1', kind: 'Pod' }],
+    serviceAccount: { namespace: 'a', name: 'loop' },
+    function: { url: 'http://fn.a.svc/' },
+  },
+});
+const primary: KubeObject = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cm', namespace: 'a', uid: 'u-cm', resourceVersion: '1' } };
+
+function context(answer: (request: KubeRequest) => unknown = () => ({})) {
+  const resolve = vi.fn(async (apiVersion: string, kind: string) => {
+    const found = [pods, configMaps].find((r) => r.apiVersion === apiVersion && r.kind === kind);
+    if (!found) throw new Error(`discovery asked about ${kind} ${apiVersion}`);
+    return found;
+  });
+  const request = vi.fn(async (r: KubeRequest) => answer(r));
+  const record = vi.fn();
+  const ctx: ApplyContext = {
+    client: { request } as unknown as KubeClient,
+    discovery: { resolve } as unknown as ResourceDiscovery,
+    loop,
+    primary,
+    ownerKey: 'a/cm',
+    lookup: () => undefined,
+    expectations: new Expectations(60_000),
+    events: { record } as unknown as EventRecorder,
+    metrics: createRouterMetrics(),
+    logger: pino({ level: 'silent' }),
+  };
+  return { ctx, resolve, request, record };
+}
+
+describe('applyActions authority', () => {
+  it('refuses unknown and malformed apiVersions before any discovery lookup or API request', async () => {
+    const { ctx, resolve, request, record } = context();
+    const actions: Action[] = [
+      { op: 'create', object: { apiVersion: 'made.up.example.com/v1', kind: 'Widget', metadata: { name: 'w' } } },
+      { op: 'apply', object: { apiVersion: '../../../api/v1', kind: 'Pod', metadata: { name: 'p' } } },
+      { op: 'patch', target: { apiVersion: 'other.example.com/v7', kind: 'Pod', namespace: 'a', name: 'p' }, patch: [{ op: 'remove', path: '/x' }] },
+      { op: 'delete', target: { apiVersion: 'v2', kind: 'Secret', namespace: 'a', name: 's' } },
+    ];
+    expect(await applyActions(ctx, actions)).toEqual({ result: 'done', refused: 4 });
+    expect(resolve).not.toHaveBeenCalled();
+    expect(request).not.toHaveBeenCalled();
+    expect(record.mock.calls.map(([, e]) => (e as { reason: string }).reason)).toEqual(['ActionRefused', 'ActionRefused', 'ActionRefused', 'ActionRefused']);
+  });
+
+  it('reads a child the cache does not hold and refuses it when another controller owns it', async () => {
+    const theirs = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: 'a', ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'rs', uid: 'u-rs', controller: true }] } };
+    const { ctx, request } = context((r) => {
+      if (r.method === undefined || r.method === 'GET') return theirs;
+      throw new Error(`unexpected ${r.method} ${r.path}`);
+    });
+    const outcome = await applyActions(ctx, [{ op: 'delete', target: { apiVersion: 'v1', kind: 'Pod', namespace: 'a', name: 'p' } }]);
+    expect(outcome).toEqual({ result: 'done', refused: 1 });
+    expect(request.mock.calls.map(([r]) => `${r.method ?? 'GET'} ${r.path}`)).toEqual(['GET /api/v1/namespaces/a/pods/p']);
+  });
+
+  it('goes ahead when the live read finds nothing, and refuses when the ServiceAccount may not read it', async () => {
+    const notFound = new KubeApiError(404, 'NotFound', 'pods "p" not found', { method: 'GET', path: '/api/v1/namespaces/a/pods/p' });
+    const missing = context((r) => {
+      if (r.method === undefined) throw notFound;
+      return {};
+    });
+    expect(await applyActions(missing.ctx, [{ op: 'apply', object: { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p' } } }])).toEqual({ result: 'done', refused: 0 });
+    expect(missing.request.mock.calls.map(([r]) => r.method ?? 'GET')).toEqual(['GET', 'PATCH']);
+
+    const forbidden = new KubeApiError(403, 'Forbidden', 'cannot get pods', { method: 'GET', path: '/api/v1/namespaces/a/pods/p' });
+    const hidden = context(() => {
+      throw forbidden;
+    });
+    expect(await applyActions(hidden.ctx, [{ op: 'apply', object: { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p' } } }])).toEqual({ result: 'done', refused: 1 });
+    expect(hidden.record.mock.calls[0]?.[1]).toMatchObject({ reason: 'ActionRefused', message: expect.stringContaining('its ServiceAccount may not read it') });
+  });
+});
+
+describe('applyActions create with a lost answer', () => {
+  const create: Action = { op: 'create', object: { apiVersion: 'v1', kind: 'Pod', metadata: { generateName: 'cm-pod-' }, spec: { containers: [] } } };
+  const post = (r: KubeRequest) => r.method === 'POST' && r.path === '/api/v1/namespaces/a/pods';
+  const cut = () => Object.assign(new Error('other side closed'), { code: 'UND_ERR_SOCKET' });
+  const scripted = (...answers: Array<() => unknown>) => {
+    const c = context((r) => {
+      if (!post(r)) return {};
+      const next = answers.shift();
+      if (!next) throw new Error('no more answers');
+      return next();
+    });
+    const names = () => c.request.mock.calls.filter(([r]) => post(r)).map(([r]) => (r.body as KubeObject).metadata?.name);
+    return { ...c, names };
+  };
+  const alreadyExists = () => {
+    throw new KubeApiError(409, 'AlreadyExists', 'pods "x" already exists', { method: 'POST', path: '/api/v1/namespaces/a/pods' });
+  };
+  const forbidden = () => {
+    throw new KubeApiError(403, 'Forbidden', 'no', { method: 'POST', path: '/api/v1/namespaces/a/pods' });
+  };
+
+  it('sends it again under the same name: AlreadyExists is done, and the owner waits to see the pod', async () => {
+    const { ctx, names } = scripted(() => {
+      throw cut();
+    }, alreadyExists);
+    expect(await applyActions(ctx, [create])).toEqual({ result: 'done', refused: 0 });
+    const [first, second] = names();
+    expect(first).toMatch(/^cm-pod-[a-z0-9]{5}$/);
+    expect(second).toBe(first);
+    expect(ctx.expectations.satisfied('a/cm', () => undefined)).toBe(false);
+    expect(ctx.expectations.satisfied('a/cm', () => ({}))).toBe(true);
+  });
+
+  it('still expects the pod when an attempt may have landed and the next one fails for good', async () => {
+    const { ctx } = scripted(() => {
+      throw cut();
+    }, forbidden);
+    expect(await applyActions(ctx, [create])).toMatchObject({ result: 'failed', retryable: true });
+    expect(ctx.expectations.satisfied('a/cm', () => undefined)).toBe(false);
+  });
+
+  it('expects nothing when no attempt can have landed (refused connection, then a refusal)', async () => {
+    const { ctx } = scripted(() => {
+      throw Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:6443'), { code: 'ECONNREFUSED' });
+    }, forbidden);
+    expect(await applyActions(ctx, [create])).toMatchObject({ result: 'failed' });
+    expect(ctx.expectations.satisfied('a/cm', () => undefined)).toBe(true);
+  });
+});

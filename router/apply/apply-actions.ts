@@ -1,0 +1,353 @@
+// Apply: the one write path of the router. Turns a function's actions (and the router's own finalizer
+// writes) into API writes, in order, each checked against the Loop's authority. A conflict (failed
+// resourceVersion test, 409) stops the batch; the reconcile decision backs the key off and retries.
+import type { KubernetesObject } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+import type {
+  Action,
+  ApplyAction,
+  CreateAction,
+  DeleteAction,
+  JsonPatchOperation,
+  KubeObject,
+  ObjectTarget,
+  PatchAction,
+  StatusAction,
+} from '../../lib/contract/types.ts';
+import type { ResourceDiscovery } from '../../lib/kube/discovery.ts';
+import { isApiError, KubeApiError, type KubeClient } from '../../lib/kube/kube-client.ts';
+import { objectKey, refersTo } from '../../lib/kube/object-meta.ts';
+import { collectionPath, kindKey, objectPath, type ResourceInfo } from '../../lib/kube/resource-paths.ts';
+import { checkAuthority, checkKind, type AuthorityContext } from './authority.ts';
+import type { EventRecorder } from './event-recorder.ts';
+import { createOnce, UncertainCreateError, withConcreteName } from './create-child.ts';
+import type { Expectations } from './expectations.ts';
+import type { LoopConfig } from '../base/loop-spec.ts';
+import { prepareChild, retestResourceVersion, statusPatch, withResourceVersionTest } from './patch-building.ts';
+import { onlyBookkeepingChanged } from '../base/predicates.ts';
+import type { RouterMetrics } from '../base/router-metrics.ts';
+
+/** A write to the primary's metadata.finalizers: the router's own, never a function's. */
+export interface FinalizerAction {
+  op: 'finalizer';
+  patch: JsonPatchOperation[];
+}
+
+/** What applyActions writes: a function's actions plus the router's finalizer writes. */
+export type RouterAction = Action | FinalizerAction;
+
+export type ApplyOutcome =
+  /** primaryResourceVersion: what the last JSON patch of the primary produced, for OwnWrites. */
+  | { result: 'done'; refused: number; primaryResourceVersion?: string }
+  | { result: 'conflict'; message: string }
+  | { result: 'failed'; message: string; retryable: boolean };
+
+export interface ApplyContext {
+  client: KubeClient;
+  discovery: ResourceDiscovery;
+  loop: LoopConfig;
+  primary: KubeObject;
+  /** The primary's queue key, under which expectations are recorded. */
+  ownerKey: string;
+  lookup: AuthorityContext['lookup'];
+  expectations: Expectations;
+  events: EventRecorder;
+  metrics: RouterMetrics;
+  logger: Logger;
+}
+
+type ActionResult = 'applied' | 'skipped' | 'exists' | 'notfound' | 'refused';
+
+/**
+ * How long one create is sent again through a cut connection or a restarting API server: long enough for
+ * a resend after a cut, short beside the lease margin (a replica that lost the lease must stop writing
+ * before the standby starts); a longer outage leaves the child expected instead.
+ */
+const CREATE_RETRY_MS = 2000;
+
+/** What one batch wrote that the reconcile needs afterwards. */
+interface Written {
+  primaryResourceVersion?: string;
+}
+
+const JSON_PATCH = 'application/json-patch+json';
+const APPLY_PATCH = 'application/apply-patch+yaml';
+
+export async function applyActions(ctx: ApplyContext, actions: readonly RouterAction[]): Promise<ApplyOutcome> {
+  let refused = 0;
+  const written: Written = {};
+  for (const [index, action] of actions.entries()) {
+    let result: ActionResult;
+    try {
+      result = await applyOne(ctx, action, written);
+    } catch (error) {
+      const conflict = isConflict(error);
+      ctx.metrics.actions.inc({ loop: ctx.loop.name, op: action.op, result: conflict ? 'conflict' : 'error' });
+      const message = `action ${index} (${action.op}): ${error instanceof Error ? error.message : String(error)}`;
+      if (conflict) return { result: 'conflict', message };
+      return { result: 'failed', message, retryable: isRetryable(error) };
+    }
+    ctx.metrics.actions.inc({ loop: ctx.loop.name, op: action.op, result });
+    if (result === 'refused') refused += 1;
+  }
+  return { result: 'done', refused, ...written };
+}
+
+/** Server trouble, throttling and a missing object may clear up; a 4xx about the write itself will not. */
+function isRetryable(error: unknown): boolean {
+  return !(error instanceof KubeApiError) || error.statusCode >= 500 || error.statusCode === 429 || error.statusCode === 404;
+}
+
+/** The object changed since the function saw it: a JSON patch's resourceVersion test failed. */
+export class StaleWriteError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'StaleWriteError';
+  }
+}
+
+/** A 409 (other than AlreadyExists) or a failed resourceVersion test. */
+export function isConflict(error: unknown): boolean {
+  if (error instanceof StaleWriteError) return true;
+  return error instanceof KubeApiError && error.statusCode === 409 && error.reason !== 'AlreadyExists';
+}
+
+/**
+ * Sends a JSON patch. The API server answers a failed `test` with the same bare 422 Invalid as any other
+ * bad patch. When the patch tests the resourceVersion, a 422 is a stale write if the watch cache already
+ * holds a newer version (the usual case: the change that beat us was watched before our answer came
+ * back); otherwise the live object is read once to tell a stale write from an invalid patch.
+ */
+export async function sendJsonPatch(
+  client: KubeClient,
+  path: string,
+  patch: JsonPatchOperation[],
+  cachedResourceVersion: () => string | undefined = () => undefined,
+): Promise<KubernetesObject> {
+  try {
+    return await client.request<KubernetesObject>({ method: 'PATCH', path, contentType: JSON_PATCH, body: patch });
+  } catch (error) {
+    const tested = patch.find((op) => op.op === 'test' && op.path === '/metadata/resourceVersion') as { value?: unknown } | undefined;
+    if (!isApiError(error, 422) || !tested) throw error;
+    const stale = (current: string | undefined) =>
+      new StaleWriteError(`${path}: changed since it was read (resourceVersion ${String(tested.value)} -> ${current})`);
+    const cached = cachedResourceVersion();
+    if (cached !== undefined && cached !== tested.value) throw stale(cached);
+    const live = await client.request<KubernetesObject>({ path: path.replace(/\/status$/, '') }).catch(() => undefined);
+    if (live && live.metadata?.resourceVersion !== tested.value) throw stale(live.metadata?.resourceVersion);
+    throw error;
+  }
+}
+
+function applyOne(ctx: ApplyContext, action: RouterAction, written: Written): Promise<ActionResult> {
+  switch (action.op) {
+    case 'event':
+      ctx.events.record(ctx.primary, { type: action.type, reason: action.reason, message: action.message });
+      return Promise.resolve('applied');
+    case 'status':
+      return applyStatus(ctx, action);
+    case 'finalizer':
+      return applyFinalizer(ctx, action);
+    case 'patch':
+      return applyPatch(ctx, action, written);
+    case 'create':
+      return applyCreate(ctx, action);
+    case 'apply':
+      return applyServerSide(ctx, action);
+    case 'delete':
+      return applyDelete(ctx, action);
+  }
+}
+
+async function applyStatus(ctx: ApplyContext, action: StatusAction): Promise<ActionResult> {
+  const patch = statusPatch(ctx.primary, action.status);
+  if (!patch) return 'skipped';
+  return patchPrimary(ctx, patch, 'status');
+}
+
+function applyFinalizer(ctx: ApplyContext, action: FinalizerAction): Promise<ActionResult> {
+  return patchPrimary(ctx, action.patch);
+}
+
+/** A JSON patch to the primary (or its status); a primary that is gone has nothing left to write. */
+async function patchPrimary(ctx: ApplyContext, patch: JsonPatchOperation[], subresource?: 'status'): Promise<ActionResult> {
+  const { primary } = ctx;
+  const resource = await ctx.discovery.resolve(primary.apiVersion ?? '', primary.kind ?? '');
+  try {
+    await sendPatch(ctx, resource, targetOf(primary, resource, primary), patch, subresource);
+  } catch (error) {
+    // A 404 for the object itself, not for a resource the server does not serve.
+    if (isApiError(error, 404) && error.reason === 'NotFound' && !/the server could not find the requested resource/.test(error.message)) return 'notfound';
+    throw error;
+  }
+  return 'applied';
+}
+
+async function applyPatch(ctx: ApplyContext, action: PatchAction, written: Written): Promise<ActionResult> {
+  if (!kindAllowed(ctx, action, action.target.apiVersion, action.target.kind)) return 'refused';
+  const resource = await ctx.discovery.resolve(action.target.apiVersion, action.target.kind);
+  const target: ObjectTarget = { ...action.target, namespace: namespaceFor(resource, action.target.namespace, ctx.primary) };
+  if (!(await authorised(ctx, action, target, resource))) return 'refused';
+  // The resourceVersion test holds the object as the function saw it: the primary of the request, or the cached child.
+  const isPrimary = refersTo(target, ctx.primary);
+  const seen = isPrimary ? ctx.primary : lookupTarget(ctx, target);
+  try {
+    let after: KubernetesObject;
+    try {
+      after = await sendPatch(ctx, resource, target, withResourceVersionTest(action.patch, seen?.metadata?.resourceVersion));
+    } catch (error) {
+      // A metadata-only Loop's primary moved only in what its function never sees (a status write made
+      // a new resourceVersion): the answer still holds, so send it again against that version.
+      const now = lookupTarget(ctx, target);
+      const rebase =
+        error instanceof StaleWriteError && isPrimary && ctx.loop.metadataOnly && now && now.metadata?.resourceVersion !== seen?.metadata?.resourceVersion && onlyBookkeepingChanged(ctx.primary, now);
+      if (!rebase) throw error;
+      const retested = retestResourceVersion(action.patch, seen?.metadata?.resourceVersion, now.metadata?.resourceVersion);
+      after = await sendPatch(ctx, resource, target, withResourceVersionTest(retested, now.metadata?.resourceVersion));
+    }
+    if (isPrimary) written.primaryResourceVersion = after.metadata?.resourceVersion;
+  } catch (error) {
+    if (isApiError(error, 404)) return 'notfound';
+    throw error;
+  }
+  return 'applied';
+}
+
+/** Sends a JSON patch to a target; a failed resourceVersion test is checked against the cached version. */
+function sendPatch(ctx: ApplyContext, resource: ResourceInfo, target: ObjectTarget, patch: JsonPatchOperation[], subresource?: 'status'): Promise<KubernetesObject> {
+  const cachedResourceVersion = () => lookupTarget(ctx, target)?.metadata?.resourceVersion;
+  return sendJsonPatch(ctx.client, objectPath(resource, target.name, target.namespace, subresource), patch, cachedResourceVersion);
+}
+
+async function applyCreate(ctx: ApplyContext, action: CreateAction): Promise<ActionResult> {
+  if (!kindAllowed(ctx, action, action.object.apiVersion, action.object.kind)) return 'refused';
+  const resource = await ctx.discovery.resolve(action.object.apiVersion ?? '', action.object.kind ?? '');
+  const object = withConcreteName(prepareChild(action.object, ctx.primary, resource.namespaced));
+  if (!(await authorised(ctx, { ...action, object }, targetOf(object, resource, ctx.primary), resource))) return 'refused';
+  try {
+    const outcome = await createOnce(ctx.client, collectionPath(resource, namespaceOf(object, resource)), object, CREATE_RETRY_MS);
+    // An existing name means an earlier attempt got through: done, and the owner waits to see it all the same.
+    expectCreated(ctx, resource, outcome.result === 'created' ? outcome.object : object);
+    if (outcome.result === 'exists') return 'exists';
+  } catch (error) {
+    if (error instanceof UncertainCreateError) expectCreated(ctx, resource, object);
+    throw error;
+  }
+  return 'applied';
+}
+
+/** Server-side apply, forced, as the Loop's field manager; the primary itself is applied as given. */
+async function applyServerSide(ctx: ApplyContext, action: ApplyAction): Promise<ActionResult> {
+  if (!kindAllowed(ctx, action, action.object.apiVersion, action.object.kind)) return 'refused';
+  const resource = await ctx.discovery.resolve(action.object.apiVersion ?? '', action.object.kind ?? '');
+  const isPrimary = refersTo(targetOf(action.object, resource, ctx.primary), ctx.primary);
+  const object = isPrimary ? action.object : prepareChild(action.object, ctx.primary, resource.namespaced);
+  if (!(await authorised(ctx, { ...action, object }, targetOf(object, resource, ctx.primary), resource))) return 'refused';
+  const name = object.metadata?.name;
+  if (!name) throw new Error('apply needs metadata.name');
+  const applied = await ctx.client.request<KubeObject>({
+    method: 'PATCH',
+    path: objectPath(resource, name, namespaceOf(object, resource)),
+    query: { fieldManager: ctx.loop.fieldManager, force: true },
+    contentType: APPLY_PATCH,
+    body: object,
+  });
+  if (!isPrimary) expectCreated(ctx, resource, applied);
+  return 'applied';
+}
+
+async function applyDelete(ctx: ApplyContext, action: DeleteAction): Promise<ActionResult> {
+  if (!kindAllowed(ctx, action, action.target.apiVersion, action.target.kind)) return 'refused';
+  const resource = await ctx.discovery.resolve(action.target.apiVersion, action.target.kind);
+  const target: ObjectTarget = { ...action.target, namespace: namespaceFor(resource, action.target.namespace, ctx.primary) };
+  if (!(await authorised(ctx, action, target, resource))) return 'refused';
+  const cached = lookupTarget(ctx, target);
+  try {
+    await ctx.client.request({
+      method: 'DELETE',
+      path: objectPath(resource, target.name, target.namespace),
+      body: { apiVersion: 'v1', kind: 'DeleteOptions', propagationPolicy: 'Background', ...(action.preconditions ? { preconditions: action.preconditions } : {}) },
+    });
+  } catch (error) {
+    if (isApiError(error, 404)) return 'notfound';
+    throw error;
+  }
+  if (isOwnedKind(ctx.loop, resource)) {
+    const uid = action.preconditions?.uid ?? cached?.metadata?.uid;
+    ctx.expectations.expectDelete(ctx.ownerKey, { kind: kindKey(resource.apiVersion, resource.kind), key: objectKey(target), ...(uid ? { uid } : {}) });
+  }
+  return 'applied';
+}
+
+/** The owner waits for the watch to show a child it created (Expectations). */
+function expectCreated(ctx: ApplyContext, resource: ResourceInfo, child: KubeObject): void {
+  if (!isOwnedKind(ctx.loop, resource)) return;
+  ctx.expectations.expectCreate(ctx.ownerKey, { kind: kindKey(resource.apiVersion, resource.kind), key: objectKey(child.metadata) });
+}
+
+function isOwnedKind(loop: LoopConfig, resource: ResourceInfo): boolean {
+  return loop.owns.some((o) => o.apiVersion === resource.apiVersion && o.kind === resource.kind);
+}
+
+function lookupTarget(ctx: ApplyContext, target: ObjectTarget): KubernetesObject | undefined {
+  return ctx.lookup(target.apiVersion, target.kind, target.namespace, target.name);
+}
+
+function namespaceFor(resource: ResourceInfo, namespace: string | undefined, primary: KubernetesObject): string | undefined {
+  if (!resource.namespaced) return undefined;
+  return namespace ?? primary.metadata?.namespace;
+}
+
+function namespaceOf(object: KubeObject, resource: ResourceInfo): string | undefined {
+  return resource.namespaced ? object.metadata?.namespace : undefined;
+}
+
+function targetOf(object: KubeObject, resource: ResourceInfo, primary: KubernetesObject): ObjectTarget {
+  return {
+    apiVersion: object.apiVersion ?? '',
+    kind: object.kind ?? '',
+    namespace: namespaceFor(resource, object.metadata?.namespace, primary),
+    name: object.metadata?.name ?? '',
+  };
+}
+
+/** The kind check, before discovery: a reply naming other kinds or bad apiVersions causes no lookups. */
+function kindAllowed(ctx: ApplyContext, action: Action, apiVersion: string | undefined, kind: string | undefined): boolean {
+  const verdict = checkKind(ctx.loop, action.op, apiVersion, kind);
+  if (verdict.allowed) return true;
+  refuse(ctx, action, { apiVersion, kind }, verdict.reason);
+  return false;
+}
+
+/**
+ * The full authority check. A named target the cache does not hold is read live (as the Loop's
+ * ServiceAccount): an object the router has not seen is never assumed to be free to take.
+ */
+async function authorised(ctx: ApplyContext, action: Action, target: ObjectTarget, resource: ResourceInfo): Promise<boolean> {
+  const checked: Action = action.op === 'patch' || action.op === 'delete' ? { ...action, target } : action;
+  let current: KubernetesObject | undefined;
+  if (action.op !== 'create' && target.name !== '' && !refersTo(target, ctx.primary)) {
+    current = lookupTarget(ctx, target);
+    if (!current) {
+      try {
+        current = await ctx.client.request<KubernetesObject>({ path: objectPath(resource, target.name, target.namespace) });
+      } catch (error) {
+        if (isApiError(error, 403)) {
+          refuse(ctx, action, target, `Loop ${ctx.loop.name} may not ${action.op} ${target.kind} ${target.namespace ? `${target.namespace}/` : ''}${target.name}: its ServiceAccount may not read it`);
+          return false;
+        }
+        if (!isApiError(error, 404)) throw error;
+      }
+    }
+  }
+  const verdict = checkAuthority({ loop: ctx.loop, primary: ctx.primary, lookup: () => current }, checked);
+  if (verdict.allowed) return true;
+  refuse(ctx, action, target, verdict.reason);
+  return false;
+}
+
+function refuse(ctx: ApplyContext, action: Action, target: Partial<ObjectTarget>, reason: string): void {
+  ctx.metrics.refusals.inc({ loop: ctx.loop.name });
+  ctx.logger.warn({ op: action.op, target }, reason);
+  ctx.events.record(ctx.primary, { type: 'Warning', reason: 'ActionRefused', message: reason });
+}

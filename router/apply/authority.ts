@@ -1,0 +1,102 @@
+// Least authority: an action may only touch the primary and objects of the Loop's owned kinds in the
+// primary's namespace, and an owned object only when it is not controlled by something else. The kind is
+// checked first (checkKind), before the router looks anything up, so a reply cannot make it discover kinds.
+import type { KubernetesObject } from '@kubernetes/client-node';
+import type { Action, ObjectTarget } from '../../lib/contract/types.ts';
+import { controllerUid, refersTo } from '../../lib/kube/object-meta.ts';
+import type { LoopConfig } from '../base/loop-spec.ts';
+
+export type AuthorityVerdict = { allowed: true } | { allowed: false; reason: string };
+
+export interface AuthorityContext {
+  loop: Pick<LoopConfig, 'name' | 'for' | 'owns'>;
+  primary: KubernetesObject;
+  /**
+   * The target's current state: from the router's cache, or read live on a cache miss (a child outside the
+   * Loop's namespaces, one the watch has not shown yet); undefined only when the object does not exist.
+   */
+  lookup: (apiVersion: string, kind: string, namespace: string | undefined, name: string) => KubernetesObject | undefined;
+}
+
+function describe(t: { apiVersion?: string; kind?: string; namespace?: string; name?: string }): string {
+  return `${t.kind ?? '?'} ${t.apiVersion ?? '?'} ${t.namespace ? `${t.namespace}/` : ''}${t.name ?? '(generated name)'}`;
+}
+
+function isPrimary(ctx: AuthorityContext, t: Partial<ObjectTarget>): boolean {
+  return refersTo(t, ctx.primary);
+}
+
+function isOwnedKind(ctx: AuthorityContext, apiVersion: string | undefined, kind: string | undefined): boolean {
+  return ctx.loop.owns.some((o) => o.apiVersion === apiVersion && o.kind === kind);
+}
+
+function inPrimaryNamespace(ctx: AuthorityContext, namespace: string | undefined): boolean {
+  const primaryNamespace = ctx.primary.metadata?.namespace;
+  // A cluster-scoped primary may own objects in any namespace; a namespaced one only in its own.
+  return primaryNamespace === undefined || namespace === primaryNamespace;
+}
+
+const API_VERSION = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?v[1-9][0-9]*((alpha|beta)[1-9][0-9]*)?$/;
+
+/** "v1", "apps/v1", "app.kubeloop.dev/v1alpha1": a group (DNS subdomain) and a Kubernetes version. */
+export function isValidApiVersion(apiVersion: string): boolean {
+  return apiVersion.length <= 253 + 20 && API_VERSION.test(apiVersion);
+}
+
+/**
+ * The first check, before any lookup: the apiVersion is well-formed and the kind is the primary's or an
+ * owned one. Only kinds the Loop names (and the router resolved when the Loop started) get any further.
+ */
+export function checkKind(loop: AuthorityContext['loop'], op: Action['op'], apiVersion: string | undefined, kind: string | undefined): AuthorityVerdict {
+  if (typeof apiVersion !== 'string' || !isValidApiVersion(apiVersion)) {
+    return { allowed: false, reason: `Loop ${loop.name} may not ${op} ${String(kind)} ${JSON.stringify(apiVersion)}: not a valid apiVersion` };
+  }
+  const known = (loop.for.apiVersion === apiVersion && loop.for.kind === kind) || loop.owns.some((o) => o.apiVersion === apiVersion && o.kind === kind);
+  if (!known) return { allowed: false, reason: `Loop ${loop.name} may not ${op} ${String(kind)} ${apiVersion}: neither the primary kind nor an owned kind` };
+  return { allowed: true };
+}
+
+/**
+ * Checks one action. Create/apply objects must already carry their namespace (the router fills in the
+ * primary's namespace before checking) and must not name a different controller.
+ */
+export function checkAuthority(ctx: AuthorityContext, action: Action): AuthorityVerdict {
+  const loopName = ctx.loop.name;
+  const refuse = (what: string): AuthorityVerdict => ({ allowed: false, reason: `Loop ${loopName} may not ${what}` });
+  switch (action.op) {
+    case 'status':
+    case 'event':
+      return { allowed: true };
+    case 'patch':
+    case 'delete': {
+      const t = action.target;
+      if (isPrimary(ctx, t)) return { allowed: true };
+      if (!isOwnedKind(ctx, t.apiVersion, t.kind)) return refuse(`${action.op} ${describe(t)}: not the primary and not an owned kind`);
+      if (!inPrimaryNamespace(ctx, t.namespace)) return refuse(`${action.op} ${describe(t)}: outside the primary's namespace`);
+      const cached = ctx.lookup(t.apiVersion, t.kind, t.namespace, t.name);
+      const owner = controllerUid(cached);
+      if (cached && owner !== ctx.primary.metadata?.uid) {
+        return refuse(`${action.op} ${describe(t)}: it is not controlled by the primary`);
+      }
+      return { allowed: true };
+    }
+    case 'create':
+    case 'apply': {
+      const o = action.object;
+      const target = { apiVersion: o.apiVersion, kind: o.kind, namespace: o.metadata?.namespace, name: o.metadata?.name };
+      if (action.op === 'apply' && isPrimary(ctx, target)) return { allowed: true };
+      if (!isOwnedKind(ctx, o.apiVersion, o.kind)) return refuse(`${action.op} ${describe(target)}: not an owned kind`);
+      if (!inPrimaryNamespace(ctx, target.namespace)) return refuse(`${action.op} ${describe(target)}: outside the primary's namespace`);
+      const owner = controllerUid(o);
+      if (owner !== undefined && owner !== ctx.primary.metadata?.uid) {
+        return refuse(`${action.op} ${describe(target)}: it names another controller`);
+      }
+      if (action.op === 'apply' && target.name) {
+        const cached = ctx.lookup(o.apiVersion ?? '', o.kind ?? '', target.namespace, target.name);
+        const cachedOwner = controllerUid(cached);
+        if (cached && cachedOwner !== ctx.primary.metadata?.uid) return refuse(`apply ${describe(target)}: it is not controlled by the primary`);
+      }
+      return { allowed: true };
+    }
+  }
+}

@@ -1,0 +1,169 @@
+// The router's Prometheus metrics: controller-runtime's and client-go's names, types, labels and buckets
+// where they mean the same (docs/metrics.md), kubeloop_router_* for the rest; label sets are bounded.
+import { counter, createMetricsRegistry, exponentialBuckets, gauge, Gauge, Histogram, latencyHistogram, type Registry } from '../../lib/observability/metrics.ts';
+import type { KubeRequestSample } from '../../lib/kube/kube-client.ts';
+import type { QueueStep } from '../reconcile/reconcile-decision.ts';
+
+export type RouterMetrics = ReturnType<typeof createRouterMetrics>;
+
+/** client-go's workqueue buckets: prometheus.ExponentialBuckets(10e-9, 10, 12), 10 ns to 1000 s. */
+export const WORKQUEUE_BUCKETS = exponentialBuckets(10e-9, 10, 12);
+/** controller_runtime_reconcile_time_seconds' buckets (controller-runtime v0.25). */
+export const RECONCILE_TIME_BUCKETS = [
+  0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0,
+  1.25, 1.5, 1.75, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5, 6, 7, 8, 9, 10, 15, 20, 25, 30, 40, 50, 60,
+];
+/** rest_client_request_duration_seconds' buckets (controller-runtime's client-go adapter). */
+export const REST_CLIENT_BUCKETS = [0.005, 0.025, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 15.0, 30.0, 60.0];
+
+/** What a Loop's queue shows at scrape time: read then, so the hot path never updates these gauges. */
+export interface QueueProbe {
+  depth(): number;
+  activeWorkers(): number;
+  /** Start times (performance.now() ms) of the keys being processed. */
+  processingSince(): Iterable<number>;
+}
+
+type LoopLabels = 'name' | 'controller';
+
+function histogram<L extends string>(registry: Registry, name: string, help: string, labelNames: readonly L[], buckets: number[]): Histogram<L> {
+  return new Histogram<L>({ name, help, labelNames, buckets, registers: [registry] });
+}
+
+/** A gauge whose values are computed from the registered queue probes at each scrape. */
+function probedGauge<L extends string>(registry: Registry, probes: Map<string, QueueProbe>, name: string, help: string, labelNames: readonly L[], value: (probe: QueueProbe, now: number) => number, labels: (loop: string) => Record<L, string>): Gauge<L> {
+  return new Gauge<L>({
+    name,
+    help,
+    labelNames,
+    registers: [registry],
+    collect() {
+      this.reset();
+      const now = performance.now();
+      for (const [loop, probe] of probes) this.set(labels(loop), value(probe, now));
+    },
+  });
+}
+
+function unfinishedSeconds(probe: QueueProbe, now: number): number {
+  let total = 0;
+  for (const since of probe.processingSince()) total += now - since;
+  return total / 1000;
+}
+
+function longestRunningSeconds(probe: QueueProbe, now: number): number {
+  let oldest = now;
+  for (const since of probe.processingSince()) oldest = Math.min(oldest, since);
+  return (now - oldest) / 1000;
+}
+
+export function createRouterMetrics(registry: Registry = createMetricsRegistry({ defaultLabels: { component: 'router' } })) {
+  const probes = new Map<string, QueueProbe>();
+  const queueLabels = (loop: string) => ({ name: loop, controller: loop });
+  const controllerLabels = (loop: string) => ({ controller: loop });
+  const queueGauge = (name: string, help: string, value: (probe: QueueProbe, now: number) => number) =>
+    probedGauge<LoopLabels>(registry, probes, name, help, ['name', 'controller'], value, queueLabels);
+  return {
+    registry,
+    // client-go / controller-runtime workqueue metrics, one queue per Loop (name = controller = the Loop).
+    queueDepth: queueGauge('workqueue_depth', 'Current depth of workqueue', (p) => p.depth()),
+    unfinishedWork: queueGauge('workqueue_unfinished_work_seconds', 'How many seconds of work has been done that is in progress and hasn\'t been observed by work_duration. Large values indicate stuck threads. One can deduce the number of stuck threads by observing the rate at which this increases.', unfinishedSeconds),
+    longestRunning: queueGauge('workqueue_longest_running_processor_seconds', 'How many seconds has the longest running processor for workqueue been running.', longestRunningSeconds),
+    queueAdds: counter<LoopLabels>(registry, 'workqueue_adds_total', 'Total number of adds handled by workqueue', ['name', 'controller']),
+    queueRetries: counter<LoopLabels>(registry, 'workqueue_retries_total', 'Total number of items added to the workqueue with a non-zero delay (rate-limited requeues, explicit RequeueAfter or AddAfter calls)', ['name', 'controller']),
+    queueWait: histogram<LoopLabels>(registry, 'workqueue_queue_duration_seconds', 'How long in seconds an item stays in workqueue before being requested', ['name', 'controller'], WORKQUEUE_BUCKETS),
+    workDuration: histogram<LoopLabels>(registry, 'workqueue_work_duration_seconds', 'How long in seconds processing an item from workqueue takes.', ['name', 'controller'], WORKQUEUE_BUCKETS),
+    // controller-runtime's controller metrics (controller = the Loop).
+    reconcileTotal: counter<'controller' | 'result'>(registry, 'controller_runtime_reconcile_total', 'Total number of reconciliations per controller', ['controller', 'result']),
+    reconcileErrors: counter<'controller'>(registry, 'controller_runtime_reconcile_errors_total', 'Total number of reconciliation errors per controller', ['controller']),
+    reconcileTime: histogram<'controller'>(registry, 'controller_runtime_reconcile_time_seconds', 'Length of time per reconciliation per controller', ['controller'], RECONCILE_TIME_BUCKETS),
+    maxConcurrentReconciles: gauge<'controller'>(registry, 'controller_runtime_max_concurrent_reconciles', 'Maximum number of concurrent reconciles per controller', ['controller']),
+    activeWorkers: probedGauge<'controller'>(registry, probes, 'controller_runtime_active_workers', 'Number of currently used workers per controller', ['controller'], (p) => p.activeWorkers(), controllerLabels),
+    // client-go's REST client metrics for every API request the router makes.
+    restRequests: counter<'code' | 'method' | 'host'>(registry, 'rest_client_requests_total', 'Number of HTTP requests, partitioned by status code, method, and host.', ['code', 'method', 'host']),
+    restLatency: histogram<'verb' | 'host'>(registry, 'rest_client_request_duration_seconds', 'Request latency in seconds. Broken down by verb and host.', ['verb', 'host'], REST_CLIENT_BUCKETS),
+    leader: gauge<'name'>(registry, 'leader_election_master_status', 'Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master. \'name\' is the string used to identify the lease. Please make sure to group by name.', ['name']),
+    // kubeloop's own: no controller-runtime equivalent.
+    loopCondition: gauge<'loop' | 'type' | 'status'>(registry, 'kubeloop_loop_condition', 'A Loop\'s status conditions: 1 for the condition\'s current status, 0 for the others', ['loop', 'type', 'status']),
+    reconcileDuration: latencyHistogram(registry, 'kubeloop_router_reconcile_duration_seconds', 'One reconcile: call plus applying actions, by outcome (sub-millisecond buckets)', ['loop', 'result']),
+    functionCalls: counter(registry, 'kubeloop_router_function_calls_total', 'Function calls by HTTP status class or failure', ['loop', 'code']),
+    ownWriteSkips: counter(registry, 'kubeloop_router_own_write_skips_total', 'Calls not made: the event was exactly the result of the router\'s own patch', ['loop']),
+    conflictReplays: counter(registry, 'kubeloop_router_conflict_replays_total', 'Calls not made: an answer whose write conflicted was applied again to a primary changed only in resourceVersion/managedFields', ['loop']),
+    functionLatency: latencyHistogram(registry, 'kubeloop_router_function_call_seconds', 'Function call round trip', ['loop']),
+    actions: counter(registry, 'kubeloop_router_actions_total', 'Actions applied, by op and result', ['loop', 'op', 'result']),
+    refusals: counter(registry, 'kubeloop_router_authority_refusals_total', 'Actions refused for touching objects outside the Loop', ['loop']),
+    watchRestarts: counter(registry, 'kubeloop_router_watch_restarts_total', 'Informer restarts, by reason', ['resource', 'reason']),
+    watchedObjects: gauge(registry, 'kubeloop_router_watched_objects', 'Objects in the informer caches', ['resource']),
+    /** Shows a Loop's queue in the workqueue and worker gauges until the returned function is called. */
+    watchQueue(loop: string, probe: QueueProbe, maxConcurrency: number): () => void {
+      probes.set(loop, probe);
+      this.maxConcurrentReconciles.set({ controller: loop }, maxConcurrency);
+      // Zero every result up front, as controller-runtime does, so rate() sees the first error.
+      for (const result of RECONCILE_RESULTS) this.reconcileTotal.inc({ controller: loop, result }, 0);
+      this.reconcileErrors.inc({ controller: loop }, 0);
+      return () => {
+        if (probes.get(loop) === probe) probes.delete(loop);
+        this.maxConcurrentReconciles.remove({ controller: loop });
+      };
+    },
+    /** Records one Loop's Ready condition (status True or False). */
+    setLoopReady(loop: string, ready: boolean): void {
+      this.loopCondition.set({ loop, type: 'Ready', status: 'True' }, ready ? 1 : 0);
+      this.loopCondition.set({ loop, type: 'Ready', status: 'False' }, ready ? 0 : 1);
+    },
+    forgetLoop(loop: string): void {
+      for (const status of ['True', 'False']) this.loopCondition.remove({ loop, type: 'Ready', status });
+    },
+  };
+}
+
+/** One Loop's hot-path metrics, bound to its labels once: no label hashing or allocation per key. */
+export function loopMetrics(metrics: RouterMetrics, loop: string) {
+  const queue = { name: loop, controller: loop };
+  return {
+    adds: metrics.queueAdds.labels(queue),
+    retries: metrics.queueRetries.labels(queue),
+    queueWait: metrics.queueWait.labels(queue),
+    workDuration: metrics.workDuration.labels(queue),
+    reconcileTime: metrics.reconcileTime.labels({ controller: loop }),
+    errors: metrics.reconcileErrors.labels({ controller: loop }),
+    results: Object.fromEntries(RECONCILE_RESULTS.map((result) => [result, metrics.reconcileTotal.labels({ controller: loop, result })])) as Record<ReconcileResult, ReturnType<RouterMetrics['reconcileTotal']['labels']>>,
+  };
+}
+export type LoopMetrics = ReturnType<typeof loopMetrics>;
+
+/** controller-runtime's `result` label values. */
+export const RECONCILE_RESULTS = ['success', 'error', 'requeue', 'requeue_after'] as const;
+export type ReconcileResult = (typeof RECONCILE_RESULTS)[number];
+
+/** A queue step as controller-runtime labels the reconcile that led to it: backoff is an error, a delay a requeue_after. */
+export function reconcileResult(step: QueueStep): ReconcileResult {
+  switch (step.kind) {
+    case 'backoff':
+      return 'error';
+    case 'requeue-after':
+    case 'forget-and-requeue-after':
+      return 'requeue_after';
+    case 'forget':
+    case 'wait':
+      return 'success';
+  }
+}
+
+/** Feeds rest_client_requests_total and rest_client_request_duration_seconds from a KubeClient. */
+export function restClientObserver(metrics: RouterMetrics): (sample: KubeRequestSample) => void {
+  return (sample) => {
+    metrics.restRequests.inc({ code: sample.code, method: sample.method, host: sample.host });
+    metrics.restLatency.observe({ verb: sample.method, host: sample.host }, sample.seconds);
+  };
+}
+
+/** "2xx", "4xx", "429", "5xx", "timeout", "unreachable", "invalid": bounded, unlike raw status codes. */
+export function callCode(kind: string, status: number | undefined, reason?: string): string {
+  if (kind === 'throttled') return '429';
+  if (reason === 'Timeout') return 'timeout';
+  if (reason === 'Unreachable') return 'unreachable';
+  if (reason === 'InvalidResponse') return 'invalid';
+  if (status === undefined) return 'error';
+  return `${Math.floor(status / 100)}xx`;
+}

@@ -1,0 +1,226 @@
+// The per-Loop work queue: one entry per primary key, coalesced while waiting; never two workers on the
+// same key; a concurrency limit; per-key exponential backoff; delayed adds; and two priorities so a
+// periodic resync never queues ahead of real changes (Metacontroller #78).
+import { backoffDelay, type BackoffPolicy } from '../../lib/kube/backoff.ts';
+
+export type Priority = 'high' | 'low';
+
+export interface QueueItem<T> {
+  key: string;
+  payload: T;
+  priority: Priority;
+  /** When the key started waiting (ms, the queue's clock); the wait-time metric. */
+  enqueuedAt: number;
+}
+
+export interface WorkQueueOptions<T> {
+  concurrency: number;
+  /** Processes one key; the queue guarantees no other call for the same key runs meanwhile. */
+  process: (item: QueueItem<T>) => Promise<void>;
+  /** Combines the payload of a waiting key with a new one; the newest wins when omitted. */
+  merge?: (waiting: T, incoming: T) => T;
+  backoff?: BackoffPolicy;
+  now?: () => number;
+  /** Called with anything `process` threw; the queue itself never rethrows. */
+  onError?: (key: string, error: unknown) => void;
+  /** Counts every add (workqueue_adds_total) and every add with a delay (workqueue_retries_total). */
+  onAdd?: () => void;
+  onDelayedAdd?: () => void;
+}
+
+interface Timer<T> {
+  due: number;
+  payload: T;
+  handle: NodeJS.Timeout;
+}
+
+// 5 ms doubling to 60 s: a conflict retries after a few milliseconds, once the watch has caught up; a function
+// that is down is probed at least once a minute.
+export const DEFAULT_QUEUE_BACKOFF: BackoffPolicy = { baseMs: 5, maxMs: 60_000, jitter: 0.1 };
+/** The longest delay Node's setTimeout honours (2^31-1 ms, about 24.8 days). */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+export class WorkQueue<T> {
+  readonly #options: WorkQueueOptions<T>;
+  readonly #now: () => number;
+  readonly #high = new Set<string>();
+  readonly #low = new Set<string>();
+  readonly #waiting = new Map<string, QueueItem<T>>();
+  readonly #processing = new Set<string>();
+  readonly #dirty = new Map<string, QueueItem<T>>();
+  readonly #timers = new Map<string, Timer<T>>();
+  readonly #failures = new Map<string, number>();
+  readonly #concurrency: number;
+  #active = 0;
+  #stopped = false;
+  #idleWaiters: Array<() => void> = [];
+
+  constructor(options: WorkQueueOptions<T>) {
+    this.#options = options;
+    this.#concurrency = Math.max(1, Math.floor(options.concurrency));
+    this.#now = options.now ?? (() => performance.now());
+  }
+
+  /** Keys waiting to run (not counting in-flight or delayed ones). */
+  get depth(): number {
+    return this.#waiting.size;
+  }
+  get inFlight(): number {
+    return this.#active;
+  }
+  get delayed(): number {
+    return this.#timers.size;
+  }
+  failures(key: string): number {
+    return this.#failures.get(key) ?? 0;
+  }
+  add(key: string, payload: T, priority: Priority = 'high'): void {
+    if (this.#stopped) return;
+    this.#options.onAdd?.();
+    if (this.#processing.has(key)) {
+      // Run again once the current call ends, with what changed meanwhile.
+      const dirty = this.#dirty.get(key);
+      if (dirty) this.#coalesce(dirty, payload, priority);
+      else this.#dirty.set(key, { key, payload, priority, enqueuedAt: this.#now() });
+      return;
+    }
+    const waiting = this.#waiting.get(key);
+    if (waiting) {
+      this.#coalesce(waiting, payload, priority);
+      return;
+    }
+    this.#waiting.set(key, { key, payload, priority, enqueuedAt: this.#now() });
+    (priority === 'high' ? this.#high : this.#low).add(key);
+    this.#pump();
+  }
+
+  /** Adds the key after `delayMs`; an earlier pending timer for the key wins over a later one. */
+  addAfter(key: string, payload: T, delayMs: number): void {
+    if (this.#stopped) return;
+    if (delayMs <= 0) {
+      this.add(key, payload);
+      return;
+    }
+    this.#options.onDelayedAdd?.();
+    const due = this.#now() + delayMs;
+    const existing = this.#timers.get(key);
+    if (existing && existing.due <= due) return;
+    if (existing) clearTimeout(existing.handle);
+    this.#armTimer(key, payload, due);
+  }
+
+  /**
+   * Node fires a timer longer than 2^31-1 ms after 1 ms (TimeoutOverflowWarning): an At due in years would
+   * hot-loop. Long delays are therefore waited out in chunks, re-armed until the due time.
+   */
+  #armTimer(key: string, payload: T, due: number): void {
+    const handle = setTimeout(() => {
+      if (this.#now() < due) {
+        this.#armTimer(key, payload, due);
+        return;
+      }
+      this.#timers.delete(key);
+      this.add(key, payload);
+    }, Math.min(Math.max(due - this.#now(), 1), MAX_TIMER_MS));
+    handle.unref?.();
+    this.#timers.set(key, { due, payload, handle });
+  }
+
+  /** Adds the key after its next backoff delay and returns that delay. */
+  addRateLimited(key: string, payload: T): number {
+    const failures = (this.#failures.get(key) ?? 0) + 1;
+    this.#failures.set(key, failures);
+    const delay = backoffDelay(this.#options.backoff ?? DEFAULT_QUEUE_BACKOFF, failures);
+    this.addAfter(key, payload, delay);
+    return delay;
+  }
+
+  /** Resets the key's backoff after a success. */
+  forget(key: string): void {
+    this.#failures.delete(key);
+  }
+
+  /** Drops everything known about a key (its object is gone). */
+  remove(key: string): void {
+    this.#failures.delete(key);
+    const timer = this.#timers.get(key);
+    if (timer) clearTimeout(timer.handle);
+    this.#timers.delete(key);
+    if (this.#waiting.delete(key)) {
+      this.#high.delete(key);
+      this.#low.delete(key);
+    }
+    this.#dirty.delete(key);
+  }
+
+  /** Resolves when nothing waits or runs (delayed keys do not count). */
+  idle(): Promise<void> {
+    if (this.#active === 0 && this.#waiting.size === 0) return Promise.resolve();
+    return new Promise((resolve) => this.#idleWaiters.push(resolve));
+  }
+
+  /** Stops taking work and waits for in-flight calls to finish. */
+  async shutdown(): Promise<void> {
+    this.#stopped = true;
+    for (const timer of this.#timers.values()) clearTimeout(timer.handle);
+    this.#timers.clear();
+    this.#waiting.clear();
+    this.#high.clear();
+    this.#low.clear();
+    this.#dirty.clear();
+    await this.idle();
+  }
+
+  #coalesce(item: QueueItem<T>, payload: T, priority: Priority): void {
+    item.payload = this.#options.merge ? this.#options.merge(item.payload, payload) : payload;
+    if (priority === 'high' && item.priority === 'low') {
+      item.priority = 'high';
+      if (this.#low.delete(item.key)) this.#high.add(item.key);
+    }
+  }
+
+  #next(): QueueItem<T> | undefined {
+    for (const set of [this.#high, this.#low]) {
+      for (const key of set) {
+        set.delete(key);
+        const item = this.#waiting.get(key);
+        this.#waiting.delete(key);
+        if (item) return item;
+      }
+    }
+    return undefined;
+  }
+
+  #pump(): void {
+    while (!this.#stopped && this.#active < this.#concurrency) {
+      const item = this.#next();
+      if (!item) break;
+      this.#run(item);
+    }
+    if (this.#active === 0 && this.#waiting.size === 0) {
+      for (const resolve of this.#idleWaiters.splice(0)) resolve();
+    }
+  }
+
+  #run(item: QueueItem<T>): void {
+    this.#active += 1;
+    this.#processing.add(item.key);
+    void (async () => {
+      try {
+        await this.#options.process(item);
+      } catch (error) {
+        this.#options.onError?.(item.key, error);
+      } finally {
+        this.#active -= 1;
+        this.#processing.delete(item.key);
+        const dirty = this.#dirty.get(item.key);
+        if (dirty && !this.#stopped) {
+          this.#dirty.delete(item.key);
+          this.#waiting.set(item.key, dirty);
+          (dirty.priority === 'high' ? this.#high : this.#low).add(item.key);
+        }
+        this.#pump();
+      }
+    })();
+  }
+}

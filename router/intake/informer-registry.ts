@@ -1,0 +1,120 @@
+// One informer per resource type and mode (full or metadata-only), shared by every Loop that needs it
+// and stopped when the last Loop lets go.
+import type { Logger } from 'pino';
+import type { KubeObject } from '../../lib/contract/types.ts';
+import type { ResourceDiscovery } from '../../lib/kube/discovery.ts';
+import { Informer, stripManagedFields } from '../../lib/kube/informer.ts';
+import type { KubeClient } from '../../lib/kube/kube-client.ts';
+import { CONTROLLER_UID_INDEX, controllerUidOf } from '../../lib/kube/object-store.ts';
+import { kindKey, type ResourceInfo } from '../../lib/kube/resource-paths.ts';
+import type { KindRef } from '../../api/meta.ts';
+import type { RouterMetrics } from '../base/router-metrics.ts';
+import { combineInformers, type InformerView } from '../base/informer-view.ts';
+
+export const UID_INDEX = 'uid';
+
+export interface InformerLease {
+  informer: InformerView;
+  resource: ResourceInfo;
+  release(): Promise<void>;
+}
+
+interface Entry {
+  informer: Informer<KubeObject>;
+  resource: ResourceInfo;
+  users: number;
+}
+
+export interface InformerRegistryOptions {
+  client: KubeClient;
+  discovery: ResourceDiscovery;
+  logger: Logger;
+  metrics?: RouterMetrics;
+  watchTimeoutSeconds?: number;
+  watchdogGraceMs?: number;
+}
+
+export class InformerRegistry {
+  readonly #entries = new Map<string, Promise<Entry>>();
+  constructor(private readonly options: InformerRegistryOptions) {}
+
+  /**
+   * The shared informers of a kind: one cluster-wide watch, or with `namespaces` one watch per namespace
+   * (a Loop bound by namespaced RBAC may not watch cluster-wide). Started, not necessarily synced.
+   */
+  async acquire(ref: KindRef, metadataOnly: boolean, namespaces?: ReadonlySet<string>): Promise<InformerLease> {
+    const resource = await this.options.discovery.resolve(ref.apiVersion, ref.kind);
+    const scopes = resource.namespaced && namespaces && namespaces.size > 0 ? [...namespaces].sort() : [undefined];
+    const held: Array<{ namespace: string; entry: Entry; release: () => Promise<void> }> = [];
+    try {
+      for (const namespace of scopes) held.push({ namespace: namespace ?? '', ...(await this.#acquireOne(resource, metadataOnly, namespace)) });
+    } catch (error) {
+      await Promise.all(held.map((h) => h.release()));
+      throw error;
+    }
+    return {
+      informer: combineInformers(new Map(held.map((h) => [h.namespace, h.entry.informer]))),
+      resource,
+      release: async () => {
+        await Promise.all(held.map((h) => h.release()));
+      },
+    };
+  }
+
+  async #acquireOne(resource: ResourceInfo, metadataOnly: boolean, namespace: string | undefined): Promise<{ entry: Entry; release: () => Promise<void> }> {
+    const id = `${kindKey(resource.apiVersion, resource.kind)}|${metadataOnly ? 'metadata' : 'full'}|${namespace ?? '*'}`;
+    let pending = this.#entries.get(id);
+    if (!pending) {
+      pending = this.#create(resource, metadataOnly, namespace);
+      this.#entries.set(id, pending);
+      pending.catch(() => this.#entries.delete(id));
+    }
+    const entry = await pending;
+    entry.users += 1;
+    let released = false;
+    return {
+      entry,
+      release: async () => {
+        if (released) return;
+        released = true;
+        entry.users -= 1;
+        if (entry.users === 0 && this.#entries.get(id) === pending) {
+          this.#entries.delete(id);
+          await entry.informer.stop();
+          this.options.metrics?.watchedObjects.remove({ resource: entry.informer.name });
+        }
+      },
+    };
+  }
+
+  async stopAll(): Promise<void> {
+    const entries = await Promise.allSettled(this.#entries.values());
+    this.#entries.clear();
+    await Promise.all(entries.map((e) => (e.status === 'fulfilled' ? e.value.informer.stop() : undefined)));
+  }
+
+  async #create(resource: ResourceInfo, metadataOnly: boolean, namespace: string | undefined): Promise<Entry> {
+    const { client, logger, metrics } = this.options;
+    const informer = new Informer<KubeObject>({
+      client,
+      resource,
+      namespace,
+      metadataOnly,
+      // managedFields are large and no function reads them: dropping them is most of the memory saved.
+      transform: stripManagedFields,
+      indexers: { [CONTROLLER_UID_INDEX]: controllerUidOf, [UID_INDEX]: (o) => (o.metadata?.uid ? [o.metadata.uid] : []) },
+      watchTimeoutSeconds: this.options.watchTimeoutSeconds,
+      watchdogGraceMs: this.options.watchdogGraceMs,
+      logger: logger.child({ informer: kindKey(resource.apiVersion, resource.kind), metadataOnly, namespace: namespace ?? '*' }),
+    });
+    informer.on('restart', (reason) => metrics?.watchRestarts.inc({ resource: informer.name, reason }));
+    if (metrics) {
+      const update = () => metrics.watchedObjects.set({ resource: informer.name }, informer.store.size);
+      informer.on('add', update);
+      informer.on('delete', update);
+      informer.on('synced', update);
+    }
+    informer.start();
+    return { informer, resource, users: 0 };
+  }
+}

@@ -1,0 +1,63 @@
+// Recognises the watch event the router's own patch of a primary caused, so the function is not called
+// again for an object it has already answered for: controller-runtime's follow-up is a cache read, ours
+// would be an HTTP round trip. Level-triggered: only an object exactly at the resourceVersion our write
+// produced is skipped; any other change (another writer, kwok, a later event) gets a call as usual.
+import type { ReconcileResponse } from '../../lib/contract/types.ts';
+import type { KubeObject } from '../../lib/contract/types.ts';
+import { refersTo } from '../../lib/kube/object-meta.ts';
+
+/**
+ * Whether the answer covers the object its own actions produce: it patched only the primary (events
+ * aside), asked for nothing later (no error, requeue or finalizing), and the Loop sees no children, so
+ * the next request would differ from this one only by our patch. The contract asks functions to be
+ * idempotent: given the result of its own patch, a function answers with no further patch.
+ */
+export function answerCoversOwnWrite(
+  loop: { owns: readonly unknown[] },
+  primary: KubeObject,
+  response: ReconcileResponse,
+  ctx: { deleted: boolean; finalizing: boolean },
+): boolean {
+  if (loop.owns.length > 0 || ctx.deleted || ctx.finalizing) return false;
+  if (response.error || response.requeueAfterSeconds !== undefined || response.finalized) return false;
+  let patches = 0;
+  for (const action of response.actions) {
+    if (action.op === 'event') continue;
+    if (action.op !== 'patch' || !targetsPrimary(action.target, primary)) return false;
+    patches += 1;
+  }
+  return patches > 0;
+}
+
+/** A target without a namespace means the primary's (as the router applies it). */
+function targetsPrimary(target: { apiVersion: string; kind: string; namespace?: string; name: string }, primary: KubeObject): boolean {
+  return refersTo({ ...target, namespace: target.namespace ?? primary.metadata?.namespace }, primary);
+}
+
+/** Per key, the resourceVersion the router's last covered write produced; read once, then gone. */
+export class OwnWrites {
+  readonly #written = new Map<string, string>();
+
+  remember(key: string, resourceVersion: string): void {
+    this.#written.set(key, resourceVersion);
+  }
+
+  /**
+   * True when the primary in the cache is exactly the object our write produced (then the call can be
+   * skipped). Either way the entry is used up: a later event for the same key is always a real change.
+   */
+  consume(key: string, resourceVersion: string | undefined): boolean {
+    const written = this.#written.get(key);
+    if (written === undefined) return false;
+    this.#written.delete(key);
+    return resourceVersion !== undefined && written === resourceVersion;
+  }
+
+  forget(key: string): void {
+    this.#written.delete(key);
+  }
+
+  get size(): number {
+    return this.#written.size;
+  }
+}

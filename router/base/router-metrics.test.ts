@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createMetricsRegistry } from '../../lib/observability/metrics.ts';
-import { createRouterMetrics, loopMetrics, reconcileResult, WORKQUEUE_BUCKETS } from './router-metrics.ts';
+import { createRouterMetrics, loopMetrics, WORKQUEUE_BUCKETS } from './router-metrics.ts';
 import { WorkQueue } from './work-queue.ts';
 
 async function scrape(metrics: ReturnType<typeof createRouterMetrics>): Promise<string> {
@@ -14,14 +14,6 @@ function fresh() {
 describe('router metrics', () => {
   it('uses client-go\'s workqueue buckets, 10 ns to 1000 s', () => {
     expect(WORKQUEUE_BUCKETS).toEqual([1e-8, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3, 0.01, 0.1, 1, 10, 100, 1000]);
-  });
-
-  it('labels queue steps as controller-runtime labels reconcile results', () => {
-    expect(reconcileResult({ kind: 'backoff' })).toBe('error');
-    expect(reconcileResult({ kind: 'requeue-after', delayMs: 5 })).toBe('requeue_after');
-    expect(reconcileResult({ kind: 'forget-and-requeue-after', delayMs: 5 })).toBe('requeue_after');
-    expect(reconcileResult({ kind: 'forget' })).toBe('success');
-    expect(reconcileResult({ kind: 'wait' })).toBe('success');
   });
 
   it('reads depth, active workers, unfinished work and the longest running processor from the queue at scrape time', async () => {

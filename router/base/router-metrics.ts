@@ -2,7 +2,6 @@
 // where they mean the same (docs/metrics.md), kubeloop_router_* for the rest; label sets are bounded.
 import { counter, createMetricsRegistry, exponentialBuckets, gauge, Gauge, Histogram, latencyHistogram, type Registry } from '../../lib/observability/metrics.ts';
 import type { KubeRequestSample } from '../../lib/kube/kube-client.ts';
-import type { QueueStep } from '../reconcile/reconcile-decision.ts';
 
 export type RouterMetrics = ReturnType<typeof createRouterMetrics>;
 
@@ -135,20 +134,6 @@ export type LoopMetrics = ReturnType<typeof loopMetrics>;
 /** controller-runtime's `result` label values. */
 export const RECONCILE_RESULTS = ['success', 'error', 'requeue', 'requeue_after'] as const;
 export type ReconcileResult = (typeof RECONCILE_RESULTS)[number];
-
-/** A queue step as controller-runtime labels the reconcile that led to it: backoff is an error, a delay a requeue_after. */
-export function reconcileResult(step: QueueStep): ReconcileResult {
-  switch (step.kind) {
-    case 'backoff':
-      return 'error';
-    case 'requeue-after':
-    case 'forget-and-requeue-after':
-      return 'requeue_after';
-    case 'forget':
-    case 'wait':
-      return 'success';
-  }
-}
 
 /** Feeds rest_client_requests_total and rest_client_request_duration_seconds from a KubeClient. */
 export function restClientObserver(metrics: RouterMetrics): (sample: KubeRequestSample) => void {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { KubeObject, ReconcileResponse } from '../../lib/contract/types.ts';
 import type { ApplyOutcome } from '../apply/apply-actions.ts';
-import { decide, finalizerPhase, writesFor } from './reconcile-decision.ts';
+import { decide, finalizerPhase, reconcileResult, writesFor } from './reconcile-decision.ts';
 
 const done: ApplyOutcome = { result: 'done', refused: 0 };
 const reply = (extra: Partial<ReconcileResponse> = {}): ReconcileResponse => ({ apiVersion: 'kubeloop.dev/v1alpha1', actions: [], ...extra }) as ReconcileResponse;
@@ -189,5 +189,15 @@ describe('writesFor', () => {
 
   it('writes no status to a primary that is already gone', () => {
     expect(writesFor(reply({ actions: [status, event] }), { primary: object({}), finalizer: FINALIZER, deleted: true, finalizing: false })).toEqual([event]);
+  });
+});
+
+describe('reconcileResult', () => {
+  it('labels queue steps as controller-runtime labels reconcile results', () => {
+    expect(reconcileResult({ kind: 'backoff' })).toBe('error');
+    expect(reconcileResult({ kind: 'requeue-after', delayMs: 5 })).toBe('requeue_after');
+    expect(reconcileResult({ kind: 'forget-and-requeue-after', delayMs: 5 })).toBe('requeue_after');
+    expect(reconcileResult({ kind: 'forget' })).toBe('success');
+    expect(reconcileResult({ kind: 'wait' })).toBe('success');
   });
 });

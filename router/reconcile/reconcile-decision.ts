@@ -6,6 +6,7 @@ import type { ApplyOutcome, RouterAction } from '../apply/apply-actions.ts';
 import type { DispatchResult } from './dispatch.ts';
 import type { RefResolution } from '../base/function-ref.ts';
 import type { LoopConfig } from '../base/loop-spec.ts';
+import type { ReconcileResult } from '../base/router-metrics.ts';
 import { addFinalizerPatch, hasFinalizer, removeFinalizerPatch } from '../apply/patch-building.ts';
 import { DEFAULT_MIN_REQUEUE_MS, flooredDelayMs } from './requeue-floor.ts';
 
@@ -41,6 +42,20 @@ export type QueueStep =
   | { kind: 'backoff' }
   /** Nothing now: the watch event of our own write brings the key back. */
   | { kind: 'wait' };
+
+/** A queue step as controller-runtime labels the reconcile that led to it: backoff is an error, a delay a requeue_after. */
+export function reconcileResult(step: QueueStep): ReconcileResult {
+  switch (step.kind) {
+    case 'backoff':
+      return 'error';
+    case 'requeue-after':
+    case 'forget-and-requeue-after':
+      return 'requeue_after';
+    case 'forget':
+    case 'wait':
+      return 'success';
+  }
+}
 
 /** The `result` label of kubeloop_router_reconcile_duration_seconds. */
 export type ReconcileOutcome = 'ok' | 'conflict' | 'action-error' | 'function-error' | 'throttled' | 'rejected' | 'error';

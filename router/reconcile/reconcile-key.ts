@@ -16,9 +16,9 @@ import type { LoopConfig } from '../base/loop-spec.ts';
 import { keepsAnswer, type ConflictReplays, type KeptAnswer } from './conflict-replay.ts';
 import { answerCoversOwnWrite, type OwnWrites } from './own-writes.ts';
 import { selectsPrimary } from '../base/predicates.ts';
-import { decide, finalizerPhase, writesFor, type LoopHealth, type QueueStep, type CallDecision, type DecisionPolicy, type ReconcileDecision } from './reconcile-decision.ts';
+import { decide, finalizerPhase, reconcileResult, writesFor, type LoopHealth, type QueueStep, type CallDecision, type DecisionPolicy, type ReconcileDecision } from './reconcile-decision.ts';
 import { DEFAULT_MIN_REQUEUE_MS } from './requeue-floor.ts';
-import { callCode, reconcileResult, type ReconcileResult, type RouterMetrics } from '../base/router-metrics.ts';
+import { callCode, type ReconcileResult, type RouterMetrics } from '../base/router-metrics.ts';
 import type { QueueItem, WorkQueue } from '../base/work-queue.ts';
 
 /** What a reconcile needs from the world outside its Loop. */

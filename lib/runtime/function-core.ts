@@ -7,6 +7,7 @@ import { MAX_JSON_DEPTH, nestsDeeperThan } from '../contract/json-depth.ts';
 import { decodeReconcileEvent, encodeResponseEvent, type CloudEventMode } from './cloudevents.ts';
 import type { FunctionMetrics } from './function-metrics.ts';
 import { apiVersionProblem, functionKindOf, type AnyFunctionDefinition, type FunctionKind } from './function-kinds.ts';
+import type { CoreReply } from './http-replies.ts';
 
 export const RECONCILE_ID_HEADER = 'x-kubeloop-reconcile-id';
 const RECONCILE_ID_PATTERN = /^[!-~]{1,128}$/;
@@ -17,12 +18,6 @@ export type RequestHeaders = Record<string, string | string[] | undefined>;
 export interface CoreRequest {
   headers: RequestHeaders;
   /** The raw body, already limited to the configured size by the transport. */
-  body: string;
-}
-
-export interface CoreReply {
-  status: number;
-  headers: Record<string, string>;
   body: string;
 }
 

@@ -1,6 +1,12 @@
 // Replies every transport of the function runtime sends alike, outside the core's reconcile path.
 import type { ErrorReply } from '../server/create-server.ts';
-import type { CoreReply } from './function-core.ts';
+
+/** What the core and every transport answer with, before the transport writes it out. */
+export interface CoreReply {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
 
 export const RECONCILE_PATHS = ['/', '/reconcile'] as const;
 export const ADMIT_PATHS = ['/', '/admit'] as const;

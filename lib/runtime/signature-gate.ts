@@ -2,7 +2,8 @@
 // signed-core.ts, Web Crypto in fetch-handler.ts): a request without a valid, fresh signature is refused
 // with 401 InvalidSignature before the function runs, and every reply (refusals too) goes through `sign`.
 import type { VerifyResult } from '../signing/standard-webhooks.ts';
-import type { CoreReply, CoreRequest, FunctionCore, RequestHeaders } from './function-core.ts';
+import type { CoreRequest, FunctionCore, RequestHeaders } from './function-core.ts';
+import type { CoreReply } from './http-replies.ts';
 
 export function gateOnSignature(
   core: FunctionCore,

@@ -1,6 +1,6 @@
 // Routing shared by the framework-free handlers (fetch and Node), so they answer exactly like the fastify server.
-import type { CoreReply, FunctionCore, RequestHeaders } from './function-core.ts';
-import { errorReply, jsonReply, methodNotAllowed, tooLargeMessage } from './http-replies.ts';
+import type { FunctionCore, RequestHeaders } from './function-core.ts';
+import { errorReply, jsonReply, methodNotAllowed, tooLargeMessage, type CoreReply } from './http-replies.ts';
 
 /** Reads the body up to `limitBytes`; returns undefined when it is larger. */
 export type BodyReader = (limitBytes: number) => Promise<string | undefined>;

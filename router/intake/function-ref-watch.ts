@@ -1,6 +1,6 @@
 // Follows a Loop's spec.function.ref: watches the referenced Service or Knative Service through the shared
 // informers and reports every change of the URL it resolves to (or why it does not resolve).
-import type { InformerLease, InformerRegistry } from './informer-registry.ts';
+import type { InformerLease, InformerSource } from './informer-registry.ts';
 import { resolveFunctionRef, type FunctionRefConfig, type RefResolution } from '../base/function-ref.ts';
 import type { FunctionUrlPolicy } from '../base/function-url-policy.ts';
 
@@ -21,7 +21,7 @@ export class FunctionRefWatch {
   }
 
   /** Acquires the watch (full objects: a Knative Service's URL is in its status); `synced` waits for its list. */
-  async start(registry: InformerRegistry): Promise<void> {
+  async start(registry: InformerSource): Promise<void> {
     this.#lease = await registry.acquire({ apiVersion: this.ref.apiVersion, kind: this.ref.kind }, false, new Set([this.ref.namespace]));
     const informer = this.#lease.informer;
     const ifOurs = (object: { metadata?: { namespace?: string; name?: string } }) => {

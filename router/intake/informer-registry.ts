@@ -19,6 +19,9 @@ export interface InformerLease {
   release(): Promise<void>;
 }
 
+/** Where runners and the Loop controller get their informers: the registry, or memory-informers.ts in unit tests. */
+export type InformerSource = Pick<InformerRegistry, 'acquire'>;
+
 interface Entry {
   informer: Informer<KubeObject>;
   resource: ResourceInfo;

@@ -6,7 +6,7 @@ import { controllerRef, controllerUid, objectKey } from '../../lib/kube/object-m
 import { kindKey } from '../../lib/kube/resource-paths.ts';
 import { mergeTriggers } from '../reconcile/build-request.ts';
 import { Expectations } from '../apply/expectations.ts';
-import { UID_INDEX, type InformerLease, type InformerRegistry } from './informer-registry.ts';
+import { UID_INDEX, type InformerLease, type InformerSource } from './informer-registry.ts';
 import type { LoopConfig } from '../base/loop-spec.ts';
 import { ConflictReplays } from '../reconcile/conflict-replay.ts';
 import { OwnWrites } from '../reconcile/own-writes.ts';
@@ -23,7 +23,7 @@ import type { ShardGate } from '../sharding/shard-member.ts';
 export type { LoopHealth, LoopHealthReason } from '../reconcile/reconcile-decision.ts';
 
 export interface LoopRunnerDeps extends ReconcileDeps {
-  registry: InformerRegistry;
+  registry: InformerSource;
   expectationsTimeoutMs?: number;
   /** With --sharding: this member starts only the keys the shard assigns it (docs/sharding.md). */
   shard?: ShardGate;

@@ -1,26 +1,27 @@
 // The Loop controller: starts, restarts and stops a LoopRunner per Loop as Loops are created, edited and
 // deleted (from the API or given inline), runs each as its ServiceAccount once a SubjectAccessReview allows
-// it (and again periodically), and keeps each Loop's Ready condition and observedGeneration.
-import type { V1LabelSelector, V1Secret } from '@kubernetes/client-node';
+// it (and again periodically), and keeps each Loop's Ready condition and observedGeneration. What to do is
+// decided purely (loop-decision.ts); #sync carries it out, and #carryOut is the one place that moves the
+// Loop's sync queue, its health and its events.
+import type { V1LabelSelector } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { matchesLabelSelector } from '../../lib/kube/label-selector.ts';
 import { UnknownKindError } from '../../lib/kube/discovery.ts';
-import { isApiError, serviceAccountUser, type KubeClient } from '../../lib/kube/kube-client.ts';
+import { isApiError, type KubeClient } from '../../lib/kube/kube-client.ts';
 import type { KubeObject } from '../../lib/contract/types.ts';
-import type { NamedObjectWatch } from '../../lib/kube/named-object-watch.ts';
-import type { InformerLease, InformerRegistry } from '../intake/informer-registry.ts';
+import type { InformerLease, InformerSource } from '../intake/informer-registry.ts';
 import type { RateLimit } from '../../lib/kube/rate-limiter.ts';
-import { LOOP_API_VERSION, LOOP_KIND, type Loop, type LoopCondition } from '../../api/loop.ts';
-import { accessChecks, reviewAccess, type AccessVerdict } from './access-review.ts';
+import { LOOP_API_VERSION, LOOP_KIND, type Loop } from '../../api/loop.ts';
 import { DEFAULT_FUNCTION_URL_POLICY, type FunctionUrlPolicy } from '../base/function-url-policy.ts';
-import { LoopSpecError, loopSpecErrorReason, parseLoop, type LoopConfig } from '../base/loop-spec.ts';
-import { LoopRunner, type LoopHealth, type LoopRunnerDeps } from '../intake/loop-runner.ts';
-import { readSigningKeys, SigningSecretError, watchSigningKeys } from './signing-key.ts';
+import type { LoopHealth, LoopRunner, LoopRunnerDeps } from '../intake/loop-runner.ts';
+import { SigningSecretError } from './signing-key.ts';
 import { WorkQueue } from '../base/work-queue.ts';
+import { decideLoop, planLoop, readyConditionChange, type LoopDecision, type LoopOutcome, type LoopPlan, type RunningState } from './loop-decision.ts';
+import { kubeLoopLauncher, type LaunchedLoop, type LoopLauncher } from './loop-launcher.ts';
 
 export interface LoopControllerOptions {
   runnerDeps: Omit<LoopRunnerDeps, 'onHealth'>;
-  registry: InformerRegistry;
+  registry: InformerSource;
   client: KubeClient;
   logger: Logger;
   /** Inline Loops (`--loops FILE`, tests, benchmarks); when omitted, Loop objects are watched. */
@@ -33,25 +34,18 @@ export interface LoopControllerOptions {
   loopRateLimit?: RateLimit;
   /** How often a running Loop's access is reviewed again (RBAC changes); 5 minutes by default. */
   accessReviewIntervalMs?: number;
+  /** How Loops reach the cluster (reviews, runners as their ServiceAccount); kubeLoopLauncher when omitted. */
+  launcher?: LoopLauncher;
 }
 
-interface Running {
-  runner: LoopRunner;
-  generation: number;
-  specJson: string;
-  /** The watch of the Loop's signing Secret: a rotated key is used from the next call. */
-  signingWatch?: NamedObjectWatch<V1Secret>;
-  /** Set when that Secret broke (deleted, invalid): the next sync stops the Loop until it is fixed. */
-  signingProblem?: string;
-}
-
-async function stopRunning(running: Running): Promise<void> {
-  await running.signingWatch?.stop();
-  await running.runner.stop();
+/** A Loop the controller runs: what the plan compares with, and the launched runner. */
+interface Running extends RunningState {
+  launched: LaunchedLoop;
 }
 
 export class LoopController {
   readonly #o: LoopControllerOptions;
+  readonly #launcher: LoopLauncher;
   readonly #running = new Map<string, Running>();
   readonly #health = new Map<string, LoopHealth & { generation: number }>();
   readonly #sync: WorkQueue<null>;
@@ -62,6 +56,7 @@ export class LoopController {
 
   constructor(options: LoopControllerOptions) {
     this.#o = options;
+    this.#launcher = options.launcher ?? kubeLoopLauncher(options);
     this.#sync = new WorkQueue<null>({
       concurrency: 4,
       process: (item) => this.#reconcileLoop(item.key),
@@ -75,10 +70,10 @@ export class LoopController {
   }
 
   runner(name: string): LoopRunner | undefined {
-    return this.#running.get(name)?.runner;
+    return this.#running.get(name)?.launched.runner;
   }
   runners(): LoopRunner[] {
-    return [...this.#running.values()].map((r) => r.runner);
+    return [...this.#running.values()].map((r) => r.launched.runner);
   }
   health(name: string): LoopHealth | undefined {
     return this.#health.get(name);
@@ -113,7 +108,7 @@ export class LoopController {
     this.#stopped = true;
     clearInterval(this.#reviewTimer);
     await this.#sync.shutdown();
-    await Promise.all([...this.#running.values()].map(stopRunning));
+    await Promise.all([...this.#running.values()].map((r) => r.launched.stop()));
     this.#running.clear();
     await this.#loops?.release();
   }
@@ -148,146 +143,84 @@ export class LoopController {
     if (this.#stopped) return;
     const loop = this.#loopObject(name);
     const current = this.#running.get(name);
-    if (!loop) {
-      if (current) {
-        this.#running.delete(name);
-        await stopRunning(current);
-        this.#o.logger.info({ loop: name }, 'Loop deleted; stopped');
-      }
-      this.#health.delete(name);
-      this.#o.runnerDeps.metrics.forgetLoop(name);
-      return;
-    }
-    const generation = loop.metadata.generation ?? 0;
-    const specJson = JSON.stringify(loop.spec);
-    if (current && current.specJson === specJson && current.signingProblem === undefined) {
+    const plan = planLoop(loop, current, this.#o.urlPolicy ?? DEFAULT_FUNCTION_URL_POLICY);
+    const outcome = await this.#act(name, plan, current);
+    if (outcome) this.#carryOut(name, loop, generationOf(plan, loop), decideLoop(outcome));
+  }
+
+  /** Does what the plan says; an outcome of undefined: stopped meanwhile, nothing to report. */
+  async #act(name: string, plan: LoopPlan, current: Running | undefined): Promise<LoopOutcome | undefined> {
+    if (plan.kind === 'review') {
       // The periodic review: a Loop whose ServiceAccount lost its rights stops receiving.
-      const verdict = await this.#review(current.runner.loop);
-      if (verdict.allowed) return;
-      this.#running.delete(name);
-      await stopRunning(current);
-      this.#forbid(loop, generation, verdict.message);
-      return;
+      const verdict = await this.#launcher.review(current!.launched.runner.loop);
+      if (verdict.allowed) return { kind: 'still-allowed' };
+      await this.#stopRunning(name, current!);
+      return { kind: 'access-denied', message: verdict.message };
     }
-    // A changed spec, or a signing Secret that broke: start again, which waits for a valid key.
-    if (current) {
-      this.#running.delete(name);
-      await stopRunning(current);
-    }
-    let config: LoopConfig;
+    // Deleted, a changed spec, or a signing Secret that broke: stop, and start again (which waits for a valid key).
+    if (current) await this.#stopRunning(name, current);
+    if (plan.kind === 'remove') return { kind: 'removed', wasRunning: current !== undefined };
+    if (plan.kind === 'invalid') return { kind: 'invalid-spec', error: plan.error };
+    return this.#start(name, plan);
+  }
+
+  async #start(name: string, plan: Extract<LoopPlan, { kind: 'start' }>): Promise<LoopOutcome | undefined> {
+    const { config, specJson, generation } = plan;
+    let launched: LaunchedLoop;
     try {
-      config = parseLoop(loop, this.#o.urlPolicy ?? DEFAULT_FUNCTION_URL_POLICY);
+      launched = await this.#launcher.launch(config, {
+        onHealth: (health) => this.#setHealth(name, generation, health),
+        signingBroken: (message) => {
+          const running = this.#running.get(name);
+          if (running?.launched !== launched) return;
+          running.signingProblem = message;
+          this.#sync.add(name, null);
+        },
+      });
     } catch (error) {
-      if (!(error instanceof LoopSpecError)) throw error;
-      this.#o.logger.warn({ loop: name, err: error.message }, 'Loop has an invalid spec');
-      this.#setHealth(name, generation, { ready: false, reason: loopSpecErrorReason(error), message: error.message });
-      this.#event(loop, loopSpecErrorReason(error), error.message);
-      return;
-    }
-    const loopClient = this.#o.client.impersonating(
-      { user: serviceAccountUser(config.serviceAccount.namespace, config.serviceAccount.name) },
-      this.#o.loopRateLimit ?? { qps: 50, burst: 100 },
-    );
-    // Read as the Loop's ServiceAccount: a Loop can only use a key it may read itself.
-    if (config.signingSecretRef) {
-      try {
-        config.signingKey = await readSigningKeys(loopClient, config.signingSecretRef);
-      } catch (error) {
-        if (!(error instanceof SigningSecretError)) throw error;
-        // Nothing is sent unsigned: the Loop waits (with backoff) for its Secret.
-        this.#setHealth(name, generation, { ready: false, reason: 'InvalidSigningSecret', message: error.message });
-        this.#sync.addRateLimited(name, null);
-        return;
-      }
-    }
-    const runner = new LoopRunner(config, { ...this.#o.runnerDeps, client: loopClient, onHealth: (loopName, health) => this.#setHealth(loopName, generation, health) });
-    try {
-      const verdict = await this.#review(config);
-      if (!verdict.allowed) {
-        this.#forbid(loop, generation, verdict.message);
-        return;
-      }
-      await runner.start();
-    } catch (error) {
-      if (error instanceof UnknownKindError) {
-        this.#setHealth(name, generation, { ready: false, reason: 'InvalidSpec', message: error.message });
-        // The CRD may be installed later: look again with backoff.
-        this.#sync.addRateLimited(name, null);
-        return;
-      }
-      if (isApiError(error, 403)) {
-        this.#setHealth(name, generation, { ready: false, reason: 'Forbidden', message: error.message });
-        this.#sync.addRateLimited(name, null);
-        return;
-      }
+      if (error instanceof SigningSecretError) return { kind: 'signing-secret-invalid', message: error.message };
       throw error;
     }
-    this.#sync.forget(name);
-    const running: Running = { runner, generation, specJson };
-    if (config.signingSecretRef && config.signingKey) running.signingWatch = this.#watchSigningKeys(running, config, loopClient);
-    this.#running.set(name, running);
-    this.#o.logger.info({ loop: name, for: config.for, owns: config.owns, url: config.functionUrl, ref: config.functionRef, serviceAccount: config.serviceAccount }, 'Loop started');
+    try {
+      const verdict = await this.#launcher.review(config);
+      if (!verdict.allowed) return { kind: 'access-denied', message: verdict.message };
+      await launched.runner.start();
+    } catch (error) {
+      if (error instanceof UnknownKindError) return { kind: 'kind-unknown', message: error.message };
+      if (isApiError(error, 403)) return { kind: 'watch-forbidden', message: error.message };
+      throw error;
+    }
+    this.#running.set(name, { launched, specJson });
+    launched.followSigningKey();
+    return { kind: 'started', config };
   }
 
-  /** Rotation without a restart: the runner reads config.signingKey on every call. */
-  #watchSigningKeys(running: Running, config: LoopConfig, loopClient: KubeClient): NamedObjectWatch<V1Secret> {
-    const fields = { loop: config.name, secret: `${config.signingSecretRef!.namespace}/${config.signingSecretRef!.name}` };
-    return watchSigningKeys(loopClient, config.signingSecretRef!, config.signingKey!, {
-      rotated: (keys) => {
-        config.signingKey = keys;
-        this.#o.logger.info({ ...fields, keys: keys.length }, 'signing key changed; the next calls are signed with it');
-      },
-      broken: (error) => {
-        if (this.#running.get(config.name) !== running) return;
-        running.signingProblem = error.message;
-        this.#o.logger.warn({ ...fields, err: error.message }, 'signing Secret broke; the Loop stops until it is fixed');
-        this.#sync.add(config.name, null);
-      },
-      unwatchable: (error) => {
-        this.#o.logger.warn({ ...fields, err: error.message }, 'cannot watch the signing Secret (grant the ServiceAccount list and watch on it): a rotated key is only seen when the Loop restarts');
-      },
-    });
+  async #stopRunning(name: string, running: Running): Promise<void> {
+    this.#running.delete(name);
+    await running.launched.stop();
   }
 
-  /** May the Loop's ServiceAccount list and watch everything the Loop would receive? */
-  async #review(config: LoopConfig): Promise<AccessVerdict> {
-    const { discovery } = this.#o.runnerDeps;
-    const resources = await Promise.all([config.for, ...config.owns].map((k) => discovery.resolve(k.apiVersion, k.kind)));
-    return reviewAccess(this.#o.client, config.serviceAccount, accessChecks(resources, config.namespaces));
-  }
-
-  /** Ready=False Forbidden and a Warning event; reviewed again with backoff, on change and periodically. */
-  #forbid(loop: Loop, generation: number, message: string): void {
-    const name = loop.metadata.name ?? '';
-    this.#o.logger.warn({ loop: name, err: message }, 'Loop forbidden; nothing is sent to its function');
-    this.#setHealth(name, generation, { ready: false, reason: 'Forbidden', message });
-    this.#event(loop, 'Forbidden', message);
-    // Review again soon (backing off to a minute): RBAC is often created just after the Loop.
-    this.#sync.addRateLimited(name, null);
-  }
-
-  #event(loop: Loop, reason: string, message: string): void {
+  /** Carries a decision out: the sync queue, the Loop's health and condition, its Warning event, the log. */
+  #carryOut(name: string, loop: Loop | undefined, generation: number, decision: LoopDecision): void {
+    if (decision.step === 'forget') this.#sync.forget(name);
+    if (decision.step === 'backoff') this.#sync.addRateLimited(name, null);
+    if (decision.forgetHealth) {
+      this.#health.delete(name);
+      this.#o.runnerDeps.metrics.forgetLoop(name);
+    }
+    if (decision.health) this.#setHealth(name, generation, decision.health);
     // Inline Loops are not API objects: their status lives in the router's log and metrics only.
-    if (this.#o.inline) return;
-    this.#o.runnerDeps.events.record({ apiVersion: LOOP_API_VERSION, kind: LOOP_KIND, metadata: loop.metadata }, { type: 'Warning', reason, message });
+    if (decision.warning && loop && !this.#o.inline) {
+      this.#o.runnerDeps.events.record({ apiVersion: LOOP_API_VERSION, kind: LOOP_KIND, metadata: loop.metadata }, { type: 'Warning', ...decision.warning });
+    }
+    if (decision.log) this.#o.logger[decision.log.level]({ loop: name, ...decision.log.fields }, decision.log.message);
   }
 
   #setHealth(name: string, generation: number, health: LoopHealth): void {
-    const previous = this.#health.get(name);
+    const condition = readyConditionChange(this.#health.get(name), health, generation, new Date());
     this.#health.set(name, { ...health, generation });
     this.#o.runnerDeps.metrics.setLoopReady(name, health.ready);
-    // Write only transitions: a message that merely changes (latencies) is not worth an API write.
-    if (previous && previous.ready === health.ready && previous.reason === health.reason && previous.generation === generation) return;
-    if (this.#o.inline || this.#stopped) return;
-    const now = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
-    const condition: LoopCondition = {
-      type: 'Ready',
-      status: health.ready ? 'True' : 'False',
-      reason: health.reason,
-      message: health.message.slice(0, 1024),
-      lastTransitionTime: now,
-      observedGeneration: generation,
-    };
+    if (!condition || this.#o.inline || this.#stopped) return;
     void this.#o.client
       .request({
         method: 'PATCH',
@@ -299,4 +232,8 @@ export class LoopController {
         if (!isApiError(error, 404)) this.#o.logger.warn({ loop: name, err: (error as Error).message }, 'could not write Loop status');
       });
   }
+}
+
+function generationOf(plan: LoopPlan, loop: Loop | undefined): number {
+  return plan.kind === 'start' || plan.kind === 'invalid' ? plan.generation : (loop?.metadata.generation ?? 0);
 }

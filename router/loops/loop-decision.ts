@@ -1,0 +1,121 @@
+// The Loop controller's decisions, pure like reconcile-decision.ts: what to do with a Loop as observed
+// against what runs for it (planLoop), and what the result of doing it means for the Loop's sync queue,
+// its Ready condition, its Warning events and the log (decideLoop). loop-controller.ts carries them out.
+import type { Loop, LoopCondition } from '../../api/loop.ts';
+import type { FunctionUrlPolicy } from '../base/function-url-policy.ts';
+import { LoopSpecError, loopSpecErrorReason, parseLoop, type LoopConfig } from '../base/loop-spec.ts';
+import type { LoopHealth } from '../intake/loop-runner.ts';
+
+/** What the controller knows of the runner it has for a Loop. */
+export interface RunningState {
+  specJson: string;
+  /** Set when the Loop's signing Secret broke (deleted, invalid) while it ran. */
+  signingProblem?: string;
+}
+
+/** What to do with one Loop now. Every plan but `review` first stops what runs for the Loop. */
+export type LoopPlan =
+  /** Deleted, or no longer selected by this router: stop it and forget its health. */
+  | { kind: 'remove' }
+  /** Running with this very spec: review its ServiceAccount's access again (RBAC changes on its own). */
+  | { kind: 'review' }
+  /** New, changed, or its signing Secret broke: start it (again) with this config. */
+  | { kind: 'start'; config: LoopConfig; specJson: string; generation: number }
+  /** A spec the router cannot run: report it, start nothing. */
+  | { kind: 'invalid'; error: LoopSpecError; generation: number };
+
+export function planLoop(loop: Loop | undefined, running: RunningState | undefined, urlPolicy: FunctionUrlPolicy): LoopPlan {
+  if (!loop) return { kind: 'remove' };
+  const generation = loop.metadata.generation ?? 0;
+  const specJson = JSON.stringify(loop.spec);
+  if (running && running.specJson === specJson && running.signingProblem === undefined) return { kind: 'review' };
+  try {
+    return { kind: 'start', config: parseLoop(loop, urlPolicy), specJson, generation };
+  } catch (error) {
+    if (!(error instanceof LoopSpecError)) throw error;
+    return { kind: 'invalid', error, generation };
+  }
+}
+
+/** What carrying a plan out came to. */
+export type LoopOutcome =
+  | { kind: 'removed'; wasRunning: boolean }
+  /** The periodic review found the running Loop still allowed. */
+  | { kind: 'still-allowed' }
+  | { kind: 'started'; config: LoopConfig }
+  | { kind: 'invalid-spec'; error: LoopSpecError }
+  /** The signing Secret cannot be read or holds no valid key: nothing is sent unsigned. */
+  | { kind: 'signing-secret-invalid'; message: string }
+  /** The SubjectAccessReview denied the Loop's ServiceAccount what the Loop receives. */
+  | { kind: 'access-denied'; message: string }
+  /** The API server does not serve a kind of the Loop (its CRD may come later). */
+  | { kind: 'kind-unknown'; message: string }
+  /** A watch was refused (403): the router's own RBAC does not allow it. */
+  | { kind: 'watch-forbidden'; message: string };
+
+export interface LoopDecision {
+  /** The Loop's sync queue: done, look again with backoff, or leave it (a change brings it back). */
+  step: 'forget' | 'backoff' | 'none';
+  /** The Loop's new health (its Ready condition); undefined leaves it as it is. */
+  health?: LoopHealth;
+  /** The Loop is gone for this router: drop its health and its condition metric. */
+  forgetHealth?: boolean;
+  /** A Warning event on the Loop. */
+  warning?: { reason: string; message: string };
+  log?: { level: 'info' | 'warn'; message: string; fields?: Record<string, unknown> };
+}
+
+export function decideLoop(outcome: LoopOutcome): LoopDecision {
+  switch (outcome.kind) {
+    case 'removed':
+      return { step: 'none', forgetHealth: true, ...(outcome.wasRunning ? { log: { level: 'info', message: 'Loop deleted; stopped' } } : {}) };
+    case 'still-allowed':
+      return { step: 'none' };
+    case 'started': {
+      const { config } = outcome;
+      const fields = { for: config.for, owns: config.owns, url: config.functionUrl, ref: config.functionRef, serviceAccount: config.serviceAccount };
+      // Ready comes from the runner once its caches are complete.
+      return { step: 'forget', log: { level: 'info', message: 'Loop started', fields } };
+    }
+    case 'invalid-spec': {
+      const { message } = outcome.error;
+      const reason = loopSpecErrorReason(outcome.error);
+      // Not retried: only an edit of the Loop can fix its spec.
+      return { step: 'none', health: { ready: false, reason, message }, warning: { reason, message }, log: { level: 'warn', message: 'Loop has an invalid spec', fields: { err: message } } };
+    }
+    case 'signing-secret-invalid':
+      // The Loop waits (with backoff) for its Secret.
+      return { step: 'backoff', health: { ready: false, reason: 'InvalidSigningSecret', message: outcome.message } };
+    case 'access-denied': {
+      const { message } = outcome;
+      // Review again soon (backing off to a minute): RBAC is often created just after the Loop.
+      return {
+        step: 'backoff',
+        health: { ready: false, reason: 'Forbidden', message },
+        warning: { reason: 'Forbidden', message },
+        log: { level: 'warn', message: 'Loop forbidden; nothing is sent to its function', fields: { err: message } },
+      };
+    }
+    case 'kind-unknown':
+      // The CRD may be installed later: look again with backoff.
+      return { step: 'backoff', health: { ready: false, reason: 'InvalidSpec', message: outcome.message } };
+    case 'watch-forbidden':
+      return { step: 'backoff', health: { ready: false, reason: 'Forbidden', message: outcome.message } };
+  }
+}
+
+/**
+ * The Ready condition to write for a health, or undefined when the condition does not change: only
+ * transitions are written (a message that merely changes, with latencies say, is not worth an API write).
+ */
+export function readyConditionChange(previous: (LoopHealth & { generation: number }) | undefined, health: LoopHealth, generation: number, now: Date): LoopCondition | undefined {
+  if (previous && previous.ready === health.ready && previous.reason === health.reason && previous.generation === generation) return undefined;
+  return {
+    type: 'Ready',
+    status: health.ready ? 'True' : 'False',
+    reason: health.reason,
+    message: health.message.slice(0, 1024),
+    lastTransitionTime: now.toISOString().replace(/\.\d{3}Z$/, 'Z'),
+    observedGeneration: generation,
+  };
+}

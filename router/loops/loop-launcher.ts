@@ -1,0 +1,93 @@
+// What the Loop controller asks of the cluster for one Loop: the SubjectAccessReview of its ServiceAccount,
+// and a runner that acts as that ServiceAccount, with its signing key read and then followed. A plain
+// interface, so the controller's carry-out is tested with an in-memory one (loop-controller.test.ts).
+import type { V1Secret } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+import { serviceAccountUser, type KubeClient } from '../../lib/kube/kube-client.ts';
+import type { NamedObjectWatch } from '../../lib/kube/named-object-watch.ts';
+import type { RateLimit } from '../../lib/kube/rate-limiter.ts';
+import type { LoopConfig } from '../base/loop-spec.ts';
+import { LoopRunner, type LoopHealth, type LoopRunnerDeps } from '../intake/loop-runner.ts';
+import { accessChecks, reviewAccess, type AccessVerdict } from './access-review.ts';
+import { readSigningKeys, watchSigningKeys } from './signing-key.ts';
+
+export interface LaunchHooks {
+  /** The runner's health (calls succeeding or failing, a watch forbidden, a function ref resolving). */
+  onHealth(health: LoopHealth): void;
+  /** The signing Secret broke while the Loop ran: the controller stops the Loop until it is fixed. */
+  signingBroken(message: string): void;
+}
+
+/** A runner built for a Loop, not started yet. */
+export interface LaunchedLoop {
+  readonly runner: LoopRunner;
+  /** Once the runner started: follow the signing Secret, so a rotated key is used from the next call. */
+  followSigningKey(): void;
+  /** Stops the runner and whatever follows its Secret. */
+  stop(): Promise<void>;
+}
+
+export interface LoopLauncher {
+  /** May the Loop's ServiceAccount list and watch everything the Loop would receive? */
+  review(config: LoopConfig): Promise<AccessVerdict>;
+  /** Reads the signing key as the Loop's ServiceAccount (SigningSecretError when unusable) and builds the runner. */
+  launch(config: LoopConfig, hooks: LaunchHooks): Promise<LaunchedLoop>;
+}
+
+export interface KubeLoopLauncherOptions {
+  runnerDeps: Omit<LoopRunnerDeps, 'onHealth'>;
+  /** The router's own client: reviews are asked with it, and each Loop's client impersonates from it. */
+  client: KubeClient;
+  logger: Logger;
+  /** Each Loop's own API budget, for the writes and reads made as its ServiceAccount. */
+  loopRateLimit?: RateLimit;
+}
+
+/** The launcher on a real API server. */
+export function kubeLoopLauncher(o: KubeLoopLauncherOptions): LoopLauncher {
+  return {
+    async review(config) {
+      const { discovery } = o.runnerDeps;
+      const resources = await Promise.all([config.for, ...config.owns].map((k) => discovery.resolve(k.apiVersion, k.kind)));
+      return reviewAccess(o.client, config.serviceAccount, accessChecks(resources, config.namespaces));
+    },
+    async launch(config, hooks) {
+      const loopClient = o.client.impersonating(
+        { user: serviceAccountUser(config.serviceAccount.namespace, config.serviceAccount.name) },
+        o.loopRateLimit ?? { qps: 50, burst: 100 },
+      );
+      // Read as the Loop's ServiceAccount: a Loop can only use a key it may read itself.
+      if (config.signingSecretRef) config.signingKey = await readSigningKeys(loopClient, config.signingSecretRef);
+      const runner = new LoopRunner(config, { ...o.runnerDeps, client: loopClient, onHealth: (_loop, health) => hooks.onHealth(health) });
+      let signingWatch: NamedObjectWatch<V1Secret> | undefined;
+      return {
+        runner,
+        followSigningKey() {
+          if (config.signingSecretRef && config.signingKey) signingWatch = followSigningKey(o.logger, config, loopClient, hooks);
+        },
+        async stop() {
+          await signingWatch?.stop();
+          await runner.stop();
+        },
+      };
+    },
+  };
+}
+
+/** Rotation without a restart: the runner reads config.signingKey on every call. */
+function followSigningKey(logger: Logger, config: LoopConfig, loopClient: KubeClient, hooks: LaunchHooks): NamedObjectWatch<V1Secret> {
+  const fields = { loop: config.name, secret: `${config.signingSecretRef!.namespace}/${config.signingSecretRef!.name}` };
+  return watchSigningKeys(loopClient, config.signingSecretRef!, config.signingKey!, {
+    rotated: (keys) => {
+      config.signingKey = keys;
+      logger.info({ ...fields, keys: keys.length }, 'signing key changed; the next calls are signed with it');
+    },
+    broken: (error) => {
+      logger.warn({ ...fields, err: error.message }, 'signing Secret broke; the Loop stops until it is fixed');
+      hooks.signingBroken(error.message);
+    },
+    unwatchable: (error) => {
+      logger.warn({ ...fields, err: error.message }, 'cannot watch the signing Secret (grant the ServiceAccount list and watch on it): a rotated key is only seen when the Loop restarts');
+    },
+  });
+}

@@ -1,0 +1,212 @@
+import { pino } from 'pino';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import type { LoopSpec } from '../../api/loop.ts';
+import { CONTRACT_API_VERSION, type KubeObject, type ReconcileRequest } from '../../lib/contract/types.ts';
+import type { ResourceDiscovery } from '../../lib/kube/discovery.ts';
+import { KubeApiError, type KubeClient } from '../../lib/kube/kube-client.ts';
+import { createMetricsRegistry } from '../../lib/observability/metrics.ts';
+import type { EventRecorder } from '../apply/event-recorder.ts';
+import { parseLoop } from '../base/loop-spec.ts';
+import { createRouterMetrics } from '../base/router-metrics.ts';
+import type { InvokeOptions } from '../reconcile/dispatch.ts';
+import { LoopRunner, type LoopHealth } from './loop-runner.ts';
+import { MemoryInformers, TEST_RESOURCES } from './memory-informers.ts';
+
+const { podsets: PODSETS, pods: PODS, services: SERVICES } = TEST_RESOURCES;
+
+const podSet = (name: string, extra: { namespace?: string; labels?: Record<string, string>; generation?: number; resourceVersion?: string; status?: unknown } = {}): KubeObject =>
+  ({
+    apiVersion: PODSETS.apiVersion,
+    kind: PODSETS.kind,
+    metadata: { name, namespace: extra.namespace ?? 'a', uid: `uid-${name}`, labels: extra.labels, generation: extra.generation ?? 1, resourceVersion: extra.resourceVersion ?? '1' },
+    ...(extra.status ? { status: extra.status } : {}),
+  }) as KubeObject;
+
+const pod = (name: string, owner: KubeObject): KubeObject => ({
+  apiVersion: 'v1',
+  kind: 'Pod',
+  metadata: {
+    name,
+    namespace: owner.metadata?.namespace,
+    uid: `uid-${name}`,
+    resourceVersion: '1',
+    ownerReferences: [{ apiVersion: owner.apiVersion!, kind: owner.kind!, name: owner.metadata!.name!, uid: owner.metadata!.uid!, controller: true }],
+  },
+});
+
+/** Lets pending promise callbacks run (the runner's sync handshake); no timing involved. */
+const settle = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+const runners: LoopRunner[] = [];
+afterEach(async () => {
+  await Promise.all(runners.splice(0).map((r) => r.stop()));
+});
+
+/** A runner on in-memory informers, calling an in-memory function that answers with no actions. */
+function harness(spec: Partial<LoopSpec> = {}) {
+  const informers = new MemoryInformers([PODSETS, PODS, SERVICES]);
+  const calls: Array<{ request: ReconcileRequest; url: string }> = [];
+  const health: LoopHealth[] = [];
+  const config = parseLoop({
+    metadata: { name: 'podset' },
+    spec: {
+      for: { apiVersion: PODSETS.apiVersion, kind: PODSETS.kind },
+      owns: [{ apiVersion: 'v1', kind: 'Pod' }],
+      function: { url: 'http://podset.fns.svc:8080/' },
+      serviceAccount: { namespace: 'a', name: 'loop' },
+      ...spec,
+    },
+  });
+  const runner = new LoopRunner(config, {
+    registry: informers,
+    invoke: async (request: ReconcileRequest, options: InvokeOptions) => {
+      calls.push({ request, url: options.url });
+      return { kind: 'ok', status: 200, response: { apiVersion: CONTRACT_API_VERSION, kind: 'ReconcileResponse', actions: [] } };
+    },
+    // An answer without actions writes nothing: the client, discovery and events are never used.
+    client: {} as KubeClient,
+    discovery: {} as ResourceDiscovery,
+    events: { record: vi.fn() } as unknown as EventRecorder,
+    metrics: createRouterMetrics(createMetricsRegistry({ defaultMetrics: false })),
+    logger: pino({ level: 'silent' }),
+    onHealth: (_loop, h) => health.push(h),
+  });
+  runners.push(runner);
+  const podsets = informers.of(PODSETS.apiVersion, PODSETS.kind);
+  const pods = informers.of('v1', 'Pod');
+  const services = informers.of('v1', 'Service');
+  /** Starts the runner and completes every list. */
+  const started = async () => {
+    await runner.start();
+    for (const informer of [podsets, pods, services]) informer.sync();
+    await runner.synced;
+  };
+  const callsFor = (name: string) => calls.filter((c) => c.request.object.metadata?.name === name);
+  /** Waits until n calls were made and the runner has nothing queued or in flight. */
+  const calledAndIdle = async (n: number) => {
+    await vi.waitFor(() => expect(calls).toHaveLength(n));
+    await vi.waitFor(() => expect(runner.stats().pendingKeys).toBe(0));
+  };
+  return { runner, informers, podsets, pods, services, calls, callsFor, health, started, calledAndIdle };
+}
+
+describe('LoopRunner', () => {
+  it('queues nothing until every cache has its first complete list, then calls each primary once (ADDED)', async () => {
+    const h = harness();
+    await h.runner.start();
+    h.podsets.sync();
+    await settle();
+    h.podsets.put(podSet('one'));
+    // The pods are not listed yet: a PodSet must never be called with half its pods.
+    expect(h.runner.stats()).toMatchObject({ synced: false, pendingKeys: 0 });
+    h.pods.sync();
+    h.services.sync();
+    await h.runner.synced;
+    await h.calledAndIdle(1);
+    expect(h.calls[0]?.request).toMatchObject({ loop: 'podset', trigger: { type: 'ADDED' }, object: { metadata: { name: 'one' } } });
+    expect(h.calls[0]?.url).toBe('http://podset.fns.svc:8080/');
+  });
+
+  it('calls the controller owner of a changed child with a CHILD trigger, and sends the children it holds', async () => {
+    const h = harness();
+    const owner = podSet('one');
+    h.podsets.put(owner);
+    await h.started();
+    await vi.waitFor(() => expect(h.calls).toHaveLength(1));
+    h.pods.put(pod('one-x', owner));
+    await vi.waitFor(() => expect(h.calls).toHaveLength(2));
+    expect(h.calls[1]?.request.trigger).toEqual({ type: 'CHILD', child: { apiVersion: 'v1', kind: 'Pod', namespace: 'a', name: 'one-x' } });
+    expect(h.calls[1]?.request.children['Pod.v1']?.map((p) => p.metadata?.name)).toEqual(['one-x']);
+  });
+
+  it('ignores a child whose controller is not a primary it has', async () => {
+    const h = harness();
+    await h.started();
+    h.pods.put(pod('orphan', podSet('missing')));
+    expect(h.runner.stats().pendingKeys).toBe(0);
+  });
+
+  it('leaves out primaries outside its namespaces or its selector', async () => {
+    const h = harness({ namespaces: ['a'], selector: { matchLabels: { tier: 'front' } } });
+    await h.started();
+    h.podsets.put(podSet('elsewhere', { namespace: 'b', labels: { tier: 'front' } }));
+    h.podsets.put(podSet('unlabelled'));
+    expect(h.runner.stats().pendingKeys).toBe(0);
+    h.podsets.put(podSet('front', { labels: { tier: 'front' } }));
+    await vi.waitFor(() => expect(h.callsFor('front')).toHaveLength(1));
+    expect(h.calls).toHaveLength(1);
+  });
+
+  it('with ignoreStatusChanges, calls again for a new generation but not for a status-only update', async () => {
+    const h = harness({ ignoreStatusChanges: true });
+    h.podsets.put(podSet('one'));
+    await h.started();
+    await h.calledAndIdle(1);
+    h.podsets.put(podSet('one', { resourceVersion: '2', status: { ready: 1 } }));
+    expect(h.runner.stats().pendingKeys).toBe(0);
+    h.podsets.put(podSet('one', { resourceVersion: '3', generation: 2 }));
+    await vi.waitFor(() => expect(h.calls).toHaveLength(2));
+    expect(h.calls[1]?.request.trigger.type).toBe('MODIFIED');
+  });
+
+  it('sends a deleted primary, with its last state and trigger DELETED, when the Loop sends deletes', async () => {
+    const h = harness({ sendDeletes: true });
+    const one = podSet('one', { labels: { last: 'state' } });
+    h.podsets.put(one);
+    await h.started();
+    await vi.waitFor(() => expect(h.calls).toHaveLength(1));
+    h.podsets.remove(one);
+    await vi.waitFor(() => expect(h.calls).toHaveLength(2));
+    expect(h.calls[1]?.request).toMatchObject({ trigger: { type: 'DELETED' }, object: { metadata: { name: 'one', labels: { last: 'state' } } } });
+  });
+
+  it('does not call about a deleted primary when the Loop does not send deletes', async () => {
+    const h = harness();
+    const one = podSet('one');
+    h.podsets.put(one);
+    await h.started();
+    await h.calledAndIdle(1);
+    h.podsets.remove(one);
+    expect(h.runner.stats().pendingKeys).toBe(0);
+    await settle();
+    expect(h.calls).toHaveLength(1);
+  });
+
+  it('reports Running once its caches are complete, and Forbidden when a watch is refused', async () => {
+    const h = harness();
+    await h.started();
+    expect(h.health.at(-1)).toEqual({ ready: true, reason: 'Running', message: 'watching' });
+    h.pods.restart('gone');
+    expect(h.health).toHaveLength(1);
+    h.pods.restart('error', new KubeApiError(403, 'Forbidden', 'pods is forbidden', { method: 'GET', path: '/api/v1/pods' }));
+    expect(h.health.at(-1)).toMatchObject({ ready: false, reason: 'Forbidden', message: expect.stringContaining('pods is forbidden') });
+  });
+
+  it('sends nothing while its function reference does not resolve, and every primary once it does', async () => {
+    const h = harness({ function: { ref: { name: 'fn', namespace: 'fns', port: 8080 } } });
+    h.podsets.put(podSet('one'));
+    h.podsets.put(podSet('two'));
+    await h.started();
+    expect(h.health.at(-1)).toMatchObject({ ready: false, reason: 'FunctionRefNotFound' });
+    h.services.put({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'fn', namespace: 'fns', resourceVersion: '1' }, spec: { ports: [{ port: 8080 }] } } as KubeObject);
+    await vi.waitFor(() => expect(h.calls).toHaveLength(2));
+    expect(h.calls.map((c) => c.url)).toEqual(['http://fn.fns.svc.cluster.local:8080/', 'http://fn.fns.svc.cluster.local:8080/']);
+    expect(h.health.at(-1)).toMatchObject({ ready: true, reason: 'Running' });
+  });
+
+  it('releases every informer on stop and queues nothing afterwards', async () => {
+    const h = harness();
+    await h.started();
+    expect(h.informers.held).toBe(2);
+    await h.runner.stop();
+    expect(h.informers.held).toBe(0);
+    h.podsets.put(podSet('late'));
+    expect(h.runner.stats().pendingKeys).toBe(0);
+  });
+
+  it('fails to start, holding no informer, when a kind it owns is not served', async () => {
+    const h = harness({ owns: [{ apiVersion: 'example.com/v1', kind: 'Widget' }] });
+    await expect(h.runner.start()).rejects.toThrow(/unknown kind Widget/);
+    expect(h.informers.held).toBe(0);
+  });
+});

@@ -1,0 +1,211 @@
+import { pino } from 'pino';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import type { LoopSpec } from '../../api/loop.ts';
+import { CONTRACT_API_VERSION, type KubeObject } from '../../lib/contract/types.ts';
+import type { ResourceDiscovery } from '../../lib/kube/discovery.ts';
+import type { KubeClient, KubeRequest } from '../../lib/kube/kube-client.ts';
+import { createMetricsRegistry } from '../../lib/observability/metrics.ts';
+import type { EventRecorder, RecordedEvent } from '../apply/event-recorder.ts';
+import { createRouterMetrics } from '../base/router-metrics.ts';
+import { LoopRunner } from '../intake/loop-runner.ts';
+import { MemoryInformers, TEST_RESOURCES } from '../intake/memory-informers.ts';
+import type { FunctionInvoker } from '../reconcile/dispatch.ts';
+import type { AccessVerdict } from './access-review.ts';
+import { LoopController } from './loop-controller.ts';
+import type { LaunchHooks, LoopLauncher } from './loop-launcher.ts';
+import { SigningSecretError } from './signing-key.ts';
+
+const { podsets, pods, loops } = TEST_RESOURCES;
+const WAIT = { timeout: 10_000, interval: 20 };
+
+const loopObject = (spec: Partial<LoopSpec> = {}, extra: { generation?: number; labels?: Record<string, string> } = {}): KubeObject =>
+  ({
+    apiVersion: loops.apiVersion,
+    kind: 'Loop',
+    metadata: { name: 'podset', uid: 'uid-loop', generation: extra.generation ?? 1, resourceVersion: String(extra.generation ?? 1), labels: extra.labels },
+    spec: {
+      for: { apiVersion: podsets.apiVersion, kind: podsets.kind },
+      owns: [{ apiVersion: 'v1', kind: 'Pod' }],
+      function: { url: 'http://podset.fns.svc:8080/' },
+      serviceAccount: { namespace: 'a', name: 'loop' },
+      ...spec,
+    },
+  }) as unknown as KubeObject;
+
+const controllers: LoopController[] = [];
+afterEach(async () => {
+  await Promise.all(controllers.splice(0).map((c) => c.stop()));
+});
+
+/**
+ * A controller watching Loop objects on in-memory informers, with an in-memory launcher: reviews answer
+ * `access.denied` (allowed when unset), launches fail while `signing.problem` is set, runners are real
+ * LoopRunners calling an in-memory function. Status writes and events are recorded.
+ */
+function harness(options: { loopSelector?: { matchLabels: Record<string, string> }; accessReviewIntervalMs?: number } = {}) {
+  const informers = new MemoryInformers([podsets, pods, loops]);
+  for (const kind of [podsets, pods]) informers.of(kind.apiVersion, kind.kind).sync();
+  const access: { denied?: string } = {};
+  const signing: { problem?: string; hooks?: LaunchHooks } = {};
+  const counts = { reviews: 0, launches: 0, stops: 0 };
+  const statuses: unknown[] = [];
+  const events: RecordedEvent[] = [];
+  const runnerDeps = {
+    registry: informers,
+    invoke: (async () => ({ kind: 'ok', status: 200, response: { apiVersion: CONTRACT_API_VERSION, kind: 'ReconcileResponse', actions: [] } })) satisfies FunctionInvoker,
+    client: {} as KubeClient,
+    discovery: {} as ResourceDiscovery,
+    events: { record: (_object: unknown, event: RecordedEvent) => events.push(event) } as unknown as EventRecorder,
+    metrics: createRouterMetrics(createMetricsRegistry({ defaultMetrics: false })),
+    logger: pino({ level: 'silent' }),
+  };
+  const launcher: LoopLauncher = {
+    async review(): Promise<AccessVerdict> {
+      counts.reviews += 1;
+      return access.denied ? { allowed: false, message: access.denied } : { allowed: true };
+    },
+    async launch(config, hooks) {
+      counts.launches += 1;
+      if (signing.problem) throw new SigningSecretError(signing.problem);
+      const runner = new LoopRunner(config, { ...runnerDeps, onHealth: (_loop, health) => hooks.onHealth(health) });
+      return {
+        runner,
+        followSigningKey: () => (signing.hooks = hooks),
+        stop: async () => {
+          counts.stops += 1;
+          await runner.stop();
+        },
+      };
+    },
+  };
+  const client = { request: async (r: KubeRequest) => statuses.push(r.body) } as unknown as KubeClient;
+  const controller = new LoopController({ runnerDeps, registry: informers, client, logger: runnerDeps.logger, launcher, ...options });
+  controllers.push(controller);
+  const loopInformer = informers.of(loops.apiVersion, loops.kind);
+  const start = async () => {
+    const started = controller.start();
+    loopInformer.sync();
+    await started;
+  };
+  const lastReady = () => (statuses.at(-1) as { status: { conditions: Array<{ status: string; reason: string }> } } | undefined)?.status.conditions[0];
+  return { controller, informers, loopInformer, access, signing, counts, statuses, events, start, lastReady };
+}
+
+describe('LoopController', () => {
+  it('starts a Loop when it appears, and writes Ready=True once its caches are complete', async () => {
+    const h = harness();
+    await h.start();
+    h.loopInformer.put(loopObject());
+    const runner = await h.controller.waitForLoop('podset', 10_000);
+    expect(runner.loop.serviceAccount).toEqual({ namespace: 'a', name: 'loop' });
+    await vi.waitFor(() => expect(h.lastReady()).toMatchObject({ status: 'True', reason: 'Running' }), WAIT);
+    expect(h.counts.reviews).toBe(1);
+  });
+
+  it('restarts a Loop whose spec changed, and stops one that is deleted, forgetting its health', async () => {
+    const h = harness();
+    await h.start();
+    h.loopInformer.put(loopObject());
+    const first = await h.controller.waitForLoop('podset', 10_000);
+    h.loopInformer.put(loopObject({ sendDeletes: true }, { generation: 2 }));
+    await vi.waitFor(() => expect(h.controller.runner('podset')?.loop.sendDeletes).toBe(true), WAIT);
+    expect(h.controller.runner('podset')).not.toBe(first);
+    expect(h.counts.stops).toBe(1);
+    h.loopInformer.remove(loopObject());
+    await vi.waitFor(() => expect(h.controller.health('podset')).toBeUndefined(), WAIT);
+    expect(h.controller.runner('podset')).toBeUndefined();
+    // Only the controller's own watch of Loops is still held.
+    expect(h.informers.held).toBe(1);
+  });
+
+  it('treats a Loop that no longer matches its selector as deleted', async () => {
+    const h = harness({ loopSelector: { matchLabels: { router: 'one' } } });
+    await h.start();
+    h.loopInformer.put(loopObject({}, { labels: { router: 'one' } }));
+    await h.controller.waitForLoop('podset', 10_000);
+    h.loopInformer.put({ ...loopObject({}, { labels: { router: 'two' } }), metadata: { ...loopObject().metadata, resourceVersion: '2', labels: { router: 'two' } } });
+    await vi.waitFor(() => expect(h.controller.runner('podset')).toBeUndefined(), WAIT);
+  });
+
+  it('keeps a Loop its ServiceAccount may not read from running (Forbidden, a Warning event), and starts it once allowed', async () => {
+    const h = harness();
+    h.access.denied = 'ServiceAccount a/loop may not list pods';
+    await h.start();
+    h.loopInformer.put(loopObject());
+    await vi.waitFor(() => expect(h.lastReady()).toMatchObject({ status: 'False', reason: 'Forbidden' }), WAIT);
+    expect(h.events).toContainEqual(expect.objectContaining({ type: 'Warning', reason: 'Forbidden', message: h.access.denied }));
+    expect(h.controller.runner('podset')).toBeUndefined();
+    // RBAC created just after the Loop: the backoff reviews it again without any change to the Loop.
+    delete h.access.denied;
+    await h.controller.waitForLoop('podset', 10_000);
+    await vi.waitFor(() => expect(h.lastReady()).toMatchObject({ status: 'True' }), WAIT);
+  });
+
+  it('stops a running Loop when a periodic review denies it, and leaves an allowed one running', async () => {
+    const h = harness({ accessReviewIntervalMs: 50 });
+    await h.start();
+    h.loopInformer.put(loopObject());
+    const runner = await h.controller.waitForLoop('podset', 10_000);
+    await vi.waitFor(() => expect(h.counts.reviews).toBeGreaterThan(2), WAIT);
+    expect(h.controller.runner('podset')).toBe(runner);
+    h.access.denied = 'access revoked';
+    await vi.waitFor(() => expect(h.controller.runner('podset')).toBeUndefined(), WAIT);
+    expect(h.controller.health('podset')).toMatchObject({ ready: false, reason: 'Forbidden', message: 'access revoked' });
+    expect(h.counts.stops).toBe(1);
+  });
+
+  it('reports an invalid spec with a Warning event and starts nothing until the Loop is edited', async () => {
+    const h = harness();
+    await h.start();
+    h.loopInformer.put(loopObject({ function: { url: 'ftp://nowhere/' } }));
+    await vi.waitFor(() => expect(h.lastReady()).toMatchObject({ status: 'False', reason: 'InvalidSpec' }), WAIT);
+    expect(h.events).toContainEqual(expect.objectContaining({ reason: 'InvalidSpec' }));
+    expect(h.counts).toMatchObject({ launches: 0, reviews: 0 });
+    h.loopInformer.put(loopObject({}, { generation: 2 }));
+    await h.controller.waitForLoop('podset', 10_000);
+  });
+
+  it('waits, InvalidSigningSecret, while the signing Secret is unusable, and starts once it is', async () => {
+    const h = harness();
+    h.signing.problem = 'signing Secret a/key has no key "k"';
+    await h.start();
+    h.loopInformer.put(loopObject());
+    await vi.waitFor(() => expect(h.lastReady()).toMatchObject({ status: 'False', reason: 'InvalidSigningSecret' }), WAIT);
+    delete h.signing.problem;
+    await h.controller.waitForLoop('podset', 10_000);
+  });
+
+  it('restarts a Loop whose signing Secret broke while it ran, which then waits for a valid key', async () => {
+    const h = harness();
+    await h.start();
+    h.loopInformer.put(loopObject());
+    const first = await h.controller.waitForLoop('podset', 10_000);
+    h.signing.problem = 'deleted';
+    h.signing.hooks!.signingBroken('signing Secret deleted');
+    await vi.waitFor(() => expect(h.controller.health('podset')).toMatchObject({ reason: 'InvalidSigningSecret' }), WAIT);
+    expect(h.controller.runner('podset')).toBeUndefined();
+    delete h.signing.problem;
+    await vi.waitFor(() => expect([undefined, first]).not.toContain(h.controller.runner('podset')), WAIT);
+  });
+
+  it('reports a kind the API server does not serve as InvalidSpec, and starts once it is served', async () => {
+    const h = harness();
+    await h.start();
+    const widgets = { group: 'example.com', version: 'v1', apiVersion: 'example.com/v1', kind: 'Widget', plural: 'widgets', namespaced: true };
+    h.loopInformer.put(loopObject({ for: { apiVersion: widgets.apiVersion, kind: widgets.kind } }));
+    await vi.waitFor(() => expect(h.lastReady()).toMatchObject({ status: 'False', reason: 'InvalidSpec' }), WAIT);
+    // The CRD is installed later: the backoff looks again.
+    h.informers.serve(widgets);
+    h.informers.of(widgets.apiVersion, widgets.kind).sync();
+    await h.controller.waitForLoop('podset', 10_000);
+  });
+
+  it('stops every runner on stop', async () => {
+    const h = harness();
+    await h.start();
+    h.loopInformer.put(loopObject());
+    await h.controller.waitForLoop('podset', 10_000);
+    await h.controller.stop();
+    expect(h.informers.held).toBe(0);
+  });
+});

@@ -1,15 +1,42 @@
 // Lint: typescript-eslint's recommended rules (type-checking itself is `tsc --noEmit`), and the import
-// boundaries of docs/architecture.md: api/ imports nothing of ours, lib/ only lib/ and api/, and the
-// deployables (router/, functions/, webhooks/, certs/) import lib/ and api/ but never each other.
+// boundaries of docs/architecture.md: api/ imports nothing of ours, lib/ only lib/ and api/, the
+// deployables (router/, functions/, webhooks/, certs/) import lib/ and api/ but never each other, and
+// inside router/ a stage imports only the stages below it (loops > intake > reconcile > apply > base).
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
-/** An import rule that refuses relative imports into the named top-level folders. */
-function mayNotImport(folders, why) {
+/** A pattern that refuses relative imports into the named top-level folders. */
+function folders(names, why) {
+  return { regex: `^(\\.\\./)+(${names.join('|')})/`, message: why };
+}
+
+/** An import rule made of that one pattern. */
+function mayNotImport(names, why) {
+  return { 'no-restricted-imports': ['error', { patterns: [folders(names, why)] }] };
+}
+
+const ROUTER_ONLY_LIB = folders(['functions', 'webhooks', 'certs', 'cli', 'test', 'bench'], 'The router imports only lib/ and api/ (docs/architecture.md).');
+const STAGES = ['loops', 'intake', 'reconcile', 'apply', 'base', 'sharding'];
+
+/**
+ * The import rule of one router stage (a folder of router/): the router's own boundary, no import of the
+ * stages it may not use, and none of the assembly (router/*.ts: index, start-router, router-config,
+ * leader-election), which wires the stages together and is imported by none.
+ */
+function routerStage(stage, mayUse) {
+  const refused = STAGES.filter((s) => s !== stage && !mayUse.includes(s));
+  const why = `router/${stage}/ may import ${mayUse.length > 0 ? mayUse.map((s) => `router/${s}/`).join(', ') : 'no other stage'}: a stage imports only stages below it (docs/architecture.md, "Router stages").`;
   return {
-    'no-restricted-imports': ['error', {
-      patterns: [{ regex: `^(\\.\\./)+(${folders.join('|')})/`, message: why }],
-    }],
+    files: [`router/${stage}/**`],
+    rules: {
+      'no-restricted-imports': ['error', {
+        patterns: [
+          ROUTER_ONLY_LIB,
+          { regex: `^\\.\\./(\\.\\./router/)?(${refused.join('|')})/`, message: why },
+          { regex: '^\\.\\./(\\.\\./router/)?[^./][^/]*\\.ts$', message: `router/${stage}/ does not import the router's assembly (router/*.ts wires the stages together; docs/architecture.md, "Router stages").` },
+        ],
+      }],
+    },
   };
 }
 
@@ -37,8 +64,15 @@ export default tseslint.config(
   },
   {
     files: ['router/**'],
-    rules: mayNotImport(['functions', 'webhooks', 'certs', 'cli', 'test', 'bench'], 'The router imports only lib/ and api/ (docs/architecture.md).'),
+    rules: { 'no-restricted-imports': ['error', { patterns: [ROUTER_ONLY_LIB] }] },
   },
+  // Router stages (later entries replace the router/** rule for their files, so each repeats its patterns).
+  routerStage('loops', ['intake', 'reconcile', 'apply', 'base']),
+  routerStage('intake', ['reconcile', 'apply', 'base', 'sharding']),
+  routerStage('reconcile', ['apply', 'base']),
+  routerStage('apply', ['base']),
+  routerStage('base', []),
+  routerStage('sharding', ['base']),
   {
     files: ['functions/**'],
     rules: mayNotImport(['router', 'webhooks', 'certs', 'cli', 'test', 'bench'], 'Functions import only lib/ and api/ (docs/architecture.md).'),

@@ -23,6 +23,8 @@ import type { EventRecorder } from './event-recorder.ts';
 import { createOnce, UncertainCreateError, withConcreteName } from './create-child.ts';
 import type { Expectations } from './expectations.ts';
 import type { LoopConfig } from '../base/loop-spec.ts';
+import { namespaceFor, namespaceOf, targetOf } from './action-target.ts';
+import { isConflict, sendJsonPatch, StaleWriteError } from './json-patch.ts';
 import { prepareChild, retestResourceVersion, statusPatch, withResourceVersionTest } from './patch-building.ts';
 import { onlyBookkeepingChanged } from '../base/predicates.ts';
 import type { RouterMetrics } from '../base/router-metrics.ts';
@@ -70,7 +72,6 @@ interface Written {
   primaryResourceVersion?: string;
 }
 
-const JSON_PATCH = 'application/json-patch+json';
 const APPLY_PATCH = 'application/apply-patch+yaml';
 
 export async function applyActions(ctx: ApplyContext, actions: readonly RouterAction[]): Promise<ApplyOutcome> {
@@ -96,47 +97,6 @@ export async function applyActions(ctx: ApplyContext, actions: readonly RouterAc
 /** Server trouble, throttling and a missing object may clear up; a 4xx about the write itself will not. */
 function isRetryable(error: unknown): boolean {
   return !(error instanceof KubeApiError) || error.statusCode >= 500 || error.statusCode === 429 || error.statusCode === 404;
-}
-
-/** The object changed since the function saw it: a JSON patch's resourceVersion test failed. */
-export class StaleWriteError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'StaleWriteError';
-  }
-}
-
-/** A 409 (other than AlreadyExists) or a failed resourceVersion test. */
-export function isConflict(error: unknown): boolean {
-  if (error instanceof StaleWriteError) return true;
-  return error instanceof KubeApiError && error.statusCode === 409 && error.reason !== 'AlreadyExists';
-}
-
-/**
- * Sends a JSON patch. The API server answers a failed `test` with the same bare 422 Invalid as any other
- * bad patch. When the patch tests the resourceVersion, a 422 is a stale write if the watch cache already
- * holds a newer version (the usual case: the change that beat us was watched before our answer came
- * back); otherwise the live object is read once to tell a stale write from an invalid patch.
- */
-export async function sendJsonPatch(
-  client: KubeClient,
-  path: string,
-  patch: JsonPatchOperation[],
-  cachedResourceVersion: () => string | undefined = () => undefined,
-): Promise<KubernetesObject> {
-  try {
-    return await client.request<KubernetesObject>({ method: 'PATCH', path, contentType: JSON_PATCH, body: patch });
-  } catch (error) {
-    const tested = patch.find((op) => op.op === 'test' && op.path === '/metadata/resourceVersion') as { value?: unknown } | undefined;
-    if (!isApiError(error, 422) || !tested) throw error;
-    const stale = (current: string | undefined) =>
-      new StaleWriteError(`${path}: changed since it was read (resourceVersion ${String(tested.value)} -> ${current})`);
-    const cached = cachedResourceVersion();
-    if (cached !== undefined && cached !== tested.value) throw stale(cached);
-    const live = await client.request<KubernetesObject>({ path: path.replace(/\/status$/, '') }).catch(() => undefined);
-    if (live && live.metadata?.resourceVersion !== tested.value) throw stale(live.metadata?.resourceVersion);
-    throw error;
-  }
 }
 
 function applyOne(ctx: ApplyContext, action: RouterAction, written: Written): Promise<ActionResult> {
@@ -291,24 +251,6 @@ function isOwnedKind(loop: LoopConfig, resource: ResourceInfo): boolean {
 
 function lookupTarget(ctx: ApplyContext, target: ObjectTarget): KubernetesObject | undefined {
   return ctx.lookup(target.apiVersion, target.kind, target.namespace, target.name);
-}
-
-function namespaceFor(resource: ResourceInfo, namespace: string | undefined, primary: KubernetesObject): string | undefined {
-  if (!resource.namespaced) return undefined;
-  return namespace ?? primary.metadata?.namespace;
-}
-
-function namespaceOf(object: KubeObject, resource: ResourceInfo): string | undefined {
-  return resource.namespaced ? object.metadata?.namespace : undefined;
-}
-
-function targetOf(object: KubeObject, resource: ResourceInfo, primary: KubernetesObject): ObjectTarget {
-  return {
-    apiVersion: object.apiVersion ?? '',
-    kind: object.kind ?? '',
-    namespace: namespaceFor(resource, object.metadata?.namespace, primary),
-    name: object.metadata?.name ?? '',
-  };
 }
 
 /** The kind check, before discovery: a reply naming other kinds or bad apiVersions causes no lookups. */

@@ -1,0 +1,23 @@
+// Where an action lands: the target of a function's object or target, in the primary's namespace when it
+// names none (a namespaced kind), and in no namespace for a cluster-scoped kind.
+import type { KubernetesObject } from '@kubernetes/client-node';
+import type { KubeObject, ObjectTarget } from '../../lib/contract/types.ts';
+import type { ResourceInfo } from '../../lib/kube/resource-paths.ts';
+
+export function namespaceFor(resource: ResourceInfo, namespace: string | undefined, primary: KubernetesObject): string | undefined {
+  if (!resource.namespaced) return undefined;
+  return namespace ?? primary.metadata?.namespace;
+}
+
+export function namespaceOf(object: KubeObject, resource: ResourceInfo): string | undefined {
+  return resource.namespaced ? object.metadata?.namespace : undefined;
+}
+
+export function targetOf(object: KubeObject, resource: ResourceInfo, primary: KubernetesObject): ObjectTarget {
+  return {
+    apiVersion: object.apiVersion ?? '',
+    kind: object.kind ?? '',
+    namespace: namespaceFor(resource, object.metadata?.namespace, primary),
+    name: object.metadata?.name ?? '',
+  };
+}

@@ -145,11 +145,11 @@ export class LoopController {
     const current = this.#running.get(name);
     const plan = planLoop(loop, current, this.#o.urlPolicy ?? DEFAULT_FUNCTION_URL_POLICY);
     const outcome = await this.#act(name, plan, current);
-    if (outcome) this.#carryOut(name, loop, generationOf(plan, loop), decideLoop(outcome));
+    this.#carryOut(name, loop, generationOf(plan, loop), decideLoop(outcome));
   }
 
-  /** Does what the plan says; an outcome of undefined: stopped meanwhile, nothing to report. */
-  async #act(name: string, plan: LoopPlan, current: Running | undefined): Promise<LoopOutcome | undefined> {
+  /** Does what the plan says (stops, reviews, starts) and tells what came of it. */
+  async #act(name: string, plan: LoopPlan, current: Running | undefined): Promise<LoopOutcome> {
     if (plan.kind === 'review') {
       // The periodic review: a Loop whose ServiceAccount lost its rights stops receiving.
       const verdict = await this.#launcher.review(current!.launched.runner.loop);
@@ -164,7 +164,7 @@ export class LoopController {
     return this.#start(name, plan);
   }
 
-  async #start(name: string, plan: Extract<LoopPlan, { kind: 'start' }>): Promise<LoopOutcome | undefined> {
+  async #start(name: string, plan: Extract<LoopPlan, { kind: 'start' }>): Promise<LoopOutcome> {
     const { config, specJson, generation } = plan;
     let launched: LaunchedLoop;
     try {

@@ -139,6 +139,12 @@ describe('names, ServiceAccounts, scheduling and disruption', () => {
     expect(subjects).not.toContain('kubeloop-webhook');
   });
 
+  it('binds the sharding Role (member Leases) to the router\'s configured ServiceAccount', async () => {
+    const { manifests } = await renderChart(helmBinary, { namespace: NS, values: { router: { sharding: { enabled: true }, serviceAccount: { name: 'loops-router' } } } });
+    const binding = one(manifests, 'RoleBinding', 'kubeloop-router-sharding') as Manifest & { subjects: Array<{ kind: string; name: string; namespace: string }> };
+    expect(binding.subjects).toEqual([{ kind: 'ServiceAccount', name: 'loops-router', namespace: NS }]);
+  });
+
   it('sets priorityClassName and topology spread constraints, defaulting each constraint\'s selector to the component\'s pods', async () => {
     const spread = [{ maxSkew: 1, topologyKey: 'topology.kubernetes.io/zone', whenUnsatisfiable: 'ScheduleAnyway' }];
     const { manifests } = await renderChart(helmBinary, { namespace: NS, values: { router: { priorityClassName: 'system-cluster-critical', topologySpreadConstraints: spread }, webhook: { topologySpreadConstraints: spread } } });

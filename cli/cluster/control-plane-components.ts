@@ -135,6 +135,23 @@ export async function writePlaneFiles(dir: string, pkiDir: string): Promise<Plan
   return files;
 }
 
+/**
+ * One member, so the peer port is never joined; it still answers (/members, raft) to whoever connects, so
+ * it speaks mutual TLS too: only a certificate from etcd's own CA gets in, as on the client port.
+ */
+function etcdPeerArgs(pki: ControlPlanePki, port: number): string[] {
+  const url = `https://127.0.0.1:${port}`;
+  return [
+    `--listen-peer-urls=${url}`,
+    `--initial-advertise-peer-urls=${url}`,
+    `--initial-cluster=kubeloop=${url}`,
+    `--peer-cert-file=${pki.etcdPeerCert}`,
+    `--peer-key-file=${pki.etcdPeerKey}`,
+    '--peer-client-cert-auth=true',
+    `--peer-trusted-ca-file=${pki.etcdCaCert}`,
+  ];
+}
+
 export async function startEtcd(launch: Launch, { ports, pki }: PlaneFiles): Promise<void> {
   launch.onProgress(`starting etcd on 127.0.0.1:${ports.etcdClient}`);
   const etcd = spawnSupervised({
@@ -151,10 +168,7 @@ export async function startEtcd(launch: Launch, { ports, pki }: PlaneFiles): Pro
       `--key-file=${pki.etcdServerKey}`,
       '--client-cert-auth=true',
       `--trusted-ca-file=${pki.etcdCaCert}`,
-      // One member: the peer port is bound to loopback and never joined.
-      `--listen-peer-urls=http://127.0.0.1:${ports.etcdPeer}`,
-      `--initial-advertise-peer-urls=http://127.0.0.1:${ports.etcdPeer}`,
-      `--initial-cluster=kubeloop=http://127.0.0.1:${ports.etcdPeer}`,
+      ...etcdPeerArgs(pki, ports.etcdPeer),
       // Test data: durability is not worth an fsync per write.
       '--unsafe-no-fsync=true',
       '--log-level=warn',

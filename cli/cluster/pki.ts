@@ -1,6 +1,6 @@
 // PKI for the local control plane: a CA, the API server's serving certificate, client certificates
 // (admin in system:masters, the controller manager, the scheduler, kwok), a separate etcd CA with etcd's
-// serving and the API server's client certificate, and the service-account signing key pair.
+// serving and peer certificates and the API server's client certificate, and the service-account signing key pair.
 // Certificates come from lib/pki/x509.ts. Both CA keys and the service-account key are fresh for every
 // cluster; only leaf keys are reused from the cache (rsa-keys.ts), each certified by this cluster's CA.
 import { generateKeyPair } from 'node:crypto';
@@ -19,7 +19,7 @@ export interface CertificateRequest {
   organizations?: string[];
   /** DNS names and IP addresses for a serving certificate. */
   hosts?: string[];
-  usage: 'server' | 'client';
+  usage: 'server' | 'client' | 'peer';
   days?: number;
 }
 
@@ -48,6 +48,9 @@ export interface ControlPlanePki {
   etcdCaCert: string;
   etcdServerCert: string;
   etcdServerKey: string;
+  /** etcd's peer certificate (serves and dials the peer port), from etcd's CA. */
+  etcdPeerCert: string;
+  etcdPeerKey: string;
   /** The API server's client certificate for etcd. */
   etcdClientCert: string;
   etcdClientKey: string;
@@ -93,14 +96,14 @@ export async function createControlPlanePki(dir: string): Promise<ControlPlanePk
   const ids = Object.keys(CLIENTS) as ClientIdentity[];
   // Fresh CA keys: a CA key shared by every local cluster would let anyone holding one cluster's ca.key
   // mint certificates every other one trusts. RSA because node-forge signs with RSA only.
-  const [caKey, etcdCaKey, saKeys, servingKey, etcdServerKey, etcdClientKey, ...clientKeys] = await Promise.all([
+  const [caKey, etcdCaKey, saKeys, servingKey, etcdServerKey, etcdPeerKey, etcdClientKey, ...clientKeys] = await Promise.all([
     newRsaKey(),
     newRsaKey(),
     newServiceAccountKey(),
-    ...['apiserver', 'etcd-server', 'apiserver-etcd-client', ...ids].map(cachedRsaKey),
+    ...['apiserver', 'etcd-server', 'etcd-peer', 'apiserver-etcd-client', ...ids].map(cachedRsaKey),
   ]);
   const [ca, etcdCa] = await Promise.all([createCertificateAuthority('kubeloop-local-ca', caKey), createCertificateAuthority('kubeloop-local-etcd-ca', etcdCaKey)]);
-  const [serving, etcdServer, etcdClient, ...clientPems] = await Promise.all([
+  const [serving, etcdServer, etcdPeer, etcdClient, ...clientPems] = await Promise.all([
     issueCertificate(
       ca,
       {
@@ -111,10 +114,11 @@ export async function createControlPlanePki(dir: string): Promise<ControlPlanePk
       servingKey,
     ),
     issueCertificate(etcdCa, { commonName: 'etcd', usage: 'server', hosts: LOOPBACK_HOSTS }, etcdServerKey),
+    issueCertificate(etcdCa, { commonName: 'etcd-peer', usage: 'peer', hosts: LOOPBACK_HOSTS }, etcdPeerKey),
     issueCertificate(etcdCa, { commonName: 'kube-apiserver-etcd-client', usage: 'client' }, etcdClientKey),
     ...ids.map((id, i) => issueCertificate(ca, { ...CLIENTS[id], usage: 'client' }, clientKeys[i])),
   ]);
-  if (!saKeys || !serving || !etcdServer || !etcdClient) throw new Error('PKI generation returned too few keys');
+  if (!saKeys || !serving || !etcdServer || !etcdPeer || !etcdClient) throw new Error('PKI generation returned too few keys');
   const clients = Object.fromEntries(ids.map((id, i) => [id, clientPems[i] as CertKeyPem])) as Record<ClientIdentity, CertKeyPem>;
   const paths = {
     caCert: join(dir, 'ca.crt'),
@@ -126,6 +130,8 @@ export async function createControlPlanePki(dir: string): Promise<ControlPlanePk
     etcdCaCert: join(dir, 'etcd-ca.crt'),
     etcdServerCert: join(dir, 'etcd-server.crt'),
     etcdServerKey: join(dir, 'etcd-server.key'),
+    etcdPeerCert: join(dir, 'etcd-peer.crt'),
+    etcdPeerKey: join(dir, 'etcd-peer.key'),
     etcdClientCert: join(dir, 'apiserver-etcd-client.crt'),
     etcdClientKey: join(dir, 'apiserver-etcd-client.key'),
   };
@@ -139,6 +145,8 @@ export async function createControlPlanePki(dir: string): Promise<ControlPlanePk
     writeFile(paths.etcdCaCert, etcdCa.certPem),
     writeFile(paths.etcdServerCert, etcdServer.certPem),
     writeFile(paths.etcdServerKey, etcdServer.keyPem, { mode: 0o600 }),
+    writeFile(paths.etcdPeerCert, etcdPeer.certPem),
+    writeFile(paths.etcdPeerKey, etcdPeer.keyPem, { mode: 0o600 }),
     writeFile(paths.etcdClientCert, etcdClient.certPem),
     writeFile(paths.etcdClientKey, etcdClient.keyPem, { mode: 0o600 }),
   ]);

@@ -8,6 +8,7 @@ import { writeFile } from 'node:fs/promises';
 import { promisify } from 'node:util';
 import { join } from 'node:path';
 import { createCaCertificate, issueLeafCertificate, newRsaKey, type CertKeyPem, type RsaKey } from '../../lib/pki/x509.ts';
+import { API_SERVER_WEBHOOK_CLIENT_NAME } from '../../webhooks/api-server-authentication.ts';
 import { cachedRsaKey } from './rsa-keys.ts';
 
 export type { CertKeyPem };
@@ -65,7 +66,7 @@ export interface ControlPlanePki {
   ca: CertKeyPem;
 }
 
-export type ClientIdentity = 'admin' | 'controllerManager' | 'scheduler' | 'kwok';
+export type ClientIdentity = 'admin' | 'controllerManager' | 'scheduler' | 'kwok' | 'webhookClient';
 
 const CLIENTS: Record<ClientIdentity, { commonName: string; organizations?: string[] }> = {
   admin: { commonName: 'admin', organizations: ['system:masters'] },
@@ -74,6 +75,8 @@ const CLIENTS: Record<ClientIdentity, { commonName: string; organizations?: stri
   scheduler: { commonName: 'system:kube-scheduler' },
   // kwok writes node and pod status, leases and events for every node: no narrower built-in role fits.
   kwok: { commonName: 'kwok', organizations: ['system:masters'] },
+  // What kube-apiserver presents to admission webhooks (webhook-client-auth.ts): a name, no groups, no rights.
+  webhookClient: { commonName: API_SERVER_WEBHOOK_CLIENT_NAME },
 };
 
 /**

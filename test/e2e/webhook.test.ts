@@ -1,16 +1,19 @@
 // The Watcher sidecar injector on the real API server: the API server itself calls the gateway's HTTPS
 // endpoint (dev mode, url https://127.0.0.1:<port>/admit/<hook>), which calls the watcher-sidecar
-// function with the pod's Watcher as context, for pods created directly and by ReplicaSets.
+// function with the pod's Watcher as context, for pods created directly and by ReplicaSets. The gateway
+// requires the API server's webhook client certificate: a neighbour POSTing reviews is refused.
 import { writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { connect, type TLSSocket } from 'node:tls';
 import { AppsV1Api, CoreV1Api, type V1Pod } from '@kubernetes/client-node';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Agent, request } from 'undici';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { createCaCertificate, issueLeafCertificate, newRsaKey } from '../../lib/pki/x509.ts';
 import { eventually } from '../cluster/eventually.ts';
 import { setupClusterSuite, type ClusterSuite } from '../cluster/suite.ts';
-import { annotatedPod, createWatcher, installWatcherCrd, kubectl, logwatch, startWatcherSidecarFor, type WatcherSidecarUnderTest } from './webhook-harness.ts';
+import { annotatedPod, clientCertificateOf, createWatcher, installWatcherCrd, kubectl, logwatch, startWatcherSidecarFor, type WatcherSidecarUnderTest } from './webhook-harness.ts';
 
 let suite: ClusterSuite;
 let core: CoreV1Api;
@@ -173,6 +176,44 @@ async function servingSerial(): Promise<string> {
     socket.on('error', reject);
   });
 }
+
+describe('who may POST AdmissionReviews', () => {
+  const agents: Agent[] = [];
+  afterAll(async () => {
+    for (const agent of agents) await agent.close();
+  });
+  /** A forged review for the suite's namespace (whose Watcher the hook would answer with), sent with `client`. */
+  const forge = (client?: { cert: string; key: string }) => {
+    const agent = new Agent({ connect: { ca: under.webhook.rotator!.bundle.ca.certPem, ...(client ?? {}) } });
+    agents.push(agent);
+    const review = {
+      apiVersion: 'admission.k8s.io/v1',
+      kind: 'AdmissionReview',
+      request: { uid: 'forged', kind: { group: '', version: 'v1', kind: 'Pod' }, resource: { group: '', version: 'v1', resource: 'pods' }, namespace: ns, operation: 'CREATE', object: annotatedPod('forged') },
+    };
+    return request(`${under.webhook.url}/admit/${under.hookName}`, { method: 'POST', dispatcher: agent, headers: { 'content-type': 'application/json' }, body: JSON.stringify(review) });
+  };
+
+  it('refuses a caller without a certificate, or with one from another CA, in the TLS handshake', async () => {
+    await expect(forge()).rejects.toThrow();
+    const now = new Date();
+    const ca = createCaCertificate({ key: await newRsaKey(), subject: { commonName: 'kubeloop-local-ca' }, now, days: 1 });
+    const lookalike = issueLeafCertificate({ key: await newRsaKey(), issuer: ca, subject: { commonName: 'kube-apiserver-webhook-client' }, now, days: 1, usage: 'client' });
+    await expect(forge({ cert: lookalike.certPem, key: lookalike.keyPem })).rejects.toThrow();
+  });
+
+  it('answers 403 to another client of the cluster CA (the cluster admin), with the accepted name', async () => {
+    const reply = await forge(await clientCertificateOf(join(inject('clusterDir'), 'kubeconfig')));
+    expect(reply.statusCode).toBe(403);
+    expect(((await reply.body.json()) as { message: string }).message).toContain('accepted: kube-apiserver-webhook-client');
+  });
+
+  it('answers the holder of the API server\'s webhook client certificate (as the API server did for every pod above)', async () => {
+    const reply = await forge(await clientCertificateOf(join(inject('clusterDir'), 'webhook-client.kubeconfig')));
+    expect(reply.statusCode).toBe(200);
+    expect(((await reply.body.json()) as { response: { uid: string } }).response.uid).toBe('forged');
+  });
+});
 
 describe('failure policy', () => {
   it('with the webhook stopped and failurePolicy Ignore, an annotated pod is still created (without sidecar)', async () => {

@@ -117,13 +117,32 @@ export function mergeCaBundles(ourPem: string, configuredPem: string, now: Date)
 export async function injectCaBundle(client: KubeClient, configuration: ConfigurationRef, caPem: string, now: () => Date = () => new Date()): Promise<InjectResult> {
   const merged = (configured: string | undefined): string =>
     Buffer.from(mergeCaBundles(caPem, Buffer.from(configured ?? '', 'base64').toString('utf8'), now())).toString('base64');
+  return writeCaBundles(client, configuration, (current) => needsCaBundle(current, caPem), merged);
+}
+
+/**
+ * Sets every webhook's caBundle to exactly `caPem`, dropping whatever else it trusted: how a replaced CA
+ * (certs rotate --ca) leaves the configuration, where injectCaBundle would keep it while still valid.
+ */
+export async function replaceCaBundle(client: KubeClient, configuration: ConfigurationRef, caPem: string): Promise<InjectResult> {
+  const wanted = Buffer.from(caPem).toString('base64');
+  return writeCaBundles(client, configuration, (current) => (current.webhooks ?? []).some((w) => w.clientConfig.caBundle !== wanted), () => wanted);
+}
+
+/** Read-modify-write of the caBundles with the resourceVersion read, retried on conflict. */
+async function writeCaBundles(
+  client: KubeClient,
+  configuration: ConfigurationRef,
+  needed: (current: WebhookConfiguration) => boolean,
+  caBundle: (configured: string | undefined) => string,
+): Promise<InjectResult> {
   for (let attempt = 0; attempt < 8; attempt++) {
     const current = await readWebhookConfiguration(client, configuration);
     if (!current) return 'not-found';
-    if (!needsCaBundle(current, caPem)) return 'unchanged';
+    if (!needed(current)) return 'unchanged';
     const updated: WebhookConfiguration = {
       ...current,
-      webhooks: (current.webhooks ?? []).map((w) => ({ ...w, clientConfig: { ...w.clientConfig, caBundle: merged(w.clientConfig.caBundle) } })),
+      webhooks: (current.webhooks ?? []).map((w) => ({ ...w, clientConfig: { ...w.clientConfig, caBundle: caBundle(w.clientConfig.caBundle) } })),
     };
     try {
       // current.metadata.resourceVersion rides along: a concurrent writer makes this a 409, and we re-read.

@@ -30,6 +30,7 @@ export class CertificateRotator {
   readonly #options: RotatorOptions;
   readonly #now: () => Date;
   readonly #swapHandlers = new Set<(serving: KeyPairPem) => void>();
+  readonly #caHandlers = new Set<(caPem: string) => void>();
   #bundle: CertificateBundle | undefined;
   #keeper: CaBundleKeeper | undefined;
   #timer: NodeJS.Timeout | undefined;
@@ -49,6 +50,11 @@ export class CertificateRotator {
   /** Called with the new serving certificate whenever it changes (e.g. server.setServingCertificate). */
   onServingChanged(handler: (serving: KeyPairPem) => void): void {
     this.#swapHandlers.add(handler);
+  }
+
+  /** Called with the CA PEM whenever it changes, a previous CA dropped included (certs rotate --ca); the serving certificate may stay. */
+  onCaChanged(handler: (caPem: string) => void): void {
+    this.#caHandlers.add(handler);
   }
 
   /** Loads or creates the bundle and injects the CA; resolves with what to serve. */
@@ -118,6 +124,9 @@ export class CertificateRotator {
     if (previous) await this.#keeper?.setCa(result.bundle.ca.certPem);
     if (previous && previous.serving.certPem !== result.bundle.serving.certPem) {
       for (const handler of this.#swapHandlers) handler(result.bundle.serving);
+    }
+    if (previous && previous.ca.certPem !== result.bundle.ca.certPem) {
+      for (const handler of this.#caHandlers) handler(result.bundle.ca.certPem);
     }
     // Only now: if injecting the CA or swapping failed, the next check sees the difference and retries.
     this.#bundle = result.bundle;

@@ -219,6 +219,8 @@ export async function startWebhook(config: WebhookConfig, deps: StartDependencie
     // A renewal may come with a new CA: rewrite the hook configurations once the rotator holds it.
     setImmediate(() => void hooks.schedule());
   };
+  // A replaced CA dropped after its overlap (certs rotate --ca) changes the caBundle alone.
+  rotator?.onCaChanged(() => setImmediate(() => void hooks.schedule()));
   const url = await listen(server.app, { port: config.port, host: config.host });
   const opsUrl = await listen(server.ops.app, { port: config.opsPort, host: config.host });
   const port = new URL(url).port;

@@ -177,8 +177,8 @@ describe('CertificateRotator', () => {
       // Same CA: the caBundle did not have to change and old connections still verify.
       expect(renewed.bundle.ca).toEqual(startA.ca);
 
-      // Eight years on the CA itself is due: a new CA goes into the caBundle next to the old one.
-      offsetDays = 3000;
+      // Twenty months on the (two-year) CA itself is due: a new CA goes into the caBundle next to the old one.
+      offsetDays = 600;
       const rolled = await a.check();
       expect(rolled.reasons).toContain('ca-expiring');
       const trusted = splitPemCertificates(rolled.bundle.ca.certPem);

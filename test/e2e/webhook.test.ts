@@ -196,7 +196,7 @@ describe('who may POST AdmissionReviews', () => {
     const review = {
       apiVersion: 'admission.k8s.io/v1',
       kind: 'AdmissionReview',
-      request: { uid: 'forged', kind: { group: '', version: 'v1', kind: 'Pod' }, resource: { group: '', version: 'v1', resource: 'pods' }, namespace: ns, operation: 'CREATE', object: annotatedPod('forged') },
+      request: { uid: 'forged', kind: { group: '', version: 'v1', kind: 'Pod' }, resource: { group: '', version: 'v1', resource: 'pods' }, namespace: ns, operation: 'CREATE', object: { apiVersion: 'v1', kind: 'Pod', ...annotatedPod('forged') } },
     };
     return request(`${under.webhook.url}/admit/${under.hookName}`, { method: 'POST', dispatcher: agent, headers: { 'content-type': 'application/json' }, body: JSON.stringify(review) });
   };

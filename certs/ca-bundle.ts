@@ -78,6 +78,16 @@ export function needsCaBundle(configuration: WebhookConfiguration, caPem: string
   });
 }
 
+/**
+ * True when `next` trusts a strict subset of the CAs `previous` trusted: CAs were removed and none added
+ * (the end of a certs rotate --ca overlap). A corrupt Secret replaced by a new CA adds one, so it merges.
+ */
+export function onlyDropsCas(previousPem: string, nextPem: string): boolean {
+  const before = new Set(certificateBodies(previousPem));
+  const after = certificateBodies(nextPem);
+  return after.length < before.size && after.every((body) => before.has(body));
+}
+
 /** A caBundle keeps at most this many CAs: ours, then others still valid, newest injections first. */
 export const MAX_TRUSTED_CAS = 4;
 
@@ -201,6 +211,8 @@ export async function deleteWebhookConfiguration(client: KubeClient, name: Confi
 export interface CaBundleKeeper {
   /** Changes the CA to keep injected (after a CA roll) and injects it now. */
   setCa(caPem: string): Promise<InjectResult>;
+  /** Changes the CA and sets the caBundle to exactly it now: CAs were dropped on purpose (certs rotate --ca). */
+  replaceCa(caPem: string): Promise<InjectResult>;
   stop(): Promise<void>;
 }
 
@@ -215,10 +227,10 @@ export function keepCaBundle(client: KubeClient, name: string, initialCaPem: str
   });
   let inFlight: Promise<InjectResult> = Promise.resolve('unchanged');
   // One injection at a time; a drift seen during one is re-checked by the next.
-  const inject = (): Promise<InjectResult> => {
+  const inject = (replace = false): Promise<InjectResult> => {
     inFlight = inFlight
       .catch(() => 'unchanged' as const)
-      .then(() => injectCaBundle(client, name, caPem, now))
+      .then(() => (replace ? replaceCaBundle(client, name, caPem) : injectCaBundle(client, name, caPem, now)))
       .then((result) => {
         if (result === 'updated') logger?.info({ configuration: name }, 'caBundle injected');
         // The informer sees the configuration appear (chart install, dev-mode registration) and injects then.
@@ -238,6 +250,10 @@ export function keepCaBundle(client: KubeClient, name: string, initialCaPem: str
     setCa(next: string) {
       caPem = next;
       return inject();
+    },
+    replaceCa(next: string) {
+      caPem = next;
+      return inject(true);
     },
     stop: () => informer.stop(),
   };

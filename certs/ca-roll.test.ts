@@ -1,6 +1,7 @@
 // The deliberate CA roll (kubeloop certs rotate --ca): which CAs the Secret trusts during and after the overlap.
 import { X509Certificate } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { onlyDropsCas } from './ca-bundle.ts';
 import { rollCa, withoutPreviousCas, withPrevious } from './ca-roll.ts';
 import { generateBundle } from './generate.ts';
 import { splitPemCertificates } from './inspect.ts';
@@ -41,5 +42,17 @@ describe('withoutPreviousCas', () => {
     expect(splitPemCertificates(done.ca.certPem)).toEqual([splitPemCertificates(rolled.ca.certPem)[0]]);
     expect(done.serving).toEqual(rolled.serving);
     expect(done.ca.keyPem).toBe(rolled.ca.keyPem);
+  });
+});
+
+describe('onlyDropsCas', () => {
+  it('tells the end of an overlap (replace the caBundle) from a roll or a corrupt CA replaced (merge into it)', async () => {
+    const old = await generateBundle({ now, identity });
+    const rolled = await rollCa(old, identity, now);
+    const stranger = await generateBundle({ now, identity });
+    expect(onlyDropsCas(rolled.ca.certPem, withoutPreviousCas(rolled).ca.certPem)).toBe(true);
+    expect(onlyDropsCas(old.ca.certPem, rolled.ca.certPem)).toBe(false);
+    expect(onlyDropsCas(old.ca.certPem, stranger.ca.certPem)).toBe(false);
+    expect(onlyDropsCas(old.ca.certPem, old.ca.certPem)).toBe(false);
   });
 });

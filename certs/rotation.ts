@@ -6,7 +6,7 @@ import type { Logger } from 'pino';
 import type { V1Secret } from '@kubernetes/client-node';
 import { SECRETS, watchNamedObject, type KubeClient, type NamedObjectWatch } from '../lib/kube/index.ts';
 import type { CertificateBundle, KeyPairPem, ServingIdentity } from './generate.ts';
-import { keepCaBundle, type CaBundleKeeper } from './ca-bundle.ts';
+import { keepCaBundle, onlyDropsCas, type CaBundleKeeper } from './ca-bundle.ts';
 import { inspectCertificate, type RenewalPolicy } from './inspect.ts';
 import { bundleFromSecret, ensureCertificate, type EnsureResult, type SecretLocation } from './secret-store.ts';
 
@@ -121,7 +121,9 @@ export class CertificateRotator {
     }
     // CA first: clients must trust the new issuer before they see a certificate it signed. Every periodic
     // check also re-checks the caBundle (one GET), in case a change slipped past the keeper's watch.
-    if (previous) await this.#keeper?.setCa(result.bundle.ca.certPem);
+    // A CA dropped on purpose must leave the caBundle, which injecting (a merge) would never do.
+    if (previous && onlyDropsCas(previous.ca.certPem, result.bundle.ca.certPem)) await this.#keeper?.replaceCa(result.bundle.ca.certPem);
+    else if (previous) await this.#keeper?.setCa(result.bundle.ca.certPem);
     if (previous && previous.serving.certPem !== result.bundle.serving.certPem) {
       for (const handler of this.#swapHandlers) handler(result.bundle.serving);
     }

@@ -30,7 +30,7 @@ export class CertificateRotator {
   readonly #options: RotatorOptions;
   readonly #now: () => Date;
   readonly #swapHandlers = new Set<(serving: KeyPairPem) => void>();
-  readonly #caHandlers = new Set<(caPem: string) => void>();
+  readonly #caHandlers = new Set<(caPem: string) => Promise<void> | void>();
   #bundle: CertificateBundle | undefined;
   #keeper: CaBundleKeeper | undefined;
   #timer: NodeJS.Timeout | undefined;
@@ -52,8 +52,11 @@ export class CertificateRotator {
     this.#swapHandlers.add(handler);
   }
 
-  /** Called with the CA PEM whenever it changes, a previous CA dropped included (certs rotate --ca); the serving certificate may stay. */
-  onCaChanged(handler: (caPem: string) => void): void {
+  /**
+   * Called with the CA PEM whenever it changes, a previous CA dropped included (certs rotate --ca; the serving
+   * certificate may stay), and awaited before a serving certificate the new CA signed is swapped in.
+   */
+  onCaChanged(handler: (caPem: string) => Promise<void> | void): void {
     this.#caHandlers.add(handler);
   }
 
@@ -124,11 +127,12 @@ export class CertificateRotator {
     // A CA dropped on purpose must leave the caBundle, which injecting (a merge) would never do.
     if (previous && onlyDropsCas(previous.ca.certPem, result.bundle.ca.certPem)) await this.#keeper?.replaceCa(result.bundle.ca.certPem);
     else if (previous) await this.#keeper?.setCa(result.bundle.ca.certPem);
+    // The gateway's hook configurations likewise: they trust the new CA before a handshake can show its certificate.
+    if (previous && previous.ca.certPem !== result.bundle.ca.certPem) {
+      await Promise.all([...this.#caHandlers].map((handler) => handler(result.bundle.ca.certPem)));
+    }
     if (previous && previous.serving.certPem !== result.bundle.serving.certPem) {
       for (const handler of this.#swapHandlers) handler(result.bundle.serving);
-    }
-    if (previous && previous.ca.certPem !== result.bundle.ca.certPem) {
-      for (const handler of this.#caHandlers) handler(result.bundle.ca.certPem);
     }
     // Only now: if injecting the CA or swapping failed, the next check sees the difference and retries.
     this.#bundle = result.bundle;

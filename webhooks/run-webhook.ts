@@ -110,6 +110,8 @@ interface HookState {
 }
 
 interface AdmissionGateway {
+  /** The CA the hook configurations trust, once the rotator reported a change (before it adopts the bundle). */
+  trust: { caPem?: string };
   contexts: ContextCache;
   caller: FunctionCaller;
   hooks: HookController;
@@ -120,6 +122,7 @@ function createGateway(config: WebhookConfig, client: KubeClient, logger: Logger
   const contexts = new ContextCache(client, logger.child({ component: 'context-cache' }), config.watchNamespace);
   const caller = new FunctionCaller();
   const state: HookState = { target: { service: { name: config.service, namespace: config.namespace } }, served: false, unregistering: false };
+  const trust: AdmissionGateway['trust'] = {};
   const hooks = new HookController({
     client,
     logger,
@@ -133,10 +136,10 @@ function createGateway(config: WebhookConfig, client: KubeClient, logger: Logger
       onlyNamespaces: config.onlyNamespaces,
       excludedNamespaces: config.excludedNamespaces,
     },
-    caBundle: () => rotator?.bundle.ca.certPem,
+    caBundle: () => trust.caPem ?? rotator?.bundle.ca.certPem,
     ...(config.hookSelector ? { labelSelector: config.hookSelector } : {}),
   });
-  return { contexts, caller, hooks, state };
+  return { trust, contexts, caller, hooks, state };
 }
 
 /** --client-ca-file read once at start: a missing or empty file is a start-up error naming the flag. */
@@ -219,8 +222,12 @@ export async function startWebhook(config: WebhookConfig, deps: StartDependencie
     // A renewal may come with a new CA: rewrite the hook configurations once the rotator holds it.
     setImmediate(() => void hooks.schedule());
   };
-  // A replaced CA dropped after its overlap (certs rotate --ca) changes the caBundle alone.
-  rotator?.onCaChanged(() => setImmediate(() => void hooks.schedule()));
+  // A new CA (a roll) or one dropped after its overlap (certs rotate --ca): the hook configurations are
+  // rewritten with it before the rotator swaps in a certificate it signed (it awaits this).
+  rotator?.onCaChanged(async (caPem) => {
+    gateway.trust.caPem = caPem;
+    await hooks.schedule();
+  });
   const url = await listen(server.app, { port: config.port, host: config.host });
   const opsUrl = await listen(server.ops.app, { port: config.opsPort, host: config.host });
   const port = new URL(url).port;

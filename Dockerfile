@@ -54,7 +54,8 @@ EXPOSE 8081
 ENTRYPOINT ["/nodejs/bin/node", "cli/bin.js", "router"]
 
 FROM runtime AS webhook
-EXPOSE 8443
+# 8443: admission (HTTPS, the API server only); 8082: /healthz, /readyz, /metrics.
+EXPOSE 8443 8082
 ENTRYPOINT ["/nodejs/bin/node", "cli/bin.js", "webhook"]
 
 FROM runtime AS function-pod-name-label

@@ -8,11 +8,12 @@ import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { Agent, request } from 'undici';
+import { request } from 'undici';
 import { parse } from 'yaml';
 import { chartCrdFile } from '../cli/chart-crds.ts';
 import { generateBundle } from '../certs/generate.ts';
 import { startControlPlane } from '../cli/cluster/index.ts';
+import { gatewayClientAuthArgs } from '../cli/cluster/webhook-client-auth.ts';
 import { KubeClient } from '../lib/kube/index.ts';
 import { figures, spawnUntilUrl, urlLine, type SpawnedServer } from './autocannon-kit.ts';
 import { delta, machineLoad, parsePrometheusText, processTime, timeSince, verdict, type ProcessTime, type Sample } from './process-figures.ts';
@@ -69,8 +70,9 @@ export async function throughApiServer({ root, pods }: ApiServerBenchOptions): P
     const floor = await startFloor(root, client, spawn);
     const fn = await spawn([join(root, 'bench/admission-bench-server.ts'), 'function']);
     const webhook = await spawn(
-      ['cli/main.ts', 'webhook', '--dev', '--port=0', '--host=127.0.0.1', `--kubeconfig=${plane.kubeconfigPath}`, '--namespace=bench-kubeloop', `--only-namespace=${NAMESPACE.sidecar}`, `--only-namespace=${NAMESPACE.gateway}`],
-      (line) => (line.includes('"webhook serving"') ? (JSON.parse(line) as { url: string }).url : undefined),
+      // As kubeloop dev runs it: only the plane's API server (its webhook client certificate) is let in. Its url is the ops port's (/metrics).
+      ['cli/main.ts', 'webhook', '--dev', '--port=0', '--ops-port=0', '--host=127.0.0.1', `--kubeconfig=${plane.kubeconfigPath}`, '--namespace=bench-kubeloop', `--only-namespace=${NAMESPACE.sidecar}`, `--only-namespace=${NAMESPACE.gateway}`, ...gatewayClientAuthArgs(plane.dir)],
+      (line) => (line.includes('"webhook serving"') ? (JSON.parse(line) as { opsUrl: string }).opsUrl : undefined),
     );
     // The Watcher sidecar injector: its function behind the sample AdmissionHook, limited to its namespace.
     const injector = await spawn(['cli/main.ts', 'function', 'watcher-sidecar', '--port=0', '--host=127.0.0.1'], (line) =>
@@ -171,14 +173,9 @@ async function scrape(kubectl: (...args: string[]) => Promise<{ stdout: string }
   return parsePrometheusText((await kubectl('get', '--raw', '/metrics')).stdout);
 }
 
-async function scrapeWebhook(url: string): Promise<Sample[]> {
-  // Only reading our own metrics on loopback: certificate verification is beside the point here.
-  const insecure = new Agent({ connect: { rejectUnauthorized: false } });
-  try {
-    return parsePrometheusText(await (await request(`${url}/metrics`, { dispatcher: insecure })).body.text());
-  } finally {
-    await insecure.close();
-  }
+/** The gateway's /metrics, on its plain HTTP ops port. */
+async function scrapeWebhook(opsUrl: string): Promise<Sample[]> {
+  return parsePrometheusText(await (await request(`${opsUrl}/metrics`)).body.text());
 }
 
 function webhookCall(before: Sample[], after: Sample[], name: string): string {

@@ -78,6 +78,16 @@ export function needsCaBundle(configuration: WebhookConfiguration, caPem: string
   });
 }
 
+/**
+ * True when `next` trusts a strict subset of the CAs `previous` trusted: CAs were removed and none added
+ * (the end of a certs rotate --ca overlap). A corrupt Secret replaced by a new CA adds one, so it merges.
+ */
+export function onlyDropsCas(previousPem: string, nextPem: string): boolean {
+  const before = new Set(certificateBodies(previousPem));
+  const after = certificateBodies(nextPem);
+  return after.length < before.size && after.every((body) => before.has(body));
+}
+
 /** A caBundle keeps at most this many CAs: ours, then others still valid, newest injections first. */
 export const MAX_TRUSTED_CAS = 4;
 
@@ -117,13 +127,32 @@ export function mergeCaBundles(ourPem: string, configuredPem: string, now: Date)
 export async function injectCaBundle(client: KubeClient, configuration: ConfigurationRef, caPem: string, now: () => Date = () => new Date()): Promise<InjectResult> {
   const merged = (configured: string | undefined): string =>
     Buffer.from(mergeCaBundles(caPem, Buffer.from(configured ?? '', 'base64').toString('utf8'), now())).toString('base64');
+  return writeCaBundles(client, configuration, (current) => needsCaBundle(current, caPem), merged);
+}
+
+/**
+ * Sets every webhook's caBundle to exactly `caPem`, dropping whatever else it trusted: how a replaced CA
+ * (certs rotate --ca) leaves the configuration, where injectCaBundle would keep it while still valid.
+ */
+export async function replaceCaBundle(client: KubeClient, configuration: ConfigurationRef, caPem: string): Promise<InjectResult> {
+  const wanted = Buffer.from(caPem).toString('base64');
+  return writeCaBundles(client, configuration, (current) => (current.webhooks ?? []).some((w) => w.clientConfig.caBundle !== wanted), () => wanted);
+}
+
+/** Read-modify-write of the caBundles with the resourceVersion read, retried on conflict. */
+async function writeCaBundles(
+  client: KubeClient,
+  configuration: ConfigurationRef,
+  needed: (current: WebhookConfiguration) => boolean,
+  caBundle: (configured: string | undefined) => string,
+): Promise<InjectResult> {
   for (let attempt = 0; attempt < 8; attempt++) {
     const current = await readWebhookConfiguration(client, configuration);
     if (!current) return 'not-found';
-    if (!needsCaBundle(current, caPem)) return 'unchanged';
+    if (!needed(current)) return 'unchanged';
     const updated: WebhookConfiguration = {
       ...current,
-      webhooks: (current.webhooks ?? []).map((w) => ({ ...w, clientConfig: { ...w.clientConfig, caBundle: merged(w.clientConfig.caBundle) } })),
+      webhooks: (current.webhooks ?? []).map((w) => ({ ...w, clientConfig: { ...w.clientConfig, caBundle: caBundle(w.clientConfig.caBundle) } })),
     };
     try {
       // current.metadata.resourceVersion rides along: a concurrent writer makes this a 409, and we re-read.
@@ -182,6 +211,8 @@ export async function deleteWebhookConfiguration(client: KubeClient, name: Confi
 export interface CaBundleKeeper {
   /** Changes the CA to keep injected (after a CA roll) and injects it now. */
   setCa(caPem: string): Promise<InjectResult>;
+  /** Changes the CA and sets the caBundle to exactly it now: CAs were dropped on purpose (certs rotate --ca). */
+  replaceCa(caPem: string): Promise<InjectResult>;
   stop(): Promise<void>;
 }
 
@@ -196,10 +227,10 @@ export function keepCaBundle(client: KubeClient, name: string, initialCaPem: str
   });
   let inFlight: Promise<InjectResult> = Promise.resolve('unchanged');
   // One injection at a time; a drift seen during one is re-checked by the next.
-  const inject = (): Promise<InjectResult> => {
+  const inject = (replace = false): Promise<InjectResult> => {
     inFlight = inFlight
       .catch(() => 'unchanged' as const)
-      .then(() => injectCaBundle(client, name, caPem, now))
+      .then(() => (replace ? replaceCaBundle(client, name, caPem) : injectCaBundle(client, name, caPem, now)))
       .then((result) => {
         if (result === 'updated') logger?.info({ configuration: name }, 'caBundle injected');
         // The informer sees the configuration appear (chart install, dev-mode registration) and injects then.
@@ -219,6 +250,10 @@ export function keepCaBundle(client: KubeClient, name: string, initialCaPem: str
     setCa(next: string) {
       caPem = next;
       return inject();
+    },
+    replaceCa(next: string) {
+      caPem = next;
+      return inject(true);
     },
     stop: () => informer.stop(),
   };

@@ -12,12 +12,12 @@ const identity = { service: 'kubeloop-webhook', namespace: 'kubeloop' };
 const later = (days: number) => new Date(now.getTime() + days * DAY);
 
 describe('generateBundle', () => {
-  it('makes a 10-year CA and a 1-year RSA-2048 serving certificate it signed, with the Service SANs', async () => {
+  it('makes a 2-year CA and a 1-year RSA-2048 serving certificate it signed, with the Service SANs', async () => {
     const { ca, serving } = await generateBundle({ now, identity });
     const caInfo = inspectCertificate(ca.certPem);
     const servingInfo = inspectCertificate(serving.certPem);
     expect(caInfo.isCa).toBe(true);
-    expect(Math.round((caInfo.notAfter.getTime() - now.getTime()) / DAY)).toBe(3650);
+    expect(Math.round((caInfo.notAfter.getTime() - now.getTime()) / DAY)).toBe(730);
     expect(servingInfo.isCa).toBe(false);
     expect(Math.round((servingInfo.notAfter.getTime() - now.getTime()) / DAY)).toBe(365);
     expect(servingInfo.hosts).toEqual([
@@ -98,13 +98,13 @@ describe('renewIfNeeded', () => {
 
   it('rolls an expiring CA but keeps trusting the previous one while it is valid', async () => {
     const first = await generateBundle({ now, identity });
-    const outcome = await renewIfNeeded(first, identity, later(3000));
+    const outcome = await renewIfNeeded(first, identity, later(600));
     expect(outcome.reasons).toContain('ca-expiring');
     const trusted = splitPemCertificates(outcome.bundle.ca.certPem);
     expect(trusted).toHaveLength(2);
     expect(trusted[1]).toEqual(splitPemCertificates(first.ca.certPem)[0]);
     // The new serving certificate is signed by the first (new) CA in the bundle, and a later check is clean.
-    expect(decideRenewal(outcome.bundle, identity, later(3000)).reasons).toEqual([]);
+    expect(decideRenewal(outcome.bundle, identity, later(600)).reasons).toEqual([]);
   });
 
   it('does nothing to a good bundle', async () => {

@@ -3,7 +3,11 @@
 import forge from 'node-forge';
 import { createCaCertificate, DAY_MS, issueLeafCertificate, newRsaKey, type CertKeyPem } from '../lib/pki/x509.ts';
 
-export const CA_LIFETIME_DAYS = 3650;
+/**
+ * Two years: the CA rolls itself (a new CA, the old one trusted until it expires) once a third is left,
+ * so a CA and its key are replaced every ~16 months instead of trusted for a decade.
+ */
+export const CA_LIFETIME_DAYS = 730;
 export const SERVING_LIFETIME_DAYS = 365;
 
 export type KeyPairPem = CertKeyPem;

@@ -6,7 +6,7 @@ import type { Logger } from 'pino';
 import type { V1Secret } from '@kubernetes/client-node';
 import { SECRETS, watchNamedObject, type KubeClient, type NamedObjectWatch } from '../lib/kube/index.ts';
 import type { CertificateBundle, KeyPairPem, ServingIdentity } from './generate.ts';
-import { keepCaBundle, type CaBundleKeeper } from './ca-bundle.ts';
+import { keepCaBundle, onlyDropsCas, type CaBundleKeeper } from './ca-bundle.ts';
 import { inspectCertificate, type RenewalPolicy } from './inspect.ts';
 import { bundleFromSecret, ensureCertificate, type EnsureResult, type SecretLocation } from './secret-store.ts';
 
@@ -30,6 +30,7 @@ export class CertificateRotator {
   readonly #options: RotatorOptions;
   readonly #now: () => Date;
   readonly #swapHandlers = new Set<(serving: KeyPairPem) => void>();
+  readonly #caHandlers = new Set<(caPem: string) => Promise<void> | void>();
   #bundle: CertificateBundle | undefined;
   #keeper: CaBundleKeeper | undefined;
   #timer: NodeJS.Timeout | undefined;
@@ -49,6 +50,14 @@ export class CertificateRotator {
   /** Called with the new serving certificate whenever it changes (e.g. server.setServingCertificate). */
   onServingChanged(handler: (serving: KeyPairPem) => void): void {
     this.#swapHandlers.add(handler);
+  }
+
+  /**
+   * Called with the CA PEM whenever it changes, a previous CA dropped included (certs rotate --ca; the serving
+   * certificate may stay), and awaited before a serving certificate the new CA signed is swapped in.
+   */
+  onCaChanged(handler: (caPem: string) => Promise<void> | void): void {
+    this.#caHandlers.add(handler);
   }
 
   /** Loads or creates the bundle and injects the CA; resolves with what to serve. */
@@ -115,7 +124,13 @@ export class CertificateRotator {
     }
     // CA first: clients must trust the new issuer before they see a certificate it signed. Every periodic
     // check also re-checks the caBundle (one GET), in case a change slipped past the keeper's watch.
-    if (previous) await this.#keeper?.setCa(result.bundle.ca.certPem);
+    // A CA dropped on purpose must leave the caBundle, which injecting (a merge) would never do.
+    if (previous && onlyDropsCas(previous.ca.certPem, result.bundle.ca.certPem)) await this.#keeper?.replaceCa(result.bundle.ca.certPem);
+    else if (previous) await this.#keeper?.setCa(result.bundle.ca.certPem);
+    // The gateway's hook configurations likewise: they trust the new CA before a handshake can show its certificate.
+    if (previous && previous.ca.certPem !== result.bundle.ca.certPem) {
+      await Promise.all([...this.#caHandlers].map((handler) => handler(result.bundle.ca.certPem)));
+    }
     if (previous && previous.serving.certPem !== result.bundle.serving.certPem) {
       for (const handler of this.#swapHandlers) handler(result.bundle.serving);
     }

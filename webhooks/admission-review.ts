@@ -73,7 +73,9 @@ export function parseAdmissionReview(body: unknown): AdmissionRequest {
   if (!isRecord(request.resource) || typeof request.resource.resource !== 'string') {
     throw new MalformedReviewError('request.resource must be a GroupVersionResource');
   }
+  // oldObject is what a DELETE (and an UPDATE) carries, and what the gateway reads when there is no object.
   checkObjectMetadata(request.object, 'request.object');
+  checkObjectMetadata(request.oldObject, 'request.oldObject');
   return request as unknown as AdmissionRequest;
 }
 

@@ -18,7 +18,16 @@ export const WEBHOOK_BODY_LIMIT_BYTES = 2 * 1024 * 1024;
  */
 export type CertificateMode = 'self-managed' | 'files';
 
+/** Plain HTTP /healthz, /readyz, /metrics: probes and Prometheus cannot present the API server's certificate. */
+export const DEFAULT_WEBHOOK_OPS_PORT = 8082;
+
 export interface WebhookConfig extends ServerSettings {
+  /** The ops server's port (0: any free one). */
+  opsPort: number;
+  /** Accept admission reviews only from a client certificate this CA file signed (the API server's). */
+  clientCaFile?: string;
+  /** ...and only with one of these common names (empty: any the CA signed). */
+  clientNames: string[];
   kubeconfig?: string;
   /** kubeloop's namespace: holds the certificate Secret and is never sent to the webhook. */
   namespace: string;
@@ -53,7 +62,10 @@ export interface WebhookConfig extends ServerSettings {
 
 export const WEBHOOK_USAGE = `usage: kubeloop webhook [options]
 
-  --port 8443                      HTTPS port (PORT)
+  --port 8443                      HTTPS admission port (PORT)
+  --ops-port ${DEFAULT_WEBHOOK_OPS_PORT}                  HTTP /healthz /readyz /metrics (KUBELOOP_WEBHOOK_OPS_PORT)
+  --client-ca-file PATH            accept reviews only from a client certificate this CA signed: the API server's (KUBELOOP_WEBHOOK_CLIENT_CA_FILE)
+  --client-name NAME               ...with this common name (repeatable; KUBELOOP_WEBHOOK_CLIENT_NAMES, comma-separated)
   --host 0.0.0.0                   (HOST)
   --kubeconfig PATH                (KUBECONFIG; in-cluster service account when unset)
   --namespace kubeloop-system      kubeloop's namespace, holds the certificate Secret (KUBELOOP_NAMESPACE, POD_NAMESPACE)
@@ -91,6 +103,9 @@ export function readWebhookConfig(argv: string[], env: NodeJS.ProcessEnv = proce
     allowPositionals: true,
     options: {
       ...SERVER_FLAG_OPTIONS,
+      'ops-port': { type: 'string' },
+      'client-ca-file': { type: 'string' },
+      'client-name': { type: 'string', multiple: true },
       kubeconfig: { type: 'string' },
       namespace: { type: 'string' },
       service: { type: 'string' },
@@ -111,11 +126,13 @@ export function readWebhookConfig(argv: string[], env: NodeJS.ProcessEnv = proce
     },
   });
   if (positionals.length > 0) throw new Error(`unexpected arguments: ${positionals.join(' ')}\n${WEBHOOK_USAGE}`);
-  type Flag = Exclude<keyof typeof values, 'dev' | 'only-namespace' | 'exclude-namespace'>;
+  type Flag = Exclude<keyof typeof values, 'dev' | 'only-namespace' | 'exclude-namespace' | 'client-name'>;
   const pick = (flag: Flag, ...variables: string[]) => pickSetting(values, env, flag, ...variables);
   const text = (flag: Flag, fallback: string, ...variables: string[]): string => pick(flag, ...variables)?.value ?? fallback;
   const config: WebhookConfig = {
     ...readServerSettings(values, env, { defaultPort: DEFAULT_WEBHOOK_PORT, minBodyLimitBytes: 1024 * 1024, maxDrainDelaySeconds: 600, defaultBodyLimitBytes: WEBHOOK_BODY_LIMIT_BYTES }),
+    opsPort: settingInteger(pick('ops-port', 'KUBELOOP_WEBHOOK_OPS_PORT'), DEFAULT_WEBHOOK_OPS_PORT, 0, 65535),
+    clientNames: values['client-name'] ?? (env.KUBELOOP_WEBHOOK_CLIENT_NAMES ?? '').split(',').map((n) => n.trim()).filter(Boolean),
     namespace: text('namespace', 'kubeloop-system', 'KUBELOOP_NAMESPACE', 'POD_NAMESPACE'),
     service: text('service', 'kubeloop-webhook', 'KUBELOOP_WEBHOOK_SERVICE'),
     secretName: text('secret', 'kubeloop-webhook-tls', 'KUBELOOP_WEBHOOK_SECRET'),
@@ -133,6 +150,9 @@ export function readWebhookConfig(argv: string[], env: NodeJS.ProcessEnv = proce
   if (advertise) config.advertiseUrl = advertiseUrl(advertise);
   const configuration = pick('configuration', 'KUBELOOP_WEBHOOK_CONFIGURATION');
   if (configuration) config.configurationName = configuration.value;
+  const clientCa = pick('client-ca-file', 'KUBELOOP_WEBHOOK_CLIENT_CA_FILE');
+  if (clientCa) config.clientCaFile = clientCa.value;
+  else if (config.clientNames.length > 0) throw new Error('--client-name needs --client-ca-file (the CA that signs the API server\'s webhook client certificate)');
   const record = pick('record');
   if (record) config.recordDir = record.value;
   const kubeconfig = pick('kubeconfig');

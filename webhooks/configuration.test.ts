@@ -64,4 +64,14 @@ describe('readWebhookConfig', () => {
     expect(() => readWebhookConfig(['--body-limit-bytes', '1000'], {})).toThrow(/--body-limit-bytes/);
     expect(() => readWebhookConfig(['--certificates', 'files'], {})).toThrow(/--tls-cert-file/);
   });
+
+  it('reads the ops port and the API server\'s client certificate settings, and refuses names without a CA', () => {
+    expect(readWebhookConfig([], {})).toMatchObject({ opsPort: 8082, clientNames: [] });
+    expect(readWebhookConfig([], {}).clientCaFile).toBeUndefined();
+    const env = { KUBELOOP_WEBHOOK_OPS_PORT: '9090', KUBELOOP_WEBHOOK_CLIENT_CA_FILE: '/ca.crt', KUBELOOP_WEBHOOK_CLIENT_NAMES: 'a, b' };
+    expect(readWebhookConfig([], env)).toMatchObject({ opsPort: 9090, clientCaFile: '/ca.crt', clientNames: ['a', 'b'] });
+    expect(readWebhookConfig(['--client-name', 'c', '--client-name', 'd'], env).clientNames).toEqual(['c', 'd']);
+    expect(() => readWebhookConfig(['--client-name', 'c'], {})).toThrow('--client-name needs --client-ca-file');
+    expect(() => readWebhookConfig(['--ops-port', 'x'], {})).toThrow(/--ops-port/);
+  });
 });

@@ -1,6 +1,7 @@
 // Starts the whole webhook gateway from its config: Kubernetes client, certificates (Secret-backed
 // rotation or mounted files), the HTTPS server and the AdmissionHooks it serves (in dev mode registered at
 // https://127.0.0.1:<port>). Used by `kubeloop webhook`, `kubeloop dev`, the e2e tests and the bench.
+import { readFile } from 'node:fs/promises';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { watchCertificateFiles } from '../certs/file-certificate.ts';
 import type { KeyPairPem } from '../certs/generate.ts';
@@ -9,6 +10,7 @@ import { isApiError, KubeClient, loadKubeConfig, ResourceDiscovery, UnknownKindE
 import { ADMISSION_HOOK_API_VERSION, ADMISSION_HOOK_KIND } from '../api/admission-hook.ts';
 import { createLogger, type Logger } from '../lib/observability/logger.ts';
 import { listen } from '../lib/server/index.ts';
+import type { ClientAuthentication } from './api-server-authentication.ts';
 import type { WebhookConfig } from './config.ts';
 import type { HookConfigurationOptions } from './hook-configuration.ts';
 import { createWebhookServer, type WebhookServer } from './server.ts';
@@ -19,6 +21,8 @@ import { HookController } from './hook-controller.ts';
 export interface RunningWebhook {
   /** https://127.0.0.1:<port> */
   url: string;
+  /** http://127.0.0.1:<ops port>: /healthz, /readyz, /metrics. */
+  opsUrl: string;
   server: WebhookServer;
   /** Present with self-managed certificates. */
   rotator?: CertificateRotator;
@@ -106,6 +110,8 @@ interface HookState {
 }
 
 interface AdmissionGateway {
+  /** The CA the hook configurations trust, once the rotator reported a change (before it adopts the bundle). */
+  trust: { caPem?: string };
   contexts: ContextCache;
   caller: FunctionCaller;
   hooks: HookController;
@@ -116,6 +122,7 @@ function createGateway(config: WebhookConfig, client: KubeClient, logger: Logger
   const contexts = new ContextCache(client, logger.child({ component: 'context-cache' }), config.watchNamespace);
   const caller = new FunctionCaller();
   const state: HookState = { target: { service: { name: config.service, namespace: config.namespace } }, served: false, unregistering: false };
+  const trust: AdmissionGateway['trust'] = {};
   const hooks = new HookController({
     client,
     logger,
@@ -129,17 +136,31 @@ function createGateway(config: WebhookConfig, client: KubeClient, logger: Logger
       onlyNamespaces: config.onlyNamespaces,
       excludedNamespaces: config.excludedNamespaces,
     },
-    caBundle: () => rotator?.bundle.ca.certPem,
+    caBundle: () => trust.caPem ?? rotator?.bundle.ca.certPem,
     ...(config.hookSelector ? { labelSelector: config.hookSelector } : {}),
   });
-  return { contexts, caller, hooks, state };
+  return { trust, contexts, caller, hooks, state };
 }
 
-function createServer(config: WebhookConfig, logger: Logger, serving: KeyPairPem, gateway: AdmissionGateway): WebhookServer {
+/** --client-ca-file read once at start: a missing or empty file is a start-up error naming the flag. */
+async function readClientAuthentication(config: WebhookConfig): Promise<ClientAuthentication | undefined> {
+  if (!config.clientCaFile) return undefined;
+  let caPem: string;
+  try {
+    caPem = await readFile(config.clientCaFile, 'utf8');
+  } catch (error) {
+    throw new Error(`--client-ca-file: cannot read ${config.clientCaFile}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+  }
+  if (!caPem.includes('BEGIN CERTIFICATE')) throw new Error(`--client-ca-file: ${config.clientCaFile} holds no PEM certificate`);
+  return { caPem, names: config.clientNames };
+}
+
+function createServer(config: WebhookConfig, logger: Logger, serving: KeyPairPem, gateway: AdmissionGateway, clientAuth: ClientAuthentication | undefined): WebhookServer {
   const { hooks, contexts, caller, state } = gateway;
   return createWebhookServer({
     logger,
     serving,
+    ...(clientAuth ? { clientAuth } : {}),
     bodyLimitBytes: config.bodyLimitBytes,
     ready: () => !state.served || hooks.synced,
     gateway: {
@@ -175,6 +196,7 @@ function stopOnce(config: WebhookConfig, client: KubeClient, server: WebhookServ
       server.beginClosing();
       // closeOnSignals may already have closed it.
       if (server.app.server.listening) await server.app.close();
+      if (server.ops.app.server.listening) await server.ops.app.close();
       for (const stop of stops.reverse()) await stop();
       await client.close();
     })();
@@ -185,6 +207,7 @@ function stopOnce(config: WebhookConfig, client: KubeClient, server: WebhookServ
 export async function startWebhook(config: WebhookConfig, deps: StartDependencies = {}): Promise<RunningWebhook> {
   const logger = deps.logger ?? createLogger({ name: 'webhook', level: config.logLevel });
   const kubeConfig = deps.kubeConfig ?? (await loadKubeConfig(config.kubeconfig ? { kubeconfig: config.kubeconfig } : {}));
+  const clientAuth = await readClientAuthentication(config);
   const client = await KubeClient.fromKubeConfig(kubeConfig);
   let onServingChanged: (pair: KeyPairPem) => void = () => {};
   const certificates = await startCertificates(config, client, logger, (pair) => onServingChanged(pair));
@@ -193,13 +216,20 @@ export async function startWebhook(config: WebhookConfig, deps: StartDependencie
 
   const gateway = createGateway(config, client, logger, rotator);
   const { hooks, state } = gateway;
-  const server = createServer(config, logger, certificates.serving, gateway);
+  const server = createServer(config, logger, certificates.serving, gateway, clientAuth);
   onServingChanged = (pair) => {
     server.setServingCertificate(pair);
     // A renewal may come with a new CA: rewrite the hook configurations once the rotator holds it.
     setImmediate(() => void hooks.schedule());
   };
+  // A new CA (a roll) or one dropped after its overlap (certs rotate --ca): the hook configurations are
+  // rewritten with it before the rotator swaps in a certificate it signed (it awaits this).
+  rotator?.onCaChanged(async (caPem) => {
+    gateway.trust.caPem = caPem;
+    await hooks.schedule();
+  });
   const url = await listen(server.app, { port: config.port, host: config.host });
+  const opsUrl = await listen(server.ops.app, { port: config.opsPort, host: config.host });
   const port = new URL(url).port;
   // The API server dials the URL itself, so 127.0.0.1 whatever interface we listen on.
   if (config.dev) state.target = { urlBase: `https://127.0.0.1:${port}` };
@@ -210,7 +240,7 @@ export async function startWebhook(config: WebhookConfig, deps: StartDependencie
     await gateway.contexts.stop();
     await gateway.caller.close();
   });
-  logger.info({ url, hookConfiguration: config.hookConfigurationName, dev: config.dev, certificates: config.certificates }, 'webhook serving');
+  logger.info({ url, opsUrl, apiServerClientCertificate: clientAuth ? { caFile: config.clientCaFile, names: clientAuth.names } : 'not required', hookConfiguration: config.hookConfigurationName, dev: config.dev, certificates: config.certificates }, 'webhook serving');
 
-  return { url, server, ...(rotator ? { rotator } : {}), hooks, client, stop: stopOnce(config, client, server, state, stops) };
+  return { url, opsUrl, server, ...(rotator ? { rotator } : {}), hooks, client, stop: stopOnce(config, client, server, state, stops) };
 }

@@ -1,5 +1,6 @@
 // The webhook gateway over real HTTPS: malformed requests the API server (or a confused client) can send,
-// TLS settings, and a serving-certificate swap while the server keeps answering.
+// TLS settings, a serving-certificate swap while the server keeps answering, the ops port, and the API
+// server's client certificate required: callers without it, or with another name or CA, are refused.
 import { readFileSync } from 'node:fs';
 import { connect, type PeerCertificate } from 'node:tls';
 import type { V1Pod } from '@kubernetes/client-node';
@@ -7,6 +8,7 @@ import { Agent, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateBundle, generateServingCert, type CertificateBundle } from '../certs/generate.ts';
 import { createLogger } from '../lib/observability/logger.ts';
+import { createCaCertificate, issueLeafCertificate, newRsaKey, type CertKeyPem } from '../lib/pki/x509.ts';
 import { listen } from '../lib/server/index.ts';
 import type { AdmissionReview } from './admission-review.ts';
 import { createWebhookServer, type WebhookServer } from './server.ts';
@@ -20,17 +22,20 @@ const logger = createLogger({ name: 'webhook-test', level: 'silent' });
 let bundle: CertificateBundle;
 let server: WebhookServer;
 let base: string;
+let opsBase: string;
 let agent: Agent;
 
 beforeAll(async () => {
   bundle = await generateBundle({ now: new Date(), identity: { service: 'kubeloop-webhook', namespace: 'kubeloop' } });
   server = createWebhookServer({ logger, serving: bundle.serving, gateway: { hooks: () => new Map(), contexts: { lookup: () => ({}) }, caller: new FunctionCaller(), reportCall: () => {} } });
   base = await listen(server.app, { port: 0, host: '127.0.0.1' });
+  opsBase = await listen(server.ops.app, { port: 0, host: '127.0.0.1' });
   agent = new Agent({ connect: { ca: bundle.ca.certPem } });
 });
 afterAll(async () => {
   await agent.close();
   await server.app.close();
+  await server.ops.app.close();
 });
 
 async function post(body: unknown, options: { raw?: boolean; contentType?: string; url?: string } = {}) {
@@ -78,13 +83,16 @@ describe('POST /admit/<hook> over HTTPS', () => {
     expect(body.response).toMatchObject({ uid: review.request?.uid, allowed: true, warnings: [expect.stringContaining('admission hook "gone" is not served')] });
   });
 
-  it('serves /healthz, /readyz and /metrics with the serving certificate\'s expiry', async () => {
+  it('serves /healthz, /readyz and /metrics on the plain HTTP ops port, with the serving certificate\'s expiry, and no /metrics on the admission port', async () => {
     for (const path of ['/healthz', '/readyz']) {
-      const response = await request(`${base}${path}`, { dispatcher: agent });
+      const response = await request(`${opsBase}${path}`);
       expect(response.statusCode).toBe(200);
       await response.body.dump();
     }
-    const metrics = await (await request(`${base}/metrics`, { dispatcher: agent })).body.text();
+    const onAdmissionPort = await request(`${base}/metrics`, { dispatcher: agent });
+    expect(onAdmissionPort.statusCode).toBe(404);
+    await onAdmissionPort.body.dump();
+    const metrics = await (await request(`${opsBase}/metrics`)).body.text();
     expect(metrics).toContain('kubeloop_webhook_tls_connections_total');
     expect(metrics).toContain('kubeloop_webhook_serving_certificate_expiry_timestamp_seconds');
     // controller-runtime's webhook metrics, by route: 200s for reviews, 400s for malformed ones; probes not counted.
@@ -147,5 +155,64 @@ describe('TLS', () => {
     expect(response.statusCode).toBe(200);
     await response.body.dump();
     await fresh.close();
+  });
+});
+
+describe('the API server\'s client certificate required (--client-ca-file, --client-name)', () => {
+  let clientCa: CertKeyPem;
+  let strangerCa: CertKeyPem;
+  let guarded: WebhookServer;
+  let guardedBase: string;
+  const agents: Agent[] = [];
+  const now = new Date();
+  const clientCert = async (ca: CertKeyPem, commonName: string): Promise<CertKeyPem> =>
+    issueLeafCertificate({ key: await newRsaKey(), issuer: ca, subject: { commonName }, now, days: 1, usage: 'client' });
+  const agentWith = (client?: CertKeyPem): Agent => {
+    const made = new Agent({ connect: { ca: bundle.ca.certPem, ...(client ? { cert: client.certPem, key: client.keyPem } : {}) } });
+    agents.push(made);
+    return made;
+  };
+  const review = (dispatcher: Agent) =>
+    request(`${guardedBase}/admit/gone`, { method: 'POST', dispatcher, headers: { 'content-type': 'application/json' }, body: JSON.stringify(fixture('pod-create-annotated')) });
+
+  beforeAll(async () => {
+    [clientCa, strangerCa] = await Promise.all([newRsaKey(), newRsaKey()]).then(([a, b]) => [
+      createCaCertificate({ key: a, subject: { commonName: 'cluster-ca' }, now, days: 1 }),
+      createCaCertificate({ key: b, subject: { commonName: 'stranger-ca' }, now, days: 1 }),
+    ]);
+    guarded = createWebhookServer({
+      logger,
+      serving: bundle.serving,
+      clientAuth: { caPem: clientCa.certPem, names: ['kube-apiserver-webhook-client'] },
+      gateway: { hooks: () => new Map(), contexts: { lookup: () => ({}) }, caller: new FunctionCaller(), reportCall: () => {} },
+    });
+    guardedBase = await listen(guarded.app, { port: 0, host: '127.0.0.1' });
+  });
+  afterAll(async () => {
+    for (const a of agents) await a.close();
+    await guarded?.app.close();
+  });
+
+  it('answers the API server\'s certificate with a review', async () => {
+    const reply = await review(agentWith(await clientCert(clientCa, 'kube-apiserver-webhook-client')));
+    expect(reply.statusCode).toBe(200);
+    expect(((await reply.body.json()) as AdmissionReview).response?.allowed).toBe(true);
+  });
+
+  it('refuses a caller with no certificate, or one from another CA, in the TLS handshake', async () => {
+    await expect(review(agentWith())).rejects.toThrow(/certificate|socket|closed|reset|alert/i);
+    await expect(review(agentWith(await clientCert(strangerCa, 'kube-apiserver-webhook-client')))).rejects.toThrow(/certificate|socket|closed|reset|alert/i);
+  });
+
+  it('answers 403 naming the accepted names to another client the same CA signed (an admin, a kubelet)', async () => {
+    const reply = await review(agentWith(await clientCert(clientCa, 'admin')));
+    expect(reply.statusCode).toBe(403);
+    expect(await reply.body.json()).toMatchObject({ code: 'Forbidden', message: 'client certificate "admin" is not the API server\'s webhook client (accepted: kube-apiserver-webhook-client)' });
+  });
+
+  it('keeps requiring it after a serving-certificate swap', async () => {
+    guarded.setServingCertificate(await generateServingCert({ now, ca: bundle.ca, identity: { service: 'kubeloop-webhook', namespace: 'kubeloop' } }));
+    await expect(review(agentWith())).rejects.toThrow(/certificate|socket|closed|reset|alert/i);
+    expect((await review(agentWith(await clientCert(clientCa, 'kube-apiserver-webhook-client')))).statusCode).toBe(200);
   });
 });

@@ -11,6 +11,7 @@ import { writeKubeconfig } from './kubeconfig-file.ts';
 import { kwokStagesYaml } from './kwok-stages.ts';
 import { createControlPlanePki, type ControlPlanePki } from './pki.ts';
 import { spawnSupervised, type SupervisedProcess } from './supervisor.ts';
+import { writeWebhookClientAuth } from './webhook-client-auth.ts';
 
 const START_TIMEOUT_MS = 60_000;
 
@@ -37,7 +38,7 @@ function get(url: string, tls?: { ca?: string; cert?: string; key?: string; inse
   });
 }
 
-function apiserverArgs(pki: ControlPlanePki, ports: Ports, dir: string): string[] {
+function apiserverArgs({ pki, ports, apiserverExtraArgs }: PlaneFiles, dir: string): string[] {
   return [
     // etcd over mutual TLS with its own CA: no other local process can read or write the cluster's data.
     `--etcd-servers=https://127.0.0.1:${ports.etcdClient}`,
@@ -60,6 +61,7 @@ function apiserverArgs(pki: ControlPlanePki, ports: Ports, dir: string): string[
     // The default admission plugins stay on: ServiceAccount, NamespaceLifecycle, Mutating/ValidatingAdmissionWebhook...
     '--profiling=false',
     '--v=1',
+    ...apiserverExtraArgs,
   ];
 }
 
@@ -100,6 +102,8 @@ export interface PlaneFiles {
   schedulerKubeconfig: string;
   kwokKubeconfig: string;
   stagesPath: string;
+  /** Flags naming files written beside the PKI: the webhook client certificate's admission configuration. */
+  apiserverExtraArgs: string[];
 }
 
 async function freePorts(): Promise<Ports> {
@@ -124,15 +128,35 @@ export async function writePlaneFiles(dir: string, pkiDir: string): Promise<Plan
     schedulerKubeconfig: join(dir, 'kube-scheduler.kubeconfig'),
     kwokKubeconfig: join(dir, 'kwok.kubeconfig'),
     stagesPath: join(dir, 'kwok-stages.yaml'),
+    apiserverExtraArgs: [],
   };
-  await Promise.all([
+  const [webhookClientArgs] = await Promise.all([
+    writeWebhookClientAuth(dir, pki.clients.webhookClient),
     writeKubeconfig(files.kubeconfigPath, server, pki.ca.certPem, 'admin', pki.clients.admin),
     writeKubeconfig(files.kcmKubeconfig, server, pki.ca.certPem, 'system:kube-controller-manager', pki.clients.controllerManager),
     writeKubeconfig(files.schedulerKubeconfig, server, pki.ca.certPem, 'system:kube-scheduler', pki.clients.scheduler),
     writeKubeconfig(files.kwokKubeconfig, server, pki.ca.certPem, 'kwok', pki.clients.kwok),
     writeFile(files.stagesPath, kwokStagesYaml()),
   ]);
+  files.apiserverExtraArgs.push(...webhookClientArgs);
   return files;
+}
+
+/**
+ * One member, so the peer port is never joined; it still answers (/members, raft) to whoever connects, so
+ * it speaks mutual TLS too: only a certificate from etcd's own CA gets in, as on the client port.
+ */
+function etcdPeerArgs(pki: ControlPlanePki, port: number): string[] {
+  const url = `https://127.0.0.1:${port}`;
+  return [
+    `--listen-peer-urls=${url}`,
+    `--initial-advertise-peer-urls=${url}`,
+    `--initial-cluster=kubeloop=${url}`,
+    `--peer-cert-file=${pki.etcdPeerCert}`,
+    `--peer-key-file=${pki.etcdPeerKey}`,
+    '--peer-client-cert-auth=true',
+    `--peer-trusted-ca-file=${pki.etcdCaCert}`,
+  ];
 }
 
 export async function startEtcd(launch: Launch, { ports, pki }: PlaneFiles): Promise<void> {
@@ -151,10 +175,7 @@ export async function startEtcd(launch: Launch, { ports, pki }: PlaneFiles): Pro
       `--key-file=${pki.etcdServerKey}`,
       '--client-cert-auth=true',
       `--trusted-ca-file=${pki.etcdCaCert}`,
-      // One member: the peer port is bound to loopback and never joined.
-      `--listen-peer-urls=http://127.0.0.1:${ports.etcdPeer}`,
-      `--initial-advertise-peer-urls=http://127.0.0.1:${ports.etcdPeer}`,
-      `--initial-cluster=kubeloop=http://127.0.0.1:${ports.etcdPeer}`,
+      ...etcdPeerArgs(pki, ports.etcdPeer),
       // Test data: durability is not worth an fsync per write.
       '--unsafe-no-fsync=true',
       '--log-level=warn',
@@ -166,10 +187,11 @@ export async function startEtcd(launch: Launch, { ports, pki }: PlaneFiles): Pro
 }
 
 /** Also how restartApiServer brings it back, on the same port. */
-export async function startApiserver(launch: Launch, { pki, ports, server }: PlaneFiles): Promise<void> {
+export async function startApiserver(launch: Launch, files: PlaneFiles): Promise<void> {
+  const { pki, server } = files;
   const adminTls = { ca: pki.ca.certPem, cert: pki.clients.admin.certPem, key: pki.clients.admin.keyPem };
   launch.onProgress(`starting kube-apiserver on ${server}`);
-  const apiserver = spawnSupervised({ name: 'kube-apiserver', command: launch.binaries.kubeApiserver, logDir: launch.logDir, args: apiserverArgs(pki, ports, launch.dir) });
+  const apiserver = spawnSupervised({ name: 'kube-apiserver', command: launch.binaries.kubeApiserver, logDir: launch.logDir, args: apiserverArgs(files, launch.dir) });
   launch.processes.set('kube-apiserver', apiserver);
   await apiserver.waitUntil('ready', async () => (await get(`${server}/readyz`, adminTls)).status === 200, START_TIMEOUT_MS);
 }

@@ -1,6 +1,6 @@
 // PKI for the local control plane: a CA, the API server's serving certificate, client certificates
 // (admin in system:masters, the controller manager, the scheduler, kwok), a separate etcd CA with etcd's
-// serving and the API server's client certificate, and the service-account signing key pair.
+// serving and peer certificates and the API server's client certificate, and the service-account signing key pair.
 // Certificates come from lib/pki/x509.ts. Both CA keys and the service-account key are fresh for every
 // cluster; only leaf keys are reused from the cache (rsa-keys.ts), each certified by this cluster's CA.
 import { generateKeyPair } from 'node:crypto';
@@ -8,6 +8,7 @@ import { writeFile } from 'node:fs/promises';
 import { promisify } from 'node:util';
 import { join } from 'node:path';
 import { createCaCertificate, issueLeafCertificate, newRsaKey, type CertKeyPem, type RsaKey } from '../../lib/pki/x509.ts';
+import { API_SERVER_WEBHOOK_CLIENT_NAME } from '../../webhooks/api-server-authentication.ts';
 import { cachedRsaKey } from './rsa-keys.ts';
 
 export type { CertKeyPem };
@@ -19,7 +20,7 @@ export interface CertificateRequest {
   organizations?: string[];
   /** DNS names and IP addresses for a serving certificate. */
   hosts?: string[];
-  usage: 'server' | 'client';
+  usage: 'server' | 'client' | 'peer';
   days?: number;
 }
 
@@ -48,6 +49,9 @@ export interface ControlPlanePki {
   etcdCaCert: string;
   etcdServerCert: string;
   etcdServerKey: string;
+  /** etcd's peer certificate (serves and dials the peer port), from etcd's CA. */
+  etcdPeerCert: string;
+  etcdPeerKey: string;
   /** The API server's client certificate for etcd. */
   etcdClientCert: string;
   etcdClientKey: string;
@@ -62,7 +66,7 @@ export interface ControlPlanePki {
   ca: CertKeyPem;
 }
 
-export type ClientIdentity = 'admin' | 'controllerManager' | 'scheduler' | 'kwok';
+export type ClientIdentity = 'admin' | 'controllerManager' | 'scheduler' | 'kwok' | 'webhookClient';
 
 const CLIENTS: Record<ClientIdentity, { commonName: string; organizations?: string[] }> = {
   admin: { commonName: 'admin', organizations: ['system:masters'] },
@@ -71,6 +75,8 @@ const CLIENTS: Record<ClientIdentity, { commonName: string; organizations?: stri
   scheduler: { commonName: 'system:kube-scheduler' },
   // kwok writes node and pod status, leases and events for every node: no narrower built-in role fits.
   kwok: { commonName: 'kwok', organizations: ['system:masters'] },
+  // What kube-apiserver presents to admission webhooks (webhook-client-auth.ts): a name, no groups, no rights.
+  webhookClient: { commonName: API_SERVER_WEBHOOK_CLIENT_NAME },
 };
 
 /**
@@ -93,14 +99,14 @@ export async function createControlPlanePki(dir: string): Promise<ControlPlanePk
   const ids = Object.keys(CLIENTS) as ClientIdentity[];
   // Fresh CA keys: a CA key shared by every local cluster would let anyone holding one cluster's ca.key
   // mint certificates every other one trusts. RSA because node-forge signs with RSA only.
-  const [caKey, etcdCaKey, saKeys, servingKey, etcdServerKey, etcdClientKey, ...clientKeys] = await Promise.all([
+  const [caKey, etcdCaKey, saKeys, servingKey, etcdServerKey, etcdPeerKey, etcdClientKey, ...clientKeys] = await Promise.all([
     newRsaKey(),
     newRsaKey(),
     newServiceAccountKey(),
-    ...['apiserver', 'etcd-server', 'apiserver-etcd-client', ...ids].map(cachedRsaKey),
+    ...['apiserver', 'etcd-server', 'etcd-peer', 'apiserver-etcd-client', ...ids].map(cachedRsaKey),
   ]);
   const [ca, etcdCa] = await Promise.all([createCertificateAuthority('kubeloop-local-ca', caKey), createCertificateAuthority('kubeloop-local-etcd-ca', etcdCaKey)]);
-  const [serving, etcdServer, etcdClient, ...clientPems] = await Promise.all([
+  const [serving, etcdServer, etcdPeer, etcdClient, ...clientPems] = await Promise.all([
     issueCertificate(
       ca,
       {
@@ -111,10 +117,11 @@ export async function createControlPlanePki(dir: string): Promise<ControlPlanePk
       servingKey,
     ),
     issueCertificate(etcdCa, { commonName: 'etcd', usage: 'server', hosts: LOOPBACK_HOSTS }, etcdServerKey),
+    issueCertificate(etcdCa, { commonName: 'etcd-peer', usage: 'peer', hosts: LOOPBACK_HOSTS }, etcdPeerKey),
     issueCertificate(etcdCa, { commonName: 'kube-apiserver-etcd-client', usage: 'client' }, etcdClientKey),
     ...ids.map((id, i) => issueCertificate(ca, { ...CLIENTS[id], usage: 'client' }, clientKeys[i])),
   ]);
-  if (!saKeys || !serving || !etcdServer || !etcdClient) throw new Error('PKI generation returned too few keys');
+  if (!saKeys || !serving || !etcdServer || !etcdPeer || !etcdClient) throw new Error('PKI generation returned too few keys');
   const clients = Object.fromEntries(ids.map((id, i) => [id, clientPems[i] as CertKeyPem])) as Record<ClientIdentity, CertKeyPem>;
   const paths = {
     caCert: join(dir, 'ca.crt'),
@@ -126,6 +133,8 @@ export async function createControlPlanePki(dir: string): Promise<ControlPlanePk
     etcdCaCert: join(dir, 'etcd-ca.crt'),
     etcdServerCert: join(dir, 'etcd-server.crt'),
     etcdServerKey: join(dir, 'etcd-server.key'),
+    etcdPeerCert: join(dir, 'etcd-peer.crt'),
+    etcdPeerKey: join(dir, 'etcd-peer.key'),
     etcdClientCert: join(dir, 'apiserver-etcd-client.crt'),
     etcdClientKey: join(dir, 'apiserver-etcd-client.key'),
   };
@@ -139,6 +148,8 @@ export async function createControlPlanePki(dir: string): Promise<ControlPlanePk
     writeFile(paths.etcdCaCert, etcdCa.certPem),
     writeFile(paths.etcdServerCert, etcdServer.certPem),
     writeFile(paths.etcdServerKey, etcdServer.keyPem, { mode: 0o600 }),
+    writeFile(paths.etcdPeerCert, etcdPeer.certPem),
+    writeFile(paths.etcdPeerKey, etcdPeer.keyPem, { mode: 0o600 }),
     writeFile(paths.etcdClientCert, etcdClient.certPem),
     writeFile(paths.etcdClientKey, etcdClient.keyPem, { mode: 0o600 }),
   ]);

@@ -4,7 +4,7 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { combineInjectResults, injectCaBundle, injectCaBundles, needsCaBundle, readWebhookConfiguration, WEBHOOK_CONFIGURATION_KINDS, type InjectResult, type WebhookConfigurationKind } from '../../certs/ca-bundle.ts';
+import { combineInjectResults, injectCaBundle, injectCaBundles, needsCaBundle, replaceCaBundle, readWebhookConfiguration, WEBHOOK_CONFIGURATION_KINDS, type InjectResult, type WebhookConfigurationKind } from '../../certs/ca-bundle.ts';
 import { generateBundle, type CertificateBundle, type ServingIdentity } from '../../certs/generate.ts';
 import { decideRenewal, inspectCertificate, splitPemCertificates } from '../../certs/inspect.ts';
 import { bundleFromSecret, ensureCertificate, readCertificateSecret } from '../../certs/secret-store.ts';
@@ -13,6 +13,7 @@ import { DEFAULT_HOOK_CONFIGURATION_NAME } from '../../webhooks/hook-configurati
 import { UsageError } from '../command-args.ts';
 import { CERTS_ACTIONS, DEFAULT_NAMESPACE } from '../command-list.ts';
 import { describeInjection, describeSync, type CaBundleSync } from './certs-report.ts';
+import { rotateCa } from './certs-ca-roll.ts';
 
 const USAGE = `usage: kubeloop certs <generate|inject|rotate|show> [options]
 
@@ -20,6 +21,10 @@ const USAGE = `usage: kubeloop certs <generate|inject|rotate|show> [options]
   inject   [--ca-file PATH]                                      add the CA (from --ca-file or the Secret) to the configurations' caBundle
   rotate   [--force]                                             renew the Secret's serving certificate if due (always with --force);
                                                                  running webhooks swap it in through their watch of the Secret
+  rotate   --ca [--overlap-seconds 120]                          replace the CA (a key that may have leaked): a new CA and serving
+                                                                 certificate, both CAs trusted for the overlap, then the old CA
+                                                                 removed from the Secret and the caBundles
+  rotate   --drop-previous-ca                                    remove CAs other than the signing one now (a --ca roll cut short)
   show     [--cert-file PATH]                                    subject, SANs, expiry and renewal decision; caBundle status
 
 common: --kubeconfig PATH  --namespace ${DEFAULT_NAMESPACE}  --service kubeloop-webhook  --secret kubeloop-webhook-tls
@@ -63,6 +68,9 @@ export async function run(argv: string[]): Promise<number> {
       'cert-file': { type: 'string' },
       'retry-seconds': { type: 'string', default: '60' },
       force: { type: 'boolean', default: false },
+      ca: { type: 'boolean', default: false },
+      'overlap-seconds': { type: 'string', default: '120' },
+      'drop-previous-ca': { type: 'boolean', default: false },
     },
   });
   const identity: ServingIdentity = { service: values.service, namespace: values.namespace, extraHosts: values.host ?? [] };
@@ -103,6 +111,11 @@ export async function run(argv: string[]): Promise<number> {
     return results;
   };
   try {
+    if (action === 'rotate' && (values.ca || values['drop-previous-ca'])) {
+      const overlapSeconds = Number(values['overlap-seconds']);
+      if (!Number.isInteger(overlapSeconds) || overlapSeconds < 0) throw new UsageError(`--overlap-seconds must be a whole number of seconds, got "${values['overlap-seconds']}"`);
+      return await rotateCa(client, location, identity, { roll: values.ca, overlapSeconds, retrying, caBundles: (caPem) => injectCaBundles(name, (ref) => retrying(() => replaceCaBundle(client, ref, caPem))), name });
+    }
     if (action === 'rotate') {
       const result = await retrying(() => ensureCertificate(client, location, { identity, now: () => new Date(), force: values.force }));
       console.log(`Secret ${location.namespace}/${location.name}: ${result.action}${result.reasons.length ? ` (${result.reasons.join(', ')})` : ''}`);

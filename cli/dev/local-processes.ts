@@ -10,6 +10,8 @@ export interface LocalProcess {
   name: string;
   /** Base URL: http://127.0.0.1:<port> (https for the webhook). */
   url: string;
+  /** http://127.0.0.1:<ops port> when started with opsPort (the webhook's /healthz, /readyz, /metrics). */
+  opsUrl?: string;
   process: SupervisedProcess;
 }
 
@@ -40,6 +42,8 @@ export interface StartOptions {
   scheme?: 'http' | 'https';
   /** Path polled until it answers 200. */
   readyPath?: string;
+  /** The process serves probes on a separate --ops-port (the webhook): given a free one and polled there. */
+  opsPort?: boolean;
   readyTimeoutMs?: number;
   /** Added to the process's environment. */
   env?: NodeJS.ProcessEnv;
@@ -48,16 +52,19 @@ export interface StartOptions {
 export async function startLocalProcess(options: StartOptions): Promise<LocalProcess> {
   const port = await freePort();
   const url = `${options.scheme ?? 'http'}://127.0.0.1:${port}`;
+  const opsPort = options.opsPort ? await freePort() : undefined;
+  const opsUrl = opsPort === undefined ? undefined : `http://127.0.0.1:${opsPort}`;
   const proc = spawnSupervised({
     name: options.name,
     command: process.execPath,
     // Loopback only: dev processes run unauthenticated and must not be reachable from the network.
-    args: [cliEntry(), ...options.args, `--port=${port}`, '--host=127.0.0.1'],
+    args: [cliEntry(), ...options.args, `--port=${port}`, ...(opsPort === undefined ? [] : [`--ops-port=${opsPort}`]), '--host=127.0.0.1'],
     logDir: options.logDir,
     env: options.env,
   });
-  await proc.waitUntil(`ready at ${url}${options.readyPath ?? '/readyz'}`, () => answers200(`${url}${options.readyPath ?? '/readyz'}`), options.readyTimeoutMs ?? 60_000);
-  return { name: options.name, url, process: proc };
+  const readyUrl = `${opsUrl ?? url}${options.readyPath ?? '/readyz'}`;
+  await proc.waitUntil(`ready at ${readyUrl}`, () => answers200(readyUrl), options.readyTimeoutMs ?? 60_000);
+  return { name: options.name, url, ...(opsUrl ? { opsUrl } : {}), process: proc };
 }
 
 /** Stops processes in reverse start order (router before the functions it calls). */

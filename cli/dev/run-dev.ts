@@ -6,6 +6,7 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ensureBinaries, startControlPlane, type ControlPlane } from '../cluster/index.ts';
+import { gatewayClientAuthArgs } from '../cluster/webhook-client-auth.ts';
 import { KubeClient, loadKubeConfig, ResourceDiscovery } from '../../lib/kube/index.ts';
 import { admissionRegistry, functionRegistry } from '../../functions/registry.ts';
 import { packageRoot } from '../package-root.ts';
@@ -193,8 +194,10 @@ async function startPlatform(options: DevOptions, session: DevSession, client: K
     started.push(
       await startLocalProcess({
         name: 'webhook',
-        args: ['webhook', '--dev', `--kubeconfig=${kubeconfigPath}`, `--namespace=${options.namespace}`],
+        // On its own control plane, only that API server (its webhook client certificate) may call the gateway.
+        args: ['webhook', '--dev', `--kubeconfig=${kubeconfigPath}`, `--namespace=${options.namespace}`, ...(session.plane ? gatewayClientAuthArgs(session.plane.dir) : [])],
         scheme: 'https',
+        opsPort: true,
         logDir,
       }),
     );

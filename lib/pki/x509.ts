@@ -37,7 +37,8 @@ export interface CertificateTerms {
 
 export interface LeafTerms extends CertificateTerms {
   issuer: CertKeyPem;
-  usage: 'server' | 'client';
+  /** peer: both, for a member that serves and dials its own kind (an etcd peer). */
+  usage: 'server' | 'client' | 'peer';
   /** DNS names and IP addresses (subjectAltName). */
   hosts?: string[];
 }
@@ -121,7 +122,7 @@ export function issueLeafCertificate(terms: LeafTerms): CertKeyPem {
   cert.setExtensions([
     { name: 'basicConstraints', cA: false },
     { name: 'keyUsage', digitalSignature: true, keyEncipherment: true, critical: true },
-    terms.usage === 'server' ? { name: 'extKeyUsage', serverAuth: true } : { name: 'extKeyUsage', clientAuth: true },
+    { name: 'extKeyUsage', serverAuth: terms.usage !== 'client', clientAuth: terms.usage !== 'server' },
     ...(hosts.length > 0
       ? [{ name: 'subjectAltName', altNames: hosts.map((h) => (isIpAddress(h) ? { type: 7, ip: h } : { type: 2, value: h })) }]
       : []),

@@ -42,6 +42,8 @@ export interface ServerOptions {
   ready?: () => boolean | Promise<boolean>;
   /** Registry served on GET /metrics; a fresh one with default process metrics when omitted. */
   metrics?: Registry;
+  /** Serve GET /metrics here (default true); false when a separate ops server serves it (the webhook). */
+  serveMetrics?: boolean;
   /** Serve HTTPS with these options (key, cert, ...). Swap the certificate later with setServingCertificate. */
   https?: HttpsServerOptions;
   /** Request and connection timeouts; each defaults to DEFAULT_SERVER_TIMEOUTS. */
@@ -120,9 +122,11 @@ export function createServer(options: ServerOptions): KubeloopServer {
     const ready = !closing && (options.ready ? await options.ready() : true);
     return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'not ready' });
   });
-  app.get('/metrics', async (_request, reply) => {
-    return reply.header('content-type', metrics.contentType).send(await metrics.metrics());
-  });
+  if (options.serveMetrics !== false) {
+    app.get('/metrics', async (_request, reply) => {
+      return reply.header('content-type', metrics.contentType).send(await metrics.metrics());
+    });
+  }
 
   return {
     app,
@@ -158,8 +162,11 @@ function closeSilentConnections(app: FastifyInstance, ms: number, https: boolean
   app.server.on(https ? 'secureConnection' : 'connection', watch);
 }
 
-/** Replaces the serving certificate of an HTTPS server in place; new TLS handshakes use it, open connections keep theirs. */
-export function setServingCertificate(app: FastifyInstance, credentials: { key: string | Buffer; cert: string | Buffer }): void {
+/**
+ * Replaces the serving certificate of an HTTPS server in place; new TLS handshakes use it, open connections
+ * keep theirs. A server that verifies client certificates passes its `ca` again: the context is replaced whole.
+ */
+export function setServingCertificate(app: FastifyInstance, credentials: { key: string | Buffer; cert: string | Buffer; ca?: string | Buffer }): void {
   const server = app.server as unknown as Partial<HttpsServer>;
   if (typeof server.setSecureContext !== 'function') throw new Error('setServingCertificate: the server is not serving HTTPS');
   server.setSecureContext(credentials);

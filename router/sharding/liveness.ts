@@ -1,5 +1,7 @@
 // Which member Leases are live, judged the client-go way: a Lease is expired when this member has seen
-// it unchanged for longer than its duration (its own clock), never by comparing clocks across machines.
+// it unchanged for longer than the lease duration (its own clock), never by comparing clocks across machines.
+// The duration is this router's own, never a Lease's `leaseDurationSeconds`: anyone who may write a Lease
+// could otherwise keep a dead member "live" for years and strand every key it owned.
 
 export interface MemberLeaseRecord {
   /** The Lease name (one per member). */
@@ -8,7 +10,6 @@ export interface MemberLeaseRecord {
   holder: string;
   /** Changes on every renewal (spec.renewTime, or the resourceVersion). */
   renewal: string;
-  durationMs: number;
   /** The view the member acknowledged (its shard-ack label), if any. */
   ack: string | undefined;
 }
@@ -21,6 +22,12 @@ export interface Membership {
 
 export class LivenessTracker {
   readonly #seen = new Map<string, { renewal: string; at: number }>();
+  readonly #durationMs: number;
+
+  /** durationMs: this router's own lease duration (every member of a group runs with the same one). */
+  constructor(durationMs: number) {
+    this.#durationMs = durationMs;
+  }
 
   /** Folds in one listing of the member Leases; `now` is this member's monotonic clock (ms). */
   update(records: readonly MemberLeaseRecord[], now: number): Membership {
@@ -32,7 +39,7 @@ export class LivenessTracker {
       const seen = this.#seen.get(record.name);
       if (seen?.renewal !== record.renewal) this.#seen.set(record.name, { renewal: record.renewal, at: now });
       const unchangedFor = now - (this.#seen.get(record.name)?.at ?? now);
-      if (record.holder === '' || unchangedFor > record.durationMs) continue;
+      if (record.holder === '' || unchangedFor > this.#durationMs) continue;
       live.push(record.holder);
       if (record.ack !== undefined) acks.set(record.holder, record.ack);
     }

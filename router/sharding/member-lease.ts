@@ -19,13 +19,13 @@ export function memberLeaseName(group: string, identity: string): string {
   return `${group}-member-${safe || 'x'}`.slice(0, 253).replace(/[^a-z0-9]+$/, '');
 }
 
-export function leaseRecord(lease: V1Lease, fallbackDurationMs: number): MemberLeaseRecord {
+/** What liveness reads of a member Lease; its leaseDurationSeconds is deliberately not among it (liveness.ts). */
+export function leaseRecord(lease: V1Lease): MemberLeaseRecord {
   const spec = lease.spec ?? {};
   return {
     name: lease.metadata?.name ?? '',
     holder: spec.holderIdentity ?? '',
     renewal: `${String(spec.renewTime ?? '')}/${lease.metadata?.resourceVersion ?? ''}`,
-    durationMs: (spec.leaseDurationSeconds ?? fallbackDurationMs / 1000) * 1000,
     ack: lease.metadata?.labels?.[SHARD_ACK_LABEL],
   };
 }

@@ -50,7 +50,7 @@ export interface ShardStatus {
 export class ShardMember implements ShardGate {
   readonly #o: Required<Omit<ShardMemberOptions, 'countOwned'>> & Pick<ShardMemberOptions, 'countOwned'>;
   readonly #leaseName: string;
-  readonly #tracker = new LivenessTracker();
+  readonly #tracker: LivenessTracker;
   readonly #inFlight = new Map<string, LoopKey & { count: number }>();
   readonly #listeners = new Map<(gained: (loop: string, key: string) => boolean) => number, string>();
   readonly #abort = new AbortController();
@@ -69,6 +69,7 @@ export class ShardMember implements ShardGate {
     this.#o = { leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000, ...options };
     if (this.#o.renewDeadlineMs >= this.#o.leaseDurationMs) throw new Error('sharding: renewDeadline must be shorter than leaseDuration');
     this.#leaseName = memberLeaseName(options.group, options.identity);
+    this.#tracker = new LivenessTracker(this.#o.leaseDurationMs);
   }
 
   get identity(): string {
@@ -150,7 +151,7 @@ export class ShardMember implements ShardGate {
       return;
     }
     const list = await this.#o.client.request<V1LeaseList>({ path: this.#path(), query: { labelSelector: `${SHARD_GROUP_LABEL}=${this.#o.group}` } });
-    const others = list.items.filter((l) => l.metadata?.name !== this.#leaseName).map((l) => leaseRecord(l, this.#o.leaseDurationMs));
+    const others = list.items.filter((l) => l.metadata?.name !== this.#leaseName).map((l) => leaseRecord(l));
     const { live, acks } = this.#tracker.update(others, performance.now());
     const target = new MemberSet([...live, me]);
     if (target.id !== this.#state.target.id) {

@@ -44,29 +44,32 @@ describe('monitoring objects', () => {
     expect(manifests.filter((m) => m.kind === 'ConfigMap' && m.metadata.name.endsWith('-dashboard'))).toEqual([]);
   });
 
-  it('scrapes the router over HTTP, the webhook over HTTPS verified against its CA by its Service name, and the functions', async () => {
+  it('scrapes the router over HTTP, the webhook on its plain HTTP ops port (its admission port takes only the API server), and the functions', async () => {
     const { manifests } = await renderChart(helmBinary, { namespace: NS, values: { ...MONITORING, serviceMonitor: { enabled: true, labels: { release: 'prom' } } } });
     for (const kind of ['ServiceMonitor', 'PodMonitor']) {
       const key = kind === 'ServiceMonitor' ? 'endpoints' : 'podMetricsEndpoints';
       const endpoints = (name: string) => (one(manifests, kind, `kubeloop-${name}`) as unknown as { spec: Record<string, Endpoint[]> }).spec[key] ?? [];
       expect(endpoints('router')).toEqual([expect.objectContaining({ port: 'http-metrics', scheme: 'http', path: '/metrics', interval: '30s' })]);
       const [webhook] = endpoints('webhook');
-      expect(webhook).toMatchObject({ port: 'https', scheme: 'https', path: '/metrics' });
-      // The serving certificate's names (webhook-certificate.yaml, certs/) include <service>.<namespace>.svc.
-      expect(webhook?.tlsConfig).toEqual({ serverName: `kubeloop-webhook.${NS}.svc`, ca: { secret: { name: 'kubeloop-webhook-tls', key: 'ca.crt' } } });
+      expect(webhook).toMatchObject({ port: 'http-ops', scheme: 'http', path: '/metrics' });
+      expect(webhook?.tlsConfig).toBeUndefined();
       expect(endpoints('function').map((e) => e.port)).toEqual(kind === 'ServiceMonitor' ? ['http'] : ['http', 'http1']);
     }
     expect(one(manifests, 'ServiceMonitor', 'kubeloop-router').metadata).toMatchObject({ namespace: NS, labels: { release: 'prom' } });
     // The Services the ServiceMonitors select carry the named ports.
     const service = one(manifests, 'Service', 'kubeloop-webhook') as unknown as { spec: { ports: Array<{ name: string }> } };
-    expect(service.spec.ports.map((p) => p.name)).toContain('https');
+    expect(service.spec.ports.map((p) => p.name)).toEqual(['https', 'http-ops']);
   });
 
-  it('opens the webhook\'s port to scrapes in the NetworkPolicy, and the functions\' only to the metrics namespaces', async () => {
+  it('opens the webhook\'s ops port (not its admission port) to scrapes in the NetworkPolicy, and the functions\' only to the metrics namespaces', async () => {
     const selector = { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } };
     const { manifests } = await renderChart(helmBinary, { namespace: NS, values: { serviceMonitor: { enabled: true }, networkPolicy: { metricsNamespaceSelector: selector } } });
-    const from = (name: string) => ((one(manifests, 'NetworkPolicy', name) as unknown as { spec: { ingress: Array<{ from: unknown[] }> } }).spec.ingress[0]?.from ?? []);
-    expect(from('kubeloop-webhook')).toEqual(expect.arrayContaining([{ podSelector: {} }, { namespaceSelector: selector }]));
+    type Rule = { from: unknown[]; ports: Array<{ port: number }> };
+    const rules = (name: string) => (one(manifests, 'NetworkPolicy', name) as unknown as { spec: { ingress: Rule[] } }).spec.ingress;
+    const from = (name: string) => rules(name)[0]?.from ?? [];
+    const [admission, ops] = rules('kubeloop-webhook');
+    expect(admission).toEqual({ ports: [{ port: 8443, protocol: 'TCP' }], from: [{ ipBlock: { cidr: '0.0.0.0/0' } }] });
+    expect(ops).toEqual({ ports: [{ port: 8082, protocol: 'TCP' }], from: [{ podSelector: {} }, { namespaceSelector: selector }] });
     expect(from('kubeloop-functions')).toContainEqual({ namespaceSelector: selector });
     expect(from('kubeloop-functions')).not.toContainEqual({ podSelector: {} });
   });
@@ -137,6 +140,12 @@ describe('names, ServiceAccounts, scheduling and disruption', () => {
     expect(subjects).toContain('existing-webhook');
     expect(subjects).not.toContain('kubeloop-router');
     expect(subjects).not.toContain('kubeloop-webhook');
+  });
+
+  it('binds the sharding Role (member Leases) to the router\'s configured ServiceAccount', async () => {
+    const { manifests } = await renderChart(helmBinary, { namespace: NS, values: { router: { sharding: { enabled: true }, serviceAccount: { name: 'loops-router' } } } });
+    const binding = one(manifests, 'RoleBinding', 'kubeloop-router-sharding') as Manifest & { subjects: Array<{ kind: string; name: string; namespace: string }> };
+    expect(binding.subjects).toEqual([{ kind: 'ServiceAccount', name: 'loops-router', namespace: NS }]);
   });
 
   it('sets priorityClassName and topology spread constraints, defaulting each constraint\'s selector to the component\'s pods', async () => {
@@ -244,9 +253,9 @@ describe('on the local control plane with the Prometheus Operator\'s CRDs', () =
         `prometheusrule.monitoring.coreos.com/${release}-kubeloop`,
         ...components.map((c) => `servicemonitor.monitoring.coreos.com/${release}-kubeloop-${c}`),
       ]);
-      // The server kept the TLS settings (a field the schema did not know would have been pruned).
-      const { stdout: tls } = await run(cluster.binaries.kubectl, [...kube, '-n', cluster.namespace, 'get', `servicemonitor/${release}-kubeloop-webhook`, '-o', 'jsonpath={.spec.endpoints[0].tlsConfig.serverName}']);
-      expect(tls).toBe(`${release}-kubeloop-webhook.${cluster.namespace}.svc`);
+      // The server kept the endpoint as rendered: the webhook's ops port, plain HTTP.
+      const { stdout: endpoint } = await run(cluster.binaries.kubectl, [...kube, '-n', cluster.namespace, 'get', `servicemonitor/${release}-kubeloop-webhook`, '-o', 'jsonpath={.spec.endpoints[0].port} {.spec.endpoints[0].scheme}']);
+      expect(endpoint).toBe('http-ops http');
       const uninstall = await helm(helmBinary, ['uninstall', release, ...kube, '--namespace', cluster.namespace, '--wait', '--timeout', '2m']);
       expect(uninstall.code).toBe(0);
     } finally {

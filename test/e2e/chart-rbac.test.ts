@@ -10,7 +10,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { stringify } from 'yaml';
 import { chartCrdFiles } from '../../cli/chart-crds.ts';
 import { startLocalProcess, stopLocalProcesses, type LocalProcess } from '../../cli/dev/local-processes.ts';
@@ -95,14 +95,16 @@ beforeAll(async () => {
 
   const argsOf = (name: string): string[] => {
     const deployment = one(manifests, 'Deployment', name) as Manifest & { spec: { template: { spec: { containers: Array<{ args: string[] }> } } } };
-    return (deployment.spec.template.spec.containers[0]?.args ?? []).filter((a) => !a.startsWith('--port='));
+    return (deployment.spec.template.spec.containers[0]?.args ?? []).filter((a) => !a.startsWith('--port=') && !a.startsWith('--ops-port='));
   };
+  // The pod's mounted cluster CA (--client-ca-file) is this control plane's, which signs its API server's webhook client certificate.
+  const localCaFile = (args: string[]): string[] => args.map((a) => (a.startsWith('--client-ca-file=') ? `--client-ca-file=${join(inject('clusterDir'), 'pki', 'ca.crt')}` : a));
   // The functions listen on 127.0.0.1 here, which only dev mode's URL policy allows.
   processes.push(
     await startLocalProcess({ name: 'router', args: ['router', `--kubeconfig=${await kubeconfigFor(routerName)}`, ...argsOf(routerName), '--allow-loopback-functions'], logDir }),
   );
   processes.push(
-    await startLocalProcess({ name: 'webhook', args: ['webhook', `--kubeconfig=${await kubeconfigFor(webhookName)}`, ...argsOf(webhookName)], scheme: 'https', logDir }),
+    await startLocalProcess({ name: 'webhook', args: ['webhook', `--kubeconfig=${await kubeconfigFor(webhookName)}`, ...localCaFile(argsOf(webhookName))], scheme: 'https', opsPort: true, logDir }),
   );
 }, 240_000);
 

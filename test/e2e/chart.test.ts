@@ -261,7 +261,7 @@ describe.each(Object.entries(VALUE_SETS))('helm template with the %s values', (_
     }
   });
 
-  it('lets only the router, the webhook gateway (for admission functions) and Knative\'s data plane (when used) call functions, and only the webhook port in', () => {
+  it('lets only the router, the webhook gateway (for admission functions) and Knative\'s data plane (when used) call functions, and only the webhook\'s admission and ops ports in', () => {
     const policies = byKind(manifests, 'NetworkPolicy') as Array<Manifest & { spec: { podSelector: { matchLabels: Record<string, string> }; ingress: Array<{ from?: unknown[]; ports?: Array<{ port: number }> }> } }>;
     if ((values.networkPolicy as { enabled?: boolean } | undefined)?.enabled === false) {
       expect(policies).toEqual([]);
@@ -276,7 +276,7 @@ describe.each(Object.entries(VALUE_SETS))('helm template with the %s values', (_
     expect(sources.some((f) => f.namespaceSelector), 'Knative namespaces admitted exactly when a function runs on Knative').toBe(usesKnative);
     if (webhookEnabled) {
       const webhook = one(manifests, 'NetworkPolicy', `${RELEASE}-webhook`) as (typeof policies)[number];
-      expect(webhook.spec.ingress.flatMap((rule) => (rule.ports ?? []).map((p) => p.port))).toEqual([8443]);
+      expect(webhook.spec.ingress.flatMap((rule) => (rule.ports ?? []).map((p) => p.port))).toEqual([8443, 8082]);
     }
   });
 

@@ -1,5 +1,6 @@
-// The local control plane's etcd speaks mutual TLS with its own CA: only the API server's client
-// certificate gets in. Attacked with no certificate, with the cluster admin's and over plain HTTP.
+// The local control plane's etcd speaks mutual TLS with its own CA on both ports: only the API server's
+// client certificate gets in on the client port, only etcd's peer certificate on the peer port. Attacked
+// with no certificate, with the cluster admin's and over plain HTTP.
 import { readdirSync, readFileSync } from 'node:fs';
 import { request } from 'node:https';
 import { request as httpRequest } from 'node:http';
@@ -9,8 +10,8 @@ import { describe, expect, inject, it } from 'vitest';
 const clusterDir = inject('clusterDir');
 const pki = (name: string) => readFileSync(join(clusterDir, 'pki', name), 'utf8');
 
-/** etcd's client URL, read from the command line of the etcd process serving this cluster's data dir. */
-function etcdClientUrl(): string {
+/** etcd's client or peer URL, read from the command line of the etcd process serving this cluster's data dir. */
+function etcdUrl(flag: '--listen-client-urls' | '--listen-peer-urls'): string {
   for (const pid of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
     let args: string[];
     try {
@@ -19,7 +20,7 @@ function etcdClientUrl(): string {
       continue;
     }
     if (!args.includes(`--data-dir=${join(clusterDir, 'etcd')}`)) continue;
-    const url = args.find((a) => a.startsWith('--listen-client-urls='))?.slice('--listen-client-urls='.length);
+    const url = args.find((a) => a.startsWith(`${flag}=`))?.slice(flag.length + 1);
     if (url) return url;
   }
   throw new Error(`no etcd process serves ${clusterDir}/etcd`);
@@ -27,10 +28,10 @@ function etcdClientUrl(): string {
 
 type Outcome = { status: number; body: string } | { error: string };
 
-function health(url: string, tls: { cert?: string; key?: string } = {}): Promise<Outcome> {
+function health(url: string, tls: { cert?: string; key?: string } = {}, path = '/health'): Promise<Outcome> {
   return new Promise((resolve) => {
     const send = url.startsWith('https:') ? request : httpRequest;
-    const req = send(`${url}/health`, { ca: pki('etcd-ca.crt'), ...tls, timeout: 5000 }, (res) => {
+    const req = send(`${url}${path}`, { ca: pki('etcd-ca.crt'), ...tls, timeout: 5000 }, (res) => {
       let body = '';
       res.setEncoding('utf8').on('data', (c: string) => (body += c));
       res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
@@ -43,7 +44,7 @@ function health(url: string, tls: { cert?: string; key?: string } = {}): Promise
 }
 
 describe('etcd of the local control plane', () => {
-  const url = etcdClientUrl();
+  const url = etcdUrl('--listen-client-urls');
 
   it('serves https on loopback', () => {
     expect(url).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
@@ -68,6 +69,33 @@ describe('etcd of the local control plane', () => {
   it('refuses plain HTTP', async () => {
     const outcome = await health(url.replace('https:', 'http:'));
     expect('body' in outcome ? outcome.body : '').not.toContain('"health"');
+  });
+});
+
+// The peer port serves the member list and raft to any peer: with one member it is never joined, so
+// only etcd's own peer certificate is let in.
+describe('etcd peer port of the local control plane', () => {
+  const url = etcdUrl('--listen-peer-urls');
+  const members = (tls: { cert?: string; key?: string } = {}) => health(url, tls, '/members');
+
+  it('serves https on loopback and lists the member to a certificate from etcd\'s CA', async () => {
+    expect(url).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
+    const outcome = await members({ cert: pki('etcd-peer.crt'), key: pki('etcd-peer.key') });
+    expect(outcome).toMatchObject({ status: 200, body: expect.stringContaining('"name":"kubeloop"') });
+  });
+
+  it.each([
+    ['no client certificate', {}],
+    ["the cluster admin's certificate (system:masters, signed by the cluster CA)", adminCert()],
+  ])('refuses a peer with %s', async (_case, tls) => {
+    const outcome = await members(tls);
+    expect('error' in outcome || outcome.status !== 200, JSON.stringify(outcome)).toBe(true);
+    expect('body' in outcome ? outcome.body : '').not.toContain('kubeloop');
+  });
+
+  it('refuses plain HTTP', async () => {
+    const outcome = await health(url.replace('https:', 'http:'), {}, '/members');
+    expect('body' in outcome ? outcome.body : '').not.toContain('"name":"kubeloop"');
   });
 });
 

@@ -69,11 +69,13 @@ async function deploymentSettings(target: string): Promise<{ flags: string[]; en
     };
   }
   if (target === 'webhook') {
+    // Probes go to the ops port, as the chart's do (the admission port may require the API server's certificate).
+    const opsPort = await freePort();
     return {
       // Its own configuration name: the CA must never be injected into another suite's webhook configuration.
-      flags: [`--port=${port}`, `--kubeconfig=${cluster.kubeconfigPath}`, `--namespace=${cluster.namespace}`, `--configuration=${cluster.namespace}-absent`],
+      flags: [`--port=${port}`, `--ops-port=${opsPort}`, `--kubeconfig=${cluster.kubeconfigPath}`, `--namespace=${cluster.namespace}`, `--configuration=${cluster.namespace}-absent`],
       env: { POD_NAMESPACE: cluster.namespace },
-      health: () => `https://127.0.0.1:${port}/healthz`,
+      health: () => `http://127.0.0.1:${opsPort}/healthz`,
     };
   }
   throw new Error(`images.test.ts does not know how to run the Dockerfile target "${target}"; add it to deploymentSettings`);

@@ -177,8 +177,8 @@ describe('CertificateRotator', () => {
       // Same CA: the caBundle did not have to change and old connections still verify.
       expect(renewed.bundle.ca).toEqual(startA.ca);
 
-      // Eight years on the CA itself is due: a new CA goes into the caBundle next to the old one.
-      offsetDays = 3000;
+      // Twenty months on the (two-year) CA itself is due: a new CA goes into the caBundle next to the old one.
+      offsetDays = 600;
       const rolled = await a.check();
       expect(rolled.reasons).toContain('ca-expiring');
       const trusted = splitPemCertificates(rolled.bundle.ca.certPem);
@@ -271,6 +271,28 @@ describe('kubeloop certs', () => {
     const after = bundleFromSecret((await readCertificateSecret(clients[0]!, { namespace: suite.namespace, name: 'cli-tls' }))!);
     expect(after.ca).toEqual(before.ca);
     expect(after.serving.certPem).not.toBe(before.serving.certPem);
+  });
+
+  it('rotate --ca: a running replica serves the new CA\'s certificate, and its keeper leaves the old CA out of the caBundle after the overlap', async () => {
+    const secret = { namespace: suite.namespace, name: 'cli-tls' };
+    await resetConfiguration();
+    // The names the CLI issues for (--namespace is the suite's): the replica has no reason to renew on its own.
+    const replica = new CertificateRotator({ client: clients[1]!, secret, identity: { ...identity, namespace: suite.namespace }, configurationName, checkIntervalMs: 3_600_000, logger });
+    try {
+      const [oldCa] = splitPemCertificates((await replica.start()).ca.certPem);
+      const rolled = await cli('rotate', '--ca', '--overlap-seconds=2');
+      expect(rolled.stdout).toContain('previous CA removed');
+      const [newCa, ...others] = splitPemCertificates(bundleFromSecret((await readCertificateSecret(clients[0]!, secret))!).ca.certPem);
+      expect(others).toEqual([]);
+      expect(newCa).not.toBe(oldCa);
+      await eventually('the replica to hold the new CA alone and the caBundle to trust it alone', async () =>
+        replica.bundle.ca.certPem === newCa && JSON.stringify(await caBundleCertificates()) === JSON.stringify([newCa]));
+      // A periodic check re-injects nothing old.
+      await replica.check();
+      expect(await caBundleCertificates()).toEqual([newCa]);
+    } finally {
+      await replica.stop();
+    }
   });
 
   it('rotate --force rides out an API server that refuses connections, then writes the Secret once it answers', async () => {

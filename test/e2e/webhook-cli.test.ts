@@ -44,23 +44,26 @@ describe('kubeloop webhook --dev', () => {
   it('serves over HTTPS, registers itself, injects into a pod the API server admits, and exits 0 on SIGTERM', async () => {
     child = spawn(process.execPath, ['cli/bin.js', 'webhook', ...devArgs], { stdio: ['ignore', 'pipe', 'inherit'] });
     let url: string | undefined;
+    let opsUrl: string | undefined;
     for await (const line of createInterface({ input: child.stdout! })) {
       if (line.includes('"webhook serving"')) {
-        url = (JSON.parse(line) as { url: string }).url;
+        ({ url, opsUrl } = JSON.parse(line) as { url: string; opsUrl: string });
         break;
       }
     }
     child.stdout!.resume();
     expect(url).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
+    const ready = await request(`${opsUrl}/readyz`);
+    expect(ready.statusCode).toBe(200);
+    await ready.body.dump();
 
-    // Its certificate is in the Secret it created, and verifies for 127.0.0.1.
+    // Its certificate is in the Secret it created, and verifies for 127.0.0.1; without the API server's
+    // client certificate nothing gets past the handshake.
     const client = await KubeClient.fromKubeConfig(suite.kubeConfig);
     const secret = await readCertificateSecret(client, { namespace: certNamespace, name: 'kubeloop-webhook-tls' });
     await client.close();
     const agent = new Agent({ connect: { ca: bundleFromSecret(secret!).ca.certPem } });
-    const ready = await request(`${url}/readyz`, { dispatcher: agent });
-    expect(ready.statusCode).toBe(200);
-    await ready.body.dump();
+    await expect(request(`${url}/readyz`, { dispatcher: agent })).rejects.toThrow();
     await agent.close();
 
     // The injector's AdmissionHook, served by the process once its Watcher cache has synced.

@@ -5,7 +5,9 @@ import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { promisify } from 'node:util';
 import { CoreV1Api, CustomObjectsApi, type V1Pod } from '@kubernetes/client-node';
+import { inject } from 'vitest';
 import { parse } from 'yaml';
+import { gatewayClientAuthArgs } from '../../cli/cluster/webhook-client-auth.ts';
 import type { AdmissionHook } from '../../api/admission-hook.ts';
 import watcherSidecar from '../../functions/watcher-sidecar/index.ts';
 import { chartCrdFile } from '../../cli/chart-crds.ts';
@@ -131,7 +133,10 @@ export function devWebhookFor(suite: ClusterSuite): { certNamespace: string; arg
   const args = [
     '--dev',
     '--port=0',
+    '--ops-port=0',
     '--host=127.0.0.1',
+    // Only the shared control plane's API server may send reviews (its webhook client certificate).
+    ...gatewayClientAuthArgs(inject('clusterDir')),
     `--kubeconfig=${suite.kubeconfigPath}`,
     `--namespace=${certNamespace}`,
     `--only-namespace=${suite.namespace}`,
@@ -139,6 +144,14 @@ export function devWebhookFor(suite: ClusterSuite): { certNamespace: string; arg
     `--hook-selector=${HOOK_SUITE_LABEL}=${suite.namespace}`,
   ];
   return { certNamespace, args };
+}
+
+/** The client certificate and key a kubeconfig file embeds (the first user's): the cluster admin's, the API server's webhook client. */
+export async function clientCertificateOf(kubeconfigPath: string): Promise<{ cert: string; key: string }> {
+  const config = parse(await readFile(kubeconfigPath, 'utf8')) as { users: Array<{ user: Record<string, string> }> };
+  const user = config.users[0]?.user ?? {};
+  const decode = (field: string) => Buffer.from(user[field] ?? '', 'base64').toString('utf8');
+  return { cert: decode('client-certificate-data'), key: decode('client-key-data') };
 }
 
 /** Starts the webhook in this process (see devWebhookFor), caching the suite's Watchers only. */

@@ -1,16 +1,24 @@
 // The Watcher sidecar injector on the real API server: the API server itself calls the gateway's HTTPS
 // endpoint (dev mode, url https://127.0.0.1:<port>/admit/<hook>), which calls the watcher-sidecar
-// function with the pod's Watcher as context, for pods created directly and by ReplicaSets.
+// function with the pod's Watcher as context, for pods created directly and by ReplicaSets. The gateway
+// requires the API server's webhook client certificate: a neighbour POSTing reviews is refused. A CA roll
+// (kubeloop certs rotate --ca) keeps the hook called throughout, and the old CA leaves after the overlap.
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { connect, type TLSSocket } from 'node:tls';
 import { AppsV1Api, CoreV1Api, type V1Pod } from '@kubernetes/client-node';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Agent, request } from 'undici';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { splitPemCertificates } from '../../certs/inspect.ts';
+import { bundleFromSecret, readCertificateSecret } from '../../certs/secret-store.ts';
+import { createCaCertificate, issueLeafCertificate, newRsaKey } from '../../lib/pki/x509.ts';
 import { eventually } from '../cluster/eventually.ts';
 import { setupClusterSuite, type ClusterSuite } from '../cluster/suite.ts';
-import { annotatedPod, createWatcher, installWatcherCrd, kubectl, logwatch, startWatcherSidecarFor, type WatcherSidecarUnderTest } from './webhook-harness.ts';
+import { annotatedPod, clientCertificateOf, createWatcher, installWatcherCrd, kubectl, logwatch, startWatcherSidecarFor, type WatcherSidecarUnderTest } from './webhook-harness.ts';
 
 let suite: ClusterSuite;
 let core: CoreV1Api;
@@ -163,16 +171,96 @@ describe('sidecar injection through the API server', () => {
   });
 });
 
+/** The serial of the certificate the gateway serves, verified against the rotator's CA only; connecting as the API server does. */
 async function servingSerial(): Promise<string> {
   const { port } = new URL(under.webhook.url);
+  const client = await clientCertificateOf(join(inject('clusterDir'), 'webhook-client.kubeconfig'));
   return new Promise((resolve, reject) => {
-    const socket = connect({ host: '127.0.0.1', port: Number(port), ca: under.webhook.rotator!.bundle.ca.certPem }, () => {
+    const socket = connect({ host: '127.0.0.1', port: Number(port), ca: under.webhook.rotator!.bundle.ca.certPem, ...client }, () => {
       resolve(socket.getPeerCertificate().serialNumber);
       socket.end();
     });
     socket.on('error', reject);
   });
 }
+
+describe('who may POST AdmissionReviews', () => {
+  const agents: Agent[] = [];
+  afterAll(async () => {
+    for (const agent of agents) await agent.close();
+  });
+  /** A forged review for the suite's namespace (whose Watcher the hook would answer with), sent with `client`. */
+  const forge = (client?: { cert: string; key: string }) => {
+    const agent = new Agent({ connect: { ca: under.webhook.rotator!.bundle.ca.certPem, ...(client ?? {}) } });
+    agents.push(agent);
+    const review = {
+      apiVersion: 'admission.k8s.io/v1',
+      kind: 'AdmissionReview',
+      request: { uid: 'forged', kind: { group: '', version: 'v1', kind: 'Pod' }, resource: { group: '', version: 'v1', resource: 'pods' }, namespace: ns, operation: 'CREATE', object: { apiVersion: 'v1', kind: 'Pod', ...annotatedPod('forged') } },
+    };
+    return request(`${under.webhook.url}/admit/${under.hookName}`, { method: 'POST', dispatcher: agent, headers: { 'content-type': 'application/json' }, body: JSON.stringify(review) });
+  };
+
+  it('refuses a caller without a certificate, or with one from another CA, in the TLS handshake', async () => {
+    await expect(forge()).rejects.toThrow();
+    const now = new Date();
+    const ca = createCaCertificate({ key: await newRsaKey(), subject: { commonName: 'kubeloop-local-ca' }, now, days: 1 });
+    const lookalike = issueLeafCertificate({ key: await newRsaKey(), issuer: ca, subject: { commonName: 'kube-apiserver-webhook-client' }, now, days: 1, usage: 'client' });
+    await expect(forge({ cert: lookalike.certPem, key: lookalike.keyPem })).rejects.toThrow();
+  });
+
+  it('answers 403 to another client of the cluster CA (the cluster admin), with the accepted name', async () => {
+    const reply = await forge(await clientCertificateOf(join(inject('clusterDir'), 'kubeconfig')));
+    expect(reply.statusCode).toBe(403);
+    expect(((await reply.body.json()) as { message: string }).message).toContain('accepted: kube-apiserver-webhook-client');
+  });
+
+  it('answers the holder of the API server\'s webhook client certificate (as the API server did for every pod above)', async () => {
+    const reply = await forge(await clientCertificateOf(join(inject('clusterDir'), 'webhook-client.kubeconfig')));
+    expect(reply.statusCode).toBe(200);
+    expect(((await reply.body.json()) as { response: { uid: string } }).response.uid).toBe('forged');
+  });
+});
+
+describe('kubeloop certs rotate --ca', () => {
+  it('replaces the CA while the API server keeps calling the hook, and drops the old CA from the Secret and the caBundle after the overlap', async () => {
+    const location = { namespace: under.certNamespace, name: 'kubeloop-webhook-tls' };
+    const configuration = `kubeloop-admission-hooks-${ns}`;
+    const secretCas = async () => splitPemCertificates(bundleFromSecret((await readCertificateSecret(under.webhook.client, location))!).ca.certPem);
+    const [oldCa] = await secretCas();
+    const child = spawn(process.execPath, [
+      'cli/bin.js', 'certs', 'rotate', '--ca', '--overlap-seconds=6',
+      `--kubeconfig=${suite.kubeconfigPath}`, `--namespace=${under.certNamespace}`, `--configuration=${configuration}`,
+    ], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    const exited = once(child, 'exit');
+    let running = true;
+    void exited.then(() => (running = false));
+    // failurePolicy is Ignore: a call the API server could not make (an untrusted certificate) shows as a pod without the sidecar.
+    let admitted = 0;
+    do {
+      expectInjected(await core.createNamespacedPod({ namespace: ns, body: annotatedPod(`roll-${admitted}`), dryRun: 'All' }));
+      admitted += 1;
+    } while (running);
+    const [code] = (await exited) as [number | null];
+    expect(code, output).toBe(0);
+    expect(output).toContain('previous CA removed');
+    expect(admitted).toBeGreaterThan(1);
+
+    const cas = await secretCas();
+    expect(cas).toHaveLength(1);
+    expect(cas[0]).not.toBe(oldCa);
+    await eventually('the hook configuration to trust the new CA only', async () => {
+      const bundle = (await kubectl(suite, 'get', 'mutatingwebhookconfiguration', configuration, '-o', 'jsonpath={.webhooks[0].clientConfig.caBundle}')).stdout;
+      return Buffer.from(bundle, 'base64').toString('utf8').trim() === cas[0]!.trim();
+    });
+    // The gateway serves a certificate of the new CA, and the hook is still called.
+    await eventually('the gateway to serve a certificate of the new CA (verified against it alone)', async () => under.webhook.rotator!.bundle.ca.certPem === cas[0] && (await servingSerial().then(() => true, () => false)));
+    expectInjected(await core.createNamespacedPod({ namespace: ns, body: annotatedPod('after-roll'), dryRun: 'All' }));
+  });
+});
 
 describe('failure policy', () => {
   it('with the webhook stopped and failurePolicy Ignore, an annotated pod is still created (without sidecar)', async () => {

@@ -1,6 +1,7 @@
 // A seeded, bounded property-based fuzz run (fast-check) over real sockets: malformed reconcile requests
 // against the function runtime (plain, CloudEvents, signed) and malformed AdmissionReviews against the
-// webhook gateway over HTTPS (the Watcher sidecar hook and its function). Every malformed input gets a
+// webhook gateway over HTTPS (the Watcher sidecar hook and its function), DELETE reviews with a malformed
+// oldObject among them. Every malformed input gets a
 // 4xx, nothing gets a 5xx, the servers stay up and RSS
 // stays bounded. KUBELOOP_FUZZ_RUNS (default 150 per property) and KUBELOOP_FUZZ_SEED widen or replay it:
 // `npm run test:fuzz` runs 5,000.
@@ -54,15 +55,16 @@ async function send(target: string, name: string, headers: Record<string, string
   return reply.statusCode;
 }
 
-/** A valid document with one field (at any depth) replaced by an arbitrary JSON value or removed. */
-function mutated(valid: unknown): fc.Arbitrary<unknown> {
+/** A valid document with one field (at any depth, or under `under`) replaced by an arbitrary JSON value or removed. */
+function mutated(valid: unknown, under: string[] = []): fc.Arbitrary<unknown> {
   const paths: string[][] = [];
   const walk = (value: unknown, path: string[]) => {
     paths.push(path);
     if (typeof value === 'object' && value !== null) for (const [k, v] of Object.entries(value)) walk(v, [...path, k]);
   };
   walk(valid, []);
-  return fc.tuple(fc.constantFrom(...paths.filter((p) => p.length > 0)), fc.option(fc.jsonValue({ maxDepth: 3 }), { nil: undefined })).map(([path, value]) => {
+  const inside = (p: string[]) => p.length > under.length && under.every((key, i) => p[i] === key);
+  return fc.tuple(fc.constantFrom(...paths.filter(inside)), fc.option(fc.jsonValue({ maxDepth: 3 }), { nil: undefined })).map(([path, value]) => {
     const copy = structuredClone(valid) as Record<string, unknown>;
     let node = copy;
     for (const key of path.slice(0, -1)) node = node[key] as Record<string, unknown>;
@@ -138,6 +140,18 @@ describe('fuzzing the webhook', () => {
   it('answers mutated AdmissionReviews with a review (200) or a 4xx, never a 5xx', async () => {
     await fc.assert(
       fc.asyncProperty(mutated(review), async (candidate) => {
+        const status = await send(webhookUrl, 'webhook', { 'content-type': 'application/json' }, JSON.stringify(candidate), agent);
+        expect(status === 200 || (status >= 400 && status < 500)).toBe(true);
+      }),
+      params,
+    );
+  });
+
+  it('answers DELETE reviews with a malformed oldObject (the object being deleted) with a review or a 4xx, never a 5xx', async () => {
+    const { request: create } = review as { request: Record<string, unknown> };
+    const deletion = { ...(review as object), request: { ...create, operation: 'DELETE', object: null, oldObject: create.object } };
+    await fc.assert(
+      fc.asyncProperty(mutated(deletion, ['request', 'oldObject']), async (candidate) => {
         const status = await send(webhookUrl, 'webhook', { 'content-type': 'application/json' }, JSON.stringify(candidate), agent);
         expect(status === 200 || (status >= 400 && status < 500)).toBe(true);
       }),

@@ -172,6 +172,7 @@ export async function startPlatform(logDir: string, say: (line: string) => void)
           '--log-level=warn',
         ],
         scheme: 'https' as const,
+        opsPort: true,
       }));
       await start(role);
     }

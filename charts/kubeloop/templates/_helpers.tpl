@@ -225,9 +225,6 @@ topologySpreadConstraints:
 {{- end }}
 {{- end -}}
 
-{{/* The webhook's DNS name in its serving certificate (also the scrape's TLS server name). */}}
-{{- define "kubeloop.webhookServerName" -}}{{ include "kubeloop.webhookName" . }}.{{ .Release.Namespace }}.svc{{- end -}}
-
 {{/* Labels and annotations every CRD of the chart gets (templates/crds.yaml). */}}
 {{- define "kubeloop.crdMetadata" -}}
 labels:
@@ -235,5 +232,52 @@ labels:
 {{- if .Values.crds.keep }}
 annotations:
   helm.sh/resource-policy: keep
+{{- end }}
+{{- end -}}
+
+{{/*
+webhook.apiServerAuthentication.mode none leaves the admission port to the NetworkPolicy alone: refuse to
+render unless it is on and names the API server's addresses (docs/security.md, "Who may call the gateway").
+*/}}
+{{- define "kubeloop.webhookAuthenticationCheck" -}}
+{{- $auth := .Values.webhook.apiServerAuthentication -}}
+{{- if eq $auth.mode "none" -}}
+{{- $np := .Values.networkPolicy -}}
+{{- if or (not $np.enabled) (empty $np.apiServerCIDRs) (has "0.0.0.0/0" $np.apiServerCIDRs) (has "::/0" $np.apiServerCIDRs) -}}
+{{- fail "webhook.apiServerAuthentication.mode=none: without the API server's client certificate only the NetworkPolicy keeps other pods from posting AdmissionReviews; set networkPolicy.enabled=true and networkPolicy.apiServerCIDRs to your API server's addresses (see docs/security.md)" -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+Egress rules of the router and the webhook: DNS, the API server (networkPolicy.apiServerCIDRs on
+networkPolicy.egress.apiServerPorts; 0.0.0.0/0 leaves out link-local, where cloud metadata answers) and any
+pod of the cluster (functions and AdmissionHook functions live in any namespace; node and external
+addresses are not pods), plus networkPolicy.egress.extraRules.
+*/}}
+{{- define "kubeloop.controlPlaneEgress" -}}
+{{- $np := .Values.networkPolicy -}}
+# DNS, wherever the resolver is (kube-dns pods or a node-local cache).
+- ports:
+    - { port: 53, protocol: UDP }
+    - { port: 53, protocol: TCP }
+# The API server (after the kubernetes Service's address translation: its endpoints).
+- ports:
+    {{- range $np.egress.apiServerPorts }}
+    - { port: {{ . }}, protocol: TCP }
+    {{- end }}
+  to:
+    {{- range $np.apiServerCIDRs }}
+    {{- if eq . "0.0.0.0/0" }}
+    - ipBlock: { cidr: 0.0.0.0/0, except: [169.254.0.0/16] }
+    {{- else }}
+    - ipBlock: { cidr: {{ . | quote }} }
+    {{- end }}
+    {{- end }}
+# Functions: pods of any namespace.
+- to:
+    - namespaceSelector: {}
+{{- with $np.egress.extraRules }}
+{{ toYaml . }}
 {{- end }}
 {{- end -}}

@@ -1,0 +1,78 @@
+// The Python and Go SDKs (sdk/python, sdk/go) kept green by `npm test`: their own test suites (the Go one
+// with the drift test against schemas/), the samples built on them replaying the seed fixtures in-process,
+// and each sample as a real process, signed, passing `kubeloop conformance` with those fixtures over HTTP.
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { afterAll, describe, expect, it } from 'vitest';
+import { run as conformance } from '../../cli/commands/conformance.ts';
+import { generateSigningSecret } from '../../lib/signing/webhook-signature.ts';
+import { captureCommand } from './capture-console.ts';
+import { buildGoSample, GO_ENV, GO_POD_NAME_LABEL_DIR, PYTHON_POD_NAME_LABEL, PYTHON_SDK_DIR, startSample, type RunningSample } from './sample-processes.ts';
+
+const REPO = fileURLToPath(new URL('../../', import.meta.url));
+const FIXTURES = join(REPO, 'test', 'fixtures', 'pod-name-label');
+const exec = promisify(execFile);
+
+/** Runs a test command; on failure the assertion shows its whole output. */
+async function passes(command: string, args: string[], cwd: string, env: NodeJS.ProcessEnv = process.env): Promise<string> {
+  try {
+    const { stdout, stderr } = await exec(command, args, { cwd, env, maxBuffer: 16 * 1024 * 1024 });
+    return `${stdout}${stderr}`;
+  } catch (error) {
+    const failed = error as { stdout?: string; stderr?: string; message: string };
+    expect.fail(`${command} ${args.join(' ')} in ${cwd} failed:\n${failed.stdout ?? ''}${failed.stderr ?? failed.message}`);
+  }
+}
+
+const running: RunningSample[] = [];
+afterAll(() => Promise.all(running.map((sample) => sample.stop())));
+
+async function conformanceOf(sample: RunningSample, secret: string) {
+  return captureCommand(conformance, [sample.url, '--fixtures', FIXTURES, '--signing-secret', secret]);
+}
+
+describe('sdk/python', () => {
+  const env = { ...process.env, PYTHONPATH: PYTHON_SDK_DIR };
+
+  it('passes its unit tests (python3 -m unittest)', async () => {
+    expect(await passes('python3', ['-m', 'unittest', '-v'], PYTHON_SDK_DIR, env)).toMatch(/\nOK\b/);
+  }, 60_000);
+
+  it('runs the Python pod-name-label sample through every seed fixture in-process', async () => {
+    expect(await passes('python3', ['-m', 'unittest', '-v'], join(REPO, 'samples', 'python', 'pod-name-label'), env)).toMatch(/\nOK\b/);
+  }, 60_000);
+
+  it('serves the sample as a real process that passes kubeloop conformance, signed, with the fixtures', async () => {
+    const secret = generateSigningSecret();
+    const sample = await startSample('python3', [PYTHON_POD_NAME_LABEL], { KUBELOOP_SIGNING_SECRET: secret });
+    running.push(sample);
+    const { code, output } = await conformanceOf(sample, secret);
+    expect(output).toMatch(/31 passed, 0 failed, 0 skipped$/);
+    expect(code).toBe(0);
+  }, 60_000);
+});
+
+describe('sdk/go', () => {
+  it('passes go test ./... (the drift test against schemas/ included), standard library only', async () => {
+    const output = await passes('go', ['test', '-count=1', '-v', './...'], join(REPO, 'sdk', 'go'), GO_ENV);
+    expect(output).toContain('--- PASS: TestGoTypesMatchTheSchemas');
+    expect(output).toMatch(/^ok\s+github\.com\/kubeloop\/kubeloop\/sdk\/go/m);
+    const modules = await passes('go', ['list', '-m', 'all'], join(REPO, 'sdk', 'go'), GO_ENV);
+    expect(modules.trim()).toBe('github.com/kubeloop/kubeloop/sdk/go');
+  }, 300_000);
+
+  it('runs the Go pod-name-label sample through every seed fixture in-process', async () => {
+    expect(await passes('go', ['test', '-count=1', './...'], GO_POD_NAME_LABEL_DIR, GO_ENV)).toMatch(/^ok\s/m);
+  }, 300_000);
+
+  it('serves the sample as a real process that passes kubeloop conformance, signed, with the fixtures', async () => {
+    const secret = generateSigningSecret();
+    const sample = await startSample(await buildGoSample(), [], { KUBELOOP_SIGNING_SECRET: secret });
+    running.push(sample);
+    const { code, output } = await conformanceOf(sample, secret);
+    expect(output).toMatch(/31 passed, 0 failed, 0 skipped$/);
+    expect(code).toBe(0);
+  }, 300_000);
+});

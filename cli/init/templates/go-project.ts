@@ -3,7 +3,7 @@
 // Dockerfile, the Loop and the chart values. `go test ./...` passes at once.
 import type { ProjectOptions } from '../project-options.ts';
 import { fixture, reconciledLabel } from './function-code.ts';
-import { loopYaml, valuesYaml } from './function-deploy.ts';
+import { languageProjectFiles } from './language-project.ts';
 import type { ProjectFile } from './project-file.ts';
 import { sdkFiles } from './sdk-files.ts';
 
@@ -138,32 +138,6 @@ EXPOSE 8080
 ENTRYPOINT ["/function"]
 `;
 
-function readme(options: ProjectOptions): string {
-  return `# ${options.name}
-
-A [kubeloop](https://github.com/kubeloop/kubeloop) reconcile function for \`${options.for.kind}\` (\`${options.for.apiVersion}\`) in Go,
-standard library only. \`main.go\` holds a pure \`(request) -> response\`; \`kubeloop/\` is the SDK module (vendored
-by \`kubeloop init\`, wired with a \`replace\` line in go.mod; see kubeloop's docs/sdks.md).
-
-| command | what it does |
-| --- | --- |
-| \`go test ./...\` | unit tests and every fixture in \`fixtures/\`, in-process |
-| \`go run . --port 8080\` | serves it on http://localhost:8080 (plain JSON and CloudEvents) |
-| \`npx kubeloop replay fixtures --to http://localhost:8080/\` | replays the fixtures over HTTP |
-| \`npx kubeloop conformance http://localhost:8080/ --fixtures fixtures\` | every transport, error and signing case a function must handle |
-
-## Deploy
-
-\`\`\`sh
-docker build -t ghcr.io/your-org/${options.name}:0.1.0 . && docker push ghcr.io/your-org/${options.name}:0.1.0
-# edit values.yaml (image registry, repository, tag), then, with kubeloop's chart:
-helm upgrade --install kubeloop <path-to>/charts/kubeloop -n kubeloop-system --create-namespace -f values.yaml
-\`\`\`
-`;
-}
-
-const LOCAL_RUN = 'Point spec.function.url at a local\n# `go run .` to try it against a cluster';
-
 export function goProjectFiles(options: ProjectOptions): ProjectFile[] {
   return [
     { path: 'go.mod', content: goMod(options) },
@@ -171,10 +145,13 @@ export function goProjectFiles(options: ProjectOptions): ProjectFile[] {
     { path: 'main_test.go', content: mainTest(options) },
     { path: 'fixtures/labels-new-object.json', content: fixture(options) },
     ...sdkFiles('go', 'kubeloop'),
-    { path: 'Dockerfile', content: DOCKERFILE },
-    { path: '.dockerignore', content: 'fixtures\n' },
-    { path: 'loop.yaml', content: loopYaml(options, LOCAL_RUN) },
-    { path: 'values.yaml', content: valuesYaml(options) },
-    { path: 'README.md', content: readme(options) },
+    ...languageProjectFiles(options, {
+      language: 'Go',
+      layout: '`main.go` holds a pure `(request) -> response`; `kubeloop/` is the SDK module, wired with a `replace` line in go.mod',
+      test: 'go test ./...',
+      serve: 'go run .',
+      dockerfile: DOCKERFILE,
+      dockerignore: 'fixtures\n',
+    }),
   ];
 }

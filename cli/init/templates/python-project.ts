@@ -3,7 +3,7 @@
 // the chart values. `python3 -m unittest` passes at once.
 import type { ProjectOptions } from '../project-options.ts';
 import { fixture, reconciledLabel } from './function-code.ts';
-import { loopYaml, valuesYaml } from './function-deploy.ts';
+import { languageProjectFiles } from './language-project.ts';
 import type { ProjectFile } from './project-file.ts';
 import { sdkFiles } from './sdk-files.ts';
 
@@ -104,43 +104,20 @@ EXPOSE 8080
 ENTRYPOINT ["python3", "function.py"]
 `;
 
-function readme(options: ProjectOptions): string {
-  return `# ${options.name}
-
-A [kubeloop](https://github.com/kubeloop/kubeloop) reconcile function for \`${options.for.kind}\` (\`${options.for.apiVersion}\`) in Python,
-standard library only. \`function.py\` is a pure \`(request) -> response\`; \`kubeloop/\` is the SDK (vendored by
-\`kubeloop init\`; see kubeloop's docs/sdks.md).
-
-| command | what it does |
-| --- | --- |
-| \`python3 -m unittest\` | unit tests and every fixture in \`fixtures/\`, in-process |
-| \`python3 function.py --port 8080\` | serves it on http://localhost:8080 (plain JSON and CloudEvents) |
-| \`npx kubeloop replay fixtures --to http://localhost:8080/\` | replays the fixtures over HTTP |
-| \`npx kubeloop conformance http://localhost:8080/ --fixtures fixtures\` | every transport, error and signing case a function must handle |
-
-## Deploy
-
-\`\`\`sh
-docker build -t ghcr.io/your-org/${options.name}:0.1.0 . && docker push ghcr.io/your-org/${options.name}:0.1.0
-# edit values.yaml (image registry, repository, tag), then, with kubeloop's chart:
-helm upgrade --install kubeloop <path-to>/charts/kubeloop -n kubeloop-system --create-namespace -f values.yaml
-\`\`\`
-`;
-}
-
-const LOCAL_RUN = 'Point spec.function.url at a local\n# `python3 function.py` to try it against a cluster';
-
 export function pythonProjectFiles(options: ProjectOptions): ProjectFile[] {
   return [
     { path: 'function.py', content: functionModule(options) },
     { path: 'test_function.py', content: unitTest(options) },
     { path: 'fixtures/labels-new-object.json', content: fixture(options) },
     ...sdkFiles('python/kubeloop', 'kubeloop'),
-    { path: 'Dockerfile', content: DOCKERFILE },
-    { path: '.dockerignore', content: 'fixtures\ntest_*.py\n__pycache__\n' },
     { path: '.gitignore', content: '__pycache__/\n' },
-    { path: 'loop.yaml', content: loopYaml(options, LOCAL_RUN) },
-    { path: 'values.yaml', content: valuesYaml(options) },
-    { path: 'README.md', content: readme(options) },
+    ...languageProjectFiles(options, {
+      language: 'Python',
+      layout: '`function.py` is a pure `(request) -> response`; `kubeloop/` is the SDK',
+      test: 'python3 -m unittest',
+      serve: 'python3 function.py',
+      dockerfile: DOCKERFILE,
+      dockerignore: 'fixtures\ntest_*.py\n__pycache__\n',
+    }),
   ];
 }

@@ -5,7 +5,9 @@ import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { request } from 'undici';
 import { afterAll, describe, expect, it } from 'vitest';
+import { eventually } from '../cluster/eventually.ts';
 import { run as conformance } from '../../cli/commands/conformance.ts';
 import { generateSigningSecret } from '../../lib/signing/webhook-signature.ts';
 import { captureCommand } from './capture-console.ts';
@@ -28,6 +30,23 @@ async function passes(command: string, args: string[], cwd: string, env: NodeJS.
 
 const running: RunningSample[] = [];
 afterAll(() => Promise.all(running.map((sample) => sample.stop())));
+
+/**
+ * SIGTERM as the kubelet sends it: /readyz turns 503 at once while calls are still served for the drain
+ * delay (so endpoints stop routing here first), then the process exits 0.
+ */
+async function drainsOnSigterm(start: (env: Record<string, string>) => Promise<RunningSample>): Promise<void> {
+  const sample = await start({ KUBELOOP_DRAIN_DELAY_SECONDS: '8' });
+  running.push(sample);
+  const exited = new Promise<number | null>((resolve) => sample.process.once('exit', (code) => resolve(code)));
+  sample.process.kill('SIGTERM');
+  await eventually('/readyz to answer 503', async () => (await request(new URL('/readyz', sample.url)).then(async (r) => (await r.body.dump(), r.statusCode))) === 503);
+  const body = JSON.stringify({ apiVersion: 'kubeloop.dev/v1', kind: 'ReconcileRequest', loop: 't', trigger: { type: 'ADDED' }, object: { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p' } }, children: {}, now: '2026-01-01T00:00:00Z' });
+  const served = await request(sample.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+  await served.body.dump();
+  expect(served.statusCode).toBe(200);
+  expect(await exited).toBe(0);
+}
 
 async function conformanceOf(sample: RunningSample, secret: string) {
   return captureCommand(conformance, [sample.url, '--fixtures', FIXTURES, '--signing-secret', secret]);
@@ -52,6 +71,10 @@ describe('sdk/python', () => {
     expect(output).toMatch(/31 passed, 0 failed, 0 skipped$/);
     expect(code).toBe(0);
   }, 60_000);
+
+  it('drains on SIGTERM: /readyz 503, calls still served for the drain delay, exit 0', async () => {
+    await drainsOnSigterm((env) => startSample('python3', [PYTHON_POD_NAME_LABEL], env));
+  }, 60_000);
 });
 
 describe('sdk/go', () => {
@@ -74,5 +97,10 @@ describe('sdk/go', () => {
     const { code, output } = await conformanceOf(sample, secret);
     expect(output).toMatch(/31 passed, 0 failed, 0 skipped$/);
     expect(code).toBe(0);
+  }, 300_000);
+
+  it('drains on SIGTERM: /readyz 503, calls still served for the drain delay, exit 0', async () => {
+    const binary = await buildGoSample();
+    await drainsOnSigterm((env) => startSample(binary, [], env));
   }, 300_000);
 });

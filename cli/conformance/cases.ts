@@ -145,7 +145,7 @@ const transportCases: ConformanceCase[] = [
 const cloudEventCases: ConformanceCase[] = [
   {
     group: 'cloudevents',
-    name: 'binary mode: 200, the reply a binary-mode dev.kubeloop.reconcile.response.v1 event',
+    name: 'binary mode: 200, the reply a binary-mode dev.kubeloop.reconcile.response.v1 event (admission: 415)',
     async run(context) {
       const { body, id } = freshSample(context);
       if (isAdmission(context)) return admissionRefusesEvents(context, binaryHeaders(), body);
@@ -160,7 +160,7 @@ const cloudEventCases: ConformanceCase[] = [
   },
   {
     group: 'cloudevents',
-    name: 'structured mode: 200, the reply a structured-mode response event',
+    name: 'structured mode: 200, the reply a structured-mode response event (admission: 415)',
     async run(context) {
       const { body, id } = freshSample(context);
       const headers = { 'content-type': 'application/cloudevents+json' };

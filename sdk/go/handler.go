@@ -193,9 +193,10 @@ func Serve(fn Function) {
 		log.Fatal(err)
 	}
 	server := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 30 * time.Second}
-	fmt.Printf("%s listening on http://%s\n", fn.Name, listener.Addr())
+	// Signals first: a SIGTERM right after "listening" must drain, not kill.
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
+	fmt.Printf("%s listening on http://%s\n", fn.Name, listener.Addr())
 	log.SetFlags(0)
 	drained := make(chan struct{})
 	go func() {

@@ -75,6 +75,18 @@ describe('sdk/python', () => {
   it('drains on SIGTERM: /readyz 503, calls still served for the drain delay, exit 0', async () => {
     await drainsOnSigterm((env) => startSample('python3', [PYTHON_POD_NAME_LABEL], env));
   }, 60_000);
+
+  it('serves an admission function (the require-label port) that passes its fixtures and conformance on POST /admit', async () => {
+    const dir = join(REPO, 'samples', 'python', 'require-label');
+    expect(await passes('python3', ['-m', 'unittest'], dir, env)).toMatch(/\nOK\b/);
+    const sample = await startSample('python3', [join(dir, 'require_label.py')]);
+    running.push(sample);
+    const { code, output } = await captureCommand(conformance, [new URL('/admit', sample.url).toString(), '--fixtures', join(REPO, 'test', 'fixtures', 'require-label')]);
+    expect(output).toMatch(/^PASS cloudevents +binary mode/m);
+    expect(output).toMatch(/^PASS fixture +configmap-dry-run-without-team$/m);
+    expect(output).toMatch(/17 passed, 0 failed, 8 skipped$/);
+    expect(code).toBe(0);
+  }, 60_000);
 });
 
 describe('sdk/go', () => {

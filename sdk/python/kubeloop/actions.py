@@ -121,25 +121,28 @@ def permanent_error(message):
     return {"type": "permanent", "message": message}
 
 
-def _admission(allowed, warnings=None, **fields):
+def _admission(allowed, warnings=None, audit_annotations=None, **fields):
     reply = {"apiVersion": API_VERSION, "kind": "AdmissionResponse", "allowed": allowed, **fields}
     if warnings:
         reply["warnings"] = list(warnings)
+    if audit_annotations:
+        reply["auditAnnotations"] = dict(audit_annotations)
     return reply
 
 
-def allow(warnings=None):
-    return _admission(True, warnings)
+def allow(warnings=None, audit_annotations=None):
+    return _admission(True, warnings, audit_annotations)
 
 
-def deny(message, code=None, reason=None, warnings=None):
-    """Refuses the request; the client sees `message` (HTTP `code`, 403 when omitted)."""
+def deny(message, code=None, reason=None, warnings=None, audit_annotations=None):
+    """Refuses the request; the client sees `message` (HTTP `code`, 403 when omitted). Audit annotations are
+    recorded under "<hook>.kubeloop.dev/<key>"."""
     status_ = {"message": message}
     if code is not None:
         status_["code"] = code
     if reason is not None:
         status_["reason"] = reason
-    return _admission(False, warnings, status=status_)
+    return _admission(False, warnings, audit_annotations, status=status_)
 
 
 def allow_with_patch(operations, warnings=None):

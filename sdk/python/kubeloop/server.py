@@ -126,15 +126,15 @@ def serve(function, argv=None, env=None):
     settings = read_settings(sys.argv[1:] if argv is None else argv, env)
     state = {"stopping": False}
     server = ThreadingHTTPServer((settings.host, settings.port), _handler_class(function, settings, state))
-    host, port = server.server_address[:2]
-    print(f"{function.name} listening on http://{host}:{port}", flush=True)
-
     def stop(_signum, _frame):
         # Fail /readyz first, so endpoints stop routing here before the listener goes away.
         state["stopping"] = True
         threading.Thread(target=lambda: (time.sleep(settings.drain_delay_seconds), server.shutdown()), daemon=True).start()
 
+    # Handlers first: a SIGTERM right after "listening" must drain, not kill.
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
+    host, port = server.server_address[:2]
+    print(f"{function.name} listening on http://{host}:{port}", flush=True)
     server.serve_forever()
     server.server_close()  # waits for the in-flight calls

@@ -17,8 +17,8 @@ body, schema, apiVersion), 413, 405 with the contract's error codes; /healthz an
 and structured mode with the reply event dev.kubeloop.reconcile.response.v1, batches and other event types
 refused; with a secret, 401 for unsigned, forged, lifted, stale and future signatures, and signed replies.
   --fixtures DIR       also replay these recorded cases (a folder or one file); the first one's request is
-                       the sample for the cases above (default: a plain Pod, or an admission request when
-                       the fixtures are admission ones: then every CloudEvent must get 415)
+                       the sample for the cases above (default: a plain Pod; an AdmissionRequest for it when
+                       <url> ends in /admit). An admission function must answer every CloudEvent with 415
   --body-limit-bytes N the function's body limit (KUBELOOP_BODY_LIMIT_BYTES), for the 413 case
   --timeout-ms N       per request
 ${SIGNING_FLAGS_HELP}
@@ -58,7 +58,7 @@ export async function run(argv: string[]): Promise<number> {
     return 2;
   }
   for (const result of invalid) console.log(formatResultLine(result));
-  const sample = fixtures[0]?.fixture.request ?? defaultSampleRequest();
+  const sample = fixtures[0]?.fixture.request ?? defaultSampleRequest(url);
   const results = await runConformance({ url, timeoutMs, bodyLimitBytes, sample, ...(signing.keys ? { signingKeys: signing.keys } : {}) }, fixtures, (result) =>
     console.log(formatResultLine(result)),
   );

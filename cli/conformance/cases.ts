@@ -26,14 +26,36 @@ export interface ConformanceCase {
   skip?(context: ConformanceContext): string | undefined;
 }
 
-/** What a function answers 200 to when no fixture is given: an unannotated Pod, nothing to do for most. */
-export function defaultSampleRequest(): ReconcileRequest {
+/**
+ * What a function answers 200 to when no fixture is given: for a URL ending in /admit an AdmissionRequest
+ * creating a plain Pod, otherwise a ReconcileRequest for one (nothing to do, for most functions).
+ */
+export function defaultSampleRequest(url: string): ReconcileRequest | AdmissionRequest {
+  const pod = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'conformance-0', namespace: 'default', uid: 'u-conformance', resourceVersion: '1' } };
+  if (new URL(url).pathname.endsWith('/admit')) {
+    return {
+      apiVersion: 'kubeloop.dev/v1',
+      kind: 'AdmissionRequest',
+      hook: 'conformance',
+      uid: 'u-conformance',
+      operation: 'CREATE',
+      requestKind: { group: '', version: 'v1', kind: 'Pod' },
+      resource: { group: '', version: 'v1', resource: 'pods' },
+      name: 'conformance-0',
+      namespace: 'default',
+      object: pod,
+      userInfo: { username: 'conformance' },
+      dryRun: false,
+      context: {},
+      now: '2026-11-22T10:00:00Z',
+    };
+  }
   return {
     apiVersion: 'kubeloop.dev/v1',
     kind: 'ReconcileRequest',
     loop: 'conformance',
     trigger: { type: 'MODIFIED' },
-    object: { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'conformance-0', namespace: 'default', uid: 'u-conformance', resourceVersion: '1' } },
+    object: pod,
     children: {},
     now: '2026-11-22T10:00:00Z',
   };

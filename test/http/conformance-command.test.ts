@@ -82,6 +82,13 @@ describe('kubeloop conformance', () => {
     expect(code).toBe(0);
   });
 
+  it('checks an admission function without fixtures when the URL ends in /admit', async () => {
+    const { code, output } = await conformance([new URL('/admit', admission.url).toString(), '--body-limit-bytes', String(LIMIT)]);
+    expect(output).toMatch(/^PASS transport +plain JSON request/m);
+    expect(output).toMatch(/13 passed, 0 failed, 8 skipped$/);
+    expect(code).toBe(0);
+  });
+
   it('fails a broken function on exactly the cases it breaks, with the reason, and exits 1', async () => {
     const { code, output } = await conformance([brokenUrl, '--body-limit-bytes', String(LIMIT)]);
     expect(output).toMatch(/^FAIL transport +415 for a content type that is not JSON\n +want 415 UnsupportedMediaType, got HTTP 200: fine$/m);

@@ -92,7 +92,14 @@ def _handler_class(function, settings, state):
 
         def do_POST(self):  # noqa: N802
             path = self._path()
-            length = int(self.headers.get("content-length") or 0)
+            try:
+                length = int(self.headers.get("content-length") or 0)
+            except ValueError:
+                length = -1
+            if length < 0:
+                self.close_connection = True
+                status, reply_headers, body = core.error_reply(400, "InvalidJSON", "Content-Length is not a number of bytes")
+                return self._send(status, reply_headers, body)
             if path not in function.paths:
                 self.rfile.read(length)
                 return self._refuse(path, "POST")

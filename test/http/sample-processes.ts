@@ -21,11 +21,11 @@ export interface RunningSample {
   stop(): Promise<void>;
 }
 
-/** `go build` of samples/go/pod-name-label into <cache>/samples; returns the binary's path. */
-export async function buildGoSample(): Promise<string> {
-  const out = join(cacheRoot(), 'samples', 'pod-name-label-go');
+/** `go build` of a Go sample (default samples/go/pod-name-label) into <cache>/samples; returns the binary's path. */
+export async function buildGoSample(dir = GO_POD_NAME_LABEL_DIR, binary = 'pod-name-label-go'): Promise<string> {
+  const out = join(cacheRoot(), 'samples', binary);
   mkdirSync(join(cacheRoot(), 'samples'), { recursive: true });
-  await promisify(execFile)('go', ['build', '-o', out, '.'], { cwd: GO_POD_NAME_LABEL_DIR, env: GO_ENV });
+  await promisify(execFile)('go', ['build', '-o', out, '.'], { cwd: dir, env: GO_ENV });
   return out;
 }
 

@@ -111,6 +111,17 @@ describe('sdk/go', () => {
     expect(code).toBe(0);
   }, 300_000);
 
+  it('serves an admission function (the require-label port) that passes its fixtures and conformance on POST /admit', async () => {
+    const dir = join(REPO, 'samples', 'go', 'require-label');
+    expect(await passes('go', ['test', '-count=1', './...'], dir, GO_ENV)).toMatch(/^ok\s/m);
+    const sample = await startSample(await buildGoSample(dir, 'require-label-go'), []);
+    running.push(sample);
+    const { code, output } = await captureCommand(conformance, [new URL('/admit', sample.url).toString(), '--fixtures', join(REPO, 'test', 'fixtures', 'require-label')]);
+    expect(output).toMatch(/^PASS fixture +configmap-dry-run-without-team$/m);
+    expect(output).toMatch(/17 passed, 0 failed, 8 skipped$/);
+    expect(code).toBe(0);
+  }, 300_000);
+
   it('drains on SIGTERM: /readyz 503, calls still served for the drain delay, exit 0', async () => {
     const binary = await buildGoSample();
     await drainsOnSigterm((env) => startSample(binary, [], env));

@@ -96,6 +96,8 @@ describe('sdk/go', () => {
     expect(output).toMatch(/^ok\s+github\.com\/kubeloop\/kubeloop\/sdk\/go/m);
     const modules = await passes('go', ['list', '-m', 'all'], join(REPO, 'sdk', 'go'), GO_ENV);
     expect(modules.trim()).toBe('github.com/kubeloop/kubeloop/sdk/go');
+    // gofmt'ed, SDK and samples alike (the repository's lint covers TypeScript only).
+    expect(await passes('gofmt', ['-l', 'sdk/go', 'samples/go'], REPO, GO_ENV)).toBe('');
   }, 300_000);
 
   it('runs the Go pod-name-label sample through every seed fixture in-process', async () => {

@@ -138,7 +138,7 @@ func TestEmbeddedSchemasAreTheRepositoryOnes(t *testing.T) {
 		var want map[string]any
 		_ = json.Unmarshal(data, &want)
 		if !reflect.DeepEqual(Schema(name), want) {
-			t.Errorf("sdk/go/schemas/%s.json differs from schemas/%s.json: copy it", name, name)
+			t.Errorf("sdk/go/schemas/%s.json differs from schemas/%s.json: run `npm run schemas`", name, name)
 		}
 	}
 }

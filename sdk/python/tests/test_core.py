@@ -103,7 +103,7 @@ class SchemaCopyTest(unittest.TestCase):
             self.skipTest("outside the kubeloop repository")
         for name in ("reconcile-request", "reconcile-response", "admission-request", "admission-response"):
             with open(os.path.join(repository, f"{name}.json"), encoding="utf-8") as file:
-                self.assertEqual(kubeloop.schema.load_schema(name), json.load(file), f"sdk/python/kubeloop/schemas/{name}.json differs from schemas/: copy it")
+                self.assertEqual(kubeloop.schema.load_schema(name), json.load(file), f"sdk/python/kubeloop/schemas/{name}.json differs from schemas/: run `npm run schemas`")
 
 
 class FixturesTest(unittest.TestCase):

@@ -6,6 +6,7 @@ export const COMMANDS: Record<string, string> = {
   init: 'create a function project (code, test, fixture, Dockerfile, Loop, chart values)',
   function: 'serve one reconcile function (built-in name or module) over HTTP',
   replay: 'POST recorded requests at a function and compare the replies (--update re-records)',
+  conformance: 'check a running function (any language) against the transport, error and signing cases and its fixtures',
   render: 'show the actions of a function for objects in files, and the objects after them',
   router: 'run the event router',
   webhook: 'run the admission webhook',

@@ -72,6 +72,7 @@ describe('exit codes', () => {
     ['function with a bad port', ['function', 'podset', '--port', 'eighty']],
     ['replay without fixtures', ['replay', '--function', 'podset']],
     ['render without an object', ['render', '--function', 'podset']],
+    ['conformance without a URL', ['conformance']],
     ['router with an unknown flag', ['router', '--no-such-flag']],
     ['webhook with an unknown flag', ['webhook', '--no-such-flag']],
     ['certs with an unknown action', ['certs', 'renew']],

@@ -10,7 +10,7 @@ import { PROJECT_TEMPLATES, type ToolVersions } from '../init/templates/index.ts
 import { NotEmptyError, writeProject } from '../init/write-project.ts';
 
 const USAGE = `usage: kubeloop init <dir> [--name NAME] [--for <apiVersion>/<Kind>] [--owns <apiVersion>/<Kind>]...
-                     [--admission validating|mutating] [--kubeloop-spec SPEC] [--force]
+                     [--admission validating|mutating] [--language typescript|python|go] [--kubeloop-spec SPEC] [--force]
 
 Creates a function project in <dir>: src/index.ts (the reconcile function), test/, fixtures/, Dockerfile,
 loop.yaml, values.yaml (for the kubeloop chart), package.json, tsconfig.json, README.md. Then:
@@ -22,8 +22,18 @@ loop.yaml, values.yaml (for the kubeloop chart), package.json, tsconfig.json, RE
   --admission TYPE       an admission function instead (validating: requires a label; mutating: adds one):
                          src/index.ts with defineAdmission, admission-hook.yaml instead of loop.yaml;
                          --for is then the kind it admits (default v1/Pod)
+  --language LANGUAGE    python: function.py, test_function.py and the Python SDK (kubeloop/, standard library
+                         only), then: python3 -m unittest; go: main.go, main_test.go and the Go SDK module
+                         (kubeloop/, replace line in go.mod), then: go test ./... (both with fixtures/,
+                         Dockerfile, loop.yaml, values.yaml; docs/sdks.md)
   --kubeloop-spec SPEC   the kubeloop dependency in package.json (default ^<this version>), e.g. a tarball path
   --force                write into a folder that is not empty, overwriting the generated files`;
+
+/** What to run in a Python or Go project: its test, then serving it and checking it like the router would. */
+const NEXT_STEPS = {
+  python: 'python3 -m unittest        # unit tests + the recorded fixture\n  python3 function.py        # serve it on :8080\n  npx kubeloop conformance http://localhost:8080/ --fixtures fixtures',
+  go: 'go test ./...              # unit tests + the recorded fixture\n  go run .                   # serve it on :8080\n  npx kubeloop conformance http://localhost:8080/ --fixtures fixtures',
+} as const;
 
 interface OwnPackage {
   version: string;
@@ -62,7 +72,7 @@ export async function run(argv: string[]): Promise<number> {
   const parsed = parseCommandArgs(
     'init',
     argv,
-    { name: { type: 'string' }, for: { type: 'string' }, owns: { type: 'string', multiple: true }, admission: { type: 'string' }, 'kubeloop-spec': { type: 'string' }, force: { type: 'boolean' } },
+    { name: { type: 'string' }, for: { type: 'string' }, owns: { type: 'string', multiple: true }, admission: { type: 'string' }, language: { type: 'string' }, 'kubeloop-spec': { type: 'string' }, force: { type: 'boolean' } },
     USAGE,
   );
   if (parsed.exitCode !== undefined) return parsed.exitCode;
@@ -82,6 +92,7 @@ export async function run(argv: string[]): Promise<number> {
         ...(values.for ? { for: values.for } : {}),
         owns: values.owns ?? [],
         ...(values.admission !== undefined ? { admission: values.admission } : {}),
+        ...(values.language !== undefined ? { language: values.language } : {}),
         ...(values['kubeloop-spec'] ? { kubeloopSpec: values['kubeloop-spec'] } : {}),
       },
       pkg.version,
@@ -90,7 +101,7 @@ export async function run(argv: string[]): Promise<number> {
     console.error(`kubeloop init: ${(error as Error).message}`);
     return 2;
   }
-  const template = PROJECT_TEMPLATES[options.admission ? 'admission' : 'function'];
+  const template = PROJECT_TEMPLATES[options.language ?? (options.admission ? 'admission' : 'function')];
   if (!template) throw new Error('the project template is missing');
   const files = template(options, toolVersions(pkg));
   try {
@@ -104,6 +115,10 @@ export async function run(argv: string[]): Promise<number> {
   const what = options.admission ? `a ${options.admission} admission function` : 'a function';
   console.log(`created ${options.name}: ${what} for ${options.for.kind} (${options.for.apiVersion}) in ${shown}`);
   for (const file of files) console.log(`  ${file.path}`);
+  if (options.language) {
+    console.log(`\nnext:\n  cd ${shown}\n  ${NEXT_STEPS[options.language]}`);
+    return 0;
+  }
   const last = options.admission
     ? 'kubectl apply -f admission-hook.yaml   # with kubeloop installed (docs/admission.md)'
     : 'npx kubeloop dev --function ./src/index.ts --loop loop.yaml   # on a local cluster with the router';

@@ -7,9 +7,11 @@ import { serveForTest, type TestServer } from '../../lib/testing/serve.ts';
 import { parseCommandArgs } from '../command-args.ts';
 import { builtinFunctionsHelp } from '../command-list.ts';
 import { FunctionModuleError, loadFunctionByNameOrPath } from '../function-module.ts';
+import { readSigningFlags, SIGNING_FLAG_OPTIONS, SIGNING_FLAGS_HELP } from '../signing-flags.ts';
 
 const USAGE = `usage: kubeloop replay <file-or-folder>... (--to <url> | --function <name|module>) [--update]
                        [--mode json|binary|structured] [--timeout-ms 10000] [--strict]
+                       [--signing-secret whsec_... | --signing-secret-file PATH]
 
 Each file is <folder>/<case>.json = { "description", "request", "response" }; a folder means every *.json
 directly inside it. A patch passes when it has the recorded patch's effect on the recorded object (same
@@ -19,6 +21,7 @@ result, same resourceVersion test); an event when its type and reason match (its
   --strict             compare event messages verbatim too
   --update             write the function's reply into each fixture whose recorded response differs,
                        printing the difference (review it with git diff before committing)
+${SIGNING_FLAGS_HELP}
 Exit code: 0 all passed (or updated), 1 a mismatch or error, 2 bad usage.
 ${builtinFunctionsHelp()}`;
 
@@ -42,14 +45,16 @@ export async function run(argv: string[]): Promise<number> {
   const parsed = parseCommandArgs(
     'replay',
     argv,
-    { to: { type: 'string' }, function: { type: 'string' }, update: { type: 'boolean' }, mode: { type: 'string' }, 'timeout-ms': { type: 'string' }, strict: { type: 'boolean' } },
+    { to: { type: 'string' }, function: { type: 'string' }, update: { type: 'boolean' }, mode: { type: 'string' }, 'timeout-ms': { type: 'string' }, strict: { type: 'boolean' }, ...SIGNING_FLAG_OPTIONS },
     USAGE,
   );
   if (parsed.exitCode !== undefined) return parsed.exitCode;
   const { values, positionals } = parsed;
   const mode = (values.mode ?? 'json') as ReplayMode;
   const timeoutMs = Number(values['timeout-ms'] ?? 10_000);
+  const signing = readSigningFlags(values);
   const problems = [
+    !signing.ok && signing.message,
     !values.to && !values.function && '--to <url> or --function <module> is required',
     values.to && values.function && 'give either --to or --function, not both',
     values.to && !/^https?:\/\//.test(values.to) && `--to: "${values.to}" is not an http(s) URL`,
@@ -65,7 +70,9 @@ export async function run(argv: string[]): Promise<number> {
   let server: TestServer | undefined;
   if (values.function) {
     try {
-      server = await serveForTest(await loadFunctionByNameOrPath(values.function));
+      // With a secret, the in-process function checks and signs as a deployed one would.
+      const secret = signing.ok ? signing.secret : undefined;
+      server = await serveForTest(await loadFunctionByNameOrPath(values.function), secret === undefined ? {} : { signingSecret: secret });
     } catch (error) {
       if (!(error instanceof FunctionModuleError)) throw error;
       console.error(`kubeloop replay: --function: ${error.message}`);
@@ -74,7 +81,8 @@ export async function run(argv: string[]): Promise<number> {
   }
   try {
     const url = values.to ?? `${server?.url ?? ''}/`;
-    const results = await replayFiles(positionals, { url, mode, timeoutMs, strict: values.strict === true });
+    const signingKeys = signing.ok ? signing.keys : undefined;
+    const results = await replayFiles(positionals, { url, mode, timeoutMs, strict: values.strict === true, ...(signingKeys ? { signingKeys } : {}) });
     let passed = 0;
     let updated = 0;
     let failed = 0;

@@ -13,7 +13,12 @@ export interface ProjectOptions {
   kubeloopSpec: string;
   /** An admission function project of this type (`for` is then the kind it admits) instead of a reconcile one. */
   admission?: AdmissionType;
+  /** A Python or Go project on that language's SDK instead of TypeScript (the default, when absent). */
+  language?: OtherLanguage;
 }
+
+export const OTHER_LANGUAGES = ['python', 'go'] as const;
+export type OtherLanguage = (typeof OTHER_LANGUAGES)[number];
 
 export type AdmissionType = 'validating' | 'mutating';
 
@@ -46,6 +51,7 @@ export interface RawInitOptions {
   owns?: string[];
   kubeloopSpec?: string;
   admission?: string;
+  language?: string;
 }
 
 export function readProjectOptions(raw: RawInitOptions, kubeloopVersion: string): ProjectOptions {
@@ -55,6 +61,13 @@ export function readProjectOptions(raw: RawInitOptions, kubeloopVersion: string)
   }
   if (raw.admission !== undefined && raw.admission !== 'validating' && raw.admission !== 'mutating') {
     throw new Error(`--admission "${raw.admission}": want validating or mutating`);
+  }
+  const language = raw.language === undefined || raw.language === 'typescript' ? undefined : raw.language;
+  if (language !== undefined && !(OTHER_LANGUAGES as readonly string[]).includes(language)) {
+    throw new Error(`--language "${raw.language}": want typescript (the default), python or go`);
+  }
+  if (language !== undefined && raw.admission !== undefined) {
+    throw new Error(`--admission is for TypeScript projects today; with --language ${language}, use define_admission/DefineAdmission of the SDK (docs/sdks.md)`);
   }
   if (raw.admission && (raw.owns ?? []).length > 0) throw new Error('--owns is for reconcile functions; an admission function owns nothing (drop --owns or --admission)');
   const owns = (raw.owns ?? []).flatMap((entry) => entry.split(',')).filter((entry) => entry.trim() !== '').map((entry) => parseKindRef(entry.trim(), '--owns'));
@@ -68,5 +81,6 @@ export function readProjectOptions(raw: RawInitOptions, kubeloopVersion: string)
     owns,
     kubeloopSpec: raw.kubeloopSpec ?? `^${kubeloopVersion}`,
     ...(raw.admission ? { admission: raw.admission } : {}),
+    ...(language ? { language: language as OtherLanguage } : {}),
   };
 }

@@ -1,5 +1,6 @@
 // The files generated from lib/contract/schemas.ts (`npm run schemas`): the published JSON Schema files
-// (schemas/*.json) and the ajv standalone validators that validate.ts runs without code generation.
+// (schemas/*.json, with the copies the Python and Go SDKs package) and the ajv standalone validators that
+// validate.ts runs without code generation.
 import { _, Ajv } from 'ajv';
 import standaloneCode from 'ajv/dist/standalone/index.js';
 import { contractFormats } from './schema-runtime.ts';
@@ -50,8 +51,16 @@ function validatorsModule(): string {
   ].join('\n');
 }
 
+/** Where the SDKs package the schemas (sdk/python/kubeloop/schemas, sdk/go/schemas): the same bytes as schemas/. */
+const SDK_SCHEMA_FOLDERS = ['sdk/python/kubeloop/schemas/', 'sdk/go/schemas/'];
+
+function withSdkCopies(schemas: Artifacts): Artifacts {
+  const copies = Object.entries(schemas).flatMap(([path, content]) => SDK_SCHEMA_FOLDERS.map((folder) => [path.replace(/^schemas\//, folder), content] as const));
+  return { ...schemas, ...Object.fromEntries(copies) };
+}
+
 export function contractArtifacts(): Artifacts {
-  return {
+  const schemas: Artifacts = {
     'schemas/reconcile-request.json': schemaFile(
       reconcileRequestSchema,
       'ReconcileRequest',
@@ -72,6 +81,6 @@ export function contractArtifacts(): Artifacts {
       'AdmissionResponse',
       'What an admission function answers (kubeloop.dev/v1). See docs/admission.md.',
     ),
-    'lib/contract/validators.generated.ts': validatorsModule(),
   };
+  return { ...withSdkCopies(schemas), 'lib/contract/validators.generated.ts': validatorsModule() };
 }

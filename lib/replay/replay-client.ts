@@ -3,6 +3,8 @@ import { randomUUID } from 'node:crypto';
 import { request } from 'undici';
 import type { AdmissionResponse } from '../contract/admission-types.ts';
 import { CLOUDEVENT_TYPE, type ReconcileRequest, type ReconcileResponse } from '../contract/types.ts';
+import { verifyReplySignature } from '../signing/reply-signature.ts';
+import { signatureHeaders, type SigningKeys } from '../signing/webhook-signature.ts';
 import { compareResponses, type Difference } from './compare-responses.ts';
 import { isAdmissionFixture, responseValidatorFor, type Fixture } from './fixtures.ts';
 import { diffJson } from './json-diff.ts';
@@ -16,6 +18,11 @@ export interface ReplayOptions {
   timeoutMs?: number;
   /** Compare event messages verbatim too (`kubeloop replay --strict`). */
   strict?: boolean;
+  /**
+   * Sign each request (Standard Webhooks) and accept a 200 reply only when it is signed for that request's
+   * webhook-id with a fresh timestamp, as the router does (`kubeloop replay --signing-secret`).
+   */
+  signingKeys?: SigningKeys;
 }
 
 export type ReplayResult =
@@ -51,17 +58,24 @@ export type CallResult = { ok: true; response: ReconcileResponse | AdmissionResp
 export async function callFunction(sent: AnyRequest, options: ReplayOptions): Promise<CallResult> {
   const mode = options.mode ?? 'json';
   const { headers, body } = encode(sent, mode);
+  const signed = options.signingKeys ? signatureHeaders(options.signingKeys, body) : undefined;
   const timeout = options.timeoutMs ?? 10_000;
   let status: number;
   let text: string;
+  let replyHeaders: Record<string, string | string[] | undefined>;
   try {
-    const reply = await request(options.url, { method: 'POST', headers, body, headersTimeout: timeout, bodyTimeout: timeout });
+    const reply = await request(options.url, { method: 'POST', headers: { ...headers, ...signed }, body, headersTimeout: timeout, bodyTimeout: timeout });
     status = reply.statusCode;
+    replyHeaders = reply.headers;
     text = await reply.body.text();
   } catch (error) {
     return { ok: false, message: `POST ${options.url} failed: ${(error as Error).message}` };
   }
   if (status !== 200) return { ok: false, message: `HTTP ${status}: ${text.slice(0, 500)}` };
+  if (signed && options.signingKeys) {
+    const verdict = verifyReplySignature(options.signingKeys, signed['webhook-id'], replyHeaders, text);
+    if (!verdict.ok) return { ok: false, message: verdict.message };
+  }
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);

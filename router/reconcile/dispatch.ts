@@ -7,7 +7,8 @@ import type { Readable } from 'node:stream';
 import { Agent, errors as undiciErrors } from 'undici';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from '../../lib/contract/json-depth.ts';
 import { validateReconcileResponse } from '../../lib/contract/validate.ts';
-import { signatureHeaders, verify, type SigningKeys } from '../../lib/signing/webhook-signature.ts';
+import { verifyReplySignature } from '../../lib/signing/reply-signature.ts';
+import { signatureHeaders, type SigningKeys } from '../../lib/signing/webhook-signature.ts';
 import { CLOUDEVENT_TYPE, type ReconcileRequest, type ReconcileResponse } from '../../lib/contract/types.ts';
 import { serviceAddressLookup, type ServiceAddressOverride } from '../base/service-address.ts';
 
@@ -99,12 +100,8 @@ export async function readBounded(body: Readable, maxBytes: number): Promise<{ t
 
 /** Checks a 200 reply's signature; the reply must be signed for this request (its webhook-id). */
 export function checkReplySignature(key: SigningKeys, requestId: string, headers: Record<string, string | string[] | undefined>, body: string): DispatchResult | undefined {
-  const check = verify(key, headers, body);
-  if (!check.ok) return { kind: 'failed', status: 200, reason: 'InvalidSignature', message: `reply signature refused: ${check.message} (nothing was applied)` };
-  if (check.id !== requestId) {
-    return { kind: 'failed', status: 200, reason: 'InvalidSignature', message: `reply is signed for webhook-id ${snippet(check.id)}, not this request's ${requestId} (nothing was applied)` };
-  }
-  return undefined;
+  const verdict = verifyReplySignature(key, requestId, headers, body);
+  return verdict.ok ? undefined : { kind: 'failed', status: 200, reason: 'InvalidSignature', message: `${verdict.message} (nothing was applied)` };
 }
 
 /** An invoker backed by undici Agents (a keep-alive pool per function origin; one Agent per CA bundle). */

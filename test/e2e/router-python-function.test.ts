@@ -1,8 +1,10 @@
 // A function in another language on the real control plane: the router sends annotated pods to the Python
-// pod-name-label sample (samples/python, standard library only) over HTTP, and the pods get labelled.
+// pod-name-label sample (samples/python, on the Python SDK) over HTTP, signed as the chart signs every
+// function by default, and the pods get labelled: the function verifies the router and the router its replies.
 import type { V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually } from '../cluster/eventually.ts';
+import { generateSigningSecret } from '../../lib/signing/webhook-signature.ts';
 import { PYTHON_POD_NAME_LABEL, startSample, type RunningSample } from '../http/sample-processes.ts';
 import { inlineLoop, routerHarness, type RouterHarness } from './router-harness.ts';
 
@@ -16,8 +18,11 @@ let ns: string;
 beforeAll(async () => {
   h = await routerHarness('router-python-function');
   ns = h.suite.namespace;
-  python = await startSample('python3', [PYTHON_POD_NAME_LABEL]);
-  const router = await h.router([inlineLoop('pod-name-label-python', ns, { for: { apiVersion: 'v1', kind: 'Pod' }, metadataOnly: true, function: { url: python.url } })]);
+  const secret = generateSigningSecret();
+  await h.client.request({ method: 'POST', path: `/api/v1/namespaces/${ns}/secrets`, body: { metadata: { name: 'python-signing' }, stringData: { secret } } });
+  python = await startSample('python3', [PYTHON_POD_NAME_LABEL], { KUBELOOP_SIGNING_SECRET: secret });
+  const signingSecretRef = { name: 'python-signing', namespace: ns, key: 'secret' };
+  const router = await h.router([inlineLoop('pod-name-label-python', ns, { for: { apiVersion: 'v1', kind: 'Pod' }, metadataOnly: true, function: { url: python.url, signingSecretRef } })]);
   await router.waitForLoop('pod-name-label-python');
 });
 afterAll(async () => {

@@ -8,6 +8,7 @@ import { run } from '../../cli/commands/replay.ts';
 import { createLogger } from '../../lib/observability/logger.ts';
 import { serveFunction, type ServedFunction } from '../../lib/runtime/index.ts';
 import { exampleFunction, expectedLabelPatch, MISBEHAVE_LABEL, podRequest } from './example-function.ts';
+import { generateSigningSecret } from '../../lib/signing/webhook-signature.ts';
 
 const folder = mkdtempSync(join(tmpdir(), 'kubeloop-replay-'));
 let served: ServedFunction;
@@ -134,5 +135,50 @@ describe('kubeloop replay', () => {
     expect((await replay([join(folder, 'labels.json'), '--function', './no-such-module.ts'])).output).toContain('no such file');
     expect((await replay([join(folder, 'labels.json')])).code).toBe(2);
     expect((await replay([join(folder, 'labels.json'), '--to', served.url, '--mode', 'grpc'])).output).toContain('--mode: "grpc"');
+  });
+});
+
+describe('kubeloop replay --signing-secret', () => {
+  const secret = generateSigningSecret();
+  let signed: ServedFunction;
+  beforeAll(async () => {
+    signed = await serveFunction(exampleFunction, { port: 0, host: '127.0.0.1', signingSecret: secret, logger: createLogger({ name: 't', level: 'silent' }) });
+  });
+  afterAll(() => signed.close());
+
+  it('signs each request and accepts the replies signed for it, in every mode', async () => {
+    for (const mode of ['json', 'binary', 'structured']) {
+      const { code, output } = await replay([join(folder, 'labels.json'), '--to', signed.url, '--mode', mode, '--signing-secret', secret]);
+      expect(output).toContain('1 passed, 0 failed');
+      expect(code).toBe(0);
+    }
+  });
+
+  it('reads the secret from --signing-secret-file, and serves --function with it', async () => {
+    const file = write('secret.txt', `${secret}\n`);
+    expect((await replay([join(folder, 'labels.json'), '--to', signed.url, '--signing-secret-file', file])).code).toBe(0);
+    expect((await replay(['test/fixtures/pod-name-label', '--function', 'pod-name-label', '--signing-secret-file', file])).output).toMatch(/\d+ passed, 0 failed/);
+  });
+
+  it('fails a case the function refuses for a missing or wrong signature', async () => {
+    const unsigned = await replay([join(folder, 'labels.json'), '--to', signed.url]);
+    expect(unsigned.code).toBe(1);
+    expect(unsigned.output).toMatch(/HTTP 401: .*InvalidSignature/);
+    const wrongKey = await replay([join(folder, 'labels.json'), '--to', signed.url, '--signing-secret', generateSigningSecret()]);
+    expect(wrongKey.output).toMatch(/HTTP 401: .*no webhook-signature matches/);
+  });
+
+  it('fails a 200 reply that is not signed, as the router would refuse it', async () => {
+    const { code, output } = await replay([join(folder, 'labels.json'), '--to', served.url, '--signing-secret', secret]);
+    expect(code).toBe(1);
+    expect(output).toContain('reply signature refused: missing signature');
+  });
+
+  it('rejects both secret flags at once, or a secret that is not whsec_ base64, with exit code 2', async () => {
+    const file = write('secret2.txt', secret);
+    expect((await replay([join(folder, 'labels.json'), '--to', signed.url, '--signing-secret', secret, '--signing-secret-file', file])).code).toBe(2);
+    const bad = await replay([join(folder, 'labels.json'), '--to', signed.url, '--signing-secret', 'whsec_???']);
+    expect(bad.code).toBe(2);
+    expect(bad.output).toContain('--signing-secret is not "whsec_" followed by base64');
   });
 });

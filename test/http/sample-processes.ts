@@ -10,6 +10,10 @@ import { cacheRoot } from '../../cli/cluster/versions.ts';
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
 export const PYTHON_POD_NAME_LABEL = join(REPO, 'samples', 'python', 'pod-name-label', 'pod_name_label.py');
 export const GO_POD_NAME_LABEL_DIR = join(REPO, 'samples', 'go', 'pod-name-label');
+/** The Python SDK the Python sample imports (`import kubeloop`), as `pip install sdk/python` would provide it. */
+export const PYTHON_SDK_DIR = join(REPO, 'sdk', 'python');
+/** Builds use the machine's go only (never a downloaded toolchain) and no workspace; /usr/local/go/bin is where it is installed here. */
+export const GO_ENV = { ...process.env, PATH: `${process.env.PATH ?? ''}:/usr/local/go/bin`, CGO_ENABLED: '0', GOWORK: 'off', GOTOOLCHAIN: 'local' };
 
 export interface RunningSample {
   url: string;
@@ -17,22 +21,18 @@ export interface RunningSample {
   stop(): Promise<void>;
 }
 
-/** `go build` of samples/go/pod-name-label into <cache>/samples; returns the binary's path. */
-export async function buildGoSample(): Promise<string> {
-  const out = join(cacheRoot(), 'samples', 'pod-name-label-go');
+/** `go build` of a Go sample (default samples/go/pod-name-label) into <cache>/samples; returns the binary's path. */
+export async function buildGoSample(dir = GO_POD_NAME_LABEL_DIR, binary = 'pod-name-label-go'): Promise<string> {
+  const out = join(cacheRoot(), 'samples', binary);
   mkdirSync(join(cacheRoot(), 'samples'), { recursive: true });
-  // GOTOOLCHAIN=local: build with the machine's go, never download another toolchain.
-  await promisify(execFile)('go', ['build', '-o', out, '.'], {
-    cwd: GO_POD_NAME_LABEL_DIR,
-    env: { ...process.env, CGO_ENABLED: '0', GOWORK: 'off', GOTOOLCHAIN: 'local' },
-  });
+  await promisify(execFile)('go', ['build', '-o', out, '.'], { cwd: dir, env: GO_ENV });
   return out;
 }
 
 /** Starts a sample with PORT=0 on 127.0.0.1 and resolves once it prints "listening on http://host:port". */
 export function startSample(command: string, args: string[], env: Record<string, string> = {}): Promise<RunningSample> {
   const child = spawn(command, args, {
-    env: { ...process.env, HOST: '127.0.0.1', PORT: '0', ...env },
+    env: { ...process.env, PYTHONPATH: PYTHON_SDK_DIR, HOST: '127.0.0.1', PORT: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));

@@ -71,7 +71,7 @@ export function fixtureRequest(options: ProjectOptions): ReconcileRequest {
   };
 }
 
-function fixture(options: ProjectOptions): string {
+export function fixture(options: ProjectOptions): string {
   const request = fixtureRequest(options);
   const label = reconciledLabel(options);
   const response = respond([

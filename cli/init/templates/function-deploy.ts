@@ -113,7 +113,8 @@ function loopRules(options: ProjectOptions): Array<Record<string, unknown>> {
   ];
 }
 
-function loopYaml(options: ProjectOptions): string {
+/** `localRun` says how to run the Loop against a local process (the TypeScript project's `kubeloop dev` line). */
+export function loopYaml(options: ProjectOptions, localRun = '`kubeloop dev --function ./src/index.ts --loop loop.yaml`\n# points the Loop at the local process'): string {
   const account = { namespace: 'kubeloop-system', name: `${options.name}-loop` };
   const loop = {
     apiVersion: 'kubeloop.dev/v1alpha1',
@@ -131,15 +132,14 @@ function loopYaml(options: ProjectOptions): string {
     subjects: [{ kind: 'ServiceAccount', ...account }],
   };
   return `# The Loop binds ${options.for.kind} to this function; the router reads and writes for it as the ServiceAccount
-# below, which has exactly the rights the Loop needs. \`kubeloop dev --function ./src/index.ts --loop loop.yaml\`
-# points the Loop at the local process; installed with the chart, values.yaml renders all of this instead.
+# below, which has exactly the rights the Loop needs. ${localRun}; installed with the chart, values.yaml renders all of this instead.
 ${stringify(loop)}---
 ${stringify(serviceAccount)}---
 ${stringify(role)}---
 ${stringify(binding)}`;
 }
 
-function valuesYaml(options: ProjectOptions): string {
+export function valuesYaml(options: ProjectOptions): string {
   const values = {
     functions: {
       [options.name]: {

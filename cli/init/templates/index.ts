@@ -1,10 +1,13 @@
-// The projects `kubeloop init` can write, one template per kind of project: a reconcile function, or an
-// admission function (`kubeloop init --admission validating|mutating`).
+// The projects `kubeloop init` can write, one template per kind of project: a reconcile function, an
+// admission function (`kubeloop init --admission validating|mutating`), or a reconcile function in Python or
+// Go on that language's SDK (`kubeloop init --language python|go`).
 import type { ProjectOptions } from '../project-options.ts';
 import { admissionCodeFiles } from './admission-code.ts';
 import { admissionDeployFiles } from './admission-deploy.ts';
 import { functionCodeFiles } from './function-code.ts';
 import { functionDeployFiles, type ToolVersions } from './function-deploy.ts';
+import { goProjectFiles } from './go-project.ts';
+import { pythonProjectFiles } from './python-project.ts';
 import type { ProjectFile } from './project-file.ts';
 
 export type { ProjectFile, ToolVersions };
@@ -14,4 +17,6 @@ export type ProjectTemplate = (options: ProjectOptions, tools: ToolVersions) => 
 export const PROJECT_TEMPLATES: Record<string, ProjectTemplate> = {
   function: (options, tools) => [...functionCodeFiles(options), ...functionDeployFiles(options, tools)],
   admission: (options, tools) => [...admissionCodeFiles(options), ...admissionDeployFiles(options, tools)],
+  python: (options) => pythonProjectFiles(options),
+  go: (options) => goProjectFiles(options),
 };

@@ -1,0 +1,51 @@
+// What a Python and a Go project of `kubeloop init --language` share around the code: the Dockerfile and
+// its ignores, the Loop and chart values (as for TypeScript), and a README with the project's commands.
+import type { ProjectOptions } from '../project-options.ts';
+import { loopYaml, valuesYaml } from './function-deploy.ts';
+import type { ProjectFile } from './project-file.ts';
+
+export interface LanguageProject {
+  /** "Python" or "Go". */
+  language: string;
+  /** One sentence on where the function and the SDK are. */
+  layout: string;
+  /** The command that runs the tests, and the one that serves the function on :8080. */
+  test: string;
+  serve: string;
+  dockerfile: string;
+  dockerignore: string;
+}
+
+function readme(options: ProjectOptions, project: LanguageProject): string {
+  return `# ${options.name}
+
+A [kubeloop](https://github.com/kubeloop/kubeloop) reconcile function for \`${options.for.kind}\` (\`${options.for.apiVersion}\`) in ${project.language},
+standard library only. ${project.layout} (vendored by \`kubeloop init\`; see kubeloop's docs/sdks.md).
+
+| command | what it does |
+| --- | --- |
+| \`${project.test}\` | unit tests and every fixture in \`fixtures/\`, in-process |
+| \`${project.serve} --port 8080\` | serves it on http://localhost:8080 (plain JSON and CloudEvents) |
+| \`npx kubeloop replay fixtures --to http://localhost:8080/\` | replays the fixtures over HTTP |
+| \`npx kubeloop conformance http://localhost:8080/ --fixtures fixtures\` | every transport, error and signing case a function must handle |
+
+## Deploy
+
+\`\`\`sh
+docker build -t ghcr.io/your-org/${options.name}:0.1.0 . && docker push ghcr.io/your-org/${options.name}:0.1.0
+# edit values.yaml (image registry, repository, tag), then, with kubeloop's chart:
+helm upgrade --install kubeloop <path-to>/charts/kubeloop -n kubeloop-system --create-namespace -f values.yaml
+\`\`\`
+`;
+}
+
+export function languageProjectFiles(options: ProjectOptions, project: LanguageProject): ProjectFile[] {
+  const localRun = `Point spec.function.url at a local\n# \`${project.serve}\` to try it against a cluster`;
+  return [
+    { path: 'Dockerfile', content: project.dockerfile },
+    { path: '.dockerignore', content: project.dockerignore },
+    { path: 'loop.yaml', content: loopYaml(options, localRun) },
+    { path: 'values.yaml', content: valuesYaml(options) },
+    { path: 'README.md', content: readme(options, project) },
+  ];
+}

@@ -1,0 +1,3 @@
+module github.com/kubeloop/kubeloop/sdk/go
+
+go 1.22

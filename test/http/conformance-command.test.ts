@@ -1,0 +1,135 @@
+// `kubeloop conformance` over real HTTP: the TypeScript runtime passes every case (plain, signed, admission),
+// and a deliberately broken function (wrong status codes, a reply event without its type, no signing) fails
+// exactly the cases it breaks, with exit code 1 and the table at the end.
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { run } from '../../cli/commands/conformance.ts';
+import { loadAnyFunction } from '../../functions/registry.ts';
+import { createLogger } from '../../lib/observability/logger.ts';
+import { serveFunction, toNodeHandler, type ServedFunction } from '../../lib/runtime/index.ts';
+import { generateSigningSecret } from '../../lib/signing/webhook-signature.ts';
+import { captureCommand } from './capture-console.ts';
+import { exampleFunction } from './example-function.ts';
+
+const logger = createLogger({ name: 't', level: 'silent' });
+const LIMIT = 64 * 1024;
+const SECRET = generateSigningSecret();
+const conformance = (argv: string[]) => captureCommand(run, argv);
+
+/** A function that gets the transport wrong on purpose, on top of the real runtime for everything else. */
+function brokenHandler(): (request: IncomingMessage, response: ServerResponse) => void {
+  const real = toNodeHandler(exampleFunction, { logger, bodyLimitBytes: LIMIT });
+  return (request, response) => {
+    if (request.method === 'GET' && request.url === '/') return void response.writeHead(404).end('not here');
+    if (request.headers['content-type'] === 'text/plain') return void response.writeHead(200, { 'content-type': 'text/plain' }).end('fine');
+    const writeHead = response.writeHead.bind(response) as (status: number, headers?: Record<string, string>) => ServerResponse;
+    // Drops the reply event's type: a binary-mode reply the router cannot recognise.
+    response.writeHead = ((status: number, headers?: Record<string, string>) => {
+      const { 'ce-type': _dropped, ...rest } = headers ?? {};
+      return writeHead(status, rest);
+    }) as typeof response.writeHead;
+    real(request, response);
+  };
+}
+
+let plain: ServedFunction;
+let signed: ServedFunction;
+let admission: ServedFunction;
+let broken: Server;
+let brokenUrl: string;
+
+beforeAll(async () => {
+  const options = { port: 0, host: '127.0.0.1', logger, bodyLimitBytes: LIMIT };
+  plain = await serveFunction(exampleFunction, options);
+  signed = await serveFunction(exampleFunction, { ...options, signingSecret: SECRET });
+  admission = await serveFunction(await loadAnyFunction('require-label'), options);
+  broken = createServer(brokenHandler());
+  await new Promise<void>((resolve) => broken.listen(0, '127.0.0.1', resolve));
+  brokenUrl = `http://127.0.0.1:${(broken.address() as AddressInfo).port}/`;
+});
+afterAll(async () => {
+  await Promise.all([plain.close(), signed.close(), admission.close(), new Promise((resolve) => broken.close(resolve))]);
+});
+
+describe('kubeloop conformance', () => {
+  it('passes the TypeScript runtime on every transport case, skips signing without a secret, exits 0', async () => {
+    const { code, output } = await conformance([plain.url, '--body-limit-bytes', String(LIMIT)]);
+    expect(output).toMatch(/^PASS transport +413 for a body over the limit$/m);
+    expect(output).toMatch(/^PASS cloudevents binary mode/m);
+    expect(output).toMatch(/^SKIP signing +401 for an unsigned request\n +signing is off/m);
+    expect(output).toMatch(/GROUP +CASE +RESULT +DETAIL/);
+    expect(output).toMatch(/15 passed, 0 failed, 6 skipped$/);
+    expect(code).toBe(0);
+  });
+
+  it('with --signing-secret, checks the refusals and the signed reply, then replays --fixtures signed', async () => {
+    const { code, output } = await conformance([signed.url, '--body-limit-bytes', String(LIMIT), '--signing-secret', SECRET, '--fixtures', 'test/fixtures/podset/no-action-when-converged.json']);
+    for (const name of ['401 for an unsigned request', '401 for a signature made with another key (forged)', '401 for a request signed 6 minutes ago (stale or replayed)', 'a signed request is answered with a reply signed for its webhook-id, fresh']) {
+      expect(output).toContain(`PASS signing     ${name}`);
+    }
+    // The example function is not podset: its reply differs from the recording, and the diff is shown.
+    expect(output).toMatch(/^FAIL fixture +no-action-when-converged\n +actions on/m);
+    expect(output).toMatch(/21 passed, 1 failed, 0 skipped$/);
+    expect(code).toBe(1);
+  });
+
+  it('checks an admission function with its fixtures: plain JSON only, every CloudEvent a 415', async () => {
+    const { code, output } = await conformance([new URL('/admit', admission.url).toString(), '--body-limit-bytes', String(LIMIT), '--fixtures', 'test/fixtures/require-label']);
+    expect(output).toMatch(/^PASS cloudevents binary mode/m);
+    expect(output).toMatch(/^PASS fixture +pod-without-team$/m);
+    expect(output).toMatch(/ 0 failed, /);
+    expect(code).toBe(0);
+  });
+
+  it('checks an admission function without fixtures when the URL ends in /admit', async () => {
+    const { code, output } = await conformance([new URL('/admit', admission.url).toString(), '--body-limit-bytes', String(LIMIT)]);
+    expect(output).toMatch(/^PASS transport +plain JSON request/m);
+    expect(output).toMatch(/13 passed, 0 failed, 8 skipped$/);
+    expect(code).toBe(0);
+  });
+
+  it('fails a broken function on exactly the cases it breaks, with the reason, and exits 1', async () => {
+    const { code, output } = await conformance([brokenUrl, '--body-limit-bytes', String(LIMIT)]);
+    expect(output).toMatch(/^FAIL transport +415 for a content type that is not JSON\n +want 415 UnsupportedMediaType, got HTTP 200: fine$/m);
+    expect(output).toMatch(/^FAIL transport +405 for GET on the function path\n +want 405 MethodNotAllowed, got HTTP 404/m);
+    expect(output).toMatch(/^FAIL cloudevents binary mode.*\n +want reply event type dev\.kubeloop\.reconcile\.response\.v1, got undefined$/m);
+    expect(output).toMatch(/^PASS transport +400 for a body that is not JSON$/m);
+    expect(output).toMatch(/^PASS cloudevents structured mode/m);
+    expect(output).toMatch(/12 passed, 3 failed, 6 skipped$/);
+    expect(code).toBe(1);
+  });
+
+  it('fails a function that ignores signing: it serves unsigned requests and leaves replies unsigned', async () => {
+    const { code, output } = await conformance([plain.url, '--body-limit-bytes', String(LIMIT), '--signing-secret', SECRET]);
+    expect(output).toMatch(/^FAIL signing +401 for an unsigned request\n +want 401 InvalidSignature, got HTTP 200/m);
+    expect(output).toMatch(/^FAIL signing +a signed request .*\n +the router would refuse this reply: reply signature refused: missing signature/m);
+    expect(output).toMatch(/^FAIL transport +plain JSON request/m);
+    expect(code).toBe(1);
+  });
+
+  it('says "no answer within N ms" for a function that never answers', async () => {
+    // Silent on the first request only, so the other cases fail fast.
+    let requests = 0;
+    const silent = createServer((_request, response) => void (requests++ > 0 && response.writeHead(404).end()));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    try {
+      const { code, output } = await conformance([`http://127.0.0.1:${(silent.address() as AddressInfo).port}/`, '--timeout-ms', '200', '--body-limit-bytes', '1024']);
+      expect(output).toMatch(/^FAIL transport +plain JSON request.*\n +POST http:\/\/127\.0\.0\.1:\d+\/: no answer within 200 ms$/m);
+      expect(code).toBe(1);
+    } finally {
+      silent.closeAllConnections();
+      await new Promise((resolve) => silent.close(resolve));
+    }
+  });
+
+  it.each([
+    ['no URL', []],
+    ['a URL that is not http', ['localhost:8080']],
+    ['a bad secret', ['http://127.0.0.1:9/', '--signing-secret', 'whsec_???']],
+    ['a missing fixtures folder', ['http://127.0.0.1:9/', '--fixtures', '/nonexistent']],
+    ['a bad body limit', ['http://127.0.0.1:9/', '--body-limit-bytes', 'lots']],
+  ])('exits 2 for bad usage: %s', async (_case, argv) => {
+    expect((await conformance(argv)).code).toBe(2);
+  });
+});

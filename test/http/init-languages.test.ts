@@ -1,0 +1,71 @@
+// `kubeloop init --language python|go`: the scaffold's own test is green at once (standard library only,
+// the SDK vendored, no network), and the scaffold served as a real process passes `kubeloop conformance`
+// with its fixture, signed as the chart signs it. Also: the npm package ships schemas/ and the SDKs.
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, describe, expect, it } from 'vitest';
+import { run as conformance } from '../../cli/commands/conformance.ts';
+import { run as init } from '../../cli/commands/init.ts';
+import { generateSigningSecret } from '../../lib/signing/webhook-signature.ts';
+import { captureCommand } from './capture-console.ts';
+import { GO_ENV, startSample, type RunningSample } from './sample-processes.ts';
+
+const exec = promisify(execFile);
+const workDir = mkdtempSync(join(tmpdir(), 'kubeloop-init-languages-'));
+const running: RunningSample[] = [];
+afterAll(async () => {
+  await Promise.all(running.map((sample) => sample.stop()));
+  rmSync(workDir, { recursive: true, force: true });
+});
+
+async function scaffold(language: string, name: string, extra: string[] = []): Promise<string> {
+  const dir = join(workDir, name);
+  const { code, output } = await captureCommand(init, [dir, '--language', language, ...extra]);
+  expect(code, output).toBe(0);
+  return dir;
+}
+
+async function conformsSigned(command: string, args: string[], dir: string): Promise<void> {
+  const secret = generateSigningSecret();
+  // PYTHONPATH empty: the project's own kubeloop/ is what it imports, not this repository's SDK.
+  const sample = await startSample(command, args, { KUBELOOP_SIGNING_SECRET: secret, PYTHONPATH: '' });
+  running.push(sample);
+  const { code, output } = await captureCommand(conformance, [sample.url, '--fixtures', join(dir, 'fixtures'), '--signing-secret', secret]);
+  expect(output).toMatch(/22 passed, 0 failed, 0 skipped$/);
+  expect(code).toBe(0);
+}
+
+describe('kubeloop init --language', () => {
+  it('python: python3 -m unittest passes at once, and the served function passes kubeloop conformance', async () => {
+    const dir = await scaffold('python', 'shop-labels', ['--for', 'apps/v1/Deployment', '--owns', 'v1/Service']);
+    const { stderr } = await exec('python3', ['-m', 'unittest', '-v'], { cwd: dir, env: { ...process.env, PYTHONPATH: '' } });
+    expect(stderr).toMatch(/Ran 3 tests[\s\S]*\nOK/);
+    expect(stderr).toContain('test_answers_every_recorded_fixture_as_recorded');
+    await conformsSigned('python3', [join(dir, 'function.py')], dir);
+  }, 60_000);
+
+  it('go: go test ./... passes at once with the vendored SDK, and the served function passes kubeloop conformance', async () => {
+    const dir = await scaffold('go', 'widget-labels', ['--for', 'example.com/v1alpha1/Widget']);
+    const { stdout } = await exec('go', ['test', '-count=1', '-v', './...'], { cwd: dir, env: GO_ENV });
+    expect(stdout).toContain('--- PASS: TestAnswersEveryRecordedFixtureAsRecorded');
+    await exec('go', ['build', '-o', join(dir, 'function'), '.'], { cwd: dir, env: GO_ENV });
+    await conformsSigned(join(dir, 'function'), [], dir);
+  }, 300_000);
+
+  it('refuses an unknown language, and --admission with another language, as usage errors', async () => {
+    expect((await captureCommand(init, [join(workDir, 'x'), '--language', 'rust'])).output).toContain('--language "rust": want typescript (the default), python or go');
+    expect((await captureCommand(init, [join(workDir, 'y'), '--language', 'go', '--admission', 'validating'])).code).toBe(2);
+  });
+});
+
+describe('the npm package', () => {
+  it('ships schemas/ and the Python and Go SDKs without their tests', async () => {
+    const { stdout } = await exec('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { maxBuffer: 16 * 1024 * 1024 });
+    const files = (JSON.parse(stdout) as Array<{ files: Array<{ path: string }> }>)[0]?.files.map((f) => f.path) ?? [];
+    expect(files).toEqual(expect.arrayContaining(['schemas/reconcile-request.json', 'schemas/admission-response.json', 'sdk/python/pyproject.toml', 'sdk/python/kubeloop/server.py', 'sdk/python/kubeloop/schemas/reconcile-response.json', 'sdk/go/go.mod', 'sdk/go/handler.go', 'sdk/go/schemas/reconcile-request.json']));
+    expect(files.filter((f) => f.startsWith('sdk/') && (/_test\.go$|\/tests\/|__pycache__/.test(f)))).toEqual([]);
+  }, 60_000);
+});

@@ -165,10 +165,14 @@ export function relatedTarget(relation: RelationConfig, primary: KubeObject, nam
   }
 }
 
+/** apiVersion, kind, metadata and the listed fields of an object (a related entry's `fields`). */
+export function projectObject(object: KubeObject, fields: readonly string[]): KubeObject {
+  return { ...projectFields(object, fields.map((f) => parseFieldPath(f))), apiVersion: object.apiVersion, kind: object.kind, metadata: object.metadata ?? {} } as KubeObject;
+}
+
 /** What the function receives of a related object: managedFields dropped, projected when the entry lists fields. */
 export function relatedView(relation: RelationConfig, object: KubeObject): KubeObject {
   const { managedFields: _managed, ...metadata } = object.metadata ?? {};
   const base: KubeObject = { ...object, metadata };
-  if (!relation.fields) return base;
-  return { ...projectFields(base, relation.fields.map((f) => parseFieldPath(f))), apiVersion: object.apiVersion, kind: object.kind, metadata } as KubeObject;
+  return relation.fields ? projectObject(base, relation.fields) : base;
 }

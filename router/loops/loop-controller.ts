@@ -11,7 +11,7 @@ import type { NamedObjectWatch } from '../../lib/kube/named-object-watch.ts';
 import type { InformerLease, InformerRegistry } from '../intake/informer-registry.ts';
 import type { RateLimit } from '../../lib/kube/rate-limiter.ts';
 import { LOOP_API_VERSION, LOOP_KIND, type Loop, type LoopCondition } from '../../api/loop.ts';
-import { accessChecks, reviewAccess, type AccessVerdict } from './access-review.ts';
+import { loopAccessChecks, reviewAccess, type AccessVerdict } from './access-review.ts';
 import { DEFAULT_FUNCTION_URL_POLICY, type FunctionUrlPolicy } from '../base/function-url-policy.ts';
 import { LoopSpecError, loopSpecErrorReason, parseLoop, type LoopConfig } from '../base/loop-spec.ts';
 import { LoopRunner, type LoopHealth, type LoopRunnerDeps } from '../intake/loop-runner.ts';
@@ -252,8 +252,7 @@ export class LoopController {
   /** May the Loop's ServiceAccount list and watch everything the Loop would receive? */
   async #review(config: LoopConfig): Promise<AccessVerdict> {
     const { discovery } = this.#o.runnerDeps;
-    const resources = await Promise.all([config.for, ...config.owns].map((k) => discovery.resolve(k.apiVersion, k.kind)));
-    return reviewAccess(this.#o.client, config.serviceAccount, accessChecks(resources, config.namespaces));
+    return reviewAccess(this.#o.client, config.serviceAccount, await loopAccessChecks(config, (k) => discovery.resolve(k.apiVersion, k.kind)));
   }
 
   /** Ready=False Forbidden and a Warning event; reviewed again with backoff, on change and periodically. */

@@ -11,7 +11,7 @@ import type { Loop, RelatedResource } from '../api/loop.ts';
 import { startControlPlane } from '../cli/cluster/index.ts';
 import { KubeClient } from '../lib/kube/index.ts';
 import { LOOP_SERVICE_ACCOUNT } from '../test/cluster/loop-service-account.ts';
-import { compileChildren, createNamespace, MiB, NODES, pool, spawnRouter, until, type ChildCode } from './router-bench-kit.ts';
+import { compileChildren, createNamespace, MiB, NODES, pool, settledStats, spawnRouter, until, type ChildCode } from './router-bench-kit.ts';
 import type { RouterChildStats } from './router-bench-router.ts';
 
 const DEPLOYMENTS = Number(process.env.BENCH_DEPLOYMENTS ?? 2000);
@@ -78,11 +78,7 @@ async function run(code: ChildCode, client: KubeClient, kubeconfigPath: string, 
     throw new Error(`${error.message}; last seen: ${JSON.stringify(last)}`);
   });
   const syncMs = performance.now() - started;
-  await new Promise((r) => setTimeout(r, 1000));
-  const first = await router.stats(true);
-  await new Promise((r) => setTimeout(r, 1000));
-  const second = await router.stats(true);
-  const stats = first.rss <= second.rss ? first : second;
+  const stats = await settledStats(router);
 
   const before = calls(await router.stats());
   await client.request({ method: 'PUT', path: `/api/v1/namespaces/${NAMESPACE}/configmaps/config-${CHANGED}`, body: configMap(CHANGED, generation) });

@@ -103,7 +103,7 @@ export class LoopRunner {
     try {
       this.#primary = await registry.acquire(loop.for, loop.metadataOnly, loop.namespaces);
       for (const kind of loop.owns) this.#owned.push({ ...(await registry.acquire(kind, loop.metadataOnly, loop.namespaces)), kind });
-      this.#related = new RelatedWatch(loop, registry, (key, trigger) => this.#enqueueRelated(key, trigger), this.#deps.logger);
+      this.#related = new RelatedWatch(loop, registry, (key, trigger) => this.#enqueueRelated(key, trigger), this.#deps.logger, (key) => this.#primary?.informer.store.get(key) !== undefined);
       await this.#related.start();
       if (loop.functionRef) {
         this.#refWatch = new FunctionRefWatch(loop.functionRef, loop.urlPolicy, (resolution) => this.#refChanged(resolution));

@@ -50,6 +50,8 @@ export class RelatedWatch implements Requirements {
     /** Calls the primary with this key (the runner checks selection and shard ownership). */
     private readonly enqueue: (primaryKey: string, trigger: Trigger) => void,
     private readonly logger: Logger,
+    /** Whether the primary is still cached: the last call of a deleted one must not leave a watch behind. */
+    private readonly hasPrimary: (primaryKey: string) => boolean,
   ) {}
 
   /** Acquires the shared informers of the declared kinds; throws as the registry does (unknown kind, 403). */
@@ -96,11 +98,12 @@ export class RelatedWatch implements Requirements {
       const names = new Set(previous.resolved.map((r) => r.name));
       this.index.forget(key, (_kind, relation) => names.has(relation));
     }
-    if (entries.length === 0 || this.#stopped) this.#required.delete(key);
+    const kept = entries.length > 0 && !this.#stopped && this.hasPrimary(key) ? resolved : [];
+    if (kept.length === 0) this.#required.delete(key);
     else this.#required.set(key, { entries, resolved });
-    for (const r of this.#stopped ? [] : resolved) this.index.set(r.kind, r.name, key, r.target);
-    const wanted = new Set(this.#stopped ? [] : resolved.map(watchId));
-    for (const r of this.#stopped ? [] : resolved) this.#watch(watchId(r), r, key);
+    for (const r of kept) this.index.set(r.kind, r.name, key, r.target);
+    const wanted = new Set(kept.map(watchId));
+    for (const r of kept) this.#watch(watchId(r), r, key);
     for (const r of previous?.resolved ?? []) if (!wanted.has(watchId(r))) this.#unwatch(watchId(r), key);
   }
 

@@ -73,12 +73,13 @@ beforeAll(async () => {
     return respond([statusAction(request.object, { provisioner: storageClass?.provisioner ?? 'missing' })]);
   });
   const secret = await served('secret', (request) => {
-    const name = (request.object.data as Record<string, string> | undefined)?.secret;
+    const data = request.object.data as Record<string, string> | undefined;
+    const name = data?.secret;
     if (!name) return respond([]);
     const found = relatedOf(request, 'credentials')[0];
     const value = found ? Buffer.from((found.data as Record<string, string>).value ?? '', 'base64').toString() : 'missing';
     const actions = annotation(request.object, 'kubeloop.dev/secret-value') === value ? [] : [patchAction(request.object, (d) => void (d.metadata!.annotations = { ...d.metadata!.annotations, 'kubeloop.dev/secret-value': value }))];
-    return respond(actions, { requires: [requires('credentials', { apiVersion: 'v1', kind: 'Secret' }, { names: name })] });
+    return respond(actions, { requires: [requires('credentials', { apiVersion: 'v1', kind: 'Secret' }, { names: name, ...(data.namespace ? { namespace: data.namespace } : {}) })] });
   });
 
   const router = await h.router([
@@ -190,6 +191,18 @@ describe('related objects', () => {
     await api.merge(`/api/v1/namespaces/${ns}/secrets/db`, { stringData: { value: 'second' } });
     await eventually('the secret change calls again', async () => (await seen()) === 'second');
     expect(calls.secret.some((r) => r.trigger.type === 'RELATED' && r.trigger.related?.name === 'credentials')).toBe(true);
+  });
+
+  it('requires: a Secret in a namespace the ServiceAccount may not read is Forbidden, and never sent', async () => {
+    await api.post(`/api/v1/namespaces/${ns}/configmaps`, { metadata: { name: 'thief', labels: { app: 'reader' } }, data: { secret: 'extension-apiserver-authentication', namespace: 'kube-system' } });
+    await eventually('a Forbidden Warning on the ConfigMap', async () => {
+      const events = await api.get<{ items: Array<{ reason?: string; note?: string; regarding?: { name?: string } }> }>(`/apis/events.k8s.io/v1/namespaces/${ns}/events`);
+      return events.items.find((e) => e.reason === 'Forbidden' && e.regarding?.name === 'thief')?.note?.includes('secrets in namespace kube-system');
+    });
+    const sent = calls.secret.filter((r) => r.object.metadata?.name === 'thief');
+    expect(sent.length).toBeGreaterThan(0);
+    expect(sent.every((r) => (r.related?.credentials ?? []).length === 0)).toBe(true);
+    expect(annotation(await api.get(`/api/v1/namespaces/${ns}/configmaps/thief`), 'kubeloop.dev/secret-value')).toBeUndefined();
   });
 });
 

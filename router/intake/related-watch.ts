@@ -6,6 +6,7 @@ import type { KubeObject, RequiredResource, Trigger } from '../../lib/contract/t
 import { kindKey } from '../../lib/kube/resource-paths.ts';
 import { objectKey } from '../../lib/kube/object-meta.ts';
 import type { LoopConfig } from '../base/loop-spec.ts';
+import { onlyBookkeepingChanged } from '../base/predicates.ts';
 import { relatedTarget, type RelationConfig } from '../base/related-relation.ts';
 import type { Requirements } from '../reconcile/call-rounds.ts';
 import type { RelatedStore } from '../reconcile/related-objects.ts';
@@ -61,11 +62,7 @@ export class RelatedWatch implements Requirements {
       const declared = { relation, kind: kindKey(relation.kind.apiVersion, relation.kind.kind), lease };
       this.#declared.push(declared);
       const changed = (...states: KubeObject[]) => this.#changed(declared.kind, (name) => name === relation.name, states);
-      this.#unsubscribe.push(
-        lease.informer.on('add', (o) => changed(o)),
-        lease.informer.on('delete', (o) => changed(o)),
-        lease.informer.on('update', (o, previous) => changed(o, previous)),
-      );
+      this.#unsubscribe.push(...relatedEvents(lease, changed, true));
     }
   }
 
@@ -145,11 +142,8 @@ export class RelatedWatch implements Requirements {
         .acquire({ apiVersion: requirement.resource.apiVersion, kind: requirement.resource.kind }, true, requirement.namespace ? new Set([requirement.namespace]) : undefined)
         .then((lease) => {
           const changed = (...states: KubeObject[]) => this.#changed(requirement.kind, (name) => !declaredNames.has(name), states);
-          watch.offs.push(
-            lease.informer.on('add', (o) => changed(o)),
-            lease.informer.on('delete', (o) => changed(o)),
-            lease.informer.on('update', (o, previous) => changed(o, previous)),
-          );
+          // Every new resourceVersion counts: the function is sent what a fresh read returns, not this view.
+          watch.offs.push(...relatedEvents(lease, changed, false));
           return lease;
         })
         .catch((error: unknown) => {
@@ -172,6 +166,22 @@ export class RelatedWatch implements Requirements {
       return lease?.release();
     });
   }
+}
+
+/**
+ * Adds, deletes and updates of a related kind. With `sendsThisView` (declared entries, sent from this very
+ * cache) an update that changed only resourceVersion and managedFields is dropped: a metadata-only or
+ * projected cache shows a status write (a pod's, every few seconds) as exactly that, and the function
+ * would be sent what it was sent already.
+ */
+export function relatedEvents(lease: Pick<InformerLease, 'informer'>, changed: (...states: KubeObject[]) => void, sendsThisView: boolean): Array<() => void> {
+  return [
+    lease.informer.on('add', (o) => changed(o)),
+    lease.informer.on('delete', (o) => changed(o)),
+    lease.informer.on('update', (o, previous) => {
+      if (!sendsThisView || !onlyBookkeepingChanged(previous, o)) changed(o, previous);
+    }),
+  ];
 }
 
 function watchId(r: ResolvedRequirement): string {

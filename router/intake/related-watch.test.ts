@@ -18,7 +18,7 @@ const pod = (rv: string, labels: Record<string, string>, phase?: string): KubeOb
 });
 
 describe('related events', () => {
-  it('drops an update of a cached view that changed only its resourceVersion (a status write under metadata-only)', () => {
+  it('drops an update of a projected view that changed only its resourceVersion (a change outside the fields)', () => {
     const seen: KubeObject[][] = [];
     const { lease, fire } = fakeLease();
     relatedEvents(lease, (...states) => seen.push(states), true);
@@ -31,7 +31,7 @@ describe('related events', () => {
     expect(seen.map((states) => states.map((s) => s.metadata?.resourceVersion))).toEqual([['3', '2'], ['4', '3'], ['1'], ['1']]);
   });
 
-  it('passes every new resourceVersion of a required object: its content is read afresh, not from this view', () => {
+  it('passes every new resourceVersion of a metadata-only or required object: the version is what tells a content change', () => {
     const seen: KubeObject[][] = [];
     const { lease, fire } = fakeLease();
     relatedEvents(lease, (...states) => seen.push(states), false);

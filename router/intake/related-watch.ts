@@ -62,7 +62,7 @@ export class RelatedWatch implements Requirements {
       const declared = { relation, kind: kindKey(relation.kind.apiVersion, relation.kind.kind), lease };
       this.#declared.push(declared);
       const changed = (...states: KubeObject[]) => this.#changed(declared.kind, (name) => name === relation.name, states);
-      this.#unsubscribe.push(...relatedEvents(lease, changed, true));
+      this.#unsubscribe.push(...relatedEvents(lease, changed, relation.fields !== undefined));
     }
   }
 
@@ -169,17 +169,17 @@ export class RelatedWatch implements Requirements {
 }
 
 /**
- * Adds, deletes and updates of a related kind. With `sendsThisView` (declared entries, sent from this very
- * cache) an update that changed only resourceVersion and managedFields is dropped: a metadata-only or
- * projected cache shows a status write (a pod's, every few seconds) as exactly that, and the function
- * would be sent what it was sent already.
+ * Adds, deletes and updates of a related kind. With `projected` (an entry listing `fields`, cached as that
+ * projection) an update that changed only resourceVersion and managedFields is dropped: the fields the
+ * function asked for did not change. A metadata-only entry keeps every new resourceVersion: it is sent,
+ * and is the cheap way to learn that an object's content changed.
  */
-export function relatedEvents(lease: Pick<InformerLease, 'informer'>, changed: (...states: KubeObject[]) => void, sendsThisView: boolean): Array<() => void> {
+export function relatedEvents(lease: Pick<InformerLease, 'informer'>, changed: (...states: KubeObject[]) => void, projected: boolean): Array<() => void> {
   return [
     lease.informer.on('add', (o) => changed(o)),
     lease.informer.on('delete', (o) => changed(o)),
     lease.informer.on('update', (o, previous) => {
-      if (!sendsThisView || !onlyBookkeepingChanged(previous, o)) changed(o, previous);
+      if (!projected || !onlyBookkeepingChanged(previous, o)) changed(o, previous);
     }),
   ];
 }

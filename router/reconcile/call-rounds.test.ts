@@ -3,9 +3,8 @@ import type { KubeObject, ReconcileRequest, ReconcileResponse, RequiredResource 
 import type { ResourceInfo } from '../../lib/kube/resource-paths.ts';
 import { KubeApiError } from '../../lib/kube/kube-client.ts';
 import { parseLoop } from '../base/loop-spec.ts';
-import { callFunction, type Requirements } from './call-rounds.ts';
+import { callFunction, type CallScope, type Requirements } from './call-rounds.ts';
 import type { DispatchResult } from './dispatch.ts';
-import type { ReconcileScope } from './reconcile-key.ts';
 import { requiresProblem, REQUIRES_LIMITS, sameRequirements } from './required-objects.ts';
 import { decide } from './reconcile-decision.ts';
 
@@ -36,7 +35,7 @@ function scopeWith(answer: (request: ReconcileRequest) => Partial<ReconcileRespo
     owned: [],
     requirements,
     deps: { client, discovery: { resolve: async () => secrets }, invoke, metrics: { functionLatency: { observe() {} }, functionCalls: { inc() {} } } },
-  } as unknown as ReconcileScope;
+  } as unknown as CallScope;
   return { scope, sent, kept };
 }
 

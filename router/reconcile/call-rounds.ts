@@ -6,8 +6,14 @@ import type { DispatchResult } from './dispatch.ts';
 import { buildRequest } from './build-request.ts';
 import { relatedObjectsOf } from './related-objects.ts';
 import { fetchRequired, requiresProblem, REQUIRES_LIMITS, sameRequirements, type RequiresProblem, type ResolvedRequirement } from './required-objects.ts';
-import type { ReconcileScope } from './reconcile-key.ts';
-import { callCode } from '../base/router-metrics.ts';
+import type { ResourceDiscovery } from '../../lib/kube/discovery.ts';
+import type { KubeClient } from '../../lib/kube/kube-client.ts';
+import type { LoopConfig } from '../base/loop-spec.ts';
+import { callCode, type RouterMetrics } from '../base/router-metrics.ts';
+import type { OwnedStore } from './build-request.ts';
+import type { FunctionInvoker } from './dispatch.ts';
+import type { FixtureRecorder } from './fixture-recorder.ts';
+import type { RelatedStore } from './related-objects.ts';
 
 /** What one primary's function asked for in its last settled answer, kept and watched by the runner. */
 export interface Requirements {
@@ -16,12 +22,21 @@ export interface Requirements {
   set(key: string, entries: readonly RequiredResource[], resolved: readonly ResolvedRequirement[]): void;
 }
 
+/** What the call of one reconcile needs of its Loop's scope (reconcile-key.ts's ReconcileScope is one). */
+export interface CallScope {
+  loop: LoopConfig;
+  deps: { client: KubeClient; discovery: ResourceDiscovery; invoke: FunctionInvoker; metrics: RouterMetrics; recorder?: FixtureRecorder };
+  owned: readonly OwnedStore[];
+  related: readonly RelatedStore[];
+  requirements: Requirements;
+}
+
 export type CallOutcome =
   | { kind: 'called'; request: ReconcileRequest; result: DispatchResult; callMs: number }
   | ({ kind: 'requires-failed'; request: ReconcileRequest | undefined } & RequiresProblem);
 
 export async function callFunction(
-  scope: ReconcileScope,
+  scope: CallScope,
   at: { key: string; primary: KubeObject; trigger: Trigger; finalizing: boolean; url: string },
 ): Promise<CallOutcome> {
   const { loop, deps } = scope;

@@ -140,7 +140,8 @@ describe('related objects', () => {
     // One call each for the two Deployments naming it, none for the third.
     expect(related.map((r) => r.object.metadata?.name).sort()).toEqual(['api', 'web']);
     expect(related.every((r) => r.trigger.related?.name === 'config' && r.trigger.related.object.name === 'shared')).toBe(true);
-    expect(after.filter((r) => r.object.metadata?.name === 'batch')).toEqual([]);
+    // (batch may still get a MODIFIED call: the Deployment controller annotates its revision when it likes.)
+    expect(after.filter((r) => r.object.metadata?.name === 'batch' && r.trigger.type === 'RELATED')).toEqual([]);
     expect(await templateHash('batch')).toBe(first[2]);
 
     await api.delete(`/api/v1/namespaces/${ns}/configmaps/other`);

@@ -79,7 +79,9 @@ beforeAll(async () => {
     const found = relatedOf(request, 'credentials')[0];
     const value = found ? Buffer.from((found.data as Record<string, string>).value ?? '', 'base64').toString() : 'missing';
     const actions = annotation(request.object, 'kubeloop.dev/secret-value') === value ? [] : [patchAction(request.object, (d) => void (d.metadata!.annotations = { ...d.metadata!.annotations, 'kubeloop.dev/secret-value': value }))];
-    return respond(actions, { requires: [requires('credentials', { apiVersion: 'v1', kind: 'Secret' }, { names: name, ...(data.namespace ? { namespace: data.namespace } : {}) })] });
+    // A greedy answer asks for another Secret on every call (the reconcile id differs): it never settles.
+    const wanted = data.greedy === 'true' ? `${name}-${request.reconcileId ?? ''}` : name;
+    return respond(actions, { requires: [requires('credentials', { apiVersion: 'v1', kind: 'Secret' }, { names: wanted, ...(data.namespace ? { namespace: data.namespace } : {}) })] });
   });
 
   const router = await h.router([
@@ -192,6 +194,16 @@ describe('related objects', () => {
     await api.merge(`/api/v1/namespaces/${ns}/secrets/db`, { stringData: { value: 'second' } });
     await eventually('the secret change calls again', async () => (await seen()) === 'second');
     expect(calls.secret.some((r) => r.trigger.type === 'RELATED' && r.trigger.related?.name === 'credentials')).toBe(true);
+  });
+
+  it('requires: an answer asking for something else on every call stops at the bound with a Warning, nothing applied', async () => {
+    await api.post(`/api/v1/namespaces/${ns}/configmaps`, { metadata: { name: 'greedy', labels: { app: 'reader' } }, data: { secret: 'db', greedy: 'true' } });
+    await eventually('a RequiresExceeded Warning on the ConfigMap', async () => {
+      const events = await api.get<{ items: Array<{ reason?: string; note?: string; regarding?: { name?: string } }> }>(`/apis/events.k8s.io/v1/namespaces/${ns}/events`);
+      return events.items.find((e) => e.reason === 'RequiresExceeded' && e.regarding?.name === 'greedy')?.note?.includes('at most 4 calls per reconcile');
+    });
+    expect(calls.secret.filter((r) => r.object.metadata?.name === 'greedy').length).toBeGreaterThanOrEqual(4);
+    expect(annotation(await api.get(`/api/v1/namespaces/${ns}/configmaps/greedy`), 'kubeloop.dev/secret-value')).toBeUndefined();
   });
 
   it('requires: a Secret in a namespace the ServiceAccount may not read is Forbidden, and never sent', async () => {

@@ -42,6 +42,40 @@ export interface LoopSpec {
   finalize?: boolean;
   /** Send deleted primaries (trigger DELETED, last known state) although no finalizer held them. */
   sendDeletes?: boolean;
+  /**
+   * Objects the function reads but does not own, sent in `request.related[<name>]`; a change of one calls
+   * the primaries that refer to it (docs/contract.md, "Related objects").
+   */
+  related?: RelatedResource[];
+}
+
+/**
+ * One kind of related object and how its objects relate to one primary: by names read from a field of the
+ * primary, by a label selector (fixed or read from the primary), or all objects of the namespace scope.
+ */
+export interface RelatedResource {
+  /** The key in request.related; a DNS label. */
+  name: string;
+  apiVersion: string;
+  kind: string;
+  /**
+   * Names read on the primary: exactly one of an annotation, a label, or a field path holding a string or
+   * a list of strings (`spec.configMapName`, `spec.volumes[*].configMap.name`; docs/contract.md).
+   */
+  nameFrom?: { annotation?: string; label?: string; fieldPath?: string };
+  /** A fixed label selector. */
+  selector?: V1LabelSelector;
+  /** A label selector from a field of the primary: a LabelSelector or a plain map of labels (a Service's spec.selector). */
+  selectorFrom?: { fieldPath: string };
+  /**
+   * Where a namespaced kind is looked up: the primary's namespace when omitted (all namespaces for a
+   * cluster-scoped primary), "*" for all namespaces, or a namespace name. Cluster-scoped kinds ignore it.
+   */
+  namespace?: string;
+  /** Watch and send PartialObjectMetadata only. */
+  metadataOnly?: boolean;
+  /** Send (and cache) only these fields, besides apiVersion, kind and metadata. */
+  fields?: string[];
 }
 
 export const KNATIVE_SERVING_API_VERSION = 'serving.knative.dev/v1';

@@ -142,6 +142,15 @@ export async function spawnRouter(code: ChildCode, config: RouterChildConfig): P
   };
 }
 
+/** Settles, then the lower of two readings after a forced GC (a late allocation can land in one). */
+export async function settledStats(router: RouterChild): Promise<RouterChildStats> {
+  await new Promise((r) => setTimeout(r, 1000));
+  const first = await router.stats(true);
+  await new Promise((r) => setTimeout(r, 1000));
+  const second = await router.stats(true);
+  return first.rss <= second.rss ? first : second;
+}
+
 export async function until<T>(what: string, timeoutMs: number, probe: () => Promise<T | false | undefined>, everyMs = 200): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {

@@ -24,6 +24,7 @@ import {
   MiB,
   NODES,
   percentile,
+  settledStats,
   spawnFunction,
   spawnRouter,
   until,
@@ -142,13 +143,8 @@ async function rssReading(code: ChildCode, kubeconfigPath: string, functionUrl: 
     throw new Error(`${error.message}; last seen: ${JSON.stringify(last)}`);
   });
   const syncMs = performance.now() - started;
-  // Settle, then take the lower of two GC'd readings (a late allocation can land in one).
-  await new Promise((r) => setTimeout(r, 1000));
-  const first = await router.stats(true);
-  await new Promise((r) => setTimeout(r, 1000));
-  const second = await router.stats(true);
+  const stats = await settledStats(router);
   await router.stop();
-  const stats = first.rss <= second.rss ? first : second;
   console.error(`  ${pods} pods, ${metadataOnly ? 'metadata-only' : 'full objects'}: RSS ${(stats.rss / MiB).toFixed(1)} MiB`);
   return { pods, metadataOnly, stats, syncMs };
 }

@@ -92,4 +92,25 @@ describe('kubeloop init', () => {
     expect(existsSync(join(root, 'bad'))).toBe(false);
     expect((await init([])).code).toBe(2);
   });
+
+  it('with --related, declares the kind in spec.related, grants only reads of it, and the function answers its fixture', async () => {
+    const related = join(root, 'config-reader');
+    const { code } = await init([related, '--for', 'apps/v1/Deployment', '--related', 'v1/ConfigMap']);
+    expect(code).toBe(0);
+    const [loop, , role] = parseAllDocuments(readFileSync(join(related, 'loop.yaml'), 'utf8')).map((d) => d.toJS()) as [
+      { spec: { related?: unknown[] } },
+      unknown,
+      { rules: Array<{ resources: string[]; verbs: string[] }> },
+    ];
+    expect(loop.spec.related).toEqual([{ name: 'configmap', apiVersion: 'v1', kind: 'ConfigMap', nameFrom: { annotation: 'config-reader.example.com/configmap' } }]);
+    expect(role.rules.find((r) => r.resources.includes('configmaps'))?.verbs).toEqual(['get', 'list', 'watch']);
+    const source = readFileSync(join(related, 'src', 'index.ts'), 'utf8');
+    expect(source).toContain("relatedOf(request, 'configmap')");
+    writeFileSync(join(related, 'src', 'index-local.ts'), source.replace("from 'kubeloop'", `from ${JSON.stringify(join(REPO, 'lib', 'sdk', 'index.ts'))}`));
+    writeFileSync(join(related, 'package.json'), '{ "type": "module" }\n');
+    const definition = ((await import(pathToFileURL(join(related, 'src', 'index-local.ts')).href)) as { default: FunctionDefinition }).default;
+    const results = await replayFixtures(definition, join(related, 'fixtures'));
+    expect(describeFailures(results)).toBe('');
+    expect((await init([join(root, 'bad-related'), '--admission', 'validating', '--related', 'v1/ConfigMap'])).output).toContain('--related is for reconcile functions');
+  });
 });

@@ -10,6 +10,7 @@ import { PROJECT_TEMPLATES, type ToolVersions } from '../init/templates/index.ts
 import { NotEmptyError, writeProject } from '../init/write-project.ts';
 
 const USAGE = `usage: kubeloop init <dir> [--name NAME] [--for <apiVersion>/<Kind>] [--owns <apiVersion>/<Kind>]...
+                     [--related <apiVersion>/<Kind>]...
                      [--admission validating|mutating] [--language typescript|python|go] [--kubeloop-spec SPEC] [--force]
 
 Creates a function project in <dir>: src/index.ts (the reconcile function), test/, fixtures/, Dockerfile,
@@ -19,6 +20,8 @@ loop.yaml, values.yaml (for the kubeloop chart), package.json, tsconfig.json, RE
   --name NAME            function name, a DNS label (default: the folder's name)
   --for APIVERSION/KIND  the kind it reconciles (default v1/ConfigMap), e.g. apps/v1/Deployment
   --owns APIVERSION/KIND a kind it creates and owns; repeat or separate with commas
+  --related APIVERSION/KIND  a kind it reads (spec.related): the object named by an annotation on the primary
+                         is sent in request.related, and its changes call the function; repeatable
   --admission TYPE       an admission function instead (validating: requires a label; mutating: adds one):
                          src/index.ts with defineAdmission, admission-hook.yaml instead of loop.yaml;
                          --for is then the kind it admits (default v1/Pod)
@@ -72,7 +75,7 @@ export async function run(argv: string[]): Promise<number> {
   const parsed = parseCommandArgs(
     'init',
     argv,
-    { name: { type: 'string' }, for: { type: 'string' }, owns: { type: 'string', multiple: true }, admission: { type: 'string' }, language: { type: 'string' }, 'kubeloop-spec': { type: 'string' }, force: { type: 'boolean' } },
+    { name: { type: 'string' }, for: { type: 'string' }, owns: { type: 'string', multiple: true }, related: { type: 'string', multiple: true }, admission: { type: 'string' }, language: { type: 'string' }, 'kubeloop-spec': { type: 'string' }, force: { type: 'boolean' } },
     USAGE,
   );
   if (parsed.exitCode !== undefined) return parsed.exitCode;
@@ -91,6 +94,7 @@ export async function run(argv: string[]): Promise<number> {
         ...(values.name ? { name: values.name } : {}),
         ...(values.for ? { for: values.for } : {}),
         owns: values.owns ?? [],
+        related: values.related ?? [],
         ...(values.admission !== undefined ? { admission: values.admission } : {}),
         ...(values.language !== undefined ? { language: values.language } : {}),
         ...(values['kubeloop-spec'] ? { kubeloopSpec: values['kubeloop-spec'] } : {}),

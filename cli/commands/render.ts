@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { parseDocument, stringify } from 'yaml';
 import type { KindRef } from '../../api/meta.ts';
 import { childrenKey } from '../../lib/contract/children-key.ts';
-import type { KubeObject, ReconcileRequest, ReconcileResponse, TriggerType } from '../../lib/contract/types.ts';
+import type { KubeObject, ReconcileRequest, ReconcileResponse, RequiredResource, TriggerType } from '../../lib/contract/types.ts';
 import { isAdmissionDefinition } from '../../lib/sdk/define-admission.ts';
 import { validateReconcileRequest } from '../../lib/contract/validate.ts';
 import { callFunction } from '../../lib/replay/replay-client.ts';
@@ -15,9 +15,11 @@ import { builtinFunctionsHelp } from '../command-list.ts';
 import { FunctionModuleError, loadFunctionByNameOrPath } from '../function-module.ts';
 import { applyLocally } from '../render/apply-locally.ts';
 import { InputError, readObjects } from '../render/read-objects.ts';
+import { pickRequired, renderRelated } from '../render/related-input.ts';
+import { REQUIRES_LIMITS, sameRequirements } from '../../router/reconcile/required-objects.ts';
 
 const USAGE = `usage: kubeloop render <object.yaml> (--function <name|module> | --to <url>) [--children FILE]...
-                       [--loop loop.yaml] [--trigger ADDED] [--now 2026-01-01T00:00:00Z] [--output yaml|json]
+                       [--related FILE | --related NAME=FILE]... [--loop loop.yaml] [--trigger ADDED] [--now 2026-01-01T00:00:00Z] [--output yaml|json]
 
 Sends the object in <object.yaml> (the primary) and the objects in --children files to the function, as the
 router would, and prints its actions, the events, and every object the actions touch as it would look after
@@ -25,21 +27,28 @@ them (patches and status applied locally). Nothing is read from or written to a 
   --function MODULE  serve this module (default export defineFunction(...)) or built-in name in-process
   --to URL           call a running function instead
   --children FILE    owned objects (YAML or JSON, several documents or a List); repeatable
-  --loop FILE        the Loop: its name, and an empty children list for every kind it owns
+  --related FILE     objects the Loop's spec.related entries may select (needs --loop); sorted into
+                     request.related as the router would, and what the function requires is taken from them
+  --related NAME=FILE  these objects as request.related[NAME]; repeatable
+  --loop FILE        the Loop: its name, an empty children list for every kind it owns, its related entries
 Exit code: 0 rendered, 1 the function failed or an action would fail, 2 bad usage or input.
 ${builtinFunctionsHelp()}`;
 
-const TRIGGERS: TriggerType[] = ['ADDED', 'MODIFIED', 'DELETED', 'RESYNC', 'REQUEUE', 'CHILD'];
+const TRIGGERS: TriggerType[] = ['ADDED', 'MODIFIED', 'DELETED', 'RESYNC', 'REQUEUE', 'CHILD', 'RELATED'];
 
-function readLoop(file: string): { name: string; owns: KindRef[] } {
+function readLoop(file: string): { name: string; owns: KindRef[]; related?: unknown } {
   const doc = parseDocument(readFileSync(file, 'utf8'));
   if (doc.errors[0]) throw new InputError(`${file}: not valid YAML: ${doc.errors[0].message.split('\n')[0]}`);
-  const loop = doc.toJS() as { kind?: string; metadata?: { name?: string }; spec?: { owns?: KindRef[] } } | null;
+  const loop = doc.toJS() as { kind?: string; metadata?: { name?: string }; spec?: { owns?: KindRef[]; related?: unknown } } | null;
   if (loop?.kind !== 'Loop' || !loop.metadata?.name) throw new InputError(`${file}: want a Loop (kind: Loop with metadata.name)`);
-  return { name: loop.metadata.name, owns: loop.spec?.owns ?? [] };
+  return { name: loop.metadata.name, owns: loop.spec?.owns ?? [], related: loop.spec?.related };
 }
 
-export function buildRenderRequest(primary: KubeObject, children: KubeObject[], options: { loop?: { name: string; owns: KindRef[] }; trigger: TriggerType; now: string }): ReconcileRequest {
+export function buildRenderRequest(
+  primary: KubeObject,
+  children: KubeObject[],
+  options: { loop?: { name: string; owns: KindRef[] }; trigger: TriggerType; now: string; related?: Record<string, KubeObject[]> },
+): ReconcileRequest {
   const grouped: Record<string, KubeObject[]> = {};
   for (const ref of options.loop?.owns ?? []) grouped[childrenKey(ref.apiVersion, ref.kind)] = [];
   for (const child of children) (grouped[childrenKey(child.apiVersion ?? '', child.kind ?? '')] ??= []).push(child);
@@ -51,6 +60,7 @@ export function buildRenderRequest(primary: KubeObject, children: KubeObject[], 
     trigger: { type: options.trigger },
     object: primary,
     children: grouped,
+    ...(options.related ? { related: options.related } : {}),
     ...(primary.metadata?.deletionTimestamp ? { finalizing: true } : {}),
     now: options.now,
   };
@@ -60,7 +70,7 @@ export async function run(argv: string[]): Promise<number> {
   const parsed = parseCommandArgs(
     'render',
     argv,
-    { function: { type: 'string' }, to: { type: 'string' }, children: { type: 'string', multiple: true }, loop: { type: 'string' }, trigger: { type: 'string' }, now: { type: 'string' }, output: { type: 'string', short: 'o' } },
+    { function: { type: 'string' }, to: { type: 'string' }, children: { type: 'string', multiple: true }, related: { type: 'string', multiple: true }, loop: { type: 'string' }, trigger: { type: 'string' }, now: { type: 'string' }, output: { type: 'string', short: 'o' } },
     USAGE,
   );
   if (parsed.exitCode !== undefined) return parsed.exitCode;
@@ -82,11 +92,22 @@ export async function run(argv: string[]): Promise<number> {
   }
 
   let request: ReconcileRequest;
+  let relatedObjects: KubeObject[] = [];
   try {
     const primaries = readObjects(positionals[0] ?? '');
     if (primaries.length !== 1 || !primaries[0]) throw new InputError(`${positionals[0]}: want exactly one object (the primary), found ${primaries.length}; pass the others with --children`);
     const children = (values.children ?? []).flatMap((file) => readObjects(file));
-    request = buildRenderRequest(primaries[0], children, { ...(values.loop ? { loop: readLoop(values.loop) } : {}), trigger, now });
+    const loop = values.loop ? readLoop(values.loop) : undefined;
+    const named: Record<string, KubeObject[]> = {};
+    const unnamed: KubeObject[] = [];
+    for (const arg of values.related ?? []) {
+      const match = /^([a-z][-a-z0-9]*)=(.+)$/.exec(arg);
+      if (match?.[1] && match[2]) named[match[1]] = readObjects(match[2]);
+      else unnamed.push(...readObjects(arg));
+    }
+    relatedObjects = [...unnamed, ...Object.values(named).flat()];
+    const related = renderRelated(primaries[0], loop?.related, unnamed, named);
+    request = buildRenderRequest(primaries[0], children, { ...(loop ? { loop } : {}), trigger, now, ...(related ? { related } : {}) });
     const checked = validateReconcileRequest(request);
     if (!checked.ok) throw new InputError(`the request built from these files is not valid: ${checked.errors.join('; ')}`);
   } catch (error) {
@@ -108,13 +129,27 @@ export async function run(argv: string[]): Promise<number> {
     return 2;
   }
   try {
-    const reply = await callFunction(request, { url: values.to ?? `${server?.url ?? ''}/` });
-    if (!reply.ok) {
-      console.error(`kubeloop render: the function failed: ${reply.message}`);
-      return 1;
+    const url = values.to ?? `${server?.url ?? ''}/`;
+    let response: ReconcileResponse | undefined;
+    let sent: RequiredResource[] = [];
+    // The router's requires rounds, served from the --related files.
+    for (let calls = 1; ; calls++) {
+      const reply = await callFunction(request, { url });
+      if (!reply.ok) {
+        console.error(`kubeloop render: the function failed: ${reply.message}`);
+        return 1;
+      }
+      // A ReconcileRequest was sent, so callFunction checked the reply as a ReconcileResponse.
+      response = reply.response as ReconcileResponse;
+      const wanted = response.requires ?? [];
+      if (sameRequirements(wanted, sent)) break;
+      if (calls >= REQUIRES_LIMITS.calls) {
+        console.error(`kubeloop render: the function asked for different objects on each of ${calls} calls (the router stops there: RequiresExceeded)`);
+        return 1;
+      }
+      sent = wanted;
+      request = { ...request, related: { ...request.related, ...pickRequired(request.object, wanted, relatedObjects) } };
     }
-    // A ReconcileRequest was sent, so callFunction checked the reply as a ReconcileResponse.
-    const response = reply.response as ReconcileResponse;
     const rendered = applyLocally(request, response);
     if (output === 'json') {
       console.log(JSON.stringify({ response, ...rendered }, null, 2));

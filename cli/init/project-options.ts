@@ -11,6 +11,8 @@ export interface ProjectOptions {
   owns: KindRef[];
   /** The kubeloop dependency of the generated package.json ("^0.1.0", "file:../kubeloop-0.1.0.tgz"). */
   kubeloopSpec: string;
+  /** spec.related entries (kubeloop init --related): objects named by an annotation on the primary. */
+  related: RelatedOption[];
   /** An admission function project of this type (`for` is then the kind it admits) instead of a reconcile one. */
   admission?: AdmissionType;
   /** A Python or Go project on that language's SDK instead of TypeScript (the default, when absent). */
@@ -21,6 +23,14 @@ export const OTHER_LANGUAGES = ['python', 'go'] as const;
 export type OtherLanguage = (typeof OTHER_LANGUAGES)[number];
 
 export type AdmissionType = 'validating' | 'mutating';
+
+/** One spec.related entry of a generated Loop: objects of `ref` named by `annotation` on the primary. */
+export interface RelatedOption {
+  /** The key in request.related: the kind in lower case ("configmap"). */
+  name: string;
+  ref: KindRef;
+  annotation: string;
+}
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
@@ -49,6 +59,7 @@ export interface RawInitOptions {
   name?: string;
   for?: string;
   owns?: string[];
+  related?: string[];
   kubeloopSpec?: string;
   admission?: string;
   language?: string;
@@ -74,8 +85,21 @@ export function readProjectOptions(raw: RawInitOptions, kubeloopVersion: string)
   const keys = owns.map((ref) => childrenKey(ref.apiVersion, ref.kind));
   const repeated = keys.find((key, index) => keys.indexOf(key) !== index);
   if (repeated) throw new Error(`--owns names ${repeated} twice`);
+  if (raw.admission && (raw.related ?? []).length > 0) throw new Error('--related is for reconcile functions (drop --related or --admission)');
+  const related = (raw.related ?? [])
+    .flatMap((entry) => entry.split(','))
+    .filter((entry) => entry.trim() !== '')
+    .map((entry) => {
+      const ref = parseKindRef(entry.trim(), '--related');
+      const entryName = ref.kind.toLowerCase();
+      return { name: entryName, ref, annotation: `${name}.example.com/${entryName}` };
+    });
+  const relatedNames = related.map((r) => r.name);
+  const twice = relatedNames.find((n, i) => relatedNames.indexOf(n) !== i);
+  if (twice) throw new Error(`--related names the kind ${twice} twice`);
   return {
     name,
+    related,
     // An admission function admits pods unless told otherwise: the usual first webhook.
     for: parseKindRef(raw.for ?? (raw.admission ? 'v1/Pod' : 'v1/ConfigMap'), '--for'),
     owns,

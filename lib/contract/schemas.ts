@@ -56,13 +56,19 @@ export const reconcileRequestSchema = {
       type: 'object',
       required: ['type'],
       properties: {
-        type: { enum: ['ADDED', 'MODIFIED', 'DELETED', 'RESYNC', 'REQUEUE', 'CHILD'] },
+        type: { enum: ['ADDED', 'MODIFIED', 'DELETED', 'RESYNC', 'REQUEUE', 'CHILD', 'RELATED'] },
         child: objectTargetSchema,
+        related: {
+          type: 'object',
+          required: ['name', 'object'],
+          properties: { name: { type: 'string', minLength: 1 }, object: objectTargetSchema },
+        },
       },
     },
     // The primary exists in the API server, so it has a name (a created object may have only generateName).
     object: { ...kubeObjectSchema, properties: { ...kubeObjectSchema.properties, metadata: { ...kubeObjectSchema.properties.metadata, required: ['name'] } } },
     children: { type: 'object', additionalProperties: { type: 'array', items: kubeObjectSchema } },
+    related: { type: 'object', additionalProperties: { type: 'array', items: kubeObjectSchema } },
     finalizing: { type: 'boolean' },
     now: { type: 'string', format: 'date-time' },
   },
@@ -130,6 +136,39 @@ const actionSchema = {
   ],
 } as const;
 
+const labelSelectorSchema = {
+  type: 'object',
+  properties: {
+    matchLabels: { type: 'object', additionalProperties: { type: 'string' } },
+    matchExpressions: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['key', 'operator'],
+        properties: { key: { type: 'string' }, operator: { enum: ['In', 'NotIn', 'Exists', 'DoesNotExist'] }, values: { type: 'array', items: { type: 'string' } } },
+        additionalProperties: false,
+      },
+    },
+  },
+  additionalProperties: false,
+} as const;
+
+const requiredResourceSchema = {
+  type: 'object',
+  required: ['name', 'apiVersion', 'kind'],
+  properties: {
+    name: { type: 'string', pattern: '^[a-z]([-a-z0-9]*[a-z0-9])?$', maxLength: 63 },
+    apiVersion: { type: 'string', minLength: 1 },
+    kind: { type: 'string', pattern: '^[A-Z][A-Za-z0-9]*$' },
+    namespace: { type: 'string', minLength: 1 },
+    names: { type: 'array', items: { type: 'string', minLength: 1 } },
+    selector: labelSelectorSchema,
+  },
+  // Exactly one of names and selector.
+  oneOf: [{ required: ['names'], not: { required: ['selector'] } }, { required: ['selector'], not: { required: ['names'] } }],
+  additionalProperties: false,
+} as const;
+
 export const reconcileResponseSchema = {
   $id: 'kubeloop.dev/v1/ReconcileResponse',
   type: 'object',
@@ -138,6 +177,7 @@ export const reconcileResponseSchema = {
     apiVersion: { const: 'kubeloop.dev/v1' },
     kind: { const: 'ReconcileResponse' },
     actions: { type: 'array', items: actionSchema },
+    requires: { type: 'array', items: requiredResourceSchema },
     requeueAfterSeconds: { type: 'number', minimum: 0 },
     finalized: { type: 'boolean' },
     error: {

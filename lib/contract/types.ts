@@ -6,7 +6,8 @@ export const CONTRACT_API_VERSION = 'kubeloop.dev/v1';
 export const CLOUDEVENT_TYPE = 'dev.kubeloop.reconcile.v1';
 export const CLOUDEVENT_RESPONSE_TYPE = 'dev.kubeloop.reconcile.response.v1';
 
-export type TriggerType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'RESYNC' | 'REQUEUE' | 'CHILD';
+/** RELATED is sent only to Loops with spec.related or to functions that answered with requires. */
+export type TriggerType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'RESYNC' | 'REQUEUE' | 'CHILD' | 'RELATED';
 
 export type { KubeObject };
 
@@ -23,6 +24,8 @@ export interface Trigger {
   type: TriggerType;
   /** For CHILD triggers: the child that changed. */
   child?: ObjectTarget;
+  /** For RELATED triggers: the related (or required) object that changed, appeared or went away, and its entry. */
+  related?: { name: string; object: ObjectTarget };
 }
 
 export interface ReconcileRequest {
@@ -37,6 +40,11 @@ export interface ReconcileRequest {
   object: KubeObject;
   /** One key per owned kind ("Pod.v1", "ConfigMap.v1", "Foo.example.com/v1"), [] when none. */
   children: Record<string, KubeObject[]>;
+  /**
+   * Related objects by entry name: one key per spec.related entry of the Loop, [] when none matches, and
+   * one per `requires` entry the function asked for. Absent when the Loop has neither.
+   */
+  related?: Record<string, KubeObject[]>;
   /** True when the primary has a deletionTimestamp and carries the Loop's finalizer. */
   finalizing?: boolean;
   /** The router's clock, RFC 3339; functions never read their own clock. */
@@ -87,10 +95,28 @@ export interface ReconcileError {
   retryAfterSeconds?: number;
 }
 
+/**
+ * Objects a function needs and was not sent: the router reads them as the Loop's ServiceAccount, calls again
+ * with them in request.related[name], and calls again whenever they change, until an answer stops asking.
+ */
+export interface RequiredResource {
+  /** The key in request.related; a DNS label, not one of the Loop's spec.related names. */
+  name: string;
+  apiVersion: string;
+  kind: string;
+  /** For a namespaced kind; the primary's namespace when omitted. */
+  namespace?: string;
+  /** Exactly one of names and selector. */
+  names?: string[];
+  selector?: { matchLabels?: Record<string, string>; matchExpressions?: Array<{ key: string; operator: 'In' | 'NotIn' | 'Exists' | 'DoesNotExist'; values?: string[] }> };
+}
+
 export interface ReconcileResponse {
   apiVersion: typeof CONTRACT_API_VERSION;
   kind: 'ReconcileResponse';
   actions: Action[];
+  /** Objects to send on the next call (docs/contract.md, "Asking for objects"). */
+  requires?: RequiredResource[];
   requeueAfterSeconds?: number;
   /** The Loop's finalizer may be removed. */
   finalized?: boolean;

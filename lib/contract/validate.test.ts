@@ -21,7 +21,7 @@ describe('validateReconcileRequest', () => {
   });
 
   it.each([
-    [{ ...request, trigger: { type: 'POKE' } }, '/trigger/type must be equal to one of the allowed values: ["ADDED","MODIFIED","DELETED","RESYNC","REQUEUE","CHILD"]'],
+    [{ ...request, trigger: { type: 'POKE' } }, '/trigger/type must be equal to one of the allowed values: ["ADDED","MODIFIED","DELETED","RESYNC","REQUEUE","CHILD","RELATED"]'],
     [{ ...request, now: 'yesterday' }, '/now must match format "date-time"'],
     [{ ...request, children: { 'Pod.v1': [{ kind: 'Pod' }] } }, "/children/Pod.v1/0 must have required property 'apiVersion'"],
     [{ ...request, reconcileId: 'has spaces in it' }, '/reconcileId must match pattern "^[!-~]{1,128}$"'],

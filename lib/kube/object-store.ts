@@ -101,3 +101,10 @@ export function controllerUidOf(object: KubernetesObject): string[] {
   const uid = controllerUid(object);
   return uid ? [uid] : [];
 }
+
+/** Objects by namespace: a related label selector looks in one namespace of a cluster-wide cache. */
+export const NAMESPACE_INDEX = 'namespace';
+
+export function namespaceOf(object: KubernetesObject): string[] {
+  return object.metadata?.namespace ? [object.metadata.namespace] : [];
+}

@@ -79,4 +79,19 @@ describe('parseLoop', () => {
     expect(loop.functionUrl).toBeUndefined();
     expect(loop.functionRef).toEqual({ apiVersion: 'v1', kind: 'Service', name: 'fn', namespace: 'fns', port: 8080, path: '/' });
   });
+
+  it('reads spec.related, and names the bad field of a related entry as an InvalidSpec', () => {
+    const related = [{ name: 'config', apiVersion: 'v1', kind: 'ConfigMap', nameFrom: { annotation: 'kubeloop.dev/config-map' } }];
+    expect(parseLoop({ ...valid, spec: { ...valid.spec, related } }).related).toMatchObject([{ name: 'config', kind: { apiVersion: 'v1', kind: 'ConfigMap' }, namespace: { from: 'primary' } }]);
+    expect(parseLoop(valid).related).toEqual([]);
+    let error: unknown;
+    try {
+      parseLoop({ ...valid, spec: { ...valid.spec, related: [{ name: 'config', apiVersion: 'v1', kind: 'ConfigMap', nameFrom: { fieldPath: 'spec.[' } }] } });
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(LoopSpecError);
+    expect((error as LoopSpecError).field).toBe('spec.related[0].nameFrom.fieldPath');
+    expect(loopSpecErrorReason(error as LoopSpecError)).toBe('InvalidSpec');
+  });
 });

@@ -6,6 +6,7 @@ import type { KindRef } from '../../api/meta.ts';
 import { parseFunctionRef, type FunctionRefConfig } from './function-ref.ts';
 import { DEFAULT_FUNCTION_URL_POLICY, functionUrlProblem, type FunctionUrlPolicy } from './function-url-policy.ts';
 import type { SigningKeys } from '../../lib/signing/webhook-signature.ts';
+import { parseRelated, RelatedSpecError, type RelationConfig } from './related-relation.ts';
 
 /** A validated Loop with defaults applied: what the router runs. */
 export interface LoopConfig {
@@ -36,6 +37,8 @@ export interface LoopConfig {
   signingSecretRef: SecretKeyRef | undefined;
   /** PEM, decoded from spec.function.caBundle. */
   caBundle: string | undefined;
+  /** spec.related: the objects sent besides the primary and its children, and what they trigger. */
+  related: RelationConfig[];
   /** The key(s) read from signingSecretRef before the Loop starts, replaced when the Secret is rotated. */
   signingKey?: SigningKeys;
 }
@@ -162,6 +165,13 @@ export function parseLoop(loop: Pick<Loop, 'metadata' | 'spec'>, urlPolicy: Func
     if (typeof ns !== 'string' || !DNS_LABEL.test(ns)) throw new LoopSpecError(name, `spec.namespaces[${i}]`, `"${String(ns)}" is not a namespace name`);
   }
   const serviceAccount = serviceAccountRef(name, spec.serviceAccount);
+  let related: RelationConfig[];
+  try {
+    related = parseRelated(spec.related);
+  } catch (error) {
+    if (error instanceof RelatedSpecError) throw new LoopSpecError(name, error.field, error.problem);
+    throw error;
+  }
   return {
     name,
     generation: loop.metadata?.generation ?? 0,
@@ -184,5 +194,6 @@ export function parseLoop(loop: Pick<Loop, 'metadata' | 'spec'>, urlPolicy: Func
     fieldManager: `kubeloop/${name}`,
     signingSecretRef: secretKeyRef(name, fn.signingSecretRef),
     caBundle: caBundle(name, fn.caBundle, fn.url),
+    related,
   };
 }

@@ -5,13 +5,20 @@ import type { KubeObject } from '../../lib/contract/types.ts';
 import type { ResourceDiscovery } from '../../lib/kube/discovery.ts';
 import { Informer, stripManagedFields } from '../../lib/kube/informer.ts';
 import type { KubeClient } from '../../lib/kube/kube-client.ts';
-import { CONTROLLER_UID_INDEX, controllerUidOf } from '../../lib/kube/object-store.ts';
+import { CONTROLLER_UID_INDEX, controllerUidOf, NAMESPACE_INDEX, namespaceOf } from '../../lib/kube/object-store.ts';
 import { kindKey, type ResourceInfo } from '../../lib/kube/resource-paths.ts';
 import type { KindRef } from '../../api/meta.ts';
 import type { RouterMetrics } from '../base/router-metrics.ts';
 import { combineInformers, type InformerView } from '../base/informer-view.ts';
+import { projectObject } from '../base/related-relation.ts';
 
 export const UID_INDEX = 'uid';
+
+/**
+ * What an informer caches of each object: whole objects, metadata only, or (related objects) apiVersion,
+ * kind, metadata and the listed fields; each mode is its own shared informer.
+ */
+export type CacheMode = boolean | { fields: readonly string[] };
 
 export interface InformerLease {
   informer: InformerView;
@@ -45,12 +52,12 @@ export class InformerRegistry {
    * The shared informers of a kind: one cluster-wide watch, or with `namespaces` one watch per namespace
    * (a Loop bound by namespaced RBAC may not watch cluster-wide). Started, not necessarily synced.
    */
-  async acquire(ref: KindRef, metadataOnly: boolean, namespaces?: ReadonlySet<string>): Promise<InformerLease> {
+  async acquire(ref: KindRef, mode: CacheMode, namespaces?: ReadonlySet<string>): Promise<InformerLease> {
     const resource = await this.options.discovery.resolve(ref.apiVersion, ref.kind);
     const scopes = resource.namespaced && namespaces && namespaces.size > 0 ? [...namespaces].sort() : [undefined];
     const held: Array<{ namespace: string; entry: Entry; release: () => Promise<void> }> = [];
     try {
-      for (const namespace of scopes) held.push({ namespace: namespace ?? '', ...(await this.#acquireOne(resource, metadataOnly, namespace)) });
+      for (const namespace of scopes) held.push({ namespace: namespace ?? '', ...(await this.#acquireOne(resource, mode, namespace)) });
     } catch (error) {
       await Promise.all(held.map((h) => h.release()));
       throw error;
@@ -64,11 +71,12 @@ export class InformerRegistry {
     };
   }
 
-  async #acquireOne(resource: ResourceInfo, metadataOnly: boolean, namespace: string | undefined): Promise<{ entry: Entry; release: () => Promise<void> }> {
-    const id = `${kindKey(resource.apiVersion, resource.kind)}|${metadataOnly ? 'metadata' : 'full'}|${namespace ?? '*'}`;
+  async #acquireOne(resource: ResourceInfo, mode: CacheMode, namespace: string | undefined): Promise<{ entry: Entry; release: () => Promise<void> }> {
+    const modeId = typeof mode === 'boolean' ? (mode ? 'metadata' : 'full') : `fields:${[...mode.fields].sort().join(',')}`;
+    const id = `${kindKey(resource.apiVersion, resource.kind)}|${modeId}|${namespace ?? '*'}`;
     let pending = this.#entries.get(id);
     if (!pending) {
-      pending = this.#create(resource, metadataOnly, namespace);
+      pending = this.#create(resource, mode, namespace);
       this.#entries.set(id, pending);
       pending.catch(() => this.#entries.delete(id));
     }
@@ -96,16 +104,22 @@ export class InformerRegistry {
     await Promise.all(entries.map((e) => (e.status === 'fulfilled' ? e.value.informer.stop() : undefined)));
   }
 
-  async #create(resource: ResourceInfo, metadataOnly: boolean, namespace: string | undefined): Promise<Entry> {
+  async #create(resource: ResourceInfo, mode: CacheMode, namespace: string | undefined): Promise<Entry> {
     const { client, logger, metrics } = this.options;
+    const metadataOnly = mode === true;
+    const fields = typeof mode === 'object' ? mode.fields : undefined;
     const informer = new Informer<KubeObject>({
       client,
       resource,
       namespace,
       metadataOnly,
       // managedFields are large and no function reads them: dropping them is most of the memory saved.
-      transform: stripManagedFields,
-      indexers: { [CONTROLLER_UID_INDEX]: controllerUidOf, [UID_INDEX]: (o) => (o.metadata?.uid ? [o.metadata.uid] : []) },
+      transform: fields ? (o) => projectObject(stripManagedFields(o), fields) : stripManagedFields,
+      indexers: {
+        [CONTROLLER_UID_INDEX]: controllerUidOf,
+        [UID_INDEX]: (o) => (o.metadata?.uid ? [o.metadata.uid] : []),
+        [NAMESPACE_INDEX]: namespaceOf,
+      },
       watchTimeoutSeconds: this.options.watchTimeoutSeconds,
       watchdogGraceMs: this.options.watchdogGraceMs,
       logger: logger.child({ informer: kindKey(resource.apiVersion, resource.kind), metadataOnly, namespace: namespace ?? '*' }),

@@ -16,6 +16,7 @@ import { WorkQueue, type QueueItem } from '../base/work-queue.ts';
 import { describeRef, type RefResolution } from '../base/function-ref.ts';
 import { loopMetrics, type LoopMetrics, type ReconcileResult } from '../base/router-metrics.ts';
 import { FunctionRefWatch } from './function-ref-watch.ts';
+import { RelatedWatch } from './related-watch.ts';
 import { RunnerShard } from '../sharding/runner-shard.ts';
 import type { ShardGate } from '../sharding/shard-member.ts';
 
@@ -55,6 +56,7 @@ export class LoopRunner {
   #cachesComplete = false;
   #functionUrl: string | undefined;
   #refWatch: FunctionRefWatch | undefined;
+  #related: RelatedWatch | undefined;
   /** Start times of the keys being processed, read at scrape time (unfinished work, longest running). */
   readonly #processingSince = new Map<string, number>();
   readonly #metrics: LoopMetrics;
@@ -101,6 +103,8 @@ export class LoopRunner {
     try {
       this.#primary = await registry.acquire(loop.for, loop.metadataOnly, loop.namespaces);
       for (const kind of loop.owns) this.#owned.push({ ...(await registry.acquire(kind, loop.metadataOnly, loop.namespaces)), kind });
+      this.#related = new RelatedWatch(loop, registry, (key, trigger) => this.#enqueueRelated(key, trigger), this.#deps.logger, (key) => this.#primary?.informer.store.get(key) !== undefined);
+      await this.#related.start();
       if (loop.functionRef) {
         this.#refWatch = new FunctionRefWatch(loop.functionRef, loop.urlPolicy, (resolution) => this.#refChanged(resolution));
         await this.#refWatch.start(registry);
@@ -118,13 +122,21 @@ export class LoopRunner {
     }, loop.maxConcurrency);
     const primary = this.#primary.informer;
     if (this.#deps.shard) this.#startShard(this.#deps.shard);
+    const related = this.#related;
+    const indexed = loop.related.length > 0 && related ? (o: KubeObject) => related.indexPrimary(o) : () => {};
     this.#unsubscribe.push(
-      primary.on('add', (o) => this.#enqueuePrimary(o, { type: 'ADDED' })),
+      primary.on('add', (o) => {
+        indexed(o);
+        this.#enqueuePrimary(o, { type: 'ADDED' });
+      }),
       primary.on('update', (o, previous) => {
+        indexed(o);
         if (updateTriggers(loop, previous, o)) this.#enqueuePrimary(o, { type: 'MODIFIED' });
       }),
       primary.on('delete', (o) => this.#primaryDeleted(o)),
     );
+    // A shared informer may have listed before this Loop subscribed: index what it holds already.
+    for (const object of primary.store.list()) indexed(object);
     for (const owned of this.#owned) {
       const childKind = owned.kind;
       const enqueueOwner = (child: KubeObject) => this.#enqueueOwnerOf(child, childKind);
@@ -138,7 +150,7 @@ export class LoopRunner {
         }),
       );
     }
-    for (const lease of [this.#primary, ...this.#owned]) {
+    for (const lease of [this.#primary, ...this.#owned, ...(this.#related?.leases() ?? [])]) {
       this.#unsubscribe.push(
         lease.informer.on('restart', (_reason, error) => {
           if (isApiError(error, 403)) {
@@ -147,7 +159,12 @@ export class LoopRunner {
         }),
       );
     }
-    const caches = [primary.waitForSync(), ...this.#owned.map((o) => o.informer.waitForSync()), this.#refWatch?.synced()];
+    const caches = [
+      primary.waitForSync(),
+      ...this.#owned.map((o) => o.informer.waitForSync()),
+      ...(this.#related?.leases() ?? []).map((l) => l.informer.waitForSync()),
+      this.#refWatch?.synced(),
+    ];
     this.synced = Promise.all(caches).then(() => {
       if (this.#stopped) return;
       // Nothing was queued before every cache was complete (a PodSet must never be reconciled against a
@@ -214,6 +231,7 @@ export class LoopRunner {
     for (const off of this.#unsubscribe.splice(0)) off();
     await this.#refWatch?.stop();
     await this.#queue.shutdown();
+    await this.#related?.stop();
     this.#unwatchQueue?.();
     const leases = [this.#primary, ...this.#owned].filter((l): l is InformerLease => l !== undefined);
     this.#primary = undefined;
@@ -244,8 +262,15 @@ export class LoopRunner {
     this.#queue.add(key, trigger, priority);
   }
 
+  /** A related object changed: its primaries are called if this Loop selects them (and this member owns them). */
+  #enqueueRelated(key: string, trigger: Trigger): void {
+    const primary = this.#primary?.informer.store.get(key);
+    if (primary) this.#enqueuePrimary(primary, trigger);
+  }
+
   #primaryDeleted(object: KubeObject): void {
     const key = objectKey(object.metadata);
+    this.#related?.forgetPrimary(key);
     this.#expectations.forget(key);
     this.#ownWrites.forget(key);
     this.#replays.forget(key);
@@ -296,6 +321,8 @@ export class LoopRunner {
       replays: this.#replays,
       primaries: primary.informer.store,
       owned: this.#owned.map((o) => ({ kind: o.kind, store: o.informer.store })),
+      related: this.#related?.stores() ?? [],
+      requirements: this.#related ?? { get: () => undefined, set: () => {} },
       lookup: (apiVersion, kind, namespace, name) => this.#lookup(apiVersion, kind, namespace, name),
       lookupChild: (kind, key) => this.#lookupChild(kind, key),
       functionUrl: () => this.#functionUrl,

@@ -4,6 +4,8 @@
 import type { ServiceAccountRef } from '../../api/loop.ts';
 import { serviceAccountGroups, serviceAccountUser, type KubeClient } from '../../lib/kube/kube-client.ts';
 import type { ResourceInfo } from '../../lib/kube/resource-paths.ts';
+import type { KindRef } from '../../api/meta.ts';
+import type { LoopConfig } from '../base/loop-spec.ts';
 
 export interface AccessCheck {
   verb: 'list' | 'watch';
@@ -28,6 +30,25 @@ export function accessChecks(resources: readonly ResourceInfo[], namespaces: Rea
         seen.add(key);
         checks.push({ verb, group: r.group, resource: r.plural, namespace });
       }
+    }
+  }
+  return checks;
+}
+
+/**
+ * Every check a Loop needs: its primary and owned kinds in its namespaces, and each spec.related kind where
+ * that entry looks (a named namespace, the Loop's namespaces, or all), so a related kind it may not read
+ * stops the Loop before anything is sent.
+ */
+export async function loopAccessChecks(config: Pick<LoopConfig, 'for' | 'owns' | 'namespaces' | 'related'>, resolve: (ref: KindRef) => Promise<ResourceInfo>): Promise<AccessCheck[]> {
+  const own = await Promise.all([config.for, ...config.owns].map(resolve));
+  const checks = accessChecks(own, config.namespaces);
+  for (const relation of config.related) {
+    const resource = await resolve(relation.kind);
+    const ns = relation.namespace;
+    const scope = ns.from === 'named' ? new Set([ns.name]) : ns.from === 'primary' ? config.namespaces : undefined;
+    for (const check of accessChecks([resource], scope)) {
+      if (!checks.some((c) => c.verb === check.verb && c.group === check.group && c.resource === check.resource && c.namespace === check.namespace)) checks.push(check);
     }
   }
   return checks;

@@ -8,7 +8,7 @@ import type { NamedObjectWatch } from '../../lib/kube/named-object-watch.ts';
 import type { RateLimit } from '../../lib/kube/rate-limiter.ts';
 import type { LoopConfig } from '../base/loop-spec.ts';
 import { LoopRunner, type LoopHealth, type LoopRunnerDeps } from '../intake/loop-runner.ts';
-import { accessChecks, reviewAccess, type AccessVerdict } from './access-review.ts';
+import { loopAccessChecks, reviewAccess, type AccessVerdict } from './access-review.ts';
 import { readSigningKeys, watchSigningKeys } from './signing-key.ts';
 
 export interface LaunchHooks {
@@ -48,8 +48,8 @@ export function kubeLoopLauncher(o: KubeLoopLauncherOptions): LoopLauncher {
   return {
     async review(config) {
       const { discovery } = o.runnerDeps;
-      const resources = await Promise.all([config.for, ...config.owns].map((k) => discovery.resolve(k.apiVersion, k.kind)));
-      return reviewAccess(o.client, config.serviceAccount, accessChecks(resources, config.namespaces));
+      // The primary and owned kinds, and each related kind where its entry looks.
+      return reviewAccess(o.client, config.serviceAccount, await loopAccessChecks(config, (k) => discovery.resolve(k.apiVersion, k.kind)));
     },
     async launch(config, hooks) {
       const loopClient = o.client.impersonating(

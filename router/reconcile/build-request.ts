@@ -1,5 +1,5 @@
 // Builds the ReconcileRequest for one primary from the informer caches: the primary and its children
-// (by controller ownerReference), one key per owned kind even when empty.
+// (by controller ownerReference), one key per owned kind even when empty, and the related objects.
 import { randomUUID } from 'node:crypto';
 import type { KubeObject, ReconcileRequest, Trigger } from '../../lib/contract/types.ts';
 import { CONTRACT_API_VERSION } from '../../lib/contract/types.ts';
@@ -30,6 +30,8 @@ export function buildRequest(params: {
   owned: readonly OwnedStore[];
   trigger: Trigger;
   finalizing: boolean;
+  /** request.related: declared entries and required ones; omitted for Loops with neither. */
+  related?: Record<string, KubeObject[]>;
   now?: Date;
 }): ReconcileRequest {
   return {
@@ -40,6 +42,7 @@ export function buildRequest(params: {
     trigger: params.trigger,
     object: params.primary,
     children: childrenOf(params.primary, params.owned),
+    ...(params.related ? { related: params.related } : {}),
     ...(params.finalizing ? { finalizing: true } : {}),
     now: (params.now ?? new Date()).toISOString(),
   };

@@ -49,17 +49,17 @@ describe('keepsAnswer', () => {
   const conflict = { result: 'conflict', message: 'stale' } as const;
 
   it('keeps an answer that only patched the primary and conflicted', () => {
-    expect(keepsAnswer({ owns: [] }, sent, respond([patchPod]), conflict, plain)).toBe(true);
+    expect(keepsAnswer({ owns: [], related: [] }, sent, respond([patchPod]), conflict, plain)).toBe(true);
   });
 
   it('keeps nothing that applied, failed, asked for later, finalized, or belongs to a Loop with children', () => {
-    expect(keepsAnswer({ owns: [] }, sent, respond([patchPod]), { result: 'done', refused: 0 }, plain)).toBe(false);
-    expect(keepsAnswer({ owns: [] }, sent, respond([patchPod]), { result: 'failed', message: '500', retryable: true }, plain)).toBe(false);
-    expect(keepsAnswer({ owns: [] }, sent, respond([patchPod], { requeueAfterSeconds: 5 }), conflict, plain)).toBe(false);
-    expect(keepsAnswer({ owns: [] }, sent, respond([patchPod], { error: { type: 'temporary', message: 'x' } }), conflict, plain)).toBe(false);
-    expect(keepsAnswer({ owns: [] }, sent, respond([patchPod], { finalized: true }), conflict, { deleted: false, finalizing: true })).toBe(false);
-    expect(keepsAnswer({ owns: [{ apiVersion: 'v1', kind: 'Pod' }] }, sent, respond([patchPod]), conflict, plain)).toBe(false);
-    expect(keepsAnswer({ owns: [] }, sent, respond([patchPod, { op: 'status', status: { ok: true } }]), conflict, plain)).toBe(false);
+    expect(keepsAnswer({ owns: [], related: [] }, sent, respond([patchPod]), { result: 'done', refused: 0 }, plain)).toBe(false);
+    expect(keepsAnswer({ owns: [], related: [] }, sent, respond([patchPod]), { result: 'failed', message: '500', retryable: true }, plain)).toBe(false);
+    expect(keepsAnswer({ owns: [], related: [] }, sent, respond([patchPod], { requeueAfterSeconds: 5 }), conflict, plain)).toBe(false);
+    expect(keepsAnswer({ owns: [], related: [] }, sent, respond([patchPod], { error: { type: 'temporary', message: 'x' } }), conflict, plain)).toBe(false);
+    expect(keepsAnswer({ owns: [], related: [] }, sent, respond([patchPod], { finalized: true }), conflict, { deleted: false, finalizing: true })).toBe(false);
+    expect(keepsAnswer({ owns: [{ apiVersion: 'v1', kind: 'Pod' }], related: [] }, sent, respond([patchPod]), conflict, plain)).toBe(false);
+    expect(keepsAnswer({ owns: [], related: [] }, sent, respond([patchPod, { op: 'status', status: { ok: true } }]), conflict, plain)).toBe(false);
   });
 
   it('keeps an answer whose patch tests the version it was sent (as the SDK writes it), not one pinned to another', () => {
@@ -68,8 +68,8 @@ describe('keepsAnswer', () => {
       target: { apiVersion: 'v1', kind: 'Pod', namespace: 'shop', name: 'web-1' },
       patch: [{ op: 'test', path: '/metadata/resourceVersion', value }, { op: 'add', path: '/metadata/labels/pod-name', value: 'web-1' }],
     });
-    expect(keepsAnswer({ owns: [] }, sent, respond([tested('10')]), conflict, plain)).toBe(true);
-    expect(keepsAnswer({ owns: [] }, sent, respond([tested('9')]), conflict, plain)).toBe(false);
+    expect(keepsAnswer({ owns: [], related: [] }, sent, respond([tested('10')]), conflict, plain)).toBe(true);
+    expect(keepsAnswer({ owns: [], related: [] }, sent, respond([tested('9')]), conflict, plain)).toBe(false);
   });
 });
 

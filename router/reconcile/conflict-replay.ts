@@ -52,11 +52,11 @@ export function judgeKeptAnswer(kept: KeptAnswer, cached: KubeObject | undefined
 
 /**
  * Whether an applied answer is kept for a replay: its writes conflicted, and (as for own writes) it only
- * patched the primary and asked for nothing later, in a Loop without children (their state is input too).
+ * patched the primary and asked for nothing later, in a Loop without children or related objects (their state is input too).
  * A patch that tests a resourceVersion other than the one it was sent pins that version: never replayed.
  */
 export function keepsAnswer(
-  loop: { owns: readonly unknown[] },
+  loop: { owns: readonly unknown[]; related: readonly unknown[] },
   primary: KubeObject,
   response: ReconcileResponse,
   applied: ApplyOutcome,

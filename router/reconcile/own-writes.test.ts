@@ -10,7 +10,7 @@ const patchPod: Action = {
 };
 const respond = (actions: Action[], extra: Partial<ReconcileResponse> = {}): ReconcileResponse => ({ apiVersion: 'kubeloop.dev/v1', kind: 'ReconcileResponse', actions, ...extra });
 const plain = { deleted: false, finalizing: false };
-const noChildren = { owns: [] };
+const noChildren = { owns: [], related: [] };
 
 describe('answerCoversOwnWrite', () => {
   it('covers an answer that only patches the primary (events aside)', () => {
@@ -37,7 +37,12 @@ describe('answerCoversOwnWrite', () => {
   });
 
   it('does not cover a Loop with children: the next request could differ by more than our patch', () => {
-    expect(answerCoversOwnWrite({ owns: [{ apiVersion: 'v1', kind: 'Pod' }] }, pod, respond([patchPod]), plain)).toBe(false);
+    expect(answerCoversOwnWrite({ owns: [{ apiVersion: 'v1', kind: 'Pod' }], related: [] }, pod, respond([patchPod]), plain)).toBe(false);
+  });
+
+  it('does not cover a Loop with related objects, nor an answer with requires: a related change may be coalesced with our event', () => {
+    expect(answerCoversOwnWrite({ owns: [], related: [{ name: 'config' }] }, pod, respond([patchPod]), plain)).toBe(false);
+    expect(answerCoversOwnWrite(noChildren, pod, respond([patchPod], { requires: [{ name: 'db', apiVersion: 'v1', kind: 'Secret', names: ['db'] }] }), plain)).toBe(false);
   });
 });
 

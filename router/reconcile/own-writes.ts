@@ -8,18 +8,19 @@ import { refersTo } from '../../lib/kube/object-meta.ts';
 
 /**
  * Whether the answer covers the object its own actions produce: it patched only the primary (events
- * aside), asked for nothing later (no error, requeue or finalizing), and the Loop sees no children, so
- * the next request would differ from this one only by our patch. The contract asks functions to be
+ * aside), asked for nothing later (no error, requeue, finalizing or requires), and the Loop sees no
+ * children and no related objects, so the next request would differ from this one only by our patch (a
+ * related change coalesced with our write's event in the queue must not be skipped with it). The contract asks functions to be
  * idempotent: given the result of its own patch, a function answers with no further patch.
  */
 export function answerCoversOwnWrite(
-  loop: { owns: readonly unknown[] },
+  loop: { owns: readonly unknown[]; related: readonly unknown[] },
   primary: KubeObject,
   response: ReconcileResponse,
   ctx: { deleted: boolean; finalizing: boolean },
 ): boolean {
-  if (loop.owns.length > 0 || ctx.deleted || ctx.finalizing) return false;
-  if (response.error || response.requeueAfterSeconds !== undefined || response.finalized) return false;
+  if (loop.owns.length > 0 || loop.related.length > 0 || ctx.deleted || ctx.finalizing) return false;
+  if (response.error || response.requeueAfterSeconds !== undefined || response.finalized || (response.requires?.length ?? 0) > 0) return false;
   let patches = 0;
   for (const action of response.actions) {
     if (action.op === 'event') continue;

@@ -4,6 +4,7 @@
 import type { JsonPatchOperation, KubeObject, ReconcileResponse } from '../../lib/contract/types.ts';
 import type { ApplyOutcome, RouterAction } from '../apply/apply-actions.ts';
 import type { DispatchResult } from './dispatch.ts';
+import type { RequiresProblem } from './required-objects.ts';
 import type { RefResolution } from '../base/function-ref.ts';
 import type { LoopConfig } from '../base/loop-spec.ts';
 import type { ReconcileResult } from '../base/router-metrics.ts';
@@ -23,6 +24,7 @@ export type LoopHealthReason =
   | 'Forbidden'
   | 'InvalidSpec'
   | 'ServiceAccountRequired'
+  | RequiresProblem['reason']
   | RefUnresolvedReason;
 export interface LoopHealth {
   ready: boolean;
@@ -75,6 +77,8 @@ export type ReconcileFacts =
 export type CallFacts =
   /** The call got no usable reply. */
   | { stage: 'call-failed'; call: Exclude<DispatchResult, { kind: 'ok' }> }
+  /** The function's requires could not be met (a bound, a kind its ServiceAccount may not read): nothing applied. */
+  | ({ stage: 'requires-failed' } & RequiresProblem)
   /** The function replied and its actions (and any finalizer removal) were applied. */
   | { stage: 'applied'; response: ReconcileResponse; applied: ApplyOutcome; deleted: boolean; callMs: number };
 
@@ -168,6 +172,9 @@ export function decide(facts: ReconcileFacts, policy: DecisionPolicy = DEFAULT_P
       return decideFinalizerAdded(facts.applied);
     case 'call-failed':
       return decideCallFailed(facts.call, policy);
+    case 'requires-failed':
+      // Retried with backoff: RBAC may be granted, the required objects may change.
+      return callFailure({ kind: 'backoff' }, 'error', facts.reason, `${facts.message} (nothing was applied)`);
     case 'applied':
       return { ...decideApplied(facts, policy), health: { ready: true, reason: 'Running', message: `last call answered in ${Math.round(facts.callMs)} ms` } };
   }

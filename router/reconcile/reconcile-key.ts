@@ -6,7 +6,9 @@ import type { ResourceDiscovery } from '../../lib/kube/discovery.ts';
 import type { KubeClient } from '../../lib/kube/kube-client.ts';
 import { reconcileLogger } from '../../lib/observability/logger.ts';
 import { applyActions, type ApplyContext, type RouterAction } from '../apply/apply-actions.ts';
-import { buildRequest, type OwnedStore } from './build-request.ts';
+import type { OwnedStore } from './build-request.ts';
+import { callFunction, type Requirements } from './call-rounds.ts';
+import type { RelatedStore } from './related-objects.ts';
 import type { FunctionInvoker } from './dispatch.ts';
 import type { EventRecorder } from '../apply/event-recorder.ts';
 import type { CacheLookup, Expectations } from '../apply/expectations.ts';
@@ -18,7 +20,7 @@ import { answerCoversOwnWrite, type OwnWrites } from './own-writes.ts';
 import { selectsPrimary } from '../base/predicates.ts';
 import { decide, finalizerPhase, reconcileResult, writesFor, type LoopHealth, type QueueStep, type CallDecision, type DecisionPolicy, type ReconcileDecision } from './reconcile-decision.ts';
 import { DEFAULT_MIN_REQUEUE_MS } from './requeue-floor.ts';
-import { callCode, type ReconcileResult, type RouterMetrics } from '../base/router-metrics.ts';
+import { type ReconcileResult, type RouterMetrics } from '../base/router-metrics.ts';
 import type { QueueItem, WorkQueue } from '../base/work-queue.ts';
 
 /** What a reconcile needs from the world outside its Loop. */
@@ -49,6 +51,10 @@ export interface ReconcileScope {
   replays: ConflictReplays;
   primaries: StoreView;
   owned: readonly OwnedStore[];
+  /** The caches of the Loop's spec.related kinds. */
+  related: readonly RelatedStore[];
+  /** What each primary's function required in its last settled answer (call-rounds.ts). */
+  requirements: Requirements;
   lookup: ApplyContext['lookup'];
   lookupChild: CacheLookup;
   /** Where calls go now: spec.function.url, or what spec.function.ref resolves to (undefined: send nothing). */
@@ -102,13 +108,13 @@ export async function reconcileKey(scope: ReconcileScope, item: QueueItem<Trigge
     return finish(scope, answered, await applyAnswer(scope, answered, replay, log), started, log, { trigger: trigger.type, replayed: true });
   }
 
-  const request = buildRequest({ loop: loop.name, primary, owned: scope.owned, trigger, finalizing: phase.finalizing });
-  const rlog = reconcileLogger(log, { reconcileId: request.reconcileId });
   const started = performance.now();
-  const result = await deps.invoke(request, { url, timeoutMs: loop.timeoutMs, signingKey: loop.signingKey, caBundle: loop.caBundle });
-  const callMs = performance.now() - started;
-  deps.metrics.functionLatency.observe({ loop: loop.name }, callMs / 1000);
-  deps.metrics.functionCalls.inc({ loop: loop.name, code: callCode(result.kind, result.status, result.kind === 'failed' ? result.reason : undefined) });
+  const call = await callFunction(scope, { key, primary, trigger, finalizing: phase.finalizing, url });
+  const rlog = call.request ? reconcileLogger(log, { reconcileId: call.request.reconcileId }) : log;
+  if (call.kind === 'requires-failed') {
+    return finish(scope, answered, decide({ stage: 'requires-failed', reason: call.reason, message: call.message }, policy(deps)), started, rlog, { trigger: trigger.type });
+  }
+  const { request, result, callMs } = call;
 
   let decision: CallDecision;
   if (result.kind === 'ok') {

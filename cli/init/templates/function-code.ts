@@ -16,6 +16,12 @@ function childrenComment(options: ProjectOptions): string {
   return ['  // The owned kinds arrive in request.children, one key per kind, [] when there are none.', ...lines].join('\n');
 }
 
+function relatedComment(options: ProjectOptions): string {
+  if (options.related.length === 0) return '  // Objects the primary refers to would arrive in request.related (kubeloop init --related v1/ConfigMap).';
+  const lines = options.related.map((r) => `  const ${r.name}s = relatedOf(request, '${r.name}'); // the ${r.ref.kind} named by annotation ${r.annotation}; a change of it calls this again`);
+  return ['  // Related objects (the Loop\'s spec.related) arrive in request.related, one key per entry.', ...lines].join('\n');
+}
+
 function lowerFirst(text: string): string {
   return text.charAt(0).toLowerCase() + text.slice(1);
 }
@@ -24,7 +30,7 @@ function reconcileModule(options: ProjectOptions): string {
   const { kind, apiVersion } = options.for;
   return `// ${options.name}: a kubeloop reconcile function for ${kind} (${apiVersion}), a pure (request) => response.
 // kubeloop init wrote this example: it labels every ${kind} it sees. Replace the body with your controller.
-import { defineFunction, event, patchAction, respond, type ReconcileRequest, type ReconcileResponse } from 'kubeloop';
+import { defineFunction, event, patchAction, ${options.related.length > 0 ? 'relatedOf, ' : ''}respond, type ReconcileRequest, type ReconcileResponse } from 'kubeloop';
 
 export const RECONCILED_LABEL = '${reconciledLabel(options)}';
 
@@ -33,6 +39,7 @@ export function reconcile(request: ReconcileRequest): ReconcileResponse {
   // An object on its way out needs nothing; patching it would only race its deletion.
   if (object.metadata?.deletionTimestamp || request.trigger.type === 'DELETED') return respond([]);
 ${childrenComment(options)}
+${relatedComment(options)}
 
   // Level-based: compare what is observed with what should be; "nothing to do" is an empty answer.
   if (object.metadata?.labels?.[RECONCILED_LABEL] === 'true') return respond([]);
@@ -67,6 +74,7 @@ export function fixtureRequest(options: ProjectOptions): ReconcileRequest {
     trigger: { type: 'ADDED' },
     object: fixtureObject(options),
     children: Object.fromEntries(options.owns.map((ref) => [childrenKey(ref.apiVersion, ref.kind), []])),
+    ...(options.related.length > 0 ? { related: Object.fromEntries(options.related.map((r) => [r.name, []])) } : {}),
     now: '2026-01-01T00:00:00Z',
   };
 }

@@ -87,7 +87,8 @@ ENTRYPOINT ["/nodejs/bin/node", "node_modules/kubeloop/cli/bin.js", "function", 
 `;
 
 function loopSpec(options: ProjectOptions): Record<string, unknown> {
-  return { for: options.for, ...(options.owns.length > 0 ? { owns: options.owns } : {}) };
+  const related = options.related.map((r) => ({ name: r.name, apiVersion: r.ref.apiVersion, kind: r.ref.kind, nameFrom: { annotation: r.annotation } }));
+  return { for: options.for, ...(options.owns.length > 0 ? { owns: options.owns } : {}), ...(related.length > 0 ? { related } : {}) };
 }
 
 /** The usual plural resource of a kind (as the chart derives it); irregular ones are fixed by hand in loop.yaml. */
@@ -102,13 +103,15 @@ function apiGroupOf(apiVersion: string): string {
   return apiVersion.includes('/') ? (apiVersion.split('/')[0] ?? '') : '';
 }
 
-/** The rights the router needs as the Loop's ServiceAccount: its kind (and status, finalizers), and what it owns. */
+/** The rights the router needs as the Loop's ServiceAccount: its kind (and status, finalizers), what it owns, what it reads. */
 function loopRules(options: ProjectOptions): Array<Record<string, unknown>> {
   const primary = { apiGroups: [apiGroupOf(options.for.apiVersion)], plural: pluralOf(options.for.kind) };
   return [
     { apiGroups: primary.apiGroups, resources: [primary.plural], verbs: ['get', 'list', 'watch', 'patch', 'update'] },
     { apiGroups: primary.apiGroups, resources: [`${primary.plural}/status`, `${primary.plural}/finalizers`], verbs: ['get', 'patch', 'update'] },
     ...options.owns.map((ref) => ({ apiGroups: [apiGroupOf(ref.apiVersion)], resources: [pluralOf(ref.kind)], verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'] })),
+    // Related kinds are only read: without list and watch the Loop is Forbidden and sent nothing.
+    ...options.related.map((r) => ({ apiGroups: [apiGroupOf(r.ref.apiVersion)], resources: [pluralOf(r.ref.kind)], verbs: ['get', 'list', 'watch'] })),
     { apiGroups: ['', 'events.k8s.io'], resources: ['events'], verbs: ['create', 'patch'] },
   ];
 }

@@ -1,0 +1,72 @@
+// The call of one reconcile, with its `requires` rounds: what the primary required last time is read first
+// (as the Loop's ServiceAccount), and an answer asking for objects it was not sent is not applied: the
+// function is called again with them, up to REQUIRES_LIMITS.calls calls (Crossplane's requirements loop).
+import type { KubeObject, ReconcileRequest, RequiredResource, Trigger } from '../../lib/contract/types.ts';
+import type { DispatchResult } from './dispatch.ts';
+import { buildRequest } from './build-request.ts';
+import { relatedObjectsOf } from './related-objects.ts';
+import { fetchRequired, requiresProblem, REQUIRES_LIMITS, sameRequirements, type RequiresProblem, type ResolvedRequirement } from './required-objects.ts';
+import type { ResourceDiscovery } from '../../lib/kube/discovery.ts';
+import type { KubeClient } from '../../lib/kube/kube-client.ts';
+import type { LoopConfig } from '../base/loop-spec.ts';
+import { callCode, type RouterMetrics } from '../base/router-metrics.ts';
+import type { OwnedStore } from './build-request.ts';
+import type { FunctionInvoker } from './dispatch.ts';
+import type { FixtureRecorder } from './fixture-recorder.ts';
+import type { RelatedStore } from './related-objects.ts';
+
+/** What one primary's function asked for in its last settled answer, kept and watched by the runner. */
+export interface Requirements {
+  get(key: string): readonly RequiredResource[] | undefined;
+  /** A settled answer's requirements; [] stops watching them for the primary. */
+  set(key: string, entries: readonly RequiredResource[], resolved: readonly ResolvedRequirement[]): void;
+}
+
+/** What the call of one reconcile needs of its Loop's scope (reconcile-key.ts's ReconcileScope is one). */
+export interface CallScope {
+  loop: LoopConfig;
+  deps: { client: KubeClient; discovery: ResourceDiscovery; invoke: FunctionInvoker; metrics: RouterMetrics; recorder?: FixtureRecorder };
+  owned: readonly OwnedStore[];
+  related: readonly RelatedStore[];
+  requirements: Requirements;
+}
+
+export type CallOutcome =
+  | { kind: 'called'; request: ReconcileRequest; result: DispatchResult; callMs: number }
+  | ({ kind: 'requires-failed'; request: ReconcileRequest | undefined } & RequiresProblem);
+
+export async function callFunction(
+  scope: CallScope,
+  at: { key: string; primary: KubeObject; trigger: Trigger; finalizing: boolean; url: string },
+): Promise<CallOutcome> {
+  const { loop, deps } = scope;
+  const declared = scope.related.length > 0 ? relatedObjectsOf(at.primary, scope.related) : undefined;
+  const declaredNames = new Set(loop.related.map((r) => r.name));
+  let asked: readonly RequiredResource[] = scope.requirements.get(at.key) ?? [];
+  let fetched = asked.length > 0 ? await fetchRequired(deps.client, deps.discovery, at.primary, asked) : ({ ok: true, related: {}, resolved: [] } as const);
+  let request: ReconcileRequest | undefined;
+  for (let calls = 1; ; calls++) {
+    if (!fetched.ok) return { kind: 'requires-failed', request, reason: fetched.reason, message: fetched.message };
+    const related = declared || asked.length > 0 ? { ...declared, ...fetched.related } : undefined;
+    request = buildRequest({ loop: loop.name, primary: at.primary, owned: scope.owned, trigger: at.trigger, finalizing: at.finalizing, ...(related ? { related } : {}) });
+    const started = performance.now();
+    const result = await deps.invoke(request, { url: at.url, timeoutMs: loop.timeoutMs, signingKey: loop.signingKey, caBundle: loop.caBundle });
+    const callMs = performance.now() - started;
+    deps.metrics.functionLatency.observe({ loop: loop.name }, callMs / 1000);
+    deps.metrics.functionCalls.inc({ loop: loop.name, code: callCode(result.kind, result.status, result.kind === 'failed' ? result.reason : undefined) });
+    if (result.kind !== 'ok') return { kind: 'called', request, result, callMs };
+    const wanted = result.response.requires ?? [];
+    if (sameRequirements(wanted, asked)) {
+      scope.requirements.set(at.key, wanted, fetched.resolved);
+      return { kind: 'called', request, result, callMs };
+    }
+    deps.recorder?.record(request, result.response);
+    const problem = requiresProblem(wanted, declaredNames);
+    if (problem) return { kind: 'requires-failed', request, ...problem };
+    if (calls >= REQUIRES_LIMITS.calls) {
+      return { kind: 'requires-failed', request, reason: 'RequiresExceeded', message: `the function asked for different objects on each of ${calls} calls; at most ${REQUIRES_LIMITS.calls} calls per reconcile` };
+    }
+    asked = wanted;
+    fetched = await fetchRequired(deps.client, deps.discovery, at.primary, wanted);
+  }
+}

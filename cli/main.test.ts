@@ -1,6 +1,6 @@
 // The `kubeloop` command line: --version, exit code 2 for every command's usage error and 1 for a runtime
 // failure (in-process through runCli, and through the real executable), names in help, bash completion.
-import { execFile } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -46,6 +46,21 @@ describe('the kubeloop executable', () => {
       expect(result.stdout.trim()).toBe(`kubeloop ${VERSION}`);
       expect(result.code).toBe(0);
     }
+  });
+
+  // The machine's own node when it is older than 24 (CI's and a newcomer's situation), else none to try.
+  const olderNode = ['/usr/bin/node', '/usr/local/bin/node'].find((node) => {
+    try {
+      return Number(execFileSync(node, ['-p', 'process.versions.node.split(".")[0]'], { encoding: 'utf8' })) < 24;
+    } catch {
+      return false;
+    }
+  });
+  it.runIf(olderNode)('says on an older Node that it needs Node 24 and how to get it, exit code 2, before loading anything', async () => {
+    const result = await promisify(execFile)(olderNode ?? '', [BIN, 'replay', '--help']).catch((error: unknown) => error as { code: number; stdout: string; stderr: string });
+    expect(result).toMatchObject({ code: 2, stdout: '' });
+    expect((result as { stderr: string }).stderr).toMatch(/^kubeloop needs Node\.js 24 or newer; this is Node\.js \d+\./);
+    expect((result as { stderr: string }).stderr).toContain('npm install --prefix ~/.node24 node@24 && export PATH=~/.node24/node_modules/.bin:$PATH');
   });
 
   it('exits 2 on a usage error', async () => {

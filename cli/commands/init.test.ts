@@ -11,6 +11,7 @@ import type { FunctionDefinition } from '../../lib/sdk/define-function.ts';
 import { describeFailures, replayFixtures } from '../../lib/testing/index.ts';
 import { captureCommand } from '../../test/http/capture-console.ts';
 import { rootOverrides, run } from './init.ts';
+import { run as render } from './render.ts';
 
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
 const root = mkdtempSync(join(tmpdir(), 'kubeloop-init-'));
@@ -27,7 +28,7 @@ describe('kubeloop init', () => {
     const { code, output } = await init([dir, '--for', 'apps/v1/Deployment', '--owns', 'v1/ConfigMap']);
     expect(code).toBe(0);
     expect(output).toContain('created widget-labeller: a function for Deployment (apps/v1)');
-    for (const file of ['src/index.ts', 'test/index.test.ts', 'fixtures/labels-new-object.json', 'Dockerfile', 'loop.yaml', 'values.yaml', 'package.json', 'tsconfig.json', 'README.md']) {
+    for (const file of ['deployment.yaml', 'src/index.ts', 'test/index.test.ts', 'fixtures/labels-new-object.json', 'Dockerfile', 'loop.yaml', 'values.yaml', 'package.json', 'tsconfig.json', 'README.md']) {
       expect(existsSync(join(dir, file)), file).toBe(true);
     }
     const [loop, account, role] = parseAllDocuments(readFileSync(join(dir, 'loop.yaml'), 'utf8')).map((d) => d.toJS()) as [
@@ -69,6 +70,15 @@ describe('kubeloop init', () => {
     const results = await replayFixtures(definition, join(dir, 'fixtures'));
     expect(results.map((r) => r.outcome)).toEqual(['pass']);
     expect(describeFailures(results)).toBe('');
+  });
+
+  it("writes a sample object that `kubeloop render` takes with the project's multi-document loop.yaml", async () => {
+    // src/index-local.ts: the module of the test above, its imports pointed at this checkout.
+    const { code, output } = await captureCommand(render, [join(dir, 'deployment.yaml'), '--function', join(dir, 'src', 'index-local.ts'), '--loop', join(dir, 'loop.yaml'), '--output', 'json']);
+    expect(code).toBe(0);
+    const result = JSON.parse(output) as { objects: Array<{ kind: string; metadata: { labels: Record<string, string> } }>; events: Array<{ reason: string }> };
+    expect(result.objects[0]).toMatchObject({ kind: 'Deployment', metadata: { labels: { 'widget-labeller.example.com/reconciled': 'true' } } });
+    expect(result.events.map((e) => e.reason)).toEqual(['Reconciled']);
   });
 
   it('refuses a folder that is not empty unless --force, then overwrites only its own files', async () => {

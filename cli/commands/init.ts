@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { parseCommandArgs } from '../command-args.ts';
 import { packageRoot } from '../package-root.ts';
+import { installedKubeloopSpec } from '../init/installed-spec.ts';
 import { readProjectOptions } from '../init/project-options.ts';
 import { PROJECT_TEMPLATES, type ToolVersions } from '../init/templates/index.ts';
 import { NotEmptyError, writeProject } from '../init/write-project.ts';
@@ -22,7 +23,8 @@ loop.yaml, values.yaml (for the kubeloop chart), package.json, tsconfig.json, RE
   --admission TYPE       an admission function instead (validating: requires a label; mutating: adds one):
                          src/index.ts with defineAdmission, admission-hook.yaml instead of loop.yaml;
                          --for is then the kind it admits (default v1/Pod)
-  --kubeloop-spec SPEC   the kubeloop dependency in package.json (default ^<this version>), e.g. a tarball path
+  --kubeloop-spec SPEC   the kubeloop dependency in package.json; default: how this kubeloop was installed
+                         (file:<tarball> or file:<folder>), or ^<this version> when it came from the registry
   --force                write into a folder that is not empty, overwriting the generated files`;
 
 interface OwnPackage {
@@ -53,6 +55,7 @@ function toolVersions(pkg: OwnPackage): ToolVersions {
     typescript: pkg.devDependencies?.typescript ?? '^5.9.3',
     tsx: pkg.dependencies.tsx ?? '^4.23.15',
     typesNode: pkg.devDependencies?.['@types/node'] ?? '^24.0.0',
+    node: pkg.devDependencies?.node ?? '^24.0.0',
     engines: pkg.engines ?? {},
     overrides: rootOverrides(pkg.overrides, pkg.dependencies),
   };
@@ -72,7 +75,9 @@ export async function run(argv: string[]): Promise<number> {
     return 2;
   }
   const dir = resolve(positionals[0]);
-  const pkg = JSON.parse(readFileSync(join(packageRoot(), 'package.json'), 'utf8')) as OwnPackage;
+  const root = packageRoot();
+  const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as OwnPackage;
+  const kubeloopSpec = values['kubeloop-spec'] ?? installedKubeloopSpec(root);
   let options;
   try {
     options = readProjectOptions(
@@ -82,7 +87,7 @@ export async function run(argv: string[]): Promise<number> {
         ...(values.for ? { for: values.for } : {}),
         owns: values.owns ?? [],
         ...(values.admission !== undefined ? { admission: values.admission } : {}),
-        ...(values['kubeloop-spec'] ? { kubeloopSpec: values['kubeloop-spec'] } : {}),
+        ...(kubeloopSpec ? { kubeloopSpec } : {}),
       },
       pkg.version,
     );
@@ -104,6 +109,7 @@ export async function run(argv: string[]): Promise<number> {
   const what = options.admission ? `a ${options.admission} admission function` : 'a function';
   console.log(`created ${options.name}: ${what} for ${options.for.kind} (${options.for.apiVersion}) in ${shown}`);
   for (const file of files) console.log(`  ${file.path}`);
+  console.log(`kubeloop dependency: ${options.kubeloopSpec}${values['kubeloop-spec'] ? '' : ' (as this kubeloop was installed; --kubeloop-spec to change)'}`);
   const last = options.admission
     ? 'kubectl apply -f admission-hook.yaml   # with kubeloop installed (docs/admission.md)'
     : 'npx kubeloop dev --function ./src/index.ts --loop loop.yaml   # on a local cluster with the router';

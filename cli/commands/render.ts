@@ -2,7 +2,7 @@
 // its children) from files and prints the actions and the objects as they would look after them, without a
 // cluster and without a recorded response (like `crossplane render`).
 import { readFileSync } from 'node:fs';
-import { parseDocument, stringify } from 'yaml';
+import { parseAllDocuments, stringify } from 'yaml';
 import type { KindRef } from '../../api/meta.ts';
 import { childrenKey } from '../../lib/contract/children-key.ts';
 import type { KubeObject, ReconcileRequest, ReconcileResponse, TriggerType } from '../../lib/contract/types.ts';
@@ -31,11 +31,19 @@ ${builtinFunctionsHelp()}`;
 
 const TRIGGERS: TriggerType[] = ['ADDED', 'MODIFIED', 'DELETED', 'RESYNC', 'REQUEUE', 'CHILD'];
 
-function readLoop(file: string): { name: string; owns: KindRef[] } {
-  const doc = parseDocument(readFileSync(file, 'utf8'));
-  if (doc.errors[0]) throw new InputError(`${file}: not valid YAML: ${doc.errors[0].message.split('\n')[0]}`);
-  const loop = doc.toJS() as { kind?: string; metadata?: { name?: string }; spec?: { owns?: KindRef[] } } | null;
-  if (loop?.kind !== 'Loop' || !loop.metadata?.name) throw new InputError(`${file}: want a Loop (kind: Loop with metadata.name)`);
+/** The Loop in `file`: a file of its own, or the first Loop of several documents (`kubeloop init`'s loop.yaml). */
+export function readLoop(file: string): { name: string; owns: KindRef[] } {
+  let documents;
+  try {
+    documents = parseAllDocuments(readFileSync(file, 'utf8'));
+  } catch (error) {
+    throw new InputError(`${file}: cannot read: ${(error as Error).message}`);
+  }
+  const broken = documents.find((doc) => doc.errors[0]);
+  if (broken?.errors[0]) throw new InputError(`${file}: not valid YAML: ${broken.errors[0].message.split('\n')[0]}`);
+  type LoopDocument = { kind?: string; metadata?: { name?: string }; spec?: { owns?: KindRef[] } } | null;
+  const loop = documents.map((doc) => doc.toJS() as LoopDocument).find((value) => value?.kind === 'Loop');
+  if (!loop?.metadata?.name) throw new InputError(`${file}: want a Loop (a document with kind: Loop and metadata.name)`);
   return { name: loop.metadata.name, owns: loop.spec?.owns ?? [] };
 }
 

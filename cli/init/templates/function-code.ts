@@ -3,6 +3,7 @@
 import { childrenKey } from '../../../lib/contract/children-key.ts';
 import type { KubeObject, ReconcileRequest } from '../../../lib/contract/types.ts';
 import { event, patchAction, respond } from '../../../lib/sdk/actions.ts';
+import { stringify } from 'yaml';
 import type { ProjectOptions } from '../project-options.ts';
 import type { ProjectFile } from './project-file.ts';
 
@@ -132,8 +133,21 @@ test('answers every recorded fixture as recorded, over HTTP', async () => {
 `;
 }
 
+/** The file name of the sample object `kubeloop init` writes: deployment.yaml for apps/v1/Deployment. */
+export function sampleObjectPath(options: ProjectOptions): string {
+  return `${options.for.kind.toLowerCase()}.yaml`;
+}
+
+/** A sample primary object, for `kubeloop render <file> --function ./src/index.ts --loop loop.yaml`. */
+function sampleObject(options: ProjectOptions): string {
+  return `# A sample ${options.for.kind} for trying the function without a cluster:
+#   npx kubeloop render ${sampleObjectPath(options)} --function ./src/index.ts --loop loop.yaml
+${stringify(fixtureObject(options))}`;
+}
+
 export function functionCodeFiles(options: ProjectOptions): ProjectFile[] {
   return [
+    { path: sampleObjectPath(options), content: sampleObject(options) },
     { path: 'src/index.ts', content: reconcileModule(options) },
     { path: 'test/index.test.ts', content: unitTest(options) },
     { path: 'fixtures/labels-new-object.json', content: fixture(options) },

@@ -1,6 +1,7 @@
 // `kubeloop init` function project, the packaging half: package.json, tsconfig, Dockerfile, the Loop, a
 // Helm values snippet for the kubeloop chart and a README with the few commands from here to a cluster.
 import { stringify } from 'yaml';
+import { pluralOf, splitApiVersion } from '../../../lib/kube/resource-paths.ts';
 import type { ProjectOptions } from '../project-options.ts';
 import { sampleObjectPath } from './function-code.ts';
 import type { ProjectFile } from './project-file.ts';
@@ -95,16 +96,8 @@ function loopSpec(options: ProjectOptions): Record<string, unknown> {
   return { for: options.for, ...(options.owns.length > 0 ? { owns: options.owns } : {}) };
 }
 
-/** The usual plural resource of a kind (as the chart derives it); irregular ones are fixed by hand in loop.yaml. */
-export function pluralOf(kind: string): string {
-  const lower = kind.toLowerCase();
-  if (/(s|x|ch|sh)$/.test(lower)) return `${lower}es`;
-  if (/[^aeiou]y$/.test(lower)) return `${lower.slice(0, -1)}ies`;
-  return `${lower}s`;
-}
-
 function apiGroupOf(apiVersion: string): string {
-  return apiVersion.includes('/') ? (apiVersion.split('/')[0] ?? '') : '';
+  return splitApiVersion(apiVersion).group;
 }
 
 /** The rights the router needs as the Loop's ServiceAccount: its kind (and status, finalizers), and what it owns. */

@@ -41,7 +41,7 @@ function packageJson(options: ProjectOptions, tools: ToolVersions): string {
   return `${JSON.stringify(pkg, null, 2)}\n`;
 }
 
-const TSCONFIG = `{
+export const TSCONFIG = `{
   "compilerOptions": {
     "target": "ES2022",
     "module": "NodeNext",

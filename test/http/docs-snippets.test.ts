@@ -12,7 +12,7 @@ import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { TSCONFIG } from '../../cli/init/templates/function-deploy.ts';
 import { PROJECT_TEMPLATES } from '../../cli/init/templates/index.ts';
-import { readProjectOptions } from '../../cli/init/project-options.ts';
+import { readProjectOptions, type RawInitOptions } from '../../cli/init/project-options.ts';
 
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
 const TOOLS = { typescript: '', tsx: '', typesNode: '', node: '', engines: {}, overrides: {} };
@@ -84,7 +84,8 @@ describe('the TypeScript of the docs and of kubeloop init', () => {
       await write(file, snippet.code);
     }
     // The scaffolds, each in a folder of its own, checked with the tsconfig they ship.
-    for (const [name, extra] of [['reconcile', { for: 'apps/v1/Deployment', owns: ['v1/Service'] }], ['validating', { admission: 'validating' }], ['mutating', { admission: 'mutating' }]] as const) {
+    const scaffolds: Array<[string, Omit<RawInitOptions, 'dir'>]> = [['reconcile', { for: 'apps/v1/Deployment', owns: ['v1/Service'] }], ['validating', { admission: 'validating' }], ['mutating', { admission: 'mutating' }]];
+    for (const [name, extra] of scaffolds) {
       const options = readProjectOptions({ dir: name, ...extra }, '0.0.0');
       const template = PROJECT_TEMPLATES[options.admission ? 'admission' : 'function'];
       for (const file of template?.(options, TOOLS) ?? []) if (file.path.endsWith('.ts')) await write(join('scaffolds', name, file.path), file.content);

@@ -13,37 +13,10 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { TSCONFIG } from '../../cli/init/templates/function-deploy.ts';
 import { PROJECT_TEMPLATES } from '../../cli/init/templates/index.ts';
 import { readProjectOptions, type RawInitOptions } from '../../cli/init/project-options.ts';
+import { extractSnippets } from './markdown-snippets.ts';
 
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
 const TOOLS = { typescript: '', tsx: '', typesNode: '', node: '', engines: {}, overrides: {} };
-
-export interface Snippet {
-  page: string;
-  /** 1-based line of the opening fence. */
-  line: number;
-  code: string;
-  file?: string;
-  partial: boolean;
-}
-
-/** The ```ts blocks of a Markdown page (indented ones too) with the marker on the line above each. */
-export function extractSnippets(page: string, text: string): Snippet[] {
-  const lines = text.split('\n');
-  const snippets: Snippet[] = [];
-  for (let i = 0; i < lines.length; i++) {
-    const open = /^(\s*)```ts\s*$/.exec(lines[i] ?? '');
-    if (!open) continue;
-    const indent = open[1] ?? '';
-    const marker = /<!--\s*snippet:\s*(.*?)\s*-->/.exec(lines[i - 1] ?? '')?.[1] ?? '';
-    const body: string[] = [];
-    let j = i + 1;
-    for (; j < lines.length && (lines[j] ?? '').trim() !== '```'; j++) body.push((lines[j] ?? '').slice(indent.length));
-    const file = /file=(\S+)/.exec(marker)?.[1];
-    snippets.push({ page, line: i + 1, code: `${body.join('\n')}\n`, ...(file ? { file } : {}), partial: marker.startsWith('partial') });
-    i = j;
-  }
-  return snippets;
-}
 
 /** `paths` for tsc from package.json's exports: "kubeloop/testing" -> lib/testing/index.ts in this checkout. */
 async function packagePaths(): Promise<Record<string, string[]>> {

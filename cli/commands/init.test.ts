@@ -81,6 +81,30 @@ describe('kubeloop init', () => {
     expect(result.events.map((e) => e.reason)).toEqual(['Reconciled']);
   });
 
+  it('--crd writes your own kind: a structural CRD with spec and status, its type, a sample, RBAC on its plural', async () => {
+    const project = join(root, 'policy-keeper');
+    const { code } = await init([project, '--crd', 'example.com/v1alpha1/Policy']);
+    expect(code).toBe(0);
+    const crd = parse(readFileSync(join(project, 'crd.yaml'), 'utf8')) as { metadata: { name: string }; spec: { group: string; names: Record<string, string>; versions: Array<{ name: string; subresources: object; schema: { openAPIV3Schema: { properties: Record<string, { type: string }> } } }> } };
+    expect(crd.metadata.name).toBe('policies.example.com');
+    expect(crd.spec.names).toMatchObject({ kind: 'Policy', plural: 'policies', singular: 'policy', listKind: 'PolicyList' });
+    const [version] = crd.spec.versions;
+    expect(version?.name).toBe('v1alpha1');
+    expect(version?.subresources).toEqual({ status: {} });
+    expect(Object.keys(version?.schema.openAPIV3Schema.properties ?? {})).toEqual(['apiVersion', 'kind', 'metadata', 'spec', 'status']);
+    expect(readFileSync(join(project, 'src', 'policy.ts'), 'utf8')).toContain('export type Policy = KubeObject & { spec?: PolicySpec; status?: PolicyStatus };');
+    expect(readFileSync(join(project, 'src', 'index.ts'), 'utf8')).toContain("import type { Policy } from './policy.ts';");
+    expect(parse(readFileSync(join(project, 'policy.yaml'), 'utf8'))).toMatchObject({ apiVersion: 'example.com/v1alpha1', kind: 'Policy', spec: { replicas: 1 } });
+    const role = parseAllDocuments(readFileSync(join(project, 'loop.yaml'), 'utf8')).map((d) => d.toJS() as { kind: string; rules?: Array<{ apiGroups: string[]; resources: string[] }> }).find((d) => d.kind === 'ClusterRole');
+    expect(role?.rules?.[0]).toMatchObject({ apiGroups: ['example.com'], resources: ['policies'] });
+  });
+
+  it('--crd refuses a group without a dot, a different --for and --admission (exit 2)', async () => {
+    expect((await init([join(root, 'crd-a'), '--crd', 'widgets/v1/Widget'])).output).toMatch(/a custom resource's group is a domain with a dot/);
+    expect((await init([join(root, 'crd-b'), '--crd', 'example.com/v1/Widget', '--for', 'v1/ConfigMap'])).code).toBe(2);
+    expect((await init([join(root, 'crd-c'), '--crd', 'example.com/v1/Widget', '--admission', 'validating'])).code).toBe(2);
+  });
+
   it('refuses a folder that is not empty unless --force, then overwrites only its own files', async () => {
     const busy = join(root, 'busy');
     mkdirSync(busy);

@@ -11,7 +11,7 @@ import { PROJECT_TEMPLATES, type ToolVersions } from '../init/templates/index.ts
 import { NotEmptyError, writeProject } from '../init/write-project.ts';
 
 const USAGE = `usage: kubeloop init <dir> [--name NAME] [--for <apiVersion>/<Kind>] [--owns <apiVersion>/<Kind>]...
-                     [--admission validating|mutating] [--kubeloop-spec SPEC] [--force]
+                     [--crd <group>/<version>/<Kind>] [--admission validating|mutating] [--kubeloop-spec SPEC] [--force]
 
 Creates a function project in <dir>: src/index.ts (the reconcile function), test/, fixtures/, Dockerfile,
 loop.yaml, values.yaml (for the kubeloop chart), package.json, tsconfig.json, README.md. Then:
@@ -20,6 +20,9 @@ loop.yaml, values.yaml (for the kubeloop chart), package.json, tsconfig.json, RE
   --name NAME            function name, a DNS label (default: the folder's name)
   --for APIVERSION/KIND  the kind it reconciles (default v1/ConfigMap), e.g. apps/v1/Deployment
   --owns APIVERSION/KIND a kind it creates and owns; repeat or separate with commas
+  --crd GROUP/VERSION/KIND  a kind of your own that the function reconciles (instead of --for), e.g.
+                         example.com/v1alpha1/Widget: crd.yaml (structural schema, spec and status), its
+                         TypeScript type in src/<kind>.ts, a sample; kubeloop dev --function installs the CRD
   --admission TYPE       an admission function instead (validating: requires a label; mutating: adds one):
                          src/index.ts with defineAdmission, admission-hook.yaml instead of loop.yaml;
                          --for is then the kind it admits (default v1/Pod)
@@ -65,7 +68,7 @@ export async function run(argv: string[]): Promise<number> {
   const parsed = parseCommandArgs(
     'init',
     argv,
-    { name: { type: 'string' }, for: { type: 'string' }, owns: { type: 'string', multiple: true }, admission: { type: 'string' }, 'kubeloop-spec': { type: 'string' }, force: { type: 'boolean' } },
+    { name: { type: 'string' }, for: { type: 'string' }, crd: { type: 'string' }, owns: { type: 'string', multiple: true }, admission: { type: 'string' }, 'kubeloop-spec': { type: 'string' }, force: { type: 'boolean' } },
     USAGE,
   );
   if (parsed.exitCode !== undefined) return parsed.exitCode;
@@ -85,6 +88,7 @@ export async function run(argv: string[]): Promise<number> {
         dir,
         ...(values.name ? { name: values.name } : {}),
         ...(values.for ? { for: values.for } : {}),
+        ...(values.crd ? { crd: values.crd } : {}),
         owns: values.owns ?? [],
         ...(values.admission !== undefined ? { admission: values.admission } : {}),
         ...(kubeloopSpec ? { kubeloopSpec } : {}),

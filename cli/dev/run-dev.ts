@@ -2,8 +2,9 @@
 // their Loops pointed at 127.0.0.1, the router, the webhook gateway in dev mode with the sample
 // AdmissionHooks (the Watcher sidecar injector), the samples; then a live status
 // until the signal aborts, and a clean stop of everything it started.
+import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ensureBinaries, startControlPlane, type ControlPlane } from '../cluster/index.ts';
 import { KubeClient, loadKubeConfig, ResourceDiscovery } from '../../lib/kube/index.ts';
@@ -285,11 +286,17 @@ async function startUserFunctionWithLoop(
   logDir: string,
   say: (line: string) => void,
 ): Promise<UserFunction & { loop: string }> {
-  const manifests = (await readManifests(spec.loop)).map(({ manifest }) => manifest);
+  // The project's own kind first (`kubeloop init --crd` writes crd.yaml beside loop.yaml): the Loop watches it.
+  const crdFile = join(dirname(spec.loop), 'crd.yaml');
+  const manifests = [...(existsSync(crdFile) ? await readManifests(crdFile) : []), ...(await readManifests(spec.loop))].map(({ manifest }) => manifest);
   const loops = manifests.filter((m) => m.kind === 'Loop');
   const [loop] = loops;
   if (loops.length !== 1 || !loop) throw new Error(`--loop ${spec.loop}: want exactly one Loop, found ${loops.length}`);
-  for (const manifest of manifests.filter((m) => m.kind !== 'Loop')) {
+  const crds = manifests.filter((m) => m.kind === 'CustomResourceDefinition');
+  for (const crd of crds) await applyManifest(client, discovery, crd);
+  await waitForCrdsEstablished(client, crds.map((crd) => crd.metadata.name));
+  if (crds.length > 0) say(`installed ${crds.map((crd) => crd.metadata.name).join(', ')}`);
+  for (const manifest of manifests.filter((m) => m.kind !== 'Loop' && m.kind !== 'CustomResourceDefinition')) {
     if (manifest.metadata.namespace) await ensureNamespace(client, discovery, manifest.metadata.namespace);
     await applyManifest(client, discovery, manifest);
   }

@@ -13,6 +13,8 @@ export interface ProjectOptions {
   kubeloopSpec: string;
   /** An admission function project of this type (`for` is then the kind it admits) instead of a reconcile one. */
   admission?: AdmissionType;
+  /** `for` is a kind of the project's own: init writes its CustomResourceDefinition and TypeScript type. */
+  crd?: boolean;
 }
 
 export type AdmissionType = 'validating' | 'mutating';
@@ -46,6 +48,8 @@ export interface RawInitOptions {
   owns?: string[];
   kubeloopSpec?: string;
   admission?: string;
+  /** <group>/<version>/<Kind> of a kind to define (implies --for). */
+  crd?: string;
 }
 
 export function readProjectOptions(raw: RawInitOptions, kubeloopVersion: string): ProjectOptions {
@@ -57,6 +61,13 @@ export function readProjectOptions(raw: RawInitOptions, kubeloopVersion: string)
     throw new Error(`--admission "${raw.admission}": want validating or mutating`);
   }
   if (raw.admission && (raw.owns ?? []).length > 0) throw new Error('--owns is for reconcile functions; an admission function owns nothing (drop --owns or --admission)');
+  if (raw.crd !== undefined) {
+    if (raw.admission) throw new Error('--crd defines the kind a reconcile function watches; drop --admission or --crd');
+    const ref = parseKindRef(raw.crd, '--crd');
+    const group = ref.apiVersion.includes('/') ? ref.apiVersion.slice(0, ref.apiVersion.indexOf('/')) : '';
+    if (!group.includes('.')) throw new Error(`--crd "${raw.crd}": a custom resource's group is a domain with a dot, e.g. example.com/v1alpha1/${ref.kind}`);
+    if (raw.for !== undefined && raw.for !== raw.crd) throw new Error(`--crd ${raw.crd} is the kind the function watches: drop --for ${raw.for}`);
+  }
   const owns = (raw.owns ?? []).flatMap((entry) => entry.split(',')).filter((entry) => entry.trim() !== '').map((entry) => parseKindRef(entry.trim(), '--owns'));
   const keys = owns.map((ref) => childrenKey(ref.apiVersion, ref.kind));
   const repeated = keys.find((key, index) => keys.indexOf(key) !== index);
@@ -64,9 +75,10 @@ export function readProjectOptions(raw: RawInitOptions, kubeloopVersion: string)
   return {
     name,
     // An admission function admits pods unless told otherwise: the usual first webhook.
-    for: parseKindRef(raw.for ?? (raw.admission ? 'v1/Pod' : 'v1/ConfigMap'), '--for'),
+    for: parseKindRef(raw.crd ?? raw.for ?? (raw.admission ? 'v1/Pod' : 'v1/ConfigMap'), raw.crd ? '--crd' : '--for'),
     owns,
     kubeloopSpec: raw.kubeloopSpec ?? `^${kubeloopVersion}`,
     ...(raw.admission ? { admission: raw.admission } : {}),
+    ...(raw.crd ? { crd: true } : {}),
   };
 }

@@ -57,7 +57,7 @@ describe('the TypeScript of the docs and of kubeloop init', () => {
       await write(file, snippet.code);
     }
     // The scaffolds, each in a folder of its own, checked with the tsconfig they ship.
-    const scaffolds: Array<[string, Omit<RawInitOptions, 'dir'>]> = [['reconcile', { for: 'apps/v1/Deployment', owns: ['v1/Service'] }], ['validating', { admission: 'validating' }], ['mutating', { admission: 'mutating' }]];
+    const scaffolds: Array<[string, Omit<RawInitOptions, 'dir'>]> = [['reconcile', { for: 'apps/v1/Deployment', owns: ['v1/Service'] }], ['validating', { admission: 'validating' }], ['mutating', { admission: 'mutating' }], ['own-kind', { crd: 'example.com/v1alpha1/Widget' }]];
     for (const [name, extra] of scaffolds) {
       const options = readProjectOptions({ dir: name, ...extra }, '0.0.0');
       const template = PROJECT_TEMPLATES[options.admission ? 'admission' : 'function'];

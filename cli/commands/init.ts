@@ -116,7 +116,7 @@ export async function run(argv: string[]): Promise<number> {
   console.log(`kubeloop dependency: ${options.kubeloopSpec}${values['kubeloop-spec'] ? '' : ' (as this kubeloop was installed; --kubeloop-spec to change)'}`);
   const last = options.admission
     ? 'kubectl apply -f admission-hook.yaml   # with kubeloop installed (docs/admission.md)'
-    : 'npx kubeloop dev --function ./src/index.ts --loop loop.yaml   # on a local cluster with the router';
+    : `npx kubeloop dev --function ./src/index.ts --loop loop.yaml   # on a local cluster with the router${options.crd ? ' (installs crd.yaml)' : ''}`;
   console.log(`\nnext:\n  cd ${shown}\n  npm install\n  npm test                 # unit tests + the recorded fixture over HTTP\n  npm start                # serve it on :8080\n  ${last}`);
   return 0;
 }

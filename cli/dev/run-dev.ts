@@ -12,7 +12,7 @@ import { admissionRegistry, functionRegistry } from '../../functions/registry.ts
 import { packageRoot } from '../package-root.ts';
 import { DEFAULT_HOOK_CONFIGURATION_NAME } from '../../webhooks/hook-configuration.ts';
 import { chartCrdFiles } from '../chart-crds.ts';
-import { applyManifest, deleteIfPresent, ensureNamespace, readManifests, waitForCrdsEstablished, type Manifest } from './apply-manifests.ts';
+import { applyCrds, applyManifest, deleteIfPresent, ensureNamespace, readManifests, type Manifest } from './apply-manifests.ts';
 import { loopRows, readLoopReadiness, readRouterMetrics, statusPrinter } from './live-status.ts';
 import { startLocalProcess, stopLocalProcesses, type LocalProcess } from './local-processes.ts';
 import type { MetricSample } from './prometheus-text.ts';
@@ -146,10 +146,8 @@ async function startCluster(options: DevOptions, session: DevSession): Promise<s
 }
 
 async function installCrds(client: KubeClient, discovery: ResourceDiscovery, say: Say): Promise<void> {
-  const crds = (await Promise.all(chartCrdFiles(REPO).map((file) => readManifests(file)))).flat();
-  for (const { manifest } of crds) await applyManifest(client, discovery, manifest);
-  await waitForCrdsEstablished(client, crds.map(({ manifest }) => manifest.metadata.name));
-  say(`installed ${crds.length} CRDs: ${crds.map(({ manifest }) => manifest.metadata.name).join(', ')}`);
+  const crds = await applyCrds(client, discovery, (await Promise.all(chartCrdFiles(REPO).map((file) => readManifests(file)))).flat().map(({ manifest }) => manifest));
+  say(`installed ${crds.length} CRDs: ${crds.join(', ')}`);
 }
 
 /** The seed functions, the user's function, their Loops, the router and the webhook; stops early on abort. */
@@ -292,10 +290,8 @@ async function startUserFunctionWithLoop(
   const loops = manifests.filter((m) => m.kind === 'Loop');
   const [loop] = loops;
   if (loops.length !== 1 || !loop) throw new Error(`--loop ${spec.loop}: want exactly one Loop, found ${loops.length}`);
-  const crds = manifests.filter((m) => m.kind === 'CustomResourceDefinition');
-  for (const crd of crds) await applyManifest(client, discovery, crd);
-  await waitForCrdsEstablished(client, crds.map((crd) => crd.metadata.name));
-  if (crds.length > 0) say(`installed ${crds.map((crd) => crd.metadata.name).join(', ')}`);
+  const crds = await applyCrds(client, discovery, manifests.filter((m) => m.kind === 'CustomResourceDefinition'));
+  if (crds.length > 0) say(`installed ${crds.join(', ')}`);
   for (const manifest of manifests.filter((m) => m.kind !== 'Loop' && m.kind !== 'CustomResourceDefinition')) {
     if (manifest.metadata.namespace) await ensureNamespace(client, discovery, manifest.metadata.namespace);
     await applyManifest(client, discovery, manifest);

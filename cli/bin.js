@@ -1,8 +1,24 @@
 #!/usr/bin/env node
-// The `kubeloop` command: runs the compiled CLI when built (images), otherwise the TypeScript source via tsx.
-import module from 'node:module';
-import { existsSync } from 'node:fs';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+// The `kubeloop` command: checks the Node.js version first, then runs the compiled CLI when built (images),
+// otherwise the TypeScript source via tsx.
+// Nothing is imported before the check: an older Node fails inside kubeloop's dependencies (undici) instead
+// of saying what to do, so only globals are used until the version is known to be good.
+const REQUIRED_NODE_MAJOR = 24;
+const major = Number(process.versions.node.split('.')[0]);
+if (!(major >= REQUIRED_NODE_MAJOR)) {
+  process.stderr.write(
+    `kubeloop needs Node.js ${REQUIRED_NODE_MAJOR} or newer; this is Node.js ${process.versions.node} (${process.execPath}).\n` +
+      `Get Node.js ${REQUIRED_NODE_MAJOR} from the npm registry and put it first on PATH, then run the command again:\n` +
+      `  npm install --prefix ~/.node${REQUIRED_NODE_MAJOR} node@${REQUIRED_NODE_MAJOR} && export PATH=~/.node${REQUIRED_NODE_MAJOR}/node_modules/.bin:$PATH\n` +
+      `(or nvm install ${REQUIRED_NODE_MAJOR}, or your system's Node.js ${REQUIRED_NODE_MAJOR} package). In a project made by \`kubeloop init\`,\n` +
+      `\`npm install\` adds node@${REQUIRED_NODE_MAJOR} to node_modules/.bin, which npm scripts and npx put first on PATH.\n`,
+  );
+  process.exit(2);
+}
+
+const module = await import('node:module');
+const { existsSync } = await import('node:fs');
+const { fileURLToPath, pathToFileURL } = await import('node:url');
 
 const compiled = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
 if (existsSync(compiled) && !process.env.KUBELOOP_FROM_SOURCE) {

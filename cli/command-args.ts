@@ -10,11 +10,11 @@ export class UsageError extends Error {
   override name = 'UsageError';
 }
 
-/** True for a UsageError and for node:util parseArgs' own errors (unknown option, missing value...). */
+/** True for a UsageError, a bad setting found later (lib's SettingError) and node:util parseArgs' own errors. */
 export function isUsageError(error: unknown): boolean {
   if (error instanceof UsageError) return true;
   const code = (error as { code?: unknown } | null)?.code;
-  return typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS_');
+  return typeof code === 'string' && (code.startsWith('ERR_PARSE_ARGS_') || code === 'ERR_KUBELOOP_SETTING');
 }
 
 /** Prints "kubeloop <command>: <message>" (and the usage, when given) and returns exit code 2. */

@@ -1,16 +1,26 @@
 // The `kubeloop` command line: --version, exit code 2 for every command's usage error and 1 for a runtime
 // failure (in-process through runCli, and through the real executable), names in help, bash completion.
-import { execFile } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { execFile, execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { describe, expect, it, vi } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { functionRegistry } from '../functions/registry.ts';
+import { SettingError } from '../lib/config/settings.ts';
 import { isUsageError, UsageError } from './command-args.ts';
 import { COMMANDS, commandWords } from './command-list.ts';
 import { runCli } from './run-cli.ts';
 
 const BIN = fileURLToPath(new URL('./bin.js', import.meta.url));
+/** A kubeconfig whose API server refuses connections (port 1). */
+const REFUSED_KUBECONFIG = join(mkdtempSync(join(tmpdir(), 'kubeloop-main-')), 'kubeconfig');
+writeFileSync(
+  REFUSED_KUBECONFIG,
+  'apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: "https://127.0.0.1:1", insecure-skip-tls-verify: true}}]\nusers: [{name: u, user: {token: t}}]\ncontexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n',
+);
+afterAll(() => rmSync(dirname(REFUSED_KUBECONFIG), { recursive: true, force: true }));
 const VERSION = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
 /** The real executable, as a user runs it. */
@@ -46,6 +56,21 @@ describe('the kubeloop executable', () => {
       expect(result.stdout.trim()).toBe(`kubeloop ${VERSION}`);
       expect(result.code).toBe(0);
     }
+  });
+
+  // The machine's own node when it is older than 24 (CI's and a newcomer's situation), else none to try.
+  const olderNode = ['/usr/bin/node', '/usr/local/bin/node'].find((node) => {
+    try {
+      return Number(execFileSync(node, ['-p', 'process.versions.node.split(".")[0]'], { encoding: 'utf8' })) < 24;
+    } catch {
+      return false;
+    }
+  });
+  it.runIf(olderNode)('says on an older Node that it needs Node 24 and how to get it, exit code 2, before loading anything', async () => {
+    const result = await promisify(execFile)(olderNode ?? '', [BIN, 'replay', '--help']).catch((error: unknown) => error as { code: number; stdout: string; stderr: string });
+    expect(result).toMatchObject({ code: 2, stdout: '' });
+    expect((result as { stderr: string }).stderr).toMatch(/^kubeloop needs Node\.js 24 or newer; this is Node\.js \d+\./);
+    expect((result as { stderr: string }).stderr).toContain('npm install --prefix ~/.node24 node@24 && export PATH=~/.node24/node_modules/.bin:$PATH');
   });
 
   it('exits 2 on a usage error', async () => {
@@ -84,6 +109,13 @@ describe('exit codes', () => {
     ['dev with an unexpected argument', ['dev', 'now']],
     ['dev with an unknown flag', ['dev', '--no-such-flag']],
     ['completion for an unknown shell', ['completion', 'fish']],
+    // A file named on the command line that is not there is the caller's mistake too, whatever the command.
+    ['replay of a fixture file that does not exist', ['replay', '/nonexistent/case.json', '--function', 'podset']],
+    ['render of an object file that does not exist', ['render', '/nonexistent/pod.yaml', '--function', 'podset']],
+    ['router with a kubeconfig that does not exist', ['router', '--kubeconfig', '/nonexistent/kubeconfig']],
+    ['webhook with a kubeconfig that does not exist', ['webhook', '--kubeconfig', '/nonexistent/kubeconfig']],
+    ['certs with a kubeconfig that does not exist', ['certs', 'show', '--kubeconfig', '/nonexistent/kubeconfig']],
+    ['router with a context the kubeconfig lacks', ['router', '--kubeconfig', REFUSED_KUBECONFIG, '--context', 'nowhere']],
   ];
   it.each(usageErrors)('exits 2 on a usage error: %s', async (_what, args) => {
     const result = await kubeloop(...args);
@@ -102,15 +134,16 @@ describe('exit codes', () => {
     expect(result.code).toBe(1);
   });
 
-  it('exits 1 on a runtime failure: no cluster to talk to', async () => {
-    const result = await kubeloop('certs', 'show', '--kubeconfig', '/nonexistent/kubeconfig');
-    expect(result.stderr).toMatch(/^kubeloop: /m);
+  it('exits 1 on a runtime failure: no cluster to talk to (the router, within --api-timeout-seconds)', async () => {
+    const result = await kubeloop('router', '--kubeconfig', REFUSED_KUBECONFIG, '--api-timeout-seconds', '1', '--port', '0', '--host', '127.0.0.1', '--log-level', 'silent');
+    expect(result.stderr).toMatch(/^kubeloop: the API server at https:\/\/127\.0\.0\.1:1 did not answer within 1 s \(last: connect ECONNREFUSED/m);
     expect(result.code).toBe(1);
   });
 
   it('tells usage errors from failures', () => {
     expect(isUsageError(new UsageError('--out is required'))).toBe(true);
     expect(isUsageError(Object.assign(new TypeError('Unknown option'), { code: 'ERR_PARSE_ARGS_UNKNOWN_OPTION' }))).toBe(true);
+    expect(isUsageError(new SettingError('kubeconfig: file "/x" does not exist'))).toBe(true);
     expect(isUsageError(new Error('connect ECONNREFUSED'))).toBe(false);
   });
 });

@@ -32,6 +32,8 @@ export interface RouterConfig extends ServerSettings {
   loopSelector?: Record<string, string>;
   watchTimeoutSeconds: number;
   expectationsTimeoutSeconds: number;
+  /** How long start-up waits for the API server to answer before the router exits 1. */
+  apiTimeoutSeconds: number;
   /** A reply asking for more actions is InvalidResponse and nothing of it is applied. */
   maxActionsPerReply: number;
   /** A reply body larger than this is cut off as it streams. */
@@ -75,6 +77,7 @@ export const ROUTER_USAGE = `usage: kubeloop router [options]
   --loop-selector k=v[,k=v]         only Loop objects with these labels (KUBELOOP_LOOP_SELECTOR)
   --watch-timeout-seconds 300       server-side watch timeout (randomised up to 2x); a watchdog ends silent watches
   --expectations-timeout-seconds 300  how long an owner waits for the watch to show its creates/deletes
+  --api-timeout-seconds 30          at start-up: exit 1 when the API server has not answered within this time
   --max-actions-per-reply 1000      more is InvalidResponse, nothing applied (KUBELOOP_MAX_ACTIONS_PER_REPLY)
   --max-reply-bytes 16777216        a larger reply is cut off as it streams (KUBELOOP_MAX_REPLY_BYTES)
   --log-level info                  (KUBELOOP_LOG_LEVEL)`;
@@ -151,6 +154,7 @@ export function readRouterConfig(argv: string[], env: NodeJS.ProcessEnv = proces
       'loop-selector': { type: 'string' },
       'watch-timeout-seconds': { type: 'string' },
       'expectations-timeout-seconds': { type: 'string' },
+      'api-timeout-seconds': { type: 'string' },
       'loop-qps': { type: 'string' },
       'loop-burst': { type: 'string' },
       'min-requeue-seconds': { type: 'string' },
@@ -199,6 +203,7 @@ export function readRouterConfig(argv: string[], env: NodeJS.ProcessEnv = proces
     loopSelector: selector ? parseLabelPairs(selector.value, selector.setting) : undefined,
     watchTimeoutSeconds: settingInteger(pick('watch-timeout-seconds'), 300, 1, 3600),
     expectationsTimeoutSeconds: settingInteger(pick('expectations-timeout-seconds'), 300, 1, 3600),
+    apiTimeoutSeconds: settingInteger(pick('api-timeout-seconds'), 30, 1, 3600),
     maxActionsPerReply: settingInteger(pick('max-actions-per-reply', 'KUBELOOP_MAX_ACTIONS_PER_REPLY'), DEFAULT_MAX_ACTIONS_PER_REPLY, 1, 100_000),
     maxReplyBytes: settingInteger(pick('max-reply-bytes', 'KUBELOOP_MAX_REPLY_BYTES'), DEFAULT_MAX_RESPONSE_BYTES, 1024, 1024 * 1024 * 1024),
     urlPolicy,

@@ -11,6 +11,7 @@ import type { FunctionDefinition } from '../../lib/sdk/define-function.ts';
 import { describeFailures, replayFixtures } from '../../lib/testing/index.ts';
 import { captureCommand } from '../../test/http/capture-console.ts';
 import { rootOverrides, run } from './init.ts';
+import { run as render } from './render.ts';
 
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
 const root = mkdtempSync(join(tmpdir(), 'kubeloop-init-'));
@@ -27,7 +28,7 @@ describe('kubeloop init', () => {
     const { code, output } = await init([dir, '--for', 'apps/v1/Deployment', '--owns', 'v1/ConfigMap']);
     expect(code).toBe(0);
     expect(output).toContain('created widget-labeller: a function for Deployment (apps/v1)');
-    for (const file of ['src/index.ts', 'test/index.test.ts', 'fixtures/labels-new-object.json', 'Dockerfile', 'loop.yaml', 'values.yaml', 'package.json', 'tsconfig.json', 'README.md']) {
+    for (const file of ['deployment.yaml', 'src/index.ts', 'test/index.test.ts', 'fixtures/labels-new-object.json', 'Dockerfile', 'loop.yaml', 'values.yaml', 'package.json', 'tsconfig.json', 'README.md']) {
       expect(existsSync(join(dir, file)), file).toBe(true);
     }
     const [loop, account, role] = parseAllDocuments(readFileSync(join(dir, 'loop.yaml'), 'utf8')).map((d) => d.toJS()) as [
@@ -69,6 +70,39 @@ describe('kubeloop init', () => {
     const results = await replayFixtures(definition, join(dir, 'fixtures'));
     expect(results.map((r) => r.outcome)).toEqual(['pass']);
     expect(describeFailures(results)).toBe('');
+  });
+
+  it("writes a sample object that `kubeloop render` takes with the project's multi-document loop.yaml", async () => {
+    // src/index-local.ts: the module of the test above, its imports pointed at this checkout.
+    const { code, output } = await captureCommand(render, [join(dir, 'deployment.yaml'), '--function', join(dir, 'src', 'index-local.ts'), '--loop', join(dir, 'loop.yaml'), '--output', 'json']);
+    expect(code).toBe(0);
+    const result = JSON.parse(output) as { objects: Array<{ kind: string; metadata: { labels: Record<string, string> } }>; events: Array<{ reason: string }> };
+    expect(result.objects[0]).toMatchObject({ kind: 'Deployment', metadata: { labels: { 'widget-labeller.example.com/reconciled': 'true' } } });
+    expect(result.events.map((e) => e.reason)).toEqual(['Reconciled']);
+  });
+
+  it('--crd writes your own kind: a structural CRD with spec and status, its type, a sample, RBAC on its plural', async () => {
+    const project = join(root, 'policy-keeper');
+    const { code } = await init([project, '--crd', 'example.com/v1alpha1/Policy']);
+    expect(code).toBe(0);
+    const crd = parse(readFileSync(join(project, 'crd.yaml'), 'utf8')) as { metadata: { name: string }; spec: { group: string; names: Record<string, string>; versions: Array<{ name: string; subresources: object; schema: { openAPIV3Schema: { properties: Record<string, { type: string }> } } }> } };
+    expect(crd.metadata.name).toBe('policies.example.com');
+    expect(crd.spec.names).toMatchObject({ kind: 'Policy', plural: 'policies', singular: 'policy', listKind: 'PolicyList' });
+    const [version] = crd.spec.versions;
+    expect(version?.name).toBe('v1alpha1');
+    expect(version?.subresources).toEqual({ status: {} });
+    expect(Object.keys(version?.schema.openAPIV3Schema.properties ?? {})).toEqual(['apiVersion', 'kind', 'metadata', 'spec', 'status']);
+    expect(readFileSync(join(project, 'src', 'policy.ts'), 'utf8')).toContain('export type Policy = KubeObject & { spec?: PolicySpec; status?: PolicyStatus };');
+    expect(readFileSync(join(project, 'src', 'index.ts'), 'utf8')).toContain("import type { Policy } from './policy.ts';");
+    expect(parse(readFileSync(join(project, 'policy.yaml'), 'utf8'))).toMatchObject({ apiVersion: 'example.com/v1alpha1', kind: 'Policy', spec: { replicas: 1 } });
+    const role = parseAllDocuments(readFileSync(join(project, 'loop.yaml'), 'utf8')).map((d) => d.toJS() as { kind: string; rules?: Array<{ apiGroups: string[]; resources: string[] }> }).find((d) => d.kind === 'ClusterRole');
+    expect(role?.rules?.[0]).toMatchObject({ apiGroups: ['example.com'], resources: ['policies'] });
+  });
+
+  it('--crd refuses a group without a dot, a different --for and --admission (exit 2)', async () => {
+    expect((await init([join(root, 'crd-a'), '--crd', 'widgets/v1/Widget'])).output).toMatch(/a custom resource's group is a domain with a dot/);
+    expect((await init([join(root, 'crd-b'), '--crd', 'example.com/v1/Widget', '--for', 'v1/ConfigMap'])).code).toBe(2);
+    expect((await init([join(root, 'crd-c'), '--crd', 'example.com/v1/Widget', '--admission', 'validating'])).code).toBe(2);
   });
 
   it('refuses a folder that is not empty unless --force, then overwrites only its own files', async () => {

@@ -5,12 +5,13 @@ import { readFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { parseCommandArgs } from '../command-args.ts';
 import { packageRoot } from '../package-root.ts';
+import { installedKubeloopSpec } from '../init/installed-spec.ts';
 import { readProjectOptions } from '../init/project-options.ts';
 import { PROJECT_TEMPLATES, type ToolVersions } from '../init/templates/index.ts';
 import { NotEmptyError, writeProject } from '../init/write-project.ts';
 
 const USAGE = `usage: kubeloop init <dir> [--name NAME] [--for <apiVersion>/<Kind>] [--owns <apiVersion>/<Kind>]...
-                     [--related <apiVersion>/<Kind>]...
+                     [--crd <group>/<version>/<Kind>] [--related <apiVersion>/<Kind>]...
                      [--admission validating|mutating] [--language typescript|python|go] [--kubeloop-spec SPEC] [--force]
 
 Creates a function project in <dir>: src/index.ts (the reconcile function), test/, fixtures/, Dockerfile,
@@ -20,6 +21,9 @@ loop.yaml, values.yaml (for the kubeloop chart), package.json, tsconfig.json, RE
   --name NAME            function name, a DNS label (default: the folder's name)
   --for APIVERSION/KIND  the kind it reconciles (default v1/ConfigMap), e.g. apps/v1/Deployment
   --owns APIVERSION/KIND a kind it creates and owns; repeat or separate with commas
+  --crd GROUP/VERSION/KIND  a kind of your own that the function reconciles (instead of --for), e.g.
+                         example.com/v1alpha1/Widget: crd.yaml (structural schema, spec and status), its
+                         TypeScript type in src/<kind>.ts, a sample; kubeloop dev --function installs the CRD
   --related APIVERSION/KIND  a kind it reads (spec.related): the object named by an annotation on the primary
                          is sent in request.related, and its changes call the function; repeatable
   --admission TYPE       an admission function instead (validating: requires a label; mutating: adds one):
@@ -29,7 +33,8 @@ loop.yaml, values.yaml (for the kubeloop chart), package.json, tsconfig.json, RE
                          only), then: python3 -m unittest; go: main.go, main_test.go and the Go SDK module
                          (kubeloop/, replace line in go.mod), then: go test ./... (both with fixtures/,
                          Dockerfile, loop.yaml, values.yaml; docs/sdks.md)
-  --kubeloop-spec SPEC   the kubeloop dependency in package.json (default ^<this version>), e.g. a tarball path
+  --kubeloop-spec SPEC   the kubeloop dependency in package.json; default: how this kubeloop was installed
+                         (file:<tarball> or file:<folder>), or ^<this version> when it came from the registry
   --force                write into a folder that is not empty, overwriting the generated files`;
 
 /** What to run in a Python or Go project: its test, then serving it and checking it like the router would. */
@@ -66,6 +71,7 @@ function toolVersions(pkg: OwnPackage): ToolVersions {
     typescript: pkg.devDependencies?.typescript ?? '^5.9.3',
     tsx: pkg.dependencies.tsx ?? '^4.23.15',
     typesNode: pkg.devDependencies?.['@types/node'] ?? '^24.0.0',
+    node: pkg.devDependencies?.node ?? '^24.0.0',
     engines: pkg.engines ?? {},
     overrides: rootOverrides(pkg.overrides, pkg.dependencies),
   };
@@ -75,7 +81,7 @@ export async function run(argv: string[]): Promise<number> {
   const parsed = parseCommandArgs(
     'init',
     argv,
-    { name: { type: 'string' }, for: { type: 'string' }, owns: { type: 'string', multiple: true }, related: { type: 'string', multiple: true }, admission: { type: 'string' }, language: { type: 'string' }, 'kubeloop-spec': { type: 'string' }, force: { type: 'boolean' } },
+    { name: { type: 'string' }, for: { type: 'string' }, crd: { type: 'string' }, owns: { type: 'string', multiple: true }, related: { type: 'string', multiple: true }, admission: { type: 'string' }, language: { type: 'string' }, 'kubeloop-spec': { type: 'string' }, force: { type: 'boolean' } },
     USAGE,
   );
   if (parsed.exitCode !== undefined) return parsed.exitCode;
@@ -85,7 +91,9 @@ export async function run(argv: string[]): Promise<number> {
     return 2;
   }
   const dir = resolve(positionals[0]);
-  const pkg = JSON.parse(readFileSync(join(packageRoot(), 'package.json'), 'utf8')) as OwnPackage;
+  const root = packageRoot();
+  const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as OwnPackage;
+  const kubeloopSpec = values['kubeloop-spec'] ?? installedKubeloopSpec(root);
   let options;
   try {
     options = readProjectOptions(
@@ -93,11 +101,12 @@ export async function run(argv: string[]): Promise<number> {
         dir,
         ...(values.name ? { name: values.name } : {}),
         ...(values.for ? { for: values.for } : {}),
+        ...(values.crd ? { crd: values.crd } : {}),
         owns: values.owns ?? [],
         related: values.related ?? [],
         ...(values.admission !== undefined ? { admission: values.admission } : {}),
         ...(values.language !== undefined ? { language: values.language } : {}),
-        ...(values['kubeloop-spec'] ? { kubeloopSpec: values['kubeloop-spec'] } : {}),
+        ...(kubeloopSpec ? { kubeloopSpec } : {}),
       },
       pkg.version,
     );
@@ -123,9 +132,10 @@ export async function run(argv: string[]): Promise<number> {
     console.log(`\nnext:\n  cd ${shown}\n  ${NEXT_STEPS[options.language]}`);
     return 0;
   }
+  console.log(`kubeloop dependency: ${options.kubeloopSpec}${values['kubeloop-spec'] ? '' : ' (as this kubeloop was installed; --kubeloop-spec to change)'}`);
   const last = options.admission
     ? 'kubectl apply -f admission-hook.yaml   # with kubeloop installed (docs/admission.md)'
-    : 'npx kubeloop dev --function ./src/index.ts --loop loop.yaml   # on a local cluster with the router';
+    : `npx kubeloop dev --function ./src/index.ts --loop loop.yaml   # on a local cluster with the router${options.crd ? ' (installs crd.yaml)' : ''}`;
   console.log(`\nnext:\n  cd ${shown}\n  npm install\n  npm test                 # unit tests + the recorded fixture over HTTP\n  npm start                # serve it on :8080\n  ${last}`);
   return 0;
 }

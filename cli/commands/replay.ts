@@ -1,9 +1,11 @@
 // `kubeloop replay <file-or-folder>... --to <url> | --function <module>`: POSTs recorded requests at a
-// function, prints PASS/FAIL per case with a path-level diff, and exits 1 on any mismatch or transport
-// error. --update rewrites the recorded responses that differ (after a deliberate change) and prints the diff.
-import { readFileSync, writeFileSync } from 'node:fs';
+// function, prints PASS/FAIL per case as it finishes with a path-level diff, and exits 1 on any mismatch or
+// transport error. --update rewrites the recorded responses that differ (after a deliberate change) and
+// records the response of a fixture written by hand with its request only.
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { formatDifferences, replayFiles, type FileReplayResult, type ReplayMode } from '../../lib/replay/index.ts';
 import { serveForTest, type TestServer } from '../../lib/testing/serve.ts';
+import { CaseProgress, type CaseLine } from '../case-progress.ts';
 import { parseCommandArgs } from '../command-args.ts';
 import { builtinFunctionsHelp } from '../command-list.ts';
 import { FunctionModuleError, loadFunctionByNameOrPath } from '../function-module.ts';
@@ -19,10 +21,10 @@ result, same resourceVersion test); an event when its type and reason match (its
   --to URL             a running function (kubeloop function, a container, a FaaS URL)
   --function MODULE    serve this module (default export defineFunction(...)) or built-in name in-process
   --strict             compare event messages verbatim too
-  --update             write the function's reply into each fixture whose recorded response differs,
-                       printing the difference (review it with git diff before committing)
+  --update             write the function's reply into each fixture whose recorded response differs or
+                       that has a request only, printing it (review it with git diff before committing)
 ${SIGNING_FLAGS_HELP}
-Exit code: 0 all passed (or updated), 1 a mismatch or error, 2 bad usage.
+Exit code: 0 all passed (or updated), 1 a mismatch or error, 2 bad usage or a missing file.
 ${builtinFunctionsHelp()}`;
 
 /** The fixture file with its response replaced, in the two-space JSON the fixtures are written in. */
@@ -31,14 +33,21 @@ export function updatedFixtureText(originalText: string, response: unknown): str
   return `${JSON.stringify({ ...fixture, response }, null, 2)}\n`;
 }
 
-function report(result: FileReplayResult, update: boolean): { line: string; ok: boolean } {
-  if (result.outcome === 'invalid') return { line: `FAIL ${result.file}\n    ${result.message}`, ok: false };
+/** What to print for one case, writing its fixture first when --update records or re-records it. */
+export function caseLine(result: FileReplayResult, update: boolean): CaseLine {
+  if (result.outcome === 'invalid') return { status: 'FAIL', title: result.file, detail: `    ${result.message}` };
   const title = `${result.file}  ${result.fixture.description}`;
-  if (result.outcome === 'pass') return { line: `PASS ${title}`, ok: true };
-  if (result.outcome === 'error') return { line: `FAIL ${title}\n    ${result.message}`, ok: false };
-  if (!update) return { line: `FAIL ${title}\n${formatDifferences(result.differences)}`, ok: false };
+  if (result.outcome === 'unrecorded') {
+    if (!result.reply.ok) return { status: 'FAIL', title, detail: `    ${result.reply.message}` };
+    if (!update) return { status: 'FAIL', title, detail: '    no recorded "response" yet: run again with --update to record the reply (review it before committing)' };
+    writeFileSync(result.file, updatedFixtureText(readFileSync(result.file, 'utf8'), result.reply.response));
+    return { status: 'RECORDED', title, detail: `    ${JSON.stringify(result.reply.response)}` };
+  }
+  if (result.outcome === 'pass') return { status: 'PASS', title };
+  if (result.outcome === 'error') return { status: 'FAIL', title, detail: `    ${result.message}` };
+  if (!update) return { status: 'FAIL', title, detail: formatDifferences(result.differences) };
   writeFileSync(result.file, updatedFixtureText(readFileSync(result.file, 'utf8'), result.actual));
-  return { line: `UPDATED ${title}\n${formatDifferences(result.differences)}`, ok: true };
+  return { status: 'UPDATED', title, detail: formatDifferences(result.differences) };
 }
 
 export async function run(argv: string[]): Promise<number> {
@@ -61,6 +70,8 @@ export async function run(argv: string[]): Promise<number> {
     positionals.length === 0 && 'give at least one fixture file or folder',
     !['json', 'binary', 'structured'].includes(mode) && `--mode: "${mode}" is not one of json, binary, structured`,
     !(Number.isInteger(timeoutMs) && timeoutMs > 0) && `--timeout-ms: "${values['timeout-ms']}" is not a positive integer`,
+    // A file that is not there is a mistake in the command line (exit 2), as in `kubeloop render`.
+    ...positionals.filter((target) => !existsSync(target)).map((target) => `${target}: no such file or folder`),
   ].filter((p): p is string => typeof p === 'string');
   if (problems.length > 0) {
     console.error(`kubeloop replay: ${problems.join('; ')}\n\n${USAGE}`);
@@ -82,19 +93,16 @@ export async function run(argv: string[]): Promise<number> {
   try {
     const url = values.to ?? `${server?.url ?? ''}/`;
     const signingKeys = signing.ok ? signing.keys : undefined;
-    const results = await replayFiles(positionals, { url, mode, timeoutMs, strict: values.strict === true, ...(signingKeys ? { signingKeys } : {}) });
-    let passed = 0;
-    let updated = 0;
-    let failed = 0;
-    for (const result of results) {
-      const { line, ok } = report(result, values.update === true);
-      console.log(line);
-      if (!ok) failed++;
-      else if (line.startsWith('UPDATED')) updated++;
-      else passed++;
-    }
-    console.log(`\n${passed} passed, ${failed} failed${values.update ? `, ${updated} updated` : ''}`);
-    return failed === 0 ? 0 : 1;
+    const progress = new CaseProgress();
+    await replayFiles(positionals, {
+      url,
+      mode,
+      timeoutMs,
+      strict: values.strict === true,
+      ...(signingKeys ? { signingKeys } : {}),
+      onResult: (result) => progress.report(caseLine(result, values.update === true)),
+    });
+    return progress.finish();
   } finally {
     await server?.close();
   }

@@ -1,4 +1,5 @@
-// `kubeloop router` as a real process: a stop asked for while it is still connecting ends it cleanly.
+// `kubeloop router` as a real process: a stop asked for while it is still connecting ends it cleanly; an API
+// server that never answers ends it with exit code 1 in bounded time.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Socket } from 'node:net';
@@ -45,5 +46,19 @@ describe('kubeloop router', () => {
     while (sockets.size === 0) await new Promise((r) => setTimeout(r, 50));
     child.kill('SIGTERM');
     expect(await exited).toBe(0);
+  });
+
+  it('exits 1, its ops server closed, when the API server does not answer within --api-timeout-seconds', async () => {
+    const kubeconfig = join(dir, 'kubeconfig');
+    const child = spawn(process.execPath, [BIN, 'router', '--kubeconfig', kubeconfig, '--api-timeout-seconds', '1', '--port', '0', '--host', '127.0.0.1'], {
+      env: { ...process.env, KUBELOOP_FROM_SOURCE: '1' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    // The process ending at all shows nothing (the ops server included) is left holding it open.
+    const code = await new Promise<number | null>((resolve) => child.on('exit', (exitCode) => resolve(exitCode)));
+    expect(code).toBe(1);
+    expect(stderr).toMatch(/the API server at https:\/\/127\.0\.0\.1:\d+ did not answer within 1 s \(last: no answer\)/);
   });
 });

@@ -1,6 +1,9 @@
-// `kubeloop router`: runs the event router with its ops server (/healthz, /readyz, /metrics) until SIGTERM.
-import { loadKubeConfig } from '../../lib/kube/kube-config.ts';
-import { createLogger } from '../../lib/observability/logger.ts';
+// `kubeloop router`: runs the event router with its ops server (/healthz, /readyz, /metrics) until SIGTERM;
+// exits 2 for a bad setting (a kubeconfig that is missing or wrong), 1 when it cannot start (no API server).
+import { KubeClient } from '../../lib/kube/kube-client.ts';
+import { loadKubeConfig, type ClusterCredentials } from '../../lib/kube/kube-config.ts';
+import { waitForApiServer } from '../../lib/kube/wait-for-api-server.ts';
+import { createLogger, type Logger } from '../../lib/observability/logger.ts';
 import { createServer, listen } from '../../lib/server/create-server.ts';
 import { closeOnSignals } from '../../lib/server/shutdown.ts';
 import { readRouterConfig, ROUTER_USAGE } from '../../router/router-config.ts';
@@ -29,7 +32,43 @@ export async function run(argv: string[]): Promise<number> {
   // A stop asked for while the router is still connecting ends it cleanly: nothing has been written yet.
   const stopWhileStarting = () => process.exit(0);
   process.once('SIGTERM', stopWhileStarting).once('SIGINT', stopWhileStarting);
-  const router = await startRouter({
+  let router: Awaited<ReturnType<typeof startRouter>>;
+  try {
+    router = await startRouterWhenReachable(kubeConfig, config, { logger, metrics });
+  } catch (error) {
+    // Nothing keeps running after a failed start: the ops server closes and the command exits 1.
+    process.off('SIGTERM', stopWhileStarting).off('SIGINT', stopWhileStarting);
+    await ops.app.close();
+    throw error;
+  }
+  state.router = router;
+  process.off('SIGTERM', stopWhileStarting).off('SIGINT', stopWhileStarting);
+  logger.info({ ops: url, identity: router.identity, leaderElect: config.leaderElect, sharding: config.sharding, loops: config.loops ? 'inline' : 'watching Loop objects' }, 'router started');
+  closeOnSignals(ops, {
+    drainDelayMs: config.drainDelaySeconds * 1000,
+    exit: (code) => {
+      void router.stop().finally(() => process.exit(code));
+    },
+  });
+  return new Promise<number>(() => {});
+}
+
+type RouterConfig = ReturnType<typeof readRouterConfig>;
+
+/** Waits (bounded by --api-timeout-seconds) for the API server to answer, then starts the router. */
+async function startRouterWhenReachable(kubeConfig: ClusterCredentials, config: RouterConfig, deps: { logger: Logger; metrics: ReturnType<typeof createRouterMetrics> }) {
+  const { logger, metrics } = deps;
+  const deadlineMs = config.apiTimeoutSeconds * 1000;
+  // Its connect timeout within the deadline: a handshake still pending would outlive the failed command.
+  const probe = await KubeClient.fromKubeConfig(kubeConfig, { connectTimeoutMs: Math.min(5_000, deadlineMs) });
+  try {
+    await waitForApiServer(probe, { deadlineMs, server: kubeConfig.getCurrentCluster()?.server });
+  } catch (error) {
+    await probe.destroy();
+    throw error;
+  }
+  await probe.close();
+  return startRouter({
     kubeConfig,
     logger,
     metrics,
@@ -51,20 +90,10 @@ export async function run(argv: string[]): Promise<number> {
       : {}),
     ...(config.sharding ? { sharding: shardingOptions(config) } : {}),
   });
-  state.router = router;
-  process.off('SIGTERM', stopWhileStarting).off('SIGINT', stopWhileStarting);
-  logger.info({ ops: url, identity: router.identity, leaderElect: config.leaderElect, sharding: config.sharding, loops: config.loops ? 'inline' : 'watching Loop objects' }, 'router started');
-  closeOnSignals(ops, {
-    drainDelayMs: config.drainDelaySeconds * 1000,
-    exit: (code) => {
-      void router.stop().finally(() => process.exit(code));
-    },
-  });
-  return new Promise<number>(() => {});
 }
 
 /** client-go's proportions (15 s lease, 10 s renew deadline, 2 s retry) scaled to the lease duration. */
-function shardingOptions(config: ReturnType<typeof readRouterConfig>) {
+function shardingOptions(config: RouterConfig) {
   const leaseDurationMs = config.leaseDurationSeconds * 1000;
   return { namespace: config.leaseNamespace, group: config.leaseName, leaseDurationMs, renewDeadlineMs: Math.round(leaseDurationMs * (2 / 3)), retryPeriodMs: Math.round(leaseDurationMs / 7.5) };
 }

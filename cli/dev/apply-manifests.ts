@@ -78,6 +78,14 @@ export async function waitForCrdsEstablished(client: KubeClient, names: string[]
   }
 }
 
+/** Applies CustomResourceDefinitions and waits until all are Established; returns their names. */
+export async function applyCrds(client: KubeClient, discovery: ResourceDiscovery, crds: Manifest[]): Promise<string[]> {
+  for (const crd of crds) await applyManifest(client, discovery, crd);
+  const names = crds.map((crd) => crd.metadata.name);
+  await waitForCrdsEstablished(client, names);
+  return names;
+}
+
 /** Deletes an object if it exists (dev-mode cleanup); 404 is fine. */
 export async function deleteIfPresent(client: KubeClient, path: string): Promise<void> {
   try {

@@ -2,8 +2,9 @@
 // their Loops pointed at 127.0.0.1, the router, the webhook gateway in dev mode with the sample
 // AdmissionHooks (the Watcher sidecar injector), the samples; then a live status
 // until the signal aborts, and a clean stop of everything it started.
+import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ensureBinaries, startControlPlane, type ControlPlane } from '../cluster/index.ts';
 import { gatewayClientAuthArgs } from '../cluster/webhook-client-auth.ts';
@@ -12,7 +13,7 @@ import { admissionRegistry, functionRegistry } from '../../functions/registry.ts
 import { packageRoot } from '../package-root.ts';
 import { DEFAULT_HOOK_CONFIGURATION_NAME } from '../../webhooks/hook-configuration.ts';
 import { chartCrdFiles } from '../chart-crds.ts';
-import { applyManifest, deleteIfPresent, ensureNamespace, readManifests, waitForCrdsEstablished, type Manifest } from './apply-manifests.ts';
+import { applyCrds, applyManifest, deleteIfPresent, ensureNamespace, readManifests, type Manifest } from './apply-manifests.ts';
 import { loopRows, readLoopReadiness, readRouterMetrics, statusPrinter } from './live-status.ts';
 import { startLocalProcess, stopLocalProcesses, type LocalProcess } from './local-processes.ts';
 import type { MetricSample } from './prometheus-text.ts';
@@ -146,10 +147,8 @@ async function startCluster(options: DevOptions, session: DevSession): Promise<s
 }
 
 async function installCrds(client: KubeClient, discovery: ResourceDiscovery, say: Say): Promise<void> {
-  const crds = (await Promise.all(chartCrdFiles(REPO).map((file) => readManifests(file)))).flat();
-  for (const { manifest } of crds) await applyManifest(client, discovery, manifest);
-  await waitForCrdsEstablished(client, crds.map(({ manifest }) => manifest.metadata.name));
-  say(`installed ${crds.length} CRDs: ${crds.map(({ manifest }) => manifest.metadata.name).join(', ')}`);
+  const crds = await applyCrds(client, discovery, (await Promise.all(chartCrdFiles(REPO).map((file) => readManifests(file)))).flat().map(({ manifest }) => manifest));
+  say(`installed ${crds.length} CRDs: ${crds.join(', ')}`);
 }
 
 /** The seed functions, the user's function, their Loops, the router and the webhook; stops early on abort. */
@@ -288,11 +287,15 @@ async function startUserFunctionWithLoop(
   logDir: string,
   say: (line: string) => void,
 ): Promise<UserFunction & { loop: string }> {
-  const manifests = (await readManifests(spec.loop)).map(({ manifest }) => manifest);
+  // The project's own kind first (`kubeloop init --crd` writes crd.yaml beside loop.yaml): the Loop watches it.
+  const crdFile = join(dirname(spec.loop), 'crd.yaml');
+  const manifests = [...(existsSync(crdFile) ? await readManifests(crdFile) : []), ...(await readManifests(spec.loop))].map(({ manifest }) => manifest);
   const loops = manifests.filter((m) => m.kind === 'Loop');
   const [loop] = loops;
   if (loops.length !== 1 || !loop) throw new Error(`--loop ${spec.loop}: want exactly one Loop, found ${loops.length}`);
-  for (const manifest of manifests.filter((m) => m.kind !== 'Loop')) {
+  const crds = await applyCrds(client, discovery, manifests.filter((m) => m.kind === 'CustomResourceDefinition'));
+  if (crds.length > 0) say(`installed ${crds.join(', ')}`);
+  for (const manifest of manifests.filter((m) => m.kind !== 'Loop' && m.kind !== 'CustomResourceDefinition')) {
     if (manifest.metadata.namespace) await ensureNamespace(client, discovery, manifest.metadata.namespace);
     await applyManifest(client, discovery, manifest);
   }

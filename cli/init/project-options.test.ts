@@ -23,6 +23,7 @@ describe('readProjectOptions', () => {
       name: 'my-controller',
       for: { apiVersion: 'v1', kind: 'ConfigMap' },
       owns: [],
+      related: [],
       kubeloopSpec: '^1.2.3',
     });
   });

@@ -17,6 +17,8 @@ export interface ProjectOptions {
   admission?: AdmissionType;
   /** A Python or Go project on that language's SDK instead of TypeScript (the default, when absent). */
   language?: OtherLanguage;
+  /** `for` is a kind of the project's own: init writes its CustomResourceDefinition and TypeScript type. */
+  crd?: boolean;
 }
 
 export const OTHER_LANGUAGES = ['python', 'go'] as const;
@@ -63,6 +65,8 @@ export interface RawInitOptions {
   kubeloopSpec?: string;
   admission?: string;
   language?: string;
+  /** <group>/<version>/<Kind> of a kind to define (implies --for). */
+  crd?: string;
 }
 
 export function readProjectOptions(raw: RawInitOptions, kubeloopVersion: string): ProjectOptions {
@@ -81,6 +85,13 @@ export function readProjectOptions(raw: RawInitOptions, kubeloopVersion: string)
     throw new Error(`--admission is for TypeScript projects today; with --language ${language}, use define_admission/DefineAdmission of the SDK (docs/sdks.md)`);
   }
   if (raw.admission && (raw.owns ?? []).length > 0) throw new Error('--owns is for reconcile functions; an admission function owns nothing (drop --owns or --admission)');
+  if (raw.crd !== undefined) {
+    if (raw.admission) throw new Error('--crd defines the kind a reconcile function watches; drop --admission or --crd');
+    const ref = parseKindRef(raw.crd, '--crd');
+    const group = ref.apiVersion.includes('/') ? ref.apiVersion.slice(0, ref.apiVersion.indexOf('/')) : '';
+    if (!group.includes('.')) throw new Error(`--crd "${raw.crd}": a custom resource's group is a domain with a dot, e.g. example.com/v1alpha1/${ref.kind}`);
+    if (raw.for !== undefined && raw.for !== raw.crd) throw new Error(`--crd ${raw.crd} is the kind the function watches: drop --for ${raw.for}`);
+  }
   const owns = (raw.owns ?? []).flatMap((entry) => entry.split(',')).filter((entry) => entry.trim() !== '').map((entry) => parseKindRef(entry.trim(), '--owns'));
   const keys = owns.map((ref) => childrenKey(ref.apiVersion, ref.kind));
   const repeated = keys.find((key, index) => keys.indexOf(key) !== index);
@@ -101,10 +112,11 @@ export function readProjectOptions(raw: RawInitOptions, kubeloopVersion: string)
     name,
     related,
     // An admission function admits pods unless told otherwise: the usual first webhook.
-    for: parseKindRef(raw.for ?? (raw.admission ? 'v1/Pod' : 'v1/ConfigMap'), '--for'),
+    for: parseKindRef(raw.crd ?? raw.for ?? (raw.admission ? 'v1/Pod' : 'v1/ConfigMap'), raw.crd ? '--crd' : '--for'),
     owns,
     kubeloopSpec: raw.kubeloopSpec ?? `^${kubeloopVersion}`,
     ...(raw.admission ? { admission: raw.admission } : {}),
     ...(language ? { language: language as OtherLanguage } : {}),
+    ...(raw.crd ? { crd: true } : {}),
   };
 }

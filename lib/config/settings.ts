@@ -11,6 +11,15 @@ export interface Setting {
 export type FlagValues = Readonly<Record<string, string | boolean | (string | boolean)[] | undefined>>;
 
 /** The `--flag` value when given (even empty), else the first of `variables` that is set and not empty. */
+/**
+ * A bad setting found after the flags were read (a kubeconfig that is missing or names no such context):
+ * the command line's mistake, so the `kubeloop` command exits 2 for it, as for a bad flag.
+ */
+export class SettingError extends Error {
+  override name = 'SettingError';
+  readonly code = 'ERR_KUBELOOP_SETTING';
+}
+
 export function pickSetting(values: FlagValues, env: NodeJS.ProcessEnv, flag: string, ...variables: string[]): Setting | undefined {
   const fromFlag = values[flag];
   if (typeof fromFlag === 'string') return { value: fromFlag, setting: `--${flag}` };

@@ -45,6 +45,8 @@ export interface KubeClientOptions {
   rateLimit?: RateLimit;
   /** Default time allowed for ordinary responses. */
   requestTimeoutMs?: number;
+  /** Time allowed for a connection and its TLS handshake (undici's default: 10 s). */
+  connectTimeoutMs?: number;
   /** How long a bearer token read from the kubeconfig (file, exec plugin) is reused. */
   credentialTtlMs?: number;
   /** Told of every answered or failed request (client-go's rest_client_* metrics); impersonating clients share it. */
@@ -124,6 +126,7 @@ export class KubeClient {
         key: tls.key,
         ...(tls.rejectUnauthorized === undefined ? {} : { rejectUnauthorized: tls.rejectUnauthorized }),
         ...(tls.servername ? { servername: tls.servername } : {}),
+        ...(options.connectTimeoutMs === undefined ? {} : { timeout: options.connectTimeoutMs }),
       },
       keepAliveTimeout: 30_000,
       // Watches keep a connection each; ordinary requests reuse the rest.
@@ -232,6 +235,12 @@ export class KubeClient {
     // An impersonating client borrows its parent's connections; the parent closes them.
     if (this.#parent) return;
     await this.#dispatcher.close();
+  }
+
+  /** Closes at once, abandoning connection attempts in flight (close waits for them: up to undici's connect timeout). */
+  async destroy(): Promise<void> {
+    if (this.#parent) return;
+    await this.#dispatcher.destroy();
   }
 }
 

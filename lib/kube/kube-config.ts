@@ -8,6 +8,7 @@ import type { AgentOptions } from 'node:https';
 import { homedir } from 'node:os';
 import { delimiter, dirname, isAbsolute, join } from 'node:path';
 import { parse } from 'yaml';
+import { SettingError } from '../config/settings.ts';
 
 export interface KubeConfigSource {
   /** Path to a kubeconfig file; wins over everything else. */
@@ -27,7 +28,17 @@ export interface ClusterCredentials {
 
 const SERVICE_ACCOUNT = '/var/run/secrets/kubernetes.io/serviceaccount';
 
+/** The credentials a kubeconfig (or the in-cluster service account) names; a problem with it is a SettingError. */
 export async function loadKubeConfig(source: KubeConfigSource = {}): Promise<ClusterCredentials> {
+  try {
+    return await readKubeConfig(source);
+  } catch (error) {
+    if (error instanceof SettingError) throw error;
+    throw new SettingError(`kubeconfig: ${(error as Error).message.replace(/^kubeconfig: /, '')}`);
+  }
+}
+
+async function readKubeConfig(source: KubeConfigSource): Promise<ClusterCredentials> {
   if (source.kubeconfig && !existsSync(source.kubeconfig)) throw new Error(`kubeconfig: file "${source.kubeconfig}" does not exist`);
   const paths = source.kubeconfig ? [source.kubeconfig] : (process.env.KUBECONFIG ?? '').split(delimiter).filter(Boolean);
   const inCluster = paths.length === 0 && process.env.KUBERNETES_SERVICE_HOST !== undefined && existsSync(`${SERVICE_ACCOUNT}/token`);

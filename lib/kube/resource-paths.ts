@@ -17,6 +17,17 @@ export function splitApiVersion(apiVersion: string): { group: string; version: s
   return slash < 0 ? { group: '', version: apiVersion } : { group: apiVersion.slice(0, slash), version: apiVersion.slice(slash + 1) };
 }
 
+/**
+ * The usual plural resource of a kind, as the chart and kubebuilder derive it ("Widget" -> "widgets", "Policy"
+ * -> "policies", "Ingress" -> "ingresses"), where discovery is not at hand; irregular kinds need it by hand.
+ */
+export function pluralOf(kind: string): string {
+  const lower = kind.toLowerCase();
+  if (/(s|x|z|ch|sh)$/.test(lower)) return `${lower}es`;
+  if (/[^aeiou]y$/.test(lower)) return `${lower.slice(0, -1)}ies`;
+  return `${lower}s`;
+}
+
 export function groupVersionPath(apiVersion: string): string {
   const { group, version } = splitApiVersion(apiVersion);
   return group === '' ? `/api/${version}` : `/apis/${group}/${version}`;

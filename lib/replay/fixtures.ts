@@ -31,9 +31,18 @@ export function responseValidatorFor(request: { kind?: unknown }): (value: unkno
   return request.kind === 'AdmissionRequest' ? validateAdmissionResponse : validateReconcileResponse;
 }
 
-export type LoadedFixture = { file: string; name: string } & ({ ok: true; fixture: Fixture } | { ok: false; error: string });
+/** A fixture written by hand with its request only: `kubeloop replay --update` records the response. */
+export interface UnrecordedFixture {
+  description: string;
+  request: ReconcileRequest | AdmissionRequest;
+}
 
-export function parseFixture(text: string): { ok: true; fixture: Fixture } | { ok: false; error: string } {
+/** Why a fixture cannot be replayed; `unrecorded` when the only thing missing is the response. */
+export type FixtureProblem = { ok: false; error: string; unrecorded?: UnrecordedFixture };
+
+export type LoadedFixture = { file: string; name: string } & ({ ok: true; fixture: Fixture } | FixtureProblem);
+
+export function parseFixture(text: string): { ok: true; fixture: Fixture } | FixtureProblem {
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -46,6 +55,9 @@ export function parseFixture(text: string): { ok: true; fixture: Fixture } | { o
   const admission = (request as { kind?: unknown } | null)?.kind === 'AdmissionRequest';
   const checkedRequest = admission ? validateAdmissionRequest(request) : validateReconcileRequest(request);
   if (!checkedRequest.ok) return { ok: false, error: `recorded request is invalid: ${checkedRequest.errors.join('; ')}` };
+  if (response === undefined) {
+    return { ok: false, error: 'no recorded "response" yet: `kubeloop replay --update` records the reply', unrecorded: { description, request: checkedRequest.value } };
+  }
   const checkedResponse = responseValidatorFor(checkedRequest.value)(response);
   if (!checkedResponse.ok) return { ok: false, error: `recorded response is invalid: ${checkedResponse.errors.join('; ')}` };
   return { ok: true, fixture: { description, request: checkedRequest.value, response: checkedResponse.value } as Fixture };

@@ -69,6 +69,9 @@ export async function callFunction(sent: AnyRequest, options: ReplayOptions): Pr
     replyHeaders = reply.headers;
     text = await reply.body.text();
   } catch (error) {
+    // undici's own words ("Headers Timeout Error") do not say what happened: the function did not answer.
+    const code = (error as { code?: unknown }).code;
+    if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') return { ok: false, message: `POST ${options.url}: no answer within ${timeout} ms` };
     return { ok: false, message: `POST ${options.url} failed: ${(error as Error).message}` };
   }
   if (status !== 200) return { ok: false, message: `HTTP ${status}: ${text.slice(0, 500)}` };

@@ -1,30 +1,42 @@
 // Replays every fixture of some files or folders against one function URL: the loop behind `kubeloop
 // replay` and the package's testing helpers, one result per file (an unreadable file is a result too).
-import { loadFixtures, type Fixture } from './fixtures.ts';
-import { replayFixture, type ReplayOptions, type ReplayResult } from './replay-client.ts';
+import { loadFixtures, type Fixture, type UnrecordedFixture } from './fixtures.ts';
+import { callFunction, replayFixture, type CallResult, type ReplayOptions, type ReplayResult } from './replay-client.ts';
 
 export type FileReplayResult =
   | { file: string; outcome: 'invalid'; message: string }
+  /** A request without a recorded response: what the function answered, for `kubeloop replay --update`. */
+  | { file: string; outcome: 'unrecorded'; fixture: UnrecordedFixture; reply: CallResult }
   | ({ file: string; fixture: Fixture } & ReplayResult);
 
+export interface FileReplayOptions extends ReplayOptions {
+  /** Called with each case as soon as it is done (progress), before the next one starts. */
+  onResult?: (result: FileReplayResult) => void;
+}
+
 /** One case per fixture file; a folder without fixtures is reported as invalid rather than passing silently. */
-export async function replayFiles(targets: string[], options: ReplayOptions): Promise<FileReplayResult[]> {
+export async function replayFiles(targets: string[], options: FileReplayOptions): Promise<FileReplayResult[]> {
   const results: FileReplayResult[] = [];
+  const push = (result: FileReplayResult): void => {
+    results.push(result);
+    options.onResult?.(result);
+  };
   for (const target of targets) {
     let loaded;
     try {
       loaded = loadFixtures(target);
     } catch (error) {
-      results.push({ file: target, outcome: 'invalid', message: `cannot read: ${(error as Error).message}` });
+      push({ file: target, outcome: 'invalid', message: `cannot read: ${(error as Error).message}` });
       continue;
     }
-    if (loaded.length === 0) results.push({ file: target, outcome: 'invalid', message: 'no *.json fixtures in this folder' });
+    if (loaded.length === 0) push({ file: target, outcome: 'invalid', message: 'no *.json fixtures in this folder' });
     for (const one of loaded) {
       if (!one.ok) {
-        results.push({ file: one.file, outcome: 'invalid', message: `invalid fixture: ${one.error}` });
+        if (one.unrecorded) push({ file: one.file, outcome: 'unrecorded', fixture: one.unrecorded, reply: await callFunction(one.unrecorded.request, options) });
+        else push({ file: one.file, outcome: 'invalid', message: `invalid fixture: ${one.error}` });
         continue;
       }
-      results.push({ file: one.file, fixture: one.fixture, ...(await replayFixture(one.fixture, options)) });
+      push({ file: one.file, fixture: one.fixture, ...(await replayFixture(one.fixture, options)) });
     }
   }
   return results;

@@ -19,10 +19,16 @@ export async function replayFixtures(
   }
 }
 
+function failureDetail(result: Exclude<FileReplayResult, { outcome: 'pass' }>): string {
+  if (result.outcome === 'mismatch') return formatDifferences(result.differences);
+  if (result.outcome === 'unrecorded') return `    no recorded response: run \`npx kubeloop replay ${result.file} --function ./src/index.ts --update\` to record the reply`;
+  return `    ${result.message}`;
+}
+
 /** One line per failed case with its differences; '' when every case passed. */
 export function describeFailures(results: FileReplayResult[]): string {
   return results
-    .filter((r) => r.outcome !== 'pass')
-    .map((r) => `${r.file}\n${r.outcome === 'mismatch' ? formatDifferences(r.differences) : `    ${r.message}`}`)
+    .filter((r): r is Exclude<FileReplayResult, { outcome: 'pass' }> => r.outcome !== 'pass')
+    .map((r) => `${r.file}\n${failureDetail(r)}`)
     .join('\n');
 }

@@ -28,6 +28,14 @@ type ObjectTarget struct {
 type Trigger struct {
 	Type  string        `json:"type"`
 	Child *ObjectTarget `json:"child,omitempty"`
+	// Related is set on RELATED triggers: the related (or required) object that changed, and its entry.
+	Related *RelatedTrigger `json:"related,omitempty"`
+}
+
+// RelatedTrigger names the related entry and the object whose change called the function.
+type RelatedTrigger struct {
+	Name   string       `json:"name"`
+	Object ObjectTarget `json:"object"`
 }
 
 // ReconcileRequest is what the router observed. Unknown fields are ignored (the contract grows additively).
@@ -41,8 +49,16 @@ type ReconcileRequest struct {
 	// Children by "<Kind>.<version>" or "<Kind>.<group>/<version>"; an owned kind without children is [].
 	Children   map[string][]Object `json:"children"`
 	Finalizing bool                `json:"finalizing,omitempty"`
+	// Related objects by entry name (the Loop's spec.related entries and what the function required);
+	// [] for an entry that matched nothing. Nil when the Loop has neither.
+	Related map[string][]Object `json:"related,omitempty"`
 	// Now is the router's clock (RFC 3339): a function never reads its own.
 	Now string `json:"now"`
+}
+
+// RelatedOf returns the objects sent under the related entry name ([] when none matched or it was not sent).
+func (r ReconcileRequest) RelatedOf(name string) []Object {
+	return r.Related[name]
 }
 
 // PatchOperation is one RFC 6902 operation.
@@ -145,6 +161,18 @@ type ReconcileResponse struct {
 	RequeueAfterSeconds *float64        `json:"requeueAfterSeconds,omitempty"`
 	Finalized           bool            `json:"finalized,omitempty"`
 	Error               *ReconcileError `json:"error,omitempty"`
+	// Requires asks for objects the function needs and was not sent; they come on the next call.
+	Requires []RequiredResource `json:"requires,omitempty"`
+}
+
+// RequiredResource is one entry of Requires: exactly one of Names and Selector.
+type RequiredResource struct {
+	Name       string         `json:"name"`
+	APIVersion string         `json:"apiVersion"`
+	Kind       string         `json:"kind"`
+	Namespace  string         `json:"namespace,omitempty"`
+	Names      []string       `json:"names,omitempty"`
+	Selector   map[string]any `json:"selector,omitempty"`
 }
 
 // GroupVersionKind and GroupVersionResource as the API server's AdmissionReview carries them.

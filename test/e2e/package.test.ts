@@ -1,14 +1,17 @@
-// The out-of-repo path, from a packed tarball in an empty folder outside the repository: `kubeloop init`
-// (through npx, as a user would), `npm install`, the scaffold's `npm test`, `kubeloop function ./src/index.ts`
-// from the installed package, and the installed `kubeloop router` reconciling a real ConfigMap through it;
-// then `kubeloop init --admission validating|mutating` from the installed package, reusing that install.
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+// The out-of-repo path, from a packed tarball in an empty folder outside the repository, on a PATH whose
+// first `node` is the machine's older one (20 here and on CI): README's newcomer lines as printed (Node 24
+// from the npm registry, `npx kubeloop init`, `npm install && npm test`, `render`, `npm run replay`), with
+// the tarball standing in for the registry; then docs/writing-a-function.md's example pasted in and its
+// fixture lines; `kubeloop function ./src/index.ts` from the installed package and the installed `kubeloop
+// router` reconciling a real Deployment through it; then `kubeloop init --admission validating|mutating`.
+import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { homedir, tmpdir } from 'node:os';
+import { delimiter, dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { promisify } from 'node:util';
-import { CoreV1Api } from '@kubernetes/client-node';
+import { AppsV1Api, CoreV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments, stringify } from 'yaml';
 import type { AdmissionHook } from '../../api/admission-hook.ts';
@@ -17,15 +20,18 @@ import { resolveHook } from '../../webhooks/hook-spec.ts';
 import { eventually } from '../cluster/eventually.ts';
 import { createLoopServiceAccount } from '../cluster/loop-service-account.ts';
 import { setupClusterSuite, type ClusterSuite } from '../cluster/suite.ts';
+import { extractSnippets } from '../http/markdown-snippets.ts';
 import { packTarball, type PackedTarball } from './package-tarball.ts';
 import { installCrds } from './router-harness.ts';
 
 const run = promisify(execFile);
-const NAME = 'cm-labeller';
+const REPO = new URL('../../', import.meta.url);
+const NAME = 'my-controller';
 const LABEL = `${NAME}.example.com/reconciled`;
 const ADMISSION_TYPES = ['validating', 'mutating'] as const;
 
 let work = '';
+let newcomerEnv: NodeJS.ProcessEnv = {};
 let app = '';
 let tarball: PackedTarball;
 let suite: ClusterSuite;
@@ -59,26 +65,69 @@ function startInstalled(args: string[], ready: (line: Record<string, unknown>) =
   });
 }
 
+/** The machine's own node when it is older than 24 (a newcomer's situation), else none. */
+function olderNodeDir(): string | undefined {
+  const found = ['/usr/bin/node', '/usr/local/bin/node'].find((node) => {
+    try {
+      return Number(execFileSync(node, ['-p', 'process.versions.node.split(".")[0]'], { encoding: 'utf8' })) < 24;
+    } catch {
+      return false;
+    }
+  });
+  return found && dirname(found);
+}
+
+/**
+ * A newcomer's shell: HOME of its own (npm's download cache shared, so node@24 is not fetched again), no npm
+ * script variables, and PATH with the machine's older node first and no Node 24 on it.
+ */
+function newcomerEnvironment(home: string): NodeJS.ProcessEnv {
+  const older = olderNodeDir();
+  const rest = (process.env.PATH ?? '').split(delimiter).filter((dir) => dir !== '' && dir !== older && !existsSync(join(dir, 'node')));
+  const inherited = Object.fromEntries(Object.entries(process.env).filter(([key]) => !/^(npm_|NODE_OPTIONS$|VITEST|KUBELOOP_)/i.test(key)));
+  return { ...inherited, HOME: home, npm_config_cache: process.env.npm_config_cache ?? join(homedir(), '.npm'), PATH: [older ?? dirname(process.execPath), ...rest].join(delimiter) };
+}
+
+/** Lines of a ```sh block of a page whose marker starts with `marker`. */
+async function shellLines(page: string, marker: string): Promise<string[]> {
+  const block = extractSnippets(page, await readFile(new URL(page, REPO), 'utf8'), 'sh').find((s) => s.marker.startsWith(marker));
+  if (!block) throw new Error(`${page} has no \`\`\`sh block marked "snippet: ${marker}"`);
+  return block.code.trimEnd().split('\n');
+}
+
+/**
+ * Runs shell lines in one bash session (cd and export carry over), stopping at the first that fails; prints
+ * "@@ <n> <seconds>" before each, so a failure names its line and steps can be timed.
+ */
+async function runLines(lines: string[], cwd: string): Promise<{ stdout: string; startedAt: number[] }> {
+  const script = ['set -eo pipefail'];
+  let heredoc: string | undefined;
+  lines.forEach((line, n) => {
+    // Inside a here-document (cat > file <<'END' ... END) lines are data, not commands to mark.
+    if (heredoc === undefined) script.push(`echo "@@ ${n} $EPOCHREALTIME"`);
+    script.push(line);
+    if (heredoc !== undefined && line === heredoc) heredoc = undefined;
+    else if (heredoc === undefined) heredoc = /<<-?'?(\w+)'?/.exec(line)?.[1];
+  });
+  try {
+    const { stdout } = await run('bash', ['-c', script.join('\n')], { cwd, env: newcomerEnv, maxBuffer: 64 * 1024 * 1024 });
+    return { stdout, startedAt: [...stdout.matchAll(/^@@ (\d+) ([\d.]+)$/gm)].map((m) => Number(m[2])) };
+  } catch (error) {
+    const failed = error as { stdout: string; stderr: string };
+    const last = [...failed.stdout.matchAll(/^@@ (\d+) /gm)].pop()?.[1];
+    throw new Error(`line ${last === undefined ? '?' : lines[Number(last)]} failed:\n${failed.stdout.slice(-3000)}\n${failed.stderr.slice(-3000)}`);
+  }
+}
+
 beforeAll(async () => {
   work = await mkdtemp(join(tmpdir(), 'kubeloop-package-'));
   app = join(work, NAME);
+  await mkdir(join(work, 'home'));
+  newcomerEnv = newcomerEnvironment(join(work, 'home'));
   suite = await setupClusterSuite('package');
   tarball = await timed('npm pack (build on prepack)', () => packTarball(work));
   figures.push(`tarball: ${(tarball.bytes / 1024).toFixed(0)} KiB, ${tarball.files} files`);
-  // As `npx kubeloop init` would, with the package taken from the tarball instead of the registry.
-  await timed('npx kubeloop init', () =>
-    run('npx', ['--yes', `--package=${tarball.path}`, 'kubeloop', 'init', NAME, '--for', 'v1/ConfigMap', `--kubeloop-spec=file:${tarball.path}`], { cwd: work }),
-  );
-  await timed('npm install (tarball + scaffold dev dependencies)', () => run('npm', ['install', '--no-audit', '--no-fund'], { cwd: app }));
-  // The admission scaffolds need the same packages: their node_modules is the install above.
-  for (const type of ADMISSION_TYPES) {
-    await timed(`kubeloop init --admission ${type}`, () =>
-      run(process.execPath, [join(app, 'node_modules', 'kubeloop', 'cli', 'bin.js'), 'init', `hook-${type}`, '--admission', type, `--kubeloop-spec=file:${tarball.path}`], { cwd: work }),
-    );
-    await symlink(join(app, 'node_modules'), join(work, `hook-${type}`, 'node_modules'), 'dir');
-  }
 });
-
 afterAll(async () => {
   for (const child of children) child.kill('SIGTERM');
   await suite?.cleanup();
@@ -87,19 +136,36 @@ afterAll(async () => {
 });
 
 describe('kubeloop from a packed tarball, outside the repository', () => {
-  it("passes the scaffold's npm test right after init and install", async () => {
-    const { stdout } = await timed('scaffold npm test', () => run('npm', ['test'], { cwd: app }));
-    // node:test's summary: "# pass 4" (TAP, Node 20) or "ℹ pass 4" (spec reporter, Node 24).
-    expect(stdout).toMatch(/^[#ℹ] pass 4$/m);
-    expect(stdout).toMatch(/^[#ℹ] fail 0$/m);
-  });
-
-  it("passes `kubeloop replay` of the scaffold's fixture", async () => {
-    const { stdout } = await run(process.execPath, [join(app, 'node_modules', 'kubeloop', 'cli', 'bin.js'), 'replay', 'fixtures', '--function', './src/index.ts'], { cwd: app });
+  it("runs README's newcomer lines as printed, on a machine whose node is older: init, install, a green npm test, render, replay", async () => {
+    const lines = await shellLines('README.md', 'newcomer');
+    const until = lines.findIndex((line) => line.startsWith('npm run replay'));
+    expect(until).toBeGreaterThan(0);
+    // The one change: `npx kubeloop` finds the package in the tarball, as it will on the registry.
+    const printed = lines.slice(0, until + 1).map((line) => line.replace('npx kubeloop init', `npx --yes --package=${tarball.path} kubeloop init`));
+    expect(printed.join('\n')).toContain(`--package=${tarball.path} kubeloop init ${NAME}`);
+    const { stdout, startedAt } = await runLines(printed, work);
+    const initAt = startedAt[lines.findIndex((line) => line.startsWith('npx kubeloop init'))] ?? 0;
+    const renderAt = startedAt[lines.findIndex((line) => line.startsWith('npx kubeloop render'))] ?? 0;
+    figures.push(`README newcomer lines, init to a green npm test: ${(renderAt - initAt).toFixed(1)}s`);
+    // node:test's summary with the spec reporter: the scaffold's four tests pass, on Node 24 from node@24.
+    expect(stdout).toMatch(/^ℹ pass 4$/m);
+    expect(stdout).toMatch(/^ℹ fail 0$/m);
+    // render: the sample Deployment init wrote, labelled by the scaffold's patch.
+    expect(stdout).toContain('# event Normal Reconciled: Deployment example reconciled by my-controller');
     expect(stdout).toContain('1 passed, 0 failed');
+    // init depended on the tarball it ran from, not on a registry version that does not exist.
+    const pkg = JSON.parse(await readFile(join(app, 'package.json'), 'utf8')) as { dependencies: Record<string, string>; devDependencies: Record<string, string> };
+    expect(pkg.dependencies.kubeloop).toBe(`file:${tarball.path}`);
+    expect(pkg.devDependencies.node).toMatch(/^\^24\./);
   });
 
-  it('serves the scaffold with `kubeloop function ./src/index.ts` and a Loop reconciles a real ConfigMap through it', async () => {
+  it.runIf(olderNodeDir())('says on the older node that kubeloop needs Node 24 and how to get it (exit 2)', async () => {
+    const failed = await run(join(olderNodeDir() ?? '', 'node'), [join(app, 'node_modules', 'kubeloop', 'cli', 'bin.js'), '--help']).catch((error: unknown) => error as { code: number; stderr: string });
+    expect(failed).toMatchObject({ code: 2 });
+    expect((failed as { stderr: string }).stderr).toContain('kubeloop needs Node.js 24 or newer');
+  });
+
+  it('serves the scaffold with `kubeloop function ./src/index.ts` and a Loop reconciles a real Deployment through it', async () => {
     const serving = await startInstalled(['function', './src/index.ts', '--port=0', '--host=127.0.0.1'], (line) => line.msg === `serving function ${NAME}`);
     const url = String(serving.url);
     // The generated Loop, pointed at the local process and limited to this suite's namespace.
@@ -120,20 +186,43 @@ describe('kubeloop from a packed tarball, outside the repository', () => {
     await startInstalled(routerArgs, (line) => line.msg === 'router started');
 
     const core = suite.kubeConfig.makeApiClient(CoreV1Api);
-    await core.createNamespacedConfigMap({ namespace: suite.namespace, body: { metadata: { name: 'settings' }, data: { color: 'blue' } } });
-    await eventually(`ConfigMap settings labelled ${LABEL}=true`, async () => {
-      const live = await core.readNamespacedConfigMap({ name: 'settings', namespace: suite.namespace });
+    const apps = suite.kubeConfig.makeApiClient(AppsV1Api);
+    const labels = { app: 'web' };
+    await apps.createNamespacedDeployment({ namespace: suite.namespace, body: { metadata: { name: 'web' }, spec: { selector: { matchLabels: labels }, template: { metadata: { labels }, spec: { containers: [{ name: 'web', image: 'nginx' }] } } } } });
+    await eventually(`Deployment web labelled ${LABEL}=true`, async () => {
+      const live = await apps.readNamespacedDeployment({ name: 'web', namespace: suite.namespace });
       return live.metadata?.labels?.[LABEL] === 'true';
     });
     // The event action comes after the patch, and the router records events asynchronously.
-    await eventually('a Reconciled event on ConfigMap settings', async () => {
-      const events = await core.listNamespacedEvent({ namespace: suite.namespace, fieldSelector: 'involvedObject.name=settings' });
+    await eventually('a Reconciled event on Deployment web', async () => {
+      const events = await core.listNamespacedEvent({ namespace: suite.namespace, fieldSelector: 'involvedObject.name=web' });
       return events.items.some((e) => e.reason === 'Reconciled');
     });
   });
 
+  it("goes green with docs/writing-a-function.md's example pasted in and its fixture lines run (a request-only fixture recorded by replay --update)", async () => {
+    const page = extractSnippets('docs/writing-a-function.md', await readFile(new URL('docs/writing-a-function.md', REPO), 'utf8'));
+    for (const file of ['src/index.ts', 'test/index.test.ts']) {
+      const snippet = page.find((s) => s.file === file);
+      if (!snippet) throw new Error(`docs/writing-a-function.md has no snippet for ${file}`);
+      await writeFile(join(app, file), snippet.code);
+    }
+    // In the project, node_modules/.bin/node (the node@24 devDependency) is what npm scripts and npx run on.
+    const { stdout } = await runLines(await shellLines('docs/writing-a-function.md', 'newcomer-fixtures'), app);
+    expect(stdout).toMatch(/RECORDED .*annotated\.json {2}An annotated Deployment gets a Service on its port\./);
+    expect(stdout).toMatch(/^ℹ pass 2$/m);
+    expect(stdout).toContain('1 passed, 0 failed');
+    const recorded = JSON.parse(await readFile(join(app, 'fixtures', 'annotated.json'), 'utf8')) as { response: { actions: Array<{ op: string }> } };
+    expect(recorded.response.actions.map((a) => a.op)).toEqual(['apply']);
+  });
+
   it.each(ADMISSION_TYPES)("passes the %s admission scaffold's npm test and `kubeloop replay` of its fixture", async (type) => {
+    // init from the installed package: it depends on the tarball that package came from, as npm recorded it.
+    await run(process.execPath, [join(app, 'node_modules', 'kubeloop', 'cli', 'bin.js'), 'init', `hook-${type}`, '--admission', type], { cwd: work });
+    await symlink(join(app, 'node_modules'), join(work, `hook-${type}`, 'node_modules'), 'dir');
     const project = join(work, `hook-${type}`);
+    const pkg = JSON.parse(await readFile(join(project, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
+    expect(pkg.dependencies.kubeloop).toBe(`file:${tarball.path}`);
     const { stdout } = await timed(`${type} admission scaffold npm test`, () => run('npm', ['test'], { cwd: project }));
     expect(stdout).toMatch(/^[#ℹ] pass 4$/m);
     expect(stdout).toMatch(/^[#ℹ] fail 0$/m);

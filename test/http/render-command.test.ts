@@ -3,6 +3,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { run } from '../../cli/commands/render.ts';
@@ -71,6 +72,56 @@ describe('kubeloop render', () => {
     expect(two.output).toMatch(/want exactly one object \(the primary\), found 2; pass the others with --children/);
     expect((await render([join(folder, 'missing.yaml'), '--to', served.url])).output).toMatch(/missing\.yaml: cannot read/);
     expect((await render([join(folder, 'pod.yaml')])).output).toContain('give either --function <module> or --to <url>');
+  });
+
+  describe('an admission function', () => {
+    const REPO_SDK = join(fileURLToPath(new URL('../../', import.meta.url)), 'lib', 'sdk', 'index.ts');
+    // Stamps a label and says in warnings what it was sent, so the flags can be seen arriving.
+    const stamp = () =>
+      write(
+        'stamp.ts',
+        `import { allow, defineAdmission, mutate } from ${JSON.stringify(REPO_SDK)};
+export default defineAdmission({ name: 'stamp', type: 'mutating', admit: (request) => {
+  const warnings = [\`\${request.operation} dryRun=\${request.dryRun} old=\${request.oldObject?.metadata?.labels?.app ?? 'none'}\`];
+  if (!request.object) return allow({ warnings });
+  return mutate(request, (pod) => { pod.metadata = { ...pod.metadata, labels: { ...pod.metadata?.labels, stamped: 'yes' } }; }, { warnings });
+} });
+`,
+      );
+
+    it('prints the decision of a validating function for a CREATE, exit 0 for a denial', async () => {
+      const { code, output } = await render([join(folder, 'pod.yaml'), '--function', 'require-label']);
+      expect(code).toBe(0);
+      expect(output).toMatch(/^# CREATE of Pod shop\/web-0: denied: 422 Invalid: Pod "web-0" .*needs a "team" label/m);
+    });
+
+    it('prints the object after a mutating function\'s patch, for an UPDATE with --old and --dry-run', async () => {
+      const old = write('old.yaml', POD.replace('labels: { app: web }', 'labels: { app: previous }'));
+      const { code, output } = await render([join(folder, 'pod.yaml'), '--function', stamp(), '--old', old, '--dry-run']);
+      expect(code).toBe(0);
+      expect(output).toContain('# UPDATE (dry run) of Pod shop/web-0: allowed with a patch of 1 operation(s)');
+      expect(output).toContain('# warning: UPDATE dryRun=true old=previous');
+      const docs = parseAllDocuments(output.slice(output.indexOf('apiVersion'))).map((d) => d.toJS() as Record<string, unknown>);
+      expect(docs[0]).toMatchObject({ kind: 'AdmissionResponse', allowed: true, patch: [{ op: 'add', path: '/metadata/labels/stamped', value: 'yes' }] });
+      expect(docs[1]).toMatchObject({ kind: 'Pod', metadata: { name: 'web-0', labels: { app: 'web', stamped: 'yes' } } });
+    });
+
+    it('sends a DELETE with the object as the stored one and no new object', async () => {
+      const { code, output } = await render([join(folder, 'pod.yaml'), '--function', stamp(), '--operation', 'DELETE', '--output', 'json']);
+      expect(code).toBe(0);
+      const result = JSON.parse(output) as { response: { warnings: string[] }; decision: string; object?: unknown };
+      expect(result).toMatchObject({ decision: 'allowed', response: { warnings: ['DELETE dryRun=false old=web'] } });
+      expect(result.object).toBeUndefined();
+    });
+
+    it('refuses admission flags for a reconcile function and an unknown operation (exit 2)', async () => {
+      const reconcile = await render([join(folder, 'pod.yaml'), '--function', 'pod-name-label', '--operation', 'CREATE']);
+      expect(reconcile.code).toBe(2);
+      expect(reconcile.output).toContain('pod-name-label is a reconcile function; --operation, --old and --dry-run are for admission functions');
+      const connect = await render([join(folder, 'pod.yaml'), '--function', stamp(), '--operation', 'CONNECT']);
+      expect(connect.code).toBe(2);
+      expect(connect.output).toContain('--operation: "CONNECT" is not one of CREATE, UPDATE, DELETE');
+    });
   });
 
   it('exits 1 with the function\'s error when it fails', async () => {

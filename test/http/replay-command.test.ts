@@ -2,7 +2,9 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createServer, request as httpRequest } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { captureCommand } from './capture-console.ts';
 import { run } from '../../cli/commands/replay.ts';
 import { createLogger } from '../../lib/observability/logger.ts';
@@ -128,6 +130,67 @@ describe('kubeloop replay', () => {
     const { code, output } = await replay(['test/fixtures/pod-name-label', '--function', 'pod-name-label']);
     expect(output).toMatch(/\d+ passed, 0 failed/);
     expect(code).toBe(0);
+  });
+
+  it('--update records the response of a fixture written by hand with its request only, and the next replay passes', async () => {
+    const file = write('by-hand.json', { description: 'written by hand', request: podRequest() });
+    const without = await replay([file, '--to', served.url]);
+    expect(without.code).toBe(1);
+    expect(without.output).toMatch(/FAIL .*by-hand\.json {2}written by hand\n +no recorded "response" yet: run again with --update/);
+    const recorded = await replay([file, '--to', served.url, '--update']);
+    expect(recorded.code).toBe(0);
+    expect(recorded.output).toMatch(/RECORDED .*by-hand\.json {2}written by hand/);
+    expect(recorded.output).toContain('0 passed, 0 failed, 1 recorded');
+    const fixture = JSON.parse(readFileSync(file, 'utf8')) as { description: string; response: { kind: string } };
+    expect(fixture).toMatchObject({ description: 'written by hand', response: { kind: 'ReconcileResponse' } });
+    expect((await replay([file, '--to', served.url])).output).toContain('1 passed, 0 failed');
+  });
+
+  it('prints each case as soon as it is done, before the next one is sent', async () => {
+    const other = mkdtempSync(join(tmpdir(), 'kubeloop-replay-progress-'));
+    writeFileSync(join(other, 'a.json'), JSON.stringify({ description: 'first', request: podRequest(), response: expectedResponse }));
+    writeFileSync(join(other, 'b.json'), JSON.stringify({ description: 'second', request: podRequest(), response: expectedResponse }));
+    const printed: string[] = [];
+    const seenBySecond: string[] = [];
+    let calls = 0;
+    // Forwards to the function; when the second case arrives, notes what had been printed by then.
+    const proxy = createServer((req, res) => {
+      if (++calls === 2) seenBySecond.push(...printed);
+      req.pipe(httpRequest(served.url, { method: 'POST', headers: req.headers }, (reply) => {
+        res.writeHead(reply.statusCode ?? 502, reply.headers);
+        reply.pipe(res);
+      }));
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    const log = vi.spyOn(console, 'log').mockImplementation((line: string) => void printed.push(line));
+    try {
+      expect(await run([other, '--to', `http://127.0.0.1:${(proxy.address() as AddressInfo).port}/`])).toBe(0);
+    } finally {
+      log.mockRestore();
+      proxy.close();
+      rmSync(other, { recursive: true, force: true });
+    }
+    expect(seenBySecond).toEqual([expect.stringMatching(/^PASS .*a\.json {2}first$/)]);
+  });
+
+  it('reports a function that does not answer as "no answer within N ms"', async () => {
+    const silent = createServer(() => undefined);
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    try {
+      const { code, output } = await replay([join(folder, 'labels.json'), '--to', `http://127.0.0.1:${(silent.address() as AddressInfo).port}/`, '--timeout-ms', '300']);
+      expect(code).toBe(1);
+      expect(output).toMatch(/: no answer within 300 ms/);
+      expect(output).not.toContain('Headers Timeout Error');
+    } finally {
+      silent.closeAllConnections();
+      silent.close();
+    }
+  });
+
+  it('exits 2 for a fixture file or folder that does not exist, as render does', async () => {
+    const { code, output } = await replay([join(folder, 'missing.json'), '--to', served.url]);
+    expect(code).toBe(2);
+    expect(output).toMatch(/missing\.json: no such file or folder/);
   });
 
   it('rejects bad usage with exit code 2', async () => {

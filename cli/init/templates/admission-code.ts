@@ -5,7 +5,7 @@ import type { AdmissionRequest, AdmissionResponse } from '../../../lib/contract/
 import type { KubeObject } from '../../../lib/contract/types.ts';
 import { allow, deny, mutate } from '../../../lib/sdk/admission.ts';
 import type { ProjectOptions } from '../project-options.ts';
-import { pluralOf } from './function-deploy.ts';
+import { admissionRequestFor } from '../../../lib/testing/admission-requests.ts';
 import type { ProjectFile } from './project-file.ts';
 
 /** The label the validating example requires. */
@@ -13,14 +13,6 @@ export const REQUIRED_LABEL = 'team';
 
 export function admittedLabel(options: ProjectOptions): string {
   return `${options.name}.example.com/admitted`;
-}
-
-function groupOf(apiVersion: string): string {
-  return apiVersion.includes('/') ? (apiVersion.split('/')[0] ?? '') : '';
-}
-
-function versionOf(apiVersion: string): string {
-  return apiVersion.split('/').pop() ?? apiVersion;
 }
 
 function validatingModule(options: ProjectOptions): string {
@@ -68,27 +60,11 @@ export default defineAdmission({ name: '${options.name}', type: 'mutating', admi
 `;
 }
 
-/** The recorded request: a CREATE of the kind, converted by the gateway as it would send it. */
+/** The recorded request: a CREATE of the kind, as the gateway would send it. */
 export function admissionFixtureRequest(options: ProjectOptions): AdmissionRequest {
   const { apiVersion, kind } = options.for;
   const object: KubeObject = { apiVersion, kind, metadata: { name: 'example', namespace: 'default', labels: { app: 'example' } } };
-  return {
-    apiVersion: 'kubeloop.dev/v1',
-    kind: 'AdmissionRequest',
-    hook: options.name,
-    uid: '0b7e2c64-3f1d-4b8e-9a51-6f0c2d7e4a10',
-    operation: 'CREATE',
-    requestKind: { group: groupOf(apiVersion), version: versionOf(apiVersion), kind },
-    resource: { group: groupOf(apiVersion), version: versionOf(apiVersion), resource: pluralOf(kind) },
-    name: 'example',
-    namespace: 'default',
-    object,
-    userInfo: { username: 'jane@example.com', groups: ['system:authenticated'] },
-    dryRun: false,
-    options: { apiVersion: 'meta.k8s.io/v1', kind: 'CreateOptions' },
-    context: {},
-    now: '2026-01-01T00:00:00Z',
-  };
+  return admissionRequestFor(object, { hook: options.name, uid: '0b7e2c64-3f1d-4b8e-9a51-6f0c2d7e4a10', now: '2026-01-01T00:00:00Z' });
 }
 
 /** What the generated module answers to the fixture: the same code, run here with the SDK. */
@@ -119,21 +95,13 @@ function unitTest(options: ProjectOptions): string {
   const header = `// Unit tests of ${options.name}: the admission logic called directly, then the recorded fixtures replayed over
 // real HTTP (the same check as \`kubeloop replay\`). Runs with node:test: npm test.
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import type { AdmissionRequest, KubeObject } from 'kubeloop';
-import { describeFailures, replayFixtures } from 'kubeloop/testing';
+import type { KubeObject } from 'kubeloop';
+import { admissionRequestFor, describeFailures, replayFixtures } from 'kubeloop/testing';
 `;
-  const fixtureFile = fixture(options).path.replace('fixtures/', '');
   const shared = `
-const FIXTURE = fileURLToPath(new URL('../fixtures/${fixtureFile}', import.meta.url));
-/** The recorded CREATE with another object (or none, for a DELETE). */
-function requestWith(object: KubeObject | undefined, operation: AdmissionRequest['operation'] = 'CREATE'): AdmissionRequest {
-  const recorded = (JSON.parse(readFileSync(FIXTURE, 'utf8')) as { request: AdmissionRequest }).request;
-  const { object: _object, ...rest } = recorded;
-  return object ? { ...rest, operation, object } : { ...rest, operation };
-}
+// admissionRequestFor: the AdmissionRequest the gateway would send for this object (a CREATE unless told).
 const object: KubeObject = { apiVersion: '${options.for.apiVersion}', kind: '${kind}', metadata: { name: 'web', namespace: 'shop', labels: { app: 'web' } } };
 `;
   const replay = `
@@ -147,25 +115,25 @@ test('answers every recorded fixture as recorded, over HTTP', async () => {
     return `${header}import fn, { ADMITTED_LABEL } from '../src/index.ts';
 ${shared}
 test('adds the label to a ${kind} with a JSON patch', () => {
-  const response = fn.admit(requestWith(object));
+  const response = fn.admit(admissionRequestFor(object));
   assert.equal(response.allowed, true);
   assert.deepEqual(response.patch, [{ op: 'add', path: \`/metadata/labels/\${ADMITTED_LABEL.replace('/', '~1')}\`, value: 'true' }]);
 });
 
 test('changes nothing when reinvoked on a ${kind} it already labelled', () => {
   const labelled = { ...object, metadata: { ...object.metadata, labels: { ...object.metadata?.labels, [ADMITTED_LABEL]: 'true' } } };
-  assert.equal(fn.admit(requestWith(labelled)).patch, undefined);
+  assert.equal(fn.admit(admissionRequestFor(labelled)).patch, undefined);
 });
 
 test('allows a DELETE, which has no object to change', () => {
-  assert.deepEqual(fn.admit(requestWith(undefined, 'DELETE')), { apiVersion: 'kubeloop.dev/v1', kind: 'AdmissionResponse', allowed: true });
+  assert.deepEqual(fn.admit(admissionRequestFor(object, { operation: 'DELETE' })), { apiVersion: 'kubeloop.dev/v1', kind: 'AdmissionResponse', allowed: true });
 });
 ${replay}`;
   }
   return `${header}import fn, { REQUIRED_LABEL } from '../src/index.ts';
 ${shared}
 test('denies a ${kind} without the label with a message naming it', () => {
-  const response = fn.admit(requestWith(object));
+  const response = fn.admit(admissionRequestFor(object));
   assert.equal(response.allowed, false);
   assert.equal(response.status?.code, 422);
   assert.match(response.status?.message ?? '', new RegExp(\`needs a "\${REQUIRED_LABEL}" label\`));
@@ -173,11 +141,11 @@ test('denies a ${kind} without the label with a message naming it', () => {
 
 test('allows a ${kind} that has the label', () => {
   const labelled = { ...object, metadata: { ...object.metadata, labels: { [REQUIRED_LABEL]: 'payments' } } };
-  assert.equal(fn.admit(requestWith(labelled)).allowed, true);
+  assert.equal(fn.admit(admissionRequestFor(labelled)).allowed, true);
 });
 
 test('allows a DELETE, which has no object to check', () => {
-  assert.equal(fn.admit(requestWith(undefined, 'DELETE')).allowed, true);
+  assert.equal(fn.admit(admissionRequestFor(object, { operation: 'DELETE' })).allowed, true);
 });
 ${replay}`;
 }

@@ -3,7 +3,8 @@
 // Dockerfile are the reconcile project's).
 import { stringify } from 'yaml';
 import type { ProjectOptions } from '../project-options.ts';
-import { commonDeployFiles, pluralOf, type ToolVersions } from './function-deploy.ts';
+import { pluralOf } from '../../../lib/kube/resource-paths.ts';
+import { commonDeployFiles, type ToolVersions } from './function-deploy.ts';
 import type { ProjectFile } from './project-file.ts';
 
 /** The AdmissionHook spec without its function: what the chart's admissionHook value takes. */

@@ -3,7 +3,9 @@
 import { childrenKey } from '../../../lib/contract/children-key.ts';
 import type { KubeObject, ReconcileRequest } from '../../../lib/contract/types.ts';
 import { event, patchAction, respond } from '../../../lib/sdk/actions.ts';
+import { stringify } from 'yaml';
 import type { ProjectOptions } from '../project-options.ts';
+import { SAMPLE_SPEC } from './crd-files.ts';
 import type { ProjectFile } from './project-file.ts';
 
 export function reconciledLabel(options: ProjectOptions): string {
@@ -28,14 +30,15 @@ function lowerFirst(text: string): string {
 
 function reconcileModule(options: ProjectOptions): string {
   const { kind, apiVersion } = options.for;
+  const typeImport = options.crd ? `import type { ${kind} } from './${kind.toLowerCase()}.ts';\n` : '';
   return `// ${options.name}: a kubeloop reconcile function for ${kind} (${apiVersion}), a pure (request) => response.
 // kubeloop init wrote this example: it labels every ${kind} it sees. Replace the body with your controller.
 import { defineFunction, event, patchAction, ${options.related.length > 0 ? 'relatedOf, ' : ''}respond, type ReconcileRequest, type ReconcileResponse } from 'kubeloop';
-
+${typeImport}
 export const RECONCILED_LABEL = '${reconciledLabel(options)}';
 
 export function reconcile(request: ReconcileRequest): ReconcileResponse {
-  const object = request.object;
+  const object = request.object${options.crd ? ` as ${kind}` : ''};
   // An object on its way out needs nothing; patching it would only race its deletion.
   if (object.metadata?.deletionTimestamp || request.trigger.type === 'DELETED') return respond([]);
 ${childrenComment(options)}
@@ -62,6 +65,7 @@ export function fixtureObject(options: ProjectOptions): KubeObject {
     apiVersion: options.for.apiVersion,
     kind: options.for.kind,
     metadata: { name: 'example', namespace: 'default', uid: '6f1c1b0e-0d7a-4c53-9a55-2f1f3c0a9b11', resourceVersion: '1001', generation: 1, labels: { app: 'example' } },
+    ...(options.crd ? { spec: SAMPLE_SPEC } : {}),
   };
 }
 
@@ -140,8 +144,21 @@ test('answers every recorded fixture as recorded, over HTTP', async () => {
 `;
 }
 
+/** The file name of the sample object `kubeloop init` writes: deployment.yaml for apps/v1/Deployment. */
+export function sampleObjectPath(options: ProjectOptions): string {
+  return `${options.for.kind.toLowerCase()}.yaml`;
+}
+
+/** A sample primary object, for `kubeloop render <file> --function ./src/index.ts --loop loop.yaml`. */
+function sampleObject(options: ProjectOptions): string {
+  return `# A sample ${options.for.kind} for trying the function without a cluster:
+#   npx kubeloop render ${sampleObjectPath(options)} --function ./src/index.ts --loop loop.yaml
+${stringify(fixtureObject(options))}`;
+}
+
 export function functionCodeFiles(options: ProjectOptions): ProjectFile[] {
   return [
+    { path: sampleObjectPath(options), content: sampleObject(options) },
     { path: 'src/index.ts', content: reconcileModule(options) },
     { path: 'test/index.test.ts', content: unitTest(options) },
     { path: 'fixtures/labels-new-object.json', content: fixture(options) },

@@ -1,7 +1,9 @@
 // `kubeloop init` function project, the packaging half: package.json, tsconfig, Dockerfile, the Loop, a
 // Helm values snippet for the kubeloop chart and a README with the few commands from here to a cluster.
 import { stringify } from 'yaml';
+import { pluralOf, splitApiVersion } from '../../../lib/kube/resource-paths.ts';
 import type { ProjectOptions } from '../project-options.ts';
+import { sampleObjectPath } from './function-code.ts';
 import type { ProjectFile } from './project-file.ts';
 
 /** Versions of the generated project's tools: the ones this kubeloop is built and tested with. */
@@ -9,6 +11,8 @@ export interface ToolVersions {
   typescript: string;
   tsx: string;
   typesNode: string;
+  /** The npm registry's \`node\` package: npm scripts and npx run on it even where the machine's node is older. */
+  node: string;
   /** kubeloop's own npm overrides with $references resolved: npm applies overrides only at the root. */
   overrides: Record<string, unknown>;
   /** kubeloop's engines, which the project inherits (the Node.js it runs on). */
@@ -29,13 +33,15 @@ function packageJson(options: ProjectOptions, tools: ToolVersions): string {
       build: 'tsc -p tsconfig.build.json',
     },
     dependencies: { kubeloop: options.kubeloopSpec },
-    devDependencies: { '@types/node': tools.typesNode, tsx: tools.tsx, typescript: tools.typescript },
+    // node@24 as kubeloop itself carries it: \`npm install\` puts it in node_modules/.bin, first on PATH for
+    // \`npm test\`, \`npm start\` and \`npx kubeloop\`, whatever \`node\` the machine has.
+    devDependencies: { '@types/node': tools.typesNode, node: tools.node, tsx: tools.tsx, typescript: tools.typescript },
     ...(Object.keys(tools.overrides).length > 0 ? { overrides: tools.overrides } : {}),
   };
   return `${JSON.stringify(pkg, null, 2)}\n`;
 }
 
-const TSCONFIG = `{
+export const TSCONFIG = `{
   "compilerOptions": {
     "target": "ES2022",
     "module": "NodeNext",
@@ -91,16 +97,8 @@ function loopSpec(options: ProjectOptions): Record<string, unknown> {
   return { for: options.for, ...(options.owns.length > 0 ? { owns: options.owns } : {}), ...(related.length > 0 ? { related } : {}) };
 }
 
-/** The usual plural resource of a kind (as the chart derives it); irregular ones are fixed by hand in loop.yaml. */
-export function pluralOf(kind: string): string {
-  const lower = kind.toLowerCase();
-  if (/(s|x|ch|sh)$/.test(lower)) return `${lower}es`;
-  if (/[^aeiou]y$/.test(lower)) return `${lower.slice(0, -1)}ies`;
-  return `${lower}s`;
-}
-
 function apiGroupOf(apiVersion: string): string {
-  return apiVersion.includes('/') ? (apiVersion.split('/')[0] ?? '') : '';
+  return splitApiVersion(apiVersion).group;
 }
 
 /** The rights the router needs as the Loop's ServiceAccount: its kind (and status, finalizers), what it owns, what it reads. */
@@ -170,7 +168,7 @@ applies the actions it returns. It needs no Kubernetes client and no credentials
 | \`npm test\` | type-checks, runs \`test/\` (unit tests and the fixtures replayed over HTTP) |
 | \`npm start\` | serves the function on http://localhost:8080 (\`kubeloop function ./src/index.ts\`) |
 | \`npm run replay\` | replays \`fixtures/*.json\`; \`npx kubeloop replay fixtures --function ./src/index.ts --update\` re-records them after a deliberate change |
-| \`npx kubeloop render object.yaml --function ./src/index.ts\` | prints the actions for an object and the object after them |
+| \`npx kubeloop render ${sampleObjectPath(options)} --function ./src/index.ts --loop loop.yaml\` | prints the actions for the sample ${kind} and the objects after them |
 | \`npx kubeloop dev --function ./src/index.ts --loop loop.yaml\` | runs it on a local cluster with the router, reloading on save |
 
 ## Deploy

@@ -24,6 +24,7 @@ from .actions import (
 )
 from .core import API_VERSION, EVENT_TYPE, RESPONSE_EVENT_TYPE, handle
 from .fixtures import check_fixture, load_fixtures, run_fixtures
+from .related import related_named, related_of, requires
 from .function import Function, admission, define_admission, define_function, function
 from .server import serve
 
@@ -31,5 +32,5 @@ __all__ = [
     "API_VERSION", "EVENT_TYPE", "RESPONSE_EVENT_TYPE", "Function", "admission", "allow", "allow_with_patch", "apply",
     "check_fixture", "controller_reference", "create", "define_admission", "define_function", "delete", "deny", "diff",
     "event", "function", "handle", "load_fixtures", "mutate", "patch", "patch_action", "permanent_error", "pointer",
-    "respond", "run_fixtures", "serve", "status", "status_action", "target_of", "temporary_error",
+    "related_named", "related_of", "requires", "respond", "run_fixtures", "serve", "status", "status_action", "target_of", "temporary_error",
 ]

@@ -96,8 +96,9 @@ def controller_reference(owner):
     return {"apiVersion": owner["apiVersion"], "kind": owner["kind"], "name": meta["name"], "uid": meta["uid"], "controller": True, "blockOwnerDeletion": True}
 
 
-def respond(actions=(), requeue_after_seconds=None, finalized=None, error=None):
-    """A ReconcileResponse; None entries in `actions` (say, from patch_action) are dropped."""
+def respond(actions=(), requeue_after_seconds=None, finalized=None, error=None, requires=None):
+    """A ReconcileResponse; None entries in `actions` (say, from patch_action) are dropped. `requires`: entries
+    from kubeloop.requires(...), objects to be sent on the next call (docs/contract.md, "Asking for objects")."""
     response = {"apiVersion": API_VERSION, "kind": "ReconcileResponse", "actions": [a for a in actions if a is not None]}
     if requeue_after_seconds is not None:
         response["requeueAfterSeconds"] = requeue_after_seconds
@@ -105,6 +106,8 @@ def respond(actions=(), requeue_after_seconds=None, finalized=None, error=None):
         response["finalized"] = finalized
     if error is not None:
         response["error"] = error
+    if requires:
+        response["requires"] = list(requires)
     return response
 
 

@@ -1,6 +1,7 @@
 // `kubeloop router`: runs the event router with its ops server (/healthz, /readyz, /metrics) until SIGTERM.
 import { loadKubeConfig } from '../../lib/kube/kube-config.ts';
 import { createLogger } from '../../lib/observability/logger.ts';
+import { startTracing } from '../../lib/observability/tracing.ts';
 import { createServer, listen } from '../../lib/server/create-server.ts';
 import { closeOnSignals } from '../../lib/server/shutdown.ts';
 import { readRouterConfig, ROUTER_USAGE } from '../../router/router-config.ts';
@@ -20,6 +21,7 @@ export async function run(argv: string[]): Promise<number> {
     return usageFailure('router', error);
   }
   const logger = createLogger({ name: 'router', level: config.logLevel });
+  const tracing = await startTracing(config.tracing, 'kubeloop-router');
   const kubeConfig = await loadKubeConfig({ kubeconfig: config.kubeconfig, context: config.context });
   const metrics = createRouterMetrics();
   // The ops server starts first so probes answer (not ready) while the router connects and syncs.
@@ -50,14 +52,18 @@ export async function run(argv: string[]): Promise<number> {
       ? { leaderElection: { namespace: config.leaseNamespace, name: config.leaseName, leaseDurationMs: config.leaseDurationSeconds * 1000, renewDeadlineMs: config.leaseDurationSeconds * 666 } }
       : {}),
     ...(config.sharding ? { sharding: shardingOptions(config) } : {}),
+    ...(config.history ? { history: config.history } : {}),
   });
   state.router = router;
   process.off('SIGTERM', stopWhileStarting).off('SIGINT', stopWhileStarting);
-  logger.info({ ops: url, identity: router.identity, leaderElect: config.leaderElect, sharding: config.sharding, loops: config.loops ? 'inline' : 'watching Loop objects' }, 'router started');
+  logger.info({ ops: url, identity: router.identity, leaderElect: config.leaderElect, sharding: config.sharding, tracing: tracing.enabled, loops: config.loops ? 'inline' : 'watching Loop objects' }, 'router started');
   closeOnSignals(ops, {
     drainDelayMs: config.drainDelaySeconds * 1000,
     exit: (code) => {
-      void router.stop().finally(() => process.exit(code));
+      void router
+        .stop()
+        .then(() => tracing.shutdown())
+        .finally(() => process.exit(code));
     },
   });
   return new Promise<number>(() => {});

@@ -54,9 +54,24 @@ export interface ApplyContext {
   events: EventRecorder;
   metrics: RouterMetrics;
   logger: Logger;
+  /** The reconcile's trace and flight-recorder entry (reconcile-trace.ts). */
+  writes?: WriteObserver;
 }
 
 type ActionResult = 'applied' | 'skipped' | 'exists' | 'notfound' | 'refused';
+
+/** What one write did, for its span and the flight recorder. */
+export interface WriteOutcome {
+  result: ActionResult | 'conflict' | 'error';
+  /** The API server's status code of a failed write. */
+  status?: number;
+  message?: string;
+}
+
+/** Watches each write of a batch: begin() is called before it, the function it returns after. */
+export interface WriteObserver {
+  begin(action: RouterAction): (outcome: WriteOutcome) => void;
+}
 
 /**
  * How long one create is sent again through a cut connection or a restarting API server: long enough for
@@ -78,19 +93,27 @@ export async function applyActions(ctx: ApplyContext, actions: readonly RouterAc
   const written: Written = {};
   for (const [index, action] of actions.entries()) {
     let result: ActionResult;
+    const observed = ctx.writes?.begin(action);
     try {
       result = await applyOne(ctx, action, written);
     } catch (error) {
       const conflict = isConflict(error);
       ctx.metrics.actions.inc({ loop: ctx.loop.name, op: action.op, result: conflict ? 'conflict' : 'error' });
+      observed?.(failedWrite(error, conflict));
       const message = `action ${index} (${action.op}): ${error instanceof Error ? error.message : String(error)}`;
       if (conflict) return { result: 'conflict', message };
       return { result: 'failed', message, retryable: isRetryable(error) };
     }
     ctx.metrics.actions.inc({ loop: ctx.loop.name, op: action.op, result });
+    observed?.({ result });
     if (result === 'refused') refused += 1;
   }
   return { result: 'done', refused, ...written };
+}
+
+function failedWrite(error: unknown, conflict: boolean): WriteOutcome {
+  const status = error instanceof KubeApiError ? error.statusCode : undefined;
+  return { result: conflict ? 'conflict' : 'error', ...(status === undefined ? {} : { status }), message: error instanceof Error ? error.message : String(error) };
 }
 
 /** Server trouble, throttling and a missing object may clear up; a 4xx about the write itself will not. */

@@ -8,3 +8,4 @@ export { allow, allowWithPatch, deny, mutate, type ReplyExtras } from './admissi
 export * from './actions.ts';
 export * from './conditions.ts';
 export { cloneJson } from './clone-json.ts';
+export { traceAttributes, traceEvent } from '../observability/function-span.ts';

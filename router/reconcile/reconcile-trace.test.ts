@@ -9,7 +9,7 @@ import { ReconcileTrace } from './reconcile-trace.ts';
 
 const exporter = new InMemorySpanExporter();
 const podSet = { apiVersion: 'example.com/v1', kind: 'PodSet', metadata: { namespace: 'default', name: 'web', uid: 'u1', resourceVersion: '42' } };
-const request: ReconcileRequest = { apiVersion: 'kubeloop.dev/v1alpha1', kind: 'ReconcileRequest', loop: 'podsets', reconcileId: 'r-1', trigger: { type: 'MODIFIED' }, object: podSet, children: {}, now: '2026-01-01T00:00:00Z' } as ReconcileRequest;
+const request: ReconcileRequest = { apiVersion: 'kubeloop.dev/v1', kind: 'ReconcileRequest', loop: 'podsets', reconcileId: 'r-1', trigger: { type: 'MODIFIED' }, object: podSet, children: {}, now: '2026-01-01T00:00:00Z' };
 
 beforeAll(() => {
   trace.setGlobalTracerProvider(new TracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter })] }));
@@ -25,7 +25,7 @@ function oneReconcile(recorder?: FlightRecorder) {
   const t0 = performance.now();
   const traced = new ReconcileTrace('podsets', 'default/web', [watchEvent('primary', 'MODIFIED', podSet, Date.now() - 5)], t0 - 3, recorder);
   const call = traced.startCall(request, 'http://fn/');
-  traced.endCall(call.span, { kind: 'ok', status: 200, response: { actions: [{ op: 'create', object: { apiVersion: 'v1', kind: 'Pod', metadata: { namespace: 'default', name: 'web-1' } } }] } }, 2);
+  traced.endCall(call.span, { kind: 'ok', status: 200, response: { apiVersion: 'kubeloop.dev/v1', kind: 'ReconcileResponse', actions: [{ op: 'create', object: { apiVersion: 'v1', kind: 'Pod', metadata: { namespace: 'default', name: 'web-1' } } }] } }, 2);
   traced.begin({ op: 'create', object: { apiVersion: 'v1', kind: 'Pod', metadata: { namespace: 'default', name: 'web-1' } } })({ result: 'applied' });
   traced.begin({ op: 'patch', target: { apiVersion: 'example.com/v1', kind: 'PodSet', namespace: 'default', name: 'web' }, patch: [] })({ result: 'conflict', status: 409, message: 'changed' });
   traced.finish('conflict', 'backoff');

@@ -1,12 +1,10 @@
-import { propagation, trace } from '@opentelemetry/api';
-import { W3CTraceContextPropagator } from '@opentelemetry/core';
-import { InMemorySpanExporter, SimpleSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { useInMemoryTracing } from '../observability/tracing-for-tests.ts';
 import { CLOUDEVENT_TYPE } from '../contract/types.ts';
 import { defineFunction, traceAttributes, traceEvent } from '../sdk/index.ts';
 import { createFunctionCore } from './function-core.ts';
 
-const exporter = new InMemorySpanExporter();
+const exporter = useInMemoryTracing();
 const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736';
 const PARENT = '00f067aa0ba902b7';
 
@@ -21,15 +19,6 @@ const fn = defineFunction({
 const logger = { error() {}, warn() {}, debug() {}, isLevelEnabled: () => false };
 const body = JSON.stringify({ apiVersion: 'kubeloop.dev/v1', kind: 'ReconcileRequest', loop: 'l', trigger: { type: 'MODIFIED' }, object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'web', namespace: 'default' } }, children: {}, now: '2026-01-01T00:00:00Z' });
 
-beforeAll(() => {
-  trace.setGlobalTracerProvider(new TracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter })] }));
-  propagation.setGlobalPropagator(new W3CTraceContextPropagator());
-});
-afterAll(() => {
-  trace.disable();
-  propagation.disable();
-});
-beforeEach(() => exporter.reset());
 
 describe('the function span', () => {
   it.each([

@@ -1,25 +1,14 @@
-import { propagation, trace } from '@opentelemetry/api';
-import { W3CTraceContextPropagator } from '@opentelemetry/core';
-import { InMemorySpanExporter, SimpleSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { useInMemoryTracing } from '../../lib/observability/tracing-for-tests.ts';
 import type { ReconcileRequest } from '../../lib/contract/types.ts';
 import { watchEvent } from '../base/watch-events.ts';
 import { FlightRecorder } from './flight-recorder.ts';
 import { ReconcileTrace } from './reconcile-trace.ts';
 
-const exporter = new InMemorySpanExporter();
+const exporter = useInMemoryTracing();
 const podSet = { apiVersion: 'example.com/v1', kind: 'PodSet', metadata: { namespace: 'default', name: 'web', uid: 'u1', resourceVersion: '42' } };
 const request: ReconcileRequest = { apiVersion: 'kubeloop.dev/v1', kind: 'ReconcileRequest', loop: 'podsets', reconcileId: 'r-1', trigger: { type: 'MODIFIED' }, object: podSet, children: {}, now: '2026-01-01T00:00:00Z' };
 
-beforeAll(() => {
-  trace.setGlobalTracerProvider(new TracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter })] }));
-  propagation.setGlobalPropagator(new W3CTraceContextPropagator());
-});
-afterAll(() => {
-  trace.disable();
-  propagation.disable();
-});
-beforeEach(() => exporter.reset());
 
 function oneReconcile(recorder?: FlightRecorder) {
   const t0 = performance.now();

@@ -88,6 +88,8 @@ export interface Launch {
   logDir: string;
   processes: Map<string, SupervisedProcess>;
   onProgress: (line: string) => void;
+  /** Added to kube-apiserver's flags (its tracing configuration, apiserver-tracing.ts). */
+  apiserverExtraArgs?: string[];
 }
 
 /** What the components are started with: ports, PKI, the kubeconfig of each, and kwok's stages. */
@@ -169,7 +171,7 @@ export async function startEtcd(launch: Launch, { ports, pki }: PlaneFiles): Pro
 export async function startApiserver(launch: Launch, { pki, ports, server }: PlaneFiles): Promise<void> {
   const adminTls = { ca: pki.ca.certPem, cert: pki.clients.admin.certPem, key: pki.clients.admin.keyPem };
   launch.onProgress(`starting kube-apiserver on ${server}`);
-  const apiserver = spawnSupervised({ name: 'kube-apiserver', command: launch.binaries.kubeApiserver, logDir: launch.logDir, args: apiserverArgs(pki, ports, launch.dir) });
+  const apiserver = spawnSupervised({ name: 'kube-apiserver', command: launch.binaries.kubeApiserver, logDir: launch.logDir, args: [...apiserverArgs(pki, ports, launch.dir), ...(launch.apiserverExtraArgs ?? [])] });
   launch.processes.set('kube-apiserver', apiserver);
   await apiserver.waitUntil('ready', async () => (await get(`${server}/readyz`, adminTls)).status === 200, START_TIMEOUT_MS);
 }

@@ -45,6 +45,13 @@ export interface StartOptions {
   env?: NodeJS.ProcessEnv;
 }
 
+let sharedEnv: NodeJS.ProcessEnv = {};
+
+/** Environment every process started from now on gets as well (kubeloop dev --tracing: where spans go). */
+export function setSharedEnv(env: NodeJS.ProcessEnv): void {
+  sharedEnv = env;
+}
+
 export async function startLocalProcess(options: StartOptions): Promise<LocalProcess> {
   const port = await freePort();
   const url = `${options.scheme ?? 'http'}://127.0.0.1:${port}`;
@@ -54,7 +61,7 @@ export async function startLocalProcess(options: StartOptions): Promise<LocalPro
     // Loopback only: dev processes run unauthenticated and must not be reachable from the network.
     args: [cliEntry(), ...options.args, `--port=${port}`, '--host=127.0.0.1'],
     logDir: options.logDir,
-    env: options.env,
+    env: { ...sharedEnv, ...options.env },
   });
   await proc.waitUntil(`ready at ${url}${options.readyPath ?? '/readyz'}`, () => answers200(`${url}${options.readyPath ?? '/readyz'}`), options.readyTimeoutMs ?? 60_000);
   return { name: options.name, url, process: proc };

@@ -194,7 +194,7 @@ function encodeResponse(mode: Mode, name: string, reconcileId: string, response:
 function handleRequest(definition: AnyFunctionDefinition, kind: FunctionKind, sinks: CallSinks, request: CoreRequest): CoreReply {
   // The caller's span (the router's call, the gateway's) is the parent; a CloudEvent's ce-traceparent counts too.
   const parent = contextFromHeaders(traceCarrier(request.headers));
-  const span = tracer().startSpan(`${kind.requestKind === 'AdmissionRequest' ? 'admit' : 'reconcile'} ${definition.name}`, { kind: SpanKind.SERVER }, parent);
+  const span = tracer().startSpan(`function ${definition.name}`, { kind: SpanKind.SERVER }, parent);
   try {
     const reply = handleTraced(definition, kind, sinks, request, span, parent);
     span.setAttribute('http.response.status_code', reply.status);

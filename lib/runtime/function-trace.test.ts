@@ -29,7 +29,7 @@ describe('the function span', () => {
     const reply = core.handle({ headers: { 'content-type': type, ...headers }, body });
     expect(reply.status).toBe(200);
     const [span] = exporter.getFinishedSpans();
-    expect(span?.name).toBe('reconcile traced');
+    expect(span?.name).toBe('function traced');
     expect(span?.spanContext().traceId).toBe(TRACE_ID);
     expect(span?.parentSpanContext?.spanId).toBe(PARENT);
     expect(span?.events.map((e) => [e.name, e.attributes])).toEqual([['decided', { replicas: 3 }]]);

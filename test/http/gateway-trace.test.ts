@@ -42,7 +42,7 @@ describe('the admission trace', () => {
     expect(byName('context lookup')?.parentSpanContext?.spanId).toBe(gatewaySpan?.spanContext().spanId);
     const call = byName('call watcher-sidecar');
     expect(call?.parentSpanContext?.spanId).toBe(gatewaySpan?.spanContext().spanId);
-    const fn = spans.find((s) => s.name === 'admit watcher-sidecar' && s.parentSpanContext?.spanId === call?.spanContext().spanId);
+    const fn = spans.find((s) => s.name === 'function watcher-sidecar' && s.parentSpanContext?.spanId === call?.spanContext().spanId);
     expect(fn?.spanContext().traceId).toBe(API_SERVER_TRACE);
   });
 });

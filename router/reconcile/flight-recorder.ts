@@ -24,9 +24,12 @@ export interface ReconcileRecord {
   triggers: WatchEvent[];
   /** sha256 (first 16 hex digits) over what the function was shown: primary and children resourceVersions, trigger. */
   requestDigest?: string;
-  /** The answer's actions, one line each. */
+  /** The answer's actions, one line each (the first MAX_RECORDED_LINES). */
   actions: string[];
+  /** Each write's result (the first MAX_RECORDED_LINES). */
   writes: WriteRecord[];
+  /** Actions and writes left out beyond MAX_RECORDED_LINES: a reply of 1,000 actions is summarized, not kept. */
+  omitted?: { actions: number; writes: number };
   /** ok, conflict, throttled, function-error, action-error, ..., or the stage that ended it early. */
   outcome: string;
   /** A kept answer re-applied after a conflict, without calling the function. */
@@ -35,6 +38,9 @@ export interface ReconcileRecord {
   callError?: string;
   durations: { queueMs: number; callMs?: number; applyMs?: number; totalMs: number };
 }
+
+/** Lines of actions and of writes one entry keeps; the memory bound is entries x this. */
+export const MAX_RECORDED_LINES = 20;
 
 export interface FlightRecorderLimits {
   /** Reconciles kept per object; 0 turns the recorder off. */

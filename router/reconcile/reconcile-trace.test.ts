@@ -57,4 +57,17 @@ describe('ReconcileTrace', () => {
     expect(entry!.triggers[0]).toMatchObject({ source: 'primary', type: 'MODIFIED', resourceVersion: '42' });
     expect(entry!.requestDigest).toMatch(/^[0-9a-f]{16}$/);
   });
+
+  it('keeps at most 20 action lines of a large answer and counts the rest', () => {
+    const recorder = new FlightRecorder({ perObject: 5, objects: 5 });
+    const traced = new ReconcileTrace('podsets', 'default/big', [], performance.now(), recorder);
+    const call = traced.startCall(request, 'http://fn/');
+    const actions = Array.from({ length: 25 }, (_, i) => ({ op: 'create' as const, object: { apiVersion: 'v1', kind: 'Pod', metadata: { namespace: 'default', name: `p-${i}` } } }));
+    traced.endCall(call.span, { kind: 'ok', status: 200, response: { apiVersion: 'kubeloop.dev/v1', kind: 'ReconcileResponse', actions } }, 1);
+    traced.finish('ok', 'forget');
+    const [entry] = recorder.history('podsets', 'default/big');
+    expect(entry?.actions).toHaveLength(20);
+    expect(entry?.omitted).toEqual({ actions: 5, writes: 0 });
+    expect(entry?.triggers).toEqual([]);
+  });
 });

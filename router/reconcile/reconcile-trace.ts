@@ -8,7 +8,7 @@ import { recordedTraceId, traceHeaders, tracer } from '../../lib/observability/t
 import type { RouterAction, WriteObserver, WriteOutcome } from '../apply/apply-actions.ts';
 import { describeWatchEvent, type WatchEvent } from '../base/watch-events.ts';
 import type { DispatchResult } from './dispatch.ts';
-import type { FlightRecorder, ReconcileRecord, WriteRecord } from './flight-recorder.ts';
+import { MAX_RECORDED_LINES, type FlightRecorder, type ReconcileRecord, type WriteRecord } from './flight-recorder.ts';
 
 /** performance.now() of the queue's clock as wall time. */
 function wallTime(performanceMs: number): number {
@@ -95,7 +95,7 @@ export class ReconcileTrace implements WriteObserver {
     span.end();
     if (!this.#record) return;
     this.#record.durations.callMs = Math.round(callMs);
-    if (result.kind === 'ok') this.#record.actions = result.response.actions?.map(describeAction) ?? [];
+    if (result.kind === 'ok') this.#recordActions(result.response.actions ?? []);
     else this.#record.callError = `${result.kind === 'failed' ? result.reason : result.kind} ${result.status ?? ''}: ${result.message}`.replace(/ :/, ':');
   }
 
@@ -104,7 +104,16 @@ export class ReconcileTrace implements WriteObserver {
     this.span.setAttribute('kubeloop.conflict_replay', true);
     if (!this.#record) return;
     this.#record.replayed = true;
-    this.#record.actions = actions.map(describeAction);
+    this.#recordActions(actions);
+  }
+
+  #recordActions(actions: readonly Action[]): void {
+    this.#record!.actions = actions.slice(0, MAX_RECORDED_LINES).map(describeAction);
+    if (actions.length > MAX_RECORDED_LINES) this.#omitted().actions = actions.length - MAX_RECORDED_LINES;
+  }
+
+  #omitted(): { actions: number; writes: number } {
+    return (this.#record!.omitted ??= { actions: 0, writes: 0 });
   }
 
   /** One span per API write (WriteObserver, called by applyActions), and its line in the record. */
@@ -121,6 +130,10 @@ export class ReconcileTrace implements WriteObserver {
       }
       span.end();
       if (!this.#record) return;
+      if (this.#record.writes.length >= MAX_RECORDED_LINES) {
+        this.#omitted().writes += 1;
+        return;
+      }
       const write: WriteRecord = { action: what, result: outcome.result, ms: Math.round(performance.now() - started) };
       if (outcome.status !== undefined) write.status = outcome.status;
       if (outcome.message !== undefined) write.message = outcome.message;

@@ -66,6 +66,9 @@ export function jaegerConfig(ports: JaegerPorts): string {
       service.name: jaeger
     metrics:
       level: none
+    # The collector's own traces: none.
+    traces:
+      level: none
     logs:
       level: warn
 extensions:

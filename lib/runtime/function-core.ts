@@ -226,7 +226,9 @@ function handleTraced(definition: AnyFunctionDefinition, kind: FunctionKind, sin
       context = { ...context, traceId };
       span.setAttribute('kubeloop.reconcile_id', reconcileId);
     }
-    const { response, summary } = withFunctionSpan(span, () => otelContext.with(trace.setSpan(parent, span), () => callFunction(kind, definition.name, accepted.request)));
+    // An unsampled call (most, at a low ratio) skips the context switch: nothing would record what it sees.
+    const call = () => callFunction(kind, definition.name, accepted.request);
+    const { response, summary } = span.isRecording() ? withFunctionSpan(span, () => otelContext.with(trace.setSpan(parent, span), call)) : call();
     const encoded = encodeResponse(mode, definition.name, reconcileId, response);
     const seconds = (performance.now() - started) / 1000;
     sinks.metrics.observe(200, seconds);

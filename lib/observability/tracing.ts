@@ -44,14 +44,13 @@ export function tracesUrl(endpoint: string): string {
 export async function startTracing(settings: TracingSettings, serviceName: string): Promise<Tracing> {
   if (!settings.otlpEndpoint) return OFF;
   // Imported here, not at the top: a deployable without an endpoint never loads the SDK.
-  const [{ TracerProvider, BatchSpanProcessor, ParentBasedSampler, TraceIdRatioBasedSampler }, { OTLPTraceExporter }, { resourceFromAttributes }, { ATTR_SERVICE_NAME }, { W3CTraceContextPropagator }, { AsyncLocalStorageContextManager }] =
+  const [{ TracerProvider, BatchSpanProcessor, ParentBasedSampler, StackContextManager, TraceIdRatioBasedSampler }, { OTLPTraceExporter }, { resourceFromAttributes }, { ATTR_SERVICE_NAME }, { W3CTraceContextPropagator }] =
     await Promise.all([
       import('@opentelemetry/sdk-trace'),
       import('@opentelemetry/exporter-trace-otlp-proto'),
       import('@opentelemetry/resources'),
       import('@opentelemetry/semantic-conventions'),
       import('@opentelemetry/core'),
-      import('@opentelemetry/context-async-hooks'),
     ]);
   const exporter = new OTLPTraceExporter({ url: tracesUrl(settings.otlpEndpoint), headers: settings.otlpHeaders });
   const provider = new TracerProvider({
@@ -59,7 +58,10 @@ export async function startTracing(settings: TracingSettings, serviceName: strin
     sampler: new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(settings.samplingRatio) }),
     spanProcessors: [new BatchSpanProcessor({ exporter, scheduledDelayMillis: 1000 })],
   });
-  context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+  // kubeloop hands span contexts on explicitly (a reconcile's, a gateway request's); the one implicit scope is a
+  // function call, which is synchronous. A synchronous stack serves it without AsyncLocalStorage's cost on
+  // every promise of the process (measured: bench:functions, docs/performance.md).
+  context.setGlobalContextManager(new StackContextManager().enable());
   propagation.setGlobalPropagator(new W3CTraceContextPropagator());
   trace.setGlobalTracerProvider(provider);
   return {

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { CoreV1Api, type KubeConfig, type V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startControlPlane, type ControlPlane } from '../../cli/cluster/index.ts';
-import { startJaeger, type RunningJaeger } from '../../cli/cluster/jaeger.ts';
+import { ensureJaeger, startJaeger, type RunningJaeger } from '../../cli/cluster/jaeger.ts';
 import { KubeClient } from '../../lib/kube/kube-client.ts';
 import { startTracing, type Tracing } from '../../lib/observability/tracing.ts';
 import type { Router } from '../../router/start-router.ts';
@@ -48,9 +48,12 @@ let fn: ServedFunction;
 let router: Router;
 let sidecar: WatcherSidecarUnderTest;
 
+const log = (line: string): void => void process.stderr.write(`[tracing] ${line}\n`);
+// A cold Jaeger build takes many minutes (cached afterwards), like Knative's webhook in chart-knative.test.ts.
+beforeAll(async () => void (await ensureJaeger(log)), 45 * 60_000);
+
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'kubeloop-tracing-'));
-  const log = (line: string): void => void process.stderr.write(`[tracing] ${line}\n`);
   jaeger = await startJaeger(join(dir, 'jaeger'), log);
   tracing = await startTracing({ otlpEndpoint: jaeger.otlpHttpEndpoint, otlpHeaders: {}, samplingRatio: 1 }, SERVICE);
   plane = await startControlPlane({ nodes: 1, apiserverTracing: { otlpGrpcEndpoint: jaeger.otlpGrpcEndpoint }, onProgress: log });

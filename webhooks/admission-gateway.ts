@@ -6,7 +6,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Registry } from 'prom-client';
 import type { KubeObject } from '../api/meta.ts';
 import { counter, latencyHistogram, secondsSince } from '../lib/observability/metrics.ts';
-import { contextFromHeaders, traceHeaders, tracer } from '../lib/observability/trace-context.ts';
+import { contextFromHeaders, recordedTraceId, traceHeaders, tracer } from '../lib/observability/trace-context.ts';
 import { writeFixture } from '../lib/replay/fixtures.ts';
 import { MalformedReviewError, parseAdmissionReview, reviewResponse, type AdmissionResponse as ReviewResponse } from './admission-review.ts';
 import type { ContextLookup } from './context-objects.ts';
@@ -86,7 +86,11 @@ export function registerAdmissionGateway(app: FastifyInstance, options: GatewayO
       outcome = converted.failure.kind;
       response = applyFailurePolicy(review.uid, hook, converted.failure);
       failures.inc({ hook: hook.name, reason: converted.failure.kind, policy: hook.spec.failurePolicy });
-      request.log.warn({ hook: hook.name, uid: review.uid, reason: converted.failure.kind, policy: hook.spec.failurePolicy, message: converted.failure.message }, 'admission function failed');
+      const traceId = recordedTraceId(span);
+      request.log.warn(
+        { hook: hook.name, uid: review.uid, reason: converted.failure.kind, policy: hook.spec.failurePolicy, message: converted.failure.message, ...(traceId ? { traceId } : {}) },
+        'admission function failed',
+      );
       options.reportCall(hook.name, converted.failure);
     }
     calls.inc({ hook: hook.name, outcome });

@@ -56,6 +56,8 @@ export interface ApplyContext {
   logger: Logger;
   /** The reconcile's trace and flight-recorder entry (reconcile-trace.ts). */
   writes?: WriteObserver;
+  /** Set per write while observed: sent with its API requests so the API server's spans join the write's. */
+  requestHeaders?: Record<string, string>;
 }
 
 type ActionResult = 'applied' | 'skipped' | 'exists' | 'notfound' | 'refused';
@@ -68,9 +70,15 @@ export interface WriteOutcome {
   message?: string;
 }
 
-/** Watches each write of a batch: begin() is called before it, the function it returns after. */
+/** One observed write: its end, and the headers its API requests carry (the write span's trace context). */
+export interface ObservedWrite {
+  end(outcome: WriteOutcome): void;
+  headers: Record<string, string>;
+}
+
+/** Watches each write of a batch: begin() is called before it, end() after. */
 export interface WriteObserver {
-  begin(action: RouterAction): (outcome: WriteOutcome) => void;
+  begin(action: RouterAction): ObservedWrite;
 }
 
 /**
@@ -95,17 +103,17 @@ export async function applyActions(ctx: ApplyContext, actions: readonly RouterAc
     let result: ActionResult;
     const observed = ctx.writes?.begin(action);
     try {
-      result = await applyOne(ctx, action, written);
+      result = await applyOne(observed ? { ...ctx, requestHeaders: observed.headers } : ctx, action, written);
     } catch (error) {
       const conflict = isConflict(error);
       ctx.metrics.actions.inc({ loop: ctx.loop.name, op: action.op, result: conflict ? 'conflict' : 'error' });
-      observed?.(failedWrite(error, conflict));
+      observed?.end(failedWrite(error, conflict));
       const message = `action ${index} (${action.op}): ${error instanceof Error ? error.message : String(error)}`;
       if (conflict) return { result: 'conflict', message };
       return { result: 'failed', message, retryable: isRetryable(error) };
     }
     ctx.metrics.actions.inc({ loop: ctx.loop.name, op: action.op, result });
-    observed?.({ result });
+    observed?.end({ result });
     if (result === 'refused') refused += 1;
   }
   return { result: 'done', refused, ...written };
@@ -146,9 +154,10 @@ export async function sendJsonPatch(
   path: string,
   patch: JsonPatchOperation[],
   cachedResourceVersion: () => string | undefined = () => undefined,
+  headers?: Record<string, string>,
 ): Promise<KubernetesObject> {
   try {
-    return await client.request<KubernetesObject>({ method: 'PATCH', path, contentType: JSON_PATCH, body: patch });
+    return await client.request<KubernetesObject>({ method: 'PATCH', path, contentType: JSON_PATCH, body: patch, ...(headers ? { headers } : {}) });
   } catch (error) {
     const tested = patch.find((op) => op.op === 'test' && op.path === '/metadata/resourceVersion') as { value?: unknown } | undefined;
     if (!isApiError(error, 422) || !tested) throw error;
@@ -239,7 +248,7 @@ async function applyPatch(ctx: ApplyContext, action: PatchAction, written: Writt
 /** Sends a JSON patch to a target; a failed resourceVersion test is checked against the cached version. */
 function sendPatch(ctx: ApplyContext, resource: ResourceInfo, target: ObjectTarget, patch: JsonPatchOperation[], subresource?: 'status'): Promise<KubernetesObject> {
   const cachedResourceVersion = () => lookupTarget(ctx, target)?.metadata?.resourceVersion;
-  return sendJsonPatch(ctx.client, objectPath(resource, target.name, target.namespace, subresource), patch, cachedResourceVersion);
+  return sendJsonPatch(ctx.client, objectPath(resource, target.name, target.namespace, subresource), patch, cachedResourceVersion, ctx.requestHeaders);
 }
 
 async function applyCreate(ctx: ApplyContext, action: CreateAction): Promise<ActionResult> {
@@ -248,7 +257,7 @@ async function applyCreate(ctx: ApplyContext, action: CreateAction): Promise<Act
   const object = withConcreteName(prepareChild(action.object, ctx.primary, resource.namespaced));
   if (!(await authorised(ctx, { ...action, object }, targetOf(object, resource, ctx.primary), resource))) return 'refused';
   try {
-    const outcome = await createOnce(ctx.client, collectionPath(resource, namespaceOf(object, resource)), object, CREATE_RETRY_MS);
+    const outcome = await createOnce(ctx.client, collectionPath(resource, namespaceOf(object, resource)), object, CREATE_RETRY_MS, ctx.requestHeaders);
     // An existing name means an earlier attempt got through: done, and the owner waits to see it all the same.
     expectCreated(ctx, resource, outcome.result === 'created' ? outcome.object : object);
     if (outcome.result === 'exists') return 'exists';
@@ -274,6 +283,7 @@ async function applyServerSide(ctx: ApplyContext, action: ApplyAction): Promise<
     query: { fieldManager: ctx.loop.fieldManager, force: true },
     contentType: APPLY_PATCH,
     body: object,
+    ...(ctx.requestHeaders ? { headers: ctx.requestHeaders } : {}),
   });
   if (!isPrimary) expectCreated(ctx, resource, applied);
   return 'applied';
@@ -290,6 +300,7 @@ async function applyDelete(ctx: ApplyContext, action: DeleteAction): Promise<Act
       method: 'DELETE',
       path: objectPath(resource, target.name, target.namespace),
       body: { apiVersion: 'v1', kind: 'DeleteOptions', propagationPolicy: 'Background', ...(action.preconditions ? { preconditions: action.preconditions } : {}) },
+      ...(ctx.requestHeaders ? { headers: ctx.requestHeaders } : {}),
     });
   } catch (error) {
     if (isApiError(error, 404)) return 'notfound';

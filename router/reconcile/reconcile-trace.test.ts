@@ -15,15 +15,16 @@ function oneReconcile(recorder?: FlightRecorder) {
   const traced = new ReconcileTrace('podsets', 'default/web', [watchEvent('primary', 'MODIFIED', podSet, Date.now() - 5)], t0 - 3, recorder);
   const call = traced.startCall(request, 'http://fn/');
   traced.endCall(call.span, { kind: 'ok', status: 200, response: { apiVersion: 'kubeloop.dev/v1', kind: 'ReconcileResponse', actions: [{ op: 'create', object: { apiVersion: 'v1', kind: 'Pod', metadata: { namespace: 'default', name: 'web-1' } } }] } }, 2);
-  traced.begin({ op: 'create', object: { apiVersion: 'v1', kind: 'Pod', metadata: { namespace: 'default', name: 'web-1' } } })({ result: 'applied' });
-  traced.begin({ op: 'patch', target: { apiVersion: 'example.com/v1', kind: 'PodSet', namespace: 'default', name: 'web' }, patch: [] })({ result: 'conflict', status: 409, message: 'changed' });
+  const write = traced.begin({ op: 'create', object: { apiVersion: 'v1', kind: 'Pod', metadata: { namespace: 'default', name: 'web-1' } } });
+  write.end({ result: 'applied' });
+  traced.begin({ op: 'patch', target: { apiVersion: 'example.com/v1', kind: 'PodSet', namespace: 'default', name: 'web' }, patch: [] }).end({ result: 'conflict', status: 409, message: 'changed' });
   traced.finish('conflict', 'backoff');
-  return { traced, call };
+  return { traced, call, write };
 }
 
 describe('ReconcileTrace', () => {
   it('builds one trace: reconcile (with its watch events) over queue, call, writes and decide', () => {
-    const { traced, call } = oneReconcile();
+    const { traced, call, write } = oneReconcile();
     const spans = exporter.getFinishedSpans();
     const root = spans.find((s) => s.name === 'reconcile podsets')!;
     expect(root.attributes['kubeloop.trigger']).toBe('primary MODIFIED example.com/v1/PodSet default/web rv=42');
@@ -38,6 +39,9 @@ describe('ReconcileTrace', () => {
     const callSpan = spans.find((s) => s.name === 'call podsets')!;
     expect(call.headers.traceparent).toBe(`00-${traced.traceId}-${callSpan.spanContext().spanId}-01`);
     expect(call.headers['ce-traceparent']).toBe(call.headers.traceparent);
+    // A write's API requests carry its span, so the API server's own spans nest under it.
+    const create = spans.find((s) => s.name === 'create v1/Pod default/web-1')!;
+    expect(write.headers.traceparent).toBe(`00-${traced.traceId}-${create.spanContext().spanId}-01`);
   });
 
   it('leaves a flight-recorder entry with triggers, actions, write results and the trace id', () => {

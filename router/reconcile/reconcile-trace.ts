@@ -5,10 +5,12 @@ import { createHash } from 'node:crypto';
 import { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Context, type Span } from '@opentelemetry/api';
 import type { ReconcileRequest, Action } from '../../lib/contract/types.ts';
 import { recordedTraceId, traceHeaders, tracer } from '../../lib/observability/trace-context.ts';
-import type { RouterAction, WriteObserver, WriteOutcome } from '../apply/apply-actions.ts';
+import type { ObservedWrite, RouterAction, WriteObserver, WriteOutcome } from '../apply/apply-actions.ts';
 import { describeWatchEvent, type WatchEvent } from '../base/watch-events.ts';
 import type { DispatchResult } from './dispatch.ts';
 import { MAX_RECORDED_LINES, type FlightRecorder, type ReconcileRecord, type WriteRecord } from './flight-recorder.ts';
+
+const NO_HEADERS: Record<string, string> = {};
 
 /** performance.now() of the queue's clock as wall time. */
 function wallTime(performanceMs: number): number {
@@ -117,12 +119,14 @@ export class ReconcileTrace implements WriteObserver {
   }
 
   /** One span per API write (WriteObserver, called by applyActions), and its line in the record. */
-  begin(action: RouterAction): (outcome: WriteOutcome) => void {
+  begin(action: RouterAction): ObservedWrite {
     if (this.#applyStarted === 0) this.#applyStarted = performance.now();
     const what = describeAction(action);
     const span = tracer().startSpan(what, { kind: SpanKind.CLIENT, attributes: { 'kubeloop.write.op': action.op } }, this.context);
     const started = performance.now();
-    return (outcome) => {
+    // The API server (with its tracing on) continues the write span: its spans for the request nest under it.
+    const headers = span.isRecording() ? traceHeaders(trace.setSpan(this.context, span)) : NO_HEADERS;
+    const end = (outcome: WriteOutcome): void => {
       span.setAttribute('kubeloop.write.result', outcome.result);
       if (outcome.status !== undefined) span.setAttribute('http.response.status_code', outcome.status);
       if (outcome.result === 'conflict' || outcome.result === 'error' || outcome.result === 'refused') {
@@ -139,6 +143,7 @@ export class ReconcileTrace implements WriteObserver {
       if (outcome.message !== undefined) write.message = outcome.message;
       this.#record.writes.push(write);
     };
+    return { end, headers };
   }
 
   /** The decision (its span), the root span's end, and the flight-recorder entry. */

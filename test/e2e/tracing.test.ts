@@ -133,6 +133,12 @@ describe('a PodSet scale-up as one trace', () => {
       expect(parentOf(create)).toBe(root!.spanID);
       expect(tag(create, 'kubeloop.write.result')).toBe('applied');
     }
+    // The API server continues each write: its spans for the POST nest under the write span.
+    await eventually('the API server spans under the creates', async () => {
+      const [full] = await findTraces('reconcile podset', { 'kubeloop.trigger': trigger });
+      const apiserverParents = new Set(full?.spans.filter((s) => full.processes[s.processID]?.serviceName === 'apiserver').map(parentOf));
+      return creates.every((c) => apiserverParents.has(c.spanID));
+    }, 60_000);
     expect(tag(byName('decide'), 'kubeloop.outcome')).toBe('ok');
   });
 });

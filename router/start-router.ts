@@ -19,8 +19,8 @@ import { createRouterMetrics, restClientObserver, type RouterMetrics } from './b
 import { DEFAULT_FUNCTION_URL_POLICY, type FunctionUrlPolicy } from './base/function-url-policy.ts';
 import { ShardMember, type ShardStatus } from './sharding/shard-member.ts';
 import { createShardMetrics } from './sharding/shard-metrics.ts';
-
 import { DEFAULT_HISTORY_LIMITS, FlightRecorder, type FlightRecorderLimits } from './reconcile/flight-recorder.ts';
+
 export interface LeaderElectionConfig {
   namespace: string;
   /** Lease name; kubeloop-router by default. */

@@ -5,6 +5,7 @@ import { loadFunction } from '../functions/registry.ts';
 import { createLogger } from '../lib/observability/logger.ts';
 import { serveFunction } from '../lib/runtime/function-server.ts';
 import { createServer, listen } from '../lib/server/create-server.ts';
+import { startTracing } from '../lib/observability/tracing.ts';
 
 const [mode, name] = process.argv.slice(2);
 // The parent asks for CPU time over IPC: server CPU per request is robust to a busy machine, req/s is not.
@@ -29,11 +30,16 @@ if (mode === 'noop') {
   const logger = createLogger({ name: `function/${name}`, level: 'info' });
   const served = await serveFunction(await loadFunction(name), { port: 0, host: '127.0.0.1', logger, signingSecret: process.env.KUBELOOP_SIGNING_SECRET });
   console.log(JSON.stringify({ url: served.url }));
+} else if (mode === 'traced-function' && name && process.env.BENCH_OTLP_ENDPOINT) {
+  // Tracing on as the chart's default sets it: OTLP export (to the parent's sink), 10 % of new traces sampled.
+  await startTracing({ otlpEndpoint: process.env.BENCH_OTLP_ENDPOINT, otlpHeaders: {}, samplingRatio: 0.1 }, `function-${name}`);
+  const served = await serveFunction(await loadFunction(name), { port: 0, host: '127.0.0.1', logger: createLogger({ name: `function/${name}`, level: 'info' }) });
+  console.log(JSON.stringify({ url: served.url }));
 } else if (mode === 'function' && name) {
   // Production settings: info-level JSON logs to stdout (discarded by the parent), default body limit.
   const served = await serveFunction(await loadFunction(name), { port: 0, host: '127.0.0.1', logger: createLogger({ name: `function/${name}`, level: 'info' }) });
   console.log(JSON.stringify({ url: served.url }));
 } else {
-  console.error('usage: function-bench-server.ts noop | kubeloop-noop | function <name> | signed-function <name> (with KUBELOOP_SIGNING_SECRET)');
+  console.error('usage: function-bench-server.ts noop | kubeloop-noop | function <name> | signed-function <name> (with KUBELOOP_SIGNING_SECRET) | traced-function <name> (with BENCH_OTLP_ENDPOINT)');
   process.exit(2);
 }

@@ -1,7 +1,10 @@
 // npm run bench:functions: autocannon (10 connections, 10 s) against a function serving a recorded pod
 // request and, in the same run, against a no-op fastify route; prints req/s, p50, p99 and the ratio.
 // Each server runs in its own child process so autocannon and the server do not share an event loop.
+// BENCH_TRACING=1 adds the function with tracing on (10 % sampling, OTLP export to a local sink) against the
+// same function with tracing off in the same run: the CPU per call tracing adds.
 import type { ChildProcess } from 'node:child_process';
+import { createServer as createHttpServer } from 'node:http';
 import { readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
@@ -61,6 +64,14 @@ const targets: Array<[string, string[]]> = [
   // Signed calls: the same request with Standard Webhooks headers (valid for the run's few minutes).
   [`signed function ${FUNCTION}`, ['signed-function', FUNCTION]],
 ];
+const TRACING = process.env.BENCH_TRACING === '1';
+// The OTLP sink: accepts every export (what a collector does first), so only the function's side is measured.
+const sink = TRACING ? createHttpServer((req, res) => req.resume().on('end', () => res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end())) : undefined;
+if (sink) {
+  await new Promise<void>((resolve) => sink.listen(0, '127.0.0.1', resolve));
+  process.env.BENCH_OTLP_ENDPOINT = `http://127.0.0.1:${(sink.address() as { port: number }).port}`;
+  targets.push([`traced ${FUNCTION} (10 %)`, ['traced-function', FUNCTION]]);
+}
 const signed = (args: string[]) => (args[0] === 'signed-function' ? signatureHeaders(parseSigningSecret(SECRET), body) : undefined);
 const servers = await Promise.all(targets.map(([, args]) => startServer(args)));
 const runs: Run[][] = targets.map(() => []);
@@ -72,14 +83,16 @@ try {
   }
 } finally {
   for (const server of servers) server.child.kill('SIGTERM');
+  sink?.close();
 }
 const results = runs.map(summarize);
 const row = (name: string, f: Figures) =>
   `${name.padEnd(26)} ${f.requestsPerSecond.toFixed(0).padStart(8)} req/s   p50 ${f.p50.toFixed(3).padStart(7)} ms   p99 ${f.p99.toFixed(3).padStart(7)} ms   server CPU ${f.cpuMicros.toFixed(1).padStart(6)} us/req`;
 targets.forEach(([name], i) => console.log(row(name, results[i]!)));
 const baseline = results[0]!;
-const fn = results[results.length - 2]!;
-const signedFn = results[results.length - 1]!;
+const at = (args0: string) => results[targets.findIndex(([, args]) => args[0] === args0)]!;
+const fn = at('function');
+const signedFn = at('signed-function');
 const ratio = fn.requestsPerSecond / baseline.requestsPerSecond;
 console.log(`\nratio function/baseline req/s: ${ratio.toFixed(2)} (target >= 0.80)   function p99: ${fn.p99.toFixed(3)} ms (target <= 2 ms)`);
 console.log(`server CPU per request, function/baseline: ${(fn.cpuMicros / baseline.cpuMicros).toFixed(2)}   (load average at the end: ${loadavg().map((l) => l.toFixed(1)).join(' ')} on ${cpus().length} cores)`);
@@ -87,3 +100,10 @@ console.log(
   `signing overhead: signed/unsigned req/s ${(signedFn.requestsPerSecond / fn.requestsPerSecond).toFixed(2)}   ` +
     `server CPU ${(signedFn.cpuMicros - fn.cpuMicros).toFixed(1)} us/req more (${(signedFn.cpuMicros / fn.cpuMicros).toFixed(2)}x)   p50 ${fn.p50.toFixed(3)} -> ${signedFn.p50.toFixed(3)} ms`,
 );
+if (TRACING) {
+  const traced = at('traced-function');
+  console.log(
+    `tracing overhead at 10 % sampling: server CPU ${(traced.cpuMicros - fn.cpuMicros).toFixed(1)} us/req more (${(((traced.cpuMicros / fn.cpuMicros) - 1) * 100).toFixed(1)} %, goal <= 5 %)   ` +
+      `req/s ${(traced.requestsPerSecond / fn.requestsPerSecond).toFixed(2)}x   p50 ${fn.p50.toFixed(3)} -> ${traced.p50.toFixed(3)} ms`,
+  );
+}

@@ -49,6 +49,8 @@ export interface RouterConfig extends ServerSettings {
   loopBurst: number;
   /** How often every Loop's access (SubjectAccessReview) is reviewed again. */
   accessReviewSeconds: number;
+  /** The flight recorder: reconciles kept per object and objects kept in all (0 reconciles: off). */
+  history: { perObject: number; objects: number };
 }
 
 export const ROUTER_USAGE = `usage: kubeloop router [options]
@@ -80,6 +82,11 @@ export const ROUTER_USAGE = `usage: kubeloop router [options]
   --api-timeout-seconds 30          at start-up: exit 1 when the API server has not answered within this time
   --max-actions-per-reply 1000      more is InvalidResponse, nothing applied (KUBELOOP_MAX_ACTIONS_PER_REPLY)
   --max-reply-bytes 16777216        a larger reply is cut off as it streams (KUBELOOP_MAX_REPLY_BYTES)
+  --history-per-object 10           reconciles the flight recorder keeps per object, 0: off (KUBELOOP_HISTORY_PER_OBJECT)
+  --history-objects 1000            objects it keeps a history for, least recently reconciled dropped first (KUBELOOP_HISTORY_OBJECTS)
+  --otlp-endpoint URL               OTLP/HTTP endpoint; unset: tracing off, no SDK loaded (OTEL_EXPORTER_OTLP_ENDPOINT)
+  --otlp-headers k=v,...            export headers (OTEL_EXPORTER_OTLP_HEADERS)
+  --trace-sampling-ratio 1          share of new traces sampled, parent-based (KUBELOOP_TRACE_SAMPLING_RATIO)
   --log-level info                  (KUBELOOP_LOG_LEVEL)`;
 
 /** "a=b,c=d" -> { a: 'b', c: 'd' }; the error names the setting and the bad pair. */
@@ -165,6 +172,8 @@ export function readRouterConfig(argv: string[], env: NodeJS.ProcessEnv = proces
       'allow-loopback-functions': { type: 'boolean' },
       'max-actions-per-reply': { type: 'string' },
       'max-reply-bytes': { type: 'string' },
+      'history-per-object': { type: 'string' },
+      'history-objects': { type: 'string' },
     },
   });
   if (positionals.length > 0) throw new Error(`unexpected argument "${positionals[0]}"\n\n${ROUTER_USAGE}`);
@@ -212,6 +221,10 @@ export function readRouterConfig(argv: string[], env: NodeJS.ProcessEnv = proces
     loopQps: settingNumber(pick('loop-qps', 'KUBELOOP_LOOP_API_QPS'), 50, 0.1, 10_000),
     loopBurst: settingInteger(pick('loop-burst', 'KUBELOOP_LOOP_API_BURST'), 100, 1, 100_000),
     accessReviewSeconds: settingInteger(pick('access-review-seconds', 'KUBELOOP_ACCESS_REVIEW_SECONDS'), 300, 10, 86_400),
+    history: {
+      perObject: settingInteger(pick('history-per-object', 'KUBELOOP_HISTORY_PER_OBJECT'), 10, 0, 1000),
+      objects: settingInteger(pick('history-objects', 'KUBELOOP_HISTORY_OBJECTS'), 1000, 1, 1_000_000),
+    },
   };
 }
 

@@ -19,6 +19,7 @@ import { createRouterMetrics, restClientObserver, type RouterMetrics } from './b
 import { DEFAULT_FUNCTION_URL_POLICY, type FunctionUrlPolicy } from './base/function-url-policy.ts';
 import { ShardMember, type ShardStatus } from './sharding/shard-member.ts';
 import { createShardMetrics } from './sharding/shard-metrics.ts';
+import { DEFAULT_HISTORY_LIMITS, FlightRecorder, type FlightRecorderLimits } from './reconcile/flight-recorder.ts';
 
 export interface LeaderElectionConfig {
   namespace: string;
@@ -77,6 +78,8 @@ export interface RouterOptions {
   expectationsTimeoutMs?: number;
   /** Reply bounds of the HTTP invoker (size, actions per reply); ignored with `invoke`. */
   dispatch?: HttpInvokerOptions;
+  /** The flight recorder's bounds (`kubeloop history`); 10 reconciles for each of 1000 objects by default. */
+  history?: FlightRecorderLimits;
 }
 
 export interface Router {
@@ -93,6 +96,8 @@ export interface Router {
   loops(): LoopRunner[];
   /** With sharding: this member's views and acknowledgement. */
   shard(): ShardStatus | undefined;
+  /** The flight recorder: the last reconciles of each object this replica reconciled. */
+  readonly history: FlightRecorder;
   stop(): Promise<void>;
 }
 
@@ -110,6 +115,7 @@ interface RouterDeps {
   httpInvoker?: ReturnType<typeof createHttpInvoker>;
   events: EventRecorder;
   recorder?: FixtureRecorder;
+  history: FlightRecorder;
   /** With sharding: this replica's membership, which gates every key. */
   shard?: ShardMember;
 }
@@ -128,7 +134,8 @@ async function connectRouter(options: RouterOptions): Promise<RouterDeps> {
   const invoke = options.invoke ?? httpInvoker!;
   const events = new EventRecorder({ client, controller: 'kubeloop.dev/router', instance: identity, logger });
   const recorder = options.recordDir ? new FixtureRecorder(options.recordDir) : undefined;
-  return { options, identity, logger, metrics, rateLimit, client, discovery, invoke, httpInvoker, events, recorder };
+  const history = new FlightRecorder(options.history ?? DEFAULT_HISTORY_LIMITS);
+  return { options, identity, logger, metrics, rateLimit, client, discovery, invoke, httpInvoker, events, recorder, history };
 }
 
 function createLoopController(deps: RouterDeps, registry: InformerRegistry): LoopController {
@@ -151,6 +158,7 @@ function createLoopController(deps: RouterDeps, registry: InformerRegistry): Loo
       metrics,
       logger,
       recorder,
+      history: deps.history,
       expectationsTimeoutMs: options.expectationsTimeoutMs,
       ...(deps.shard ? { shard: deps.shard } : {}),
       ...(options.minRequeueMs !== undefined ? { minRequeueMs: options.minRequeueMs } : {}),
@@ -254,6 +262,7 @@ function routerHandle(deps: RouterDeps, term: LeaderTerm, election: Election | u
     },
     loops: () => term.controller?.runners() ?? [],
     shard: () => deps.shard?.status(),
+    history: deps.history,
     stop: async () => {
       if (elector) await elector.stop();
       else await term.stop();

@@ -1,10 +1,12 @@
 // POST /admit/<hook>: the gateway's hot path. Reads the API server's AdmissionReview, adds the hook's
 // context objects from the cache, calls the function, checks its answer and replies; a function that is
 // down, slow or answers garbage gets its hook's failurePolicy, a metric, and a FunctionAvailable condition.
+import { SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import type { FastifyInstance } from 'fastify';
 import type { Registry } from 'prom-client';
 import type { KubeObject } from '../api/meta.ts';
 import { counter, latencyHistogram, secondsSince } from '../lib/observability/metrics.ts';
+import { contextFromHeaders, recordedTraceId, traceHeaders, tracer } from '../lib/observability/trace-context.ts';
 import { writeFixture } from '../lib/replay/fixtures.ts';
 import { MalformedReviewError, parseAdmissionReview, reviewResponse, type AdmissionResponse as ReviewResponse } from './admission-review.ts';
 import type { ContextLookup } from './context-objects.ts';
@@ -53,8 +55,18 @@ export function registerAdmissionGateway(app: FastifyInstance, options: GatewayO
       return reviewResponse({ uid: review.uid, allowed: true, warnings: [`admission hook "${request.params.hook}" is not served by this gateway (deleted or not ready); admitted without it`] });
     }
     const object = (review.object ?? review.oldObject) as KubeObject | undefined;
-    const functionRequest = toFunctionRequest(review, hook, options.contexts.lookup(hook.context, object, review.namespace), now());
-    const called = await options.caller.call(hook.functionUrl, functionRequest, hook.functionTimeoutMs);
+    // The API server's span (its webhook call carries traceparent when its tracing is on) is the parent.
+    const parent = contextFromHeaders(request.headers);
+    const span = tracer().startSpan(`admit ${hook.name}`, { kind: SpanKind.SERVER, attributes: admissionAttributes(review) }, parent);
+    const traced = trace.setSpan(parent, span);
+    const lookupSpan = tracer().startSpan('context lookup', { attributes: { 'kubeloop.context.entries': hook.context.length } }, traced);
+    const contexts = options.contexts.lookup(hook.context, object, review.namespace);
+    lookupSpan.end();
+    const functionRequest = toFunctionRequest(review, hook, contexts, now());
+    const callSpan = tracer().startSpan(`call ${hook.name}`, { kind: SpanKind.CLIENT, attributes: { 'url.full': hook.functionUrl } }, traced);
+    const called = await options.caller.call(hook.functionUrl, functionRequest, hook.functionTimeoutMs, traceHeaders(trace.setSpan(traced, callSpan)));
+    if (!called.ok) callSpan.setStatus({ code: SpanStatusCode.ERROR, message: called.failure.message });
+    callSpan.end();
     const converted = called.ok ? toReviewResponse(called.reply, hook, functionRequest) : called;
     let response: ReviewResponse;
     let outcome: GatewayOutcome;
@@ -74,11 +86,27 @@ export function registerAdmissionGateway(app: FastifyInstance, options: GatewayO
       outcome = converted.failure.kind;
       response = applyFailurePolicy(review.uid, hook, converted.failure);
       failures.inc({ hook: hook.name, reason: converted.failure.kind, policy: hook.spec.failurePolicy });
-      request.log.warn({ hook: hook.name, uid: review.uid, reason: converted.failure.kind, policy: hook.spec.failurePolicy, message: converted.failure.message }, 'admission function failed');
+      const traceId = recordedTraceId(span);
+      request.log.warn(
+        { hook: hook.name, uid: review.uid, reason: converted.failure.kind, policy: hook.spec.failurePolicy, message: converted.failure.message, ...(traceId ? { traceId } : {}) },
+        'admission function failed',
+      );
       options.reportCall(hook.name, converted.failure);
     }
     calls.inc({ hook: hook.name, outcome });
     duration.observe({ hook: hook.name }, secondsSince(start));
+    span.setAttribute('kubeloop.admission.outcome', outcome);
+    if (!converted.ok) span.setStatus({ code: SpanStatusCode.ERROR, message: converted.failure.message });
+    span.end();
     return reviewResponse(response);
   });
+}
+
+function admissionAttributes(review: ReturnType<typeof parseAdmissionReview>): Record<string, string> {
+  return {
+    'k8s.admission.uid': review.uid,
+    'k8s.admission.operation': review.operation,
+    'k8s.kind': review.kind.kind,
+    'k8s.object': `${review.namespace ? `${review.namespace}/` : ''}${review.name ?? ''}`,
+  };
 }

@@ -2,7 +2,7 @@
 // at start-up and a bad one is reported with the flag or variable that set it.
 import { parseArgs } from 'node:util';
 import { pickSetting, settingInteger, settingOneOf, type Setting } from '../lib/config/settings.ts';
-import { readServerSettings, SERVER_FLAG_OPTIONS, type ServerSettings } from '../lib/server/server-settings.ts';
+import { readServerSettings, SERVER_FLAG_OPTIONS, TRACING_USAGE, type ServerSettings } from '../lib/server/server-settings.ts';
 import { DEFAULT_WEBHOOK_PORT } from './configuration.ts';
 import { DEFAULT_HOOK_CONFIGURATION_NAME } from './hook-configuration.ts';
 
@@ -83,7 +83,9 @@ export const WEBHOOK_USAGE = `usage: kubeloop webhook [options]
   --hook-configuration ${DEFAULT_HOOK_CONFIGURATION_NAME}  Mutating/ValidatingWebhookConfiguration of the AdmissionHooks (KUBELOOP_HOOK_CONFIGURATION)
   --hook-selector SELECTOR         serve only AdmissionHooks with these labels (KUBELOOP_HOOK_SELECTOR)
   --record DIR                     write every admission function call as a fixture (kubeloop replay)
-  --body-limit-bytes 8388608 --log-level info --drain-delay-seconds 0`;
+  --body-limit-bytes 8388608 --log-level info --drain-delay-seconds 0
+
+${TRACING_USAGE}`;
 
 /** An https URL base without a trailing slash (hooks are served at <base>/admit/<hook>). */
 function advertiseUrl(picked: Setting): string {

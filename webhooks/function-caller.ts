@@ -30,14 +30,15 @@ export class FunctionCaller {
     return pool;
   }
 
-  async call(url: string, request: AdmissionRequest, timeoutMs: number): Promise<CallResult> {
+  /** `headers`: sent as they are (the trace context: traceparent, tracestate). */
+  async call(url: string, request: AdmissionRequest, timeoutMs: number, headers: Record<string, string> = {}): Promise<CallResult> {
     const target = new URL(url);
     const signal = AbortSignal.timeout(timeoutMs);
     try {
       const reply = await this.#pool(target.origin).request({
         method: 'POST',
         path: `${target.pathname}${target.search}`,
-        headers: { 'content-type': 'application/json', 'x-kubeloop-reconcile-id': request.uid },
+        headers: { ...headers, 'content-type': 'application/json', 'x-kubeloop-reconcile-id': request.uid },
         body: JSON.stringify(request),
         signal,
         headersTimeout: timeoutMs,

@@ -90,6 +90,8 @@ export interface Launch {
   logDir: string;
   processes: Map<string, SupervisedProcess>;
   onProgress: (line: string) => void;
+  /** Added to kube-apiserver's flags (its tracing configuration, apiserver-tracing.ts). */
+  apiserverExtraArgs?: string[];
 }
 
 /** What the components are started with: ports, PKI, the kubeconfig of each, and kwok's stages. */
@@ -191,7 +193,8 @@ export async function startApiserver(launch: Launch, files: PlaneFiles): Promise
   const { pki, server } = files;
   const adminTls = { ca: pki.ca.certPem, cert: pki.clients.admin.certPem, key: pki.clients.admin.keyPem };
   launch.onProgress(`starting kube-apiserver on ${server}`);
-  const apiserver = spawnSupervised({ name: 'kube-apiserver', command: launch.binaries.kubeApiserver, logDir: launch.logDir, args: apiserverArgs(files, launch.dir) });
+  // The webhook client certificate's flags come with the plane's files; tracing's, when asked for, with the launch.
+  const apiserver = spawnSupervised({ name: 'kube-apiserver', command: launch.binaries.kubeApiserver, logDir: launch.logDir, args: [...apiserverArgs(files, launch.dir), ...(launch.apiserverExtraArgs ?? [])] });
   launch.processes.set('kube-apiserver', apiserver);
   await apiserver.waitUntil('ready', async () => (await get(`${server}/readyz`, adminTls)).status === 200, START_TIMEOUT_MS);
 }

@@ -15,6 +15,7 @@ import {
   type PlaneFiles,
 } from './control-plane-components.ts';
 import { startOrphanReaper } from './orphan-reaper.ts';
+import { apiserverTracingArgs, type ApiserverTracing } from './apiserver-tracing.ts';
 import { registerTempDir, unregisterTempDir } from './supervisor.ts';
 
 export interface ControlPlane {
@@ -37,6 +38,8 @@ export interface StartControlPlaneOptions {
   /** Number of fake kwok nodes. Default 2. */
   nodes?: number;
   onProgress?: (line: string) => void;
+  /** Export kube-apiserver's own spans (APIServerTracing) to this OTLP/gRPC collector. */
+  apiserverTracing?: ApiserverTracing;
 }
 
 export async function startControlPlane(opts: StartControlPlaneOptions = {}): Promise<ControlPlane> {
@@ -106,6 +109,7 @@ async function startOnce(opts: StartControlPlaneOptions, binaries: ClusterBinari
   if (ownsDir) registerTempDir(dir);
   const stopReaper = startOrphanReaper(dir, ownsDir);
   const launch: Launch = { binaries, dir, logDir: join(dir, 'logs'), processes: new Map(), onProgress };
+  if (opts.apiserverTracing) launch.apiserverExtraArgs = await apiserverTracingArgs(dir, opts.apiserverTracing);
   const pkiDir = join(dir, 'pki');
   await Promise.all([mkdir(launch.logDir, { recursive: true }), mkdir(pkiDir, { recursive: true })]);
   // A reused --dir starts from a fresh etcd: its old PKI would not match the new one.

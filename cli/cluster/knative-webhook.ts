@@ -1,11 +1,11 @@
 // Knative Serving's admission webhook (knative.dev/serving/cmd/webhook), built from the Go module proxy like
 // the control plane (a wrapper module, cached under ~/.cache/kubeloop/knative-webhook), so tests can put
 // Knative's own validation and defaulting in front of what the chart renders. Built on demand only.
-import { constants } from 'node:fs';
-import { access, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { withBuildLock } from './binaries.ts';
-import { goBuild, goVersion, runGo, writeTools, type ProgressFn } from './go-build.ts';
+import { goBuild, goVersion, runGo, type ProgressFn } from './go-build.ts';
+import { executable, writeWrapperModule } from './go-wrapper.ts';
 import { cacheRoot } from './versions.ts';
 
 /**
@@ -21,23 +21,6 @@ export function knativeWebhookPath(): string {
   return join(cacheRoot(), 'knative-webhook', `serving-${KNATIVE_WEBHOOK_VERSION}`, 'webhook');
 }
 
-async function executable(path: string): Promise<boolean> {
-  return access(path, constants.X_OK).then(
-    () => true,
-    () => false,
-  );
-}
-
-/** The wrapper module: requires knative.dev/serving and repeats its replace directives (ignored in a dependency). */
-async function writeWrapper(dir: string, onProgress: ProgressFn): Promise<void> {
-  const { stdout } = await runGo({ args: ['mod', 'download', '-json', `${MODULE}@${KNATIVE_WEBHOOK_VERSION}`], cwd: dir, label: MODULE, onProgress });
-  const upstream = await readFile((JSON.parse(stdout) as { GoMod: string }).GoMod, 'utf8');
-  const goLine = /^go \S+$/m.exec(upstream)?.[0] ?? 'go 1.22';
-  const replaces = [...upstream.matchAll(/^replace\s+(.+)$/gm)].map((m) => `replace ${m[1]}`).join('\n');
-  await writeFile(join(dir, 'go.mod'), `module kubeloop.local/build/knative-webhook\n\n${goLine}\n\nrequire ${MODULE} ${KNATIVE_WEBHOOK_VERSION}\n\n${replaces}\n`);
-  await writeTools(dir, [PACKAGE]);
-}
-
 /** Path of the webhook binary, building it first when it is not cached (minutes when cold). */
 export async function ensureKnativeWebhook(onProgress: ProgressFn = () => {}): Promise<string> {
   const binary = knativeWebhookPath();
@@ -48,7 +31,7 @@ export async function ensureKnativeWebhook(onProgress: ProgressFn = () => {}): P
     const src = join(cacheRoot(), 'src', `knative-webhook-${KNATIVE_WEBHOOK_VERSION}`);
     await mkdir(src, { recursive: true });
     await mkdir(join(binary, '..'), { recursive: true });
-    await writeWrapper(src, onProgress);
+    await writeWrapperModule(src, 'knative-webhook', MODULE, KNATIVE_WEBHOOK_VERSION, PACKAGE, onProgress);
     await runGo({ args: ['mod', 'tidy'], cwd: src, label: 'go mod tidy (knative webhook)', onProgress });
     await goBuild(src, PACKAGE, binary, '-s -w', `Knative Serving webhook ${KNATIVE_WEBHOOK_VERSION}`, onProgress);
     return binary;

@@ -12,7 +12,7 @@ import { resolveModuleFile } from '../function-module.ts';
 
 const USAGE = `usage: kubeloop dev [--kubeconfig FILE] [--no-webhook] [--no-samples] [--namespace kubeloop-system]
                     [--dir ~/.kubeloop/dev] [--status-interval-seconds 2]
-                    [--function MODULE --loop LOOP.yaml [--no-seeds]]
+                    [--function MODULE --loop LOOP.yaml [--no-seeds]] [--tracing]
 
 Starts a local control plane (building its binaries on first use), installs the CRDs, starts the four
 functions, their Loops (URLs on 127.0.0.1), the router and the webhook (dev mode) as local processes,
@@ -28,7 +28,10 @@ applies samples/, prints what it started and kubectl commands to try, then a liv
                                   and reload it when a file in its folder changes: a new process starts,
                                   the Loop is re-pointed, the old one finishes its calls and stops
   --loop FILE                     the function's Loop (and its ServiceAccount and RBAC), e.g. from kubeloop init
-  --no-seeds                      run only your function: no seed functions, Loops or samples`;
+  --no-seeds                      run only your function: no seed functions, Loops or samples
+  --tracing                       run Jaeger (built from the Go module proxy on first use, cached) and send it
+                                  every span: the router's, the webhook's, the functions' and kube-apiserver's
+                                  (its --tracing-config-file); prints the Jaeger UI address`;
 
 export function readDevOptions(argv: string[], out: DevOptions['out']): DevOptions {
   const { values, positionals } = parseArgs({
@@ -44,6 +47,7 @@ export function readDevOptions(argv: string[], out: DevOptions['out']): DevOptio
       function: { type: 'string' },
       loop: { type: 'string' },
       'no-seeds': { type: 'boolean' },
+      tracing: { type: 'boolean' },
     },
   });
   if (positionals.length > 0) throw new Error(`unexpected arguments: ${positionals.join(' ')}\n${USAGE}`);
@@ -58,6 +62,7 @@ export function readDevOptions(argv: string[], out: DevOptions['out']): DevOptio
   return {
     ...(values.function && values.loop ? { userFunction: { module: resolveModuleFile(values.function), loop: resolve(values.loop) } } : {}),
     seeds: !values['no-seeds'],
+    tracing: values.tracing ?? false,
     ...(values.kubeconfig ? { kubeconfig: resolve(values.kubeconfig) } : {}),
     dir: resolve(values.dir ?? join(homedir(), '.kubeloop', 'dev')),
     namespace,

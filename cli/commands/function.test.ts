@@ -127,6 +127,7 @@ describe('readFunctionConfig', () => {
       bodyLimitBytes: 2048,
       logLevel: 'info',
       drainDelaySeconds: 0,
+      tracing: { otlpHeaders: {}, samplingRatio: 1 },
     });
   });
 

@@ -1,5 +1,6 @@
 // `kubeloop function <name|module>`: serves a built-in function (functions/registry.ts) or any module whose
 // default export is a defineFunction(...) result, until SIGTERM/SIGINT.
+import { startTracing } from '../../lib/observability/tracing.ts';
 import { closeOnSignals } from '../../lib/server/shutdown.ts';
 import { FUNCTION_USAGE, readFunctionConfig, type FunctionConfig } from '../../lib/runtime/config.ts';
 import { serveFunction } from '../../lib/runtime/function-server.ts';
@@ -25,6 +26,7 @@ export async function run(argv: string[]): Promise<number> {
     if (!(error instanceof FunctionModuleError)) throw error;
     return usageFailure('function', error, `${FUNCTION_USAGE}\n\n${builtinFunctionsHelp()}`);
   }
+  const tracing = await startTracing(config.tracing, `kubeloop-function-${definition.name}`);
   const served = await serveFunction(definition, {
     port: config.port,
     host: config.host,
@@ -33,7 +35,12 @@ export async function run(argv: string[]): Promise<number> {
     signingSecret: config.signingSecret,
   });
   served.server.app.log.info({ url: served.url, bodyLimitBytes: config.bodyLimitBytes, signed: config.signingSecret !== undefined }, `serving function ${definition.name}`);
-  closeOnSignals(served.server, { drainDelayMs: config.drainDelaySeconds * 1000 });
+  closeOnSignals(served.server, {
+    drainDelayMs: config.drainDelaySeconds * 1000,
+    exit: (code) => {
+      void tracing.shutdown().finally(() => process.exit(code));
+    },
+  });
   // Keep running: the listener holds the event loop open until a signal closes it.
   return new Promise<number>(() => {});
 }

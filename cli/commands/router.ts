@@ -4,6 +4,7 @@ import { KubeClient } from '../../lib/kube/kube-client.ts';
 import { loadKubeConfig, type ClusterCredentials } from '../../lib/kube/kube-config.ts';
 import { waitForApiServer } from '../../lib/kube/wait-for-api-server.ts';
 import { createLogger, type Logger } from '../../lib/observability/logger.ts';
+import { startTracing } from '../../lib/observability/tracing.ts';
 import { createServer, listen } from '../../lib/server/create-server.ts';
 import { closeOnSignals } from '../../lib/server/shutdown.ts';
 import { readRouterConfig, ROUTER_USAGE } from '../../router/router-config.ts';
@@ -23,6 +24,7 @@ export async function run(argv: string[]): Promise<number> {
     return usageFailure('router', error);
   }
   const logger = createLogger({ name: 'router', level: config.logLevel });
+  const tracing = await startTracing(config.tracing, 'kubeloop-router');
   const kubeConfig = await loadKubeConfig({ kubeconfig: config.kubeconfig, context: config.context });
   const metrics = createRouterMetrics();
   // The ops server starts first so probes answer (not ready) while the router connects and syncs.
@@ -39,15 +41,19 @@ export async function run(argv: string[]): Promise<number> {
     // Nothing keeps running after a failed start: the ops server closes and the command exits 1.
     process.off('SIGTERM', stopWhileStarting).off('SIGINT', stopWhileStarting);
     await ops.app.close();
+    await tracing.shutdown();
     throw error;
   }
   state.router = router;
   process.off('SIGTERM', stopWhileStarting).off('SIGINT', stopWhileStarting);
-  logger.info({ ops: url, identity: router.identity, leaderElect: config.leaderElect, sharding: config.sharding, loops: config.loops ? 'inline' : 'watching Loop objects' }, 'router started');
+  logger.info({ ops: url, identity: router.identity, leaderElect: config.leaderElect, sharding: config.sharding, tracing: tracing.enabled, loops: config.loops ? 'inline' : 'watching Loop objects' }, 'router started');
   closeOnSignals(ops, {
     drainDelayMs: config.drainDelaySeconds * 1000,
     exit: (code) => {
-      void router.stop().finally(() => process.exit(code));
+      void router
+        .stop()
+        .then(() => tracing.shutdown())
+        .finally(() => process.exit(code));
     },
   });
   return new Promise<number>(() => {});
@@ -89,6 +95,7 @@ async function startRouterWhenReachable(kubeConfig: ClusterCredentials, config: 
       ? { leaderElection: { namespace: config.leaseNamespace, name: config.leaseName, leaseDurationMs: config.leaseDurationSeconds * 1000, renewDeadlineMs: config.leaseDurationSeconds * 666 } }
       : {}),
     ...(config.sharding ? { sharding: shardingOptions(config) } : {}),
+    ...(config.history ? { history: config.history } : {}),
   });
 }
 

@@ -1,5 +1,6 @@
 // `kubeloop webhook`: runs the Watcher sidecar admission webhook until SIGTERM/SIGINT.
 // With --dev it also registers the MutatingWebhookConfiguration at https://127.0.0.1:<port> (kubeloop dev).
+import { startTracing } from '../../lib/observability/tracing.ts';
 import { closeOnSignals } from '../../lib/server/shutdown.ts';
 import { readWebhookConfig, WEBHOOK_USAGE } from '../../webhooks/config.ts';
 import { startWebhook } from '../../webhooks/run-webhook.ts';
@@ -16,12 +17,16 @@ export async function run(argv: string[]): Promise<number> {
   } catch (error) {
     return usageFailure('webhook', error);
   }
+  const tracing = await startTracing(config.tracing, 'kubeloop-webhook');
   const webhook = await startWebhook(config);
   // Closing the listener first; the informers and timers are unref'd or stopped with it.
   closeOnSignals(webhook.server, {
     drainDelayMs: config.drainDelaySeconds * 1000,
     exit: (code) => {
-      void webhook.stop().finally(() => process.exit(code));
+      void webhook
+        .stop()
+        .then(() => tracing.shutdown())
+        .finally(() => process.exit(code));
     },
   });
   return new Promise<number>(() => {});

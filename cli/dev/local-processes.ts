@@ -49,6 +49,13 @@ export interface StartOptions {
   env?: NodeJS.ProcessEnv;
 }
 
+let sharedEnv: NodeJS.ProcessEnv = {};
+
+/** Environment every process started from now on gets as well (kubeloop dev --tracing: where spans go). */
+export function setSharedEnv(env: NodeJS.ProcessEnv): void {
+  sharedEnv = env;
+}
+
 export async function startLocalProcess(options: StartOptions): Promise<LocalProcess> {
   const port = await freePort();
   const url = `${options.scheme ?? 'http'}://127.0.0.1:${port}`;
@@ -60,7 +67,7 @@ export async function startLocalProcess(options: StartOptions): Promise<LocalPro
     // Loopback only: dev processes run unauthenticated and must not be reachable from the network.
     args: [cliEntry(), ...options.args, `--port=${port}`, ...(opsPort === undefined ? [] : [`--ops-port=${opsPort}`]), '--host=127.0.0.1'],
     logDir: options.logDir,
-    env: options.env,
+    env: { ...sharedEnv, ...options.env },
   });
   const readyUrl = `${opsUrl ?? url}${options.readyPath ?? '/readyz'}`;
   await proc.waitUntil(`ready at ${readyUrl}`, () => answers200(readyUrl), options.readyTimeoutMs ?? 60_000);

@@ -23,6 +23,7 @@ import { tryCommands } from './try-commands.ts';
 import { applySampleAdmissionHooks, sampleAdmissionHookNames, waitForHooksReady } from './sample-admission-hooks.ts';
 import { signingManifests, type SignedLoop } from './dev-signing.ts';
 import { generateSigningSecret } from '../../lib/signing/webhook-signature.ts';
+import { startDevTracing, tracingLines, type DevTracing } from './dev-tracing.ts';
 
 export interface DevOptions {
   /** Run against this cluster instead of starting a local control plane. */
@@ -33,6 +34,8 @@ export interface DevOptions {
   namespace: string;
   webhook: boolean;
   samples: boolean;
+  /** Run Jaeger and export the router's, webhook's, functions' and kube-apiserver's spans to it. */
+  tracing?: boolean;
   /** Start the seed functions and their Loops (false: only the user's function). */
   seeds: boolean;
   /** A user's function module and its Loop file: served locally and reloaded on change. */
@@ -105,6 +108,7 @@ interface DevSession {
   appliedLoops: string[];
   appliedHooks: string[];
   plane?: ControlPlane;
+  tracing?: DevTracing;
   client?: KubeClient;
   webhookRegistered: boolean;
   userFunction?: UserFunction & { loop: string };
@@ -127,6 +131,7 @@ async function stopDev(session: DevSession, say: Say): Promise<void> {
   }
   await client?.close();
   await plane?.stop();
+  await session.tracing?.stop();
   say('stopped cleanly');
 }
 
@@ -137,7 +142,8 @@ async function startCluster(options: DevOptions, session: DevSession): Promise<s
   let plane: ControlPlane;
   try {
     await ensureBinaries({ onProgress: (line) => progress.update(line) });
-    plane = session.plane = await startControlPlane({ onProgress: (line) => progress.update(line) });
+    const apiserverTracing = session.tracing?.apiserver;
+    plane = session.plane = await startControlPlane({ onProgress: (line) => progress.update(line), ...(apiserverTracing ? { apiserverTracing } : {}) });
   } catch (error) {
     progress.done('control plane failed to start');
     throw error;
@@ -214,6 +220,7 @@ function printRunning(options: DevOptions, session: DevSession, samples: Array<{
   for (const p of [...started, ...(userFunction ? [userFunction.current()] : [])]) say(`  ${p.name.padEnd(24)} ${p.url}  pid ${p.process.pid ?? '?'}  log ${p.process.logPath}`);
   if (options.userFunction) say(`  ${options.userFunction.module}: reloaded when a file in its folder changes (the cluster and the router keep running)`);
   say(`  Loops (function URLs on 127.0.0.1): ${session.appliedLoops.join(', ') || '(none)'}`);
+  if (session.tracing) for (const line of tracingLines(session.tracing, !options.kubeconfig)) say(line);
   if (session.appliedHooks.length > 0) say(`  AdmissionHooks (function URLs on 127.0.0.1): ${session.appliedHooks.join(', ')}`);
   if (samples.length > 0) say(`  samples applied: ${samples.map(({ manifest }) => `${manifest.kind}/${manifest.metadata.name}`).join(', ')}`);
   if (options.webhook && options.kubeconfig) say('  note: the webhook is registered at https://127.0.0.1; only an API server on this machine can call it');
@@ -258,6 +265,8 @@ export async function runDev(options: DevOptions, signal: AbortSignal): Promise<
   await mkdir(logDirOf(options), { recursive: true });
   const session: DevSession = { started: [], appliedLoops: [], appliedHooks: [], webhookRegistered: false };
   try {
+    // First: the API server is started with a tracing configuration that names Jaeger's port.
+    if (options.tracing) session.tracing = await startDevTracing(options.dir, options.out);
     const kubeconfigPath = await startCluster(options, session);
     if (signal.aborted) return 0;
     const client = (session.client = await KubeClient.fromKubeConfig(await loadKubeConfig({ kubeconfig: kubeconfigPath })));

@@ -21,6 +21,8 @@ export interface KubeRequest {
   signal?: AbortSignal;
   /** Time allowed for the response headers; the default suits ordinary requests, not watches. */
   timeoutMs?: number;
+  /** Extra headers (the trace context of a write: traceparent); credentials and accept always win. */
+  headers?: Record<string, string>;
 }
 
 /** A non-2xx answer from the API server, carrying its Status reason (NotFound, Conflict, AlreadyExists...). */
@@ -171,6 +173,7 @@ export class KubeClient {
     await this.#limiter.take();
     const method = request.method ?? 'GET';
     const headers: Record<string, string> = {
+      ...request.headers,
       ...(await this.#headers()),
       accept: request.accept ?? 'application/json',
     };

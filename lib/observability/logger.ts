@@ -74,6 +74,8 @@ export interface ReconcileLogFields {
   /** "namespace/name" (or "name" for cluster-scoped objects) of the primary object. */
   key?: string;
   reconcileId?: string;
+  /** The reconcile's trace id when it is sampled: the log line leads to the trace. */
+  traceId?: string;
 }
 
 export function reconcileLogger(parent: Logger, fields: ReconcileLogFields): Logger {
@@ -81,6 +83,7 @@ export function reconcileLogger(parent: Logger, fields: ReconcileLogFields): Log
   if (fields.loop !== undefined) bindings.loop = fields.loop;
   if (fields.key !== undefined) bindings.key = fields.key;
   if (fields.reconcileId !== undefined) bindings.reconcileId = fields.reconcileId;
+  if (fields.traceId !== undefined) bindings.traceId = fields.traceId;
   // Built on first use: most reconciles log nothing at the production level (info).
   return lazyChild(parent, bindings);
 }

@@ -19,9 +19,15 @@ export interface MetricsRegistryOptions {
   defaultLabels?: Record<string, string>;
 }
 
+/** Default labels by registry, so the OpenMetrics view of a registry carries them too. */
+const defaultLabelsOf = new WeakMap<Registry, Record<string, string>>();
+
 export function createMetricsRegistry(options: MetricsRegistryOptions = {}): Registry {
   const registry = new Registry();
-  if (options.defaultLabels) registry.setDefaultLabels(options.defaultLabels);
+  if (options.defaultLabels) {
+    registry.setDefaultLabels(options.defaultLabels);
+    defaultLabelsOf.set(registry, options.defaultLabels);
+  }
   if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: registry });
   return registry;
 }
@@ -34,6 +40,47 @@ export function latencyHistogram<L extends string>(
   labelNames: readonly L[] = [],
 ): Histogram<L> {
   return new Histogram<L>({ name, help, labelNames, buckets: [...LATENCY_BUCKETS_SECONDS], registers: [registry] });
+}
+
+/** A latency histogram whose observations may carry the trace id as an OpenMetrics exemplar. */
+export interface ExemplarHistogram<L extends string> {
+  readonly histogram: Histogram<L>;
+  observe(labels: Partial<Record<L, string | number>>, seconds: number, traceId?: string): void;
+}
+
+export function exemplarLatencyHistogram<L extends string>(registry: Registry, name: string, help: string, labelNames: readonly L[] = []): ExemplarHistogram<L> {
+  // prom-client refuses exemplars on a Prometheus-format registry at construction; registered afterwards, the
+  // exemplars are kept and rendered only by the OpenMetrics view (openMetricsView).
+  const histogram = new Histogram<L>({ name, help, labelNames, buckets: [...LATENCY_BUCKETS_SECONDS], registers: [], enableExemplars: true });
+  registry.registerMetric(histogram);
+  const none = {};
+  return {
+    histogram,
+    observe(labels, seconds, traceId) {
+      histogram.observe({ labels, value: seconds, exemplarLabels: (traceId === undefined ? none : { trace_id: traceId }) as typeof labels });
+    },
+  };
+}
+
+type OpenMetricsRegistry = Registry<typeof Registry.OPENMETRICS_CONTENT_TYPE>;
+const openMetricsViews = new WeakMap<Registry, OpenMetricsRegistry>();
+
+/**
+ * The same metrics in the OpenMetrics text format (with exemplars), for a scraper that asks for it in its
+ * Accept header; the registry itself keeps answering in the Prometheus text format.
+ */
+export function openMetricsView(registry: Registry): OpenMetricsRegistry {
+  let view = openMetricsViews.get(registry);
+  if (!view) {
+    view = new Registry<typeof Registry.OPENMETRICS_CONTENT_TYPE>();
+    view.setContentType(Registry.OPENMETRICS_CONTENT_TYPE);
+    const labels = defaultLabelsOf.get(registry);
+    if (labels) view.setDefaultLabels(labels);
+    openMetricsViews.set(registry, view);
+  }
+  // Metrics registered since the last scrape (a Loop added) join the view.
+  for (const metric of registry.getMetricsAsArray()) if (!view.getSingleMetric(metric.name)) view.registerMetric(metric as unknown as Parameters<OpenMetricsRegistry['registerMetric']>[0]);
+  return view;
 }
 
 export function counter<L extends string>(

@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { pickSetting, type FlagValues } from '../config/settings.ts';
-import { readServerSettings, SERVER_FLAG_OPTIONS, type ServerSettings } from '../server/server-settings.ts';
+import { readServerSettings, SERVER_FLAG_OPTIONS, TRACING_USAGE, type ServerSettings } from '../server/server-settings.ts';
 import { parseSigningSecrets } from '../signing/webhook-signature.ts';
 
 export interface FunctionConfig extends ServerSettings {
@@ -19,7 +19,9 @@ export const FUNCTION_USAGE = `usage: kubeloop function <name|module> [--port 80
 with src/index.ts) whose default export is defineFunction({ name, reconcile }).
 
 environment: PORT, HOST, KUBELOOP_BODY_LIMIT_BYTES, KUBELOOP_LOG_LEVEL, KUBELOOP_DRAIN_DELAY_SECONDS,
-KUBELOOP_SIGNING_SECRET_FILE, KUBELOOP_SIGNING_SECRET (the secret itself) (flags win)`;
+KUBELOOP_SIGNING_SECRET_FILE, KUBELOOP_SIGNING_SECRET (the secret itself) (flags win)
+
+${TRACING_USAGE}`;
 
 /** The signing secret from a file (a mounted Secret key) or the environment, checked; undefined when none is set. */
 export function readSigningSecret(values: FlagValues, env: NodeJS.ProcessEnv): string | undefined {

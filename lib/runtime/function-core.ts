@@ -2,7 +2,10 @@
 // CloudEvents decoding, request validation, the reconcile call, reply validation and serialization.
 // Web-platform globals only (crypto.randomUUID, performance.now) and no fastify, pino or prom-client at
 // run time: the fetch handler runs this where Node is absent (Workers, Deno, Bun).
+import { context as otelContext, SpanKind, SpanStatusCode, trace, type Context, type Span } from '@opentelemetry/api';
 import type { ReconcileResponse } from '../contract/types.ts';
+import { withFunctionSpan } from '../observability/function-span.ts';
+import { contextFromHeaders, recordedTraceId, tracer } from '../observability/trace-context.ts';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from '../contract/json-depth.ts';
 import { decodeReconcileEvent, encodeResponseEvent, type CloudEventMode } from './cloudevents.ts';
 import type { FunctionMetrics } from './function-metrics.ts';
@@ -184,6 +187,26 @@ function encodeResponse(mode: Mode, name: string, reconcileId: string, response:
 
 /** One request end to end; every failure becomes an error reply, never a throw. */
 function handleRequest(definition: AnyFunctionDefinition, kind: FunctionKind, sinks: CallSinks, request: CoreRequest): CoreReply {
+  // The caller's span (the router's call, the gateway's) is the parent; a CloudEvent's ce-traceparent counts too.
+  const parent = contextFromHeaders(traceCarrier(request.headers));
+  const span = tracer().startSpan(`function ${definition.name}`, { kind: SpanKind.SERVER }, parent);
+  try {
+    const reply = handleTraced(definition, kind, sinks, request, span, parent);
+    span.setAttribute('http.response.status_code', reply.status);
+    if (reply.status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+    return reply;
+  } finally {
+    span.end();
+  }
+}
+
+/** traceparent/tracestate, or the CloudEvents Distributed Tracing extension's ce-traceparent/ce-tracestate. */
+function traceCarrier(headers: RequestHeaders): RequestHeaders {
+  if (headers.traceparent !== undefined || headers['ce-traceparent'] === undefined) return headers;
+  return { traceparent: headers['ce-traceparent'], tracestate: headers['ce-tracestate'] };
+}
+
+function handleTraced(definition: AnyFunctionDefinition, kind: FunctionKind, sinks: CallSinks, request: CoreRequest, span: Span, parent: Context): CoreReply {
   const started = performance.now();
   let reconcileId = headerReconcileId(request.headers);
   let context: Record<string, unknown> = {};
@@ -193,7 +216,14 @@ function handleRequest(definition: AnyFunctionDefinition, kind: FunctionKind, si
     const accepted = acceptRequest(kind, parseBody(kind, request, mode));
     reconcileId = accepted.id ?? reconcileId ?? randomUUID();
     context = accepted.context;
-    const { response, summary } = callFunction(kind, definition.name, accepted.request);
+    const traceId = recordedTraceId(span);
+    if (traceId !== undefined) {
+      context = { ...context, traceId };
+      span.setAttribute('kubeloop.reconcile_id', reconcileId);
+    }
+    // An unsampled call (most, at a low ratio) skips the context switch: nothing would record what it sees.
+    const call = () => callFunction(kind, definition.name, accepted.request);
+    const { response, summary } = span.isRecording() ? withFunctionSpan(span, () => otelContext.with(trace.setSpan(parent, span), call)) : call();
     const encoded = encodeResponse(mode, definition.name, reconcileId, response);
     const seconds = (performance.now() - started) / 1000;
     sinks.metrics.observe(200, seconds);

@@ -9,3 +9,4 @@ export * from './actions.ts';
 export * from './conditions.ts';
 export { cloneJson } from './clone-json.ts';
 export { isRelatedSent, relatedNamed, relatedOf, requires } from './related.ts';
+export { traceAttributes, traceEvent } from '../observability/function-span.ts';

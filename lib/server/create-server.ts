@@ -8,7 +8,7 @@ import type { Socket } from 'node:net';
 import { fastify, LogController, type FastifyError, type FastifyInstance } from 'fastify';
 import type { Registry } from 'prom-client';
 import type { Logger } from '../observability/logger.ts';
-import { createMetricsRegistry } from '../observability/metrics.ts';
+import { createMetricsRegistry, openMetricsView } from '../observability/metrics.ts';
 
 import { DEFAULT_BODY_LIMIT_BYTES } from './body-limit.ts';
 import { lazyChildLoggerFactory } from '../observability/lazy-child-logger.ts';
@@ -123,8 +123,10 @@ export function createServer(options: ServerOptions): KubeloopServer {
     return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'not ready' });
   });
   if (options.serveMetrics !== false) {
-    app.get('/metrics', async (_request, reply) => {
-      return reply.header('content-type', metrics.contentType).send(await metrics.metrics());
+    app.get('/metrics', async (request, reply) => {
+      // OpenMetrics only when asked for: it carries the exemplars (trace ids) Prometheus stores with exemplar storage on.
+      const view = /application\/openmetrics-text/.test(request.headers.accept ?? '') ? openMetricsView(metrics) : metrics;
+      return reply.header('content-type', view.contentType).send(await view.metrics());
     });
   }
 

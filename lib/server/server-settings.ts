@@ -1,7 +1,8 @@
 // The settings every kubeloop HTTP server (function, webhook, the router's ops server) reads the same way: listen address, body
 // limit, log level and drain delay, from the same flags and environment variables (flags win).
-import { pickSetting, settingInteger, type FlagValues } from '../config/settings.ts';
+import { pickSetting, settingInteger, settingNumber, type FlagValues } from '../config/settings.ts';
 import { parseLogLevel, type LogLevel } from '../observability/logger.ts';
+import { parseOtlpHeaders, type TracingSettings } from '../observability/tracing.ts';
 import { DEFAULT_BODY_LIMIT_BYTES } from './create-server.ts';
 
 /** parseArgs options for the flags readServerSettings reads; spread into a command's own options. */
@@ -11,7 +12,14 @@ export const SERVER_FLAG_OPTIONS = {
   'body-limit-bytes': { type: 'string' },
   'log-level': { type: 'string' },
   'drain-delay-seconds': { type: 'string' },
+  'otlp-endpoint': { type: 'string' },
+  'otlp-headers': { type: 'string' },
+  'trace-sampling-ratio': { type: 'string' },
 } as const;
+
+/** Usage lines for the tracing flags every server takes. */
+export const TRACING_USAGE = `tracing: --otlp-endpoint URL (OTEL_EXPORTER_OTLP_ENDPOINT; unset: tracing off), --otlp-headers k=v,...
+(OTEL_EXPORTER_OTLP_HEADERS), --trace-sampling-ratio 0..1 (KUBELOOP_TRACE_SAMPLING_RATIO, default 1; parent-based)`;
 
 export interface ServerSettings {
   port: number;
@@ -20,6 +28,8 @@ export interface ServerSettings {
   logLevel: LogLevel;
   /** Seconds between failing /readyz on SIGTERM and closing the listener (endpoint propagation). */
   drainDelaySeconds: number;
+  /** OpenTelemetry export; off (no SDK loaded) without an OTLP endpoint. */
+  tracing: TracingSettings;
 }
 
 /** What differs between the servers: their default port and the ranges that make sense for them. */
@@ -46,5 +56,17 @@ export function readServerSettings(values: FlagValues, env: NodeJS.ProcessEnv, b
     ),
     logLevel: level ? parseLogLevel(level.value, level.setting) : 'info',
     drainDelaySeconds: settingInteger(pickSetting(values, env, 'drain-delay-seconds', 'KUBELOOP_DRAIN_DELAY_SECONDS'), 0, 0, bounds.maxDrainDelaySeconds),
+    tracing: readTracingSettings(values, env),
+  };
+}
+
+export function readTracingSettings(values: FlagValues, env: NodeJS.ProcessEnv): TracingSettings {
+  const endpoint = pickSetting(values, env, 'otlp-endpoint', 'OTEL_EXPORTER_OTLP_ENDPOINT');
+  if (endpoint && !/^https?:\/\/[^/]/.test(endpoint.value)) throw new Error(`${endpoint.setting}: "${endpoint.value}" is not an http(s) URL (the OTLP/HTTP endpoint, e.g. http://jaeger:4318)`);
+  const headers = pickSetting(values, env, 'otlp-headers', 'OTEL_EXPORTER_OTLP_HEADERS');
+  return {
+    ...(endpoint && endpoint.value !== '' ? { otlpEndpoint: endpoint.value } : {}),
+    otlpHeaders: parseOtlpHeaders(headers?.value, headers?.setting ?? 'OTEL_EXPORTER_OTLP_HEADERS'),
+    samplingRatio: settingNumber(pickSetting(values, env, 'trace-sampling-ratio', 'KUBELOOP_TRACE_SAMPLING_RATIO'), 1, 0, 1),
   };
 }

@@ -56,9 +56,32 @@ export interface ApplyContext {
   events: EventRecorder;
   metrics: RouterMetrics;
   logger: Logger;
+  /** The reconcile's trace and flight-recorder entry (reconcile-trace.ts). */
+  writes?: WriteObserver;
+  /** Set per write while observed: sent with its API requests so the API server's spans join the write's. */
+  requestHeaders?: Record<string, string>;
 }
 
 type ActionResult = 'applied' | 'skipped' | 'exists' | 'notfound' | 'refused';
+
+/** What one write did, for its span and the flight recorder. */
+export interface WriteOutcome {
+  result: ActionResult | 'conflict' | 'error';
+  /** The API server's status code of a failed write. */
+  status?: number;
+  message?: string;
+}
+
+/** One observed write: its end, and the headers its API requests carry (the write span's trace context). */
+export interface ObservedWrite {
+  end(outcome: WriteOutcome): void;
+  headers: Record<string, string>;
+}
+
+/** Watches each write of a batch: begin() is called before it, end() after. */
+export interface WriteObserver {
+  begin(action: RouterAction): ObservedWrite;
+}
 
 /**
  * How long one create is sent again through a cut connection or a restarting API server: long enough for
@@ -79,19 +102,27 @@ export async function applyActions(ctx: ApplyContext, actions: readonly RouterAc
   const written: Written = {};
   for (const [index, action] of actions.entries()) {
     let result: ActionResult;
+    const observed = ctx.writes?.begin(action);
     try {
-      result = await applyOne(ctx, action, written);
+      result = await applyOne(observed ? { ...ctx, requestHeaders: observed.headers } : ctx, action, written);
     } catch (error) {
       const conflict = isConflict(error);
       ctx.metrics.actions.inc({ loop: ctx.loop.name, op: action.op, result: conflict ? 'conflict' : 'error' });
+      observed?.end(failedWrite(error, conflict));
       const message = `action ${index} (${action.op}): ${error instanceof Error ? error.message : String(error)}`;
       if (conflict) return { result: 'conflict', message };
       return { result: 'failed', message, retryable: isRetryable(error) };
     }
     ctx.metrics.actions.inc({ loop: ctx.loop.name, op: action.op, result });
+    observed?.end({ result });
     if (result === 'refused') refused += 1;
   }
   return { result: 'done', refused, ...written };
+}
+
+function failedWrite(error: unknown, conflict: boolean): WriteOutcome {
+  const status = error instanceof KubeApiError ? error.statusCode : undefined;
+  return { result: conflict ? 'conflict' : 'error', ...(status === undefined ? {} : { status }), message: error instanceof Error ? error.message : String(error) };
 }
 
 /** Server trouble, throttling and a missing object may clear up; a 4xx about the write itself will not. */
@@ -176,7 +207,7 @@ async function applyPatch(ctx: ApplyContext, action: PatchAction, written: Writt
 /** Sends a JSON patch to a target; a failed resourceVersion test is checked against the cached version. */
 function sendPatch(ctx: ApplyContext, resource: ResourceInfo, target: ObjectTarget, patch: JsonPatchOperation[], subresource?: 'status'): Promise<KubernetesObject> {
   const cachedResourceVersion = () => lookupTarget(ctx, target)?.metadata?.resourceVersion;
-  return sendJsonPatch(ctx.client, objectPath(resource, target.name, target.namespace, subresource), patch, cachedResourceVersion);
+  return sendJsonPatch(ctx.client, objectPath(resource, target.name, target.namespace, subresource), patch, cachedResourceVersion, ctx.requestHeaders);
 }
 
 async function applyCreate(ctx: ApplyContext, action: CreateAction): Promise<ActionResult> {
@@ -185,7 +216,7 @@ async function applyCreate(ctx: ApplyContext, action: CreateAction): Promise<Act
   const object = withConcreteName(prepareChild(action.object, ctx.primary, resource.namespaced));
   if (!(await authorised(ctx, { ...action, object }, targetOf(object, resource, ctx.primary), resource))) return 'refused';
   try {
-    const outcome = await createOnce(ctx.client, collectionPath(resource, namespaceOf(object, resource)), object, CREATE_RETRY_MS);
+    const outcome = await createOnce(ctx.client, collectionPath(resource, namespaceOf(object, resource)), object, CREATE_RETRY_MS, ctx.requestHeaders);
     // An existing name means an earlier attempt got through: done, and the owner waits to see it all the same.
     expectCreated(ctx, resource, outcome.result === 'created' ? outcome.object : object);
     if (outcome.result === 'exists') return 'exists';
@@ -211,6 +242,7 @@ async function applyServerSide(ctx: ApplyContext, action: ApplyAction): Promise<
     query: { fieldManager: ctx.loop.fieldManager, force: true },
     contentType: APPLY_PATCH,
     body: object,
+    ...(ctx.requestHeaders ? { headers: ctx.requestHeaders } : {}),
   });
   if (!isPrimary) expectCreated(ctx, resource, applied);
   return 'applied';
@@ -227,6 +259,7 @@ async function applyDelete(ctx: ApplyContext, action: DeleteAction): Promise<Act
       method: 'DELETE',
       path: objectPath(resource, target.name, target.namespace),
       body: { apiVersion: 'v1', kind: 'DeleteOptions', propagationPolicy: 'Background', ...(action.preconditions ? { preconditions: action.preconditions } : {}) },
+      ...(ctx.requestHeaders ? { headers: ctx.requestHeaders } : {}),
     });
   } catch (error) {
     if (isApiError(error, 404)) return 'notfound';

@@ -40,13 +40,13 @@ export type CreateOutcome = { result: 'created'; object: KubeObject } | { result
  * 'exists' (an earlier attempt, or an earlier reconcile, got through). When the last failure leaves the
  * outcome open and an attempt may have landed, throws UncertainCreateError.
  */
-export async function createOnce(client: KubeClient, path: string, object: KubeObject, retryMs: number): Promise<CreateOutcome> {
+export async function createOnce(client: KubeClient, path: string, object: KubeObject, retryMs: number, headers?: Record<string, string>): Promise<CreateOutcome> {
   let uncertain = false;
   try {
     const created = await retryTransient(
       async () => {
         try {
-          return await client.request<KubeObject>({ method: 'POST', path, body: object });
+          return await client.request<KubeObject>({ method: 'POST', path, body: object, ...(headers ? { headers } : {}) });
         } catch (error) {
           uncertain ||= mayHaveTakenEffect(error);
           throw error;

@@ -31,9 +31,10 @@ export async function sendJsonPatch(
   path: string,
   patch: JsonPatchOperation[],
   cachedResourceVersion: () => string | undefined = () => undefined,
+  headers?: Record<string, string>,
 ): Promise<KubernetesObject> {
   try {
-    return await client.request<KubernetesObject>({ method: 'PATCH', path, contentType: JSON_PATCH, body: patch });
+    return await client.request<KubernetesObject>({ method: 'PATCH', path, contentType: JSON_PATCH, body: patch, ...(headers ? { headers } : {}) });
   } catch (error) {
     const tested = patch.find((op) => op.op === 'test' && op.path === '/metadata/resourceVersion') as { value?: unknown } | undefined;
     if (!isApiError(error, 422) || !tested) throw error;

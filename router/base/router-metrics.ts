@@ -1,6 +1,6 @@
 // The router's Prometheus metrics: controller-runtime's and client-go's names, types, labels and buckets
 // where they mean the same (docs/metrics.md), kubeloop_router_* for the rest; label sets are bounded.
-import { counter, createMetricsRegistry, exponentialBuckets, gauge, Gauge, Histogram, latencyHistogram, type Registry } from '../../lib/observability/metrics.ts';
+import { counter, createMetricsRegistry, exemplarLatencyHistogram, exponentialBuckets, gauge, Gauge, Histogram, type Registry } from '../../lib/observability/metrics.ts';
 import type { KubeRequestSample } from '../../lib/kube/kube-client.ts';
 
 export type RouterMetrics = ReturnType<typeof createRouterMetrics>;
@@ -84,11 +84,11 @@ export function createRouterMetrics(registry: Registry = createMetricsRegistry({
     leader: gauge<'name'>(registry, 'leader_election_master_status', 'Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master. \'name\' is the string used to identify the lease. Please make sure to group by name.', ['name']),
     // kubeloop's own: no controller-runtime equivalent.
     loopCondition: gauge<'loop' | 'type' | 'status'>(registry, 'kubeloop_loop_condition', 'A Loop\'s status conditions: 1 for the condition\'s current status, 0 for the others', ['loop', 'type', 'status']),
-    reconcileDuration: latencyHistogram(registry, 'kubeloop_router_reconcile_duration_seconds', 'One reconcile: call plus applying actions, by outcome (sub-millisecond buckets)', ['loop', 'result']),
+    reconcileDuration: exemplarLatencyHistogram(registry, 'kubeloop_router_reconcile_duration_seconds', 'One reconcile: call plus applying actions, by outcome (sub-millisecond buckets)', ['loop', 'result']),
     functionCalls: counter(registry, 'kubeloop_router_function_calls_total', 'Function calls by HTTP status class or failure', ['loop', 'code']),
     ownWriteSkips: counter(registry, 'kubeloop_router_own_write_skips_total', 'Calls not made: the event was exactly the result of the router\'s own patch', ['loop']),
     conflictReplays: counter(registry, 'kubeloop_router_conflict_replays_total', 'Calls not made: an answer whose write conflicted was applied again to a primary changed only in resourceVersion/managedFields', ['loop']),
-    functionLatency: latencyHistogram(registry, 'kubeloop_router_function_call_seconds', 'Function call round trip', ['loop']),
+    functionLatency: exemplarLatencyHistogram(registry, 'kubeloop_router_function_call_seconds', 'Function call round trip', ['loop']),
     actions: counter(registry, 'kubeloop_router_actions_total', 'Actions applied, by op and result', ['loop', 'op', 'result']),
     refusals: counter(registry, 'kubeloop_router_authority_refusals_total', 'Actions refused for touching objects outside the Loop', ['loop']),
     watchRestarts: counter(registry, 'kubeloop_router_watch_restarts_total', 'Informer restarts, by reason', ['resource', 'reason']),

@@ -13,6 +13,7 @@ import { OwnWrites } from '../reconcile/own-writes.ts';
 import { selectsNamespace, selectsPrimary, updateTriggers } from '../base/predicates.ts';
 import { reconcileKey, type ReconcileDeps, type ReconcileScope } from '../reconcile/reconcile-key.ts';
 import { WorkQueue, type QueueItem } from '../base/work-queue.ts';
+import { watchEvent, WatchEventLog, type WatchEvent } from '../base/watch-events.ts';
 import { describeRef, type RefResolution } from '../base/function-ref.ts';
 import { loopMetrics, type LoopMetrics, type ReconcileResult } from '../base/router-metrics.ts';
 import { FunctionRefWatch } from './function-ref-watch.ts';
@@ -43,6 +44,7 @@ export class LoopRunner {
   readonly #expectations: Expectations;
   /** Last state of deleted primaries, kept only for Loops with sendDeletes until the call is made. */
   readonly #tombstones = new Map<string, KubeObject>();
+  readonly #watchEvents = new WatchEventLog();
   /** The resourceVersions our own covered patches produced, so their watch events skip the call. */
   readonly #ownWrites = new OwnWrites();
   readonly #replays = new ConflictReplays();
@@ -139,14 +141,14 @@ export class LoopRunner {
     for (const object of primary.store.list()) indexed(object);
     for (const owned of this.#owned) {
       const childKind = owned.kind;
-      const enqueueOwner = (child: KubeObject) => this.#enqueueOwnerOf(child, childKind);
+      const enqueueOwner = (child: KubeObject, type: string) => this.#enqueueOwnerOf(child, childKind, type);
       this.#unsubscribe.push(
-        owned.informer.on('add', enqueueOwner),
-        owned.informer.on('delete', enqueueOwner),
+        owned.informer.on('add', (child) => enqueueOwner(child, 'ADDED')),
+        owned.informer.on('delete', (child) => enqueueOwner(child, 'DELETED')),
         owned.informer.on('update', (child, previous) => {
-          enqueueOwner(child);
+          enqueueOwner(child, 'MODIFIED');
           // A child that changed controller also tells its former owner.
-          if (controllerUid(previous) !== controllerUid(child)) enqueueOwner(previous);
+          if (controllerUid(previous) !== controllerUid(child)) enqueueOwner(previous, 'MODIFIED');
         }),
       );
     }
@@ -254,11 +256,12 @@ export class LoopRunner {
     return object ? { uid: object.metadata?.uid } : undefined;
   }
 
-  #enqueuePrimary(object: KubeObject, trigger: Trigger, priority: 'high' | 'low' = 'high'): void {
+  #enqueuePrimary(object: KubeObject, trigger: Trigger, priority: 'high' | 'low' = 'high', event?: WatchEvent): void {
     if (this.#stopped || !this.#cachesComplete || !selectsPrimary(this.loop, object)) return;
     const key = objectKey(object.metadata);
     if (this.#shard && !this.#shard.owns(key)) return;
     this.#tombstones.delete(key);
+    this.#watchEvents.add(key, event ?? watchEvent(trigger.type === 'RESYNC' ? 'resync' : 'primary', trigger.type, object));
     this.#queue.add(key, trigger, priority);
   }
 
@@ -276,13 +279,15 @@ export class LoopRunner {
     this.#replays.forget(key);
     if (this.loop.sendDeletes && selectsPrimary(this.loop, object) && (this.#shard?.owns(key) ?? true)) {
       this.#tombstones.set(key, object);
+      this.#watchEvents.add(key, watchEvent('primary', 'DELETED', object));
       this.#queue.add(key, { type: 'DELETED' });
       return;
     }
     this.#queue.remove(key);
+    this.#watchEvents.forget(key);
   }
 
-  #enqueueOwnerOf(child: KubeObject, childKind: LoopConfig['owns'][number]): void {
+  #enqueueOwnerOf(child: KubeObject, childKind: LoopConfig['owns'][number], type: string): void {
     if (this.#stopped || !this.#primary) return;
     const ref = controllerRef(child);
     if (!ref || ref.apiVersion !== this.loop.for.apiVersion || ref.kind !== this.loop.for.kind) return;
@@ -291,10 +296,12 @@ export class LoopRunner {
     if (!owner) return;
     const namespace = child.metadata?.namespace;
     const name = child.metadata?.name ?? '';
-    this.#enqueuePrimary(owner, {
-      type: 'CHILD',
-      child: { apiVersion: childKind.apiVersion, kind: childKind.kind, ...(namespace ? { namespace } : {}), name },
-    });
+    this.#enqueuePrimary(
+      owner,
+      { type: 'CHILD', child: { apiVersion: childKind.apiVersion, kind: childKind.kind, ...(namespace ? { namespace } : {}), name } },
+      'high',
+      watchEvent('child', type, child),
+    );
   }
 
   #scheduleResync(): void {
@@ -330,6 +337,8 @@ export class LoopRunner {
   }
 
   async #process(item: QueueItem<Trigger>): Promise<void> {
+    // Taken before anything can return: the log holds events only for keys waiting in the queue.
+    const events = this.#watchEvents.take(item.key);
     // Another member owns the key now (a handover since it was queued): it is that member's to reconcile.
     const release = this.#shard ? this.#shard.begin(item.key) : () => {};
     if (!release) return;
@@ -339,7 +348,7 @@ export class LoopRunner {
     this.#processingSince.set(item.key, started);
     let result: ReconcileResult = 'error';
     try {
-      if (this.#scope) result = (await reconcileKey(this.#scope, item)) ?? 'success';
+      if (this.#scope) result = (await reconcileKey(this.#scope, item, events)) ?? 'success';
     } finally {
       release();
       this.#processingSince.delete(item.key);

@@ -7,6 +7,7 @@ import { callFunction, type CallScope, type Requirements } from './call-rounds.t
 import type { DispatchResult } from './dispatch.ts';
 import { requiresProblem, REQUIRES_LIMITS, sameRequirements } from './required-objects.ts';
 import { decide } from './reconcile-decision.ts';
+import { ReconcileTrace } from './reconcile-trace.ts';
 
 const secrets: ResourceInfo = { group: '', version: 'v1', apiVersion: 'v1', kind: 'Secret', plural: 'secrets', namespaced: true };
 const primary: KubeObject = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'app', namespace: 'a' } };
@@ -39,7 +40,8 @@ function scopeWith(answer: (request: ReconcileRequest) => Partial<ReconcileRespo
   return { scope, sent, kept };
 }
 
-const at = { key: 'a/app', primary, trigger: { type: 'ADDED' as const }, finalizing: false, url: 'http://f.team.svc:80/' };
+// With tracing off (no SDK registered) the trace is the API's no-op one, as in a router without --otlp-endpoint.
+const at = { key: 'a/app', primary, trigger: { type: 'ADDED' as const }, finalizing: false, url: 'http://f.team.svc:80/', traced: new ReconcileTrace('app', 'a/app', [], Date.now(), undefined) };
 const db: KubeObject = { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'db', namespace: 'a', managedFields: [{}] }, data: { value: 'eA==' } };
 
 describe('callFunction with requires', () => {

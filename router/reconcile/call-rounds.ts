@@ -14,6 +14,7 @@ import type { OwnedStore } from './build-request.ts';
 import type { FunctionInvoker } from './dispatch.ts';
 import type { FixtureRecorder } from './fixture-recorder.ts';
 import type { RelatedStore } from './related-objects.ts';
+import type { ReconcileTrace } from './reconcile-trace.ts';
 
 /** What one primary's function asked for in its last settled answer, kept and watched by the runner. */
 export interface Requirements {
@@ -37,7 +38,7 @@ export type CallOutcome =
 
 export async function callFunction(
   scope: CallScope,
-  at: { key: string; primary: KubeObject; trigger: Trigger; finalizing: boolean; url: string },
+  at: { key: string; primary: KubeObject; trigger: Trigger; finalizing: boolean; url: string; traced: Pick<ReconcileTrace, 'startCall' | 'endCall' | 'traceId'> },
 ): Promise<CallOutcome> {
   const { loop, deps } = scope;
   const declared = scope.related.length > 0 ? relatedObjectsOf(at.primary, scope.related) : undefined;
@@ -49,10 +50,13 @@ export async function callFunction(
     if (!fetched.ok) return { kind: 'requires-failed', request, reason: fetched.reason, message: fetched.message };
     const related = declared || asked.length > 0 ? { ...declared, ...fetched.related } : undefined;
     request = buildRequest({ loop: loop.name, primary: at.primary, owned: scope.owned, trigger: at.trigger, finalizing: at.finalizing, ...(related ? { related } : {}) });
+    // Each round is a call span of the reconcile's trace; its headers carry the trace to the function.
+    const call = at.traced.startCall(request, at.url);
     const started = performance.now();
-    const result = await deps.invoke(request, { url: at.url, timeoutMs: loop.timeoutMs, signingKey: loop.signingKey, caBundle: loop.caBundle });
+    const result = await deps.invoke(request, { url: at.url, timeoutMs: loop.timeoutMs, signingKey: loop.signingKey, caBundle: loop.caBundle, headers: call.headers });
     const callMs = performance.now() - started;
-    deps.metrics.functionLatency.observe({ loop: loop.name }, callMs / 1000);
+    at.traced.endCall(call.span, result, callMs);
+    deps.metrics.functionLatency.observe({ loop: loop.name }, callMs / 1000, at.traced.traceId);
     deps.metrics.functionCalls.inc({ loop: loop.name, code: callCode(result.kind, result.status, result.kind === 'failed' ? result.reason : undefined) });
     if (result.kind !== 'ok') return { kind: 'called', request, result, callMs };
     const wanted = result.response.requires ?? [];

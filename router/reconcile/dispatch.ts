@@ -25,6 +25,8 @@ export interface InvokeOptions {
   signingKey?: SigningKeys;
   /** PEM CA certificates to trust for an https function URL (spec.function.caBundle). */
   caBundle?: string;
+  /** Sent as they are: the trace context (traceparent, tracestate, ce-traceparent). */
+  headers?: Record<string, string>;
 }
 
 /** How the router reaches a function: over HTTP (createHttpInvoker), or in-process in benchmarks. */
@@ -118,7 +120,7 @@ export function createHttpInvoker(options: HttpInvokerOptions = {}): FunctionInv
   };
   const maxBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
   const maxActions = options.maxActionsPerReply ?? DEFAULT_MAX_ACTIONS_PER_REPLY;
-  const invoke = async (request: ReconcileRequest, { url, timeoutMs, signingKey, caBundle }: InvokeOptions): Promise<DispatchResult> => {
+  const invoke = async (request: ReconcileRequest, { url, timeoutMs, signingKey, caBundle, headers: extraHeaders }: InvokeOptions): Promise<DispatchResult> => {
     const target = new URL(url);
     const body = JSON.stringify(request);
     // Each attempt gets its own id and timestamp; the reply must carry the same id.
@@ -135,6 +137,7 @@ export function createHttpInvoker(options: HttpInvokerOptions = {}): FunctionInv
           'ce-id': request.reconcileId ?? randomUUID(),
           'ce-source': `/kubeloop/router/loops/${request.loop}`,
           'ce-type': CLOUDEVENT_TYPE,
+          ...extraHeaders,
           ...signed,
         },
         body,

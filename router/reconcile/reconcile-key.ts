@@ -22,6 +22,9 @@ import { decide, finalizerPhase, reconcileResult, writesFor, type LoopHealth, ty
 import { DEFAULT_MIN_REQUEUE_MS } from './requeue-floor.ts';
 import { type ReconcileResult, type RouterMetrics } from '../base/router-metrics.ts';
 import type { QueueItem, WorkQueue } from '../base/work-queue.ts';
+import type { WatchEvent } from '../base/watch-events.ts';
+import type { FlightRecorder } from './flight-recorder.ts';
+import { ReconcileTrace } from './reconcile-trace.ts';
 
 /** What a reconcile needs from the world outside its Loop. */
 export interface ReconcileDeps {
@@ -34,6 +37,8 @@ export interface ReconcileDeps {
   recorder?: FixtureRecorder;
   /** Floor on the delays a function asks for (requeueAfterSeconds, retryAfterSeconds, Retry-After); 1 s by default. */
   minRequeueMs?: number;
+  /** The per-object flight recorder (kubeloop history); none: nothing is recorded. */
+  history?: FlightRecorder;
   /** Reports the Loop's health whenever a call succeeds or fails; the Loop controller writes conditions. */
   onHealth?: (loop: string, health: LoopHealth) => void;
 }
@@ -66,7 +71,7 @@ type Log = ReturnType<typeof reconcileLogger>;
 const REQUEUE: Trigger = { type: 'REQUEUE' };
 
 /** Reconciles one key; returns controller-runtime's result label (undefined: nothing to do, a success). */
-export async function reconcileKey(scope: ReconcileScope, item: QueueItem<Trigger>): Promise<ReconcileResult | undefined> {
+export async function reconcileKey(scope: ReconcileScope, item: QueueItem<Trigger>, events: readonly WatchEvent[] = []): Promise<ReconcileResult | undefined> {
   const { loop, deps, expectations } = scope;
   const key = item.key;
   const cached = scope.primaries.get(key);
@@ -78,38 +83,43 @@ export async function reconcileKey(scope: ReconcileScope, item: QueueItem<Trigge
   if (url === undefined) return;
   const deleted = cached === undefined;
   const trigger: Trigger = deleted ? { type: 'DELETED' } : item.payload;
-  const log = reconcileLogger(deps.logger, { loop: loop.name, key });
+  const traced = new ReconcileTrace(loop.name, key, events, item.enqueuedAt, deps.history);
+  const log = reconcileLogger(deps.logger, { loop: loop.name, key, traceId: traced.traceId });
 
   if (!deleted && !expectations.satisfied(key, scope.lookupChild)) {
-    return carryOut(scope, key, primary, decide({ stage: 'expectations-pending', remainingMs: expectations.remainingMs(key) ?? 0 }), log);
+    return carryOut(scope, key, primary, decide({ stage: 'expectations-pending', remainingMs: expectations.remainingMs(key) ?? 0 }), log, traced, 'expectations-pending');
   }
   const phase = finalizerPhase(loop, primary, deleted);
-  if (phase.kind === 'skip') return;
+  if (phase.kind === 'skip') {
+    traced.finish('skipped', 'none');
+    return;
+  }
   if (phase.kind === 'add-finalizer') {
     // Add the finalizer and stop: its own watch event brings the primary back with the new resourceVersion.
-    const applied = await applyActions(applyContext(scope, key, primary, log), [{ op: 'finalizer', patch: phase.patch }]);
-    return carryOut(scope, key, primary, decide({ stage: 'finalizer-added', applied }), log);
+    const applied = await applyActions(applyContext(scope, key, primary, log, traced), [{ op: 'finalizer', patch: phase.patch }]);
+    return carryOut(scope, key, primary, decide({ stage: 'finalizer-added', applied }), log, traced, 'finalizer-added');
   }
 
   // Consumed on every reconcile: the entry only ever answers for the event that follows our write.
   if (scope.ownWrites.consume(key, deleted ? undefined : primary.metadata?.resourceVersion)) {
     // The object is exactly what the function's last answer produced: it has answered for it already.
     deps.metrics.ownWriteSkips.inc({ loop: loop.name });
-    return carryOut(scope, key, primary, decide({ stage: 'own-write-seen' }), log);
+    return carryOut(scope, key, primary, decide({ stage: 'own-write-seen' }), log, traced, 'own-write-seen');
   }
 
   const replay = scope.replays.take(key, cached);
-  if (replay === 'wait') return carryOut(scope, key, primary, decide({ stage: 'replay-pending' }), log);
-  const answered: Answered = { key, primary, deleted, finalizing: phase.finalizing };
+  if (replay === 'wait') return carryOut(scope, key, primary, decide({ stage: 'replay-pending' }), log, traced, 'replay-pending');
+  const answered: Answered = { key, primary, deleted, finalizing: phase.finalizing, traced };
   if (replay) {
     // The function's last answer was for this very object but for resourceVersion/managedFields.
     deps.metrics.conflictReplays.inc({ loop: loop.name });
+    traced.replayed(replay.response.actions ?? []);
     const started = performance.now();
     return finish(scope, answered, await applyAnswer(scope, answered, replay, log), started, log, { trigger: trigger.type, replayed: true });
   }
 
   const started = performance.now();
-  const call = await callFunction(scope, { key, primary, trigger, finalizing: phase.finalizing, url });
+  const call = await callFunction(scope, { key, primary, trigger, finalizing: phase.finalizing, url, traced });
   const rlog = call.request ? reconcileLogger(log, { reconcileId: call.request.reconcileId }) : log;
   if (call.kind === 'requires-failed') {
     return finish(scope, answered, decide({ stage: 'requires-failed', reason: call.reason, message: call.message }, policy(deps)), started, rlog, { trigger: trigger.type });
@@ -132,6 +142,7 @@ interface Answered {
   primary: KubeObject;
   deleted: boolean;
   finalizing: boolean;
+  traced: ReconcileTrace;
 }
 
 /** Applies an answer (fresh or kept) to the primary, remembers what it wrote or keeps it after a conflict, and decides. */
@@ -140,7 +151,7 @@ async function applyAnswer(scope: ReconcileScope, at: Answered, answer: Omit<Kep
   const { key, primary, deleted, finalizing } = at;
   const { response, callMs } = answer;
   const writes: RouterAction[] = writesFor(response, { primary, finalizer: loop.finalizer, deleted, finalizing });
-  const applied = await applyActions(applyContext(scope, key, primary, log), writes);
+  const applied = await applyActions(applyContext(scope, key, primary, log, at.traced), writes);
   if (applied.result === 'done' && applied.primaryResourceVersion && applied.refused === 0 && answerCoversOwnWrite(loop, primary, response, at)) {
     scope.ownWrites.remember(key, applied.primaryResourceVersion);
   }
@@ -150,8 +161,8 @@ async function applyAnswer(scope: ReconcileScope, at: Answered, answer: Omit<Kep
 
 /** Carries out the decision of a reconcile that called the function or re-applied its answer. */
 function finish(scope: ReconcileScope, at: Answered, decision: CallDecision, started: number, log: Log, fields: Record<string, unknown>): ReconcileResult {
-  const queueResult = carryOut(scope, at.key, at.primary, decision, log);
-  scope.deps.metrics.reconcileDuration.observe({ loop: scope.loop.name, result: decision.outcome }, (performance.now() - started) / 1000);
+  const queueResult = carryOut(scope, at.key, at.primary, decision, log, at.traced, decision.outcome);
+  scope.deps.metrics.reconcileDuration.observe({ loop: scope.loop.name, result: decision.outcome }, (performance.now() - started) / 1000, at.traced.traceId);
   log.debug({ ...fields, outcome: decision.outcome }, 'reconciled');
   return queueResult;
 }
@@ -160,7 +171,7 @@ function policy(deps: ReconcileDeps): DecisionPolicy {
   return { minRequeueMs: deps.minRequeueMs ?? DEFAULT_MIN_REQUEUE_MS };
 }
 
-function applyContext(scope: ReconcileScope, key: string, primary: KubeObject, logger: Log): ApplyContext {
+function applyContext(scope: ReconcileScope, key: string, primary: KubeObject, logger: Log, traced: ReconcileTrace): ApplyContext {
   const { deps } = scope;
   return {
     client: deps.client,
@@ -173,12 +184,14 @@ function applyContext(scope: ReconcileScope, key: string, primary: KubeObject, l
     events: deps.events,
     metrics: deps.metrics,
     logger,
+    writes: traced,
   };
 }
 
 /** Carries a decision out: the queue step first (its backoff delay is reported), then tombstone, event, health, log. */
-function carryOut(scope: ReconcileScope, key: string, primary: KubeObject, decision: ReconcileDecision, log: Log): ReconcileResult {
+function carryOut(scope: ReconcileScope, key: string, primary: KubeObject, decision: ReconcileDecision, log: Log, traced: ReconcileTrace, outcome: string): ReconcileResult {
   const retryInMs = applyQueueStep(scope.queue, key, decision.step);
+  traced.finish(outcome, decision.step.kind);
   if (decision.dropTombstone) scope.tombstones.delete(key);
   // The retry delay stays out of the event message so repeated failures deduplicate.
   if (decision.warning) scope.deps.events.record(primary, { type: 'Warning', ...decision.warning });

@@ -149,6 +149,18 @@ describe('an answer whose patch conflicted', () => {
     expect(echoes.get('seen')).toEqual(['two']);
     expect(fn.seen('seen')).toEqual(['one', 'two']);
     expect(await replays()).toBe(before);
+    // The flight recorder tells the story: the create's reconcile conflicted, the annotation's change was answered.
+    const history = await eventually('three reconciles of seen in the flight recorder', async () => {
+      const entries = router.history.history('echo-metadata', `${ns}/seen`);
+      return entries.length >= 3 && entries;
+    });
+    const conflicted = history.find((e) => e.outcome === 'conflict');
+    expect(conflicted?.triggers[0]).toMatchObject({ source: 'primary', type: 'ADDED', object: `${ns}/seen` });
+    expect(conflicted?.writes).toEqual([expect.objectContaining({ action: `patch v1/ConfigMap ${ns}/seen`, result: 'conflict' })]);
+    const answered = history.find((e) => e.outcome === 'ok' && e.writes.some((w) => w.result === 'applied'));
+    expect(answered?.triggers.some((t) => t.type === 'MODIFIED')).toBe(true);
+    expect(answered?.actions).toEqual([`patch v1/ConfigMap ${ns}/seen`]);
+    expect(answered?.durations.callMs).toBeGreaterThanOrEqual(0);
   }, 60_000);
 
   it('calls the function again when data changed under a full-object Loop, for which data is input', async () => {

@@ -281,3 +281,24 @@ addresses are not pods), plus networkPolicy.egress.extraRules.
 {{ toYaml . }}
 {{- end }}
 {{- end -}}
+
+{{/* OTLP export settings of every kubeloop container (lib/server/server-settings.ts reads them); none when tracing.endpoint is empty. */}}
+{{- define "kubeloop.tracingEnv" -}}
+{{- with .Values.tracing }}{{ if .endpoint }}
+- name: OTEL_EXPORTER_OTLP_ENDPOINT
+  value: {{ .endpoint | quote }}
+- name: KUBELOOP_TRACE_SAMPLING_RATIO
+  value: {{ .samplingRatio | quote }}
+{{- if .headersSecret }}
+- name: OTEL_EXPORTER_OTLP_HEADERS
+  valueFrom: { secretKeyRef: { name: {{ .headersSecret | quote }}, key: headers } }
+{{- else if .headers }}
+- name: OTEL_EXPORTER_OTLP_HEADERS
+  value: {{ include "kubeloop.otlpHeaders" .headers | quote }}
+{{- end }}
+{{- end }}{{ end }}
+{{- end -}}
+
+{{- define "kubeloop.otlpHeaders" -}}
+{{- $pairs := list }}{{ range $k, $v := . }}{{ $pairs = append $pairs (printf "%s=%s" $k (urlquery $v | replace "+" "%20")) }}{{ end }}{{ join "," $pairs }}
+{{- end -}}

@@ -1,0 +1,45 @@
+import { describe, expect, it } from 'vitest';
+import { useInMemoryTracing } from '../observability/tracing-for-tests.ts';
+import { CLOUDEVENT_TYPE } from '../contract/types.ts';
+import { defineFunction, traceAttributes, traceEvent } from '../sdk/index.ts';
+import { createFunctionCore } from './function-core.ts';
+
+const exporter = useInMemoryTracing();
+const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736';
+const PARENT = '00f067aa0ba902b7';
+
+const fn = defineFunction({
+  name: 'traced',
+  reconcile: (request) => {
+    traceEvent('decided', { replicas: 3 });
+    traceAttributes({ 'podset.name': request.object.metadata?.name ?? '' });
+    return { apiVersion: 'kubeloop.dev/v1', kind: 'ReconcileResponse', actions: [] };
+  },
+});
+const logger = { error() {}, warn() {}, debug() {}, isLevelEnabled: () => false };
+const body = JSON.stringify({ apiVersion: 'kubeloop.dev/v1', kind: 'ReconcileRequest', loop: 'l', trigger: { type: 'MODIFIED' }, object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'web', namespace: 'default' } }, children: {}, now: '2026-01-01T00:00:00Z' });
+
+
+describe('the function span', () => {
+  it.each([
+    ['traceparent', 'application/json', { traceparent: `00-${TRACE_ID}-${PARENT}-01` }],
+    ['the CloudEvents extension', 'application/json', { 'ce-specversion': '1.0', 'ce-id': '1', 'ce-source': '/x', 'ce-type': CLOUDEVENT_TYPE, 'ce-traceparent': `00-${TRACE_ID}-${PARENT}-01` }],
+  ])('continues the caller trace from %s and carries what the function added', (_name, type, headers) => {
+    const core = createFunctionCore(fn, { logger });
+    const reply = core.handle({ headers: { 'content-type': type, ...headers }, body });
+    expect(reply.status).toBe(200);
+    const [span] = exporter.getFinishedSpans();
+    expect(span?.name).toBe('function traced');
+    expect(span?.spanContext().traceId).toBe(TRACE_ID);
+    expect(span?.parentSpanContext?.spanId).toBe(PARENT);
+    expect(span?.events.map((e) => [e.name, e.attributes])).toEqual([['decided', { replicas: 3 }]]);
+    expect(span?.attributes['podset.name']).toBe('web');
+  });
+
+  it('records nothing for an unsampled caller, and the SDK calls stay harmless', () => {
+    const core = createFunctionCore(fn, { logger });
+    const reply = core.handle({ headers: { 'content-type': 'application/json', traceparent: `00-${TRACE_ID}-${PARENT}-00` }, body });
+    expect(reply.status).toBe(200);
+    expect(exporter.getFinishedSpans()).toEqual([]);
+  });
+});

@@ -1,0 +1,94 @@
+// The per-object flight recorder: for each primary, the last N reconciles (what triggered them, what the
+// function was asked and answered, what each write did, how long each part took, the trace id). Memory is
+// bounded twice: N entries per object and a total number of objects, least recently reconciled dropped first.
+import type { WatchEvent } from '../base/watch-events.ts';
+
+export interface WriteRecord {
+  /** "create v1/Pod default/web-7x2k": the action as the function asked for it. */
+  action: string;
+  /** applied, exists, skipped, notfound, refused, conflict, error. */
+  result: string;
+  /** The API server's status code when a write failed. */
+  status?: number;
+  message?: string;
+  ms: number;
+}
+
+export interface ReconcileRecord {
+  /** RFC 3339, when the reconcile left the queue. */
+  startedAt: string;
+  reconcileId?: string;
+  /** Recorded (sampled) traces only. */
+  traceId?: string;
+  /** The watch events coalesced into this reconcile, oldest first; REQUEUE when only the router requeued it. */
+  triggers: WatchEvent[];
+  /** sha256 (first 16 hex digits) over what the function was shown: primary and children resourceVersions, trigger. */
+  requestDigest?: string;
+  /** The answer's actions, one line each (the first MAX_RECORDED_LINES). */
+  actions: string[];
+  /** Each write's result (the first MAX_RECORDED_LINES). */
+  writes: WriteRecord[];
+  /** Actions and writes left out beyond MAX_RECORDED_LINES: a reply of 1,000 actions is summarized, not kept. */
+  omitted?: { actions: number; writes: number };
+  /** ok, conflict, throttled, function-error, action-error, ..., or the stage that ended it early. */
+  outcome: string;
+  /** A kept answer re-applied after a conflict, without calling the function. */
+  replayed?: boolean;
+  /** The call's result when it did not answer: Timeout, ServerError, HTTP 4xx ... */
+  callError?: string;
+  durations: { queueMs: number; callMs?: number; applyMs?: number; totalMs: number };
+}
+
+/** Lines of actions and of writes one entry keeps; the memory bound is entries x this. */
+export const MAX_RECORDED_LINES = 20;
+
+export interface FlightRecorderLimits {
+  /** Reconciles kept per object; 0 turns the recorder off. */
+  perObject: number;
+  /** Objects kept in all. */
+  objects: number;
+}
+
+export const DEFAULT_HISTORY_LIMITS: FlightRecorderLimits = { perObject: 10, objects: 1000 };
+
+export class FlightRecorder {
+  // Map iteration order is insertion order: re-inserting on every record makes the first entry the least recent.
+  readonly #byObject = new Map<string, ReconcileRecord[]>();
+  readonly #limits: FlightRecorderLimits;
+
+  constructor(limits: FlightRecorderLimits = DEFAULT_HISTORY_LIMITS) {
+    this.#limits = limits;
+  }
+
+  get enabled(): boolean {
+    return this.#limits.perObject > 0;
+  }
+
+  record(loop: string, key: string, entry: ReconcileRecord): void {
+    if (!this.enabled) return;
+    const id = historyId(loop, key);
+    const entries = this.#byObject.get(id) ?? [];
+    this.#byObject.delete(id);
+    entries.push(entry);
+    if (entries.length > this.#limits.perObject) entries.splice(0, entries.length - this.#limits.perObject);
+    this.#byObject.set(id, entries);
+    while (this.#byObject.size > this.#limits.objects) {
+      const oldest = this.#byObject.keys().next().value as string;
+      this.#byObject.delete(oldest);
+    }
+  }
+
+  /** The object's reconciles, oldest first (empty when none is kept). */
+  history(loop: string, key: string): readonly ReconcileRecord[] {
+    return this.#byObject.get(historyId(loop, key)) ?? [];
+  }
+
+  /** A deleted primary's history stays until it ages out: "why was it deleted" is a question too. */
+  get objects(): number {
+    return this.#byObject.size;
+  }
+}
+
+function historyId(loop: string, key: string): string {
+  return `${loop}\u0000${key}`;
+}

@@ -226,7 +226,6 @@ describe('on the local control plane with the Prometheus Operator\'s CRDs', () =
       crds: { install: false, keep: true },
       seeds: { enabled: true },
       functions: { 'pod-name-label': { loop: { namespaces: [cluster.namespace] } }, podset: { enabled: false }, watcher: { enabled: false }, at: { enabled: false } },
-      loopAdmission: { objectSelector: { matchLabels: { 'app.kubernetes.io/instance': release } } },
     };
     const file = await valuesFile(values);
     try {

@@ -133,6 +133,18 @@ describe('the Loop admission values', () => {
       expect.arrayContaining(['--cluster-domain=corp.internal', '--function-hosts=*.fns.example.org', '--min-requeue-seconds=2', '--loop-qps=7']),
     );
   });
+
+  it('bind the policy to exactly the Loops the router runs (its --loop-selector), or to every Loop', async () => {
+    const binding = async (values: Record<string, unknown>) => {
+      const { manifests } = await renderChart(helmBinary, { namespace: 'kl', values });
+      const router = one(manifests, 'Deployment', `${RELEASE}-router`) as Manifest & { spec: { template: { spec: { containers: Array<{ args: string[] }> } } } };
+      const selector = router.spec.template.spec.containers[0]?.args.find((a) => a.startsWith('--loop-selector='));
+      const { spec } = one(manifests, 'ValidatingAdmissionPolicyBinding', `${RELEASE}-loops`) as Manifest & { spec: { matchResources?: { objectSelector?: { matchLabels?: Record<string, string> } } } };
+      return { selector, matchLabels: spec.matchResources?.objectSelector?.matchLabels };
+    };
+    expect(await binding({})).toEqual({ selector: `--loop-selector=app.kubernetes.io/instance=${RELEASE}`, matchLabels: { 'app.kubernetes.io/instance': RELEASE } });
+    expect(await binding({ router: { onlyReleaseLoops: false } })).toEqual({ selector: undefined, matchLabels: undefined });
+  });
 });
 
 describe.each(Object.entries(VALUE_SETS))('helm template with the %s values', (_name, values) => {
@@ -371,8 +383,7 @@ describe('on the local control plane', () => {
     const values = {
       webhook: { onlyNamespaces: [cluster.namespace] },
       functions: Object.fromEntries(FUNCTIONS.map((fn) => [fn, { loop: { namespaces: [cluster.namespace] } }])),
-      // Other suites create Loops on this control plane meanwhile: the policy checks this release's only.
-      loopAdmission: { objectSelector: { matchLabels: { 'app.kubernetes.io/instance': release } } },
+      // Other suites create Loops on this control plane meanwhile: the policy, like the router, takes this release's only.
       // The suites share the control plane and applied the CRDs without Helm's ownership metadata (see the
       // adoption test below).
       crds: { install: false, keep: true },
@@ -441,7 +452,6 @@ describe('on the local control plane', () => {
       router: { replicas: 1, leaderElection: { enabled: false } },
       webhook: { enabled: false },
       networkPolicy: { enabled: false },
-      loopAdmission: { objectSelector: { matchLabels: { 'app.kubernetes.io/instance': release } } },
       functions: Object.fromEntries(FUNCTIONS.map((fn) => [fn, { enabled: false }])),
       crds: { install: false, keep: true },
     };

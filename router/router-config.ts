@@ -7,7 +7,7 @@ import { parseAllDocuments } from 'yaml';
 import { pickSetting, settingBoolean, settingInteger, settingNumber } from '../lib/config/settings.ts';
 import { readServerSettings, SERVER_FLAG_OPTIONS, type ServerSettings } from '../lib/server/server-settings.ts';
 import type { Loop } from '../api/loop.ts';
-import { DEFAULT_FUNCTION_URL_POLICY, type FunctionUrlPolicy } from './base/function-url-policy.ts';
+import { DEFAULT_FUNCTION_URL_POLICY, FUNCTION_URL_FLAG_OPTIONS, readFunctionUrlPolicy, type FunctionUrlPolicy } from '../lib/config/function-url-policy.ts';
 import { DEFAULT_MAX_ACTIONS_PER_REPLY, DEFAULT_MAX_RESPONSE_BYTES } from './reconcile/dispatch.ts';
 import { parseLoop } from './base/loop-spec.ts';
 
@@ -94,17 +94,6 @@ export function parseLabelPairs(value: string, setting: string): Record<string, 
 }
 
 /** "a.example.com,*.b.example.com" -> host patterns; the error names the setting and the bad entry. */
-export function parseHostPatterns(value: string, setting: string): string[] {
-  const hosts = value.split(',').map((h) => h.trim().toLowerCase()).filter((h) => h !== '');
-  for (const host of hosts) {
-    if (!/^(\*\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)+$/.test(host)) {
-      throw new Error(`${setting}: "${host}" is not a host name or *.<domain> (with at least one dot)`);
-    }
-    if (isIP(host) !== 0) throw new Error(`${setting}: "${host}" is an IP address; functions are named by host name`);
-  }
-  return hosts;
-}
-
 /** Reads inline Loops; errors name the file, the document and the bad field. */
 export function readLoopsFile(file: string, urlPolicy: FunctionUrlPolicy = DEFAULT_FUNCTION_URL_POLICY): Loop[] {
   let text: string;
@@ -155,10 +144,8 @@ export function readRouterConfig(argv: string[], env: NodeJS.ProcessEnv = proces
       'loop-burst': { type: 'string' },
       'min-requeue-seconds': { type: 'string' },
       'access-review-seconds': { type: 'string' },
-      'cluster-domain': { type: 'string' },
       'connect-services-to': { type: 'string' },
-      'function-hosts': { type: 'string' },
-      'allow-loopback-functions': { type: 'boolean' },
+      ...FUNCTION_URL_FLAG_OPTIONS,
       'max-actions-per-reply': { type: 'string' },
       'max-reply-bytes': { type: 'string' },
     },
@@ -171,16 +158,7 @@ export function readRouterConfig(argv: string[], env: NodeJS.ProcessEnv = proces
   if (sharding && leaderElect) throw new Error('--sharding and --leader-elect exclude each other: every sharded replica works, none stands by');
   const loopsFile = values.loops;
   const selector = pick('loop-selector', 'KUBELOOP_LOOP_SELECTOR');
-  const clusterDomain = pick('cluster-domain', 'KUBELOOP_CLUSTER_DOMAIN');
-  if (clusterDomain && !/^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/.test(clusterDomain.value)) {
-    throw new Error(`${clusterDomain.setting}: "${clusterDomain.value}" is not a DNS domain`);
-  }
-  const hosts = pick('function-hosts', 'KUBELOOP_FUNCTION_HOSTS');
-  const urlPolicy: FunctionUrlPolicy = {
-    clusterDomain: clusterDomain?.value ?? DEFAULT_FUNCTION_URL_POLICY.clusterDomain,
-    allowedHosts: hosts ? parseHostPatterns(hosts.value, hosts.setting) : [],
-    allowLoopback: values['allow-loopback-functions'] ?? settingBoolean(pick('allow-loopback-functions', 'KUBELOOP_ALLOW_LOOPBACK_FUNCTIONS'), false),
-  };
+  const urlPolicy = readFunctionUrlPolicy(values, env);
   return {
     ...readServerSettings(values, env, { defaultPort: 8081, defaultBodyLimitBytes: 16 * 1024, minBodyLimitBytes: 1024, maxDrainDelaySeconds: 300, portVariables: ['KUBELOOP_ROUTER_PORT'] }),
     kubeconfig: values.kubeconfig ?? (env.KUBECONFIG || undefined),

@@ -16,7 +16,7 @@ import { LoopController } from './loops/loop-controller.ts';
 import type { Loop } from '../api/loop.ts';
 import type { LoopRunner } from './intake/loop-runner.ts';
 import { createRouterMetrics, restClientObserver, type RouterMetrics } from './base/router-metrics.ts';
-import { DEFAULT_FUNCTION_URL_POLICY, type FunctionUrlPolicy } from './base/function-url-policy.ts';
+import { DEFAULT_FUNCTION_URL_POLICY, type FunctionUrlPolicy } from '../lib/config/function-url-policy.ts';
 import { ShardMember, type ShardStatus } from './sharding/shard-member.ts';
 import { createShardMetrics } from './sharding/shard-metrics.ts';
 

@@ -12,7 +12,7 @@ import type { InformerLease, InformerRegistry } from '../intake/informer-registr
 import type { RateLimit } from '../../lib/kube/rate-limiter.ts';
 import { LOOP_API_VERSION, LOOP_KIND, type Loop, type LoopCondition } from '../../api/loop.ts';
 import { accessChecks, reviewAccess, type AccessVerdict } from './access-review.ts';
-import { DEFAULT_FUNCTION_URL_POLICY, type FunctionUrlPolicy } from '../base/function-url-policy.ts';
+import { DEFAULT_FUNCTION_URL_POLICY, type FunctionUrlPolicy } from '../../lib/config/function-url-policy.ts';
 import { LoopSpecError, loopSpecErrorReason, parseLoop, type LoopConfig } from '../base/loop-spec.ts';
 import { LoopRunner, type LoopHealth, type LoopRunnerDeps } from '../intake/loop-runner.ts';
 import { readSigningKeys, SigningSecretError, watchSigningKeys } from './signing-key.ts';

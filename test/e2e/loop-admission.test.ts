@@ -6,7 +6,7 @@
 import { KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KubeClient } from '../../lib/kube/kube-client.ts';
-import { DEFAULT_FUNCTION_URL_POLICY } from '../../router/base/function-url-policy.ts';
+import { DEFAULT_FUNCTION_URL_POLICY } from '../../lib/config/function-url-policy.ts';
 import { eventually } from '../cluster/eventually.ts';
 import { byKind, renderChart, type Manifest } from './chart-render.ts';
 import { installCrds, routerHarness, type RouterHarness } from './router-harness.ts';

@@ -11,7 +11,7 @@ import type { NamedObjectWatch } from '../../lib/kube/named-object-watch.ts';
 import type { InformerLease, InformerRegistry } from '../intake/informer-registry.ts';
 import type { RateLimit } from '../../lib/kube/rate-limiter.ts';
 import { LOOP_API_VERSION, LOOP_KIND, type Loop, type LoopCondition } from '../../api/loop.ts';
-import { accessChecks, reviewAccess, type AccessVerdict } from './access-review.ts';
+import { accessChecks, reviewAccess, type AccessVerdict } from '../../lib/kube/access-review.ts';
 import { DEFAULT_FUNCTION_URL_POLICY, type FunctionUrlPolicy } from '../../lib/config/function-url-policy.ts';
 import { LoopSpecError, loopSpecErrorReason, parseLoop, type LoopConfig } from '../base/loop-spec.ts';
 import { LoopRunner, type LoopHealth, type LoopRunnerDeps } from '../intake/loop-runner.ts';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { ResourceInfo } from '../../lib/kube/resource-paths.ts';
+import type { ResourceInfo } from './resource-paths.ts';
 import { accessChecks, describeCheck } from './access-review.ts';
 
 const pods: ResourceInfo = { group: '', version: 'v1', apiVersion: 'v1', kind: 'Pod', plural: 'pods', namespaced: true };

@@ -1,12 +1,12 @@
-// Who may receive what: the router's informers are shared, so before a Loop is sent anything (and again
-// periodically, as RBAC changes) SubjectAccessReviews ask whether its ServiceAccount may list and watch
-// every kind the Loop receives, in every namespace it covers.
+// Who may receive what: the router's informers and the gateway's context cache are shared, so before a Loop
+// or an AdmissionHook is sent anything (and again periodically, as RBAC changes) SubjectAccessReviews ask
+// whether its ServiceAccount may read every kind it receives, in every namespace it covers.
 import type { ServiceAccountRef } from '../../api/loop.ts';
-import { serviceAccountGroups, serviceAccountUser, type KubeClient } from '../../lib/kube/kube-client.ts';
-import type { ResourceInfo } from '../../lib/kube/resource-paths.ts';
+import { serviceAccountGroups, serviceAccountUser, type KubeClient } from './kube-client.ts';
+import type { ResourceInfo } from './resource-paths.ts';
 
 export interface AccessCheck {
-  verb: 'list' | 'watch';
+  verb: 'get' | 'list' | 'watch';
   group: string;
   resource: string;
   /** undefined: cluster-wide (every namespace, or a cluster-scoped kind). */
@@ -43,8 +43,16 @@ interface SubjectAccessReviewStatus {
   status?: { allowed?: boolean; denied?: boolean; reason?: string; evaluationError?: string };
 }
 
-/** Asks the API server about every check (with the router's own identity); the first denials name what is missing. */
-export async function reviewAccess(client: KubeClient, serviceAccount: ServiceAccountRef, checks: readonly AccessCheck[]): Promise<AccessVerdict> {
+/**
+ * Asks the API server about every check (with the caller's own identity); the first denials name what is
+ * missing, then `consequence` says what follows.
+ */
+export async function reviewAccess(
+  client: KubeClient,
+  serviceAccount: ServiceAccountRef,
+  checks: readonly AccessCheck[],
+  consequence = 'the Loop receives nothing until its RBAC allows it',
+): Promise<AccessVerdict> {
   const user = serviceAccountUser(serviceAccount.namespace, serviceAccount.name);
   const groups = serviceAccountGroups(serviceAccount.namespace);
   const answers = await Promise.all(
@@ -70,6 +78,6 @@ export async function reviewAccess(client: KubeClient, serviceAccount: ServiceAc
   const more = denied.length > 3 ? ` and ${denied.length - 3} more` : '';
   return {
     allowed: false,
-    message: `ServiceAccount ${serviceAccount.namespace}/${serviceAccount.name} may not ${shown}${more}: the Loop receives nothing until its RBAC allows it`,
+    message: `ServiceAccount ${serviceAccount.namespace}/${serviceAccount.name} may not ${shown}${more}: ${consequence}`,
   };
 }

@@ -4,11 +4,12 @@
 import type { FastifyInstance } from 'fastify';
 import type { Registry } from 'prom-client';
 import type { KubeObject } from '../api/meta.ts';
+import { MAX_JSON_DEPTH, nestsDeeperThan } from '../lib/contract/json-depth.ts';
 import { counter, latencyHistogram, secondsSince } from '../lib/observability/metrics.ts';
 import { writeFixture } from '../lib/replay/fixtures.ts';
 import { MalformedReviewError, parseAdmissionReview, reviewResponse, type AdmissionResponse as ReviewResponse } from './admission-review.ts';
 import type { ContextLookup } from './context-objects.ts';
-import type { FunctionCaller } from './function-caller.ts';
+import type { CallResult, FunctionCaller } from './function-caller.ts';
 import { applyFailurePolicy, toFunctionRequest, toReviewResponse, type CallFailure } from './hook-review.ts';
 import { HOOK_PATH_PREFIX, type ResolvedHook } from './hook-spec.ts';
 
@@ -54,7 +55,10 @@ export function registerAdmissionGateway(app: FastifyInstance, options: GatewayO
     }
     const object = (review.object ?? review.oldObject) as KubeObject | undefined;
     const functionRequest = toFunctionRequest(review, hook, options.contexts.lookup(hook.context, object, review.namespace), now());
-    const called = await options.caller.call(hook.functionUrl, functionRequest, hook.functionTimeoutMs);
+    // The runtime refuses what nests deeper than it takes: say so without the round trip (a denial when validating).
+    const called: CallResult = nestsDeeperThan(functionRequest)
+      ? { ok: false, failure: { kind: 'Refused', message: `was not called: the request nests deeper than the ${MAX_JSON_DEPTH} levels functions take` } }
+      : await options.caller.call(hook.functionUrl, functionRequest, hook.functionTimeoutMs);
     const converted = called.ok ? toReviewResponse(called.reply, hook, functionRequest) : called;
     let response: ReviewResponse;
     let outcome: GatewayOutcome;

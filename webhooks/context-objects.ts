@@ -4,7 +4,8 @@ import type { Logger } from 'pino';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { ContextName, HookContextEntry } from '../api/admission-hook.ts';
 import type { KubeObject } from '../api/meta.ts';
-import { Informer, kindKey, ResourceDiscovery, type KubeClient } from '../lib/kube/index.ts';
+import { Informer, kindKey, ResourceDiscovery, type KubeClient, type ResourceInfo } from '../lib/kube/index.ts';
+import { isObjectName } from './hook-spec.ts';
 
 /** Reads a dotted path such as spec.serviceAccountName; only string values name objects. */
 function fieldAt(object: unknown, path: string): string | undefined {
@@ -16,13 +17,16 @@ function fieldAt(object: unknown, path: string): string | undefined {
   return typeof value === 'string' ? value : undefined;
 }
 
-/** The name a context entry gives for `object`, or undefined when the object does not name one. */
+/**
+ * The name a context entry gives for `object`, or undefined when the object names none or something that is
+ * not an object name: "kube-system/x" in an annotation must not pick an object of another namespace.
+ */
 export function contextObjectName(source: ContextName, object: KubeObject | undefined): string | undefined {
   const metadata = object?.metadata;
   const name =
     source.value ?? (source.annotation ? metadata?.annotations?.[source.annotation] : source.label ? metadata?.labels?.[source.label] : source.fieldPath ? fieldAt(object, source.fieldPath) : undefined);
-  const trimmed = name?.trim();
-  return trimmed ? trimmed : undefined;
+  const trimmed = typeof name === 'string' ? name.trim() : undefined;
+  return trimmed && isObjectName(trimmed) ? trimmed : undefined;
 }
 
 /** "Same" (or no namespace) means the admitted object's; cluster-scoped kinds have none. */
@@ -52,6 +56,7 @@ export interface ContextLookup {
 interface CachedKind {
   informer: Informer<KubernetesObject>;
   namespaced: boolean;
+  resource: ResourceInfo;
 }
 
 /**
@@ -70,6 +75,11 @@ export class ContextCache implements ContextLookup {
     private readonly namespace?: string,
   ) {
     this.#discovery = new ResourceDiscovery(client);
+  }
+
+  /** The kind's resource (plural, scope) by discovery, without starting a cache for it. */
+  resolve(apiVersion: string, kind: string): Promise<ResourceInfo> {
+    return this.#discovery.resolve(apiVersion, kind);
   }
 
   ensure(apiVersion: string, kind: string, syncTimeoutMs = 30_000): Promise<CachedKind> {
@@ -106,7 +116,7 @@ export class ContextCache implements ContextLookup {
     } finally {
       clearTimeout(timer);
     }
-    const cached = { informer, namespaced: resource.namespaced };
+    const cached = { informer, namespaced: resource.namespaced, resource };
     this.#ready.set(key, cached);
     return cached;
   }

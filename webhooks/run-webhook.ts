@@ -131,6 +131,8 @@ function createGateway(config: WebhookConfig, client: KubeClient, logger: Logger
     },
     caBundle: () => rotator?.bundle.ca.certPem,
     ...(config.hookSelector ? { labelSelector: config.hookSelector } : {}),
+    policy: { urlPolicy: config.urlPolicy, allowedResources: config.hookAllowedResources },
+    accessReviewIntervalMs: config.accessReviewSeconds * 1000,
   });
   return { contexts, caller, hooks, state };
 }

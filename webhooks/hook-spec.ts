@@ -36,6 +36,8 @@ export interface HookPolicy {
 }
 
 export const DEFAULT_HOOK_POLICY: HookPolicy = { urlPolicy: DEFAULT_FUNCTION_URL_POLICY, allowedResources: [] };
+/** `kubeloop webhook --dev`, benchmarks and tests: functions on 127.0.0.1 as well. */
+export const DEV_HOOK_POLICY: HookPolicy = { ...DEFAULT_HOOK_POLICY, urlPolicy: { ...DEFAULT_FUNCTION_URL_POLICY, allowLoopback: true } };
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 /** An object name (DNS subdomain): never "<namespace>/<name>", which would reach into another namespace. */

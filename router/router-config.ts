@@ -10,6 +10,7 @@ import type { Loop } from '../api/loop.ts';
 import { DEFAULT_FUNCTION_URL_POLICY, FUNCTION_URL_FLAG_OPTIONS, readFunctionUrlPolicy, type FunctionUrlPolicy } from '../lib/config/function-url-policy.ts';
 import { DEFAULT_MAX_ACTIONS_PER_REPLY, DEFAULT_MAX_RESPONSE_BYTES } from './reconcile/dispatch.ts';
 import { parseLoop } from './base/loop-spec.ts';
+import { DEFAULT_MAX_OBJECT_VALUES } from '../lib/contract/json-depth.ts';
 
 /** The server settings are the ops server's (/healthz, /readyz, /metrics), read as function and webhook read theirs. */
 export interface RouterConfig extends ServerSettings {
@@ -31,6 +32,8 @@ export interface RouterConfig extends ServerSettings {
   /** Only Loop objects with these labels (`--loop-selector team=a,tier=b`): shards Loops between routers. */
   loopSelector?: Record<string, string>;
   watchTimeoutSeconds: number;
+  /** Watched objects holding more JSON values are never cached. */
+  maxObjectValues: number;
   expectationsTimeoutSeconds: number;
   /** A reply asking for more actions is InvalidResponse and nothing of it is applied. */
   maxActionsPerReply: number;
@@ -71,6 +74,7 @@ export const ROUTER_USAGE = `usage: kubeloop router [options]
   --connect-services-to 127.0.0.1    outside the cluster only (dev, tests): call cluster Service URLs at this IP, same port (KUBELOOP_CONNECT_SERVICES_TO)
   --function-hosts h1,*.h2          ... or one of these hosts (KUBELOOP_FUNCTION_HOSTS; the chart's loopAdmission.allowedHosts)
   --allow-loopback-functions        also 127.0.0.1 / localhost: for kubeloop dev and tests only (KUBELOOP_ALLOW_LOOPBACK_FUNCTIONS)
+  --max-object-values 100000        watched objects holding more JSON values are never cached: a Warning event, a metric (KUBELOOP_MAX_OBJECT_VALUES)
   --loops FILE                      run the Loops in this YAML file instead of watching Loop objects
   --loop-selector k=v[,k=v]         only Loop objects with these labels (KUBELOOP_LOOP_SELECTOR)
   --watch-timeout-seconds 300       server-side watch timeout (randomised up to 2x); a watchdog ends silent watches
@@ -144,6 +148,7 @@ export function readRouterConfig(argv: string[], env: NodeJS.ProcessEnv = proces
       'loop-burst': { type: 'string' },
       'min-requeue-seconds': { type: 'string' },
       'access-review-seconds': { type: 'string' },
+      'max-object-values': { type: 'string' },
       'connect-services-to': { type: 'string' },
       ...FUNCTION_URL_FLAG_OPTIONS,
       'max-actions-per-reply': { type: 'string' },
@@ -176,6 +181,7 @@ export function readRouterConfig(argv: string[], env: NodeJS.ProcessEnv = proces
     loops: loopsFile ? readLoopsFile(loopsFile, urlPolicy) : undefined,
     loopSelector: selector ? parseLabelPairs(selector.value, selector.setting) : undefined,
     watchTimeoutSeconds: settingInteger(pick('watch-timeout-seconds'), 300, 1, 3600),
+    maxObjectValues: settingInteger(pick('max-object-values', 'KUBELOOP_MAX_OBJECT_VALUES'), DEFAULT_MAX_OBJECT_VALUES, 1000, 100_000_000),
     expectationsTimeoutSeconds: settingInteger(pick('expectations-timeout-seconds'), 300, 1, 3600),
     maxActionsPerReply: settingInteger(pick('max-actions-per-reply', 'KUBELOOP_MAX_ACTIONS_PER_REPLY'), DEFAULT_MAX_ACTIONS_PER_REPLY, 1, 100_000),
     maxReplyBytes: settingInteger(pick('max-reply-bytes', 'KUBELOOP_MAX_REPLY_BYTES'), DEFAULT_MAX_RESPONSE_BYTES, 1024, 1024 * 1024 * 1024),

@@ -73,6 +73,8 @@ export interface RouterOptions {
   /** Server-side watch timeout base (randomised up to twice that); the watchdog adds its grace on top. */
   watchTimeoutSeconds?: number;
   watchdogGraceMs?: number;
+  /** Watched objects holding more JSON values are never cached (a Warning event, a metric); 100,000 by default. */
+  maxObjectValues?: number;
   /** How long an owner waits for the watch to show its creates/deletes before it is reconciled anyway. */
   expectationsTimeoutMs?: number;
   /** Reply bounds of the HTTP invoker (size, actions per reply); ignored with `invoke`. */
@@ -168,7 +170,16 @@ class LeaderTerm {
 
   async start(): Promise<void> {
     const { client, discovery, logger, metrics, options } = this.deps;
-    this.registry = new InformerRegistry({ client, discovery, logger, metrics, watchTimeoutSeconds: options.watchTimeoutSeconds, watchdogGraceMs: options.watchdogGraceMs });
+    this.registry = new InformerRegistry({
+      client,
+      discovery,
+      logger,
+      metrics,
+      events: this.deps.events,
+      watchTimeoutSeconds: options.watchTimeoutSeconds,
+      watchdogGraceMs: options.watchdogGraceMs,
+      ...(options.maxObjectValues !== undefined ? { maxObjectValues: options.maxObjectValues } : {}),
+    });
     this.controller = createLoopController(this.deps, this.registry);
     await this.controller.start();
     this.started = true;

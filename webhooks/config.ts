@@ -2,6 +2,7 @@
 // at start-up and a bad one is reported with the flag or variable that set it.
 import { parseArgs } from 'node:util';
 import { FUNCTION_URL_FLAG_OPTIONS, FUNCTION_URL_USAGE, readFunctionUrlPolicy, type FunctionUrlPolicy } from '../lib/config/function-url-policy.ts';
+import { DEFAULT_MAX_OBJECT_VALUES } from '../lib/contract/json-depth.ts';
 import { pickSetting, settingInteger, settingOneOf, type Setting } from '../lib/config/settings.ts';
 import { readServerSettings, SERVER_FLAG_OPTIONS, type ServerSettings } from '../lib/server/server-settings.ts';
 import { DEFAULT_WEBHOOK_PORT } from './configuration.ts';
@@ -57,6 +58,8 @@ export interface WebhookConfig extends ServerSettings {
   hookAllowedResources: SensitiveCategory[];
   /** How often each hook's ServiceAccount rights are reviewed again. */
   accessReviewSeconds: number;
+  /** Context objects holding more JSON values are never cached (sent as null). */
+  maxObjectValues: number;
 }
 
 export const WEBHOOK_USAGE = `usage: kubeloop webhook [options]
@@ -81,6 +84,7 @@ export const WEBHOOK_USAGE = `usage: kubeloop webhook [options]
   --record DIR                     write every admission function call as a fixture (kubeloop replay)
   --hook-allow-resources a,b       sensitive resources hooks may intercept: ${SENSITIVE_CATEGORIES.join(', ')} (KUBELOOP_HOOK_ALLOW_RESOURCES)
   --access-review-seconds 300       how often each hook's ServiceAccount rights are reviewed again (KUBELOOP_ACCESS_REVIEW_SECONDS)
+  --max-object-values 100000        context objects holding more JSON values are never cached, sent as null (KUBELOOP_MAX_OBJECT_VALUES)
 ${FUNCTION_URL_USAGE} (implied by --dev)
   --body-limit-bytes 8388608 --log-level info --drain-delay-seconds 0`;
 
@@ -121,6 +125,7 @@ export function readWebhookConfig(argv: string[], env: NodeJS.ProcessEnv = proce
       record: { type: 'string' },
       'hook-allow-resources': { type: 'string' },
       'access-review-seconds': { type: 'string' },
+      'max-object-values': { type: 'string' },
       ...FUNCTION_URL_FLAG_OPTIONS,
     },
   });
@@ -143,6 +148,7 @@ export function readWebhookConfig(argv: string[], env: NodeJS.ProcessEnv = proce
     urlPolicy: readFunctionUrlPolicy(values, env),
     hookAllowedResources: [],
     accessReviewSeconds: settingInteger(pick('access-review-seconds', 'KUBELOOP_ACCESS_REVIEW_SECONDS'), 300, 10, 86_400),
+    maxObjectValues: settingInteger(pick('max-object-values', 'KUBELOOP_MAX_OBJECT_VALUES'), DEFAULT_MAX_OBJECT_VALUES, 1000, 100_000_000),
   };
   // Dev mode's functions listen on 127.0.0.1, as the gateway itself does.
   if (config.dev) config.urlPolicy = { ...config.urlPolicy, allowLoopback: true };

@@ -5,6 +5,7 @@ import type { KubernetesObject } from '@kubernetes/client-node';
 import type { ContextName, HookContextEntry } from '../api/admission-hook.ts';
 import type { KubeObject } from '../api/meta.ts';
 import { Informer, kindKey, ResourceDiscovery, type KubeClient, type ResourceInfo } from '../lib/kube/index.ts';
+import { DEFAULT_MAX_OBJECT_VALUES } from '../lib/contract/json-depth.ts';
 import { isObjectName } from './hook-spec.ts';
 
 /** Reads a dotted path such as spec.serviceAccountName; only string values name objects. */
@@ -73,6 +74,8 @@ export class ContextCache implements ContextLookup {
     private readonly logger?: Logger,
     /** Tests: cache one namespace only. */
     private readonly namespace?: string,
+    /** Context objects holding more JSON values are never cached (sent as null); reported by onRefused. */
+    private readonly budget: { maxValues: number; onRefused?: (kind: string, object: KubernetesObject) => void } = { maxValues: DEFAULT_MAX_OBJECT_VALUES },
   ) {
     this.#discovery = new ResourceDiscovery(client);
   }
@@ -100,6 +103,8 @@ export class ContextCache implements ContextLookup {
       client: this.client,
       resource,
       ...(this.namespace && resource.namespaced ? { namespace: this.namespace } : {}),
+      maxValues: this.budget.maxValues,
+      onRefused: (object) => this.budget.onRefused?.(key, object),
       ...(this.logger ? { logger: this.logger.child({ context: key }) } : {}),
     }).start();
     let timer: NodeJS.Timeout | undefined;

@@ -113,7 +113,11 @@ interface AdmissionGateway {
 }
 
 function createGateway(config: WebhookConfig, client: KubeClient, logger: Logger, rotator: CertificateRotator | undefined): AdmissionGateway {
-  const contexts = new ContextCache(client, logger.child({ component: 'context-cache' }), config.watchNamespace);
+  const contextLogger = logger.child({ component: 'context-cache' });
+  const contexts = new ContextCache(client, contextLogger, config.watchNamespace, {
+    maxValues: config.maxObjectValues,
+    onRefused: (kind, object) => contextLogger.warn({ kind, name: object.metadata?.name, namespace: object.metadata?.namespace, maxValues: config.maxObjectValues }, 'context object over --max-object-values: not cached, sent as null'),
+  });
   const caller = new FunctionCaller();
   const state: HookState = { target: { service: { name: config.service, namespace: config.namespace } }, served: false, unregistering: false };
   const hooks = new HookController({

@@ -44,6 +44,7 @@ export async function run(argv: string[]): Promise<number> {
     minRequeueMs: config.minRequeueSeconds * 1000,
     accessReviewIntervalMs: config.accessReviewSeconds * 1000,
     watchTimeoutSeconds: config.watchTimeoutSeconds,
+    maxObjectValues: config.maxObjectValues,
     expectationsTimeoutMs: config.expectationsTimeoutSeconds * 1000,
     dispatch: { maxActionsPerReply: config.maxActionsPerReply, maxResponseBytes: config.maxReplyBytes },
     ...(config.leaderElect

@@ -208,6 +208,30 @@ describe('a namespaced primary\'s function and cluster-scoped objects', () => {
   }, 90_000);
 });
 
+describe('an object bomb', () => {
+  it('is refused before the router caches it: a Warning event on it and a metric, and its Loop is never sent it', async () => {
+    const fn = await recordingFunction(() => ({ body: {} }));
+    try {
+      const router = await h.router([inlineLoop('bombs', ns, { for: { apiVersion: 'v1', kind: 'ConfigMap' }, selector: { matchLabels: { case: 'bomb' } }, function: { url: fn.url } })], { maxObjectValues: 1000 });
+      await router.waitForLoop('bombs');
+      // 2,000 small keys: 30 KB on the wire, over a budget of 1,000 values.
+      const data = Object.fromEntries(Array.from({ length: 2000 }, (_, i) => [`k${i}`, 'x']));
+      await h.client.request({ method: 'POST', path: `/api/v1/namespaces/${ns}/configmaps`, body: { metadata: { name: 'bomb', labels: { case: 'bomb' } }, data } });
+      await h.client.request({ method: 'POST', path: `/api/v1/namespaces/${ns}/configmaps`, body: { metadata: { name: 'small', labels: { case: 'bomb' } }, data: { a: 'b' } } });
+      const warning = await eventually('ObjectTooLarge on the ConfigMap', async () => (await eventsAbout(ns, 'ConfigMap', 'bomb')).find((e) => e.reason === 'ObjectTooLarge'));
+      expect(warning.type).toBe('Warning');
+      expect(warning.note).toContain('holds more than 1000 JSON values');
+      const refused = (await router.metrics.registry.getMetricsAsJSON()).find((m) => m.name === 'kubeloop_router_objects_refused_total');
+      expect(refused?.values.reduce((sum, v) => sum + v.value, 0)).toBeGreaterThanOrEqual(1);
+      // The small one is reconciled; the bomb never reaches the function.
+      await eventually('the small ConfigMap sent', async () => fn.calls.some((c) => c.object.metadata?.name === 'small'));
+      expect(fn.calls.map((c) => c.object.metadata?.name)).not.toContain('bomb');
+    } finally {
+      await fn.close();
+    }
+  }, 60_000);
+});
+
 describe('the floor on delays a function asks for', () => {
   it('calls a function answering requeueAfterSeconds 0, retryAfterSeconds 0 or Retry-After 0 about once a second', async () => {
     const fn = await recordingFunction((request): Reply => {

@@ -24,8 +24,9 @@ beforeAll(async () => {
   ns = h.suite.namespace;
   await installCrds(h.client, ['loops.kubeloop.dev.yaml']);
   const { manifests } = await renderChart(h.suite.binaries.helm, { namespace: ns });
-  const [policy] = byKind(manifests, 'ValidatingAdmissionPolicy') as Array<Manifest & { spec: Record<string, unknown> }>;
-  const [binding] = byKind(manifests, 'ValidatingAdmissionPolicyBinding') as Array<Manifest & { spec: Record<string, unknown> }>;
+  const ofLoops = (m: Manifest) => m.metadata.name.endsWith('-loops');
+  const policy = byKind(manifests, 'ValidatingAdmissionPolicy').find(ofLoops) as (Manifest & { spec: Record<string, unknown> }) | undefined;
+  const binding = byKind(manifests, 'ValidatingAdmissionPolicyBinding').find(ofLoops) as (Manifest & { spec: Record<string, unknown> }) | undefined;
   if (!policy || !binding) throw new Error('the chart renders no ValidatingAdmissionPolicy and binding for Loops');
   // The chart's policy as rendered, bound to this suite's Loops only: other suites share the control plane.
   await h.client.request({ method: 'POST', path: `${ADMISSION}/validatingadmissionpolicies`, body: { ...policy, metadata: { name: name() } } });

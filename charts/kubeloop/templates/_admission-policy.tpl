@@ -45,11 +45,11 @@ variable "url" (empty: no URL to check) defined before these variables.
 {{- end }}
 
 {{- /* dict "kind" "Loop" "article" "a" "acts" "<what the ServiceAccount is for>" */}}
-{{- define "kubeloop.policy.serviceAccountValidations" -}}
+{{- define "kubeloop.policy.serviceAccountValidations" }}
     - expression: "variables.saNamespace != '' && variables.saName != ''"
       message: "spec.serviceAccount { namespace, name } is required: {{ .acts }}"
       reason: Invalid
-    # Creating a {{ .kind }} lends it the ServiceAccount's rights: only someone who may use them directly may do so.
+    # Creating {{ .article }} {{ .kind }} lends it the ServiceAccount's rights: only someone who may use them directly may do so.
     # Any change of the spec (a new URL, new kinds, no signing key) or of the labels (which router or gateway runs it)
     # re-lends them, so only an update that leaves both alone (metadata, finalizers) skips the check.
     - expression: >-

@@ -221,7 +221,7 @@ describe('on the local control plane with the Prometheus Operator\'s CRDs', () =
     const release = `km-${cluster.namespace.slice(-4)}`;
     const values = {
       ...MONITORING,
-      webhook: { onlyNamespaces: [cluster.namespace] },
+      webhook: { onlyNamespaces: [cluster.namespace], onlyReleaseHooks: true },
       // The suites share the control plane, whose CRDs were applied without Helm's ownership (see chart.test.ts).
       crds: { install: false, keep: true },
       seeds: { enabled: true },

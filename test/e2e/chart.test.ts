@@ -381,7 +381,7 @@ describe('on the local control plane', () => {
     const kube = ['--kubeconfig', cluster.kubeconfigPath];
     // Keep the shared control plane quiet for other suites: Loops and the webhook only see this namespace.
     const values = {
-      webhook: { onlyNamespaces: [cluster.namespace] },
+      webhook: { onlyNamespaces: [cluster.namespace], onlyReleaseHooks: true },
       functions: Object.fromEntries(FUNCTIONS.map((fn) => [fn, { loop: { namespaces: [cluster.namespace] } }])),
       // Other suites create Loops on this control plane meanwhile: the policy, like the router, takes this release's only.
       // The suites share the control plane and applied the CRDs without Helm's ownership metadata (see the
@@ -405,12 +405,13 @@ describe('on the local control plane', () => {
       const namespacedKinds = 'deployments,replicasets,pods,services,serviceaccounts,roles,rolebindings,networkpolicies,poddisruptionbudgets,secrets,configmaps';
       const clusterKinds = 'clusterroles,clusterrolebindings,mutatingwebhookconfigurations,validatingadmissionpolicies,validatingadmissionpolicybindings,loops.kubeloop.dev,admissionhooks.kubeloop.dev';
       // ClusterRoles: the router's Loop reader, per Loop its ServiceAccount's and the router's read-only one, the
-      // webhook's; cluster bindings: router and webhook (Loops limited to namespaces are bound by RoleBindings
-      // there); one webhook configuration; the Loop admission policy and its binding; the Loops.
+      // webhook's, per AdmissionHook its ServiceAccount's context reader; cluster bindings: router, webhook and each
+      // hook's (Loops limited to namespaces are bound by RoleBindings there); one webhook configuration; the Loop
+      // and AdmissionHook admission policies and their bindings; the Loops.
       const clusterScoped = await listed(clusterKinds, false);
-      expect(clusterScoped.filter((n) => n.startsWith('clusterrole.'))).toHaveLength(2 + 2 * FUNCTIONS.length);
-      expect(clusterScoped.filter((n) => n.startsWith('validatingadmissionpolic'))).toHaveLength(2);
-      expect(clusterScoped.filter((n) => n.startsWith('clusterrolebinding.'))).toHaveLength(2);
+      expect(clusterScoped.filter((n) => n.startsWith('clusterrole.'))).toHaveLength(2 + 2 * FUNCTIONS.length + ADMISSION_FUNCTIONS.length);
+      expect(clusterScoped.filter((n) => n.startsWith('validatingadmissionpolic'))).toHaveLength(4);
+      expect(clusterScoped.filter((n) => n.startsWith('clusterrolebinding.'))).toHaveLength(2 + ADMISSION_FUNCTIONS.length);
       // The AdmissionHook gateway's configuration (the Watcher sidecar is one of its hooks) and that hook.
       expect(clusterScoped.filter((n) => n.startsWith('mutatingwebhookconfiguration.'))).toHaveLength(1);
       expect(clusterScoped.filter((n) => n.startsWith('admissionhook.'))).toHaveLength(ADMISSION_FUNCTIONS.length);

@@ -7,7 +7,9 @@ import type { KeyPairPem } from '../certs/generate.ts';
 import { CertificateRotator } from '../certs/rotation.ts';
 import { isApiError, KubeClient, loadKubeConfig, ResourceDiscovery, UnknownKindError } from '../lib/kube/index.ts';
 import { ADMISSION_HOOK_API_VERSION, ADMISSION_HOOK_KIND } from '../api/admission-hook.ts';
+import type { Registry } from 'prom-client';
 import { createLogger, type Logger } from '../lib/observability/logger.ts';
+import { counter, createMetricsRegistry } from '../lib/observability/metrics.ts';
 import { listen } from '../lib/server/index.ts';
 import type { WebhookConfig } from './config.ts';
 import type { HookConfigurationOptions } from './hook-configuration.ts';
@@ -106,6 +108,8 @@ interface HookState {
 }
 
 interface AdmissionGateway {
+  /** Served on /metrics; made first so the context cache can count what it refuses. */
+  metrics: Registry;
   contexts: ContextCache;
   caller: FunctionCaller;
   hooks: HookController;
@@ -113,10 +117,15 @@ interface AdmissionGateway {
 }
 
 function createGateway(config: WebhookConfig, client: KubeClient, logger: Logger, rotator: CertificateRotator | undefined): AdmissionGateway {
+  const metrics = createMetricsRegistry();
+  const refused = counter<'kind'>(metrics, 'kubeloop_admission_context_objects_refused_total', 'Context objects over --max-object-values, never cached (sent as null)', ['kind']);
   const contextLogger = logger.child({ component: 'context-cache' });
   const contexts = new ContextCache(client, contextLogger, config.watchNamespace, {
     maxValues: config.maxObjectValues,
-    onRefused: (kind, object) => contextLogger.warn({ kind, name: object.metadata?.name, namespace: object.metadata?.namespace, maxValues: config.maxObjectValues }, 'context object over --max-object-values: not cached, sent as null'),
+    onRefused: (kind, object) => {
+      refused.inc({ kind });
+      contextLogger.warn({ kind, name: object.metadata?.name, namespace: object.metadata?.namespace, maxValues: config.maxObjectValues }, 'context object over --max-object-values: not cached, sent as null');
+    },
   });
   const caller = new FunctionCaller();
   const state: HookState = { target: { service: { name: config.service, namespace: config.namespace } }, served: false, unregistering: false };
@@ -138,14 +147,15 @@ function createGateway(config: WebhookConfig, client: KubeClient, logger: Logger
     policy: { urlPolicy: config.urlPolicy, allowedResources: config.hookAllowedResources },
     accessReviewIntervalMs: config.accessReviewSeconds * 1000,
   });
-  return { contexts, caller, hooks, state };
+  return { metrics, contexts, caller, hooks, state };
 }
 
 function createServer(config: WebhookConfig, logger: Logger, serving: KeyPairPem, gateway: AdmissionGateway): WebhookServer {
-  const { hooks, contexts, caller, state } = gateway;
+  const { hooks, contexts, caller, state, metrics } = gateway;
   return createWebhookServer({
     logger,
     serving,
+    metrics,
     bodyLimitBytes: config.bodyLimitBytes,
     ready: () => !state.served || hooks.synced,
     gateway: {

@@ -1,7 +1,8 @@
 // AdmissionHooks attacked as the Loops are: the chart's hook policy (as rendered, bound to this suite's probes)
 // refuses metadata, loopback and API-server URLs, sensitive rules and a ServiceAccount the author may not
 // impersonate; the gateway sends no Secret a hook's ServiceAccount may not get, leaves a hook whose CEL does not
-// compile out while another keeps working, and denies (even under Ignore) an object nested past what functions take.
+// compile out while another keeps working, denies (even under Ignore) an object nested past what functions take,
+// and never caches a context object over the value budget (sent as null, counted).
 import { KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AdmissionHook, AdmissionHookSpec } from '../../api/admission-hook.ts';
@@ -129,7 +130,14 @@ beforeAll(async () => {
     body: { metadata: { name: 'use-hook-reader' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'use-hook-reader' }, subjects: [{ kind: 'ServiceAccount', name: 'author', namespace: ns }] },
   });
   author = await tokenClient('author');
-  under = await startWebhookFor(suite);
+  // hook-reader may get ConfigMaps here (the value-budget case), never Secrets.
+  await admin.request({ method: 'POST', path: `${RBAC}/namespaces/${ns}/roles`, body: { metadata: { name: 'hook-reader' }, rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get'] }] } });
+  await admin.request({
+    method: 'POST',
+    path: `${RBAC}/namespaces/${ns}/rolebindings`,
+    body: { metadata: { name: 'hook-reader' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'hook-reader' }, subjects: [{ kind: 'ServiceAccount', name: 'hook-reader', namespace: ns }] },
+  });
+  under = await startWebhookFor(suite, ['--max-object-values=1000']);
 });
 
 afterAll(async () => {
@@ -227,6 +235,24 @@ describe('the gateway', () => {
     expect(invalid.message).toContain('the API server refuses this hook\'s webhook');
     await eventually('the working hook Ready', async () => (await ready(working))?.status === 'True');
     await eventually('the working hook called', async () => (await createPod(`checked-${Date.now()}`, { check: 'working' })) === undefined && seen.some((r) => r.hook === working));
+  });
+
+  it('never caches a context object over the value budget: the function gets null, the gateway counts it', async () => {
+    const data = Object.fromEntries(Array.from({ length: 2000 }, (_, i) => [`k${i}`, 'x']));
+    await admin.request({ method: 'POST', path: `/api/v1/namespaces/${ns}/configmaps`, body: { metadata: { name: 'big' }, data } });
+    await admin.request({ method: 'POST', path: `/api/v1/namespaces/${ns}/configmaps`, body: { metadata: { name: 'small' }, data: { a: 'b' } } });
+    const name = `budget-${ns}`;
+    await createHook(admin, hookBody(name, { failurePolicy: 'Ignore', objectSelector: { matchLabels: { check: 'budget' } }, context: [{ name: 'config', apiVersion: 'v1', kind: 'ConfigMap', objectName: { label: 'config' }, namespace: ns }] }));
+    await eventually('the hook Ready', async () => (await ready(name))?.status === 'True');
+    const contextOf = async (config: string) => {
+      const before = seen.length;
+      await eventually(`a pod naming ${config} checked`, async () => (await createPod(`${config}-${Date.now()}`, { check: 'budget', config })) === undefined && seen.slice(before).some((r) => r.hook === name));
+      return seen.slice(before).find((r) => r.hook === name)?.context?.config;
+    };
+    expect((await contextOf('small'))?.data).toEqual({ a: 'b' });
+    expect(await contextOf('big')).toBeNull();
+    const metric = (await under.webhook.server.metrics.getMetricsAsJSON()).find((m) => m.name === 'kubeloop_admission_context_objects_refused_total');
+    expect(metric?.values.reduce((sum, v) => sum + v.value, 0)).toBeGreaterThanOrEqual(1);
   });
 
   it('denies an object nested 257 levels deep, although the hook says Ignore', async () => {

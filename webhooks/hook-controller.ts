@@ -151,17 +151,23 @@ export class HookController {
   async #contextRefusal(hook: ResolvedHook): Promise<ConditionInput | undefined> {
     const { contexts, client } = this.#options;
     if (hook.context.length === 0) return undefined;
+    const unavailable = (error: unknown) => notReady('ContextUnavailable', `context objects cannot be cached: ${error instanceof Error ? error.message : String(error)}`, hook.generation);
+    const resources = new Map<string, ResourceInfo>();
     try {
-      const resources = new Map<string, ResourceInfo>();
       for (const entry of hook.context) resources.set(entry.name, await contexts.resolve(entry.apiVersion, entry.kind));
-      const checks = contextAccessChecks(hook.context, (entry) => resources.get(entry.name)!);
-      const sa = hook.spec.serviceAccount;
-      const verdict = await reviewAccess(client, sa, checks, 'the hook is not registered and its function is sent nothing until that RBAC exists');
-      if (!verdict.allowed) return notReady('Forbidden', verdict.message, hook.generation);
+    } catch (error) {
+      return unavailable(error);
+    }
+    // A review that cannot be made (the API server does not answer) fails the whole reconcile, which is
+    // retried with the configuration as it was: a blip never unregisters a hook that was serving.
+    const checks = contextAccessChecks(hook.context, (entry) => resources.get(entry.name)!);
+    const verdict = await reviewAccess(client, hook.spec.serviceAccount, checks, 'the hook is not registered and its function is sent nothing until that RBAC exists');
+    if (!verdict.allowed) return notReady('Forbidden', verdict.message, hook.generation);
+    try {
       for (const entry of hook.context) await contexts.ensure(entry.apiVersion, entry.kind);
       return undefined;
     } catch (error) {
-      return notReady('ContextUnavailable', `context objects cannot be cached: ${error instanceof Error ? error.message : String(error)}`, hook.generation);
+      return unavailable(error);
     }
   }
 

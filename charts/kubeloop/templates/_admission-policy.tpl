@@ -50,7 +50,7 @@ variable "url" (empty: no URL to check) defined before these variables.
       message: "spec.serviceAccount { namespace, name } is required: {{ .acts }}"
       reason: Invalid
     # Creating {{ .article }} {{ .kind }} lends it the ServiceAccount's rights: only someone who may use them directly may do so.
-    # Any change of the spec (a new URL, new kinds, no signing key) or of the labels (which router or gateway runs it)
+    # Any change of the spec (a new URL, other kinds, a key dropped) or of the labels (which router or gateway runs it)
     # re-lends them, so only an update that leaves both alone (metadata, finalizers) skips the check.
     - expression: >-
         variables.saName == '' ||

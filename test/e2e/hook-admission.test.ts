@@ -155,6 +155,7 @@ afterAll(async () => {
     await under.webhook.stop({ unregister: true });
     await deleteNamespace(suite, under.certNamespace);
   }
+  if (suite) await deleteNamespace(suite, `${ns}-secrets`);
   await fn?.close();
   await author?.close();
   await admin?.close();
@@ -209,16 +210,18 @@ describe('the chart\'s admission policy for AdmissionHooks', () => {
 });
 
 describe('the gateway', () => {
-  it('sends no Secret a hook\'s ServiceAccount may not get: Ready=False Forbidden, nothing sent', async () => {
-    await admin.request({ method: 'POST', path: `/api/v1/namespaces/${ns}/secrets`, body: { metadata: { name: 'token' }, stringData: { password: 'hunter2' } } });
+  it('sends no Secret of another namespace a hook\'s ServiceAccount may not get: Ready=False Forbidden, nothing sent', async () => {
+    const other = `${ns}-secrets`;
+    await admin.request({ method: 'POST', path: '/api/v1/namespaces', body: { metadata: { name: other } } });
+    await admin.request({ method: 'POST', path: `/api/v1/namespaces/${other}/secrets`, body: { metadata: { name: 'token' }, stringData: { password: 'hunter2' } } });
     const name = `leak-${ns}`;
-    await createHook(author, hookBody(name, { failurePolicy: 'Ignore', context: [{ name: 'secret', apiVersion: 'v1', kind: 'Secret', objectName: { value: 'token' }, namespace: ns }] }));
+    await createHook(author, hookBody(name, { failurePolicy: 'Ignore', context: [{ name: 'secret', apiVersion: 'v1', kind: 'Secret', objectName: { value: 'token' }, namespace: other }] }));
     const forbidden = await eventually('Ready=False Forbidden', async () => {
       const condition = await ready(name);
       return condition?.status === 'False' && condition;
     });
     expect(forbidden.reason).toBe('Forbidden');
-    expect(forbidden.message).toContain(`ServiceAccount ${ns}/hook-reader may not get secrets in namespace ${ns}`);
+    expect(forbidden.message).toContain(`ServiceAccount ${ns}/hook-reader may not get secrets in namespace ${other}`);
     expect(await createPod('after-leak')).toBeUndefined();
     expect(seen.filter((r) => r.hook === name)).toEqual([]);
   });

@@ -2,6 +2,7 @@
 // some resources to an admission function, with the context objects the gateway sends along.
 // CRD: charts/kubeloop/charts/crds/crds/admissionhooks.kubeloop.dev.yaml. Checks and defaults: webhooks/hook-spec.ts.
 import type { V1LabelSelector, V1ObjectMeta } from '@kubernetes/client-node';
+import type { ServiceAccountRef } from './loop.ts';
 import type { Condition } from './meta.ts';
 
 export const ADMISSION_HOOK_GROUP = 'kubeloop.dev';
@@ -53,7 +54,10 @@ export interface HookContextEntry {
   apiVersion: string;
   kind: string;
   objectName: ContextName;
-  /** "Same" (the admitted object's namespace, default) or a fixed namespace; ignored for cluster-scoped kinds. */
+  /**
+   * "Same" (the admitted object's namespace, default; the ServiceAccount must then be allowed to get the kind in every
+   * namespace) or one fixed namespace; ignored for cluster-scoped kinds.
+   */
   namespace?: string;
   /** Drop these top-level spec fields (large data the function never reads), e.g. ["configData"]. */
   omitFields?: string[];
@@ -65,7 +69,7 @@ export interface AdmissionHookSpec {
   matchConditions?: HookMatchCondition[];
   namespaceSelector?: V1LabelSelector;
   objectSelector?: V1LabelSelector;
-  /** Ignore (default): admit unchanged when the function fails; Fail: reject the request. */
+  /** When the function fails: Fail rejects the request (validating default), Ignore admits it unchanged (mutating default). */
   failurePolicy?: 'Ignore' | 'Fail';
   /** 1..30, default 5: what the API server waits for the gateway; the gateway gives the function a little less. */
   timeoutSeconds?: number;
@@ -73,6 +77,12 @@ export interface AdmissionHookSpec {
   reinvocationPolicy?: 'Never' | 'IfNeeded';
   function: HookFunction;
   context?: HookContextEntry[];
+  /**
+   * The identity the hook acts as: the gateway sends a context object only when this ServiceAccount may get it
+   * (SubjectAccessReview per kind and namespace), and only someone who may impersonate it may create or change
+   * the hook (the chart's admission policy). Required. (A namespaced hook would name one of its own namespace.)
+   */
+  serviceAccount?: ServiceAccountRef;
 }
 
 export interface AdmissionHookStatus {

@@ -9,7 +9,7 @@ import { serveFunction } from '../lib/runtime/index.ts';
 import { listen } from '../lib/server/index.ts';
 import requireLabel from '../functions/require-label/index.ts';
 import { FunctionCaller } from '../webhooks/function-caller.ts';
-import { resolveHook } from '../webhooks/hook-spec.ts';
+import { DEV_HOOK_POLICY, resolveHook } from '../webhooks/hook-spec.ts';
 import { createWebhookServer } from '../webhooks/server.ts';
 import { directAdmissionRoute } from './direct-admission-route.ts';
 
@@ -23,8 +23,8 @@ if (mode === 'function') {
   const serving = { certPem: readFileSync(certFile, 'utf8'), keyPem: readFileSync(keyFile, 'utf8') };
   const resolved = resolveHook({
     metadata: { name: 'require-label' },
-    spec: { type: 'validating', rules: [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'] }], function: { url: `${functionUrl ?? 'http://127.0.0.1:1'}/admit` } },
-  });
+    spec: { type: 'validating', rules: [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'] }], function: { url: `${functionUrl ?? 'http://127.0.0.1:1'}/admit` }, serviceAccount: { namespace: 'bench', name: 'require-label' } },
+  }, DEV_HOOK_POLICY);
   if (!resolved.ok) throw new Error(resolved.message);
   const hooks = new Map([[resolved.hook.name, resolved.hook]]);
   const server = createWebhookServer({

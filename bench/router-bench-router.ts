@@ -8,7 +8,7 @@ import { loadKubeConfig } from '../lib/kube/kube-config.ts';
 import { createLogger } from '../lib/observability/logger.ts';
 import type { FunctionInvoker } from '../router/reconcile/dispatch.ts';
 import type { Loop } from '../api/loop.ts';
-import { DEFAULT_FUNCTION_URL_POLICY } from '../router/base/function-url-policy.ts';
+import { DEFAULT_FUNCTION_URL_POLICY } from '../lib/config/function-url-policy.ts';
 import { startRouter } from '../router/start-router.ts';
 
 export interface RouterChildConfig {

@@ -13,8 +13,10 @@ import { parse } from 'yaml';
 import { chartCrdFile } from '../cli/chart-crds.ts';
 import { generateBundle } from '../certs/generate.ts';
 import { startControlPlane } from '../cli/cluster/index.ts';
+import type { AdmissionHook } from '../api/admission-hook.ts';
 import { gatewayClientAuthArgs } from '../cli/cluster/webhook-client-auth.ts';
-import { KubeClient } from '../lib/kube/index.ts';
+import { grantHookContext } from '../cli/dev/sample-admission-hooks.ts';
+import { KubeClient, ResourceDiscovery } from '../lib/kube/index.ts';
 import { figures, spawnUntilUrl, urlLine, type SpawnedServer } from './autocannon-kit.ts';
 import { delta, machineLoad, parsePrometheusText, processTime, timeSince, verdict, type ProcessTime, type Sample } from './process-figures.ts';
 
@@ -81,6 +83,7 @@ export async function throughApiServer({ root, pods }: ApiServerBenchOptions): P
     const sidecarHook = parse(await readFile(join(root, 'samples/admission-hooks/watcher-sidecar.yaml'), 'utf8')) as { spec: Record<string, unknown> };
     sidecarHook.spec.function = { url: `${injector.url}/admit` };
     sidecarHook.spec.namespaceSelector = { matchLabels: { 'kubernetes.io/metadata.name': NAMESPACE.sidecar } };
+    await grantHookContext(client, new ResourceDiscovery(client), sidecarHook as unknown as AdmissionHook);
     await client.request({ method: 'POST', path: '/apis/kubeloop.dev/v1alpha1/admissionhooks', body: sidecarHook });
     await client.request({
       method: 'POST',
@@ -94,6 +97,7 @@ export async function throughApiServer({ root, pods }: ApiServerBenchOptions): P
           rules: [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'] }],
           namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': NAMESPACE.gateway } },
           function: { url: `${fn.url}/admit` },
+          serviceAccount: { namespace: NAMESPACE.gateway, name: 'require-label' },
         },
       },
     });

@@ -10,7 +10,7 @@ import { pino } from 'pino';
 import { createLogger } from '../lib/observability/logger.ts';
 import { listen } from '../lib/server/index.ts';
 import { createWebhookServer } from '../webhooks/server.ts';
-import { resolveHook } from '../webhooks/hook-spec.ts';
+import { DEV_HOOK_POLICY, resolveHook } from '../webhooks/hook-spec.ts';
 import watcherSidecar from '../functions/watcher-sidecar/index.ts';
 import type { KubeObject } from '../api/meta.ts';
 import { directAdmissionRoute } from './direct-admission-route.ts';
@@ -60,8 +60,8 @@ if (mode === 'noop') {
   // block the writes, measuring the parent instead of the webhook.
   const resolved = resolveHook({
     metadata: { name: 'watcher-sidecar' },
-    spec: { type: 'mutating', rules: [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'] }], function: { url: 'http://127.0.0.1:1/admit' } },
-  });
+    spec: { type: 'mutating', rules: [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'] }], function: { url: 'http://127.0.0.1:1/admit' }, serviceAccount: { namespace: 'bench', name: 'watcher-sidecar' } },
+  }, DEV_HOOK_POLICY);
   if (!resolved.ok) throw new Error(resolved.message);
   const logger = createLogger({ name: 'webhook', level: 'info', destination: pino.destination({ dest: logFile ?? '/dev/null', sync: true }) });
   const server = createWebhookServer({ logger, serving });

@@ -7,9 +7,10 @@ import { parseAllDocuments } from 'yaml';
 import { pickSetting, settingBoolean, settingInteger, settingNumber } from '../lib/config/settings.ts';
 import { readServerSettings, SERVER_FLAG_OPTIONS, type ServerSettings } from '../lib/server/server-settings.ts';
 import type { Loop } from '../api/loop.ts';
-import { DEFAULT_FUNCTION_URL_POLICY, type FunctionUrlPolicy } from './base/function-url-policy.ts';
+import { DEFAULT_FUNCTION_URL_POLICY, FUNCTION_URL_FLAG_OPTIONS, readFunctionUrlPolicy, type FunctionUrlPolicy } from '../lib/config/function-url-policy.ts';
 import { DEFAULT_MAX_ACTIONS_PER_REPLY, DEFAULT_MAX_RESPONSE_BYTES } from './reconcile/dispatch.ts';
 import { parseLoop } from './base/loop-spec.ts';
+import { DEFAULT_MAX_OBJECT_VALUES } from '../lib/contract/json-depth.ts';
 
 /** The server settings are the ops server's (/healthz, /readyz, /metrics), read as function and webhook read theirs. */
 export interface RouterConfig extends ServerSettings {
@@ -31,6 +32,8 @@ export interface RouterConfig extends ServerSettings {
   /** Only Loop objects with these labels (`--loop-selector team=a,tier=b`): shards Loops between routers. */
   loopSelector?: Record<string, string>;
   watchTimeoutSeconds: number;
+  /** Watched objects holding more JSON values are never cached. */
+  maxObjectValues: number;
   expectationsTimeoutSeconds: number;
   /** How long start-up waits for the API server to answer before the router exits 1. */
   apiTimeoutSeconds: number;
@@ -75,6 +78,7 @@ export const ROUTER_USAGE = `usage: kubeloop router [options]
   --connect-services-to 127.0.0.1    outside the cluster only (dev, tests): call cluster Service URLs at this IP, same port (KUBELOOP_CONNECT_SERVICES_TO)
   --function-hosts h1,*.h2          ... or one of these hosts (KUBELOOP_FUNCTION_HOSTS; the chart's loopAdmission.allowedHosts)
   --allow-loopback-functions        also 127.0.0.1 / localhost: for kubeloop dev and tests only (KUBELOOP_ALLOW_LOOPBACK_FUNCTIONS)
+  --max-object-values 100000        watched objects holding more JSON values are never cached: a Warning event, a metric (KUBELOOP_MAX_OBJECT_VALUES)
   --loops FILE                      run the Loops in this YAML file instead of watching Loop objects
   --loop-selector k=v[,k=v]         only Loop objects with these labels (KUBELOOP_LOOP_SELECTOR)
   --watch-timeout-seconds 300       server-side watch timeout (randomised up to 2x); a watchdog ends silent watches
@@ -104,17 +108,6 @@ export function parseLabelPairs(value: string, setting: string): Record<string, 
 }
 
 /** "a.example.com,*.b.example.com" -> host patterns; the error names the setting and the bad entry. */
-export function parseHostPatterns(value: string, setting: string): string[] {
-  const hosts = value.split(',').map((h) => h.trim().toLowerCase()).filter((h) => h !== '');
-  for (const host of hosts) {
-    if (!/^(\*\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)+$/.test(host)) {
-      throw new Error(`${setting}: "${host}" is not a host name or *.<domain> (with at least one dot)`);
-    }
-    if (isIP(host) !== 0) throw new Error(`${setting}: "${host}" is an IP address; functions are named by host name`);
-  }
-  return hosts;
-}
-
 /** Reads inline Loops; errors name the file, the document and the bad field. */
 export function readLoopsFile(file: string, urlPolicy: FunctionUrlPolicy = DEFAULT_FUNCTION_URL_POLICY): Loop[] {
   let text: string;
@@ -166,10 +159,9 @@ export function readRouterConfig(argv: string[], env: NodeJS.ProcessEnv = proces
       'loop-burst': { type: 'string' },
       'min-requeue-seconds': { type: 'string' },
       'access-review-seconds': { type: 'string' },
-      'cluster-domain': { type: 'string' },
+      'max-object-values': { type: 'string' },
       'connect-services-to': { type: 'string' },
-      'function-hosts': { type: 'string' },
-      'allow-loopback-functions': { type: 'boolean' },
+      ...FUNCTION_URL_FLAG_OPTIONS,
       'max-actions-per-reply': { type: 'string' },
       'max-reply-bytes': { type: 'string' },
       'history-per-object': { type: 'string' },
@@ -184,16 +176,7 @@ export function readRouterConfig(argv: string[], env: NodeJS.ProcessEnv = proces
   if (sharding && leaderElect) throw new Error('--sharding and --leader-elect exclude each other: every sharded replica works, none stands by');
   const loopsFile = values.loops;
   const selector = pick('loop-selector', 'KUBELOOP_LOOP_SELECTOR');
-  const clusterDomain = pick('cluster-domain', 'KUBELOOP_CLUSTER_DOMAIN');
-  if (clusterDomain && !/^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/.test(clusterDomain.value)) {
-    throw new Error(`${clusterDomain.setting}: "${clusterDomain.value}" is not a DNS domain`);
-  }
-  const hosts = pick('function-hosts', 'KUBELOOP_FUNCTION_HOSTS');
-  const urlPolicy: FunctionUrlPolicy = {
-    clusterDomain: clusterDomain?.value ?? DEFAULT_FUNCTION_URL_POLICY.clusterDomain,
-    allowedHosts: hosts ? parseHostPatterns(hosts.value, hosts.setting) : [],
-    allowLoopback: values['allow-loopback-functions'] ?? settingBoolean(pick('allow-loopback-functions', 'KUBELOOP_ALLOW_LOOPBACK_FUNCTIONS'), false),
-  };
+  const urlPolicy = readFunctionUrlPolicy(values, env);
   return {
     ...readServerSettings(values, env, { defaultPort: 8081, defaultBodyLimitBytes: 16 * 1024, minBodyLimitBytes: 1024, maxDrainDelaySeconds: 300, portVariables: ['KUBELOOP_ROUTER_PORT'] }),
     kubeconfig: values.kubeconfig ?? (env.KUBECONFIG || undefined),
@@ -211,6 +194,7 @@ export function readRouterConfig(argv: string[], env: NodeJS.ProcessEnv = proces
     loops: loopsFile ? readLoopsFile(loopsFile, urlPolicy) : undefined,
     loopSelector: selector ? parseLabelPairs(selector.value, selector.setting) : undefined,
     watchTimeoutSeconds: settingInteger(pick('watch-timeout-seconds'), 300, 1, 3600),
+    maxObjectValues: settingInteger(pick('max-object-values', 'KUBELOOP_MAX_OBJECT_VALUES'), DEFAULT_MAX_OBJECT_VALUES, 1000, 100_000_000),
     expectationsTimeoutSeconds: settingInteger(pick('expectations-timeout-seconds'), 300, 1, 3600),
     apiTimeoutSeconds: settingInteger(pick('api-timeout-seconds'), 30, 1, 3600),
     maxActionsPerReply: settingInteger(pick('max-actions-per-reply', 'KUBELOOP_MAX_ACTIONS_PER_REPLY'), DEFAULT_MAX_ACTIONS_PER_REPLY, 1, 100_000),

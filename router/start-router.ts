@@ -16,7 +16,7 @@ import { LoopController } from './loops/loop-controller.ts';
 import type { Loop } from '../api/loop.ts';
 import type { LoopRunner } from './intake/loop-runner.ts';
 import { createRouterMetrics, restClientObserver, type RouterMetrics } from './base/router-metrics.ts';
-import { DEFAULT_FUNCTION_URL_POLICY, type FunctionUrlPolicy } from './base/function-url-policy.ts';
+import { DEFAULT_FUNCTION_URL_POLICY, type FunctionUrlPolicy } from '../lib/config/function-url-policy.ts';
 import { ShardMember, type ShardStatus } from './sharding/shard-member.ts';
 import { createShardMetrics } from './sharding/shard-metrics.ts';
 import { DEFAULT_HISTORY_LIMITS, FlightRecorder, type FlightRecorderLimits } from './reconcile/flight-recorder.ts';
@@ -74,6 +74,8 @@ export interface RouterOptions {
   /** Server-side watch timeout base (randomised up to twice that); the watchdog adds its grace on top. */
   watchTimeoutSeconds?: number;
   watchdogGraceMs?: number;
+  /** Watched objects holding more JSON values are never cached (a Warning event, a metric); 100,000 by default. */
+  maxObjectValues?: number;
   /** How long an owner waits for the watch to show its creates/deletes before it is reconciled anyway. */
   expectationsTimeoutMs?: number;
   /** Reply bounds of the HTTP invoker (size, actions per reply); ignored with `invoke`. */
@@ -176,7 +178,16 @@ class LeaderTerm {
 
   async start(): Promise<void> {
     const { client, discovery, logger, metrics, options } = this.deps;
-    this.registry = new InformerRegistry({ client, discovery, logger, metrics, watchTimeoutSeconds: options.watchTimeoutSeconds, watchdogGraceMs: options.watchdogGraceMs });
+    this.registry = new InformerRegistry({
+      client,
+      discovery,
+      logger,
+      metrics,
+      events: this.deps.events,
+      watchTimeoutSeconds: options.watchTimeoutSeconds,
+      watchdogGraceMs: options.watchdogGraceMs,
+      ...(options.maxObjectValues !== undefined ? { maxObjectValues: options.maxObjectValues } : {}),
+    });
     this.controller = createLoopController(this.deps, this.registry);
     await this.controller.start();
     this.started = true;

@@ -5,12 +5,13 @@ import { SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import type { FastifyInstance } from 'fastify';
 import type { Registry } from 'prom-client';
 import type { KubeObject } from '../api/meta.ts';
+import { MAX_JSON_DEPTH, nestsDeeperThan } from '../lib/contract/json-depth.ts';
 import { counter, latencyHistogram, secondsSince } from '../lib/observability/metrics.ts';
 import { contextFromHeaders, recordedTraceId, traceHeaders, tracer } from '../lib/observability/trace-context.ts';
 import { writeFixture } from '../lib/replay/fixtures.ts';
 import { MalformedReviewError, parseAdmissionReview, reviewResponse, type AdmissionResponse as ReviewResponse } from './admission-review.ts';
 import type { ContextLookup } from './context-objects.ts';
-import type { FunctionCaller } from './function-caller.ts';
+import type { CallResult, FunctionCaller } from './function-caller.ts';
 import { applyFailurePolicy, toFunctionRequest, toReviewResponse, type CallFailure } from './hook-review.ts';
 import { HOOK_PATH_PREFIX, type ResolvedHook } from './hook-spec.ts';
 
@@ -64,7 +65,10 @@ export function registerAdmissionGateway(app: FastifyInstance, options: GatewayO
     lookupSpan.end();
     const functionRequest = toFunctionRequest(review, hook, contexts, now());
     const callSpan = tracer().startSpan(`call ${hook.name}`, { kind: SpanKind.CLIENT, attributes: { 'url.full': hook.functionUrl } }, traced);
-    const called = await options.caller.call(hook.functionUrl, functionRequest, hook.functionTimeoutMs, traceHeaders(trace.setSpan(traced, callSpan)));
+    // The runtime refuses what nests deeper than it takes: say so without the round trip (a denial when validating).
+    const called: CallResult = nestsDeeperThan(functionRequest)
+      ? { ok: false, failure: { kind: 'Refused', message: `was not called: the request nests deeper than the ${MAX_JSON_DEPTH} levels functions take` } }
+      : await options.caller.call(hook.functionUrl, functionRequest, hook.functionTimeoutMs, traceHeaders(trace.setSpan(traced, callSpan)));
     if (!called.ok) callSpan.setStatus({ code: SpanStatusCode.ERROR, message: called.failure.message });
     callSpan.end();
     const converted = called.ok ? toReviewResponse(called.reply, hook, functionRequest) : called;

@@ -1,10 +1,13 @@
 // Configuration of `kubeloop webhook`: flags win over environment variables; every value is checked
 // at start-up and a bad one is reported with the flag or variable that set it.
 import { parseArgs } from 'node:util';
+import { FUNCTION_URL_FLAG_OPTIONS, FUNCTION_URL_USAGE, readFunctionUrlPolicy, type FunctionUrlPolicy } from '../lib/config/function-url-policy.ts';
+import { DEFAULT_MAX_OBJECT_VALUES } from '../lib/contract/json-depth.ts';
 import { pickSetting, settingInteger, settingOneOf, type Setting } from '../lib/config/settings.ts';
 import { readServerSettings, SERVER_FLAG_OPTIONS, TRACING_USAGE, type ServerSettings } from '../lib/server/server-settings.ts';
 import { DEFAULT_WEBHOOK_PORT } from './configuration.ts';
 import { DEFAULT_HOOK_CONFIGURATION_NAME } from './hook-configuration.ts';
+import { parseSensitiveCategories, SENSITIVE_CATEGORIES, type SensitiveCategory } from './sensitive-resources.ts';
 
 /**
  * 2 MiB: an AdmissionReview of a pod CREATE holds one object, and the API server stores at most 1.5 MiB
@@ -58,6 +61,14 @@ export interface WebhookConfig extends ServerSettings {
   hookSelector?: string;
   /** Write every admission function call as a fixture into this folder. */
   recordDir?: string;
+  /** Where hook functions may live: the Loops' rules (loopback allowed in dev mode or by flag). */
+  urlPolicy: FunctionUrlPolicy;
+  /** Sensitive resources hooks may intercept nonetheless (none by default). */
+  hookAllowedResources: SensitiveCategory[];
+  /** How often each hook's ServiceAccount rights are reviewed again. */
+  accessReviewSeconds: number;
+  /** Context objects holding more JSON values are never cached (sent as null). */
+  maxObjectValues: number;
 }
 
 export const WEBHOOK_USAGE = `usage: kubeloop webhook [options]
@@ -83,6 +94,10 @@ export const WEBHOOK_USAGE = `usage: kubeloop webhook [options]
   --hook-configuration ${DEFAULT_HOOK_CONFIGURATION_NAME}  Mutating/ValidatingWebhookConfiguration of the AdmissionHooks (KUBELOOP_HOOK_CONFIGURATION)
   --hook-selector SELECTOR         serve only AdmissionHooks with these labels (KUBELOOP_HOOK_SELECTOR)
   --record DIR                     write every admission function call as a fixture (kubeloop replay)
+  --hook-allow-resources a,b       sensitive resources hooks may intercept: ${SENSITIVE_CATEGORIES.join(', ')} (KUBELOOP_HOOK_ALLOW_RESOURCES)
+  --access-review-seconds 300       how often each hook's ServiceAccount rights are reviewed again (KUBELOOP_ACCESS_REVIEW_SECONDS)
+  --max-object-values 100000        context objects holding more JSON values are never cached, sent as null (KUBELOOP_MAX_OBJECT_VALUES)
+${FUNCTION_URL_USAGE} (implied by --dev)
   --body-limit-bytes 8388608 --log-level info --drain-delay-seconds 0
 
 ${TRACING_USAGE}`;
@@ -125,10 +140,14 @@ export function readWebhookConfig(argv: string[], env: NodeJS.ProcessEnv = proce
       'hook-configuration': { type: 'string' },
       'hook-selector': { type: 'string' },
       record: { type: 'string' },
+      'hook-allow-resources': { type: 'string' },
+      'access-review-seconds': { type: 'string' },
+      'max-object-values': { type: 'string' },
+      ...FUNCTION_URL_FLAG_OPTIONS,
     },
   });
   if (positionals.length > 0) throw new Error(`unexpected arguments: ${positionals.join(' ')}\n${WEBHOOK_USAGE}`);
-  type Flag = Exclude<keyof typeof values, 'dev' | 'only-namespace' | 'exclude-namespace' | 'client-name'>;
+  type Flag = Exclude<keyof typeof values, 'dev' | 'only-namespace' | 'exclude-namespace' | 'client-name' | 'allow-loopback-functions'>;
   const pick = (flag: Flag, ...variables: string[]) => pickSetting(values, env, flag, ...variables);
   const text = (flag: Flag, fallback: string, ...variables: string[]): string => pick(flag, ...variables)?.value ?? fallback;
   const config: WebhookConfig = {
@@ -145,7 +164,15 @@ export function readWebhookConfig(argv: string[], env: NodeJS.ProcessEnv = proce
     onlyNamespaces: values['only-namespace'] ?? [],
     excludedNamespaces: values['exclude-namespace'] ?? [],
     hookConfigurationName: text('hook-configuration', DEFAULT_HOOK_CONFIGURATION_NAME, 'KUBELOOP_HOOK_CONFIGURATION'),
+    urlPolicy: readFunctionUrlPolicy(values, env),
+    hookAllowedResources: [],
+    accessReviewSeconds: settingInteger(pick('access-review-seconds', 'KUBELOOP_ACCESS_REVIEW_SECONDS'), 300, 10, 86_400),
+    maxObjectValues: settingInteger(pick('max-object-values', 'KUBELOOP_MAX_OBJECT_VALUES'), DEFAULT_MAX_OBJECT_VALUES, 1000, 100_000_000),
   };
+  // Dev mode's functions listen on 127.0.0.1, as the gateway itself does.
+  if (config.dev) config.urlPolicy = { ...config.urlPolicy, allowLoopback: true };
+  const allowResources = pick('hook-allow-resources', 'KUBELOOP_HOOK_ALLOW_RESOURCES');
+  if (allowResources) config.hookAllowedResources = parseSensitiveCategories(allowResources.value, allowResources.setting);
   const hookSelector = pick('hook-selector', 'KUBELOOP_HOOK_SELECTOR');
   if (hookSelector) config.hookSelector = hookSelector.value;
   const advertise = pick('advertise-url', 'KUBELOOP_WEBHOOK_ADVERTISE_URL');

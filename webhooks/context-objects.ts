@@ -4,7 +4,9 @@ import type { Logger } from 'pino';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { ContextName, HookContextEntry } from '../api/admission-hook.ts';
 import type { KubeObject } from '../api/meta.ts';
-import { Informer, kindKey, ResourceDiscovery, type KubeClient } from '../lib/kube/index.ts';
+import { Informer, kindKey, ResourceDiscovery, type KubeClient, type ResourceInfo } from '../lib/kube/index.ts';
+import { DEFAULT_MAX_OBJECT_VALUES } from '../lib/contract/json-depth.ts';
+import { isObjectName } from './hook-spec.ts';
 
 /** Reads a dotted path such as spec.serviceAccountName; only string values name objects. */
 function fieldAt(object: unknown, path: string): string | undefined {
@@ -16,13 +18,16 @@ function fieldAt(object: unknown, path: string): string | undefined {
   return typeof value === 'string' ? value : undefined;
 }
 
-/** The name a context entry gives for `object`, or undefined when the object does not name one. */
+/**
+ * The name a context entry gives for `object`, or undefined when the object names none or something that is
+ * not an object name: "kube-system/x" in an annotation must not pick an object of another namespace.
+ */
 export function contextObjectName(source: ContextName, object: KubeObject | undefined): string | undefined {
   const metadata = object?.metadata;
   const name =
     source.value ?? (source.annotation ? metadata?.annotations?.[source.annotation] : source.label ? metadata?.labels?.[source.label] : source.fieldPath ? fieldAt(object, source.fieldPath) : undefined);
-  const trimmed = name?.trim();
-  return trimmed ? trimmed : undefined;
+  const trimmed = typeof name === 'string' ? name.trim() : undefined;
+  return trimmed && isObjectName(trimmed) ? trimmed : undefined;
 }
 
 /** "Same" (or no namespace) means the admitted object's; cluster-scoped kinds have none. */
@@ -52,6 +57,7 @@ export interface ContextLookup {
 interface CachedKind {
   informer: Informer<KubernetesObject>;
   namespaced: boolean;
+  resource: ResourceInfo;
 }
 
 /**
@@ -68,8 +74,15 @@ export class ContextCache implements ContextLookup {
     private readonly logger?: Logger,
     /** Tests: cache one namespace only. */
     private readonly namespace?: string,
+    /** Context objects holding more JSON values are never cached (sent as null); reported by onRefused. */
+    private readonly budget: { maxValues: number; onRefused?: (kind: string, object: KubernetesObject) => void } = { maxValues: DEFAULT_MAX_OBJECT_VALUES },
   ) {
     this.#discovery = new ResourceDiscovery(client);
+  }
+
+  /** The kind's resource (plural, scope) by discovery, without starting a cache for it. */
+  resolve(apiVersion: string, kind: string): Promise<ResourceInfo> {
+    return this.#discovery.resolve(apiVersion, kind);
   }
 
   ensure(apiVersion: string, kind: string, syncTimeoutMs = 30_000): Promise<CachedKind> {
@@ -90,6 +103,8 @@ export class ContextCache implements ContextLookup {
       client: this.client,
       resource,
       ...(this.namespace && resource.namespaced ? { namespace: this.namespace } : {}),
+      maxValues: this.budget.maxValues,
+      onRefused: (object) => this.budget.onRefused?.(key, object),
       ...(this.logger ? { logger: this.logger.child({ context: key }) } : {}),
     }).start();
     let timer: NodeJS.Timeout | undefined;
@@ -106,7 +121,7 @@ export class ContextCache implements ContextLookup {
     } finally {
       clearTimeout(timer);
     }
-    const cached = { informer, namespaced: resource.namespaced };
+    const cached = { informer, namespaced: resource.namespaced, resource };
     this.#ready.set(key, cached);
     return cached;
   }

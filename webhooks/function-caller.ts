@@ -2,7 +2,7 @@
 // (no TLS or TCP handshake per admission), and classifies every way a call can fail.
 import { Pool, errors } from 'undici';
 import type { AdmissionRequest } from '../lib/contract/admission-types.ts';
-import type { CallFailure } from './hook-review.ts';
+import { REFUSAL_STATUSES, type CallFailure } from './hook-review.ts';
 
 export type CallResult = { ok: true; reply: unknown } | { ok: false; failure: CallFailure };
 
@@ -52,7 +52,8 @@ export class FunctionCaller {
       const text = await reply.body.text();
       if (reply.statusCode !== 200) {
         const detail = messageOf(text) ?? text.slice(0, 200);
-        return { ok: false, failure: { kind: 'ErrorStatus', message: `answered HTTP ${reply.statusCode}${detail ? `: ${detail}` : ''}` } };
+        const kind = REFUSAL_STATUSES.has(reply.statusCode) ? 'Refused' : 'ErrorStatus';
+        return { ok: false, failure: { kind, message: `answered HTTP ${reply.statusCode}${detail ? `: ${detail}` : ''}` } };
       }
       try {
         return { ok: true, reply: JSON.parse(text) as unknown };

@@ -1,14 +1,17 @@
-// Keeps the gateway in step with the AdmissionHooks: resolves each one, starts the caches its context
-// needs, serves the ready ones, writes the Mutating/ValidatingWebhookConfiguration it owns (server-side
-// apply, so a Helm upgrade or kubectl edit is put right on the next change) and each hook's conditions.
+// Keeps the gateway in step with the AdmissionHooks: resolves each one, reviews what its ServiceAccount may
+// read, starts the caches its context needs, serves the ready ones, writes the Mutating/Validating-
+// WebhookConfiguration it owns (server-side apply; a hook the API server refuses is left out alone) and
+// each hook's conditions.
 import type { Logger } from 'pino';
 import { ADMISSION_HOOK_API_VERSION, ADMISSION_HOOK_GROUP, ADMISSION_HOOK_KIND, ADMISSION_HOOK_PLURAL, ADMISSION_HOOK_VERSION, type AdmissionHook } from '../api/admission-hook.ts';
+import { reviewAccess } from '../lib/kube/access-review.ts';
 import { Informer, isApiError, type KubeClient, type ResourceInfo } from '../lib/kube/index.ts';
 import type { ConditionInput } from '../lib/sdk/conditions.ts';
 import type { ContextCache } from './context-objects.ts';
 import { buildHookConfigurations, type HookConfigurationOptions } from './hook-configuration.ts';
 import type { CallFailure } from './hook-review.ts';
-import { resolveHook, type ResolvedHook } from './hook-spec.ts';
+import { contextAccessChecks } from './hook-access.ts';
+import { DEFAULT_HOOK_POLICY, resolveHook, type HookPolicy, type ResolvedHook } from './hook-spec.ts';
 import { nextConditions, writeHookConditions } from './hook-status.ts';
 
 export const ADMISSION_HOOK_RESOURCE: ResourceInfo = {
@@ -35,8 +38,22 @@ export interface HookControllerOptions {
   caBundle: () => string | undefined;
   /** Serve only the AdmissionHooks with these labels (several gateways, tests). */
   labelSelector?: string;
+  /** Function URL rules and the sensitive resources hooks may intercept (--function-hosts, --hook-allow-resources). */
+  policy?: HookPolicy;
+  /** How often every hook's ServiceAccount rights are reviewed again (RBAC changes without any hook changing). */
+  accessReviewIntervalMs?: number;
   now?: () => Date;
 }
+
+type Verdicts = Map<AdmissionHook, ConditionInput>;
+
+const notReady = (reason: string, message: string, generation: number | undefined): ConditionInput => ({
+  type: 'Ready',
+  status: 'False',
+  reason,
+  message,
+  ...(generation !== undefined ? { observedGeneration: generation } : {}),
+});
 
 export class HookController {
   /** The hooks the gateway serves, by name; replaced whole on every reconcile. */
@@ -47,6 +64,7 @@ export class HookController {
   #running: Promise<void> = Promise.resolve();
   #queued = false;
   #retry: NodeJS.Timeout | undefined;
+  #review: NodeJS.Timeout | undefined;
   #stopped = false;
 
   constructor(options: HookControllerOptions) {
@@ -73,6 +91,7 @@ export class HookController {
     this.#informer.start();
     await this.#informer.waitForSync();
     this.schedule();
+    this.#review = setInterval(() => void this.schedule(), this.#options.accessReviewIntervalMs ?? 300_000).unref();
     await this.#running;
   }
 
@@ -92,31 +111,21 @@ export class HookController {
   }
 
   async #reconcile(): Promise<void> {
-    const { contexts, logger } = this.#options;
+    const { logger } = this.#options;
     const ready = new Map<string, ResolvedHook>();
-    const verdicts = new Map<AdmissionHook, ConditionInput>();
+    const verdicts: Verdicts = new Map();
     for (const hook of this.#informer.store.list()) {
-      const generation = hook.metadata?.generation;
-      const resolution = resolveHook(hook);
-      if (!resolution.ok) {
-        verdicts.set(hook, { type: 'Ready', status: 'False', reason: resolution.reason, message: resolution.message, ...(generation !== undefined ? { observedGeneration: generation } : {}) });
-        continue;
-      }
-      try {
-        for (const entry of resolution.hook.context) await contexts.ensure(entry.apiVersion, entry.kind);
-      } catch (error) {
-        const message = `context objects cannot be cached: ${error instanceof Error ? error.message : String(error)}`;
-        verdicts.set(hook, { type: 'Ready', status: 'False', reason: 'ContextUnavailable', message, ...(generation !== undefined ? { observedGeneration: generation } : {}) });
-        continue;
-      }
-      ready.set(resolution.hook.name, resolution.hook);
+      const resolution = resolveHook(hook, this.#options.policy ?? DEFAULT_HOOK_POLICY);
+      const refusal = resolution.ok ? await this.#contextRefusal(resolution.hook) : notReady(resolution.reason, resolution.message, hook.metadata?.generation);
+      if (refusal) verdicts.set(hook, refusal);
+      else if (resolution.ok) ready.set(resolution.hook.name, resolution.hook);
     }
     // Serve before registering: the API server may call a new path as soon as the configuration lands.
     const previous = this.hooks;
     this.hooks = new Map([...previous, ...ready]);
     const { name } = this.#options.configuration;
     try {
-      await this.#applyConfigurations(ready.values());
+      await this.#applyIsolating(ready, verdicts);
     } catch (error) {
       const message = `the webhook configuration could not be written: ${error instanceof Error ? error.message : String(error)}`;
       for (const hook of this.#informer.store.list()) if (!verdicts.has(hook)) verdicts.set(hook, { type: 'Ready', status: 'False', reason: 'ConfigurationFailed', message });
@@ -135,14 +144,69 @@ export class HookController {
     logger.info({ hooks: [...ready.keys()] }, 'admission hooks registered');
   }
 
-  async #applyConfigurations(hooks: Iterable<ResolvedHook>): Promise<void> {
+  /**
+   * Why the hook may not be served its context: its ServiceAccount may not get a kind where the hook reads it
+   * (Forbidden, checked before any cache of the kind starts), or the kind cannot be cached (ContextUnavailable).
+   */
+  async #contextRefusal(hook: ResolvedHook): Promise<ConditionInput | undefined> {
+    const { contexts, client } = this.#options;
+    if (hook.context.length === 0) return undefined;
+    const unavailable = (error: unknown) => notReady('ContextUnavailable', `context objects cannot be cached: ${error instanceof Error ? error.message : String(error)}`, hook.generation);
+    const resources = new Map<string, ResourceInfo>();
+    try {
+      for (const entry of hook.context) resources.set(entry.name, await contexts.resolve(entry.apiVersion, entry.kind));
+    } catch (error) {
+      return unavailable(error);
+    }
+    // A review that cannot be made (the API server does not answer) fails the whole reconcile, which is
+    // retried with the configuration as it was: a blip never unregisters a hook that was serving.
+    const checks = contextAccessChecks(hook.context, (entry) => resources.get(entry.name)!);
+    const verdict = await reviewAccess(client, hook.spec.serviceAccount, checks, 'the hook is not registered and its function is sent nothing until that RBAC exists');
+    if (!verdict.allowed) return notReady('Forbidden', verdict.message, hook.generation);
+    try {
+      for (const entry of hook.context) await contexts.ensure(entry.apiVersion, entry.kind);
+      return undefined;
+    } catch (error) {
+      return unavailable(error);
+    }
+  }
+
+  /**
+   * Writes the configurations. When the API server refuses them (a matchCondition that does not compile, a
+   * selector it rejects), each hook is tried alone in a dry run: those refused are left out with InvalidSpec
+   * and the API server's reason, and the others are registered, so one bad hook never blocks every hook.
+   */
+  async #applyIsolating(ready: Map<string, ResolvedHook>, verdicts: Verdicts): Promise<void> {
+    try {
+      await this.#applyConfigurations(ready.values());
+      return;
+    } catch (error) {
+      if (!isApiError(error, 422) && !isApiError(error, 400)) throw error;
+    }
+    for (const hook of [...ready.values()]) {
+      try {
+        await this.#applyConfigurations([hook], [hook.spec.type]);
+      } catch (error) {
+        if (!isApiError(error, 422) && !isApiError(error, 400)) throw error;
+        ready.delete(hook.name);
+        const object = this.#informer.store.get(hook.name);
+        const message = `the API server refuses this hook's webhook: ${error instanceof Error ? error.message : String(error)}`;
+        if (object) verdicts.set(object, notReady('InvalidSpec', message, hook.generation));
+      }
+    }
+    await this.#applyConfigurations(ready.values());
+  }
+
+  /** Applies both configurations; with `dryRunTypes`, only those, as a dry run (to test one hook alone). */
+  async #applyConfigurations(hooks: Iterable<ResolvedHook>, dryRunTypes?: ReadonlyArray<'mutating' | 'validating'>): Promise<void> {
     const caBundlePem = this.#options.caBundle();
     const built = buildHookConfigurations(hooks, { ...this.#options.configuration, ...(caBundlePem ? { caBundlePem } : {}) });
     for (const [type, body] of [['mutating', built.mutating], ['validating', built.validating]] as const) {
+      if (dryRunTypes && !dryRunTypes.includes(type)) continue;
       await this.#options.client.request({
         method: 'PATCH',
         path: `${CONFIGURATION_PATHS[type]}/${encodeURIComponent(this.#options.configuration.name)}`,
-        query: { fieldManager: FIELD_MANAGER, force: true },
+        query: { fieldManager: FIELD_MANAGER, force: true, ...(dryRunTypes ? { dryRun: 'All' } : {}) },
         contentType: 'application/apply-patch+yaml',
         body,
       });
@@ -180,6 +244,7 @@ export class HookController {
   async stop(options: { unregister?: boolean } = {}): Promise<void> {
     this.#stopped = true;
     clearTimeout(this.#retry);
+    clearInterval(this.#review);
     await this.#running;
     await this.#informer.stop();
     if (!options.unregister) return;

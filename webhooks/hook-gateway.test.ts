@@ -9,7 +9,13 @@ import { resolveHook, type ResolvedHook } from './hook-spec.ts';
 
 const hook = (spec: Partial<NonNullable<AdmissionHook['spec']>> = {}, name = 'require-team'): AdmissionHook => ({
   metadata: { name, generation: 2 },
-  spec: { type: 'validating', rules: [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'] }], function: { url: 'http://fn.example:8080/admit' }, ...spec },
+  spec: {
+    type: 'validating',
+    rules: [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'] }],
+    function: { url: 'http://fn.shop.svc:8080/admit' },
+    serviceAccount: { namespace: 'shop', name: 'require-team' },
+    ...spec,
+  },
 });
 
 function resolved(spec: Partial<NonNullable<AdmissionHook['spec']>> = {}, name?: string): ResolvedHook {
@@ -30,8 +36,9 @@ const review: ReviewRequest = {
 };
 
 describe('resolveHook', () => {
-  it('defaults to Ignore and 5 s, gives the function 4.5 s and serves /admit/<name>', () => {
-    expect(resolved()).toMatchObject({ path: '/admit/require-team', functionTimeoutMs: 4500, spec: { failurePolicy: 'Ignore', timeoutSeconds: 5 } });
+  it('defaults a validating hook to Fail, a mutating one to Ignore, and to 5 s; gives the function 4.5 s and serves /admit/<name>', () => {
+    expect(resolved()).toMatchObject({ path: '/admit/require-team', functionTimeoutMs: 4500, spec: { failurePolicy: 'Fail', timeoutSeconds: 5 } });
+    expect(resolved({ type: 'mutating' }).spec.failurePolicy).toBe('Ignore');
   });
 
   it('reaches a Service function by its cluster DNS name', () => {
@@ -43,12 +50,30 @@ describe('resolveHook', () => {
     [{ timeoutSeconds: 0 }, 'timeoutSeconds must be an integer from 1 to 30, got 0'],
     [{ reinvocationPolicy: 'IfNeeded' as const }, 'reinvocationPolicy applies to mutating hooks only'],
     [{ function: {} }, 'function: give a url or a service'],
-    [{ function: { url: 'ftp://x' } }, 'function.url "ftp://x" must be http or https'],
+    [{ function: { url: 'ftp://x' } }, 'function ftp://x: must be http(s)://<host>'],
+    [{ function: { url: 'http://169.254.169.254/latest/meta-data/' } }, 'host 169.254.169.254 is an IP literal'],
+    [{ function: { url: 'http://127.0.0.1:8080/admit' } }, 'host 127.0.0.1 is an IP literal'],
+    [{ function: { url: 'http://localhost:8080/admit' } }, 'host localhost is loopback'],
+    [{ function: { url: 'https://kubernetes.default.svc/api' } }, 'is the Kubernetes API server'],
+    [{ function: { url: 'https://fn.example.com/admit' } }, 'is not a cluster Service'],
+    [{ rules: [{ operations: ['CREATE' as const], apiGroups: [''], apiVersions: ['v1'], resources: ['secrets'] }] }, 'reaches secrets'],
+    [{ context: [{ name: 'w', apiVersion: 'v1', kind: 'Secret', objectName: { value: 'kube-system/token' } }] }, 'is not an object name'],
+    [{ context: [{ name: 'w', apiVersion: 'v1', kind: 'Secret', objectName: { value: 'x' }, namespace: 'kube-system/x' }] }, 'namespace must be "Same" or a namespace name'],
     [{ rules: [{ operations: ['*' as const], apiGroups: ['*'], apiVersions: ['*'], resources: ['*'] }] }, 'would send webhook configurations or leases to a webhook'],
   ])('refuses %j with a message for the Ready condition', (spec, message) => {
     const result = resolveHook(hook(spec));
     expect(result.ok).toBe(false);
     if (!result.ok) expect(result.message).toContain(message);
+  });
+
+  it('refuses a hook without a ServiceAccount', () => {
+    expect(resolveHook(hook({ serviceAccount: undefined }))).toMatchObject({ ok: false, reason: 'ServiceAccountRequired' });
+  });
+
+  it('allows loopback functions and sensitive resources only when the operator says so', () => {
+    const policy = { urlPolicy: { clusterDomain: 'cluster.local', allowedHosts: [], allowLoopback: true }, allowedResources: ['secrets' as const] };
+    const spec = { function: { url: 'http://127.0.0.1:8080/admit' }, rules: [{ operations: ['CREATE' as const], apiGroups: [''], apiVersions: ['v1'], resources: ['secrets'] }] };
+    expect(resolveHook(hook(spec), policy).ok).toBe(true);
   });
 });
 
@@ -107,18 +132,28 @@ describe('toReviewResponse', () => {
 describe('applyFailurePolicy', () => {
   const failure = { kind: 'Timeout' as const, message: 'did not answer within 4500 ms' };
   it('Ignore admits unchanged with a warning naming the hook and function', () => {
-    expect(applyFailurePolicy('u', resolved(), failure)).toEqual({
+    expect(applyFailurePolicy('u', resolved({ failurePolicy: 'Ignore' }), failure)).toEqual({
       uid: 'u',
       allowed: true,
-      warnings: ['admission hook "require-team": function http://fn.example:8080/admit did not answer within 4500 ms; admitted without this hook (failurePolicy Ignore)'],
+      warnings: ['admission hook "require-team": function http://fn.shop.svc:8080/admit did not answer within 4500 ms; admitted without this hook (failurePolicy Ignore)'],
     });
   });
   it('Fail rejects with 504 Timeout and the same explanation', () => {
     expect(applyFailurePolicy('u', resolved({ failurePolicy: 'Fail' }), failure)).toEqual({
       uid: 'u',
       allowed: false,
-      status: { code: 504, reason: 'Timeout', message: 'admission hook "require-team": function http://fn.example:8080/admit did not answer within 4500 ms (failurePolicy Fail)' },
+      status: { code: 504, reason: 'Timeout', message: 'admission hook "require-team": function http://fn.shop.svc:8080/admit did not answer within 4500 ms (failurePolicy Fail)' },
     });
+  });
+});
+
+describe('a request the function could not check', () => {
+  const refused = { kind: 'Refused' as const, message: 'answered HTTP 400: request nests deeper than 256 levels' };
+  it('is denied by a validating hook even under Ignore', () => {
+    expect(applyFailurePolicy('u', resolved({ failurePolicy: 'Ignore' }), refused)).toMatchObject({ allowed: false, status: { code: 400, message: expect.stringContaining('does not admit what its function could not check') } });
+  });
+  it('follows a mutating hook\'s failure policy', () => {
+    expect(applyFailurePolicy('u', resolved({ type: 'mutating' }), refused)).toMatchObject({ allowed: true });
   });
 });
 
@@ -130,6 +165,11 @@ describe('context objects', () => {
     expect(contextObjectName({ fieldPath: 'spec.serviceAccountName' }, pod)).toBe('builder');
     expect(contextObjectName({ value: 'fixed' }, pod)).toBe('fixed');
     expect(contextObjectName({ label: 'missing' }, pod)).toBeUndefined();
+  });
+  it('never takes "<namespace>/<name>" (or anything else that is not an object name) from the admitted object', () => {
+    const sneaky = { ...pod, metadata: { annotations: { 'watch.kubeloop.dev/watcher': 'kube-system/token' }, labels: { app: '../x' } } };
+    expect(contextObjectName({ annotation: 'watch.kubeloop.dev/watcher' }, sneaky)).toBeUndefined();
+    expect(contextObjectName({ label: 'app' }, sneaky)).toBeUndefined();
   });
   it('looks in the admitted object’s namespace unless told otherwise, and nowhere for cluster-scoped kinds', () => {
     expect(contextNamespace({ name: 'w', apiVersion: 'v1', kind: 'X', objectName: { value: 'x' } }, 'shop', true)).toBe('shop');

@@ -9,8 +9,12 @@ import type { KubeObject } from '../api/meta.ts';
 import type { AdmissionRequest as ReviewRequest, AdmissionResponse as ReviewResponse } from './admission-review.ts';
 import type { ResolvedHook } from './hook-spec.ts';
 
-/** Why a function gave no usable answer; bounded, for the metric label and the condition reason. */
-export type CallFailureKind = 'Unreachable' | 'Timeout' | 'ErrorStatus' | 'InvalidResponse';
+/**
+ * Why a function gave no usable answer; bounded, for the metric label and the condition reason. Refused: the
+ * request could not be checked at all (nested deeper or larger than the runtime takes, or the function
+ * answered 400, 413 or 422 to it).
+ */
+export type CallFailureKind = 'Unreachable' | 'Timeout' | 'ErrorStatus' | 'InvalidResponse' | 'Refused';
 
 export interface CallFailure {
   kind: CallFailureKind;
@@ -78,16 +82,27 @@ const FAILURE_STATUS: Record<CallFailureKind, { code: number; reason: string }> 
   Timeout: { code: 504, reason: 'Timeout' },
   ErrorStatus: { code: 500, reason: 'InternalError' },
   InvalidResponse: { code: 500, reason: 'InternalError' },
+  Refused: { code: 400, reason: 'BadRequest' },
 };
+
+/** HTTP statuses by which a function says it cannot take this request (the runtime: too deep, too large, malformed). */
+export const REFUSAL_STATUSES: ReadonlySet<number> = new Set([400, 413, 422]);
 
 /** The message a client sees when the function failed; names the hook, the function and what to check. */
 export function failureMessage(hook: ResolvedHook, failure: CallFailure): string {
   return `admission hook "${hook.name}": function ${hook.functionUrl} ${failure.message}`;
 }
 
-/** Ignore: allowed unchanged, with a warning saying the hook was skipped. Fail: rejected, saying why. */
+/**
+ * Ignore: allowed unchanged, with a warning saying the hook was skipped. Fail: rejected, saying why. A request
+ * a validating hook's function refused is rejected whatever the policy: otherwise nesting an object one level
+ * deeper than the runtime takes (or making it larger) would be a way past every validating hook.
+ */
 export function applyFailurePolicy(uid: string, hook: ResolvedHook, failure: CallFailure): ReviewResponse {
   const message = failureMessage(hook, failure);
+  if (failure.kind === 'Refused' && hook.spec.type === 'validating') {
+    return { uid, allowed: false, status: { ...FAILURE_STATUS.Refused, message: `${message}; a validating hook does not admit what its function could not check` } };
+  }
   if (hook.spec.failurePolicy === 'Ignore') return { uid, allowed: true, warnings: [`${message}; admitted without this hook (failurePolicy Ignore)`] };
   return { uid, allowed: false, status: { ...FAILURE_STATUS[failure.kind], message: `${message} (failurePolicy Fail)` } };
 }

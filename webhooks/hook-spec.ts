@@ -1,7 +1,10 @@
 // Checks an AdmissionHook's spec beyond what the CRD schema can (timeouts, rules a webhook may not
-// intercept, the function address) and resolves it into what the gateway serves: its path, the function
-// URL, the timeout it gives the function. Pure: bad specs come back as a message for the Ready condition.
+// intercept, the function address by the Loops' URL rules, its ServiceAccount, context names) and resolves it
+// into what the gateway serves. Pure: bad specs come back as a reason and message for the Ready condition.
 import type { AdmissionHook, AdmissionHookSpec, HookContextEntry } from '../api/admission-hook.ts';
+import type { ServiceAccountRef } from '../api/loop.ts';
+import { DEFAULT_FUNCTION_URL_POLICY, functionUrlProblem, type FunctionUrlPolicy } from '../lib/config/function-url-policy.ts';
+import { sensitiveRuleProblems, type SensitiveCategory } from './sensitive-resources.ts';
 
 /** kubeloop.dev suffix of every webhook name the gateway registers: <hook>.hooks.kubeloop.dev. */
 export const HOOK_WEBHOOK_SUFFIX = 'hooks.kubeloop.dev';
@@ -14,7 +17,7 @@ export interface ResolvedHook {
   /** metadata.generation the resolution is of, for status.observedGeneration. */
   generation?: number;
   uid?: string;
-  spec: AdmissionHookSpec & { failurePolicy: 'Ignore' | 'Fail'; timeoutSeconds: number };
+  spec: AdmissionHookSpec & { failurePolicy: 'Ignore' | 'Fail'; timeoutSeconds: number; serviceAccount: ServiceAccountRef };
   /** /admit/<name> on the gateway. */
   path: string;
   /** Where the gateway POSTs the AdmissionRequest. */
@@ -24,7 +27,25 @@ export interface ResolvedHook {
   context: HookContextEntry[];
 }
 
-export type HookResolution = { ok: true; hook: ResolvedHook } | { ok: false; reason: 'InvalidSpec'; message: string };
+export type HookResolution = { ok: true; hook: ResolvedHook } | { ok: false; reason: 'InvalidSpec' | 'ServiceAccountRequired'; message: string };
+
+/** What an operator decides for every hook: where functions may live, which sensitive resources hooks may see. */
+export interface HookPolicy {
+  urlPolicy: FunctionUrlPolicy;
+  allowedResources: readonly SensitiveCategory[];
+}
+
+export const DEFAULT_HOOK_POLICY: HookPolicy = { urlPolicy: DEFAULT_FUNCTION_URL_POLICY, allowedResources: [] };
+/** `kubeloop webhook --dev`, benchmarks and tests: functions on 127.0.0.1 as well. */
+export const DEV_HOOK_POLICY: HookPolicy = { ...DEFAULT_HOOK_POLICY, urlPolicy: { ...DEFAULT_FUNCTION_URL_POLICY, allowLoopback: true } };
+
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+/** An object name (DNS subdomain): never "<namespace>/<name>", which would reach into another namespace. */
+export const OBJECT_NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+
+export function isObjectName(name: string): boolean {
+  return name.length <= 253 && OBJECT_NAME.test(name);
+}
 
 /** Requests a webhook may never see: intercepting them could lock the cluster (or us) out. */
 const FORBIDDEN_RESOURCES = new Map([
@@ -59,7 +80,17 @@ export function functionTimeoutMs(timeoutSeconds: number): number {
   return total - Math.min(500, Math.round(total * 0.2));
 }
 
-export function resolveHook(hook: AdmissionHook): HookResolution {
+function contextProblem(entry: HookContextEntry): string | undefined {
+  const sources = ['annotation', 'label', 'fieldPath', 'value'].filter((key) => typeof entry.objectName?.[key as keyof typeof entry.objectName] === 'string');
+  if (sources.length !== 1) return `context "${entry.name}": objectName needs exactly one of annotation, label, fieldPath, value`;
+  if (entry.objectName.value !== undefined && !isObjectName(entry.objectName.value)) return `context "${entry.name}": objectName.value "${entry.objectName.value}" is not an object name (the namespace comes from namespace, never from the name)`;
+  if (entry.namespace !== undefined && entry.namespace !== 'Same' && !(DNS_LABEL.test(entry.namespace) && entry.namespace.length <= 63)) {
+    return `context "${entry.name}": namespace must be "Same" or a namespace name, got ${JSON.stringify(entry.namespace)}`;
+  }
+  return undefined;
+}
+
+export function resolveHook(hook: AdmissionHook, policy: HookPolicy = DEFAULT_HOOK_POLICY): HookResolution {
   const name = hook.metadata?.name ?? '';
   const spec = hook.spec;
   const invalid = (message: string): HookResolution => ({ ok: false, reason: 'InvalidSpec', message });
@@ -74,24 +105,24 @@ export function resolveHook(hook: AdmissionHook): HookResolution {
     return invalid('reinvocationPolicy applies to mutating hooks only');
   }
   if (!Array.isArray(spec.rules) || spec.rules.length === 0) return invalid('rules: give at least one rule');
-  const problems = ruleProblems(spec);
+  const problems = [...ruleProblems(spec), ...sensitiveRuleProblems(spec.rules, policy.allowedResources)];
   if (problems.length > 0) return invalid(problems.join('; '));
   if (spec.function?.url && spec.function.service) return invalid('function: give url or service, not both');
   const functionUrl = spec.function ? functionUrlOf(spec.function) : undefined;
   if (!functionUrl) return invalid('function: give a url or a service');
-  try {
-    const parsed = new URL(functionUrl);
-    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') return invalid(`function.url "${functionUrl}" must be http or https`);
-  } catch {
-    return invalid(`function.url "${functionUrl}" is not a URL`);
-  }
+  const urlProblem = functionUrlProblem(functionUrl, policy.urlPolicy);
+  if (urlProblem) return invalid(`function ${functionUrl}: ${urlProblem}`);
   const context = spec.context ?? [];
   const names = new Set<string>();
   for (const entry of context) {
     if (names.has(entry.name)) return invalid(`context: the name "${entry.name}" is used twice`);
     names.add(entry.name);
-    const sources = ['annotation', 'label', 'fieldPath', 'value'].filter((key) => typeof entry.objectName?.[key as keyof typeof entry.objectName] === 'string');
-    if (sources.length !== 1) return invalid(`context "${entry.name}": objectName needs exactly one of annotation, label, fieldPath, value`);
+    const problem = contextProblem(entry);
+    if (problem) return invalid(problem);
+  }
+  const serviceAccount = spec.serviceAccount;
+  if (!serviceAccount?.namespace || !serviceAccount.name) {
+    return { ok: false, reason: 'ServiceAccountRequired', message: 'spec.serviceAccount { namespace, name } is required: the gateway reads context objects as that ServiceAccount' };
   }
   return {
     ok: true,
@@ -99,7 +130,8 @@ export function resolveHook(hook: AdmissionHook): HookResolution {
       name,
       ...(hook.metadata?.generation !== undefined ? { generation: hook.metadata.generation } : {}),
       ...(hook.metadata?.uid ? { uid: hook.metadata.uid } : {}),
-      spec: { ...spec, failurePolicy: spec.failurePolicy ?? 'Ignore', timeoutSeconds },
+      // A validating hook that cannot run must not pass what it was meant to check.
+      spec: { ...spec, failurePolicy: spec.failurePolicy ?? (spec.type === 'validating' ? 'Fail' : 'Ignore'), timeoutSeconds, serviceAccount },
       path: `${HOOK_PATH_PREFIX}${name}`,
       functionUrl,
       functionTimeoutMs: functionTimeoutMs(timeoutSeconds),

@@ -8,7 +8,9 @@ import type { KeyPairPem } from '../certs/generate.ts';
 import { CertificateRotator } from '../certs/rotation.ts';
 import { isApiError, KubeClient, loadKubeConfig, ResourceDiscovery, UnknownKindError } from '../lib/kube/index.ts';
 import { ADMISSION_HOOK_API_VERSION, ADMISSION_HOOK_KIND } from '../api/admission-hook.ts';
+import type { Registry } from 'prom-client';
 import { createLogger, type Logger } from '../lib/observability/logger.ts';
+import { counter, createMetricsRegistry } from '../lib/observability/metrics.ts';
 import { listen } from '../lib/server/index.ts';
 import type { ClientAuthentication } from './api-server-authentication.ts';
 import type { WebhookConfig } from './config.ts';
@@ -112,6 +114,8 @@ interface HookState {
 interface AdmissionGateway {
   /** The CA the hook configurations trust, once the rotator reported a change (before it adopts the bundle). */
   trust: { caPem?: string };
+  /** Served on /metrics; made first so the context cache can count what it refuses. */
+  metrics: Registry;
   contexts: ContextCache;
   caller: FunctionCaller;
   hooks: HookController;
@@ -119,7 +123,16 @@ interface AdmissionGateway {
 }
 
 function createGateway(config: WebhookConfig, client: KubeClient, logger: Logger, rotator: CertificateRotator | undefined): AdmissionGateway {
-  const contexts = new ContextCache(client, logger.child({ component: 'context-cache' }), config.watchNamespace);
+  const metrics = createMetricsRegistry();
+  const refused = counter<'kind'>(metrics, 'kubeloop_admission_context_objects_refused_total', 'Context objects over --max-object-values, never cached (sent as null)', ['kind']);
+  const contextLogger = logger.child({ component: 'context-cache' });
+  const contexts = new ContextCache(client, contextLogger, config.watchNamespace, {
+    maxValues: config.maxObjectValues,
+    onRefused: (kind, object) => {
+      refused.inc({ kind });
+      contextLogger.warn({ kind, name: object.metadata?.name, namespace: object.metadata?.namespace, maxValues: config.maxObjectValues }, 'context object over --max-object-values: not cached, sent as null');
+    },
+  });
   const caller = new FunctionCaller();
   const state: HookState = { target: { service: { name: config.service, namespace: config.namespace } }, served: false, unregistering: false };
   const trust: AdmissionGateway['trust'] = {};
@@ -138,8 +151,10 @@ function createGateway(config: WebhookConfig, client: KubeClient, logger: Logger
     },
     caBundle: () => trust.caPem ?? rotator?.bundle.ca.certPem,
     ...(config.hookSelector ? { labelSelector: config.hookSelector } : {}),
+    policy: { urlPolicy: config.urlPolicy, allowedResources: config.hookAllowedResources },
+    accessReviewIntervalMs: config.accessReviewSeconds * 1000,
   });
-  return { trust, contexts, caller, hooks, state };
+  return { trust, metrics, contexts, caller, hooks, state };
 }
 
 /** --client-ca-file read once at start: a missing or empty file is a start-up error naming the flag. */
@@ -156,10 +171,11 @@ async function readClientAuthentication(config: WebhookConfig): Promise<ClientAu
 }
 
 function createServer(config: WebhookConfig, logger: Logger, serving: KeyPairPem, gateway: AdmissionGateway, clientAuth: ClientAuthentication | undefined): WebhookServer {
-  const { hooks, contexts, caller, state } = gateway;
+  const { hooks, contexts, caller, state, metrics } = gateway;
   return createWebhookServer({
     logger,
     serving,
+    metrics,
     ...(clientAuth ? { clientAuth } : {}),
     bodyLimitBytes: config.bodyLimitBytes,
     ready: () => !state.served || hooks.synced,

@@ -89,6 +89,7 @@ async function startRouterWhenReachable(kubeConfig: ClusterCredentials, config: 
     minRequeueMs: config.minRequeueSeconds * 1000,
     accessReviewIntervalMs: config.accessReviewSeconds * 1000,
     watchTimeoutSeconds: config.watchTimeoutSeconds,
+    maxObjectValues: config.maxObjectValues,
     expectationsTimeoutMs: config.expectationsTimeoutSeconds * 1000,
     dispatch: { maxActionsPerReply: config.maxActionsPerReply, maxResponseBytes: config.maxReplyBytes },
     ...(config.leaderElect

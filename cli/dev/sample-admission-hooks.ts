@@ -1,8 +1,9 @@
 // The sample AdmissionHooks (samples/admission-hooks: the Watcher sidecar injector) pointed at admission
-// functions running on this machine, for `kubeloop dev` and the soak, and the wait for the gateway to
-// register them.
+// functions running on this machine, for `kubeloop dev` and the soak, with the RBAC that lets each hook's
+// ServiceAccount get its context objects, and the wait for the gateway to register them.
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { AdmissionHook } from '../../api/admission-hook.ts';
 import type { KubeClient, ResourceDiscovery } from '../../lib/kube/index.ts';
 import { packageRoot } from '../package-root.ts';
 import { applyManifest, readManifests, type Manifest } from './apply-manifests.ts';
@@ -15,7 +16,29 @@ export async function sampleAdmissionHookNames(): Promise<string[]> {
 }
 
 interface HookManifest extends Manifest {
-  spec: { function: { url?: string; service?: { path?: string } } };
+  spec: NonNullable<AdmissionHook['spec']>;
+}
+
+/**
+ * Lets the hook's ServiceAccount get its context kinds in every namespace (a ClusterRole and binding named
+ * kubeloop-dev-hook-<hook>), as the chart does for the hooks it renders: the gateway sends nothing otherwise.
+ */
+export async function grantHookContext(client: KubeClient, discovery: ResourceDiscovery, hook: AdmissionHook): Promise<void> {
+  const serviceAccount = hook.spec?.serviceAccount;
+  const context = hook.spec?.context ?? [];
+  if (!serviceAccount || context.length === 0) return;
+  const name = `kubeloop-dev-hook-${hook.metadata?.name ?? ''}`;
+  const resources = await Promise.all(context.map((entry) => discovery.resolve(entry.apiVersion, entry.kind)));
+  const rules = resources.map((r) => ({ apiGroups: [r.group], resources: [r.plural], verbs: ['get'] }));
+  const rbac = 'rbac.authorization.k8s.io/v1';
+  await applyManifest(client, discovery, { apiVersion: rbac, kind: 'ClusterRole', metadata: { name }, rules } as Manifest);
+  await applyManifest(client, discovery, {
+    apiVersion: rbac,
+    kind: 'ClusterRoleBinding',
+    metadata: { name },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name },
+    subjects: [{ kind: 'ServiceAccount', ...serviceAccount }],
+  } as Manifest);
 }
 
 /**
@@ -37,6 +60,7 @@ export async function applySampleAdmissionHooks(
     }
     const hook = manifest as HookManifest;
     const path = hook.spec.function.url ? new URL(hook.spec.function.url).pathname : (hook.spec.function.service?.path ?? '/admit');
+    await grantHookContext(client, discovery, hook);
     await applyManifest(client, discovery, { ...hook, spec: { ...hook.spec, function: { url: `${url}${path}` } } });
     applied.push(manifest.metadata.name);
   }

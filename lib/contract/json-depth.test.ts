@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MAX_JSON_DEPTH, nestsDeeperThan } from './json-depth.ts';
+import { countValues, MAX_JSON_DEPTH, nestsDeeperThan } from './json-depth.ts';
 
 const nested = (depth: number): unknown => JSON.parse('['.repeat(depth) + ']'.repeat(depth));
 
@@ -15,5 +15,15 @@ describe('nestsDeeperThan', () => {
   });
   it('walks a value nested a million deep without overflowing the stack', () => {
     expect(nestsDeeperThan(nested(1_000_000))).toBe(true);
+  });
+});
+
+describe('countValues', () => {
+  it('counts every object, array and scalar', () => {
+    expect(countValues({ a: [1, 'x', null], b: {} }, 100)).toBe(6);
+  });
+  it('stops counting just past the budget', () => {
+    const bomb = Array.from({ length: 1_000_000 }, () => ({}));
+    expect(countValues(bomb, 1000)).toBe(1001);
   });
 });

@@ -5,6 +5,7 @@ import type { KubernetesObject, KubernetesListObject } from '@kubernetes/client-
 import type { Logger } from 'pino';
 import { Backoff, sleep, type BackoffPolicy } from './backoff.ts';
 import { isApiError, type KubeClient } from './kube-client.ts';
+import { countValues } from '../contract/json-depth.ts';
 import { ObjectStore, type IndexFunction } from './object-store.ts';
 import { objectKey } from './object-meta.ts';
 import { collectionPath, kindKey, type ResourceInfo } from './resource-paths.ts';
@@ -24,6 +25,12 @@ export interface InformerOptions<T extends KubernetesObject> {
   metadataOnly?: boolean;
   /** Applied to every object before caching, e.g. to drop managedFields and save memory. */
   transform?: (object: T) => T;
+  /**
+   * Objects holding more JSON values than this are never cached (a cached older version is dropped, without
+   * a handler event): one object of tiny values must not cost the process its heap. onRefused reports them.
+   */
+  maxValues?: number;
+  onRefused?: (object: T, values: number) => void;
   indexers?: Record<string, IndexFunction<T>>;
   /** Page size of the list. */
   pageSize?: number;
@@ -165,6 +172,7 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
     const path = collectionPath(resource, namespace);
     const accept = metadataOnly ? METADATA_LIST_ACCEPT : 'application/json';
     const fresh = new Map<string, T>();
+    const refused = new Set<string>();
     let continueToken: string | undefined;
     let resourceVersion = '';
     let pageSize: number | undefined = this.#options.pageSize ?? 500;
@@ -181,6 +189,7 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
         if (continueToken !== undefined && isApiError(error, 410)) {
           // The continue token expired mid-list: start over with one unpaged list.
           fresh.clear();
+          refused.clear();
           continueToken = undefined;
           pageSize = undefined;
           continue;
@@ -189,14 +198,15 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
       }
       for (const item of page.items ?? []) {
         const object = this.#normalise(item);
-        fresh.set(objectKey(object.metadata), object);
+        if (this.#refused(object)) refused.add(objectKey(object.metadata));
+        else fresh.set(objectKey(object.metadata), object);
       }
       resourceVersion = page.metadata?.resourceVersion ?? resourceVersion;
       // The wire name is `continue`; client-node's model type calls it `_continue`, which JSON never has.
       continueToken = (page.metadata as { continue?: string } | undefined)?.continue || undefined;
       if (continueToken === undefined) break;
     }
-    this.#replace(fresh);
+    this.#replace(fresh, refused);
     this.#resourceVersion = resourceVersion;
     this.#backoff.reset();
     if (!this.#synced) {
@@ -207,12 +217,13 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
   }
 
   /** Swaps in a fresh list, emitting what changed since the previous view (events missed while away). */
-  #replace(fresh: Map<string, T>): void {
+  #replace(fresh: Map<string, T>, refused: ReadonlySet<string>): void {
     const store = this.store;
     for (const key of [...store.keys()]) {
       if (!fresh.has(key)) {
         const gone = store.delete(key);
-        if (gone) this.#emit('delete', gone);
+        // A refused object still exists: it is forgotten, not reported deleted.
+        if (gone && !refused.has(key)) this.#emit('delete', gone);
       }
     }
     for (const object of fresh.values()) {
@@ -287,12 +298,25 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
     if (type === 'DELETED') {
       this.store.delete(key);
       this.#emit('delete', object);
+    } else if (this.#refused(object)) {
+      this.store.delete(key);
     } else if (type === 'ADDED' || type === 'MODIFIED') {
       const previous = this.store.upsert(object);
       if (previous) this.#emit('update', object, previous);
       else this.#emit('add', object);
     }
     if (resourceVersion) this.#resourceVersion = resourceVersion;
+  }
+
+  /** Over the value budget: reported, and to be left out of the cache. */
+  #refused(object: T): boolean {
+    const { maxValues, onRefused } = this.#options;
+    if (maxValues === undefined) return false;
+    const values = countValues(object, maxValues);
+    if (values <= maxValues) return false;
+    this.#options.logger?.warn({ key: objectKey(object.metadata), maxValues }, 'object over the value budget: not cached');
+    onRefused?.(object, values);
+    return true;
   }
 
   /** List items and metadata-only objects lack the real apiVersion/kind; functions need them. */

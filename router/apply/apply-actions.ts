@@ -315,7 +315,7 @@ async function authorised(ctx: ApplyContext, action: Action, target: ObjectTarge
       }
     }
   }
-  const verdict = checkAuthority({ loop: ctx.loop, primary: ctx.primary, lookup: () => current }, checked);
+  const verdict = checkAuthority({ loop: ctx.loop, primary: ctx.primary, lookup: () => current, targetNamespaced: resource.namespaced }, checked);
   if (verdict.allowed) return true;
   refuse(ctx, action, target, verdict.reason);
   return false;

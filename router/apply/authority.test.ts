@@ -12,6 +12,7 @@ const ctx: AuthorityContext = {
   loop: { name: 'podset', for: { apiVersion: primary.apiVersion, kind: 'PodSet' }, owns: [{ apiVersion: 'v1', kind: 'Pod' }] },
   primary,
   lookup: (_v, _k, ns, name) => cache[`${ns}/${name}`],
+  targetNamespaced: true,
 };
 const pod = (name: string, namespace = 'a') => ({ apiVersion: 'v1', kind: 'Pod', namespace, name });
 
@@ -46,6 +47,34 @@ describe('checkAuthority', () => {
       expect(verdict.allowed, JSON.stringify(action)).toBe(false);
       if (!verdict.allowed) expect(verdict.reason).toMatch(/^Loop podset may not /);
     }
+  });
+});
+
+describe('checkAuthority by resolved scope', () => {
+  const rbac = 'rbac.authorization.k8s.io/v1';
+  const clusterScoped: AuthorityContext = {
+    ...ctx,
+    loop: { ...ctx.loop, owns: [{ apiVersion: rbac, kind: 'ClusterRoleBinding' }] },
+    targetNamespaced: false,
+  };
+  it('refuses a cluster-scoped object to a namespaced primary, whatever namespace the function wrote on it', () => {
+    const binding = (namespace?: string) => ({ apiVersion: rbac, kind: 'ClusterRoleBinding', metadata: { name: 'grab', ...(namespace ? { namespace } : {}) } });
+    for (const action of [
+      { op: 'create', object: binding('a') },
+      { op: 'apply', object: binding('a') },
+      { op: 'create', object: binding() },
+      { op: 'patch', target: { apiVersion: rbac, kind: 'ClusterRoleBinding', namespace: 'a', name: 'grab' }, patch: [{ op: 'remove', path: '/x' }] },
+      { op: 'delete', target: { apiVersion: rbac, kind: 'ClusterRoleBinding', name: 'grab' } },
+    ] as Action[]) {
+      expect(checkAuthority(clusterScoped, action), JSON.stringify(action)).toEqual({
+        allowed: false,
+        reason: expect.stringContaining('the kind is cluster-scoped and the primary is namespaced (a)'),
+      });
+    }
+  });
+  it('lets a cluster-scoped primary own cluster-scoped objects', () => {
+    const clusterPrimary = { ...clusterScoped, primary: { apiVersion: 'example.com/v1', kind: 'Tenant', metadata: { name: 't', uid: 'u-t' } } };
+    expect(checkAuthority(clusterPrimary, { op: 'create', object: { apiVersion: rbac, kind: 'ClusterRoleBinding', metadata: { name: 'grab' } } })).toEqual({ allowed: true });
   });
 });
 

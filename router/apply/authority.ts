@@ -1,6 +1,6 @@
 // Least authority: an action may only touch the primary and objects of the Loop's owned kinds in the
-// primary's namespace, and an owned object only when it is not controlled by something else. The kind is
-// checked first (checkKind), before the router looks anything up, so a reply cannot make it discover kinds.
+// primary's namespace (judged by the kind's resolved scope, never by the namespace a function wrote), and an
+// owned object only when nothing else controls it. The kind is checked first (checkKind), before any lookup.
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { Action, ObjectTarget } from '../../lib/contract/types.ts';
 import { controllerUid, refersTo } from '../../lib/kube/object-meta.ts';
@@ -16,6 +16,11 @@ export interface AuthorityContext {
    * Loop's namespaces, one the watch has not shown yet); undefined only when the object does not exist.
    */
   lookup: (apiVersion: string, kind: string, namespace: string | undefined, name: string) => KubernetesObject | undefined;
+  /**
+   * The target kind's scope as discovery resolved it. A namespace a function writes on a cluster-scoped
+   * object means nothing to the API server, so only this decides whether the target is in a namespace.
+   */
+  targetNamespaced: boolean;
 }
 
 function describe(t: { apiVersion?: string; kind?: string; namespace?: string; name?: string }): string {
@@ -30,10 +35,13 @@ function isOwnedKind(ctx: AuthorityContext, apiVersion: string | undefined, kind
   return ctx.loop.owns.some((o) => o.apiVersion === apiVersion && o.kind === kind);
 }
 
-function inPrimaryNamespace(ctx: AuthorityContext, namespace: string | undefined): boolean {
+/** Why the target is out of the primary's reach, or undefined: a namespaced primary reaches only its own namespace. */
+function scopeProblem(ctx: AuthorityContext, namespace: string | undefined): string | undefined {
   const primaryNamespace = ctx.primary.metadata?.namespace;
-  // A cluster-scoped primary may own objects in any namespace; a namespaced one only in its own.
-  return primaryNamespace === undefined || namespace === primaryNamespace;
+  // A cluster-scoped primary may own objects in any namespace, and cluster-scoped ones.
+  if (primaryNamespace === undefined) return undefined;
+  if (!ctx.targetNamespaced) return `the kind is cluster-scoped and the primary is namespaced (${primaryNamespace})`;
+  return namespace === primaryNamespace ? undefined : "outside the primary's namespace";
 }
 
 const API_VERSION = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?v[1-9][0-9]*((alpha|beta)[1-9][0-9]*)?$/;
@@ -72,7 +80,8 @@ export function checkAuthority(ctx: AuthorityContext, action: Action): Authority
       const t = action.target;
       if (isPrimary(ctx, t)) return { allowed: true };
       if (!isOwnedKind(ctx, t.apiVersion, t.kind)) return refuse(`${action.op} ${describe(t)}: not the primary and not an owned kind`);
-      if (!inPrimaryNamespace(ctx, t.namespace)) return refuse(`${action.op} ${describe(t)}: outside the primary's namespace`);
+      const outside = scopeProblem(ctx, t.namespace);
+      if (outside) return refuse(`${action.op} ${describe(t)}: ${outside}`);
       const cached = ctx.lookup(t.apiVersion, t.kind, t.namespace, t.name);
       const owner = controllerUid(cached);
       if (cached && owner !== ctx.primary.metadata?.uid) {
@@ -83,10 +92,11 @@ export function checkAuthority(ctx: AuthorityContext, action: Action): Authority
     case 'create':
     case 'apply': {
       const o = action.object;
-      const target = { apiVersion: o.apiVersion, kind: o.kind, namespace: o.metadata?.namespace, name: o.metadata?.name };
+      const target = { apiVersion: o.apiVersion, kind: o.kind, namespace: ctx.targetNamespaced ? o.metadata?.namespace : undefined, name: o.metadata?.name };
       if (action.op === 'apply' && isPrimary(ctx, target)) return { allowed: true };
       if (!isOwnedKind(ctx, o.apiVersion, o.kind)) return refuse(`${action.op} ${describe(target)}: not an owned kind`);
-      if (!inPrimaryNamespace(ctx, target.namespace)) return refuse(`${action.op} ${describe(target)}: outside the primary's namespace`);
+      const outside = scopeProblem(ctx, target.namespace);
+      if (outside) return refuse(`${action.op} ${describe(target)}: ${outside}`);
       const owner = controllerUid(o);
       if (owner !== undefined && owner !== ctx.primary.metadata?.uid) {
         return refuse(`${action.op} ${describe(target)}: it names another controller`);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_FUNCTION_URL_POLICY } from './function-url-policy.ts';
+import { DEFAULT_FUNCTION_URL_POLICY } from '../../lib/config/function-url-policy.ts';
 import { parseFunctionRef, resolveFunctionRef, type FunctionRefConfig } from './function-ref.ts';
 import { isClusterServiceHost } from './service-address.ts';
 

@@ -2,7 +2,7 @@
 // the referenced Service (its DNS name in the cluster domain) or Knative Service (status.address.url).
 import { KNATIVE_SERVING_API_VERSION, type FunctionRef } from '../../api/loop.ts';
 import type { KubeObject } from '../../lib/contract/types.ts';
-import { functionUrlProblem, type FunctionUrlPolicy } from './function-url-policy.ts';
+import { functionUrlProblem, type FunctionUrlPolicy } from '../../lib/config/function-url-policy.ts';
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_FUNCTION_URL_POLICY } from './function-url-policy.ts';
+import { DEFAULT_FUNCTION_URL_POLICY } from '../../lib/config/function-url-policy.ts';
 import { LoopSpecError, loopSpecErrorReason, parseLoop } from './loop-spec.ts';
 
 const valid = {

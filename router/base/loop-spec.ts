@@ -4,7 +4,7 @@ import { validateLabelSelector } from '../../lib/kube/label-selector.ts';
 import { FINALIZER_PREFIX, type Loop, type LoopSpec, type SecretKeyRef, type ServiceAccountRef } from '../../api/loop.ts';
 import type { KindRef } from '../../api/meta.ts';
 import { parseFunctionRef, type FunctionRefConfig } from './function-ref.ts';
-import { DEFAULT_FUNCTION_URL_POLICY, functionUrlProblem, type FunctionUrlPolicy } from './function-url-policy.ts';
+import { DEFAULT_FUNCTION_URL_POLICY, functionUrlProblem, type FunctionUrlPolicy } from '../../lib/config/function-url-policy.ts';
 import type { SigningKeys } from '../../lib/signing/webhook-signature.ts';
 import { parseRelated, RelatedSpecError, type RelationConfig } from './related-relation.ts';
 

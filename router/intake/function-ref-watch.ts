@@ -2,7 +2,7 @@
 // informers and reports every change of the URL it resolves to (or why it does not resolve).
 import type { InformerLease, InformerSource } from './informer-registry.ts';
 import { resolveFunctionRef, type FunctionRefConfig, type RefResolution } from '../base/function-ref.ts';
-import type { FunctionUrlPolicy } from '../base/function-url-policy.ts';
+import type { FunctionUrlPolicy } from '../../lib/config/function-url-policy.ts';
 
 export class FunctionRefWatch {
   #lease: InformerLease | undefined;

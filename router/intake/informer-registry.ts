@@ -8,6 +8,8 @@ import type { KubeClient } from '../../lib/kube/kube-client.ts';
 import { CONTROLLER_UID_INDEX, controllerUidOf, NAMESPACE_INDEX, namespaceOf } from '../../lib/kube/object-store.ts';
 import { kindKey, type ResourceInfo } from '../../lib/kube/resource-paths.ts';
 import type { KindRef } from '../../api/meta.ts';
+import { DEFAULT_MAX_OBJECT_VALUES } from '../../lib/contract/json-depth.ts';
+import type { EventRecorder } from '../apply/event-recorder.ts';
 import type { RouterMetrics } from '../base/router-metrics.ts';
 import { combineInformers, type InformerView } from '../base/informer-view.ts';
 import { projectObject } from '../base/related-relation.ts';
@@ -40,6 +42,10 @@ export interface InformerRegistryOptions {
   discovery: ResourceDiscovery;
   logger: Logger;
   metrics?: RouterMetrics;
+  /** Where an object refused for its size is reported (a Warning event on it). */
+  events?: Pick<EventRecorder, 'record'>;
+  /** Objects holding more JSON values are never cached; DEFAULT_MAX_OBJECT_VALUES when omitted. */
+  maxObjectValues?: number;
   watchTimeoutSeconds?: number;
   watchdogGraceMs?: number;
 }
@@ -105,9 +111,10 @@ export class InformerRegistry {
   }
 
   async #create(resource: ResourceInfo, mode: CacheMode, namespace: string | undefined): Promise<Entry> {
-    const { client, logger, metrics } = this.options;
+    const { client, logger, metrics, events } = this.options;
     const metadataOnly = mode === true;
     const fields = typeof mode === 'object' ? mode.fields : undefined;
+    const maxValues = this.options.maxObjectValues ?? DEFAULT_MAX_OBJECT_VALUES;
     const informer = new Informer<KubeObject>({
       client,
       resource,
@@ -115,6 +122,16 @@ export class InformerRegistry {
       metadataOnly,
       // managedFields are large and no function reads them: dropping them is most of the memory saved.
       transform: fields ? (o) => projectObject(stripManagedFields(o), fields) : stripManagedFields,
+      // Checked before caching: an object of millions of tiny values would cost every Loop the router's heap.
+      maxValues,
+      onRefused: (object) => {
+        metrics?.objectsRefused.inc({ resource: informer.name });
+        events?.record(object, {
+          type: 'Warning',
+          reason: 'ObjectTooLarge',
+          message: `kubeloop's router does not cache this object: it holds more than ${maxValues} JSON values (--max-object-values); no Loop sees it until it is smaller`,
+        });
+      },
       indexers: {
         [CONTROLLER_UID_INDEX]: controllerUidOf,
         [UID_INDEX]: (o) => (o.metadata?.uid ? [o.metadata.uid] : []),

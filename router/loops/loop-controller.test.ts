@@ -10,7 +10,7 @@ import { createRouterMetrics } from '../base/router-metrics.ts';
 import { LoopRunner } from '../intake/loop-runner.ts';
 import { MemoryInformers, TEST_RESOURCES } from '../intake/memory-informers-for-tests.ts';
 import type { FunctionInvoker } from '../reconcile/dispatch.ts';
-import type { AccessVerdict } from './access-review.ts';
+import type { AccessVerdict } from '../../lib/kube/access-review.ts';
 import { LoopController } from './loop-controller.ts';
 import type { LaunchHooks, LoopLauncher } from './loop-launcher.ts';
 import { SigningSecretError } from './signing-key.ts';

@@ -12,7 +12,7 @@ import type { KubeObject } from '../../lib/contract/types.ts';
 import type { InformerLease, InformerSource } from '../intake/informer-registry.ts';
 import type { RateLimit } from '../../lib/kube/rate-limiter.ts';
 import { LOOP_API_VERSION, LOOP_KIND, type Loop } from '../../api/loop.ts';
-import { DEFAULT_FUNCTION_URL_POLICY, type FunctionUrlPolicy } from '../base/function-url-policy.ts';
+import { DEFAULT_FUNCTION_URL_POLICY, type FunctionUrlPolicy } from '../../lib/config/function-url-policy.ts';
 import type { LoopHealth, LoopRunner, LoopRunnerDeps } from '../intake/loop-runner.ts';
 import { SigningSecretError } from './signing-key.ts';
 import { WorkQueue } from '../base/work-queue.ts';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Loop } from '../../api/loop.ts';
-import { DEFAULT_FUNCTION_URL_POLICY } from '../base/function-url-policy.ts';
+import { DEFAULT_FUNCTION_URL_POLICY } from '../../lib/config/function-url-policy.ts';
 import { LoopSpecError, parseLoop } from '../base/loop-spec.ts';
 import { decideLoop, planLoop, readyConditionChange } from './loop-decision.ts';
 

@@ -2,7 +2,7 @@
 // against what runs for it (planLoop), and what the result of doing it means for the Loop's sync queue,
 // its Ready condition, its Warning events and the log (decideLoop). loop-controller.ts carries them out.
 import type { Loop, LoopCondition } from '../../api/loop.ts';
-import type { FunctionUrlPolicy } from '../base/function-url-policy.ts';
+import type { FunctionUrlPolicy } from '../../lib/config/function-url-policy.ts';
 import { LoopSpecError, loopSpecErrorReason, parseLoop, type LoopConfig } from '../base/loop-spec.ts';
 import type { LoopHealth } from '../intake/loop-runner.ts';
 

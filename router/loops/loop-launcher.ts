@@ -8,7 +8,8 @@ import type { NamedObjectWatch } from '../../lib/kube/named-object-watch.ts';
 import type { RateLimit } from '../../lib/kube/rate-limiter.ts';
 import type { LoopConfig } from '../base/loop-spec.ts';
 import { LoopRunner, type LoopHealth, type LoopRunnerDeps } from '../intake/loop-runner.ts';
-import { loopAccessChecks, reviewAccess, type AccessVerdict } from './access-review.ts';
+import { reviewAccess, type AccessVerdict } from '../../lib/kube/access-review.ts';
+import { loopAccessChecks } from './loop-access.ts';
 import { readSigningKeys, watchSigningKeys } from './signing-key.ts';
 
 export interface LaunchHooks {

@@ -1,5 +1,6 @@
 // Builds the ReconcileRequest for one primary from the informer caches: the primary and its children
-// (by controller ownerReference), one key per owned kind even when empty, and the related objects.
+// (by controller ownerReference, in the primary's namespace), one key per owned kind even when empty, and the
+// related objects.
 import { randomUUID } from 'node:crypto';
 import type { KubeObject, ReconcileRequest, Trigger } from '../../lib/contract/types.ts';
 import { CONTRACT_API_VERSION } from '../../lib/contract/types.ts';
@@ -15,9 +16,12 @@ export interface OwnedStore {
 
 export function childrenOf(primary: KubeObject, owned: readonly OwnedStore[]): Record<string, KubeObject[]> {
   const uid = primary.metadata?.uid;
+  const namespace = primary.metadata?.namespace;
   const children: Record<string, KubeObject[]> = {};
   for (const { kind, store } of owned) {
-    const list = uid ? store.byIndex(CONTROLLER_UID_INDEX, uid) : [];
+    // A namespaced owner cannot own objects elsewhere (the garbage collector ignores such references): an
+    // object in another namespace naming the primary's uid is someone's forgery, not a child.
+    const list = (uid ? store.byIndex(CONTROLLER_UID_INDEX, uid) : []).filter((child) => namespace === undefined || child.metadata?.namespace === namespace);
     // Stable order (by name) so recorded requests and function output do not depend on cache order.
     children[childrenKey(kind.apiVersion, kind.kind)] = list.sort((a, b) => (a.metadata?.name ?? '').localeCompare(b.metadata?.name ?? ''));
   }

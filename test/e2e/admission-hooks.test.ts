@@ -54,7 +54,8 @@ const stamp = defineAdmission({
 
 async function createHook(name: string, spec: AdmissionHookSpec): Promise<void> {
   hookNames.push(name);
-  const body: AdmissionHook = { apiVersion: 'kubeloop.dev/v1alpha1', kind: 'AdmissionHook', metadata: { name, labels: { [HOOK_SUITE_LABEL]: ns } }, spec };
+  // Hooks without context objects: their ServiceAccount needs no RBAC.
+  const body: AdmissionHook = { apiVersion: 'kubeloop.dev/v1alpha1', kind: 'AdmissionHook', metadata: { name, labels: { [HOOK_SUITE_LABEL]: ns } }, spec: { serviceAccount: { namespace: ns, name: 'hooks' }, ...spec } };
   await custom.createClusterCustomObject({ group: 'kubeloop.dev', version: 'v1alpha1', plural: 'admissionhooks', body });
 }
 

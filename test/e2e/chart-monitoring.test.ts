@@ -230,12 +230,11 @@ describe('on the local control plane with the Prometheus Operator\'s CRDs', () =
     const release = `km-${cluster.namespace.slice(-4)}`;
     const values = {
       ...MONITORING,
-      webhook: { onlyNamespaces: [cluster.namespace] },
+      webhook: { onlyNamespaces: [cluster.namespace], onlyReleaseHooks: true },
       // The suites share the control plane, whose CRDs were applied without Helm's ownership (see chart.test.ts).
       crds: { install: false, keep: true },
       seeds: { enabled: true },
       functions: { 'pod-name-label': { loop: { namespaces: [cluster.namespace] } }, podset: { enabled: false }, watcher: { enabled: false }, at: { enabled: false } },
-      loopAdmission: { objectSelector: { matchLabels: { 'app.kubernetes.io/instance': release } } },
     };
     const file = await valuesFile(values);
     try {

@@ -133,6 +133,18 @@ describe('the Loop admission values', () => {
       expect.arrayContaining(['--cluster-domain=corp.internal', '--function-hosts=*.fns.example.org', '--min-requeue-seconds=2', '--loop-qps=7']),
     );
   });
+
+  it('bind the policy to exactly the Loops the router runs (its --loop-selector), or to every Loop', async () => {
+    const binding = async (values: Record<string, unknown>) => {
+      const { manifests } = await renderChart(helmBinary, { namespace: 'kl', values });
+      const router = one(manifests, 'Deployment', `${RELEASE}-router`) as Manifest & { spec: { template: { spec: { containers: Array<{ args: string[] }> } } } };
+      const selector = router.spec.template.spec.containers[0]?.args.find((a) => a.startsWith('--loop-selector='));
+      const { spec } = one(manifests, 'ValidatingAdmissionPolicyBinding', `${RELEASE}-loops`) as Manifest & { spec: { matchResources?: { objectSelector?: { matchLabels?: Record<string, string> } } } };
+      return { selector, matchLabels: spec.matchResources?.objectSelector?.matchLabels };
+    };
+    expect(await binding({})).toEqual({ selector: `--loop-selector=app.kubernetes.io/instance=${RELEASE}`, matchLabels: { 'app.kubernetes.io/instance': RELEASE } });
+    expect(await binding({ router: { onlyReleaseLoops: false } })).toEqual({ selector: undefined, matchLabels: undefined });
+  });
 });
 
 describe.each(Object.entries(VALUE_SETS))('helm template with the %s values', (_name, values) => {
@@ -369,10 +381,9 @@ describe('on the local control plane', () => {
     const kube = ['--kubeconfig', cluster.kubeconfigPath];
     // Keep the shared control plane quiet for other suites: Loops and the webhook only see this namespace.
     const values = {
-      webhook: { onlyNamespaces: [cluster.namespace] },
+      webhook: { onlyNamespaces: [cluster.namespace], onlyReleaseHooks: true },
       functions: Object.fromEntries(FUNCTIONS.map((fn) => [fn, { loop: { namespaces: [cluster.namespace] } }])),
-      // Other suites create Loops on this control plane meanwhile: the policy checks this release's only.
-      loopAdmission: { objectSelector: { matchLabels: { 'app.kubernetes.io/instance': release } } },
+      // Other suites create Loops on this control plane meanwhile: the policy, like the router, takes this release's only.
       // The suites share the control plane and applied the CRDs without Helm's ownership metadata (see the
       // adoption test below).
       crds: { install: false, keep: true },
@@ -394,12 +405,13 @@ describe('on the local control plane', () => {
       const namespacedKinds = 'deployments,replicasets,pods,services,serviceaccounts,roles,rolebindings,networkpolicies,poddisruptionbudgets,secrets,configmaps';
       const clusterKinds = 'clusterroles,clusterrolebindings,mutatingwebhookconfigurations,validatingadmissionpolicies,validatingadmissionpolicybindings,loops.kubeloop.dev,admissionhooks.kubeloop.dev';
       // ClusterRoles: the router's Loop reader, per Loop its ServiceAccount's and the router's read-only one, the
-      // webhook's; cluster bindings: router and webhook (Loops limited to namespaces are bound by RoleBindings
-      // there); one webhook configuration; the Loop admission policy and its binding; the Loops.
+      // webhook's, per AdmissionHook its ServiceAccount's context reader; cluster bindings: router, webhook and each
+      // hook's (Loops limited to namespaces are bound by RoleBindings there); one webhook configuration; the Loop
+      // and AdmissionHook admission policies and their bindings; the Loops.
       const clusterScoped = await listed(clusterKinds, false);
-      expect(clusterScoped.filter((n) => n.startsWith('clusterrole.'))).toHaveLength(2 + 2 * FUNCTIONS.length);
-      expect(clusterScoped.filter((n) => n.startsWith('validatingadmissionpolic'))).toHaveLength(2);
-      expect(clusterScoped.filter((n) => n.startsWith('clusterrolebinding.'))).toHaveLength(2);
+      expect(clusterScoped.filter((n) => n.startsWith('clusterrole.'))).toHaveLength(2 + 2 * FUNCTIONS.length + ADMISSION_FUNCTIONS.length);
+      expect(clusterScoped.filter((n) => n.startsWith('validatingadmissionpolic'))).toHaveLength(4);
+      expect(clusterScoped.filter((n) => n.startsWith('clusterrolebinding.'))).toHaveLength(2 + ADMISSION_FUNCTIONS.length);
       // The AdmissionHook gateway's configuration (the Watcher sidecar is one of its hooks) and that hook.
       expect(clusterScoped.filter((n) => n.startsWith('mutatingwebhookconfiguration.'))).toHaveLength(1);
       expect(clusterScoped.filter((n) => n.startsWith('admissionhook.'))).toHaveLength(ADMISSION_FUNCTIONS.length);
@@ -441,7 +453,6 @@ describe('on the local control plane', () => {
       router: { replicas: 1, leaderElection: { enabled: false } },
       webhook: { enabled: false },
       networkPolicy: { enabled: false },
-      loopAdmission: { objectSelector: { matchLabels: { 'app.kubernetes.io/instance': release } } },
       functions: Object.fromEntries(FUNCTIONS.map((fn) => [fn, { enabled: false }])),
       crds: { install: false, keep: true },
     };

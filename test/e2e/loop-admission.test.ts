@@ -1,11 +1,12 @@
 // The chart's ValidatingAdmissionPolicy for Loops, installed on the real control plane (bound to this
 // suite's Loops only) and attacked: metadata and IP-literal URLs, loopback, the API server, a Loop with no
-// ServiceAccount, and a creator who may not impersonate the ServiceAccount the Loop names. The router
-// re-checks the same URL rules for Loops the policy never saw.
+// ServiceAccount, a creator who may not impersonate the ServiceAccount the Loop names, and an editor who may
+// patch Loops but not impersonate re-pointing one (directly, or by labelling a Loop the policy did not
+// select). The router re-checks the same URL rules for Loops the policy never saw.
 import { KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KubeClient } from '../../lib/kube/kube-client.ts';
-import { DEFAULT_FUNCTION_URL_POLICY } from '../../router/base/function-url-policy.ts';
+import { DEFAULT_FUNCTION_URL_POLICY } from '../../lib/config/function-url-policy.ts';
 import { eventually } from '../cluster/eventually.ts';
 import { byKind, renderChart, type Manifest } from './chart-render.ts';
 import { installCrds, routerHarness, type RouterHarness } from './router-harness.ts';
@@ -23,8 +24,9 @@ beforeAll(async () => {
   ns = h.suite.namespace;
   await installCrds(h.client, ['loops.kubeloop.dev.yaml']);
   const { manifests } = await renderChart(h.suite.binaries.helm, { namespace: ns });
-  const [policy] = byKind(manifests, 'ValidatingAdmissionPolicy') as Array<Manifest & { spec: Record<string, unknown> }>;
-  const [binding] = byKind(manifests, 'ValidatingAdmissionPolicyBinding') as Array<Manifest & { spec: Record<string, unknown> }>;
+  const ofLoops = (m: Manifest) => m.metadata.name.endsWith('-loops');
+  const policy = byKind(manifests, 'ValidatingAdmissionPolicy').find(ofLoops) as (Manifest & { spec: Record<string, unknown> }) | undefined;
+  const binding = byKind(manifests, 'ValidatingAdmissionPolicyBinding').find(ofLoops) as (Manifest & { spec: Record<string, unknown> }) | undefined;
   if (!policy || !binding) throw new Error('the chart renders no ValidatingAdmissionPolicy and binding for Loops');
   // The chart's policy as rendered, bound to this suite's Loops only: other suites share the control plane.
   await h.client.request({ method: 'POST', path: `${ADMISSION}/validatingadmissionpolicies`, body: { ...policy, metadata: { name: name() } } });
@@ -35,7 +37,7 @@ beforeAll(async () => {
   });
   // A Loop author: may create Loops, may not impersonate anyone until granted.
   await h.client.request({ method: 'POST', path: `/api/v1/namespaces/${ns}/serviceaccounts`, body: { metadata: { name: 'author' } } });
-  await h.client.request({ method: 'POST', path: `${RBAC}/clusterroles`, body: { metadata: { name: `${ns}-author` }, rules: [{ apiGroups: ['kubeloop.dev'], resources: ['loops'], verbs: ['create'] }] } });
+  await h.client.request({ method: 'POST', path: `${RBAC}/clusterroles`, body: { metadata: { name: `${ns}-author` }, rules: [{ apiGroups: ['kubeloop.dev'], resources: ['loops'], verbs: ['create', 'get', 'patch'] }] } });
   await h.client.request({
     method: 'POST',
     path: `${RBAC}/clusterrolebindings`,
@@ -58,7 +60,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await author?.close();
-  for (const path of [`${ADMISSION}/validatingadmissionpolicybindings/${name()}`, `${ADMISSION}/validatingadmissionpolicies/${name()}`, `${RBAC}/clusterrolebindings/${ns}-author`, `${RBAC}/clusterroles/${ns}-author`]) {
+  for (const path of [`${loopsPath}/repoint-${ns}`, `${loopsPath}/two-step-${ns}`, `${ADMISSION}/validatingadmissionpolicybindings/${name()}`, `${ADMISSION}/validatingadmissionpolicies/${name()}`, `${RBAC}/clusterrolebindings/${ns}-author`, `${RBAC}/clusterroles/${ns}-author`]) {
     await h.client.request({ method: 'DELETE', path }).catch(() => {});
   }
   await h?.close();
@@ -77,6 +79,16 @@ function loop(url: string, extra: Record<string, unknown> = {}) {
 async function admit(body: unknown, client: KubeClient = h.client): Promise<string | undefined> {
   try {
     await client.request({ method: 'POST', path: loopsPath, query: { dryRun: 'All' }, body });
+    return undefined;
+  } catch (error) {
+    return (error as Error).message;
+  }
+}
+
+/** A merge patch of a Loop; resolves to undefined when admitted, to the refusal's message otherwise. */
+async function patchAs(client: KubeClient, loopName: string, patch: unknown, dryRun: boolean): Promise<string | undefined> {
+  try {
+    await client.request({ method: 'PATCH', path: `${loopsPath}/${loopName}`, contentType: 'application/merge-patch+json', ...(dryRun ? { query: { dryRun: 'All' } } : {}), body: patch });
     return undefined;
   } catch (error) {
     return (error as Error).message;
@@ -125,6 +137,33 @@ describe('the chart\'s admission policy for Loops', () => {
   it('refuses a Loop that names no ServiceAccount', async () => {
     const { serviceAccount: _none, ...spec } = loop(`http://fn.${ns}.svc/`).spec;
     expect(await admit({ ...loop(''), spec })).toContain('spec.serviceAccount { namespace, name } is required');
+  });
+
+  it('lets no one who may patch Loops but not impersonate re-point one (dry run and real), while other metadata edits pass', async () => {
+    const loopName = `repoint-${ns}`;
+    await h.client.request({ method: 'POST', path: loopsPath, body: { ...loop(`http://fn.${ns}.svc/`), metadata: { name: loopName, labels: { 'kubeloop.dev/e2e-admission': ns } } } });
+    const repoint = { spec: { function: { url: `http://evil.${ns}.svc/` } } };
+    for (const dryRun of [true, false]) {
+      const refused = await patchAs(author, loopName, repoint, dryRun);
+      expect(refused, `dryRun ${dryRun}`).toContain(`system:serviceaccount:${ns}:author may not impersonate ServiceAccount ${ns}/${h.loopServiceAccount.name}`);
+    }
+    const stored = await h.client.request<{ spec: { function: { url: string } } }>({ path: `${loopsPath}/${loopName}` });
+    expect(stored.spec.function.url).toBe(`http://fn.${ns}.svc/`);
+    // An edit that changes neither the spec nor the labels lends nothing.
+    expect(await patchAs(author, loopName, { metadata: { annotations: { note: 'reviewed' } } }, false)).toBeUndefined();
+  });
+
+  it('refuses the two-step path: a Loop created outside the policy\'s selector, then labelled into it', async () => {
+    const loopName = `two-step-${ns}`;
+    const unlabelled = { ...loop(`http://evil.${ns}.svc/`), metadata: { name: loopName } };
+    expect(await admit(unlabelled, author)).toBeUndefined();
+    await author.request({ method: 'POST', path: loopsPath, body: unlabelled });
+    for (const dryRun of [true, false]) {
+      const refused = await patchAs(author, loopName, { metadata: { labels: { 'kubeloop.dev/e2e-admission': ns } } }, dryRun);
+      expect(refused, `dryRun ${dryRun}`).toContain('may not create, change or relabel a Loop that runs as it');
+    }
+    const stored = await h.client.request<{ metadata: { labels?: Record<string, string> } }>({ path: `${loopsPath}/${loopName}` });
+    expect(stored.metadata.labels).toBeUndefined();
   });
 
   it('lets only someone who may impersonate the ServiceAccount create a Loop that runs as it', async () => {

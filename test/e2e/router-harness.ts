@@ -12,7 +12,7 @@ import { Informer } from '../../lib/kube/informer.ts';
 import { KubeClient } from '../../lib/kube/kube-client.ts';
 import { serveFunction, type ServedFunction } from '../../lib/runtime/index.ts';
 import { LOOP_API_VERSION, LOOP_KIND, type Loop, type LoopCondition, type LoopSpec, type ServiceAccountRef } from '../../api/loop.ts';
-import { DEFAULT_FUNCTION_URL_POLICY, type FunctionUrlPolicy } from '../../router/base/function-url-policy.ts';
+import { DEFAULT_FUNCTION_URL_POLICY, type FunctionUrlPolicy } from '../../lib/config/function-url-policy.ts';
 import { startRouter, type Router, type RouterOptions } from '../../router/start-router.ts';
 import { createLoopServiceAccount, LOOP_SERVICE_ACCOUNT } from '../cluster/loop-service-account.ts';
 import { setupClusterSuite, type ClusterSuite } from '../cluster/suite.ts';

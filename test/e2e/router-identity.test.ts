@@ -1,6 +1,7 @@
 // Per-Loop identity and bounds, attacked: a Loop receives only what its ServiceAccount may list and watch
 // (and follows RBAC as it changes), a function cannot make the router create a privileged pod in
-// kube-system, and a function asking to be called again at once is called about once a second.
+// kube-system nor a cluster-scoped object for a namespaced primary, and a function asking to be called
+// again at once is called about once a second.
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -20,7 +21,9 @@ beforeAll(async () => {
   await installCrds(h.client, ['loops.kubeloop.dev.yaml']);
 });
 afterAll(async () => {
-  for (const kind of ['clusterrolebindings', 'clusterroles']) await h.client.request({ method: 'DELETE', path: `${RBAC}/${kind}/${ns}-reader` }).catch(() => {});
+  for (const kind of ['clusterrolebindings', 'clusterroles']) {
+    for (const name of [`${ns}-reader`, `${ns}-cluster-writer`, `escape-${ns}`]) await h.client.request({ method: 'DELETE', path: `${RBAC}/${kind}/${name}` }).catch(() => {});
+  }
   await h?.close();
 });
 
@@ -161,6 +164,72 @@ describe('a function cannot reach beyond its Loop', () => {
       await fn.close();
     }
   }, 90_000);
+});
+
+describe('a namespaced primary\'s function and cluster-scoped objects', () => {
+  it('asks for a ClusterRole with the primary\'s namespace written on it: refused by the authority check, Warning event, nothing created', async () => {
+    const escape = { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: `escape-${ns}`, namespace: ns }, rules: [] };
+    const fn = await recordingFunction(() => ({ body: { actions: [{ op: 'create', object: escape }] } }));
+    try {
+      // The ServiceAccount could create the ClusterRole itself: only the router's scope check stands in the way.
+      const sa = await createLoopServiceAccount(h.client, { namespace: ns, name: 'cluster-writer', rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list', 'watch', 'patch'] }] });
+      await h.client.request({
+        method: 'POST',
+        path: `${RBAC}/clusterroles`,
+        body: { metadata: { name: `${ns}-cluster-writer` }, rules: [{ apiGroups: ['rbac.authorization.k8s.io'], resources: ['clusterroles'], verbs: ['get', 'list', 'watch', 'create'] }] },
+      });
+      await h.client.request({
+        method: 'POST',
+        path: `${RBAC}/clusterrolebindings`,
+        body: {
+          metadata: { name: `${ns}-cluster-writer` },
+          roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: `${ns}-cluster-writer` },
+          subjects: [{ kind: 'ServiceAccount', name: sa.name, namespace: ns }],
+        },
+      });
+      await h.client.request({ method: 'POST', path: `/api/v1/namespaces/${ns}/configmaps`, body: { metadata: { name: 'climber', labels: { case: 'climber' } } } });
+      const router = await h.router([
+        inlineLoop('climber', ns, {
+          for: { apiVersion: 'v1', kind: 'ConfigMap' },
+          owns: [{ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole' }],
+          selector: { matchLabels: { case: 'climber' } },
+          serviceAccount: sa,
+          function: { url: fn.url },
+        }),
+      ]);
+      await router.waitForLoop('climber');
+      const refused = await eventually('ActionRefused on the ConfigMap', async () => (await eventsAbout(ns, 'ConfigMap', 'climber')).find((e) => e.reason === 'ActionRefused'));
+      expect(refused.type).toBe('Warning');
+      expect(refused.note).toContain(`Loop climber may not create ClusterRole rbac.authorization.k8s.io/v1 escape-${ns}: the kind is cluster-scoped and the primary is namespaced (${ns})`);
+      await expect(h.client.request({ path: `${RBAC}/clusterroles/escape-${ns}` })).rejects.toThrow('404');
+    } finally {
+      await fn.close();
+    }
+  }, 90_000);
+});
+
+describe('an object bomb', () => {
+  it('is refused before the router caches it: a Warning event on it and a metric, and its Loop is never sent it', async () => {
+    const fn = await recordingFunction(() => ({ body: {} }));
+    try {
+      const router = await h.router([inlineLoop('bombs', ns, { for: { apiVersion: 'v1', kind: 'ConfigMap' }, selector: { matchLabels: { case: 'bomb' } }, function: { url: fn.url } })], { maxObjectValues: 1000 });
+      await router.waitForLoop('bombs');
+      // 2,000 small keys: 30 KB on the wire, over a budget of 1,000 values.
+      const data = Object.fromEntries(Array.from({ length: 2000 }, (_, i) => [`k${i}`, 'x']));
+      await h.client.request({ method: 'POST', path: `/api/v1/namespaces/${ns}/configmaps`, body: { metadata: { name: 'bomb', labels: { case: 'bomb' } }, data } });
+      await h.client.request({ method: 'POST', path: `/api/v1/namespaces/${ns}/configmaps`, body: { metadata: { name: 'small', labels: { case: 'bomb' } }, data: { a: 'b' } } });
+      const warning = await eventually('ObjectTooLarge on the ConfigMap', async () => (await eventsAbout(ns, 'ConfigMap', 'bomb')).find((e) => e.reason === 'ObjectTooLarge'));
+      expect(warning.type).toBe('Warning');
+      expect(warning.note).toContain('holds more than 1000 JSON values');
+      const refused = (await router.metrics.registry.getMetricsAsJSON()).find((m) => m.name === 'kubeloop_router_objects_refused_total');
+      expect(refused?.values.reduce((sum, v) => sum + v.value, 0)).toBeGreaterThanOrEqual(1);
+      // The small one is reconciled; the bomb never reaches the function.
+      await eventually('the small ConfigMap sent', async () => fn.calls.some((c) => c.object.metadata?.name === 'small'));
+      expect(fn.calls.map((c) => c.object.metadata?.name)).not.toContain('bomb');
+    } finally {
+      await fn.close();
+    }
+  }, 60_000);
 });
 
 describe('the floor on delays a function asks for', () => {

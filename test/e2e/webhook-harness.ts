@@ -11,6 +11,8 @@ import { gatewayClientAuthArgs } from '../../cli/cluster/webhook-client-auth.ts'
 import type { AdmissionHook } from '../../api/admission-hook.ts';
 import watcherSidecar from '../../functions/watcher-sidecar/index.ts';
 import { chartCrdFile } from '../../cli/chart-crds.ts';
+import { grantHookContext } from '../../cli/dev/sample-admission-hooks.ts';
+import { KubeClient, ResourceDiscovery } from '../../lib/kube/index.ts';
 import { createLogger } from '../../lib/observability/logger.ts';
 import { serveFunction, type ServedFunction } from '../../lib/runtime/index.ts';
 import { eventually } from '../cluster/eventually.ts';
@@ -70,16 +72,31 @@ export interface WebhookUnderTest {
 
 export const WATCHER_SIDECAR_HOOK = 'samples/admission-hooks/watcher-sidecar.yaml';
 
-/** The sample AdmissionHook of the Watcher injector for one suite: its own name and label, the given function URL. */
+/**
+ * The sample AdmissionHook of the Watcher injector for one suite: its own name and label, the given function
+ * URL, and a ServiceAccount of the suite's namespace (createWatcherSidecarHook lets it get Watchers).
+ */
 export async function watcherSidecarHookFor(suite: ClusterSuite, functionUrl: string): Promise<AdmissionHook> {
   const hook = parse(await readFile(WATCHER_SIDECAR_HOOK, 'utf8')) as AdmissionHook;
   hook.metadata = { name: `watcher-sidecar-${suite.namespace}`, labels: { [HOOK_SUITE_LABEL]: suite.namespace } };
   hook.spec!.function = { url: `${functionUrl}/admit` };
+  hook.spec!.serviceAccount = { namespace: suite.namespace, name: 'watcher-sidecar-hook' };
   return hook;
 }
 
-/** Creates the hook and waits until the API server sends this suite's annotated pods through it. */
+/** Lets the hook's ServiceAccount get its context kinds, as the chart and `kubeloop dev` do. */
+export async function grantHookContextFor(suite: ClusterSuite, hook: AdmissionHook): Promise<void> {
+  const client = await KubeClient.fromKubeConfig(suite.kubeConfig);
+  try {
+    await grantHookContext(client, new ResourceDiscovery(client), hook);
+  } finally {
+    await client.close();
+  }
+}
+
+/** Creates the hook (and its context RBAC) and waits until the API server sends this suite's annotated pods through it. */
 export async function createWatcherSidecarHook(suite: ClusterSuite, hook: AdmissionHook, watcher = 'logwatch'): Promise<void> {
+  await grantHookContextFor(suite, hook);
   const custom = suite.kubeConfig.makeApiClient(CustomObjectsApi);
   await custom.createClusterCustomObject({ group: 'kubeloop.dev', version: 'v1alpha1', plural: 'admissionhooks', body: hook });
   const core = suite.kubeConfig.makeApiClient(CoreV1Api);
@@ -114,6 +131,7 @@ export async function startWatcherSidecarFor(suite: ClusterSuite, watcher = 'log
     hookName,
     async stop() {
       await suite.kubeConfig.makeApiClient(CustomObjectsApi).deleteClusterCustomObject({ group: 'kubeloop.dev', version: 'v1alpha1', plural: 'admissionhooks', name: hookName }).catch(() => undefined);
+      await kubectl(suite, 'delete', 'clusterrole,clusterrolebinding', `kubeloop-dev-hook-${hookName}`, '--ignore-not-found');
       await under.webhook.stop({ unregister: true });
       await fn.close();
       // A gateway stopped by the test itself (failure policy) left its configurations behind.

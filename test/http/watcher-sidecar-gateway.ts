@@ -13,7 +13,7 @@ import { serveFunction, type ServedFunction } from '../../lib/runtime/index.ts';
 import { listen } from '../../lib/server/index.ts';
 import { contextObjectName } from '../../webhooks/context-objects.ts';
 import { FunctionCaller } from '../../webhooks/function-caller.ts';
-import { resolveHook } from '../../webhooks/hook-spec.ts';
+import { DEV_HOOK_POLICY, resolveHook } from '../../webhooks/hook-spec.ts';
 import { createWebhookServer, type WebhookServer } from '../../webhooks/server.ts';
 
 export const logwatch: Watcher = {
@@ -37,7 +37,7 @@ export async function startWatcherSidecarGateway(logger: Logger, options: { body
   const fn = await serveFunction(watcherSidecar, { port: 0, host: '127.0.0.1', logger, ...options });
   const hook = parse(readFileSync(new URL('../../samples/admission-hooks/watcher-sidecar.yaml', import.meta.url), 'utf8')) as AdmissionHook;
   hook.spec!.function = { url: `${fn.url}/admit` };
-  const resolved = resolveHook(hook);
+  const resolved = resolveHook(hook, DEV_HOOK_POLICY);
   if (!resolved.ok) throw new Error(resolved.message);
   const hooks = new Map([[resolved.hook.name, resolved.hook]]);
   const bundle = await generateBundle({ now: new Date(), identity: { service: 'kubeloop-webhook', namespace: 'kubeloop' } });

@@ -28,7 +28,12 @@ function hookYaml(options: ProjectOptions): string {
     apiVersion: 'kubeloop.dev/v1alpha1',
     kind: 'AdmissionHook',
     metadata: { name: options.name },
-    spec: { ...admissionHookSpec(options), function: { service: { name: options.name, namespace: 'kubeloop-system', port: 8080, path: '/admit' } } },
+    spec: {
+      ...admissionHookSpec(options),
+      function: { service: { name: options.name, namespace: 'kubeloop-system', port: 8080, path: '/admit' } },
+      // Who the hook acts as (context objects are read as it; creating the hook needs impersonate on it).
+      serviceAccount: { namespace: 'kubeloop-system', name: options.name },
+    },
   };
   return `# The AdmissionHook binds ${options.for.kind} admission to this function; kubeloop's webhook gateway registers
 # it and calls the function at the Service below. It is sent only objects in namespaces labelled

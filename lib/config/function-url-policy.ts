@@ -1,6 +1,7 @@
-// Where a Loop may send the objects it watches: the router's re-check of the chart's admission policy
-// (charts/kubeloop/templates/loop-admission-policy.yaml). Both must accept and refuse the same URLs.
+// Where a Loop or an AdmissionHook may send objects: the router's and the gateway's re-check of the chart's
+// admission policies (charts/kubeloop/templates/*-admission-policy.yaml); all must accept the same URLs.
 import { isIP } from 'node:net';
+import { pickSetting, settingBoolean, type FlagValues } from './settings.ts';
 
 export interface FunctionUrlPolicy {
   /** Cluster DNS domain: Service hosts end in .svc or .svc.<clusterDomain>. */
@@ -63,4 +64,41 @@ function isApiServerHost(host: string, clusterDomain: string): boolean {
 export function hostMatches(host: string, pattern: string): boolean {
   const p = pattern.toLowerCase();
   return p.startsWith('*.') ? host.endsWith(p.slice(1)) && host.length > p.length - 1 : host === p;
+}
+
+/** The flags both the router and the gateway read the policy from. */
+export const FUNCTION_URL_FLAG_OPTIONS = {
+  'cluster-domain': { type: 'string' },
+  'function-hosts': { type: 'string' },
+  'allow-loopback-functions': { type: 'boolean' },
+} as const;
+
+export const FUNCTION_URL_USAGE = `  --cluster-domain cluster.local    function URLs must be <svc>.<ns>.svc[.<domain>] ... (KUBELOOP_CLUSTER_DOMAIN)
+  --function-hosts h1,*.h2          ... or one of these hosts (KUBELOOP_FUNCTION_HOSTS; the chart's loopAdmission.allowedHosts)
+  --allow-loopback-functions        also 127.0.0.1 / localhost: for kubeloop dev and tests only (KUBELOOP_ALLOW_LOOPBACK_FUNCTIONS)`;
+
+/** Reads --cluster-domain, --function-hosts and --allow-loopback-functions (or their variables). */
+export function readFunctionUrlPolicy(values: FlagValues, env: NodeJS.ProcessEnv): FunctionUrlPolicy {
+  const clusterDomain = pickSetting(values, env, 'cluster-domain', 'KUBELOOP_CLUSTER_DOMAIN');
+  if (clusterDomain && !/^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/.test(clusterDomain.value)) {
+    throw new Error(`${clusterDomain.setting}: "${clusterDomain.value}" is not a DNS domain`);
+  }
+  const hosts = pickSetting(values, env, 'function-hosts', 'KUBELOOP_FUNCTION_HOSTS');
+  const loopback = values['allow-loopback-functions'];
+  return {
+    clusterDomain: clusterDomain?.value ?? DEFAULT_FUNCTION_URL_POLICY.clusterDomain,
+    allowedHosts: hosts ? parseHostPatterns(hosts.value, hosts.setting) : [],
+    allowLoopback: typeof loopback === 'boolean' ? loopback : settingBoolean(pickSetting(values, env, 'allow-loopback-functions', 'KUBELOOP_ALLOW_LOOPBACK_FUNCTIONS'), false),
+  };
+}
+
+export function parseHostPatterns(value: string, setting: string): string[] {
+  const hosts = value.split(',').map((h) => h.trim().toLowerCase()).filter((h) => h !== '');
+  for (const host of hosts) {
+    if (!/^(\*\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)+$/.test(host)) {
+      throw new Error(`${setting}: "${host}" is not a host name or *.<domain> (with at least one dot)`);
+    }
+    if (isIP(host) !== 0) throw new Error(`${setting}: "${host}" is an IP address; functions are named by host name`);
+  }
+  return hosts;
 }

@@ -1,0 +1,25 @@
+// The access a Loop's ServiceAccount needs: list and watch of its primary and owned kinds in its namespaces,
+// and of each spec.related kind where that entry looks (lib/kube/access-review.ts asks the API server).
+import type { KindRef } from '../../api/meta.ts';
+import { accessChecks, type AccessCheck } from '../../lib/kube/access-review.ts';
+import type { ResourceInfo } from '../../lib/kube/resource-paths.ts';
+import type { LoopConfig } from '../base/loop-spec.ts';
+
+/**
+ * Every check a Loop needs: its primary and owned kinds in its namespaces, and each spec.related kind where
+ * that entry looks (a named namespace, the Loop's namespaces, or all), so a related kind it may not read
+ * stops the Loop before anything is sent.
+ */
+export async function loopAccessChecks(config: Pick<LoopConfig, 'for' | 'owns' | 'namespaces' | 'related'>, resolve: (ref: KindRef) => Promise<ResourceInfo>): Promise<AccessCheck[]> {
+  const own = await Promise.all([config.for, ...config.owns].map(resolve));
+  const checks = accessChecks(own, config.namespaces);
+  for (const relation of config.related) {
+    const resource = await resolve(relation.kind);
+    const ns = relation.namespace;
+    const scope = ns.from === 'named' ? new Set([ns.name]) : ns.from === 'primary' ? config.namespaces : undefined;
+    for (const check of accessChecks([resource], scope)) {
+      if (!checks.some((c) => c.verb === check.verb && c.group === check.group && c.resource === check.resource && c.namespace === check.namespace)) checks.push(check);
+    }
+  }
+  return checks;
+}

@@ -6,7 +6,7 @@ import type { ResourceDiscovery } from '../../lib/kube/discovery.ts';
 import type { KubeClient } from '../../lib/kube/kube-client.ts';
 import { reconcileLogger } from '../../lib/observability/logger.ts';
 import { applyActions, type ApplyContext, type RouterAction } from '../apply/apply-actions.ts';
-import { buildRequest, type OwnedStore } from './build-request.ts';
+import { buildRequest, type OwnedStore } from '../../lib/reconcile/build-request.ts';
 import type { FunctionInvoker } from './dispatch.ts';
 import type { EventRecorder } from '../apply/event-recorder.ts';
 import type { CacheLookup, Expectations } from '../apply/expectations.ts';

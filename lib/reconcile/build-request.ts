@@ -1,16 +1,17 @@
-// Builds the ReconcileRequest for one primary from the informer caches: the primary and its children
-// (by controller ownerReference), one key per owned kind even when empty.
+// Builds the ReconcileRequest for one primary: the primary and its children (by controller ownerReference),
+// one key per owned kind even when empty. Shared by the router (from its informer caches) and `kubeloop diff`
+// (from one list per kind), so both send a function exactly the same request.
 import { randomUUID } from 'node:crypto';
-import type { KubeObject, ReconcileRequest, Trigger } from '../../lib/contract/types.ts';
-import { CONTRACT_API_VERSION } from '../../lib/contract/types.ts';
-import { childrenKey } from '../../lib/contract/children-key.ts';
-import { CONTROLLER_UID_INDEX } from '../../lib/kube/object-store.ts';
-import type { StoreView } from '../base/informer-view.ts';
+import type { KubeObject, ReconcileRequest, Trigger } from '../contract/types.ts';
+import { CONTRACT_API_VERSION } from '../contract/types.ts';
+import { childrenKey } from '../contract/children-key.ts';
+import { CONTROLLER_UID_INDEX } from '../kube/object-store.ts';
 import type { KindRef } from '../../api/meta.ts';
 
+/** The objects of one owned kind, indexed by their controller's uid (CONTROLLER_UID_INDEX). */
 export interface OwnedStore {
   kind: KindRef;
-  store: StoreView;
+  store: { byIndex(index: string, value: string): KubeObject[] };
 }
 
 export function childrenOf(primary: KubeObject, owned: readonly OwnedStore[]): Record<string, KubeObject[]> {
@@ -40,13 +41,9 @@ export function buildRequest(params: {
     trigger: params.trigger,
     object: params.primary,
     children: childrenOf(params.primary, params.owned),
+    // Objects the Loop reads besides its children (`related`) are added here, from the same kind of
+    // indexed stores as `owned`, so the router and `kubeloop diff` keep sending the same request.
     ...(params.finalizing ? { finalizing: true } : {}),
     now: (params.now ?? new Date()).toISOString(),
   };
-}
-
-/** Keeps the most informative trigger when queue entries coalesce: real events beat resyncs. */
-export function mergeTriggers(waiting: Trigger, incoming: Trigger): Trigger {
-  const rank = (t: Trigger) => (t.type === 'RESYNC' ? 0 : t.type === 'REQUEUE' ? 1 : 2);
-  return rank(incoming) >= rank(waiting) ? incoming : waiting;
 }

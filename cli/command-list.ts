@@ -7,6 +7,7 @@ export const COMMANDS: Record<string, string> = {
   function: 'serve one reconcile function (built-in name or module) over HTTP',
   replay: 'POST recorded requests at a function and compare the replies (--update re-records)',
   render: 'show the actions of a function for objects in files, and the objects after them',
+  diff: 'what a new function version would change in the live cluster (dry-run; exit 1 on changes)',
   router: 'run the event router',
   webhook: 'run the admission webhook',
   certs: 'generate, inject, rotate or show webhook certificates',

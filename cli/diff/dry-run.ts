@@ -38,7 +38,7 @@ async function send(ctx: DryRunContext, write: () => Promise<KubeObject | undefi
     const after = await write();
     return after ? { kind: 'object', live, after } : { kind: 'deleted', live };
   } catch (error) {
-    if (isApiError(error) && error.statusCode !== 401 && error.statusCode < 500) return { kind: 'refused', message: `${error.statusCode} ${error.reason}: ${error.message.split(': ').slice(3).join(': ') || error.message}` };
+    if (isApiError(error) && error.statusCode !== 401 && error.statusCode < 500) return { kind: 'refused', message: error.message };
     throw error;
   }
 }

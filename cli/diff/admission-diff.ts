@@ -1,16 +1,18 @@
 // `kubeloop diff --hook`: recorded admission requests (API server AdmissionReviews, or kubeloop fixtures
 // { description, request }) turned into what the gateway sends, and the pure comparison of two answers:
 // the decision, the denial's code and message, the warnings, and a patch by its effect on the object.
-import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { basename, join } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { basename } from 'node:path';
 import type { AdmissionRequest, AdmissionResponse } from '../../lib/contract/admission-types.ts';
 import type { KubeObject } from '../../lib/contract/types.ts';
 import { validateAdmissionRequest } from '../../lib/contract/validate.ts';
 import { diffJson, type Difference } from '../../lib/replay/json-diff.ts';
+import { jsonFilesIn } from '../../lib/replay/fixtures.ts';
 import { applyToCopy } from '../../lib/replay/patch-effect.ts';
 import type { AdmissionReview } from '../../webhooks/admission-review.ts';
 import { toFunctionRequest } from '../../webhooks/hook-review.ts';
 import type { ResolvedHook } from '../../webhooks/hook-spec.ts';
+import { asVersions } from './object-diff.ts';
 
 export type RecordedAdmission = { file: string; ok: true; request: AdmissionRequest } | { file: string; ok: false; error: string };
 
@@ -39,13 +41,7 @@ export function parseRecordedAdmission(file: string, text: string, hook: Pick<Re
 
 /** Every *.json directly in `dir` (sorted), or the one file given. */
 export function readRecordedAdmissions(dir: string, hook: Pick<ResolvedHook, 'name'>, now: Date): RecordedAdmission[] {
-  const files = statSync(dir).isDirectory()
-    ? readdirSync(dir)
-        .filter((f) => f.endsWith('.json'))
-        .sort()
-        .map((f) => join(dir, f))
-    : [dir];
-  return files.map((file) => parseRecordedAdmission(file, readFileSync(file, 'utf8'), hook, now));
+  return jsonFilesIn(dir).map((file) => parseRecordedAdmission(file, readFileSync(file, 'utf8'), hook, now));
 }
 
 /** What a client sees of an answer: the patch as the object it produces (so equal effects compare equal). */
@@ -66,7 +62,7 @@ function visible(request: AdmissionRequest, response: AdmissionResponse): Record
 
 /** Differences a user would notice between the current version's answer and the new one's; [] when none. */
 export function compareAdmission(request: AdmissionRequest, baseline: AdmissionResponse, candidate: AdmissionResponse): Difference[] {
-  return diffJson(visible(request, baseline), visible(request, candidate));
+  return diffJson(visible(request, baseline), visible(request, candidate)).map(asVersions);
 }
 
 /** "allowed", "allowed, patched", "denied (403): message". */

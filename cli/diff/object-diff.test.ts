@@ -28,7 +28,13 @@ describe('diffResponses', () => {
     const diff = diffResponses(request, reply([]), reply([label('new', 'web-1')], { requeueAfterSeconds: 30 }));
     expect(diff.targets).toHaveLength(1);
     expect(diff.targets[0]?.baseline).toEqual([]);
-    expect(diff.response.map((d) => d.path)).toEqual(['/requeueAfterSeconds']);
+    expect(diff.response).toEqual([{ path: '/requeueAfterSeconds', message: 'only the new version: 30' }]);
+    expect(diff.targets[0]?.differences[0]?.message).toMatch(/^only the new version: \{"op":"patch"/);
+  });
+
+  it('words a changed value as the running and the new version', () => {
+    const diff = diffResponses(request, reply([], { requeueAfterSeconds: 10 }), reply([], { requeueAfterSeconds: 30 }));
+    expect(diff.response).toEqual([{ path: '/requeueAfterSeconds', message: 'running version 10, new version 30' }]);
   });
 });
 

@@ -21,6 +21,16 @@ export interface ResponseDiff {
   response: Difference[];
 }
 
+/** A replay difference (expected = recorded, actual = reply) in the words of a diff: the running and the new version. */
+export function asVersions(difference: Difference): Difference {
+  const message = difference.message
+    .replace(/^missing \(expected (.*)\)$/s, 'only the running version: $1')
+    .replace(/^missing (.*)$/s, 'only the running version: $1')
+    .replace(/^unexpected (.*)$/s, 'only the new version: $1')
+    .replace(/^expected (.*?), got (.*)$/s, 'running version $1, new version $2');
+  return { path: difference.path, message };
+}
+
 function onlyActions(response: ReconcileResponse, actions: Action[]): ReconcileResponse {
   return { apiVersion: response.apiVersion, kind: response.kind, actions };
 }
@@ -38,14 +48,14 @@ function byTarget(actions: readonly Action[]): Map<string, Action[]> {
 export function diffResponses(request: ReconcileRequest, baseline: ReconcileResponse, candidate: ReconcileResponse): ResponseDiff {
   const { actions: baselineActions, ...baselineRest } = baseline;
   const { actions: candidateActions, ...candidateRest } = candidate;
-  const response = compareResponses({ ...baselineRest, actions: [] }, { ...candidateRest, actions: [] });
+  const response = compareResponses({ ...baselineRest, actions: [] }, { ...candidateRest, actions: [] }).map(asVersions);
   const before = byTarget(baselineActions);
   const after = byTarget(candidateActions);
   const targets: TargetDiff[] = [];
   for (const target of [...new Set([...before.keys(), ...after.keys()])].sort()) {
     const b = before.get(target) ?? [];
     const c = after.get(target) ?? [];
-    const differences = compareResponses(onlyActions(baseline, b), onlyActions(candidate, c), { request });
+    const differences = compareResponses(onlyActions(baseline, b), onlyActions(candidate, c), { request }).map(asVersions);
     if (differences.length > 0) targets.push({ target, baseline: b, candidate: c, differences });
   }
   return { targets, response };

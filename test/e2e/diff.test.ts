@@ -83,6 +83,12 @@ describe('kubeloop diff --loop', () => {
         expect(object.after[0]?.changes).toContainEqual({ path: '/metadata/labels/kubeloop.dev~1pod-name-v2', after: `a${i + 1}` });
       }
       expect(report.apiCalls).toBeGreaterThan(0);
+      // The text report says the same, per object and field.
+      const text = await diff(['--loop', loop, '--function', fixture('diff/pod-name-label-v2.ts')]);
+      expect(text.code).toBe(1);
+      expect(text.out.split('\n').filter((line) => line.startsWith('CHANGED'))).toEqual([`CHANGED  Pod ${ns}/a1`, `CHANGED  Pod ${ns}/a2`]);
+      expect(text.out).toContain(`      + /metadata/labels/kubeloop.dev~1pod-name-v2: "a1"`);
+      expect(text.out).toContain(`    actions on v1 Pod ${ns}/a1 [#0]: only the new version: {"op":"patch"`);
 
       // Nothing was written: the live pods lack the new label, and a write after the diff is the first thing the
       // watch sees (events arrive in order, so any write the diff made would have come before it).

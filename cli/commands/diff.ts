@@ -115,7 +115,7 @@ export async function run(argv: string[]): Promise<number> {
       const baseline = await functionEndpoint(baselineSource, '--baseline', false);
       endpoints.push(baseline);
       const state = await readLoopState(admin, config, rateLimit);
-      const reports = await diffLoop(state, { candidateUrl: candidate.url, baselineUrl: baseline.url, concurrency, now: new Date(), ...(onProgress ? { onProgress } : {}) });
+      const reports = await diffLoop(state, { candidateUrl: candidate.url, baselineUrl: baseline.url, concurrency, now: new Date(), signingKey: state.signingKey, ...(onProgress ? { onProgress } : {}) });
       const summary = summarise(reports.map((r) => r.outcome));
       const shown = reports.filter((r) => r.outcome === 'changed' || r.outcome === 'error');
       if (output === 'json') console.log(JSON.stringify({ loop: config.name, summary, apiCalls, seconds: Number(seconds()), objects: shown }, null, 2));

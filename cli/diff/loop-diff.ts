@@ -6,6 +6,7 @@ import { objectKey } from '../../lib/kube/object-meta.ts';
 import { buildRequest } from '../../lib/reconcile/build-request.ts';
 import type { JsonChange } from '../../lib/replay/json-diff.ts';
 import { callFunction } from '../../lib/replay/replay-client.ts';
+import type { SigningKeys } from '../../lib/signing/webhook-signature.ts';
 import { finalizerPhase } from '../../router/reconcile/reconcile-decision.ts';
 import { dryRunTarget, type DryRunOutcome } from './dry-run.ts';
 import type { LoopState } from './loop-state.ts';
@@ -34,6 +35,8 @@ export interface LoopDiffOptions {
   baselineUrl: string;
   concurrency: number;
   now: Date;
+  /** The Loop's signing key(s), read as its ServiceAccount: both versions get requests signed as the router signs them. */
+  signingKey?: SigningKeys | undefined;
   onProgress?: (done: number, total: number) => void;
 }
 
@@ -58,8 +61,8 @@ async function diffOne(state: LoopState, primary: KubeObject, options: LoopDiffO
   // A primary still without the finalizer gets it first, then this same call: the function's answer is what counts.
   const request = buildRequest({ loop: config.name, primary, owned: state.owned, trigger: { type: 'RESYNC' }, finalizing: phase.kind === 'call' && phase.finalizing, now: options.now });
   const [baseline, candidate] = await Promise.all([
-    callFunction(request, { url: options.baselineUrl, timeoutMs: config.timeoutMs }),
-    callFunction(request, { url: options.candidateUrl, timeoutMs: config.timeoutMs }),
+    callFunction(request, { url: options.baselineUrl, timeoutMs: config.timeoutMs, signingKey: options.signingKey }),
+    callFunction(request, { url: options.candidateUrl, timeoutMs: config.timeoutMs, signingKey: options.signingKey }),
   ]);
   if (!baseline.ok) return { object, outcome: 'error', error: `the running version (${options.baselineUrl}): ${baseline.message}` };
   if (!candidate.ok) return { object, outcome: 'error', error: `the new version: ${candidate.message}` };

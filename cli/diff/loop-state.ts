@@ -14,6 +14,8 @@ import type { OwnedStore } from '../../lib/reconcile/build-request.ts';
 import { DEFAULT_FUNCTION_URL_POLICY } from '../../router/base/function-url-policy.ts';
 import { LoopSpecError, parseLoop, type LoopConfig } from '../../router/base/loop-spec.ts';
 import { selectsPrimary } from '../../router/base/predicates.ts';
+import { readSigningKeys, SigningSecretError } from '../../router/loops/signing-key.ts';
+import type { SigningKeys } from '../../lib/signing/webhook-signature.ts';
 
 /** Why a diff cannot be computed at all (exit code 2): the message says what to fix. */
 export class DiffError extends Error {
@@ -27,6 +29,8 @@ export interface LoopState {
   discovery: ResourceDiscovery;
   primaries: KubeObject[];
   owned: OwnedStore[];
+  /** spec.function.signingSecretRef's keys, read as the ServiceAccount as the router reads them. */
+  signingKey: SigningKeys | undefined;
 }
 
 /** Reads the Loop with the caller's own credentials; the rest is read as the Loop's ServiceAccount. */
@@ -83,6 +87,13 @@ async function listAs(client: KubeClient, discovery: ResourceDiscovery, config: 
 export async function readLoopState(admin: KubeClient, config: LoopConfig, rateLimit: RateLimit): Promise<LoopState> {
   const client = admin.impersonating({ user: serviceAccountUser(config.serviceAccount.namespace, config.serviceAccount.name) }, rateLimit);
   const discovery = new ResourceDiscovery(client);
+  let signingKey: SigningKeys | undefined;
+  try {
+    if (config.signingSecretRef) signingKey = await readSigningKeys(client, config.signingSecretRef);
+  } catch (error) {
+    if (error instanceof SigningSecretError) throw new DiffError(`Loop ${config.name}: ${error.message}`);
+    throw error;
+  }
   const primaries = (await listAs(client, discovery, config, config.for, true)).filter((p) => selectsPrimary(config, p));
   const owned: OwnedStore[] = [];
   for (const kind of config.owns) {
@@ -91,5 +102,5 @@ export async function readLoopState(admin: KubeClient, config: LoopConfig, rateL
     owned.push({ kind, store });
   }
   primaries.sort((a, b) => `${a.metadata?.namespace ?? ''}/${a.metadata?.name ?? ''}`.localeCompare(`${b.metadata?.namespace ?? ''}/${b.metadata?.name ?? ''}`));
-  return { config, client, discovery, primaries, owned };
+  return { config, client, discovery, primaries, owned, signingKey };
 }

@@ -6,6 +6,7 @@ import { CLOUDEVENT_TYPE, type ReconcileRequest, type ReconcileResponse } from '
 import { compareResponses, type Difference } from './compare-responses.ts';
 import { isAdmissionFixture, responseValidatorFor, type Fixture } from './fixtures.ts';
 import { diffJson } from './json-diff.ts';
+import { signatureHeaders, type SigningKeys } from '../signing/webhook-signature.ts';
 
 export type ReplayMode = 'json' | 'binary' | 'structured';
 
@@ -16,6 +17,8 @@ export interface ReplayOptions {
   timeoutMs?: number;
   /** Compare event messages verbatim too (`kubeloop replay --strict`). */
   strict?: boolean;
+  /** Sign the request as the router signs it for a Loop with spec.function.signingSecretRef (`kubeloop diff`). */
+  signingKey?: SigningKeys | undefined;
 }
 
 export type ReplayResult =
@@ -50,7 +53,9 @@ export type CallResult = { ok: true; response: ReconcileResponse | AdmissionResp
 /** POSTs one ReconcileRequest (or AdmissionRequest) to a function and checks the reply against the contract. */
 export async function callFunction(sent: AnyRequest, options: ReplayOptions): Promise<CallResult> {
   const mode = options.mode ?? 'json';
-  const { headers, body } = encode(sent, mode);
+  const encoded = encode(sent, mode);
+  const body = encoded.body;
+  const headers = options.signingKey ? { ...encoded.headers, ...signatureHeaders(options.signingKey, body) } : encoded.headers;
   const timeout = options.timeoutMs ?? 10_000;
   let status: number;
   let text: string;

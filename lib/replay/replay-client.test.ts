@@ -1,16 +1,17 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import podNameLabel from '../../functions/pod-name-label/index.ts';
+import { defineFunction, respond } from '../sdk/index.ts';
 import { generateSigningSecret, parseSigningSecrets } from '../signing/webhook-signature.ts';
 import { serveForTest, type TestServer } from '../testing/serve.ts';
 import { callFunction } from './replay-client.ts';
 import type { ReconcileRequest } from '../contract/types.ts';
 
 const secret = generateSigningSecret();
+const nothingToDo = defineFunction({ name: 'nothing-to-do', reconcile: () => respond([]) });
 let server: TestServer;
 const request: ReconcileRequest = {
   apiVersion: 'kubeloop.dev/v1',
   kind: 'ReconcileRequest',
-  loop: 'pod-name-label',
+  loop: 'nothing-to-do',
   trigger: { type: 'RESYNC' },
   object: { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: 'n', resourceVersion: '1' } },
   children: {},
@@ -18,7 +19,7 @@ const request: ReconcileRequest = {
 };
 
 beforeAll(async () => {
-  server = await serveForTest(podNameLabel, { signingSecret: secret });
+  server = await serveForTest(nothingToDo, { signingSecret: secret });
 });
 afterAll(async () => server?.close());
 

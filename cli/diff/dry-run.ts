@@ -71,7 +71,9 @@ export async function dryRunTarget(ctx: DryRunContext, actions: readonly Action[
     const resource = await ctx.discovery.resolve(del.target.apiVersion, del.target.kind);
     const namespace = namespaceFor(resource, del.target.namespace, ctx.primary);
     const live = await readLive(ctx, resource, del.target.name, namespace);
-    const body = { apiVersion: 'v1', kind: 'DeleteOptions', propagationPolicy: 'Background', ...(del.preconditions ? { preconditions: del.preconditions } : {}) };
+    // The API server reads a DELETE's options from its body when there is one and then ignores the query:
+    // dryRun must be in the DeleteOptions, or the object is really deleted.
+    const body = { apiVersion: 'v1', kind: 'DeleteOptions', propagationPolicy: 'Background', dryRun: ['All'], ...(del.preconditions ? { preconditions: del.preconditions } : {}) };
     return send(ctx, async () => {
       await ctx.client.request({ method: 'DELETE', path: objectPath(resource, del.target.name, namespace), query: DRY_RUN, body });
       return undefined;

@@ -8,6 +8,10 @@ import { fileURLToPath } from 'node:url';
 import type { V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { run } from '../../cli/commands/diff.ts';
+import { dryRunTarget } from '../../cli/diff/dry-run.ts';
+import { ResourceDiscovery } from '../../lib/kube/discovery.ts';
+import { serviceAccountUser } from '../../lib/kube/kube-client.ts';
+import type { KubeObject } from '../../lib/contract/types.ts';
 import requireLabel from '../../functions/require-label/index.ts';
 import { serveForTest, type TestServer } from '../../lib/testing/serve.ts';
 import type { Informer } from '../../lib/kube/informer.ts';
@@ -126,6 +130,37 @@ describe('kubeloop diff --loop', () => {
     expect((await diff(['--loop', 'no-such-loop', '--function', 'pod-name-label'])).err).toContain('Loop no-such-loop not found');
     expect((await diff(['--loop', 'no-such-loop', '--function', 'pod-name-label'])).code).toBe(2);
     expect((await diff(['--loop', loop])).code).toBe(2);
+  });
+});
+
+describe('dry-running the new version\'s writes', () => {
+  it('sends creates, applies and deletes as the router would, with dryRun=All as the ServiceAccount, and stores none', async () => {
+    const client = h.client.impersonating({ user: serviceAccountUser(ns, h.loopServiceAccount.name) }, { qps: 50, burst: 100 });
+    const primary = await h.client.request<KubeObject>({ path: `/api/v1/namespaces/${ns}/pods/a1` });
+    const ctx = { client, discovery: new ResourceDiscovery(client), fieldManager: `kubeloop/${loop}`, primary };
+
+    const created = await dryRunTarget(ctx, [{ op: 'create', object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { generateName: 'made-' }, data: { a: '1' } } }]);
+    expect(created.kind === 'object' && created.live).toBeUndefined();
+    const made = created.kind === 'object' ? created.after : undefined;
+    expect(made?.metadata?.name).toMatch(/^made-/);
+    // In the primary's namespace and owned by it, as the router's prepareChild sends it.
+    expect(made?.metadata?.namespace).toBe(ns);
+    expect(made?.metadata?.ownerReferences?.[0]).toMatchObject({ uid: primary.metadata?.uid, controller: true });
+
+    const applied = await dryRunTarget(ctx, [{ op: 'apply', object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'applied' }, data: { b: '2' } } }]);
+    expect(applied.kind === 'object' && applied.after).toMatchObject({ metadata: { name: 'applied' }, data: { b: '2' } });
+    expect(applied.kind === 'object' && applied.after.metadata?.managedFields?.[0]?.manager).toBe(`kubeloop/${loop}`);
+
+    const deleted = await dryRunTarget(ctx, [{ op: 'delete', target: { apiVersion: 'v1', kind: 'Pod', namespace: ns, name: 'plain' } }]);
+    expect(deleted.kind).toBe('deleted');
+
+    // A patch whose resourceVersion test fails is refused by the server, as the router's write would be.
+    const stale = await dryRunTarget(ctx, [{ op: 'patch', target: { apiVersion: 'v1', kind: 'Pod', namespace: ns, name: 'a1' }, patch: [{ op: 'test', path: '/metadata/resourceVersion', value: '1' }, { op: 'add', path: '/metadata/labels/x', value: 'y' }] }]);
+    expect(stale.kind).toBe('refused');
+
+    const configMaps = await h.client.request<{ items: KubeObject[] }>({ path: `/api/v1/namespaces/${ns}/configmaps` });
+    expect(configMaps.items.map((c) => c.metadata?.name).filter((n) => n === 'applied' || n?.startsWith('made-'))).toEqual([]);
+    expect(await h.client.getIfExists({ path: `/api/v1/namespaces/${ns}/pods/plain` })).toBeDefined();
   });
 });
 

@@ -134,7 +134,7 @@ describe('kubeloop diff --loop', () => {
 });
 
 describe('dry-running the new version\'s writes', () => {
-  it('sends creates, applies and deletes as the router would, with dryRun=All as the ServiceAccount, and stores none', async () => {
+  it('sends creates, applies, deletes and status writes as the router would, with dryRun=All as the ServiceAccount, and stores none', async () => {
     const client = h.client.impersonating({ user: serviceAccountUser(ns, h.loopServiceAccount.name) }, { qps: 50, burst: 100 });
     const primary = await h.client.request<KubeObject>({ path: `/api/v1/namespaces/${ns}/pods/a1` });
     const ctx = { client, discovery: new ResourceDiscovery(client), fieldManager: `kubeloop/${loop}`, primary };
@@ -154,6 +154,10 @@ describe('dry-running the new version\'s writes', () => {
     const deleted = await dryRunTarget(ctx, [{ op: 'delete', target: { apiVersion: 'v1', kind: 'Pod', namespace: ns, name: 'plain' } }]);
     expect(deleted.kind).toBe('deleted');
 
+    // The primary's whole status through /status, with observedGeneration, as the router writes it.
+    const status = await dryRunTarget(ctx, [{ op: 'status', status: { ...(primary as { status?: object }).status, message: 'checked by the new version' } }]);
+    expect(status.kind === 'object' && status.after).toMatchObject({ status: { message: 'checked by the new version' } });
+
     // A patch whose resourceVersion test fails is refused by the server, as the router's write would be.
     const stale = await dryRunTarget(ctx, [{ op: 'patch', target: { apiVersion: 'v1', kind: 'Pod', namespace: ns, name: 'a1' }, patch: [{ op: 'test', path: '/metadata/resourceVersion', value: '1' }, { op: 'add', path: '/metadata/labels/x', value: 'y' }] }]);
     expect(stale.kind).toBe('refused');
@@ -161,6 +165,8 @@ describe('dry-running the new version\'s writes', () => {
     const configMaps = await h.client.request<{ items: KubeObject[] }>({ path: `/api/v1/namespaces/${ns}/configmaps` });
     expect(configMaps.items.map((c) => c.metadata?.name).filter((n) => n === 'applied' || n?.startsWith('made-'))).toEqual([]);
     expect(await h.client.getIfExists({ path: `/api/v1/namespaces/${ns}/pods/plain` })).toBeDefined();
+    const a1 = await h.client.request<{ status?: { message?: string } }>({ path: `/api/v1/namespaces/${ns}/pods/a1` });
+    expect(a1.status?.message).toBeUndefined();
   });
 });
 

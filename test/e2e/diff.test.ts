@@ -126,10 +126,14 @@ describe('kubeloop diff --loop', () => {
     expect(result.out).toBe('');
   });
 
-  it('exits 2 for a Loop that does not exist and for bad usage', async () => {
+  it('exits 2 for a Loop that does not exist, for bad usage and for an unreachable function', async () => {
     expect((await diff(['--loop', 'no-such-loop', '--function', 'pod-name-label'])).err).toContain('Loop no-such-loop not found');
     expect((await diff(['--loop', 'no-such-loop', '--function', 'pod-name-label'])).code).toBe(2);
     expect((await diff(['--loop', loop])).code).toBe(2);
+    // A running version that does not answer leaves every object uncompared: 2, not "no changes".
+    const unreachable = await diff(['--loop', loop, '--function', 'pod-name-label', '--baseline', 'http://127.0.0.1:9/']);
+    expect(unreachable.code).toBe(2);
+    expect(unreachable.out).toContain(`ERROR    Pod ${ns}/a1: the running version (http://127.0.0.1:9/): POST http://127.0.0.1:9/ failed`);
   });
 });
 

@@ -1,7 +1,7 @@
 // Reads what the router would see for a Loop, as the Loop's ServiceAccount: the Loop itself, its primaries
 // (per namespace, selector, metadata-only as configured) and its children indexed by controller uid.
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { LOOP_API_VERSION, type Loop } from '../../api/loop.ts';
+import { LOOP_API_VERSION, type Loop, type ServiceAccountRef } from '../../api/loop.ts';
 import type { KindRef } from '../../api/meta.ts';
 import type { KubeObject } from '../../lib/contract/types.ts';
 import { ResourceDiscovery, UnknownKindError } from '../../lib/kube/discovery.ts';
@@ -52,6 +52,14 @@ export async function readLoop(admin: KubeClient, name: string): Promise<LoopCon
   }
 }
 
+/** The API server refused to let the caller act as the ServiceAccount at all (no `impersonate` right). */
+function impersonationRefused(error: unknown, { namespace, name }: ServiceAccountRef): DiffError | undefined {
+  if (!isApiError(error, 403) || !/impersonate/i.test(error.message)) return undefined;
+  return new DiffError(
+    `forbidden: you may not impersonate the Loop's ServiceAccount ${namespace}/${name}, which diff reads as (kubectl auth can-i impersonate serviceaccounts/${name} -n ${namespace}): ${error.message}`,
+  );
+}
+
 async function listAs(client: KubeClient, discovery: ResourceDiscovery, config: LoopConfig, ref: KindRef, selector: boolean): Promise<KubeObject[]> {
   const who = `ServiceAccount ${config.serviceAccount.namespace}/${config.serviceAccount.name}`;
   let resource;
@@ -59,7 +67,7 @@ async function listAs(client: KubeClient, discovery: ResourceDiscovery, config: 
     resource = await discovery.resolve(ref.apiVersion, ref.kind);
   } catch (error) {
     if (error instanceof UnknownKindError) throw new DiffError(`Loop ${config.name}: ${error.message}`);
-    throw error;
+    throw impersonationRefused(error, config.serviceAccount) ?? error;
   }
   const namespaces = resource.namespaced && config.namespaces ? [...config.namespaces].sort() : [undefined];
   const out: KubeObject[] = [];
@@ -73,6 +81,8 @@ async function listAs(client: KubeClient, discovery: ResourceDiscovery, config: 
       });
       out.push(...(items as KubeObject[]));
     } catch (error) {
+      const refused = impersonationRefused(error, config.serviceAccount);
+      if (refused) throw refused;
       if (isApiError(error, 403)) {
         throw new DiffError(`forbidden: the Loop's ${who} may not list ${resource.plural}${resource.group ? `.${resource.group}` : ''} ${namespace ? `in namespace ${namespace}` : 'cluster-wide'}, so the router cannot run this Loop either (grant it list and watch)`);
       }
@@ -92,7 +102,7 @@ export async function readLoopState(admin: KubeClient, config: LoopConfig, rateL
     if (config.signingSecretRef) signingKey = await readSigningKeys(client, config.signingSecretRef);
   } catch (error) {
     if (error instanceof SigningSecretError) throw new DiffError(`Loop ${config.name}: ${error.message}`);
-    throw error;
+    throw impersonationRefused(error, config.serviceAccount) ?? error;
   }
   const primaries = (await listAs(client, discovery, config, config.for, true)).filter((p) => selectsPrimary(config, p));
   const owned: OwnedStore[] = [];

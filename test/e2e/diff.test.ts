@@ -16,6 +16,7 @@ import requireLabel from '../../functions/require-label/index.ts';
 import { serveForTest, type TestServer } from '../../lib/testing/serve.ts';
 import type { Informer } from '../../lib/kube/informer.ts';
 import { eventually } from '../cluster/eventually.ts';
+import { writeTokenKubeconfig } from '../cluster/token-kubeconfig.ts';
 import { installCrds, routerHarness, watchPods, type RouterHarness } from './router-harness.ts';
 
 const ANNOTATION = 'kubeloop.dev/add-pod-name-label';
@@ -34,7 +35,7 @@ async function diff(args: string[]): Promise<{ code: number; out: string; err: s
   const log = vi.spyOn(console, 'log').mockImplementation((...a: unknown[]) => void out.push(a.join(' ')));
   const error = vi.spyOn(console, 'error').mockImplementation((...a: unknown[]) => void err.push(a.join(' ')));
   try {
-    const code = await run([...args, '--kubeconfig', h.suite.kubeconfigPath]);
+    const code = await run(args.includes('--kubeconfig') ? args : [...args, '--kubeconfig', h.suite.kubeconfigPath]);
     return { code, out: out.join('\n'), err: err.join('\n') };
   } finally {
     log.mockRestore();
@@ -124,6 +125,30 @@ describe('kubeloop diff --loop', () => {
     expect(result.code).toBe(2);
     expect(result.err).toContain(`forbidden: the Loop's ServiceAccount ${ns}/no-rights may not list pods in namespace ${ns}`);
     expect(result.out).toBe('');
+  });
+
+  it('exits 2 and says so when the caller may read the Loop but not impersonate its ServiceAccount', async () => {
+    const reader = `diff-reader-${ns}`;
+    await h.client.request({ method: 'POST', path: `/api/v1/namespaces/${ns}/serviceaccounts`, body: { metadata: { name: 'loop-reader' } } });
+    await h.client.request({ method: 'POST', path: '/apis/rbac.authorization.k8s.io/v1/clusterroles', body: { metadata: { name: reader }, rules: [{ apiGroups: ['kubeloop.dev'], resources: ['loops'], verbs: ['get'] }] } });
+    await h.client.request({
+      method: 'POST',
+      path: '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings',
+      body: { metadata: { name: reader }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: reader }, subjects: [{ kind: 'ServiceAccount', namespace: ns, name: 'loop-reader' }] },
+    });
+    try {
+      const { status } = await h.client.request<{ status: { token: string } }>({ method: 'POST', path: `/api/v1/namespaces/${ns}/serviceaccounts/loop-reader/token`, body: { spec: { expirationSeconds: 600 } } });
+      const kubeconfig = await writeTokenKubeconfig(h.suite.kubeconfigPath, 'loop-reader', status.token, join(mkdtempSync(join(tmpdir(), 'kubeloop-diff-')), 'kubeconfig'));
+      const result = await eventually('the reader may get the Loop (RBAC caches catch up)', async () => {
+        const r = await diff(['--loop', loop, '--function', 'pod-name-label', '--kubeconfig', kubeconfig]);
+        return !r.err.includes('cannot read Loop') && r;
+      });
+      expect(result.code).toBe(2);
+      expect(result.err).toContain(`forbidden: you may not impersonate the Loop's ServiceAccount ${ns}/${h.loopServiceAccount.name}`);
+    } finally {
+      await h.client.request({ method: 'DELETE', path: `/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/${reader}` }).catch(() => undefined);
+      await h.client.request({ method: 'DELETE', path: `/apis/rbac.authorization.k8s.io/v1/clusterroles/${reader}` }).catch(() => undefined);
+    }
   });
 
   it('exits 2 for a Loop that does not exist, for bad usage and for an unreachable function', async () => {

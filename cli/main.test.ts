@@ -98,6 +98,8 @@ describe('exit codes', () => {
     ['replay without fixtures', ['replay', '--function', 'podset']],
     ['render without an object', ['render', '--function', 'podset']],
     ['conformance without a URL', ['conformance']],
+    ['diff without --function', ['diff', '--loop', 'podset']],
+    ['diff with both --loop and --hook', ['diff', '--loop', 'a', '--hook', 'b', '--function', 'podset']],
     ['router with an unknown flag', ['router', '--no-such-flag']],
     ['webhook with an unknown flag', ['webhook', '--no-such-flag']],
     ['certs with an unknown action', ['certs', 'renew']],
@@ -132,6 +134,12 @@ describe('exit codes', () => {
     const result = await kubeloop('replay', '--to', 'http://127.0.0.1:9/reconcile', fileURLToPath(new URL('../test/fixtures/pod-name-label', import.meta.url)));
     expect(result.stdout).toMatch(/FAIL/);
     expect(result.code).toBe(1);
+  });
+
+  it('diff exits 2, not 1 (which means "changes"), when it cannot reach a cluster', async () => {
+    const result = await kubeloop('diff', '--loop', 'podset', '--function', 'podset', '--kubeconfig', '/nonexistent/kubeconfig');
+    expect(result.stderr).toMatch(/^kubeloop diff: kubeconfig: /m);
+    expect(result.code).toBe(2);
   });
 
   it('exits 1 on a runtime failure: no cluster to talk to (the router, within --api-timeout-seconds)', async () => {

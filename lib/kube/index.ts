@@ -10,5 +10,6 @@ export * from './discovery.ts';
 export * from './object-store.ts';
 export * from './label-selector.ts';
 export * from './watch-stream.ts';
+export * from './list-all.ts';
 export * from './informer.ts';
 export * from './named-object-watch.ts';

@@ -1,7 +1,7 @@
 // A resilient informer: list, then watch from the list's resourceVersion; relist on 410 Gone; restart with
 // backoff on any other error (client-node's informer stops); a watchdog ends silent watches; bookmarks;
 // metadata-only mode; an indexed cache; typed handlers that may throw without stopping the informer.
-import type { KubernetesObject, KubernetesListObject } from '@kubernetes/client-node';
+import type { KubernetesObject } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { Backoff, sleep, type BackoffPolicy } from './backoff.ts';
 import { isApiError, type KubeClient } from './kube-client.ts';
@@ -10,8 +10,8 @@ import { ObjectStore, type IndexFunction } from './object-store.ts';
 import { objectKey } from './object-meta.ts';
 import { collectionPath, kindKey, type ResourceInfo } from './resource-paths.ts';
 import { readWatchEvents } from './watch-stream.ts';
+import { listAll } from './list-all.ts';
 
-export const METADATA_LIST_ACCEPT = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json';
 export const METADATA_WATCH_ACCEPT = 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json';
 
 export interface InformerOptions<T extends KubernetesObject> {
@@ -168,43 +168,14 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
   }
 
   async #list(signal: AbortSignal): Promise<void> {
-    const { client, resource, namespace, metadataOnly } = this.#options;
-    const path = collectionPath(resource, namespace);
-    const accept = metadataOnly ? METADATA_LIST_ACCEPT : 'application/json';
+    const { client, resource, namespace, metadataOnly, labelSelector, fieldSelector, pageSize } = this.#options;
+    const { items, resourceVersion } = await listAll<T>(client, { resource, namespace, labelSelector, fieldSelector, metadataOnly, pageSize, signal });
     const fresh = new Map<string, T>();
     const refused = new Set<string>();
-    let continueToken: string | undefined;
-    let resourceVersion = '';
-    let pageSize: number | undefined = this.#options.pageSize ?? 500;
-    for (;;) {
-      let page: KubernetesListObject<T>;
-      try {
-        page = await client.request<KubernetesListObject<T>>({
-          path,
-          accept,
-          signal,
-          query: { ...this.#query(), limit: pageSize, continue: continueToken },
-        });
-      } catch (error) {
-        if (continueToken !== undefined && isApiError(error, 410)) {
-          // The continue token expired mid-list: start over with one unpaged list.
-          fresh.clear();
-          refused.clear();
-          continueToken = undefined;
-          pageSize = undefined;
-          continue;
-        }
-        throw error;
-      }
-      for (const item of page.items ?? []) {
-        const object = this.#normalise(item);
-        if (this.#refused(object)) refused.add(objectKey(object.metadata));
-        else fresh.set(objectKey(object.metadata), object);
-      }
-      resourceVersion = page.metadata?.resourceVersion ?? resourceVersion;
-      // The wire name is `continue`; client-node's model type calls it `_continue`, which JSON never has.
-      continueToken = (page.metadata as { continue?: string } | undefined)?.continue || undefined;
-      if (continueToken === undefined) break;
+    for (const item of items) {
+      const object = this.#normalise(item);
+      if (this.#refused(object)) refused.add(objectKey(object.metadata));
+      else fresh.set(objectKey(object.metadata), object);
     }
     this.#replace(fresh, refused);
     this.#resourceVersion = resourceVersion;

@@ -63,15 +63,18 @@ export function parseFixture(text: string): { ok: true; fixture: Fixture } | Fix
   return { ok: true, fixture: { description, request: checkedRequest.value, response: checkedResponse.value } as Fixture };
 }
 
+/** The file given, or every *.json directly inside the folder given (sorted). */
+export function jsonFilesIn(fileOrFolder: string): string[] {
+  if (!statSync(fileOrFolder).isDirectory()) return [fileOrFolder];
+  return readdirSync(fileOrFolder)
+    .filter((f) => f.endsWith('.json'))
+    .sort()
+    .map((f) => join(fileOrFolder, f));
+}
+
 /** A file, or every *.json directly inside a folder (sorted); unreadable or invalid files come back as errors. */
 export function loadFixtures(fileOrFolder: string): LoadedFixture[] {
-  const files = statSync(fileOrFolder).isDirectory()
-    ? readdirSync(fileOrFolder)
-        .filter((f) => f.endsWith('.json'))
-        .sort()
-        .map((f) => join(fileOrFolder, f))
-    : [fileOrFolder];
-  return files.map((file) => {
+  return jsonFilesIn(fileOrFolder).map((file) => {
     const name = basename(file, '.json');
     try {
       return { file, name, ...parseFixture(readFileSync(file, 'utf8')) };

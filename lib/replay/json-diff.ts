@@ -17,28 +17,45 @@ function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-export function diffJson(expected: unknown, actual: unknown, path = ''): Difference[] {
-  if (Array.isArray(expected) && Array.isArray(actual)) {
-    const out: Difference[] = [];
-    const shared = Math.min(expected.length, actual.length);
-    for (let i = 0; i < shared; i++) out.push(...diffJson(expected[i], actual[i], `${path}/${i}`));
-    for (let i = shared; i < expected.length; i++) out.push({ path: `${path}/${i}`, message: `missing ${show(expected[i])}` });
-    for (let i = shared; i < actual.length; i++) out.push({ path: `${path}/${i}`, message: `unexpected ${show(actual[i])}` });
+/** One changed location: `before` absent means added, `after` absent means removed. */
+export interface JsonChange {
+  path: string;
+  before?: unknown;
+  after?: unknown;
+  /** An array element beyond the other array's end (rather than an object key). */
+  element?: true;
+}
+
+/** Every location where `after` differs from `before` (arrays by position, objects by key, sorted). */
+export function jsonChanges(before: unknown, after: unknown, path = ''): JsonChange[] {
+  if (Array.isArray(before) && Array.isArray(after)) {
+    const out: JsonChange[] = [];
+    const shared = Math.min(before.length, after.length);
+    for (let i = 0; i < shared; i++) out.push(...jsonChanges(before[i], after[i], `${path}/${i}`));
+    for (let i = shared; i < before.length; i++) out.push({ path: `${path}/${i}`, before: before[i], element: true });
+    for (let i = shared; i < after.length; i++) out.push({ path: `${path}/${i}`, after: after[i], element: true });
     return out;
   }
-  if (isObject(expected) && isObject(actual)) {
-    const out: Difference[] = [];
-    const keys = [...new Set([...Object.keys(expected), ...Object.keys(actual)])].sort();
+  if (isObject(before) && isObject(after)) {
+    const out: JsonChange[] = [];
+    const keys = [...new Set([...Object.keys(before), ...Object.keys(after)])].sort();
     for (const key of keys) {
       const where = `${path}/${pointerEscape(key)}`;
-      if (!(key in actual)) out.push({ path: where, message: `missing (expected ${show(expected[key])})` });
-      else if (!(key in expected)) out.push({ path: where, message: `unexpected ${show(actual[key])}` });
-      else out.push(...diffJson(expected[key], actual[key], where));
+      if (!(key in after)) out.push({ path: where, before: before[key] });
+      else if (!(key in before)) out.push({ path: where, after: after[key] });
+      else out.push(...jsonChanges(before[key], after[key], where));
     }
     return out;
   }
-  if (Object.is(expected, actual)) return [];
-  return [{ path: path || '/', message: `expected ${show(expected)}, got ${show(actual)}` }];
+  if (Object.is(before, after)) return [];
+  return [{ path: path || '/', before, after }];
+}
+
+export function diffJson(expected: unknown, actual: unknown, path = ''): Difference[] {
+  return jsonChanges(expected, actual, path).map((c) => ({
+    path: c.path,
+    message: !('after' in c) ? (c.element ? `missing ${show(c.before)}` : `missing (expected ${show(c.before)})`) : !('before' in c) ? `unexpected ${show(c.after)}` : `expected ${show(c.before)}, got ${show(c.after)}`,
+  }));
 }
 
 export { jsonEqual as jsonEquals };

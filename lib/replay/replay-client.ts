@@ -20,7 +20,8 @@ export interface ReplayOptions {
   strict?: boolean;
   /**
    * Sign each request (Standard Webhooks) and accept a 200 reply only when it is signed for that request's
-   * webhook-id with a fresh timestamp, as the router does (`kubeloop replay --signing-secret`).
+   * webhook-id with a fresh timestamp, as the router does (`kubeloop replay --signing-secret`, `kubeloop diff`
+   * for a Loop with spec.function.signingSecretRef).
    */
   signingKeys?: SigningKeys;
 }

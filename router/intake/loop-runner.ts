@@ -4,7 +4,7 @@ import type { KubeObject, Trigger } from '../../lib/contract/types.ts';
 import { isApiError } from '../../lib/kube/kube-client.ts';
 import { controllerRef, controllerUid, objectKey } from '../../lib/kube/object-meta.ts';
 import { kindKey } from '../../lib/kube/resource-paths.ts';
-import { mergeTriggers } from '../reconcile/build-request.ts';
+import { mergeTriggers } from '../reconcile/merge-triggers.ts';
 import { Expectations } from '../apply/expectations.ts';
 import { UID_INDEX, type InformerLease, type InformerSource } from './informer-registry.ts';
 import type { LoopConfig } from '../base/loop-spec.ts';

@@ -3,14 +3,14 @@
 // function is called again with them, up to REQUIRES_LIMITS.calls calls (Crossplane's requirements loop).
 import type { KubeObject, ReconcileRequest, RequiredResource, Trigger } from '../../lib/contract/types.ts';
 import type { DispatchResult } from './dispatch.ts';
-import { buildRequest } from './build-request.ts';
+import { buildRequest } from '../../lib/reconcile/build-request.ts';
 import { relatedObjectsOf } from './related-objects.ts';
 import { fetchRequired, requiresProblem, REQUIRES_LIMITS, sameRequirements, type RequiresProblem, type ResolvedRequirement } from './required-objects.ts';
 import type { ResourceDiscovery } from '../../lib/kube/discovery.ts';
 import type { KubeClient } from '../../lib/kube/kube-client.ts';
 import type { LoopConfig } from '../base/loop-spec.ts';
 import { callCode, type RouterMetrics } from '../base/router-metrics.ts';
-import type { OwnedStore } from './build-request.ts';
+import type { OwnedStore } from '../../lib/reconcile/build-request.ts';
 import type { FunctionInvoker } from './dispatch.ts';
 import type { FixtureRecorder } from './fixture-recorder.ts';
 import type { RelatedStore } from './related-objects.ts';

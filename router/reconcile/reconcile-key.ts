@@ -6,7 +6,7 @@ import type { ResourceDiscovery } from '../../lib/kube/discovery.ts';
 import type { KubeClient } from '../../lib/kube/kube-client.ts';
 import { reconcileLogger } from '../../lib/observability/logger.ts';
 import { applyActions, type ApplyContext, type RouterAction } from '../apply/apply-actions.ts';
-import type { OwnedStore } from './build-request.ts';
+import type { OwnedStore } from '../../lib/reconcile/build-request.ts';
 import { callFunction, type Requirements } from './call-rounds.ts';
 import type { RelatedStore } from './related-objects.ts';
 import type { FunctionInvoker } from './dispatch.ts';

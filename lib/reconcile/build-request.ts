@@ -1,17 +1,17 @@
-// Builds the ReconcileRequest for one primary from the informer caches: the primary and its children
-// (by controller ownerReference, in the primary's namespace), one key per owned kind even when empty, and the
-// related objects.
+// Builds the ReconcileRequest for one primary: the primary and its children (by controller ownerReference, in
+// the primary's namespace), one key per owned kind even when empty, and the related objects. Shared by the
+// router (from its informer caches) and `kubeloop diff` (from one list per kind), so both send the same request.
 import { randomUUID } from 'node:crypto';
-import type { KubeObject, ReconcileRequest, Trigger } from '../../lib/contract/types.ts';
-import { CONTRACT_API_VERSION } from '../../lib/contract/types.ts';
-import { childrenKey } from '../../lib/contract/children-key.ts';
-import { CONTROLLER_UID_INDEX } from '../../lib/kube/object-store.ts';
-import type { StoreView } from '../base/informer-view.ts';
+import type { KubeObject, ReconcileRequest, Trigger } from '../contract/types.ts';
+import { CONTRACT_API_VERSION } from '../contract/types.ts';
+import { childrenKey } from '../contract/children-key.ts';
+import { CONTROLLER_UID_INDEX } from '../kube/object-store.ts';
 import type { KindRef } from '../../api/meta.ts';
 
+/** The objects of one owned kind, indexed by their controller's uid (CONTROLLER_UID_INDEX). */
 export interface OwnedStore {
   kind: KindRef;
-  store: StoreView;
+  store: { byIndex(index: string, value: string): KubeObject[] };
 }
 
 export function childrenOf(primary: KubeObject, owned: readonly OwnedStore[]): Record<string, KubeObject[]> {
@@ -50,10 +50,4 @@ export function buildRequest(params: {
     ...(params.finalizing ? { finalizing: true } : {}),
     now: (params.now ?? new Date()).toISOString(),
   };
-}
-
-/** Keeps the most informative trigger when queue entries coalesce: real events beat resyncs. */
-export function mergeTriggers(waiting: Trigger, incoming: Trigger): Trigger {
-  const rank = (t: Trigger) => (t.type === 'RESYNC' ? 0 : t.type === 'REQUEUE' ? 1 : 2);
-  return rank(incoming) >= rank(waiting) ? incoming : waiting;
 }

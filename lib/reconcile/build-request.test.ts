@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import type { KubeObject } from '../../lib/contract/types.ts';
-import { CONTROLLER_UID_INDEX } from '../../lib/kube/object-store.ts';
-import type { StoreView } from '../base/informer-view.ts';
-import { childrenKey } from '../../lib/contract/children-key.ts';
-import { childrenOf } from './build-request.ts';
+import type { KubeObject } from '../contract/types.ts';
+import { CONTROLLER_UID_INDEX } from '../kube/object-store.ts';
+import { childrenKey } from '../contract/children-key.ts';
+import { childrenOf, type OwnedStore } from './build-request.ts';
+
+type StoreView = OwnedStore['store'];
 
 const ownedBy = (uid: string, namespace: string | undefined, name: string): KubeObject => ({
   apiVersion: 'v1',
@@ -13,10 +14,7 @@ const ownedBy = (uid: string, namespace: string | undefined, name: string): Kube
 
 function storeOf(objects: KubeObject[]): StoreView {
   return {
-    get: () => undefined,
-    list: () => objects,
     byIndex: (index, value) => (index === CONTROLLER_UID_INDEX ? objects.filter((o) => o.metadata?.ownerReferences?.some((r) => r.controller && r.uid === value)) : []),
-    size: objects.length,
   };
 }
 

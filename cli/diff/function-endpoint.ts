@@ -1,0 +1,28 @@
+// A version of a function for `kubeloop diff`: a URL called as it is, or a module (or built-in name)
+// served in-process on a loopback port, like `kubeloop replay --function`.
+import { isAdmissionDefinition } from '../../lib/sdk/define-admission.ts';
+import { serveForTest } from '../../lib/testing/serve.ts';
+import { FunctionModuleError, loadFunctionByNameOrPath } from '../function-module.ts';
+import { DiffError } from './loop-state.ts';
+
+export interface FunctionEndpoint {
+  url: string;
+  close(): Promise<void>;
+}
+
+/** `side` names the flag in errors; `admission` says which kind of function the diff needs. */
+export async function functionEndpoint(moduleOrUrl: string, side: string, admission: boolean): Promise<FunctionEndpoint> {
+  if (/^https?:\/\//.test(moduleOrUrl)) return { url: moduleOrUrl, close: async () => {} };
+  let definition;
+  try {
+    definition = await loadFunctionByNameOrPath(moduleOrUrl);
+  } catch (error) {
+    if (error instanceof FunctionModuleError) throw new DiffError(`${side}: ${error.message}`);
+    throw error;
+  }
+  if (isAdmissionDefinition(definition) !== admission) {
+    throw new DiffError(`${side}: ${moduleOrUrl} is ${admission ? 'a reconcile function; --hook needs an admission function' : 'an admission function; --loop needs a reconcile function'}`);
+  }
+  const server = await serveForTest(definition);
+  return { url: `${server.url}/`, close: () => server.close() };
+}

@@ -1,0 +1,59 @@
+// `kubeloop diff --hook`: recorded admission requests through the hook's current function and the new
+// one, reporting the requests whose decision, denial, warnings or patch effect changed.
+import { ADMISSION_HOOK_API_VERSION, ADMISSION_HOOK_PLURAL, type AdmissionHook } from '../../api/admission-hook.ts';
+import type { AdmissionResponse } from '../../lib/contract/admission-types.ts';
+import { isApiError, type KubeClient } from '../../lib/kube/kube-client.ts';
+import type { Difference } from '../../lib/replay/json-diff.ts';
+import { callFunction } from '../../lib/replay/replay-client.ts';
+import { resolveHook, type ResolvedHook } from '../../webhooks/hook-spec.ts';
+import { admissionSubject, compareAdmission, decisionOf, type RecordedAdmission } from './admission-diff.ts';
+import { DiffError } from './loop-state.ts';
+import { mapBounded } from './map-bounded.ts';
+import type { DiffOutcome } from './object-diff.ts';
+
+export interface AdmissionReport {
+  file: string;
+  /** "CREATE Pod shop/web-*". */
+  request: string;
+  outcome: DiffOutcome;
+  baseline?: string;
+  candidate?: string;
+  differences?: Difference[];
+  error?: string;
+}
+
+export async function readHook(admin: KubeClient, name: string): Promise<ResolvedHook> {
+  let hook: AdmissionHook | undefined;
+  try {
+    hook = await admin.getIfExists<AdmissionHook>({ path: `/apis/${ADMISSION_HOOK_API_VERSION}/${ADMISSION_HOOK_PLURAL}/${encodeURIComponent(name)}` });
+  } catch (error) {
+    if (isApiError(error)) throw new DiffError(`cannot read AdmissionHook ${name}: ${error.message}`);
+    throw error;
+  }
+  if (!hook) throw new DiffError(`AdmissionHook ${name} not found (kubectl get admissionhooks.kubeloop.dev)`);
+  const resolved = resolveHook(hook);
+  if (!resolved.ok) throw new DiffError(`AdmissionHook ${name}: ${resolved.message}`);
+  return resolved.hook;
+}
+
+export async function diffHook(
+  recorded: readonly RecordedAdmission[],
+  options: { baselineUrl: string; candidateUrl: string; timeoutMs: number; concurrency: number; onProgress?: (done: number, total: number) => void },
+): Promise<AdmissionReport[]> {
+  const one = async (entry: RecordedAdmission): Promise<AdmissionReport> => {
+    if (!entry.ok) return { file: entry.file, request: entry.file, outcome: 'error', error: entry.error };
+    const request = admissionSubject(entry.request, entry.file);
+    const [baseline, candidate] = await Promise.all([
+      callFunction(entry.request, { url: options.baselineUrl, timeoutMs: options.timeoutMs }),
+      callFunction(entry.request, { url: options.candidateUrl, timeoutMs: options.timeoutMs }),
+    ]);
+    if (!baseline.ok) return { file: entry.file, request, outcome: 'error', error: `the current version (${options.baselineUrl}): ${baseline.message}` };
+    if (!candidate.ok) return { file: entry.file, request, outcome: 'error', error: `the new version: ${candidate.message}` };
+    const was = baseline.response as AdmissionResponse;
+    const now = candidate.response as AdmissionResponse;
+    const differences = compareAdmission(entry.request, was, now);
+    if (differences.length === 0) return { file: entry.file, request, outcome: 'unchanged' };
+    return { file: entry.file, request, outcome: 'changed', baseline: decisionOf(was), candidate: decisionOf(now), differences };
+  };
+  return mapBounded(recorded, options.concurrency, one, options.onProgress);
+}

@@ -1,0 +1,116 @@
+// Reads what the router would see for a Loop, as the Loop's ServiceAccount: the Loop itself, its primaries
+// (per namespace, selector, metadata-only as configured) and its children indexed by controller uid.
+import type { KubernetesObject } from '@kubernetes/client-node';
+import { LOOP_API_VERSION, type Loop, type ServiceAccountRef } from '../../api/loop.ts';
+import type { KindRef } from '../../api/meta.ts';
+import type { KubeObject } from '../../lib/contract/types.ts';
+import { ResourceDiscovery, UnknownKindError } from '../../lib/kube/discovery.ts';
+import { isApiError, serviceAccountUser, type KubeClient } from '../../lib/kube/kube-client.ts';
+import { labelSelectorQuery } from '../../lib/kube/label-selector.ts';
+import { listAll } from '../../lib/kube/list-all.ts';
+import { CONTROLLER_UID_INDEX, controllerUidOf, ObjectStore } from '../../lib/kube/object-store.ts';
+import type { RateLimit } from '../../lib/kube/rate-limiter.ts';
+import type { OwnedStore } from '../../lib/reconcile/build-request.ts';
+import { DEFAULT_FUNCTION_URL_POLICY } from '../../lib/config/function-url-policy.ts';
+import { LoopSpecError, parseLoop, type LoopConfig } from '../../router/base/loop-spec.ts';
+import { selectsPrimary } from '../../router/base/predicates.ts';
+import { readSigningKeys, SigningSecretError } from '../../router/loops/signing-key.ts';
+import type { SigningKeys } from '../../lib/signing/webhook-signature.ts';
+
+/** Why a diff cannot be computed at all (exit code 2): the message says what to fix. */
+export class DiffError extends Error {
+  override name = 'DiffError';
+}
+
+export interface LoopState {
+  config: LoopConfig;
+  /** The client acting as the Loop's ServiceAccount (Impersonate-User), as the router does. */
+  client: KubeClient;
+  discovery: ResourceDiscovery;
+  primaries: KubeObject[];
+  owned: OwnedStore[];
+  /** spec.function.signingSecretRef's keys, read as the ServiceAccount as the router reads them. */
+  signingKey: SigningKeys | undefined;
+}
+
+/** Reads the Loop with the caller's own credentials; the rest is read as the Loop's ServiceAccount. */
+export async function readLoop(admin: KubeClient, name: string): Promise<LoopConfig> {
+  let loop: Loop | undefined;
+  try {
+    loop = await admin.getIfExists<Loop>({ path: `/apis/${LOOP_API_VERSION}/loops/${encodeURIComponent(name)}` });
+  } catch (error) {
+    if (isApiError(error)) throw new DiffError(`cannot read Loop ${name}: ${error.message}`);
+    throw error;
+  }
+  if (!loop) throw new DiffError(`Loop ${name} not found (kubectl get loops.kubeloop.dev)`);
+  try {
+    // The URL policy is the router's business; diff only reads the URL (loopback included, for kubeloop dev).
+    return parseLoop(loop, { ...DEFAULT_FUNCTION_URL_POLICY, allowLoopback: true });
+  } catch (error) {
+    if (error instanceof LoopSpecError) throw new DiffError(error.message);
+    throw error;
+  }
+}
+
+/** The API server refused to let the caller act as the ServiceAccount at all (no `impersonate` right). */
+function impersonationRefused(error: unknown, { namespace, name }: ServiceAccountRef): DiffError | undefined {
+  if (!isApiError(error, 403) || !/impersonate/i.test(error.message)) return undefined;
+  return new DiffError(
+    `forbidden: you may not impersonate the Loop's ServiceAccount ${namespace}/${name}, which diff reads as (kubectl auth can-i impersonate serviceaccounts/${name} -n ${namespace}): ${error.message}`,
+  );
+}
+
+async function listAs(client: KubeClient, discovery: ResourceDiscovery, config: LoopConfig, ref: KindRef, selector: boolean): Promise<KubeObject[]> {
+  const who = `ServiceAccount ${config.serviceAccount.namespace}/${config.serviceAccount.name}`;
+  let resource;
+  try {
+    resource = await discovery.resolve(ref.apiVersion, ref.kind);
+  } catch (error) {
+    if (error instanceof UnknownKindError) throw new DiffError(`Loop ${config.name}: ${error.message}`);
+    throw impersonationRefused(error, config.serviceAccount) ?? error;
+  }
+  const namespaces = resource.namespaced && config.namespaces ? [...config.namespaces].sort() : [undefined];
+  const out: KubeObject[] = [];
+  for (const namespace of namespaces) {
+    try {
+      const { items } = await listAll<KubernetesObject>(client, {
+        resource,
+        namespace,
+        metadataOnly: config.metadataOnly,
+        labelSelector: selector ? labelSelectorQuery(config.selector) : undefined,
+      });
+      out.push(...(items as KubeObject[]));
+    } catch (error) {
+      const refused = impersonationRefused(error, config.serviceAccount);
+      if (refused) throw refused;
+      if (isApiError(error, 403)) {
+        throw new DiffError(`forbidden: the Loop's ${who} may not list ${resource.plural}${resource.group ? `.${resource.group}` : ''} ${namespace ? `in namespace ${namespace}` : 'cluster-wide'}, so the router cannot run this Loop either (grant it list and watch)`);
+      }
+      if (isApiError(error)) throw new DiffError(`listing ${resource.plural} as ${who}: ${error.message}`);
+      throw error;
+    }
+  }
+  return out;
+}
+
+/** Everything one diff run reads before calling any function: one list per kind and namespace. */
+export async function readLoopState(admin: KubeClient, config: LoopConfig, rateLimit: RateLimit): Promise<LoopState> {
+  const client = admin.impersonating({ user: serviceAccountUser(config.serviceAccount.namespace, config.serviceAccount.name) }, rateLimit);
+  const discovery = new ResourceDiscovery(client);
+  let signingKey: SigningKeys | undefined;
+  try {
+    if (config.signingSecretRef) signingKey = await readSigningKeys(client, config.signingSecretRef);
+  } catch (error) {
+    if (error instanceof SigningSecretError) throw new DiffError(`Loop ${config.name}: ${error.message}`);
+    throw impersonationRefused(error, config.serviceAccount) ?? error;
+  }
+  const primaries = (await listAs(client, discovery, config, config.for, true)).filter((p) => selectsPrimary(config, p));
+  const owned: OwnedStore[] = [];
+  for (const kind of config.owns) {
+    const store = new ObjectStore<KubeObject>({ [CONTROLLER_UID_INDEX]: controllerUidOf });
+    for (const child of await listAs(client, discovery, config, kind, false)) store.upsert(child);
+    owned.push({ kind, store });
+  }
+  primaries.sort((a, b) => `${a.metadata?.namespace ?? ''}/${a.metadata?.name ?? ''}`.localeCompare(`${b.metadata?.namespace ?? ''}/${b.metadata?.name ?? ''}`));
+  return { config, client, discovery, primaries, owned, signingKey };
+}

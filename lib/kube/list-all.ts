@@ -1,0 +1,59 @@
+// One complete, paged list of a resource (limit/continue), as the informer and `kubeloop diff` read it:
+// a continue token that expires mid-list (410) restarts the list unpaged; every item gets apiVersion/kind.
+import type { KubernetesListObject, KubernetesObject } from '@kubernetes/client-node';
+import { isApiError, type KubeClient } from './kube-client.ts';
+import { collectionPath, type ResourceInfo } from './resource-paths.ts';
+
+export const METADATA_LIST_ACCEPT = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json';
+
+export interface ListOptions {
+  resource: ResourceInfo;
+  /** One namespace; all when omitted. */
+  namespace?: string | undefined;
+  labelSelector?: string | undefined;
+  fieldSelector?: string | undefined;
+  /** PartialObjectMetadata (apiVersion, kind, metadata) instead of whole objects. */
+  metadataOnly?: boolean | undefined;
+  pageSize?: number | undefined;
+  signal?: AbortSignal | undefined;
+}
+
+/** Every item of the collection (with apiVersion and kind set) and the list's resourceVersion. */
+export async function listAll<T extends KubernetesObject>(client: KubeClient, options: ListOptions): Promise<{ items: T[]; resourceVersion: string }> {
+  const { resource, namespace, metadataOnly, signal } = options;
+  const path = collectionPath(resource, namespace);
+  const accept = metadataOnly ? METADATA_LIST_ACCEPT : 'application/json';
+  let items: T[] = [];
+  let continueToken: string | undefined;
+  let resourceVersion = '';
+  let pageSize: number | undefined = options.pageSize ?? 500;
+  for (;;) {
+    let page: KubernetesListObject<T>;
+    try {
+      page = await client.request<KubernetesListObject<T>>({
+        path,
+        accept,
+        signal,
+        query: { labelSelector: options.labelSelector, fieldSelector: options.fieldSelector, limit: pageSize, continue: continueToken },
+      });
+    } catch (error) {
+      if (continueToken !== undefined && isApiError(error, 410)) {
+        // The continue token expired mid-list: start over with one unpaged list.
+        items = [];
+        continueToken = undefined;
+        pageSize = undefined;
+        continue;
+      }
+      throw error;
+    }
+    for (const item of page.items ?? []) {
+      item.apiVersion = resource.apiVersion;
+      item.kind = resource.kind;
+      items.push(item);
+    }
+    resourceVersion = page.metadata?.resourceVersion ?? resourceVersion;
+    // The wire name is `continue`; client-node's model type calls it `_continue`, which JSON never has.
+    continueToken = (page.metadata as { continue?: string } | undefined)?.continue || undefined;
+    if (continueToken === undefined) return { items, resourceVersion };
+  }
+}

@@ -1,0 +1,241 @@
+// `kubeloop diff` against the real control plane: a new pod-name-label that writes another label is reported
+// for exactly the annotated pods (exit 1) while a watch sees no write; the same version exits 0; a Loop whose
+// ServiceAccount may not list pods exits 2; an admission hook's stricter version lists the requests it denies.
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { V1Pod } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { run } from '../../cli/commands/diff.ts';
+import { dryRunTarget } from '../../cli/diff/dry-run.ts';
+import { ResourceDiscovery } from '../../lib/kube/discovery.ts';
+import { serviceAccountUser } from '../../lib/kube/kube-client.ts';
+import type { KubeObject } from '../../lib/contract/types.ts';
+import requireLabel from '../../functions/require-label/index.ts';
+import { serveForTest, type TestServer } from '../../lib/testing/serve.ts';
+import type { Informer } from '../../lib/kube/informer.ts';
+import { eventually } from '../cluster/eventually.ts';
+import { writeTokenKubeconfig } from '../cluster/token-kubeconfig.ts';
+import { installCrds, routerHarness, watchPods, type RouterHarness } from './router-harness.ts';
+
+const ANNOTATION = 'kubeloop.dev/add-pod-name-label';
+const LABEL = 'kubeloop.dev/pod-name';
+const fixture = (name: string) => fileURLToPath(new URL(`../fixtures/${name}`, import.meta.url));
+
+let h: RouterHarness;
+let ns: string;
+let loop: string;
+let hook: string;
+let admission: TestServer;
+
+async function diff(args: string[]): Promise<{ code: number; out: string; err: string }> {
+  const out: string[] = [];
+  const err: string[] = [];
+  const log = vi.spyOn(console, 'log').mockImplementation((...a: unknown[]) => void out.push(a.join(' ')));
+  const error = vi.spyOn(console, 'error').mockImplementation((...a: unknown[]) => void err.push(a.join(' ')));
+  try {
+    const code = await run(args.includes('--kubeconfig') ? args : [...args, '--kubeconfig', h.suite.kubeconfigPath]);
+    return { code, out: out.join('\n'), err: err.join('\n') };
+  } finally {
+    log.mockRestore();
+    error.mockRestore();
+  }
+}
+
+async function createPod(name: string, annotated: boolean): Promise<void> {
+  // The annotated pods carry the label the running version wrote, as the router would have left them. No
+  // scheduler has this name, so no one else writes these pods (kwok and the scheduler would update them).
+  await h.client.request({
+    method: 'POST',
+    path: `/api/v1/namespaces/${ns}/pods`,
+    body: { metadata: { name, ...(annotated ? { annotations: { [ANNOTATION]: 'true' }, labels: { [LABEL]: name } } : {}) }, spec: { schedulerName: 'kubeloop-diff-test-nobody', containers: [{ name: 'c', image: 'x' }] } },
+  });
+}
+
+beforeAll(async () => {
+  h = await routerHarness('diff');
+  ns = h.suite.namespace;
+  loop = `diff-${ns}`;
+  hook = `diff-${ns}`;
+  await installCrds(h.client, ['loops.kubeloop.dev.yaml', 'admissionhooks.kubeloop.dev.yaml']);
+  const running = await h.serve('pod-name-label');
+  await h.createLoop(loop, { serviceAccount: h.loopServiceAccount, namespaces: [ns], for: { apiVersion: 'v1', kind: 'Pod' }, metadataOnly: true, function: { url: running.url } });
+  for (const [name, annotated] of [['a1', true], ['a2', true], ['plain', false]] as const) await createPod(name, annotated);
+});
+afterAll(async () => {
+  await admission?.close();
+  await h?.client.request({ method: 'DELETE', path: `/apis/kubeloop.dev/v1alpha1/admissionhooks/${hook}` }).catch(() => undefined);
+  await h?.close();
+});
+
+describe('kubeloop diff --loop', () => {
+  it('lists exactly the annotated pods for a version that writes another label, exits 1, and writes nothing', async () => {
+    const seen: string[] = [];
+    const watch: Informer<V1Pod> = await watchPods(h.client, ns);
+    try {
+      for (const event of ['add', 'update', 'delete'] as const) watch.on(event, (pod: V1Pod) => void seen.push(`${event} ${pod.metadata?.name}`));
+      const result = await diff(['--loop', loop, '--function', fixture('diff/pod-name-label-v2.ts'), '-o', 'json', '--concurrency', '2']);
+      expect(result.err).toBe('');
+      expect(result.code).toBe(1);
+      const report = JSON.parse(result.out) as { summary: Record<string, number>; apiCalls: number; objects: Array<{ object: string; outcome: string; after: Array<{ result: string; changes: Array<{ path: string; after?: unknown }> }> }> };
+      expect(report.summary).toMatchObject({ objects: 3, changed: 2, unchanged: 1, errors: 0 });
+      expect(report.objects.map((o) => o.object)).toEqual([`Pod ${ns}/a1`, `Pod ${ns}/a2`]);
+      // The objects after the new version's patch, as the API server computed them (dry-run) against the live pods.
+      for (const [i, object] of report.objects.entries()) {
+        expect(object.after).toHaveLength(1);
+        expect(object.after[0]?.result).toBe('changed');
+        expect(object.after[0]?.changes).toContainEqual({ path: '/metadata/labels/kubeloop.dev~1pod-name-v2', after: `a${i + 1}` });
+      }
+      expect(report.apiCalls).toBeGreaterThan(0);
+      // The text report says the same, per object and field.
+      const text = await diff(['--loop', loop, '--function', fixture('diff/pod-name-label-v2.ts')]);
+      expect(text.code).toBe(1);
+      expect(text.out.split('\n').filter((line) => line.startsWith('CHANGED'))).toEqual([`CHANGED  Pod ${ns}/a1`, `CHANGED  Pod ${ns}/a2`]);
+      expect(text.out).toContain(`      + /metadata/labels/kubeloop.dev~1pod-name-v2: "a1"`);
+      expect(text.out).toContain(`    actions on v1 Pod ${ns}/a1 [#0]: only the new version: {"op":"patch"`);
+
+      // Nothing was written: the live pods lack the new label, and a write after the diff is the first thing the
+      // watch sees (events arrive in order, so any write the diff made would have come before it).
+      for (const name of ['a1', 'a2']) {
+        const pod = await h.client.request<V1Pod>({ path: `/api/v1/namespaces/${ns}/pods/${name}` });
+        expect(pod.metadata?.labels?.['kubeloop.dev/pod-name-v2']).toBeUndefined();
+      }
+      await createPod('sentinel', false);
+      await eventually('the watch sees the sentinel pod', async () => seen.includes('add sentinel'));
+      expect(seen).toEqual(['add sentinel']);
+    } finally {
+      await watch.stop();
+      await h.client.request({ method: 'DELETE', path: `/api/v1/namespaces/${ns}/pods/sentinel` }).catch(() => undefined);
+    }
+  });
+
+  it('exits 0 when the new version answers as the running one does, with the summary table', async () => {
+    const result = await diff(['--loop', loop, '--function', 'pod-name-label']);
+    expect(result.code).toBe(0);
+    expect(result.out).not.toMatch(/^CHANGED /m);
+    expect(result.out).toMatch(/OBJECTS\s+CHANGED\s+UNCHANGED\s+ERRORS\s+SKIPPED\s+API CALLS\s+SECONDS\n\d+\s+0\s+\d+\s+0\s+0/);
+  });
+
+  it('exits 2 and names the ServiceAccount when it may not list the Loop\'s primaries', async () => {
+    await h.client.request({ method: 'POST', path: `/api/v1/namespaces/${ns}/serviceaccounts`, body: { metadata: { name: 'no-rights' } } });
+    const forbidden = `diff-forbidden-${ns}`;
+    await h.createLoop(forbidden, { serviceAccount: { namespace: ns, name: 'no-rights' }, namespaces: [ns], for: { apiVersion: 'v1', kind: 'Pod' }, function: { url: 'http://127.0.0.1:9/' } });
+    const result = await diff(['--loop', forbidden, '--function', 'pod-name-label', '--baseline', 'pod-name-label']);
+    expect(result.code).toBe(2);
+    expect(result.err).toContain(`forbidden: the Loop's ServiceAccount ${ns}/no-rights may not list pods in namespace ${ns}`);
+    expect(result.out).toBe('');
+  });
+
+  it('exits 2 and says so when the caller may read the Loop but not impersonate its ServiceAccount', async () => {
+    const reader = `diff-reader-${ns}`;
+    await h.client.request({ method: 'POST', path: `/api/v1/namespaces/${ns}/serviceaccounts`, body: { metadata: { name: 'loop-reader' } } });
+    await h.client.request({ method: 'POST', path: '/apis/rbac.authorization.k8s.io/v1/clusterroles', body: { metadata: { name: reader }, rules: [{ apiGroups: ['kubeloop.dev'], resources: ['loops'], verbs: ['get'] }] } });
+    await h.client.request({
+      method: 'POST',
+      path: '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings',
+      body: { metadata: { name: reader }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: reader }, subjects: [{ kind: 'ServiceAccount', namespace: ns, name: 'loop-reader' }] },
+    });
+    try {
+      const { status } = await h.client.request<{ status: { token: string } }>({ method: 'POST', path: `/api/v1/namespaces/${ns}/serviceaccounts/loop-reader/token`, body: { spec: { expirationSeconds: 600 } } });
+      const kubeconfig = await writeTokenKubeconfig(h.suite.kubeconfigPath, 'loop-reader', status.token, join(mkdtempSync(join(tmpdir(), 'kubeloop-diff-')), 'kubeconfig'));
+      const result = await eventually('the reader may get the Loop (RBAC caches catch up)', async () => {
+        const r = await diff(['--loop', loop, '--function', 'pod-name-label', '--kubeconfig', kubeconfig]);
+        return !r.err.includes('cannot read Loop') && r;
+      });
+      expect(result.code).toBe(2);
+      expect(result.err).toContain(`forbidden: you may not impersonate the Loop's ServiceAccount ${ns}/${h.loopServiceAccount.name}`);
+    } finally {
+      await h.client.request({ method: 'DELETE', path: `/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/${reader}` }).catch(() => undefined);
+      await h.client.request({ method: 'DELETE', path: `/apis/rbac.authorization.k8s.io/v1/clusterroles/${reader}` }).catch(() => undefined);
+    }
+  });
+
+  it('exits 2 for a Loop that does not exist, for bad usage and for an unreachable function', async () => {
+    expect((await diff(['--loop', 'no-such-loop', '--function', 'pod-name-label'])).err).toContain('Loop no-such-loop not found');
+    expect((await diff(['--loop', 'no-such-loop', '--function', 'pod-name-label'])).code).toBe(2);
+    expect((await diff(['--loop', loop])).code).toBe(2);
+    // A running version that does not answer leaves every object uncompared: 2, not "no changes".
+    const unreachable = await diff(['--loop', loop, '--function', 'pod-name-label', '--baseline', 'http://127.0.0.1:9/']);
+    expect(unreachable.code).toBe(2);
+    expect(unreachable.out).toContain(`ERROR    Pod ${ns}/a1: the running version (http://127.0.0.1:9/): POST http://127.0.0.1:9/ failed`);
+  });
+});
+
+describe('dry-running the new version\'s writes', () => {
+  it('sends creates, applies, deletes and status writes as the router would, with dryRun=All as the ServiceAccount, and stores none', async () => {
+    const client = h.client.impersonating({ user: serviceAccountUser(ns, h.loopServiceAccount.name) }, { qps: 50, burst: 100 });
+    const primary = await h.client.request<KubeObject>({ path: `/api/v1/namespaces/${ns}/pods/a1` });
+    const ctx = { client, discovery: new ResourceDiscovery(client), fieldManager: `kubeloop/${loop}`, primary };
+
+    const created = await dryRunTarget(ctx, [{ op: 'create', object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { generateName: 'made-' }, data: { a: '1' } } }]);
+    expect(created.kind === 'object' && created.live).toBeUndefined();
+    const made = created.kind === 'object' ? created.after : undefined;
+    expect(made?.metadata?.name).toMatch(/^made-/);
+    // In the primary's namespace and owned by it, as the router's prepareChild sends it.
+    expect(made?.metadata?.namespace).toBe(ns);
+    expect(made?.metadata?.ownerReferences?.[0]).toMatchObject({ uid: primary.metadata?.uid, controller: true });
+
+    const applied = await dryRunTarget(ctx, [{ op: 'apply', object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'applied' }, data: { b: '2' } } }]);
+    expect(applied.kind === 'object' && applied.after).toMatchObject({ metadata: { name: 'applied' }, data: { b: '2' } });
+    expect(applied.kind === 'object' && applied.after.metadata?.managedFields?.[0]?.manager).toBe(`kubeloop/${loop}`);
+
+    const deleted = await dryRunTarget(ctx, [{ op: 'delete', target: { apiVersion: 'v1', kind: 'Pod', namespace: ns, name: 'plain' } }]);
+    expect(deleted.kind).toBe('deleted');
+
+    // The primary's whole status through /status, with observedGeneration, as the router writes it.
+    const status = await dryRunTarget(ctx, [{ op: 'status', status: { ...(primary as { status?: object }).status, message: 'checked by the new version' } }]);
+    expect(status.kind === 'object' && status.after).toMatchObject({ status: { message: 'checked by the new version' } });
+
+    // A patch whose resourceVersion test fails is refused by the server, as the router's write would be.
+    const stale = await dryRunTarget(ctx, [{ op: 'patch', target: { apiVersion: 'v1', kind: 'Pod', namespace: ns, name: 'a1' }, patch: [{ op: 'test', path: '/metadata/resourceVersion', value: '1' }, { op: 'add', path: '/metadata/labels/x', value: 'y' }] }]);
+    expect(stale.kind).toBe('refused');
+
+    const configMaps = await h.client.request<{ items: KubeObject[] }>({ path: `/api/v1/namespaces/${ns}/configmaps` });
+    expect(configMaps.items.map((c) => c.metadata?.name).filter((n) => n === 'applied' || n?.startsWith('made-'))).toEqual([]);
+    expect(await h.client.getIfExists({ path: `/api/v1/namespaces/${ns}/pods/plain` })).toBeDefined();
+    const a1 = await h.client.request<{ status?: { message?: string } }>({ path: `/api/v1/namespaces/${ns}/pods/a1` });
+    expect(a1.status?.message).toBeUndefined();
+  });
+});
+
+describe('kubeloop diff --hook', () => {
+  it('lists the recorded requests a stricter version would deny, and exits 1', async () => {
+    admission = await serveForTest(requireLabel);
+    await h.client.request({
+      method: 'POST',
+      path: '/apis/kubeloop.dev/v1alpha1/admissionhooks',
+      body: {
+        apiVersion: 'kubeloop.dev/v1alpha1',
+        kind: 'AdmissionHook',
+        metadata: { name: hook },
+        // Matches nothing anyone creates, should a gateway of another suite pick it up.
+        spec: {
+          type: 'validating',
+          rules: [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'] }],
+          namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': ns } },
+          objectSelector: { matchLabels: { 'kubeloop.dev/diff-test': 'never' } },
+          function: { url: `${admission.url}/` },
+        },
+      },
+    });
+    const dir = mkdtempSync(join(tmpdir(), 'kubeloop-diff-'));
+    const template = JSON.parse(readFileSync(fixture('admission/pod-create-unannotated.json'), 'utf8')) as { request: { name?: string; object: { metadata: Record<string, unknown> } } };
+    for (const [name, labels] of [['both', { team: 'a', tier: 'web' }], ['team-only', { team: 'a' }], ['none', {}]] as const) {
+      const review = structuredClone(template);
+      review.request.name = name;
+      review.request.object.metadata = { ...review.request.object.metadata, name, generateName: undefined, labels };
+      writeFileSync(join(dir, `${name}.json`), JSON.stringify(review));
+    }
+    const result = await diff(['--hook', hook, '--function', fixture('diff/require-team-and-tier.ts'), '--requests', dir]);
+    expect(result.err).toBe('');
+    expect(result.code).toBe(1);
+    const changed = result.out.split('\n').filter((line) => line.startsWith('CHANGED'));
+    expect(changed).toEqual([expect.stringMatching(/^CHANGED {2}CREATE Pod \S+\/team-only {2}\(.*team-only\.json\)$/)]);
+    expect(result.out).toContain('was: allowed');
+    expect(result.out).toContain('now: denied (422): Pod "team-only"');
+
+    const same = await diff(['--hook', hook, '--function', 'require-label', '--requests', dir]);
+    expect(same.code).toBe(0);
+  });
+});

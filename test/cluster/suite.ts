@@ -12,6 +12,8 @@ export interface ClusterSuite {
   server: string;
   namespace: string;
   binaries: ClusterBinaries;
+  /** The control plane's folder (its PKI: the webhook client CA the gateway trusts); the shared plane's when absent. */
+  clusterDir?: string;
   /** Deletes the namespace (the namespace controller removes what is in it). */
   cleanup(): Promise<void>;
 }

@@ -59,7 +59,7 @@ beforeAll(async () => {
   plane = await startControlPlane({ nodes: 1, apiserverTracing: { otlpGrpcEndpoint: jaeger.otlpGrpcEndpoint }, onProgress: log });
   const kubeConfig: KubeConfig = plane.kubeConfig();
   const namespace = namespaceFor('tracing');
-  suite = { kubeConfig, kubeconfigPath: plane.kubeconfigPath, server: plane.server, namespace, binaries: plane.binaries, cleanup: async () => {} };
+  suite = { kubeConfig, kubeconfigPath: plane.kubeconfigPath, server: plane.server, namespace, binaries: plane.binaries, clusterDir: plane.dir, cleanup: async () => {} };
   client = await KubeClient.fromKubeConfig(kubeConfig);
   await client.request({ method: 'POST', path: '/api/v1/namespaces', body: { metadata: { name: namespace } } });
   await eventually('the default ServiceAccount', () => client.request({ path: `/api/v1/namespaces/${namespace}/serviceaccounts/default` }));

@@ -153,8 +153,9 @@ export function devWebhookFor(suite: ClusterSuite): { certNamespace: string; arg
     '--port=0',
     '--ops-port=0',
     '--host=127.0.0.1',
-    // Only the shared control plane's API server may send reviews (its webhook client certificate).
-    ...gatewayClientAuthArgs(inject('clusterDir')),
+    // Only the suite's API server may send reviews (its webhook client certificate): the shared control
+    // plane's, or the one a suite started itself.
+    ...gatewayClientAuthArgs(suite.clusterDir ?? inject('clusterDir')),
     `--kubeconfig=${suite.kubeconfigPath}`,
     `--namespace=${certNamespace}`,
     `--only-namespace=${suite.namespace}`,

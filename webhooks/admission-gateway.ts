@@ -8,7 +8,8 @@ import { counter, latencyHistogram, secondsSince } from '../lib/observability/me
 import { writeFixture } from '../lib/replay/fixtures.ts';
 import { MalformedReviewError, parseAdmissionReview, reviewResponse, type AdmissionResponse as ReviewResponse } from './admission-review.ts';
 import type { ContextLookup } from './context-objects.ts';
-import type { FunctionCaller } from './function-caller.ts';
+import type { CallResult, FunctionCaller } from './function-caller.ts';
+import type { HookKeys } from './hook-signing-keys.ts';
 import { applyFailurePolicy, toFunctionRequest, toReviewResponse, type CallFailure } from './hook-review.ts';
 import { HOOK_PATH_PREFIX, type ResolvedHook } from './hook-spec.ts';
 
@@ -16,6 +17,8 @@ export interface GatewayOptions {
   hooks: () => ReadonlyMap<string, ResolvedHook>;
   contexts: ContextLookup;
   caller: FunctionCaller;
+  /** The keys a hook's calls are signed with (hook-signing-keys.ts); unsigned when omitted. */
+  signingKeys?: (hook: ResolvedHook) => Promise<HookKeys>;
   metrics: Registry;
   reportCall: (hook: string, failure: CallFailure | undefined) => void;
   /** --record: every function call is written there as a test/fixtures admission fixture. */
@@ -54,7 +57,10 @@ export function registerAdmissionGateway(app: FastifyInstance, options: GatewayO
     }
     const object = (review.object ?? review.oldObject) as KubeObject | undefined;
     const functionRequest = toFunctionRequest(review, hook, options.contexts.lookup(hook.context, object, review.namespace), now());
-    const called = await options.caller.call(hook.functionUrl, functionRequest, hook.functionTimeoutMs);
+    const signing = options.signingKeys ? await options.signingKeys(hook) : ({ ok: true, keys: undefined } as const);
+    const called: CallResult = signing.ok
+      ? await options.caller.call(hook.functionUrl, functionRequest, { timeoutMs: hook.functionTimeoutMs, signingKeys: signing.keys })
+      : { ok: false, failure: { kind: 'Unreachable', message: `was not called: ${signing.message}` } };
     const converted = called.ok ? toReviewResponse(called.reply, hook, functionRequest) : called;
     let response: ReviewResponse;
     let outcome: GatewayOutcome;
@@ -74,7 +80,8 @@ export function registerAdmissionGateway(app: FastifyInstance, options: GatewayO
       outcome = converted.failure.kind;
       response = applyFailurePolicy(review.uid, hook, converted.failure);
       failures.inc({ hook: hook.name, reason: converted.failure.kind, policy: hook.spec.failurePolicy });
-      request.log.warn({ hook: hook.name, uid: review.uid, reason: converted.failure.kind, policy: hook.spec.failurePolicy, message: converted.failure.message }, 'admission function failed');
+      const body = !called.ok && called.detail ? { body: called.detail.slice(0, 300) } : {};
+      request.log.warn({ hook: hook.name, uid: review.uid, reason: converted.failure.kind, policy: hook.spec.failurePolicy, message: converted.failure.message, ...body }, 'admission function failed');
       options.reportCall(hook.name, converted.failure);
     }
     calls.inc({ hook: hook.name, outcome });

@@ -3,6 +3,7 @@
 import { parseArgs } from 'node:util';
 import { pickSetting, settingInteger, settingOneOf, type Setting } from '../lib/config/settings.ts';
 import { readServerSettings, SERVER_FLAG_OPTIONS, type ServerSettings } from '../lib/server/server-settings.ts';
+import { readDeniedNetworks } from '../lib/function-client/address-policy.ts';
 import { DEFAULT_WEBHOOK_PORT } from './configuration.ts';
 import { DEFAULT_HOOK_CONFIGURATION_NAME } from './hook-configuration.ts';
 
@@ -49,6 +50,8 @@ export interface WebhookConfig extends ServerSettings {
   hookSelector?: string;
   /** Write every admission function call as a fixture into this folder. */
   recordDir?: string;
+  /** Networks (CIDR or address) no admission function call may connect to, besides the fixed refusals. */
+  deniedNetworks: string[];
 }
 
 export const WEBHOOK_USAGE = `usage: kubeloop webhook [options]
@@ -71,6 +74,7 @@ export const WEBHOOK_USAGE = `usage: kubeloop webhook [options]
   --hook-configuration ${DEFAULT_HOOK_CONFIGURATION_NAME}  Mutating/ValidatingWebhookConfiguration of the AdmissionHooks (KUBELOOP_HOOK_CONFIGURATION)
   --hook-selector SELECTOR         serve only AdmissionHooks with these labels (KUBELOOP_HOOK_SELECTOR)
   --record DIR                     write every admission function call as a fixture (kubeloop replay)
+  --deny-function-network CIDR     never connect to a function there (repeatable; KUBELOOP_DENY_FUNCTION_NETWORKS, comma-separated)
   --body-limit-bytes 8388608 --log-level info --drain-delay-seconds 0`;
 
 /** An https URL base without a trailing slash (hooks are served at <base>/admit/<hook>). */
@@ -108,10 +112,11 @@ export function readWebhookConfig(argv: string[], env: NodeJS.ProcessEnv = proce
       'hook-configuration': { type: 'string' },
       'hook-selector': { type: 'string' },
       record: { type: 'string' },
+      'deny-function-network': { type: 'string', multiple: true },
     },
   });
   if (positionals.length > 0) throw new Error(`unexpected arguments: ${positionals.join(' ')}\n${WEBHOOK_USAGE}`);
-  type Flag = Exclude<keyof typeof values, 'dev' | 'only-namespace' | 'exclude-namespace'>;
+  type Flag = Exclude<keyof typeof values, 'dev' | 'only-namespace' | 'exclude-namespace' | 'deny-function-network'>;
   const pick = (flag: Flag, ...variables: string[]) => pickSetting(values, env, flag, ...variables);
   const text = (flag: Flag, fallback: string, ...variables: string[]): string => pick(flag, ...variables)?.value ?? fallback;
   const config: WebhookConfig = {
@@ -126,6 +131,7 @@ export function readWebhookConfig(argv: string[], env: NodeJS.ProcessEnv = proce
     onlyNamespaces: values['only-namespace'] ?? [],
     excludedNamespaces: values['exclude-namespace'] ?? [],
     hookConfigurationName: text('hook-configuration', DEFAULT_HOOK_CONFIGURATION_NAME, 'KUBELOOP_HOOK_CONFIGURATION'),
+    deniedNetworks: readDeniedNetworks(values['deny-function-network'], env),
   };
   const hookSelector = pick('hook-selector', 'KUBELOOP_HOOK_SELECTOR');
   if (hookSelector) config.hookSelector = hookSelector.value;

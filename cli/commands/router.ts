@@ -1,4 +1,5 @@
 // `kubeloop router`: runs the event router with its ops server (/healthz, /readyz, /metrics) until SIGTERM.
+import { operatorDenied } from '../../lib/function-client/address-policy.ts';
 import { loadKubeConfig } from '../../lib/kube/kube-config.ts';
 import { createLogger } from '../../lib/observability/logger.ts';
 import { createServer, listen } from '../../lib/server/create-server.ts';
@@ -41,6 +42,7 @@ export async function run(argv: string[]): Promise<number> {
     loopRateLimit: { qps: config.loopQps, burst: config.loopBurst },
     urlPolicy: config.urlPolicy,
     ...(config.connectServicesTo ? { connectServicesTo: config.connectServicesTo } : {}),
+    deniedEndpoints: operatorDenied(config.deniedNetworks),
     minRequeueMs: config.minRequeueSeconds * 1000,
     accessReviewIntervalMs: config.accessReviewSeconds * 1000,
     watchTimeoutSeconds: config.watchTimeoutSeconds,

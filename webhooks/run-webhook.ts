@@ -125,7 +125,7 @@ function createGateway(config: WebhookConfig, client: KubeClient, logger: Logger
     client,
     clusterDomain: 'cluster.local',
     allowLoopback: config.dev,
-    denied: operatorDenied(config.deniedNetworks),
+    denied: operatorDenied(config.deniedNetworks, config.deniedLoopbackPorts),
   });
   const caller = new FunctionCaller({ addressGuard: guard });
   const signingKeys = new HookSigningKeys(client);

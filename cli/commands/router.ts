@@ -42,7 +42,7 @@ export async function run(argv: string[]): Promise<number> {
     loopRateLimit: { qps: config.loopQps, burst: config.loopBurst },
     urlPolicy: config.urlPolicy,
     ...(config.connectServicesTo ? { connectServicesTo: config.connectServicesTo } : {}),
-    deniedEndpoints: operatorDenied(config.deniedNetworks),
+    deniedEndpoints: operatorDenied(config.deniedNetworks, config.deniedLoopbackPorts),
     minRequeueMs: config.minRequeueSeconds * 1000,
     accessReviewIntervalMs: config.accessReviewSeconds * 1000,
     watchTimeoutSeconds: config.watchTimeoutSeconds,

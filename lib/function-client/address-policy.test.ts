@@ -1,6 +1,6 @@
 // The address classifier: what a name resolves to decides, whatever the name says.
 import { describe, expect, it } from 'vitest';
-import { addressProblem, compileAddressPolicy, networkList } from './address-policy.ts';
+import { addressProblem, compileAddressPolicy, networkList, operatorDenied, readDeniedLoopbackPorts, readDeniedNetworks } from './address-policy.ts';
 
 const cluster = compileAddressPolicy({
   allowLoopback: false,
@@ -50,5 +50,22 @@ describe('addressProblem', () => {
   it('refuses a malformed deny-list entry by name', () => {
     expect(() => networkList('10.0.0.0/33')).toThrow(/"10.0.0.0\/33" has a prefix outside 0..32/);
     expect(() => networkList('metadata')).toThrow(/not an IP address/);
+  });
+});
+
+describe('the deny list settings', () => {
+  it('reads flags before the environment and names a bad entry', () => {
+    expect(readDeniedNetworks(['10.0.0.0/24'], { KUBELOOP_DENY_FUNCTION_NETWORKS: '192.168.0.0/16' })).toEqual(['10.0.0.0/24']);
+    expect(readDeniedNetworks(undefined, { KUBELOOP_DENY_FUNCTION_NETWORKS: '192.168.0.0/16, fd00::/8' })).toEqual(['192.168.0.0/16', 'fd00::/8']);
+    expect(() => readDeniedNetworks(undefined, { KUBELOOP_DENY_FUNCTION_NETWORKS: 'nodes' })).toThrow(/KUBELOOP_DENY_FUNCTION_NETWORKS: "nodes" is not an IP address/);
+    expect(() => readDeniedLoopbackPorts(['2379', '70000'])).toThrow(/--deny-loopback-port: "70000" is not a port/);
+  });
+
+  it("refuses the local control plane's loopback ports in dev, and only those", () => {
+    const policy = compileAddressPolicy({ allowLoopback: true, denied: operatorDenied(['10.1.0.0/16'], readDeniedLoopbackPorts(['2379'])) });
+    expect(addressProblem('127.0.0.1', 2379, policy)).toContain('a port of the local control plane');
+    expect(addressProblem('::1', 2379, policy)).toContain('a port of the local control plane');
+    expect(addressProblem('127.0.0.1', 8080, policy)).toBeUndefined();
+    expect(addressProblem('10.1.2.3', 8080, policy)).toContain('denied by the operator');
   });
 });

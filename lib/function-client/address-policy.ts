@@ -102,5 +102,19 @@ export function readDeniedNetworks(flags: readonly string[] | undefined, env: No
   return [...entries];
 }
 
-/** The deny list as the policy's entries. */
-export const operatorDenied = (networks: readonly string[]): DeniedEndpoint[] => networks.map((network) => ({ network, what: 'denied by the operator (--deny-function-network)' }));
+/** `--deny-loopback-port` (repeatable): in dev, the local control plane's ports (`kubeloop dev` passes them). */
+export function readDeniedLoopbackPorts(flags: readonly string[] | undefined): number[] {
+  return (flags ?? []).map((text) => {
+    const port = Number(text);
+    if (!Number.isInteger(port) || port < 1 || port > 65_535) throw new Error(`--deny-loopback-port: "${text}" is not a port`);
+    return port;
+  });
+}
+
+/** The deny list and the control plane's loopback ports as the policy's entries. */
+export function operatorDenied(networks: readonly string[], loopbackPorts: readonly number[] = []): DeniedEndpoint[] {
+  return [
+    ...networks.map((network) => ({ network, what: 'denied by the operator (--deny-function-network)' })),
+    ...loopbackPorts.flatMap((port) => ['127.0.0.0/8', '::1'].map((network) => ({ network, port, what: 'a port of the local control plane' }))),
+  ];
+}

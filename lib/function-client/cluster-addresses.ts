@@ -5,7 +5,7 @@ import { isIP } from 'node:net';
 import type { V1Service } from '@kubernetes/client-node';
 import type { KubeClient } from '../kube/kube-client.ts';
 import { compileAddressPolicy, type DeniedEndpoint } from './address-policy.ts';
-import type { AddressGuard, ServiceTargets } from './guarded-connect.ts';
+import { AddressRefusedError, type AddressGuard, type ServiceTargets } from './guarded-connect.ts';
 import { isClusterServiceHost, resolveAll } from './service-address.ts';
 
 interface EndpointSliceList {
@@ -76,7 +76,7 @@ export class ApiServerEndpoints {
  */
 export function serviceTargetsFromApi(client: KubeClient, clusterDomain: string, ttlMs = 5000): ServiceTargets {
   const cache = new Map<string, { at: number; targets: Promise<Array<{ address: string; port?: number }>> }>();
-  return (hostname) => {
+  const targetsOf = (hostname: string, hops: number): Promise<Array<{ address: string; port?: number }>> => {
     if (!isClusterServiceHost(hostname, clusterDomain)) return Promise.resolve([]);
     const hit = cache.get(hostname);
     if (hit && Date.now() - hit.at < ttlMs) return hit.targets;
@@ -85,7 +85,12 @@ export function serviceTargetsFromApi(client: KubeClient, clusterDomain: string,
       const service = await client.getIfExists<V1Service>({ path: `/api/v1/namespaces/${namespace}/services/${name}` });
       if (!service) return [];
       if (service.spec?.type === 'ExternalName') {
-        const external = service.spec.externalName ?? '';
+        const external = (service.spec.externalName ?? '').replace(/\.$/, '');
+        // A name of another Service (kubernetes.default.svc.<domain>): where that one leads, as cluster DNS would.
+        if (isClusterServiceHost(external, clusterDomain)) {
+          if (hops === 0) throw new AddressRefusedError(`Service ${hostname} starts a chain of ExternalName Services too long to follow; not called`);
+          return targetsOf(external, hops - 1);
+        }
         return (await resolveAll(external).catch(() => [])).map((address) => ({ address }));
       }
       const clusterIps = (service.spec?.clusterIPs ?? []).filter((ip) => isIP(ip) !== 0).map((address) => ({ address }));
@@ -96,6 +101,7 @@ export function serviceTargetsFromApi(client: KubeClient, clusterDomain: string,
     targets.catch(() => cache.delete(hostname));
     return targets;
   };
+  return (hostname) => targetsOf(hostname, 4);
 }
 
 export interface ClusterGuardOptions {

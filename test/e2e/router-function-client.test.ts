@@ -1,10 +1,11 @@
 // The router's function client against the real control plane: a function answering ~15 MiB of empty
 // objects to 8 calls at once is refused before parsing (the router process stays up, its memory bounded,
 // another Loop keeps reconciling, the Loop reports it), and a Loop whose Service leads to the metadata
-// address or the API server is never called (nothing records a call; the Loop says why).
+// address or the API server (ExternalName, hand-made EndpointSlice) is never called (nothing records a
+// call; the Loop says why).
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { V1Pod } from '@kubernetes/client-node';
+import type { V1Pod, V1Service } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Router } from '../../router/start-router.ts';
 import { eventually } from '../cluster/eventually.ts';
@@ -141,25 +142,26 @@ describe('addresses a Loop URL leads to', () => {
     await configMap(`${name}-a`, name);
   }
 
-  it('never calls a Service whose hand-made EndpointSlice points at 169.254.169.254', async () => {
-    await selectorlessService('metadata', '169.254.169.254', 80);
-    await addressLoop('to-metadata', 'metadata');
-    const condition = await waitReason('to-metadata', 'AddressRefused');
-    expect(condition.message).toContain(`Service metadata.${ns}.svc leads to 169.254.169.254 is a link-local address`);
-    expect(recorded).toBe(0);
-  });
-
   it('never calls an ExternalName Service naming the metadata address', async () => {
     await h.client.request({ method: 'POST', path: `/api/v1/namespaces/${ns}/services`, body: { metadata: { name: 'external' }, spec: { type: 'ExternalName', externalName: '169.254.169.254' } } });
-    await addressLoop('to-external', 'external');
-    const condition = await waitReason('to-external', 'AddressRefused');
-    expect(condition.message).toContain('169.254.169.254 is a link-local address');
+    await addressLoop('to-metadata', 'external');
+    const condition = await waitReason('to-metadata', 'AddressRefused');
+    expect(condition.message).toContain(`Service external.${ns}.svc leads to 169.254.169.254 is a link-local address`);
     expect(recorded).toBe(0);
   });
 
-  it('never calls a Service whose EndpointSlice points at the API server', async () => {
-    const server = new URL(h.client.server);
-    await selectorlessService('apiserver', server.hostname, Number(server.port) || 443);
+  it('never calls an ExternalName Service naming the API server', async () => {
+    await h.client.request({ method: 'POST', path: `/api/v1/namespaces/${ns}/services`, body: { metadata: { name: 'api-alias' }, spec: { type: 'ExternalName', externalName: 'kubernetes.default.svc.cluster.local' } } });
+    await addressLoop('to-api-alias', 'api-alias');
+    const condition = await waitReason('to-api-alias', 'AddressRefused');
+    expect(condition.message).toMatch(/is the Kubernetes API server; not called/);
+    expect(recorded).toBe(0);
+  });
+
+  it("never calls a selector-less Service whose hand-made EndpointSlice points at the API server's address", async () => {
+    // The API server refuses link-local and loopback endpoints itself; the kubernetes Service's address it accepts.
+    const kubernetes = await h.client.request<V1Service>({ path: '/api/v1/namespaces/default/services/kubernetes' });
+    await selectorlessService('apiserver', kubernetes.spec!.clusterIP!, recorderPort);
     await addressLoop('to-apiserver', 'apiserver');
     const condition = await waitReason('to-apiserver', 'AddressRefused');
     expect(condition.message).toMatch(/is the Kubernetes API server; not called/);

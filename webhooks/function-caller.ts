@@ -19,8 +19,9 @@ export function toCallResult(outcome: CallOutcome, timeoutMs: number): CallResul
     case 'Timeout':
       return { ok: false, failure: { kind: 'Timeout', message: `did not answer within ${timeoutMs} ms` } };
     case 'Unreachable':
+      return { ok: false, failure: { kind: 'Unreachable', message: `is unreachable (${outcome.code ?? outcome.message})` } };
     case 'Overloaded':
-      return { ok: false, failure: { kind: 'Unreachable', message: `is unreachable (${outcome.message})` } };
+      return { ok: false, failure: { kind: 'Unreachable', message: outcome.message } };
     case 'AddressRefused':
       return { ok: false, failure: { kind: 'Unreachable', message: `was not called: ${outcome.message}` } };
     default:

@@ -28,7 +28,7 @@ export type CallOutcome =
   | { kind: 'reply'; status: 200; headers: IncomingHttpHeaders; value: unknown }
   /** Any other status. `detail` is the start of the body, for the log only (never status or events). */
   | { kind: 'status'; status: number; headers: IncomingHttpHeaders; detail: string }
-  | { kind: 'failed'; reason: CallFailureReason; status?: number; message: string };
+  | { kind: 'failed'; reason: CallFailureReason; status?: number; message: string; /** The socket error's code (ECONNREFUSED). */ code?: string };
 
 export interface FunctionClientOptions {
   /** Connections per function origin (default 64). */
@@ -180,7 +180,7 @@ export function transportFailure(error: unknown, url: string, timeoutMs: number)
   if (timedOut) return { kind: 'failed', reason: 'Timeout', message: `${url}: no reply within ${timeoutMs} ms` };
   if (err?.code === 'KUBELOOP_ADDRESS_REFUSED') return { kind: 'failed', reason: 'AddressRefused', message: err.message };
   const code = err?.code ?? err?.cause?.code;
-  return { kind: 'failed', reason: 'Unreachable', message: `${url}: ${code ?? ''} ${err?.message ?? String(error)}`.trim() };
+  return { kind: 'failed', reason: 'Unreachable', message: `${url}: ${code ?? ''} ${err?.message ?? String(error)}`.trim(), ...(code ? { code } : {}) };
 }
 
 /** One Agent per CA bundle, closed once nothing used it for `idleMs` (a Loop's caBundle changed or it went away). */

@@ -5,7 +5,7 @@ import type { ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { generateSigningSecret, parseSigningSecret, signatureHeaders } from '../lib/signing/webhook-signature.ts';
+import { generateSigningSecret, parseSigningSecret, signRequest } from '../lib/signing/webhook-signature.ts';
 import { autocannonPost, figures, spawnUntilUrl, type Figures as LoadFigures, type LoadRun, type SpawnedServer } from './autocannon-kit.ts';
 
 const FUNCTION = 'pod-name-label';
@@ -61,7 +61,7 @@ const targets: Array<[string, string[]]> = [
   // Signed calls: the same request with Standard Webhooks headers (valid for the run's few minutes).
   [`signed function ${FUNCTION}`, ['signed-function', FUNCTION]],
 ];
-const signed = (args: string[]) => (args[0] === 'signed-function' ? signatureHeaders(parseSigningSecret(SECRET), body) : undefined);
+const signed = (args: string[]) => (args[0] === 'signed-function' ? signRequest(parseSigningSecret(SECRET), 'loop/bench', body) : undefined);
 const servers = await Promise.all(targets.map(([, args]) => startServer(args)));
 const runs: Run[][] = targets.map(() => []);
 try {

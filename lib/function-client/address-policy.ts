@@ -75,17 +75,29 @@ export function compileAddressPolicy(policy: AddressPolicy): CompiledAddressPoli
   };
 }
 
+/** A refused address: what was refused (an address, or address:port) and the fixed phrase saying why. */
+export interface AddressRefusal {
+  target: string;
+  what: string;
+}
+
 /** Why a call may not connect to `address`:`port`, or undefined when it may. */
-export function addressProblem(rawAddress: string, port: number, policy: CompiledAddressPolicy): string | undefined {
+export function addressRefusal(rawAddress: string, port: number, policy: CompiledAddressPolicy): AddressRefusal | undefined {
   const address = normaliseAddress(rawAddress);
-  if (isIP(address) === 0) return `${rawAddress} is not an IP address`;
+  if (isIP(address) === 0) return { target: rawAddress, what: 'not an IP address' };
   const type = typeOf(address);
-  for (const rule of fixed) if (rule.list.check(address, type)) return `${address} is ${rule.what}`;
+  for (const rule of fixed) if (rule.list.check(address, type)) return { target: address, what: rule.what };
   for (const rule of policy.denied) {
-    if ((rule.port === undefined || rule.port === port) && rule.list.check(address, type)) return `${address}:${port} is ${rule.what}`;
+    if ((rule.port === undefined || rule.port === port) && rule.list.check(address, type)) return { target: `${address}:${port}`, what: rule.what };
   }
-  if (loopback.check(address, type) && !policy.allowLoopback) return `${address} is loopback (allowed only in kubeloop dev)`;
+  if (loopback.check(address, type) && !policy.allowLoopback) return { target: address, what: 'loopback (allowed only in kubeloop dev)' };
   return undefined;
+}
+
+/** addressRefusal as one phrase, "169.254.169.254 is a link-local address (...)". */
+export function addressProblem(address: string, port: number, policy: CompiledAddressPolicy): string | undefined {
+  const refusal = addressRefusal(address, port, policy);
+  return refusal && `${refusal.target} is ${refusal.what}`;
 }
 
 /** `--deny-function-network` (repeatable) or KUBELOOP_DENY_FUNCTION_NETWORKS (comma-separated), checked at start-up. */

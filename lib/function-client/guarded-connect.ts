@@ -3,7 +3,7 @@
 // the checked address itself, so DNS cannot answer differently between the check and the connect.
 import { isIP } from 'node:net';
 import { buildConnector } from 'undici';
-import { addressProblem, type CompiledAddressPolicy } from './address-policy.ts';
+import { addressRefusal, type CompiledAddressPolicy } from './address-policy.ts';
 import { resolveAll } from './service-address.ts';
 
 /** Where a Service leads beyond its own address: an ExternalName's target, its endpoints (service-targets.ts). */
@@ -28,12 +28,14 @@ export async function checkedAddress(guard: AddressGuard, hostname: string, port
   const targets = guard.serviceTargets ? await guard.serviceTargets(hostname) : [];
   const policy = guard.policy();
   for (const address of addresses) {
-    const problem = addressProblem(address, port, policy);
-    if (problem) throw new AddressRefusedError(`${hostname} resolves to ${problem}; not called`);
+    const refused = addressRefusal(address, port, policy);
+    if (!refused) continue;
+    if (isIP(hostname) !== 0) throw new AddressRefusedError(`${refused.target} is ${refused.what}; not called`);
+    throw new AddressRefusedError(`${hostname} resolves to ${refused.target}, ${refused.what}; not called`);
   }
   for (const target of targets) {
-    const problem = addressProblem(target.address, target.port ?? port, policy);
-    if (problem) throw new AddressRefusedError(`Service ${hostname} leads to ${problem}; not called`);
+    const refused = addressRefusal(target.address, target.port ?? port, policy);
+    if (refused) throw new AddressRefusedError(`Service ${hostname} leads to ${refused.target}, ${refused.what}; not called`);
   }
   const first = addresses[0];
   if (first === undefined) throw new AddressRefusedError(`${hostname} resolves to no address`);

@@ -146,7 +146,7 @@ describe('addresses a Loop URL leads to', () => {
     await h.client.request({ method: 'POST', path: `/api/v1/namespaces/${ns}/services`, body: { metadata: { name: 'external' }, spec: { type: 'ExternalName', externalName: '169.254.169.254' } } });
     await addressLoop('to-metadata', 'external');
     const condition = await waitReason('to-metadata', 'AddressRefused');
-    expect(condition.message).toContain(`Service external.${ns}.svc leads to 169.254.169.254 is a link-local address`);
+    expect(condition.message).toContain(`Service external.${ns}.svc leads to 169.254.169.254, a link-local address (cloud metadata lives there); not called`);
     expect(recorded).toBe(0);
   });
 
@@ -154,7 +154,7 @@ describe('addresses a Loop URL leads to', () => {
     await h.client.request({ method: 'POST', path: `/api/v1/namespaces/${ns}/services`, body: { metadata: { name: 'api-alias' }, spec: { type: 'ExternalName', externalName: 'kubernetes.default.svc.cluster.local' } } });
     await addressLoop('to-api-alias', 'api-alias');
     const condition = await waitReason('to-api-alias', 'AddressRefused');
-    expect(condition.message).toMatch(/is the Kubernetes API server; not called/);
+    expect(condition.message).toMatch(/, the Kubernetes API server; not called/);
     expect(recorded).toBe(0);
   });
 
@@ -164,7 +164,22 @@ describe('addresses a Loop URL leads to', () => {
     await selectorlessService('apiserver', kubernetes.spec!.clusterIP!, recorderPort);
     await addressLoop('to-apiserver', 'apiserver');
     const condition = await waitReason('to-apiserver', 'AddressRefused');
-    expect(condition.message).toMatch(/is the Kubernetes API server; not called/);
+    expect(condition.message).toMatch(/, the Kubernetes API server; not called/);
     expect(recorded).toBe(0);
+  });
+
+  it("in dev, where loopback functions are allowed, never calls the local API server's port", async () => {
+    const server = new URL(h.client.server);
+    await h.createLoop('to-local-apiserver', {
+      for: { apiVersion: 'v1', kind: 'ConfigMap' },
+      namespaces: [ns],
+      serviceAccount: h.loopServiceAccount,
+      selector: { matchLabels: { case: 'to-local-apiserver' } },
+      metadataOnly: true,
+      function: { url: `http://127.0.0.1:${server.port}/` },
+    });
+    await configMap('to-local-apiserver-a', 'to-local-apiserver');
+    const condition = await waitReason('to-local-apiserver', 'AddressRefused');
+    expect(condition.message).toContain(`127.0.0.1:${server.port} is the Kubernetes API server; not called`);
   });
 });

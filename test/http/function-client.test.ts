@@ -112,8 +112,8 @@ describe('addresses checked at connect time', () => {
   };
 
   it.each<[string, string[], { allowLoopback?: boolean; denyPort?: number }, RegExp]>([
-    ['a name resolving to the metadata address', ['169.254.169.254'], {}, /fn\.example resolves to 169\.254\.169\.254 is a link-local address/],
-    ['a name resolving to loopback outside dev', ['127.0.0.1'], { allowLoopback: false }, /resolves to 127\.0\.0\.1 is loopback/],
+    ['a name resolving to the metadata address', ['169.254.169.254'], {}, /fn\.example resolves to 169\.254\.169\.254, a link-local address/],
+    ['a name resolving to loopback outside dev', ['127.0.0.1'], { allowLoopback: false }, /resolves to 127\.0\.0\.1, loopback/],
     ['a name resolving to one good and one metadata address', ['127.0.0.1', '169.254.169.254'], {}, /link-local/],
     ['a name resolving to a control plane port in dev', ['127.0.0.1'], { denyPort: -1 }, /the local control plane/],
   ])('never connects for %s', async (_case, addresses, options, message) => {

@@ -178,12 +178,15 @@ describe('signed admission calls', () => {
   const SECRET = generateSigningSecret();
   const signingSecretRef = () => ({ namespace: ns, name: 'hook-signing', key: 'secret' });
   let forger: Server;
+  /** Paths the forger was called at: a hook whose Secret is missing must never reach it. */
+  const forgerCalls: string[] = [];
   beforeAll(async () => {
     await core.createNamespacedSecret({ namespace: ns, body: { metadata: { name: 'hook-signing' }, stringData: { secret: SECRET } } });
     const signed = await serveFunction(defineAdmission({ name: 'signed-label', type: 'mutating', admit: (request) => mutate(request, (p) => void (p.metadata!.labels = { ...p.metadata?.labels, signed: 'ok' })) }), { port: 0, host: '127.0.0.1', logger, signingSecret: SECRET });
     functions.push(signed);
     // Whoever answers at a hook's address without the key: a patch adding a container, unsigned.
     forger = createServer((request, response) => {
+      forgerCalls.push(request.url ?? '');
       request.resume();
       const patch = [{ op: 'add', path: '/metadata/labels/forged', value: 'yes' }];
       response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ apiVersion: 'kubeloop.dev/v1', kind: 'AdmissionResponse', allowed: true, patch }));
@@ -192,7 +195,8 @@ describe('signed admission calls', () => {
     const forgerUrl = `http://127.0.0.1:${(forger.address() as { port: number }).port}/admit`;
     await createHook(`signed-${ns}`, { type: 'mutating', rules: podRule, objectSelector: { matchLabels: { case: 'signed' } }, function: { url: `${signed.url}/admit`, signingSecretRef: signingSecretRef() } });
     await createHook(`forged-${ns}`, { type: 'mutating', rules: podRule, objectSelector: { matchLabels: { case: 'signed' } }, function: { url: forgerUrl, signingSecretRef: signingSecretRef() } });
-    for (const name of [`signed-${ns}`, `forged-${ns}`]) await eventually(`${name} Ready`, async () => (await readyCondition(name))?.status === 'True');
+    await createHook(`nokey-${ns}`, { type: 'mutating', rules: podRule, objectSelector: { matchLabels: { case: 'signed' } }, function: { url: `${forgerUrl}/nokey`, signingSecretRef: { ...signingSecretRef(), name: 'no-such-secret' } } });
+    for (const name of [`signed-${ns}`, `forged-${ns}`, `nokey-${ns}`]) await eventually(`${name} Ready`, async () => (await readyCondition(name))?.status === 'True');
   });
   afterAll(() => void forger?.close());
 
@@ -204,6 +208,9 @@ describe('signed admission calls', () => {
     });
     expect(created.labels.forged).toBeUndefined();
     expect(created.warnings).toMatch(/admission hook "forged-[^"]+": function .* reply signature refused: missing signature/);
+    // A hook whose signing Secret does not exist is never called unsigned.
+    expect(created.warnings).toMatch(/admission hook "nokey-[^"]+": function .* was not called: signing Secret [^ ]+\/no-such-secret key "secret": the Secret does not exist/);
+    expect(forgerCalls.filter((path) => path.includes('nokey'))).toEqual([]);
   });
 });
 

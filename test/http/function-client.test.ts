@@ -137,6 +137,15 @@ describe('addresses checked at connect time', () => {
     await invoker.close();
   });
 
+  it("the gateway's caller never connects for a hook whose name resolves to the metadata address", async () => {
+    const before = connections.length;
+    const caller = new FunctionCaller({ addressGuard: guard(['169.254.169.254']) });
+    const result = await caller.call(`http://hook-fn.example:${port}/admit`, admission, { timeoutMs: 5000 });
+    expect(result).toMatchObject({ ok: false, failure: { kind: 'Unreachable', message: expect.stringMatching(/^was not called: hook-fn\.example resolves to 169\.254\.169\.254, a link-local address/) } });
+    expect(connections.length).toBe(before);
+    await caller.close();
+  });
+
   it('closes the pool of a CA bundle nothing uses any more', async () => {
     const client = createFunctionClient({ keepAliveMs: 50, addressGuard: guard(['127.0.0.1']) });
     await client.call({ url: `http://127.0.0.1:${port}/`, body: '{}', timeoutMs: 5000, caBundle: 'unused-for-http' });

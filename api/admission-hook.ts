@@ -35,6 +35,8 @@ export interface HookFunction {
   service?: { name: string; namespace: string; port?: number; path?: string };
   /** A Secret key holding a Standard Webhooks secret (`whsec_…`): requests are signed, replies must be. */
   signingSecretRef?: SecretKeyRef;
+  /** Base64 of PEM CA certificates trusted for an https function (as in a Loop's spec.function.caBundle). */
+  caBundle?: string;
 }
 
 /**

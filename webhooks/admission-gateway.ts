@@ -59,7 +59,7 @@ export function registerAdmissionGateway(app: FastifyInstance, options: GatewayO
     const functionRequest = toFunctionRequest(review, hook, options.contexts.lookup(hook.context, object, review.namespace), now());
     const signing = options.signingKeys ? await options.signingKeys(hook) : ({ ok: true, keys: undefined } as const);
     const called: CallResult = signing.ok
-      ? await options.caller.call(hook.functionUrl, functionRequest, { timeoutMs: hook.functionTimeoutMs, signingKeys: signing.keys })
+      ? await options.caller.call(hook.functionUrl, functionRequest, { timeoutMs: hook.functionTimeoutMs, signingKeys: signing.keys, caBundle: caBundleOf(hook) })
       : { ok: false, failure: { kind: 'Unreachable', message: `was not called: ${signing.message}` } };
     const converted = called.ok ? toReviewResponse(called.reply, hook, functionRequest) : called;
     let response: ReviewResponse;
@@ -88,4 +88,10 @@ export function registerAdmissionGateway(app: FastifyInstance, options: GatewayO
     duration.observe({ hook: hook.name }, secondsSince(start));
     return reviewResponse(response);
   });
+}
+
+/** The hook's caBundle as PEM (the CRD checks it is base64); undefined for plain http. */
+function caBundleOf(hook: ResolvedHook): string | undefined {
+  const encoded = hook.spec.function?.caBundle;
+  return encoded ? Buffer.from(encoded, 'base64').toString('utf8') : undefined;
 }

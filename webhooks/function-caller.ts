@@ -33,6 +33,8 @@ export interface CallOptions {
   timeoutMs: number;
   /** The hook's signing keys (spec.function.signingSecretRef): the request is signed, the reply must be. */
   signingKeys?: SigningKeys | undefined;
+  /** PEM CA certificates trusted for an https function (the hook's spec.function.caBundle, decoded). */
+  caBundle?: string | undefined;
   /** Extra request headers (trace context). */
   headers?: Record<string, string>;
 }
@@ -50,6 +52,7 @@ export class FunctionCaller {
       url,
       body: JSON.stringify(request),
       timeoutMs: options.timeoutMs,
+      caBundle: options.caBundle,
       headers: { 'x-kubeloop-reconcile-id': request.uid, ...options.headers },
       signing: options.signingKeys ? { keys: options.signingKeys, audience: hookAudience(request.hook) } : undefined,
     });

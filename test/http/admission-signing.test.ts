@@ -2,10 +2,12 @@
 // signing Secret on the hook, the runtime's signed patch is applied, and a reply that is unsigned, signed
 // with another key, signed for another hook, or a request's signature echoed back is never applied.
 import { createServer, type Server } from 'node:http';
+import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { Agent, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { generateBundle } from '../../certs/generate.ts';
 import { createLogger } from '../../lib/observability/logger.ts';
 import { generateSigningSecret, parseSigningSecret, signReply, verifyRequest } from '../../lib/signing/webhook-signature.ts';
 import { startWatcherSidecarGateway, type WatcherSidecarGateway } from './watcher-sidecar-gateway.ts';
@@ -84,4 +86,35 @@ it('the request key and the reply key differ, so an echoed request signature can
   const key = parseSigningSecret(SECRET);
   const headers = { ...signReply(key, 'hook/watcher-sidecar', 'msg_x', '{}'), 'x-kubeloop-audience': 'hook/watcher-sidecar' };
   expect(verifyRequest(key, headers, '{}').ok).toBe(false);
+});
+
+describe('an https admission function', () => {
+  let server: HttpsServer;
+  let url = '';
+  let ca = '';
+  beforeAll(async () => {
+    const bundle = await generateBundle({ now: new Date(), identity: { service: 'fn', namespace: 'n' } });
+    ca = bundle.ca.certPem;
+    server = createHttpsServer({ cert: bundle.serving.certPem, key: bundle.serving.keyPem }, (req, res) => {
+      req.resume();
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ apiVersion: 'kubeloop.dev/v1', kind: 'AdmissionResponse', allowed: false, status: { code: 403, message: 'denied over TLS' } }));
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    url = `https://127.0.0.1:${(server.address() as AddressInfo).port}/admit`;
+  });
+  afterAll(() => void server.close());
+
+  it("is trusted through the hook's caBundle, and not without it", async () => {
+    const trusting = await startWatcherSidecarGateway(logger, { functionUrl: url, functionCaBundle: Buffer.from(ca).toString('base64') });
+    const distrusting = await startWatcherSidecarGateway(logger, { functionUrl: url });
+    try {
+      expect(await admit(trusting)).toMatchObject({ allowed: false });
+      const refused = await admit(distrusting);
+      expect(refused.allowed).toBe(true);
+      expect(refused.warnings?.join(' ')).toMatch(/is unreachable/);
+    } finally {
+      await trusting.close();
+      await distrusting.close();
+    }
+  });
 });

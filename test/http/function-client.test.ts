@@ -3,8 +3,10 @@
 // the cap whatever it declares, concurrent large replies share one budget, a 429 cannot park a key for
 // weeks, and no connection is opened to an address the policy refuses, whatever the name says.
 import { createServer, type Server } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { generateBundle } from '../../certs/generate.ts';
 import type { AdmissionRequest } from '../../lib/contract/admission-types.ts';
 import type { ReconcileRequest } from '../../lib/contract/types.ts';
 import { compileAddressPolicy } from '../../lib/function-client/address-policy.ts';
@@ -144,6 +146,26 @@ describe('addresses checked at connect time', () => {
     expect(result).toMatchObject({ ok: false, failure: { kind: 'Unreachable', message: expect.stringMatching(/^was not called: hook-fn\.example resolves to 169\.254\.169\.254, a link-local address/) } });
     expect(connections.length).toBe(before);
     await caller.close();
+  });
+
+  it('calls an https function at its Service name through the checked address, trusting only its caBundle', async () => {
+    const bundle = await generateBundle({ now: new Date(), identity: { service: 'fn', namespace: 'n' } });
+    const tls = createHttpsServer({ cert: bundle.serving.certPem, key: bundle.serving.keyPem }, (req, res) => {
+      req.resume();
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
+    });
+    await new Promise<void>((r) => tls.listen(0, '127.0.0.1', r));
+    const url = `https://fn.n.svc:${(tls.address() as AddressInfo).port}/`;
+    const client = createFunctionClient({ addressGuard: guard(['127.0.0.1']) });
+    try {
+      // The certificate is checked against the name, not the address connected to.
+      expect(await client.call({ url, body: '{}', timeoutMs: 5000, caBundle: bundle.ca.certPem })).toMatchObject({ kind: 'reply', value: { ok: true } });
+      expect(await client.call({ url, body: '{}', timeoutMs: 5000 })).toMatchObject({ kind: 'failed', reason: 'Unreachable' });
+      expect(client.openPools).toBe(2);
+    } finally {
+      await client.close();
+      tls.close();
+    }
   });
 
   it('closes the pool of a CA bundle nothing uses any more', async () => {

@@ -40,13 +40,19 @@ export interface GatewayOptions {
   signingSecret?: string;
   /** Call this function instead of the served one (a forger). */
   functionUrl?: string;
+  /** The hook's spec.function.caBundle (base64 PEM), for an https functionUrl. */
+  functionCaBundle?: string;
 }
 
 export async function startWatcherSidecarGateway(logger: Logger, options: GatewayOptions = {}): Promise<WatcherSidecarGateway> {
-  const { signingSecret, functionUrl, ...limits } = options;
+  const { signingSecret, functionUrl, functionCaBundle, ...limits } = options;
   const fn = await serveFunction(watcherSidecar, { port: 0, host: '127.0.0.1', logger, ...limits, ...(signingSecret ? { signingSecret } : {}) });
   const hook = parse(readFileSync(new URL('../../samples/admission-hooks/watcher-sidecar.yaml', import.meta.url), 'utf8')) as AdmissionHook;
-  hook.spec!.function = { url: functionUrl ?? `${fn.url}/admit`, ...(signingSecret ? { signingSecretRef: { namespace: 'kubeloop', name: 'watcher-sidecar-signing', key: 'secret' } } : {}) };
+  hook.spec!.function = {
+    url: functionUrl ?? `${fn.url}/admit`,
+    ...(signingSecret ? { signingSecretRef: { namespace: 'kubeloop', name: 'watcher-sidecar-signing', key: 'secret' } } : {}),
+    ...(functionCaBundle ? { caBundle: functionCaBundle } : {}),
+  };
   const resolved = resolveHook(hook);
   if (!resolved.ok) throw new Error(resolved.message);
   const hooks = new Map([[resolved.hook.name, resolved.hook]]);

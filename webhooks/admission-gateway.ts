@@ -10,7 +10,8 @@ import { contextFromHeaders, recordedTraceId, traceHeaders, tracer } from '../li
 import { writeFixture } from '../lib/replay/fixtures.ts';
 import { MalformedReviewError, parseAdmissionReview, reviewResponse, type AdmissionResponse as ReviewResponse } from './admission-review.ts';
 import type { ContextLookup } from './context-objects.ts';
-import type { FunctionCaller } from './function-caller.ts';
+import type { CallResult, FunctionCaller } from './function-caller.ts';
+import type { HookKeys } from './hook-signing-keys.ts';
 import { applyFailurePolicy, toFunctionRequest, toReviewResponse, type CallFailure } from './hook-review.ts';
 import { HOOK_PATH_PREFIX, type ResolvedHook } from './hook-spec.ts';
 
@@ -18,6 +19,8 @@ export interface GatewayOptions {
   hooks: () => ReadonlyMap<string, ResolvedHook>;
   contexts: ContextLookup;
   caller: FunctionCaller;
+  /** The keys a hook's calls are signed with (hook-signing-keys.ts); unsigned when omitted. */
+  signingKeys?: (hook: ResolvedHook) => Promise<HookKeys>;
   metrics: Registry;
   reportCall: (hook: string, failure: CallFailure | undefined) => void;
   /** --record: every function call is written there as a test/fixtures admission fixture. */
@@ -63,8 +66,16 @@ export function registerAdmissionGateway(app: FastifyInstance, options: GatewayO
     const contexts = options.contexts.lookup(hook.context, object, review.namespace);
     lookupSpan.end();
     const functionRequest = toFunctionRequest(review, hook, contexts, now());
+    const signing = options.signingKeys ? await options.signingKeys(hook) : ({ ok: true, keys: undefined } as const);
     const callSpan = tracer().startSpan(`call ${hook.name}`, { kind: SpanKind.CLIENT, attributes: { 'url.full': hook.functionUrl } }, traced);
-    const called = await options.caller.call(hook.functionUrl, functionRequest, hook.functionTimeoutMs, traceHeaders(trace.setSpan(traced, callSpan)));
+    const called: CallResult = signing.ok
+      ? await options.caller.call(hook.functionUrl, functionRequest, {
+          timeoutMs: hook.functionTimeoutMs,
+          signingKeys: signing.keys,
+          caBundle: caBundleOf(hook),
+          headers: traceHeaders(trace.setSpan(traced, callSpan)),
+        })
+      : { ok: false, failure: { kind: 'Unreachable', message: `was not called: ${signing.message}` } };
     if (!called.ok) callSpan.setStatus({ code: SpanStatusCode.ERROR, message: called.failure.message });
     callSpan.end();
     const converted = called.ok ? toReviewResponse(called.reply, hook, functionRequest) : called;
@@ -87,8 +98,9 @@ export function registerAdmissionGateway(app: FastifyInstance, options: GatewayO
       response = applyFailurePolicy(review.uid, hook, converted.failure);
       failures.inc({ hook: hook.name, reason: converted.failure.kind, policy: hook.spec.failurePolicy });
       const traceId = recordedTraceId(span);
+      const body = !called.ok && called.detail ? { body: called.detail.slice(0, 300) } : {};
       request.log.warn(
-        { hook: hook.name, uid: review.uid, reason: converted.failure.kind, policy: hook.spec.failurePolicy, message: converted.failure.message, ...(traceId ? { traceId } : {}) },
+        { hook: hook.name, uid: review.uid, reason: converted.failure.kind, policy: hook.spec.failurePolicy, message: converted.failure.message, ...body, ...(traceId ? { traceId } : {}) },
         'admission function failed',
       );
       options.reportCall(hook.name, converted.failure);
@@ -109,4 +121,10 @@ function admissionAttributes(review: ReturnType<typeof parseAdmissionReview>): R
     'k8s.kind': review.kind.kind,
     'k8s.object': `${review.namespace ? `${review.namespace}/` : ''}${review.name ?? ''}`,
   };
+}
+
+/** The hook's caBundle as PEM (the CRD checks it is base64); undefined for plain http. */
+function caBundleOf(hook: ResolvedHook): string | undefined {
+  const encoded = hook.spec.function?.caBundle;
+  return encoded ? Buffer.from(encoded, 'base64').toString('utf8') : undefined;
 }

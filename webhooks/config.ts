@@ -3,6 +3,7 @@
 import { parseArgs } from 'node:util';
 import { pickSetting, settingInteger, settingOneOf, type Setting } from '../lib/config/settings.ts';
 import { readServerSettings, SERVER_FLAG_OPTIONS, TRACING_USAGE, type ServerSettings } from '../lib/server/server-settings.ts';
+import { readDeniedLoopbackPorts, readDeniedNetworks } from '../lib/function-client/address-policy.ts';
 import { DEFAULT_WEBHOOK_PORT } from './configuration.ts';
 import { DEFAULT_HOOK_CONFIGURATION_NAME } from './hook-configuration.ts';
 
@@ -58,6 +59,10 @@ export interface WebhookConfig extends ServerSettings {
   hookSelector?: string;
   /** Write every admission function call as a fixture into this folder. */
   recordDir?: string;
+  /** Networks (CIDR or address) no admission function call may connect to, besides the fixed refusals. */
+  deniedNetworks: string[];
+  /** Dev mode: loopback ports no admission function call may connect to (the local control plane's). */
+  deniedLoopbackPorts: number[];
 }
 
 export const WEBHOOK_USAGE = `usage: kubeloop webhook [options]
@@ -83,6 +88,8 @@ export const WEBHOOK_USAGE = `usage: kubeloop webhook [options]
   --hook-configuration ${DEFAULT_HOOK_CONFIGURATION_NAME}  Mutating/ValidatingWebhookConfiguration of the AdmissionHooks (KUBELOOP_HOOK_CONFIGURATION)
   --hook-selector SELECTOR         serve only AdmissionHooks with these labels (KUBELOOP_HOOK_SELECTOR)
   --record DIR                     write every admission function call as a fixture (kubeloop replay)
+  --deny-function-network CIDR     never connect to a function there (repeatable; KUBELOOP_DENY_FUNCTION_NETWORKS, comma-separated)
+  --deny-loopback-port PORT        with --dev: never call a function on this loopback port (repeatable; kubeloop dev: the control plane's)
   --body-limit-bytes 8388608 --log-level info --drain-delay-seconds 0
 
 ${TRACING_USAGE}`;
@@ -125,10 +132,12 @@ export function readWebhookConfig(argv: string[], env: NodeJS.ProcessEnv = proce
       'hook-configuration': { type: 'string' },
       'hook-selector': { type: 'string' },
       record: { type: 'string' },
+      'deny-function-network': { type: 'string', multiple: true },
+      'deny-loopback-port': { type: 'string', multiple: true },
     },
   });
   if (positionals.length > 0) throw new Error(`unexpected arguments: ${positionals.join(' ')}\n${WEBHOOK_USAGE}`);
-  type Flag = Exclude<keyof typeof values, 'dev' | 'only-namespace' | 'exclude-namespace' | 'client-name'>;
+  type Flag = Exclude<keyof typeof values, 'dev' | 'only-namespace' | 'exclude-namespace' | 'client-name' | 'deny-function-network' | 'deny-loopback-port'>;
   const pick = (flag: Flag, ...variables: string[]) => pickSetting(values, env, flag, ...variables);
   const text = (flag: Flag, fallback: string, ...variables: string[]): string => pick(flag, ...variables)?.value ?? fallback;
   const config: WebhookConfig = {
@@ -145,6 +154,8 @@ export function readWebhookConfig(argv: string[], env: NodeJS.ProcessEnv = proce
     onlyNamespaces: values['only-namespace'] ?? [],
     excludedNamespaces: values['exclude-namespace'] ?? [],
     hookConfigurationName: text('hook-configuration', DEFAULT_HOOK_CONFIGURATION_NAME, 'KUBELOOP_HOOK_CONFIGURATION'),
+    deniedNetworks: readDeniedNetworks(values['deny-function-network'], env),
+    deniedLoopbackPorts: readDeniedLoopbackPorts(values['deny-loopback-port']),
   };
   const hookSelector = pick('hook-selector', 'KUBELOOP_HOOK_SELECTOR');
   if (hookSelector) config.hookSelector = hookSelector.value;

@@ -16,6 +16,9 @@ import type { HookConfigurationOptions } from './hook-configuration.ts';
 import { createWebhookServer, type WebhookServer } from './server.ts';
 import { ContextCache } from './context-objects.ts';
 import { FunctionCaller } from './function-caller.ts';
+import { HookSigningKeys } from './hook-signing-keys.ts';
+import { operatorDenied } from '../lib/function-client/address-policy.ts';
+import { clusterAddressGuard, type ApiServerEndpoints } from '../lib/function-client/cluster-addresses.ts';
 import { HookController } from './hook-controller.ts';
 
 export interface RunningWebhook {
@@ -114,13 +117,24 @@ interface AdmissionGateway {
   trust: { caPem?: string };
   contexts: ContextCache;
   caller: FunctionCaller;
+  signingKeys: HookSigningKeys;
+  /** The API server's addresses, refused to function calls; started before the first admission. */
+  apiServer: ApiServerEndpoints;
   hooks: HookController;
   state: HookState;
 }
 
 function createGateway(config: WebhookConfig, client: KubeClient, logger: Logger, rotator: CertificateRotator | undefined): AdmissionGateway {
   const contexts = new ContextCache(client, logger.child({ component: 'context-cache' }), config.watchNamespace);
-  const caller = new FunctionCaller();
+  // Admission functions are reached through the same address checks as reconcile functions; loopback in dev only.
+  const { guard, apiServer } = clusterAddressGuard({
+    client,
+    clusterDomain: 'cluster.local',
+    allowLoopback: config.dev,
+    denied: operatorDenied(config.deniedNetworks, config.deniedLoopbackPorts),
+  });
+  const caller = new FunctionCaller({ addressGuard: guard });
+  const signingKeys = new HookSigningKeys(client);
   const state: HookState = { target: { service: { name: config.service, namespace: config.namespace } }, served: false, unregistering: false };
   const trust: AdmissionGateway['trust'] = {};
   const hooks = new HookController({
@@ -139,7 +153,7 @@ function createGateway(config: WebhookConfig, client: KubeClient, logger: Logger
     caBundle: () => trust.caPem ?? rotator?.bundle.ca.certPem,
     ...(config.hookSelector ? { labelSelector: config.hookSelector } : {}),
   });
-  return { trust, contexts, caller, hooks, state };
+  return { trust, contexts, caller, signingKeys, apiServer, hooks, state };
 }
 
 /** --client-ca-file read once at start: a missing or empty file is a start-up error naming the flag. */
@@ -156,7 +170,7 @@ async function readClientAuthentication(config: WebhookConfig): Promise<ClientAu
 }
 
 function createServer(config: WebhookConfig, logger: Logger, serving: KeyPairPem, gateway: AdmissionGateway, clientAuth: ClientAuthentication | undefined): WebhookServer {
-  const { hooks, contexts, caller, state } = gateway;
+  const { hooks, contexts, caller, signingKeys, state } = gateway;
   return createWebhookServer({
     logger,
     serving,
@@ -167,6 +181,7 @@ function createServer(config: WebhookConfig, logger: Logger, serving: KeyPairPem
       hooks: () => hooks.hooks,
       contexts,
       caller,
+      signingKeys: (hook) => signingKeys.get(hook.spec.function?.signingSecretRef),
       reportCall: (hook, failure) => hooks.reportCall(hook, failure),
       ...(config.recordDir ? { recordDir: config.recordDir } : {}),
     },
@@ -215,6 +230,8 @@ export async function startWebhook(config: WebhookConfig, deps: StartDependencie
   const stops: Array<() => Promise<void> | void> = [() => certificates.stop()];
 
   const gateway = createGateway(config, client, logger, rotator);
+  await gateway.apiServer.start();
+  stops.push(() => gateway.apiServer.stop());
   const { hooks, state } = gateway;
   const server = createServer(config, logger, certificates.serving, gateway, clientAuth);
   onServingChanged = (pair) => {

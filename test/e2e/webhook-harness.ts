@@ -19,6 +19,9 @@ import { startWebhook, type RunningWebhook } from '../../webhooks/run-webhook.ts
 import type { Watcher } from '../../api/watcher.ts';
 import type { ClusterSuite } from '../cluster/suite.ts';
 
+/** A suite on a control plane of its own (tracing.test.ts) names its directory: its API server's webhook client CA. */
+export type WebhookSuite = ClusterSuite & { planeDir?: string };
+
 const run = promisify(execFile);
 export const WATCHER_CRD = chartCrdFile('watchers.watch.kubeloop.dev.yaml');
 /** AdmissionHooks are cluster-scoped: each suite's gateway serves only the hooks labelled with its namespace. */
@@ -102,7 +105,7 @@ export interface WatcherSidecarUnderTest extends WebhookUnderTest {
  * The gateway (startWebhookFor), the watcher-sidecar function served in this process, and the sample
  * AdmissionHook pointing at it; returns once an annotated pod naming `watcher` (which must exist) is injected.
  */
-export async function startWatcherSidecarFor(suite: ClusterSuite, watcher = 'logwatch'): Promise<WatcherSidecarUnderTest> {
+export async function startWatcherSidecarFor(suite: WebhookSuite, watcher = 'logwatch'): Promise<WatcherSidecarUnderTest> {
   const fn = await serveFunction(watcherSidecar, { port: 0, host: '127.0.0.1', logger: createLogger({ name: 'watcher-sidecar', level: 'warn' }) });
   const under = await startWebhookFor(suite);
   const hook = await watcherSidecarHookFor(suite, fn.url);
@@ -128,15 +131,16 @@ export async function startWatcherSidecarFor(suite: ClusterSuite, watcher = 'log
  * Secret lives in its own namespace (kubeloop's namespace is excluded from injection), its hook
  * configurations are named after the suite, and only the suite's namespace is sent to it.
  */
-export function devWebhookFor(suite: ClusterSuite): { certNamespace: string; args: string[] } {
+export function devWebhookFor(suite: WebhookSuite): { certNamespace: string; args: string[] } {
   const certNamespace = `${suite.namespace}-kubeloop`;
   const args = [
     '--dev',
     '--port=0',
     '--ops-port=0',
     '--host=127.0.0.1',
-    // Only the shared control plane's API server may send reviews (its webhook client certificate).
-    ...gatewayClientAuthArgs(inject('clusterDir')),
+    // Only the suite's API server may send reviews (its webhook client certificate): the shared control
+    // plane's, or the suite's own plane's.
+    ...gatewayClientAuthArgs(suite.planeDir ?? inject('clusterDir')),
     `--kubeconfig=${suite.kubeconfigPath}`,
     `--namespace=${certNamespace}`,
     `--only-namespace=${suite.namespace}`,
@@ -155,7 +159,7 @@ export async function clientCertificateOf(kubeconfigPath: string): Promise<{ cer
 }
 
 /** Starts the webhook in this process (see devWebhookFor), caching the suite's Watchers only. */
-export async function startWebhookFor(suite: ClusterSuite, extraArgs: string[] = []): Promise<WebhookUnderTest> {
+export async function startWebhookFor(suite: WebhookSuite, extraArgs: string[] = []): Promise<WebhookUnderTest> {
   const { certNamespace, args } = devWebhookFor(suite);
   const config = readWebhookConfig([...args, `--watch-namespace=${suite.namespace}`, ...extraArgs], {});
   const webhook = await startWebhook(config, { logger: createLogger({ name: 'webhook', level: process.env.KUBELOOP_TEST_LOG_LEVEL === 'debug' ? 'debug' : 'warn' }) });

@@ -2,7 +2,7 @@
 // some resources to an admission function, with the context objects the gateway sends along.
 // CRD: charts/kubeloop/charts/crds/crds/admissionhooks.kubeloop.dev.yaml. Checks and defaults: webhooks/hook-spec.ts.
 import type { V1LabelSelector, V1ObjectMeta } from '@kubernetes/client-node';
-import type { ServiceAccountRef } from './loop.ts';
+import type { SecretKeyRef, ServiceAccountRef } from './loop.ts';
 import type { Condition } from './meta.ts';
 
 export const ADMISSION_HOOK_GROUP = 'kubeloop.dev';
@@ -33,6 +33,10 @@ export interface HookMatchCondition {
 export interface HookFunction {
   url?: string;
   service?: { name: string; namespace: string; port?: number; path?: string };
+  /** A Secret key holding a Standard Webhooks secret (`whsec_…`): requests are signed, replies must be. */
+  signingSecretRef?: SecretKeyRef;
+  /** Base64 of PEM CA certificates trusted for an https function (as in a Loop's spec.function.caBundle). */
+  caBundle?: string;
 }
 
 /**

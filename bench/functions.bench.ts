@@ -8,7 +8,7 @@ import { createServer as createHttpServer } from 'node:http';
 import { readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { generateSigningSecret, parseSigningSecret, signatureHeaders } from '../lib/signing/webhook-signature.ts';
+import { generateSigningSecret, parseSigningSecret, signRequest } from '../lib/signing/webhook-signature.ts';
 import { autocannonPost, figures, spawnUntilUrl, type Figures as LoadFigures, type LoadRun, type SpawnedServer } from './autocannon-kit.ts';
 
 const FUNCTION = 'pod-name-label';
@@ -72,7 +72,7 @@ if (sink) {
   process.env.BENCH_OTLP_ENDPOINT = `http://127.0.0.1:${(sink.address() as { port: number }).port}`;
   targets.push([`traced ${FUNCTION} (10 %)`, ['traced-function', FUNCTION]]);
 }
-const signed = (args: string[]) => (args[0] === 'signed-function' ? signatureHeaders(parseSigningSecret(SECRET), body) : undefined);
+const signed = (args: string[]) => (args[0] === 'signed-function' ? signRequest(parseSigningSecret(SECRET), 'loop/bench', body) : undefined);
 const servers = await Promise.all(targets.map(([, args]) => startServer(args)));
 const runs: Run[][] = targets.map(() => []);
 try {

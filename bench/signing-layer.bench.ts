@@ -19,7 +19,9 @@ const definition = await loadFunction('pod-name-label');
 const logger = createLogger({ name: 'bench', level: 'silent' });
 const plain: Core = createFunctionCore(definition, { logger });
 const signed: Core = withSigning(createFunctionCore(definition, { logger }), { signingSecret: secret });
-const headers = { 'content-type': 'application/json', ...signing.signatureHeaders(signing.parseSigningSecret(secret), body) };
+// signRequest (derived keys, audience) where the checkout has it; the older scheme signed with the secret itself.
+const key = signing.parseSigningSecret(secret);
+const headers = { 'content-type': 'application/json', ...(signing.signRequest ? signing.signRequest(key, 'loop/pod-name-label', body) : signing.signatureHeaders(key, body)) };
 
 function cpuMicrosPerCall(core: Core, calls: number): number {
   const start = process.cpuUsage();

@@ -9,6 +9,7 @@ import { readServerSettings, SERVER_FLAG_OPTIONS, type ServerSettings } from '..
 import type { Loop } from '../api/loop.ts';
 import { DEFAULT_FUNCTION_URL_POLICY, FUNCTION_URL_FLAG_OPTIONS, readFunctionUrlPolicy, type FunctionUrlPolicy } from '../lib/config/function-url-policy.ts';
 import { DEFAULT_MAX_ACTIONS_PER_REPLY, DEFAULT_MAX_RESPONSE_BYTES } from './reconcile/dispatch.ts';
+import { readDeniedLoopbackPorts, readDeniedNetworks } from '../lib/function-client/address-policy.ts';
 import { parseLoop } from './base/loop-spec.ts';
 import { DEFAULT_MAX_OBJECT_VALUES } from '../lib/contract/json-depth.ts';
 
@@ -45,6 +46,10 @@ export interface RouterConfig extends ServerSettings {
   urlPolicy: FunctionUrlPolicy;
   /** --connect-services-to: an IP that cluster Service function URLs are called at (router outside the cluster). */
   connectServicesTo: string | undefined;
+  /** --deny-function-network: networks no function call connects to, besides the fixed refusals. */
+  deniedNetworks: string[];
+  /** --deny-loopback-port: in dev, the local control plane's ports. */
+  deniedLoopbackPorts: number[];
   /** Floor on requeue and retry delays a function asks for. */
   minRequeueSeconds: number;
   /** Each Loop's own API budget (writes and live reads as its ServiceAccount). */
@@ -91,6 +96,8 @@ export const ROUTER_USAGE = `usage: kubeloop router [options]
   --otlp-endpoint URL               OTLP/HTTP endpoint; unset: tracing off, no SDK loaded (OTEL_EXPORTER_OTLP_ENDPOINT)
   --otlp-headers k=v,...            export headers (OTEL_EXPORTER_OTLP_HEADERS)
   --trace-sampling-ratio 1          share of new traces sampled, parent-based (KUBELOOP_TRACE_SAMPLING_RATIO)
+  --deny-function-network CIDR      never connect to a function there (repeatable; KUBELOOP_DENY_FUNCTION_NETWORKS, comma-separated)
+  --deny-loopback-port PORT         with --allow-loopback-functions: never call a function on this loopback port (repeatable; kubeloop dev: the control plane's)
   --log-level info                  (KUBELOOP_LOG_LEVEL)`;
 
 /** "a=b,c=d" -> { a: 'b', c: 'd' }; the error names the setting and the bad pair. */
@@ -166,10 +173,12 @@ export function readRouterConfig(argv: string[], env: NodeJS.ProcessEnv = proces
       'max-reply-bytes': { type: 'string' },
       'history-per-object': { type: 'string' },
       'history-objects': { type: 'string' },
+      'deny-function-network': { type: 'string', multiple: true },
+      'deny-loopback-port': { type: 'string', multiple: true },
     },
   });
   if (positionals.length > 0) throw new Error(`unexpected argument "${positionals[0]}"\n\n${ROUTER_USAGE}`);
-  const pick = (flag: keyof typeof values, ...vars: string[]) => pickSetting(values, env, flag, ...vars);
+  const pick = (flag: Exclude<keyof typeof values, 'deny-function-network' | 'deny-loopback-port'>, ...vars: string[]) => pickSetting(values, env, flag, ...vars);
   const leaderElect = values['leader-elect'] ?? settingBoolean(pick('leader-elect', 'KUBELOOP_LEADER_ELECT'), false);
   const leaseDurationSeconds = settingInteger(pick('lease-duration-seconds'), 15, 3, 600);
   const sharding = values.sharding ?? settingBoolean(pick('sharding', 'KUBELOOP_SHARDING'), false);
@@ -201,6 +210,8 @@ export function readRouterConfig(argv: string[], env: NodeJS.ProcessEnv = proces
     maxReplyBytes: settingInteger(pick('max-reply-bytes', 'KUBELOOP_MAX_REPLY_BYTES'), DEFAULT_MAX_RESPONSE_BYTES, 1024, 1024 * 1024 * 1024),
     urlPolicy,
     connectServicesTo: connectServicesTo(pick('connect-services-to', 'KUBELOOP_CONNECT_SERVICES_TO')),
+    deniedNetworks: readDeniedNetworks(values['deny-function-network'], env),
+    deniedLoopbackPorts: readDeniedLoopbackPorts(values['deny-loopback-port']),
     minRequeueSeconds: settingNumber(pick('min-requeue-seconds', 'KUBELOOP_MIN_REQUEUE_SECONDS'), 1, 0.1, 3600),
     loopQps: settingNumber(pick('loop-qps', 'KUBELOOP_LOOP_API_QPS'), 50, 0.1, 10_000),
     loopBurst: settingInteger(pick('loop-burst', 'KUBELOOP_LOOP_API_BURST'), 100, 1, 100_000),

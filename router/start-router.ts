@@ -8,6 +8,10 @@ import { KubeClient } from '../lib/kube/kube-client.ts';
 import type { RateLimit } from '../lib/kube/rate-limiter.ts';
 import { createLogger } from '../lib/observability/logger.ts';
 import { createHttpInvoker, type FunctionInvoker, type HttpInvokerOptions } from './reconcile/dispatch.ts';
+import type { DeniedEndpoint } from '../lib/function-client/address-policy.ts';
+import { clusterAddressGuard, type ApiServerEndpoints } from '../lib/function-client/cluster-addresses.ts';
+import { serviceAddressResolver } from '../lib/function-client/service-address.ts';
+import { DEFAULT_QUEUE_BACKOFF } from './base/work-queue.ts';
 import { EventRecorder } from './apply/event-recorder.ts';
 import { FixtureRecorder } from './reconcile/fixture-recorder.ts';
 import { InformerRegistry } from './intake/informer-registry.ts';
@@ -82,6 +86,12 @@ export interface RouterOptions {
   dispatch?: HttpInvokerOptions;
   /** The flight recorder's bounds (`kubeloop history`); 10 reconciles for each of 1000 objects by default. */
   history?: FlightRecorderLimits;
+  /**
+   * Addresses no function call may connect to, beyond the fixed ones (link-local, unspecified, multicast,
+   * the API server's endpoints): the operator's deny list (`--deny-function-networks`), and in `kubeloop
+   * dev` the local control plane's ports.
+   */
+  deniedEndpoints?: DeniedEndpoint[];
 }
 
 export interface Router {
@@ -115,6 +125,8 @@ interface RouterDeps {
   invoke: FunctionInvoker;
   /** Set when the router calls functions over HTTP itself (no `invoke` option); closed on stop. */
   httpInvoker?: ReturnType<typeof createHttpInvoker>;
+  /** The API server's addresses, refreshed, refused to function calls. */
+  apiServer?: ApiServerEndpoints;
   events: EventRecorder;
   recorder?: FixtureRecorder;
   history: FlightRecorder;
@@ -129,15 +141,29 @@ async function connectRouter(options: RouterOptions): Promise<RouterDeps> {
   const rateLimit = options.rateLimit ?? { qps: 50, burst: 100 };
   const client = await KubeClient.fromKubeConfig(options.kubeConfig, { rateLimit, onRequest: restClientObserver(metrics) });
   const discovery = new ResourceDiscovery(client);
-  const serviceAddress = options.connectServicesTo
-    ? { clusterDomain: (options.urlPolicy ?? DEFAULT_FUNCTION_URL_POLICY).clusterDomain, address: options.connectServicesTo }
-    : undefined;
-  const httpInvoker = options.invoke ? undefined : createHttpInvoker({ ...options.dispatch, ...(serviceAddress ? { serviceAddress } : {}) });
+  let apiServer: ApiServerEndpoints | undefined;
+  let httpInvoker: ReturnType<typeof createHttpInvoker> | undefined;
+  if (!options.invoke) {
+    // Where function calls may connect: checked at connect time on the resolved address and everywhere the
+    // URL's Service leads; loopback only where the URL policy allows it (dev).
+    const urlPolicy = options.urlPolicy ?? DEFAULT_FUNCTION_URL_POLICY;
+    const guarded = clusterAddressGuard({
+      client,
+      clusterDomain: urlPolicy.clusterDomain,
+      allowLoopback: urlPolicy.allowLoopback,
+      ...(options.deniedEndpoints ? { denied: options.deniedEndpoints } : {}),
+      ...(options.connectServicesTo ? { resolve: serviceAddressResolver({ clusterDomain: urlPolicy.clusterDomain, address: options.connectServicesTo }) } : {}),
+    });
+    apiServer = guarded.apiServer;
+    await apiServer.start();
+    const addressGuard = guarded.guard;
+    httpInvoker = createHttpInvoker({ maxRetryAfterMs: DEFAULT_QUEUE_BACKOFF.maxMs, ...options.dispatch, addressGuard });
+  }
   const invoke = options.invoke ?? httpInvoker!;
   const events = new EventRecorder({ client, controller: 'kubeloop.dev/router', instance: identity, logger });
   const recorder = options.recordDir ? new FixtureRecorder(options.recordDir) : undefined;
   const history = new FlightRecorder(options.history ?? DEFAULT_HISTORY_LIMITS);
-  return { options, identity, logger, metrics, rateLimit, client, discovery, invoke, httpInvoker, events, recorder, history };
+  return { options, identity, logger, metrics, rateLimit, client, discovery, invoke, httpInvoker, apiServer, events, recorder, history };
 }
 
 function createLoopController(deps: RouterDeps, registry: InformerRegistry): LoopController {
@@ -280,6 +306,7 @@ function routerHandle(deps: RouterDeps, term: LeaderTerm, election: Election | u
       // After the runners drained: the others take this member's keys once its Lease is gone.
       await deps.shard?.stop();
       await shardClient?.close();
+      deps.apiServer?.stop();
       await deps.httpInvoker?.close();
       await election?.client.close();
       await deps.client.close();

@@ -12,6 +12,7 @@ import { writeFixture } from '../lib/replay/fixtures.ts';
 import { MalformedReviewError, parseAdmissionReview, reviewResponse, type AdmissionResponse as ReviewResponse } from './admission-review.ts';
 import type { ContextLookup } from './context-objects.ts';
 import type { CallResult, FunctionCaller } from './function-caller.ts';
+import type { HookKeys } from './hook-signing-keys.ts';
 import { applyFailurePolicy, toFunctionRequest, toReviewResponse, type CallFailure } from './hook-review.ts';
 import { HOOK_PATH_PREFIX, type ResolvedHook } from './hook-spec.ts';
 
@@ -19,6 +20,8 @@ export interface GatewayOptions {
   hooks: () => ReadonlyMap<string, ResolvedHook>;
   contexts: ContextLookup;
   caller: FunctionCaller;
+  /** The keys a hook's calls are signed with (hook-signing-keys.ts); unsigned when omitted. */
+  signingKeys?: (hook: ResolvedHook) => Promise<HookKeys>;
   metrics: Registry;
   reportCall: (hook: string, failure: CallFailure | undefined) => void;
   /** --record: every function call is written there as a test/fixtures admission fixture. */
@@ -64,11 +67,19 @@ export function registerAdmissionGateway(app: FastifyInstance, options: GatewayO
     const contexts = options.contexts.lookup(hook.context, object, review.namespace);
     lookupSpan.end();
     const functionRequest = toFunctionRequest(review, hook, contexts, now());
+    const signing = options.signingKeys ? await options.signingKeys(hook) : ({ ok: true, keys: undefined } as const);
     const callSpan = tracer().startSpan(`call ${hook.name}`, { kind: SpanKind.CLIENT, attributes: { 'url.full': hook.functionUrl } }, traced);
     // The runtime refuses what nests deeper than it takes: say so without the round trip (a denial when validating).
     const called: CallResult = nestsDeeperThan(functionRequest)
       ? { ok: false, failure: { kind: 'Refused', message: `was not called: the request nests deeper than the ${MAX_JSON_DEPTH} levels functions take` } }
-      : await options.caller.call(hook.functionUrl, functionRequest, hook.functionTimeoutMs, traceHeaders(trace.setSpan(traced, callSpan)));
+      : signing.ok
+        ? await options.caller.call(hook.functionUrl, functionRequest, {
+            timeoutMs: hook.functionTimeoutMs,
+            signingKeys: signing.keys,
+            caBundle: caBundleOf(hook),
+            headers: traceHeaders(trace.setSpan(traced, callSpan)),
+          })
+        : { ok: false, failure: { kind: 'Unreachable', message: `was not called: ${signing.message}` } };
     if (!called.ok) callSpan.setStatus({ code: SpanStatusCode.ERROR, message: called.failure.message });
     callSpan.end();
     const converted = called.ok ? toReviewResponse(called.reply, hook, functionRequest) : called;
@@ -91,8 +102,9 @@ export function registerAdmissionGateway(app: FastifyInstance, options: GatewayO
       response = applyFailurePolicy(review.uid, hook, converted.failure);
       failures.inc({ hook: hook.name, reason: converted.failure.kind, policy: hook.spec.failurePolicy });
       const traceId = recordedTraceId(span);
+      const body = !called.ok && called.detail ? { body: called.detail.slice(0, 300) } : {};
       request.log.warn(
-        { hook: hook.name, uid: review.uid, reason: converted.failure.kind, policy: hook.spec.failurePolicy, message: converted.failure.message, ...(traceId ? { traceId } : {}) },
+        { hook: hook.name, uid: review.uid, reason: converted.failure.kind, policy: hook.spec.failurePolicy, message: converted.failure.message, ...body, ...(traceId ? { traceId } : {}) },
         'admission function failed',
       );
       options.reportCall(hook.name, converted.failure);
@@ -113,4 +125,10 @@ function admissionAttributes(review: ReturnType<typeof parseAdmissionReview>): R
     'k8s.kind': review.kind.kind,
     'k8s.object': `${review.namespace ? `${review.namespace}/` : ''}${review.name ?? ''}`,
   };
+}
+
+/** The hook's caBundle as PEM (the CRD checks it is base64); undefined for plain http. */
+function caBundleOf(hook: ResolvedHook): string | undefined {
+  const encoded = hook.spec.function?.caBundle;
+  return encoded ? Buffer.from(encoded, 'base64').toString('utf8') : undefined;
 }

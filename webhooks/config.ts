@@ -5,6 +5,7 @@ import { FUNCTION_URL_FLAG_OPTIONS, FUNCTION_URL_USAGE, readFunctionUrlPolicy, t
 import { DEFAULT_MAX_OBJECT_VALUES } from '../lib/contract/json-depth.ts';
 import { pickSetting, settingInteger, settingOneOf, type Setting } from '../lib/config/settings.ts';
 import { readServerSettings, SERVER_FLAG_OPTIONS, TRACING_USAGE, type ServerSettings } from '../lib/server/server-settings.ts';
+import { readDeniedLoopbackPorts, readDeniedNetworks } from '../lib/function-client/address-policy.ts';
 import { DEFAULT_WEBHOOK_PORT } from './configuration.ts';
 import { DEFAULT_HOOK_CONFIGURATION_NAME } from './hook-configuration.ts';
 import { parseSensitiveCategories, SENSITIVE_CATEGORIES, type SensitiveCategory } from './sensitive-resources.ts';
@@ -69,6 +70,10 @@ export interface WebhookConfig extends ServerSettings {
   accessReviewSeconds: number;
   /** Context objects holding more JSON values are never cached (sent as null). */
   maxObjectValues: number;
+  /** Networks (CIDR or address) no admission function call may connect to, besides the fixed refusals. */
+  deniedNetworks: string[];
+  /** Dev mode: loopback ports no admission function call may connect to (the local control plane's). */
+  deniedLoopbackPorts: number[];
 }
 
 export const WEBHOOK_USAGE = `usage: kubeloop webhook [options]
@@ -98,6 +103,8 @@ export const WEBHOOK_USAGE = `usage: kubeloop webhook [options]
   --access-review-seconds 300       how often each hook's ServiceAccount rights are reviewed again (KUBELOOP_ACCESS_REVIEW_SECONDS)
   --max-object-values 100000        context objects holding more JSON values are never cached, sent as null (KUBELOOP_MAX_OBJECT_VALUES)
 ${FUNCTION_URL_USAGE} (implied by --dev)
+  --deny-function-network CIDR     never connect to a function there (repeatable; KUBELOOP_DENY_FUNCTION_NETWORKS, comma-separated)
+  --deny-loopback-port PORT        with --dev: never call a function on this loopback port (repeatable; kubeloop dev: the control plane's)
   --body-limit-bytes 8388608 --log-level info --drain-delay-seconds 0
 
 ${TRACING_USAGE}`;
@@ -144,10 +151,12 @@ export function readWebhookConfig(argv: string[], env: NodeJS.ProcessEnv = proce
       'access-review-seconds': { type: 'string' },
       'max-object-values': { type: 'string' },
       ...FUNCTION_URL_FLAG_OPTIONS,
+      'deny-function-network': { type: 'string', multiple: true },
+      'deny-loopback-port': { type: 'string', multiple: true },
     },
   });
   if (positionals.length > 0) throw new Error(`unexpected arguments: ${positionals.join(' ')}\n${WEBHOOK_USAGE}`);
-  type Flag = Exclude<keyof typeof values, 'dev' | 'only-namespace' | 'exclude-namespace' | 'client-name' | 'allow-loopback-functions'>;
+  type Flag = Exclude<keyof typeof values, 'dev' | 'only-namespace' | 'exclude-namespace' | 'client-name' | 'allow-loopback-functions' | 'deny-function-network' | 'deny-loopback-port'>;
   const pick = (flag: Flag, ...variables: string[]) => pickSetting(values, env, flag, ...variables);
   const text = (flag: Flag, fallback: string, ...variables: string[]): string => pick(flag, ...variables)?.value ?? fallback;
   const config: WebhookConfig = {
@@ -168,6 +177,8 @@ export function readWebhookConfig(argv: string[], env: NodeJS.ProcessEnv = proce
     hookAllowedResources: [],
     accessReviewSeconds: settingInteger(pick('access-review-seconds', 'KUBELOOP_ACCESS_REVIEW_SECONDS'), 300, 10, 86_400),
     maxObjectValues: settingInteger(pick('max-object-values', 'KUBELOOP_MAX_OBJECT_VALUES'), DEFAULT_MAX_OBJECT_VALUES, 1000, 100_000_000),
+    deniedNetworks: readDeniedNetworks(values['deny-function-network'], env),
+    deniedLoopbackPorts: readDeniedLoopbackPorts(values['deny-loopback-port']),
   };
   // Dev mode's functions listen on 127.0.0.1, as the gateway itself does.
   if (config.dev) config.urlPolicy = { ...config.urlPolicy, allowLoopback: true };

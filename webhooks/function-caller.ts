@@ -1,91 +1,70 @@
-// POSTs AdmissionRequests to admission functions over one undici keep-alive pool per function origin
-// (no TLS or TCP handshake per admission), and classifies every way a call can fail.
-import { Pool, errors } from 'undici';
+// The gateway's side of the shared function client (lib/function-client): POSTs AdmissionRequests,
+// signed for the hook when it names a signing Secret, and turns every outcome into the gateway's
+// CallResult. Error bodies go to the log (`detail`), never into the admission answer.
 import type { AdmissionRequest } from '../lib/contract/admission-types.ts';
+import { createFunctionClient, type CallOutcome, type FunctionClient, type FunctionClientOptions } from '../lib/function-client/function-client.ts';
+import { hookAudience, type SigningKeys } from '../lib/signing/webhook-signature.ts';
 import { REFUSAL_STATUSES, type CallFailure } from './hook-review.ts';
 
-export type CallResult = { ok: true; reply: unknown } | { ok: false; failure: CallFailure };
+export type CallResult = { ok: true; reply: unknown } | { ok: false; failure: CallFailure; detail?: string };
 
+/** Admission replies are small: 8 MiB, the runtime's own request limit. */
 const MAX_REPLY_BYTES = 8 * 1024 * 1024;
 
-function describeError(error: unknown, timeoutMs: number): CallFailure {
-  if (error instanceof errors.HeadersTimeoutError || error instanceof errors.BodyTimeoutError || (error as Error).name === 'TimeoutError') {
-    return { kind: 'Timeout', message: `did not answer within ${timeoutMs} ms` };
+/** How the gateway reads a client outcome; pure, unit-tested. */
+export function toCallResult(outcome: CallOutcome, timeoutMs: number): CallResult {
+  if (outcome.kind === 'reply') return { ok: true, reply: outcome.value };
+  if (outcome.kind === 'status') {
+    // 400, 413 and 422: the function refused the request itself (too deep, too large, invalid): a validating
+    // hook denies it whatever its failurePolicy, so a request shaped to be refused cannot slip past it.
+    const kind = REFUSAL_STATUSES.has(outcome.status) ? 'Refused' : 'ErrorStatus';
+    return { ok: false, failure: { kind, message: `answered HTTP ${outcome.status}` }, detail: outcome.detail };
   }
-  const code = (error as { code?: string }).code ?? (error as { cause?: { code?: string } }).cause?.code;
-  const text = error instanceof Error ? error.message : String(error);
-  return { kind: 'Unreachable', message: `is unreachable (${code ?? text})` };
+  switch (outcome.reason) {
+    case 'Timeout':
+      return { ok: false, failure: { kind: 'Timeout', message: `did not answer within ${timeoutMs} ms` } };
+    case 'Unreachable':
+      return { ok: false, failure: { kind: 'Unreachable', message: `is unreachable (${outcome.code ?? outcome.message})` } };
+    case 'Overloaded':
+      return { ok: false, failure: { kind: 'Unreachable', message: outcome.message } };
+    case 'AddressRefused':
+      return { ok: false, failure: { kind: 'Unreachable', message: `was not called: ${outcome.message}` } };
+    default:
+      return { ok: false, failure: { kind: 'InvalidResponse', message: outcome.message } };
+  }
+}
+
+export interface CallOptions {
+  timeoutMs: number;
+  /** The hook's signing keys (spec.function.signingSecretRef): the request is signed, the reply must be. */
+  signingKeys?: SigningKeys | undefined;
+  /** PEM CA certificates trusted for an https function (the hook's spec.function.caBundle, decoded). */
+  caBundle?: string | undefined;
+  /** Sent as they are: the trace context (traceparent, tracestate). */
+  headers?: Record<string, string>;
 }
 
 export class FunctionCaller {
-  readonly #pools = new Map<string, Pool>();
+  readonly #client: FunctionClient;
 
-  #pool(origin: string): Pool {
-    let pool = this.#pools.get(origin);
-    if (!pool) {
-      // Admissions are small and latency-bound: keep connections warm for a minute between bursts.
-      pool = new Pool(origin, { connections: 64, pipelining: 1, keepAliveTimeout: 60_000, keepAliveMaxTimeout: 600_000 });
-      this.#pools.set(origin, pool);
-    }
-    return pool;
+  constructor(options: FunctionClientOptions = {}) {
+    // Admissions are small and latency-bound: keep connections warm for a minute between bursts.
+    this.#client = createFunctionClient({ keepAliveMs: 60_000, ...options, limits: { maxBytes: MAX_REPLY_BYTES, ...options.limits } });
   }
 
-  /** `headers`: sent as they are (the trace context: traceparent, tracestate). */
-  async call(url: string, request: AdmissionRequest, timeoutMs: number, headers: Record<string, string> = {}): Promise<CallResult> {
-    const target = new URL(url);
-    const signal = AbortSignal.timeout(timeoutMs);
-    try {
-      const reply = await this.#pool(target.origin).request({
-        method: 'POST',
-        path: `${target.pathname}${target.search}`,
-        headers: { ...headers, 'content-type': 'application/json', 'x-kubeloop-reconcile-id': request.uid },
-        body: JSON.stringify(request),
-        signal,
-        headersTimeout: timeoutMs,
-        bodyTimeout: timeoutMs,
-      });
-      const declared = Number(reply.headers['content-length']);
-      if (Number.isFinite(declared) && declared > MAX_REPLY_BYTES) {
-        await reply.body.dump();
-        return { ok: false, failure: { kind: 'InvalidResponse', message: `answered ${declared} bytes, more than the ${MAX_REPLY_BYTES} allowed` } };
-      }
-      const text = await reply.body.text();
-      if (reply.statusCode !== 200) {
-        const detail = messageOf(text) ?? text.slice(0, 200);
-        const kind = REFUSAL_STATUSES.has(reply.statusCode) ? 'Refused' : 'ErrorStatus';
-        return { ok: false, failure: { kind, message: `answered HTTP ${reply.statusCode}${detail ? `: ${detail}` : ''}` } };
-      }
-      try {
-        return { ok: true, reply: JSON.parse(text) as unknown };
-      } catch {
-        return { ok: false, failure: { kind: 'InvalidResponse', message: `answered a body that is not JSON: ${JSON.stringify(text.slice(0, 80))}` } };
-      }
-    } catch (error) {
-      return { ok: false, failure: describeError(error, timeoutMs) };
-    }
-  }
-
-  /** Drops the pool of a function no hook uses any more. */
-  async forget(origins: Set<string>): Promise<void> {
-    for (const [origin, pool] of this.#pools) {
-      if (origins.has(origin)) continue;
-      this.#pools.delete(origin);
-      await pool.close().catch(() => undefined);
-    }
+  async call(url: string, request: AdmissionRequest, options: CallOptions): Promise<CallResult> {
+    const outcome = await this.#client.call({
+      url,
+      body: JSON.stringify(request),
+      timeoutMs: options.timeoutMs,
+      caBundle: options.caBundle,
+      headers: { 'x-kubeloop-reconcile-id': request.uid, ...options.headers },
+      signing: options.signingKeys ? { keys: options.signingKeys, audience: hookAudience(request.hook) } : undefined,
+    });
+    return toCallResult(outcome, options.timeoutMs);
   }
 
   async close(): Promise<void> {
-    await Promise.all([...this.#pools.values()].map((pool) => pool.destroy()));
-    this.#pools.clear();
-  }
-}
-
-/** The runtime's error replies carry { message }; show that rather than raw JSON. */
-function messageOf(text: string): string | undefined {
-  try {
-    const body = JSON.parse(text) as { message?: unknown };
-    return typeof body.message === 'string' ? body.message : undefined;
-  } catch {
-    return undefined;
+    await this.#client.close();
   }
 }

@@ -18,6 +18,9 @@ import type { HookConfigurationOptions } from './hook-configuration.ts';
 import { createWebhookServer, type WebhookServer } from './server.ts';
 import { ContextCache } from './context-objects.ts';
 import { FunctionCaller } from './function-caller.ts';
+import { HookSigningKeys } from './hook-signing-keys.ts';
+import { operatorDenied } from '../lib/function-client/address-policy.ts';
+import { clusterAddressGuard, type ApiServerEndpoints } from '../lib/function-client/cluster-addresses.ts';
 import { HookController } from './hook-controller.ts';
 
 export interface RunningWebhook {
@@ -118,6 +121,9 @@ interface AdmissionGateway {
   metrics: Registry;
   contexts: ContextCache;
   caller: FunctionCaller;
+  signingKeys: HookSigningKeys;
+  /** The API server's addresses, refused to function calls; started before the first admission. */
+  apiServer: ApiServerEndpoints;
   hooks: HookController;
   state: HookState;
 }
@@ -133,7 +139,16 @@ function createGateway(config: WebhookConfig, client: KubeClient, logger: Logger
       contextLogger.warn({ kind, name: object.metadata?.name, namespace: object.metadata?.namespace, maxValues: config.maxObjectValues }, 'context object over --max-object-values: not cached, sent as null');
     },
   });
-  const caller = new FunctionCaller();
+  // Admission functions are reached through the same address checks as reconcile functions; loopback only
+  // where the URL policy allows it (--dev, --allow-loopback-functions).
+  const { guard, apiServer } = clusterAddressGuard({
+    client,
+    clusterDomain: config.urlPolicy.clusterDomain,
+    allowLoopback: config.urlPolicy.allowLoopback,
+    denied: operatorDenied(config.deniedNetworks, config.deniedLoopbackPorts),
+  });
+  const caller = new FunctionCaller({ addressGuard: guard });
+  const signingKeys = new HookSigningKeys(client);
   const state: HookState = { target: { service: { name: config.service, namespace: config.namespace } }, served: false, unregistering: false };
   const trust: AdmissionGateway['trust'] = {};
   const hooks = new HookController({
@@ -154,7 +169,7 @@ function createGateway(config: WebhookConfig, client: KubeClient, logger: Logger
     policy: { urlPolicy: config.urlPolicy, allowedResources: config.hookAllowedResources },
     accessReviewIntervalMs: config.accessReviewSeconds * 1000,
   });
-  return { trust, metrics, contexts, caller, hooks, state };
+  return { trust, metrics, contexts, caller, signingKeys, apiServer, hooks, state };
 }
 
 /** --client-ca-file read once at start: a missing or empty file is a start-up error naming the flag. */
@@ -171,7 +186,7 @@ async function readClientAuthentication(config: WebhookConfig): Promise<ClientAu
 }
 
 function createServer(config: WebhookConfig, logger: Logger, serving: KeyPairPem, gateway: AdmissionGateway, clientAuth: ClientAuthentication | undefined): WebhookServer {
-  const { hooks, contexts, caller, state, metrics } = gateway;
+  const { hooks, contexts, caller, signingKeys, state, metrics } = gateway;
   return createWebhookServer({
     logger,
     serving,
@@ -183,6 +198,7 @@ function createServer(config: WebhookConfig, logger: Logger, serving: KeyPairPem
       hooks: () => hooks.hooks,
       contexts,
       caller,
+      signingKeys: (hook) => signingKeys.get(hook.spec.function?.signingSecretRef),
       reportCall: (hook, failure) => hooks.reportCall(hook, failure),
       ...(config.recordDir ? { recordDir: config.recordDir } : {}),
     },
@@ -231,6 +247,8 @@ export async function startWebhook(config: WebhookConfig, deps: StartDependencie
   const stops: Array<() => Promise<void> | void> = [() => certificates.stop()];
 
   const gateway = createGateway(config, client, logger, rotator);
+  await gateway.apiServer.start();
+  stops.push(() => gateway.apiServer.stop());
   const { hooks, state } = gateway;
   const server = createServer(config, logger, certificates.serving, gateway, clientAuth);
   onServingChanged = (pair) => {

@@ -23,6 +23,8 @@ export interface ControlPlane {
   server: string;
   dir: string;
   binaries: ClusterBinaries;
+  /** The loopback ports its components listen on (etcd, API server, ...): no function may be called there. */
+  ports: number[];
   /** Admin (system:masters) client configuration. */
   kubeConfig(): KubeConfig;
   /** Stops and starts kube-apiserver on the same port, for tests of clients riding out an outage. */
@@ -84,6 +86,7 @@ function planeHandle(launch: Launch, files: PlaneFiles, stop: () => Promise<void
     server,
     dir: launch.dir,
     binaries: launch.binaries,
+    ports: Object.values(files.ports),
     kubeConfig(): KubeConfig {
       const config = new KubeConfig();
       config.loadFromFile(kubeconfigPath);

@@ -3,6 +3,7 @@
 // fixtures; prints each case as it finishes, then a table. Exit 0 all passed, 1 a failure, 2 bad usage.
 import { existsSync } from 'node:fs';
 import { DEFAULT_BODY_LIMIT_BYTES } from '../../lib/server/create-server.ts';
+import { audienceOf } from '../../lib/signing/webhook-signature.ts';
 import { parseCommandArgs } from '../command-args.ts';
 import { defaultSampleRequest } from '../conformance/cases.ts';
 import { formatResultLine, formatTable, readFixtureFolder, runConformance } from '../conformance/run-conformance.ts';
@@ -59,7 +60,7 @@ export async function run(argv: string[]): Promise<number> {
   }
   for (const result of invalid) console.log(formatResultLine(result));
   const sample = fixtures[0]?.fixture.request ?? defaultSampleRequest(url);
-  const results = await runConformance({ url, timeoutMs, bodyLimitBytes, sample, ...(signing.keys ? { signingKeys: signing.keys } : {}) }, fixtures, (result) =>
+  const results = await runConformance({ url, timeoutMs, bodyLimitBytes, sample, audience: audienceOf(sample), ...(signing.keys ? { signingKeys: signing.keys } : {}) }, fixtures, (result) =>
     console.log(formatResultLine(result)),
   );
   const all = [...invalid, ...results];

@@ -1,5 +1,6 @@
 // `kubeloop router`: runs the event router with its ops server (/healthz, /readyz, /metrics) until SIGTERM;
 // exits 2 for a bad setting (a kubeconfig that is missing or wrong), 1 when it cannot start (no API server).
+import { operatorDenied } from '../../lib/function-client/address-policy.ts';
 import { KubeClient } from '../../lib/kube/kube-client.ts';
 import { loadKubeConfig, type ClusterCredentials } from '../../lib/kube/kube-config.ts';
 import { waitForApiServer } from '../../lib/kube/wait-for-api-server.ts';
@@ -86,6 +87,7 @@ async function startRouterWhenReachable(kubeConfig: ClusterCredentials, config: 
     loopRateLimit: { qps: config.loopQps, burst: config.loopBurst },
     urlPolicy: config.urlPolicy,
     ...(config.connectServicesTo ? { connectServicesTo: config.connectServicesTo } : {}),
+    deniedEndpoints: operatorDenied(config.deniedNetworks, config.deniedLoopbackPorts),
     minRequeueMs: config.minRequeueSeconds * 1000,
     accessReviewIntervalMs: config.accessReviewSeconds * 1000,
     watchTimeoutSeconds: config.watchTimeoutSeconds,

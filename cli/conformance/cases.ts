@@ -1,13 +1,14 @@
 // The cases every kubeloop function must handle, whatever its language (docs/contract.md, "Transport" and
 // "Signed calls"): status codes and error codes for bad input, the three encodings (plain JSON, CloudEvents
-// binary and structured) with the reply event, probes, and, with a signing key, the refusals of forged,
-// stale and replayed signatures. Each case sends one request and says what came back.
+// binary and structured) with the reply event, probes, and, with a signing key, the refusals (unsigned) of
+// forged, stale, replayed, wrongly keyed and other-audience signatures, and the reply signed with the reply
+// key. Each case sends one request and says what came back.
 import { randomUUID } from 'node:crypto';
 import type { AdmissionRequest } from '../../lib/contract/admission-types.ts';
 import { CLOUDEVENT_RESPONSE_TYPE, CLOUDEVENT_TYPE, type ReconcileRequest } from '../../lib/contract/types.ts';
 import { validateAdmissionResponse, validateReconcileResponse } from '../../lib/contract/validate.ts';
-import { generateSigningSecret, parseSigningSecrets, signatureHeaders } from '../../lib/signing/webhook-signature.ts';
-import { CaseFailure, expectError, expectSuccess, header, parseJson, send, type CallTarget, type Exchange } from './http-call.ts';
+import { AUDIENCE_HEADER, directionKeys, generateSigningSecret, parseSigningSecrets, signatureHeaders, signRequest } from '../../lib/signing/webhook-signature.ts';
+import { CaseFailure, expectError, expectSuccess, expectUnsigned, header, parseJson, send, type CallTarget, type Exchange } from './http-call.ts';
 
 export type CaseGroup = 'transport' | 'cloudevents' | 'signing';
 
@@ -229,37 +230,55 @@ function expectReplyEvent(attributes: { specversion: unknown; type: unknown; id:
 const withoutKey = (context: ConformanceContext): string | undefined => (context.signingKeys ? undefined : 'signing is off (give --signing-secret to check it)');
 const MINUTES_6 = 6 * 60_000;
 
-/** A signing case: this signature on the sample's body must be refused with 401 InvalidSignature. */
-function refusal(name: string, forge: (context: ConformanceContext, body: string) => { body: string; signature: ReturnType<typeof signatureHeaders> | false }): ConformanceCase {
+/** A signing case: this signature on the sample's body must be refused with 401 InvalidSignature, unsigned. */
+function refusal(name: string, forge: (context: ConformanceContext, body: string) => { body: string; signature: Record<string, string> | false }): ConformanceCase {
   return {
     group: 'signing',
     name,
     skip: withoutKey,
     async run(context) {
       const forged = forge(context, freshSample(context).body);
-      return expectError(await send(context, { headers: JSON_TYPE, body: forged.body, signature: forged.signature }), 401, ['InvalidSignature']);
+      const exchange = await send(context, { headers: JSON_TYPE, body: forged.body, signature: forged.signature });
+      const note = expectError(exchange, 401, ['InvalidSignature']);
+      expectUnsigned(exchange);
+      return note;
     },
   };
 }
 
 const keysOf = (context: ConformanceContext) => context.signingKeys ?? parseSigningSecrets(generateSigningSecret());
+/** Signed with these keys (not derived), naming the context's audience. */
+const signedWith = (keys: ReturnType<typeof keysOf>, context: ConformanceContext, body: string, options: { nowMs?: number } = {}) => ({
+  ...signatureHeaders(keys, body, options),
+  [AUDIENCE_HEADER]: context.audience,
+});
+/** An audience that is not the context's, of the same kind. */
+const otherAudience = (context: ConformanceContext): string => `${context.audience.split('/')[0]}/conformance-other`;
 
 const signingCases: ConformanceCase[] = [
   {
     group: 'signing',
-    name: 'a signed request is answered with a reply signed for its webhook-id, fresh',
+    name: 'a signed request is answered with a reply signed with the reply key, for its webhook-id, fresh',
     skip: withoutKey,
     async run(context) {
+      // Refused as the router refuses it: signed with the request key, the secret itself, or for another audience.
       const exchange = await send(context, { headers: JSON_TYPE, body: freshSample(context).body });
       expectSuccess(context, exchange);
       return `200, webhook-id ${header(exchange, 'webhook-id') ?? ''}`;
     },
   },
-  refusal('401 for an unsigned request', (_context, body) => ({ body, signature: false })),
-  refusal('401 for a signature made with another key (forged)', (_context, body) => ({ body, signature: signatureHeaders(parseSigningSecrets(generateSigningSecret()), body) })),
-  refusal('401 for a valid signature lifted onto another body', (context, body) => ({ body, signature: signatureHeaders(keysOf(context), body.replace('"kind"', '"kind" ')) })),
-  refusal('401 for a request signed 6 minutes ago (stale or replayed)', (context, body) => ({ body, signature: signatureHeaders(keysOf(context), body, { nowMs: Date.now() - MINUTES_6 }) })),
-  refusal('401 for a request dated 6 minutes ahead', (context, body) => ({ body, signature: signatureHeaders(keysOf(context), body, { nowMs: Date.now() + MINUTES_6 }) })),
+  refusal('401 for an unsigned request, the refusal unsigned', (_context, body) => ({ body, signature: false })),
+  refusal('401 for a signature made with another key (forged)', (context, body) => ({ body, signature: signRequest(parseSigningSecrets(generateSigningSecret()), context.audience, body) })),
+  refusal('401 for a valid signature lifted onto another body', (context, body) => ({ body, signature: signRequest(keysOf(context), context.audience, body.replace('"kind"', '"kind" ')) })),
+  refusal('401 for a request signed 6 minutes ago (stale or replayed)', (context, body) => ({ body, signature: signRequest(keysOf(context), context.audience, body, { nowMs: Date.now() - MINUTES_6 }) })),
+  refusal('401 for a request dated 6 minutes ahead', (context, body) => ({ body, signature: signRequest(keysOf(context), context.audience, body, { nowMs: Date.now() + MINUTES_6 }) })),
+  refusal('401 for a request without x-kubeloop-audience', (context, body) => {
+    const { [AUDIENCE_HEADER]: _audience, ...signature } = signRequest(keysOf(context), context.audience, body);
+    return { body, signature };
+  }),
+  refusal('401 for a request signed for another audience', (context, body) => ({ body, signature: { ...signRequest(keysOf(context), otherAudience(context), body), [AUDIENCE_HEADER]: context.audience } })),
+  refusal('401 for a request signed with the reply key (a reply passed off as a request)', (context, body) => ({ body, signature: signedWith(directionKeys(keysOf(context), 'reply', context.audience), context, body) })),
+  refusal("401 for a request signed with the secret's own key, not the derived request key", (context, body) => ({ body, signature: signedWith(keysOf(context), context, body) })),
 ];
 
 export const CONFORMANCE_CASES: readonly ConformanceCase[] = [...transportCases, ...cloudEventCases, ...signingCases];

@@ -1,8 +1,7 @@
 // One HTTP exchange of `kubeloop conformance`: sends a request (signed as the router signs it, or with the
 // signature a case forges), reads the reply, and offers the checks every case shares.
 import { request } from 'undici';
-import { verifyReplySignature } from '../../lib/signing/reply-signature.ts';
-import { signatureHeaders, type SignatureHeaders, type SigningKeys } from '../../lib/signing/webhook-signature.ts';
+import { directionKeys, signRequest, verify, verifyReply, type SigningKeys } from '../../lib/signing/webhook-signature.ts';
 
 export interface Exchange {
   status: number;
@@ -17,6 +16,8 @@ export interface CallTarget {
   url: string;
   timeoutMs: number;
   signingKeys?: SigningKeys;
+  /** Whom requests are signed for (x-kubeloop-audience): the sample's Loop or hook (audienceOf). */
+  audience: string;
 }
 
 /** A case that did not hold: the message says what was expected and what came back. */
@@ -28,17 +29,17 @@ export interface SendOptions {
   path?: string;
   headers?: Record<string, string>;
   body?: string;
-  /** Signature headers to send instead of the router's; `false` sends none even with a key. */
-  signature?: SignatureHeaders | false;
+  /** Signature headers (and audience) to send instead of the router's; `false` sends none even with a key. */
+  signature?: Record<string, string> | false;
 }
 
 export async function send(target: CallTarget, options: SendOptions): Promise<Exchange> {
   const method = options.method ?? 'POST';
   const url = options.path === undefined ? target.url : new URL(options.path, target.url).toString();
   const body = options.body;
-  let signature: SignatureHeaders | undefined;
+  let signature: Record<string, string> | undefined;
   if (options.signature) signature = options.signature;
-  else if (options.signature === undefined && target.signingKeys && body !== undefined) signature = signatureHeaders(target.signingKeys, body);
+  else if (options.signature === undefined && target.signingKeys && body !== undefined) signature = signRequest(target.signingKeys, target.audience, body);
   try {
     const reply = await request(url, {
       method,
@@ -48,7 +49,8 @@ export async function send(target: CallTarget, options: SendOptions): Promise<Ex
       bodyTimeout: target.timeoutMs,
     });
     const text = await reply.body.text();
-    return { status: reply.statusCode, headers: reply.headers, text, ...(signature ? { signedId: signature['webhook-id'] } : {}) };
+    const signedId = signature?.['webhook-id'];
+    return { status: reply.statusCode, headers: reply.headers, text, ...(signedId !== undefined ? { signedId } : {}) };
   } catch (error) {
     const err = error as Error & { code?: string };
     const timedOut = err.code === 'UND_ERR_HEADERS_TIMEOUT' || err.code === 'UND_ERR_BODY_TIMEOUT';
@@ -71,12 +73,26 @@ export function parseJson(exchange: Exchange, what: string): unknown {
   }
 }
 
-/** A 200 whose signature the router would accept (when signing is on). */
+/** A 200 whose signature the router would accept (when signing is on): the same check as the router's client. */
 export function expectSuccess(target: CallTarget, exchange: Exchange): void {
   if (exchange.status !== 200) throw new CaseFailure(`want 200, got HTTP ${exchange.status}: ${shown(exchange.text)}`);
   if (target.signingKeys && exchange.signedId !== undefined) {
-    const verdict = verifyReplySignature(target.signingKeys, exchange.signedId, exchange.headers, exchange.text);
-    if (!verdict.ok) throw new CaseFailure(`the router would refuse this reply: ${verdict.message}`);
+    const verdict = verifyReply(target.signingKeys, target.audience, exchange.signedId, exchange.headers, exchange.text);
+    if (!verdict.ok) throw new CaseFailure(`the router would refuse this reply: reply signature refused: ${verdict.message}${misused(target.signingKeys, target.audience, exchange)}`);
+  }
+}
+
+/** Why a refused reply signature does not match, when it is one of the keys a function may wrongly use. */
+function misused(keys: SigningKeys, audience: string, exchange: Exchange): string {
+  if (verify(directionKeys(keys, 'request', audience), exchange.headers, exchange.text).ok) return ` (it is signed with the request key; replies are signed with the reply key of ${audience})`;
+  if (verify(keys, exchange.headers, exchange.text).ok) return ` (it is signed with the secret's own key; replies are signed with the reply key derived for ${audience})`;
+  return '';
+}
+
+/** A refusal must carry no signature: a signed refusal would sign any webhook-id a caller asks for. */
+export function expectUnsigned(exchange: Exchange): void {
+  for (const name of ['webhook-id', 'webhook-timestamp', 'webhook-signature']) {
+    if (header(exchange, name) !== undefined) throw new CaseFailure(`the ${exchange.status} refusal carries ${name}; refusals are never signed (a signing oracle)`);
   }
 }
 

@@ -163,6 +163,8 @@ async function startPlatform(options: DevOptions, session: DevSession, client: K
   const say = sayTo(options.out);
   const logDir = logDirOf(options);
   const seedNames = options.seeds ? Object.keys(functionRegistry).sort() : [];
+  // Loopback is allowed in dev, except the local control plane's own ports (etcd above all).
+  const controlPlanePorts = (session.plane?.ports ?? []).map((port) => `--deny-loopback-port=${port}`);
   // The admission functions the sample AdmissionHooks call (the Watcher sidecar injector), with the webhook.
   const admissionNames = options.seeds && options.webhook ? (await sampleAdmissionHookNames()).filter((name) => name in admissionRegistry) : [];
   say(`starting ${seedNames.length + admissionNames.length + (options.userFunction ? 1 : 0)} functions, the router${options.webhook ? ' and the webhook' : ''} (logs in ${logDir}) ...`);
@@ -193,14 +195,14 @@ async function startPlatform(options: DevOptions, session: DevSession, client: K
 
   if (!signal.aborted) {
     // Dev mode: the functions listen on 127.0.0.1, which the router refuses outside it.
-    started.push(await startLocalProcess({ name: 'router', args: ['router', `--kubeconfig=${kubeconfigPath}`, '--allow-loopback-functions'], logDir }));
+    started.push(await startLocalProcess({ name: 'router', args: ['router', `--kubeconfig=${kubeconfigPath}`, '--allow-loopback-functions', ...controlPlanePorts], logDir }));
   }
   if (options.webhook && !signal.aborted) {
     started.push(
       await startLocalProcess({
         name: 'webhook',
         // On its own control plane, only that API server (its webhook client certificate) may call the gateway.
-        args: ['webhook', '--dev', `--kubeconfig=${kubeconfigPath}`, `--namespace=${options.namespace}`, ...(session.plane ? gatewayClientAuthArgs(session.plane.dir) : [])],
+        args: ['webhook', '--dev', `--kubeconfig=${kubeconfigPath}`, `--namespace=${options.namespace}`, ...(session.plane ? gatewayClientAuthArgs(session.plane.dir) : []), ...controlPlanePorts],
         scheme: 'https',
         opsPort: true,
         logDir,

@@ -3,8 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { request } from 'undici';
 import type { AdmissionResponse } from '../contract/admission-types.ts';
 import { CLOUDEVENT_TYPE, type ReconcileRequest, type ReconcileResponse } from '../contract/types.ts';
-import { verifyReplySignature } from '../signing/reply-signature.ts';
-import { signatureHeaders, type SigningKeys } from '../signing/webhook-signature.ts';
+import { audienceOf, signRequest, verifyReply, type SigningKeys } from '../signing/webhook-signature.ts';
 import { compareResponses, type Difference } from './compare-responses.ts';
 import { isAdmissionFixture, responseValidatorFor, type Fixture } from './fixtures.ts';
 import { diffJson } from './json-diff.ts';
@@ -19,9 +18,10 @@ export interface ReplayOptions {
   /** Compare event messages verbatim too (`kubeloop replay --strict`). */
   strict?: boolean;
   /**
-   * Sign each request (Standard Webhooks) and accept a 200 reply only when it is signed for that request's
-   * webhook-id with a fresh timestamp, as the router does (`kubeloop replay --signing-secret`, `kubeloop diff`
-   * for a Loop with spec.function.signingSecretRef).
+   * Sign each request for its Loop or hook (audienceOf) with the derived request key, and accept a 200 reply
+   * only when signed with the reply key for that request's webhook-id, fresh: the router's and the gateway's
+   * own functions (lib/signing/webhook-signature.ts), so replay judges signing as they do (`--signing-secret`, and `kubeloop diff` for a Loop with
+   * spec.function.signingSecretRef).
    */
   signingKeys?: SigningKeys;
 }
@@ -59,7 +59,8 @@ export type CallResult = { ok: true; response: ReconcileResponse | AdmissionResp
 export async function callFunction(sent: AnyRequest, options: ReplayOptions): Promise<CallResult> {
   const mode = options.mode ?? 'json';
   const { headers, body } = encode(sent, mode);
-  const signed = options.signingKeys ? signatureHeaders(options.signingKeys, body) : undefined;
+  const audience = audienceOf(sent);
+  const signed = options.signingKeys ? signRequest(options.signingKeys, audience, body) : undefined;
   const timeout = options.timeoutMs ?? 10_000;
   let status: number;
   let text: string;
@@ -77,8 +78,8 @@ export async function callFunction(sent: AnyRequest, options: ReplayOptions): Pr
   }
   if (status !== 200) return { ok: false, message: `HTTP ${status}: ${text.slice(0, 500)}` };
   if (signed && options.signingKeys) {
-    const verdict = verifyReplySignature(options.signingKeys, signed['webhook-id'], replyHeaders, text);
-    if (!verdict.ok) return { ok: false, message: verdict.message };
+    const verdict = verifyReply(options.signingKeys, audience, signed['webhook-id'], replyHeaders, text);
+    if (!verdict.ok) return { ok: false, message: `reply signature refused: ${verdict.message}` };
   }
   let parsed: unknown;
   try {

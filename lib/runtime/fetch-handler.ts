@@ -7,9 +7,9 @@ import type { AnyFunctionDefinition } from './function-kinds.ts';
 import { DEFAULT_BODY_LIMIT_BYTES } from '../server/body-limit.ts';
 import { consoleLogger } from './console-logger.ts';
 import { createFunctionCore, type CoreLogger, type FunctionCore, type RequestHeaders } from './function-core.ts';
-import { decodeSigningSecrets, requestMessageId, type VerifyResult } from '../signing/standard-webhooks.ts';
-import { importSigningSecrets, webSignatureHeaders, webVerify, type WebSigningKeys } from '../signing/web-signature.ts';
-import { gateOnSignature } from './signature-gate.ts';
+import { decodeSigningSecrets } from '../signing/standard-webhooks.ts';
+import { importSigningSecrets, webSignReply, webVerifyRequest, type WebSigningKeys } from '../signing/web-signature.ts';
+import { gateOnSignature, requestVerdict, type RequestVerdict } from './signature-gate.ts';
 import { routeStandalone } from './standalone-routes.ts';
 
 export interface FetchHandlerOptions {
@@ -59,15 +59,17 @@ function signedRoute(core: FunctionCore, secret: string, now: () => number): Rou
   let imported: Promise<WebSigningKeys> | undefined;
   const keys = (): Promise<WebSigningKeys> => (imported ??= importSigningSecrets(secret));
   return async (limit, method, path, headers, read) => {
-    let verdict: VerifyResult = { ok: false, message: 'the request body was not read' };
+    let verdict: RequestVerdict = { ok: false, message: 'the request body was not read' };
     const gated = gateOnSignature(core, () => verdict, (reply) => reply);
     const out = await routeStandalone(gated, limit, method, path, headers, async (max) => {
       const body = await read(max);
-      if (body !== undefined) verdict = await webVerify(await keys(), headers, body, { nowMs: now() });
+      if (body !== undefined) verdict = requestVerdict(await webVerifyRequest(await keys(), headers, body, { nowMs: now() }));
       return body;
     });
-    if (method !== 'POST' || !core.paths.includes(path.split('?')[0]!)) return out;
-    const signature = await webSignatureHeaders(await keys(), out.body, { id: requestMessageId(headers), nowMs: now() });
+    // Only the answer to a verified request is signed (signature-gate.ts: no signing oracle).
+    const final = verdict as RequestVerdict;
+    if (!final.ok) return out;
+    const signature = await webSignReply(await keys(), final.audience, final.id, out.body, { nowMs: now() });
     return { ...out, headers: { ...out.headers, ...signature } };
   };
 }

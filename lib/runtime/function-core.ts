@@ -7,6 +7,7 @@ import type { ReconcileResponse } from '../contract/types.ts';
 import { withFunctionSpan } from '../observability/function-span.ts';
 import { contextFromHeaders, recordedTraceId, tracer } from '../observability/trace-context.ts';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from '../contract/json-depth.ts';
+import { checkJsonBudget } from '../function-client/json-value-budget.ts';
 import { decodeReconcileEvent, encodeResponseEvent, type CloudEventMode } from './cloudevents.ts';
 import type { FunctionMetrics } from './function-metrics.ts';
 import { apiVersionProblem, functionKindOf, type AnyFunctionDefinition, type FunctionKind } from './function-kinds.ts';
@@ -135,6 +136,9 @@ function errorReply(sinks: CallSinks, started: number, error: RequestError, reco
 /** The request body as a value: plain JSON, or the data of a CloudEvent. */
 function parseBody(kind: FunctionKind, request: CoreRequest, mode: Mode): unknown {
   if (request.body.length === 0) throw new RequestError(400, 'InvalidJSON', `request body is empty; want a ${kind.requestKind}`);
+  // Counted before JSON.parse: 8 MiB of `{}` would build four million objects on this function's heap.
+  const budget = checkJsonBudget(request.body);
+  if (!budget.ok) throw new RequestError(413, 'PayloadTooLarge', `request body ${budget.message}; refused before parsing`);
   if (mode !== 'json') {
     if (!kind.cloudEvents) throw new RequestError(415, 'UnsupportedMediaType', `an admission function takes a plain JSON ${kind.requestKind} (content-type application/json), not a CloudEvent`);
     const decoded = decodeReconcileEvent(request.headers, request.body);

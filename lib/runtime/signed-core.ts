@@ -1,10 +1,10 @@
 // Standard Webhooks signing around the function core with node:crypto: with a key, a request must carry a
-// valid, fresh signature (else 401 InvalidSignature) and every reply is signed with the request's webhook-id.
-// Without a key the core is returned as is, so unsigned deployments pay nothing.
-import { requestMessageId } from '../signing/standard-webhooks.ts';
-import { parseSigningSecrets, signatureHeaders, verify } from '../signing/webhook-signature.ts';
+// valid, fresh signature made with the request key of its audience (else 401 InvalidSignature, unsigned),
+// and the reply is signed with the reply key for the request's webhook-id. Without a key the core is
+// returned as is, so unsigned deployments pay nothing.
+import { parseSigningSecrets, signReply, verifyRequest } from '../signing/webhook-signature.ts';
 import type { FunctionCore } from './function-core.ts';
-import { gateOnSignature } from './signature-gate.ts';
+import { gateOnSignature, requestVerdict } from './signature-gate.ts';
 
 export interface SigningOptions {
   /**
@@ -23,7 +23,7 @@ export function withSigning(core: FunctionCore, options: SigningOptions): Functi
   const now = options.nowMs ?? Date.now;
   return gateOnSignature(
     core,
-    (request) => verify(keys, request.headers, request.body, { nowMs: now() }),
-    (reply, headers) => ({ ...reply, headers: { ...reply.headers, ...signatureHeaders(keys, reply.body, { id: requestMessageId(headers), nowMs: now() }) } }),
+    (request) => requestVerdict(verifyRequest(keys, request.headers, request.body, { nowMs: now() })),
+    (reply, verified) => ({ ...reply, headers: { ...reply.headers, ...signReply(keys, verified.audience, verified.id, reply.body, { nowMs: now() }) } }),
   );
 }

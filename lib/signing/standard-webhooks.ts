@@ -51,6 +51,47 @@ export function decodeSigningSecrets(text: string, source = 'signing secret'): A
   return parts.map((part, i) => decodeSigningSecret(part, parts.length === 1 ? source : `${source} (key ${i + 1} of ${parts.length})`));
 }
 
+/**
+ * kubeloop never signs with the secret itself: each message is signed with a key derived from it for one
+ * direction and one audience (HMAC-SHA256(secret, label)), so a reply can never pass as a request, nor a
+ * message for one Loop or hook as one for another, even when they share a secret.
+ */
+export type SigningDirection = 'request' | 'reply';
+/** The header naming the audience of a request: "loop/<name>" or "hook/<name>". */
+export const AUDIENCE_HEADER = 'x-kubeloop-audience';
+const AUDIENCE_PATTERN = /^[a-z]+\/[a-z0-9][a-z0-9.-]{0,252}$/;
+
+export const isAudience = (value: string): boolean => AUDIENCE_PATTERN.test(value);
+export const loopAudience = (loop: string): string => `loop/${loop}`;
+export const hookAudience = (hook: string): string => `hook/${hook}`;
+
+/** What the secret signs to give the key of one direction and audience (docs/contract.md, "Signed calls"). */
+export const keyDerivationLabel = (direction: SigningDirection, audience: string): string => `kubeloop.dev/signing/v1 ${direction} ${audience}`;
+
+/** The audience a request names, when well-formed. */
+export function requestAudience(headers: HeaderSource): string | undefined {
+  const audience = header(headers, AUDIENCE_HEADER);
+  return audience !== undefined && isAudience(audience) ? audience : undefined;
+}
+
+export const MISSING_AUDIENCE = `missing or malformed ${AUDIENCE_HEADER} header: want "loop/<name>" or "hook/<name>"`;
+
+/** Derived keys per root key, bounded: an audience comes from a request header, so anyone can invent one. */
+export class DerivedKeyCache<Root extends object, Key> {
+  readonly #cache = new WeakMap<Root, Map<string, Key>>();
+  constructor(private readonly max = 1024) {}
+  get(root: Root, label: string, derive: () => Key): Key {
+    let byLabel = this.#cache.get(root);
+    if (!byLabel) this.#cache.set(root, (byLabel = new Map()));
+    let key = byLabel.get(label);
+    if (key === undefined) {
+      if (byLabel.size >= this.max) byLabel.clear();
+      byLabel.set(label, (key = derive()));
+    }
+    return key;
+  }
+}
+
 /** What is signed: "id.timestamp." followed by the body. */
 export const signedPrefix = (id: string, timestampSeconds: number): string => `${id}.${timestampSeconds}.`;
 

@@ -1,6 +1,11 @@
 // Standard Webhooks signatures with Web Crypto (crypto.subtle HMAC-SHA256), for the fetch handler on
 // runtimes without node:crypto (Cloudflare Workers, workerd). Same rules as the Node path: standard-webhooks.ts.
 import {
+  DerivedKeyCache,
+  keyDerivationLabel,
+  MISSING_AUDIENCE,
+  requestAudience,
+  type SigningDirection,
   decodeSigningSecrets,
   formatSignatures,
   matchSignature,
@@ -49,4 +54,31 @@ export async function webVerify(keys: WebSigningKeys, headers: HeaderSource, bod
   if (!read.ok) return read;
   const { id, timestamp } = read.claim;
   return matchSignature(read.claim, await Promise.all(keys.map((key) => hmac(key, id, timestamp, body))));
+}
+
+const derived = new DerivedKeyCache<CryptoKey, Promise<CryptoKey>>();
+
+/** The keys of one direction and audience, HMAC-derived from each root key as on the Node path. */
+export function webDirectionKeys(keys: WebSigningKeys, direction: SigningDirection, audience: string): Promise<WebSigningKeys> {
+  const label = keyDerivationLabel(direction, audience);
+  return Promise.all(
+    keys.map((root) =>
+      derived.get(root, label, async () =>
+        crypto.subtle.importKey('raw', await crypto.subtle.sign('HMAC', root, encoder.encode(label)), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']),
+      ),
+    ),
+  );
+}
+
+/** Verifies a request with the request keys of the audience it names (verifyRequest's Web twin). */
+export async function webVerifyRequest(keys: WebSigningKeys, headers: HeaderSource, body: string, options: { nowMs?: number } = {}): Promise<VerifyResult & { audience?: string }> {
+  const audience = requestAudience(headers);
+  if (audience === undefined) return { ok: false, message: MISSING_AUDIENCE };
+  const result = await webVerify(await webDirectionKeys(keys, 'request', audience), headers, body, options);
+  return result.ok ? { ...result, audience } : result;
+}
+
+/** Signs the reply to a verified request (signReply's Web twin). */
+export async function webSignReply(keys: WebSigningKeys, audience: string, requestId: string, body: string, options: { nowMs?: number } = {}): Promise<SignatureHeaders> {
+  return webSignatureHeaders(await webDirectionKeys(keys, 'reply', audience), body, { ...options, id: requestId });
 }

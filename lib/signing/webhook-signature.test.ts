@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
 import { importSigningSecrets, webSignatureHeaders, webVerify } from './web-signature.ts';
-import { generateSigningSecret, parseSigningSecret, parseSigningSecrets, sign, signatureHeaders, verify } from './webhook-signature.ts';
+import { directionKeys, generateSigningSecret, parseSigningSecret, parseSigningSecrets, sign, signatureHeaders, verify } from './webhook-signature.ts';
 
 const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
 const key = parseSigningSecret(SECRET);
@@ -19,11 +19,22 @@ describe('Standard Webhooks signatures', () => {
     const doc = readFileSync(new URL('../../docs/contract.md', import.meta.url), 'utf8');
     const block = /<!-- signing-example -->\s*```text\n([\s\S]*?)```/.exec(doc)?.[1];
     expect(block, 'docs/contract.md has a signing-example block').toBeDefined();
-    const field = (name: string) => new RegExp(`^${name}: (.*)$`, 'm').exec(block!)?.[1] ?? '';
+    const field = (name: string) => new RegExp(`^${name.replace(/[()]/g, '\\$&')}: (.*)$`, 'm').exec(block!)?.[1] ?? '';
     const exampleKey = parseSigningSecret(field('secret'));
-    const signature = sign(exampleKey, field('webhook-id'), Number(field('webhook-timestamp')), field('body'));
-    expect(signature).toBe(field('webhook-signature'));
-    expect(field('signed content')).toBe(`${field('webhook-id')}.${field('webhook-timestamp')}.${field('body')}`);
+    expect(exampleKey.export().toString('hex')).toBe(field('key (hex)'));
+    const audience = field('x-kubeloop-audience');
+    expect(field('derivation message')).toBe(`kubeloop.dev/signing/v1 request ${audience}`);
+    const [requestKey] = directionKeys(exampleKey, 'request', audience);
+    const [replyKey] = directionKeys(exampleKey, 'reply', audience);
+    expect(requestKey!.export().toString('hex')).toBe(field('request key (hex)'));
+    expect(replyKey!.export().toString('hex')).toBe(field('reply key (hex)'));
+    const [id, timestamp, body] = [field('webhook-id'), Number(field('webhook-timestamp')), field('body')];
+    expect(sign(requestKey!, id, timestamp, body)).toBe(field('webhook-signature'));
+    expect(sign(replyKey!, id, timestamp, body)).toBe(field('reply signature (same id, timestamp and body)'));
+    expect(field('signed content')).toBe(`${id}.${timestamp}.${body}`);
+    // The reference library agrees, given the derived key as its secret.
+    const reference = new Webhook(`whsec_${requestKey!.export().toString('base64')}`);
+    expect(reference.sign(id, new Date(timestamp * 1000), body)).toBe(field('webhook-signature'));
   });
 
   it('is verified by the reference library, and verifies its signatures', () => {

@@ -4,6 +4,11 @@
 // and 8x on 1 MiB (blocking the event loop), it JSON-parses on verify and throws on repeated headers.
 import { createHmac, createSecretKey, randomBytes, type KeyObject } from 'node:crypto';
 import {
+  DerivedKeyCache,
+  keyDerivationLabel,
+  AUDIENCE_HEADER,
+  MISSING_AUDIENCE,
+  requestAudience,
   decodeSigningSecrets,
   formatSignatures,
   matchSignature,
@@ -14,9 +19,17 @@ import {
   unixSeconds,
   type HeaderSource,
   type SignatureHeaders,
+  type SigningDirection,
   type VerifyResult,
 } from './standard-webhooks.ts';
 
+import { hookAudience, loopAudience } from './standard-webhooks.ts';
+
+export { AUDIENCE_HEADER, hookAudience, loopAudience, type SigningDirection } from './standard-webhooks.ts';
+
+/** Whom a request is signed for: an AdmissionRequest's hook, a ReconcileRequest's Loop (as the gateway and the router sign them). */
+export const audienceOf = (request: { kind: string; loop?: string; hook?: string }): string =>
+  request.kind === 'AdmissionRequest' ? hookAudience(request.hook ?? '') : loopAudience(request.loop ?? '');
 export { DEFAULT_TOLERANCE_SECONDS, SECRET_PREFIX, type SignatureHeaders, type VerifyResult } from './standard-webhooks.ts';
 
 /**
@@ -78,4 +91,39 @@ export function verify(
   if (!read.ok) return read;
   const { id, timestamp } = read.claim;
   return matchSignature(read.claim, asKeys(keys).map((key) => hmac(key, id, timestamp, body)));
+}
+
+const derived = new DerivedKeyCache<SigningKey, SigningKey>();
+
+/** The keys of one direction and audience, derived from each root key (made once, then cached). */
+export function directionKeys(keys: SigningKey | SigningKeys, direction: SigningDirection, audience: string): SigningKeys {
+  const label = keyDerivationLabel(direction, audience);
+  return asKeys(keys).map((root) => derived.get(root, label, () => toKey(createHmac('sha256', root).update(label).digest())));
+}
+
+export type RequestSignatureHeaders = SignatureHeaders & { [AUDIENCE_HEADER]: string };
+
+/** Signs a request for `audience` with the request keys: a fresh id and timestamp per call. */
+export function signRequest(keys: SigningKey | SigningKeys, audience: string, body: string, options: { nowMs?: number } = {}): RequestSignatureHeaders {
+  return { ...signatureHeaders(directionKeys(keys, 'request', audience), body, options), [AUDIENCE_HEADER]: audience };
+}
+
+/** Verifies a request with the request keys of the audience it names. */
+export function verifyRequest(keys: SigningKey | SigningKeys, headers: HeaderSource, body: string, options: { nowMs?: number } = {}): VerifyResult & { audience?: string } {
+  const audience = requestAudience(headers);
+  if (audience === undefined) return { ok: false, message: MISSING_AUDIENCE };
+  const result = verify(directionKeys(keys, 'request', audience), headers, body, options);
+  return result.ok ? { ...result, audience } : result;
+}
+
+/** Signs the reply to a verified request: its webhook-id, the reply keys of its audience. */
+export function signReply(keys: SigningKey | SigningKeys, audience: string, requestId: string, body: string, options: { nowMs?: number } = {}): SignatureHeaders {
+  return signatureHeaders(directionKeys(keys, 'reply', audience), body, { ...options, id: requestId });
+}
+
+/** Verifies a reply: signed with the reply keys of `audience`, for the request `requestId`. */
+export function verifyReply(keys: SigningKey | SigningKeys, audience: string, requestId: string, headers: HeaderSource, body: string, options: { nowMs?: number } = {}): VerifyResult {
+  const result = verify(directionKeys(keys, 'reply', audience), headers, body, options);
+  if (result.ok && result.id !== requestId) return { ok: false, message: `reply is signed for another webhook-id, not this request's ${requestId}` };
+  return result;
 }

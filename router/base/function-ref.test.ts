@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_FUNCTION_URL_POLICY } from '../../lib/config/function-url-policy.ts';
 import { parseFunctionRef, resolveFunctionRef, type FunctionRefConfig } from './function-ref.ts';
-import { isClusterServiceHost } from './service-address.ts';
+import { isClusterServiceHost } from '../../lib/function-client/service-address.ts';
 
 const policy = { ...DEFAULT_FUNCTION_URL_POLICY, clusterDomain: 'corp.internal' };
 const serviceRef = parseFunctionRef({ name: 'labeller', namespace: 'fns', port: 8080 }) as FunctionRefConfig;

@@ -53,6 +53,9 @@ describe('parseLoop', () => {
     expect(bad({ serviceAccount: { namespace: 'Bad', name: 'x' } })).toThrow('spec.serviceAccount.namespace "Bad" is not a namespace name');
     expect(bad({ serviceAccount: { namespace: 'a', name: 7 } })).toThrow('spec.serviceAccount.name 7 is not a ServiceAccount name');
     expect(bad({ function: { url: 'http://fn.ns.svc/', timeoutSeconds: 0 } })).toThrow('spec.function.timeoutSeconds must be a number');
+    // Capped: every call in flight holds a socket and up to one reply's memory.
+    expect(bad({ function: { url: 'http://fn.ns.svc/', timeoutSeconds: 3600 } })).toThrow('spec.function.timeoutSeconds must be a number in (0, 60], got 3600');
+    expect(bad({ function: { url: 'http://fn.ns.svc/', maxConcurrency: 1000 } })).toThrow('spec.function.maxConcurrency must be a number in (0, 64], got 1000');
     expect(bad({ owns: [{ apiVersion: 'v1' }] })).toThrow('spec.owns[0].kind');
     expect(bad({ selector: { matchExpressions: [{ key: 'a', operator: 'Is' }] } })).toThrow('spec.selector');
     expect(bad({ namespaces: ['Bad_NS'] })).toThrow('spec.namespaces[0]');

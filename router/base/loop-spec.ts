@@ -82,6 +82,13 @@ function positive(loop: string, field: string, value: unknown, fallback: number,
 
 const SECRET_KEY = /^[-._a-zA-Z0-9]+$/;
 
+/**
+ * Caps (also in the CRD schema): a function is pure and answers in milliseconds, and every call in flight
+ * holds a socket and up to one reply's memory, so a Loop cannot ask for a thousand at once or an hour each.
+ */
+export const MAX_TIMEOUT_SECONDS = 60;
+export const MAX_CONCURRENCY = 64;
+
 function secretKeyRef(loop: string, value: unknown): SecretKeyRef | undefined {
   if (value === undefined) return undefined;
   const field = 'spec.function.signingSecretRef';
@@ -185,8 +192,8 @@ export function parseLoop(loop: Pick<Loop, 'metadata' | 'spec'>, urlPolicy: Func
     functionRef,
     urlPolicy,
     serviceAccount,
-    timeoutMs: positive(name, 'spec.function.timeoutSeconds', fn.timeoutSeconds, 10, 3600) * 1000,
-    maxConcurrency: Math.floor(positive(name, 'spec.function.maxConcurrency', fn.maxConcurrency, 8, 1000)),
+    timeoutMs: positive(name, 'spec.function.timeoutSeconds', fn.timeoutSeconds, 10, MAX_TIMEOUT_SECONDS) * 1000,
+    maxConcurrency: Math.floor(positive(name, 'spec.function.maxConcurrency', fn.maxConcurrency, 8, MAX_CONCURRENCY)),
     resyncMs: positive(name, 'spec.resyncPeriodSeconds', spec.resyncPeriodSeconds, 600, 86_400 * 7) * 1000,
     finalize: spec.finalize === true,
     sendDeletes: spec.sendDeletes === true,

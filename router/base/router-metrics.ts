@@ -144,12 +144,14 @@ export function restClientObserver(metrics: RouterMetrics): (sample: KubeRequest
   };
 }
 
-/** "2xx", "4xx", "429", "5xx", "timeout", "unreachable", "invalid": bounded, unlike raw status codes. */
+/** "2xx", "4xx", "429", "5xx", "timeout", "unreachable", "invalid", "refused", "overloaded": bounded, unlike raw status codes. */
 export function callCode(kind: string, status: number | undefined, reason?: string): string {
   if (kind === 'throttled') return '429';
   if (reason === 'Timeout') return 'timeout';
   if (reason === 'Unreachable') return 'unreachable';
   if (reason === 'InvalidResponse') return 'invalid';
+  if (reason === 'AddressRefused') return 'refused';
+  if (reason === 'Overloaded') return 'overloaded';
   if (status === undefined) return 'error';
   return `${Math.floor(status / 100)}xx`;
 }

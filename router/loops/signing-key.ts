@@ -2,40 +2,12 @@
 // `whsec_` secret, or the new and the old one space-separated while the key is rotated; and follows it.
 import type { V1Secret } from '@kubernetes/client-node';
 import type { SecretKeyRef } from '../../api/loop.ts';
-import { isApiError, type KubeClient } from '../../lib/kube/kube-client.ts';
+import type { KubeClient } from '../../lib/kube/kube-client.ts';
 import { SECRETS, watchNamedObject, type NamedObjectWatch } from '../../lib/kube/named-object-watch.ts';
-import { parseSigningSecrets, type SigningKeys } from '../../lib/signing/webhook-signature.ts';
+import { SigningSecretError, signingKeysFrom } from '../../lib/signing/secret-keys.ts';
+import type { SigningKeys } from '../../lib/signing/webhook-signature.ts';
 
-/** The Secret or its key is missing, unreadable or not a whsec_ secret; the message never holds the secret. */
-export class SigningSecretError extends Error {
-  override name = 'SigningSecretError';
-}
-
-const describeRef = (ref: SecretKeyRef): string => `signing Secret ${ref.namespace}/${ref.name} key "${ref.key}"`;
-
-/** The keys held by `secret` (undefined: it does not exist), or a SigningSecretError saying what is wrong. */
-export function signingKeysFrom(secret: Pick<V1Secret, 'data'> | undefined, ref: SecretKeyRef): SigningKeys {
-  const where = describeRef(ref);
-  if (!secret) throw new SigningSecretError(`${where}: the Secret does not exist`);
-  const encoded = secret.data?.[ref.key];
-  if (encoded === undefined) throw new SigningSecretError(`${where}: the Secret has no such key`);
-  try {
-    return parseSigningSecrets(Buffer.from(encoded, 'base64').toString('utf8'), where);
-  } catch (error) {
-    throw new SigningSecretError((error as Error).message);
-  }
-}
-
-export async function readSigningKeys(client: KubeClient, ref: SecretKeyRef): Promise<SigningKeys> {
-  let secret: V1Secret | undefined;
-  try {
-    secret = await client.getIfExists<V1Secret>({ path: `/api/v1/namespaces/${encodeURIComponent(ref.namespace)}/secrets/${encodeURIComponent(ref.name)}` });
-  } catch (error) {
-    if (isApiError(error, 403)) throw new SigningSecretError(`${describeRef(ref)}: the router may not read it (${error.message})`);
-    throw error;
-  }
-  return signingKeysFrom(secret, ref);
-}
+export { readSigningKeys, SigningSecretError, signingKeysFrom } from '../../lib/signing/secret-keys.ts';
 
 const sameKeys = (a: SigningKeys, b: SigningKeys): boolean => a.length === b.length && a.every((key, i) => key.equals(b[i]!));
 

@@ -2,35 +2,31 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ReconcileRequest } from '../../lib/contract/types.ts';
-import { classifyResponse, createHttpInvoker, parseRetryAfter } from './dispatch.ts';
+import type { CallOutcome } from '../../lib/function-client/function-client.ts';
+import { classifyOutcome, createHttpInvoker } from './dispatch.ts';
 
 const ok = JSON.stringify({ apiVersion: 'kubeloop.dev/v1', kind: 'ReconcileResponse', actions: [] });
+const reply = (value: unknown): CallOutcome => ({ kind: 'reply', status: 200, headers: {}, value });
+const status = (code: number, detail: string, headers: Record<string, string> = {}): CallOutcome => ({ kind: 'status', status: code, headers, detail });
 
-describe('classifyResponse', () => {
+describe('classifyOutcome', () => {
   it('accepts a valid 200 reply', () => {
-    expect(classifyResponse(200, ok).kind).toBe('ok');
+    expect(classifyOutcome(reply(JSON.parse(ok))).kind).toBe('ok');
   });
   it('treats garbage and schema violations as failures, not successes', () => {
-    expect(classifyResponse(200, '<html>')).toMatchObject({ kind: 'failed', reason: 'InvalidResponse' });
-    expect(classifyResponse(200, '{"apiVersion":"kubeloop.dev/v1","kind":"ReconcileResponse","actions":[{"op":"explode"}]}')).toMatchObject({
-      kind: 'failed',
-      reason: 'InvalidResponse',
-    });
-    expect(classifyResponse(204, '')).toMatchObject({ kind: 'failed', reason: 'InvalidResponse' });
+    expect(classifyOutcome({ kind: 'failed', reason: 'NotJson', status: 200, message: 'reply is not JSON' })).toMatchObject({ kind: 'failed', reason: 'InvalidResponse' });
+    expect(classifyOutcome(reply({ apiVersion: 'kubeloop.dev/v1', kind: 'ReconcileResponse', actions: [{ op: 'explode' }] }))).toMatchObject({ kind: 'failed', reason: 'InvalidResponse' });
+    expect(classifyOutcome(status(204, ''))).toMatchObject({ kind: 'failed', reason: 'InvalidResponse' });
   });
-  it('separates throttling, server errors and rejections', () => {
-    expect(classifyResponse(429, 'slow down', '3')).toEqual({ kind: 'throttled', status: 429, retryAfterMs: 3000, message: 'slow down' });
-    expect(classifyResponse(503, 'down')).toMatchObject({ kind: 'failed', reason: 'ServerError' });
-    expect(classifyResponse(400, '{"message":"bad"}')).toMatchObject({ kind: 'rejected', status: 400 });
+  it('separates throttling, server errors and rejections, and keeps the body out of the message', () => {
+    expect(classifyOutcome(status(429, 'slow down', { 'retry-after': '3' }))).toEqual({ kind: 'throttled', status: 429, retryAfterMs: 3000, message: 'HTTP 429 from the function (its body is in the router\'s log)', detail: 'slow down' });
+    const failed = classifyOutcome(status(503, 'secret: hunter2'));
+    expect(failed).toMatchObject({ kind: 'failed', reason: 'ServerError', detail: 'secret: hunter2' });
+    expect(failed.kind === 'failed' && failed.message).not.toContain('hunter2');
+    expect(classifyOutcome(status(400, '{"message":"bad"}'))).toMatchObject({ kind: 'rejected', status: 400 });
   });
-});
-
-describe('parseRetryAfter', () => {
-  it('reads seconds and HTTP dates', () => {
-    expect(parseRetryAfter('2')).toBe(2000);
-    expect(parseRetryAfter(new Date(10_000).toUTCString(), 4_000)).toBe(6000);
-    expect(parseRetryAfter('soon')).toBeUndefined();
-    expect(parseRetryAfter(undefined)).toBeUndefined();
+  it('caps an unsigned 429 asking for weeks at the backoff maximum', () => {
+    expect(classifyOutcome(status(429, '', { 'retry-after': String(14 * 86_400) }), { maxRetryAfterMs: 60_000 })).toMatchObject({ retryAfterMs: 60_000 });
   });
 });
 

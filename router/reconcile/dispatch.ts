@@ -1,30 +1,34 @@
-// Dispatch: POSTs a ReconcileRequest to a function over HTTP (undici pool, CloudEvents binary mode) and
-// classifies the answer: ok, throttled (429 + Retry-After), failed (5xx, timeout, unreachable, garbage)
-// or rejected (4xx: the request itself is wrong; retrying will not help). With a signing key, requests are
-// signed and a 200 reply is accepted only with a valid signature over the request's webhook-id.
+// Dispatch: POSTs a ReconcileRequest to a function through the shared function client
+// (lib/function-client: bounded reads, value budget, address checks, signing) in CloudEvents binary mode,
+// and classifies the answer: ok, throttled (429 + Retry-After, capped), failed (5xx, timeout, unreachable,
+// refused address, garbage) or rejected (4xx: the request itself is wrong; retrying will not help).
+// Messages carry status codes and fixed reasons only; a reply's body goes to the log (`detail`).
 import { randomUUID } from 'node:crypto';
-import type { Readable } from 'node:stream';
-import { Agent, errors as undiciErrors } from 'undici';
-import { MAX_JSON_DEPTH, nestsDeeperThan } from '../../lib/contract/json-depth.ts';
 import { validateReconcileResponse } from '../../lib/contract/validate.ts';
-import { verifyReplySignature } from '../../lib/signing/reply-signature.ts';
-import { signatureHeaders, type SigningKeys } from '../../lib/signing/webhook-signature.ts';
+import { createFunctionClient, type CallOutcome, type FunctionClientOptions } from '../../lib/function-client/function-client.ts';
+import type { AddressGuard } from '../../lib/function-client/guarded-connect.ts';
+import { InFlightBytes } from '../../lib/function-client/reply-limits.ts';
+import { parseRetryAfter } from '../../lib/function-client/retry-after.ts';
+import { loopAudience, type SigningKeys } from '../../lib/signing/webhook-signature.ts';
 import { CLOUDEVENT_TYPE, type ReconcileRequest, type ReconcileResponse } from '../../lib/contract/types.ts';
-import { serviceAddressLookup, type ServiceAddressOverride } from '../base/service-address.ts';
+
+export { DEFAULT_MAX_REPLY_BYTES as DEFAULT_MAX_RESPONSE_BYTES } from '../../lib/function-client/reply-limits.ts';
+
+export type DispatchFailureReason = 'Unreachable' | 'AddressRefused' | 'Overloaded' | 'Timeout' | 'ServerError' | 'InvalidResponse' | 'InvalidSignature';
 
 export type DispatchResult =
   | { kind: 'ok'; status: number; response: ReconcileResponse }
-  | { kind: 'throttled'; status: 429; retryAfterMs: number | undefined; message: string }
-  | { kind: 'failed'; status: number | undefined; reason: 'Unreachable' | 'Timeout' | 'ServerError' | 'InvalidResponse' | 'InvalidSignature'; message: string }
-  | { kind: 'rejected'; status: number; message: string };
+  | { kind: 'throttled'; status: 429; retryAfterMs: number | undefined; message: string; detail?: string }
+  | { kind: 'failed'; status: number | undefined; reason: DispatchFailureReason; message: string; detail?: string }
+  | { kind: 'rejected'; status: number; message: string; detail?: string };
 
 export interface InvokeOptions {
   url: string;
   timeoutMs: number;
   /** Sign requests and require signed replies (the Loop's spec.function.signingSecretRef). */
-  signingKey?: SigningKeys;
+  signingKey?: SigningKeys | undefined;
   /** PEM CA certificates to trust for an https function URL (spec.function.caBundle). */
-  caBundle?: string;
+  caBundle?: string | undefined;
   /** Sent as they are: the trace context (traceparent, tracestate, ce-traceparent). */
   headers?: Record<string, string>;
 }
@@ -34,46 +38,33 @@ export type FunctionInvoker = (request: ReconcileRequest, options: InvokeOptions
 
 /** A reply may ask for at most this many actions unless configured otherwise; more is InvalidResponse. */
 export const DEFAULT_MAX_ACTIONS_PER_REPLY = 1000;
-/** 16 MiB: far above any sane reply, far below what would hurt the router's memory. */
-export const DEFAULT_MAX_RESPONSE_BYTES = 16 * 1024 * 1024;
 
-export function parseRetryAfter(value: string | string[] | undefined, now = Date.now()): number | undefined {
-  const raw = Array.isArray(value) ? value[0] : value;
-  if (raw === undefined || raw.trim() === '') return undefined;
-  const seconds = Number(raw);
-  if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
-  const date = Date.parse(raw);
-  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
-}
-
-/** Classifies a function's HTTP answer; pure, so every branch is unit-tested. */
-export function classifyResponse(status: number, body: string, retryAfter?: string | string[], maxActions = DEFAULT_MAX_ACTIONS_PER_REPLY): DispatchResult {
-  if (status === 429) return { kind: 'throttled', status, retryAfterMs: parseRetryAfter(retryAfter), message: snippet(body) };
-  if (status >= 500) return { kind: 'failed', status, reason: 'ServerError', message: `HTTP ${status}: ${snippet(body)}` };
-  if (status >= 400) return { kind: 'rejected', status, message: `HTTP ${status}: ${snippet(body)}` };
-  if (status !== 200) return { kind: 'failed', status, reason: 'InvalidResponse', message: `HTTP ${status}: only 200 carries a ReconcileResponse` };
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(body);
-  } catch {
-    return { kind: 'failed', status, reason: 'InvalidResponse', message: `reply is not JSON: ${snippet(body)}` };
+/** Classifies a function's answer; pure, so every branch is unit-tested. */
+export function classifyOutcome(outcome: CallOutcome, options: { maxActions?: number; maxRetryAfterMs?: number } = {}): DispatchResult {
+  const maxActions = options.maxActions ?? DEFAULT_MAX_ACTIONS_PER_REPLY;
+  if (outcome.kind === 'failed') {
+    const { reason, message } = outcome;
+    const mapped: DispatchFailureReason = reason === 'TooLarge' || reason === 'TooManyValues' || reason === 'NotJson' ? 'InvalidResponse' : reason;
+    return { kind: 'failed', status: outcome.status, reason: mapped, message };
+  }
+  if (outcome.kind === 'status') {
+    const { status, detail } = outcome;
+    const fromLog = `HTTP ${status} from the function (its body is in the router's log)`;
+    if (status === 429) return { kind: 'throttled', status, retryAfterMs: parseRetryAfter(outcome.headers['retry-after'], { ...(options.maxRetryAfterMs !== undefined ? { maxMs: options.maxRetryAfterMs } : {}) }), message: fromLog, detail };
+    if (status >= 500) return { kind: 'failed', status, reason: 'ServerError', message: fromLog, detail };
+    if (status >= 400) return { kind: 'rejected', status, message: fromLog, detail };
+    return { kind: 'failed', status, reason: 'InvalidResponse', message: `HTTP ${status}: only 200 carries a ReconcileResponse`, detail };
   }
   // Counted before schema validation, so a reply of 200,000 actions costs a length check, not a walk.
-  const actions = (parsed as { actions?: unknown } | null)?.actions;
+  const actions = (outcome.value as { actions?: unknown } | null)?.actions;
   if (Array.isArray(actions) && actions.length > maxActions) {
-    return { kind: 'failed', status, reason: 'InvalidResponse', message: `reply has ${actions.length} actions; at most ${maxActions} are accepted per reply (nothing was applied)` };
+    return { kind: 'failed', status: 200, reason: 'InvalidResponse', message: `reply has ${actions.length} actions; at most ${maxActions} are accepted per reply (nothing was applied)` };
   }
-  if (nestsDeeperThan(parsed)) return { kind: 'failed', status, reason: 'InvalidResponse', message: `reply nests deeper than ${MAX_JSON_DEPTH} levels` };
-  const validation = validateReconcileResponse(parsed);
+  const validation = validateReconcileResponse(outcome.value);
   if (!validation.ok) {
-    return { kind: 'failed', status, reason: 'InvalidResponse', message: `reply is not a ReconcileResponse: ${validation.errors.slice(0, 5).join('; ')}` };
+    return { kind: 'failed', status: 200, reason: 'InvalidResponse', message: `reply is not a ReconcileResponse: ${validation.errors.slice(0, 5).join('; ')}` };
   }
-  return { kind: 'ok', status, response: validation.value };
-}
-
-function snippet(text: string): string {
-  const oneLine = text.replace(/\s+/g, ' ').trim();
-  return oneLine.length > 300 ? `${oneLine.slice(0, 300)}...` : oneLine;
+  return { kind: 'ok', status: 200, response: validation.value };
 }
 
 export interface HttpInvokerOptions {
@@ -81,95 +72,49 @@ export interface HttpInvokerOptions {
   connections?: number;
   /** Reply size limit, counted as the reply streams in; a bigger reply is garbage, not a reason to run out of memory. */
   maxResponseBytes?: number;
-  /** A router outside the cluster: connect to this address for cluster Service hosts (service-address.ts). */
-  serviceAddress?: ServiceAddressOverride;
+  /** JSON values one reply may hold, counted before parsing (default 200,000). */
+  maxReplyValues?: number;
+  /** Reply bytes being read at once across every Loop (default 64 MiB). */
+  maxReplyBytesInFlight?: number;
   /** Most actions one reply may ask for (default DEFAULT_MAX_ACTIONS_PER_REPLY). */
   maxActionsPerReply?: number;
+  /** The longest a 429's Retry-After may delay a key: the queue's backoff maximum. */
+  maxRetryAfterMs?: number;
+  /** Where calls may connect (start-router.ts builds it from the address policy and the API server). */
+  addressGuard?: AddressGuard;
 }
 
-/** Reads a reply body up to `maxBytes`, counting as it streams; a larger one is cut off at the limit. */
-export async function readBounded(body: Readable, maxBytes: number): Promise<{ text: string } | { tooLarge: true }> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of body as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    // Leaving the loop destroys the stream (and the connection): the rest is never read.
-    if (size > maxBytes) return { tooLarge: true };
-    chunks.push(chunk);
-  }
-  return { text: Buffer.concat(chunks, size).toString('utf8') };
-}
-
-/** Checks a 200 reply's signature; the reply must be signed for this request (its webhook-id). */
-export function checkReplySignature(key: SigningKeys, requestId: string, headers: Record<string, string | string[] | undefined>, body: string): DispatchResult | undefined {
-  const verdict = verifyReplySignature(key, requestId, headers, body);
-  return verdict.ok ? undefined : { kind: 'failed', status: 200, reason: 'InvalidSignature', message: `${verdict.message} (nothing was applied)` };
-}
-
-/** An invoker backed by undici Agents (a keep-alive pool per function origin; one Agent per CA bundle). */
+/** An invoker backed by the shared function client. */
 export function createHttpInvoker(options: HttpInvokerOptions = {}): FunctionInvoker & { close(): Promise<void> } {
-  const connect = options.serviceAddress ? { lookup: serviceAddressLookup(options.serviceAddress) } : undefined;
-  const agentOptions = { connections: options.connections ?? 64, keepAliveTimeout: 30_000, pipelining: 1 };
-  const agent = new Agent({ ...agentOptions, ...(connect ? { connect } : {}) });
-  const caAgents = new Map<string, Agent>();
-  const agentFor = (ca: string | undefined): Agent => {
-    if (ca === undefined) return agent;
-    let found = caAgents.get(ca);
-    if (!found) caAgents.set(ca, (found = new Agent({ ...agentOptions, connect: { ca, ...connect } })));
-    return found;
+  const clientOptions: FunctionClientOptions = {
+    ...(options.connections !== undefined ? { connections: options.connections } : {}),
+    limits: {
+      ...(options.maxResponseBytes !== undefined ? { maxBytes: options.maxResponseBytes } : {}),
+      ...(options.maxReplyValues !== undefined ? { maxValues: options.maxReplyValues } : {}),
+    },
+    inFlight: new InFlightBytes(options.maxReplyBytesInFlight),
+    ...(options.addressGuard ? { addressGuard: options.addressGuard } : {}),
   };
-  const maxBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
-  const maxActions = options.maxActionsPerReply ?? DEFAULT_MAX_ACTIONS_PER_REPLY;
-  const invoke = async (request: ReconcileRequest, { url, timeoutMs, signingKey, caBundle, headers: extraHeaders }: InvokeOptions): Promise<DispatchResult> => {
-    const target = new URL(url);
-    const body = JSON.stringify(request);
-    // Each attempt gets its own id and timestamp; the reply must carry the same id.
-    const signed = signingKey ? signatureHeaders(signingKey, body) : undefined;
-    try {
-      const response = await agentFor(caBundle).request({
-        origin: target.origin,
-        path: target.pathname + target.search,
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          // CloudEvents binary mode: the body stays a plain ReconcileRequest.
-          'ce-specversion': '1.0',
-          'ce-id': request.reconcileId ?? randomUUID(),
-          'ce-source': `/kubeloop/router/loops/${request.loop}`,
-          'ce-type': CLOUDEVENT_TYPE,
-          ...extraHeaders,
-          ...signed,
-        },
-        body,
-        headersTimeout: timeoutMs,
-        bodyTimeout: timeoutMs,
-        signal: AbortSignal.timeout(timeoutMs),
-      });
-      const length = Number(response.headers['content-length'] ?? 0);
-      const read = length > maxBytes ? ({ tooLarge: true } as const) : await readBounded(response.body, maxBytes);
-      if ('tooLarge' in read) {
-        response.body.destroy();
-        return { kind: 'failed', status: response.statusCode, reason: 'InvalidResponse', message: `reply is larger than ${maxBytes} bytes; cut off at the limit` };
-      }
-      if (signed && response.statusCode === 200) {
-        const refused = checkReplySignature(signingKey!, signed['webhook-id'], response.headers, read.text);
-        if (refused) return refused;
-      }
-      return classifyResponse(response.statusCode, read.text, response.headers['retry-after'], maxActions);
-    } catch (error) {
-      return classifyTransportError(error, url, timeoutMs);
-    }
+  const client = createFunctionClient(clientOptions);
+  const classify = { ...(options.maxActionsPerReply !== undefined ? { maxActions: options.maxActionsPerReply } : {}), ...(options.maxRetryAfterMs !== undefined ? { maxRetryAfterMs: options.maxRetryAfterMs } : {}) };
+  const invoke = async (request: ReconcileRequest, { url, timeoutMs, signingKey, caBundle, headers }: InvokeOptions): Promise<DispatchResult> => {
+    const outcome = await client.call({
+      url,
+      timeoutMs,
+      body: JSON.stringify(request),
+      caBundle,
+      // Each attempt gets its own id and timestamp; the reply must carry the same id.
+      signing: signingKey ? { keys: signingKey, audience: loopAudience(request.loop) } : undefined,
+      headers: {
+        // CloudEvents binary mode: the body stays a plain ReconcileRequest.
+        'ce-specversion': '1.0',
+        'ce-id': request.reconcileId ?? randomUUID(),
+        'ce-source': `/kubeloop/router/loops/${request.loop}`,
+        'ce-type': CLOUDEVENT_TYPE,
+        ...headers,
+      },
+    });
+    return classifyOutcome(outcome, classify);
   };
-  return Object.assign(invoke, { close: () => Promise.all([agent, ...caAgents.values()].map((a) => a.close())).then(() => undefined) });
-}
-
-export function classifyTransportError(error: unknown, url: string, timeoutMs: number): DispatchResult {
-  const err = error as Error & { code?: string; name?: string };
-  const timedOut =
-    err instanceof undiciErrors.HeadersTimeoutError ||
-    err instanceof undiciErrors.BodyTimeoutError ||
-    err?.name === 'TimeoutError' ||
-    err?.code === 'UND_ERR_CONNECT_TIMEOUT';
-  if (timedOut) return { kind: 'failed', status: undefined, reason: 'Timeout', message: `${url}: no reply within ${timeoutMs} ms` };
-  return { kind: 'failed', status: undefined, reason: 'Unreachable', message: `${url}: ${err?.code ?? ''} ${err?.message ?? String(error)}`.trim() };
+  return Object.assign(invoke, { close: () => client.close() });
 }

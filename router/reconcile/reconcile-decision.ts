@@ -20,6 +20,8 @@ export type LoopHealthReason =
   | 'FunctionRejected'
   | 'InvalidResponse'
   | 'InvalidSignature'
+  | 'AddressRefused'
+  | 'Overloaded'
   | 'InvalidSigningSecret'
   | 'Forbidden'
   | 'InvalidSpec'
@@ -191,24 +193,28 @@ function decideCallFailed(call: Exclude<DispatchResult, { kind: 'ok' }>, policy:
     return {
       step: call.retryAfterMs === undefined ? { kind: 'backoff' } : { kind: 'requeue-after', delayMs: flooredDelayMs(call.retryAfterMs, policy.minRequeueMs) },
       outcome: 'throttled',
-      log: { level: 'info', message: 'function throttled the call (429)', fields: { retryAfterMs: call.retryAfterMs } },
+      log: { level: 'info', message: 'function throttled the call (429)', fields: { retryAfterMs: call.retryAfterMs, ...detailOf(call) } },
     };
   }
   if (call.kind === 'rejected') {
     // The function says the request is wrong: resending it unchanged would fail the same way.
-    return callFailure({ kind: 'forget' }, 'rejected', 'FunctionRejected', call.message);
+    return callFailure({ kind: 'forget' }, 'rejected', 'FunctionRejected', call.message, detailOf(call));
   }
-  const reason = call.reason === 'InvalidResponse' || call.reason === 'InvalidSignature' ? call.reason : 'FunctionUnreachable';
-  return callFailure({ kind: 'backoff' }, 'error', reason, call.message);
+  const passedOn = ['InvalidResponse', 'InvalidSignature', 'AddressRefused', 'Overloaded'] as const;
+  const reason: LoopHealthReason = (passedOn as readonly string[]).includes(call.reason) ? (call.reason as (typeof passedOn)[number]) : 'FunctionUnreachable';
+  return callFailure({ kind: 'backoff' }, 'error', reason, call.message, detailOf(call));
 }
 
-function callFailure(step: QueueStep, outcome: ReconcileOutcome, reason: LoopHealthReason, message: string): CallDecision {
+/** A reply body goes to the log only: status conditions and events carry the status and a fixed reason. */
+const detailOf = (call: { detail?: string }): { body?: string } => (call.detail ? { body: call.detail.slice(0, 300) } : {});
+
+function callFailure(step: QueueStep, outcome: ReconcileOutcome, reason: LoopHealthReason, message: string, logOnly: { body?: string } = {}): CallDecision {
   return {
     step,
     outcome,
     warning: { reason, message },
     health: { ready: false, reason, message },
-    log: { level: 'sampled', message: 'function call failed', fields: { reason, message } },
+    log: { level: 'sampled', message: 'function call failed', fields: { reason, message, ...logOnly } },
   };
 }
 

@@ -255,24 +255,24 @@ func (f Function) handleCall(header http.Header, body []byte, reconcileID *strin
 	return f.encode(mode, *reconcileID, reply), nil
 }
 
-// Handle is HandleCall behind the signing gate: with keys, a request without a valid, fresh signature is
-// refused with 401 InvalidSignature before the function runs, and every reply is signed with the
-// request's webhook-id.
+// Handle is HandleCall behind the signing gate: with keys, a request not signed with the request key of
+// the audience it names (x-kubeloop-audience), fresh, is refused with 401 InvalidSignature before the
+// function runs, unsigned (a signed refusal would sign any webhook-id anyone asks for); the reply to a
+// verified request is signed with the reply key of that audience and the request's webhook-id.
 func (f Function) Handle(header http.Header, body []byte, keys [][]byte, now time.Time) Reply {
 	if len(keys) == 0 {
 		return f.HandleCall(header, body)
 	}
-	var reply Reply
-	if _, err := Verify(keys, header, body, now); err != nil {
+	requestID, audience, err := VerifyRequest(keys, header, body, now)
+	if err != nil {
 		id := header.Get(ReconcileIDHeader)
 		if !reconcileIDPattern.MatchString(id) {
 			id = ""
 		}
-		reply = ErrorReply(401, "InvalidSignature", err.Error(), id)
-	} else {
-		reply = f.HandleCall(header, body)
+		return ErrorReply(401, "InvalidSignature", err.Error(), id)
 	}
-	for name, values := range Sign(keys, reply.Body, replyID(header), now) {
+	reply := f.HandleCall(header, body)
+	for name, values := range SignReply(keys, audience, requestID, reply.Body, now) {
 		reply.Header[name] = values
 	}
 	return reply

@@ -102,12 +102,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if int64(len(body)) > h.options.BodyLimitBytes {
 		// Read and drop the rest, so the reply reaches a client still sending.
 		_, _ = io.Copy(io.Discard, r.Body)
+		// Refused before the signature is checked: never signed (docs/contract.md, "Signed calls").
 		reply = ErrorReply(413, "PayloadTooLarge", fmt.Sprintf("request body is larger than the limit of %d bytes (set KUBELOOP_BODY_LIMIT_BYTES or --body-limit-bytes to raise it)", h.options.BodyLimitBytes), "")
-		if len(h.options.SigningKeys) > 0 {
-			for name, values := range Sign(h.options.SigningKeys, reply.Body, replyID(r.Header), h.options.Now()) {
-				reply.Header[name] = values
-			}
-		}
 	} else {
 		reply = h.fn.Handle(r.Header, body, h.options.SigningKeys, h.options.Now())
 	}

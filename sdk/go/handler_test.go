@@ -111,18 +111,34 @@ func TestWithAKeyRefusesUnsignedRequestsAndSignsRepliesForTheRequest(t *testing.
 	handler := NewHandler(labeller, Options{SigningKeys: keys})
 	server := httptest.NewServer(handler)
 	defer server.Close()
+	const audience = "loop/pod-name-label"
+	requestKeys := Derive(keys, "request", audience)
+	signedHeaders := func(h http.Header, aud string) map[string]string {
+		return map[string]string{"Content-Type": "application/json", AudienceHeader: aud, "Webhook-Id": h.Get("webhook-id"), "Webhook-Timestamp": h.Get("webhook-timestamp"), "Webhook-Signature": h.Get("webhook-signature")}
+	}
 	res, reply, _ := post(t, server.URL+"/", jsonType, requestJSON)
-	if res.StatusCode != 401 || reply["code"] != "InvalidSignature" {
-		t.Errorf("unsigned: %d %v", res.StatusCode, reply)
+	if res.StatusCode != 401 || reply["code"] != "InvalidSignature" || res.Header.Get("webhook-signature") != "" {
+		t.Errorf("unsigned: %d %v, refusal signed: %q", res.StatusCode, reply, res.Header.Get("webhook-signature"))
 	}
-	stale := Sign(keys, []byte(requestJSON), "", time.Now().Add(-6*time.Minute))
-	if res, _, _ := post(t, server.URL+"/", map[string]string{"Content-Type": "application/json", "Webhook-Id": stale.Get("webhook-id"), "Webhook-Timestamp": stale.Get("webhook-timestamp"), "Webhook-Signature": stale.Get("webhook-signature")}, requestJSON); res.StatusCode != 401 {
-		t.Errorf("stale: %d", res.StatusCode)
+	refused := map[string]map[string]string{
+		"stale":                     signedHeaders(Sign(requestKeys, []byte(requestJSON), "", time.Now().Add(-6*time.Minute)), audience),
+		"signed with the secret":    signedHeaders(Sign(keys, []byte(requestJSON), "", time.Now()), audience),
+		"signed with the reply key": signedHeaders(Sign(Derive(keys, "reply", audience), []byte(requestJSON), "", time.Now()), audience),
+		"for another audience":      signedHeaders(Sign(requestKeys, []byte(requestJSON), "", time.Now()), "loop/other"),
+		"without an audience":       signedHeaders(Sign(requestKeys, []byte(requestJSON), "", time.Now()), ""),
 	}
-	signed := Sign(keys, []byte(requestJSON), "", time.Now())
-	res, _, raw := post(t, server.URL+"/", map[string]string{"Content-Type": "application/json", "Webhook-Id": signed.Get("webhook-id"), "Webhook-Timestamp": signed.Get("webhook-timestamp"), "Webhook-Signature": signed.Get("webhook-signature")}, requestJSON)
-	if id, err := Verify(keys, res.Header, raw, time.Now()); res.StatusCode != 200 || err != nil || id != signed.Get("webhook-id") {
+	for name, headers := range refused {
+		if res, _, _ := post(t, server.URL+"/", headers, requestJSON); res.StatusCode != 401 || res.Header.Get("webhook-signature") != "" {
+			t.Errorf("%s: %d, refusal signed: %q", name, res.StatusCode, res.Header.Get("webhook-signature"))
+		}
+	}
+	signed := Sign(requestKeys, []byte(requestJSON), "", time.Now())
+	res, _, raw := post(t, server.URL+"/", signedHeaders(signed, audience), requestJSON)
+	if id, err := Verify(Derive(keys, "reply", audience), res.Header, raw, time.Now()); res.StatusCode != 200 || err != nil || id != signed.Get("webhook-id") {
 		t.Errorf("signed: %d %q %v", res.StatusCode, id, err)
+	}
+	if _, err := Verify(requestKeys, res.Header, raw, time.Now()); err == nil {
+		t.Error("the reply verifies with the request key")
 	}
 	handler.SetDraining()
 	if res, _ := http.Get(server.URL + "/readyz"); res.StatusCode != 503 {

@@ -16,9 +16,10 @@ import (
 )
 
 // Standard Webhooks signing as docs/contract.md ("Signed calls") specifies it: HMAC-SHA256 over
-// "<webhook-id>.<webhook-timestamp>.<body>" with the key the "whsec_" secret decodes to, "v1,<base64>"
-// signatures, a 5-minute tolerance, several space-separated keys during a rotation. Sign and Verify are
-// the only two functions that know the scheme: when the contract's scheme changes, only they change.
+// "<webhook-id>.<webhook-timestamp>.<body>" with a key derived from the "whsec_" secret for one direction
+// and audience, "v1,<base64>" signatures, a 5-minute tolerance, several space-separated keys in a
+// rotation. Derive, Sign and Verify are the only functions that know the scheme: when the contract's
+// scheme changes, only they change.
 
 const (
 	secretPrefix     = "whsec_"
@@ -27,6 +28,44 @@ const (
 )
 
 var messageIDPattern = regexp.MustCompile(`^[^.\s]{1,256}$`)
+
+// AudienceHeader names whom a request is for: "loop/<name>" or "hook/<name>".
+const AudienceHeader = "x-kubeloop-audience"
+
+var audiencePattern = regexp.MustCompile(`^[a-z]+/[a-z0-9][a-z0-9.-]{0,252}$`)
+
+// Derive returns the keys of one direction ("request" or "reply") and audience: HMAC-SHA256(secret key,
+// "kubeloop.dev/signing/v1 <direction> <audience>") for each secret key. Nothing is signed with a
+// secret's key itself, so a reply never passes as a request, nor a message for one Loop or hook as one
+// for another.
+func Derive(keys [][]byte, direction, audience string) [][]byte {
+	derived := make([][]byte, len(keys))
+	for i, key := range keys {
+		mac := hmac.New(sha256.New, key)
+		mac.Write([]byte("kubeloop.dev/signing/v1 " + direction + " " + audience))
+		derived[i] = mac.Sum(nil)
+	}
+	return derived
+}
+
+// VerifyRequest checks a request against the request keys of the audience it names (x-kubeloop-audience)
+// and returns its webhook-id and audience, or an error saying why it is refused.
+func VerifyRequest(keys [][]byte, header http.Header, body []byte, now time.Time) (id, audience string, err error) {
+	audience = header.Get(AudienceHeader)
+	if !audiencePattern.MatchString(audience) {
+		return "", "", fmt.Errorf(`missing or malformed %s header: want "loop/<name>" or "hook/<name>"`, AudienceHeader)
+	}
+	id, err = Verify(Derive(keys, "request", audience), header, body, now)
+	if err != nil {
+		return "", "", err
+	}
+	return id, audience, nil
+}
+
+// SignReply returns the headers of the reply to a verified request: its webhook-id, the reply keys of its audience.
+func SignReply(keys [][]byte, audience, id string, body []byte, now time.Time) http.Header {
+	return Sign(Derive(keys, "reply", audience), body, id, now)
+}
 
 // ParseSecrets decodes one or more space-separated "whsec_<base64>" secrets (new and old during a
 // rotation); the error names source, never the secret.
@@ -115,12 +154,4 @@ func Verify(keys [][]byte, header http.Header, body []byte, now time.Time) (stri
 		return "", errors.New("no webhook-signature matches the body with this key")
 	}
 	return "", fmt.Errorf("no webhook-signature matches the body with any of these %d keys", len(keys))
-}
-
-// replyID is the request's webhook-id when it can sign the reply, so a reply cannot answer another request.
-func replyID(header http.Header) string {
-	if id := header.Get("webhook-id"); messageIDPattern.MatchString(id) {
-		return id
-	}
-	return ""
 }

@@ -1,6 +1,7 @@
 package kubeloop
 
 import (
+	"encoding/hex"
 	"net/http"
 	"strings"
 	"testing"
@@ -68,6 +69,33 @@ func TestRotationAcceptsEitherKeyAndSignsWithEach(t *testing.T) {
 	for _, bad := range []string{"", "whsec_???", "whsec_AAAA", strings.Repeat(exampleSecret+" ", 5)} {
 		if _, err := ParseSecrets(bad, "secret"); err == nil {
 			t.Errorf("accepted %q", bad)
+		}
+	}
+}
+
+// docs/contract.md's worked example: the keys derived for Loop pod-name-label, and the signatures.
+func TestDerivesTheContractExampleKeysAndSignatures(t *testing.T) {
+	keys, _ := ParseSecrets(exampleSecret, "secret")
+	const audience = "loop/pod-name-label"
+	if got := hex.EncodeToString(Derive(keys, "request", audience)[0]); got != "21653aac44322ad942103cda8d4b8811556d4372f08fa814577932f5c5832504" {
+		t.Errorf("request key %s", got)
+	}
+	if got := hex.EncodeToString(Derive(keys, "reply", audience)[0]); got != "dc0eca6e3f0673ea7c9faf902e0c666aa08d3a8159480bf0997c71fb073b17e2" {
+		t.Errorf("reply key %s", got)
+	}
+	request := exampleHeaders()
+	request.Set("webhook-signature", "v1,iKp84Q5gTCMXTBLWRCdbfgAYxSv2kqOT575Db0wrMis=")
+	request.Set(AudienceHeader, audience)
+	if id, aud, err := VerifyRequest(keys, request, exampleBody, time.Unix(1614265330, 0)); err != nil || id != "msg_p5jXN8AQM9LWM0D4loKWxJek" || aud != audience {
+		t.Errorf("verify request: %q %q %v", id, aud, err)
+	}
+	if got := SignReply(keys, audience, "msg_p5jXN8AQM9LWM0D4loKWxJek", exampleBody, time.Unix(1614265330, 0)).Get("webhook-signature"); got != "v1,LqR8+U4tLRqVY2UfY2JYocnDOnbSnmjuaF8YcDohXlE=" {
+		t.Errorf("reply signature %s", got)
+	}
+	for _, aud := range []string{"", "Loop/Pod", "loop/other"} {
+		request.Set(AudienceHeader, aud)
+		if _, _, err := VerifyRequest(keys, request, exampleBody, time.Unix(1614265330, 0)); err == nil {
+			t.Errorf("accepted audience %q", aud)
 		}
 	}
 }

@@ -1,5 +1,6 @@
 // AdmissionHooks through the real API server: the gateway registers one webhook per hook, calls the
-// functions, applies their answers and, when a function is down, slow or answers garbage, its failure policy.
+// functions (signed, with the hook's Secret), applies their answers and, when a function is down, slow,
+// answers garbage or answers unsigned, its failure policy.
 import { createServer, type Server } from 'node:http';
 import { writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -10,6 +11,7 @@ import type { AdmissionHook, AdmissionHookSpec } from '../../api/admission-hook.
 import { serveFunction, type ServedFunction } from '../../lib/runtime/index.ts';
 import { allow, defineAdmission, deny, mutate, type AdmissionRequest } from '../../lib/sdk/index.ts';
 import { createLogger } from '../../lib/observability/logger.ts';
+import { generateSigningSecret } from '../../lib/signing/webhook-signature.ts';
 import { eventually } from '../cluster/eventually.ts';
 import { setupClusterSuite, type ClusterSuite } from '../cluster/suite.ts';
 import { deleteNamespace, HOOK_SUITE_LABEL, installWatcherCrd, kubectl, startWebhookFor, type WebhookUnderTest } from './webhook-harness.ts';
@@ -173,6 +175,46 @@ describe('a mutating hook', () => {
   });
 });
 
+describe('signed admission calls', () => {
+  const SECRET = generateSigningSecret();
+  const signingSecretRef = () => ({ namespace: ns, name: 'hook-signing', key: 'secret' });
+  let forger: Server;
+  /** Paths the forger was called at: a hook whose Secret is missing must never reach it. */
+  const forgerCalls: string[] = [];
+  beforeAll(async () => {
+    await core.createNamespacedSecret({ namespace: ns, body: { metadata: { name: 'hook-signing' }, stringData: { secret: SECRET } } });
+    const signed = await serveFunction(defineAdmission({ name: 'signed-label', type: 'mutating', admit: (request) => mutate(request, (p) => void (p.metadata!.labels = { ...p.metadata?.labels, signed: 'ok' })) }), { port: 0, host: '127.0.0.1', logger, signingSecret: SECRET });
+    functions.push(signed);
+    // Whoever answers at a hook's address without the key: a patch adding a container, unsigned.
+    forger = createServer((request, response) => {
+      forgerCalls.push(request.url ?? '');
+      request.resume();
+      const patch = [{ op: 'add', path: '/metadata/labels/forged', value: 'yes' }];
+      response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ apiVersion: 'kubeloop.dev/v1', kind: 'AdmissionResponse', allowed: true, patch }));
+    });
+    await new Promise<void>((resolve) => forger.listen(0, '127.0.0.1', resolve));
+    const forgerUrl = `http://127.0.0.1:${(forger.address() as { port: number }).port}/admit`;
+    await createHook(`signed-${ns}`, { type: 'mutating', rules: podRule, objectSelector: { matchLabels: { case: 'signed' } }, function: { url: `${signed.url}/admit`, signingSecretRef: signingSecretRef() } });
+    await createHook(`forged-${ns}`, { type: 'mutating', rules: podRule, objectSelector: { matchLabels: { case: 'signed' } }, function: { url: forgerUrl, signingSecretRef: signingSecretRef() } });
+    await createHook(`nokey-${ns}`, { type: 'mutating', rules: podRule, objectSelector: { matchLabels: { case: 'signed' } }, function: { url: `${forgerUrl}/nokey`, signingSecretRef: { ...signingSecretRef(), name: 'no-such-secret' } } });
+    for (const name of [`signed-${ns}`, `forged-${ns}`, `nokey-${ns}`]) await eventually(`${name} Ready`, async () => (await readyCondition(name))?.status === 'True');
+  });
+  afterAll(() => void forger?.close());
+
+  it("applies the signed function's patch and never the unsigned one, the gateway reading the hook's Secret", async () => {
+    const created = await eventually('the signed patch applied', async () => {
+      const result = await kubectlCreate(pod(`signed-${Date.now()}`, { case: 'signed', team: 'x' }), '--dry-run=server');
+      const labels = result.ok ? (JSON.parse(result.stdout) as V1Pod).metadata?.labels : undefined;
+      return labels?.signed === 'ok' && { labels, warnings: result.stderr };
+    });
+    expect(created.labels.forged).toBeUndefined();
+    expect(created.warnings).toMatch(/admission hook "forged-[^"]+": function .* reply signature refused: missing signature/);
+    // A hook whose signing Secret does not exist is never called unsigned.
+    expect(created.warnings).toMatch(/admission hook "nokey-[^"]+": function .* was not called: signing Secret [^ ]+\/no-such-secret key "secret": the Secret does not exist/);
+    expect(forgerCalls.filter((path) => path.includes('nokey'))).toEqual([]);
+  });
+});
+
 describe('certificate rotation', () => {
   it('drops no admission of a stream through the gateway while the serving certificate is renewed three times', async () => {
     const rotator = under.webhook.rotator;
@@ -232,7 +274,8 @@ describe('a function that is down, slow or answers garbage', () => {
   it.each([
     ['down', /is unreachable \(ECONNREFUSED\) \(failurePolicy Fail\)/],
     ['slow', /did not answer within 1600 ms \(failurePolicy Fail\)/],
-    ['garbage', /answered a body that is not JSON: "<html>oops<\/html>" \(failurePolicy Fail\)/],
+    // The body itself goes to the gateway's log, not to whoever made the request.
+    ['garbage', /reply is not JSON \(failurePolicy Fail\)/],
   ])('%s: Fail rejects the pod with a message naming the hook and the problem', async (mode, message) => {
     const result = await eventually('the hook in the API server', async () => {
       const attempt = await kubectlCreate(pod(`${mode}-failed-${Date.now()}`, { chaos: `${mode}-fail`, team: 'x' }), '--dry-run=server');

@@ -66,7 +66,8 @@ beforeAll(async () => {
   const serviceAccounts = new Set([routerName, webhookName, ...FUNCTIONS.map((fn) => `${release}-kubeloop-loop-${fn}`)]);
   await applyObjects('rbac', manifests.filter((m) => RBAC_KINDS.has(m.kind) && (m.kind !== 'ServiceAccount' || serviceAccounts.has(m.metadata.name))));
   const signingSecrets = byKind(manifests, 'Secret').filter((s) => s.metadata.name.endsWith('-signing'));
-  expect(signingSecrets).toHaveLength(FUNCTIONS.length);
+  // One per function the chart runs: each seed Loop's and the Watcher sidecar's (an admission function).
+  expect(signingSecrets.map((s) => s.metadata.name).sort()).toEqual([...FUNCTIONS, 'watcher-sidecar'].map((fn) => `${release}-kubeloop-${fn}-signing`).sort());
   await applyObjects('signing-secrets', signingSecrets);
   await applyObjects('webhook-configuration', [...byKind(manifests, 'MutatingWebhookConfiguration'), ...byKind(manifests, 'ValidatingWebhookConfiguration'), ...byKind(manifests, 'AdmissionHook')]);
 

@@ -1,12 +1,15 @@
 // charts/kubeloop's signed calls: a generated Standard Webhooks key per function it runs, mounted into the
-// function (Deployment and Knative), named by the Loop, readable by that Loop's ServiceAccount alone;
-// signing.enabled=false and url functions get none unless they name a Secret. chart.test.ts checks upgrades keep the key.
+// function (Deployment and Knative), named by the Loop or AdmissionHook, readable by that Loop's
+// ServiceAccount alone (an admission function's by the webhook gateway alone); signing.enabled=false and
+// url functions get none unless they name a Secret. chart.test.ts checks upgrades keep the key.
 import { describe, expect, inject, it } from 'vitest';
 import { byKind, one, renderChart, type Manifest } from './chart-render.ts';
 
 const helmBinary = inject('clusterBinaries').helm;
 const namespace = 'platform';
 const SEEDS = ['at', 'pod-name-label', 'podset', 'watcher'];
+/** The admission function the chart runs (with the webhook, by default). */
+const ADMISSION = 'watcher-sidecar';
 const MOUNT = '/var/run/kubeloop/signing';
 
 interface PodSpec {
@@ -38,7 +41,7 @@ describe('helm template signs every function it runs by default', () => {
   it('generates one Secret per function holding whsec_ + 32 random bytes, a different key each', async () => {
     const { manifests } = await renderChart(helmBinary, { namespace });
     const secrets = signingSecrets(manifests);
-    expect(secrets.map((s) => s.metadata.name).sort()).toEqual(SEEDS.map((fn) => `kubeloop-${fn}-signing`));
+    expect(secrets.map((s) => s.metadata.name).sort()).toEqual([...SEEDS, ADMISSION].map((fn) => `kubeloop-${fn}-signing`).sort());
     const keys = secrets.map(keyBytes);
     for (const key of keys) expect(key).toHaveLength(32);
     expect(new Set(keys.map((k) => k.toString('hex'))).size).toBe(keys.length);
@@ -77,6 +80,21 @@ describe('helm template signs every function it runs by default', () => {
   });
 });
 
+describe('helm template signs the admission functions too', () => {
+  it("mounts the key into the admission function, names it in its AdmissionHook, and lets only the gateway get it", async () => {
+    const { manifests } = await renderChart(helmBinary, { namespace });
+    const secret = `kubeloop-${ADMISSION}-signing`;
+    expectMounted(podSpecOf(one(manifests, 'Deployment', `kubeloop-${ADMISSION}`)), secret, 'secret');
+    const hook = one(manifests, 'AdmissionHook', `kubeloop-${ADMISSION}`) as Manifest & { spec: { function: { signingSecretRef?: unknown } } };
+    expect(hook.spec.function.signingSecretRef).toEqual({ name: secret, namespace, key: 'secret' });
+    const roles = byKind(manifests, 'Role').filter((r) => (r as unknown as { rules: Array<{ resourceNames?: string[] }> }).rules.some((rule) => rule.resourceNames?.includes(secret)));
+    expect(roles.map((r) => r.metadata.name)).toEqual(['kubeloop-webhook-signing']);
+    expect((roles[0] as unknown as { rules: unknown[] }).rules).toEqual([{ apiGroups: [''], resources: ['secrets'], resourceNames: [secret], verbs: ['get'] }]);
+    const binding = one(manifests, 'RoleBinding', 'kubeloop-webhook-signing') as Manifest & { subjects: Array<{ name: string }> };
+    expect(binding.subjects.map((s) => s.name)).toEqual(['kubeloop-webhook']);
+  });
+});
+
 describe('helm template without generated keys', () => {
   const remote = { url: 'https://remote.example.com/reconcile', loop: { for: { apiVersion: 'v1', kind: 'ConfigMap' } } };
 
@@ -101,7 +119,7 @@ describe('helm template without generated keys', () => {
     expect(loopOf(manifests, 'podset').spec.function.signingSecretRef).toEqual({ name: 'podset-key', namespace, key: 'secret' });
     expectMounted(podSpecOf(one(manifests, 'Deployment', 'kubeloop-podset')), 'podset-key', 'secret');
     // Named Secrets are the user's: the chart neither generates nor owns them.
-    expect(signingSecrets(manifests).map((s) => s.metadata.name).sort()).toEqual(['kubeloop-at-signing', 'kubeloop-pod-name-label-signing', 'kubeloop-watcher-signing']);
+    expect(signingSecrets(manifests).map((s) => s.metadata.name).sort()).toEqual(['kubeloop-at-signing', 'kubeloop-pod-name-label-signing', 'kubeloop-watcher-sidecar-signing', 'kubeloop-watcher-signing']);
     expect(byKind(manifests, 'Secret').map((s) => s.metadata.name)).not.toContain('podset-key');
   });
 });

@@ -208,8 +208,9 @@ describe.each(Object.entries(VALUE_SETS))('helm template with the %s values', (_
     const routerSa = `${RELEASE}-router`;
     const loops = byKind(manifests, 'Loop') as LoopManifest[];
     const own = ['kubeloop.dev/loops', 'kubeloop.dev/loops/status', '/events', 'events.k8s.io/events', 'coordination.k8s.io/leases', 'authorization.k8s.io/subjectaccessreviews'];
-    // Services (and Knative Services) are read to resolve Loops' spec.function.ref.
-    const named = new Set<string>([...own, '/serviceaccounts', '/services', 'serving.knative.dev/services']);
+    // Services (and Knative Services) are read to resolve Loops' spec.function.ref; EndpointSlices to see
+    // where a function's Service leads before connecting (lib/function-client/cluster-addresses.ts).
+    const named = new Set<string>([...own, '/serviceaccounts', '/services', 'serving.knative.dev/services', 'discovery.k8s.io/endpointslices']);
     const loopKinds = new Set<string>();
     for (const loop of loops) {
       for (const ref of [loop.spec.for, ...(loop.spec.owns ?? [])]) {
@@ -256,8 +257,9 @@ describe.each(Object.entries(VALUE_SETS))('helm template with the %s values', (_
     const functionSa = one(manifests, 'ServiceAccount', `${RELEASE}-function`) as Manifest & { automountServiceAccountToken?: boolean };
     expect(functionSa.automountServiceAccountToken).toBe(false);
     for (const binding of bindings) expect(subjectsOf(binding).map((s) => s.name)).not.toContain(`${RELEASE}-function`);
-    // Secrets: only the webhook's own, by name (create cannot be limited by name), and each Loop's signing key,
-    // readable and watchable by name (get, list, watch) by that Loop's ServiceAccount alone, in the release namespace.
+    // Secrets: only the webhook's own, by name (create cannot be limited by name), each Loop's signing key,
+    // readable and watchable by name (get, list, watch) by that Loop's ServiceAccount alone, in the release
+    // namespace, and the admission functions' keys, readable (get) by the webhook gateway alone.
     const signingRoles = new Map(loops.map((l) => [`${RELEASE}-router-loop-${l.metadata.name.slice(`${RELEASE}-`.length)}-signing`, l]));
     for (const role of roles) {
       for (const rule of rulesOf(role).filter((r) => r.resources?.includes('secrets'))) {
@@ -268,6 +270,11 @@ describe.each(Object.entries(VALUE_SETS))('helm template with the %s values', (_
           expect(rule).toEqual({ apiGroups: [''], resources: ['secrets'], resourceNames: [loop.spec.function.signingSecretRef?.name], verbs: ['get', 'list', 'watch'] });
           const holders = bindings.filter((b) => (b as unknown as { roleRef: { name: string } }).roleRef.name === role.metadata.name).flatMap(subjectsOf);
           expect(holders.map((h) => h.name)).toEqual([loop.spec.serviceAccount?.name]);
+        } else if (role.metadata.name === `${RELEASE}-webhook-signing`) {
+          // The gateway signs admission calls: it may get the admission functions' keys, nothing else.
+          const hookSecrets = byKind(manifests, 'AdmissionHook').map((h) => (h as Manifest & { spec: { function: { signingSecretRef?: { name: string } } } }).spec.function.signingSecretRef?.name);
+          expect(rule).toEqual({ apiGroups: [''], resources: ['secrets'], resourceNames: hookSecrets, verbs: ['get'] });
+          expect(role.metadata.namespace).toBe(namespace);
         } else if (rule.verbs.some((v) => v !== 'create')) expect(rule.resourceNames, `${role.metadata.name} names the Secrets it reads`).toEqual([`${RELEASE}-webhook-tls`]);
       }
     }
@@ -305,14 +312,18 @@ describe.each(Object.entries(VALUE_SETS))('helm template with the %s values', (_
     ]);
     const [mwc] = rendered;
     for (const fn of ADMISSION_FUNCTIONS) {
-      const hook = one(manifests, 'AdmissionHook', `${RELEASE}-${fn}`) as Manifest & { spec: { function: { service?: { name: string; namespace: string; port: number; path: string } } } };
+      const hook = one(manifests, 'AdmissionHook', `${RELEASE}-${fn}`) as Manifest & { spec: { function: { service?: { name: string; namespace: string; port: number; path: string }; signingSecretRef?: unknown } } };
       const [sample] = parseManifests(await readFile(join(REPO_ROOT, 'samples', 'admission-hooks', `${fn}.yaml`), 'utf8')) as Array<typeof hook>;
       expect({ ...hook.spec, function: undefined }, `AdmissionHook ${fn} vs samples/admission-hooks/${fn}.yaml`).toEqual({ ...sample!.spec, function: undefined });
       const service = manifests.find((m) => m.kind === 'Service' && m.metadata.name === `${RELEASE}-${fn}`) as (Manifest & { apiVersion: string; spec: { ports?: Array<{ port: number }> } }) | undefined;
       expect(service, `Service ${RELEASE}-${fn}`).toBeDefined();
       const port = service?.apiVersion === 'serving.knative.dev/v1' ? 80 : service?.spec.ports?.[0]?.port;
-      expect(hook.spec.function).toEqual({ service: { name: `${RELEASE}-${fn}`, namespace, port, path: '/admit' } });
-      if (Object.keys(values).length === 0) expect(sample!.spec.function, `samples/admission-hooks/${fn}.yaml names the Service the chart renders`).toEqual(hook.spec.function);
+      const { signingSecretRef, ...called } = hook.spec.function;
+      expect(called).toEqual({ service: { name: `${RELEASE}-${fn}`, namespace, port, path: '/admit' } });
+      // Signed as the Loops are: the chart's generated key (chart-signing.test.ts checks the rest).
+      const signing = (values.signing as { enabled?: boolean } | undefined)?.enabled !== false;
+      expect(signingSecretRef).toEqual(signing ? { name: `${RELEASE}-${fn}-signing`, namespace, key: 'secret' } : undefined);
+      if (Object.keys(values).length === 0) expect(sample!.spec.function, `samples/admission-hooks/${fn}.yaml names the Service the chart renders`).toEqual(called);
     }
     const certManager = (values.webhook as { certificates?: { mode?: string } } | undefined)?.certificates?.mode === 'cert-manager';
     const annotations = (mwc?.metadata as { annotations?: Record<string, string> }).annotations ?? {};

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadFunction } from '../../functions/registry.ts';
 import type { ReconcileRequest, ReconcileResponse } from '../../lib/contract/types.ts';
 import { serveFunction } from '../../lib/runtime/index.ts';
-import { generateSigningSecret, parseSigningSecret, signatureHeaders, verify, type SigningKey, type SigningKeys } from '../../lib/signing/webhook-signature.ts';
+import { generateSigningSecret, parseSigningSecret, signReply, verifyRequest, type SigningKey, type SigningKeys } from '../../lib/signing/webhook-signature.ts';
 import { eventually } from '../cluster/eventually.ts';
 import type { Router } from '../../router/start-router.ts';
 import { installCrds, routerHarness, type RouterHarness } from './router-harness.ts';
@@ -56,8 +56,9 @@ async function forgingFunction(
     req.on('end', () => {
       calls++;
       onRequest(req.headers, body);
-      const reply = JSON.stringify(forge(definition.reconcile(JSON.parse(body) as ReconcileRequest)));
-      res.writeHead(200, { 'content-type': 'application/json', ...signatureHeaders(key, reply, { id: String(req.headers['webhook-id']) }) }).end(reply);
+      const request = JSON.parse(body) as ReconcileRequest;
+      const reply = JSON.stringify(forge(definition.reconcile(request)));
+      res.writeHead(200, { 'content-type': 'application/json', ...signReply(key, `loop/${request.loop}`, String(req.headers['webhook-id']), reply) }).end(reply);
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -165,7 +166,7 @@ describe('rotating a Loop signing key without restarting the router', () => {
     const signedWith: Array<'old' | 'new' | 'none'> = [];
     const keys = { old: parseSigningSecret(OLD), new: parseSigningSecret(NEW) };
     const fn = await forgingFunction((r) => r, [keys.new, keys.old], (headers, body) => {
-      signedWith.push(verify(keys.new, headers, body).ok ? 'new' : verify(keys.old, headers, body).ok ? 'old' : 'none');
+      signedWith.push(verifyRequest(keys.new, headers, body).ok ? 'new' : verifyRequest(keys.old, headers, body).ok ? 'old' : 'none');
     });
     await createLoop('rotating', fn.url, 'rot-signing');
     await pod('rotating-a', 'rotating');

@@ -1,5 +1,5 @@
 // Inputs that once got a 500 (or crashed a recursive copy) now get a clear 4xx, over real HTTP: the
-// function runtime (deep nesting, non-string name/namespace, a non-string CloudEvent datacontenttype)
+// function runtime (deep nesting, a value bomb, non-string name/namespace, a non-string CloudEvent datacontenttype)
 // and the webhook gateway over HTTPS, on the Watcher sidecar hook (a non-string Watcher annotation).
 import { readFileSync } from 'node:fs';
 import { Agent, request } from 'undici';
@@ -52,6 +52,15 @@ describe('the function runtime answers 4xx, not 500', () => {
     const reply = await request(`${fn.url}/`, { method: 'POST', headers: { 'content-type': contentType, ...headers }, body });
     expect(reply.statusCode).toBe(400);
     expect(((await reply.body.json()) as { message: string }).message).toMatch(message);
+  });
+});
+
+describe('the function runtime counts JSON values before parsing', () => {
+  it('refuses 4 MiB of empty objects (1.4 million values) with 413, before JSON.parse builds them', async () => {
+    const bomb = base.replace('"spec":{', `"spec":{"pad":[${'{},'.repeat(1_400_000)}{}],`);
+    const reply = await request(`${fn.url}/`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: bomb });
+    expect(reply.statusCode).toBe(413);
+    expect(await reply.body.json()).toMatchObject({ code: 'PayloadTooLarge', message: 'request body holds more than 200000 JSON values; refused before parsing' });
   });
 });
 

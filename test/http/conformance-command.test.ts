@@ -1,6 +1,6 @@
 // `kubeloop conformance` over real HTTP: the TypeScript runtime passes every case (plain, signed, admission),
-// and a deliberately broken function (wrong status codes, a reply event without its type, no signing) fails
-// exactly the cases it breaks, with exit code 1 and the table at the end.
+// and a deliberately broken function (wrong status codes, a reply event without its type, no signing, replies
+// signed with the wrong derived key, signed refusals) fails exactly the cases it breaks, with exit code 1.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -8,7 +8,9 @@ import { run } from '../../cli/commands/conformance.ts';
 import { loadAnyFunction } from '../../functions/registry.ts';
 import { createLogger } from '../../lib/observability/logger.ts';
 import { serveFunction, toNodeHandler, type ServedFunction } from '../../lib/runtime/index.ts';
-import { generateSigningSecret } from '../../lib/signing/webhook-signature.ts';
+import { request } from 'undici';
+import { requestMessageId } from '../../lib/signing/standard-webhooks.ts';
+import { directionKeys, generateSigningSecret, parseSigningSecrets, signatureHeaders, verifyRequest } from '../../lib/signing/webhook-signature.ts';
 import { captureCommand } from './capture-console.ts';
 import { exampleFunction } from './example-function.ts';
 
@@ -57,20 +59,29 @@ describe('kubeloop conformance', () => {
     const { code, output } = await conformance([plain.url, '--body-limit-bytes', String(LIMIT)]);
     expect(output).toMatch(/^PASS transport +413 for a body over the limit$/m);
     expect(output).toMatch(/^PASS cloudevents binary mode/m);
-    expect(output).toMatch(/^SKIP signing +401 for an unsigned request\n +signing is off/m);
+    expect(output).toMatch(/^SKIP signing +401 for an unsigned request, the refusal unsigned\n +signing is off/m);
     expect(output).toMatch(/GROUP +CASE +RESULT +DETAIL/);
-    expect(output).toMatch(/15 passed, 0 failed, 6 skipped$/);
+    expect(output).toMatch(/15 passed, 0 failed, 10 skipped$/);
     expect(code).toBe(0);
   });
 
   it('with --signing-secret, checks the refusals and the signed reply, then replays --fixtures signed', async () => {
     const { code, output } = await conformance([signed.url, '--body-limit-bytes', String(LIMIT), '--signing-secret', SECRET, '--fixtures', 'test/fixtures/podset/no-action-when-converged.json']);
-    for (const name of ['401 for an unsigned request', '401 for a signature made with another key (forged)', '401 for a request signed 6 minutes ago (stale or replayed)', 'a signed request is answered with a reply signed for its webhook-id, fresh']) {
+    for (const name of [
+      '401 for an unsigned request, the refusal unsigned',
+      '401 for a signature made with another key (forged)',
+      '401 for a request signed 6 minutes ago (stale or replayed)',
+      '401 for a request without x-kubeloop-audience',
+      '401 for a request signed for another audience',
+      '401 for a request signed with the reply key (a reply passed off as a request)',
+      "401 for a request signed with the secret's own key, not the derived request key",
+      'a signed request is answered with a reply signed with the reply key, for its webhook-id, fresh',
+    ]) {
       expect(output).toContain(`PASS signing     ${name}`);
     }
     // The example function is not podset: its reply differs from the recording, and the diff is shown.
     expect(output).toMatch(/^FAIL fixture +no-action-when-converged\n +actions on/m);
-    expect(output).toMatch(/21 passed, 1 failed, 0 skipped$/);
+    expect(output).toMatch(/25 passed, 1 failed, 0 skipped$/);
     expect(code).toBe(1);
   });
 
@@ -85,7 +96,7 @@ describe('kubeloop conformance', () => {
   it('checks an admission function without fixtures when the URL ends in /admit', async () => {
     const { code, output } = await conformance([new URL('/admit', admission.url).toString(), '--body-limit-bytes', String(LIMIT)]);
     expect(output).toMatch(/^PASS transport +plain JSON request/m);
-    expect(output).toMatch(/13 passed, 0 failed, 8 skipped$/);
+    expect(output).toMatch(/13 passed, 0 failed, 12 skipped$/);
     expect(code).toBe(0);
   });
 
@@ -96,16 +107,45 @@ describe('kubeloop conformance', () => {
     expect(output).toMatch(/^FAIL cloudevents binary mode.*\n +want reply event type dev\.kubeloop\.reconcile\.response\.v1, got undefined$/m);
     expect(output).toMatch(/^PASS transport +400 for a body that is not JSON$/m);
     expect(output).toMatch(/^PASS cloudevents structured mode/m);
-    expect(output).toMatch(/12 passed, 3 failed, 6 skipped$/);
+    expect(output).toMatch(/12 passed, 3 failed, 10 skipped$/);
     expect(code).toBe(1);
   });
 
   it('fails a function that ignores signing: it serves unsigned requests and leaves replies unsigned', async () => {
     const { code, output } = await conformance([plain.url, '--body-limit-bytes', String(LIMIT), '--signing-secret', SECRET]);
-    expect(output).toMatch(/^FAIL signing +401 for an unsigned request\n +want 401 InvalidSignature, got HTTP 200/m);
+    expect(output).toMatch(/^FAIL signing +401 for an unsigned request, the refusal unsigned\n +want 401 InvalidSignature, got HTTP 200/m);
     expect(output).toMatch(/^FAIL signing +a signed request .*\n +the router would refuse this reply: reply signature refused: missing signature/m);
+    expect(output).toMatch(/^FAIL signing +401 for a request signed with the reply key/m);
     expect(output).toMatch(/^FAIL transport +plain JSON request/m);
     expect(code).toBe(1);
+  });
+
+  it.each([
+    ['signs its replies with the request key', 'request' as const, /it is signed with the request key; replies are signed with the reply key of loop\//],
+    ['signs its replies for another audience', 'other' as const, /reply signature refused: no webhook-signature matches/],
+    ['signs its replies with the secret itself', 'secret' as const, /it is signed with the secret's own key/],
+  ])('fails a function that %s: the router would refuse its replies', async (_case, misuse, message) => {
+    const server = await serveMissigning(misuse);
+    try {
+      const { code, output } = await conformance([server.url, '--body-limit-bytes', String(LIMIT), '--signing-secret', SECRET]);
+      expect(output).toMatch(/^FAIL signing +a signed request is answered with a reply signed with the reply key/m);
+      expect(output).toMatch(message);
+      expect(code).toBe(1);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('fails a function that signs its 401 refusals (a signing oracle)', async () => {
+    const server = await serveMissigning('signed-refusals');
+    try {
+      const { code, output } = await conformance([server.url, '--body-limit-bytes', String(LIMIT), '--signing-secret', SECRET]);
+      expect(output).toMatch(/^FAIL signing +401 for an unsigned request, the refusal unsigned\n +the 401 refusal carries webhook-id; refusals are never signed/m);
+      expect(output).toMatch(/^PASS signing +a signed request is answered with a reply signed with the reply key/m);
+      expect(code).toBe(1);
+    } finally {
+      await server.close();
+    }
   });
 
   it('says "no answer within N ms" for a function that never answers', async () => {
@@ -133,3 +173,36 @@ describe('kubeloop conformance', () => {
     expect((await conformance(argv)).code).toBe(2);
   });
 });
+
+/**
+ * The real unsigned function (`plain`) behind a hand-made signing layer that gets one thing wrong: replies
+ * signed with the request key, for another audience, or with the secret itself; or signed refusals.
+ */
+async function serveMissigning(misuse: 'request' | 'other' | 'secret' | 'signed-refusals'): Promise<{ url: string; close(): Promise<void> }> {
+  const keys = parseSigningSecrets(SECRET);
+  const server = createServer((incoming, response) => {
+    const chunks: Buffer[] = [];
+    incoming.on('data', (chunk: Buffer) => chunks.push(chunk));
+    incoming.on('end', () => {
+      void (async () => {
+        const body = Buffer.concat(chunks).toString('utf8');
+        const verdict = verifyRequest(keys, incoming.headers, body);
+        const id = requestMessageId(incoming.headers) ?? 'msg_none';
+        if (!verdict.ok) {
+          const refusal = JSON.stringify({ statusCode: 401, code: 'InvalidSignature', message: verdict.message });
+          const signed = misuse === 'signed-refusals' ? signatureHeaders(directionKeys(keys, 'reply', 'loop/any'), refusal, { id }) : {};
+          return void response.writeHead(401, { 'content-type': 'application/json', 'x-kubeloop-reconcile-id': 'r', ...signed }).end(refusal);
+        }
+        const audience = misuse === 'other' ? 'loop/another' : verdict.audience!;
+        const replyKeys = misuse === 'secret' ? keys : directionKeys(keys, misuse === 'request' ? 'request' : 'reply', audience);
+        const forwarded = Object.fromEntries(Object.entries(incoming.headers).filter(([name]) => !name.startsWith('webhook-') && name !== 'host' && name !== 'content-length')) as Record<string, string>;
+        const reply = await request(new URL(incoming.url ?? '/', plain.url), { method: incoming.method as 'POST', headers: forwarded, body });
+        const text = await reply.body.text();
+        const headers = Object.fromEntries(Object.entries(reply.headers).filter(([name]) => !['content-length', 'connection', 'keep-alive', 'transfer-encoding', 'date'].includes(name))) as Record<string, string>;
+        response.writeHead(reply.statusCode, { ...headers, ...signatureHeaders(replyKeys, text, { id }) }).end(text);
+      })();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`, close: () => new Promise((resolve) => server.close(() => resolve())) };
+}

@@ -1,53 +1,27 @@
 // What a function's reply can make the router do, over real HTTP: a 64 MiB chunked reply from another
 // process is cut off at the limit without being buffered whole, a reply of 10,000 actions is refused,
 // and with a signing key a reply without a valid signature for this very request is refused.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ReconcileRequest } from '../../lib/contract/types.ts';
-import { generateSigningSecret, parseSigningSecret, signatureHeaders } from '../../lib/signing/webhook-signature.ts';
+import { directionKeys, generateSigningSecret, parseSigningSecret, signatureHeaders, signReply } from '../../lib/signing/webhook-signature.ts';
 import { createHttpInvoker } from '../../router/reconcile/dispatch.ts';
+import { startFloodServer, type FloodServer } from './flood-server.ts';
 
 const request = { apiVersion: 'kubeloop.dev/v1', kind: 'ReconcileRequest', loop: 'l', reconcileId: 'r1', trigger: { type: 'ADDED' }, object: { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: 'n' } }, children: {}, now: new Date().toISOString() } as ReconcileRequest;
 const MiB = 1024 * 1024;
 
-/** A function in another process streaming a 64 MiB chunked "JSON" reply; it reports how much it could send. */
-const FLOOD_SERVER = `
-const http = require('node:http');
-const chunk = Buffer.alloc(64 * 1024, 0x20);
-let sent = 0;
-const server = http.createServer((req, res) => {
-  req.resume();
-  res.writeHead(200, { 'content-type': 'application/json' });
-  res.write('{"apiVersion":"kubeloop.dev/v1","kind":"ReconcileResponse","actions":[],"pad":"');
-  const pump = () => {
-    while (sent < 64 * 1024 * 1024) {
-      sent += chunk.length;
-      if (!res.write(chunk)) return res.once('drain', pump);
-    }
-    res.end('"}');
-  };
-  res.on('close', () => process.send({ sent }));
-  pump();
-});
-server.listen(0, '127.0.0.1', () => process.send({ port: server.address().port }));
-`;
-
 describe('reply bounds', () => {
-  let flood: ChildProcess;
-  let floodUrl = '';
-  beforeAll(async () => {
-    flood = spawn(process.execPath, ['-e', FLOOD_SERVER], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-    floodUrl = await new Promise((resolve) => flood.once('message', (m: { port: number }) => resolve(`http://127.0.0.1:${m.port}/`)));
-  });
-  afterAll(() => void flood.kill());
+  let flood: FloodServer;
+  beforeAll(async () => void (flood = await startFloodServer()));
+  afterAll(() => flood.close());
 
   it('cuts a 64 MiB chunked reply off at the limit, with router memory bounded', async () => {
     const invoker = createHttpInvoker({ maxResponseBytes: 4 * MiB });
     const rssBefore = process.memoryUsage().rss;
-    const sentReport = new Promise<number>((resolve) => flood.on('message', (m: { sent?: number }) => m.sent !== undefined && resolve(m.sent)));
-    const result = await invoker(request, { url: floodUrl, timeoutMs: 30_000 });
+    const sentReport = flood.nextFloodSent();
+    const result = await invoker(request, { url: `${flood.base}/`, timeoutMs: 30_000 });
     const rssGrowth = process.memoryUsage().rss - rssBefore;
     expect(result).toMatchObject({ kind: 'failed', reason: 'InvalidResponse', message: `reply is larger than ${4 * MiB} bytes; cut off at the limit` });
     // The router stopped reading: the function could not push the whole 64 MiB through the socket.
@@ -72,10 +46,13 @@ describe('actions per reply and signed replies', () => {
       const body = JSON.stringify({ apiVersion: 'kubeloop.dev/v1', kind: 'ReconcileResponse', actions });
       const requestId = String(req.headers['webhook-id']);
       const signed =
-        req.url === '/signed' ? signatureHeaders(key, body, { id: requestId })
-        : req.url === '/wrong-key' ? signatureHeaders(otherKey, body, { id: requestId })
-        : req.url === '/other-request' ? signatureHeaders(key, body, { id: 'msg_an-earlier-request' })
-        : req.url === '/stale' ? signatureHeaders(key, body, { id: requestId, nowMs: Date.now() - 10 * 60_000 })
+        req.url === '/signed' ? signReply(key, 'loop/l', requestId, body)
+        : req.url === '/wrong-key' ? signReply(otherKey, 'loop/l', requestId, body)
+        : req.url === '/other-request' ? signReply(key, 'loop/l', 'msg_an-earlier-request', body)
+        : req.url === '/stale' ? signReply(key, 'loop/l', requestId, body, { nowMs: Date.now() - 10 * 60_000 })
+        : req.url === '/secret-itself' ? signatureHeaders(key, body, { id: requestId })
+        : req.url === '/other-audience' ? signReply(key, 'loop/other', requestId, body)
+        : req.url === '/request-key' ? signatureHeaders(directionKeys(key, 'request', 'loop/l'), body, { id: requestId })
         : {};
       res.writeHead(200, { 'content-type': 'application/json', ...signed }).end(body);
     });
@@ -107,8 +84,11 @@ describe('actions per reply and signed replies', () => {
   it.each([
     ['unsigned', '/unsigned', /missing signature/],
     ['signed with another key', '/wrong-key', /no webhook-signature matches/],
-    ['signed for another request (a replayed reply)', '/other-request', /signed for webhook-id msg_an-earlier-request, not this request's msg_/],
+    ['signed for another request (a replayed reply)', '/other-request', /signed for another webhook-id, not this request's msg_/],
     ['signed 10 minutes ago', '/stale', /stale or replayed/],
+    ['signed with the secret itself, not the derived reply key', '/secret-itself', /no webhook-signature matches/],
+    ['signed for another Loop (audience)', '/other-audience', /no webhook-signature matches/],
+    ['signed with the request key (a request passed off as a reply)', '/request-key', /no webhook-signature matches/],
   ])('refuses a reply %s as InvalidSignature', async (_case, path, message) => {
     const result = await invoker(request, { url: `${base}${path}`, timeoutMs: 5000, signingKey: [key] });
     expect(result).toMatchObject({ kind: 'failed', reason: 'InvalidSignature', message: expect.stringMatching(message) });

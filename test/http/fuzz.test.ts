@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { validateReconcileRequest } from '../../lib/contract/validate.ts';
 import { createLogger } from '../../lib/observability/logger.ts';
 import { serveFunction, type ServedFunction } from '../../lib/runtime/index.ts';
-import { generateSigningSecret, parseSigningSecret, signatureHeaders } from '../../lib/signing/webhook-signature.ts';
+import { generateSigningSecret, parseSigningSecret, signRequest } from '../../lib/signing/webhook-signature.ts';
 import { startWatcherSidecarGateway, type WatcherSidecarGateway } from './watcher-sidecar-gateway.ts';
 import { exampleFunction, podRequest } from './example-function.ts';
 
@@ -110,8 +110,8 @@ describe('fuzzing the function runtime', () => {
   it('refuses every request whose signature headers do not match with 401', async () => {
     const key = parseSigningSecret(SECRET);
     const body = JSON.stringify(podRequest());
-    const good = signatureHeaders(key, body);
-    const header = fc.constantFrom<keyof typeof good>('webhook-id', 'webhook-timestamp', 'webhook-signature');
+    const good = signRequest(key, 'loop/fuzz', body);
+    const header = fc.constantFrom<keyof typeof good>('webhook-id', 'webhook-timestamp', 'webhook-signature', 'x-kubeloop-audience');
     await fc.assert(
       fc.asyncProperty(header, fc.string({ maxLength: 120 }).filter((v) => /^[\t\x20-\x7e]*$/.test(v)), async (name, value) => {
         fc.pre(value !== good[name]);

@@ -12,6 +12,7 @@ import type { Logger } from '../../lib/observability/logger.ts';
 import { serveFunction, type ServedFunction } from '../../lib/runtime/index.ts';
 import { listen } from '../../lib/server/index.ts';
 import { contextObjectName } from '../../webhooks/context-objects.ts';
+import { parseSigningSecrets } from '../../lib/signing/webhook-signature.ts';
 import { FunctionCaller } from '../../webhooks/function-caller.ts';
 import { DEV_HOOK_POLICY, resolveHook } from '../../webhooks/hook-spec.ts';
 import { createWebhookServer, type WebhookServer } from '../../webhooks/server.ts';
@@ -33,10 +34,25 @@ export interface WatcherSidecarGateway {
   close(): Promise<void>;
 }
 
-export async function startWatcherSidecarGateway(logger: Logger, options: { bodyLimitBytes?: number } = {}): Promise<WatcherSidecarGateway> {
-  const fn = await serveFunction(watcherSidecar, { port: 0, host: '127.0.0.1', logger, ...options });
+export interface GatewayOptions {
+  bodyLimitBytes?: number;
+  /** The hook names a signing Secret holding this: the function verifies and signs with it, the gateway too. */
+  signingSecret?: string;
+  /** Call this function instead of the served one (a forger). */
+  functionUrl?: string;
+  /** The hook's spec.function.caBundle (base64 PEM), for an https functionUrl. */
+  functionCaBundle?: string;
+}
+
+export async function startWatcherSidecarGateway(logger: Logger, options: GatewayOptions = {}): Promise<WatcherSidecarGateway> {
+  const { signingSecret, functionUrl, functionCaBundle, ...limits } = options;
+  const fn = await serveFunction(watcherSidecar, { port: 0, host: '127.0.0.1', logger, ...limits, ...(signingSecret ? { signingSecret } : {}) });
   const hook = parse(readFileSync(new URL('../../samples/admission-hooks/watcher-sidecar.yaml', import.meta.url), 'utf8')) as AdmissionHook;
-  hook.spec!.function = { url: `${fn.url}/admit` };
+  hook.spec!.function = {
+    url: functionUrl ?? `${fn.url}/admit`,
+    ...(signingSecret ? { signingSecretRef: { namespace: 'kubeloop', name: 'watcher-sidecar-signing', key: 'secret' } } : {}),
+    ...(functionCaBundle ? { caBundle: functionCaBundle } : {}),
+  };
   const resolved = resolveHook(hook, DEV_HOOK_POLICY);
   if (!resolved.ok) throw new Error(resolved.message);
   const hooks = new Map([[resolved.hook.name, resolved.hook]]);
@@ -44,7 +60,10 @@ export async function startWatcherSidecarGateway(logger: Logger, options: { body
   const caller = new FunctionCaller();
   const lookup = (entries: typeof resolved.hook.context, object: KubeObject | undefined, namespace: string | undefined) =>
     Object.fromEntries(entries.map((entry) => [entry.name, namespace === 'shop' && contextObjectName(entry.objectName, object) === 'logwatch' ? (logwatch as KubeObject) : null]));
-  const server = createWebhookServer({ logger, serving: bundle.serving, ...options, gateway: { hooks: () => hooks, contexts: { lookup }, caller, reportCall: () => {} } });
+  // What HookSigningKeys would read from the hook's Secret.
+  const keys = signingSecret ? parseSigningSecrets(signingSecret) : undefined;
+  const signingKeys = async () => ({ ok: true as const, keys });
+  const server = createWebhookServer({ logger, serving: bundle.serving, ...limits, gateway: { hooks: () => hooks, contexts: { lookup }, caller, signingKeys, reportCall: () => {} } });
   const base = await listen(server.app, { port: 0, host: '127.0.0.1' });
   return {
     bundle,

@@ -158,14 +158,15 @@ function elsewhere also allow it), as a JSON list. */}}
 
 {{/* A function's signing key as JSON {"name","key","generate"}, or "" when its calls are not signed: the
 function's own signingSecret (an existing Secret in the release namespace), else, when signing.enabled,
-a Secret the chart generates for a function it runs (never for a url function: its key lives elsewhere).
+a Secret the chart generates for a function it runs, reconcile or admission (never for a url function: its
+key lives elsewhere).
 Call with (dict "root" $ "name" "podset"). */}}
 {{- define "kubeloop.signingSecret" -}}
 {{- $fn := include "kubeloop.functionConfig" . | fromYaml -}}
 {{- $own := $fn.signingSecret | default dict -}}
 {{- if $own.name -}}
 {{- toJson (dict "name" $own.name "key" ($own.key | default "secret") "generate" false) -}}
-{{- else if and .root.Values.signing.enabled (not $fn.url) (not $fn.admissionHook) -}}
+{{- else if and .root.Values.signing.enabled (not $fn.url) -}}
 {{- $name := printf "%s-%s-signing" (include "kubeloop.fullname" .root) .name | trunc 63 | trimSuffix "-" -}}
 {{- toJson (dict "name" $name "key" "secret" "generate" true) -}}
 {{- end -}}

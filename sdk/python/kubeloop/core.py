@@ -172,15 +172,16 @@ def handle_call(function, headers, body):
 
 
 def handle(function, headers, body, keys=None, now=None):
-    """handle_call behind the signing gate: with keys, a request without a valid, fresh signature is
-    refused with 401 InvalidSignature before the function runs, and every reply is signed with the
-    request's webhook-id."""
+    """handle_call behind the signing gate: with keys, a request not signed with the request key of the
+    audience it names (x-kubeloop-audience), fresh, is refused with 401 InvalidSignature before the
+    function runs, unsigned (a signed refusal would sign any webhook-id anyone asks for); the reply to a
+    verified request is signed with the reply key of that audience and the request's webhook-id."""
     if not keys:
         return handle_call(function, headers, body)
-    ok, detail = signing.verify(keys, headers, body, now=now)
-    if ok:
-        status, reply_headers, reply_body = handle_call(function, headers, body)
-    else:
+    ok, detail = signing.verify_request(keys, headers, body, now=now)
+    if not ok:
         given = headers.get(RECONCILE_ID_HEADER)
-        status, reply_headers, reply_body = error_reply(401, "InvalidSignature", detail, given if given and _RECONCILE_ID.match(given) else None)
-    return status, {**reply_headers, **signing.sign(keys, reply_body, message_id=signing.reply_id(headers), now=now)}, reply_body
+        return error_reply(401, "InvalidSignature", detail, given if given and _RECONCILE_ID.match(given) else None)
+    message_id, audience = detail
+    status, reply_headers, reply_body = handle_call(function, headers, body)
+    return status, {**reply_headers, **signing.sign_reply(keys, audience, message_id, reply_body, now=now)}, reply_body

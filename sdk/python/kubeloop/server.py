@@ -113,10 +113,8 @@ def _handler_class(function, settings, state):
                         break
                     remaining -= len(chunk)
                 message = f"request body is larger than the limit of {settings.body_limit_bytes} bytes (set KUBELOOP_BODY_LIMIT_BYTES or --body-limit-bytes to raise it)"
-                status, reply_headers, body = core.error_reply(413, "PayloadTooLarge", message)
-                if settings.signing_keys:
-                    reply_headers.update(signing.sign(settings.signing_keys, body, message_id=signing.reply_id(headers)))
-                return self._send(status, reply_headers, body)
+                # Refused before the signature is checked: never signed (docs/contract.md, "Signed calls").
+                return self._send(*core.error_reply(413, "PayloadTooLarge", message))
             body = self.rfile.read(length)
             status, reply_headers, reply = core.handle(function, headers, body, settings.signing_keys)
             if status >= 500:

@@ -1,9 +1,9 @@
 """Standard Webhooks signing as docs/contract.md ("Signed calls") specifies it: HMAC-SHA256 over
-"<webhook-id>.<webhook-timestamp>.<body>" with the key the "whsec_" secret decodes to, "v1,<base64>"
-signatures, a 5-minute tolerance, several space-separated keys during a rotation.
+"<webhook-id>.<webhook-timestamp>.<body>" with a key derived from the "whsec_" secret for one direction
+and audience, "v1,<base64>" signatures, a 5-minute tolerance, several space-separated keys in a rotation.
 
-`sign` and `verify` are the only two functions that know the scheme: when the contract's scheme changes,
-they change, and nothing else in the SDK does."""
+`derive`, `sign` and `verify` are the only functions that know the scheme: when the contract's scheme
+changes, they change, and nothing else in the SDK does."""
 import base64
 import binascii
 import hashlib
@@ -16,6 +16,9 @@ SECRET_PREFIX = "whsec_"
 TOLERANCE_SECONDS = 5 * 60
 MAX_KEYS = 4
 _ID = re.compile(r"^[^.\s]{1,256}$")
+AUDIENCE_HEADER = "x-kubeloop-audience"
+_AUDIENCE = re.compile(r"^[a-z]+/[a-z0-9][a-z0-9.-]{0,252}$")
+MISSING_AUDIENCE = f'missing or malformed {AUDIENCE_HEADER} header: want "loop/<name>" or "hook/<name>"'
 
 
 class SigningSecretError(ValueError):
@@ -40,6 +43,36 @@ def parse_secrets(text, source="signing secret"):
             raise SigningSecretError(f"{source} decodes to {len(key)} bytes; want 24 to 64 random bytes")
         keys.append(key)
     return keys
+
+
+def derive(keys, direction, audience):
+    """The keys of one direction ("request" or "reply") and audience ("loop/<name>", "hook/<name>"):
+    HMAC-SHA256(secret key, "kubeloop.dev/signing/v1 <direction> <audience>") for each secret key.
+    Nothing is signed with a secret's key itself, so a reply never passes as a request, nor a message
+    for one Loop or hook as one for another."""
+    label = f"kubeloop.dev/signing/v1 {direction} {audience}".encode()
+    return [hmac.new(key, label, hashlib.sha256).digest() for key in keys]
+
+
+def request_audience(headers):
+    """The audience a request names in x-kubeloop-audience, when well-formed; else None."""
+    audience = headers.get(AUDIENCE_HEADER)
+    return audience if audience is not None and _AUDIENCE.match(audience) else None
+
+
+def verify_request(keys, headers, body, now=None):
+    """(True, (webhook-id, audience)) when the request is signed with the request keys of the audience
+    it names, fresh; else (False, why)."""
+    audience = request_audience(headers)
+    if audience is None:
+        return False, MISSING_AUDIENCE
+    ok, detail = verify(derive(keys, "request", audience), headers, body, now=now)
+    return (True, (detail, audience)) if ok else (False, detail)
+
+
+def sign_reply(keys, audience, message_id, body, now=None):
+    """The reply headers for a verified request: its webhook-id, the reply keys of its audience."""
+    return sign(derive(keys, "reply", audience), body, message_id=message_id, now=now)
 
 
 def _signature(key, message_id, timestamp, body):
@@ -80,8 +113,3 @@ def verify(keys, headers, body, now=None):
             return True, message_id
     return False, "no webhook-signature matches the body with " + ("this key" if len(keys) == 1 else f"any of these {len(keys)} keys")
 
-
-def reply_id(headers):
-    """The request's webhook-id when it can sign the reply, so a reply cannot answer another request."""
-    message_id = headers.get("webhook-id")
-    return message_id if message_id is not None and _ID.match(message_id) else None

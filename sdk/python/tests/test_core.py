@@ -82,16 +82,28 @@ class CoreTest(unittest.TestCase):
         status, headers, reply = call(JSON, body, admit)
         self.assertEqual((status, reply["code"], headers[core.RECONCILE_ID_HEADER]), (500, "InvalidResponse", "u-1"))
 
-    def test_with_a_key_refuses_unsigned_requests_and_signs_replies_with_the_request_id(self):
+    def test_with_a_key_refuses_unsigned_requests_unsigned_and_signs_replies_with_the_reply_key(self):
         keys = signing.parse_secrets("whsec_" + "C" * 32)
-        status, _, reply = call(JSON, BODY, keys=keys)
+        audience = {signing.AUDIENCE_HEADER: "loop/pod-name-label"}
+        request_keys = signing.derive(keys, "request", "loop/pod-name-label")
+        status, headers, reply = call(JSON, BODY, keys=keys)
         self.assertEqual((status, reply["code"]), (401, "InvalidSignature"))
-        stale = signing.sign(keys, BODY, now=time.time() - 360)
-        self.assertEqual(call({**JSON, **stale}, BODY, keys=keys)[0], 401)
-        signed = signing.sign(keys, BODY)
-        status, headers, raw = core.handle(FUNCTION, {**JSON, **signed}, BODY, keys)
+        self.assertNotIn("webhook-signature", headers)
+        stale = signing.sign(request_keys, BODY, now=time.time() - 360)
+        self.assertEqual(call({**JSON, **audience, **stale}, BODY, keys=keys)[0], 401)
+        # Signed with the secret's own key, the reply key, or for another Loop: refused, and the refusal unsigned.
+        for forged in [{**audience, **signing.sign(keys, BODY)},
+                       {**audience, **signing.sign(signing.derive(keys, "reply", "loop/pod-name-label"), BODY)},
+                       {signing.AUDIENCE_HEADER: "loop/other", **signing.sign(request_keys, BODY)}]:
+            status, headers, _ = call({**JSON, **forged}, BODY, keys=keys)
+            self.assertEqual(status, 401)
+            self.assertNotIn("webhook-signature", headers)
+        signed = signing.sign(request_keys, BODY)
+        status, headers, raw = core.handle(FUNCTION, {**JSON, **audience, **signed}, BODY, keys)
         self.assertEqual(status, 200)
-        self.assertEqual(signing.verify(keys, headers, raw), (True, signed["webhook-id"]))
+        self.assertNotIn(signing.AUDIENCE_HEADER, headers)
+        self.assertEqual(signing.verify(signing.derive(keys, "reply", "loop/pod-name-label"), headers, raw), (True, signed["webhook-id"]))
+        self.assertFalse(signing.verify(request_keys, headers, raw)[0])
 
 
 class SchemaCopyTest(unittest.TestCase):

@@ -8,6 +8,40 @@ BODY = b'{"test": 2432232314}'
 EXAMPLE = {"webhook-id": "msg_p5jXN8AQM9LWM0D4loKWxJek", "webhook-timestamp": "1614265330", "webhook-signature": "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE="}
 
 
+# docs/contract.md's worked example (Signed calls): the keys derived for Loop pod-name-label, and the signatures.
+AUDIENCE = "loop/pod-name-label"
+REQUEST_KEY = "21653aac44322ad942103cda8d4b8811556d4372f08fa814577932f5c5832504"
+REPLY_KEY = "dc0eca6e3f0673ea7c9faf902e0c666aa08d3a8159480bf0997c71fb073b17e2"
+REQUEST_SIGNATURE = "v1,iKp84Q5gTCMXTBLWRCdbfgAYxSv2kqOT575Db0wrMis="
+REPLY_SIGNATURE = "v1,LqR8+U4tLRqVY2UfY2JYocnDOnbSnmjuaF8YcDohXlE="
+
+
+class DerivedKeysTest(unittest.TestCase):
+    def test_derives_the_contract_example_keys_and_signatures(self):
+        keys = signing.parse_secrets(SECRET)
+        self.assertEqual([k.hex() for k in signing.derive(keys, "request", AUDIENCE)], [REQUEST_KEY])
+        self.assertEqual([k.hex() for k in signing.derive(keys, "reply", AUDIENCE)], [REPLY_KEY])
+        request = {**EXAMPLE, "webhook-signature": REQUEST_SIGNATURE, signing.AUDIENCE_HEADER: AUDIENCE}
+        self.assertEqual(signing.verify_request(keys, request, BODY, now=1614265330), (True, (EXAMPLE["webhook-id"], AUDIENCE)))
+        reply = signing.sign_reply(keys, AUDIENCE, EXAMPLE["webhook-id"], BODY, now=1614265330)
+        self.assertEqual(reply["webhook-signature"], REPLY_SIGNATURE)
+
+    def test_refuses_a_request_without_audience_for_another_audience_or_signed_with_the_secret_or_reply_key(self):
+        keys = signing.parse_secrets(SECRET)
+        base = {**EXAMPLE, "webhook-signature": REQUEST_SIGNATURE}
+        cases = [
+            (base, "missing or malformed x-kubeloop-audience"),
+            ({**base, signing.AUDIENCE_HEADER: "Loop/Pod"}, "missing or malformed x-kubeloop-audience"),
+            ({**base, signing.AUDIENCE_HEADER: "loop/other"}, "no webhook-signature matches"),
+            ({**EXAMPLE, signing.AUDIENCE_HEADER: AUDIENCE}, "no webhook-signature matches"),
+            ({**EXAMPLE, "webhook-signature": REPLY_SIGNATURE, signing.AUDIENCE_HEADER: AUDIENCE}, "no webhook-signature matches"),
+        ]
+        for headers, message in cases:
+            ok, detail = signing.verify_request(keys, headers, BODY, now=1614265330)
+            self.assertFalse(ok)
+            self.assertIn(message, detail)
+
+
 class SigningTest(unittest.TestCase):
     def test_signs_the_specification_example(self):
         keys = signing.parse_secrets(SECRET)

@@ -1,0 +1,245 @@
+// The one HTTP client for calling functions, used by the router (reconcile) and the admission gateway:
+// keep-alive pools per CA bundle and origin, closed when idle; connects only to allowed addresses
+// (guarded-connect.ts); signs requests and checks signed replies; reads replies within a byte cap, a JSON
+// value budget and a shared in-flight budget, all before JSON.parse; and classifies every failure.
+import type { IncomingHttpHeaders } from 'node:http';
+import { Agent, errors as undiciErrors, type Dispatcher } from 'undici';
+import { signRequest, verifyReply, type SigningKeys } from '../signing/webhook-signature.ts';
+import { guardedConnector, type AddressGuard } from './guarded-connect.ts';
+import { JsonValueBudget } from './json-value-budget.ts';
+import { DEFAULT_REPLY_LIMITS, InFlightBytes, type ReplyLimits } from './reply-limits.ts';
+
+export interface FunctionCall {
+  url: string;
+  body: string;
+  timeoutMs: number;
+  /** More headers (CloudEvents attributes, traceparent); content-type is application/json unless given. */
+  headers?: Record<string, string>;
+  /** PEM CA certificates to trust for an https function URL. */
+  caBundle?: string | undefined;
+  /** Sign the request for `audience` and accept a 200 reply only signed for it (docs/contract.md). */
+  signing?: { keys: SigningKeys; audience: string } | undefined;
+}
+
+export type CallFailureReason = 'Unreachable' | 'AddressRefused' | 'Timeout' | 'TooLarge' | 'TooManyValues' | 'NotJson' | 'InvalidSignature' | 'Overloaded';
+
+export type CallOutcome =
+  /** A 200 whose body is JSON within the limits (and signed, when signing): `value` is parsed. */
+  | { kind: 'reply'; status: 200; headers: IncomingHttpHeaders; value: unknown }
+  /** Any other status. `detail` is the start of the body, for the log only (never status or events). */
+  | { kind: 'status'; status: number; headers: IncomingHttpHeaders; detail: string }
+  | { kind: 'failed'; reason: CallFailureReason; status?: number; message: string; /** The socket error's code (ECONNREFUSED). */ code?: string };
+
+export interface FunctionClientOptions {
+  /** Connections per function origin (default 64). */
+  connections?: number;
+  limits?: Partial<ReplyLimits>;
+  /** Shared by every call of this client: reply bytes being read and parsed at once. */
+  inFlight?: InFlightBytes;
+  /** Where calls may connect; without one, any address (unit tests of other layers only). */
+  addressGuard?: AddressGuard;
+  /** Keep-alive of idle connections; a CA bundle's pool with none left is closed after twice this. */
+  keepAliveMs?: number;
+}
+
+export interface FunctionClient {
+  call(call: FunctionCall): Promise<CallOutcome>;
+  /** Pools (one per CA bundle) currently open: for tests and metrics. */
+  readonly openPools: number;
+  close(): Promise<void>;
+}
+
+/** How much of an error body the log gets. */
+const DETAIL_BYTES = 2048;
+
+export function createFunctionClient(options: FunctionClientOptions = {}): FunctionClient {
+  const limits: ReplyLimits = { ...DEFAULT_REPLY_LIMITS, ...options.limits };
+  const inFlight = options.inFlight ?? new InFlightBytes();
+  const keepAliveMs = options.keepAliveMs ?? 30_000;
+  const pools = new IdlePools((ca) => {
+    const tls = ca === undefined ? {} : { ca };
+    // An Agent closes an origin's pool once its last connection goes (undici Agent), so origins no Loop
+    // calls any more do not pile up; the Agent itself is closed by IdlePools.
+    return new Agent({
+      connections: options.connections ?? 64,
+      pipelining: 1,
+      keepAliveTimeout: keepAliveMs,
+      connect: options.addressGuard ? guardedConnector(options.addressGuard, tls) : tls,
+    });
+  }, keepAliveMs * 2);
+
+  async function call(request: FunctionCall): Promise<CallOutcome> {
+    const target = new URL(request.url);
+    const signed = request.signing ? signRequest(request.signing.keys, request.signing.audience, request.body) : undefined;
+    const release = pools.use(request.caBundle);
+    try {
+      const response = await pools.get(request.caBundle).request({
+        origin: target.origin,
+        path: target.pathname + target.search,
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...request.headers, ...signed },
+        body: request.body,
+        headersTimeout: request.timeoutMs,
+        bodyTimeout: request.timeoutMs,
+        signal: AbortSignal.timeout(request.timeoutMs),
+      });
+      if (response.statusCode !== 200) {
+        return { kind: 'status', status: response.statusCode, headers: response.headers, detail: await readDetail(response.body) };
+      }
+      const read = await readReply(response.body, response.headers, limits, inFlight);
+      if (!read.ok) return read.failure;
+      try {
+        if (signed && request.signing) {
+          const check = verifyReply(request.signing.keys, request.signing.audience, signed['webhook-id'], response.headers, read.text);
+          if (!check.ok) return { kind: 'failed', reason: 'InvalidSignature', status: 200, message: `reply signature refused: ${check.message} (nothing was applied)` };
+        }
+        let value: unknown;
+        try {
+          value = JSON.parse(read.text);
+        } catch {
+          return { kind: 'failed', reason: 'NotJson', status: 200, message: 'reply is not JSON' };
+        }
+        return { kind: 'reply', status: 200, headers: response.headers, value };
+      } finally {
+        read.release();
+      }
+    } catch (error) {
+      return transportFailure(error, request.url, request.timeoutMs);
+    } finally {
+      release();
+    }
+  }
+
+  return {
+    call,
+    get openPools() {
+      return pools.size;
+    },
+    close: () => pools.closeAll(),
+  };
+}
+
+type ReadResult = { ok: true; text: string; release: () => void } | { ok: false; failure: Extract<CallOutcome, { kind: 'failed' }> };
+
+/**
+ * Reads a 200 body chunk by chunk: each chunk is counted against the byte cap (whatever Content-Length
+ * said), the JSON value and depth budget, and the shared in-flight budget. The first limit crossed
+ * destroys the stream (and its connection): the rest is never read.
+ */
+async function readReply(body: Dispatcher.ResponseData['body'], headers: IncomingHttpHeaders, limits: ReplyLimits, inFlight: InFlightBytes): Promise<ReadResult> {
+  const fail = (reason: CallFailureReason, message: string): ReadResult => ({ ok: false, failure: { kind: 'failed', reason, status: 200, message } });
+  const declared = Number(headers['content-length']);
+  if (Number.isFinite(declared) && declared > limits.maxBytes) {
+    body.destroy();
+    return fail('TooLarge', `reply is larger than ${limits.maxBytes} bytes; cut off at the limit`);
+  }
+  const budget = new JsonValueBudget(limits.maxValues, limits.maxDepth);
+  const chunks: Buffer[] = [];
+  let size = 0;
+  const release = () => inFlight.release(size);
+  try {
+    for await (const chunk of body as AsyncIterable<Buffer>) {
+      if (size + chunk.length > limits.maxBytes) return (release(), body.destroy(), fail('TooLarge', `reply is larger than ${limits.maxBytes} bytes; cut off at the limit`));
+      if (!inFlight.tryReserve(chunk.length)) {
+        return (release(), body.destroy(), fail('Overloaded', `the caller's budget for replies in flight (${inFlight.max} bytes) is in use by other replies; retried later`));
+      }
+      size += chunk.length;
+      chunks.push(chunk);
+      const verdict = budget.feed(chunk);
+      if (!verdict.ok) return (release(), body.destroy(), fail('TooManyValues', `reply ${verdict.message}; refused before parsing`));
+    }
+  } catch (error) {
+    release();
+    throw error;
+  }
+  return { ok: true, text: Buffer.concat(chunks, size).toString('utf8'), release };
+}
+
+/** The start of an error body, for the log. */
+async function readDetail(body: Dispatcher.ResponseData['body']): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body as AsyncIterable<Buffer>) {
+    chunks.push(chunk);
+    size += chunk.length;
+    if (size >= DETAIL_BYTES) {
+      body.destroy();
+      break;
+    }
+  }
+  return Buffer.concat(chunks).subarray(0, DETAIL_BYTES).toString('utf8').replace(/\s+/g, ' ').trim();
+}
+
+export function transportFailure(error: unknown, url: string, timeoutMs: number): Extract<CallOutcome, { kind: 'failed' }> {
+  const err = error as Error & { code?: string; cause?: { code?: string } };
+  const timedOut =
+    err instanceof undiciErrors.HeadersTimeoutError ||
+    err instanceof undiciErrors.BodyTimeoutError ||
+    err?.name === 'TimeoutError' ||
+    err?.code === 'UND_ERR_CONNECT_TIMEOUT';
+  if (timedOut) return { kind: 'failed', reason: 'Timeout', message: `${url}: no reply within ${timeoutMs} ms` };
+  if (err?.code === 'KUBELOOP_ADDRESS_REFUSED') return { kind: 'failed', reason: 'AddressRefused', message: err.message };
+  const code = err?.code ?? err?.cause?.code;
+  return { kind: 'failed', reason: 'Unreachable', message: `${url}: ${code ?? ''} ${err?.message ?? String(error)}`.trim(), ...(code ? { code } : {}) };
+}
+
+/** One Agent per CA bundle, closed once nothing used it for `idleMs` (a Loop's caBundle changed or it went away). */
+class IdlePools {
+  readonly #agents = new Map<string, { agent: Agent; users: number; lastUsed: number }>();
+  #sweeper: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly make: (ca: string | undefined) => Agent,
+    private readonly idleMs: number,
+  ) {}
+
+  get size(): number {
+    return this.#agents.size;
+  }
+
+  get(ca: string | undefined): Agent {
+    return this.#entry(ca).agent;
+  }
+
+  /** Marks the pool in use until the returned function is called. */
+  use(ca: string | undefined): () => void {
+    const entry = this.#entry(ca);
+    entry.users++;
+    return () => {
+      entry.users--;
+      entry.lastUsed = Date.now();
+    };
+  }
+
+  #entry(ca: string | undefined) {
+    const key = ca ?? '';
+    let entry = this.#agents.get(key);
+    if (!entry) {
+      entry = { agent: this.make(ca), users: 0, lastUsed: Date.now() };
+      this.#agents.set(key, entry);
+      this.#sweeper ??= setInterval(() => this.#sweep(), this.idleMs).unref();
+    }
+    return entry;
+  }
+
+  #sweep(): void {
+    const now = Date.now();
+    for (const [key, entry] of this.#agents) {
+      if (entry.users > 0 || now - entry.lastUsed < this.idleMs) continue;
+      this.#agents.delete(key);
+      void entry.agent.close().catch(() => undefined);
+    }
+    if (this.#agents.size === 0) {
+      clearInterval(this.#sweeper);
+      this.#sweeper = undefined;
+    }
+  }
+
+  async closeAll(): Promise<void> {
+    clearInterval(this.#sweeper);
+    this.#sweeper = undefined;
+    const agents = [...this.#agents.values()].map((entry) => entry.agent);
+    this.#agents.clear();
+    await Promise.all(agents.map((agent) => agent.close()));
+  }
+}

@@ -3,11 +3,11 @@
 // dry-run against the live objects. Bounded concurrency; reads and dry-runs share the client's rate limit.
 import type { KubeObject, ReconcileResponse } from '../../lib/contract/types.ts';
 import { objectKey } from '../../lib/kube/object-meta.ts';
-import { buildRequest } from '../../lib/reconcile/build-request.ts';
 import type { JsonChange } from '../../lib/replay/json-diff.ts';
 import { callFunction } from '../../lib/replay/replay-client.ts';
 import type { SigningKeys } from '../../lib/signing/webhook-signature.ts';
 import { finalizerPhase } from '../../router/reconcile/reconcile-decision.ts';
+import { diffRequest } from './diff-request.ts';
 import { dryRunTarget, type DryRunOutcome } from './dry-run.ts';
 import type { LoopState } from './loop-state.ts';
 import { mapBounded } from './map-bounded.ts';
@@ -59,7 +59,7 @@ async function diffOne(state: LoopState, primary: KubeObject, options: LoopDiffO
   const phase = finalizerPhase(config, primary, false);
   if (phase.kind === 'skip') return { object, outcome: 'skipped' };
   // A primary still without the finalizer gets it first, then this same call: the function's answer is what counts.
-  const request = buildRequest({ loop: config.name, primary, owned: state.owned, trigger: { type: 'RESYNC' }, finalizing: phase.kind === 'call' && phase.finalizing, now: options.now });
+  const request = diffRequest(state, primary, phase.kind === 'call' && phase.finalizing, options.now);
   const [baseline, candidate] = await Promise.all([
     callFunction(request, { url: options.baselineUrl, timeoutMs: config.timeoutMs, signingKeys: options.signingKey }),
     callFunction(request, { url: options.candidateUrl, timeoutMs: config.timeoutMs, signingKeys: options.signingKey }),

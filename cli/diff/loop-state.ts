@@ -1,5 +1,6 @@
 // Reads what the router would see for a Loop, as the Loop's ServiceAccount: the Loop itself, its primaries
-// (per namespace, selector, metadata-only as configured) and its children indexed by controller uid.
+// (per namespace, selector, metadata-only as configured), its children indexed by controller uid, and the
+// objects of each spec.related entry where that entry looks, as the router's related informers hold them.
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { LOOP_API_VERSION, type Loop, type ServiceAccountRef } from '../../api/loop.ts';
 import type { KindRef } from '../../api/meta.ts';
@@ -8,12 +9,14 @@ import { ResourceDiscovery, UnknownKindError } from '../../lib/kube/discovery.ts
 import { isApiError, serviceAccountUser, type KubeClient } from '../../lib/kube/kube-client.ts';
 import { labelSelectorQuery } from '../../lib/kube/label-selector.ts';
 import { listAll } from '../../lib/kube/list-all.ts';
-import { CONTROLLER_UID_INDEX, controllerUidOf, ObjectStore } from '../../lib/kube/object-store.ts';
+import { CONTROLLER_UID_INDEX, controllerUidOf, NAMESPACE_INDEX, namespaceOf, ObjectStore } from '../../lib/kube/object-store.ts';
 import type { RateLimit } from '../../lib/kube/rate-limiter.ts';
 import type { OwnedStore } from '../../lib/reconcile/build-request.ts';
 import { DEFAULT_FUNCTION_URL_POLICY } from '../../lib/config/function-url-policy.ts';
 import { LoopSpecError, parseLoop, type LoopConfig } from '../../router/base/loop-spec.ts';
 import { selectsPrimary } from '../../router/base/predicates.ts';
+import { relationWatchScope } from '../../router/base/related-relation.ts';
+import type { RelatedStore } from '../../router/reconcile/related-objects.ts';
 import { readSigningKeys, SigningSecretError } from '../../router/loops/signing-key.ts';
 import type { SigningKeys } from '../../lib/signing/webhook-signature.ts';
 
@@ -29,6 +32,8 @@ export interface LoopState {
   discovery: ResourceDiscovery;
   primaries: KubeObject[];
   owned: OwnedStore[];
+  /** One store per spec.related entry, read from by the router's relatedObjectsOf for request.related. */
+  related: RelatedStore[];
   /** spec.function.signingSecretRef's keys, read as the ServiceAccount as the router reads them. */
   signingKey: SigningKeys | undefined;
 }
@@ -60,7 +65,14 @@ function impersonationRefused(error: unknown, { namespace, name }: ServiceAccoun
   );
 }
 
-async function listAs(client: KubeClient, discovery: ResourceDiscovery, config: LoopConfig, ref: KindRef, selector: boolean): Promise<KubeObject[]> {
+/** Where and how one kind is listed: the namespaces (undefined: all), the Loop's selector, metadata only. */
+interface ListScope {
+  namespaces: ReadonlySet<string> | undefined;
+  selector: boolean;
+  metadataOnly: boolean;
+}
+
+async function listAs(client: KubeClient, discovery: ResourceDiscovery, config: LoopConfig, ref: KindRef, scope: ListScope): Promise<{ items: KubeObject[]; namespaced: boolean }> {
   const who = `ServiceAccount ${config.serviceAccount.namespace}/${config.serviceAccount.name}`;
   let resource;
   try {
@@ -69,15 +81,15 @@ async function listAs(client: KubeClient, discovery: ResourceDiscovery, config: 
     if (error instanceof UnknownKindError) throw new DiffError(`Loop ${config.name}: ${error.message}`);
     throw impersonationRefused(error, config.serviceAccount) ?? error;
   }
-  const namespaces = resource.namespaced && config.namespaces ? [...config.namespaces].sort() : [undefined];
+  const namespaces = resource.namespaced && scope.namespaces ? [...scope.namespaces].sort() : [undefined];
   const out: KubeObject[] = [];
   for (const namespace of namespaces) {
     try {
       const { items } = await listAll<KubernetesObject>(client, {
         resource,
         namespace,
-        metadataOnly: config.metadataOnly,
-        labelSelector: selector ? labelSelectorQuery(config.selector) : undefined,
+        metadataOnly: scope.metadataOnly,
+        labelSelector: scope.selector ? labelSelectorQuery(config.selector) : undefined,
       });
       out.push(...(items as KubeObject[]));
     } catch (error) {
@@ -90,7 +102,7 @@ async function listAs(client: KubeClient, discovery: ResourceDiscovery, config: 
       throw error;
     }
   }
-  return out;
+  return { items: out, namespaced: resource.namespaced };
 }
 
 /** Everything one diff run reads before calling any function: one list per kind and namespace. */
@@ -104,13 +116,22 @@ export async function readLoopState(admin: KubeClient, config: LoopConfig, rateL
     if (error instanceof SigningSecretError) throw new DiffError(`Loop ${config.name}: ${error.message}`);
     throw impersonationRefused(error, config.serviceAccount) ?? error;
   }
-  const primaries = (await listAs(client, discovery, config, config.for, true)).filter((p) => selectsPrimary(config, p));
+  const loopScope = { namespaces: config.namespaces, metadataOnly: config.metadataOnly };
+  const primaries = (await listAs(client, discovery, config, config.for, { ...loopScope, selector: true })).items.filter((p) => selectsPrimary(config, p));
   const owned: OwnedStore[] = [];
   for (const kind of config.owns) {
     const store = new ObjectStore<KubeObject>({ [CONTROLLER_UID_INDEX]: controllerUidOf });
-    for (const child of await listAs(client, discovery, config, kind, false)) store.upsert(child);
+    for (const child of (await listAs(client, discovery, config, kind, { ...loopScope, selector: false })).items) store.upsert(child);
     owned.push({ kind, store });
   }
+  const related: RelatedStore[] = [];
+  for (const relation of config.related) {
+    const scope = { namespaces: relationWatchScope(relation, config.namespaces), selector: false, metadataOnly: relation.metadataOnly };
+    const { items, namespaced } = await listAs(client, discovery, config, relation.kind, scope);
+    const store = new ObjectStore<KubeObject>({ [NAMESPACE_INDEX]: namespaceOf });
+    for (const object of items) store.upsert(object);
+    related.push({ relation, store, namespaced });
+  }
   primaries.sort((a, b) => `${a.metadata?.namespace ?? ''}/${a.metadata?.name ?? ''}`.localeCompare(`${b.metadata?.namespace ?? ''}/${b.metadata?.name ?? ''}`));
-  return { config, client, discovery, primaries, owned, signingKey };
+  return { config, client, discovery, primaries, owned, related, signingKey };
 }

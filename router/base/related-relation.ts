@@ -117,6 +117,16 @@ function relationNamespace(at: string, value: unknown): RelationNamespace {
   return { from: 'named', name: value };
 }
 
+/**
+ * The namespaces a relation's objects are watched (or, by `kubeloop diff`, listed) in; undefined is all, and
+ * cluster-scoped kinds ignore it.
+ */
+export function relationWatchScope(relation: RelationConfig, loopNamespaces: ReadonlySet<string> | undefined): ReadonlySet<string> | undefined {
+  const ns = relation.namespace;
+  if (ns.from === 'named') return new Set([ns.name]);
+  return ns.from === 'primary' ? loopNamespaces : undefined;
+}
+
 /** The namespace a relation looks in for this primary; undefined means all (or a cluster-scoped kind). */
 export function relationNamespaceOf(relation: RelationConfig, primary: KubeObject, namespaced: boolean): string | undefined {
   if (!namespaced) return undefined;

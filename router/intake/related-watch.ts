@@ -7,7 +7,7 @@ import { kindKey } from '../../lib/kube/resource-paths.ts';
 import { objectKey } from '../../lib/kube/object-meta.ts';
 import type { LoopConfig } from '../base/loop-spec.ts';
 import { onlyBookkeepingChanged } from '../base/predicates.ts';
-import { relatedTarget, type RelationConfig } from '../base/related-relation.ts';
+import { relatedTarget, relationWatchScope, type RelationConfig } from '../base/related-relation.ts';
 import type { Requirements } from '../reconcile/call-rounds.ts';
 import type { RelatedStore } from '../reconcile/related-objects.ts';
 import type { ResolvedRequirement } from '../reconcile/required-objects.ts';
@@ -28,13 +28,6 @@ interface RequiredWatch {
 
 function cacheMode(relation: RelationConfig): CacheMode {
   return relation.metadataOnly ? true : relation.fields ? { fields: relation.fields } : false;
-}
-
-/** The namespaces a relation's informer covers; undefined is all (and cluster-scoped kinds ignore it). */
-function watchScope(relation: RelationConfig, loopNamespaces: ReadonlySet<string> | undefined): ReadonlySet<string> | undefined {
-  const ns = relation.namespace;
-  if (ns.from === 'named') return new Set([ns.name]);
-  return ns.from === 'primary' ? loopNamespaces : undefined;
 }
 
 export class RelatedWatch implements Requirements {
@@ -58,7 +51,7 @@ export class RelatedWatch implements Requirements {
   /** Acquires the shared informers of the declared kinds; throws as the registry does (unknown kind, 403). */
   async start(): Promise<void> {
     for (const relation of this.loop.related) {
-      const lease = await this.registry.acquire(relation.kind, cacheMode(relation), watchScope(relation, this.loop.namespaces));
+      const lease = await this.registry.acquire(relation.kind, cacheMode(relation), relationWatchScope(relation, this.loop.namespaces));
       const declared = { relation, kind: kindKey(relation.kind.apiVersion, relation.kind.kind), lease };
       this.#declared.push(declared);
       const changed = (...states: KubeObject[]) => this.#changed(declared.kind, (name) => name === relation.name, states);

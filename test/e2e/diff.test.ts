@@ -1,6 +1,7 @@
 // `kubeloop diff` against the real control plane: a new pod-name-label that writes another label is reported
 // for exactly the annotated pods (exit 1) while a watch sees no write; the same version exits 0; a Loop whose
-// ServiceAccount may not list pods exits 2; an admission hook's stricter version lists the requests it denies.
+// ServiceAccount may not list pods exits 2; a Loop's related ConfigMap reaches the function as the router
+// sends it; an admission hook's stricter version lists the requests it denies.
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,7 +13,9 @@ import { dryRunTarget } from '../../cli/diff/dry-run.ts';
 import { ResourceDiscovery } from '../../lib/kube/discovery.ts';
 import { serviceAccountUser } from '../../lib/kube/kube-client.ts';
 import type { KubeObject } from '../../lib/contract/types.ts';
+import { configHash } from '../../functions/config-reloader/reconcile.ts';
 import requireLabel from '../../functions/require-label/index.ts';
+import { defineFunction, respond } from '../../lib/sdk/index.ts';
 import { serveForTest, type TestServer } from '../../lib/testing/serve.ts';
 import type { Informer } from '../../lib/kube/informer.ts';
 import { eventually } from '../cluster/eventually.ts';
@@ -28,6 +31,7 @@ let ns: string;
 let loop: string;
 let hook: string;
 let admission: TestServer;
+let idle: TestServer;
 
 async function diff(args: string[]): Promise<{ code: number; out: string; err: string }> {
   const out: string[] = [];
@@ -65,6 +69,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await admission?.close();
+  await idle?.close();
   await h?.client.request({ method: 'DELETE', path: `/apis/kubeloop.dev/v1alpha1/admissionhooks/${hook}` }).catch(() => undefined);
   await h?.close();
 });
@@ -115,6 +120,33 @@ describe('kubeloop diff --loop', () => {
     expect(result.code).toBe(0);
     expect(result.out).not.toMatch(/^CHANGED /m);
     expect(result.out).toMatch(/OBJECTS\s+CHANGED\s+UNCHANGED\s+ERRORS\s+SKIPPED\s+API CALLS\s+SECONDS\n\d+\s+0\s+\d+\s+0\s+0/);
+  });
+
+  it("sends a Loop's related ConfigMap as the router does: the new config-reloader's hash of the live ConfigMap is listed", async () => {
+    // The running version does nothing; the new one (functions/config-reloader) hashes the ConfigMap it is sent.
+    idle = await serveForTest(defineFunction({ name: 'idle', reconcile: () => respond([]) }));
+    const related = `related-${ns}`;
+    await h.createLoop(related, {
+      serviceAccount: h.loopServiceAccount,
+      namespaces: [ns],
+      for: { apiVersion: 'apps/v1', kind: 'Deployment' },
+      related: [{ name: 'config', apiVersion: 'v1', kind: 'ConfigMap', nameFrom: { annotation: 'kubeloop.dev/config-map' } }],
+      function: { url: idle.url },
+    });
+    const configMap = await h.client.request<KubeObject>({ method: 'POST', path: `/api/v1/namespaces/${ns}/configmaps`, body: { metadata: { name: 'web-config' }, data: { level: 'warn' } } });
+    const labels = { app: 'web' };
+    await h.client.request({
+      method: 'POST',
+      path: `/apis/apps/v1/namespaces/${ns}/deployments`,
+      body: { metadata: { name: 'web', annotations: { 'kubeloop.dev/config-map': 'web-config' } }, spec: { replicas: 0, selector: { matchLabels: labels }, template: { metadata: { labels }, spec: { containers: [{ name: 'c', image: 'x' }] } } } },
+    });
+    const result = await diff(['--loop', related, '--function', fileURLToPath(new URL('../../functions/config-reloader/index.ts', import.meta.url)), '-o', 'json']);
+    expect(result.err).toBe('');
+    expect(result.code).toBe(1);
+    const report = JSON.parse(result.out) as { objects: Array<{ object: string; after?: Array<{ result: string; changes: Array<{ path: string; after?: unknown }> }> }> };
+    // Without request.related the new version would only warn that the ConfigMap does not exist (no patch).
+    expect(report.objects.map((o) => o.object)).toEqual([`Deployment ${ns}/web`]);
+    expect(report.objects[0]?.after?.[0]?.changes).toContainEqual({ path: '/spec/template/metadata/annotations', after: { 'kubeloop.dev/config-hash': configHash(configMap) } });
   });
 
   it('exits 2 and names the ServiceAccount when it may not list the Loop\'s primaries', async () => {

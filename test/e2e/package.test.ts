@@ -3,7 +3,8 @@
 // from the npm registry, `npx kubeloop init`, `npm install && npm test`, `render`, `npm run replay`), with
 // the tarball standing in for the registry; then docs/writing-a-function.md's example pasted in and its
 // fixture lines; `kubeloop function ./src/index.ts` from the installed package and the installed `kubeloop
-// router` reconciling a real Deployment through it; then `kubeloop init --admission validating|mutating`.
+// router` reconciling a real Deployment through it; then `kubeloop init --admission validating|mutating`;
+// then README's Python and Go newcomer lines, each in an empty folder of its own.
 import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
@@ -29,6 +30,7 @@ const REPO = new URL('../../', import.meta.url);
 const NAME = 'my-controller';
 const LABEL = `${NAME}.example.com/reconciled`;
 const ADMISSION_TYPES = ['validating', 'mutating'] as const;
+const LANGUAGES = ['python', 'go'] as const;
 
 let work = '';
 let newcomerEnv: NodeJS.ProcessEnv = {};
@@ -84,13 +86,20 @@ function olderNodeDir(): string | undefined {
 function newcomerEnvironment(home: string): NodeJS.ProcessEnv {
   const older = olderNodeDir();
   const rest = (process.env.PATH ?? '').split(delimiter).filter((dir) => dir !== '' && dir !== older && !existsSync(join(dir, 'node')));
-  const inherited = Object.fromEntries(Object.entries(process.env).filter(([key]) => !/^(npm_|NODE_OPTIONS$|VITEST|KUBELOOP_)/i.test(key)));
-  return { ...inherited, HOME: home, npm_config_cache: process.env.npm_config_cache ?? join(homedir(), '.npm'), PATH: [older ?? dirname(process.execPath), ...rest].join(delimiter) };
+  const inherited = Object.fromEntries(Object.entries(process.env).filter(([key]) => !/^(npm_|NODE_OPTIONS$|VITEST|KUBELOOP_|PYTHONPATH$)/i.test(key)));
+  // Go's build cache shared too, so `go test` does not compile the standard library again in a fresh HOME.
+  const goCache = process.env.GOCACHE ?? join(homedir(), '.cache', 'go-build');
+  return { ...inherited, HOME: home, npm_config_cache: process.env.npm_config_cache ?? join(homedir(), '.npm'), GOCACHE: goCache, PATH: [older ?? dirname(process.execPath), ...rest].join(delimiter) };
+}
+
+/** A printed line with the one change: `npx kubeloop` finds the package in the tarball, as it will on the registry. */
+function fromTarball(line: string): string {
+  return line.replace('npx kubeloop init', `npx --yes --package=${tarball.path} kubeloop init`);
 }
 
 /** Lines of a ```sh block of a page whose marker starts with `marker`. */
 async function shellLines(page: string, marker: string): Promise<string[]> {
-  const block = extractSnippets(page, await readFile(new URL(page, REPO), 'utf8'), 'sh').find((s) => s.marker.startsWith(marker));
+  const block = extractSnippets(page, await readFile(new URL(page, REPO), 'utf8'), 'sh').find((s) => s.marker.split(' ')[0] === marker);
   if (!block) throw new Error(`${page} has no \`\`\`sh block marked "snippet: ${marker}"`);
   return block.code.trimEnd().split('\n');
 }
@@ -99,7 +108,7 @@ async function shellLines(page: string, marker: string): Promise<string[]> {
  * Runs shell lines in one bash session (cd and export carry over), stopping at the first that fails; prints
  * "@@ <n> <seconds>" before each, so a failure names its line and steps can be timed.
  */
-async function runLines(lines: string[], cwd: string): Promise<{ stdout: string; startedAt: number[] }> {
+async function runLines(lines: string[], cwd: string): Promise<{ stdout: string; stderr: string; startedAt: number[] }> {
   const script = ['set -eo pipefail'];
   let heredoc: string | undefined;
   lines.forEach((line, n) => {
@@ -110,8 +119,8 @@ async function runLines(lines: string[], cwd: string): Promise<{ stdout: string;
     else if (heredoc === undefined) heredoc = /<<-?'?(\w+)'?/.exec(line)?.[1];
   });
   try {
-    const { stdout } = await run('bash', ['-c', script.join('\n')], { cwd, env: newcomerEnv, maxBuffer: 64 * 1024 * 1024 });
-    return { stdout, startedAt: [...stdout.matchAll(/^@@ (\d+) ([\d.]+)$/gm)].map((m) => Number(m[2])) };
+    const { stdout, stderr } = await run('bash', ['-c', script.join('\n')], { cwd, env: newcomerEnv, maxBuffer: 64 * 1024 * 1024 });
+    return { stdout, stderr, startedAt: [...stdout.matchAll(/^@@ (\d+) ([\d.]+)$/gm)].map((m) => Number(m[2])) };
   } catch (error) {
     const failed = error as { stdout: string; stderr: string };
     const last = [...failed.stdout.matchAll(/^@@ (\d+) /gm)].pop()?.[1];
@@ -141,7 +150,7 @@ describe('kubeloop from a packed tarball, outside the repository', () => {
     const until = lines.findIndex((line) => line.startsWith('npm run replay'));
     expect(until).toBeGreaterThan(0);
     // The one change: `npx kubeloop` finds the package in the tarball, as it will on the registry.
-    const printed = lines.slice(0, until + 1).map((line) => line.replace('npx kubeloop init', `npx --yes --package=${tarball.path} kubeloop init`));
+    const printed = lines.slice(0, until + 1).map(fromTarball);
     expect(printed.join('\n')).toContain(`--package=${tarball.path} kubeloop init ${NAME}`);
     const { stdout, startedAt } = await runLines(printed, work);
     const initAt = startedAt[lines.findIndex((line) => line.startsWith('npx kubeloop init'))] ?? 0;
@@ -232,5 +241,27 @@ describe('kubeloop from a packed tarball, outside the repository', () => {
     const [hook] = parseAllDocuments(await readFile(join(project, 'admission-hook.yaml'), 'utf8')).map((d) => d.toJS()) as AdmissionHook[];
     const resolved = resolveHook(hook ?? {});
     expect(resolved.ok && resolved.hook.spec.type).toBe(type);
+  });
+
+  it.each(LANGUAGES)("runs README's %s newcomer lines as printed in an empty folder: init from the package, the scaffold's test green", async (language) => {
+    // A new shell: README's Node 24 line first (node@24 is installed already, so it only puts it on PATH).
+    const [node24] = await shellLines('README.md', 'newcomer');
+    const lines = await shellLines('README.md', `newcomer-${language}`);
+    // Up to the test line; the next one serves the function until stopped.
+    const until = lines.findIndex((line) => line.startsWith('cd my-controller && '));
+    expect(until).toBeGreaterThan(0);
+    const folder = join(work, `newcomer-${language}`);
+    await mkdir(folder);
+    const { stdout, stderr, startedAt } = await runLines([node24 ?? '', ...lines.slice(0, until + 1).map(fromTarball)], folder);
+    figures.push(`README ${language} newcomer lines, init to a green test: ${(Date.now() / 1000 - (startedAt[1] ?? 0)).toFixed(1)}s`);
+    const project = join(folder, NAME);
+    if (language === 'python') {
+      // unittest reports on stderr: the scaffold's tests and its recorded fixture, on the vendored SDK.
+      expect(stderr).toMatch(/^Ran 3 tests in [\d.]+s\n\nOK$/m);
+      expect(existsSync(join(project, 'kubeloop', 'server.py'))).toBe(true);
+    } else {
+      expect(stdout).toMatch(new RegExp(`^ok\\s+example\\.com/${NAME}\\s`, 'm'));
+      expect(await readFile(join(project, 'go.mod'), 'utf8')).toContain('=> ./kubeloop');
+    }
   });
 });

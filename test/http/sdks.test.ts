@@ -63,6 +63,12 @@ describe('sdk/python', () => {
     expect(await passes('python3', ['-m', 'unittest', '-v'], join(REPO, 'samples', 'python', 'pod-name-label'), env)).toMatch(/\nOK\b/);
   }, 60_000);
 
+  it('runs the Go config-reloader sample (related objects) through its recorded cases in-process', async () => {
+    const output = await passes('go', ['test', '-count=1', '-v', './...'], join(REPO, 'samples', 'go', 'config-reloader'), GO_ENV);
+    expect(output).toContain('--- PASS: TestAnswersEveryRecordedCase/rolls-when-config-map-changes');
+    expect(output).toContain('--- PASS: TestConfigHashMatchesTypeScript');
+  }, 300_000);
+
   it('serves the sample as a real process that passes kubeloop conformance, signed, with the fixtures', async () => {
     const secret = generateSigningSecret();
     const sample = await startSample('python3', [PYTHON_POD_NAME_LABEL], { KUBELOOP_SIGNING_SECRET: secret });
@@ -93,6 +99,7 @@ describe('sdk/go', () => {
   it('passes go test ./... (the drift test against schemas/ included), standard library only', async () => {
     const output = await passes('go', ['test', '-count=1', '-v', './...'], join(REPO, 'sdk', 'go'), GO_ENV);
     expect(output).toContain('--- PASS: TestGoTypesMatchTheSchemas');
+    expect(output).toContain('--- PASS: TestRelatedNamed');
     expect(output).toMatch(/^ok\s+github\.com\/kubeloop\/kubeloop\/sdk\/go/m);
     const modules = await passes('go', ['list', '-m', 'all'], join(REPO, 'sdk', 'go'), GO_ENV);
     expect(modules.trim()).toBe('github.com/kubeloop/kubeloop/sdk/go');

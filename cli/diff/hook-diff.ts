@@ -5,7 +5,7 @@ import type { AdmissionResponse } from '../../lib/contract/admission-types.ts';
 import { isApiError, type KubeClient } from '../../lib/kube/kube-client.ts';
 import type { Difference } from '../../lib/replay/json-diff.ts';
 import { callFunction } from '../../lib/replay/replay-client.ts';
-import { resolveHook, type ResolvedHook } from '../../webhooks/hook-spec.ts';
+import { DEV_HOOK_POLICY, resolveHook, type ResolvedHook } from '../../webhooks/hook-spec.ts';
 import { admissionSubject, compareAdmission, decisionOf, type RecordedAdmission } from './admission-diff.ts';
 import { DiffError } from './loop-state.ts';
 import { mapBounded } from './map-bounded.ts';
@@ -31,7 +31,9 @@ export async function readHook(admin: KubeClient, name: string): Promise<Resolve
     throw error;
   }
   if (!hook) throw new DiffError(`AdmissionHook ${name} not found (kubectl get admissionhooks.kubeloop.dev)`);
-  const resolved = resolveHook(hook);
+  // As for Loops (loop-state.ts): diff runs beside the user, who may point a hook at a function on loopback;
+  // the gateway's own policy still decides what the cluster may call.
+  const resolved = resolveHook(hook, DEV_HOOK_POLICY);
   if (!resolved.ok) throw new DiffError(`AdmissionHook ${name}: ${resolved.message}`);
   return resolved.hook;
 }

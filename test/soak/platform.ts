@@ -168,6 +168,8 @@ export async function startPlatform(logDir: string, say: (line: string) => void)
           `--namespace=${KUBELOOP_NAMESPACE}`,
           `--advertise-url=https://127.0.0.1:${webhookProxy.port}`,
           `--only-namespace=${SOAK_NAMESPACE}`,
+          // The injector listens on loopback, as the routers' functions do (the hook URL rules refuse it otherwise).
+          '--allow-loopback-functions',
           '--cert-check-interval-seconds=60',
           '--log-level=warn',
         ],

@@ -248,6 +248,8 @@ describe('kubeloop diff --hook', () => {
           namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': ns } },
           objectSelector: { matchLabels: { 'kubeloop.dev/diff-test': 'never' } },
           function: { url: `${admission.url}/` },
+          // Every hook names the ServiceAccount its context is read as (docs/admission.md); this one reads none.
+          serviceAccount: h.loopServiceAccount,
         },
       },
     });

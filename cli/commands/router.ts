@@ -46,8 +46,9 @@ export async function run(argv: string[]): Promise<number> {
     throw error;
   }
   state.router = router;
-  process.off('SIGTERM', stopWhileStarting).off('SIGINT', stopWhileStarting);
-  logger.info({ ops: url, identity: router.identity, leaderElect: config.leaderElect, sharding: config.sharding, tracing: tracing.enabled, loops: config.loops ? 'inline' : 'watching Loop objects' }, 'router started');
+  // The shutdown handlers go on before the start-up ones come off. Removing a signal's last listener closes
+  // its handle, and a SIGTERM already caught by it but not yet dispatched is lost with it: a router told to
+  // stop just as it finished starting kept running until SIGKILL (seen in the images e2e under load).
   closeOnSignals(ops, {
     drainDelayMs: config.drainDelaySeconds * 1000,
     exit: (code) => {
@@ -57,6 +58,8 @@ export async function run(argv: string[]): Promise<number> {
         .finally(() => process.exit(code));
     },
   });
+  process.off('SIGTERM', stopWhileStarting).off('SIGINT', stopWhileStarting);
+  logger.info({ ops: url, identity: router.identity, leaderElect: config.leaderElect, sharding: config.sharding, tracing: tracing.enabled, loops: config.loops ? 'inline' : 'watching Loop objects' }, 'router started');
   return new Promise<number>(() => {});
 }
 

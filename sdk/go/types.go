@@ -56,11 +56,6 @@ type ReconcileRequest struct {
 	Now string `json:"now"`
 }
 
-// RelatedOf returns the objects sent under the related entry name ([] when none matched or it was not sent).
-func (r ReconcileRequest) RelatedOf(name string) []Object {
-	return r.Related[name]
-}
-
 // PatchOperation is one RFC 6902 operation.
 type PatchOperation struct {
 	Op    string `json:"op"`

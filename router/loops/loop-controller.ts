@@ -48,6 +48,10 @@ export class LoopController {
   readonly #launcher: LoopLauncher;
   readonly #running = new Map<string, Running>();
   readonly #health = new Map<string, LoopHealth & { generation: number }>();
+  /** The health each Loop's Ready condition was last written for (only transitions are written). */
+  readonly #written = new Map<string, LoopHealth & { generation: number }>();
+  /** Each Loop's status writes, chained: the condition written last is the one decided last. */
+  readonly #statusWrites = new Map<string, Promise<void>>();
   readonly #sync: WorkQueue<null>;
   #loops: InformerLease | undefined;
   #inline = new Map<string, Loop>();
@@ -206,6 +210,7 @@ export class LoopController {
     if (decision.step === 'backoff') this.#sync.addRateLimited(name, null);
     if (decision.forgetHealth) {
       this.#health.delete(name);
+      this.#written.delete(name);
       this.#o.runnerDeps.metrics.forgetLoop(name);
     }
     if (decision.health) this.#setHealth(name, generation, decision.health);
@@ -217,21 +222,35 @@ export class LoopController {
   }
 
   #setHealth(name: string, generation: number, health: LoopHealth): void {
-    const condition = readyConditionChange(this.#health.get(name), health, generation, new Date());
-    this.#health.set(name, { ...health, generation });
+    const remembered = { ...health, generation };
+    const condition = readyConditionChange(this.#written.get(name), health, generation, new Date());
+    this.#health.set(name, remembered);
     this.#o.runnerDeps.metrics.setLoopReady(name, health.ready);
     if (!condition || this.#o.inline || this.#stopped) return;
-    void this.#o.client
-      .request({
-        method: 'PATCH',
-        path: `/apis/kubeloop.dev/v1alpha1/loops/${encodeURIComponent(name)}/status`,
-        contentType: 'application/merge-patch+json',
-        body: { status: { observedGeneration: generation, conditions: [condition] } },
-      })
-      .catch((error: unknown) => {
+    this.#written.set(name, remembered);
+    // Writes go one after another: two in flight at once could land in either order and leave an older
+    // condition on the Loop, which only a transition would rewrite (a Loop stuck at Ready=True while every
+    // call was refused). A write that fails is forgotten, so the next report of the same health writes again.
+    const write = async (): Promise<void> => {
+      try {
+        await this.#o.client.request({
+          method: 'PATCH',
+          path: `/apis/kubeloop.dev/v1alpha1/loops/${encodeURIComponent(name)}/status`,
+          contentType: 'application/merge-patch+json',
+          body: { status: { observedGeneration: generation, conditions: [condition] } },
+        });
+      } catch (error) {
+        if (this.#written.get(name) === remembered) this.#written.delete(name);
         if (!isApiError(error, 404)) this.#o.logger.warn({ loop: name, err: (error as Error).message }, 'could not write Loop status');
-      });
+      }
+    };
+    const next = (this.#statusWrites.get(name) ?? Promise.resolve()).then(write);
+    this.#statusWrites.set(name, next);
+    void next.then(() => {
+      if (this.#statusWrites.get(name) === next) this.#statusWrites.delete(name);
+    });
   }
+
 }
 
 function generationOf(plan: LoopPlan, loop: Loop | undefined): number {

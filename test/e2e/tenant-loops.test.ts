@@ -2,9 +2,14 @@
 // role in team-a (a RoleBinding; the chart's aggregated ClusterRoles give admin the Loop kind) ships a Loop
 // that a real function over HTTP reconciles, and reaches nothing outside team-a: a ServiceAccount of team-b
 // (the chart's admission policy, and the router when the policy is bypassed), a cluster-scoped kind, a write
-// to team-b. An editor cannot create a ClusterLoop, and a ResourceQuota counts Loops.
-import type { V1ConfigMap } from '@kubernetes/client-node';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+// to team-b. The router runs with the chart's own router ClusterRole and nothing else: the tenant grants it,
+// in team-a only, what their Loop needs. An editor cannot create a ClusterLoop, and a ResourceQuota counts Loops.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { KubeConfig, type V1ConfigMap } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { issueCertificate } from '../../cli/cluster/index.ts';
+import { kubeconfigYaml } from '../../cli/cluster/kubeconfig-file.ts';
 import type { Loop, LoopCondition, LoopSpec } from '../../api/loop.ts';
 import type { ReconcileRequest } from '../../lib/contract/types.ts';
 import { isApiError, type KubeClient } from '../../lib/kube/kube-client.ts';
@@ -25,6 +30,7 @@ const API = '/apis/kubeloop.dev/v1alpha1';
 const ADMISSION = '/apis/admissionregistration.k8s.io/v1';
 const RBAC = '/apis/rbac.authorization.k8s.io/v1';
 const policyName = () => `${teamA}-loops`;
+const routerUser = () => `kubeloop-router-${teamA}`;
 const loopsIn = (ns: string) => `${API}/namespaces/${ns}/loops`;
 /** Loops with this label are checked by the chart's policy; the router runs those with h.loopSelector's. */
 const policed = () => ({ 'kubeloop.dev/e2e-admission': teamA });
@@ -49,6 +55,18 @@ beforeAll(async () => {
     path: `${ADMISSION}/validatingadmissionpolicybindings`,
     body: { ...binding, metadata: { name: policyName() }, spec: { ...binding.spec, policyName: policyName(), matchResources: { objectSelector: { matchLabels: policed() } } } },
   });
+  // The router's identity: exactly the chart's router ClusterRole (Loops, their status, events, reviews, Services).
+  const routerRole = byKind(manifests, 'ClusterRole').find((m) => m.metadata.name.endsWith('-router-loops')) as Manifest & { rules: unknown[] };
+  await h.client.request({ method: 'POST', path: `${RBAC}/clusterroles`, body: { metadata: { name: routerUser() }, rules: routerRole.rules } });
+  await h.client.request({
+    method: 'POST',
+    path: `${RBAC}/clusterrolebindings`,
+    body: { metadata: { name: routerUser() }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: routerUser() }, subjects: [{ kind: 'User', name: routerUser(), apiGroup: 'rbac.authorization.k8s.io' }] },
+  });
+  const pkiDir = join(inject('clusterDir'), 'pki');
+  const ca = { certPem: readFileSync(join(pkiDir, 'ca.crt'), 'utf8'), keyPem: readFileSync(join(pkiDir, 'ca.key'), 'utf8') };
+  const routerKubeConfig = new KubeConfig();
+  routerKubeConfig.loadFromString(kubeconfigYaml(h.suite.server, ca.certPem, routerUser(), await issueCertificate(ca, { commonName: routerUser(), usage: 'client' })));
   // Two users with nothing but a built-in role in team-a: admin and edit.
   for (const [user, role] of [[`alice-${teamA}`, 'admin'], [`bob-${teamA}`, 'edit']] as const) {
     await h.client.request({
@@ -74,7 +92,7 @@ beforeAll(async () => {
     },
   });
   served = await serveFunction(copier, { port: 0, host: '127.0.0.1', logLevel: 'warn' });
-  await h.router(undefined, { loopSelector: h.loopSelector });
+  await h.router(undefined, { kubeConfig: routerKubeConfig, loopSelector: h.loopSelector });
 });
 afterAll(async () => {
   await served?.close();
@@ -82,6 +100,8 @@ afterAll(async () => {
     `${ADMISSION}/validatingadmissionpolicybindings/${policyName()}`,
     `${ADMISSION}/validatingadmissionpolicies/${policyName()}`,
     `/api/v1/namespaces/${teamB}`,
+    `${RBAC}/clusterrolebindings/${routerUser()}`,
+    `${RBAC}/clusterroles/${routerUser()}`,
   ]) {
     await h.client.request({ method: 'DELETE', path }).catch(() => {});
   }
@@ -129,6 +149,24 @@ describe('a namespace admin with nothing but admin in team-a', () => {
       method: 'POST',
       path: `${RBAC}/namespaces/${teamA}/rolebindings`,
       body: { metadata: { name: 'copier' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'copier' }, subjects: [{ kind: 'ServiceAccount', name: 'copier', namespace: teamA }] },
+    });
+    // What the router needs for this Loop, granted by the tenant in their namespace only: acting as the
+    // ServiceAccount, and reading the kinds its informers share (docs/tenants.md).
+    await admin.request({
+      method: 'POST',
+      path: `${RBAC}/namespaces/${teamA}/roles`,
+      body: {
+        metadata: { name: 'kubeloop-router' },
+        rules: [
+          { apiGroups: [''], resources: ['serviceaccounts'], resourceNames: ['copier'], verbs: ['impersonate'] },
+          { apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list', 'watch'] },
+        ],
+      },
+    });
+    await admin.request({
+      method: 'POST',
+      path: `${RBAC}/namespaces/${teamA}/rolebindings`,
+      body: { metadata: { name: 'kubeloop-router' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'kubeloop-router' }, subjects: [{ kind: 'User', name: routerUser(), apiGroup: 'rbac.authorization.k8s.io' }] },
     });
     // The aggregation controller adds the Loop kind to admin shortly after the tenant role appears.
     const body = loopBody('copier', { owns: [{ apiVersion: 'v1', kind: 'ConfigMap' }], selector: { matchLabels: { role: 'primary' } } }, h.loopSelector.matchLabels);

@@ -57,9 +57,10 @@ export function decodeSigningSecrets(text: string, source = 'signing secret'): A
  * message for one Loop or hook as one for another, even when they share a secret.
  */
 export type SigningDirection = 'request' | 'reply';
-/** The header naming the audience of a request: "loop/<name>" or "hook/<name>". */
+/** The header naming the audience of a request: "loop/<name>" or "hook/<name>" (with "<namespace>/" before the name for namespaced kinds). */
 export const AUDIENCE_HEADER = 'x-kubeloop-audience';
-const AUDIENCE_PATTERN = /^[a-z]+\/[a-z0-9][a-z0-9.-]{0,252}$/;
+/** kind/name, or kind/namespace/name for the namespaced Loop and AdmissionHook (a namespace holds no "/" or "."). */
+const AUDIENCE_PATTERN = /^[a-z]+\/(?:[a-z0-9][a-z0-9-]{0,62}\/)?[a-z0-9][a-z0-9.-]{0,252}$/;
 
 export const isAudience = (value: string): boolean => AUDIENCE_PATTERN.test(value);
 export const loopAudience = (loop: string): string => `loop/${loop}`;

@@ -44,7 +44,7 @@ export async function callFunction(
   const declared = scope.related.length > 0 ? relatedObjectsOf(at.primary, scope.related) : undefined;
   const declaredNames = new Set(loop.related.map((r) => r.name));
   let asked: readonly RequiredResource[] = scope.requirements.get(at.key) ?? [];
-  let fetched = asked.length > 0 ? await fetchRequired(deps.client, deps.discovery, at.primary, asked) : ({ ok: true, related: {}, resolved: [] } as const);
+  let fetched = asked.length > 0 ? await fetchRequired(deps.client, deps.discovery, at.primary, asked, loop.namespace) : ({ ok: true, related: {}, resolved: [] } as const);
   let request: ReconcileRequest | undefined;
   for (let calls = 1; ; calls++) {
     if (!fetched.ok) return { kind: 'requires-failed', request, reason: fetched.reason, message: fetched.message };
@@ -71,6 +71,6 @@ export async function callFunction(
       return { kind: 'requires-failed', request, reason: 'RequiresExceeded', message: `the function asked for different objects on each of ${calls} calls; at most ${REQUIRES_LIMITS.calls} calls per reconcile` };
     }
     asked = wanted;
-    fetched = await fetchRequired(deps.client, deps.discovery, at.primary, wanted);
+    fetched = await fetchRequired(deps.client, deps.discovery, at.primary, wanted, loop.namespace);
   }
 }

@@ -2,6 +2,7 @@
 // create in a namespace without any. Pod creates through a real API server with 0 (no webhook at all), 1, 10
 // and 100 namespaced hooks of one shape in 100 other namespaces, in rounds, so every count sees the same
 // machine; the gateway groups them into one webhook entry whose namespaceSelector lists their namespaces.
+// For comparison, the same 100 hooks as one entry each (ClusterAdmissionHooks selecting one namespace).
 import { execFile, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -14,6 +15,8 @@ import { figures, spawnUntilUrl, urlLine, type SpawnedServer } from './autocanno
 import { machineLoad } from './process-figures.ts';
 
 const COUNTS = [0, 1, 10, 100] as const;
+/** The series beside the counts: 100 hooks with one webhook entry each. */
+const PER_HOOK = -100;
 const MEASURED = 'bench-measured';
 const CONFIGURATION = '/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/kubeloop-admission-hooks';
 const ms = (value: number): string => `${value.toFixed(2)} ms`;
@@ -67,7 +70,33 @@ export async function namespacedHooksThroughApiServer({ root, pods, rounds }: Te
         });
       }
       for (; hooks > count; hooks--) await client.request({ method: 'DELETE', path: `/apis/kubeloop.dev/v1alpha1/namespaces/${other(hooks)}/admissionhooks/require-label` });
-      await untilInEffect(client, count);
+      await untilInEffect(client, count === 0 ? { entries: 0, admits: other(1) } : { namespaces: count, denies: other(count) });
+    };
+    const perHookEntries = async (on: boolean) => {
+      for (let i = 1; i <= 100; i++) {
+        const name = `per-hook-${String(i).padStart(3, '0')}`;
+        if (!on) {
+          await client.request({ method: 'DELETE', path: `/apis/kubeloop.dev/v1alpha1/clusteradmissionhooks/${name}` });
+          continue;
+        }
+        await client.request({
+          method: 'POST',
+          path: '/apis/kubeloop.dev/v1alpha1/clusteradmissionhooks',
+          body: {
+            apiVersion: 'kubeloop.dev/v1alpha1',
+            kind: 'ClusterAdmissionHook',
+            metadata: { name },
+            spec: {
+              type: 'validating',
+              rules: [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'] }],
+              namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': other(i) } },
+              function: { url: `${fn.url}/admit` },
+              serviceAccount: { namespace: other(i), name: 'require-label' },
+            },
+          },
+        });
+      }
+      await untilInEffect(client, on ? { entries: 100, denies: other(100) } : { entries: 0, admits: other(1) });
     };
     const create = async (name: string): Promise<number> => {
       const start = performance.now();
@@ -75,7 +104,7 @@ export async function namespacedHooksThroughApiServer({ root, pods, rounds }: Te
       return performance.now() - start;
     };
     for (let i = 0; i < 20; i++) await create(`warm-${i}`);
-    const latencies = new Map<number, number[]>(COUNTS.map((count) => [count, []]));
+    const latencies = new Map<number, number[]>([...COUNTS, PER_HOOK].map((count) => [count, []]));
     const entries = new Map<number, number>();
     for (let round = 0; round < rounds; round++) {
       // Ascending, then back to none: the baseline is measured at the start of every round.
@@ -85,17 +114,21 @@ export async function namespacedHooksThroughApiServer({ root, pods, rounds }: Te
         for (let i = 0; i < pods; i++) latencies.get(count)!.push(await create(`r${round}-n${count}-${i}`));
       }
       await setHooks(0);
+      await perHookEntries(true);
+      entries.set(PER_HOOK, (await configuration(client))?.webhooks?.length ?? 0);
+      for (let i = 0; i < pods; i++) latencies.get(PER_HOOK)!.push(await create(`r${round}-per-hook-${i}`));
+      await perHookEntries(false);
     }
     const base = figures(latencies.get(0)!, 1, 1);
     console.log(`\nNamespaced hooks of other teams (kube-apiserver ${plane.server}): ${rounds} rounds x ${pods} sequential pod creates in a namespace without hooks per count`);
     console.log(`  ${'hooks in other namespaces'.padEnd(28)} ${'entries'.padStart(7)} ${'p50'.padStart(9)} ${'p99'.padStart(9)}  ${'added p99'.padStart(9)}  p99 ratio`);
-    for (const count of COUNTS) {
+    for (const count of [...COUNTS, PER_HOOK]) {
       const f = figures(latencies.get(count)!, 1, 1);
-      const label = count === 0 ? '0 (no webhook, baseline)' : String(count);
+      const label = count === 0 ? '0 (no webhook, baseline)' : count === PER_HOOK ? '100, one entry per hook' : `${count}, shared entries`;
       const added = count === 0 ? '' : ms(f.p99 - base.p99);
       console.log(`  ${label.padEnd(28)} ${String(entries.get(count) ?? 0).padStart(7)} ${ms(f.p50).padStart(9)} ${ms(f.p99).padStart(9)}  ${added.padStart(9)}  ${(f.p99 / base.p99).toFixed(2)}`);
     }
-    console.log(`  (${machineLoad()} at the end; one webhook entry per hook would have registered 100 entries at 100 hooks)`);
+    console.log(`  (${machineLoad()} at the end)`);
   } finally {
     for (const child of children) child.kill();
     await client.close();
@@ -107,11 +140,19 @@ async function configuration(client: KubeClient): Promise<V1ValidatingWebhookCon
   return client.request<V1ValidatingWebhookConfiguration>({ path: CONFIGURATION }).catch(() => undefined);
 }
 
-/**
- * Until the gateway registered exactly `count` namespaces and the API server applies it: the newest hook's
- * namespace denies an unlabelled dry-run pod (count > 0), the first other namespace admits it (count 0).
- */
-async function untilInEffect(client: KubeClient, count: number): Promise<void> {
+interface Expected {
+  /** Webhook entries registered. */
+  entries?: number;
+  /** Namespaces listed by the shared entries. */
+  namespaces?: number;
+  /** A namespace where an unlabelled dry-run pod is denied (the API server applies the newest hook)... */
+  denies?: string;
+  /** ...or admitted (it applies none). */
+  admits?: string;
+}
+
+/** Until the gateway registered what is expected and the API server applies it. */
+async function untilInEffect(client: KubeClient, expected: Expected): Promise<void> {
   const deadline = Date.now() + 120_000;
   const probe = async (namespace: string): Promise<boolean> => {
     try {
@@ -123,9 +164,11 @@ async function untilInEffect(client: KubeClient, count: number): Promise<void> {
     }
   };
   for (;;) {
-    const registered = (await configuration(client))?.webhooks?.flatMap((webhook) => webhook.namespaceSelector?.matchExpressions?.find((e) => e.operator === 'In')?.values ?? []) ?? [];
-    if (registered.length === count && (count === 0 ? !(await probe(other(1))) : await probe(other(count)))) return;
-    if (Date.now() > deadline) throw new Error(`${count} namespaced hooks were not in effect within 120 s (registered: ${registered.length})`);
+    const webhooks = (await configuration(client))?.webhooks ?? [];
+    const namespaces = webhooks.flatMap((webhook) => webhook.namespaceSelector?.matchExpressions?.find((e) => e.operator === 'In')?.values ?? []);
+    const registered = (expected.entries === undefined || webhooks.length === expected.entries) && (expected.namespaces === undefined || namespaces.length === expected.namespaces);
+    if (registered && (expected.denies ? await probe(expected.denies) : !(await probe(expected.admits ?? other(1))))) return;
+    if (Date.now() > deadline) throw new Error(`hooks not in effect within 120 s: expected ${JSON.stringify(expected)}, registered ${webhooks.length} entries listing ${namespaces.length} namespaces`);
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
 }

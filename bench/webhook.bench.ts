@@ -26,7 +26,7 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 4);
 const PODS = Number(process.env.BENCH_PODS ?? 150);
 const SKIP_CLUSTER = process.env.BENCH_SKIP_CLUSTER === '1';
 /** Pod creates per hook count per round in part (4), and its rounds. */
-const TENANT_PODS = Number(process.env.BENCH_TENANT_PODS ?? 100);
+const TENANT_PODS = Number(process.env.BENCH_TENANT_PODS ?? 150);
 const TENANT_ROUNDS = Number(process.env.BENCH_TENANT_ROUNDS ?? 2);
 /** BENCH_PARTS=direct,hop,apiserver,tenants (default all) runs only those parts. */
 const PARTS = new Set((process.env.BENCH_PARTS ?? 'direct,hop,apiserver,tenants').split(',').map((part) => part.trim()));

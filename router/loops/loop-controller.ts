@@ -17,6 +17,7 @@ import type { LoopHealth, LoopRunner, LoopRunnerDeps } from '../intake/loop-runn
 import { SigningSecretError } from './signing-key.ts';
 import { WorkQueue } from '../base/work-queue.ts';
 import { decideLoop, planLoop, readyConditionChange, type LoopDecision, type LoopOutcome, type LoopPlan, type RunningState } from './loop-decision.ts';
+import type { TenantBudget } from '../base/tenant-budget.ts';
 import { kubeLoopLauncher, type LaunchedLoop, type LoopLauncher } from './loop-launcher.ts';
 
 export interface LoopControllerOptions {
@@ -32,6 +33,8 @@ export interface LoopControllerOptions {
   urlPolicy?: FunctionUrlPolicy;
   /** Each Loop's own API budget, for the writes and reads made as its ServiceAccount. */
   loopRateLimit?: RateLimit;
+  /** The API budget all Loops share by tenant weight (kubeLoopLauncher). */
+  budget?: TenantBudget;
   /** How often a running Loop's access is reviewed again (RBAC changes); 5 minutes by default. */
   accessReviewIntervalMs?: number;
   /** How Loops reach the cluster (reviews, runners as their ServiceAccount); kubeLoopLauncher when omitted. */

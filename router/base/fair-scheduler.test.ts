@@ -197,6 +197,10 @@ describe('FairScheduler', () => {
     expect(byTenant.a?.throttledMs).toBe(0);
     expect(byTenant.b?.throttledMs).toBe(250);
     expect(byTenant.b?.inFlight).toBe(1);
+    expect(s.flowShares()).toEqual([
+      { id: 'a/l', tenant: 'a', inFlight: 0, throttledMs: 0 },
+      { id: 'b/l', tenant: 'b', inFlight: 1, throttledMs: 250 },
+    ]);
   });
 
   it('forgets a Loop that stopped: its waiting work gets no slot, its calls in flight still free theirs', () => {

@@ -39,6 +39,18 @@ interface FlowState {
   inFlight: number;
   queued: boolean;
   registered: boolean;
+  /** Set while the flow asks for a slot and got none: the Loop's share of the Throttled condition. */
+  waitingSince: number | undefined;
+  throttledMs: number;
+}
+
+/** What one Loop got: its waiting time for a slot, for its Throttled condition. */
+export interface FlowShare {
+  id: string;
+  tenant: string;
+  inFlight: number;
+  /** Milliseconds it had a key ready but waited for a router slot, over its life (a counter). */
+  throttledMs: number;
 }
 
 interface TenantState {
@@ -99,7 +111,7 @@ export class FairScheduler {
 
   register(flow: Flow): FlowHandle {
     const tenant = this.#tenant(flow.tenant);
-    const state: FlowState = { flow, inFlight: 0, queued: false, registered: true };
+    const state: FlowState = { flow, inFlight: 0, queued: false, registered: true, waitingSince: undefined, throttledMs: 0 };
     tenant.flows.add(state);
     return {
       ready: () => {
@@ -126,6 +138,17 @@ export class FairScheduler {
         this.#dispatch();
       },
     };
+  }
+
+  flowShares(): FlowShare[] {
+    const now = this.#now();
+    const shares: FlowShare[] = [];
+    for (const tenant of this.#tenants.values()) {
+      for (const state of tenant.flows) {
+        shares.push({ id: state.flow.id, tenant: tenant.name, inFlight: state.inFlight, throttledMs: state.throttledMs + (state.waitingSince === undefined ? 0 : now - state.waitingSince) });
+      }
+    }
+    return shares;
   }
 
   shares(): TenantShare[] {
@@ -159,9 +182,17 @@ export class FairScheduler {
     if (tenant.inFlight === 0) this.#idle -= 1;
   }
 
+  /** The flow stops waiting (granted, or nothing left to ask for): its waiting time is counted. */
+  #served(state: FlowState): void {
+    state.queued = false;
+    if (state.waitingSince === undefined) return;
+    state.throttledMs += this.#now() - state.waitingSince;
+    state.waitingSince = undefined;
+  }
+
   #dequeue(tenant: TenantState, state: FlowState): void {
     if (!state.queued) return;
-    state.queued = false;
+    this.#served(state);
     const at = tenant.ring.indexOf(state);
     if (at >= 0) tenant.ring.splice(at, 1);
     if (tenant.ring.length === 0) this.#stopAsking(tenant);
@@ -184,7 +215,7 @@ export class FairScheduler {
         const tenant = this.#pick();
         if (!tenant) break;
         const state = tenant.ring.shift()!;
-        state.queued = false;
+        this.#served(state);
         if (!state.flow.start()) {
           if (tenant.ring.length === 0) this.#stopAsking(tenant);
           continue;
@@ -200,7 +231,10 @@ export class FairScheduler {
         }
       }
       const now = this.#now();
-      for (const tenant of this.#asking) tenant.waitingSince ??= now;
+      for (const tenant of this.#asking) {
+        tenant.waitingSince ??= now;
+        for (const state of tenant.ring) state.waitingSince ??= now;
+      }
     } finally {
       this.#dispatching = false;
     }

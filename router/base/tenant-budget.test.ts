@@ -73,6 +73,7 @@ describe('TenantBudget', () => {
     await third;
     expect(waits).toEqual([['a', 'a/l', 0.1]]);
     expect(budget.shares()[0]?.throttledMs).toBe(100);
+    expect(loop.throttledMs()).toBe(100);
   });
 
   it('forgets a tenant once its last Loop closed its limiter', () => {

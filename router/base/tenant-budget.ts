@@ -38,6 +38,8 @@ export interface TenantBudgetShare {
 
 /** One Loop's view of the budget: a limiter for its client, closed when the Loop stops. */
 export interface LoopBudget extends RequestLimiter {
+  /** Milliseconds the Loop had a request waiting (its own cap or its tenant's share), over its life (a counter). */
+  throttledMs(): number;
   close(): void;
 }
 
@@ -72,11 +74,23 @@ export class TenantBudget {
     queue.users += 1;
     const own = perLoop && perLoop.qps > 0 ? new TokenBucket(perLoop, this.#now) : undefined;
     let closed = false;
+    // Wall time with at least one request waiting: what the Loop's Throttled condition measures.
+    let pending = 0;
+    let since = 0;
+    let throttled = 0;
     return {
       take: async () => {
-        await own?.take();
-        await this.#take(queue, loop);
+        if (pending === 0) since = this.#now();
+        pending += 1;
+        try {
+          await own?.take();
+          await this.#take(queue, loop);
+        } finally {
+          pending -= 1;
+          if (pending === 0) throttled += this.#now() - since;
+        }
       },
+      throttledMs: () => throttled + (pending > 0 ? this.#now() - since : 0),
       close: () => {
         if (closed) return;
         closed = true;

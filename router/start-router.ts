@@ -23,6 +23,7 @@ import { createRouterMetrics, restClientObserver, type RouterMetrics } from './b
 import { DEFAULT_FUNCTION_URL_POLICY, type FunctionUrlPolicy } from '../lib/config/function-url-policy.ts';
 import { ShardMember, type ShardStatus } from './sharding/shard-member.ts';
 import { createShardMetrics } from './sharding/shard-metrics.ts';
+import { ThrottleMonitor } from './loops/throttle-monitor.ts';
 import { createFairness, type Fairness, type FairnessOptions } from './base/fairness.ts';
 import { DEFAULT_HISTORY_LIMITS, FlightRecorder, type FlightRecorderLimits } from './reconcile/flight-recorder.ts';
 
@@ -211,6 +212,7 @@ function createLoopController(deps: RouterDeps, registry: InformerRegistry): Loo
 class LeaderTerm {
   controller: LoopController | undefined;
   started = false;
+  private throttle: ThrottleMonitor | undefined;
   private registry: InformerRegistry | undefined;
 
   constructor(private readonly deps: RouterDeps) {}
@@ -227,8 +229,20 @@ class LeaderTerm {
       watchdogGraceMs: options.watchdogGraceMs,
       ...(options.maxObjectValues !== undefined ? { maxObjectValues: options.maxObjectValues } : {}),
     });
-    this.controller = createLoopController(this.deps, this.registry);
-    await this.controller.start();
+    const controller = (this.controller = createLoopController(this.deps, this.registry));
+    await controller.start();
+    const { scheduler, budget, weights, throttleWindowMs } = this.deps.fairness;
+    if (scheduler || budget) {
+      this.throttle = new ThrottleMonitor({
+        ...(scheduler ? { scheduler } : {}),
+        ...(budget ? { apiQps: budget.qps } : {}),
+        weightOf: (tenant) => weights.weightOf(tenant),
+        loops: () => controller.throttleSources(),
+        report: (name, condition) => controller.setThrottled(name, condition),
+        ...(throttleWindowMs ? { windowMs: throttleWindowMs } : {}),
+      });
+      this.throttle.start();
+    }
     this.started = true;
   }
 
@@ -238,6 +252,7 @@ class LeaderTerm {
     this.controller = undefined;
     this.registry = undefined;
     this.started = false;
+    this.throttle?.stop();
     await c?.stop();
     await r?.stopAll();
   }

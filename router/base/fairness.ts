@@ -21,12 +21,15 @@ export interface FairnessOptions {
   weights?: Map<string, number>;
   /** Tenants with their own metrics label; the rest are `other`. 50 by default. */
   maxLabelledTenants?: number;
+  /** The Throttled condition's window (sampled six times per window); 60 s by default, shorter in tests. */
+  throttleWindowMs?: number;
 }
 
 export interface Fairness {
   scheduler?: FairScheduler;
   budget?: TenantBudget;
   weights: TenantWeights;
+  throttleWindowMs?: number;
 }
 
 export function createFairness(options: FairnessOptions | false | undefined, registry: Registry): Fairness {
@@ -40,5 +43,5 @@ export function createFairness(options: FairnessOptions | false | undefined, reg
   const limit = options?.apiRateLimit ?? DEFAULT_FAIR_API_LIMIT;
   const budget = limit.qps > 0 ? new TenantBudget({ limit, weightOf, onWait: (_tenant, loop, seconds) => apiWait.observe({ loop }, seconds) }) : undefined;
   sources.budget = budget;
-  return { ...(scheduler ? { scheduler } : {}), ...(budget ? { budget } : {}), weights };
+  return { ...(scheduler ? { scheduler } : {}), ...(budget ? { budget } : {}), weights, ...(options?.throttleWindowMs ? { throttleWindowMs: options.throttleWindowMs } : {}) };
 }

@@ -64,6 +64,10 @@ export class TenantBudget {
     this.#last = this.#now();
   }
 
+  get qps(): number {
+    return this.#limit.qps;
+  }
+
   get unlimited(): boolean {
     return !(this.#limit.qps > 0) || this.#limit.qps === Infinity;
   }

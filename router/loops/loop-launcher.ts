@@ -28,6 +28,8 @@ export interface LaunchedLoop {
   followSigningKey(): void;
   /** Stops the runner and whatever follows its Secret. */
   stop(): Promise<void>;
+  /** Milliseconds its API requests waited for the shared budget (or its own cap), over its life. */
+  apiThrottledMs?(): number;
 }
 
 export interface LoopLauncher {
@@ -73,6 +75,7 @@ export function kubeLoopLauncher(o: KubeLoopLauncherOptions): LoopLauncher {
       let signingWatch: NamedObjectWatch<V1Secret> | undefined;
       return {
         runner,
+        apiThrottledMs: () => shared?.throttledMs() ?? 0,
         followSigningKey() {
           if (config.signingSecretRef && config.signingKey) signingWatch = followSigningKey(o.logger, config, loopClient, hooks);
         },

@@ -10,7 +10,7 @@ import type { ReconcileRequest } from '../../lib/contract/types.ts';
 import type { Router } from '../../router/start-router.ts';
 import { eventually } from '../cluster/eventually.ts';
 import { LOOP_SERVICE_ACCOUNT } from '../cluster/loop-service-account.ts';
-import { routerHarness, type RouterHarness } from './router-harness.ts';
+import { installCrds, routerHarness, type RouterHarness } from './router-harness.ts';
 
 const NOISY_OBJECTS = 200;
 const QUIET_OBJECTS = 5;
@@ -94,6 +94,7 @@ async function metric(router: Router, name: string, labels: string): Promise<num
 
 beforeAll(async () => {
   [quiet, noisy] = await Promise.all([routerHarness('tenant-fairness-quiet'), routerHarness('tenant-fairness-noisy')]);
+  await installCrds(quiet.client, ['clusterloops.kubeloop.dev.yaml']);
 });
 afterAll(async () => {
   releaseAll = true;
@@ -130,5 +131,35 @@ describe('fairness across tenants', () => {
     releaseAll = true;
     for (const res of held.splice(0)) (res as ServerResponse & { answer?: () => void }).answer?.();
     await eventually('every noisy object converged', async () => (await converged(noisy)) === NOISY_OBJECTS, 120_000);
+    await router.stop();
+  });
+
+  it('shows a Loop held back by its share as Throttled (CallShare, with the cap), beside Ready, and clears it once it drains', async () => {
+    const url = await labellingFunction(true);
+    releaseAll = false;
+    const namespace = noisy.suite.namespace;
+    const list = await noisy.client.request<{ items: Array<{ metadata: { name: string } }> }>({ path: `/api/v1/namespaces/${namespace}/configmaps`, query: { labelSelector: 'app=fairness' } });
+    await Promise.all(list.items.map((cm) => noisy.client.request({ method: 'PATCH', path: `/api/v1/namespaces/${namespace}/configmaps/${cm.metadata.name}`, contentType: 'application/merge-patch+json', body: { metadata: { labels: { converged: null } } } })));
+    // A ClusterLoop object (the `cluster` tenant), so the router writes its status; 2 slots, no reserve left.
+    await noisy.createLoop('throttled', {
+      for: { apiVersion: 'v1', kind: 'ConfigMap' },
+      selector: { matchLabels: { app: 'fairness' } },
+      serviceAccount: noisy.loopServiceAccount,
+      namespaces: [namespace],
+      function: { url, maxConcurrency: 8 },
+    });
+    await noisy.router(undefined, { loopSelector: noisy.loopSelector, fairness: { maxCallsInFlight: 2, throttleWindowMs: 3000 } });
+    const conditions = async () => (await noisy.loopStatus('throttled')).loop.status?.conditions ?? [];
+    const throttled = await eventually('Throttled=True', async () => (await conditions()).find((c) => c.type === 'Throttled' && c.status === 'True'), 60_000);
+    expect(throttled.reason).toBe('CallShare');
+    expect(throttled.message).toMatch(/waited \d+% of the last \d+s for a call slot: tenant cluster's share \(weight 1\) of 2 calls in flight/);
+    expect((await conditions()).find((c) => c.type === 'Ready')?.status).toBe('True');
+
+    releaseAll = true;
+    for (const res of held.splice(0)) (res as ServerResponse & { answer?: () => void }).answer?.();
+    await eventually('every object converged again', async () => (await converged(noisy)) === NOISY_OBJECTS, 120_000);
+    const cleared = await eventually('Throttled=False', async () => (await conditions()).find((c) => c.type === 'Throttled' && c.status === 'False'), 60_000);
+    expect(cleared.reason).toBe('NotThrottled');
+    expect((await conditions()).find((c) => c.type === 'Ready')?.status).toBe('True');
   });
 });

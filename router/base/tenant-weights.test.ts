@@ -1,12 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { CLUSTER_TENANT, loopIdentity, parseTenantWeights, TenantWeights, tenantOf } from './tenant-weights.ts';
+import { CLUSTER_TENANT, parseTenantWeights, TenantWeights, tenantOf } from './tenant-weights.ts';
 
 describe('tenant weights', () => {
   it('charges a namespaced Loop to its namespace and every ClusterLoop to the cluster tenant', () => {
     expect(tenantOf({ namespace: 'team-a' })).toBe('team-a');
     expect(tenantOf({ namespace: undefined })).toBe(CLUSTER_TENANT);
-    expect(loopIdentity({ namespace: 'team-a', name: 'web' })).toBe('team-a/web');
-    expect(loopIdentity({ namespace: undefined, name: 'web' })).toBe('web');
   });
 
   it('parses a weight map and refuses an entry that is not <namespace>=<positive number>', () => {

@@ -15,11 +15,6 @@ export function tenantOf(loop: Pick<LoopConfig, 'namespace'>): string {
   return loop.namespace ?? CLUSTER_TENANT;
 }
 
-/** A loop's identity inside kubeloop: `<namespace>/<name>` for a namespaced Loop, `<name>` for a ClusterLoop. */
-export function loopIdentity(loop: Pick<LoopConfig, 'namespace' | 'name'>): string {
-  return loop.namespace ? `${loop.namespace}/${loop.name}` : loop.name;
-}
-
 /** A weight from a label or a flag; undefined when it is not a positive number (the caller falls back and says so). */
 export function parseTenantWeight(value: string | undefined): number | undefined {
   if (value === undefined || value.trim() === '') return undefined;

@@ -7,7 +7,7 @@ import { serviceAccountUser, type KubeClient } from '../../lib/kube/kube-client.
 import type { NamedObjectWatch } from '../../lib/kube/named-object-watch.ts';
 import type { RateLimit } from '../../lib/kube/rate-limiter.ts';
 import type { TenantBudget } from '../base/tenant-budget.ts';
-import { loopIdentity, tenantOf } from '../base/tenant-weights.ts';
+import { tenantOf } from '../base/tenant-weights.ts';
 import type { LoopConfig } from '../base/loop-spec.ts';
 import { LoopRunner, type LoopHealth, type LoopRunnerDeps } from '../intake/loop-runner.ts';
 import { reviewAccess, type AccessVerdict } from '../../lib/kube/access-review.ts';
@@ -60,7 +60,7 @@ export function kubeLoopLauncher(o: KubeLoopLauncherOptions): LoopLauncher {
     },
     async launch(config, hooks) {
       const own = o.loopRateLimit ?? { qps: 50, burst: 100 };
-      const shared = o.budget && !o.budget.unlimited ? o.budget.forLoop(tenantOf(config), loopIdentity(config), own) : undefined;
+      const shared = o.budget && !o.budget.unlimited ? o.budget.forLoop(tenantOf(config), config.id, own) : undefined;
       const loopClient = o.client.impersonating({ user: serviceAccountUser(config.serviceAccount.namespace, config.serviceAccount.name) }, shared ?? own);
       // Read as the Loop's ServiceAccount: a Loop can only use a key it may read itself.
       if (config.signingSecretRef) {
@@ -91,7 +91,7 @@ export function kubeLoopLauncher(o: KubeLoopLauncherOptions): LoopLauncher {
 
 /** Rotation without a restart: the runner reads config.signingKey on every call. */
 function followSigningKey(logger: Logger, config: LoopConfig, loopClient: KubeClient, hooks: LaunchHooks): NamedObjectWatch<V1Secret> {
-  const fields = { loop: config.name, secret: `${config.signingSecretRef!.namespace}/${config.signingSecretRef!.name}` };
+  const fields = { loop: config.id, secret: `${config.signingSecretRef!.namespace}/${config.signingSecretRef!.name}` };
   return watchSigningKeys(loopClient, config.signingSecretRef!, config.signingKey!, {
     rotated: (keys) => {
       config.signingKey = keys;

@@ -4,7 +4,7 @@ import type { LoopCondition } from '../../api/loop.ts';
 import type { LoopConfig } from '../base/loop-spec.ts';
 import type { FairScheduler } from '../base/fair-scheduler.ts';
 import { THROTTLE_WINDOW_MS, throttleMessage, ThrottleTracker } from '../base/throttle-condition.ts';
-import { loopIdentity, tenantOf } from '../base/tenant-weights.ts';
+import { tenantOf } from '../base/tenant-weights.ts';
 
 export interface ThrottleMonitorOptions {
   scheduler?: FairScheduler;
@@ -41,7 +41,7 @@ export class ThrottleMonitor {
     const calls = new Map((this.#o.scheduler?.flowShares() ?? []).map((share) => [share.id, share.throttledMs]));
     const seen = new Set<string>();
     for (const { name, config, apiThrottledMs } of this.#o.loops()) {
-      const id = loopIdentity(config);
+      const id = config.id;
       seen.add(id);
       let tracker = this.#trackers.get(id);
       if (!tracker) this.#trackers.set(id, (tracker = new ThrottleTracker(this.#o.windowMs)));

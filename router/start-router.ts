@@ -23,6 +23,8 @@ import { createRouterMetrics, restClientObserver, type RouterMetrics } from './b
 import { DEFAULT_FUNCTION_URL_POLICY, type FunctionUrlPolicy } from '../lib/config/function-url-policy.ts';
 import { ShardMember, type ShardStatus } from './sharding/shard-member.ts';
 import { createShardMetrics } from './sharding/shard-metrics.ts';
+import { ThrottleMonitor } from './loops/throttle-monitor.ts';
+import { createFairness, type Fairness, type FairnessOptions } from './base/fairness.ts';
 import { DEFAULT_HISTORY_LIMITS, FlightRecorder, type FlightRecorderLimits } from './reconcile/flight-recorder.ts';
 
 export interface LeaderElectionConfig {
@@ -55,8 +57,16 @@ export interface RouterOptions {
   invoke?: FunctionInvoker;
   /** The router's own API limit (informers, discovery, Loop status, events); QPS 50 / burst 100 by default. */
   rateLimit?: RateLimit;
-  /** Each Loop's own budget for what it does as its ServiceAccount; `rateLimit` (or 50/100) by default. */
+  /**
+   * Each Loop's own cap on what it does as its ServiceAccount, taken before its tenant's share of the shared
+   * budget; none by default (qps 0). With `fairness: false`, each Loop's only budget: `rateLimit` (or 50/100).
+   */
   loopRateLimit?: RateLimit;
+  /**
+   * Fair shares across tenants of the calls in flight and of the API budget (docs/router.md); on with
+   * 256 calls and 500 QPS / burst 1000 when omitted; `false`: every Loop on its own (the behaviour before).
+   */
+  fairness?: FairnessOptions | false;
   /** Where functions may live; strict (cluster Services only) by default. Tests and `kubeloop dev` allow loopback. */
   urlPolicy?: FunctionUrlPolicy;
   /** Outside the cluster (dev, tests): connect to this IP for cluster Service function URLs (--connect-services-to). */
@@ -132,6 +142,7 @@ interface RouterDeps {
   history: FlightRecorder;
   /** With sharding: this replica's membership, which gates every key. */
   shard?: ShardMember;
+  fairness: Fairness;
 }
 
 async function connectRouter(options: RouterOptions): Promise<RouterDeps> {
@@ -163,7 +174,8 @@ async function connectRouter(options: RouterOptions): Promise<RouterDeps> {
   const events = new EventRecorder({ client, controller: 'kubeloop.dev/router', instance: identity, logger });
   const recorder = options.recordDir ? new FixtureRecorder(options.recordDir) : undefined;
   const history = new FlightRecorder(options.history ?? DEFAULT_HISTORY_LIMITS);
-  return { options, identity, logger, metrics, rateLimit, client, discovery, invoke, httpInvoker, apiServer, events, recorder, history };
+  const fairness = createFairness(options.fairness, metrics.registry);
+  return { options, identity, logger, metrics, rateLimit, client, discovery, invoke, httpInvoker, apiServer, events, recorder, history, fairness };
 }
 
 function createLoopController(deps: RouterDeps, registry: InformerRegistry): LoopController {
@@ -174,7 +186,8 @@ function createLoopController(deps: RouterDeps, registry: InformerRegistry): Loo
     logger,
     inline: options.loops,
     loopSelector: options.loopSelector,
-    loopRateLimit: options.loopRateLimit ?? deps.rateLimit,
+    loopRateLimit: options.loopRateLimit ?? (deps.fairness.budget ? { qps: 0, burst: 1 } : deps.rateLimit),
+    ...(deps.fairness.budget ? { budget: deps.fairness.budget } : {}),
     ...(options.urlPolicy ? { urlPolicy: options.urlPolicy } : {}),
     ...(options.accessReviewIntervalMs ? { accessReviewIntervalMs: options.accessReviewIntervalMs } : {}),
     runnerDeps: {
@@ -188,6 +201,7 @@ function createLoopController(deps: RouterDeps, registry: InformerRegistry): Loo
       recorder,
       history: deps.history,
       expectationsTimeoutMs: options.expectationsTimeoutMs,
+      ...(deps.fairness.scheduler ? { scheduler: deps.fairness.scheduler } : {}),
       ...(deps.shard ? { shard: deps.shard } : {}),
       ...(options.minRequeueMs !== undefined ? { minRequeueMs: options.minRequeueMs } : {}),
     },
@@ -198,6 +212,7 @@ function createLoopController(deps: RouterDeps, registry: InformerRegistry): Loo
 class LeaderTerm {
   controller: LoopController | undefined;
   started = false;
+  private throttle: ThrottleMonitor | undefined;
   private registry: InformerRegistry | undefined;
 
   constructor(private readonly deps: RouterDeps) {}
@@ -214,8 +229,20 @@ class LeaderTerm {
       watchdogGraceMs: options.watchdogGraceMs,
       ...(options.maxObjectValues !== undefined ? { maxObjectValues: options.maxObjectValues } : {}),
     });
-    this.controller = createLoopController(this.deps, this.registry);
-    await this.controller.start();
+    const controller = (this.controller = createLoopController(this.deps, this.registry));
+    await controller.start();
+    const { scheduler, budget, weights, throttleWindowMs } = this.deps.fairness;
+    if (scheduler || budget) {
+      this.throttle = new ThrottleMonitor({
+        ...(scheduler ? { scheduler } : {}),
+        ...(budget ? { apiQps: budget.qps } : {}),
+        weightOf: (tenant) => weights.weightOf(tenant),
+        loops: () => controller.throttleSources(),
+        report: (name, condition) => controller.setThrottled(name, condition),
+        ...(throttleWindowMs ? { windowMs: throttleWindowMs } : {}),
+      });
+      this.throttle.start();
+    }
     this.started = true;
   }
 
@@ -225,6 +252,7 @@ class LeaderTerm {
     this.controller = undefined;
     this.registry = undefined;
     this.started = false;
+    this.throttle?.stop();
     await c?.stop();
     await r?.stopAll();
   }

@@ -87,7 +87,14 @@ async function startRouterWhenReachable(kubeConfig: ClusterCredentials, config: 
     recordDir: config.recordDir,
     identity: config.identity,
     rateLimit: { qps: config.qps, burst: config.burst },
-    loopRateLimit: { qps: config.loopQps, burst: config.loopBurst },
+    // 0: no cap of its own (its tenant's share governs; without the shared budget, the router's 50/100 per Loop).
+    ...(config.loopQps > 0 ? { loopRateLimit: { qps: config.loopQps, burst: config.loopBurst } } : {}),
+    fairness: {
+      maxCallsInFlight: config.maxCallsInFlight,
+      apiRateLimit: { qps: config.fairApiQps, burst: config.fairApiBurst },
+      weights: config.tenantWeights,
+      maxLabelledTenants: config.tenantMetricsLabels,
+    },
     urlPolicy: config.urlPolicy,
     ...(config.connectServicesTo ? { connectServicesTo: config.connectServicesTo } : {}),
     deniedEndpoints: operatorDenied(config.deniedNetworks, config.deniedLoopbackPorts),

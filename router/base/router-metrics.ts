@@ -108,11 +108,14 @@ export function createRouterMetrics(registry: Registry = createMetricsRegistry({
     },
     /** Records one Loop's Ready condition (status True or False). */
     setLoopReady(loop: string, ready: boolean): void {
-      this.loopCondition.set({ loop, type: 'Ready', status: 'True' }, ready ? 1 : 0);
-      this.loopCondition.set({ loop, type: 'Ready', status: 'False' }, ready ? 0 : 1);
+      this.setLoopCondition(loop, 'Ready', ready);
+    },
+    setLoopCondition(loop: string, type: 'Ready' | 'Throttled', status: boolean): void {
+      this.loopCondition.set({ loop, type, status: 'True' }, status ? 1 : 0);
+      this.loopCondition.set({ loop, type, status: 'False' }, status ? 0 : 1);
     },
     forgetLoop(loop: string): void {
-      for (const status of ['True', 'False']) this.loopCondition.remove({ loop, type: 'Ready', status });
+      for (const type of ['Ready', 'Throttled']) for (const status of ['True', 'False']) this.loopCondition.remove({ loop, type, status });
     },
   };
 }

@@ -13,6 +13,8 @@ import { OwnWrites } from '../reconcile/own-writes.ts';
 import { selectsNamespace, selectsPrimary, updateTriggers } from '../base/predicates.ts';
 import { reconcileKey, type ReconcileDeps, type ReconcileScope } from '../reconcile/reconcile-key.ts';
 import { WorkQueue, type QueueItem } from '../base/work-queue.ts';
+import type { FairScheduler } from '../base/fair-scheduler.ts';
+import { tenantOf } from '../base/tenant-weights.ts';
 import { watchEvent, WatchEventLog, type WatchEvent } from '../base/watch-events.ts';
 import { describeRef, type RefResolution } from '../base/function-ref.ts';
 import { loopMetrics, type LoopMetrics, type ReconcileResult } from '../base/router-metrics.ts';
@@ -29,6 +31,8 @@ export interface LoopRunnerDeps extends ReconcileDeps {
   expectationsTimeoutMs?: number;
   /** With --sharding: this member starts only the keys the shard assigns it (docs/sharding.md). */
   shard?: ShardGate;
+  /** The router-wide cap on calls in flight, shared fairly across tenants (--max-calls-in-flight). */
+  scheduler?: FairScheduler;
 }
 
 /** A runner's caches and queue at a glance (benchmarks, status). */
@@ -82,6 +86,7 @@ export class LoopRunner {
       concurrency: loop.maxConcurrency,
       merge: mergeTriggers,
       process: (item) => this.#process(item),
+      ...(deps.scheduler ? { fairShare: { scheduler: deps.scheduler, tenant: tenantOf(loop), id: loop.id } } : {}),
       onError: (key, error) => deps.logger.error({ loop: loop.id, key, err: error instanceof Error ? error.stack : String(error) }, 'reconcile crashed'),
     });
   }

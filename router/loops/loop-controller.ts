@@ -13,7 +13,7 @@ import { isApiError, type KubeClient } from '../../lib/kube/kube-client.ts';
 import type { KubeObject } from '../../lib/contract/types.ts';
 import type { InformerLease, InformerSource } from '../intake/informer-registry.ts';
 import type { RateLimit } from '../../lib/kube/rate-limiter.ts';
-import { CLUSTER_LOOP_KIND, CLUSTER_LOOP_PLURAL, LOOP_API_VERSION, LOOP_KIND, LOOP_PLURAL, loopIdentity, type Loop } from '../../api/loop.ts';
+import { CLUSTER_LOOP_KIND, CLUSTER_LOOP_PLURAL, LOOP_API_VERSION, LOOP_KIND, LOOP_PLURAL, loopIdentity, type Loop, type LoopCondition } from '../../api/loop.ts';
 import { LoopSpecError, type LoopConfig } from '../base/loop-spec.ts';
 import { clusterScopedKindProblem, namedKinds } from '../base/loop-confinement.ts';
 import { DEFAULT_FUNCTION_URL_POLICY, type FunctionUrlPolicy } from '../../lib/config/function-url-policy.ts';
@@ -21,6 +21,7 @@ import type { LoopHealth, LoopRunner, LoopRunnerDeps } from '../intake/loop-runn
 import { SigningSecretError } from './signing-key.ts';
 import { WorkQueue } from '../base/work-queue.ts';
 import { decideLoop, planLoop, readyConditionChange, type LoopDecision, type LoopOutcome, type LoopPlan, type RunningState } from './loop-decision.ts';
+import type { TenantBudget } from '../base/tenant-budget.ts';
 import { kubeLoopLauncher, type LaunchedLoop, type LoopLauncher } from './loop-launcher.ts';
 
 export interface LoopControllerOptions {
@@ -36,6 +37,8 @@ export interface LoopControllerOptions {
   urlPolicy?: FunctionUrlPolicy;
   /** Each Loop's own API budget, for the writes and reads made as its ServiceAccount. */
   loopRateLimit?: RateLimit;
+  /** The API budget all Loops share by tenant weight (kubeLoopLauncher). */
+  budget?: TenantBudget;
   /** How often a running Loop's access is reviewed again (RBAC changes); 5 minutes by default. */
   accessReviewIntervalMs?: number;
   /** How Loops reach the cluster (reviews, runners as their ServiceAccount); kubeLoopLauncher when omitted. */
@@ -54,6 +57,9 @@ export class LoopController {
   readonly #health = new Map<string, LoopHealth & { generation: number }>();
   /** The health each Loop's Ready condition was last written for (only transitions are written). */
   readonly #written = new Map<string, LoopHealth & { generation: number }>();
+  /** The Ready and Throttled conditions last decided per Loop: every status write carries both. */
+  readonly #ready = new Map<string, LoopCondition>();
+  readonly #throttled = new Map<string, LoopCondition>();
   /** Each Loop's status writes, chained: the condition written last is the one decided last. */
   readonly #statusWrites = new Map<string, Promise<void>>();
   readonly #sync: WorkQueue<null>;
@@ -86,6 +92,11 @@ export class LoopController {
   runners(): LoopRunner[] {
     return [...this.#running.values()].map((r) => r.launched.runner);
   }
+  /** Each running Loop with its API waiting time, for the Throttled condition (throttle-monitor.ts). */
+  throttleSources(): Array<{ name: string; config: LoopRunner['loop']; apiThrottledMs: number }> {
+    return [...this.#running].map(([name, r]) => ({ name, config: r.launched.runner.loop, apiThrottledMs: r.launched.apiThrottledMs?.() ?? 0 }));
+  }
+
   health(name: string): LoopHealth | undefined {
     return this.#health.get(name);
   }
@@ -253,6 +264,8 @@ export class LoopController {
     if (decision.forgetHealth) {
       this.#health.delete(name);
       this.#written.delete(name);
+      this.#ready.delete(name);
+      this.#throttled.delete(name);
       this.#o.runnerDeps.metrics.forgetLoop(name);
     }
     if (decision.health) this.#setHealth(name, generation, decision.health);
@@ -270,19 +283,38 @@ export class LoopController {
     this.#o.runnerDeps.metrics.setLoopReady(name, health.ready);
     if (!condition || this.#o.inline || this.#stopped) return;
     this.#written.set(name, remembered);
-    // Writes go one after another: two in flight at once could land in either order and leave an older
-    // condition on the Loop, which only a transition would rewrite (a Loop stuck at Ready=True while every
-    // call was refused). A write that fails is forgotten, so the next report of the same health writes again.
+    this.#ready.set(name, condition);
+    this.#writeConditions(name, generation, () => {
+      if (this.#written.get(name) === remembered) this.#written.delete(name);
+    });
+  }
+
+  /** The Throttled condition (throttle-monitor.ts): written beside Ready, which a merge patch would otherwise drop. */
+  setThrottled(name: string, condition: LoopCondition): void {
+    this.#throttled.set(name, condition);
+    this.#o.runnerDeps.metrics.setLoopCondition(name, 'Throttled', condition.status === 'True');
+    const ready = this.#ready.get(name);
+    if (!ready || this.#o.inline || this.#stopped) return;
+    this.#writeConditions(name, ready.observedGeneration ?? 0, () => {});
+  }
+
+  /**
+   * Writes go one after another: two in flight at once could land in either order and leave an older
+   * condition on the Loop, which only a transition would rewrite (a Loop stuck at Ready=True while every
+   * call was refused). A write that fails calls `failed`, so the next report of the same health writes again.
+   */
+  #writeConditions(name: string, generation: number, failed: () => void): void {
     const write = async (): Promise<void> => {
+      const conditions = [this.#ready.get(name), this.#throttled.get(name)].filter((c): c is LoopCondition => c !== undefined);
       try {
         await this.#o.client.request({
           method: 'PATCH',
           path: loopStatusPath(name),
           contentType: 'application/merge-patch+json',
-          body: { status: { observedGeneration: generation, conditions: [condition] } },
+          body: { status: { observedGeneration: generation, conditions } },
         });
       } catch (error) {
-        if (this.#written.get(name) === remembered) this.#written.delete(name);
+        failed();
         if (!isApiError(error, 404)) this.#o.logger.warn({ loop: name, err: (error as Error).message }, 'could not write Loop status');
       }
     };

@@ -48,7 +48,7 @@ beforeAll(async () => {
   const log = console.log;
   console.log = () => {};
   try {
-    if ((await init([project, '--crd', 'example.com/v1alpha1/Widget'])) !== 0) throw new Error('kubeloop init failed');
+    if ((await init([project, '--crd', 'example.com/v1alpha1/Widget', '--cluster'])) !== 0) throw new Error('kubeloop init failed');
   } finally {
     console.log = log;
   }

@@ -34,9 +34,20 @@ describe('kubeloop init', () => {
     // A namespace admin's project: nothing cluster-scoped, nothing in kubeloop-system, no chart values.
     expect(existsSync(join(dir, 'values.yaml'))).toBe(false);
     const docs = [...parseAllDocuments(readFileSync(join(dir, 'loop.yaml'), 'utf8')), ...parseAllDocuments(readFileSync(join(dir, 'function.yaml'), 'utf8'))].map((d) => d.toJS()) as Array<{ kind: string; metadata: Record<string, unknown> }>;
-    expect(docs.map((d) => d.kind)).toEqual(['Loop', 'ServiceAccount', 'Role', 'RoleBinding', 'Deployment', 'Service']);
+    expect(docs.map((d) => d.kind)).toEqual(['Loop', 'ServiceAccount', 'Role', 'RoleBinding', 'Role', 'RoleBinding', 'Deployment', 'Service']);
     expect(docs.filter((d) => 'namespace' in d.metadata)).toEqual([]);
-    expect(JSON.stringify(docs)).not.toContain('kubeloop-system');
+    // The one namespace named: the chart's router, granted what it needs for this Loop here and nowhere else.
+    const routerGrant = docs[5] as unknown as { subjects: unknown[]; roleRef: { name: string } };
+    expect(routerGrant.subjects).toEqual([{ kind: 'ServiceAccount', namespace: 'kubeloop-system', name: 'kubeloop-router' }]);
+    expect(docs[4]).toMatchObject({
+      metadata: { name: routerGrant.roleRef.name },
+      rules: [
+        { apiGroups: [''], resources: ['serviceaccounts'], resourceNames: ['widget-labeller-loop'], verbs: ['impersonate'] },
+        { apiGroups: ['apps'], resources: ['deployments'], verbs: ['get', 'list', 'watch'] },
+        { apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list', 'watch'] },
+      ],
+    });
+    expect(JSON.stringify(docs.filter((d) => d !== docs[5]))).not.toContain('kubeloop-system');
     const [loop, account, role, binding] = docs as unknown as [
       { metadata: { name: string }; spec: Record<string, unknown> },
       { kind: string; metadata: { name: string } },
@@ -51,9 +62,10 @@ describe('kubeloop init', () => {
       // The function's Service in the Loop's own namespace (function.yaml), found by the router.
       function: { ref: { name: 'widget-labeller', port: 8080, path: '/reconcile' } },
     });
-    // The Loop's ServiceAccount ships with the rights on exactly its kinds, in its own namespace.
+    // The Loop's ServiceAccount ships with the rights on exactly its kinds, in its own namespace: only what a
+    // namespace admin holds and so may grant (no status or finalizers of another kind).
     expect(account).toMatchObject({ kind: 'ServiceAccount', metadata: { name: 'widget-labeller-loop' } });
-    expect(role.rules.map((r) => `${r.apiGroups.join()}/${r.resources.join()}`)).toEqual(['apps/deployments', 'apps/deployments/status,deployments/finalizers', '/configmaps', ',events.k8s.io/events']);
+    expect(role.rules.map((r) => `${r.apiGroups.join()}/${r.resources.join()}`)).toEqual(['apps/deployments', '/configmaps', ',events.k8s.io/events']);
     expect(binding).toMatchObject({ roleRef: { kind: 'Role', name: 'widget-labeller-loop' }, subjects: [{ kind: 'ServiceAccount', name: 'widget-labeller-loop' }] });
     const readme = readFileSync(join(dir, 'README.md'), 'utf8');
     expect(readme).toContain('kubectl apply -n <your-namespace> -f function.yaml\nkubectl apply -n <your-namespace> -f loop.yaml');
@@ -74,6 +86,7 @@ describe('kubeloop init', () => {
     expect(loop).toMatchObject({ kind: 'ClusterLoop', spec: { serviceAccount: { namespace: 'kubeloop-system', name: 'cluster-labeller-loop' }, function: { url: 'http://cluster-labeller.kubeloop-system.svc:8080/reconcile' } } });
     expect(account).toMatchObject({ kind: 'ServiceAccount', metadata: { name: 'cluster-labeller-loop', namespace: 'kubeloop-system' } });
     expect(role).toMatchObject({ kind: 'ClusterRole' });
+    expect((role as unknown as { rules: Array<{ resources: string[] }> }).rules.map((r) => r.resources.join())).toEqual(['deployments', 'deployments/status,deployments/finalizers', 'configmaps', 'events']);
     expect(binding).toMatchObject({ kind: 'ClusterRoleBinding', subjects: [{ kind: 'ServiceAccount', namespace: 'kubeloop-system', name: 'cluster-labeller-loop' }] });
     const values = parse(readFileSync(join(project, 'values.yaml'), 'utf8')) as { functions: Record<string, { image: object; loop: object }> };
     expect(values.functions['cluster-labeller']).toEqual({ image: { registry: 'ghcr.io/your-org', repository: 'cluster-labeller', tag: '0.1.0' }, loop: { for: loop?.spec.for, owns: loop?.spec.owns } });
@@ -138,8 +151,11 @@ describe('kubeloop init', () => {
     const project = join(root, 'policy-keeper');
     const { code } = await init([project, '--crd', 'example.com/v1alpha1/Policy']);
     expect(code).toBe(0);
-    const crd = parse(readFileSync(join(project, 'crd.yaml'), 'utf8')) as { metadata: { name: string }; spec: { group: string; names: Record<string, string>; versions: Array<{ name: string; subresources: object; schema: { openAPIV3Schema: { properties: Record<string, { type: string }> } } }> } };
+    type Crd = { metadata: { name: string }; spec: { group: string; names: Record<string, string>; versions: Array<{ name: string; subresources: object; schema: { openAPIV3Schema: { properties: Record<string, { type: string }> } } }> } };
+    const [crd, tenantRole] = parseAllDocuments(readFileSync(join(project, 'crd.yaml'), 'utf8')).map((d) => d.toJS()) as [Crd, Record<string, unknown>];
     expect(crd.metadata.name).toBe('policies.example.com');
+    // The namespace admin gets the kind through admin's aggregation, so the Loop's Role can grant it.
+    expect(tenantRole).toMatchObject({ kind: 'ClusterRole', metadata: { labels: { 'rbac.authorization.k8s.io/aggregate-to-admin': 'true' } }, rules: [{ resources: ['policies', 'policies/status'] }] });
     expect(crd.spec.names).toMatchObject({ kind: 'Policy', plural: 'policies', singular: 'policy', listKind: 'PolicyList' });
     const [version] = crd.spec.versions;
     expect(version?.name).toBe('v1alpha1');

@@ -48,7 +48,7 @@ beforeAll(async () => {
   const log = console.log;
   console.log = () => {};
   try {
-    if ((await init([project, '--crd', 'example.com/v1alpha1/Widget', '--cluster'])) !== 0) throw new Error('kubeloop init failed');
+    if ((await init([project, '--crd', 'example.com/v1alpha1/Widget'])) !== 0) throw new Error('kubeloop init failed');
   } finally {
     console.log = log;
   }
@@ -70,7 +70,8 @@ afterAll(async () => {
 
 describe('kubeloop dev --function', () => {
   it('runs only the user function beside the router, its Loop pointed at the local process', () => {
-    expect(output).toMatch(/Loops \(function URLs on 127\.0\.0\.1\): dev-fn/);
+    // The namespaced Loop init writes, put into dev's --loop-namespace (default) and known by its identity.
+    expect(output).toMatch(/Loops \(function URLs on 127\.0\.0\.1\): default\/dev-fn/);
     expect(output).toMatch(/function-dev-1 +http:\/\/127\.0\.0\.1:\d+/);
     expect(output).not.toContain('function-podset');
   });

@@ -59,7 +59,7 @@ describe('kubeloop init --language', () => {
   it.each(['python', 'go'])('%s: writes the namespaced Loop and function.yaml for a namespace admin, with --cluster a ClusterLoop and values.yaml', async (language) => {
     const kinds = (dir: string, file: string) => parseAllDocuments(readFileSync(join(dir, file), 'utf8')).map((d) => (d.toJS() as { kind: string }).kind);
     const dir = await scaffold(language, `${language}-team`);
-    expect(kinds(dir, 'loop.yaml')).toEqual(['Loop', 'ServiceAccount', 'Role', 'RoleBinding']);
+    expect(kinds(dir, 'loop.yaml')).toEqual(['Loop', 'ServiceAccount', 'Role', 'RoleBinding', 'Role', 'RoleBinding']);
     expect(kinds(dir, 'function.yaml')).toEqual(['Deployment', 'Service']);
     expect(readFileSync(join(dir, 'README.md'), 'utf8')).toContain('kubectl apply -n <your-namespace> -f loop.yaml');
     const cluster = await scaffold(language, `${language}-cluster`, ['--cluster']);

@@ -15,13 +15,20 @@ describe(SAMPLE, () => {
   it('holds only namespaced kinds a namespace admin may create, none naming a namespace', () => {
     expect([...new Set(docs.map((d) => d.kind))].sort()).toEqual(['AdmissionHook', 'Deployment', 'Loop', 'Role', 'RoleBinding', 'Service', 'ServiceAccount']);
     expect(docs.filter((d) => d.metadata.namespace !== undefined)).toEqual([]);
-    expect(JSON.stringify(docs)).not.toMatch(/"namespace"/);
+    // The one namespace named: the chart's router, granted what it needs for the Loop in this namespace only.
+    const routerGrant = named('RoleBinding', 'pod-name-label-kubeloop-router');
+    expect(routerGrant?.subjects).toEqual([{ kind: 'ServiceAccount', namespace: 'kubeloop-system', name: 'kubeloop-router' }]);
+    expect(JSON.stringify(docs.filter((d) => d !== routerGrant))).not.toMatch(/"namespace"/);
+    expect((named('Role', 'pod-name-label-kubeloop-router') as unknown as { rules: unknown[] }).rules).toEqual([
+      { apiGroups: [''], resources: ['serviceaccounts'], resourceNames: ['pod-name-label'], verbs: ['impersonate'] },
+      { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch'] },
+    ]);
   });
 
   it('runs the Loop as a ServiceAccount of the file bound to a Role, calling a Service of the file that selects the function', () => {
     const loop = named('Loop', 'pod-name-label') as Doc & { spec: { serviceAccount: { name: string }; function: { ref: { name: string; port: number } } } };
     expect(named('ServiceAccount', loop.spec.serviceAccount.name)).toBeDefined();
-    const binding = docs.find((d) => d.kind === 'RoleBinding' && d.subjects?.some((s) => s.kind === 'ServiceAccount' && s.name === loop.spec.serviceAccount.name));
+    const binding = docs.find((d) => d.kind === 'RoleBinding' && d.subjects?.some((s) => s.kind === 'ServiceAccount' && s.name === loop.spec.serviceAccount.name && s.namespace === undefined));
     expect(binding?.roleRef).toEqual({ apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'pod-name-label' });
     expect(named('Role', binding?.roleRef?.name ?? '')).toBeDefined();
     servesFunction(loop.spec.function.ref.name, loop.spec.function.ref.port, 'pod-name-label');

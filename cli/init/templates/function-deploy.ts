@@ -5,7 +5,7 @@ import { pluralOf, splitApiVersion } from '../../../lib/kube/resource-paths.ts';
 import type { ProjectOptions } from '../project-options.ts';
 import { sampleObjectPath } from './function-code.ts';
 import type { ProjectFile } from './project-file.ts';
-import { accountRef, accountYaml, CLUSTER_NAMESPACE, FUNCTION_PORT, functionWorkloadYaml, namespaceDeploySteps } from './scope-manifests.ts';
+import { accountRef, accountYaml, CLUSTER_NAMESPACE, FUNCTION_PORT, functionWorkloadYaml, namespaceDeploySteps, routerGrantYaml } from './scope-manifests.ts';
 
 /** Versions of the generated project's tools: the ones this kubeloop is built and tested with. */
 export interface ToolVersions {
@@ -102,12 +102,16 @@ function apiGroupOf(apiVersion: string): string {
   return splitApiVersion(apiVersion).group;
 }
 
-/** The rights the router needs as the Loop's ServiceAccount: its kind (and status, finalizers), what it owns, what it reads. */
+/**
+ * The rights the router needs as the Loop's ServiceAccount: its kind, what it owns, what it reads; for a
+ * ClusterLoop also the kind's status and finalizers. A namespace admin may grant only what the built-in admin
+ * role holds, which has no status or finalizers of other kinds (RBAC refuses the Role as an escalation).
+ */
 function loopRules(options: ProjectOptions): Array<Record<string, unknown>> {
   const primary = { apiGroups: [apiGroupOf(options.for.apiVersion)], plural: pluralOf(options.for.kind) };
   return [
     { apiGroups: primary.apiGroups, resources: [primary.plural], verbs: ['get', 'list', 'watch', 'patch', 'update'] },
-    { apiGroups: primary.apiGroups, resources: [`${primary.plural}/status`, `${primary.plural}/finalizers`], verbs: ['get', 'patch', 'update'] },
+    ...(options.cluster ? [{ apiGroups: primary.apiGroups, resources: [`${primary.plural}/status`, `${primary.plural}/finalizers`], verbs: ['get', 'patch', 'update'] }] : []),
     ...options.owns.map((ref) => ({ apiGroups: [apiGroupOf(ref.apiVersion)], resources: [pluralOf(ref.kind)], verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'] })),
     // Related kinds are only read: without list and watch the Loop is Forbidden and sent nothing.
     ...options.related.map((r) => ({ apiGroups: [apiGroupOf(r.ref.apiVersion)], resources: [pluralOf(r.ref.kind)], verbs: ['get', 'list', 'watch'] })),
@@ -131,11 +135,12 @@ export function loopYaml(options: ProjectOptions, localRun = '`kubeloop dev --fu
   const scope = options.cluster
     ? 'A ClusterLoop (cluster admins: docs/tenants.md) may watch every namespace'
     : 'A Loop watches and writes only in its own namespace: kubectl apply -n <your-namespace> -f loop.yaml';
+  const rules = loopRules(options);
   return `# The ${loop.kind} binds ${options.for.kind} to this function; the router reads and writes for it as the ServiceAccount
 # below, which has exactly the rights the Loop needs. ${scope}.
 # ${localRun}${options.cluster ? '; installed with the chart, values.yaml renders all of this instead' : ''}.
 ${stringify(loop)}---
-${accountYaml(options, accountName, loopRules(options))}`;
+${accountYaml(options, accountName, rules)}${options.cluster ? '' : `---\n${routerGrantYaml(options, accountName, rules)}`}`;
 }
 
 export function valuesYaml(options: ProjectOptions): string {

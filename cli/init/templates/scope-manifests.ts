@@ -38,6 +38,38 @@ export function accountYaml(options: ProjectOptions, name: string, rules: Rule[]
   return `${stringify(serviceAccount)}---\n${stringify(role)}---\n${stringify(binding)}`;
 }
 
+/** The chart's router ServiceAccount with the release `kubeloop` in `kubeloop-system`, as the docs install it. */
+export const ROUTER_ACCOUNT = { namespace: CLUSTER_NAMESPACE, name: 'kubeloop-router' };
+
+/**
+ * What the router itself needs in the team's namespace to run the Loop, granted there by the namespace admin
+ * (the chart gives it no cluster-wide impersonation or reads): to act as the Loop's ServiceAccount, and to
+ * read the kinds the Loop watches (its informers are shared between Loops, so it lists them as itself).
+ */
+export function routerGrantYaml(options: ProjectOptions, accountName: string, loopRules: Rule[]): string {
+  const name = `${options.name}-kubeloop-router`;
+  const reads = loopRules
+    .filter((rule) => !(rule.resources as string[]).includes('events'))
+    .map((rule) => ({ apiGroups: rule.apiGroups, resources: rule.resources, verbs: ['get', 'list', 'watch'] }));
+  const role = {
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'Role',
+    metadata: { name },
+    rules: [{ apiGroups: [''], resources: ['serviceaccounts'], resourceNames: [accountName], verbs: ['impersonate'] }, ...reads],
+  };
+  const binding = {
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'RoleBinding',
+    metadata: { name },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name },
+    subjects: [{ kind: 'ServiceAccount', ...ROUTER_ACCOUNT }],
+  };
+  return `# kubeloop's router, in this namespace only: acting as ${accountName} and reading what the Loop watches. The subject
+# is the chart's router with the release kubeloop in kubeloop-system; change it if kubeloop is installed otherwise.
+${stringify(role)}---
+${stringify(binding)}`;
+}
+
 /** The label that selects the function's pods (its Service, and a hook's objectSelector that skips them). */
 export const FUNCTION_LABEL = 'app.kubernetes.io/name';
 

@@ -98,7 +98,8 @@ describe('exit codes', () => {
     ['replay without fixtures', ['replay', '--function', 'podset']],
     ['render without an object', ['render', '--function', 'podset']],
     ['conformance without a URL', ['conformance']],
-    ['diff without --function', ['diff', '--loop', 'podset']],
+    ['diff without --function', ['diff', '--cluster-loop', 'podset']],
+    ['diff of a namespaced Loop without -n', ['diff', '--loop', 'podset', '--function', 'podset']],
     ['diff with both --loop and --hook', ['diff', '--loop', 'a', '--hook', 'b', '--function', 'podset']],
     ['router with an unknown flag', ['router', '--no-such-flag']],
     ['webhook with an unknown flag', ['webhook', '--no-such-flag']],
@@ -137,7 +138,7 @@ describe('exit codes', () => {
   });
 
   it('diff exits 2, not 1 (which means "changes"), when it cannot reach a cluster', async () => {
-    const result = await kubeloop('diff', '--loop', 'podset', '--function', 'podset', '--kubeconfig', '/nonexistent/kubeconfig');
+    const result = await kubeloop('diff', '--cluster-loop', 'podset', '--function', 'podset', '--kubeconfig', '/nonexistent/kubeconfig');
     expect(result.stderr).toMatch(/^kubeloop diff: kubeconfig: /m);
     expect(result.code).toBe(2);
   });

@@ -115,9 +115,9 @@ export class LoopController {
       }
       return;
     }
-    this.#clusterLoops = await this.#watchLoops(CLUSTER_LOOP_KIND);
+    await this.#watchLoops(CLUSTER_LOOP_KIND);
     try {
-      this.#namespacedLoops = await this.#watchLoops(LOOP_KIND);
+      await this.#watchLoops(LOOP_KIND);
     } catch (error) {
       // A cluster with only the ClusterLoop CRD (an older chart's CRDs): ClusterLoops run, Loops wait for it.
       if (!(error instanceof UnknownKindError)) throw error;
@@ -125,9 +125,16 @@ export class LoopController {
     }
   }
 
-  /** Watches one kind of loop; an informer's key (`<name>` or `<namespace>/<name>`) is the loop's identity. */
-  async #watchLoops(kind: typeof LOOP_KIND | typeof CLUSTER_LOOP_KIND): Promise<InformerLease> {
+  /**
+   * Watches one kind of loop; an informer's key (`<name>` or `<namespace>/<name>`) is the loop's identity. The
+   * lease is kept before the informer syncs: the loops it lists at start are enqueued during the sync, and the
+   * queue reads them from its store (kept only after the sync, a loop that existed before the router started
+   * was taken for deleted and never ran until it changed).
+   */
+  async #watchLoops(kind: typeof LOOP_KIND | typeof CLUSTER_LOOP_KIND): Promise<void> {
     const lease = await this.#o.registry.acquire({ apiVersion: LOOP_API_VERSION, kind }, false);
+    if (kind === LOOP_KIND) this.#namespacedLoops = lease;
+    else this.#clusterLoops = lease;
     const informer = lease.informer;
     const enqueue = (o: KubeObject) => this.#sync.add(objectKey(o.metadata), null);
     informer.on('add', enqueue);
@@ -137,7 +144,6 @@ export class LoopController {
     });
     informer.on('delete', enqueue);
     await informer.waitForSync();
-    return lease;
   }
 
   async stop(): Promise<void> {

@@ -110,6 +110,8 @@ export interface Router {
   shard(): ShardStatus | undefined;
   /** The flight recorder: the last reconciles of each object this replica reconciled. */
   readonly history: FlightRecorder;
+  /** With sharding: the member that owns the key when it is another one (whose recorder holds its history). */
+  historyOwner(loop: string, key: string): string | undefined;
   stop(): Promise<void>;
 }
 
@@ -300,6 +302,10 @@ function routerHandle(deps: RouterDeps, term: LeaderTerm, election: Election | u
     loops: () => term.controller?.runners() ?? [],
     shard: () => deps.shard?.status(),
     history: deps.history,
+    historyOwner: (loop, key) => {
+      const owner = deps.shard?.ownerOf(loop, key);
+      return owner === identity ? undefined : owner;
+    },
     stop: async () => {
       if (elector) await elector.stop();
       else await term.stop();

@@ -110,7 +110,10 @@ export interface Router {
   shard(): ShardStatus | undefined;
   /** The flight recorder: the last reconciles of each object this replica reconciled. */
   readonly history: FlightRecorder;
-  /** With sharding: the member that owns the key when it is another one (whose recorder holds its history). */
+  /**
+   * The replica whose recorder holds the key's history when it is another one: with sharding the member
+   * that owns the key, with leader election (on a standby) the leader.
+   */
   historyOwner(loop: string, key: string): string | undefined;
   stop(): Promise<void>;
 }
@@ -303,7 +306,7 @@ function routerHandle(deps: RouterDeps, term: LeaderTerm, election: Election | u
     shard: () => deps.shard?.status(),
     history: deps.history,
     historyOwner: (loop, key) => {
-      const owner = deps.shard?.ownerOf(loop, key);
+      const owner = deps.shard ? deps.shard.ownerOf(loop, key) : elector?.leader;
       return owner === identity ? undefined : owner;
     },
     stop: async () => {

@@ -12,6 +12,7 @@ import { readRouterConfig, ROUTER_USAGE } from '../../router/router-config.ts';
 import { createRouterMetrics } from '../../router/base/router-metrics.ts';
 import { startRouter, type Router } from '../../router/start-router.ts';
 import { historySource, startHistoryApi } from '../../router/history/history-api.ts';
+import { podPeerResolver } from '../../router/history/peer-forward.ts';
 import { readFile } from 'node:fs/promises';
 import { usageFailure } from '../command-args.ts';
 
@@ -50,7 +51,7 @@ export async function run(argv: string[]): Promise<number> {
   state.router = router;
   let historyApi: Awaited<ReturnType<typeof startRouterHistoryApi>> | undefined;
   try {
-    historyApi = config.historyApi ? await startRouterHistoryApi(router, kubeConfig, config.historyApi, logger) : undefined;
+    historyApi = config.historyApi ? await startRouterHistoryApi(router, kubeConfig, config, logger) : undefined;
   } catch (error) {
     await router.stop();
     await ops.app.close();
@@ -117,11 +118,23 @@ async function startRouterWhenReachable(kubeConfig: ClusterCredentials, config: 
 }
 
 /** The history API on its own HTTPS port, with its own client (its SubjectAccessReviews never wait behind the router's work). */
-async function startRouterHistoryApi(router: Router, kubeConfig: ClusterCredentials, settings: NonNullable<RouterConfig['historyApi']>, logger: Logger) {
+async function startRouterHistoryApi(router: Router, kubeConfig: ClusterCredentials, config: RouterConfig, logger: Logger) {
+  const settings = config.historyApi!;
+  const replicated = config.leaderElect || config.sharding;
+  const namespace = config.leaseNamespace;
   const [certPem, keyPem] = await Promise.all([readFile(settings.certFile, 'utf8'), readFile(settings.keyFile, 'utf8')]);
   const client = await KubeClient.fromKubeConfig(kubeConfig, { rateLimit: { qps: 20, burst: 40 } });
   try {
-    const api = await startHistoryApi({ source: historySource(router), client, logger: logger.child({ component: 'history-api' }), port: settings.port, tls: { certPem, keyPem } });
+    // With replicas (leader election, sharding) a request may reach one without the key's history: it forwards to the pod that has it.
+    const peers = replicated ? podPeerResolver(client, namespace, settings.port) : undefined;
+    const api = await startHistoryApi({
+      source: historySource(router),
+      client,
+      logger: logger.child({ component: 'history-api' }),
+      port: settings.port,
+      tls: { certPem, keyPem },
+      ...(peers ? { peers } : {}),
+    });
     return { url: api.url, close: async () => (await api.close(), await client.close()) };
   } catch (error) {
     await client.close();

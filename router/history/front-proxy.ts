@@ -38,6 +38,7 @@ export function requestHeaderConfig(data: Record<string, string> | undefined): R
 }
 
 
+/** Header values as received, one entry per header line (Node's headersDistinct: repeated lines are never joined). */
 export type Headers = Record<string, string | string[] | undefined>;
 
 export type CallerDecision = { ok: true; user: UserInfo | undefined } | { ok: false; code: 401 | 403; reason: 'Unauthorized' | 'Forbidden'; message: string };
@@ -59,9 +60,14 @@ export function decideCaller(peer: PeerCertificate, headers: Headers, config: Re
   if (config.allowedNames.length > 0 && !config.allowedNames.includes(peer.commonName)) {
     return { ok: false, code: 403, reason: 'Forbidden', message: `client certificate "${peer.commonName}" is not the API server's front proxy (accepted: ${config.allowedNames.join(', ')})` };
   }
+  return { ok: true, user: userFromHeaders(headers, config) };
+}
+
+/** Pure: the user, groups and extra the requestheader settings name; undefined when no user header is set. */
+export function userFromHeaders(headers: Headers, config: RequestHeaderConfig): UserInfo | undefined {
   const user = config.usernameHeaders.flatMap((h) => values(headers, h))[0];
-  if (!user) return { ok: true, user: undefined };
-  const groups = config.groupHeaders.flatMap((h) => values(headers, h).flatMap((v) => v.split(',')));
+  if (!user) return undefined;
+  const groups = config.groupHeaders.flatMap((h) => values(headers, h));
   const extra: Record<string, string[]> = {};
   for (const prefix of config.extraHeaderPrefixes) {
     const p = prefix.toLowerCase();
@@ -72,5 +78,5 @@ export function decideCaller(peer: PeerCertificate, headers: Headers, config: Re
       extra[key] = [...(extra[key] ?? []), ...(Array.isArray(v) ? v : [v])];
     }
   }
-  return { ok: true, user: { user, groups, ...(Object.keys(extra).length > 0 ? { extra } : {}) } };
+  return { user, groups, ...(Object.keys(extra).length > 0 ? { extra } : {}) };
 }

@@ -12,7 +12,8 @@ import type { KubeClient } from '../../lib/kube/kube-client.ts';
 import { createServer, listen, setServingCertificate, type KubeloopServer } from '../../lib/server/create-server.ts';
 import { peerCertificate } from '../../lib/server/client-certificate.ts';
 import type { FlightRecorder } from '../reconcile/flight-recorder.ts';
-import { AUTHENTICATION_CONFIGMAP, decideCaller, requestHeaderConfig, type RequestHeaderConfig } from './front-proxy.ts';
+import { AUTHENTICATION_CONFIGMAP, decideCaller, requestHeaderConfig, userFromHeaders, type RequestHeaderConfig } from './front-proxy.ts';
+import { FORWARDED_BY_HEADER, forwardToReplica, presentedOwnCertificate, userHeaders, type PeerResolver } from './peer-forward.ts';
 import {
   apiGroup,
   apiGroupList,
@@ -58,6 +59,8 @@ export interface HistoryApiOptions {
   host?: string;
   /** The serving certificate; the APIService's caBundle (or cert-manager's injection) must trust it. */
   tls: { certPem: string; keyPem: string };
+  /** Where another replica serves its history API: a request for a key it holds is forwarded there. None: answered here. */
+  peers?: PeerResolver;
   /** How often the requestheader CA is read again (the API server may rotate it); 5 minutes by default. */
   refreshMs?: number;
 }
@@ -94,9 +97,19 @@ export async function startHistoryApi(options: HistoryApiOptions): Promise<Histo
   });
   const { app } = server;
   const users = new WeakMap<FastifyRequest, UserInfo>();
+  const forwarded = new WeakSet<FastifyRequest>();
 
   app.addHook('onRequest', async (request, reply) => {
-    const decision = decideCaller(peerCertificate(request.raw.socket as TLSSocket), request.headers, config);
+    const socket = request.raw.socket as TLSSocket;
+    const headers = request.raw.headersDistinct;
+    // Another replica passing on what the front proxy told it: it holds our serving key, so it vouches for the caller.
+    if (request.headers[FORWARDED_BY_HEADER] !== undefined && presentedOwnCertificate(socket, options.tls.certPem)) {
+      const user = userFromHeaders(headers, config);
+      if (user) users.set(request, user);
+      forwarded.add(request);
+      return;
+    }
+    const decision = decideCaller(peerCertificate(socket), headers, config);
     if (!decision.ok) {
       request.log.warn({ statusCode: decision.code, message: decision.message }, 'history caller refused');
       return sendStatus(reply, failure(decision.code, decision.reason, decision.message));
@@ -117,6 +130,23 @@ export async function startHistoryApi(options: HistoryApiOptions): Promise<Histo
     const user = users.get(request);
     if (!user) return sendStatus(reply, failure(401, 'Unauthorized', 'the API server named no user for this request'));
     if (!loopId) return sendStatus(reply, failure(400, 'BadRequest', 'the query parameter loop (the Loop whose reconciles to show) is required', name));
+    const key = namespace ? `${namespace}/${name}` : name;
+    const owner = source.ownerOf?.(loopId, key);
+    if (owner && options.peers && !forwarded.has(request)) {
+      // The replica that holds the history decides, its own SubjectAccessReview included.
+      const peer = await options.peers(owner).catch((error: unknown) => {
+        request.log.warn({ err: error, owner }, 'could not find the replica that holds the history; answering from this one');
+        return undefined;
+      });
+      if (peer) {
+        try {
+          const answer = await forwardToReplica(peer, options.tls, { path: request.url, headers: { ...userHeaders(user, config), [FORWARDED_BY_HEADER]: source.identity } });
+          return reply.code(answer.status).header('content-type', 'application/json').send(answer.body);
+        } catch (error) {
+          return sendStatus(reply, failure(503, 'ServiceUnavailable', `router ${owner}, which holds the history of ${key}, did not answer: ${(error as Error).message}`, name));
+        }
+      }
+    }
     const loop = source.loops().find((l) => l.name === loopId);
     if (!loop) {
       const running = source.loops().map((l) => l.name);
@@ -141,7 +171,6 @@ export async function startHistoryApi(options: HistoryApiOptions): Promise<Histo
       request.log.info({ user: user.user, loop: loopId, object: what }, 'history refused: the user may not get the object');
       return sendStatus(reply, failure(403, 'Forbidden', `user "${user.user}" cannot get ${what}: an object's history is shown only to who may get the object (${verdict.message})`, name));
     }
-    const key = namespace ? `${namespace}/${name}` : name;
     const body: ObjectHistory & { owner?: string } = {
       apiVersion: HISTORY_API_VERSION,
       kind: OBJECT_HISTORY_KIND,
@@ -151,7 +180,6 @@ export async function startHistoryApi(options: HistoryApiOptions): Promise<Histo
       servedBy: source.identity,
       entries: source.history.history(loopId, key),
     };
-    const owner = source.ownerOf?.(loopId, key);
     if (owner) body.owner = owner;
     return reply.send(body);
   };

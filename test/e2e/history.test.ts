@@ -1,5 +1,6 @@
 // `kubeloop history` through the API server: the router's history API registered as an aggregated API
-// (APIService v1alpha1.history.kubeloop.dev) on the real control plane. Three reconciles of one ConfigMap
+// (APIService v1alpha1.history.kubeloop.dev) on the real control plane. Two routers with leader election,
+// and the APIService leads to the standby, which forwards to the leader (whose recorder holds it). Three reconciles of one ConfigMap
 // (the first conflicts: its object changed while the function answered) are shown with their triggers and
 // outcomes; a user who may not get the ConfigMap is refused by the router's SubjectAccessReview, and a
 // caller that is not the API server (no front-proxy certificate, or another CA's) is refused at the door.
@@ -13,6 +14,7 @@ import { createCertificateAuthority, issueCertificate } from '../../cli/cluster/
 import type { ReconcileRequest } from '../../lib/contract/types.ts';
 import { patchAction, respond } from '../../lib/sdk/index.ts';
 import { historySource, startHistoryApi, type HistoryApi } from '../../router/history/history-api.ts';
+import { FORWARDED_BY_HEADER } from '../../router/history/peer-forward.ts';
 import type { ObjectHistory } from '../../router/history/history-documents.ts';
 import { eventually } from '../cluster/eventually.ts';
 import { inlineLoop, quietLogger, routerHarness, type RouterHarness } from './router-harness.ts';
@@ -24,6 +26,7 @@ let h: RouterHarness;
 let ns: string;
 let fn: HeldFunction;
 let api: HistoryApi;
+let leaderApi: HistoryApi;
 let serverCa: string;
 
 /** Labels a ConfigMap `echo=<data.input>` with a resourceVersion-tested patch; can hold one answer. */
@@ -91,14 +94,24 @@ beforeAll(async () => {
   h = await routerHarness('history');
   ns = h.suite.namespace;
   fn = await heldFunction();
-  const router = await h.router([inlineLoop('history-echo', ns, { for: { apiVersion: 'v1', kind: 'ConfigMap' }, selector: { matchLabels: { history: 'yes' } }, function: { url: fn.url } })]);
-  await router.waitForLoop('history-echo');
-  // The serving certificate names the Service, as the aggregator checks it (<service>.<namespace>.svc).
+  const loops = [inlineLoop('history-echo', ns, { for: { apiVersion: 'v1', kind: 'ConfigMap' }, selector: { matchLabels: { history: 'yes' } }, function: { url: fn.url } })];
+  const leaderElection = { namespace: ns, name: 'history-router' };
+  const leader = await h.router(loops, { leaderElection, identity: 'history-leader' });
+  await leader.waitForLoop('history-echo');
+  const standby = await h.router(loops, { leaderElection, identity: 'history-standby' });
+  await eventually('the standby sees the leader', async () => standby.historyOwner('history-echo', `${ns}/web`) === 'history-leader');
+  // The serving certificate names the Service, as the aggregator checks it (<service>.<namespace>.svc); both replicas share it.
   const ca = await createCertificateAuthority('history-e2e-ca');
   const serving = await issueCertificate(ca, { commonName: 'kubeloop-history', usage: 'server', hosts: [`kubeloop-history.${ns}.svc`] });
   serverCa = ca.certPem;
-  api = await startHistoryApi({ source: historySource(router), client: h.client, logger: quietLogger(), port: 0, host: '127.0.0.1', tls: serving });
+  const ports = new Map<string, number>();
+  const peers = async (identity: string) => (ports.has(identity) ? { host: '127.0.0.1', port: ports.get(identity)! } : undefined);
+  const serve = (router: typeof leader) => startHistoryApi({ source: historySource(router), client: h.client, logger: quietLogger(), port: 0, host: '127.0.0.1', tls: serving, peers });
+  leaderApi = await serve(leader);
+  api = await serve(standby);
+  ports.set('history-leader', Number(new URL(leaderApi.url).port));
   const port = Number(new URL(api.url).port);
+  ports.set('history-standby', port);
   // No kube-proxy on the local control plane: an ExternalName Service leads the aggregator to this process.
   await h.client.request({
     method: 'POST',
@@ -148,6 +161,7 @@ afterAll(async () => {
   await h?.client.request({ method: 'DELETE', path: APISERVICE }).catch(() => undefined);
   for (const kind of ['clusterrolebindings', 'clusterroles']) await h?.client.request({ method: 'DELETE', path: `/apis/rbac.authorization.k8s.io/v1/${kind}/${READER_ROLE}` }).catch(() => undefined);
   await api?.close();
+  await leaderApi?.close();
   await h?.close();
   await fn?.close();
 });
@@ -171,7 +185,8 @@ describe('kubeloop history', () => {
       const parsed = JSON.parse(result.out) as ObjectHistory;
       return called(parsed.entries).length >= 3 && parsed;
     });
-    expect(shown).toMatchObject({ kind: 'ObjectHistory', loop: 'history-echo', object: { apiVersion: 'v1', kind: 'ConfigMap', namespace: ns, name: 'web' } });
+    // Asked at the standby, answered by the leader that reconciled it.
+    expect(shown).toMatchObject({ kind: 'ObjectHistory', loop: 'history-echo', servedBy: 'history-leader', object: { apiVersion: 'v1', kind: 'ConfigMap', namespace: ns, name: 'web' } });
     const [first, second, third] = called(shown.entries);
     expect(first?.outcome).toBe('conflict');
     expect(first?.triggers[0]).toMatchObject({ source: 'primary', type: 'ADDED', object: `${ns}/web` });
@@ -209,9 +224,9 @@ describe('kubeloop history', () => {
 
   it('refuses a caller that is not the API server, whatever user its headers claim', async () => {
     const path = `/apis/history.kubeloop.dev/v1alpha1/namespaces/${ns}/histories/web?loop=history-echo`;
-    const call = (tls: { cert?: string; key?: string }) =>
+    const call = (tls: { cert?: string; key?: string }, extraHeaders: Record<string, string> = {}) =>
       new Promise<{ status: number; body: string }>((resolve, reject) => {
-        const req = httpsRequest(`${api.url}${path}`, { ca: serverCa, servername: `kubeloop-history.${ns}.svc`, headers: { 'x-remote-user': 'system:admin', 'x-remote-group': 'system:masters' }, ...tls }, (res) => {
+        const req = httpsRequest(`${api.url}${path}`, { ca: serverCa, servername: `kubeloop-history.${ns}.svc`, headers: { 'x-remote-user': 'system:admin', 'x-remote-group': 'system:masters', ...extraHeaders }, ...tls }, (res) => {
           let body = '';
           res.setEncoding('utf8').on('data', (c: string) => (body += c));
           res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
@@ -223,6 +238,9 @@ describe('kubeloop history', () => {
     expect(anonymous.status).toBe(401);
     expect(JSON.parse(anonymous.body)).toMatchObject({ kind: 'Status', reason: 'Unauthorized' });
     expect(anonymous.body).not.toContain('entries');
+    // Nor does claiming to be a replica forwarding a request help without the replicas' certificate.
+    const claimed = await call({}, { [FORWARDED_BY_HEADER]: 'history-standby' });
+    expect(claimed.status).toBe(401);
     // A certificate the cluster CA signed (the admin's, in system:masters) is not the front proxy's.
     const user = h.suite.kubeConfig.getCurrentUser();
     const admin = await call({ cert: Buffer.from(user?.certData ?? '', 'base64').toString(), key: Buffer.from(user?.keyData ?? '', 'base64').toString() });

@@ -11,7 +11,9 @@ import { ResourceDiscovery, UnknownKindError } from '../../lib/kube/discovery.ts
 import type { KubeClient } from '../../lib/kube/kube-client.ts';
 import { createServer, listen, setServingCertificate, type KubeloopServer } from '../../lib/server/create-server.ts';
 import { peerCertificate } from '../../lib/server/client-certificate.ts';
+import type { ReconcileRequest } from '../../lib/contract/types.ts';
 import type { FlightRecorder } from '../reconcile/flight-recorder.ts';
+import { requestScopes, servedEntries, type RequestVerdict } from './request-access.ts';
 import { AUTHENTICATION_CONFIGMAP, decideCaller, requestHeaderConfig, userFromHeaders, type RequestHeaderConfig } from './front-proxy.ts';
 import { FORWARDED_BY_HEADER, forwardToReplica, presentedOwnCertificate, userHeaders, type PeerResolver } from './peer-forward.ts';
 import {
@@ -171,6 +173,9 @@ export async function startHistoryApi(options: HistoryApiOptions): Promise<Histo
       request.log.info({ user: user.user, loop: loopId, object: what }, 'history refused: the user may not get the object');
       return sendStatus(reply, failure(403, 'Forbidden', `user "${user.user}" cannot get ${what}: an object's history is shown only to who may get the object (${verdict.message})`, name));
     }
+    const entries = source.history.history(loopId, key);
+    const kept = entries.findLast((e) => e.request !== undefined)?.request;
+    const shown = kept ? await requestVerdict(kept, user, attributes) : undefined;
     const body: ObjectHistory & { owner?: string } = {
       apiVersion: HISTORY_API_VERSION,
       kind: OBJECT_HISTORY_KIND,
@@ -178,11 +183,24 @@ export async function startHistoryApi(options: HistoryApiOptions): Promise<Histo
       loop: loopId,
       object: { apiVersion: resource.apiVersion, kind: resource.kind, name, ...(namespace ? { namespace } : {}) },
       servedBy: source.identity,
-      entries: source.history.history(loopId, key),
+      entries: servedEntries(entries, shown),
     };
     if (owner) body.owner = owner;
     return reply.send(body);
   };
+  /** The latest request is shown to a user who may get every kind it holds where it holds them (the primary's check already passed). */
+  const requestVerdict = async (request: ReconcileRequest, user: UserInfo, primary: { group: string; resource: string; namespace?: string }): Promise<RequestVerdict> => {
+    for (const scope of requestScopes(request)) {
+      const resource = await discovery.resolve(scope.apiVersion, scope.kind).catch(() => undefined);
+      if (!resource) return { shown: false, why: `it holds ${scope.kind} objects the API server no longer serves` };
+      if (resource.group === primary.group && resource.plural === primary.resource && scope.namespace === primary.namespace) continue;
+      const check = { verb: 'get', group: resource.group, resource: resource.plural, ...(scope.namespace ? { namespace: scope.namespace } : {}) };
+      const verdict = await reviewUserAccess(client, user, check);
+      if (!verdict.allowed) return { shown: false, why: `it holds ${resource.plural}${resource.group ? `.${resource.group}` : ''} ${scope.namespace ? `in namespace ${scope.namespace}` : 'cluster-wide'}, which user "${user.user}" may not get` };
+    }
+    return { shown: true };
+  };
+
   app.get(`/apis/${HISTORY_API_VERSION}/namespaces/:namespace/${HISTORY_RESOURCE}/:name`, handler);
   app.get(`/apis/${HISTORY_API_VERSION}/${HISTORY_RESOURCE}/:name`, handler);
 

@@ -18,8 +18,8 @@ export interface ObjectHistory {
   object: { apiVersion: string; kind: string; namespace?: string; name: string };
   /** The router replica that answered (with sharding, the member that reconciled the key). */
   servedBy: string;
-  /** Oldest first. */
-  entries: readonly ReconcileRecord[];
+  /** Oldest first; the latest entry with a request carries it (or why it is withheld: requestOmitted). */
+  entries: ReadonlyArray<ReconcileRecord & { requestOmitted?: string }>;
 }
 
 export interface Status {

@@ -9,7 +9,11 @@ import { request as httpsRequest } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { V1ConfigMap } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { run } from '../../cli/commands/history.ts';
+import { run as replay } from '../../cli/commands/replay.ts';
 import { createCertificateAuthority, issueCertificate } from '../../cli/cluster/pki.ts';
 import type { ReconcileRequest } from '../../lib/contract/types.ts';
 import { patchAction, respond } from '../../lib/sdk/index.ts';
@@ -72,13 +76,15 @@ async function heldFunction(): Promise<HeldFunction> {
   };
 }
 
-async function history(args: string[]): Promise<{ code: number; out: string; err: string }> {
+const history = (args: string[]) => captured(run, [...args, '--kubeconfig', h.suite.kubeconfigPath]);
+
+async function captured(command: (argv: string[]) => Promise<number>, args: string[]): Promise<{ code: number; out: string; err: string }> {
   const out: string[] = [];
   const err: string[] = [];
   const log = vi.spyOn(console, 'log').mockImplementation((...a: unknown[]) => void out.push(a.join(' ')));
   const error = vi.spyOn(console, 'error').mockImplementation((...a: unknown[]) => void err.push(a.join(' ')));
   try {
-    const code = await run([...args, '--kubeconfig', h.suite.kubeconfigPath]);
+    const code = await command(args);
     return { code, out: out.join('\n'), err: err.join('\n') };
   } finally {
     log.mockRestore();
@@ -197,6 +203,14 @@ describe('kubeloop history', () => {
       expect(later?.writes).toEqual([expect.objectContaining({ action: `patch v1/ConfigMap ${ns}/web`, result: 'applied' })]);
     }
 
+    // The latest call's request is kept: replayed against the function, it asks for the same patch.
+    expect(third?.request).toMatchObject({ kind: 'ReconcileRequest', object: { metadata: { name: 'web' }, data: { input: 'c' } } });
+    const saved = join(mkdtempSync(join(tmpdir(), 'history-')), 'web.json');
+    writeFileSync(saved, JSON.stringify(shown));
+    const replayed = await captured(replay, ['--history', saved, '--to', fn.url]);
+    expect(replayed.out).toMatch(/PASS .*ConfigMap .*\/web at .* \(ok\)/);
+    expect(replayed.code).toBe(0);
+
     const text = await history(['history-echo', `${ns}/web`]);
     expect(text.code).toBe(0);
     expect(text.out).toContain(`ConfigMap ${ns}/web, Loop history-echo`);
@@ -210,7 +224,10 @@ describe('kubeloop history', () => {
     const alice = await history(['history-echo', `${ns}/web`, '-o', 'json', '--as', 'alice']);
     expect(alice.err).toBe('');
     expect(alice.code).toBe(0);
-    expect((JSON.parse(alice.out) as ObjectHistory).entries.length).toBeGreaterThan(0);
+    const entries = (JSON.parse(alice.out) as ObjectHistory).entries;
+    expect(entries.length).toBeGreaterThan(0);
+    // The request holds only ConfigMaps of her namespace: she may see it.
+    expect(entries.findLast((e) => e.request || e.requestOmitted)).toHaveProperty('request');
 
     const bob = await history(['history-echo', `${ns}/web`, '--as', 'bob']);
     expect(bob.code).toBe(2);

@@ -32,8 +32,8 @@ import {
 /** What the history API reads of the router: its running Loops and its recorder. */
 export interface HistorySource {
   identity: string;
-  /** The Loops running on this replica (none on a standby), by identity, with their primary kind. */
-  loops(): Array<{ name: string; for: KindRef }>;
+  /** The Loops running on this replica (none on a standby): identity (`<namespace>/<name>` or `<name>`) and primary kind. */
+  loops(): Array<{ id: string; for: KindRef }>;
   history: FlightRecorder;
   /**
    * With sharding: the member that owns the key, when it is not this one. Its history is kept there; this
@@ -43,10 +43,10 @@ export interface HistorySource {
 }
 
 /** The source a started router offers (its running Loops, its recorder and, with sharding, the key's owner). */
-export function historySource(router: { identity: string; loops(): Array<{ loop: { name: string; for: KindRef } }>; history: FlightRecorder; historyOwner(loop: string, key: string): string | undefined }): HistorySource {
+export function historySource(router: { identity: string; loops(): Array<{ loop: { id: string; for: KindRef } }>; history: FlightRecorder; historyOwner(loop: string, key: string): string | undefined }): HistorySource {
   return {
     identity: router.identity,
-    loops: () => router.loops().map((runner) => runner.loop),
+    loops: () => router.loops().map((runner) => ({ id: runner.loop.id, for: runner.loop.for })),
     history: router.history,
     ownerOf: (loop, key) => router.historyOwner(loop, key),
   };
@@ -149,9 +149,9 @@ export async function startHistoryApi(options: HistoryApiOptions): Promise<Histo
         }
       }
     }
-    const loop = source.loops().find((l) => l.name === loopId);
+    const loop = source.loops().find((l) => l.id === loopId);
     if (!loop) {
-      const running = source.loops().map((l) => l.name);
+      const running = source.loops().map((l) => l.id);
       const message = running.length === 0 ? `no Loop runs on router ${source.identity} (a standby, or not started yet)` : `no Loop ${loopId} runs on router ${source.identity}`;
       return sendStatus(reply, failure(404, 'NotFound', message, name));
     }

@@ -120,6 +120,11 @@ export interface Router {
   shard(): ShardStatus | undefined;
   /** The flight recorder: the last reconciles of each object this replica reconciled. */
   readonly history: FlightRecorder;
+  /**
+   * The replica whose recorder holds the key's history when it is another one: with sharding the member
+   * that owns the key, with leader election (on a standby) the leader.
+   */
+  historyOwner(loop: string, key: string): string | undefined;
   stop(): Promise<void>;
 }
 
@@ -328,6 +333,10 @@ function routerHandle(deps: RouterDeps, term: LeaderTerm, election: Election | u
     loops: () => term.controller?.runners() ?? [],
     shard: () => deps.shard?.status(),
     history: deps.history,
+    historyOwner: (loop, key) => {
+      const owner = deps.shard ? deps.shard.ownerOf(loop, key) : elector?.leader;
+      return owner === identity ? undefined : owner;
+    },
     stop: async () => {
       if (elector) await elector.stop();
       else await term.stop();

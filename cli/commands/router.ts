@@ -85,6 +85,7 @@ async function startRouterWhenReachable(kubeConfig: ClusterCredentials, config: 
     loops: config.loops,
     ...(config.loopSelector ? { loopSelector: { matchLabels: config.loopSelector } } : {}),
     recordDir: config.recordDir,
+    ...(config.shadowFixturesDir ? { shadowFixturesDir: config.shadowFixturesDir } : {}),
     identity: config.identity,
     rateLimit: { qps: config.qps, burst: config.burst },
     loopRateLimit: { qps: config.loopQps, burst: config.loopBurst },

@@ -48,6 +48,8 @@ export interface CanaryConfig extends FunctionTarget {
   budget: { maxErrors: number | undefined; ratio: number | undefined; windowMs: number };
   /** Names this canary spec: a rollback holds until the canary spec changes (another fingerprint). */
   fingerprint: string;
+  /** Set by the Loop controller when this very canary spec was rolled back before (a restart keeps it so). */
+  rolledBackAtStart?: boolean;
 }
 
 export function positive(loop: string, field: string, value: unknown, fallback: number, max: number): number {

@@ -11,7 +11,10 @@ import { isApiError, type KubeClient } from '../../lib/kube/kube-client.ts';
 import type { KubeObject } from '../../lib/contract/types.ts';
 import type { InformerLease, InformerSource } from '../intake/informer-registry.ts';
 import type { RateLimit } from '../../lib/kube/rate-limiter.ts';
-import { LOOP_API_VERSION, LOOP_KIND, type Loop } from '../../api/loop.ts';
+import { LOOP_API_VERSION, LOOP_KIND, type Loop, type LoopCondition } from '../../api/loop.ts';
+import type { LoopConfig } from '../base/loop-spec.ts';
+import { CANARY_ROLLED_BACK, rolledBackBy, type VersionCondition } from '../reconcile/function-versions.ts';
+import { SHADOW_DIVERGED } from '../../lib/versions/shadow-divergence.ts';
 import { DEFAULT_FUNCTION_URL_POLICY, type FunctionUrlPolicy } from '../../lib/config/function-url-policy.ts';
 import type { LoopHealth, LoopRunner, LoopRunnerDeps } from '../intake/loop-runner.ts';
 import { SigningSecretError } from './signing-key.ts';
@@ -50,6 +53,8 @@ export class LoopController {
   readonly #health = new Map<string, LoopHealth & { generation: number }>();
   /** The health each Loop's Ready condition was last written for (only transitions are written). */
   readonly #written = new Map<string, LoopHealth & { generation: number }>();
+  /** Each Loop's conditions as last decided (Ready and its versions'): every status write sends them all. */
+  readonly #conditions = new Map<string, Map<string, LoopCondition>>();
   /** Each Loop's status writes, chained: the condition written last is the one decided last. */
   readonly #statusWrites = new Map<string, Promise<void>>();
   readonly #sync: WorkQueue<null>;
@@ -170,10 +175,17 @@ export class LoopController {
 
   async #start(name: string, plan: Extract<LoopPlan, { kind: 'start' }>): Promise<LoopOutcome> {
     const { config, specJson, generation } = plan;
+    this.#carryVersionConditions(name, config);
     let launched: LaunchedLoop;
     try {
       launched = await this.#launcher.launch(config, {
         onHealth: (health) => this.#setHealth(name, generation, health),
+        onCondition: (condition, warning) => {
+          if (this.#running.get(name)?.launched !== launched) return;
+          this.#setCondition(name, generation, condition);
+          const loop = this.#loopObject(name);
+          if (warning && loop && !this.#o.inline) this.#o.runnerDeps.events.record({ apiVersion: LOOP_API_VERSION, kind: LOOP_KIND, metadata: loop.metadata }, { type: 'Warning', ...warning });
+        },
         signingBroken: (message) => {
           const running = this.#running.get(name);
           if (running?.launched !== launched) return;
@@ -211,6 +223,7 @@ export class LoopController {
     if (decision.forgetHealth) {
       this.#health.delete(name);
       this.#written.delete(name);
+      this.#conditions.delete(name);
       this.#o.runnerDeps.metrics.forgetLoop(name);
     }
     if (decision.health) this.#setHealth(name, generation, decision.health);
@@ -221,6 +234,41 @@ export class LoopController {
     if (decision.log) this.#o.logger[decision.log.level]({ loop: name, ...decision.log.fields }, decision.log.message);
   }
 
+  /**
+   * Before a Loop (re)starts: its versions' conditions from before (remembered, or on the Loop after a router
+   * restart) are kept for the versions it still has, dropped for the others, and a canary rolled back under
+   * this very spec stays rolled back.
+   */
+  #carryVersionConditions(name: string, config: LoopConfig): void {
+    const known = this.#conditions.get(name) ?? new Map<string, LoopCondition>();
+    for (const c of this.#loopObject(name)?.status?.conditions ?? []) if (c.type !== 'Ready' && !known.has(c.type)) known.set(c.type, c);
+    if (!config.shadow) known.delete(SHADOW_DIVERGED);
+    if (!config.canary || !rolledBackBy(known.get(CANARY_ROLLED_BACK), config.canary)) known.delete(CANARY_ROLLED_BACK);
+    else config.canary.rolledBackAtStart = true;
+    for (const type of [SHADOW_DIVERGED, CANARY_ROLLED_BACK]) {
+      const c = known.get(type);
+      this.#o.runnerDeps.metrics.setLoopCondition(name, type, c ? c.status === 'True' : undefined);
+    }
+    this.#conditions.set(name, known);
+  }
+
+  /** A version's condition: written with the others when it changed. */
+  #setCondition(name: string, generation: number, change: VersionCondition): void {
+    const known = this.#conditions.get(name) ?? new Map<string, LoopCondition>();
+    this.#conditions.set(name, known);
+    const previous = known.get(change.type);
+    if (previous && previous.status === change.status && previous.reason === change.reason && previous.message === change.message) return;
+    const now = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
+    known.set(change.type, { ...change, lastTransitionTime: previous?.status === change.status ? previous.lastTransitionTime : now, observedGeneration: generation });
+    this.#o.runnerDeps.metrics.setLoopCondition(name, change.type, change.status === 'True');
+    if (!this.#o.inline && !this.#stopped) this.#writeStatus(name, generation, undefined);
+  }
+
+  /** The conditions of a Loop as they are now (tests, `kubeloop dev`). */
+  conditions(name: string): LoopCondition[] {
+    return [...(this.#conditions.get(name)?.values() ?? [])];
+  }
+
   #setHealth(name: string, generation: number, health: LoopHealth): void {
     const remembered = { ...health, generation };
     const condition = readyConditionChange(this.#written.get(name), health, generation, new Date());
@@ -228,6 +276,15 @@ export class LoopController {
     this.#o.runnerDeps.metrics.setLoopReady(name, health.ready);
     if (!condition || this.#o.inline || this.#stopped) return;
     this.#written.set(name, remembered);
+    const known = this.#conditions.get(name) ?? new Map<string, LoopCondition>();
+    this.#conditions.set(name, known);
+    known.set('Ready', condition);
+    this.#writeStatus(name, generation, remembered);
+  }
+
+  /** Writes every condition of the Loop (a merge patch replaces the list). `remembered`: the health this write is for. */
+  #writeStatus(name: string, generation: number, remembered: (LoopHealth & { generation: number }) | undefined): void {
+    const conditions = [...(this.#conditions.get(name)?.values() ?? [])];
     // Writes go one after another: two in flight at once could land in either order and leave an older
     // condition on the Loop, which only a transition would rewrite (a Loop stuck at Ready=True while every
     // call was refused). A write that fails is forgotten, so the next report of the same health writes again.
@@ -237,10 +294,10 @@ export class LoopController {
           method: 'PATCH',
           path: `/apis/kubeloop.dev/v1alpha1/loops/${encodeURIComponent(name)}/status`,
           contentType: 'application/merge-patch+json',
-          body: { status: { observedGeneration: generation, conditions: [condition] } },
+          body: { status: { observedGeneration: generation, conditions } },
         });
       } catch (error) {
-        if (this.#written.get(name) === remembered) this.#written.delete(name);
+        if (remembered && this.#written.get(name) === remembered) this.#written.delete(name);
         if (!isApiError(error, 404)) this.#o.logger.warn({ loop: name, err: (error as Error).message }, 'could not write Loop status');
       }
     };

@@ -4,7 +4,12 @@ import type { LoopConfig } from '../base/loop-spec.ts';
 import { FunctionVersions } from '../reconcile/function-versions.ts';
 import { FunctionRefWatch } from './function-ref-watch.ts';
 import type { InformerSource } from './informer-registry.ts';
-import type { LoopRunnerDeps } from './loop-runner.ts';
+import type { VersionCondition, VersionDeps } from '../reconcile/function-versions.ts';
+
+/** What the versions need of the runner's deps (LoopRunnerDeps has all of it). */
+export interface VersionWatchDeps extends Omit<VersionDeps, 'divergence' | 'now'> {
+  onCondition?: (loop: string, condition: VersionCondition, warning?: { reason: string; message: string }) => void;
+}
 
 export interface FunctionVersionWatch {
   versions: FunctionVersions;
@@ -13,7 +18,7 @@ export interface FunctionVersionWatch {
 }
 
 /** undefined when the Loop has neither a shadow nor a canary. `rolledBack`: send the canary's keys again. */
-export async function watchFunctionVersions(loop: LoopConfig, deps: LoopRunnerDeps, registry: InformerSource, rolledBack: () => void): Promise<FunctionVersionWatch | undefined> {
+export async function watchFunctionVersions(loop: LoopConfig, deps: VersionWatchDeps, registry: InformerSource, rolledBack: () => void): Promise<FunctionVersionWatch | undefined> {
   if (!loop.shadow && !loop.canary) return undefined;
   const urls = { shadow: loop.shadow?.url, canary: loop.canary?.url };
   const watches: FunctionRefWatch[] = [];

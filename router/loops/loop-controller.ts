@@ -11,7 +11,7 @@ import { isApiError, type KubeClient } from '../../lib/kube/kube-client.ts';
 import type { KubeObject } from '../../lib/contract/types.ts';
 import type { InformerLease, InformerSource } from '../intake/informer-registry.ts';
 import type { RateLimit } from '../../lib/kube/rate-limiter.ts';
-import { LOOP_API_VERSION, LOOP_KIND, type Loop, type LoopCondition } from '../../api/loop.ts';
+import { CLUSTER_LOOP_KIND, CLUSTER_LOOP_PLURAL, LOOP_API_VERSION, type Loop, type LoopCondition } from '../../api/loop.ts';
 import type { LoopConfig } from '../base/loop-spec.ts';
 import { CANARY_ROLLED_BACK, rolledBackBy, type VersionCondition } from '../reconcile/function-versions.ts';
 import { SHADOW_DIVERGED } from '../../lib/versions/shadow-divergence.ts';
@@ -101,7 +101,7 @@ export class LoopController {
       }
       return;
     }
-    this.#loops = await this.#o.registry.acquire({ apiVersion: LOOP_API_VERSION, kind: LOOP_KIND }, false);
+    this.#loops = await this.#o.registry.acquire({ apiVersion: LOOP_API_VERSION, kind: CLUSTER_LOOP_KIND }, false);
     const informer = this.#loops.informer;
     const enqueue = (o: KubeObject) => this.#sync.add(o.metadata?.name ?? '', null);
     informer.on('add', enqueue);
@@ -184,7 +184,7 @@ export class LoopController {
           if (this.#running.get(name)?.launched !== launched) return;
           this.#setCondition(name, generation, condition);
           const loop = this.#loopObject(name);
-          if (warning && loop && !this.#o.inline) this.#o.runnerDeps.events.record({ apiVersion: LOOP_API_VERSION, kind: LOOP_KIND, metadata: loop.metadata }, { type: 'Warning', ...warning });
+          if (warning && loop && !this.#o.inline) this.#o.runnerDeps.events.record({ apiVersion: LOOP_API_VERSION, kind: CLUSTER_LOOP_KIND, metadata: loop.metadata }, { type: 'Warning', ...warning });
         },
         signingBroken: (message) => {
           const running = this.#running.get(name);
@@ -229,7 +229,7 @@ export class LoopController {
     if (decision.health) this.#setHealth(name, generation, decision.health);
     // Inline Loops are not API objects: their status lives in the router's log and metrics only.
     if (decision.warning && loop && !this.#o.inline) {
-      this.#o.runnerDeps.events.record({ apiVersion: LOOP_API_VERSION, kind: LOOP_KIND, metadata: loop.metadata }, { type: 'Warning', ...decision.warning });
+      this.#o.runnerDeps.events.record({ apiVersion: LOOP_API_VERSION, kind: CLUSTER_LOOP_KIND, metadata: loop.metadata }, { type: 'Warning', ...decision.warning });
     }
     if (decision.log) this.#o.logger[decision.log.level]({ loop: name, ...decision.log.fields }, decision.log.message);
   }
@@ -292,7 +292,7 @@ export class LoopController {
       try {
         await this.#o.client.request({
           method: 'PATCH',
-          path: `/apis/kubeloop.dev/v1alpha1/loops/${encodeURIComponent(name)}/status`,
+          path: `/apis/${LOOP_API_VERSION}/${CLUSTER_LOOP_PLURAL}/${encodeURIComponent(name)}/status`,
           contentType: 'application/merge-patch+json',
           body: { status: { observedGeneration: generation, conditions } },
         });

@@ -1,4 +1,4 @@
-// A Loop's shadow and canary on a real control plane: a buggy shadow diverges on some pods (metric,
+// A ClusterLoop's shadow and canary on a real control plane: a buggy shadow diverges on some pods (metric,
 // condition, fixture pairs) while nothing of it is applied; a 20 % canary that answers errors is rolled
 // back by itself, only keys of its share ever reached it, and every key is answered by the stable version.
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -22,7 +22,7 @@ import { installCrds, routerHarness, watchPods, type RouterHarness } from './rou
 const ANNOTATION = 'kubeloop.dev/add-pod-name-label';
 const LABEL = 'kubeloop.dev/pod-name';
 const BUGGY_LABEL = 'kubeloop.dev/pod-name-buggy';
-const LOOPS = '/apis/kubeloop.dev/v1alpha1/loops';
+const LOOPS = '/apis/kubeloop.dev/v1alpha1/clusterloops';
 
 let h: RouterHarness;
 let ns: string;
@@ -37,7 +37,7 @@ const labelsSeen = new Set<string>();
 beforeAll(async () => {
   h = await routerHarness('router-versions');
   ns = h.suite.namespace;
-  await installCrds(h.client, ['loops.kubeloop.dev.yaml']);
+  await installCrds(h.client, ['clusterloops.kubeloop.dev.yaml']);
   stable = (await h.serve('pod-name-label')).url;
   // The shadow's bug: pods whose name starts with "b" get another label than the live version writes.
   const config = readPodNameLabelConfig({});

@@ -240,6 +240,14 @@ export class HookController {
     if (next) void writeHookConditions(this.#options.client, hook, next).catch((error: unknown) => this.#options.logger.warn({ err: error, hook: hookName }, 'could not write AdmissionHook status'));
   }
 
+  /** A shadow's or canary's condition (ShadowDiverged, CanaryRolledBack), written when it changed. */
+  reportCondition(hookName: string, condition: ConditionInput): void {
+    const hook = this.#informer.store.get(hookName);
+    if (!hook) return;
+    const next = nextConditions(hook, [condition], (this.#options.now ?? (() => new Date()))());
+    if (next) void writeHookConditions(this.#options.client, hook, next).catch((error: unknown) => this.#options.logger.warn({ err: error, hook: hookName }, 'could not write AdmissionHook status'));
+  }
+
   /** Stops watching; with `unregister` (dev mode) deletes the configurations too. */
   async stop(options: { unregister?: boolean } = {}): Promise<void> {
     this.#stopped = true;

@@ -80,14 +80,14 @@ export class GatewayVersions {
     const canary = hook.versions.canary;
     if (!canary) return;
     const state = this.#stateOf(hook);
-    this.#canaryCalls.inc({ hook: hook.name, result: failed ? 'error' : 'ok' });
+    this.#canaryCalls.inc({ hook: hook.id, result: failed ? 'error' : 'ok' });
     const budget = state.budget!.record(failed, this.#now());
     if (!budget.spent || state.rolledBack) return;
     state.rolledBack = true;
-    this.#rollbacks.inc({ hook: hook.name });
+    this.#rollbacks.inc({ hook: hook.id });
     const message = `${budget.errors} of ${budget.calls} requests to the canary ${canary.url} failed in the last ${canary.budget.windowMs / 1000} s; every request goes to the live function until spec.function.canary changes (canary ${canary.fingerprint})`;
-    this.#o.logger.warn({ hook: hook.name, errors: budget.errors, calls: budget.calls }, 'hook canary rolled back: its error budget is spent');
-    this.#o.reportCondition?.(hook.name, { type: CANARY_ROLLED_BACK, status: 'True', reason: 'ErrorBudgetSpent', message });
+    this.#o.logger.warn({ hook: hook.id, errors: budget.errors, calls: budget.calls }, 'hook canary rolled back: its error budget is spent');
+    this.#o.reportCondition?.(hook.id, { type: CANARY_ROLLED_BACK, status: 'True', reason: 'ErrorBudgetSpent', message });
   }
 
   /** Asks the shadow about the request the live function answered; returns at once. */
@@ -95,7 +95,7 @@ export class GatewayVersions {
     const shadow = hook.versions.shadow;
     if (!shadow) return;
     const state = this.#stateOf(hook);
-    if (state.inFlight >= (this.#o.shadowInFlight ?? DEFAULT_SHADOW_IN_FLIGHT)) return this.#shadowCalls.inc({ hook: hook.name, result: 'dropped' });
+    if (state.inFlight >= (this.#o.shadowInFlight ?? DEFAULT_SHADOW_IN_FLIGHT)) return this.#shadowCalls.inc({ hook: hook.id, result: 'dropped' });
     state.inFlight += 1;
     void (async () => {
       try {
@@ -105,7 +105,7 @@ export class GatewayVersions {
           : { ok: false, failure: { kind: 'Unreachable', message: `was not called: ${keys.message}` } };
         this.#compare(hook, state, request, live, answer);
       } catch (error) {
-        this.#o.logger.warn({ hook: hook.name, err: (error as Error).message }, 'shadow comparison failed');
+        this.#o.logger.warn({ hook: hook.id, err: (error as Error).message }, 'shadow comparison failed');
       } finally {
         state.inFlight -= 1;
       }
@@ -114,37 +114,37 @@ export class GatewayVersions {
 
   #compare(hook: ResolvedHook, state: HookState, request: AdmissionRequest, live: CallResult, shadow: CallResult): void {
     const liveAnswer = live.ok ? validateAdmissionResponse(live.reply) : undefined;
-    if (!liveAnswer?.ok) return this.#shadowCalls.inc({ hook: hook.name, result: 'live_failed' });
+    if (!liveAnswer?.ok) return this.#shadowCalls.inc({ hook: hook.id, result: 'live_failed' });
     const shadowAnswer = shadow.ok ? validateAdmissionResponse(shadow.reply) : undefined;
     let differences: string;
     if (shadowAnswer?.ok) {
-      this.#shadowDecisions.inc({ hook: hook.name, live: decision(liveAnswer.value), shadow: decision(shadowAnswer.value) });
+      this.#shadowDecisions.inc({ hook: hook.id, live: decision(liveAnswer.value), shadow: decision(shadowAnswer.value) });
       differences = formatDifferences(compareAdmissionResponses(request, liveAnswer.value, shadowAnswer.value), '');
     } else {
       differences = `the shadow failed: ${shadow.ok ? (shadowAnswer?.errors ?? []).slice(0, 2).join('; ') : shadow.failure.message}`;
     }
     const now = this.#now();
     if (differences === '') {
-      this.#shadowCalls.inc({ hook: hook.name, result: 'agreed' });
+      this.#shadowCalls.inc({ hook: hook.id, result: 'agreed' });
       const change = state.tracker!.agreed(now);
-      if (change) this.#o.reportCondition?.(hook.name, { type: SHADOW_DIVERGED, ...change });
+      if (change) this.#o.reportCondition?.(hook.id, { type: SHADOW_DIVERGED, ...change });
       return;
     }
-    this.#shadowCalls.inc({ hook: hook.name, result: shadowAnswer?.ok ? 'diverged' : 'shadow_failed' });
+    this.#shadowCalls.inc({ hook: hook.id, result: shadowAnswer?.ok ? 'diverged' : 'shadow_failed' });
     const object = request.object ?? request.oldObject;
     const subject = `${request.operation} ${request.requestKind.kind} ${request.namespace ? `${request.namespace}/` : ''}${request.name || object?.metadata?.name || object?.metadata?.generateName || ''}`;
     const first = differences.split('\n').slice(0, 3).join('; ');
-    this.#o.logger.info({ hook: hook.name, object: subject, differences: first }, 'shadow diverged');
+    this.#o.logger.info({ hook: hook.id, object: subject, differences: first }, 'shadow diverged');
     const change = state.tracker!.divergedOn(subject, first, now);
-    if (change) this.#o.reportCondition?.(hook.name, { type: SHADOW_DIVERGED, ...change });
+    if (change) this.#o.reportCondition?.(hook.id, { type: SHADOW_DIVERGED, ...change });
   }
 
   /** The hook's state, started anew when its shadow's or canary's spec changed. */
   #stateOf(hook: ResolvedHook): HookState {
-    let state = this.#state.get(hook.name);
+    let state = this.#state.get(hook.id);
     if (!state) {
       state = { inFlight: 0, rolledBack: false };
-      this.#state.set(hook.name, state);
+      this.#state.set(hook.id, state);
     }
     const { shadow, canary } = hook.versions;
     if (state.shadowFingerprint !== shadow?.fingerprint) {
@@ -156,7 +156,7 @@ export class GatewayVersions {
       state.budget = canary ? new ErrorBudget(canary.budget) : undefined;
       state.rolledBack = false;
       // A new canary (or this gateway's first request for it) starts with a full budget.
-      if (canary) this.#o.reportCondition?.(hook.name, { type: CANARY_ROLLED_BACK, status: 'False', reason: 'CanaryActive', message: `the canary ${canary.url} answers its share of the requests (canary ${canary.fingerprint})` });
+      if (canary) this.#o.reportCondition?.(hook.id, { type: CANARY_ROLLED_BACK, status: 'False', reason: 'CanaryActive', message: `the canary ${canary.url} answers its share of the requests (canary ${canary.fingerprint})` });
     }
     return state;
   }

@@ -31,7 +31,7 @@ export async function watchFunctionVersions(loop: LoopConfig, deps: VersionWatch
       if (!ref) continue;
       const watch = new FunctionRefWatch(ref, loop.urlPolicy, (resolution) => {
         urls[which] = resolution.ok ? resolution.url : undefined;
-        const fields = { loop: loop.name, version: which };
+        const fields = { loop: loop.id, version: which };
         if (resolution.ok) deps.logger.info({ ...fields, url: resolution.url }, `${which} function reference resolved`);
         else deps.logger.warn({ ...fields, reason: resolution.reason, err: resolution.message }, `${which} function reference does not resolve; ${which === 'shadow' ? 'no call is shadowed' : 'every key goes to the stable version'} until it does`);
       });
@@ -47,7 +47,7 @@ export async function watchFunctionVersions(loop: LoopConfig, deps: VersionWatch
   const versions = new FunctionVersions(
     loop,
     { invoke: deps.invoke, metrics: deps.metrics, logger: deps.logger, ...(deps.shadowPairs ? { shadowPairs: deps.shadowPairs } : {}) },
-    { condition: (condition, warning) => deps.onCondition?.(loop.name, condition, warning), rolledBack },
+    { condition: (condition, warning) => deps.onCondition?.(loop.id, condition, warning), rolledBack },
     { shadow: () => urls.shadow, canary: () => urls.canary },
   );
   versions.start();

@@ -119,20 +119,20 @@ export class FunctionVersions {
   #canaryAnswered(result: DispatchResult): void {
     const canary = this.#loop.canary!;
     const failed = spendsBudget(result);
-    this.#deps.metrics.canaryCalls.inc({ loop: this.#loop.name, result: failed ? 'error' : 'ok' });
+    this.#deps.metrics.canaryCalls.inc({ loop: this.#loop.id, result: failed ? 'error' : 'ok' });
     const state = this.#budget!.record(failed, this.#now());
     if (!state.spent || this.#rolledBack) return;
     this.#rolledBack = true;
-    this.#deps.metrics.canaryRollbacks.inc({ loop: this.#loop.name });
+    this.#deps.metrics.canaryRollbacks.inc({ loop: this.#loop.id });
     const bound = canary.budget.maxErrors !== undefined && state.errors > canary.budget.maxErrors ? `more than ${canary.budget.maxErrors}` : `more than ${(canary.budget.ratio ?? 0) * 100} %`;
     const message = `${state.errors} of ${state.calls} calls to the canary failed in the last ${canary.budget.windowMs / 1000} s (${bound}); every key goes to the stable version until spec.function.canary changes ${canaryTag(canary)}`;
-    this.#deps.logger.warn({ loop: this.#loop.name, errors: state.errors, calls: state.calls }, 'canary rolled back: its error budget is spent');
+    this.#deps.logger.warn({ loop: this.#loop.id, errors: state.errors, calls: state.calls }, 'canary rolled back: its error budget is spent');
     this.#reports.condition({ type: CANARY_ROLLED_BACK, status: 'True', reason: 'ErrorBudgetSpent', message }, { reason: 'CanaryRolledBack', message });
     this.#reports.rolledBack();
   }
 
   #offerShadow(shadow: FunctionTarget, request: ReconcileRequest, live: DispatchResult): void {
-    const loop = this.#loop.name;
+    const loop = this.#loop.id;
     const url = this.#urls.shadow();
     if (url === undefined) return this.#deps.metrics.shadowCalls.inc({ loop, result: 'unresolved' });
     // Bounded: a slow shadow costs its own sockets and nothing else; what does not fit is dropped.
@@ -150,7 +150,7 @@ export class FunctionVersions {
   }
 
   #compare(request: ReconcileRequest, live: DispatchResult, shadow: DispatchResult): void {
-    const loop = this.#loop.name;
+    const loop = this.#loop.id;
     if (live.kind !== 'ok') return this.#deps.metrics.shadowCalls.inc({ loop, result: 'live_failed' });
     const differences =
       shadow.kind === 'ok' ? formatDifferences(compareResponses(live.response, shadow.response, { request }), '') : `the shadow failed: ${shadow.message}`;

@@ -21,6 +21,8 @@ export interface RouterConfig extends ServerSettings {
   kubeconfig?: string;
   context?: string;
   recordDir?: string;
+  /** Where shadows' divergences are written as fixture pairs (`--shadow-fixtures`); none: counted and shown only. */
+  shadowFixturesDir?: string;
   leaderElect: boolean;
   /** Every replica reconciles its share of each Loop's keys, with a member Lease each (docs/sharding.md). */
   sharding: boolean;
@@ -82,6 +84,7 @@ export const ROUTER_USAGE = `usage: kubeloop router [options]
   --drain-delay-seconds 0           on SIGTERM: fail /readyz, wait, then close (KUBELOOP_DRAIN_DELAY_SECONDS)
   --body-limit-bytes N              ops server request body limit (KUBELOOP_BODY_LIMIT_BYTES)
   --record DIR                      write every request+response as a fixture (KUBELOOP_RECORD_DIR)
+  --shadow-fixtures DIR             write shadows' divergences as fixture pairs, the newest 50 per Loop (KUBELOOP_SHADOW_FIXTURES_DIR)
   --leader-elect                    hold a coordination.k8s.io Lease; standbys wait (KUBELOOP_LEADER_ELECT=true)
   --sharding                        every replica reconciles its share of the keys; a member Lease each (KUBELOOP_SHARDING=true)
   --lease-namespace NS              (KUBELOOP_NAMESPACE, POD_NAMESPACE; default kubeloop-system)
@@ -169,6 +172,7 @@ export function readRouterConfig(argv: string[], env: NodeJS.ProcessEnv = proces
       kubeconfig: { type: 'string' },
       context: { type: 'string' },
       record: { type: 'string' },
+      'shadow-fixtures': { type: 'string' },
       'leader-elect': { type: 'boolean' },
       sharding: { type: 'boolean' },
       'lease-namespace': { type: 'string' },
@@ -219,6 +223,7 @@ export function readRouterConfig(argv: string[], env: NodeJS.ProcessEnv = proces
     kubeconfig: values.kubeconfig ?? (env.KUBECONFIG || undefined),
     context: values.context,
     recordDir: values.record ?? (env.KUBELOOP_RECORD_DIR || undefined),
+    shadowFixturesDir: values['shadow-fixtures'] ?? (env.KUBELOOP_SHADOW_FIXTURES_DIR || undefined),
     leaderElect,
     sharding,
     leaseNamespace: values['lease-namespace'] ?? (env.KUBELOOP_NAMESPACE || env.POD_NAMESPACE || 'kubeloop-system'),

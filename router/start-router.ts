@@ -14,6 +14,7 @@ import { serviceAddressResolver } from '../lib/function-client/service-address.t
 import { DEFAULT_QUEUE_BACKOFF } from './base/work-queue.ts';
 import { EventRecorder } from './apply/event-recorder.ts';
 import { FixtureRecorder } from './reconcile/fixture-recorder.ts';
+import { ShadowPairs } from './reconcile/shadow-pairs.ts';
 import { InformerRegistry } from './intake/informer-registry.ts';
 import { LeaderElector } from './leader-election.ts';
 import { LoopController } from './loops/loop-controller.ts';
@@ -83,6 +84,8 @@ export interface RouterOptions {
   identity?: string;
   /** Write every request and response as a fixture into this directory (`--record`). */
   recordDir?: string;
+  /** Write shadows' divergences as fixture pairs into this directory (`--shadow-fixtures`). */
+  shadowFixturesDir?: string;
   logger?: Logger;
   metrics?: RouterMetrics;
   /** Server-side watch timeout base (randomised up to twice that); the watchdog adds its grace on top. */
@@ -204,6 +207,7 @@ function createLoopController(deps: RouterDeps, registry: InformerRegistry): Loo
       metrics,
       logger,
       recorder,
+      ...(options.shadowFixturesDir ? { shadowPairs: new ShadowPairs(options.shadowFixturesDir) } : {}),
       history: deps.history,
       expectationsTimeoutMs: options.expectationsTimeoutMs,
       ...(deps.fairness.scheduler ? { scheduler: deps.fairness.scheduler } : {}),

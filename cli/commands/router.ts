@@ -97,6 +97,7 @@ async function startRouterWhenReachable(kubeConfig: ClusterCredentials, config: 
     loops: config.loops,
     ...(config.loopSelector ? { loopSelector: { matchLabels: config.loopSelector } } : {}),
     recordDir: config.recordDir,
+    ...(config.shadowFixturesDir ? { shadowFixturesDir: config.shadowFixturesDir } : {}),
     identity: config.identity,
     rateLimit: { qps: config.qps, burst: config.burst },
     // 0: no cap of its own (its tenant's share governs; without the shared budget, the router's 50/100 per Loop).

@@ -6,6 +6,7 @@ import type { KindRef } from '../../api/meta.ts';
 import { parseFunctionRef, type FunctionRefConfig } from './function-ref.ts';
 import { DEFAULT_FUNCTION_URL_POLICY, functionUrlProblem, type FunctionUrlPolicy } from '../../lib/config/function-url-policy.ts';
 import type { SigningKeys } from '../../lib/signing/webhook-signature.ts';
+import { MAX_BATCH_ITEMS } from '../../lib/contract/batch.ts';
 import { parseRelated, RelatedSpecError, type RelationConfig } from './related-relation.ts';
 
 /** A validated Loop with defaults applied: what the router runs. */
@@ -29,6 +30,8 @@ export interface LoopConfig {
   serviceAccount: ServiceAccountRef;
   timeoutMs: number;
   maxConcurrency: number;
+  /** Most calls one HTTP request carries (spec.function.batch); 1 = batching off. */
+  batchMaxSize: number;
   resyncMs: number;
   finalize: boolean;
   sendDeletes: boolean;
@@ -78,6 +81,21 @@ function positive(loop: string, field: string, value: unknown, fallback: number,
     throw new LoopSpecError(loop, field, `must be a number in (0, ${max}], got ${JSON.stringify(value)}`);
   }
   return value;
+}
+
+/** spec.function.batch: on by default, at most MAX_BATCH_ITEMS per request. */
+export const DEFAULT_BATCH_MAX_SIZE = 16;
+
+function batchMaxSize(loop: string, value: unknown): number {
+  if (value === undefined) return DEFAULT_BATCH_MAX_SIZE;
+  const batch = value as { enabled?: unknown; maxSize?: unknown } | null;
+  if (!batch || typeof batch !== 'object') throw new LoopSpecError(loop, 'spec.function.batch', 'must be { enabled, maxSize }');
+  if (batch.enabled !== undefined && typeof batch.enabled !== 'boolean') throw new LoopSpecError(loop, 'spec.function.batch.enabled', 'must be true or false');
+  const max = batch.maxSize ?? DEFAULT_BATCH_MAX_SIZE;
+  if (typeof max !== 'number' || !Number.isInteger(max) || max < 1 || max > MAX_BATCH_ITEMS) {
+    throw new LoopSpecError(loop, 'spec.function.batch.maxSize', `must be an integer in [1, ${MAX_BATCH_ITEMS}], got ${JSON.stringify(batch.maxSize)}`);
+  }
+  return batch.enabled === false ? 1 : max;
 }
 
 const SECRET_KEY = /^[-._a-zA-Z0-9]+$/;
@@ -194,6 +212,7 @@ export function parseLoop(loop: Pick<Loop, 'metadata' | 'spec'>, urlPolicy: Func
     serviceAccount,
     timeoutMs: positive(name, 'spec.function.timeoutSeconds', fn.timeoutSeconds, 10, MAX_TIMEOUT_SECONDS) * 1000,
     maxConcurrency: Math.floor(positive(name, 'spec.function.maxConcurrency', fn.maxConcurrency, 8, MAX_CONCURRENCY)),
+    batchMaxSize: batchMaxSize(name, fn.batch),
     resyncMs: positive(name, 'spec.resyncPeriodSeconds', spec.resyncPeriodSeconds, 600, 86_400 * 7) * 1000,
     finalize: spec.finalize === true,
     sendDeletes: spec.sendDeletes === true,

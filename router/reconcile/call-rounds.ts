@@ -30,6 +30,8 @@ export interface CallScope {
   owned: readonly OwnedStore[];
   related: readonly RelatedStore[];
   requirements: Requirements;
+  /** The Loop's own invoker when its calls are batched (call-batcher.ts); deps.invoke otherwise. */
+  invoke?: FunctionInvoker | undefined;
 }
 
 export type CallOutcome =
@@ -53,7 +55,7 @@ export async function callFunction(
     // Each round is a call span of the reconcile's trace; its headers carry the trace to the function.
     const call = at.traced.startCall(request, at.url);
     const started = performance.now();
-    const result = await deps.invoke(request, { url: at.url, timeoutMs: loop.timeoutMs, signingKey: loop.signingKey, caBundle: loop.caBundle, headers: call.headers });
+    const result = await (scope.invoke ?? deps.invoke)(request, { url: at.url, timeoutMs: loop.timeoutMs, signingKey: loop.signingKey, caBundle: loop.caBundle, headers: call.headers });
     const callMs = performance.now() - started;
     at.traced.endCall(call.span, result, callMs);
     deps.metrics.functionLatency.observe({ loop: loop.name }, callMs / 1000, at.traced.traceId);

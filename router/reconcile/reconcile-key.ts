@@ -64,6 +64,8 @@ export interface ReconcileScope {
   lookupChild: CacheLookup;
   /** Where calls go now: spec.function.url, or what spec.function.ref resolves to (undefined: send nothing). */
   functionUrl: () => string | undefined;
+  /** The Loop's batching invoker (call-batcher.ts); deps.invoke when its calls are not batched. */
+  invoke?: FunctionInvoker | undefined;
 }
 
 type Log = ReturnType<typeof reconcileLogger>;

@@ -58,11 +58,11 @@ describe('readRouterConfig', () => {
   it('reads inline Loops and names the bad document and field', () => {
     const dir = mkdtempSync(join(tmpdir(), 'loops-'));
     const good = join(dir, 'good.yaml');
-    writeFileSync(good, 'apiVersion: kubeloop.dev/v1alpha1\nkind: Loop\nmetadata: { name: a }\nspec: { for: { apiVersion: v1, kind: Pod }, serviceAccount: { namespace: ns, name: a }, function: { url: "http://127.0.0.1:9000/" } }\n');
+    writeFileSync(good, 'apiVersion: kubeloop.dev/v1alpha1\nkind: ClusterLoop\nmetadata: { name: a }\nspec: { for: { apiVersion: v1, kind: Pod }, serviceAccount: { namespace: ns, name: a }, function: { url: "http://127.0.0.1:9000/" } }\n');
     expect(readRouterConfig(['--loops', good, '--allow-loopback-functions']).loops?.[0]?.metadata.name).toBe('a');
     expect(() => readRouterConfig(['--loops', good])).toThrow('host 127.0.0.1 is an IP literal');
     const bad = join(dir, 'bad.yaml');
-    writeFileSync(bad, 'kind: Loop\nmetadata: { name: a }\nspec: { for: { apiVersion: v1, kind: Pod } }\n');
+    writeFileSync(bad, 'kind: ClusterLoop\nmetadata: { name: a }\nspec: { for: { apiVersion: v1, kind: Pod } }\n');
     expect(() => readRouterConfig(['--loops', bad])).toThrow('--loops: ' + bad + ' document 1: Loop a: spec.function is required ({ url } or { ref })');
   });
 });

@@ -47,7 +47,7 @@ export interface ShardingConfig {
 export interface RouterOptions {
   /** client-node's KubeConfig or what loadKubeConfig returns. */
   kubeConfig: ClusterCredentials;
-  /** Inline Loops (`--loops FILE`, tests, benchmarks); when omitted the router watches Loop objects (loops.kubeloop.dev). */
+  /** Inline Loops (`--loops FILE`, tests, benchmarks); when omitted the router watches Loop objects (clusterloops.kubeloop.dev). */
   loops?: Loop[];
   /** Only watched Loop objects whose labels match run here (ignored with inline `loops`). */
   loopSelector?: V1LabelSelector;

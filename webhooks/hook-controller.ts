@@ -3,7 +3,7 @@
 // WebhookConfiguration it owns (server-side apply; a hook the API server refuses is left out alone) and
 // each hook's conditions.
 import type { Logger } from 'pino';
-import { ADMISSION_HOOK_API_VERSION, ADMISSION_HOOK_GROUP, ADMISSION_HOOK_KIND, ADMISSION_HOOK_PLURAL, ADMISSION_HOOK_VERSION, type AdmissionHook } from '../api/admission-hook.ts';
+import { ADMISSION_HOOK_API_VERSION, ADMISSION_HOOK_GROUP, ADMISSION_HOOK_VERSION, CLUSTER_ADMISSION_HOOK_KIND, CLUSTER_ADMISSION_HOOK_PLURAL, type AdmissionHook } from '../api/admission-hook.ts';
 import { reviewAccess } from '../lib/kube/access-review.ts';
 import { Informer, isApiError, type KubeClient, type ResourceInfo } from '../lib/kube/index.ts';
 import type { ConditionInput } from '../lib/sdk/conditions.ts';
@@ -18,8 +18,8 @@ export const ADMISSION_HOOK_RESOURCE: ResourceInfo = {
   group: ADMISSION_HOOK_GROUP,
   version: ADMISSION_HOOK_VERSION,
   apiVersion: ADMISSION_HOOK_API_VERSION,
-  kind: ADMISSION_HOOK_KIND,
-  plural: ADMISSION_HOOK_PLURAL,
+  kind: CLUSTER_ADMISSION_HOOK_KIND,
+  plural: CLUSTER_ADMISSION_HOOK_PLURAL,
   namespaced: false,
 };
 

@@ -1,12 +1,12 @@
 // The AdmissionHook status the gateway writes: Ready (registered in the webhook configuration, or why
 // not) and FunctionAvailable (the last calls succeeded, or how they failed). Pure apart from the write.
 import type { AdmissionHook } from '../api/admission-hook.ts';
-import { ADMISSION_HOOK_API_VERSION, ADMISSION_HOOK_PLURAL } from '../api/admission-hook.ts';
+import { ADMISSION_HOOK_API_VERSION, CLUSTER_ADMISSION_HOOK_PLURAL } from '../api/admission-hook.ts';
 import type { Condition } from '../api/meta.ts';
 import { isApiError, type KubeClient } from '../lib/kube/index.ts';
 import { conditionsOf, withCondition, type ConditionInput } from '../lib/sdk/conditions.ts';
 
-export const HOOK_STATUS_PATH = (name: string): string => `/apis/${ADMISSION_HOOK_API_VERSION}/${ADMISSION_HOOK_PLURAL}/${encodeURIComponent(name)}/status`;
+export const HOOK_STATUS_PATH = (name: string): string => `/apis/${ADMISSION_HOOK_API_VERSION}/${CLUSTER_ADMISSION_HOOK_PLURAL}/${encodeURIComponent(name)}/status`;
 
 /** The conditions after setting `desired`, or undefined when nothing a reader sees would change. */
 export function nextConditions(hook: AdmissionHook, desired: ConditionInput[], now: Date): Condition[] | undefined {

@@ -7,7 +7,7 @@ import { watchCertificateFiles } from '../certs/file-certificate.ts';
 import type { KeyPairPem } from '../certs/generate.ts';
 import { CertificateRotator } from '../certs/rotation.ts';
 import { isApiError, KubeClient, loadKubeConfig, ResourceDiscovery, UnknownKindError } from '../lib/kube/index.ts';
-import { ADMISSION_HOOK_API_VERSION, ADMISSION_HOOK_KIND } from '../api/admission-hook.ts';
+import { ADMISSION_HOOK_API_VERSION, CLUSTER_ADMISSION_HOOK_KIND } from '../api/admission-hook.ts';
 import type { Registry } from 'prom-client';
 import { createLogger, type Logger } from '../lib/observability/logger.ts';
 import { counter, createMetricsRegistry } from '../lib/observability/metrics.ts';
@@ -65,7 +65,7 @@ async function waitForCache(synced: Promise<void>, what: string, crd: string, ti
 
 async function hasAdmissionHooks(client: KubeClient): Promise<boolean> {
   try {
-    await new ResourceDiscovery(client).resolve(ADMISSION_HOOK_API_VERSION, ADMISSION_HOOK_KIND);
+    await new ResourceDiscovery(client).resolve(ADMISSION_HOOK_API_VERSION, CLUSTER_ADMISSION_HOOK_KIND);
     return true;
   } catch (error) {
     if (error instanceof UnknownKindError) return false;
@@ -213,9 +213,9 @@ async function serveAdmissionHooks(config: WebhookConfig, client: KubeClient, lo
   if (gateway.state.served) {
     const hooksStarted = gateway.hooks.start();
     hooksStarted.catch((error: unknown) => logger.error({ err: error }, 'AdmissionHooks not started'));
-    if (config.dev) await waitForCache(hooksStarted, 'AdmissionHook', 'admissionhooks.kubeloop.dev', 30_000);
+    if (config.dev) await waitForCache(hooksStarted, 'ClusterAdmissionHook', 'clusteradmissionhooks.kubeloop.dev', 30_000);
   } else {
-    logger.warn('the admissionhooks.kubeloop.dev CRD is not installed: AdmissionHooks are not served (install the chart CRDs)');
+    logger.warn('the clusteradmissionhooks.kubeloop.dev CRD is not installed: ClusterAdmissionHooks are not served (install the chart CRDs)');
   }
 }
 

@@ -1,4 +1,4 @@
-// The Loop resource (loops.kubeloop.dev/v1alpha1) and its validation into the router's LoopConfig.
+// The Loop and ClusterLoop resources (api/loop.ts) and their validation into the router's LoopConfig.
 import type { V1LabelSelector } from '@kubernetes/client-node';
 import { validateLabelSelector } from '../../lib/kube/label-selector.ts';
 import { FINALIZER_PREFIX, type Loop, type LoopSpec, type SecretKeyRef, type ServiceAccountRef } from '../../api/loop.ts';
@@ -12,6 +12,8 @@ import { parseRelated, RelatedSpecError, type RelationConfig } from './related-r
 /** A validated Loop with defaults applied: what the router runs. */
 export interface LoopConfig {
   name: string;
+  /** A namespaced Loop's own namespace, which confines it; undefined for a ClusterLoop (docs/tenants.md). */
+  namespace: string | undefined;
   generation: number;
   for: KindRef;
   owns: KindRef[];
@@ -161,7 +163,7 @@ function checkFunctionUrl(name: string, raw: unknown, urlPolicy: FunctionUrlPoli
  * Validates a Loop object (from the API or inline); the error names the bad field. The function URL is
  * checked against `urlPolicy` (the same rules as the chart's admission policy).
  */
-export function parseLoop(loop: Pick<Loop, 'metadata' | 'spec'>, urlPolicy: FunctionUrlPolicy = DEFAULT_FUNCTION_URL_POLICY): LoopConfig {
+export function parseLoop(loop: Pick<Loop, 'metadata' | 'spec'> & { kind?: string }, urlPolicy: FunctionUrlPolicy = DEFAULT_FUNCTION_URL_POLICY): LoopConfig {
   const name = loop.metadata?.name ?? '';
   if (!DNS_LABEL.test(name) || name.length > 63) throw new LoopSpecError(name || '(unnamed)', 'metadata.name', 'must be a DNS label');
   const spec = loop.spec as Partial<LoopSpec> | undefined;
@@ -199,6 +201,7 @@ export function parseLoop(loop: Pick<Loop, 'metadata' | 'spec'>, urlPolicy: Func
   }
   return {
     name,
+    namespace: loop.kind === 'Loop' ? loop.metadata?.namespace : undefined,
     generation: loop.metadata?.generation ?? 0,
     for: primary,
     owns,

@@ -11,7 +11,7 @@ import { isApiError, type KubeClient } from '../../lib/kube/kube-client.ts';
 import type { KubeObject } from '../../lib/contract/types.ts';
 import type { InformerLease, InformerSource } from '../intake/informer-registry.ts';
 import type { RateLimit } from '../../lib/kube/rate-limiter.ts';
-import { LOOP_API_VERSION, LOOP_KIND, type Loop } from '../../api/loop.ts';
+import { CLUSTER_LOOP_KIND, CLUSTER_LOOP_PLURAL, LOOP_API_VERSION, type Loop } from '../../api/loop.ts';
 import { DEFAULT_FUNCTION_URL_POLICY, type FunctionUrlPolicy } from '../../lib/config/function-url-policy.ts';
 import type { LoopHealth, LoopRunner, LoopRunnerDeps } from '../intake/loop-runner.ts';
 import { SigningSecretError } from './signing-key.ts';
@@ -96,7 +96,7 @@ export class LoopController {
       }
       return;
     }
-    this.#loops = await this.#o.registry.acquire({ apiVersion: LOOP_API_VERSION, kind: LOOP_KIND }, false);
+    this.#loops = await this.#o.registry.acquire({ apiVersion: LOOP_API_VERSION, kind: CLUSTER_LOOP_KIND }, false);
     const informer = this.#loops.informer;
     const enqueue = (o: KubeObject) => this.#sync.add(o.metadata?.name ?? '', null);
     informer.on('add', enqueue);
@@ -216,7 +216,7 @@ export class LoopController {
     if (decision.health) this.#setHealth(name, generation, decision.health);
     // Inline Loops are not API objects: their status lives in the router's log and metrics only.
     if (decision.warning && loop && !this.#o.inline) {
-      this.#o.runnerDeps.events.record({ apiVersion: LOOP_API_VERSION, kind: LOOP_KIND, metadata: loop.metadata }, { type: 'Warning', ...decision.warning });
+      this.#o.runnerDeps.events.record({ apiVersion: LOOP_API_VERSION, kind: CLUSTER_LOOP_KIND, metadata: loop.metadata }, { type: 'Warning', ...decision.warning });
     }
     if (decision.log) this.#o.logger[decision.log.level]({ loop: name, ...decision.log.fields }, decision.log.message);
   }
@@ -235,7 +235,7 @@ export class LoopController {
       try {
         await this.#o.client.request({
           method: 'PATCH',
-          path: `/apis/kubeloop.dev/v1alpha1/loops/${encodeURIComponent(name)}/status`,
+          path: `/apis/${LOOP_API_VERSION}/${CLUSTER_LOOP_PLURAL}/${encodeURIComponent(name)}/status`,
           contentType: 'application/merge-patch+json',
           body: { status: { observedGeneration: generation, conditions: [condition] } },
         });

@@ -23,7 +23,7 @@ let under: WebhookUnderTest;
 let fn: ServedFunction;
 /** Every AdmissionRequest the function saw. */
 const seen: AdmissionRequest[] = [];
-const HOOKS = '/apis/kubeloop.dev/v1alpha1/admissionhooks';
+const HOOKS = '/apis/kubeloop.dev/v1alpha1/clusteradmissionhooks';
 const ADMISSION = '/apis/admissionregistration.k8s.io/v1';
 const RBAC = '/apis/rbac.authorization.k8s.io/v1';
 const CRDS = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
@@ -48,7 +48,7 @@ const podRule = [{ operations: ['CREATE' as const], apiGroups: [''], apiVersions
 function hookBody(name: string, spec: Partial<AdmissionHookSpec>, labels: Record<string, string> = { [HOOK_SUITE_LABEL]: ns }): AdmissionHook {
   return {
     apiVersion: 'kubeloop.dev/v1alpha1',
-    kind: 'AdmissionHook',
+    kind: 'ClusterAdmissionHook',
     metadata: { name, labels },
     spec: { type: 'validating', rules: podRule, function: { url: `${fn.url}/admit` }, serviceAccount: { namespace: ns, name: 'hook-reader' }, ...spec },
   };
@@ -117,7 +117,7 @@ beforeAll(async () => {
   });
   // The hook author: may create AdmissionHooks and impersonate hook-reader, which may read no Secrets.
   for (const name of ['author', 'hook-reader']) await admin.request({ method: 'POST', path: `/api/v1/namespaces/${ns}/serviceaccounts`, body: { metadata: { name } } });
-  await admin.request({ method: 'POST', path: `${RBAC}/clusterroles`, body: { metadata: { name: `${ns}-hook-author` }, rules: [{ apiGroups: ['kubeloop.dev'], resources: ['admissionhooks'], verbs: ['create', 'get'] }] } });
+  await admin.request({ method: 'POST', path: `${RBAC}/clusterroles`, body: { metadata: { name: `${ns}-hook-author` }, rules: [{ apiGroups: ['kubeloop.dev'], resources: ['clusteradmissionhooks'], verbs: ['create', 'get'] }] } });
   await admin.request({
     method: 'POST',
     path: `${RBAC}/clusterrolebindings`,

@@ -12,7 +12,16 @@ export const LOOP_PLURAL = 'loops';
 export const CLUSTER_LOOP_KIND = 'ClusterLoop';
 export const CLUSTER_LOOP_PLURAL = 'clusterloops';
 export type LoopKind = typeof LOOP_KIND | typeof CLUSTER_LOOP_KIND;
+/** A ClusterLoop's finalizer is `kubeloop.dev/<name>`. */
 export const FINALIZER_PREFIX = 'kubeloop.dev/';
+/** A namespaced Loop's finalizer is `loop.kubeloop.dev/<name>` (only ever on objects of its own namespace). */
+export const NAMESPACED_FINALIZER_PREFIX = 'loop.kubeloop.dev/';
+
+/**
+ * A loop's identity inside kubeloop (map keys, metrics label `loop`, logs, signing audience): `<namespace>/<name>`
+ * for a namespaced Loop, `<name>` for a ClusterLoop. Namespace names hold no `/`, so the two never collide.
+ */
+export const loopIdentity = (namespace: string | undefined, name: string): string => (namespace ? `${namespace}/${name}` : name);
 
 /** One key of one Secret (required namespace in a cluster-scoped object; a namespaced one's own when omitted). */
 export interface SecretKeyRef {

@@ -276,7 +276,7 @@ async function joinShard(deps: RouterDeps, sharding: ShardingConfig, term: Leade
     ...(sharding.retryPeriodMs ? { retryPeriodMs: sharding.retryPeriodMs } : {}),
     logger: deps.logger,
     metrics: createShardMetrics(deps.metrics.registry),
-    countOwned: (owns) => new Map((term.controller?.runners() ?? []).map((r) => [r.loop.name, r.countOwned(owns)])),
+    countOwned: (owns) => new Map((term.controller?.runners() ?? []).map((r) => [r.loop.id, r.countOwned(owns)])),
   });
   return { member, client };
 }

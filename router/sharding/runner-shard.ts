@@ -36,16 +36,16 @@ export class RunnerShard {
   }
 
   owns(key: string): boolean {
-    return !this.#fencing.has(key) && this.#o.gate.owns(this.#o.loop.name, key);
+    return !this.#fencing.has(key) && this.#o.gate.owns(this.#o.loop.id, key);
   }
 
   begin(key: string): (() => void) | undefined {
-    return this.#fencing.has(key) ? undefined : this.#o.gate.begin(this.#o.loop.name, key);
+    return this.#fencing.has(key) ? undefined : this.#o.gate.begin(this.#o.loop.id, key);
   }
 
   /** Subscribes to the keys this member gains; returns the unsubscribe. */
   subscribe(): () => void {
-    const off = this.#o.gate.onGained(this.#o.loop.name, (gained) => this.takeOver(gained, { type: 'RESYNC' }));
+    const off = this.#o.gate.onGained(this.#o.loop.id, (gained) => this.takeOver(gained, { type: 'RESYNC' }));
     return () => {
       this.#stopped = true;
       off();
@@ -55,14 +55,14 @@ export class RunnerShard {
   /** Primaries of this Loop this member owns under a view (its status). */
   count(owns: (loop: string, key: string) => boolean): number {
     let n = 0;
-    for (const object of this.#o.primaries()?.list() ?? []) if (owns(this.#o.loop.name, objectKey(object.metadata))) n += 1;
+    for (const object of this.#o.primaries()?.list() ?? []) if (owns(this.#o.loop.id, objectKey(object.metadata))) n += 1;
     return n;
   }
 
   /** Queues the cached primaries that `gained` selects and this member may start; returns how many. */
   takeOver(gained: (loop: string, key: string) => boolean, trigger: Trigger): number {
     if (!this.#o.synced()) return 0;
-    const name = this.#o.loop.name;
+    const name = this.#o.loop.id;
     const objects = (this.#o.primaries()?.list() ?? []).filter((o) => {
       const key = objectKey(o.metadata);
       return gained(name, key) && this.#o.gate.owns(name, key);
@@ -83,12 +83,12 @@ export class RunnerShard {
     while (waiting.length > 0 && !this.#stopped) {
       const uids = new Set(waiting.map((o) => o.metadata?.uid ?? ''));
       const expired = performance.now() > deadline;
-      if (expired) this.#o.logger.warn({ loop: this.#o.loop.name, keys: waiting.length }, 'taken-over keys start although the cache does not show their children yet');
+      if (expired) this.#o.logger.warn({ loop: this.#o.loop.id, keys: waiting.length }, 'taken-over keys start although the cache does not show their children yet');
       let settled: Set<string>;
       try {
         settled = expired ? uids : await ownersWithSettledChildren(this.#o.client, this.#o.children(), this.#o.loop.namespaces, uids);
       } catch (error) {
-        this.#o.logger.warn({ loop: this.#o.loop.name, err: (error as Error).message }, 'could not list children of taken-over keys; retrying');
+        this.#o.logger.warn({ loop: this.#o.loop.id, err: (error as Error).message }, 'could not list children of taken-over keys; retrying');
         settled = new Set();
       }
       const ready = waiting.filter((o) => settled.has(o.metadata?.uid ?? ''));

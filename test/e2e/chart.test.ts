@@ -207,7 +207,7 @@ describe.each(Object.entries(VALUE_SETS))('helm template with the %s values', (_
   it('lets the router only read the kinds its Loops name and impersonate their ServiceAccounts, each Loop write only its kinds, and functions nothing at all', () => {
     const routerSa = `${RELEASE}-router`;
     const loops = byKind(manifests, 'ClusterLoop') as LoopManifest[];
-    const own = ['kubeloop.dev/clusterloops', 'kubeloop.dev/clusterloops/status', '/events', 'events.k8s.io/events', 'coordination.k8s.io/leases', 'authorization.k8s.io/subjectaccessreviews'];
+    const own = ['kubeloop.dev/clusterloops', 'kubeloop.dev/clusterloops/status', 'kubeloop.dev/loops', 'kubeloop.dev/loops/status', '/events', 'events.k8s.io/events', 'coordination.k8s.io/leases', 'authorization.k8s.io/subjectaccessreviews'];
     // Services (and Knative Services) are read to resolve Loops' spec.function.ref; EndpointSlices to see
     // where a function's Service leads before connecting (lib/function-client/cluster-addresses.ts).
     const named = new Set<string>([...own, '/serviceaccounts', '/services', 'serving.knative.dev/services', 'discovery.k8s.io/endpointslices']);
@@ -425,8 +425,8 @@ describe('on the local control plane', () => {
       expect(clusterScoped.filter((n) => n.startsWith('clusterrolebinding.'))).toHaveLength(2 + ADMISSION_FUNCTIONS.length);
       // The AdmissionHook gateway's configuration (the Watcher sidecar is one of its hooks) and that hook.
       expect(clusterScoped.filter((n) => n.startsWith('mutatingwebhookconfiguration.'))).toHaveLength(1);
-      expect(clusterScoped.filter((n) => n.startsWith('admissionhook.'))).toHaveLength(ADMISSION_FUNCTIONS.length);
-      expect(clusterScoped.filter((n) => n.startsWith('loop.'))).toHaveLength(FUNCTIONS.length);
+      expect(clusterScoped.filter((n) => n.startsWith('clusteradmissionhook.'))).toHaveLength(ADMISSION_FUNCTIONS.length);
+      expect(clusterScoped.filter((n) => n.startsWith('clusterloop.'))).toHaveLength(FUNCTIONS.length);
       const ready = await eventually('router and webhook Deployments available', async () => {
         const { stdout } = await run(kubectl, [...kube, '-n', cluster.namespace, 'get', 'deployments', '-l', selector, '-o', 'jsonpath={range .items[*]}{.metadata.name}={.status.availableReplicas}{"\\n"}{end}']);
         const lines = stdout.split('\n').filter(Boolean);

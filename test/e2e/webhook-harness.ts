@@ -23,18 +23,19 @@ import type { ClusterSuite } from '../cluster/suite.ts';
 
 const run = promisify(execFile);
 export const WATCHER_CRD = chartCrdFile('watchers.watch.kubeloop.dev.yaml');
-/** AdmissionHooks are cluster-scoped: each suite's gateway serves only the hooks labelled with its namespace. */
+/** The control plane is shared: each suite's gateway serves only the hooks labelled with its namespace. */
 export const HOOK_SUITE_LABEL = 'kubeloop.dev/test-suite';
 export const ADMISSION_HOOK_CRD = chartCrdFile('clusteradmissionhooks.kubeloop.dev.yaml');
+export const NAMESPACED_ADMISSION_HOOK_CRD = chartCrdFile('admissionhooks.kubeloop.dev.yaml');
 
 export async function kubectl(suite: ClusterSuite, ...args: string[]): Promise<{ stdout: string; stderr: string }> {
   return run(suite.binaries.kubectl, ['--kubeconfig', suite.kubeconfigPath, ...args]);
 }
 
-/** The Watcher CRD and the AdmissionHook CRD the webhook gateway watches. */
+/** The Watcher CRD and the two AdmissionHook CRDs the webhook gateway watches. */
 export async function installWatcherCrd(suite: ClusterSuite): Promise<void> {
-  await kubectl(suite, 'apply', '--server-side', '--force-conflicts', '-f', WATCHER_CRD, '-f', ADMISSION_HOOK_CRD);
-  await kubectl(suite, 'wait', '--for=condition=Established', '--timeout=60s', 'crd/watchers.watch.kubeloop.dev', 'crd/clusteradmissionhooks.kubeloop.dev');
+  await kubectl(suite, 'apply', '--server-side', '--force-conflicts', '-f', WATCHER_CRD, '-f', ADMISSION_HOOK_CRD, '-f', NAMESPACED_ADMISSION_HOOK_CRD);
+  await kubectl(suite, 'wait', '--for=condition=Established', '--timeout=60s', 'crd/watchers.watch.kubeloop.dev', 'crd/clusteradmissionhooks.kubeloop.dev', 'crd/admissionhooks.kubeloop.dev');
 }
 
 export async function createWatcher(suite: ClusterSuite, watcher: Watcher): Promise<void> {

@@ -345,8 +345,8 @@ export class LoopRunner {
     if (loop.batchMaxSize < 2 || !invoke.batch || loop.maxConcurrency < 2) return undefined;
     return new CallBatcher(invoke, invoke.batch, {
       maxSize: loop.batchMaxSize,
-      onBatch: (size) => metrics.functionBatches.observe({ loop: loop.name }, size),
-      onNotBatch: (url, reason) => logger.info({ loop: loop.name, url, reason }, 'the function does not answer batches; calling it once per key'),
+      onBatch: (size) => metrics.functionBatches.observe({ loop: loop.id }, size),
+      onNotBatch: (url, reason) => logger.info({ loop: loop.id, url, reason }, 'the function does not answer batches; calling it once per key'),
     });
   }
 

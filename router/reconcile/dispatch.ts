@@ -82,6 +82,9 @@ export function classifyOutcome(outcome: CallOutcome, options: { maxActions?: nu
   return { kind: 'ok', status: 200, response: validation.value, ...(batchMax ? { batchMax } : {}) };
 }
 
+/** The CloudEvents source of the router's events for a request's Loop (namespaced Loops: <namespace>/<name>). */
+const eventSource = (request: ReconcileRequest): string => `/kubeloop/router/loops/${request.loopNamespace ? `${request.loopNamespace}/` : ''}${request.loop}`;
+
 type ClassifyOptions = Parameters<typeof classifyOutcome>[1];
 
 /**
@@ -148,7 +151,7 @@ export function createHttpInvoker(options: HttpInvokerOptions = {}): FunctionInv
         // CloudEvents binary mode: the body stays a plain ReconcileRequest.
         'ce-specversion': '1.0',
         'ce-id': request.reconcileId ?? randomUUID(),
-        'ce-source': `/kubeloop/router/loops/${request.loopNamespace ? `${request.loopNamespace}/` : ''}${request.loop}`,
+        'ce-source': eventSource(request),
         'ce-type': CLOUDEVENT_TYPE,
         ...headers,
       },
@@ -156,11 +159,10 @@ export function createHttpInvoker(options: HttpInvokerOptions = {}): FunctionInv
     return classifyOutcome(outcome, classify);
   };
   const batch: BatchInvoker = async (items, { url, timeoutMs, signingKey, caBundle }) => {
-    const loop = items[0]!.request.loop;
-    const source = `/kubeloop/router/loops/${loop}`;
-    const encoded = encodeBatchRequest('cloudevents', items.map((item) => ({ request: item.request, traceparent: item.headers?.traceparent, tracestate: item.headers?.tracestate })), source);
+    const first = items[0]!.request;
+    const encoded = encodeBatchRequest('cloudevents', items.map((item) => ({ request: item.request, traceparent: item.headers?.traceparent, tracestate: item.headers?.tracestate })), eventSource(first));
     // One signature covers the whole batch: every item is of the same Loop, so of the same audience.
-    const outcome = await client.call({ url, timeoutMs, body: encoded.body, caBundle, replyItems: items.length, signing: signingKey ? { keys: signingKey, audience: loopAudience(loop) } : undefined, headers: { 'content-type': encoded.contentType } });
+    const outcome = await client.call({ url, timeoutMs, body: encoded.body, caBundle, replyItems: items.length, signing: signingKey ? { keys: signingKey, audience: audienceOf(first) } : undefined, headers: { 'content-type': encoded.contentType } });
     return classifyBatchOutcome(outcome, items.map((item) => item.request.reconcileId), classify);
   };
   return Object.assign(invoke, { batch, close: () => client.close() });

@@ -56,6 +56,14 @@ describe('CallBatcher', () => {
     expect(fake.singles).toEqual(['a', 'b', 'c', 'd', 'e']);
   });
 
+  it('sends the first call alone and the calls made meanwhile together once its reply advertised batches', async () => {
+    const fake = invokers();
+    const batcher = new CallBatcher(fake.single, fake.batch, { maxSize: 16 });
+    await Promise.all(['a', 'b', 'c', 'd', 'e'].map((id) => batcher.invoke(request(id), options())));
+    expect(fake.singles).toEqual(['a']);
+    expect(fake.batches).toEqual([['b', 'c', 'd', 'e']]);
+  });
+
   it('keeps a batch within the size the function advertised', async () => {
     const fake = invokers(2);
     const batcher = await primed(fake, { maxSize: 16, maxInFlight: 1 });

@@ -48,6 +48,10 @@ export class CallBatcher {
   #scheduled = false;
   /** The batch size each URL's function advertised on its last reply (none: single calls). */
   readonly #advertised = new Map<string, number>();
+  /** URLs whose first call is out: the calls made meanwhile wait to learn whether they may go together. */
+  readonly #probing = new Set<string>();
+  /** URLs whose first call came back: without an advertisement their calls go alone, unhindered. */
+  readonly #probed = new Set<string>();
   /** URLs whose function answered a batch as something else; they get single calls. */
   readonly #unbatched = new Set<string>();
 
@@ -59,7 +63,21 @@ export class CallBatcher {
 
   /** Same signature as the invoker it wraps: the reconcile does not know its call shares a request. */
   readonly invoke: FunctionInvoker = (request, options) => {
-    if (!request.reconcileId || !this.#advertised.has(options.url) || this.#unbatched.has(options.url)) return this.#callOne(request, options);
+    const { url } = options;
+    if (!request.reconcileId || this.#unbatched.has(url)) return this.#callOne(request, options);
+    if (!this.#advertised.has(url)) {
+      if (this.#probed.has(url)) return this.#callOne(request, options);
+      if (!this.#probing.has(url)) {
+        // The first call of a Loop (of a new URL) goes alone and tells whether the others may go together:
+        // the initial list's first wave would otherwise all go out singly before any reply came back.
+        this.#probing.add(url);
+        return this.#callOne(request, options).finally(() => {
+          this.#probing.delete(url);
+          this.#probed.add(url);
+          this.#flush();
+        });
+      }
+    }
     return new Promise((resolve) => {
       this.#pending.push({ request: request as PendingCall['request'], options, resolve });
       // Sent after the current turn of the event loop: the calls other keys make in the same turn join it.
@@ -84,10 +102,18 @@ export class CallBatcher {
   }
 
   #flush(): void {
-    while (this.#pending.length > 0 && this.#inFlight < (this.options.maxInFlight ?? MAX_BATCHES_IN_FLIGHT)) {
-      const url = this.#pending[0]!.options.url;
-      const { batch, rest } = takeBatch(this.#pending, Math.min(this.options.maxSize, this.#advertised.get(url) ?? 1));
+    while (this.#pending.length > 0) {
+      const { url } = this.#pending[0]!.options;
+      if (this.#probing.has(url)) break;
+      const max = this.#unbatched.has(url) ? 1 : Math.min(this.options.maxSize, this.#advertised.get(url) ?? 1);
+      // Only batches count against the in-flight bound: single calls go as they would without batching.
+      if (max > 1 && this.#inFlight >= (this.options.maxInFlight ?? MAX_BATCHES_IN_FLIGHT)) break;
+      const { batch, rest } = takeBatch(this.#pending, max);
       this.#pending = rest;
+      if (batch.length === 1) {
+        void this.#send(batch);
+        continue;
+      }
       this.#inFlight++;
       void this.#send(batch).finally(() => {
         this.#inFlight--;

@@ -12,7 +12,7 @@ import { FunctionModuleError, loadFunctionByNameOrPath } from '../function-modul
 import { readSigningFlags, SIGNING_FLAG_OPTIONS, SIGNING_FLAGS_HELP } from '../signing-flags.ts';
 
 const USAGE = `usage: kubeloop replay <file-or-folder>... (--to <url> | --function <name|module>) [--update]
-                       [--mode json|binary|structured] [--timeout-ms 10000] [--strict]
+                       [--mode json|binary|structured|batch-json|batch-cloudevents] [--timeout-ms 10000] [--strict]
                        [--signing-secret whsec_... | --signing-secret-file PATH]
 
 Each file is <folder>/<case>.json = { "description", "request", "response" }; a folder means every *.json
@@ -20,6 +20,7 @@ directly inside it. A patch passes when it has the recorded patch's effect on th
 result, same resourceVersion test); an event when its type and reason match (its message too with --strict).
   --to URL             a running function (kubeloop function, a container, a FaaS URL)
   --function MODULE    serve this module (default export defineFunction(...)) or built-in name in-process
+  --mode batch-json, batch-cloudevents  send a folder's reconcile fixtures together, as batches (docs/contract.md, "Batches")
   --strict             compare event messages verbatim too
   --update             write the function's reply into each fixture whose recorded response differs or
                        that has a request only, printing it (review it with git diff before committing)
@@ -68,7 +69,7 @@ export async function run(argv: string[]): Promise<number> {
     values.to && values.function && 'give either --to or --function, not both',
     values.to && !/^https?:\/\//.test(values.to) && `--to: "${values.to}" is not an http(s) URL`,
     positionals.length === 0 && 'give at least one fixture file or folder',
-    !['json', 'binary', 'structured'].includes(mode) && `--mode: "${mode}" is not one of json, binary, structured`,
+    !['json', 'binary', 'structured', 'batch-json', 'batch-cloudevents'].includes(mode) && `--mode: "${mode}" is not one of json, binary, structured, batch-json, batch-cloudevents`,
     !(Number.isInteger(timeoutMs) && timeoutMs > 0) && `--timeout-ms: "${values['timeout-ms']}" is not a positive integer`,
     // A file that is not there is a mistake in the command line (exit 2), as in `kubeloop render`.
     ...positionals.filter((target) => !existsSync(target)).map((target) => `${target}: no such file or folder`),

@@ -1,6 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { decodeBatchRequest, encodeBatchReply, encodeBatchRequest, splitBatchReply, type BatchFormat } from './batch.ts';
 import type { ReconcileRequest } from './types.ts';
+import { contractAjv } from './artifacts.ts';
+import { reconcileBatchRequestSchema, reconcileBatchResponseSchema } from './batch-schemas.ts';
+import { reconcileRequestSchema, reconcileResponseSchema } from './schemas.ts';
 
 const request = (reconcileId: string) => ({ apiVersion: 'kubeloop.dev/v1', kind: 'ReconcileRequest', loop: 'l', reconcileId, trigger: { type: 'ADDED' }, object: { apiVersion: 'v1', kind: 'Pod', metadata: { name: reconcileId } }, children: {}, now: '2026-01-01T00:00:00Z' }) as ReconcileRequest & { reconcileId: string };
 const response = { apiVersion: 'kubeloop.dev/v1', kind: 'ReconcileResponse', actions: [] };
@@ -40,5 +43,20 @@ describe.each(['json', 'cloudevents'] as BatchFormat[])('%s batches', (format) =
 describe('decodeBatchRequest', () => {
   it('refuses another contract version of a JSON batch', () => {
     expect(decodeBatchRequest('json', { apiVersion: 'kubeloop.dev/v9', kind: 'ReconcileBatchRequest', items: [request('a')] })).toMatchObject({ ok: false, message: expect.stringMatching(/v9/) });
+  });
+});
+
+describe('the published batch schemas (schemas/reconcile-batch-*.json)', () => {
+  const ajv = contractAjv({ source: false });
+  for (const schema of [reconcileRequestSchema, reconcileResponseSchema]) ajv.addSchema(schema);
+  const requestValid = ajv.compile(reconcileBatchRequestSchema);
+  const responseValid = ajv.compile(reconcileBatchResponseSchema);
+
+  it('accept what the encoders write, and refuse an item without a reconcileId or an error without a status', () => {
+    expect(requestValid(JSON.parse(encodeBatchRequest('json', [{ request: request('a') }, { request: request('b') }], '/s').body))).toBe(true);
+    const { reconcileId: _id, ...anonymous } = request('c');
+    expect(requestValid({ kind: 'ReconcileBatchRequest', items: [anonymous] })).toBe(false);
+    expect(responseValid(JSON.parse(encodeBatchReply('json', 'fn', [{ id: 'a', response }, { id: 'b', error: { statusCode: 500, code: 'FunctionError', message: 'x' } }]).body))).toBe(true);
+    expect(responseValid({ apiVersion: 'kubeloop.dev/v1', kind: 'ReconcileBatchResponse', items: [{ reconcileId: 'a', error: { code: 'X', message: '' } }] })).toBe(false);
   });
 });

@@ -99,6 +99,9 @@ async function counters(): Promise<Record<string, number>> {
     for (const v of metric.values as Array<{ labels: Record<string, string | number>; value: number; metricName?: string }>) {
       if (metric.name === 'kubeloop_router_function_calls_total') add(`calls ${v.labels.code}`, v.value);
       if (metric.name === 'kubeloop_router_own_write_skips_total') add('own-write skips', v.value);
+      // Batched calls: HTTP requests = calls - batched calls + batches.
+      if (metric.name === 'kubeloop_router_function_batch_size' && v.metricName?.endsWith('_count')) add('batches', v.value);
+      if (metric.name === 'kubeloop_router_function_batch_size' && v.metricName?.endsWith('_sum')) add('batched calls', v.value);
       if (metric.name === 'kubeloop_router_actions_total') add(`action ${v.labels.op}/${v.labels.result}`, v.value);
       if (metric.name === 'kubeloop_router_reconcile_duration_seconds' && v.metricName?.endsWith('_count')) add(`reconcile ${v.labels.result}`, v.value);
     }

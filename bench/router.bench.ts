@@ -17,7 +17,7 @@ import { KubeClient } from '../lib/kube/index.ts';
 import type { Loop } from '../api/loop.ts';
 import { LOOP_SERVICE_ACCOUNT } from '../test/cluster/loop-service-account.ts';
 import { buildBaselineController } from './baseline-controller.ts';
-import { printVersus, versusRun, type VersusRun, type Work } from './router-vs-go.ts';
+import { printVersus, versusRun, type Side, type VersusRun, type Work } from './router-vs-go.ts';
 import {
   compileChildren,
   createNamespace,
@@ -50,6 +50,8 @@ const VS_GO_PODS = numbers(process.env.BENCH_VS_GO_PODS ?? (QUICK ? '200' : '500
 // Both sides of (0): the same client limit (QPS, burst twice that) and calls in flight / workers.
 const VS_GO_QPS = Number(process.env.BENCH_VS_GO_QPS ?? 100);
 const VS_GO_CONCURRENCY = Number(process.env.BENCH_VS_GO_CONCURRENCY ?? 16);
+// (0) also runs kubeloop with batched calls off (spec.function.batch.enabled: false); BENCH_BATCH_COMPARE=0 skips it.
+const BATCH_COMPARE = process.env.BENCH_BATCH_COMPARE !== '0';
 const FROM_SOURCE = process.env.BENCH_FROM_SOURCE === '1';
 // The router's client-side API limit (QPS; burst twice that); the router's default when unset.
 const ROUTER_QPS = process.env.BENCH_ROUTER_QPS ? Number(process.env.BENCH_ROUTER_QPS) : undefined;
@@ -253,7 +255,8 @@ async function main(): Promise<void> {
       for (const pods of VS_GO_PODS) {
         for (const work of ['existing', 'live'] as Work[]) {
           // Alternate which side goes first so drift on a shared machine hits both alike.
-          const sides = (round + VS_GO_PODS.indexOf(pods)) % 2 === 1 ? (['kubeloop', 'go'] as const) : (['go', 'kubeloop'] as const);
+          const kubeloop: Side[] = BATCH_COMPARE ? ['kubeloop', 'unbatched'] : ['kubeloop'];
+          const sides: Side[] = (round + VS_GO_PODS.indexOf(pods)) % 2 === 1 ? [...kubeloop, 'go'] : ['go', ...kubeloop.reverse()];
           for (const side of sides) versus.push(await versusRun(settings, side, work, pods, String(round)));
         }
       }

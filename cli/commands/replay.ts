@@ -13,7 +13,7 @@ import { FunctionModuleError, loadFunctionByNameOrPath } from '../function-modul
 import { readSigningFlags, SIGNING_FLAG_OPTIONS, SIGNING_FLAGS_HELP } from '../signing-flags.ts';
 
 const USAGE = `usage: kubeloop replay [<file-or-folder>...] [--history FILE]... (--to <url> | --function <name|module>) [--update]
-                       [--mode json|binary|structured] [--timeout-ms 10000] [--strict]
+                       [--mode json|binary|structured|batch-json|batch-cloudevents] [--timeout-ms 10000] [--strict]
                        [--signing-secret whsec_... | --signing-secret-file PATH]
 
 Each file is <folder>/<case>.json = { "description", "request", "response" }; a folder means every *.json
@@ -23,6 +23,7 @@ result, same resourceVersion test); an event when its type and reason match (its
   --function MODULE    serve this module (default export defineFunction(...)) or built-in name in-process
   --history FILE       a flight-recorder entry as a fixture (kubeloop history -o json > FILE): the request it
                        keeps is sent again and passes when the function asks for the same actions (repeatable)
+  --mode batch-json, batch-cloudevents  send a folder's reconcile fixtures together, as batches (docs/contract.md, "Batches")
   --strict             compare event messages verbatim too
   --update             write the function's reply into each fixture whose recorded response differs or
                        that has a request only, printing it (review it with git diff before committing)
@@ -72,7 +73,7 @@ export async function run(argv: string[]): Promise<number> {
     values.to && !/^https?:\/\//.test(values.to) && `--to: "${values.to}" is not an http(s) URL`,
     positionals.length === 0 && !values.history && 'give at least one fixture file or folder (or --history FILE)',
     values.history && values.update && '--update rewrites fixtures; a history entry is not one',
-    !['json', 'binary', 'structured'].includes(mode) && `--mode: "${mode}" is not one of json, binary, structured`,
+    !['json', 'binary', 'structured', 'batch-json', 'batch-cloudevents'].includes(mode) && `--mode: "${mode}" is not one of json, binary, structured, batch-json, batch-cloudevents`,
     !(Number.isInteger(timeoutMs) && timeoutMs > 0) && `--timeout-ms: "${values['timeout-ms']}" is not a positive integer`,
     // A file that is not there is a mistake in the command line (exit 2), as in `kubeloop render`.
     ...[...positionals, ...(values.history ?? [])].filter((target) => !existsSync(target)).map((target) => `${target}: no such file or folder`),

@@ -18,6 +18,7 @@ import { tenantOf } from '../base/tenant-weights.ts';
 import { watchEvent, WatchEventLog, type WatchEvent } from '../base/watch-events.ts';
 import { describeRef, type RefResolution } from '../base/function-ref.ts';
 import { loopMetrics, type LoopMetrics, type ReconcileResult } from '../base/router-metrics.ts';
+import { CallBatcher } from '../reconcile/call-batcher.ts';
 import { FunctionRefWatch } from './function-ref-watch.ts';
 import { RelatedWatch } from './related-watch.ts';
 import { RunnerShard } from '../sharding/runner-shard.ts';
@@ -360,7 +361,20 @@ export class LoopRunner {
       lookupChild: (kind, key) => this.#lookupChild(kind, key),
       functionUrl: () => this.#functionUrl,
       ...(this.#versionWatch ? { versions: this.#versionWatch.versions } : {}),
+      invoke: this.#batcher()?.invoke,
     };
+  }
+
+  /** Batches the Loop's calls when it allows batches and the invoker can send them (HTTP; not in-process benches). */
+  #batcher(): CallBatcher | undefined {
+    const { invoke, logger, metrics } = this.#deps;
+    const loop = this.loop;
+    if (loop.batchMaxSize < 2 || !invoke.batch || loop.maxConcurrency < 2) return undefined;
+    return new CallBatcher(invoke, invoke.batch, {
+      maxSize: loop.batchMaxSize,
+      onBatch: (size) => metrics.functionBatches.observe({ loop: loop.id }, size),
+      onNotBatch: (url, reason) => logger.info({ loop: loop.id, url, reason }, 'the function does not answer batches; calling it once per key'),
+    });
   }
 
   async #process(item: QueueItem<Trigger>): Promise<void> {

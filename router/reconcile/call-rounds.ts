@@ -33,6 +33,8 @@ export interface CallScope {
   requirements: Requirements;
   /** The Loop's shadow and canary, when it has either. */
   versions?: FunctionVersions;
+  /** The Loop's own invoker when its calls are batched (call-batcher.ts); deps.invoke otherwise. */
+  invoke?: FunctionInvoker | undefined;
 }
 
 export type CallOutcome =
@@ -60,7 +62,7 @@ export async function callFunction(
     // Each round is a call span of the reconcile's trace; its headers carry the trace to the function.
     const call = at.traced.startCall(request, url);
     const started = performance.now();
-    const result = await deps.invoke(request, { url, timeoutMs: target.timeoutMs, signingKey: target.signingKey, caBundle: target.caBundle, headers: call.headers });
+    const result = await (scope.invoke ?? deps.invoke)(request, { url, timeoutMs: target.timeoutMs, signingKey: target.signingKey, caBundle: target.caBundle, headers: call.headers });
     const callMs = performance.now() - started;
     scope.versions?.called(request, result, route);
     at.traced.endCall(call.span, result, callMs);

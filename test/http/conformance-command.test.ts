@@ -62,9 +62,11 @@ describe('kubeloop conformance', () => {
     const { code, output } = await conformance([plain.url, '--body-limit-bytes', String(LIMIT)]);
     expect(output).toMatch(/^PASS transport +413 for a body over the limit$/m);
     expect(output).toMatch(/^PASS cloudevents binary mode/m);
+    expect(output).toMatch(/^cloudevents +CloudEvents batch: .* PASS +200, 3 items answered one by one \(advertises 64\)$/m);
+    expect(output).toMatch(/^transport +plain JSON batch: .* PASS +200, 3 items answered one by one/m);
     expect(output).toMatch(/^SKIP signing +401 for an unsigned request, the refusal unsigned\n +signing is off/m);
     expect(output).toMatch(/GROUP +CASE +RESULT +DETAIL/);
-    expect(output).toMatch(/15 passed, 0 failed, 10 skipped$/);
+    expect(output).toMatch(/16 passed, 0 failed, 10 skipped$/);
     expect(code).toBe(0);
   });
 
@@ -84,7 +86,7 @@ describe('kubeloop conformance', () => {
     }
     // The example function is not podset: its reply differs from the recording, and the diff is shown.
     expect(output).toMatch(/^FAIL fixture +no-action-when-converged\n +actions on/m);
-    expect(output).toMatch(/25 passed, 1 failed, 0 skipped$/);
+    expect(output).toMatch(/26 passed, 1 failed, 0 skipped$/);
     expect(code).toBe(1);
   });
 
@@ -110,7 +112,7 @@ describe('kubeloop conformance', () => {
   it('checks an admission function without fixtures when the URL ends in /admit', async () => {
     const { code, output } = await conformance([new URL('/admit', admission.url).toString(), '--body-limit-bytes', String(LIMIT)]);
     expect(output).toMatch(/^PASS transport +plain JSON request/m);
-    expect(output).toMatch(/13 passed, 0 failed, 12 skipped$/);
+    expect(output).toMatch(/14 passed, 0 failed, 12 skipped$/);
     expect(code).toBe(0);
   });
 
@@ -121,7 +123,7 @@ describe('kubeloop conformance', () => {
     expect(output).toMatch(/^FAIL cloudevents binary mode.*\n +want reply event type dev\.kubeloop\.reconcile\.response\.v1, got undefined$/m);
     expect(output).toMatch(/^PASS transport +400 for a body that is not JSON$/m);
     expect(output).toMatch(/^PASS cloudevents structured mode/m);
-    expect(output).toMatch(/12 passed, 3 failed, 10 skipped$/);
+    expect(output).toMatch(/13 passed, 3 failed, 10 skipped$/);
     expect(code).toBe(1);
   });
 

@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { LoopSpec } from '../../api/loop.ts';
 import { CONTRACT_API_VERSION, type KubeObject } from '../../lib/contract/types.ts';
 import { UnknownKindError, type ResourceDiscovery } from '../../lib/kube/discovery.ts';
-import { KubeApiError, type KubeClient, type KubeRequest } from '../../lib/kube/kube-client.ts';
+import type { KubeClient, KubeRequest } from '../../lib/kube/kube-client.ts';
 import { createMetricsRegistry } from '../../lib/observability/metrics.ts';
 import type { EventRecorder, RecordedEvent } from '../apply/event-recorder.ts';
 import { createRouterMetrics } from '../base/router-metrics.ts';
@@ -233,18 +233,6 @@ describe('LoopController', () => {
     await vi.waitFor(() => expect(h.lastReady()).toMatchObject({ status: 'False', reason: 'InvalidSpec' }), WAIT);
     expect(h.events).toContainEqual(expect.objectContaining({ reason: 'InvalidSpec', message: expect.stringContaining('spec.owns[0] Node (v1) is cluster-scoped') }));
     expect(h.counts).toMatchObject({ launches: 0, reviews: 0 });
-  });
-
-  it('serves ClusterLoops when the router may not list namespaced Loops, instead of never starting', async () => {
-    const h = harness();
-    const started = h.controller.start();
-    h.loopInformer.sync();
-    await vi.waitFor(() => expect(h.informers.held).toBe(2), WAIT);
-    h.teamLoopInformer.restart('error', new KubeApiError(403, 'Forbidden', 'loops.kubeloop.dev is forbidden', { method: 'GET', path: '/apis/kubeloop.dev/v1alpha1/loops' }));
-    await started;
-    expect(h.informers.held).toBe(1);
-    h.loopInformer.put(loopObject());
-    await h.controller.waitForLoop('podset', 10_000);
   });
 
   it('stops every runner on stop', async () => {

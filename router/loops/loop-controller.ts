@@ -106,42 +106,26 @@ export class LoopController {
     }
     this.#clusterLoops = await this.#watchLoops(CLUSTER_LOOP_KIND);
     try {
-      this.#namespacedLoops = await this.#watchLoops(LOOP_KIND, true);
+      this.#namespacedLoops = await this.#watchLoops(LOOP_KIND);
     } catch (error) {
-      // A cluster with only the ClusterLoop CRD (an older chart's), or a router whose RBAC predates namespaced
-      // Loops: ClusterLoops run, Loops are not served, and the log says why instead of the router never starting.
-      if (!(error instanceof UnknownKindError) && !isApiError(error, 403)) throw error;
-      this.#o.logger.warn({ err: error.message }, 'namespaced Loops are not served: the loops.kubeloop.dev CRD is not installed or the router may not list it');
+      // A cluster with only the ClusterLoop CRD (an older chart's CRDs): ClusterLoops run, Loops wait for it.
+      if (!(error instanceof UnknownKindError)) throw error;
+      this.#o.logger.warn({ err: error.message }, 'namespaced Loops are not served: the loops.kubeloop.dev CRD is not installed');
     }
   }
 
-  /**
-   * Watches one kind of loop; an informer's key (`<name>` or `<namespace>/<name>`) is the loop's identity.
-   * `optional`: a list refused with 403 gives up (throws it) instead of waiting for a sync that never comes.
-   */
-  async #watchLoops(kind: typeof LOOP_KIND | typeof CLUSTER_LOOP_KIND, optional = false): Promise<InformerLease> {
+  /** Watches one kind of loop; an informer's key (`<name>` or `<namespace>/<name>`) is the loop's identity. */
+  async #watchLoops(kind: typeof LOOP_KIND | typeof CLUSTER_LOOP_KIND): Promise<InformerLease> {
     const lease = await this.#o.registry.acquire({ apiVersion: LOOP_API_VERSION, kind }, false);
     const informer = lease.informer;
     const enqueue = (o: KubeObject) => this.#sync.add(objectKey(o.metadata), null);
-    const offs = [
-      informer.on('add', enqueue),
-      informer.on('update', (o, previous) => {
-        const relabelled = JSON.stringify(o.metadata?.labels ?? {}) !== JSON.stringify(previous.metadata?.labels ?? {});
-        if (o.metadata?.generation !== previous.metadata?.generation || relabelled) enqueue(o);
-      }),
-      informer.on('delete', enqueue),
-    ];
-    let offForbidden = (): void => {};
-    const forbidden = new Promise<Error | undefined>((resolve) => {
-      if (optional) offForbidden = informer.on('restart', (_reason, error) => (isApiError(error, 403) ? resolve(error) : undefined));
+    informer.on('add', enqueue);
+    informer.on('update', (o, previous) => {
+      const relabelled = JSON.stringify(o.metadata?.labels ?? {}) !== JSON.stringify(previous.metadata?.labels ?? {});
+      if (o.metadata?.generation !== previous.metadata?.generation || relabelled) enqueue(o);
     });
-    const refused = await Promise.race([informer.waitForSync().then(() => undefined), forbidden]);
-    offForbidden();
-    if (refused) {
-      for (const off of offs) off();
-      await lease.release();
-      throw refused;
-    }
+    informer.on('delete', enqueue);
+    await informer.waitForSync();
     return lease;
   }
 

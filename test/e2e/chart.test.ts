@@ -439,11 +439,12 @@ describe('on the local control plane', () => {
       const namespacedKinds = 'deployments,replicasets,pods,services,serviceaccounts,roles,rolebindings,networkpolicies,poddisruptionbudgets,secrets,configmaps';
       const clusterKinds = 'clusterroles,clusterrolebindings,mutatingwebhookconfigurations,validatingadmissionpolicies,validatingadmissionpolicybindings,clusterloops.kubeloop.dev,clusteradmissionhooks.kubeloop.dev';
       // ClusterRoles: the router's Loop reader, per Loop its ServiceAccount's and the router's read-only one, the
-      // webhook's, per AdmissionHook its ServiceAccount's context reader; cluster bindings: router, webhook and each
+      // webhook's, per AdmissionHook its ServiceAccount's context reader, the three aggregated tenant roles
+      // (admin, edit, view); cluster bindings: router, webhook and each
       // hook's (Loops limited to namespaces are bound by RoleBindings there); one webhook configuration; the Loop
       // and AdmissionHook admission policies and their bindings; the Loops.
       const clusterScoped = await listed(clusterKinds, false);
-      expect(clusterScoped.filter((n) => n.startsWith('clusterrole.'))).toHaveLength(2 + 2 * FUNCTIONS.length + ADMISSION_FUNCTIONS.length);
+      expect(clusterScoped.filter((n) => n.startsWith('clusterrole.'))).toHaveLength(2 + 3 + 2 * FUNCTIONS.length + ADMISSION_FUNCTIONS.length);
       expect(clusterScoped.filter((n) => n.startsWith('validatingadmissionpolic'))).toHaveLength(4);
       expect(clusterScoped.filter((n) => n.startsWith('clusterrolebinding.'))).toHaveLength(2 + ADMISSION_FUNCTIONS.length);
       // The AdmissionHook gateway's configuration (the Watcher sidecar is one of its hooks) and that hook.

@@ -52,6 +52,9 @@ interface Running extends RunningState {
   launched: LaunchedLoop;
 }
 
+/** The router may not list or watch namespaced Loops. */
+class LoopsForbiddenError extends Error {}
+
 export class LoopController {
   readonly #o: LoopControllerOptions;
   readonly #launcher: LoopLauncher;
@@ -120,9 +123,14 @@ export class LoopController {
     try {
       await this.#watchLoops(LOOP_KIND);
     } catch (error) {
-      // A cluster with only the ClusterLoop CRD (an older chart's CRDs): ClusterLoops run, Loops wait for it.
-      if (!(error instanceof UnknownKindError)) throw error;
-      this.#o.logger.warn({ err: error.message }, 'namespaced Loops are not served: the loops.kubeloop.dev CRD is not installed');
+      // A cluster with only the ClusterLoop CRD (an older chart's CRDs), or a router whose RBAC predates the
+      // namespaced kind: ClusterLoops run, Loops are not served (the list would be retried forever otherwise).
+      const forbidden = error instanceof LoopsForbiddenError;
+      if (!(error instanceof UnknownKindError) && !forbidden) throw error;
+      await this.#namespacedLoops?.release();
+      this.#namespacedLoops = undefined;
+      const why = forbidden ? 'the router may not list loops.kubeloop.dev (its RBAC)' : 'the loops.kubeloop.dev CRD is not installed';
+      this.#o.logger.warn({ err: error.message }, `namespaced Loops are not served: ${why}`);
     }
   }
 
@@ -144,7 +152,11 @@ export class LoopController {
       if (o.metadata?.generation !== previous.metadata?.generation || relabelled) enqueue(o);
     });
     informer.on('delete', enqueue);
-    await informer.waitForSync();
+    if (kind === CLUSTER_LOOP_KIND) return informer.waitForSync();
+    // A 403 on the namespaced kind is not retried into a router that never starts: the caller drops it.
+    const forbidden = new Promise<Error>((resolve) => informer.on('restart', (_reason, error) => error && isApiError(error, 403) && resolve(error)));
+    const refused = await Promise.race([informer.waitForSync().then(() => undefined), forbidden]);
+    if (refused) throw new LoopsForbiddenError(refused.message);
   }
 
   async stop(): Promise<void> {

@@ -108,9 +108,9 @@ export class LoopController {
       }
       return;
     }
-    this.#clusterLoops = await this.#watchLoops(CLUSTER_LOOP_KIND);
+    await this.#watchLoops(CLUSTER_LOOP_KIND, (lease) => (this.#clusterLoops = lease));
     try {
-      this.#namespacedLoops = await this.#watchLoops(LOOP_KIND);
+      await this.#watchLoops(LOOP_KIND, (lease) => (this.#namespacedLoops = lease));
     } catch (error) {
       // A cluster with only the ClusterLoop CRD (an older chart's CRDs): ClusterLoops run, Loops wait for it.
       if (!(error instanceof UnknownKindError)) throw error;
@@ -118,9 +118,14 @@ export class LoopController {
     }
   }
 
-  /** Watches one kind of loop; an informer's key (`<name>` or `<namespace>/<name>`) is the loop's identity. */
-  async #watchLoops(kind: typeof LOOP_KIND | typeof CLUSTER_LOOP_KIND): Promise<InformerLease> {
+  /**
+   * Watches one kind of loop; an informer's key (`<name>` or `<namespace>/<name>`) is the loop's identity. The
+   * lease is kept (`keep`) before the first list's events are handled: a Loop that exists when the router
+   * starts is looked up in it, and would otherwise be taken for deleted and never started.
+   */
+  async #watchLoops(kind: typeof LOOP_KIND | typeof CLUSTER_LOOP_KIND, keep: (lease: InformerLease) => void): Promise<void> {
     const lease = await this.#o.registry.acquire({ apiVersion: LOOP_API_VERSION, kind }, false);
+    keep(lease);
     const informer = lease.informer;
     const enqueue = (o: KubeObject) => this.#sync.add(objectKey(o.metadata), null);
     informer.on('add', enqueue);
@@ -130,7 +135,6 @@ export class LoopController {
     });
     informer.on('delete', enqueue);
     await informer.waitForSync();
-    return lease;
   }
 
   async stop(): Promise<void> {

@@ -39,7 +39,7 @@ export interface DevOptions {
   /** Start the seed functions and their Loops (false: only the user's function). */
   seeds: boolean;
   /** A user's function module and its Loop file: served locally and reloaded on change. */
-  userFunction?: { module: string; loop: string };
+  userFunction?: { module: string; loop: string; /** A new version run as the Loop's shadow (--shadow). */ shadow?: string };
   statusIntervalMs: number;
   out: { write(text: string): boolean; isTTY?: boolean; columns?: number };
 }
@@ -47,13 +47,14 @@ export interface DevOptions {
 const REPO = packageRoot();
 
 interface LoopManifest extends Manifest {
-  spec: { function: { url: string } };
+  spec: { function: { url: string; shadow?: { url: string } } };
 }
 
-/** The Loop's URL moved to the local function, keeping its path ("/" or "/reconcile"). */
-export function localLoop(loop: LoopManifest, functionUrl: string): LoopManifest {
+/** The Loop's URL moved to the local function, keeping its path ("/" or "/reconcile"); with `shadowUrl`, its shadow there (same path). */
+export function localLoop(loop: LoopManifest, functionUrl: string, shadowUrl?: string): LoopManifest {
   const path = new URL(loop.spec.function.url).pathname;
-  return { ...loop, spec: { ...loop.spec, function: { ...loop.spec.function, url: `${functionUrl}${path}` } } };
+  const shadow = shadowUrl === undefined ? {} : { shadow: { url: `${shadowUrl}${path}` } };
+  return { ...loop, spec: { ...loop.spec, function: { ...loop.spec.function, url: `${functionUrl}${path}`, ...shadow } } };
 }
 
 /**
@@ -294,7 +295,7 @@ export async function runDev(options: DevOptions, signal: AbortSignal): Promise<
 async function startUserFunctionWithLoop(
   client: KubeClient,
   discovery: ResourceDiscovery,
-  spec: { module: string; loop: string },
+  spec: { module: string; loop: string; shadow?: string },
   logDir: string,
   say: (line: string) => void,
 ): Promise<UserFunction & { loop: string }> {
@@ -310,11 +311,28 @@ async function startUserFunctionWithLoop(
     if (manifest.metadata.namespace) await ensureNamespace(client, discovery, manifest.metadata.namespace);
     await applyManifest(client, discovery, manifest);
   }
-  const started = await startUserFunction({
-    module: spec.module,
-    logDir,
-    say,
-    pointLoopAt: async (url) => void (await applyManifest(client, discovery, localLoop(loop as LoopManifest, url))),
-  });
-  return { ...started, loop: loop.metadata.name };
+  // Each version, when (re)started, points the Loop at itself and keeps the other's URL.
+  const urls: { live?: string; shadow?: string } = {};
+  const point = async (which: 'live' | 'shadow', url: string) => {
+    urls[which] = url;
+    if (urls.live !== undefined) await applyManifest(client, discovery, localLoop(loop as LoopManifest, urls.live, urls.shadow));
+  };
+  const started = await startUserFunction({ module: spec.module, logDir, say, name: 'dev', pointLoopAt: (url) => point('live', url) });
+  if (!spec.shadow) return { ...started, loop: loop.metadata.name };
+  let shadow: UserFunction;
+  try {
+    shadow = await startUserFunction({ module: spec.shadow, logDir, say, name: 'shadow', pointLoopAt: (url) => point('shadow', url) });
+  } catch (error) {
+    await started.stop();
+    throw error;
+  }
+  say(`${spec.shadow} runs as the shadow of Loop ${loop.metadata.name}: its answers are compared, never applied (condition ShadowDiverged)`);
+  return {
+    ...started,
+    loop: loop.metadata.name,
+    async stop() {
+      await shadow.stop();
+      await started.stop();
+    },
+  };
 }

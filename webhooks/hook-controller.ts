@@ -155,15 +155,13 @@ export class HookController {
       else if (resolution.ok) ready.set(resolution.hook.id, resolution.hook);
     }
     // Serve before registering: the API server may call a new path as soon as the configuration lands.
-    const previous = this.served;
-    this.served = servedDuringUpdate(previous, servedHooksOf(ready.values(), this.#slots).served);
+    this.served = servedDuringUpdate(this.served, servedHooksOf(ready.values(), this.#slots).served);
     const { name } = this.#options.configuration;
     try {
       await this.#applyIsolating(ready, verdicts);
     } catch (error) {
       const message = `the webhook configuration could not be written: ${error instanceof Error ? error.message : String(error)}`;
       for (const hook of this.#list()) if (!verdicts.has(hook)) verdicts.set(hook, { type: 'Ready', status: 'False', reason: 'ConfigurationFailed', message });
-      this.served = previous;
       await this.#writeVerdicts(verdicts);
       throw error;
     }

@@ -103,6 +103,13 @@ export function clusterScopedKindProblem(kinds: readonly ResolvedKind[]): Confin
   };
 }
 
+/** Why a namespaced Loop may not read objects there (a function's `requires`), or undefined; checked before the read. */
+export function readConfinementProblem(own: string, namespace: string | undefined, namespaced: boolean): string | undefined {
+  if (!namespaced) return `the kind is cluster-scoped, and a Loop reads only in its own namespace (${own})`;
+  if (namespace !== own) return `${namespace ?? '(no namespace)'} is not the Loop's namespace: a Loop reads only in its own namespace (${own})`;
+  return undefined;
+}
+
 /** Why a namespaced Loop may not write this target, or undefined; checked before any API call is made for it. */
 export function writeConfinementProblem(own: string, target: { namespace?: string | undefined }, namespaced: boolean): string | undefined {
   if (!namespaced) return `the kind is cluster-scoped, and a Loop writes only in its own namespace (${own})`;

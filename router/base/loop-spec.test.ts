@@ -97,6 +97,17 @@ describe('parseLoop', () => {
     expect((error as LoopSpecError).field).toBe('spec.related[0].nameFrom.fieldPath');
     expect(loopSpecErrorReason(error as LoopSpecError)).toBe('InvalidSpec');
   });
+
+  it('batches calls by default, up to 16 per request; batch.enabled false or maxSize 1 turns it off', () => {
+    const withBatch = (batch: unknown) => parseLoop({ metadata: valid.metadata, spec: { ...valid.spec, function: { ...valid.spec.function, batch } } as never });
+    expect(parseLoop(valid).batchMaxSize).toBe(16);
+    expect(withBatch({ maxSize: 40 }).batchMaxSize).toBe(40);
+    expect(withBatch({ enabled: false, maxSize: 40 }).batchMaxSize).toBe(1);
+    expect(withBatch({ maxSize: 1 }).batchMaxSize).toBe(1);
+    expect(() => withBatch({ maxSize: 65 })).toThrow('spec.function.batch.maxSize must be an integer in [1, 64], got 65');
+    expect(() => withBatch({ maxSize: 2.5 })).toThrow('spec.function.batch.maxSize');
+    expect(() => withBatch({ enabled: 'yes' })).toThrow('spec.function.batch.enabled must be true or false');
+  });
 });
 
 describe("parseLoop: a function's shadow and canary", () => {

@@ -9,6 +9,7 @@ import type { FunctionRefConfig } from './function-ref.ts';
 import { DEFAULT_FUNCTION_URL_POLICY, type FunctionUrlPolicy } from '../../lib/config/function-url-policy.ts';
 import { LoopSpecError, parseCanary, parseFunctionTarget, parseShadow, positive, type CanaryConfig, type FunctionTarget } from './function-spec.ts';
 import type { SigningKeys } from '../../lib/signing/webhook-signature.ts';
+import { MAX_BATCH_ITEMS } from '../../lib/contract/batch.ts';
 import { parseRelated, RelatedSpecError, type RelationConfig } from './related-relation.ts';
 import { confineLoopSpec } from './loop-confinement.ts';
 
@@ -37,6 +38,8 @@ export interface LoopConfig {
   serviceAccount: ServiceAccountRef;
   timeoutMs: number;
   maxConcurrency: number;
+  /** Most calls one HTTP request carries (spec.function.batch); 1 = batching off. */
+  batchMaxSize: number;
   resyncMs: number;
   finalize: boolean;
   sendDeletes: boolean;
@@ -71,6 +74,21 @@ function kindRef(loop: string, field: string, value: unknown): KindRef {
     throw new LoopSpecError(loop, `${field}.kind`, `"${String(ref.kind)}" is not a Kind (CamelCase)`);
   }
   return { apiVersion: ref.apiVersion, kind: ref.kind };
+}
+
+/** spec.function.batch: on by default, at most MAX_BATCH_ITEMS per request. */
+export const DEFAULT_BATCH_MAX_SIZE = 16;
+
+function batchMaxSize(loop: string, value: unknown): number {
+  if (value === undefined) return DEFAULT_BATCH_MAX_SIZE;
+  const batch = value as { enabled?: unknown; maxSize?: unknown } | null;
+  if (!batch || typeof batch !== 'object') throw new LoopSpecError(loop, 'spec.function.batch', 'must be { enabled, maxSize }');
+  if (batch.enabled !== undefined && typeof batch.enabled !== 'boolean') throw new LoopSpecError(loop, 'spec.function.batch.enabled', 'must be true or false');
+  const max = batch.maxSize ?? DEFAULT_BATCH_MAX_SIZE;
+  if (typeof max !== 'number' || !Number.isInteger(max) || max < 1 || max > MAX_BATCH_ITEMS) {
+    throw new LoopSpecError(loop, 'spec.function.batch.maxSize', `must be an integer in [1, ${MAX_BATCH_ITEMS}], got ${JSON.stringify(batch.maxSize)}`);
+  }
+  return batch.enabled === false ? 1 : max;
 }
 
 function serviceAccountRef(loop: string, value: unknown): ServiceAccountRef {
@@ -144,6 +162,7 @@ export function parseLoop(loop: Pick<Loop, 'metadata' | 'spec'> & { kind?: strin
     serviceAccount,
     timeoutMs: live.timeoutMs,
     maxConcurrency: live.maxConcurrency,
+    batchMaxSize: batchMaxSize(name, fn?.batch),
     resyncMs: positive(name, 'spec.resyncPeriodSeconds', spec.resyncPeriodSeconds, 600, 86_400 * 7) * 1000,
     finalize: spec.finalize === true,
     sendDeletes: spec.sendDeletes === true,

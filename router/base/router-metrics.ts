@@ -88,6 +88,7 @@ export function createRouterMetrics(registry: Registry = createMetricsRegistry({
     functionCalls: counter(registry, 'kubeloop_router_function_calls_total', 'Function calls by HTTP status class or failure', ['loop', 'code']),
     ownWriteSkips: counter(registry, 'kubeloop_router_own_write_skips_total', 'Calls not made: the event was exactly the result of the router\'s own patch', ['loop']),
     conflictReplays: counter(registry, 'kubeloop_router_conflict_replays_total', 'Calls not made: an answer whose write conflicted was applied again to a primary changed only in resourceVersion/managedFields', ['loop']),
+    functionBatches: histogram<'loop'>(registry, 'kubeloop_router_function_batch_size', 'Calls per batched HTTP request to a function (spec.function.batch); single calls are not observed', ['loop'], [2, 4, 8, 16, 32, 64]),
     functionLatency: exemplarLatencyHistogram(registry, 'kubeloop_router_function_call_seconds', 'Function call round trip', ['loop']),
     actions: counter(registry, 'kubeloop_router_actions_total', 'Actions applied, by op and result', ['loop', 'op', 'result']),
     refusals: counter(registry, 'kubeloop_router_authority_refusals_total', 'Actions refused for touching objects outside the Loop', ['loop']),
@@ -123,7 +124,7 @@ export function createRouterMetrics(registry: Registry = createMetricsRegistry({
       this.loopCondition.set({ loop, type, status: 'False' }, status ? 0 : 1);
     },
     forgetLoop(loop: string): void {
-      for (const type of ['Ready', 'ShadowDiverged', 'CanaryRolledBack']) this.setLoopCondition(loop, type, undefined);
+      for (const type of ['Ready', 'Throttled', 'ShadowDiverged', 'CanaryRolledBack']) this.setLoopCondition(loop, type, undefined);
     },
   };
 }

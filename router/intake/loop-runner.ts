@@ -13,9 +13,12 @@ import { OwnWrites } from '../reconcile/own-writes.ts';
 import { selectsNamespace, selectsPrimary, updateTriggers } from '../base/predicates.ts';
 import { reconcileKey, type ReconcileDeps, type ReconcileScope } from '../reconcile/reconcile-key.ts';
 import { WorkQueue, type QueueItem } from '../base/work-queue.ts';
+import type { FairScheduler } from '../base/fair-scheduler.ts';
+import { tenantOf } from '../base/tenant-weights.ts';
 import { watchEvent, WatchEventLog, type WatchEvent } from '../base/watch-events.ts';
 import { describeRef, type RefResolution } from '../base/function-ref.ts';
 import { loopMetrics, type LoopMetrics, type ReconcileResult } from '../base/router-metrics.ts';
+import { CallBatcher } from '../reconcile/call-batcher.ts';
 import { FunctionRefWatch } from './function-ref-watch.ts';
 import { RelatedWatch } from './related-watch.ts';
 import { RunnerShard } from '../sharding/runner-shard.ts';
@@ -32,6 +35,8 @@ export interface LoopRunnerDeps extends ReconcileDeps {
   expectationsTimeoutMs?: number;
   /** With --sharding: this member starts only the keys the shard assigns it (docs/sharding.md). */
   shard?: ShardGate;
+  /** The router-wide cap on calls in flight, shared fairly across tenants (--max-calls-in-flight). */
+  scheduler?: FairScheduler;
   /** A shadow's or canary's condition changed (ShadowDiverged, CanaryRolledBack); the Loop controller writes it. */
   onCondition?: (loop: string, condition: VersionCondition, warning?: { reason: string; message: string }) => void;
   /** Where shadows' divergences are recorded as fixture pairs (--shadow-fixtures). */
@@ -90,6 +95,7 @@ export class LoopRunner {
       concurrency: loop.maxConcurrency,
       merge: mergeTriggers,
       process: (item) => this.#process(item),
+      ...(deps.scheduler ? { fairShare: { scheduler: deps.scheduler, tenant: tenantOf(loop), id: loop.id } } : {}),
       onError: (key, error) => deps.logger.error({ loop: loop.id, key, err: error instanceof Error ? error.stack : String(error) }, 'reconcile crashed'),
     });
   }
@@ -355,7 +361,20 @@ export class LoopRunner {
       lookupChild: (kind, key) => this.#lookupChild(kind, key),
       functionUrl: () => this.#functionUrl,
       ...(this.#versionWatch ? { versions: this.#versionWatch.versions } : {}),
+      invoke: this.#batcher()?.invoke,
     };
+  }
+
+  /** Batches the Loop's calls when it allows batches and the invoker can send them (HTTP; not in-process benches). */
+  #batcher(): CallBatcher | undefined {
+    const { invoke, logger, metrics } = this.#deps;
+    const loop = this.loop;
+    if (loop.batchMaxSize < 2 || !invoke.batch || loop.maxConcurrency < 2) return undefined;
+    return new CallBatcher(invoke, invoke.batch, {
+      maxSize: loop.batchMaxSize,
+      onBatch: (size) => metrics.functionBatches.observe({ loop: loop.id }, size),
+      onNotBatch: (url, reason) => logger.info({ loop: loop.id, url, reason }, 'the function does not answer batches; calling it once per key'),
+    });
   }
 
   async #process(item: QueueItem<Trigger>): Promise<void> {

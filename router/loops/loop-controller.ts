@@ -23,6 +23,7 @@ import type { LoopHealth, LoopRunner, LoopRunnerDeps } from '../intake/loop-runn
 import { SigningSecretError } from './signing-key.ts';
 import { WorkQueue } from '../base/work-queue.ts';
 import { decideLoop, planLoop, readyConditionChange, type LoopDecision, type LoopOutcome, type LoopPlan, type RunningState } from './loop-decision.ts';
+import type { TenantBudget } from '../base/tenant-budget.ts';
 import { kubeLoopLauncher, type LaunchedLoop, type LoopLauncher } from './loop-launcher.ts';
 
 export interface LoopControllerOptions {
@@ -38,6 +39,8 @@ export interface LoopControllerOptions {
   urlPolicy?: FunctionUrlPolicy;
   /** Each Loop's own API budget, for the writes and reads made as its ServiceAccount. */
   loopRateLimit?: RateLimit;
+  /** The API budget all Loops share by tenant weight (kubeLoopLauncher). */
+  budget?: TenantBudget;
   /** How often a running Loop's access is reviewed again (RBAC changes); 5 minutes by default. */
   accessReviewIntervalMs?: number;
   /** How Loops reach the cluster (reviews, runners as their ServiceAccount); kubeLoopLauncher when omitted. */
@@ -90,6 +93,11 @@ export class LoopController {
   runners(): LoopRunner[] {
     return [...this.#running.values()].map((r) => r.launched.runner);
   }
+  /** Each running Loop with its API waiting time, for the Throttled condition (throttle-monitor.ts). */
+  throttleSources(): Array<{ name: string; config: LoopRunner['loop']; apiThrottledMs: number }> {
+    return [...this.#running].map(([name, r]) => ({ name, config: r.launched.runner.loop, apiThrottledMs: r.launched.apiThrottledMs?.() ?? 0 }));
+  }
+
   health(name: string): LoopHealth | undefined {
     return this.#health.get(name);
   }
@@ -108,9 +116,9 @@ export class LoopController {
       }
       return;
     }
-    await this.#watchLoops(CLUSTER_LOOP_KIND, (lease) => (this.#clusterLoops = lease));
+    await this.#watchLoops(CLUSTER_LOOP_KIND);
     try {
-      await this.#watchLoops(LOOP_KIND, (lease) => (this.#namespacedLoops = lease));
+      await this.#watchLoops(LOOP_KIND);
     } catch (error) {
       // A cluster with only the ClusterLoop CRD (an older chart's CRDs): ClusterLoops run, Loops wait for it.
       if (!(error instanceof UnknownKindError)) throw error;
@@ -120,12 +128,14 @@ export class LoopController {
 
   /**
    * Watches one kind of loop; an informer's key (`<name>` or `<namespace>/<name>`) is the loop's identity. The
-   * lease is kept (`keep`) before the first list's events are handled: a Loop that exists when the router
-   * starts is looked up in it, and would otherwise be taken for deleted and never started.
+   * lease is kept before the informer syncs: the loops it lists at start are enqueued during the sync, and the
+   * queue reads them from its store (kept only after the sync, a loop that existed before the router started
+   * was taken for deleted and never ran until it changed).
    */
-  async #watchLoops(kind: typeof LOOP_KIND | typeof CLUSTER_LOOP_KIND, keep: (lease: InformerLease) => void): Promise<void> {
+  async #watchLoops(kind: typeof LOOP_KIND | typeof CLUSTER_LOOP_KIND): Promise<void> {
     const lease = await this.#o.registry.acquire({ apiVersion: LOOP_API_VERSION, kind }, false);
-    keep(lease);
+    if (kind === LOOP_KIND) this.#namespacedLoops = lease;
+    else this.#clusterLoops = lease;
     const informer = lease.informer;
     const enqueue = (o: KubeObject) => this.#sync.add(objectKey(o.metadata), null);
     informer.on('add', enqueue);
@@ -325,6 +335,17 @@ export class LoopController {
     this.#conditions.set(name, known);
     known.set('Ready', condition);
     this.#writeStatus(name, generation, remembered);
+  }
+
+  /** The Throttled condition (throttle-monitor.ts): written with the Loop's other conditions once Ready is known. */
+  setThrottled(name: string, condition: LoopCondition): void {
+    const known = this.#conditions.get(name) ?? new Map<string, LoopCondition>();
+    this.#conditions.set(name, known);
+    known.set('Throttled', condition);
+    this.#o.runnerDeps.metrics.setLoopCondition(name, 'Throttled', condition.status === 'True');
+    const ready = known.get('Ready');
+    if (!ready || this.#o.inline || this.#stopped) return;
+    this.#writeStatus(name, ready.observedGeneration ?? 0, undefined);
   }
 
   /** Writes every condition of the Loop (a merge patch replaces the list). `remembered`: the health this write is for. */

@@ -33,6 +33,8 @@ export interface CallScope {
   requirements: Requirements;
   /** The Loop's shadow and canary, when it has either. */
   versions?: FunctionVersions;
+  /** The Loop's own invoker when its calls are batched (call-batcher.ts); deps.invoke otherwise. */
+  invoke?: FunctionInvoker | undefined;
 }
 
 export type CallOutcome =
@@ -47,7 +49,7 @@ export async function callFunction(
   const declared = scope.related.length > 0 ? relatedObjectsOf(at.primary, scope.related) : undefined;
   const declaredNames = new Set(loop.related.map((r) => r.name));
   let asked: readonly RequiredResource[] = scope.requirements.get(at.key) ?? [];
-  let fetched = asked.length > 0 ? await fetchRequired(deps.client, deps.discovery, at.primary, asked) : ({ ok: true, related: {}, resolved: [] } as const);
+  let fetched = asked.length > 0 ? await fetchRequired(deps.client, deps.discovery, at.primary, asked, loop.namespace) : ({ ok: true, related: {}, resolved: [] } as const);
   let request: ReconcileRequest | undefined;
   // Every round of one reconcile goes to the same version: the canary's share, or the live function.
   const route = scope.versions?.route(at.key);
@@ -60,7 +62,7 @@ export async function callFunction(
     // Each round is a call span of the reconcile's trace; its headers carry the trace to the function.
     const call = at.traced.startCall(request, url);
     const started = performance.now();
-    const result = await deps.invoke(request, { url, timeoutMs: target.timeoutMs, signingKey: target.signingKey, caBundle: target.caBundle, headers: call.headers });
+    const result = await (scope.invoke ?? deps.invoke)(request, { url, timeoutMs: target.timeoutMs, signingKey: target.signingKey, caBundle: target.caBundle, headers: call.headers });
     const callMs = performance.now() - started;
     scope.versions?.called(request, result, route);
     at.traced.endCall(call.span, result, callMs);
@@ -79,6 +81,6 @@ export async function callFunction(
       return { kind: 'requires-failed', request, reason: 'RequiresExceeded', message: `the function asked for different objects on each of ${calls} calls; at most ${REQUIRES_LIMITS.calls} calls per reconcile` };
     }
     asked = wanted;
-    fetched = await fetchRequired(deps.client, deps.discovery, at.primary, wanted);
+    fetched = await fetchRequired(deps.client, deps.discovery, at.primary, wanted, loop.namespace);
   }
 }

@@ -67,6 +67,8 @@ export interface ReconcileScope {
   functionUrl: () => string | undefined;
   /** The Loop's shadow and canary, when it has either. */
   versions?: FunctionVersions;
+  /** The Loop's batching invoker (call-batcher.ts); deps.invoke when its calls are not batched. */
+  invoke?: FunctionInvoker | undefined;
 }
 
 type Log = ReturnType<typeof reconcileLogger>;

@@ -29,6 +29,13 @@ describe('kubeloop dev options', () => {
     expect(() => readDevOptions(['--function', 'functions/podset/index.ts', '--loop', 'no-loop.yaml'], out)).toThrow(/--loop: no-loop\.yaml: no such file/);
   });
 
+  it("takes a new version to run as the Loop's shadow, only beside the user's function", () => {
+    const options = readDevOptions(['--function', 'functions/pod-name-label/index.ts', '--loop', 'samples/loops/podset.yaml', '--shadow', 'functions/podset/index.ts'], out);
+    expect(options.userFunction).toMatchObject({ module: expect.stringMatching(/pod-name-label\/index\.ts$/), shadow: expect.stringMatching(/^\/.*\/functions\/podset\/index\.ts$/) });
+    expect(() => readDevOptions(['--shadow', 'functions/podset/index.ts'], out)).toThrow(/--shadow needs --function and --loop/);
+    expect(() => readDevOptions(['--function', 'functions/podset/index.ts', '--loop', 'samples/loops/podset.yaml', '--shadow', 'nowhere.ts'], out)).toThrow(/nowhere\.ts: no such file/);
+  });
+
   it('puts a namespaced Loop into --loop-namespace (default "default") and refuses one without --loop', () => {
     const loop = ['--function', 'functions/podset/index.ts', '--loop', 'samples/loops/podset.yaml'];
     expect(readDevOptions(loop, out).userFunction?.loopNamespace).toBe('default');
@@ -48,5 +55,13 @@ describe('kubeloop dev options', () => {
     expect(() => readDevOptions(['--namespace', 'Kube_Loop'], out)).toThrow(/--namespace: "Kube_Loop" is not a valid namespace name/);
     expect(() => readDevOptions(['extra'], out)).toThrow(/unexpected arguments: extra/);
     expect(() => readDevOptions(['--bogus'], out)).toThrow(/bogus/);
+  });
+});
+
+describe('the user Loop in kubeloop dev', () => {
+  const loop = { apiVersion: 'kubeloop.dev/v1alpha1', kind: 'ClusterLoop', metadata: { name: 'mine' }, spec: { function: { url: 'http://mine.ns.svc:8080/reconcile' } } };
+  it('points the function, and the shadow when there is one, at the local processes on the same path', () => {
+    expect(localLoop(loop, 'http://127.0.0.1:4000').spec.function).toEqual({ url: 'http://127.0.0.1:4000/reconcile' });
+    expect(localLoop(loop, 'http://127.0.0.1:4000', 'http://127.0.0.1:4001').spec.function).toEqual({ url: 'http://127.0.0.1:4000/reconcile', shadow: { url: 'http://127.0.0.1:4001/reconcile' } });
   });
 });

@@ -41,7 +41,7 @@ export interface DevOptions {
   /** Start the seed functions and their Loops (false: only the user's function). */
   seeds: boolean;
   /** A user's function module and its Loop file: served locally and reloaded on change; a namespaced Loop goes into loopNamespace. */
-  userFunction?: { module: string; loop: string; loopNamespace: string };
+  userFunction?: { module: string; loop: string; loopNamespace: string; /** A new version run as the Loop's shadow (--shadow). */ shadow?: string };
   statusIntervalMs: number;
   out: { write(text: string): boolean; isTTY?: boolean; columns?: number };
 }
@@ -49,14 +49,18 @@ export interface DevOptions {
 const REPO = packageRoot();
 
 interface LoopManifest extends Manifest {
-  spec: { function: { url?: string; ref?: { path?: string } } };
+  spec: { function: { url?: string; ref?: { path?: string }; shadow?: { url: string } } };
 }
 
-/** The Loop's function moved to the local process, keeping its path ("/" or "/reconcile") from the url or the Service ref. */
-export function localLoop(loop: LoopManifest, functionUrl: string): LoopManifest {
+/**
+ * The Loop's function moved to the local process, keeping its path ("/" or "/reconcile") from the url or the
+ * Service ref; with `shadowUrl`, its shadow there too (same path).
+ */
+export function localLoop(loop: LoopManifest, functionUrl: string, shadowUrl?: string): LoopManifest {
   const { ref, url, ...rest } = loop.spec.function;
   const path = url ? new URL(url).pathname : (ref?.path ?? '/');
-  return { ...loop, spec: { ...loop.spec, function: { ...rest, url: `${functionUrl}${path}` } } };
+  const shadow = shadowUrl === undefined ? {} : { shadow: { url: `${shadowUrl}${path}` } };
+  return { ...loop, spec: { ...loop.spec, function: { ...rest, url: `${functionUrl}${path}`, ...shadow } } };
 }
 
 /**
@@ -306,7 +310,7 @@ export async function runDev(options: DevOptions, signal: AbortSignal): Promise<
 async function startUserFunctionWithLoop(
   client: KubeClient,
   discovery: ResourceDiscovery,
-  spec: { module: string; loop: string; loopNamespace: string },
+  spec: { module: string; loop: string; loopNamespace: string; shadow?: string },
   logDir: string,
   say: (line: string) => void,
 ): Promise<UserFunction & { loop: string }> {
@@ -326,11 +330,29 @@ async function startUserFunctionWithLoop(
     if (manifest.metadata.namespace) await ensureNamespace(client, discovery, manifest.metadata.namespace);
     await applyManifest(client, discovery, manifest, spec.loopNamespace);
   }
-  const started = await startUserFunction({
-    module: spec.module,
-    logDir,
-    say,
-    pointLoopAt: async (url) => void (await applyManifest(client, discovery, localLoop(loop as LoopManifest, url))),
-  });
-  return { ...started, loop: identityOf({ name: loop.metadata.name, namespace }) };
+  const id = identityOf({ name: loop.metadata.name, namespace });
+  // Each version, when (re)started, points the Loop at itself and keeps the other's URL.
+  const urls: { live?: string; shadow?: string } = {};
+  const point = async (which: 'live' | 'shadow', url: string) => {
+    urls[which] = url;
+    if (urls.live !== undefined) await applyManifest(client, discovery, localLoop(loop as LoopManifest, urls.live, urls.shadow));
+  };
+  const started = await startUserFunction({ module: spec.module, logDir, say, name: 'dev', pointLoopAt: (url) => point('live', url) });
+  if (!spec.shadow) return { ...started, loop: id };
+  let shadow: UserFunction;
+  try {
+    shadow = await startUserFunction({ module: spec.shadow, logDir, say, name: 'shadow', pointLoopAt: (url) => point('shadow', url) });
+  } catch (error) {
+    await started.stop();
+    throw error;
+  }
+  say(`${spec.shadow} runs as the shadow of Loop ${loop.metadata.name}: its answers are compared, never applied (condition ShadowDiverged)`);
+  return {
+    ...started,
+    loop: id,
+    async stop() {
+      await shadow.stop();
+      await started.stop();
+    },
+  };
 }

@@ -185,18 +185,29 @@ describe('a canary version', () => {
 
     // Afterwards every key goes to the stable version: the labels removed are written back, none by the canary.
     const before = received.length;
-    const unlabelled = new Map<string, string | undefined>();
-    for (const name of [...inShare, ...outside]) {
-      const pod = await h.client.request<V1Pod>({ method: 'PATCH', path: `/api/v1/namespaces/${ns}/pods/${name}`, contentType: 'application/merge-patch+json', body: { metadata: { labels: { [LABEL]: null } } } });
-      unlabelled.set(name, pod.metadata?.resourceVersion);
-    }
-    // Labelled in a version after the one without the label: written anew, not the cache's old state.
-    await eventually('every pod labelled again', async () =>
-      [...unlabelled].every(([n, rv]) => {
-        const pod = pods.store.get(`${ns}/${n}`);
-        return pod?.metadata?.resourceVersion !== rv && pod?.metadata?.labels?.[LABEL] === n;
-      }),
-    );
+    const relabelled = async (what: string) => {
+      const unlabelled = new Map<string, string | undefined>();
+      for (const name of [...inShare, ...outside]) {
+        const pod = await h.client.request<V1Pod>({ method: 'PATCH', path: `/api/v1/namespaces/${ns}/pods/${name}`, contentType: 'application/merge-patch+json', body: { metadata: { labels: { [LABEL]: null } } } });
+        unlabelled.set(name, pod.metadata?.resourceVersion);
+      }
+      // Labelled in a version after the one without the label: written anew, not the cache's old state.
+      await eventually(what, async () =>
+        [...unlabelled].every(([n, rv]) => {
+          const pod = pods.store.get(`${ns}/${n}`);
+          return pod?.metadata?.resourceVersion !== rv && pod?.metadata?.labels?.[LABEL] === n;
+        }),
+      );
+    };
+    await relabelled('every pod labelled again');
     expect(received.length).toBe(before);
+
+    // A new router (a restart) reads the rollback back from the Loop: the same canary spec stays rolled back.
+    await router.stop();
+    router = await h.router(undefined, { loopSelector: h.loopSelector, shadowFixturesDir: fixtures });
+    await router.waitForLoop(loop);
+    await relabelled('every pod labelled by the new router');
+    expect(received.length).toBe(before);
+    expect((await condition(loop, 'CanaryRolledBack'))?.status).toBe('True');
   });
 });

@@ -5,6 +5,7 @@ import type { AdmissionHook, AdmissionHookSpec } from '../api/admission-hook.ts'
 import { validateAdmissionRequest } from '../lib/contract/validate.ts';
 import { isAudience } from '../lib/signing/standard-webhooks.ts';
 import { audienceOf } from '../lib/signing/webhook-signature.ts';
+import { isNamespaceSent } from './configuration.ts';
 import { buildHookConfigurations } from './hook-configuration.ts';
 import { groupNamespacedHooks, shapeKey, shapeOf } from './hook-groups.ts';
 import { applyFailurePolicy, toFunctionRequest } from './hook-review.ts';
@@ -154,6 +155,14 @@ describe('the webhook configuration of grouped hooks', () => {
       { key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: ['kube-system', 'kubeloop'] },
     ]);
     expect(entry).toMatchObject({ failurePolicy: 'Fail', timeoutSeconds: 5, sideEffects: 'None', objectSelector: {}, rules: [expect.objectContaining({ scope: 'Namespaced' })] });
+  });
+});
+
+describe('isNamespaceSent', () => {
+  it('tells a hook in kube-system, the gateway\'s namespace, an excluded one or one outside --only-namespace that it would see nothing', () => {
+    const safety = { kubeloopNamespace: 'kubeloop', excludedNamespaces: ['kube-public'] };
+    expect(['team-a', 'kube-system', 'kubeloop', 'kube-public'].map((ns) => isNamespaceSent(ns, safety))).toEqual([true, false, false, false]);
+    expect(['team-a', 'team-b'].map((ns) => isNamespaceSent(ns, { ...safety, onlyNamespaces: ['team-a'] }))).toEqual([true, false]);
   });
 });
 

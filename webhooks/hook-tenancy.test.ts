@@ -47,6 +47,14 @@ describe('a namespaced AdmissionHook is confined to its namespace', () => {
     expect(hook.spec.rules.every((rule) => rule.scope === 'Namespaced')).toBe(true);
   });
 
+  it("calls its shadow's and canary's Services and reads their signing Secrets in its namespace", () => {
+    const omitted = { name: 's', key: 'k' } as unknown as { name: string; namespace: string; key: string };
+    const version = { service: { name: 'fn2', port: 8080 } as unknown as { name: string; namespace: string }, signingSecretRef: omitted };
+    const hook = resolved('team-a', 'h', { function: { url: 'http://fn.team-a.svc/admit', shadow: version, canary: { ...version, weight: 10, errorBudget: { maxErrors: 1, windowSeconds: 60 } } } });
+    expect([hook.versions.shadow?.url, hook.versions.canary?.url]).toEqual(['http://fn2.team-a.svc:8080/admit', 'http://fn2.team-a.svc:8080/admit']);
+    expect([hook.spec.function.shadow?.signingSecretRef?.namespace, hook.spec.function.canary?.signingSecretRef?.namespace]).toEqual(['team-a', 'team-a']);
+  });
+
   it('reads "Same" and unnamed context namespaces as its own', () => {
     const hook = resolved('team-a', 'h', { context: [{ name: 'a', apiVersion: 'v1', kind: 'ConfigMap', objectName: { value: 'x' }, namespace: 'Same' }, { name: 'b', apiVersion: 'v1', kind: 'ConfigMap', objectName: { value: 'y' } }] });
     expect(hook.context.map((entry) => entry.namespace)).toEqual(['team-a', 'team-a']);
@@ -60,6 +68,9 @@ describe('a namespaced AdmissionHook is confined to its namespace', () => {
     [{ rules: [{ operations: ['CREATE' as const], apiGroups: [''], apiVersions: ['v1'], resources: ['namespaces'], scope: 'Cluster' as const }] }, 'rules[0].scope: "Cluster" would send cluster-scoped requests'],
     [{ rules: [{ operations: ['CREATE' as const], apiGroups: [''], apiVersions: ['v1'], resources: ['configmaps'], scope: '*' as const }] }, 'rules[0].scope: "*"'],
     [{ namespaceSelector: { matchLabels: { team: 'b' } } }, 'namespaceSelector: an AdmissionHook sees only its own namespace'],
+    [{ function: { url: 'http://fn.team-a.svc/admit', shadow: { service: { name: 'fn', namespace: 'team-b' } } } }, 'function.shadow.service: namespace "team-b"'],
+    [{ function: { url: 'http://fn.team-a.svc/admit', shadow: { url: 'http://fn2.team-a.svc/admit', signingSecretRef: { name: 's', namespace: 'team-b', key: 'k' } } } }, 'function.shadow.signingSecretRef: namespace "team-b"'],
+    [{ function: { url: 'http://fn.team-a.svc/admit', canary: { url: 'http://fn2.team-a.svc/admit', namespaces: ['team-a', 'team-b'], errorBudget: { maxErrors: 1, windowSeconds: 60 } } } }, 'function.canary.namespaces: namespace "team-b"'],
   ])('refuses %j as InvalidSpec', (spec, message) => {
     expect(refusal(spec)).toContain(message);
   });

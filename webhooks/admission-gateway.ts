@@ -12,7 +12,6 @@ import { BoundedLabel } from '../lib/observability/bounded-label.ts';
 import { counter, gauge, latencyHistogram, secondsSince } from '../lib/observability/metrics.ts';
 import { contextFromHeaders, recordedTraceId, traceHeaders, tracer } from '../lib/observability/trace-context.ts';
 import { writeFixture } from '../lib/replay/fixtures.ts';
-import { hookAudience } from '../lib/signing/webhook-signature.ts';
 import { MalformedReviewError, parseAdmissionReview, reviewResponse, type AdmissionResponse as ReviewResponse } from './admission-review.ts';
 import type { ContextLookup } from './context-objects.ts';
 import type { CallResult, FunctionCaller } from './function-caller.ts';
@@ -155,7 +154,6 @@ export function registerAdmissionGateway(app: FastifyInstance, options: GatewayO
         ? await options.caller.call(url, functionRequest, {
             timeoutMs: hook.functionTimeoutMs,
             signingKeys: signing.keys,
-            audience: hookAudience(hook.id),
             caBundle: canary ? canary.caBundle : caBundleOf(hook),
             headers: traceHeaders(trace.setSpan(traced, callSpan)),
           })

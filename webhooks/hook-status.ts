@@ -5,6 +5,7 @@ import { ADMISSION_HOOK_API_VERSION, ADMISSION_HOOK_PLURAL, CLUSTER_ADMISSION_HO
 import type { Condition } from '../api/meta.ts';
 import { isApiError, type KubeClient } from '../lib/kube/index.ts';
 import { conditionsOf, withCondition, type ConditionInput } from '../lib/sdk/conditions.ts';
+import type { ResolvedHook } from './hook-spec.ts';
 
 /** The status subresource of an AdmissionHook (metadata.namespace set) or a ClusterAdmissionHook. */
 export function hookStatusPath(metadata: { name?: string; namespace?: string } | undefined): string {
@@ -13,6 +14,13 @@ export function hookStatusPath(metadata: { name?: string; namespace?: string } |
   return namespace
     ? `/apis/${ADMISSION_HOOK_API_VERSION}/namespaces/${encodeURIComponent(namespace)}/${ADMISSION_HOOK_PLURAL}/${name}/status`
     : `/apis/${ADMISSION_HOOK_API_VERSION}/${CLUSTER_ADMISSION_HOOK_PLURAL}/${name}/status`;
+}
+
+/** Ready=True: where the hook is served and in which configuration (a namespaced hook: the shared entry too). */
+export function registeredCondition(hook: ResolvedHook, configuration: string, generation: number | undefined): ConditionInput {
+  const kind = hook.spec.type === 'mutating' ? 'MutatingWebhookConfiguration' : 'ValidatingWebhookConfiguration';
+  const entry = hook.namespace ? ` (the webhook entry namespaced AdmissionHooks of this shape share, ${hook.path.split('/').pop()}.namespaced.hooks.kubeloop.dev)` : '';
+  return { type: 'Ready', status: 'True', reason: 'Registered', message: `served at ${hook.path}${entry}, registered in ${kind} ${configuration}`, ...(generation !== undefined ? { observedGeneration: generation } : {}) };
 }
 
 /** The conditions after setting `desired`, or undefined when nothing a reader sees would change. */

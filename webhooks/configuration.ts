@@ -51,6 +51,11 @@ export function namespaceSafetyExpressions(options: NamespaceSafety): V1LabelSel
   return matchExpressions;
 }
 
+/** Whether objects of `namespace` may reach any hook at all (the safety expressions above, evaluated). */
+export function isNamespaceSent(namespace: string, options: NamespaceSafety): boolean {
+  return namespaceSafetyExpressions(options).every((expression) => (expression.operator === 'In') === (expression.values ?? []).includes(namespace));
+}
+
 function clientConfig(options: WebhookConfigurationOptions): AdmissionregistrationV1WebhookClientConfig {
   const caBundle = options.caBundlePem ? Buffer.from(options.caBundlePem).toString('base64') : undefined;
   const base = 'url' in options.target

@@ -3,7 +3,7 @@
 // CallResult. Error bodies go to the log (`detail`), never into the admission answer.
 import type { AdmissionRequest } from '../lib/contract/admission-types.ts';
 import { createFunctionClient, type CallOutcome, type FunctionClient, type FunctionClientOptions } from '../lib/function-client/function-client.ts';
-import { hookAudience, type SigningKeys } from '../lib/signing/webhook-signature.ts';
+import { audienceOf, type SigningKeys } from '../lib/signing/webhook-signature.ts';
 import { REFUSAL_STATUSES, type CallFailure } from './hook-review.ts';
 
 export type CallResult = { ok: true; reply: unknown } | { ok: false; failure: CallFailure; detail?: string };
@@ -36,8 +36,6 @@ export function toCallResult(outcome: CallOutcome, timeoutMs: number): CallResul
 
 export interface CallOptions {
   timeoutMs: number;
-  /** Whom the call is signed for: hook/<name>, or hook/<namespace>/<name> for an AdmissionHook (default: request.hook's). */
-  audience?: string;
   /** The hook's signing keys (spec.function.signingSecretRef): the request is signed, the reply must be. */
   signingKeys?: SigningKeys | undefined;
   /** PEM CA certificates trusted for an https function (the hook's spec.function.caBundle, decoded). */
@@ -61,7 +59,7 @@ export class FunctionCaller {
       timeoutMs: options.timeoutMs,
       caBundle: options.caBundle,
       headers: { 'x-kubeloop-reconcile-id': request.uid, ...options.headers },
-      signing: options.signingKeys ? { keys: options.signingKeys, audience: options.audience ?? hookAudience(request.hook) } : undefined,
+      signing: options.signingKeys ? { keys: options.signingKeys, audience: audienceOf(request) } : undefined,
     });
     return toCallResult(outcome, options.timeoutMs);
   }

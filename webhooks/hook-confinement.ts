@@ -1,8 +1,8 @@
 // What confines a namespaced AdmissionHook to its own namespace (docs/tenants.md): it sees only namespaced
-// requests of that namespace, reads context there, runs as one of its ServiceAccounts and calls a function
-// Service and signing Secret there. Pure: problems come back as InvalidSpec messages; the spec comes back
+// requests of that namespace, reads context there, runs as one of its ServiceAccounts and calls function
+// Services (live, shadow, canary) with signing Secrets there. Pure: problems come back as InvalidSpec messages; the spec comes back
 // with every omitted namespace filled in as the hook's own.
-import type { AdmissionHookSpec } from '../api/admission-hook.ts';
+import type { AdmissionHookSpec, HookFunctionVersion } from '../api/admission-hook.ts';
 
 export type Confinement = { ok: true; spec: AdmissionHookSpec } | { ok: false; message: string };
 
@@ -23,14 +23,26 @@ function problemsOf(spec: AdmissionHookSpec, namespace: string): string[] {
   }
   const account = spec.serviceAccount;
   if (account && !isOwn(account.namespace, namespace)) elsewhere('serviceAccount', account.namespace);
-  const service = spec.function?.service;
-  if (service && !isOwn(service.namespace, namespace)) elsewhere('function.service', service.namespace);
-  const secret = spec.function?.signingSecretRef;
-  if (secret && !isOwn(secret.namespace, namespace)) elsewhere('function.signingSecretRef', secret.namespace);
+  // The live function and its shadow and canary (docs/safe-changes.md): each calls a Service and signs with a Secret.
+  const fn = spec.function;
+  for (const [field, version] of [['function', fn], ['function.shadow', fn?.shadow], ['function.canary', fn?.canary]] as const) {
+    if (version?.service && !isOwn(version.service.namespace, namespace)) elsewhere(`${field}.service`, version.service.namespace);
+    if (version?.signingSecretRef && !isOwn(version.signingSecretRef.namespace, namespace)) elsewhere(`${field}.signingSecretRef`, version.signingSecretRef.namespace);
+  }
+  for (const other of fn?.canary?.namespaces ?? []) if (other !== namespace) elsewhere('function.canary.namespaces', other);
   for (const entry of spec.context ?? []) {
     if (entry.namespace !== undefined && entry.namespace !== 'Same' && entry.namespace !== namespace) elsewhere(`context "${entry.name}"`, entry.namespace);
   }
   return problems;
+}
+
+/** A function version with its Service's and signing Secret's namespaces made the hook's own. */
+function inNamespace<V extends HookFunctionVersion>(version: V, namespace: string): V {
+  return {
+    ...version,
+    ...(version.service ? { service: { ...version.service, namespace } } : {}),
+    ...(version.signingSecretRef ? { signingSecretRef: { ...version.signingSecretRef, namespace } } : {}),
+  };
 }
 
 /** The spec of the AdmissionHook in `namespace` with its namespaces made explicit, or why it reaches elsewhere. */
@@ -45,9 +57,9 @@ export function confineToNamespace(spec: AdmissionHookSpec, namespace: string): 
       rules: Array.isArray(spec.rules) ? spec.rules.map((rule) => ({ ...rule, scope: 'Namespaced' })) : spec.rules,
       ...(spec.serviceAccount ? { serviceAccount: { ...spec.serviceAccount, namespace } } : {}),
       function: {
-        ...fn,
-        ...(fn.service ? { service: { ...fn.service, namespace } } : {}),
-        ...(fn.signingSecretRef ? { signingSecretRef: { ...fn.signingSecretRef, namespace } } : {}),
+        ...inNamespace(fn, namespace),
+        ...(fn.shadow ? { shadow: inNamespace(fn.shadow, namespace) } : {}),
+        ...(fn.canary ? { canary: inNamespace(fn.canary, namespace) } : {}),
       },
       // Context is read in the hook's namespace only, whatever the request (which is of that namespace anyway).
       ...(spec.context ? { context: spec.context.map((entry) => ({ ...entry, namespace })) } : {}),

@@ -17,12 +17,13 @@ import { reviewAccess } from '../lib/kube/access-review.ts';
 import { Informer, isApiError, type KubeClient, type ResourceInfo } from '../lib/kube/index.ts';
 import { objectKey } from '../lib/kube/object-meta.ts';
 import type { ConditionInput } from '../lib/sdk/conditions.ts';
+import { isNamespaceSent } from './configuration.ts';
 import type { ContextCache } from './context-objects.ts';
 import { buildHookConfigurations, type HookConfigurationOptions } from './hook-configuration.ts';
 import type { CallFailure } from './hook-review.ts';
 import { contextAccessChecks } from './hook-access.ts';
 import { DEFAULT_HOOK_POLICY, resolveHook, type HookPolicy, type ResolvedHook } from './hook-spec.ts';
-import { nextConditions, writeHookConditions } from './hook-status.ts';
+import { nextConditions, registeredCondition, writeHookConditions } from './hook-status.ts';
 import { NO_HOOKS, servedDuringUpdate, servedHooksOf, type ServedHooks } from './served-hooks.ts';
 
 export const CLUSTER_ADMISSION_HOOK_RESOURCE: ResourceInfo = {
@@ -150,20 +151,20 @@ export class HookController {
     const verdicts: Verdicts = new Map();
     for (const hook of this.#list()) {
       const resolution = resolveHook(hook, this.#options.policy ?? DEFAULT_HOOK_POLICY);
-      const refusal = resolution.ok ? await this.#contextRefusal(resolution.hook) : notReady(resolution.reason, resolution.message, hook.metadata?.generation);
+      const refusal = resolution.ok
+        ? (this.#namespaceRefusal(resolution.hook) ?? (await this.#contextRefusal(resolution.hook)))
+        : notReady(resolution.reason, resolution.message, hook.metadata?.generation);
       if (refusal) verdicts.set(hook, refusal);
       else if (resolution.ok) ready.set(resolution.hook.id, resolution.hook);
     }
     // Serve before registering: the API server may call a new path as soon as the configuration lands.
-    const previous = this.served;
-    this.served = servedDuringUpdate(previous, servedHooksOf(ready.values(), this.#slots).served);
+    this.served = servedDuringUpdate(this.served, servedHooksOf(ready.values(), this.#slots).served);
     const { name } = this.#options.configuration;
     try {
       await this.#applyIsolating(ready, verdicts);
     } catch (error) {
       const message = `the webhook configuration could not be written: ${error instanceof Error ? error.message : String(error)}`;
       for (const hook of this.#list()) if (!verdicts.has(hook)) verdicts.set(hook, { type: 'Ready', status: 'False', reason: 'ConfigurationFailed', message });
-      this.served = previous;
       await this.#writeVerdicts(verdicts);
       throw error;
     }
@@ -172,14 +173,16 @@ export class HookController {
     this.#slots = grouping.slots;
     for (const hook of this.#list()) {
       const resolved = served.byId.get(objectKey(hook.metadata));
-      if (!resolved || verdicts.has(hook)) continue;
-      const kind = resolved.spec.type === 'mutating' ? 'MutatingWebhookConfiguration' : 'ValidatingWebhookConfiguration';
-      const generation = hook.metadata?.generation;
-      const entry = resolved.namespace ? ` (the webhook entry namespaced AdmissionHooks of this shape share, ${resolved.path.split('/').pop()}.namespaced.hooks.kubeloop.dev)` : '';
-      verdicts.set(hook, { type: 'Ready', status: 'True', reason: 'Registered', message: `served at ${resolved.path}${entry}, registered in ${kind} ${name}`, ...(generation !== undefined ? { observedGeneration: generation } : {}) });
+      if (resolved && !verdicts.has(hook)) verdicts.set(hook, registeredCondition(resolved, name, hook.metadata?.generation));
     }
     await this.#writeVerdicts(verdicts);
     logger.info({ hooks: [...ready.keys()] }, 'admission hooks registered');
+  }
+
+  /** An AdmissionHook in a namespace never sent to any hook (kube-system, the gateway's, excluded) would see nothing. */
+  #namespaceRefusal(hook: ResolvedHook): ConditionInput | undefined {
+    if (!hook.namespace || isNamespaceSent(hook.namespace, this.#options.configuration)) return undefined;
+    return notReady('NamespaceExcluded', `namespace ${hook.namespace} is never sent to admission hooks (kube-system, the gateway's own namespace and its --exclude-namespace, or outside --only-namespace): this hook would see nothing`, hook.generation);
   }
 
   /**
@@ -276,11 +279,18 @@ export class HookController {
     if (before === after || (before !== undefined && after !== undefined && before.split(':')[0] === after.split(':')[0])) return;
     if (after) this.#failing.set(hookId, after);
     else this.#failing.delete(hookId);
+    this.reportCondition(
+      hookId,
+      failure
+        ? { type: 'FunctionAvailable', status: 'False', reason: failure.kind, message: `the last call failed: the function ${failure.message}` }
+        : { type: 'FunctionAvailable', status: 'True', reason: 'Answering', message: 'the function answers' },
+    );
+  }
+
+  /** One condition of a hook (FunctionAvailable, a shadow's ShadowDiverged, a canary's CanaryRolledBack), written when it changed. */
+  reportCondition(hookId: string, condition: ConditionInput): void {
     const hook = this.#get(hookId);
     if (!hook) return;
-    const condition: ConditionInput = failure
-      ? { type: 'FunctionAvailable', status: 'False', reason: failure.kind, message: `the last call failed: the function ${failure.message}` }
-      : { type: 'FunctionAvailable', status: 'True', reason: 'Answering', message: 'the function answers' };
     const next = nextConditions(hook, [condition], (this.#options.now ?? (() => new Date()))());
     if (next) void writeHookConditions(this.#options.client, hook, next).catch((error: unknown) => this.#options.logger.warn({ err: error, hook: hookId }, 'could not write AdmissionHook status'));
   }

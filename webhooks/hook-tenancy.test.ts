@@ -2,10 +2,13 @@
 // webhook entries, dispatch by the request's namespace, and the per-tenant cap on calls in flight.
 import { describe, expect, it } from 'vitest';
 import type { AdmissionHook, AdmissionHookSpec } from '../api/admission-hook.ts';
+import { validateAdmissionRequest } from '../lib/contract/validate.ts';
 import { isAudience } from '../lib/signing/standard-webhooks.ts';
+import { audienceOf } from '../lib/signing/webhook-signature.ts';
+import { isNamespaceSent } from './configuration.ts';
 import { buildHookConfigurations } from './hook-configuration.ts';
 import { groupNamespacedHooks, shapeKey, shapeOf } from './hook-groups.ts';
-import { applyFailurePolicy } from './hook-review.ts';
+import { applyFailurePolicy, toFunctionRequest } from './hook-review.ts';
 import { resolveHook, type ResolvedHook } from './hook-spec.ts';
 import { groupHook, servedDuringUpdate, servedHooksOf } from './served-hooks.ts';
 import { TenantLimiter, tenantKey, tenantName } from './tenant-limiter.ts';
@@ -44,6 +47,14 @@ describe('a namespaced AdmissionHook is confined to its namespace', () => {
     expect(hook.spec.rules.every((rule) => rule.scope === 'Namespaced')).toBe(true);
   });
 
+  it("calls its shadow's and canary's Services and reads their signing Secrets in its namespace", () => {
+    const omitted = { name: 's', key: 'k' } as unknown as { name: string; namespace: string; key: string };
+    const version = { service: { name: 'fn2', port: 8080 } as unknown as { name: string; namespace: string }, signingSecretRef: omitted };
+    const hook = resolved('team-a', 'h', { function: { url: 'http://fn.team-a.svc/admit', shadow: version, canary: { ...version, weight: 10, errorBudget: { maxErrors: 1, windowSeconds: 60 } } } });
+    expect([hook.versions.shadow?.url, hook.versions.canary?.url]).toEqual(['http://fn2.team-a.svc:8080/admit', 'http://fn2.team-a.svc:8080/admit']);
+    expect([hook.spec.function.shadow?.signingSecretRef?.namespace, hook.spec.function.canary?.signingSecretRef?.namespace]).toEqual(['team-a', 'team-a']);
+  });
+
   it('reads "Same" and unnamed context namespaces as its own', () => {
     const hook = resolved('team-a', 'h', { context: [{ name: 'a', apiVersion: 'v1', kind: 'ConfigMap', objectName: { value: 'x' }, namespace: 'Same' }, { name: 'b', apiVersion: 'v1', kind: 'ConfigMap', objectName: { value: 'y' } }] });
     expect(hook.context.map((entry) => entry.namespace)).toEqual(['team-a', 'team-a']);
@@ -57,6 +68,9 @@ describe('a namespaced AdmissionHook is confined to its namespace', () => {
     [{ rules: [{ operations: ['CREATE' as const], apiGroups: [''], apiVersions: ['v1'], resources: ['namespaces'], scope: 'Cluster' as const }] }, 'rules[0].scope: "Cluster" would send cluster-scoped requests'],
     [{ rules: [{ operations: ['CREATE' as const], apiGroups: [''], apiVersions: ['v1'], resources: ['configmaps'], scope: '*' as const }] }, 'rules[0].scope: "*"'],
     [{ namespaceSelector: { matchLabels: { team: 'b' } } }, 'namespaceSelector: an AdmissionHook sees only its own namespace'],
+    [{ function: { url: 'http://fn.team-a.svc/admit', shadow: { service: { name: 'fn', namespace: 'team-b' } } } }, 'function.shadow.service: namespace "team-b"'],
+    [{ function: { url: 'http://fn.team-a.svc/admit', shadow: { url: 'http://fn2.team-a.svc/admit', signingSecretRef: { name: 's', namespace: 'team-b', key: 'k' } } } }, 'function.shadow.signingSecretRef: namespace "team-b"'],
+    [{ function: { url: 'http://fn.team-a.svc/admit', canary: { url: 'http://fn2.team-a.svc/admit', namespaces: ['team-a', 'team-b'], errorBudget: { maxErrors: 1, windowSeconds: 60 } } } }, 'function.canary.namespaces: namespace "team-b"'],
   ])('refuses %j as InvalidSpec', (spec, message) => {
     expect(refusal(spec)).toContain(message);
   });
@@ -69,6 +83,17 @@ describe('a namespaced AdmissionHook is confined to its namespace', () => {
     expect(isAudience(`hook/${resolved('team-a').id}`)).toBe(true);
     expect(isAudience('hook/require-team')).toBe(true);
     expect(isAudience('hook/team-a/b/c')).toBe(false);
+  });
+
+  it('tells its function its namespace (request.hookNamespace), so a replay signs for the audience the gateway signs for', () => {
+    const review = { uid: 'u', kind: { group: '', version: 'v1', kind: 'ConfigMap' }, resource: { group: '', version: 'v1', resource: 'configmaps' }, namespace: 'team-a', operation: 'CREATE' as const };
+    const request = toFunctionRequest(review, resolved('team-a'), {}, new Date('2026-11-26T10:00:00Z'));
+    expect(request).toMatchObject({ hook: 'require-team', hookNamespace: 'team-a' });
+    expect(audienceOf(request)).toBe('hook/team-a/require-team');
+    expect(validateAdmissionRequest(request).ok).toBe(true);
+    const cluster = resolveHook(hookIn(undefined, 'c', { serviceAccount: { namespace: 'x', name: 'y' }, function: { url: 'http://fn.x.svc/admit' } }));
+    if (!cluster.ok) throw new Error(cluster.message);
+    expect(audienceOf(toFunctionRequest(review, cluster.hook, {}, new Date()))).toBe('hook/c');
   });
 });
 
@@ -141,6 +166,14 @@ describe('the webhook configuration of grouped hooks', () => {
       { key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: ['kube-system', 'kubeloop'] },
     ]);
     expect(entry).toMatchObject({ failurePolicy: 'Fail', timeoutSeconds: 5, sideEffects: 'None', objectSelector: {}, rules: [expect.objectContaining({ scope: 'Namespaced' })] });
+  });
+});
+
+describe('isNamespaceSent', () => {
+  it('tells a hook in kube-system, the gateway\'s namespace, an excluded one or one outside --only-namespace that it would see nothing', () => {
+    const safety = { kubeloopNamespace: 'kubeloop', excludedNamespaces: ['kube-public'] };
+    expect(['team-a', 'kube-system', 'kubeloop', 'kube-public'].map((ns) => isNamespaceSent(ns, safety))).toEqual([true, false, false, false]);
+    expect(['team-a', 'team-b'].map((ns) => isNamespaceSent(ns, { ...safety, onlyNamespaces: ['team-a'] }))).toEqual([true, false]);
   });
 });
 

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { localLoop } from '../dev/run-dev.ts';
 import { readDevOptions } from './dev.ts';
 
 const out = { write: () => true };
@@ -28,10 +29,39 @@ describe('kubeloop dev options', () => {
     expect(() => readDevOptions(['--function', 'functions/podset/index.ts', '--loop', 'no-loop.yaml'], out)).toThrow(/--loop: no-loop\.yaml: no such file/);
   });
 
+  it("takes a new version to run as the Loop's shadow, only beside the user's function", () => {
+    const options = readDevOptions(['--function', 'functions/pod-name-label/index.ts', '--loop', 'samples/loops/podset.yaml', '--shadow', 'functions/podset/index.ts'], out);
+    expect(options.userFunction).toMatchObject({ module: expect.stringMatching(/pod-name-label\/index\.ts$/), shadow: expect.stringMatching(/^\/.*\/functions\/podset\/index\.ts$/) });
+    expect(() => readDevOptions(['--shadow', 'functions/podset/index.ts'], out)).toThrow(/--shadow needs --function and --loop/);
+    expect(() => readDevOptions(['--function', 'functions/podset/index.ts', '--loop', 'samples/loops/podset.yaml', '--shadow', 'nowhere.ts'], out)).toThrow(/nowhere\.ts: no such file/);
+  });
+
+  it('puts a namespaced Loop into --loop-namespace (default "default") and refuses one without --loop', () => {
+    const loop = ['--function', 'functions/podset/index.ts', '--loop', 'samples/loops/podset.yaml'];
+    expect(readDevOptions(loop, out).userFunction?.loopNamespace).toBe('default');
+    expect(readDevOptions([...loop, '--loop-namespace', 'team-a'], out).userFunction?.loopNamespace).toBe('team-a');
+    expect(() => readDevOptions([...loop, '--loop-namespace', 'Team_A'], out)).toThrow(/--loop-namespace: "Team_A" is not a valid namespace name/);
+    expect(() => readDevOptions(['--loop-namespace', 'team-a'], out)).toThrow(/--loop-namespace is where --loop's Loop goes/);
+  });
+
+  it("points a Loop's function at the local process, from a url or a Service ref, keeping the path", () => {
+    const loop = (fn: { url?: string; ref?: { name: string; port: number; path: string } }) => ({ apiVersion: 'kubeloop.dev/v1alpha1', kind: 'Loop', metadata: { name: 'web' }, spec: { function: { timeoutSeconds: 5, ...fn } } });
+    expect(localLoop(loop({ ref: { name: 'web', port: 8080, path: '/reconcile' } }), 'http://127.0.0.1:4000').spec.function).toEqual({ timeoutSeconds: 5, url: 'http://127.0.0.1:4000/reconcile' });
+    expect(localLoop(loop({ url: 'http://web.kubeloop-system.svc:8080/' }), 'http://127.0.0.1:4000').spec.function).toEqual({ timeoutSeconds: 5, url: 'http://127.0.0.1:4000/' });
+  });
+
   it('names the bad setting', () => {
     expect(() => readDevOptions(['--status-interval-seconds', 'soon'], out)).toThrow(/--status-interval-seconds: "soon"/);
     expect(() => readDevOptions(['--namespace', 'Kube_Loop'], out)).toThrow(/--namespace: "Kube_Loop" is not a valid namespace name/);
     expect(() => readDevOptions(['extra'], out)).toThrow(/unexpected arguments: extra/);
     expect(() => readDevOptions(['--bogus'], out)).toThrow(/bogus/);
+  });
+});
+
+describe('the user Loop in kubeloop dev', () => {
+  const loop = { apiVersion: 'kubeloop.dev/v1alpha1', kind: 'ClusterLoop', metadata: { name: 'mine' }, spec: { function: { url: 'http://mine.ns.svc:8080/reconcile' } } };
+  it('points the function, and the shadow when there is one, at the local processes on the same path', () => {
+    expect(localLoop(loop, 'http://127.0.0.1:4000').spec.function).toEqual({ url: 'http://127.0.0.1:4000/reconcile' });
+    expect(localLoop(loop, 'http://127.0.0.1:4000', 'http://127.0.0.1:4001').spec.function).toEqual({ url: 'http://127.0.0.1:4000/reconcile', shadow: { url: 'http://127.0.0.1:4001/reconcile' } });
   });
 });

@@ -21,6 +21,8 @@ export interface UserFunctionOptions {
   /** Points the Loop at a base URL (http://127.0.0.1:<port>); called after each new process is ready. */
   pointLoopAt(url: string): Promise<void>;
   say(line: string): void;
+  /** Names its processes function-<name>-<generation> ("dev" by default). */
+  name?: string;
   /** Quiet period after the last change before reloading. */
   debounceMs?: number;
 }
@@ -36,7 +38,7 @@ export async function startUserFunction(options: UserFunctionOptions): Promise<U
   const start = (generation: number) =>
     // A short drain delay: /readyz fails first while the listener still answers what the router sends
     // before it has seen the Loop's new URL.
-    startLocalProcess({ name: `function-dev-${generation}`, args: ['function', options.module, '--drain-delay-seconds=1'], logDir: options.logDir });
+    startLocalProcess({ name: `function-${options.name ?? 'dev'}-${generation}`, args: ['function', options.module, '--drain-delay-seconds=1'], logDir: options.logDir });
   let generation = 1;
   let active = await start(generation);
   await options.pointLoopAt(active.url);

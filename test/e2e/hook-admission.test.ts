@@ -222,6 +222,8 @@ describe('the chart\'s admission policy for AdmissionHooks', () => {
       [{ context: [{ name: 'cfg', apiVersion: 'v1', kind: 'ConfigMap', objectName: { value: 'x' }, namespace: other }] }, 'spec.context: an AdmissionHook reads context objects of its own namespace'],
       [{ rules: [{ operations: ['CREATE' as const], apiGroups: [''], apiVersions: ['v1'], resources: ['namespaces'], scope: 'Cluster' as const }] }, `spec.rules: an AdmissionHook sees only namespaced objects of ${ns}`],
       [{ namespaceSelector: { matchLabels: { team: 'b' } } }, 'spec.namespaceSelector: an AdmissionHook sees only its own namespace'],
+      [{ function: { service: { name: 'fn', namespace: ns }, shadow: { service: { name: 'fn2', namespace: other } } } }, 'spec.function.shadow: the shadow of an AdmissionHook calls a Service'],
+      [{ function: { service: { name: 'fn', namespace: ns }, canary: { service: { name: 'fn2', namespace: ns }, namespaces: [other], errorBudget: { maxErrors: 1, windowSeconds: 60 } } } }, 'spec.function.canary: the canary of an AdmissionHook'],
     ] as Array<[Partial<AdmissionHookSpec>, string]>) {
       expect(String(await admit(own(spec), admin, path)), JSON.stringify(spec)).toContain(why);
     }

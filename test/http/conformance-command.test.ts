@@ -1,7 +1,10 @@
 // `kubeloop conformance` over real HTTP: the TypeScript runtime passes every case (plain, signed, admission),
 // and a deliberately broken function (wrong status codes, a reply event without its type, no signing, replies
 // signed with the wrong derived key, signed refusals) fails exactly the cases it breaks, with exit code 1.
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { run } from '../../cli/commands/conformance.ts';
@@ -85,6 +88,17 @@ describe('kubeloop conformance', () => {
     expect(output).toMatch(/^FAIL fixture +no-action-when-converged\n +actions on/m);
     expect(output).toMatch(/26 passed, 1 failed, 0 skipped$/);
     expect(code).toBe(1);
+  });
+
+  it('signs for a namespaced Loop as loop/<namespace>/<name> when the fixture names its loopNamespace, and the runtime accepts it', async () => {
+    const fixture = JSON.parse(readFileSync('test/fixtures/podset/no-action-when-converged.json', 'utf8')) as { request: Record<string, unknown> };
+    fixture.request.loopNamespace = 'team-a';
+    const file = join(mkdtempSync(join(tmpdir(), 'conformance-')), 'namespaced.json');
+    writeFileSync(file, JSON.stringify(fixture));
+    const { output } = await conformance([signed.url, '--body-limit-bytes', String(LIMIT), '--signing-secret', SECRET, '--fixtures', file]);
+    expect(output).toContain('PASS signing     a signed request is answered with a reply signed with the reply key, for its webhook-id, fresh');
+    expect(output).toContain('PASS signing     401 for a request signed for another audience');
+    expect(output).toMatch(/25 passed, 1 failed, 0 skipped$/);
   });
 
   it('checks an admission function with its fixtures: plain JSON only, every CloudEvent a 415', async () => {

@@ -1,7 +1,8 @@
 // A batch of ReconcileRequests in one HTTP request (plain JSON or a CloudEvents batch): each item is
 // accepted, called and checked on its own, with its own span, log line and metrics, and a failure of one
 // item (bad request, a throw, a bad reply) is that item's error in the reply, never the others'.
-import { SpanKind, SpanStatusCode, type Context } from '@opentelemetry/api';
+import { context as otelContext, SpanKind, SpanStatusCode, trace, type Context } from '@opentelemetry/api';
+import { withFunctionSpan } from '../observability/function-span.ts';
 import { decodeBatchRequest, encodeBatchReply, type BatchFormat, type BatchItemReply } from '../contract/batch.ts';
 import { contextFromHeaders, tracer } from '../observability/trace-context.ts';
 import { decodeStructuredEvent } from './cloudevents.ts';
@@ -41,7 +42,9 @@ function answerItem(at: BatchContext, format: BatchFormat, item: { id: string; v
     }
     const accepted = acceptRequest(at.kind, value);
     context = accepted.context;
-    const { response } = callFunction(at.kind, at.definition.name, accepted.request);
+    // As for a single call: the function's traceEvent/traceAttributes land on the item's own span.
+    const call = () => callFunction(at.kind, at.definition.name, accepted.request);
+    const { response } = span.isRecording() ? withFunctionSpan(span, () => otelContext.with(trace.setSpan(parent, span), call)) : call();
     at.sinks.metrics.observe(200, (performance.now() - started) / 1000);
     return { id: item.id, response };
   } catch (error) {

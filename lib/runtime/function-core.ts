@@ -2,7 +2,7 @@
 // CloudEvents decoding, request validation, the reconcile call, reply validation and serialization.
 // Web-platform globals only (crypto.randomUUID, performance.now) and no fastify, pino or prom-client at
 // run time: the fetch handler runs this where Node is absent (Workers, Deno, Bun).
-import { context as otelContext, SpanKind, SpanStatusCode, trace, type Context, type Span } from '@opentelemetry/api';
+import { context as otelContext, INVALID_SPAN_CONTEXT, SpanKind, SpanStatusCode, trace, type Context, type Span } from '@opentelemetry/api';
 import type { ReconcileResponse } from '../contract/types.ts';
 import { withFunctionSpan } from '../observability/function-span.ts';
 import { contextFromHeaders, recordedTraceId, tracer } from '../observability/trace-context.ts';
@@ -137,7 +137,8 @@ function encodeResponse(mode: Exclude<Mode, 'cloudevents-batch'>, name: string, 
 function handleRequest(definition: AnyFunctionDefinition, kind: FunctionKind, sinks: CallSinks, request: CoreRequest): CoreReply {
   // The caller's span (the router's call, the gateway's) is the parent; a CloudEvent's ce-traceparent counts too.
   const parent = contextFromHeaders(traceCarrier(request.headers));
-  const span = tracer().startSpan(`function ${definition.name}`, { kind: SpanKind.SERVER }, parent);
+  // A CloudEvents batch has no span of its own: each item's span is a child of its own event's traceparent.
+  const span = mediaType(request.headers) === CLOUDEVENT_BATCH_MEDIA_TYPE ? trace.wrapSpanContext(INVALID_SPAN_CONTEXT) : tracer().startSpan(`function ${definition.name}`, { kind: SpanKind.SERVER }, parent);
   try {
     const reply = handleTraced(definition, kind, sinks, request, span, parent);
     span.setAttribute('http.response.status_code', reply.status);

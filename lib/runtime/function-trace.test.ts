@@ -42,4 +42,18 @@ describe('the function span', () => {
     expect(reply.status).toBe(200);
     expect(exporter.getFinishedSpans()).toEqual([]);
   });
+
+  it('gives each item of a CloudEvents batch its own span, a child of its own event\'s traceparent', () => {
+    const core = createFunctionCore(fn, { logger });
+    const other = 'a3ce929d0e0e47364bf92f3577b34da6';
+    const events = [TRACE_ID, other].map((traceId, i) => ({ specversion: '1.0', id: `e${i}`, source: '/x', type: CLOUDEVENT_TYPE, traceparent: `00-${traceId}-${PARENT}-01`, data: { ...JSON.parse(body), reconcileId: `e${i}` } }));
+    const reply = core.handle({ headers: { 'content-type': 'application/cloudevents-batch+json' }, body: JSON.stringify(events) });
+    expect(reply.status).toBe(200);
+    const spans = exporter.getFinishedSpans();
+    expect(spans.map((s) => [s.name, s.spanContext().traceId, s.parentSpanContext?.spanId])).toEqual([
+      ['function traced', TRACE_ID, PARENT],
+      ['function traced', other, PARENT],
+    ]);
+    expect(spans.map((s) => s.events.map((e) => e.name))).toEqual([['decided'], ['decided']]);
+  });
 });

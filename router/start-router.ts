@@ -39,6 +39,8 @@ export interface ShardingConfig {
   namespace: string;
   /** Members of one group share the keys; kubeloop-router by default (the --lease-name). */
   group?: string;
+  /** Ask the API server for each member's share where it supports it (default); false: filter in the member. */
+  serverSide?: boolean;
   leaseDurationMs?: number;
   renewDeadlineMs?: number;
   retryPeriodMs?: number;
@@ -271,6 +273,7 @@ async function joinShard(deps: RouterDeps, sharding: ShardingConfig, term: Leade
     namespace: sharding.namespace,
     group: sharding.group ?? 'kubeloop-router',
     identity: deps.identity,
+    ...(sharding.serverSide === false ? { serverSide: false } : {}),
     ...(sharding.leaseDurationMs ? { leaseDurationMs: sharding.leaseDurationMs } : {}),
     ...(sharding.renewDeadlineMs ? { renewDeadlineMs: sharding.renewDeadlineMs } : {}),
     ...(sharding.retryPeriodMs ? { retryPeriodMs: sharding.retryPeriodMs } : {}),

@@ -103,7 +103,8 @@ export class LoopRunner {
     const { registry } = this.#deps;
     const loop = this.loop;
     try {
-      this.#primary = await registry.acquire(loop.for, loop.metadataOnly, loop.namespaces);
+      // Sharded: the primaries are this member's share, filtered by the API server where it can.
+      this.#primary = await registry.acquire(loop.for, loop.metadataOnly, loop.namespaces, this.#deps.shard?.share);
       for (const kind of loop.owns) this.#owned.push({ ...(await registry.acquire(kind, loop.metadataOnly, loop.namespaces)), kind });
       this.#related = new RelatedWatch(loop, registry, (key, trigger) => this.#enqueueRelated(key, trigger), this.#deps.logger, (key) => this.#primary?.informer.store.get(key) !== undefined);
       await this.#related.start();
@@ -198,7 +199,7 @@ export class LoopRunner {
   }
 
   /** Primaries this member owns under a view (sharded routers' status). */
-  countOwned(owns: (loop: string, key: string) => boolean): number {
+  countOwned(owns: (slot: number) => boolean): number {
     return this.#shard?.count(owns) ?? 0;
   }
 
@@ -259,7 +260,7 @@ export class LoopRunner {
   #enqueuePrimary(object: KubeObject, trigger: Trigger, priority: 'high' | 'low' = 'high', event?: WatchEvent): void {
     if (this.#stopped || !this.#cachesComplete || !selectsPrimary(this.loop, object)) return;
     const key = objectKey(object.metadata);
-    if (this.#shard && !this.#shard.owns(key)) return;
+    if (this.#shard && !this.#shard.owns(key, object)) return;
     this.#tombstones.delete(key);
     this.#watchEvents.add(key, event ?? watchEvent(trigger.type === 'RESYNC' ? 'resync' : 'primary', trigger.type, object));
     this.#queue.add(key, trigger, priority);
@@ -277,7 +278,7 @@ export class LoopRunner {
     this.#expectations.forget(key);
     this.#ownWrites.forget(key);
     this.#replays.forget(key);
-    if (this.loop.sendDeletes && selectsPrimary(this.loop, object) && (this.#shard?.owns(key) ?? true)) {
+    if (this.loop.sendDeletes && selectsPrimary(this.loop, object) && (this.#shard?.owns(key, object) ?? true)) {
       this.#tombstones.set(key, object);
       this.#watchEvents.add(key, watchEvent('primary', 'DELETED', object));
       this.#queue.add(key, { type: 'DELETED' });
@@ -340,7 +341,7 @@ export class LoopRunner {
     // Taken before anything can return: the log holds events only for keys waiting in the queue.
     const events = this.#watchEvents.take(item.key);
     // Another member owns the key now (a handover since it was queued): it is that member's to reconcile.
-    const release = this.#shard ? this.#shard.begin(item.key) : () => {};
+    const release = this.#shard ? this.#shard.begin(item.key, this.#primary?.informer.store.get(item.key) ?? this.#tombstones.get(item.key)) : () => {};
     if (!release) return;
     const metrics = this.#metrics;
     const started = performance.now();

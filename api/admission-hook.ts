@@ -1,6 +1,6 @@
-// The AdmissionHook resource (admissionhooks.kubeloop.dev/v1alpha1, cluster-scoped): binds admission of
-// some resources to an admission function, with the context objects the gateway sends along.
-// CRD: charts/kubeloop/charts/crds/crds/admissionhooks.kubeloop.dev.yaml. Checks and defaults: webhooks/hook-spec.ts.
+// The AdmissionHook (namespaced) and ClusterAdmissionHook (cluster-scoped) resources, kubeloop.dev/v1alpha1: bind
+// admission of some resources to an admission function, with the context objects the gateway sends along. One
+// spec for both; an AdmissionHook sees only its own namespace. CRDs: charts/kubeloop/charts/crds/crds/. Checks: webhooks/hook-spec.ts.
 import type { V1LabelSelector, V1ObjectMeta } from '@kubernetes/client-node';
 import type { SecretKeyRef, ServiceAccountRef } from './loop.ts';
 import type { Condition } from './meta.ts';
@@ -8,8 +8,12 @@ import type { Condition } from './meta.ts';
 export const ADMISSION_HOOK_GROUP = 'kubeloop.dev';
 export const ADMISSION_HOOK_VERSION = 'v1alpha1';
 export const ADMISSION_HOOK_API_VERSION = `${ADMISSION_HOOK_GROUP}/${ADMISSION_HOOK_VERSION}`;
+/** The namespaced kind, which a namespace admin owns (docs/tenants.md). */
 export const ADMISSION_HOOK_KIND = 'AdmissionHook';
 export const ADMISSION_HOOK_PLURAL = 'admissionhooks';
+/** The cluster-scoped kind, for cluster admins. */
+export const CLUSTER_ADMISSION_HOOK_KIND = 'ClusterAdmissionHook';
+export const CLUSTER_ADMISSION_HOOK_PLURAL = 'clusteradmissionhooks';
 
 export type AdmissionHookType = 'mutating' | 'validating';
 export type HookOperation = 'CREATE' | 'UPDATE' | 'DELETE' | 'CONNECT' | '*';

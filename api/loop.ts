@@ -1,13 +1,29 @@
-// The Loop resource (loops.kubeloop.dev/v1alpha1): binds a watched kind and the kinds it owns to a function.
-// CRD: charts/kubeloop/charts/crds/crds/loops.kubeloop.dev.yaml. Validation into the router's config: router/base/loop-spec.ts.
+// The Loop (namespaced, loops.kubeloop.dev) and ClusterLoop (cluster-scoped, clusterloops.kubeloop.dev) resources:
+// bind a watched kind and the kinds it owns to a function. One spec for both; a Loop is confined to its namespace.
+// CRDs: charts/kubeloop/charts/crds/crds/. Validation into the router's config: router/base/loop-spec.ts.
 import type { V1LabelSelector, V1ObjectMeta } from '@kubernetes/client-node';
 import type { Condition, KindRef } from './meta.ts';
 
 export const LOOP_API_VERSION = 'kubeloop.dev/v1alpha1';
+/** The namespaced kind, which a namespace admin owns (docs/tenants.md). */
 export const LOOP_KIND = 'Loop';
+export const LOOP_PLURAL = 'loops';
+/** The cluster-scoped kind, for cluster admins. */
+export const CLUSTER_LOOP_KIND = 'ClusterLoop';
+export const CLUSTER_LOOP_PLURAL = 'clusterloops';
+export type LoopKind = typeof LOOP_KIND | typeof CLUSTER_LOOP_KIND;
+/** A ClusterLoop's finalizer is `kubeloop.dev/<name>`. */
 export const FINALIZER_PREFIX = 'kubeloop.dev/';
+/** A namespaced Loop's finalizer is `loop.kubeloop.dev/<name>` (only ever on objects of its own namespace). */
+export const NAMESPACED_FINALIZER_PREFIX = 'loop.kubeloop.dev/';
 
-/** One key of one Secret (a Loop is cluster-scoped, so the namespace is required). */
+/**
+ * A loop's identity inside kubeloop (map keys, metrics label `loop`, logs, signing audience): `<namespace>/<name>`
+ * for a namespaced Loop, `<name>` for a ClusterLoop. Namespace names hold no `/`, so the two never collide.
+ */
+export const loopIdentity = (namespace: string | undefined, name: string): string => (namespace ? `${namespace}/${name}` : name);
+
+/** One key of one Secret (required namespace in a cluster-scoped object; a namespaced one's own when omitted). */
 export interface SecretKeyRef {
   name: string;
   namespace: string;
@@ -109,9 +125,10 @@ export interface LoopStatus {
   conditions?: LoopCondition[];
 }
 
+/** A Loop or a ClusterLoop: the router runs both alike, a Loop confined to metadata.namespace. */
 export interface Loop {
   apiVersion: typeof LOOP_API_VERSION;
-  kind: typeof LOOP_KIND;
+  kind: LoopKind;
   metadata: V1ObjectMeta;
   spec: LoopSpec;
   status?: LoopStatus;

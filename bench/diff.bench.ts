@@ -24,17 +24,17 @@ async function main(): Promise<void> {
   const client = await KubeClient.fromKubeConfig(plane.kubeConfig(), { rateLimit: { qps: 0, burst: 0 } });
   const baseline = await serveForTest(podNameLabel);
   try {
-    await installCrds(client, ['loops.kubeloop.dev.yaml']);
+    await installCrds(client, ['clusterloops.kubeloop.dev.yaml']);
     await createNamespace(client, NAMESPACE);
     const annotated = Math.round(PODS / 10);
     await createPods(client, NAMESPACE, 0, PODS - annotated);
     await createPods(client, NAMESPACE, PODS - annotated, PODS, { [ANNOTATION]: 'true' });
     await client.request({
       method: 'POST',
-      path: '/apis/kubeloop.dev/v1alpha1/loops',
+      path: '/apis/kubeloop.dev/v1alpha1/clusterloops',
       body: {
         apiVersion: 'kubeloop.dev/v1alpha1',
-        kind: 'Loop',
+        kind: 'ClusterLoop',
         metadata: { name: 'bench-diff' },
         spec: { serviceAccount: { namespace: NAMESPACE, name: LOOP_SERVICE_ACCOUNT }, namespaces: [NAMESPACE], for: { apiVersion: 'v1', kind: 'Pod' }, metadataOnly: true, function: { url: `${baseline.url}/` } },
       },

@@ -30,7 +30,7 @@ function loop(variant: Variant): Loop {
     variant === 'baseline' ? [] : [{ name: 'config', apiVersion: 'v1', kind: 'ConfigMap', nameFrom: { annotation: ANNOTATION }, metadataOnly: variant === 'related, metadata-only' }];
   return {
     apiVersion: 'kubeloop.dev/v1alpha1',
-    kind: 'Loop',
+    kind: 'ClusterLoop',
     metadata: { name: 'config-reloader', generation: 1 },
     spec: {
       for: { apiVersion: 'apps/v1', kind: 'Deployment' },

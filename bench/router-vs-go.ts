@@ -72,7 +72,7 @@ async function startController(s: VersusSettings, side: Side, namespace: string)
   }
   const loop: Loop = {
     apiVersion: 'kubeloop.dev/v1alpha1',
-    kind: 'Loop',
+    kind: 'ClusterLoop',
     metadata: { name: 'pod-name-label', generation: 1 },
     spec: {
       for: { apiVersion: 'v1', kind: 'Pod' },

@@ -58,7 +58,7 @@ function loop(name: string, namespace: string, url: string, metadataOnly: boolea
   // As samples/loops/pod-name-label.yaml, limited to one namespace.
   return {
     apiVersion: 'kubeloop.dev/v1alpha1',
-    kind: 'Loop',
+    kind: 'ClusterLoop',
     metadata: { name, generation: 1 },
     spec: {
       for: { apiVersion: 'v1', kind: 'Pod' },

@@ -55,7 +55,7 @@ export async function throughApiServer({ root, pods }: ApiServerBenchOptions): P
     return started;
   };
   try {
-    for (const crd of ['watchers.watch.kubeloop.dev', 'admissionhooks.kubeloop.dev']) {
+    for (const crd of ['watchers.watch.kubeloop.dev', 'clusteradmissionhooks.kubeloop.dev']) {
       await kubectl('apply', '--server-side', '-f', chartCrdFile(`${crd}.yaml`, root));
       await kubectl('wait', '--for=condition=Established', '--timeout=60s', `crd/${crd}`);
     }
@@ -84,13 +84,13 @@ export async function throughApiServer({ root, pods }: ApiServerBenchOptions): P
     sidecarHook.spec.function = { url: `${injector.url}/admit` };
     sidecarHook.spec.namespaceSelector = { matchLabels: { 'kubernetes.io/metadata.name': NAMESPACE.sidecar } };
     await grantHookContext(client, new ResourceDiscovery(client), sidecarHook as unknown as AdmissionHook);
-    await client.request({ method: 'POST', path: '/apis/kubeloop.dev/v1alpha1/admissionhooks', body: sidecarHook });
+    await client.request({ method: 'POST', path: '/apis/kubeloop.dev/v1alpha1/clusteradmissionhooks', body: sidecarHook });
     await client.request({
       method: 'POST',
-      path: '/apis/kubeloop.dev/v1alpha1/admissionhooks',
+      path: '/apis/kubeloop.dev/v1alpha1/clusteradmissionhooks',
       body: {
         apiVersion: 'kubeloop.dev/v1alpha1',
-        kind: 'AdmissionHook',
+        kind: 'ClusterAdmissionHook',
         metadata: { name: 'bench-require-label' },
         spec: {
           type: 'validating',

@@ -15,7 +15,7 @@ export function chartCrdFiles(root: string = packageRoot()): string[] {
   );
 }
 
-/** Absolute path of one CRD file by its file name, e.g. "loops.kubeloop.dev.yaml". */
+/** Absolute path of one CRD file by its file name, e.g. "clusterloops.kubeloop.dev.yaml". */
 export function chartCrdFile(fileName: string, root: string = packageRoot()): string {
   const found = chartCrdFiles(root).find((f) => f.endsWith(`/${fileName}`));
   if (!found) throw new Error(`no CRD file ${fileName} in ${CHART_CRD_DIRS.join(' or ')}`);

@@ -88,7 +88,7 @@ describe('samples', () => {
   );
 
   it('has no namespace in any sample, so `kubectl apply -n <ns>` works (but a Loop\'s ServiceAccount, which the Loop names)', () => {
-    const loopAccounts = new Set(samples.flatMap((s) => (s.object.kind === 'Loop' ? [JSON.stringify((s.object.spec as Json).serviceAccount)] : [])));
+    const loopAccounts = new Set(samples.flatMap((s) => (s.object.kind === 'ClusterLoop' ? [JSON.stringify((s.object.spec as Json).serviceAccount)] : [])));
     const namespaced = samples.filter((s) => (s.object.metadata as Json | undefined)?.namespace !== undefined);
     const isLoopAccount = (s: (typeof samples)[number]) =>
       s.object.kind === 'ServiceAccount' && loopAccounts.has(JSON.stringify({ namespace: (s.object.metadata as Json).namespace, name: (s.object.metadata as Json).name }));

@@ -62,11 +62,23 @@ describe('readRouterConfig', () => {
   it('reads inline Loops and names the bad document and field', () => {
     const dir = mkdtempSync(join(tmpdir(), 'loops-'));
     const good = join(dir, 'good.yaml');
-    writeFileSync(good, 'apiVersion: kubeloop.dev/v1alpha1\nkind: Loop\nmetadata: { name: a }\nspec: { for: { apiVersion: v1, kind: Pod }, serviceAccount: { namespace: ns, name: a }, function: { url: "http://127.0.0.1:9000/" } }\n');
+    writeFileSync(good, 'apiVersion: kubeloop.dev/v1alpha1\nkind: ClusterLoop\nmetadata: { name: a }\nspec: { for: { apiVersion: v1, kind: Pod }, serviceAccount: { namespace: ns, name: a }, function: { url: "http://127.0.0.1:9000/" } }\n');
     expect(readRouterConfig(['--loops', good, '--allow-loopback-functions']).loops?.[0]?.metadata.name).toBe('a');
     expect(() => readRouterConfig(['--loops', good])).toThrow('host 127.0.0.1 is an IP literal');
     const bad = join(dir, 'bad.yaml');
-    writeFileSync(bad, 'kind: Loop\nmetadata: { name: a }\nspec: { for: { apiVersion: v1, kind: Pod } }\n');
+    writeFileSync(bad, 'kind: ClusterLoop\nmetadata: { name: a }\nspec: { for: { apiVersion: v1, kind: Pod } }\n');
     expect(() => readRouterConfig(['--loops', bad])).toThrow('--loops: ' + bad + ' document 1: Loop a: spec.function is required ({ url } or { ref })');
+  });
+
+  it('reads namespaced Loops inline too, and names one that reaches out of its namespace', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'loops-'));
+    const file = join(dir, 'team-a.yaml');
+    const loop = (sa: string) => `kind: Loop\nmetadata: { name: a, namespace: team-a }\nspec: { for: { apiVersion: v1, kind: Pod }, serviceAccount: ${sa}, function: { url: "http://127.0.0.1:9000/" } }\n`;
+    writeFileSync(file, loop('{ name: a }'));
+    expect(readRouterConfig(['--loops', file, '--allow-loopback-functions']).loops?.[0]?.metadata.namespace).toBe('team-a');
+    writeFileSync(file, loop('{ name: a, namespace: team-b }'));
+    expect(() => readRouterConfig(['--loops', file, '--allow-loopback-functions'])).toThrow('document 1: Loop team-a/a: spec.serviceAccount.namespace "team-b": a Loop acts as a ServiceAccount of its own namespace (team-a) only');
+    writeFileSync(file, 'kind: Secret\nmetadata: { name: a }\n');
+    expect(() => readRouterConfig(['--loops', file])).toThrow('kind "Secret" is not ClusterLoop or Loop');
   });
 });

@@ -132,7 +132,7 @@ export function readLoopsFile(file: string, urlPolicy: FunctionUrlPolicy = DEFAU
     if (doc.errors.length > 0) throw new Error(`--loops: ${file} document ${i + 1}: ${doc.errors[0]?.message}`);
     const loop = doc.toJS() as Loop | null;
     if (!loop) continue;
-    if (loop.kind !== 'Loop') throw new Error(`--loops: ${file} document ${i + 1}: kind "${String(loop.kind)}" is not Loop`);
+    if (loop.kind !== 'ClusterLoop' && loop.kind !== 'Loop') throw new Error(`--loops: ${file} document ${i + 1}: kind "${String(loop.kind)}" is not ClusterLoop or Loop`);
     try {
       parseLoop(loop, urlPolicy);
     } catch (error) {

@@ -49,7 +49,7 @@ export interface ShardingConfig {
 export interface RouterOptions {
   /** client-node's KubeConfig or what loadKubeConfig returns. */
   kubeConfig: ClusterCredentials;
-  /** Inline Loops (`--loops FILE`, tests, benchmarks); when omitted the router watches Loop objects (loops.kubeloop.dev). */
+  /** Inline Loops (`--loops FILE`, tests, benchmarks); when omitted the router watches Loop objects (clusterloops.kubeloop.dev). */
   loops?: Loop[];
   /** Only watched Loop objects whose labels match run here (ignored with inline `loops`). */
   loopSelector?: V1LabelSelector;
@@ -279,7 +279,7 @@ async function joinShard(deps: RouterDeps, sharding: ShardingConfig, term: Leade
     ...(sharding.retryPeriodMs ? { retryPeriodMs: sharding.retryPeriodMs } : {}),
     logger: deps.logger,
     metrics: createShardMetrics(deps.metrics.registry),
-    countOwned: (owns) => new Map((term.controller?.runners() ?? []).map((r) => [r.loop.name, r.countOwned(owns)])),
+    countOwned: (owns) => new Map((term.controller?.runners() ?? []).map((r) => [r.loop.id, r.countOwned(owns)])),
   });
   return { member, client };
 }

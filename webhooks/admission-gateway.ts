@@ -1,28 +1,43 @@
-// POST /admit/<hook>: the gateway's hot path. Reads the API server's AdmissionReview, adds the hook's
-// context objects from the cache, calls the function, checks its answer and replies; a function that is
-// down, slow or answers garbage gets its hook's failurePolicy, a metric, and a FunctionAvailable condition.
+// POST /admit/<hook> (a ClusterAdmissionHook) and /admit-namespaced/<group> (the group's AdmissionHook of the
+// request's namespace): the gateway's hot path. Reads the API server's AdmissionReview, adds the hook's
+// context objects from the cache, calls the function (within its tenant's cap of calls in flight), checks its
+// answer and replies; a function that is down, slow or answers garbage gets its hook's failurePolicy, a
+// metric, and a FunctionAvailable condition.
 import { SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Registry } from 'prom-client';
 import type { KubeObject } from '../api/meta.ts';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from '../lib/contract/json-depth.ts';
-import { counter, latencyHistogram, secondsSince } from '../lib/observability/metrics.ts';
+import { BoundedLabel } from '../lib/observability/bounded-label.ts';
+import { counter, gauge, latencyHistogram, secondsSince } from '../lib/observability/metrics.ts';
 import { contextFromHeaders, recordedTraceId, traceHeaders, tracer } from '../lib/observability/trace-context.ts';
 import { writeFixture } from '../lib/replay/fixtures.ts';
+import { hookAudience } from '../lib/signing/webhook-signature.ts';
 import { MalformedReviewError, parseAdmissionReview, reviewResponse, type AdmissionResponse as ReviewResponse } from './admission-review.ts';
 import type { ContextLookup } from './context-objects.ts';
 import type { CallResult, FunctionCaller } from './function-caller.ts';
 import type { HookKeys } from './hook-signing-keys.ts';
 import { applyFailurePolicy, toFunctionRequest, toReviewResponse, type CallFailure } from './hook-review.ts';
+import { HOOK_GROUP_PATH_PREFIX } from './hook-groups.ts';
 import { HOOK_PATH_PREFIX, type ResolvedHook } from './hook-spec.ts';
+import { DEFAULT_TENANT_MAX_IN_FLIGHT, tenantKey, tenantName, TenantLimiter } from './tenant-limiter.ts';
+
+/** Tenants labelled by name in the per-tenant metrics; later ones are "other". */
+export const MAX_TENANT_LABELS = 100;
 
 export interface GatewayOptions {
+  /** ClusterAdmissionHooks by name (namespaced ones in the map are never served by /admit/<name>). */
   hooks: () => ReadonlyMap<string, ResolvedHook>;
+  /** Namespaced AdmissionHooks: group id -> namespace -> hook (served-hooks.ts). */
+  groups?: () => ReadonlyMap<string, ReadonlyMap<string, ResolvedHook>>;
+  /** Calls in flight per tenant (namespace; all cluster hooks are one); over it the hook's failurePolicy applies. */
+  tenantMaxInFlight?: number;
   contexts: ContextLookup;
   caller: FunctionCaller;
   /** The keys a hook's calls are signed with (hook-signing-keys.ts); unsigned when omitted. */
   signingKeys?: (hook: ResolvedHook) => Promise<HookKeys>;
   metrics: Registry;
+  /** After each call, by hook identity (<name> or <namespace>/<name>). */
   reportCall: (hook: string, failure: CallFailure | undefined) => void;
   /** --record: every function call is written there as a test/fixtures admission fixture. */
   recordDir?: string;
@@ -41,34 +56,81 @@ export function registerAdmissionGateway(app: FastifyInstance, options: GatewayO
     ['hook', 'reason', 'policy'],
   );
   const duration = latencyHistogram<'hook'>(options.metrics, 'kubeloop_admission_hook_duration_seconds', 'Time from the review arriving to the answer, function call included', ['hook']);
+  const inFlight = gauge<'tenant'>(options.metrics, 'kubeloop_admission_tenant_calls_in_flight', 'Admission function calls in flight, by tenant (namespace, or cluster)', ['tenant']);
+  const throttled = counter<'tenant' | 'policy'>(
+    options.metrics,
+    'kubeloop_admission_tenant_throttled_total',
+    'Admission requests not sent to the function because their tenant had --tenant-max-in-flight calls running, by the failure policy applied',
+    ['tenant', 'policy'],
+  );
+  const tenants = new BoundedLabel(MAX_TENANT_LABELS);
+  const limiter = new TenantLimiter(options.tenantMaxInFlight ?? DEFAULT_TENANT_MAX_IN_FLIGHT);
   const now = options.now ?? (() => new Date());
   let sequence = 0;
 
-  app.post<{ Params: { hook: string } }>(`${HOOK_PATH_PREFIX}:hook`, async (request, reply) => {
-    const start = process.hrtime.bigint();
-    let review;
+  const parse = (request: FastifyRequest): ReturnType<typeof parseAdmissionReview> | MalformedReviewError => {
     try {
-      review = parseAdmissionReview(request.body);
+      return parseAdmissionReview(request.body);
     } catch (error) {
       if (!(error instanceof MalformedReviewError)) throw error;
-      return reply.code(400).send({ statusCode: 400, code: error.code, message: error.message });
+      return error;
     }
+  };
+  // Deleted (or not yet ready) while the configuration still names it: never block on a hook that is gone.
+  const notServed = (uid: string, what: string) => reviewResponse({ uid, allowed: true, warnings: [`${what} is not served by this gateway (deleted or not ready); admitted without it`] });
+
+  app.post<{ Params: { hook: string } }>(`${HOOK_PATH_PREFIX}:hook`, async (request, reply) => {
+    const start = process.hrtime.bigint();
+    const review = parse(request);
+    if (review instanceof MalformedReviewError) return reply.code(400).send({ statusCode: 400, code: review.code, message: review.message });
     const hook = options.hooks().get(request.params.hook);
-    if (!hook) {
-      // Deleted (or not yet ready) while the configuration still names it: never block on a hook that is gone.
-      return reviewResponse({ uid: review.uid, allowed: true, warnings: [`admission hook "${request.params.hook}" is not served by this gateway (deleted or not ready); admitted without it`] });
+    if (!hook || hook.namespace) return notServed(review.uid, `admission hook "${request.params.hook}"`);
+    return admit(request, review, hook, start);
+  });
+
+  // One entry of the webhook configuration serves a hook in each of several namespaces: the request's picks it.
+  app.post<{ Params: { group: string } }>(`${HOOK_GROUP_PATH_PREFIX}:group`, async (request, reply) => {
+    const start = process.hrtime.bigint();
+    const review = parse(request);
+    if (review instanceof MalformedReviewError) return reply.code(400).send({ statusCode: 400, code: review.code, message: review.message });
+    const hook = review.namespace ? options.groups?.().get(request.params.group)?.get(review.namespace) : undefined;
+    if (!hook) return notServed(review.uid, `no AdmissionHook of webhook group ${request.params.group} in namespace "${review.namespace ?? ''}"`);
+    return admit(request, review, hook, start);
+  });
+
+  async function admit(request: FastifyRequest, review: ReturnType<typeof parseAdmissionReview>, hook: ResolvedHook, start: bigint) {
+    const tenant = tenantKey(hook);
+    if (!limiter.tryAcquire(tenant)) {
+      const label = tenants.of(tenantName(tenant));
+      throttled.inc({ tenant: label, policy: hook.spec.failurePolicy });
+      const failure: CallFailure = { kind: 'Throttled', message: `was not called: tenant "${tenantName(tenant)}" has ${limiter.maxInFlight} admission calls in flight, the gateway's cap per tenant` };
+      failures.inc({ hook: hook.id, reason: failure.kind, policy: hook.spec.failurePolicy });
+      calls.inc({ hook: hook.id, outcome: failure.kind });
+      request.log.warn({ hook: hook.id, tenant: tenantName(tenant), uid: review.uid, policy: hook.spec.failurePolicy }, 'admission call over the tenant cap');
+      return reviewResponse(applyFailurePolicy(review.uid, hook, failure));
     }
+    const label = tenants.of(tenantName(tenant));
+    inFlight.inc({ tenant: label });
+    try {
+      return await call(request, review, hook, start);
+    } finally {
+      inFlight.dec({ tenant: label });
+      limiter.release(tenant);
+    }
+  }
+
+  async function call(request: FastifyRequest, review: ReturnType<typeof parseAdmissionReview>, hook: ResolvedHook, start: bigint) {
     const object = (review.object ?? review.oldObject) as KubeObject | undefined;
     // The API server's span (its webhook call carries traceparent when its tracing is on) is the parent.
     const parent = contextFromHeaders(request.headers);
-    const span = tracer().startSpan(`admit ${hook.name}`, { kind: SpanKind.SERVER, attributes: admissionAttributes(review) }, parent);
+    const span = tracer().startSpan(`admit ${hook.id}`, { kind: SpanKind.SERVER, attributes: admissionAttributes(review) }, parent);
     const traced = trace.setSpan(parent, span);
     const lookupSpan = tracer().startSpan('context lookup', { attributes: { 'kubeloop.context.entries': hook.context.length } }, traced);
     const contexts = options.contexts.lookup(hook.context, object, review.namespace);
     lookupSpan.end();
     const functionRequest = toFunctionRequest(review, hook, contexts, now());
     const signing = options.signingKeys ? await options.signingKeys(hook) : ({ ok: true, keys: undefined } as const);
-    const callSpan = tracer().startSpan(`call ${hook.name}`, { kind: SpanKind.CLIENT, attributes: { 'url.full': hook.functionUrl } }, traced);
+    const callSpan = tracer().startSpan(`call ${hook.id}`, { kind: SpanKind.CLIENT, attributes: { 'url.full': hook.functionUrl } }, traced);
     // The runtime refuses what nests deeper than it takes: say so without the round trip (a denial when validating).
     const called: CallResult = nestsDeeperThan(functionRequest)
       ? { ok: false, failure: { kind: 'Refused', message: `was not called: the request nests deeper than the ${MAX_JSON_DEPTH} levels functions take` } }
@@ -76,6 +138,7 @@ export function registerAdmissionGateway(app: FastifyInstance, options: GatewayO
         ? await options.caller.call(hook.functionUrl, functionRequest, {
             timeoutMs: hook.functionTimeoutMs,
             signingKeys: signing.keys,
+            audience: hookAudience(hook.id),
             caBundle: caBundleOf(hook),
             headers: traceHeaders(trace.setSpan(traced, callSpan)),
           })
@@ -88,11 +151,11 @@ export function registerAdmissionGateway(app: FastifyInstance, options: GatewayO
     if (converted.ok) {
       response = converted.response;
       outcome = !response.allowed ? 'denied' : response.patch ? 'patched' : 'allowed';
-      options.reportCall(hook.name, undefined);
+      options.reportCall(hook.id, undefined);
       if (options.recordDir && called.ok) {
         sequence += 1;
-        writeFixture(options.recordDir, `${hook.name}-${Date.now()}-${String(sequence).padStart(5, '0')}`, {
-          description: `${hook.name}: ${review.operation} of ${review.kind.kind} ${review.namespace ? `${review.namespace}/` : ''}${review.name ?? ''} (recorded ${functionRequest.now})`,
+        writeFixture(options.recordDir, `${hook.namespace ? `${hook.namespace}.` : ''}${hook.name}-${Date.now()}-${String(sequence).padStart(5, '0')}`, {
+          description: `${hook.id}: ${review.operation} of ${review.kind.kind} ${review.namespace ? `${review.namespace}/` : ''}${review.name ?? ''} (recorded ${functionRequest.now})`,
           request: functionRequest,
           response: called.reply as never,
         });
@@ -100,22 +163,22 @@ export function registerAdmissionGateway(app: FastifyInstance, options: GatewayO
     } else {
       outcome = converted.failure.kind;
       response = applyFailurePolicy(review.uid, hook, converted.failure);
-      failures.inc({ hook: hook.name, reason: converted.failure.kind, policy: hook.spec.failurePolicy });
+      failures.inc({ hook: hook.id, reason: converted.failure.kind, policy: hook.spec.failurePolicy });
       const traceId = recordedTraceId(span);
       const body = !called.ok && called.detail ? { body: called.detail.slice(0, 300) } : {};
       request.log.warn(
-        { hook: hook.name, uid: review.uid, reason: converted.failure.kind, policy: hook.spec.failurePolicy, message: converted.failure.message, ...body, ...(traceId ? { traceId } : {}) },
+        { hook: hook.id, uid: review.uid, reason: converted.failure.kind, policy: hook.spec.failurePolicy, message: converted.failure.message, ...body, ...(traceId ? { traceId } : {}) },
         'admission function failed',
       );
-      options.reportCall(hook.name, converted.failure);
+      options.reportCall(hook.id, converted.failure);
     }
-    calls.inc({ hook: hook.name, outcome });
-    duration.observe({ hook: hook.name }, secondsSince(start));
+    calls.inc({ hook: hook.id, outcome });
+    duration.observe({ hook: hook.id }, secondsSince(start));
     span.setAttribute('kubeloop.admission.outcome', outcome);
     if (!converted.ok) span.setStatus({ code: SpanStatusCode.ERROR, message: converted.failure.message });
     span.end();
     return reviewResponse(response);
-  });
+  }
 }
 
 function admissionAttributes(review: ReturnType<typeof parseAdmissionReview>): Record<string, string> {

@@ -9,6 +9,7 @@ import { readDeniedLoopbackPorts, readDeniedNetworks } from '../lib/function-cli
 import { DEFAULT_WEBHOOK_PORT } from './configuration.ts';
 import { DEFAULT_HOOK_CONFIGURATION_NAME } from './hook-configuration.ts';
 import { parseSensitiveCategories, SENSITIVE_CATEGORIES, type SensitiveCategory } from './sensitive-resources.ts';
+import { DEFAULT_TENANT_MAX_IN_FLIGHT } from './tenant-limiter.ts';
 
 /**
  * 2 MiB: an AdmissionReview of a pod CREATE holds one object, and the API server stores at most 1.5 MiB
@@ -74,6 +75,8 @@ export interface WebhookConfig extends ServerSettings {
   deniedNetworks: string[];
   /** Dev mode: loopback ports no admission function call may connect to (the local control plane's). */
   deniedLoopbackPorts: number[];
+  /** Admission calls in flight per tenant (an AdmissionHook's namespace; cluster hooks are one); over it the failurePolicy applies. */
+  tenantMaxInFlight: number;
 }
 
 export const WEBHOOK_USAGE = `usage: kubeloop webhook [options]
@@ -101,6 +104,7 @@ export const WEBHOOK_USAGE = `usage: kubeloop webhook [options]
   --record DIR                     write every admission function call as a fixture (kubeloop replay)
   --hook-allow-resources a,b       sensitive resources hooks may intercept: ${SENSITIVE_CATEGORIES.join(', ')} (KUBELOOP_HOOK_ALLOW_RESOURCES)
   --access-review-seconds 300       how often each hook's ServiceAccount rights are reviewed again (KUBELOOP_ACCESS_REVIEW_SECONDS)
+  --tenant-max-in-flight ${DEFAULT_TENANT_MAX_IN_FLIGHT}         admission calls in flight per tenant (namespace; all cluster hooks are one); more get the hook's failurePolicy (KUBELOOP_WEBHOOK_TENANT_MAX_IN_FLIGHT)
   --max-object-values 100000        context objects holding more JSON values are never cached, sent as null (KUBELOOP_MAX_OBJECT_VALUES)
 ${FUNCTION_URL_USAGE} (implied by --dev)
   --deny-function-network CIDR     never connect to a function there (repeatable; KUBELOOP_DENY_FUNCTION_NETWORKS, comma-separated)
@@ -150,6 +154,7 @@ export function readWebhookConfig(argv: string[], env: NodeJS.ProcessEnv = proce
       'hook-allow-resources': { type: 'string' },
       'access-review-seconds': { type: 'string' },
       'max-object-values': { type: 'string' },
+      'tenant-max-in-flight': { type: 'string' },
       ...FUNCTION_URL_FLAG_OPTIONS,
       'deny-function-network': { type: 'string', multiple: true },
       'deny-loopback-port': { type: 'string', multiple: true },
@@ -179,6 +184,7 @@ export function readWebhookConfig(argv: string[], env: NodeJS.ProcessEnv = proce
     maxObjectValues: settingInteger(pick('max-object-values', 'KUBELOOP_MAX_OBJECT_VALUES'), DEFAULT_MAX_OBJECT_VALUES, 1000, 100_000_000),
     deniedNetworks: readDeniedNetworks(values['deny-function-network'], env),
     deniedLoopbackPorts: readDeniedLoopbackPorts(values['deny-loopback-port']),
+    tenantMaxInFlight: settingInteger(pick('tenant-max-in-flight', 'KUBELOOP_WEBHOOK_TENANT_MAX_IN_FLIGHT'), DEFAULT_TENANT_MAX_IN_FLIGHT, 1, 100_000),
   };
   // Dev mode's functions listen on 127.0.0.1, as the gateway itself does.
   if (config.dev) config.urlPolicy = { ...config.urlPolicy, allowLoopback: true };

@@ -9,7 +9,7 @@ export const WEBHOOK_NAME = 'watcher-sidecar.watch.kubeloop.dev';
 export const MUTATE_PATH = '/mutate/watcher-sidecar';
 export const DEFAULT_WEBHOOK_PORT = 8443;
 /** Label the API server puts on every namespace (1.21+); lets the selector exclude by name. */
-const NAMESPACE_NAME_LABEL = 'kubernetes.io/metadata.name';
+export const NAMESPACE_NAME_LABEL = 'kubernetes.io/metadata.name';
 
 export type FailurePolicy = 'Ignore' | 'Fail';
 

@@ -36,6 +36,8 @@ export function toCallResult(outcome: CallOutcome, timeoutMs: number): CallResul
 
 export interface CallOptions {
   timeoutMs: number;
+  /** Whom the call is signed for: hook/<name>, or hook/<namespace>/<name> for an AdmissionHook (default: request.hook's). */
+  audience?: string;
   /** The hook's signing keys (spec.function.signingSecretRef): the request is signed, the reply must be. */
   signingKeys?: SigningKeys | undefined;
   /** PEM CA certificates trusted for an https function (the hook's spec.function.caBundle, decoded). */
@@ -59,7 +61,7 @@ export class FunctionCaller {
       timeoutMs: options.timeoutMs,
       caBundle: options.caBundle,
       headers: { 'x-kubeloop-reconcile-id': request.uid, ...options.headers },
-      signing: options.signingKeys ? { keys: options.signingKeys, audience: hookAudience(request.hook) } : undefined,
+      signing: options.signingKeys ? { keys: options.signingKeys, audience: options.audience ?? hookAudience(request.hook) } : undefined,
     });
     return toCallResult(outcome, options.timeoutMs);
   }

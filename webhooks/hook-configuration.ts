@@ -1,6 +1,7 @@
-// The Mutating- and ValidatingWebhookConfiguration the gateway owns, built from the resolved
-// AdmissionHooks: one webhook entry and one path (/admit/<hook>) per hook, the CA injected, and the safe
-// defaults no hook can override (sideEffects None, v1 reviews, kube-system and kubeloop excluded).
+// The Mutating- and ValidatingWebhookConfiguration the gateway owns, built from the resolved hooks: one
+// webhook entry and one path (/admit/<hook>) per ClusterAdmissionHook, one entry per group of namespaced
+// AdmissionHooks (hook-groups.ts), the CA injected, and the safe defaults no hook can override (sideEffects
+// None, v1 reviews, kube-system and kubeloop excluded).
 import type {
   AdmissionregistrationV1WebhookClientConfig,
   V1LabelSelector,
@@ -9,7 +10,8 @@ import type {
   V1ValidatingWebhook,
   V1ValidatingWebhookConfiguration,
 } from '@kubernetes/client-node';
-import { namespaceSafetyExpressions, type NamespaceSafety } from './configuration.ts';
+import { NAMESPACE_NAME_LABEL, namespaceSafetyExpressions, type NamespaceSafety } from './configuration.ts';
+import { shapeOf, type HookGroup, type HookShape } from './hook-groups.ts';
 import { HOOK_WEBHOOK_SUFFIX, type ResolvedHook } from './hook-spec.ts';
 
 export const DEFAULT_HOOK_CONFIGURATION_NAME = 'kubeloop-admission-hooks';
@@ -26,52 +28,78 @@ export interface HookConfigurationOptions extends NamespaceSafety {
 
 const LABELS = { 'app.kubernetes.io/part-of': 'kubeloop', 'app.kubernetes.io/component': 'webhook', 'kubeloop.dev/owned-by': 'admission-gateway' };
 
-function clientConfig(hook: ResolvedHook, options: HookConfigurationOptions): AdmissionregistrationV1WebhookClientConfig {
+function clientConfig(path: string, options: HookConfigurationOptions): AdmissionregistrationV1WebhookClientConfig {
   const base: AdmissionregistrationV1WebhookClientConfig =
     'urlBase' in options.target
-      ? { url: `${options.target.urlBase}${hook.path}` }
-      : { service: { ...options.target.service, port: options.target.service.port ?? 443, path: hook.path } };
+      ? { url: `${options.target.urlBase}${path}` }
+      : { service: { ...options.target.service, port: options.target.service.port ?? 443, path } };
   return options.caBundlePem ? { ...base, caBundle: Buffer.from(options.caBundlePem).toString('base64') } : base;
 }
 
-/** The hook's own namespaceSelector with the safety expressions ANDed in. */
-function namespaceSelector(hook: ResolvedHook, options: HookConfigurationOptions): V1LabelSelector {
-  const own = hook.spec.namespaceSelector ?? {};
+/** A selector with the safety expressions ANDed in. */
+function withSafety(own: V1LabelSelector, options: HookConfigurationOptions): V1LabelSelector {
   return { ...own, matchExpressions: [...(own.matchExpressions ?? []), ...namespaceSafetyExpressions(options)] };
 }
 
-function webhookOf(hook: ResolvedHook, options: HookConfigurationOptions): V1ValidatingWebhook {
-  const spec = hook.spec;
+interface Entry {
+  name: string;
+  path: string;
+  shape: HookShape;
+  namespaceSelector: V1LabelSelector;
+}
+
+function webhookOf(entry: Entry, options: HookConfigurationOptions): V1MutatingWebhook {
+  const { shape } = entry;
   return {
-    name: `${hook.name}.${HOOK_WEBHOOK_SUFFIX}`,
+    name: entry.name,
     admissionReviewVersions: ['v1'],
-    clientConfig: clientConfig(hook, options),
-    rules: spec.rules.map((rule) => ({ ...rule, scope: rule.scope ?? '*' })),
+    clientConfig: clientConfig(entry.path, options),
+    rules: shape.rules.map((rule) => ({ ...rule, scope: rule.scope ?? '*' })),
     matchPolicy: 'Equivalent',
-    namespaceSelector: namespaceSelector(hook, options),
-    objectSelector: spec.objectSelector ?? {},
-    ...(spec.matchConditions?.length ? { matchConditions: spec.matchConditions } : {}),
+    namespaceSelector: withSafety(entry.namespaceSelector, options),
+    objectSelector: shape.objectSelector,
+    ...(shape.matchConditions.length ? { matchConditions: shape.matchConditions } : {}),
     // Functions are pure and the gateway writes nothing per request: dry-run requests are safe to send.
     sideEffects: 'None',
-    timeoutSeconds: spec.timeoutSeconds,
-    failurePolicy: spec.failurePolicy,
+    timeoutSeconds: shape.timeoutSeconds,
+    failurePolicy: shape.failurePolicy,
+    ...(shape.type === 'mutating' ? { reinvocationPolicy: shape.reinvocationPolicy ?? 'Never' } : {}),
   };
 }
 
-/** Hooks sorted by name so the configurations do not churn when the cache order changes. */
-function byName(hooks: Iterable<ResolvedHook>): ResolvedHook[] {
-  return [...hooks].sort((a, b) => a.name.localeCompare(b.name));
+/** A ClusterAdmissionHook's own entry: its path, its namespaceSelector. */
+function clusterEntry(hook: ResolvedHook): Entry {
+  return { name: `${hook.name}.${HOOK_WEBHOOK_SUFFIX}`, path: hook.path, shape: shapeOf(hook), namespaceSelector: hook.spec.namespaceSelector ?? {} };
 }
 
-export function buildHookConfigurations(hooks: Iterable<ResolvedHook>, options: HookConfigurationOptions): {
+/** A group's entry: the namespaces of its hooks, and nothing else, are sent to it. */
+function groupEntry(group: HookGroup): Entry {
+  const namespaces = [...group.members.keys()];
+  return {
+    name: `${group.id}.namespaced.${HOOK_WEBHOOK_SUFFIX}`,
+    path: group.path,
+    shape: group.shape,
+    namespaceSelector: { matchExpressions: [{ key: NAMESPACE_NAME_LABEL, operator: 'In', values: namespaces }] },
+  };
+}
+
+/**
+ * The two configurations: the ClusterAdmissionHooks' entries sorted by name, then the groups' sorted by id,
+ * so they do not churn when the cache order changes. `hooks` holds ClusterAdmissionHooks (namespaced ones
+ * reach the API server only through `groups`).
+ */
+export function buildHookConfigurations(hooks: Iterable<ResolvedHook>, options: HookConfigurationOptions, groups: readonly HookGroup[] = []): {
   mutating: V1MutatingWebhookConfiguration;
   validating: V1ValidatingWebhookConfiguration;
 } {
-  const sorted = byName(hooks);
-  const mutating: V1MutatingWebhook[] = sorted
-    .filter((hook) => hook.spec.type === 'mutating')
-    .map((hook) => ({ ...webhookOf(hook, options), reinvocationPolicy: hook.spec.reinvocationPolicy ?? 'Never' }));
-  const validating = sorted.filter((hook) => hook.spec.type === 'validating').map((hook) => webhookOf(hook, options));
+  const entries = [
+    ...[...hooks].filter((hook) => !hook.namespace).sort((a, b) => a.name.localeCompare(b.name)).map(clusterEntry),
+    ...[...groups].sort((a, b) => a.id.localeCompare(b.id)).map(groupEntry),
+  ];
+  const mutating = entries.filter((entry) => entry.shape.type === 'mutating').map((entry) => webhookOf(entry, options));
+  const validating: V1ValidatingWebhook[] = entries
+    .filter((entry) => entry.shape.type === 'validating')
+    .map((entry) => webhookOf(entry, options));
   const metadata = { name: options.name, labels: LABELS };
   return {
     mutating: { apiVersion: 'admissionregistration.k8s.io/v1', kind: 'MutatingWebhookConfiguration', metadata, webhooks: mutating },

@@ -1,11 +1,21 @@
-// Keeps the gateway in step with the AdmissionHooks: resolves each one, reviews what its ServiceAccount may
-// read, starts the caches its context needs, serves the ready ones, writes the Mutating/Validating-
-// WebhookConfiguration it owns (server-side apply; a hook the API server refuses is left out alone) and
-// each hook's conditions.
+// Keeps the gateway in step with the ClusterAdmissionHooks and namespaced AdmissionHooks: resolves each one,
+// reviews what its ServiceAccount may read, starts the caches its context needs, serves the ready ones,
+// writes the Mutating/ValidatingWebhookConfiguration it owns (server-side apply; a hook the API server
+// refuses is left out alone; namespaced hooks share grouped entries) and each hook's conditions.
 import type { Logger } from 'pino';
-import { ADMISSION_HOOK_API_VERSION, ADMISSION_HOOK_GROUP, ADMISSION_HOOK_KIND, ADMISSION_HOOK_PLURAL, ADMISSION_HOOK_VERSION, type AdmissionHook } from '../api/admission-hook.ts';
+import {
+  ADMISSION_HOOK_API_VERSION,
+  ADMISSION_HOOK_GROUP,
+  ADMISSION_HOOK_KIND,
+  ADMISSION_HOOK_PLURAL,
+  ADMISSION_HOOK_VERSION,
+  CLUSTER_ADMISSION_HOOK_KIND,
+  CLUSTER_ADMISSION_HOOK_PLURAL,
+  type AdmissionHook,
+} from '../api/admission-hook.ts';
 import { reviewAccess } from '../lib/kube/access-review.ts';
 import { Informer, isApiError, type KubeClient, type ResourceInfo } from '../lib/kube/index.ts';
+import { objectKey } from '../lib/kube/object-meta.ts';
 import type { ConditionInput } from '../lib/sdk/conditions.ts';
 import type { ContextCache } from './context-objects.ts';
 import { buildHookConfigurations, type HookConfigurationOptions } from './hook-configuration.ts';
@@ -13,15 +23,18 @@ import type { CallFailure } from './hook-review.ts';
 import { contextAccessChecks } from './hook-access.ts';
 import { DEFAULT_HOOK_POLICY, resolveHook, type HookPolicy, type ResolvedHook } from './hook-spec.ts';
 import { nextConditions, writeHookConditions } from './hook-status.ts';
+import { NO_HOOKS, servedDuringUpdate, servedHooksOf, type ServedHooks } from './served-hooks.ts';
 
-export const ADMISSION_HOOK_RESOURCE: ResourceInfo = {
+export const CLUSTER_ADMISSION_HOOK_RESOURCE: ResourceInfo = {
   group: ADMISSION_HOOK_GROUP,
   version: ADMISSION_HOOK_VERSION,
   apiVersion: ADMISSION_HOOK_API_VERSION,
-  kind: ADMISSION_HOOK_KIND,
-  plural: ADMISSION_HOOK_PLURAL,
+  kind: CLUSTER_ADMISSION_HOOK_KIND,
+  plural: CLUSTER_ADMISSION_HOOK_PLURAL,
   namespaced: false,
 };
+
+export const NAMESPACED_ADMISSION_HOOK_RESOURCE: ResourceInfo = { ...CLUSTER_ADMISSION_HOOK_RESOURCE, kind: ADMISSION_HOOK_KIND, plural: ADMISSION_HOOK_PLURAL, namespaced: true };
 
 const FIELD_MANAGER = 'kubeloop-admission-gateway';
 const CONFIGURATION_PATHS = {
@@ -36,7 +49,7 @@ export interface HookControllerOptions {
   configuration: Omit<HookConfigurationOptions, 'caBundlePem'>;
   /** The CA to inject, read at every write (it changes on a CA roll); undefined when cert-manager injects it. */
   caBundle: () => string | undefined;
-  /** Serve only the AdmissionHooks with these labels (several gateways, tests). */
+  /** Serve only the hooks with these labels (several gateways, tests). */
   labelSelector?: string;
   /** Function URL rules and the sensitive resources hooks may intercept (--function-hosts, --hook-allow-resources). */
   policy?: HookPolicy;
@@ -56,10 +69,12 @@ const notReady = (reason: string, message: string, generation: number | undefine
 });
 
 export class HookController {
-  /** The hooks the gateway serves, by name; replaced whole on every reconcile. */
-  hooks = new Map<string, ResolvedHook>();
-  readonly #informer: Informer<AdmissionHook>;
+  /** The hooks the gateway serves (by identity, and namespaced ones by group); replaced whole on every reconcile. */
+  served: ServedHooks = NO_HOOKS;
+  readonly #informers: Array<Informer<AdmissionHook>> = [];
   readonly #options: HookControllerOptions;
+  /** The slot of each namespaced hook in its shape's entries, as last registered (hook-groups.ts). */
+  #slots: ReadonlyMap<string, number> = new Map();
   readonly #failing = new Map<string, string>();
   #running: Promise<void> = Promise.resolve();
   #queued = false;
@@ -69,27 +84,46 @@ export class HookController {
 
   constructor(options: HookControllerOptions) {
     this.#options = options;
-    this.#informer = new Informer<AdmissionHook>({
+    this.#watch(CLUSTER_ADMISSION_HOOK_RESOURCE);
+  }
+
+  #watch(resource: ResourceInfo): void {
+    const options = this.#options;
+    const informer = new Informer<AdmissionHook>({
       client: options.client,
-      resource: ADMISSION_HOOK_RESOURCE,
-      logger: options.logger.child({ component: 'admission-hooks' }),
+      resource,
+      logger: options.logger.child({ component: 'admission-hooks', kind: resource.kind }),
       ...(options.labelSelector ? { labelSelector: options.labelSelector } : {}),
     });
     // Status writes bump resourceVersion but not generation: only spec and label changes need a reconcile.
-    this.#informer.on('add', () => this.schedule());
-    this.#informer.on('update', (hook, previous) => {
+    informer.on('add', () => this.schedule());
+    informer.on('update', (hook, previous) => {
       if (hook.metadata?.generation !== previous.metadata?.generation) this.schedule();
     });
-    this.#informer.on('delete', () => this.schedule());
+    informer.on('delete', () => this.schedule());
+    this.#informers.push(informer);
   }
 
   get synced(): boolean {
-    return this.#informer.hasSynced;
+    return this.#informers.every((informer) => informer.hasSynced);
   }
 
-  async start(): Promise<void> {
-    this.#informer.start();
-    await this.#informer.waitForSync();
+  /** The hooks of both kinds, as cached. */
+  #list(): AdmissionHook[] {
+    return this.#informers.flatMap((informer) => informer.store.list());
+  }
+
+  /** A hook by identity: "<namespace>/<name>" is an AdmissionHook, "<name>" a ClusterAdmissionHook. */
+  #get(id: string): AdmissionHook | undefined {
+    const informer = id.includes('/') ? this.#informers[1] : this.#informers[0];
+    return informer?.store.get(id);
+  }
+
+  /** Starts watching ClusterAdmissionHooks and, unless their CRD is missing (`namespaced` false), AdmissionHooks. */
+  async start(options: { namespaced?: boolean } = {}): Promise<void> {
+    if (options.namespaced !== false && this.#informers.length === 1) this.#watch(NAMESPACED_ADMISSION_HOOK_RESOURCE);
+    for (const informer of this.#informers) informer.start();
+    await Promise.all(this.#informers.map((informer) => informer.waitForSync()));
     this.schedule();
     this.#review = setInterval(() => void this.schedule(), this.#options.accessReviewIntervalMs ?? 300_000).unref();
     await this.#running;
@@ -114,31 +148,35 @@ export class HookController {
     const { logger } = this.#options;
     const ready = new Map<string, ResolvedHook>();
     const verdicts: Verdicts = new Map();
-    for (const hook of this.#informer.store.list()) {
+    for (const hook of this.#list()) {
       const resolution = resolveHook(hook, this.#options.policy ?? DEFAULT_HOOK_POLICY);
       const refusal = resolution.ok ? await this.#contextRefusal(resolution.hook) : notReady(resolution.reason, resolution.message, hook.metadata?.generation);
       if (refusal) verdicts.set(hook, refusal);
-      else if (resolution.ok) ready.set(resolution.hook.name, resolution.hook);
+      else if (resolution.ok) ready.set(resolution.hook.id, resolution.hook);
     }
     // Serve before registering: the API server may call a new path as soon as the configuration lands.
-    const previous = this.hooks;
-    this.hooks = new Map([...previous, ...ready]);
+    const previous = this.served;
+    this.served = servedDuringUpdate(previous, servedHooksOf(ready.values(), this.#slots).served);
     const { name } = this.#options.configuration;
     try {
       await this.#applyIsolating(ready, verdicts);
     } catch (error) {
       const message = `the webhook configuration could not be written: ${error instanceof Error ? error.message : String(error)}`;
-      for (const hook of this.#informer.store.list()) if (!verdicts.has(hook)) verdicts.set(hook, { type: 'Ready', status: 'False', reason: 'ConfigurationFailed', message });
+      for (const hook of this.#list()) if (!verdicts.has(hook)) verdicts.set(hook, { type: 'Ready', status: 'False', reason: 'ConfigurationFailed', message });
+      this.served = previous;
       await this.#writeVerdicts(verdicts);
       throw error;
     }
-    this.hooks = ready;
-    for (const hook of this.#informer.store.list()) {
-      const resolved = ready.get(hook.metadata?.name ?? '');
+    const { served, grouping } = servedHooksOf(ready.values(), this.#slots);
+    this.served = served;
+    this.#slots = grouping.slots;
+    for (const hook of this.#list()) {
+      const resolved = served.byId.get(objectKey(hook.metadata));
       if (!resolved || verdicts.has(hook)) continue;
       const kind = resolved.spec.type === 'mutating' ? 'MutatingWebhookConfiguration' : 'ValidatingWebhookConfiguration';
       const generation = hook.metadata?.generation;
-      verdicts.set(hook, { type: 'Ready', status: 'True', reason: 'Registered', message: `served at ${resolved.path}, registered in ${kind} ${name}`, ...(generation !== undefined ? { observedGeneration: generation } : {}) });
+      const entry = resolved.namespace ? ` (the webhook entry namespaced AdmissionHooks of this shape share, ${resolved.path.split('/').pop()}.namespaced.hooks.kubeloop.dev)` : '';
+      verdicts.set(hook, { type: 'Ready', status: 'True', reason: 'Registered', message: `served at ${resolved.path}${entry}, registered in ${kind} ${name}`, ...(generation !== undefined ? { observedGeneration: generation } : {}) });
     }
     await this.#writeVerdicts(verdicts);
     logger.info({ hooks: [...ready.keys()] }, 'admission hooks registered');
@@ -157,6 +195,11 @@ export class HookController {
       for (const entry of hook.context) resources.set(entry.name, await contexts.resolve(entry.apiVersion, entry.kind));
     } catch (error) {
       return unavailable(error);
+    }
+    // An AdmissionHook reads context from its own namespace only: a cluster-scoped kind has no namespace.
+    const clusterScoped = hook.namespace ? hook.context.find((entry) => !resources.get(entry.name)?.namespaced) : undefined;
+    if (clusterScoped) {
+      return notReady('InvalidSpec', `context "${clusterScoped.name}": ${clusterScoped.kind} (${clusterScoped.apiVersion}) is cluster-scoped; an AdmissionHook reads context only from its own namespace (${hook.namespace})`, hook.generation);
     }
     // A review that cannot be made (the API server does not answer) fails the whole reconcile, which is
     // retried with the configuration as it was: a blip never unregisters a hook that was serving.
@@ -188,8 +231,8 @@ export class HookController {
         await this.#applyConfigurations([hook], [hook.spec.type]);
       } catch (error) {
         if (!isApiError(error, 422) && !isApiError(error, 400)) throw error;
-        ready.delete(hook.name);
-        const object = this.#informer.store.get(hook.name);
+        ready.delete(hook.id);
+        const object = this.#get(hook.id);
         const message = `the API server refuses this hook's webhook: ${error instanceof Error ? error.message : String(error)}`;
         if (object) verdicts.set(object, notReady('InvalidSpec', message, hook.generation));
       }
@@ -198,9 +241,11 @@ export class HookController {
   }
 
   /** Applies both configurations; with `dryRunTypes`, only those, as a dry run (to test one hook alone). */
-  async #applyConfigurations(hooks: Iterable<ResolvedHook>, dryRunTypes?: ReadonlyArray<'mutating' | 'validating'>): Promise<void> {
+  async #applyConfigurations(iterable: Iterable<ResolvedHook>, dryRunTypes?: ReadonlyArray<'mutating' | 'validating'>): Promise<void> {
+    const hooks = [...iterable];
     const caBundlePem = this.#options.caBundle();
-    const built = buildHookConfigurations(hooks, { ...this.#options.configuration, ...(caBundlePem ? { caBundlePem } : {}) });
+    const { grouping } = servedHooksOf(hooks, this.#slots);
+    const built = buildHookConfigurations(hooks, { ...this.#options.configuration, ...(caBundlePem ? { caBundlePem } : {}) }, grouping.groups);
     for (const [type, body] of [['mutating', built.mutating], ['validating', built.validating]] as const) {
       if (dryRunTypes && !dryRunTypes.includes(type)) continue;
       await this.#options.client.request({
@@ -217,7 +262,7 @@ export class HookController {
     const now = (this.#options.now ?? (() => new Date()))();
     for (const [hook, verdict] of verdicts) {
       const next = nextConditions(hook, [verdict], now);
-      if (next) await writeHookConditions(this.#options.client, hook, next).catch((error: unknown) => this.#options.logger.warn({ err: error, hook: hook.metadata?.name }, 'could not write AdmissionHook status'));
+      if (next) await writeHookConditions(this.#options.client, hook, next).catch((error: unknown) => this.#options.logger.warn({ err: error, hook: objectKey(hook.metadata) }, 'could not write AdmissionHook status'));
     }
   }
 
@@ -225,19 +270,19 @@ export class HookController {
    * Called after every function call: FunctionAvailable turns False on the first failure (with how it
    * failed) and True on the next success; only transitions and new failure reasons are written.
    */
-  reportCall(hookName: string, failure: CallFailure | undefined): void {
-    const before = this.#failing.get(hookName);
+  reportCall(hookId: string, failure: CallFailure | undefined): void {
+    const before = this.#failing.get(hookId);
     const after = failure ? `${failure.kind}: ${failure.message}` : undefined;
     if (before === after || (before !== undefined && after !== undefined && before.split(':')[0] === after.split(':')[0])) return;
-    if (after) this.#failing.set(hookName, after);
-    else this.#failing.delete(hookName);
-    const hook = this.#informer.store.get(hookName);
+    if (after) this.#failing.set(hookId, after);
+    else this.#failing.delete(hookId);
+    const hook = this.#get(hookId);
     if (!hook) return;
     const condition: ConditionInput = failure
       ? { type: 'FunctionAvailable', status: 'False', reason: failure.kind, message: `the last call failed: the function ${failure.message}` }
       : { type: 'FunctionAvailable', status: 'True', reason: 'Answering', message: 'the function answers' };
     const next = nextConditions(hook, [condition], (this.#options.now ?? (() => new Date()))());
-    if (next) void writeHookConditions(this.#options.client, hook, next).catch((error: unknown) => this.#options.logger.warn({ err: error, hook: hookName }, 'could not write AdmissionHook status'));
+    if (next) void writeHookConditions(this.#options.client, hook, next).catch((error: unknown) => this.#options.logger.warn({ err: error, hook: hookId }, 'could not write AdmissionHook status'));
   }
 
   /** Stops watching; with `unregister` (dev mode) deletes the configurations too. */
@@ -246,7 +291,7 @@ export class HookController {
     clearTimeout(this.#retry);
     clearInterval(this.#review);
     await this.#running;
-    await this.#informer.stop();
+    await Promise.all(this.#informers.map((informer) => informer.stop()));
     if (!options.unregister) return;
     for (const path of Object.values(CONFIGURATION_PATHS)) {
       await this.#options.client.request({ method: 'DELETE', path: `${path}/${encodeURIComponent(this.#options.configuration.name)}` }).catch((error: unknown) => {

@@ -12,9 +12,9 @@ import type { ResolvedHook } from './hook-spec.ts';
 /**
  * Why a function gave no usable answer; bounded, for the metric label and the condition reason. Refused: the
  * request could not be checked at all (nested deeper or larger than the runtime takes, or the function
- * answered 400, 413 or 422 to it).
+ * answered 400, 413 or 422 to it). Throttled: not called, the hook's tenant had its cap of calls in flight.
  */
-export type CallFailureKind = 'Unreachable' | 'Timeout' | 'ErrorStatus' | 'InvalidResponse' | 'Refused';
+export type CallFailureKind = 'Unreachable' | 'Timeout' | 'ErrorStatus' | 'InvalidResponse' | 'Refused' | 'Throttled';
 
 export interface CallFailure {
   kind: CallFailureKind;
@@ -83,6 +83,7 @@ const FAILURE_STATUS: Record<CallFailureKind, { code: number; reason: string }> 
   ErrorStatus: { code: 500, reason: 'InternalError' },
   InvalidResponse: { code: 500, reason: 'InternalError' },
   Refused: { code: 400, reason: 'BadRequest' },
+  Throttled: { code: 429, reason: 'TooManyRequests' },
 };
 
 /** HTTP statuses by which a function says it cannot take this request (the runtime: too deep, too large, malformed). */
@@ -90,7 +91,7 @@ export const REFUSAL_STATUSES: ReadonlySet<number> = new Set([400, 413, 422]);
 
 /** The message a client sees when the function failed; names the hook, the function and what to check. */
 export function failureMessage(hook: ResolvedHook, failure: CallFailure): string {
-  return `admission hook "${hook.name}": function ${hook.functionUrl} ${failure.message}`;
+  return `admission hook "${hook.id}": function ${hook.functionUrl} ${failure.message}`;
 }
 
 /**

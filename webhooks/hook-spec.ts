@@ -1,9 +1,12 @@
-// Checks an AdmissionHook's spec beyond what the CRD schema can (timeouts, rules a webhook may not
-// intercept, the function address by the Loops' URL rules, its ServiceAccount, context names) and resolves it
-// into what the gateway serves. Pure: bad specs come back as a reason and message for the Ready condition.
+// Checks a ClusterAdmissionHook's or AdmissionHook's spec beyond what the CRD schema can (timeouts, rules a
+// webhook may not intercept, the function address by the Loops' URL rules, its ServiceAccount, context names,
+// a namespaced hook's confinement) and resolves it into what the gateway serves. Pure: bad specs come back
+// as a reason and message for the Ready condition.
 import type { AdmissionHook, AdmissionHookSpec, HookContextEntry } from '../api/admission-hook.ts';
 import type { ServiceAccountRef } from '../api/loop.ts';
 import { DEFAULT_FUNCTION_URL_POLICY, functionUrlProblem, type FunctionUrlPolicy } from '../lib/config/function-url-policy.ts';
+import { objectKey } from '../lib/kube/object-meta.ts';
+import { confineToNamespace } from './hook-confinement.ts';
 import { sensitiveRuleProblems, type SensitiveCategory } from './sensitive-resources.ts';
 
 /** kubeloop.dev suffix of every webhook name the gateway registers: <hook>.hooks.kubeloop.dev. */
@@ -13,12 +16,19 @@ export const MIN_TIMEOUT_SECONDS = 1;
 export const MAX_TIMEOUT_SECONDS = 30;
 
 export interface ResolvedHook {
+  /** The hook's identity in maps, metrics, logs and its signing audience: <namespace>/<name>, or <name> for a ClusterAdmissionHook. */
+  id: string;
   name: string;
+  /** An AdmissionHook's namespace (the only one it sees); undefined for a ClusterAdmissionHook. */
+  namespace?: string;
   /** metadata.generation the resolution is of, for status.observedGeneration. */
   generation?: number;
   uid?: string;
   spec: AdmissionHookSpec & { failurePolicy: 'Ignore' | 'Fail'; timeoutSeconds: number; serviceAccount: ServiceAccountRef };
-  /** /admit/<name> on the gateway. */
+  /**
+   * Where the API server calls: /admit/<name> for a ClusterAdmissionHook; for an AdmissionHook the path of
+   * the webhook entry its namespace shares with hooks of the same shape (hook-groups.ts), '' until grouped.
+   */
   path: string;
   /** Where the gateway POSTs the AdmissionRequest. */
   functionUrl: string;
@@ -92,9 +102,12 @@ function contextProblem(entry: HookContextEntry): string | undefined {
 
 export function resolveHook(hook: AdmissionHook, policy: HookPolicy = DEFAULT_HOOK_POLICY): HookResolution {
   const name = hook.metadata?.name ?? '';
-  const spec = hook.spec;
+  const namespace = hook.metadata?.namespace || undefined;
   const invalid = (message: string): HookResolution => ({ ok: false, reason: 'InvalidSpec', message });
-  if (!spec) return invalid('spec is missing');
+  if (!hook.spec) return invalid('spec is missing');
+  const confined = namespace ? confineToNamespace(hook.spec, namespace) : { ok: true as const, spec: hook.spec };
+  if (!confined.ok) return invalid(confined.message);
+  const spec = confined.spec;
   if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(name) || name.length > 63) return invalid(`name "${name}" must be a DNS label: it becomes ${HOOK_PATH_PREFIX}<name>`);
   if (spec.type !== 'mutating' && spec.type !== 'validating') return invalid(`type must be mutating or validating, got ${JSON.stringify(spec.type)}`);
   const timeoutSeconds = spec.timeoutSeconds ?? 5;
@@ -122,17 +135,20 @@ export function resolveHook(hook: AdmissionHook, policy: HookPolicy = DEFAULT_HO
   }
   const serviceAccount = spec.serviceAccount;
   if (!serviceAccount?.namespace || !serviceAccount.name) {
-    return { ok: false, reason: 'ServiceAccountRequired', message: 'spec.serviceAccount { namespace, name } is required: the gateway reads context objects as that ServiceAccount' };
+    const shape = namespace ? '{ name }' : '{ namespace, name }';
+    return { ok: false, reason: 'ServiceAccountRequired', message: `spec.serviceAccount ${shape} is required: the gateway reads context objects as that ServiceAccount` };
   }
   return {
     ok: true,
     hook: {
+      id: objectKey({ name, ...(namespace ? { namespace } : {}) }),
       name,
+      ...(namespace ? { namespace } : {}),
       ...(hook.metadata?.generation !== undefined ? { generation: hook.metadata.generation } : {}),
       ...(hook.metadata?.uid ? { uid: hook.metadata.uid } : {}),
       // A validating hook that cannot run must not pass what it was meant to check.
       spec: { ...spec, failurePolicy: spec.failurePolicy ?? (spec.type === 'validating' ? 'Fail' : 'Ignore'), timeoutSeconds, serviceAccount },
-      path: `${HOOK_PATH_PREFIX}${name}`,
+      path: namespace ? '' : `${HOOK_PATH_PREFIX}${name}`,
       functionUrl,
       functionTimeoutMs: functionTimeoutMs(timeoutSeconds),
       context,

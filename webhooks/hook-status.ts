@@ -1,12 +1,19 @@
 // The AdmissionHook status the gateway writes: Ready (registered in the webhook configuration, or why
 // not) and FunctionAvailable (the last calls succeeded, or how they failed). Pure apart from the write.
 import type { AdmissionHook } from '../api/admission-hook.ts';
-import { ADMISSION_HOOK_API_VERSION, ADMISSION_HOOK_PLURAL } from '../api/admission-hook.ts';
+import { ADMISSION_HOOK_API_VERSION, ADMISSION_HOOK_PLURAL, CLUSTER_ADMISSION_HOOK_PLURAL } from '../api/admission-hook.ts';
 import type { Condition } from '../api/meta.ts';
 import { isApiError, type KubeClient } from '../lib/kube/index.ts';
 import { conditionsOf, withCondition, type ConditionInput } from '../lib/sdk/conditions.ts';
 
-export const HOOK_STATUS_PATH = (name: string): string => `/apis/${ADMISSION_HOOK_API_VERSION}/${ADMISSION_HOOK_PLURAL}/${encodeURIComponent(name)}/status`;
+/** The status subresource of an AdmissionHook (metadata.namespace set) or a ClusterAdmissionHook. */
+export function hookStatusPath(metadata: { name?: string; namespace?: string } | undefined): string {
+  const name = encodeURIComponent(metadata?.name ?? '');
+  const namespace = metadata?.namespace;
+  return namespace
+    ? `/apis/${ADMISSION_HOOK_API_VERSION}/namespaces/${encodeURIComponent(namespace)}/${ADMISSION_HOOK_PLURAL}/${name}/status`
+    : `/apis/${ADMISSION_HOOK_API_VERSION}/${CLUSTER_ADMISSION_HOOK_PLURAL}/${name}/status`;
+}
 
 /** The conditions after setting `desired`, or undefined when nothing a reader sees would change. */
 export function nextConditions(hook: AdmissionHook, desired: ConditionInput[], now: Date): Condition[] | undefined {
@@ -23,7 +30,7 @@ export async function writeHookConditions(client: KubeClient, hook: AdmissionHoo
   const status: Record<string, unknown> = { conditions };
   if (hook.metadata?.generation !== undefined) status.observedGeneration = hook.metadata.generation;
   try {
-    await client.request({ method: 'PATCH', path: HOOK_STATUS_PATH(hook.metadata?.name ?? ''), contentType: 'application/merge-patch+json', body: { status } });
+    await client.request({ method: 'PATCH', path: hookStatusPath(hook.metadata), contentType: 'application/merge-patch+json', body: { status } });
   } catch (error) {
     // Deleted meanwhile: nothing to report on.
     if (!isApiError(error, 404)) throw error;

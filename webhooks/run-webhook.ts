@@ -7,7 +7,7 @@ import { watchCertificateFiles } from '../certs/file-certificate.ts';
 import type { KeyPairPem } from '../certs/generate.ts';
 import { CertificateRotator } from '../certs/rotation.ts';
 import { isApiError, KubeClient, loadKubeConfig, ResourceDiscovery, UnknownKindError } from '../lib/kube/index.ts';
-import { ADMISSION_HOOK_API_VERSION, ADMISSION_HOOK_KIND } from '../api/admission-hook.ts';
+import { ADMISSION_HOOK_API_VERSION, ADMISSION_HOOK_KIND, CLUSTER_ADMISSION_HOOK_KIND } from '../api/admission-hook.ts';
 import type { Registry } from 'prom-client';
 import { createLogger, type Logger } from '../lib/observability/logger.ts';
 import { counter, createMetricsRegistry } from '../lib/observability/metrics.ts';
@@ -63,9 +63,9 @@ async function waitForCache(synced: Promise<void>, what: string, crd: string, ti
   }
 }
 
-async function hasAdmissionHooks(client: KubeClient): Promise<boolean> {
+async function hasKind(client: KubeClient, kind: string): Promise<boolean> {
   try {
-    await new ResourceDiscovery(client).resolve(ADMISSION_HOOK_API_VERSION, ADMISSION_HOOK_KIND);
+    await new ResourceDiscovery(client).resolve(ADMISSION_HOOK_API_VERSION, kind);
     return true;
   } catch (error) {
     if (error instanceof UnknownKindError) return false;
@@ -195,7 +195,9 @@ function createServer(config: WebhookConfig, logger: Logger, serving: KeyPairPem
     bodyLimitBytes: config.bodyLimitBytes,
     ready: () => !state.served || hooks.synced,
     gateway: {
-      hooks: () => hooks.hooks,
+      hooks: () => hooks.served.byId,
+      groups: () => hooks.served.groups,
+      tenantMaxInFlight: config.tenantMaxInFlight,
       contexts,
       caller,
       signingKeys: (hook) => signingKeys.get(hook.spec.function?.signingSecretRef),
@@ -209,13 +211,15 @@ function createServer(config: WebhookConfig, logger: Logger, serving: KeyPairPem
 // Without the AdmissionHook CRD (an older chart, a bare `kubeloop webhook --dev`) the gateway serves
 // nothing but health; with it, dev mode waits for the hooks so they are registered once we return.
 async function serveAdmissionHooks(config: WebhookConfig, client: KubeClient, logger: Logger, gateway: AdmissionGateway): Promise<void> {
-  gateway.state.served = await hasAdmissionHooks(client);
+  gateway.state.served = await hasKind(client, CLUSTER_ADMISSION_HOOK_KIND);
   if (gateway.state.served) {
-    const hooksStarted = gateway.hooks.start();
+    const namespaced = await hasKind(client, ADMISSION_HOOK_KIND);
+    if (!namespaced) logger.warn('the admissionhooks.kubeloop.dev CRD is not installed: namespaced AdmissionHooks are not served (install the chart CRDs)');
+    const hooksStarted = gateway.hooks.start({ namespaced });
     hooksStarted.catch((error: unknown) => logger.error({ err: error }, 'AdmissionHooks not started'));
-    if (config.dev) await waitForCache(hooksStarted, 'AdmissionHook', 'admissionhooks.kubeloop.dev', 30_000);
+    if (config.dev) await waitForCache(hooksStarted, 'ClusterAdmissionHook', 'clusteradmissionhooks.kubeloop.dev', 30_000);
   } else {
-    logger.warn('the admissionhooks.kubeloop.dev CRD is not installed: AdmissionHooks are not served (install the chart CRDs)');
+    logger.warn('the clusteradmissionhooks.kubeloop.dev CRD is not installed: ClusterAdmissionHooks are not served (install the chart CRDs)');
   }
 }
 

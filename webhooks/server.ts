@@ -10,6 +10,7 @@ import { inspectCertificate } from '../certs/inspect.ts';
 import type { KeyPairPem } from '../certs/generate.ts';
 import { registerAdmissionGateway, type GatewayOptions } from './admission-gateway.ts';
 import { clientCertificateTlsOptions, requireApiServer, type ClientAuthentication } from './api-server-authentication.ts';
+import { HOOK_GROUP_PATH_PREFIX } from './hook-groups.ts';
 import { HOOK_PATH_PREFIX } from './hook-spec.ts';
 import { registerWebhookMetrics } from './webhook-metrics.ts';
 
@@ -20,7 +21,7 @@ export interface WebhookServerOptions {
   /** Extra readiness condition, e.g. the AdmissionHooks have synced. */
   ready?: () => boolean;
   metrics?: Registry;
-  /** The AdmissionHook gateway (POST /admit/<hook>). */
+  /** The AdmissionHook gateway (POST /admit/<hook>, /admit-namespaced/<group>). */
   gateway?: Omit<GatewayOptions, 'metrics'>;
   /** Accept only the API server (its webhook client certificate); absent: any TLS client. */
   clientAuth?: ClientAuthentication;
@@ -74,7 +75,7 @@ export function createWebhookServer(options: WebhookServerOptions): WebhookServe
     const refusals = counter<'reason'>(metrics, 'kubeloop_webhook_refused_callers_total', 'Callers refused as not the API server: failed handshake (no or unknown certificate), or a certificate name not accepted', ['reason']);
     requireApiServer(app, clientAuth, refusals);
   }
-  registerWebhookMetrics(app, metrics, (route) => route.startsWith(HOOK_PATH_PREFIX));
+  registerWebhookMetrics(app, metrics, (route) => route.startsWith(HOOK_PATH_PREFIX) || route.startsWith(HOOK_GROUP_PATH_PREFIX));
   const recordExpiry = (certPem: string): void => certExpiry.set(inspectCertificate(certPem).notAfter.getTime() / 1000);
   recordExpiry(options.serving.certPem);
 

@@ -57,7 +57,7 @@ export function readLoop(file: string): { name: string; owns: KindRef[]; related
   const broken = documents.find((doc) => doc.errors[0]);
   if (broken?.errors[0]) throw new InputError(`${file}: not valid YAML: ${broken.errors[0].message.split('\n')[0]}`);
   type LoopDocument = { kind?: string; metadata?: { name?: string }; spec?: { owns?: KindRef[]; related?: unknown } } | null;
-  const loop = documents.map((doc) => doc.toJS() as LoopDocument).find((value) => value?.kind === 'Loop');
+  const loop = documents.map((doc) => doc.toJS() as LoopDocument).find((value) => value?.kind === 'ClusterLoop');
   if (!loop?.metadata?.name) throw new InputError(`${file}: want a Loop (a document with kind: Loop and metadata.name)`);
   return { name: loop.metadata.name, owns: loop.spec?.owns ?? [], related: loop.spec?.related };
 }

@@ -4,7 +4,7 @@ import { signingManifests, type SignedLoop } from './dev-signing.ts';
 
 const loop: SignedLoop = {
   apiVersion: 'kubeloop.dev/v1alpha1',
-  kind: 'Loop',
+  kind: 'ClusterLoop',
   metadata: { name: 'podset' },
   spec: { serviceAccount: { namespace: 'kubeloop-system', name: 'kubeloop-loop-podset' }, function: { url: 'http://127.0.0.1:1/' } },
 };

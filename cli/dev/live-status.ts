@@ -27,7 +27,7 @@ interface LoopObject {
 }
 
 export async function readLoopReadiness(client: KubeClient): Promise<Map<string, string>> {
-  const list = await client.request<{ items: LoopObject[] }>({ path: '/apis/kubeloop.dev/v1alpha1/loops' });
+  const list = await client.request<{ items: LoopObject[] }>({ path: '/apis/kubeloop.dev/v1alpha1/clusterloops' });
   const out = new Map<string, string>();
   for (const loop of list.items) {
     const ready = loop.status?.conditions?.find((c) => c.type === 'Ready');

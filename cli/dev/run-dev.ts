@@ -70,12 +70,12 @@ export async function applySampleLoops(
   signingKey: (loop: string) => string | undefined = () => undefined,
 ): Promise<string[]> {
   const loopManifests = await readManifests(join(REPO, 'samples', 'loops'));
-  for (const { manifest } of loopManifests.filter(({ manifest }) => manifest.kind !== 'Loop')) {
+  for (const { manifest } of loopManifests.filter(({ manifest }) => manifest.kind !== 'ClusterLoop')) {
     if (manifest.metadata.namespace) await ensureNamespace(client, discovery, manifest.metadata.namespace);
     await applyManifest(client, discovery, manifest);
   }
   const applied: string[] = [];
-  for (const { file, manifest } of loopManifests.filter(({ manifest }) => manifest.kind === 'Loop')) {
+  for (const { file, manifest } of loopManifests.filter(({ manifest }) => manifest.kind === 'ClusterLoop')) {
     const url = functionUrl(manifest.metadata.name);
     if (!url) {
       say(`skipping Loop ${manifest.metadata.name} (${file}): no registered function of that name`);
@@ -121,13 +121,13 @@ async function stopDev(session: DevSession, say: Say): Promise<void> {
   await session.userFunction?.stop();
   if (client && !plane) {
     // On an existing cluster, leave nothing pointing at the ports that just closed.
-    for (const name of session.appliedHooks) await deleteIfPresent(client, `/apis/kubeloop.dev/v1alpha1/admissionhooks/${name}`).catch(() => {});
+    for (const name of session.appliedHooks) await deleteIfPresent(client, `/apis/kubeloop.dev/v1alpha1/clusteradmissionhooks/${name}`).catch(() => {});
     if (session.webhookRegistered) {
       for (const kind of ['mutatingwebhookconfigurations', 'validatingwebhookconfigurations']) {
         await deleteIfPresent(client, `/apis/admissionregistration.k8s.io/v1/${kind}/${DEFAULT_HOOK_CONFIGURATION_NAME}`).catch(() => {});
       }
     }
-    for (const name of session.appliedLoops) await deleteIfPresent(client, `/apis/kubeloop.dev/v1alpha1/loops/${name}`).catch(() => {});
+    for (const name of session.appliedLoops) await deleteIfPresent(client, `/apis/kubeloop.dev/v1alpha1/clusterloops/${name}`).catch(() => {});
   }
   await client?.close();
   await plane?.stop();
@@ -301,12 +301,12 @@ async function startUserFunctionWithLoop(
   // The project's own kind first (`kubeloop init --crd` writes crd.yaml beside loop.yaml): the Loop watches it.
   const crdFile = join(dirname(spec.loop), 'crd.yaml');
   const manifests = [...(existsSync(crdFile) ? await readManifests(crdFile) : []), ...(await readManifests(spec.loop))].map(({ manifest }) => manifest);
-  const loops = manifests.filter((m) => m.kind === 'Loop');
+  const loops = manifests.filter((m) => m.kind === 'ClusterLoop');
   const [loop] = loops;
   if (loops.length !== 1 || !loop) throw new Error(`--loop ${spec.loop}: want exactly one Loop, found ${loops.length}`);
   const crds = await applyCrds(client, discovery, manifests.filter((m) => m.kind === 'CustomResourceDefinition'));
   if (crds.length > 0) say(`installed ${crds.join(', ')}`);
-  for (const manifest of manifests.filter((m) => m.kind !== 'Loop' && m.kind !== 'CustomResourceDefinition')) {
+  for (const manifest of manifests.filter((m) => m.kind !== 'ClusterLoop' && m.kind !== 'CustomResourceDefinition')) {
     if (manifest.metadata.namespace) await ensureNamespace(client, discovery, manifest.metadata.namespace);
     await applyManifest(client, discovery, manifest);
   }

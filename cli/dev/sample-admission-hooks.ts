@@ -73,7 +73,7 @@ export async function waitForHooksReady(client: KubeClient, names: string[], say
   for (const name of names) {
     let ready: { status?: string; message?: string } | undefined;
     while (!signal.aborted) {
-      const hook = await client.request<{ status?: { conditions?: Array<{ type: string; status?: string; message?: string }> } }>({ path: `/apis/kubeloop.dev/v1alpha1/admissionhooks/${name}` });
+      const hook = await client.request<{ status?: { conditions?: Array<{ type: string; status?: string; message?: string }> } }>({ path: `/apis/kubeloop.dev/v1alpha1/clusteradmissionhooks/${name}` });
       ready = hook.status?.conditions?.find((c) => c.type === 'Ready');
       if (ready?.status === 'True' || Date.now() > deadline) break;
       await sleep(200, undefined, { signal }).catch(() => {});

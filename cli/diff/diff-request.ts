@@ -8,5 +8,5 @@ import type { LoopState } from './loop-state.ts';
 export function diffRequest(state: Pick<LoopState, 'config' | 'owned' | 'related'>, primary: KubeObject, finalizing: boolean, now: Date): ReconcileRequest {
   // As the router: request.related only for a Loop with spec.related, one key per entry even when empty.
   const related = state.related.length > 0 ? relatedObjectsOf(primary, state.related) : undefined;
-  return buildRequest({ loop: state.config.name, primary, owned: state.owned, trigger: { type: 'RESYNC' }, finalizing, now, ...(related ? { related } : {}) });
+  return buildRequest({ loop: state.config.name, loopNamespace: state.config.namespace, primary, owned: state.owned, trigger: { type: 'RESYNC' }, finalizing, now, ...(related ? { related } : {}) });
 }

@@ -1,6 +1,6 @@
 // `kubeloop diff --hook`: recorded admission requests through the hook's current function and the new
 // one, reporting the requests whose decision, denial, warnings or patch effect changed.
-import { ADMISSION_HOOK_API_VERSION, ADMISSION_HOOK_PLURAL, type AdmissionHook } from '../../api/admission-hook.ts';
+import { ADMISSION_HOOK_API_VERSION, CLUSTER_ADMISSION_HOOK_PLURAL, type AdmissionHook } from '../../api/admission-hook.ts';
 import type { AdmissionResponse } from '../../lib/contract/admission-types.ts';
 import { isApiError, type KubeClient } from '../../lib/kube/kube-client.ts';
 import type { Difference } from '../../lib/replay/json-diff.ts';
@@ -25,12 +25,12 @@ export interface AdmissionReport {
 export async function readHook(admin: KubeClient, name: string): Promise<ResolvedHook> {
   let hook: AdmissionHook | undefined;
   try {
-    hook = await admin.getIfExists<AdmissionHook>({ path: `/apis/${ADMISSION_HOOK_API_VERSION}/${ADMISSION_HOOK_PLURAL}/${encodeURIComponent(name)}` });
+    hook = await admin.getIfExists<AdmissionHook>({ path: `/apis/${ADMISSION_HOOK_API_VERSION}/${CLUSTER_ADMISSION_HOOK_PLURAL}/${encodeURIComponent(name)}` });
   } catch (error) {
     if (isApiError(error)) throw new DiffError(`cannot read AdmissionHook ${name}: ${error.message}`);
     throw error;
   }
-  if (!hook) throw new DiffError(`AdmissionHook ${name} not found (kubectl get admissionhooks.kubeloop.dev)`);
+  if (!hook) throw new DiffError(`AdmissionHook ${name} not found (kubectl get clusteradmissionhooks.kubeloop.dev)`);
   // As for Loops (loop-state.ts): diff runs beside the user, who may point a hook at a function on loopback;
   // the gateway's own policy still decides what the cluster may call.
   const resolved = resolveHook(hook, DEV_HOOK_POLICY);

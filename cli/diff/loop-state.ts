@@ -2,7 +2,7 @@
 // (per namespace, selector, metadata-only as configured), its children indexed by controller uid, and the
 // objects of each spec.related entry where that entry looks, as the router's related informers hold them.
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { LOOP_API_VERSION, type Loop, type ServiceAccountRef } from '../../api/loop.ts';
+import { CLUSTER_LOOP_PLURAL, LOOP_API_VERSION, type Loop, type ServiceAccountRef } from '../../api/loop.ts';
 import type { KindRef } from '../../api/meta.ts';
 import type { KubeObject } from '../../lib/contract/types.ts';
 import { ResourceDiscovery, UnknownKindError } from '../../lib/kube/discovery.ts';
@@ -42,12 +42,12 @@ export interface LoopState {
 export async function readLoop(admin: KubeClient, name: string): Promise<LoopConfig> {
   let loop: Loop | undefined;
   try {
-    loop = await admin.getIfExists<Loop>({ path: `/apis/${LOOP_API_VERSION}/loops/${encodeURIComponent(name)}` });
+    loop = await admin.getIfExists<Loop>({ path: `/apis/${LOOP_API_VERSION}/${CLUSTER_LOOP_PLURAL}/${encodeURIComponent(name)}` });
   } catch (error) {
     if (isApiError(error)) throw new DiffError(`cannot read Loop ${name}: ${error.message}`);
     throw error;
   }
-  if (!loop) throw new DiffError(`Loop ${name} not found (kubectl get loops.kubeloop.dev)`);
+  if (!loop) throw new DiffError(`Loop ${name} not found (kubectl get clusterloops.kubeloop.dev)`);
   try {
     // The URL policy is the router's business; diff only reads the URL (loopback included, for kubeloop dev).
     return parseLoop(loop, { ...DEFAULT_FUNCTION_URL_POLICY, allowLoopback: true });

@@ -50,6 +50,8 @@ export const reconcileRequestSchema = {
     apiVersion: { const: 'kubeloop.dev/v1' },
     kind: { const: 'ReconcileRequest' },
     loop: { type: 'string', minLength: 1 },
+    // A namespaced Loop's namespace (absent for a ClusterLoop): the Loop is `<loopNamespace>/<loop>`.
+    loopNamespace: { type: 'string', minLength: 1, maxLength: 63 },
     // Echoed in the x-kubeloop-reconcile-id header, so printable ASCII without spaces.
     reconcileId: { type: 'string', pattern: '^[!-~]{1,128}$' },
     trigger: {

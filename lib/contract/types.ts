@@ -33,6 +33,8 @@ export interface ReconcileRequest {
   kind: 'ReconcileRequest';
   /** Name of the Loop that sent the request. */
   loop: string;
+  /** The namespace of a namespaced Loop; absent for a ClusterLoop (docs/tenants.md). */
+  loopNamespace?: string;
   /** Unique per call; functions log it so one reconcile can be followed end to end. */
   reconcileId?: string;
   trigger: Trigger;

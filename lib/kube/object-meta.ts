@@ -66,3 +66,11 @@ export function jsonEqual(a: unknown, b: unknown): boolean {
   const keys = Object.keys(x);
   return keys.length === Object.keys(y).length && keys.every((key) => Object.hasOwn(y, key) && jsonEqual(x[key], y[key]));
 }
+
+/** JSON with object keys sorted at every level: equal for values jsonEqual calls equal, so it can key a map or a hash. */
+export function canonicalJson(value: unknown): string {
+  if (typeof value !== 'object' || value === null) return JSON.stringify(value) ?? 'null';
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  const entries = Object.entries(value as Record<string, unknown>).filter(([, v]) => v !== undefined);
+  return `{${entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+}

@@ -3,14 +3,14 @@ import { parseResourceList } from './discovery.ts';
 import { collectionPath, objectPath, type ResourceInfo } from './resource-paths.ts';
 
 const pods: ResourceInfo = { group: '', version: 'v1', apiVersion: 'v1', kind: 'Pod', plural: 'pods', namespaced: true };
-const loops: ResourceInfo = { group: 'kubeloop.dev', version: 'v1alpha1', apiVersion: 'kubeloop.dev/v1alpha1', kind: 'Loop', plural: 'loops', namespaced: false };
+const loops: ResourceInfo = { group: 'kubeloop.dev', version: 'v1alpha1', apiVersion: 'kubeloop.dev/v1alpha1', kind: 'ClusterLoop', plural: 'clusterloops', namespaced: false };
 
 describe('resource paths', () => {
   it('builds core, group, namespaced and cluster-scoped paths', () => {
     expect(collectionPath(pods)).toBe('/api/v1/pods');
     expect(collectionPath(pods, 'ns')).toBe('/api/v1/namespaces/ns/pods');
     expect(objectPath(pods, 'p', 'ns', 'status')).toBe('/api/v1/namespaces/ns/pods/p/status');
-    expect(objectPath(loops, 'l', 'ignored')).toBe('/apis/kubeloop.dev/v1alpha1/loops/l');
+    expect(objectPath(loops, 'l', 'ignored')).toBe('/apis/kubeloop.dev/v1alpha1/clusterloops/l');
   });
   it('refuses a namespaced object path without a namespace', () => {
     expect(() => objectPath(pods, 'p')).toThrow('namespace is required');

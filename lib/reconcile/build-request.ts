@@ -30,6 +30,8 @@ export function childrenOf(primary: KubeObject, owned: readonly OwnedStore[]): R
 
 export function buildRequest(params: {
   loop: string;
+  /** A namespaced Loop's namespace (request.loopNamespace); undefined for a ClusterLoop. */
+  loopNamespace?: string | undefined;
   primary: KubeObject;
   owned: readonly OwnedStore[];
   trigger: Trigger;
@@ -42,6 +44,7 @@ export function buildRequest(params: {
     apiVersion: CONTRACT_API_VERSION,
     kind: 'ReconcileRequest',
     loop: params.loop,
+    ...(params.loopNamespace ? { loopNamespace: params.loopNamespace } : {}),
     reconcileId: randomUUID(),
     trigger: params.trigger,
     object: params.primary,

@@ -57,11 +57,15 @@ export function decodeSigningSecrets(text: string, source = 'signing secret'): A
  * message for one Loop or hook as one for another, even when they share a secret.
  */
 export type SigningDirection = 'request' | 'reply';
-/** The header naming the audience of a request: "loop/<name>" or "hook/<name>". */
+/**
+ * The header naming the audience of a request: "loop/<name>" or "hook/<name>" for the cluster kinds,
+ * "loop/<namespace>/<name>" or "hook/<namespace>/<name>" for the namespaced ones (docs/tenants.md).
+ */
 export const AUDIENCE_HEADER = 'x-kubeloop-audience';
-const AUDIENCE_PATTERN = /^[a-z]+\/[a-z0-9][a-z0-9.-]{0,252}$/;
+const AUDIENCE_PATTERN = /^[a-z]+\/(?:[a-z0-9][a-z0-9-]{0,62}\/)?[a-z0-9][a-z0-9.-]{0,252}$/;
 
 export const isAudience = (value: string): boolean => AUDIENCE_PATTERN.test(value);
+/** A loop's or hook's identity is `<namespace>/<name>` when namespaced, `<name>` when cluster-scoped. */
 export const loopAudience = (loop: string): string => `loop/${loop}`;
 export const hookAudience = (hook: string): string => `hook/${hook}`;
 
@@ -74,7 +78,7 @@ export function requestAudience(headers: HeaderSource): string | undefined {
   return audience !== undefined && isAudience(audience) ? audience : undefined;
 }
 
-export const MISSING_AUDIENCE = `missing or malformed ${AUDIENCE_HEADER} header: want "loop/<name>" or "hook/<name>"`;
+export const MISSING_AUDIENCE = `missing or malformed ${AUDIENCE_HEADER} header: want "loop/[<namespace>/]<name>" or "hook/[<namespace>/]<name>"`;
 
 /** Derived keys per root key, bounded: an audience comes from a request header, so anyone can invent one. */
 export class DerivedKeyCache<Root extends object, Key> {

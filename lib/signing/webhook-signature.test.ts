@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
 import { importSigningSecrets, webSignatureHeaders, webVerify } from './web-signature.ts';
-import { directionKeys, generateSigningSecret, parseSigningSecret, parseSigningSecrets, sign, signatureHeaders, verify } from './webhook-signature.ts';
+import { audienceOf, directionKeys, generateSigningSecret, signRequest, verifyRequest, parseSigningSecret, parseSigningSecrets, sign, signatureHeaders, verify } from './webhook-signature.ts';
 
 const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
 const key = parseSigningSecret(SECRET);
@@ -102,6 +102,19 @@ describe('Standard Webhooks signatures', () => {
     expect(() => parseSigningSecret(`${next} ${previous}`)).toThrow(/holds 2 keys; want one/);
     expect(() => parseSigningSecrets(`${next} whsec_short`)).toThrow(/key 2 of 2/);
     expect(() => parseSigningSecrets(Array.from({ length: 5 }, generateSigningSecret).join(' '))).toThrow(/at most 4/);
+  });
+
+  it('signs a namespaced Loop for loop/<namespace>/<name>, which no other namespace\'s Loop of that name verifies', () => {
+    const audience = audienceOf({ kind: 'ReconcileRequest', loop: 'labeller', loopNamespace: 'team-a' });
+    expect(audience).toBe('loop/team-a/labeller');
+    expect(audienceOf({ kind: 'ReconcileRequest', loop: 'labeller' })).toBe('loop/labeller');
+    const headers = signRequest(key, audience, body);
+    expect(verifyRequest(key, headers, body)).toMatchObject({ ok: true, audience: 'loop/team-a/labeller' });
+    const forged = { ...headers, 'x-kubeloop-audience': 'loop/team-b/labeller' };
+    expect(verifyRequest(key, forged, body).ok).toBe(false);
+    for (const malformed of ['loop/a/b/c', 'loop/Team/x', 'loop//x', 'loop/team-a/']) {
+      expect(verifyRequest(key, { ...headers, 'x-kubeloop-audience': malformed }, body)).toMatchObject({ ok: false, message: expect.stringContaining('missing or malformed') });
+    }
   });
 });
 

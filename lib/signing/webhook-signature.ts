@@ -27,9 +27,14 @@ import { hookAudience, loopAudience } from './standard-webhooks.ts';
 
 export { AUDIENCE_HEADER, hookAudience, loopAudience, type SigningDirection } from './standard-webhooks.ts';
 
-/** Whom a request is signed for: an AdmissionRequest's hook, a ReconcileRequest's Loop (as the gateway and the router sign them). */
-export const audienceOf = (request: { kind: string; loop?: string; hook?: string }): string =>
-  request.kind === 'AdmissionRequest' ? hookAudience(request.hook ?? '') : loopAudience(request.loop ?? '');
+/**
+ * Whom a request is signed for: an AdmissionRequest's hook, a ReconcileRequest's Loop (as the gateway and
+ * the router sign them); a namespaced Loop's audience carries its namespace.
+ */
+export const audienceOf = (request: { kind: string; loop?: string; loopNamespace?: string; hook?: string }): string =>
+  request.kind === 'AdmissionRequest'
+    ? hookAudience(request.hook ?? '')
+    : loopAudience(request.loopNamespace ? `${request.loopNamespace}/${request.loop ?? ''}` : (request.loop ?? ''));
 export { DEFAULT_TOLERANCE_SECONDS, SECRET_PREFIX, type SignatureHeaders, type VerifyResult } from './standard-webhooks.ts';
 
 /**

@@ -18,7 +18,7 @@ import type { ResourceDiscovery } from '../../lib/kube/discovery.ts';
 import { isApiError, KubeApiError, type KubeClient } from '../../lib/kube/kube-client.ts';
 import { objectKey, refersTo } from '../../lib/kube/object-meta.ts';
 import { collectionPath, kindKey, objectPath, type ResourceInfo } from '../../lib/kube/resource-paths.ts';
-import { checkAuthority, checkKind, type AuthorityContext } from './authority.ts';
+import { checkAuthority, checkConfinement, checkKind, type AuthorityContext } from './authority.ts';
 import type { EventRecorder } from './event-recorder.ts';
 import { createOnce, UncertainCreateError, withConcreteName } from './create-child.ts';
 import type { Expectations } from './expectations.ts';
@@ -107,13 +107,13 @@ export async function applyActions(ctx: ApplyContext, actions: readonly RouterAc
       result = await applyOne(observed ? { ...ctx, requestHeaders: observed.headers } : ctx, action, written);
     } catch (error) {
       const conflict = isConflict(error);
-      ctx.metrics.actions.inc({ loop: ctx.loop.name, op: action.op, result: conflict ? 'conflict' : 'error' });
+      ctx.metrics.actions.inc({ loop: ctx.loop.id, op: action.op, result: conflict ? 'conflict' : 'error' });
       observed?.end(failedWrite(error, conflict));
       const message = `action ${index} (${action.op}): ${error instanceof Error ? error.message : String(error)}`;
       if (conflict) return { result: 'conflict', message };
       return { result: 'failed', message, retryable: isRetryable(error) };
     }
-    ctx.metrics.actions.inc({ loop: ctx.loop.name, op: action.op, result });
+    ctx.metrics.actions.inc({ loop: ctx.loop.id, op: action.op, result });
     observed?.end({ result });
     if (result === 'refused') refused += 1;
   }
@@ -300,6 +300,11 @@ function kindAllowed(ctx: ApplyContext, action: Action, apiVersion: string | und
  */
 async function authorised(ctx: ApplyContext, action: Action, target: ObjectTarget, resource: ResourceInfo): Promise<boolean> {
   const checked: Action = action.op === 'patch' || action.op === 'delete' ? { ...action, target } : action;
+  const confined = checkConfinement(ctx.loop, action.op, target, resource.namespaced);
+  if (!confined.allowed) {
+    refuse(ctx, action, target, confined.reason);
+    return false;
+  }
   let current: KubernetesObject | undefined;
   if (action.op !== 'create' && target.name !== '' && !refersTo(target, ctx.primary)) {
     current = lookupTarget(ctx, target);
@@ -308,7 +313,7 @@ async function authorised(ctx: ApplyContext, action: Action, target: ObjectTarge
         current = await ctx.client.request<KubernetesObject>({ path: objectPath(resource, target.name, target.namespace) });
       } catch (error) {
         if (isApiError(error, 403)) {
-          refuse(ctx, action, target, `Loop ${ctx.loop.name} may not ${action.op} ${target.kind} ${target.namespace ? `${target.namespace}/` : ''}${target.name}: its ServiceAccount may not read it`);
+          refuse(ctx, action, target, `Loop ${ctx.loop.id} may not ${action.op} ${target.kind} ${target.namespace ? `${target.namespace}/` : ''}${target.name}: its ServiceAccount may not read it`);
           return false;
         }
         if (!isApiError(error, 404)) throw error;
@@ -322,7 +327,7 @@ async function authorised(ctx: ApplyContext, action: Action, target: ObjectTarge
 }
 
 function refuse(ctx: ApplyContext, action: Action, target: Partial<ObjectTarget>, reason: string): void {
-  ctx.metrics.refusals.inc({ loop: ctx.loop.name });
+  ctx.metrics.refusals.inc({ loop: ctx.loop.id });
   ctx.logger.warn({ op: action.op, target }, reason);
   ctx.events.record(ctx.primary, { type: 'Warning', reason: 'ActionRefused', message: reason });
 }

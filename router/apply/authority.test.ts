@@ -1,7 +1,7 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import type { Action } from '../../lib/contract/types.ts';
-import { checkAuthority, checkKind, isValidApiVersion, type AuthorityContext } from './authority.ts';
+import { checkAuthority, checkConfinement, checkKind, isValidApiVersion, type AuthorityContext } from './authority.ts';
 
 const primary = { apiVersion: 'app.kubeloop.dev/v1alpha1', kind: 'PodSet', metadata: { name: 'ps', namespace: 'a', uid: 'u-ps' } };
 const mine = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'mine', namespace: 'a', ownerReferences: [{ apiVersion: 'x', kind: 'PodSet', name: 'ps', uid: 'u-ps', controller: true }] } };
@@ -9,7 +9,7 @@ const theirs = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'theirs', name
 const cache: Record<string, KubernetesObject> = { 'a/mine': mine, 'a/theirs': theirs };
 
 const ctx: AuthorityContext = {
-  loop: { name: 'podset', for: { apiVersion: primary.apiVersion, kind: 'PodSet' }, owns: [{ apiVersion: 'v1', kind: 'Pod' }] },
+  loop: { id: 'podset', namespace: undefined, for: { apiVersion: primary.apiVersion, kind: 'PodSet' }, owns: [{ apiVersion: 'v1', kind: 'Pod' }] },
   primary,
   lookup: (_v, _k, ns, name) => cache[`${ns}/${name}`],
   targetNamespaced: true,
@@ -75,6 +75,26 @@ describe('checkAuthority by resolved scope', () => {
   it('lets a cluster-scoped primary own cluster-scoped objects', () => {
     const clusterPrimary = { ...clusterScoped, primary: { apiVersion: 'example.com/v1', kind: 'Tenant', metadata: { name: 't', uid: 'u-t' } } };
     expect(checkAuthority(clusterPrimary, { op: 'create', object: { apiVersion: rbac, kind: 'ClusterRoleBinding', metadata: { name: 'grab' } } })).toEqual({ allowed: true });
+  });
+});
+
+describe('checkConfinement', () => {
+  const teamLoop = { ...ctx.loop, id: 'team-a/podset', namespace: 'team-a' };
+  it('lets a namespaced Loop write in its own namespace only', () => {
+    expect(checkConfinement(teamLoop, 'create', pod('p', 'team-a'), true)).toEqual({ allowed: true });
+    expect(checkConfinement(teamLoop, 'create', pod('p', 'team-b'), true)).toEqual({
+      allowed: false,
+      reason: "Loop team-a/podset may not create Pod v1 team-b/p: team-b is not the Loop's namespace: a Loop writes only in its own namespace (team-a)",
+    });
+    expect(checkConfinement(teamLoop, 'delete', { apiVersion: 'v1', kind: 'Pod', name: 'p' }, true).allowed).toBe(false);
+  });
+  it('refuses a cluster-scoped target to a namespaced Loop, whatever namespace the function wrote', () => {
+    const node = { apiVersion: 'v1', kind: 'Node', namespace: 'team-a', name: 'n1' };
+    expect(checkConfinement(teamLoop, 'patch', node, false)).toMatchObject({ allowed: false, reason: expect.stringContaining('the kind is cluster-scoped, and a Loop writes only in its own namespace (team-a)') });
+  });
+  it('leaves a ClusterLoop to the other checks', () => {
+    expect(checkConfinement(ctx.loop, 'create', pod('p', 'team-b'), true)).toEqual({ allowed: true });
+    expect(checkConfinement(ctx.loop, 'patch', { apiVersion: 'v1', kind: 'Node', name: 'n1' }, false)).toEqual({ allowed: true });
   });
 });
 

@@ -5,11 +5,12 @@ import type { KubernetesObject } from '@kubernetes/client-node';
 import type { Action, ObjectTarget } from '../../lib/contract/types.ts';
 import { controllerUid, refersTo } from '../../lib/kube/object-meta.ts';
 import type { LoopConfig } from '../base/loop-spec.ts';
+import { writeConfinementProblem } from '../base/loop-confinement.ts';
 
 export type AuthorityVerdict = { allowed: true } | { allowed: false; reason: string };
 
 export interface AuthorityContext {
-  loop: Pick<LoopConfig, 'name' | 'for' | 'owns'>;
+  loop: Pick<LoopConfig, 'id' | 'namespace' | 'for' | 'owns'>;
   primary: KubernetesObject;
   /**
    * The target's current state: from the router's cache, or read live on a cache miss (a child outside the
@@ -57,11 +58,21 @@ export function isValidApiVersion(apiVersion: string): boolean {
  */
 export function checkKind(loop: AuthorityContext['loop'], op: Action['op'], apiVersion: string | undefined, kind: string | undefined): AuthorityVerdict {
   if (typeof apiVersion !== 'string' || !isValidApiVersion(apiVersion)) {
-    return { allowed: false, reason: `Loop ${loop.name} may not ${op} ${String(kind)} ${JSON.stringify(apiVersion)}: not a valid apiVersion` };
+    return { allowed: false, reason: `Loop ${loop.id} may not ${op} ${String(kind)} ${JSON.stringify(apiVersion)}: not a valid apiVersion` };
   }
   const known = (loop.for.apiVersion === apiVersion && loop.for.kind === kind) || loop.owns.some((o) => o.apiVersion === apiVersion && o.kind === kind);
-  if (!known) return { allowed: false, reason: `Loop ${loop.name} may not ${op} ${String(kind)} ${apiVersion}: neither the primary kind nor an owned kind` };
+  if (!known) return { allowed: false, reason: `Loop ${loop.id} may not ${op} ${String(kind)} ${apiVersion}: neither the primary kind nor an owned kind` };
   return { allowed: true };
+}
+
+/**
+ * A namespaced Loop writes only in its own namespace: checked on the resolved target before anything else,
+ * so a target elsewhere is refused before any API call (not even the live read of an uncached target).
+ */
+export function checkConfinement(loop: AuthorityContext['loop'], op: Action['op'], target: Partial<ObjectTarget>, targetNamespaced: boolean): AuthorityVerdict {
+  if (loop.namespace === undefined) return { allowed: true };
+  const problem = writeConfinementProblem(loop.namespace, target, targetNamespaced);
+  return problem ? { allowed: false, reason: `Loop ${loop.id} may not ${op} ${describe(target)}: ${problem}` } : { allowed: true };
 }
 
 /**
@@ -69,7 +80,7 @@ export function checkKind(loop: AuthorityContext['loop'], op: Action['op'], apiV
  * primary's namespace before checking) and must not name a different controller.
  */
 export function checkAuthority(ctx: AuthorityContext, action: Action): AuthorityVerdict {
-  const loopName = ctx.loop.name;
+  const loopName = ctx.loop.id;
   const refuse = (what: string): AuthorityVerdict => ({ allowed: false, reason: `Loop ${loopName} may not ${what}` });
   switch (action.op) {
     case 'status':

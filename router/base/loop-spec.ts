@@ -1,16 +1,21 @@
-// The Loop resource (loops.kubeloop.dev/v1alpha1) and its validation into the router's LoopConfig.
+// The Loop and ClusterLoop resources (api/loop.ts) and their validation into the router's LoopConfig.
 import type { V1LabelSelector } from '@kubernetes/client-node';
 import { validateLabelSelector } from '../../lib/kube/label-selector.ts';
-import { FINALIZER_PREFIX, type Loop, type LoopSpec, type SecretKeyRef, type ServiceAccountRef } from '../../api/loop.ts';
+import { FINALIZER_PREFIX, loopIdentity, NAMESPACED_FINALIZER_PREFIX, type Loop, type LoopSpec, type SecretKeyRef, type ServiceAccountRef } from '../../api/loop.ts';
 import type { KindRef } from '../../api/meta.ts';
 import { parseFunctionRef, type FunctionRefConfig } from './function-ref.ts';
 import { DEFAULT_FUNCTION_URL_POLICY, functionUrlProblem, type FunctionUrlPolicy } from '../../lib/config/function-url-policy.ts';
 import type { SigningKeys } from '../../lib/signing/webhook-signature.ts';
 import { parseRelated, RelatedSpecError, type RelationConfig } from './related-relation.ts';
+import { confineLoopSpec } from './loop-confinement.ts';
 
 /** A validated Loop with defaults applied: what the router runs. */
 export interface LoopConfig {
   name: string;
+  /** A namespaced Loop's own namespace, which confines it; undefined for a ClusterLoop (docs/tenants.md). */
+  namespace: string | undefined;
+  /** The loop's identity (`<namespace>/<name>` or `<name>`, loopIdentity): every map, metric and log is keyed by it. */
+  id: string;
   generation: number;
   for: KindRef;
   owns: KindRef[];
@@ -143,11 +148,20 @@ function checkFunctionUrl(name: string, raw: unknown, urlPolicy: FunctionUrlPoli
  * Validates a Loop object (from the API or inline); the error names the bad field. The function URL is
  * checked against `urlPolicy` (the same rules as the chart's admission policy).
  */
-export function parseLoop(loop: Pick<Loop, 'metadata' | 'spec'>, urlPolicy: FunctionUrlPolicy = DEFAULT_FUNCTION_URL_POLICY): LoopConfig {
-  const name = loop.metadata?.name ?? '';
-  if (!DNS_LABEL.test(name) || name.length > 63) throw new LoopSpecError(name || '(unnamed)', 'metadata.name', 'must be a DNS label');
-  const spec = loop.spec as Partial<LoopSpec> | undefined;
+export function parseLoop(loop: Pick<Loop, 'metadata' | 'spec'> & { kind?: string }, urlPolicy: FunctionUrlPolicy = DEFAULT_FUNCTION_URL_POLICY): LoopConfig {
+  const own = loop.kind === 'Loop' ? (loop.metadata?.namespace ?? '') : undefined;
+  const name = loopIdentity(own, loop.metadata?.name ?? '');
+  const bareName = loop.metadata?.name ?? '';
+  if (!DNS_LABEL.test(bareName) || bareName.length > 63) throw new LoopSpecError(name || '(unnamed)', 'metadata.name', 'must be a DNS label');
+  if (own !== undefined && (!DNS_LABEL.test(own) || own.length > 63)) throw new LoopSpecError(name, 'metadata.namespace', 'is required for a Loop (a namespaced kind)');
+  let spec = loop.spec as Partial<LoopSpec> | undefined;
   if (!spec || typeof spec !== 'object') throw new LoopSpecError(name, 'spec', 'is required');
+  if (own !== undefined) {
+    // A Loop's namespaces default to its own and may name no other (docs/tenants.md).
+    const confined = confineLoopSpec(own, spec);
+    if ('problem' in confined) throw new LoopSpecError(name, confined.field, confined.problem);
+    spec = confined.spec;
+  }
   const primary = kindRef(name, 'spec.for', spec.for);
   const owns = (spec.owns ?? []).map((ref, i) => kindRef(name, `spec.owns[${i}]`, ref));
   const fn = spec.function;
@@ -180,7 +194,9 @@ export function parseLoop(loop: Pick<Loop, 'metadata' | 'spec'>, urlPolicy: Func
     throw error;
   }
   return {
-    name,
+    name: bareName,
+    namespace: own,
+    id: name,
     generation: loop.metadata?.generation ?? 0,
     for: primary,
     owns,
@@ -197,7 +213,7 @@ export function parseLoop(loop: Pick<Loop, 'metadata' | 'spec'>, urlPolicy: Func
     resyncMs: positive(name, 'spec.resyncPeriodSeconds', spec.resyncPeriodSeconds, 600, 86_400 * 7) * 1000,
     finalize: spec.finalize === true,
     sendDeletes: spec.sendDeletes === true,
-    finalizer: `${FINALIZER_PREFIX}${name}`,
+    finalizer: own === undefined ? `${FINALIZER_PREFIX}${bareName}` : `${NAMESPACED_FINALIZER_PREFIX}${bareName}`,
     fieldManager: `kubeloop/${name}`,
     signingSecretRef: secretKeyRef(name, fn.signingSecretRef),
     caBundle: caBundle(name, fn.caBundle, fn.url),

@@ -74,7 +74,7 @@ export class LoopRunner {
     this.#deps = deps;
     this.#expectations = new Expectations(deps.expectationsTimeoutMs ?? 5 * 60_000);
     this.#functionUrl = loop.functionUrl;
-    this.#metrics = loopMetrics(deps.metrics, loop.name);
+    this.#metrics = loopMetrics(deps.metrics, loop.id);
     const { adds, retries } = this.#metrics;
     this.#queue = new WorkQueue<Trigger>({
       onAdd: () => adds.inc(),
@@ -82,7 +82,7 @@ export class LoopRunner {
       concurrency: loop.maxConcurrency,
       merge: mergeTriggers,
       process: (item) => this.#process(item),
-      onError: (key, error) => deps.logger.error({ loop: loop.name, key, err: error instanceof Error ? error.stack : String(error) }, 'reconcile crashed'),
+      onError: (key, error) => deps.logger.error({ loop: loop.id, key, err: error instanceof Error ? error.stack : String(error) }, 'reconcile crashed'),
     });
   }
 
@@ -118,7 +118,7 @@ export class LoopRunner {
     }
     this.#scope = this.#scopeOf(this.#primary);
     const queue = this.#queue;
-    this.#unwatchQueue = this.#deps.metrics.watchQueue(loop.name, {
+    this.#unwatchQueue = this.#deps.metrics.watchQueue(loop.id, {
       depth: () => queue.depth,
       activeWorkers: () => queue.inFlight,
       processingSince: () => this.#processingSince.values(),
@@ -157,7 +157,7 @@ export class LoopRunner {
       this.#unsubscribe.push(
         lease.informer.on('restart', (_reason, error) => {
           if (isApiError(error, 403)) {
-            this.#deps.onHealth?.(loop.name, { ready: false, reason: 'Forbidden', message: error?.message ?? 'forbidden' });
+            this.#deps.onHealth?.(loop.id, { ready: false, reason: 'Forbidden', message: error?.message ?? 'forbidden' });
           }
         }),
       );
@@ -207,9 +207,9 @@ export class LoopRunner {
   #reportFunction(): void {
     const resolution = this.#refWatch?.resolution;
     if (resolution && !resolution.ok) {
-      this.#deps.onHealth?.(this.loop.name, { ready: false, reason: resolution.reason, message: `${resolution.message}; nothing is sent until it resolves` });
+      this.#deps.onHealth?.(this.loop.id, { ready: false, reason: resolution.reason, message: `${resolution.message}; nothing is sent until it resolves` });
     } else {
-      this.#deps.onHealth?.(this.loop.name, { ready: true, reason: 'Running', message: this.#refWatch ? `watching; calling ${this.#functionUrl}` : 'watching' });
+      this.#deps.onHealth?.(this.loop.id, { ready: true, reason: 'Running', message: this.#refWatch ? `watching; calling ${this.#functionUrl}` : 'watching' });
     }
   }
 
@@ -218,7 +218,7 @@ export class LoopRunner {
     const previous = this.#functionUrl;
     this.#functionUrl = resolution.ok ? resolution.url : undefined;
     const ref = this.loop.functionRef;
-    const fields = { loop: this.loop.name, ref: ref ? describeRef(ref) : undefined };
+    const fields = { loop: this.loop.id, ref: ref ? describeRef(ref) : undefined };
     if (resolution.ok) this.#deps.logger.info({ ...fields, url: resolution.url }, 'function reference resolved');
     else this.#deps.logger.warn({ ...fields, reason: resolution.reason, err: resolution.message }, 'function reference does not resolve');
     if (!this.#cachesComplete || this.#stopped) return;

@@ -16,7 +16,7 @@ export const TEST_RESOURCES = {
   podsets: { group: 'app.kubeloop.dev', version: 'v1alpha1', apiVersion: 'app.kubeloop.dev/v1alpha1', kind: 'PodSet', plural: 'podsets', namespaced: true },
   pods: { group: '', version: 'v1', apiVersion: 'v1', kind: 'Pod', plural: 'pods', namespaced: true },
   services: { group: '', version: 'v1', apiVersion: 'v1', kind: 'Service', plural: 'services', namespaced: true },
-  loops: { group: 'kubeloop.dev', version: 'v1alpha1', apiVersion: 'kubeloop.dev/v1alpha1', kind: 'Loop', plural: 'loops', namespaced: false },
+  loops: { group: 'kubeloop.dev', version: 'v1alpha1', apiVersion: 'kubeloop.dev/v1alpha1', kind: 'ClusterLoop', plural: 'clusterloops', namespaced: false },
 } satisfies Record<string, ResourceInfo>;
 
 type Handlers = { [E in keyof InformerHandlers<KubeObject>]: Set<InformerHandlers<KubeObject>[E]> };

@@ -140,7 +140,7 @@ export class RelatedWatch implements Requirements {
           return lease;
         })
         .catch((error: unknown) => {
-          this.logger.warn({ loop: this.loop.name, kind: requirement.kind, namespace: requirement.namespace, err: (error as Error).message }, 'cannot watch required objects: their changes call nothing until the next event of the primary');
+          this.logger.warn({ loop: this.loop.id, kind: requirement.kind, namespace: requirement.namespace, err: (error as Error).message }, 'cannot watch required objects: their changes call nothing until the next event of the primary');
           this.#watches.delete(id);
           return undefined;
         }),

@@ -21,7 +21,7 @@ const WAIT = { timeout: 10_000, interval: 20 };
 const loopObject = (spec: Partial<LoopSpec> = {}, extra: { generation?: number; labels?: Record<string, string> } = {}): KubeObject =>
   ({
     apiVersion: loops.apiVersion,
-    kind: 'Loop',
+    kind: 'ClusterLoop',
     metadata: { name: 'podset', uid: 'uid-loop', generation: extra.generation ?? 1, resourceVersion: String(extra.generation ?? 1), labels: extra.labels },
     spec: {
       for: { apiVersion: podsets.apiVersion, kind: podsets.kind },

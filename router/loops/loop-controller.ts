@@ -1,17 +1,21 @@
-// The Loop controller: starts, restarts and stops a LoopRunner per Loop as Loops are created, edited and
-// deleted (from the API or given inline), runs each as its ServiceAccount once a SubjectAccessReview allows
-// it (and again periodically), and keeps each Loop's Ready condition and observedGeneration. What to do is
-// decided purely (loop-decision.ts); #sync carries it out, and #carryOut is the one place that moves the
-// Loop's sync queue, its health and its events.
+// The Loop controller: starts, restarts and stops a LoopRunner per Loop and ClusterLoop as they are created,
+// edited and deleted (from the API or given inline), runs each as its ServiceAccount once a SubjectAccessReview
+// allows it (and again periodically), and keeps each one's Ready condition and observedGeneration. Everything
+// is keyed by the loop's identity (`<namespace>/<name>` or `<name>`, loopIdentity). What to do is decided purely
+// (loop-decision.ts); #sync carries it out, and #carryOut is the one place that moves the Loop's sync queue,
+// its health and its events.
 import type { V1LabelSelector } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { matchesLabelSelector } from '../../lib/kube/label-selector.ts';
 import { UnknownKindError } from '../../lib/kube/discovery.ts';
+import { objectKey } from '../../lib/kube/object-meta.ts';
 import { isApiError, type KubeClient } from '../../lib/kube/kube-client.ts';
 import type { KubeObject } from '../../lib/contract/types.ts';
 import type { InformerLease, InformerSource } from '../intake/informer-registry.ts';
 import type { RateLimit } from '../../lib/kube/rate-limiter.ts';
-import { LOOP_API_VERSION, LOOP_KIND, type Loop } from '../../api/loop.ts';
+import { CLUSTER_LOOP_KIND, CLUSTER_LOOP_PLURAL, LOOP_API_VERSION, LOOP_KIND, LOOP_PLURAL, loopIdentity, type Loop } from '../../api/loop.ts';
+import { LoopSpecError, type LoopConfig } from '../base/loop-spec.ts';
+import { clusterScopedKindProblem, namedKinds } from '../base/loop-confinement.ts';
 import { DEFAULT_FUNCTION_URL_POLICY, type FunctionUrlPolicy } from '../../lib/config/function-url-policy.ts';
 import type { LoopHealth, LoopRunner, LoopRunnerDeps } from '../intake/loop-runner.ts';
 import { SigningSecretError } from './signing-key.ts';
@@ -53,7 +57,9 @@ export class LoopController {
   /** Each Loop's status writes, chained: the condition written last is the one decided last. */
   readonly #statusWrites = new Map<string, Promise<void>>();
   readonly #sync: WorkQueue<null>;
-  #loops: InformerLease | undefined;
+  /** The ClusterLoops (cluster-scoped) and the namespaced Loops of every namespace. */
+  #clusterLoops: InformerLease | undefined;
+  #namespacedLoops: InformerLease | undefined;
   #inline = new Map<string, Loop>();
   #stopped = false;
   #reviewTimer: NodeJS.Timeout | undefined;
@@ -73,6 +79,7 @@ export class LoopController {
     });
   }
 
+  /** The runner of a loop by identity: `<namespace>/<name>` for a Loop, `<name>` for a ClusterLoop. */
   runner(name: string): LoopRunner | undefined {
     return this.#running.get(name)?.launched.runner;
   }
@@ -91,14 +98,27 @@ export class LoopController {
     this.#reviewTimer.unref();
     if (this.#o.inline) {
       for (const loop of this.#o.inline) {
-        this.#inline.set(loop.metadata.name ?? '', loop);
-        this.#sync.add(loop.metadata.name ?? '', null);
+        const id = loopIdentity(loop.kind === LOOP_KIND ? loop.metadata.namespace : undefined, loop.metadata.name ?? '');
+        this.#inline.set(id, loop);
+        this.#sync.add(id, null);
       }
       return;
     }
-    this.#loops = await this.#o.registry.acquire({ apiVersion: LOOP_API_VERSION, kind: LOOP_KIND }, false);
-    const informer = this.#loops.informer;
-    const enqueue = (o: KubeObject) => this.#sync.add(o.metadata?.name ?? '', null);
+    this.#clusterLoops = await this.#watchLoops(CLUSTER_LOOP_KIND);
+    try {
+      this.#namespacedLoops = await this.#watchLoops(LOOP_KIND);
+    } catch (error) {
+      // A cluster with only the ClusterLoop CRD (an older chart's CRDs): ClusterLoops run, Loops wait for it.
+      if (!(error instanceof UnknownKindError)) throw error;
+      this.#o.logger.warn({ err: error.message }, 'namespaced Loops are not served: the loops.kubeloop.dev CRD is not installed');
+    }
+  }
+
+  /** Watches one kind of loop; an informer's key (`<name>` or `<namespace>/<name>`) is the loop's identity. */
+  async #watchLoops(kind: typeof LOOP_KIND | typeof CLUSTER_LOOP_KIND): Promise<InformerLease> {
+    const lease = await this.#o.registry.acquire({ apiVersion: LOOP_API_VERSION, kind }, false);
+    const informer = lease.informer;
+    const enqueue = (o: KubeObject) => this.#sync.add(objectKey(o.metadata), null);
     informer.on('add', enqueue);
     informer.on('update', (o, previous) => {
       const relabelled = JSON.stringify(o.metadata?.labels ?? {}) !== JSON.stringify(previous.metadata?.labels ?? {});
@@ -106,6 +126,7 @@ export class LoopController {
     });
     informer.on('delete', enqueue);
     await informer.waitForSync();
+    return lease;
   }
 
   async stop(): Promise<void> {
@@ -114,10 +135,11 @@ export class LoopController {
     await this.#sync.shutdown();
     await Promise.all([...this.#running.values()].map((r) => r.launched.stop()));
     this.#running.clear();
-    await this.#loops?.release();
+    await this.#clusterLoops?.release();
+    await this.#namespacedLoops?.release();
   }
 
-  /** Waits until the named Loop runs with complete caches (tests and `kubeloop dev`). */
+  /** Waits until the Loop (by identity) runs with complete caches (tests and `kubeloop dev`). */
   async waitForLoop(name: string, timeoutMs = 60_000): Promise<LoopRunner> {
     const deadline = Date.now() + timeoutMs;
     while (Date.now() < deadline) {
@@ -133,12 +155,15 @@ export class LoopController {
 
   #loopNames(): string[] {
     if (this.#o.inline) return [...this.#inline.keys()];
-    return (this.#loops?.informer.store.list() ?? []).map((o) => o.metadata?.name ?? '').filter((n) => n !== '');
+    const loops = [...(this.#clusterLoops?.informer.store.list() ?? []), ...(this.#namespacedLoops?.informer.store.list() ?? [])];
+    return loops.map((o) => objectKey(o.metadata)).filter((n) => n !== '');
   }
 
-  #loopObject(name: string): Loop | undefined {
-    if (this.#o.inline) return this.#inline.get(name);
-    const loop = this.#loops?.informer.store.get(name) as unknown as Loop | undefined;
+  #loopObject(id: string): Loop | undefined {
+    if (this.#o.inline) return this.#inline.get(id);
+    // Namespace names hold no '/': an identity with one is a namespaced Loop's.
+    const lease = id.includes('/') ? this.#namespacedLoops : this.#clusterLoops;
+    const loop = lease?.informer.store.get(id) as unknown as Loop | undefined;
     // A Loop that stops matching the selector is treated as deleted by this router.
     return loop && matchesLabelSelector(this.#o.loopSelector, loop.metadata.labels) ? loop : undefined;
   }
@@ -170,6 +195,14 @@ export class LoopController {
 
   async #start(name: string, plan: Extract<LoopPlan, { kind: 'start' }>): Promise<LoopOutcome> {
     const { config, specJson, generation } = plan;
+    let confinement: LoopSpecError | undefined;
+    try {
+      confinement = await this.#clusterScopedKind(config);
+    } catch (error) {
+      if (error instanceof UnknownKindError) return { kind: 'kind-unknown', message: error.message };
+      throw error;
+    }
+    if (confinement) return { kind: 'invalid-spec', error: confinement };
     let launched: LaunchedLoop;
     try {
       launched = await this.#launcher.launch(config, {
@@ -199,6 +232,15 @@ export class LoopController {
     return { kind: 'started', config };
   }
 
+  /** A namespaced Loop naming a cluster-scoped kind (discovery tells): refused as an invalid spec. */
+  async #clusterScopedKind(config: LoopConfig): Promise<LoopSpecError | undefined> {
+    if (config.namespace === undefined) return undefined;
+    const { discovery } = this.#o.runnerDeps;
+    const kinds = await Promise.all(namedKinds(config).map(async (k) => ({ ...k, namespaced: (await discovery.resolve(k.ref.apiVersion, k.ref.kind)).namespaced })));
+    const problem = clusterScopedKindProblem(kinds);
+    return problem ? new LoopSpecError(config.id, problem.field, problem.problem) : undefined;
+  }
+
   async #stopRunning(name: string, running: Running): Promise<void> {
     this.#running.delete(name);
     await running.launched.stop();
@@ -216,7 +258,7 @@ export class LoopController {
     if (decision.health) this.#setHealth(name, generation, decision.health);
     // Inline Loops are not API objects: their status lives in the router's log and metrics only.
     if (decision.warning && loop && !this.#o.inline) {
-      this.#o.runnerDeps.events.record({ apiVersion: LOOP_API_VERSION, kind: LOOP_KIND, metadata: loop.metadata }, { type: 'Warning', ...decision.warning });
+      this.#o.runnerDeps.events.record({ apiVersion: LOOP_API_VERSION, kind: loop.kind, metadata: loop.metadata }, { type: 'Warning', ...decision.warning });
     }
     if (decision.log) this.#o.logger[decision.log.level]({ loop: name, ...decision.log.fields }, decision.log.message);
   }
@@ -235,7 +277,7 @@ export class LoopController {
       try {
         await this.#o.client.request({
           method: 'PATCH',
-          path: `/apis/kubeloop.dev/v1alpha1/loops/${encodeURIComponent(name)}/status`,
+          path: loopStatusPath(name),
           contentType: 'application/merge-patch+json',
           body: { status: { observedGeneration: generation, conditions: [condition] } },
         });
@@ -251,6 +293,13 @@ export class LoopController {
     });
   }
 
+}
+
+/** The status subresource of a loop by identity: a namespaced Loop's, or a ClusterLoop's. */
+function loopStatusPath(id: string): string {
+  const slash = id.indexOf('/');
+  if (slash < 0) return `/apis/${LOOP_API_VERSION}/${CLUSTER_LOOP_PLURAL}/${encodeURIComponent(id)}/status`;
+  return `/apis/${LOOP_API_VERSION}/namespaces/${encodeURIComponent(id.slice(0, slash))}/${LOOP_PLURAL}/${encodeURIComponent(id.slice(slash + 1))}/status`;
 }
 
 function generationOf(plan: LoopPlan, loop: Loop | undefined): number {

@@ -6,7 +6,7 @@ import { decideLoop, planLoop, readyConditionChange } from './loop-decision.ts';
 
 const loop = (spec: Partial<Loop['spec']> = {}, generation = 3): Loop => ({
   apiVersion: 'kubeloop.dev/v1alpha1',
-  kind: 'Loop',
+  kind: 'ClusterLoop',
   metadata: { name: 'podset', generation },
   spec: {
     for: { apiVersion: 'app.kubeloop.dev/v1alpha1', kind: 'PodSet' },

@@ -77,7 +77,7 @@ export function kubeLoopLauncher(o: KubeLoopLauncherOptions): LoopLauncher {
 
 /** Rotation without a restart: the runner reads config.signingKey on every call. */
 function followSigningKey(logger: Logger, config: LoopConfig, loopClient: KubeClient, hooks: LaunchHooks): NamedObjectWatch<V1Secret> {
-  const fields = { loop: config.name, secret: `${config.signingSecretRef!.namespace}/${config.signingSecretRef!.name}` };
+  const fields = { loop: config.id, secret: `${config.signingSecretRef!.namespace}/${config.signingSecretRef!.name}` };
   return watchSigningKeys(loopClient, config.signingSecretRef!, config.signingKey!, {
     rotated: (keys) => {
       config.signingKey = keys;

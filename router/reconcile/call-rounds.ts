@@ -49,15 +49,15 @@ export async function callFunction(
   for (let calls = 1; ; calls++) {
     if (!fetched.ok) return { kind: 'requires-failed', request, reason: fetched.reason, message: fetched.message };
     const related = declared || asked.length > 0 ? { ...declared, ...fetched.related } : undefined;
-    request = buildRequest({ loop: loop.name, primary: at.primary, owned: scope.owned, trigger: at.trigger, finalizing: at.finalizing, ...(related ? { related } : {}) });
+    request = buildRequest({ loop: loop.name, loopNamespace: loop.namespace, primary: at.primary, owned: scope.owned, trigger: at.trigger, finalizing: at.finalizing, ...(related ? { related } : {}) });
     // Each round is a call span of the reconcile's trace; its headers carry the trace to the function.
     const call = at.traced.startCall(request, at.url);
     const started = performance.now();
     const result = await deps.invoke(request, { url: at.url, timeoutMs: loop.timeoutMs, signingKey: loop.signingKey, caBundle: loop.caBundle, headers: call.headers });
     const callMs = performance.now() - started;
     at.traced.endCall(call.span, result, callMs);
-    deps.metrics.functionLatency.observe({ loop: loop.name }, callMs / 1000, at.traced.traceId);
-    deps.metrics.functionCalls.inc({ loop: loop.name, code: callCode(result.kind, result.status, result.kind === 'failed' ? result.reason : undefined) });
+    deps.metrics.functionLatency.observe({ loop: loop.id }, callMs / 1000, at.traced.traceId);
+    deps.metrics.functionCalls.inc({ loop: loop.id, code: callCode(result.kind, result.status, result.kind === 'failed' ? result.reason : undefined) });
     if (result.kind !== 'ok') return { kind: 'called', request, result, callMs };
     const wanted = result.response.requires ?? [];
     if (sameRequirements(wanted, asked)) {

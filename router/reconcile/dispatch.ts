@@ -9,7 +9,7 @@ import { createFunctionClient, type CallOutcome, type FunctionClientOptions } fr
 import type { AddressGuard } from '../../lib/function-client/guarded-connect.ts';
 import { InFlightBytes } from '../../lib/function-client/reply-limits.ts';
 import { parseRetryAfter } from '../../lib/function-client/retry-after.ts';
-import { loopAudience, type SigningKeys } from '../../lib/signing/webhook-signature.ts';
+import { audienceOf, type SigningKeys } from '../../lib/signing/webhook-signature.ts';
 import { CLOUDEVENT_TYPE, type ReconcileRequest, type ReconcileResponse } from '../../lib/contract/types.ts';
 
 export { DEFAULT_MAX_REPLY_BYTES as DEFAULT_MAX_RESPONSE_BYTES } from '../../lib/function-client/reply-limits.ts';
@@ -104,12 +104,12 @@ export function createHttpInvoker(options: HttpInvokerOptions = {}): FunctionInv
       body: JSON.stringify(request),
       caBundle,
       // Each attempt gets its own id and timestamp; the reply must carry the same id.
-      signing: signingKey ? { keys: signingKey, audience: loopAudience(request.loop) } : undefined,
+      signing: signingKey ? { keys: signingKey, audience: audienceOf(request) } : undefined,
       headers: {
         // CloudEvents binary mode: the body stays a plain ReconcileRequest.
         'ce-specversion': '1.0',
         'ce-id': request.reconcileId ?? randomUUID(),
-        'ce-source': `/kubeloop/router/loops/${request.loop}`,
+        'ce-source': `/kubeloop/router/loops/${request.loopNamespace ? `${request.loopNamespace}/` : ''}${request.loop}`,
         'ce-type': CLOUDEVENT_TYPE,
         ...headers,
       },

@@ -83,8 +83,8 @@ export async function reconcileKey(scope: ReconcileScope, item: QueueItem<Trigge
   if (url === undefined) return;
   const deleted = cached === undefined;
   const trigger: Trigger = deleted ? { type: 'DELETED' } : item.payload;
-  const traced = new ReconcileTrace(loop.name, key, events, item.enqueuedAt, deps.history);
-  const log = reconcileLogger(deps.logger, { loop: loop.name, key, traceId: traced.traceId });
+  const traced = new ReconcileTrace(loop.id, key, events, item.enqueuedAt, deps.history);
+  const log = reconcileLogger(deps.logger, { loop: loop.id, key, traceId: traced.traceId });
 
   if (!deleted && !expectations.satisfied(key, scope.lookupChild)) {
     return carryOut(scope, key, primary, decide({ stage: 'expectations-pending', remainingMs: expectations.remainingMs(key) ?? 0 }), log, traced, 'expectations-pending');
@@ -103,7 +103,7 @@ export async function reconcileKey(scope: ReconcileScope, item: QueueItem<Trigge
   // Consumed on every reconcile: the entry only ever answers for the event that follows our write.
   if (scope.ownWrites.consume(key, deleted ? undefined : primary.metadata?.resourceVersion)) {
     // The object is exactly what the function's last answer produced: it has answered for it already.
-    deps.metrics.ownWriteSkips.inc({ loop: loop.name });
+    deps.metrics.ownWriteSkips.inc({ loop: loop.id });
     return carryOut(scope, key, primary, decide({ stage: 'own-write-seen' }), log, traced, 'own-write-seen');
   }
 
@@ -112,7 +112,7 @@ export async function reconcileKey(scope: ReconcileScope, item: QueueItem<Trigge
   const answered: Answered = { key, primary, deleted, finalizing: phase.finalizing, traced };
   if (replay) {
     // The function's last answer was for this very object but for resourceVersion/managedFields.
-    deps.metrics.conflictReplays.inc({ loop: loop.name });
+    deps.metrics.conflictReplays.inc({ loop: loop.id });
     traced.replayed(replay.response.actions ?? []);
     const started = performance.now();
     return finish(scope, answered, await applyAnswer(scope, answered, replay, log), started, log, { trigger: trigger.type, replayed: true });
@@ -162,7 +162,7 @@ async function applyAnswer(scope: ReconcileScope, at: Answered, answer: Omit<Kep
 /** Carries out the decision of a reconcile that called the function or re-applied its answer. */
 function finish(scope: ReconcileScope, at: Answered, decision: CallDecision, started: number, log: Log, fields: Record<string, unknown>): ReconcileResult {
   const queueResult = carryOut(scope, at.key, at.primary, decision, log, at.traced, decision.outcome);
-  scope.deps.metrics.reconcileDuration.observe({ loop: scope.loop.name, result: decision.outcome }, (performance.now() - started) / 1000, at.traced.traceId);
+  scope.deps.metrics.reconcileDuration.observe({ loop: scope.loop.id, result: decision.outcome }, (performance.now() - started) / 1000, at.traced.traceId);
   log.debug({ ...fields, outcome: decision.outcome }, 'reconciled');
   return queueResult;
 }
@@ -197,7 +197,7 @@ function carryOut(scope: ReconcileScope, key: string, primary: KubeObject, decis
   if (decision.warning) scope.deps.events.record(primary, { type: 'Warning', ...decision.warning });
   if (decision.health) {
     const { health } = decision;
-    scope.deps.onHealth?.(scope.loop.name, retryInMs === undefined ? health : { ...health, message: `${health.message} (retry in ${retryInMs} ms)` });
+    scope.deps.onHealth?.(scope.loop.id, retryInMs === undefined ? health : { ...health, message: `${health.message} (retry in ${retryInMs} ms)` });
   }
   if (decision.log) {
     const { level, message, fields } = decision.log;

@@ -39,18 +39,18 @@ export class RunnerShard {
   /** Whether this member may queue the key of this primary (or tombstone) now. */
   owns(key: string, object: KubeObject | undefined): boolean {
     const slot = objectSlot(object);
-    return slot !== undefined && !this.#fencing.has(key) && this.#o.gate.owns(this.#o.loop.name, key, slot);
+    return slot !== undefined && !this.#fencing.has(key) && this.#o.gate.owns(this.#o.loop.id, key, slot);
   }
 
   /** Marks the key in flight if this member may start it; the object (cached or tombstone) gives its slot. */
   begin(key: string, object: KubeObject | undefined): (() => void) | undefined {
     const slot = objectSlot(object);
-    return slot === undefined || this.#fencing.has(key) ? undefined : this.#o.gate.begin(this.#o.loop.name, key, slot);
+    return slot === undefined || this.#fencing.has(key) ? undefined : this.#o.gate.begin(this.#o.loop.id, key, slot);
   }
 
   /** Subscribes to the keys this member gains; returns the unsubscribe. */
   subscribe(): () => void {
-    const off = this.#o.gate.onGained(this.#o.loop.name, (gained) => this.takeOver(gained, { type: 'RESYNC' }));
+    const off = this.#o.gate.onGained(this.#o.loop.id, (gained) => this.takeOver(gained, { type: 'RESYNC' }));
     return () => {
       this.#stopped = true;
       off();
@@ -70,7 +70,7 @@ export class RunnerShard {
   /** Queues the cached primaries that `gained` selects and this member may start; returns how many. */
   takeOver(gained: (slot: number, key: string) => boolean, trigger: Trigger): number {
     if (!this.#o.synced()) return 0;
-    const name = this.#o.loop.name;
+    const name = this.#o.loop.id;
     const objects = (this.#o.primaries()?.list() ?? []).filter((o) => {
       const key = objectKey(o.metadata);
       const slot = objectSlot(o);
@@ -92,12 +92,12 @@ export class RunnerShard {
     while (waiting.length > 0 && !this.#stopped) {
       const uids = new Set(waiting.map((o) => o.metadata?.uid ?? ''));
       const expired = performance.now() > deadline;
-      if (expired) this.#o.logger.warn({ loop: this.#o.loop.name, keys: waiting.length }, 'taken-over keys start although the cache does not show their children yet');
+      if (expired) this.#o.logger.warn({ loop: this.#o.loop.id, keys: waiting.length }, 'taken-over keys start although the cache does not show their children yet');
       let settled: Set<string>;
       try {
         settled = expired ? uids : await ownersWithSettledChildren(this.#o.client, this.#o.children(), this.#o.loop.namespaces, uids);
       } catch (error) {
-        this.#o.logger.warn({ loop: this.#o.loop.name, err: (error as Error).message }, 'could not list children of taken-over keys; retrying');
+        this.#o.logger.warn({ loop: this.#o.loop.id, err: (error as Error).message }, 'could not list children of taken-over keys; retrying');
         settled = new Set();
       }
       const ready = waiting.filter((o) => settled.has(o.metadata?.uid ?? ''));

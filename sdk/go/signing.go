@@ -32,7 +32,8 @@ var messageIDPattern = regexp.MustCompile(`^[^.\s]{1,256}$`)
 // AudienceHeader names whom a request is for: "loop/<name>" or "hook/<name>".
 const AudienceHeader = "x-kubeloop-audience"
 
-var audiencePattern = regexp.MustCompile(`^[a-z]+/[a-z0-9][a-z0-9.-]{0,252}$`)
+// "loop/<name>" for a ClusterLoop, "loop/<namespace>/<name>" for a namespaced Loop (likewise "hook/...").
+var audiencePattern = regexp.MustCompile(`^[a-z]+/(?:[a-z0-9][a-z0-9-]{0,62}/)?[a-z0-9][a-z0-9.-]{0,252}$`)
 
 // Derive returns the keys of one direction ("request" or "reply") and audience: HMAC-SHA256(secret key,
 // "kubeloop.dev/signing/v1 <direction> <audience>") for each secret key. Nothing is signed with a
@@ -53,7 +54,7 @@ func Derive(keys [][]byte, direction, audience string) [][]byte {
 func VerifyRequest(keys [][]byte, header http.Header, body []byte, now time.Time) (id, audience string, err error) {
 	audience = header.Get(AudienceHeader)
 	if !audiencePattern.MatchString(audience) {
-		return "", "", fmt.Errorf(`missing or malformed %s header: want "loop/<name>" or "hook/<name>"`, AudienceHeader)
+		return "", "", fmt.Errorf(`missing or malformed %s header: want "loop/[<namespace>/]<name>" or "hook/[<namespace>/]<name>"`, AudienceHeader)
 	}
 	id, err = Verify(Derive(keys, "request", audience), header, body, now)
 	if err != nil {

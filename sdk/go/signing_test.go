@@ -92,6 +92,18 @@ func TestDerivesTheContractExampleKeysAndSignatures(t *testing.T) {
 	if got := SignReply(keys, audience, "msg_p5jXN8AQM9LWM0D4loKWxJek", exampleBody, time.Unix(1614265330, 0)).Get("webhook-signature"); got != "v1,LqR8+U4tLRqVY2UfY2JYocnDOnbSnmjuaF8YcDohXlE=" {
 		t.Errorf("reply signature %s", got)
 	}
+	namespaced := Derive(keys, "request", "loop/team-a/labeller")
+	headers := Sign(namespaced, exampleBody, "msg_ns", time.Unix(1614265330, 0))
+	headers.Set(AudienceHeader, "loop/team-a/labeller")
+	if _, aud, err := VerifyRequest(keys, headers, exampleBody, time.Unix(1614265330, 0)); err != nil || aud != "loop/team-a/labeller" {
+		t.Errorf("namespaced audience: %q %v", aud, err)
+	}
+	for _, aud := range []string{"", "Loop/Pod", "loop/other", "loop/team-b/labeller", "loop/a/b/c", "loop//x"} {
+		headers.Set(AudienceHeader, aud)
+		if _, _, err := VerifyRequest(keys, headers, exampleBody, time.Unix(1614265330, 0)); err == nil {
+			t.Errorf("accepted namespaced-shaped audience %q", aud)
+		}
+	}
 	for _, aud := range []string{"", "Loop/Pod", "loop/other"} {
 		request.Set(AudienceHeader, aud)
 		if _, _, err := VerifyRequest(keys, request, exampleBody, time.Unix(1614265330, 0)); err == nil {

@@ -40,12 +40,14 @@ type RelatedTrigger struct {
 
 // ReconcileRequest is what the router observed. Unknown fields are ignored (the contract grows additively).
 type ReconcileRequest struct {
-	APIVersion  string  `json:"apiVersion"`
-	Kind        string  `json:"kind"`
-	Loop        string  `json:"loop"`
-	ReconcileID string  `json:"reconcileId,omitempty"`
-	Trigger     Trigger `json:"trigger"`
-	Object      Object  `json:"object"`
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	Loop       string `json:"loop"`
+	// LoopNamespace is a namespaced Loop's namespace; empty for a ClusterLoop.
+	LoopNamespace string  `json:"loopNamespace,omitempty"`
+	ReconcileID   string  `json:"reconcileId,omitempty"`
+	Trigger       Trigger `json:"trigger"`
+	Object        Object  `json:"object"`
 	// Children by "<Kind>.<version>" or "<Kind>.<group>/<version>"; an owned kind without children is [].
 	Children   map[string][]Object `json:"children"`
 	Finalizing bool                `json:"finalizing,omitempty"`

@@ -57,12 +57,12 @@ const stamp = defineAdmission({
 async function createHook(name: string, spec: AdmissionHookSpec): Promise<void> {
   hookNames.push(name);
   // Hooks without context objects: their ServiceAccount needs no RBAC.
-  const body: AdmissionHook = { apiVersion: 'kubeloop.dev/v1alpha1', kind: 'AdmissionHook', metadata: { name, labels: { [HOOK_SUITE_LABEL]: ns } }, spec: { serviceAccount: { namespace: ns, name: 'hooks' }, ...spec } };
-  await custom.createClusterCustomObject({ group: 'kubeloop.dev', version: 'v1alpha1', plural: 'admissionhooks', body });
+  const body: AdmissionHook = { apiVersion: 'kubeloop.dev/v1alpha1', kind: 'ClusterAdmissionHook', metadata: { name, labels: { [HOOK_SUITE_LABEL]: ns } }, spec: { serviceAccount: { namespace: ns, name: 'hooks' }, ...spec } };
+  await custom.createClusterCustomObject({ group: 'kubeloop.dev', version: 'v1alpha1', plural: 'clusteradmissionhooks', body });
 }
 
 async function readyCondition(name: string): Promise<{ status?: string; reason?: string; message?: string } | undefined> {
-  const hook = (await custom.getClusterCustomObject({ group: 'kubeloop.dev', version: 'v1alpha1', plural: 'admissionhooks', name })) as AdmissionHook;
+  const hook = (await custom.getClusterCustomObject({ group: 'kubeloop.dev', version: 'v1alpha1', plural: 'clusteradmissionhooks', name })) as AdmissionHook;
   return hook.status?.conditions?.find((c) => c.type === 'Ready');
 }
 
@@ -104,7 +104,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  for (const name of hookNames) await custom.deleteClusterCustomObject({ group: 'kubeloop.dev', version: 'v1alpha1', plural: 'admissionhooks', name }).catch(() => undefined);
+  for (const name of hookNames) await custom.deleteClusterCustomObject({ group: 'kubeloop.dev', version: 'v1alpha1', plural: 'clusteradmissionhooks', name }).catch(() => undefined);
   if (under) {
     await under.webhook.stop({ unregister: true });
     await deleteNamespace(suite, under.certNamespace);
@@ -289,7 +289,7 @@ describe('a function that is down, slow or answers garbage', () => {
     const metrics = await under.webhook.server.metrics.metrics();
     expect(metrics).toMatch(new RegExp(`kubeloop_admission_hook_failures_total\\{hook="garbage-fail-${ns}",reason="InvalidResponse",policy="Fail"\\} [1-9]`));
     const hook = await eventually('FunctionAvailable False', async () => {
-      const object = (await custom.getClusterCustomObject({ group: 'kubeloop.dev', version: 'v1alpha1', plural: 'admissionhooks', name: `down-fail-${ns}` })) as AdmissionHook;
+      const object = (await custom.getClusterCustomObject({ group: 'kubeloop.dev', version: 'v1alpha1', plural: 'clusteradmissionhooks', name: `down-fail-${ns}` })) as AdmissionHook;
       return object.status?.conditions?.find((c) => c.type === 'FunctionAvailable' && c.status === 'False');
     });
     expect(hook).toMatchObject({ reason: 'Unreachable' });

@@ -7,7 +7,7 @@ import { chartCrdFiles } from '../../cli/chart-crds.ts';
 import { byKind, renderChart, type Manifest } from './chart-render.ts';
 
 const helmBinary = inject('clusterBinaries').helm;
-const CORE = ['admissionhooks.kubeloop.dev', 'loops.kubeloop.dev'];
+const CORE = ['admissionhooks.kubeloop.dev', 'clusteradmissionhooks.kubeloop.dev', 'clusterloops.kubeloop.dev', 'loops.kubeloop.dev'];
 const SEEDS = ['ats.cnat.kubeloop.dev', 'podsets.app.kubeloop.dev', 'watchers.watch.kubeloop.dev'];
 
 async function renderedCrds(values: Record<string, unknown>): Promise<Manifest[]> {

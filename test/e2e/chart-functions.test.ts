@@ -32,7 +32,7 @@ function functionContainers(manifests: Manifest[]): Record<string, Container> {
 }
 
 function loopUrls(manifests: Manifest[]): Record<string, string> {
-  return Object.fromEntries(byKind(manifests, 'Loop').map((loop) => [loop.metadata.name, (loop as unknown as { spec: { function: { url: string } } }).spec.function.url]));
+  return Object.fromEntries(byKind(manifests, 'ClusterLoop').map((loop) => [loop.metadata.name, (loop as unknown as { spec: { function: { url: string } } }).spec.function.url]));
 }
 
 describe('helm template with users\' functions beside the seeds', () => {
@@ -75,7 +75,7 @@ describe('helm template with seeds.enabled=false', () => {
 
   it('renders no function at all with seeds off and no functions of one\'s own', async () => {
     const { manifests } = await renderChart(helmBinary, { namespace, values: { seeds: { enabled: false } } });
-    expect(byKind(manifests, 'Loop')).toEqual([]);
+    expect(byKind(manifests, 'ClusterLoop')).toEqual([]);
     expect(Object.keys(functionContainers(manifests))).toEqual([]);
   });
 });

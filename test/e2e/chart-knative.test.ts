@@ -60,13 +60,13 @@ describe('helm template, Knative variant', () => {
       ...KNATIVE,
       functions: { podset: { knative: { minScale: 1 } }, at: { loop: { resyncPeriodSeconds: 120 } } },
     };
-    const loops = byKind((await renderChart(helmBinary, { namespace: 'kl', values })).manifests, 'Loop') as Loop[];
+    const loops = byKind((await renderChart(helmBinary, { namespace: 'kl', values })).manifests, 'ClusterLoop') as Loop[];
     const period = (fn: string) => loops.find((l) => l.metadata.name.endsWith(`-${fn}`))?.spec.resyncPeriodSeconds;
     expect(period('pod-name-label')).toBe(21_600);
     expect(period('watcher')).toBe(21_600);
     expect(period('podset')).toBeUndefined();
     expect(period('at')).toBe(120);
-    const onDeployments = byKind((await renderChart(helmBinary, { namespace: 'kl' })).manifests, 'Loop') as Loop[];
+    const onDeployments = byKind((await renderChart(helmBinary, { namespace: 'kl' })).manifests, 'ClusterLoop') as Loop[];
     for (const loop of onDeployments) expect(loop.spec.resyncPeriodSeconds).toBeUndefined();
   });
 });

@@ -69,7 +69,7 @@ beforeAll(async () => {
   // One per function the chart runs: each seed Loop's and the Watcher sidecar's (an admission function).
   expect(signingSecrets.map((s) => s.metadata.name).sort()).toEqual([...FUNCTIONS, 'watcher-sidecar'].map((fn) => `${release}-kubeloop-${fn}-signing`).sort());
   await applyObjects('signing-secrets', signingSecrets);
-  await applyObjects('webhook-configuration', [...byKind(manifests, 'MutatingWebhookConfiguration'), ...byKind(manifests, 'ValidatingWebhookConfiguration'), ...byKind(manifests, 'AdmissionHook')]);
+  await applyObjects('webhook-configuration', [...byKind(manifests, 'MutatingWebhookConfiguration'), ...byKind(manifests, 'ValidatingWebhookConfiguration'), ...byKind(manifests, 'ClusterAdmissionHook')]);
 
   const logDir = join(workDir, 'logs');
   await run('mkdir', ['-p', logDir]);
@@ -87,7 +87,7 @@ beforeAll(async () => {
     processes.push(started);
     urls.set(`${release}-kubeloop-${fn}`, started.url);
   }
-  const loops = byKind(manifests, 'Loop').map((loop) => {
+  const loops = byKind(manifests, 'ClusterLoop').map((loop) => {
     const spec = loop.spec as { function: { url: string } };
     const url = new URL(spec.function.url);
     return { ...loop, spec: { ...spec, function: { ...spec.function, url: `${urls.get(loop.metadata.name)}${url.pathname}` } } };
@@ -112,7 +112,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await stopLocalProcesses(processes);
   if (release) {
-    await kube('delete', 'loops.kubeloop.dev,admissionhooks.kubeloop.dev,clusterroles,clusterrolebindings,mutatingwebhookconfigurations,validatingwebhookconfigurations', '-l', `app.kubernetes.io/instance=${release}`, '--wait=false').catch(() => '');
+    await kube('delete', 'clusterloops.kubeloop.dev,clusteradmissionhooks.kubeloop.dev,clusterroles,clusterrolebindings,mutatingwebhookconfigurations,validatingwebhookconfigurations', '-l', `app.kubernetes.io/instance=${release}`, '--wait=false').catch(() => '');
   }
   if (workDir) await rm(workDir, { recursive: true, force: true });
   await cluster?.cleanup();
@@ -131,9 +131,9 @@ describe('the webhook with exactly the chart\'s RBAC and arguments', () => {
 
 describe('the router with exactly the chart\'s RBAC and arguments', () => {
   it('runs every Loop Ready and signed (no Forbidden watch, write or Secret read)', async () => {
-    for (const loop of byKind(manifests, 'Loop')) expect((loop.spec as { function: { signingSecretRef?: unknown } }).function.signingSecretRef).toBeDefined();
+    for (const loop of byKind(manifests, 'ClusterLoop')) expect((loop.spec as { function: { signingSecretRef?: unknown } }).function.signingSecretRef).toBeDefined();
     await eventually('all four Loops Ready=True', async () => {
-      const out = await kube('get', 'loops.kubeloop.dev', '-l', `app.kubernetes.io/instance=${release}`, '-o', 'jsonpath={range .items[*]}{.metadata.name}={.status.conditions[?(@.type=="Ready")].status}{"\\n"}{end}');
+      const out = await kube('get', 'clusterloops.kubeloop.dev', '-l', `app.kubernetes.io/instance=${release}`, '-o', 'jsonpath={range .items[*]}{.metadata.name}={.status.conditions[?(@.type=="Ready")].status}{"\\n"}{end}');
       const lines = out.trim().split('\n').filter(Boolean);
       return lines.length === FUNCTIONS.length && lines.every((l) => l.endsWith('=True')) ? lines : undefined;
     }, 60_000);

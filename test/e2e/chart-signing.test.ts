@@ -18,7 +18,7 @@ interface PodSpec {
 }
 type Loop = Manifest & { spec: { function: { url: string; signingSecretRef?: { name: string; namespace: string; key: string } }; serviceAccount: { name: string } } };
 
-const loopOf = (manifests: Manifest[], fn: string) => one(manifests, 'Loop', `kubeloop-${fn}`) as Loop;
+const loopOf = (manifests: Manifest[], fn: string) => one(manifests, 'ClusterLoop', `kubeloop-${fn}`) as Loop;
 const podSpecOf = (workload: Manifest): PodSpec => (workload as unknown as { spec: { template: { spec: PodSpec } } }).spec.template.spec;
 const signingSecrets = (manifests: Manifest[]) => byKind(manifests, 'Secret').filter((s) => s.metadata.name.endsWith('-signing'));
 
@@ -85,7 +85,7 @@ describe('helm template signs the admission functions too', () => {
     const { manifests } = await renderChart(helmBinary, { namespace });
     const secret = `kubeloop-${ADMISSION}-signing`;
     expectMounted(podSpecOf(one(manifests, 'Deployment', `kubeloop-${ADMISSION}`)), secret, 'secret');
-    const hook = one(manifests, 'AdmissionHook', `kubeloop-${ADMISSION}`) as Manifest & { spec: { function: { signingSecretRef?: unknown } } };
+    const hook = one(manifests, 'ClusterAdmissionHook', `kubeloop-${ADMISSION}`) as Manifest & { spec: { function: { signingSecretRef?: unknown } } };
     expect(hook.spec.function.signingSecretRef).toEqual({ name: secret, namespace, key: 'secret' });
     const roles = byKind(manifests, 'Role').filter((r) => (r as unknown as { rules: Array<{ resourceNames?: string[] }> }).rules.some((rule) => rule.resourceNames?.includes(secret)));
     expect(roles.map((r) => r.metadata.name)).toEqual(['kubeloop-webhook-signing']);

@@ -164,7 +164,7 @@ describe.each(Object.entries(VALUE_SETS))('helm template with the %s values', (_
   });
 
   it('gives each enabled function a Loop whose URL points at its Service or Knative Service', () => {
-    const loops = byKind(manifests, 'Loop') as LoopManifest[];
+    const loops = byKind(manifests, 'ClusterLoop') as LoopManifest[];
     expect(loops.map((l) => l.metadata.name).sort()).toEqual(enabled.map((fn) => `${RELEASE}-${fn}`).sort());
     for (const loop of loops) {
       const url = new URL(loop.spec.function.url);
@@ -188,7 +188,7 @@ describe.each(Object.entries(VALUE_SETS))('helm template with the %s values', (_
 
   it('installs the same Loop specs as samples/loops/ (all but the function URL, the signing key and the ServiceAccount)', async () => {
     const withoutUrl = (spec: LoopManifest['spec']): unknown => ({ ...spec, function: { ...spec.function, url: undefined, signingSecretRef: undefined }, serviceAccount: undefined });
-    for (const loop of byKind(manifests, 'Loop') as LoopManifest[]) {
+    for (const loop of byKind(manifests, 'ClusterLoop') as LoopManifest[]) {
       const fn = loop.metadata.name.slice(`${RELEASE}-`.length);
       // Each Loop runs as its own ServiceAccount, which the chart creates in the release namespace.
       expect(loop.spec.serviceAccount).toEqual({ namespace, name: `${RELEASE}-loop-${fn}` });
@@ -206,8 +206,8 @@ describe.each(Object.entries(VALUE_SETS))('helm template with the %s values', (_
 
   it('lets the router only read the kinds its Loops name and impersonate their ServiceAccounts, each Loop write only its kinds, and functions nothing at all', () => {
     const routerSa = `${RELEASE}-router`;
-    const loops = byKind(manifests, 'Loop') as LoopManifest[];
-    const own = ['kubeloop.dev/loops', 'kubeloop.dev/loops/status', '/events', 'events.k8s.io/events', 'coordination.k8s.io/leases', 'authorization.k8s.io/subjectaccessreviews'];
+    const loops = byKind(manifests, 'ClusterLoop') as LoopManifest[];
+    const own = ['kubeloop.dev/clusterloops', 'kubeloop.dev/clusterloops/status', 'kubeloop.dev/loops', 'kubeloop.dev/loops/status', '/events', 'events.k8s.io/events', 'coordination.k8s.io/leases', 'authorization.k8s.io/subjectaccessreviews'];
     // Services (and Knative Services) are read to resolve Loops' spec.function.ref; EndpointSlices to see
     // where a function's Service leads before connecting (lib/function-client/cluster-addresses.ts).
     const named = new Set<string>([...own, '/serviceaccounts', '/services', 'serving.knative.dev/services', 'discovery.k8s.io/endpointslices']);
@@ -272,7 +272,7 @@ describe.each(Object.entries(VALUE_SETS))('helm template with the %s values', (_
           expect(holders.map((h) => h.name)).toEqual([loop.spec.serviceAccount?.name]);
         } else if (role.metadata.name === `${RELEASE}-webhook-signing`) {
           // The gateway signs admission calls: it may get the admission functions' keys, nothing else.
-          const hookSecrets = byKind(manifests, 'AdmissionHook').map((h) => (h as Manifest & { spec: { function: { signingSecretRef?: { name: string } } } }).spec.function.signingSecretRef?.name);
+          const hookSecrets = byKind(manifests, 'ClusterAdmissionHook').map((h) => (h as Manifest & { spec: { function: { signingSecretRef?: { name: string } } } }).spec.function.signingSecretRef?.name);
           expect(rule).toEqual({ apiGroups: [''], resources: ['secrets'], resourceNames: hookSecrets, verbs: ['get'] });
           expect(role.metadata.namespace).toBe(namespace);
         } else if (rule.verbs.some((v) => v !== 'create')) expect(rule.resourceNames, `${role.metadata.name} names the Secrets it reads`).toEqual([`${RELEASE}-webhook-tls`]);
@@ -289,7 +289,7 @@ describe.each(Object.entries(VALUE_SETS))('helm template with the %s values', (_
     const functions = one(manifests, 'NetworkPolicy', `${RELEASE}-functions`) as (typeof policies)[number];
     expect(functions.spec.podSelector.matchLabels['app.kubernetes.io/component']).toBe('function');
     const sources = functions.spec.ingress.flatMap((rule) => rule.from ?? []) as Array<{ podSelector?: { matchLabels: Record<string, string> }; namespaceSelector?: unknown }>;
-    const admission = webhookEnabled && byKind(manifests, 'AdmissionHook').length > 0;
+    const admission = webhookEnabled && byKind(manifests, 'ClusterAdmissionHook').length > 0;
     expect(sources.filter((f) => f.podSelector).map((f) => f.podSelector?.matchLabels['app.kubernetes.io/component'])).toEqual(admission ? ['router', 'webhook'] : ['router']);
     const usesKnative = manifests.some((m) => m.apiVersion === 'serving.knative.dev/v1');
     expect(sources.some((f) => f.namespaceSelector), 'Knative namespaces admitted exactly when a function runs on Knative').toBe(usesKnative);
@@ -302,7 +302,7 @@ describe.each(Object.entries(VALUE_SETS))('helm template with the %s values', (_
   it('renders the Watcher sidecar AdmissionHook as samples/admission-hooks/ (the function too with the default values) and empty hook configurations', async () => {
     const rendered = byKind(manifests, 'MutatingWebhookConfiguration');
     if (!webhookEnabled) {
-      expect([...rendered, ...byKind(manifests, 'AdmissionHook')]).toEqual([]);
+      expect([...rendered, ...byKind(manifests, 'ClusterAdmissionHook')]).toEqual([]);
       return;
     }
     // Only the gateway's own configurations: the Watcher injector's of older charts is gone.
@@ -312,7 +312,7 @@ describe.each(Object.entries(VALUE_SETS))('helm template with the %s values', (_
     ]);
     const [mwc] = rendered;
     for (const fn of ADMISSION_FUNCTIONS) {
-      const hook = one(manifests, 'AdmissionHook', `${RELEASE}-${fn}`) as Manifest & { spec: { function: { service?: { name: string; namespace: string; port: number; path: string }; signingSecretRef?: unknown } } };
+      const hook = one(manifests, 'ClusterAdmissionHook', `${RELEASE}-${fn}`) as Manifest & { spec: { function: { service?: { name: string; namespace: string; port: number; path: string }; signingSecretRef?: unknown } } };
       const [sample] = parseManifests(await readFile(join(REPO_ROOT, 'samples', 'admission-hooks', `${fn}.yaml`), 'utf8')) as Array<typeof hook>;
       expect({ ...hook.spec, function: undefined }, `AdmissionHook ${fn} vs samples/admission-hooks/${fn}.yaml`).toEqual({ ...sample!.spec, function: undefined });
       const service = manifests.find((m) => m.kind === 'Service' && m.metadata.name === `${RELEASE}-${fn}`) as (Manifest & { apiVersion: string; spec: { ports?: Array<{ port: number }> } }) | undefined;
@@ -368,7 +368,7 @@ describe('on the local control plane', () => {
     workDir = await mkdtemp(join(tmpdir(), 'kubeloop-chart-'));
     const files = [...chartCrdFiles(REPO_ROOT), ...(await knativeServingCrdFiles()), ...(await certManagerCrdFiles())];
     await run(kubectl, ['--kubeconfig', cluster.kubeconfigPath, 'apply', '--server-side', '--force-conflicts', ...files.flatMap((f) => ['-f', f])]);
-    await run(kubectl, ['--kubeconfig', cluster.kubeconfigPath, 'wait', '--for=condition=Established', '--timeout=60s', 'crd/services.serving.knative.dev', 'crd/certificates.cert-manager.io', 'crd/issuers.cert-manager.io', 'crd/loops.kubeloop.dev']);
+    await run(kubectl, ['--kubeconfig', cluster.kubeconfigPath, 'wait', '--for=condition=Established', '--timeout=60s', 'crd/services.serving.knative.dev', 'crd/certificates.cert-manager.io', 'crd/issuers.cert-manager.io', 'crd/clusterloops.kubeloop.dev']);
     // Pod Security admission warns about any workload that would not run under "restricted".
     await run(kubectl, ['--kubeconfig', cluster.kubeconfigPath, 'label', 'namespace', cluster.namespace, 'pod-security.kubernetes.io/enforce=restricted', 'pod-security.kubernetes.io/warn=restricted', '--overwrite']);
   });
@@ -414,7 +414,7 @@ describe('on the local control plane', () => {
         return stdout.split('\n').filter(Boolean).sort();
       };
       const namespacedKinds = 'deployments,replicasets,pods,services,serviceaccounts,roles,rolebindings,networkpolicies,poddisruptionbudgets,secrets,configmaps';
-      const clusterKinds = 'clusterroles,clusterrolebindings,mutatingwebhookconfigurations,validatingadmissionpolicies,validatingadmissionpolicybindings,loops.kubeloop.dev,admissionhooks.kubeloop.dev';
+      const clusterKinds = 'clusterroles,clusterrolebindings,mutatingwebhookconfigurations,validatingadmissionpolicies,validatingadmissionpolicybindings,clusterloops.kubeloop.dev,clusteradmissionhooks.kubeloop.dev';
       // ClusterRoles: the router's Loop reader, per Loop its ServiceAccount's and the router's read-only one, the
       // webhook's, per AdmissionHook its ServiceAccount's context reader; cluster bindings: router, webhook and each
       // hook's (Loops limited to namespaces are bound by RoleBindings there); one webhook configuration; the Loop
@@ -425,8 +425,8 @@ describe('on the local control plane', () => {
       expect(clusterScoped.filter((n) => n.startsWith('clusterrolebinding.'))).toHaveLength(2 + ADMISSION_FUNCTIONS.length);
       // The AdmissionHook gateway's configuration (the Watcher sidecar is one of its hooks) and that hook.
       expect(clusterScoped.filter((n) => n.startsWith('mutatingwebhookconfiguration.'))).toHaveLength(1);
-      expect(clusterScoped.filter((n) => n.startsWith('admissionhook.'))).toHaveLength(ADMISSION_FUNCTIONS.length);
-      expect(clusterScoped.filter((n) => n.startsWith('loop.'))).toHaveLength(FUNCTIONS.length);
+      expect(clusterScoped.filter((n) => n.startsWith('clusteradmissionhook.'))).toHaveLength(ADMISSION_FUNCTIONS.length);
+      expect(clusterScoped.filter((n) => n.startsWith('clusterloop.'))).toHaveLength(FUNCTIONS.length);
       const ready = await eventually('router and webhook Deployments available', async () => {
         const { stdout } = await run(kubectl, [...kube, '-n', cluster.namespace, 'get', 'deployments', '-l', selector, '-o', 'jsonpath={range .items[*]}{.metadata.name}={.status.availableReplicas}{"\\n"}{end}']);
         const lines = stdout.split('\n').filter(Boolean);

@@ -105,7 +105,7 @@ describe('kubeloop dev', () => {
   it('signs every call: each Loop names its own whsec_ key, only its ServiceAccount may read it, and a function refuses an unsigned request', async () => {
     const loops = ['at', 'pod-name-label', 'podset', 'watcher'];
     for (const loop of loops) {
-      const ref = JSON.parse(await kube(['get', 'loop', loop, '-o', 'jsonpath={.spec.function.signingSecretRef}'])) as { name: string; namespace: string; key: string };
+      const ref = JSON.parse(await kube(['get', 'clusterloop', loop, '-o', 'jsonpath={.spec.function.signingSecretRef}'])) as { name: string; namespace: string; key: string };
       expect(ref).toEqual({ name: `kubeloop-dev-${loop}-signing`, namespace: 'kubeloop-system', key: 'secret' });
       const value = Buffer.from(await kube(['-n', ref.namespace, 'get', 'secret', ref.name, '-o', 'jsonpath={.data.secret}']), 'base64').toString('utf8');
       expect(Buffer.from(value.replace(/^whsec_/, ''), 'base64')).toHaveLength(32);

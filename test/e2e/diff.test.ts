@@ -62,7 +62,7 @@ beforeAll(async () => {
   ns = h.suite.namespace;
   loop = `diff-${ns}`;
   hook = `diff-${ns}`;
-  await installCrds(h.client, ['loops.kubeloop.dev.yaml', 'admissionhooks.kubeloop.dev.yaml']);
+  await installCrds(h.client, ['clusterloops.kubeloop.dev.yaml', 'clusteradmissionhooks.kubeloop.dev.yaml']);
   const running = await h.serve('pod-name-label');
   await h.createLoop(loop, { serviceAccount: h.loopServiceAccount, namespaces: [ns], for: { apiVersion: 'v1', kind: 'Pod' }, metadataOnly: true, function: { url: running.url } });
   for (const [name, annotated] of [['a1', true], ['a2', true], ['plain', false]] as const) await createPod(name, annotated);
@@ -70,7 +70,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await admission?.close();
   await idle?.close();
-  await h?.client.request({ method: 'DELETE', path: `/apis/kubeloop.dev/v1alpha1/admissionhooks/${hook}` }).catch(() => undefined);
+  await h?.client.request({ method: 'DELETE', path: `/apis/kubeloop.dev/v1alpha1/clusteradmissionhooks/${hook}` }).catch(() => undefined);
   await h?.close();
 });
 
@@ -162,7 +162,7 @@ describe('kubeloop diff --loop', () => {
   it('exits 2 and says so when the caller may read the Loop but not impersonate its ServiceAccount', async () => {
     const reader = `diff-reader-${ns}`;
     await h.client.request({ method: 'POST', path: `/api/v1/namespaces/${ns}/serviceaccounts`, body: { metadata: { name: 'loop-reader' } } });
-    await h.client.request({ method: 'POST', path: '/apis/rbac.authorization.k8s.io/v1/clusterroles', body: { metadata: { name: reader }, rules: [{ apiGroups: ['kubeloop.dev'], resources: ['loops'], verbs: ['get'] }] } });
+    await h.client.request({ method: 'POST', path: '/apis/rbac.authorization.k8s.io/v1/clusterroles', body: { metadata: { name: reader }, rules: [{ apiGroups: ['kubeloop.dev'], resources: ['clusterloops'], verbs: ['get'] }] } });
     await h.client.request({
       method: 'POST',
       path: '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings',
@@ -236,10 +236,10 @@ describe('kubeloop diff --hook', () => {
     admission = await serveForTest(requireLabel);
     await h.client.request({
       method: 'POST',
-      path: '/apis/kubeloop.dev/v1alpha1/admissionhooks',
+      path: '/apis/kubeloop.dev/v1alpha1/clusteradmissionhooks',
       body: {
         apiVersion: 'kubeloop.dev/v1alpha1',
-        kind: 'AdmissionHook',
+        kind: 'ClusterAdmissionHook',
         metadata: { name: hook },
         // Matches nothing anyone creates, should a gateway of another suite pick it up.
         spec: {

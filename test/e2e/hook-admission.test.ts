@@ -23,7 +23,7 @@ let under: WebhookUnderTest;
 let fn: ServedFunction;
 /** Every AdmissionRequest the function saw. */
 const seen: AdmissionRequest[] = [];
-const HOOKS = '/apis/kubeloop.dev/v1alpha1/admissionhooks';
+const HOOKS = '/apis/kubeloop.dev/v1alpha1/clusteradmissionhooks';
 const ADMISSION = '/apis/admissionregistration.k8s.io/v1';
 const RBAC = '/apis/rbac.authorization.k8s.io/v1';
 const CRDS = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
@@ -48,7 +48,7 @@ const podRule = [{ operations: ['CREATE' as const], apiGroups: [''], apiVersions
 function hookBody(name: string, spec: Partial<AdmissionHookSpec>, labels: Record<string, string> = { [HOOK_SUITE_LABEL]: ns }): AdmissionHook {
   return {
     apiVersion: 'kubeloop.dev/v1alpha1',
-    kind: 'AdmissionHook',
+    kind: 'ClusterAdmissionHook',
     metadata: { name, labels },
     spec: { type: 'validating', rules: podRule, function: { url: `${fn.url}/admit` }, serviceAccount: { namespace: ns, name: 'hook-reader' }, ...spec },
   };
@@ -60,9 +60,9 @@ async function createHook(client: KubeClient, body: AdmissionHook): Promise<void
 }
 
 /** Creates the hook as a dry run; resolves to undefined when admitted, to the refusal's message otherwise. */
-async function admit(body: AdmissionHook, client: KubeClient = admin): Promise<string | undefined> {
+async function admit(body: AdmissionHook, client: KubeClient = admin, path = HOOKS): Promise<string | undefined> {
   try {
-    await client.request({ method: 'POST', path: HOOKS, query: { dryRun: 'All' }, body });
+    await client.request({ method: 'POST', path, query: { dryRun: 'All' }, body });
     return undefined;
   } catch (error) {
     return (error as Error).message;
@@ -117,7 +117,7 @@ beforeAll(async () => {
   });
   // The hook author: may create AdmissionHooks and impersonate hook-reader, which may read no Secrets.
   for (const name of ['author', 'hook-reader']) await admin.request({ method: 'POST', path: `/api/v1/namespaces/${ns}/serviceaccounts`, body: { metadata: { name } } });
-  await admin.request({ method: 'POST', path: `${RBAC}/clusterroles`, body: { metadata: { name: `${ns}-hook-author` }, rules: [{ apiGroups: ['kubeloop.dev'], resources: ['admissionhooks'], verbs: ['create', 'get'] }] } });
+  await admin.request({ method: 'POST', path: `${RBAC}/clusterroles`, body: { metadata: { name: `${ns}-hook-author` }, rules: [{ apiGroups: ['kubeloop.dev'], resources: ['clusteradmissionhooks'], verbs: ['create', 'get'] }] } });
   await admin.request({
     method: 'POST',
     path: `${RBAC}/clusterrolebindings`,
@@ -206,6 +206,25 @@ describe('the chart\'s admission policy for AdmissionHooks', () => {
       `system:serviceaccount:${ns}:author may not impersonate ServiceAccount kube-system/generic-garbage-collector`,
     );
     expect(await admit(probe({}), author)).toBeUndefined();
+  });
+
+  it('refuses a namespaced AdmissionHook that reaches another namespace, saying which field', async () => {
+    const path = `/apis/kubeloop.dev/v1alpha1/namespaces/${ns}/admissionhooks`;
+    // Namespaces omitted: the hook's own (the CRD allows it; the shared TypeScript type asks for them).
+    const omitted = { serviceAccount: { name: 'hook-reader' }, function: { service: { name: 'fn', port: 8080 } } } as unknown as Partial<AdmissionHookSpec>;
+    const own = (spec: Partial<AdmissionHookSpec>): AdmissionHook => ({ ...probe({ ...omitted, ...spec }), kind: 'AdmissionHook' });
+    expect(await admit(own({}), admin, path)).toBeUndefined();
+    const other = 'kube-system';
+    for (const [spec, why] of [
+      [{ serviceAccount: { namespace: other, name: 'generic-garbage-collector' } }, `spec.serviceAccount: an AdmissionHook runs as a ServiceAccount of its own namespace (${ns}), not of ${other}`],
+      [{ function: { service: { name: 'fn', namespace: other } } }, `spec.function.service: an AdmissionHook calls a Service of its own namespace (${ns}), not of ${other}`],
+      [{ function: { service: { name: 'fn', namespace: ns }, signingSecretRef: { name: 's', namespace: other, key: 'k' } } }, 'spec.function.signingSecretRef: an AdmissionHook signs with a Secret of its own namespace'],
+      [{ context: [{ name: 'cfg', apiVersion: 'v1', kind: 'ConfigMap', objectName: { value: 'x' }, namespace: other }] }, 'spec.context: an AdmissionHook reads context objects of its own namespace'],
+      [{ rules: [{ operations: ['CREATE' as const], apiGroups: [''], apiVersions: ['v1'], resources: ['namespaces'], scope: 'Cluster' as const }] }, `spec.rules: an AdmissionHook sees only namespaced objects of ${ns}`],
+      [{ namespaceSelector: { matchLabels: { team: 'b' } } }, 'spec.namespaceSelector: an AdmissionHook sees only its own namespace'],
+    ] as Array<[Partial<AdmissionHookSpec>, string]>) {
+      expect(String(await admit(own(spec), admin, path)), JSON.stringify(spec)).toContain(why);
+    }
   });
 });
 

@@ -14,7 +14,7 @@ import { installCrds, routerHarness, type RouterHarness } from './router-harness
 let h: RouterHarness;
 let ns: string;
 let author: KubeClient;
-const loopsPath = '/apis/kubeloop.dev/v1alpha1/loops';
+const loopsPath = '/apis/kubeloop.dev/v1alpha1/clusterloops';
 const ADMISSION = '/apis/admissionregistration.k8s.io/v1';
 const RBAC = '/apis/rbac.authorization.k8s.io/v1';
 const name = () => `${ns}-loops`;
@@ -22,7 +22,7 @@ const name = () => `${ns}-loops`;
 beforeAll(async () => {
   h = await routerHarness('loop-admission');
   ns = h.suite.namespace;
-  await installCrds(h.client, ['loops.kubeloop.dev.yaml']);
+  await installCrds(h.client, ['clusterloops.kubeloop.dev.yaml']);
   const { manifests } = await renderChart(h.suite.binaries.helm, { namespace: ns });
   const ofLoops = (m: Manifest) => m.metadata.name.endsWith('-loops');
   const policy = byKind(manifests, 'ValidatingAdmissionPolicy').find(ofLoops) as (Manifest & { spec: Record<string, unknown> }) | undefined;
@@ -37,7 +37,7 @@ beforeAll(async () => {
   });
   // A Loop author: may create Loops, may not impersonate anyone until granted.
   await h.client.request({ method: 'POST', path: `/api/v1/namespaces/${ns}/serviceaccounts`, body: { metadata: { name: 'author' } } });
-  await h.client.request({ method: 'POST', path: `${RBAC}/clusterroles`, body: { metadata: { name: `${ns}-author` }, rules: [{ apiGroups: ['kubeloop.dev'], resources: ['loops'], verbs: ['create', 'get', 'patch'] }] } });
+  await h.client.request({ method: 'POST', path: `${RBAC}/clusterroles`, body: { metadata: { name: `${ns}-author` }, rules: [{ apiGroups: ['kubeloop.dev'], resources: ['clusterloops'], verbs: ['create', 'get', 'patch'] }] } });
   await h.client.request({
     method: 'POST',
     path: `${RBAC}/clusterrolebindings`,
@@ -69,7 +69,7 @@ afterAll(async () => {
 function loop(url: string, extra: Record<string, unknown> = {}) {
   return {
     apiVersion: 'kubeloop.dev/v1alpha1',
-    kind: 'Loop',
+    kind: 'ClusterLoop',
     metadata: { generateName: 'admission-', labels: { 'kubeloop.dev/e2e-admission': ns } },
     spec: { for: { apiVersion: 'v1', kind: 'ConfigMap' }, namespaces: [ns], serviceAccount: h.loopServiceAccount, function: { url }, ...extra },
   };

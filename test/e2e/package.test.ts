@@ -185,7 +185,7 @@ describe('kubeloop from a packed tarball, outside the repository', () => {
     loop.spec.namespaces = [suite.namespace];
     const client = await KubeClient.fromKubeConfig(suite.kubeConfig);
     try {
-      await installCrds(client, ['loops.kubeloop.dev.yaml']);
+      await installCrds(client, ['clusterloops.kubeloop.dev.yaml']);
       loop.spec.serviceAccount = await createLoopServiceAccount(client, { namespace: suite.namespace });
     } finally {
       await client.close();

@@ -17,7 +17,7 @@ const user = () => `kubeloop-router-limited-${ns}`;
 beforeAll(async () => {
   h = await routerHarness('router-forbidden');
   ns = h.suite.namespace;
-  await installCrds(h.client, ['loops.kubeloop.dev.yaml']);
+  await installCrds(h.client, ['clusterloops.kubeloop.dev.yaml']);
   // May read Loops and write their status: nothing else.
   await h.client.request({
     method: 'POST',
@@ -25,8 +25,8 @@ beforeAll(async () => {
     body: {
       metadata: { name: user() },
       rules: [
-        { apiGroups: ['kubeloop.dev'], resources: ['loops'], verbs: ['get', 'list', 'watch'] },
-        { apiGroups: ['kubeloop.dev'], resources: ['loops/status'], verbs: ['patch', 'update'] },
+        { apiGroups: ['kubeloop.dev'], resources: ['clusterloops', 'loops'], verbs: ['get', 'list', 'watch'] },
+        { apiGroups: ['kubeloop.dev'], resources: ['clusterloops/status', 'loops/status'], verbs: ['patch', 'update'] },
         // What a router needs to act as the Loop's ServiceAccount, which may read Secrets here.
         { apiGroups: ['authorization.k8s.io'], resources: ['subjectaccessreviews'], verbs: ['create'] },
         { apiGroups: [''], resources: ['serviceaccounts'], verbs: ['impersonate'] },
@@ -43,7 +43,7 @@ afterAll(async () => {
   for (const kind of ['clusterrolebindings', 'clusterroles']) {
     await h.client.request({ method: 'DELETE', path: `/apis/rbac.authorization.k8s.io/v1/${kind}/${user()}` }).catch(() => {});
   }
-  await h.client.request({ method: 'DELETE', path: `/apis/kubeloop.dev/v1alpha1/loops/secrets-${ns}` }).catch(() => {});
+  await h.client.request({ method: 'DELETE', path: `/apis/kubeloop.dev/v1alpha1/clusterloops/secrets-${ns}` }).catch(() => {});
   await h?.close();
 });
 
@@ -59,17 +59,17 @@ describe('a router without the rights its Loop needs', () => {
     const name = `secrets-${ns}`;
     await h.client.request({
       method: 'POST',
-      path: '/apis/kubeloop.dev/v1alpha1/loops',
+      path: '/apis/kubeloop.dev/v1alpha1/clusterloops',
       body: {
         apiVersion: 'kubeloop.dev/v1alpha1',
-        kind: 'Loop',
+        kind: 'ClusterLoop',
         metadata: { name, labels: { 'kubeloop.dev/e2e': ns } },
         spec: { for: { apiVersion: 'v1', kind: 'Secret' }, namespaces: [ns], serviceAccount: h.loopServiceAccount, function: { url: 'http://127.0.0.1:1/' } },
       },
     });
     const ready = await eventually('Ready False Forbidden', async () => {
       const loop = await h.client.request<{ status?: { conditions?: Array<{ type: string; status: string; reason: string; message: string }> } }>({
-        path: `/apis/kubeloop.dev/v1alpha1/loops/${name}`,
+        path: `/apis/kubeloop.dev/v1alpha1/clusterloops/${name}`,
       });
       const condition = loop.status?.conditions?.find((c) => c.type === 'Ready');
       return condition?.reason === 'Forbidden' && condition;

@@ -28,7 +28,7 @@ let recorded = 0;
 beforeAll(async () => {
   h = await routerHarness('router-function-client');
   ns = h.suite.namespace;
-  await installCrds(h.client, ['loops.kubeloop.dev.yaml']);
+  await installCrds(h.client, ['clusterloops.kubeloop.dev.yaml']);
   flood = await startFloodServer();
   recorder = createServer((req, res) => {
     recorded++;

@@ -22,7 +22,7 @@ beforeAll(async () => {
   ns = h.suite.namespace;
   const knativeService = (await knativeServingCrdFiles()).find((file) => file.endsWith(join('300-resources', 'service.yaml')));
   if (!knativeService) throw new Error('Knative Serving has no config/core/300-resources/service.yaml');
-  await installCrds(h.client, ['loops.kubeloop.dev.yaml', knativeService]);
+  await installCrds(h.client, ['clusterloops.kubeloop.dev.yaml', knativeService]);
   port = Number(new URL((await h.serve('pod-name-label')).url).port);
   await h.router(undefined, { loopSelector: h.loopSelector, connectServicesTo: '127.0.0.1' });
 }, 300_000);

@@ -11,7 +11,7 @@ import { ResourceDiscovery } from '../../lib/kube/discovery.ts';
 import { Informer } from '../../lib/kube/informer.ts';
 import { KubeClient } from '../../lib/kube/kube-client.ts';
 import { serveFunction, type ServedFunction } from '../../lib/runtime/index.ts';
-import { LOOP_API_VERSION, LOOP_KIND, type Loop, type LoopCondition, type LoopSpec, type ServiceAccountRef } from '../../api/loop.ts';
+import { CLUSTER_LOOP_KIND, LOOP_API_VERSION, type Loop, type LoopCondition, type LoopSpec, type ServiceAccountRef } from '../../api/loop.ts';
 import { DEFAULT_FUNCTION_URL_POLICY, type FunctionUrlPolicy } from '../../lib/config/function-url-policy.ts';
 import { startRouter, type Router, type RouterOptions } from '../../router/start-router.ts';
 import { createLoopServiceAccount, LOOP_SERVICE_ACCOUNT } from '../cluster/loop-service-account.ts';
@@ -46,7 +46,7 @@ export interface RouterHarness {
 export function inlineLoop(name: string, namespace: string, spec: Omit<LoopSpec, 'namespaces'>): Loop {
   return {
     apiVersion: 'kubeloop.dev/v1alpha1',
-    kind: 'Loop',
+    kind: 'ClusterLoop',
     metadata: { name, generation: 1 },
     spec: { serviceAccount: { namespace, name: LOOP_SERVICE_ACCOUNT }, ...spec, namespaces: [namespace] },
   };
@@ -62,7 +62,7 @@ export function podSetLoop(namespace: string, url: string): Loop {
   });
 }
 
-const LOOPS_PATH = '/apis/kubeloop.dev/v1alpha1/loops';
+const LOOPS_PATH = '/apis/kubeloop.dev/v1alpha1/clusterloops';
 
 export const quietLogger = () => pino({ level: process.env.KUBELOOP_TEST_LOG_LEVEL ?? 'warn' });
 
@@ -89,7 +89,7 @@ export async function routerHarness(suiteName: string, plane?: OwnPlane): Promis
     },
     loopSelector,
     async createLoop(name, spec) {
-      await client.request({ method: 'POST', path: LOOPS_PATH, body: { apiVersion: LOOP_API_VERSION, kind: LOOP_KIND, metadata: { name, labels: loopSelector.matchLabels }, spec } });
+      await client.request({ method: 'POST', path: LOOPS_PATH, body: { apiVersion: LOOP_API_VERSION, kind: CLUSTER_LOOP_KIND, metadata: { name, labels: loopSelector.matchLabels }, spec } });
     },
     async loopStatus(name) {
       const loop = await client.request<Loop>({ path: `${LOOPS_PATH}/${name}` });

@@ -18,7 +18,7 @@ const RBAC = '/apis/rbac.authorization.k8s.io/v1';
 beforeAll(async () => {
   h = await routerHarness('router-identity');
   ns = h.suite.namespace;
-  await installCrds(h.client, ['loops.kubeloop.dev.yaml']);
+  await installCrds(h.client, ['clusterloops.kubeloop.dev.yaml']);
 });
 afterAll(async () => {
   for (const kind of ['clusterrolebindings', 'clusterroles']) {
@@ -80,7 +80,7 @@ describe('a Loop receives only what its ServiceAccount may list and watch', () =
       });
       expect(forbidden.status).toBe('False');
       expect(forbidden.message).toContain(`ServiceAccount ${ns}/no-secrets may not list secrets in namespace ${ns}`);
-      const warning = await eventually('a Forbidden Warning event on the Loop', async () => (await eventsAbout('default', 'Loop', name)).find((e) => e.reason === 'Forbidden'));
+      const warning = await eventually('a Forbidden Warning event on the Loop', async () => (await eventsAbout('default', 'ClusterLoop', name)).find((e) => e.reason === 'Forbidden'));
       expect(warning.type).toBe('Warning');
 
       // RBAC granted: the periodic review starts the Loop and the Secret arrives.
@@ -131,7 +131,7 @@ describe('a function cannot reach beyond its Loop', () => {
       });
       const byNamespace: Loop = {
         apiVersion: 'kubeloop.dev/v1alpha1',
-        kind: 'Loop',
+        kind: 'ClusterLoop',
         metadata: { name: 'namespaces', generation: 1 },
         spec: {
           for: { apiVersion: 'v1', kind: 'Namespace' },

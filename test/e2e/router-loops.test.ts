@@ -13,12 +13,12 @@ let h: RouterHarness;
 let ns: string;
 let router: Router;
 let url: string;
-const loopsPath = '/apis/kubeloop.dev/v1alpha1/loops';
+const loopsPath = '/apis/kubeloop.dev/v1alpha1/clusterloops';
 
 beforeAll(async () => {
   h = await routerHarness('router-loops');
   ns = h.suite.namespace;
-  await installCrds(h.client, ['loops.kubeloop.dev.yaml']);
+  await installCrds(h.client, ['clusterloops.kubeloop.dev.yaml']);
   url = (await h.serve('pod-name-label')).url;
   // Only this suite's Loops: other suites may apply samples/loops to the shared control plane.
   router = await h.router(undefined, { loopSelector: h.loopSelector });
@@ -92,7 +92,7 @@ describe('Loop objects drive the router', () => {
     type EventList = { items: Array<{ type?: string; reason?: string; regarding?: { kind?: string; name?: string } }> };
     await eventually('a Warning event on the Loop', async () =>
       (await h.client.request<EventList>({ path: '/apis/events.k8s.io/v1/namespaces/default/events' })).items.some(
-        (e) => e.type === 'Warning' && e.reason === 'ServiceAccountRequired' && e.regarding?.kind === 'Loop' && e.regarding.name === name,
+        (e) => e.type === 'Warning' && e.reason === 'ServiceAccountRequired' && e.regarding?.kind === 'ClusterLoop' && e.regarding.name === name,
       ),
     );
     expect(router.loops().some((l) => l.loop.name === name)).toBe(false);

@@ -54,7 +54,7 @@ beforeAll(async () => {
     },
   };
   writeFileSync(join(dir, 'claims.yaml'), stringify(crd));
-  await installCrds(h.client, ['loops.kubeloop.dev.yaml', join(dir, 'claims.yaml')]);
+  await installCrds(h.client, ['clusterloops.kubeloop.dev.yaml', join(dir, 'claims.yaml')]);
   // StorageClasses are cluster-scoped: the Loop's ServiceAccount needs a ClusterRole to list and watch them.
   await api.post('/apis/rbac.authorization.k8s.io/v1/clusterroles', { metadata: { name: clusterRole() }, rules: [{ apiGroups: ['storage.k8s.io'], resources: ['storageclasses'], verbs: ['get', 'list', 'watch'] }] });
   await api.post('/apis/rbac.authorization.k8s.io/v1/clusterrolebindings', {

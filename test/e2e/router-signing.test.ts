@@ -26,7 +26,7 @@ const closers: Array<() => Promise<void>> = [];
 beforeAll(async () => {
   h = await routerHarness('router-signing');
   ns = h.suite.namespace;
-  await installCrds(h.client, ['loops.kubeloop.dev.yaml']);
+  await installCrds(h.client, ['clusterloops.kubeloop.dev.yaml']);
   await h.client.request({
     method: 'POST',
     path: `/api/v1/namespaces/${ns}/secrets`,

@@ -32,7 +32,7 @@ beforeAll(async () => {
 afterAll(async () => {
   if (child && child.exitCode === null) child.kill('SIGKILL');
   if (suite) {
-    await kubectl(suite, 'delete', 'admissionhook', `watcher-sidecar-${suite.namespace}`, '--ignore-not-found');
+    await kubectl(suite, 'delete', 'clusteradmissionhook', `watcher-sidecar-${suite.namespace}`, '--ignore-not-found');
     await kubectl(suite, 'delete', 'mutatingwebhookconfiguration,validatingwebhookconfiguration', `kubeloop-admission-hooks-${suite.namespace}`, '--ignore-not-found');
     await deleteNamespace(suite, certNamespace);
     await suite.cleanup();

@@ -23,18 +23,19 @@ import type { ClusterSuite } from '../cluster/suite.ts';
 
 const run = promisify(execFile);
 export const WATCHER_CRD = chartCrdFile('watchers.watch.kubeloop.dev.yaml');
-/** AdmissionHooks are cluster-scoped: each suite's gateway serves only the hooks labelled with its namespace. */
+/** The control plane is shared: each suite's gateway serves only the hooks labelled with its namespace. */
 export const HOOK_SUITE_LABEL = 'kubeloop.dev/test-suite';
-export const ADMISSION_HOOK_CRD = chartCrdFile('admissionhooks.kubeloop.dev.yaml');
+export const ADMISSION_HOOK_CRD = chartCrdFile('clusteradmissionhooks.kubeloop.dev.yaml');
+export const NAMESPACED_ADMISSION_HOOK_CRD = chartCrdFile('admissionhooks.kubeloop.dev.yaml');
 
 export async function kubectl(suite: ClusterSuite, ...args: string[]): Promise<{ stdout: string; stderr: string }> {
   return run(suite.binaries.kubectl, ['--kubeconfig', suite.kubeconfigPath, ...args]);
 }
 
-/** The Watcher CRD and the AdmissionHook CRD the webhook gateway watches. */
+/** The Watcher CRD and the two AdmissionHook CRDs the webhook gateway watches. */
 export async function installWatcherCrd(suite: ClusterSuite): Promise<void> {
-  await kubectl(suite, 'apply', '--server-side', '--force-conflicts', '-f', WATCHER_CRD, '-f', ADMISSION_HOOK_CRD);
-  await kubectl(suite, 'wait', '--for=condition=Established', '--timeout=60s', 'crd/watchers.watch.kubeloop.dev', 'crd/admissionhooks.kubeloop.dev');
+  await kubectl(suite, 'apply', '--server-side', '--force-conflicts', '-f', WATCHER_CRD, '-f', ADMISSION_HOOK_CRD, '-f', NAMESPACED_ADMISSION_HOOK_CRD);
+  await kubectl(suite, 'wait', '--for=condition=Established', '--timeout=60s', 'crd/watchers.watch.kubeloop.dev', 'crd/clusteradmissionhooks.kubeloop.dev', 'crd/admissionhooks.kubeloop.dev');
 }
 
 export async function createWatcher(suite: ClusterSuite, watcher: Watcher): Promise<void> {
@@ -98,7 +99,7 @@ export async function grantHookContextFor(suite: ClusterSuite, hook: AdmissionHo
 export async function createWatcherSidecarHook(suite: ClusterSuite, hook: AdmissionHook, watcher = 'logwatch'): Promise<void> {
   await grantHookContextFor(suite, hook);
   const custom = suite.kubeConfig.makeApiClient(CustomObjectsApi);
-  await custom.createClusterCustomObject({ group: 'kubeloop.dev', version: 'v1alpha1', plural: 'admissionhooks', body: hook });
+  await custom.createClusterCustomObject({ group: 'kubeloop.dev', version: 'v1alpha1', plural: 'clusteradmissionhooks', body: hook });
   const core = suite.kubeConfig.makeApiClient(CoreV1Api);
   // The gateway registers the hook once the Watcher cache has synced; the API server picks the configuration
   // up a moment later: a server-side dry run shows when it is in effect.
@@ -130,7 +131,7 @@ export async function startWatcherSidecarFor(suite: ClusterSuite, watcher = 'log
     fn,
     hookName,
     async stop() {
-      await suite.kubeConfig.makeApiClient(CustomObjectsApi).deleteClusterCustomObject({ group: 'kubeloop.dev', version: 'v1alpha1', plural: 'admissionhooks', name: hookName }).catch(() => undefined);
+      await suite.kubeConfig.makeApiClient(CustomObjectsApi).deleteClusterCustomObject({ group: 'kubeloop.dev', version: 'v1alpha1', plural: 'clusteradmissionhooks', name: hookName }).catch(() => undefined);
       await kubectl(suite, 'delete', 'clusterrole,clusterrolebinding', `kubeloop-dev-hook-${hookName}`, '--ignore-not-found');
       await under.webhook.stop({ unregister: true });
       await fn.close();

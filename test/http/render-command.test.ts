@@ -54,7 +54,7 @@ describe('kubeloop render', () => {
 
   it('serves a built-in function in-process (--function) and gives it the children and Loop from files', async () => {
     const pod = write('annotated.yaml', POD.replace('labels: { app: web }', "annotations: { kubeloop.dev/add-pod-name-label: 'true' }"));
-    const loop = write('loop.yaml', 'apiVersion: kubeloop.dev/v1alpha1\nkind: Loop\nmetadata: { name: pod-name-label }\nspec:\n  for: { apiVersion: v1, kind: Pod }\n  owns: [{ apiVersion: v1, kind: ConfigMap }]\n');
+    const loop = write('loop.yaml', 'apiVersion: kubeloop.dev/v1alpha1\nkind: ClusterLoop\nmetadata: { name: pod-name-label }\nspec:\n  for: { apiVersion: v1, kind: Pod }\n  owns: [{ apiVersion: v1, kind: ConfigMap }]\n');
     const { code, output } = await render([pod, '--function', 'pod-name-label', '--loop', loop, '--output', 'json']);
     expect(code).toBe(0);
     const result = JSON.parse(output) as { objects: Array<{ metadata: { labels: Record<string, string> } }>; problems: string[] };

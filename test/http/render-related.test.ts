@@ -25,7 +25,7 @@ metadata: { name: web, namespace: shop, resourceVersion: "3", annotations: { kub
 spec: { template: { metadata: { labels: { app: web } } } }
 `;
 const LOOP = `apiVersion: kubeloop.dev/v1alpha1
-kind: Loop
+kind: ClusterLoop
 metadata: { name: config-reloader }
 spec:
   for: { apiVersion: apps/v1, kind: Deployment }

@@ -13,7 +13,8 @@ variable "url" (empty: no URL to check) defined before these variables.
     - name: allowedHosts
       expression: {{ include "kubeloop.allowedFunctionHosts" $root | quote }}
     - name: saNamespace
-      expression: "has(object.spec.serviceAccount) ? object.spec.serviceAccount.namespace : ''"
+      # A namespaced Loop or AdmissionHook may omit it: its own namespace.
+      expression: "has(object.spec.serviceAccount) && has(object.spec.serviceAccount.namespace) ? object.spec.serviceAccount.namespace : (has(object.metadata.namespace) ? object.metadata.namespace : '')"
     - name: saName
       expression: "has(object.spec.serviceAccount) ? object.spec.serviceAccount.name : ''"
 {{- end }}

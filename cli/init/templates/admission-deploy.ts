@@ -26,7 +26,7 @@ export function admissionHookSpec(options: ProjectOptions): Record<string, unkno
 function hookYaml(options: ProjectOptions): string {
   const hook = {
     apiVersion: 'kubeloop.dev/v1alpha1',
-    kind: 'AdmissionHook',
+    kind: 'ClusterAdmissionHook',
     metadata: { name: options.name },
     spec: {
       ...admissionHookSpec(options),

@@ -119,7 +119,7 @@ export function loopYaml(options: ProjectOptions, localRun = '`kubeloop dev --fu
   const account = { namespace: 'kubeloop-system', name: `${options.name}-loop` };
   const loop = {
     apiVersion: 'kubeloop.dev/v1alpha1',
-    kind: 'Loop',
+    kind: 'ClusterLoop',
     metadata: { name: options.name },
     spec: { ...loopSpec(options), serviceAccount: account, function: { url: `http://${options.name}.kubeloop-system.svc:8080/reconcile`, timeoutSeconds: 5 } },
   };

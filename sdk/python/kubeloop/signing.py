@@ -17,8 +17,9 @@ TOLERANCE_SECONDS = 5 * 60
 MAX_KEYS = 4
 _ID = re.compile(r"^[^.\s]{1,256}$")
 AUDIENCE_HEADER = "x-kubeloop-audience"
-_AUDIENCE = re.compile(r"^[a-z]+/[a-z0-9][a-z0-9.-]{0,252}$")
-MISSING_AUDIENCE = f'missing or malformed {AUDIENCE_HEADER} header: want "loop/<name>" or "hook/<name>"'
+# "loop/<name>" for a ClusterLoop, "loop/<namespace>/<name>" for a namespaced Loop (likewise "hook/...").
+_AUDIENCE = re.compile(r"^[a-z]+/(?:[a-z0-9][a-z0-9-]{0,62}/)?[a-z0-9][a-z0-9.-]{0,252}$")
+MISSING_AUDIENCE = f'missing or malformed {AUDIENCE_HEADER} header: want "loop/[<namespace>/]<name>" or "hook/[<namespace>/]<name>"'
 
 
 class SigningSecretError(ValueError):

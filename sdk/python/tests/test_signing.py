@@ -41,6 +41,16 @@ class DerivedKeysTest(unittest.TestCase):
             self.assertFalse(ok)
             self.assertIn(message, detail)
 
+    def test_accepts_a_namespaced_loop_audience_and_refuses_it_for_another_namespace(self):
+        keys = signing.parse_secrets(SECRET)
+        headers = {**signing.sign(signing.derive(keys, "request", "loop/team-a/labeller"), BODY), signing.AUDIENCE_HEADER: "loop/team-a/labeller"}
+        ok, (_, audience) = signing.verify_request(keys, headers, BODY)
+        self.assertTrue(ok)
+        self.assertEqual(audience, "loop/team-a/labeller")
+        self.assertFalse(signing.verify_request(keys, {**headers, signing.AUDIENCE_HEADER: "loop/team-b/labeller"}, BODY)[0])
+        for malformed in ["loop/a/b/c", "loop//x", "loop/team-a/"]:
+            self.assertIn("missing or malformed", signing.verify_request(keys, {**headers, signing.AUDIENCE_HEADER: malformed}, BODY)[1])
+
 
 class SigningTest(unittest.TestCase):
     def test_signs_the_specification_example(self):

@@ -12,7 +12,7 @@ import { kwokStagesYaml } from './kwok-stages.ts';
 import { createControlPlanePki, type ControlPlanePki } from './pki.ts';
 import { spawnSupervised, type SupervisedProcess } from './supervisor.ts';
 import { writeWebhookClientAuth } from './webhook-client-auth.ts';
-import { apiserverFeatureGates } from './versions.ts';
+import { apiserverVersionArgs } from './versions.ts';
 
 const START_TIMEOUT_MS = 60_000;
 
@@ -39,11 +39,6 @@ function get(url: string, tls?: { ca?: string; cert?: string; key?: string; inse
   });
 }
 
-function featureGateArgs(version: string): string[] {
-  const gates = apiserverFeatureGates(version);
-  return gates.length > 0 ? [`--feature-gates=${gates.join(',')}`] : [];
-}
-
 function apiserverArgs({ pki, ports, apiserverExtraArgs }: PlaneFiles, dir: string, version: string): string[] {
   return [
     // etcd over mutual TLS with its own CA: no other local process can read or write the cluster's data.
@@ -67,7 +62,7 @@ function apiserverArgs({ pki, ports, apiserverExtraArgs }: PlaneFiles, dir: stri
     // The default admission plugins stay on: ServiceAccount, NamespaceLifecycle, Mutating/ValidatingAdmissionWebhook...
     '--profiling=false',
     '--v=1',
-    ...featureGateArgs(version),
+    ...apiserverVersionArgs(version),
     ...apiserverExtraArgs,
   ];
 }

@@ -7,7 +7,7 @@ import { join } from 'node:path';
  * checked 2026-11: v1.37.2) and `oldest`, the oldest API server kubeloop supports (v1.35.8; v1.35.7, .9
  * and .10 are not on the proxy). See docs/control-plane.md.
  */
-export const KUBERNETES_RELEASES = { current: 'v1.35.8', oldest: 'v1.35.8' } as const;
+export const KUBERNETES_RELEASES = { current: 'v1.37.2', oldest: 'v1.35.8' } as const;
 
 /**
  * The Kubernetes version this process runs: KUBELOOP_KUBERNETES_VERSION (e.g. the oldest supported one,
@@ -31,6 +31,16 @@ export function kubernetesMinor(version: string): number {
  */
 export function apiserverFeatureGates(version: string): string[] {
   return hasShardedListAndWatch(version) ? ['ShardedListAndWatch=true'] : [];
+}
+
+/**
+ * kube-apiserver flags a version needs beyond the common ones: its alpha feature gates, and from 1.37
+ * no endpoint reconciler (1.37 refuses to advertise a loopback address into the `kubernetes` Service's
+ * endpoints, "may not be in the loopback range"; nothing local reaches the API server through that Service).
+ */
+export function apiserverVersionArgs(version: string): string[] {
+  const gates = apiserverFeatureGates(version);
+  return [...(gates.length > 0 ? [`--feature-gates=${gates.join(',')}`] : []), ...(kubernetesMinor(version) >= 37 ? ['--endpoint-reconciler-type=none'] : [])];
 }
 
 /** Whether the local API server of this version filters sharded lists and watches (1.36+, gate on). */

@@ -12,7 +12,7 @@ import { objectKey } from './object-meta.ts';
 import { collectionPath, kindKey, type ResourceInfo } from './resource-paths.ts';
 import { readWatchEvents } from './watch-stream.ts';
 import { listAll } from './list-all.ts';
-import type { InformerShard, ListedShard } from './shard-selector.ts';
+import { serverApplied, type InformerShard, type ListedShard, type ShardRequest } from './shard-selector.ts';
 
 export const METADATA_WATCH_ACCEPT = 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json';
 
@@ -26,7 +26,7 @@ export interface InformerOptions<T extends KubernetesObject> {
   /**
    * List and watch only a share (`shardSelector`, KEP-5866). The informer waits for a selector, lists again
    * when it changes, and forgets (no delete event) objects that left the share. A server that ignores the
-   * selector (no metadata.shardInfo on the list) sends everything: the cache then holds the whole collection.
+   * selector sends everything (serverApplied): the cache then holds the whole collection.
    */
   shard?: InformerShard;
   /** Cache PartialObjectMetadata (apiVersion, kind, metadata) instead of whole objects. */
@@ -84,7 +84,7 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
   #restarts = 0;
   #needList = true;
   #reshards = 0;
-  #listed: ListedShard | undefined;
+  #listed: { request: ShardRequest; applied: boolean } | undefined;
   #watchAbort: AbortController | undefined;
   #shardChanged: (() => void) | undefined;
   #unshard: Array<() => void> = [];
@@ -118,7 +118,7 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
 
   /** The selector of the last complete list and whether the server applied it; undefined when not sharded or not listed. */
   listedShard(): ListedShard | undefined {
-    return this.#listed;
+    return this.#listed ? { selector: this.#listed.request.selector, applied: this.#listed.applied } : undefined;
   }
 
   start(): this {
@@ -146,7 +146,7 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
 
   /** Until the shard names a selector there is nothing to ask for. */
   async #selectorReady(signal: AbortSignal): Promise<void> {
-    while (this.#options.shard && this.#options.shard.selector() === undefined && !signal.aborted) {
+    while (this.#options.shard && this.#options.shard.request() === undefined && !signal.aborted) {
       await new Promise<void>((resolve) => (this.#shardChanged = resolve));
       this.#shardChanged = undefined;
     }
@@ -212,13 +212,14 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
 
   #query(): Record<string, string | number | boolean | undefined> {
     // The watch asks for what the list got: a share only if the server applied it to the list.
-    const shardSelector = this.#listed?.applied ? this.#listed.selector : undefined;
+    const shardSelector = this.#listed?.applied ? this.#listed.request.selector : undefined;
     return { labelSelector: this.#options.labelSelector, fieldSelector: this.#options.fieldSelector, shardSelector };
   }
 
   async #list(signal: AbortSignal): Promise<void> {
     const { client, resource, namespace, metadataOnly, labelSelector, fieldSelector, pageSize, shard } = this.#options;
-    const shardSelector = shard?.selector();
+    const request = shard?.request();
+    const shardSelector = request?.selector;
     const { items, resourceVersion, shardInfo } = await listAll<T>(client, { resource, namespace, labelSelector, fieldSelector, shardSelector, metadataOnly, pageSize, signal });
     const fresh = new Map<string, T>();
     const refused = new Set<string>();
@@ -227,13 +228,11 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
       if (this.#refused(object)) refused.add(objectKey(object.metadata));
       else fresh.set(objectKey(object.metadata), object);
     }
-    if (shardSelector !== undefined) {
-      this.#listed = { selector: shardSelector, applied: shardInfo !== undefined };
-    }
+    if (request) this.#listed = { request, applied: serverApplied(shardInfo, items, request) };
     this.#replace(fresh, refused);
     this.#resourceVersion = resourceVersion;
     this.#backoff.reset();
-    if (shardSelector !== undefined) shard?.listed();
+    if (request) shard?.listed();
     if (!this.#synced) {
       this.#synced = true;
       for (const resolve of this.#syncWaiters.splice(0)) resolve();
@@ -244,12 +243,12 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
   /** Swaps in a fresh list, emitting what changed since the previous view (events missed while away). */
   #replace(fresh: Map<string, T>, refused: ReadonlySet<string>): void {
     const store = this.store;
-    const shard = this.#listed?.applied ? this.#options.shard : undefined;
+    const share = this.#listed?.applied ? this.#listed.request : undefined;
     for (const key of [...store.keys()]) {
       if (!fresh.has(key)) {
         const gone = store.delete(key);
         // A refused object still exists, and one that left the share is another member's: forgotten, not deleted.
-        if (gone && !refused.has(key) && (!shard || shard.contains(gone))) this.#emit('delete', gone);
+        if (gone && !refused.has(key) && (!share || share.contains(gone))) this.#emit('delete', gone);
       }
     }
     for (const object of fresh.values()) {
@@ -323,6 +322,8 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
       return;
     }
     const object = this.#normalise(raw);
+    // An object outside the share: this server ignores the selector (its list had nothing else to show it).
+    if (this.#listed?.applied && !this.#listed.request.contains(object)) this.#listed = { ...this.#listed, applied: false };
     const key = objectKey(object.metadata);
     if (type === 'DELETED') {
       this.store.delete(key);

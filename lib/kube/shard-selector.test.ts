@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { fnv1a64Hex, shardSelector, shardSlot, SLOTS, slotRuns } from './shard-selector.ts';
+import { fnv1a64Hex, serverApplied, shardSelector, shardSlot, SLOTS, slotRuns, type ShardRequest } from './shard-selector.ts';
 
 describe('fnv1a64', () => {
   it('hashes as Go hash/fnv New64a (the API server sharding.HashField)', () => {
@@ -35,5 +35,19 @@ describe('shardSelector', () => {
 
   it('ignores slots outside the space', () => {
     expect(slotRuns([-1, SLOTS, 1.5, 7])).toEqual([[7, 8]]);
+  });
+});
+
+describe('serverApplied', () => {
+  const share: ShardRequest = { selector: 'x', contains: (o) => o.metadata?.uid === 'mine' };
+  it('believes shardInfo, and otherwise whether anything outside the share came back', () => {
+    const mine = { metadata: { uid: 'mine' } };
+    const other = { metadata: { uid: 'other' } };
+    expect(serverApplied('x', [mine, other], share)).toBe(true);
+    // Kubernetes 1.37.2 filters custom resources and metadata-only lists without echoing shardInfo.
+    expect(serverApplied(undefined, [mine], share)).toBe(true);
+    expect(serverApplied(undefined, [], share)).toBe(true);
+    // A server without sharded list and watch answers with the whole collection.
+    expect(serverApplied(undefined, [mine, other], share)).toBe(false);
   });
 });

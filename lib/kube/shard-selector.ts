@@ -72,11 +72,27 @@ export function shardSelector(field: ShardField, slots: Iterable<number>): strin
   return runs.map(([start, end]) => `shardRange(${field}, '${slotBound(start)}', '${slotBound(end)}')`).join(' || ');
 }
 
-/** What a sharded cache last listed: the selector it sent, and whether the server applied it (shardInfo). */
+/** What a sharded cache last listed: the selector it sent, and whether the server applied it. */
 export interface ListedShard {
   selector: string;
-  /** The list response carried metadata.shardInfo: the server filtered, and the watch is filtered too. */
+  /** The server filtered the list (and filters the watch): see serverApplied. */
   applied: boolean;
+}
+
+/** One share to ask for: the selector, and the test of an object against exactly that selector. */
+export interface ShardRequest {
+  selector: string;
+  contains(object: KubernetesObject): boolean;
+}
+
+/**
+ * Whether the server applied the selector to a list: it says so in metadata.shardInfo, or (Kubernetes 1.37.2
+ * filters custom resources and metadata-only lists without echoing shardInfo) it returned nothing outside
+ * the share. A server that ignores the parameter returns the whole collection: an object outside the share
+ * shows it; until one exists, filtering or not makes no difference to the cache.
+ */
+export function serverApplied(shardInfo: string | undefined, items: readonly KubernetesObject[], request: ShardRequest): boolean {
+  return shardInfo !== undefined || items.every((item) => request.contains(item));
 }
 
 /** A cache that lists and watches a share: what it holds now. */
@@ -86,10 +102,8 @@ export interface ShardedCache {
 
 /** What an informer asks the server for: a selector, and the test of one object against it. */
 export interface InformerShard {
-  /** The selector to list and watch with now; undefined until there is a share to ask for. */
-  selector(): string | undefined;
-  /** Whether an object is in the share the selector asks for. */
-  contains(object: KubernetesObject): boolean;
+  /** The share to list and watch now; undefined until there is one to ask for. */
+  request(): ShardRequest | undefined;
   /** Calls back when the selector changes (the informer lists again); returns the unsubscribe. */
   onChange(listener: () => void): () => void;
   /** Registers a cache whose lists decide when the share is held; returns the unregister. */

@@ -1,7 +1,7 @@
 // The share of a member's primaries asked of the API server (server-side sharded list and watch): the
 // slots it owns in its target view as one shardSelector, and whether its sharded caches hold that share.
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { shardSelector, shardSlot, SLOTS, type InformerShard, type ShardedCache } from '../../lib/kube/shard-selector.ts';
+import { shardSelector, shardSlot, SLOTS, type InformerShard, type ShardedCache, type ShardRequest } from '../../lib/kube/shard-selector.ts';
 
 /** Only the uid shards every kind the same way, cluster-scoped ones included (docs/sharding.md). */
 export const SHARD_FIELD = 'object.metadata.uid';
@@ -13,10 +13,9 @@ export function objectSlot(object: KubernetesObject | undefined): number | undef
 }
 
 export class MemberShare implements InformerShard {
-  readonly #inShare = new Uint8Array(SLOTS);
   readonly #listeners = new Set<() => void>();
   readonly #caches = new Set<ShardedCache>();
-  #selector: string | undefined;
+  #request: ShardRequest | undefined;
   #view: string | undefined;
   /** Called when a tracked cache completed a list (the member may adopt its target now). */
   onListed: (() => void) | undefined;
@@ -25,20 +24,21 @@ export class MemberShare implements InformerShard {
   set(slots: readonly number[], view: string): void {
     this.#view = view;
     const selector = shardSelector(SHARD_FIELD, slots);
-    if (selector === this.#selector) return;
-    this.#selector = selector;
-    this.#inShare.fill(0);
-    for (const slot of slots) this.#inShare[slot] = 1;
+    if (selector === this.#request?.selector) return;
+    const inShare = new Uint8Array(SLOTS);
+    for (const slot of slots) inShare[slot] = 1;
+    this.#request = selector === undefined ? undefined : {
+      selector,
+      contains: (object: KubernetesObject) => {
+        const slot = objectSlot(object);
+        return slot !== undefined && inShare[slot] === 1;
+      },
+    };
     for (const listener of this.#listeners) listener();
   }
 
-  selector(): string | undefined {
-    return this.#selector;
-  }
-
-  contains(object: KubernetesObject): boolean {
-    const slot = objectSlot(object);
-    return slot !== undefined && this.#inShare[slot] === 1;
+  request(): ShardRequest | undefined {
+    return this.#request;
   }
 
   onChange(listener: () => void): () => void {
@@ -64,7 +64,7 @@ export class MemberShare implements InformerShard {
     if (view !== this.#view) return false;
     for (const cache of this.#caches) {
       const listed = cache.listedShard();
-      if (listed && listed.applied && listed.selector !== this.#selector) return false;
+      if (listed && listed.applied && listed.selector !== this.#request?.selector) return false;
     }
     return true;
   }

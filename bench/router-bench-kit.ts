@@ -269,28 +269,45 @@ export interface Sightings {
  * once the watch is open, so anything created afterwards is seen.
  */
 export async function watchPods(client: KubeClient, namespace: string, label: string): Promise<Sightings> {
-  const list = await client.request<{ metadata: { resourceVersion: string } }>({ path: `/api/v1/namespaces/${namespace}/pods` });
   const abort = new AbortController();
-  const body = await client.stream({
-    path: `/api/v1/namespaces/${namespace}/pods`,
-    query: { watch: true, resourceVersion: list.metadata.resourceVersion, allowWatchBookmarks: true, timeoutSeconds: 3600 },
-    signal: abort.signal,
-  });
   const sightings: Sightings = { added: new Map(), labelled: new Map(), running: new Map(), changesBeforeLabel: new Map(), stop: () => abort.abort() };
+  const see = (pod: V1Pod, type: string) => {
+    const now = performance.now();
+    const name = pod.metadata?.name;
+    if (!name || (type !== 'ADDED' && type !== 'MODIFIED')) return;
+    if (!sightings.added.has(name)) sightings.added.set(name, now);
+    if (pod.status?.phase === 'Running' && !sightings.running.has(name)) sightings.running.set(name, now);
+    if (sightings.labelled.has(name)) return;
+    if (pod.metadata?.labels?.[label] !== undefined) sightings.labelled.set(name, now);
+    else sightings.changesBeforeLabel.set(name, (sightings.changesBeforeLabel.get(name) ?? 0) + 1);
+  };
+  // A watch the API server ends (a busy one ends some at once) is listed and started again: the bench must
+  // never wait for pods it already missed. What a re-list shows is seen late, never lost.
+  const list = async (seeItems: boolean) => {
+    const listed = await client.request<{ metadata: { resourceVersion: string }; items: V1Pod[] }>({ path: `/api/v1/namespaces/${namespace}/pods` });
+    if (seeItems) for (const pod of listed.items) see(pod, 'MODIFIED');
+    return listed.metadata.resourceVersion;
+  };
+  let resourceVersion = await list(false);
   void (async () => {
-    try {
-      for await (const event of readWatchEvents<V1Pod>(body)) {
-        const now = performance.now();
-        const name = event.object.metadata?.name;
-        if (!name || (event.type !== 'ADDED' && event.type !== 'MODIFIED')) continue;
-        if (!sightings.added.has(name)) sightings.added.set(name, now);
-        if (event.object.status?.phase === 'Running' && !sightings.running.has(name)) sightings.running.set(name, now);
-        if (sightings.labelled.has(name)) continue;
-        if (event.object.metadata?.labels?.[label] !== undefined) sightings.labelled.set(name, now);
-        else sightings.changesBeforeLabel.set(name, (sightings.changesBeforeLabel.get(name) ?? 0) + 1);
+    while (!abort.signal.aborted) {
+      try {
+        const body = await client.stream({
+          path: `/api/v1/namespaces/${namespace}/pods`,
+          query: { watch: true, resourceVersion, allowWatchBookmarks: true, timeoutSeconds: 3600 },
+          signal: abort.signal,
+        });
+        for await (const event of readWatchEvents<V1Pod>(body)) {
+          if (event.object.metadata?.resourceVersion) resourceVersion = event.object.metadata.resourceVersion;
+          see(event.object, event.type);
+        }
+      } catch (error) {
+        if (abort.signal.aborted) return;
+        console.error(`pod watch of ${namespace} failed: ${(error as Error).message}; listing again`);
       }
-    } catch (error) {
-      if (!abort.signal.aborted) console.error(`pod watch of ${namespace} failed: ${(error as Error).message}`);
+      if (abort.signal.aborted) return;
+      await new Promise((r) => setTimeout(r, 200));
+      resourceVersion = await list(true).catch(() => resourceVersion);
     }
   })();
   return sightings;

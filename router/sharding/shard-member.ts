@@ -96,6 +96,11 @@ export class ShardMember implements ShardGate {
     return { identity: this.#o.identity, adopted: adopted.members, target: target.members, acknowledged: this.#ack, fenced: this.#fenced() };
   }
 
+  /** The member the adopted view assigns a slot to; undefined before this member adopted a view. */
+  ownerOf(slot: number): string | undefined {
+    return this.#state.adopted.size > 0 ? this.#state.adopted.owner(slot) : undefined;
+  }
+
   owns(loop: string, key: string, slot: number): boolean {
     const may = mayStart(this.#state, this.#o.identity, slot);
     if (!may && this.#fence?.view.owner(slot) === this.#o.identity) this.#fence.missed.add(`${loop}\u0000${key}`);

@@ -25,8 +25,9 @@ beforeAll(async () => {
     body: {
       metadata: { name: user() },
       rules: [
-        { apiGroups: ['kubeloop.dev'], resources: ['clusterloops', 'loops'], verbs: ['get', 'list', 'watch'] },
-        { apiGroups: ['kubeloop.dev'], resources: ['clusterloops/status', 'loops/status'], verbs: ['patch', 'update'] },
+        // ClusterLoops only, as a router whose RBAC predates the namespaced Loop: it still starts and serves them.
+        { apiGroups: ['kubeloop.dev'], resources: ['clusterloops'], verbs: ['get', 'list', 'watch'] },
+        { apiGroups: ['kubeloop.dev'], resources: ['clusterloops/status'], verbs: ['patch', 'update'] },
         // What a router needs to act as the Loop's ServiceAccount, which may read Secrets here.
         { apiGroups: ['authorization.k8s.io'], resources: ['subjectaccessreviews'], verbs: ['create'] },
         { apiGroups: [''], resources: ['serviceaccounts'], verbs: ['impersonate'] },

@@ -14,6 +14,10 @@ describe('readRouterConfig', () => {
     expect(readRouterConfig([])).toMatchObject({ sharding: false, leaderElect: false });
     expect(readRouterConfig(['--sharding'])).toMatchObject({ sharding: true, leaseName: 'kubeloop-router' });
     expect(readRouterConfig([], { KUBELOOP_SHARDING: 'true', KUBELOOP_LEASE_NAME: 'team-a' })).toMatchObject({ sharding: true, leaseName: 'team-a' });
+    // Server-side filtering of each member's share where the API server supports it, unless switched off.
+    expect(readRouterConfig(['--sharding'])).toMatchObject({ shardingServerSide: true });
+    expect(readRouterConfig(['--sharding', '--sharding-server-side=false'])).toMatchObject({ shardingServerSide: false });
+    expect(readRouterConfig(['--sharding'], { KUBELOOP_SHARDING_SERVER_SIDE: 'false' })).toMatchObject({ shardingServerSide: false });
     expect(() => readRouterConfig(['--sharding', '--leader-elect'])).toThrow('--sharding and --leader-elect exclude each other');
     expect(() => readRouterConfig([], { KUBELOOP_SHARDING: 'yes please' })).toThrow('KUBELOOP_SHARDING');
   });

@@ -26,6 +26,8 @@ export interface RouterConfig extends ServerSettings {
   leaderElect: boolean;
   /** Every replica reconciles its share of each Loop's keys, with a member Lease each (docs/sharding.md). */
   sharding: boolean;
+  /** Ask the API server for each member's share (sharded list and watch) where it supports it; false: filter here. */
+  shardingServerSide: boolean;
   leaseNamespace: string;
   leaseName: string;
   leaseDurationSeconds: number;
@@ -87,6 +89,8 @@ export const ROUTER_USAGE = `usage: kubeloop router [options]
   --shadow-fixtures DIR             write shadows' divergences as fixture pairs, the newest 50 per Loop (KUBELOOP_SHADOW_FIXTURES_DIR)
   --leader-elect                    hold a coordination.k8s.io Lease; standbys wait (KUBELOOP_LEADER_ELECT=true)
   --sharding                        every replica reconciles its share of the keys; a member Lease each (KUBELOOP_SHARDING=true)
+  --sharding-server-side=false      members receive every primary and filter their share themselves, even where the API
+                                    server could list and watch only the share (KUBELOOP_SHARDING_SERVER_SIDE; default true)
   --lease-namespace NS              (KUBELOOP_NAMESPACE, POD_NAMESPACE; default kubeloop-system)
   --lease-name kubeloop-router      the leader Lease, or with --sharding the group of member Leases (KUBELOOP_LEASE_NAME)
   --lease-duration-seconds 15       a standby (or the other members) takes over within this time of a death
@@ -175,6 +179,7 @@ export function readRouterConfig(argv: string[], env: NodeJS.ProcessEnv = proces
       'shadow-fixtures': { type: 'string' },
       'leader-elect': { type: 'boolean' },
       sharding: { type: 'boolean' },
+      'sharding-server-side': { type: 'string' },
       'lease-namespace': { type: 'string' },
       'lease-name': { type: 'string' },
       'lease-duration-seconds': { type: 'string' },
@@ -226,6 +231,7 @@ export function readRouterConfig(argv: string[], env: NodeJS.ProcessEnv = proces
     shadowFixturesDir: values['shadow-fixtures'] ?? (env.KUBELOOP_SHADOW_FIXTURES_DIR || undefined),
     leaderElect,
     sharding,
+    shardingServerSide: settingBoolean(pick('sharding-server-side', 'KUBELOOP_SHARDING_SERVER_SIDE'), true),
     leaseNamespace: values['lease-namespace'] ?? (env.KUBELOOP_NAMESPACE || env.POD_NAMESPACE || 'kubeloop-system'),
     leaseName: values['lease-name'] ?? (env.KUBELOOP_LEASE_NAME || 'kubeloop-router'),
     leaseDurationSeconds,

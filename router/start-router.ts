@@ -27,6 +27,7 @@ import { createShardMetrics } from './sharding/shard-metrics.ts';
 import { ThrottleMonitor } from './loops/throttle-monitor.ts';
 import { createFairness, type Fairness, type FairnessOptions } from './base/fairness.ts';
 import { DEFAULT_HISTORY_LIMITS, FlightRecorder, type FlightRecorderLimits } from './reconcile/flight-recorder.ts';
+import { shardSlot } from '../lib/kube/shard-selector.ts';
 
 export interface LeaderElectionConfig {
   namespace: string;
@@ -42,6 +43,8 @@ export interface ShardingConfig {
   namespace: string;
   /** Members of one group share the keys; kubeloop-router by default (the --lease-name). */
   group?: string;
+  /** Ask the API server for each member's share where it supports it (default); false: filter in the member. */
+  serverSide?: boolean;
   leaseDurationMs?: number;
   renewDeadlineMs?: number;
   retryPeriodMs?: number;
@@ -127,7 +130,7 @@ export interface Router {
    * The replica whose recorder holds the key's history when it is another one: with sharding the member
    * that owns the key, with leader election (on a standby) the leader.
    */
-  historyOwner(loop: string, key: string): string | undefined;
+  historyOwner(loop: string, key: string): Promise<string | undefined>;
   stop(): Promise<void>;
 }
 
@@ -308,6 +311,7 @@ async function joinShard(deps: RouterDeps, sharding: ShardingConfig, term: Leade
     namespace: sharding.namespace,
     group: sharding.group ?? 'kubeloop-router',
     identity: deps.identity,
+    ...(sharding.serverSide === false ? { serverSide: false } : {}),
     ...(sharding.leaseDurationMs ? { leaseDurationMs: sharding.leaseDurationMs } : {}),
     ...(sharding.renewDeadlineMs ? { renewDeadlineMs: sharding.renewDeadlineMs } : {}),
     ...(sharding.retryPeriodMs ? { retryPeriodMs: sharding.retryPeriodMs } : {}),
@@ -337,8 +341,12 @@ function routerHandle(deps: RouterDeps, term: LeaderTerm, election: Election | u
     loops: () => term.controller?.runners() ?? [],
     shard: () => deps.shard?.status(),
     history: deps.history,
-    historyOwner: (loop, key) => {
-      const owner = deps.shard ? deps.shard.ownerOf(loop, key) : elector?.leader;
+    historyOwner: async (loop, key) => {
+      // Sharded: the owner of the slot of the primary's uid (read from the API server when another member holds it).
+      const shard = deps.shard;
+      const runner = shard ? term.controller?.runners().find((r) => r.loop.id === loop) : undefined;
+      const uid = runner ? await runner.primaryUid(key).catch(() => undefined) : undefined;
+      const owner = shard ? (uid ? shard.ownerOf(shardSlot(uid)) : undefined) : elector?.leader;
       return owner === identity ? undefined : owner;
     },
     stop: async () => {

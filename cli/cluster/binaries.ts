@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { buildComponent, goVersion, type ProgressFn } from './go-build.ts';
 import { pidAlive } from './pid-alive.ts';
-import { BINARY_COMPONENT, cacheRoot, componentBinDir, VERSIONS, type BinaryKey, type Component } from './versions.ts';
+import { BINARY_COMPONENT, cacheRoot, componentBinDir, componentVersion, VERSIONS, type BinaryKey, type Component } from './versions.ts';
 
 export interface ClusterBinaries {
   kubeApiserver: string;
@@ -20,6 +20,8 @@ export interface ClusterBinaries {
 
 export interface EnsureBinariesOptions {
   onProgress?: ProgressFn;
+  /** Kubernetes binaries of this version (e.g. the oldest supported) from its own cache dir; kubernetesVersion() by default. */
+  kubernetesVersion?: string;
 }
 
 async function isExecutable(path: string): Promise<boolean> {
@@ -36,20 +38,22 @@ function prebuiltDirs(): string[] {
   return [process.env.KUBELOOP_K8S_BIN, process.env.KUBEBUILDER_ASSETS].filter((d): d is string => !!d && d.length > 0);
 }
 
-async function locate(key: BinaryKey): Promise<string | undefined> {
+async function locate(key: BinaryKey, kubernetes: string | undefined): Promise<string | undefined> {
   const { file, component } = BINARY_COMPONENT[key];
-  for (const dir of [...prebuiltDirs(), componentBinDir(component)]) {
+  // Prebuilt directories hold one version: an explicitly asked Kubernetes version comes from its cache dir.
+  const prebuilt = component === 'kubernetes' && kubernetes ? [] : prebuiltDirs();
+  for (const dir of [...prebuilt, componentBinDir(component, kubernetes)]) {
     const candidate = join(dir, file);
     if (await isExecutable(candidate)) return candidate;
   }
   return undefined;
 }
 
-async function locateAll(): Promise<{ found: Partial<ClusterBinaries>; missing: BinaryKey[] }> {
+async function locateAll(kubernetes: string | undefined): Promise<{ found: Partial<ClusterBinaries>; missing: BinaryKey[] }> {
   const found: Partial<ClusterBinaries> = {};
   const missing: BinaryKey[] = [];
   for (const key of Object.keys(BINARY_COMPONENT) as BinaryKey[]) {
-    const path = await locate(key);
+    const path = await locate(key, kubernetes);
     if (path) found[key] = path;
     else missing.push(key);
   }
@@ -88,11 +92,11 @@ export async function withBuildLock<T>(onProgress: ProgressFn, body: () => Promi
   }
 }
 
-function installHint(missing: BinaryKey[]): string {
+function installHint(missing: BinaryKey[], kubernetes: string | undefined): string {
   const files = missing.map((k) => BINARY_COMPONENT[k].file).join(', ');
   return (
     `kubeloop needs ${files} for its local control plane and cannot build them: no Go toolchain on PATH.\n` +
-    `Either install Go >= 1.26 (https://go.dev/dl/; it fetches Kubernetes ${VERSIONS.kubernetes}, etcd ${VERSIONS.etcd}, ` +
+    `Either install Go >= 1.26 (https://go.dev/dl/; it fetches Kubernetes ${componentVersion('kubernetes', kubernetes)}, etcd ${VERSIONS.etcd}, ` +
     `kwok ${VERSIONS.kwok} and helm ${VERSIONS.helm} from the Go module proxy and builds them into ${join(cacheRoot(), 'bin')}),\n` +
     `or set KUBELOOP_K8S_BIN (or KUBEBUILDER_ASSETS) to a directory that holds prebuilt binaries named ${files}.`
   );
@@ -104,13 +108,14 @@ function installHint(missing: BinaryKey[]): string {
  */
 export async function ensureBinaries(opts: EnsureBinariesOptions = {}): Promise<ClusterBinaries> {
   const onProgress = opts.onProgress ?? (() => {});
-  const first = await locateAll();
+  const kubernetes = opts.kubernetesVersion;
+  const first = await locateAll(kubernetes);
   if (first.missing.length === 0) return first.found as ClusterBinaries;
   const go = await goVersion();
-  if (!go) throw new Error(installHint(first.missing));
+  if (!go) throw new Error(installHint(first.missing, kubernetes));
   return withBuildLock(onProgress, async () => {
     // Another process may have finished the build while we waited for the lock.
-    const { missing } = await locateAll();
+    const { missing } = await locateAll(kubernetes);
     const components = [...new Set(missing.map((k) => BINARY_COMPONENT[k].component))] as Component[];
     if (components.length > 0) {
       const files = missing.map((k) => BINARY_COMPONENT[k].file);
@@ -118,9 +123,9 @@ export async function ensureBinaries(opts: EnsureBinariesOptions = {}): Promise<
     }
     const started = Date.now();
     for (const component of components) {
-      await buildComponent(component, missing.map((k) => BINARY_COMPONENT[k].file), onProgress);
+      await buildComponent(component, missing.map((k) => BINARY_COMPONENT[k].file), onProgress, kubernetes);
     }
-    const result = await locateAll();
+    const result = await locateAll(kubernetes);
     if (result.missing.length > 0) {
       throw new Error(`built the control plane but still missing: ${result.missing.map((k) => BINARY_COMPONENT[k].file).join(', ')}`);
     }

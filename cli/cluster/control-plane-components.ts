@@ -12,6 +12,7 @@ import { kwokStagesYaml } from './kwok-stages.ts';
 import { createControlPlanePki, FRONT_PROXY_CLIENT_NAME, type ControlPlanePki } from './pki.ts';
 import { spawnSupervised, type SupervisedProcess } from './supervisor.ts';
 import { writeWebhookClientAuth } from './webhook-client-auth.ts';
+import { apiserverVersionArgs } from './versions.ts';
 
 const START_TIMEOUT_MS = 60_000;
 
@@ -38,7 +39,7 @@ function get(url: string, tls?: { ca?: string; cert?: string; key?: string; inse
   });
 }
 
-function apiserverArgs({ pki, ports, apiserverExtraArgs }: PlaneFiles, dir: string): string[] {
+function apiserverArgs({ pki, ports, apiserverExtraArgs }: PlaneFiles, dir: string, version: string): string[] {
   return [
     // etcd over mutual TLS with its own CA: no other local process can read or write the cluster's data.
     `--etcd-servers=https://127.0.0.1:${ports.etcdClient}`,
@@ -71,6 +72,7 @@ function apiserverArgs({ pki, ports, apiserverExtraArgs }: PlaneFiles, dir: stri
     // The default admission plugins stay on: ServiceAccount, NamespaceLifecycle, Mutating/ValidatingAdmissionWebhook...
     '--profiling=false',
     '--v=1',
+    ...apiserverVersionArgs(version),
     ...apiserverExtraArgs,
   ];
 }
@@ -102,6 +104,8 @@ export interface Launch {
   onProgress: (line: string) => void;
   /** Added to kube-apiserver's flags (its tracing configuration, apiserver-tracing.ts). */
   apiserverExtraArgs?: string[];
+  /** The Kubernetes version of the binaries: which feature gates kube-apiserver knows. */
+  kubernetesVersion: string;
 }
 
 /** What the components are started with: ports, PKI, the kubeconfig of each, and kwok's stages. */
@@ -204,7 +208,7 @@ export async function startApiserver(launch: Launch, files: PlaneFiles): Promise
   const adminTls = { ca: pki.ca.certPem, cert: pki.clients.admin.certPem, key: pki.clients.admin.keyPem };
   launch.onProgress(`starting kube-apiserver on ${server}`);
   // The webhook client certificate's flags come with the plane's files; tracing's, when asked for, with the launch.
-  const apiserver = spawnSupervised({ name: 'kube-apiserver', command: launch.binaries.kubeApiserver, logDir: launch.logDir, args: [...apiserverArgs(files, launch.dir), ...(launch.apiserverExtraArgs ?? [])] });
+  const apiserver = spawnSupervised({ name: 'kube-apiserver', command: launch.binaries.kubeApiserver, logDir: launch.logDir, args: [...apiserverArgs(files, launch.dir, launch.kubernetesVersion), ...(launch.apiserverExtraArgs ?? [])] });
   launch.processes.set('kube-apiserver', apiserver);
   await apiserver.waitUntil('ready', async () => (await get(`${server}/readyz`, adminTls)).status === 200, START_TIMEOUT_MS);
 }

@@ -17,6 +17,7 @@ import {
 import { startOrphanReaper } from './orphan-reaper.ts';
 import { apiserverTracingArgs, type ApiserverTracing } from './apiserver-tracing.ts';
 import { registerTempDir, unregisterTempDir } from './supervisor.ts';
+import { kubernetesVersion } from './versions.ts';
 
 export interface ControlPlane {
   kubeconfigPath: string;
@@ -42,11 +43,13 @@ export interface StartControlPlaneOptions {
   onProgress?: (line: string) => void;
   /** Export kube-apiserver's own spans (APIServerTracing) to this OTLP/gRPC collector. */
   apiserverTracing?: ApiserverTracing;
+  /** Run this Kubernetes version (e.g. KUBERNETES_RELEASES.oldest), built into its own cache dir on first use. */
+  kubernetesVersion?: string;
 }
 
 export async function startControlPlane(opts: StartControlPlaneOptions = {}): Promise<ControlPlane> {
   const onProgress = opts.onProgress ?? (() => {});
-  const binaries = await ensureBinaries({ onProgress });
+  const binaries = await ensureBinaries({ onProgress, ...(opts.kubernetesVersion ? { kubernetesVersion: opts.kubernetesVersion } : {}) });
   // Another process may bind a port between our probe and the component's bind: retry on fresh ports.
   for (let attempt = 1; ; attempt += 1) {
     try {
@@ -111,7 +114,7 @@ async function startOnce(opts: StartControlPlaneOptions, binaries: ClusterBinari
   const dir = opts.dir ?? (await mkdtemp(join(tmpdir(), 'kubeloop-cp-')));
   if (ownsDir) registerTempDir(dir);
   const stopReaper = startOrphanReaper(dir, ownsDir);
-  const launch: Launch = { binaries, dir, logDir: join(dir, 'logs'), processes: new Map(), onProgress };
+  const launch: Launch = { binaries, dir, logDir: join(dir, 'logs'), processes: new Map(), onProgress, kubernetesVersion: opts.kubernetesVersion ?? kubernetesVersion() };
   if (opts.apiserverTracing) launch.apiserverExtraArgs = await apiserverTracingArgs(dir, opts.apiserverTracing);
   const pkiDir = join(dir, 'pki');
   await Promise.all([mkdir(launch.logDir, { recursive: true }), mkdir(pkiDir, { recursive: true })]);

@@ -3,7 +3,7 @@
 import { spawn } from 'node:child_process';
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { componentBinDir, componentSrcDir, VERSIONS, type Component } from './versions.ts';
+import { componentBinDir, componentSrcDir, componentVersion, VERSIONS, type Component } from './versions.ts';
 
 export type ProgressFn = (line: string) => void;
 
@@ -69,8 +69,7 @@ export function runGo(run: GoRun): Promise<{ stdout: string }> {
   });
 }
 
-function versionLdflags(): string {
-  const v = VERSIONS.kubernetes;
+function versionLdflags(v: string): string {
   const [major, minor] = v.replace(/^v/, '').split('.');
   const date = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
   // Without these /version reports v0.0.0 and Helm's kubeVersion checks and kubectl's skew warning misfire.
@@ -91,8 +90,7 @@ async function goModJson(module: string, cwd: string, onProgress: ProgressFn): P
 }
 
 /** Writes the wrapper module: requires k8s.io/kubernetes and pins every staging module to its published v0.X.Y. */
-async function writeKubernetesWrapper(dir: string, onProgress: ProgressFn): Promise<void> {
-  const version = VERSIONS.kubernetes;
+async function writeKubernetesWrapper(dir: string, version: string, onProgress: ProgressFn): Promise<void> {
   const stagingVersion = version.replace(/^v1\./, 'v0.');
   const { GoMod } = await goModJson(`k8s.io/kubernetes@${version}`, dir, onProgress);
   const upstream = await readFile(GoMod, 'utf8');
@@ -152,17 +150,17 @@ async function goInstall(pkgAtVersion: string, dest: string, ldflags: string, la
 }
 
 /** Builds every binary of one component into its cache directory. Files already present are kept. */
-export async function buildComponent(component: Component, missing: readonly string[], onProgress: ProgressFn): Promise<void> {
-  const binDir = componentBinDir(component);
+export async function buildComponent(component: Component, missing: readonly string[], onProgress: ProgressFn, kubernetes?: string): Promise<void> {
+  const binDir = componentBinDir(component, kubernetes);
   await mkdir(binDir, { recursive: true });
-  const version = VERSIONS[component];
+  const version = componentVersion(component, kubernetes);
   if (component === 'kubernetes') {
-    const src = componentSrcDir(component);
+    const src = componentSrcDir(component, kubernetes);
     await mkdir(src, { recursive: true });
     onProgress(`preparing Go wrapper module for Kubernetes ${version} in ${src}`);
-    await writeKubernetesWrapper(src, onProgress);
+    await writeKubernetesWrapper(src, version, onProgress);
     await runGo({ args: ['mod', 'tidy'], cwd: src, label: 'go mod tidy (kubernetes)', onProgress });
-    const ldflags = versionLdflags();
+    const ldflags = versionLdflags(version);
     for (const cmd of KUBERNETES_COMMANDS) {
       if (!missing.includes(cmd)) continue;
       await goBuild(src, `k8s.io/kubernetes/cmd/${cmd}`, join(binDir, cmd), ldflags, `${cmd} ${version}`, onProgress);

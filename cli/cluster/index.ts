@@ -3,5 +3,5 @@ export { ensureBinaries, type ClusterBinaries, type EnsureBinariesOptions } from
 export { startControlPlane, type ControlPlane, type StartControlPlaneOptions } from './control-plane.ts';
 export { COMPLETE_DELAY_ANNOTATION, FAIL_ANNOTATION, FAIL_DELAY_ANNOTATION } from './kwok-stages.ts';
 export { createCertificateAuthority, issueCertificate, type CertKeyPem } from './pki.ts';
-export { VERSIONS, cacheRoot } from './versions.ts';
+export { KUBERNETES_RELEASES, VERSIONS, cacheRoot } from './versions.ts';
 export { pidAlive } from './pid-alive.ts';

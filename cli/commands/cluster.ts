@@ -9,11 +9,14 @@ import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
-import { ensureBinaries, pidAlive, startControlPlane, VERSIONS } from '../cluster/index.ts';
+import { ensureBinaries, KUBERNETES_RELEASES, pidAlive, startControlPlane, VERSIONS } from '../cluster/index.ts';
 
 const USAGE = `usage: kubeloop cluster <build|up|down|status|kubeconfig> [--dir DIR]
 
-  build                 build or locate kube-apiserver, etcd, kwok, helm... (cached under ~/.cache/kubeloop)
+  build [--kubernetes oldest|VERSION]
+                        build or locate kube-apiserver, etcd, kwok, helm... (cached under ~/.cache/kubeloop);
+                        --kubernetes oldest: the oldest supported API server (${KUBERNETES_RELEASES.oldest}), which the
+                        compatibility e2e runs against
   up [--nodes N] [--detach]
                         start etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kwok;
                         foreground until Ctrl-C unless --detach
@@ -24,7 +27,8 @@ const USAGE = `usage: kubeloop cluster <build|up|down|status|kubeconfig> [--dir 
   --dir DIR             state directory (default ~/.kubeloop/cluster)
 
 environment: KUBELOOP_K8S_BIN or KUBEBUILDER_ASSETS = directory of prebuilt binaries;
-             KUBELOOP_CACHE_DIR = binary cache (default ~/.cache/kubeloop)
+             KUBELOOP_CACHE_DIR = binary cache (default ~/.cache/kubeloop);
+             KUBELOOP_KUBERNETES_VERSION = run another Kubernetes version (e.g. ${KUBERNETES_RELEASES.oldest}) everywhere
 versions: Kubernetes ${VERSIONS.kubernetes}, etcd ${VERSIONS.etcd}, kwok ${VERSIONS.kwok}, helm ${VERSIONS.helm}`;
 
 interface State {
@@ -45,9 +49,14 @@ async function readState(dir: string): Promise<State | undefined> {
   }
 }
 
-async function build(): Promise<number> {
+async function build(kubernetes: string | undefined): Promise<number> {
   const started = Date.now();
-  const binaries = await ensureBinaries({ onProgress: progress });
+  const version = kubernetes === 'oldest' ? KUBERNETES_RELEASES.oldest : kubernetes;
+  if (version !== undefined && !/^v1\.\d+\.\d+$/.test(version)) {
+    console.error(`kubeloop: --kubernetes must be "oldest" or a version like ${KUBERNETES_RELEASES.current}, got "${version}"`);
+    return 2;
+  }
+  const binaries = await ensureBinaries({ onProgress: progress, ...(version ? { kubernetesVersion: version } : {}) });
   for (const [name, path] of Object.entries(binaries)) console.log(`${name.padEnd(22)} ${path}`);
   progress(`binaries ready (${((Date.now() - started) / 1000).toFixed(1)}s)`);
   return 0;
@@ -155,6 +164,7 @@ export async function run(argv: string[]): Promise<number> {
       dir: { type: 'string' },
       nodes: { type: 'string', default: '2' },
       detach: { type: 'boolean', default: false },
+      kubernetes: { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -171,7 +181,7 @@ export async function run(argv: string[]): Promise<number> {
   }
   switch (sub) {
     case 'build':
-      return build();
+      return build(values.kubernetes);
     case 'up':
       return values.detach ? upDetached(dir, nodes) : upForeground(dir, nodes);
     case 'down':

@@ -153,5 +153,5 @@ async function startRouterHistoryApi(router: Router, kubeConfig: ClusterCredenti
 /** client-go's proportions (15 s lease, 10 s renew deadline, 2 s retry) scaled to the lease duration. */
 function shardingOptions(config: RouterConfig) {
   const leaseDurationMs = config.leaseDurationSeconds * 1000;
-  return { namespace: config.leaseNamespace, group: config.leaseName, leaseDurationMs, renewDeadlineMs: Math.round(leaseDurationMs * (2 / 3)), retryPeriodMs: Math.round(leaseDurationMs / 7.5) };
+  return { namespace: config.leaseNamespace, group: config.leaseName, serverSide: config.shardingServerSide, leaseDurationMs, renewDeadlineMs: Math.round(leaseDurationMs * (2 / 3)), retryPeriodMs: Math.round(leaseDurationMs / 7.5) };
 }

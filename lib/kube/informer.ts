@@ -1,6 +1,7 @@
 // A resilient informer: list, then watch from the list's resourceVersion; relist on 410 Gone; restart with
 // backoff on any other error (client-node's informer stops); a watchdog ends silent watches; bookmarks;
-// metadata-only mode; an indexed cache; typed handlers that may throw without stopping the informer.
+// metadata-only mode; an indexed cache; typed handlers that may throw without stopping the informer;
+// server-side sharded list and watch of a share that may change (lists again when it does).
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { Backoff, sleep, type BackoffPolicy } from './backoff.ts';
@@ -11,6 +12,7 @@ import { objectKey } from './object-meta.ts';
 import { collectionPath, kindKey, type ResourceInfo } from './resource-paths.ts';
 import { readWatchEvents } from './watch-stream.ts';
 import { listAll } from './list-all.ts';
+import { serverApplied, type InformerShard, type ListedShard, type ShardRequest } from './shard-selector.ts';
 
 export const METADATA_WATCH_ACCEPT = 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json';
 
@@ -21,6 +23,12 @@ export interface InformerOptions<T extends KubernetesObject> {
   namespace?: string;
   labelSelector?: string;
   fieldSelector?: string;
+  /**
+   * List and watch only a share (`shardSelector`, KEP-5866). The informer waits for a selector, lists again
+   * when it changes, and forgets (no delete event) objects that left the share. A server that ignores the
+   * selector sends everything (serverApplied): the cache then holds the whole collection.
+   */
+  shard?: InformerShard;
   /** Cache PartialObjectMetadata (apiVersion, kind, metadata) instead of whole objects. */
   metadataOnly?: boolean;
   /** Applied to every object before caching, e.g. to drop managedFields and save memory. */
@@ -61,6 +69,7 @@ class WatchGoneError extends Error {
   }
 }
 class SilentWatchError extends Error {}
+class ReshardError extends Error {}
 
 export class Informer<T extends KubernetesObject = KubernetesObject> {
   readonly store: ObjectStore<T>;
@@ -73,6 +82,12 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
   #syncWaiters: Array<() => void> = [];
   #running: Promise<void> | undefined;
   #restarts = 0;
+  #needList = true;
+  #reshards = 0;
+  #listed: { request: ShardRequest; applied: boolean } | undefined;
+  #watchAbort: AbortController | undefined;
+  #shardChanged: (() => void) | undefined;
+  #unshard: Array<() => void> = [];
 
   constructor(options: InformerOptions<T>) {
     this.#options = options;
@@ -82,7 +97,7 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
 
   get name(): string {
     const r = this.#options.resource;
-    return `${kindKey(r.apiVersion, r.kind)}${this.#options.metadataOnly ? ' (metadata)' : ''}`;
+    return `${kindKey(r.apiVersion, r.kind)}${this.#options.metadataOnly ? ' (metadata)' : ''}${this.#options.shard ? ' (share)' : ''}`;
   }
   get hasSynced(): boolean {
     return this.#synced;
@@ -101,14 +116,40 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
     return () => set.delete(handler);
   }
 
+  /** The selector of the last complete list and whether the server applied it; undefined when not sharded or not listed. */
+  listedShard(): ListedShard | undefined {
+    return this.#listed ? { selector: this.#listed.request.selector, applied: this.#listed.applied } : undefined;
+  }
+
   start(): this {
+    const shard = this.#options.shard;
+    if (shard && !this.#running) this.#unshard.push(shard.track(this), shard.onChange(() => this.#reshard()));
     this.#running ??= this.#run();
     return this;
   }
 
   async stop(): Promise<void> {
     this.#abort.abort(new Error('informer stopped'));
+    for (const off of this.#unshard.splice(0)) off();
+    this.#shardChanged?.();
     await this.#running;
+  }
+
+  /** The share changed: list it (a cache of the whole collection, from a server that ignores the selector, stays). */
+  #reshard(): void {
+    this.#shardChanged?.();
+    if (this.#listed && !this.#listed.applied) return;
+    this.#reshards += 1;
+    this.#needList = true;
+    this.#watchAbort?.abort(new ReshardError(`share of ${this.name} changed`));
+  }
+
+  /** Until the shard names a selector there is nothing to ask for. */
+  async #selectorReady(signal: AbortSignal): Promise<void> {
+    while (this.#options.shard && this.#options.shard.request() === undefined && !signal.aborted) {
+      await new Promise<void>((resolve) => (this.#shardChanged = resolve));
+      this.#shardChanged = undefined;
+    }
   }
 
   /** Resolves after the first complete list; rejects if the informer is stopped first. */
@@ -122,12 +163,16 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
 
   async #run(): Promise<void> {
     const signal = this.#abort.signal;
-    let needList = true;
     while (!signal.aborted) {
       try {
-        if (needList) {
+        if (this.#needList) {
+          await this.#selectorReady(signal);
+          if (signal.aborted) break;
+          const reshards = this.#reshards;
           await this.#list(signal);
-          needList = false;
+          // The share changed while listing: list it before watching.
+          this.#needList = this.#reshards !== reshards;
+          if (this.#needList) continue;
         }
         const started = Date.now();
         await this.#watch(signal);
@@ -137,9 +182,11 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
       } catch (error) {
         if (signal.aborted) break;
         const err = error instanceof Error ? error : new Error(String(error));
+        // A new share: list it at once (the watch was ended for it).
+        if (err instanceof ReshardError) continue;
         if (err instanceof WatchGoneError || isApiError(err, 410)) {
           // Our resourceVersion is older than etcd's compaction window: relist at once.
-          needList = true;
+          this.#needList = true;
           this.#restart('gone', err);
           continue;
         }
@@ -153,7 +200,7 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
           break;
         }
         // Without a resourceVersion to resume from, only a list can rebuild the cache.
-        if (this.#resourceVersion === undefined) needList = true;
+        if (this.#resourceVersion === undefined) this.#needList = true;
       }
     }
   }
@@ -164,12 +211,16 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
   }
 
   #query(): Record<string, string | number | boolean | undefined> {
-    return { labelSelector: this.#options.labelSelector, fieldSelector: this.#options.fieldSelector };
+    // The watch asks for what the list got: a share only if the server applied it to the list.
+    const shardSelector = this.#listed?.applied ? this.#listed.request.selector : undefined;
+    return { labelSelector: this.#options.labelSelector, fieldSelector: this.#options.fieldSelector, shardSelector };
   }
 
   async #list(signal: AbortSignal): Promise<void> {
-    const { client, resource, namespace, metadataOnly, labelSelector, fieldSelector, pageSize } = this.#options;
-    const { items, resourceVersion } = await listAll<T>(client, { resource, namespace, labelSelector, fieldSelector, metadataOnly, pageSize, signal });
+    const { client, resource, namespace, metadataOnly, labelSelector, fieldSelector, pageSize, shard } = this.#options;
+    const request = shard?.request();
+    const shardSelector = request?.selector;
+    const { items, resourceVersion, shardInfo } = await listAll<T>(client, { resource, namespace, labelSelector, fieldSelector, shardSelector, metadataOnly, pageSize, signal });
     const fresh = new Map<string, T>();
     const refused = new Set<string>();
     for (const item of items) {
@@ -177,9 +228,11 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
       if (this.#refused(object)) refused.add(objectKey(object.metadata));
       else fresh.set(objectKey(object.metadata), object);
     }
+    if (request) this.#listed = { request, applied: serverApplied(shardInfo, items, request) };
     this.#replace(fresh, refused);
     this.#resourceVersion = resourceVersion;
     this.#backoff.reset();
+    if (request) shard?.listed();
     if (!this.#synced) {
       this.#synced = true;
       for (const resolve of this.#syncWaiters.splice(0)) resolve();
@@ -190,11 +243,12 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
   /** Swaps in a fresh list, emitting what changed since the previous view (events missed while away). */
   #replace(fresh: Map<string, T>, refused: ReadonlySet<string>): void {
     const store = this.store;
+    const share = this.#listed?.applied ? this.#listed.request : undefined;
     for (const key of [...store.keys()]) {
       if (!fresh.has(key)) {
         const gone = store.delete(key);
-        // A refused object still exists: it is forgotten, not reported deleted.
-        if (gone && !refused.has(key)) this.#emit('delete', gone);
+        // A refused object still exists, and one that left the share is another member's: forgotten, not deleted.
+        if (gone && !refused.has(key) && (!share || share.contains(gone))) this.#emit('delete', gone);
       }
     }
     for (const object of fresh.values()) {
@@ -209,6 +263,7 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
     const base = this.#options.watchTimeoutSeconds ?? 300;
     const timeoutSeconds = Math.floor(base * (1 + Math.random()));
     const controller = new AbortController();
+    this.#watchAbort = controller;
     const onParentAbort = () => controller.abort(parent.reason);
     parent.addEventListener('abort', onParentAbort, { once: true });
     // stop() may have run between the list and this watch: an abort before the listener never fires.
@@ -244,8 +299,10 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
       }
     } catch (error) {
       if (silent) throw new SilentWatchError(`watch of ${this.name} went silent`);
+      if (controller.signal.reason instanceof ReshardError) throw controller.signal.reason;
       throw error;
     } finally {
+      this.#watchAbort = undefined;
       clearTimeout(watchdog);
       parent.removeEventListener('abort', onParentAbort);
     }
@@ -265,6 +322,8 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
       return;
     }
     const object = this.#normalise(raw);
+    // An object outside the share: this server ignores the selector (its list had nothing else to show it).
+    if (this.#listed?.applied && !this.#listed.request.contains(object)) this.#listed = { ...this.#listed, applied: false };
     const key = objectKey(object.metadata);
     if (type === 'DELETED') {
       this.store.delete(key);

@@ -3,6 +3,7 @@
 import type { KubernetesListObject, KubernetesObject } from '@kubernetes/client-node';
 import { isApiError, type KubeClient } from './kube-client.ts';
 import { collectionPath, type ResourceInfo } from './resource-paths.ts';
+import { listShardInfo } from './shard-selector.ts';
 
 export const METADATA_LIST_ACCEPT = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json';
 
@@ -12,20 +13,26 @@ export interface ListOptions {
   namespace?: string | undefined;
   labelSelector?: string | undefined;
   fieldSelector?: string | undefined;
+  /** Server-side sharded list (lib/kube/shard-selector.ts); servers without the feature ignore it. */
+  shardSelector?: string | undefined;
   /** PartialObjectMetadata (apiVersion, kind, metadata) instead of whole objects. */
   metadataOnly?: boolean | undefined;
   pageSize?: number | undefined;
   signal?: AbortSignal | undefined;
 }
 
-/** Every item of the collection (with apiVersion and kind set) and the list's resourceVersion. */
-export async function listAll<T extends KubernetesObject>(client: KubeClient, options: ListOptions): Promise<{ items: T[]; resourceVersion: string }> {
+/**
+ * Every item of the collection (with apiVersion and kind set), the list's resourceVersion, and the shard
+ * selector the server applied (metadata.shardInfo; undefined when it returned the whole collection).
+ */
+export async function listAll<T extends KubernetesObject>(client: KubeClient, options: ListOptions): Promise<{ items: T[]; resourceVersion: string; shardInfo?: string }> {
   const { resource, namespace, metadataOnly, signal } = options;
   const path = collectionPath(resource, namespace);
   const accept = metadataOnly ? METADATA_LIST_ACCEPT : 'application/json';
   let items: T[] = [];
   let continueToken: string | undefined;
   let resourceVersion = '';
+  let shardInfo: string | undefined;
   let pageSize: number | undefined = options.pageSize ?? 500;
   for (;;) {
     let page: KubernetesListObject<T>;
@@ -34,7 +41,7 @@ export async function listAll<T extends KubernetesObject>(client: KubeClient, op
         path,
         accept,
         signal,
-        query: { labelSelector: options.labelSelector, fieldSelector: options.fieldSelector, limit: pageSize, continue: continueToken },
+        query: { labelSelector: options.labelSelector, fieldSelector: options.fieldSelector, shardSelector: options.shardSelector, limit: pageSize, continue: continueToken },
       });
     } catch (error) {
       if (continueToken !== undefined && isApiError(error, 410)) {
@@ -52,8 +59,11 @@ export async function listAll<T extends KubernetesObject>(client: KubeClient, op
       items.push(item);
     }
     resourceVersion = page.metadata?.resourceVersion ?? resourceVersion;
+    // Every page must say so: a server that applied the selector to one page applies it to all.
+    const pageShard = listShardInfo(page);
+    shardInfo = continueToken === undefined ? pageShard : shardInfo === pageShard ? shardInfo : undefined;
     // The wire name is `continue`; client-node's model type calls it `_continue`, which JSON never has.
     continueToken = (page.metadata as { continue?: string } | undefined)?.continue || undefined;
-    if (continueToken === undefined) return { items, resourceVersion };
+    if (continueToken === undefined) return { items, resourceVersion, ...(shardInfo !== undefined ? { shardInfo } : {}) };
   }
 }

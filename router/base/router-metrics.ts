@@ -97,6 +97,7 @@ export function createRouterMetrics(registry: Registry = createMetricsRegistry({
     canaryRollbacks: counter(registry, 'kubeloop_router_canary_rollbacks_total', 'Canaries rolled back because their error budget was spent', ['loop']),
     watchRestarts: counter(registry, 'kubeloop_router_watch_restarts_total', 'Informer restarts, by reason', ['resource', 'reason']),
     watchedObjects: gauge(registry, 'kubeloop_router_watched_objects', 'Objects in the informer caches', ['resource']),
+    informerEvents: counter(registry, 'kubeloop_router_informer_events_total', 'Objects added, changed or deleted in the informer caches, from lists and watches (a sharded member\'s primaries: resource "... (share)")', ['resource']),
     objectsRefused: counter(registry, 'kubeloop_router_objects_refused_total', 'Watched objects over --max-object-values, never cached', ['resource']),
     /** Shows a Loop's queue in the workqueue and worker gauges until the returned function is called. */
     watchQueue(loop: string, probe: QueueProbe, maxConcurrency: number): () => void {

@@ -39,11 +39,11 @@ export interface HistorySource {
    * With sharding: the member that owns the key, when it is not this one. Its history is kept there; this
    * replica answers with what it holds and names the owner (docs/observability.md, "Sharded routers").
    */
-  ownerOf?(loop: string, key: string): string | undefined;
+  ownerOf?(loop: string, key: string): Promise<string | undefined> | string | undefined;
 }
 
 /** The source a started router offers (its running Loops, its recorder and, with sharding, the key's owner). */
-export function historySource(router: { identity: string; loops(): Array<{ loop: { id: string; for: KindRef } }>; history: FlightRecorder; historyOwner(loop: string, key: string): string | undefined }): HistorySource {
+export function historySource(router: { identity: string; loops(): Array<{ loop: { id: string; for: KindRef } }>; history: FlightRecorder; historyOwner(loop: string, key: string): Promise<string | undefined> }): HistorySource {
   return {
     identity: router.identity,
     loops: () => router.loops().map((runner) => ({ id: runner.loop.id, for: runner.loop.for })),
@@ -133,7 +133,7 @@ export async function startHistoryApi(options: HistoryApiOptions): Promise<Histo
     if (!user) return sendStatus(reply, failure(401, 'Unauthorized', 'the API server named no user for this request'));
     if (!loopId) return sendStatus(reply, failure(400, 'BadRequest', 'the query parameter loop (the Loop whose reconciles to show) is required', name));
     const key = namespace ? `${namespace}/${name}` : name;
-    const owner = source.ownerOf?.(loopId, key);
+    const owner = await source.ownerOf?.(loopId, key);
     if (owner && options.peers && !forwarded.has(request)) {
       // The replica that holds the history decides, its own SubjectAccessReview included.
       const peer = await options.peers(owner).catch((error: unknown) => {

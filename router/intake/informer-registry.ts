@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import type { KubeObject } from '../../lib/contract/types.ts';
 import type { ResourceDiscovery } from '../../lib/kube/discovery.ts';
 import { Informer, stripManagedFields } from '../../lib/kube/informer.ts';
+import type { InformerShard } from '../../lib/kube/shard-selector.ts';
 import type { KubeClient } from '../../lib/kube/kube-client.ts';
 import { CONTROLLER_UID_INDEX, controllerUidOf, NAMESPACE_INDEX, namespaceOf } from '../../lib/kube/object-store.ts';
 import { kindKey, type ResourceInfo } from '../../lib/kube/resource-paths.ts';
@@ -56,14 +57,15 @@ export class InformerRegistry {
 
   /**
    * The shared informers of a kind: one cluster-wide watch, or with `namespaces` one watch per namespace
-   * (a Loop bound by namespaced RBAC may not watch cluster-wide). Started, not necessarily synced.
+   * (a Loop bound by namespaced RBAC may not watch cluster-wide). Started, not necessarily synced. With
+   * `shard` (a sharded router's primaries) only that share is listed and watched, in informers of their own.
    */
-  async acquire(ref: KindRef, mode: CacheMode, namespaces?: ReadonlySet<string>): Promise<InformerLease> {
+  async acquire(ref: KindRef, mode: CacheMode, namespaces?: ReadonlySet<string>, shard?: InformerShard): Promise<InformerLease> {
     const resource = await this.options.discovery.resolve(ref.apiVersion, ref.kind);
     const scopes = resource.namespaced && namespaces && namespaces.size > 0 ? [...namespaces].sort() : [undefined];
     const held: Array<{ namespace: string; entry: Entry; release: () => Promise<void> }> = [];
     try {
-      for (const namespace of scopes) held.push({ namespace: namespace ?? '', ...(await this.#acquireOne(resource, mode, namespace)) });
+      for (const namespace of scopes) held.push({ namespace: namespace ?? '', ...(await this.#acquireOne(resource, mode, namespace, shard)) });
     } catch (error) {
       await Promise.all(held.map((h) => h.release()));
       throw error;
@@ -77,12 +79,13 @@ export class InformerRegistry {
     };
   }
 
-  async #acquireOne(resource: ResourceInfo, mode: CacheMode, namespace: string | undefined): Promise<{ entry: Entry; release: () => Promise<void> }> {
+  async #acquireOne(resource: ResourceInfo, mode: CacheMode, namespace: string | undefined, shard: InformerShard | undefined): Promise<{ entry: Entry; release: () => Promise<void> }> {
     const modeId = typeof mode === 'boolean' ? (mode ? 'metadata' : 'full') : `fields:${[...mode.fields].sort().join(',')}`;
-    const id = `${kindKey(resource.apiVersion, resource.kind)}|${modeId}|${namespace ?? '*'}`;
+    // One router has one share: every sharded informer of a kind and mode is the same.
+    const id = `${kindKey(resource.apiVersion, resource.kind)}|${modeId}|${namespace ?? '*'}${shard ? '|shard' : ''}`;
     let pending = this.#entries.get(id);
     if (!pending) {
-      pending = this.#create(resource, mode, namespace);
+      pending = this.#create(resource, mode, namespace, shard);
       this.#entries.set(id, pending);
       pending.catch(() => this.#entries.delete(id));
     }
@@ -110,7 +113,7 @@ export class InformerRegistry {
     await Promise.all(entries.map((e) => (e.status === 'fulfilled' ? e.value.informer.stop() : undefined)));
   }
 
-  async #create(resource: ResourceInfo, mode: CacheMode, namespace: string | undefined): Promise<Entry> {
+  async #create(resource: ResourceInfo, mode: CacheMode, namespace: string | undefined, shard: InformerShard | undefined): Promise<Entry> {
     const { client, logger, metrics, events } = this.options;
     const metadataOnly = mode === true;
     const fields = typeof mode === 'object' ? mode.fields : undefined;
@@ -120,6 +123,7 @@ export class InformerRegistry {
       resource,
       namespace,
       metadataOnly,
+      ...(shard ? { shard } : {}),
       // managedFields are large and no function reads them: dropping them is most of the memory saved.
       transform: fields ? (o) => projectObject(stripManagedFields(o), fields) : stripManagedFields,
       // Checked before caching: an object of millions of tiny values would cost every Loop the router's heap.
@@ -142,6 +146,12 @@ export class InformerRegistry {
       logger: logger.child({ informer: kindKey(resource.apiVersion, resource.kind), metadataOnly, namespace: namespace ?? '*' }),
     });
     informer.on('restart', (reason) => metrics?.watchRestarts.inc({ resource: informer.name, reason }));
+    if (metrics) {
+      const received = () => metrics.informerEvents.inc({ resource: informer.name });
+      informer.on('add', received);
+      informer.on('update', received);
+      informer.on('delete', received);
+    }
     if (metrics) {
       const update = () => metrics.watchedObjects.set({ resource: informer.name }, informer.store.size);
       informer.on('add', update);

@@ -3,7 +3,7 @@
 import type { KubeObject, Trigger } from '../../lib/contract/types.ts';
 import { isApiError } from '../../lib/kube/kube-client.ts';
 import { controllerRef, controllerUid, objectKey } from '../../lib/kube/object-meta.ts';
-import { kindKey } from '../../lib/kube/resource-paths.ts';
+import { kindKey, objectPath } from '../../lib/kube/resource-paths.ts';
 import { mergeTriggers } from '../reconcile/merge-triggers.ts';
 import { Expectations } from '../apply/expectations.ts';
 import { UID_INDEX, type InformerLease, type InformerSource } from './informer-registry.ts';
@@ -100,6 +100,23 @@ export class LoopRunner {
     });
   }
 
+  /**
+   * The uid of a primary (what its shard slot follows): from the cache, else from the API server (a sharded
+   * member caches only its share). Undefined when the object does not exist.
+   */
+  async primaryUid(key: string): Promise<string | undefined> {
+    const cached = this.#primary?.informer.store.get(key)?.metadata?.uid;
+    if (cached || !this.#primary) return cached;
+    const [namespace, name] = key.includes('/') ? key.split('/', 2) as [string, string] : [undefined, key];
+    try {
+      const object = await this.#deps.client.request<KubeObject>({ path: objectPath(this.#primary.resource, name, namespace) });
+      return object.metadata?.uid;
+    } catch (error) {
+      if (isApiError(error, 404)) return undefined;
+      throw error;
+    }
+  }
+
   stats(): LoopRunnerStats {
     const queue = this.#queue;
     return {
@@ -117,7 +134,8 @@ export class LoopRunner {
     const { registry } = this.#deps;
     const loop = this.loop;
     try {
-      this.#primary = await registry.acquire(loop.for, loop.metadataOnly, loop.namespaces);
+      // Sharded: the primaries are this member's share, filtered by the API server where it can.
+      this.#primary = await registry.acquire(loop.for, loop.metadataOnly, loop.namespaces, this.#deps.shard?.share);
       for (const kind of loop.owns) this.#owned.push({ ...(await registry.acquire(kind, loop.metadataOnly, loop.namespaces)), kind });
       this.#related = new RelatedWatch(loop, registry, (key, trigger) => this.#enqueueRelated(key, trigger), this.#deps.logger, (key) => this.#primary?.informer.store.get(key) !== undefined);
       await this.#related.start();
@@ -223,7 +241,7 @@ export class LoopRunner {
   }
 
   /** Primaries this member owns under a view (sharded routers' status). */
-  countOwned(owns: (loop: string, key: string) => boolean): number {
+  countOwned(owns: (slot: number) => boolean): number {
     return this.#shard?.count(owns) ?? 0;
   }
 
@@ -286,7 +304,7 @@ export class LoopRunner {
   #enqueuePrimary(object: KubeObject, trigger: Trigger, priority: 'high' | 'low' = 'high', event?: WatchEvent): void {
     if (this.#stopped || !this.#cachesComplete || !selectsPrimary(this.loop, object)) return;
     const key = objectKey(object.metadata);
-    if (this.#shard && !this.#shard.owns(key)) return;
+    if (this.#shard && !this.#shard.owns(key, object)) return;
     this.#tombstones.delete(key);
     this.#watchEvents.add(key, event ?? watchEvent(trigger.type === 'RESYNC' ? 'resync' : 'primary', trigger.type, object));
     this.#queue.add(key, trigger, priority);
@@ -304,7 +322,7 @@ export class LoopRunner {
     this.#expectations.forget(key);
     this.#ownWrites.forget(key);
     this.#replays.forget(key);
-    if (this.loop.sendDeletes && selectsPrimary(this.loop, object) && (this.#shard?.owns(key) ?? true)) {
+    if (this.loop.sendDeletes && selectsPrimary(this.loop, object) && (this.#shard?.owns(key, object) ?? true)) {
       this.#tombstones.set(key, object);
       this.#watchEvents.add(key, watchEvent('primary', 'DELETED', object));
       this.#queue.add(key, { type: 'DELETED' });
@@ -381,7 +399,7 @@ export class LoopRunner {
     // Taken before anything can return: the log holds events only for keys waiting in the queue.
     const events = this.#watchEvents.take(item.key);
     // Another member owns the key now (a handover since it was queued): it is that member's to reconcile.
-    const release = this.#shard ? this.#shard.begin(item.key) : () => {};
+    const release = this.#shard ? this.#shard.begin(item.key, this.#primary?.informer.store.get(item.key) ?? this.#tombstones.get(item.key)) : () => {};
     if (!release) return;
     const metrics = this.#metrics;
     const started = performance.now();

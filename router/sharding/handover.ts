@@ -9,9 +9,11 @@ export interface HandoverState {
   target: MemberSet;
 }
 
+/** A key in flight: which Loop, which primary, and its slot (what ownership is decided by). */
 export interface LoopKey {
   loop: string;
   key: string;
+  slot: number;
 }
 
 /** A member that could not renew its Lease, or has just started: it owns nothing until it adopts a view. */
@@ -21,9 +23,8 @@ export const NO_SHARE: HandoverState = { adopted: MemberSet.EMPTY, target: Membe
  * A key may start only if this member owns it both in the adopted view and in the target: a key it is
  * giving away stops at once, and a key it is gaining waits until the view is adopted.
  */
-export function mayStart(state: HandoverState, me: string, loop: string, key: string): boolean {
-  // Out of a handover both views are one object: hash once (this runs for every watch event).
-  return state.adopted.owner(loop, key) === me && (state.target === state.adopted || state.target.owner(loop, key) === me);
+export function mayStart(state: HandoverState, me: string, slot: number): boolean {
+  return state.adopted.owner(slot) === me && (state.target === state.adopted || state.target.owner(slot) === me);
 }
 
 /**
@@ -32,8 +33,8 @@ export function mayStart(state: HandoverState, me: string, loop: string, key: st
  */
 export function canAcknowledge(state: HandoverState, me: string, inFlight: Iterable<LoopKey>): boolean {
   if (!state.target.has(me)) return false;
-  for (const { loop, key } of inFlight) {
-    if (state.target.owner(loop, key) !== me) return false;
+  for (const { slot } of inFlight) {
+    if (state.target.owner(slot) !== me) return false;
   }
   return true;
 }
@@ -46,7 +47,7 @@ export function canAdopt(target: MemberSet, me: string, acks: ReadonlyMap<string
   return target.has(me) && target.members.every((member) => acks.get(member) === target.id);
 }
 
-/** The keys that may start after a change and could not before: the ones to enqueue from the cache. */
-export function gained(before: HandoverState, after: HandoverState, me: string): (loop: string, key: string) => boolean {
-  return (loop, key) => mayStart(after, me, loop, key) && !mayStart(before, me, loop, key);
+/** The slots whose keys may start after a change and could not before: the ones to enqueue from the cache. */
+export function gained(before: HandoverState, after: HandoverState, me: string): (slot: number) => boolean {
+  return (slot) => mayStart(after, me, slot) && !mayStart(before, me, slot);
 }

@@ -12,6 +12,8 @@ export const SHARD_ACK_LABEL = 'kubeloop.dev/shard-ack';
 /** Primaries this member owns in its adopted view, over all Loops. */
 export const SHARD_KEYS_LABEL = 'kubeloop.dev/shard-keys';
 export const SHARD_MEMBERS_LABEL = 'kubeloop.dev/shard-members';
+/** `server` while the API server filters this member's primaries to its share, `client` while it filters them itself. */
+export const SHARD_MODE_LABEL = 'kubeloop.dev/shard-mode';
 
 /** `<group>-member-<identity>`, lower-cased into a valid object name. */
 export function memberLeaseName(group: string, identity: string): string {

@@ -1,10 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { MemberSet } from './member-set.ts';
+import { SLOTS, shardSlot, shardSelector } from '../../lib/kube/shard-selector.ts';
 
-const keys = Array.from({ length: 6000 }, (_, i) => `ns-${i % 7}/object-${i}`);
+/** Slots of 6,000 uids: ownership goes by the slot of a primary's uid. */
+const keys = Array.from({ length: 6000 }, (_, i) => shardSlot(`0b8e${i.toString(16).padStart(4, '0')}-5f3c-4c2e-9d1a-${String(i * 7919).padStart(12, '0')}`));
 const share = (set: MemberSet) => {
   const counts = new Map<string, number>();
-  for (const key of keys) counts.set(set.owner('loop', key)!, (counts.get(set.owner('loop', key)!) ?? 0) + 1);
+  for (const key of keys) counts.set(set.owner(key)!, (counts.get(set.owner(key)!) ?? 0) + 1);
   return counts;
 };
 
@@ -13,12 +15,13 @@ describe('MemberSet', () => {
     const a = new MemberSet(['router-a', 'router-b', 'router-c']);
     const b = new MemberSet(['router-c', 'router-a', 'router-b', 'router-a']);
     expect(b.id).toBe(a.id);
-    for (const key of keys.slice(0, 500)) expect(b.owner('loop', key)).toBe(a.owner('loop', key));
+    for (const key of keys.slice(0, 500)) expect(b.owner(key)).toBe(a.owner(key));
   });
 
   it('spreads keys evenly over the members', () => {
     const counts = share(new MemberSet(['router-a', 'router-b', 'router-c']));
-    for (const n of counts.values()) expect(n).toBeGreaterThan(6000 / 3 * 0.9);
+    // 256 slots by rendezvous: within about a fifth of an even third (docs/sharding.md).
+    for (const n of counts.values()) expect(n).toBeGreaterThan(6000 / 3 * 0.8);
     expect([...counts.values()].reduce((a, n) => a + n, 0)).toBe(6000);
   });
 
@@ -26,8 +29,8 @@ describe('MemberSet', () => {
     const before = new MemberSet(['router-a', 'router-b', 'router-c']);
     const after = new MemberSet(['router-a', 'router-c']);
     for (const key of keys) {
-      const owner = before.owner('loop', key);
-      if (owner !== 'router-b') expect(after.owner('loop', key)).toBe(owner);
+      const owner = before.owner(key);
+      if (owner !== 'router-b') expect(after.owner(key)).toBe(owner);
     }
   });
 
@@ -36,23 +39,28 @@ describe('MemberSet', () => {
     const after = new MemberSet(['router-a', 'router-b', 'router-c', 'router-d']);
     let moved = 0;
     for (const key of keys) {
-      if (after.owner('loop', key) !== before.owner('loop', key)) {
-        expect(after.owner('loop', key)).toBe('router-d');
+      if (after.owner(key) !== before.owner(key)) {
+        expect(after.owner(key)).toBe('router-d');
         moved += 1;
       }
     }
-    expect(moved / keys.length).toBeGreaterThan(0.2);
-    expect(moved / keys.length).toBeLessThan(0.3);
+    // A quarter of 256 slots, give or take the spread of rendezvous over so few.
+    expect(moved / keys.length).toBeGreaterThan(0.15);
+    expect(moved / keys.length).toBeLessThan(0.35);
   });
 
-  it('assigns the same key of different Loops independently', () => {
+  it('gives every slot to exactly one member, as hash ranges the API server can select', () => {
     const set = new MemberSet(['router-a', 'router-b', 'router-c']);
-    const differing = keys.filter((key) => set.owner('loop-1', key) !== set.owner('loop-2', key)).length;
-    expect(differing / keys.length).toBeGreaterThan(0.5);
+    const slots = set.members.flatMap((m) => set.slotsOf(m));
+    expect(slots.sort((a, b) => a - b)).toEqual(Array.from({ length: SLOTS }, (_, i) => i));
+    for (const m of set.members) expect(set.slotsOf(m).every((slot) => set.owner(slot) === m)).toBe(true);
+    const selector = shardSelector('object.metadata.uid', set.slotsOf('router-a'))!;
+    expect(selector).toMatch(/^shardRange\(object\.metadata\.uid, '0x[0-9a-f]{16}', '0x[0-9a-f]{16,17}'\)( \|\| shardRange\(.*\))*$/);
+    expect(set.slotsOf('router-z')).toEqual([]);
   });
 
   it('has no owner and a fixed id when empty, and different ids for different sets', () => {
-    expect(MemberSet.EMPTY.owner('loop', 'ns/x')).toBeUndefined();
+    expect(MemberSet.EMPTY.owner(7)).toBeUndefined();
     expect(new MemberSet([]).id).toBe(MemberSet.EMPTY.id);
     expect(new MemberSet(['a', 'b']).id).not.toBe(new MemberSet(['a', 'bb']).id);
     expect(new MemberSet(['a', 'b']).id).toMatch(/^[0-9a-f]{16}$/);

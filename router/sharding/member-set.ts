@@ -1,5 +1,8 @@
-// A set of live router members and the key assignment over it: rendezvous (highest-random-weight)
-// hashing, so a member joining or leaving moves only the keys it wins or held (bounded movement).
+// A set of live router members and the key assignment over it: a key's slot (the top byte of the API
+// server's shard hash of its uid) goes to a member by rendezvous (highest-random-weight) hashing, so a
+// member joining or leaving moves only the slots it wins or held, and a member's slots are hash ranges the
+// API server can filter a list or watch by (lib/kube/shard-selector.ts).
+import { SLOTS } from '../../lib/kube/shard-selector.ts';
 
 /** FNV-1a over UTF-16 code units, finished with murmur3's avalanche so nearby strings spread. */
 export function hash32(text: string, seed = 0x811c9dc5): number {
@@ -22,12 +25,14 @@ function mix32(value: number): number {
   return h >>> 0;
 }
 
-/** Which member owns a key of a Loop; the same on every member that sees the same set. */
+/** Which member owns each slot; the same on every member that sees the same set. */
 export class MemberSet {
   readonly members: readonly string[];
   /** Short and stable: two members agree on a view exactly when their ids are equal (a Lease label value). */
   readonly id: string;
   readonly #seeds: Uint32Array;
+  /** Index into members of each slot's owner, computed on first use. */
+  #owners: Int16Array | undefined;
 
   constructor(members: Iterable<string>) {
     this.members = [...new Set(members)].sort();
@@ -46,18 +51,37 @@ export class MemberSet {
     return this.members.includes(member);
   }
 
-  /** The member with the highest score for the key; undefined for an empty set. */
-  owner(loop: string, key: string): string | undefined {
-    const keyHash = hash32(key, hash32(loop));
-    let best = -1;
-    let owner: string | undefined;
-    for (let i = 0; i < this.members.length; i++) {
-      const score = mix32(keyHash ^ this.#seeds[i]!);
-      if (score > best) {
-        best = score;
-        owner = this.members[i];
+  /** The owner of a slot (lib/kube/shard-selector.ts shardSlot); undefined for an empty set. */
+  owner(slot: number): string | undefined {
+    const index = this.#table()[slot];
+    return index === undefined || index < 0 ? undefined : this.members[index];
+  }
+
+  /** The slots a member owns, in order (its hash ranges). */
+  slotsOf(member: string): number[] {
+    const index = this.members.indexOf(member);
+    const table = this.#table();
+    const slots: number[] = [];
+    for (let slot = 0; slot < SLOTS; slot++) if (index >= 0 && table[slot] === index) slots.push(slot);
+    return slots;
+  }
+
+  /** Each slot's owner by the highest score of (slot, member). */
+  #table(): Int16Array {
+    if (this.#owners) return this.#owners;
+    const owners = new Int16Array(SLOTS).fill(-1);
+    for (let slot = 0; slot < SLOTS; slot++) {
+      const slotHash = hash32(String(slot), 0x85ebca6b);
+      let best = -1;
+      for (let i = 0; i < this.members.length; i++) {
+        const score = mix32(slotHash ^ this.#seeds[i]!);
+        if (score > best) {
+          best = score;
+          owners[slot] = i;
+        }
       }
     }
-    return owner;
+    this.#owners = owners;
+    return owners;
   }
 }

@@ -7,6 +7,7 @@ import { objectKey } from '../../lib/kube/object-meta.ts';
 import type { StoreView } from '../base/informer-view.ts';
 import type { LoopConfig } from '../base/loop-spec.ts';
 import { ownersWithSettledChildren, type ChildSource } from './children-fence.ts';
+import { objectSlot } from './member-share.ts';
 import type { ShardGate } from './shard-member.ts';
 
 export interface RunnerShardOptions {
@@ -35,12 +36,16 @@ export class RunnerShard {
     this.#o = options;
   }
 
-  owns(key: string): boolean {
-    return !this.#fencing.has(key) && this.#o.gate.owns(this.#o.loop.id, key);
+  /** Whether this member may queue the key of this primary (or tombstone) now. */
+  owns(key: string, object: KubeObject | undefined): boolean {
+    const slot = objectSlot(object);
+    return slot !== undefined && !this.#fencing.has(key) && this.#o.gate.owns(this.#o.loop.id, key, slot);
   }
 
-  begin(key: string): (() => void) | undefined {
-    return this.#fencing.has(key) ? undefined : this.#o.gate.begin(this.#o.loop.id, key);
+  /** Marks the key in flight if this member may start it; the object (cached or tombstone) gives its slot. */
+  begin(key: string, object: KubeObject | undefined): (() => void) | undefined {
+    const slot = objectSlot(object);
+    return slot === undefined || this.#fencing.has(key) ? undefined : this.#o.gate.begin(this.#o.loop.id, key, slot);
   }
 
   /** Subscribes to the keys this member gains; returns the unsubscribe. */
@@ -53,19 +58,23 @@ export class RunnerShard {
   }
 
   /** Primaries of this Loop this member owns under a view (its status). */
-  count(owns: (loop: string, key: string) => boolean): number {
+  count(owns: (slot: number) => boolean): number {
     let n = 0;
-    for (const object of this.#o.primaries()?.list() ?? []) if (owns(this.#o.loop.id, objectKey(object.metadata))) n += 1;
+    for (const object of this.#o.primaries()?.list() ?? []) {
+      const slot = objectSlot(object);
+      if (slot !== undefined && owns(slot)) n += 1;
+    }
     return n;
   }
 
   /** Queues the cached primaries that `gained` selects and this member may start; returns how many. */
-  takeOver(gained: (loop: string, key: string) => boolean, trigger: Trigger): number {
+  takeOver(gained: (slot: number, key: string) => boolean, trigger: Trigger): number {
     if (!this.#o.synced()) return 0;
     const name = this.#o.loop.id;
     const objects = (this.#o.primaries()?.list() ?? []).filter((o) => {
       const key = objectKey(o.metadata);
-      return gained(name, key) && this.#o.gate.owns(name, key);
+      const slot = objectSlot(o);
+      return slot !== undefined && gained(slot, key) && this.#o.gate.owns(name, key, slot);
     });
     if (objects.length === 0 || this.#stopped) return objects.length;
     if (this.#o.loop.owns.length === 0) {

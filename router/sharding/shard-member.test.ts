@@ -4,6 +4,7 @@ import type { V1Lease } from '@kubernetes/client-node';
 import { KubeApiError, type KubeClient, type KubeRequest } from '../../lib/kube/kube-client.ts';
 import { createMetricsRegistry } from '../../lib/observability/metrics.ts';
 import { MemberSet } from './member-set.ts';
+import { shardSlot } from '../../lib/kube/shard-selector.ts';
 import { ShardMember } from './shard-member.ts';
 import { createShardMetrics } from './shard-metrics.ts';
 
@@ -36,7 +37,10 @@ class LeaseStore {
   }
 }
 
-const keys = Array.from({ length: 200 }, (_, i) => `ns/o-${i}`);
+/** Keys and the slots of their primaries' uids (ownership goes by slot). */
+const slotOf = new Map(Array.from({ length: 200 }, (_, i) => [`ns/o-${i}`, shardSlot(`uid-${i}`)]));
+const keys = [...slotOf.keys()];
+const slot = (key: string) => slotOf.get(key)!;
 const both = new MemberSet(['a', 'b']);
 let store: LeaseStore;
 const members: ShardMember[] = [];
@@ -72,32 +76,32 @@ describe('ShardMember', () => {
   it('hands a key to a joining member only after the old owner finished its call', async () => {
     const a = member('a');
     await vi.advanceTimersByTimeAsync(1000);
-    expect(keys.every((k) => a.owns('l', k))).toBe(true);
-    const moving = keys.find((k) => both.owner('l', k) === 'b')!;
-    const release = a.begin('l', moving)!;
+    expect(keys.every((k) => a.owns('l', k, slot(k)))).toBe(true);
+    const moving = keys.find((k) => both.owner(slot(k)) === 'b')!;
+    const release = a.begin('l', moving, slot(moving))!;
     const b = member('b');
     await vi.advanceTimersByTimeAsync(2000);
     // a stopped taking the key, b may not start it while a's call runs.
-    expect(a.owns('l', moving)).toBe(false);
-    expect(b.owns('l', moving)).toBe(false);
+    expect(a.owns('l', moving, slot(moving))).toBe(false);
+    expect(b.owns('l', moving, slot(moving))).toBe(false);
     release();
     await vi.advanceTimersByTimeAsync(1000);
-    expect(b.owns('l', moving)).toBe(true);
-    expect(keys.every((k) => a.owns('l', k) !== b.owns('l', k))).toBe(true);
+    expect(b.owns('l', moving, slot(moving))).toBe(true);
+    expect(keys.every((k) => a.owns('l', k, slot(k)) !== b.owns('l', k, slot(k)))).toBe(true);
   });
 
   it('starts nothing once it cannot renew, and the other takes its keys after the lease expires', async () => {
     const a = member('a');
     const b = member('b');
     await vi.advanceTimersByTimeAsync(2000);
-    const ofA = keys.filter((k) => both.owner('l', k) === 'a');
-    expect(ofA.every((k) => a.owns('l', k) && !b.owns('l', k))).toBe(true);
+    const ofA = keys.filter((k) => both.owner(slot(k)) === 'a');
+    expect(ofA.every((k) => a.owns('l', k, slot(k)) && !b.owns('l', k, slot(k)))).toBe(true);
     store.down.add('a');
     await vi.advanceTimersByTimeAsync(2500);
     // Fenced before b may judge its Lease expired: nobody runs a's keys for a while.
-    expect(ofA.some((k) => a.owns('l', k))).toBe(false);
+    expect(ofA.some((k) => a.owns('l', k, slot(k)))).toBe(false);
     await vi.advanceTimersByTimeAsync(3000);
-    expect(ofA.every((k) => b.owns('l', k))).toBe(true);
+    expect(ofA.every((k) => b.owns('l', k, slot(k)))).toBe(true);
     expect(a.status().fenced).toBe(true);
   });
 
@@ -105,20 +109,20 @@ describe('ShardMember', () => {
     const a = member('a');
     const b = member('b');
     await vi.advanceTimersByTimeAsync(2000);
-    const ofA = keys.filter((k) => both.owner('l', k) === 'a');
+    const ofA = keys.filter((k) => both.owner(slot(k)) === 'a');
     const queued: string[] = [];
     a.onGained('l', (gained) => {
-      const now = keys.filter((k) => gained('l', k));
+      const now = keys.filter((k) => gained(slot(k), k));
       queued.push(...now);
       return now.length;
     });
     store.down.add('a');
     await vi.advanceTimersByTimeAsync(2300);
-    expect(a.owns('l', ofA[0]!)).toBe(false);
+    expect(a.owns('l', ofA[0]!, slot(ofA[0]!))).toBe(false);
     store.down.clear();
     await vi.advanceTimersByTimeAsync(1000);
-    expect(ofA.every((k) => a.owns('l', k))).toBe(true);
+    expect(ofA.every((k) => a.owns('l', k, slot(k)))).toBe(true);
     expect(queued).toEqual([ofA[0]]);
-    expect(keys.every((k) => a.owns('l', k) !== b.owns('l', k))).toBe(true);
+    expect(keys.every((k) => a.owns('l', k, slot(k)) !== b.owns('l', k, slot(k)))).toBe(true);
   });
 });

@@ -6,18 +6,24 @@ import { sleep } from '../../lib/kube/backoff.ts';
 import { isApiError, type KubeClient } from '../../lib/kube/kube-client.ts';
 import { canAcknowledge, canAdopt, gained, mayStart, NO_SHARE, type HandoverState, type LoopKey } from './handover.ts';
 import { LivenessTracker } from './liveness.ts';
-import { leaseRecord, memberLeaseName, microTime, SHARD_ACK_LABEL, SHARD_GROUP_LABEL, SHARD_KEYS_LABEL, SHARD_MEMBERS_LABEL, SHARD_VIEW_LABEL } from './member-lease.ts';
+import { leaseRecord, memberLeaseName, microTime, SHARD_ACK_LABEL, SHARD_GROUP_LABEL, SHARD_KEYS_LABEL, SHARD_MEMBERS_LABEL, SHARD_MODE_LABEL, SHARD_VIEW_LABEL } from './member-lease.ts';
 import { MemberSet } from './member-set.ts';
 import type { ShardMetrics } from './shard-metrics.ts';
+import { MemberShare } from './member-share.ts';
 
-/** What a Loop runner asks of its shard: which keys to queue and start, and which it has just gained. */
+/**
+ * What a Loop runner asks of its shard: which keys to queue and start, and which it has just gained. A key
+ * belongs to the owner of its slot (the top byte of the API server's shard hash of the primary's uid).
+ */
 export interface ShardGate {
   /** Whether this member may start the key now; events of other keys are not worth queueing. */
-  owns(loop: string, key: string): boolean;
+  owns(loop: string, key: string, slot: number): boolean;
   /** Marks the key in flight if it may start now and returns its release; undefined if it may not. */
-  begin(loop: string, key: string): (() => void) | undefined;
-  /** Subscribes a Loop to the keys it gains (to queue from its cache); the listener returns how many it queued. */
-  onGained(loop: string, listener: (gained: (loop: string, key: string) => boolean) => number): () => void;
+  begin(loop: string, key: string, slot: number): (() => void) | undefined;
+  /** Subscribes a Loop to the slots it gains (to queue from its cache); the listener returns how many keys it queued. */
+  onGained(loop: string, listener: (gained: (slot: number, key: string) => boolean) => number): () => void;
+  /** The share this member's primary informers ask the API server for; undefined: they receive every primary. */
+  readonly share: MemberShare | undefined;
 }
 
 export interface ShardMemberOptions {
@@ -27,6 +33,8 @@ export interface ShardMemberOptions {
   /** Members of a group share keys; the router's --lease-name. */
   group: string;
   identity: string;
+  /** Ask the API server for this member's share (default true); false: receive every primary and filter here. */
+  serverSide?: boolean;
   leaseDurationMs?: number;
   /** A member that could not renew for this long starts nothing more (must be < leaseDuration). */
   renewDeadlineMs?: number;
@@ -34,7 +42,7 @@ export interface ShardMemberOptions {
   logger: Logger;
   metrics: ShardMetrics;
   /** Counts the primaries this member owns under a view, per Loop (status label and metric). */
-  countOwned?: (owns: (loop: string, key: string) => boolean) => Map<string, number>;
+  countOwned?: (owns: (slot: number) => boolean) => Map<string, number>;
 }
 
 const COUNT_EVERY_ROUNDS = 5;
@@ -49,10 +57,11 @@ export interface ShardStatus {
 
 export class ShardMember implements ShardGate {
   readonly #o: Required<Omit<ShardMemberOptions, 'countOwned'>> & Pick<ShardMemberOptions, 'countOwned'>;
+  readonly #share = new MemberShare();
   readonly #leaseName: string;
   readonly #tracker: LivenessTracker;
   readonly #inFlight = new Map<string, LoopKey & { count: number }>();
-  readonly #listeners = new Map<(gained: (loop: string, key: string) => boolean) => number, string>();
+  readonly #listeners = new Map<(gained: (slot: number, key: string) => boolean) => number, string>();
   readonly #abort = new AbortController();
   #state: HandoverState = NO_SHARE;
   /** While fenced: the view adopted before, and the keys of it refused meanwhile (events this member missed). */
@@ -66,10 +75,16 @@ export class ShardMember implements ShardGate {
   #running: Promise<void> | undefined;
 
   constructor(options: ShardMemberOptions) {
-    this.#o = { leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000, ...options };
+    this.#o = { serverSide: true, leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000, ...options };
     if (this.#o.renewDeadlineMs >= this.#o.leaseDurationMs) throw new Error('sharding: renewDeadline must be shorter than leaseDuration');
     this.#leaseName = memberLeaseName(options.group, options.identity);
     this.#tracker = new LivenessTracker(this.#o.leaseDurationMs);
+    // A cache that now holds the target's share may let this member adopt it: go round at once.
+    this.#share.onListed = () => this.#wake?.();
+  }
+
+  get share(): MemberShare | undefined {
+    return this.#o.serverSide ? this.#share : undefined;
   }
 
   get identity(): string {
@@ -81,23 +96,23 @@ export class ShardMember implements ShardGate {
     return { identity: this.#o.identity, adopted: adopted.members, target: target.members, acknowledged: this.#ack, fenced: this.#fenced() };
   }
 
-  /** The member the adopted view assigns the key to; undefined before this member adopted a view. */
-  ownerOf(loop: string, key: string): string | undefined {
-    return this.#state.adopted.size > 0 ? this.#state.adopted.owner(loop, key) : undefined;
+  /** The member the adopted view assigns a slot to; undefined before this member adopted a view. */
+  ownerOf(slot: number): string | undefined {
+    return this.#state.adopted.size > 0 ? this.#state.adopted.owner(slot) : undefined;
   }
 
-  owns(loop: string, key: string): boolean {
-    const may = mayStart(this.#state, this.#o.identity, loop, key);
-    if (!may && this.#fence?.view.owner(loop, key) === this.#o.identity) this.#fence.missed.add(`${loop}\u0000${key}`);
+  owns(loop: string, key: string, slot: number): boolean {
+    const may = mayStart(this.#state, this.#o.identity, slot);
+    if (!may && this.#fence?.view.owner(slot) === this.#o.identity) this.#fence.missed.add(`${loop}\u0000${key}`);
     return may;
   }
 
-  begin(loop: string, key: string): (() => void) | undefined {
-    if (!this.owns(loop, key)) return undefined;
+  begin(loop: string, key: string, slot: number): (() => void) | undefined {
+    if (!this.owns(loop, key, slot)) return undefined;
     const id = `${loop}\u0000${key}`;
     const entry = this.#inFlight.get(id);
     if (entry) entry.count += 1;
-    else this.#inFlight.set(id, { loop, key, count: 1 });
+    else this.#inFlight.set(id, { loop, key, slot, count: 1 });
     return () => {
       const current = this.#inFlight.get(id);
       if (current && --current.count === 0) this.#inFlight.delete(id);
@@ -106,7 +121,7 @@ export class ShardMember implements ShardGate {
     };
   }
 
-  onGained(loop: string, listener: (gained: (loop: string, key: string) => boolean) => number): () => void {
+  onGained(loop: string, listener: (gained: (slot: number, key: string) => boolean) => number): () => void {
     this.#listeners.set(listener, loop);
     return () => this.#listeners.delete(listener);
   }
@@ -169,12 +184,13 @@ export class ShardMember implements ShardGate {
     }
     if (this.#ack !== undefined) acks.set(me, this.#ack);
     this.#o.metrics.fenced.set(0);
-    if (this.#state.adopted.id !== target.id && canAdopt(target, me, acks)) {
+    // Adopting starts the gained keys from the cache: the sharded caches must hold the target's share first.
+    if (this.#state.adopted.id !== target.id && canAdopt(target, me, acks) && this.#share.covers(target.id)) {
       // Back in the view it held before a fence: only the keys it refused meanwhile need a call. Any other
       // member that took them in between saw the same events, and this member refused those too.
       const fence = this.#fence;
       this.#fence = undefined;
-      const onlyMissed = fence?.view.id === target.id ? (loop: string, key: string) => fence.missed.has(`${loop}\u0000${key}`) : undefined;
+      const onlyMissed = fence?.view.id === target.id ? fence.missed : undefined;
       this.#setState({ adopted: target, target }, onlyMissed);
       this.#o.metrics.handovers.inc();
       this.#o.logger.info({ identity: me, members: target.members, view: target.id, keys: this.#keysOwned }, 'shard view adopted');
@@ -182,22 +198,25 @@ export class ShardMember implements ShardGate {
     }
   }
 
-  /** Moves to a new state and hands each Loop the keys it may start now and could not before. */
-  #setState(next: HandoverState, only?: (loop: string, key: string) => boolean): void {
+  /**
+   * Moves to a new state and hands each Loop the slots it may start now and could not before (with `only`,
+   * just the keys refused while fenced: `<loop>\0<key>`). The share asked of the API server follows the target.
+   */
+  #setState(next: HandoverState, only?: ReadonlySet<string>): void {
     const before = this.#state;
     this.#state = next;
     const me = this.#o.identity;
-    const all = gained(before, next, me);
-    const gainedKey = only ? (loop: string, key: string) => only(loop, key) && all(loop, key) : all;
+    if (next.target.has(me)) this.#share.set(next.target.slotsOf(me), next.target.id);
+    const gainedSlot = gained(before, next, me);
     for (const [listener, loop] of this.#listeners) {
-      const queued = listener(gainedKey);
+      const queued = listener(only ? (slot, key) => gainedSlot(slot) && only.has(`${loop}\u0000${key}`) : gainedSlot);
       if (queued > 0) this.#o.metrics.keysGained.inc({ loop }, queued);
     }
     if (before.adopted !== next.adopted) this.#count();
   }
 
   #count(): void {
-    const owned = this.#o.countOwned?.((loop, key) => this.#state.adopted.owner(loop, key) === this.#o.identity) ?? new Map<string, number>();
+    const owned = this.#o.countOwned?.((slot) => this.#state.adopted.owner(slot) === this.#o.identity) ?? new Map<string, number>();
     this.#o.metrics.keysOwned.reset();
     for (const [loop, n] of owned) this.#o.metrics.keysOwned.set({ loop }, n);
     this.#keysOwned = [...owned.values()].reduce((a, n) => a + n, 0);
@@ -216,12 +235,15 @@ export class ShardMember implements ShardGate {
   /** Writes the member Lease: a renewal, and the labels that show this member's view and share. */
   async #renew(): Promise<void> {
     const started = performance.now();
+    const mode = this.#o.serverSide ? this.#share.mode() : 'client';
+    if (mode !== 'unknown') this.#o.metrics.serverSide.set(mode === 'server' ? 1 : 0);
     const labels = {
       [SHARD_GROUP_LABEL]: this.#o.group,
       [SHARD_VIEW_LABEL]: this.#state.adopted.id,
       [SHARD_MEMBERS_LABEL]: String(this.#state.adopted.size),
       [SHARD_KEYS_LABEL]: String(this.#keysOwned),
       ...(this.#ack ? { [SHARD_ACK_LABEL]: this.#ack } : {}),
+      ...(mode === 'unknown' ? {} : { [SHARD_MODE_LABEL]: mode }),
     };
     const spec = { holderIdentity: this.#o.identity, leaseDurationSeconds: Math.ceil(this.#o.leaseDurationMs / 1000), renewTime: microTime(new Date()) };
     // A slow renewal that succeeds is still a renewal: only the renew deadline bounds it.

@@ -11,5 +11,6 @@ export function createShardMetrics(registry: Registry) {
     handovers: counter(registry, 'kubeloop_router_shard_handovers_total', 'Views adopted: each one a handover of keys between members'),
     keysGained: counter(registry, 'kubeloop_router_shard_keys_gained_total', 'Keys this member took over and queued from its cache', ['loop']),
     fenced: gauge(registry, 'kubeloop_router_shard_fenced', '1 while this member could not renew its Lease and starts nothing'),
+    serverSide: gauge(registry, 'kubeloop_router_shard_server_side', '1 while the API server lists and watches only this member\'s share of the primaries (shardInfo), 0 while the member receives all and filters itself'),
   };
 }

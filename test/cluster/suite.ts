@@ -29,8 +29,16 @@ export function namespaceFor(suite: string): string {
   return `${slug || 'suite'}-${randomBytes(2).toString('hex')}`;
 }
 
-export async function setupClusterSuite(suite: string): Promise<ClusterSuite> {
-  const kubeconfigPath = inject('kubeconfig');
+/** A control plane of the suite's own (another Kubernetes version, say) instead of the shared one. */
+export interface OwnPlane {
+  kubeconfigPath: string;
+  server: string;
+  binaries: ClusterBinaries;
+  dir: string;
+}
+
+export async function setupClusterSuite(suite: string, plane?: OwnPlane): Promise<ClusterSuite> {
+  const kubeconfigPath = plane?.kubeconfigPath ?? inject('kubeconfig');
   const kubeConfig = new KubeConfig();
   kubeConfig.loadFromFile(kubeconfigPath);
   const core = kubeConfig.makeApiClient(CoreV1Api);
@@ -50,9 +58,10 @@ export async function setupClusterSuite(suite: string): Promise<ClusterSuite> {
   return {
     kubeConfig,
     kubeconfigPath,
-    server: inject('apiServer'),
+    server: plane?.server ?? inject('apiServer'),
     namespace,
-    binaries: inject('clusterBinaries'),
+    binaries: plane?.binaries ?? inject('clusterBinaries'),
+    ...(plane ? { clusterDir: plane.dir } : {}),
     async cleanup(): Promise<void> {
       try {
         await core.deleteNamespace({ name: namespace });

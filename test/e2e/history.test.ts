@@ -105,7 +105,7 @@ beforeAll(async () => {
   const leader = await h.router(loops, { leaderElection, identity: 'history-leader' });
   await leader.waitForLoop('history-echo');
   const standby = await h.router(loops, { leaderElection, identity: 'history-standby' });
-  await eventually('the standby sees the leader', async () => standby.historyOwner('history-echo', `${ns}/web`) === 'history-leader');
+  await eventually('the standby sees the leader', async () => (await standby.historyOwner('history-echo', `${ns}/web`)) === 'history-leader');
   // The serving certificate names the Service, as the aggregator checks it (<service>.<namespace>.svc); both replicas share it.
   const ca = await createCertificateAuthority('history-e2e-ca');
   const serving = await issueCertificate(ca, { commonName: 'kubeloop-history', usage: 'server', hosts: [`kubeloop-history.${ns}.svc`] });

@@ -15,7 +15,7 @@ import { CLUSTER_LOOP_KIND, LOOP_API_VERSION, type Loop, type LoopCondition, typ
 import { DEFAULT_FUNCTION_URL_POLICY, type FunctionUrlPolicy } from '../../lib/config/function-url-policy.ts';
 import { startRouter, type Router, type RouterOptions } from '../../router/start-router.ts';
 import { createLoopServiceAccount, LOOP_SERVICE_ACCOUNT } from '../cluster/loop-service-account.ts';
-import { setupClusterSuite, type ClusterSuite } from '../cluster/suite.ts';
+import { setupClusterSuite, type ClusterSuite, type OwnPlane } from '../cluster/suite.ts';
 
 /** Test functions listen on 127.0.0.1: the router's dev-mode URL policy (--allow-loopback-functions). */
 export const TEST_URL_POLICY: FunctionUrlPolicy = { ...DEFAULT_FUNCTION_URL_POLICY, allowLoopback: true };
@@ -66,8 +66,9 @@ const LOOPS_PATH = '/apis/kubeloop.dev/v1alpha1/clusterloops';
 
 export const quietLogger = () => pino({ level: process.env.KUBELOOP_TEST_LOG_LEVEL ?? 'warn' });
 
-export async function routerHarness(suiteName: string): Promise<RouterHarness> {
-  const suite = await setupClusterSuite(suiteName);
+/** A namespace on the shared control plane, or on `plane` (one the suite started itself). */
+export async function routerHarness(suiteName: string, plane?: OwnPlane): Promise<RouterHarness> {
+  const suite = await setupClusterSuite(suiteName, plane);
   const client = await KubeClient.fromKubeConfig(suite.kubeConfig);
   const loopServiceAccount = await createLoopServiceAccount(client, { namespace: suite.namespace });
   const loopSelector = { matchLabels: { 'kubeloop.dev/e2e': suite.namespace } };

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemberSet } from '../../router/sharding/member-set.ts';
+import { shardSlot } from '../../lib/kube/shard-selector.ts';
 import { eventually } from '../cluster/eventually.ts';
 import { inlineLoop, routerHarness, type RouterHarness } from './router-harness.ts';
 import { agreed, serveRecordingFunction, startMemberProcess, type RecordingFunction } from './shard-kit.ts';
@@ -48,13 +49,15 @@ afterAll(async () => {
 describe('sharded routers with related objects', () => {
   it('call each Deployment naming a changed ConfigMap once, by its owner, and no other Deployment', async () => {
     for (const name of ['shared', 'other']) await h.client.request({ method: 'POST', path: `/api/v1/namespaces/${ns}/configmaps`, body: { metadata: { name }, data: { v: '1' } } });
+    const uids = new Map<string, string>();
     for (let i = 0; i < DEPLOYMENTS; i++) {
       const labels = { app: `d${i}` };
-      await h.client.request({
+      const created = await h.client.request<{ metadata: { uid: string } }>({
         method: 'POST',
         path: `/apis/apps/v1/namespaces/${ns}/deployments`,
         body: { metadata: { name: `d${i}`, annotations: { 'kubeloop.dev/config-map': named(i) } }, spec: { replicas: 0, selector: { matchLabels: labels }, template: { metadata: { labels }, spec: { containers: [{ name: 'c', image: 'x' }] } } } },
       });
+      uids.set(`${ns}/d${i}`, created.metadata.uid);
     }
     await eventually('every Deployment called', async () => new Set(recorder.calls.filter((c) => c.loop === LOOP).map((c) => c.key)).size === DEPLOYMENTS, 60_000);
 
@@ -69,7 +72,8 @@ describe('sharded routers with related objects', () => {
       .map((i) => `${ns}/d${i}`);
     const calls = relatedCalls();
     expect(calls.map((c) => c.key).sort()).toEqual(expected.sort());
-    for (const call of calls) expect(call.member, call.key).toBe(view.owner(LOOP, call.key));
+    // Each by the owner of its primary's slot (the slot of the Deployment's uid).
+    for (const call of calls) expect(call.member, call.key).toBe(view.owner(shardSlot(uids.get(call.key) ?? '')));
     expect(recorder.overlaps).toEqual([]);
   }, 180_000);
 });

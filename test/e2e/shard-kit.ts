@@ -9,7 +9,7 @@ import { CONTRACT_API_VERSION, type ReconcileRequest } from '../../lib/contract/
 import type { KubeClient } from '../../lib/kube/kube-client.ts';
 import type { Loop } from '../../api/loop.ts';
 import { MemberSet } from '../../router/sharding/member-set.ts';
-import { SHARD_ACK_LABEL, SHARD_GROUP_LABEL, SHARD_KEYS_LABEL, SHARD_MEMBERS_LABEL, SHARD_VIEW_LABEL } from '../../router/sharding/member-lease.ts';
+import { SHARD_ACK_LABEL, SHARD_GROUP_LABEL, SHARD_KEYS_LABEL, SHARD_MEMBERS_LABEL, SHARD_MODE_LABEL, SHARD_VIEW_LABEL } from '../../router/sharding/member-lease.ts';
 
 export interface RecordedCall {
   member: string;
@@ -70,8 +70,10 @@ export interface MemberProcessOptions {
   leaseNamespace: string;
   group: string;
   leaseDurationSeconds: number;
-  /** Extra router flags (e.g. `--sharding` left out for a single router). */
+  /** `--sharding` (default); false for a single router. */
   sharding?: boolean;
+  /** More router flags, e.g. `--sharding-server-side=false`. */
+  extraArgs?: string[];
   /** Node arguments and script (compiled JavaScript in the bench); the CLI from source by default. */
   command?: { execArgv: string[]; script: string };
 }
@@ -81,7 +83,7 @@ export function startMemberProcess(o: MemberProcessOptions): ChildProcess {
   const loopsFile = join(o.dir, `loops-${o.identity}.yaml`);
   writeFileSync(loopsFile, o.loops.map((l) => JSON.stringify(l)).join('\n---\n'));
   const routerArgs = ['--kubeconfig', o.kubeconfig, '--loops', loopsFile, ...(o.sharding === false ? [] : ['--sharding']), '--lease-namespace', o.leaseNamespace, '--lease-name', o.group,
-    '--lease-duration-seconds', String(o.leaseDurationSeconds), '--identity', o.identity, '--port', '0', '--log-level', 'info', '--allow-loopback-functions', '--qps', '500', '--burst', '1000'];
+    '--lease-duration-seconds', String(o.leaseDurationSeconds), '--identity', o.identity, '--port', '0', '--log-level', 'info', '--allow-loopback-functions', '--qps', '500', '--burst', '1000', ...(o.extraArgs ?? [])];
   const { execArgv, script } = o.command ?? { execArgv: [], script: 'cli/bin.js' };
   const args = o.command ? [...execArgv, script, ...routerArgs] : [script, 'router', ...routerArgs];
   // The member's log stays next to its Loops file, for a failing run to be read.
@@ -97,6 +99,8 @@ export interface MemberLeaseStatus {
   ack: string | undefined;
   members: number;
   keys: number;
+  /** `server` while the API server filters the member's share, `client` while it filters itself. */
+  mode: string | undefined;
 }
 
 /** The group's member Leases as `kubectl get leases -l kubeloop.dev/router-shard-group=<group>` shows them. */
@@ -104,7 +108,7 @@ export async function memberLeases(client: KubeClient, namespace: string, group:
   const list = await client.request<V1LeaseList>({ path: `/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases`, query: { labelSelector: `${SHARD_GROUP_LABEL}=${group}` } });
   return list.items.map((l: V1Lease) => {
     const labels = l.metadata?.labels ?? {};
-    return { identity: l.spec?.holderIdentity ?? '', view: labels[SHARD_VIEW_LABEL], ack: labels[SHARD_ACK_LABEL], members: Number(labels[SHARD_MEMBERS_LABEL] ?? 0), keys: Number(labels[SHARD_KEYS_LABEL] ?? 0) };
+    return { identity: l.spec?.holderIdentity ?? '', view: labels[SHARD_VIEW_LABEL], ack: labels[SHARD_ACK_LABEL], members: Number(labels[SHARD_MEMBERS_LABEL] ?? 0), keys: Number(labels[SHARD_KEYS_LABEL] ?? 0), mode: labels[SHARD_MODE_LABEL] };
   });
 }
 

@@ -16,6 +16,7 @@ import type { AdmissionHook } from '../../api/admission-hook.ts';
 import type { Loop } from '../../api/loop.ts';
 import { issueCertificate } from '../../cli/cluster/index.ts';
 import { kubeconfigYaml } from '../../cli/cluster/kubeconfig-file.ts';
+import { run as diff } from '../../cli/commands/diff.ts';
 import { run as init } from '../../cli/commands/init.ts';
 import { applyManifest, type Manifest } from '../../cli/dev/apply-manifests.ts';
 import { isApiError, ResourceDiscovery, type KubeClient } from '../../lib/kube/index.ts';
@@ -164,6 +165,17 @@ describe('docs/tenants.md, as a user with nothing but admin in a fresh namespace
       const live = await alice.request<{ metadata: { labels?: Record<string, string> } }>({ path: `/apis/apps/v1/namespaces/${ns}/deployments/web` });
       return live.metadata.labels?.['my-controller.example.com/reconciled'] === 'true';
     });
+  });
+
+  it('previews the same version with `kubeloop diff --loop my-controller -n NS`: read as the Loop in its namespace, no change (exit 0)', async () => {
+    const project = join(work, 'my-controller');
+    const running = served[0]?.url ?? '';
+    const { code, output } = await captureCommand(diff, ['--loop', 'my-controller', '-n', ns, '--function', join(project, 'src', 'index-local.ts'), '--baseline', running, '--kubeconfig', h.suite.kubeconfigPath, '-o', 'json']);
+    expect(code, output).toBe(0);
+    // Both Deployments of the namespace, web and the function's own (function.yaml), and nothing elsewhere.
+    expect(JSON.parse(output)).toMatchObject({ loop: `${ns}/my-controller`, summary: { unchanged: 2 } });
+    // Without -n there is no guessing which team's Loop is meant.
+    expect((await captureCommand(diff, ['--loop', 'my-controller', '--function', running])).code).toBe(2);
   });
 
   it('ships the webhook: admission-hook.yaml applied as written, and the hook denies a Pod without a team label and admits one with it', async () => {

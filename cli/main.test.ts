@@ -101,6 +101,8 @@ describe('exit codes', () => {
     ['diff without --function', ['diff', '--cluster-loop', 'podset']],
     ['diff of a namespaced Loop without -n', ['diff', '--loop', 'podset', '--function', 'podset']],
     ['diff with both --loop and --hook', ['diff', '--loop', 'a', '--hook', 'b', '--function', 'podset']],
+    ['history without the object', ['history', 'podset']],
+    ['history with an object that is not NAMESPACE/NAME', ['history', 'podset', 'a/b/c']],
     ['router with an unknown flag', ['router', '--no-such-flag']],
     ['webhook with an unknown flag', ['webhook', '--no-such-flag']],
     ['certs with an unknown action', ['certs', 'renew']],
@@ -117,6 +119,7 @@ describe('exit codes', () => {
     ['render of an object file that does not exist', ['render', '/nonexistent/pod.yaml', '--function', 'podset']],
     ['router with a kubeconfig that does not exist', ['router', '--kubeconfig', '/nonexistent/kubeconfig']],
     ['webhook with a kubeconfig that does not exist', ['webhook', '--kubeconfig', '/nonexistent/kubeconfig']],
+    ['history with a kubeconfig that does not exist', ['history', 'podset', 'default/web', '--kubeconfig', '/nonexistent/kubeconfig']],
     ['certs with a kubeconfig that does not exist', ['certs', 'show', '--kubeconfig', '/nonexistent/kubeconfig']],
     ['router with a context the kubeconfig lacks', ['router', '--kubeconfig', REFUSED_KUBECONFIG, '--context', 'nowhere']],
   ];

@@ -51,6 +51,15 @@ describe('readRouterConfig', () => {
     expect(() => readRouterConfig(['--min-requeue-seconds', '0'])).toThrow('--min-requeue-seconds');
     expect(() => readRouterConfig(['--cluster-domain', 'Bad_Domain'])).toThrow('--cluster-domain');
   });
+  it('reads the fairness settings: defaults, a weight map, and a bad weight named with its flag', () => {
+    expect(readRouterConfig([])).toMatchObject({ loopQps: 0, maxCallsInFlight: 256, fairApiQps: 500, fairApiBurst: 1000, tenantMetricsLabels: 50 });
+    const config = readRouterConfig(['--max-calls-in-flight', '0', '--tenant-weights', 'team-a=4, cluster=2'], { KUBELOOP_FAIR_API_QPS: '0' });
+    expect(config.maxCallsInFlight).toBe(0);
+    expect(config.fairApiQps).toBe(0);
+    expect([...config.tenantWeights]).toEqual([['team-a', 4], ['cluster', 2]]);
+    expect(() => readRouterConfig(['--tenant-weights', 'team-a=heavy'])).toThrow('--tenant-weights: tenant weight "team-a=heavy" must be <namespace>=<positive number>');
+    expect(() => readRouterConfig([], { KUBELOOP_TENANT_WEIGHTS: 'team-a=-1' })).toThrow('KUBELOOP_TENANT_WEIGHTS');
+  });
   it('reads a Loop selector from the flag or the environment', () => {
     expect(readRouterConfig(['--loop-selector', 'team=a, kubeloop.dev/shard=2']).loopSelector).toEqual({ team: 'a', 'kubeloop.dev/shard': '2' });
     expect(readRouterConfig([], { KUBELOOP_LOOP_SELECTOR: 'x=y' }).loopSelector).toEqual({ x: 'y' });
@@ -64,6 +73,14 @@ describe('readRouterConfig', () => {
     const bad = join(dir, 'bad.yaml');
     writeFileSync(bad, 'kind: ClusterLoop\nmetadata: { name: a }\nspec: { for: { apiVersion: v1, kind: Pod } }\n');
     expect(() => readRouterConfig(['--loops', bad])).toThrow('--loops: ' + bad + ' document 1: Loop a: spec.function is required ({ url } or { ref })');
+  });
+  it('serves the history API only with a port and both certificate files', () => {
+    expect(readRouterConfig([]).historyApi).toBeUndefined();
+    expect(readRouterConfig(['--history-api-port', '8443', '--history-tls-cert-file', '/c', '--history-tls-key-file', '/k']).historyApi).toEqual({ port: 8443, certFile: '/c', keyFile: '/k' });
+    expect(readRouterConfig([], { KUBELOOP_HISTORY_API_PORT: '9443', KUBELOOP_HISTORY_TLS_CERT_FILE: '/c', KUBELOOP_HISTORY_TLS_KEY_FILE: '/k' }).historyApi).toMatchObject({ port: 9443 });
+    expect(() => readRouterConfig(['--history-api-port', '8443'])).toThrow('--history-api-port: the history API serves HTTPS only');
+    expect(() => readRouterConfig(['--history-tls-cert-file', '/c'])).toThrow('--history-tls-cert-file is set but --history-api-port');
+    expect(() => readRouterConfig(['--history-api-port', 'x', '--history-tls-cert-file', '/c', '--history-tls-key-file', '/k'])).toThrow('--history-api-port');
   });
 
   it('reads namespaced Loops inline too, and names one that reaches out of its namespace', () => {

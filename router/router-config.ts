@@ -12,12 +12,17 @@ import { DEFAULT_MAX_ACTIONS_PER_REPLY, DEFAULT_MAX_RESPONSE_BYTES } from './rec
 import { readDeniedLoopbackPorts, readDeniedNetworks } from '../lib/function-client/address-policy.ts';
 import { parseLoop } from './base/loop-spec.ts';
 import { DEFAULT_MAX_OBJECT_VALUES } from '../lib/contract/json-depth.ts';
+import { DEFAULT_FAIR_API_LIMIT, DEFAULT_MAX_CALLS_IN_FLIGHT } from './base/fairness.ts';
+import { DEFAULT_LABELLED_TENANTS } from './base/tenant-metrics.ts';
+import { parseTenantWeights } from './base/tenant-weights.ts';
 
 /** The server settings are the ops server's (/healthz, /readyz, /metrics), read as function and webhook read theirs. */
 export interface RouterConfig extends ServerSettings {
   kubeconfig?: string;
   context?: string;
   recordDir?: string;
+  /** Where shadows' divergences are written as fixture pairs (`--shadow-fixtures`); none: counted and shown only. */
+  shadowFixturesDir?: string;
   leaderElect: boolean;
   /** Every replica reconciles its share of each Loop's keys, with a member Lease each (docs/sharding.md). */
   sharding: boolean;
@@ -52,13 +57,23 @@ export interface RouterConfig extends ServerSettings {
   deniedLoopbackPorts: number[];
   /** Floor on requeue and retry delays a function asks for. */
   minRequeueSeconds: number;
-  /** Each Loop's own API budget (writes and live reads as its ServiceAccount). */
+  /** Each Loop's own API cap (writes and live reads as its ServiceAccount), before its tenant's share; 0: none. */
   loopQps: number;
   loopBurst: number;
+  /** Fairness across tenants (docs/router.md#fairness-across-tenants): 0 turns each off. */
+  maxCallsInFlight: number;
+  fairApiQps: number;
+  fairApiBurst: number;
+  /** --tenant-weights team-a=4,team-b=0.5 (the chart's router.fairness.weights). */
+  tenantWeights: Map<string, number>;
+  /** Tenants with their own `tenant` metrics label; the rest are `other`. */
+  tenantMetricsLabels: number;
   /** How often every Loop's access (SubjectAccessReview) is reviewed again. */
   accessReviewSeconds: number;
   /** The flight recorder: reconciles kept per object and objects kept in all (0 reconciles: off). */
   history: { perObject: number; objects: number };
+  /** The history API (aggregated API behind the APIService): its HTTPS port and serving certificate; off when undefined. */
+  historyApi?: { port: number; certFile: string; keyFile: string };
 }
 
 export const ROUTER_USAGE = `usage: kubeloop router [options]
@@ -69,6 +84,7 @@ export const ROUTER_USAGE = `usage: kubeloop router [options]
   --drain-delay-seconds 0           on SIGTERM: fail /readyz, wait, then close (KUBELOOP_DRAIN_DELAY_SECONDS)
   --body-limit-bytes N              ops server request body limit (KUBELOOP_BODY_LIMIT_BYTES)
   --record DIR                      write every request+response as a fixture (KUBELOOP_RECORD_DIR)
+  --shadow-fixtures DIR             write shadows' divergences as fixture pairs, the newest 50 per Loop (KUBELOOP_SHADOW_FIXTURES_DIR)
   --leader-elect                    hold a coordination.k8s.io Lease; standbys wait (KUBELOOP_LEADER_ELECT=true)
   --sharding                        every replica reconciles its share of the keys; a member Lease each (KUBELOOP_SHARDING=true)
   --lease-namespace NS              (KUBELOOP_NAMESPACE, POD_NAMESPACE; default kubeloop-system)
@@ -76,7 +92,11 @@ export const ROUTER_USAGE = `usage: kubeloop router [options]
   --lease-duration-seconds 15       a standby (or the other members) takes over within this time of a death
   --identity NAME                   lease holder identity (POD_NAME; host name + pid by default)
   --qps 50 --burst 100              the router's own API rate limit: informers, discovery, status (KUBELOOP_API_QPS, KUBELOOP_API_BURST)
-  --loop-qps 50 --loop-burst 100    each Loop's own API budget, so one Loop cannot starve the others (KUBELOOP_LOOP_API_QPS, KUBELOOP_LOOP_API_BURST)
+  --loop-qps 0 --loop-burst 100     each Loop's own API cap before its tenant's share, 0: none (KUBELOOP_LOOP_API_QPS, KUBELOOP_LOOP_API_BURST)
+  --max-calls-in-flight 256         function calls in flight across all Loops, shared fairly by tenant; 0: no cap (KUBELOOP_MAX_CALLS_IN_FLIGHT)
+  --fair-api-qps 500 --fair-api-burst 1000  the API budget all Loops share fairly by tenant; 0: off, each Loop 50/100 on its own (KUBELOOP_FAIR_API_QPS, KUBELOOP_FAIR_API_BURST)
+  --tenant-weights ns=4,ns2=0.5     tenant weights in both shares (ClusterLoops: "cluster"); default 1 (KUBELOOP_TENANT_WEIGHTS)
+  --tenant-metrics-labels 50        tenants with their own metrics label, the rest "other" (KUBELOOP_TENANT_METRICS_LABELS)
   --min-requeue-seconds 1           floor on requeueAfterSeconds, retryAfterSeconds and Retry-After (KUBELOOP_MIN_REQUEUE_SECONDS)
   --access-review-seconds 300       how often each Loop's ServiceAccount rights are reviewed again (KUBELOOP_ACCESS_REVIEW_SECONDS)
   --cluster-domain cluster.local    function URLs must be <svc>.<ns>.svc[.<domain>] ... (KUBELOOP_CLUSTER_DOMAIN)
@@ -93,6 +113,9 @@ export const ROUTER_USAGE = `usage: kubeloop router [options]
   --max-reply-bytes 16777216        a larger reply is cut off as it streams (KUBELOOP_MAX_REPLY_BYTES)
   --history-per-object 10           reconciles the flight recorder keeps per object, 0: off (KUBELOOP_HISTORY_PER_OBJECT)
   --history-objects 1000            objects it keeps a history for, least recently reconciled dropped first (KUBELOOP_HISTORY_OBJECTS)
+  --history-api-port PORT           serve the history API (APIService v1alpha1.history.kubeloop.dev) here over HTTPS (KUBELOOP_HISTORY_API_PORT)
+  --history-tls-cert-file PATH      its serving certificate and key, trusted by the APIService (KUBELOOP_HISTORY_TLS_CERT_FILE,
+  --history-tls-key-file PATH         KUBELOOP_HISTORY_TLS_KEY_FILE)
   --otlp-endpoint URL               OTLP/HTTP endpoint; unset: tracing off, no SDK loaded (OTEL_EXPORTER_OTLP_ENDPOINT)
   --otlp-headers k=v,...            export headers (OTEL_EXPORTER_OTLP_HEADERS)
   --trace-sampling-ratio 1          share of new traces sampled, parent-based (KUBELOOP_TRACE_SAMPLING_RATIO)
@@ -149,6 +172,7 @@ export function readRouterConfig(argv: string[], env: NodeJS.ProcessEnv = proces
       kubeconfig: { type: 'string' },
       context: { type: 'string' },
       record: { type: 'string' },
+      'shadow-fixtures': { type: 'string' },
       'leader-elect': { type: 'boolean' },
       sharding: { type: 'boolean' },
       'lease-namespace': { type: 'string' },
@@ -164,6 +188,11 @@ export function readRouterConfig(argv: string[], env: NodeJS.ProcessEnv = proces
       'api-timeout-seconds': { type: 'string' },
       'loop-qps': { type: 'string' },
       'loop-burst': { type: 'string' },
+      'max-calls-in-flight': { type: 'string' },
+      'fair-api-qps': { type: 'string' },
+      'fair-api-burst': { type: 'string' },
+      'tenant-weights': { type: 'string' },
+      'tenant-metrics-labels': { type: 'string' },
       'min-requeue-seconds': { type: 'string' },
       'access-review-seconds': { type: 'string' },
       'max-object-values': { type: 'string' },
@@ -173,6 +202,9 @@ export function readRouterConfig(argv: string[], env: NodeJS.ProcessEnv = proces
       'max-reply-bytes': { type: 'string' },
       'history-per-object': { type: 'string' },
       'history-objects': { type: 'string' },
+      'history-api-port': { type: 'string' },
+      'history-tls-cert-file': { type: 'string' },
+      'history-tls-key-file': { type: 'string' },
       'deny-function-network': { type: 'string', multiple: true },
       'deny-loopback-port': { type: 'string', multiple: true },
     },
@@ -191,6 +223,7 @@ export function readRouterConfig(argv: string[], env: NodeJS.ProcessEnv = proces
     kubeconfig: values.kubeconfig ?? (env.KUBECONFIG || undefined),
     context: values.context,
     recordDir: values.record ?? (env.KUBELOOP_RECORD_DIR || undefined),
+    shadowFixturesDir: values['shadow-fixtures'] ?? (env.KUBELOOP_SHADOW_FIXTURES_DIR || undefined),
     leaderElect,
     sharding,
     leaseNamespace: values['lease-namespace'] ?? (env.KUBELOOP_NAMESPACE || env.POD_NAMESPACE || 'kubeloop-system'),
@@ -213,14 +246,41 @@ export function readRouterConfig(argv: string[], env: NodeJS.ProcessEnv = proces
     deniedNetworks: readDeniedNetworks(values['deny-function-network'], env),
     deniedLoopbackPorts: readDeniedLoopbackPorts(values['deny-loopback-port']),
     minRequeueSeconds: settingNumber(pick('min-requeue-seconds', 'KUBELOOP_MIN_REQUEUE_SECONDS'), 1, 0.1, 3600),
-    loopQps: settingNumber(pick('loop-qps', 'KUBELOOP_LOOP_API_QPS'), 50, 0.1, 10_000),
+    loopQps: settingNumber(pick('loop-qps', 'KUBELOOP_LOOP_API_QPS'), 0, 0, 10_000),
     loopBurst: settingInteger(pick('loop-burst', 'KUBELOOP_LOOP_API_BURST'), 100, 1, 100_000),
+    maxCallsInFlight: settingInteger(pick('max-calls-in-flight', 'KUBELOOP_MAX_CALLS_IN_FLIGHT'), DEFAULT_MAX_CALLS_IN_FLIGHT, 0, 1_000_000),
+    fairApiQps: settingNumber(pick('fair-api-qps', 'KUBELOOP_FAIR_API_QPS'), DEFAULT_FAIR_API_LIMIT.qps, 0, 100_000),
+    fairApiBurst: settingInteger(pick('fair-api-burst', 'KUBELOOP_FAIR_API_BURST'), DEFAULT_FAIR_API_LIMIT.burst, 1, 1_000_000),
+    tenantWeights: tenantWeights(pick('tenant-weights', 'KUBELOOP_TENANT_WEIGHTS')),
+    tenantMetricsLabels: settingInteger(pick('tenant-metrics-labels', 'KUBELOOP_TENANT_METRICS_LABELS'), DEFAULT_LABELLED_TENANTS, 1, 10_000),
     accessReviewSeconds: settingInteger(pick('access-review-seconds', 'KUBELOOP_ACCESS_REVIEW_SECONDS'), 300, 10, 86_400),
     history: {
       perObject: settingInteger(pick('history-per-object', 'KUBELOOP_HISTORY_PER_OBJECT'), 10, 0, 1000),
       objects: settingInteger(pick('history-objects', 'KUBELOOP_HISTORY_OBJECTS'), 1000, 1, 1_000_000),
     },
+    ...historyApi(pick('history-api-port', 'KUBELOOP_HISTORY_API_PORT'), pick('history-tls-cert-file', 'KUBELOOP_HISTORY_TLS_CERT_FILE'), pick('history-tls-key-file', 'KUBELOOP_HISTORY_TLS_KEY_FILE')),
   };
+}
+
+function tenantWeights(setting: { value: string; setting: string } | undefined): Map<string, number> {
+  if (!setting) return new Map();
+  try {
+    return parseTenantWeights(setting.value);
+  } catch (error) {
+    throw new Error(`${setting.setting}: ${(error as Error).message}`);
+  }
+}
+
+type Setting = { value: string; setting: string } | undefined;
+
+function historyApi(port: Setting, cert: Setting, key: Setting): Pick<RouterConfig, 'historyApi'> {
+  if (!port) {
+    const stray = cert ?? key;
+    if (stray) throw new Error(`${stray.setting} is set but --history-api-port (KUBELOOP_HISTORY_API_PORT) is not: the history API is off`);
+    return {};
+  }
+  if (!cert || !key) throw new Error(`${port.setting}: the history API serves HTTPS only; set --history-tls-cert-file and --history-tls-key-file too`);
+  return { historyApi: { port: settingInteger(port, 0, 0, 65_535), certFile: cert.value, keyFile: key.value } };
 }
 
 function connectServicesTo(setting: { value: string; setting: string } | undefined): string | undefined {

@@ -14,6 +14,7 @@ import { serviceAddressResolver } from '../lib/function-client/service-address.t
 import { DEFAULT_QUEUE_BACKOFF } from './base/work-queue.ts';
 import { EventRecorder } from './apply/event-recorder.ts';
 import { FixtureRecorder } from './reconcile/fixture-recorder.ts';
+import { ShadowPairs } from './reconcile/shadow-pairs.ts';
 import { InformerRegistry } from './intake/informer-registry.ts';
 import { LeaderElector } from './leader-election.ts';
 import { LoopController } from './loops/loop-controller.ts';
@@ -23,6 +24,8 @@ import { createRouterMetrics, restClientObserver, type RouterMetrics } from './b
 import { DEFAULT_FUNCTION_URL_POLICY, type FunctionUrlPolicy } from '../lib/config/function-url-policy.ts';
 import { ShardMember, type ShardStatus } from './sharding/shard-member.ts';
 import { createShardMetrics } from './sharding/shard-metrics.ts';
+import { ThrottleMonitor } from './loops/throttle-monitor.ts';
+import { createFairness, type Fairness, type FairnessOptions } from './base/fairness.ts';
 import { DEFAULT_HISTORY_LIMITS, FlightRecorder, type FlightRecorderLimits } from './reconcile/flight-recorder.ts';
 
 export interface LeaderElectionConfig {
@@ -55,8 +58,16 @@ export interface RouterOptions {
   invoke?: FunctionInvoker;
   /** The router's own API limit (informers, discovery, Loop status, events); QPS 50 / burst 100 by default. */
   rateLimit?: RateLimit;
-  /** Each Loop's own budget for what it does as its ServiceAccount; `rateLimit` (or 50/100) by default. */
+  /**
+   * Each Loop's own cap on what it does as its ServiceAccount, taken before its tenant's share of the shared
+   * budget; none by default (qps 0). With `fairness: false`, each Loop's only budget: `rateLimit` (or 50/100).
+   */
   loopRateLimit?: RateLimit;
+  /**
+   * Fair shares across tenants of the calls in flight and of the API budget (docs/router.md); on with
+   * 256 calls and 500 QPS / burst 1000 when omitted; `false`: every Loop on its own (the behaviour before).
+   */
+  fairness?: FairnessOptions | false;
   /** Where functions may live; strict (cluster Services only) by default. Tests and `kubeloop dev` allow loopback. */
   urlPolicy?: FunctionUrlPolicy;
   /** Outside the cluster (dev, tests): connect to this IP for cluster Service function URLs (--connect-services-to). */
@@ -73,6 +84,8 @@ export interface RouterOptions {
   identity?: string;
   /** Write every request and response as a fixture into this directory (`--record`). */
   recordDir?: string;
+  /** Write shadows' divergences as fixture pairs into this directory (`--shadow-fixtures`). */
+  shadowFixturesDir?: string;
   logger?: Logger;
   metrics?: RouterMetrics;
   /** Server-side watch timeout base (randomised up to twice that); the watchdog adds its grace on top. */
@@ -110,6 +123,11 @@ export interface Router {
   shard(): ShardStatus | undefined;
   /** The flight recorder: the last reconciles of each object this replica reconciled. */
   readonly history: FlightRecorder;
+  /**
+   * The replica whose recorder holds the key's history when it is another one: with sharding the member
+   * that owns the key, with leader election (on a standby) the leader.
+   */
+  historyOwner(loop: string, key: string): string | undefined;
   stop(): Promise<void>;
 }
 
@@ -132,6 +150,7 @@ interface RouterDeps {
   history: FlightRecorder;
   /** With sharding: this replica's membership, which gates every key. */
   shard?: ShardMember;
+  fairness: Fairness;
 }
 
 async function connectRouter(options: RouterOptions): Promise<RouterDeps> {
@@ -163,7 +182,8 @@ async function connectRouter(options: RouterOptions): Promise<RouterDeps> {
   const events = new EventRecorder({ client, controller: 'kubeloop.dev/router', instance: identity, logger });
   const recorder = options.recordDir ? new FixtureRecorder(options.recordDir) : undefined;
   const history = new FlightRecorder(options.history ?? DEFAULT_HISTORY_LIMITS);
-  return { options, identity, logger, metrics, rateLimit, client, discovery, invoke, httpInvoker, apiServer, events, recorder, history };
+  const fairness = createFairness(options.fairness, metrics.registry);
+  return { options, identity, logger, metrics, rateLimit, client, discovery, invoke, httpInvoker, apiServer, events, recorder, history, fairness };
 }
 
 function createLoopController(deps: RouterDeps, registry: InformerRegistry): LoopController {
@@ -174,7 +194,8 @@ function createLoopController(deps: RouterDeps, registry: InformerRegistry): Loo
     logger,
     inline: options.loops,
     loopSelector: options.loopSelector,
-    loopRateLimit: options.loopRateLimit ?? deps.rateLimit,
+    loopRateLimit: options.loopRateLimit ?? (deps.fairness.budget ? { qps: 0, burst: 1 } : deps.rateLimit),
+    ...(deps.fairness.budget ? { budget: deps.fairness.budget } : {}),
     ...(options.urlPolicy ? { urlPolicy: options.urlPolicy } : {}),
     ...(options.accessReviewIntervalMs ? { accessReviewIntervalMs: options.accessReviewIntervalMs } : {}),
     runnerDeps: {
@@ -186,8 +207,10 @@ function createLoopController(deps: RouterDeps, registry: InformerRegistry): Loo
       metrics,
       logger,
       recorder,
+      ...(options.shadowFixturesDir ? { shadowPairs: new ShadowPairs(options.shadowFixturesDir) } : {}),
       history: deps.history,
       expectationsTimeoutMs: options.expectationsTimeoutMs,
+      ...(deps.fairness.scheduler ? { scheduler: deps.fairness.scheduler } : {}),
       ...(deps.shard ? { shard: deps.shard } : {}),
       ...(options.minRequeueMs !== undefined ? { minRequeueMs: options.minRequeueMs } : {}),
     },
@@ -198,6 +221,7 @@ function createLoopController(deps: RouterDeps, registry: InformerRegistry): Loo
 class LeaderTerm {
   controller: LoopController | undefined;
   started = false;
+  private throttle: ThrottleMonitor | undefined;
   private registry: InformerRegistry | undefined;
 
   constructor(private readonly deps: RouterDeps) {}
@@ -214,8 +238,20 @@ class LeaderTerm {
       watchdogGraceMs: options.watchdogGraceMs,
       ...(options.maxObjectValues !== undefined ? { maxObjectValues: options.maxObjectValues } : {}),
     });
-    this.controller = createLoopController(this.deps, this.registry);
-    await this.controller.start();
+    const controller = (this.controller = createLoopController(this.deps, this.registry));
+    await controller.start();
+    const { scheduler, budget, weights, throttleWindowMs } = this.deps.fairness;
+    if (scheduler || budget) {
+      this.throttle = new ThrottleMonitor({
+        ...(scheduler ? { scheduler } : {}),
+        ...(budget ? { apiQps: budget.qps } : {}),
+        weightOf: (tenant) => weights.weightOf(tenant),
+        loops: () => controller.throttleSources(),
+        report: (name, condition) => controller.setThrottled(name, condition),
+        ...(throttleWindowMs ? { windowMs: throttleWindowMs } : {}),
+      });
+      this.throttle.start();
+    }
     this.started = true;
   }
 
@@ -225,6 +261,7 @@ class LeaderTerm {
     this.controller = undefined;
     this.registry = undefined;
     this.started = false;
+    this.throttle?.stop();
     await c?.stop();
     await r?.stopAll();
   }
@@ -300,6 +337,10 @@ function routerHandle(deps: RouterDeps, term: LeaderTerm, election: Election | u
     loops: () => term.controller?.runners() ?? [],
     shard: () => deps.shard?.status(),
     history: deps.history,
+    historyOwner: (loop, key) => {
+      const owner = deps.shard ? deps.shard.ownerOf(loop, key) : elector?.leader;
+      return owner === identity ? undefined : owner;
+    },
     stop: async () => {
       if (elector) await elector.stop();
       else await term.stop();

@@ -5,7 +5,7 @@ import type { AgentOptions } from 'node:https';
 import { Agent, type Dispatcher } from 'undici';
 import type { Readable } from 'node:stream';
 import type { ClusterCredentials } from './kube-config.ts';
-import { TokenBucket, type RateLimit } from './rate-limiter.ts';
+import { TokenBucket, type RateLimit, type RequestLimiter } from './rate-limiter.ts';
 
 export type QueryValue = string | number | boolean | undefined;
 
@@ -44,7 +44,8 @@ export function isApiError(error: unknown, statusCode?: number): error is KubeAp
 }
 
 export interface KubeClientOptions {
-  rateLimit?: RateLimit;
+  /** A QPS/burst of its own, or a limiter shared with others (the router's tenant budget). */
+  rateLimit?: RateLimit | RequestLimiter;
   /** Default time allowed for ordinary responses. */
   requestTimeoutMs?: number;
   /** Time allowed for a connection and its TLS handshake (undici's default: 10 s). */
@@ -95,7 +96,7 @@ export class KubeClient {
   readonly #origin: string;
   readonly #basePath: string;
   readonly #dispatcher: Agent;
-  readonly #limiter: TokenBucket;
+  readonly #limiter: RequestLimiter;
   readonly #requestTimeoutMs: number;
   readonly #credentialTtlMs: number;
   readonly #onRequest: ((sample: KubeRequestSample) => void) | undefined;
@@ -118,7 +119,8 @@ export class KubeClient {
     this.#kubeConfig = kubeConfig;
     this.#requestTimeoutMs = options.requestTimeoutMs ?? 30_000;
     this.#credentialTtlMs = options.credentialTtlMs ?? 60_000;
-    this.#limiter = new TokenBucket(options.rateLimit ?? { qps: 50, burst: 100 });
+    const limit = options.rateLimit ?? { qps: 50, burst: 100 };
+    this.#limiter = 'take' in limit ? limit : new TokenBucket(limit);
     this.#parent = parent;
     this.#impersonationHeaders = impersonation ? { 'impersonate-user': impersonation.user } : {};
     this.#dispatcher = parent ? parent.#dispatcher : new Agent({
@@ -147,9 +149,9 @@ export class KubeClient {
 
   /**
    * A client acting as `impersonation` (Impersonate-User) over this client's connections and credentials,
-   * with its own rate limit: one identity's requests never wait in another's bucket.
+   * with its own rate limit (or its share of a limiter): one identity's requests never wait in another's bucket.
    */
-  impersonating(impersonation: Impersonation, rateLimit: RateLimit): KubeClient {
+  impersonating(impersonation: Impersonation, rateLimit: RateLimit | RequestLimiter): KubeClient {
     const root = this.#parent ?? this;
     return new KubeClient(root.#kubeConfig, {}, { rateLimit, requestTimeoutMs: root.#requestTimeoutMs, credentialTtlMs: root.#credentialTtlMs, ...(root.#onRequest ? { onRequest: root.#onRequest } : {}) }, root, impersonation);
   }

@@ -7,7 +7,12 @@ export interface RateLimit {
   burst: number;
 }
 
-export class TokenBucket {
+/** What a client waits on before each request: a TokenBucket, or a share of one (the router's tenant budget). */
+export interface RequestLimiter {
+  take(): Promise<void>;
+}
+
+export class TokenBucket implements RequestLimiter {
   #tokens: number;
   #last: number;
   #waiters: Array<() => void> = [];

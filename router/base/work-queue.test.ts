@@ -1,5 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 import { WorkQueue, type QueueItem } from './work-queue.ts';
+import { FairScheduler } from './fair-scheduler.ts';
 
 function deferred() {
   let resolve!: () => void;
@@ -168,5 +169,86 @@ describe('WorkQueue', () => {
     } finally {
       vi.useRealTimers();
     }
+  });
+
+  describe('under the router-wide fair scheduler', () => {
+    it('keeps one call per key and the per-Loop concurrency while queues share the cap', async () => {
+      const scheduler = new FairScheduler({ capacity: 3, weightOf: () => 1, reserveFraction: 0 });
+      const running = new Map<string, number>();
+      let total = 0;
+      let maxTotal = 0;
+      let maxPerKey = 0;
+      const perQueue = new Map<string, { now: number; max: number }>();
+      const queue = (tenant: string, id: string, concurrency: number) => {
+        const stats = { now: 0, max: 0 };
+        perQueue.set(id, stats);
+        return new WorkQueue<number>({
+          concurrency,
+          fairShare: { scheduler, tenant, id },
+          process: async (item) => {
+            const key = `${id}:${item.key}`;
+            running.set(key, (running.get(key) ?? 0) + 1);
+            total += 1;
+            stats.now += 1;
+            maxTotal = Math.max(maxTotal, total);
+            maxPerKey = Math.max(maxPerKey, running.get(key)!);
+            stats.max = Math.max(stats.max, stats.now);
+            await new Promise((r) => setTimeout(r, 1));
+            // Re-adding the running key must wait for this call to end.
+            if (item.payload < 3) queues[id === 'a/1' ? 0 : 1]!.add(item.key, item.payload + 1);
+            stats.now -= 1;
+            total -= 1;
+            running.set(key, running.get(key)! - 1);
+          },
+        });
+      };
+      const queues = [queue('a', 'a/1', 2), queue('b', 'b/1', 5)];
+      for (const q of queues) for (const key of ['x', 'y', 'z', 'w']) q.add(key, 0);
+      await Promise.all(queues.map((q) => q.idle()));
+      await new Promise((r) => setTimeout(r, 5));
+      await Promise.all(queues.map((q) => q.idle()));
+      expect(maxTotal).toBe(3);
+      expect(maxPerKey).toBe(1);
+      expect(perQueue.get('a/1')!.max).toBeLessThanOrEqual(2);
+      expect(scheduler.inFlight).toBe(0);
+    });
+
+    it("starts a quiet queue's key before a busy neighbour's backlog of hundreds", async () => {
+      const scheduler = new FairScheduler({ capacity: 2, weightOf: () => 1, reserveFraction: 0 });
+      const order: string[] = [];
+      const release = deferred();
+      const noisy = new WorkQueue<number>({ concurrency: 8, fairShare: { scheduler, tenant: 'noisy', id: 'noisy/l' }, process: async (item) => {
+        order.push(`noisy:${item.key}`);
+        if (item.key === '0' || item.key === '1') await release.promise;
+      } });
+      const quiet = new WorkQueue<number>({ concurrency: 8, fairShare: { scheduler, tenant: 'quiet', id: 'quiet/l' }, process: async (item) => {
+        order.push(`quiet:${item.key}`);
+      } });
+      for (let i = 0; i < 300; i += 1) noisy.add(String(i), i);
+      quiet.add('q', 0);
+      expect(order).toEqual(['noisy:0', 'noisy:1']);
+      release.resolve();
+      await noisy.idle();
+      await quiet.idle();
+      expect(order.indexOf('quiet:q')).toBeLessThan(4);
+      expect(order).toHaveLength(301);
+    });
+
+    it('frees its slots when it shuts down with work waiting', async () => {
+      const scheduler = new FairScheduler({ capacity: 1, weightOf: () => 1, reserveFraction: 0 });
+      const gate = deferred();
+      const first = new WorkQueue<number>({ concurrency: 1, fairShare: { scheduler, tenant: 'a', id: 'a/1' }, process: () => gate.promise });
+      const calls: string[] = [];
+      const second = new WorkQueue<number>({ concurrency: 1, fairShare: { scheduler, tenant: 'b', id: 'b/1' }, process: async (item) => { calls.push(item.key); } });
+      first.add('k', 0);
+      first.add('l', 0);
+      second.add('m', 0);
+      const stopped = first.shutdown();
+      gate.resolve();
+      await stopped;
+      await second.idle();
+      expect(calls).toEqual(['m']);
+      expect(scheduler.inFlight).toBe(0);
+    });
   });
 });

@@ -2,6 +2,7 @@
 // same key; a concurrency limit; per-key exponential backoff; delayed adds; and two priorities so a
 // periodic resync never queues ahead of real changes (Metacontroller #78).
 import { backoffDelay, type BackoffPolicy } from '../../lib/kube/backoff.ts';
+import type { FairScheduler, FlowHandle } from './fair-scheduler.ts';
 
 export type Priority = 'high' | 'low';
 
@@ -26,6 +27,11 @@ export interface WorkQueueOptions<T> {
   /** Counts every add (workqueue_adds_total) and every add with a delay (workqueue_retries_total). */
   onAdd?: () => void;
   onDelayedAdd?: () => void;
+  /**
+   * The router-wide cap on calls in flight, shared fairly across tenants: with it, every call also waits for
+   * a slot (fair-scheduler.ts); the per-key guarantee and `concurrency` hold as without it.
+   */
+  fairShare?: { scheduler: FairScheduler; tenant: string; id: string };
 }
 
 interface Timer<T> {
@@ -53,12 +59,15 @@ export class WorkQueue<T> {
   readonly #concurrency: number;
   #active = 0;
   #stopped = false;
+  readonly #slots: FlowHandle | undefined;
   #idleWaiters: Array<() => void> = [];
 
   constructor(options: WorkQueueOptions<T>) {
     this.#options = options;
     this.#concurrency = Math.max(1, Math.floor(options.concurrency));
     this.#now = options.now ?? (() => performance.now());
+    const share = options.fairShare;
+    this.#slots = share?.scheduler.register({ tenant: share.tenant, id: share.id, start: () => this.#startNext(), wantsMore: () => this.#canStart() });
   }
 
   /** Keys waiting to run (not counting in-flight or delayed ones). */
@@ -162,6 +171,7 @@ export class WorkQueue<T> {
   /** Stops taking work and waits for in-flight calls to finish. */
   async shutdown(): Promise<void> {
     this.#stopped = true;
+    this.#slots?.unregister();
     for (const timer of this.#timers.values()) clearTimeout(timer.handle);
     this.#timers.clear();
     this.#waiting.clear();
@@ -192,14 +202,28 @@ export class WorkQueue<T> {
   }
 
   #pump(): void {
-    while (!this.#stopped && this.#active < this.#concurrency) {
-      const item = this.#next();
-      if (!item) break;
-      this.#run(item);
+    if (this.#slots) {
+      // The scheduler calls #startNext for each slot it grants this queue.
+      if (this.#canStart()) this.#slots.ready();
+    } else {
+      while (this.#startNext());
     }
     if (this.#active === 0 && this.#waiting.size === 0) {
       for (const resolve of this.#idleWaiters.splice(0)) resolve();
     }
+  }
+
+  #canStart(): boolean {
+    return !this.#stopped && this.#active < this.#concurrency && this.#waiting.size > 0;
+  }
+
+  /** Starts the next waiting key if the queue may; false when it has none or is at its concurrency. */
+  #startNext(): boolean {
+    if (this.#stopped || this.#active >= this.#concurrency) return false;
+    const item = this.#next();
+    if (!item) return false;
+    this.#run(item);
+    return true;
   }
 
   #run(item: QueueItem<T>): void {
@@ -219,6 +243,7 @@ export class WorkQueue<T> {
           this.#waiting.set(item.key, dirty);
           (dirty.priority === 'high' ? this.#high : this.#low).add(item.key);
         }
+        this.#slots?.done();
         this.#pump();
       }
     })();

@@ -13,14 +13,17 @@ import { isApiError, type KubeClient } from '../../lib/kube/kube-client.ts';
 import type { KubeObject } from '../../lib/contract/types.ts';
 import type { InformerLease, InformerSource } from '../intake/informer-registry.ts';
 import type { RateLimit } from '../../lib/kube/rate-limiter.ts';
-import { CLUSTER_LOOP_KIND, CLUSTER_LOOP_PLURAL, LOOP_API_VERSION, LOOP_KIND, LOOP_PLURAL, loopIdentity, type Loop } from '../../api/loop.ts';
+import { CLUSTER_LOOP_KIND, CLUSTER_LOOP_PLURAL, LOOP_API_VERSION, LOOP_KIND, LOOP_PLURAL, loopIdentity, type Loop, type LoopCondition } from '../../api/loop.ts';
 import { LoopSpecError, type LoopConfig } from '../base/loop-spec.ts';
 import { clusterScopedKindProblem, namedKinds } from '../base/loop-confinement.ts';
+import { CANARY_ROLLED_BACK, rolledBackBy, type VersionCondition } from '../reconcile/function-versions.ts';
+import { SHADOW_DIVERGED } from '../../lib/versions/shadow-divergence.ts';
 import { DEFAULT_FUNCTION_URL_POLICY, type FunctionUrlPolicy } from '../../lib/config/function-url-policy.ts';
 import type { LoopHealth, LoopRunner, LoopRunnerDeps } from '../intake/loop-runner.ts';
 import { SigningSecretError } from './signing-key.ts';
 import { WorkQueue } from '../base/work-queue.ts';
 import { decideLoop, planLoop, readyConditionChange, type LoopDecision, type LoopOutcome, type LoopPlan, type RunningState } from './loop-decision.ts';
+import type { TenantBudget } from '../base/tenant-budget.ts';
 import { kubeLoopLauncher, type LaunchedLoop, type LoopLauncher } from './loop-launcher.ts';
 
 export interface LoopControllerOptions {
@@ -36,6 +39,8 @@ export interface LoopControllerOptions {
   urlPolicy?: FunctionUrlPolicy;
   /** Each Loop's own API budget, for the writes and reads made as its ServiceAccount. */
   loopRateLimit?: RateLimit;
+  /** The API budget all Loops share by tenant weight (kubeLoopLauncher). */
+  budget?: TenantBudget;
   /** How often a running Loop's access is reviewed again (RBAC changes); 5 minutes by default. */
   accessReviewIntervalMs?: number;
   /** How Loops reach the cluster (reviews, runners as their ServiceAccount); kubeLoopLauncher when omitted. */
@@ -54,6 +59,8 @@ export class LoopController {
   readonly #health = new Map<string, LoopHealth & { generation: number }>();
   /** The health each Loop's Ready condition was last written for (only transitions are written). */
   readonly #written = new Map<string, LoopHealth & { generation: number }>();
+  /** Each Loop's conditions as last decided (Ready and its versions'): every status write sends them all. */
+  readonly #conditions = new Map<string, Map<string, LoopCondition>>();
   /** Each Loop's status writes, chained: the condition written last is the one decided last. */
   readonly #statusWrites = new Map<string, Promise<void>>();
   readonly #sync: WorkQueue<null>;
@@ -86,6 +93,11 @@ export class LoopController {
   runners(): LoopRunner[] {
     return [...this.#running.values()].map((r) => r.launched.runner);
   }
+  /** Each running Loop with its API waiting time, for the Throttled condition (throttle-monitor.ts). */
+  throttleSources(): Array<{ name: string; config: LoopRunner['loop']; apiThrottledMs: number }> {
+    return [...this.#running].map(([name, r]) => ({ name, config: r.launched.runner.loop, apiThrottledMs: r.launched.apiThrottledMs?.() ?? 0 }));
+  }
+
   health(name: string): LoopHealth | undefined {
     return this.#health.get(name);
   }
@@ -209,10 +221,17 @@ export class LoopController {
       throw error;
     }
     if (confinement) return { kind: 'invalid-spec', error: confinement };
+    this.#carryVersionConditions(name, config);
     let launched: LaunchedLoop;
     try {
       launched = await this.#launcher.launch(config, {
         onHealth: (health) => this.#setHealth(name, generation, health),
+        onCondition: (condition, warning) => {
+          if (this.#running.get(name)?.launched !== launched) return;
+          this.#setCondition(name, generation, condition);
+          const loop = this.#loopObject(name);
+          if (warning && loop && !this.#o.inline) this.#o.runnerDeps.events.record({ apiVersion: LOOP_API_VERSION, kind: loop.kind, metadata: loop.metadata }, { type: 'Warning', ...warning });
+        },
         signingBroken: (message) => {
           const running = this.#running.get(name);
           if (running?.launched !== launched) return;
@@ -259,6 +278,7 @@ export class LoopController {
     if (decision.forgetHealth) {
       this.#health.delete(name);
       this.#written.delete(name);
+      this.#conditions.delete(name);
       this.#o.runnerDeps.metrics.forgetLoop(name);
     }
     if (decision.health) this.#setHealth(name, generation, decision.health);
@@ -269,6 +289,41 @@ export class LoopController {
     if (decision.log) this.#o.logger[decision.log.level]({ loop: name, ...decision.log.fields }, decision.log.message);
   }
 
+  /**
+   * Before a Loop (re)starts: its versions' conditions from before (remembered, or on the Loop after a router
+   * restart) are kept for the versions it still has, dropped for the others, and a canary rolled back under
+   * this very spec stays rolled back.
+   */
+  #carryVersionConditions(name: string, config: LoopConfig): void {
+    const known = this.#conditions.get(name) ?? new Map<string, LoopCondition>();
+    for (const c of this.#loopObject(name)?.status?.conditions ?? []) if (c.type !== 'Ready' && !known.has(c.type)) known.set(c.type, c);
+    if (!config.shadow) known.delete(SHADOW_DIVERGED);
+    if (!config.canary || !rolledBackBy(known.get(CANARY_ROLLED_BACK), config.canary)) known.delete(CANARY_ROLLED_BACK);
+    else config.canary.rolledBackAtStart = true;
+    for (const type of [SHADOW_DIVERGED, CANARY_ROLLED_BACK]) {
+      const c = known.get(type);
+      this.#o.runnerDeps.metrics.setLoopCondition(name, type, c ? c.status === 'True' : undefined);
+    }
+    this.#conditions.set(name, known);
+  }
+
+  /** A version's condition: written with the others when it changed. */
+  #setCondition(name: string, generation: number, change: VersionCondition): void {
+    const known = this.#conditions.get(name) ?? new Map<string, LoopCondition>();
+    this.#conditions.set(name, known);
+    const previous = known.get(change.type);
+    if (previous && previous.status === change.status && previous.reason === change.reason && previous.message === change.message) return;
+    const now = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
+    known.set(change.type, { ...change, lastTransitionTime: previous?.status === change.status ? previous.lastTransitionTime : now, observedGeneration: generation });
+    this.#o.runnerDeps.metrics.setLoopCondition(name, change.type, change.status === 'True');
+    if (!this.#o.inline && !this.#stopped) this.#writeStatus(name, generation, undefined);
+  }
+
+  /** The conditions of a Loop as they are now (tests, `kubeloop dev`). */
+  conditions(name: string): LoopCondition[] {
+    return [...(this.#conditions.get(name)?.values() ?? [])];
+  }
+
   #setHealth(name: string, generation: number, health: LoopHealth): void {
     const remembered = { ...health, generation };
     const condition = readyConditionChange(this.#written.get(name), health, generation, new Date());
@@ -276,6 +331,26 @@ export class LoopController {
     this.#o.runnerDeps.metrics.setLoopReady(name, health.ready);
     if (!condition || this.#o.inline || this.#stopped) return;
     this.#written.set(name, remembered);
+    const known = this.#conditions.get(name) ?? new Map<string, LoopCondition>();
+    this.#conditions.set(name, known);
+    known.set('Ready', condition);
+    this.#writeStatus(name, generation, remembered);
+  }
+
+  /** The Throttled condition (throttle-monitor.ts): written with the Loop's other conditions once Ready is known. */
+  setThrottled(name: string, condition: LoopCondition): void {
+    const known = this.#conditions.get(name) ?? new Map<string, LoopCondition>();
+    this.#conditions.set(name, known);
+    known.set('Throttled', condition);
+    this.#o.runnerDeps.metrics.setLoopCondition(name, 'Throttled', condition.status === 'True');
+    const ready = known.get('Ready');
+    if (!ready || this.#o.inline || this.#stopped) return;
+    this.#writeStatus(name, ready.observedGeneration ?? 0, undefined);
+  }
+
+  /** Writes every condition of the Loop (a merge patch replaces the list). `remembered`: the health this write is for. */
+  #writeStatus(name: string, generation: number, remembered: (LoopHealth & { generation: number }) | undefined): void {
+    const conditions = [...(this.#conditions.get(name)?.values() ?? [])];
     // Writes go one after another: two in flight at once could land in either order and leave an older
     // condition on the Loop, which only a transition would rewrite (a Loop stuck at Ready=True while every
     // call was refused). A write that fails is forgotten, so the next report of the same health writes again.
@@ -285,10 +360,10 @@ export class LoopController {
           method: 'PATCH',
           path: loopStatusPath(name),
           contentType: 'application/merge-patch+json',
-          body: { status: { observedGeneration: generation, conditions: [condition] } },
+          body: { status: { observedGeneration: generation, conditions } },
         });
       } catch (error) {
-        if (this.#written.get(name) === remembered) this.#written.delete(name);
+        if (remembered && this.#written.get(name) === remembered) this.#written.delete(name);
         if (!isApiError(error, 404)) this.#o.logger.warn({ loop: name, err: (error as Error).message }, 'could not write Loop status');
       }
     };

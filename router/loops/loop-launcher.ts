@@ -6,10 +6,13 @@ import type { Logger } from 'pino';
 import { serviceAccountUser, type KubeClient } from '../../lib/kube/kube-client.ts';
 import type { NamedObjectWatch } from '../../lib/kube/named-object-watch.ts';
 import type { RateLimit } from '../../lib/kube/rate-limiter.ts';
+import type { TenantBudget } from '../base/tenant-budget.ts';
+import { tenantOf } from '../base/tenant-weights.ts';
 import type { LoopConfig } from '../base/loop-spec.ts';
 import { LoopRunner, type LoopHealth, type LoopRunnerDeps } from '../intake/loop-runner.ts';
 import { reviewAccess, type AccessVerdict } from '../../lib/kube/access-review.ts';
 import { loopAccessChecks } from './loop-access.ts';
+import type { VersionCondition } from '../reconcile/function-versions.ts';
 import { readSigningKeys, watchSigningKeys } from './signing-key.ts';
 
 export interface LaunchHooks {
@@ -17,6 +20,8 @@ export interface LaunchHooks {
   onHealth(health: LoopHealth): void;
   /** The signing Secret broke while the Loop ran: the controller stops the Loop until it is fixed. */
   signingBroken(message: string): void;
+  /** A shadow's or canary's condition changed, with a Warning event to record when given. */
+  onCondition(condition: VersionCondition, warning?: { reason: string; message: string }): void;
 }
 
 /** A runner built for a Loop, not started yet. */
@@ -26,6 +31,8 @@ export interface LaunchedLoop {
   followSigningKey(): void;
   /** Stops the runner and whatever follows its Secret. */
   stop(): Promise<void>;
+  /** Milliseconds its API requests waited for the shared budget (or its own cap), over its life. */
+  apiThrottledMs?(): number;
 }
 
 export interface LoopLauncher {
@@ -40,8 +47,10 @@ export interface KubeLoopLauncherOptions {
   /** The router's own client: reviews are asked with it, and each Loop's client impersonates from it. */
   client: KubeClient;
   logger: Logger;
-  /** Each Loop's own API budget, for the writes and reads made as its ServiceAccount. */
+  /** Each Loop's own API budget, for the writes and reads made as its ServiceAccount (0 QPS: none of its own). */
   loopRateLimit?: RateLimit;
+  /** The budget all Loops share by tenant weight (--fair-api-qps); the per-Loop limit is taken first. */
+  budget?: TenantBudget;
 }
 
 /** The launcher on a real API server. */
@@ -53,22 +62,42 @@ export function kubeLoopLauncher(o: KubeLoopLauncherOptions): LoopLauncher {
       return reviewAccess(o.client, config.serviceAccount, await loopAccessChecks(config, (k) => discovery.resolve(k.apiVersion, k.kind)));
     },
     async launch(config, hooks) {
-      const loopClient = o.client.impersonating(
-        { user: serviceAccountUser(config.serviceAccount.namespace, config.serviceAccount.name) },
-        o.loopRateLimit ?? { qps: 50, burst: 100 },
-      );
+      const own = o.loopRateLimit ?? { qps: 50, burst: 100 };
+      const shared = o.budget && !o.budget.unlimited ? o.budget.forLoop(tenantOf(config), config.id, own) : undefined;
+      const loopClient = o.client.impersonating({ user: serviceAccountUser(config.serviceAccount.namespace, config.serviceAccount.name) }, shared ?? own);
       // Read as the Loop's ServiceAccount: a Loop can only use a key it may read itself.
-      if (config.signingSecretRef) config.signingKey = await readSigningKeys(loopClient, config.signingSecretRef);
-      const runner = new LoopRunner(config, { ...o.runnerDeps, client: loopClient, onHealth: (_loop, health) => hooks.onHealth(health) });
+      if (config.signingSecretRef) {
+        try {
+          config.signingKey = await readSigningKeys(loopClient, config.signingSecretRef);
+        } catch (error) {
+          shared?.close();
+          throw error;
+        }
+      }
+      try {
+        // The shadow's and canary's keys are read once, at start (a rotation is seen when the Loop restarts).
+        for (const version of [config.shadow, config.canary]) if (version?.signingSecretRef) version.signingKey = await readSigningKeys(loopClient, version.signingSecretRef);
+      } catch (error) {
+        shared?.close();
+        throw error;
+      }
+      const runner = new LoopRunner(config, {
+        ...o.runnerDeps,
+        client: loopClient,
+        onHealth: (_loop, health) => hooks.onHealth(health),
+        onCondition: (_loop, condition, warning) => hooks.onCondition(condition, warning),
+      });
       let signingWatch: NamedObjectWatch<V1Secret> | undefined;
       return {
         runner,
+        apiThrottledMs: () => shared?.throttledMs() ?? 0,
         followSigningKey() {
           if (config.signingSecretRef && config.signingKey) signingWatch = followSigningKey(o.logger, config, loopClient, hooks);
         },
         async stop() {
           await signingWatch?.stop();
           await runner.stop();
+          shared?.close();
         },
       };
     },

@@ -1,0 +1,165 @@
+// The noisy neighbour on a real control plane: one tenant creates a couple of hundred objects at once and its
+// function hangs (held by the test); the other tenant's objects keep converging under the router's shared
+// cap on calls in flight, and the noisy tenant shows as throttled. No timing: the noisy calls never end
+// until the quiet tenant has converged, so the order cannot flip on a slow machine.
+import { createServer, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Loop } from '../../api/loop.ts';
+import type { ReconcileRequest } from '../../lib/contract/types.ts';
+import type { Router } from '../../router/start-router.ts';
+import { eventually } from '../cluster/eventually.ts';
+import { LOOP_SERVICE_ACCOUNT } from '../cluster/loop-service-account.ts';
+import { installCrds, routerHarness, type RouterHarness } from './router-harness.ts';
+
+const NOISY_OBJECTS = 200;
+const QUIET_OBJECTS = 5;
+/** 10 % of it stays reserved for a tenant with nothing in flight: the noisy tenant holds at most 9. */
+const CAP = 10;
+
+let quiet: RouterHarness;
+let noisy: RouterHarness;
+const held: ServerResponse[] = [];
+let releaseAll = false;
+const servers: Array<() => Promise<void>> = [];
+
+/** A function that labels the ConfigMap it is called for; with `hold`, it answers only once released. */
+async function labellingFunction(hold: boolean): Promise<string> {
+  const server = createServer((req, res) => {
+    let body = '';
+    req.setEncoding('utf8').on('data', (c: string) => (body += c));
+    req.on('end', () => {
+      const request = JSON.parse(body) as ReconcileRequest;
+      const object = request.object;
+      const answer = (r: ServerResponse) => {
+        r.writeHead(200, { 'content-type': 'application/json' });
+        r.end(JSON.stringify({
+          apiVersion: 'kubeloop.dev/v1',
+          kind: 'ReconcileResponse',
+          actions: object?.metadata?.labels?.converged ? [] : [{
+            op: 'patch',
+            target: { apiVersion: 'v1', kind: 'ConfigMap', namespace: object?.metadata?.namespace, name: object?.metadata?.name },
+            patch: [{ op: 'test', path: '/metadata/resourceVersion', value: object?.metadata?.resourceVersion }, { op: 'add', path: '/metadata/labels/converged', value: 'true' }],
+          }],
+        }));
+      };
+      if (hold && !releaseAll) held.push(res);
+      else answer(res);
+      (res as ServerResponse & { answer?: () => void }).answer = () => answer(res);
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  servers.push(() => new Promise<void>((r) => {
+    server.closeAllConnections();
+    server.close(() => r());
+  }));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+}
+
+/** A namespaced Loop (a tenant's) on ConfigMaps of its own namespace, given inline to the router. */
+function tenantLoop(name: string, namespace: string, url: string, maxConcurrency: number): Loop {
+  return {
+    apiVersion: 'kubeloop.dev/v1alpha1',
+    kind: 'Loop',
+    metadata: { name, namespace, generation: 1 },
+    spec: {
+      for: { apiVersion: 'v1', kind: 'ConfigMap' },
+      selector: { matchLabels: { app: 'fairness' } },
+      serviceAccount: { namespace, name: LOOP_SERVICE_ACCOUNT },
+      namespaces: [namespace],
+      function: { url, maxConcurrency },
+    },
+  };
+}
+
+async function createConfigMaps(h: RouterHarness, count: number): Promise<void> {
+  const namespace = h.suite.namespace;
+  const names = Array.from({ length: count }, (_, i) => `cm-${i}`);
+  // In parallel batches: "created at once" as a burst a real tenant would make.
+  for (let i = 0; i < names.length; i += 50) {
+    await Promise.all(names.slice(i, i + 50).map((name) => h.client.request({ method: 'POST', path: `/api/v1/namespaces/${namespace}/configmaps`, body: { metadata: { name, labels: { app: 'fairness' } } } })));
+  }
+}
+
+async function converged(h: RouterHarness): Promise<number> {
+  const list = await h.client.request<{ items: unknown[] }>({ path: `/api/v1/namespaces/${h.suite.namespace}/configmaps`, query: { labelSelector: 'app=fairness,converged=true' } });
+  return list.items.length;
+}
+
+async function metric(router: Router, name: string, labels: string): Promise<number | undefined> {
+  const text = await router.metrics.registry.metrics();
+  const line = text.split('\n').find((l) => l.startsWith(`${name}{`) && l.includes(labels));
+  return line ? Number(line.slice(line.lastIndexOf(' ') + 1)) : undefined;
+}
+
+beforeAll(async () => {
+  [quiet, noisy] = await Promise.all([routerHarness('tenant-fairness-quiet'), routerHarness('tenant-fairness-noisy')]);
+  await installCrds(quiet.client, ['clusterloops.kubeloop.dev.yaml']);
+});
+afterAll(async () => {
+  releaseAll = true;
+  for (const res of held.splice(0)) (res as ServerResponse & { answer?: () => void }).answer?.();
+  await quiet?.close();
+  await noisy?.close();
+  for (const close of servers) await close();
+});
+
+describe('fairness across tenants', () => {
+  it("keeps a quiet tenant's objects converging while a noisy tenant's backlog waits on a hung function", async () => {
+    const noisyUrl = await labellingFunction(true);
+    const quietUrl = await labellingFunction(false);
+    const router = await quiet.router([
+      tenantLoop('noisy', noisy.suite.namespace, noisyUrl, 50),
+      tenantLoop('quiet', quiet.suite.namespace, quietUrl, 8),
+    ], { fairness: { maxCallsInFlight: CAP } });
+    await router.waitForLoop('noisy');
+    await router.waitForLoop('quiet');
+
+    await createConfigMaps(noisy, NOISY_OBJECTS);
+    // The noisy tenant fills every slot but the reserved one, and its function answers none of them.
+    await eventually("the noisy function holds its calls", async () => held.length >= CAP - 1);
+
+    await createConfigMaps(quiet, QUIET_OBJECTS);
+    await eventually('every quiet object converged', async () => (await converged(quiet)) === QUIET_OBJECTS, 60_000);
+    // Still busy: none of the noisy calls was answered, so none of its objects converged and its backlog waits.
+    expect(await converged(noisy)).toBe(0);
+    expect(held.length).toBe(CAP - 1);
+    expect(await metric(router, 'kubeloop_tenant_calls_in_flight', `tenant="${noisy.suite.namespace}"`)).toBe(CAP - 1);
+    expect(await metric(router, 'kubeloop_tenant_throttled_seconds_total', `tenant="${noisy.suite.namespace}",budget="calls"`)).toBeGreaterThan(0);
+
+    // Released, the noisy tenant drains its whole backlog: the cap only shared the slots, it lost nothing.
+    releaseAll = true;
+    for (const res of held.splice(0)) (res as ServerResponse & { answer?: () => void }).answer?.();
+    await eventually('every noisy object converged', async () => (await converged(noisy)) === NOISY_OBJECTS, 120_000);
+    await router.stop();
+  });
+
+  it('shows a Loop held back by its share as Throttled (CallShare, with the cap), beside Ready, and clears it once it drains', async () => {
+    const url = await labellingFunction(true);
+    releaseAll = false;
+    const namespace = noisy.suite.namespace;
+    const list = await noisy.client.request<{ items: Array<{ metadata: { name: string } }> }>({ path: `/api/v1/namespaces/${namespace}/configmaps`, query: { labelSelector: 'app=fairness' } });
+    await Promise.all(list.items.map((cm) => noisy.client.request({ method: 'PATCH', path: `/api/v1/namespaces/${namespace}/configmaps/${cm.metadata.name}`, contentType: 'application/merge-patch+json', body: { metadata: { labels: { converged: null } } } })));
+    // A ClusterLoop object (the `cluster` tenant), so the router writes its status; 2 slots, no reserve left.
+    await noisy.createLoop('throttled', {
+      for: { apiVersion: 'v1', kind: 'ConfigMap' },
+      selector: { matchLabels: { app: 'fairness' } },
+      serviceAccount: noisy.loopServiceAccount,
+      namespaces: [namespace],
+      function: { url, maxConcurrency: 8 },
+    });
+    await noisy.router(undefined, { loopSelector: noisy.loopSelector, fairness: { maxCallsInFlight: 2, throttleWindowMs: 3000 } });
+    const conditions = async () => (await noisy.loopStatus('throttled')).loop.status?.conditions ?? [];
+    const throttled = await eventually('Throttled=True', async () => (await conditions()).find((c) => c.type === 'Throttled' && c.status === 'True'), 60_000);
+    expect(throttled.reason).toBe('CallShare');
+    expect(throttled.message).toMatch(/waited \d+% of the last \d+s for a call slot: tenant cluster's share \(weight 1\) of 2 calls in flight/);
+    expect((await conditions()).find((c) => c.type === 'Ready')?.status).toBe('True');
+
+    releaseAll = true;
+    for (const res of held.splice(0)) (res as ServerResponse & { answer?: () => void }).answer?.();
+    await eventually('every object converged again', async () => (await converged(noisy)) === NOISY_OBJECTS, 120_000);
+    const cleared = await eventually('Throttled=False', async () => (await conditions()).find((c) => c.type === 'Throttled' && c.status === 'False'), 60_000);
+    expect(cleared.reason).toBe('NotThrottled');
+    expect((await conditions()).find((c) => c.type === 'Ready')?.status).toBe('True');
+  });
+});

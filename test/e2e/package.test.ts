@@ -241,7 +241,9 @@ describe('kubeloop from a packed tarball, outside the repository', () => {
     expect(replayed.stdout).toContain('1 passed, 0 failed');
     // The hook it wrote is one the gateway accepts as is.
     const [hook] = parseAllDocuments(await readFile(join(project, 'admission-hook.yaml'), 'utf8')).map((d) => d.toJS()) as AdmissionHook[];
-    const resolved = resolveHook(hook ?? {});
+    // A namespaced hook, stored as `kubectl apply -n team-a` stores it.
+    expect(hook?.kind).toBe('AdmissionHook');
+    const resolved = resolveHook({ ...hook, metadata: { ...hook?.metadata, namespace: 'team-a' } });
     expect(resolved.ok && resolved.hook.spec.type).toBe(type);
   });
 

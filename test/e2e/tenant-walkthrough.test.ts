@@ -42,6 +42,7 @@ let work: string;
 let alice: KubeClient;
 let webhook: WebhookUnderTest | undefined;
 const served: ServedFunction[] = [];
+const tenantRoles: string[] = [];
 
 /** `kubeloop init <name> ...args` in the work folder, as the page runs it. */
 async function initProject(name: string, args: string[]): Promise<string> {
@@ -83,13 +84,15 @@ beforeAll(async () => {
   ns = h.suite.namespace;
   work = await mkdtemp(join(tmpdir(), 'kubeloop-tenant-walkthrough-'));
   await installCrds(h.client, ['clusterloops.kubeloop.dev.yaml', 'loops.kubeloop.dev.yaml', 'clusteradmissionhooks.kubeloop.dev.yaml', 'admissionhooks.kubeloop.dev.yaml']);
-  // What the cluster admin installed: the chart's aggregated roles that give a namespace's admin the kubeloop kinds.
+  // What the cluster admin installed: the chart's aggregated roles that give a namespace's admin the kubeloop
+  // kinds, named after this suite (other suites install the chart on the same control plane).
   const { manifests } = await renderChart(h.suite.binaries.helm, { namespace: ns });
-  const tenantRoles = byKind(manifests, 'ClusterRole').filter((m) => m.metadata.name.startsWith('kubeloop-tenant-'));
-  expect(tenantRoles.length).toBeGreaterThan(0);
-  for (const role of tenantRoles) {
-    await h.client.request({ method: 'PATCH', path: `${RBAC}/clusterroles/${role.metadata.name}`, query: { fieldManager: 'kubeloop-e2e', force: true }, contentType: 'application/apply-patch+yaml', body: role });
+  for (const role of byKind(manifests, 'ClusterRole').filter((m) => /-tenant-(admin|edit|view)$/.test(m.metadata.name))) {
+    const name = `${ns}-${role.metadata.name.replace(/^.*-(tenant-)/, '$1')}`;
+    tenantRoles.push(name);
+    await h.client.request({ method: 'POST', path: `${RBAC}/clusterroles`, body: { ...role, metadata: { ...role.metadata, name } } });
   }
+  expect(tenantRoles).toHaveLength(3);
   // Alice: nothing but admin in this namespace.
   const user = `alice-${ns}`;
   await h.client.request({
@@ -123,6 +126,7 @@ afterAll(async () => {
   await h?.client.request({ method: 'DELETE', path: `${API}/namespaces/${ns}/admissionhooks` }).catch(() => {});
   await h?.client.request({ method: 'DELETE', path: `${API}/namespaces/${ns}/loops` }).catch(() => {});
   for (const kind of ['clusterrolebindings', 'clusterroles']) await h?.client.request({ method: 'DELETE', path: `${RBAC}/${kind}/${routerBinding()}` }).catch(() => {});
+  for (const name of tenantRoles) await h?.client.request({ method: 'DELETE', path: `${RBAC}/clusterroles/${name}` }).catch(() => {});
   await h?.close();
   if (work) await rm(work, { recursive: true, force: true });
 });

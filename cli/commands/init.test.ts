@@ -55,6 +55,8 @@ describe('kubeloop init', () => {
       { subjects: Array<Record<string, string>>; roleRef: Record<string, string> },
     ];
     expect(loop.metadata.name).toBe('widget-labeller');
+    // Served by the chart's router, which runs only its release's Loops by default.
+    expect(loop.metadata).toMatchObject({ labels: { 'app.kubernetes.io/instance': 'kubeloop' } });
     expect(loop.spec).toMatchObject({
       for: { apiVersion: 'apps/v1', kind: 'Deployment' },
       owns: [{ apiVersion: 'v1', kind: 'ConfigMap' }],

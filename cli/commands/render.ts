@@ -48,7 +48,7 @@ ${builtinFunctionsHelp()}`;
 const TRIGGERS: TriggerType[] = ['ADDED', 'MODIFIED', 'DELETED', 'RESYNC', 'REQUEUE', 'CHILD', 'RELATED'];
 
 /** The Loop or ClusterLoop in `file`: a file of its own, or the first of several documents (`kubeloop init`'s loop.yaml). */
-export function readLoop(file: string): { name: string; owns: KindRef[]; related?: unknown } {
+export function readLoop(file: string): { name: string; owns: KindRef[]; related?: unknown; namespaced: boolean; namespace?: string } {
   let documents;
   try {
     documents = parseAllDocuments(readFileSync(file, 'utf8'));
@@ -57,16 +57,17 @@ export function readLoop(file: string): { name: string; owns: KindRef[]; related
   }
   const broken = documents.find((doc) => doc.errors[0]);
   if (broken?.errors[0]) throw new InputError(`${file}: not valid YAML: ${broken.errors[0].message.split('\n')[0]}`);
-  type LoopDocument = { kind?: string; metadata?: { name?: string }; spec?: { owns?: KindRef[]; related?: unknown } } | null;
+  type LoopDocument = { kind?: string; metadata?: { name?: string; namespace?: string }; spec?: { owns?: KindRef[]; related?: unknown } } | null;
   const loop = documents.map((doc) => doc.toJS() as LoopDocument).find((value) => value?.kind === LOOP_KIND || value?.kind === CLUSTER_LOOP_KIND);
   if (!loop?.metadata?.name) throw new InputError(`${file}: want a Loop (a document with kind: Loop or ClusterLoop and metadata.name)`);
-  return { name: loop.metadata.name, owns: loop.spec?.owns ?? [], related: loop.spec?.related };
+  const namespaced = loop.kind === LOOP_KIND;
+  return { name: loop.metadata.name, owns: loop.spec?.owns ?? [], related: loop.spec?.related, namespaced, ...(namespaced && loop.metadata.namespace ? { namespace: loop.metadata.namespace } : {}) };
 }
 
 export function buildRenderRequest(
   primary: KubeObject,
   children: KubeObject[],
-  options: { loop?: { name: string; owns: KindRef[] }; trigger: TriggerType; now: string; related?: Record<string, KubeObject[]> },
+  options: { loop?: { name: string; owns: KindRef[]; namespaced?: boolean; namespace?: string }; trigger: TriggerType; now: string; related?: Record<string, KubeObject[]> },
 ): ReconcileRequest {
   const grouped: Record<string, KubeObject[]> = {};
   for (const ref of options.loop?.owns ?? []) grouped[childrenKey(ref.apiVersion, ref.kind)] = [];
@@ -75,6 +76,8 @@ export function buildRenderRequest(
     apiVersion: 'kubeloop.dev/v1',
     kind: 'ReconcileRequest',
     loop: options.loop?.name ?? 'render',
+    // A namespaced Loop (kubeloop init's, without a namespace in the file) sees only its own namespace: the primary's.
+    ...(options.loop?.namespaced ? { loopNamespace: options.loop.namespace ?? primary.metadata?.namespace ?? 'default' } : {}),
     reconcileId: 'kubeloop-render',
     trigger: { type: options.trigger },
     object: primary,

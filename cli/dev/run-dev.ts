@@ -22,6 +22,7 @@ import { startUserFunction, type UserFunction } from './user-function.ts';
 import { tryCommands } from './try-commands.ts';
 import { applySampleAdmissionHooks, sampleAdmissionHookNames, waitForHooksReady } from './sample-admission-hooks.ts';
 import { signingManifests, type SignedLoop } from './dev-signing.ts';
+import { namespacedSampleLoop } from './namespaced-sample.ts';
 import { generateSigningSecret } from '../../lib/signing/webhook-signature.ts';
 import { startDevTracing, tracingLines, type DevTracing } from './dev-tracing.ts';
 import { CLUSTER_LOOP_KIND, LOOP_KIND } from '../../api/loop.ts';
@@ -67,7 +68,8 @@ export function localLoop(loop: LoopManifest, functionUrl: string, shadowUrl?: s
  * The Loops of samples/loops pointed at local function URLs (by Loop name; a Loop without one is skipped),
  * each after its ServiceAccount and RBAC so the router finds them when it reviews the Loop's access.
  * With signingKey, a Loop whose function has a key is signed: its Secret and the Role reading it first (dev-signing.ts).
- * Returns the names of the Loops applied. Also used by the soak (test/soak).
+ * With namespaced, the named Loops run as namespaced Loops of that namespace (namespaced-sample.ts).
+ * Returns the identities of the Loops applied. Also used by the soak (test/soak).
  */
 export async function applySampleLoops(
   client: KubeClient,
@@ -75,8 +77,10 @@ export async function applySampleLoops(
   functionUrl: (loop: string) => string | undefined,
   say: (line: string) => void,
   signingKey: (loop: string) => string | undefined = () => undefined,
+  namespaced?: { namespace: string; loops: ReadonlySet<string> },
 ): Promise<string[]> {
   const loopManifests = await readManifests(join(REPO, 'samples', 'loops'));
+  const clusterRoleRules = (name: string) => (loopManifests.find(({ manifest: m }) => m.kind === 'ClusterRole' && m.metadata.name === name)?.manifest.rules as unknown[] | undefined) ?? [];
   for (const { manifest } of loopManifests.filter(({ manifest }) => manifest.kind !== 'ClusterLoop')) {
     if (manifest.metadata.namespace) await ensureNamespace(client, discovery, manifest.metadata.namespace);
     await applyManifest(client, discovery, manifest);
@@ -89,6 +93,14 @@ export async function applySampleLoops(
       continue;
     }
     let loop: Manifest = localLoop(manifest as LoopManifest, url);
+    if (namespaced?.loops.has(manifest.metadata.name)) {
+      // A tenant's Loop instead: in that namespace, as a ServiceAccount of it with the ClusterRole's rules as a Role.
+      const account = (manifest.spec as { serviceAccount?: { name: string } } | undefined)?.serviceAccount?.name ?? '';
+      const objects = namespacedSampleLoop(loop as LoopManifest, clusterRoleRules(account), namespaced.namespace);
+      await ensureNamespace(client, discovery, namespaced.namespace);
+      for (const object of objects.slice(0, -1)) await applyManifest(client, discovery, object);
+      loop = objects.at(-1) ?? loop;
+    }
     const key = signingKey(manifest.metadata.name);
     if (key) {
       const signed = signingManifests(loop as SignedLoop, key);
@@ -96,7 +108,7 @@ export async function applySampleLoops(
       loop = signed.loop;
     }
     await applyManifest(client, discovery, loop);
-    applied.push(manifest.metadata.name);
+    applied.push(identityOf({ name: manifest.metadata.name, namespace: loop.metadata.namespace }));
   }
   return applied;
 }

@@ -177,18 +177,17 @@ describe('kubeloop from a packed tarball, outside the repository', () => {
   it('serves the scaffold with `kubeloop function ./src/index.ts` and a Loop reconciles a real Deployment through it', async () => {
     const serving = await startInstalled(['function', './src/index.ts', '--port=0', '--host=127.0.0.1'], (line) => line.msg === `serving function ${NAME}`);
     const url = String(serving.url);
-    // The generated Loop's spec, run by the installed router from a --loops file (which holds cluster-scoped
-    // Loops): pointed at the local process instead of the function's Service, limited to this suite's
-    // namespace and acting as a ServiceAccount of it.
-    const [loop] = parseAllDocuments(await readFile(join(app, 'loop.yaml'), 'utf8')).map((d) => d.toJS()) as Array<{ kind: string; spec: Record<string, unknown> & { function: { url?: string; ref?: unknown } } }>;
+    // The generated namespaced Loop, run by the installed router from a --loops file: in this suite's
+    // namespace, acting as a ServiceAccount of it, pointed at the local process instead of the function's Service.
+    const [loop] = parseAllDocuments(await readFile(join(app, 'loop.yaml'), 'utf8')).map((d) => d.toJS()) as Array<{ kind: string; metadata: Record<string, unknown>; spec: Record<string, unknown> & { function: { url?: string; ref?: unknown } } }>;
     if (!loop) throw new Error('loop.yaml holds no Loop');
-    loop.kind = 'ClusterLoop';
+    expect(loop.kind).toBe('Loop');
+    loop.metadata.namespace = suite.namespace;
     delete loop.spec.function.ref;
     loop.spec.function.url = `${url}/reconcile`;
-    loop.spec.namespaces = [suite.namespace];
     const client = await KubeClient.fromKubeConfig(suite.kubeConfig);
     try {
-      await installCrds(client, ['clusterloops.kubeloop.dev.yaml']);
+      await installCrds(client, ['clusterloops.kubeloop.dev.yaml', 'loops.kubeloop.dev.yaml']);
       loop.spec.serviceAccount = await createLoopServiceAccount(client, { namespace: suite.namespace });
     } finally {
       await client.close();
@@ -242,7 +241,9 @@ describe('kubeloop from a packed tarball, outside the repository', () => {
     expect(replayed.stdout).toContain('1 passed, 0 failed');
     // The hook it wrote is one the gateway accepts as is.
     const [hook] = parseAllDocuments(await readFile(join(project, 'admission-hook.yaml'), 'utf8')).map((d) => d.toJS()) as AdmissionHook[];
-    const resolved = resolveHook(hook ?? {});
+    // A namespaced hook, stored as `kubectl apply -n team-a` stores it.
+    expect(hook?.kind).toBe('AdmissionHook');
+    const resolved = resolveHook({ ...hook, metadata: { ...hook?.metadata, namespace: 'team-a' } });
     expect(resolved.ok && resolved.hook.spec.type).toBe(type);
   });
 

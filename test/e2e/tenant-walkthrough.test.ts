@@ -16,6 +16,7 @@ import type { AdmissionHook } from '../../api/admission-hook.ts';
 import type { Loop } from '../../api/loop.ts';
 import { issueCertificate } from '../../cli/cluster/index.ts';
 import { kubeconfigYaml } from '../../cli/cluster/kubeconfig-file.ts';
+import { run as diff } from '../../cli/commands/diff.ts';
 import { run as init } from '../../cli/commands/init.ts';
 import { applyManifest, type Manifest } from '../../cli/dev/apply-manifests.ts';
 import { isApiError, ResourceDiscovery, type KubeClient } from '../../lib/kube/index.ts';
@@ -41,6 +42,7 @@ let work: string;
 let alice: KubeClient;
 let webhook: WebhookUnderTest | undefined;
 const served: ServedFunction[] = [];
+const tenantRoles: string[] = [];
 
 /** `kubeloop init <name> ...args` in the work folder, as the page runs it. */
 async function initProject(name: string, args: string[]): Promise<string> {
@@ -82,13 +84,15 @@ beforeAll(async () => {
   ns = h.suite.namespace;
   work = await mkdtemp(join(tmpdir(), 'kubeloop-tenant-walkthrough-'));
   await installCrds(h.client, ['clusterloops.kubeloop.dev.yaml', 'loops.kubeloop.dev.yaml', 'clusteradmissionhooks.kubeloop.dev.yaml', 'admissionhooks.kubeloop.dev.yaml']);
-  // What the cluster admin installed: the chart's aggregated roles that give a namespace's admin the kubeloop kinds.
+  // What the cluster admin installed: the chart's aggregated roles that give a namespace's admin the kubeloop
+  // kinds, named after this suite (other suites install the chart on the same control plane).
   const { manifests } = await renderChart(h.suite.binaries.helm, { namespace: ns });
-  const tenantRoles = byKind(manifests, 'ClusterRole').filter((m) => m.metadata.name.startsWith('kubeloop-tenant-'));
-  expect(tenantRoles.length).toBeGreaterThan(0);
-  for (const role of tenantRoles) {
-    await h.client.request({ method: 'PATCH', path: `${RBAC}/clusterroles/${role.metadata.name}`, query: { fieldManager: 'kubeloop-e2e', force: true }, contentType: 'application/apply-patch+yaml', body: role });
+  for (const role of byKind(manifests, 'ClusterRole').filter((m) => /-tenant-(admin|edit|view)$/.test(m.metadata.name))) {
+    const name = `${ns}-${role.metadata.name.replace(/^.*-(tenant-)/, '$1')}`;
+    tenantRoles.push(name);
+    await h.client.request({ method: 'POST', path: `${RBAC}/clusterroles`, body: { ...role, metadata: { ...role.metadata, name } } });
   }
+  expect(tenantRoles).toHaveLength(3);
   // Alice: nothing but admin in this namespace.
   const user = `alice-${ns}`;
   await h.client.request({
@@ -122,6 +126,7 @@ afterAll(async () => {
   await h?.client.request({ method: 'DELETE', path: `${API}/namespaces/${ns}/admissionhooks` }).catch(() => {});
   await h?.client.request({ method: 'DELETE', path: `${API}/namespaces/${ns}/loops` }).catch(() => {});
   for (const kind of ['clusterrolebindings', 'clusterroles']) await h?.client.request({ method: 'DELETE', path: `${RBAC}/${kind}/${routerBinding()}` }).catch(() => {});
+  for (const name of tenantRoles) await h?.client.request({ method: 'DELETE', path: `${RBAC}/clusterroles/${name}` }).catch(() => {});
   await h?.close();
   if (work) await rm(work, { recursive: true, force: true });
 });
@@ -164,6 +169,17 @@ describe('docs/tenants.md, as a user with nothing but admin in a fresh namespace
       const live = await alice.request<{ metadata: { labels?: Record<string, string> } }>({ path: `/apis/apps/v1/namespaces/${ns}/deployments/web` });
       return live.metadata.labels?.['my-controller.example.com/reconciled'] === 'true';
     });
+  });
+
+  it('previews the same version with `kubeloop diff --loop my-controller -n NS`: read as the Loop in its namespace, no change (exit 0)', async () => {
+    const project = join(work, 'my-controller');
+    const running = served[0]?.url ?? '';
+    const { code, output } = await captureCommand(diff, ['--loop', 'my-controller', '-n', ns, '--function', join(project, 'src', 'index-local.ts'), '--baseline', running, '--kubeconfig', h.suite.kubeconfigPath, '-o', 'json']);
+    expect(code, output).toBe(0);
+    // Both Deployments of the namespace, web and the function's own (function.yaml), and nothing elsewhere.
+    expect(JSON.parse(output)).toMatchObject({ loop: `${ns}/my-controller`, summary: { unchanged: 2 } });
+    // Without -n there is no guessing which team's Loop is meant.
+    expect((await captureCommand(diff, ['--loop', 'my-controller', '--function', running])).code).toBe(2);
   });
 
   it('ships the webhook: admission-hook.yaml applied as written, and the hook denies a Pod without a team label and admits one with it', async () => {

@@ -28,6 +28,8 @@ describe(SAMPLE, () => {
   it('runs the Loop as a ServiceAccount of the file bound to a Role, calling a Service of the file that selects the function', () => {
     const loop = named('Loop', 'pod-name-label') as Doc & { spec: { serviceAccount: { name: string }; function: { ref: { name: string; port: number } } } };
     expect(named('ServiceAccount', loop.spec.serviceAccount.name)).toBeDefined();
+    // The chart's router (release kubeloop) runs only its release's Loops by default.
+    expect(loop.metadata.labels).toEqual({ 'app.kubernetes.io/instance': 'kubeloop' });
     const binding = docs.find((d) => d.kind === 'RoleBinding' && d.subjects?.some((s) => s.kind === 'ServiceAccount' && s.name === loop.spec.serviceAccount.name && s.namespace === undefined));
     expect(binding?.roleRef).toEqual({ apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'pod-name-label' });
     expect(named('Role', binding?.roleRef?.name ?? '')).toBeDefined();

@@ -34,7 +34,7 @@ async function main(argv: string[]): Promise<number> {
   process.on('SIGINT', onSignal).on('SIGTERM', onSignal);
   const say = (line: string): void => void process.stderr.write(`[soak ${new Date().toISOString().slice(11, 19)}] ${line}\n`);
   try {
-    const summary = await runSoak({ minutes: args.minutes, seed: args.seed, logDir, say, signal: stop.signal });
+    const summary = await runSoak({ minutes: args.minutes, seed: args.seed, logDir, say, signal: stop.signal, namespacedLoops: args.namespacedLoops });
     if (args.json) await writeFile(args.json, `${JSON.stringify(summary, null, 2)}\n`);
     console.log(formatSummary(summary));
     if (stop.signal.aborted) return 130;

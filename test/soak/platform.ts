@@ -77,7 +77,7 @@ async function ensureNamespace(client: KubeClient, name: string): Promise<void> 
   }
 }
 
-export async function startPlatform(logDir: string, say: (line: string) => void): Promise<Platform> {
+export async function startPlatform(logDir: string, say: (line: string) => void, namespacedLoops: string[] = []): Promise<Platform> {
   const live = new Map<string, LocalProcess>();
   const generations = new Map<string, number>();
   const inspectPorts = new Map<string, number>();
@@ -137,7 +137,9 @@ export async function startPlatform(logDir: string, say: (line: string) => void)
       proxies.push(proxy);
       functions.set(name, proxy);
     }
-    await applySampleLoops(admin, discovery, (name) => functions.get(name)?.url, say);
+    // --namespaced-loops: those run as a team's Loops in the soak namespace, beside the other ClusterLoops.
+    const loops = await applySampleLoops(admin, discovery, (name) => functions.get(name)?.url, say, undefined, { namespace: SOAK_NAMESPACE, loops: new Set(namespacedLoops) });
+    say(`Loops: ${loops.join(', ')}`);
     // The Watcher sidecar injector: an admission function behind the gateway (not a fault target).
     commands.set('function-watcher-sidecar', () => ({ args: ['function', 'watcher-sidecar', '--host=127.0.0.1', '--log-level=warn'] }));
     const injector = await start('function-watcher-sidecar');

@@ -21,6 +21,8 @@ export interface SoakOptions {
   minutes: number;
   seed: number;
   logDir: string;
+  /** Sample Loops run as namespaced Loops of the soak namespace instead of ClusterLoops (--namespaced-loops). */
+  namespacedLoops?: string[];
   /** How long the quiet period may take before the run counts as not converged. */
   convergenceTimeoutMs?: number;
   say?: (line: string) => void;
@@ -117,7 +119,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakSummary> {
   const onAbort = (): void => abort.abort();
   options.signal?.addEventListener('abort', onAbort);
   try {
-    platform = await startPlatform(options.logDir, say);
+    platform = await startPlatform(options.logDir, say, options.namespacedLoops ?? []);
     await waitForLeader(platform, abort.signal);
     observer = await startObserver(platform.client, SOAK_NAMESPACE, now, report);
     const live = observer;

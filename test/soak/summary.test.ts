@@ -66,8 +66,10 @@ describe('formatSummary', () => {
 
 describe('parseSoakArgs', () => {
   it('reads minutes, seed, dir and json', () => {
-    expect(parseSoakArgs(['--minutes', '3', '--seed', '42', '--dir', '/tmp/x', '--json', 'out.json'])).toEqual({ minutes: 3, seed: 42, dir: '/tmp/x', json: 'out.json' });
-    expect(parseSoakArgs([])).toEqual({ minutes: 10, seed: 1 });
+    expect(parseSoakArgs(['--minutes', '3', '--seed', '42', '--dir', '/tmp/x', '--json', 'out.json'])).toEqual({ minutes: 3, seed: 42, dir: '/tmp/x', json: 'out.json', namespacedLoops: [] });
+    expect(parseSoakArgs([])).toEqual({ minutes: 10, seed: 1, namespacedLoops: [] });
+    expect(parseSoakArgs(['--namespaced-loops', 'pod-name-label, podset']).namespacedLoops).toEqual(['pod-name-label', 'podset']);
+    expect(() => parseSoakArgs(['--namespaced-loops', 'podset,nope'])).toThrow('--namespaced-loops: "nope" is not a sample Loop');
   });
 
   it('names the bad flag', () => {

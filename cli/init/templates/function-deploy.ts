@@ -5,7 +5,7 @@ import { pluralOf, splitApiVersion } from '../../../lib/kube/resource-paths.ts';
 import type { ProjectOptions } from '../project-options.ts';
 import { sampleObjectPath } from './function-code.ts';
 import type { ProjectFile } from './project-file.ts';
-import { accountRef, accountYaml, CLUSTER_NAMESPACE, FUNCTION_PORT, functionWorkloadYaml, namespaceDeploySteps, routerGrantYaml } from './scope-manifests.ts';
+import { accountRef, accountYaml, CLUSTER_NAMESPACE, FUNCTION_PORT, functionWorkloadYaml, namespaceDeploySteps, RELEASE, RELEASE_LABEL, routerGrantYaml } from './scope-manifests.ts';
 
 /** Versions of the generated project's tools: the ones this kubeloop is built and tested with. */
 export interface ToolVersions {
@@ -129,7 +129,8 @@ export function loopYaml(options: ProjectOptions, localRun = '`kubeloop dev --fu
   const loop = {
     apiVersion: 'kubeloop.dev/v1alpha1',
     kind: options.cluster ? 'ClusterLoop' : 'Loop',
-    metadata: { name: options.name },
+    // The chart's router runs only its release's Loops (router.onlyReleaseLoops, the default): the release kubeloop.
+    metadata: { name: options.name, labels: { [RELEASE_LABEL]: RELEASE } },
     spec: { ...loopSpec(options), serviceAccount: accountRef(options, accountName), function: fn },
   };
   const scope = options.cluster

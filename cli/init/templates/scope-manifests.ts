@@ -38,8 +38,13 @@ export function accountYaml(options: ProjectOptions, name: string, rules: Rule[]
   return `${stringify(serviceAccount)}---\n${stringify(role)}---\n${stringify(binding)}`;
 }
 
-/** The chart's router ServiceAccount with the release `kubeloop` in `kubeloop-system`, as the docs install it. */
-export const ROUTER_ACCOUNT = { namespace: CLUSTER_NAMESPACE, name: 'kubeloop-router' };
+/** The chart's release as the docs install it (helm upgrade --install kubeloop ... -n kubeloop-system). */
+export const RELEASE = 'kubeloop';
+/** The label by which the chart's router picks its release's Loops (router.onlyReleaseLoops, on by default). */
+export const RELEASE_LABEL = 'app.kubernetes.io/instance';
+
+/** The chart's router ServiceAccount with the release `kubeloop` in `kubeloop-system`. */
+export const ROUTER_ACCOUNT = { namespace: CLUSTER_NAMESPACE, name: `${RELEASE}-router` };
 
 /**
  * What the router itself needs in the team's namespace to run the Loop, granted there by the namespace admin

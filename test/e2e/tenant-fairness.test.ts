@@ -94,7 +94,7 @@ async function metric(router: Router, name: string, labels: string): Promise<num
 
 beforeAll(async () => {
   [quiet, noisy] = await Promise.all([routerHarness('tenant-fairness-quiet'), routerHarness('tenant-fairness-noisy')]);
-  await installCrds(quiet.client, ['clusterloops.kubeloop.dev.yaml']);
+  await installCrds(quiet.client, ['clusterloops.kubeloop.dev.yaml', 'loops.kubeloop.dev.yaml']);
 });
 afterAll(async () => {
   releaseAll = true;
@@ -112,8 +112,8 @@ describe('fairness across tenants', () => {
       tenantLoop('noisy', noisy.suite.namespace, noisyUrl, 50),
       tenantLoop('quiet', quiet.suite.namespace, quietUrl, 8),
     ], { fairness: { maxCallsInFlight: CAP } });
-    await router.waitForLoop('noisy');
-    await router.waitForLoop('quiet');
+    await router.waitForLoop(`${noisy.suite.namespace}/noisy`);
+    await router.waitForLoop(`${quiet.suite.namespace}/quiet`);
 
     await createConfigMaps(noisy, NOISY_OBJECTS);
     // The noisy tenant fills every slot but the reserved one, and its function answers none of them.
@@ -141,6 +141,7 @@ describe('fairness across tenants', () => {
     const list = await noisy.client.request<{ items: Array<{ metadata: { name: string } }> }>({ path: `/api/v1/namespaces/${namespace}/configmaps`, query: { labelSelector: 'app=fairness' } });
     await Promise.all(list.items.map((cm) => noisy.client.request({ method: 'PATCH', path: `/api/v1/namespaces/${namespace}/configmaps/${cm.metadata.name}`, contentType: 'application/merge-patch+json', body: { metadata: { labels: { converged: null } } } })));
     // A ClusterLoop object (the `cluster` tenant), so the router writes its status; 2 slots, no reserve left.
+    await noisy.router(undefined, { loopSelector: noisy.loopSelector, fairness: { maxCallsInFlight: 2, throttleWindowMs: 3000 } });
     await noisy.createLoop('throttled', {
       for: { apiVersion: 'v1', kind: 'ConfigMap' },
       selector: { matchLabels: { app: 'fairness' } },
@@ -148,7 +149,6 @@ describe('fairness across tenants', () => {
       namespaces: [namespace],
       function: { url, maxConcurrency: 8 },
     });
-    await noisy.router(undefined, { loopSelector: noisy.loopSelector, fairness: { maxCallsInFlight: 2, throttleWindowMs: 3000 } });
     const conditions = async () => (await noisy.loopStatus('throttled')).loop.status?.conditions ?? [];
     const throttled = await eventually('Throttled=True', async () => (await conditions()).find((c) => c.type === 'Throttled' && c.status === 'True'), 60_000);
     expect(throttled.reason).toBe('CallShare');

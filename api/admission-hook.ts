@@ -2,7 +2,7 @@
 // admission of some resources to an admission function, with the context objects the gateway sends along. One
 // spec for both; an AdmissionHook sees only its own namespace. CRDs: charts/kubeloop/charts/crds/crds/. Checks: webhooks/hook-spec.ts.
 import type { V1LabelSelector, V1ObjectMeta } from '@kubernetes/client-node';
-import type { SecretKeyRef, ServiceAccountRef } from './loop.ts';
+import type { CanaryErrorBudget, SecretKeyRef, ServiceAccountRef } from './loop.ts';
 import type { Condition } from './meta.ts';
 
 export const ADMISSION_HOOK_GROUP = 'kubeloop.dev';
@@ -41,6 +41,28 @@ export interface HookFunction {
   signingSecretRef?: SecretKeyRef;
   /** Base64 of PEM CA certificates trusted for an https function (as in a Loop's spec.function.caBundle). */
   caBundle?: string;
+  /** A second version asked about every request the live one gets; its answer is compared, never enforced (docs/safe-changes.md). */
+  shadow?: HookFunctionVersion;
+  /** A second version that answers a share of the requests, rolled back by itself when its error budget is spent. */
+  canary?: HookCanary;
+}
+
+/** Another version of a hook's function: a URL or a Service, with its own signing Secret and CA bundle. */
+export interface HookFunctionVersion {
+  url?: string;
+  service?: { name: string; namespace: string; port?: number; path?: string };
+  signingSecretRef?: SecretKeyRef;
+  caBundle?: string;
+}
+
+/**
+ * A hook's canary: the requests in `namespaces` (all when omitted) and, of those, `weight` percent (by a
+ * stable hash of the request uid; all when omitted) go to it. At least one of the two is required.
+ */
+export interface HookCanary extends HookFunctionVersion {
+  weight?: number;
+  namespaces?: string[];
+  errorBudget: CanaryErrorBudget;
 }
 
 /**

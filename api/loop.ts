@@ -43,10 +43,16 @@ export interface LoopSpec {
     ref?: FunctionRef;
     timeoutSeconds?: number;
     maxConcurrency?: number;
+    /** Batched calls: on unless `enabled: false`; `maxSize` (default 16, at most 64) caps the requests per batch. */
+    batch?: { enabled?: boolean; maxSize?: number };
     /** A Secret key holding a Standard Webhooks secret (`whsec_…`): requests are signed, replies must be. */
     signingSecretRef?: SecretKeyRef;
     /** Base64 of PEM CA certificates trusted for an https `url` (as in admission webhooks' caBundle). */
     caBundle?: string;
+    /** A second version that gets every request the live one gets; its answers are compared, never applied (docs/safe-changes.md). */
+    shadow?: FunctionVersion;
+    /** A second version that answers for a stable share of the keys, rolled back by itself when its error budget is spent. */
+    canary?: CanaryFunction;
   };
   /**
    * The identity the router acts as for this Loop: every write and every read it forwards is made as this
@@ -63,6 +69,33 @@ export interface LoopSpec {
    * the primaries that refer to it (docs/contract.md, "Related objects").
    */
   related?: RelatedResource[];
+}
+
+/** Another version of a Loop's function: found, called and signed as spec.function is (exactly one of url and ref). */
+export interface FunctionVersion {
+  url?: string;
+  ref?: FunctionRef;
+  timeoutSeconds?: number;
+  /** Calls in flight at once; a shadow's calls beyond it are dropped (and counted), never queued. */
+  maxConcurrency?: number;
+  signingSecretRef?: SecretKeyRef;
+  caBundle?: string;
+}
+
+/** A canary: `weight` percent of the keys (by a stable hash of the object key) go to it. */
+export interface CanaryFunction extends FunctionVersion {
+  /** 0..100, the share of keys the canary answers for. */
+  weight: number;
+  /** Rolled back (every key to the stable version) when the canary's errors in the window pass either bound. */
+  errorBudget: CanaryErrorBudget;
+}
+
+export interface CanaryErrorBudget {
+  /** More than this many failed calls in the window spend the budget. */
+  maxErrors?: number;
+  /** A share of failed calls (0..1) above this, over at least 10 calls in the window, spends it. */
+  ratio?: number;
+  windowSeconds: number;
 }
 
 /**

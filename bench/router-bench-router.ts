@@ -6,6 +6,7 @@ import { loadFunction } from '../functions/registry.ts';
 import { validateReconcileResponse } from '../lib/contract/validate.ts';
 import { loadKubeConfig } from '../lib/kube/kube-config.ts';
 import { createLogger } from '../lib/observability/logger.ts';
+import { startTracing } from '../lib/observability/tracing.ts';
 import type { FunctionInvoker } from '../router/reconcile/dispatch.ts';
 import type { Loop } from '../api/loop.ts';
 import { DEFAULT_FUNCTION_URL_POLICY } from '../lib/config/function-url-policy.ts';
@@ -20,6 +21,8 @@ export interface RouterChildConfig {
   functionName?: string;
   /** The router's client-side API limit; its default (QPS 50, burst 100) when omitted. */
   rateLimit?: { qps: number; burst: number };
+  /** Tracing on (BENCH_TRACING): OTLP export to the parent's sink, this share of new traces sampled. */
+  tracing?: { otlpEndpoint: string; samplingRatio: number };
 }
 
 export interface RouterChildStats {
@@ -61,6 +64,8 @@ async function inProcessInvoker(name: string): Promise<FunctionInvoker> {
   };
 }
 
+// As `kubeloop router` starts it: tracing first, so the router's spans go to the SDK.
+if (config.tracing) await startTracing({ otlpEndpoint: config.tracing.otlpEndpoint, otlpHeaders: {}, samplingRatio: config.tracing.samplingRatio }, 'kubeloop-router');
 // As `kubeloop router --kubeconfig` loads it (client-node only when the file needs it).
 const kubeConfig = await loadKubeConfig({ kubeconfig: config.kubeconfigPath });
 const router = await startRouter({
@@ -94,6 +99,9 @@ async function counters(): Promise<Record<string, number>> {
     for (const v of metric.values as Array<{ labels: Record<string, string | number>; value: number; metricName?: string }>) {
       if (metric.name === 'kubeloop_router_function_calls_total') add(`calls ${v.labels.code}`, v.value);
       if (metric.name === 'kubeloop_router_own_write_skips_total') add('own-write skips', v.value);
+      // Batched calls: HTTP requests = calls - batched calls + batches.
+      if (metric.name === 'kubeloop_router_function_batch_size' && v.metricName?.endsWith('_count')) add('batches', v.value);
+      if (metric.name === 'kubeloop_router_function_batch_size' && v.metricName?.endsWith('_sum')) add('batched calls', v.value);
       if (metric.name === 'kubeloop_router_actions_total') add(`action ${v.labels.op}/${v.labels.result}`, v.value);
       if (metric.name === 'kubeloop_router_reconcile_duration_seconds' && v.metricName?.endsWith('_count')) add(`reconcile ${v.labels.result}`, v.value);
     }

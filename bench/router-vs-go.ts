@@ -8,7 +8,8 @@ import { readProcess, spawnBaselineController, type ProcessReading } from './bas
 import type { PeakMemory } from './router-bench-router.ts';
 import { createNamespace, createPods, createReplicaSet, deleteAllPods, type ChildCode, MiB, percentile, type Sightings, spawnRouter, until, watchPods } from './router-bench-kit.ts';
 
-export type Side = 'kubeloop' | 'go';
+/** `unbatched`: kubeloop with spec.function.batch.enabled false, beside the default (batched) in the same run. */
+export type Side = 'kubeloop' | 'unbatched' | 'go';
 export type Work = 'existing' | 'live';
 
 export interface VersusSettings {
@@ -44,6 +45,8 @@ export interface VersusRun {
   /** Writes that hit a conflict, and function calls (kubeloop). */
   conflicts: number;
   calls: number;
+  /** HTTP requests to the function (a batch is one); kubeloop only. */
+  requests: number;
   /** What the router's peak RSS was made of (kubeloop only). */
   atPeak?: PeakMemory;
 }
@@ -54,6 +57,7 @@ interface ControllerCounts {
   conflicts: number;
   /** Function calls answered (kubeloop only; 0 for Go). */
   calls: number;
+  requests: number;
   /** What the router's peak RSS was made of (kubeloop only). */
   atPeak?: PeakMemory;
 }
@@ -68,7 +72,7 @@ async function startController(s: VersusSettings, side: Side, namespace: string)
   if (side === 'go') {
     const go = spawnBaselineController(s.goBinary, { kubeconfigPath: s.kubeconfigPath, namespace, qps: s.qps, burst: s.qps * 2, workers: s.concurrency });
     await go.ready;
-    return { pid: go.pid, counts: async () => ({ conflicts: go.errors(), calls: 0 }), stop: () => go.stop() };
+    return { pid: go.pid, counts: async () => ({ conflicts: go.errors(), calls: 0, requests: 0 }), stop: () => go.stop() };
   }
   const loop: Loop = {
     apiVersion: 'kubeloop.dev/v1alpha1',
@@ -80,7 +84,7 @@ async function startController(s: VersusSettings, side: Side, namespace: string)
       metadataOnly: true,
       // The router acts as the Loop's ServiceAccount (impersonation), as in production; createNamespace made it.
       serviceAccount: { namespace, name: LOOP_SERVICE_ACCOUNT },
-      function: { url: s.functionUrl, timeoutSeconds: 5, maxConcurrency: s.concurrency },
+      function: { url: s.functionUrl, timeoutSeconds: 5, maxConcurrency: s.concurrency, ...(side === 'unbatched' ? { batch: { enabled: false } } : {}) },
     },
   };
   const router = await spawnRouter(s.code, { kubeconfigPath: s.kubeconfigPath, loops: [loop], invoke: 'http', rateLimit: { qps: s.qps, burst: s.qps * 2 } });
@@ -88,7 +92,8 @@ async function startController(s: VersusSettings, side: Side, namespace: string)
     pid: router.pid,
     counts: async () => {
       const { counters, atPeak } = await router.stats();
-      return { conflicts: counters['action patch/conflict'] ?? 0, calls: counters['calls 2xx'] ?? 0, atPeak };
+      const calls = Object.entries(counters).reduce((sum, [key, value]) => (key.startsWith('calls ') ? sum + value : sum), 0);
+      return { conflicts: counters['action patch/conflict'] ?? 0, calls: counters['calls 2xx'] ?? 0, requests: calls - (counters['batched calls'] ?? 0) + (counters.batches ?? 0), atPeak };
     },
     stop: () => router.stop(),
   };
@@ -141,11 +146,12 @@ async function measure(s: VersusSettings, side: Side, work: Work, pods: number, 
     p50: percentile(latencies, 50),
     p99: percentile(latencies, 99),
     cpuMs: after.cpuMs - before.cpuMs,
-    functionCpuMs: side === 'kubeloop' ? fnAfter.cpuMs - fnBefore.cpuMs : 0,
+    functionCpuMs: side === 'go' ? 0 : fnAfter.cpuMs - fnBefore.cpuMs,
     peakRss: after.peakRss,
     idleRss,
     conflicts: counts.conflicts,
     calls: counts.calls,
+    requests: counts.requests,
     ...(counts.atPeak ? { atPeak: counts.atPeak } : {}),
   };
   console.error(`  ${side} ${work} ${pods}: all labelled in ${(run.totalMs / 1000).toFixed(2)} s, CPU ${((run.cpuMs + run.functionCpuMs) / 1000).toFixed(2)} s`);
@@ -160,12 +166,12 @@ const mean = (runs: VersusRun[], pick: (r: VersusRun) => number) => runs.reduce(
 
 export function printVersus(runs: VersusRun[], s: Pick<VersusSettings, 'qps' | 'concurrency'>): void {
   console.log(`\n(0) kubeloop (router + pod-name-label over HTTP) vs controller-runtime, client QPS ${s.qps} (burst ${s.qps * 2}), ${s.concurrency} calls/workers`);
-  console.log('  side      work      pods  all labelled  first label  p50 ms  p99 ms  pods/s  CPU s/1k pods (fn)  conflicts/pod  calls/pod  peak RSS    idle RSS');
+  console.log('  side      work      pods  all labelled  first label  p50 ms  p99 ms  pods/s  CPU s/1k pods (fn)  conflicts/pod  calls/pod  reqs/pod  peak RSS    idle RSS');
   for (const r of runs) {
     // Milliseconds per pod are seconds per 1,000 pods.
     const cpuPer1k = (r.cpuMs + r.functionCpuMs) / r.pods;
     console.log(
-      `  ${r.side.padEnd(8)}  ${r.work.padEnd(8)}  ${String(r.pods).padStart(4)}  ${sec(r.totalMs).padStart(12)}  ${sec(r.firstLabelMs).padStart(11)}  ${r.p50.toFixed(0).padStart(6)}  ${r.p99.toFixed(0).padStart(6)}  ${(r.pods / (r.totalMs / 1000)).toFixed(0).padStart(6)}  ${`${cpuPer1k.toFixed(2)} (${(r.functionCpuMs / r.pods).toFixed(2)})`.padStart(18)}  ${(r.conflicts / r.pods).toFixed(2).padStart(13)}  ${r.side === 'go' ? '         ' : (r.calls / r.pods).toFixed(2).padStart(9)}  ${mib(r.peakRss).padStart(9)}  ${r.idleRss ? mib(r.idleRss).padStart(9) : ''}`,
+      `  ${r.side.padEnd(9)} ${r.work.padEnd(8)}  ${String(r.pods).padStart(4)}  ${sec(r.totalMs).padStart(12)}  ${sec(r.firstLabelMs).padStart(11)}  ${r.p50.toFixed(0).padStart(6)}  ${r.p99.toFixed(0).padStart(6)}  ${(r.pods / (r.totalMs / 1000)).toFixed(0).padStart(6)}  ${`${cpuPer1k.toFixed(2)} (${(r.functionCpuMs / r.pods).toFixed(2)})`.padStart(18)}  ${(r.conflicts / r.pods).toFixed(2).padStart(13)}  ${r.side === 'go' ? '         ' : (r.calls / r.pods).toFixed(2).padStart(9)}  ${r.side === 'go' ? '        ' : (r.requests / r.pods).toFixed(2).padStart(8)}  ${mib(r.peakRss).padStart(9)}  ${r.idleRss ? mib(r.idleRss).padStart(9) : ''}`,
     );
   }
   console.log('  kubeloop / Go (goals: throughput >= 1.0, CPU <= 1.5)');
@@ -182,6 +188,7 @@ export function printVersus(runs: VersusRun[], s: Pick<VersusSettings, 'qps' | '
       `    ${key.padEnd(14)} throughput ${throughput.toFixed(2)}x  CPU per pod ${cpu.toFixed(2)}x  p50 ${mean(k, (r) => r.p50).toFixed(0)} vs ${mean(g, (r) => r.p50).toFixed(0)} ms  p99 ${mean(k, (r) => r.p99).toFixed(0)} vs ${mean(g, (r) => r.p99).toFixed(0)} ms  peak RSS ${rss.toFixed(2)}x (router alone)`,
     );
   }
+  printBatching(runs);
   const firstK = runs.filter((r) => r.side === 'kubeloop' && r.work === 'existing');
   const firstG = runs.filter((r) => r.side === 'go' && r.work === 'existing');
   if (firstK.length > 0 && firstG.length > 0) {
@@ -197,4 +204,26 @@ export function printVersus(runs: VersusRun[], s: Pick<VersusSettings, 'qps' | '
   console.log(
     `  router RSS: idle ${idleK.length ? mib(mean(idleK, (r) => r.idleRss)) : 'n/a'} (goal <= 80 MiB), peak with >= 2,000 pods ${peak2k.length ? mib(Math.max(...peak2k.map((r) => r.peakRss))) : 'n/a'} (goal <= 100 MiB)`,
   );
+}
+
+/** Batched (the default) against spec.function.batch.enabled false, same run: requests, CPU, latency. */
+function printBatching(runs: VersusRun[]): void {
+  const keys = [...new Set(runs.map((r) => `${r.work} ${r.pods}`))];
+  const lines: string[] = [];
+  for (const key of keys) {
+    const of = (side: Side) => runs.filter((r) => `${r.work} ${r.pods}` === key && r.side === side);
+    const b = of('kubeloop');
+    const u = of('unbatched');
+    if (b.length === 0 || u.length === 0) continue;
+    const perPod = (rs: VersusRun[], pick: (r: VersusRun) => number) => mean(rs, (r) => pick(r) / r.pods);
+    lines.push(
+      `    ${key.padEnd(14)} HTTP requests/pod ${perPod(b, (r) => r.requests).toFixed(2)} vs ${perPod(u, (r) => r.requests).toFixed(2)}` +
+        `  CPU s/1k pods router ${perPod(b, (r) => r.cpuMs).toFixed(2)} vs ${perPod(u, (r) => r.cpuMs).toFixed(2)}, function ${perPod(b, (r) => r.functionCpuMs).toFixed(2)} vs ${perPod(u, (r) => r.functionCpuMs).toFixed(2)}` +
+        ` (total ${(mean(b, (r) => r.cpuMs + r.functionCpuMs) / mean(u, (r) => r.cpuMs + r.functionCpuMs)).toFixed(2)}x)` +
+        `  all labelled ${sec(mean(b, (r) => r.totalMs))} vs ${sec(mean(u, (r) => r.totalMs))}  p50 ${mean(b, (r) => r.p50).toFixed(0)} vs ${mean(u, (r) => r.p50).toFixed(0)} ms  p99 ${mean(b, (r) => r.p99).toFixed(0)} vs ${mean(u, (r) => r.p99).toFixed(0)} ms`,
+    );
+  }
+  if (lines.length === 0) return;
+  console.log('  batched (default) vs unbatched (spec.function.batch.enabled: false), same run');
+  for (const line of lines) console.log(line);
 }

@@ -4,16 +4,20 @@
 // (1) a ReplicaSet creates BENCH_PODS (500) annotated pods at once; the pod-name-label Loop labels them. Time
 //     until all are labelled and per-pod latency (first seen ADDED -> label first seen, both by a watch),
 //     with the router calling the function over HTTP (function in a child process) and, in the same run,
-//     in-process; the ratio is HTTP over in-process.
+//     in-process; the ratio is HTTP over in-process. BENCH_TRACING=1 adds HTTP with tracing on (10 % sampling,
+//     BENCH_TRACE_SAMPLING; OTLP to a local sink) after each HTTP run: the router CPU per call it adds.
 // (2) router RSS (child process, after a forced GC) with BENCH_RSS_PODS (1000,10000) pods watched, full
 //     objects vs metadata-only, against an idle router measured in the same run.
+import { createServer as createHttpServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { loadavg } from 'node:os';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { startControlPlane } from '../cli/cluster/index.ts';
 import { KubeClient } from '../lib/kube/index.ts';
 import type { Loop } from '../api/loop.ts';
 import { LOOP_SERVICE_ACCOUNT } from '../test/cluster/loop-service-account.ts';
 import { buildBaselineController } from './baseline-controller.ts';
-import { printVersus, versusRun, type VersusRun, type Work } from './router-vs-go.ts';
+import { printVersus, versusRun, type Side, type VersusRun, type Work } from './router-vs-go.ts';
 import {
   compileChildren,
   createNamespace,
@@ -46,13 +50,18 @@ const VS_GO_PODS = numbers(process.env.BENCH_VS_GO_PODS ?? (QUICK ? '200' : '500
 // Both sides of (0): the same client limit (QPS, burst twice that) and calls in flight / workers.
 const VS_GO_QPS = Number(process.env.BENCH_VS_GO_QPS ?? 100);
 const VS_GO_CONCURRENCY = Number(process.env.BENCH_VS_GO_CONCURRENCY ?? 16);
+// (0) also runs kubeloop with batched calls off (spec.function.batch.enabled: false); BENCH_BATCH_COMPARE=0 skips it.
+const BATCH_COMPARE = process.env.BENCH_BATCH_COMPARE !== '0';
 const FROM_SOURCE = process.env.BENCH_FROM_SOURCE === '1';
 // The router's client-side API limit (QPS; burst twice that); the router's default when unset.
 const ROUTER_QPS = process.env.BENCH_ROUTER_QPS ? Number(process.env.BENCH_ROUTER_QPS) : undefined;
 const ROUTER_RATE_LIMIT = ROUTER_QPS === undefined ? {} : { rateLimit: { qps: ROUTER_QPS, burst: ROUTER_QPS * 2 } };
 const ANNOTATION = 'kubeloop.dev/add-pod-name-label';
 const LABEL = 'kubeloop.dev/pod-name';
-type Mode = RouterChildConfig['invoke'];
+/** How the router calls the function; 'http traced': over HTTP with tracing on at 10 % sampling (BENCH_TRACING=1). */
+type Mode = RouterChildConfig['invoke'] | 'http traced';
+const TRACING = process.env.BENCH_TRACING === '1';
+const TRACE_SAMPLING = Number(process.env.BENCH_TRACE_SAMPLING ?? 0.1);
 
 function loop(name: string, namespace: string, url: string, metadataOnly: boolean): Loop {
   // As samples/loops/pod-name-label.yaml, limited to one namespace.
@@ -88,10 +97,12 @@ interface LabelRun {
   counters: Record<string, number>;
 }
 
-async function labelRun(code: ChildCode, client: KubeClient, kubeconfigPath: string, functionUrl: string, mode: Mode, round: number): Promise<LabelRun> {
-  const namespace = `bench-label-${mode}-${round}`;
+async function labelRun(code: ChildCode, client: KubeClient, kubeconfigPath: string, functionUrl: string, mode: Mode, round: number, otlpEndpoint?: string): Promise<LabelRun> {
+  const namespace = `bench-label-${mode.replace(' ', '-')}-${round}`;
   await createNamespace(client, namespace);
-  const router = await spawnRouter(code, { kubeconfigPath, loops: [loop('pod-name-label', namespace, functionUrl, true)], invoke: mode, functionName: 'pod-name-label', ...ROUTER_RATE_LIMIT });
+  const tracing = mode === 'http traced' && otlpEndpoint ? { tracing: { otlpEndpoint, samplingRatio: TRACE_SAMPLING } } : {};
+  const invoke = mode === 'http traced' ? 'http' : mode;
+  const router = await spawnRouter(code, { kubeconfigPath, loops: [loop('pod-name-label', namespace, functionUrl, true)], invoke, functionName: 'pod-name-label', ...ROUTER_RATE_LIMIT, ...tracing });
   const cpuBefore = await router.stats();
   const seen = await watchPods(client, namespace, LABEL);
   const started = performance.now();
@@ -149,6 +160,14 @@ async function rssReading(code: ChildCode, kubeconfigPath: string, functionUrl: 
   return { pods, metadataOnly, stats, syncMs };
 }
 
+/** Accepts every OTLP export (what a collector does first), so only the router's side is measured. */
+async function otlpSink(): Promise<{ url: string; close(): void }> {
+  const server = createHttpServer((req, res) => req.resume().on('end', () => res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end()));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  server.unref();
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => server.close() };
+}
+
 const sec = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
 const mib = (bytes: number) => `${(bytes / MiB).toFixed(1)} MiB`;
 
@@ -168,6 +187,13 @@ function printLabelRuns(runs: LabelRun[]): void {
   const total = mean('http', (r) => r.totalMs) / mean('in-process', (r) => r.totalMs);
   const cpu = mean('http', (r) => r.routerCpuMs) / mean('in-process', (r) => r.routerCpuMs);
   console.log(`  HTTP / in-process: total time ${total.toFixed(3)} (target <= 1.10), p99 ${mean('http', (r) => r.p99).toFixed(0)} ms vs ${mean('in-process', (r) => r.p99).toFixed(0)} ms (target <= 1000 ms), router CPU ${cpu.toFixed(2)}`);
+  if (runs.some((r) => r.mode === 'http traced')) {
+    // Per call: the router's CPU over the run divided by its function calls (reconciles that skipped the call count as work too).
+    const perCall = (mode: Mode) => (mean(mode, (r) => r.routerCpuMs) * 1000) / mean(mode, (r) => r.counters['calls 2xx'] ?? PODS);
+    const off = perCall('http');
+    const on = perCall('http traced');
+    console.log(`  tracing at ${TRACE_SAMPLING * 100} % sampling: router CPU per call ${off.toFixed(0)} us off, ${on.toFixed(0)} us on (${(((on / off) - 1) * 100).toFixed(1)} %, goal <= 5 %), same run, load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+  }
 }
 
 function printRss(idle: RssRow[], rows: RssRow[]): void {
@@ -229,17 +255,21 @@ async function main(): Promise<void> {
       for (const pods of VS_GO_PODS) {
         for (const work of ['existing', 'live'] as Work[]) {
           // Alternate which side goes first so drift on a shared machine hits both alike.
-          const sides = (round + VS_GO_PODS.indexOf(pods)) % 2 === 1 ? (['kubeloop', 'go'] as const) : (['go', 'kubeloop'] as const);
+          const kubeloop: Side[] = BATCH_COMPARE ? ['kubeloop', 'unbatched'] : ['kubeloop'];
+          const sides: Side[] = (round + VS_GO_PODS.indexOf(pods)) % 2 === 1 ? [...kubeloop, 'go'] : ['go', ...kubeloop.reverse()];
           for (const side of sides) versus.push(await versusRun(settings, side, work, pods, String(round)));
         }
       }
     }
     const runs: LabelRun[] = [];
+    const sink = TRACING ? await otlpSink() : undefined;
     if (PODS > 0) {
       for (let round = 1; round <= ROUNDS; round++) {
         // Alternate which goes first so drift on a shared machine hits both alike.
         const order: Mode[] = round % 2 === 1 ? ['http', 'in-process'] : ['in-process', 'http'];
-        for (const mode of order) runs.push(await labelRun(code, client, plane.kubeconfigPath, fn.url, mode, round));
+        // Tracing on against tracing off, right after it, in the same run (BENCH_TRACING=1).
+        if (TRACING) order.splice(order.indexOf('http') + 1, 0, 'http traced');
+        for (const mode of order) runs.push(await labelRun(code, client, plane.kubeconfigPath, fn.url, mode, round, sink?.url));
       }
     }
     const idle: RssRow[] = [];

@@ -2,7 +2,8 @@
 // AdmissionReview and, in the same run, against a no-op HTTPS fastify route (req/s, p50, p99, ratio);
 // (2) the AdmissionHook path, gateway + function over HTTP, against the same decision made in-process;
 // (3) pod-create latency through a real API server with webhooks registered vs without, same run
-// (bench/webhook-apiserver.ts). docs/webhook.md "Latency" explains the figures.
+// (bench/webhook-apiserver.ts); (4) the same with 0, 1, 10 and 100 namespaced AdmissionHooks in other
+// namespaces (bench/webhook-tenants.ts). docs/webhook.md "Latency" and docs/admission.md explain the figures.
 // Servers run in child processes so the load generator and the server do not share an event loop.
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -12,6 +13,7 @@ import { generateBundle } from '../certs/generate.ts';
 import { autocannonPost, figures, spawnUntilUrl, urlLine } from './autocannon-kit.ts';
 import { machineLoad, processTime, timeSince, verdict, type ProcessTime } from './process-figures.ts';
 import { throughApiServer } from './webhook-apiserver.ts';
+import { namespacedHooksThroughApiServer } from './webhook-tenants.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const SERVER = join(ROOT, 'bench/webhook-bench-server.ts');
@@ -23,8 +25,11 @@ const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 5);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 4);
 const PODS = Number(process.env.BENCH_PODS ?? 150);
 const SKIP_CLUSTER = process.env.BENCH_SKIP_CLUSTER === '1';
-/** BENCH_PARTS=direct,hop,apiserver (default all) runs only those parts. */
-const PARTS = new Set((process.env.BENCH_PARTS ?? 'direct,hop,apiserver').split(',').map((part) => part.trim()));
+/** Pod creates per hook count per round in part (4), and its rounds. */
+const TENANT_PODS = Number(process.env.BENCH_TENANT_PODS ?? 150);
+const TENANT_ROUNDS = Number(process.env.BENCH_TENANT_ROUNDS ?? 2);
+/** BENCH_PARTS=direct,hop,apiserver,tenants (default all) runs only those parts. */
+const PARTS = new Set((process.env.BENCH_PARTS ?? 'direct,hop,apiserver,tenants').split(',').map((part) => part.trim()));
 
 const spawnUntil = (args: string[], match: (line: string) => string | undefined) => spawnUntilUrl(args, { match, cwd: ROOT });
 
@@ -125,3 +130,4 @@ async function gatewayHop(): Promise<void> {
 if (PARTS.has('direct')) await direct();
 if (PARTS.has('hop')) await gatewayHop();
 if (PARTS.has('apiserver') && !SKIP_CLUSTER) await throughApiServer({ root: ROOT, pods: PODS });
+if (PARTS.has('tenants') && !SKIP_CLUSTER) await namespacedHooksThroughApiServer({ root: ROOT, pods: TENANT_PODS, rounds: TENANT_ROUNDS });

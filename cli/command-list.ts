@@ -9,6 +9,7 @@ export const COMMANDS: Record<string, string> = {
   conformance: 'check a running function (any language) against the transport, error and signing cases and its fixtures',
   render: 'show the actions of a function for objects in files, and the objects after them',
   diff: 'what a new function version would change in the live cluster (dry-run; exit 1 on changes)',
+  history: "an object's last reconciles from the router's flight recorder, through the API server (RBAC: who may get it)",
   router: 'run the event router',
   webhook: 'run the admission webhook',
   certs: 'generate, inject, rotate or show webhook certificates',

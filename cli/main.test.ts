@@ -98,8 +98,11 @@ describe('exit codes', () => {
     ['replay without fixtures', ['replay', '--function', 'podset']],
     ['render without an object', ['render', '--function', 'podset']],
     ['conformance without a URL', ['conformance']],
-    ['diff without --function', ['diff', '--loop', 'podset']],
+    ['diff without --function', ['diff', '--cluster-loop', 'podset']],
+    ['diff of a namespaced Loop without -n', ['diff', '--loop', 'podset', '--function', 'podset']],
     ['diff with both --loop and --hook', ['diff', '--loop', 'a', '--hook', 'b', '--function', 'podset']],
+    ['history without the object', ['history', 'podset']],
+    ['history with an object that is not NAMESPACE/NAME', ['history', 'podset', 'a/b/c']],
     ['router with an unknown flag', ['router', '--no-such-flag']],
     ['webhook with an unknown flag', ['webhook', '--no-such-flag']],
     ['certs with an unknown action', ['certs', 'renew']],
@@ -116,6 +119,7 @@ describe('exit codes', () => {
     ['render of an object file that does not exist', ['render', '/nonexistent/pod.yaml', '--function', 'podset']],
     ['router with a kubeconfig that does not exist', ['router', '--kubeconfig', '/nonexistent/kubeconfig']],
     ['webhook with a kubeconfig that does not exist', ['webhook', '--kubeconfig', '/nonexistent/kubeconfig']],
+    ['history with a kubeconfig that does not exist', ['history', 'podset', 'default/web', '--kubeconfig', '/nonexistent/kubeconfig']],
     ['certs with a kubeconfig that does not exist', ['certs', 'show', '--kubeconfig', '/nonexistent/kubeconfig']],
     ['router with a context the kubeconfig lacks', ['router', '--kubeconfig', REFUSED_KUBECONFIG, '--context', 'nowhere']],
   ];
@@ -137,7 +141,7 @@ describe('exit codes', () => {
   });
 
   it('diff exits 2, not 1 (which means "changes"), when it cannot reach a cluster', async () => {
-    const result = await kubeloop('diff', '--loop', 'podset', '--function', 'podset', '--kubeconfig', '/nonexistent/kubeconfig');
+    const result = await kubeloop('diff', '--cluster-loop', 'podset', '--function', 'podset', '--kubeconfig', '/nonexistent/kubeconfig');
     expect(result.stderr).toMatch(/^kubeloop diff: kubeconfig: /m);
     expect(result.code).toBe(2);
   });

@@ -43,6 +43,16 @@ export class LeaderElector {
     return this.#leading;
   }
 
+  /** The holder of the Lease as last read (this replica's identity while it leads); undefined when none or expired. */
+  get leader(): string | undefined {
+    if (this.#leading) return this.#o.identity;
+    const observed = this.#observed;
+    if (!observed) return undefined;
+    const [holder, , seconds] = JSON.parse(observed.record) as [string | undefined, unknown, number | undefined];
+    const expired = Date.now() - observed.at > (seconds ?? this.#o.leaseDurationMs / 1000) * 1000;
+    return holder && !expired ? holder : undefined;
+  }
+
   start(): void {
     this.#running ??= this.#run();
   }

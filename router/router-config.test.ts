@@ -74,6 +74,14 @@ describe('readRouterConfig', () => {
     writeFileSync(bad, 'kind: ClusterLoop\nmetadata: { name: a }\nspec: { for: { apiVersion: v1, kind: Pod } }\n');
     expect(() => readRouterConfig(['--loops', bad])).toThrow('--loops: ' + bad + ' document 1: Loop a: spec.function is required ({ url } or { ref })');
   });
+  it('serves the history API only with a port and both certificate files', () => {
+    expect(readRouterConfig([]).historyApi).toBeUndefined();
+    expect(readRouterConfig(['--history-api-port', '8443', '--history-tls-cert-file', '/c', '--history-tls-key-file', '/k']).historyApi).toEqual({ port: 8443, certFile: '/c', keyFile: '/k' });
+    expect(readRouterConfig([], { KUBELOOP_HISTORY_API_PORT: '9443', KUBELOOP_HISTORY_TLS_CERT_FILE: '/c', KUBELOOP_HISTORY_TLS_KEY_FILE: '/k' }).historyApi).toMatchObject({ port: 9443 });
+    expect(() => readRouterConfig(['--history-api-port', '8443'])).toThrow('--history-api-port: the history API serves HTTPS only');
+    expect(() => readRouterConfig(['--history-tls-cert-file', '/c'])).toThrow('--history-tls-cert-file is set but --history-api-port');
+    expect(() => readRouterConfig(['--history-api-port', 'x', '--history-tls-cert-file', '/c', '--history-tls-key-file', '/k'])).toThrow('--history-api-port');
+  });
 
   it('reads namespaced Loops inline too, and names one that reaches out of its namespace', () => {
     const dir = mkdtempSync(join(tmpdir(), 'loops-'));

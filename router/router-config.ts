@@ -21,6 +21,8 @@ export interface RouterConfig extends ServerSettings {
   kubeconfig?: string;
   context?: string;
   recordDir?: string;
+  /** Where shadows' divergences are written as fixture pairs (`--shadow-fixtures`); none: counted and shown only. */
+  shadowFixturesDir?: string;
   leaderElect: boolean;
   /** Every replica reconciles its share of each Loop's keys, with a member Lease each (docs/sharding.md). */
   sharding: boolean;
@@ -70,6 +72,8 @@ export interface RouterConfig extends ServerSettings {
   accessReviewSeconds: number;
   /** The flight recorder: reconciles kept per object and objects kept in all (0 reconciles: off). */
   history: { perObject: number; objects: number };
+  /** The history API (aggregated API behind the APIService): its HTTPS port and serving certificate; off when undefined. */
+  historyApi?: { port: number; certFile: string; keyFile: string };
 }
 
 export const ROUTER_USAGE = `usage: kubeloop router [options]
@@ -80,6 +84,7 @@ export const ROUTER_USAGE = `usage: kubeloop router [options]
   --drain-delay-seconds 0           on SIGTERM: fail /readyz, wait, then close (KUBELOOP_DRAIN_DELAY_SECONDS)
   --body-limit-bytes N              ops server request body limit (KUBELOOP_BODY_LIMIT_BYTES)
   --record DIR                      write every request+response as a fixture (KUBELOOP_RECORD_DIR)
+  --shadow-fixtures DIR             write shadows' divergences as fixture pairs, the newest 50 per Loop (KUBELOOP_SHADOW_FIXTURES_DIR)
   --leader-elect                    hold a coordination.k8s.io Lease; standbys wait (KUBELOOP_LEADER_ELECT=true)
   --sharding                        every replica reconciles its share of the keys; a member Lease each (KUBELOOP_SHARDING=true)
   --lease-namespace NS              (KUBELOOP_NAMESPACE, POD_NAMESPACE; default kubeloop-system)
@@ -108,6 +113,9 @@ export const ROUTER_USAGE = `usage: kubeloop router [options]
   --max-reply-bytes 16777216        a larger reply is cut off as it streams (KUBELOOP_MAX_REPLY_BYTES)
   --history-per-object 10           reconciles the flight recorder keeps per object, 0: off (KUBELOOP_HISTORY_PER_OBJECT)
   --history-objects 1000            objects it keeps a history for, least recently reconciled dropped first (KUBELOOP_HISTORY_OBJECTS)
+  --history-api-port PORT           serve the history API (APIService v1alpha1.history.kubeloop.dev) here over HTTPS (KUBELOOP_HISTORY_API_PORT)
+  --history-tls-cert-file PATH      its serving certificate and key, trusted by the APIService (KUBELOOP_HISTORY_TLS_CERT_FILE,
+  --history-tls-key-file PATH         KUBELOOP_HISTORY_TLS_KEY_FILE)
   --otlp-endpoint URL               OTLP/HTTP endpoint; unset: tracing off, no SDK loaded (OTEL_EXPORTER_OTLP_ENDPOINT)
   --otlp-headers k=v,...            export headers (OTEL_EXPORTER_OTLP_HEADERS)
   --trace-sampling-ratio 1          share of new traces sampled, parent-based (KUBELOOP_TRACE_SAMPLING_RATIO)
@@ -164,6 +172,7 @@ export function readRouterConfig(argv: string[], env: NodeJS.ProcessEnv = proces
       kubeconfig: { type: 'string' },
       context: { type: 'string' },
       record: { type: 'string' },
+      'shadow-fixtures': { type: 'string' },
       'leader-elect': { type: 'boolean' },
       sharding: { type: 'boolean' },
       'lease-namespace': { type: 'string' },
@@ -193,6 +202,9 @@ export function readRouterConfig(argv: string[], env: NodeJS.ProcessEnv = proces
       'max-reply-bytes': { type: 'string' },
       'history-per-object': { type: 'string' },
       'history-objects': { type: 'string' },
+      'history-api-port': { type: 'string' },
+      'history-tls-cert-file': { type: 'string' },
+      'history-tls-key-file': { type: 'string' },
       'deny-function-network': { type: 'string', multiple: true },
       'deny-loopback-port': { type: 'string', multiple: true },
     },
@@ -211,6 +223,7 @@ export function readRouterConfig(argv: string[], env: NodeJS.ProcessEnv = proces
     kubeconfig: values.kubeconfig ?? (env.KUBECONFIG || undefined),
     context: values.context,
     recordDir: values.record ?? (env.KUBELOOP_RECORD_DIR || undefined),
+    shadowFixturesDir: values['shadow-fixtures'] ?? (env.KUBELOOP_SHADOW_FIXTURES_DIR || undefined),
     leaderElect,
     sharding,
     leaseNamespace: values['lease-namespace'] ?? (env.KUBELOOP_NAMESPACE || env.POD_NAMESPACE || 'kubeloop-system'),
@@ -245,6 +258,7 @@ export function readRouterConfig(argv: string[], env: NodeJS.ProcessEnv = proces
       perObject: settingInteger(pick('history-per-object', 'KUBELOOP_HISTORY_PER_OBJECT'), 10, 0, 1000),
       objects: settingInteger(pick('history-objects', 'KUBELOOP_HISTORY_OBJECTS'), 1000, 1, 1_000_000),
     },
+    ...historyApi(pick('history-api-port', 'KUBELOOP_HISTORY_API_PORT'), pick('history-tls-cert-file', 'KUBELOOP_HISTORY_TLS_CERT_FILE'), pick('history-tls-key-file', 'KUBELOOP_HISTORY_TLS_KEY_FILE')),
   };
 }
 
@@ -255,6 +269,18 @@ function tenantWeights(setting: { value: string; setting: string } | undefined):
   } catch (error) {
     throw new Error(`${setting.setting}: ${(error as Error).message}`);
   }
+}
+
+type Setting = { value: string; setting: string } | undefined;
+
+function historyApi(port: Setting, cert: Setting, key: Setting): Pick<RouterConfig, 'historyApi'> {
+  if (!port) {
+    const stray = cert ?? key;
+    if (stray) throw new Error(`${stray.setting} is set but --history-api-port (KUBELOOP_HISTORY_API_PORT) is not: the history API is off`);
+    return {};
+  }
+  if (!cert || !key) throw new Error(`${port.setting}: the history API serves HTTPS only; set --history-tls-cert-file and --history-tls-key-file too`);
+  return { historyApi: { port: settingInteger(port, 0, 0, 65_535), certFile: cert.value, keyFile: key.value } };
 }
 
 function connectServicesTo(setting: { value: string; setting: string } | undefined): string | undefined {

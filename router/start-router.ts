@@ -14,6 +14,7 @@ import { serviceAddressResolver } from '../lib/function-client/service-address.t
 import { DEFAULT_QUEUE_BACKOFF } from './base/work-queue.ts';
 import { EventRecorder } from './apply/event-recorder.ts';
 import { FixtureRecorder } from './reconcile/fixture-recorder.ts';
+import { ShadowPairs } from './reconcile/shadow-pairs.ts';
 import { InformerRegistry } from './intake/informer-registry.ts';
 import { LeaderElector } from './leader-election.ts';
 import { LoopController } from './loops/loop-controller.ts';
@@ -83,6 +84,8 @@ export interface RouterOptions {
   identity?: string;
   /** Write every request and response as a fixture into this directory (`--record`). */
   recordDir?: string;
+  /** Write shadows' divergences as fixture pairs into this directory (`--shadow-fixtures`). */
+  shadowFixturesDir?: string;
   logger?: Logger;
   metrics?: RouterMetrics;
   /** Server-side watch timeout base (randomised up to twice that); the watchdog adds its grace on top. */
@@ -120,6 +123,11 @@ export interface Router {
   shard(): ShardStatus | undefined;
   /** The flight recorder: the last reconciles of each object this replica reconciled. */
   readonly history: FlightRecorder;
+  /**
+   * The replica whose recorder holds the key's history when it is another one: with sharding the member
+   * that owns the key, with leader election (on a standby) the leader.
+   */
+  historyOwner(loop: string, key: string): string | undefined;
   stop(): Promise<void>;
 }
 
@@ -199,6 +207,7 @@ function createLoopController(deps: RouterDeps, registry: InformerRegistry): Loo
       metrics,
       logger,
       recorder,
+      ...(options.shadowFixturesDir ? { shadowPairs: new ShadowPairs(options.shadowFixturesDir) } : {}),
       history: deps.history,
       expectationsTimeoutMs: options.expectationsTimeoutMs,
       ...(deps.fairness.scheduler ? { scheduler: deps.fairness.scheduler } : {}),
@@ -328,6 +337,10 @@ function routerHandle(deps: RouterDeps, term: LeaderTerm, election: Election | u
     loops: () => term.controller?.runners() ?? [],
     shard: () => deps.shard?.status(),
     history: deps.history,
+    historyOwner: (loop, key) => {
+      const owner = deps.shard ? deps.shard.ownerOf(loop, key) : elector?.leader;
+      return owner === identity ? undefined : owner;
+    },
     stop: async () => {
       if (elector) await elector.stop();
       else await term.stop();

@@ -20,6 +20,9 @@ import type { HookKeys } from './hook-signing-keys.ts';
 import { applyFailurePolicy, toFunctionRequest, toReviewResponse, type CallFailure } from './hook-review.ts';
 import { HOOK_GROUP_PATH_PREFIX } from './hook-groups.ts';
 import { HOOK_PATH_PREFIX, type ResolvedHook } from './hook-spec.ts';
+import { GatewayVersions } from './hook-versions.ts';
+import type { ConditionInput } from '../lib/sdk/conditions.ts';
+import type { SecretKeyRef } from '../api/loop.ts';
 import { DEFAULT_TENANT_MAX_IN_FLIGHT, tenantKey, tenantName, TenantLimiter } from './tenant-limiter.ts';
 
 /** Tenants labelled by name in the per-tenant metrics; later ones are "other". */
@@ -39,6 +42,10 @@ export interface GatewayOptions {
   metrics: Registry;
   /** After each call, by hook identity (<name> or <namespace>/<name>). */
   reportCall: (hook: string, failure: CallFailure | undefined) => void;
+  /** A shadow's or canary's condition changed (ShadowDiverged, CanaryRolledBack). */
+  reportCondition?: (hook: string, condition: ConditionInput) => void;
+  /** A shadow's or canary's own signing keys (its signingSecretRef); unsigned when omitted. */
+  versionKeys?: (ref: SecretKeyRef | undefined) => Promise<HookKeys>;
   /** --record: every function call is written there as a test/fixtures admission fixture. */
   recordDir?: string;
   now?: () => Date;
@@ -67,6 +74,13 @@ export function registerAdmissionGateway(app: FastifyInstance, options: GatewayO
   const limiter = new TenantLimiter(options.tenantMaxInFlight ?? DEFAULT_TENANT_MAX_IN_FLIGHT);
   const now = options.now ?? (() => new Date());
   let sequence = 0;
+  const versions = new GatewayVersions({
+    caller: options.caller,
+    metrics: options.metrics,
+    logger: app.log,
+    ...(options.versionKeys ? { keys: options.versionKeys } : {}),
+    ...(options.reportCondition ? { reportCondition: options.reportCondition } : {}),
+  });
 
   const parse = (request: FastifyRequest): ReturnType<typeof parseAdmissionReview> | MalformedReviewError => {
     try {
@@ -129,23 +143,29 @@ export function registerAdmissionGateway(app: FastifyInstance, options: GatewayO
     const contexts = options.contexts.lookup(hook.context, object, review.namespace);
     lookupSpan.end();
     const functionRequest = toFunctionRequest(review, hook, contexts, now());
-    const signing = options.signingKeys ? await options.signingKeys(hook) : ({ ok: true, keys: undefined } as const);
-    const callSpan = tracer().startSpan(`call ${hook.id}`, { kind: SpanKind.CLIENT, attributes: { 'url.full': hook.functionUrl } }, traced);
+    // A canary's share goes to the canary, with its own keys and CA bundle; the rest to the live function.
+    const canary = versions.route(hook, review);
+    const signing = canary ? await versions.keys(canary.fn.signingSecretRef) : options.signingKeys ? await options.signingKeys(hook) : ({ ok: true, keys: undefined } as const);
+    const url = canary?.url ?? hook.functionUrl;
+    const callSpan = tracer().startSpan(`call ${hook.id}`, { kind: SpanKind.CLIENT, attributes: { 'url.full': url } }, traced);
     // The runtime refuses what nests deeper than it takes: say so without the round trip (a denial when validating).
     const called: CallResult = nestsDeeperThan(functionRequest)
       ? { ok: false, failure: { kind: 'Refused', message: `was not called: the request nests deeper than the ${MAX_JSON_DEPTH} levels functions take` } }
       : signing.ok
-        ? await options.caller.call(hook.functionUrl, functionRequest, {
+        ? await options.caller.call(url, functionRequest, {
             timeoutMs: hook.functionTimeoutMs,
             signingKeys: signing.keys,
             audience: hookAudience(hook.id),
-            caBundle: caBundleOf(hook),
+            caBundle: canary ? canary.caBundle : caBundleOf(hook),
             headers: traceHeaders(trace.setSpan(traced, callSpan)),
           })
         : { ok: false, failure: { kind: 'Unreachable', message: `was not called: ${signing.message}` } };
     if (!called.ok) callSpan.setStatus({ code: SpanStatusCode.ERROR, message: called.failure.message });
     callSpan.end();
     const converted = called.ok ? toReviewResponse(called.reply, hook, functionRequest) : called;
+    if (canary) versions.canaryAnswered(hook, !converted.ok);
+    // After the live answer, never awaited: the shadow's answer is compared, never enforced.
+    versions.shadow(hook, functionRequest, called);
     let response: ReviewResponse;
     let outcome: GatewayOutcome;
     if (converted.ok) {

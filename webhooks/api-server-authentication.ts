@@ -4,6 +4,7 @@
 import type { TLSSocket } from 'node:tls';
 import type { FastifyInstance } from 'fastify';
 import type { Counter } from 'prom-client';
+import { peerCertificate, type PeerCertificate } from '../lib/server/client-certificate.ts';
 
 /** The common name the local control plane, `kubeloop dev` and the chart's default expect the API server to present. */
 export const API_SERVER_WEBHOOK_CLIENT_NAME = 'kube-apiserver-webhook-client';
@@ -16,11 +17,7 @@ export interface ClientAuthentication {
 }
 
 /** What the TLS layer knows about the caller. */
-export interface PeerIdentity {
-  /** The certificate chained to the configured CA (always true past a handshake that requires one). */
-  authorized: boolean;
-  commonName: string | undefined;
-}
+export type PeerIdentity = PeerCertificate;
 
 export type CallerDecision = { ok: true } | { ok: false; statusCode: 401 | 403; code: string; message: string };
 
@@ -40,10 +37,7 @@ export function decideCaller(peer: PeerIdentity, names: readonly string[]): Call
   return { ok: true };
 }
 
-export function peerIdentity(socket: TLSSocket): PeerIdentity {
-  const cn = socket.getPeerCertificate()?.subject?.CN;
-  return { authorized: socket.authorized, commonName: Array.isArray(cn) ? cn[0] : cn };
-}
+export const peerIdentity = peerCertificate;
 
 /** Node's TLS server options that make the handshake itself require a certificate from the CA. */
 export function clientCertificateTlsOptions(auth: ClientAuthentication): { requestCert: true; rejectUnauthorized: true; ca: string } {

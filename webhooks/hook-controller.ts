@@ -155,15 +155,13 @@ export class HookController {
       else if (resolution.ok) ready.set(resolution.hook.id, resolution.hook);
     }
     // Serve before registering: the API server may call a new path as soon as the configuration lands.
-    const previous = this.served;
-    this.served = servedDuringUpdate(previous, servedHooksOf(ready.values(), this.#slots).served);
+    this.served = servedDuringUpdate(this.served, servedHooksOf(ready.values(), this.#slots).served);
     const { name } = this.#options.configuration;
     try {
       await this.#applyIsolating(ready, verdicts);
     } catch (error) {
       const message = `the webhook configuration could not be written: ${error instanceof Error ? error.message : String(error)}`;
       for (const hook of this.#list()) if (!verdicts.has(hook)) verdicts.set(hook, { type: 'Ready', status: 'False', reason: 'ConfigurationFailed', message });
-      this.served = previous;
       await this.#writeVerdicts(verdicts);
       throw error;
     }
@@ -276,11 +274,18 @@ export class HookController {
     if (before === after || (before !== undefined && after !== undefined && before.split(':')[0] === after.split(':')[0])) return;
     if (after) this.#failing.set(hookId, after);
     else this.#failing.delete(hookId);
+    this.reportCondition(
+      hookId,
+      failure
+        ? { type: 'FunctionAvailable', status: 'False', reason: failure.kind, message: `the last call failed: the function ${failure.message}` }
+        : { type: 'FunctionAvailable', status: 'True', reason: 'Answering', message: 'the function answers' },
+    );
+  }
+
+  /** One condition of a hook (FunctionAvailable, a shadow's ShadowDiverged, a canary's CanaryRolledBack), written when it changed. */
+  reportCondition(hookId: string, condition: ConditionInput): void {
     const hook = this.#get(hookId);
     if (!hook) return;
-    const condition: ConditionInput = failure
-      ? { type: 'FunctionAvailable', status: 'False', reason: failure.kind, message: `the last call failed: the function ${failure.message}` }
-      : { type: 'FunctionAvailable', status: 'True', reason: 'Answering', message: 'the function answers' };
     const next = nextConditions(hook, [condition], (this.#options.now ?? (() => new Date()))());
     if (next) void writeHookConditions(this.#options.client, hook, next).catch((error: unknown) => this.#options.logger.warn({ err: error, hook: hookId }, 'could not write AdmissionHook status'));
   }

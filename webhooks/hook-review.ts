@@ -26,6 +26,7 @@ export function toFunctionRequest(review: ReviewRequest, hook: ResolvedHook, con
     apiVersion: 'kubeloop.dev/v1',
     kind: 'AdmissionRequest',
     hook: hook.name,
+    ...(hook.namespace ? { hookNamespace: hook.namespace } : {}),
     uid: review.uid,
     operation: review.operation,
     requestKind: review.requestKind ?? review.kind,

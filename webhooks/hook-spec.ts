@@ -8,6 +8,7 @@ import { DEFAULT_FUNCTION_URL_POLICY, functionUrlProblem, type FunctionUrlPolicy
 import { objectKey } from '../lib/kube/object-meta.ts';
 import { confineToNamespace } from './hook-confinement.ts';
 import { sensitiveRuleProblems, type SensitiveCategory } from './sensitive-resources.ts';
+import { resolveHookVersions, type HookVersions } from './hook-versions-spec.ts';
 
 /** kubeloop.dev suffix of every webhook name the gateway registers: <hook>.hooks.kubeloop.dev. */
 export const HOOK_WEBHOOK_SUFFIX = 'hooks.kubeloop.dev';
@@ -35,6 +36,8 @@ export interface ResolvedHook {
   /** What the function gets: the API server's timeout less a margin, so our failure message reaches the client. */
   functionTimeoutMs: number;
   context: HookContextEntry[];
+  /** spec.function.shadow and spec.function.canary, resolved (hook-versions-spec.ts). */
+  versions: HookVersions;
 }
 
 export type HookResolution = { ok: true; hook: ResolvedHook } | { ok: false; reason: 'InvalidSpec' | 'ServiceAccountRequired'; message: string };
@@ -76,7 +79,7 @@ function ruleProblems(spec: AdmissionHookSpec): string[] {
 }
 
 /** The function's URL: given, or the Service's cluster DNS name (https on port 443, http otherwise). */
-export function functionUrlOf(fn: AdmissionHookSpec['function']): string | undefined {
+export function functionUrlOf(fn: Pick<AdmissionHookSpec['function'], 'url' | 'service'>): string | undefined {
   if (fn.url) return fn.url;
   if (!fn.service) return undefined;
   const port = fn.service.port ?? 80;
@@ -125,6 +128,8 @@ export function resolveHook(hook: AdmissionHook, policy: HookPolicy = DEFAULT_HO
   if (!functionUrl) return invalid('function: give a url or a service');
   const urlProblem = functionUrlProblem(functionUrl, policy.urlPolicy);
   if (urlProblem) return invalid(`function ${functionUrl}: ${urlProblem}`);
+  const versions = resolveHookVersions(spec.function, policy.urlPolicy);
+  if (typeof versions === 'string') return invalid(versions);
   const context = spec.context ?? [];
   const names = new Set<string>();
   for (const entry of context) {
@@ -152,6 +157,7 @@ export function resolveHook(hook: AdmissionHook, policy: HookPolicy = DEFAULT_HO
       functionUrl,
       functionTimeoutMs: functionTimeoutMs(timeoutSeconds),
       context,
+      versions,
     },
   };
 }

@@ -21,9 +21,12 @@ export function nextConditions(hook: AdmissionHook, desired: ConditionInput[], n
   let next = current;
   const time = now.toISOString().replace(/\.\d{3}Z$/, 'Z');
   for (const condition of desired) next = withCondition(next, condition, time);
+  // A shadow's or canary's condition goes with the shadow or canary.
+  const fn = hook.spec?.function;
+  next = next.filter((c) => !(c.type === 'ShadowDiverged' && !fn?.shadow) && !(c.type === 'CanaryRolledBack' && !fn?.canary));
   const same = (a: Condition | undefined, b: Condition): boolean =>
     a !== undefined && a.status === b.status && a.reason === b.reason && a.message === b.message && a.observedGeneration === b.observedGeneration;
-  return next.every((c) => same(current.find((o) => o.type === c.type), c)) ? undefined : next;
+  return next.length === current.length && next.every((c) => same(current.find((o) => o.type === c.type), c)) ? undefined : next;
 }
 
 export async function writeHookConditions(client: KubeClient, hook: AdmissionHook, conditions: Condition[]): Promise<void> {

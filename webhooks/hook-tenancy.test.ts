@@ -2,10 +2,12 @@
 // webhook entries, dispatch by the request's namespace, and the per-tenant cap on calls in flight.
 import { describe, expect, it } from 'vitest';
 import type { AdmissionHook, AdmissionHookSpec } from '../api/admission-hook.ts';
+import { validateAdmissionRequest } from '../lib/contract/validate.ts';
 import { isAudience } from '../lib/signing/standard-webhooks.ts';
+import { audienceOf } from '../lib/signing/webhook-signature.ts';
 import { buildHookConfigurations } from './hook-configuration.ts';
 import { groupNamespacedHooks, shapeKey, shapeOf } from './hook-groups.ts';
-import { applyFailurePolicy } from './hook-review.ts';
+import { applyFailurePolicy, toFunctionRequest } from './hook-review.ts';
 import { resolveHook, type ResolvedHook } from './hook-spec.ts';
 import { groupHook, servedDuringUpdate, servedHooksOf } from './served-hooks.ts';
 import { TenantLimiter, tenantKey, tenantName } from './tenant-limiter.ts';
@@ -69,6 +71,17 @@ describe('a namespaced AdmissionHook is confined to its namespace', () => {
     expect(isAudience(`hook/${resolved('team-a').id}`)).toBe(true);
     expect(isAudience('hook/require-team')).toBe(true);
     expect(isAudience('hook/team-a/b/c')).toBe(false);
+  });
+
+  it('tells its function its namespace (request.hookNamespace), so a replay signs for the audience the gateway signs for', () => {
+    const review = { uid: 'u', kind: { group: '', version: 'v1', kind: 'ConfigMap' }, resource: { group: '', version: 'v1', resource: 'configmaps' }, namespace: 'team-a', operation: 'CREATE' as const };
+    const request = toFunctionRequest(review, resolved('team-a'), {}, new Date('2026-11-26T10:00:00Z'));
+    expect(request).toMatchObject({ hook: 'require-team', hookNamespace: 'team-a' });
+    expect(audienceOf(request)).toBe('hook/team-a/require-team');
+    expect(validateAdmissionRequest(request).ok).toBe(true);
+    const cluster = resolveHook(hookIn(undefined, 'c', { serviceAccount: { namespace: 'x', name: 'y' }, function: { url: 'http://fn.x.svc/admit' } }));
+    if (!cluster.ok) throw new Error(cluster.message);
+    expect(audienceOf(toFunctionRequest(review, cluster.hook, {}, new Date()))).toBe('hook/c');
   });
 });
 

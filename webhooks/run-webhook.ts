@@ -202,6 +202,8 @@ function createServer(config: WebhookConfig, logger: Logger, serving: KeyPairPem
       caller,
       signingKeys: (hook) => signingKeys.get(hook.spec.function?.signingSecretRef),
       reportCall: (hook, failure) => hooks.reportCall(hook, failure),
+      reportCondition: (hook, condition) => hooks.reportCondition(hook, condition),
+      versionKeys: (ref) => signingKeys.get(ref),
       ...(config.recordDir ? { recordDir: config.recordDir } : {}),
     },
   });

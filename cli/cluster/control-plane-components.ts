@@ -9,7 +9,7 @@ import type { ClusterBinaries } from './binaries.ts';
 import { freePort } from './free-port.ts';
 import { writeKubeconfig } from './kubeconfig-file.ts';
 import { kwokStagesYaml } from './kwok-stages.ts';
-import { createControlPlanePki, type ControlPlanePki } from './pki.ts';
+import { createControlPlanePki, FRONT_PROXY_CLIENT_NAME, type ControlPlanePki } from './pki.ts';
 import { spawnSupervised, type SupervisedProcess } from './supervisor.ts';
 import { writeWebhookClientAuth } from './webhook-client-auth.ts';
 
@@ -58,6 +58,16 @@ function apiserverArgs({ pki, ports, apiserverExtraArgs }: PlaneFiles, dir: stri
     '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
     `--service-account-key-file=${pki.serviceAccountPub}`,
     `--service-account-signing-key-file=${pki.serviceAccountKey}`,
+    // The aggregation layer (APIService): the API server authenticates every caller, then forwards to the
+    // aggregated API with the front-proxy client certificate and the caller in X-Remote-* headers. Cluster IP
+    // routing (the default): an ExternalName Service then reaches a process on this machine (no kube-proxy here).
+    `--requestheader-client-ca-file=${pki.frontProxyCaCert}`,
+    `--requestheader-allowed-names=${FRONT_PROXY_CLIENT_NAME}`,
+    '--requestheader-username-headers=X-Remote-User',
+    '--requestheader-group-headers=X-Remote-Group',
+    '--requestheader-extra-headers-prefix=X-Remote-Extra-',
+    `--proxy-client-cert-file=${pki.frontProxyClientCert}`,
+    `--proxy-client-key-file=${pki.frontProxyClientKey}`,
     // The default admission plugins stay on: ServiceAccount, NamespaceLifecycle, Mutating/ValidatingAdmissionWebhook...
     '--profiling=false',
     '--v=1',

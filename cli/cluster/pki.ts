@@ -64,7 +64,18 @@ export interface ControlPlanePki {
   /** Client certificate and key per identity, PEM text (embedded into kubeconfigs). */
   clients: Record<ClientIdentity, CertKeyPem>;
   ca: CertKeyPem;
+  /**
+   * The aggregation layer's own CA (--requestheader-client-ca-file) and the client certificate the API
+   * server presents to aggregated APIs (--proxy-client-*): a CA apart from the cluster's, so no ordinary
+   * client certificate can pass for the front proxy and assert any user in X-Remote-User.
+   */
+  frontProxyCaCert: string;
+  frontProxyClientCert: string;
+  frontProxyClientKey: string;
 }
+
+/** The name the front proxy's client certificate carries (--requestheader-allowed-names). */
+export const FRONT_PROXY_CLIENT_NAME = 'front-proxy-client';
 
 export type ClientIdentity = 'admin' | 'controllerManager' | 'scheduler' | 'kwok' | 'webhookClient';
 
@@ -99,14 +110,19 @@ export async function createControlPlanePki(dir: string): Promise<ControlPlanePk
   const ids = Object.keys(CLIENTS) as ClientIdentity[];
   // Fresh CA keys: a CA key shared by every local cluster would let anyone holding one cluster's ca.key
   // mint certificates every other one trusts. RSA because node-forge signs with RSA only.
-  const [caKey, etcdCaKey, saKeys, servingKey, etcdServerKey, etcdPeerKey, etcdClientKey, ...clientKeys] = await Promise.all([
+  const [caKey, etcdCaKey, frontProxyCaKey, saKeys, servingKey, etcdServerKey, etcdPeerKey, etcdClientKey, frontProxyClientKey, ...clientKeys] = await Promise.all([
+    newRsaKey(),
     newRsaKey(),
     newRsaKey(),
     newServiceAccountKey(),
-    ...['apiserver', 'etcd-server', 'etcd-peer', 'apiserver-etcd-client', ...ids].map(cachedRsaKey),
+    ...['apiserver', 'etcd-server', 'etcd-peer', 'apiserver-etcd-client', 'front-proxy-client', ...ids].map(cachedRsaKey),
   ]);
-  const [ca, etcdCa] = await Promise.all([createCertificateAuthority('kubeloop-local-ca', caKey), createCertificateAuthority('kubeloop-local-etcd-ca', etcdCaKey)]);
-  const [serving, etcdServer, etcdPeer, etcdClient, ...clientPems] = await Promise.all([
+  const [ca, etcdCa, frontProxyCa] = await Promise.all([
+    createCertificateAuthority('kubeloop-local-ca', caKey),
+    createCertificateAuthority('kubeloop-local-etcd-ca', etcdCaKey),
+    createCertificateAuthority('kubeloop-local-front-proxy-ca', frontProxyCaKey),
+  ]);
+  const [serving, etcdServer, etcdPeer, etcdClient, frontProxyClient, ...clientPems] = await Promise.all([
     issueCertificate(
       ca,
       {
@@ -119,9 +135,10 @@ export async function createControlPlanePki(dir: string): Promise<ControlPlanePk
     issueCertificate(etcdCa, { commonName: 'etcd', usage: 'server', hosts: LOOPBACK_HOSTS }, etcdServerKey),
     issueCertificate(etcdCa, { commonName: 'etcd-peer', usage: 'peer', hosts: LOOPBACK_HOSTS }, etcdPeerKey),
     issueCertificate(etcdCa, { commonName: 'kube-apiserver-etcd-client', usage: 'client' }, etcdClientKey),
+    issueCertificate(frontProxyCa, { commonName: FRONT_PROXY_CLIENT_NAME, usage: 'client' }, frontProxyClientKey),
     ...ids.map((id, i) => issueCertificate(ca, { ...CLIENTS[id], usage: 'client' }, clientKeys[i])),
   ]);
-  if (!saKeys || !serving || !etcdServer || !etcdPeer || !etcdClient) throw new Error('PKI generation returned too few keys');
+  if (!saKeys || !serving || !etcdServer || !etcdPeer || !etcdClient || !frontProxyClient) throw new Error('PKI generation returned too few keys');
   const clients = Object.fromEntries(ids.map((id, i) => [id, clientPems[i] as CertKeyPem])) as Record<ClientIdentity, CertKeyPem>;
   const paths = {
     caCert: join(dir, 'ca.crt'),
@@ -137,6 +154,9 @@ export async function createControlPlanePki(dir: string): Promise<ControlPlanePk
     etcdPeerKey: join(dir, 'etcd-peer.key'),
     etcdClientCert: join(dir, 'apiserver-etcd-client.crt'),
     etcdClientKey: join(dir, 'apiserver-etcd-client.key'),
+    frontProxyCaCert: join(dir, 'front-proxy-ca.crt'),
+    frontProxyClientCert: join(dir, 'front-proxy-client.crt'),
+    frontProxyClientKey: join(dir, 'front-proxy-client.key'),
   };
   await Promise.all([
     writeFile(paths.caCert, ca.certPem),
@@ -152,6 +172,9 @@ export async function createControlPlanePki(dir: string): Promise<ControlPlanePk
     writeFile(paths.etcdPeerKey, etcdPeer.keyPem, { mode: 0o600 }),
     writeFile(paths.etcdClientCert, etcdClient.certPem),
     writeFile(paths.etcdClientKey, etcdClient.keyPem, { mode: 0o600 }),
+    writeFile(paths.frontProxyCaCert, frontProxyCa.certPem),
+    writeFile(paths.frontProxyClientCert, frontProxyClient.certPem),
+    writeFile(paths.frontProxyClientKey, frontProxyClient.keyPem, { mode: 0o600 }),
   ]);
   return { ...paths, clients, ca, etcdClient: { ...etcdClient, caPem: etcdCa.certPem } };
 }

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { localLoop } from '../dev/run-dev.ts';
 import { readDevOptions } from './dev.ts';
 
 const out = { write: () => true };
@@ -26,6 +27,20 @@ describe('kubeloop dev options', () => {
     expect(() => readDevOptions(['--no-seeds'], out)).toThrow(/--no-seeds needs --function and --loop/);
     expect(() => readDevOptions(['--function', 'nowhere.ts', '--loop', 'samples/loops/podset.yaml'], out)).toThrow(/nowhere\.ts: no such file/);
     expect(() => readDevOptions(['--function', 'functions/podset/index.ts', '--loop', 'no-loop.yaml'], out)).toThrow(/--loop: no-loop\.yaml: no such file/);
+  });
+
+  it('puts a namespaced Loop into --loop-namespace (default "default") and refuses one without --loop', () => {
+    const loop = ['--function', 'functions/podset/index.ts', '--loop', 'samples/loops/podset.yaml'];
+    expect(readDevOptions(loop, out).userFunction?.loopNamespace).toBe('default');
+    expect(readDevOptions([...loop, '--loop-namespace', 'team-a'], out).userFunction?.loopNamespace).toBe('team-a');
+    expect(() => readDevOptions([...loop, '--loop-namespace', 'Team_A'], out)).toThrow(/--loop-namespace: "Team_A" is not a valid namespace name/);
+    expect(() => readDevOptions(['--loop-namespace', 'team-a'], out)).toThrow(/--loop-namespace is where --loop's Loop goes/);
+  });
+
+  it("points a Loop's function at the local process, from a url or a Service ref, keeping the path", () => {
+    const loop = (fn: { url?: string; ref?: { name: string; port: number; path: string } }) => ({ apiVersion: 'kubeloop.dev/v1alpha1', kind: 'Loop', metadata: { name: 'web' }, spec: { function: { timeoutSeconds: 5, ...fn } } });
+    expect(localLoop(loop({ ref: { name: 'web', port: 8080, path: '/reconcile' } }), 'http://127.0.0.1:4000').spec.function).toEqual({ timeoutSeconds: 5, url: 'http://127.0.0.1:4000/reconcile' });
+    expect(localLoop(loop({ url: 'http://web.kubeloop-system.svc:8080/' }), 'http://127.0.0.1:4000').spec.function).toEqual({ timeoutSeconds: 5, url: 'http://127.0.0.1:4000/' });
   });
 
   it('names the bad setting', () => {

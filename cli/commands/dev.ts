@@ -12,7 +12,7 @@ import { resolveModuleFile } from '../function-module.ts';
 
 const USAGE = `usage: kubeloop dev [--kubeconfig FILE] [--no-webhook] [--no-samples] [--namespace kubeloop-system]
                     [--dir ~/.kubeloop/dev] [--status-interval-seconds 2]
-                    [--function MODULE --loop LOOP.yaml [--no-seeds]] [--tracing]
+                    [--function MODULE --loop LOOP.yaml [--loop-namespace default] [--no-seeds]] [--tracing]
 
 Starts a local control plane (building its binaries on first use), installs the CRDs, starts the four
 functions, their Loops (URLs on 127.0.0.1), the router and the webhook (dev mode) as local processes,
@@ -27,7 +27,10 @@ applies samples/, prints what it started and kubectl commands to try, then a liv
   --function MODULE               also run your function (default export defineFunction(...); .ts or .js)
                                   and reload it when a file in its folder changes: a new process starts,
                                   the Loop is re-pointed, the old one finishes its calls and stops
-  --loop FILE                     the function's Loop (and its ServiceAccount and RBAC), e.g. from kubeloop init
+  --loop FILE                     the function's Loop or ClusterLoop (and its ServiceAccount and RBAC), e.g.
+                                  from kubeloop init; its function is pointed at the local process
+  --loop-namespace NS             where a namespaced Loop and the file's objects without a namespace go
+                                  (created if missing; default "default"); the Loop sees only that namespace
   --no-seeds                      run only your function: no seed functions, Loops or samples
   --tracing                       run Jaeger (built from the Go module proxy on first use, cached) and send it
                                   every span: the router's, the webhook's, the functions' and kube-apiserver's
@@ -46,6 +49,7 @@ export function readDevOptions(argv: string[], out: DevOptions['out']): DevOptio
       'status-interval-seconds': { type: 'string' },
       function: { type: 'string' },
       loop: { type: 'string' },
+      'loop-namespace': { type: 'string' },
       'no-seeds': { type: 'boolean' },
       tracing: { type: 'boolean' },
     },
@@ -55,12 +59,16 @@ export function readDevOptions(argv: string[], out: DevOptions['out']): DevOptio
   // against that cluster; --kubeconfig says so explicitly.
   const interval = settingNumber(pickSetting(values, {}, 'status-interval-seconds'), 2, 0.2, 3600);
   const namespace = values.namespace ?? DEFAULT_NAMESPACE;
-  if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(namespace)) throw new Error(`--namespace: "${namespace}" is not a valid namespace name`);
+  const loopNamespace = values['loop-namespace'] ?? 'default';
+  for (const [flag, value] of [['--namespace', namespace], ['--loop-namespace', loopNamespace]] as const) {
+    if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(value)) throw new Error(`${flag}: "${value}" is not a valid namespace name`);
+  }
+  if (values['loop-namespace'] !== undefined && !values.loop) throw new Error(`--loop-namespace is where --loop's Loop goes: give --function and --loop too\n${USAGE}`);
   if (!values.function !== !values.loop) throw new Error(`--function and --loop go together\n${USAGE}`);
   if (values['no-seeds'] && !values.function) throw new Error(`--no-seeds needs --function and --loop: there would be nothing to run\n${USAGE}`);
   if (values.loop && !existsSync(values.loop)) throw new Error(`--loop: ${values.loop}: no such file`);
   return {
-    ...(values.function && values.loop ? { userFunction: { module: resolveModuleFile(values.function), loop: resolve(values.loop) } } : {}),
+    ...(values.function && values.loop ? { userFunction: { module: resolveModuleFile(values.function), loop: resolve(values.loop), loopNamespace } } : {}),
     seeds: !values['no-seeds'],
     tracing: values.tracing ?? false,
     ...(values.kubeconfig ? { kubeconfig: resolve(values.kubeconfig) } : {}),

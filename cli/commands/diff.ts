@@ -1,4 +1,4 @@
-// `kubeloop diff --loop NAME | --hook NAME --function MODULE|URL`: what a new version of a function would do
+// `kubeloop diff --loop NAME -n NS | --cluster-loop NAME | --hook NAME -n NS | --cluster-hook NAME --function MODULE|URL`: what a new version of a function would do
 // differently from the running one, against the live cluster, without writing anything (server dry-run).
 // Exit code 0 no change, 1 changes, 2 errors (usage, unreachable, forbidden): a CI gate.
 import type { ClusterCredentials } from '../../lib/kube/kube-config.ts';
@@ -10,20 +10,24 @@ import { readRecordedAdmissions } from '../diff/admission-diff.ts';
 import { functionEndpoint, type FunctionEndpoint } from '../diff/function-endpoint.ts';
 import { diffHook, readHook } from '../diff/hook-diff.ts';
 import { diffLoop } from '../diff/loop-diff.ts';
-import { DiffError, readLoop, readLoopState } from '../diff/loop-state.ts';
+import { DiffError, loopTitle, readLoop, readLoopState } from '../diff/loop-state.ts';
 import { exitCodeOf, summarise, summaryTable } from '../diff/object-diff.ts';
 import { formatHookReports, formatLoopReports } from '../diff/report-text.ts';
+import { identityOf, readTarget } from '../scoped-names.ts';
 
-const USAGE = `usage: kubeloop diff --loop NAME --function MODULE|URL [--baseline MODULE|URL]
-                     [--kubeconfig FILE] [-o text|json] [--concurrency 8] [--qps 50] [--progress]
-       kubeloop diff --hook NAME --function MODULE|URL --requests DIR [--baseline MODULE|URL] [...]
+const USAGE = `usage: kubeloop diff --loop NAME -n NAMESPACE | --cluster-loop NAME --function MODULE|URL
+                     [--baseline MODULE|URL] [--kubeconfig FILE] [-o text|json] [--concurrency 8] [--qps 50] [--progress]
+       kubeloop diff --hook NAME -n NAMESPACE | --cluster-hook NAME --function MODULE|URL --requests DIR
+                     [--baseline MODULE|URL] [...]
 
---loop: reads every primary of the Loop with its children, as the Loop's ServiceAccount (impersonation, as
+--loop NAME -n NAMESPACE names a namespaced Loop, --cluster-loop NAME a ClusterLoop; --hook NAME -n NAMESPACE
+an AdmissionHook, --cluster-hook NAME a ClusterAdmissionHook.
+--loop, --cluster-loop: reads every primary of the Loop with its children, as the Loop's ServiceAccount (impersonation, as
 the router does), sends each the request the router would send to the new version (--function) and to the
 running one (the Loop's function URL, or --baseline), and prints per object the actions that differ and,
 for those, the objects after the new version's writes against the live ones, computed by the API server
 with dryRun=All (defaulting, admission and RBAC included; nothing is ever written).
---hook: sends every recorded admission request in DIR (AdmissionReviews as the API server sends them, or
+--hook, --cluster-hook: sends every recorded admission request in DIR (AdmissionReviews as the API server sends them, or
 kubeloop fixtures) to the hook's current function (or --baseline) and the new one, and lists the requests
 whose decision, denial, warnings or patch changed.
   --function MODULE|URL  the new version: a module (default export defineFunction/defineAdmission) or
@@ -58,7 +62,10 @@ export async function run(argv: string[]): Promise<number> {
     argv,
     {
       loop: { type: 'string' },
+      'cluster-loop': { type: 'string' },
       hook: { type: 'string' },
+      'cluster-hook': { type: 'string' },
+      namespace: { type: 'string', short: 'n' },
       function: { type: 'string' },
       baseline: { type: 'string' },
       requests: { type: 'string' },
@@ -75,17 +82,18 @@ export async function run(argv: string[]): Promise<number> {
   const output = values.output ?? 'text';
   const concurrency = positiveInt(values.concurrency, 8);
   const qps = positiveInt(values.qps, 50);
+  const target = readTarget(values);
   const problems = [
-    !values.loop === !values.hook && 'give either --loop NAME or --hook NAME',
+    typeof target === 'string' && target,
     !values.function && '--function MODULE|URL (the new version) is required',
-    values.hook && !values.requests && '--hook needs --requests DIR (recorded admission requests)',
-    values.loop && values.requests && '--requests is for --hook only',
+    typeof target !== 'string' && target.kind === 'hook' && !values.requests && `--${target.namespace === undefined ? 'cluster-' : ''}hook needs --requests DIR (recorded admission requests)`,
+    typeof target !== 'string' && target.kind === 'loop' && values.requests && '--requests is for --hook and --cluster-hook only',
     positionals.length > 0 && `unexpected argument "${positionals[0]}"`,
     !['text', 'json'].includes(output) && `--output: "${output}" is not text or json`,
     concurrency === undefined && `--concurrency: "${values.concurrency}" is not a positive integer`,
     qps === undefined && `--qps: "${values.qps}" is not a positive integer`,
   ].filter((p): p is string => typeof p === 'string');
-  if (problems.length > 0 || concurrency === undefined || qps === undefined) {
+  if (problems.length > 0 || typeof target === 'string' || concurrency === undefined || qps === undefined) {
     console.error(`kubeloop diff: ${problems.join('; ')}\n\n${USAGE}`);
     return 2;
   }
@@ -104,26 +112,26 @@ export async function run(argv: string[]): Promise<number> {
     }
     const rateLimit = { qps, burst: qps * 2 };
     admin = await KubeClient.fromKubeConfig(kubeConfig, { rateLimit, onRequest: () => apiCalls++ });
-    const candidate = await functionEndpoint(values.function!, '--function', values.hook !== undefined);
+    const candidate = await functionEndpoint(values.function!, '--function', target.kind === 'hook');
     endpoints.push(candidate);
     const seconds = () => ((performance.now() - started) / 1000).toFixed(1);
 
-    if (values.loop) {
-      const config = await readLoop(admin, values.loop);
+    if (target.kind === 'loop') {
+      const config = await readLoop(admin, target);
       const baselineSource = values.baseline ?? config.functionUrl;
-      if (!baselineSource) throw new DiffError(`Loop ${config.name} names its function by spec.function.ref, which only the router resolves: give --baseline MODULE|URL`);
+      if (!baselineSource) throw new DiffError(`${loopTitle(config)} names its function by spec.function.ref, which only the router resolves: give --baseline MODULE|URL`);
       const baseline = await functionEndpoint(baselineSource, '--baseline', false);
       endpoints.push(baseline);
       const state = await readLoopState(admin, config, rateLimit);
       const reports = await diffLoop(state, { candidateUrl: candidate.url, baselineUrl: baseline.url, concurrency, now: new Date(), signingKey: state.signingKey, ...(onProgress ? { onProgress } : {}) });
       const summary = summarise(reports.map((r) => r.outcome));
       const shown = reports.filter((r) => r.outcome === 'changed' || r.outcome === 'error');
-      if (output === 'json') console.log(JSON.stringify({ loop: config.name, summary, apiCalls, seconds: Number(seconds()), objects: shown }, null, 2));
+      if (output === 'json') console.log(JSON.stringify({ loop: identityOf(target), summary, apiCalls, seconds: Number(seconds()), objects: shown }, null, 2));
       else console.log(`${formatLoopReports(shown)}${summaryTable(summary, { 'API CALLS': apiCalls, SECONDS: seconds() })}`);
       return exitCodeOf(summary);
     }
 
-    const hook = await readHook(admin, values.hook!);
+    const hook = await readHook(admin, target);
     const baseline = await functionEndpoint(values.baseline ?? hook.functionUrl, '--baseline', true);
     endpoints.push(baseline);
     let recorded;
@@ -135,7 +143,7 @@ export async function run(argv: string[]): Promise<number> {
     const reports = await diffHook(recorded, { candidateUrl: candidate.url, baselineUrl: baseline.url, timeoutMs: hook.functionTimeoutMs, concurrency, ...(onProgress ? { onProgress } : {}) });
     const summary = summarise(reports.map((r) => r.outcome));
     const shown = reports.filter((r) => r.outcome !== 'unchanged');
-    if (output === 'json') console.log(JSON.stringify({ hook: hook.name, summary, seconds: Number(seconds()), requests: shown }, null, 2));
+    if (output === 'json') console.log(JSON.stringify({ hook: identityOf(target), summary, seconds: Number(seconds()), requests: shown }, null, 2));
     else console.log(`${formatHookReports(shown)}${summaryTable(summary, { SECONDS: seconds() })}`);
     return exitCodeOf(summary);
   } catch (error) {

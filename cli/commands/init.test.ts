@@ -24,29 +24,51 @@ function init(argv: string[]): Promise<{ code: number; output: string }> {
 describe('kubeloop init', () => {
   const dir = join(root, 'widget-labeller');
 
-  it('writes a function project for the given kinds', async () => {
+  it('writes a function project for the given kinds, namespaced: a Loop, its account and Role, the function, no namespace named', async () => {
     const { code, output } = await init([dir, '--for', 'apps/v1/Deployment', '--owns', 'v1/ConfigMap']);
     expect(code).toBe(0);
     expect(output).toContain('created widget-labeller: a function for Deployment (apps/v1)');
-    for (const file of ['deployment.yaml', 'src/index.ts', 'test/index.test.ts', 'fixtures/labels-new-object.json', 'Dockerfile', 'loop.yaml', 'values.yaml', 'package.json', 'tsconfig.json', 'README.md']) {
+    for (const file of ['deployment.yaml', 'src/index.ts', 'test/index.test.ts', 'fixtures/labels-new-object.json', 'Dockerfile', 'loop.yaml', 'function.yaml', 'package.json', 'tsconfig.json', 'README.md']) {
       expect(existsSync(join(dir, file)), file).toBe(true);
     }
-    const [loop, account, role] = parseAllDocuments(readFileSync(join(dir, 'loop.yaml'), 'utf8')).map((d) => d.toJS()) as [
+    // A namespace admin's project: nothing cluster-scoped, nothing in kubeloop-system, no chart values.
+    expect(existsSync(join(dir, 'values.yaml'))).toBe(false);
+    const docs = [...parseAllDocuments(readFileSync(join(dir, 'loop.yaml'), 'utf8')), ...parseAllDocuments(readFileSync(join(dir, 'function.yaml'), 'utf8'))].map((d) => d.toJS()) as Array<{ kind: string; metadata: Record<string, unknown> }>;
+    expect(docs.map((d) => d.kind)).toEqual(['Loop', 'ServiceAccount', 'Role', 'RoleBinding', 'Role', 'RoleBinding', 'Deployment', 'Service']);
+    expect(docs.filter((d) => 'namespace' in d.metadata)).toEqual([]);
+    // The one namespace named: the chart's router, granted what it needs for this Loop here and nowhere else.
+    const routerGrant = docs[5] as unknown as { subjects: unknown[]; roleRef: { name: string } };
+    expect(routerGrant.subjects).toEqual([{ kind: 'ServiceAccount', namespace: 'kubeloop-system', name: 'kubeloop-router' }]);
+    expect(docs[4]).toMatchObject({
+      metadata: { name: routerGrant.roleRef.name },
+      rules: [
+        { apiGroups: [''], resources: ['serviceaccounts'], resourceNames: ['widget-labeller-loop'], verbs: ['impersonate'] },
+        { apiGroups: ['apps'], resources: ['deployments'], verbs: ['get', 'list', 'watch'] },
+        { apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list', 'watch'] },
+      ],
+    });
+    expect(JSON.stringify(docs.filter((d) => d !== docs[5]))).not.toContain('kubeloop-system');
+    const [loop, account, role, binding] = docs as unknown as [
       { metadata: { name: string }; spec: Record<string, unknown> },
-      { kind: string; metadata: { name: string; namespace: string } },
+      { kind: string; metadata: { name: string } },
       { kind: string; rules: Array<{ apiGroups: string[]; resources: string[]; verbs: string[] }> },
+      { subjects: Array<Record<string, string>>; roleRef: Record<string, string> },
     ];
     expect(loop.metadata.name).toBe('widget-labeller');
     expect(loop.spec).toMatchObject({
       for: { apiVersion: 'apps/v1', kind: 'Deployment' },
       owns: [{ apiVersion: 'v1', kind: 'ConfigMap' }],
-      serviceAccount: { namespace: 'kubeloop-system', name: 'widget-labeller-loop' },
+      serviceAccount: { name: 'widget-labeller-loop' },
+      // The function's Service in the Loop's own namespace (function.yaml), found by the router.
+      function: { ref: { name: 'widget-labeller', port: 8080, path: '/reconcile' } },
     });
-    // The Loop's ServiceAccount ships with the rights on exactly its kinds.
-    expect(account).toMatchObject({ kind: 'ServiceAccount', metadata: { name: 'widget-labeller-loop', namespace: 'kubeloop-system' } });
-    expect(role.rules.map((r) => `${r.apiGroups.join()}/${r.resources.join()}`)).toEqual(['apps/deployments', 'apps/deployments/status,deployments/finalizers', '/configmaps', ',events.k8s.io/events']);
-    const values = parse(readFileSync(join(dir, 'values.yaml'), 'utf8')) as { functions: Record<string, { image: object; loop: object }> };
-    expect(values.functions['widget-labeller']).toEqual({ image: { registry: 'ghcr.io/your-org', repository: 'widget-labeller', tag: '0.1.0' }, loop: { for: loop.spec.for, owns: loop.spec.owns } });
+    // The Loop's ServiceAccount ships with the rights on exactly its kinds, in its own namespace: only what a
+    // namespace admin holds and so may grant (no status or finalizers of another kind).
+    expect(account).toMatchObject({ kind: 'ServiceAccount', metadata: { name: 'widget-labeller-loop' } });
+    expect(role.rules.map((r) => `${r.apiGroups.join()}/${r.resources.join()}`)).toEqual(['apps/deployments', '/configmaps', ',events.k8s.io/events']);
+    expect(binding).toMatchObject({ roleRef: { kind: 'Role', name: 'widget-labeller-loop' }, subjects: [{ kind: 'ServiceAccount', name: 'widget-labeller-loop' }] });
+    const readme = readFileSync(join(dir, 'README.md'), 'utf8');
+    expect(readme).toContain('kubectl apply -n <your-namespace> -f function.yaml\nkubectl apply -n <your-namespace> -f loop.yaml');
     const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { dependencies: Record<string, string>; engines: object; overrides?: object };
     const own = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as { version: string; engines: object; dependencies: Record<string, string>; overrides?: Record<string, unknown> };
     expect(pkg.dependencies.kubeloop).toBe(`^${own.version}`);
@@ -54,6 +76,50 @@ describe('kubeloop init', () => {
     // npm applies overrides only at the root: kubeloop's own are carried over, $references resolved.
     const carried = rootOverrides(own.overrides, own.dependencies);
     expect(pkg.overrides).toEqual(Object.keys(carried).length > 0 ? carried : undefined);
+  });
+
+  it('--cluster writes a ClusterLoop for a cluster admin: its account in kubeloop-system, a ClusterRole, the chart values', async () => {
+    const project = join(root, 'cluster-labeller');
+    expect((await init([project, '--for', 'apps/v1/Deployment', '--owns', 'v1/ConfigMap', '--cluster'])).code).toBe(0);
+    expect(existsSync(join(project, 'function.yaml'))).toBe(false);
+    const [loop, account, role, binding] = parseAllDocuments(readFileSync(join(project, 'loop.yaml'), 'utf8')).map((d) => d.toJS()) as Array<Record<string, unknown> & { spec: Record<string, unknown> }>;
+    expect(loop).toMatchObject({ kind: 'ClusterLoop', spec: { serviceAccount: { namespace: 'kubeloop-system', name: 'cluster-labeller-loop' }, function: { url: 'http://cluster-labeller.kubeloop-system.svc:8080/reconcile' } } });
+    expect(account).toMatchObject({ kind: 'ServiceAccount', metadata: { name: 'cluster-labeller-loop', namespace: 'kubeloop-system' } });
+    expect(role).toMatchObject({ kind: 'ClusterRole' });
+    expect((role as unknown as { rules: Array<{ resources: string[] }> }).rules.map((r) => r.resources.join())).toEqual(['deployments', 'deployments/status,deployments/finalizers', 'configmaps', 'events']);
+    expect(binding).toMatchObject({ kind: 'ClusterRoleBinding', subjects: [{ kind: 'ServiceAccount', namespace: 'kubeloop-system', name: 'cluster-labeller-loop' }] });
+    const values = parse(readFileSync(join(project, 'values.yaml'), 'utf8')) as { functions: Record<string, { image: object; loop: object }> };
+    expect(values.functions['cluster-labeller']).toEqual({ image: { registry: 'ghcr.io/your-org', repository: 'cluster-labeller', tag: '0.1.0' }, loop: { for: loop?.spec.for, owns: loop?.spec.owns } });
+    expect(readFileSync(join(project, 'README.md'), 'utf8')).toContain('## Deploy (cluster admin)');
+  });
+
+  it('--admission writes a namespaced AdmissionHook calling the function in its namespace, skipping its pods; --cluster a ClusterAdmissionHook', async () => {
+    const project = join(root, 'require-team');
+    expect((await init([project, '--admission', 'validating'])).code).toBe(0);
+    const [hook, account] = parseAllDocuments(readFileSync(join(project, 'admission-hook.yaml'), 'utf8')).map((d) => d.toJS()) as Array<Record<string, unknown> & { spec: Record<string, unknown>; metadata: Record<string, unknown> }>;
+    expect(hook).toMatchObject({
+      kind: 'AdmissionHook',
+      spec: {
+        function: { service: { name: 'require-team', port: 8080, path: '/admit' } },
+        serviceAccount: { name: 'require-team' },
+        objectSelector: { matchExpressions: [{ key: 'app.kubernetes.io/name', operator: 'NotIn', values: ['require-team'] }] },
+        failurePolicy: 'Fail',
+      },
+    });
+    expect(hook?.spec).not.toHaveProperty('namespaceSelector');
+    expect(hook?.metadata).not.toHaveProperty('namespace');
+    expect(account).toMatchObject({ kind: 'ServiceAccount', metadata: { name: 'require-team' } });
+    // The function's pods carry the label the hook skips.
+    const [deployment] = parseAllDocuments(readFileSync(join(project, 'function.yaml'), 'utf8')).map((d) => d.toJS()) as Array<{ spec: { template: { metadata: { labels: Record<string, string> } } } }>;
+    expect(deployment?.spec.template.metadata.labels).toEqual({ 'app.kubernetes.io/name': 'require-team' });
+    const clusterProject = join(root, 'require-team-cluster');
+    expect((await init([clusterProject, '--admission', 'validating', '--cluster'])).code).toBe(0);
+    const [clusterHook] = parseAllDocuments(readFileSync(join(clusterProject, 'admission-hook.yaml'), 'utf8')).map((d) => d.toJS()) as Array<Record<string, unknown>>;
+    expect(clusterHook).toMatchObject({
+      kind: 'ClusterAdmissionHook',
+      spec: { namespaceSelector: { matchLabels: { 'require-team-cluster.example.com/enabled': 'true' } }, function: { service: { namespace: 'kubeloop-system' } }, serviceAccount: { namespace: 'kubeloop-system', name: 'require-team-cluster' } },
+    });
+    expect(existsSync(join(clusterProject, 'values.yaml'))).toBe(true);
   });
 
   it('resolves $references in the overrides it carries over', () => {
@@ -85,8 +151,11 @@ describe('kubeloop init', () => {
     const project = join(root, 'policy-keeper');
     const { code } = await init([project, '--crd', 'example.com/v1alpha1/Policy']);
     expect(code).toBe(0);
-    const crd = parse(readFileSync(join(project, 'crd.yaml'), 'utf8')) as { metadata: { name: string }; spec: { group: string; names: Record<string, string>; versions: Array<{ name: string; subresources: object; schema: { openAPIV3Schema: { properties: Record<string, { type: string }> } } }> } };
+    type Crd = { metadata: { name: string }; spec: { group: string; names: Record<string, string>; versions: Array<{ name: string; subresources: object; schema: { openAPIV3Schema: { properties: Record<string, { type: string }> } } }> } };
+    const [crd, tenantRole] = parseAllDocuments(readFileSync(join(project, 'crd.yaml'), 'utf8')).map((d) => d.toJS()) as [Crd, Record<string, unknown>];
     expect(crd.metadata.name).toBe('policies.example.com');
+    // The namespace admin gets the kind through admin's aggregation, so the Loop's Role can grant it.
+    expect(tenantRole).toMatchObject({ kind: 'ClusterRole', metadata: { labels: { 'rbac.authorization.k8s.io/aggregate-to-admin': 'true' } }, rules: [{ resources: ['policies', 'policies/status'] }] });
     expect(crd.spec.names).toMatchObject({ kind: 'Policy', plural: 'policies', singular: 'policy', listKind: 'PolicyList' });
     const [version] = crd.spec.versions;
     expect(version?.name).toBe('v1alpha1');
@@ -95,7 +164,7 @@ describe('kubeloop init', () => {
     expect(readFileSync(join(project, 'src', 'policy.ts'), 'utf8')).toContain('export type Policy = KubeObject & { spec?: PolicySpec; status?: PolicyStatus };');
     expect(readFileSync(join(project, 'src', 'index.ts'), 'utf8')).toContain("import type { Policy } from './policy.ts';");
     expect(parse(readFileSync(join(project, 'policy.yaml'), 'utf8'))).toMatchObject({ apiVersion: 'example.com/v1alpha1', kind: 'Policy', spec: { replicas: 1 } });
-    const role = parseAllDocuments(readFileSync(join(project, 'loop.yaml'), 'utf8')).map((d) => d.toJS() as { kind: string; rules?: Array<{ apiGroups: string[]; resources: string[] }> }).find((d) => d.kind === 'ClusterRole');
+    const role = parseAllDocuments(readFileSync(join(project, 'loop.yaml'), 'utf8')).map((d) => d.toJS() as { kind: string; rules?: Array<{ apiGroups: string[]; resources: string[] }> }).find((d) => d.kind === 'Role');
     expect(role?.rules?.[0]).toMatchObject({ apiGroups: ['example.com'], resources: ['policies'] });
   });
 

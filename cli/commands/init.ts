@@ -12,10 +12,13 @@ import { NotEmptyError, writeProject } from '../init/write-project.ts';
 
 const USAGE = `usage: kubeloop init <dir> [--name NAME] [--for <apiVersion>/<Kind>] [--owns <apiVersion>/<Kind>]...
                      [--crd <group>/<version>/<Kind>] [--related <apiVersion>/<Kind>]...
-                     [--admission validating|mutating] [--language typescript|python|go] [--kubeloop-spec SPEC] [--force]
+                     [--admission validating|mutating] [--language typescript|python|go] [--cluster]
+                     [--kubeloop-spec SPEC] [--force]
 
 Creates a function project in <dir>: src/index.ts (the reconcile function), test/, fixtures/, Dockerfile,
-loop.yaml, values.yaml (for the kubeloop chart), package.json, tsconfig.json, README.md. Then:
+loop.yaml (a namespaced Loop with its ServiceAccount, Role and RoleBinding), function.yaml (the function's
+Deployment and Service), package.json, tsconfig.json, README.md. Nothing in it is cluster-scoped or names a
+namespace: a namespace admin applies it with kubectl apply -n <namespace> (docs/tenants.md). Then:
   cd <dir> && npm install && npm test
 
   --name NAME            function name, a DNS label (default: the folder's name)
@@ -32,7 +35,10 @@ loop.yaml, values.yaml (for the kubeloop chart), package.json, tsconfig.json, RE
   --language LANGUAGE    python: function.py, test_function.py and the Python SDK (kubeloop/, standard library
                          only), then: python3 -m unittest; go: main.go, main_test.go and the Go SDK module
                          (kubeloop/, replace line in go.mod), then: go test ./... (both with fixtures/,
-                         Dockerfile, loop.yaml, values.yaml; docs/sdks.md)
+                         Dockerfile, loop.yaml, function.yaml; docs/sdks.md)
+  --cluster              for a cluster admin: a ClusterLoop (or ClusterAdmissionHook) whose ServiceAccount is
+                         in kubeloop-system with a ClusterRole, and values.yaml for the kubeloop chart, which
+                         runs the function, instead of the namespaced kind and function.yaml
   --kubeloop-spec SPEC   the kubeloop dependency in package.json; default: how this kubeloop was installed
                          (file:<tarball> or file:<folder>), or ^<this version> when it came from the registry
   --force                write into a folder that is not empty, overwriting the generated files`;
@@ -81,7 +87,7 @@ export async function run(argv: string[]): Promise<number> {
   const parsed = parseCommandArgs(
     'init',
     argv,
-    { name: { type: 'string' }, for: { type: 'string' }, crd: { type: 'string' }, owns: { type: 'string', multiple: true }, related: { type: 'string', multiple: true }, admission: { type: 'string' }, language: { type: 'string' }, 'kubeloop-spec': { type: 'string' }, force: { type: 'boolean' } },
+    { name: { type: 'string' }, for: { type: 'string' }, crd: { type: 'string' }, owns: { type: 'string', multiple: true }, related: { type: 'string', multiple: true }, admission: { type: 'string' }, language: { type: 'string' }, 'kubeloop-spec': { type: 'string' }, cluster: { type: 'boolean' }, force: { type: 'boolean' } },
     USAGE,
   );
   if (parsed.exitCode !== undefined) return parsed.exitCode;
@@ -107,6 +113,7 @@ export async function run(argv: string[]): Promise<number> {
         ...(values.admission !== undefined ? { admission: values.admission } : {}),
         ...(values.language !== undefined ? { language: values.language } : {}),
         ...(kubeloopSpec ? { kubeloopSpec } : {}),
+        ...(values.cluster ? { cluster: true } : {}),
       },
       pkg.version,
     );
@@ -134,7 +141,9 @@ export async function run(argv: string[]): Promise<number> {
   }
   console.log(`kubeloop dependency: ${options.kubeloopSpec}${values['kubeloop-spec'] ? '' : ' (as this kubeloop was installed; --kubeloop-spec to change)'}`);
   const last = options.admission
-    ? 'kubectl apply -f admission-hook.yaml   # with kubeloop installed (docs/admission.md)'
+    ? options.cluster
+      ? 'kubectl apply -f admission-hook.yaml   # with kubeloop installed (docs/admission.md)'
+      : 'kubectl apply -n <your-namespace> -f function.yaml -f admission-hook.yaml   # after pushing the image (README.md, docs/tenants.md)'
     : `npx kubeloop dev --function ./src/index.ts --loop loop.yaml   # on a local cluster with the router${options.crd ? ' (installs crd.yaml)' : ''}`;
   console.log(`\nnext:\n  cd ${shown}\n  npm install\n  npm test                 # unit tests + the recorded fixture over HTTP\n  npm start                # serve it on :8080\n  ${last}`);
   return 0;

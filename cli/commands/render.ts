@@ -3,6 +3,7 @@
 // cluster and without a recorded response (like `crossplane render`); an admission function's decision and patch.
 import { readFileSync } from 'node:fs';
 import { parseAllDocuments, stringify } from 'yaml';
+import { CLUSTER_LOOP_KIND, LOOP_KIND } from '../../api/loop.ts';
 import type { KindRef } from '../../api/meta.ts';
 import { childrenKey } from '../../lib/contract/children-key.ts';
 import type { AdmissionOperation, AdmissionRequest, AdmissionResponse } from '../../lib/contract/admission-types.ts';
@@ -34,7 +35,7 @@ them (patches and status applied locally). Nothing is read from or written to a 
   --related FILE     objects the Loop's spec.related entries may select (needs --loop); sorted into
                      request.related as the router would, and what the function requires is taken from them
   --related NAME=FILE  these objects as request.related[NAME]; repeatable
-  --loop FILE        the Loop (its own file, or the first Loop of several documents, as kubeloop init writes it):
+  --loop FILE        the Loop or ClusterLoop (its own file, or the first of several documents, as kubeloop init writes it):
                      its name, an empty children list for every kind it owns, its related entries
 An admission function (defineAdmission; with --to, any of the next flags says so) gets the AdmissionRequest the
 webhook gateway would send; render prints its decision, warnings and the object after its patch:
@@ -46,7 +47,7 @@ ${builtinFunctionsHelp()}`;
 
 const TRIGGERS: TriggerType[] = ['ADDED', 'MODIFIED', 'DELETED', 'RESYNC', 'REQUEUE', 'CHILD', 'RELATED'];
 
-/** The Loop in `file`: a file of its own, or the first Loop of several documents (`kubeloop init`'s loop.yaml). */
+/** The Loop or ClusterLoop in `file`: a file of its own, or the first of several documents (`kubeloop init`'s loop.yaml). */
 export function readLoop(file: string): { name: string; owns: KindRef[]; related?: unknown } {
   let documents;
   try {
@@ -57,8 +58,8 @@ export function readLoop(file: string): { name: string; owns: KindRef[]; related
   const broken = documents.find((doc) => doc.errors[0]);
   if (broken?.errors[0]) throw new InputError(`${file}: not valid YAML: ${broken.errors[0].message.split('\n')[0]}`);
   type LoopDocument = { kind?: string; metadata?: { name?: string }; spec?: { owns?: KindRef[]; related?: unknown } } | null;
-  const loop = documents.map((doc) => doc.toJS() as LoopDocument).find((value) => value?.kind === 'ClusterLoop');
-  if (!loop?.metadata?.name) throw new InputError(`${file}: want a Loop (a document with kind: Loop and metadata.name)`);
+  const loop = documents.map((doc) => doc.toJS() as LoopDocument).find((value) => value?.kind === LOOP_KIND || value?.kind === CLUSTER_LOOP_KIND);
+  if (!loop?.metadata?.name) throw new InputError(`${file}: want a Loop (a document with kind: Loop or ClusterLoop and metadata.name)`);
   return { name: loop.metadata.name, owns: loop.spec?.owns ?? [], related: loop.spec?.related };
 }
 

@@ -6,13 +6,14 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { formatDifferences, replayFiles, type FileReplayResult, type ReplayMode } from '../../lib/replay/index.ts';
 import { serveForTest, type TestServer } from '../../lib/testing/serve.ts';
 import { CaseProgress, type CaseLine } from '../case-progress.ts';
+import { historyCases, replayHistoryCase } from '../history/replay-history.ts';
 import { parseCommandArgs } from '../command-args.ts';
 import { builtinFunctionsHelp } from '../command-list.ts';
 import { FunctionModuleError, loadFunctionByNameOrPath } from '../function-module.ts';
 import { readSigningFlags, SIGNING_FLAG_OPTIONS, SIGNING_FLAGS_HELP } from '../signing-flags.ts';
 
-const USAGE = `usage: kubeloop replay <file-or-folder>... (--to <url> | --function <name|module>) [--update]
-                       [--mode json|binary|structured] [--timeout-ms 10000] [--strict]
+const USAGE = `usage: kubeloop replay [<file-or-folder>...] [--history FILE]... (--to <url> | --function <name|module>) [--update]
+                       [--mode json|binary|structured|batch-json|batch-cloudevents] [--timeout-ms 10000] [--strict]
                        [--signing-secret whsec_... | --signing-secret-file PATH]
 
 Each file is <folder>/<case>.json = { "description", "request", "response" }; a folder means every *.json
@@ -20,6 +21,9 @@ directly inside it. A patch passes when it has the recorded patch's effect on th
 result, same resourceVersion test); an event when its type and reason match (its message too with --strict).
   --to URL             a running function (kubeloop function, a container, a FaaS URL)
   --function MODULE    serve this module (default export defineFunction(...)) or built-in name in-process
+  --history FILE       a flight-recorder entry as a fixture (kubeloop history -o json > FILE): the request it
+                       keeps is sent again and passes when the function asks for the same actions (repeatable)
+  --mode batch-json, batch-cloudevents  send a folder's reconcile fixtures together, as batches (docs/contract.md, "Batches")
   --strict             compare event messages verbatim too
   --update             write the function's reply into each fixture whose recorded response differs or
                        that has a request only, printing it (review it with git diff before committing)
@@ -54,7 +58,7 @@ export async function run(argv: string[]): Promise<number> {
   const parsed = parseCommandArgs(
     'replay',
     argv,
-    { to: { type: 'string' }, function: { type: 'string' }, update: { type: 'boolean' }, mode: { type: 'string' }, 'timeout-ms': { type: 'string' }, strict: { type: 'boolean' }, ...SIGNING_FLAG_OPTIONS },
+    { to: { type: 'string' }, function: { type: 'string' }, history: { type: 'string', multiple: true }, update: { type: 'boolean' }, mode: { type: 'string' }, 'timeout-ms': { type: 'string' }, strict: { type: 'boolean' }, ...SIGNING_FLAG_OPTIONS },
     USAGE,
   );
   if (parsed.exitCode !== undefined) return parsed.exitCode;
@@ -67,11 +71,12 @@ export async function run(argv: string[]): Promise<number> {
     !values.to && !values.function && '--to <url> or --function <module> is required',
     values.to && values.function && 'give either --to or --function, not both',
     values.to && !/^https?:\/\//.test(values.to) && `--to: "${values.to}" is not an http(s) URL`,
-    positionals.length === 0 && 'give at least one fixture file or folder',
-    !['json', 'binary', 'structured'].includes(mode) && `--mode: "${mode}" is not one of json, binary, structured`,
+    positionals.length === 0 && !values.history && 'give at least one fixture file or folder (or --history FILE)',
+    values.history && values.update && '--update rewrites fixtures; a history entry is not one',
+    !['json', 'binary', 'structured', 'batch-json', 'batch-cloudevents'].includes(mode) && `--mode: "${mode}" is not one of json, binary, structured, batch-json, batch-cloudevents`,
     !(Number.isInteger(timeoutMs) && timeoutMs > 0) && `--timeout-ms: "${values['timeout-ms']}" is not a positive integer`,
     // A file that is not there is a mistake in the command line (exit 2), as in `kubeloop render`.
-    ...positionals.filter((target) => !existsSync(target)).map((target) => `${target}: no such file or folder`),
+    ...[...positionals, ...(values.history ?? [])].filter((target) => !existsSync(target)).map((target) => `${target}: no such file or folder`),
   ].filter((p): p is string => typeof p === 'string');
   if (problems.length > 0) {
     console.error(`kubeloop replay: ${problems.join('; ')}\n\n${USAGE}`);
@@ -94,14 +99,13 @@ export async function run(argv: string[]): Promise<number> {
     const url = values.to ?? `${server?.url ?? ''}/`;
     const signingKeys = signing.ok ? signing.keys : undefined;
     const progress = new CaseProgress();
-    await replayFiles(positionals, {
-      url,
-      mode,
-      timeoutMs,
-      strict: values.strict === true,
-      ...(signingKeys ? { signingKeys } : {}),
-      onResult: (result) => progress.report(caseLine(result, values.update === true)),
-    });
+    const options = { url, mode, timeoutMs, strict: values.strict === true, ...(signingKeys ? { signingKeys } : {}) };
+    if (positionals.length > 0) await replayFiles(positionals, { ...options, onResult: (result) => progress.report(caseLine(result, values.update === true)) });
+    for (const file of values.history ?? []) {
+      const loaded = historyCases(file);
+      if ('problem' in loaded) progress.report({ status: 'FAIL', title: file, detail: `    ${loaded.problem}` });
+      else for (const c of loaded.cases) progress.report(await replayHistoryCase(c, options));
+    }
     return progress.finish();
   } finally {
     await server?.close();

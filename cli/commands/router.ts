@@ -10,7 +10,10 @@ import { createServer, listen } from '../../lib/server/create-server.ts';
 import { closeOnSignals } from '../../lib/server/shutdown.ts';
 import { readRouterConfig, ROUTER_USAGE } from '../../router/router-config.ts';
 import { createRouterMetrics } from '../../router/base/router-metrics.ts';
-import { startRouter } from '../../router/start-router.ts';
+import { startRouter, type Router } from '../../router/start-router.ts';
+import { historySource, startHistoryApi } from '../../router/history/history-api.ts';
+import { podPeerResolver } from '../../router/history/peer-forward.ts';
+import { readFile } from 'node:fs/promises';
 import { usageFailure } from '../command-args.ts';
 
 export async function run(argv: string[]): Promise<number> {
@@ -46,20 +49,29 @@ export async function run(argv: string[]): Promise<number> {
     throw error;
   }
   state.router = router;
+  let historyApi: Awaited<ReturnType<typeof startRouterHistoryApi>> | undefined;
+  try {
+    historyApi = config.historyApi ? await startRouterHistoryApi(router, kubeConfig, config, logger) : undefined;
+  } catch (error) {
+    await router.stop();
+    await ops.app.close();
+    await tracing.shutdown();
+    throw error;
+  }
   // The shutdown handlers go on before the start-up ones come off. Removing a signal's last listener closes
   // its handle, and a SIGTERM already caught by it but not yet dispatched is lost with it: a router told to
   // stop just as it finished starting kept running until SIGKILL (seen in the images e2e under load).
   closeOnSignals(ops, {
     drainDelayMs: config.drainDelaySeconds * 1000,
     exit: (code) => {
-      void router
-        .stop()
+      void (historyApi?.close() ?? Promise.resolve())
+        .then(() => router.stop())
         .then(() => tracing.shutdown())
         .finally(() => process.exit(code));
     },
   });
   process.off('SIGTERM', stopWhileStarting).off('SIGINT', stopWhileStarting);
-  logger.info({ ops: url, identity: router.identity, leaderElect: config.leaderElect, sharding: config.sharding, tracing: tracing.enabled, loops: config.loops ? 'inline' : 'watching Loop objects' }, 'router started');
+  logger.info({ ops: url, historyApi: historyApi?.url, identity: router.identity, leaderElect: config.leaderElect, sharding: config.sharding, tracing: tracing.enabled, loops: config.loops ? 'inline' : 'watching Loop objects' }, 'router started');
   return new Promise<number>(() => {});
 }
 
@@ -85,6 +97,7 @@ async function startRouterWhenReachable(kubeConfig: ClusterCredentials, config: 
     loops: config.loops,
     ...(config.loopSelector ? { loopSelector: { matchLabels: config.loopSelector } } : {}),
     recordDir: config.recordDir,
+    ...(config.shadowFixturesDir ? { shadowFixturesDir: config.shadowFixturesDir } : {}),
     identity: config.identity,
     rateLimit: { qps: config.qps, burst: config.burst },
     // 0: no cap of its own (its tenant's share governs; without the shared budget, the router's 50/100 per Loop).
@@ -110,6 +123,31 @@ async function startRouterWhenReachable(kubeConfig: ClusterCredentials, config: 
     ...(config.sharding ? { sharding: shardingOptions(config) } : {}),
     ...(config.history ? { history: config.history } : {}),
   });
+}
+
+/** The history API on its own HTTPS port, with its own client (its SubjectAccessReviews never wait behind the router's work). */
+async function startRouterHistoryApi(router: Router, kubeConfig: ClusterCredentials, config: RouterConfig, logger: Logger) {
+  const settings = config.historyApi!;
+  const replicated = config.leaderElect || config.sharding;
+  const namespace = config.leaseNamespace;
+  const [certPem, keyPem] = await Promise.all([readFile(settings.certFile, 'utf8'), readFile(settings.keyFile, 'utf8')]);
+  const client = await KubeClient.fromKubeConfig(kubeConfig, { rateLimit: { qps: 20, burst: 40 } });
+  try {
+    // With replicas (leader election, sharding) a request may reach one without the key's history: it forwards to the pod that has it.
+    const peers = replicated ? podPeerResolver(client, namespace, settings.port) : undefined;
+    const api = await startHistoryApi({
+      source: historySource(router),
+      client,
+      logger: logger.child({ component: 'history-api' }),
+      port: settings.port,
+      tls: { certPem, keyPem },
+      ...(peers ? { peers } : {}),
+    });
+    return { url: api.url, close: async () => (await api.close(), await client.close()) };
+  } catch (error) {
+    await client.close();
+    throw error;
+  }
 }
 
 /** client-go's proportions (15 s lease, 10 s renew deadline, 2 s retry) scaled to the lease duration. */

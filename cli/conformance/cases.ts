@@ -200,14 +200,6 @@ const cloudEventCases: ConformanceCase[] = [
   },
   {
     group: 'cloudevents',
-    name: '4xx for a CloudEvent batch (application/cloudevents-batch+json)',
-    async run(context) {
-      const exchange = await send(context, { headers: { 'content-type': 'application/cloudevents-batch+json' }, body: `[${structured(freshSample(context).body)}]` });
-      return expectError(exchange, '4xx', ['UnsupportedMediaType', 'InvalidCloudEvent']);
-    },
-  },
-  {
-    group: 'cloudevents',
     name: '400 for an event of another type',
     skip: (context) => (isAdmission(context) ? 'admission functions take no CloudEvents' : undefined),
     run: async (context) => expectError(await send(context, { headers: binaryHeaders({ 'ce-type': 'com.example.other.v1' }), body: freshSample(context).body }), 400, ['InvalidCloudEvent']),

@@ -2,6 +2,7 @@
 // reporting each result as it finishes (so a slow function shows progress), and renders the final table.
 import { loadFixtures, replayFixture, formatDifferences, type Fixture } from '../../lib/replay/index.ts';
 import { CaseFailure } from './http-call.ts';
+import { BATCH_CASES } from './batch-cases.ts';
 import { CONFORMANCE_CASES, type ConformanceCase, type ConformanceContext } from './cases.ts';
 
 export type Outcome = 'PASS' | 'FAIL' | 'SKIP';
@@ -46,7 +47,7 @@ export async function runConformance(
     results.push(result);
     onResult(result);
   };
-  for (const one of CONFORMANCE_CASES) record(await runCase(one, context));
+  for (const one of [...CONFORMANCE_CASES, ...BATCH_CASES]) record(await runCase(one, context));
   for (const { name, fixture } of fixtures) {
     const replayed = await replayFixture(fixture, { url: context.url, timeoutMs: context.timeoutMs, ...(context.signingKeys ? { signingKeys: context.signingKeys } : {}) });
     const detail = replayed.outcome === 'pass' ? fixture.description : replayed.outcome === 'error' ? replayed.message : formatDifferences(replayed.differences).trim();

@@ -2,7 +2,9 @@
 // calls in flight, and the reconciles since the last poll with their latency (from the router's /metrics).
 // On a terminal the table is redrawn in place; otherwise a plain line is printed only when something changed.
 import { Agent, request } from 'undici';
+import { CLUSTER_LOOP_PLURAL, LOOP_API_VERSION, LOOP_PLURAL } from '../../api/loop.ts';
 import type { KubeClient } from '../../lib/kube/index.ts';
+import { identityOf } from '../scoped-names.ts';
 import { bucketsOf, parsePrometheusText, quantileOfDelta, sumBy, type MetricSample } from './prometheus-text.ts';
 
 const RECONCILE = 'kubeloop_router_reconcile_duration_seconds';
@@ -22,16 +24,19 @@ export interface LoopRow {
 }
 
 interface LoopObject {
-  metadata: { name: string };
+  metadata: { name: string; namespace?: string };
   status?: { conditions?: Array<{ type: string; status: string; reason?: string }> };
 }
 
+/** Ready of every ClusterLoop and namespaced Loop, by identity ("web", "team-a/web"), as the router's metrics label them. */
 export async function readLoopReadiness(client: KubeClient): Promise<Map<string, string>> {
-  const list = await client.request<{ items: LoopObject[] }>({ path: '/apis/kubeloop.dev/v1alpha1/clusterloops' });
   const out = new Map<string, string>();
-  for (const loop of list.items) {
-    const ready = loop.status?.conditions?.find((c) => c.type === 'Ready');
-    out.set(loop.metadata.name, !ready ? '?' : ready.status === 'True' ? 'True' : `${ready.status} (${ready.reason ?? 'no reason'})`);
+  for (const plural of [CLUSTER_LOOP_PLURAL, LOOP_PLURAL]) {
+    const list = await client.request<{ items: LoopObject[] }>({ path: `/apis/${LOOP_API_VERSION}/${plural}` });
+    for (const loop of list.items) {
+      const ready = loop.status?.conditions?.find((c) => c.type === 'Ready');
+      out.set(identityOf(loop.metadata), !ready ? '?' : ready.status === 'True' ? 'True' : `${ready.status} (${ready.reason ?? 'no reason'})`);
+    }
   }
   return out;
 }

@@ -24,6 +24,8 @@ import { applySampleAdmissionHooks, sampleAdmissionHookNames, waitForHooksReady 
 import { signingManifests, type SignedLoop } from './dev-signing.ts';
 import { generateSigningSecret } from '../../lib/signing/webhook-signature.ts';
 import { startDevTracing, tracingLines, type DevTracing } from './dev-tracing.ts';
+import { CLUSTER_LOOP_KIND, LOOP_KIND } from '../../api/loop.ts';
+import { identityOf, scopedPath, type ScopedName } from '../scoped-names.ts';
 
 export interface DevOptions {
   /** Run against this cluster instead of starting a local control plane. */
@@ -38,8 +40,8 @@ export interface DevOptions {
   tracing?: boolean;
   /** Start the seed functions and their Loops (false: only the user's function). */
   seeds: boolean;
-  /** A user's function module and its Loop file: served locally and reloaded on change. */
-  userFunction?: { module: string; loop: string };
+  /** A user's function module and its Loop file: served locally and reloaded on change; a namespaced Loop goes into loopNamespace. */
+  userFunction?: { module: string; loop: string; loopNamespace: string };
   statusIntervalMs: number;
   out: { write(text: string): boolean; isTTY?: boolean; columns?: number };
 }
@@ -47,13 +49,14 @@ export interface DevOptions {
 const REPO = packageRoot();
 
 interface LoopManifest extends Manifest {
-  spec: { function: { url: string } };
+  spec: { function: { url?: string; ref?: { path?: string } } };
 }
 
-/** The Loop's URL moved to the local function, keeping its path ("/" or "/reconcile"). */
+/** The Loop's function moved to the local process, keeping its path ("/" or "/reconcile") from the url or the Service ref. */
 export function localLoop(loop: LoopManifest, functionUrl: string): LoopManifest {
-  const path = new URL(loop.spec.function.url).pathname;
-  return { ...loop, spec: { ...loop.spec, function: { ...loop.spec.function, url: `${functionUrl}${path}` } } };
+  const { ref, url, ...rest } = loop.spec.function;
+  const path = url ? new URL(url).pathname : (ref?.path ?? '/');
+  return { ...loop, spec: { ...loop.spec, function: { ...rest, url: `${functionUrl}${path}` } } };
 }
 
 /**
@@ -114,6 +117,12 @@ interface DevSession {
   userFunction?: UserFunction & { loop: string };
 }
 
+/** A Loop's identity as dev records it ("team-a/web" or "web") back to the object. */
+function loopNamed(identity: string): ScopedName {
+  const [namespace, name] = identity.includes('/') ? identity.split('/') : [undefined, identity];
+  return { kind: 'loop', name: name ?? identity, ...(namespace ? { namespace } : {}) };
+}
+
 async function stopDev(session: DevSession, say: Say): Promise<void> {
   const { client, plane } = session;
   say('stopping: router, webhook and functions, then the control plane ...');
@@ -127,7 +136,7 @@ async function stopDev(session: DevSession, say: Say): Promise<void> {
         await deleteIfPresent(client, `/apis/admissionregistration.k8s.io/v1/${kind}/${DEFAULT_HOOK_CONFIGURATION_NAME}`).catch(() => {});
       }
     }
-    for (const name of session.appliedLoops) await deleteIfPresent(client, `/apis/kubeloop.dev/v1alpha1/clusterloops/${name}`).catch(() => {});
+    for (const loop of session.appliedLoops) await deleteIfPresent(client, scopedPath(loopNamed(loop))).catch(() => {});
   }
   await client?.close();
   await plane?.stop();
@@ -290,25 +299,32 @@ export async function runDev(options: DevOptions, signal: AbortSignal): Promise<
   }
 }
 
-/** The user's Loop file applied (its ServiceAccount and RBAC first), the Loop pointed at the local process. */
+/**
+ * The user's Loop file applied (its ServiceAccount and RBAC first), the Loop pointed at the local process. A
+ * namespaced Loop and the namespaced objects without a namespace go into spec.loopNamespace (created if missing).
+ */
 async function startUserFunctionWithLoop(
   client: KubeClient,
   discovery: ResourceDiscovery,
-  spec: { module: string; loop: string },
+  spec: { module: string; loop: string; loopNamespace: string },
   logDir: string,
   say: (line: string) => void,
 ): Promise<UserFunction & { loop: string }> {
   // The project's own kind first (`kubeloop init --crd` writes crd.yaml beside loop.yaml): the Loop watches it.
   const crdFile = join(dirname(spec.loop), 'crd.yaml');
   const manifests = [...(existsSync(crdFile) ? await readManifests(crdFile) : []), ...(await readManifests(spec.loop))].map(({ manifest }) => manifest);
-  const loops = manifests.filter((m) => m.kind === 'ClusterLoop');
-  const [loop] = loops;
-  if (loops.length !== 1 || !loop) throw new Error(`--loop ${spec.loop}: want exactly one Loop, found ${loops.length}`);
+  const isLoop = (m: Manifest) => m.kind === LOOP_KIND || m.kind === CLUSTER_LOOP_KIND;
+  const loops = manifests.filter(isLoop);
+  const [found] = loops;
+  if (loops.length !== 1 || !found) throw new Error(`--loop ${spec.loop}: want exactly one Loop or ClusterLoop, found ${loops.length}`);
+  const namespace = found.kind === LOOP_KIND ? (found.metadata.namespace ?? spec.loopNamespace) : undefined;
+  const loop = namespace ? { ...found, metadata: { ...found.metadata, namespace } } : found;
   const crds = await applyCrds(client, discovery, manifests.filter((m) => m.kind === 'CustomResourceDefinition'));
   if (crds.length > 0) say(`installed ${crds.join(', ')}`);
-  for (const manifest of manifests.filter((m) => m.kind !== 'ClusterLoop' && m.kind !== 'CustomResourceDefinition')) {
+  await ensureNamespace(client, discovery, spec.loopNamespace);
+  for (const manifest of manifests.filter((m) => !isLoop(m) && m.kind !== 'CustomResourceDefinition')) {
     if (manifest.metadata.namespace) await ensureNamespace(client, discovery, manifest.metadata.namespace);
-    await applyManifest(client, discovery, manifest);
+    await applyManifest(client, discovery, manifest, spec.loopNamespace);
   }
   const started = await startUserFunction({
     module: spec.module,
@@ -316,5 +332,5 @@ async function startUserFunctionWithLoop(
     say,
     pointLoopAt: async (url) => void (await applyManifest(client, discovery, localLoop(loop as LoopManifest, url))),
   });
-  return { ...started, loop: loop.metadata.name };
+  return { ...started, loop: identityOf({ name: loop.metadata.name, namespace }) };
 }

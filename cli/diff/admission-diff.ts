@@ -4,11 +4,10 @@
 import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import type { AdmissionRequest, AdmissionResponse } from '../../lib/contract/admission-types.ts';
-import type { KubeObject } from '../../lib/contract/types.ts';
 import { validateAdmissionRequest } from '../../lib/contract/validate.ts';
-import { diffJson, type Difference } from '../../lib/replay/json-diff.ts';
+import type { Difference } from '../../lib/replay/json-diff.ts';
+import { compareAdmissionResponses } from '../../lib/replay/compare-admission.ts';
 import { jsonFilesIn } from '../../lib/replay/fixtures.ts';
-import { applyToCopy } from '../../lib/replay/patch-effect.ts';
 import type { AdmissionReview } from '../../webhooks/admission-review.ts';
 import { toFunctionRequest } from '../../webhooks/hook-review.ts';
 import type { ResolvedHook } from '../../webhooks/hook-spec.ts';
@@ -44,25 +43,9 @@ export function readRecordedAdmissions(dir: string, hook: Pick<ResolvedHook, 'na
   return jsonFilesIn(dir).map((file) => parseRecordedAdmission(file, readFileSync(file, 'utf8'), hook, now));
 }
 
-/** What a client sees of an answer: the patch as the object it produces (so equal effects compare equal). */
-function visible(request: AdmissionRequest, response: AdmissionResponse): Record<string, unknown> {
-  const patch = response.patch ?? [];
-  let patched: unknown;
-  if (patch.length > 0) {
-    const applied = request.object ? applyToCopy(request.object as KubeObject, patch) : undefined;
-    patched = applied?.ok ? applied.object : { unappliedPatch: patch, error: applied ? applied.error : 'no object to patch' };
-  }
-  return {
-    allowed: response.allowed,
-    ...(response.allowed ? {} : { status: { code: response.status?.code ?? 403, reason: response.status?.reason ?? 'Forbidden', message: response.status?.message ?? '' } }),
-    ...(patched === undefined ? {} : { patched }),
-    warnings: response.warnings ?? [],
-  };
-}
-
 /** Differences a user would notice between the current version's answer and the new one's; [] when none. */
 export function compareAdmission(request: AdmissionRequest, baseline: AdmissionResponse, candidate: AdmissionResponse): Difference[] {
-  return diffJson(visible(request, baseline), visible(request, candidate)).map(asVersions);
+  return compareAdmissionResponses(request, baseline, candidate).map(asVersions);
 }
 
 /** "allowed", "allowed, patched", "denied (403): message". */

@@ -1,10 +1,11 @@
 // `kubeloop diff --hook`: recorded admission requests through the hook's current function and the new
 // one, reporting the requests whose decision, denial, warnings or patch effect changed.
-import { ADMISSION_HOOK_API_VERSION, CLUSTER_ADMISSION_HOOK_PLURAL, type AdmissionHook } from '../../api/admission-hook.ts';
+import type { AdmissionHook } from '../../api/admission-hook.ts';
 import type { AdmissionResponse } from '../../lib/contract/admission-types.ts';
 import { isApiError, type KubeClient } from '../../lib/kube/kube-client.ts';
 import type { Difference } from '../../lib/replay/json-diff.ts';
 import { callFunction } from '../../lib/replay/replay-client.ts';
+import { identityOf, kindName, kubectlGet, scopedPath, type ScopedName } from '../scoped-names.ts';
 import { DEV_HOOK_POLICY, resolveHook, type ResolvedHook } from '../../webhooks/hook-spec.ts';
 import { admissionSubject, compareAdmission, decisionOf, type RecordedAdmission } from './admission-diff.ts';
 import { DiffError } from './loop-state.ts';
@@ -22,19 +23,21 @@ export interface AdmissionReport {
   error?: string;
 }
 
-export async function readHook(admin: KubeClient, name: string): Promise<ResolvedHook> {
+/** Reads the AdmissionHook (-n) or ClusterAdmissionHook with the caller's own credentials. */
+export async function readHook(admin: KubeClient, ref: ScopedName): Promise<ResolvedHook> {
+  const name = `${kindName(ref)} ${identityOf(ref)}`;
   let hook: AdmissionHook | undefined;
   try {
-    hook = await admin.getIfExists<AdmissionHook>({ path: `/apis/${ADMISSION_HOOK_API_VERSION}/${CLUSTER_ADMISSION_HOOK_PLURAL}/${encodeURIComponent(name)}` });
+    hook = await admin.getIfExists<AdmissionHook>({ path: scopedPath(ref) });
   } catch (error) {
-    if (isApiError(error)) throw new DiffError(`cannot read AdmissionHook ${name}: ${error.message}`);
+    if (isApiError(error)) throw new DiffError(`cannot read ${name}: ${error.message}`);
     throw error;
   }
-  if (!hook) throw new DiffError(`AdmissionHook ${name} not found (kubectl get clusteradmissionhooks.kubeloop.dev)`);
+  if (!hook) throw new DiffError(`${name} not found (${kubectlGet(ref)})`);
   // As for Loops (loop-state.ts): diff runs beside the user, who may point a hook at a function on loopback;
   // the gateway's own policy still decides what the cluster may call.
   const resolved = resolveHook(hook, DEV_HOOK_POLICY);
-  if (!resolved.ok) throw new DiffError(`AdmissionHook ${name}: ${resolved.message}`);
+  if (!resolved.ok) throw new DiffError(`${name}: ${resolved.message}`);
   return resolved.hook;
 }
 

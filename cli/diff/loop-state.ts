@@ -2,7 +2,7 @@
 // (per namespace, selector, metadata-only as configured), its children indexed by controller uid, and the
 // objects of each spec.related entry where that entry looks, as the router's related informers hold them.
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { CLUSTER_LOOP_PLURAL, LOOP_API_VERSION, type Loop, type ServiceAccountRef } from '../../api/loop.ts';
+import type { Loop, ServiceAccountRef } from '../../api/loop.ts';
 import type { KindRef } from '../../api/meta.ts';
 import type { KubeObject } from '../../lib/contract/types.ts';
 import { ResourceDiscovery, UnknownKindError } from '../../lib/kube/discovery.ts';
@@ -19,6 +19,7 @@ import { relationWatchScope } from '../../router/base/related-relation.ts';
 import type { RelatedStore } from '../../router/reconcile/related-objects.ts';
 import { readSigningKeys, SigningSecretError } from '../../router/loops/signing-key.ts';
 import type { SigningKeys } from '../../lib/signing/webhook-signature.ts';
+import { identityOf, kindName, kubectlGet, scopedPath, type ScopedName } from '../scoped-names.ts';
 
 /** Why a diff cannot be computed at all (exit code 2): the message says what to fix. */
 export class DiffError extends Error {
@@ -38,16 +39,17 @@ export interface LoopState {
   signingKey: SigningKeys | undefined;
 }
 
-/** Reads the Loop with the caller's own credentials; the rest is read as the Loop's ServiceAccount. */
-export async function readLoop(admin: KubeClient, name: string): Promise<LoopConfig> {
+/** Reads the Loop (-n) or ClusterLoop with the caller's own credentials; the rest is read as its ServiceAccount. */
+export async function readLoop(admin: KubeClient, ref: ScopedName): Promise<LoopConfig> {
+  const name = `${kindName(ref)} ${identityOf(ref)}`;
   let loop: Loop | undefined;
   try {
-    loop = await admin.getIfExists<Loop>({ path: `/apis/${LOOP_API_VERSION}/${CLUSTER_LOOP_PLURAL}/${encodeURIComponent(name)}` });
+    loop = await admin.getIfExists<Loop>({ path: scopedPath(ref) });
   } catch (error) {
-    if (isApiError(error)) throw new DiffError(`cannot read Loop ${name}: ${error.message}`);
+    if (isApiError(error)) throw new DiffError(`cannot read ${name}: ${error.message}`);
     throw error;
   }
-  if (!loop) throw new DiffError(`Loop ${name} not found (kubectl get clusterloops.kubeloop.dev)`);
+  if (!loop) throw new DiffError(`${name} not found (${kubectlGet(ref)})`);
   try {
     // The URL policy is the router's business; diff only reads the URL (loopback included, for kubeloop dev).
     return parseLoop(loop, { ...DEFAULT_FUNCTION_URL_POLICY, allowLoopback: true });
@@ -55,6 +57,11 @@ export async function readLoop(admin: KubeClient, name: string): Promise<LoopCon
     if (error instanceof LoopSpecError) throw new DiffError(error.message);
     throw error;
   }
+}
+
+/** "Loop team-a/web" or "ClusterLoop web": the Loop in messages, by kind and identity. */
+export function loopTitle(config: Pick<LoopConfig, 'name' | 'namespace'>): string {
+  return `${kindName({ kind: 'loop', namespace: config.namespace })} ${identityOf(config)}`;
 }
 
 /** The API server refused to let the caller act as the ServiceAccount at all (no `impersonate` right). */
@@ -78,7 +85,7 @@ async function listAs(client: KubeClient, discovery: ResourceDiscovery, config: 
   try {
     resource = await discovery.resolve(ref.apiVersion, ref.kind);
   } catch (error) {
-    if (error instanceof UnknownKindError) throw new DiffError(`Loop ${config.name}: ${error.message}`);
+    if (error instanceof UnknownKindError) throw new DiffError(`${loopTitle(config)}: ${error.message}`);
     throw impersonationRefused(error, config.serviceAccount) ?? error;
   }
   const namespaces = resource.namespaced && scope.namespaces ? [...scope.namespaces].sort() : [undefined];
@@ -113,10 +120,11 @@ export async function readLoopState(admin: KubeClient, config: LoopConfig, rateL
   try {
     if (config.signingSecretRef) signingKey = await readSigningKeys(client, config.signingSecretRef);
   } catch (error) {
-    if (error instanceof SigningSecretError) throw new DiffError(`Loop ${config.name}: ${error.message}`);
+    if (error instanceof SigningSecretError) throw new DiffError(`${loopTitle(config)}: ${error.message}`);
     throw impersonationRefused(error, config.serviceAccount) ?? error;
   }
-  const loopScope = { namespaces: config.namespaces, metadataOnly: config.metadataOnly };
+  // A namespaced Loop sees its own namespace only, as the router confines it.
+  const loopScope = { namespaces: config.namespace === undefined ? config.namespaces : new Set([config.namespace]), metadataOnly: config.metadataOnly };
   const primaries = (await listAs(client, discovery, config, config.for, { ...loopScope, selector: true })).items.filter((p) => selectsPrimary(config, p));
   const owned: OwnedStore[] = [];
   for (const kind of config.owns) {
@@ -126,7 +134,7 @@ export async function readLoopState(admin: KubeClient, config: LoopConfig, rateL
   }
   const related: RelatedStore[] = [];
   for (const relation of config.related) {
-    const scope = { namespaces: relationWatchScope(relation, config.namespaces), selector: false, metadataOnly: relation.metadataOnly };
+    const scope = { namespaces: relationWatchScope(relation, loopScope.namespaces), selector: false, metadataOnly: relation.metadataOnly };
     const { items, namespaced } = await listAs(client, discovery, config, relation.kind, scope);
     const store = new ObjectStore<KubeObject>({ [NAMESPACE_INDEX]: namespaceOf });
     for (const object of items) store.upsert(object);

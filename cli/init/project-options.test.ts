@@ -18,6 +18,11 @@ describe('parseKindRef', () => {
 });
 
 describe('readProjectOptions', () => {
+  it('writes the namespaced kinds unless --cluster asks for the cluster-scoped ones', () => {
+    expect(readProjectOptions({ dir: '/work/web' }, '1.2.3')).not.toHaveProperty('cluster');
+    expect(readProjectOptions({ dir: '/work/web', cluster: true }, '1.2.3')).toMatchObject({ cluster: true });
+  });
+
   it('defaults the name to the folder, the kind to ConfigMap and the dependency to this version', () => {
     expect(readProjectOptions({ dir: '/work/my-controller' }, '1.2.3')).toEqual({
       name: 'my-controller',

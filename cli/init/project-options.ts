@@ -19,6 +19,11 @@ export interface ProjectOptions {
   language?: OtherLanguage;
   /** `for` is a kind of the project's own: init writes its CustomResourceDefinition and TypeScript type. */
   crd?: boolean;
+  /**
+   * A ClusterLoop or ClusterAdmissionHook for a cluster admin (ServiceAccount in kubeloop-system, ClusterRole,
+   * the chart's values.yaml) instead of the namespaced kind a namespace admin applies (docs/tenants.md).
+   */
+  cluster?: boolean;
 }
 
 export const OTHER_LANGUAGES = ['python', 'go'] as const;
@@ -67,6 +72,7 @@ export interface RawInitOptions {
   language?: string;
   /** <group>/<version>/<Kind> of a kind to define (implies --for). */
   crd?: string;
+  cluster?: boolean;
 }
 
 export function readProjectOptions(raw: RawInitOptions, kubeloopVersion: string): ProjectOptions {
@@ -118,5 +124,6 @@ export function readProjectOptions(raw: RawInitOptions, kubeloopVersion: string)
     ...(raw.admission ? { admission: raw.admission } : {}),
     ...(language ? { language: language as OtherLanguage } : {}),
     ...(raw.crd ? { crd: true } : {}),
+    ...(raw.cluster ? { cluster: true } : {}),
   };
 }

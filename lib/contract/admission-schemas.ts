@@ -21,6 +21,8 @@ export const admissionRequestSchema = {
     apiVersion: { const: 'kubeloop.dev/v1' },
     kind: { const: 'AdmissionRequest' },
     hook: { type: 'string', minLength: 1 },
+    // A namespaced AdmissionHook's namespace (absent for a ClusterAdmissionHook): the hook is `<hookNamespace>/<hook>`.
+    hookNamespace: { type: 'string', minLength: 1, maxLength: 63 },
     // Echoed in a header, so printable ASCII without spaces (the API server sends a UUID).
     uid: { type: 'string', pattern: '^[!-~]{1,128}$' },
     operation: { enum: ['CREATE', 'UPDATE', 'DELETE', 'CONNECT'] },

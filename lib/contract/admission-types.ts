@@ -30,6 +30,8 @@ export interface AdmissionRequest {
   kind: 'AdmissionRequest';
   /** Name of the AdmissionHook that sent the request. */
   hook: string;
+  /** The namespace of a namespaced AdmissionHook; absent for a ClusterAdmissionHook (docs/tenants.md). */
+  hookNamespace?: string;
   /** The API server's request uid; functions log it (and the gateway echoes it in the AdmissionReview). */
   uid: string;
   operation: AdmissionOperation;

@@ -6,6 +6,7 @@ import standaloneCode from 'ajv/dist/standalone/index.js';
 import { contractFormats } from './schema-runtime.ts';
 import { admissionRequestSchema, admissionResponseSchema } from './admission-schemas.ts';
 import { reconcileRequestSchema, reconcileResponseSchema } from './schemas.ts';
+import { reconcileBatchRequestSchema, reconcileBatchResponseSchema } from './batch-schemas.ts';
 
 const JSON_SCHEMA_DRAFT = 'http://json-schema.org/draft-07/schema#';
 
@@ -70,6 +71,16 @@ export function contractArtifacts(): Artifacts {
       reconcileResponseSchema,
       'ReconcileResponse',
       'What a reconcile function answers (kubeloop.dev/v1). The router enforces further rules on a reply: docs/contract.md, "Rules the router enforces".',
+    ),
+    'schemas/reconcile-batch-request.json': schemaFile(
+      reconcileBatchRequestSchema,
+      'ReconcileBatchRequest',
+      'Several ReconcileRequests of one Loop in one plain JSON request (kubeloop.dev/v1); items refer to ReconcileRequest by $id. See docs/contract.md, "Batches".',
+    ),
+    'schemas/reconcile-batch-response.json': schemaFile(
+      reconcileBatchResponseSchema,
+      'ReconcileBatchResponse',
+      'The reply to a ReconcileBatchRequest: one response or error per item (kubeloop.dev/v1). See docs/contract.md, "Batches".',
     ),
     'schemas/admission-request.json': schemaFile(
       admissionRequestSchema,

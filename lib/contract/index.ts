@@ -5,3 +5,4 @@ export * from './admission-schemas.ts';
 export * from './schemas.ts';
 export * from './validate.ts';
 export * from './children-key.ts';
+export * from './batch.ts';

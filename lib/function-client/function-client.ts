@@ -19,6 +19,8 @@ export interface FunctionCall {
   caBundle?: string | undefined;
   /** Sign the request for `audience` and accept a 200 reply only signed for it (docs/contract.md). */
   signing?: { keys: SigningKeys; audience: string } | undefined;
+  /** Requests a batch carries (default 1): the reply's byte and value limits are this many replies'. */
+  replyItems?: number;
 }
 
 export type CallFailureReason = 'Unreachable' | 'AddressRefused' | 'Timeout' | 'TooLarge' | 'TooManyValues' | 'NotJson' | 'InvalidSignature' | 'Overloaded';
@@ -86,7 +88,9 @@ export function createFunctionClient(options: FunctionClientOptions = {}): Funct
       if (response.statusCode !== 200) {
         return { kind: 'status', status: response.statusCode, headers: response.headers, detail: await readDetail(response.body) };
       }
-      const read = await readReply(response.body, response.headers, limits, inFlight);
+      const items = Math.max(1, request.replyItems ?? 1);
+      const callLimits = items === 1 ? limits : { ...limits, maxBytes: limits.maxBytes * items, maxValues: limits.maxValues * items };
+      const read = await readReply(response.body, response.headers, callLimits, inFlight);
       if (!read.ok) return read.failure;
       try {
         if (signed && request.signing) {

@@ -81,3 +81,36 @@ export async function reviewAccess(
     message: `ServiceAccount ${serviceAccount.namespace}/${serviceAccount.name} may not ${shown}${more}: ${consequence}`,
   };
 }
+
+/** A user as the API server authenticated it (what an aggregated API reads from the front proxy's headers). */
+export interface UserInfo {
+  user: string;
+  groups: string[];
+  uid?: string;
+  extra?: Record<string, string[]>;
+}
+
+export interface ResourceAttributes {
+  verb: string;
+  group: string;
+  version?: string;
+  resource: string;
+  namespace?: string;
+  name?: string;
+}
+
+/** Asks the API server whether this user may do this (the router's own ServiceAccount needs system:auth-delegator). */
+export async function reviewUserAccess(client: KubeClient, who: UserInfo, attributes: ResourceAttributes): Promise<AccessVerdict> {
+  const answer = await client.request<SubjectAccessReviewStatus>({
+    method: 'POST',
+    path: '/apis/authorization.k8s.io/v1/subjectaccessreviews',
+    body: {
+      apiVersion: 'authorization.k8s.io/v1',
+      kind: 'SubjectAccessReview',
+      spec: { user: who.user, groups: who.groups, ...(who.uid ? { uid: who.uid } : {}), ...(who.extra ? { extra: who.extra } : {}), resourceAttributes: attributes },
+    },
+  });
+  if (answer.status?.allowed === true) return { allowed: true };
+  const reason = answer.status?.reason || answer.status?.evaluationError;
+  return { allowed: false, message: reason ? `RBAC: ${reason}` : 'no RBAC rule allows it' };
+}

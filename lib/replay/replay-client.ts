@@ -8,7 +8,8 @@ import { compareResponses, type Difference } from './compare-responses.ts';
 import { isAdmissionFixture, responseValidatorFor, type Fixture } from './fixtures.ts';
 import { diffJson } from './json-diff.ts';
 
-export type ReplayMode = 'json' | 'binary' | 'structured';
+/** batch-json and batch-cloudevents send a folder's reconcile fixtures together (replay-batch.ts). */
+export type ReplayMode = 'json' | 'binary' | 'structured' | 'batch-json' | 'batch-cloudevents';
 
 export interface ReplayOptions {
   /** Function URL; the request goes to it as given (e.g. http://localhost:8080/). */
@@ -38,7 +39,7 @@ type AnyRequest = Fixture['request'];
 function encode(sent: AnyRequest, mode: ReplayMode): { headers: Record<string, string>; body: string } {
   const data = JSON.stringify(sent);
   // Admission functions take plain JSON only (docs/admission.md).
-  if (mode === 'json' || sent.kind === 'AdmissionRequest') return { headers: { 'content-type': 'application/json' }, body: data };
+  if (mode === 'json' || mode === 'batch-json' || mode === 'batch-cloudevents' || sent.kind === 'AdmissionRequest') return { headers: { 'content-type': 'application/json' }, body: data };
   const id = sent.reconcileId ?? randomUUID();
   if (mode === 'binary') {
     return {
@@ -95,7 +96,11 @@ export async function callFunction(sent: AnyRequest, options: ReplayOptions): Pr
 }
 
 export async function replayFixture(fixture: Fixture, options: ReplayOptions): Promise<ReplayResult> {
-  const reply = await callFunction(fixture.request, options);
+  return judgeReply(fixture, await callFunction(fixture.request, options), options);
+}
+
+/** Compares a reply (however it was called for) with the fixture's recorded response. */
+export function judgeReply(fixture: Fixture, reply: CallResult, options: Pick<ReplayOptions, 'strict'>): ReplayResult {
   if (!reply.ok) return { outcome: 'error', message: reply.message };
   // A JSON patch is applied in order and warnings are shown in order: an admission reply compares exactly.
   const differences = isAdmissionFixture(fixture) ? diffJson(fixture.response, reply.response) : compareResponses(fixture.response, reply.response as ReconcileResponse, { request: fixture.request as ReconcileRequest, strict: options.strict === true });

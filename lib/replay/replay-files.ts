@@ -1,7 +1,9 @@
 // Replays every fixture of some files or folders against one function URL: the loop behind `kubeloop
 // replay` and the package's testing helpers, one result per file (an unreadable file is a result too).
 import { loadFixtures, type Fixture, type UnrecordedFixture } from './fixtures.ts';
-import { callFunction, replayFixture, type CallResult, type ReplayOptions, type ReplayResult } from './replay-client.ts';
+import { callFunction, judgeReply, replayFixture, type CallResult, type ReplayOptions, type ReplayResult } from './replay-client.ts';
+import { callBatched } from './replay-batch.ts';
+import type { ReconcileRequest } from '../contract/types.ts';
 
 export type FileReplayResult =
   | { file: string; outcome: 'invalid'; message: string }
@@ -30,15 +32,27 @@ export async function replayFiles(targets: string[], options: FileReplayOptions)
       continue;
     }
     if (loaded.length === 0) push({ file: target, outcome: 'invalid', message: 'no *.json fixtures in this folder' });
+    const batched = await batchedReplies(loaded, options);
     for (const one of loaded) {
       if (!one.ok) {
-        if (one.unrecorded) push({ file: one.file, outcome: 'unrecorded', fixture: one.unrecorded, reply: await callFunction(one.unrecorded.request, options) });
+        const request = one.unrecorded?.request;
+        if (one.unrecorded) push({ file: one.file, outcome: 'unrecorded', fixture: one.unrecorded, reply: batched.get(request!) ?? (await callFunction(one.unrecorded.request, options)) });
         else push({ file: one.file, outcome: 'invalid', message: `invalid fixture: ${one.error}` });
         continue;
       }
-      push({ file: one.file, fixture: one.fixture, ...(await replayFixture(one.fixture, options)) });
+      const reply = batched.get(one.fixture.request);
+      push({ file: one.file, fixture: one.fixture, ...(reply ? judgeReply(one.fixture, reply, options) : await replayFixture(one.fixture, options)) });
     }
   }
   return results;
 }
 
+
+/** In a batch mode, the replies to a target's reconcile requests, sent together; empty otherwise. */
+async function batchedReplies(loaded: ReturnType<typeof loadFixtures>, options: ReplayOptions): Promise<Map<unknown, CallResult>> {
+  if (options.mode !== 'batch-json' && options.mode !== 'batch-cloudevents') return new Map();
+  const requests = loaded.map((one) => (one.ok ? one.fixture.request : one.unrecorded?.request)).filter((r): r is ReconcileRequest => r?.kind === 'ReconcileRequest');
+  if (requests.length === 0) return new Map();
+  const replies = await callBatched(requests, options);
+  return new Map(requests.map((request, i) => [request, replies[i]!]));
+}

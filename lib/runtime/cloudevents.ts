@@ -46,6 +46,18 @@ function readMessage(headers: CloudEventHeaders, body: string): { attributes: Re
 export function decodeReconcileEvent(headers: CloudEventHeaders, body: string): DecodedEvent {
   const message = readMessage(headers, body);
   if (typeof message === 'string') return invalid(message);
+  return checkEvent(message);
+}
+
+/** One structured-mode event of a CloudEvents batch (already parsed), checked as decodeReconcileEvent checks one. */
+export function decodeStructuredEvent(value: unknown): DecodedEvent {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return invalid('a batch item must be a structured-mode CloudEvent (a JSON object)');
+  const event = value as Record<string, unknown>;
+  if (event.data_base64 !== undefined) return invalid('CloudEvent data_base64 is not supported; send the ReconcileRequest as JSON data');
+  return checkEvent({ attributes: event, data: () => event.data });
+}
+
+function checkEvent(message: { attributes: Record<string, unknown>; data: () => unknown }): DecodedEvent {
   const { attributes } = message;
   for (const name of REQUIRED) {
     const value = attributes[name];

@@ -6,12 +6,16 @@ import { context as otelContext, SpanKind, SpanStatusCode, trace, type Context, 
 import type { ReconcileResponse } from '../contract/types.ts';
 import { withFunctionSpan } from '../observability/function-span.ts';
 import { contextFromHeaders, recordedTraceId, tracer } from '../observability/trace-context.ts';
-import { MAX_JSON_DEPTH, nestsDeeperThan } from '../contract/json-depth.ts';
 import { checkJsonBudget } from '../function-client/json-value-budget.ts';
 import { decodeReconcileEvent, encodeResponseEvent, type CloudEventMode } from './cloudevents.ts';
+import { BATCH_MAX_HEADER, CLOUDEVENT_BATCH_MEDIA_TYPE, isJsonBatch, MAX_BATCH_ITEMS } from '../contract/batch.ts';
+import { handleBatch } from './batch-core.ts';
 import type { FunctionMetrics } from './function-metrics.ts';
-import { apiVersionProblem, functionKindOf, type AnyFunctionDefinition, type FunctionKind } from './function-kinds.ts';
+import { functionKindOf, type AnyFunctionDefinition, type FunctionKind } from './function-kinds.ts';
 import type { CoreReply } from './http-replies.ts';
+import { acceptRequest, callFunction, recordError, RequestError, type CallSinks, type CoreLogger, type FunctionErrorCode } from './core-steps.ts';
+
+export type { CoreLogger, FunctionErrorCode } from './core-steps.ts';
 
 export const RECONCILE_ID_HEADER = 'x-kubeloop-reconcile-id';
 const RECONCILE_ID_PATTERN = /^[!-~]{1,128}$/;
@@ -25,31 +29,11 @@ export interface CoreRequest {
   body: string;
 }
 
-/** Stable codes in error replies and the kubeloop_function_errors_total metric. */
-export type FunctionErrorCode =
-  | 'UnsupportedMediaType'
-  | 'InvalidJSON'
-  | 'InvalidCloudEvent'
-  | 'UnsupportedApiVersion'
-  | 'InvalidRequest'
-  | 'PayloadTooLarge'
-  | 'InvalidSignature'
-  | 'FunctionError'
-  | 'InvalidResponse';
-
 export interface FunctionErrorReply {
   statusCode: number;
   code: FunctionErrorCode;
   message: string;
   reconcileId: string;
-}
-
-/** What the core logs through: a pino Logger fits, and so does consoleLogger (console-logger.ts). */
-export interface CoreLogger {
-  error(fields: object, message: string): void;
-  warn(fields: object, message: string): void;
-  debug(fields: object, message: string): void;
-  isLevelEnabled(level: string): boolean;
 }
 
 export interface FunctionCoreOptions {
@@ -89,43 +73,22 @@ function headerReconcileId(headers: RequestHeaders): string | undefined {
   return value !== undefined && RECONCILE_ID_PATTERN.test(value) ? value : undefined;
 }
 
-type Mode = 'json' | CloudEventMode;
+type Mode = 'json' | CloudEventMode | 'cloudevents-batch';
 
 /** Which of the three accepted encodings a request uses, or a 415 message. */
 function modeOf(headers: RequestHeaders): Mode | { unsupported: string } {
   const type = mediaType(headers);
   if (type === 'application/cloudevents+json') return 'structured';
-  if (type === 'application/cloudevents-batch+json') return { unsupported: 'CloudEvent batches are not supported; send one event per request' };
+  if (type === CLOUDEVENT_BATCH_MEDIA_TYPE) return 'cloudevents-batch';
   if (type === 'application/json') return firstHeader(headers, 'ce-specversion') === undefined ? 'json' : 'binary';
   const shown = type === '' ? 'no content type' : `content type "${type}"`;
   return { unsupported: `${shown} is not supported; send application/json, or a CloudEvent in binary mode (ce-* headers, application/json) or structured mode (application/cloudevents+json)` };
 }
 
-class RequestError extends Error {
-  constructor(
-    readonly status: number,
-    readonly code: FunctionErrorCode,
-    message: string,
-    cause?: unknown,
-  ) {
-    super(message, cause === undefined ? undefined : { cause });
-  }
-}
-
-/** Where one call's outcome goes: the log and the metrics. */
-interface CallSinks {
-  log: CoreLogger;
-  metrics: FunctionMetrics;
-}
-
 /** Logs and counts a failed call, and renders its JSON error body. */
 function errorReply(sinks: CallSinks, started: number, error: RequestError, reconcileId: string, context: Record<string, unknown>): CoreReply {
   const body: FunctionErrorReply = { statusCode: error.status, code: error.code, message: error.message, reconcileId };
-  const fields = { ...context, reconcileId, code: error.code, statusCode: error.status };
-  if (error.status >= 500) sinks.log.error({ ...fields, err: error.cause ?? error }, error.message);
-  else sinks.log.warn(fields, error.message);
-  sinks.metrics.error(error.code);
-  sinks.metrics.observe(error.status, (performance.now() - started) / 1000);
+  recordError(sinks, started, error, reconcileId, context);
   return {
     status: error.status,
     headers: { 'content-type': 'application/json; charset=utf-8', [RECONCILE_ID_HEADER]: reconcileId },
@@ -133,12 +96,20 @@ function errorReply(sinks: CallSinks, started: number, error: RequestError, reco
   };
 }
 
-/** The request body as a value: plain JSON, or the data of a CloudEvent. */
+/** The request body as a value: plain JSON (one request or a batch), the data of a CloudEvent, or a CloudEvents batch. */
 function parseBody(kind: FunctionKind, request: CoreRequest, mode: Mode): unknown {
   if (request.body.length === 0) throw new RequestError(400, 'InvalidJSON', `request body is empty; want a ${kind.requestKind}`);
   // Counted before JSON.parse: 8 MiB of `{}` would build four million objects on this function's heap.
   const budget = checkJsonBudget(request.body);
   if (!budget.ok) throw new RequestError(413, 'PayloadTooLarge', `request body ${budget.message}; refused before parsing`);
+  if (mode === 'cloudevents-batch') {
+    if (!kind.cloudEvents) throw new RequestError(415, 'UnsupportedMediaType', `an admission function takes one plain JSON ${kind.requestKind} per call, not a CloudEvents batch`);
+    try {
+      return JSON.parse(request.body) as unknown;
+    } catch (error) {
+      throw new RequestError(400, 'InvalidCloudEvent', `not a valid CloudEvents batch: the body is not JSON (${(error as Error).message})`);
+    }
+  }
   if (mode !== 'json') {
     if (!kind.cloudEvents) throw new RequestError(415, 'UnsupportedMediaType', `an admission function takes a plain JSON ${kind.requestKind} (content-type application/json), not a CloudEvent`);
     const decoded = decodeReconcileEvent(request.headers, request.body);
@@ -152,35 +123,8 @@ function parseBody(kind: FunctionKind, request: CoreRequest, mode: Mode): unknow
   }
 }
 
-/** Checks the parsed request: contract version, nesting depth, then the kind's own validation. */
-function acceptRequest(kind: FunctionKind, value: unknown) {
-  const versionProblem = apiVersionProblem(value);
-  if (versionProblem) throw new RequestError(400, 'UnsupportedApiVersion', versionProblem);
-  if (nestsDeeperThan(value)) throw new RequestError(400, 'InvalidRequest', `request nests deeper than ${MAX_JSON_DEPTH} levels`);
-  const checked = kind.accept(value);
-  if (!checked.ok) throw new RequestError(400, 'InvalidRequest', checked.message);
-  return checked.value;
-}
-
-/** Calls the user's function and checks what it returned. */
-function callFunction(kind: FunctionKind, name: string, request: unknown) {
-  let response: unknown;
-  try {
-    response = kind.call(request);
-  } catch (error) {
-    const reason = error instanceof Error ? error.message : String(error);
-    throw new RequestError(500, 'FunctionError', `function ${name} threw: ${reason}`, error);
-  }
-  if (typeof (response as { then?: unknown } | undefined)?.then === 'function') {
-    throw new RequestError(500, 'InvalidResponse', `function ${name} returned a Promise; functions are synchronous (no I/O)`);
-  }
-  const checked = kind.check(response);
-  if (!checked.ok) throw new RequestError(500, 'InvalidResponse', `function ${name} returned an ${checked.message}`);
-  return checked.value;
-}
-
 /** The response in the request's encoding: plain JSON, or a CloudEvent in the same mode. */
-function encodeResponse(mode: Mode, name: string, reconcileId: string, response: unknown): { headers: Record<string, string>; body: string } {
+function encodeResponse(mode: Exclude<Mode, 'cloudevents-batch'>, name: string, reconcileId: string, response: unknown): { headers: Record<string, string>; body: string } {
   const encoded =
     mode === 'json'
       ? { headers: { 'content-type': 'application/json; charset=utf-8', [RECONCILE_ID_HEADER]: reconcileId }, body: JSON.stringify(response) }
@@ -217,7 +161,12 @@ function handleTraced(definition: AnyFunctionDefinition, kind: FunctionKind, sin
   try {
     const mode = modeOf(request.headers);
     if (typeof mode === 'object') throw new RequestError(415, 'UnsupportedMediaType', mode.unsupported);
-    const accepted = acceptRequest(kind, parseBody(kind, request, mode));
+    const body = parseBody(kind, request, mode);
+    if (mode === 'cloudevents-batch' || (mode === 'json' && isJsonBatch(body))) {
+      if (!kind.cloudEvents) throw new RequestError(400, 'InvalidRequest', `an admission function takes one ${kind.requestKind} per call, not a batch`);
+      return handleBatch({ definition, kind, sinks, parent }, mode === 'json' ? 'json' : 'cloudevents', body);
+    }
+    const accepted = acceptRequest(kind, body);
     reconcileId = accepted.id ?? reconcileId ?? randomUUID();
     context = accepted.context;
     const traceId = recordedTraceId(span);
@@ -229,6 +178,7 @@ function handleTraced(definition: AnyFunctionDefinition, kind: FunctionKind, sin
     const call = () => callFunction(kind, definition.name, accepted.request);
     const { response, summary } = span.isRecording() ? withFunctionSpan(span, () => otelContext.with(trace.setSpan(parent, span), call)) : call();
     const encoded = encodeResponse(mode, definition.name, reconcileId, response);
+    if (kind.cloudEvents) encoded.headers[BATCH_MAX_HEADER] = String(MAX_BATCH_ITEMS);
     const seconds = (performance.now() - started) / 1000;
     sinks.metrics.observe(200, seconds);
     if (sinks.log.isLevelEnabled('debug')) {

@@ -29,11 +29,11 @@ export { AUDIENCE_HEADER, hookAudience, loopAudience, type SigningDirection } fr
 
 /**
  * Whom a request is signed for: an AdmissionRequest's hook, a ReconcileRequest's Loop (as the gateway and
- * the router sign them); a namespaced Loop's audience carries its namespace.
+ * the router sign them); a namespaced Loop's or AdmissionHook's audience carries its namespace.
  */
-export const audienceOf = (request: { kind: string; loop?: string; loopNamespace?: string; hook?: string }): string =>
+export const audienceOf = (request: { kind: string; loop?: string; loopNamespace?: string; hook?: string; hookNamespace?: string }): string =>
   request.kind === 'AdmissionRequest'
-    ? hookAudience(request.hook ?? '')
+    ? hookAudience(request.hookNamespace ? `${request.hookNamespace}/${request.hook ?? ''}` : (request.hook ?? ''))
     : loopAudience(request.loopNamespace ? `${request.loopNamespace}/${request.loop ?? ''}` : (request.loop ?? ''));
 export { DEFAULT_TOLERANCE_SECONDS, SECRET_PREFIX, type SignatureHeaders, type VerifyResult } from './standard-webhooks.ts';
 

@@ -38,6 +38,17 @@ describe('a namespaced Loop', () => {
     });
   });
 
+  it("defaults its shadow's and canary's ref and signing Secret to its own namespace", () => {
+    const versions = teamLoop({
+      function: {
+        url: 'http://fn.team-a.svc:80/',
+        shadow: { ref: { name: 'fn-next', port: 8080 } as never, signingSecretRef: { name: 'next', key: 'k' } as never },
+        canary: { ref: { name: 'fn-canary', port: 8080 } as never, weight: 10, errorBudget: { maxErrors: 3, windowSeconds: 60 } },
+      },
+    });
+    expect(parseLoop(versions)).toMatchObject({ shadow: { ref: { namespace: 'team-a', name: 'fn-next' }, signingSecretRef: { namespace: 'team-a', name: 'next' } }, canary: { ref: { namespace: 'team-a', name: 'fn-canary' }, weight: 10 } });
+  });
+
   it('accepts its own namespace spelled out', () => {
     const own = teamLoop({
       namespaces: ['team-a'],
@@ -54,6 +65,8 @@ describe('a namespaced Loop', () => {
       [{ serviceAccount: { namespace: 'team-b', name: 'admin' } }, 'spec.serviceAccount.namespace "team-b": a Loop acts as a ServiceAccount of its own namespace (team-a) only'],
       [{ function: { ref: { name: 'fn', namespace: 'team-b', port: 80 } } }, 'spec.function.ref.namespace "team-b": a Loop calls a function of its own namespace (team-a) only'],
       [{ function: { url: 'http://fn.team-a.svc:80/', signingSecretRef: { name: 's', namespace: 'team-b', key: 'k' } } }, 'spec.function.signingSecretRef.namespace "team-b"'],
+      [{ function: { url: 'http://fn.team-a.svc:80/', shadow: { ref: { name: 'fn', namespace: 'team-b', port: 80 } } } }, 'spec.function.shadow.ref.namespace "team-b": a Loop calls a function of its own namespace (team-a) only'],
+      [{ function: { url: 'http://fn.team-a.svc:80/', canary: { url: 'http://c.team-a.svc/', weight: 5, errorBudget: { maxErrors: 1, windowSeconds: 60 }, signingSecretRef: { name: 's', namespace: 'team-b', key: 'k' } } } }, 'spec.function.canary.signingSecretRef.namespace "team-b"'],
       [{ related: [{ name: 'c', apiVersion: 'v1', kind: 'ConfigMap', namespace: 'team-b' }] }, 'spec.related[0].namespace "team-b": a Loop reads related objects in its own namespace (team-a) only'],
       [{ related: [{ name: 'c', apiVersion: 'v1', kind: 'ConfigMap', namespace: '*' }] }, 'spec.related[0].namespace "*"'],
     ];

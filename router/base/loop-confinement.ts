@@ -1,7 +1,7 @@
 // A namespaced Loop's confinement to its own namespace (docs/tenants.md): the namespaces its spec may omit or
 // must not leave, the scope of its kinds once discovery resolved them, and where each of its writes may land.
 // Pure; loop-spec.ts, the Loop controller and the apply stage use it.
-import type { LoopSpec } from '../../api/loop.ts';
+import type { FunctionVersion, LoopSpec } from '../../api/loop.ts';
 import type { KindRef } from '../../api/meta.ts';
 
 /** The first field of a namespaced Loop's spec that reaches out of its namespace, and why. */
@@ -32,14 +32,17 @@ export function confineLoopSpec(own: string, spec: Partial<LoopSpec>): { spec: P
   if (account && typeof account === 'object' && !ownNamespace(own, account.namespace)) {
     return { field: 'spec.serviceAccount.namespace', problem: elsewhere(own, account.namespace, 'acts as a ServiceAccount of') };
   }
-  const fn = spec.function;
-  const ref = fn && typeof fn === 'object' ? fn.ref : undefined;
-  if (ref && typeof ref === 'object' && !ownNamespace(own, ref.namespace)) {
-    return { field: 'spec.function.ref.namespace', problem: elsewhere(own, ref.namespace, 'calls a function of') };
-  }
-  const secret = fn && typeof fn === 'object' ? fn.signingSecretRef : undefined;
-  if (secret && typeof secret === 'object' && !ownNamespace(own, secret.namespace)) {
-    return { field: 'spec.function.signingSecretRef.namespace', problem: elsewhere(own, secret.namespace, 'reads its signing Secret in') };
+  const fn = spec.function && typeof spec.function === 'object' ? spec.function : undefined;
+  // The function, its shadow and its canary: each one's ref and signing Secret in the Loop's own namespace.
+  const live = confineFunction(own, 'spec.function', fn);
+  if ('problem' in live) return live;
+  const versions: Partial<Pick<LoopSpec['function'], 'shadow' | 'canary'>> = {};
+  for (const which of ['shadow', 'canary'] as const) {
+    const version = fn?.[which];
+    if (!version || typeof version !== 'object') continue;
+    const confined = confineFunction(own, `spec.function.${which}`, version);
+    if ('problem' in confined) return confined;
+    Object.assign(versions, { [which]: { ...version, ...confined.fields } });
   }
   const related = Array.isArray(spec.related) ? spec.related : [];
   for (const [i, entry] of related.entries()) {
@@ -51,17 +54,25 @@ export function confineLoopSpec(own: string, spec: Partial<LoopSpec>): { spec: P
       ...spec,
       namespaces: [own],
       ...(account && typeof account === 'object' ? { serviceAccount: { ...account, namespace: own } as LoopSpec['serviceAccount'] } : {}),
-      ...(fn && typeof fn === 'object'
-        ? {
-            function: {
-              ...fn,
-              ...(ref && typeof ref === 'object' ? { ref: { ...ref, namespace: own } } : {}),
-              ...(secret && typeof secret === 'object' ? { signingSecretRef: { ...secret, namespace: own } } : {}),
-            },
-          }
-        : {}),
+      ...(fn ? { function: { ...fn, ...live.fields, ...versions } } : {}),
       // Absent is the primary's namespace, which is the Loop's own.
       ...(spec.related !== undefined ? { related: related.map((entry) => (entry && typeof entry === 'object' ? { ...entry, namespace: undefined } : entry)) } : {}),
+    },
+  };
+}
+
+/** One version's ref and signing Secret with the Loop's namespace filled in, or the field naming another. */
+function confineFunction(own: string, field: string, fn: FunctionVersion | undefined): { fields: Pick<FunctionVersion, 'ref' | 'signingSecretRef'> } | ConfinementProblem {
+  const ref = fn?.ref;
+  if (ref && typeof ref === 'object' && !ownNamespace(own, ref.namespace)) return { field: `${field}.ref.namespace`, problem: elsewhere(own, ref.namespace, 'calls a function of') };
+  const secret = fn?.signingSecretRef;
+  if (secret && typeof secret === 'object' && !ownNamespace(own, secret.namespace)) {
+    return { field: `${field}.signingSecretRef.namespace`, problem: elsewhere(own, secret.namespace, 'reads its signing Secret in') };
+  }
+  return {
+    fields: {
+      ...(ref && typeof ref === 'object' ? { ref: { ...ref, namespace: own } } : {}),
+      ...(secret && typeof secret === 'object' ? { signingSecretRef: { ...secret, namespace: own } } : {}),
     },
   };
 }
@@ -90,6 +101,13 @@ export function clusterScopedKindProblem(kinds: readonly ResolvedKind[]): Confin
     field: scoped.field,
     problem: `${scoped.ref.kind} (${scoped.ref.apiVersion}) is cluster-scoped: a Loop reaches only namespaced kinds in its own namespace; a cluster-scoped kind needs a ClusterLoop`,
   };
+}
+
+/** Why a namespaced Loop may not read objects there (a function's `requires`), or undefined; checked before the read. */
+export function readConfinementProblem(own: string, namespace: string | undefined, namespaced: boolean): string | undefined {
+  if (!namespaced) return `the kind is cluster-scoped, and a Loop reads only in its own namespace (${own})`;
+  if (namespace !== own) return `${namespace ?? '(no namespace)'} is not the Loop's namespace: a Loop reads only in its own namespace (${own})`;
+  return undefined;
 }
 
 /** Why a namespaced Loop may not write this target, or undefined; checked before any API call is made for it. */

@@ -97,4 +97,38 @@ describe('parseLoop', () => {
     expect((error as LoopSpecError).field).toBe('spec.related[0].nameFrom.fieldPath');
     expect(loopSpecErrorReason(error as LoopSpecError)).toBe('InvalidSpec');
   });
+
+  it('batches calls by default, up to 16 per request; batch.enabled false or maxSize 1 turns it off', () => {
+    const withBatch = (batch: unknown) => parseLoop({ metadata: valid.metadata, spec: { ...valid.spec, function: { ...valid.spec.function, batch } } as never });
+    expect(parseLoop(valid).batchMaxSize).toBe(16);
+    expect(withBatch({ maxSize: 40 }).batchMaxSize).toBe(40);
+    expect(withBatch({ enabled: false, maxSize: 40 }).batchMaxSize).toBe(1);
+    expect(withBatch({ maxSize: 1 }).batchMaxSize).toBe(1);
+    expect(() => withBatch({ maxSize: 65 })).toThrow('spec.function.batch.maxSize must be an integer in [1, 64], got 65');
+    expect(() => withBatch({ maxSize: 2.5 })).toThrow('spec.function.batch.maxSize');
+    expect(() => withBatch({ enabled: 'yes' })).toThrow('spec.function.batch.enabled must be true or false');
+  });
+});
+
+describe("parseLoop: a function's shadow and canary", () => {
+  const withFunction = (fn: Record<string, unknown>) => ({ ...valid, spec: { ...valid.spec, function: { ...valid.spec.function, ...fn } } });
+  it('validates them as the function is, with their own defaults, and fingerprints the canary', () => {
+    const loop = parseLoop(withFunction({ shadow: { url: 'http://next.kubeloop-system.svc/' }, canary: { url: 'http://canary.kubeloop-system.svc/', weight: 20, errorBudget: { ratio: 0.1, windowSeconds: 300 } } }));
+    expect(loop.shadow).toMatchObject({ url: 'http://next.kubeloop-system.svc/', timeoutMs: 10_000, maxConcurrency: 4 });
+    expect(loop.canary).toMatchObject({ weight: 20, maxConcurrency: 8, budget: { ratio: 0.1, maxErrors: undefined, windowMs: 300_000 } });
+    expect(loop.canary?.fingerprint).toMatch(/^[0-9a-f]{12}$/);
+    expect(parseLoop(valid)).toMatchObject({ shadow: undefined, canary: undefined });
+  });
+  it('names the bad field', () => {
+    const cases: Array<[Record<string, unknown>, string]> = [
+      [{ shadow: {} }, 'spec.function.shadow must have exactly one of url and ref'],
+      [{ shadow: { url: 'http://127.0.0.1:1/' } }, 'spec.function.shadow.url "http://127.0.0.1:1/"'],
+      [{ shadow: { ref: { name: 'fn', namespace: 'ns' } } }, 'spec.function.shadow.ref.port'],
+      [{ canary: { url: 'http://c.ns.svc/', weight: 120, errorBudget: { maxErrors: 1, windowSeconds: 60 } } }, 'spec.function.canary.weight must be a percentage in [0, 100], got 120'],
+      [{ canary: { url: 'http://c.ns.svc/', weight: 5 } }, 'spec.function.canary.errorBudget is required'],
+      [{ canary: { url: 'http://c.ns.svc/', weight: 5, errorBudget: { windowSeconds: 60 } } }, 'spec.function.canary.errorBudget needs maxErrors or ratio'],
+      [{ canary: { url: 'http://c.ns.svc/', weight: 5, errorBudget: { maxErrors: 1 } } }, 'spec.function.canary.errorBudget.windowSeconds'],
+    ];
+    for (const [fn, message] of cases) expect(() => parseLoop(withFunction(fn)), JSON.stringify(fn)).toThrow(message);
+  });
 });

@@ -2,10 +2,14 @@
 import type { V1LabelSelector } from '@kubernetes/client-node';
 import { validateLabelSelector } from '../../lib/kube/label-selector.ts';
 import { FINALIZER_PREFIX, loopIdentity, NAMESPACED_FINALIZER_PREFIX, type Loop, type LoopSpec, type SecretKeyRef, type ServiceAccountRef } from '../../api/loop.ts';
+
+export { LoopSpecError, MAX_CONCURRENCY, MAX_TIMEOUT_SECONDS, type CanaryConfig, type FunctionTarget } from './function-spec.ts';
 import type { KindRef } from '../../api/meta.ts';
-import { parseFunctionRef, type FunctionRefConfig } from './function-ref.ts';
-import { DEFAULT_FUNCTION_URL_POLICY, functionUrlProblem, type FunctionUrlPolicy } from '../../lib/config/function-url-policy.ts';
+import type { FunctionRefConfig } from './function-ref.ts';
+import { DEFAULT_FUNCTION_URL_POLICY, type FunctionUrlPolicy } from '../../lib/config/function-url-policy.ts';
+import { LoopSpecError, parseCanary, parseFunctionTarget, parseShadow, positive, type CanaryConfig, type FunctionTarget } from './function-spec.ts';
 import type { SigningKeys } from '../../lib/signing/webhook-signature.ts';
+import { MAX_BATCH_ITEMS } from '../../lib/contract/batch.ts';
 import { parseRelated, RelatedSpecError, type RelationConfig } from './related-relation.ts';
 import { confineLoopSpec } from './loop-confinement.ts';
 
@@ -34,6 +38,8 @@ export interface LoopConfig {
   serviceAccount: ServiceAccountRef;
   timeoutMs: number;
   maxConcurrency: number;
+  /** Most calls one HTTP request carries (spec.function.batch); 1 = batching off. */
+  batchMaxSize: number;
   resyncMs: number;
   finalize: boolean;
   sendDeletes: boolean;
@@ -46,17 +52,10 @@ export interface LoopConfig {
   related: RelationConfig[];
   /** The key(s) read from signingSecretRef before the Loop starts, replaced when the Secret is rotated. */
   signingKey?: SigningKeys;
-}
-
-export class LoopSpecError extends Error {
-  constructor(
-    readonly loop: string,
-    readonly field: string,
-    problem: string,
-  ) {
-    super(`Loop ${loop}: ${field} ${problem}`);
-    this.name = 'LoopSpecError';
-  }
+  /** spec.function.shadow: called with every request, never applied (docs/safe-changes.md). */
+  shadow: FunctionTarget | undefined;
+  /** spec.function.canary: answers for its share of the keys until its error budget is spent. */
+  canary: CanaryConfig | undefined;
 }
 
 /** The Ready reason of a Loop refused for its spec: a missing ServiceAccount has its own. */
@@ -77,44 +76,19 @@ function kindRef(loop: string, field: string, value: unknown): KindRef {
   return { apiVersion: ref.apiVersion, kind: ref.kind };
 }
 
-function positive(loop: string, field: string, value: unknown, fallback: number, max: number): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0 || value > max) {
-    throw new LoopSpecError(loop, field, `must be a number in (0, ${max}], got ${JSON.stringify(value)}`);
+/** spec.function.batch: on by default, at most MAX_BATCH_ITEMS per request. */
+export const DEFAULT_BATCH_MAX_SIZE = 16;
+
+function batchMaxSize(loop: string, value: unknown): number {
+  if (value === undefined) return DEFAULT_BATCH_MAX_SIZE;
+  const batch = value as { enabled?: unknown; maxSize?: unknown } | null;
+  if (!batch || typeof batch !== 'object') throw new LoopSpecError(loop, 'spec.function.batch', 'must be { enabled, maxSize }');
+  if (batch.enabled !== undefined && typeof batch.enabled !== 'boolean') throw new LoopSpecError(loop, 'spec.function.batch.enabled', 'must be true or false');
+  const max = batch.maxSize ?? DEFAULT_BATCH_MAX_SIZE;
+  if (typeof max !== 'number' || !Number.isInteger(max) || max < 1 || max > MAX_BATCH_ITEMS) {
+    throw new LoopSpecError(loop, 'spec.function.batch.maxSize', `must be an integer in [1, ${MAX_BATCH_ITEMS}], got ${JSON.stringify(batch.maxSize)}`);
   }
-  return value;
-}
-
-const SECRET_KEY = /^[-._a-zA-Z0-9]+$/;
-
-/**
- * Caps (also in the CRD schema): a function is pure and answers in milliseconds, and every call in flight
- * holds a socket and up to one reply's memory, so a Loop cannot ask for a thousand at once or an hour each.
- */
-export const MAX_TIMEOUT_SECONDS = 60;
-export const MAX_CONCURRENCY = 64;
-
-function secretKeyRef(loop: string, value: unknown): SecretKeyRef | undefined {
-  if (value === undefined) return undefined;
-  const field = 'spec.function.signingSecretRef';
-  const ref = value as Partial<Record<keyof SecretKeyRef, unknown>> | null;
-  if (!ref || typeof ref !== 'object') throw new LoopSpecError(loop, field, 'must be { name, namespace, key }');
-  if (typeof ref.name !== 'string' || !/^[a-z0-9]([-.a-z0-9]*[a-z0-9])?$/.test(ref.name) || ref.name.length > 253) {
-    throw new LoopSpecError(loop, `${field}.name`, 'must be a Secret name');
-  }
-  if (typeof ref.namespace !== 'string' || !DNS_LABEL.test(ref.namespace)) throw new LoopSpecError(loop, `${field}.namespace`, 'must be a namespace name');
-  if (typeof ref.key !== 'string' || !SECRET_KEY.test(ref.key) || ref.key.length > 253) throw new LoopSpecError(loop, `${field}.key`, 'must be a Secret data key');
-  return { name: ref.name, namespace: ref.namespace, key: ref.key };
-}
-
-/** `url` is the Loop's literal URL; with a ref the URL is resolved later and the bundle applies when it is https. */
-function caBundle(loop: string, value: unknown, url: string | undefined): string | undefined {
-  if (value === undefined) return undefined;
-  const field = 'spec.function.caBundle';
-  if (url !== undefined && !url.startsWith('https:')) throw new LoopSpecError(loop, field, 'is only used with an https url');
-  const pem = typeof value === 'string' ? Buffer.from(value, 'base64').toString('utf8') : '';
-  if (!pem.includes('-----BEGIN CERTIFICATE-----')) throw new LoopSpecError(loop, field, 'must be base64 of PEM certificates');
-  return pem;
+  return batch.enabled === false ? 1 : max;
 }
 
 function serviceAccountRef(loop: string, value: unknown): ServiceAccountRef {
@@ -129,19 +103,6 @@ function serviceAccountRef(loop: string, value: unknown): ServiceAccountRef {
     }
   }
   return { namespace: ref.namespace as string, name: ref.name as string };
-}
-
-function checkFunctionUrl(name: string, raw: unknown, urlPolicy: FunctionUrlPolicy): void {
-  if (typeof raw !== 'string') throw new LoopSpecError(name, 'spec.function.url', 'must be a string');
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    throw new LoopSpecError(name, 'spec.function.url', `"${raw}" is not a URL`);
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new LoopSpecError(name, 'spec.function.url', 'must be http or https');
-  const urlProblem = functionUrlProblem(raw, urlPolicy);
-  if (urlProblem) throw new LoopSpecError(name, 'spec.function.url', `"${raw}": ${urlProblem}`);
 }
 
 /**
@@ -164,17 +125,8 @@ export function parseLoop(loop: Pick<Loop, 'metadata' | 'spec'> & { kind?: strin
   }
   const primary = kindRef(name, 'spec.for', spec.for);
   const owns = (spec.owns ?? []).map((ref, i) => kindRef(name, `spec.owns[${i}]`, ref));
-  const fn = spec.function;
-  if (!fn || typeof fn !== 'object') throw new LoopSpecError(name, 'spec.function', 'is required ({ url } or { ref })');
-  if ((fn.url === undefined) === (fn.ref === undefined)) throw new LoopSpecError(name, 'spec.function', 'must have exactly one of url and ref');
-  let functionRef: FunctionRefConfig | undefined;
-  if (fn.ref !== undefined) {
-    const parsed = parseFunctionRef(fn.ref);
-    if ('problem' in parsed) throw new LoopSpecError(name, parsed.field, parsed.problem);
-    functionRef = parsed;
-  } else {
-    checkFunctionUrl(name, fn.url, urlPolicy);
-  }
+  const fn = spec.function as LoopSpec['function'] | undefined;
+  const live = parseFunctionTarget(name, 'spec.function', fn, urlPolicy, { maxConcurrency: 8 });
   if (spec.selector) {
     try {
       validateLabelSelector(spec.selector, 'spec.selector');
@@ -204,19 +156,22 @@ export function parseLoop(loop: Pick<Loop, 'metadata' | 'spec'> & { kind?: strin
     selector: spec.selector,
     metadataOnly: spec.metadataOnly === true,
     ignoreStatusChanges: spec.ignoreStatusChanges === true,
-    functionUrl: fn.url,
-    functionRef,
+    functionUrl: live.url,
+    functionRef: live.ref,
     urlPolicy,
     serviceAccount,
-    timeoutMs: positive(name, 'spec.function.timeoutSeconds', fn.timeoutSeconds, 10, MAX_TIMEOUT_SECONDS) * 1000,
-    maxConcurrency: Math.floor(positive(name, 'spec.function.maxConcurrency', fn.maxConcurrency, 8, MAX_CONCURRENCY)),
+    timeoutMs: live.timeoutMs,
+    maxConcurrency: live.maxConcurrency,
+    batchMaxSize: batchMaxSize(name, fn?.batch),
     resyncMs: positive(name, 'spec.resyncPeriodSeconds', spec.resyncPeriodSeconds, 600, 86_400 * 7) * 1000,
     finalize: spec.finalize === true,
     sendDeletes: spec.sendDeletes === true,
     finalizer: own === undefined ? `${FINALIZER_PREFIX}${bareName}` : `${NAMESPACED_FINALIZER_PREFIX}${bareName}`,
     fieldManager: `kubeloop/${name}`,
-    signingSecretRef: secretKeyRef(name, fn.signingSecretRef),
-    caBundle: caBundle(name, fn.caBundle, fn.url),
+    signingSecretRef: live.signingSecretRef,
+    caBundle: live.caBundle,
     related,
+    shadow: parseShadow(name, fn?.shadow, urlPolicy),
+    canary: parseCanary(name, fn?.canary, urlPolicy, live.maxConcurrency),
   };
 }

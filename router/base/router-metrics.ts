@@ -88,9 +88,13 @@ export function createRouterMetrics(registry: Registry = createMetricsRegistry({
     functionCalls: counter(registry, 'kubeloop_router_function_calls_total', 'Function calls by HTTP status class or failure', ['loop', 'code']),
     ownWriteSkips: counter(registry, 'kubeloop_router_own_write_skips_total', 'Calls not made: the event was exactly the result of the router\'s own patch', ['loop']),
     conflictReplays: counter(registry, 'kubeloop_router_conflict_replays_total', 'Calls not made: an answer whose write conflicted was applied again to a primary changed only in resourceVersion/managedFields', ['loop']),
+    functionBatches: histogram<'loop'>(registry, 'kubeloop_router_function_batch_size', 'Calls per batched HTTP request to a function (spec.function.batch); single calls are not observed', ['loop'], [2, 4, 8, 16, 32, 64]),
     functionLatency: exemplarLatencyHistogram(registry, 'kubeloop_router_function_call_seconds', 'Function call round trip', ['loop']),
     actions: counter(registry, 'kubeloop_router_actions_total', 'Actions applied, by op and result', ['loop', 'op', 'result']),
     refusals: counter(registry, 'kubeloop_router_authority_refusals_total', 'Actions refused for touching objects outside the Loop', ['loop']),
+    shadowCalls: counter(registry, 'kubeloop_router_shadow_calls_total', 'Calls offered to Loops\' shadow versions, by result: agreed, diverged (by effect, as kubeloop replay compares), shadow_failed (the shadow failed where the live call answered; also a divergence), live_failed (not compared), dropped (the shadow\'s maxConcurrency was reached), unresolved (its ref does not resolve)', ['loop', 'result']),
+    canaryCalls: counter(registry, 'kubeloop_router_canary_calls_total', 'Calls sent to Loops\' canary versions, by result: ok or error (what spends the error budget)', ['loop', 'result']),
+    canaryRollbacks: counter(registry, 'kubeloop_router_canary_rollbacks_total', 'Canaries rolled back because their error budget was spent', ['loop']),
     watchRestarts: counter(registry, 'kubeloop_router_watch_restarts_total', 'Informer restarts, by reason', ['resource', 'reason']),
     watchedObjects: gauge(registry, 'kubeloop_router_watched_objects', 'Objects in the informer caches', ['resource']),
     objectsRefused: counter(registry, 'kubeloop_router_objects_refused_total', 'Watched objects over --max-object-values, never cached', ['resource']),
@@ -110,12 +114,17 @@ export function createRouterMetrics(registry: Registry = createMetricsRegistry({
     setLoopReady(loop: string, ready: boolean): void {
       this.setLoopCondition(loop, 'Ready', ready);
     },
-    setLoopCondition(loop: string, type: 'Ready' | 'Throttled', status: boolean): void {
+    /** Records one of a Loop's conditions (Ready, ShadowDiverged, CanaryRolledBack); undefined removes it. */
+    setLoopCondition(loop: string, type: string, status: boolean | undefined): void {
+      if (status === undefined) {
+        for (const s of ['True', 'False']) this.loopCondition.remove({ loop, type, status: s });
+        return;
+      }
       this.loopCondition.set({ loop, type, status: 'True' }, status ? 1 : 0);
       this.loopCondition.set({ loop, type, status: 'False' }, status ? 0 : 1);
     },
     forgetLoop(loop: string): void {
-      for (const type of ['Ready', 'Throttled']) for (const status of ['True', 'False']) this.loopCondition.remove({ loop, type, status });
+      for (const type of ['Ready', 'Throttled', 'ShadowDiverged', 'CanaryRolledBack']) this.setLoopCondition(loop, type, undefined);
     },
   };
 }

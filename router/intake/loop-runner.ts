@@ -18,10 +18,14 @@ import { tenantOf } from '../base/tenant-weights.ts';
 import { watchEvent, WatchEventLog, type WatchEvent } from '../base/watch-events.ts';
 import { describeRef, type RefResolution } from '../base/function-ref.ts';
 import { loopMetrics, type LoopMetrics, type ReconcileResult } from '../base/router-metrics.ts';
+import { CallBatcher } from '../reconcile/call-batcher.ts';
 import { FunctionRefWatch } from './function-ref-watch.ts';
 import { RelatedWatch } from './related-watch.ts';
 import { RunnerShard } from '../sharding/runner-shard.ts';
 import type { ShardGate } from '../sharding/shard-member.ts';
+import type { VersionCondition } from '../reconcile/function-versions.ts';
+import type { ShadowPairs } from '../reconcile/shadow-pairs.ts';
+import { watchFunctionVersions, type FunctionVersionWatch } from './function-version-watch.ts';
 
 
 export type { LoopHealth, LoopHealthReason } from '../reconcile/reconcile-decision.ts';
@@ -33,6 +37,10 @@ export interface LoopRunnerDeps extends ReconcileDeps {
   shard?: ShardGate;
   /** The router-wide cap on calls in flight, shared fairly across tenants (--max-calls-in-flight). */
   scheduler?: FairScheduler;
+  /** A shadow's or canary's condition changed (ShadowDiverged, CanaryRolledBack); the Loop controller writes it. */
+  onCondition?: (loop: string, condition: VersionCondition, warning?: { reason: string; message: string }) => void;
+  /** Where shadows' divergences are recorded as fixture pairs (--shadow-fixtures). */
+  shadowPairs?: ShadowPairs;
 }
 
 /** A runner's caches and queue at a glance (benchmarks, status). */
@@ -62,6 +70,7 @@ export class LoopRunner {
   #cachesComplete = false;
   #functionUrl: string | undefined;
   #refWatch: FunctionRefWatch | undefined;
+  #versionWatch: FunctionVersionWatch | undefined;
   #related: RelatedWatch | undefined;
   /** Start times of the keys being processed, read at scrape time (unfinished work, longest running). */
   readonly #processingSince = new Map<string, number>();
@@ -116,6 +125,7 @@ export class LoopRunner {
         this.#refWatch = new FunctionRefWatch(loop.functionRef, loop.urlPolicy, (resolution) => this.#refChanged(resolution));
         await this.#refWatch.start(registry);
       }
+      await this.#startVersions(registry);
     } catch (error) {
       await this.stop();
       throw error;
@@ -186,6 +196,16 @@ export class LoopRunner {
     this.synced.catch(() => {});
   }
 
+  /** The shadow and the canary, when the Loop has either (function-version-watch.ts). */
+  async #startVersions(registry: LoopRunnerDeps['registry']): Promise<void> {
+    this.#versionWatch = await watchFunctionVersions(this.loop, this.#deps, registry, () => {
+      // The keys the canary answered for are sent again, now to the stable version.
+      for (const object of this.#primary?.informer.store.list() ?? []) {
+        if (this.#versionWatch?.versions.inCanaryShare(objectKey(object.metadata))) this.#enqueuePrimary(object, { type: 'RESYNC' });
+      }
+    });
+  }
+
   /** Sharded: only owned keys are queued and started; keys this member gains are queued from the cache. */
   #startShard(gate: ShardGate): void {
     this.#shard = new RunnerShard({
@@ -237,7 +257,9 @@ export class LoopRunner {
     if (this.#resyncTimer) clearTimeout(this.#resyncTimer);
     for (const off of this.#unsubscribe.splice(0)) off();
     await this.#refWatch?.stop();
+    await this.#versionWatch?.stopWatching();
     await this.#queue.shutdown();
+    await this.#versionWatch?.versions.settled();
     await this.#related?.stop();
     this.#unwatchQueue?.();
     const leases = [this.#primary, ...this.#owned].filter((l): l is InformerLease => l !== undefined);
@@ -338,7 +360,21 @@ export class LoopRunner {
       lookup: (apiVersion, kind, namespace, name) => this.#lookup(apiVersion, kind, namespace, name),
       lookupChild: (kind, key) => this.#lookupChild(kind, key),
       functionUrl: () => this.#functionUrl,
+      ...(this.#versionWatch ? { versions: this.#versionWatch.versions } : {}),
+      invoke: this.#batcher()?.invoke,
     };
+  }
+
+  /** Batches the Loop's calls when it allows batches and the invoker can send them (HTTP; not in-process benches). */
+  #batcher(): CallBatcher | undefined {
+    const { invoke, logger, metrics } = this.#deps;
+    const loop = this.loop;
+    if (loop.batchMaxSize < 2 || !invoke.batch || loop.maxConcurrency < 2) return undefined;
+    return new CallBatcher(invoke, invoke.batch, {
+      maxSize: loop.batchMaxSize,
+      onBatch: (size) => metrics.functionBatches.observe({ loop: loop.id }, size),
+      onNotBatch: (url, reason) => logger.info({ loop: loop.id, url, reason }, 'the function does not answer batches; calling it once per key'),
+    });
   }
 
   async #process(item: QueueItem<Trigger>): Promise<void> {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { describeCheck } from '../../lib/kube/access-review.ts';
 import type { ResourceInfo } from '../../lib/kube/resource-paths.ts';
+import { parseLoop } from '../base/loop-spec.ts';
 import { parseRelated } from '../base/related-relation.ts';
 import { loopAccessChecks } from './loop-access.ts';
 
@@ -28,5 +29,22 @@ describe('loopAccessChecks', () => {
       'list nodes cluster-wide',
       'watch nodes cluster-wide',
     ]);
+  });
+
+  it('reviews a namespaced Loop in its own namespace only, so a Role there is enough', async () => {
+    const config = parseLoop({
+      kind: 'Loop',
+      metadata: { name: 'podset', namespace: 'team-a' },
+      spec: {
+        for: { apiVersion: podsets.apiVersion, kind: 'PodSet' },
+        owns: [{ apiVersion: 'v1', kind: 'Pod' }],
+        related: [{ name: 'config', apiVersion: 'v1', kind: 'ConfigMap', nameFrom: { annotation: 'x' } }],
+        serviceAccount: { name: 'podset' } as never,
+        function: { url: 'http://podset.team-a.svc:8080/' },
+      },
+    });
+    const checks = await loopAccessChecks(config, async (ref) => byKind[ref.kind]!);
+    expect(new Set(checks.map((c) => c.namespace))).toEqual(new Set(['team-a']));
+    expect(checks.map(describeCheck)).toContain('list configmaps in namespace team-a');
   });
 });

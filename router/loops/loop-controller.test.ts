@@ -2,7 +2,7 @@ import { pino } from 'pino';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { LoopSpec } from '../../api/loop.ts';
 import { CONTRACT_API_VERSION, type KubeObject } from '../../lib/contract/types.ts';
-import type { ResourceDiscovery } from '../../lib/kube/discovery.ts';
+import { UnknownKindError, type ResourceDiscovery } from '../../lib/kube/discovery.ts';
 import type { KubeClient, KubeRequest } from '../../lib/kube/kube-client.ts';
 import { createMetricsRegistry } from '../../lib/observability/metrics.ts';
 import type { EventRecorder, RecordedEvent } from '../apply/event-recorder.ts';
@@ -16,6 +16,9 @@ import type { LaunchHooks, LoopLauncher } from './loop-launcher.ts';
 import { SigningSecretError } from './signing-key.ts';
 
 const { podsets, pods, loops } = TEST_RESOURCES;
+/** The namespaced Loop kind, and a cluster-scoped kind a namespaced Loop may not name. */
+const teamLoops = { ...loops, kind: 'Loop', plural: 'loops', namespaced: true };
+const nodes = { group: '', version: 'v1', apiVersion: 'v1', kind: 'Node', plural: 'nodes', namespaced: false };
 const WAIT = { timeout: 10_000, interval: 20 };
 
 const loopObject = (spec: Partial<LoopSpec> = {}, extra: { generation?: number; labels?: Record<string, string> } = {}): KubeObject =>
@@ -43,18 +46,25 @@ afterEach(async () => {
  * LoopRunners calling an in-memory function. Status writes and events are recorded.
  */
 function harness(options: { loopSelector?: { matchLabels: Record<string, string> }; accessReviewIntervalMs?: number } = {}) {
-  const informers = new MemoryInformers([podsets, pods, loops]);
-  for (const kind of [podsets, pods]) informers.of(kind.apiVersion, kind.kind).sync();
+  const informers = new MemoryInformers([podsets, pods, loops, teamLoops, nodes]);
+  for (const kind of [podsets, pods, nodes]) informers.of(kind.apiVersion, kind.kind).sync();
   const access: { denied?: string } = {};
   const signing: { problem?: string; hooks?: LaunchHooks } = {};
   const counts = { reviews: 0, launches: 0, stops: 0 };
   const statuses: unknown[] = [];
+  const statusPaths: string[] = [];
   const events: RecordedEvent[] = [];
   const runnerDeps = {
     registry: informers,
     invoke: (async () => ({ kind: 'ok', status: 200, response: { apiVersion: CONTRACT_API_VERSION, kind: 'ReconcileResponse', actions: [] } })) satisfies FunctionInvoker,
     client: {} as KubeClient,
-    discovery: {} as ResourceDiscovery,
+    discovery: {
+      resolve: async (apiVersion: string, kind: string) => {
+        const found = [podsets, pods, nodes].find((r) => r.apiVersion === apiVersion && r.kind === kind);
+        if (!found) throw new UnknownKindError(apiVersion, kind, 'not served');
+        return found;
+      },
+    } as unknown as ResourceDiscovery,
     events: { record: (_object: unknown, event: RecordedEvent) => events.push(event) } as unknown as EventRecorder,
     metrics: createRouterMetrics(createMetricsRegistry({ defaultMetrics: false })),
     logger: pino({ level: 'silent' }),
@@ -78,17 +88,19 @@ function harness(options: { loopSelector?: { matchLabels: Record<string, string>
       };
     },
   };
-  const client = { request: async (r: KubeRequest) => statuses.push(r.body) } as unknown as KubeClient;
+  const client = { request: async (r: KubeRequest) => statusPaths.push(r.path) && statuses.push(r.body) } as unknown as KubeClient;
   const controller = new LoopController({ runnerDeps, registry: informers, client, logger: runnerDeps.logger, launcher, ...options });
   controllers.push(controller);
   const loopInformer = informers.of(loops.apiVersion, loops.kind);
+  const teamLoopInformer = informers.of(teamLoops.apiVersion, teamLoops.kind);
   const start = async () => {
     const started = controller.start();
     loopInformer.sync();
+    teamLoopInformer.sync();
     await started;
   };
   const lastReady = () => (statuses.at(-1) as { status: { conditions: Array<{ status: string; reason: string }> } } | undefined)?.status.conditions[0];
-  return { controller, informers, loopInformer, access, signing, counts, statuses, events, start, lastReady };
+  return { controller, informers, loopInformer, teamLoopInformer, access, signing, counts, statuses, statusPaths, events, start, lastReady };
 }
 
 describe('LoopController', () => {
@@ -114,8 +126,8 @@ describe('LoopController', () => {
     h.loopInformer.remove(loopObject());
     await vi.waitFor(() => expect(h.controller.health('podset')).toBeUndefined(), WAIT);
     expect(h.controller.runner('podset')).toBeUndefined();
-    // Only the controller's own watch of Loops is still held.
-    expect(h.informers.held).toBe(1);
+    // Only the controller's own watches of ClusterLoops and Loops are still held.
+    expect(h.informers.held).toBe(2);
   });
 
   it('treats a Loop that no longer matches its selector as deleted', async () => {
@@ -198,6 +210,29 @@ describe('LoopController', () => {
     h.informers.serve(widgets);
     h.informers.of(widgets.apiVersion, widgets.kind).sync();
     await h.controller.waitForLoop('podset', 10_000);
+  });
+
+  it('runs a namespaced Loop beside a ClusterLoop of the same name, keyed by identity, its status written in its namespace', async () => {
+    const h = harness();
+    await h.start();
+    h.loopInformer.put(loopObject());
+    const team = loopObject({ serviceAccount: { name: 'loop' } as LoopSpec['serviceAccount'] });
+    h.teamLoopInformer.put({ ...team, kind: 'Loop', metadata: { ...team.metadata, namespace: 'team-a', uid: 'uid-team' } });
+    const runner = await h.controller.waitForLoop('team-a/podset', 10_000);
+    expect(runner.loop).toMatchObject({ id: 'team-a/podset', name: 'podset', namespace: 'team-a', namespaces: new Set(['team-a']), serviceAccount: { namespace: 'team-a', name: 'loop' } });
+    expect(h.controller.runner('podset')?.loop.id).toBe('podset');
+    await vi.waitFor(() => expect(h.statusPaths).toContain('/apis/kubeloop.dev/v1alpha1/namespaces/team-a/loops/podset/status'), WAIT);
+    expect(h.statusPaths).toContain('/apis/kubeloop.dev/v1alpha1/clusterloops/podset/status');
+  });
+
+  it('refuses a namespaced Loop owning a cluster-scoped kind as InvalidSpec naming it, and starts nothing', async () => {
+    const h = harness();
+    await h.start();
+    const team = loopObject({ serviceAccount: { name: 'loop' } as LoopSpec['serviceAccount'], owns: [{ apiVersion: 'v1', kind: 'Node' }] });
+    h.teamLoopInformer.put({ ...team, kind: 'Loop', metadata: { ...team.metadata, namespace: 'team-a' } });
+    await vi.waitFor(() => expect(h.lastReady()).toMatchObject({ status: 'False', reason: 'InvalidSpec' }), WAIT);
+    expect(h.events).toContainEqual(expect.objectContaining({ reason: 'InvalidSpec', message: expect.stringContaining('spec.owns[0] Node (v1) is cluster-scoped') }));
+    expect(h.counts).toMatchObject({ launches: 0, reviews: 0 });
   });
 
   it('stops every runner on stop', async () => {

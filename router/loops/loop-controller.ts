@@ -16,6 +16,8 @@ import type { RateLimit } from '../../lib/kube/rate-limiter.ts';
 import { CLUSTER_LOOP_KIND, CLUSTER_LOOP_PLURAL, LOOP_API_VERSION, LOOP_KIND, LOOP_PLURAL, loopIdentity, type Loop, type LoopCondition } from '../../api/loop.ts';
 import { LoopSpecError, type LoopConfig } from '../base/loop-spec.ts';
 import { clusterScopedKindProblem, namedKinds } from '../base/loop-confinement.ts';
+import { CANARY_ROLLED_BACK, rolledBackBy, type VersionCondition } from '../reconcile/function-versions.ts';
+import { SHADOW_DIVERGED } from '../../lib/versions/shadow-divergence.ts';
 import { DEFAULT_FUNCTION_URL_POLICY, type FunctionUrlPolicy } from '../../lib/config/function-url-policy.ts';
 import type { LoopHealth, LoopRunner, LoopRunnerDeps } from '../intake/loop-runner.ts';
 import { SigningSecretError } from './signing-key.ts';
@@ -57,9 +59,8 @@ export class LoopController {
   readonly #health = new Map<string, LoopHealth & { generation: number }>();
   /** The health each Loop's Ready condition was last written for (only transitions are written). */
   readonly #written = new Map<string, LoopHealth & { generation: number }>();
-  /** The Ready and Throttled conditions last decided per Loop: every status write carries both. */
-  readonly #ready = new Map<string, LoopCondition>();
-  readonly #throttled = new Map<string, LoopCondition>();
+  /** Each Loop's conditions as last decided (Ready and its versions'): every status write sends them all. */
+  readonly #conditions = new Map<string, Map<string, LoopCondition>>();
   /** Each Loop's status writes, chained: the condition written last is the one decided last. */
   readonly #statusWrites = new Map<string, Promise<void>>();
   readonly #sync: WorkQueue<null>;
@@ -115,9 +116,9 @@ export class LoopController {
       }
       return;
     }
-    this.#clusterLoops = await this.#watchLoops(CLUSTER_LOOP_KIND);
+    await this.#watchLoops(CLUSTER_LOOP_KIND);
     try {
-      this.#namespacedLoops = await this.#watchLoops(LOOP_KIND);
+      await this.#watchLoops(LOOP_KIND);
     } catch (error) {
       // A cluster with only the ClusterLoop CRD (an older chart's CRDs): ClusterLoops run, Loops wait for it.
       if (!(error instanceof UnknownKindError)) throw error;
@@ -125,9 +126,16 @@ export class LoopController {
     }
   }
 
-  /** Watches one kind of loop; an informer's key (`<name>` or `<namespace>/<name>`) is the loop's identity. */
-  async #watchLoops(kind: typeof LOOP_KIND | typeof CLUSTER_LOOP_KIND): Promise<InformerLease> {
+  /**
+   * Watches one kind of loop; an informer's key (`<name>` or `<namespace>/<name>`) is the loop's identity. The
+   * lease is kept before the informer syncs: the loops it lists at start are enqueued during the sync, and the
+   * queue reads them from its store (kept only after the sync, a loop that existed before the router started
+   * was taken for deleted and never ran until it changed).
+   */
+  async #watchLoops(kind: typeof LOOP_KIND | typeof CLUSTER_LOOP_KIND): Promise<void> {
     const lease = await this.#o.registry.acquire({ apiVersion: LOOP_API_VERSION, kind }, false);
+    if (kind === LOOP_KIND) this.#namespacedLoops = lease;
+    else this.#clusterLoops = lease;
     const informer = lease.informer;
     const enqueue = (o: KubeObject) => this.#sync.add(objectKey(o.metadata), null);
     informer.on('add', enqueue);
@@ -137,7 +145,6 @@ export class LoopController {
     });
     informer.on('delete', enqueue);
     await informer.waitForSync();
-    return lease;
   }
 
   async stop(): Promise<void> {
@@ -214,10 +221,17 @@ export class LoopController {
       throw error;
     }
     if (confinement) return { kind: 'invalid-spec', error: confinement };
+    this.#carryVersionConditions(name, config);
     let launched: LaunchedLoop;
     try {
       launched = await this.#launcher.launch(config, {
         onHealth: (health) => this.#setHealth(name, generation, health),
+        onCondition: (condition, warning) => {
+          if (this.#running.get(name)?.launched !== launched) return;
+          this.#setCondition(name, generation, condition);
+          const loop = this.#loopObject(name);
+          if (warning && loop && !this.#o.inline) this.#o.runnerDeps.events.record({ apiVersion: LOOP_API_VERSION, kind: loop.kind, metadata: loop.metadata }, { type: 'Warning', ...warning });
+        },
         signingBroken: (message) => {
           const running = this.#running.get(name);
           if (running?.launched !== launched) return;
@@ -264,8 +278,7 @@ export class LoopController {
     if (decision.forgetHealth) {
       this.#health.delete(name);
       this.#written.delete(name);
-      this.#ready.delete(name);
-      this.#throttled.delete(name);
+      this.#conditions.delete(name);
       this.#o.runnerDeps.metrics.forgetLoop(name);
     }
     if (decision.health) this.#setHealth(name, generation, decision.health);
@@ -276,6 +289,41 @@ export class LoopController {
     if (decision.log) this.#o.logger[decision.log.level]({ loop: name, ...decision.log.fields }, decision.log.message);
   }
 
+  /**
+   * Before a Loop (re)starts: its versions' conditions from before (remembered, or on the Loop after a router
+   * restart) are kept for the versions it still has, dropped for the others, and a canary rolled back under
+   * this very spec stays rolled back.
+   */
+  #carryVersionConditions(name: string, config: LoopConfig): void {
+    const known = this.#conditions.get(name) ?? new Map<string, LoopCondition>();
+    for (const c of this.#loopObject(name)?.status?.conditions ?? []) if (c.type !== 'Ready' && !known.has(c.type)) known.set(c.type, c);
+    if (!config.shadow) known.delete(SHADOW_DIVERGED);
+    if (!config.canary || !rolledBackBy(known.get(CANARY_ROLLED_BACK), config.canary)) known.delete(CANARY_ROLLED_BACK);
+    else config.canary.rolledBackAtStart = true;
+    for (const type of [SHADOW_DIVERGED, CANARY_ROLLED_BACK]) {
+      const c = known.get(type);
+      this.#o.runnerDeps.metrics.setLoopCondition(name, type, c ? c.status === 'True' : undefined);
+    }
+    this.#conditions.set(name, known);
+  }
+
+  /** A version's condition: written with the others when it changed. */
+  #setCondition(name: string, generation: number, change: VersionCondition): void {
+    const known = this.#conditions.get(name) ?? new Map<string, LoopCondition>();
+    this.#conditions.set(name, known);
+    const previous = known.get(change.type);
+    if (previous && previous.status === change.status && previous.reason === change.reason && previous.message === change.message) return;
+    const now = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
+    known.set(change.type, { ...change, lastTransitionTime: previous?.status === change.status ? previous.lastTransitionTime : now, observedGeneration: generation });
+    this.#o.runnerDeps.metrics.setLoopCondition(name, change.type, change.status === 'True');
+    if (!this.#o.inline && !this.#stopped) this.#writeStatus(name, generation, undefined);
+  }
+
+  /** The conditions of a Loop as they are now (tests, `kubeloop dev`). */
+  conditions(name: string): LoopCondition[] {
+    return [...(this.#conditions.get(name)?.values() ?? [])];
+  }
+
   #setHealth(name: string, generation: number, health: LoopHealth): void {
     const remembered = { ...health, generation };
     const condition = readyConditionChange(this.#written.get(name), health, generation, new Date());
@@ -283,29 +331,30 @@ export class LoopController {
     this.#o.runnerDeps.metrics.setLoopReady(name, health.ready);
     if (!condition || this.#o.inline || this.#stopped) return;
     this.#written.set(name, remembered);
-    this.#ready.set(name, condition);
-    this.#writeConditions(name, generation, () => {
-      if (this.#written.get(name) === remembered) this.#written.delete(name);
-    });
+    const known = this.#conditions.get(name) ?? new Map<string, LoopCondition>();
+    this.#conditions.set(name, known);
+    known.set('Ready', condition);
+    this.#writeStatus(name, generation, remembered);
   }
 
-  /** The Throttled condition (throttle-monitor.ts): written beside Ready, which a merge patch would otherwise drop. */
+  /** The Throttled condition (throttle-monitor.ts): written with the Loop's other conditions once Ready is known. */
   setThrottled(name: string, condition: LoopCondition): void {
-    this.#throttled.set(name, condition);
+    const known = this.#conditions.get(name) ?? new Map<string, LoopCondition>();
+    this.#conditions.set(name, known);
+    known.set('Throttled', condition);
     this.#o.runnerDeps.metrics.setLoopCondition(name, 'Throttled', condition.status === 'True');
-    const ready = this.#ready.get(name);
+    const ready = known.get('Ready');
     if (!ready || this.#o.inline || this.#stopped) return;
-    this.#writeConditions(name, ready.observedGeneration ?? 0, () => {});
+    this.#writeStatus(name, ready.observedGeneration ?? 0, undefined);
   }
 
-  /**
-   * Writes go one after another: two in flight at once could land in either order and leave an older
-   * condition on the Loop, which only a transition would rewrite (a Loop stuck at Ready=True while every
-   * call was refused). A write that fails calls `failed`, so the next report of the same health writes again.
-   */
-  #writeConditions(name: string, generation: number, failed: () => void): void {
+  /** Writes every condition of the Loop (a merge patch replaces the list). `remembered`: the health this write is for. */
+  #writeStatus(name: string, generation: number, remembered: (LoopHealth & { generation: number }) | undefined): void {
+    const conditions = [...(this.#conditions.get(name)?.values() ?? [])];
+    // Writes go one after another: two in flight at once could land in either order and leave an older
+    // condition on the Loop, which only a transition would rewrite (a Loop stuck at Ready=True while every
+    // call was refused). A write that fails is forgotten, so the next report of the same health writes again.
     const write = async (): Promise<void> => {
-      const conditions = [this.#ready.get(name), this.#throttled.get(name)].filter((c): c is LoopCondition => c !== undefined);
       try {
         await this.#o.client.request({
           method: 'PATCH',
@@ -314,7 +363,7 @@ export class LoopController {
           body: { status: { observedGeneration: generation, conditions } },
         });
       } catch (error) {
-        failed();
+        if (remembered && this.#written.get(name) === remembered) this.#written.delete(name);
         if (!isApiError(error, 404)) this.#o.logger.warn({ loop: name, err: (error as Error).message }, 'could not write Loop status');
       }
     };

@@ -12,6 +12,7 @@ import type { LoopConfig } from '../base/loop-spec.ts';
 import { LoopRunner, type LoopHealth, type LoopRunnerDeps } from '../intake/loop-runner.ts';
 import { reviewAccess, type AccessVerdict } from '../../lib/kube/access-review.ts';
 import { loopAccessChecks } from './loop-access.ts';
+import type { VersionCondition } from '../reconcile/function-versions.ts';
 import { readSigningKeys, watchSigningKeys } from './signing-key.ts';
 
 export interface LaunchHooks {
@@ -19,6 +20,8 @@ export interface LaunchHooks {
   onHealth(health: LoopHealth): void;
   /** The signing Secret broke while the Loop ran: the controller stops the Loop until it is fixed. */
   signingBroken(message: string): void;
+  /** A shadow's or canary's condition changed, with a Warning event to record when given. */
+  onCondition(condition: VersionCondition, warning?: { reason: string; message: string }): void;
 }
 
 /** A runner built for a Loop, not started yet. */
@@ -71,7 +74,19 @@ export function kubeLoopLauncher(o: KubeLoopLauncherOptions): LoopLauncher {
           throw error;
         }
       }
-      const runner = new LoopRunner(config, { ...o.runnerDeps, client: loopClient, onHealth: (_loop, health) => hooks.onHealth(health) });
+      try {
+        // The shadow's and canary's keys are read once, at start (a rotation is seen when the Loop restarts).
+        for (const version of [config.shadow, config.canary]) if (version?.signingSecretRef) version.signingKey = await readSigningKeys(loopClient, version.signingSecretRef);
+      } catch (error) {
+        shared?.close();
+        throw error;
+      }
+      const runner = new LoopRunner(config, {
+        ...o.runnerDeps,
+        client: loopClient,
+        onHealth: (_loop, health) => hooks.onHealth(health),
+        onCondition: (_loop, condition, warning) => hooks.onCondition(condition, warning),
+      });
       let signingWatch: NamedObjectWatch<V1Secret> | undefined;
       return {
         runner,

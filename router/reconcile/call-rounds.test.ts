@@ -14,13 +14,15 @@ const primary: KubeObject = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { n
 const secret = (name: string): RequiredResource => ({ name: 'db', apiVersion: 'v1', kind: 'Secret', names: [name] });
 
 /** A scope whose function answers with `answer(request)` and whose API holds `objects` (path -> object, or 403). */
-function scopeWith(answer: (request: ReconcileRequest) => Partial<ReconcileResponse>, objects: Record<string, KubeObject | 403> = {}) {
+function scopeWith(answer: (request: ReconcileRequest) => Partial<ReconcileResponse>, objects: Record<string, KubeObject | 403> = {}, kind = 'ClusterLoop') {
   const sent: ReconcileRequest[] = [];
+  const read: string[] = [];
   const kept = new Map<string, readonly RequiredResource[]>();
   const requirements: Requirements = { get: (key) => kept.get(key), set: (key, entries) => void (entries.length ? kept.set(key, entries) : kept.delete(key)) };
-  const loop = parseLoop({ metadata: { name: 'l' }, spec: { for: { apiVersion: 'v1', kind: 'ConfigMap' }, serviceAccount: { namespace: 'a', name: 's' }, function: { url: 'http://f.team.svc:80/' } } });
+  const loop = parseLoop({ kind, metadata: { name: 'l', namespace: 'a' }, spec: { for: { apiVersion: 'v1', kind: 'ConfigMap' }, serviceAccount: { namespace: 'a', name: 's' }, function: { url: 'http://f.team.svc:80/' } } });
   const client = {
     getIfExists: async ({ path }: { path: string }) => {
+      read.push(path);
       const found = objects[path];
       if (found === 403) throw new KubeApiError(403, 'Forbidden', 'no', { method: 'GET', path });
       return found;
@@ -37,7 +39,7 @@ function scopeWith(answer: (request: ReconcileRequest) => Partial<ReconcileRespo
     requirements,
     deps: { client, discovery: { resolve: async () => secrets }, invoke, metrics: { functionLatency: { observe() {} }, functionCalls: { inc() {} } } },
   } as unknown as CallScope;
-  return { scope, sent, kept };
+  return { scope, sent, kept, read };
 }
 
 // With tracing off (no SDK registered) the trace is the API's no-op one, as in a router without --otlp-endpoint.
@@ -82,6 +84,19 @@ describe('callFunction with requires', () => {
     expect(outcome).toMatchObject({ kind: 'requires-failed', reason: 'Forbidden' });
     if (outcome.kind === 'requires-failed') expect(outcome.message).toContain('secrets in namespace a');
     expect(sent).toHaveLength(1);
+  });
+});
+
+describe('callFunction with requires of a namespaced Loop', () => {
+  it('refuses an entry in another namespace as RequiresInvalid before reading it, and reads its own namespace', async () => {
+    const elsewhere = { ...secret('db'), namespace: 'b' };
+    const { scope, sent, read } = scopeWith(() => ({ requires: [elsewhere] }), { '/api/v1/namespaces/b/secrets/db': db }, 'Loop');
+    const outcome = await callFunction(scope, at);
+    expect(outcome).toMatchObject({ kind: 'requires-failed', reason: 'RequiresInvalid', message: `requires "db" (Secret): b is not the Loop's namespace: a Loop reads only in its own namespace (a)` });
+    expect(read).toEqual([]);
+    expect(sent[0]).toMatchObject({ loop: 'l', loopNamespace: 'a' });
+    const own = scopeWith(() => ({ requires: [secret('db')] }), { '/api/v1/namespaces/a/secrets/db': db }, 'Loop');
+    expect((await callFunction(own.scope, at)).kind).toBe('called');
   });
 });
 

@@ -15,6 +15,7 @@ import type { FunctionInvoker } from './dispatch.ts';
 import type { FixtureRecorder } from './fixture-recorder.ts';
 import type { RelatedStore } from './related-objects.ts';
 import type { ReconcileTrace } from './reconcile-trace.ts';
+import type { FunctionVersions } from './function-versions.ts';
 
 /** What one primary's function asked for in its last settled answer, kept and watched by the runner. */
 export interface Requirements {
@@ -30,6 +31,10 @@ export interface CallScope {
   owned: readonly OwnedStore[];
   related: readonly RelatedStore[];
   requirements: Requirements;
+  /** The Loop's shadow and canary, when it has either. */
+  versions?: FunctionVersions;
+  /** The Loop's own invoker when its calls are batched (call-batcher.ts); deps.invoke otherwise. */
+  invoke?: FunctionInvoker | undefined;
 }
 
 export type CallOutcome =
@@ -44,17 +49,22 @@ export async function callFunction(
   const declared = scope.related.length > 0 ? relatedObjectsOf(at.primary, scope.related) : undefined;
   const declaredNames = new Set(loop.related.map((r) => r.name));
   let asked: readonly RequiredResource[] = scope.requirements.get(at.key) ?? [];
-  let fetched = asked.length > 0 ? await fetchRequired(deps.client, deps.discovery, at.primary, asked) : ({ ok: true, related: {}, resolved: [] } as const);
+  let fetched = asked.length > 0 ? await fetchRequired(deps.client, deps.discovery, at.primary, asked, loop.namespace) : ({ ok: true, related: {}, resolved: [] } as const);
   let request: ReconcileRequest | undefined;
+  // Every round of one reconcile goes to the same version: the canary's share, or the live function.
+  const route = scope.versions?.route(at.key);
+  const url = route?.url ?? at.url;
+  const target = route?.target ?? loop;
   for (let calls = 1; ; calls++) {
     if (!fetched.ok) return { kind: 'requires-failed', request, reason: fetched.reason, message: fetched.message };
     const related = declared || asked.length > 0 ? { ...declared, ...fetched.related } : undefined;
     request = buildRequest({ loop: loop.name, loopNamespace: loop.namespace, primary: at.primary, owned: scope.owned, trigger: at.trigger, finalizing: at.finalizing, ...(related ? { related } : {}) });
     // Each round is a call span of the reconcile's trace; its headers carry the trace to the function.
-    const call = at.traced.startCall(request, at.url);
+    const call = at.traced.startCall(request, url);
     const started = performance.now();
-    const result = await deps.invoke(request, { url: at.url, timeoutMs: loop.timeoutMs, signingKey: loop.signingKey, caBundle: loop.caBundle, headers: call.headers });
+    const result = await (scope.invoke ?? deps.invoke)(request, { url, timeoutMs: target.timeoutMs, signingKey: target.signingKey, caBundle: target.caBundle, headers: call.headers });
     const callMs = performance.now() - started;
+    scope.versions?.called(request, result, route);
     at.traced.endCall(call.span, result, callMs);
     deps.metrics.functionLatency.observe({ loop: loop.id }, callMs / 1000, at.traced.traceId);
     deps.metrics.functionCalls.inc({ loop: loop.id, code: callCode(result.kind, result.status, result.kind === 'failed' ? result.reason : undefined) });
@@ -71,6 +81,6 @@ export async function callFunction(
       return { kind: 'requires-failed', request, reason: 'RequiresExceeded', message: `the function asked for different objects on each of ${calls} calls; at most ${REQUIRES_LIMITS.calls} calls per reconcile` };
     }
     asked = wanted;
-    fetched = await fetchRequired(deps.client, deps.discovery, at.primary, wanted);
+    fetched = await fetchRequired(deps.client, deps.discovery, at.primary, wanted, loop.namespace);
   }
 }

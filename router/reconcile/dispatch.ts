@@ -11,13 +11,15 @@ import { InFlightBytes } from '../../lib/function-client/reply-limits.ts';
 import { parseRetryAfter } from '../../lib/function-client/retry-after.ts';
 import { audienceOf, type SigningKeys } from '../../lib/signing/webhook-signature.ts';
 import { CLOUDEVENT_TYPE, type ReconcileRequest, type ReconcileResponse } from '../../lib/contract/types.ts';
+import { advertisedBatchMax, BATCH_MAX_HEADER, encodeBatchRequest, splitBatchReply } from '../../lib/contract/batch.ts';
 
 export { DEFAULT_MAX_REPLY_BYTES as DEFAULT_MAX_RESPONSE_BYTES } from '../../lib/function-client/reply-limits.ts';
 
 export type DispatchFailureReason = 'Unreachable' | 'AddressRefused' | 'Overloaded' | 'Timeout' | 'ServerError' | 'InvalidResponse' | 'InvalidSignature';
 
 export type DispatchResult =
-  | { kind: 'ok'; status: number; response: ReconcileResponse }
+  /** `batchMax`: the function answers batches of up to this many (its x-kubeloop-batch-max header). */
+  | { kind: 'ok'; status: number; response: ReconcileResponse; batchMax?: number }
   | { kind: 'throttled'; status: 429; retryAfterMs: number | undefined; message: string; detail?: string }
   | { kind: 'failed'; status: number | undefined; reason: DispatchFailureReason; message: string; detail?: string }
   | { kind: 'rejected'; status: number; message: string; detail?: string };
@@ -33,8 +35,20 @@ export interface InvokeOptions {
   headers?: Record<string, string>;
 }
 
-/** How the router reaches a function: over HTTP (createHttpInvoker), or in-process in benchmarks. */
-export type FunctionInvoker = (request: ReconcileRequest, options: InvokeOptions) => Promise<DispatchResult>;
+/** One request of a batch, with the trace headers of its own call span. */
+export interface BatchInvokeItem {
+  request: ReconcileRequest & { reconcileId: string };
+  headers?: Record<string, string>;
+}
+
+/**
+ * Sends several requests of one Loop in one HTTP request: one result per item, in order, or `notBatch` when
+ * the function did not answer as a batch (it does not speak batches: send the items one by one).
+ */
+export type BatchInvoker = (items: readonly BatchInvokeItem[], options: Omit<InvokeOptions, 'headers'>) => Promise<DispatchResult[] | { notBatch: string }>;
+
+/** How the router reaches a function: over HTTP (createHttpInvoker), or in-process in benchmarks; `batch` when it can send batches. */
+export type FunctionInvoker = ((request: ReconcileRequest, options: InvokeOptions) => Promise<DispatchResult>) & { batch?: BatchInvoker };
 
 /** A reply may ask for at most this many actions unless configured otherwise; more is InvalidResponse. */
 export const DEFAULT_MAX_ACTIONS_PER_REPLY = 1000;
@@ -64,7 +78,35 @@ export function classifyOutcome(outcome: CallOutcome, options: { maxActions?: nu
   if (!validation.ok) {
     return { kind: 'failed', status: 200, reason: 'InvalidResponse', message: `reply is not a ReconcileResponse: ${validation.errors.slice(0, 5).join('; ')}` };
   }
-  return { kind: 'ok', status: 200, response: validation.value };
+  const batchMax = advertisedBatchMax(outcome.headers[BATCH_MAX_HEADER]);
+  return { kind: 'ok', status: 200, response: validation.value, ...(batchMax ? { batchMax } : {}) };
+}
+
+/** The CloudEvents source of the router's events for a request's Loop (namespaced Loops: <namespace>/<name>). */
+const eventSource = (request: ReconcileRequest): string => `/kubeloop/router/loops/${request.loopNamespace ? `${request.loopNamespace}/` : ''}${request.loop}`;
+
+type ClassifyOptions = Parameters<typeof classifyOutcome>[1];
+
+/**
+ * Classifies the answer to a batch (CloudEvents batch mode) item by item; pure. A whole-batch failure
+ * (unreachable, timeout, 5xx, a bad signature) is every item's; 400, 404, 405 and 415, or a 200 that is no
+ * batch reply, mean the function does not take batches (`notBatch`). Inside a batch reply each item is
+ * classified as its own reply would be, and an item answered never or twice is that item's InvalidResponse.
+ */
+export function classifyBatchOutcome(outcome: CallOutcome, ids: readonly string[], options: ClassifyOptions = {}): DispatchResult[] | { notBatch: string } {
+  if (outcome.kind === 'status' && [400, 404, 405, 415].includes(outcome.status)) return { notBatch: `HTTP ${outcome.status} to a batch` };
+  if (outcome.kind !== 'reply') {
+    const whole = classifyOutcome(outcome, options);
+    return ids.map(() => whole);
+  }
+  const split = splitBatchReply('cloudevents', ids, outcome.value);
+  if (!(split instanceof Map)) return split;
+  return ids.map((id): DispatchResult => {
+    const item = split.get(id)!;
+    if (item.kind === 'response') return classifyOutcome({ kind: 'reply', status: 200, headers: outcome.headers, value: item.value }, options);
+    if (item.kind === 'error') return classifyOutcome({ kind: 'status', status: item.error.statusCode, headers: {}, detail: `${item.error.code}: ${item.error.message}` }, options);
+    return { kind: 'failed', status: 200, reason: 'InvalidResponse', message: item.message };
+  });
 }
 
 export interface HttpInvokerOptions {
@@ -109,12 +151,19 @@ export function createHttpInvoker(options: HttpInvokerOptions = {}): FunctionInv
         // CloudEvents binary mode: the body stays a plain ReconcileRequest.
         'ce-specversion': '1.0',
         'ce-id': request.reconcileId ?? randomUUID(),
-        'ce-source': `/kubeloop/router/loops/${request.loopNamespace ? `${request.loopNamespace}/` : ''}${request.loop}`,
+        'ce-source': eventSource(request),
         'ce-type': CLOUDEVENT_TYPE,
         ...headers,
       },
     });
     return classifyOutcome(outcome, classify);
   };
-  return Object.assign(invoke, { close: () => client.close() });
+  const batch: BatchInvoker = async (items, { url, timeoutMs, signingKey, caBundle }) => {
+    const first = items[0]!.request;
+    const encoded = encodeBatchRequest('cloudevents', items.map((item) => ({ request: item.request, traceparent: item.headers?.traceparent, tracestate: item.headers?.tracestate })), eventSource(first));
+    // One signature covers the whole batch: every item is of the same Loop, so of the same audience.
+    const outcome = await client.call({ url, timeoutMs, body: encoded.body, caBundle, replyItems: items.length, signing: signingKey ? { keys: signingKey, audience: audienceOf(first) } : undefined, headers: { 'content-type': encoded.contentType } });
+    return classifyBatchOutcome(outcome, items.map((item) => item.request.reconcileId), classify);
+  };
+  return Object.assign(invoke, { batch, close: () => client.close() });
 }

@@ -22,6 +22,15 @@ describe('FlightRecorder', () => {
     expect(recorder.history('l', 'ns/a').map((e) => e.outcome)).toEqual(['a1', 'a2']);
   });
 
+  it('keeps the request of the latest entry only (older ones would pin replaced objects)', () => {
+    const recorder = new FlightRecorder({ perObject: 3, objects: 10 });
+    const request = (rv: string) => ({ apiVersion: 'kubeloop.dev/v1alpha1', kind: 'ReconcileRequest', loop: 'l', trigger: { type: 'MODIFIED' }, object: { metadata: { resourceVersion: rv } }, children: {}, now: '' }) as unknown as ReconcileRecord['request'];
+    recorder.record('l', 'ns/a', { ...entry('a1'), request: request('1') });
+    recorder.record('l', 'ns/a', { ...entry('a2'), request: request('2') });
+    recorder.record('l', 'ns/a', entry('own-write-seen'));
+    expect(recorder.history('l', 'ns/a').map((e) => e.request?.object.metadata?.resourceVersion)).toEqual([undefined, '2', undefined]);
+  });
+
   it('records nothing when turned off', () => {
     const recorder = new FlightRecorder({ perObject: 0, objects: 10 });
     recorder.record('l', 'ns/a', entry('a'));

@@ -1,6 +1,7 @@
 // The per-object flight recorder: for each primary, the last N reconciles (what triggered them, what the
 // function was asked and answered, what each write did, how long each part took, the trace id). Memory is
 // bounded twice: N entries per object and a total number of objects, least recently reconciled dropped first.
+import type { ReconcileRequest } from '../../lib/contract/types.ts';
 import type { WatchEvent } from '../base/watch-events.ts';
 
 export interface WriteRecord {
@@ -37,6 +38,11 @@ export interface ReconcileRecord {
   /** The call's result when it did not answer: Timeout, ServerError, HTTP 4xx ... */
   callError?: string;
   durations: { queueMs: number; callMs?: number; applyMs?: number; totalMs: number };
+  /**
+   * The request the function was sent, on the object's latest entry only (a fixture for `kubeloop replay
+   * --history`). A reference to what the call sent, mostly the informers' own objects: no copy is made.
+   */
+  request?: ReconcileRequest;
 }
 
 /** Lines of actions and of writes one entry keeps; the memory bound is entries x this. */
@@ -69,6 +75,9 @@ export class FlightRecorder {
     const id = historyId(loop, key);
     const entries = this.#byObject.get(id) ?? [];
     this.#byObject.delete(id);
+    // Only the latest request is kept (older ones would pin objects the informers have replaced); an entry
+    // without a call (its own write seen, a replay) leaves the last one in place.
+    if (entry.request) for (const older of entries) delete older.request;
     entries.push(entry);
     if (entries.length > this.#limits.perObject) entries.splice(0, entries.length - this.#limits.perObject);
     this.#byObject.set(id, entries);

@@ -25,6 +25,7 @@ import type { QueueItem, WorkQueue } from '../base/work-queue.ts';
 import type { WatchEvent } from '../base/watch-events.ts';
 import type { FlightRecorder } from './flight-recorder.ts';
 import { ReconcileTrace } from './reconcile-trace.ts';
+import type { FunctionVersions } from './function-versions.ts';
 
 /** What a reconcile needs from the world outside its Loop. */
 export interface ReconcileDeps {
@@ -64,6 +65,10 @@ export interface ReconcileScope {
   lookupChild: CacheLookup;
   /** Where calls go now: spec.function.url, or what spec.function.ref resolves to (undefined: send nothing). */
   functionUrl: () => string | undefined;
+  /** The Loop's shadow and canary, when it has either. */
+  versions?: FunctionVersions;
+  /** The Loop's batching invoker (call-batcher.ts); deps.invoke when its calls are not batched. */
+  invoke?: FunctionInvoker | undefined;
 }
 
 type Log = ReturnType<typeof reconcileLogger>;

@@ -86,6 +86,7 @@ export class ReconcileTrace implements WriteObserver {
     if (this.#record) {
       if (request.reconcileId) this.#record.reconcileId = request.reconcileId;
       this.#record.requestDigest = requestDigest(request);
+      this.#record.request = request;
     }
     return { span, headers: traceHeaders(trace.setSpan(this.context, span), true) };
   }

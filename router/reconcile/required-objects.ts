@@ -8,6 +8,7 @@ import { jsonEqual } from '../../lib/kube/object-meta.ts';
 import { collectionPath, kindKey, objectPath, type ResourceInfo } from '../../lib/kube/resource-paths.ts';
 import type { RelatedTarget } from '../base/related-relation.ts';
 import { byNamespaceAndName } from './related-objects.ts';
+import { readConfinementProblem } from '../base/loop-confinement.ts';
 
 /** Per reconcile: entries one answer may ask for, objects read for them, and calls made (the first plus rounds). */
 export const REQUIRES_LIMITS = { entries: 8, objects: 100, calls: 4 } as const;
@@ -51,8 +52,12 @@ function describe(resource: ResourceInfo, namespace: string | undefined): string
   return namespace ? `${plural} in namespace ${namespace}` : resource.namespaced ? `${plural} in all namespaces` : plural;
 }
 
-/** Reads every entry as the Loop's ServiceAccount; the first problem (unknown kind, 403, a bound) stops it. */
-export async function fetchRequired(client: KubeClient, discovery: ResourceDiscovery, primary: KubeObject, entries: readonly RequiredResource[]): Promise<Fetched> {
+/**
+ * Reads every entry as the Loop's ServiceAccount; the first problem (unknown kind, 403, a bound) stops it. A
+ * namespaced Loop (`loopNamespace`) may require objects of its own namespace only: anything else is
+ * RequiresInvalid before any read or watch.
+ */
+export async function fetchRequired(client: KubeClient, discovery: ResourceDiscovery, primary: KubeObject, entries: readonly RequiredResource[], loopNamespace?: string): Promise<Fetched> {
   const related: Record<string, KubeObject[]> = {};
   const resolved: ResolvedRequirement[] = [];
   let total = 0;
@@ -68,6 +73,8 @@ export async function fetchRequired(client: KubeClient, discovery: ResourceDisco
     if (resource.namespaced && !namespace) {
       return { ok: false, reason: 'RequiresInvalid', message: `requires "${entry.name}": ${entry.kind} is namespaced and the primary is not: name a namespace` };
     }
+    const outside = loopNamespace === undefined ? undefined : readConfinementProblem(loopNamespace, namespace, resource.namespaced);
+    if (outside) return { ok: false, reason: 'RequiresInvalid', message: `requires "${entry.name}" (${entry.kind}): ${outside}` };
     let objects: KubeObject[];
     let target: RelatedTarget;
     try {

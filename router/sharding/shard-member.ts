@@ -81,6 +81,11 @@ export class ShardMember implements ShardGate {
     return { identity: this.#o.identity, adopted: adopted.members, target: target.members, acknowledged: this.#ack, fenced: this.#fenced() };
   }
 
+  /** The member the adopted view assigns the key to; undefined before this member adopted a view. */
+  ownerOf(loop: string, key: string): string | undefined {
+    return this.#state.adopted.size > 0 ? this.#state.adopted.owner(loop, key) : undefined;
+  }
+
   owns(loop: string, key: string): boolean {
     const may = mayStart(this.#state, this.#o.identity, loop, key);
     if (!may && this.#fence?.view.owner(loop, key) === this.#o.identity) this.#fence.missed.add(`${loop}\u0000${key}`);

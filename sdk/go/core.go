@@ -76,8 +76,8 @@ func modeOf(header http.Header) (string, *callError) {
 	switch media {
 	case "application/cloudevents+json":
 		return "structured", nil
-	case "application/cloudevents-batch+json":
-		return "", &callError{415, "UnsupportedMediaType", "CloudEvent batches are not supported; send one event per request"}
+	case batchMediaType:
+		return "cloudevents-batch", nil
 	case "application/json":
 		if header.Get("Ce-Specversion") != "" {
 			return "binary", nil
@@ -223,9 +223,19 @@ func (f Function) handleCall(header http.Header, body []byte, reconcileID *strin
 	if mode != "json" && f.Kind == "admission" {
 		return Reply{}, &callError{415, "UnsupportedMediaType", "an admission function takes a plain JSON AdmissionRequest (content-type application/json), not a CloudEvent"}
 	}
+	if mode == "cloudevents-batch" {
+		batch, err := parseJSON(body, "InvalidCloudEvent", "CloudEvents batch")
+		if err != nil {
+			return Reply{}, err
+		}
+		return f.handleBatch("cloudevents", batch)
+	}
 	var value any
 	if mode == "json" {
 		value, err = parseJSON(body, "InvalidJSON", "request body")
+		if object, ok := value.(map[string]any); ok && err == nil && f.Kind != "admission" && object["kind"] == "ReconcileBatchRequest" {
+			return f.handleBatch("json", value)
+		}
 	} else {
 		value, err = eventData(header, body, mode)
 	}
@@ -252,7 +262,11 @@ func (f Function) handleCall(header http.Header, body []byte, reconcileID *strin
 		}
 		return Reply{}, &callError{500, "FunctionError", callErr.Error()}
 	}
-	return f.encode(mode, *reconcileID, reply), nil
+	out := f.encode(mode, *reconcileID, reply)
+	if f.Kind != "admission" {
+		out.Header.Set(BatchMaxHeader, fmt.Sprint(MaxBatchItems))
+	}
+	return out, nil
 }
 
 // Handle is HandleCall behind the signing gate: with keys, a request not signed with the request key of

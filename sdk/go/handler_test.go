@@ -81,7 +81,8 @@ func TestRefusesBadInputWithTheContractCodes(t *testing.T) {
 		code   string
 	}{
 		{map[string]string{"Content-Type": "text/plain"}, "x", 415, "UnsupportedMediaType"},
-		{map[string]string{"Content-Type": "application/cloudevents-batch+json"}, "[]", 415, "UnsupportedMediaType"},
+		{map[string]string{"Content-Type": "application/cloudevents-batch+json"}, "[]", 400, "InvalidCloudEvent"},
+		{jsonType, `{"kind":"ReconcileBatchRequest","items":[` + requestJSON + `,` + requestJSON + `]}`, 400, "InvalidRequest"},
 		{jsonType, "", 400, "InvalidJSON"},
 		{jsonType, "{nope", 400, "InvalidJSON"},
 		{jsonType, `{"apiVersion":"kubeloop.dev/v1","kind":"ReconcileRequest"}`, 400, "InvalidRequest"},

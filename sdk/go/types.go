@@ -195,23 +195,25 @@ type UserInfo struct {
 
 // AdmissionRequest is what the webhook gateway sends an admission function (docs/admission.md).
 type AdmissionRequest struct {
-	APIVersion  string               `json:"apiVersion"`
-	Kind        string               `json:"kind"`
-	Hook        string               `json:"hook"`
-	UID         string               `json:"uid"`
-	Operation   string               `json:"operation"`
-	RequestKind GroupVersionKind     `json:"requestKind"`
-	Resource    GroupVersionResource `json:"resource"`
-	SubResource string               `json:"subResource,omitempty"`
-	Name        string               `json:"name,omitempty"`
-	Namespace   string               `json:"namespace,omitempty"`
-	Object      Object               `json:"object,omitempty"`
-	OldObject   Object               `json:"oldObject,omitempty"`
-	UserInfo    UserInfo             `json:"userInfo"`
-	DryRun      bool                 `json:"dryRun"`
-	Options     map[string]any       `json:"options,omitempty"`
-	Context     map[string]Object    `json:"context"`
-	Now         string               `json:"now"`
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	Hook       string `json:"hook"`
+	// HookNamespace is a namespaced AdmissionHook's namespace; empty for a ClusterAdmissionHook.
+	HookNamespace string               `json:"hookNamespace,omitempty"`
+	UID           string               `json:"uid"`
+	Operation     string               `json:"operation"`
+	RequestKind   GroupVersionKind     `json:"requestKind"`
+	Resource      GroupVersionResource `json:"resource"`
+	SubResource   string               `json:"subResource,omitempty"`
+	Name          string               `json:"name,omitempty"`
+	Namespace     string               `json:"namespace,omitempty"`
+	Object        Object               `json:"object,omitempty"`
+	OldObject     Object               `json:"oldObject,omitempty"`
+	UserInfo      UserInfo             `json:"userInfo"`
+	DryRun        bool                 `json:"dryRun"`
+	Options       map[string]any       `json:"options,omitempty"`
+	Context       map[string]Object    `json:"context"`
+	Now           string               `json:"now"`
 }
 
 // AdmissionStatus is what a denied client sees.

@@ -28,7 +28,7 @@ const RELEASE = 'kubeloop';
 const VALUE_SETS: Record<string, Record<string, unknown>> = {
   defaults: {},
   knative: { functionDefaults: { runtime: 'knative' } },
-  'cert-manager': { webhook: { certificates: { mode: 'cert-manager' } } },
+  'cert-manager': { webhook: { certificates: { mode: 'cert-manager' } }, router: { historyApi: { enabled: true } } },
   'mixed runtimes, namespaced loops': {
     functions: {
       // Namespaces that exist in any cluster: a Loop's RoleBindings are created in them.
@@ -147,6 +147,28 @@ describe('the Loop admission values', () => {
   });
 });
 
+describe('the history API values', () => {
+  it('register the router as the aggregated API history.kubeloop.dev, serving with the given certificate, reachable from the API server', async () => {
+    const values = { router: { historyApi: { enabled: true, port: 9443, certificates: { mode: 'secret', secretName: 'my-tls', caBundle: 'PEM' } } } };
+    const { manifests } = await renderChart(helmBinary, { namespace: 'kl', values });
+    const apiService = one(manifests, 'APIService', 'v1alpha1.history.kubeloop.dev') as Manifest & { spec: { service: { namespace: string; name: string; port: number }; caBundle: string } };
+    expect(apiService.spec.service).toEqual({ namespace: 'kl', name: `${RELEASE}-router-history`, port: 443 });
+    expect(Buffer.from(apiService.spec.caBundle, 'base64').toString()).toBe('PEM');
+    const router = one(manifests, 'Deployment', `${RELEASE}-router`) as Manifest & { spec: { template: { spec: { containers: Array<{ args: string[] }>; volumes: Array<{ name: string; secret?: { secretName: string } }> } } } };
+    expect(router.spec.template.spec.containers[0]?.args).toEqual(expect.arrayContaining(['--history-api-port=9443', '--history-tls-cert-file=/etc/kubeloop/history-tls/tls.crt']));
+    expect(router.spec.template.spec.volumes).toContainEqual({ name: 'history-tls', secret: { secretName: 'my-tls' } });
+    // The requestheader CA is read in kube-system; pods are looked up to forward to the replica with the history.
+    expect(one(manifests, 'RoleBinding', `${RELEASE}-router-history-authentication-reader`)).toMatchObject({ metadata: { namespace: 'kube-system' }, roleRef: { name: 'extension-apiserver-authentication-reader' } });
+    expect(one(manifests, 'Role', `${RELEASE}-router-history-peers`)).toMatchObject({ rules: [{ apiGroups: [''], resources: ['pods'], verbs: ['get'] }] });
+    const policy = one(manifests, 'NetworkPolicy', `${RELEASE}-router`) as Manifest & { spec: { ingress: Array<{ ports: Array<{ port: number }> }> } };
+    expect(policy.spec.ingress.map((rule) => rule.ports[0]?.port)).toEqual([8081, 9443]);
+  });
+
+  it('refuses the secret mode without its Secret and CA', async () => {
+    await expect(renderChart(helmBinary, { namespace: 'kl', values: { router: { historyApi: { enabled: true, certificates: { mode: 'secret' } } } } })).rejects.toThrow('needs secretName and caBundle');
+  });
+});
+
 describe.each(Object.entries(VALUE_SETS))('helm template with the %s values', (_name, values) => {
   let manifests: Manifest[] = [];
   const namespace = 'kubeloop-system';
@@ -231,7 +253,8 @@ describe.each(Object.entries(VALUE_SETS))('helm template with the %s values', (_
     const routerRoles = rolesOf(routerSa);
     expect(routerRoles.size).toBeGreaterThan(0);
     const loopAccounts = loops.map((l) => l.spec.serviceAccount?.name ?? '');
-    for (const role of roles.filter((r) => routerRoles.has(r.metadata.name))) {
+    // The history API's Role (get pods in the release namespace, to find a replica) is checked in 'the history API values'.
+    for (const role of roles.filter((r) => routerRoles.has(r.metadata.name) && r.metadata.name !== `${RELEASE}-router-history-peers`)) {
       for (const rule of rulesOf(role)) {
         for (const g of rule.apiGroups ?? []) {
           for (const r of rule.resources ?? []) {
@@ -416,11 +439,12 @@ describe('on the local control plane', () => {
       const namespacedKinds = 'deployments,replicasets,pods,services,serviceaccounts,roles,rolebindings,networkpolicies,poddisruptionbudgets,secrets,configmaps';
       const clusterKinds = 'clusterroles,clusterrolebindings,mutatingwebhookconfigurations,validatingadmissionpolicies,validatingadmissionpolicybindings,clusterloops.kubeloop.dev,clusteradmissionhooks.kubeloop.dev';
       // ClusterRoles: the router's Loop reader, per Loop its ServiceAccount's and the router's read-only one, the
-      // webhook's, per AdmissionHook its ServiceAccount's context reader; cluster bindings: router, webhook and each
+      // webhook's, per AdmissionHook its ServiceAccount's context reader, the three aggregated tenant roles
+      // (admin, edit, view); cluster bindings: router, webhook and each
       // hook's (Loops limited to namespaces are bound by RoleBindings there); one webhook configuration; the Loop
       // and AdmissionHook admission policies and their bindings; the Loops.
       const clusterScoped = await listed(clusterKinds, false);
-      expect(clusterScoped.filter((n) => n.startsWith('clusterrole.'))).toHaveLength(2 + 2 * FUNCTIONS.length + ADMISSION_FUNCTIONS.length);
+      expect(clusterScoped.filter((n) => n.startsWith('clusterrole.'))).toHaveLength(2 + 3 + 2 * FUNCTIONS.length + ADMISSION_FUNCTIONS.length);
       expect(clusterScoped.filter((n) => n.startsWith('validatingadmissionpolic'))).toHaveLength(4);
       expect(clusterScoped.filter((n) => n.startsWith('clusterrolebinding.'))).toHaveLength(2 + ADMISSION_FUNCTIONS.length);
       // The AdmissionHook gateway's configuration (the Watcher sidecar is one of its hooks) and that hook.

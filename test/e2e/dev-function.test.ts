@@ -70,7 +70,8 @@ afterAll(async () => {
 
 describe('kubeloop dev --function', () => {
   it('runs only the user function beside the router, its Loop pointed at the local process', () => {
-    expect(output).toMatch(/Loops \(function URLs on 127\.0\.0\.1\): dev-fn/);
+    // The namespaced Loop init writes, put into dev's --loop-namespace (default) and known by its identity.
+    expect(output).toMatch(/Loops \(function URLs on 127\.0\.0\.1\): default\/dev-fn/);
     expect(output).toMatch(/function-dev-1 +http:\/\/127\.0\.0\.1:\d+/);
     expect(output).not.toContain('function-podset');
   });

@@ -74,13 +74,13 @@ afterAll(async () => {
   await h?.close();
 });
 
-describe('kubeloop diff --loop', () => {
+describe('kubeloop diff --cluster-loop', () => {
   it('lists exactly the annotated pods for a version that writes another label, exits 1, and writes nothing', async () => {
     const seen: string[] = [];
     const watch: Informer<V1Pod> = await watchPods(h.client, ns);
     try {
       for (const event of ['add', 'update', 'delete'] as const) watch.on(event, (pod: V1Pod) => void seen.push(`${event} ${pod.metadata?.name}`));
-      const result = await diff(['--loop', loop, '--function', fixture('diff/pod-name-label-v2.ts'), '-o', 'json', '--concurrency', '2']);
+      const result = await diff(['--cluster-loop', loop, '--function', fixture('diff/pod-name-label-v2.ts'), '-o', 'json', '--concurrency', '2']);
       expect(result.err).toBe('');
       expect(result.code).toBe(1);
       const report = JSON.parse(result.out) as { summary: Record<string, number>; apiCalls: number; objects: Array<{ object: string; outcome: string; after: Array<{ result: string; changes: Array<{ path: string; after?: unknown }> }> }> };
@@ -94,7 +94,7 @@ describe('kubeloop diff --loop', () => {
       }
       expect(report.apiCalls).toBeGreaterThan(0);
       // The text report says the same, per object and field.
-      const text = await diff(['--loop', loop, '--function', fixture('diff/pod-name-label-v2.ts')]);
+      const text = await diff(['--cluster-loop', loop, '--function', fixture('diff/pod-name-label-v2.ts')]);
       expect(text.code).toBe(1);
       expect(text.out.split('\n').filter((line) => line.startsWith('CHANGED'))).toEqual([`CHANGED  Pod ${ns}/a1`, `CHANGED  Pod ${ns}/a2`]);
       expect(text.out).toContain(`      + /metadata/labels/kubeloop.dev~1pod-name-v2: "a1"`);
@@ -116,7 +116,7 @@ describe('kubeloop diff --loop', () => {
   });
 
   it('exits 0 when the new version answers as the running one does, with the summary table', async () => {
-    const result = await diff(['--loop', loop, '--function', 'pod-name-label']);
+    const result = await diff(['--cluster-loop', loop, '--function', 'pod-name-label']);
     expect(result.code).toBe(0);
     expect(result.out).not.toMatch(/^CHANGED /m);
     expect(result.out).toMatch(/OBJECTS\s+CHANGED\s+UNCHANGED\s+ERRORS\s+SKIPPED\s+API CALLS\s+SECONDS\n\d+\s+0\s+\d+\s+0\s+0/);
@@ -140,7 +140,7 @@ describe('kubeloop diff --loop', () => {
       path: `/apis/apps/v1/namespaces/${ns}/deployments`,
       body: { metadata: { name: 'web', annotations: { 'kubeloop.dev/config-map': 'web-config' } }, spec: { replicas: 0, selector: { matchLabels: labels }, template: { metadata: { labels }, spec: { containers: [{ name: 'c', image: 'x' }] } } } },
     });
-    const result = await diff(['--loop', related, '--function', fileURLToPath(new URL('../../functions/config-reloader/index.ts', import.meta.url)), '-o', 'json']);
+    const result = await diff(['--cluster-loop', related, '--function', fileURLToPath(new URL('../../functions/config-reloader/index.ts', import.meta.url)), '-o', 'json']);
     expect(result.err).toBe('');
     expect(result.code).toBe(1);
     const report = JSON.parse(result.out) as { objects: Array<{ object: string; after?: Array<{ result: string; changes: Array<{ path: string; after?: unknown }> }> }> };
@@ -153,7 +153,7 @@ describe('kubeloop diff --loop', () => {
     await h.client.request({ method: 'POST', path: `/api/v1/namespaces/${ns}/serviceaccounts`, body: { metadata: { name: 'no-rights' } } });
     const forbidden = `diff-forbidden-${ns}`;
     await h.createLoop(forbidden, { serviceAccount: { namespace: ns, name: 'no-rights' }, namespaces: [ns], for: { apiVersion: 'v1', kind: 'Pod' }, function: { url: 'http://127.0.0.1:9/' } });
-    const result = await diff(['--loop', forbidden, '--function', 'pod-name-label', '--baseline', 'pod-name-label']);
+    const result = await diff(['--cluster-loop', forbidden, '--function', 'pod-name-label', '--baseline', 'pod-name-label']);
     expect(result.code).toBe(2);
     expect(result.err).toContain(`forbidden: the Loop's ServiceAccount ${ns}/no-rights may not list pods in namespace ${ns}`);
     expect(result.out).toBe('');
@@ -172,7 +172,7 @@ describe('kubeloop diff --loop', () => {
       const { status } = await h.client.request<{ status: { token: string } }>({ method: 'POST', path: `/api/v1/namespaces/${ns}/serviceaccounts/loop-reader/token`, body: { spec: { expirationSeconds: 600 } } });
       const kubeconfig = await writeTokenKubeconfig(h.suite.kubeconfigPath, 'loop-reader', status.token, join(mkdtempSync(join(tmpdir(), 'kubeloop-diff-')), 'kubeconfig'));
       const result = await eventually('the reader may get the Loop (RBAC caches catch up)', async () => {
-        const r = await diff(['--loop', loop, '--function', 'pod-name-label', '--kubeconfig', kubeconfig]);
+        const r = await diff(['--cluster-loop', loop, '--function', 'pod-name-label', '--kubeconfig', kubeconfig]);
         return !r.err.includes('cannot read Loop') && r;
       });
       expect(result.code).toBe(2);
@@ -184,11 +184,11 @@ describe('kubeloop diff --loop', () => {
   });
 
   it('exits 2 for a Loop that does not exist, for bad usage and for an unreachable function', async () => {
-    expect((await diff(['--loop', 'no-such-loop', '--function', 'pod-name-label'])).err).toContain('Loop no-such-loop not found');
-    expect((await diff(['--loop', 'no-such-loop', '--function', 'pod-name-label'])).code).toBe(2);
-    expect((await diff(['--loop', loop])).code).toBe(2);
+    expect((await diff(['--cluster-loop', 'no-such-loop', '--function', 'pod-name-label'])).err).toContain('ClusterLoop no-such-loop not found');
+    expect((await diff(['--cluster-loop', 'no-such-loop', '--function', 'pod-name-label'])).code).toBe(2);
+    expect((await diff(['--cluster-loop', loop])).code).toBe(2);
     // A running version that does not answer leaves every object uncompared: 2, not "no changes".
-    const unreachable = await diff(['--loop', loop, '--function', 'pod-name-label', '--baseline', 'http://127.0.0.1:9/']);
+    const unreachable = await diff(['--cluster-loop', loop, '--function', 'pod-name-label', '--baseline', 'http://127.0.0.1:9/']);
     expect(unreachable.code).toBe(2);
     expect(unreachable.out).toContain(`ERROR    Pod ${ns}/a1: the running version (http://127.0.0.1:9/): POST http://127.0.0.1:9/ failed`);
   });
@@ -231,7 +231,7 @@ describe('dry-running the new version\'s writes', () => {
   });
 });
 
-describe('kubeloop diff --hook', () => {
+describe('kubeloop diff --cluster-hook', () => {
   it('lists the recorded requests a stricter version would deny, and exits 1', async () => {
     admission = await serveForTest(requireLabel);
     await h.client.request({
@@ -261,7 +261,7 @@ describe('kubeloop diff --hook', () => {
       review.request.object.metadata = { ...review.request.object.metadata, name, generateName: undefined, labels };
       writeFileSync(join(dir, `${name}.json`), JSON.stringify(review));
     }
-    const result = await diff(['--hook', hook, '--function', fixture('diff/require-team-and-tier.ts'), '--requests', dir]);
+    const result = await diff(['--cluster-hook', hook, '--function', fixture('diff/require-team-and-tier.ts'), '--requests', dir]);
     expect(result.err).toBe('');
     expect(result.code).toBe(1);
     const changed = result.out.split('\n').filter((line) => line.startsWith('CHANGED'));
@@ -269,7 +269,7 @@ describe('kubeloop diff --hook', () => {
     expect(result.out).toContain('was: allowed');
     expect(result.out).toContain('now: denied (422): Pod "team-only"');
 
-    const same = await diff(['--hook', hook, '--function', 'require-label', '--requests', dir]);
+    const same = await diff(['--cluster-hook', hook, '--function', 'require-label', '--requests', dir]);
     expect(same.code).toBe(0);
   });
 });

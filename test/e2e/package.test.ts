@@ -177,10 +177,13 @@ describe('kubeloop from a packed tarball, outside the repository', () => {
   it('serves the scaffold with `kubeloop function ./src/index.ts` and a Loop reconciles a real Deployment through it', async () => {
     const serving = await startInstalled(['function', './src/index.ts', '--port=0', '--host=127.0.0.1'], (line) => line.msg === `serving function ${NAME}`);
     const url = String(serving.url);
-    // The generated Loop, pointed at the local process and limited to this suite's namespace.
-    // and acting as a ServiceAccount of this namespace (the generated one lives in kubeloop-system).
-    const [loop] = parseAllDocuments(await readFile(join(app, 'loop.yaml'), 'utf8')).map((d) => d.toJS()) as Array<{ spec: Record<string, unknown> & { function: { url: string } } }>;
+    // The generated Loop's spec, run by the installed router from a --loops file (which holds cluster-scoped
+    // Loops): pointed at the local process instead of the function's Service, limited to this suite's
+    // namespace and acting as a ServiceAccount of it.
+    const [loop] = parseAllDocuments(await readFile(join(app, 'loop.yaml'), 'utf8')).map((d) => d.toJS()) as Array<{ kind: string; spec: Record<string, unknown> & { function: { url?: string; ref?: unknown } } }>;
     if (!loop) throw new Error('loop.yaml holds no Loop');
+    loop.kind = 'ClusterLoop';
+    delete loop.spec.function.ref;
     loop.spec.function.url = `${url}/reconcile`;
     loop.spec.namespaces = [suite.namespace];
     const client = await KubeClient.fromKubeConfig(suite.kubeConfig);

@@ -1,11 +1,13 @@
 // Namespaced AdmissionHooks through the real API server: a team's hook sees only its namespace's requests
-// (counted at the functions), hooks of one shape in several namespaces share one webhook entry, and a hook
-// reaching another namespace (ServiceAccount, Service, context) is refused with InvalidSpec by the gateway.
+// (counted at the functions; team b's calls signed for hook/<namespace>/<name>), hooks of one shape in several
+// namespaces share one webhook entry, and a hook reaching another namespace (ServiceAccount, Service, context)
+// is refused with InvalidSpec by the gateway.
 import { CoreV1Api, CustomObjectsApi, type V1ValidatingWebhookConfiguration } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AdmissionHook, AdmissionHookSpec } from '../../api/admission-hook.ts';
 import { KubeClient } from '../../lib/kube/kube-client.ts';
 import { createLogger } from '../../lib/observability/logger.ts';
+import { generateSigningSecret } from '../../lib/signing/webhook-signature.ts';
 import { serveFunction, type ServedFunction } from '../../lib/runtime/index.ts';
 import { allow, defineAdmission, deny } from '../../lib/sdk/index.ts';
 import { eventually } from '../cluster/eventually.ts';
@@ -72,13 +74,17 @@ beforeAll(async () => {
   const core = suite.kubeConfig.makeApiClient(CoreV1Api);
   for (const name of [teamA, teamB]) await core.createNamespace({ body: { metadata: { name } } });
   await installWatcherCrd(suite);
+  // Team b signs its calls: its function verifies requests for hook/<team-b>/gate and signs its replies.
+  const secret = generateSigningSecret();
+  await core.createNamespacedSecret({ namespace: teamB, body: { metadata: { name: 'gate-signing' }, stringData: { secret } } });
   for (const team of ['a', 'b']) {
     const seen: string[] = [];
-    teams.push({ fn: await serveFunction(teamFunction(team, seen), { port: 0, host: '127.0.0.1', logger: createLogger({ name: 'fn', level: 'silent' }) }), seen });
+    const options = { port: 0, host: '127.0.0.1', logger: createLogger({ name: 'fn', level: 'silent' }), ...(team === 'b' ? { signingSecret: secret } : {}) };
+    teams.push({ fn: await serveFunction(teamFunction(team, seen), options), seen });
   }
   under = await startWebhookFor(suite, [`--only-namespace=${teamA}`, `--only-namespace=${teamB}`]);
   await createHook(teamA, 'gate', { function: { url: `${teams[0]!.fn.url}/admit` } });
-  await createHook(teamB, 'gate', { function: { url: `${teams[1]!.fn.url}/admit` } });
+  await createHook(teamB, 'gate', { function: { url: `${teams[1]!.fn.url}/admit`, signingSecretRef: { name: 'gate-signing', key: 'secret' } as { name: string; namespace: string; key: string } } });
 });
 
 afterAll(async () => {
@@ -94,7 +100,7 @@ afterAll(async () => {
 });
 
 describe('a namespaced AdmissionHook', () => {
-  it("denies its team's object and never sees another team's request", async () => {
+  it("denies its team's object (team b's over signed calls) and never sees another team's request", async () => {
     await eventually("team a's hook in effect", async () => (await createConfigMap(teamA, 'probe', { forbidden: 'yes' }))?.includes("a's hook says no to probe"));
     await eventually("team b's hook in effect", async () => (await createConfigMap(teamB, 'probe', { forbidden: 'yes' }))?.includes("b's hook says no to probe"));
     expect(await createConfigMap(teamA, 'fine')).toBeUndefined();

@@ -31,6 +31,7 @@ const ADMISSION = '/apis/admissionregistration.k8s.io/v1';
 const RBAC = '/apis/rbac.authorization.k8s.io/v1';
 const policyName = () => `${teamA}-loops`;
 const routerUser = () => `kubeloop-router-${teamA}`;
+const tenantRoles: string[] = [];
 const loopsIn = (ns: string) => `${API}/namespaces/${ns}/loops`;
 /** Loops with this label are checked by the chart's policy; the router runs those with h.loopSelector's. */
 const policed = () => ({ 'kubeloop.dev/e2e-admission': teamA });
@@ -42,10 +43,14 @@ beforeAll(async () => {
   await h.client.request({ method: 'POST', path: '/api/v1/namespaces', body: { metadata: { name: teamB } } });
   await installCrds(h.client, ['clusterloops.kubeloop.dev.yaml', 'loops.kubeloop.dev.yaml']);
   const { manifests } = await renderChart(h.suite.binaries.helm, { namespace: teamA });
-  // The aggregated tenant roles as rendered (fixed names, applied idempotently), and the Loop policy bound to this suite's Loops.
-  for (const role of byKind(manifests, 'ClusterRole').filter((m) => m.metadata.name.startsWith('kubeloop-tenant-'))) {
-    await h.client.request({ method: 'PATCH', path: `${RBAC}/clusterroles/${role.metadata.name}`, query: { fieldManager: 'kubeloop-e2e', force: true }, contentType: 'application/apply-patch+yaml', body: role });
+  // The aggregated tenant roles as rendered, named after this suite (other suites install the chart on the
+  // same control plane), and the Loop policy bound to this suite's Loops.
+  for (const role of byKind(manifests, 'ClusterRole').filter((m) => /-tenant-(admin|edit|view)$/.test(m.metadata.name))) {
+    const name = `${teamA}-${role.metadata.name.replace(/^.*-(tenant-)/, '$1')}`;
+    tenantRoles.push(name);
+    await h.client.request({ method: 'POST', path: `${RBAC}/clusterroles`, body: { ...role, metadata: { ...role.metadata, name } } });
   }
+  expect(tenantRoles).toHaveLength(3);
   const ofLoops = (m: Manifest) => m.metadata.name.endsWith('-loops');
   const policy = byKind(manifests, 'ValidatingAdmissionPolicy').find(ofLoops) as Manifest & { spec: Record<string, unknown> };
   const binding = byKind(manifests, 'ValidatingAdmissionPolicyBinding').find(ofLoops) as Manifest & { spec: Record<string, unknown> };
@@ -102,6 +107,7 @@ afterAll(async () => {
     `/api/v1/namespaces/${teamB}`,
     `${RBAC}/clusterrolebindings/${routerUser()}`,
     `${RBAC}/clusterroles/${routerUser()}`,
+    ...tenantRoles.map((name) => `${RBAC}/clusterroles/${name}`),
   ]) {
     await h.client.request({ method: 'DELETE', path }).catch(() => {});
   }
@@ -202,11 +208,15 @@ describe('a namespace admin with nothing but admin in team-a', () => {
       [{ serviceAccount: { namespace: teamB, name: 'copier' } }, `spec.serviceAccount.namespace ${teamB}: a Loop acts as a ServiceAccount of its own namespace (${teamA}) only`],
       [{ function: { ref: { name: 'fn', namespace: teamB, port: 80 } } }, `spec.function.ref.namespace ${teamB}: a Loop calls a function of its own namespace (${teamA}) only`],
       [{ related: [{ name: 'cfg', apiVersion: 'v1', kind: 'ConfigMap', namespace: teamB }] }, `omit the namespace of cfg (${teamB})`],
+      [{ namespaces: [teamA, teamB] }, `spec.namespaces: a Loop watches its own namespace (${teamA}) only`],
+      [{ function: { url: `http://copier.${teamA}.svc:8080/`, signingSecretRef: { name: 'key', namespace: teamB, key: 'secret' } } }, `spec.function.signingSecretRef.namespace ${teamB}`],
     ];
     for (const [spec, message] of reaching) {
       const url = 'http://copier.' + teamA + '.svc:8080/';
       expect(await create(admin, loopBody('reach', { function: { url }, ...spec }, policed()), true)).toContain(message);
     }
+    // The same Loop confined to team-a passes the policy.
+    expect(await create(admin, loopBody('reach', { function: { url: `http://copier.${teamA}.svc:8080/` }, namespaces: [teamA] }, policed()), true)).toBeUndefined();
     // Without the policy (its binding selects by label), the router refuses the same Loop.
     expect(await create(h.client, loopBody('bypass', { serviceAccount: { namespace: teamB, name: 'copier' } }, h.loopSelector.matchLabels))).toBeUndefined();
     const condition = await ready('bypass', 'InvalidSpec');

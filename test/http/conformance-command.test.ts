@@ -1,7 +1,10 @@
 // `kubeloop conformance` over real HTTP: the TypeScript runtime passes every case (plain, signed, admission),
 // and a deliberately broken function (wrong status codes, a reply event without its type, no signing, replies
 // signed with the wrong derived key, signed refusals) fails exactly the cases it breaks, with exit code 1.
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { run } from '../../cli/commands/conformance.ts';
@@ -59,9 +62,11 @@ describe('kubeloop conformance', () => {
     const { code, output } = await conformance([plain.url, '--body-limit-bytes', String(LIMIT)]);
     expect(output).toMatch(/^PASS transport +413 for a body over the limit$/m);
     expect(output).toMatch(/^PASS cloudevents binary mode/m);
+    expect(output).toMatch(/^cloudevents +CloudEvents batch: .* PASS +200, 3 items answered one by one \(advertises 64\)$/m);
+    expect(output).toMatch(/^transport +plain JSON batch: .* PASS +200, 3 items answered one by one/m);
     expect(output).toMatch(/^SKIP signing +401 for an unsigned request, the refusal unsigned\n +signing is off/m);
     expect(output).toMatch(/GROUP +CASE +RESULT +DETAIL/);
-    expect(output).toMatch(/15 passed, 0 failed, 10 skipped$/);
+    expect(output).toMatch(/16 passed, 0 failed, 10 skipped$/);
     expect(code).toBe(0);
   });
 
@@ -81,8 +86,19 @@ describe('kubeloop conformance', () => {
     }
     // The example function is not podset: its reply differs from the recording, and the diff is shown.
     expect(output).toMatch(/^FAIL fixture +no-action-when-converged\n +actions on/m);
-    expect(output).toMatch(/25 passed, 1 failed, 0 skipped$/);
+    expect(output).toMatch(/26 passed, 1 failed, 0 skipped$/);
     expect(code).toBe(1);
+  });
+
+  it('signs for a namespaced Loop as loop/<namespace>/<name> when the fixture names its loopNamespace, and the runtime accepts it', async () => {
+    const fixture = JSON.parse(readFileSync('test/fixtures/podset/no-action-when-converged.json', 'utf8')) as { request: Record<string, unknown> };
+    fixture.request.loopNamespace = 'team-a';
+    const file = join(mkdtempSync(join(tmpdir(), 'conformance-')), 'namespaced.json');
+    writeFileSync(file, JSON.stringify(fixture));
+    const { output } = await conformance([signed.url, '--body-limit-bytes', String(LIMIT), '--signing-secret', SECRET, '--fixtures', file]);
+    expect(output).toContain('PASS signing     a signed request is answered with a reply signed with the reply key, for its webhook-id, fresh');
+    expect(output).toContain('PASS signing     401 for a request signed for another audience');
+    expect(output).toMatch(/25 passed, 1 failed, 0 skipped$/);
   });
 
   it('checks an admission function with its fixtures: plain JSON only, every CloudEvent a 415', async () => {
@@ -96,7 +112,7 @@ describe('kubeloop conformance', () => {
   it('checks an admission function without fixtures when the URL ends in /admit', async () => {
     const { code, output } = await conformance([new URL('/admit', admission.url).toString(), '--body-limit-bytes', String(LIMIT)]);
     expect(output).toMatch(/^PASS transport +plain JSON request/m);
-    expect(output).toMatch(/13 passed, 0 failed, 12 skipped$/);
+    expect(output).toMatch(/14 passed, 0 failed, 12 skipped$/);
     expect(code).toBe(0);
   });
 
@@ -107,7 +123,7 @@ describe('kubeloop conformance', () => {
     expect(output).toMatch(/^FAIL cloudevents binary mode.*\n +want reply event type dev\.kubeloop\.reconcile\.response\.v1, got undefined$/m);
     expect(output).toMatch(/^PASS transport +400 for a body that is not JSON$/m);
     expect(output).toMatch(/^PASS cloudevents structured mode/m);
-    expect(output).toMatch(/12 passed, 3 failed, 10 skipped$/);
+    expect(output).toMatch(/13 passed, 3 failed, 10 skipped$/);
     expect(code).toBe(1);
   });
 

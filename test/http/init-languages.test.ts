@@ -2,11 +2,12 @@
 // the SDK vendored, no network), and the scaffold served as a real process passes `kubeloop conformance`
 // with its fixture, signed as the chart signs it. Also: the npm package ships schemas/ and the SDKs.
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
+import { parseAllDocuments } from 'yaml';
 import { run as conformance } from '../../cli/commands/conformance.ts';
 import { run as init } from '../../cli/commands/init.ts';
 import { generateSigningSecret } from '../../lib/signing/webhook-signature.ts';
@@ -54,6 +55,18 @@ describe('kubeloop init --language', () => {
     await exec('go', ['build', '-o', join(dir, 'function'), '.'], { cwd: dir, env: GO_ENV });
     await conformsSigned(join(dir, 'function'), [], dir);
   }, 300_000);
+
+  it.each(['python', 'go'])('%s: writes the namespaced Loop and function.yaml for a namespace admin, with --cluster a ClusterLoop and values.yaml', async (language) => {
+    const kinds = (dir: string, file: string) => parseAllDocuments(readFileSync(join(dir, file), 'utf8')).map((d) => (d.toJS() as { kind: string }).kind);
+    const dir = await scaffold(language, `${language}-team`);
+    expect(kinds(dir, 'loop.yaml')).toEqual(['Loop', 'ServiceAccount', 'Role', 'RoleBinding', 'Role', 'RoleBinding']);
+    expect(kinds(dir, 'function.yaml')).toEqual(['Deployment', 'Service']);
+    expect(readFileSync(join(dir, 'README.md'), 'utf8')).toContain('kubectl apply -n <your-namespace> -f loop.yaml');
+    const cluster = await scaffold(language, `${language}-cluster`, ['--cluster']);
+    expect(kinds(cluster, 'loop.yaml')).toEqual(['ClusterLoop', 'ServiceAccount', 'ClusterRole', 'ClusterRoleBinding']);
+    expect(existsSync(join(cluster, 'values.yaml'))).toBe(true);
+    expect(existsSync(join(cluster, 'function.yaml'))).toBe(false);
+  });
 
   it('refuses an unknown language, and --admission with another language, as usage errors', async () => {
     expect((await captureCommand(init, [join(workDir, 'x'), '--language', 'rust'])).output).toContain('--language "rust": want typescript (the default), python or go');

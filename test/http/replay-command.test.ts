@@ -44,6 +44,23 @@ afterAll(async () => {
 });
 
 describe('kubeloop replay', () => {
+  it('replays a folder of the podset fixtures as batches, each item compared alone, and a wrong recording fails alone', async () => {
+    for (const mode of ['batch-json', 'batch-cloudevents']) {
+      const { code, output } = await replay(['test/fixtures/podset', '--function', 'podset', '--mode', mode]);
+      expect(output).not.toContain('FAIL');
+      expect(output.match(/^PASS /gm)?.length).toBeGreaterThan(2);
+      expect(code).toBe(0);
+    }
+    const wrong = write('wrong-in-batch.json', { description: 'recorded reply that differs', request: podRequest({ reconcileId: 'w' }), response: { apiVersion: 'kubeloop.dev/v1', kind: 'ReconcileResponse', actions: [] } });
+    write('right-in-batch.json', { description: 'recorded reply that matches', request: podRequest({ reconcileId: 'r' }), response: expectedResponse });
+    const { code, output } = await replay([folder, '--to', served.url, '--mode', 'batch-cloudevents']);
+    expect(output).toMatch(/^PASS .*right-in-batch\.json/m);
+    expect(output).toMatch(new RegExp(`^FAIL .*${wrong.split('/').pop()!.replace('.', '\\.')}`, 'm'));
+    expect(code).toBe(1);
+    rmSync(wrong);
+    rmSync(join(folder, 'right-in-batch.json'));
+  });
+
   it('passes a recorded case in every transport mode and exits 0', async () => {
     for (const mode of ['json', 'binary', 'structured']) {
       const { code, output } = await replay([join(folder, 'labels.json'), '--to', served.url, '--mode', mode]);

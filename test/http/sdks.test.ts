@@ -74,7 +74,8 @@ describe('sdk/python', () => {
     const sample = await startSample('python3', [PYTHON_POD_NAME_LABEL], { KUBELOOP_SIGNING_SECRET: secret });
     running.push(sample);
     const { code, output } = await conformanceOf(sample, secret);
-    expect(output).toMatch(/35 passed, 0 failed, 0 skipped$/);
+    expect(output).toMatch(/^cloudevents +CloudEvents batch: .* PASS +200, 3 items answered one by one \(advertises 64\)$/m);
+    expect(output).toMatch(/36 passed, 0 failed, 0 skipped$/);
     expect(code).toBe(0);
   }, 60_000);
 
@@ -90,7 +91,7 @@ describe('sdk/python', () => {
     const { code, output } = await captureCommand(conformance, [new URL('/admit', sample.url).toString(), '--fixtures', join(REPO, 'test', 'fixtures', 'require-label')]);
     expect(output).toMatch(/^PASS cloudevents +binary mode/m);
     expect(output).toMatch(/^PASS fixture +configmap-dry-run-without-team$/m);
-    expect(output).toMatch(/17 passed, 0 failed, 12 skipped$/);
+    expect(output).toMatch(/18 passed, 0 failed, 12 skipped$/);
     expect(code).toBe(0);
   }, 60_000);
 });
@@ -116,7 +117,8 @@ describe('sdk/go', () => {
     const sample = await startSample(await buildGoSample(), [], { KUBELOOP_SIGNING_SECRET: secret });
     running.push(sample);
     const { code, output } = await conformanceOf(sample, secret);
-    expect(output).toMatch(/35 passed, 0 failed, 0 skipped$/);
+    expect(output).toMatch(/^cloudevents +CloudEvents batch: .* PASS +200, 3 items answered one by one \(advertises 64\)$/m);
+    expect(output).toMatch(/36 passed, 0 failed, 0 skipped$/);
     expect(code).toBe(0);
   }, 300_000);
 
@@ -127,7 +129,7 @@ describe('sdk/go', () => {
     running.push(sample);
     const { code, output } = await captureCommand(conformance, [new URL('/admit', sample.url).toString(), '--fixtures', join(REPO, 'test', 'fixtures', 'require-label')]);
     expect(output).toMatch(/^PASS fixture +configmap-dry-run-without-team$/m);
-    expect(output).toMatch(/17 passed, 0 failed, 12 skipped$/);
+    expect(output).toMatch(/18 passed, 0 failed, 12 skipped$/);
     expect(code).toBe(0);
   }, 300_000);
 

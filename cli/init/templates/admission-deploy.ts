@@ -4,7 +4,8 @@
 import { stringify } from 'yaml';
 import type { ProjectOptions } from '../project-options.ts';
 import { pluralOf } from '../../../lib/kube/resource-paths.ts';
-import { commonDeployFiles, type ToolVersions } from './function-deploy.ts';
+import { commonDeployFiles, deploySection, scopeFiles, type ToolVersions } from './function-deploy.ts';
+import { accountRef, CLUSTER_NAMESPACE, FUNCTION_LABEL, FUNCTION_PORT } from './scope-manifests.ts';
 import type { ProjectFile } from './project-file.ts';
 
 /** The AdmissionHook spec without its function: what the chart's admissionHook value takes. */
@@ -15,8 +16,12 @@ export function admissionHookSpec(options: ProjectOptions): Record<string, unkno
   return {
     type: options.admission ?? 'validating',
     rules: [{ operations: ['CREATE', 'UPDATE'], apiGroups: [group], apiVersions: [version], resources: [pluralOf(kind)] }],
-    // Only namespaces labelled for it: try it on one namespace first, widen the selector later.
-    namespaceSelector: { matchLabels: { [`${options.name}.example.com/enabled`]: 'true' } },
+    // A cluster-wide hook: only namespaces labelled for it (try it on one namespace first, widen the selector
+    // later). A namespaced hook sees only its own namespace; it skips the function's own pods, which a hook
+    // failing closed would otherwise keep from starting while its function is down.
+    ...(options.cluster
+      ? { namespaceSelector: { matchLabels: { [`${options.name}.example.com/enabled`]: 'true' } } }
+      : { objectSelector: { matchExpressions: [{ key: FUNCTION_LABEL, operator: 'NotIn', values: [options.name] }] } }),
     failurePolicy: options.admission === 'mutating' ? 'Ignore' : 'Fail',
     timeoutSeconds: 5,
     ...(options.admission === 'mutating' ? { reinvocationPolicy: 'IfNeeded' } : {}),
@@ -24,22 +29,29 @@ export function admissionHookSpec(options: ProjectOptions): Record<string, unkno
 }
 
 function hookYaml(options: ProjectOptions): string {
+  const service = { name: options.name, ...(options.cluster ? { namespace: CLUSTER_NAMESPACE } : {}), port: FUNCTION_PORT, path: '/admit' };
   const hook = {
     apiVersion: 'kubeloop.dev/v1alpha1',
-    kind: 'ClusterAdmissionHook',
+    kind: options.cluster ? 'ClusterAdmissionHook' : 'AdmissionHook',
     metadata: { name: options.name },
     spec: {
       ...admissionHookSpec(options),
-      function: { service: { name: options.name, namespace: 'kubeloop-system', port: 8080, path: '/admit' } },
+      function: { service },
       // Who the hook acts as (context objects are read as it; creating the hook needs impersonate on it).
-      serviceAccount: { namespace: 'kubeloop-system', name: options.name },
+      serviceAccount: accountRef(options, options.name),
     },
   };
-  return `# The AdmissionHook binds ${options.for.kind} admission to this function; kubeloop's webhook gateway registers
-# it and calls the function at the Service below. It is sent only objects in namespaces labelled
+  const scope = options.cluster
+    ? `It is sent only objects in namespaces labelled
 # ${options.name}.example.com/enabled=true (kubectl label namespace <ns> ${options.name}.example.com/enabled=true).
-# Installed with the chart, values.yaml renders the same hook instead (pointing at the chart's Service).
-${stringify(hook)}`;
+# Installed with the chart, values.yaml renders the same hook instead (pointing at the chart's Service).`
+    : `It is sent only requests for objects in its own
+# namespace: kubectl apply -n <your-namespace> -f admission-hook.yaml (after function.yaml).`;
+  // The hook's ServiceAccount: no rights until a context entry needs some (a Role for exactly those gets).
+  const account = { apiVersion: 'v1', kind: 'ServiceAccount', metadata: accountRef(options, options.name), automountServiceAccountToken: false };
+  return `# The ${hook.kind} binds ${options.for.kind} admission to this function; kubeloop's webhook gateway registers
+# it and calls the function at the Service below. ${scope}
+${stringify(hook)}${options.cluster ? '' : `---\n${stringify(account)}`}`;
 }
 
 function valuesYaml(options: ProjectOptions): string {
@@ -73,18 +85,9 @@ names) and turns its answer back into the review. It needs no certificates, no K
 
 Record real requests: run the gateway with \`kubeloop webhook --record fixtures/\` and create objects.
 
-## Deploy
+${deploySection(options, 'admission-hook.yaml')}
 
-\`\`\`sh
-docker build -t ghcr.io/your-org/${options.name}:0.1.0 . && docker push ghcr.io/your-org/${options.name}:0.1.0
-# edit values.yaml (image registry, repository, tag), then:
-helm upgrade --install kubeloop node_modules/kubeloop/charts/kubeloop -n kubeloop-system --create-namespace -f values.yaml
-kubectl label namespace <ns> ${options.name}.example.com/enabled=true
-\`\`\`
-
-The chart runs the image as a Deployment and Service and renders the AdmissionHook from \`values.yaml\`;
-\`admission-hook.yaml\` is the same hook for \`kubectl apply\`. How hooks, context objects and failure policies
-work: kubeloop's docs/admission.md.
+${options.cluster ? `Then label a namespace for it: \`kubectl label namespace <ns> ${options.name}.example.com/enabled=true\`.\n` : ''}How hooks, context objects and failure policies work: kubeloop's docs/admission.md.
 `;
 }
 
@@ -92,7 +95,7 @@ export function admissionDeployFiles(options: ProjectOptions, tools: ToolVersion
   return [
     ...commonDeployFiles(options, tools),
     { path: 'admission-hook.yaml', content: hookYaml(options) },
-    { path: 'values.yaml', content: valuesYaml(options) },
+    ...scopeFiles(options, valuesYaml),
     { path: 'README.md', content: readme(options) },
   ];
 }

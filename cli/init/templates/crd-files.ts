@@ -82,10 +82,28 @@ export function crdManifest(options: ProjectOptions): Record<string, unknown> {
   };
 }
 
+/**
+ * For a namespaced project: the built-in admin and edit roles get the kind (and its status) in their
+ * namespaces, so a namespace admin may use it and grant it to the Loop's ServiceAccount (RBAC lets them grant
+ * only what they hold). The cluster admin who installs the CRD installs this with it.
+ */
+function tenantRole(options: ProjectOptions): Record<string, unknown> {
+  const crd = crdManifest(options) as { metadata: { name: string }; spec: { group: string; names: { plural: string } } };
+  const { group, names } = crd.spec;
+  return {
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'ClusterRole',
+    metadata: { name: `${crd.metadata.name}-tenant`, labels: { 'rbac.authorization.k8s.io/aggregate-to-admin': 'true', 'rbac.authorization.k8s.io/aggregate-to-edit': 'true' } },
+    rules: [{ apiGroups: [group], resources: [names.plural, `${names.plural}/status`], verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete', 'deletecollection'] }],
+  };
+}
+
 function crdYaml(options: ProjectOptions): string {
   return `# The ${options.for.kind} kind: \`kubectl apply -f crd.yaml\` (\`kubeloop dev --function\` applies it for you, from the
-# folder of its --loop file). The schema is structural: every field the API server keeps is declared.
-${stringify(crdManifest(options))}`;
+# folder of its --loop file). The schema is structural: every field the API server keeps is declared.${options.cluster ? '' : `
+# Cluster-scoped, so a cluster admin applies it once; with it, a ClusterRole that adds the kind to every
+# namespace's admin and edit roles, so that a namespace admin may use it and grant it to the Loop.`}
+${stringify(crdManifest(options))}${options.cluster ? '' : `---\n${stringify(tenantRole(options))}`}`;
 }
 
 function typeModule(options: ProjectOptions): string {

@@ -5,6 +5,7 @@ import { pluralOf, splitApiVersion } from '../../../lib/kube/resource-paths.ts';
 import type { ProjectOptions } from '../project-options.ts';
 import { sampleObjectPath } from './function-code.ts';
 import type { ProjectFile } from './project-file.ts';
+import { accountRef, accountYaml, CLUSTER_NAMESPACE, FUNCTION_PORT, functionWorkloadYaml, namespaceDeploySteps, routerGrantYaml } from './scope-manifests.ts';
 
 /** Versions of the generated project's tools: the ones this kubeloop is built and tested with. */
 export interface ToolVersions {
@@ -101,12 +102,16 @@ function apiGroupOf(apiVersion: string): string {
   return splitApiVersion(apiVersion).group;
 }
 
-/** The rights the router needs as the Loop's ServiceAccount: its kind (and status, finalizers), what it owns, what it reads. */
+/**
+ * The rights the router needs as the Loop's ServiceAccount: its kind, what it owns, what it reads; for a
+ * ClusterLoop also the kind's status and finalizers. A namespace admin may grant only what the built-in admin
+ * role holds, which has no status or finalizers of other kinds (RBAC refuses the Role as an escalation).
+ */
 function loopRules(options: ProjectOptions): Array<Record<string, unknown>> {
   const primary = { apiGroups: [apiGroupOf(options.for.apiVersion)], plural: pluralOf(options.for.kind) };
   return [
     { apiGroups: primary.apiGroups, resources: [primary.plural], verbs: ['get', 'list', 'watch', 'patch', 'update'] },
-    { apiGroups: primary.apiGroups, resources: [`${primary.plural}/status`, `${primary.plural}/finalizers`], verbs: ['get', 'patch', 'update'] },
+    ...(options.cluster ? [{ apiGroups: primary.apiGroups, resources: [`${primary.plural}/status`, `${primary.plural}/finalizers`], verbs: ['get', 'patch', 'update'] }] : []),
     ...options.owns.map((ref) => ({ apiGroups: [apiGroupOf(ref.apiVersion)], resources: [pluralOf(ref.kind)], verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'] })),
     // Related kinds are only read: without list and watch the Loop is Forbidden and sent nothing.
     ...options.related.map((r) => ({ apiGroups: [apiGroupOf(r.ref.apiVersion)], resources: [pluralOf(r.ref.kind)], verbs: ['get', 'list', 'watch'] })),
@@ -116,28 +121,26 @@ function loopRules(options: ProjectOptions): Array<Record<string, unknown>> {
 
 /** `localRun` says how to run the Loop against a local process (the TypeScript project's `kubeloop dev` line). */
 export function loopYaml(options: ProjectOptions, localRun = '`kubeloop dev --function ./src/index.ts --loop loop.yaml`\n# points the Loop at the local process'): string {
-  const account = { namespace: 'kubeloop-system', name: `${options.name}-loop` };
+  const accountName = `${options.name}-loop`;
+  // A Loop calls the function's Service in its own namespace (function.yaml); a ClusterLoop the chart's.
+  const fn = options.cluster
+    ? { url: `http://${options.name}.${CLUSTER_NAMESPACE}.svc:${FUNCTION_PORT}/reconcile`, timeoutSeconds: 5 }
+    : { ref: { name: options.name, port: FUNCTION_PORT, path: '/reconcile' }, timeoutSeconds: 5 };
   const loop = {
     apiVersion: 'kubeloop.dev/v1alpha1',
-    kind: 'ClusterLoop',
+    kind: options.cluster ? 'ClusterLoop' : 'Loop',
     metadata: { name: options.name },
-    spec: { ...loopSpec(options), serviceAccount: account, function: { url: `http://${options.name}.kubeloop-system.svc:8080/reconcile`, timeoutSeconds: 5 } },
+    spec: { ...loopSpec(options), serviceAccount: accountRef(options, accountName), function: fn },
   };
-  const serviceAccount = { apiVersion: 'v1', kind: 'ServiceAccount', metadata: account, automountServiceAccountToken: false };
-  const role = { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: account.name }, rules: loopRules(options) };
-  const binding = {
-    apiVersion: 'rbac.authorization.k8s.io/v1',
-    kind: 'ClusterRoleBinding',
-    metadata: { name: account.name },
-    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: account.name },
-    subjects: [{ kind: 'ServiceAccount', ...account }],
-  };
-  return `# The Loop binds ${options.for.kind} to this function; the router reads and writes for it as the ServiceAccount
-# below, which has exactly the rights the Loop needs. ${localRun}; installed with the chart, values.yaml renders all of this instead.
+  const scope = options.cluster
+    ? 'A ClusterLoop (cluster admins: docs/tenants.md) may watch every namespace'
+    : 'A Loop watches and writes only in its own namespace: kubectl apply -n <your-namespace> -f loop.yaml';
+  const rules = loopRules(options);
+  return `# The ${loop.kind} binds ${options.for.kind} to this function; the router reads and writes for it as the ServiceAccount
+# below, which has exactly the rights the Loop needs. ${scope}.
+# ${localRun}${options.cluster ? '; installed with the chart, values.yaml renders all of this instead' : ''}.
 ${stringify(loop)}---
-${stringify(serviceAccount)}---
-${stringify(role)}---
-${stringify(binding)}`;
+${accountYaml(options, accountName, rules)}${options.cluster ? '' : `---\n${routerGrantYaml(options, accountName, rules)}`}`;
 }
 
 export function valuesYaml(options: ProjectOptions): string {
@@ -171,17 +174,32 @@ applies the actions it returns. It needs no Kubernetes client and no credentials
 | \`npx kubeloop render ${sampleObjectPath(options)} --function ./src/index.ts --loop loop.yaml\` | prints the actions for the sample ${kind} and the objects after them |
 | \`npx kubeloop dev --function ./src/index.ts --loop loop.yaml\` | runs it on a local cluster with the router, reloading on save |
 
-## Deploy
+${deploySection(options, 'loop.yaml')}
+`;
+}
+
+/**
+ * README's "Deploy" section: a namespace admin's kubectl lines (the default), or with --cluster the chart
+ * install that runs the function and renders its ClusterLoop or ClusterAdmissionHook (a cluster admin's).
+ */
+export function deploySection(options: ProjectOptions, file: 'loop.yaml' | 'admission-hook.yaml', chart = 'node_modules/kubeloop/charts/kubeloop'): string {
+  if (!options.cluster) return `## Deploy to your namespace\n\n${namespaceDeploySteps(options, file)}`;
+  const what = file === 'loop.yaml' ? 'ClusterLoop' : 'ClusterAdmissionHook';
+  return `## Deploy (cluster admin)
 
 \`\`\`sh
 docker build -t ghcr.io/your-org/${options.name}:0.1.0 . && docker push ghcr.io/your-org/${options.name}:0.1.0
 # edit values.yaml (image registry, repository, tag), then:
-helm upgrade --install kubeloop node_modules/kubeloop/charts/kubeloop -n kubeloop-system --create-namespace -f values.yaml
+helm upgrade --install kubeloop ${chart} -n kubeloop-system --create-namespace -f values.yaml
 \`\`\`
 
-The chart runs the image as a Deployment and Service and renders the Loop from \`values.yaml\`; the router's
-RBAC follows the Loop. \`loop.yaml\` is the same Loop for \`kubectl apply\` or \`kubeloop dev\`.
-`;
+The chart runs the image as a Deployment and Service and renders the ${what} from \`values.yaml\`; the router's
+RBAC follows it. \`${file}\` is the same ${what} for \`kubectl apply\`${file === 'loop.yaml' ? ' or `kubeloop dev`' : ''}.`;
+}
+
+/** function.yaml for a namespace admin's project; the chart's values.yaml for a cluster admin's (--cluster). */
+export function scopeFiles(options: ProjectOptions, values = valuesYaml): ProjectFile[] {
+  return options.cluster ? [{ path: 'values.yaml', content: values(options) }] : [{ path: 'function.yaml', content: functionWorkloadYaml(options) }];
 }
 
 const GITIGNORE = 'node_modules/\ndist/\n';
@@ -203,7 +221,7 @@ export function functionDeployFiles(options: ProjectOptions, tools: ToolVersions
   return [
     ...commonDeployFiles(options, tools),
     { path: 'loop.yaml', content: loopYaml(options) },
-    { path: 'values.yaml', content: valuesYaml(options) },
+    ...scopeFiles(options),
     { path: 'README.md', content: readme(options) },
   ];
 }

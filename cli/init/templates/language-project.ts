@@ -1,7 +1,7 @@
 // What a Python and a Go project of `kubeloop init --language` share around the code: the Dockerfile and
 // its ignores, the Loop and chart values (as for TypeScript), and a README with the project's commands.
 import type { ProjectOptions } from '../project-options.ts';
-import { loopYaml, valuesYaml } from './function-deploy.ts';
+import { deploySection, loopYaml, scopeFiles } from './function-deploy.ts';
 import type { ProjectFile } from './project-file.ts';
 
 export interface LanguageProject {
@@ -29,13 +29,7 @@ standard library only. ${project.layout} (vendored by \`kubeloop init\`; see kub
 | \`npx kubeloop replay fixtures --to http://localhost:8080/\` | replays the fixtures over HTTP |
 | \`npx kubeloop conformance http://localhost:8080/ --fixtures fixtures\` | every transport, error and signing case a function must handle |
 
-## Deploy
-
-\`\`\`sh
-docker build -t ghcr.io/your-org/${options.name}:0.1.0 . && docker push ghcr.io/your-org/${options.name}:0.1.0
-# edit values.yaml (image registry, repository, tag), then, with kubeloop's chart:
-helm upgrade --install kubeloop <path-to>/charts/kubeloop -n kubeloop-system --create-namespace -f values.yaml
-\`\`\`
+${deploySection(options, 'loop.yaml', '<path-to>/charts/kubeloop')}
 `;
 }
 
@@ -45,7 +39,7 @@ export function languageProjectFiles(options: ProjectOptions, project: LanguageP
     { path: 'Dockerfile', content: project.dockerfile },
     { path: '.dockerignore', content: project.dockerignore },
     { path: 'loop.yaml', content: loopYaml(options, localRun) },
-    { path: 'values.yaml', content: valuesYaml(options) },
+    ...scopeFiles(options),
     { path: 'README.md', content: readme(options, project) },
   ];
 }

@@ -12,7 +12,11 @@ from .schema import load_schema, validate
 API_VERSION = "kubeloop.dev/v1"
 EVENT_TYPE = "dev.kubeloop.reconcile.v1"
 RESPONSE_EVENT_TYPE = "dev.kubeloop.reconcile.response.v1"
+ERROR_EVENT_TYPE = "dev.kubeloop.reconcile.error.v1"
 RECONCILE_ID_HEADER = "x-kubeloop-reconcile-id"
+BATCH_MAX_HEADER = "x-kubeloop-batch-max"
+BATCH_MEDIA_TYPE = "application/cloudevents-batch+json"
+MAX_BATCH_ITEMS = 64
 DEFAULT_BODY_LIMIT = 8 * 1024 * 1024
 MAX_DEPTH = 64
 _RECONCILE_ID = re.compile(r"^[!-~]{1,128}\Z")
@@ -51,8 +55,8 @@ def _mode(headers):
     media = _media_type(headers)
     if media == "application/cloudevents+json":
         return "structured"
-    if media == "application/cloudevents-batch+json":
-        raise RequestError(415, "UnsupportedMediaType", "CloudEvent batches are not supported; send one event per request")
+    if media == BATCH_MEDIA_TYPE:
+        return "cloudevents-batch"
     if media == "application/json":
         return "binary" if "ce-specversion" in headers else "json"
     shown = f'content type "{media}"' if media else "no content type"
@@ -66,9 +70,15 @@ def _parse(text, what):
         raise RequestError(400, "InvalidJSON" if what == "request" else "InvalidCloudEvent", f"{what} body is not valid JSON: {error}") from None
 
 
-def _event_data(headers, body, mode):
-    """The ReconcileRequest inside a CloudEvent, after checking its attributes."""
-    if mode == "binary":
+def _event_data(headers, body, mode, event=None):
+    """The ReconcileRequest inside a CloudEvent, after checking its attributes (`event`: one already parsed
+    event of a batch)."""
+    if event is not None:
+        if not isinstance(event, dict):
+            raise RequestError(400, "InvalidCloudEvent", "a batch item must be a structured-mode CloudEvent (a JSON object)")
+        attributes = event
+        data = lambda: event.get("data")  # noqa: E731
+    elif mode == "binary":
         attributes = {name: headers.get("ce-" + name) for name in ("specversion", "id", "source", "type")}
         attributes["datacontenttype"] = headers.get("content-type")
         data = lambda: _parse(body, "CloudEvent data")  # noqa: E731
@@ -151,6 +161,57 @@ def _encode(function, mode, reconcile_id, response):
     return _json_reply(200, response, {**headers, RECONCILE_ID_HEADER: reconcile_id})
 
 
+def _batch_items(fmt, value):
+    """(id, value) of each item of a batch; a batch that is not one (no list, no ids, an id twice) is a 400."""
+    code = "InvalidRequest" if fmt == "json" else "InvalidCloudEvent"
+    if fmt == "json":
+        if value.get("apiVersion") not in (None, API_VERSION):
+            raise RequestError(400, code, f"batch apiVersion {json.dumps(value.get('apiVersion'))} is not supported; want {API_VERSION}")
+        items = value.get("items")
+        if not isinstance(items, list):
+            raise RequestError(400, code, "a ReconcileBatchRequest needs items: a list of ReconcileRequests")
+    else:
+        items = value
+        if not isinstance(items, list):
+            raise RequestError(400, code, "a CloudEvents batch must be a JSON array of structured-mode events")
+    if not items:
+        raise RequestError(400, code, "the batch has no items")
+    if len(items) > MAX_BATCH_ITEMS:
+        raise RequestError(400, code, f"the batch has {len(items)} items; at most {MAX_BATCH_ITEMS} are accepted")
+    seen, out = set(), []
+    for index, item in enumerate(items):
+        item_id = item.get("reconcileId" if fmt == "json" else "id") if isinstance(item, dict) else None
+        if not isinstance(item_id, str) or not item_id:
+            raise RequestError(400, code, f"batch item {index} has no {'reconcileId' if fmt == 'json' else 'CloudEvent id'}; every item of a batch needs one")
+        if item_id in seen:
+            raise RequestError(400, code, f"batch items {json.dumps(item_id)} appear twice; ids must be unique in a batch")
+        seen.add(item_id)
+        out.append((item_id, item))
+    return out
+
+
+def _handle_batch(function, fmt, value):
+    """Each item accepted, called and checked alone; an item's failure is its own entry, never the others'."""
+    answers = []
+    for item_id, item in _batch_items(fmt, value):
+        try:
+            request = _event_data(None, None, "structured", event=item) if fmt == "cloudevents" else item
+            answers.append((item_id, _call(function, _accept(function, request)), None))
+        except RequestError as error:
+            answers.append((item_id, None, {"statusCode": error.status, "code": error.code, "message": str(error)}))
+    if fmt == "json":
+        items = [{"reconcileId": i, "error": e} if e else {"reconcileId": i, "response": r} for i, r, e in answers]
+        return _json_reply(200, {"apiVersion": API_VERSION, "kind": "ReconcileBatchResponse", "items": items})
+    now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    source = f"/kubeloop/functions/{function.name}"
+    events = [
+        {"specversion": "1.0", "id": i, "source": source, "type": ERROR_EVENT_TYPE if e else RESPONSE_EVENT_TYPE, "time": now,
+         "datacontenttype": "application/json", "data": {**e, "reconcileId": i} if e else r}
+        for i, r, e in answers
+    ]
+    return 200, {"content-type": BATCH_MEDIA_TYPE + "; charset=utf-8"}, json.dumps(events).encode()
+
+
 def handle_call(function, headers, body):
     """One POST on the function path, unsigned: (status, headers, body). Never raises."""
     reconcile_id = headers.get(RECONCILE_ID_HEADER)
@@ -162,11 +223,18 @@ def handle_call(function, headers, body):
             raise RequestError(400, "InvalidJSON", f"request body is empty; want a {function.request_kind}")
         if mode != "json" and function.kind == "admission":
             raise RequestError(415, "UnsupportedMediaType", "an admission function takes a plain JSON AdmissionRequest (content-type application/json), not a CloudEvent")
+        if mode == "cloudevents-batch":
+            return _handle_batch(function, "cloudevents", _parse(text, "CloudEvent"))
         value = _parse(text, "request") if mode == "json" else _event_data(headers, text, mode)
+        if mode == "json" and function.kind != "admission" and isinstance(value, dict) and value.get("kind") == "ReconcileBatchRequest":
+            return _handle_batch(function, "json", value)
         request = _accept(function, value)
         own_id = request.get("uid") if function.kind == "admission" else request.get("reconcileId")
         reconcile_id = own_id or reconcile_id or str(uuid.uuid4())
-        return _encode(function, mode, reconcile_id, _call(function, request))
+        status, reply_headers, reply_body = _encode(function, mode, reconcile_id, _call(function, request))
+        if function.kind != "admission":
+            reply_headers[BATCH_MAX_HEADER] = str(MAX_BATCH_ITEMS)
+        return status, reply_headers, reply_body
     except RequestError as error:
         return error_reply(error.status, error.code, str(error), reconcile_id)
 

@@ -51,10 +51,37 @@ class CoreTest(unittest.TestCase):
         self.assertEqual((status, headers["content-type"].split(";")[0], reply["type"], reply["id"]), (200, "application/cloudevents+json", core.RESPONSE_EVENT_TYPE, "rec-1"))
         self.assertEqual(reply["data"]["kind"], "ReconcileResponse")
 
+    def test_advertises_batches_and_answers_them_item_by_item(self):
+        _, headers, _ = call(JSON, BODY)
+        self.assertEqual(headers[core.BATCH_MAX_HEADER], "64")
+        items = [
+            {**REQUEST, "reconcileId": "a"},
+            {**json.loads(with_label("throw")), "reconcileId": "boom"},
+            {**REQUEST, "reconcileId": "no-object", "object": None},
+            {**REQUEST, "reconcileId": "b"},
+        ]
+        status, _, reply = call(JSON, json.dumps({"apiVersion": "kubeloop.dev/v1", "kind": "ReconcileBatchRequest", "items": items}).encode())
+        self.assertEqual((status, reply["kind"]), (200, "ReconcileBatchResponse"))
+        by_id = {item["reconcileId"]: item for item in reply["items"]}
+        self.assertEqual(by_id["a"]["response"]["actions"][0]["reason"], "Seen")
+        self.assertEqual(by_id["b"]["response"]["kind"], "ReconcileResponse")
+        self.assertEqual((by_id["boom"]["error"]["statusCode"], by_id["boom"]["error"]["code"]), (500, "FunctionError"))
+        self.assertEqual((by_id["no-object"]["error"]["statusCode"], by_id["no-object"]["error"]["code"]), (400, "InvalidRequest"))
+        events = [{"specversion": "1.0", "id": i["reconcileId"], "source": "/t", "type": core.EVENT_TYPE, "data": i} for i in items[:2]]
+        events.append({"specversion": "1.0", "id": "other", "source": "/t", "type": "com.example.other", "data": REQUEST})
+        status, headers, reply = call({"content-type": "application/cloudevents-batch+json"}, json.dumps(events).encode())
+        self.assertEqual((status, headers["content-type"].split(";")[0]), (200, "application/cloudevents-batch+json"))
+        by_id = {event["id"]: event for event in reply}
+        self.assertEqual(by_id["a"]["type"], core.RESPONSE_EVENT_TYPE)
+        self.assertEqual((by_id["boom"]["type"], by_id["boom"]["data"]["code"]), (core.ERROR_EVENT_TYPE, "FunctionError"))
+        self.assertEqual((by_id["other"]["type"], by_id["other"]["data"]["statusCode"]), (core.ERROR_EVENT_TYPE, 400))
+
     def test_refuses_bad_input_with_the_contract_codes(self):
         cases = [
             ({"content-type": "text/plain"}, b"x", 415, "UnsupportedMediaType"),
-            ({"content-type": "application/cloudevents-batch+json"}, b"[]", 415, "UnsupportedMediaType"),
+            ({"content-type": "application/cloudevents-batch+json"}, b"[]", 400, "InvalidCloudEvent"),
+            ({"content-type": "application/cloudevents-batch+json"}, b"{}", 400, "InvalidCloudEvent"),
+            (JSON, json.dumps({"kind": "ReconcileBatchRequest", "items": [REQUEST, REQUEST]}).encode(), 400, "InvalidRequest"),
             (JSON, b"", 400, "InvalidJSON"),
             (JSON, b"{nope", 400, "InvalidJSON"),
             (JSON, b'{"apiVersion": "kubeloop.dev/v1", "kind": "ReconcileRequest"}', 400, "InvalidRequest"),

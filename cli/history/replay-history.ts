@@ -1,0 +1,65 @@
+// `kubeloop replay --history FILE`: a flight-recorder entry (from `kubeloop history -o json`) as a fixture.
+// The entry keeps the request the function was sent (the latest entry of each object does) and the actions
+// it answered, one line each: the function is sent the request again and passes when it asks for the same
+// actions (kind, operation and target; a patch's content is not kept by the recorder, so not compared).
+import { readFileSync } from 'node:fs';
+import type { ReconcileRequest } from '../../lib/contract/types.ts';
+import { callFunction, type ReplayOptions } from '../../lib/replay/replay-client.ts';
+import type { ObjectHistory } from '../../router/history/history-documents.ts';
+import { describeAction } from '../../router/reconcile/reconcile-trace.ts';
+import { MAX_RECORDED_LINES, type ReconcileRecord } from '../../router/reconcile/flight-recorder.ts';
+import type { CaseLine } from '../case-progress.ts';
+
+type Entry = ReconcileRecord & { requestOmitted?: string };
+
+export interface HistoryCase {
+  title: string;
+  request: ReconcileRequest;
+  /** The recorded action lines and how many more the answer had. */
+  actions: string[];
+  omitted: number;
+}
+
+/** The entries of a `history -o json` file (or one entry saved alone) that carry their request; a problem otherwise. */
+export function historyCases(file: string, text = readFileSync(file, 'utf8')): { cases: HistoryCase[] } | { problem: string } {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    return { problem: `not valid JSON: ${(error as Error).message}` };
+  }
+  const history = value as Partial<ObjectHistory>;
+  const entries: Entry[] = history.kind === 'ObjectHistory' ? [...(history.entries ?? [])] : [value as Entry];
+  const withRequest = entries.filter((e) => e.request?.kind === 'ReconcileRequest' && Array.isArray(e.actions));
+  if (withRequest.length === 0) {
+    const withheld = entries.find((e) => e.requestOmitted)?.requestOmitted;
+    return { problem: withheld ? `the request was withheld: ${withheld}` : 'no entry keeps its request (the router keeps the latest reconcile\'s, when it called the function): save kubeloop history -o json again after a reconcile' };
+  }
+  const object = history.object ? `${history.object.kind} ${history.object.namespace ? `${history.object.namespace}/` : ''}${history.object.name}` : 'entry';
+  return {
+    cases: withRequest.map((e) => ({ title: `${file}  ${object} at ${e.startedAt} (${e.outcome})`, request: e.request!, actions: e.actions, omitted: e.omitted?.actions ?? 0 })),
+  };
+}
+
+/** Pure: the lines that differ between what was recorded and what the function answers now. */
+export function compareActions(recorded: { actions: string[]; omitted: number }, now: string[]): string[] {
+  const shown = now.slice(0, MAX_RECORDED_LINES);
+  const differences: string[] = [];
+  const length = Math.max(recorded.actions.length, shown.length);
+  for (let i = 0; i < length; i++) {
+    if (recorded.actions[i] === shown[i]) continue;
+    if (recorded.actions[i] !== undefined) differences.push(`    - ${recorded.actions[i]}`);
+    if (shown[i] !== undefined) differences.push(`    + ${shown[i]}`);
+  }
+  const recordedTotal = recorded.actions.length + recorded.omitted;
+  if (differences.length === 0 && recordedTotal !== now.length) differences.push(`    ${recordedTotal} actions recorded, ${now.length} now`);
+  return differences;
+}
+
+export async function replayHistoryCase(c: HistoryCase, options: ReplayOptions): Promise<CaseLine> {
+  const reply = await callFunction(c.request, options);
+  if (!reply.ok) return { status: 'FAIL', title: c.title, detail: `    ${reply.message}` };
+  const now = ('actions' in reply.response ? (reply.response.actions ?? []) : []).map((a) => describeAction(a));
+  const differences = compareActions(c, now);
+  return differences.length === 0 ? { status: 'PASS', title: c.title } : { status: 'FAIL', title: c.title, detail: differences.join('\n') };
+}

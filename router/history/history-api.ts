@@ -1,0 +1,226 @@
+// The history API: the router's flight recorder served as an aggregated API (APIService
+// v1alpha1.history.kubeloop.dev), so `kubeloop history` reads it through the API server with the caller's
+// own identity. Only the API server's front proxy may call (mutual TLS, requestheader CA); the caller it
+// names may read an object's history when a SubjectAccessReview says they may `get` the object.
+import type { TLSSocket } from 'node:tls';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Logger } from 'pino';
+import type { KindRef } from '../../api/meta.ts';
+import { reviewUserAccess, type UserInfo } from '../../lib/kube/access-review.ts';
+import { ResourceDiscovery, UnknownKindError } from '../../lib/kube/discovery.ts';
+import type { KubeClient } from '../../lib/kube/kube-client.ts';
+import { createServer, listen, setServingCertificate, type KubeloopServer } from '../../lib/server/create-server.ts';
+import { peerCertificate } from '../../lib/server/client-certificate.ts';
+import type { ReconcileRequest } from '../../lib/contract/types.ts';
+import type { FlightRecorder } from '../reconcile/flight-recorder.ts';
+import { requestScopes, servedEntries, type RequestVerdict } from './request-access.ts';
+import { AUTHENTICATION_CONFIGMAP, decideCaller, requestHeaderConfig, userFromHeaders, type RequestHeaderConfig } from './front-proxy.ts';
+import { FORWARDED_BY_HEADER, forwardToReplica, presentedOwnCertificate, userHeaders, type PeerResolver } from './peer-forward.ts';
+import {
+  apiGroup,
+  apiGroupList,
+  apiResourceList,
+  failure,
+  HISTORY_API_VERSION,
+  HISTORY_GROUP,
+  HISTORY_RESOURCE,
+  OBJECT_HISTORY_KIND,
+  type ObjectHistory,
+  type Status,
+} from './history-documents.ts';
+
+/** What the history API reads of the router: its running Loops and its recorder. */
+export interface HistorySource {
+  identity: string;
+  /** The Loops running on this replica (none on a standby): identity (`<namespace>/<name>` or `<name>`) and primary kind. */
+  loops(): Array<{ id: string; for: KindRef }>;
+  history: FlightRecorder;
+  /**
+   * With sharding: the member that owns the key, when it is not this one. Its history is kept there; this
+   * replica answers with what it holds and names the owner (docs/observability.md, "Sharded routers").
+   */
+  ownerOf?(loop: string, key: string): string | undefined;
+}
+
+/** The source a started router offers (its running Loops, its recorder and, with sharding, the key's owner). */
+export function historySource(router: { identity: string; loops(): Array<{ loop: { id: string; for: KindRef } }>; history: FlightRecorder; historyOwner(loop: string, key: string): string | undefined }): HistorySource {
+  return {
+    identity: router.identity,
+    loops: () => router.loops().map((runner) => ({ id: runner.loop.id, for: runner.loop.for })),
+    history: router.history,
+    ownerOf: (loop, key) => router.historyOwner(loop, key),
+  };
+}
+
+export interface HistoryApiOptions {
+  source: HistorySource;
+  /** The router's own client: reads the requestheader ConfigMap, asks SubjectAccessReviews, resolves kinds. */
+  client: KubeClient;
+  logger: Logger;
+  port: number;
+  host?: string;
+  /** The serving certificate; the APIService's caBundle (or cert-manager's injection) must trust it. */
+  tls: { certPem: string; keyPem: string };
+  /** Where another replica serves its history API: a request for a key it holds is forwarded there. None: answered here. */
+  peers?: PeerResolver;
+  /** How often the requestheader CA is read again (the API server may rotate it); 5 minutes by default. */
+  refreshMs?: number;
+}
+
+export interface HistoryApi {
+  url: string;
+  server: KubeloopServer;
+  close(): Promise<void>;
+}
+
+async function readRequestHeaderConfig(client: KubeClient): Promise<RequestHeaderConfig> {
+  const { namespace, name } = AUTHENTICATION_CONFIGMAP;
+  const configMap = await client.request<{ data?: Record<string, string> }>({ path: `/api/v1/namespaces/${namespace}/configmaps/${name}` });
+  const config = requestHeaderConfig(configMap.data);
+  if (!config) {
+    throw new Error(
+      `${namespace}/${name} holds no requestheader-client-ca-file: the API server runs without the aggregation layer (start it with --requestheader-client-ca-file and --proxy-client-cert-file)`,
+    );
+  }
+  return config;
+}
+
+const sendStatus = (reply: FastifyReply, status: Status) => reply.code(status.code).send(status);
+
+export async function startHistoryApi(options: HistoryApiOptions): Promise<HistoryApi> {
+  const { client, source, logger } = options;
+  let config = await readRequestHeaderConfig(client);
+  const discovery = new ResourceDiscovery(client);
+  const server = createServer({
+    logger,
+    serveMetrics: false,
+    // The handshake asks for a certificate but does not require one: a caller without it gets a Status that says why.
+    https: { key: options.tls.keyPem, cert: options.tls.certPem, ca: config.caPem, requestCert: true, rejectUnauthorized: false },
+  });
+  const { app } = server;
+  const users = new WeakMap<FastifyRequest, UserInfo>();
+  const forwarded = new WeakSet<FastifyRequest>();
+
+  app.addHook('onRequest', async (request, reply) => {
+    const socket = request.raw.socket as TLSSocket;
+    const headers = request.raw.headersDistinct;
+    // Another replica passing on what the front proxy told it: it holds our serving key, so it vouches for the caller.
+    if (request.headers[FORWARDED_BY_HEADER] !== undefined && presentedOwnCertificate(socket, options.tls.certPem)) {
+      const user = userFromHeaders(headers, config);
+      if (user) users.set(request, user);
+      forwarded.add(request);
+      return;
+    }
+    const decision = decideCaller(peerCertificate(socket), headers, config);
+    if (!decision.ok) {
+      request.log.warn({ statusCode: decision.code, message: decision.message }, 'history caller refused');
+      return sendStatus(reply, failure(decision.code, decision.reason, decision.message));
+    }
+    if (decision.user) users.set(request, decision.user);
+  });
+
+  // Discovery: what kubectl and the API server's aggregated discovery read.
+  app.get('/apis', async () => apiGroupList());
+  app.get(`/apis/${HISTORY_GROUP}`, async () => apiGroup());
+  app.get(`/apis/${HISTORY_API_VERSION}`, async () => apiResourceList());
+
+  type Params = { namespace?: string; name: string };
+  type Query = { loop?: string };
+  const handler = async (request: FastifyRequest<{ Params: Params; Querystring: Query }>, reply: FastifyReply) => {
+    const { namespace, name } = request.params;
+    const loopId = request.query.loop;
+    const user = users.get(request);
+    if (!user) return sendStatus(reply, failure(401, 'Unauthorized', 'the API server named no user for this request'));
+    if (!loopId) return sendStatus(reply, failure(400, 'BadRequest', 'the query parameter loop (the Loop whose reconciles to show) is required', name));
+    const key = namespace ? `${namespace}/${name}` : name;
+    const owner = source.ownerOf?.(loopId, key);
+    if (owner && options.peers && !forwarded.has(request)) {
+      // The replica that holds the history decides, its own SubjectAccessReview included.
+      const peer = await options.peers(owner).catch((error: unknown) => {
+        request.log.warn({ err: error, owner }, 'could not find the replica that holds the history; answering from this one');
+        return undefined;
+      });
+      if (peer) {
+        try {
+          const answer = await forwardToReplica(peer, options.tls, { path: request.url, headers: { ...userHeaders(user, config), [FORWARDED_BY_HEADER]: source.identity } });
+          return reply.code(answer.status).header('content-type', 'application/json').send(answer.body);
+        } catch (error) {
+          return sendStatus(reply, failure(503, 'ServiceUnavailable', `router ${owner}, which holds the history of ${key}, did not answer: ${(error as Error).message}`, name));
+        }
+      }
+    }
+    const loop = source.loops().find((l) => l.id === loopId);
+    if (!loop) {
+      const running = source.loops().map((l) => l.id);
+      const message = running.length === 0 ? `no Loop runs on router ${source.identity} (a standby, or not started yet)` : `no Loop ${loopId} runs on router ${source.identity}`;
+      return sendStatus(reply, failure(404, 'NotFound', message, name));
+    }
+    let resource;
+    try {
+      resource = await discovery.resolve(loop.for.apiVersion, loop.for.kind);
+    } catch (error) {
+      if (error instanceof UnknownKindError) return sendStatus(reply, failure(404, 'NotFound', error.message, name));
+      throw error;
+    }
+    if (resource.namespaced !== (namespace !== undefined)) {
+      const shape = resource.namespaced ? `<namespace>/${name}` : name;
+      return sendStatus(reply, failure(400, 'BadRequest', `Loop ${loopId} reconciles ${resource.kind} (${resource.namespaced ? 'namespaced' : 'cluster-scoped'}): name the object as ${shape}`, name));
+    }
+    const attributes = { verb: 'get', group: resource.group, version: resource.version, resource: resource.plural, name, ...(namespace ? { namespace } : {}) };
+    const verdict = await reviewUserAccess(client, user, attributes);
+    if (!verdict.allowed) {
+      const what = `${resource.plural}${resource.group ? `.${resource.group}` : ''} "${name}"${namespace ? ` in namespace "${namespace}"` : ''}`;
+      request.log.info({ user: user.user, loop: loopId, object: what }, 'history refused: the user may not get the object');
+      return sendStatus(reply, failure(403, 'Forbidden', `user "${user.user}" cannot get ${what}: an object's history is shown only to who may get the object (${verdict.message})`, name));
+    }
+    const entries = source.history.history(loopId, key);
+    const kept = entries.findLast((e) => e.request !== undefined)?.request;
+    const shown = kept ? await requestVerdict(kept, user, attributes) : undefined;
+    const body: ObjectHistory & { owner?: string } = {
+      apiVersion: HISTORY_API_VERSION,
+      kind: OBJECT_HISTORY_KIND,
+      metadata: { name, ...(namespace ? { namespace } : {}) },
+      loop: loopId,
+      object: { apiVersion: resource.apiVersion, kind: resource.kind, name, ...(namespace ? { namespace } : {}) },
+      servedBy: source.identity,
+      entries: servedEntries(entries, shown),
+    };
+    if (owner) body.owner = owner;
+    return reply.send(body);
+  };
+  /** The latest request is shown to a user who may get every kind it holds where it holds them (the primary's check already passed). */
+  const requestVerdict = async (request: ReconcileRequest, user: UserInfo, primary: { group: string; resource: string; namespace?: string }): Promise<RequestVerdict> => {
+    for (const scope of requestScopes(request)) {
+      const resource = await discovery.resolve(scope.apiVersion, scope.kind).catch(() => undefined);
+      if (!resource) return { shown: false, why: `it holds ${scope.kind} objects the API server no longer serves` };
+      if (resource.group === primary.group && resource.plural === primary.resource && scope.namespace === primary.namespace) continue;
+      const check = { verb: 'get', group: resource.group, resource: resource.plural, ...(scope.namespace ? { namespace: scope.namespace } : {}) };
+      const verdict = await reviewUserAccess(client, user, check);
+      if (!verdict.allowed) return { shown: false, why: `it holds ${resource.plural}${resource.group ? `.${resource.group}` : ''} ${scope.namespace ? `in namespace ${scope.namespace}` : 'cluster-wide'}, which user "${user.user}" may not get` };
+    }
+    return { shown: true };
+  };
+
+  app.get(`/apis/${HISTORY_API_VERSION}/namespaces/:namespace/${HISTORY_RESOURCE}/:name`, handler);
+  app.get(`/apis/${HISTORY_API_VERSION}/${HISTORY_RESOURCE}/:name`, handler);
+
+  const url = await listen(app, { port: options.port, host: options.host ?? '0.0.0.0' });
+  // The API server may rotate its requestheader CA: read it again now and then, and trust the new one.
+  const refresh = setInterval(() => {
+    readRequestHeaderConfig(client)
+      .then((next) => {
+        if (next.caPem !== config.caPem) setServingCertificate(app, { key: options.tls.keyPem, cert: options.tls.certPem, ca: next.caPem });
+        config = next;
+      })
+      .catch((error: unknown) => logger.warn({ err: error }, 'could not read the requestheader configuration again; keeping the last one'));
+  }, options.refreshMs ?? 5 * 60_000);
+  refresh.unref();
+  return {
+    url,
+    server,
+    close: async () => {
+      clearInterval(refresh);
+      await app.close();
+    },
+  };
+}

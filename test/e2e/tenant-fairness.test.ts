@@ -127,6 +127,10 @@ describe('fairness across tenants', () => {
     expect(await metric(router, 'kubeloop_tenant_calls_in_flight', `tenant="${noisy.suite.namespace}"`)).toBe(CAP - 1);
     expect(await metric(router, 'kubeloop_tenant_throttled_seconds_total', `tenant="${noisy.suite.namespace}",budget="calls"`)).toBeGreaterThan(0);
 
+    // A cluster admin weighs the quiet tenant by its Namespace's label; the router follows it.
+    await quiet.client.request({ method: 'PATCH', path: `/api/v1/namespaces/${quiet.suite.namespace}`, contentType: 'application/merge-patch+json', body: { metadata: { labels: { 'kubeloop.dev/tenant-weight': '3' } } } });
+    await eventually('the quiet tenant weighs 3', async () => (await metric(router, 'kubeloop_tenant_weight', `tenant="${quiet.suite.namespace}"`)) === 3);
+
     // Released, the noisy tenant drains its whole backlog: the cap only shared the slots, it lost nothing.
     releaseAll = true;
     for (const res of held.splice(0)) (res as ServerResponse & { answer?: () => void }).answer?.();

@@ -43,8 +43,16 @@ async function labellingFunction(hold: boolean): Promise<string> {
           }],
         }));
       };
-      if (hold && !releaseAll) held.push(res);
-      else answer(res);
+      if (hold && !releaseAll) {
+        held.push(res);
+        // A call the router gave up on (its timeout) is no longer in flight: only open calls count as held.
+        req.socket.once('close', () => {
+          const at = held.indexOf(res);
+          if (at >= 0 && !res.writableEnded) held.splice(at, 1);
+        });
+      } else {
+        answer(res);
+      }
       (res as ServerResponse & { answer?: () => void }).answer = () => answer(res);
     });
   });
@@ -57,6 +65,9 @@ async function labellingFunction(hold: boolean): Promise<string> {
 }
 
 /** A namespaced Loop (a tenant's) on ConfigMaps of its own namespace, given inline to the router. */
+/** The longest a call may take: a held call that timed out would free its slot for another (it leaves `held`). */
+const HELD_CALL_TIMEOUT_SECONDS = 60;
+
 function tenantLoop(name: string, namespace: string, url: string, maxConcurrency: number): Loop {
   return {
     apiVersion: 'kubeloop.dev/v1alpha1',
@@ -67,7 +78,8 @@ function tenantLoop(name: string, namespace: string, url: string, maxConcurrency
       selector: { matchLabels: { app: 'fairness' } },
       serviceAccount: { namespace, name: LOOP_SERVICE_ACCOUNT },
       namespaces: [namespace],
-      function: { url, maxConcurrency },
+      // Single calls: a batching router sends at most two requests per Loop until the function answers one.
+      function: { url, maxConcurrency, timeoutSeconds: HELD_CALL_TIMEOUT_SECONDS, batch: { enabled: false } },
     },
   };
 }
@@ -117,7 +129,7 @@ describe('fairness across tenants', () => {
 
     await createConfigMaps(noisy, NOISY_OBJECTS);
     // The noisy tenant fills every slot but the reserved one, and its function answers none of them.
-    await eventually("the noisy function holds its calls", async () => held.length >= CAP - 1);
+    await eventually('the noisy function holds its calls', async () => held.length >= CAP - 1);
 
     await createConfigMaps(quiet, QUIET_OBJECTS);
     await eventually('every quiet object converged', async () => (await converged(quiet)) === QUIET_OBJECTS, 60_000);
@@ -151,7 +163,7 @@ describe('fairness across tenants', () => {
       selector: { matchLabels: { app: 'fairness' } },
       serviceAccount: noisy.loopServiceAccount,
       namespaces: [namespace],
-      function: { url, maxConcurrency: 8 },
+      function: { url, maxConcurrency: 8, timeoutSeconds: HELD_CALL_TIMEOUT_SECONDS, batch: { enabled: false } },
     });
     const conditions = async () => (await noisy.loopStatus('throttled')).loop.status?.conditions ?? [];
     const throttled = await eventually('Throttled=True', async () => (await conditions()).find((c) => c.type === 'Throttled' && c.status === 'True'), 60_000);

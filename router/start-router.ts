@@ -15,7 +15,7 @@ import { DEFAULT_QUEUE_BACKOFF } from './base/work-queue.ts';
 import { EventRecorder } from './apply/event-recorder.ts';
 import { FixtureRecorder } from './reconcile/fixture-recorder.ts';
 import { ShadowPairs } from './reconcile/shadow-pairs.ts';
-import { InformerRegistry } from './intake/informer-registry.ts';
+import { InformerRegistry, type InformerLease } from './intake/informer-registry.ts';
 import { LeaderElector } from './leader-election.ts';
 import { LoopController } from './loops/loop-controller.ts';
 import type { Loop } from '../api/loop.ts';
@@ -25,6 +25,7 @@ import { DEFAULT_FUNCTION_URL_POLICY, type FunctionUrlPolicy } from '../lib/conf
 import { ShardMember, type ShardStatus } from './sharding/shard-member.ts';
 import { createShardMetrics } from './sharding/shard-metrics.ts';
 import { ThrottleMonitor } from './loops/throttle-monitor.ts';
+import { watchTenantWeights } from './loops/tenant-weight-watch.ts';
 import { createFairness, type Fairness, type FairnessOptions } from './base/fairness.ts';
 import { DEFAULT_HISTORY_LIMITS, FlightRecorder, type FlightRecorderLimits } from './reconcile/flight-recorder.ts';
 import { shardSlot } from '../lib/kube/shard-selector.ts';
@@ -225,6 +226,7 @@ class LeaderTerm {
   controller: LoopController | undefined;
   started = false;
   private throttle: ThrottleMonitor | undefined;
+  private weightWatch: InformerLease | undefined;
   private registry: InformerRegistry | undefined;
 
   constructor(private readonly deps: RouterDeps) {}
@@ -245,6 +247,7 @@ class LeaderTerm {
     await controller.start();
     const { scheduler, budget, weights, throttleWindowMs } = this.deps.fairness;
     if (scheduler || budget) {
+      this.weightWatch = await watchTenantWeights(this.registry, weights, logger);
       this.throttle = new ThrottleMonitor({
         ...(scheduler ? { scheduler } : {}),
         ...(budget ? { apiQps: budget.qps } : {}),
@@ -265,6 +268,8 @@ class LeaderTerm {
     this.registry = undefined;
     this.started = false;
     this.throttle?.stop();
+    await this.weightWatch?.release();
+    this.weightWatch = undefined;
     await c?.stop();
     await r?.stopAll();
   }

@@ -43,8 +43,16 @@ async function labellingFunction(hold: boolean): Promise<string> {
           }],
         }));
       };
-      if (hold && !releaseAll) held.push(res);
-      else answer(res);
+      if (hold && !releaseAll) {
+        held.push(res);
+        // A call the router gave up on (its timeout) is no longer in flight: only open calls count as held.
+        req.socket.once('close', () => {
+          const at = held.indexOf(res);
+          if (at >= 0 && !res.writableEnded) held.splice(at, 1);
+        });
+      } else {
+        answer(res);
+      }
       (res as ServerResponse & { answer?: () => void }).answer = () => answer(res);
     });
   });
@@ -57,6 +65,9 @@ async function labellingFunction(hold: boolean): Promise<string> {
 }
 
 /** A namespaced Loop (a tenant's) on ConfigMaps of its own namespace, given inline to the router. */
+/** The longest a call may take: a held call that timed out would free its slot for another (it leaves `held`). */
+const HELD_CALL_TIMEOUT_SECONDS = 60;
+
 function tenantLoop(name: string, namespace: string, url: string, maxConcurrency: number): Loop {
   return {
     apiVersion: 'kubeloop.dev/v1alpha1',
@@ -67,7 +78,8 @@ function tenantLoop(name: string, namespace: string, url: string, maxConcurrency
       selector: { matchLabels: { app: 'fairness' } },
       serviceAccount: { namespace, name: LOOP_SERVICE_ACCOUNT },
       namespaces: [namespace],
-      function: { url, maxConcurrency },
+      // Single calls: a batching router sends at most two requests per Loop until the function answers one.
+      function: { url, maxConcurrency, timeoutSeconds: HELD_CALL_TIMEOUT_SECONDS, batch: { enabled: false } },
     },
   };
 }
@@ -94,7 +106,7 @@ async function metric(router: Router, name: string, labels: string): Promise<num
 
 beforeAll(async () => {
   [quiet, noisy] = await Promise.all([routerHarness('tenant-fairness-quiet'), routerHarness('tenant-fairness-noisy')]);
-  await installCrds(quiet.client, ['clusterloops.kubeloop.dev.yaml']);
+  await installCrds(quiet.client, ['clusterloops.kubeloop.dev.yaml', 'loops.kubeloop.dev.yaml']);
 });
 afterAll(async () => {
   releaseAll = true;
@@ -112,12 +124,12 @@ describe('fairness across tenants', () => {
       tenantLoop('noisy', noisy.suite.namespace, noisyUrl, 50),
       tenantLoop('quiet', quiet.suite.namespace, quietUrl, 8),
     ], { fairness: { maxCallsInFlight: CAP } });
-    await router.waitForLoop('noisy');
-    await router.waitForLoop('quiet');
+    await router.waitForLoop(`${noisy.suite.namespace}/noisy`);
+    await router.waitForLoop(`${quiet.suite.namespace}/quiet`);
 
     await createConfigMaps(noisy, NOISY_OBJECTS);
     // The noisy tenant fills every slot but the reserved one, and its function answers none of them.
-    await eventually("the noisy function holds its calls", async () => held.length >= CAP - 1);
+    await eventually('the noisy function holds its calls', async () => held.length >= CAP - 1);
 
     await createConfigMaps(quiet, QUIET_OBJECTS);
     await eventually('every quiet object converged', async () => (await converged(quiet)) === QUIET_OBJECTS, 60_000);
@@ -126,6 +138,10 @@ describe('fairness across tenants', () => {
     expect(held.length).toBe(CAP - 1);
     expect(await metric(router, 'kubeloop_tenant_calls_in_flight', `tenant="${noisy.suite.namespace}"`)).toBe(CAP - 1);
     expect(await metric(router, 'kubeloop_tenant_throttled_seconds_total', `tenant="${noisy.suite.namespace}",budget="calls"`)).toBeGreaterThan(0);
+
+    // A cluster admin weighs the quiet tenant by its Namespace's label; the router follows it.
+    await quiet.client.request({ method: 'PATCH', path: `/api/v1/namespaces/${quiet.suite.namespace}`, contentType: 'application/merge-patch+json', body: { metadata: { labels: { 'kubeloop.dev/tenant-weight': '3' } } } });
+    await eventually('the quiet tenant weighs 3', async () => (await metric(router, 'kubeloop_tenant_weight', `tenant="${quiet.suite.namespace}"`)) === 3);
 
     // Released, the noisy tenant drains its whole backlog: the cap only shared the slots, it lost nothing.
     releaseAll = true;
@@ -141,14 +157,14 @@ describe('fairness across tenants', () => {
     const list = await noisy.client.request<{ items: Array<{ metadata: { name: string } }> }>({ path: `/api/v1/namespaces/${namespace}/configmaps`, query: { labelSelector: 'app=fairness' } });
     await Promise.all(list.items.map((cm) => noisy.client.request({ method: 'PATCH', path: `/api/v1/namespaces/${namespace}/configmaps/${cm.metadata.name}`, contentType: 'application/merge-patch+json', body: { metadata: { labels: { converged: null } } } })));
     // A ClusterLoop object (the `cluster` tenant), so the router writes its status; 2 slots, no reserve left.
+    await noisy.router(undefined, { loopSelector: noisy.loopSelector, fairness: { maxCallsInFlight: 2, throttleWindowMs: 3000 } });
     await noisy.createLoop('throttled', {
       for: { apiVersion: 'v1', kind: 'ConfigMap' },
       selector: { matchLabels: { app: 'fairness' } },
       serviceAccount: noisy.loopServiceAccount,
       namespaces: [namespace],
-      function: { url, maxConcurrency: 8 },
+      function: { url, maxConcurrency: 8, timeoutSeconds: HELD_CALL_TIMEOUT_SECONDS, batch: { enabled: false } },
     });
-    await noisy.router(undefined, { loopSelector: noisy.loopSelector, fairness: { maxCallsInFlight: 2, throttleWindowMs: 3000 } });
     const conditions = async () => (await noisy.loopStatus('throttled')).loop.status?.conditions ?? [];
     const throttled = await eventually('Throttled=True', async () => (await conditions()).find((c) => c.type === 'Throttled' && c.status === 'True'), 60_000);
     expect(throttled.reason).toBe('CallShare');

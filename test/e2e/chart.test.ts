@@ -231,8 +231,9 @@ describe.each(Object.entries(VALUE_SETS))('helm template with the %s values', (_
     const loops = byKind(manifests, 'ClusterLoop') as LoopManifest[];
     const own = ['kubeloop.dev/clusterloops', 'kubeloop.dev/clusterloops/status', 'kubeloop.dev/loops', 'kubeloop.dev/loops/status', '/events', 'events.k8s.io/events', 'coordination.k8s.io/leases', 'authorization.k8s.io/subjectaccessreviews'];
     // Services (and Knative Services) are read to resolve Loops' spec.function.ref; EndpointSlices to see
-    // where a function's Service leads before connecting (lib/function-client/cluster-addresses.ts).
-    const named = new Set<string>([...own, '/serviceaccounts', '/services', 'serving.knative.dev/services', 'discovery.k8s.io/endpointslices']);
+    // where a function's Service leads before connecting (lib/function-client/cluster-addresses.ts); Namespaces
+    // (list and watch, metadata only) for the tenant-weight label (docs/router.md#fairness-across-tenants).
+    const named = new Set<string>([...own, '/serviceaccounts', '/services', 'serving.knative.dev/services', 'discovery.k8s.io/endpointslices', '/namespaces']);
     const loopKinds = new Set<string>();
     for (const loop of loops) {
       for (const ref of [loop.spec.for, ...(loop.spec.owns ?? [])]) {

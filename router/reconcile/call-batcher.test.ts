@@ -64,6 +64,25 @@ describe('CallBatcher', () => {
     expect(fake.batches).toEqual([['b', 'c', 'd', 'e']]);
   });
 
+  it('sends the calls waiting for a first call that hangs alone once the probe wait is over, before it answers', async () => {
+    const fake = invokers();
+    let answerFirst!: () => void;
+    const held = new Promise<void>((resolve) => (answerFirst = resolve));
+    const single: FunctionInvoker = async (req, options_) => {
+      if (req.reconcileId === 'a') await held;
+      return fake.single(req, options_);
+    };
+    const batcher = new CallBatcher(single, fake.batch, { maxSize: 16, probeWaitMs: 20 });
+    const first = batcher.invoke(request('a'), options());
+    const others = await Promise.all(['b', 'c'].map((id) => batcher.invoke(request(id), options())));
+    expect(others.map((r) => r.kind)).toEqual(['ok', 'ok']);
+    expect(fake.singles).toEqual(['b', 'c']);
+    expect(fake.batches).toEqual([]);
+    answerFirst();
+    await first;
+    expect(fake.singles).toEqual(['b', 'c', 'a']);
+  });
+
   it('keeps a batch within the size the function advertised', async () => {
     const fake = invokers(2);
     const batcher = await primed(fake, { maxSize: 16, maxInFlight: 1 });

@@ -8,6 +8,12 @@ import type { ReconcileRequest } from '../../lib/contract/types.ts';
 
 /** Batch requests in flight per Loop: one being answered while the next fills up. */
 export const MAX_BATCHES_IN_FLIGHT = 2;
+/**
+ * How long the calls made while a URL's first call is out wait to learn whether they may go together: a
+ * function answers in milliseconds, and one that hangs must not hold every other key of its Loop for its
+ * whole timeout, so after this they go alone.
+ */
+export const PROBE_WAIT_MS = 250;
 
 export interface PendingCall {
   request: ReconcileRequest & { reconcileId: string };
@@ -36,6 +42,8 @@ export function takeBatch<T extends { options: InvokeOptions }>(pending: readonl
 export interface CallBatcherOptions {
   maxSize: number;
   maxInFlight?: number;
+  /** PROBE_WAIT_MS unless given (tests). */
+  probeWaitMs?: number;
   /** Told once per URL that did not answer a batch (logged by the runner). */
   onNotBatch?: (url: string, reason: string) => void;
   /** Counts each HTTP request a batch used. */
@@ -50,6 +58,8 @@ export class CallBatcher {
   readonly #advertised = new Map<string, number>();
   /** URLs whose first call is out: the calls made meanwhile wait to learn whether they may go together. */
   readonly #probing = new Set<string>();
+  /** URLs whose first call has been out longer than PROBE_WAIT_MS: the calls waiting for it go alone. */
+  readonly #probeOverdue = new Set<string>();
   /** URLs whose first call came back: without an advertisement their calls go alone, unhindered. */
   readonly #probed = new Set<string>();
   /** URLs whose function answered a batch as something else; they get single calls. */
@@ -71,8 +81,14 @@ export class CallBatcher {
         // The first call of a Loop (of a new URL) goes alone and tells whether the others may go together:
         // the initial list's first wave would otherwise all go out singly before any reply came back.
         this.#probing.add(url);
+        const overdue = setTimeout(() => {
+          this.#probeOverdue.add(url);
+          this.#flush();
+        }, this.options.probeWaitMs ?? PROBE_WAIT_MS);
         return this.#callOne(request, options).finally(() => {
+          clearTimeout(overdue);
           this.#probing.delete(url);
+          this.#probeOverdue.delete(url);
           this.#probed.add(url);
           this.#flush();
         });
@@ -104,7 +120,7 @@ export class CallBatcher {
   #flush(): void {
     while (this.#pending.length > 0) {
       const { url } = this.#pending[0]!.options;
-      if (this.#probing.has(url)) break;
+      if (this.#probing.has(url) && !this.#probeOverdue.has(url)) break;
       const max = this.#unbatched.has(url) ? 1 : Math.min(this.options.maxSize, this.#advertised.get(url) ?? 1);
       // Only batches count against the in-flight bound: single calls go as they would without batching.
       if (max > 1 && this.#inFlight >= (this.options.maxInFlight ?? MAX_BATCHES_IN_FLIGHT)) break;

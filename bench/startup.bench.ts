@@ -61,9 +61,12 @@ async function startOnce(args: string[], port: number, env: NodeJS.ProcessEnv): 
     await new Promise((resolve) => setTimeout(resolve, 1500));
     return { readyMs, cpuMs, rssMiB: rssMiBOf(child.pid!) };
   } finally {
+    // SIGTERM, so that Node writes what it compiled into NODE_COMPILE_CACHE when it exits (SIGKILL would not).
     const exited = new Promise((resolve) => child.once('exit', resolve));
-    child.kill('SIGKILL');
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
     await exited;
+    clearTimeout(timer);
   }
 }
 
@@ -71,6 +74,8 @@ const median = (values: number[]) => percentile(values, 50);
 
 async function main(): Promise<void> {
   if (!existsSync(join(ROOT, 'dist', 'bundle', 'router.mjs'))) throw new Error('no dist/bundle: run npm run build first');
+  // cli/bin.js would use it for every variant: the variants without a cache must compile.
+  if (existsSync(join(ROOT, '.compile-cache'))) throw new Error('remove .compile-cache (cli/warm-compile-cache.js) first: this bench warms its own caches');
   const dir = await mkdtemp(join(tmpdir(), 'kubeloop-startup-bench-'));
   // An API server that never answers: the router serves /healthz and keeps waiting for it.
   const kubeconfig = join(dir, 'kubeconfig');

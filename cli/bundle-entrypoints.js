@@ -3,11 +3,12 @@
 // their dependencies into dist/bundle/<command>.mjs, so a start reads a few files instead of ~900 (docs/performance.md).
 import { build } from 'esbuild';
 import { rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-const outdir = join(root, 'dist', 'bundle');
+// The dist/ folder to write into (test/e2e/production-bundle.ts builds elsewhere); the sources are this checkout's.
+const outdir = join(process.argv[2] ? resolve(process.argv[2]) : join(root, 'dist'), 'bundle');
 /** The commands cli/bin.js starts from a bundle; every other command runs from dist/cli as before. */
 const COMMANDS = ['router', 'webhook', 'function'];
 

@@ -151,6 +151,8 @@ describe('the compile cache the Dockerfile builds (cli/warm-compile-cache.js)', 
     const trace = stderr.split('\n');
     const fromDist = (word: string) => trace.filter((line) => line.includes(word) && line.includes(`${bundle}/dist/`));
     expect(fromDist('was accepted').length, stderr).toBeGreaterThan(5);
+    // It runs from its bundle (cli/bundle-entrypoints.js), one module and a few chunks, not dist/cli's ~900 files.
+    expect(fromDist('was accepted').filter((line) => line.includes(`${bundle}/dist/bundle/function.mjs`)), stderr).toHaveLength(1);
     expect(fromDist('was not initialized')).toEqual([]);
     expect(fromDist('was rejected')).toEqual([]);
   });

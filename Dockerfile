@@ -22,7 +22,8 @@ COPY router ./router
 COPY functions ./functions
 COPY webhooks ./webhooks
 COPY certs ./certs
-# tsx (and its esbuild binaries) only serve running from source; images run the compiled dist/.
+# npm run build: tsc to dist/, then esbuild bundles the router, webhook and function commands into dist/bundle
+# (cli/bundle-entrypoints.js; cli/bin.js starts them from there). tsx and esbuild then go: images run dist/ only.
 RUN npm run build \
  && npm prune --omit=dev --no-audit --no-fund \
  && rm -rf node_modules/tsx node_modules/esbuild node_modules/@esbuild node_modules/.bin

@@ -21,11 +21,18 @@ const { existsSync } = await import('node:fs');
 const { fileURLToPath, pathToFileURL } = await import('node:url');
 
 const compiled = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
-if (existsSync(compiled) && !process.env.KUBELOOP_FROM_SOURCE) {
-  // Images ship V8's code cache of dist/ and its dependencies (cli/warm-compile-cache.js): used when present, it
-  // saves the compiling of every module at start-up. A module it lacks is compiled as usual.
-  const compileCache = fileURLToPath(new URL('../.compile-cache', import.meta.url));
-  if (existsSync(compileCache)) module.enableCompileCache(compileCache);
+// Images ship V8's code cache of dist/ and its dependencies (cli/warm-compile-cache.js): used when present, it
+// saves the compiling of every module at start-up. A module it lacks is compiled as usual.
+const compileCache = fileURLToPath(new URL('../.compile-cache', import.meta.url));
+if (existsSync(compiled) && existsSync(compileCache) && !process.env.KUBELOOP_FROM_SOURCE) module.enableCompileCache(compileCache);
+// The long-running entrypoints bundled by the build (cli/bundle-entrypoints.js): one module and a few chunks to
+// load instead of ~900 files. KUBELOOP_NO_BUNDLE=1 runs them from dist/cli like every other command.
+const command = process.argv[2] ?? '';
+const bundled = ['router', 'webhook', 'function'].includes(command) ? fileURLToPath(new URL(`../dist/bundle/${command}.mjs`, import.meta.url)) : '';
+if (bundled && existsSync(bundled) && !process.env.KUBELOOP_FROM_SOURCE && !process.env.KUBELOOP_NO_BUNDLE) {
+  const { main } = await import(pathToFileURL(bundled).href);
+  process.exitCode = await main(process.argv.slice(3));
+} else if (existsSync(compiled) && !process.env.KUBELOOP_FROM_SOURCE) {
   await import(pathToFileURL(compiled).href);
 } else {
   const { register } = await import('tsx/esm/api');

@@ -41,8 +41,12 @@ async function dispatch(argv: string[]): Promise<number> {
   // Same extension as this file: .ts from source (tsx), .js when compiled.
   const ext = extname(fileURLToPath(import.meta.url));
   const module = (await import(new URL(`./commands/${name}${ext}`, import.meta.url).href)) as CommandModule;
+  return runCommand(name, module, rest);
+}
+
+async function runCommand(name: string, module: CommandModule, argv: string[]): Promise<number> {
   try {
-    return await module.run(rest);
+    return await module.run(argv);
   } catch (error) {
     if (!isUsageError(error)) throw error;
     console.error(`kubeloop ${name}: ${(error as Error).message}`);
@@ -50,10 +54,18 @@ async function dispatch(argv: string[]): Promise<number> {
   }
 }
 
+/** Runs one command already loaded (the bundled entrypoints, cli/bundle-entrypoints.js): the same exit codes as runCli. */
+export function runLoadedCommand(name: string, module: CommandModule, argv: string[]): Promise<number> {
+  return runCommand(name, module, argv).catch(failed);
+}
+
 /** Runs one kubeloop command line and returns its exit code; long-running commands resolve only when they stop. */
 export function runCli(argv: string[]): Promise<number> {
-  return dispatch(argv).catch((error: unknown) => {
-    console.error(`kubeloop: ${error instanceof Error ? error.message : String(error)}`);
-    return 1;
-  });
+  return dispatch(argv).catch(failed);
+}
+
+/** A command that failed at run time: its message, exit code 1. */
+function failed(error: unknown): number {
+  console.error(`kubeloop: ${error instanceof Error ? error.message : String(error)}`);
+  return 1;
 }

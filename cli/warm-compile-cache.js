@@ -19,16 +19,21 @@ if (status === module.constants.compileCacheStatus.FAILED || status === module.c
   process.exit(1);
 }
 
-/** The .js files directly in dir (depth 1: index.js of each function folder is given as a path). */
+/** The .js and .mjs files directly in dir (depth 1: index.js of each function folder is given as a path). */
 async function filesIn(dir, name = (file) => file) {
+  if (!existsSync(dir)) return [];
   const entries = await readdir(dir, { withFileTypes: true });
-  return entries.map((entry) => join(dir, name(entry.name))).filter((file) => file.endsWith('.js') && existsSync(file));
+  return entries.map((entry) => join(dir, name(entry.name))).filter((file) => /\.m?js$/.test(file) && existsSync(file));
 }
 
-// What the entrypoints load: every subcommand module (cli/run-cli.js imports them on demand), every function
+// What the entrypoints load: the bundles, every subcommand module (cli/run-cli.js imports them on demand), every function
 // (functions/registry.js imports them on demand) and client-node (loaded only for exec/auth-provider
 // kubeconfigs, the costliest import of all). Loading a module runs only its top level, as the command would.
 const entries = [
+  // The bundled entrypoints (cli/bundle-entrypoints.js) and their chunks, lazily loaded ones included: loading one
+  // only defines its main, it does not run the command.
+  ...(await filesIn(join(dist, 'bundle'))),
+  ...(await filesIn(join(dist, 'bundle', 'chunks'))),
   ...(await filesIn(join(dist, 'cli', 'commands'))),
   ...(await filesIn(join(dist, 'functions'), (folder) => join(folder, 'index.js'))),
   '@kubernetes/client-node',

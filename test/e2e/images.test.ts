@@ -141,6 +141,16 @@ describe('kubeloop --version in an image', () => {
   });
 });
 
+describe('the bundled entrypoints (cli/bundle-entrypoints.js)', () => {
+  it('keep the exit codes and messages of the command line: a bad flag is a usage error (2), not a crash', async () => {
+    const failed = await run(process.execPath, ['cli/bin.js', 'router', '--no-such-flag'], { cwd: bundle, env: { PATH: process.env.PATH, NODE_ENV: 'production' } }).catch(
+      (error: unknown) => error as { code: number; stderr: string },
+    );
+    expect(failed).toMatchObject({ code: 2 });
+    expect((failed as { stderr: string }).stderr).toContain("kubeloop router: Unknown option '--no-such-flag'");
+  });
+});
+
 describe('the compile cache the Dockerfile builds (cli/warm-compile-cache.js)', () => {
   it('lets an entrypoint load its compiled modules without compiling them', async () => {
     // Node's own trace of its compile cache: each module read from it is "accepted"; one missing is "not initialized".
@@ -151,6 +161,8 @@ describe('the compile cache the Dockerfile builds (cli/warm-compile-cache.js)', 
     const trace = stderr.split('\n');
     const fromDist = (word: string) => trace.filter((line) => line.includes(word) && line.includes(`${bundle}/dist/`));
     expect(fromDist('was accepted').length, stderr).toBeGreaterThan(5);
+    // It runs from its bundle (cli/bundle-entrypoints.js), one module and a few chunks, not dist/cli's ~900 files.
+    expect(fromDist('was accepted').filter((line) => line.includes(`${bundle}/dist/bundle/function.mjs`)), stderr).toHaveLength(1);
     expect(fromDist('was not initialized')).toEqual([]);
     expect(fromDist('was rejected')).toEqual([]);
   });

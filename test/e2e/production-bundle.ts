@@ -1,4 +1,4 @@
-// Builds the production bundle the way the Dockerfile does (tsc -p tsconfig.build.json, cli/bin.js,
+// Builds the production bundle the way the Dockerfile does (tsc -p tsconfig.build.json, dist/bundle, cli/bin.js,
 // package.json, node_modules without tsx/esbuild) into a temp dir, and reads each image target's ENTRYPOINT.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { copyFile, mkdir, readdir, readFile, symlink } from 'node:fs/promises';
@@ -54,6 +54,8 @@ export async function buildProductionBundle(dir: string): Promise<void> {
     const failed = error as { stdout?: string; stderr?: string };
     throw new Error(`npm run build (tsc -p tsconfig.build.json) failed:\n${failed.stdout ?? ''}${failed.stderr ?? ''}`);
   }
+  // npm run build's second step: the bundled router, webhook and function entrypoints (dist/bundle).
+  await run(process.execPath, [join(REPO_ROOT, 'cli', 'bundle-entrypoints.js'), join(dir, 'dist')], { cwd: REPO_ROOT });
   await mkdir(join(dir, 'cli'), { recursive: true });
   await copyFile(join(REPO_ROOT, 'cli', 'bin.js'), join(dir, 'cli', 'bin.js'));
   await copyFile(join(REPO_ROOT, 'cli', 'warm-compile-cache.js'), join(dir, 'cli', 'warm-compile-cache.js'));

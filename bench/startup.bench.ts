@@ -1,0 +1,129 @@
+// `npm run bench:startup`: how long `node cli/bin.js router|function` takes from spawn to serving, and its idle
+// RSS, from dist/cli (today's images) against the bundled entrypoints (dist/bundle, cli/bundle-entrypoints.js),
+// each with and without a warmed V8 compile cache; interleaved rounds, medians and same-run ratios.
+// Needs `npm run build` first. BENCH_ROUNDS (default 7). No cluster: the router's ops server answers /healthz
+// before it reaches the API server (given one that never answers), which is the part module loading delays.
+import { spawn } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { machineLoad } from './process-figures.ts';
+import { percentile, ROOT } from './router-bench-kit.ts';
+
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7);
+const CLK_TCK = 100;
+
+interface Variant {
+  name: string;
+  env: NodeJS.ProcessEnv;
+}
+
+interface Figures {
+  readyMs: number;
+  cpuMs: number;
+  rssMiB: number;
+}
+
+/** CPU time (user + system) of a process so far, from /proc/<pid>/stat. */
+function cpuMsOf(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLK_TCK;
+}
+
+function rssMiBOf(pid: number): number {
+  const line = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((l) => l.startsWith('VmRSS:')) ?? '';
+  return Number(line.replace(/\D+/g, '')) / 1024;
+}
+
+/** Spawns `node cli/bin.js <args>`, polls http://127.0.0.1:<port>/healthz until it answers, then waits idle and reads RSS. */
+async function startOnce(args: string[], port: number, env: NodeJS.ProcessEnv): Promise<Figures> {
+  const started = performance.now();
+  const child = spawn(process.execPath, [join(ROOT, 'cli', 'bin.js'), ...args, '--port', String(port)], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH, NODE_ENV: 'production', ...env },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  try {
+    for (;;) {
+      if (child.exitCode !== null) throw new Error(`${args.join(' ')} exited ${child.exitCode}: ${stderr}`);
+      const ok = await fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.ok, () => false);
+      if (ok) break;
+      if (performance.now() - started > 30_000) throw new Error(`${args.join(' ')} not serving after 30 s: ${stderr}`);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    const readyMs = performance.now() - started;
+    const cpuMs = cpuMsOf(child.pid!);
+    // Idle: what it holds once start-up garbage had a chance to go (no forced GC: the process as deployed).
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    return { readyMs, cpuMs, rssMiB: rssMiBOf(child.pid!) };
+  } finally {
+    // SIGTERM, so that Node writes what it compiled into NODE_COMPILE_CACHE when it exits (SIGKILL would not).
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+    await exited;
+    clearTimeout(timer);
+  }
+}
+
+const median = (values: number[]) => percentile(values, 50);
+
+async function main(): Promise<void> {
+  if (!existsSync(join(ROOT, 'dist', 'bundle', 'router.mjs'))) throw new Error('no dist/bundle: run npm run build first');
+  // cli/bin.js would use it for every variant: the variants without a cache must compile.
+  if (existsSync(join(ROOT, '.compile-cache'))) throw new Error('remove .compile-cache (cli/warm-compile-cache.js) first: this bench warms its own caches');
+  const dir = await mkdtemp(join(tmpdir(), 'kubeloop-startup-bench-'));
+  // An API server that never answers: the router serves /healthz and keeps waiting for it.
+  const kubeconfig = join(dir, 'kubeconfig');
+  await writeFile(
+    kubeconfig,
+    'apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: "https://127.0.0.1:9"}}]\nusers: [{name: u, user: {token: t}}]\ncontexts: [{name: c, context: {cluster: c, user: u}}]\ncurrent-context: c\n',
+  );
+  const variants: Variant[] = [
+    { name: 'dist', env: { KUBELOOP_NO_BUNDLE: '1' } },
+    { name: 'dist + compile cache', env: { KUBELOOP_NO_BUNDLE: '1', NODE_COMPILE_CACHE: join(dir, 'cache-dist') } },
+    { name: 'bundle', env: {} },
+    { name: 'bundle + compile cache', env: { NODE_COMPILE_CACHE: join(dir, 'cache-bundle') } },
+  ];
+  const entrypoints = [
+    { name: 'router', args: ['router', '--kubeconfig', kubeconfig, '--api-timeout-seconds', '60', '--host', '127.0.0.1'] },
+    { name: 'function pod-name-label', args: ['function', 'pod-name-label', '--host', '127.0.0.1'] },
+  ];
+  const port = 20_000 + (process.pid % 20_000);
+  console.log(`uptime at start: ${machineLoad()}`);
+  // One unmeasured start each: fills the compile caches (as the image build does) and the page cache.
+  for (const entry of entrypoints) for (const variant of variants) await startOnce(entry.args, port, variant.env);
+  const results = new Map<string, Figures[]>();
+  for (let round = 0; round < ROUNDS; round++) {
+    // Interleaved, the order rotating each round, so load from other work falls on every variant alike.
+    for (const entry of entrypoints) {
+      for (let i = 0; i < variants.length; i++) {
+        const variant = variants[(i + round) % variants.length]!;
+        const key = `${entry.name}|${variant.name}`;
+        results.set(key, [...(results.get(key) ?? []), await startOnce(entry.args, port, variant.env)]);
+      }
+    }
+  }
+  console.log(`\n${ROUNDS} rounds, medians; ratio against dist + compile cache (the images today), same run\n`);
+  console.log('| entrypoint | variant | spawn to /healthz | CPU to /healthz | idle RSS | time ratio | CPU ratio | RSS ratio |');
+  console.log('|---|---|---|---|---|---|---|---|');
+  for (const entry of entrypoints) {
+    const base = results.get(`${entry.name}|dist + compile cache`)!;
+    const [bReady, bCpu, bRss] = [median(base.map((f) => f.readyMs)), median(base.map((f) => f.cpuMs)), median(base.map((f) => f.rssMiB))];
+    for (const variant of variants) {
+      const figures = results.get(`${entry.name}|${variant.name}`)!;
+      const [ready, cpu, rss] = [median(figures.map((f) => f.readyMs)), median(figures.map((f) => f.cpuMs)), median(figures.map((f) => f.rssMiB))];
+      console.log(
+        `| ${entry.name} | ${variant.name} | ${ready.toFixed(0)} ms | ${cpu.toFixed(0)} ms | ${rss.toFixed(1)} MiB | ${(ready / bReady).toFixed(2)}x | ${(cpu / bCpu).toFixed(2)}x | ${(rss / bRss).toFixed(2)}x |`,
+      );
+    }
+  }
+  console.log(`\nuptime at end: ${machineLoad()}`);
+  await rm(dir, { recursive: true, force: true });
+}
+
+await main();

@@ -1,11 +1,18 @@
 // A metric label value from an open set (tenants: namespaces) kept to a bounded number of series: the first
-// `max` values seen keep their name, every later one is reported as "other".
+// `max` values seen (counting any given up front) keep their name for good, every later one is "other", so a
+// counter's series never moves between its own name and "other".
 export const OTHER_LABEL = 'other';
 
 export class BoundedLabel {
-  readonly #known = new Set<string>();
+  readonly #known: Set<string>;
 
-  constructor(private readonly max: number) {}
+  /** `always`: values labelled by name from the start (they count towards `max`). */
+  constructor(
+    private readonly max: number,
+    always: readonly string[] = [],
+  ) {
+    this.#known = new Set(always);
+  }
 
   of(value: string): string {
     if (this.#known.has(value)) return value;

@@ -1,12 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { createMetricsRegistry } from '../../lib/observability/metrics.ts';
 import { FairScheduler } from './fair-scheduler.ts';
-import { MonotonicSums, OTHER_TENANTS, registerTenantMetrics, TenantLabels } from './tenant-metrics.ts';
+import { OTHER_LABEL } from '../../lib/observability/bounded-label.ts';
+import { MonotonicSums, registerTenantMetrics, tenantLabels } from './tenant-metrics.ts';
 
 describe('tenant metrics', () => {
   it('labels at most N tenants (cluster always among them) and the rest as other, for good', () => {
-    const labels = new TenantLabels(3);
-    expect(['a', 'b', 'c', 'a', 'cluster'].map((t) => labels.label(t))).toEqual(['a', 'b', OTHER_TENANTS, 'a', 'cluster']);
+    const labels = tenantLabels(3);
+    expect(['a', 'b', 'c', 'a', 'cluster'].map((t) => labels.of(t))).toEqual(['a', 'b', OTHER_LABEL, 'a', 'cluster']);
   });
 
   it('keeps a summed counter monotonic when a tenant goes away and comes back from zero', () => {

@@ -1,27 +1,15 @@
 // Per-tenant metrics of the fair scheduler and the API budget, read at scrape time. The label set is
 // bounded: the first N tenants seen keep their own `tenant` label for the router's life, the rest are `other`.
+import { BoundedLabel, OTHER_LABEL } from '../../lib/observability/bounded-label.ts';
 import { Counter, Gauge, Histogram, type Registry } from '../../lib/observability/metrics.ts';
 import type { FairScheduler } from './fair-scheduler.ts';
 import type { TenantBudget } from './tenant-budget.ts';
 import { CLUSTER_TENANT } from './tenant-weights.ts';
 
-export const OTHER_TENANTS = 'other';
 export const DEFAULT_LABELLED_TENANTS = 50;
 
-/** Sticky tenant labels: a tenant never moves between its own label and `other`, so counters stay monotonic. */
-export class TenantLabels {
-  readonly #labelled = new Set<string>([CLUSTER_TENANT]);
-  constructor(readonly max: number = DEFAULT_LABELLED_TENANTS) {}
-
-  label(tenant: string): string {
-    if (this.#labelled.has(tenant)) return tenant;
-    if (this.#labelled.size < this.max) {
-      this.#labelled.add(tenant);
-      return tenant;
-    }
-    return OTHER_TENANTS;
-  }
-}
+/** The tenant labels: the cluster kinds' tenant always by name, then the first tenants seen, the rest `other`. */
+export const tenantLabels = (max: number = DEFAULT_LABELLED_TENANTS): BoundedLabel => new BoundedLabel(max, [CLUSTER_TENANT]);
 
 /**
  * Sums per-tenant lifetime counters into per-label totals that never go down, though a tenant's own counter
@@ -54,7 +42,7 @@ export interface TenantMetricsSources {
 
 /** Registers the tenant metrics, read from `sources` at each scrape; returns the per-Loop API wait histogram. */
 export function registerTenantMetrics(registry: Registry, sources: TenantMetricsSources) {
-  const labels = new TenantLabels(sources.maxLabelledTenants);
+  const labels = tenantLabels(sources.maxLabelledTenants);
   const throttled = new MonotonicSums();
   const apiThrottled = new MonotonicSums();
   const started = new MonotonicSums();
@@ -74,7 +62,7 @@ export function registerTenantMetrics(registry: Registry, sources: TenantMetrics
     collect() {
       this.reset();
       const sums = new Map<string, number>();
-      for (const share of sources.scheduler?.shares() ?? []) sums.set(labels.label(share.tenant), (sums.get(labels.label(share.tenant)) ?? 0) + share.inFlight);
+      for (const share of sources.scheduler?.shares() ?? []) sums.set(labels.of(share.tenant), (sums.get(labels.of(share.tenant)) ?? 0) + share.inFlight);
       for (const [tenant, value] of sums) this.set({ tenant }, value);
     },
   });
@@ -86,8 +74,8 @@ export function registerTenantMetrics(registry: Registry, sources: TenantMetrics
     collect() {
       this.reset();
       for (const share of sources.scheduler?.shares() ?? []) {
-        const label = labels.label(share.tenant);
-        if (label !== OTHER_TENANTS) this.set({ tenant: label }, sources.weightOf(share.tenant));
+        const label = labels.of(share.tenant);
+        if (label !== OTHER_LABEL) this.set({ tenant: label }, sources.weightOf(share.tenant));
       }
     },
   });
@@ -99,7 +87,7 @@ export function registerTenantMetrics(registry: Registry, sources: TenantMetrics
     collect() {
       this.reset();
       const shares = sources.scheduler?.shares() ?? [];
-      for (const [tenant, value] of started.update(shares.map((s) => ({ tenant: s.tenant, label: labels.label(s.tenant), value: s.started })))) this.inc({ tenant }, value);
+      for (const [tenant, value] of started.update(shares.map((s) => ({ tenant: s.tenant, label: labels.of(s.tenant), value: s.started })))) this.inc({ tenant }, value);
     },
   });
   new Counter<'tenant' | 'budget'>({
@@ -110,9 +98,9 @@ export function registerTenantMetrics(registry: Registry, sources: TenantMetrics
     collect() {
       this.reset();
       const calls = sources.scheduler?.shares() ?? [];
-      for (const [tenant, ms] of throttled.update(calls.map((s) => ({ tenant: s.tenant, label: labels.label(s.tenant), value: s.throttledMs })))) this.inc({ tenant, budget: 'calls' }, ms / 1000);
+      for (const [tenant, ms] of throttled.update(calls.map((s) => ({ tenant: s.tenant, label: labels.of(s.tenant), value: s.throttledMs })))) this.inc({ tenant, budget: 'calls' }, ms / 1000);
       const api = sources.budget?.shares() ?? [];
-      for (const [tenant, ms] of apiThrottled.update(api.map((s) => ({ tenant: s.tenant, label: labels.label(s.tenant), value: s.throttledMs })))) this.inc({ tenant, budget: 'api' }, ms / 1000);
+      for (const [tenant, ms] of apiThrottled.update(api.map((s) => ({ tenant: s.tenant, label: labels.of(s.tenant), value: s.throttledMs })))) this.inc({ tenant, budget: 'api' }, ms / 1000);
     },
   });
   return new Histogram<'loop'>({

@@ -3,21 +3,18 @@
 // AdmissionHook path (gateway + require-label function, the main case) and the Watcher sidecar webhook.
 // Beside the client's clock it reads where the time went: the API server's own webhook and admission-step
 // metrics, the gateway's, and each process's CPU time and run-queue wait (/proc schedstat).
-import { execFile, type ChildProcess } from 'node:child_process';
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { request } from 'undici';
 import { parse } from 'yaml';
-import { chartCrdFile } from '../cli/chart-crds.ts';
 import { generateBundle } from '../certs/generate.ts';
-import { startControlPlane } from '../cli/cluster/index.ts';
 import type { AdmissionHook } from '../api/admission-hook.ts';
 import { gatewayClientAuthArgs } from '../cli/cluster/webhook-client-auth.ts';
 import { grantHookContext } from '../cli/dev/sample-admission-hooks.ts';
 import { KubeClient, ResourceDiscovery } from '../lib/kube/index.ts';
-import { figures, spawnUntilUrl, urlLine, type SpawnedServer } from './autocannon-kit.ts';
+import { startBenchPlane } from './bench-plane.ts';
+import { figures, type SpawnedServer } from './autocannon-kit.ts';
 import { delta, machineLoad, parsePrometheusText, processTime, timeSince, verdict, type ProcessTime, type Sample } from './process-figures.ts';
 
 const ms = (value: number): string => `${value.toFixed(2)} ms`;
@@ -44,21 +41,8 @@ export interface ApiServerBenchOptions {
 }
 
 export async function throughApiServer({ root, pods }: ApiServerBenchOptions): Promise<void> {
-  const plane = await startControlPlane({ onProgress: (line) => process.stderr.write(`[control-plane] ${line}\n`) });
-  const run = promisify(execFile);
-  const kubectl = (...args: string[]) => run(plane.binaries.kubectl, ['--kubeconfig', plane.kubeconfigPath, ...args], { maxBuffer: 256 * 1024 * 1024 });
-  const client = await KubeClient.fromKubeConfig(plane.kubeConfig(), { rateLimit: { qps: 1000, burst: 1000 } });
-  const children: ChildProcess[] = [];
-  const spawn = async (args: string[], match: (line: string) => string | undefined = urlLine): Promise<SpawnedServer> => {
-    const started = await spawnUntilUrl(args, { match, cwd: root });
-    children.push(started.child);
-    return started;
-  };
+  const { plane, client, kubectl, spawn, close } = await startBenchPlane(root, ['watchers.watch.kubeloop.dev', 'clusteradmissionhooks.kubeloop.dev']);
   try {
-    for (const crd of ['watchers.watch.kubeloop.dev', 'clusteradmissionhooks.kubeloop.dev']) {
-      await kubectl('apply', '--server-side', '-f', chartCrdFile(`${crd}.yaml`, root));
-      await kubectl('wait', '--for=condition=Established', '--timeout=60s', `crd/${crd}`);
-    }
     for (const ns of Object.values(NAMESPACE)) {
       await kubectl('create', 'namespace', ns);
       await kubectl('wait', '--for=jsonpath={.metadata.name}=default', '--timeout=60s', '-n', ns, 'serviceaccount/default');
@@ -167,9 +151,7 @@ export async function throughApiServer({ root, pods }: ApiServerBenchOptions): P
     }
     console.log(`    TLS connections the API server opened to the webhook: ${delta([], hookAfter, 'kubeloop_webhook_tls_connections_total')} in all`);
   } finally {
-    for (const child of children) child.kill();
-    await client.close();
-    await plane.stop();
+    await close();
   }
 }
 

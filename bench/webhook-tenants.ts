@@ -3,15 +3,12 @@
 // and 100 namespaced hooks of one shape in 100 other namespaces, in rounds, so every count sees the same
 // machine; the gateway groups them into one webhook entry whose namespaceSelector lists their namespaces.
 // For comparison, the same 100 hooks as one entry each (ClusterAdmissionHooks selecting one namespace).
-import { execFile, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import type { V1ValidatingWebhookConfiguration } from '@kubernetes/client-node';
-import { chartCrdFile } from '../cli/chart-crds.ts';
-import { startControlPlane } from '../cli/cluster/index.ts';
 import { gatewayClientAuthArgs } from '../cli/cluster/webhook-client-auth.ts';
 import { KubeClient } from '../lib/kube/index.ts';
-import { figures, spawnUntilUrl, urlLine, type SpawnedServer } from './autocannon-kit.ts';
+import { startBenchPlane } from './bench-plane.ts';
+import { figures } from './autocannon-kit.ts';
 import { machineLoad } from './process-figures.ts';
 
 const COUNTS = [0, 1, 10, 100] as const;
@@ -30,21 +27,8 @@ export interface TenantBenchOptions {
 }
 
 export async function namespacedHooksThroughApiServer({ root, pods, rounds }: TenantBenchOptions): Promise<void> {
-  const plane = await startControlPlane({ onProgress: (line) => process.stderr.write(`[control-plane] ${line}\n`) });
-  const run = promisify(execFile);
-  const kubectl = (...args: string[]) => run(plane.binaries.kubectl, ['--kubeconfig', plane.kubeconfigPath, ...args]);
-  const client = await KubeClient.fromKubeConfig(plane.kubeConfig(), { rateLimit: { qps: 1000, burst: 1000 } });
-  const children: ChildProcess[] = [];
-  const spawn = async (args: string[], match: (line: string) => string | undefined = urlLine): Promise<SpawnedServer> => {
-    const started = await spawnUntilUrl(args, { match, cwd: root });
-    children.push(started.child);
-    return started;
-  };
+  const { plane, client, kubectl, spawn, close } = await startBenchPlane(root, ['clusteradmissionhooks.kubeloop.dev', 'admissionhooks.kubeloop.dev']);
   try {
-    for (const crd of ['clusteradmissionhooks.kubeloop.dev', 'admissionhooks.kubeloop.dev']) {
-      await kubectl('apply', '--server-side', '-f', chartCrdFile(`${crd}.yaml`, root));
-      await kubectl('wait', '--for=condition=Established', '--timeout=60s', `crd/${crd}`);
-    }
     for (const ns of [MEASURED, ...Array.from({ length: 100 }, (_, i) => other(i + 1))]) {
       await client.request({ method: 'POST', path: '/api/v1/namespaces', body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } } });
     }
@@ -130,9 +114,7 @@ export async function namespacedHooksThroughApiServer({ root, pods, rounds }: Te
     }
     console.log(`  (${machineLoad()} at the end)`);
   } finally {
-    for (const child of children) child.kill();
-    await client.close();
-    await plane.stop();
+    await close();
   }
 }
 

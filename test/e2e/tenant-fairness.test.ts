@@ -64,10 +64,10 @@ async function labellingFunction(hold: boolean): Promise<string> {
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
 }
 
-/** A namespaced Loop (a tenant's) on ConfigMaps of its own namespace, given inline to the router. */
 /** The longest a call may take: a held call that timed out would free its slot for another (it leaves `held`). */
 const HELD_CALL_TIMEOUT_SECONDS = 60;
 
+/** A namespaced Loop (a tenant's) on ConfigMaps of its own namespace, given inline to the router. */
 function tenantLoop(name: string, namespace: string, url: string, maxConcurrency: number): Loop {
   return {
     apiVersion: 'kubeloop.dev/v1alpha1',
@@ -78,7 +78,7 @@ function tenantLoop(name: string, namespace: string, url: string, maxConcurrency
       selector: { matchLabels: { app: 'fairness' } },
       serviceAccount: { namespace, name: LOOP_SERVICE_ACCOUNT },
       namespaces: [namespace],
-      // Single calls: a batching router sends at most two requests per Loop until the function answers one.
+      // Single calls, one per slot: the scheduler's shares are what this test counts, not batches.
       function: { url, maxConcurrency, timeoutSeconds: HELD_CALL_TIMEOUT_SECONDS, batch: { enabled: false } },
     },
   };

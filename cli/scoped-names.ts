@@ -2,7 +2,7 @@
 // `<namespace>/<name>`, a ClusterLoop/ClusterAdmissionHook `<name>` (docs/tenants.md); its API path; and the
 // diff flags that name one (--loop NAME -n NS, --cluster-loop NAME, --hook NAME -n NS, --cluster-hook NAME).
 import { ADMISSION_HOOK_PLURAL, CLUSTER_ADMISSION_HOOK_PLURAL } from '../api/admission-hook.ts';
-import { CLUSTER_LOOP_PLURAL, LOOP_API_VERSION, LOOP_PLURAL } from '../api/loop.ts';
+import { CLUSTER_LOOP_PLURAL, LOOP_API_VERSION, LOOP_PLURAL, loopIdentity } from '../api/loop.ts';
 
 export type ScopedKind = 'loop' | 'hook';
 
@@ -21,7 +21,7 @@ export function kindName({ kind, namespace }: Pick<ScopedName, 'kind' | 'namespa
 
 /** `<namespace>/<name>` or `<name>`: the identity kubeloop keys, labels and logs a loop or hook by. */
 export function identityOf({ name, namespace }: Pick<ScopedName, 'name' | 'namespace'>): string {
-  return namespace === undefined ? name : `${namespace}/${name}`;
+  return loopIdentity(namespace, name);
 }
 
 /** The object's API path. */

@@ -9,6 +9,7 @@ import type { KindRef } from '../../api/meta.ts';
 import { reviewUserAccess, type UserInfo } from '../../lib/kube/access-review.ts';
 import { ResourceDiscovery, UnknownKindError } from '../../lib/kube/discovery.ts';
 import type { KubeClient } from '../../lib/kube/kube-client.ts';
+import { objectKey } from '../../lib/kube/object-meta.ts';
 import { createServer, listen, setServingCertificate, type KubeloopServer } from '../../lib/server/create-server.ts';
 import { peerCertificate } from '../../lib/server/client-certificate.ts';
 import type { ReconcileRequest } from '../../lib/contract/types.ts';
@@ -132,7 +133,7 @@ export async function startHistoryApi(options: HistoryApiOptions): Promise<Histo
     const user = users.get(request);
     if (!user) return sendStatus(reply, failure(401, 'Unauthorized', 'the API server named no user for this request'));
     if (!loopId) return sendStatus(reply, failure(400, 'BadRequest', 'the query parameter loop (the Loop whose reconciles to show) is required', name));
-    const key = namespace ? `${namespace}/${name}` : name;
+    const key = objectKey({ namespace, name });
     const owner = await source.ownerOf?.(loopId, key);
     if (owner && options.peers && !forwarded.has(request)) {
       // The replica that holds the history decides, its own SubjectAccessReview included.

@@ -90,6 +90,29 @@ describe('ShardMember', () => {
     expect(keys.every((k) => a.owns('l', k, slot(k)) !== b.owns('l', k, slot(k)))).toBe(true);
   });
 
+  it('members started together never ask the API server for more than their share in the view they settle on', async () => {
+    const asked = new Map<string, Array<string | undefined>>();
+    const watchShare = (m: ShardMember) => {
+      const list: Array<string | undefined> = [];
+      asked.set(m.identity, list);
+      m.share!.onChange(() => list.push(m.share!.request()?.selector));
+    };
+    // a's first round sees only itself; b's Lease appears before a's second round.
+    const a = member('a');
+    watchShare(a);
+    await vi.advanceTimersByTimeAsync(50);
+    const b = member('b');
+    watchShare(b);
+    await vi.advanceTimersByTimeAsync(2000);
+    for (const m of [a, b]) {
+      const share = both.slotsOf(m.identity);
+      // One selector each, the two-member one: no list of the whole collection first.
+      expect(asked.get(m.identity)).toEqual([m.share!.request()?.selector]);
+      expect(keys.filter((k) => m.share!.request()!.contains({ metadata: { uid: `uid-${k.slice('ns/o-'.length)}` } })).every((k) => share.includes(slot(k)))).toBe(true);
+    }
+    expect(keys.every((k) => a.owns('l', k, slot(k)) !== b.owns('l', k, slot(k)))).toBe(true);
+  });
+
   it('starts nothing once it cannot renew, and the other takes its keys after the lease expires', async () => {
     const a = member('a');
     const b = member('b');

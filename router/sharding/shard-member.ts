@@ -73,6 +73,9 @@ export class ShardMember implements ShardGate {
   #rounds = 0;
   #wake: (() => void) | undefined;
   #running: Promise<void> | undefined;
+  /** The target of the previous round, until a first view is adopted (see #round); then undefined for good. */
+  #previousTarget: string | undefined;
+  #adoptedOnce = false;
 
   constructor(options: ShardMemberOptions) {
     this.#o = { serverSide: true, leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000, ...options };
@@ -178,6 +181,13 @@ export class ShardMember implements ShardGate {
       this.#o.logger.info({ identity: me, members: target.members, view: target.id }, 'shard members changed');
       this.#setState({ adopted: this.#state.adopted, target });
     }
+    // The share asked of the API server follows the target, except before a first view: members started
+    // together see each other's Leases only from their second round, and a first share of one member would
+    // list the whole collection (and keep its peak memory) only to list again. Before a first adoption the
+    // share waits for a target two rounds agree on: one retry period more at start.
+    const settled = this.#adoptedOnce || this.#previousTarget === target.id;
+    this.#previousTarget = this.#adoptedOnce ? undefined : target.id;
+    if (settled && target.has(me)) this.#share.set(target.slotsOf(me), target.id);
     if (this.#ack !== target.id && canAcknowledge(this.#state, me, this.#inFlight.values())) {
       this.#ack = target.id;
       await this.#renew();
@@ -192,6 +202,7 @@ export class ShardMember implements ShardGate {
       this.#fence = undefined;
       const onlyMissed = fence?.view.id === target.id ? fence.missed : undefined;
       this.#setState({ adopted: target, target }, onlyMissed);
+      this.#adoptedOnce = true;
       this.#o.metrics.handovers.inc();
       this.#o.logger.info({ identity: me, members: target.members, view: target.id, keys: this.#keysOwned }, 'shard view adopted');
       await this.#renew();
@@ -200,13 +211,12 @@ export class ShardMember implements ShardGate {
 
   /**
    * Moves to a new state and hands each Loop the slots it may start now and could not before (with `only`,
-   * just the keys refused while fenced: `<loop>\0<key>`). The share asked of the API server follows the target.
+   * just the keys refused while fenced: `<loop>\0<key>`).
    */
   #setState(next: HandoverState, only?: ReadonlySet<string>): void {
     const before = this.#state;
     this.#state = next;
     const me = this.#o.identity;
-    if (next.target.has(me)) this.#share.set(next.target.slotsOf(me), next.target.id);
     const gainedSlot = gained(before, next, me);
     for (const [listener, loop] of this.#listeners) {
       const queued = listener(only ? (slot, key) => gainedSlot(slot) && only.has(`${loop}\u0000${key}`) : gainedSlot);

@@ -4,9 +4,12 @@
 // everything and filter themselves (--sharding-server-side=false), in the same run. Per process: CPU
 // seconds (from /proc) to take up and reconcile every object once (start) and to reconcile one change of
 // every object (updates), peak RSS (VmHWM), calls; the members' shares of the single router's figures;
-// and the takeover time after one server-side member is killed with SIGKILL.
+// and the takeover time after one server-side member is killed with SIGKILL. Every router runs as the image
+// runs it: the production bundle (dist/bundle) with the router image's NODE_OPTIONS; BENCH_FROM_SOURCE=1 runs
+// the sources through tsx instead. BENCH_CPU_PROF=<dir>: each router writes a V8 CPU profile there on exit
+// (from the bundle's dist/ rather than dist/bundle, so that profiles keep the folders; npm run bench:profile).
 import type { ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { V1ConfigMap } from '@kubernetes/client-node';
@@ -15,7 +18,8 @@ import { KubeClient } from '../lib/kube/index.ts';
 import { shardSlot } from '../lib/kube/shard-selector.ts';
 import { MemberSet } from '../router/sharding/member-set.ts';
 import { inlineLoop } from '../test/e2e/router-harness.ts';
-import { agreed, serveRecordingFunction, startMemberProcess, type RecordingFunction } from '../test/e2e/shard-kit.ts';
+import { buildProductionBundle, dockerfileTargets } from '../test/e2e/production-bundle.ts';
+import { agreed, serveRecordingFunction, startMemberProcess, type MemberProcessOptions, type RecordingFunction } from '../test/e2e/shard-kit.ts';
 import { createNamespace, pool, until } from './router-bench-kit.ts';
 
 const OBJECTS = Number(process.env.BENCH_SHARD_OBJECTS ?? 10_000);
@@ -28,6 +32,19 @@ const GROUP = 'bench-shards';
 const LOOP = 'configmaps';
 /** Clock ticks per second of /proc/<pid>/stat (USER_HZ, 100 on Linux). */
 const TICKS = 100;
+const FROM_SOURCE = process.env.BENCH_FROM_SOURCE === '1';
+const PROFILE_DIR = process.env.BENCH_CPU_PROF;
+
+/** How each router process is started: the production bundle with the router image's environment, or tsx. */
+async function routerCommand(dir: string): Promise<(identity: string) => MemberProcessOptions['command']> {
+  const profile = (identity: string) => (PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${join(PROFILE_DIR, identity)}`] : []);
+  if (FROM_SOURCE) return (identity) => ({ execArgv: profile(identity), script: 'cli/bin.js', env: { KUBELOOP_FROM_SOURCE: '1' } });
+  process.stderr.write('building the production bundle\n');
+  await buildProductionBundle(dir);
+  const env = (await dockerfileTargets()).find((t) => t.target === 'router')?.env ?? {};
+  delete process.env.KUBELOOP_FROM_SOURCE;
+  return (identity) => ({ execArgv: profile(identity), script: join(dir, 'cli', 'bin.js'), env: PROFILE_DIR ? { ...env, KUBELOOP_NO_BUNDLE: '1' } : env });
+}
 
 interface Usage {
   cpuSeconds: number;
@@ -81,11 +98,14 @@ async function main(): Promise<void> {
   const client = await KubeClient.fromKubeConfig(plane.kubeConfig(), { rateLimit: { qps: 2000, burst: 2000 } });
   const recorder = await serveRecordingFunction(0);
   const dir = mkdtempSync(join(tmpdir(), 'bench-shards-'));
+  const bundleDir = mkdtempSync(join(tmpdir(), 'bench-shards-bundle-'));
+  const command = await routerCommand(bundleDir);
+  if (PROFILE_DIR) mkdirSync(PROFILE_DIR, { recursive: true });
   const children: ChildProcess[] = [];
   const start = (identity: string, sharding: boolean, serverSide = true) => {
     const loops = [inlineLoop(LOOP, NAMESPACE, { for: { apiVersion: 'v1', kind: 'ConfigMap' }, function: { url: recorder.url(identity) } })];
     const group = serverSide ? GROUP : `${GROUP}-client`;
-    const child = startMemberProcess({ identity, kubeconfig: plane.kubeconfigPath, dir, loops, leaseNamespace: NAMESPACE, group, leaseDurationSeconds: LEASE_SECONDS, sharding, ...(serverSide ? {} : { extraArgs: ['--sharding-server-side=false'] }) });
+    const child = startMemberProcess({ identity, kubeconfig: plane.kubeconfigPath, dir, loops, leaseNamespace: NAMESPACE, group, leaseDurationSeconds: LEASE_SECONDS, sharding, command: command(identity), ...(serverSide ? {} : { extraArgs: ['--sharding-server-side=false'] }) });
     children.push(child);
     return child;
   };
@@ -142,10 +162,13 @@ async function main(): Promise<void> {
 
     // The client-side baseline: every member receives every object and filters its share itself.
     const clientRun = await runMembers(CLIENT_MEMBERS, false);
+    // Stopped cleanly, as the others were: a router killed with SIGKILL writes no CPU profile.
+    for (const child of clientRun.members.values()) child.kill('SIGTERM');
+    await Promise.all([...clientRun.members.values()].map(stopped));
 
     const base = rows[0]!;
     const pad = (s: string | number, n: number) => String(s).padStart(n);
-    console.log(`\nbench:shards  Kubernetes ${VERSIONS.kubernetes}, ${OBJECTS} ConfigMaps, one Loop, function answering at once over HTTP; lease ${LEASE_SECONDS} s`);
+    console.log(`\nbench:shards  Kubernetes ${VERSIONS.kubernetes}, ${OBJECTS} ConfigMaps, one Loop, function answering at once over HTTP; lease ${LEASE_SECONDS} s; routers ${FROM_SOURCE ? 'from source (tsx)' : 'from the production bundle with the router image\'s NODE_OPTIONS'}`);
     console.log(`${'process'.padEnd(16)}${pad('start CPU s', 13)}${pad('share', 8)}${pad('updates CPU s', 15)}${pad('share', 8)}${pad('peak RSS MiB', 14)}${pad('share', 8)}${pad('update calls', 14)}`);
     for (const r of rows) {
       const share = (x: number, y: number) => (r === base ? '' : (x / y).toFixed(2));
@@ -168,6 +191,7 @@ async function main(): Promise<void> {
     await recorder.close();
     await client.close();
     await plane.stop();
+    rmSync(bundleDir, { recursive: true, force: true });
   }
 }
 

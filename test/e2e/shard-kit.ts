@@ -74,8 +74,8 @@ export interface MemberProcessOptions {
   sharding?: boolean;
   /** More router flags, e.g. `--sharding-server-side=false`. */
   extraArgs?: string[];
-  /** Node arguments and script (compiled JavaScript in the bench); the CLI from source by default. */
-  command?: { execArgv: string[]; script: string };
+  /** Node arguments, the `kubeloop` script (a production bundle's cli/bin.js in the bench) and its environment; the CLI from source by default. */
+  command?: { execArgv: string[]; script: string; env: NodeJS.ProcessEnv };
 }
 
 /** `kubeloop router --sharding` as its own process, its inline Loops in a file of its own. */
@@ -84,11 +84,10 @@ export function startMemberProcess(o: MemberProcessOptions): ChildProcess {
   writeFileSync(loopsFile, o.loops.map((l) => JSON.stringify(l)).join('\n---\n'));
   const routerArgs = ['--kubeconfig', o.kubeconfig, '--loops', loopsFile, ...(o.sharding === false ? [] : ['--sharding']), '--lease-namespace', o.leaseNamespace, '--lease-name', o.group,
     '--lease-duration-seconds', String(o.leaseDurationSeconds), '--identity', o.identity, '--port', '0', '--log-level', 'info', '--allow-loopback-functions', '--qps', '500', '--burst', '1000', ...(o.extraArgs ?? [])];
-  const { execArgv, script } = o.command ?? { execArgv: [], script: 'cli/bin.js' };
-  const args = o.command ? [...execArgv, script, ...routerArgs] : [script, 'router', ...routerArgs];
+  const { execArgv, script, env } = o.command ?? { execArgv: [], script: 'cli/bin.js', env: { KUBELOOP_FROM_SOURCE: '1' } };
   // The member's log stays next to its Loops file, for a failing run to be read.
   const log = openSync(join(o.dir, `${o.identity}.log`), 'a');
-  const child = spawn(process.execPath, args, { stdio: ['ignore', log, 'inherit'], env: { ...process.env, KUBELOOP_FROM_SOURCE: '1' } });
+  const child = spawn(process.execPath, [...execArgv, script, 'router', ...routerArgs], { stdio: ['ignore', log, 'inherit'], env: { ...process.env, ...env } });
   process.once('exit', () => child.kill('SIGKILL'));
   return child;
 }

@@ -17,7 +17,6 @@ import type { RouterChildStats } from './router-bench-router.ts';
 const DEPLOYMENTS = Number(process.env.BENCH_DEPLOYMENTS ?? 2000);
 const REFERENCED = Number(process.env.BENCH_REFERENCED ?? 200);
 const CONFIGMAPS = Math.max(REFERENCED, Number(process.env.BENCH_CONFIGMAPS ?? 1000));
-const FROM_SOURCE = process.env.BENCH_FROM_SOURCE === '1';
 const NAMESPACE = 'bench-related';
 const ANNOTATION = 'kubeloop.dev/config-map';
 /** The ConfigMap changed in each run; the Deployments i with i % REFERENCED === CHANGED name it. */
@@ -111,7 +110,7 @@ function print(rows: Row[]): void {
 }
 
 async function main(): Promise<void> {
-  const [code, plane] = await Promise.all([compileChildren(FROM_SOURCE), startControlPlane({ nodes: NODES, onProgress: (line) => process.stderr.write(`[control-plane] ${line}\n`) })]);
+  const [code, plane] = await Promise.all([compileChildren(), startControlPlane({ nodes: NODES, onProgress: (line) => process.stderr.write(`[control-plane] ${line}\n`) })]);
   const client = await KubeClient.fromKubeConfig(plane.kubeConfig(), { rateLimit: { qps: 0, burst: 0 } });
   try {
     await createNamespace(client, NAMESPACE);

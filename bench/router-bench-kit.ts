@@ -2,6 +2,8 @@
 // creation, a pod watch that timestamps first sightings, and percentiles.
 import { createLoopServiceAccount } from '../test/cluster/loop-service-account.ts';
 import { dockerfileTargets } from '../test/e2e/production-bundle.ts';
+import { build } from 'esbuild';
+import { httpThroughRequire, productionBundleOptions } from '../cli/bundle-options.js';
 import { execFile, fork, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -55,27 +57,66 @@ async function warmCompileCache(dist: string, cacheDir: string): Promise<void> {
 }
 
 /**
- * Compiles the two child entry points and what they import (tsc, bench/router-bench.tsconfig.json) into a
- * temp dir, as the Dockerfile does: tsx in the process would add its own memory to every RSS figure.
+ * How the children run: `bundle` (the default) as the images run: esbuild bundles of the two entry points with
+ * the production bundle's settings (cli/bundle-options.js) and a compile cache warmed by a first start; `dist`
+ * compiled by tsc into one file per module (BENCH_CPU_PROF picks it: profiles then name kubeloop's folders);
+ * `source` through tsx (BENCH_FROM_SOURCE=1). tsx in the process would add its own memory to every RSS figure.
  */
-export async function compileChildren(fromSource: boolean): Promise<ChildCode> {
-  if (fromSource) {
+export type ChildCodeMode = 'bundle' | 'dist' | 'source';
+
+export function childCodeMode(): ChildCodeMode {
+  if (process.env.BENCH_FROM_SOURCE === '1') return 'source';
+  return process.env.BENCH_CHILD_CODE === 'dist' || (process.env.BENCH_CPU_PROF && process.env.BENCH_CHILD_CODE !== 'bundle') ? 'dist' : 'bundle';
+}
+
+export async function compileChildren(mode: ChildCodeMode | boolean = childCodeMode()): Promise<ChildCode> {
+  if (mode === true || mode === 'source') {
     return { command: (entry) => ({ execArgv: ['--import', 'tsx'], script: join(ROOT, `bench/${entry}.ts`), env: {} }), dispose: async () => {} };
   }
   const dir = await mkdtemp(join(tmpdir(), 'kubeloop-router-bench-'));
-  const tsc = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
-  await promisify(execFile)(process.execPath, [tsc, '-p', join(ROOT, 'bench/router-bench.tsconfig.json'), '--outDir', join(dir, 'dist')], { cwd: ROOT });
   await writeFile(join(dir, 'package.json'), JSON.stringify({ type: 'module' }));
   await symlink(join(ROOT, 'node_modules'), join(dir, 'node_modules'));
   const cacheDir = join(dir, 'compile-cache');
-  await warmCompileCache(join(dir, 'dist'), cacheDir);
   // What the images set: a warmed compile cache, and the router image's own environment (NODE_OPTIONS).
   const routerImage = (await dockerfileTargets()).find((t) => t.target === 'router');
-  const imageEnv: Record<ChildEntry, NodeJS.ProcessEnv> = { 'router-bench-router': routerImage?.env ?? {}, 'function-bench-server': {} };
+  const imageEnv: Record<ChildEntry, NodeJS.ProcessEnv> = { 'router-bench-router': { ...routerImage?.env, NODE_COMPILE_CACHE: cacheDir }, 'function-bench-server': { NODE_COMPILE_CACHE: cacheDir } };
+  let script: (entry: ChildEntry) => string;
+  if (mode === 'bundle') {
+    await build({
+      ...productionBundleOptions(join(dir, 'bundle')),
+      entryPoints: CHILD_ENTRIES.map((entry) => ({ in: join(ROOT, 'bench', `${entry}.ts`), out: entry })),
+      plugins: [httpThroughRequire],
+    });
+    script = (entry) => join(dir, 'bundle', `${entry}.mjs`);
+    await warmBundles(script, imageEnv);
+  } else {
+    const tsc = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
+    await promisify(execFile)(process.execPath, [tsc, '-p', join(ROOT, 'bench/router-bench.tsconfig.json'), '--outDir', join(dir, 'dist')], { cwd: ROOT });
+    await warmCompileCache(join(dir, 'dist'), cacheDir);
+    script = (entry) => join(dir, 'dist', 'bench', `${entry}.js`);
+  }
   return {
-    command: (entry) => ({ execArgv: [], script: join(dir, 'dist', 'bench', `${entry}.js`), env: { ...imageEnv[entry], NODE_COMPILE_CACHE: cacheDir } }),
+    command: (entry) => ({ execArgv: [], script: script(entry), env: imageEnv[entry] }),
     dispose: () => rm(dir, { recursive: true, force: true }),
   };
+}
+
+/**
+ * Fills the compile cache of the bundled children by starting each once: the router with a kubeconfig that does
+ * not exist (it loads every module, then fails), the function until it serves. Node writes the cache on exit.
+ */
+async function warmBundles(script: (entry: ChildEntry) => string, env: Record<ChildEntry, NodeJS.ProcessEnv>): Promise<void> {
+  const router = 'router-bench-router';
+  await promisify(execFile)(process.execPath, [script(router)], {
+    env: { ...process.env, ...env[router], KUBELOOP_BENCH_ROUTER: JSON.stringify({ kubeconfigPath: join(tmpdir(), 'kubeloop-bench-no-kubeconfig'), loops: [], invoke: 'http' }) },
+  }).catch(() => {});
+  const fn = spawn(process.execPath, [script('function-bench-server'), 'function', 'pod-name-label'], { stdio: ['ignore', 'pipe', 'ignore'], env: { ...process.env, ...env['function-bench-server'] } });
+  for await (const line of createInterface({ input: fn.stdout! })) {
+    if (line.startsWith('{"url"')) break;
+  }
+  const exited = new Promise((resolve) => fn.once('exit', resolve));
+  fn.kill('SIGTERM');
+  await exited;
 }
 
 /** Serves a registered function in a child process (bench/function-bench-server.ts); resolves with its URL. */

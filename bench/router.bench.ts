@@ -8,6 +8,8 @@
 //     BENCH_TRACE_SAMPLING; OTLP to a local sink) after each HTTP run: the router CPU per call it adds.
 // (2) router RSS (child process, after a forced GC) with BENCH_RSS_PODS (1000,10000) pods watched, full
 //     objects vs metadata-only, against an idle router measured in the same run.
+// The router and function children run as the images do (bench/router-bench-kit.ts compileChildren): bundled
+// with the production settings, the router image's NODE_OPTIONS, warmed compile caches.
 import { createServer as createHttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { loadavg } from 'node:os';
@@ -19,6 +21,7 @@ import { LOOP_SERVICE_ACCOUNT } from '../test/cluster/loop-service-account.ts';
 import { buildBaselineController } from './baseline-controller.ts';
 import { printVersus, versusRun, type Side, type VersusRun, type Work } from './router-vs-go.ts';
 import {
+  childCodeMode,
   compileChildren,
   createNamespace,
   createPods,
@@ -52,7 +55,6 @@ const VS_GO_QPS = Number(process.env.BENCH_VS_GO_QPS ?? 100);
 const VS_GO_CONCURRENCY = Number(process.env.BENCH_VS_GO_CONCURRENCY ?? 16);
 // (0) also runs kubeloop with batched calls off (spec.function.batch.enabled: false); BENCH_BATCH_COMPARE=0 skips it.
 const BATCH_COMPARE = process.env.BENCH_BATCH_COMPARE !== '0';
-const FROM_SOURCE = process.env.BENCH_FROM_SOURCE === '1';
 // The router's client-side API limit (QPS; burst twice that); the router's default when unset.
 const ROUTER_QPS = process.env.BENCH_ROUTER_QPS ? Number(process.env.BENCH_ROUTER_QPS) : undefined;
 const ROUTER_RATE_LIMIT = ROUTER_QPS === undefined ? {} : { rateLimit: { qps: ROUTER_QPS, burst: ROUTER_QPS * 2 } };
@@ -228,7 +230,7 @@ async function main(): Promise<void> {
   // Compile (and build the Go baseline, cached) while the control plane starts.
   const progress = (line: string) => process.stderr.write(`[bench] ${line}\n`);
   const [code, goBinary, plane] = await Promise.all([
-    compileChildren(FROM_SOURCE),
+    compileChildren(),
     VS_GO_PODS.length > 0 ? buildBaselineController(progress) : Promise.resolve(''),
     startControlPlane({ nodes: NODES, onProgress: (line) => process.stderr.write(`[control-plane] ${line}\n`) }),
   ]);
@@ -237,7 +239,7 @@ async function main(): Promise<void> {
   const client = await KubeClient.fromKubeConfig(kubeConfig, { rateLimit: { qps: 0, burst: 0 } });
   const fn = await spawnFunction(code, 'pod-name-label');
   try {
-    console.error(`[bench] function pod-name-label at ${fn.url}; vs Go at ${VS_GO_PODS.join(', ')} pods; ${PODS} pods x ${ROUNDS} round(s), RSS at ${RSS_PODS.join(', ')} pods`);
+    console.error(`[bench] children from ${childCodeMode()}; function pod-name-label at ${fn.url}; vs Go at ${VS_GO_PODS.join(', ')} pods; ${PODS} pods x ${ROUNDS} round(s), RSS at ${RSS_PODS.join(', ')} pods`);
     const versus: VersusRun[] = [];
     const settings = {
       code,

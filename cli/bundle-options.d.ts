@@ -1,0 +1,5 @@
+// Types of cli/bundle-options.js (plain JavaScript: the build runs it before anything is compiled).
+import type { BuildOptions, Plugin } from 'esbuild';
+
+export declare const httpThroughRequire: Plugin;
+export declare function productionBundleOptions(outdir: string): BuildOptions;

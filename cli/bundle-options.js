@@ -1,0 +1,46 @@
+// The esbuild settings of kubeloop's production bundles (cli/bundle-entrypoints.js), shared with bench:router,
+// which bundles its router child the same way so that its figures are the images'.
+import { createRequire } from 'node:module';
+
+const require = createRequire(import.meta.url);
+
+export const httpThroughRequire = {
+  // An ES import of node:http (or https) makes Node read every export of it, and node:http's lazy WebSocket,
+  // CloseEvent and MessageEvent getters load Node's internal undici: ~50 ms of CPU at start-up for nothing.
+  // Imported statements get the module through require instead, with the same named exports minus those.
+  name: 'http-through-require',
+  setup(b) {
+    b.onResolve({ filter: /^(node:)?https?$/ }, (args) =>
+      args.kind === 'import-statement' || args.kind === 'dynamic-import' ? { path: args.path.replace(/^node:/, ''), namespace: 'builtin-require' } : undefined,
+    );
+    b.onLoad({ filter: /.*/, namespace: 'builtin-require' }, (args) => {
+      const exported = Object.entries(Object.getOwnPropertyDescriptors(require(args.path))).filter(([, d]) => !d.get).map(([name]) => name);
+      return {
+        loader: 'js',
+        contents: `import { createRequire } from 'node:module';\nconst m = createRequire(import.meta.url)('node:${args.path}');\nexport default m;\nexport const { ${exported.join(', ')} } = m;\n`,
+      };
+    });
+  },
+};
+
+/** Options every bundle shares; the caller adds entryPoints and its plugins (httpThroughRequire last). */
+export function productionBundleOptions(outdir) {
+  return {
+    bundle: true,
+    // Lazily imported modules (each function, the tracing SDK) become chunks loaded only when used.
+    splitting: true,
+    format: 'esm',
+    platform: 'node',
+    target: 'node24',
+    outdir,
+    outExtension: { '.js': '.mjs' },
+    chunkNames: 'chunks/[name]-[hash]',
+    // client-node is loaded only for exec/auth-provider kubeconfigs (and is the costliest import): left to
+    // node_modules, as is tsx (user functions in TypeScript).
+    external: ['@kubernetes/client-node', 'tsx', 'tsx/*'],
+    // CommonJS dependencies (fastify, pino, prom-client) call require() for Node's built-ins.
+    banner: { js: "import { createRequire as __kubeloopCreateRequire } from 'node:module';\nconst require = __kubeloopCreateRequire(import.meta.url);" },
+    legalComments: 'none',
+    logLevel: 'warning',
+  };
+}

@@ -103,6 +103,9 @@ describe('exit codes', () => {
     ['diff with both --loop and --hook', ['diff', '--loop', 'a', '--hook', 'b', '--function', 'podset']],
     ['history without the object', ['history', 'podset']],
     ['history with an object that is not NAMESPACE/NAME', ['history', 'podset', 'a/b/c']],
+    ['history of a namespaced Loop without -n', ['history', '--loop', 'podset', 'web']],
+    ['history with both --loop and --cluster-loop', ['history', '--loop', 'a', '--cluster-loop', 'b', '-n', 'x', 'web']],
+    ['history with -n disagreeing with NAMESPACE/NAME', ['history', '--loop', 'podset', '-n', 'team-b', 'team-a/web']],
     ['router with an unknown flag', ['router', '--no-such-flag']],
     ['webhook with an unknown flag', ['webhook', '--no-such-flag']],
     ['certs with an unknown action', ['certs', 'renew']],
@@ -120,6 +123,7 @@ describe('exit codes', () => {
     ['router with a kubeconfig that does not exist', ['router', '--kubeconfig', '/nonexistent/kubeconfig']],
     ['webhook with a kubeconfig that does not exist', ['webhook', '--kubeconfig', '/nonexistent/kubeconfig']],
     ['history with a kubeconfig that does not exist', ['history', 'podset', 'default/web', '--kubeconfig', '/nonexistent/kubeconfig']],
+    ['history --loop -n with a kubeconfig that does not exist', ['history', '--loop', 'podset', '-n', 'team-a', 'web', '--kubeconfig', '/nonexistent/kubeconfig']],
     ['certs with a kubeconfig that does not exist', ['certs', 'show', '--kubeconfig', '/nonexistent/kubeconfig']],
     ['router with a context the kubeconfig lacks', ['router', '--kubeconfig', REFUSED_KUBECONFIG, '--context', 'nowhere']],
   ];

@@ -106,6 +106,8 @@ describe('exit codes', () => {
     ['history of a namespaced Loop without -n', ['history', '--loop', 'podset', 'web']],
     ['history with both --loop and --cluster-loop', ['history', '--loop', 'a', '--cluster-loop', 'b', '-n', 'x', 'web']],
     ['history with -n disagreeing with NAMESPACE/NAME', ['history', '--loop', 'podset', '-n', 'team-b', 'team-a/web']],
+    ['history --file of a path that does not exist', ['history', '--file', '/nonexistent/history', '--cluster-loop', 'podset', 'web']],
+    ['history --file with --as (files have no API server to impersonate at)', ['history', '--file', '/tmp', '--cluster-loop', 'podset', 'web', '--as', 'bob']],
     ['router with an unknown flag', ['router', '--no-such-flag']],
     ['webhook with an unknown flag', ['webhook', '--no-such-flag']],
     ['certs with an unknown action', ['certs', 'renew']],

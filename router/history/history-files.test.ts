@@ -110,6 +110,16 @@ describe('HistoryFileWriter', () => {
     expect(counts.written).toBe(1);
   });
 
+  it('drops an entry that cannot be serialised and goes on with the next', async () => {
+    const { counts, metrics } = counted();
+    const writer = new HistoryFileWriter({ dir, maxBytes: 1 << 20, files: 2 }, { router: 'r', logger, metrics });
+    writer.offer('echo', 'ns/odd', entry('odd', { request: { odd: 1n } as unknown as ReconcileRecord['request'] }));
+    writer.offer('echo', 'ns/web', entry('fine'));
+    await writer.close();
+    expect(readHistoryFiles(dir).lines.map((l) => l.outcome)).toEqual(['fine']);
+    expect(counts).toEqual({ written: 1, dropped: { error: 1 } });
+  });
+
   it('holds at most a bounded number of entries waiting for the disk, dropping and counting the rest', async () => {
     const { counts, metrics } = counted();
     const writer = new HistoryFileWriter({ dir, maxBytes: 1 << 24, files: 2 }, { router: 'r', logger, metrics });

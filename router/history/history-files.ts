@@ -129,7 +129,15 @@ export class HistoryFileWriter implements HistorySink {
   async #write(batch: HistoryLine[]): Promise<void> {
     const lines: string[] = [];
     for (const entry of batch) {
-      const line = historyLine(entry, this.#settings.maxBytes);
+      let line: string | undefined;
+      try {
+        line = historyLine(entry, this.#settings.maxBytes);
+      } catch (error) {
+        // Not JSON (nothing the API server sent can be, but a rejection here would end the process).
+        this.#logger.error({ err: error, loop: entry.loop, key: entry.key }, 'history entry not written: it cannot be serialised');
+        this.#metrics?.dropped('error', 1);
+        continue;
+      }
       if (line === undefined) this.#metrics?.dropped('too-large', 1);
       else lines.push(line);
     }

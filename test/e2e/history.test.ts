@@ -22,6 +22,9 @@ import { historySource, startHistoryApi, type HistoryApi } from '../../router/hi
 import { FORWARDED_BY_HEADER } from '../../router/history/peer-forward.ts';
 import { HISTORY_FILE } from '../../router/history/history-files.ts';
 import type { ObjectHistory } from '../../router/history/history-documents.ts';
+import { applyManifest } from '../../cli/dev/apply-manifests.ts';
+import { DEV_HISTORY_SERVICE, devHistoryManifests } from '../../cli/dev/dev-history-api.ts';
+import { ResourceDiscovery } from '../../lib/kube/discovery.ts';
 import { eventually } from '../cluster/eventually.ts';
 import { inlineLoop, quietLogger, routerHarness, type RouterHarness } from './router-harness.ts';
 
@@ -113,7 +116,7 @@ beforeAll(async () => {
   await eventually('the standby sees the leader', async () => (await standby.historyOwner('history-echo', `${ns}/web`)) === 'history-leader');
   // The serving certificate names the Service, as the aggregator checks it (<service>.<namespace>.svc); both replicas share it.
   const ca = await createCertificateAuthority('history-e2e-ca');
-  const serving = await issueCertificate(ca, { commonName: 'kubeloop-history', usage: 'server', hosts: [`kubeloop-history.${ns}.svc`] });
+  const serving = await issueCertificate(ca, { commonName: DEV_HISTORY_SERVICE, usage: 'server', hosts: [`${DEV_HISTORY_SERVICE}.${ns}.svc`] });
   serverCa = ca.certPem;
   const ports = new Map<string, number>();
   const peers = async (identity: string) => (ports.has(identity) ? { host: '127.0.0.1', port: ports.get(identity)! } : undefined);
@@ -123,22 +126,9 @@ beforeAll(async () => {
   ports.set('history-leader', Number(new URL(leaderApi.url).port));
   const port = Number(new URL(api.url).port);
   ports.set('history-standby', port);
-  // No kube-proxy on the local control plane: an ExternalName Service leads the aggregator to this process.
-  await h.client.request({
-    method: 'POST',
-    path: `/api/v1/namespaces/${ns}/services`,
-    body: { apiVersion: 'v1', kind: 'Service', metadata: { name: 'kubeloop-history' }, spec: { type: 'ExternalName', externalName: 'localhost', ports: [{ port }] } },
-  });
-  await h.client.request({
-    method: 'POST',
-    path: '/apis/apiregistration.k8s.io/v1/apiservices',
-    body: {
-      apiVersion: 'apiregistration.k8s.io/v1',
-      kind: 'APIService',
-      metadata: { name: 'v1alpha1.history.kubeloop.dev' },
-      spec: { group: 'history.kubeloop.dev', version: 'v1alpha1', service: { namespace: ns, name: 'kubeloop-history', port }, caBundle: Buffer.from(ca.certPem).toString('base64'), groupPriorityMinimum: 1000, versionPriority: 10 },
-    },
-  });
+  // No kube-proxy on the local control plane: an ExternalName Service leads the aggregator to this process, as in kubeloop dev.
+  const discovery = new ResourceDiscovery(h.client);
+  for (const manifest of devHistoryManifests({ port, caPem: ca.certPem }, ns)) await applyManifest(h.client, discovery, manifest);
   // What the chart grants every authenticated user: reaching the API at all; the router's own check decides per object.
   await h.client.request({
     method: 'POST',
@@ -269,7 +259,7 @@ describe('kubeloop history', () => {
     const path = `/apis/history.kubeloop.dev/v1alpha1/namespaces/${ns}/histories/web?loop=history-echo`;
     const call = (tls: { cert?: string; key?: string }, extraHeaders: Record<string, string> = {}) =>
       new Promise<{ status: number; body: string }>((resolve, reject) => {
-        const req = httpsRequest(`${api.url}${path}`, { ca: serverCa, servername: `kubeloop-history.${ns}.svc`, headers: { 'x-remote-user': 'system:admin', 'x-remote-group': 'system:masters', ...extraHeaders }, ...tls }, (res) => {
+        const req = httpsRequest(`${api.url}${path}`, { ca: serverCa, servername: `${DEV_HISTORY_SERVICE}.${ns}.svc`, headers: { 'x-remote-user': 'system:admin', 'x-remote-group': 'system:masters', ...extraHeaders }, ...tls }, (res) => {
           let body = '';
           res.setEncoding('utf8').on('data', (c: string) => (body += c));
           res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));

@@ -75,13 +75,21 @@ export async function run(argv: string[]): Promise<number> {
       return 2;
     }
     if (isApiError(error, 404) || isApiError(error, 503)) {
-      console.error(`kubeloop history: ${error.message}\n(is the router's history API installed? kubectl get apiservice v1alpha1.history.kubeloop.dev)`);
+      console.error(`kubeloop history: ${error.message}\n(${notFoundHint(error.message, values)})`);
       return 1;
     }
     throw error;
   } finally {
     await admin.close();
   }
+}
+
+/** The router answered but runs no such Loop: the flag that names the other kind; otherwise the API may be missing. */
+function notFoundHint(message: string, flags: { loop?: string | undefined; 'cluster-loop'?: string | undefined }): string {
+  if (!/\bno Loop \S+ runs on router/.test(message)) return "is the router's history API installed? kubectl get apiservice v1alpha1.history.kubeloop.dev";
+  if (flags.loop) return `--loop names a namespaced Loop; for a ClusterLoop use --cluster-loop ${flags.loop.split('/').at(-1) ?? ''}`;
+  if (flags['cluster-loop']) return `--cluster-loop names a ClusterLoop; for a namespaced Loop use --loop ${flags['cluster-loop']} -n NAMESPACE`;
+  return 'kubectl get loops.kubeloop.dev -A; kubectl get clusterloops.kubeloop.dev: name a Loop as <namespace>/<name>, a ClusterLoop as <name>';
 }
 
 /** The object's entries in the history files, as the API would show them; exit 0 even when none is found (as the API). */

@@ -216,6 +216,11 @@ describe('kubeloop history', () => {
 
     const text = await history(['--cluster-loop', 'history-echo', '-n', ns, 'web']);
     expect(text.code).toBe(0);
+    // history-echo is a ClusterLoop: --loop names the namespaced Loop <ns>/history-echo, which no router runs.
+    const wrongKind = await history(['--loop', 'history-echo', '-n', ns, 'web']);
+    expect(wrongKind.code).toBe(1);
+    expect(wrongKind.err).toContain(`no Loop ${ns}/history-echo runs on router`);
+    expect(wrongKind.err).toContain('for a ClusterLoop use --cluster-loop history-echo');
     expect(text.out).toContain(`ConfigMap ${ns}/web, Loop history-echo`);
     expect(text.out).toMatch(new RegExp(`conflict .*\\n  trigger   primary ADDED v1/ConfigMap ${ns}/web rv=\\d+`));
     expect(text.out).toContain(`patch v1/ConfigMap ${ns}/web -> conflict`);

@@ -37,7 +37,10 @@ export function kubectlGet(ref: ScopedName): string {
   return `kubectl get ${plural}.kubeloop.dev${ref.namespace === undefined ? '' : ` -n ${ref.namespace}`}`;
 }
 
-const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+/** A namespace's name (RFC 1123 label). */
+export const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+/** A Loop's or hook's name (RFC 1123 subdomain). */
+export const OBJECT_NAME = /^[a-z0-9]([-.a-z0-9]*[a-z0-9])?$/;
 
 export interface TargetFlags {
   loop?: string | undefined;
@@ -59,7 +62,7 @@ export function readTarget(flags: TargetFlags): ScopedName | string {
   const name = flags[flag] ?? '';
   const cluster = flag.startsWith('cluster-');
   const kind: ScopedKind = flag.endsWith('loop') ? 'loop' : 'hook';
-  if (!/^[a-z0-9]([-.a-z0-9]*[a-z0-9])?$/.test(name)) return `--${flag}: "${name}" is not an object name`;
+  if (!OBJECT_NAME.test(name)) return `--${flag}: "${name}" is not an object name`;
   if (cluster && flags.namespace !== undefined) return `--${flag} names a cluster-scoped ${kindName({ kind })}, which has no namespace: drop -n, or use --${kind} ${name} -n ${flags.namespace} for the namespaced ${kindName({ kind, namespace: '' })}`;
   if (cluster) return { kind, name };
   if (flags.namespace === undefined) return `--${flag} ${name} names a namespaced ${kindName({ kind, namespace: '' })}: add -n NAMESPACE (or --cluster-${kind} ${name} for a ${kindName({ kind })})`;

@@ -78,6 +78,16 @@ describe('readRouterConfig', () => {
     writeFileSync(bad, 'kind: ClusterLoop\nmetadata: { name: a }\nspec: { for: { apiVersion: v1, kind: Pod } }\n');
     expect(() => readRouterConfig(['--loops', bad])).toThrow('--loops: ' + bad + ' document 1: Loop a: spec.function is required ({ url } or { ref })');
   });
+  it('writes rotated history files only with a directory, with bounded size and count', () => {
+    expect(readRouterConfig([]).historyFiles).toBeUndefined();
+    expect(readRouterConfig(['--history-dir', '/var/lib/h']).historyFiles).toEqual({ dir: '/var/lib/h', maxBytes: 10 * 1024 * 1024, files: 5 });
+    expect(readRouterConfig([], { KUBELOOP_HISTORY_DIR: '/h', KUBELOOP_HISTORY_FILE_MAX_BYTES: '65536', KUBELOOP_HISTORY_FILES: '2' }).historyFiles).toEqual({ dir: '/h', maxBytes: 65536, files: 2 });
+    expect(() => readRouterConfig(['--history-files', '3'])).toThrow('--history-files is set but --history-dir');
+    expect(() => readRouterConfig(['--history-dir', '/h', '--history-files', '0'])).toThrow('--history-files: "0" is not an integer between 1 and 100');
+    expect(() => readRouterConfig(['--history-dir', '/h', '--history-file-max-bytes', '100'])).toThrow('--history-file-max-bytes');
+    expect(() => readRouterConfig(['--history-dir', '/h', '--history-per-object', '0'])).toThrow('--history-dir: the history files need the flight recorder');
+  });
+
   it('serves the history API only with a port and both certificate files', () => {
     expect(readRouterConfig([]).historyApi).toBeUndefined();
     expect(readRouterConfig(['--history-api-port', '8443', '--history-tls-cert-file', '/c', '--history-tls-key-file', '/k']).historyApi).toEqual({ port: 8443, certFile: '/c', keyFile: '/k' });

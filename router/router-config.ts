@@ -15,6 +15,7 @@ import { DEFAULT_MAX_OBJECT_VALUES } from '../lib/contract/json-depth.ts';
 import { DEFAULT_FAIR_API_LIMIT, DEFAULT_MAX_CALLS_IN_FLIGHT } from './base/fairness.ts';
 import { DEFAULT_LABELLED_TENANTS } from './base/tenant-metrics.ts';
 import { parseTenantWeights } from './base/tenant-weights.ts';
+import { DEFAULT_HISTORY_FILE_MAX_BYTES, DEFAULT_HISTORY_FILES, type HistoryFileSettings } from './history/history-files.ts';
 
 /** The server settings are the ops server's (/healthz, /readyz, /metrics), read as function and webhook read theirs. */
 export interface RouterConfig extends ServerSettings {
@@ -76,6 +77,8 @@ export interface RouterConfig extends ServerSettings {
   history: { perObject: number; objects: number };
   /** The history API (aggregated API behind the APIService): its HTTPS port and serving certificate; off when undefined. */
   historyApi?: { port: number; certFile: string; keyFile: string };
+  /** The rotated history files (every finished entry as a JSON line); off when undefined. */
+  historyFiles?: HistoryFileSettings;
 }
 
 export const ROUTER_USAGE = `usage: kubeloop router [options]
@@ -117,6 +120,9 @@ export const ROUTER_USAGE = `usage: kubeloop router [options]
   --max-reply-bytes 16777216        a larger reply is cut off as it streams (KUBELOOP_MAX_REPLY_BYTES)
   --history-per-object 10           reconciles the flight recorder keeps per object, 0: off (KUBELOOP_HISTORY_PER_OBJECT)
   --history-objects 1000            objects it keeps a history for, least recently reconciled dropped first (KUBELOOP_HISTORY_OBJECTS)
+  --history-dir DIR                 append every finished reconcile's entry to DIR/history.jsonl, rotated (KUBELOOP_HISTORY_DIR)
+  --history-file-max-bytes 10485760 rotate the file before it grows over this (KUBELOOP_HISTORY_FILE_MAX_BYTES)
+  --history-files 5                 files kept, the current one included: the disk used stays under files x max bytes (KUBELOOP_HISTORY_FILES)
   --history-api-port PORT           serve the history API (APIService v1alpha1.history.kubeloop.dev) here over HTTPS (KUBELOOP_HISTORY_API_PORT)
   --history-tls-cert-file PATH      its serving certificate and key, trusted by the APIService (KUBELOOP_HISTORY_TLS_CERT_FILE,
   --history-tls-key-file PATH         KUBELOOP_HISTORY_TLS_KEY_FILE)
@@ -207,6 +213,9 @@ export function readRouterConfig(argv: string[], env: NodeJS.ProcessEnv = proces
       'max-reply-bytes': { type: 'string' },
       'history-per-object': { type: 'string' },
       'history-objects': { type: 'string' },
+      'history-dir': { type: 'string' },
+      'history-file-max-bytes': { type: 'string' },
+      'history-files': { type: 'string' },
       'history-api-port': { type: 'string' },
       'history-tls-cert-file': { type: 'string' },
       'history-tls-key-file': { type: 'string' },
@@ -264,6 +273,7 @@ export function readRouterConfig(argv: string[], env: NodeJS.ProcessEnv = proces
       perObject: settingInteger(pick('history-per-object', 'KUBELOOP_HISTORY_PER_OBJECT'), 10, 0, 1000),
       objects: settingInteger(pick('history-objects', 'KUBELOOP_HISTORY_OBJECTS'), 1000, 1, 1_000_000),
     },
+    ...historyFiles(pick('history-dir', 'KUBELOOP_HISTORY_DIR'), pick('history-file-max-bytes', 'KUBELOOP_HISTORY_FILE_MAX_BYTES'), pick('history-files', 'KUBELOOP_HISTORY_FILES'), pick('history-per-object', 'KUBELOOP_HISTORY_PER_OBJECT')),
     ...historyApi(pick('history-api-port', 'KUBELOOP_HISTORY_API_PORT'), pick('history-tls-cert-file', 'KUBELOOP_HISTORY_TLS_CERT_FILE'), pick('history-tls-key-file', 'KUBELOOP_HISTORY_TLS_KEY_FILE')),
   };
 }
@@ -278,6 +288,23 @@ function tenantWeights(setting: { value: string; setting: string } | undefined):
 }
 
 type Setting = { value: string; setting: string } | undefined;
+
+function historyFiles(dir: Setting, maxBytes: Setting, files: Setting, perObject: Setting): Pick<RouterConfig, 'historyFiles'> {
+  if (!dir || dir.value === '') {
+    const stray = maxBytes ?? files;
+    if (stray) throw new Error(`${stray.setting} is set but --history-dir (KUBELOOP_HISTORY_DIR) is not: no history file is written`);
+    return {};
+  }
+  // The files are fed by the recorder: with it off no entry is assembled.
+  if (perObject && Number(perObject.value) === 0) throw new Error(`${dir.setting}: the history files need the flight recorder, which ${perObject.setting}=0 turns off`);
+  return {
+    historyFiles: {
+      dir: dir.value,
+      maxBytes: settingInteger(maxBytes, DEFAULT_HISTORY_FILE_MAX_BYTES, 4096, 1 << 30),
+      files: settingInteger(files, DEFAULT_HISTORY_FILES, 1, 100),
+    },
+  };
+}
 
 function historyApi(port: Setting, cert: Setting, key: Setting): Pick<RouterConfig, 'historyApi'> {
   if (!port) {

@@ -19,6 +19,7 @@ import { InformerRegistry, type InformerLease } from './intake/informer-registry
 import { LeaderElector } from './leader-election.ts';
 import { LoopController } from './loops/loop-controller.ts';
 import type { Loop } from '../api/loop.ts';
+import type { KindRef } from '../api/meta.ts';
 import type { LoopRunner } from './intake/loop-runner.ts';
 import { createRouterMetrics, restClientObserver, type RouterMetrics } from './base/router-metrics.ts';
 import { DEFAULT_FUNCTION_URL_POLICY, type FunctionUrlPolicy } from '../lib/config/function-url-policy.ts';
@@ -28,6 +29,7 @@ import { ThrottleMonitor } from './loops/throttle-monitor.ts';
 import { watchTenantWeights } from './loops/tenant-weight-watch.ts';
 import { createFairness, type Fairness, type FairnessOptions } from './base/fairness.ts';
 import { DEFAULT_HISTORY_LIMITS, FlightRecorder, type FlightRecorderLimits } from './reconcile/flight-recorder.ts';
+import { HistoryFileWriter, type DropReason, type HistoryFileSettings } from './history/history-files.ts';
 import { shardSlot } from '../lib/kube/shard-selector.ts';
 
 export interface LeaderElectionConfig {
@@ -103,6 +105,8 @@ export interface RouterOptions {
   dispatch?: HttpInvokerOptions;
   /** The flight recorder's bounds (`kubeloop history`); 10 reconciles for each of 1000 objects by default. */
   history?: FlightRecorderLimits;
+  /** Every finished flight-recorder entry also appended to rotated files there (`--history-dir`). */
+  historyFiles?: HistoryFileSettings;
   /**
    * Addresses no function call may connect to, beyond the fixed ones (link-local, unspecified, multicast,
    * the API server's endpoints): the operator's deny list (`--deny-function-networks`), and in `kubeloop
@@ -152,6 +156,10 @@ interface RouterDeps {
   events: EventRecorder;
   recorder?: FixtureRecorder;
   history: FlightRecorder;
+  /** The history files' writer; flushed and closed on stop. */
+  historyFiles?: HistoryFileWriter;
+  /** The running Loops, once the router is assembled (the history files name each entry's kind). */
+  runners: () => LoopRunner[];
   /** With sharding: this replica's membership, which gates every key. */
   shard?: ShardMember;
   fairness: Fairness;
@@ -185,9 +193,23 @@ async function connectRouter(options: RouterOptions): Promise<RouterDeps> {
   const invoke = options.invoke ?? httpInvoker!;
   const events = new EventRecorder({ client, controller: 'kubeloop.dev/router', instance: identity, logger });
   const recorder = options.recordDir ? new FixtureRecorder(options.recordDir) : undefined;
-  const history = new FlightRecorder(options.history ?? DEFAULT_HISTORY_LIMITS);
+  // The files name each entry's kind, the Loop's `for`: looked up when an entry is written, the router assembled by then.
+  const historyFiles = options.historyFiles ? historyFileWriter(options.historyFiles, identity, logger, metrics, (loop) => deps.runners().find((r) => r.loop.id === loop)?.loop.for) : undefined;
+  const history = new FlightRecorder(options.history ?? DEFAULT_HISTORY_LIMITS, historyFiles);
   const fairness = createFairness(options.fairness, metrics.registry);
-  return { options, identity, logger, metrics, rateLimit, client, discovery, invoke, httpInvoker, apiServer, events, recorder, history, fairness };
+  const deps: RouterDeps = { options, identity, logger, metrics, rateLimit, client, discovery, invoke, httpInvoker, apiServer, events, recorder, history, ...(historyFiles ? { historyFiles } : {}), runners: () => [], fairness };
+  return deps;
+}
+
+function historyFileWriter(settings: HistoryFileSettings, router: string, logger: Logger, metrics: RouterMetrics, kindOf: (loop: string) => KindRef | undefined): HistoryFileWriter {
+  const { historyFileLines, historyFileDropped } = metrics;
+  for (const reason of ['error', 'behind', 'too-large'] satisfies DropReason[]) historyFileDropped.inc({ reason }, 0);
+  return new HistoryFileWriter(settings, {
+    router,
+    logger: logger.child({ component: 'history-files' }),
+    metrics: { written: (n) => historyFileLines.inc(n), dropped: (reason, n) => historyFileDropped.inc({ reason }, n) },
+    kindOf,
+  });
 }
 
 function createLoopController(deps: RouterDeps, registry: InformerRegistry): LoopController {
@@ -364,6 +386,8 @@ function routerHandle(deps: RouterDeps, term: LeaderTerm, election: Election | u
       await deps.httpInvoker?.close();
       await election?.client.close();
       await deps.client.close();
+      // After the runners stopped: their last entries are written.
+      await deps.historyFiles?.close();
     },
   };
 }
@@ -372,6 +396,7 @@ export async function startRouter(options: RouterOptions): Promise<Router> {
   if (options.leaderElection && options.sharding) throw new Error('leader election and sharding exclude each other: every sharded member works');
   const deps = await connectRouter(options);
   const term = new LeaderTerm(deps);
+  deps.runners = () => term.controller?.runners() ?? [];
   let election: Election | undefined;
   if (options.sharding) {
     const { member, client } = await joinShard(deps, options.sharding, term);

@@ -16,12 +16,13 @@ const USAGE = `usage: kubeloop dev [--kubeconfig FILE] [--no-webhook] [--no-samp
 
 Starts a local control plane (building its binaries on first use), installs the CRDs, starts the four
 functions, their Loops (URLs on 127.0.0.1), the router and the webhook (dev mode) as local processes,
-applies samples/, prints what it started and kubectl commands to try, then a live status until Ctrl+C.
+registers the router's history API (kubeloop history; on its own control plane), applies samples/, prints
+what it started and commands to try, then a live status until Ctrl+C.
 
   --kubeconfig FILE               use this cluster instead of starting one (like the seeds' "make run")
   --no-webhook                    do not run the webhook (its dev registration needs a local API server)
   --no-samples                    do not apply samples/*.yaml
-  --namespace NS                  kubeloop's namespace: the webhook's certificate Secret (default kubeloop-system)
+  --namespace NS                  kubeloop's namespace: the webhook's certificate Secret, the history API's Service (default kubeloop-system)
   --dir DIR                       logs of the local processes in DIR/logs (default ~/.kubeloop/dev)
   --status-interval-seconds N     live status refresh (default 2)
   --function MODULE               also run your function (default export defineFunction(...); .ts or .js)

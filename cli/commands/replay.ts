@@ -21,8 +21,9 @@ directly inside it. A patch passes when it has the recorded patch's effect on th
 result, same resourceVersion test); an event when its type and reason match (its message too with --strict).
   --to URL             a running function (kubeloop function, a container, a FaaS URL)
   --function MODULE    serve this module (default export defineFunction(...)) or built-in name in-process
-  --history FILE       a flight-recorder entry as a fixture (kubeloop history -o json > FILE): the request it
-                       keeps is sent again and passes when the function asks for the same actions (repeatable)
+  --history FILE       a flight-recorder entry as a fixture (kubeloop history -o json > FILE, or a history file
+                       the router wrote with --history-dir: each entry keeping its request): the request is
+                       sent again and passes when the function asks for the same actions (repeatable)
   --mode batch-json, batch-cloudevents  send a folder's reconcile fixtures together, as batches (docs/contract.md, "Batches")
   --strict             compare event messages verbatim too
   --update             write the function's reply into each fixture whose recorded response differs or

@@ -122,6 +122,7 @@ async function startRouterWhenReachable(kubeConfig: ClusterCredentials, config: 
       : {}),
     ...(config.sharding ? { sharding: shardingOptions(config) } : {}),
     ...(config.history ? { history: config.history } : {}),
+    ...(config.historyFiles ? { historyFiles: config.historyFiles } : {}),
   });
 }
 

@@ -25,6 +25,7 @@ import { signingManifests, type SignedLoop } from './dev-signing.ts';
 import { namespacedSampleLoop } from './namespaced-sample.ts';
 import { generateSigningSecret } from '../../lib/signing/webhook-signature.ts';
 import { startDevTracing, tracingLines, type DevTracing } from './dev-tracing.ts';
+import { prepareDevHistoryApi, registerDevHistoryApi } from './dev-history-api.ts';
 import { CLUSTER_LOOP_KIND, LOOP_KIND } from '../../api/loop.ts';
 import { identityOf, scopedPath, type ScopedName } from '../scoped-names.ts';
 
@@ -130,6 +131,8 @@ interface DevSession {
   tracing?: DevTracing;
   client?: KubeClient;
   webhookRegistered: boolean;
+  /** The router's history API port, once registered and Available (`kubeloop history` works). */
+  historyApi?: number;
   userFunction?: UserFunction & { loop: string };
 }
 
@@ -219,8 +222,15 @@ async function startPlatform(options: DevOptions, session: DevSession, client: K
   }
 
   if (!signal.aborted) {
+    // On its own control plane (front-proxy CA, aggregation layer) the router serves the history API too.
+    const historyApi = session.plane ? await prepareDevHistoryApi(options.dir, options.namespace) : undefined;
     // Dev mode: the functions listen on 127.0.0.1, which the router refuses outside it.
-    started.push(await startLocalProcess({ name: 'router', args: ['router', `--kubeconfig=${kubeconfigPath}`, '--allow-loopback-functions', ...controlPlanePorts], logDir }));
+    started.push(await startLocalProcess({ name: 'router', args: ['router', `--kubeconfig=${kubeconfigPath}`, '--allow-loopback-functions', ...controlPlanePorts, ...(historyApi?.routerArgs ?? [])], logDir }));
+    if (historyApi) {
+      const problem = await registerDevHistoryApi(client, discovery, historyApi, options.namespace, signal);
+      if (problem) say(`note: kubeloop history is unavailable: ${problem}`);
+      else session.historyApi = historyApi.port;
+    }
   }
   if (options.webhook && !signal.aborted) {
     started.push(
@@ -248,6 +258,7 @@ function printRunning(options: DevOptions, session: DevSession, samples: Array<{
   if (options.userFunction) say(`  ${options.userFunction.module}: reloaded when a file in its folder changes (the cluster and the router keep running)`);
   say(`  Loops (function URLs on 127.0.0.1): ${session.appliedLoops.join(', ') || '(none)'}`);
   if (session.tracing) for (const line of tracingLines(session.tracing, !options.kubeconfig)) say(line);
+  if (session.historyApi) say(`  history API (kubeloop history)  https://127.0.0.1:${session.historyApi}, registered as APIService v1alpha1.history.kubeloop.dev`);
   if (session.appliedHooks.length > 0) say(`  AdmissionHooks (function URLs on 127.0.0.1): ${session.appliedHooks.join(', ')}`);
   if (samples.length > 0) say(`  samples applied: ${samples.map(({ manifest }) => `${manifest.kind}/${manifest.metadata.name}`).join(', ')}`);
   if (options.webhook && options.kubeconfig) say('  note: the webhook is registered at https://127.0.0.1; only an API server on this machine can call it');
@@ -255,7 +266,7 @@ function printRunning(options: DevOptions, session: DevSession, samples: Array<{
   say(`kubeconfig: ${kubeconfigPath}`);
   say('');
   say('Try:');
-  for (const line of tryCommands(kubeconfigPath, samples.map(({ manifest }) => manifest), new Date())) say(line);
+  for (const line of tryCommands(kubeconfigPath, samples.map(({ manifest }) => manifest), new Date(), session.historyApi !== undefined && session.appliedLoops.includes('podset'))) say(line);
   say('');
 }
 

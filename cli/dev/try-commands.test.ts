@@ -11,6 +11,12 @@ describe('the kubectl commands kubeloop dev suggests', () => {
     expect(at?.command).toContain('"schedule":"2026-11-22T10:00:31Z"');
   });
 
+  it('asks kubeloop history why the PodSet looks as it does, only when dev registered the history API', () => {
+    expect(tryCommandList(samples, new Date())).toHaveLength(3);
+    const history = tryCommandList(samples, new Date(), true)[3];
+    expect(history?.command).toBe('npx kubeloop history --cluster-loop podset -n default podset-sample');
+  });
+
   it('quotes the At for the shell so its JSON reaches kubectl intact', () => {
     const [, , at] = tryCommandList(samples, new Date('2026-11-22T10:00:00Z'));
     const quoted = /^echo '(.*)' \| kubectl apply -f -/.exec(at?.command ?? '');

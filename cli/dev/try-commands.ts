@@ -1,5 +1,6 @@
-// The three kubectl commands `kubeloop dev` suggests, one per seed tutorial: annotate a pod (pod-name-label),
-// scale a PodSet, schedule an At. Built from the applied samples so the names match what exists.
+// The commands `kubeloop dev` suggests, one per seed tutorial: annotate a pod (pod-name-label), scale a PodSet,
+// schedule an At; then, with the history API registered, why the PodSet looks as it does. Built from the
+// applied samples so the names match what exists.
 import type { Manifest } from './apply-manifests.ts';
 
 export interface TryCommand {
@@ -11,8 +12,10 @@ function shellQuote(text: string): string {
   return `'${text.replace(/'/g, `'\\''`)}'`;
 }
 
-export function tryCommandList(samples: Manifest[], now: Date): TryCommand[] {
-  const podset = samples.find((m) => m.kind === 'PodSet')?.metadata.name ?? 'podset-sample';
+/** `history`: `kubeloop history` reaches the router (dev registered its history API), and the podset Loop runs. */
+export function tryCommandList(samples: Manifest[], now: Date, history = false): TryCommand[] {
+  const podsetSample = samples.find((m) => m.kind === 'PodSet');
+  const podset = podsetSample?.metadata.name ?? 'podset-sample';
   const inThirtySeconds = new Date(Math.ceil((now.getTime() + 30_000) / 1000) * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
   const at = {
     apiVersion: 'cnat.kubeloop.dev/v1alpha1',
@@ -33,12 +36,20 @@ export function tryCommandList(samples: Manifest[], now: Date): TryCommand[] {
       what: `run a command 30 s from now (at: PENDING -> RUNNING -> DONE; add -w to watch)`,
       command: `echo ${shellQuote(JSON.stringify(at))} | kubectl apply -f - && kubectl get ats`,
     },
+    ...(history
+      ? [
+          {
+            what: `why the PodSet looks as it does: its last reconciles, their triggers and writes (the router's flight recorder, through the API server)`,
+            command: `npx kubeloop history --cluster-loop podset -n ${podsetSample?.metadata.namespace ?? 'default'} ${podset}`,
+          },
+        ]
+      : []),
   ];
 }
 
-export function tryCommands(kubeconfigPath: string, samples: Manifest[], now: Date): string[] {
+export function tryCommands(kubeconfigPath: string, samples: Manifest[], now: Date, history = false): string[] {
   return [
     `  export KUBECONFIG=${kubeconfigPath}`,
-    ...tryCommandList(samples, now).flatMap((c, i) => [`  # ${i + 1}. ${c.what}`, `  ${c.command}`]),
+    ...tryCommandList(samples, now, history).flatMap((c, i) => [`  # ${i + 1}. ${c.what}`, `  ${c.command}`]),
   ];
 }

@@ -1,7 +1,12 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ReconcileRequest } from '../../lib/contract/types.ts';
 import { create, defineFunction, respond } from '../../lib/sdk/index.ts';
 import { serveForTest, type TestServer } from '../../lib/testing/serve.ts';
+import { HISTORY_FILE, HistoryFileWriter } from '../../router/history/history-files.ts';
 import { compareActions, historyCases, replayHistoryCase } from './replay-history.ts';
 
 const request: ReconcileRequest = {
@@ -47,6 +52,20 @@ describe('kubeloop replay --history', () => {
     if (!('cases' in loaded)) throw new Error(loaded.problem);
     const line = await replayHistoryCase(loaded.cases[0]!, { url: `${fn.url}/` });
     expect(line).toMatchObject({ status: 'FAIL', detail: '    - delete v1/Pod default/old\n    + create v1/Pod default/web-pod' });
+  });
+
+  it('replays the entries of a history file the router wrote (--history-dir), each named by its request', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'replay-history-'));
+    const writer = new HistoryFileWriter({ dir, maxBytes: 1 << 20, files: 2 }, { router: 'r', logger: pino({ level: 'silent' }) });
+    const entry = { startedAt: 't1', triggers: [], actions: ['create v1/Pod default/web-pod'], writes: [], outcome: 'ok', durations: { queueMs: 0, totalMs: 1 } };
+    writer.offer('podset', 'default/web', { ...entry, request });
+    writer.offer('podset', 'default/db', { ...entry, outcome: 'own-write-seen', actions: [] });
+    await writer.close();
+    const file = join(dir, HISTORY_FILE);
+    const loaded = historyCases(file);
+    if (!('cases' in loaded)) throw new Error(loaded.problem);
+    expect(loaded.cases.map((c) => c.title)).toEqual([`${file}  ConfigMap default/web at t1 (ok)`]);
+    expect(await replayHistoryCase(loaded.cases[0]!, { url: `${fn.url}/` })).toMatchObject({ status: 'PASS' });
   });
 
   it('says why an entry cannot be replayed: its request withheld, or none kept', () => {

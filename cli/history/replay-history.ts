@@ -4,6 +4,7 @@
 // actions (kind, operation and target; a patch's content is not kept by the recorder, so not compared).
 import { readFileSync } from 'node:fs';
 import type { ReconcileRequest } from '../../lib/contract/types.ts';
+import { objectKey } from '../../lib/kube/object-meta.ts';
 import { callFunction, type ReplayOptions } from '../../lib/replay/replay-client.ts';
 import type { ObjectHistory } from '../../router/history/history-documents.ts';
 import { describeAction } from '../../router/reconcile/reconcile-trace.ts';
@@ -20,13 +21,20 @@ export interface HistoryCase {
   omitted: number;
 }
 
-/** The entries of a `history -o json` file (or one entry saved alone) that carry their request; a problem otherwise. */
+/**
+ * The entries that carry their request, of a `history -o json` file, one entry saved alone, or a history file
+ * the router wrote (--history-dir: one entry per line, each naming its object); a problem otherwise.
+ */
 export function historyCases(file: string, text = readFileSync(file, 'utf8')): { cases: HistoryCase[] } | { problem: string } {
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch (error) {
-    return { problem: `not valid JSON: ${(error as Error).message}` };
+    const lines = text.split('\n').filter((line) => line.trim() !== '');
+    // A history file: every line an entry (one cut short by a full disk is skipped, as kubeloop history --file does).
+    const entries = lines.length > 1 ? lines.flatMap((line) => parsedOrNone(line)) : [];
+    if (entries.length === 0) return { problem: `not valid JSON: ${(error as Error).message}` };
+    value = { kind: 'ObjectHistory', entries };
   }
   const history = value as Partial<ObjectHistory>;
   const entries: Entry[] = history.kind === 'ObjectHistory' ? [...(history.entries ?? [])] : [value as Entry];
@@ -35,10 +43,21 @@ export function historyCases(file: string, text = readFileSync(file, 'utf8')): {
     const withheld = entries.find((e) => e.requestOmitted)?.requestOmitted;
     return { problem: withheld ? `the request was withheld: ${withheld}` : 'no entry keeps its request (the router keeps the latest reconcile\'s, when it called the function): save kubeloop history -o json again after a reconcile' };
   }
-  const object = history.object ? `${history.object.kind} ${history.object.namespace ? `${history.object.namespace}/` : ''}${history.object.name}` : 'entry';
+  const object = history.object ? `${history.object.kind} ${history.object.namespace ? `${history.object.namespace}/` : ''}${history.object.name}` : undefined;
+  // A line of a history file names its own object (its request's, the primary).
+  const named = (e: Entry) => object ?? (e.request?.object ? `${e.request.object.kind} ${objectKey(e.request.object.metadata)}` : 'entry');
   return {
-    cases: withRequest.map((e) => ({ title: `${file}  ${object} at ${e.startedAt} (${e.outcome})`, request: e.request!, actions: e.actions, omitted: e.omitted?.actions ?? 0 })),
+    cases: withRequest.map((e) => ({ title: `${file}  ${named(e)} at ${e.startedAt} (${e.outcome})`, request: e.request!, actions: e.actions, omitted: e.omitted?.actions ?? 0 })),
   };
+}
+
+function parsedOrNone(line: string): Entry[] {
+  try {
+    const entry = JSON.parse(line) as Entry | null;
+    return entry && typeof entry === 'object' && Array.isArray(entry.actions) ? [entry] : [];
+  } catch {
+    return [];
+  }
 }
 
 /** Pure: the lines that differ between what was recorded and what the function answers now. */

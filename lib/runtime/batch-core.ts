@@ -1,10 +1,10 @@
 // A batch of ReconcileRequests in one HTTP request (plain JSON or a CloudEvents batch): each item is
 // accepted, called and checked on its own, with its own span, log line and metrics, and a failure of one
 // item (bad request, a throw, a bad reply) is that item's error in the reply, never the others'.
-import { context as otelContext, SpanKind, SpanStatusCode, trace, type Context } from '@opentelemetry/api';
+import { context as otelContext, SpanStatusCode, trace, type Context } from '@opentelemetry/api';
 import { withFunctionSpan } from '../observability/function-span.ts';
 import { decodeBatchRequest, encodeBatchReply, type BatchFormat, type BatchItemReply } from '../contract/batch.ts';
-import { contextFromHeaders, tracer } from '../observability/trace-context.ts';
+import { contextFromHeaders, startServerSpan } from '../observability/trace-context.ts';
 import { decodeStructuredEvent } from './cloudevents.ts';
 import { acceptRequest, callFunction, recordError, RequestError, type CallSinks } from './core-steps.ts';
 import type { AnyFunctionDefinition, FunctionKind } from './function-kinds.ts';
@@ -29,7 +29,7 @@ export function handleBatch(at: BatchContext, format: BatchFormat, body: unknown
 
 function answerItem(at: BatchContext, format: BatchFormat, item: { id: string; value: unknown; traceparent?: string; tracestate?: string }): BatchItemReply {
   const parent = item.traceparent ? contextFromHeaders({ traceparent: item.traceparent, tracestate: item.tracestate }) : at.parent;
-  const span = tracer().startSpan(`function ${at.definition.name}`, { kind: SpanKind.SERVER }, parent);
+  const span = startServerSpan(`function ${at.definition.name}`, parent);
   span.setAttribute('kubeloop.reconcile_id', item.id);
   const started = performance.now();
   let context: Record<string, unknown> = {};

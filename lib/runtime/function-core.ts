@@ -2,10 +2,10 @@
 // CloudEvents decoding, request validation, the reconcile call, reply validation and serialization.
 // Web-platform globals only (crypto.randomUUID, performance.now) and no fastify, pino or prom-client at
 // run time: the fetch handler runs this where Node is absent (Workers, Deno, Bun).
-import { context as otelContext, INVALID_SPAN_CONTEXT, SpanKind, SpanStatusCode, trace, type Context, type Span } from '@opentelemetry/api';
+import { context as otelContext, INVALID_SPAN_CONTEXT, SpanStatusCode, trace, type Context, type Span } from '@opentelemetry/api';
 import type { ReconcileResponse } from '../contract/types.ts';
 import { withFunctionSpan } from '../observability/function-span.ts';
-import { contextFromHeaders, recordedTraceId, tracer } from '../observability/trace-context.ts';
+import { contextFromHeaders, recordedTraceId, startServerSpan } from '../observability/trace-context.ts';
 import { checkJsonBudget } from '../function-client/json-value-budget.ts';
 import { decodeReconcileEvent, encodeResponseEvent, type CloudEventMode } from './cloudevents.ts';
 import { BATCH_MAX_HEADER, CLOUDEVENT_BATCH_MEDIA_TYPE, isJsonBatch, MAX_BATCH_ITEMS } from '../contract/batch.ts';
@@ -138,7 +138,7 @@ function handleRequest(definition: AnyFunctionDefinition, kind: FunctionKind, si
   // The caller's span (the router's call, the gateway's) is the parent; a CloudEvent's ce-traceparent counts too.
   const parent = contextFromHeaders(traceCarrier(request.headers));
   // A CloudEvents batch has no span of its own: each item's span is a child of its own event's traceparent.
-  const span = mediaType(request.headers) === CLOUDEVENT_BATCH_MEDIA_TYPE ? trace.wrapSpanContext(INVALID_SPAN_CONTEXT) : tracer().startSpan(`function ${definition.name}`, { kind: SpanKind.SERVER }, parent);
+  const span = mediaType(request.headers) === CLOUDEVENT_BATCH_MEDIA_TYPE ? trace.wrapSpanContext(INVALID_SPAN_CONTEXT) : startServerSpan(`function ${definition.name}`, parent);
   try {
     const reply = handleTraced(definition, kind, sinks, request, span, parent);
     span.setAttribute('http.response.status_code', reply.status);

@@ -1,4 +1,6 @@
+import { propagation, ROOT_CONTEXT, trace } from '@opentelemetry/api';
 import { describe, expect, it } from 'vitest';
+import { contextFromHeaders } from '../observability/trace-context.ts';
 import { useInMemoryTracing } from '../observability/tracing-for-tests.ts';
 import { CLOUDEVENT_TYPE } from '../contract/types.ts';
 import { defineFunction, traceAttributes, traceEvent } from '../sdk/index.ts';
@@ -40,6 +42,40 @@ describe('the function span', () => {
     const core = createFunctionCore(fn, { logger });
     const reply = core.handle({ headers: { 'content-type': 'application/json', traceparent: `00-${TRACE_ID}-${PARENT}-00` }, body });
     expect(reply.status).toBe(200);
+    expect(exporter.getFinishedSpans()).toEqual([]);
+  });
+
+  it('reads an unsampled caller\'s traceparent as the propagator does: the same remote, unsampled span context', () => {
+    const header = `00-${TRACE_ID}-${PARENT}-00`;
+    const fast = trace.getSpanContext(contextFromHeaders({ traceparent: header }, ROOT_CONTEXT));
+    const viaPropagator = trace.getSpanContext(propagation.extract(ROOT_CONTEXT, { traceparent: header }));
+    expect(fast).toEqual(viaPropagator);
+    expect(fast).toMatchObject({ traceId: TRACE_ID, spanId: PARENT, traceFlags: 0, isRemote: true });
+  });
+
+  it.each([
+    ['upper-case hex', `00-${TRACE_ID.toUpperCase()}-${PARENT}-00`],
+    ['an all-zero trace id', `00-${'0'.repeat(32)}-${PARENT}-00`],
+    ['an all-zero parent id', `00-${TRACE_ID}-${'0'.repeat(16)}-00`],
+    ['version ff', `ff-${TRACE_ID}-${PARENT}-00`],
+    ['version 00 with more fields', `00-${TRACE_ID}-${PARENT}-00-extra`],
+    ['a short id', `00-${TRACE_ID.slice(1)}-${PARENT}-00`],
+  ])('takes a traceparent with %s for no caller at all, as the propagator does: the function samples a trace of its own', (_what, traceparent) => {
+    expect(trace.getSpanContext(contextFromHeaders({ traceparent }, ROOT_CONTEXT))).toEqual(trace.getSpanContext(propagation.extract(ROOT_CONTEXT, { traceparent })));
+    const core = createFunctionCore(fn, { logger });
+    expect(core.handle({ headers: { 'content-type': 'application/json', traceparent }, body }).status).toBe(200);
+    // The test provider samples every new trace: a root span, not a child of the malformed header's ids.
+    const [span] = exporter.getFinishedSpans();
+    expect(span?.name).toBe('function traced');
+    expect(span?.parentSpanContext).toBeUndefined();
+  });
+
+  it('records nothing for the items of a JSON batch whose caller did not sample', () => {
+    const core = createFunctionCore(fn, { logger });
+    const items = ['a', 'b'].map((id) => ({ ...JSON.parse(body), reconcileId: id }));
+    const reply = core.handle({ headers: { 'content-type': 'application/json', traceparent: `00-${TRACE_ID}-${PARENT}-00` }, body: JSON.stringify({ apiVersion: 'kubeloop.dev/v1', kind: 'ReconcileBatchRequest', items }) });
+    expect(reply.status).toBe(200);
+    expect((JSON.parse(reply.body) as { items: unknown[] }).items).toHaveLength(2);
     expect(exporter.getFinishedSpans()).toEqual([]);
   });
 

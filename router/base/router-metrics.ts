@@ -98,6 +98,8 @@ export function createRouterMetrics(registry: Registry = createMetricsRegistry({
     watchRestarts: counter(registry, 'kubeloop_router_watch_restarts_total', 'Informer restarts, by reason', ['resource', 'reason']),
     watchedObjects: gauge(registry, 'kubeloop_router_watched_objects', 'Objects in the informer caches', ['resource']),
     informerEvents: counter(registry, 'kubeloop_router_informer_events_total', 'Objects added, changed or deleted in the informer caches, from lists and watches (a sharded member\'s primaries: resource "... (share)")', ['resource']),
+    historyFileLines: counter(registry, 'kubeloop_router_history_file_lines_total', 'Flight-recorder entries appended to the history files (--history-dir)'),
+    historyFileDropped: counter(registry, 'kubeloop_router_history_file_dropped_total', 'Flight-recorder entries not written to the history files, by reason: error (the write failed: disk full, directory not writable), behind (the buffer of entries waiting for the disk was full), too-large (one entry larger than a file)', ['reason']),
     objectsRefused: counter(registry, 'kubeloop_router_objects_refused_total', 'Watched objects over --max-object-values, never cached', ['resource']),
     /** Shows a Loop's queue in the workqueue and worker gauges until the returned function is called. */
     watchQueue(loop: string, probe: QueueProbe, maxConcurrency: number): () => void {

@@ -57,13 +57,20 @@ export interface FlightRecorderLimits {
 
 export const DEFAULT_HISTORY_LIMITS: FlightRecorderLimits = { perObject: 10, objects: 1000 };
 
+/** Where finished entries go besides memory (the rotated history files); must neither wait nor throw. */
+export interface HistorySink {
+  offer(loop: string, key: string, entry: ReconcileRecord): void;
+}
+
 export class FlightRecorder {
   // Map iteration order is insertion order: re-inserting on every record makes the first entry the least recent.
   readonly #byObject = new Map<string, ReconcileRecord[]>();
   readonly #limits: FlightRecorderLimits;
+  readonly #sink: HistorySink | undefined;
 
-  constructor(limits: FlightRecorderLimits = DEFAULT_HISTORY_LIMITS) {
+  constructor(limits: FlightRecorderLimits = DEFAULT_HISTORY_LIMITS, sink?: HistorySink) {
     this.#limits = limits;
+    this.#sink = sink;
   }
 
   get enabled(): boolean {
@@ -72,6 +79,7 @@ export class FlightRecorder {
 
   record(loop: string, key: string, entry: ReconcileRecord): void {
     if (!this.enabled) return;
+    this.#sink?.offer(loop, key, entry);
     const id = historyId(loop, key);
     const entries = this.#byObject.get(id) ?? [];
     this.#byObject.delete(id);

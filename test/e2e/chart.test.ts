@@ -28,7 +28,7 @@ const RELEASE = 'kubeloop';
 const VALUE_SETS: Record<string, Record<string, unknown>> = {
   defaults: {},
   knative: { functionDefaults: { runtime: 'knative' } },
-  'cert-manager': { webhook: { certificates: { mode: 'cert-manager' } }, router: { historyApi: { enabled: true } } },
+  'cert-manager': { webhook: { certificates: { mode: 'cert-manager' } }, router: { historyApi: { enabled: true }, history: { files: { enabled: true } } } },
   'mixed runtimes, namespaced loops': {
     functions: {
       // Namespaces that exist in any cluster: a Loop's RoleBindings are created in them.
@@ -162,6 +162,18 @@ describe('the history API values', () => {
     expect(one(manifests, 'Role', `${RELEASE}-router-history-peers`)).toMatchObject({ rules: [{ apiGroups: [''], resources: ['pods'], verbs: ['get'] }] });
     const policy = one(manifests, 'NetworkPolicy', `${RELEASE}-router`) as Manifest & { spec: { ingress: Array<{ ports: Array<{ port: number }> }> } };
     expect(policy.spec.ingress.map((rule) => rule.ports[0]?.port)).toEqual([8081, 9443]);
+  });
+
+  it('write the history files on a volume bounded by count x maxBytes, or on the volume given', async () => {
+    type RouterPod = Manifest & { spec: { template: { spec: { containers: Array<{ args: string[]; volumeMounts: Array<{ name: string; mountPath: string }> }>; volumes: Array<{ name: string }> } } } };
+    const routerOf = async (files: Record<string, unknown>) => (one((await renderChart(helmBinary, { namespace: 'kl', values: { router: { history: { files } } } })).manifests, 'Deployment', `${RELEASE}-router`) as RouterPod).spec.template.spec;
+    const pod = await routerOf({ enabled: true, maxBytes: 1048576, count: 3 });
+    expect(pod.containers[0]?.args).toEqual(expect.arrayContaining(['--history-dir=/var/lib/kubeloop/history', '--history-file-max-bytes=1048576', '--history-files=3']));
+    expect(pod.containers[0]?.volumeMounts).toContainEqual({ name: 'history-files', mountPath: '/var/lib/kubeloop/history' });
+    expect(pod.volumes).toContainEqual({ name: 'history-files', emptyDir: { sizeLimit: String(4 * 1048576) } });
+    expect((await routerOf({ enabled: true, volume: { persistentVolumeClaim: { claimName: 'router-history' } } })).volumes).toContainEqual({ name: 'history-files', persistentVolumeClaim: { claimName: 'router-history' } });
+    expect((await routerOf({ enabled: false })).containers[0]?.args.some((arg) => arg.startsWith('--history-dir'))).toBe(false);
+    await expect(renderChart(helmBinary, { namespace: 'kl', values: { router: { history: { files: { enabled: true, count: 0 } } } } })).rejects.toThrow('minimum');
   });
 
   it('refuses the secret mode without its Secret and CA', async () => {

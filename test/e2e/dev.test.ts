@@ -1,6 +1,6 @@
 // `kubeloop dev` (npm start) as a user runs it: it starts its own control plane and the platform, prints
-// three kubectl commands; we run exactly those with the real kubectl and check their effect, then Ctrl+C
-// must stop everything, leaving no process behind.
+// three kubectl commands and a kubeloop history one; we run exactly those (the real kubectl, this checkout's
+// kubeloop) and check their effect, then Ctrl+C must stop everything, leaving no process behind.
 import { execFile, type ChildProcess } from 'node:child_process';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -64,11 +64,12 @@ afterAll(async () => {
 });
 
 describe('kubeloop dev', () => {
-  it('prints what it started, the kubeconfig and three kubectl commands, with no escape codes when not on a terminal', () => {
+  it('prints what it started, the kubeconfig and four commands to try, with no escape codes when not on a terminal', () => {
     for (const name of ['router', 'webhook', 'function-pod-name-label', 'function-podset', 'function-watcher', 'function-at', 'function-watcher-sidecar']) {
       expect(output).toMatch(new RegExp(`^  ${name}\\s+https?://127\\.0\\.0\\.1:\\d+  pid \\d+`, 'm'));
     }
-    expect(printedCommands()).toHaveLength(3);
+    expect(printedCommands()).toHaveLength(4);
+    expect(output).toMatch(/^ {2}history API \(kubeloop history\)\s+https:\/\/127\.0\.0\.1:\d+, registered as APIService v1alpha1\.history\.kubeloop\.dev/m);
     expect(output).not.toContain('\x1b');
   });
 
@@ -88,6 +89,19 @@ describe('kubeloop dev', () => {
       const available = (await kube(['get', 'podset', 'podset-sample', '-o', 'jsonpath={.status.availableReplicas}'])).trim();
       return pods.length === 5 && available === '5';
     }, 60_000);
+  });
+
+  it('command 4 shows the PodSet\'s reconciles through the API server (dev registered the history API)', async () => {
+    // As printed, with the kubeloop of this checkout for `npx kubeloop`.
+    const command = (printedCommands()[3] ?? '').replace(/^npx kubeloop /, `KUBELOOP_FROM_SOURCE=1 node ${join(REPO_ROOT, 'cli/bin.js')} `);
+    expect(command).toContain('history --cluster-loop podset -n default podset-sample');
+    const shown = await eventually('the PodSet\'s history', async () => {
+      const text = await runPrinted(command);
+      return /\d+ reconciles?, oldest first/.test(text) && text;
+    });
+    expect(shown).toContain('PodSet default/podset-sample, Loop podset');
+    // Its pods' changes trigger it as much as its own (the newest 10 are kept): some watch event did.
+    expect(shown).toMatch(/trigger {3}(primary|child) (ADDED|MODIFIED|DELETED) \S+ default\/podset-sample/);
   });
 
   it('command 3 schedules an At that runs its pod and ends DONE', async () => {

@@ -3,13 +3,14 @@
 // and the APIService leads to the standby, which forwards to the leader (whose recorder holds it). Three reconciles of one ConfigMap
 // (the first conflicts: its object changed while the function answered) are shown with their triggers and
 // outcomes; a user who may not get the ConfigMap is refused by the router's SubjectAccessReview, and a
-// caller that is not the API server (no front-proxy certificate, or another CA's) is refused at the door.
+// caller that is not the API server (no front-proxy certificate, or another CA's) is refused at the door. The
+// leader also writes its entries to rotated history files, read offline (kubeloop history --file) and replayed.
 import { createServer, type Server } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { V1ConfigMap } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { run } from '../../cli/commands/history.ts';
@@ -19,7 +20,11 @@ import type { ReconcileRequest } from '../../lib/contract/types.ts';
 import { patchAction, respond } from '../../lib/sdk/index.ts';
 import { historySource, startHistoryApi, type HistoryApi } from '../../router/history/history-api.ts';
 import { FORWARDED_BY_HEADER } from '../../router/history/peer-forward.ts';
+import { HISTORY_FILE } from '../../router/history/history-files.ts';
 import type { ObjectHistory } from '../../router/history/history-documents.ts';
+import { applyManifest } from '../../cli/dev/apply-manifests.ts';
+import { DEV_HISTORY_SERVICE, devHistoryManifests } from '../../cli/dev/dev-history-api.ts';
+import { ResourceDiscovery } from '../../lib/kube/discovery.ts';
 import { eventually } from '../cluster/eventually.ts';
 import { inlineLoop, quietLogger, routerHarness, type RouterHarness } from './router-harness.ts';
 
@@ -32,6 +37,7 @@ let fn: HeldFunction;
 let api: HistoryApi;
 let leaderApi: HistoryApi;
 let serverCa: string;
+let historyDir: string;
 
 /** Labels a ConfigMap `echo=<data.input>` with a resourceVersion-tested patch; can hold one answer. */
 interface HeldFunction {
@@ -102,13 +108,15 @@ beforeAll(async () => {
   fn = await heldFunction();
   const loops = [inlineLoop('history-echo', ns, { for: { apiVersion: 'v1', kind: 'ConfigMap' }, selector: { matchLabels: { history: 'yes' } }, function: { url: fn.url } })];
   const leaderElection = { namespace: ns, name: 'history-router' };
-  const leader = await h.router(loops, { leaderElection, identity: 'history-leader' });
+  historyDir = mkdtempSync(join(tmpdir(), 'history-files-'));
+  // The leader also appends each entry to rotated files (--history-dir), read offline by kubeloop history --file.
+  const leader = await h.router(loops, { leaderElection, identity: 'history-leader', historyFiles: { dir: historyDir, maxBytes: 1 << 20, files: 2 } });
   await leader.waitForLoop('history-echo');
   const standby = await h.router(loops, { leaderElection, identity: 'history-standby' });
   await eventually('the standby sees the leader', async () => (await standby.historyOwner('history-echo', `${ns}/web`)) === 'history-leader');
   // The serving certificate names the Service, as the aggregator checks it (<service>.<namespace>.svc); both replicas share it.
   const ca = await createCertificateAuthority('history-e2e-ca');
-  const serving = await issueCertificate(ca, { commonName: 'kubeloop-history', usage: 'server', hosts: [`kubeloop-history.${ns}.svc`] });
+  const serving = await issueCertificate(ca, { commonName: DEV_HISTORY_SERVICE, usage: 'server', hosts: [`${DEV_HISTORY_SERVICE}.${ns}.svc`] });
   serverCa = ca.certPem;
   const ports = new Map<string, number>();
   const peers = async (identity: string) => (ports.has(identity) ? { host: '127.0.0.1', port: ports.get(identity)! } : undefined);
@@ -118,22 +126,9 @@ beforeAll(async () => {
   ports.set('history-leader', Number(new URL(leaderApi.url).port));
   const port = Number(new URL(api.url).port);
   ports.set('history-standby', port);
-  // No kube-proxy on the local control plane: an ExternalName Service leads the aggregator to this process.
-  await h.client.request({
-    method: 'POST',
-    path: `/api/v1/namespaces/${ns}/services`,
-    body: { apiVersion: 'v1', kind: 'Service', metadata: { name: 'kubeloop-history' }, spec: { type: 'ExternalName', externalName: 'localhost', ports: [{ port }] } },
-  });
-  await h.client.request({
-    method: 'POST',
-    path: '/apis/apiregistration.k8s.io/v1/apiservices',
-    body: {
-      apiVersion: 'apiregistration.k8s.io/v1',
-      kind: 'APIService',
-      metadata: { name: 'v1alpha1.history.kubeloop.dev' },
-      spec: { group: 'history.kubeloop.dev', version: 'v1alpha1', service: { namespace: ns, name: 'kubeloop-history', port }, caBundle: Buffer.from(ca.certPem).toString('base64'), groupPriorityMinimum: 1000, versionPriority: 10 },
-    },
-  });
+  // No kube-proxy on the local control plane: an ExternalName Service leads the aggregator to this process, as in kubeloop dev.
+  const discovery = new ResourceDiscovery(h.client);
+  for (const manifest of devHistoryManifests({ port, caPem: ca.certPem }, ns)) await applyManifest(h.client, discovery, manifest);
   // What the chart grants every authenticated user: reaching the API at all; the router's own check decides per object.
   await h.client.request({
     method: 'POST',
@@ -170,6 +165,7 @@ afterAll(async () => {
   await leaderApi?.close();
   await h?.close();
   await fn?.close();
+  if (historyDir) rmSync(historyDir, { recursive: true, force: true });
 });
 
 describe('kubeloop history', () => {
@@ -218,12 +214,30 @@ describe('kubeloop history', () => {
     expect(replayed.out).toMatch(/PASS .*ConfigMap .*\/web at .* \(ok\)/);
     expect(replayed.code).toBe(0);
 
-    const text = await history(['history-echo', `${ns}/web`]);
+    const text = await history(['--cluster-loop', 'history-echo', '-n', ns, 'web']);
     expect(text.code).toBe(0);
+    // history-echo is a ClusterLoop: --loop names the namespaced Loop <ns>/history-echo, which no router runs.
+    const wrongKind = await history(['--loop', 'history-echo', '-n', ns, 'web']);
+    expect(wrongKind.code).toBe(1);
+    expect(wrongKind.err).toContain(`no Loop ${ns}/history-echo runs on router`);
+    expect(wrongKind.err).toContain('for a ClusterLoop use --cluster-loop history-echo');
     expect(text.out).toContain(`ConfigMap ${ns}/web, Loop history-echo`);
     expect(text.out).toMatch(new RegExp(`conflict .*\\n  trigger   primary ADDED v1/ConfigMap ${ns}/web rv=\\d+`));
     expect(text.out).toContain(`patch v1/ConfigMap ${ns}/web -> conflict`);
     expect(text.out).toContain(`patch v1/ConfigMap ${ns}/web -> applied`);
+
+    // The same reconciles in the leader's history files, read offline; the latest call's entry replays from there too.
+    const filed = await eventually('the reconciles in the history files', async () => {
+      const result = await captured(run, ['--file', historyDir, '--cluster-loop', 'history-echo', '-n', ns, 'web', '-o', 'json']);
+      const parsed = JSON.parse(result.out) as ObjectHistory;
+      return parsed.entries.some((e) => e.startedAt === third?.startedAt) && parsed;
+    });
+    expect(filed).toMatchObject({ loop: 'history-echo', servedBy: 'history-leader', object: { apiVersion: 'v1', kind: 'ConfigMap', namespace: ns, name: 'web' } });
+    expect(filed.entries.map((e) => [e.startedAt, e.outcome])).toEqual(expect.arrayContaining([first, second, third].map((e) => [e?.startedAt, e?.outcome])));
+    expect(filed.entries.find((e) => e.startedAt === first?.startedAt)?.writes).toEqual([expect.objectContaining({ result: 'conflict' })]);
+    const fromFile = await captured(replay, ['--history', join(historyDir, HISTORY_FILE), '--to', fn.url]);
+    expect(fromFile.out).toMatch(/PASS .*ConfigMap .*\/web at .* \(ok\)/);
+    expect(fromFile.code).toBe(0);
   }, 90_000);
 
   it('shows the history to a user who may get the object, and refuses one who may not', async () => {
@@ -250,7 +264,7 @@ describe('kubeloop history', () => {
     const path = `/apis/history.kubeloop.dev/v1alpha1/namespaces/${ns}/histories/web?loop=history-echo`;
     const call = (tls: { cert?: string; key?: string }, extraHeaders: Record<string, string> = {}) =>
       new Promise<{ status: number; body: string }>((resolve, reject) => {
-        const req = httpsRequest(`${api.url}${path}`, { ca: serverCa, servername: `kubeloop-history.${ns}.svc`, headers: { 'x-remote-user': 'system:admin', 'x-remote-group': 'system:masters', ...extraHeaders }, ...tls }, (res) => {
+        const req = httpsRequest(`${api.url}${path}`, { ca: serverCa, servername: `${DEV_HISTORY_SERVICE}.${ns}.svc`, headers: { 'x-remote-user': 'system:admin', 'x-remote-group': 'system:masters', ...extraHeaders }, ...tls }, (res) => {
           let body = '';
           res.setEncoding('utf8').on('data', (c: string) => (body += c));
           res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));

@@ -74,6 +74,10 @@ export function createFunctionClient(options: FunctionClientOptions = {}): Funct
     const target = new URL(request.url);
     const signed = request.signing ? signRequest(request.signing.keys, request.signing.audience, request.body) : undefined;
     const release = pools.use(request.caBundle);
+    // The whole call (connect, headers, every body chunk) has one deadline. AbortSignal.timeout's timer cannot
+    // be cleared: it fired after every finished call and built a TimeoutError for nobody (~2 % of the router's CPU).
+    const deadline = new AbortController();
+    const timer = setTimeout(() => deadline.abort(new DOMException('The operation was aborted due to timeout', 'TimeoutError')), request.timeoutMs);
     try {
       const response = await pools.get(request.caBundle).request({
         origin: target.origin,
@@ -83,7 +87,7 @@ export function createFunctionClient(options: FunctionClientOptions = {}): Funct
         body: request.body,
         headersTimeout: request.timeoutMs,
         bodyTimeout: request.timeoutMs,
-        signal: AbortSignal.timeout(request.timeoutMs),
+        signal: deadline.signal,
       });
       if (response.statusCode !== 200) {
         return { kind: 'status', status: response.statusCode, headers: response.headers, detail: await readDetail(response.body) };
@@ -110,6 +114,7 @@ export function createFunctionClient(options: FunctionClientOptions = {}): Funct
     } catch (error) {
       return transportFailure(error, request.url, request.timeoutMs);
     } finally {
+      clearTimeout(timer);
       release();
     }
   }

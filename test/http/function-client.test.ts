@@ -87,6 +87,38 @@ describe('the shared in-flight budget', () => {
   });
 });
 
+describe('one deadline for the whole call', () => {
+  let server: Server;
+  let base: string;
+  const drips = new Set<NodeJS.Timeout>();
+  beforeAll(async () => {
+    // Headers at once, then a byte every 50 ms for ever: no idle gap reaches undici's body timeout.
+    server = createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write('[');
+      const drip = setInterval(() => res.write(' '), 50);
+      drips.add(drip);
+      res.on('close', () => {
+        clearInterval(drip);
+        drips.delete(drip);
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(() => {
+    for (const drip of drips) clearInterval(drip);
+    server.closeAllConnections();
+    server.close();
+  });
+
+  it('ends a reply that trickles for ever at the call timeout, as a Timeout', async () => {
+    const client = createFunctionClient({});
+    expect(await client.call({ url: `${base}/`, body: '{}', timeoutMs: 600 })).toMatchObject({ kind: 'failed', reason: 'Timeout' });
+    await client.close();
+  });
+});
+
 describe('addresses checked at connect time', () => {
   let server: Server;
   let port = 0;

@@ -34,7 +34,12 @@ export class KubeApiError extends Error {
     readonly request: { method: string; path: string },
     readonly retryAfterSeconds?: number,
   ) {
+    // An answer, not a bug: its stack would show only this client's reply handling, and capturing one per
+    // conflict was 1.5 % of the router's CPU with live pods (bench:router profile).
+    const limit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
     super(`${request.method} ${request.path}: ${statusCode} ${reason}: ${message}`);
+    Error.stackTraceLimit = limit;
     this.name = 'KubeApiError';
   }
 }

@@ -9,7 +9,11 @@ const JSON_PATCH = 'application/json-patch+json';
 /** The object changed since the function saw it: a JSON patch's resourceVersion test failed. */
 export class StaleWriteError extends Error {
   constructor(message: string) {
+    // Expected on every stale write, like a 409: no stack to capture (see KubeApiError).
+    const limit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
     super(message);
+    Error.stackTraceLimit = limit;
     this.name = 'StaleWriteError';
   }
 }

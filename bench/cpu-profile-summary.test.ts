@@ -12,7 +12,8 @@ describe('category', () => {
     expect(category('file:///work/main/lib/kube/kube-client.ts', 'request')).toBe('lib/kube');
   });
   it("keeps Node's modules, the garbage collector and native frames apart", () => {
-    expect(category('node:internal/streams/readable', 'read')).toBe('node:internal');
+    expect(category('node:internal/streams/readable', 'read')).toBe('node:internal/streams');
+    expect(category('node:events', 'emit')).toBe('node:events');
     expect(category('', '(garbage collector)')).toBe('(gc)');
     expect(category('', 'JSONParse')).toBe('(native)');
   });
@@ -36,6 +37,6 @@ describe('summarize', () => {
     expect(summary.byCategory.get('undici')).toBe(4);
     expect(summary.byCategory.get('(gc)')).toBe(2);
     expect(summary.byCategory.has('(idle)')).toBe(false);
-    expect(summary.byFunction.get('parse undici:10')).toBe(4);
+    expect(summary.byFunction.get('parse x.js:10')).toBe(4);
   });
 });

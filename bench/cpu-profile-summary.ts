@@ -26,7 +26,8 @@ export function category(url: string, functionName: string): string {
     if (functionName === '(idle)' || functionName === '(program)' || functionName === '(root)') return functionName;
     return '(native)';
   }
-  if (url.startsWith('node:')) return `node:${url.slice(5).split('/')[0]}`;
+  // node:internal/<area> (streams, http2, tls...) says more than node:internal alone.
+  if (url.startsWith('node:')) return `node:${url.slice(5).split('/').slice(0, url.startsWith('node:internal/') ? 2 : 1).join('/')}`;
   const path = url.startsWith('file://') ? fileURLToPath(url) : url;
   const modules = path.lastIndexOf('/node_modules/');
   if (modules >= 0) {
@@ -59,7 +60,7 @@ export function summarize(profile: CpuProfile): Summary {
     const where = category(url, functionName);
     totalMs += ms;
     byCategory.set(where, (byCategory.get(where) ?? 0) + ms);
-    const fn = `${functionName || '(anonymous)'} ${where}:${lineNumber + 1}`;
+    const fn = url ? `${functionName || '(anonymous)'} ${url.split('/').pop()}:${lineNumber + 1}` : functionName;
     byFunction.set(fn, (byFunction.get(fn) ?? 0) + ms);
   });
   return { totalMs, byCategory, byFunction };

@@ -85,8 +85,9 @@ const gc = (globalThis as { gc?: () => void }).gc;
 /** Samples memory so the parent can say what the peak RSS was made of. */
 let atPeak: PeakMemory = { rss: 0, spaces: {}, external: 0 };
 setInterval(() => {
+  // process.memoryUsage() walks V8's heap (1.7 % of the router's CPU at 10 Hz): only the RSS until a new peak.
+  if (process.memoryUsage.rss() <= atPeak.rss) return;
   const memory = process.memoryUsage();
-  if (memory.rss <= atPeak.rss) return;
   const spaces: Record<string, number> = {};
   for (const space of getHeapSpaceStatistics()) if (space.space_size > 0) spaces[space.space_name] = space.space_size;
   atPeak = { rss: memory.rss, spaces, external: memory.external };

@@ -49,14 +49,18 @@ async function routerCommand(dir: string): Promise<(identity: string) => MemberP
 interface Usage {
   cpuSeconds: number;
   rssMiB: number;
+  /** Times the process was taken off a CPU, waiting (voluntary) or preempted (involuntary). */
+  switches: number;
 }
 
 function usage(pid: number): Usage {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   // The peak resident set (high-water mark), not the moment's: garbage-collection timing does not move it.
-  const rss = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return { cpuSeconds: (Number(fields[11]) + Number(fields[12])) / TICKS, rssMiB: Number(rss?.[1] ?? 0) / 1024 };
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const rss = /VmHWM:\s+(\d+) kB/.exec(status);
+  const switches = [...status.matchAll(/^(?:non)?voluntary_ctxt_switches:\s+(\d+)$/gm)].reduce((n, m) => n + Number(m[1]), 0);
+  return { cpuSeconds: (Number(fields[11]) + Number(fields[12])) / TICKS, rssMiB: Number(rss?.[1] ?? 0) / 1024, switches };
 }
 
 interface Row {
@@ -65,6 +69,8 @@ interface Row {
   calls: number;
   start: Usage;
   updatesCpu: number;
+  /** Context switches of the main thread in the updates phase. */
+  updatesSwitches: number;
   rssMiB: number;
 }
 
@@ -125,7 +131,7 @@ async function main(): Promise<void> {
     const singleUpdateTime = await converged(recorder, since);
     const singleEnd = usage(single.pid!);
     const callsBy = (member: string, from: number) => recorder.calls.filter((c) => c.member === member && c.at >= from).length;
-    const rows: Row[] = [{ name: 'single router', calls: callsBy('single', since), start: singleStart, updatesCpu: singleEnd.cpuSeconds - singleStart.cpuSeconds, rssMiB: singleEnd.rssMiB }];
+    const rows: Row[] = [{ name: 'single router', calls: callsBy('single', since), start: singleStart, updatesCpu: singleEnd.cpuSeconds - singleStart.cpuSeconds, updatesSwitches: singleEnd.switches - singleStart.switches, rssMiB: singleEnd.rssMiB }];
     single.kill('SIGTERM');
     await stopped(single);
 
@@ -143,7 +149,7 @@ async function main(): Promise<void> {
       for (const id of ids) {
         const end = usage(members.get(id)!.pid!);
         const begin = memberStart.get(id)!;
-        rows.push({ name: `${serverSide ? 'server' : 'client'} ${id}`, calls: callsBy(id, updatesFrom), start: begin, updatesCpu: end.cpuSeconds - begin.cpuSeconds, rssMiB: end.rssMiB });
+        rows.push({ name: `${serverSide ? 'server' : 'client'} ${id}`, calls: callsBy(id, updatesFrom), start: begin, updatesCpu: end.cpuSeconds - begin.cpuSeconds, updatesSwitches: end.switches - begin.switches, rssMiB: end.rssMiB });
       }
       return { members, startTime, updateTime };
     };
@@ -169,11 +175,11 @@ async function main(): Promise<void> {
     const base = rows[0]!;
     const pad = (s: string | number, n: number) => String(s).padStart(n);
     console.log(`\nbench:shards  Kubernetes ${VERSIONS.kubernetes}, ${OBJECTS} ConfigMaps, one Loop, function answering at once over HTTP; lease ${LEASE_SECONDS} s; routers ${FROM_SOURCE ? 'from source (tsx)' : 'from the production bundle with the router image\'s NODE_OPTIONS'}`);
-    console.log(`${'process'.padEnd(16)}${pad('start CPU s', 13)}${pad('share', 8)}${pad('updates CPU s', 15)}${pad('share', 8)}${pad('peak RSS MiB', 14)}${pad('share', 8)}${pad('update calls', 14)}`);
+    console.log(`${'process'.padEnd(16)}${pad('start CPU s', 13)}${pad('share', 8)}${pad('updates CPU s', 15)}${pad('share', 8)}${pad('peak RSS MiB', 14)}${pad('share', 8)}${pad('update calls', 14)}${pad('CPU ms/call', 13)}${pad('switches/call', 15)}`);
     for (const r of rows) {
       const share = (x: number, y: number) => (r === base ? '' : (x / y).toFixed(2));
       console.log(
-        `${r.name.padEnd(16)}${pad(r.start.cpuSeconds.toFixed(2), 13)}${pad(share(r.start.cpuSeconds, base.start.cpuSeconds), 8)}${pad(r.updatesCpu.toFixed(2), 15)}${pad(share(r.updatesCpu, base.updatesCpu), 8)}${pad((r.rssMiB).toFixed(0), 14)}${pad(share(r.rssMiB, base.rssMiB), 8)}${pad(r.calls, 14)}`,
+        `${r.name.padEnd(16)}${pad(r.start.cpuSeconds.toFixed(2), 13)}${pad(share(r.start.cpuSeconds, base.start.cpuSeconds), 8)}${pad(r.updatesCpu.toFixed(2), 15)}${pad(share(r.updatesCpu, base.updatesCpu), 8)}${pad((r.rssMiB).toFixed(0), 14)}${pad(share(r.rssMiB, base.rssMiB), 8)}${pad(r.calls, 14)}${pad(((r.updatesCpu * 1000) / Math.max(1, r.calls)).toFixed(2), 13)}${pad((r.updatesSwitches / Math.max(1, r.calls)).toFixed(1), 15)}`,
       );
     }
     for (const [mode, prefix] of [['server-side', 'server '], ['client-side', 'client ']] as const) {

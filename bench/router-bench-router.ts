@@ -19,7 +19,11 @@ export interface RouterChildConfig {
   invoke: 'http' | 'in-process';
   /** Registered function name, for 'in-process'. */
   functionName?: string;
-  /** The router's client-side API limit; its default (QPS 50, burst 100) when omitted. */
+  /**
+   * The client-side API limit, as controller-runtime's one client has it: the router's own requests and each
+   * Loop's writes (as its ServiceAccount) are each held to it. The router's defaults when omitted (its own
+   * 50/100; Loops only under the shared 500/1000 budget).
+   */
   rateLimit?: { qps: number; burst: number };
   /** Tracing on (BENCH_TRACING): OTLP export to the parent's sink, this share of new traces sampled. */
   tracing?: { otlpEndpoint: string; samplingRatio: number };
@@ -71,7 +75,7 @@ const kubeConfig = await loadKubeConfig({ kubeconfig: config.kubeconfigPath });
 const router = await startRouter({
   kubeConfig,
   loops: config.loops,
-  ...(config.rateLimit ? { rateLimit: config.rateLimit } : {}),
+  ...(config.rateLimit ? { rateLimit: config.rateLimit, loopRateLimit: config.rateLimit } : {}),
   // The bench's function listens on 127.0.0.1: dev mode's URL policy.
   urlPolicy: { ...DEFAULT_FUNCTION_URL_POLICY, allowLoopback: true },
   // Warnings and errors only, to stderr (the parent shows them): a bench must not measure log volume.

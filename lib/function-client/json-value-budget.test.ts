@@ -40,6 +40,21 @@ describe('JsonValueBudget', () => {
     );
   });
 
+  it('never counts more values or open containers than the text has characters (what the short-text answer relies on)', () => {
+    fc.assert(
+      fc.property(fc.jsonValue(), fc.constantFrom(undefined, 0, 2), (value, indent) => {
+        const text = JSON.stringify(value, null, indent);
+        const { values, depth } = walk(JSON.parse(text));
+        expect(values).toBeLessThanOrEqual(text.length);
+        expect(depth).toBeLessThanOrEqual(text.length);
+        // At exactly its own length as the budget, every text passes; one value less refuses a text that has that many.
+        expect(checkJsonBudget(text, text.length, text.length).ok).toBe(true);
+        if (values > 1) expect(checkJsonBudget(text, values - 1).ok).toBe(false);
+      }),
+      { numRuns: 500 },
+    );
+  });
+
   it('counts keys with escaped quotes and unicode as keys, not values', () => {
     const text = '{"a\\"b": "c\\\\", "é€𝄞": [1, -2.5e3, true, false, null, "x,y:{"], "k": {}}';
     expect(checkJsonBudget(text, 10).ok).toBe(true);

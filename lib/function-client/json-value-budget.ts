@@ -95,6 +95,10 @@ export class JsonValueBudget {
 
 /** Checks a whole text at once (a request body the transport has already read). */
 export function checkJsonBudget(text: string, maxValues = DEFAULT_MAX_JSON_VALUES, maxDepth?: number): BudgetVerdict {
+  // Every value starts with a character of its own ({, [, ", a digit, -, t, f, n), so a text holds at most as
+  // many values as characters, and opens at most as many containers: a short text cannot break the budget.
+  // Most requests (a pod is ~4-6 KB) end here without the scan and its UTF-8 copy (10 % of a function's CPU).
+  if (text.length <= maxValues && (maxDepth === undefined || text.length <= maxDepth)) return { ok: true };
   const budget = new JsonValueBudget(maxValues, maxDepth);
   const encoder = new TextEncoder();
   // In slices, so an 8 MiB body is never copied whole; a surrogate pair cut in two only changes non-ASCII bytes.

@@ -10,6 +10,8 @@ describe('category', () => {
   it("names kubeloop's own stage folder, compiled or from source", () => {
     expect(category('file:///tmp/b/dist/router/apply/apply-actions.js', 'apply')).toBe('router/apply');
     expect(category('file:///work/main/lib/kube/kube-client.ts', 'request')).toBe('lib/kube');
+    expect(category('file:///work/wt/bench/webhooks/server.ts', 'handle')).toBe('webhooks');
+    expect(category('file:///work/wt/bench/lib/runtime/function-core.ts', 'parseBody')).toBe('lib/runtime');
   });
   it("keeps Node's modules, the garbage collector and native frames apart", () => {
     expect(category('node:internal/streams/readable', 'read')).toBe('node:internal/streams');

@@ -19,6 +19,8 @@ interface CpuProfile {
   endTime: number;
 }
 
+const OWN_FOLDERS = new Set(['router', 'lib', 'webhooks', 'functions', 'cli', 'api', 'bench', 'certs']);
+
 /** Where a frame's code lives: a package, a kubeloop folder (router/apply, lib/kube...), Node's own, or V8's. */
 export function category(url: string, functionName: string): string {
   if (!url) {
@@ -35,8 +37,11 @@ export function category(url: string, functionName: string): string {
     return rest[0]!.startsWith('@') ? `${rest[0]}/${rest[1]}` : rest[0]!;
   }
   // A bundle (dist/bundle/router.mjs) has no folders left; kubeloop's own sources and dist/ keep theirs.
-  const own = /\/(router|lib|webhooks|functions|cli|api|bench)\/([^/]+)\//.exec(path);
-  if (own) return `${own[1]}/${own[2]}`;
+  // The last such folder in the path (a checkout may itself sit in one named like it: /work/wt/bench/lib/...),
+  // with its subfolder when the file is in one.
+  const segments = path.split('/');
+  const top = segments.findLastIndex((segment, i) => i < segments.length - 1 && OWN_FOLDERS.has(segment));
+  if (top >= 0) return top < segments.length - 2 ? `${segments[top]}/${segments[top + 1]}` : segments[top]!;
   return path.split('/').slice(-2).join('/');
 }
 

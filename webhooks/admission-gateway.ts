@@ -136,9 +136,13 @@ export function registerAdmissionGateway(app: FastifyInstance, options: GatewayO
     const object = (review.object ?? review.oldObject) as KubeObject | undefined;
     // The API server's span (its webhook call carries traceparent when its tracing is on) is the parent.
     const parent = contextFromHeaders(request.headers);
-    const span = tracer().startSpan(`admit ${hook.id}`, { kind: SpanKind.SERVER, attributes: admissionAttributes(review) }, parent);
+    // No attributes at the start (the ratio sampler decides on the trace id alone): an admission that is not
+    // recorded (all with tracing off, most at a sampling ratio) builds none, as the router's reconciles.
+    const span = tracer().startSpan(`admit ${hook.id}`, { kind: SpanKind.SERVER }, parent);
+    if (span.isRecording()) span.setAttributes(admissionAttributes(review));
     const traced = trace.setSpan(parent, span);
-    const lookupSpan = tracer().startSpan('context lookup', { attributes: { 'kubeloop.context.entries': hook.context.length } }, traced);
+    const lookupSpan = tracer().startSpan('context lookup', {}, traced);
+    if (lookupSpan.isRecording()) lookupSpan.setAttribute('kubeloop.context.entries', hook.context.length);
     const contexts = options.contexts.lookup(hook.context, object, review.namespace);
     lookupSpan.end();
     const functionRequest = toFunctionRequest(review, hook, contexts, now());
@@ -146,7 +150,8 @@ export function registerAdmissionGateway(app: FastifyInstance, options: GatewayO
     const canary = versions.route(hook, review);
     const signing = canary ? await versions.keys(canary.fn.signingSecretRef) : options.signingKeys ? await options.signingKeys(hook) : ({ ok: true, keys: undefined } as const);
     const url = canary?.url ?? hook.functionUrl;
-    const callSpan = tracer().startSpan(`call ${hook.id}`, { kind: SpanKind.CLIENT, attributes: { 'url.full': url } }, traced);
+    const callSpan = tracer().startSpan(`call ${hook.id}`, { kind: SpanKind.CLIENT }, traced);
+    if (callSpan.isRecording()) callSpan.setAttribute('url.full', url);
     // The runtime refuses what nests deeper than it takes: say so without the round trip (a denial when validating).
     const called: CallResult = nestsDeeperThan(functionRequest)
       ? { ok: false, failure: { kind: 'Refused', message: `was not called: the request nests deeper than the ${MAX_JSON_DEPTH} levels functions take` } }

@@ -1,6 +1,6 @@
 // The controller-runtime baseline of bench:router: builds bench/baseline-controller/main.go with the machine's
 // go from the Go module proxy into ~/.cache/kubeloop/baseline-controller (keyed by source and version, never
-// committed), runs it, and reads any process's CPU time and peak RSS from /proc the same way for both sides.
+// committed), and runs it; bench/process-figures.ts reads both sides' CPU time and RSS from /proc the same way.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { access, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
@@ -80,22 +80,4 @@ export function spawnBaselineController(binary: string, s: BaselineSettings): Ba
       clearTimeout(timer);
     },
   };
-}
-
-export interface ProcessReading {
-  /** User + system CPU time so far, in milliseconds (clock ticks of 10 ms). */
-  cpuMs: number;
-  /** Resident set now and its peak over the process's life (VmHWM), in bytes. */
-  rss: number;
-  peakRss: number;
-}
-
-/** Reads /proc/<pid>: the same measure for a Node process and a Go one. */
-export async function readProcess(pid: number): Promise<ProcessReading> {
-  const [stat, status] = await Promise.all([readFile(`/proc/${pid}/stat`, 'utf8'), readFile(`/proc/${pid}/status`, 'utf8')]);
-  // Fields after the parenthesised command name: utime and stime are the 12th and 13th of them.
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  const ticks = Number(fields[11]) + Number(fields[12]);
-  const kib = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? Number.NaN) * 1024;
-  return { cpuMs: ticks * 10, rss: kib('VmRSS'), peakRss: kib('VmHWM') };
 }

@@ -1,5 +1,6 @@
-// What the webhook bench reads beside its own clock: samples of a Prometheus text exposition (the API
-// server's and the webhook's /metrics), and a process's CPU time and run-queue wait from /proc schedstat.
+// What the benches read beside their own clock: samples of a Prometheus text exposition (the API server's and
+// the webhook's /metrics), a process's CPU time, memory and context switches from /proc, the same way for a
+// Node process and a Go one, and its run-queue wait from /proc schedstat.
 import { readdirSync, readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 
@@ -32,6 +33,28 @@ export function total(samples: Sample[], name: string, labels: Record<string, st
 /** Difference of `total` between two scrapes: what happened in between. */
 export function delta(before: Sample[], after: Sample[], name: string, labels: Record<string, string> = {}): number {
   return total(after, name, labels) - total(before, name, labels);
+}
+
+export interface ProcessReading {
+  /** User + system CPU time so far, in milliseconds (clock ticks of 10 ms). */
+  cpuMs: number;
+  /** Resident set now and its peak over the process's life (VmHWM), in bytes. */
+  rss: number;
+  peakRss: number;
+  /** Times the main thread was taken off a CPU so far, waiting (voluntary) or preempted (involuntary). */
+  switches: number;
+}
+
+/** Reads /proc/<pid>/stat and /proc/<pid>/status. */
+export function readProcess(pid: number): ProcessReading {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  // Fields after the parenthesised command name: utime and stime are the 12th and 13th of them.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const ticks = Number(fields[11]) + Number(fields[12]);
+  const kib = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? Number.NaN) * 1024;
+  const switches = [...status.matchAll(/^(?:non)?voluntary_ctxt_switches:\s+(\d+)$/gm)].reduce((n, m) => n + Number(m[1]), 0);
+  return { cpuMs: ticks * 10, rss: kib('VmRSS'), peakRss: kib('VmHWM'), switches };
 }
 
 export interface ProcessTime {

@@ -4,7 +4,8 @@
 import type { KubeClient } from '../lib/kube/kube-client.ts';
 import type { Loop } from '../api/loop.ts';
 import { LOOP_SERVICE_ACCOUNT } from '../test/cluster/loop-service-account.ts';
-import { readProcess, spawnBaselineController, type ProcessReading } from './baseline-controller.ts';
+import { spawnBaselineController } from './baseline-controller.ts';
+import { readProcess, type ProcessReading } from './process-figures.ts';
 import type { PeakMemory } from './router-bench-router.ts';
 import { createNamespace, createPods, createReplicaSet, deleteAllPods, type ChildCode, MiB, percentile, type Sightings, spawnRouter, until, watchPods } from './router-bench-kit.ts';
 
@@ -113,24 +114,24 @@ export async function versusRun(s: VersusSettings, side: Side, work: Work, pods:
 }
 
 async function measure(s: VersusSettings, side: Side, work: Work, pods: number, namespace: string, seen: Sightings): Promise<VersusRun> {
-  const fnBefore = await readProcess(s.functionPid);
+  const fnBefore = readProcess(s.functionPid);
   let started = performance.now();
   const controller = await startController(s, side, namespace);
-  let before: ProcessReading = { cpuMs: 0, rss: 0, peakRss: 0 };
+  let before: ProcessReading = { cpuMs: 0, rss: 0, peakRss: 0, switches: 0 };
   let after: ProcessReading;
   let fnAfter: ProcessReading;
   let idleRss = 0;
   let counts: ControllerCounts;
   try {
     if (work === 'live') {
-      before = await readProcess(controller.pid);
+      before = readProcess(controller.pid);
       idleRss = before.rss;
       started = performance.now();
       await createReplicaSet(s.client, namespace, pods, { [s.annotation]: 'true' });
     }
     await until(`${pods} pods of ${namespace} labelled by ${side}`, 900_000, async () => seen.labelled.size >= pods, 20);
-    after = await readProcess(controller.pid);
-    fnAfter = await readProcess(s.functionPid);
+    after = readProcess(controller.pid);
+    fnAfter = readProcess(s.functionPid);
     counts = await controller.counts();
   } finally {
     await controller.stop();

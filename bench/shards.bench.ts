@@ -20,7 +20,8 @@ import { MemberSet } from '../router/sharding/member-set.ts';
 import { inlineLoop } from '../test/e2e/router-harness.ts';
 import { buildProductionBundle, dockerfileTargets } from '../test/e2e/production-bundle.ts';
 import { agreed, serveRecordingFunction, startMemberProcess, type MemberProcessOptions, type RecordingFunction } from '../test/e2e/shard-kit.ts';
-import { createNamespace, pool, until } from './router-bench-kit.ts';
+import { readProcess } from './process-figures.ts';
+import { createNamespace, MiB, pool, until } from './router-bench-kit.ts';
 
 const OBJECTS = Number(process.env.BENCH_SHARD_OBJECTS ?? 10_000);
 const LEASE_SECONDS = Number(process.env.BENCH_SHARD_LEASE_SECONDS ?? 15);
@@ -30,8 +31,6 @@ const CLIENT_MEMBERS = ['c1', 'c2', 'c3'];
 const NAMESPACE = 'bench-shards';
 const GROUP = 'bench-shards';
 const LOOP = 'configmaps';
-/** Clock ticks per second of /proc/<pid>/stat (USER_HZ, 100 on Linux). */
-const TICKS = 100;
 const FROM_SOURCE = process.env.BENCH_FROM_SOURCE === '1';
 const PROFILE_DIR = process.env.BENCH_CPU_PROF;
 
@@ -46,31 +45,16 @@ async function routerCommand(dir: string): Promise<(identity: string) => MemberP
   return (identity) => ({ execArgv: profile(identity), script: join(dir, 'cli', 'bin.js'), env: PROFILE_DIR ? { ...env, KUBELOOP_NO_BUNDLE: '1' } : env });
 }
 
-interface Usage {
-  cpuSeconds: number;
-  rssMiB: number;
-  /** Times the process was taken off a CPU, waiting (voluntary) or preempted (involuntary). */
-  switches: number;
-}
-
-function usage(pid: number): Usage {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  // The peak resident set (high-water mark), not the moment's: garbage-collection timing does not move it.
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const rss = /VmHWM:\s+(\d+) kB/.exec(status);
-  const switches = [...status.matchAll(/^(?:non)?voluntary_ctxt_switches:\s+(\d+)$/gm)].reduce((n, m) => n + Number(m[1]), 0);
-  return { cpuSeconds: (Number(fields[11]) + Number(fields[12])) / TICKS, rssMiB: Number(rss?.[1] ?? 0) / 1024, switches };
-}
-
 interface Row {
   name: string;
   /** Function calls this process made in the updates phase (one per change it owns, plus any takeover RESYNCs). */
   calls: number;
-  start: Usage;
+  /** CPU seconds to take up and reconcile every object once. */
+  startCpu: number;
   updatesCpu: number;
   /** Context switches of the main thread in the updates phase. */
   updatesSwitches: number;
+  /** The peak resident set (VmHWM), not the moment's: garbage-collection timing does not move it. */
   rssMiB: number;
 }
 
@@ -125,13 +109,13 @@ async function main(): Promise<void> {
     let since = Date.now();
     const single = start('single', false);
     const singleStartTime = await converged(recorder, since);
-    const singleStart = usage(single.pid!);
+    const singleStart = readProcess(single.pid!);
     since = Date.now();
     await write(client, names, 1);
     const singleUpdateTime = await converged(recorder, since);
-    const singleEnd = usage(single.pid!);
+    const singleEnd = readProcess(single.pid!);
     const callsBy = (member: string, from: number) => recorder.calls.filter((c) => c.member === member && c.at >= from).length;
-    const rows: Row[] = [{ name: 'single router', calls: callsBy('single', since), start: singleStart, updatesCpu: singleEnd.cpuSeconds - singleStart.cpuSeconds, updatesSwitches: singleEnd.switches - singleStart.switches, rssMiB: singleEnd.rssMiB }];
+    const rows: Row[] = [{ name: 'single router', calls: callsBy('single', since), startCpu: singleStart.cpuMs / 1000, updatesCpu: (singleEnd.cpuMs - singleStart.cpuMs) / 1000, updatesSwitches: singleEnd.switches - singleStart.switches, rssMiB: singleEnd.peakRss / MiB }];
     single.kill('SIGTERM');
     await stopped(single);
 
@@ -142,14 +126,14 @@ async function main(): Promise<void> {
       const members = new Map(ids.map((id) => [id, start(id, true, serverSide)]));
       const startTime = await converged(recorder, from);
       await until('three members agree', 120_000, () => agreed(client, NAMESPACE, serverSide ? GROUP : `${GROUP}-client`, ids));
-      const memberStart = new Map(ids.map((id) => [id, usage(members.get(id)!.pid!)]));
+      const memberStart = new Map(ids.map((id) => [id, readProcess(members.get(id)!.pid!)]));
       const updatesFrom = Date.now();
       await write(client, names, version++);
       const updateTime = await converged(recorder, updatesFrom);
       for (const id of ids) {
-        const end = usage(members.get(id)!.pid!);
+        const end = readProcess(members.get(id)!.pid!);
         const begin = memberStart.get(id)!;
-        rows.push({ name: `${serverSide ? 'server' : 'client'} ${id}`, calls: callsBy(id, updatesFrom), start: begin, updatesCpu: end.cpuSeconds - begin.cpuSeconds, updatesSwitches: end.switches - begin.switches, rssMiB: end.rssMiB });
+        rows.push({ name: `${serverSide ? 'server' : 'client'} ${id}`, calls: callsBy(id, updatesFrom), startCpu: begin.cpuMs / 1000, updatesCpu: (end.cpuMs - begin.cpuMs) / 1000, updatesSwitches: end.switches - begin.switches, rssMiB: end.peakRss / MiB });
       }
       return { members, startTime, updateTime };
     };
@@ -179,13 +163,13 @@ async function main(): Promise<void> {
     for (const r of rows) {
       const share = (x: number, y: number) => (r === base ? '' : (x / y).toFixed(2));
       console.log(
-        `${r.name.padEnd(16)}${pad(r.start.cpuSeconds.toFixed(2), 13)}${pad(share(r.start.cpuSeconds, base.start.cpuSeconds), 8)}${pad(r.updatesCpu.toFixed(2), 15)}${pad(share(r.updatesCpu, base.updatesCpu), 8)}${pad((r.rssMiB).toFixed(0), 14)}${pad(share(r.rssMiB, base.rssMiB), 8)}${pad(r.calls, 14)}${pad(((r.updatesCpu * 1000) / Math.max(1, r.calls)).toFixed(2), 13)}${pad((r.updatesSwitches / Math.max(1, r.calls)).toFixed(1), 15)}`,
+        `${r.name.padEnd(16)}${pad(r.startCpu.toFixed(2), 13)}${pad(share(r.startCpu, base.startCpu), 8)}${pad(r.updatesCpu.toFixed(2), 15)}${pad(share(r.updatesCpu, base.updatesCpu), 8)}${pad((r.rssMiB).toFixed(0), 14)}${pad(share(r.rssMiB, base.rssMiB), 8)}${pad(r.calls, 14)}${pad(((r.updatesCpu * 1000) / Math.max(1, r.calls)).toFixed(2), 13)}${pad((r.updatesSwitches / Math.max(1, r.calls)).toFixed(1), 15)}`,
       );
     }
     for (const [mode, prefix] of [['server-side', 'server '], ['client-side', 'client ']] as const) {
       const group = rows.filter((r) => r.name.startsWith(prefix));
       const busiest = (f: (r: Row) => number) => Math.max(...group.map((r) => f(r) / f(base))).toFixed(2);
-      console.log(`${mode}: busiest member ${busiest((r) => r.start.cpuSeconds)} of the single router's start CPU, ${busiest((r) => r.updatesCpu)} of its update CPU (goal <= 0.40), ${busiest((r) => r.rssMiB)} of its peak RSS (goal <= 0.5)`);
+      console.log(`${mode}: busiest member ${busiest((r) => r.startCpu)} of the single router's start CPU, ${busiest((r) => r.updatesCpu)} of its update CPU (goal <= 0.40), ${busiest((r) => r.rssMiB)} of its peak RSS (goal <= 0.5)`);
     }
     console.log(`converge ${OBJECTS}: single router start ${singleStartTime.toFixed(1)} s, updates ${singleUpdateTime.toFixed(1)} s; server-side members start ${shardStartTime.toFixed(1)} s, updates ${shardUpdateTime.toFixed(1)} s; client-side members start ${clientRun.startTime.toFixed(1)} s, updates ${clientRun.updateTime.toFixed(1)} s (wall clock on a shared 2-core machine: not a speed-up figure)`);
     // Each re-adoption after a fence (a renewal missed under load) queues the member's whole share again.

@@ -4,15 +4,14 @@
 // Needs `npm run build` first. BENCH_ROUNDS (default 7). No cluster: the router's ops server answers /healthz
 // before it reaches the API server (given one that never answers), which is the part module loading delays.
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { machineLoad } from './process-figures.ts';
-import { percentile, ROOT } from './router-bench-kit.ts';
+import { machineLoad, readProcess } from './process-figures.ts';
+import { MiB, percentile, ROOT } from './router-bench-kit.ts';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7);
-const CLK_TCK = 100;
 
 interface Variant {
   name: string;
@@ -23,18 +22,6 @@ interface Figures {
   readyMs: number;
   cpuMs: number;
   rssMiB: number;
-}
-
-/** CPU time (user + system) of a process so far, from /proc/<pid>/stat. */
-function cpuMsOf(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLK_TCK;
-}
-
-function rssMiBOf(pid: number): number {
-  const line = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((l) => l.startsWith('VmRSS:')) ?? '';
-  return Number(line.replace(/\D+/g, '')) / 1024;
 }
 
 /** Spawns `node cli/bin.js <args>`, polls http://127.0.0.1:<port>/healthz until it answers, then waits idle and reads RSS. */
@@ -56,10 +43,10 @@ async function startOnce(args: string[], port: number, env: NodeJS.ProcessEnv): 
       await new Promise((resolve) => setTimeout(resolve, 5));
     }
     const readyMs = performance.now() - started;
-    const cpuMs = cpuMsOf(child.pid!);
+    const { cpuMs } = readProcess(child.pid!);
     // Idle: what it holds once start-up garbage had a chance to go (no forced GC: the process as deployed).
     await new Promise((resolve) => setTimeout(resolve, 1500));
-    return { readyMs, cpuMs, rssMiB: rssMiBOf(child.pid!) };
+    return { readyMs, cpuMs, rssMiB: readProcess(child.pid!).rss / MiB };
   } finally {
     // SIGTERM, so that Node writes what it compiled into NODE_COMPILE_CACHE when it exits (SIGKILL would not).
     const exited = new Promise((resolve) => child.once('exit', resolve));

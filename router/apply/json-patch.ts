@@ -2,18 +2,14 @@
 // invalid patch, which the API server answers alike; a stale write is a conflict the key backs off from.
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { JsonPatchOperation } from '../../lib/contract/types.ts';
-import { isApiError, KubeApiError, type KubeClient } from '../../lib/kube/kube-client.ts';
+import { AnswerError, isApiError, KubeApiError, type KubeClient } from '../../lib/kube/kube-client.ts';
 
 const JSON_PATCH = 'application/json-patch+json';
 
 /** The object changed since the function saw it: a JSON patch's resourceVersion test failed. */
-export class StaleWriteError extends Error {
+export class StaleWriteError extends AnswerError {
   constructor(message: string) {
-    // Expected on every stale write, like a 409: no stack to capture (see KubeApiError).
-    const limit = Error.stackTraceLimit;
-    Error.stackTraceLimit = 0;
     super(message);
-    Error.stackTraceLimit = limit;
     this.name = 'StaleWriteError';
   }
 }

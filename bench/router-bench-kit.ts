@@ -69,8 +69,8 @@ export function childCodeMode(): ChildCodeMode {
   return process.env.BENCH_CHILD_CODE === 'dist' || (process.env.BENCH_CPU_PROF && process.env.BENCH_CHILD_CODE !== 'bundle') ? 'dist' : 'bundle';
 }
 
-export async function compileChildren(mode: ChildCodeMode | boolean = childCodeMode()): Promise<ChildCode> {
-  if (mode === true || mode === 'source') {
+export async function compileChildren(mode: ChildCodeMode = childCodeMode()): Promise<ChildCode> {
+  if (mode === 'source') {
     return { command: (entry) => ({ execArgv: ['--import', 'tsx'], script: join(ROOT, `bench/${entry}.ts`), env: {} }), dispose: async () => {} };
   }
   const dir = await mkdtemp(join(tmpdir(), 'kubeloop-router-bench-'));

@@ -37,11 +37,11 @@ export function nextConditions(hook: AdmissionHook, desired: ConditionInput[], n
   return next.length === current.length && next.every((c) => same(current.find((o) => o.type === c.type), c)) ? undefined : next;
 }
 
-export async function writeHookConditions(client: KubeClient, hook: AdmissionHook, conditions: Condition[]): Promise<void> {
+export async function writeHookConditions(client: KubeClient, hook: AdmissionHook, conditions: Condition[], timeoutMs?: number): Promise<void> {
   const status: Record<string, unknown> = { conditions };
   if (hook.metadata?.generation !== undefined) status.observedGeneration = hook.metadata.generation;
   try {
-    await client.request({ method: 'PATCH', path: hookStatusPath(hook.metadata), contentType: 'application/merge-patch+json', body: { status } });
+    await client.request({ method: 'PATCH', path: hookStatusPath(hook.metadata), contentType: 'application/merge-patch+json', body: { status }, ...(timeoutMs ? { timeoutMs } : {}) });
   } catch (error) {
     // Deleted meanwhile: nothing to report on.
     if (!isApiError(error, 404)) throw error;

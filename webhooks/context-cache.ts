@@ -52,8 +52,8 @@ export interface ContextCacheOptions {
   /** Context objects holding more JSON values are never cached (sent as null); reported by onRefused. */
   maxValues?: number;
   onRefused?: (kind: string, object: KubernetesObject) => void;
-  /** A cache synced for the first time: hooks waiting on it can be reported ready. */
-  onSynced?: (key: string) => void;
+  /** A cache synced for the first time (hooks waiting on it are ready), or failed to with a new reason. */
+  onChanged?: (key: string) => void;
 }
 
 export class ContextCache implements ContextLookup {
@@ -89,12 +89,15 @@ export class ContextCache implements ContextLookup {
       ...(this.options.logger ? { logger: this.options.logger.child({ context: key }) } : {}),
     });
     const scope: Scope = { informer, resource, ...(namespace ? { namespace } : {}) };
+    // A first sync, or a new reason it cannot sync: the hooks reading it are reported again.
     informer.on('restart', (_reason, error) => {
-      if (!informer.hasSynced && error) scope.error = error.message;
+      if (informer.hasSynced || !error || error.message === scope.error) return;
+      scope.error = error.message;
+      this.options.onChanged?.(key);
     });
     informer.on('synced', () => {
       delete scope.error;
-      this.options.onSynced?.(key);
+      this.options.onChanged?.(key);
     });
     this.#scopes.set(key, scope);
     informer.start();

@@ -22,7 +22,7 @@ import type { Registry } from 'prom-client';
 import { isNamespaceSent } from './configuration.ts';
 import type { ContextCache } from './context-cache.ts';
 import type { HookConfigurationOptions } from './hook-configuration.ts';
-import { DEFAULT_MAX_CONFIGURATION_BYTES, DEFAULT_TENANT_CONFIGURATIONS, shardConfigurations, tenantBucket } from './hook-configuration-shards.ts';
+import { DEFAULT_MAX_CONFIGURATION_BYTES, DEFAULT_TENANT_CONFIGURATIONS, shardConfigurations, tenantBucket, tenantConfigurationName } from './hook-configuration-shards.ts';
 import { ConfigurationWriter } from './hook-configuration-writer.ts';
 import type { CallFailure } from './hook-review.ts';
 import { contextAccessChecks } from './hook-access.ts';
@@ -206,7 +206,8 @@ export class HookController {
       const resolved = served.byId.get(objectKey(hook.metadata));
       if (!resolved || verdicts.has(hook)) continue;
       const pending = contexts.pending(resolved);
-      const configuration = resolved.namespace ? `the tenant configuration of its namespace` : this.#options.configuration.name;
+      const { name } = this.#options.configuration;
+      const configuration = resolved.namespace ? tenantConfigurationName(name, this.#bucketOf(resolved.namespace)) : name;
       // Registered, but its context cache has not synced: its requests get its failurePolicy until it has.
       verdicts.set(hook, pending ? notReady('ContextPending', `registered; until its context is cached every request gets failurePolicy ${resolved.spec.failurePolicy}: ${pending}`, hook.metadata?.generation) : registeredCondition(resolved, configuration, hook.metadata?.generation));
     }

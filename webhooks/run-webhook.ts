@@ -132,8 +132,8 @@ function createGateway(config: WebhookConfig, client: KubeClient, logger: Logger
   const metrics = createMetricsRegistry();
   const refused = counter<'kind'>(metrics, 'kubeloop_admission_context_objects_refused_total', 'Context objects over --max-object-values, never cached (sent as null)', ['kind']);
   const contextLogger = logger.child({ component: 'context-cache' });
-  // A cache synced for the first time turns its hooks' ContextPending into Registered.
-  const synced = { onSynced: () => {} };
+  // A cache synced for the first time turns its hooks' ContextPending into Registered (or says why it cannot).
+  const synced = { onChanged: () => {} };
   const contexts = new ContextCache(client, {
     logger: contextLogger,
     ...(config.watchNamespace ? { watchNamespace: config.watchNamespace } : {}),
@@ -142,7 +142,7 @@ function createGateway(config: WebhookConfig, client: KubeClient, logger: Logger
       refused.inc({ kind });
       contextLogger.warn({ kind, name: object.metadata?.name, namespace: object.metadata?.namespace, maxValues: config.maxObjectValues }, 'context object over --max-object-values: not cached, sent as null');
     },
-    onSynced: () => synced.onSynced(),
+    onChanged: () => synced.onChanged(),
   });
   // Admission functions are reached through the same address checks as reconcile functions; loopback only
   // where the URL policy allows it (--dev, --allow-loopback-functions).
@@ -176,7 +176,7 @@ function createGateway(config: WebhookConfig, client: KubeClient, logger: Logger
     tenantConfigurations: { buckets: config.tenantConfigurations, maxBytes: config.maxConfigurationBytes },
     metrics,
   });
-  synced.onSynced = () => void hooks.schedule();
+  synced.onChanged = () => void hooks.schedule();
   return { trust, metrics, contexts, caller, signingKeys, apiServer, hooks, state };
 }
 

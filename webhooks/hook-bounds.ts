@@ -6,8 +6,13 @@ import type { AdmissionHookSpec } from '../api/admission-hook.ts';
 /** Default of --max-hook-entry-bytes: what one hook's rules, selectors and matchConditions may take. */
 export const DEFAULT_MAX_HOOK_ENTRY_BYTES = 32 * 1024;
 
-/** kubeloop.dev and its subgroups (history.kubeloop.dev, watch.kubeloop.dev...), and "*", which includes them. */
-const reachesKubeloop = (group: string): boolean => group === '*' || group === 'kubeloop.dev' || group.endsWith('.kubeloop.dev');
+/**
+ * The API groups of kubeloop's own control objects: kubeloop.dev (Loops, AdmissionHooks and their status) and
+ * history.kubeloop.dev, and "*", which includes them. The seed kinds' groups (app., cnat., watch.kubeloop.dev)
+ * are a team's objects like any other and stay open.
+ */
+const KUBELOOP_GROUPS = new Set(['*', 'kubeloop.dev', 'history.kubeloop.dev']);
+const reachesKubeloop = (group: string): boolean => KUBELOOP_GROUPS.has(group);
 
 /** The bytes of the hook's spec that go into its webhook entry. */
 export function hookEntryBytes(spec: AdmissionHookSpec): number {
@@ -24,7 +29,7 @@ export function hookBoundProblems(spec: AdmissionHookSpec, namespace: string | u
   if (namespace) {
     (Array.isArray(spec.rules) ? spec.rules : []).forEach((rule, i) => {
       const group = (rule.apiGroups ?? []).find(reachesKubeloop);
-      if (group !== undefined) problems.push(`rules[${i}]: apiGroup "${group}" reaches kubeloop's own resources (kubeloop.dev and its subgroups), which an AdmissionHook may not intercept; name the API groups you mean`);
+      if (group !== undefined) problems.push(`rules[${i}]: apiGroup "${group}" reaches kubeloop's own resources (kubeloop.dev, history.kubeloop.dev), which an AdmissionHook may not intercept; name the API groups you mean`);
     });
   }
   return problems;

@@ -84,5 +84,7 @@ describe('the bounds of one hook', () => {
       expect(hookBoundProblems(spec([{ operations: ['UPDATE'], apiGroups: [group], apiVersions: ['*'], resources: ['admissionhooks/status'] }]), 'team-a')).toEqual([expect.stringContaining(`apiGroup "${group}" reaches kubeloop's own resources`)]);
     }
     expect(hookBoundProblems(spec([{ operations: ['UPDATE'], apiGroups: ['kubeloop.dev'], apiVersions: ['*'], resources: ['loops'] }]), undefined)).toEqual([]);
+    // A seed kind's group is a team's objects like any other.
+    expect(hookBoundProblems(spec([{ operations: ['CREATE'], apiGroups: ['app.kubeloop.dev'], apiVersions: ['v1alpha1'], resources: ['podsets'] }]), 'team-a')).toEqual([]);
   });
 });

@@ -45,7 +45,7 @@ export class RequestByteBudget {
     // Tenants holding nothing still have their share reserved.
     others += Math.max(0, this.#tenants - 1 - othersHolding) * share;
     if (mine > share && mine + others > this.maxBytes) {
-      return { ok: false, message: `needs ${bytes} request bytes while its tenant holds ${this.held(tenant)}: over its share of the gateway's in-flight request bytes (${share} of ${this.maxBytes}, --max-in-flight-request-bytes divided by ${this.#tenants} tenants) with no unreserved bytes to borrow` };
+      return { ok: false, message: `needs ${bytes} request bytes while it holds ${this.held(tenant)}: over its share of the gateway's in-flight request bytes (${share} of ${this.maxBytes}, --max-in-flight-request-bytes divided by ${this.#tenants} tenants) with no unreserved bytes to borrow` };
     }
     this.#held.set(tenant, mine);
     return { ok: true };

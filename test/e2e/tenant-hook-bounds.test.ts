@@ -203,7 +203,7 @@ beforeAll(async () => {
   certNamespace = dev.certNamespace;
   configurationName = `kubeloop-admission-hooks-${suite.namespace}`;
   const config = readWebhookConfig(
-    [...dev.args, `--watch-namespace=${suite.namespace}`, `--only-namespace=${teamA}`, `--only-namespace=${teamB}`, '--tenant-configurations=1', `--max-configuration-bytes=${32 * 1024}`, '--max-hook-entry-bytes=8192', `--max-in-flight-request-bytes=${8 * MiB}`],
+    [...dev.args, `--only-namespace=${teamA}`, `--only-namespace=${teamB}`, '--tenant-configurations=1', `--max-configuration-bytes=${32 * 1024}`, '--max-hook-entry-bytes=8192', `--max-in-flight-request-bytes=${8 * MiB}`],
     {},
   );
   gateway = await startWebhook(config, { kubeConfig, logger: createLogger({ name: 'webhook', level: 'silent' }) });

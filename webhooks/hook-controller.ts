@@ -14,7 +14,6 @@ import {
   CLUSTER_ADMISSION_HOOK_PLURAL,
   type AdmissionHook,
 } from '../api/admission-hook.ts';
-import { reviewAccess } from '../lib/kube/access-review.ts';
 import { Informer, isApiError, type KubeClient, type ResourceInfo } from '../lib/kube/index.ts';
 import { objectKey } from '../lib/kube/object-meta.ts';
 import type { ConditionInput } from '../lib/sdk/conditions.ts';
@@ -25,10 +24,10 @@ import type { HookConfigurationOptions } from './hook-configuration.ts';
 import { DEFAULT_MAX_CONFIGURATION_BYTES, DEFAULT_TENANT_CONFIGURATIONS, shardConfigurations, tenantBucket, tenantConfigurationName } from './hook-configuration-shards.ts';
 import { ConfigurationWriter } from './hook-configuration-writer.ts';
 import type { CallFailure } from './hook-review.ts';
-import { contextAccessChecks } from './hook-access.ts';
 import { DEFAULT_HOOK_POLICY, resolveHook, type HookPolicy, type ResolvedHook } from './hook-spec.ts';
 import { HookStatusChains, STATUS_WRITE_TIMEOUT_MS } from './hook-status-chains.ts';
-import { nextConditions, registeredCondition, writeHookConditions } from './hook-status.ts';
+import { nextConditions, notReady, registeredCondition, writeHookConditions } from './hook-status.ts';
+import { contextRefusal } from './hook-context-review.ts';
 import { NO_HOOKS, servedDuringUpdate, servedHooksOf, type ServedHooks } from './served-hooks.ts';
 
 export const CLUSTER_ADMISSION_HOOK_RESOURCE: ResourceInfo = {
@@ -66,13 +65,6 @@ export interface HookControllerOptions {
 
 type Verdicts = Map<AdmissionHook, ConditionInput>;
 
-const notReady = (reason: string, message: string, generation: number | undefined): ConditionInput => ({
-  type: 'Ready',
-  status: 'False',
-  reason,
-  message,
-  ...(generation !== undefined ? { observedGeneration: generation } : {}),
-});
 
 export class HookController {
   /** The hooks the gateway serves (by identity, and namespaced ones by group); replaced whole on every reconcile. */
@@ -173,7 +165,7 @@ export class HookController {
       this.#list().map(async (hook) => {
         const resolution = resolveHook(hook, this.#options.policy ?? DEFAULT_HOOK_POLICY);
         if (!resolution.ok) return { hook, refusal: notReady(resolution.reason, resolution.message, hook.metadata?.generation) };
-        const refusal = this.#namespaceRefusal(resolution.hook) ?? (await this.#contextRefusal(resolution.hook, cacheKeys));
+        const refusal = this.#namespaceRefusal(resolution.hook) ?? (await contextRefusal(resolution.hook, this.#options, cacheKeys));
         return { hook, resolved: resolution.hook, refusal };
       }),
     );
@@ -225,34 +217,6 @@ export class HookController {
   #namespaceRefusal(hook: ResolvedHook): ConditionInput | undefined {
     if (!hook.namespace || isNamespaceSent(hook.namespace, this.#options.configuration)) return undefined;
     return notReady('NamespaceExcluded', `namespace ${hook.namespace} is never sent to admission hooks (kube-system, the gateway's own namespace and its --exclude-namespace, or outside --only-namespace): this hook would see nothing`, hook.generation);
-  }
-
-  /**
-   * Why the hook may not be served its context: its ServiceAccount may not get a kind where the hook reads it
-   * (Forbidden, checked before any cache of the kind starts), or the kind is unknown (ContextUnavailable).
-   * Otherwise its caches are started (a namespaced hook's in its namespace only) without waiting for them.
-   */
-  async #contextRefusal(hook: ResolvedHook, cacheKeys: Set<string>): Promise<ConditionInput | undefined> {
-    const { contexts, client } = this.#options;
-    if (hook.context.length === 0) return undefined;
-    const resources = new Map<string, ResourceInfo>();
-    try {
-      for (const entry of hook.context) resources.set(entry.name, await contexts.resolve(entry.apiVersion, entry.kind));
-    } catch (error) {
-      return notReady('ContextUnavailable', `context objects cannot be cached: ${error instanceof Error ? error.message : String(error)}`, hook.generation);
-    }
-    // An AdmissionHook reads context from its own namespace only: a cluster-scoped kind has no namespace.
-    const clusterScoped = hook.namespace ? hook.context.find((entry) => !resources.get(entry.name)?.namespaced) : undefined;
-    if (clusterScoped) {
-      return notReady('InvalidSpec', `context "${clusterScoped.name}": ${clusterScoped.kind} (${clusterScoped.apiVersion}) is cluster-scoped; an AdmissionHook reads context only from its own namespace (${hook.namespace})`, hook.generation);
-    }
-    // A review that cannot be made (the API server does not answer) fails the whole reconcile, which is
-    // retried with the configuration as it was: a blip never unregisters a hook that was serving.
-    const checks = contextAccessChecks(hook.context, (entry) => resources.get(entry.name)!);
-    const verdict = await reviewAccess(client, hook.spec.serviceAccount, checks, 'the hook is not registered and its function is sent nothing until that RBAC exists');
-    if (!verdict.allowed) return notReady('Forbidden', verdict.message, hook.generation);
-    for (const resource of resources.values()) cacheKeys.add(contexts.ensure(resource, hook.namespace));
-    return undefined;
   }
 
   /**

@@ -16,6 +16,11 @@ export function hookStatusPath(metadata: { name?: string; namespace?: string } |
     : `/apis/${ADMISSION_HOOK_API_VERSION}/${CLUSTER_ADMISSION_HOOK_PLURAL}/${name}/status`;
 }
 
+/** Ready=False with the reason and message (observedGeneration: the generation judged). */
+export function notReady(reason: string, message: string, generation: number | undefined): ConditionInput {
+  return { type: 'Ready', status: 'False', reason, message, ...(generation !== undefined ? { observedGeneration: generation } : {}) };
+}
+
 /** Ready=True: where the hook is served and in which configuration (a namespaced hook: the shared entry too). */
 export function registeredCondition(hook: ResolvedHook, configuration: string, generation: number | undefined): ConditionInput {
   const kind = hook.spec.type === 'mutating' ? 'MutatingWebhookConfiguration' : 'ValidatingWebhookConfiguration';

@@ -160,6 +160,7 @@ export function registerAdmissionGateway(app: FastifyInstance, options: GatewayO
     const prepared = bounds.prepare(hook, tenantKey(hook), object, review.namespace, Number(request.headers['content-length'] ?? 0) || 0);
     lookupSpan.end();
     if (!prepared.ok) {
+      span.setStatus({ code: SpanStatusCode.ERROR, message: prepared.failure.message });
       span.end();
       return overBounds(request, review, hook, prepared.failure, start);
     }

@@ -12,6 +12,7 @@ import { FunctionCaller } from '../webhooks/function-caller.ts';
 import { DEV_HOOK_POLICY, resolveHook } from '../webhooks/hook-spec.ts';
 import { createWebhookServer } from '../webhooks/server.ts';
 import { directAdmissionRoute } from './direct-admission-route.ts';
+import { NO_CONTEXT } from '../webhooks/context-cache.ts';
 
 const [mode, certFile, keyFile, functionUrl] = process.argv.slice(2);
 const logger = createLogger({ name: 'bench', level: 'warn', destination: pino.destination({ dest: '/dev/null', sync: true }) });
@@ -32,7 +33,7 @@ if (mode === 'function') {
   const server = createWebhookServer({
     logger,
     serving,
-    ...(mode === 'gateway' ? { gateway: { hooks: () => hooks, contexts: { lookup: () => ({}) }, caller: new FunctionCaller(), reportCall: () => {} } } : {}),
+    ...(mode === 'gateway' ? { gateway: { hooks: () => hooks, contexts: NO_CONTEXT, caller: new FunctionCaller(), reportCall: () => {} } } : {}),
   });
   if (mode === 'direct') {
     // The same work minus the hop: convert, decide in-process, convert back.

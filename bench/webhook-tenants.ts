@@ -10,12 +10,13 @@ import { KubeClient } from '../lib/kube/index.ts';
 import { startBenchPlane } from './bench-plane.ts';
 import { figures } from './autocannon-kit.ts';
 import { machineLoad } from './process-figures.ts';
+import { tenantConfigurationName } from '../webhooks/hook-configuration-shards.ts';
 
 const COUNTS = [0, 1, 10, 100] as const;
 /** The series beside the counts: 100 hooks with one webhook entry each. */
 const PER_HOOK = -100;
 const MEASURED = 'bench-measured';
-const CONFIGURATION = '/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/kubeloop-admission-hooks';
+const CONFIGURATIONS = '/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/';
 const ms = (value: number): string => `${value.toFixed(2)} ms`;
 const other = (i: number): string => `bench-team-${String(i).padStart(3, '0')}`;
 
@@ -36,7 +37,7 @@ export async function namespacedHooksThroughApiServer({ root, pods, rounds }: Te
     const fn = await spawn([join(root, 'bench/admission-bench-server.ts'), 'function']);
     // As the chart runs it: every namespace but the system ones may be sent to it.
     await spawn(
-      ['cli/main.ts', 'webhook', '--dev', '--port=0', '--ops-port=0', '--host=127.0.0.1', `--kubeconfig=${plane.kubeconfigPath}`, '--namespace=bench-kubeloop', ...gatewayClientAuthArgs(plane.dir)],
+      ['cli/main.ts', 'webhook', '--dev', '--port=0', '--ops-port=0', '--host=127.0.0.1', `--kubeconfig=${plane.kubeconfigPath}`, '--namespace=bench-kubeloop', '--tenant-configurations=1', ...gatewayClientAuthArgs(plane.dir)],
       (line) => (line.includes('"webhook serving"') ? (JSON.parse(line) as { opsUrl: string }).opsUrl : undefined),
     );
     let hooks = 0;
@@ -118,8 +119,11 @@ export async function namespacedHooksThroughApiServer({ root, pods, rounds }: Te
   }
 }
 
+/** The cluster hooks' configuration and the one tenant configuration (the gateway runs with --tenant-configurations=1), as one. */
 async function configuration(client: KubeClient): Promise<V1ValidatingWebhookConfiguration | undefined> {
-  return client.request<V1ValidatingWebhookConfiguration>({ path: CONFIGURATION }).catch(() => undefined);
+  const read = (name: string) => client.request<V1ValidatingWebhookConfiguration>({ path: `${CONFIGURATIONS}${name}` }).catch(() => undefined);
+  const [cluster, tenants] = await Promise.all([read('kubeloop-admission-hooks'), read(tenantConfigurationName('kubeloop-admission-hooks', 0))]);
+  return { webhooks: [...(cluster?.webhooks ?? []), ...(tenants?.webhooks ?? [])] };
 }
 
 interface Expected {

@@ -13,7 +13,7 @@ import { counter, gauge, latencyHistogram, secondsSince } from '../lib/observabi
 import { contextFromHeaders, recordedTraceId, traceHeaders, tracer } from '../lib/observability/trace-context.ts';
 import { writeFixture } from '../lib/replay/fixtures.ts';
 import { MalformedReviewError, parseAdmissionReview, reviewResponse, type AdmissionResponse as ReviewResponse } from './admission-review.ts';
-import type { ContextLookup } from './context-objects.ts';
+import { DEFAULT_MAX_CONTEXT_BYTES, type ContextLookup } from './context-cache.ts';
 import type { CallResult, FunctionCaller } from './function-caller.ts';
 import type { HookKeys } from './hook-signing-keys.ts';
 import { applyFailurePolicy, toFunctionRequest, toReviewResponse, type CallFailure } from './hook-review.ts';
@@ -23,6 +23,8 @@ import { GatewayVersions } from './hook-versions.ts';
 import type { ConditionInput } from '../lib/sdk/conditions.ts';
 import type { SecretKeyRef } from '../api/loop.ts';
 import { DEFAULT_TENANT_MAX_IN_FLIGHT, tenantKey, tenantName, TenantLimiter } from './tenant-limiter.ts';
+import { RequestBounds } from './request-bounds.ts';
+import { DEFAULT_MAX_IN_FLIGHT_REQUEST_BYTES } from './request-byte-budget.ts';
 
 /** Tenants labelled by name in the per-tenant metrics; later ones are "other". */
 export const MAX_TENANT_LABELS = 100;
@@ -35,6 +37,10 @@ export interface GatewayOptions {
   /** Calls in flight per tenant (namespace; all cluster hooks are one); over it the hook's failurePolicy applies. */
   tenantMaxInFlight?: number;
   contexts: ContextLookup;
+  /** Context bytes one request of one hook may carry (--max-context-bytes). */
+  maxContextBytes?: number;
+  /** Request bytes in flight, divided by tenant (--max-in-flight-request-bytes). */
+  maxInFlightRequestBytes?: number;
   caller: FunctionCaller;
   /** The keys a hook's calls are signed with (hook-signing-keys.ts); unsigned when omitted. */
   signingKeys?: (hook: ResolvedHook) => Promise<HookKeys>;
@@ -71,6 +77,14 @@ export function registerAdmissionGateway(app: FastifyInstance, options: GatewayO
   );
   const tenants = new BoundedLabel(MAX_TENANT_LABELS);
   const limiter = new TenantLimiter(options.tenantMaxInFlight ?? DEFAULT_TENANT_MAX_IN_FLIGHT);
+  const bounds = new RequestBounds({
+    contexts: options.contexts,
+    metrics: options.metrics,
+    maxContextBytes: options.maxContextBytes ?? DEFAULT_MAX_CONTEXT_BYTES,
+    maxInFlightBytes: options.maxInFlightRequestBytes ?? DEFAULT_MAX_IN_FLIGHT_REQUEST_BYTES,
+    tenants: () => tenantCount(options.hooks()),
+    ...(options.reportCondition ? { reportCondition: options.reportCondition } : {}),
+  });
   const now = options.now ?? (() => new Date());
   let sequence = 0;
   const versions = new GatewayVersions({
@@ -143,8 +157,38 @@ export function registerAdmissionGateway(app: FastifyInstance, options: GatewayO
     const traced = trace.setSpan(parent, span);
     const lookupSpan = tracer().startSpan('context lookup', {}, traced);
     if (lookupSpan.isRecording()) lookupSpan.setAttribute('kubeloop.context.entries', hook.context.length);
-    const contexts = options.contexts.lookup(hook.context, object, review.namespace);
+    const prepared = bounds.prepare(hook, tenantKey(hook), object, review.namespace, Number(request.headers['content-length'] ?? 0) || 0);
     lookupSpan.end();
+    if (!prepared.ok) {
+      span.setStatus({ code: SpanStatusCode.ERROR, message: prepared.failure.message });
+      span.end();
+      return overBounds(request, review, hook, prepared.failure, start);
+    }
+    try {
+      return await callPrepared(request, review, hook, start, prepared.context, span, traced);
+    } finally {
+      prepared.release();
+    }
+  }
+
+  /** A request a gateway bound stopped before the call: the hook's failurePolicy, counted; the function did nothing wrong. */
+  function overBounds(request: FastifyRequest, review: ReturnType<typeof parseAdmissionReview>, hook: ResolvedHook, failure: CallFailure, start: bigint) {
+    failures.inc({ hook: hook.id, reason: failure.kind, policy: hook.spec.failurePolicy });
+    calls.inc({ hook: hook.id, outcome: failure.kind });
+    duration.observe({ hook: hook.id }, secondsSince(start));
+    request.log.warn({ hook: hook.id, uid: review.uid, reason: failure.kind, policy: hook.spec.failurePolicy, message: failure.message }, 'admission request over a gateway bound');
+    return reviewResponse(applyFailurePolicy(review.uid, hook, failure));
+  }
+
+  async function callPrepared(
+    request: FastifyRequest,
+    review: ReturnType<typeof parseAdmissionReview>,
+    hook: ResolvedHook,
+    start: bigint,
+    contexts: Record<string, KubeObject | null>,
+    span: ReturnType<ReturnType<typeof tracer>['startSpan']>,
+    traced: ReturnType<typeof trace.setSpan>,
+  ) {
     const functionRequest = toFunctionRequest(review, hook, contexts, now());
     // A canary's share goes to the canary, with its own keys and CA bundle; the rest to the live function.
     const canary = versions.route(hook, review);
@@ -202,6 +246,14 @@ export function registerAdmissionGateway(app: FastifyInstance, options: GatewayO
     span.end();
     return reviewResponse(response);
   }
+}
+
+/** The cluster hooks are one tenant, each namespace with a hook another; counted once per published table. */
+const tenantCounts = new WeakMap<object, number>();
+function tenantCount(hooks: ReadonlyMap<string, ResolvedHook>): number {
+  let count = tenantCounts.get(hooks);
+  if (count === undefined) tenantCounts.set(hooks, (count = new Set([...hooks.values()].map(tenantKey)).size));
+  return count;
 }
 
 function admissionAttributes(review: ReturnType<typeof parseAdmissionReview>): Record<string, string> {

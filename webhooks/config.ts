@@ -10,6 +10,10 @@ import { DEFAULT_WEBHOOK_PORT } from './configuration.ts';
 import { DEFAULT_HOOK_CONFIGURATION_NAME } from './hook-configuration.ts';
 import { parseSensitiveCategories, SENSITIVE_CATEGORIES, type SensitiveCategory } from './sensitive-resources.ts';
 import { DEFAULT_TENANT_MAX_IN_FLIGHT } from './tenant-limiter.ts';
+import { DEFAULT_MAX_CONTEXT_BYTES } from './context-cache.ts';
+import { DEFAULT_MAX_HOOK_ENTRY_BYTES } from './hook-bounds.ts';
+import { checkConfigurationName, DEFAULT_MAX_CONFIGURATION_BYTES, DEFAULT_TENANT_CONFIGURATIONS } from './hook-configuration-shards.ts';
+import { DEFAULT_MAX_IN_FLIGHT_REQUEST_BYTES } from './request-byte-budget.ts';
 
 /**
  * 2 MiB: an AdmissionReview of a pod CREATE holds one object, and the API server stores at most 1.5 MiB
@@ -77,6 +81,16 @@ export interface WebhookConfig extends ServerSettings {
   deniedLoopbackPorts: number[];
   /** Admission calls in flight per tenant (an AdmissionHook's namespace; cluster hooks are one); over it the failurePolicy applies. */
   tenantMaxInFlight: number;
+  /** The context objects one request of one hook may carry, serialised; past it the hook's failurePolicy applies. */
+  maxContextBytes: number;
+  /** Request bytes (reviews and the requests built from them) in flight in the gateway, divided by tenant. */
+  maxInFlightRequestBytes: number;
+  /** Buckets of namespaces whose hooks get their own pair of webhook configurations. */
+  tenantConfigurations: number;
+  /** The bytes one webhook configuration object may take; over it, the largest tenant's hooks are left out. */
+  maxConfigurationBytes: number;
+  /** The bytes one hook's rules, selectors and matchConditions may take (InvalidSpec over it). */
+  maxHookEntryBytes: number;
 }
 
 export const WEBHOOK_USAGE = `usage: kubeloop webhook [options]
@@ -106,6 +120,11 @@ export const WEBHOOK_USAGE = `usage: kubeloop webhook [options]
   --access-review-seconds 300       how often each hook's ServiceAccount rights are reviewed again (KUBELOOP_ACCESS_REVIEW_SECONDS)
   --tenant-max-in-flight ${DEFAULT_TENANT_MAX_IN_FLIGHT}         admission calls in flight per tenant (namespace; all cluster hooks are one); more get the hook's failurePolicy (KUBELOOP_WEBHOOK_TENANT_MAX_IN_FLIGHT)
   --max-object-values 100000        context objects holding more JSON values are never cached, sent as null (KUBELOOP_MAX_OBJECT_VALUES)
+  --max-context-bytes ${DEFAULT_MAX_CONTEXT_BYTES}       context bytes one request of one hook may carry; more get the hook's failurePolicy (KUBELOOP_WEBHOOK_MAX_CONTEXT_BYTES)
+  --max-in-flight-request-bytes ${DEFAULT_MAX_IN_FLIGHT_REQUEST_BYTES}  request bytes in flight, divided by tenant; over its share a tenant's hook gets its failurePolicy (KUBELOOP_WEBHOOK_MAX_IN_FLIGHT_REQUEST_BYTES)
+  --tenant-configurations ${DEFAULT_TENANT_CONFIGURATIONS}        namespaced hooks' webhook configurations: namespaces hashed into this many pairs (KUBELOOP_WEBHOOK_TENANT_CONFIGURATIONS)
+  --max-configuration-bytes ${DEFAULT_MAX_CONFIGURATION_BYTES}  bytes one tenant webhook configuration may take; the largest tenant's hooks are left out past it (KUBELOOP_WEBHOOK_MAX_CONFIGURATION_BYTES)
+  --max-hook-entry-bytes ${DEFAULT_MAX_HOOK_ENTRY_BYTES}      bytes of one hook's rules, selectors and matchConditions (KUBELOOP_WEBHOOK_MAX_HOOK_ENTRY_BYTES)
 ${FUNCTION_URL_USAGE} (implied by --dev)
   --deny-function-network CIDR     never connect to a function there (repeatable; KUBELOOP_DENY_FUNCTION_NETWORKS, comma-separated)
   --deny-loopback-port PORT        with --dev: never call a function on this loopback port (repeatable; kubeloop dev: the control plane's)
@@ -155,6 +174,11 @@ export function readWebhookConfig(argv: string[], env: NodeJS.ProcessEnv = proce
       'access-review-seconds': { type: 'string' },
       'max-object-values': { type: 'string' },
       'tenant-max-in-flight': { type: 'string' },
+      'max-context-bytes': { type: 'string' },
+      'max-in-flight-request-bytes': { type: 'string' },
+      'tenant-configurations': { type: 'string' },
+      'max-configuration-bytes': { type: 'string' },
+      'max-hook-entry-bytes': { type: 'string' },
       ...FUNCTION_URL_FLAG_OPTIONS,
       'deny-function-network': { type: 'string', multiple: true },
       'deny-loopback-port': { type: 'string', multiple: true },
@@ -185,7 +209,14 @@ export function readWebhookConfig(argv: string[], env: NodeJS.ProcessEnv = proce
     deniedNetworks: readDeniedNetworks(values['deny-function-network'], env),
     deniedLoopbackPorts: readDeniedLoopbackPorts(values['deny-loopback-port']),
     tenantMaxInFlight: settingInteger(pick('tenant-max-in-flight', 'KUBELOOP_WEBHOOK_TENANT_MAX_IN_FLIGHT'), DEFAULT_TENANT_MAX_IN_FLIGHT, 1, 100_000),
+    maxContextBytes: settingInteger(pick('max-context-bytes', 'KUBELOOP_WEBHOOK_MAX_CONTEXT_BYTES'), DEFAULT_MAX_CONTEXT_BYTES, 1024, 64 * 1024 * 1024),
+    maxInFlightRequestBytes: settingInteger(pick('max-in-flight-request-bytes', 'KUBELOOP_WEBHOOK_MAX_IN_FLIGHT_REQUEST_BYTES'), DEFAULT_MAX_IN_FLIGHT_REQUEST_BYTES, 1024 * 1024, 4 * 1024 * 1024 * 1024),
+    tenantConfigurations: settingInteger(pick('tenant-configurations', 'KUBELOOP_WEBHOOK_TENANT_CONFIGURATIONS'), DEFAULT_TENANT_CONFIGURATIONS, 1, 256),
+    // Under etcd's 1.5 MiB request limit, with room for what the API server adds (managedFields, caBundle).
+    maxConfigurationBytes: settingInteger(pick('max-configuration-bytes', 'KUBELOOP_WEBHOOK_MAX_CONFIGURATION_BYTES'), DEFAULT_MAX_CONFIGURATION_BYTES, 16 * 1024, 1024 * 1024),
+    maxHookEntryBytes: settingInteger(pick('max-hook-entry-bytes', 'KUBELOOP_WEBHOOK_MAX_HOOK_ENTRY_BYTES'), DEFAULT_MAX_HOOK_ENTRY_BYTES, 1024, 512 * 1024),
   };
+  checkConfigurationName(config.hookConfigurationName, config.tenantConfigurations);
   // Dev mode's functions listen on 127.0.0.1, as the gateway itself does.
   if (config.dev) config.urlPolicy = { ...config.urlPolicy, allowLoopback: true };
   const allowResources = pick('hook-allow-resources', 'KUBELOOP_HOOK_ALLOW_RESOURCES');

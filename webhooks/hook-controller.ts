@@ -1,7 +1,8 @@
 // Keeps the gateway in step with the ClusterAdmissionHooks and namespaced AdmissionHooks: resolves each one,
-// reviews what its ServiceAccount may read, starts the caches its context needs, serves the ready ones,
-// writes the Mutating/ValidatingWebhookConfiguration it owns (server-side apply; a hook the API server
-// refuses is left out alone; namespaced hooks share grouped entries) and each hook's conditions.
+// reviews what its ServiceAccount may read, starts the caches its context needs (never waiting for them),
+// serves the ready ones, writes the webhook configurations it owns (the cluster pair and the tenants' bucketed
+// pairs, hook-configuration-shards.ts; a hook the API server refuses is left out alone) and each hook's
+// conditions through its own status chain.
 import type { Logger } from 'pino';
 import {
   ADMISSION_HOOK_API_VERSION,
@@ -13,17 +14,20 @@ import {
   CLUSTER_ADMISSION_HOOK_PLURAL,
   type AdmissionHook,
 } from '../api/admission-hook.ts';
-import { reviewAccess } from '../lib/kube/access-review.ts';
 import { Informer, isApiError, type KubeClient, type ResourceInfo } from '../lib/kube/index.ts';
 import { objectKey } from '../lib/kube/object-meta.ts';
 import type { ConditionInput } from '../lib/sdk/conditions.ts';
+import type { Registry } from 'prom-client';
 import { isNamespaceSent } from './configuration.ts';
-import type { ContextCache } from './context-objects.ts';
-import { buildHookConfigurations, type HookConfigurationOptions } from './hook-configuration.ts';
+import type { ContextCache } from './context-cache.ts';
+import type { HookConfigurationOptions } from './hook-configuration.ts';
+import { DEFAULT_MAX_CONFIGURATION_BYTES, DEFAULT_TENANT_CONFIGURATIONS, shardConfigurations, tenantBucket, tenantConfigurationName } from './hook-configuration-shards.ts';
+import { ConfigurationWriter } from './hook-configuration-writer.ts';
 import type { CallFailure } from './hook-review.ts';
-import { contextAccessChecks } from './hook-access.ts';
 import { DEFAULT_HOOK_POLICY, resolveHook, type HookPolicy, type ResolvedHook } from './hook-spec.ts';
-import { nextConditions, registeredCondition, writeHookConditions } from './hook-status.ts';
+import { HookStatusChains, STATUS_WRITE_TIMEOUT_MS } from './hook-status-chains.ts';
+import { nextConditions, notReady, registeredCondition, writeHookConditions } from './hook-status.ts';
+import { contextRefusal } from './hook-context-review.ts';
 import { NO_HOOKS, servedDuringUpdate, servedHooksOf, type ServedHooks } from './served-hooks.ts';
 
 export const CLUSTER_ADMISSION_HOOK_RESOURCE: ResourceInfo = {
@@ -37,11 +41,6 @@ export const CLUSTER_ADMISSION_HOOK_RESOURCE: ResourceInfo = {
 
 export const NAMESPACED_ADMISSION_HOOK_RESOURCE: ResourceInfo = { ...CLUSTER_ADMISSION_HOOK_RESOURCE, kind: ADMISSION_HOOK_KIND, plural: ADMISSION_HOOK_PLURAL, namespaced: true };
 
-const FIELD_MANAGER = 'kubeloop-admission-gateway';
-const CONFIGURATION_PATHS = {
-  mutating: '/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations',
-  validating: '/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations',
-};
 
 export interface HookControllerOptions {
   client: KubeClient;
@@ -56,18 +55,16 @@ export interface HookControllerOptions {
   policy?: HookPolicy;
   /** How often every hook's ServiceAccount rights are reviewed again (RBAC changes without any hook changing). */
   accessReviewIntervalMs?: number;
+  /** Buckets of namespaces with their own configuration pair, and the bytes each may take (--tenant-configurations, --max-configuration-bytes). */
+  tenantConfigurations?: { buckets: number; maxBytes: number };
+  /** How long one status write may take (STATUS_WRITE_TIMEOUT_MS). */
+  statusWriteTimeoutMs?: number;
+  metrics?: Registry;
   now?: () => Date;
 }
 
 type Verdicts = Map<AdmissionHook, ConditionInput>;
 
-const notReady = (reason: string, message: string, generation: number | undefined): ConditionInput => ({
-  type: 'Ready',
-  status: 'False',
-  reason,
-  message,
-  ...(generation !== undefined ? { observedGeneration: generation } : {}),
-});
 
 export class HookController {
   /** The hooks the gateway serves (by identity, and namespaced ones by group); replaced whole on every reconcile. */
@@ -82,11 +79,20 @@ export class HookController {
   #retry: NodeJS.Timeout | undefined;
   #review: NodeJS.Timeout | undefined;
   #stopped = false;
+  readonly #writer: ConfigurationWriter;
+  readonly #status: HookStatusChains;
+  readonly #shards: { buckets: number; maxBytes: number };
 
   constructor(options: HookControllerOptions) {
     this.#options = options;
+    this.#shards = options.tenantConfigurations ?? { buckets: DEFAULT_TENANT_CONFIGURATIONS, maxBytes: DEFAULT_MAX_CONFIGURATION_BYTES };
+    this.#writer = new ConfigurationWriter({ client: options.client, logger: options.logger, clusterName: options.configuration.name, ...(options.metrics ? { metrics: options.metrics } : {}) });
+    this.#status = new HookStatusChains(options.logger);
     this.#watch(CLUSTER_ADMISSION_HOOK_RESOURCE);
   }
+
+  /** The tenant configuration bucket of a namespace. */
+  readonly #bucketOf = (namespace: string): number => tenantBucket(namespace, this.#shards.buckets);
 
   #watch(resource: ResourceInfo): void {
     const options = this.#options;
@@ -126,7 +132,11 @@ export class HookController {
     for (const informer of this.#informers) informer.start();
     await Promise.all(this.#informers.map((informer) => informer.waitForSync()));
     this.schedule();
-    this.#review = setInterval(() => void this.schedule(), this.#options.accessReviewIntervalMs ?? 300_000).unref();
+    // Periodically: reviews again, and writes every configuration again (someone may have edited one).
+    this.#review = setInterval(() => {
+      this.#writer.forget();
+      void this.schedule();
+    }, this.#options.accessReviewIntervalMs ?? 300_000).unref();
     await this.#running;
   }
 
@@ -146,75 +156,67 @@ export class HookController {
   }
 
   async #reconcile(): Promise<void> {
-    const { logger } = this.#options;
+    const { logger, contexts } = this.#options;
     const ready = new Map<string, ResolvedHook>();
     const verdicts: Verdicts = new Map();
-    for (const hook of this.#list()) {
-      const resolution = resolveHook(hook, this.#options.policy ?? DEFAULT_HOOK_POLICY);
-      const refusal = resolution.ok
-        ? (this.#namespaceRefusal(resolution.hook) ?? (await this.#contextRefusal(resolution.hook)))
-        : notReady(resolution.reason, resolution.message, hook.metadata?.generation);
+    const cacheKeys = new Set<string>();
+    // Hooks are judged side by side: one hook's slow review never holds another's registration.
+    const judged = await Promise.all(
+      this.#list().map(async (hook) => {
+        const resolution = resolveHook(hook, this.#options.policy ?? DEFAULT_HOOK_POLICY);
+        if (!resolution.ok) return { hook, refusal: notReady(resolution.reason, resolution.message, hook.metadata?.generation) };
+        const refusal = this.#namespaceRefusal(resolution.hook) ?? (await contextRefusal(resolution.hook, this.#options, cacheKeys));
+        return { hook, resolved: resolution.hook, refusal };
+      }),
+    );
+    for (const { hook, resolved, refusal } of judged) {
       if (refusal) verdicts.set(hook, refusal);
-      else if (resolution.ok) ready.set(resolution.hook.id, resolution.hook);
+      else if (resolved) ready.set(resolved.id, resolved);
+    }
+    // Tenant configurations over their bound leave out the largest tenant's hooks there, never the others'.
+    const sharded = shardConfigurations(ready.values(), this.#slots, this.#shardOptions());
+    for (const [id, message] of sharded.leftOut) {
+      const hook = ready.get(id);
+      const object = this.#get(id);
+      ready.delete(id);
+      if (object && hook) verdicts.set(object, notReady('InvalidSpec', message, hook.generation));
     }
     // Serve before registering: the API server may call a new path as soon as the configuration lands.
-    this.served = servedDuringUpdate(this.served, servedHooksOf(ready.values(), this.#slots).served);
-    const { name } = this.#options.configuration;
+    this.served = servedDuringUpdate(this.served, servedHooksOf(ready.values(), this.#slots, this.#bucketOf).served);
     try {
       await this.#applyIsolating(ready, verdicts);
     } catch (error) {
       const message = `the webhook configuration could not be written: ${error instanceof Error ? error.message : String(error)}`;
       for (const hook of this.#list()) if (!verdicts.has(hook)) verdicts.set(hook, { type: 'Ready', status: 'False', reason: 'ConfigurationFailed', message });
-      await this.#writeVerdicts(verdicts);
+      this.#writeVerdicts(verdicts);
       throw error;
     }
-    const { served, grouping } = servedHooksOf(ready.values(), this.#slots);
+    const { served, grouping } = servedHooksOf(ready.values(), this.#slots, this.#bucketOf);
     this.served = served;
     this.#slots = grouping.slots;
     for (const hook of this.#list()) {
       const resolved = served.byId.get(objectKey(hook.metadata));
-      if (resolved && !verdicts.has(hook)) verdicts.set(hook, registeredCondition(resolved, name, hook.metadata?.generation));
+      if (!resolved || verdicts.has(hook)) continue;
+      const pending = contexts.pending(resolved);
+      const { name } = this.#options.configuration;
+      const configuration = resolved.namespace ? tenantConfigurationName(name, this.#bucketOf(resolved.namespace)) : name;
+      // Registered, but its context cache has not synced: its requests get its failurePolicy until it has.
+      verdicts.set(hook, pending ? notReady('ContextPending', `registered; until its context is cached every request gets failurePolicy ${resolved.spec.failurePolicy}: ${pending}`, hook.metadata?.generation) : registeredCondition(resolved, configuration, hook.metadata?.generation));
     }
-    await this.#writeVerdicts(verdicts);
+    this.#writeVerdicts(verdicts);
+    await contexts.retain(cacheKeys);
     logger.info({ hooks: [...ready.keys()] }, 'admission hooks registered');
+  }
+
+  #shardOptions() {
+    const caBundlePem = this.#options.caBundle();
+    return { ...this.#options.configuration, ...(caBundlePem ? { caBundlePem } : {}), ...this.#shards };
   }
 
   /** An AdmissionHook in a namespace never sent to any hook (kube-system, the gateway's, excluded) would see nothing. */
   #namespaceRefusal(hook: ResolvedHook): ConditionInput | undefined {
     if (!hook.namespace || isNamespaceSent(hook.namespace, this.#options.configuration)) return undefined;
     return notReady('NamespaceExcluded', `namespace ${hook.namespace} is never sent to admission hooks (kube-system, the gateway's own namespace and its --exclude-namespace, or outside --only-namespace): this hook would see nothing`, hook.generation);
-  }
-
-  /**
-   * Why the hook may not be served its context: its ServiceAccount may not get a kind where the hook reads it
-   * (Forbidden, checked before any cache of the kind starts), or the kind cannot be cached (ContextUnavailable).
-   */
-  async #contextRefusal(hook: ResolvedHook): Promise<ConditionInput | undefined> {
-    const { contexts, client } = this.#options;
-    if (hook.context.length === 0) return undefined;
-    const unavailable = (error: unknown) => notReady('ContextUnavailable', `context objects cannot be cached: ${error instanceof Error ? error.message : String(error)}`, hook.generation);
-    const resources = new Map<string, ResourceInfo>();
-    try {
-      for (const entry of hook.context) resources.set(entry.name, await contexts.resolve(entry.apiVersion, entry.kind));
-    } catch (error) {
-      return unavailable(error);
-    }
-    // An AdmissionHook reads context from its own namespace only: a cluster-scoped kind has no namespace.
-    const clusterScoped = hook.namespace ? hook.context.find((entry) => !resources.get(entry.name)?.namespaced) : undefined;
-    if (clusterScoped) {
-      return notReady('InvalidSpec', `context "${clusterScoped.name}": ${clusterScoped.kind} (${clusterScoped.apiVersion}) is cluster-scoped; an AdmissionHook reads context only from its own namespace (${hook.namespace})`, hook.generation);
-    }
-    // A review that cannot be made (the API server does not answer) fails the whole reconcile, which is
-    // retried with the configuration as it was: a blip never unregisters a hook that was serving.
-    const checks = contextAccessChecks(hook.context, (entry) => resources.get(entry.name)!);
-    const verdict = await reviewAccess(client, hook.spec.serviceAccount, checks, 'the hook is not registered and its function is sent nothing until that RBAC exists');
-    if (!verdict.allowed) return notReady('Forbidden', verdict.message, hook.generation);
-    try {
-      for (const entry of hook.context) await contexts.ensure(entry.apiVersion, entry.kind);
-      return undefined;
-    } catch (error) {
-      return unavailable(error);
-    }
   }
 
   /**
@@ -243,30 +245,31 @@ export class HookController {
     await this.#applyConfigurations(ready.values());
   }
 
-  /** Applies both configurations; with `dryRunTypes`, only those, as a dry run (to test one hook alone). */
+  /** Writes every configuration pair the hooks need and prunes the tenant ones no hook needs; with `dryRunTypes`, a dry run of those. */
   async #applyConfigurations(iterable: Iterable<ResolvedHook>, dryRunTypes?: ReadonlyArray<'mutating' | 'validating'>): Promise<void> {
-    const hooks = [...iterable];
-    const caBundlePem = this.#options.caBundle();
-    const { grouping } = servedHooksOf(hooks, this.#slots);
-    const built = buildHookConfigurations(hooks, { ...this.#options.configuration, ...(caBundlePem ? { caBundlePem } : {}) }, grouping.groups);
-    for (const [type, body] of [['mutating', built.mutating], ['validating', built.validating]] as const) {
-      if (dryRunTypes && !dryRunTypes.includes(type)) continue;
-      await this.#options.client.request({
-        method: 'PATCH',
-        path: `${CONFIGURATION_PATHS[type]}/${encodeURIComponent(this.#options.configuration.name)}`,
-        query: { fieldManager: FIELD_MANAGER, force: true, ...(dryRunTypes ? { dryRun: 'All' } : {}) },
-        contentType: 'application/apply-patch+yaml',
-        body,
-      });
+    const { pairs } = shardConfigurations(iterable, this.#slots, this.#shardOptions());
+    if (dryRunTypes) {
+      // One hook tried alone: its own pair (the cluster pair for a cluster hook, its bucket's for a tenant's).
+      await this.#writer.apply(pairs.filter((pair, i) => i > 0 || pairs.length === 1), dryRunTypes);
+      return;
     }
+    await this.#writer.apply(pairs);
+    await this.#writer.prune(pairs);
   }
 
-  async #writeVerdicts(verdicts: Map<AdmissionHook, ConditionInput>): Promise<void> {
-    const now = (this.#options.now ?? (() => new Date()))();
-    for (const [hook, verdict] of verdicts) {
-      const next = nextConditions(hook, [verdict], now);
-      if (next) await writeHookConditions(this.#options.client, hook, next).catch((error: unknown) => this.#options.logger.warn({ err: error, hook: objectKey(hook.metadata) }, 'could not write AdmissionHook status'));
-    }
+  /** Queues each verdict on its hook's status chain; nothing here waits for a status write. */
+  #writeVerdicts(verdicts: Map<AdmissionHook, ConditionInput>): void {
+    for (const [hook, verdict] of verdicts) this.#writeConditions(objectKey(hook.metadata), [verdict]);
+  }
+
+  /** Writes conditions on the hook as cached when its chain gets to it (only if a reader would see a change). */
+  #writeConditions(hookId: string, conditions: ConditionInput[]): void {
+    this.#status.enqueue(hookId, async () => {
+      const hook = this.#get(hookId);
+      if (!hook) return;
+      const next = nextConditions(hook, conditions, (this.#options.now ?? (() => new Date()))());
+      if (next) await writeHookConditions(this.#options.client, hook, next, this.#options.statusWriteTimeoutMs ?? STATUS_WRITE_TIMEOUT_MS);
+    });
   }
 
   /**
@@ -289,10 +292,7 @@ export class HookController {
 
   /** One condition of a hook (FunctionAvailable, a shadow's ShadowDiverged, a canary's CanaryRolledBack), written when it changed. */
   reportCondition(hookId: string, condition: ConditionInput): void {
-    const hook = this.#get(hookId);
-    if (!hook) return;
-    const next = nextConditions(hook, [condition], (this.#options.now ?? (() => new Date()))());
-    if (next) void writeHookConditions(this.#options.client, hook, next).catch((error: unknown) => this.#options.logger.warn({ err: error, hook: hookId }, 'could not write AdmissionHook status'));
+    this.#writeConditions(hookId, [condition]);
   }
 
   /** Stops watching; with `unregister` (dev mode) deletes the configurations too. */
@@ -301,12 +301,8 @@ export class HookController {
     clearTimeout(this.#retry);
     clearInterval(this.#review);
     await this.#running;
+    await this.#status.idle();
     await Promise.all(this.#informers.map((informer) => informer.stop()));
-    if (!options.unregister) return;
-    for (const path of Object.values(CONFIGURATION_PATHS)) {
-      await this.#options.client.request({ method: 'DELETE', path: `${path}/${encodeURIComponent(this.#options.configuration.name)}` }).catch((error: unknown) => {
-        if (!isApiError(error, 404)) throw error;
-      });
-    }
+    if (options.unregister) await this.#writer.deleteAll();
   }
 }

@@ -30,6 +30,8 @@ export interface HookGroup {
   shape: HookShape;
   /** The group's one hook in each namespace, sorted by namespace. */
   members: Map<string, ResolvedHook>;
+  /** The tenant configuration its namespaces hash to (hook-configuration-shards.ts); its entry lives there only. */
+  bucket?: number;
 }
 
 export function shapeOf(hook: ResolvedHook): HookShape {
@@ -62,7 +64,7 @@ export interface Grouping {
  * where the API server still calls the old one); a new hook takes the lowest slot free in its namespace. The
  * number of entries per shape is the most hooks of that shape one namespace ever held at once.
  */
-export function groupNamespacedHooks(hooks: Iterable<ResolvedHook>, previous: ReadonlyMap<string, number> = new Map()): Grouping {
+export function groupNamespacedHooks(hooks: Iterable<ResolvedHook>, previous: ReadonlyMap<string, number> = new Map(), bucketOf?: (namespace: string) => number): Grouping {
   const buckets = new Map<string, { shape: HookShape; key: string; namespace: string; hooks: ResolvedHook[] }>();
   for (const hook of hooks) {
     if (!hook.namespace) continue;
@@ -95,8 +97,10 @@ export function groupNamespacedHooks(hooks: Iterable<ResolvedHook>, previous: Re
     }
     for (const [hook, slot] of slotOf) {
       slots.set(`${key} ${hook.id}`, slot);
-      const id = `${shape.type === 'mutating' ? 'm' : 'v'}-${key}-${slot}`;
-      const group = groups.get(id) ?? { id, path: `${HOOK_GROUP_PATH_PREFIX}${id}`, slot, shape, members: new Map() };
+      // Namespaces of one bucket share an entry; the same shape in another bucket is another entry (its own id).
+      const bucket = bucketOf?.(namespace);
+      const id = `${shape.type === 'mutating' ? 'm' : 'v'}-${key}-${slot}${bucket === undefined ? '' : `-t${bucket}`}`;
+      const group = groups.get(id) ?? { id, path: `${HOOK_GROUP_PATH_PREFIX}${id}`, slot, shape, members: new Map(), ...(bucket === undefined ? {} : { bucket }) };
       group.members.set(namespace, hook);
       groups.set(id, group);
     }

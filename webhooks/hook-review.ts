@@ -14,7 +14,7 @@ import type { ResolvedHook } from './hook-spec.ts';
  * request could not be checked at all (nested deeper or larger than the runtime takes, or the function
  * answered 400, 413 or 422 to it). Throttled: not called, the hook's tenant had its cap of calls in flight.
  */
-export type CallFailureKind = 'Unreachable' | 'Timeout' | 'ErrorStatus' | 'InvalidResponse' | 'Refused' | 'Throttled';
+export type CallFailureKind = 'Unreachable' | 'Timeout' | 'ErrorStatus' | 'InvalidResponse' | 'Refused' | 'Throttled' | 'ContextPending' | 'ContextTooLarge';
 
 export interface CallFailure {
   kind: CallFailureKind;
@@ -85,6 +85,8 @@ const FAILURE_STATUS: Record<CallFailureKind, { code: number; reason: string }> 
   InvalidResponse: { code: 500, reason: 'InternalError' },
   Refused: { code: 400, reason: 'BadRequest' },
   Throttled: { code: 429, reason: 'TooManyRequests' },
+  ContextPending: { code: 503, reason: 'ServiceUnavailable' },
+  ContextTooLarge: { code: 413, reason: 'RequestEntityTooLarge' },
 };
 
 /** HTTP statuses by which a function says it cannot take this request (the runtime: too deep, too large, malformed). */

@@ -7,6 +7,7 @@ import type { ServiceAccountRef } from '../api/loop.ts';
 import { DEFAULT_FUNCTION_URL_POLICY, functionUrlProblem, type FunctionUrlPolicy } from '../lib/config/function-url-policy.ts';
 import { objectKey } from '../lib/kube/object-meta.ts';
 import { confineToNamespace } from './hook-confinement.ts';
+import { hookBoundProblems } from './hook-bounds.ts';
 import { sensitiveRuleProblems, type SensitiveCategory } from './sensitive-resources.ts';
 import { resolveHookVersions, type HookVersions } from './hook-versions-spec.ts';
 
@@ -46,6 +47,8 @@ export type HookResolution = { ok: true; hook: ResolvedHook } | { ok: false; rea
 export interface HookPolicy {
   urlPolicy: FunctionUrlPolicy;
   allowedResources: readonly SensitiveCategory[];
+  /** --max-hook-entry-bytes (hook-bounds.ts). */
+  maxEntryBytes?: number;
 }
 
 export const DEFAULT_HOOK_POLICY: HookPolicy = { urlPolicy: DEFAULT_FUNCTION_URL_POLICY, allowedResources: [] };
@@ -121,7 +124,7 @@ export function resolveHook(hook: AdmissionHook, policy: HookPolicy = DEFAULT_HO
     return invalid('reinvocationPolicy applies to mutating hooks only');
   }
   if (!Array.isArray(spec.rules) || spec.rules.length === 0) return invalid('rules: give at least one rule');
-  const problems = [...ruleProblems(spec), ...sensitiveRuleProblems(spec.rules, policy.allowedResources)];
+  const problems = [...ruleProblems(spec), ...sensitiveRuleProblems(spec.rules, policy.allowedResources), ...hookBoundProblems(spec, namespace, policy.maxEntryBytes)];
   if (problems.length > 0) return invalid(problems.join('; '));
   if (spec.function?.url && spec.function.service) return invalid('function: give url or service, not both');
   const functionUrl = spec.function ? functionUrlOf(spec.function) : undefined;

@@ -16,6 +16,11 @@ export function hookStatusPath(metadata: { name?: string; namespace?: string } |
     : `/apis/${ADMISSION_HOOK_API_VERSION}/${CLUSTER_ADMISSION_HOOK_PLURAL}/${name}/status`;
 }
 
+/** Ready=False with the reason and message (observedGeneration: the generation judged). */
+export function notReady(reason: string, message: string, generation: number | undefined): ConditionInput {
+  return { type: 'Ready', status: 'False', reason, message, ...(generation !== undefined ? { observedGeneration: generation } : {}) };
+}
+
 /** Ready=True: where the hook is served and in which configuration (a namespaced hook: the shared entry too). */
 export function registeredCondition(hook: ResolvedHook, configuration: string, generation: number | undefined): ConditionInput {
   const kind = hook.spec.type === 'mutating' ? 'MutatingWebhookConfiguration' : 'ValidatingWebhookConfiguration';
@@ -37,11 +42,11 @@ export function nextConditions(hook: AdmissionHook, desired: ConditionInput[], n
   return next.length === current.length && next.every((c) => same(current.find((o) => o.type === c.type), c)) ? undefined : next;
 }
 
-export async function writeHookConditions(client: KubeClient, hook: AdmissionHook, conditions: Condition[]): Promise<void> {
+export async function writeHookConditions(client: KubeClient, hook: AdmissionHook, conditions: Condition[], timeoutMs?: number): Promise<void> {
   const status: Record<string, unknown> = { conditions };
   if (hook.metadata?.generation !== undefined) status.observedGeneration = hook.metadata.generation;
   try {
-    await client.request({ method: 'PATCH', path: hookStatusPath(hook.metadata), contentType: 'application/merge-patch+json', body: { status } });
+    await client.request({ method: 'PATCH', path: hookStatusPath(hook.metadata), contentType: 'application/merge-patch+json', body: { status }, ...(timeoutMs ? { timeoutMs } : {}) });
   } catch (error) {
     // Deleted meanwhile: nothing to report on.
     if (!isApiError(error, 404)) throw error;

@@ -16,7 +16,7 @@ import type { ClientAuthentication } from './api-server-authentication.ts';
 import type { WebhookConfig } from './config.ts';
 import type { HookConfigurationOptions } from './hook-configuration.ts';
 import { createWebhookServer, type WebhookServer } from './server.ts';
-import { ContextCache } from './context-objects.ts';
+import { ContextCache } from './context-cache.ts';
 import { FunctionCaller } from './function-caller.ts';
 import { HookSigningKeys } from './hook-signing-keys.ts';
 import { operatorDenied } from '../lib/function-client/address-policy.ts';
@@ -132,12 +132,17 @@ function createGateway(config: WebhookConfig, client: KubeClient, logger: Logger
   const metrics = createMetricsRegistry();
   const refused = counter<'kind'>(metrics, 'kubeloop_admission_context_objects_refused_total', 'Context objects over --max-object-values, never cached (sent as null)', ['kind']);
   const contextLogger = logger.child({ component: 'context-cache' });
-  const contexts = new ContextCache(client, contextLogger, config.watchNamespace, {
+  // A cache synced for the first time turns its hooks' ContextPending into Registered (or says why it cannot).
+  const synced = { onChanged: () => {} };
+  const contexts = new ContextCache(client, {
+    logger: contextLogger,
+    ...(config.watchNamespace ? { watchNamespace: config.watchNamespace } : {}),
     maxValues: config.maxObjectValues,
     onRefused: (kind, object) => {
       refused.inc({ kind });
       contextLogger.warn({ kind, name: object.metadata?.name, namespace: object.metadata?.namespace, maxValues: config.maxObjectValues }, 'context object over --max-object-values: not cached, sent as null');
     },
+    onChanged: () => synced.onChanged(),
   });
   // Admission functions are reached through the same address checks as reconcile functions; loopback only
   // where the URL policy allows it (--dev, --allow-loopback-functions).
@@ -166,9 +171,12 @@ function createGateway(config: WebhookConfig, client: KubeClient, logger: Logger
     },
     caBundle: () => trust.caPem ?? rotator?.bundle.ca.certPem,
     ...(config.hookSelector ? { labelSelector: config.hookSelector } : {}),
-    policy: { urlPolicy: config.urlPolicy, allowedResources: config.hookAllowedResources },
+    policy: { urlPolicy: config.urlPolicy, allowedResources: config.hookAllowedResources, maxEntryBytes: config.maxHookEntryBytes },
     accessReviewIntervalMs: config.accessReviewSeconds * 1000,
+    tenantConfigurations: { buckets: config.tenantConfigurations, maxBytes: config.maxConfigurationBytes },
+    metrics,
   });
+  synced.onChanged = () => void hooks.schedule();
   return { trust, metrics, contexts, caller, signingKeys, apiServer, hooks, state };
 }
 
@@ -198,6 +206,8 @@ function createServer(config: WebhookConfig, logger: Logger, serving: KeyPairPem
       hooks: () => hooks.served.byId,
       groups: () => hooks.served.groups,
       tenantMaxInFlight: config.tenantMaxInFlight,
+      maxContextBytes: config.maxContextBytes,
+      maxInFlightRequestBytes: config.maxInFlightRequestBytes,
       contexts,
       caller,
       signingKeys: (hook) => signingKeys.get(hook.spec.function?.signingSecretRef),

@@ -13,9 +13,9 @@ export interface ServedHooks {
 export const NO_HOOKS: ServedHooks = { byId: new Map(), groups: new Map() };
 
 /** The table for `hooks`, grouped with the slots the previous grouping gave (hook-groups.ts). */
-export function servedHooksOf(hooks: Iterable<ResolvedHook>, previousSlots: ReadonlyMap<string, number>): { served: ServedHooks; grouping: Grouping } {
+export function servedHooksOf(hooks: Iterable<ResolvedHook>, previousSlots: ReadonlyMap<string, number>, bucketOf?: (namespace: string) => number): { served: ServedHooks; grouping: Grouping } {
   const list = [...hooks];
-  const grouping = groupNamespacedHooks(list, previousSlots);
+  const grouping = groupNamespacedHooks(list, previousSlots, bucketOf);
   const byId = new Map(list.map((hook) => [hook.id, hook]));
   const groups = new Map<string, Map<string, ResolvedHook>>();
   for (const group of grouping.groups) {

@@ -13,6 +13,7 @@ import { listen } from '../lib/server/index.ts';
 import type { AdmissionReview } from './admission-review.ts';
 import { createWebhookServer, type WebhookServer } from './server.ts';
 import { FunctionCaller } from './function-caller.ts';
+import { NO_CONTEXT } from './context-cache.ts';
 
 const fixture = (name: string): AdmissionReview =>
   JSON.parse(readFileSync(new URL(`../test/fixtures/admission/${name}.json`, import.meta.url), 'utf8')) as AdmissionReview;
@@ -27,7 +28,7 @@ let agent: Agent;
 
 beforeAll(async () => {
   bundle = await generateBundle({ now: new Date(), identity: { service: 'kubeloop-webhook', namespace: 'kubeloop' } });
-  server = createWebhookServer({ logger, serving: bundle.serving, gateway: { hooks: () => new Map(), contexts: { lookup: () => ({}) }, caller: new FunctionCaller(), reportCall: () => {} } });
+  server = createWebhookServer({ logger, serving: bundle.serving, gateway: { hooks: () => new Map(), contexts: NO_CONTEXT, caller: new FunctionCaller(), reportCall: () => {} } });
   base = await listen(server.app, { port: 0, host: '127.0.0.1' });
   opsBase = await listen(server.ops.app, { port: 0, host: '127.0.0.1' });
   agent = new Agent({ connect: { ca: bundle.ca.certPem } });
@@ -184,7 +185,7 @@ describe('the API server\'s client certificate required (--client-ca-file, --cli
       logger,
       serving: bundle.serving,
       clientAuth: { caPem: clientCa.certPem, names: ['kube-apiserver-webhook-client'] },
-      gateway: { hooks: () => new Map(), contexts: { lookup: () => ({}) }, caller: new FunctionCaller(), reportCall: () => {} },
+      gateway: { hooks: () => new Map(), contexts: NO_CONTEXT, caller: new FunctionCaller(), reportCall: () => {} },
     });
     guardedBase = await listen(guarded.app, { port: 0, host: '127.0.0.1' });
   });

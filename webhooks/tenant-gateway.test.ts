@@ -11,6 +11,7 @@ import { registerAdmissionGateway } from './admission-gateway.ts';
 import { FunctionCaller } from './function-caller.ts';
 import { DEV_HOOK_POLICY, resolveHook, type ResolvedHook } from './hook-spec.ts';
 import { servedHooksOf } from './served-hooks.ts';
+import { NO_CONTEXT } from './context-cache.ts';
 
 let fn: Server;
 let fnUrl: string;
@@ -76,7 +77,7 @@ beforeAll(async () => {
   group = grouping.groups[0]!.id;
   caller = new FunctionCaller();
   app = Fastify();
-  registerAdmissionGateway(app, { hooks: () => served.byId, groups: () => served.groups, tenantMaxInFlight: 2, contexts: { lookup: () => ({}) }, caller, metrics, reportCall: () => {} });
+  registerAdmissionGateway(app, { hooks: () => served.byId, groups: () => served.groups, tenantMaxInFlight: 2, contexts: NO_CONTEXT, caller, metrics, reportCall: () => {} });
   await app.ready();
 });
 

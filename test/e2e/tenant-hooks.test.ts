@@ -13,6 +13,7 @@ import { allow, defineAdmission, deny } from '../../lib/sdk/index.ts';
 import { eventually } from '../cluster/eventually.ts';
 import { setupClusterSuite, type ClusterSuite } from '../cluster/suite.ts';
 import { deleteNamespace, HOOK_SUITE_LABEL, installWatcherCrd, startWebhookFor, type WebhookUnderTest } from './webhook-harness.ts';
+import { tenantConfigurationName } from '../../webhooks/hook-configuration-shards.ts';
 
 let suite: ClusterSuite;
 let teamA: string;
@@ -82,7 +83,7 @@ beforeAll(async () => {
     const options = { port: 0, host: '127.0.0.1', logger: createLogger({ name: 'fn', level: 'silent' }), ...(team === 'b' ? { signingSecret: secret } : {}) };
     teams.push({ fn: await serveFunction(teamFunction(team, seen), options), seen });
   }
-  under = await startWebhookFor(suite, [`--only-namespace=${teamA}`, `--only-namespace=${teamB}`]);
+  under = await startWebhookFor(suite, [`--only-namespace=${teamA}`, `--only-namespace=${teamB}`, '--tenant-configurations=1']);
   await createHook(teamA, 'gate', { function: { url: `${teams[0]!.fn.url}/admit` } });
   await createHook(teamB, 'gate', { function: { url: `${teams[1]!.fn.url}/admit`, signingSecretRef: { name: 'gate-signing', key: 'secret' } as { name: string; namespace: string; key: string } } });
 });
@@ -115,13 +116,14 @@ describe('a namespaced AdmissionHook', () => {
   });
 
   it('shares one webhook entry with the hooks of the same shape in other namespaces', async () => {
-    const configuration = await admin.request<V1ValidatingWebhookConfiguration>({ path: `/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/kubeloop-admission-hooks-${suite.namespace}` });
+    // Outside the cluster hooks' configuration, in the tenants' (one bucket with --tenant-configurations=1).
+    const configuration = await admin.request<V1ValidatingWebhookConfiguration>({ path: `/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/${tenantConfigurationName(`kubeloop-admission-hooks-${suite.namespace}`, 0)}` });
     const entries = (configuration.webhooks ?? []).filter((webhook) => webhook.name.endsWith('.namespaced.hooks.kubeloop.dev'));
     expect(entries).toHaveLength(1);
     const names = entries[0]!.namespaceSelector?.matchExpressions?.find((e) => e.operator === 'In' && e.values?.includes(teamA));
     expect(names?.values).toEqual([teamA, teamB]);
     const path = entries[0]!.clientConfig.url ? new URL(entries[0]!.clientConfig.url).pathname : '';
-    expect(path).toMatch(/^\/admit-namespaced\/v-[0-9a-f]{12}-0$/);
+    expect(path).toMatch(/^\/admit-namespaced\/v-[0-9a-f]{12}-0-t0$/);
     for (const namespace of [teamA, teamB]) expect(await ready(namespace, 'gate')).toMatchObject({ status: 'True', reason: 'Registered', message: expect.stringContaining(path) });
   });
 

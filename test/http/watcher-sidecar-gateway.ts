@@ -16,6 +16,7 @@ import { parseSigningSecrets } from '../../lib/signing/webhook-signature.ts';
 import { FunctionCaller } from '../../webhooks/function-caller.ts';
 import { DEV_HOOK_POLICY, resolveHook } from '../../webhooks/hook-spec.ts';
 import { createWebhookServer, type WebhookServer } from '../../webhooks/server.ts';
+import type { ContextHook, ContextResult } from '../../webhooks/context-cache.ts';
 
 export const logwatch: Watcher = {
   apiVersion: 'watch.kubeloop.dev/v1alpha1',
@@ -58,8 +59,11 @@ export async function startWatcherSidecarGateway(logger: Logger, options: Gatewa
   const hooks = new Map([[resolved.hook.name, resolved.hook]]);
   const bundle = await generateBundle({ now: new Date(), identity: { service: 'kubeloop-webhook', namespace: 'kubeloop' } });
   const caller = new FunctionCaller();
-  const lookup = (entries: typeof resolved.hook.context, object: KubeObject | undefined, namespace: string | undefined) =>
-    Object.fromEntries(entries.map((entry) => [entry.name, namespace === 'shop' && contextObjectName(entry.objectName, object) === 'logwatch' ? (logwatch as KubeObject) : null]));
+  const lookup = (hook: ContextHook, object: KubeObject | undefined, namespace: string | undefined): ContextResult => ({
+    ok: true,
+    bytes: 0,
+    context: Object.fromEntries(hook.context.map((entry) => [entry.name, namespace === 'shop' && contextObjectName(entry.objectName, object) === 'logwatch' ? (logwatch as KubeObject) : null])),
+  });
   // What HookSigningKeys would read from the hook's Secret.
   const keys = signingSecret ? parseSigningSecrets(signingSecret) : undefined;
   const signingKeys = async () => ({ ok: true as const, keys });

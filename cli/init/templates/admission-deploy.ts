@@ -5,7 +5,7 @@ import { stringify } from 'yaml';
 import type { ProjectOptions } from '../project-options.ts';
 import { pluralOf } from '../../../lib/kube/resource-paths.ts';
 import { commonDeployFiles, deploySection, scopeFiles, type ToolVersions } from './function-deploy.ts';
-import { accountRef, CLUSTER_NAMESPACE, FUNCTION_LABEL, FUNCTION_PORT } from './scope-manifests.ts';
+import { accountRef, CLUSTER_NAMESPACE, FUNCTION_LABEL, FUNCTION_PORT, RELEASE } from './scope-manifests.ts';
 import type { ProjectFile } from './project-file.ts';
 
 /** The AdmissionHook spec without its function: what the chart's admissionHook value takes. */
@@ -46,7 +46,9 @@ function hookYaml(options: ProjectOptions): string {
 # ${options.name}.example.com/enabled=true (kubectl label namespace <ns> ${options.name}.example.com/enabled=true).
 # Installed with the chart, values.yaml renders the same hook instead (pointing at the chart's Service).`
     : `It is sent only requests for objects in its own
-# namespace: kubectl apply -n <your-namespace> -f admission-hook.yaml (after function.yaml).`;
+# namespace: kubectl apply -n <your-namespace> -f admission-hook.yaml (after function.yaml).
+# A context entry (spec.context) is read from this namespace by the gateway, which needs your grant here: a Role
+# with get, list and watch on that kind bound to ServiceAccount ${CLUSTER_NAMESPACE}/${RELEASE}-webhook (docs/tenants.md).`;
   // The hook's ServiceAccount: no rights until a context entry needs some (a Role for exactly those gets).
   const account = { apiVersion: 'v1', kind: 'ServiceAccount', metadata: accountRef(options, options.name), automountServiceAccountToken: false };
   return `# The ${hook.kind} binds ${options.for.kind} admission to this function; kubeloop's webhook gateway registers

@@ -23,7 +23,8 @@ trace as a waterfall. It refuses requests from other web pages (Origin) and unde
                         router's Service through the API server (needs get services/proxy there), e.g.
                         kubeloop-system/kubeloop-router:http-metrics
   --jaeger URL          Jaeger's query API for traces (e.g. http://127.0.0.1:16686 after kubectl port-forward)
-  --receive-traces      keep recent traces in memory, received over OTLP/HTTP at <console URL>/v1/traces`;
+  --receive-traces      keep recent traces in memory, received over OTLP/HTTP at <console URL>/v1/traces and
+                        over OTLP/gRPC on a port of their own (printed), for kube-apiserver's spans`;
 
 export async function run(argv: string[]): Promise<number> {
   const parsed = parseCommandArgs(
@@ -70,7 +71,7 @@ export async function run(argv: string[]): Promise<number> {
     ...(values.context ? { context: values.context } : {}),
   });
   console.log(`kubeloop console on ${running.url}  (reads the cluster as your kubeconfig's user; Ctrl+C stops it)`);
-  if (running.otlpEndpoint) console.log(`  traces: OTEL_EXPORTER_OTLP_ENDPOINT=${running.otlpEndpoint}`);
+  if (running.otlpEndpoint) console.log(`  traces in: OTLP/HTTP ${running.otlpEndpoint} (OTEL_EXPORTER_OTLP_ENDPOINT), OTLP/gRPC ${running.otlpGrpcEndpoint ?? '-'} (kube-apiserver's TracingConfiguration endpoint)`);
   await new Promise<void>((resolve) => {
     for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.once(signal, () => resolve());
   });

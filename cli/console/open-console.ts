@@ -10,6 +10,7 @@ import { loadKubeConfig } from '../../lib/kube/kube-config.ts';
 import { KubeClient } from '../../lib/kube/kube-client.ts';
 import { createLogger, type LogLevel } from '../../lib/observability/logger.ts';
 import { startConsole, type RunningConsole } from './console-server.ts';
+import { startOtlpGrpcReceiver, type OtlpGrpcReceiver } from './otlp-grpc.ts';
 import type { MetricsSource } from './router-metrics.ts';
 import { jaegerSource, storeSource, type TraceSource } from './trace-sources.ts';
 import { TraceStore } from './trace-store.ts';
@@ -24,14 +25,18 @@ export interface ConsoleSettings {
   routerMetrics?: MetricsSource;
   /** Jaeger's query API base URL. */
   jaeger?: string;
-  /** Keep recent traces in memory, received at <console>/v1/traces (OTLP/HTTP). */
+  /** Keep recent traces in memory, received at <console>/v1/traces (OTLP/HTTP) and over OTLP/gRPC on a port of their own. */
   receiveTraces?: boolean;
+  /** A store the caller already feeds (its own gRPC receiver, started before the API server that exports to it). */
+  traceStore?: TraceStore;
   logLevel?: LogLevel;
 }
 
 export interface OpenConsole extends RunningConsole {
   /** <url>/v1/traces's base, for OTEL_EXPORTER_OTLP_ENDPOINT, when the console receives traces. */
   otlpEndpoint?: string;
+  /** host:port of its OTLP/gRPC receiver (a TracingConfiguration's endpoint), with receiveTraces. */
+  otlpGrpcEndpoint?: string;
 }
 
 /** The namespace the kubeconfig's (current or named) context sets, as kubectl reads it; none when unreadable. */
@@ -49,9 +54,11 @@ export async function openConsole(settings: ConsoleSettings): Promise<OpenConsol
   // Namespaced kinds are listed in the context's namespace too, for a user who may not list them everywhere.
   const contextNamespace = await kubeconfigNamespace(settings.kubeconfig, settings.context);
   const namespaces = [...new Set([...(settings.namespaces ?? []), ...(contextNamespace ? [contextNamespace] : [])])];
-  const store = settings.receiveTraces ? new TraceStore() : undefined;
+  const store = settings.traceStore ?? (settings.receiveTraces ? new TraceStore() : undefined);
   const traces: TraceSource | undefined = settings.jaeger ? jaegerSource(settings.jaeger) : store ? storeSource(store) : undefined;
+  let grpc: OtlpGrpcReceiver | undefined;
   try {
+    if (settings.receiveTraces && store) grpc = await startOtlpGrpcReceiver(store, '127.0.0.1');
     const running = await startConsole({
       client,
       logger: createLogger({ name: 'console', level: settings.logLevel ?? 'warn' }),
@@ -66,12 +73,15 @@ export async function openConsole(settings: ConsoleSettings): Promise<OpenConsol
     return {
       url: running.url,
       ...(store ? { otlpEndpoint: running.url } : {}),
+      ...(grpc ? { otlpGrpcEndpoint: grpc.endpoint } : {}),
       close: async () => {
         await running.close();
+        await grpc?.close();
         await client.close();
       },
     };
   } catch (error) {
+    await grpc?.close();
     await client.close();
     throw error;
   }

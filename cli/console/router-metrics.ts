@@ -5,7 +5,8 @@ import { isApiError, type KubeClient } from '../../lib/kube/kube-client.ts';
 import { parsePrometheusText, type MetricSample } from '../dev/prometheus-text.ts';
 import { readRouterMetrics } from '../dev/live-status.ts';
 
-export type MetricsSource = { url: string } | { service: { namespace: string; name: string; port: string } };
+/** A URL (or, in kubeloop dev, where the router's URL will be once it runs), or the router's Service. */
+export type MetricsSource = { url: string | (() => string | undefined) } | { service: { namespace: string; name: string; port: string } };
 
 /** `--router-metrics`: an http(s) URL, or NAMESPACE/SERVICE[:PORT] (port name or number; http-metrics as the chart names it). */
 export function parseMetricsSource(value: string): MetricsSource | string {
@@ -16,11 +17,16 @@ export function parseMetricsSource(value: string): MetricsSource | string {
 }
 
 export function describeSource(source: MetricsSource): string {
-  return 'url' in source ? source.url : `service ${source.service.namespace}/${source.service.name}:${source.service.port} (through the API server)`;
+  if ('url' in source) return typeof source.url === 'string' ? source.url : (source.url() ?? 'the router (not started yet)');
+  return `service ${source.service.namespace}/${source.service.name}:${source.service.port} (through the API server)`;
 }
 
 export async function readMetrics(source: MetricsSource, client: KubeClient): Promise<MetricSample[]> {
-  if ('url' in source) return readRouterMetrics(source.url);
+  if ('url' in source) {
+    const url = typeof source.url === 'string' ? source.url : source.url();
+    if (url === undefined) throw new Error('the router has not started yet');
+    return readRouterMetrics(url);
+  }
   const { namespace, name, port } = source.service;
   try {
     const body = await client.stream({ path: `/api/v1/namespaces/${namespace}/services/${name}:${port}/proxy/metrics`, accept: 'text/plain' });

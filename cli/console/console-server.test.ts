@@ -66,6 +66,12 @@ describe('the console server', () => {
     expect(JSON.parse(refused.body).message).toContain('DNS rebinding');
   });
 
+  it('says which server did not answer when the API server is unreachable, instead of an opaque internal error', async () => {
+    const failed = await get('/api/overview', { host: `127.0.0.1:${port}` });
+    expect(failed.status).toBe(502);
+    expect(JSON.parse(failed.body).message).toContain('https://127.0.0.1:9');
+  });
+
   it('keeps the spans exported to /v1/traces (OTLP/HTTP protobuf) and serves them as a trace', async () => {
     const exporter = new InMemorySpanExporter();
     const provider = new TracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter })] });

@@ -2,7 +2,7 @@
 // with the caller's own credentials (so the page shows exactly what the caller may see), optionally an OTLP
 // receiver for kubeloop dev's traces. Every request must name this server in Host and, from a browser, come
 // from its own page (request-guard.ts); it listens on loopback unless told otherwise.
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { ResourceDiscovery, UnknownKindError } from '../../lib/kube/discovery.ts';
 import { isApiError, type KubeClient } from '../../lib/kube/kube-client.ts';
@@ -50,6 +50,13 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
   const namespaces = options.namespaces ?? [];
   const { app } = createServer({ logger, serveMetrics: false, bodyLimitBytes: 16 * 1024 * 1024 });
   let hosts = new Set<string>();
+  // What fails here is nearly always the API server or a trace backend not answering: say which and why,
+  // rather than an opaque internal error id.
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    if (error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500) return reply.code(error.statusCode).send({ statusCode: error.statusCode, code: error.code, message: error.message });
+    request.log.warn({ err: error }, 'console request failed');
+    return reply.code(502).send({ statusCode: 502, code: 'BadGateway', message: `${client.server} or a trace backend did not answer as expected: ${error.message}` });
+  });
 
   app.addHook('onRequest', async (request, reply) => {
     const verdict = checkRequest({ host: request.headers.host, origin: request.headers.origin, 'sec-fetch-site': request.headers['sec-fetch-site'] as string | undefined }, hosts);

@@ -36,4 +36,7 @@ function App() {
     <main id="main" tabindex="-1">${view(route)}</main>`;
 }
 
-render(html`<${App} />`, document.getElementById('app') as HTMLElement);
+const root = document.getElementById('app') as HTMLElement;
+// The static "Loading" text is not preact's to diff: clear it first.
+root.textContent = '';
+render(html`<${App} />`, root);

@@ -1,6 +1,6 @@
 // A reconcile's or an admission's trace as a waterfall: each span a row (indented under its parent, its bar
 // on the trace's time axis), the API server's spans among kubeloop's; a row opens the span's attributes and
-// events. Up/Down move between rows.
+// events. Up/Down move between rows. Refreshed every 2 s: spans exported late (the API server's) join.
 import { html } from 'htm/preact';
 import { useState } from 'preact/hooks';
 import { getJson, type TraceAnswer, type TraceSpan } from './api.ts';
@@ -49,7 +49,8 @@ export function TraceView({ id, from }: { id: string; from?: string }) {
           (row) => html`<li>
             <button type="button" class=${`span-row ${row.span.error ? 'error' : ''} ${row.span.spanId === selected ? 'selected' : ''}`} data-service=${row.span.service} data-name=${row.span.name}
               aria-pressed=${row.span.spanId === selected} onClick=${() => setSelected(row.span.spanId)}>
-              <span class="span-label" style=${{ paddingLeft: `${row.depth * 14}px` }}><span class="service">${row.span.service}</span> ${row.span.name}${row.orphan ? html` <span class="muted">(parent not in trace)</span>` : ''}</span>
+              <span class="service">${row.span.service}</span>
+              <span class="span-label" style=${{ paddingLeft: `${row.depth * 14}px` }}>${row.span.name}${row.orphan ? html` <span class="muted">(parent not in trace)</span>` : ''}</span>
               <span class="span-track"><span class="span-bar" style=${{ left: `${row.offsetPct}%`, width: `max(2px, ${row.widthPct}%)` }}></span></span>
               <span class="span-duration">${formatDuration(row.span.durationUs)}</span>
             </button>

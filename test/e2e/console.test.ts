@@ -180,21 +180,23 @@ describe('kubeloop console', () => {
     const page = await open(admin, '#/loop/podset');
     await page.waitForSelector(`a[href="#/history/podset/${ns}/web"]`, { timeout: 60_000 });
     await page.click(`a[href="#/history/podset/${ns}/web"]`);
-    const entry = await page.waitForFunction(
-      (wanted: string) =>
-        Array.from(document.querySelectorAll<HTMLElement>('.timeline .entry')).find((e) => {
+    const traceLink = await page.waitForFunction(
+      (wanted: string) => {
+        const entry = Array.from(document.querySelectorAll<HTMLElement>('.timeline .entry')).find((e) => {
           const text = e.innerText;
           return text.includes(wanted) && (text.match(/applied\s+create v1\/Pod/g) ?? []).length === 2 && /applied\s+status\b/.test(text);
-        }),
+        });
+        return entry?.querySelector('a.trace-link')?.getAttribute('href');
+      },
       { timeout: 90_000, polling: 500 },
       trigger,
     );
     await screenshot(page, 'podset-timeline');
 
     // The entry links to its trace: the waterfall has the reconcile, the call and the function's own span.
-    const link = await entry.asElement()!.$('a.trace-link');
-    expect(link).not.toBeNull();
-    await link!.click();
+    const href = (await traceLink.jsonValue()) as string;
+    expect(href).toMatch(/^#\/trace\/[0-9a-f]{32}/);
+    await page.click(`a.trace-link[href="${href}"]`);
     await page.waitForSelector('.span-row[data-name="reconcile podset"]', { timeout: 60_000 });
     await page.waitForSelector('.span-row[data-name="function podset"]', { timeout: 60_000 });
     await page.waitForFunction(() => document.querySelectorAll('.span-row[data-name^="create v1/Pod"]').length === 2, { timeout: 60_000 });

@@ -12,7 +12,8 @@ const WRITE_TONES: Record<string, Tone> = { applied: 'good', exists: 'neutral', 
 
 function entryView(entry: Entry, index: number, here: string) {
   const d = entry.durations;
-  return html`<li class=${`entry ${entry.failed ? 'failed' : ''}`} data-outcome=${entry.outcome}>
+  // Keyed: a new reconcile arrives at the top, and each entry's element must stay its own.
+  return html`<li key=${`${entry.startedAt} ${entry.traceId ?? index}`} class=${`entry ${entry.failed ? 'failed' : ''}`} data-outcome=${entry.outcome}>
     <div class="entry-head">
       <time datetime=${entry.startedAt}>${time(entry.startedAt)}</time>
       ${badge(entry.outcome, entry.failed ? 'bad' : 'good')}

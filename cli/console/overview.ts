@@ -120,11 +120,15 @@ export async function listConsoleObjects(client: KubeClient, namespaces: readonl
     KINDS.map(async ({ kind, plural, apiVersion, namespaced }) => {
       const all = `/apis/${apiVersion}/${plural}`;
       if (!namespaced || namespaces.length === 0) return void (await list(kind, all));
-      // Quietly: the cluster-wide list is tried first; only the per-namespace refusals are shown.
+      // The cluster-wide list first; only when that is forbidden, each namespace (whose refusals are shown).
       try {
         listed.push({ kind, items: (await client.request<{ items: Listed[] }>({ path: all })).items });
       } catch (error) {
-        if (!isApiError(error, 403)) throw error;
+        if (!isApiError(error, 403)) {
+          if (!isApiError(error) || ![401, 404].includes(error.statusCode)) throw error;
+          refused.push({ kind, code: error.statusCode, message: error.message });
+          return;
+        }
         for (const namespace of namespaces) await list(kind, `/apis/${apiVersion}/namespaces/${encodeURIComponent(namespace)}/${plural}`, namespace);
       }
     }),

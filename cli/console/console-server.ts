@@ -50,14 +50,6 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
   const namespaces = options.namespaces ?? [];
   const { app } = createServer({ logger, serveMetrics: false, bodyLimitBytes: 16 * 1024 * 1024 });
   let hosts = new Set<string>();
-  // What fails here is nearly always the API server or a trace backend not answering: say which and why,
-  // rather than an opaque internal error id.
-  app.setErrorHandler((error: FastifyError, request, reply) => {
-    if (error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500) return reply.code(error.statusCode).send({ statusCode: error.statusCode, code: error.code, message: error.message });
-    request.log.warn({ err: error }, 'console request failed');
-    return reply.code(502).send({ statusCode: 502, code: 'BadGateway', message: `${client.server} or a trace backend did not answer as expected: ${error.message}` });
-  });
-
   app.addHook('onRequest', async (request, reply) => {
     const verdict = checkRequest({ host: request.headers.host, origin: request.headers.origin, 'sec-fetch-site': request.headers['sec-fetch-site'] as string | undefined }, hosts);
     if (!verdict.ok) {
@@ -71,92 +63,103 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
     app.get(path, async (_request, reply) => reply.header('content-type', asset.contentType).header('content-security-policy', CSP).header('x-frame-options', 'DENY').send(asset.body));
   }
 
-  const overview = async (): Promise<Overview> => {
-    const { listed, refused } = await listConsoleObjects(client, namespaces);
-    let metrics: Overview['metrics'] = { unavailable: 'no router metrics configured (--router-metrics)' };
-    let samples;
-    if (options.routerMetrics) {
-      try {
-        samples = await readMetrics(options.routerMetrics, client);
-        metrics = { source: describeSource(options.routerMetrics) };
-      } catch (error) {
-        metrics = { source: describeSource(options.routerMetrics), unavailable: (error as Error).message };
+  // The JSON API in a scope of its own, with its own error handler (createServer's stays for the rest).
+  await app.register(async (api) => {
+    // What fails here is nearly always the API server or a trace backend not answering: say which and why,
+    // rather than an opaque internal error id.
+    api.setErrorHandler((error: FastifyError, request, reply) => {
+      if (error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500) return reply.code(error.statusCode).send({ statusCode: error.statusCode, code: error.code, message: error.message });
+      request.log.warn({ err: error }, 'console request failed');
+      return reply.code(502).send({ statusCode: 502, code: 'BadGateway', message: `${client.server} or a trace backend did not answer as expected: ${error.message}` });
+    });
+
+    const overview = async (): Promise<Overview> => {
+      const { listed, refused } = await listConsoleObjects(client, namespaces);
+      let metrics: Overview['metrics'] = { unavailable: 'no router metrics configured (--router-metrics)' };
+      let samples;
+      if (options.routerMetrics) {
+        try {
+          samples = await readMetrics(options.routerMetrics, client);
+          metrics = { source: describeSource(options.routerMetrics) };
+        } catch (error) {
+          metrics = { source: describeSource(options.routerMetrics), unavailable: (error as Error).message };
+        }
       }
-    }
-    return { rows: overviewRows(listed, samples), refused, metrics };
-  };
-  app.get('/api/overview', overview);
+      return { rows: overviewRows(listed, samples), refused, metrics };
+    };
+    api.get('/api/overview', overview);
 
-  type LoopQuery = { Querystring: { id?: string } };
-  app.get('/api/loop', async (request: FastifyRequest<LoopQuery>, reply: FastifyReply) => {
-    const id = request.query.id ?? '';
-    const { rows } = await overview();
-    const row = rows.find((r) => r.id === id && (r.kind === 'Loop' || r.kind === 'ClusterLoop'));
-    if (!row) return reply.code(404).send({ statusCode: 404, code: 'NotFound', message: `no Loop ${id} that you may list` });
-    let objects: Array<{ namespace?: string; name: string }> = [];
-    let objectsUnavailable: { code: number; message: string } | undefined;
-    if (row.for) {
-      try {
-        const resource = await discovery.resolve(row.for.apiVersion, row.for.kind);
-        const prefix = resource.group ? `/apis/${resource.group}/${resource.version}` : `/api/${resource.version}`;
-        const scope = row.namespace && resource.namespaced ? `/namespaces/${encodeURIComponent(row.namespace)}` : '';
-        const list = await client.request<{ items: Array<{ metadata: { name: string; namespace?: string } }> }>({ path: `${prefix}${scope}/${resource.plural}`, query: { limit: 200 } });
-        objects = list.items.map((i) => ({ name: i.metadata.name, ...(i.metadata.namespace ? { namespace: i.metadata.namespace } : {}) }));
-      } catch (error) {
-        if (error instanceof UnknownKindError) objectsUnavailable = { code: 404, message: error.message };
-        else objectsUnavailable = unavailable(error) ?? { code: 500, message: (error as Error).message };
+    type LoopQuery = { Querystring: { id?: string } };
+    api.get('/api/loop', async (request: FastifyRequest<LoopQuery>, reply: FastifyReply) => {
+      const id = request.query.id ?? '';
+      const { rows } = await overview();
+      const row = rows.find((r) => r.id === id && (r.kind === 'Loop' || r.kind === 'ClusterLoop'));
+      if (!row) return reply.code(404).send({ statusCode: 404, code: 'NotFound', message: `no Loop ${id} that you may list` });
+      let objects: Array<{ namespace?: string; name: string }> = [];
+      let objectsUnavailable: { code: number; message: string } | undefined;
+      if (row.for) {
+        try {
+          const resource = await discovery.resolve(row.for.apiVersion, row.for.kind);
+          const prefix = resource.group ? `/apis/${resource.group}/${resource.version}` : `/api/${resource.version}`;
+          const scope = row.namespace && resource.namespaced ? `/namespaces/${encodeURIComponent(row.namespace)}` : '';
+          const list = await client.request<{ items: Array<{ metadata: { name: string; namespace?: string } }> }>({ path: `${prefix}${scope}/${resource.plural}`, query: { limit: 200 } });
+          objects = list.items.map((i) => ({ name: i.metadata.name, ...(i.metadata.namespace ? { namespace: i.metadata.namespace } : {}) }));
+        } catch (error) {
+          if (error instanceof UnknownKindError) objectsUnavailable = { code: 404, message: error.message };
+          else objectsUnavailable = unavailable(error) ?? { code: 500, message: (error as Error).message };
+        }
       }
-    }
-    let failures;
-    let failuresUnavailable: string | undefined;
-    try {
-      failures = options.traces ? await options.traces.failures(id, 20) : undefined;
-    } catch (error) {
-      failuresUnavailable = (error as Error).message;
-    }
-    return { row, objects, ...(objectsUnavailable ? { objectsUnavailable } : {}), failures: failures ?? [], traces: options.traces?.describe ?? null, ...(failuresUnavailable ? { failuresUnavailable } : {}) };
-  });
-
-  type HistoryQuery = { Querystring: { loop?: string; namespace?: string; name?: string } };
-  app.get('/api/history', async (request: FastifyRequest<HistoryQuery>, reply: FastifyReply) => {
-    const { loop, namespace, name } = request.query;
-    if (!loop || !name) return reply.code(400).send({ statusCode: 400, code: 'BadRequest', message: 'loop and name are required (namespace too for a namespaced object)' });
-    try {
-      const history = await client.request<ObjectHistory & { owner?: string }>(historyRequest(loop, namespace || undefined, name));
-      return { timeline: buildTimeline(history) };
-    } catch (error) {
-      // The history API answers the same 403 for "no such Loop" and "not yours": both mean "not available to you".
-      const refused = unavailable(error);
-      if (refused) return { unavailable: refused };
-      throw error;
-    }
-  });
-
-  type TraceParams = { Params: { id: string } };
-  app.get('/api/traces/:id', async (request: FastifyRequest<TraceParams>, reply: FastifyReply) => {
-    const id = request.params.id.toLowerCase();
-    if (!/^[0-9a-f]{32}$/.test(id)) return reply.code(400).send({ statusCode: 400, code: 'BadRequest', message: `"${request.params.id}" is not a trace id (32 hex digits)` });
-    if (!options.traces) return reply.code(404).send({ statusCode: 404, code: 'NotFound', message: 'no trace backend: start the console with --jaeger URL, or --receive-traces (kubeloop dev does)' });
-    const spans = await options.traces.trace(id);
-    if (!spans) return reply.code(404).send({ statusCode: 404, code: 'NotFound', message: `trace ${id} is not in ${options.traces.describe} (not sampled, not exported yet, or dropped)` });
-    return { traceId: id, source: options.traces.describe, spans };
-  });
-
-  const store = options.traceStore;
-  if (store) {
-    app.addContentTypeParser(['application/x-protobuf', 'application/protobuf'], { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
-    app.post('/v1/traces', async (request, reply) => {
+      let failures;
+      let failuresUnavailable: string | undefined;
       try {
-        const spans = Buffer.isBuffer(request.body) ? decodeOtlpProtobuf(request.body) : decodeOtlpJson(request.body);
-        store.add(spans);
+        failures = options.traces ? await options.traces.failures(id, 20) : undefined;
       } catch (error) {
-        if (error instanceof OtlpDecodeError) return reply.code(400).send({ statusCode: 400, code: 'BadRequest', message: `not an OTLP trace export: ${error.message}` });
+        failuresUnavailable = (error as Error).message;
+      }
+      return { row, objects, ...(objectsUnavailable ? { objectsUnavailable } : {}), failures: failures ?? [], traces: options.traces?.describe ?? null, ...(failuresUnavailable ? { failuresUnavailable } : {}) };
+    });
+
+    type HistoryQuery = { Querystring: { loop?: string; namespace?: string; name?: string } };
+    api.get('/api/history', async (request: FastifyRequest<HistoryQuery>, reply: FastifyReply) => {
+      const { loop, namespace, name } = request.query;
+      if (!loop || !name) return reply.code(400).send({ statusCode: 400, code: 'BadRequest', message: 'loop and name are required (namespace too for a namespaced object)' });
+      try {
+        const history = await client.request<ObjectHistory & { owner?: string }>(historyRequest(loop, namespace || undefined, name));
+        return { timeline: buildTimeline(history) };
+      } catch (error) {
+        // The history API answers the same 403 for "no such Loop" and "not yours": both mean "not available to you".
+        const refused = unavailable(error);
+        if (refused) return { unavailable: refused };
         throw error;
       }
-      // An empty ExportTraceServiceResponse: full success.
-      return Buffer.isBuffer(request.body) ? reply.header('content-type', 'application/x-protobuf').send(Buffer.alloc(0)) : reply.send({});
     });
-  }
+
+    type TraceParams = { Params: { id: string } };
+    api.get('/api/traces/:id', async (request: FastifyRequest<TraceParams>, reply: FastifyReply) => {
+      const id = request.params.id.toLowerCase();
+      if (!/^[0-9a-f]{32}$/.test(id)) return reply.code(400).send({ statusCode: 400, code: 'BadRequest', message: `"${request.params.id}" is not a trace id (32 hex digits)` });
+      if (!options.traces) return reply.code(404).send({ statusCode: 404, code: 'NotFound', message: 'no trace backend: start the console with --jaeger URL, or --receive-traces (kubeloop dev does)' });
+      const spans = await options.traces.trace(id);
+      if (!spans) return reply.code(404).send({ statusCode: 404, code: 'NotFound', message: `trace ${id} is not in ${options.traces.describe} (not sampled, not exported yet, or dropped)` });
+      return { traceId: id, source: options.traces.describe, spans };
+    });
+
+    const store = options.traceStore;
+    if (store) {
+      api.addContentTypeParser(['application/x-protobuf', 'application/protobuf'], { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
+      api.post('/v1/traces', async (request, reply) => {
+        try {
+          const spans = Buffer.isBuffer(request.body) ? decodeOtlpProtobuf(request.body) : decodeOtlpJson(request.body);
+          store.add(spans);
+        } catch (error) {
+          if (error instanceof OtlpDecodeError) return reply.code(400).send({ statusCode: 400, code: 'BadRequest', message: `not an OTLP trace export: ${error.message}` });
+          throw error;
+        }
+        // An empty ExportTraceServiceResponse: full success.
+        return Buffer.isBuffer(request.body) ? reply.header('content-type', 'application/x-protobuf').send(Buffer.alloc(0)) : reply.send({});
+      });
+    }
+  });
 
   const url = await listen(app, { port: options.port ?? 0, host: address });
   hosts = ownHosts(address, Number(new URL(url).port));

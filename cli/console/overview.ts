@@ -89,7 +89,8 @@ export function overviewRows(listed: Array<{ kind: string; items: Listed[] }>, s
         const canary = item.spec?.function?.canary;
         const rolledBack = conditionView(conditions, 'CanaryRolledBack');
         if (canary || rolledBack) row.canary = { weight: canary?.weight ?? 0, ...(rolledBack ? { rolledBack } : {}) };
-        if (queue && inFlight && reconciles && errors) {
+        // Only a Loop the router runs has figures; another shows none rather than zeros.
+        if (queue && inFlight && reconciles && errors && (queue.has(row.id) || inFlight.has(row.id) || reconciles.has(row.id))) {
           row.metrics = { queue: queue.get(row.id) ?? 0, inFlight: inFlight.get(row.id) ?? 0, reconciles: reconciles.get(row.id) ?? 0, errors: errors.get(row.id) ?? 0 };
         }
       }

@@ -95,15 +95,19 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
       const { rows } = await overview();
       const row = rows.find((r) => r.id === id && (r.kind === 'Loop' || r.kind === 'ClusterLoop'));
       if (!row) return reply.code(404).send({ statusCode: 404, code: 'NotFound', message: `no Loop ${id} that you may list` });
-      let objects: Array<{ namespace?: string; name: string }> = [];
+      const objects: Array<{ namespace?: string; name: string }> = [];
       let objectsUnavailable: { code: number; message: string } | undefined;
       if (row.for) {
         try {
           const resource = await discovery.resolve(row.for.apiVersion, row.for.kind);
           const prefix = resource.group ? `/apis/${resource.group}/${resource.version}` : `/api/${resource.version}`;
-          const scope = row.namespace && resource.namespaced ? `/namespaces/${encodeURIComponent(row.namespace)}` : '';
-          const list = await client.request<{ items: Array<{ metadata: { name: string; namespace?: string } }> }>({ path: `${prefix}${scope}/${resource.plural}`, query: { limit: 200 } });
-          objects = list.items.map((i) => ({ name: i.metadata.name, ...(i.metadata.namespace ? { namespace: i.metadata.namespace } : {}) }));
+          // The Loop's own namespace, else the namespaces it names, else all; only the primaries its selector picks.
+          const where = !resource.namespaced ? [undefined] : row.namespace ? [row.namespace] : (row.scope?.namespaces ?? [undefined]);
+          for (const namespace of where) {
+            const scope = namespace ? `/namespaces/${encodeURIComponent(namespace)}` : '';
+            const list = await client.request<{ items: Array<{ metadata: { name: string; namespace?: string } }> }>({ path: `${prefix}${scope}/${resource.plural}`, query: { limit: 200, labelSelector: row.scope?.labelSelector } });
+            objects.push(...list.items.map((i) => ({ name: i.metadata.name, ...(i.metadata.namespace ? { namespace: i.metadata.namespace } : {}) })));
+          }
         } catch (error) {
           if (error instanceof UnknownKindError) objectsUnavailable = { code: 404, message: error.message };
           else objectsUnavailable = unavailable(error) ?? { code: 500, message: (error as Error).message };

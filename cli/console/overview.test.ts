@@ -21,7 +21,7 @@ describe('overviewRows', () => {
           items: [
             {
               metadata: { name: 'web', namespace: 'team-a' },
-              spec: { for: { apiVersion: 'v1', kind: 'ConfigMap' }, function: { url: 'http://f/', shadow: { url: 'http://g/' }, canary: { url: 'http://h/', weight: 10, errorBudget: { windowSeconds: 60 } } } },
+              spec: { for: { apiVersion: 'v1', kind: 'ConfigMap' }, selector: { matchLabels: { app: 'web' } }, namespaces: ['team-a'], function: { url: 'http://f/', shadow: { url: 'http://g/' }, canary: { url: 'http://h/', weight: 10, errorBudget: { windowSeconds: 60 } } } },
               status: { conditions: [condition('Ready', 'False', 'FunctionUnreachable', 'connect ECONNREFUSED'), condition('Throttled', 'True', 'TenantShare'), condition('ShadowDiverged', 'True', 'Diverged'), condition('CanaryRolledBack', 'True', 'ErrorBudgetSpent')] },
             },
           ],
@@ -34,6 +34,7 @@ describe('overviewRows', () => {
     expect(rows.map((r) => r.id)).toEqual(['sidecar', 'podset', 'team-a/web']);
     expect(rows.find((r) => r.id === 'team-a/web')).toMatchObject({
       for: { apiVersion: 'v1', kind: 'ConfigMap' },
+      scope: { labelSelector: 'app=web', namespaces: ['team-a'] },
       ready: { status: 'False', reason: 'FunctionUnreachable', message: 'connect ECONNREFUSED' },
       throttled: { status: 'True', reason: 'TenantShare' },
       shadow: { configured: true, diverged: { status: 'True' } },

@@ -6,6 +6,7 @@ import { ADMISSION_HOOK_API_VERSION, ADMISSION_HOOK_KIND, ADMISSION_HOOK_PLURAL,
 import { CLUSTER_LOOP_KIND, CLUSTER_LOOP_PLURAL, LOOP_API_VERSION, LOOP_KIND, LOOP_PLURAL, loopIdentity, type LoopSpec } from '../../api/loop.ts';
 import type { Condition, KindRef } from '../../api/meta.ts';
 import { isApiError, type KubeClient } from '../../lib/kube/kube-client.ts';
+import { labelSelectorQuery } from '../../lib/kube/label-selector.ts';
 import { sumBy, type MetricSample } from '../dev/prometheus-text.ts';
 
 export interface ConditionView {
@@ -22,6 +23,8 @@ export interface OverviewRow {
   id: string;
   /** The Loop's primary kind (Loops only). */
   for?: KindRef;
+  /** Which primaries it reconciles besides the kind: its label selector (query syntax) and namespaces. */
+  scope?: { labelSelector?: string; namespaces?: string[] };
   /** Ready as the router (or the gateway) wrote it; undefined before either did. */
   ready?: ConditionView;
   throttled?: ConditionView;
@@ -82,6 +85,9 @@ export function overviewRows(listed: Array<{ kind: string; items: Listed[] }>, s
       if (ready) row.ready = ready;
       if (isLoopKind(kind)) {
         if (item.spec?.for) row.for = item.spec.for;
+        const labelSelector = labelSelectorQuery(item.spec?.selector);
+        const loopNamespaces = item.spec?.namespaces;
+        if (labelSelector || loopNamespaces?.length) row.scope = { ...(labelSelector ? { labelSelector } : {}), ...(loopNamespaces?.length ? { namespaces: loopNamespaces } : {}) };
         const throttled = conditionView(conditions, 'Throttled');
         if (throttled) row.throttled = throttled;
         const diverged = conditionView(conditions, 'ShadowDiverged');

@@ -229,6 +229,8 @@ describe('kubeloop console', () => {
     await page.keyboard.press('Enter');
     await page.waitForFunction(() => document.querySelectorAll('#failures-title ~ ul.links li').length > 0, { timeout: 90_000, polling: 500 });
     await waitForText(page, ['Recent failed reconciles', `${ns}/broken`]);
+    // Its objects: only what its selector picks in its namespaces (not every ConfigMap of the cluster).
+    expect(await page.$$eval('#objects-title ~ ul.links li', (items) => items.map((li) => (li as HTMLElement).innerText))).toEqual([`${ns}/broken`]);
     await screenshot(page, 'loop-failures');
     await page.close();
   });

@@ -50,7 +50,7 @@ export function LoopView({ id }: { id: string }) {
             const object = objectOf(f.attributes['kubeloop.object']);
             return html`<li>
               <a href=${href({ view: 'trace', id: f.traceId })}>${new Date(f.startUs / 1000).toISOString().slice(11, 23)}Z ${String(f.attributes['kubeloop.object'] ?? f.name)}</a>
-              ${badge('failed', 'bad')} ${formatDuration(f.durationUs)}
+              ${' '}${badge('failed', 'bad')} ${formatDuration(f.durationUs)}
               ${object ? html` · <a href=${href({ view: 'history', loop: row.id, ...object })}>history</a>` : ''}
             </li>`;
           })}

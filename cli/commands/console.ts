@@ -14,7 +14,7 @@ Serves a web console on http://127.0.0.1:PORT that reads the cluster as you (you
 ClusterLoop, AdmissionHook and ClusterAdmissionHook you may list with Ready, throttling, shadow and canary
 state; an object's reconcile history (the history API: shown when you may get the object); a reconcile's
 trace as a waterfall. It refuses requests from other web pages (Origin) and under other host names (Host).
-  --port N              port to listen on (default 8001; 0: any free port)
+  --port N              port to listen on (default 8002, next to kubectl proxy's 8001; 0: any free port)
   --address ADDR        address to listen on (default 127.0.0.1). Anything but loopback lets others on the
                         network read the cluster with your credentials: only on a machine you alone use
   -n, --namespace NS    where to list Loops and AdmissionHooks when you may not list them in all namespaces
@@ -44,7 +44,7 @@ export async function run(argv: string[]): Promise<number> {
   );
   if (parsed.exitCode !== undefined) return parsed.exitCode;
   const { values, positionals } = parsed;
-  const port = Number(values.port ?? 8001);
+  const port = Number(values.port ?? 8002);
   const metrics = values['router-metrics'] === undefined ? undefined : parseMetricsSource(values['router-metrics']);
   const problems = [
     positionals.length > 0 && `unexpected argument "${positionals[0]}"`,

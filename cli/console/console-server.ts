@@ -13,7 +13,7 @@ import { decodeOtlpJson, decodeOtlpProtobuf, OtlpDecodeError } from './otlp-deco
 import { listConsoleObjects, overviewRows, type Overview } from './overview.ts';
 import { checkRequest, ownHosts } from './request-guard.ts';
 import { describeSource, readMetrics, type MetricsSource } from './router-metrics.ts';
-import type { TraceSource } from './trace-sources.ts';
+import { admissionsOf, reconcilesOf, type TraceSource } from './trace-sources.ts';
 import type { TraceStore } from './trace-store.ts';
 import type { ConsoleAssets } from './ui-assets.ts';
 
@@ -116,11 +116,24 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
       let failures;
       let failuresUnavailable: string | undefined;
       try {
-        failures = options.traces ? await options.traces.failures(id, 20) : undefined;
+        failures = options.traces ? await options.traces.recent(reconcilesOf(id), true, 20) : undefined;
       } catch (error) {
         failuresUnavailable = (error as Error).message;
       }
       return { row, objects, ...(objectsUnavailable ? { objectsUnavailable } : {}), failures: failures ?? [], traces: options.traces?.describe ?? null, ...(failuresUnavailable ? { failuresUnavailable } : {}) };
+    });
+
+    // An AdmissionHook and its recent admissions (their traces: the gateway's `admit <hook>` roots).
+    api.get('/api/hook', async (request: FastifyRequest<LoopQuery>, reply: FastifyReply) => {
+      const id = request.query.id ?? '';
+      const { rows } = await overview();
+      const row = rows.find((r) => r.id === id && (r.kind === 'AdmissionHook' || r.kind === 'ClusterAdmissionHook'));
+      if (!row) return reply.code(404).send({ statusCode: 404, code: 'NotFound', message: `no AdmissionHook ${id} that you may list` });
+      try {
+        return { row, admissions: options.traces ? await options.traces.recent(admissionsOf(id), false, 30) : [], traces: options.traces?.describe ?? null };
+      } catch (error) {
+        return { row, admissions: [], traces: options.traces?.describe ?? null, admissionsUnavailable: (error as Error).message };
+      }
     });
 
     type HistoryQuery = { Querystring: { loop?: string; namespace?: string; name?: string } };

@@ -1,6 +1,6 @@
 // Where the console finds a trace: its own in-memory store (kubeloop dev, spans received over OTLP) or a
 // Jaeger query API (`kubeloop dev --tracing`, or a cluster's Jaeger through a port-forward). One interface:
-// a trace by id, and a Loop's recent failed reconciles.
+// a trace by id, and the recent traces of one operation (a Loop's failed reconciles, a hook's admissions).
 import type { AttributeValue, TraceSpan, TraceSummary } from './trace-model.ts';
 import { summarizeTrace } from './trace-model.ts';
 import type { TraceStore } from './trace-store.ts';
@@ -9,15 +9,19 @@ export interface TraceSource {
   /** What the UI says the traces come from. */
   describe: string;
   trace(traceId: string): Promise<TraceSpan[] | undefined>;
-  /** The Loop's recent reconciles that failed (an error span, an outcome other than ok), newest first. */
-  failures(loop: string, limit: number): Promise<TraceSummary[]>;
+  /** Recent traces whose root is `operation` of `service`, newest first; with failedOnly those that failed. */
+  recent(of: { service: string; operation: string }, failedOnly: boolean, limit: number): Promise<TraceSummary[]>;
 }
+
+/** A Loop's reconciles and a hook's admissions, as the router and the gateway name their root spans. */
+export const reconcilesOf = (loop: string) => ({ service: 'kubeloop-router', operation: `reconcile ${loop}` });
+export const admissionsOf = (hook: string) => ({ service: 'kubeloop-webhook', operation: `admit ${hook}` });
 
 export function storeSource(store: TraceStore): TraceSource {
   return {
     describe: 'the console (OTLP/HTTP received at /v1/traces)',
     trace: async (traceId) => store.get(traceId),
-    failures: async (loop, limit) => store.find((s) => s.failed && s.name === `reconcile ${loop}`, limit),
+    recent: async ({ operation }, failedOnly, limit) => store.find((s) => s.name === operation && (!failedOnly || s.failed), limit),
   };
 }
 
@@ -65,8 +69,8 @@ export function spansFromJaeger(trace: JaegerTrace): TraceSpan[] {
   });
 }
 
-/** Jaeger's query API at `baseUrl` (http://127.0.0.1:16686), for the router's service `service`. */
-export function jaegerSource(baseUrl: string, service = 'kubeloop-router'): TraceSource {
+/** Jaeger's query API at `baseUrl` (http://127.0.0.1:16686). */
+export function jaegerSource(baseUrl: string): TraceSource {
   const base = baseUrl.replace(/\/+$/, '');
   const get = async (path: string): Promise<JaegerTrace[]> => {
     const reply = await fetch(`${base}${path}`, { signal: AbortSignal.timeout(5000) });
@@ -80,12 +84,12 @@ export function jaegerSource(baseUrl: string, service = 'kubeloop-router'): Trac
       const [found] = await get(`/api/traces/${encodeURIComponent(traceId)}`);
       return found ? spansFromJaeger(found) : undefined;
     },
-    async failures(loop, limit) {
-      const query = new URLSearchParams({ service, operation: `reconcile ${loop}`, limit: '50', lookback: '1h' });
+    async recent({ service, operation }, failedOnly, limit) {
+      const query = new URLSearchParams({ service, operation, limit: '50', lookback: '1h' });
       const traces = await get(`/api/traces?${query}`);
       return traces
         .map((t) => summarizeTrace(spansFromJaeger(t)))
-        .filter((s): s is TraceSummary => s !== undefined && s.failed)
+        .filter((s): s is TraceSummary => s !== undefined && (!failedOnly || s.failed))
         .sort((a, b) => b.startUs - a.startUs)
         .slice(0, limit);
     },

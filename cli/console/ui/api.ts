@@ -15,6 +15,13 @@ export interface LoopDetail {
   traces: string | null;
 }
 
+export interface HookDetail {
+  row: OverviewRow;
+  admissions: TraceSummary[];
+  admissionsUnavailable?: string;
+  traces: string | null;
+}
+
 export type HistoryAnswer = { timeline: Timeline } | { unavailable: { code: number; message: string } };
 export interface TraceAnswer {
   traceId: string;

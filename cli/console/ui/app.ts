@@ -1,8 +1,9 @@
 // The console's single page: a header, and the view the location hash names (overview, a Loop, an object's
-// history, a trace). Bundled with preact and htm by cli/console/bundle-ui.js; no request leaves the console.
+// history, a hook's admissions, a trace). Bundled with preact and htm by cli/console/bundle-ui.js; no request leaves the console.
 import { html, render } from 'htm/preact';
 import { useEffect, useState } from 'preact/hooks';
 import { HistoryView } from './history-view.ts';
+import { HookView } from './hook-view.ts';
 import { LoopView } from './loop-view.ts';
 import { OverviewView } from './overview-view.ts';
 import { href, parseRoute, type Route } from './routes.ts';
@@ -14,6 +15,8 @@ function view(route: Route) {
       return html`<${OverviewView} />`;
     case 'loop':
       return html`<${LoopView} id=${route.id} />`;
+    case 'hook':
+      return html`<${HookView} id=${route.id} />`;
     case 'history':
       return html`<${HistoryView} loop=${route.loop} namespace=${route.namespace} name=${route.name} />`;
     case 'trace':

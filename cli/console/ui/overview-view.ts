@@ -26,7 +26,7 @@ function versions(row: OverviewRow) {
 const figure = (value: number | undefined) => (value === undefined ? html`<span class="muted">-</span>` : String(value));
 
 function rowView(row: OverviewRow) {
-  const name = isLoop(row) ? html`<a href=${href({ view: 'loop', id: row.id })}>${row.name}</a>` : row.name;
+  const name = html`<a href=${href({ view: isLoop(row) ? 'loop' : 'hook', id: row.id })}>${row.name}</a>`;
   return html`<tr data-kind=${row.kind} data-id=${row.id}>
     <td>${row.kind}</td>
     <td>${row.namespace ?? html`<span class="muted">cluster</span>`}</td>

@@ -2,6 +2,7 @@
 export type Route =
   | { view: 'overview' }
   | { view: 'loop'; id: string }
+  | { view: 'hook'; id: string }
   | { view: 'history'; loop: string; namespace?: string; name: string }
   | { view: 'trace'; id: string; from?: string };
 
@@ -13,6 +14,8 @@ export function href(route: Route): string {
       return '#/';
     case 'loop':
       return `#/loop/${enc(route.id)}`;
+    case 'hook':
+      return `#/hook/${enc(route.id)}`;
     case 'history':
       return `#/history/${enc(route.loop)}/${enc(route.namespace ?? '_')}/${enc(route.name)}`;
     case 'trace':
@@ -25,6 +28,7 @@ export function parseRoute(hash: string): Route {
   const parts = path.split('/').filter(Boolean).map(decodeURIComponent);
   const [view, a, b, c] = parts;
   if (view === 'loop' && a) return { view: 'loop', id: a };
+  if (view === 'hook' && a) return { view: 'hook', id: a };
   if (view === 'history' && a && b && c) return { view: 'history', loop: a, ...(b === '_' ? {} : { namespace: b }), name: c };
   if (view === 'trace' && a) {
     const from = new URLSearchParams(search).get('from');

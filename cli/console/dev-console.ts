@@ -4,13 +4,20 @@
 import { setSharedEnv } from '../dev/local-processes.ts';
 import { openConsole, type OpenConsole } from './open-console.ts';
 
-export async function startDevConsole(kubeconfig: string, jaegerUrl: string | undefined, routerUrl: () => string | undefined): Promise<OpenConsole> {
-  const running = await openConsole({
-    kubeconfig,
-    port: 0,
-    routerMetrics: { url: () => routerUrl()?.replace(/\/?$/, '/metrics') },
-    ...(jaegerUrl ? { jaeger: jaegerUrl } : { receiveTraces: true }),
-  });
+/** The console, or undefined (said why) when it cannot start: dev runs on without it. */
+export async function startDevConsole(kubeconfig: string, jaegerUrl: string | undefined, routerUrl: () => string | undefined, say: (line: string) => void): Promise<OpenConsole | undefined> {
+  let running: OpenConsole;
+  try {
+    running = await openConsole({
+      kubeconfig,
+      port: 0,
+      routerMetrics: { url: () => routerUrl()?.replace(/\/?$/, '/metrics') },
+      ...(jaegerUrl ? { jaeger: jaegerUrl } : { receiveTraces: true }),
+    });
+  } catch (error) {
+    say(`note: the console did not start: ${(error as Error).message}`);
+    return undefined;
+  }
   if (running.otlpEndpoint) setSharedEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: running.otlpEndpoint, KUBELOOP_TRACE_SAMPLING_RATIO: '1' });
   return running;
 }

@@ -316,7 +316,7 @@ export async function runDev(options: DevOptions, signal: AbortSignal): Promise<
     const discovery = new ResourceDiscovery(client);
     await installCrds(client, discovery, say);
     // Before the platform: the processes it starts export their spans to the console (without --tracing).
-    session.console = await startDevConsole(kubeconfigPath, session.tracing?.jaeger.queryUrl, () => session.started.find((p) => p.name === 'router')?.url);
+    session.console = await startDevConsole(kubeconfigPath, session.tracing?.jaeger.queryUrl, () => session.started.find((p) => p.name === 'router')?.url, say);
     await startPlatform(options, session, client, discovery, kubeconfigPath, signal);
     const samples = options.samples && options.seeds ? await readManifests(join(REPO, 'samples')) : [];
     for (const { manifest } of samples) await applyManifest(client, discovery, manifest);

@@ -10,6 +10,7 @@ export const COMMANDS: Record<string, string> = {
   render: 'show the actions of a function for objects in files, and the objects after them',
   diff: 'what a new function version would change in the live cluster (dry-run; exit 1 on changes)',
   history: "an object's last reconciles from the router's flight recorder, through the API server (RBAC: who may get it)",
+  console: 'a local web console of the Loops, hooks, reconcile histories and traces, reading the cluster as you',
   router: 'run the event router',
   webhook: 'run the admission webhook',
   certs: 'generate, inject, rotate or show webhook certificates',

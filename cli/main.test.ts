@@ -108,6 +108,8 @@ describe('exit codes', () => {
     ['history with -n disagreeing with NAMESPACE/NAME', ['history', '--loop', 'podset', '-n', 'team-b', 'team-a/web']],
     ['history --file of a path that does not exist', ['history', '--file', '/nonexistent/history', '--cluster-loop', 'podset', 'web']],
     ['history --file with --as (files have no API server to impersonate at)', ['history', '--file', '/tmp', '--cluster-loop', 'podset', 'web', '--as', 'bob']],
+    ['console with a bad port', ['console', '--port', 'eighty']],
+    ['console with --router-metrics that is neither a URL nor a Service', ['console', '--router-metrics', 'nowhere']],
     ['router with an unknown flag', ['router', '--no-such-flag']],
     ['webhook with an unknown flag', ['webhook', '--no-such-flag']],
     ['certs with an unknown action', ['certs', 'renew']],
@@ -126,6 +128,7 @@ describe('exit codes', () => {
     ['webhook with a kubeconfig that does not exist', ['webhook', '--kubeconfig', '/nonexistent/kubeconfig']],
     ['history with a kubeconfig that does not exist', ['history', 'podset', 'default/web', '--kubeconfig', '/nonexistent/kubeconfig']],
     ['history --loop -n with a kubeconfig that does not exist', ['history', '--loop', 'podset', '-n', 'team-a', 'web', '--kubeconfig', '/nonexistent/kubeconfig']],
+    ['console with a kubeconfig that does not exist', ['console', '--port', '0', '--kubeconfig', '/nonexistent/kubeconfig']],
     ['certs with a kubeconfig that does not exist', ['certs', 'show', '--kubeconfig', '/nonexistent/kubeconfig']],
     ['router with a context the kubeconfig lacks', ['router', '--kubeconfig', REFUSED_KUBECONFIG, '--context', 'nowhere']],
   ];

@@ -27,6 +27,8 @@ import { generateSigningSecret } from '../../lib/signing/webhook-signature.ts';
 import { startDevTracing, tracingLines, type DevTracing } from './dev-tracing.ts';
 import { prepareDevHistoryApi, registerDevHistoryApi } from './dev-history-api.ts';
 import { CLUSTER_LOOP_KIND, LOOP_KIND } from '../../api/loop.ts';
+import { devConsoleLine, startDevConsole } from '../console/dev-console.ts';
+import type { OpenConsole } from '../console/open-console.ts';
 import { identityOf, scopedPath, type ScopedName } from '../scoped-names.ts';
 
 export interface DevOptions {
@@ -134,6 +136,7 @@ interface DevSession {
   /** The router's history API port, once registered and Available (`kubeloop history` works). */
   historyApi?: number;
   userFunction?: UserFunction & { loop: string };
+  console?: OpenConsole;
 }
 
 /** A Loop's identity as dev records it ("team-a/web" or "web") back to the object. */
@@ -146,6 +149,7 @@ async function stopDev(session: DevSession, say: Say): Promise<void> {
   const { client, plane } = session;
   say('stopping: router, webhook and functions, then the control plane ...');
   await stopLocalProcesses(session.started);
+  await session.console?.close();
   await session.userFunction?.stop();
   if (client && !plane) {
     // On an existing cluster, leave nothing pointing at the ports that just closed.
@@ -257,6 +261,7 @@ function printRunning(options: DevOptions, session: DevSession, samples: Array<{
   for (const p of [...started, ...(userFunction ? [userFunction.current()] : [])]) say(`  ${p.name.padEnd(24)} ${p.url}  pid ${p.process.pid ?? '?'}  log ${p.process.logPath}`);
   if (options.userFunction) say(`  ${options.userFunction.module}: reloaded when a file in its folder changes (the cluster and the router keep running)`);
   say(`  Loops (function URLs on 127.0.0.1): ${session.appliedLoops.join(', ') || '(none)'}`);
+  if (session.console) say(devConsoleLine(session.console));
   if (session.tracing) for (const line of tracingLines(session.tracing, !options.kubeconfig)) say(line);
   if (session.historyApi) say(`  history API (kubeloop history)  https://127.0.0.1:${session.historyApi}, registered as APIService v1alpha1.history.kubeloop.dev`);
   if (session.appliedHooks.length > 0) say(`  AdmissionHooks (function URLs on 127.0.0.1): ${session.appliedHooks.join(', ')}`);
@@ -310,6 +315,8 @@ export async function runDev(options: DevOptions, signal: AbortSignal): Promise<
     const client = (session.client = await KubeClient.fromKubeConfig(await loadKubeConfig({ kubeconfig: kubeconfigPath })));
     const discovery = new ResourceDiscovery(client);
     await installCrds(client, discovery, say);
+    // Before the platform: the processes it starts export their spans to the console (without --tracing).
+    session.console = await startDevConsole(kubeconfigPath, session.tracing?.jaeger.queryUrl, () => session.started.find((p) => p.name === 'router')?.url, say);
     await startPlatform(options, session, client, discovery, kubeconfigPath, signal);
     const samples = options.samples && options.seeds ? await readManifests(join(REPO, 'samples')) : [];
     for (const { manifest } of samples) await applyManifest(client, discovery, manifest);

@@ -137,6 +137,27 @@ describe('kubeloop dev', () => {
     await eventually('a status line for the podset Loop with reconciles', async () => /\[status \S+\] loop=podset ready=True queue=\d+ inFlight=\d+ reconciles=[1-9]/.test(output), 30_000);
   });
 
+  it('serves the console it printed: the podset Loop Ready with its figures, and a reconcile traced into the console itself', async () => {
+    const url = /^ {2}console\s+(http:\/\/127\.0\.0\.1:\d+)/m.exec(output)?.[1];
+    expect(url, output.slice(-3000)).toBeDefined();
+    type Row = { id: string; ready?: { status: string }; metrics?: { reconciles: number } };
+    await eventually('the podset Loop Ready, with reconciles, in the console', async () => {
+      const { rows } = (await (await fetch(`${url}/api/overview`)).json()) as { rows: Row[] };
+      const row = rows.find((r) => r.id === 'podset');
+      return row?.ready?.status === 'True' && (row.metrics?.reconciles ?? 0) > 0;
+    });
+    // Without --tracing, the router exports its spans to the console: a history entry's trace is there.
+    type Timeline = { timeline?: { entries: Array<{ traceId?: string }> } };
+    const traceId = await eventually('a traced reconcile of the sample PodSet', async () => {
+      const { timeline } = (await (await fetch(`${url}/api/history?loop=podset&namespace=default&name=podset-sample`)).json()) as Timeline;
+      return timeline?.entries.find((e) => e.traceId)?.traceId;
+    });
+    await eventually('its trace in the console', async () => {
+      const reply = await fetch(`${url}/api/traces/${traceId}`);
+      return reply.ok && ((await reply.json()) as { spans: Array<{ name: string }> }).spans.some((s) => s.name === 'reconcile podset');
+    });
+  });
+
   it('stops everything on Ctrl+C and leaves no process behind', async () => {
     const pids = [...output.matchAll(/ pid (\d+) /g)].map((m) => Number(m[1]));
     const stateDir = /\(state in (\S+)\)/.exec(output)?.[1] ?? '';

@@ -174,6 +174,30 @@ describe('kubeloop from a packed tarball, outside the repository', () => {
     expect((failed as { stderr: string }).stderr).toContain('kubeloop needs Node.js 24 or newer');
   });
 
+  it('serves `kubeloop console` from the installed package: its bundled page, script and styles, nothing fetched from elsewhere', async () => {
+    const child = spawn(process.execPath, [join(app, 'node_modules', 'kubeloop', 'cli', 'bin.js'), 'console', '--port', '0', '--kubeconfig', suite.kubeconfigPath], { cwd: app, stdio: ['ignore', 'pipe', 'pipe'] });
+    children.push(child);
+    const url = await new Promise<string>((resolve, reject) => {
+      createInterface({ input: child.stdout! }).on('line', (line) => {
+        const found = /^kubeloop console on (http:\/\/127\.0\.0\.1:\d+)/.exec(line);
+        if (found?.[1]) resolve(found[1]);
+      });
+      child.on('exit', (code) => reject(new Error(`kubeloop console exited ${code}`)));
+    });
+    const page = await (await fetch(`${url}/`)).text();
+    const script = await fetch(`${url}/app.js`);
+    const styles = await (await fetch(`${url}/app.css`)).text();
+    expect(page).toContain('<script type="module" src="app.js">');
+    expect(script.status).toBe(200);
+    expect((await script.text()).length).toBeGreaterThan(10_000);
+    // Offline: no font, script or stylesheet from another host.
+    for (const text of [page, styles]) expect(text).not.toMatch(/https?:\/\//);
+    // It reads the cluster as the kubeconfig's user.
+    const overview = (await (await fetch(`${url}/api/overview`)).json()) as { rows: unknown[] };
+    expect(Array.isArray(overview.rows)).toBe(true);
+    child.kill('SIGTERM');
+  });
+
   it('serves the scaffold with `kubeloop function ./src/index.ts` and a Loop reconciles a real Deployment through it', async () => {
     const serving = await startInstalled(['function', './src/index.ts', '--port=0', '--host=127.0.0.1'], (line) => line.msg === `serving function ${NAME}`);
     const url = String(serving.url);

@@ -102,7 +102,7 @@ export const ROUTER_USAGE = `usage: kubeloop router [options]
   --loop-qps 0 --loop-burst 100     each Loop's own API cap before its tenant's share, 0: none (KUBELOOP_LOOP_API_QPS, KUBELOOP_LOOP_API_BURST)
   --max-calls-in-flight 256         function calls in flight across all Loops, shared fairly by tenant; 0: no cap (KUBELOOP_MAX_CALLS_IN_FLIGHT)
   --fair-api-qps 500 --fair-api-burst 1000  the API budget all Loops share fairly by tenant; 0: off, each Loop 50/100 on its own (KUBELOOP_FAIR_API_QPS, KUBELOOP_FAIR_API_BURST)
-  --tenant-weights ns=4,ns2=0.5     tenant weights in both shares (ClusterLoops: "cluster"); default 1 (KUBELOOP_TENANT_WEIGHTS)
+  --tenant-weights ns=4,ns2=0.5     tenant weights in both shares (ClusterLoops: "_cluster"); default 1 (KUBELOOP_TENANT_WEIGHTS)
   --tenant-metrics-labels 50        tenants with their own metrics label, the rest "other" (KUBELOOP_TENANT_METRICS_LABELS)
   --min-requeue-seconds 1           floor on requeueAfterSeconds, retryAfterSeconds and Retry-After (KUBELOOP_MIN_REQUEUE_SECONDS)
   --access-review-seconds 300       how often each Loop's ServiceAccount rights are reviewed again (KUBELOOP_ACCESS_REVIEW_SECONDS)

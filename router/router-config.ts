@@ -15,6 +15,7 @@ import { DEFAULT_MAX_OBJECT_VALUES } from '../lib/contract/json-depth.ts';
 import { DEFAULT_FAIR_API_LIMIT, DEFAULT_MAX_CALLS_IN_FLIGHT } from './base/fairness.ts';
 import { DEFAULT_LABELLED_TENANTS } from './base/tenant-metrics.ts';
 import { parseTenantWeights } from './base/tenant-weights.ts';
+import { DEFAULT_HISTORY_LIMITS, type FlightRecorderLimits } from './reconcile/flight-recorder.ts';
 import { DEFAULT_HISTORY_FILE_MAX_BYTES, DEFAULT_HISTORY_FILES, type HistoryFileSettings } from './history/history-files.ts';
 
 /** The server settings are the ops server's (/healthz, /readyz, /metrics), read as function and webhook read theirs. */
@@ -74,7 +75,7 @@ export interface RouterConfig extends ServerSettings {
   /** How often every Loop's access (SubjectAccessReview) is reviewed again. */
   accessReviewSeconds: number;
   /** The flight recorder: reconciles kept per object and objects kept in all (0 reconciles: off). */
-  history: { perObject: number; objects: number };
+  history: Required<FlightRecorderLimits>;
   /** The history API (aggregated API behind the APIService): its HTTPS port and serving certificate; off when undefined. */
   historyApi?: { port: number; certFile: string; keyFile: string };
   /** The rotated history files (every finished entry as a JSON line); off when undefined. */
@@ -120,6 +121,8 @@ export const ROUTER_USAGE = `usage: kubeloop router [options]
   --max-reply-bytes 16777216        a larger reply is cut off as it streams (KUBELOOP_MAX_REPLY_BYTES)
   --history-per-object 10           reconciles the flight recorder keeps per object, 0: off (KUBELOOP_HISTORY_PER_OBJECT)
   --history-objects 1000            objects it keeps a history for, least recently reconciled dropped first (KUBELOOP_HISTORY_OBJECTS)
+  --history-objects-per-tenant 500  objects one tenant (namespace; all ClusterLoops) keeps; over the total, the tenant holding the
+                                      most loses its least recent (KUBELOOP_HISTORY_OBJECTS_PER_TENANT)
   --history-dir DIR                 append every finished reconcile's entry to DIR/history.jsonl, rotated (KUBELOOP_HISTORY_DIR)
   --history-file-max-bytes 10485760 rotate the file before it grows over this (KUBELOOP_HISTORY_FILE_MAX_BYTES)
   --history-files 5                 files kept, the current one included: the disk used stays under files x max bytes (KUBELOOP_HISTORY_FILES)
@@ -213,6 +216,7 @@ export function readRouterConfig(argv: string[], env: NodeJS.ProcessEnv = proces
       'max-reply-bytes': { type: 'string' },
       'history-per-object': { type: 'string' },
       'history-objects': { type: 'string' },
+      'history-objects-per-tenant': { type: 'string' },
       'history-dir': { type: 'string' },
       'history-file-max-bytes': { type: 'string' },
       'history-files': { type: 'string' },
@@ -270,8 +274,9 @@ export function readRouterConfig(argv: string[], env: NodeJS.ProcessEnv = proces
     tenantMetricsLabels: settingInteger(pick('tenant-metrics-labels', 'KUBELOOP_TENANT_METRICS_LABELS'), DEFAULT_LABELLED_TENANTS, 1, 10_000),
     accessReviewSeconds: settingInteger(pick('access-review-seconds', 'KUBELOOP_ACCESS_REVIEW_SECONDS'), 300, 10, 86_400),
     history: {
-      perObject: settingInteger(pick('history-per-object', 'KUBELOOP_HISTORY_PER_OBJECT'), 10, 0, 1000),
-      objects: settingInteger(pick('history-objects', 'KUBELOOP_HISTORY_OBJECTS'), 1000, 1, 1_000_000),
+      perObject: settingInteger(pick('history-per-object', 'KUBELOOP_HISTORY_PER_OBJECT'), DEFAULT_HISTORY_LIMITS.perObject, 0, 1000),
+      objects: settingInteger(pick('history-objects', 'KUBELOOP_HISTORY_OBJECTS'), DEFAULT_HISTORY_LIMITS.objects, 1, 1_000_000),
+      objectsPerTenant: settingInteger(pick('history-objects-per-tenant', 'KUBELOOP_HISTORY_OBJECTS_PER_TENANT'), DEFAULT_HISTORY_LIMITS.objectsPerTenant, 1, 1_000_000),
     },
     ...historyFiles(pick('history-dir', 'KUBELOOP_HISTORY_DIR'), pick('history-file-max-bytes', 'KUBELOOP_HISTORY_FILE_MAX_BYTES'), pick('history-files', 'KUBELOOP_HISTORY_FILES'), pick('history-per-object', 'KUBELOOP_HISTORY_PER_OBJECT')),
     ...historyApi(pick('history-api-port', 'KUBELOOP_HISTORY_API_PORT'), pick('history-tls-cert-file', 'KUBELOOP_HISTORY_TLS_CERT_FILE'), pick('history-tls-key-file', 'KUBELOOP_HISTORY_TLS_KEY_FILE')),

@@ -31,6 +31,7 @@ import { createFairness, type Fairness, type FairnessOptions } from './base/fair
 import { DEFAULT_HISTORY_LIMITS, FlightRecorder, type FlightRecorderLimits } from './reconcile/flight-recorder.ts';
 import { HistoryFileWriter, type DropReason, type HistoryFileSettings } from './history/history-files.ts';
 import { shardSlot } from '../lib/kube/shard-selector.ts';
+import { tenantLabels } from './base/tenant-metrics.ts';
 
 export interface LeaderElectionConfig {
   namespace: string;
@@ -191,12 +192,20 @@ async function connectRouter(options: RouterOptions): Promise<RouterDeps> {
     httpInvoker = createHttpInvoker({ maxRetryAfterMs: DEFAULT_QUEUE_BACKOFF.maxMs, ...options.dispatch, addressGuard });
   }
   const invoke = options.invoke ?? httpInvoker!;
-  const events = new EventRecorder({ client, controller: 'kubeloop.dev/router', instance: identity, logger });
   const recorder = options.recordDir ? new FixtureRecorder(options.recordDir) : undefined;
   // The files name each entry's kind, the Loop's `for`: looked up when an entry is written, the router assembled by then.
   const historyFiles = options.historyFiles ? historyFileWriter(options.historyFiles, identity, logger, metrics, (loop) => deps.runners().find((r) => r.loop.id === loop)?.loop.for) : undefined;
   const history = new FlightRecorder(options.history ?? DEFAULT_HISTORY_LIMITS, historyFiles);
   const fairness = createFairness(options.fairness, metrics.registry);
+  const eventTenants = tenantLabels(options.fairness ? options.fairness.maxLabelledTenants : undefined);
+  const events = new EventRecorder({
+    client,
+    controller: 'kubeloop.dev/router',
+    instance: identity,
+    logger,
+    weightOf: (tenant) => fairness.weights.weightOf(tenant),
+    onDropped: (tenant, source) => metrics.eventsDropped.inc({ tenant: eventTenants.of(tenant), source }),
+  });
   const deps: RouterDeps = { options, identity, logger, metrics, rateLimit, client, discovery, invoke, httpInvoker, apiServer, events, recorder, history, ...(historyFiles ? { historyFiles } : {}), runners: () => [], fairness };
   return deps;
 }

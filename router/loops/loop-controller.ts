@@ -25,6 +25,8 @@ import { WorkQueue } from '../base/work-queue.ts';
 import { decideLoop, planLoop, readyConditionChange, type LoopDecision, type LoopOutcome, type LoopPlan, type RunningState } from './loop-decision.ts';
 import type { TenantBudget } from '../base/tenant-budget.ts';
 import { kubeLoopLauncher, type LaunchedLoop, type LoopLauncher } from './loop-launcher.ts';
+import { tenantOfNamespace } from '../../api/tenant.ts';
+import type { EventOrigin } from '../apply/event-recorder.ts';
 
 export interface LoopControllerOptions {
   runnerDeps: Omit<LoopRunnerDeps, 'onHealth'>;
@@ -242,7 +244,7 @@ export class LoopController {
           if (this.#running.get(name)?.launched !== launched) return;
           this.#setCondition(name, generation, condition);
           const loop = this.#loopObject(name);
-          if (warning && loop && !this.#o.inline) this.#o.runnerDeps.events.record({ apiVersion: LOOP_API_VERSION, kind: loop.kind, metadata: loop.metadata }, { type: 'Warning', ...warning });
+          if (warning && loop && !this.#o.inline) this.#o.runnerDeps.events.record({ apiVersion: LOOP_API_VERSION, kind: loop.kind, metadata: loop.metadata }, { type: 'Warning', ...warning }, loopEventOrigin(loop));
         },
         signingBroken: (message) => {
           const running = this.#running.get(name);
@@ -296,7 +298,7 @@ export class LoopController {
     if (decision.health) this.#setHealth(name, generation, decision.health);
     // Inline Loops are not API objects: their status lives in the router's log and metrics only.
     if (decision.warning && loop && !this.#o.inline) {
-      this.#o.runnerDeps.events.record({ apiVersion: LOOP_API_VERSION, kind: loop.kind, metadata: loop.metadata }, { type: 'Warning', ...decision.warning });
+      this.#o.runnerDeps.events.record({ apiVersion: LOOP_API_VERSION, kind: loop.kind, metadata: loop.metadata }, { type: 'Warning', ...decision.warning }, loopEventOrigin(loop));
     }
     if (decision.log) this.#o.logger[decision.log.level]({ loop: name, ...decision.log.fields }, decision.log.message);
   }
@@ -386,6 +388,11 @@ export class LoopController {
     });
   }
 
+}
+
+/** The router's own word about a Loop: charged to the Loop's tenant, in the router's event budget. */
+function loopEventOrigin(loop: Loop): EventOrigin {
+  return { tenant: tenantOfNamespace(loop.kind === LOOP_KIND ? loop.metadata.namespace : undefined), source: 'router' };
 }
 
 /** The status subresource of a loop by identity: a namespaced Loop's, or a ClusterLoop's. */

@@ -15,6 +15,7 @@ import { DEFAULT_MAX_OBJECT_VALUES } from '../lib/contract/json-depth.ts';
 import { DEFAULT_FAIR_API_LIMIT, DEFAULT_MAX_CALLS_IN_FLIGHT } from './base/fairness.ts';
 import { DEFAULT_LABELLED_TENANTS } from './base/tenant-metrics.ts';
 import { parseTenantWeights } from './base/tenant-weights.ts';
+import { DEFAULT_MAX_LOOPS_PER_TENANT } from './loops/tenant-loop-limit.ts';
 import { DEFAULT_HISTORY_LIMITS, type FlightRecorderLimits } from './reconcile/flight-recorder.ts';
 import { DEFAULT_HISTORY_FILE_MAX_BYTES, DEFAULT_HISTORY_FILES, type HistoryFileSettings } from './history/history-files.ts';
 
@@ -74,6 +75,8 @@ export interface RouterConfig extends ServerSettings {
   tenantMetricsLabels: number;
   /** How often every Loop's access (SubjectAccessReview) is reviewed again. */
   accessReviewSeconds: number;
+  /** Namespaced Loops the router runs per namespace, the oldest first; 0: no limit. */
+  maxLoopsPerTenant: number;
   /** The flight recorder: reconciles kept per object and objects kept in all (0 reconciles: off). */
   history: Required<FlightRecorderLimits>;
   /** The history API (aggregated API behind the APIService): its HTTPS port and serving certificate; off when undefined. */
@@ -107,6 +110,8 @@ export const ROUTER_USAGE = `usage: kubeloop router [options]
   --tenant-metrics-labels 50        tenants with their own metrics label, the rest "other" (KUBELOOP_TENANT_METRICS_LABELS)
   --min-requeue-seconds 1           floor on requeueAfterSeconds, retryAfterSeconds and Retry-After (KUBELOOP_MIN_REQUEUE_SECONDS)
   --access-review-seconds 300       how often each Loop's ServiceAccount rights are reviewed again (KUBELOOP_ACCESS_REVIEW_SECONDS)
+  --max-loops-per-tenant 50         namespaced Loops run per namespace, the oldest first; the rest Ready=False TenantLimitExceeded
+                                      until older ones are deleted; ClusterLoops not counted; 0: no limit (KUBELOOP_MAX_LOOPS_PER_TENANT)
   --cluster-domain cluster.local    function URLs must be <svc>.<ns>.svc[.<domain>] ... (KUBELOOP_CLUSTER_DOMAIN)
   --connect-services-to 127.0.0.1    outside the cluster only (dev, tests): call cluster Service URLs at this IP, same port (KUBELOOP_CONNECT_SERVICES_TO)
   --function-hosts h1,*.h2          ... or one of these hosts (KUBELOOP_FUNCTION_HOSTS; the chart's loopAdmission.allowedHosts)
@@ -217,6 +222,7 @@ export function readRouterConfig(argv: string[], env: NodeJS.ProcessEnv = proces
       'history-per-object': { type: 'string' },
       'history-objects': { type: 'string' },
       'history-objects-per-tenant': { type: 'string' },
+      'max-loops-per-tenant': { type: 'string' },
       'history-dir': { type: 'string' },
       'history-file-max-bytes': { type: 'string' },
       'history-files': { type: 'string' },
@@ -273,6 +279,7 @@ export function readRouterConfig(argv: string[], env: NodeJS.ProcessEnv = proces
     tenantWeights: tenantWeights(pick('tenant-weights', 'KUBELOOP_TENANT_WEIGHTS')),
     tenantMetricsLabels: settingInteger(pick('tenant-metrics-labels', 'KUBELOOP_TENANT_METRICS_LABELS'), DEFAULT_LABELLED_TENANTS, 1, 10_000),
     accessReviewSeconds: settingInteger(pick('access-review-seconds', 'KUBELOOP_ACCESS_REVIEW_SECONDS'), 300, 10, 86_400),
+    maxLoopsPerTenant: settingInteger(pick('max-loops-per-tenant', 'KUBELOOP_MAX_LOOPS_PER_TENANT'), DEFAULT_MAX_LOOPS_PER_TENANT, 0, 100_000),
     history: {
       perObject: settingInteger(pick('history-per-object', 'KUBELOOP_HISTORY_PER_OBJECT'), DEFAULT_HISTORY_LIMITS.perObject, 0, 1000),
       objects: settingInteger(pick('history-objects', 'KUBELOOP_HISTORY_OBJECTS'), DEFAULT_HISTORY_LIMITS.objects, 1, 1_000_000),

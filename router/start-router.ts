@@ -83,6 +83,8 @@ export interface RouterOptions {
   minRequeueMs?: number;
   /** How often every Loop's access is reviewed again; 5 minutes by default. */
   accessReviewIntervalMs?: number;
+  /** Namespaced Loops run per namespace, the oldest first (--max-loops-per-tenant); 50 by default, 0: no limit. */
+  maxLoopsPerTenant?: number;
   /** Only the holder of the Lease reconciles; others wait as standbys. Off when omitted. */
   leaderElection?: LeaderElectionConfig;
   /** Every replica reconciles its share of the keys (docs/sharding.md); excludes leaderElection. */
@@ -233,6 +235,7 @@ function createLoopController(deps: RouterDeps, registry: InformerRegistry): Loo
     ...(deps.fairness.budget ? { budget: deps.fairness.budget } : {}),
     ...(options.urlPolicy ? { urlPolicy: options.urlPolicy } : {}),
     ...(options.accessReviewIntervalMs ? { accessReviewIntervalMs: options.accessReviewIntervalMs } : {}),
+    ...(options.maxLoopsPerTenant !== undefined ? { maxLoopsPerTenant: options.maxLoopsPerTenant } : {}),
     runnerDeps: {
       client,
       discovery,

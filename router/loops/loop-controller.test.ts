@@ -45,7 +45,7 @@ afterEach(async () => {
  * `access.denied` (allowed when unset), launches fail while `signing.problem` is set, runners are real
  * LoopRunners calling an in-memory function. Status writes and events are recorded.
  */
-function harness(options: { loopSelector?: { matchLabels: Record<string, string> }; accessReviewIntervalMs?: number } = {}) {
+function harness(options: { loopSelector?: { matchLabels: Record<string, string> }; accessReviewIntervalMs?: number; maxLoopsPerTenant?: number } = {}) {
   const informers = new MemoryInformers([podsets, pods, loops, teamLoops, nodes]);
   for (const kind of [podsets, pods, nodes]) informers.of(kind.apiVersion, kind.kind).sync();
   const access: { denied?: string } = {};
@@ -233,6 +233,29 @@ describe('LoopController', () => {
     await vi.waitFor(() => expect(h.lastReady()).toMatchObject({ status: 'False', reason: 'InvalidSpec' }), WAIT);
     expect(h.events).toContainEqual(expect.objectContaining({ reason: 'InvalidSpec', message: expect.stringContaining('spec.owns[0] Node (v1) is cluster-scoped') }));
     expect(h.counts).toMatchObject({ launches: 0, reviews: 0 });
+  });
+
+  it('runs the oldest Loops of a namespace up to its limit, holds the rest TenantLimitExceeded, and starts the next when one goes', async () => {
+    const h = harness({ maxLoopsPerTenant: 2 });
+    await h.start();
+    const team = loopObject({ serviceAccount: { name: 'loop' } as LoopSpec['serviceAccount'] });
+    const teamLoop = (name: string, second: number, namespace = 'team-a') =>
+      ({ ...team, kind: 'Loop', metadata: { ...team.metadata, name, namespace, uid: `uid-${namespace}-${name}`, creationTimestamp: `2026-11-28T10:00:0${second}Z` } }) as unknown as KubeObject;
+    for (const [name, second] of [['c', 3], ['a', 1], ['b', 2]] as const) h.teamLoopInformer.put(teamLoop(name, second));
+    h.teamLoopInformer.put(teamLoop('z', 9, 'team-b'));
+    await h.controller.waitForLoop('team-a/a', 10_000);
+    await h.controller.waitForLoop('team-a/b', 10_000);
+    await h.controller.waitForLoop('team-b/z', 10_000);
+    await vi.waitFor(() => expect(h.controller.health('team-a/c')).toMatchObject({ ready: false, reason: 'TenantLimitExceeded' }), WAIT);
+    expect(h.controller.health('team-a/c')?.message).toContain('namespace team-a has 3 Loops and the router runs at most 2 per namespace');
+    expect(h.controller.runner('team-a/c')).toBeUndefined();
+    expect(h.events).toContainEqual(expect.objectContaining({ reason: 'TenantLimitExceeded' }));
+    // A ClusterLoop is not counted in any namespace.
+    h.loopInformer.put(loopObject());
+    await h.controller.waitForLoop('podset', 10_000);
+    h.teamLoopInformer.remove(teamLoop('a', 1));
+    await h.controller.waitForLoop('team-a/c', 10_000);
+    expect(h.controller.runner('team-a/b')).toBeDefined();
   });
 
   it('stops every runner on stop', async () => {

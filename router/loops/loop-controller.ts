@@ -25,6 +25,7 @@ import { WorkQueue } from '../base/work-queue.ts';
 import { decideLoop, planLoop, readyConditionChange, type LoopDecision, type LoopOutcome, type LoopPlan, type RunningState } from './loop-decision.ts';
 import type { TenantBudget } from '../base/tenant-budget.ts';
 import { kubeLoopLauncher, type LaunchedLoop, type LoopLauncher } from './loop-launcher.ts';
+import { DEFAULT_MAX_LOOPS_PER_TENANT, loopsOverTenantLimit, overLimitMessage, type LoopAge } from './tenant-loop-limit.ts';
 import { tenantOfNamespace } from '../../api/tenant.ts';
 import type { EventOrigin } from '../apply/event-recorder.ts';
 
@@ -47,6 +48,8 @@ export interface LoopControllerOptions {
   accessReviewIntervalMs?: number;
   /** How Loops reach the cluster (reviews, runners as their ServiceAccount); kubeLoopLauncher when omitted. */
   launcher?: LoopLauncher;
+  /** Namespaced Loops run per namespace, the oldest first (--max-loops-per-tenant); 0: no limit. */
+  maxLoopsPerTenant?: number;
 }
 
 /** A Loop the controller runs: what the plan compares with, and the launched runner. */
@@ -148,12 +151,18 @@ export class LoopController {
     else this.#clusterLoops = lease;
     const informer = lease.informer;
     const enqueue = (o: KubeObject) => this.#sync.add(objectKey(o.metadata), null);
-    informer.on('add', enqueue);
+    // A namespace at its Loop limit: a Loop added or gone may move another one over or under it.
+    const enqueueTenant = (o: KubeObject) => {
+      enqueue(o);
+      if (kind === LOOP_KIND) for (const id of this.#tenantLoopsAtLimit(o.metadata?.namespace)) this.#sync.add(id, null);
+    };
+    informer.on('add', enqueueTenant);
     informer.on('update', (o, previous) => {
       const relabelled = JSON.stringify(o.metadata?.labels ?? {}) !== JSON.stringify(previous.metadata?.labels ?? {});
-      if (o.metadata?.generation !== previous.metadata?.generation || relabelled) enqueue(o);
+      if (relabelled) enqueueTenant(o);
+      else if (o.metadata?.generation !== previous.metadata?.generation) enqueue(o);
     });
-    informer.on('delete', enqueue);
+    informer.on('delete', enqueueTenant);
     if (kind === CLUSTER_LOOP_KIND) return informer.waitForSync();
     // A 403 on the namespaced kind is not retried into a router that never starts: the caller drops it.
     const forbidden = new Promise<Error>((resolve) => informer.on('restart', (_reason, error) => error && isApiError(error, 403) && resolve(error)));
@@ -200,11 +209,40 @@ export class LoopController {
     return loop && matchesLabelSelector(this.#o.loopSelector, loop.metadata.labels) ? loop : undefined;
   }
 
+  /** The selected namespaced Loops of a namespace, for the per-tenant limit. */
+  #tenantLoops(namespace: string | undefined): LoopAge[] {
+    if (!namespace || this.#o.inline) return [];
+    const loops = (this.#namespacedLoops?.informer.store.list() ?? []) as unknown as Loop[];
+    return loops
+      .filter((l) => l.metadata.namespace === namespace && matchesLabelSelector(this.#o.loopSelector, l.metadata.labels))
+      .map((l) => ({ id: objectKey(l.metadata), namespace, created: timestamp(l.metadata.creationTimestamp) }));
+  }
+
+  /** The namespace's Loops when it holds at least as many as the limit (otherwise none is affected). */
+  #tenantLoopsAtLimit(namespace: string | undefined): string[] {
+    const max = this.#maxLoopsPerTenant;
+    const loops = max > 0 ? this.#tenantLoops(namespace) : [];
+    return loops.length >= max ? loops.map((l) => l.id) : [];
+  }
+
+  /** Why a namespaced Loop may not run now: its namespace runs as many Loops as it may, all older. */
+  #overTenantLimit(name: string, loop: Loop | undefined): string | undefined {
+    const namespace = loop?.kind === LOOP_KIND ? loop.metadata.namespace : undefined;
+    const max = this.#maxLoopsPerTenant;
+    if (!namespace || max <= 0) return undefined;
+    const place = loopsOverTenantLimit(this.#tenantLoops(namespace), max).get(name);
+    return place ? overLimitMessage(namespace, max, place) : undefined;
+  }
+
+  get #maxLoopsPerTenant(): number {
+    return this.#o.maxLoopsPerTenant ?? DEFAULT_MAX_LOOPS_PER_TENANT;
+  }
+
   async #reconcileLoop(name: string): Promise<void> {
     if (this.#stopped) return;
     const loop = this.#loopObject(name);
     const current = this.#running.get(name);
-    const plan = planLoop(loop, current, this.#o.urlPolicy ?? DEFAULT_FUNCTION_URL_POLICY);
+    const plan = planLoop(loop, current, this.#o.urlPolicy ?? DEFAULT_FUNCTION_URL_POLICY, this.#overTenantLimit(name, loop));
     const outcome = await this.#act(name, plan, current);
     this.#carryOut(name, loop, generationOf(plan, loop), decideLoop(outcome));
   }
@@ -221,6 +259,7 @@ export class LoopController {
     // Deleted, a changed spec, or a signing Secret that broke: stop, and start again (which waits for a valid key).
     if (current) await this.#stopRunning(name, current);
     if (plan.kind === 'remove') return { kind: 'removed', wasRunning: current !== undefined };
+    if (plan.kind === 'over-limit') return { kind: 'over-tenant-limit', message: plan.message };
     if (plan.kind === 'invalid') return { kind: 'invalid-spec', error: plan.error };
     return this.#start(name, plan);
   }
@@ -390,6 +429,11 @@ export class LoopController {
 
 }
 
+/** The informer holds JSON (an RFC 3339 string); the model's type also allows a Date. */
+function timestamp(value: string | Date | undefined): string {
+  return value instanceof Date ? value.toISOString() : (value ?? '');
+}
+
 /** The router's own word about a Loop: charged to the Loop's tenant, in the router's event budget. */
 function loopEventOrigin(loop: Loop): EventOrigin {
   return { tenant: tenantOfNamespace(loop.kind === LOOP_KIND ? loop.metadata.namespace : undefined), source: 'router' };
@@ -403,5 +447,5 @@ function loopStatusPath(id: string): string {
 }
 
 function generationOf(plan: LoopPlan, loop: Loop | undefined): number {
-  return plan.kind === 'start' || plan.kind === 'invalid' ? plan.generation : (loop?.metadata.generation ?? 0);
+  return plan.kind === 'start' || plan.kind === 'invalid' || plan.kind === 'over-limit' ? plan.generation : (loop?.metadata.generation ?? 0);
 }

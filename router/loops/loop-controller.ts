@@ -14,7 +14,8 @@ import type { KubeObject } from '../../lib/contract/types.ts';
 import type { InformerLease, InformerSource } from '../intake/informer-registry.ts';
 import type { RateLimit } from '../../lib/kube/rate-limiter.ts';
 import { CLUSTER_LOOP_KIND, CLUSTER_LOOP_PLURAL, LOOP_API_VERSION, LOOP_KIND, LOOP_PLURAL, loopIdentity, type Loop, type LoopCondition } from '../../api/loop.ts';
-import { LoopSpecError, type LoopConfig } from '../base/loop-spec.ts';
+import { LoopSpecError, parseLoop, type LoopConfig } from '../base/loop-spec.ts';
+import { loopFinalizerStep, releaseGivenUp, writeLoopFinalizer } from './primary-release.ts';
 import { clusterScopedKindProblem, namedKinds } from '../base/loop-confinement.ts';
 import { CANARY_ROLLED_BACK, rolledBackBy, type VersionCondition } from '../reconcile/function-versions.ts';
 import { SHADOW_DIVERGED } from '../../lib/versions/shadow-divergence.ts';
@@ -159,7 +160,7 @@ export class LoopController {
     informer.on('add', enqueueTenant);
     informer.on('update', (o, previous) => {
       const relabelled = JSON.stringify(o.metadata?.labels ?? {}) !== JSON.stringify(previous.metadata?.labels ?? {});
-      if (relabelled) enqueueTenant(o);
+      if (relabelled || o.metadata?.deletionTimestamp !== previous.metadata?.deletionTimestamp) enqueueTenant(o);
       else if (o.metadata?.generation !== previous.metadata?.generation) enqueue(o);
     });
     informer.on('delete', enqueueTenant);
@@ -244,7 +245,49 @@ export class LoopController {
     const current = this.#running.get(name);
     const plan = planLoop(loop, current, this.#o.urlPolicy ?? DEFAULT_FUNCTION_URL_POLICY, this.#overTenantLimit(name, loop));
     const outcome = await this.#act(name, plan, current);
+    const finalizerDone = await this.#loopFinalizer(name, loop, plan.kind === 'start' ? plan.config : current?.launched.runner.loop);
     this.#carryOut(name, loop, generationOf(plan, loop), decideLoop(outcome));
+    if (!finalizerDone) this.#sync.addRateLimited(name, null);
+  }
+
+  /**
+   * The router's finalizer on a Loop with `finalize: true` (primary-release.ts): added while it runs; when the
+   * Loop goes (or stops finalizing) its primaries are released first, then it is removed. False: try again later.
+   */
+  async #loopFinalizer(name: string, loop: Loop | undefined, known: LoopConfig | undefined): Promise<boolean> {
+    if (!loop || this.#o.inline) return true;
+    let config = known;
+    try {
+      config ??= parseLoop(loop, this.#o.urlPolicy ?? DEFAULT_FUNCTION_URL_POLICY);
+    } catch {
+      // A spec that does not parse names no ServiceAccount to release as: the Loop is not held for it.
+    }
+    const step = loopFinalizerStep(loop, config?.finalize === true);
+    if (step === 'none') return true;
+    const path = loopObjectPath(name);
+    const client = this.#o.client;
+    try {
+      if (step === 'add') {
+        await writeLoopFinalizer(client, path, loop, 'add');
+        return true;
+      }
+      const released = config ? await this.#launcher.release(config) : 0;
+      await writeLoopFinalizer(client, path, loop, 'remove');
+      this.#o.logger.info({ loop: name, released }, 'Loop gone or no longer finalizing: its finalizer removed from its primaries');
+      return true;
+    } catch (error) {
+      const message = (error as Error).message;
+      if (step !== 'release' || !releaseGivenUp(loop, Date.now())) {
+        this.#o.logger.warn({ loop: name, step, err: message }, 'could not update the Loop\'s finalizers; retrying');
+        return false;
+      }
+      // Retried for minutes after the deletion: the Loop may go; whatever primaries still hold its finalizer say so.
+      const warning = `could not remove ${config?.finalizer ?? 'its finalizer'} from the Loop's primaries (${message}); remove it by hand: kubectl patch <kind> <name> --type=json -p '[{"op":"remove","path":"/metadata/finalizers/<index>"}]'`;
+      this.#o.runnerDeps.events.record({ apiVersion: LOOP_API_VERSION, kind: loop.kind, metadata: loop.metadata }, { type: 'Warning', reason: 'ReleaseFailed', message: warning }, loopEventOrigin(loop));
+      this.#o.logger.error({ loop: name, err: message }, 'gave up releasing the Loop\'s primaries; the Loop goes');
+      await writeLoopFinalizer(client, path, loop, 'remove').catch(() => undefined);
+      return true;
+    }
   }
 
   /** Does what the plan says (stops, reviews, starts) and tells what came of it. */
@@ -439,11 +482,16 @@ function loopEventOrigin(loop: Loop): EventOrigin {
   return { tenant: tenantOfNamespace(loop.kind === LOOP_KIND ? loop.metadata.namespace : undefined), source: 'router' };
 }
 
-/** The status subresource of a loop by identity: a namespaced Loop's, or a ClusterLoop's. */
-function loopStatusPath(id: string): string {
+/** A loop by identity: a namespaced Loop's path, or a ClusterLoop's. */
+function loopObjectPath(id: string): string {
   const slash = id.indexOf('/');
-  if (slash < 0) return `/apis/${LOOP_API_VERSION}/${CLUSTER_LOOP_PLURAL}/${encodeURIComponent(id)}/status`;
-  return `/apis/${LOOP_API_VERSION}/namespaces/${encodeURIComponent(id.slice(0, slash))}/${LOOP_PLURAL}/${encodeURIComponent(id.slice(slash + 1))}/status`;
+  if (slash < 0) return `/apis/${LOOP_API_VERSION}/${CLUSTER_LOOP_PLURAL}/${encodeURIComponent(id)}`;
+  return `/apis/${LOOP_API_VERSION}/namespaces/${encodeURIComponent(id.slice(0, slash))}/${LOOP_PLURAL}/${encodeURIComponent(id.slice(slash + 1))}`;
+}
+
+/** The status subresource of a loop by identity. */
+function loopStatusPath(id: string): string {
+  return `${loopObjectPath(id)}/status`;
 }
 
 function generationOf(plan: LoopPlan, loop: Loop | undefined): number {

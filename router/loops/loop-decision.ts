@@ -15,7 +15,7 @@ export interface RunningState {
 
 /** What to do with one Loop now. Every plan but `review` first stops what runs for the Loop. */
 export type LoopPlan =
-  /** Deleted, or no longer selected by this router: stop it and forget its health. */
+  /** Deleted (or being deleted), or no longer selected by this router: stop it and forget its health. */
   | { kind: 'remove' }
   /** Running with this very spec: review its ServiceAccount's access again (RBAC changes on its own). */
   | { kind: 'review' }
@@ -28,7 +28,8 @@ export type LoopPlan =
 
 /** `overLimit`: why the Loop may not run now, when its tenant runs as many Loops as it may. */
 export function planLoop(loop: Loop | undefined, running: RunningState | undefined, urlPolicy: FunctionUrlPolicy, overLimit?: string): LoopPlan {
-  if (!loop) return { kind: 'remove' };
+  // A Loop being deleted stops at once; its finalizer, if any, is the controller's next step (primary-release.ts).
+  if (!loop || loop.metadata.deletionTimestamp !== undefined) return { kind: 'remove' };
   const generation = loop.metadata.generation ?? 0;
   if (overLimit !== undefined) return { kind: 'over-limit', message: overLimit, generation };
   const specJson = JSON.stringify(loop.spec);

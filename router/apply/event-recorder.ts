@@ -87,6 +87,7 @@ export class EventDeduper {
 export class EventRecorder {
   readonly #deduper: EventDeduper;
   readonly #buckets: Record<EventSource, TenantEventBuckets>;
+  readonly #drops = new Map<string, { since: number; count: number; logged: boolean }>();
   constructor(private readonly options: EventRecorderOptions) {
     this.#deduper = new EventDeduper(options.dedupWindowMs ?? 5 * 60_000);
     const weightOf = options.weightOf ?? (() => 1);
@@ -104,7 +105,7 @@ export class EventRecorder {
     if (!this.#buckets[origin.source].tryTake(origin.tenant)) {
       this.#deduper.release(key);
       this.options.onDropped?.(origin.tenant, origin.source);
-      this.options.logger?.warn({ reason: event.reason, tenant: origin.tenant, source: origin.source }, "event dropped: over its tenant's share of the event rate");
+      this.#logDrop(origin, event.reason);
       return;
     }
     void this.#write(regarding, event).then(
@@ -114,6 +115,19 @@ export class EventRecorder {
         this.options.logger?.warn({ err: error instanceof Error ? error.message : String(error), reason: event.reason }, 'could not write event');
       },
     );
+  }
+
+  /** A flood drops thousands of events: the log says so once a minute per tenant and source, with the count. */
+  #logDrop(origin: EventOrigin, reason: string): void {
+    const key = `${origin.source}|${origin.tenant}`;
+    const drops = this.#drops.get(key) ?? { since: Date.now(), count: 0, logged: false };
+    drops.count += 1;
+    this.#drops.set(key, drops);
+    if (drops.logged && Date.now() - drops.since < 60_000) return;
+    this.options.logger?.warn({ reason, tenant: origin.tenant, source: origin.source, dropped: drops.count }, "events dropped: over their tenant's share of the event rate (counted in kubeloop_router_events_dropped_total)");
+    this.#drops.set(key, { since: Date.now(), count: 0, logged: true });
+    // Bounded: the tenants' keys are forgotten together when there are many.
+    if (this.#drops.size > 10_000) this.#drops.clear();
   }
 
   async #write(regarding: KubernetesObject, event: RecordedEvent): Promise<void> {

@@ -14,8 +14,8 @@ import type { KubeObject } from '../../lib/contract/types.ts';
 import type { InformerLease, InformerSource } from '../intake/informer-registry.ts';
 import type { RateLimit } from '../../lib/kube/rate-limiter.ts';
 import { CLUSTER_LOOP_KIND, CLUSTER_LOOP_PLURAL, LOOP_API_VERSION, LOOP_KIND, LOOP_PLURAL, loopIdentity, type Loop, type LoopCondition } from '../../api/loop.ts';
-import { LoopSpecError, parseLoop, type LoopConfig } from '../base/loop-spec.ts';
-import { loopFinalizerStep, releaseGivenUp, writeLoopFinalizer } from './primary-release.ts';
+import { LoopSpecError, type LoopConfig } from '../base/loop-spec.ts';
+import { settleLoopFinalizer } from './primary-release.ts';
 import { clusterScopedKindProblem, namedKinds } from '../base/loop-confinement.ts';
 import { CANARY_ROLLED_BACK, rolledBackBy, type VersionCondition } from '../reconcile/function-versions.ts';
 import { SHADOW_DIVERGED } from '../../lib/versions/shadow-divergence.ts';
@@ -26,7 +26,7 @@ import { WorkQueue } from '../base/work-queue.ts';
 import { decideLoop, planLoop, readyConditionChange, type LoopDecision, type LoopOutcome, type LoopPlan, type RunningState } from './loop-decision.ts';
 import type { TenantBudget } from '../base/tenant-budget.ts';
 import { kubeLoopLauncher, type LaunchedLoop, type LoopLauncher } from './loop-launcher.ts';
-import { DEFAULT_MAX_LOOPS_PER_TENANT, loopsOverTenantLimit, overLimitMessage, type LoopAge } from './tenant-loop-limit.ts';
+import { DEFAULT_MAX_LOOPS_PER_TENANT, TenantLoopLimit } from './tenant-loop-limit.ts';
 import { tenantOfNamespace } from '../../api/tenant.ts';
 import type { EventOrigin } from '../apply/event-recorder.ts';
 
@@ -64,6 +64,7 @@ class LoopsForbiddenError extends Error {}
 export class LoopController {
   readonly #o: LoopControllerOptions;
   readonly #launcher: LoopLauncher;
+  readonly #limit: TenantLoopLimit;
   readonly #running = new Map<string, Running>();
   readonly #health = new Map<string, LoopHealth & { generation: number }>();
   /** The health each Loop's Ready condition was last written for (only transitions are written). */
@@ -83,6 +84,7 @@ export class LoopController {
   constructor(options: LoopControllerOptions) {
     this.#o = options;
     this.#launcher = options.launcher ?? kubeLoopLauncher(options);
+    this.#limit = new TenantLoopLimit(options.maxLoopsPerTenant ?? DEFAULT_MAX_LOOPS_PER_TENANT, () => this.#selectedNamespacedLoops());
     this.#sync = new WorkQueue<null>({
       concurrency: 4,
       process: (item) => this.#reconcileLoop(item.key),
@@ -155,7 +157,7 @@ export class LoopController {
     // A namespace at its Loop limit: a Loop added or gone may move another one over or under it.
     const enqueueTenant = (o: KubeObject) => {
       enqueue(o);
-      if (kind === LOOP_KIND) for (const id of this.#tenantLoopsAtLimit(o.metadata?.namespace)) this.#sync.add(id, null);
+      if (kind === LOOP_KIND) for (const id of this.#limit.affected(o.metadata?.namespace)) this.#sync.add(id, null);
     };
     informer.on('add', enqueueTenant);
     informer.on('update', (o, previous) => {
@@ -210,84 +212,37 @@ export class LoopController {
     return loop && matchesLabelSelector(this.#o.loopSelector, loop.metadata.labels) ? loop : undefined;
   }
 
-  /** The selected namespaced Loops of a namespace, for the per-tenant limit. */
-  #tenantLoops(namespace: string | undefined): LoopAge[] {
-    if (!namespace || this.#o.inline) return [];
+  /** The selected namespaced Loops, for the per-tenant limit. */
+  #selectedNamespacedLoops(): Loop[] {
+    if (this.#o.inline) return [];
     const loops = (this.#namespacedLoops?.informer.store.list() ?? []) as unknown as Loop[];
-    return loops
-      .filter((l) => l.metadata.namespace === namespace && matchesLabelSelector(this.#o.loopSelector, l.metadata.labels))
-      .map((l) => ({ id: objectKey(l.metadata), namespace, created: timestamp(l.metadata.creationTimestamp) }));
-  }
-
-  /** The namespace's Loops when it holds at least as many as the limit (otherwise none is affected). */
-  #tenantLoopsAtLimit(namespace: string | undefined): string[] {
-    const max = this.#maxLoopsPerTenant;
-    const loops = max > 0 ? this.#tenantLoops(namespace) : [];
-    return loops.length >= max ? loops.map((l) => l.id) : [];
-  }
-
-  /** Why a namespaced Loop may not run now: its namespace runs as many Loops as it may, all older. */
-  #overTenantLimit(name: string, loop: Loop | undefined): string | undefined {
-    const namespace = loop?.kind === LOOP_KIND ? loop.metadata.namespace : undefined;
-    const max = this.#maxLoopsPerTenant;
-    if (!namespace || max <= 0) return undefined;
-    const place = loopsOverTenantLimit(this.#tenantLoops(namespace), max).get(name);
-    return place ? overLimitMessage(namespace, max, place) : undefined;
-  }
-
-  get #maxLoopsPerTenant(): number {
-    return this.#o.maxLoopsPerTenant ?? DEFAULT_MAX_LOOPS_PER_TENANT;
+    return loops.filter((l) => matchesLabelSelector(this.#o.loopSelector, l.metadata.labels));
   }
 
   async #reconcileLoop(name: string): Promise<void> {
     if (this.#stopped) return;
     const loop = this.#loopObject(name);
     const current = this.#running.get(name);
-    const plan = planLoop(loop, current, this.#o.urlPolicy ?? DEFAULT_FUNCTION_URL_POLICY, this.#overTenantLimit(name, loop));
+    const plan = planLoop(loop, current, this.#o.urlPolicy ?? DEFAULT_FUNCTION_URL_POLICY, this.#limit.overLimit(name, loop));
     const outcome = await this.#act(name, plan, current);
     const finalizerDone = await this.#loopFinalizer(name, loop, plan.kind === 'start' ? plan.config : current?.launched.runner.loop);
     this.#carryOut(name, loop, generationOf(plan, loop), decideLoop(outcome));
     if (!finalizerDone) this.#sync.addRateLimited(name, null);
   }
 
-  /**
-   * The router's finalizer on a Loop with `finalize: true` (primary-release.ts): added while it runs; when the
-   * Loop goes (or stops finalizing) its primaries are released first, then it is removed. False: try again later.
-   */
-  async #loopFinalizer(name: string, loop: Loop | undefined, known: LoopConfig | undefined): Promise<boolean> {
-    if (!loop || this.#o.inline) return true;
-    let config = known;
-    try {
-      config ??= parseLoop(loop, this.#o.urlPolicy ?? DEFAULT_FUNCTION_URL_POLICY);
-    } catch {
-      // A spec that does not parse names no ServiceAccount to release as: the Loop is not held for it.
-    }
-    const step = loopFinalizerStep(loop, config?.finalize === true);
-    if (step === 'none') return true;
-    const path = loopObjectPath(name);
-    const client = this.#o.client;
-    try {
-      if (step === 'add') {
-        await writeLoopFinalizer(client, path, loop, 'add');
-        return true;
-      }
-      const released = config ? await this.#launcher.release(config) : 0;
-      await writeLoopFinalizer(client, path, loop, 'remove');
-      this.#o.logger.info({ loop: name, released }, 'Loop gone or no longer finalizing: its finalizer removed from its primaries');
-      return true;
-    } catch (error) {
-      const message = (error as Error).message;
-      if (step !== 'release' || !releaseGivenUp(loop, Date.now())) {
-        this.#o.logger.warn({ loop: name, step, err: message }, 'could not update the Loop\'s finalizers; retrying');
-        return false;
-      }
-      // Retried for minutes after the deletion: the Loop may go; whatever primaries still hold its finalizer say so.
-      const warning = `could not remove ${config?.finalizer ?? 'its finalizer'} from the Loop's primaries (${message}); remove it by hand: kubectl patch <kind> <name> --type=json -p '[{"op":"remove","path":"/metadata/finalizers/<index>"}]'`;
-      this.#o.runnerDeps.events.record({ apiVersion: LOOP_API_VERSION, kind: loop.kind, metadata: loop.metadata }, { type: 'Warning', reason: 'ReleaseFailed', message: warning }, loopEventOrigin(loop));
-      this.#o.logger.error({ loop: name, err: message }, 'gave up releasing the Loop\'s primaries; the Loop goes');
-      await writeLoopFinalizer(client, path, loop, 'remove').catch(() => undefined);
-      return true;
-    }
+  /** The router's finalizer on the Loop (primary-release.ts); false: try again later. */
+  #loopFinalizer(name: string, loop: Loop | undefined, known: LoopConfig | undefined): Promise<boolean> {
+    if (!loop || this.#o.inline) return Promise.resolve(true);
+    return settleLoopFinalizer(
+      {
+        client: this.#o.client,
+        logger: this.#o.logger,
+        urlPolicy: this.#o.urlPolicy ?? DEFAULT_FUNCTION_URL_POLICY,
+        release: (config) => this.#launcher.release(config),
+        warn: (warning) => this.#o.runnerDeps.events.record({ apiVersion: LOOP_API_VERSION, kind: loop.kind, metadata: loop.metadata }, { type: 'Warning', ...warning }, loopEventOrigin(loop)),
+      },
+      { id: name, path: loopObjectPath(name), loop, known },
+    );
   }
 
   /** Does what the plan says (stops, reviews, starts) and tells what came of it. */
@@ -470,11 +425,6 @@ export class LoopController {
     });
   }
 
-}
-
-/** The informer holds JSON (an RFC 3339 string); the model's type also allows a Date. */
-function timestamp(value: string | Date | undefined): string {
-  return value instanceof Date ? value.toISOString() : (value ?? '');
 }
 
 /** The router's own word about a Loop: charged to the Loop's tenant, in the router's event budget. */

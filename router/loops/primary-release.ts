@@ -4,6 +4,9 @@
 // primaries first to have them finalized). The router's own finalizer on the Loop keeps the Loop until that
 // is done, also across a router restart. docs/contract.md#finalizers.
 import type { KubernetesObject } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+import type { FunctionUrlPolicy } from '../../lib/config/function-url-policy.ts';
+import { parseLoop, type LoopConfig } from '../base/loop-spec.ts';
 import { RELEASE_PRIMARIES_FINALIZER, type Loop } from '../../api/loop.ts';
 import type { KubeClient } from '../../lib/kube/kube-client.ts';
 import { isApiError } from '../../lib/kube/kube-client.ts';
@@ -77,5 +80,56 @@ export async function writeLoopFinalizer(client: KubeClient, path: string, loop:
   } catch (error) {
     // The Loop is gone: nothing left to hold.
     if (!isApiError(error, 404)) throw error;
+  }
+}
+
+export interface LoopFinalizerDeps {
+  /** The router's own client: it writes its finalizer on the Loop. */
+  client: KubeClient;
+  logger: Logger;
+  urlPolicy: FunctionUrlPolicy;
+  /** Releases the primaries as the Loop's ServiceAccount (the launcher's). */
+  release(config: LoopConfig): Promise<number>;
+  /** A Warning event on the Loop. */
+  warn(warning: { reason: string; message: string }): void;
+}
+
+/**
+ * Carries loopFinalizerStep out for one Loop: adds the router's finalizer to a live finalizing Loop; when the
+ * Loop goes (or stops finalizing) releases its primaries, then removes it. False: try again later (backoff).
+ */
+export async function settleLoopFinalizer(deps: LoopFinalizerDeps, at: { id: string; path: string; loop: Loop; known: LoopConfig | undefined }): Promise<boolean> {
+  const { loop } = at;
+  let config = at.known;
+  try {
+    config ??= parseLoop(loop, deps.urlPolicy);
+  } catch {
+    // A spec that does not parse names no ServiceAccount to release as: the Loop is not held for it.
+  }
+  const step = loopFinalizerStep(loop, config?.finalize === true);
+  if (step === 'none') return true;
+  try {
+    if (step === 'add') {
+      await writeLoopFinalizer(deps.client, at.path, loop, 'add');
+      return true;
+    }
+    const released = config ? await deps.release(config) : 0;
+    await writeLoopFinalizer(deps.client, at.path, loop, 'remove');
+    deps.logger.info({ loop: at.id, released }, 'Loop gone or no longer finalizing: its finalizer removed from its primaries');
+    return true;
+  } catch (error) {
+    const message = (error as Error).message;
+    if (step !== 'release' || !releaseGivenUp(loop, Date.now())) {
+      deps.logger.warn({ loop: at.id, step, err: message }, "could not update the Loop's finalizers; retrying");
+      return false;
+    }
+    // Retried for minutes after the deletion: the Loop may go; the primaries still holding its finalizer say so.
+    deps.warn({
+      reason: 'ReleaseFailed',
+      message: `could not remove ${config?.finalizer ?? "the Loop's finalizer"} from the Loop's primaries (${message}); remove it by hand: kubectl patch <kind> <name> --type=json -p '[{"op":"remove","path":"/metadata/finalizers/<index>"}]'`,
+    });
+    deps.logger.error({ loop: at.id, err: message }, "gave up releasing the Loop's primaries; the Loop goes");
+    await writeLoopFinalizer(deps.client, at.path, loop, 'remove').catch(() => undefined);
+    return true;
   }
 }

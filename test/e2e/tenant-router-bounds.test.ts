@@ -4,12 +4,8 @@
 // about them (issue 38 item 10); team a's reconciles do not erase team b's flight-recorder history (12); a
 // namespace runs at most N Loops, the oldest first (15); and a deleted Loop with `finalize: true` releases its
 // primaries, so its namespace can then be deleted (16).
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { KubeConfig, type V1ConfigMap } from '@kubernetes/client-node';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { issueCertificate } from '../../cli/cluster/index.ts';
-import { kubeconfigYaml } from '../../cli/cluster/kubeconfig-file.ts';
+import type { V1ConfigMap } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RELEASE_PRIMARIES_FINALIZER, type Loop, type LoopCondition, type LoopSpec } from '../../api/loop.ts';
 import type { ReconcileRequest } from '../../lib/contract/types.ts';
 import { isApiError, type KubeClient } from '../../lib/kube/kube-client.ts';
@@ -17,7 +13,8 @@ import { serveFunction, type ServedFunction } from '../../lib/runtime/index.ts';
 import { defineFunction, event, respond } from '../../lib/sdk/index.ts';
 import type { Router } from '../../router/start-router.ts';
 import { eventually } from '../cluster/eventually.ts';
-import { byKind, renderChart, type Manifest } from './chart-render.ts';
+import { renderChart } from './chart-render.ts';
+import { chartRouterIdentity, installTenantRoles } from './tenant-kit.ts';
 import { installCrds, routerHarness, type RouterHarness } from './router-harness.ts';
 
 const API = '/apis/kubeloop.dev/v1alpha1';
@@ -111,19 +108,8 @@ beforeAll(async () => {
   const base = h.suite.namespace;
   await installCrds(h.client, ['clusterloops.kubeloop.dev.yaml', 'loops.kubeloop.dev.yaml']);
   const { manifests } = await renderChart(h.suite.binaries.helm, { namespace: base });
-  // The aggregated tenant roles as rendered, named after this suite; the router exactly the chart's router ClusterRole.
-  for (const role of byKind(manifests, 'ClusterRole').filter((m) => /-tenant-(admin|edit|view)$/.test(m.metadata.name))) {
-    const name = `${base}-${role.metadata.name.replace(/^.*-(tenant-)/, '$1')}`;
-    tenantRoles.push(name);
-    await h.client.request({ method: 'POST', path: `${RBAC}/clusterroles`, body: { ...role, metadata: { ...role.metadata, name } } });
-  }
-  const routerRole = byKind(manifests, 'ClusterRole').find((m) => m.metadata.name.endsWith('-router-loops')) as Manifest & { rules: unknown[] };
-  await h.client.request({ method: 'POST', path: `${RBAC}/clusterroles`, body: { metadata: { name: `kubeloop-router-${base}` }, rules: routerRole.rules } });
-  await h.client.request({
-    method: 'POST',
-    path: `${RBAC}/clusterrolebindings`,
-    body: { metadata: { name: `kubeloop-router-${base}` }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: `kubeloop-router-${base}` }, subjects: [{ kind: 'User', name: `kubeloop-router-${base}`, apiGroup: 'rbac.authorization.k8s.io' }] },
-  });
+  tenantRoles.push(...(await installTenantRoles(h.client, manifests, base)));
+  const routerKubeConfig = await chartRouterIdentity(h.client, manifests, `kubeloop-router-${base}`, h.suite.server);
   for (const [key, ns] of [['a', base], ['b', `${base}-b`], ['c', `${base}-c`]] as const) {
     if (ns !== base) await h.client.request({ method: 'POST', path: '/api/v1/namespaces', body: { metadata: { name: ns } } });
     const user = `admin-${ns}`;
@@ -135,10 +121,6 @@ beforeAll(async () => {
     teams[key] = { ns, admin: h.client.impersonating({ user }, { qps: 100, burst: 200 }) };
     await grantTeam(teams[key]);
   }
-  const pkiDir = join(inject('clusterDir'), 'pki');
-  const ca = { certPem: readFileSync(join(pkiDir, 'ca.crt'), 'utf8'), keyPem: readFileSync(join(pkiDir, 'ca.key'), 'utf8') };
-  const routerKubeConfig = new KubeConfig();
-  routerKubeConfig.loadFromString(kubeconfigYaml(h.suite.server, ca.certPem, routerUser(), await issueCertificate(ca, { commonName: routerUser(), usage: 'client' })));
   served = await serveFunction(fn, { port: 0, host: '127.0.0.1', logLevel: 'warn' });
   router = await h.router(undefined, { kubeConfig: routerKubeConfig, loopSelector: h.loopSelector, maxLoopsPerTenant: MAX_LOOPS, history: HISTORY });
 }, 180_000);

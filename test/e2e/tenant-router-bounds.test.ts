@@ -3,7 +3,8 @@
 // the chart's router ClusterRole: team a's event flood does not drown team b's events or the router's warnings
 // about them (issue 38 item 10); team a's reconciles do not erase team b's flight-recorder history (12); a
 // namespace runs at most N Loops, the oldest first (15); and a deleted Loop with `finalize: true` releases its
-// primaries, so its namespace can then be deleted (16).
+// primaries, so its namespace can then be deleted (16). A namespace named `cluster` is a tenant of its own,
+// not the ClusterLoops' (14).
 import type { V1ConfigMap } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RELEASE_PRIMARIES_FINALIZER, type Loop, type LoopCondition, type LoopSpec } from '../../api/loop.ts';
@@ -12,6 +13,7 @@ import { isApiError, type KubeClient } from '../../lib/kube/kube-client.ts';
 import { serveFunction, type ServedFunction } from '../../lib/runtime/index.ts';
 import { defineFunction, event, respond } from '../../lib/sdk/index.ts';
 import type { Router } from '../../router/start-router.ts';
+import { CLUSTER_TENANT } from '../../api/tenant.ts';
 import { eventually } from '../cluster/eventually.ts';
 import { renderChart } from './chart-render.ts';
 import { chartRouterIdentity, installTenantRoles } from './tenant-kit.ts';
@@ -100,6 +102,18 @@ async function ready(ns: string, name: string, reason: string): Promise<LoopCond
 /** The lines of kubeloop_router_events_dropped_total with a count above zero. */
 const droppedEvents = async () => (await router.metrics.registry.metrics()).split('\n').filter((line) => line.startsWith('kubeloop_router_events_dropped_total{') && !line.endsWith(' 0'));
 
+/** A namespace whose name was the ClusterLoops' tenant key; made for this test and deleted after it. */
+const CLUSTER_NAMESPACE = 'cluster';
+const clusterLoopName = () => `bounds-${teams.a.ns}`;
+/** kubeloop_tenant_calls_started_total by tenant label. */
+const callsStarted = async () =>
+  new Map(
+    (await router.metrics.registry.metrics())
+      .split('\n')
+      .filter((line) => line.startsWith('kubeloop_tenant_calls_started_total{'))
+      .map((line) => [/tenant="([^"]*)"/.exec(line)?.[1] ?? '', Number(line.split(' ').at(-1))]),
+  );
+
 const configMap = (team: { ns: string; admin: KubeClient }, name: string, loop: string, data: Record<string, string> = {}) =>
   team.admin.request({ method: 'POST', path: `/api/v1/namespaces/${team.ns}/configmaps`, body: { metadata: { name, labels: { loop } }, data } });
 
@@ -127,6 +141,8 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await served?.close();
+  await h.client.request({ method: 'DELETE', path: `/api/v1/namespaces/${CLUSTER_NAMESPACE}` }).catch(() => {});
+  await h.client.request({ method: 'DELETE', path: `${API}/clusterloops/${clusterLoopName()}` }).catch(() => {});
   for (const team of Object.values(teams)) await h.client.request({ method: 'DELETE', path: loopsIn(team.ns) }).catch(() => {});
   for (const path of [`/api/v1/namespaces/${teams.b?.ns}`, `/api/v1/namespaces/${teams.c?.ns}`, `${RBAC}/clusterrolebindings/${routerUser()}`, `${RBAC}/clusterroles/${routerUser()}`, ...tenantRoles.map((name) => `${RBAC}/clusterroles/${name}`)]) {
     await h.client.request({ method: 'DELETE', path }).catch(() => {});
@@ -209,5 +225,41 @@ describe('a namespace admin deleting a finalizing Loop, then the namespace', () 
     // Before, the primary kept loop.kubeloop.dev/keeper and the namespace stayed Terminating for ever.
     await h.client.request({ method: 'DELETE', path: `/api/v1/namespaces/${team.ns}` });
     await eventually('the namespace gone', async () => h.client.request({ path: `/api/v1/namespaces/${team.ns}` }).then(() => false, (error: unknown) => isApiError(error, 404)), 120_000);
+  }, 240_000);
+});
+
+describe('the admin of a namespace named cluster', () => {
+  it("is a tenant of its own: its calls are not counted as the ClusterLoops' (and never share their shares)", async () => {
+    await h.client.request({ method: 'POST', path: '/api/v1/namespaces', body: { metadata: { name: CLUSTER_NAMESPACE } } });
+    const user = `admin-cluster-${teams.a.ns}`;
+    await h.client.request({
+      method: 'POST',
+      path: `${RBAC}/namespaces/${CLUSTER_NAMESPACE}/rolebindings`,
+      body: { metadata: { name: user }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'admin' }, subjects: [{ kind: 'User', name: user, apiGroup: 'rbac.authorization.k8s.io' }] },
+    });
+    const team = { ns: CLUSTER_NAMESPACE, admin: h.client.impersonating({ user }, { qps: 100, burst: 200 }) };
+    await grantTeam(team);
+    await createLoop(team, 'lookalike');
+    await ready(CLUSTER_NAMESPACE, 'lookalike', 'Running');
+    // A ClusterLoop over team a's ConfigMaps labelled for it, running as team a's ServiceAccount.
+    await h.client.request({
+      method: 'POST',
+      path: `${API}/clusterloops`,
+      body: {
+        apiVersion: 'kubeloop.dev/v1alpha1',
+        kind: 'ClusterLoop',
+        metadata: { name: clusterLoopName(), labels: h.loopSelector.matchLabels },
+        spec: { for: { apiVersion: 'v1', kind: 'ConfigMap' }, namespaces: [teams.a.ns], selector: { matchLabels: { loop: 'cluster-loop' } }, serviceAccount: { namespace: teams.a.ns, name: 'copier' }, function: { url: served.url } },
+      },
+    });
+    await configMap(team, 'one', 'lookalike');
+    await configMap(teams.a, 'two', 'cluster-loop');
+    const started = await eventually('calls started for both tenants', async () => {
+      const counts = await callsStarted();
+      return (counts.get(CLUSTER_NAMESPACE) ?? 0) > 0 && (counts.get(CLUSTER_TENANT) ?? 0) > 0 && counts;
+    }, 90_000);
+    // Before, both were the one tenant "cluster": one label, one share, one weight.
+    expect(started.get(CLUSTER_NAMESPACE)).toBeGreaterThan(0);
+    expect(started.get(CLUSTER_TENANT)).toBeGreaterThan(0);
   }, 240_000);
 });

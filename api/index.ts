@@ -5,3 +5,4 @@ export * from './podset.ts';
 export * from './watcher.ts';
 export * from './at.ts';
 export * from './admission-hook.ts';
+export * from './tenant.ts';

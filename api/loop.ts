@@ -16,6 +16,11 @@ export type LoopKind = typeof LOOP_KIND | typeof CLUSTER_LOOP_KIND;
 export const FINALIZER_PREFIX = 'kubeloop.dev/';
 /** A namespaced Loop's finalizer is `loop.kubeloop.dev/<name>` (only ever on objects of its own namespace). */
 export const NAMESPACED_FINALIZER_PREFIX = 'loop.kubeloop.dev/';
+/**
+ * The router's finalizer on a Loop with `finalize: true`: the Loop is not gone until the router has removed the
+ * Loop's finalizer from its primaries (docs/contract.md, finalizers). No Loop's finalizer can take this name.
+ */
+export const RELEASE_PRIMARIES_FINALIZER = 'router.kubeloop.dev/release-primaries';
 
 /**
  * A loop's identity inside kubeloop (map keys, metrics label `loop`, logs, signing audience): `<namespace>/<name>`

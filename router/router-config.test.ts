@@ -78,6 +78,16 @@ describe('readRouterConfig', () => {
     writeFileSync(bad, 'kind: ClusterLoop\nmetadata: { name: a }\nspec: { for: { apiVersion: v1, kind: Pod } }\n');
     expect(() => readRouterConfig(['--loops', bad])).toThrow('--loops: ' + bad + ' document 1: Loop a: spec.function is required ({ url } or { ref })');
   });
+  it('bounds the flight recorder per object, per tenant and in all, and the Loops run per tenant', () => {
+    expect(readRouterConfig([]).history).toEqual({ perObject: 10, objects: 1000, objectsPerTenant: 500 });
+    expect(readRouterConfig([]).maxLoopsPerTenant).toBe(50);
+    expect(readRouterConfig(['--max-loops-per-tenant', '0']).maxLoopsPerTenant).toBe(0);
+    expect(() => readRouterConfig(['--max-loops-per-tenant', '-1'])).toThrow('--max-loops-per-tenant');
+    expect(readRouterConfig(['--history-objects-per-tenant', '50']).history.objectsPerTenant).toBe(50);
+    expect(readRouterConfig([], { KUBELOOP_HISTORY_OBJECTS_PER_TENANT: '7' }).history.objectsPerTenant).toBe(7);
+    expect(() => readRouterConfig(['--history-objects-per-tenant', '0'])).toThrow('--history-objects-per-tenant');
+  });
+
   it('writes rotated history files only with a directory, with bounded size and count', () => {
     expect(readRouterConfig([]).historyFiles).toBeUndefined();
     expect(readRouterConfig(['--history-dir', '/var/lib/h']).historyFiles).toEqual({ dir: '/var/lib/h', maxBytes: 10 * 1024 * 1024, files: 5 });

@@ -15,6 +15,8 @@ import { DEFAULT_MAX_OBJECT_VALUES } from '../lib/contract/json-depth.ts';
 import { DEFAULT_FAIR_API_LIMIT, DEFAULT_MAX_CALLS_IN_FLIGHT } from './base/fairness.ts';
 import { DEFAULT_LABELLED_TENANTS } from './base/tenant-metrics.ts';
 import { parseTenantWeights } from './base/tenant-weights.ts';
+import { DEFAULT_MAX_LOOPS_PER_TENANT } from './loops/tenant-loop-limit.ts';
+import { DEFAULT_HISTORY_LIMITS, type FlightRecorderLimits } from './reconcile/flight-recorder.ts';
 import { DEFAULT_HISTORY_FILE_MAX_BYTES, DEFAULT_HISTORY_FILES, type HistoryFileSettings } from './history/history-files.ts';
 
 /** The server settings are the ops server's (/healthz, /readyz, /metrics), read as function and webhook read theirs. */
@@ -73,8 +75,10 @@ export interface RouterConfig extends ServerSettings {
   tenantMetricsLabels: number;
   /** How often every Loop's access (SubjectAccessReview) is reviewed again. */
   accessReviewSeconds: number;
+  /** Namespaced Loops the router runs per namespace, the oldest first; 0: no limit. */
+  maxLoopsPerTenant: number;
   /** The flight recorder: reconciles kept per object and objects kept in all (0 reconciles: off). */
-  history: { perObject: number; objects: number };
+  history: Required<FlightRecorderLimits>;
   /** The history API (aggregated API behind the APIService): its HTTPS port and serving certificate; off when undefined. */
   historyApi?: { port: number; certFile: string; keyFile: string };
   /** The rotated history files (every finished entry as a JSON line); off when undefined. */
@@ -102,10 +106,12 @@ export const ROUTER_USAGE = `usage: kubeloop router [options]
   --loop-qps 0 --loop-burst 100     each Loop's own API cap before its tenant's share, 0: none (KUBELOOP_LOOP_API_QPS, KUBELOOP_LOOP_API_BURST)
   --max-calls-in-flight 256         function calls in flight across all Loops, shared fairly by tenant; 0: no cap (KUBELOOP_MAX_CALLS_IN_FLIGHT)
   --fair-api-qps 500 --fair-api-burst 1000  the API budget all Loops share fairly by tenant; 0: off, each Loop 50/100 on its own (KUBELOOP_FAIR_API_QPS, KUBELOOP_FAIR_API_BURST)
-  --tenant-weights ns=4,ns2=0.5     tenant weights in both shares (ClusterLoops: "cluster"); default 1 (KUBELOOP_TENANT_WEIGHTS)
+  --tenant-weights ns=4,ns2=0.5     tenant weights in both shares (ClusterLoops: "_cluster"); default 1 (KUBELOOP_TENANT_WEIGHTS)
   --tenant-metrics-labels 50        tenants with their own metrics label, the rest "other" (KUBELOOP_TENANT_METRICS_LABELS)
   --min-requeue-seconds 1           floor on requeueAfterSeconds, retryAfterSeconds and Retry-After (KUBELOOP_MIN_REQUEUE_SECONDS)
   --access-review-seconds 300       how often each Loop's ServiceAccount rights are reviewed again (KUBELOOP_ACCESS_REVIEW_SECONDS)
+  --max-loops-per-tenant 50         namespaced Loops run per namespace, the oldest first; the rest Ready=False TenantLimitExceeded
+                                      until older ones are deleted; ClusterLoops not counted; 0: no limit (KUBELOOP_MAX_LOOPS_PER_TENANT)
   --cluster-domain cluster.local    function URLs must be <svc>.<ns>.svc[.<domain>] ... (KUBELOOP_CLUSTER_DOMAIN)
   --connect-services-to 127.0.0.1    outside the cluster only (dev, tests): call cluster Service URLs at this IP, same port (KUBELOOP_CONNECT_SERVICES_TO)
   --function-hosts h1,*.h2          ... or one of these hosts (KUBELOOP_FUNCTION_HOSTS; the chart's loopAdmission.allowedHosts)
@@ -120,6 +126,8 @@ export const ROUTER_USAGE = `usage: kubeloop router [options]
   --max-reply-bytes 16777216        a larger reply is cut off as it streams (KUBELOOP_MAX_REPLY_BYTES)
   --history-per-object 10           reconciles the flight recorder keeps per object, 0: off (KUBELOOP_HISTORY_PER_OBJECT)
   --history-objects 1000            objects it keeps a history for, least recently reconciled dropped first (KUBELOOP_HISTORY_OBJECTS)
+  --history-objects-per-tenant 500  objects one tenant (namespace; all ClusterLoops) keeps; over the total, the tenant holding the
+                                      most loses its least recent (KUBELOOP_HISTORY_OBJECTS_PER_TENANT)
   --history-dir DIR                 append every finished reconcile's entry to DIR/history.jsonl, rotated (KUBELOOP_HISTORY_DIR)
   --history-file-max-bytes 10485760 rotate the file before it grows over this (KUBELOOP_HISTORY_FILE_MAX_BYTES)
   --history-files 5                 files kept, the current one included: the disk used stays under files x max bytes (KUBELOOP_HISTORY_FILES)
@@ -213,6 +221,8 @@ export function readRouterConfig(argv: string[], env: NodeJS.ProcessEnv = proces
       'max-reply-bytes': { type: 'string' },
       'history-per-object': { type: 'string' },
       'history-objects': { type: 'string' },
+      'history-objects-per-tenant': { type: 'string' },
+      'max-loops-per-tenant': { type: 'string' },
       'history-dir': { type: 'string' },
       'history-file-max-bytes': { type: 'string' },
       'history-files': { type: 'string' },
@@ -269,9 +279,11 @@ export function readRouterConfig(argv: string[], env: NodeJS.ProcessEnv = proces
     tenantWeights: tenantWeights(pick('tenant-weights', 'KUBELOOP_TENANT_WEIGHTS')),
     tenantMetricsLabels: settingInteger(pick('tenant-metrics-labels', 'KUBELOOP_TENANT_METRICS_LABELS'), DEFAULT_LABELLED_TENANTS, 1, 10_000),
     accessReviewSeconds: settingInteger(pick('access-review-seconds', 'KUBELOOP_ACCESS_REVIEW_SECONDS'), 300, 10, 86_400),
+    maxLoopsPerTenant: settingInteger(pick('max-loops-per-tenant', 'KUBELOOP_MAX_LOOPS_PER_TENANT'), DEFAULT_MAX_LOOPS_PER_TENANT, 0, 100_000),
     history: {
-      perObject: settingInteger(pick('history-per-object', 'KUBELOOP_HISTORY_PER_OBJECT'), 10, 0, 1000),
-      objects: settingInteger(pick('history-objects', 'KUBELOOP_HISTORY_OBJECTS'), 1000, 1, 1_000_000),
+      perObject: settingInteger(pick('history-per-object', 'KUBELOOP_HISTORY_PER_OBJECT'), DEFAULT_HISTORY_LIMITS.perObject, 0, 1000),
+      objects: settingInteger(pick('history-objects', 'KUBELOOP_HISTORY_OBJECTS'), DEFAULT_HISTORY_LIMITS.objects, 1, 1_000_000),
+      objectsPerTenant: settingInteger(pick('history-objects-per-tenant', 'KUBELOOP_HISTORY_OBJECTS_PER_TENANT'), DEFAULT_HISTORY_LIMITS.objectsPerTenant, 1, 1_000_000),
     },
     ...historyFiles(pick('history-dir', 'KUBELOOP_HISTORY_DIR'), pick('history-file-max-bytes', 'KUBELOOP_HISTORY_FILE_MAX_BYTES'), pick('history-files', 'KUBELOOP_HISTORY_FILES'), pick('history-per-object', 'KUBELOOP_HISTORY_PER_OBJECT')),
     ...historyApi(pick('history-api-port', 'KUBELOOP_HISTORY_API_PORT'), pick('history-tls-cert-file', 'KUBELOOP_HISTORY_TLS_CERT_FILE'), pick('history-tls-key-file', 'KUBELOOP_HISTORY_TLS_KEY_FILE')),

@@ -31,6 +31,7 @@ import { createFairness, type Fairness, type FairnessOptions } from './base/fair
 import { DEFAULT_HISTORY_LIMITS, FlightRecorder, type FlightRecorderLimits } from './reconcile/flight-recorder.ts';
 import { HistoryFileWriter, type DropReason, type HistoryFileSettings } from './history/history-files.ts';
 import { shardSlot } from '../lib/kube/shard-selector.ts';
+import { tenantLabels } from './base/tenant-metrics.ts';
 
 export interface LeaderElectionConfig {
   namespace: string;
@@ -82,6 +83,8 @@ export interface RouterOptions {
   minRequeueMs?: number;
   /** How often every Loop's access is reviewed again; 5 minutes by default. */
   accessReviewIntervalMs?: number;
+  /** Namespaced Loops run per namespace, the oldest first (--max-loops-per-tenant); 50 by default, 0: no limit. */
+  maxLoopsPerTenant?: number;
   /** Only the holder of the Lease reconciles; others wait as standbys. Off when omitted. */
   leaderElection?: LeaderElectionConfig;
   /** Every replica reconciles its share of the keys (docs/sharding.md); excludes leaderElection. */
@@ -191,12 +194,20 @@ async function connectRouter(options: RouterOptions): Promise<RouterDeps> {
     httpInvoker = createHttpInvoker({ maxRetryAfterMs: DEFAULT_QUEUE_BACKOFF.maxMs, ...options.dispatch, addressGuard });
   }
   const invoke = options.invoke ?? httpInvoker!;
-  const events = new EventRecorder({ client, controller: 'kubeloop.dev/router', instance: identity, logger });
   const recorder = options.recordDir ? new FixtureRecorder(options.recordDir) : undefined;
   // The files name each entry's kind, the Loop's `for`: looked up when an entry is written, the router assembled by then.
   const historyFiles = options.historyFiles ? historyFileWriter(options.historyFiles, identity, logger, metrics, (loop) => deps.runners().find((r) => r.loop.id === loop)?.loop.for) : undefined;
   const history = new FlightRecorder(options.history ?? DEFAULT_HISTORY_LIMITS, historyFiles);
   const fairness = createFairness(options.fairness, metrics.registry);
+  const eventTenants = tenantLabels(options.fairness ? options.fairness.maxLabelledTenants : undefined);
+  const events = new EventRecorder({
+    client,
+    controller: 'kubeloop.dev/router',
+    instance: identity,
+    logger,
+    weightOf: (tenant) => fairness.weights.weightOf(tenant),
+    onDropped: (tenant, source) => metrics.eventsDropped.inc({ tenant: eventTenants.of(tenant), source }),
+  });
   const deps: RouterDeps = { options, identity, logger, metrics, rateLimit, client, discovery, invoke, httpInvoker, apiServer, events, recorder, history, ...(historyFiles ? { historyFiles } : {}), runners: () => [], fairness };
   return deps;
 }
@@ -224,6 +235,7 @@ function createLoopController(deps: RouterDeps, registry: InformerRegistry): Loo
     ...(deps.fairness.budget ? { budget: deps.fairness.budget } : {}),
     ...(options.urlPolicy ? { urlPolicy: options.urlPolicy } : {}),
     ...(options.accessReviewIntervalMs ? { accessReviewIntervalMs: options.accessReviewIntervalMs } : {}),
+    ...(options.maxLoopsPerTenant !== undefined ? { maxLoopsPerTenant: options.maxLoopsPerTenant } : {}),
     runnerDeps: {
       client,
       discovery,

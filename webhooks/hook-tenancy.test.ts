@@ -207,7 +207,7 @@ describe('TenantLimiter', () => {
     limiter.release('team-a');
     expect(limiter.tryAcquire('team-a')).toBe(true);
     expect(tenantName(tenantKey(resolved('team-a')))).toBe('team-a');
-    expect(tenantName('')).toBe('cluster');
+    expect(tenantName('')).toBe('_cluster');
   });
 
   it('over the cap a Fail hook denies with 429 and an Ignore hook admits with a warning', () => {

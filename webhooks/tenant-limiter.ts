@@ -4,7 +4,7 @@
 import type { ResolvedHook } from './hook-spec.ts';
 
 /** The tenant of the cluster-scoped hooks (docs/tenants.md). */
-export const CLUSTER_TENANT = 'cluster';
+import { CLUSTER_TENANT } from '../api/tenant.ts';
 /** Default of --tenant-max-in-flight: far above one team's steady need, far below what starves the gateway. */
 export const DEFAULT_TENANT_MAX_IN_FLIGHT = 64;
 

@@ -18,7 +18,8 @@ const USAGE = `usage: kubeloop history --loop LOOP -n NAMESPACE NAME [-o text|js
 
 Shows the last reconciles the router kept for one primary of the Loop (its flight recorder): what
 triggered each, the function's actions, each write's result, the durations and the trace id. Read through
-the API server (APIService v1alpha1.history.kubeloop.dev): you see it when you may get the object.
+the API server (APIService v1alpha1.history.kubeloop.dev): you see it when you may get the object; whether
+a Loop runs at all is told only to who may get the Loop (anyone else gets the same 403 either way).
   --loop LOOP          a namespaced Loop; -n names its namespace, which is the object's (a Loop reconciles
                        objects of its own namespace only)
   --cluster-loop LOOP  a ClusterLoop; -n names the object's namespace (none for a cluster-scoped kind)

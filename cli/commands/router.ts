@@ -113,6 +113,7 @@ async function startRouterWhenReachable(kubeConfig: ClusterCredentials, config: 
     deniedEndpoints: operatorDenied(config.deniedNetworks, config.deniedLoopbackPorts),
     minRequeueMs: config.minRequeueSeconds * 1000,
     accessReviewIntervalMs: config.accessReviewSeconds * 1000,
+    maxLoopsPerTenant: config.maxLoopsPerTenant,
     watchTimeoutSeconds: config.watchTimeoutSeconds,
     maxObjectValues: config.maxObjectValues,
     expectationsTimeoutMs: config.expectationsTimeoutSeconds * 1000,

@@ -28,6 +28,7 @@ import { isConflict, sendJsonPatch, StaleWriteError } from './json-patch.ts';
 import { prepareChild, retestResourceVersion, statusPatch, withResourceVersionTest } from './patch-building.ts';
 import { onlyBookkeepingChanged } from '../base/predicates.ts';
 import type { RouterMetrics } from '../base/router-metrics.ts';
+import { tenantOf } from '../base/tenant-weights.ts';
 
 /** A write to the primary's metadata.finalizers: the router's own, never a function's. */
 export interface FinalizerAction {
@@ -133,7 +134,7 @@ function isRetryable(error: unknown): boolean {
 function applyOne(ctx: ApplyContext, action: RouterAction, written: Written): Promise<ActionResult> {
   switch (action.op) {
     case 'event':
-      ctx.events.record(ctx.primary, { type: action.type, reason: action.reason, message: action.message });
+      ctx.events.record(ctx.primary, { type: action.type, reason: action.reason, message: action.message }, { tenant: tenantOf(ctx.loop), source: 'function' });
       return Promise.resolve('applied');
     case 'status':
       return applyStatus(ctx, action);
@@ -329,5 +330,5 @@ async function authorised(ctx: ApplyContext, action: Action, target: ObjectTarge
 function refuse(ctx: ApplyContext, action: Action, target: Partial<ObjectTarget>, reason: string): void {
   ctx.metrics.refusals.inc({ loop: ctx.loop.id });
   ctx.logger.warn({ op: action.op, target }, reason);
-  ctx.events.record(ctx.primary, { type: 'Warning', reason: 'ActionRefused', message: reason });
+  ctx.events.record(ctx.primary, { type: 'Warning', reason: 'ActionRefused', message: reason }, { tenant: tenantOf(ctx.loop), source: 'router' });
 }

@@ -100,6 +100,7 @@ export function createRouterMetrics(registry: Registry = createMetricsRegistry({
     informerEvents: counter(registry, 'kubeloop_router_informer_events_total', 'Objects added, changed or deleted in the informer caches, from lists and watches (a sharded member\'s primaries: resource "... (share)")', ['resource']),
     historyFileLines: counter(registry, 'kubeloop_router_history_file_lines_total', 'Flight-recorder entries appended to the history files (--history-dir)'),
     historyFileDropped: counter(registry, 'kubeloop_router_history_file_dropped_total', 'Flight-recorder entries not written to the history files, by reason: error (the write failed: disk full, directory not writable), behind (the buffer of entries waiting for the disk was full), too-large (one entry larger than a file)', ['reason']),
+    eventsDropped: counter(registry, 'kubeloop_router_events_dropped_total', "Events not written: over their tenant's share of the event rate (source function: a function's event action; router: the router's own warnings)", ['tenant', 'source']),
     objectsRefused: counter(registry, 'kubeloop_router_objects_refused_total', 'Watched objects over --max-object-values, never cached', ['resource']),
     /** Shows a Loop's queue in the workqueue and worker gauges until the returned function is called. */
     watchQueue(loop: string, probe: QueueProbe, maxConcurrency: number): () => void {

@@ -3,11 +3,12 @@ import { createMetricsRegistry } from '../../lib/observability/metrics.ts';
 import { FairScheduler } from './fair-scheduler.ts';
 import { OTHER_LABEL } from '../../lib/observability/bounded-label.ts';
 import { MonotonicSums, registerTenantMetrics, tenantLabels } from './tenant-metrics.ts';
+import { CLUSTER_TENANT } from './tenant-weights.ts';
 
 describe('tenant metrics', () => {
   it('labels at most N tenants (cluster always among them) and the rest as other, for good', () => {
     const labels = tenantLabels(3);
-    expect(['a', 'b', 'c', 'a', 'cluster'].map((t) => labels.of(t))).toEqual(['a', 'b', OTHER_LABEL, 'a', 'cluster']);
+    expect(['a', 'b', 'c', 'a', CLUSTER_TENANT].map((t) => labels.of(t))).toEqual(['a', 'b', OTHER_LABEL, 'a', '_cluster']);
   });
 
   it('keeps a summed counter monotonic when a tenant goes away and comes back from zero', () => {

@@ -1,10 +1,23 @@
 import { describe, expect, it } from 'vitest';
-import { CLUSTER_TENANT, parseTenantWeights, TenantWeights, tenantOf } from './tenant-weights.ts';
+import { CLUSTER_TENANT, parseTenantWeights, TenantWeights, tenantOf, tenantOfLoopId } from './tenant-weights.ts';
 
 describe('tenant weights', () => {
   it('charges a namespaced Loop to its namespace and every ClusterLoop to the cluster tenant', () => {
     expect(tenantOf({ namespace: 'team-a' })).toBe('team-a');
     expect(tenantOf({ namespace: undefined })).toBe(CLUSTER_TENANT);
+    expect(tenantOfLoopId('team-a/podset')).toBe('team-a');
+    expect(tenantOfLoopId('podset')).toBe(CLUSTER_TENANT);
+  });
+
+  it('keeps a namespace named "cluster" apart from the ClusterLoops: the cluster key is no namespace name', () => {
+    expect(tenantOf({ namespace: 'cluster' })).toBe('cluster');
+    expect(tenantOfLoopId('cluster/x')).not.toBe(tenantOfLoopId('x'));
+    // A namespace name is a DNS label: [a-z0-9]([-a-z0-9]*[a-z0-9])?, at most 63 characters.
+    expect(CLUSTER_TENANT).not.toMatch(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/);
+    const weights = new TenantWeights(parseTenantWeights(`${CLUSTER_TENANT}=4`));
+    weights.setLabel('cluster', '2');
+    expect(weights.weightOf(CLUSTER_TENANT)).toBe(4);
+    expect(weights.weightOf('cluster')).toBe(2);
   });
 
   it('parses a weight map and refuses an entry that is not <namespace>=<positive number>', () => {

@@ -1,9 +1,9 @@
 // Who a Loop's work is charged to (its tenant) and what that tenant weighs in the router's fair shares:
-// the namespace of a namespaced Loop, `cluster` for every ClusterLoop (docs/router.md#fairness-across-tenants).
+// the namespace of a namespaced Loop, CLUSTER_TENANT (`_cluster`) for every ClusterLoop (docs/router.md#fairness-across-tenants).
+import { CLUSTER_TENANT, tenantOfNamespace } from '../../api/tenant.ts';
 import type { LoopConfig } from './loop-spec.ts';
 
-/** The tenant of every ClusterLoop (a namespace named `cluster` would share its shares: name none so). */
-export const CLUSTER_TENANT = 'cluster';
+export { CLUSTER_TENANT };
 /** The label on a Namespace that sets its tenant's weight. */
 export const TENANT_WEIGHT_LABEL = 'kubeloop.dev/tenant-weight';
 export const DEFAULT_TENANT_WEIGHT = 1;
@@ -12,7 +12,13 @@ export const MAX_TENANT_WEIGHT = 1000;
 export const MIN_TENANT_WEIGHT = 0.01;
 
 export function tenantOf(loop: Pick<LoopConfig, 'namespace'>): string {
-  return loop.namespace ?? CLUSTER_TENANT;
+  return tenantOfNamespace(loop.namespace);
+}
+
+/** The tenant of a Loop by identity (`<namespace>/<name>` or a ClusterLoop's `<name>`): namespace names hold no '/'. */
+export function tenantOfLoopId(id: string): string {
+  const slash = id.indexOf('/');
+  return tenantOfNamespace(slash < 0 ? undefined : id.slice(0, slash));
 }
 
 /** A weight from a label or a flag; undefined when it is not a positive number (the caller falls back and says so). */

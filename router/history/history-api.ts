@@ -1,7 +1,8 @@
 // The history API: the router's flight recorder served as an aggregated API (APIService
 // v1alpha1.history.kubeloop.dev), so `kubeloop history` reads it through the API server with the caller's
 // own identity. Only the API server's front proxy may call (mutual TLS, requestheader CA); the caller it
-// names may read an object's history when a SubjectAccessReview says they may `get` the object.
+// names may read an object's history when a SubjectAccessReview says they may `get` the object. Whether a
+// Loop runs, and what it reconciles, is told only to who may `get` that Loop (loop-disclosure.ts).
 import type { TLSSocket } from 'node:tls';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
@@ -15,6 +16,7 @@ import { peerCertificate } from '../../lib/server/client-certificate.ts';
 import type { ReconcileRequest } from '../../lib/contract/types.ts';
 import type { FlightRecorder } from '../reconcile/flight-recorder.ts';
 import { requestScopes, servedEntries, type RequestVerdict } from './request-access.ts';
+import { loopAttributes, notShown } from './loop-disclosure.ts';
 import { AUTHENTICATION_CONFIGMAP, decideCaller, requestHeaderConfig, userFromHeaders, type RequestHeaderConfig } from './front-proxy.ts';
 import { FORWARDED_BY_HEADER, forwardToReplica, presentedOwnCertificate, userHeaders, type PeerResolver } from './peer-forward.ts';
 import {
@@ -134,6 +136,12 @@ export async function startHistoryApi(options: HistoryApiOptions): Promise<Histo
     if (!user) return sendStatus(reply, failure(401, 'Unauthorized', 'the API server named no user for this request'));
     if (!loopId) return sendStatus(reply, failure(400, 'BadRequest', 'the query parameter loop (the Loop whose reconciles to show) is required', name));
     const key = objectKey({ namespace, name });
+    const loopTarget = loopAttributes(loopId);
+    if (!loopTarget) return sendStatus(reply, failure(400, 'BadRequest', `loop "${loopId}" is not a Loop's identity: <namespace>/<name> for a Loop, <name> for a ClusterLoop`, name));
+    // Authorization first: who may not get the Loop learns nothing of it (whether it runs, what it reconciles)
+    // from this answer; every refusal below is then the same 403, whichever check failed.
+    const seesLoop = (await reviewUserAccess(client, user, loopTarget)).allowed;
+    const hidden = () => sendStatus(reply, notShown(user.user, loopId, namespace, name));
     const owner = await source.ownerOf?.(loopId, key);
     if (owner && options.peers && !forwarded.has(request)) {
       // The replica that holds the history decides, its own SubjectAccessReview included.
@@ -146,11 +154,13 @@ export async function startHistoryApi(options: HistoryApiOptions): Promise<Histo
           const answer = await forwardToReplica(peer, options.tls, { path: request.url, headers: { ...userHeaders(user, config), [FORWARDED_BY_HEADER]: source.identity } });
           return reply.code(answer.status).header('content-type', 'application/json').send(answer.body);
         } catch (error) {
-          return sendStatus(reply, failure(503, 'ServiceUnavailable', `router ${owner}, which holds the history of ${key}, did not answer: ${(error as Error).message}`, name));
+          const who = seesLoop ? `router ${owner}, which holds the history of ${key},` : 'the router replica that holds this history';
+          return sendStatus(reply, failure(503, 'ServiceUnavailable', `${who} did not answer: ${(error as Error).message}`, name));
         }
       }
     }
     const loop = source.loops().find((l) => l.id === loopId);
+    if (!loop && !seesLoop) return hidden();
     if (!loop) {
       const running = source.loops().map((l) => l.id);
       const message = running.length === 0 ? `no Loop runs on router ${source.identity} (a standby, or not started yet)` : `no Loop ${loopId} runs on router ${source.identity}`;
@@ -160,21 +170,28 @@ export async function startHistoryApi(options: HistoryApiOptions): Promise<Histo
     try {
       resource = await discovery.resolve(loop.for.apiVersion, loop.for.kind);
     } catch (error) {
-      if (error instanceof UnknownKindError) return sendStatus(reply, failure(404, 'NotFound', error.message, name));
+      if (error instanceof UnknownKindError) return seesLoop ? sendStatus(reply, failure(404, 'NotFound', error.message, name)) : hidden();
       throw error;
     }
     if (resource.namespaced !== (namespace !== undefined)) {
+      if (!seesLoop) return hidden();
       const shape = resource.namespaced ? `<namespace>/${name}` : name;
       return sendStatus(reply, failure(400, 'BadRequest', `Loop ${loopId} reconciles ${resource.kind} (${resource.namespaced ? 'namespaced' : 'cluster-scoped'}): name the object as ${shape}`, name));
     }
     const attributes = { verb: 'get', group: resource.group, version: resource.version, resource: resource.plural, name, ...(namespace ? { namespace } : {}) };
     const verdict = await reviewUserAccess(client, user, attributes);
     if (!verdict.allowed) {
+      if (!seesLoop) {
+        request.log.info({ user: user.user, loop: loopId, object: key }, 'history refused: the user may get neither the Loop nor the object');
+        return hidden();
+      }
       const what = `${resource.plural}${resource.group ? `.${resource.group}` : ''} "${name}"${namespace ? ` in namespace "${namespace}"` : ''}`;
       request.log.info({ user: user.user, loop: loopId, object: what }, 'history refused: the user may not get the object');
       return sendStatus(reply, failure(403, 'Forbidden', `user "${user.user}" cannot get ${what}: an object's history is shown only to who may get the object (${verdict.message})`, name));
     }
     const entries = source.history.history(loopId, key);
+    // An empty history would still tell who may not get the Loop that it runs and reconciles this kind.
+    if (entries.length === 0 && !seesLoop) return hidden();
     const kept = entries.findLast((e) => e.request !== undefined)?.request;
     const shown = kept ? await requestVerdict(kept, user, attributes) : undefined;
     const body: ObjectHistory & { owner?: string } = {

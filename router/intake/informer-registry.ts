@@ -14,6 +14,7 @@ import type { EventRecorder } from '../apply/event-recorder.ts';
 import type { RouterMetrics } from '../base/router-metrics.ts';
 import { combineInformers, type InformerView } from '../base/informer-view.ts';
 import { projectObject } from '../base/related-relation.ts';
+import { tenantOfNamespace } from '../../api/tenant.ts';
 
 export const UID_INDEX = 'uid';
 
@@ -134,7 +135,7 @@ export class InformerRegistry {
           type: 'Warning',
           reason: 'ObjectTooLarge',
           message: `kubeloop's router does not cache this object: it holds more than ${maxValues} JSON values (--max-object-values); no Loop sees it until it is smaller`,
-        });
+        }, { tenant: tenantOfNamespace(object.metadata?.namespace), source: 'router' });
       },
       indexers: {
         [CONTROLLER_UID_INDEX]: controllerUidOf,

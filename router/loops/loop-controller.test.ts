@@ -1,6 +1,6 @@
 import { pino } from 'pino';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { LoopSpec } from '../../api/loop.ts';
+import { RELEASE_PRIMARIES_FINALIZER, type LoopSpec } from '../../api/loop.ts';
 import { CONTRACT_API_VERSION, type KubeObject } from '../../lib/contract/types.ts';
 import { UnknownKindError, type ResourceDiscovery } from '../../lib/kube/discovery.ts';
 import type { KubeClient, KubeRequest } from '../../lib/kube/kube-client.ts';
@@ -45,12 +45,12 @@ afterEach(async () => {
  * `access.denied` (allowed when unset), launches fail while `signing.problem` is set, runners are real
  * LoopRunners calling an in-memory function. Status writes and events are recorded.
  */
-function harness(options: { loopSelector?: { matchLabels: Record<string, string> }; accessReviewIntervalMs?: number } = {}) {
+function harness(options: { loopSelector?: { matchLabels: Record<string, string> }; accessReviewIntervalMs?: number; maxLoopsPerTenant?: number } = {}) {
   const informers = new MemoryInformers([podsets, pods, loops, teamLoops, nodes]);
   for (const kind of [podsets, pods, nodes]) informers.of(kind.apiVersion, kind.kind).sync();
   const access: { denied?: string } = {};
   const signing: { problem?: string; hooks?: LaunchHooks } = {};
-  const counts = { reviews: 0, launches: 0, stops: 0 };
+  const counts = { reviews: 0, launches: 0, stops: 0, releases: 0 };
   const statuses: unknown[] = [];
   const statusPaths: string[] = [];
   const events: RecordedEvent[] = [];
@@ -70,6 +70,10 @@ function harness(options: { loopSelector?: { matchLabels: Record<string, string>
     logger: pino({ level: 'silent' }),
   };
   const launcher: LoopLauncher = {
+    async release() {
+      counts.releases += 1;
+      return 0;
+    },
     async review(): Promise<AccessVerdict> {
       counts.reviews += 1;
       return access.denied ? { allowed: false, message: access.denied } : { allowed: true };
@@ -233,6 +237,47 @@ describe('LoopController', () => {
     await vi.waitFor(() => expect(h.lastReady()).toMatchObject({ status: 'False', reason: 'InvalidSpec' }), WAIT);
     expect(h.events).toContainEqual(expect.objectContaining({ reason: 'InvalidSpec', message: expect.stringContaining('spec.owns[0] Node (v1) is cluster-scoped') }));
     expect(h.counts).toMatchObject({ launches: 0, reviews: 0 });
+  });
+
+  it('runs the oldest Loops of a namespace up to its limit, holds the rest TenantLimitExceeded, and starts the next when one goes', async () => {
+    const h = harness({ maxLoopsPerTenant: 2 });
+    await h.start();
+    const team = loopObject({ serviceAccount: { name: 'loop' } as LoopSpec['serviceAccount'] });
+    const teamLoop = (name: string, second: number, namespace = 'team-a') =>
+      ({ ...team, kind: 'Loop', metadata: { ...team.metadata, name, namespace, uid: `uid-${namespace}-${name}`, creationTimestamp: `2026-11-28T10:00:0${second}Z` } }) as unknown as KubeObject;
+    for (const [name, second] of [['c', 3], ['a', 1], ['b', 2]] as const) h.teamLoopInformer.put(teamLoop(name, second));
+    h.teamLoopInformer.put(teamLoop('z', 9, 'team-b'));
+    await h.controller.waitForLoop('team-a/a', 10_000);
+    await h.controller.waitForLoop('team-a/b', 10_000);
+    await h.controller.waitForLoop('team-b/z', 10_000);
+    await vi.waitFor(() => expect(h.controller.health('team-a/c')).toMatchObject({ ready: false, reason: 'TenantLimitExceeded' }), WAIT);
+    expect(h.controller.health('team-a/c')?.message).toContain('namespace team-a has 3 Loops and the router runs at most 2 per namespace');
+    expect(h.controller.runner('team-a/c')).toBeUndefined();
+    expect(h.events).toContainEqual(expect.objectContaining({ reason: 'TenantLimitExceeded' }));
+    // A ClusterLoop is not counted in any namespace.
+    h.loopInformer.put(loopObject());
+    await h.controller.waitForLoop('podset', 10_000);
+    h.teamLoopInformer.remove(teamLoop('a', 1));
+    await h.controller.waitForLoop('team-a/c', 10_000);
+    expect(h.controller.runner('team-a/b')).toBeDefined();
+  });
+
+  it('holds a finalizing Loop with its own finalizer, and on deletion stops it, releases its primaries and lets it go', async () => {
+    const h = harness();
+    await h.start();
+    const team = loopObject({ serviceAccount: { name: 'loop' } as LoopSpec['serviceAccount'], finalize: true });
+    const live = { ...team, kind: 'Loop', metadata: { ...team.metadata, namespace: 'team-a' } } as unknown as KubeObject;
+    h.teamLoopInformer.put(live);
+    await h.controller.waitForLoop('team-a/podset', 10_000);
+    const loopPath = '/apis/kubeloop.dev/v1alpha1/namespaces/team-a/loops/podset';
+    await vi.waitFor(() => expect(h.statusPaths).toContain(loopPath), WAIT);
+    expect(h.statuses[h.statusPaths.indexOf(loopPath)]).toEqual([{ op: 'add', path: '/metadata/finalizers', value: [RELEASE_PRIMARIES_FINALIZER] }]);
+    expect(h.counts.releases).toBe(0);
+    const deleting = { ...live, metadata: { ...live.metadata, generation: 2, resourceVersion: '5', deletionTimestamp: new Date().toISOString(), finalizers: [RELEASE_PRIMARIES_FINALIZER] } } as unknown as KubeObject;
+    h.teamLoopInformer.put(deleting);
+    await vi.waitFor(() => expect(h.counts.releases).toBe(1), WAIT);
+    await vi.waitFor(() => expect(h.statuses.at(-1)).toEqual([{ op: 'test', path: '/metadata/finalizers/0', value: RELEASE_PRIMARIES_FINALIZER }, { op: 'remove', path: '/metadata/finalizers/0' }]), WAIT);
+    expect(h.controller.runner('team-a/podset')).toBeUndefined();
   });
 
   it('stops every runner on stop', async () => {

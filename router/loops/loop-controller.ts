@@ -15,6 +15,7 @@ import type { InformerLease, InformerSource } from '../intake/informer-registry.
 import type { RateLimit } from '../../lib/kube/rate-limiter.ts';
 import { CLUSTER_LOOP_KIND, CLUSTER_LOOP_PLURAL, LOOP_API_VERSION, LOOP_KIND, LOOP_PLURAL, loopIdentity, type Loop, type LoopCondition } from '../../api/loop.ts';
 import { LoopSpecError, type LoopConfig } from '../base/loop-spec.ts';
+import { settleLoopFinalizer } from './primary-release.ts';
 import { clusterScopedKindProblem, namedKinds } from '../base/loop-confinement.ts';
 import { CANARY_ROLLED_BACK, rolledBackBy, type VersionCondition } from '../reconcile/function-versions.ts';
 import { SHADOW_DIVERGED } from '../../lib/versions/shadow-divergence.ts';
@@ -25,6 +26,9 @@ import { WorkQueue } from '../base/work-queue.ts';
 import { decideLoop, planLoop, readyConditionChange, type LoopDecision, type LoopOutcome, type LoopPlan, type RunningState } from './loop-decision.ts';
 import type { TenantBudget } from '../base/tenant-budget.ts';
 import { kubeLoopLauncher, type LaunchedLoop, type LoopLauncher } from './loop-launcher.ts';
+import { DEFAULT_MAX_LOOPS_PER_TENANT, TenantLoopLimit } from './tenant-loop-limit.ts';
+import { tenantOfNamespace } from '../../api/tenant.ts';
+import type { EventOrigin } from '../apply/event-recorder.ts';
 
 export interface LoopControllerOptions {
   runnerDeps: Omit<LoopRunnerDeps, 'onHealth'>;
@@ -45,6 +49,8 @@ export interface LoopControllerOptions {
   accessReviewIntervalMs?: number;
   /** How Loops reach the cluster (reviews, runners as their ServiceAccount); kubeLoopLauncher when omitted. */
   launcher?: LoopLauncher;
+  /** Namespaced Loops run per namespace, the oldest first (--max-loops-per-tenant); 0: no limit. */
+  maxLoopsPerTenant?: number;
 }
 
 /** A Loop the controller runs: what the plan compares with, and the launched runner. */
@@ -58,6 +64,7 @@ class LoopsForbiddenError extends Error {}
 export class LoopController {
   readonly #o: LoopControllerOptions;
   readonly #launcher: LoopLauncher;
+  readonly #limit: TenantLoopLimit;
   readonly #running = new Map<string, Running>();
   readonly #health = new Map<string, LoopHealth & { generation: number }>();
   /** The health each Loop's Ready condition was last written for (only transitions are written). */
@@ -77,6 +84,7 @@ export class LoopController {
   constructor(options: LoopControllerOptions) {
     this.#o = options;
     this.#launcher = options.launcher ?? kubeLoopLauncher(options);
+    this.#limit = new TenantLoopLimit(options.maxLoopsPerTenant ?? DEFAULT_MAX_LOOPS_PER_TENANT, () => this.#selectedNamespacedLoops());
     this.#sync = new WorkQueue<null>({
       concurrency: 4,
       process: (item) => this.#reconcileLoop(item.key),
@@ -146,12 +154,18 @@ export class LoopController {
     else this.#clusterLoops = lease;
     const informer = lease.informer;
     const enqueue = (o: KubeObject) => this.#sync.add(objectKey(o.metadata), null);
-    informer.on('add', enqueue);
+    // A namespace at its Loop limit: a Loop added or gone may move another one over or under it.
+    const enqueueTenant = (o: KubeObject) => {
+      enqueue(o);
+      if (kind === LOOP_KIND) for (const id of this.#limit.affected(o.metadata?.namespace)) this.#sync.add(id, null);
+    };
+    informer.on('add', enqueueTenant);
     informer.on('update', (o, previous) => {
       const relabelled = JSON.stringify(o.metadata?.labels ?? {}) !== JSON.stringify(previous.metadata?.labels ?? {});
-      if (o.metadata?.generation !== previous.metadata?.generation || relabelled) enqueue(o);
+      if (relabelled || o.metadata?.deletionTimestamp !== previous.metadata?.deletionTimestamp) enqueueTenant(o);
+      else if (o.metadata?.generation !== previous.metadata?.generation) enqueue(o);
     });
-    informer.on('delete', enqueue);
+    informer.on('delete', enqueueTenant);
     if (kind === CLUSTER_LOOP_KIND) return informer.waitForSync();
     // A 403 on the namespaced kind is not retried into a router that never starts: the caller drops it.
     const forbidden = new Promise<Error>((resolve) => informer.on('restart', (_reason, error) => error && isApiError(error, 403) && resolve(error)));
@@ -198,13 +212,37 @@ export class LoopController {
     return loop && matchesLabelSelector(this.#o.loopSelector, loop.metadata.labels) ? loop : undefined;
   }
 
+  /** The selected namespaced Loops, for the per-tenant limit. */
+  #selectedNamespacedLoops(): Loop[] {
+    if (this.#o.inline) return [];
+    const loops = (this.#namespacedLoops?.informer.store.list() ?? []) as unknown as Loop[];
+    return loops.filter((l) => matchesLabelSelector(this.#o.loopSelector, l.metadata.labels));
+  }
+
   async #reconcileLoop(name: string): Promise<void> {
     if (this.#stopped) return;
     const loop = this.#loopObject(name);
     const current = this.#running.get(name);
-    const plan = planLoop(loop, current, this.#o.urlPolicy ?? DEFAULT_FUNCTION_URL_POLICY);
+    const plan = planLoop(loop, current, this.#o.urlPolicy ?? DEFAULT_FUNCTION_URL_POLICY, this.#limit.overLimit(name, loop));
     const outcome = await this.#act(name, plan, current);
+    const finalizerDone = await this.#loopFinalizer(name, loop, plan.kind === 'start' ? plan.config : current?.launched.runner.loop);
     this.#carryOut(name, loop, generationOf(plan, loop), decideLoop(outcome));
+    if (!finalizerDone) this.#sync.addRateLimited(name, null);
+  }
+
+  /** The router's finalizer on the Loop (primary-release.ts); false: try again later. */
+  #loopFinalizer(name: string, loop: Loop | undefined, known: LoopConfig | undefined): Promise<boolean> {
+    if (!loop || this.#o.inline) return Promise.resolve(true);
+    return settleLoopFinalizer(
+      {
+        client: this.#o.client,
+        logger: this.#o.logger,
+        urlPolicy: this.#o.urlPolicy ?? DEFAULT_FUNCTION_URL_POLICY,
+        release: (config) => this.#launcher.release(config),
+        warn: (warning) => this.#o.runnerDeps.events.record({ apiVersion: LOOP_API_VERSION, kind: loop.kind, metadata: loop.metadata }, { type: 'Warning', ...warning }, loopEventOrigin(loop)),
+      },
+      { id: name, path: loopObjectPath(name), loop, known },
+    );
   }
 
   /** Does what the plan says (stops, reviews, starts) and tells what came of it. */
@@ -219,6 +257,7 @@ export class LoopController {
     // Deleted, a changed spec, or a signing Secret that broke: stop, and start again (which waits for a valid key).
     if (current) await this.#stopRunning(name, current);
     if (plan.kind === 'remove') return { kind: 'removed', wasRunning: current !== undefined };
+    if (plan.kind === 'over-limit') return { kind: 'over-tenant-limit', message: plan.message };
     if (plan.kind === 'invalid') return { kind: 'invalid-spec', error: plan.error };
     return this.#start(name, plan);
   }
@@ -242,7 +281,7 @@ export class LoopController {
           if (this.#running.get(name)?.launched !== launched) return;
           this.#setCondition(name, generation, condition);
           const loop = this.#loopObject(name);
-          if (warning && loop && !this.#o.inline) this.#o.runnerDeps.events.record({ apiVersion: LOOP_API_VERSION, kind: loop.kind, metadata: loop.metadata }, { type: 'Warning', ...warning });
+          if (warning && loop && !this.#o.inline) this.#o.runnerDeps.events.record({ apiVersion: LOOP_API_VERSION, kind: loop.kind, metadata: loop.metadata }, { type: 'Warning', ...warning }, loopEventOrigin(loop));
         },
         signingBroken: (message) => {
           const running = this.#running.get(name);
@@ -296,7 +335,7 @@ export class LoopController {
     if (decision.health) this.#setHealth(name, generation, decision.health);
     // Inline Loops are not API objects: their status lives in the router's log and metrics only.
     if (decision.warning && loop && !this.#o.inline) {
-      this.#o.runnerDeps.events.record({ apiVersion: LOOP_API_VERSION, kind: loop.kind, metadata: loop.metadata }, { type: 'Warning', ...decision.warning });
+      this.#o.runnerDeps.events.record({ apiVersion: LOOP_API_VERSION, kind: loop.kind, metadata: loop.metadata }, { type: 'Warning', ...decision.warning }, loopEventOrigin(loop));
     }
     if (decision.log) this.#o.logger[decision.log.level]({ loop: name, ...decision.log.fields }, decision.log.message);
   }
@@ -388,13 +427,23 @@ export class LoopController {
 
 }
 
-/** The status subresource of a loop by identity: a namespaced Loop's, or a ClusterLoop's. */
-function loopStatusPath(id: string): string {
+/** The router's own word about a Loop: charged to the Loop's tenant, in the router's event budget. */
+function loopEventOrigin(loop: Loop): EventOrigin {
+  return { tenant: tenantOfNamespace(loop.kind === LOOP_KIND ? loop.metadata.namespace : undefined), source: 'router' };
+}
+
+/** A loop by identity: a namespaced Loop's path, or a ClusterLoop's. */
+function loopObjectPath(id: string): string {
   const slash = id.indexOf('/');
-  if (slash < 0) return `/apis/${LOOP_API_VERSION}/${CLUSTER_LOOP_PLURAL}/${encodeURIComponent(id)}/status`;
-  return `/apis/${LOOP_API_VERSION}/namespaces/${encodeURIComponent(id.slice(0, slash))}/${LOOP_PLURAL}/${encodeURIComponent(id.slice(slash + 1))}/status`;
+  if (slash < 0) return `/apis/${LOOP_API_VERSION}/${CLUSTER_LOOP_PLURAL}/${encodeURIComponent(id)}`;
+  return `/apis/${LOOP_API_VERSION}/namespaces/${encodeURIComponent(id.slice(0, slash))}/${LOOP_PLURAL}/${encodeURIComponent(id.slice(slash + 1))}`;
+}
+
+/** The status subresource of a loop by identity. */
+function loopStatusPath(id: string): string {
+  return `${loopObjectPath(id)}/status`;
 }
 
 function generationOf(plan: LoopPlan, loop: Loop | undefined): number {
-  return plan.kind === 'start' || plan.kind === 'invalid' ? plan.generation : (loop?.metadata.generation ?? 0);
+  return plan.kind === 'start' || plan.kind === 'invalid' || plan.kind === 'over-limit' ? plan.generation : (loop?.metadata.generation ?? 0);
 }

@@ -43,6 +43,11 @@ describe('planLoop', () => {
     expect(plan(loop(), { specJson: JSON.stringify(loop().spec), signingProblem: 'no key' })).toMatchObject({ kind: 'start' });
   });
 
+  it('stops and reports a Loop over its tenant\'s limit before anything else, even a running one', () => {
+    expect(planLoop(loop(), { specJson: JSON.stringify(loop().spec) }, DEFAULT_FUNCTION_URL_POLICY, 'over')).toEqual({ kind: 'over-limit', message: 'over', generation: 3 });
+    expect(decideLoop({ kind: 'over-tenant-limit', message: 'over' })).toMatchObject({ step: 'none', health: { ready: false, reason: 'TenantLimitExceeded', message: 'over' }, warning: { reason: 'TenantLimitExceeded' } });
+  });
+
   it('reports a spec the router cannot run instead of starting it', () => {
     const p = plan(loop({ function: { url: 'ftp://nowhere/' } }));
     expect(p).toMatchObject({ kind: 'invalid', generation: 3 });

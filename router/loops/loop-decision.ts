@@ -15,18 +15,23 @@ export interface RunningState {
 
 /** What to do with one Loop now. Every plan but `review` first stops what runs for the Loop. */
 export type LoopPlan =
-  /** Deleted, or no longer selected by this router: stop it and forget its health. */
+  /** Deleted (or being deleted), or no longer selected by this router: stop it and forget its health. */
   | { kind: 'remove' }
   /** Running with this very spec: review its ServiceAccount's access again (RBAC changes on its own). */
   | { kind: 'review' }
   /** New, changed, or its signing Secret broke: start it (again) with this config. */
   | { kind: 'start'; config: LoopConfig; specJson: string; generation: number }
   /** A spec the router cannot run: report it, start nothing. */
-  | { kind: 'invalid'; error: LoopSpecError; generation: number };
+  | { kind: 'invalid'; error: LoopSpecError; generation: number }
+  /** Past its tenant's Loop limit (tenant-loop-limit.ts): stop it if it runs, report why, start nothing. */
+  | { kind: 'over-limit'; message: string; generation: number };
 
-export function planLoop(loop: Loop | undefined, running: RunningState | undefined, urlPolicy: FunctionUrlPolicy): LoopPlan {
-  if (!loop) return { kind: 'remove' };
+/** `overLimit`: why the Loop may not run now, when its tenant runs as many Loops as it may. */
+export function planLoop(loop: Loop | undefined, running: RunningState | undefined, urlPolicy: FunctionUrlPolicy, overLimit?: string): LoopPlan {
+  // A Loop being deleted stops at once; its finalizer, if any, is the controller's next step (primary-release.ts).
+  if (!loop || loop.metadata.deletionTimestamp !== undefined) return { kind: 'remove' };
   const generation = loop.metadata.generation ?? 0;
+  if (overLimit !== undefined) return { kind: 'over-limit', message: overLimit, generation };
   const specJson = JSON.stringify(loop.spec);
   if (running && running.specJson === specJson && running.signingProblem === undefined) return { kind: 'review' };
   try {
@@ -51,7 +56,9 @@ export type LoopOutcome =
   /** The API server does not serve a kind of the Loop (its CRD may come later). */
   | { kind: 'kind-unknown'; message: string }
   /** A watch was refused (403): the router's own RBAC does not allow it. */
-  | { kind: 'watch-forbidden'; message: string };
+  | { kind: 'watch-forbidden'; message: string }
+  /** Its tenant runs as many Loops as it may: it waits for older ones to be deleted. */
+  | { kind: 'over-tenant-limit'; message: string };
 
 export interface LoopDecision {
   /** The Loop's sync queue: done, look again with backoff, or leave it (a change brings it back). */
@@ -101,6 +108,11 @@ export function decideLoop(outcome: LoopOutcome): LoopDecision {
       return { step: 'backoff', health: { ready: false, reason: 'InvalidSpec', message: outcome.message } };
     case 'watch-forbidden':
       return { step: 'backoff', health: { ready: false, reason: 'Forbidden', message: outcome.message } };
+    case 'over-tenant-limit': {
+      const { message } = outcome;
+      // Not retried: a deleted Loop of the same namespace brings it back (loop-controller.ts).
+      return { step: 'none', health: { ready: false, reason: 'TenantLimitExceeded', message }, warning: { reason: 'TenantLimitExceeded', message }, log: { level: 'warn', message: 'Loop over its tenant\'s limit; not run', fields: { err: message } } };
+    }
   }
 }
 

@@ -14,6 +14,7 @@ import { reviewAccess, type AccessVerdict } from '../../lib/kube/access-review.t
 import { loopAccessChecks } from './loop-access.ts';
 import type { VersionCondition } from '../reconcile/function-versions.ts';
 import { readSigningKeys, watchSigningKeys } from './signing-key.ts';
+import { releasePrimaries } from './primary-release.ts';
 
 export interface LaunchHooks {
   /** The runner's health (calls succeeding or failing, a watch forbidden, a function ref resolving). */
@@ -40,6 +41,8 @@ export interface LoopLauncher {
   review(config: LoopConfig): Promise<AccessVerdict>;
   /** Reads the signing key as the Loop's ServiceAccount (SigningSecretError when unusable) and builds the runner. */
   launch(config: LoopConfig, hooks: LaunchHooks): Promise<LaunchedLoop>;
+  /** Removes the Loop's finalizer from its primaries, as its ServiceAccount (primary-release.ts); how many it released. */
+  release(config: LoopConfig): Promise<number>;
 }
 
 export interface KubeLoopLauncherOptions {
@@ -60,6 +63,12 @@ export function kubeLoopLauncher(o: KubeLoopLauncherOptions): LoopLauncher {
       const { discovery } = o.runnerDeps;
       // The primary and owned kinds, and each related kind where its entry looks.
       return reviewAccess(o.client, config.serviceAccount, await loopAccessChecks(config, (k) => discovery.resolve(k.apiVersion, k.kind)));
+    },
+    async release(config) {
+      const resource = await o.runnerDeps.discovery.resolve(config.for.apiVersion, config.for.kind);
+      const own = o.loopRateLimit && o.loopRateLimit.qps > 0 ? o.loopRateLimit : { qps: 50, burst: 100 };
+      const client = o.client.impersonating({ user: serviceAccountUser(config.serviceAccount.namespace, config.serviceAccount.name) }, own);
+      return releasePrimaries(client, resource, config.namespaces, config.finalizer);
     },
     async launch(config, hooks) {
       const own = o.loopRateLimit ?? { qps: 50, burst: 100 };

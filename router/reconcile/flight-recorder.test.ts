@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { FlightRecorder, type ReconcileRecord } from './flight-recorder.ts';
+import { evictionTenant, FlightRecorder, type ReconcileRecord } from './flight-recorder.ts';
+import { CLUSTER_TENANT } from '../base/tenant-weights.ts';
 
 const entry = (outcome: string): ReconcileRecord => ({ startedAt: '2026-01-01T00:00:00.000Z', triggers: [], actions: [], writes: [], outcome, durations: { queueMs: 0, totalMs: 1 } });
 
@@ -29,6 +30,37 @@ describe('FlightRecorder', () => {
     recorder.record('l', 'ns/a', { ...entry('a2'), request: request('2') });
     recorder.record('l', 'ns/a', entry('own-write-seen'));
     expect(recorder.history('l', 'ns/a').map((e) => e.request?.object.metadata?.resourceVersion)).toEqual([undefined, '2', undefined]);
+  });
+
+  it("keeps team b's history while team a reconciles more objects than the recorder holds", () => {
+    const recorder = new FlightRecorder({ perObject: 10, objects: 1000, objectsPerTenant: 1000 });
+    for (let i = 0; i < 10; i += 1) recorder.record('team-b/copier', `team-b/cm-${i}`, entry(`b${i}`));
+    for (let i = 0; i < 1100; i += 1) recorder.record('team-a/copier', `team-a/cm-${i}`, entry(`a${i}`));
+    expect(recorder.objects).toBe(1000);
+    for (let i = 0; i < 10; i += 1) expect(recorder.history('team-b/copier', `team-b/cm-${i}`).map((e) => e.outcome)).toEqual([`b${i}`]);
+    // Team a's own least recently reconciled went: it holds 990, its latest ones.
+    expect(recorder.history('team-a/copier', 'team-a/cm-109')).toEqual([]);
+    expect(recorder.history('team-a/copier', 'team-a/cm-110').map((e) => e.outcome)).toEqual(['a110']);
+  });
+
+  it('holds a tenant to its own bound even when the recorder has room, and counts all ClusterLoops as one tenant', () => {
+    const recorder = new FlightRecorder({ perObject: 10, objects: 100, objectsPerTenant: 3 });
+    for (const key of ['ns/a', 'ns/b', 'ns/c', 'ns/d']) recorder.record('podset', key, entry(key));
+    recorder.record('other-cluster-loop', 'ns/e', entry('e'));
+    expect(recorder.objects).toBe(3);
+    expect(recorder.history('podset', 'ns/a')).toEqual([]);
+    expect(recorder.history('podset', 'ns/b')).toEqual([]);
+    expect(recorder.history('other-cluster-loop', 'ns/e').map((e) => e.outcome)).toEqual(['e']);
+    // A namespace named cluster is its own tenant: it evicts none of the ClusterLoops' objects.
+    for (const key of ['cluster/a', 'cluster/b', 'cluster/c']) recorder.record('cluster/x', key, entry(key));
+    expect(recorder.history('podset', 'ns/d').map((e) => e.outcome)).toEqual(['ns/d']);
+  });
+
+  it('evicts from the tenant holding the most, its own objects first when it holds as many as the largest', () => {
+    expect(evictionTenant(new Map([['a', 5], ['b', 2]]), 'b')).toBe('a');
+    expect(evictionTenant(new Map([['a', 5], ['b', 5]]), 'b')).toBe('b');
+    expect(evictionTenant(new Map([['a', 5], [CLUSTER_TENANT, 5]]), 'c')).toBe('a');
+    expect(evictionTenant(new Map(), 'a')).toBeUndefined();
   });
 
   it('records nothing when turned off', () => {

@@ -1,7 +1,9 @@
 // The per-object flight recorder: for each primary, the last N reconciles (what triggered them, what the
 // function was asked and answered, what each write did, how long each part took, the trace id). Memory is
-// bounded twice: N entries per object and a total number of objects, least recently reconciled dropped first.
+// bounded three times: N entries per object, objects per tenant and objects in all. A tenant's objects evict
+// its own least recently reconciled first, so one team's burst never erases another team's history.
 import type { ReconcileRequest } from '../../lib/contract/types.ts';
+import { tenantOfLoopId } from '../base/tenant-weights.ts';
 import type { WatchEvent } from '../base/watch-events.ts';
 
 export interface WriteRecord {
@@ -53,18 +55,39 @@ export interface FlightRecorderLimits {
   perObject: number;
   /** Objects kept in all. */
   objects: number;
+  /** Objects kept for one tenant (a Loop's namespace; all ClusterLoops are one); `objects` when not given. */
+  objectsPerTenant?: number;
 }
 
-export const DEFAULT_HISTORY_LIMITS: FlightRecorderLimits = { perObject: 10, objects: 1000 };
+/** Half the total per tenant: one tenant alone keeps 500 objects, and two busy tenants can never push each other below that. */
+export const DEFAULT_HISTORY_LIMITS = { perObject: 10, objects: 1000, objectsPerTenant: 500 } satisfies Required<FlightRecorderLimits>;
 
 /** Where finished entries go besides memory (the rotated history files); must neither wait nor throw. */
 export interface HistorySink {
   offer(loop: string, key: string, entry: ReconcileRecord): void;
 }
 
+/**
+ * Pure: whose object goes when all tenants together hold too many: the tenant holding the most, the one that
+ * just recorded when it is among them (its own go first). A tenant under the largest share never loses one.
+ */
+export function evictionTenant(sizes: ReadonlyMap<string, number>, recording: string): string | undefined {
+  let victim: string | undefined;
+  let most = 0;
+  for (const [tenant, size] of sizes) {
+    if (size > most || (size === most && tenant === recording)) {
+      victim = tenant;
+      most = size;
+    }
+  }
+  return victim;
+}
+
 export class FlightRecorder {
-  // Map iteration order is insertion order: re-inserting on every record makes the first entry the least recent.
-  readonly #byObject = new Map<string, ReconcileRecord[]>();
+  // Per tenant, then per object. Map iteration order is insertion order: re-inserting on every record makes
+  // the first entry of a tenant's map its least recently reconciled object.
+  readonly #byTenant = new Map<string, Map<string, ReconcileRecord[]>>();
+  #objects = 0;
   readonly #limits: FlightRecorderLimits;
   readonly #sink: HistorySink | undefined;
 
@@ -80,29 +103,44 @@ export class FlightRecorder {
   record(loop: string, key: string, entry: ReconcileRecord): void {
     if (!this.enabled) return;
     this.#sink?.offer(loop, key, entry);
+    const tenant = tenantOfLoopId(loop);
+    const objects = this.#byTenant.get(tenant) ?? new Map<string, ReconcileRecord[]>();
+    this.#byTenant.set(tenant, objects);
     const id = historyId(loop, key);
-    const entries = this.#byObject.get(id) ?? [];
-    this.#byObject.delete(id);
+    const entries = objects.get(id) ?? [];
+    if (objects.delete(id)) this.#objects -= 1;
     // Only the latest request is kept (older ones would pin objects the informers have replaced); an entry
     // without a call (its own write seen, a replay) leaves the last one in place.
     if (entry.request) for (const older of entries) delete older.request;
     entries.push(entry);
     if (entries.length > this.#limits.perObject) entries.splice(0, entries.length - this.#limits.perObject);
-    this.#byObject.set(id, entries);
-    while (this.#byObject.size > this.#limits.objects) {
-      const oldest = this.#byObject.keys().next().value as string;
-      this.#byObject.delete(oldest);
+    objects.set(id, entries);
+    this.#objects += 1;
+    while (objects.size > (this.#limits.objectsPerTenant ?? this.#limits.objects)) this.#evictOldest(tenant);
+    while (this.#objects > this.#limits.objects) {
+      const victim = evictionTenant(new Map([...this.#byTenant].map(([t, o]) => [t, o.size])), tenant);
+      if (victim === undefined) break;
+      this.#evictOldest(victim);
     }
   }
 
   /** The object's reconciles, oldest first (empty when none is kept). */
   history(loop: string, key: string): readonly ReconcileRecord[] {
-    return this.#byObject.get(historyId(loop, key)) ?? [];
+    return this.#byTenant.get(tenantOfLoopId(loop))?.get(historyId(loop, key)) ?? [];
   }
 
   /** A deleted primary's history stays until it ages out: "why was it deleted" is a question too. */
   get objects(): number {
-    return this.#byObject.size;
+    return this.#objects;
+  }
+
+  #evictOldest(tenant: string): void {
+    const objects = this.#byTenant.get(tenant);
+    const oldest = objects?.keys().next().value;
+    if (!objects || oldest === undefined) return;
+    objects.delete(oldest);
+    this.#objects -= 1;
+    if (objects.size === 0) this.#byTenant.delete(tenant);
   }
 }
 

@@ -26,6 +26,7 @@ export type LoopHealthReason =
   | 'Forbidden'
   | 'InvalidSpec'
   | 'ServiceAccountRequired'
+  | 'TenantLimitExceeded'
   | RequiresProblem['reason']
   | RefUnresolvedReason;
 export interface LoopHealth {

@@ -26,6 +26,7 @@ import type { WatchEvent } from '../base/watch-events.ts';
 import type { FlightRecorder } from './flight-recorder.ts';
 import { ReconcileTrace } from './reconcile-trace.ts';
 import type { FunctionVersions } from './function-versions.ts';
+import { tenantOf } from '../base/tenant-weights.ts';
 
 /** What a reconcile needs from the world outside its Loop. */
 export interface ReconcileDeps {
@@ -199,7 +200,7 @@ function carryOut(scope: ReconcileScope, key: string, primary: KubeObject, decis
   traced.finish(outcome, decision.step.kind);
   if (decision.dropTombstone) scope.tombstones.delete(key);
   // The retry delay stays out of the event message so repeated failures deduplicate.
-  if (decision.warning) scope.deps.events.record(primary, { type: 'Warning', ...decision.warning });
+  if (decision.warning) scope.deps.events.record(primary, { type: 'Warning', ...decision.warning }, { tenant: tenantOf(scope.loop), source: 'router' });
   if (decision.health) {
     const { health } = decision;
     scope.deps.onHealth?.(scope.loop.id, retryInMs === undefined ? health : { ...health, message: `${health.message} (retry in ${retryInMs} ms)` });

@@ -140,12 +140,11 @@ beforeAll(async () => {
     path: '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings',
     body: { metadata: { name: READER_ROLE }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: READER_ROLE }, subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: 'system:authenticated' }] },
   });
-  // alice may get ConfigMaps in the namespace; bob may not.
-  await h.client.request({ method: 'POST', path: `/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/roles`, body: { metadata: { name: 'configmap-reader' }, rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get'] }] } });
+  // alice holds the built-in admin role in the namespace (ConfigMaps, no ClusterLoops); bob holds nothing.
   await h.client.request({
     method: 'POST',
     path: `/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/rolebindings`,
-    body: { metadata: { name: 'alice-reads' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'configmap-reader' }, subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'alice' }] },
+    body: { metadata: { name: 'alice-reads' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'admin' }, subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'alice' }] },
   });
   await eventually(
     'the APIService Available',
@@ -253,11 +252,34 @@ describe('kubeloop history', () => {
     const bob = await history(['history-echo', `${ns}/web`, '--as', 'bob']);
     expect(bob.code).toBe(2);
     expect(bob.out).toBe('');
-    expect(bob.err).toContain(`user "bob" cannot get configmaps "web" in namespace "${ns}"`);
+    // bob may not get the ClusterLoop either: the refusal names neither its kind nor whether it runs.
+    expect(bob.err).toContain(`user "bob" cannot get the history of "web" in namespace "${ns}" through Loop history-echo:`);
+    expect(bob.err).not.toContain('configmaps');
     // Who may get the object: alice may read it in her namespace only, not another one's of the same name.
     const elsewhere = await history(['history-echo', `default/web`, '--as', 'alice']);
     expect(elsewhere.code).toBe(2);
-    expect(elsewhere.err).toContain('user "alice" cannot get configmaps "web" in namespace "default"');
+    expect(elsewhere.err).toContain('user "alice" cannot get the history of "web" in namespace "default" through Loop history-echo:');
+  }, 60_000);
+
+  it('tells a user who may not get a Loop nothing of it: no such Loop and not yours are the same 403', async () => {
+    // Before: "no Loop <ns>/ghost runs on router ..." (404) against "cannot get configmaps ..." (403), and
+    // "Loop history-echo reconciles ConfigMap (namespaced)" (400): which Loops run and what they reconcile.
+    const refusal = async (args: string[]) => {
+      const answer = await history([...args, '--as', 'alice']);
+      expect(answer.code).toBe(2);
+      expect(answer.out).toBe('');
+      return answer.err;
+    };
+    const runsNotYours = await refusal(['history-echo', 'default/web']);
+    const noSuchLoop = await refusal(['no-such-loop', 'default/web']);
+    expect(noSuchLoop).toBe(runsNotYours.replace('Loop history-echo', 'Loop no-such-loop'));
+    // A namespaced Loop elsewhere; the ClusterLoop asked about a cluster-scoped name (it reconciles a namespaced
+    // kind), or about an object of her own namespace it never reconciled (an empty history would say it runs).
+    const ghost = await refusal(['--loop', 'ghost', '-n', 'default', 'web']);
+    expect(ghost).toBe(runsNotYours.replace('Loop history-echo', 'Loop default/ghost'));
+    expect(await refusal(['history-echo', 'web'])).toBe((await refusal(['no-such-loop', 'web'])).replace('Loop no-such-loop', 'Loop history-echo'));
+    expect(await refusal(['history-echo', `${ns}/never-reconciled`])).toBe((await refusal(['no-such-loop', `${ns}/never-reconciled`])).replace('Loop no-such-loop', 'Loop history-echo'));
+    for (const message of [runsNotYours, noSuchLoop, ghost]) expect(message).not.toMatch(/configmap|runs on router|reconciles ConfigMap/i);
   }, 60_000);
 
   it('refuses a caller that is not the API server, whatever user its headers claim', async () => {

@@ -168,7 +168,7 @@ describe('fairness across tenants', () => {
     const conditions = async () => (await noisy.loopStatus('throttled')).loop.status?.conditions ?? [];
     const throttled = await eventually('Throttled=True', async () => (await conditions()).find((c) => c.type === 'Throttled' && c.status === 'True'), 60_000);
     expect(throttled.reason).toBe('CallShare');
-    expect(throttled.message).toMatch(/waited \d+% of the last \d+s for a call slot: tenant cluster's share \(weight 1\) of 2 calls in flight/);
+    expect(throttled.message).toMatch(/waited \d+% of the last \d+s for a call slot: tenant _cluster's share \(weight 1\) of 2 calls in flight/);
     expect((await conditions()).find((c) => c.type === 'Ready')?.status).toBe('True');
 
     releaseAll = true;

@@ -4,12 +4,8 @@
 // (the chart's admission policy, and the router when the policy is bypassed), a cluster-scoped kind, a write
 // to team-b. The router runs with the chart's own router ClusterRole and nothing else: the tenant grants it,
 // in team-a only, what their Loop needs. An editor cannot create a ClusterLoop, and a ResourceQuota counts Loops.
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { KubeConfig, type V1ConfigMap } from '@kubernetes/client-node';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { issueCertificate } from '../../cli/cluster/index.ts';
-import { kubeconfigYaml } from '../../cli/cluster/kubeconfig-file.ts';
+import type { V1ConfigMap } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Loop, LoopCondition, LoopSpec } from '../../api/loop.ts';
 import type { ReconcileRequest } from '../../lib/contract/types.ts';
 import { isApiError, type KubeClient } from '../../lib/kube/kube-client.ts';
@@ -18,6 +14,7 @@ import { defineFunction, respond } from '../../lib/sdk/index.ts';
 import { eventually } from '../cluster/eventually.ts';
 import { byKind, renderChart, type Manifest } from './chart-render.ts';
 import { installCrds, routerHarness, type RouterHarness } from './router-harness.ts';
+import { chartRouterIdentity, installTenantRoles } from './tenant-kit.ts';
 
 let h: RouterHarness;
 let teamA: string;
@@ -45,11 +42,7 @@ beforeAll(async () => {
   const { manifests } = await renderChart(h.suite.binaries.helm, { namespace: teamA });
   // The aggregated tenant roles as rendered, named after this suite (other suites install the chart on the
   // same control plane), and the Loop policy bound to this suite's Loops.
-  for (const role of byKind(manifests, 'ClusterRole').filter((m) => /-tenant-(admin|edit|view)$/.test(m.metadata.name))) {
-    const name = `${teamA}-${role.metadata.name.replace(/^.*-(tenant-)/, '$1')}`;
-    tenantRoles.push(name);
-    await h.client.request({ method: 'POST', path: `${RBAC}/clusterroles`, body: { ...role, metadata: { ...role.metadata, name } } });
-  }
+  tenantRoles.push(...(await installTenantRoles(h.client, manifests, teamA)));
   expect(tenantRoles).toHaveLength(3);
   const ofLoops = (m: Manifest) => m.metadata.name.endsWith('-loops');
   const policy = byKind(manifests, 'ValidatingAdmissionPolicy').find(ofLoops) as Manifest & { spec: Record<string, unknown> };
@@ -61,17 +54,7 @@ beforeAll(async () => {
     body: { ...binding, metadata: { name: policyName() }, spec: { ...binding.spec, policyName: policyName(), matchResources: { objectSelector: { matchLabels: policed() } } } },
   });
   // The router's identity: exactly the chart's router ClusterRole (Loops, their status, events, reviews, Services).
-  const routerRole = byKind(manifests, 'ClusterRole').find((m) => m.metadata.name.endsWith('-router-loops')) as Manifest & { rules: unknown[] };
-  await h.client.request({ method: 'POST', path: `${RBAC}/clusterroles`, body: { metadata: { name: routerUser() }, rules: routerRole.rules } });
-  await h.client.request({
-    method: 'POST',
-    path: `${RBAC}/clusterrolebindings`,
-    body: { metadata: { name: routerUser() }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: routerUser() }, subjects: [{ kind: 'User', name: routerUser(), apiGroup: 'rbac.authorization.k8s.io' }] },
-  });
-  const pkiDir = join(inject('clusterDir'), 'pki');
-  const ca = { certPem: readFileSync(join(pkiDir, 'ca.crt'), 'utf8'), keyPem: readFileSync(join(pkiDir, 'ca.key'), 'utf8') };
-  const routerKubeConfig = new KubeConfig();
-  routerKubeConfig.loadFromString(kubeconfigYaml(h.suite.server, ca.certPem, routerUser(), await issueCertificate(ca, { commonName: routerUser(), usage: 'client' })));
+  const routerKubeConfig = await chartRouterIdentity(h.client, manifests, routerUser(), h.suite.server);
   // Two users with nothing but a built-in role in team-a: admin and edit.
   for (const [user, role] of [[`alice-${teamA}`, 'admin'], [`bob-${teamA}`, 'edit']] as const) {
     await h.client.request({

@@ -10,6 +10,7 @@ import { DEFAULT_WEBHOOK_PORT } from './configuration.ts';
 import { DEFAULT_HOOK_CONFIGURATION_NAME } from './hook-configuration.ts';
 import { parseSensitiveCategories, SENSITIVE_CATEGORIES, type SensitiveCategory } from './sensitive-resources.ts';
 import { DEFAULT_TENANT_MAX_IN_FLIGHT } from './tenant-limiter.ts';
+import { readTenantHookSettings, TENANT_HOOK_FLAG_OPTIONS, TENANT_HOOK_USAGE, type TenantHookSettings } from './tenant-hook-settings.ts';
 
 /**
  * 2 MiB: an AdmissionReview of a pod CREATE holds one object, and the API server stores at most 1.5 MiB
@@ -77,6 +78,8 @@ export interface WebhookConfig extends ServerSettings {
   deniedLoopbackPorts: number[];
   /** Admission calls in flight per tenant (an AdmissionHook's namespace; cluster hooks are one); over it the failurePolicy applies. */
   tenantMaxInFlight: number;
+  /** Namespaced hooks' timeout cap, excluded identities, hooks per tenant, circuit breaker. */
+  tenantHooks: TenantHookSettings;
 }
 
 export const WEBHOOK_USAGE = `usage: kubeloop webhook [options]
@@ -105,6 +108,7 @@ export const WEBHOOK_USAGE = `usage: kubeloop webhook [options]
   --hook-allow-resources a,b       sensitive resources hooks may intercept: ${SENSITIVE_CATEGORIES.join(', ')} (KUBELOOP_HOOK_ALLOW_RESOURCES)
   --access-review-seconds 300       how often each hook's ServiceAccount rights are reviewed again (KUBELOOP_ACCESS_REVIEW_SECONDS)
   --tenant-max-in-flight ${DEFAULT_TENANT_MAX_IN_FLIGHT}         admission calls in flight per tenant (namespace; all cluster hooks are one); more get the hook's failurePolicy (KUBELOOP_WEBHOOK_TENANT_MAX_IN_FLIGHT)
+${TENANT_HOOK_USAGE}
   --max-object-values 100000        context objects holding more JSON values are never cached, sent as null (KUBELOOP_MAX_OBJECT_VALUES)
 ${FUNCTION_URL_USAGE} (implied by --dev)
   --deny-function-network CIDR     never connect to a function there (repeatable; KUBELOOP_DENY_FUNCTION_NETWORKS, comma-separated)
@@ -156,6 +160,7 @@ export function readWebhookConfig(argv: string[], env: NodeJS.ProcessEnv = proce
       'max-object-values': { type: 'string' },
       'tenant-max-in-flight': { type: 'string' },
       ...FUNCTION_URL_FLAG_OPTIONS,
+      ...TENANT_HOOK_FLAG_OPTIONS,
       'deny-function-network': { type: 'string', multiple: true },
       'deny-loopback-port': { type: 'string', multiple: true },
     },
@@ -185,6 +190,7 @@ export function readWebhookConfig(argv: string[], env: NodeJS.ProcessEnv = proce
     deniedNetworks: readDeniedNetworks(values['deny-function-network'], env),
     deniedLoopbackPorts: readDeniedLoopbackPorts(values['deny-loopback-port']),
     tenantMaxInFlight: settingInteger(pick('tenant-max-in-flight', 'KUBELOOP_WEBHOOK_TENANT_MAX_IN_FLIGHT'), DEFAULT_TENANT_MAX_IN_FLIGHT, 1, 100_000),
+    tenantHooks: readTenantHookSettings(values, env),
   };
   // Dev mode's functions listen on 127.0.0.1, as the gateway itself does.
   if (config.dev) config.urlPolicy = { ...config.urlPolicy, allowLoopback: true };

@@ -25,6 +25,8 @@ import { contextAccessChecks } from './hook-access.ts';
 import { DEFAULT_HOOK_POLICY, resolveHook, type HookPolicy, type ResolvedHook } from './hook-spec.ts';
 import { nextConditions, registeredCondition, writeHookConditions } from './hook-status.ts';
 import { NO_HOOKS, servedDuringUpdate, servedHooksOf, type ServedHooks } from './served-hooks.ts';
+import { hooksOverTenantLimit, TENANT_HOOK_LIMIT_REASON } from './tenant-hook-limit.ts';
+import { hookWriteRefusal } from './hook-write-review.ts';
 
 export const CLUSTER_ADMISSION_HOOK_RESOURCE: ResourceInfo = {
   group: ADMISSION_HOOK_GROUP,
@@ -56,6 +58,8 @@ export interface HookControllerOptions {
   policy?: HookPolicy;
   /** How often every hook's ServiceAccount rights are reviewed again (RBAC changes without any hook changing). */
   accessReviewIntervalMs?: number;
+  /** AdmissionHooks served per namespace, oldest first (--tenant-max-hooks); 0 or undefined: no limit. */
+  tenantMaxHooks?: number;
   now?: () => Date;
 }
 
@@ -68,6 +72,12 @@ const notReady = (reason: string, message: string, generation: number | undefine
   message,
   ...(generation !== undefined ? { observedGeneration: generation } : {}),
 });
+
+/** creationTimestamp as RFC 3339 (the cache holds parsed JSON: a string, whatever the model type says). */
+const createdAt = (hook: AdmissionHook | undefined): string | undefined => {
+  const value: unknown = hook?.metadata?.creationTimestamp;
+  return value instanceof Date ? value.toISOString() : typeof value === 'string' ? value : undefined;
+};
 
 export class HookController {
   /** The hooks the gateway serves (by identity, and namespaced ones by group); replaced whole on every reconcile. */
@@ -152,11 +162,12 @@ export class HookController {
     for (const hook of this.#list()) {
       const resolution = resolveHook(hook, this.#options.policy ?? DEFAULT_HOOK_POLICY);
       const refusal = resolution.ok
-        ? (this.#namespaceRefusal(resolution.hook) ?? (await this.#contextRefusal(resolution.hook)))
+        ? (this.#namespaceRefusal(resolution.hook) ?? (await hookWriteRefusal(this.#options.client, resolution.hook)) ?? (await this.#contextRefusal(resolution.hook)))
         : notReady(resolution.reason, resolution.message, hook.metadata?.generation);
       if (refusal) verdicts.set(hook, refusal);
       else if (resolution.ok) ready.set(resolution.hook.id, resolution.hook);
     }
+    this.#limitPerTenant(ready, verdicts);
     // Serve before registering: the API server may call a new path as soon as the configuration lands.
     this.served = servedDuringUpdate(this.served, servedHooksOf(ready.values(), this.#slots).served);
     const { name } = this.#options.configuration;
@@ -177,6 +188,17 @@ export class HookController {
     }
     await this.#writeVerdicts(verdicts);
     logger.info({ hooks: [...ready.keys()] }, 'admission hooks registered');
+  }
+
+  /** Leaves out each namespace's newest hooks past --tenant-max-hooks (tenant-hook-limit.ts). */
+  #limitPerTenant(ready: Map<string, ResolvedHook>, verdicts: Verdicts): void {
+    const max = this.#options.tenantMaxHooks;
+    if (!max) return;
+    for (const [id, message] of hooksOverTenantLimit(ready.values(), max, (hook) => createdAt(this.#get(hook.id)))) {
+      const object = this.#get(id);
+      ready.delete(id);
+      if (object) verdicts.set(object, notReady(TENANT_HOOK_LIMIT_REASON, message, object.metadata?.generation));
+    }
   }
 
   /** An AdmissionHook in a namespace never sent to any hook (kube-system, the gateway's, excluded) would see nothing. */

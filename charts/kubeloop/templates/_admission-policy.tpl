@@ -4,13 +4,13 @@ and the gateway re-check (lib/config/function-url-policy.ts) for the live functi
 and the ServiceAccount rules. Both policies name their URLs with "kubeloop.policy.urls" before these variables.
 */}}
 {{- /* The variable "urls": [field, url] of the live function, its shadow and its canary, those given only. */}}
-{{- define "kubeloop.policy.urls" -}}
+{{- define "kubeloop.policy.urls" }}
     - name: urls
       expression: >-
         [
-          ['spec.function.url', has(object.spec.function) && has(object.spec.function.url) ? object.spec.function.url : ''],
-          ['spec.function.shadow.url', has(object.spec.function) && has(object.spec.function.shadow) && has(object.spec.function.shadow.url) ? object.spec.function.shadow.url : ''],
-          ['spec.function.canary.url', has(object.spec.function) && has(object.spec.function.canary) && has(object.spec.function.canary.url) ? object.spec.function.canary.url : '']
+          ['spec.function.url', has(object.spec.function) && has(object.spec.function.url) ? string(object.spec.function.url) : ''],
+          ['spec.function.shadow.url', has(object.spec.function) && has(object.spec.function.shadow) && has(object.spec.function.shadow.url) ? string(object.spec.function.shadow.url) : ''],
+          ['spec.function.canary.url', has(object.spec.function) && has(object.spec.function.canary) && has(object.spec.function.canary.url) ? string(object.spec.function.canary.url) : '']
         ].filter(p, p[1] != '')
 {{- end }}
 {{- define "kubeloop.policy.functionVariables" -}}
@@ -84,4 +84,9 @@ res.endsWith('/status') || res.endsWith('/*') || (r.apiGroups.exists(g, g in [''
 {{- /* Whether the requester may update and patch every group and resource of rule r in the hook's namespace (wildcards skipped: refused on their own). */}}
 {{- define "kubeloop.policy.mayWriteRule" -}}
 r.apiGroups.all(g, r.resources.all(res, g.contains('*') || res.contains('*') || ['update', 'patch'].all(v, (res.contains('/') ? authorizer.group(g).resource(res.split('/')[0]).subresource(res.split('/')[1]) : authorizer.group(g).resource(res)).namespace(variables.own).check(v).allowed())))
+{{- end }}
+
+{{- /* Whether a Loop's function version (the expression given) calls a function and reads a signing Secret of its own namespace only. */}}
+{{- define "kubeloop.policy.versionInOwnNamespace" -}}
+(!has({{ . }}.ref) || !has({{ . }}.ref.namespace) || {{ . }}.ref.namespace == variables.own) && (!has({{ . }}.signingSecretRef) || !has({{ . }}.signingSecretRef.namespace) || {{ . }}.signingSecretRef.namespace == variables.own)
 {{- end }}

@@ -167,7 +167,7 @@ describe('the hooks a namespace admin may have served', () => {
 
 // The residual docs/security.md states: with no identity excluded, how long team b's ReplicaSet waits for its pod
 // while team a's hook never answers and 8 ReplicaSets of team a keep the controller's workers busy. A figure,
-// not a check: KUBELOOP_MEASURE_RESIDUAL=1 /work/tools/cluster-slot npx vitest run --project e2e test/e2e/tenant-hook-bounds.test.ts
+// not a check: KUBELOOP_MEASURE_RESIDUAL=1 npx vitest run --project e2e test/e2e/tenant-hook-bounds.test.ts
 describe.runIf(process.env.KUBELOOP_MEASURE_RESIDUAL === '1')('the residual (measured, not asserted)', () => {
   it('prints how long team b waits with no identity excluded, within the cap and the breaker', async () => {
     await under.webhook.stop({ unregister: true });

@@ -25,7 +25,7 @@ import { contextAccessChecks } from './hook-access.ts';
 import { DEFAULT_HOOK_POLICY, resolveHook, type HookPolicy, type ResolvedHook } from './hook-spec.ts';
 import { nextConditions, registeredCondition, writeHookConditions } from './hook-status.ts';
 import { NO_HOOKS, servedDuringUpdate, servedHooksOf, type ServedHooks } from './served-hooks.ts';
-import { hooksOverTenantLimit, TENANT_HOOK_LIMIT_REASON } from './tenant-hook-limit.ts';
+import { createdAt, hooksOverTenantLimit, TENANT_HOOK_LIMIT_REASON } from './tenant-hook-limit.ts';
 import { hookWriteRefusal } from './hook-write-review.ts';
 
 export const CLUSTER_ADMISSION_HOOK_RESOURCE: ResourceInfo = {
@@ -72,12 +72,6 @@ const notReady = (reason: string, message: string, generation: number | undefine
   message,
   ...(generation !== undefined ? { observedGeneration: generation } : {}),
 });
-
-/** creationTimestamp as RFC 3339 (the cache holds parsed JSON: a string, whatever the model type says). */
-const createdAt = (hook: AdmissionHook | undefined): string | undefined => {
-  const value: unknown = hook?.metadata?.creationTimestamp;
-  return value instanceof Date ? value.toISOString() : typeof value === 'string' ? value : undefined;
-};
 
 export class HookController {
   /** The hooks the gateway serves (by identity, and namespaced ones by group); replaced whole on every reconcile. */

@@ -1,11 +1,18 @@
 // The most AdmissionHooks the gateway serves per tenant (namespace), with or without a ResourceQuota: past
 // it, the newest hooks are left out (Ready=False, TenantHookLimit), the oldest served first, so a team cannot
 // grow the shared webhook configuration until it breaks. ClusterAdmissionHooks are not counted. Pure.
+import type { AdmissionHook } from '../api/admission-hook.ts';
 import type { ResolvedHook } from './hook-spec.ts';
 
 /** Default of --tenant-max-hooks (chart webhook.tenantMaxHooks). */
 export const DEFAULT_TENANT_MAX_HOOKS = 20;
 export const TENANT_HOOK_LIMIT_REASON = 'TenantHookLimit';
+
+/** creationTimestamp as RFC 3339 (the cache holds parsed JSON: a string, whatever the model type says). */
+export function createdAt(hook: AdmissionHook | undefined): string | undefined {
+  const value: unknown = hook?.metadata?.creationTimestamp;
+  return value instanceof Date ? value.toISOString() : typeof value === 'string' ? value : undefined;
+}
 
 /** The namespaced hooks over their namespace's limit, by id, each with the message its condition carries. */
 export function hooksOverTenantLimit(hooks: Iterable<ResolvedHook>, maxPerTenant: number, createdOf: (hook: ResolvedHook) => string | undefined): Map<string, string> {

@@ -1,6 +1,6 @@
 // The identities kept out of namespaced hooks: parsing --hook-exclude-identities and the matchCondition built from it.
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_EXCLUDED_IDENTITIES, EXCLUDED_IDENTITIES_CONDITION, excludedIdentitiesCondition, parseExcludedIdentities } from './excluded-identities.ts';
+import { DEFAULT_EXCLUDED_IDENTITIES, EXCLUDED_IDENTITIES_CONDITION, excludedIdentitiesCondition, namespacedConditionsProblem, parseExcludedIdentities } from './excluded-identities.ts';
 
 describe('parseExcludedIdentities', () => {
   it('reads users, prefixes and groups', () => {
@@ -28,5 +28,14 @@ describe('excludedIdentitiesCondition', () => {
 
   it('is none for an empty list', () => {
     expect(excludedIdentitiesCondition(parseExcludedIdentities([], 's'))).toBeUndefined();
+  });
+});
+
+describe('namespacedConditionsProblem', () => {
+  it("leaves room for the gateway's condition and keeps its name", () => {
+    const conditions = (n: number) => Array.from({ length: n }, (_, i) => ({ name: `c${i}`, expression: 'true' }));
+    expect(namespacedConditionsProblem(conditions(63))).toBeUndefined();
+    expect(namespacedConditionsProblem(conditions(64))).toBe(`matchConditions: a namespaced AdmissionHook has at most 63 (the gateway adds ${EXCLUDED_IDENTITIES_CONDITION})`);
+    expect(namespacedConditionsProblem([{ name: EXCLUDED_IDENTITIES_CONDITION, expression: 'true' }])).toContain("is the gateway's own");
   });
 });

@@ -50,3 +50,14 @@ export function excludedIdentitiesCondition(identities: ExcludedIdentities): Hoo
   if (terms.length === 0) return undefined;
   return { name: EXCLUDED_IDENTITIES_CONDITION, expression: `!(${terms.join(' || ')})` };
 }
+
+/** The API server's limit on a webhook's matchConditions, one of which the gateway adds to a namespaced hook's. */
+const MAX_MATCH_CONDITIONS = 64;
+
+/** Why a namespaced hook's own matchConditions leave no room for the gateway's, or undefined. */
+export function namespacedConditionsProblem(conditions: readonly HookMatchCondition[] | undefined): string | undefined {
+  const own = conditions ?? [];
+  if (own.some((c) => c.name === EXCLUDED_IDENTITIES_CONDITION)) return `matchConditions: the name ${EXCLUDED_IDENTITIES_CONDITION} is the gateway's own`;
+  if (own.length >= MAX_MATCH_CONDITIONS) return `matchConditions: a namespaced AdmissionHook has at most ${MAX_MATCH_CONDITIONS - 1} (the gateway adds ${EXCLUDED_IDENTITIES_CONDITION})`;
+  return undefined;
+}

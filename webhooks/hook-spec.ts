@@ -8,6 +8,7 @@ import { DEFAULT_FUNCTION_URL_POLICY, functionUrlProblem, type FunctionUrlPolicy
 import { objectKey } from '../lib/kube/object-meta.ts';
 import { confineToNamespace } from './hook-confinement.ts';
 import { DEFAULT_NAMESPACED_MAX_TIMEOUT_SECONDS, namespacedRuleProblems } from './namespaced-hook-rules.ts';
+import { namespacedConditionsProblem } from './excluded-identities.ts';
 import { sensitiveRuleProblems, type SensitiveCategory } from './sensitive-resources.ts';
 import { resolveHookVersions, type HookVersions } from './hook-versions-spec.ts';
 
@@ -128,7 +129,13 @@ export function resolveHook(hook: AdmissionHook, policy: HookPolicy = DEFAULT_HO
     return invalid('reinvocationPolicy applies to mutating hooks only');
   }
   if (!Array.isArray(spec.rules) || spec.rules.length === 0) return invalid('rules: give at least one rule');
-  const problems = [...ruleProblems(spec), ...sensitiveRuleProblems(spec.rules, policy.allowedResources), ...(namespace ? namespacedRuleProblems(spec.rules, spec.type) : [])];
+  const conditionsProblem = namespace ? namespacedConditionsProblem(spec.matchConditions) : undefined;
+  const problems = [
+    ...ruleProblems(spec),
+    ...sensitiveRuleProblems(spec.rules, policy.allowedResources),
+    ...(namespace ? namespacedRuleProblems(spec.rules, spec.type) : []),
+    ...(conditionsProblem ? [conditionsProblem] : []),
+  ];
   if (problems.length > 0) return invalid(problems.join('; '));
   if (spec.function?.url && spec.function.service) return invalid('function: give url or service, not both');
   const functionUrl = spec.function ? functionUrlOf(spec.function) : undefined;

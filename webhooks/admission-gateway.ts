@@ -22,6 +22,7 @@ import { HOOK_PATH_PREFIX, type ResolvedHook } from './hook-spec.ts';
 import { GatewayVersions } from './hook-versions.ts';
 import type { ConditionInput } from '../lib/sdk/conditions.ts';
 import type { SecretKeyRef } from '../api/loop.ts';
+import { HookBreaker } from './hook-breaker.ts';
 import { DEFAULT_TENANT_MAX_IN_FLIGHT, tenantKey, tenantName, TenantLimiter } from './tenant-limiter.ts';
 import { RequestBounds } from './request-bounds.ts';
 import { DEFAULT_MAX_IN_FLIGHT_REQUEST_BYTES } from './request-byte-budget.ts';
@@ -36,6 +37,8 @@ export interface GatewayOptions {
   groups?: () => ReadonlyMap<string, ReadonlyMap<string, ResolvedHook>>;
   /** Calls in flight per tenant (namespace; all cluster hooks are one); over it the hook's failurePolicy applies. */
   tenantMaxInFlight?: number;
+  /** Per-hook circuit breaker (--hook-breaker-failures, --hook-breaker-cool-down-seconds); none when omitted. */
+  breaker?: { threshold: number; coolDownMs: number };
   contexts: ContextLookup;
   /** Context bytes one request of one hook may carry (--max-context-bytes). */
   maxContextBytes?: number;
@@ -86,6 +89,11 @@ export function registerAdmissionGateway(app: FastifyInstance, options: GatewayO
     ...(options.reportCondition ? { reportCondition: options.reportCondition } : {}),
   });
   const now = options.now ?? (() => new Date());
+  const breaker = options.breaker ? new HookBreaker({ ...options.breaker, now: () => now().getTime(), metrics: options.metrics, ...(options.reportCondition ? { reportCondition: options.reportCondition } : {}) }) : undefined;
+  const reportCall = (hook: ResolvedHook, failure: CallFailure | undefined) => {
+    breaker?.after(hook, failure);
+    options.reportCall(hook.id, failure);
+  };
   let sequence = 0;
   const versions = new GatewayVersions({
     caller: options.caller,
@@ -135,6 +143,14 @@ export function registerAdmissionGateway(app: FastifyInstance, options: GatewayO
       calls.inc({ hook: hook.id, outcome: failure.kind });
       request.log.warn({ hook: hook.id, tenant: tenantName(tenant), uid: review.uid, policy: hook.spec.failurePolicy }, 'admission call over the tenant cap');
       return reviewResponse(applyFailurePolicy(review.uid, hook, failure));
+    }
+    // After the tenant's slot is taken, so a half-open probe is always followed by its call.
+    const shortCircuit = breaker?.before(hook);
+    if (shortCircuit) {
+      limiter.release(tenant);
+      failures.inc({ hook: hook.id, reason: shortCircuit.kind, policy: hook.spec.failurePolicy });
+      calls.inc({ hook: hook.id, outcome: shortCircuit.kind });
+      return reviewResponse(applyFailurePolicy(review.uid, hook, shortCircuit));
     }
     const label = tenants.of(tenantName(tenant));
     inFlight.inc({ tenant: label });
@@ -218,7 +234,7 @@ export function registerAdmissionGateway(app: FastifyInstance, options: GatewayO
     if (converted.ok) {
       response = converted.response;
       outcome = !response.allowed ? 'denied' : response.patch ? 'patched' : 'allowed';
-      options.reportCall(hook.id, undefined);
+      reportCall(hook, undefined);
       if (options.recordDir && called.ok) {
         sequence += 1;
         writeFixture(options.recordDir, `${hook.namespace ? `${hook.namespace}.` : ''}${hook.name}-${Date.now()}-${String(sequence).padStart(5, '0')}`, {
@@ -237,7 +253,7 @@ export function registerAdmissionGateway(app: FastifyInstance, options: GatewayO
         { hook: hook.id, uid: review.uid, reason: converted.failure.kind, policy: hook.spec.failurePolicy, message: converted.failure.message, ...body, ...(traceId ? { traceId } : {}) },
         'admission function failed',
       );
-      options.reportCall(hook.id, converted.failure);
+      reportCall(hook, converted.failure);
     }
     calls.inc({ hook: hook.id, outcome });
     duration.observe({ hook: hook.id }, secondsSince(start));

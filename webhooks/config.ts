@@ -14,6 +14,7 @@ import { DEFAULT_MAX_CONTEXT_BYTES } from './context-cache.ts';
 import { DEFAULT_MAX_HOOK_ENTRY_BYTES } from './hook-bounds.ts';
 import { checkConfigurationName, DEFAULT_MAX_CONFIGURATION_BYTES, DEFAULT_TENANT_CONFIGURATIONS } from './hook-configuration-shards.ts';
 import { DEFAULT_MAX_IN_FLIGHT_REQUEST_BYTES } from './request-byte-budget.ts';
+import { readTenantHookSettings, TENANT_HOOK_FLAG_OPTIONS, TENANT_HOOK_USAGE, type TenantHookSettings } from './tenant-hook-settings.ts';
 
 /**
  * 2 MiB: an AdmissionReview of a pod CREATE holds one object, and the API server stores at most 1.5 MiB
@@ -91,6 +92,8 @@ export interface WebhookConfig extends ServerSettings {
   maxConfigurationBytes: number;
   /** The bytes one hook's rules, selectors and matchConditions may take (InvalidSpec over it). */
   maxHookEntryBytes: number;
+  /** Namespaced hooks' timeout cap, excluded identities, hooks per tenant, circuit breaker. */
+  tenantHooks: TenantHookSettings;
 }
 
 export const WEBHOOK_USAGE = `usage: kubeloop webhook [options]
@@ -119,6 +122,7 @@ export const WEBHOOK_USAGE = `usage: kubeloop webhook [options]
   --hook-allow-resources a,b       sensitive resources hooks may intercept: ${SENSITIVE_CATEGORIES.join(', ')} (KUBELOOP_HOOK_ALLOW_RESOURCES)
   --access-review-seconds 300       how often each hook's ServiceAccount rights are reviewed again (KUBELOOP_ACCESS_REVIEW_SECONDS)
   --tenant-max-in-flight ${DEFAULT_TENANT_MAX_IN_FLIGHT}         admission calls in flight per tenant (namespace; all cluster hooks are one); more get the hook's failurePolicy (KUBELOOP_WEBHOOK_TENANT_MAX_IN_FLIGHT)
+${TENANT_HOOK_USAGE}
   --max-object-values 100000        context objects holding more JSON values are never cached, sent as null (KUBELOOP_MAX_OBJECT_VALUES)
   --max-context-bytes ${DEFAULT_MAX_CONTEXT_BYTES}       context bytes one request of one hook may carry; more get the hook's failurePolicy (KUBELOOP_WEBHOOK_MAX_CONTEXT_BYTES)
   --max-in-flight-request-bytes ${DEFAULT_MAX_IN_FLIGHT_REQUEST_BYTES}  request bytes in flight, divided by tenant; over its share a tenant's hook gets its failurePolicy (KUBELOOP_WEBHOOK_MAX_IN_FLIGHT_REQUEST_BYTES)
@@ -180,6 +184,7 @@ export function readWebhookConfig(argv: string[], env: NodeJS.ProcessEnv = proce
       'max-configuration-bytes': { type: 'string' },
       'max-hook-entry-bytes': { type: 'string' },
       ...FUNCTION_URL_FLAG_OPTIONS,
+      ...TENANT_HOOK_FLAG_OPTIONS,
       'deny-function-network': { type: 'string', multiple: true },
       'deny-loopback-port': { type: 'string', multiple: true },
     },
@@ -215,6 +220,7 @@ export function readWebhookConfig(argv: string[], env: NodeJS.ProcessEnv = proce
     // Under etcd's 1.5 MiB request limit, with room for what the API server adds (managedFields, caBundle).
     maxConfigurationBytes: settingInteger(pick('max-configuration-bytes', 'KUBELOOP_WEBHOOK_MAX_CONFIGURATION_BYTES'), DEFAULT_MAX_CONFIGURATION_BYTES, 16 * 1024, 1024 * 1024),
     maxHookEntryBytes: settingInteger(pick('max-hook-entry-bytes', 'KUBELOOP_WEBHOOK_MAX_HOOK_ENTRY_BYTES'), DEFAULT_MAX_HOOK_ENTRY_BYTES, 1024, 512 * 1024),
+    tenantHooks: readTenantHookSettings(values, env),
   };
   checkConfigurationName(config.hookConfigurationName, config.tenantConfigurations);
   // Dev mode's functions listen on 127.0.0.1, as the gateway itself does.

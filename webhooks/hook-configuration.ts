@@ -10,6 +10,7 @@ import type {
   V1ValidatingWebhook,
   V1ValidatingWebhookConfiguration,
 } from '@kubernetes/client-node';
+import type { HookMatchCondition } from '../api/admission-hook.ts';
 import { NAMESPACE_NAME_LABEL, namespaceSafetyExpressions, type NamespaceSafety } from './configuration.ts';
 import { shapeOf, type HookGroup, type HookShape } from './hook-groups.ts';
 import { HOOK_WEBHOOK_SUFFIX, type ResolvedHook } from './hook-spec.ts';
@@ -24,6 +25,8 @@ export interface HookConfigurationOptions extends NamespaceSafety {
   name: string;
   target: GatewayTarget;
   caBundlePem?: string;
+  /** ANDed into every namespaced entry: shared controllers' requests never wait on a tenant's hook (excluded-identities.ts). */
+  namespacedCondition?: HookMatchCondition;
 }
 
 const LABELS = { 'app.kubernetes.io/part-of': 'kubeloop', 'app.kubernetes.io/component': 'webhook', 'kubeloop.dev/owned-by': 'admission-gateway' };
@@ -46,6 +49,8 @@ interface Entry {
   path: string;
   shape: HookShape;
   namespaceSelector: V1LabelSelector;
+  /** The gateway's own conditions, after the hook's. */
+  conditions?: HookMatchCondition[];
 }
 
 function webhookOf(entry: Entry, options: HookConfigurationOptions): V1MutatingWebhook {
@@ -58,7 +63,7 @@ function webhookOf(entry: Entry, options: HookConfigurationOptions): V1MutatingW
     matchPolicy: 'Equivalent',
     namespaceSelector: withSafety(entry.namespaceSelector, options),
     objectSelector: shape.objectSelector,
-    ...(shape.matchConditions.length ? { matchConditions: shape.matchConditions } : {}),
+    ...(shape.matchConditions.length || entry.conditions?.length ? { matchConditions: [...shape.matchConditions, ...(entry.conditions ?? [])] } : {}),
     // Functions are pure and the gateway writes nothing per request: dry-run requests are safe to send.
     sideEffects: 'None',
     timeoutSeconds: shape.timeoutSeconds,
@@ -73,13 +78,14 @@ function clusterEntry(hook: ResolvedHook): Entry {
 }
 
 /** A group's entry: the namespaces of its hooks, and nothing else, are sent to it. */
-function groupEntry(group: HookGroup): Entry {
+function groupEntry(group: HookGroup, options: HookConfigurationOptions): Entry {
   const namespaces = [...group.members.keys()];
   return {
     name: `${group.id}.namespaced.${HOOK_WEBHOOK_SUFFIX}`,
     path: group.path,
     shape: group.shape,
     namespaceSelector: { matchExpressions: [{ key: NAMESPACE_NAME_LABEL, operator: 'In', values: namespaces }] },
+    ...(options.namespacedCondition ? { conditions: [options.namespacedCondition] } : {}),
   };
 }
 
@@ -94,7 +100,7 @@ export function buildHookConfigurations(hooks: Iterable<ResolvedHook>, options: 
 } {
   const entries = [
     ...[...hooks].filter((hook) => !hook.namespace).sort((a, b) => a.name.localeCompare(b.name)).map(clusterEntry),
-    ...[...groups].sort((a, b) => a.id.localeCompare(b.id)).map(groupEntry),
+    ...[...groups].sort((a, b) => a.id.localeCompare(b.id)).map((group) => groupEntry(group, options)),
   ];
   const mutating = entries.filter((entry) => entry.shape.type === 'mutating').map((entry) => webhookOf(entry, options));
   const validating: V1ValidatingWebhook[] = entries

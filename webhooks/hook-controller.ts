@@ -29,6 +29,8 @@ import { HookStatusChains, STATUS_WRITE_TIMEOUT_MS } from './hook-status-chains.
 import { nextConditions, notReady, registeredCondition, writeHookConditions } from './hook-status.ts';
 import { contextRefusal } from './hook-context-review.ts';
 import { NO_HOOKS, servedDuringUpdate, servedHooksOf, type ServedHooks } from './served-hooks.ts';
+import { createdAt, hooksOverTenantLimit, TENANT_HOOK_LIMIT_REASON } from './tenant-hook-limit.ts';
+import { hookWriteRefusal } from './hook-write-review.ts';
 
 export const CLUSTER_ADMISSION_HOOK_RESOURCE: ResourceInfo = {
   group: ADMISSION_HOOK_GROUP,
@@ -60,6 +62,8 @@ export interface HookControllerOptions {
   /** How long one status write may take (STATUS_WRITE_TIMEOUT_MS). */
   statusWriteTimeoutMs?: number;
   metrics?: Registry;
+  /** AdmissionHooks served per namespace, oldest first (--tenant-max-hooks); 0 or undefined: no limit. */
+  tenantMaxHooks?: number;
   now?: () => Date;
 }
 
@@ -165,7 +169,7 @@ export class HookController {
       this.#list().map(async (hook) => {
         const resolution = resolveHook(hook, this.#options.policy ?? DEFAULT_HOOK_POLICY);
         if (!resolution.ok) return { hook, refusal: notReady(resolution.reason, resolution.message, hook.metadata?.generation) };
-        const refusal = this.#namespaceRefusal(resolution.hook) ?? (await contextRefusal(resolution.hook, this.#options, cacheKeys));
+        const refusal = this.#namespaceRefusal(resolution.hook) ?? (await hookWriteRefusal(this.#options.client, resolution.hook)) ?? (await contextRefusal(resolution.hook, this.#options, cacheKeys));
         return { hook, resolved: resolution.hook, refusal };
       }),
     );
@@ -181,6 +185,7 @@ export class HookController {
       ready.delete(id);
       if (object && hook) verdicts.set(object, notReady('InvalidSpec', message, hook.generation));
     }
+    this.#limitPerTenant(ready, verdicts);
     // Serve before registering: the API server may call a new path as soon as the configuration lands.
     this.served = servedDuringUpdate(this.served, servedHooksOf(ready.values(), this.#slots, this.#bucketOf).served);
     try {
@@ -211,6 +216,17 @@ export class HookController {
   #shardOptions() {
     const caBundlePem = this.#options.caBundle();
     return { ...this.#options.configuration, ...(caBundlePem ? { caBundlePem } : {}), ...this.#shards };
+  }
+
+  /** Leaves out each namespace's newest hooks past --tenant-max-hooks (tenant-hook-limit.ts). */
+  #limitPerTenant(ready: Map<string, ResolvedHook>, verdicts: Verdicts): void {
+    const max = this.#options.tenantMaxHooks;
+    if (!max) return;
+    for (const [id, message] of hooksOverTenantLimit(ready.values(), max, (hook) => createdAt(this.#get(hook.id)))) {
+      const object = this.#get(id);
+      ready.delete(id);
+      if (object) verdicts.set(object, notReady(TENANT_HOOK_LIMIT_REASON, message, object.metadata?.generation));
+    }
   }
 
   /** An AdmissionHook in a namespace never sent to any hook (kube-system, the gateway's, excluded) would see nothing. */

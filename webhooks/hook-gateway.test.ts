@@ -5,7 +5,7 @@ import type { AdmissionRequest as ReviewRequest } from './admission-review.ts';
 import { contextNamespace, contextObjectName, slimContextObject } from './context-objects.ts';
 import { buildHookConfigurations } from './hook-configuration.ts';
 import { applyFailurePolicy, toFunctionRequest, toReviewResponse } from './hook-review.ts';
-import { resolveHook, type ResolvedHook } from './hook-spec.ts';
+import { DEFAULT_HOOK_POLICY, resolveHook, type ResolvedHook } from './hook-spec.ts';
 
 const hook = (spec: Partial<NonNullable<AdmissionHook['spec']>> = {}, name = 'require-team'): AdmissionHook => ({
   metadata: { name, generation: 2 },
@@ -71,7 +71,7 @@ describe('resolveHook', () => {
   });
 
   it('allows loopback functions and sensitive resources only when the operator says so', () => {
-    const policy = { urlPolicy: { clusterDomain: 'cluster.local', allowedHosts: [], allowLoopback: true }, allowedResources: ['secrets' as const] };
+    const policy = { ...DEFAULT_HOOK_POLICY, urlPolicy: { clusterDomain: 'cluster.local', allowedHosts: [], allowLoopback: true }, allowedResources: ['secrets' as const] };
     const spec = { function: { url: 'http://127.0.0.1:8080/admit' }, rules: [{ operations: ['CREATE' as const], apiGroups: [''], apiVersions: ['v1'], resources: ['secrets'] }] };
     expect(resolveHook(hook(spec), policy).ok).toBe(true);
   });

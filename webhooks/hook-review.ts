@@ -13,8 +13,9 @@ import type { ResolvedHook } from './hook-spec.ts';
  * Why a function gave no usable answer; bounded, for the metric label and the condition reason. Refused: the
  * request could not be checked at all (nested deeper or larger than the runtime takes, or the function
  * answered 400, 413 or 422 to it). Throttled: not called, the hook's tenant had its cap of calls in flight.
+ * CircuitOpen: not called, the hook's last calls failed in a row (hook-breaker.ts).
  */
-export type CallFailureKind = 'Unreachable' | 'Timeout' | 'ErrorStatus' | 'InvalidResponse' | 'Refused' | 'Throttled' | 'ContextPending' | 'ContextTooLarge';
+export type CallFailureKind = 'Unreachable' | 'Timeout' | 'ErrorStatus' | 'InvalidResponse' | 'Refused' | 'Throttled' | 'CircuitOpen' | 'ContextPending' | 'ContextTooLarge';
 
 export interface CallFailure {
   kind: CallFailureKind;
@@ -85,6 +86,7 @@ const FAILURE_STATUS: Record<CallFailureKind, { code: number; reason: string }> 
   InvalidResponse: { code: 500, reason: 'InternalError' },
   Refused: { code: 400, reason: 'BadRequest' },
   Throttled: { code: 429, reason: 'TooManyRequests' },
+  CircuitOpen: { code: 503, reason: 'ServiceUnavailable' },
   ContextPending: { code: 503, reason: 'ServiceUnavailable' },
   ContextTooLarge: { code: 413, reason: 'RequestEntityTooLarge' },
 };

@@ -8,6 +8,8 @@ import { DEFAULT_FUNCTION_URL_POLICY, functionUrlProblem, type FunctionUrlPolicy
 import { objectKey } from '../lib/kube/object-meta.ts';
 import { confineToNamespace } from './hook-confinement.ts';
 import { hookBoundProblems } from './hook-bounds.ts';
+import { DEFAULT_NAMESPACED_MAX_TIMEOUT_SECONDS, namespacedRuleProblems } from './namespaced-hook-rules.ts';
+import { namespacedConditionsProblem } from './excluded-identities.ts';
 import { sensitiveRuleProblems, type SensitiveCategory } from './sensitive-resources.ts';
 import { resolveHookVersions, type HookVersions } from './hook-versions-spec.ts';
 
@@ -16,6 +18,7 @@ export const HOOK_WEBHOOK_SUFFIX = 'hooks.kubeloop.dev';
 export const HOOK_PATH_PREFIX = '/admit/';
 export const MIN_TIMEOUT_SECONDS = 1;
 export const MAX_TIMEOUT_SECONDS = 30;
+export const DEFAULT_TIMEOUT_SECONDS = 5;
 
 export interface ResolvedHook {
   /** The hook's identity in maps, metrics, logs and its signing audience: <namespace>/<name>, or <name> for a ClusterAdmissionHook. */
@@ -49,9 +52,11 @@ export interface HookPolicy {
   allowedResources: readonly SensitiveCategory[];
   /** --max-hook-entry-bytes (hook-bounds.ts). */
   maxEntryBytes?: number;
+  /** The longest timeoutSeconds of a namespaced hook, and its default when lower than 5 (--namespaced-hook-max-timeout-seconds). */
+  namespacedMaxTimeoutSeconds: number;
 }
 
-export const DEFAULT_HOOK_POLICY: HookPolicy = { urlPolicy: DEFAULT_FUNCTION_URL_POLICY, allowedResources: [] };
+export const DEFAULT_HOOK_POLICY: HookPolicy = { urlPolicy: DEFAULT_FUNCTION_URL_POLICY, allowedResources: [], namespacedMaxTimeoutSeconds: DEFAULT_NAMESPACED_MAX_TIMEOUT_SECONDS };
 /** `kubeloop webhook --dev`, benchmarks and tests: functions on 127.0.0.1 as well. */
 export const DEV_HOOK_POLICY: HookPolicy = { ...DEFAULT_HOOK_POLICY, urlPolicy: { ...DEFAULT_FUNCTION_URL_POLICY, allowLoopback: true } };
 
@@ -116,15 +121,25 @@ export function resolveHook(hook: AdmissionHook, policy: HookPolicy = DEFAULT_HO
   const spec = confined.spec;
   if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(name) || name.length > 63) return invalid(`name "${name}" must be a DNS label: it becomes ${HOOK_PATH_PREFIX}<name>`);
   if (spec.type !== 'mutating' && spec.type !== 'validating') return invalid(`type must be mutating or validating, got ${JSON.stringify(spec.type)}`);
-  const timeoutSeconds = spec.timeoutSeconds ?? 5;
-  if (!Number.isInteger(timeoutSeconds) || timeoutSeconds < MIN_TIMEOUT_SECONDS || timeoutSeconds > MAX_TIMEOUT_SECONDS) {
-    return invalid(`timeoutSeconds must be an integer from ${MIN_TIMEOUT_SECONDS} to ${MAX_TIMEOUT_SECONDS}, got ${timeoutSeconds}`);
+  // A namespaced hook delays shared controllers' workers for as long as it takes: its timeout is capped low.
+  const maxTimeout = namespace ? Math.min(policy.namespacedMaxTimeoutSeconds, MAX_TIMEOUT_SECONDS) : MAX_TIMEOUT_SECONDS;
+  const timeoutSeconds = spec.timeoutSeconds ?? Math.min(DEFAULT_TIMEOUT_SECONDS, maxTimeout);
+  if (!Number.isInteger(timeoutSeconds) || timeoutSeconds < MIN_TIMEOUT_SECONDS || timeoutSeconds > maxTimeout) {
+    const cap = namespace ? ` (a namespaced AdmissionHook waits at most ${maxTimeout} s: the operator's --namespaced-hook-max-timeout-seconds)` : '';
+    return invalid(`timeoutSeconds must be an integer from ${MIN_TIMEOUT_SECONDS} to ${maxTimeout}${cap}, got ${timeoutSeconds}`);
   }
   if (spec.type === 'validating' && spec.reinvocationPolicy && spec.reinvocationPolicy !== 'Never') {
     return invalid('reinvocationPolicy applies to mutating hooks only');
   }
   if (!Array.isArray(spec.rules) || spec.rules.length === 0) return invalid('rules: give at least one rule');
-  const problems = [...ruleProblems(spec), ...sensitiveRuleProblems(spec.rules, policy.allowedResources), ...hookBoundProblems(spec, namespace, policy.maxEntryBytes)];
+  const conditionsProblem = namespace ? namespacedConditionsProblem(spec.matchConditions) : undefined;
+  const problems = [
+    ...ruleProblems(spec),
+    ...sensitiveRuleProblems(spec.rules, policy.allowedResources),
+    ...(namespace ? namespacedRuleProblems(spec.rules, spec.type) : []),
+    ...(conditionsProblem ? [conditionsProblem] : []),
+    ...hookBoundProblems(spec, namespace, policy.maxEntryBytes),
+  ];
   if (problems.length > 0) return invalid(problems.join('; '));
   if (spec.function?.url && spec.function.service) return invalid('function: give url or service, not both');
   const functionUrl = spec.function ? functionUrlOf(spec.function) : undefined;

@@ -22,6 +22,7 @@ import { HookSigningKeys } from './hook-signing-keys.ts';
 import { operatorDenied } from '../lib/function-client/address-policy.ts';
 import { clusterAddressGuard, type ApiServerEndpoints } from '../lib/function-client/cluster-addresses.ts';
 import { HookController } from './hook-controller.ts';
+import { excludedIdentitiesCondition } from './excluded-identities.ts';
 
 export interface RunningWebhook {
   /** https://127.0.0.1:<port> */
@@ -156,6 +157,7 @@ function createGateway(config: WebhookConfig, client: KubeClient, logger: Logger
   const signingKeys = new HookSigningKeys(client);
   const state: HookState = { target: { service: { name: config.service, namespace: config.namespace } }, served: false, unregistering: false };
   const trust: AdmissionGateway['trust'] = {};
+  const namespacedCondition = excludedIdentitiesCondition(config.tenantHooks.excludedIdentities);
   const hooks = new HookController({
     client,
     logger,
@@ -168,12 +170,19 @@ function createGateway(config: WebhookConfig, client: KubeClient, logger: Logger
       kubeloopNamespace: config.namespace,
       onlyNamespaces: config.onlyNamespaces,
       excludedNamespaces: config.excludedNamespaces,
+      ...(namespacedCondition ? { namespacedCondition } : {}),
     },
     caBundle: () => trust.caPem ?? rotator?.bundle.ca.certPem,
     ...(config.hookSelector ? { labelSelector: config.hookSelector } : {}),
-    policy: { urlPolicy: config.urlPolicy, allowedResources: config.hookAllowedResources, maxEntryBytes: config.maxHookEntryBytes },
+    policy: {
+      urlPolicy: config.urlPolicy,
+      allowedResources: config.hookAllowedResources,
+      namespacedMaxTimeoutSeconds: config.tenantHooks.namespacedMaxTimeoutSeconds,
+      maxEntryBytes: config.maxHookEntryBytes,
+    },
     accessReviewIntervalMs: config.accessReviewSeconds * 1000,
     tenantConfigurations: { buckets: config.tenantConfigurations, maxBytes: config.maxConfigurationBytes },
+    tenantMaxHooks: config.tenantHooks.tenantMaxHooks,
     metrics,
   });
   synced.onChanged = () => void hooks.schedule();
@@ -208,6 +217,7 @@ function createServer(config: WebhookConfig, logger: Logger, serving: KeyPairPem
       tenantMaxInFlight: config.tenantMaxInFlight,
       maxContextBytes: config.maxContextBytes,
       maxInFlightRequestBytes: config.maxInFlightRequestBytes,
+      ...(config.tenantHooks.breakerThreshold > 0 ? { breaker: { threshold: config.tenantHooks.breakerThreshold, coolDownMs: config.tenantHooks.breakerCoolDownSeconds * 1000 } } : {}),
       contexts,
       caller,
       signingKeys: (hook) => signingKeys.get(hook.spec.function?.signingSecretRef),

@@ -124,6 +124,15 @@ describe('kubeloop init', () => {
     expect(existsSync(join(clusterProject, 'values.yaml'))).toBe(true);
   });
 
+  it('--admission mutating gives a namespaced hook 3 s and its ServiceAccount update and patch on the kind it changes', async () => {
+    const project = join(root, 'add-label');
+    expect((await init([project, '--admission', 'mutating', '--for', 'apps/v1/Deployment'])).code).toBe(0);
+    const [hook, , role, binding] = parseAllDocuments(readFileSync(join(project, 'admission-hook.yaml'), 'utf8')).map((d) => d.toJS()) as Array<Record<string, unknown>>;
+    expect(hook).toMatchObject({ kind: 'AdmissionHook', spec: { type: 'mutating', timeoutSeconds: 3 } });
+    expect(role).toMatchObject({ kind: 'Role', metadata: { name: 'add-label-hook-writes' }, rules: [{ apiGroups: ['apps'], resources: ['deployments'], verbs: ['update', 'patch'] }] });
+    expect(binding).toMatchObject({ kind: 'RoleBinding', roleRef: { kind: 'Role', name: 'add-label-hook-writes' }, subjects: [{ kind: 'ServiceAccount', name: 'add-label' }] });
+  });
+
   it('resolves $references in the overrides it carries over', () => {
     expect(rootOverrides({ '@kubernetes/client-node': { undici: '$undici' }, ws: '8.0.0' }, { undici: '^7.30.2' })).toEqual({ '@kubernetes/client-node': { undici: '^7.30.2' }, ws: '8.0.0' });
     expect(rootOverrides(undefined, {})).toEqual({});

@@ -6,9 +6,11 @@ import { serviceAccountGroups, serviceAccountUser, type KubeClient } from './kub
 import type { ResourceInfo } from './resource-paths.ts';
 
 export interface AccessCheck {
-  verb: 'get' | 'list' | 'watch';
+  verb: 'get' | 'list' | 'watch' | 'update' | 'patch';
   group: string;
   resource: string;
+  /** A subresource ("status"); the gateway checks what a namespaced mutating hook may write. */
+  subresource?: string;
   /** undefined: cluster-wide (every namespace, or a cluster-scoped kind). */
   namespace: string | undefined;
 }
@@ -35,7 +37,8 @@ export function accessChecks(resources: readonly ResourceInfo[], namespaces: Rea
 
 /** "list secrets in namespace a", "watch widgets.example.com in all namespaces". */
 export function describeCheck(check: AccessCheck): string {
-  const resource = check.group === '' ? check.resource : `${check.resource}.${check.group}`;
+  const main = check.group === '' ? check.resource : `${check.resource}.${check.group}`;
+  const resource = check.subresource ? `${main}/${check.subresource}` : main;
   return `${check.verb} ${resource} ${check.namespace ? `in namespace ${check.namespace}` : 'cluster-wide'}`;
 }
 
@@ -66,7 +69,7 @@ export async function reviewAccess(
           spec: {
             user,
             groups,
-            resourceAttributes: { verb: check.verb, group: check.group, resource: check.resource, ...(check.namespace ? { namespace: check.namespace } : {}) },
+            resourceAttributes: { verb: check.verb, group: check.group, resource: check.resource, ...(check.subresource ? { subresource: check.subresource } : {}), ...(check.namespace ? { namespace: check.namespace } : {}) },
           },
         },
       }),

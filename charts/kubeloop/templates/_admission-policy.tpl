@@ -1,15 +1,24 @@
 {{- /*
 The parts the admission policies of Loops and AdmissionHooks share (CEL): the function URL rules the router
-and the gateway re-check (lib/config/function-url-policy.ts) and the ServiceAccount rules. Both expect a
-variable "url" (empty: no URL to check) defined before these variables.
+and the gateway re-check (lib/config/function-url-policy.ts) for the live function, its shadow and its canary,
+and the ServiceAccount rules. Both policies name their URLs with "kubeloop.policy.urls" before these variables.
 */}}
+{{- /* The variable "urls": [field, url] of the live function, its shadow and its canary, those given only. */}}
+{{- define "kubeloop.policy.urls" }}
+    - name: urls
+      expression: >-
+        [
+          ['spec.function.url', has(object.spec.function) && has(object.spec.function.url) ? string(object.spec.function.url) : ''],
+          ['spec.function.shadow.url', has(object.spec.function) && has(object.spec.function.shadow) && has(object.spec.function.shadow.url) ? string(object.spec.function.shadow.url) : ''],
+          ['spec.function.canary.url', has(object.spec.function) && has(object.spec.function.canary) && has(object.spec.function.canary.url) ? string(object.spec.function.canary.url) : '']
+        ].filter(p, p[1] != '')
+{{- end }}
 {{- define "kubeloop.policy.functionVariables" -}}
 {{- $root := . }}
-    # The same shape the router demands, so the API server (Go) and the router (WHATWG) read the same host.
-    - name: shaped
-      expression: {{ `variables.url.matches('^https?://[A-Za-z0-9.-]+(:[0-9]{1,5})?(/[^\\\\\\s]*)?$')` | quote }}
-    - name: host
-      expression: "variables.shaped && isURL(variables.url) ? url(variables.url).getHostname().lowerAscii() : ''"
+    # [field, url, host] of each URL given; host '' when the URL is not of the shape the router demands, so the
+    # API server (Go) and the router (WHATWG) read the same host.
+    - name: targets
+      expression: {{ `variables.urls.map(p, [p[0], p[1], p[1].matches('^https?://[A-Za-z0-9.-]+(:[0-9]{1,5})?(/[^\\\\\\s]*)?$') && isURL(p[1]) ? url(p[1]).getHostname().lowerAscii() : ''])` | quote }}
     - name: allowedHosts
       expression: {{ include "kubeloop.allowedFunctionHosts" $root | quote }}
     - name: saNamespace
@@ -24,24 +33,28 @@ variable "url" (empty: no URL to check) defined before these variables.
 {{- $label := "[a-z0-9]([-a-z0-9]*[a-z0-9])?" }}
 {{- $serviceHost := printf "^%s\\.%s\\.svc(\\.%s)?$" $label $label ($root.Values.clusterDomain | replace "." "\\.") }}
 {{- $apiServer := list "kubernetes" "kubernetes.default" "kubernetes.default.svc" (printf "kubernetes.default.svc.%s" $root.Values.clusterDomain) }}
-    - expression: "variables.url == '' || (variables.shaped && variables.host != '')"
-      messageExpression: "'spec.function.url ' + variables.url + ' must be http(s)://<host>[:port][/path] with a DNS host name (no user info, IPv6 literal or backslash)'"
+    - expression: "variables.targets.all(t, t[2] != '')"
+      messageExpression: "variables.targets.filter(t, t[2] == '').map(t, t[0] + ' ' + t[1])[0] + ' must be http(s)://<host>[:port][/path] with a DNS host name (no user info, IPv6 literal or backslash)'"
       reason: Invalid
     # A host whose last label is a number is an IPv4 address to URL parsers (2130706433, 0x7f.1, 10.0.0.1).
-    - expression: {{ `variables.host == '' || !variables.host.matches('(^|\\.)(0x[0-9a-f]*|[0-9]+)$')` | quote }}
-      messageExpression: "'spec.function.url: host ' + variables.host + ' is an IP literal; name a cluster Service (<name>.<namespace>.svc)'"
+    - expression: {{ `variables.targets.all(t, !t[2].matches('(^|\\.)(0x[0-9a-f]*|[0-9]+)$'))` | quote }}
+      messageExpression: {{ `variables.targets.filter(t, t[2].matches('(^|\\.)(0x[0-9a-f]*|[0-9]+)$')).map(t, t[0] + ': host ' + t[2] + ' is an IP literal; name a cluster Service (<name>.<namespace>.svc)')[0]` | quote }}
       reason: Invalid
-    - expression: "!(variables.host in ['localhost', 'localhost.localdomain'])"
-      messageExpression: "'spec.function.url: host ' + variables.host + ' is loopback'"
-      reason: Invalid
-    - expression: >-
-        !(variables.host in {{ toJson $apiServer }})
-      messageExpression: "'spec.function.url: host ' + variables.host + ' is the Kubernetes API server'"
+    - expression: "variables.targets.all(t, !(t[2] in ['localhost', 'localhost.localdomain']))"
+      messageExpression: "variables.targets.filter(t, t[2] in ['localhost', 'localhost.localdomain']).map(t, t[0] + ': host ' + t[2] + ' is loopback')[0]"
       reason: Invalid
     - expression: >-
-        variables.host == '' || variables.host.matches({{ toJson $serviceHost }}) ||
-        variables.allowedHosts.exists(p, p.startsWith('*.') ? (variables.host.endsWith(p.substring(1)) && size(variables.host) > size(p) - 1) : variables.host == p)
-      messageExpression: "'spec.function.url: host ' + variables.host + ' is not a cluster Service (<name>.<namespace>.svc or .svc.{{ $root.Values.clusterDomain }}) nor in loopAdmission.allowedHosts'"
+        variables.targets.all(t, !(t[2] in {{ toJson $apiServer }}))
+      messageExpression: >-
+        variables.targets.filter(t, t[2] in {{ toJson $apiServer }}).map(t, t[0] + ': host ' + t[2] + ' is the Kubernetes API server')[0]
+      reason: Invalid
+    - expression: >-
+        variables.targets.all(t, t[2] == '' || t[2].matches({{ toJson $serviceHost }}) ||
+          variables.allowedHosts.exists(p, p.startsWith('*.') ? (t[2].endsWith(p.substring(1)) && size(t[2]) > size(p) - 1) : t[2] == p))
+      messageExpression: >-
+        variables.targets.filter(t, !(t[2] == '' || t[2].matches({{ toJson $serviceHost }}) ||
+          variables.allowedHosts.exists(p, p.startsWith('*.') ? (t[2].endsWith(p.substring(1)) && size(t[2]) > size(p) - 1) : t[2] == p)))
+          .map(t, t[0] + ': host ' + t[2] + ' is not a cluster Service (<name>.<namespace>.svc or .svc.{{ $root.Values.clusterDomain }}) nor in loopAdmission.allowedHosts')[0]
       reason: Invalid
 {{- end }}
 
@@ -61,4 +74,19 @@ variable "url" (empty: no URL to check) defined before these variables.
         authorizer.group('').resource('serviceaccounts').namespace(variables.saNamespace).name(variables.saName).check('impersonate').allowed()
       messageExpression: "'spec.serviceAccount: ' + request.userInfo.username + ' may not impersonate ServiceAccount ' + variables.saNamespace + '/' + variables.saName + ', so may not create, change or relabel {{ .article }} {{ .kind }} that runs as it'"
       reason: Forbidden
+{{- end }}
+
+{{- /* Whether rule r's resource res reaches what no namespaced hook may match (webhooks/namespaced-hook-rules.ts). */}}
+{{- define "kubeloop.policy.neverForNamespacedHooks" -}}
+res.endsWith('/status') || res.endsWith('/*') || (r.apiGroups.exists(g, g in ['', '*']) && res in ['*', 'resourcequotas', 'limitranges', 'endpoints']) || (r.apiGroups.exists(g, g in ['discovery.k8s.io', '*']) && res in ['*', 'endpointslices'])
+{{- end }}
+
+{{- /* Whether the requester may update and patch every group and resource of rule r in the hook's namespace (wildcards skipped: refused on their own). */}}
+{{- define "kubeloop.policy.mayWriteRule" -}}
+r.apiGroups.all(g, r.resources.all(res, g.contains('*') || res.contains('*') || ['update', 'patch'].all(v, (res.contains('/') ? authorizer.group(g).resource(res.split('/')[0]).subresource(res.split('/')[1]) : authorizer.group(g).resource(res)).namespace(variables.own).check(v).allowed())))
+{{- end }}
+
+{{- /* Whether a Loop's function version (the expression given) calls a function and reads a signing Secret of its own namespace only. */}}
+{{- define "kubeloop.policy.versionInOwnNamespace" -}}
+(!has({{ . }}.ref) || !has({{ . }}.ref.namespace) || {{ . }}.ref.namespace == variables.own) && (!has({{ . }}.signingSecretRef) || !has({{ . }}.signingSecretRef.namespace) || {{ . }}.signingSecretRef.namespace == variables.own)
 {{- end }}

@@ -192,6 +192,19 @@ creates it, else "default". Call with (dict "root" $ "component" "router"). */}}
 {{- end -}}
 {{- end -}}
 
+{{/* --hook-exclude-identities: webhook.namespacedHooks.excludeIdentities, plus the router's and the gateway's
+ServiceAccounts (their workers serve every namespace), comma-separated; empty when the list is empty. */}}
+{{- define "kubeloop.excludedHookIdentities" -}}
+{{- $ids := .Values.webhook.namespacedHooks.excludeIdentities | default list -}}
+{{- if $ids -}}
+{{- $own := list -}}
+{{- range $component := list "router" "webhook" -}}
+{{- $own = append $own (printf "system:serviceaccount:%s:%s" $.Release.Namespace (include "kubeloop.serviceAccountName" (dict "root" $ "component" $component))) -}}
+{{- end -}}
+{{- join "," (concat $ids $own) -}}
+{{- end -}}
+{{- end -}}
+
 {{/* The ServiceAccount object of a component when serviceAccount.create (the default); call like kubeloop.serviceAccountName. */}}
 {{- define "kubeloop.serviceAccount" -}}
 {{- $sa := (index .root.Values .component).serviceAccount | default dict -}}

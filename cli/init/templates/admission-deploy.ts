@@ -23,7 +23,8 @@ export function admissionHookSpec(options: ProjectOptions): Record<string, unkno
       ? { namespaceSelector: { matchLabels: { [`${options.name}.example.com/enabled`]: 'true' } } }
       : { objectSelector: { matchExpressions: [{ key: FUNCTION_LABEL, operator: 'NotIn', values: [options.name] }] } }),
     failurePolicy: options.admission === 'mutating' ? 'Ignore' : 'Fail',
-    timeoutSeconds: 5,
+    // A namespaced hook waits at most 3 s (the gateway's --namespaced-hook-max-timeout-seconds default).
+    timeoutSeconds: options.cluster ? 5 : 3,
     ...(options.admission === 'mutating' ? { reinvocationPolicy: 'IfNeeded' } : {}),
   };
 }
@@ -53,7 +54,27 @@ function hookYaml(options: ProjectOptions): string {
   const account = { apiVersion: 'v1', kind: 'ServiceAccount', metadata: accountRef(options, options.name), automountServiceAccountToken: false };
   return `# The ${hook.kind} binds ${options.for.kind} admission to this function; kubeloop's webhook gateway registers
 # it and calls the function at the Service below. ${scope}
-${stringify(hook)}${options.cluster ? '' : `---\n${stringify(account)}`}`;
+${stringify(hook)}${options.cluster ? '' : `---\n${stringify(account)}${mutatingGrant(options)}`}`;
+}
+
+/**
+ * A namespaced mutating hook changes what it admits, so its ServiceAccount (and its author) must be allowed to
+ * update and patch that kind in the namespace: the gateway checks it before registering the hook.
+ */
+function mutatingGrant(options: ProjectOptions): string {
+  if (options.admission !== 'mutating') return '';
+  const { apiVersion, kind } = options.for;
+  const group = apiVersion.includes('/') ? (apiVersion.split('/')[0] ?? '') : '';
+  const name = `${options.name}-hook-writes`;
+  const role = { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name }, rules: [{ apiGroups: [group], resources: [pluralOf(kind)], verbs: ['update', 'patch'] }] };
+  const binding = {
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'RoleBinding',
+    metadata: { name },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name },
+    subjects: [{ kind: 'ServiceAccount', name: options.name }],
+  };
+  return `---\n${stringify(role)}---\n${stringify(binding)}`;
 }
 
 function valuesYaml(options: ProjectOptions): string {

@@ -184,9 +184,10 @@ beforeAll(async () => {
     body: { metadata: { name: alicesName }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'admin' }, subjects: [{ kind: 'User', name: alicesName, apiGroup: 'rbac.authorization.k8s.io' }] },
   });
   alice = root.impersonating({ user: alicesName }, { qps: 100, burst: 200 });
-  // Team a's hooks run as ServiceAccount gate, which may get what the hooks read as context.
+  // Team a's hooks run as ServiceAccount gate, which may get what the hooks read as context, and update and
+  // patch ConfigMaps (what a namespaced mutating hook may match, tenant-hook-rules.test.ts).
   await alice.request({ method: 'POST', path: `/api/v1/namespaces/${teamA}/serviceaccounts`, body: { metadata: { name: 'gate' } } });
-  await alice.request({ method: 'POST', path: `${RBAC}/namespaces/${teamA}/roles`, body: { metadata: { name: 'gate' }, rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get'] }, { apiGroups: ['batch'], resources: ['cronjobs'], verbs: ['get'] }] } });
+  await alice.request({ method: 'POST', path: `${RBAC}/namespaces/${teamA}/roles`, body: { metadata: { name: 'gate' }, rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'update', 'patch'] }, { apiGroups: ['batch'], resources: ['cronjobs'], verbs: ['get'] }] } });
   await alice.request({
     method: 'POST',
     path: `${RBAC}/namespaces/${teamA}/rolebindings`,
@@ -277,8 +278,8 @@ describe("a team's hooks against the gateway's bounds", () => {
     const ballast = (await root.request<{ items: Array<{ metadata: { name: string } }> }>({ path: `/api/v1/namespaces/${teamA}/configmaps`, query: { labelSelector: 'test in (ballast-0,ballast-1,ballast-2,ballast-3,ballast-4,ballast-5,ballast-6,ballast-7)' } })).items;
     expect(ballast).toHaveLength(8);
     const context = ballast.map((item, i) => ({ name: `c${i}`, apiVersion: 'v1', kind: 'ConfigMap', objectName: { value: item.metadata.name } }));
-    await createHook(alice, teamA, hookBody('bomb', { objectSelector: only('bomb'), timeoutSeconds: 10, function: { url: neverUrl }, context }));
-    await createHook(alice, teamA, hookBody('heavy', { objectSelector: only('heavy'), timeoutSeconds: 5, function: { url: neverUrl }, context: context.slice(0, 1) }));
+    await createHook(alice, teamA, hookBody('bomb', { objectSelector: only('bomb'), timeoutSeconds: 3, function: { url: neverUrl }, context }));
+    await createHook(alice, teamA, hookBody('heavy', { objectSelector: only('heavy'), timeoutSeconds: 3, function: { url: neverUrl }, context: context.slice(0, 1) }));
     await reason(teamA, 'bomb', 'Registered');
     await reason(teamA, 'heavy', 'Registered');
     const baseline = process.memoryUsage().heapUsed;

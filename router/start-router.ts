@@ -28,6 +28,9 @@ import { createShardMetrics } from './sharding/shard-metrics.ts';
 import { ThrottleMonitor } from './loops/throttle-monitor.ts';
 import { watchTenantWeights } from './loops/tenant-weight-watch.ts';
 import { createFairness, type Fairness, type FairnessOptions } from './base/fairness.ts';
+import type { RequestCaps } from './base/request-caps.ts';
+import { DEFAULT_MAX_REQUEST_BYTES_IN_FLIGHT, RequestByteBudget } from './base/request-byte-budget.ts';
+import { tenantLabels } from './base/tenant-metrics.ts';
 import { DEFAULT_HISTORY_LIMITS, FlightRecorder, type FlightRecorderLimits } from './reconcile/flight-recorder.ts';
 import { HistoryFileWriter, type DropReason, type HistoryFileSettings } from './history/history-files.ts';
 import { shardSlot } from '../lib/kube/shard-selector.ts';
@@ -101,6 +104,10 @@ export interface RouterOptions {
   maxObjectValues?: number;
   /** How long an owner waits for the watch to show its creates/deletes before it is reconciled anyway. */
   expectationsTimeoutMs?: number;
+  /** What one request may carry of related objects; DEFAULT_REQUEST_CAPS when omitted. */
+  requestCaps?: RequestCaps;
+  /** Request bytes in flight to every function together, divided by tenant; DEFAULT_MAX_REQUEST_BYTES_IN_FLIGHT when omitted. */
+  maxRequestBytesInFlight?: number;
   /** Reply bounds of the HTTP invoker (size, actions per reply); ignored with `invoke`. */
   dispatch?: HttpInvokerOptions;
   /** The flight recorder's bounds (`kubeloop history`); 10 reconciles for each of 1000 objects by default. */
@@ -163,6 +170,7 @@ interface RouterDeps {
   /** With sharding: this replica's membership, which gates every key. */
   shard?: ShardMember;
   fairness: Fairness;
+  requestBytes: RequestByteBudget;
 }
 
 async function connectRouter(options: RouterOptions): Promise<RouterDeps> {
@@ -197,7 +205,11 @@ async function connectRouter(options: RouterOptions): Promise<RouterDeps> {
   const historyFiles = options.historyFiles ? historyFileWriter(options.historyFiles, identity, logger, metrics, (loop) => deps.runners().find((r) => r.loop.id === loop)?.loop.for) : undefined;
   const history = new FlightRecorder(options.history ?? DEFAULT_HISTORY_LIMITS, historyFiles);
   const fairness = createFairness(options.fairness, metrics.registry);
-  const deps: RouterDeps = { options, identity, logger, metrics, rateLimit, client, discovery, invoke, httpInvoker, apiServer, events, recorder, history, ...(historyFiles ? { historyFiles } : {}), runners: () => [], fairness };
+  const tenants = tenantLabels();
+  const requestBytes = new RequestByteBudget(options.maxRequestBytesInFlight ?? DEFAULT_MAX_REQUEST_BYTES_IN_FLIGHT, (tenant) => fairness.weights.weightOf(tenant), (tenant, delta) =>
+    metrics.requestBytesInFlight.inc({ tenant: tenants.of(tenant) }, delta),
+  );
+  const deps: RouterDeps = { options, identity, logger, metrics, rateLimit, client, discovery, invoke, httpInvoker, apiServer, events, recorder, history, ...(historyFiles ? { historyFiles } : {}), runners: () => [], fairness, requestBytes };
   return deps;
 }
 
@@ -239,6 +251,8 @@ function createLoopController(deps: RouterDeps, registry: InformerRegistry): Loo
       ...(deps.fairness.scheduler ? { scheduler: deps.fairness.scheduler } : {}),
       ...(deps.shard ? { shard: deps.shard } : {}),
       ...(options.minRequeueMs !== undefined ? { minRequeueMs: options.minRequeueMs } : {}),
+      ...(options.requestCaps ? { requestCaps: options.requestCaps } : {}),
+      requestBytes: deps.requestBytes,
     },
   });
 }

@@ -115,6 +115,8 @@ async function startRouterWhenReachable(kubeConfig: ClusterCredentials, config: 
     accessReviewIntervalMs: config.accessReviewSeconds * 1000,
     watchTimeoutSeconds: config.watchTimeoutSeconds,
     maxObjectValues: config.maxObjectValues,
+    requestCaps: config.requestCaps,
+    maxRequestBytesInFlight: config.maxRequestBytesInFlight,
     expectationsTimeoutMs: config.expectationsTimeoutSeconds * 1000,
     dispatch: { maxActionsPerReply: config.maxActionsPerReply, maxResponseBytes: config.maxReplyBytes },
     ...(config.leaderElect

@@ -49,3 +49,20 @@ describe('parseWatchLine with a value budget', () => {
     expect(process.memoryUsage().heapUsed - before).toBeLessThan(8 * 1024 * 1024);
   });
 });
+
+describe('readWatchEvents with a value budget', () => {
+  it('names an oversized event arriving in many chunks by its metadata and parses the small one after it', async () => {
+    const bomb = `{"type":"ADDED","object":{"metadata":{"name":"bomb"},"spec":{"x":[${'{},'.repeat(199_999)}{}]}}}\n`;
+    const small = JSON.stringify({ type: 'ADDED', object: { metadata: { name: 'grüß' } } });
+    const bytes = Buffer.from(bomb + small);
+    async function* chunks() {
+      for (let i = 0; i < bytes.length; i += 16 * 1024) yield bytes.subarray(i, i + 16 * 1024);
+    }
+    const events = [];
+    for await (const e of readWatchEvents<{ metadata: { name: string } }>(chunks(), { maxObjectValues: 100_000 })) events.push(e);
+    expect(events).toEqual([
+      { type: 'ADDED', oversized: true, object: { apiVersion: undefined, kind: undefined, metadata: { name: 'bomb' } } },
+      { type: 'ADDED', object: { metadata: { name: 'grüß' } } },
+    ]);
+  });
+});

@@ -205,7 +205,8 @@ async function connectRouter(options: RouterOptions): Promise<RouterDeps> {
   const historyFiles = options.historyFiles ? historyFileWriter(options.historyFiles, identity, logger, metrics, (loop) => deps.runners().find((r) => r.loop.id === loop)?.loop.for) : undefined;
   const history = new FlightRecorder(options.history ?? DEFAULT_HISTORY_LIMITS, historyFiles);
   const fairness = createFairness(options.fairness, metrics.registry);
-  const tenants = tenantLabels();
+  const labelled = options.fairness ? options.fairness.maxLabelledTenants : undefined;
+  const tenants = tenantLabels(labelled);
   const requestBytes = new RequestByteBudget(options.maxRequestBytesInFlight ?? DEFAULT_MAX_REQUEST_BYTES_IN_FLIGHT, (tenant) => fairness.weights.weightOf(tenant), (tenant, delta) =>
     metrics.requestBytesInFlight.inc({ tenant: tenants.of(tenant) }, delta),
   );
@@ -278,6 +279,7 @@ class LeaderTerm {
       watchTimeoutSeconds: options.watchTimeoutSeconds,
       watchdogGraceMs: options.watchdogGraceMs,
       ...(options.maxObjectValues !== undefined ? { maxObjectValues: options.maxObjectValues } : {}),
+      ...(options.fairness && options.fairness.maxLabelledTenants !== undefined ? { maxLabelledTenants: options.fairness.maxLabelledTenants } : {}),
     });
     const controller = (this.controller = createLoopController(this.deps, this.registry));
     await controller.start();

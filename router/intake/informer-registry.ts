@@ -54,14 +54,17 @@ export interface InformerRegistryOptions {
   maxObjectValues?: number;
   watchTimeoutSeconds?: number;
   watchdogGraceMs?: number;
+  /** Tenants with their own label in kubeloop_router_cached_bytes; the rest are `other`. */
+  maxLabelledTenants?: number;
 }
 
 export class InformerRegistry {
   readonly #entries = new Map<string, Promise<Entry>>();
   /** Entries started (the map holds promises): what the cached-bytes metric sums. */
   readonly #started = new Set<Entry>();
-  readonly #labels = tenantLabels();
+  readonly #labels: ReturnType<typeof tenantLabels>;
   constructor(private readonly options: InformerRegistryOptions) {
+    this.#labels = tenantLabels(options.maxLabelledTenants);
     options.metrics?.watchCaches(() => this.cachedBytesByTenant());
   }
 

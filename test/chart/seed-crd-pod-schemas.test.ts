@@ -14,6 +14,7 @@ const openapi = {
           cpu: { $ref: '#/components/schemas/io.k8s.apimachinery.pkg.api.resource.Quantity' },
           empty: { type: 'object' },
           count: { type: 'integer', format: 'int32' },
+          meta: { $ref: '#/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta' },
         },
       },
       'x.Item': { properties: { name: { type: 'string', format: 'weird' } } },
@@ -35,6 +36,8 @@ describe('seed CRD pod schemas', () => {
         empty: { type: 'object', properties: {} },
         items: { type: 'array', maxItems: DEFAULT_MAX_ITEMS, items: { type: 'object', properties: { name: { type: 'string' } } } },
         labels: { type: 'object', maxProperties: DEFAULT_MAX_PROPERTIES, additionalProperties: { type: 'string' } },
+        // An embedded ObjectMeta keeps labels and annotations only: the API server rewrites the rest.
+        meta: { type: 'object', properties: { annotations: expect.objectContaining({ type: 'object' }), labels: expect.objectContaining({ type: 'object' }) } },
         port: { anyOf: [{ type: 'integer' }, { type: 'string' }], 'x-kubernetes-int-or-string': true },
       },
     });

@@ -21,6 +21,8 @@ export const DEFAULT_MAX_ITEMS = 256;
 export const DEFAULT_MAX_PROPERTIES = 256;
 const KEPT_FORMATS = new Set(['int32', 'int64', 'double', 'byte', 'date-time']);
 const REF = '#/components/schemas/';
+const OBJECT_META = 'io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta';
+const stringMap = { type: 'object', maxProperties: DEFAULT_MAX_PROPERTIES, additionalProperties: { type: 'string' } };
 
 /** The structural schema of one definition: $refs inlined, descriptions, defaults and patch hints dropped. */
 export function structuralSchema(openapi: OpenApi, name: string): Schema {
@@ -30,6 +32,9 @@ export function structuralSchema(openapi: OpenApi, name: string): Schema {
 function convert(openapi: OpenApi, source: Schema, seen: readonly string[]): Schema {
   const ref = refOf(source);
   if (ref) {
+    // The API server rewrites an embedded ObjectMeta's schema (a volumeClaimTemplate's metadata), so every
+    // apply would differ from what it stores; what a template's metadata needs is its labels and annotations.
+    if (ref === OBJECT_META) return { type: 'object', properties: { annotations: stringMap, labels: stringMap } };
     if (seen.includes(ref)) throw new Error(`${ref} refers to itself through ${seen.join(' > ')}: not structural`);
     const target = openapi.components.schemas[ref];
     if (!target) throw new Error(`no schema ${ref}`);

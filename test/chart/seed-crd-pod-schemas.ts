@@ -2,8 +2,7 @@
 // generated from Kubernetes' own OpenAPI (api/openapi-spec/v3/api__v1_openapi.json of the version the local
 // control plane runs, or its /openapi/v3/api/v1) as controller-gen would: structural, so the API server prunes
 // unknown fields instead of storing them; bounded (maxItems, maxProperties) where Kubernetes leaves lists and
-// maps open. `npm run crds:pod-schemas` rewrites the files; test/e2e/tenant-router-memory.test.ts checks them
-// against the running API server's OpenAPI.
+// maps open. `npm run crds:pod-schemas` rewrites the files (run it after moving to another Kubernetes version).
 import { readFile, writeFile } from 'node:fs/promises';
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';

@@ -10,6 +10,12 @@ describe('readRouterConfig', () => {
     expect(config).toMatchObject({ port: 8081, qps: 20, burst: 100, leaderElect: true, leaseNamespace: 'kl', identity: 'router-0', leaseDurationSeconds: 15, maxActionsPerReply: 1000, maxReplyBytes: 16 * 1024 * 1024 });
     expect(readRouterConfig(['--max-actions-per-reply', '50'], { KUBELOOP_MAX_REPLY_BYTES: '65536' })).toMatchObject({ maxActionsPerReply: 50, maxReplyBytes: 65536 });
   });
+  it('reads the request caps and the request bytes in flight, with their defaults', () => {
+    expect(readRouterConfig([])).toMatchObject({ requestCaps: { objectsPerEntry: 1000, objectsPerRequest: 2000, relatedBytesPerRequest: 8 * 1024 * 1024 }, maxRequestBytesInFlight: 32 * 1024 * 1024 });
+    const set = readRouterConfig(['--max-related-objects-per-entry', '10', '--max-related-bytes-per-request', '65536'], { KUBELOOP_MAX_RELATED_OBJECTS_PER_REQUEST: '20', KUBELOOP_MAX_REQUEST_BYTES_IN_FLIGHT: '1048576' });
+    expect(set).toMatchObject({ requestCaps: { objectsPerEntry: 10, objectsPerRequest: 20, relatedBytesPerRequest: 65536 }, maxRequestBytesInFlight: 1048576 });
+    expect(() => readRouterConfig(['--max-request-bytes-in-flight', '10'])).toThrow('--max-request-bytes-in-flight: "10"');
+  });
   it('switches sharding on by flag or KUBELOOP_SHARDING, off by default, never together with leader election', () => {
     expect(readRouterConfig([])).toMatchObject({ sharding: false, leaderElect: false });
     expect(readRouterConfig(['--sharding'])).toMatchObject({ sharding: true, leaseName: 'kubeloop-router' });

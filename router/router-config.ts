@@ -14,6 +14,8 @@ import { parseLoop } from './base/loop-spec.ts';
 import { DEFAULT_MAX_OBJECT_VALUES } from '../lib/contract/json-depth.ts';
 import { DEFAULT_FAIR_API_LIMIT, DEFAULT_MAX_CALLS_IN_FLIGHT } from './base/fairness.ts';
 import { DEFAULT_LABELLED_TENANTS } from './base/tenant-metrics.ts';
+import { DEFAULT_REQUEST_CAPS, type RequestCaps } from './base/request-caps.ts';
+import { DEFAULT_MAX_REQUEST_BYTES_IN_FLIGHT } from './base/request-byte-budget.ts';
 import { parseTenantWeights } from './base/tenant-weights.ts';
 import { DEFAULT_MAX_LOOPS_PER_TENANT } from './loops/tenant-loop-limit.ts';
 import { DEFAULT_HISTORY_LIMITS, type FlightRecorderLimits } from './reconcile/flight-recorder.ts';
@@ -45,6 +47,10 @@ export interface RouterConfig extends ServerSettings {
   watchTimeoutSeconds: number;
   /** Watched objects holding more JSON values are never cached. */
   maxObjectValues: number;
+  /** What one request may carry of related objects (over: RequestTooLarge, never sent). */
+  requestCaps: RequestCaps;
+  /** Request bytes in flight to every function together, divided by tenant weight. */
+  maxRequestBytesInFlight: number;
   expectationsTimeoutSeconds: number;
   /** How long start-up waits for the API server to answer before the router exits 1. */
   apiTimeoutSeconds: number;
@@ -117,6 +123,10 @@ export const ROUTER_USAGE = `usage: kubeloop router [options]
   --function-hosts h1,*.h2          ... or one of these hosts (KUBELOOP_FUNCTION_HOSTS; the chart's loopAdmission.allowedHosts)
   --allow-loopback-functions        also 127.0.0.1 / localhost: for kubeloop dev and tests only (KUBELOOP_ALLOW_LOOPBACK_FUNCTIONS)
   --max-object-values 100000        watched objects holding more JSON values are never cached: a Warning event, a metric (KUBELOOP_MAX_OBJECT_VALUES)
+  --max-related-objects-per-entry 1000    related objects one spec.related or requires entry may send (KUBELOOP_MAX_RELATED_OBJECTS_PER_ENTRY)
+  --max-related-objects-per-request 2000  related objects one request may send, all entries together (KUBELOOP_MAX_RELATED_OBJECTS_PER_REQUEST)
+  --max-related-bytes-per-request 8388608 their JSON bytes per request; over any of the three: RequestTooLarge, never sent (KUBELOOP_MAX_RELATED_BYTES_PER_REQUEST)
+  --max-request-bytes-in-flight 33554432  request bytes being sent or awaiting a reply, all Loops together, divided by tenant (KUBELOOP_MAX_REQUEST_BYTES_IN_FLIGHT)
   --loops FILE                      run the Loops in this YAML file instead of watching Loop objects
   --loop-selector k=v[,k=v]         only Loop objects with these labels (KUBELOOP_LOOP_SELECTOR)
   --watch-timeout-seconds 300       server-side watch timeout (randomised up to 2x); a watchdog ends silent watches
@@ -215,6 +225,10 @@ export function readRouterConfig(argv: string[], env: NodeJS.ProcessEnv = proces
       'min-requeue-seconds': { type: 'string' },
       'access-review-seconds': { type: 'string' },
       'max-object-values': { type: 'string' },
+      'max-related-objects-per-entry': { type: 'string' },
+      'max-related-objects-per-request': { type: 'string' },
+      'max-related-bytes-per-request': { type: 'string' },
+      'max-request-bytes-in-flight': { type: 'string' },
       'connect-services-to': { type: 'string' },
       ...FUNCTION_URL_FLAG_OPTIONS,
       'max-actions-per-reply': { type: 'string' },
@@ -262,6 +276,12 @@ export function readRouterConfig(argv: string[], env: NodeJS.ProcessEnv = proces
     loopSelector: selector ? parseLabelPairs(selector.value, selector.setting) : undefined,
     watchTimeoutSeconds: settingInteger(pick('watch-timeout-seconds'), 300, 1, 3600),
     maxObjectValues: settingInteger(pick('max-object-values', 'KUBELOOP_MAX_OBJECT_VALUES'), DEFAULT_MAX_OBJECT_VALUES, 1000, 100_000_000),
+    requestCaps: {
+      objectsPerEntry: settingInteger(pick('max-related-objects-per-entry', 'KUBELOOP_MAX_RELATED_OBJECTS_PER_ENTRY'), DEFAULT_REQUEST_CAPS.objectsPerEntry, 1, 1_000_000),
+      objectsPerRequest: settingInteger(pick('max-related-objects-per-request', 'KUBELOOP_MAX_RELATED_OBJECTS_PER_REQUEST'), DEFAULT_REQUEST_CAPS.objectsPerRequest, 1, 1_000_000),
+      relatedBytesPerRequest: settingInteger(pick('max-related-bytes-per-request', 'KUBELOOP_MAX_RELATED_BYTES_PER_REQUEST'), DEFAULT_REQUEST_CAPS.relatedBytesPerRequest, 1024, 1024 * 1024 * 1024),
+    },
+    maxRequestBytesInFlight: settingInteger(pick('max-request-bytes-in-flight', 'KUBELOOP_MAX_REQUEST_BYTES_IN_FLIGHT'), DEFAULT_MAX_REQUEST_BYTES_IN_FLIGHT, 64 * 1024, 16 * 1024 * 1024 * 1024),
     expectationsTimeoutSeconds: settingInteger(pick('expectations-timeout-seconds'), 300, 1, 3600),
     apiTimeoutSeconds: settingInteger(pick('api-timeout-seconds'), 30, 1, 3600),
     maxActionsPerReply: settingInteger(pick('max-actions-per-reply', 'KUBELOOP_MAX_ACTIONS_PER_REPLY'), DEFAULT_MAX_ACTIONS_PER_REPLY, 1, 100_000),

@@ -28,10 +28,12 @@ import { createShardMetrics } from './sharding/shard-metrics.ts';
 import { ThrottleMonitor } from './loops/throttle-monitor.ts';
 import { watchTenantWeights } from './loops/tenant-weight-watch.ts';
 import { createFairness, type Fairness, type FairnessOptions } from './base/fairness.ts';
+import type { RequestCaps } from './base/request-caps.ts';
+import { DEFAULT_MAX_REQUEST_BYTES_IN_FLIGHT, RequestByteBudget } from './base/request-byte-budget.ts';
+import { tenantLabels } from './base/tenant-metrics.ts';
 import { DEFAULT_HISTORY_LIMITS, FlightRecorder, type FlightRecorderLimits } from './reconcile/flight-recorder.ts';
 import { HistoryFileWriter, type DropReason, type HistoryFileSettings } from './history/history-files.ts';
 import { shardSlot } from '../lib/kube/shard-selector.ts';
-import { tenantLabels } from './base/tenant-metrics.ts';
 
 export interface LeaderElectionConfig {
   namespace: string;
@@ -104,6 +106,10 @@ export interface RouterOptions {
   maxObjectValues?: number;
   /** How long an owner waits for the watch to show its creates/deletes before it is reconciled anyway. */
   expectationsTimeoutMs?: number;
+  /** What one request may carry of related objects; DEFAULT_REQUEST_CAPS when omitted. */
+  requestCaps?: RequestCaps;
+  /** Request bytes in flight to every function together, divided by tenant; DEFAULT_MAX_REQUEST_BYTES_IN_FLIGHT when omitted. */
+  maxRequestBytesInFlight?: number;
   /** Reply bounds of the HTTP invoker (size, actions per reply); ignored with `invoke`. */
   dispatch?: HttpInvokerOptions;
   /** The flight recorder's bounds (`kubeloop history`); 10 reconciles for each of 1000 objects by default. */
@@ -166,6 +172,7 @@ interface RouterDeps {
   /** With sharding: this replica's membership, which gates every key. */
   shard?: ShardMember;
   fairness: Fairness;
+  requestBytes: RequestByteBudget;
 }
 
 async function connectRouter(options: RouterOptions): Promise<RouterDeps> {
@@ -199,16 +206,19 @@ async function connectRouter(options: RouterOptions): Promise<RouterDeps> {
   const historyFiles = options.historyFiles ? historyFileWriter(options.historyFiles, identity, logger, metrics, (loop) => deps.runners().find((r) => r.loop.id === loop)?.loop.for) : undefined;
   const history = new FlightRecorder(options.history ?? DEFAULT_HISTORY_LIMITS, historyFiles);
   const fairness = createFairness(options.fairness, metrics.registry);
-  const eventTenants = tenantLabels(options.fairness ? options.fairness.maxLabelledTenants : undefined);
+  const tenants = tenantLabels(options.fairness ? options.fairness.maxLabelledTenants : undefined);
   const events = new EventRecorder({
     client,
     controller: 'kubeloop.dev/router',
     instance: identity,
     logger,
     weightOf: (tenant) => fairness.weights.weightOf(tenant),
-    onDropped: (tenant, source) => metrics.eventsDropped.inc({ tenant: eventTenants.of(tenant), source }),
+    onDropped: (tenant, source) => metrics.eventsDropped.inc({ tenant: tenants.of(tenant), source }),
   });
-  const deps: RouterDeps = { options, identity, logger, metrics, rateLimit, client, discovery, invoke, httpInvoker, apiServer, events, recorder, history, ...(historyFiles ? { historyFiles } : {}), runners: () => [], fairness };
+  const requestBytes = new RequestByteBudget(options.maxRequestBytesInFlight ?? DEFAULT_MAX_REQUEST_BYTES_IN_FLIGHT, (tenant) => fairness.weights.weightOf(tenant), (tenant, delta) =>
+    metrics.requestBytesInFlight.inc({ tenant: tenants.of(tenant) }, delta),
+  );
+  const deps: RouterDeps = { options, identity, logger, metrics, rateLimit, client, discovery, invoke, httpInvoker, apiServer, events, recorder, history, ...(historyFiles ? { historyFiles } : {}), runners: () => [], fairness, requestBytes };
   return deps;
 }
 
@@ -251,6 +261,8 @@ function createLoopController(deps: RouterDeps, registry: InformerRegistry): Loo
       ...(deps.fairness.scheduler ? { scheduler: deps.fairness.scheduler } : {}),
       ...(deps.shard ? { shard: deps.shard } : {}),
       ...(options.minRequeueMs !== undefined ? { minRequeueMs: options.minRequeueMs } : {}),
+      ...(options.requestCaps ? { requestCaps: options.requestCaps } : {}),
+      requestBytes: deps.requestBytes,
     },
   });
 }
@@ -276,6 +288,7 @@ class LeaderTerm {
       watchTimeoutSeconds: options.watchTimeoutSeconds,
       watchdogGraceMs: options.watchdogGraceMs,
       ...(options.maxObjectValues !== undefined ? { maxObjectValues: options.maxObjectValues } : {}),
+      ...(options.fairness && options.fairness.maxLabelledTenants !== undefined ? { maxLabelledTenants: options.fairness.maxLabelledTenants } : {}),
     });
     const controller = (this.controller = createLoopController(this.deps, this.registry));
     await controller.start();

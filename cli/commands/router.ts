@@ -116,6 +116,8 @@ async function startRouterWhenReachable(kubeConfig: ClusterCredentials, config: 
     maxLoopsPerTenant: config.maxLoopsPerTenant,
     watchTimeoutSeconds: config.watchTimeoutSeconds,
     maxObjectValues: config.maxObjectValues,
+    requestCaps: config.requestCaps,
+    maxRequestBytesInFlight: config.maxRequestBytesInFlight,
     expectationsTimeoutMs: config.expectationsTimeoutSeconds * 1000,
     dispatch: { maxActionsPerReply: config.maxActionsPerReply, maxResponseBytes: config.maxReplyBytes },
     ...(config.leaderElect

@@ -290,9 +290,10 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
         },
       });
       try {
-        for await (const event of readWatchEvents<T>(body)) {
+        // Counted before each event is parsed: an object over the budget never becomes an object graph.
+        for await (const event of readWatchEvents<T>(body, { maxObjectValues: this.#options.maxValues })) {
           this.#backoff.reset();
-          this.#handleEvent(event.type, event.object);
+          this.#handleEvent(event.type, event.object, event.oversized === true);
         }
       } finally {
         body.destroy();
@@ -308,7 +309,8 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
     }
   }
 
-  #handleEvent(type: string, raw: T): void {
+  /** `oversized`: the event was over the value budget and `raw` is its metadata alone (refused unparsed). */
+  #handleEvent(type: string, raw: T, oversized = false): void {
     if (type === 'ERROR') {
       const status = raw as unknown as { code?: number; reason?: string; message?: string };
       if (status.code === 410 || status.reason === 'Expired' || status.reason === 'Gone') {
@@ -326,9 +328,10 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
     if (this.#listed?.applied && !this.#listed.request.contains(object)) this.#listed = { ...this.#listed, applied: false };
     const key = objectKey(object.metadata);
     if (type === 'DELETED') {
-      this.store.delete(key);
-      this.#emit('delete', object);
-    } else if (this.#refused(object)) {
+      const gone = this.store.delete(key);
+      // An oversized object's last state is known by its metadata only; a cached older version says more.
+      this.#emit('delete', oversized ? (gone ?? object) : object);
+    } else if (oversized ? this.#report(object) : this.#refused(object)) {
       this.store.delete(key);
     } else if (type === 'ADDED' || type === 'MODIFIED') {
       const previous = this.store.upsert(object);
@@ -340,12 +343,17 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
 
   /** Over the value budget: reported, and to be left out of the cache. */
   #refused(object: T): boolean {
-    const { maxValues, onRefused } = this.#options;
+    const { maxValues } = this.#options;
     if (maxValues === undefined) return false;
     const values = countValues(object, maxValues);
     if (values <= maxValues) return false;
-    this.#options.logger?.warn({ key: objectKey(object.metadata), maxValues }, 'object over the value budget: not cached');
-    onRefused?.(object, values);
+    return this.#report(object, values);
+  }
+
+  /** Reports an object refused for its values (counted from its text: then at least maxValues + 1). */
+  #report(object: T, values = (this.#options.maxValues ?? 0) + 1): true {
+    this.#options.logger?.warn({ key: objectKey(object.metadata), maxValues: this.#options.maxValues }, 'object over the value budget: not cached');
+    this.#options.onRefused?.(object, values);
     return true;
   }
 

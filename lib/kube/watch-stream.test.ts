@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { readWatchEvents } from './watch-stream.ts';
+import { parseWatchLine, readWatchEvents } from './watch-stream.ts';
 
 async function collect(chunks: Array<string | Buffer>) {
   async function* source() {
@@ -25,5 +25,44 @@ describe('readWatchEvents', () => {
   it('fails on a line that is not an event', async () => {
     await expect(collect(['{"nope":1}\n'])).rejects.toThrow('not a watch event');
     await expect(collect(['garbage\n'])).rejects.toThrow('not JSON');
+  });
+});
+
+describe('parseWatchLine with a value budget', () => {
+  it('passes an object of exactly the budget and names one over it by its metadata, unparsed', () => {
+    const object = (empties: number) => ({ apiVersion: 'app.kubeloop.dev/v1alpha1', kind: 'PodSet', metadata: { name: 'bomb', namespace: 'a', resourceVersion: '7' }, spec: { x: Array.from({ length: empties }, () => ({})) } });
+    // The object, apiVersion, kind, metadata and its 3 strings, spec and x: 9 values, and 91 empty objects.
+    const fits = parseWatchLine(JSON.stringify({ type: 'ADDED', object: object(91) }), { maxObjectValues: 100 });
+    expect(fits.oversized).toBeUndefined();
+    expect(fits.object).toEqual(object(91));
+    const over = parseWatchLine(JSON.stringify({ type: 'MODIFIED', object: object(92) }), { maxObjectValues: 100 });
+    expect(over).toEqual({ type: 'MODIFIED', oversized: true, object: { apiVersion: 'app.kubeloop.dev/v1alpha1', kind: 'PodSet', metadata: { name: 'bomb', namespace: 'a', resourceVersion: '7' } } });
+  });
+
+  it('refuses 400,000 empty objects without building them', () => {
+    const line = `{"type":"ADDED","object":{"metadata":{"name":"bomb"},"spec":{"x":[${'{},'.repeat(399_999)}{}]}}}`;
+    const before = process.memoryUsage().heapUsed;
+    const event = parseWatchLine(line, { maxObjectValues: 100_000 });
+    expect(event.oversized).toBe(true);
+    expect(event.object).toEqual({ metadata: { name: 'bomb' } });
+    // Parsed, the line costs ~20 MiB of heap objects; counted, a few KiB of slices.
+    expect(process.memoryUsage().heapUsed - before).toBeLessThan(8 * 1024 * 1024);
+  });
+});
+
+describe('readWatchEvents with a value budget', () => {
+  it('names an oversized event arriving in many chunks by its metadata and parses the small one after it', async () => {
+    const bomb = `{"type":"ADDED","object":{"metadata":{"name":"bomb"},"spec":{"x":[${'{},'.repeat(199_999)}{}]}}}\n`;
+    const small = JSON.stringify({ type: 'ADDED', object: { metadata: { name: 'grüß' } } });
+    const bytes = Buffer.from(bomb + small);
+    async function* chunks() {
+      for (let i = 0; i < bytes.length; i += 16 * 1024) yield bytes.subarray(i, i + 16 * 1024);
+    }
+    const events = [];
+    for await (const e of readWatchEvents<{ metadata: { name: string } }>(chunks(), { maxObjectValues: 100_000 })) events.push(e);
+    expect(events).toEqual([
+      { type: 'ADDED', oversized: true, object: { apiVersion: undefined, kind: undefined, metadata: { name: 'bomb' } } },
+      { type: 'ADDED', object: { metadata: { name: 'grüß' } } },
+    ]);
   });
 });

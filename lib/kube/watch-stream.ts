@@ -1,37 +1,70 @@
-// Splits a watch response body (one JSON event per line) into parsed watch events.
+// Splits a watch response body (one JSON event per line) into parsed watch events; with a value budget, an
+// event whose object holds more JSON values is counted, never parsed, and yielded as its metadata alone.
 import type { Readable } from 'node:stream';
-import { StringDecoder } from 'node:string_decoder';
+import { checkJsonBudget, JsonValueBudget } from '../function-client/json-value-budget.ts';
+import { memberText } from './json-member.ts';
 
 export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
 
 export interface WatchEvent<T> {
   type: WatchEventType;
   object: T;
+  /**
+   * The object held more than the budget's JSON values: `object` is then its apiVersion, kind and metadata
+   * only, read from the line without parsing the rest (the informer refuses it).
+   */
+  oversized?: true;
 }
 
-/** Yields events as they arrive; a line that is not JSON is an error (the stream is corrupt). */
-export async function* readWatchEvents<T>(body: Readable | AsyncIterable<Buffer | string>): AsyncGenerator<WatchEvent<T>> {
-  let pending = '';
-  // A decoder keeps a multi-byte character split across two chunks intact.
-  const decoder = new StringDecoder('utf8');
-  for await (const chunk of body as AsyncIterable<Buffer | string>) {
-    pending += typeof chunk === 'string' ? chunk : decoder.write(chunk);
-    // Scan with an offset and cut once per chunk: slicing per line would copy the buffer repeatedly.
+export interface WatchReadOptions {
+  /** JSON values an event's object may hold before it is refused unparsed; unbounded when omitted. */
+  maxObjectValues?: number | undefined;
+}
+
+/**
+ * Yields events as they arrive; a line that is not JSON is an error (the stream is corrupt). Lines are cut
+ * from the raw bytes (a 1.5 MB event arrives in a hundred chunks: appending each to a string and searching
+ * it again would copy the line a hundred times) and decoded once whole, so a multi-byte character split
+ * across chunks stays intact.
+ */
+export async function* readWatchEvents<T>(body: Readable | AsyncIterable<Buffer | string>, options: WatchReadOptions = {}): AsyncGenerator<WatchEvent<T>> {
+  let parts: Buffer[] = [];
+  for await (const received of body as AsyncIterable<Buffer | string>) {
+    const chunk = typeof received === 'string' ? Buffer.from(received) : received;
     let start = 0;
-    let newline = pending.indexOf('\n', start);
+    let newline = chunk.indexOf(NEWLINE);
     while (newline >= 0) {
-      const line = pending.slice(start, newline).trim();
+      parts.push(chunk.subarray(start, newline));
+      const event = parseWatchBytes<T>(parts.length === 1 ? parts[0]! : Buffer.concat(parts), options);
+      parts = [];
+      if (event) yield event;
       start = newline + 1;
-      if (line !== '') yield parseWatchLine<T>(line);
-      newline = pending.indexOf('\n', start);
+      newline = chunk.indexOf(NEWLINE, start);
     }
-    pending = pending.slice(start);
+    if (start < chunk.length) parts.push(chunk.subarray(start));
   }
-  const rest = (pending + decoder.end()).trim();
-  if (rest !== '') yield parseWatchLine<T>(rest);
+  const event = parts.length > 0 ? parseWatchBytes<T>(Buffer.concat(parts), options) : undefined;
+  if (event) yield event;
 }
 
-export function parseWatchLine<T>(line: string): WatchEvent<T> {
+const NEWLINE = 0x0a;
+
+/** One line's event: its values counted on the bytes first (nothing for a blank line). */
+function parseWatchBytes<T>(line: Buffer, options: WatchReadOptions): WatchEvent<T> | undefined {
+  const max = options.maxObjectValues;
+  // Counted before JSON.parse: 1.2 MB of `{}` would otherwise become 400,000 heap objects first.
+  if (max !== undefined && line.length > max && !new JsonValueBudget(max + ENVELOPE_VALUES).feed(line).ok) return oversizedEvent<T>(line.toString('utf8').trim());
+  const text = line.toString('utf8').trim();
+  return text === '' ? undefined : parseWatchLine<T>(text);
+}
+
+/** The event envelope's own values: the event object and its `type` string. */
+const ENVELOPE_VALUES = 2;
+
+/** One event from its line of text, as the API server wrote it. */
+export function parseWatchLine<T>(line: string, options: WatchReadOptions = {}): WatchEvent<T> {
+  const max = options.maxObjectValues;
+  if (max !== undefined && !checkJsonBudget(line, max + ENVELOPE_VALUES).ok) return oversizedEvent<T>(line);
   let parsed: unknown;
   try {
     parsed = JSON.parse(line);
@@ -43,4 +76,23 @@ export function parseWatchLine<T>(line: string): WatchEvent<T> {
     throw new Error(`watch stream: not a watch event: ${line.slice(0, 200)}`);
   }
   return event as WatchEvent<T>;
+}
+
+/** An event over the budget, named by the members read from its text (metadata is bounded by the API server). */
+function oversizedEvent<T>(line: string): WatchEvent<T> {
+  const member = (path: string[]): unknown => {
+    const text = memberText(line, path);
+    try {
+      return text === undefined ? undefined : JSON.parse(text);
+    } catch {
+      return undefined;
+    }
+  };
+  const type = member(['type']);
+  const metadata = member(['object', 'metadata']);
+  if (typeof type !== 'string' || typeof metadata !== 'object' || metadata === null) {
+    throw new Error(`watch stream: an event over the value budget without type or metadata: ${line.slice(0, 200)}`);
+  }
+  const object = { apiVersion: member(['object', 'apiVersion']), kind: member(['object', 'kind']), metadata } as T;
+  return { type: type as WatchEventType, object, oversized: true };
 }

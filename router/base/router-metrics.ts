@@ -58,6 +58,7 @@ function longestRunningSeconds(probe: QueueProbe, now: number): number {
 
 export function createRouterMetrics(registry: Registry = createMetricsRegistry({ defaultLabels: { component: 'router' } })) {
   const probes = new Map<string, QueueProbe>();
+  let cacheProbe: (() => Iterable<[string, number]>) | undefined;
   const queueLabels = (loop: string) => ({ name: loop, controller: loop });
   const controllerLabels = (loop: string) => ({ controller: loop });
   const queueGauge = (name: string, help: string, value: (probe: QueueProbe, now: number) => number) =>
@@ -102,6 +103,23 @@ export function createRouterMetrics(registry: Registry = createMetricsRegistry({
     historyFileDropped: counter(registry, 'kubeloop_router_history_file_dropped_total', 'Flight-recorder entries not written to the history files, by reason: error (the write failed: disk full, directory not writable), behind (the buffer of entries waiting for the disk was full), too-large (one entry larger than a file)', ['reason']),
     eventsDropped: counter(registry, 'kubeloop_router_events_dropped_total', "Events not written: over their tenant's share of the event rate (source function: a function's event action; router: the router's own warnings)", ['tenant', 'source']),
     objectsRefused: counter(registry, 'kubeloop_router_objects_refused_total', 'Watched objects over --max-object-values, never cached', ['resource']),
+    informers: gauge(registry, 'kubeloop_router_informers', 'Informers (one list and watch each) open, by resource: one per kind, cache mode and namespace scope, whatever related entries project', ['resource']),
+    cachedBytes: new Gauge<'tenant'>({
+      name: 'kubeloop_router_cached_bytes',
+      help: 'JSON bytes of the objects in the informer caches, by tenant: the namespace a namespaced watch lists, `cluster` for cluster-wide watches',
+      labelNames: ['tenant'],
+      registers: [registry],
+      collect() {
+        this.reset();
+        for (const [tenant, bytes] of cacheProbe?.() ?? []) this.set({ tenant }, bytes);
+      },
+    }),
+    requestsTooLarge: counter(registry, 'kubeloop_router_requests_too_large_total', 'Requests never built or sent: their related objects would exceed a cap (--max-related-objects-per-entry, --max-related-objects-per-request, --max-related-bytes-per-request)', ['loop']),
+    requestBytesInFlight: gauge(registry, 'kubeloop_router_request_bytes_in_flight', 'Estimated bytes of the requests being sent or awaiting their reply, by tenant (at most --max-request-bytes-in-flight together)', ['tenant']),
+    /** The informer registry's cached bytes per tenant label, read at each scrape. */
+    watchCaches(probe: () => Iterable<[string, number]>): void {
+      cacheProbe = probe;
+    },
     /** Shows a Loop's queue in the workqueue and worker gauges until the returned function is called. */
     watchQueue(loop: string, probe: QueueProbe, maxConcurrency: number): () => void {
       probes.set(loop, probe);

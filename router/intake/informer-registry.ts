@@ -13,16 +13,19 @@ import { DEFAULT_MAX_OBJECT_VALUES } from '../../lib/contract/json-depth.ts';
 import type { EventRecorder } from '../apply/event-recorder.ts';
 import type { RouterMetrics } from '../base/router-metrics.ts';
 import { combineInformers, type InformerView } from '../base/informer-view.ts';
-import { projectObject } from '../base/related-relation.ts';
 import { tenantOfNamespace } from '../../api/tenant.ts';
+import { tenantLabels } from '../base/tenant-metrics.ts';
+import { CLUSTER_TENANT } from '../base/tenant-weights.ts';
+import { cachedJsonSize } from '../../lib/contract/json-size.ts';
 
 export const UID_INDEX = 'uid';
 
 /**
- * What an informer caches of each object: whole objects, metadata only, or (related objects) apiVersion,
- * kind, metadata and the listed fields; each mode is its own shared informer.
+ * What an informer caches of each object: whole objects (false) or metadata only (true). A related entry's
+ * `fields` is no mode: it is applied when the request is built, so every projection of a kind in a scope
+ * shares one informer and one copy of each object.
  */
-export type CacheMode = boolean | { fields: readonly string[] };
+export type CacheMode = boolean;
 
 export interface InformerLease {
   informer: InformerView;
@@ -36,6 +39,8 @@ export type InformerSource = Pick<InformerRegistry, 'acquire'>;
 interface Entry {
   informer: Informer<KubeObject>;
   resource: ResourceInfo;
+  /** Whom the cache is charged to: the namespace it lists, or the cluster tenant for a cluster-wide watch. */
+  tenant: string;
   users: number;
 }
 
@@ -50,11 +55,31 @@ export interface InformerRegistryOptions {
   maxObjectValues?: number;
   watchTimeoutSeconds?: number;
   watchdogGraceMs?: number;
+  /** Tenants with their own label in kubeloop_router_cached_bytes; the rest are `other`. */
+  maxLabelledTenants?: number;
 }
 
 export class InformerRegistry {
   readonly #entries = new Map<string, Promise<Entry>>();
-  constructor(private readonly options: InformerRegistryOptions) {}
+  /** Entries started (the map holds promises): what the cached-bytes metric sums. */
+  readonly #started = new Set<Entry>();
+  readonly #labels: ReturnType<typeof tenantLabels>;
+  constructor(private readonly options: InformerRegistryOptions) {
+    this.#labels = tenantLabels(options.maxLabelledTenants);
+    options.metrics?.watchCaches(() => this.cachedBytesByTenant());
+  }
+
+  /** JSON bytes of every cached object, by tenant label (each object measured once, when first counted). */
+  cachedBytesByTenant(): Map<string, number> {
+    const sums = new Map<string, number>();
+    for (const entry of this.#started) {
+      let bytes = 0;
+      for (const object of entry.informer.store.list()) bytes += cachedJsonSize(object);
+      const label = this.#labels.of(entry.tenant);
+      sums.set(label, (sums.get(label) ?? 0) + bytes);
+    }
+    return sums;
+  }
 
   /**
    * The shared informers of a kind: one cluster-wide watch, or with `namespaces` one watch per namespace
@@ -81,7 +106,7 @@ export class InformerRegistry {
   }
 
   async #acquireOne(resource: ResourceInfo, mode: CacheMode, namespace: string | undefined, shard: InformerShard | undefined): Promise<{ entry: Entry; release: () => Promise<void> }> {
-    const modeId = typeof mode === 'boolean' ? (mode ? 'metadata' : 'full') : `fields:${[...mode.fields].sort().join(',')}`;
+    const modeId = mode ? 'metadata' : 'full';
     // One router has one share: every sharded informer of a kind and mode is the same.
     const id = `${kindKey(resource.apiVersion, resource.kind)}|${modeId}|${namespace ?? '*'}${shard ? '|shard' : ''}`;
     let pending = this.#entries.get(id);
@@ -101,6 +126,8 @@ export class InformerRegistry {
         entry.users -= 1;
         if (entry.users === 0 && this.#entries.get(id) === pending) {
           this.#entries.delete(id);
+          this.#started.delete(entry);
+          this.options.metrics?.informers.dec({ resource: entry.informer.name });
           await entry.informer.stop();
           this.options.metrics?.watchedObjects.remove({ resource: entry.informer.name });
         }
@@ -111,13 +138,13 @@ export class InformerRegistry {
   async stopAll(): Promise<void> {
     const entries = await Promise.allSettled(this.#entries.values());
     this.#entries.clear();
+    this.#started.clear();
     await Promise.all(entries.map((e) => (e.status === 'fulfilled' ? e.value.informer.stop() : undefined)));
   }
 
   async #create(resource: ResourceInfo, mode: CacheMode, namespace: string | undefined, shard: InformerShard | undefined): Promise<Entry> {
     const { client, logger, metrics, events } = this.options;
-    const metadataOnly = mode === true;
-    const fields = typeof mode === 'object' ? mode.fields : undefined;
+    const metadataOnly = mode;
     const maxValues = this.options.maxObjectValues ?? DEFAULT_MAX_OBJECT_VALUES;
     const informer = new Informer<KubeObject>({
       client,
@@ -126,7 +153,7 @@ export class InformerRegistry {
       metadataOnly,
       ...(shard ? { shard } : {}),
       // managedFields are large and no function reads them: dropping them is most of the memory saved.
-      transform: fields ? (o) => projectObject(stripManagedFields(o), fields) : stripManagedFields,
+      transform: stripManagedFields,
       // Checked before caching: an object of millions of tiny values would cost every Loop the router's heap.
       maxValues,
       onRefused: (object) => {
@@ -160,6 +187,9 @@ export class InformerRegistry {
       informer.on('synced', update);
     }
     informer.start();
-    return { informer, resource, users: 0 };
+    metrics?.informers.inc({ resource: informer.name });
+    const entry: Entry = { informer, resource, tenant: namespace ?? CLUSTER_TENANT, users: 0 };
+    this.#started.add(entry);
+    return entry;
   }
 }

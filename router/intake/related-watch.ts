@@ -7,11 +7,11 @@ import { kindKey } from '../../lib/kube/resource-paths.ts';
 import { objectKey } from '../../lib/kube/object-meta.ts';
 import type { LoopConfig } from '../base/loop-spec.ts';
 import { onlyBookkeepingChanged } from '../base/predicates.ts';
-import { relatedTarget, relationWatchScope, type RelationConfig } from '../base/related-relation.ts';
+import { projectObject, relatedTarget, relationWatchScope, type RelationConfig } from '../base/related-relation.ts';
 import type { Requirements } from '../reconcile/call-rounds.ts';
 import type { RelatedStore } from '../reconcile/related-objects.ts';
 import type { ResolvedRequirement } from '../reconcile/required-objects.ts';
-import type { CacheMode, InformerLease, InformerSource } from './informer-registry.ts';
+import type { InformerLease, InformerSource } from './informer-registry.ts';
 import { RelatedIndex } from './related-index.ts';
 
 interface DeclaredLease {
@@ -26,9 +26,6 @@ interface RequiredWatch {
   offs: Array<() => void>;
 }
 
-function cacheMode(relation: RelationConfig): CacheMode {
-  return relation.metadataOnly ? true : relation.fields ? { fields: relation.fields } : false;
-}
 
 export class RelatedWatch implements Requirements {
   readonly index = new RelatedIndex();
@@ -51,11 +48,13 @@ export class RelatedWatch implements Requirements {
   /** Acquires the shared informers of the declared kinds; throws as the registry does (unknown kind, 403). */
   async start(): Promise<void> {
     for (const relation of this.loop.related) {
-      const lease = await this.registry.acquire(relation.kind, cacheMode(relation), relationWatchScope(relation, this.loop.namespaces));
+      // One informer per kind and scope whatever the entry's fields: they are projected when a request is built.
+      const lease = await this.registry.acquire(relation.kind, relation.metadataOnly, relationWatchScope(relation, this.loop.namespaces));
       const declared = { relation, kind: kindKey(relation.kind.apiVersion, relation.kind.kind), lease };
       this.#declared.push(declared);
       const changed = (...states: KubeObject[]) => this.#changed(declared.kind, (name) => name === relation.name, states);
-      this.#unsubscribe.push(...relatedEvents(lease, changed, relation.fields !== undefined));
+      const fields = relation.fields;
+      this.#unsubscribe.push(...relatedEvents(lease, changed, fields ? (o) => projectObject(o, fields) : undefined));
     }
   }
 
@@ -136,7 +135,7 @@ export class RelatedWatch implements Requirements {
         .then((lease) => {
           const changed = (...states: KubeObject[]) => this.#changed(requirement.kind, (name) => !declaredNames.has(name), states);
           // Every new resourceVersion counts: the function is sent what a fresh read returns, not this view.
-          watch.offs.push(...relatedEvents(lease, changed, false));
+          watch.offs.push(...relatedEvents(lease, changed));
           return lease;
         })
         .catch((error: unknown) => {
@@ -162,17 +161,17 @@ export class RelatedWatch implements Requirements {
 }
 
 /**
- * Adds, deletes and updates of a related kind. With `projected` (an entry listing `fields`, cached as that
- * projection) an update that changed only resourceVersion and managedFields is dropped: the fields the
- * function asked for did not change. A metadata-only entry keeps every new resourceVersion: it is sent,
- * and is the cheap way to learn that an object's content changed.
+ * Adds, deletes and updates of a related kind. With `project` (an entry listing `fields`) an update whose
+ * projections differ only in resourceVersion and managedFields is dropped: the fields the function asked
+ * for did not change. A metadata-only entry keeps every new resourceVersion: it is sent, and is the cheap
+ * way to learn that an object's content changed.
  */
-export function relatedEvents(lease: Pick<InformerLease, 'informer'>, changed: (...states: KubeObject[]) => void, projected: boolean): Array<() => void> {
+export function relatedEvents(lease: Pick<InformerLease, 'informer'>, changed: (...states: KubeObject[]) => void, project?: (object: KubeObject) => KubeObject): Array<() => void> {
   return [
     lease.informer.on('add', (o) => changed(o)),
     lease.informer.on('delete', (o) => changed(o)),
     lease.informer.on('update', (o, previous) => {
-      if (!projected || !onlyBookkeepingChanged(previous, o)) changed(o, previous);
+      if (!project || !onlyBookkeepingChanged(project(previous), project(o))) changed(o, previous);
     }),
   ];
 }

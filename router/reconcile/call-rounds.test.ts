@@ -1,10 +1,15 @@
 import { describe, expect, it } from 'vitest';
+import { CLUSTER_TENANT } from '../../api/tenant.ts';
 import type { KubeObject, ReconcileRequest, ReconcileResponse, RequiredResource } from '../../lib/contract/types.ts';
 import type { ResourceInfo } from '../../lib/kube/resource-paths.ts';
 import { KubeApiError } from '../../lib/kube/kube-client.ts';
 import { parseLoop } from '../base/loop-spec.ts';
 import { callFunction, type CallScope, type Requirements } from './call-rounds.ts';
-import type { DispatchResult } from './dispatch.ts';
+import type { DispatchResult, InvokeOptions } from './dispatch.ts';
+import type { StoreView } from '../base/informer-view.ts';
+import { parseRelated } from '../base/related-relation.ts';
+import { DEFAULT_REQUEST_CAPS, type RequestCaps } from '../base/request-caps.ts';
+import { RequestByteBudget } from '../base/request-byte-budget.ts';
 import { requiresProblem, REQUIRES_LIMITS, sameRequirements } from './required-objects.ts';
 import { decide } from './reconcile-decision.ts';
 import { ReconcileTrace } from './reconcile-trace.ts';
@@ -118,5 +123,67 @@ describe('requires bounds and comparison', () => {
     expect(decision.step).toEqual({ kind: 'backoff' });
     expect(decision.warning?.reason).toBe('RequiresExceeded');
     expect(decision.health).toMatchObject({ ready: false, reason: 'RequiresExceeded' });
+  });
+});
+
+describe('request caps and the request bytes in flight', () => {
+  const configMap = (name: string, bytes: number): KubeObject => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: 'a' }, data: { blob: 'x'.repeat(bytes) } } as KubeObject);
+  /** A scope whose Loop relates every ConfigMap of the primary's namespace, `fields` projecting them when given. */
+  function relatedScope(objects: KubeObject[], caps: Partial<RequestCaps>, fields?: string[]) {
+    const base = scopeWith(() => ({}));
+    const [relation] = parseRelated([{ name: 'cfg', apiVersion: 'v1', kind: 'ConfigMap', ...(fields ? { fields } : {}) }]);
+    const store: StoreView = { get: () => undefined, list: () => objects, byIndex: () => objects, size: objects.length };
+    let refused = 0;
+    const budget = new RequestByteBudget(1024 * 1024);
+    const seenInFlight: number[] = [];
+    const invoke = base.scope.deps.invoke;
+    Object.assign(base.scope, { related: [{ relation: relation!, store, namespaced: true }] });
+    Object.assign(base.scope.deps, {
+      requestCaps: { ...DEFAULT_REQUEST_CAPS, ...caps },
+      requestBytes: budget,
+      metrics: { ...base.scope.deps.metrics, requestsTooLarge: { inc: () => (refused += 1) } },
+      invoke: (request: ReconcileRequest, options: InvokeOptions) => (seenInFlight.push(budget.tenantInFlight(CLUSTER_TENANT)), invoke(request, options)),
+    });
+    return { ...base, budget, seenInFlight, refused: () => refused };
+  }
+
+  it('never builds or sends a request whose related objects are over the byte cap: RequestTooLarge and the metric', async () => {
+    const { scope, sent, refused } = relatedScope([configMap('one', 600), configMap('two', 600)], { relatedBytesPerRequest: 1000 });
+    const outcome = await callFunction(scope, at);
+    expect(outcome).toMatchObject({ kind: 'requires-failed', reason: 'RequestTooLarge', request: undefined });
+    if (outcome.kind === 'requires-failed') expect(outcome.message).toContain('--max-related-bytes-per-request');
+    expect(sent).toHaveLength(0);
+    expect(refused()).toBe(1);
+  });
+
+  it('counts an entry before projecting it, and measures a projection as what it sends', async () => {
+    const many = relatedScope([configMap('one', 1), configMap('two', 1), configMap('three', 1)], { objectsPerEntry: 2 });
+    expect(await callFunction(many.scope, at)).toMatchObject({ reason: 'RequestTooLarge', message: expect.stringContaining('selects 3 objects; at most 2 per entry') });
+    // The same large objects projected to their metadata fit the byte cap they would break whole.
+    const projected = relatedScope([configMap('one', 600), configMap('two', 600)], { relatedBytesPerRequest: 1000 }, ['metadata.labels']);
+    expect((await callFunction(projected.scope, at)).kind).toBe('called');
+    expect(projected.sent[0]?.related?.cfg?.map((o) => o.metadata?.name)).toEqual(['one', 'two']);
+  });
+
+  it('holds the request bytes in flight for the tenant while the call is out, and releases them after', async () => {
+    const { scope, budget, seenInFlight } = relatedScope([configMap('one', 600)], {});
+    expect((await callFunction(scope, at)).kind).toBe('called');
+    expect(seenInFlight[0]).toBeGreaterThan(600);
+    expect(budget.inFlight).toBe(0);
+  });
+
+  it('counts required objects against the same caps as the declared ones', async () => {
+    const { scope, sent } = scopeWith(() => ({ requires: [{ ...secret('db'), names: ['db', 'db2'] }] }), { '/api/v1/namespaces/a/secrets/db': db, '/api/v1/namespaces/a/secrets/db2': { ...db, metadata: { name: 'db2', namespace: 'a' } } });
+    Object.assign(scope.deps, { requestCaps: { ...DEFAULT_REQUEST_CAPS, objectsPerRequest: 1 }, metrics: { ...scope.deps.metrics, requestsTooLarge: { inc() {} } } });
+    const outcome = await callFunction(scope, at);
+    expect(outcome).toMatchObject({ kind: 'requires-failed', reason: 'RequestTooLarge', message: expect.stringContaining('would number 2; at most 1 per request') });
+    expect(sent).toHaveLength(1);
+  });
+
+  it('a RequestTooLarge backs off, warns and marks the Loop not ready with that reason', () => {
+    const decision = decide({ stage: 'requires-failed', reason: 'RequestTooLarge', message: 'too large' });
+    expect(decision.step).toEqual({ kind: 'backoff' });
+    expect(decision.warning?.reason).toBe('RequestTooLarge');
+    expect(decision.health).toMatchObject({ ready: false, reason: 'RequestTooLarge' });
   });
 });

@@ -1,18 +1,24 @@
 // The call of one reconcile, with its `requires` rounds: what the primary required last time is read first
 // (as the Loop's ServiceAccount), and an answer asking for objects it was not sent is not applied: the
 // function is called again with them, up to REQUIRES_LIMITS.calls calls (Crossplane's requirements loop).
+// Every request is measured before its body is built: over a cap it is RequestTooLarge and never sent;
+// within them it waits for its tenant's share of the request bytes in flight.
 import type { KubeObject, ReconcileRequest, RequiredResource, Trigger } from '../../lib/contract/types.ts';
 import type { DispatchResult } from './dispatch.ts';
 import { buildRequest } from '../../lib/reconcile/build-request.ts';
-import { relatedObjectsOf } from './related-objects.ts';
+import { collectRelated, tallyEntry } from './related-objects.ts';
+import { cachedJsonSize } from '../../lib/contract/json-size.ts';
+import { budgetProblem, DEFAULT_REQUEST_CAPS, type RelatedTally, type RequestCaps } from '../base/request-caps.ts';
+import { tenantOf } from '../base/tenant-weights.ts';
 import { fetchRequired, requiresProblem, REQUIRES_LIMITS, sameRequirements, type RequiresProblem, type ResolvedRequirement } from './required-objects.ts';
-import type { ResourceDiscovery } from '../../lib/kube/discovery.ts';
-import type { KubeClient } from '../../lib/kube/kube-client.ts';
 import type { LoopConfig } from '../base/loop-spec.ts';
 import { callCode, type RouterMetrics } from '../base/router-metrics.ts';
 import type { OwnedStore } from '../../lib/reconcile/build-request.ts';
 import type { FunctionInvoker } from './dispatch.ts';
 import type { FixtureRecorder } from './fixture-recorder.ts';
+import type { KubeClient } from '../../lib/kube/kube-client.ts';
+import type { ResourceDiscovery } from '../../lib/kube/discovery.ts';
+import type { RequestByteBudget } from '../base/request-byte-budget.ts';
 import type { RelatedStore } from './related-objects.ts';
 import type { ReconcileTrace } from './reconcile-trace.ts';
 import type { FunctionVersions } from './function-versions.ts';
@@ -24,10 +30,18 @@ export interface Requirements {
   set(key: string, entries: readonly RequiredResource[], resolved: readonly ResolvedRequirement[]): void;
 }
 
+/** What bounds the requests of every Loop (start-router.ts builds them from the router's flags). */
+export interface RequestLimits {
+  /** What one request may carry of related objects; DEFAULT_REQUEST_CAPS when omitted. */
+  requestCaps?: RequestCaps;
+  /** The request bytes in flight, shared by every Loop and divided by tenant; unbounded when omitted. */
+  requestBytes?: RequestByteBudget;
+}
+
 /** What the call of one reconcile needs of its Loop's scope (reconcile-key.ts's ReconcileScope is one). */
 export interface CallScope {
   loop: LoopConfig;
-  deps: { client: KubeClient; discovery: ResourceDiscovery; invoke: FunctionInvoker; metrics: RouterMetrics; recorder?: FixtureRecorder };
+  deps: { client: KubeClient; discovery: ResourceDiscovery; invoke: FunctionInvoker; metrics: RouterMetrics; recorder?: FixtureRecorder } & RequestLimits;
   owned: readonly OwnedStore[];
   related: readonly RelatedStore[];
   requirements: Requirements;
@@ -46,7 +60,11 @@ export async function callFunction(
   at: { key: string; primary: KubeObject; trigger: Trigger; finalizing: boolean; url: string; traced: Pick<ReconcileTrace, 'startCall' | 'endCall' | 'traceId'> },
 ): Promise<CallOutcome> {
   const { loop, deps } = scope;
-  const declared = scope.related.length > 0 ? relatedObjectsOf(at.primary, scope.related) : undefined;
+  const caps = deps.requestCaps ?? DEFAULT_REQUEST_CAPS;
+  const declaredTally: RelatedTally = { objects: 0, bytes: 0 };
+  const collected = scope.related.length > 0 ? collectRelated(at.primary, scope.related, caps, declaredTally) : undefined;
+  if (collected && !collected.ok) return tooLarge(scope, undefined, collected.message);
+  const declared = collected?.related;
   const declaredNames = new Set(loop.related.map((r) => r.name));
   let asked: readonly RequiredResource[] = scope.requirements.get(at.key) ?? [];
   let fetched = asked.length > 0 ? await fetchRequired(deps.client, deps.discovery, at.primary, asked, loop.namespace) : ({ ok: true, related: {}, resolved: [] } as const);
@@ -57,12 +75,29 @@ export async function callFunction(
   const target = route?.target ?? loop;
   for (let calls = 1; ; calls++) {
     if (!fetched.ok) return { kind: 'requires-failed', request, reason: fetched.reason, message: fetched.message };
+    // Required objects count against the same caps as the declared ones, round by round.
+    const tally = { ...declaredTally };
+    for (const [name, objects] of Object.entries(fetched.related)) {
+      const tallied = tallyEntry(name, objects, tally, caps);
+      if (!tallied.ok) return tooLarge(scope, request, tallied.message);
+    }
     const related = declared || asked.length > 0 ? { ...declared, ...fetched.related } : undefined;
     request = buildRequest({ loop: loop.name, loopNamespace: loop.namespace, primary: at.primary, owned: scope.owned, trigger: at.trigger, finalizing: at.finalizing, ...(related ? { related } : {}) });
+    // Measured from the cached objects' sizes: JSON.stringify runs only once the request fits.
+    const bytes = requestBytes(request, tally);
+    const budget = deps.requestBytes;
+    const unfit = budget ? budgetProblem(bytes, budget.capacity) : undefined;
+    if (unfit) return tooLarge(scope, request, unfit);
+    const release = await budget?.acquire(tenantOf(loop), bytes);
     // Each round is a call span of the reconcile's trace; its headers carry the trace to the function.
     const call = at.traced.startCall(request, url);
     const started = performance.now();
-    const result = await (scope.invoke ?? deps.invoke)(request, { url, timeoutMs: target.timeoutMs, signingKey: target.signingKey, caBundle: target.caBundle, headers: call.headers });
+    let result: DispatchResult;
+    try {
+      result = await (scope.invoke ?? deps.invoke)(request, { url, timeoutMs: target.timeoutMs, signingKey: target.signingKey, caBundle: target.caBundle, headers: call.headers });
+    } finally {
+      release?.();
+    }
     const callMs = performance.now() - started;
     scope.versions?.called(request, result, route);
     at.traced.endCall(call.span, result, callMs);
@@ -84,3 +119,19 @@ export async function callFunction(
     fetched = await fetchRequired(deps.client, deps.discovery, at.primary, wanted, loop.namespace);
   }
 }
+
+/** A request over a cap: never built or sent; the Loop is RequestTooLarge and the primary gets a Warning. */
+function tooLarge(scope: CallScope, request: ReconcileRequest | undefined, message: string): CallOutcome {
+  scope.deps.metrics.requestsTooLarge.inc({ loop: scope.loop.id });
+  return { kind: 'requires-failed', request, reason: 'RequestTooLarge', message: `${message}; the request was not sent` };
+}
+
+/** The JSON bytes of a request: the primary and children from their cached sizes, the related objects as tallied. */
+function requestBytes(request: ReconcileRequest, tally: RelatedTally): number {
+  let bytes = cachedJsonSize(request.object) + tally.bytes + ENVELOPE_BYTES;
+  for (const children of Object.values(request.children)) for (const child of children) bytes += cachedJsonSize(child);
+  return bytes;
+}
+
+/** apiVersion, kind, loop, ids, trigger, now and the keys: a request's own bytes besides its objects. */
+const ENVELOPE_BYTES = 1024;

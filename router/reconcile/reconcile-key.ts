@@ -7,7 +7,7 @@ import type { KubeClient } from '../../lib/kube/kube-client.ts';
 import { reconcileLogger } from '../../lib/observability/logger.ts';
 import { applyActions, type ApplyContext, type RouterAction } from '../apply/apply-actions.ts';
 import type { OwnedStore } from '../../lib/reconcile/build-request.ts';
-import { callFunction, type Requirements } from './call-rounds.ts';
+import { callFunction, type RequestLimits, type Requirements } from './call-rounds.ts';
 import type { RelatedStore } from './related-objects.ts';
 import type { FunctionInvoker } from './dispatch.ts';
 import type { EventRecorder } from '../apply/event-recorder.ts';
@@ -29,7 +29,7 @@ import type { FunctionVersions } from './function-versions.ts';
 import { tenantOf } from '../base/tenant-weights.ts';
 
 /** What a reconcile needs from the world outside its Loop. */
-export interface ReconcileDeps {
+export interface ReconcileDeps extends RequestLimits {
   client: KubeClient;
   discovery: ResourceDiscovery;
   invoke: FunctionInvoker;

@@ -24,7 +24,8 @@ export interface ResolvedRequirement {
   target: RelatedTarget;
 }
 
-export type RequiresProblem = { reason: 'RequiresInvalid' | 'RequiresExceeded' | 'Forbidden'; message: string };
+/** Why a request could not be made: its requires (invalid, over their bounds, forbidden) or its size. */
+export type RequiresProblem = { reason: 'RequiresInvalid' | 'RequiresExceeded' | 'Forbidden' | 'RequestTooLarge'; message: string };
 export type Fetched = { ok: true; related: Record<string, KubeObject[]>; resolved: ResolvedRequirement[] } | ({ ok: false } & RequiresProblem);
 
 /** Order-insensitive: an answer asking for the same entries as the request carried has what it needs. */

@@ -112,17 +112,18 @@ export async function run(argv: string[]): Promise<number> {
     }
     const rateLimit = { qps, burst: qps * 2 };
     admin = await KubeClient.fromKubeConfig(kubeConfig, { rateLimit, onRequest: () => apiCalls++ });
-    const candidate = await functionEndpoint(values.function!, '--function', target.kind === 'hook');
-    endpoints.push(candidate);
     const seconds = () => ((performance.now() - started) / 1000).toFixed(1);
 
     if (target.kind === 'loop') {
       const config = await readLoop(admin, target);
       const baselineSource = values.baseline ?? config.functionUrl;
       if (!baselineSource) throw new DiffError(`${loopTitle(config)} names its function by spec.function.ref, which only the router resolves: give --baseline MODULE|URL`);
-      const baseline = await functionEndpoint(baselineSource, '--baseline', false);
-      endpoints.push(baseline);
       const state = await readLoopState(admin, config, rateLimit);
+      // Modules served here sign with the Loop's key, as its deployed function does.
+      const candidate = await functionEndpoint(values.function!, '--function', false, state.signingKey);
+      endpoints.push(candidate);
+      const baseline = await functionEndpoint(baselineSource, '--baseline', false, state.signingKey);
+      endpoints.push(baseline);
       const reports = await diffLoop(state, { candidateUrl: candidate.url, baselineUrl: baseline.url, concurrency, now: new Date(), signingKey: state.signingKey, ...(onProgress ? { onProgress } : {}) });
       const summary = summarise(reports.map((r) => r.outcome));
       const shown = reports.filter((r) => r.outcome === 'changed' || r.outcome === 'error');
@@ -132,6 +133,8 @@ export async function run(argv: string[]): Promise<number> {
     }
 
     const hook = await readHook(admin, target);
+    const candidate = await functionEndpoint(values.function!, '--function', true);
+    endpoints.push(candidate);
     const baseline = await functionEndpoint(values.baseline ?? hook.functionUrl, '--baseline', true);
     endpoints.push(baseline);
     let recorded;

@@ -1,6 +1,7 @@
 // A version of a function for `kubeloop diff`: a URL called as it is, or a module (or built-in name)
 // served in-process on a loopback port, like `kubeloop replay --function`.
 import { isAdmissionDefinition } from '../../lib/sdk/define-admission.ts';
+import { formatSigningSecrets, type SigningKeys } from '../../lib/signing/webhook-signature.ts';
 import { serveForTest } from '../../lib/testing/serve.ts';
 import { FunctionModuleError, loadFunctionByNameOrPath } from '../function-module.ts';
 import { DiffError } from './loop-state.ts';
@@ -10,8 +11,12 @@ export interface FunctionEndpoint {
   close(): Promise<void>;
 }
 
-/** `side` names the flag in errors; `admission` says which kind of function the diff needs. */
-export async function functionEndpoint(moduleOrUrl: string, side: string, admission: boolean): Promise<FunctionEndpoint> {
+/**
+ * `side` names the flag in errors; `admission` says which kind of function the diff needs. With `signingKeys`
+ * (the Loop's signingSecretRef) a module served here checks requests and signs replies with them, as the
+ * deployed function does, so a signed Loop's calls verify.
+ */
+export async function functionEndpoint(moduleOrUrl: string, side: string, admission: boolean, signingKeys?: SigningKeys): Promise<FunctionEndpoint> {
   if (/^https?:\/\//.test(moduleOrUrl)) return { url: moduleOrUrl, close: async () => {} };
   let definition;
   try {
@@ -23,6 +28,6 @@ export async function functionEndpoint(moduleOrUrl: string, side: string, admiss
   if (isAdmissionDefinition(definition) !== admission) {
     throw new DiffError(`${side}: ${moduleOrUrl} is ${admission ? 'a reconcile function; --hook needs an admission function' : 'an admission function; --loop needs a reconcile function'}`);
   }
-  const server = await serveForTest(definition);
+  const server = await serveForTest(definition, signingKeys && signingKeys.length > 0 ? { signingSecret: formatSigningSecrets(signingKeys) } : {});
   return { url: `${server.url}/`, close: () => server.close() };
 }

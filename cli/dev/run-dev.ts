@@ -284,6 +284,8 @@ function printRunning(options: DevOptions, session: DevSession, samples: Array<{
   if (options.webhook && options.kubeconfig) say('  note: the webhook is registered at https://127.0.0.1; only an API server on this machine can call it');
   say('');
   say(`kubeconfig: ${kubeconfigPath}`);
+  // kubectl supports one minor version either side of the server; the machine's may be years older.
+  if (session.plane) say(`kubectl: ${session.plane.binaries.kubectl}  (built with this API server; a kubectl more than one minor version apart is unsupported)`);
   if (session.tenant) say(`tenant kubeconfig: ${session.tenant.kubeconfig}  (${session.tenant.user}: only admin in namespace ${session.tenant.namespace}; export KUBECONFIG=it to act as the namespace admin)`);
   say('');
   say('Try:');

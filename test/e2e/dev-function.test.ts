@@ -70,7 +70,8 @@ async function applyAsPrinted(marker: string, project: string): Promise<string[]
   const [applyFunction = '', applyFile = '', get = '', ...rest] = (await pageLines(marker)).filter((line) => line.startsWith('kubectl'));
   await asTenant(applyFunction, join(workDir, project));
   await asTenant(applyFile, join(workDir, project));
-  await eventually(`${project} READY True`, async () => new RegExp(`${project}\\s+True`).test(await asTenant(get)), 60_000);
+  // NAME, FOR (or TYPE), ..., READY: the row of the project with a True in it.
+  await eventually(`${project} READY True`, async () => new RegExp(`^${project}\\s.*\\sTrue\\s`, 'm').test(await asTenant(get)), 60_000);
   return rest;
 }
 

@@ -49,6 +49,14 @@ describe('kubeloop init --language', () => {
     await conformsSigned('python3', [join(dir, 'function.py')], dir);
   }, 60_000);
 
+  it('python --related: function.py reads request["related"] where it would use it, and its test still passes', async () => {
+    const dir = await scaffold('python', 'config-watch', ['--for', 'apps/v1/Deployment', '--related', 'v1/ConfigMap']);
+    const source = readFileSync(join(dir, 'function.py'), 'utf8');
+    expect(source).toContain('configmaps = kubeloop.related_of(request, "configmap")  # the ConfigMap named by annotation config-watch.example.com/configmap');
+    const { stderr } = await exec('python3', ['-m', 'unittest'], { cwd: dir, env: { ...process.env, PYTHONPATH: '' } });
+    expect(stderr).toMatch(/\nOK/);
+  }, 60_000);
+
   it('go: go test ./... passes at once with the vendored SDK, and the served function passes kubeloop conformance', async () => {
     const dir = await scaffold('go', 'widget-labels', ['--for', 'example.com/v1alpha1/Widget']);
     const { stdout } = await exec('go', ['test', '-count=1', '-v', './...'], { cwd: dir, env: GO_ENV });
@@ -76,9 +84,13 @@ describe('kubeloop init --language', () => {
 });
 
 describe('the npm package', () => {
-  it('ships schemas/ and the Python and Go SDKs without their tests', async () => {
+  it('ships schemas/, docs/ (the scaffolds point at them) and the Python and Go SDKs without their tests, and says where it comes from', async () => {
     const { stdout } = await exec('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { maxBuffer: 16 * 1024 * 1024 });
     const files = (JSON.parse(stdout) as Array<{ files: Array<{ path: string }> }>)[0]?.files.map((f) => f.path) ?? [];
+    expect(files).toEqual(expect.arrayContaining(['docs/writing-a-function.md', 'docs/tenants.md', 'docs/sdks.md', 'docs/contract.md', 'README.md']));
+    const manifest = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { repository?: { url?: string }; homepage?: string };
+    expect(manifest.repository?.url).toMatch(/github\.com\/kubeloop\/kubeloop/);
+    expect(manifest.homepage).toMatch(/^https:\/\//);
     expect(files).toEqual(expect.arrayContaining(['schemas/reconcile-request.json', 'schemas/admission-response.json', 'sdk/python/pyproject.toml', 'sdk/python/kubeloop/server.py', 'sdk/python/kubeloop/schemas/reconcile-response.json', 'sdk/go/go.mod', 'sdk/go/handler.go', 'sdk/go/schemas/reconcile-request.json']));
     expect(files.filter((f) => f.startsWith('sdk/') && (/_test\.go$|\/tests\/|__pycache__/.test(f)))).toEqual([]);
   }, 60_000);

@@ -7,6 +7,13 @@ import { languageProjectFiles } from './language-project.ts';
 import type { ProjectFile } from './project-file.ts';
 import { sdkFiles } from './sdk-files.ts';
 
+/** What the Loop's spec.related sends, shown where the function would read it (kubeloop init --related). */
+function relatedComment(options: ProjectOptions): string {
+  if (options.related.length === 0) return '    # Objects the primary refers to would arrive in request["related"] (kubeloop init --related v1/ConfigMap).';
+  const lines = options.related.map((r) => `    ${r.name}s = kubeloop.related_of(request, "${r.name}")  # the ${r.ref.kind} named by annotation ${r.annotation}; a change of it calls this again`);
+  return ['    # Related objects (the Loop\'s spec.related) arrive in request["related"], one key per entry.', ...lines].join('\n');
+}
+
 function functionModule(options: ProjectOptions): string {
   const { kind, apiVersion } = options.for;
   return `"""${options.name}: a kubeloop reconcile function for ${kind} (${apiVersion}), a pure (request) -> response.
@@ -26,6 +33,7 @@ def reconcile(request):
     if meta.get("deletionTimestamp") or request["trigger"]["type"] == "DELETED":
         return kubeloop.respond([])
     # Kinds the Loop owns arrive in request["children"], one key per kind, [] when there are none.
+${relatedComment(options)}
 
     # Level-based: compare what is observed with what should be; "nothing to do" is an empty answer.
     if (meta.get("labels") or {}).get(RECONCILED_LABEL) == "true":

@@ -19,6 +19,7 @@ import type { MetricSample } from './prometheus-text.ts';
 import { progressReporter } from './progress.ts';
 import { localLoop, startProjectFunction, type ProjectFunction, type ProjectSpec } from './project-function.ts';
 import { describeSource } from './user-function.ts';
+import { startServiceAddress, type LocalServiceAddress } from './service-address.ts';
 import { chartAccountKubeconfigs, installChartPlatform } from './chart-platform.ts';
 import { createTenantUser, type TenantUser } from './tenant-user.ts';
 import { tryCommands } from './try-commands.ts';
@@ -52,6 +53,8 @@ export interface DevOptions {
 }
 
 const REPO = packageRoot();
+/** The port the chart's function Services listen on (functionDefaults.port). */
+const FUNCTION_SERVICE_PORT = 8080;
 
 type LoopManifest = Parameters<typeof localLoop>[0];
 
@@ -124,6 +127,8 @@ interface DevSession {
   /** The router's history API port, once registered and Available (`kubeloop history` works). */
   historyApi?: number;
   projects: ProjectFunction[];
+  /** Loopback addresses standing in for the seed hooks' Services (service-address.ts). */
+  addresses: LocalServiceAddress[];
   /** The namespace admin's kubeconfig (--tenant). */
   tenant?: TenantUser;
 }
@@ -139,6 +144,7 @@ async function stopDev(session: DevSession, say: Say): Promise<void> {
   say('stopping: router, webhook and functions, then the control plane ...');
   await stopLocalProcesses(session.started);
   for (const project of session.projects) await project.stop();
+  for (const address of session.addresses) await address.close();
   if (client && !plane) {
     // On an existing cluster, leave nothing pointing at the ports that just closed.
     for (const name of session.appliedHooks) await deleteIfPresent(client, `/apis/kubeloop.dev/v1alpha1/clusteradmissionhooks/${name}`).catch(() => {});
@@ -229,8 +235,15 @@ async function startPlatform(options: DevOptions, session: DevSession, client: K
     session.projects.push(project);
     appliedLoops.push(...project.loops);
   }
+  // The sample hooks call their functions by Service, as the chart's do (its hook policy refuses loopback URLs):
+  // each Service gets a loopback address leading to the local process.
+  for (const [name, fn] of admissionFunctions) {
+    const address = await startServiceAddress({ name: `kubeloop-${name}`, namespace: options.namespace, port: FUNCTION_SERVICE_PORT });
+    address.pointAt(fn.url);
+    session.addresses.push(address);
+  }
   // The projects' Services lead to their local functions; every other Service host resolves as usual.
-  const entries = session.projects.flatMap((p) => p.connectEntries);
+  const entries = [...session.addresses.map((a) => a.entry), ...session.projects.flatMap((p) => p.connectEntries)];
   const connect = entries.length > 0 ? [`--connect-services-to=${entries.join(',')}`] : [];
 
   if (!signal.aborted) {
@@ -256,7 +269,8 @@ async function startPlatform(options: DevOptions, session: DevSession, client: K
       }),
     );
     session.webhookRegistered = true;
-    session.appliedHooks.push(...(await applySampleAdmissionHooks(client, discovery, (name) => admissionFunctions.get(name)?.url, say)));
+    const serviceOf = (hook: string) => session.addresses.find((a) => a.service.name === `kubeloop-${hook}`)?.service;
+    session.appliedHooks.push(...(await applySampleAdmissionHooks(client, discovery, (name) => admissionFunctions.get(name)?.url, say, serviceOf)));
     await waitForHooksReady(client, session.appliedHooks, say, signal);
   }
 }
@@ -325,7 +339,7 @@ async function showStatusUntilAborted(options: DevOptions, started: LocalProcess
 export async function runDev(options: DevOptions, signal: AbortSignal): Promise<number> {
   const say = sayTo(options.out);
   await mkdir(logDirOf(options), { recursive: true });
-  const session: DevSession = { started: [], appliedLoops: [], appliedHooks: [], projects: [], webhookRegistered: false };
+  const session: DevSession = { started: [], appliedLoops: [], appliedHooks: [], projects: [], addresses: [], webhookRegistered: false };
   try {
     // First: the API server is started with a tracing configuration that names Jaeger's port.
     if (options.tracing) session.tracing = await startDevTracing(options.dir, options.out);

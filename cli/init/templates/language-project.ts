@@ -34,7 +34,7 @@ ${deploySection(options, 'loop.yaml', '<path-to>/charts/kubeloop')}
 }
 
 export function languageProjectFiles(options: ProjectOptions, project: LanguageProject): ProjectFile[] {
-  const localRun = `Point spec.function.url at a local\n# \`${project.serve}\` to try it against a cluster`;
+  const localRun = `\`kubeloop dev --function-command "${project.serve}" --loop loop.yaml\`\n# runs it on a local cluster, reloaded on save`;
   return [
     { path: 'Dockerfile', content: project.dockerfile },
     { path: '.dockerignore', content: project.dockerignore },

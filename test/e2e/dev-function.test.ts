@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { parse, stringify } from 'yaml';
+import { parse, parseAllDocuments, stringify } from 'yaml';
 import { run as init } from '../../cli/commands/init.ts';
 import { eventually } from '../cluster/eventually.ts';
 import { captureCommand } from '../http/capture-console.ts';
@@ -125,6 +125,16 @@ describe('kubeloop dev --tenant, docs/tenants.md as printed', () => {
     expect(lines).toHaveLength(3);
     const answers = await Promise.all(lines.map((line) => asTenant(line).then((out) => out.trim(), (error: { stdout?: string }) => (error.stdout ?? '').trim())));
     expect(answers).toEqual(['yes', 'yes', 'no']);
+  });
+
+  it("judges the tenant's Loops by the chart's admission policy: a function URL on loopback is refused, naming the field", async () => {
+    const [document] = parseAllDocuments(await readFile(join(workDir, 'my-controller', 'loop.yaml'), 'utf8'));
+    const loop = document?.toJS() as { metadata: Record<string, unknown>; spec: { function: Record<string, unknown> } };
+    const file = join(workDir, 'loopback-loop.yaml');
+    await writeFile(file, stringify({ ...loop, metadata: { ...loop.metadata, name: 'loopback' }, spec: { ...loop.spec, function: { url: 'http://127.0.0.1:8080/' } } }));
+    const refused = await kube(['apply', '-f', file]).then(() => 'applied', (error: { stderr?: string }) => error.stderr ?? '');
+    expect(refused).toContain("ValidatingAdmissionPolicy 'kubeloop-loops'");
+    expect(refused).toContain('spec.function.url: host 127.0.0.1 is an IP literal');
   });
 
   it("runs the controller's kubectl lines unchanged: the Loop's ref reaches the local function and labels the Deployment", async () => {

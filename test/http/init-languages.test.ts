@@ -77,6 +77,14 @@ describe('kubeloop init --language', () => {
     expect(existsSync(join(cluster, 'function.yaml'))).toBe(false);
   });
 
+  it('names the tarball kubeloop came from in its npx lines: a Python or Go project has no node_modules to find it in', async () => {
+    const dir = await scaffold('python', 'from-tarball', ['--kubeloop-spec', 'file:/opt/kubeloop-0.1.0.tgz']);
+    const readme = readFileSync(join(dir, 'README.md'), 'utf8');
+    expect(readme).toContain('npx --yes --package=/opt/kubeloop-0.1.0.tgz kubeloop conformance http://localhost:8080/');
+    expect(readme).toContain('npx --yes --package=/opt/kubeloop-0.1.0.tgz kubeloop dev --function-command "python3 function.py" --loop loop.yaml');
+    expect(readFileSync(join(await scaffold('go', 'from-registry', ['--kubeloop-spec', '^0.1.0']), 'README.md'), 'utf8')).toContain('`npx kubeloop replay fixtures');
+  });
+
   it('refuses an unknown language, and --admission with another language, as usage errors', async () => {
     expect((await captureCommand(init, [join(workDir, 'x'), '--language', 'rust'])).output).toContain('--language "rust": want typescript (the default), python or go');
     expect((await captureCommand(init, [join(workDir, 'y'), '--language', 'go', '--admission', 'validating'])).code).toBe(2);

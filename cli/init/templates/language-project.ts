@@ -16,7 +16,16 @@ export interface LanguageProject {
   dockerignore: string;
 }
 
+/**
+ * How this project runs the kubeloop command: a Python or Go project has no node_modules, so `npx kubeloop`
+ * asks the registry; a kubeloop installed from a tarball or folder is named by --package (its init's spec).
+ */
+export function npxKubeloop(options: ProjectOptions): string {
+  return options.kubeloopSpec.startsWith('file:') ? `npx --yes --package=${options.kubeloopSpec.slice('file:'.length)} kubeloop` : 'npx kubeloop';
+}
+
 function readme(options: ProjectOptions, project: LanguageProject): string {
+  const npx = npxKubeloop(options);
   return `# ${options.name}
 
 A [kubeloop](https://github.com/kubeloop/kubeloop) reconcile function for \`${options.for.kind}\` (\`${options.for.apiVersion}\`) in ${project.language},
@@ -26,8 +35,9 @@ standard library only. ${project.layout} (vendored by \`kubeloop init\`; see kub
 | --- | --- |
 | \`${project.test}\` | unit tests and every fixture in \`fixtures/\`, in-process |
 | \`${project.serve} --port 8080\` | serves it on http://localhost:8080 (plain JSON and CloudEvents) |
-| \`npx kubeloop replay fixtures --to http://localhost:8080/\` | replays the fixtures over HTTP |
-| \`npx kubeloop conformance http://localhost:8080/ --fixtures fixtures\` | every transport, error and signing case a function must handle |
+| \`${npx} replay fixtures --to http://localhost:8080/\` | replays the fixtures over HTTP |
+| \`${npx} conformance http://localhost:8080/ --fixtures fixtures\` | every transport, error and signing case a function must handle |
+| \`${npx} dev --function-command "${project.serve}" --loop loop.yaml\` | a local cluster running the Loop as written, the function reloaded on save |
 
 ${deploySection(options, 'loop.yaml', '<path-to>/charts/kubeloop')}
 `;

@@ -8,6 +8,7 @@ import { crdFiles } from './crd-files.ts';
 import { functionCodeFiles } from './function-code.ts';
 import { functionDeployFiles, type ToolVersions } from './function-deploy.ts';
 import { goProjectFiles } from './go-project.ts';
+import { pythonAdmissionFiles } from './python-admission.ts';
 import { pythonProjectFiles } from './python-project.ts';
 import type { ProjectFile } from './project-file.ts';
 
@@ -18,6 +19,6 @@ export type ProjectTemplate = (options: ProjectOptions, tools: ToolVersions) => 
 export const PROJECT_TEMPLATES: Record<string, ProjectTemplate> = {
   function: (options, tools) => [...functionCodeFiles(options), ...(options.crd ? crdFiles(options) : []), ...functionDeployFiles(options, tools)],
   admission: (options, tools) => [...admissionCodeFiles(options), ...admissionDeployFiles(options, tools)],
-  python: (options) => pythonProjectFiles(options),
+  python: (options) => (options.admission ? pythonAdmissionFiles(options) : pythonProjectFiles(options)),
   go: (options) => goProjectFiles(options),
 };

@@ -86,8 +86,13 @@ class ReconcileTest(unittest.TestCase):
         labelled = {**OBJECT, "metadata": {**OBJECT["metadata"], "labels": {RECONCILED_LABEL: "true"}}}
         self.assertEqual(reconcile.call(request_for(labelled))["actions"], [])
 
-    def test_answers_every_recorded_fixture_as_recorded(self):
-        results = kubeloop.run_fixtures(reconcile, os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures"))
+${pythonFixtureCase('reconcile', 'os.path.dirname(os.path.abspath(__file__))')}`;
+}
+
+/** The unittest's last case (every recorded fixture answered as recorded) and its main: `fn` is the decorated function. */
+export function pythonFixtureCase(fn: string, folder: string): string {
+  return `    def test_answers_every_recorded_fixture_as_recorded(self):
+        results = kubeloop.run_fixtures(${fn}, os.path.join(${folder}, "fixtures"))
         self.assertTrue(results, "no fixtures in fixtures/")
         for name, mismatch in results:
             with self.subTest(fixture=name):
@@ -99,7 +104,7 @@ if __name__ == "__main__":
 `;
 }
 
-const DOCKERFILE = `# The function's image: Python's standard library only, non-root (distroless), served by kubeloop.serve.
+export const PYTHON_DOCKERFILE = `# The function's image: Python's standard library only, non-root (distroless), served by kubeloop.serve.
 #   docker build -t <registry>/<repository>:<tag> .
 FROM gcr.io/distroless/python3-debian12:nonroot
 WORKDIR /app
@@ -124,7 +129,7 @@ export function pythonProjectFiles(options: ProjectOptions): ProjectFile[] {
       layout: '`function.py` is a pure `(request) -> response`; `kubeloop/` is the SDK',
       test: 'python3 -m unittest',
       serve: 'python3 function.py',
-      dockerfile: DOCKERFILE,
+      dockerfile: PYTHON_DOCKERFILE,
       dockerignore: 'fixtures\ntest_*.py\n__pycache__\n',
     }),
   ];

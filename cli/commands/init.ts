@@ -31,7 +31,7 @@ namespace: a namespace admin applies it with kubectl apply -n <namespace> (docs/
   --related APIVERSION/KIND  a kind it reads (spec.related): the object named by an annotation on the primary
                          is sent in request.related, and its changes call the function; repeatable
   --admission TYPE       an admission function instead (validating: requires a label; mutating: adds one):
-                         src/index.ts with defineAdmission (Python: function.py with @kubeloop.admission),
+                         src/index.ts with defineAdmission (Python: @kubeloop.admission; Go: DefineAdmission),
                          admission-hook.yaml instead of loop.yaml; --for is then the kind it admits (default v1/Pod)
   --language LANGUAGE    python: function.py, test_function.py and the Python SDK (kubeloop/, standard library
                          only), then: python3 -m unittest; go: main.go, main_test.go and the Go SDK module

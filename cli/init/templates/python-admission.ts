@@ -4,11 +4,9 @@
 // chart values with --cluster). `python3 -m unittest` passes at once.
 import type { ProjectOptions } from '../project-options.ts';
 import { admissionFixture, admittedLabel, REQUIRED_LABEL } from './admission-code.ts';
-import { admissionValuesYaml, hookYaml } from './admission-deploy.ts';
-import { deploySection, scopeFiles } from './function-deploy.ts';
-import { npxKubeloop } from './language-project.ts';
+import { languageAdmissionFiles } from './language-project.ts';
 import type { ProjectFile } from './project-file.ts';
-import { PYTHON_DOCKERFILE, pythonFixtureCase } from './python-project.ts';
+import { PYTHON_PROJECT, pythonFixtureCase } from './python-project.ts';
 import { sdkFiles } from './sdk-files.ts';
 
 function functionModule(options: ProjectOptions): string {
@@ -113,35 +111,12 @@ ${cases}
 ${pythonFixtureCase('admit', 'HERE')}`;
 }
 
-function readme(options: ProjectOptions): string {
-  const npx = npxKubeloop(options);
-  return `# ${options.name}
-
-A [kubeloop](https://github.com/kubeloop/kubeloop) ${options.admission} admission function for \`${options.for.kind}\` (\`${options.for.apiVersion}\`) in Python,
-standard library only. \`function.py\` is a pure \`(request) -> response\`; \`kubeloop/\` is the SDK (vendored by \`kubeloop init\`; see kubeloop's docs/sdks.md).
-
-| command | what it does |
-| --- | --- |
-| \`python3 -m unittest\` | unit tests and every fixture in \`fixtures/\`, in-process |
-| \`python3 function.py --port 8080\` | serves it on http://localhost:8080 (\`POST /admit\`) |
-| \`${npx} replay fixtures --to http://localhost:8080/admit\` | replays the fixtures over HTTP |
-| \`${npx} dev --function-command "python3 function.py" --hook admission-hook.yaml\` | a local cluster running the hook as written, the function reloaded on save |
-
-${deploySection(options, 'admission-hook.yaml', '<path-to>/charts/kubeloop')}
-`;
-}
-
 export function pythonAdmissionFiles(options: ProjectOptions): ProjectFile[] {
   return [
     { path: 'function.py', content: functionModule(options) },
     { path: 'test_function.py', content: unitTest(options) },
-    admissionFixture(options),
     ...sdkFiles('python/kubeloop', 'kubeloop'),
     { path: '.gitignore', content: '__pycache__/\n' },
-    { path: 'Dockerfile', content: PYTHON_DOCKERFILE },
-    { path: '.dockerignore', content: 'fixtures\ntest_*.py\n__pycache__\n' },
-    { path: 'admission-hook.yaml', content: hookYaml(options) },
-    ...scopeFiles(options, admissionValuesYaml),
-    { path: 'README.md', content: readme(options) },
+    ...languageAdmissionFiles(options, PYTHON_PROJECT),
   ];
 }

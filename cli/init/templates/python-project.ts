@@ -3,7 +3,7 @@
 // the chart values. `python3 -m unittest` passes at once.
 import type { ProjectOptions } from '../project-options.ts';
 import { fixture, reconciledLabel } from './function-code.ts';
-import { languageProjectFiles } from './language-project.ts';
+import { languageProjectFiles, type LanguageProject } from './language-project.ts';
 import type { ProjectFile } from './project-file.ts';
 import { sdkFiles } from './sdk-files.ts';
 
@@ -117,6 +117,16 @@ EXPOSE 8080
 ENTRYPOINT ["python3", "function.py"]
 `;
 
+/** How a Python project is laid out, tested, served and built (reconcile and admission alike). */
+export const PYTHON_PROJECT: LanguageProject = {
+  language: 'Python',
+  layout: '`function.py` is a pure `(request) -> response`; `kubeloop/` is the SDK',
+  test: 'python3 -m unittest',
+  serve: 'python3 function.py',
+  dockerfile: PYTHON_DOCKERFILE,
+  dockerignore: 'fixtures\ntest_*.py\n__pycache__\n',
+};
+
 export function pythonProjectFiles(options: ProjectOptions): ProjectFile[] {
   return [
     { path: 'function.py', content: functionModule(options) },
@@ -124,13 +134,6 @@ export function pythonProjectFiles(options: ProjectOptions): ProjectFile[] {
     { path: 'fixtures/labels-new-object.json', content: fixture(options) },
     ...sdkFiles('python/kubeloop', 'kubeloop'),
     { path: '.gitignore', content: '__pycache__/\n' },
-    ...languageProjectFiles(options, {
-      language: 'Python',
-      layout: '`function.py` is a pure `(request) -> response`; `kubeloop/` is the SDK',
-      test: 'python3 -m unittest',
-      serve: 'python3 function.py',
-      dockerfile: PYTHON_DOCKERFILE,
-      dockerignore: 'fixtures\ntest_*.py\n__pycache__\n',
-    }),
+    ...languageProjectFiles(options, PYTHON_PROJECT),
   ];
 }

@@ -1,7 +1,6 @@
 // Configuration of `kubeloop router`: flags win over environment variables; every value is checked at
 // start-up and a bad one is reported with the flag or variable that set it.
 import { readFileSync } from 'node:fs';
-import { isIP } from 'node:net';
 import { parseArgs } from 'node:util';
 import { parseAllDocuments } from 'yaml';
 import { pickSetting, settingBoolean, settingInteger, settingNumber } from '../lib/config/settings.ts';
@@ -10,6 +9,7 @@ import type { Loop } from '../api/loop.ts';
 import { DEFAULT_FUNCTION_URL_POLICY, FUNCTION_URL_FLAG_OPTIONS, readFunctionUrlPolicy, type FunctionUrlPolicy } from '../lib/config/function-url-policy.ts';
 import { DEFAULT_MAX_ACTIONS_PER_REPLY, DEFAULT_MAX_RESPONSE_BYTES } from './reconcile/dispatch.ts';
 import { readDeniedLoopbackPorts, readDeniedNetworks } from '../lib/function-client/address-policy.ts';
+import { parseServiceAddresses } from '../lib/function-client/service-address.ts';
 import { parseLoop } from './base/loop-spec.ts';
 import { DEFAULT_MAX_OBJECT_VALUES } from '../lib/contract/json-depth.ts';
 import { DEFAULT_FAIR_API_LIMIT, DEFAULT_MAX_CALLS_IN_FLIGHT } from './base/fairness.ts';
@@ -119,7 +119,7 @@ export const ROUTER_USAGE = `usage: kubeloop router [options]
   --max-loops-per-tenant 50         namespaced Loops run per namespace, the oldest first; the rest Ready=False TenantLimitExceeded
                                       until older ones are deleted; ClusterLoops not counted; 0: no limit (KUBELOOP_MAX_LOOPS_PER_TENANT)
   --cluster-domain cluster.local    function URLs must be <svc>.<ns>.svc[.<domain>] ... (KUBELOOP_CLUSTER_DOMAIN)
-  --connect-services-to 127.0.0.1    outside the cluster only (dev, tests): call cluster Service URLs at this IP, same port (KUBELOOP_CONNECT_SERVICES_TO)
+  --connect-services-to 127.0.0.1    outside the cluster only (dev, tests): call cluster Service URLs at this IP, same port; name.namespace=IP for one Service (comma-separated; KUBELOOP_CONNECT_SERVICES_TO)
   --function-hosts h1,*.h2          ... or one of these hosts (KUBELOOP_FUNCTION_HOSTS; the chart's loopAdmission.allowedHosts)
   --allow-loopback-functions        also 127.0.0.1 / localhost: for kubeloop dev and tests only (KUBELOOP_ALLOW_LOOPBACK_FUNCTIONS)
   --max-object-values 100000        watched objects holding more JSON values are never cached: a Warning event, a metric (KUBELOOP_MAX_OBJECT_VALUES)
@@ -350,6 +350,6 @@ function historyApi(port: Setting, cert: Setting, key: Setting): Pick<RouterConf
 
 function connectServicesTo(setting: { value: string; setting: string } | undefined): string | undefined {
   if (!setting) return undefined;
-  if (isIP(setting.value) === 0) throw new Error(`${setting.setting}: "${setting.value}" is not an IP address`);
+  parseServiceAddresses(setting.value, setting.setting);
   return setting.value;
 }

@@ -6,6 +6,7 @@ import { DEFAULT_MAX_OBJECT_VALUES } from '../lib/contract/json-depth.ts';
 import { pickSetting, settingInteger, settingOneOf, type Setting } from '../lib/config/settings.ts';
 import { readServerSettings, SERVER_FLAG_OPTIONS, TRACING_USAGE, type ServerSettings } from '../lib/server/server-settings.ts';
 import { readDeniedLoopbackPorts, readDeniedNetworks } from '../lib/function-client/address-policy.ts';
+import { parseServiceAddresses } from '../lib/function-client/service-address.ts';
 import { DEFAULT_WEBHOOK_PORT } from './configuration.ts';
 import { DEFAULT_HOOK_CONFIGURATION_NAME } from './hook-configuration.ts';
 import { parseSensitiveCategories, SENSITIVE_CATEGORIES, type SensitiveCategory } from './sensitive-resources.ts';
@@ -94,6 +95,8 @@ export interface WebhookConfig extends ServerSettings {
   maxHookEntryBytes: number;
   /** Namespaced hooks' timeout cap, excluded identities, hooks per tenant, circuit breaker. */
   tenantHooks: TenantHookSettings;
+  /** Outside the cluster only (kubeloop dev, tests): where cluster Service hosts connect (lib/function-client/service-address.ts). */
+  connectServicesTo?: string;
 }
 
 export const WEBHOOK_USAGE = `usage: kubeloop webhook [options]
@@ -132,6 +135,8 @@ ${TENANT_HOOK_USAGE}
 ${FUNCTION_URL_USAGE} (implied by --dev)
   --deny-function-network CIDR     never connect to a function there (repeatable; KUBELOOP_DENY_FUNCTION_NETWORKS, comma-separated)
   --deny-loopback-port PORT        with --dev: never call a function on this loopback port (repeatable; kubeloop dev: the control plane's)
+  --connect-services-to 127.0.0.1  outside the cluster only (dev, tests): call a hook's function.service at this IP, same port;
+                                   name.namespace=IP for one Service (comma-separated; KUBELOOP_CONNECT_SERVICES_TO)
   --body-limit-bytes 8388608 --log-level info --drain-delay-seconds 0
 
 ${TRACING_USAGE}`;
@@ -187,6 +192,7 @@ export function readWebhookConfig(argv: string[], env: NodeJS.ProcessEnv = proce
       ...TENANT_HOOK_FLAG_OPTIONS,
       'deny-function-network': { type: 'string', multiple: true },
       'deny-loopback-port': { type: 'string', multiple: true },
+      'connect-services-to': { type: 'string' },
     },
   });
   if (positionals.length > 0) throw new Error(`unexpected arguments: ${positionals.join(' ')}\n${WEBHOOK_USAGE}`);
@@ -236,6 +242,11 @@ export function readWebhookConfig(argv: string[], env: NodeJS.ProcessEnv = proce
   const clientCa = pick('client-ca-file', 'KUBELOOP_WEBHOOK_CLIENT_CA_FILE');
   if (clientCa) config.clientCaFile = clientCa.value;
   else if (config.clientNames.length > 0) throw new Error('--client-name needs --client-ca-file (the CA that signs the API server\'s webhook client certificate)');
+  const connect = pick('connect-services-to', 'KUBELOOP_CONNECT_SERVICES_TO');
+  if (connect) {
+    parseServiceAddresses(connect.value, connect.setting);
+    config.connectServicesTo = connect.value;
+  }
   const record = pick('record');
   if (record) config.recordDir = record.value;
   const kubeconfig = pick('kubeconfig');

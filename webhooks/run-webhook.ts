@@ -21,6 +21,7 @@ import { FunctionCaller } from './function-caller.ts';
 import { HookSigningKeys } from './hook-signing-keys.ts';
 import { operatorDenied } from '../lib/function-client/address-policy.ts';
 import { clusterAddressGuard, type ApiServerEndpoints } from '../lib/function-client/cluster-addresses.ts';
+import { serviceAddressResolver } from '../lib/function-client/service-address.ts';
 import { HookController } from './hook-controller.ts';
 import { excludedIdentitiesCondition } from './excluded-identities.ts';
 
@@ -48,7 +49,9 @@ async function ensureNamespace(client: KubeClient, name: string): Promise<void> 
   try {
     await client.request({ method: 'POST', path: '/api/v1/namespaces', body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name } } });
   } catch (error) {
-    if (!isApiError(error, 409)) throw error;
+    // 403: a gateway that may not create namespaces (kubeloop dev runs it as the chart's ServiceAccount) finds
+    // its namespace made by whoever started it; if not, its certificate Secret's create fails naming it.
+    if (!isApiError(error, 409) && !isApiError(error, 403)) throw error;
   }
 }
 
@@ -152,6 +155,7 @@ function createGateway(config: WebhookConfig, client: KubeClient, logger: Logger
     clusterDomain: config.urlPolicy.clusterDomain,
     allowLoopback: config.urlPolicy.allowLoopback,
     denied: operatorDenied(config.deniedNetworks, config.deniedLoopbackPorts),
+    ...(config.connectServicesTo ? { resolve: serviceAddressResolver({ clusterDomain: config.urlPolicy.clusterDomain, address: config.connectServicesTo }) } : {}),
   });
   const caller = new FunctionCaller({ addressGuard: guard });
   const signingKeys = new HookSigningKeys(client);

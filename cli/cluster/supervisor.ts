@@ -14,6 +14,13 @@ export interface ProcessSpec {
   detached?: boolean;
   /** Added to the parent's environment (e.g. a function's signing key, kept off the command line). */
   env?: NodeJS.ProcessEnv;
+  /**
+   * Its own process group, signalled as a whole: a user's command (`go run .`, a shell line) whose server is
+   * a grandchild stops with it. Still killed when the parent exits, unlike `detached`.
+   */
+  processGroup?: boolean;
+  /** Working directory (a user's project); the parent's by default. */
+  cwd?: string;
 }
 
 export class SupervisedProcess {
@@ -22,13 +29,15 @@ export class SupervisedProcess {
   private child: ChildProcess;
   private exited: Promise<number | null>;
   private exitCode: number | null | undefined;
+  private readonly group: boolean;
 
   constructor(spec: ProcessSpec) {
     this.name = spec.name;
     this.logPath = join(spec.logDir, `${spec.name}.log`);
+    this.group = spec.processGroup ?? false;
     const fd = openSync(this.logPath, 'a');
     try {
-      this.child = spawn(spec.command, spec.args, { stdio: ['ignore', fd, fd], detached: spec.detached ?? false, env: spec.env ? { ...process.env, ...spec.env } : undefined });
+      this.child = spawn(spec.command, spec.args, { stdio: ['ignore', fd, fd], detached: (spec.detached ?? false) || this.group, ...(spec.cwd ? { cwd: spec.cwd } : {}), env: spec.env ? { ...process.env, ...spec.env } : undefined });
     } finally {
       closeSync(fd);
     }
@@ -68,7 +77,7 @@ export class SupervisedProcess {
   /** SIGTERM, then SIGKILL after graceMs; resolves when the process is gone. */
   async stop(graceMs = 5000): Promise<void> {
     if (!this.running) return;
-    this.child.kill('SIGTERM');
+    this.signal('SIGTERM');
     // The grace timer is cancelled once the process is gone, so it never holds the caller's event loop open.
     const grace = new AbortController();
     const timeout = sleep(graceMs, undefined, { signal: grace.signal }).then(
@@ -77,7 +86,7 @@ export class SupervisedProcess {
     );
     try {
       if ((await Promise.race([this.exited, timeout])) === 'timeout') {
-        this.child.kill('SIGKILL');
+        this.signal('SIGKILL');
         await this.exited;
       }
     } finally {
@@ -105,7 +114,20 @@ export class SupervisedProcess {
 
   /** Synchronous last resort for exit handlers. */
   killNow(): void {
-    if (this.running) this.child.kill('SIGKILL');
+    if (this.running) this.signal('SIGKILL');
+  }
+
+  /** The child, or with processGroup its whole group (the negative pid). */
+  private signal(name: NodeJS.Signals): void {
+    if (this.group && this.child.pid !== undefined) {
+      try {
+        process.kill(-this.child.pid, name);
+        return;
+      } catch {
+        // The group is gone already; fall through to the child itself.
+      }
+    }
+    this.child.kill(name);
   }
 }
 

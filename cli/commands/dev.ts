@@ -2,22 +2,26 @@
 // --kubeconfig, on an existing cluster; Ctrl+C stops everything it started (see cli/dev/run-dev.ts).
 import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { pickSetting, settingNumber } from '../../lib/config/settings.ts';
 import { runDev, type DevOptions } from '../dev/run-dev.ts';
+import type { ProjectSpec } from '../dev/project-function.ts';
 import { usageFailure } from '../command-args.ts';
 import { DEFAULT_NAMESPACE } from '../command-list.ts';
 import { resolveModuleFile } from '../function-module.ts';
 
 const USAGE = `usage: kubeloop dev [--kubeconfig FILE] [--no-webhook] [--no-samples] [--namespace kubeloop-system]
-                    [--dir ~/.kubeloop/dev] [--status-interval-seconds 2]
-                    [--function MODULE --loop LOOP.yaml [--loop-namespace default] [--shadow MODULE] [--no-seeds]] [--tracing]
+                    [--dir ~/.kubeloop/dev] [--status-interval-seconds 2] [--no-seeds] [--tracing]
+                    [(--function MODULE | --function-command CMD) [--loop LOOP.yaml] [--hook HOOK.yaml] [--shadow MODULE]]...
+                    [--loop-namespace default | --tenant NS]
 
-Starts a local control plane (building its binaries on first use), installs the CRDs, starts the four
-functions, their Loops (URLs on 127.0.0.1), the router and the webhook (dev mode) as local processes,
-registers the router's history API (kubeloop history; on its own control plane), applies samples/, prints
-what it started and commands to try, then a live status until Ctrl+C.
+Starts a local control plane (building its binaries on first use), installs the CRDs and what a default
+\`helm install\` of the chart adds besides its workloads (rendered from the chart: tenant roles, the router's
+and gateway's RBAC, the Loop and hook admission policies, the history reader binding), starts the four
+functions, their Loops (URLs on 127.0.0.1), the router and the webhook (dev mode) as local processes acting as
+the chart's ServiceAccounts, registers the router's history API (kubeloop history; on its own control plane),
+applies samples/, prints what it started and commands to try, then a live status until Ctrl+C.
 
   --kubeconfig FILE               use this cluster instead of starting one (like the seeds' "make run")
   --no-webhook                    do not run the webhook (its dev registration needs a local API server)
@@ -25,24 +29,66 @@ what it started and commands to try, then a live status until Ctrl+C.
   --namespace NS                  kubeloop's namespace: the webhook's certificate Secret, the history API's Service (default kubeloop-system)
   --dir DIR                       logs of the local processes in DIR/logs (default ~/.kubeloop/dev)
   --status-interval-seconds N     live status refresh (default 2)
-  --function MODULE               also run your function (default export defineFunction(...); .ts or .js)
-                                  and reload it when a file in its folder changes: a new process starts,
-                                  the Loop is re-pointed, the old one finishes its calls and stops
+  --function MODULE               also run your function (default export defineFunction(...) or defineAdmission(...);
+                                  .ts or .js) and reload it when a file in its folder changes: a new process
+                                  starts, the Loop or Service address is re-pointed, the old one finishes its calls
+  --function-command CMD          ... or run it with this command in the folder of its --loop or --hook file, e.g.
+                                  "python3 function.py" or "go run ." (told PORT and HOST), reloaded the same way;
+                                  repeat --function/--function-command for several projects, each followed by its files
   --loop FILE                     the function's Loop or ClusterLoop (and its ServiceAccount and RBAC), e.g.
-                                  from kubeloop init; its function is pointed at the local process
-  --loop-namespace NS             where a namespaced Loop and the file's objects without a namespace go
-                                  (created if missing; default "default"); the Loop sees only that namespace
+                                  init's loop.yaml, applied as written: a spec.function.ref naming the function's
+                                  Service reaches the local process (the router is told where); a url is re-pointed
+  --hook FILE                     the function's AdmissionHook (init --admission's admission-hook.yaml), the same way
+  --loop-namespace NS             where namespaced objects without a namespace go (created if missing; default "default")
+  --tenant NS                     be that namespace's admin: dev creates NS and a kubeconfig for a user bound only
+                                  to admin there, prints it, and applies --loop and --hook as that user
   --shadow MODULE                 also run a new version as the Loop's shadow: it gets every call, its answers are
                                   compared and never applied (ShadowDiverged on the Loop; docs/safe-changes.md)
-  --no-seeds                      run only your function: no seed functions, Loops or samples
+  --no-seeds                      no seed functions, Loops or samples: only the platform (and your function)
   --tracing                       run Jaeger (built from the Go module proxy on first use, cached) and send it
                                   every span: the router's, the webhook's, the functions' and kube-apiserver's
                                   (its --tracing-config-file); prints the Jaeger UI address`;
 
+type Token = NonNullable<ReturnType<typeof parseArgs>['tokens']>[number];
+
+/**
+ * The projects in flag order: each --function or --function-command starts one, and the --loop, --hook and
+ * --shadow after it are its own (`--function a.ts --loop a.yaml --function-command "go run ." --hook b.yaml`).
+ * A command runs in its Loop's or hook's folder (init writes them in the project's root).
+ */
+function projectsOf(tokens: Token[], namespace: string): ProjectSpec[] {
+  const groups: Array<{ flag: string; source: string; loop?: string; hook?: string; shadow?: string }> = [];
+  for (const token of tokens) {
+    if (token.kind !== 'option' || token.value === undefined) continue;
+    const value = token.value;
+    if (token.name === 'function' || token.name === 'function-command') groups.push({ flag: `--${token.name}`, source: value });
+    else if (token.name === 'loop' || token.name === 'hook' || token.name === 'shadow') {
+      const group = groups.at(-1);
+      if (!group) throw new Error(`--${token.name} ${value}: give the function first (--function MODULE or --function-command CMD), then what calls it\n${USAGE}`);
+      if (group[token.name] !== undefined) throw new Error(`--${token.name}: one per function (${group.source}); start another with --function or --function-command\n${USAGE}`);
+      if (token.name !== 'shadow' && !existsSync(value)) throw new Error(`--${token.name}: ${value}: no such file`);
+      group[token.name] = value;
+    }
+  }
+  return groups.map((group) => {
+    if (!group.loop && !group.hook) throw new Error(`${group.flag} ${group.source} goes with --loop and/or --hook: the function and what calls it\n${USAGE}`);
+    if (group.shadow && !group.loop) throw new Error(`--shadow needs --function and --loop: it shadows your Loop's function\n${USAGE}`);
+    const folder = dirname(resolve(group.loop ?? group.hook ?? '.'));
+    return {
+      source: group.flag === '--function' ? { module: resolveModuleFile(group.source) } : { command: group.source, cwd: folder },
+      namespace,
+      ...(group.loop ? { loop: resolve(group.loop) } : {}),
+      ...(group.hook ? { hook: resolve(group.hook) } : {}),
+      ...(group.shadow ? { shadow: resolveModuleFile(group.shadow) } : {}),
+    };
+  });
+}
+
 export function readDevOptions(argv: string[], out: DevOptions['out']): DevOptions {
-  const { values, positionals } = parseArgs({
+  const { values, positionals, tokens } = parseArgs({
     args: argv,
     allowPositionals: true,
+    tokens: true,
     options: {
       kubeconfig: { type: 'string' },
       'no-webhook': { type: 'boolean' },
@@ -50,9 +96,12 @@ export function readDevOptions(argv: string[], out: DevOptions['out']): DevOptio
       namespace: { type: 'string' },
       dir: { type: 'string' },
       'status-interval-seconds': { type: 'string' },
-      function: { type: 'string' },
-      loop: { type: 'string' },
-      shadow: { type: 'string' },
+      function: { type: 'string', multiple: true },
+      'function-command': { type: 'string', multiple: true },
+      loop: { type: 'string', multiple: true },
+      hook: { type: 'string', multiple: true },
+      tenant: { type: 'string' },
+      shadow: { type: 'string', multiple: true },
       'loop-namespace': { type: 'string' },
       'no-seeds': { type: 'boolean' },
       tracing: { type: 'boolean' },
@@ -63,19 +112,17 @@ export function readDevOptions(argv: string[], out: DevOptions['out']): DevOptio
   // against that cluster; --kubeconfig says so explicitly.
   const interval = settingNumber(pickSetting(values, {}, 'status-interval-seconds'), 2, 0.2, 3600);
   const namespace = values.namespace ?? DEFAULT_NAMESPACE;
-  const loopNamespace = values['loop-namespace'] ?? 'default';
-  for (const [flag, value] of [['--namespace', namespace], ['--loop-namespace', loopNamespace]] as const) {
+  if (values.tenant !== undefined && values['loop-namespace'] !== undefined) throw new Error(`--tenant is the namespace the files go into: give it or --loop-namespace, not both\n${USAGE}`);
+  const loopNamespace = values.tenant ?? values['loop-namespace'] ?? 'default';
+  for (const [flag, value] of [['--namespace', namespace], [values.tenant === undefined ? '--loop-namespace' : '--tenant', loopNamespace]] as const) {
     if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(value)) throw new Error(`${flag}: "${value}" is not a valid namespace name`);
   }
-  if (values['loop-namespace'] !== undefined && !values.loop) throw new Error(`--loop-namespace is where --loop's Loop goes: give --function and --loop too\n${USAGE}`);
-  if (!values.function !== !values.loop) throw new Error(`--function and --loop go together\n${USAGE}`);
-  if (values['no-seeds'] && !values.function) throw new Error(`--no-seeds needs --function and --loop: there would be nothing to run\n${USAGE}`);
-  if (values.loop && !existsSync(values.loop)) throw new Error(`--loop: ${values.loop}: no such file`);
-  if (values.shadow && !values.function) throw new Error(`--shadow needs --function and --loop: it shadows your function\n${USAGE}`);
+  if (values.tenant !== undefined && values.kubeconfig) throw new Error(`--tenant needs dev's own control plane (its CA signs the user's certificate); drop --kubeconfig\n${USAGE}`);
+  if (values['loop-namespace'] !== undefined && !values.loop && !values.hook) throw new Error(`--loop-namespace is where --loop's Loop and --hook's hook go: give --function and --loop or --hook too\n${USAGE}`);
+  const projects = projectsOf(tokens, loopNamespace);
   return {
-    ...(values.function && values.loop
-      ? { userFunction: { module: resolveModuleFile(values.function), loop: resolve(values.loop), loopNamespace, ...(values.shadow ? { shadow: resolveModuleFile(values.shadow) } : {}) } }
-      : {}),
+    ...(projects.length > 0 ? { projects } : {}),
+    ...(values.tenant !== undefined ? { tenant: values.tenant } : {}),
     seeds: !values['no-seeds'],
     tracing: values.tracing ?? false,
     ...(values.kubeconfig ? { kubeconfig: resolve(values.kubeconfig) } : {}),

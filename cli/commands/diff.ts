@@ -7,7 +7,7 @@ import { KubeClient } from '../../lib/kube/kube-client.ts';
 import { parseCommandArgs } from '../command-args.ts';
 import { builtinFunctionsHelp } from '../command-list.ts';
 import { readRecordedAdmissions } from '../diff/admission-diff.ts';
-import { functionEndpoint, type FunctionEndpoint } from '../diff/function-endpoint.ts';
+import { loadVersion, type FunctionEndpoint } from '../diff/function-endpoint.ts';
 import { diffHook, readHook } from '../diff/hook-diff.ts';
 import { diffLoop } from '../diff/loop-diff.ts';
 import { DiffError, loopTitle, readLoop, readLoopState } from '../diff/loop-state.ts';
@@ -112,17 +112,20 @@ export async function run(argv: string[]): Promise<number> {
     }
     const rateLimit = { qps, burst: qps * 2 };
     admin = await KubeClient.fromKubeConfig(kubeConfig, { rateLimit, onRequest: () => apiCalls++ });
-    const candidate = await functionEndpoint(values.function!, '--function', target.kind === 'hook');
-    endpoints.push(candidate);
+    const candidateVersion = await loadVersion(values.function!, '--function', target.kind === 'hook');
     const seconds = () => ((performance.now() - started) / 1000).toFixed(1);
 
     if (target.kind === 'loop') {
       const config = await readLoop(admin, target);
       const baselineSource = values.baseline ?? config.functionUrl;
       if (!baselineSource) throw new DiffError(`${loopTitle(config)} names its function by spec.function.ref, which only the router resolves: give --baseline MODULE|URL`);
-      const baseline = await functionEndpoint(baselineSource, '--baseline', false);
-      endpoints.push(baseline);
+      const baselineVersion = await loadVersion(baselineSource, '--baseline', false);
       const state = await readLoopState(admin, config, rateLimit);
+      // Modules served here sign with the Loop's key, as its deployed function does.
+      const candidate = await candidateVersion(state.signingKey);
+      endpoints.push(candidate);
+      const baseline = await baselineVersion(state.signingKey);
+      endpoints.push(baseline);
       const reports = await diffLoop(state, { candidateUrl: candidate.url, baselineUrl: baseline.url, concurrency, now: new Date(), signingKey: state.signingKey, ...(onProgress ? { onProgress } : {}) });
       const summary = summarise(reports.map((r) => r.outcome));
       const shown = reports.filter((r) => r.outcome === 'changed' || r.outcome === 'error');
@@ -132,7 +135,9 @@ export async function run(argv: string[]): Promise<number> {
     }
 
     const hook = await readHook(admin, target);
-    const baseline = await functionEndpoint(values.baseline ?? hook.functionUrl, '--baseline', true);
+    const candidate = await candidateVersion();
+    endpoints.push(candidate);
+    const baseline = await (await loadVersion(values.baseline ?? hook.functionUrl, '--baseline', true))();
     endpoints.push(baseline);
     let recorded;
     try {

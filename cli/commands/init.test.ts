@@ -63,6 +63,10 @@ describe('kubeloop init', () => {
       serviceAccount: { name: 'widget-labeller-loop' },
       // The function's Service in the Loop's own namespace (function.yaml), found by the router.
       function: { ref: { name: 'widget-labeller', port: 8080, path: '/reconcile' } },
+      // Status writes (a Deployment controller's, every rollout) call the function for nothing; and the
+      // function's own Deployment (function.yaml labels it) is not one it reconciles.
+      ignoreStatusChanges: true,
+      selector: { matchExpressions: [{ key: 'app.kubernetes.io/name', operator: 'NotIn', values: ['widget-labeller'] }] },
     });
     // The Loop's ServiceAccount ships with the rights on exactly its kinds, in its own namespace: only what a
     // namespace admin holds and so may grant (no status or finalizers of another kind).
@@ -91,7 +95,7 @@ describe('kubeloop init', () => {
     expect((role as unknown as { rules: Array<{ resources: string[] }> }).rules.map((r) => r.resources.join())).toEqual(['deployments', 'deployments/status,deployments/finalizers', 'configmaps', 'events']);
     expect(binding).toMatchObject({ kind: 'ClusterRoleBinding', subjects: [{ kind: 'ServiceAccount', namespace: 'kubeloop-system', name: 'cluster-labeller-loop' }] });
     const values = parse(readFileSync(join(project, 'values.yaml'), 'utf8')) as { functions: Record<string, { image: object; loop: object }> };
-    expect(values.functions['cluster-labeller']).toEqual({ image: { registry: 'ghcr.io/your-org', repository: 'cluster-labeller', tag: '0.1.0' }, loop: { for: loop?.spec.for, owns: loop?.spec.owns } });
+    expect(values.functions['cluster-labeller']).toEqual({ image: { registry: 'ghcr.io/your-org', repository: 'cluster-labeller', tag: '0.1.0' }, loop: { for: loop?.spec.for, owns: loop?.spec.owns, ignoreStatusChanges: true } });
     expect(readFileSync(join(project, 'README.md'), 'utf8')).toContain('## Deploy (cluster admin)');
   });
 

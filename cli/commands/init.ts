@@ -8,6 +8,7 @@ import { packageRoot } from '../package-root.ts';
 import { installedKubeloopSpec } from '../init/installed-spec.ts';
 import { readProjectOptions } from '../init/project-options.ts';
 import { PROJECT_TEMPLATES, type ToolVersions } from '../init/templates/index.ts';
+import { npxKubeloop } from '../init/templates/language-project.ts';
 import { NotEmptyError, writeProject } from '../init/write-project.ts';
 
 const USAGE = `usage: kubeloop init <dir> [--name NAME] [--for <apiVersion>/<Kind>] [--owns <apiVersion>/<Kind>]...
@@ -30,8 +31,8 @@ namespace: a namespace admin applies it with kubectl apply -n <namespace> (docs/
   --related APIVERSION/KIND  a kind it reads (spec.related): the object named by an annotation on the primary
                          is sent in request.related, and its changes call the function; repeatable
   --admission TYPE       an admission function instead (validating: requires a label; mutating: adds one):
-                         src/index.ts with defineAdmission, admission-hook.yaml instead of loop.yaml;
-                         --for is then the kind it admits (default v1/Pod)
+                         src/index.ts with defineAdmission (Python: @kubeloop.admission; Go: DefineAdmission),
+                         admission-hook.yaml instead of loop.yaml; --for is then the kind it admits (default v1/Pod)
   --language LANGUAGE    python: function.py, test_function.py and the Python SDK (kubeloop/, standard library
                          only), then: python3 -m unittest; go: main.go, main_test.go and the Go SDK module
                          (kubeloop/, replace line in go.mod), then: go test ./... (both with fixtures/,
@@ -43,11 +44,11 @@ namespace: a namespace admin applies it with kubectl apply -n <namespace> (docs/
                          (file:<tarball> or file:<folder>), or ^<this version> when it came from the registry
   --force                write into a folder that is not empty, overwriting the generated files`;
 
-/** What to run in a Python or Go project: its test, then serving it and checking it like the router would. */
-const NEXT_STEPS = {
-  python: 'python3 -m unittest        # unit tests + the recorded fixture\n  python3 function.py        # serve it on :8080\n  npx kubeloop conformance http://localhost:8080/ --fixtures fixtures',
-  go: 'go test ./...              # unit tests + the recorded fixture\n  go run .                   # serve it on :8080\n  npx kubeloop conformance http://localhost:8080/ --fixtures fixtures',
-} as const;
+/** What to run in a Python or Go project: its test, then serving it and checking it like the router would (`npx`: npxKubeloop). */
+function nextSteps(language: 'python' | 'go', npx: string): string {
+  const [test, serve] = language === 'python' ? ['python3 -m unittest', 'python3 function.py'] : ['go test ./...', 'go run .'];
+  return `${test.padEnd(26)} # unit tests + the recorded fixture\n  ${serve.padEnd(26)} # serve it on :8080\n  ${npx} conformance http://localhost:8080/ --fixtures fixtures`;
+}
 
 interface OwnPackage {
   version: string;
@@ -136,7 +137,7 @@ export async function run(argv: string[]): Promise<number> {
   console.log(`created ${options.name}: ${what} for ${options.for.kind} (${options.for.apiVersion}) in ${shown}`);
   for (const file of files) console.log(`  ${file.path}`);
   if (options.language) {
-    console.log(`\nnext:\n  cd ${shown}\n  ${NEXT_STEPS[options.language]}`);
+    console.log(`\nnext:\n  cd ${shown}\n  ${nextSteps(options.language, npxKubeloop(options))}`);
     return 0;
   }
   console.log(`kubeloop dependency: ${options.kubeloopSpec}${values['kubeloop-spec'] ? '' : ' (as this kubeloop was installed; --kubeloop-spec to change)'}`);

@@ -47,6 +47,11 @@ export interface StartOptions {
   readyTimeoutMs?: number;
   /** Added to the process's environment. */
   env?: NodeJS.ProcessEnv;
+  /**
+   * A user's shell command instead of `node cli/bin.js args` (`python3 function.py`, `go run .`), run in cwd in
+   * its own process group, told where to listen by PORT and HOST (what the SDKs read).
+   */
+  shell?: { command: string; cwd: string };
 }
 
 let sharedEnv: NodeJS.ProcessEnv = {};
@@ -57,18 +62,22 @@ export function setSharedEnv(env: NodeJS.ProcessEnv): void {
 }
 
 export async function startLocalProcess(options: StartOptions): Promise<LocalProcess> {
+  const host = '127.0.0.1';
   const port = await freePort();
-  const url = `${options.scheme ?? 'http'}://127.0.0.1:${port}`;
+  const url = `${options.scheme ?? 'http'}://${host}:${port}`;
   const opsPort = options.opsPort ? await freePort() : undefined;
   const opsUrl = opsPort === undefined ? undefined : `http://127.0.0.1:${opsPort}`;
-  const proc = spawnSupervised({
-    name: options.name,
-    command: process.execPath,
-    // Loopback only: dev processes run unauthenticated and must not be reachable from the network.
-    args: [cliEntry(), ...options.args, `--port=${port}`, ...(opsPort === undefined ? [] : [`--ops-port=${opsPort}`]), '--host=127.0.0.1'],
-    logDir: options.logDir,
-    env: { ...sharedEnv, ...options.env },
-  });
+  const env = { ...sharedEnv, ...options.env };
+  const proc = options.shell
+    ? spawnSupervised({ name: options.name, command: '/bin/sh', args: ['-c', options.shell.command], cwd: options.shell.cwd, processGroup: true, logDir: options.logDir, env: { ...env, PORT: String(port), HOST: host } })
+    : spawnSupervised({
+        name: options.name,
+        command: process.execPath,
+        // Loopback only: dev processes run unauthenticated and must not be reachable from the network.
+        args: [cliEntry(), ...options.args, `--port=${port}`, ...(opsPort === undefined ? [] : [`--ops-port=${opsPort}`]), `--host=${host}`],
+        logDir: options.logDir,
+        env,
+      });
   const readyUrl = `${opsUrl ?? url}${options.readyPath ?? '/readyz'}`;
   await proc.waitUntil(`ready at ${readyUrl}`, () => answers200(readyUrl), options.readyTimeoutMs ?? 60_000);
   return { name: options.name, url, ...(opsUrl ? { opsUrl } : {}), process: proc };

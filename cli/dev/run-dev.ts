@@ -2,9 +2,8 @@
 // their Loops pointed at 127.0.0.1, the router, the webhook gateway in dev mode with the sample
 // AdmissionHooks (the Watcher sidecar injector), the samples; then a live status
 // until the signal aborts, and a clean stop of everything it started.
-import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ensureBinaries, startControlPlane, type ControlPlane } from '../cluster/index.ts';
 import { gatewayClientAuthArgs } from '../cluster/webhook-client-auth.ts';
@@ -18,7 +17,11 @@ import { loopRows, readLoopReadiness, readRouterMetrics, statusPrinter } from '.
 import { startLocalProcess, stopLocalProcesses, type LocalProcess } from './local-processes.ts';
 import type { MetricSample } from './prometheus-text.ts';
 import { progressReporter } from './progress.ts';
-import { startUserFunction, type UserFunction } from './user-function.ts';
+import { localLoop, startProjectFunction, type ProjectFunction, type ProjectSpec } from './project-function.ts';
+import { describeSource } from './user-function.ts';
+import { startServiceAddress, type LocalServiceAddress } from './service-address.ts';
+import { chartAccountKubeconfigs, installChartPlatform } from './chart-platform.ts';
+import { createTenantUser, type TenantUser } from './tenant-user.ts';
 import { tryCommands } from './try-commands.ts';
 import { applySampleAdmissionHooks, sampleAdmissionHookNames, waitForHooksReady } from './sample-admission-hooks.ts';
 import { signingManifests, type SignedLoop } from './dev-signing.ts';
@@ -26,7 +29,6 @@ import { namespacedSampleLoop } from './namespaced-sample.ts';
 import { generateSigningSecret } from '../../lib/signing/webhook-signature.ts';
 import { startDevTracing, tracingLines, type DevTracing } from './dev-tracing.ts';
 import { prepareDevHistoryApi, registerDevHistoryApi } from './dev-history-api.ts';
-import { CLUSTER_LOOP_KIND, LOOP_KIND } from '../../api/loop.ts';
 import { devConsoleLine, startDevConsole } from '../console/dev-console.ts';
 import type { OpenConsole } from '../console/open-console.ts';
 import { identityOf, scopedPath, type ScopedName } from '../scoped-names.ts';
@@ -44,28 +46,19 @@ export interface DevOptions {
   tracing?: boolean;
   /** Start the seed functions and their Loops (false: only the user's function). */
   seeds: boolean;
-  /** A user's function module and its Loop file: served locally and reloaded on change; a namespaced Loop goes into loopNamespace. */
-  userFunction?: { module: string; loop: string; loopNamespace: string; /** A new version run as the Loop's shadow (--shadow). */ shadow?: string };
+  /** Users' projects: each function served locally and reloaded on change, its Loop and/or hook applied (project-function.ts). */
+  projects?: ProjectSpec[];
+  /** Make this namespace and a kubeconfig bound only to `admin` there; the project's files are applied as that user. */
+  tenant?: string;
   statusIntervalMs: number;
   out: { write(text: string): boolean; isTTY?: boolean; columns?: number };
 }
 
 const REPO = packageRoot();
+/** The port the chart's function Services listen on (functionDefaults.port). */
+const FUNCTION_SERVICE_PORT = 8080;
 
-interface LoopManifest extends Manifest {
-  spec: { function: { url?: string; ref?: { path?: string }; shadow?: { url: string } } };
-}
-
-/**
- * The Loop's function moved to the local process, keeping its path ("/" or "/reconcile") from the url or the
- * Service ref; with `shadowUrl`, its shadow there too (same path).
- */
-export function localLoop(loop: LoopManifest, functionUrl: string, shadowUrl?: string): LoopManifest {
-  const { ref, url, ...rest } = loop.spec.function;
-  const path = url ? new URL(url).pathname : (ref?.path ?? '/');
-  const shadow = shadowUrl === undefined ? {} : { shadow: { url: `${shadowUrl}${path}` } };
-  return { ...loop, spec: { ...loop.spec, function: { ...rest, url: `${functionUrl}${path}`, ...shadow } } };
-}
+type LoopManifest = Parameters<typeof localLoop>[0];
 
 /**
  * The Loops of samples/loops pointed at local function URLs (by Loop name; a Loop without one is skipped),
@@ -135,14 +128,18 @@ interface DevSession {
   webhookRegistered: boolean;
   /** The router's history API port, once registered and Available (`kubeloop history` works). */
   historyApi?: number;
-  userFunction?: UserFunction & { loop: string };
+  projects: ProjectFunction[];
+  /** Loopback addresses standing in for the seed hooks' Services (service-address.ts). */
+  addresses: LocalServiceAddress[];
+  /** The namespace admin's kubeconfig (--tenant). */
+  tenant?: TenantUser;
   console?: OpenConsole;
 }
 
-/** A Loop's identity as dev records it ("team-a/web" or "web") back to the object. */
-function loopNamed(identity: string): ScopedName {
+/** A Loop's or hook's identity as dev records it ("team-a/web" or "web") back to the object. */
+function scopedNamed(kind: ScopedName['kind'], identity: string): ScopedName {
   const [namespace, name] = identity.includes('/') ? identity.split('/') : [undefined, identity];
-  return { kind: 'loop', name: name ?? identity, ...(namespace ? { namespace } : {}) };
+  return { kind, name: name ?? identity, ...(namespace ? { namespace } : {}) };
 }
 
 async function stopDev(session: DevSession, say: Say): Promise<void> {
@@ -150,7 +147,8 @@ async function stopDev(session: DevSession, say: Say): Promise<void> {
   say('stopping: router, webhook and functions, then the control plane ...');
   await stopLocalProcesses(session.started);
   await session.console?.close();
-  await session.userFunction?.stop();
+  for (const project of session.projects) await project.stop();
+  for (const address of session.addresses) await address.close();
   if (client && !plane) {
     // On an existing cluster, leave nothing pointing at the ports that just closed.
     for (const name of session.appliedHooks) await deleteIfPresent(client, `/apis/kubeloop.dev/v1alpha1/clusteradmissionhooks/${name}`).catch(() => {});
@@ -159,9 +157,11 @@ async function stopDev(session: DevSession, say: Say): Promise<void> {
         await deleteIfPresent(client, `/apis/admissionregistration.k8s.io/v1/${kind}/${DEFAULT_HOOK_CONFIGURATION_NAME}`).catch(() => {});
       }
     }
-    for (const loop of session.appliedLoops) await deleteIfPresent(client, scopedPath(loopNamed(loop))).catch(() => {});
+    for (const loop of session.appliedLoops) await deleteIfPresent(client, scopedPath(scopedNamed('loop', loop))).catch(() => {});
+    for (const hook of session.projects.flatMap((p) => p.hooks)) await deleteIfPresent(client, scopedPath(scopedNamed('hook', hook))).catch(() => {});
   }
   await client?.close();
+  await session.tenant?.client.close();
   await plane?.stop();
   await session.tracing?.stop();
   say('stopped cleanly');
@@ -184,9 +184,16 @@ async function startCluster(options: DevOptions, session: DevSession): Promise<s
   return plane.kubeconfigPath;
 }
 
-async function installCrds(client: KubeClient, discovery: ResourceDiscovery, say: Say): Promise<void> {
+/**
+ * The chart's CRDs and, on dev's own control plane, what a default `helm install` adds besides its workloads
+ * (RBAC, admission policies, the history reader binding: chart-platform.ts). An existing cluster keeps its own.
+ */
+async function installChart(options: DevOptions, session: DevSession, client: KubeClient, discovery: ResourceDiscovery, say: Say): Promise<void> {
   const crds = await applyCrds(client, discovery, (await Promise.all(chartCrdFiles(REPO).map((file) => readManifests(file)))).flat().map(({ manifest }) => manifest));
   say(`installed ${crds.length} CRDs: ${crds.join(', ')}`);
+  if (!session.plane) return;
+  const summary = await installChartPlatform(client, discovery, session.plane.binaries.helm, { namespace: options.namespace, seeds: options.seeds, webhook: options.webhook });
+  say(`installed from the chart (helm template, as helm install would): ${summary}`);
 }
 
 /** The seed functions, the user's function, their Loops, the router and the webhook; stops early on abort. */
@@ -199,7 +206,9 @@ async function startPlatform(options: DevOptions, session: DevSession, client: K
   const controlPlanePorts = (session.plane?.ports ?? []).map((port) => `--deny-loopback-port=${port}`);
   // The admission functions the sample AdmissionHooks call (the Watcher sidecar injector), with the webhook.
   const admissionNames = options.seeds && options.webhook ? (await sampleAdmissionHookNames()).filter((name) => name in admissionRegistry) : [];
-  say(`starting ${seedNames.length + admissionNames.length + (options.userFunction ? 1 : 0)} functions, the router${options.webhook ? ' and the webhook' : ''} (logs in ${logDir}) ...`);
+  say(`starting ${seedNames.length + admissionNames.length + (options.projects?.length ?? 0)} functions, the router${options.webhook ? ' and the webhook' : ''} (logs in ${logDir}) ...`);
+  // On its own control plane the router and the gateway act as the chart's ServiceAccounts, with its RBAC only.
+  const accounts = session.plane ? await chartAccountKubeconfigs(session.plane, options.dir, options.namespace) : { router: kubeconfigPath, webhook: kubeconfigPath };
   const functions = new Map<string, LocalProcess>();
   // Signed calls as the chart sets them up: a fresh key per function, in its environment and the Loop's Secret.
   const keys = new Map(seedNames.map((name) => [name, generateSigningSecret()]));
@@ -220,16 +229,32 @@ async function startPlatform(options: DevOptions, session: DevSession, client: K
 
   if (options.seeds) appliedLoops.push(...(await applySampleLoops(client, discovery, (name) => functions.get(name)?.url, say, (name) => keys.get(name))));
 
-  if (options.userFunction && !signal.aborted) {
-    session.userFunction = await startUserFunctionWithLoop(client, discovery, options.userFunction, logDir, say);
-    appliedLoops.push(session.userFunction.loop);
+  if (options.tenant && session.plane) {
+    session.tenant = await createTenantUser(client, discovery, session.plane, options.dir, options.tenant);
+    say(`namespace ${options.tenant}: user ${session.tenant.user} holds only admin there (kubeconfig ${session.tenant.kubeconfig})`);
   }
+  for (const spec of options.projects ?? []) {
+    if (signal.aborted) break;
+    const project = await startProjectFunction(client, session.tenant?.client ?? client, spec, logDir, say);
+    session.projects.push(project);
+    appliedLoops.push(...project.loops);
+  }
+  // The sample hooks call their functions by Service, as the chart's do (its hook policy refuses loopback URLs):
+  // each Service gets a loopback address leading to the local process.
+  for (const [name, fn] of admissionFunctions) {
+    const address = await startServiceAddress({ name: `kubeloop-${name}`, namespace: options.namespace, port: FUNCTION_SERVICE_PORT });
+    address.pointAt(fn.url);
+    session.addresses.push(address);
+  }
+  // The projects' Services lead to their local functions; every other Service host resolves as usual.
+  const entries = [...session.addresses.map((a) => a.entry), ...session.projects.flatMap((p) => p.connectEntries)];
+  const connect = entries.length > 0 ? [`--connect-services-to=${entries.join(',')}`] : [];
 
   if (!signal.aborted) {
     // On its own control plane (front-proxy CA, aggregation layer) the router serves the history API too.
     const historyApi = session.plane ? await prepareDevHistoryApi(options.dir, options.namespace) : undefined;
     // Dev mode: the functions listen on 127.0.0.1, which the router refuses outside it.
-    started.push(await startLocalProcess({ name: 'router', args: ['router', `--kubeconfig=${kubeconfigPath}`, '--allow-loopback-functions', ...controlPlanePorts, ...(historyApi?.routerArgs ?? [])], logDir }));
+    started.push(await startLocalProcess({ name: 'router', args: ['router', `--kubeconfig=${accounts.router}`, '--allow-loopback-functions', ...connect, ...controlPlanePorts, ...(historyApi?.routerArgs ?? [])], logDir }));
     if (historyApi) {
       const problem = await registerDevHistoryApi(client, discovery, historyApi, options.namespace, signal);
       if (problem) say(`note: kubeloop history is unavailable: ${problem}`);
@@ -241,25 +266,34 @@ async function startPlatform(options: DevOptions, session: DevSession, client: K
       await startLocalProcess({
         name: 'webhook',
         // On its own control plane, only that API server (its webhook client certificate) may call the gateway.
-        args: ['webhook', '--dev', `--kubeconfig=${kubeconfigPath}`, `--namespace=${options.namespace}`, ...(session.plane ? gatewayClientAuthArgs(session.plane.dir) : []), ...controlPlanePorts],
+        args: ['webhook', '--dev', `--kubeconfig=${accounts.webhook}`, `--namespace=${options.namespace}`, ...(session.plane ? gatewayClientAuthArgs(session.plane.dir) : []), ...connect, ...controlPlanePorts],
         scheme: 'https',
         opsPort: true,
         logDir,
       }),
     );
     session.webhookRegistered = true;
-    session.appliedHooks.push(...(await applySampleAdmissionHooks(client, discovery, (name) => admissionFunctions.get(name)?.url, say)));
+    const serviceOf = (hook: string) => session.addresses.find((a) => a.service.name === `kubeloop-${hook}`)?.service;
+    session.appliedHooks.push(...(await applySampleAdmissionHooks(client, discovery, (name) => admissionFunctions.get(name)?.url, say, serviceOf)));
     await waitForHooksReady(client, session.appliedHooks, say, signal);
   }
 }
 
 function printRunning(options: DevOptions, session: DevSession, samples: Array<{ manifest: Manifest }>, kubeconfigPath: string): void {
   const say = sayTo(options.out);
-  const { started, userFunction } = session;
+  const { started, projects } = session;
+  const userProcesses = projects.flatMap((p) => p.fn.current() ?? []);
   say('');
   say('kubeloop dev is running');
-  for (const p of [...started, ...(userFunction ? [userFunction.current()] : [])]) say(`  ${p.name.padEnd(24)} ${p.url}  pid ${p.process.pid ?? '?'}  log ${p.process.logPath}`);
-  if (options.userFunction) say(`  ${options.userFunction.module}: reloaded when a file in its folder changes (the cluster and the router keep running)`);
+  for (const p of [...started, ...userProcesses]) say(`  ${p.name.padEnd(24)} ${p.url}  pid ${p.process.pid ?? '?'}  log ${p.process.logPath}`);
+  for (const project of projects) {
+    const what = describeSource(project.spec.source);
+    if (!project.fn.current()) say(`  ${what} is not running (${project.fn.problem() ?? ''}); log ${project.fn.logPath()}`);
+    say(`  ${what}: reloaded when a file in its folder changes (the cluster and the router keep running)`);
+    for (const line of project.addresses) say(`  ${line} (the router and the webhook call it there)`);
+  }
+  const hooks = projects.flatMap((p) => p.hooks);
+  if (hooks.length > 0) say(`  your AdmissionHooks: ${hooks.join(', ')}`);
   say(`  Loops (function URLs on 127.0.0.1): ${session.appliedLoops.join(', ') || '(none)'}`);
   if (session.console) say(devConsoleLine(session.console));
   if (session.tracing) for (const line of tracingLines(session.tracing, !options.kubeconfig)) say(line);
@@ -269,6 +303,9 @@ function printRunning(options: DevOptions, session: DevSession, samples: Array<{
   if (options.webhook && options.kubeconfig) say('  note: the webhook is registered at https://127.0.0.1; only an API server on this machine can call it');
   say('');
   say(`kubeconfig: ${kubeconfigPath}`);
+  // kubectl supports one minor version either side of the server; the machine's may be years older.
+  if (session.plane) say(`kubectl: ${session.plane.binaries.kubectl}  (built with this API server; a kubectl more than one minor version apart is unsupported)`);
+  if (session.tenant) say(`tenant kubeconfig: ${session.tenant.kubeconfig}  (${session.tenant.user}: only admin in namespace ${session.tenant.namespace}; export KUBECONFIG=it to act as the namespace admin)`);
   say('');
   say('Try:');
   for (const line of tryCommands(kubeconfigPath, samples.map(({ manifest }) => manifest), new Date(), session.historyApi !== undefined && session.appliedLoops.includes('podset'))) say(line);
@@ -276,7 +313,7 @@ function printRunning(options: DevOptions, session: DevSession, samples: Array<{
 }
 
 /** Prints the Loops' status until the signal aborts (0) or a local process dies (1). */
-async function showStatusUntilAborted(options: DevOptions, started: LocalProcess[], client: KubeClient, signal: AbortSignal): Promise<number> {
+async function showStatusUntilAborted(options: DevOptions, started: LocalProcess[], client: KubeClient, signal: AbortSignal, projects: ProjectFunction[]): Promise<number> {
   const say = sayTo(options.out);
   const router = started.find((p) => p.name === 'router');
   const printer = statusPrinter(options.out);
@@ -289,6 +326,7 @@ async function showStatusUntilAborted(options: DevOptions, started: LocalProcess
       return 1;
     }
     try {
+      for (const project of projects) await project.reportHealth(client);
       const now = router ? await readRouterMetrics(`${router.url}/metrics`) : [];
       printer.print(loopRows(await readLoopReadiness(client), now, before), new Date());
       before = now;
@@ -306,7 +344,7 @@ async function showStatusUntilAborted(options: DevOptions, started: LocalProcess
 export async function runDev(options: DevOptions, signal: AbortSignal): Promise<number> {
   const say = sayTo(options.out);
   await mkdir(logDirOf(options), { recursive: true });
-  const session: DevSession = { started: [], appliedLoops: [], appliedHooks: [], webhookRegistered: false };
+  const session: DevSession = { started: [], appliedLoops: [], appliedHooks: [], projects: [], addresses: [], webhookRegistered: false };
   try {
     // First: the API server is started with a tracing configuration that names Jaeger's port.
     if (options.tracing) session.tracing = await startDevTracing(options.dir, options.out);
@@ -314,7 +352,7 @@ export async function runDev(options: DevOptions, signal: AbortSignal): Promise<
     if (signal.aborted) return 0;
     const client = (session.client = await KubeClient.fromKubeConfig(await loadKubeConfig({ kubeconfig: kubeconfigPath })));
     const discovery = new ResourceDiscovery(client);
-    await installCrds(client, discovery, say);
+    await installChart(options, session, client, discovery, say);
     // Before the platform: the processes it starts export their spans to the console (without --tracing).
     session.console = await startDevConsole(kubeconfigPath, session.tracing?.jaeger.queryUrl, () => session.started.find((p) => p.name === 'router')?.url, say);
     await startPlatform(options, session, client, discovery, kubeconfigPath, signal);
@@ -323,7 +361,7 @@ export async function runDev(options: DevOptions, signal: AbortSignal): Promise<
     // Ctrl+C during start-up: say nothing about a platform that is being stopped.
     if (signal.aborted) return 0;
     printRunning(options, session, samples, kubeconfigPath);
-    return await showStatusUntilAborted(options, session.started, client, signal);
+    return await showStatusUntilAborted(options, session.started, client, signal, session.projects);
   } catch (error) {
     // A terminal's Ctrl+C reaches the children too; one dying while it starts is part of stopping, not an error.
     if (signal.aborted) return 0;
@@ -331,58 +369,4 @@ export async function runDev(options: DevOptions, signal: AbortSignal): Promise<
   } finally {
     await stopDev(session, say);
   }
-}
-
-/**
- * The user's Loop file applied (its ServiceAccount and RBAC first), the Loop pointed at the local process. A
- * namespaced Loop and the namespaced objects without a namespace go into spec.loopNamespace (created if missing).
- */
-async function startUserFunctionWithLoop(
-  client: KubeClient,
-  discovery: ResourceDiscovery,
-  spec: { module: string; loop: string; loopNamespace: string; shadow?: string },
-  logDir: string,
-  say: (line: string) => void,
-): Promise<UserFunction & { loop: string }> {
-  // The project's own kind first (`kubeloop init --crd` writes crd.yaml beside loop.yaml): the Loop watches it.
-  const crdFile = join(dirname(spec.loop), 'crd.yaml');
-  const manifests = [...(existsSync(crdFile) ? await readManifests(crdFile) : []), ...(await readManifests(spec.loop))].map(({ manifest }) => manifest);
-  const isLoop = (m: Manifest) => m.kind === LOOP_KIND || m.kind === CLUSTER_LOOP_KIND;
-  const loops = manifests.filter(isLoop);
-  const [found] = loops;
-  if (loops.length !== 1 || !found) throw new Error(`--loop ${spec.loop}: want exactly one Loop or ClusterLoop, found ${loops.length}`);
-  const namespace = found.kind === LOOP_KIND ? (found.metadata.namespace ?? spec.loopNamespace) : undefined;
-  const loop = namespace ? { ...found, metadata: { ...found.metadata, namespace } } : found;
-  const crds = await applyCrds(client, discovery, manifests.filter((m) => m.kind === 'CustomResourceDefinition'));
-  if (crds.length > 0) say(`installed ${crds.join(', ')}`);
-  await ensureNamespace(client, discovery, spec.loopNamespace);
-  for (const manifest of manifests.filter((m) => !isLoop(m) && m.kind !== 'CustomResourceDefinition')) {
-    if (manifest.metadata.namespace) await ensureNamespace(client, discovery, manifest.metadata.namespace);
-    await applyManifest(client, discovery, manifest, spec.loopNamespace);
-  }
-  const id = identityOf({ name: loop.metadata.name, namespace });
-  // Each version, when (re)started, points the Loop at itself and keeps the other's URL.
-  const urls: { live?: string; shadow?: string } = {};
-  const point = async (which: 'live' | 'shadow', url: string) => {
-    urls[which] = url;
-    if (urls.live !== undefined) await applyManifest(client, discovery, localLoop(loop as LoopManifest, urls.live, urls.shadow));
-  };
-  const started = await startUserFunction({ module: spec.module, logDir, say, name: 'dev', pointLoopAt: (url) => point('live', url) });
-  if (!spec.shadow) return { ...started, loop: id };
-  let shadow: UserFunction;
-  try {
-    shadow = await startUserFunction({ module: spec.shadow, logDir, say, name: 'shadow', pointLoopAt: (url) => point('shadow', url) });
-  } catch (error) {
-    await started.stop();
-    throw error;
-  }
-  say(`${spec.shadow} runs as the shadow of Loop ${loop.metadata.name}: its answers are compared, never applied (condition ShadowDiverged)`);
-  return {
-    ...started,
-    loop: id,
-    async stop() {
-      await shadow.stop();
-      await started.stop();
-    },
-  };
 }

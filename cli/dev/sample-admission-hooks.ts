@@ -50,6 +50,8 @@ export async function applySampleAdmissionHooks(
   discovery: ResourceDiscovery,
   functionUrl: (hook: string) => string | undefined,
   say: (line: string) => void,
+  /** Call the function by this Service (which dev leads to it) instead of its URL: the chart's hook policy refuses loopback URLs. */
+  serviceOf?: (hook: string) => { name: string; namespace: string; port: number } | undefined,
 ): Promise<string[]> {
   const applied: string[] = [];
   for (const { file, manifest } of await readManifests(join(REPO, 'samples', 'admission-hooks'))) {
@@ -61,7 +63,8 @@ export async function applySampleAdmissionHooks(
     const hook = manifest as HookManifest;
     const path = hook.spec.function.url ? new URL(hook.spec.function.url).pathname : (hook.spec.function.service?.path ?? '/admit');
     await grantHookContext(client, discovery, hook);
-    await applyManifest(client, discovery, { ...hook, spec: { ...hook.spec, function: { url: `${url}${path}` } } });
+    const service = serviceOf?.(manifest.metadata.name);
+    await applyManifest(client, discovery, { ...hook, spec: { ...hook.spec, function: service ? { service: { ...service, path } } : { url: `${url}${path}` } } });
     applied.push(manifest.metadata.name);
   }
   return applied;

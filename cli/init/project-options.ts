@@ -87,9 +87,6 @@ export function readProjectOptions(raw: RawInitOptions, kubeloopVersion: string)
   if (language !== undefined && !(OTHER_LANGUAGES as readonly string[]).includes(language)) {
     throw new Error(`--language "${raw.language}": want typescript (the default), python or go`);
   }
-  if (language !== undefined && raw.admission !== undefined) {
-    throw new Error(`--admission is for TypeScript projects today; with --language ${language}, use define_admission/DefineAdmission of the SDK (docs/sdks.md)`);
-  }
   if (raw.admission && (raw.owns ?? []).length > 0) throw new Error('--owns is for reconcile functions; an admission function owns nothing (drop --owns or --admission)');
   if (raw.crd !== undefined) {
     if (raw.admission) throw new Error('--crd defines the kind a reconcile function watches; drop --admission or --crd');

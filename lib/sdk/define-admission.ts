@@ -1,7 +1,7 @@
 // defineAdmission: the one way to write an admission function, a pure (request) => response, served by
 // the same runtime as reconcile functions (POST / or /admit).
 import type { AdmissionRequest, AdmissionResponse } from '../contract/admission-types.ts';
-import { assertFunctionName } from './define-function.ts';
+import { assertFunctionName, shapeOf } from './define-function.ts';
 
 export type Admit = (request: AdmissionRequest) => AdmissionResponse;
 
@@ -13,8 +13,12 @@ export interface AdmissionDefinition {
   admit: Admit;
 }
 
+const ADMISSION_SHAPE = "defineAdmission takes { name, type, admit }: a DNS-label name, type 'validating' or 'mutating', and admit(request) => response";
+
 export function defineAdmission(definition: AdmissionDefinition): AdmissionDefinition {
-  assertFunctionName(definition.name);
+  const given = definition as Partial<AdmissionDefinition> | null | undefined;
+  if (typeof given?.admit !== 'function') throw new Error(`${ADMISSION_SHAPE}; got ${shapeOf(given)}`);
+  assertFunctionName(definition.name, ADMISSION_SHAPE);
   if (definition.type !== 'mutating' && definition.type !== 'validating') {
     throw new Error(`admission function "${definition.name}": type must be "mutating" or "validating"`);
   }

@@ -64,6 +64,11 @@ export function generateSigningSecret(): string {
   return SECRET_PREFIX + randomBytes(32).toString('base64');
 }
 
+/** The keys back as the secret text a function is configured with ("whsec_a whsec_b"): `kubeloop diff` serves a module signing as the Loop's. */
+export function formatSigningSecrets(keys: SigningKeys): string {
+  return keys.map((key) => SECRET_PREFIX + key.export().toString('base64')).join(' ');
+}
+
 const hmac = (key: SigningKey, id: string, timestampSeconds: number, body: string): string =>
   createHmac('sha256', key).update(signedPrefix(id, timestampSeconds)).update(body).digest('base64');
 

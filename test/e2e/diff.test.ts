@@ -1,7 +1,8 @@
 // `kubeloop diff` against the real control plane: a new pod-name-label that writes another label is reported
 // for exactly the annotated pods (exit 1) while a watch sees no write; the same version exits 0; a Loop whose
 // ServiceAccount may not list pods exits 2; a Loop's related ConfigMap reaches the function as the router
-// sends it; an admission hook's stricter version lists the requests it denies.
+// sends it; a signed Loop previews with the modules served signing as its key; an admission hook's stricter
+// version lists the requests it denies.
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,6 +17,7 @@ import type { KubeObject } from '../../lib/contract/types.ts';
 import { configHash } from '../../functions/config-reloader/reconcile.ts';
 import requireLabel from '../../functions/require-label/index.ts';
 import { defineFunction, respond } from '../../lib/sdk/index.ts';
+import { generateSigningSecret } from '../../lib/signing/webhook-signature.ts';
 import { serveForTest, type TestServer } from '../../lib/testing/serve.ts';
 import type { Informer } from '../../lib/kube/informer.ts';
 import { eventually } from '../cluster/eventually.ts';
@@ -120,6 +122,29 @@ describe('kubeloop diff --cluster-loop', () => {
     expect(result.code).toBe(0);
     expect(result.out).not.toMatch(/^CHANGED /m);
     expect(result.out).toMatch(/OBJECTS\s+CHANGED\s+UNCHANGED\s+ERRORS\s+SKIPPED\s+API CALLS\s+SECONDS\n\d+\s+0\s+\d+\s+0\s+0/);
+  });
+
+  it("previews a signed Loop: the modules it serves, --function and --baseline, sign with the Loop's key", async () => {
+    const signed = `${loop}-signed`;
+    const account = h.loopServiceAccount;
+    const name = `signing-${ns}`;
+    const rbac = '/apis/rbac.authorization.k8s.io/v1';
+    await h.client.request({ method: 'POST', path: `/api/v1/namespaces/${account.namespace}/secrets`, body: { metadata: { name }, stringData: { secret: generateSigningSecret() } } });
+    await h.client.request({ method: 'POST', path: `${rbac}/namespaces/${account.namespace}/roles`, body: { metadata: { name }, rules: [{ apiGroups: [''], resources: ['secrets'], resourceNames: [name], verbs: ['get'] }] } });
+    await h.client.request({
+      method: 'POST',
+      path: `${rbac}/namespaces/${account.namespace}/rolebindings`,
+      body: { metadata: { name }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name }, subjects: [{ kind: 'ServiceAccount', ...account }] },
+    });
+    const running = await h.serve('pod-name-label');
+    await h.createLoop(signed, { serviceAccount: account, namespaces: [ns], for: { apiVersion: 'v1', kind: 'Pod' }, metadataOnly: true, function: { url: running.url, signingSecretRef: { name, namespace: account.namespace, key: 'secret' } } });
+    try {
+      const result = await diff(['--cluster-loop', signed, '--function', 'pod-name-label', '--baseline', 'pod-name-label']);
+      expect(result.out + result.err).not.toContain('signature');
+      expect(result.code, result.out + result.err).toBe(0);
+    } finally {
+      await h.client.request({ method: 'DELETE', path: `/apis/kubeloop.dev/v1alpha1/clusterloops/${signed}` }).catch(() => undefined);
+    }
   });
 
   it("sends a Loop's related ConfigMap as the router does: the new config-reloader's hash of the live ConfigMap is listed", async () => {

@@ -79,7 +79,8 @@ function expectedResponse(options: ProjectOptions, request: AdmissionRequest): A
     : deny(`${options.for.kind} "example" needs a "${REQUIRED_LABEL}" label (add metadata.labels.${REQUIRED_LABEL})`, { code: 422, reason: 'Invalid' });
 }
 
-function fixture(options: ProjectOptions): { path: string; content: string } {
+/** The recorded request and what the generated function answers, as a fixture file (every language's project has it). */
+export function admissionFixture(options: ProjectOptions): { path: string; content: string } {
   const request = admissionFixtureRequest(options);
   const response = expectedResponse(options, request);
   const mutating = options.admission === 'mutating';
@@ -154,6 +155,6 @@ export function admissionCodeFiles(options: ProjectOptions): ProjectFile[] {
   return [
     { path: 'src/index.ts', content: options.admission === 'mutating' ? mutatingModule(options) : validatingModule(options) },
     { path: 'test/index.test.ts', content: unitTest(options) },
-    fixture(options),
+    admissionFixture(options),
   ];
 }

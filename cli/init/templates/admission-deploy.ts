@@ -29,7 +29,8 @@ export function admissionHookSpec(options: ProjectOptions): Record<string, unkno
   };
 }
 
-function hookYaml(options: ProjectOptions): string {
+/** admission-hook.yaml: the hook calling the function's Service, and (namespaced) its ServiceAccount. */
+export function hookYaml(options: ProjectOptions): string {
   const service = { name: options.name, ...(options.cluster ? { namespace: CLUSTER_NAMESPACE } : {}), port: FUNCTION_PORT, path: '/admit' };
   const hook = {
     apiVersion: 'kubeloop.dev/v1alpha1',
@@ -77,7 +78,8 @@ function mutatingGrant(options: ProjectOptions): string {
   return `---\n${stringify(role)}---\n${stringify(binding)}`;
 }
 
-function valuesYaml(options: ProjectOptions): string {
+/** values.yaml for --cluster: the chart renders the function and its hook. */
+export function admissionValuesYaml(options: ProjectOptions): string {
   const values = {
     functions: {
       [options.name]: {
@@ -118,7 +120,7 @@ export function admissionDeployFiles(options: ProjectOptions, tools: ToolVersion
   return [
     ...commonDeployFiles(options, tools),
     { path: 'admission-hook.yaml', content: hookYaml(options) },
-    ...scopeFiles(options, valuesYaml),
+    ...scopeFiles(options, admissionValuesYaml),
     { path: 'README.md', content: readme(options) },
   ];
 }

@@ -5,7 +5,7 @@ import { pluralOf, splitApiVersion } from '../../../lib/kube/resource-paths.ts';
 import type { ProjectOptions } from '../project-options.ts';
 import { sampleObjectPath } from './function-code.ts';
 import type { ProjectFile } from './project-file.ts';
-import { accountRef, accountYaml, CLUSTER_NAMESPACE, FUNCTION_PORT, functionWorkloadYaml, namespaceDeploySteps, RELEASE, RELEASE_LABEL, routerGrantYaml } from './scope-manifests.ts';
+import { accountRef, accountYaml, CLUSTER_NAMESPACE, FUNCTION_LABEL, FUNCTION_PORT, functionWorkloadYaml, namespaceDeploySteps, RELEASE, RELEASE_LABEL, routerGrantYaml } from './scope-manifests.ts';
 
 /** Versions of the generated project's tools: the ones this kubeloop is built and tested with. */
 export interface ToolVersions {
@@ -95,7 +95,17 @@ ENTRYPOINT ["/nodejs/bin/node", "node_modules/kubeloop/cli/bin.js", "function", 
 
 function loopSpec(options: ProjectOptions): Record<string, unknown> {
   const related = options.related.map((r) => ({ name: r.name, apiVersion: r.ref.apiVersion, kind: r.ref.kind, nameFrom: { annotation: r.annotation } }));
-  return { for: options.for, ...(options.owns.length > 0 ? { owns: options.owns } : {}), ...(related.length > 0 ? { related } : {}) };
+  // Not the function's own objects (function.yaml labels them): a Loop on Deployments must not reconcile its
+  // function's Deployment. NotIn keeps every object without the label.
+  const ownWorkload = options.cluster ? {} : { selector: { matchExpressions: [{ key: FUNCTION_LABEL, operator: 'NotIn', values: [options.name] }] } };
+  return {
+    for: options.for,
+    ...(options.owns.length > 0 ? { owns: options.owns } : {}),
+    ...(related.length > 0 ? { related } : {}),
+    ...ownWorkload,
+    // The function answers from spec and metadata: a status write (a Deployment controller's, every rollout) calls it for nothing.
+    ignoreStatusChanges: true,
+  };
 }
 
 function apiGroupOf(apiVersion: string): string {

@@ -3,13 +3,13 @@
 // Dockerfile, the Loop and the chart values. `go test ./...` passes at once.
 import type { ProjectOptions } from '../project-options.ts';
 import { fixture, reconciledLabel } from './function-code.ts';
-import { languageProjectFiles } from './language-project.ts';
+import { languageProjectFiles, type LanguageProject } from './language-project.ts';
 import type { ProjectFile } from './project-file.ts';
 import { sdkFiles } from './sdk-files.ts';
 
 export const GO_SDK_MODULE = 'github.com/kubeloop/kubeloop/sdk/go';
 
-function goMod(options: ProjectOptions): string {
+export function goMod(options: ProjectOptions): string {
   return `module example.com/${options.name}
 
 go 1.22
@@ -108,7 +108,11 @@ func TestAnswersNothingToDoWhenAlreadyLabelled(t *testing.T) {
 	}
 }
 
-func TestAnswersEveryRecordedFixtureAsRecorded(t *testing.T) {
+${GO_FIXTURE_TEST}`;
+}
+
+/** The test every Go project ends with: each recorded fixture answered as recorded by Function. */
+export const GO_FIXTURE_TEST = `func TestAnswersEveryRecordedFixtureAsRecorded(t *testing.T) {
 	fixtures, err := kubeloop.LoadFixtures("fixtures")
 	if err != nil || len(fixtures) == 0 {
 		t.Fatalf("no fixtures in fixtures/: %v", err)
@@ -120,9 +124,8 @@ func TestAnswersEveryRecordedFixtureAsRecorded(t *testing.T) {
 	}
 }
 `;
-}
 
-const DOCKERFILE = `# syntax=docker/dockerfile:1
+export const GO_DOCKERFILE = `# syntax=docker/dockerfile:1
 # The function's image: a static Go binary (standard library only) on distroless, non-root.
 #   docker build -t <registry>/<repository>:<tag> .
 FROM golang:1.22 AS build
@@ -138,6 +141,16 @@ EXPOSE 8080
 ENTRYPOINT ["/function"]
 `;
 
+/** How a Go project is laid out, tested, served and built (reconcile and admission alike). */
+export const GO_PROJECT: LanguageProject = {
+  language: 'Go',
+  layout: '`main.go` holds a pure `(request) -> response`; `kubeloop/` is the SDK module, wired with a `replace` line in go.mod',
+  test: 'go test ./...',
+  serve: 'go run .',
+  dockerfile: GO_DOCKERFILE,
+  dockerignore: 'fixtures\n',
+};
+
 export function goProjectFiles(options: ProjectOptions): ProjectFile[] {
   return [
     { path: 'go.mod', content: goMod(options) },
@@ -145,13 +158,6 @@ export function goProjectFiles(options: ProjectOptions): ProjectFile[] {
     { path: 'main_test.go', content: mainTest(options) },
     { path: 'fixtures/labels-new-object.json', content: fixture(options) },
     ...sdkFiles('go', 'kubeloop'),
-    ...languageProjectFiles(options, {
-      language: 'Go',
-      layout: '`main.go` holds a pure `(request) -> response`; `kubeloop/` is the SDK module, wired with a `replace` line in go.mod',
-      test: 'go test ./...',
-      serve: 'go run .',
-      dockerfile: DOCKERFILE,
-      dockerignore: 'fixtures\n',
-    }),
+    ...languageProjectFiles(options, GO_PROJECT),
   ];
 }

@@ -3,9 +3,16 @@
 // the chart values. `python3 -m unittest` passes at once.
 import type { ProjectOptions } from '../project-options.ts';
 import { fixture, reconciledLabel } from './function-code.ts';
-import { languageProjectFiles } from './language-project.ts';
+import { languageProjectFiles, type LanguageProject } from './language-project.ts';
 import type { ProjectFile } from './project-file.ts';
 import { sdkFiles } from './sdk-files.ts';
+
+/** What the Loop's spec.related sends, shown where the function would read it (kubeloop init --related). */
+function relatedComment(options: ProjectOptions): string {
+  if (options.related.length === 0) return '    # Objects the primary refers to would arrive in request["related"] (kubeloop init --related v1/ConfigMap).';
+  const lines = options.related.map((r) => `    ${r.name}s = kubeloop.related_of(request, "${r.name}")  # the ${r.ref.kind} named by annotation ${r.annotation}; a change of it calls this again`);
+  return ['    # Related objects (the Loop\'s spec.related) arrive in request["related"], one key per entry.', ...lines].join('\n');
+}
 
 function functionModule(options: ProjectOptions): string {
   const { kind, apiVersion } = options.for;
@@ -26,6 +33,7 @@ def reconcile(request):
     if meta.get("deletionTimestamp") or request["trigger"]["type"] == "DELETED":
         return kubeloop.respond([])
     # Kinds the Loop owns arrive in request["children"], one key per kind, [] when there are none.
+${relatedComment(options)}
 
     # Level-based: compare what is observed with what should be; "nothing to do" is an empty answer.
     if (meta.get("labels") or {}).get(RECONCILED_LABEL) == "true":
@@ -78,8 +86,13 @@ class ReconcileTest(unittest.TestCase):
         labelled = {**OBJECT, "metadata": {**OBJECT["metadata"], "labels": {RECONCILED_LABEL: "true"}}}
         self.assertEqual(reconcile.call(request_for(labelled))["actions"], [])
 
-    def test_answers_every_recorded_fixture_as_recorded(self):
-        results = kubeloop.run_fixtures(reconcile, os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures"))
+${pythonFixtureCase('reconcile', 'os.path.dirname(os.path.abspath(__file__))')}`;
+}
+
+/** The unittest's last case (every recorded fixture answered as recorded) and its main: `fn` is the decorated function. */
+export function pythonFixtureCase(fn: string, folder: string): string {
+  return `    def test_answers_every_recorded_fixture_as_recorded(self):
+        results = kubeloop.run_fixtures(${fn}, os.path.join(${folder}, "fixtures"))
         self.assertTrue(results, "no fixtures in fixtures/")
         for name, mismatch in results:
             with self.subTest(fixture=name):
@@ -91,7 +104,7 @@ if __name__ == "__main__":
 `;
 }
 
-const DOCKERFILE = `# The function's image: Python's standard library only, non-root (distroless), served by kubeloop.serve.
+export const PYTHON_DOCKERFILE = `# The function's image: Python's standard library only, non-root (distroless), served by kubeloop.serve.
 #   docker build -t <registry>/<repository>:<tag> .
 FROM gcr.io/distroless/python3-debian12:nonroot
 WORKDIR /app
@@ -104,6 +117,16 @@ EXPOSE 8080
 ENTRYPOINT ["python3", "function.py"]
 `;
 
+/** How a Python project is laid out, tested, served and built (reconcile and admission alike). */
+export const PYTHON_PROJECT: LanguageProject = {
+  language: 'Python',
+  layout: '`function.py` is a pure `(request) -> response`; `kubeloop/` is the SDK',
+  test: 'python3 -m unittest',
+  serve: 'python3 function.py',
+  dockerfile: PYTHON_DOCKERFILE,
+  dockerignore: 'fixtures\ntest_*.py\n__pycache__\n',
+};
+
 export function pythonProjectFiles(options: ProjectOptions): ProjectFile[] {
   return [
     { path: 'function.py', content: functionModule(options) },
@@ -111,13 +134,6 @@ export function pythonProjectFiles(options: ProjectOptions): ProjectFile[] {
     { path: 'fixtures/labels-new-object.json', content: fixture(options) },
     ...sdkFiles('python/kubeloop', 'kubeloop'),
     { path: '.gitignore', content: '__pycache__/\n' },
-    ...languageProjectFiles(options, {
-      language: 'Python',
-      layout: '`function.py` is a pure `(request) -> response`; `kubeloop/` is the SDK',
-      test: 'python3 -m unittest',
-      serve: 'python3 function.py',
-      dockerfile: DOCKERFILE,
-      dockerignore: 'fixtures\ntest_*.py\n__pycache__\n',
-    }),
+    ...languageProjectFiles(options, PYTHON_PROJECT),
   ];
 }

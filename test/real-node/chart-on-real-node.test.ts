@@ -1,0 +1,165 @@
+// The chart as users install it, on a real node (`startControlPlane({ realNode: true })`): images built by
+// `kubeloop image build` and imported with pullPolicy Never, router, webhook and functions as real pods, functions
+// reached only through their Services' DNS names, the webhook called by the API server through its Service, the
+// router's standby taking over, a second real node refused, and a teardown that leaves nothing on the host.
+import { execFile } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { CoordinationV1Api, CoreV1Api, CustomObjectsApi, type KubeConfig, type V1Pod } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startControlPlane, type ControlPlane } from '../../cli/cluster/index.ts';
+import { cacheRoot } from '../../cli/cluster/versions.ts';
+import { buildImages } from '../../cli/image/image-build.ts';
+import { packOciArchive } from '../../cli/image/oci-image.ts';
+import { NODE_NET, PAUSE_IMAGE, REAL_NODE_NAME } from '../../cli/cluster/real-node/node-config.ts';
+import { machineLockHolder } from '../../cli/cluster/real-node/machine-lock.ts';
+import { nodeCgroupDirs, nodeProcesses } from '../../cli/cluster/real-node/node-teardown.ts';
+import { vethPresent } from '../../cli/cluster/real-node/node-namespace.ts';
+import { blockersMessage, realNodeBlockers } from '../../cli/cluster/real-node/preflight.ts';
+import { eventually } from '../cluster/eventually.ts';
+import { CHART_DIR, helm } from '../e2e/chart-render.ts';
+import { REPO_ROOT } from '../e2e/production-bundle.ts';
+
+const run = promisify(execFile);
+const RELEASE = 'kubeloop';
+const NAMESPACE = 'kubeloop-system';
+const log = (line: string): void => void process.stderr.write(`[real-node] ${line}\n`);
+
+let plane: ControlPlane;
+let kc: KubeConfig;
+let core: CoreV1Api;
+let iptablesBefore = '';
+let tunablesBefore = '';
+
+const hostIptables = async (): Promise<string> => (await run('iptables-save')).stdout.replace(/^#.*$/gm, '').replace(/\[\d+:\d+\]/g, '');
+const kernelTunables = async (): Promise<string> =>
+  (await Promise.all(['vm/overcommit_memory', 'vm/panic_on_oom', 'kernel/panic', 'kernel/panic_on_oops'].map((t) => readFile(`/proc/sys/${t}`, 'utf8')))).join(',');
+
+/** A pod that does nothing on the real node (the pause image is always there). */
+function pausePod(name: string, extra: { annotations?: Record<string, string> } = {}): V1Pod {
+  return {
+    metadata: { name, ...(extra.annotations ? { annotations: extra.annotations } : {}) },
+    spec: {
+      containers: [{ name: 'main', image: PAUSE_IMAGE, imagePullPolicy: 'Never', securityContext: { allowPrivilegeEscalation: false, runAsNonRoot: true, runAsUser: 65535, capabilities: { drop: ['ALL'] }, seccompProfile: { type: 'RuntimeDefault' } } }],
+    },
+  };
+}
+
+beforeAll(async () => {
+  if (!canRun) return;
+  [iptablesBefore, tunablesBefore] = await Promise.all([hostIptables(), kernelTunables()]);
+  plane = await startControlPlane({ realNode: true, onProgress: log });
+  kc = plane.kubeConfig();
+  core = kc.makeApiClient(CoreV1Api);
+  // Cached by content: .ci/run built them already, so this only re-packs the archive.
+  const layout = join(cacheRoot(), 'images', 'layout');
+  await buildImages({ repoRoot: REPO_ROOT, registry: 'ghcr.io/kubeloop', tag: '0.1.0', layout, onProgress: log });
+  const archive = join(plane.dir, 'images.tar');
+  await packOciArchive(layout, archive);
+  await plane.realNode?.importImage(archive);
+  const install = await helm(
+    plane.binaries.helm,
+    ['install', RELEASE, CHART_DIR, '--namespace', NAMESPACE, '--create-namespace', '--set', 'image.pullPolicy=Never', '--wait', '--timeout', '5m'],
+    { KUBECONFIG: plane.kubeconfigPath },
+  );
+  if (install.code !== 0) throw new Error(`helm install failed:\n${install.stderr}\n${(await core.listNamespacedPod({ namespace: NAMESPACE })).items.map((p) => `${p.metadata?.name} ${JSON.stringify(p.status?.containerStatuses?.map((c) => c.state))}`).join('\n')}`);
+}, 900_000);
+
+afterAll(async () => {
+  await plane?.stop();
+});
+
+// A machine that cannot run containers (no root, no runc) skips with the reason; CI requires the project to run.
+const blockers = await realNodeBlockers();
+if (blockers.length > 0 && process.env.KUBELOOP_REQUIRE_REAL_NODE !== '1') log(`skipped: ${blockersMessage(blockers)}`);
+const canRun = blockers.length === 0 || process.env.KUBELOOP_REQUIRE_REAL_NODE === '1';
+
+describe.runIf(canRun)('the chart on a real node', () => {
+  it('runs the router, the webhook and every function as Ready pods on the real node', async () => {
+    const pods = (await core.listNamespacedPod({ namespace: NAMESPACE })).items;
+    expect(pods.length).toBeGreaterThanOrEqual(7);
+    for (const pod of pods) {
+      expect(pod.spec?.nodeName, pod.metadata?.name).toBe(REAL_NODE_NAME);
+      expect(pod.status?.conditions?.find((c) => c.type === 'Ready')?.status, pod.metadata?.name).toBe('True');
+      expect(pod.status?.podIP, pod.metadata?.name).toMatch(/^10\.251\.0\./);
+    }
+  });
+
+  it('labels an annotated pod: the router calls pod-name-label through its Service DNS name', async () => {
+    const loops = (await kc.makeApiClient(CustomObjectsApi).listClusterCustomObject({ group: 'kubeloop.dev', version: 'v1alpha1', plural: 'clusterloops', labelSelector: 'kubeloop.dev/function=pod-name-label' })) as {
+      items: { spec: { function: { url: string } } }[];
+    };
+    expect(loops.items[0]?.spec.function.url).toMatch(new RegExp(`^http://[\\w-]+\\.${NAMESPACE}\\.svc[.:]`));
+    await core.createNamespacedPod({ namespace: 'default', body: pausePod('labelled', { annotations: { 'kubeloop.dev/add-pod-name-label': 'true' } }) });
+    const labelled = await eventually('the pod-name label', async () => (await core.readNamespacedPod({ name: 'labelled', namespace: 'default' })).metadata?.labels?.['kubeloop.dev/pod-name'], 120_000);
+    expect(labelled).toBe('labelled');
+  });
+
+  it('injects the Watcher sidecar: the API server calls the webhook through its Service', async () => {
+    const watcher = (await import('yaml')).parse(await readFile(join(REPO_ROOT, 'samples', 'watcher.yaml'), 'utf8')) as Record<string, unknown>;
+    await kc.makeApiClient(CustomObjectsApi).createNamespacedCustomObject({ group: 'watch.kubeloop.dev', version: 'v1alpha1', namespace: 'default', plural: 'watchers', body: watcher });
+    const pod = await eventually(
+      'a pod created with the sidecar',
+      async () => {
+        await core.deleteNamespacedPod({ name: 'watched', namespace: 'default', gracePeriodSeconds: 0 }).catch(() => undefined);
+        const created = await core.createNamespacedPod({ namespace: 'default', body: pausePod('watched', { annotations: { 'watch.kubeloop.dev/watcher': 'log-watcher' } }) });
+        return created.spec?.containers.some((c) => c.name === 'log-watcher') ? created : undefined;
+      },
+      120_000,
+    );
+    expect(pod.spec?.containers.map((c) => c.name)).toEqual(expect.arrayContaining(['main', 'log-watcher']));
+  });
+
+  it('hands the lead over to the standby router when the leading router pod is killed', async () => {
+    const leases = await kc.makeApiClient(CoordinationV1Api).listNamespacedLease({ namespace: NAMESPACE });
+    const lease = leases.items.find((l) => l.spec?.holderIdentity && /router/.test(l.metadata?.name ?? ''));
+    expect(lease, `a router Lease among ${leases.items.map((l) => l.metadata?.name).join(', ')}`).toBeDefined();
+    const leader = lease?.spec?.holderIdentity ?? '';
+    const leaderPod = (await core.listNamespacedPod({ namespace: NAMESPACE })).items.find((p) => leader.startsWith(p.metadata?.name ?? '\0'));
+    expect(leaderPod, `the pod holding ${leader}`).toBeDefined();
+    await core.deleteNamespacedPod({ name: leaderPod?.metadata?.name ?? '', namespace: NAMESPACE, gracePeriodSeconds: 0 });
+    await eventually(
+      'another router pod leading',
+      async () => {
+        const now = await kc.makeApiClient(CoordinationV1Api).readNamespacedLease({ name: lease?.metadata?.name ?? '', namespace: NAMESPACE });
+        return now.spec?.holderIdentity && !now.spec.holderIdentity.startsWith(leaderPod?.metadata?.name ?? '\0') ? now.spec.holderIdentity : undefined;
+      },
+      120_000,
+    );
+    await core.createNamespacedPod({ namespace: 'default', body: pausePod('after-failover', { annotations: { 'kubeloop.dev/add-pod-name-label': 'true' } }) });
+    await eventually('the new leader labelling', async () => (await core.readNamespacedPod({ name: 'after-failover', namespace: 'default' })).metadata?.labels?.['kubeloop.dev/pod-name'], 120_000);
+  });
+
+  it('refuses a second real node on the machine, naming the holder pid', async () => {
+    const result = await run(process.execPath, [join(REPO_ROOT, 'cli', 'bin.js'), 'cluster', 'up', '--real-node', '--dir', join(plane.dir, 'second')]).then(
+      (r) => ({ code: 0, stderr: r.stderr }),
+      (e: { code?: number; stderr?: string }) => ({ code: e.code, stderr: e.stderr ?? '' }),
+    );
+    expect(result.code).toBe(2);
+    expect(result.stderr.trim().split('\n')).toHaveLength(1);
+    expect(result.stderr).toContain(`another real node runs on this machine (pid ${process.pid}`);
+  });
+
+  it('uninstalls the release leaving no pod, Service or Loop behind', async () => {
+    const uninstall = await helm(plane.binaries.helm, ['uninstall', RELEASE, '--namespace', NAMESPACE, '--wait', '--timeout', '3m'], { KUBECONFIG: plane.kubeconfigPath });
+    expect(uninstall.code, uninstall.stderr).toBe(0);
+    await eventually('no pod left', async () => (await core.listNamespacedPod({ namespace: NAMESPACE })).items.length === 0, 120_000);
+    expect((await core.listNamespacedService({ namespace: NAMESPACE })).items).toEqual([]);
+  });
+
+  it('stops without leaving a process, cgroup, mount, interface, iptables rule or kernel setting changed', async () => {
+    const pids = Object.values(plane.pids());
+    const dir = plane.dir;
+    await plane.stop();
+    for (const pid of pids) expect(() => process.kill(pid, 0), `pid ${pid}`).toThrow();
+    expect(nodeProcesses(undefined, undefined)).toEqual([]);
+    expect(nodeCgroupDirs()).toEqual([]);
+    expect((await readFile('/proc/self/mountinfo', 'utf8')).split('\n').filter((l) => l.includes(dir))).toEqual([]);
+    expect(await vethPresent()).toBe(false);
+    expect((await run('ip', ['-4', 'route'])).stdout).not.toContain(NODE_NET.podCidr.split('/')[0]);
+    expect(await hostIptables()).toBe(iptablesBefore);
+    expect(await kernelTunables()).toBe(tunablesBefore);
+    expect(await machineLockHolder()).toBeUndefined();
+  });
+});

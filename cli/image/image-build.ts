@@ -3,7 +3,8 @@
 // runtime base is runtime-base.ts; the runtime stage's COPY and RUN steps make one application layer (RUN in a
 // chroot of base + application, as the target's user); each target's config is the Dockerfile's.
 import { spawn } from 'node:child_process';
-import { cp, mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { cp, link, mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
 import { cacheRoot } from '../cluster/versions.ts';
 import { contentKey, contextFiles, parseDockerignore } from './build-context.ts';
@@ -96,6 +97,10 @@ async function buildStageOnHost(repoRoot: string, stage: Stage, onProgress: (lin
   await writeFile(join(work, '.built'), new Date().toISOString());
   await rm(dir, { recursive: true, force: true });
   await rename(work, dir);
+  // Earlier trees of this stage (hundreds of MB with node_modules) are not needed again.
+  for (const old of await readdir(imageCacheDir('stages'))) {
+    if (old.startsWith(`${stage.name}-`) && join(imageCacheDir('stages'), old) !== dir) await rm(join(imageCacheDir('stages'), old), { recursive: true, force: true });
+  }
   onProgress(`stage ${stage.name} built in ${Math.round((Date.now() - started) / 1000)}s`);
   return dir;
 }
@@ -110,8 +115,29 @@ async function filesBelow(root: string, rel = ''): Promise<string[]> {
   return out;
 }
 
+/**
+ * A layer made once per key: its tar is kept in the cache and linked into the layout (an unchanged tree rebuilds
+ * in seconds, to the same digests, though V8's compile cache the RUN step writes is not byte-for-byte stable).
+ */
+async function cachedLayer(layout: string, key: string, make: () => Promise<Descriptor>): Promise<Descriptor> {
+  const meta = imageCacheDir('layers', `${key}.json`);
+  const saved = await readFile(meta, 'utf8').then((t) => JSON.parse(t) as Descriptor, () => undefined);
+  const dest = (d: Descriptor): string => join(layout, 'blobs', 'sha256', d.digest.replace('sha256:', ''));
+  const cachedBlob = (d: Descriptor): string => imageCacheDir('layers', d.digest.replace('sha256:', ''));
+  if (saved && (await stat(cachedBlob(saved)).then(() => true, () => false))) {
+    if (!(await stat(dest(saved)).then(() => true, () => false))) await link(cachedBlob(saved), dest(saved)).catch(() => cp(cachedBlob(saved), dest(saved)));
+    return saved;
+  }
+  const made = await make();
+  await mkdir(imageCacheDir('layers'), { recursive: true });
+  await rm(cachedBlob(made), { force: true });
+  await link(dest(made), cachedBlob(made)).catch(() => cp(dest(made), cachedBlob(made)));
+  await writeFile(meta, JSON.stringify(made));
+  return made;
+}
+
 /** The base layer, cached by the node binary's version and the Debian packages' versions. */
-async function runtimeBaseLayer(layout: string, onProgress: (line: string) => void): Promise<{ layer: Descriptor; rootfs: string }> {
+async function runtimeBaseLayer(layout: string, onProgress: (line: string) => void): Promise<{ layer: Descriptor; rootfs: string; key: string }> {
   const versions = await debianVersions();
   const key = `node${process.version}-${versions.join('-').replace(/[^\w.+-]/g, '_')}`;
   const rootfs = imageCacheDir('base', key, 'rootfs');
@@ -120,7 +146,7 @@ async function runtimeBaseLayer(layout: string, onProgress: (line: string) => vo
     await assembleRuntimeBase(rootfs, process.execPath, imageCacheDir('debs'), versions);
     await writeFile(join(rootfs, '..', '.built'), key);
   }
-  return { layer: await putLayer(layout, rootfs), rootfs };
+  return { layer: await cachedLayer(layout, `base-${key}`, () => putLayer(layout, rootfs)), rootfs, key };
 }
 
 /** COPY --from and RUN steps of the runtime stages over a copy of the base; the new paths make one layer. */
@@ -170,7 +196,11 @@ export async function buildImages(opts: ImageBuildOptions): Promise<BuiltImage[]
     }
     const layers = [base.layer];
     for (const stage of chain.filter((s) => s.steps.length > 0)) {
-      if (!layersOf.has(stage.name)) layersOf.set(stage.name, [await applicationLayer(opts.layout, stage, base.rootfs, stageDirs, opts.onProgress)]);
+      if (!layersOf.has(stage.name)) {
+        // Keyed by what goes in: the base, the stages it copies from (their dirs are content-keyed) and its steps.
+        const key = createHash('sha256').update(JSON.stringify([base.key, [...stageDirs.values()], stage.steps])).digest('hex').slice(0, 32);
+        layersOf.set(stage.name, [await cachedLayer(opts.layout, `${stage.name}-${key}`, () => applicationLayer(opts.layout, stage, base.rootfs, stageDirs, opts.onProgress))]);
+      }
       layers.push(...(layersOf.get(stage.name) ?? []));
     }
     const own = chain[chain.length - 1] as Stage;

@@ -3,7 +3,7 @@
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { mkdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 
@@ -90,7 +90,7 @@ export async function putImage(layout: string, spec: OciImageSpec): Promise<Desc
   return { ...manifest, annotations: { 'io.containerd.image.name': spec.name, 'org.opencontainers.image.ref.name': tag } };
 }
 
-/** The layout's index.json: the images it holds, by name. */
+/** The layout's index.json: the images it holds, by name. Blobs no image refers to any more are removed. */
 export async function writeIndex(layout: string, manifests: Descriptor[]): Promise<void> {
   const index = {
     schemaVersion: 2,
@@ -98,6 +98,17 @@ export async function writeIndex(layout: string, manifests: Descriptor[]): Promi
     manifests: manifests.map((m) => ({ ...m, platform: { architecture: 'amd64', os: 'linux' } })),
   };
   await writeFile(join(layout, 'index.json'), JSON.stringify(index, null, 2));
+  const keep = new Set<string>();
+  for (const m of manifests) {
+    keep.add(m.digest);
+    const manifest = JSON.parse(await readFile(blobPath(layout, m.digest), 'utf8')) as { config: Descriptor; layers: Descriptor[] };
+    for (const d of [manifest.config, ...manifest.layers]) keep.add(d.digest);
+  }
+  for (const hex of await readdir(join(layout, 'blobs', 'sha256'))) if (!keep.has(`sha256:${hex}`)) await rm(join(layout, 'blobs', 'sha256', hex), { force: true });
+}
+
+function blobPath(layout: string, digest: string): string {
+  return join(layout, 'blobs', 'sha256', digest.replace(/^sha256:/, ''));
 }
 
 /** A one-image layout from directories (each one layer), replacing `layout`: the pause image. */

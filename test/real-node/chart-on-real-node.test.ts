@@ -4,6 +4,7 @@
 // router's standby taking over, a second real node refused, and a teardown that leaves nothing on the host.
 import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { CoordinationV1Api, CoreV1Api, CustomObjectsApi, type KubeConfig, type V1Pod } from '@kubernetes/client-node';
@@ -111,6 +112,20 @@ describe.runIf(canRun)('the chart on a real node', () => {
     expect(pod.spec?.containers.map((c) => c.name)).toEqual(expect.arrayContaining(['main', 'log-watcher']));
   });
 
+  it('scales a PodSet up to 2 running pods on the real node, then down to 1', async () => {
+    const objects = kc.makeApiClient(CustomObjectsApi);
+    const template = { metadata: { labels: { app: 'real-podset' } }, spec: pausePod('unused').spec };
+    const podset = { group: 'app.kubeloop.dev', version: 'v1alpha1', namespace: 'default', plural: 'podsets' };
+    await objects.createNamespacedCustomObject({ ...podset, body: { apiVersion: 'app.kubeloop.dev/v1alpha1', kind: 'PodSet', metadata: { name: 'real-podset' }, spec: { replicas: 2, template } } });
+    const running = async (): Promise<V1Pod[]> =>
+      (await core.listNamespacedPod({ namespace: 'default', labelSelector: 'app=real-podset' })).items.filter((p) => !p.metadata?.deletionTimestamp && p.status?.phase === 'Running');
+    await eventually('2 PodSet pods Running', async () => (await running()).length === 2, 120_000);
+    for (const pod of await running()) expect(pod.spec?.nodeName).toBe(REAL_NODE_NAME);
+    const current = (await objects.getNamespacedCustomObject({ ...podset, name: 'real-podset' })) as { spec: { replicas: number } };
+    await objects.replaceNamespacedCustomObject({ ...podset, name: 'real-podset', body: { ...current, spec: { ...current.spec, replicas: 1 } } });
+    await eventually('1 PodSet pod left', async () => (await core.listNamespacedPod({ namespace: 'default', labelSelector: 'app=real-podset' })).items.length === 1, 120_000);
+  });
+
   it('hands the lead over to the standby router when the leading router pod is killed', async () => {
     const leases = await kc.makeApiClient(CoordinationV1Api).listNamespacedLease({ namespace: NAMESPACE });
     const lease = leases.items.find((l) => l.spec?.holderIdentity && /router/.test(l.metadata?.name ?? ''));
@@ -139,6 +154,16 @@ describe.runIf(canRun)('the chart on a real node', () => {
     expect(result.code).toBe(2);
     expect(result.stderr.trim().split('\n')).toHaveLength(1);
     expect(result.stderr).toContain(`another real node runs on this machine (pid ${process.pid}`);
+  });
+
+  it('tells a user who is not root in one line what is missing, exit 2', async () => {
+    const result = await run('runuser', ['-u', 'nobody', '--', process.execPath, join(REPO_ROOT, 'cli', 'bin.js'), 'cluster', 'up', '--real-node', '--dir', join(tmpdir(), 'kubeloop-nobody')]).then(
+      (r) => ({ code: 0, stderr: r.stderr }),
+      (e: { code?: number; stderr?: string }) => ({ code: e.code, stderr: e.stderr ?? '' }),
+    );
+    expect(result.code).toBe(2);
+    expect(result.stderr.trim().split('\n')).toHaveLength(1);
+    expect(result.stderr).toMatch(/cannot run a real node: missing root .*run as root/);
   });
 
   it('uninstalls the release leaving no pod, Service or Loop behind', async () => {

@@ -1,7 +1,8 @@
 // The chart as users install it, on a real node (`startControlPlane({ realNode: true })`): images built by
 // `kubeloop image build` and imported with pullPolicy Never, router, webhook and functions as real pods, functions
 // reached only through their Services' DNS names, the webhook called by the API server through its Service, the
-// router's standby taking over, a second real node refused, and a teardown that leaves nothing on the host.
+// router's standby taking over, helm upgrade and rollback, a second real node refused, and a teardown that leaves
+// nothing on the host.
 import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -124,6 +125,20 @@ describe.runIf(canRun)('the chart on a real node', () => {
     const current = (await objects.getNamespacedCustomObject({ ...podset, name: 'real-podset' })) as { spec: { replicas: number } };
     await objects.replaceNamespacedCustomObject({ ...podset, name: 'real-podset', body: { ...current, spec: { ...current.spec, replicas: 1 } } });
     await eventually('1 PodSet pod left', async () => (await core.listNamespacedPod({ namespace: 'default', labelSelector: 'app=real-podset' })).items.length === 1, 120_000);
+  });
+
+  it('keeps labelling across helm upgrade to a changed release and helm rollback', async () => {
+    const kube = { KUBECONFIG: plane.kubeconfigPath };
+    const labelled = async (name: string): Promise<void> => {
+      await core.createNamespacedPod({ namespace: 'default', body: pausePod(name, { annotations: { 'kubeloop.dev/add-pod-name-label': 'true' } }) });
+      await eventually(`${name} labelled`, async () => (await core.readNamespacedPod({ name, namespace: 'default' })).metadata?.labels?.['kubeloop.dev/pod-name'], 120_000);
+    };
+    const upgrade = await helm(plane.binaries.helm, ['upgrade', RELEASE, CHART_DIR, '--namespace', NAMESPACE, '--reuse-values', '--set', 'logLevel=debug', '--wait', '--timeout', '5m'], kube);
+    expect(upgrade.code, upgrade.stderr).toBe(0);
+    await labelled('after-upgrade');
+    const rollback = await helm(plane.binaries.helm, ['rollback', RELEASE, '1', '--namespace', NAMESPACE, '--wait', '--timeout', '5m'], kube);
+    expect(rollback.code, rollback.stderr).toBe(0);
+    await labelled('after-rollback');
   });
 
   it('hands the lead over to the standby router when the leading router pod is killed', async () => {

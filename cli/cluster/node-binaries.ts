@@ -1,5 +1,6 @@
 // The real node's programs (`kubeloop cluster up --real-node`): containerd v2 with its runc shim and ctr, kubelet
-// and kube-proxy, a CoreDNS with only the plugins a cluster needs, and a pause binary for pod sandboxes. Built
+// and kube-proxy, a CoreDNS with only the plugins a cluster needs, kube-router as the NetworkPolicy enforcer, and a
+// pause binary for pod sandboxes. Built
 // from the Go module proxy into the version-keyed cache like the control plane; never committed.
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -9,7 +10,7 @@ import { executable, writeWrapperModule } from './go-wrapper.ts';
 import { cacheRoot, kubernetesVersion } from './versions.ts';
 
 /** Pinned versions (Go module proxy, 2026-11): containerd v2 (Debian's 1.6 loses kubelet support at 1.38). */
-export const NODE_VERSIONS = { containerd: 'v2.4.2', coredns: 'v1.15.0', pause: 'v1' } as const;
+export const NODE_VERSIONS = { containerd: 'v2.4.2', coredns: 'v1.15.0', kubeRouter: 'v2.1.0', pause: 'v1' } as const;
 
 export interface NodeBinaries {
   containerd: string;
@@ -18,6 +19,8 @@ export interface NodeBinaries {
   kubelet: string;
   kubeProxy: string;
   coredns: string;
+  /** kube-router with only its NetworkPolicy firewall on (iptables and ipset in the node's netns). */
+  kubeRouter: string;
   pause: string;
 }
 
@@ -36,6 +39,7 @@ export function nodeBinaryPaths(kubernetes = kubernetesVersion()): NodeBinaries 
     kubelet: join(node, 'kubelet'),
     kubeProxy: join(node, 'kube-proxy'),
     coredns: join(binDir('coredns', NODE_VERSIONS.coredns), 'coredns'),
+    kubeRouter: join(binDir('kube-router', NODE_VERSIONS.kubeRouter), 'kube-router'),
     pause: join(binDir('pause', NODE_VERSIONS.pause), 'pause'),
   };
 }
@@ -110,6 +114,16 @@ async function buildCoredns(dest: string, onProgress: ProgressFn): Promise<void>
   await goBuild(src, '.', dest, `-s -w -X github.com/coredns/coredns/coremain.GitCommit=${version}`, `coredns ${version}`, onProgress);
 }
 
+async function buildKubeRouter(dest: string, onProgress: ProgressFn): Promise<void> {
+  const version = NODE_VERSIONS.kubeRouter;
+  const module = 'github.com/cloudnativelabs/kube-router/v2';
+  const src = join(cacheRoot(), 'src', `kube-router-${version}`);
+  await mkdir(src, { recursive: true });
+  await writeWrapperModule(src, 'kube-router', module, version, `${module}/cmd/kube-router`, onProgress);
+  await runGo({ args: ['mod', 'tidy'], cwd: src, label: 'go mod tidy (kube-router)', onProgress });
+  await goBuild(src, `${module}/cmd/kube-router`, dest, '-s -w', `kube-router ${version}`, onProgress);
+}
+
 async function buildPause(dest: string, onProgress: ProgressFn): Promise<void> {
   const src = join(cacheRoot(), 'src', `pause-${NODE_VERSIONS.pause}`);
   await mkdir(src, { recursive: true });
@@ -147,6 +161,7 @@ export async function ensureNodeBinaries(opts: { onProgress?: ProgressFn; kubern
       if (missing.some((k) => k.startsWith('containerd') || k === 'ctr')) await buildContainerd(paths, onProgress);
       if (missing.includes('kubelet') || missing.includes('kubeProxy')) await buildKubernetesNode(paths, kubernetes, onProgress);
       if (missing.includes('coredns')) await buildCoredns(paths.coredns, onProgress);
+      if (missing.includes('kubeRouter')) await buildKubeRouter(paths.kubeRouter, onProgress);
       const still = await missingBinaries(paths);
       if (still.length > 0) throw new Error(`built the real node but still missing: ${still.join(', ')}`);
       onProgress(`real-node binaries ready after ${Math.round((Date.now() - started) / 1000)}s`);

@@ -1,6 +1,7 @@
 // The chart as users install it, on a real node (`startControlPlane({ realNode: true })`): images built by
 // `kubeloop image build` and imported with pullPolicy Never, router, webhook and functions as real pods, functions
-// reached only through their Services' DNS names, the webhook called by the API server through its Service, the
+// reached only through their Services' DNS names and refused to other namespaces' pods (NetworkPolicy, enforced by
+// kube-router), the webhook called by the API server through its Service, the
 // router's standby taking over, helm upgrade and rollback, a second real node refused, and a teardown that leaves
 // nothing on the host.
 import { execFile } from 'node:child_process';
@@ -159,6 +160,29 @@ describe.runIf(canRun)('the chart on a real node', () => {
     );
     await core.createNamespacedPod({ namespace: 'default', body: pausePod('after-failover', { annotations: { 'kubeloop.dev/add-pod-name-label': 'true' } }) });
     await eventually('the new leader labelling', async () => (await core.readNamespacedPod({ name: 'after-failover', namespace: 'default' })).metadata?.labels?.['kubeloop.dev/pod-name'], 120_000);
+  });
+
+  it('enforces the NetworkPolicies: a pod of another namespace cannot reach a function, though it reaches the API server', async () => {
+    const loops = (await kc.makeApiClient(CustomObjectsApi).listClusterCustomObject({ group: 'kubeloop.dev', version: 'v1alpha1', plural: 'clusterloops', labelSelector: 'kubeloop.dev/function=pod-name-label' })) as {
+      items: { spec: { function: { url: string } } }[];
+    };
+    const functionUrl = new URL(loops.items[0]?.spec.function.url ?? '');
+    await core.createNamespace({ body: { metadata: { name: 'outsider' } } });
+    // Exit 0 when anything answers (an HTTP status, even an error), 1 when nothing does within 5 s.
+    const probe = async (name: string, url: string): Promise<string> => {
+      const script = `fetch(${JSON.stringify(url)}, { signal: AbortSignal.timeout(5000) }).then(() => process.exit(0), (e) => { console.error(String(e.cause ?? e)); process.exit(1); })`;
+      await core.createNamespacedPod({
+        namespace: 'outsider',
+        body: { metadata: { name }, spec: { restartPolicy: 'Never', containers: [{ name: 'probe', image: 'ghcr.io/kubeloop/function-pod-name-label:0.1.0', imagePullPolicy: 'Never', command: ['/nodejs/bin/node', '-e', script] }] } },
+      });
+      return eventually(`${name} finished`, async () => {
+        const phase = (await core.readNamespacedPod({ name, namespace: 'outsider' })).status?.phase;
+        return phase === 'Succeeded' || phase === 'Failed' ? phase : undefined;
+      }, 120_000);
+    };
+    // The same pod reaches the API server through its Service name (plain HTTP to its TLS port still gets an answer).
+    expect(await probe('to-api-server', 'http://kubernetes.default.svc.cluster.local:443/healthz')).toBe('Succeeded');
+    expect(await probe('to-function', `${functionUrl.origin}/healthz`)).toBe('Failed');
   });
 
   it('refuses a second real node on the machine, naming the holder pid', async () => {

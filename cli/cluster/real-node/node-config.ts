@@ -10,6 +10,8 @@ import { join } from 'node:path';
 export const NODE_NET = {
   hostInterface: 'kl-node0',
   hostAddress: '10.250.0.1',
+  /** Where the node and its pods reach the API server (a forwarder to its loopback port). */
+  apiserverPort: 443,
   nodeAddress: '10.250.0.2',
   linkPrefix: 30,
   podCidr: '10.251.0.0/24',
@@ -42,6 +44,7 @@ export interface NodePaths {
   kubeProxyKubeconfig: string;
   corefile: string;
   corednsKubeconfig: string;
+  kubeRouterKubeconfig: string;
   resolvConf: string;
 }
 
@@ -61,6 +64,7 @@ export function nodePaths(dir: string): NodePaths {
     kubeProxyKubeconfig: join(dir, 'kube-proxy.kubeconfig'),
     corefile: join(dir, 'Corefile'),
     corednsKubeconfig: join(dir, 'coredns.kubeconfig'),
+    kubeRouterKubeconfig: join(dir, 'kube-router.kubeconfig'),
     resolvConf: join(dir, 'resolv.conf'),
   };
 }

@@ -157,9 +157,11 @@ export async function killNodeProcessesAndCgroups(netNs: string | undefined, mnt
 /** Host-wide settings the kubelet sets at start (protectKernelDefaults false): saved before, restored after. */
 const KUBELET_TUNABLES = ['vm/overcommit_memory', 'vm/panic_on_oom', 'kernel/panic', 'kernel/panic_on_oops'] as const;
 
-export async function saveKernelTunables(): Promise<Record<string, string>> {
+/** Also written to `file`, so the orphan reaper can put them back when the supervisor is SIGKILLed. */
+export async function saveKernelTunables(file: string): Promise<Record<string, string>> {
   const out: Record<string, string> = {};
   for (const t of KUBELET_TUNABLES) out[t] = (await readFile(`/proc/sys/${t}`, 'utf8')).trim();
+  await writeFile(file, JSON.stringify(out));
   return out;
 }
 

@@ -1,11 +1,11 @@
-// Can this machine run the real node? Root, cgroups, runc, the CNI plugins, iptables and util-linux's
+// Can this machine run the real node? Root, cgroups, runc, the CNI plugins, iptables, ipset and util-linux's
 // nsenter/unshare; each missing piece is named with the way to get it, so `cluster up --real-node` can say
 // so in one line (exit 2) while kwok-only planes keep working everywhere.
 import { constants } from 'node:fs';
 import { access } from 'node:fs/promises';
 
 export const CNI_BIN_DIR = '/usr/lib/cni';
-const DEBIAN_PACKAGES = 'runc containernetworking-plugins iptables';
+const DEBIAN_PACKAGES = 'runc containernetworking-plugins iptables ipset';
 
 interface Requirement {
   what: string;
@@ -19,6 +19,7 @@ const REQUIREMENTS: Requirement[] = [
   { what: 'the CNI host-local plugin', path: `${CNI_BIN_DIR}/host-local`, hint: 'apt-get install -y containernetworking-plugins' },
   { what: 'the CNI portmap plugin', path: `${CNI_BIN_DIR}/portmap`, hint: 'apt-get install -y containernetworking-plugins' },
   { what: 'iptables', path: '/usr/sbin/iptables', hint: 'apt-get install -y iptables' },
+  { what: 'ipset', path: '/usr/sbin/ipset', hint: 'apt-get install -y ipset' },
   { what: 'nsenter', path: '/usr/bin/nsenter', hint: 'apt-get install -y util-linux' },
   { what: 'unshare', path: '/usr/bin/unshare', hint: 'apt-get install -y util-linux' },
   { what: 'ip', path: '/usr/sbin/ip', hint: 'apt-get install -y iproute2' },

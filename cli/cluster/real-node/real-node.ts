@@ -18,6 +18,7 @@ import { importIntoRealNode } from './image-import.ts';
 import { containerdConfig, cniConfig, corefile, kubeletConfig, kubeProxyConfig, NODE_NET, nodePaths, PAUSE_IMAGE, REAL_NODE_NAME, type NodePaths } from './node-config.ts';
 import { createNodeNamespace, removeVeth, wireNodeNetwork, type NodeNamespace } from './node-namespace.ts';
 import { createNodeCgroupRoot, killNodeProcessesAndCgroups, restoreKernelTunables, saveKernelTunables } from './node-teardown.ts';
+import { KERNEL_TUNABLES_FILE } from '../orphan-reaper.ts';
 
 const run = promisify(execFile);
 const READY_TIMEOUT_MS = 180_000;
@@ -42,7 +43,11 @@ export interface RealNode {
   stop(): Promise<void>;
 }
 
-/** The API server binds loopback only; the node reaches it at the veth's host address, same port. */
+/**
+ * The API server binds loopback only; the node reaches it at the veth's host address on 443, as pods reach a real
+ * cluster's (the chart's NetworkPolicies let the router and webhook out to 443 and 6443 only). One real node per
+ * machine, and only this address: no other local plane binds it.
+ */
 function startApiserverForwarder(port: number): Promise<Server> {
   const server = createServer((socket) => {
     const upstream = connect(port, '127.0.0.1');
@@ -56,13 +61,13 @@ function startApiserverForwarder(port: number): Promise<Server> {
   });
   return new Promise((resolve, reject) => {
     server.once('error', reject);
-    server.listen(port, NODE_NET.hostAddress, () => resolve(server));
+    server.listen(NODE_NET.apiserverPort, NODE_NET.hostAddress, () => resolve(server));
   });
 }
 
 async function clientKubeconfig(ctx: RealNodeContext, path: string, commonName: string, organizations?: string[]): Promise<void> {
   const cert = await issueCertificate(ctx.ca, { commonName, usage: 'client', ...(organizations ? { organizations } : {}) });
-  await writeKubeconfig(path, `https://${NODE_NET.hostAddress}:${ctx.apiserverPort}`, ctx.ca.certPem, commonName, cert);
+  await writeKubeconfig(path, `https://${NODE_NET.hostAddress}:${NODE_NET.apiserverPort}`, ctx.ca.certPem, commonName, cert);
 }
 
 async function writeNodeFiles(ctx: RealNodeContext, p: NodePaths): Promise<void> {
@@ -79,6 +84,7 @@ async function writeNodeFiles(ctx: RealNodeContext, p: NodePaths): Promise<void>
     // Bound by the built-in system:node-proxier ClusterRoleBinding.
     clientKubeconfig(ctx, p.kubeProxyKubeconfig, 'system:kube-proxy'),
     clientKubeconfig(ctx, p.corednsKubeconfig, 'system:kubeloop:coredns'),
+    clientKubeconfig(ctx, p.kubeRouterKubeconfig, 'system:kubeloop:kube-router'),
   ]);
 }
 
@@ -101,22 +107,28 @@ async function publishClusterServices(ctx: RealNodeContext): Promise<void> {
   const core = kc.makeApiClient(CoreV1Api);
   const discovery = kc.makeApiClient(DiscoveryV1Api);
   const rbac = kc.makeApiClient(RbacAuthorizationV1Api);
-  await rbac.createClusterRole({
-    body: {
-      metadata: { name: 'system:kubeloop:coredns' },
-      rules: [
-        { apiGroups: [''], resources: ['services', 'pods', 'namespaces'], verbs: ['list', 'watch'] },
-        { apiGroups: ['discovery.k8s.io'], resources: ['endpointslices'], verbs: ['list', 'watch'] },
-      ],
-    },
-  });
-  await rbac.createClusterRoleBinding({
-    body: {
-      metadata: { name: 'system:kubeloop:coredns' },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'system:kubeloop:coredns' },
-      subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'system:kubeloop:coredns' }],
-    },
-  });
+  // CoreDNS reads Services and their endpoints; kube-router's firewall reads pods, namespaces, policies and nodes.
+  const readers: Record<string, { apiGroups: string[]; resources: string[]; verbs: string[] }[]> = {
+    'system:kubeloop:coredns': [
+      { apiGroups: [''], resources: ['services', 'pods', 'namespaces'], verbs: ['list', 'watch'] },
+      { apiGroups: ['discovery.k8s.io'], resources: ['endpointslices'], verbs: ['list', 'watch'] },
+    ],
+    'system:kubeloop:kube-router': [
+      { apiGroups: [''], resources: ['pods', 'namespaces', 'nodes', 'services', 'endpoints'], verbs: ['get', 'list', 'watch'] },
+      { apiGroups: ['networking.k8s.io'], resources: ['networkpolicies'], verbs: ['get', 'list', 'watch'] },
+      { apiGroups: ['discovery.k8s.io'], resources: ['endpointslices'], verbs: ['get', 'list', 'watch'] },
+    ],
+  };
+  for (const [name, rules] of Object.entries(readers)) {
+    await rbac.createClusterRole({ body: { metadata: { name }, rules } });
+    await rbac.createClusterRoleBinding({
+      body: {
+        metadata: { name },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name },
+        subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name }],
+      },
+    });
+  }
   await core.createNamespacedService({
     namespace: 'kube-system',
     body: {
@@ -145,7 +157,7 @@ async function publishClusterServices(ctx: RealNodeContext): Promise<void> {
     { name: 'dns-tcp', port: 53, protocol: 'TCP' },
   ]);
   // 1.37 runs without the endpoint reconciler (loopback addresses are refused): pods reach the API server here.
-  await slice('kubernetes-real-node', 'default', 'kubernetes', NODE_NET.hostAddress, [{ name: 'https', port: ctx.apiserverPort, protocol: 'TCP' }]);
+  await slice('kubernetes-real-node', 'default', 'kubernetes', NODE_NET.hostAddress, [{ name: 'https', port: NODE_NET.apiserverPort, protocol: 'TCP' }]);
 }
 
 async function nodeReady(ctx: RealNodeContext): Promise<boolean> {
@@ -169,7 +181,7 @@ export async function startRealNode(ctx: RealNodeContext): Promise<RealNode> {
     // Idempotent: a second stop must not release a lock another node may hold by then.
     if (stopped) return;
     stopped = true;
-    for (const name of ['coredns', 'kube-proxy', 'kubelet']) await procs.get(name)?.stop(10_000);
+    for (const name of ['kube-router', 'coredns', 'kube-proxy', 'kubelet']) await procs.get(name)?.stop(10_000);
     await killNodeProcessesAndCgroups(undefined, undefined);
     await procs.get('containerd')?.stop(10_000);
     if (ns) {
@@ -197,7 +209,7 @@ export async function startRealNode(ctx: RealNodeContext): Promise<RealNode> {
     const containerd = launch('containerd', ctx.binaries.containerd, ['--config', p.containerdConfig, '--log-level', 'warn']);
     await containerd.waitUntil('serving', async () => (await ns?.exec(ctx.binaries.ctr, ['--address', p.containerdSocket, 'version']).then(() => true, () => false)) ?? false, 60_000);
     await importPauseImage(ctx, importImage, p);
-    tunables = await saveKernelTunables();
+    tunables = await saveKernelTunables(join(p.dir, KERNEL_TUNABLES_FILE));
     await createNodeCgroupRoot();
     const kubelet = launch('kubelet', ctx.binaries.kubelet, [
       `--config=${p.kubeletConfig}`,
@@ -212,6 +224,18 @@ export async function startRealNode(ctx: RealNodeContext): Promise<RealNode> {
     await publishClusterServices(ctx);
     launch('coredns', ctx.binaries.coredns, ['-conf', p.corefile]);
     await kubelet.waitUntil('Ready', () => nodeReady(ctx), READY_TIMEOUT_MS);
+    // The NetworkPolicy enforcer, once its Node exists (it exits without one): only its firewall (the bridge CNI and
+    // kube-proxy do the rest), in the netns' iptables.
+    launch('kube-router', ctx.binaries.kubeRouter, [
+      `--kubeconfig=${p.kubeRouterKubeconfig}`,
+      `--hostname-override=${REAL_NODE_NAME}`,
+      '--run-firewall=true',
+      '--run-router=false',
+      '--run-service-proxy=false',
+      '--enable-cni=false',
+      '--health-port=0',
+      '--metrics-port=0',
+    ]);
     ctx.onProgress(`real node ${REAL_NODE_NAME} Ready after ${((Date.now() - started) / 1000).toFixed(1)}s (pods ${NODE_NET.podCidr}, services ${NODE_NET.serviceCidr})`);
   } catch (error) {
     await stop().catch((stopError: unknown) => ctx.onProgress(`real node teardown after a failed start: ${String(stopError)}`));

@@ -205,7 +205,7 @@ export async function startRealNode(ctx: RealNodeContext): Promise<RealNode> {
       procs.set(name, proc);
       return proc;
     };
-    ctx.onProgress(`starting the real node ${REAL_NODE_NAME}: containerd, kubelet, kube-proxy, CoreDNS in their own network namespace (veth ${NODE_NET.hostInterface})`);
+    ctx.onProgress(`starting the real node ${REAL_NODE_NAME}: containerd, kubelet, kube-proxy, CoreDNS, kube-router in their own network namespace (veth ${NODE_NET.hostInterface})`);
     const containerd = launch('containerd', ctx.binaries.containerd, ['--config', p.containerdConfig, '--log-level', 'warn']);
     await containerd.waitUntil('serving', async () => (await ns?.exec(ctx.binaries.ctr, ['--address', p.containerdSocket, 'version']).then(() => true, () => false)) ?? false, 60_000);
     await importPauseImage(ctx, importImage, p);

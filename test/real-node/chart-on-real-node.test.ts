@@ -5,7 +5,7 @@
 // router's standby taking over, helm upgrade and rollback, a second real node refused, and a teardown that leaves
 // nothing on the host.
 import { execFile } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
+import { chmod, copyFile, mkdir, readFile, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startControlPlane, type ControlPlane } from '../../cli/cluster/index.ts';
 import { cacheRoot } from '../../cli/cluster/versions.ts';
 import { buildImages } from '../../cli/image/image-build.ts';
-import { packOciArchive } from '../../cli/image/oci-image.ts';
+import { packOciArchive, writeOciLayout } from '../../cli/image/oci-image.ts';
 import { NODE_NET, PAUSE_IMAGE, REAL_NODE_NAME } from '../../cli/cluster/real-node/node-config.ts';
 import { machineLockHolder } from '../../cli/cluster/real-node/machine-lock.ts';
 import { nodeCgroupDirs, nodeProcesses } from '../../cli/cluster/real-node/node-teardown.ts';
@@ -126,6 +126,30 @@ describe.runIf(canRun)('the chart on a real node', () => {
     const current = (await objects.getNamespacedCustomObject({ ...podset, name: 'real-podset' })) as { spec: { replicas: number } };
     await objects.replaceNamespacedCustomObject({ ...podset, name: 'real-podset', body: { ...current, spec: { ...current.spec, replicas: 1 } } });
     await eventually('1 PodSet pod left', async () => (await core.listNamespacedPod({ namespace: 'default', labelSelector: 'app=real-podset' })).items.length === 1, 120_000);
+  });
+
+  it("runs an At's command in a pod on the real node and records it DONE", async () => {
+    // The At's default image, busybox:1.36, made from Debian's busybox-static (.ci/run installs it): no registry here.
+    const rootfs = join(plane.dir, 'busybox-rootfs');
+    await mkdir(join(rootfs, 'bin'), { recursive: true });
+    await copyFile('/bin/busybox', join(rootfs, 'bin', 'busybox'));
+    await chmod(join(rootfs, 'bin', 'busybox'), 0o755);
+    for (const applet of ['sh', 'echo', 'date']) await symlink('busybox', join(rootfs, 'bin', applet));
+    await writeOciLayout(join(plane.dir, 'busybox-oci'), { name: 'docker.io/library/busybox:1.36', layers: [rootfs], config: { Cmd: ['sh'], Env: ['PATH=/bin'] } });
+    await packOciArchive(join(plane.dir, 'busybox-oci'), join(plane.dir, 'busybox.tar'));
+    await plane.realNode?.importImage(join(plane.dir, 'busybox.tar'));
+    const at = { group: 'cnat.kubeloop.dev', version: 'v1alpha1', namespace: 'default', plural: 'ats' };
+    const objects = kc.makeApiClient(CustomObjectsApi);
+    await objects.createNamespacedCustomObject({ ...at, body: { apiVersion: 'cnat.kubeloop.dev/v1alpha1', kind: 'At', metadata: { name: 'real-at' }, spec: { schedule: '2020-11-16T10:12:00Z', command: 'echo "hello world!"' } } });
+    const status = await eventually(
+      'the At DONE',
+      async () => {
+        const current = (await objects.getNamespacedCustomObject({ ...at, name: 'real-at' })) as { status?: { phase?: string; outcome?: string } };
+        return current.status?.phase === 'DONE' ? current.status : undefined;
+      },
+      120_000,
+    );
+    expect(status.outcome).toBe('Succeeded');
   });
 
   it('keeps labelling across helm upgrade to a changed release and helm rollback', async () => {

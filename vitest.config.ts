@@ -1,4 +1,5 @@
-// Two projects: fast unit tests next to the code, and e2e suites that share one real control plane.
+// Three projects: fast unit tests next to the code, e2e suites that share one real control plane, and the chart on
+// a real node (root, runc and the CNI plugins: .ci/run installs them).
 import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
@@ -24,6 +25,19 @@ export default defineConfig({
           maxWorkers: 2,
           fileParallelism: true,
           sequence: { groupOrder: 1 },
+        },
+      },
+      {
+        test: {
+          // The chart on a real node (containerd, kubelet, kube-proxy: docs/control-plane.md, "A real node"): its own
+          // control plane, one file at a time (one real node per machine), after the e2e project.
+          name: 'real-node',
+          include: ['test/real-node/**/*.test.ts'],
+          testTimeout: 300_000,
+          hookTimeout: 900_000,
+          maxWorkers: 1,
+          fileParallelism: false,
+          sequence: { groupOrder: 2 },
         },
       },
     ],

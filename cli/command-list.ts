@@ -15,6 +15,7 @@ export const COMMANDS: Record<string, string> = {
   webhook: 'run the admission webhook',
   certs: 'generate, inject, rotate or show webhook certificates',
   cluster: 'build, start, stop or inspect the local control plane',
+  image: "build the Dockerfile's images without a container engine (OCI layout or archive; --load into a real node)",
   dev: 'run the whole platform on an embedded local cluster',
   completion: 'print a shell completion script (bash or zsh)',
 };

@@ -121,6 +121,7 @@ describe('exit codes', () => {
     ['dev with an unexpected argument', ['dev', 'now']],
     ['dev with an unknown flag', ['dev', '--no-such-flag']],
     ['completion for an unknown shell', ['completion', 'fish']],
+    ['image with an unknown action', ['image', 'push']],
     // A file named on the command line that is not there is the caller's mistake too, whatever the command.
     ['replay of a fixture file that does not exist', ['replay', '/nonexistent/case.json', '--function', 'podset']],
     ['render of an object file that does not exist', ['render', '/nonexistent/pod.yaml', '--function', 'podset']],

@@ -61,8 +61,8 @@ async function locateAll(kubernetes: string | undefined): Promise<{ found: Parti
 }
 
 /** One builder at a time per cache (two test runs or a CI step and a dev shell may race). */
-export async function withBuildLock<T>(onProgress: ProgressFn, body: () => Promise<T>): Promise<T> {
-  const lockPath = join(cacheRoot(), 'build.lock');
+export async function withBuildLock<T>(onProgress: ProgressFn, body: () => Promise<T>, lockName = 'build.lock'): Promise<T> {
+  const lockPath = join(cacheRoot(), lockName);
   await mkdir(cacheRoot(), { recursive: true });
   let waitingSince = 0;
   for (;;) {

@@ -13,6 +13,7 @@ import { createControlPlanePki, FRONT_PROXY_CLIENT_NAME, type ControlPlanePki } 
 import { spawnSupervised, type SupervisedProcess } from './supervisor.ts';
 import { writeWebhookClientAuth } from './webhook-client-auth.ts';
 import { apiserverVersionArgs } from './versions.ts';
+import { FAKE_NODE_TAINT, NODE_NET } from './real-node/node-config.ts';
 
 const START_TIMEOUT_MS = 60_000;
 
@@ -39,7 +40,23 @@ function get(url: string, tls?: { ca?: string; cert?: string; key?: string; inse
   });
 }
 
-function apiserverArgs({ pki, ports, apiserverExtraArgs }: PlaneFiles, dir: string, version: string): string[] {
+/**
+ * A plane with a real node gets the Node authorizer (its kubelet's identity), the node's own Service range (so
+ * its kube-proxy never captures another local plane's 10.0.0.0/24), kubelets reached at their InternalIP, and a
+ * client certificate for the kubelet API (logs, exec). kwok-only planes keep plain RBAC and 10.0.0.0/24.
+ */
+function planeNetworkArgs(realNode: PlaneFiles['realNode']): string[] {
+  if (!realNode) return ['--authorization-mode=RBAC', '--service-cluster-ip-range=10.0.0.0/24'];
+  return [
+    '--authorization-mode=Node,RBAC',
+    `--service-cluster-ip-range=${NODE_NET.serviceCidr}`,
+    '--kubelet-preferred-address-types=InternalIP',
+    `--kubelet-client-certificate=${realNode.kubeletClientCert}`,
+    `--kubelet-client-key=${realNode.kubeletClientKey}`,
+  ];
+}
+
+function apiserverArgs({ pki, ports, apiserverExtraArgs, realNode }: PlaneFiles, dir: string, version: string): string[] {
   return [
     // etcd over mutual TLS with its own CA: no other local process can read or write the cluster's data.
     `--etcd-servers=https://127.0.0.1:${ports.etcdClient}`,
@@ -53,8 +70,7 @@ function apiserverArgs({ pki, ports, apiserverExtraArgs }: PlaneFiles, dir: stri
     `--tls-cert-file=${pki.apiserverCert}`,
     `--tls-private-key-file=${pki.apiserverKey}`,
     `--client-ca-file=${pki.caCert}`,
-    '--authorization-mode=RBAC',
-    '--service-cluster-ip-range=10.0.0.0/24',
+    ...planeNetworkArgs(realNode),
     '--allow-privileged=true',
     '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
     `--service-account-key-file=${pki.serviceAccountPub}`,
@@ -120,6 +136,8 @@ export interface PlaneFiles {
   stagesPath: string;
   /** Flags naming files written beside the PKI: the webhook client certificate's admission configuration. */
   apiserverExtraArgs: string[];
+  /** Set when a real node joins: the API server's client certificate for kubelets (system:masters). */
+  realNode?: { kubeletClientCert: string; kubeletClientKey: string };
 }
 
 async function freePorts(): Promise<Ports> {
@@ -132,8 +150,10 @@ async function freePorts(): Promise<Ports> {
   };
 }
 
-export async function writePlaneFiles(dir: string, pkiDir: string): Promise<PlaneFiles> {
-  const [pki, ports] = await Promise.all([createControlPlanePki(pkiDir), freePorts()]);
+export async function writePlaneFiles(dir: string, pkiDir: string, realNode = false): Promise<PlaneFiles> {
+  // With a real node the API server is also reached over the veth and through the node's `kubernetes` Service.
+  const extraHosts = realNode ? [NODE_NET.hostAddress, NODE_NET.kubernetesServiceIp] : [];
+  const [pki, ports] = await Promise.all([createControlPlanePki(pkiDir, extraHosts), freePorts()]);
   const server = `https://127.0.0.1:${ports.apiserver}`;
   const files: PlaneFiles = {
     pki,
@@ -155,6 +175,11 @@ export async function writePlaneFiles(dir: string, pkiDir: string): Promise<Plan
     writeFile(files.stagesPath, kwokStagesYaml()),
   ]);
   files.apiserverExtraArgs.push(...webhookClientArgs);
+  if (realNode) {
+    files.realNode = { kubeletClientCert: join(pkiDir, 'kubelet-client.crt'), kubeletClientKey: join(pkiDir, 'kubelet-client.key') };
+    await writeFile(files.realNode.kubeletClientCert, pki.clients.admin.certPem);
+    await writeFile(files.realNode.kubeletClientKey, pki.clients.admin.keyPem, { mode: 0o600 });
+  }
   return files;
 }
 
@@ -254,13 +279,17 @@ export function startComponents(launch: Launch, files: PlaneFiles): Components {
     // The node Leases are the nodes' heartbeat: without them the node lifecycle controller finds every node
     // silent after its 50 s grace, marks it NotReady and all its pods Ready=False, which no kwok stage undoes
     // (a Deployment then never reports its replicas available). kwok renews them every quarter duration.
-    args: [`--kubeconfig=${files.kwokKubeconfig}`, `--config=${files.stagesPath}`, '--manage-all-nodes=true', '--cidr=10.244.0.1/16', '--node-ip=10.96.0.1', '--node-lease-duration-seconds=40'],
+    // Only the fake nodes (annotated as kwok's own): a real node beside them belongs to its kubelet.
+    args: [`--kubeconfig=${files.kwokKubeconfig}`, `--config=${files.stagesPath}`, '--manage-all-nodes=false', `--manage-nodes-with-annotation-selector=${KWOK_NODE_ANNOTATION}=fake`, '--cidr=10.244.0.1/16', '--node-ip=10.96.0.1', '--node-lease-duration-seconds=40'],
   });
   launch.processes.set('kwok', kwok);
   return { kcm, scheduler, kwok };
 }
 
-async function createFakeNodes(core: CoreV1Api, count: number): Promise<string[]> {
+const KWOK_NODE_ANNOTATION = 'kwok.x-k8s.io/node';
+
+/** Beside a real node the fake ones are tainted, so workloads land where containers really run. */
+async function createFakeNodes(core: CoreV1Api, count: number, tainted: boolean): Promise<string[]> {
   const nodeNames = Array.from({ length: count }, (_, i) => `kwok-node-${i}`);
   await Promise.all(
     nodeNames.map((name) =>
@@ -268,9 +297,10 @@ async function createFakeNodes(core: CoreV1Api, count: number): Promise<string[]
         body: {
           metadata: {
             name,
-            annotations: { 'kwok.x-k8s.io/node': 'fake', 'node.alpha.kubernetes.io/ttl': '0' },
+            annotations: { [KWOK_NODE_ANNOTATION]: 'fake', 'node.alpha.kubernetes.io/ttl': '0' },
             labels: { 'kubernetes.io/hostname': name, 'kubernetes.io/os': 'linux', 'kubernetes.io/arch': 'amd64', type: 'kwok' },
           },
+          ...(tainted ? { spec: { taints: [{ ...FAKE_NODE_TAINT }] } } : {}),
         },
       }),
     ),
@@ -283,7 +313,7 @@ export async function addNodesAndWaitUntilReady(launch: Launch, files: PlaneFile
   const kc = new KubeConfig();
   kc.loadFromFile(files.kubeconfigPath);
   const core = kc.makeApiClient(CoreV1Api);
-  const nodeNames = await createFakeNodes(core, nodes);
+  const nodeNames = await createFakeNodes(core, nodes, files.realNode !== undefined);
   const healthz = (port: number) => async (): Promise<boolean> => (await get(`https://127.0.0.1:${port}/healthz`, { insecure: true })).status === 200;
   const nodesReady = async (): Promise<boolean> => {
     const list = await core.listNode();

@@ -18,6 +18,12 @@ import { startOrphanReaper } from './orphan-reaper.ts';
 import { apiserverTracingArgs, type ApiserverTracing } from './apiserver-tracing.ts';
 import { registerTempDir, unregisterTempDir } from './supervisor.ts';
 import { kubernetesVersion } from './versions.ts';
+import { ensureNodeBinaries, type NodeBinaries } from './node-binaries.ts';
+import { blockersMessage, realNodeBlockers } from './real-node/preflight.ts';
+import { startRealNode, type RealNode } from './real-node/real-node.ts';
+
+/** The machine cannot run a real node (no root, no cgroups, a missing tool); the message says what to do. */
+export class RealNodeUnavailableError extends Error {}
 
 export interface ControlPlane {
   kubeconfigPath: string;
@@ -30,8 +36,10 @@ export interface ControlPlane {
   kubeConfig(): KubeConfig;
   /** Stops and starts kube-apiserver on the same port, for tests of clients riding out an outage. */
   restartApiServer(): Promise<void>;
-  /** PIDs of the running processes, by component name. */
+  /** PIDs of the running processes, by component name (the real node's too). */
   pids(): Record<string, number>;
+  /** The real node, when asked for. */
+  realNode?: RealNode;
   stop(): Promise<void>;
 }
 
@@ -45,15 +53,25 @@ export interface StartControlPlaneOptions {
   apiserverTracing?: ApiserverTracing;
   /** Run this Kubernetes version (e.g. KUBERNETES_RELEASES.oldest), built into its own cache dir on first use. */
   kubernetesVersion?: string;
+  /**
+   * Join one real node (containerd, kubelet, kube-proxy, CoreDNS in their own network namespace) beside the kwok
+   * nodes, which are then tainted. Needs root, cgroups, runc and the CNI plugins (RealNodeUnavailableError).
+   */
+  realNode?: boolean;
 }
 
 export async function startControlPlane(opts: StartControlPlaneOptions = {}): Promise<ControlPlane> {
   const onProgress = opts.onProgress ?? (() => {});
+  if (opts.realNode) {
+    const blockers = await realNodeBlockers();
+    if (blockers.length > 0) throw new RealNodeUnavailableError(blockersMessage(blockers));
+  }
   const binaries = await ensureBinaries({ onProgress, ...(opts.kubernetesVersion ? { kubernetesVersion: opts.kubernetesVersion } : {}) });
+  const nodeBinaries = opts.realNode ? await ensureNodeBinaries({ onProgress, ...(opts.kubernetesVersion ? { kubernetesVersion: opts.kubernetesVersion } : {}) }) : undefined;
   // Another process may bind a port between our probe and the component's bind: retry on fresh ports.
   for (let attempt = 1; ; attempt += 1) {
     try {
-      return await startOnce(opts, binaries, onProgress);
+      return await startOnce(opts, binaries, onProgress, nodeBinaries);
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
       if (attempt >= 3 || !/address already in use/i.test(message)) throw error;
@@ -64,7 +82,9 @@ export async function startControlPlane(opts: StartControlPlaneOptions = {}): Pr
 
 /** Stops in reverse start order: the API server's clients first (together), so nothing logs errors about a
  * vanished API server, then the API server, then etcd; then the reaper and an owned directory. */
-async function stopPlane(launch: Launch, ownsDir: boolean, stopReaper: () => void): Promise<void> {
+async function stopPlane(launch: Launch, ownsDir: boolean, stopReaper: () => void, realNode: () => RealNode | undefined): Promise<void> {
+  // The node first: its kubelet and kube-proxy are clients of the API server, and its teardown needs none.
+  await realNode()?.stop();
   const stopTimed = async (name: string): Promise<void> => {
     const proc = launch.processes.get(name);
     if (!proc?.running) return;
@@ -82,7 +102,7 @@ async function stopPlane(launch: Launch, ownsDir: boolean, stopReaper: () => voi
   }
 }
 
-function planeHandle(launch: Launch, files: PlaneFiles, stop: () => Promise<void>): ControlPlane {
+function planeHandle(launch: Launch, files: PlaneFiles, stop: () => Promise<void>, realNode: RealNode | undefined): ControlPlane {
   const { kubeconfigPath, server } = files;
   return {
     kubeconfigPath,
@@ -102,13 +122,14 @@ function planeHandle(launch: Launch, files: PlaneFiles, stop: () => Promise<void
     pids(): Record<string, number> {
       const out: Record<string, number> = {};
       for (const [name, proc] of launch.processes) if (proc.running && proc.pid) out[name] = proc.pid;
-      return out;
+      return { ...out, ...realNode?.pids() };
     },
+    ...(realNode ? { realNode } : {}),
     stop,
   };
 }
 
-async function startOnce(opts: StartControlPlaneOptions, binaries: ClusterBinaries, onProgress: (line: string) => void): Promise<ControlPlane> {
+async function startOnce(opts: StartControlPlaneOptions, binaries: ClusterBinaries, onProgress: (line: string) => void, nodeBinaries: NodeBinaries | undefined): Promise<ControlPlane> {
   const started = Date.now();
   const ownsDir = !opts.dir;
   const dir = opts.dir ?? (await mkdtemp(join(tmpdir(), 'kubeloop-cp-')));
@@ -120,16 +141,29 @@ async function startOnce(opts: StartControlPlaneOptions, binaries: ClusterBinari
   await Promise.all([mkdir(launch.logDir, { recursive: true }), mkdir(pkiDir, { recursive: true })]);
   // A reused --dir starts from a fresh etcd: its old PKI would not match the new one.
   await rm(join(dir, 'etcd'), { recursive: true, force: true });
-  const stopAll = (): Promise<void> => stopPlane(launch, ownsDir, stopReaper);
+  let realNode: RealNode | undefined;
+  const stopAll = (): Promise<void> => stopPlane(launch, ownsDir, stopReaper, () => realNode);
 
   try {
-    const files = await writePlaneFiles(dir, pkiDir);
+    const files = await writePlaneFiles(dir, pkiDir, nodeBinaries !== undefined);
     await startEtcd(launch, files);
     await startApiserver(launch, files);
     const components = startComponents(launch, files);
     await addNodesAndWaitUntilReady(launch, files, components, opts.nodes ?? 2, started);
+    if (nodeBinaries) {
+      realNode = await startRealNode({
+        dir: join(dir, 'node'),
+        logDir: launch.logDir,
+        apiserverPort: files.ports.apiserver,
+        ca: files.pki.ca,
+        caCertFile: files.pki.caCert,
+        adminKubeconfig: files.kubeconfigPath,
+        binaries: nodeBinaries,
+        onProgress,
+      });
+    }
     onProgress(`control plane ready in ${((Date.now() - started) / 1000).toFixed(1)}s: ${files.server}, kubeconfig ${files.kubeconfigPath}`);
-    return planeHandle(launch, files, stopAll);
+    return planeHandle(launch, files, stopAll, realNode);
   } catch (error) {
     await stopAll();
     throw error;

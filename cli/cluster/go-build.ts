@@ -69,7 +69,7 @@ export function runGo(run: GoRun): Promise<{ stdout: string }> {
   });
 }
 
-function versionLdflags(v: string): string {
+export function versionLdflags(v: string): string {
   const [major, minor] = v.replace(/^v/, '').split('.');
   const date = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
   // Without these /version reports v0.0.0 and Helm's kubeVersion checks and kubectl's skew warning misfire.
@@ -89,8 +89,11 @@ async function goModJson(module: string, cwd: string, onProgress: ProgressFn): P
   return JSON.parse(stdout) as { GoMod: string };
 }
 
-/** Writes the wrapper module: requires k8s.io/kubernetes and pins every staging module to its published v0.X.Y. */
-async function writeKubernetesWrapper(dir: string, version: string, onProgress: ProgressFn): Promise<void> {
+/**
+ * Writes the wrapper module: requires k8s.io/kubernetes and pins every staging module to its published v0.X.Y.
+ * `commands` are the cmd/ packages it builds (the control plane's, or the real node's kubelet and kube-proxy).
+ */
+export async function writeKubernetesWrapper(dir: string, version: string, onProgress: ProgressFn, commands: readonly string[] = KUBERNETES_COMMANDS): Promise<void> {
   const stagingVersion = version.replace(/^v1\./, 'v0.');
   const { GoMod } = await goModJson(`k8s.io/kubernetes@${version}`, dir, onProgress);
   const upstream = await readFile(GoMod, 'utf8');
@@ -103,7 +106,7 @@ async function writeKubernetesWrapper(dir: string, version: string, onProgress: 
     join(dir, 'go.mod'),
     `module kubeloop.local/build/kubernetes\n\n${goLine}\n\n${godebug}\n\nrequire k8s.io/kubernetes ${version}\n\nreplace (\n${replaces}\n)\n`,
   );
-  await writeTools(dir, KUBERNETES_COMMANDS.map((c) => `k8s.io/kubernetes/cmd/${c}`));
+  await writeTools(dir, commands.map((c) => `k8s.io/kubernetes/cmd/${c}`));
 }
 
 async function writeEtcdWrapper(dir: string): Promise<void> {
@@ -121,14 +124,15 @@ export async function writeTools(dir: string, packages: string[]): Promise<void>
 const KUBERNETES_COMMANDS = ['kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kubectl'] as const;
 
 /** go build one main package into dest (written to a temp name first so a half-built file never counts). */
-export async function goBuild(cwd: string, pkg: string, dest: string, ldflags: string, label: string, onProgress: ProgressFn): Promise<void> {
+export async function goBuild(cwd: string, pkg: string, dest: string, ldflags: string, label: string, onProgress: ProgressFn, tags: readonly string[] = []): Promise<void> {
   const tmp = `${dest}.tmp-${process.pid}`;
   const started = Date.now();
   // go build -v names each package it compiles (cached ones are skipped), so the graph size is an upper bound.
-  const deps = await runGo({ args: ['list', '-deps', pkg], cwd, label: `go list ${label}`, onProgress });
+  const tagArgs = tags.length > 0 ? [`-tags=${tags.join(',')}`] : [];
+  const deps = await runGo({ args: ['list', '-deps', ...tagArgs, pkg], cwd, label: `go list ${label}`, onProgress });
   const totalPackages = deps.stdout.split('\n').filter(Boolean).length;
   onProgress(`building ${label} (${totalPackages} packages in its build graph) ...`);
-  await runGo({ args: ['build', '-v', '-trimpath', `-ldflags=${ldflags}`, '-o', tmp, pkg], cwd, label, onProgress, totalPackages });
+  await runGo({ args: ['build', '-v', '-trimpath', ...tagArgs, `-ldflags=${ldflags}`, '-o', tmp, pkg], cwd, label, onProgress, totalPackages });
   await rename(tmp, dest);
   onProgress(`built ${label} in ${Math.round((Date.now() - started) / 1000)}s`);
 }

@@ -106,7 +106,7 @@ async function newServiceAccountKey(): Promise<RsaKey> {
 const LOOPBACK_HOSTS = ['localhost', '127.0.0.1'];
 
 /** Creates the whole PKI under dir (mode 0600 keys) and returns the file paths and client PEMs. */
-export async function createControlPlanePki(dir: string): Promise<ControlPlanePki> {
+export async function createControlPlanePki(dir: string, extraServingHosts: readonly string[] = []): Promise<ControlPlanePki> {
   const ids = Object.keys(CLIENTS) as ClientIdentity[];
   // Fresh CA keys: a CA key shared by every local cluster would let anyone holding one cluster's ca.key
   // mint certificates every other one trusts. RSA because node-forge signs with RSA only.
@@ -128,7 +128,7 @@ export async function createControlPlanePki(dir: string): Promise<ControlPlanePk
       {
         commonName: 'kube-apiserver',
         usage: 'server',
-        hosts: ['localhost', 'kubernetes', 'kubernetes.default', 'kubernetes.default.svc', 'kubernetes.default.svc.cluster.local', '127.0.0.1', '10.0.0.1'],
+        hosts: ['localhost', 'kubernetes', 'kubernetes.default', 'kubernetes.default.svc', 'kubernetes.default.svc.cluster.local', '127.0.0.1', '10.0.0.1', ...extraServingHosts],
       },
       servingKey,
     ),

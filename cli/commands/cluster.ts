@@ -10,16 +10,21 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { ensureBinaries, KUBERNETES_RELEASES, pidAlive, startControlPlane, VERSIONS } from '../cluster/index.ts';
+import { machineLockHolder, RealNodeLockedError } from '../cluster/real-node/machine-lock.ts';
+import { ensureNodeBinaries } from '../cluster/node-binaries.ts';
+import { blockersMessage, realNodeBlockers } from '../cluster/real-node/preflight.ts';
 
 const USAGE = `usage: kubeloop cluster <build|up|down|status|kubeconfig> [--dir DIR]
 
-  build [--kubernetes oldest|VERSION]
+  build [--kubernetes oldest|VERSION] [--real-node]
                         build or locate kube-apiserver, etcd, kwok, helm... (cached under ~/.cache/kubeloop);
                         --kubernetes oldest: the oldest supported API server (${KUBERNETES_RELEASES.oldest}), which the
-                        compatibility e2e runs against
-  up [--nodes N] [--detach]
+                        compatibility e2e runs against; --real-node: also containerd, kubelet, kube-proxy, CoreDNS
+  up [--nodes N] [--detach] [--real-node]
                         start etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kwok;
-                        foreground until Ctrl-C unless --detach
+                        foreground until Ctrl-C unless --detach; --real-node: also one real node (containerd,
+                        kubelet, kube-proxy, CoreDNS in their own network namespace; root, runc and the CNI
+                        plugins needed; one per machine), the kwok nodes then tainted
   down                  stop a detached control plane
   status                is it running, and where
   kubeconfig            print the admin kubeconfig path (export KUBECONFIG=$(kubeloop cluster kubeconfig))
@@ -49,7 +54,7 @@ async function readState(dir: string): Promise<State | undefined> {
   }
 }
 
-async function build(kubernetes: string | undefined): Promise<number> {
+async function build(kubernetes: string | undefined, realNode: boolean): Promise<number> {
   const started = Date.now();
   const version = kubernetes === 'oldest' ? KUBERNETES_RELEASES.oldest : kubernetes;
   if (version !== undefined && !/^v1\.\d+\.\d+$/.test(version)) {
@@ -57,19 +62,33 @@ async function build(kubernetes: string | undefined): Promise<number> {
     return 2;
   }
   const binaries = await ensureBinaries({ onProgress: progress, ...(version ? { kubernetesVersion: version } : {}) });
-  for (const [name, path] of Object.entries(binaries)) console.log(`${name.padEnd(22)} ${path}`);
+  const nodeBinaries = realNode ? await ensureNodeBinaries({ onProgress: progress, ...(version ? { kubernetesVersion: version } : {}) }) : {};
+  for (const [name, path] of Object.entries({ ...binaries, ...nodeBinaries })) console.log(`${name.padEnd(22)} ${path}`);
   progress(`binaries ready (${((Date.now() - started) / 1000).toFixed(1)}s)`);
   return 0;
 }
 
-async function upForeground(dir: string, nodes: number): Promise<number> {
+/** Refuses a real node this machine cannot run, or one another process already runs: one line, exit 2. */
+async function realNodeRefusal(): Promise<string | undefined> {
+  const blockers = await realNodeBlockers();
+  if (blockers.length > 0) return blockersMessage(blockers);
+  const holder = await machineLockHolder();
+  return holder === undefined ? undefined : `kubeloop: ${new RealNodeLockedError(holder).message}`;
+}
+
+async function upForeground(dir: string, nodes: number, realNode: boolean): Promise<number> {
   const running = await readState(dir);
   if (running) {
     console.error(`kubeloop: a control plane already runs from ${dir} (pid ${running.pid}); "kubeloop cluster down --dir ${dir}" stops it`);
     return 1;
   }
+  const refusal = realNode ? await realNodeRefusal() : undefined;
+  if (refusal) {
+    console.error(refusal);
+    return 2;
+  }
   await mkdir(dir, { recursive: true });
-  const plane = await startControlPlane({ dir, nodes, onProgress: progress });
+  const plane = await startControlPlane({ dir, nodes, onProgress: progress, realNode });
   const state: State = { pid: process.pid, server: plane.server, kubeconfig: plane.kubeconfigPath, startedAt: new Date().toISOString() };
   await writeFile(join(dir, 'state.json'), JSON.stringify(state, null, 2));
   console.log(`control plane up: ${plane.server}\nexport KUBECONFIG=${plane.kubeconfigPath}\nlogs: ${join(dir, 'logs')}`);
@@ -85,18 +104,23 @@ async function upForeground(dir: string, nodes: number): Promise<number> {
   return 0;
 }
 
-async function upDetached(dir: string, nodes: number): Promise<number> {
+async function upDetached(dir: string, nodes: number, realNode: boolean): Promise<number> {
   await mkdir(dir, { recursive: true });
   const running = await readState(dir);
   if (running) {
     console.log(`already running (pid ${running.pid}): ${running.server}\nexport KUBECONFIG=${running.kubeconfig}`);
     return 0;
   }
+  const refusal = realNode ? await realNodeRefusal() : undefined;
+  if (refusal) {
+    console.error(refusal);
+    return 2;
+  }
   await rm(join(dir, 'state.json'), { force: true });
   const logPath = join(dir, 'up.log');
   const fd = openSync(logPath, 'w');
   const script = process.argv[1] as string;
-  const child = spawn(process.execPath, [...process.execArgv, script, 'cluster', 'up', '--dir', dir, '--nodes', String(nodes)], {
+  const child = spawn(process.execPath, [...process.execArgv, script, 'cluster', 'up', '--dir', dir, '--nodes', String(nodes), ...(realNode ? ['--real-node'] : [])], {
     detached: true,
     stdio: ['ignore', fd, fd],
   });
@@ -164,6 +188,7 @@ export async function run(argv: string[]): Promise<number> {
       dir: { type: 'string' },
       nodes: { type: 'string', default: '2' },
       detach: { type: 'boolean', default: false },
+      'real-node': { type: 'boolean', default: false },
       kubernetes: { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
     },
@@ -181,9 +206,9 @@ export async function run(argv: string[]): Promise<number> {
   }
   switch (sub) {
     case 'build':
-      return build(values.kubernetes);
+      return build(values.kubernetes, values['real-node']);
     case 'up':
-      return values.detach ? upDetached(dir, nodes) : upForeground(dir, nodes);
+      return values.detach ? upDetached(dir, nodes, values['real-node']) : upForeground(dir, nodes, values['real-node']);
     case 'down':
       return down(dir);
     case 'status':

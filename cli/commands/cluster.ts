@@ -11,15 +11,19 @@ import { parseArgs } from 'node:util';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { ensureBinaries, KUBERNETES_RELEASES, pidAlive, startControlPlane, VERSIONS } from '../cluster/index.ts';
 import { machineLockHolder, RealNodeLockedError } from '../cluster/real-node/machine-lock.ts';
+import { ensureJaeger } from '../cluster/jaeger.ts';
+import { ensureKnativeWebhook } from '../cluster/knative-webhook.ts';
 import { ensureNodeBinaries } from '../cluster/node-binaries.ts';
 import { blockersMessage, realNodeBlockers } from '../cluster/real-node/preflight.ts';
 
 const USAGE = `usage: kubeloop cluster <build|up|down|status|kubeconfig> [--dir DIR]
 
-  build [--kubernetes oldest|VERSION] [--real-node]
+  build [--kubernetes oldest|VERSION] [--real-node] [--tracing] [--knative]
                         build or locate kube-apiserver, etcd, kwok, helm... (cached under ~/.cache/kubeloop);
                         --kubernetes oldest: the oldest supported API server (${KUBERNETES_RELEASES.oldest}), which the
-                        compatibility e2e runs against; --real-node: also containerd, kubelet, kube-proxy, CoreDNS
+                        compatibility e2e runs against; --real-node: also containerd, kubelet, kube-proxy, CoreDNS;
+                        --tracing: also Jaeger (kubeloop dev --tracing); --knative: also Knative Serving's webhook
+                        (the chart's Knative e2e)
   up [--nodes N] [--detach] [--real-node]
                         start etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kwok;
                         foreground until Ctrl-C unless --detach; --real-node: also one real node (containerd,
@@ -54,7 +58,14 @@ async function readState(dir: string): Promise<State | undefined> {
   }
 }
 
-async function build(kubernetes: string | undefined, realNode: boolean): Promise<number> {
+/** What `build` makes besides the control plane; each is cached, so asking again costs nothing. */
+interface BuildExtras {
+  realNode: boolean;
+  tracing: boolean;
+  knative: boolean;
+}
+
+async function build(kubernetes: string | undefined, extras: BuildExtras): Promise<number> {
   const started = Date.now();
   const version = kubernetes === 'oldest' ? KUBERNETES_RELEASES.oldest : kubernetes;
   if (version !== undefined && !/^v1\.\d+\.\d+$/.test(version)) {
@@ -62,8 +73,10 @@ async function build(kubernetes: string | undefined, realNode: boolean): Promise
     return 2;
   }
   const binaries = await ensureBinaries({ onProgress: progress, ...(version ? { kubernetesVersion: version } : {}) });
-  const nodeBinaries = realNode ? await ensureNodeBinaries({ onProgress: progress, ...(version ? { kubernetesVersion: version } : {}) }) : {};
-  for (const [name, path] of Object.entries({ ...binaries, ...nodeBinaries })) console.log(`${name.padEnd(22)} ${path}`);
+  const nodeBinaries = extras.realNode ? await ensureNodeBinaries({ onProgress: progress, ...(version ? { kubernetesVersion: version } : {}) }) : {};
+  const jaeger = extras.tracing ? { jaeger: await ensureJaeger(progress) } : {};
+  const knative = extras.knative ? { knativeWebhook: await ensureKnativeWebhook(progress) } : {};
+  for (const [name, path] of Object.entries({ ...binaries, ...nodeBinaries, ...jaeger, ...knative })) console.log(`${name.padEnd(22)} ${path}`);
   progress(`binaries ready (${((Date.now() - started) / 1000).toFixed(1)}s)`);
   return 0;
 }
@@ -189,6 +202,8 @@ export async function run(argv: string[]): Promise<number> {
       nodes: { type: 'string', default: '2' },
       detach: { type: 'boolean', default: false },
       'real-node': { type: 'boolean', default: false },
+      tracing: { type: 'boolean', default: false },
+      knative: { type: 'boolean', default: false },
       kubernetes: { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
     },
@@ -206,7 +221,7 @@ export async function run(argv: string[]): Promise<number> {
   }
   switch (sub) {
     case 'build':
-      return build(values.kubernetes, values['real-node']);
+      return build(values.kubernetes, { realNode: values['real-node'], tracing: values.tracing, knative: values.knative });
     case 'up':
       return values.detach ? upDetached(dir, nodes, values['real-node']) : upForeground(dir, nodes, values['real-node']);
     case 'down':

@@ -93,7 +93,12 @@ describe('kubeloop init --language', () => {
   ])('%s --admission %s: the scaffold\'s test passes at once, the hook and function.yaml for a namespace admin, and the served function passes kubeloop conformance', async (language, type) => {
     const dir = await scaffold(language, `${language}-${type}`, ['--admission', type]);
     const kinds = (file: string) => parseAllDocuments(readFileSync(join(dir, file), 'utf8')).map((d) => (d.toJS() as { kind: string }).kind);
-    expect(kinds('admission-hook.yaml')).toEqual(['AdmissionHook', 'ServiceAccount']);
+    // A mutating hook's ServiceAccount may update and patch what it matches, or the gateway will not serve it.
+    expect(kinds('admission-hook.yaml')).toEqual(type === 'mutating' ? ['AdmissionHook', 'ServiceAccount', 'Role', 'RoleBinding'] : ['AdmissionHook', 'ServiceAccount']);
+    if (type === 'mutating') {
+      const role = parseAllDocuments(readFileSync(join(dir, 'admission-hook.yaml'), 'utf8')).map((d) => d.toJS() as { kind: string; rules?: Array<{ verbs: string[] }> }).find((d) => d.kind === 'Role');
+      expect(role?.rules?.flatMap((rule) => rule.verbs)).toEqual(expect.arrayContaining(['update', 'patch']));
+    }
     expect(kinds('function.yaml')).toEqual(['Deployment', 'Service']);
     let command: [string, string[]];
     if (language === 'python') {

@@ -2,6 +2,7 @@
 // admission policies, rendered and installed under this suite's names (the control plane is shared), the
 // policies bound to objects carrying this suite's label, and users bound to nothing but `admin` in a namespace.
 import type { KubeClient } from '../../lib/kube/kube-client.ts';
+import { eventually } from '../cluster/eventually.ts';
 import { byKind, renderChart, type Manifest } from './chart-render.ts';
 
 const ADMISSION = '/apis/admissionregistration.k8s.io/v1';
@@ -40,6 +41,8 @@ export async function installTenantPolicies(client: KubeClient, helm: string, su
     });
     installed.push(`${ADMISSION}/validatingadmissionpolicybindings/${name}`, `${ADMISSION}/validatingadmissionpolicies/${name}`);
   }
+  await untilLoopPolicyEnforced(client, suite, label);
+  await untilHookPolicyEnforced(client, suite, label);
   return {
     label,
     cleanup: async () => {
@@ -66,4 +69,47 @@ export async function refusalOf(client: KubeClient, path: string, body: unknown,
   } catch (error) {
     return (error as Error).message;
   }
+}
+
+const API = '/apis/kubeloop.dev/v1alpha1';
+/** A namespace no test creates: a probe naming it is refused by the policies' confinement, and by nothing else. */
+const ELSEWHERE = 'policy-probe-elsewhere';
+
+/** Polls a dry-run create until the policy refuses it with `message`; a kind whose CRD this suite did not install (404) has nothing to wait for. */
+async function untilRefused(what: string, client: KubeClient, path: string, body: unknown, message: string): Promise<void> {
+  await eventually(what, async () => {
+    const refusal = (await refusalOf(client, path, body)) ?? '';
+    return refusal.includes(message) || /could not find the requested resource/.test(refusal) || undefined;
+  }, 60_000);
+}
+
+/**
+ * Waits until the API server enforces a freshly bound Loop policy: a binding takes effect some time after it
+ * is stored (the admission plugin's policy cache), so a suite asserting a refusal at once would race it. The
+ * probe is a dry-run Loop in `namespace`, carrying `labels`, whose only fault is a ServiceAccount elsewhere.
+ */
+export async function untilLoopPolicyEnforced(client: KubeClient, namespace: string, labels: Record<string, string>): Promise<void> {
+  const body = {
+    apiVersion: 'kubeloop.dev/v1alpha1',
+    kind: 'Loop',
+    metadata: { name: 'policy-probe', labels },
+    spec: { for: { apiVersion: 'v1', kind: 'ConfigMap' }, serviceAccount: { namespace: ELSEWHERE, name: 'probe' }, function: { url: `http://probe.${namespace}.svc:8080/` } },
+  };
+  await untilRefused(`the Loop policy enforced in ${namespace}`, client, `${API}/namespaces/${namespace}/loops`, body, 'a Loop acts as a ServiceAccount of its own namespace');
+}
+
+/** The same for the AdmissionHook policy: a dry-run hook whose only fault is a ServiceAccount elsewhere. */
+export async function untilHookPolicyEnforced(client: KubeClient, namespace: string, labels: Record<string, string>): Promise<void> {
+  const body = {
+    apiVersion: 'kubeloop.dev/v1alpha1',
+    kind: 'AdmissionHook',
+    metadata: { name: 'policy-probe', labels },
+    spec: {
+      type: 'validating',
+      rules: [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['configmaps'] }],
+      serviceAccount: { namespace: ELSEWHERE, name: 'probe' },
+      function: { service: { name: 'probe', namespace, port: 8080 } },
+    },
+  };
+  await untilRefused(`the AdmissionHook policy enforced in ${namespace}`, client, `${API}/namespaces/${namespace}/admissionhooks`, body, 'an AdmissionHook runs as a ServiceAccount of its own namespace');
 }

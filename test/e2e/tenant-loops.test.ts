@@ -15,6 +15,7 @@ import { eventually } from '../cluster/eventually.ts';
 import { byKind, renderChart, type Manifest } from './chart-render.ts';
 import { installCrds, routerHarness, type RouterHarness } from './router-harness.ts';
 import { chartRouterIdentity, installTenantRoles } from './tenant-kit.ts';
+import { untilLoopPolicyEnforced } from './tenant-admin.ts';
 
 let h: RouterHarness;
 let teamA: string;
@@ -53,6 +54,7 @@ beforeAll(async () => {
     path: `${ADMISSION}/validatingadmissionpolicybindings`,
     body: { ...binding, metadata: { name: policyName() }, spec: { ...binding.spec, policyName: policyName(), matchResources: { objectSelector: { matchLabels: policed() } } } },
   });
+  await untilLoopPolicyEnforced(h.client, teamA, policed());
   // The router's identity: exactly the chart's router ClusterRole (Loops, their status, events, reviews, Services).
   const routerKubeConfig = await chartRouterIdentity(h.client, manifests, routerUser(), h.suite.server);
   // Two users with nothing but a built-in role in team-a: admin and edit.

@@ -18,6 +18,7 @@ import { eventually } from '../cluster/eventually.ts';
 import { renderChart } from './chart-render.ts';
 import { chartRouterIdentity, installTenantRoles } from './tenant-kit.ts';
 import { installCrds, routerHarness, type RouterHarness } from './router-harness.ts';
+import { refusalOf } from './tenant-admin.ts';
 
 const API = '/apis/kubeloop.dev/v1alpha1';
 const RBAC = '/apis/rbac.authorization.k8s.io/v1';
@@ -60,7 +61,10 @@ const fn = defineFunction({
 /** As the team's admin: the Loop's ServiceAccount and Role, and the router's grant in the namespace (docs/tenants.md). */
 async function grantTeam(team: { ns: string; admin: KubeClient }): Promise<void> {
   const { ns, admin } = team;
-  await admin.request({ method: 'POST', path: `/api/v1/namespaces/${ns}/serviceaccounts`, body: { metadata: { name: 'copier' } } });
+  // The admin's RoleBinding was just created: the API server's RBAC cache takes a moment to honour it.
+  const serviceAccount = { metadata: { name: 'copier' } };
+  await eventually(`${ns} admin may create ServiceAccounts`, async () => (await refusalOf(admin, `/api/v1/namespaces/${ns}/serviceaccounts`, serviceAccount)) === undefined);
+  await admin.request({ method: 'POST', path: `/api/v1/namespaces/${ns}/serviceaccounts`, body: serviceAccount });
   await admin.request({ method: 'POST', path: `${RBAC}/namespaces/${ns}/roles`, body: { metadata: { name: 'copier' }, rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'] }] } });
   await admin.request({ method: 'POST', path: `${RBAC}/namespaces/${ns}/rolebindings`, body: { metadata: { name: 'copier' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'copier' }, subjects: [{ kind: 'ServiceAccount', name: 'copier', namespace: ns }] } });
   await admin.request({

@@ -27,6 +27,7 @@ import { readWebhookConfig } from '../../webhooks/config.ts';
 import { tenantConfigurationName } from '../../webhooks/hook-configuration-shards.ts';
 import { startWebhook, type RunningWebhook } from '../../webhooks/run-webhook.ts';
 import { eventually } from '../cluster/eventually.ts';
+import { refusalOf } from './tenant-admin.ts';
 import { setupClusterSuite, type ClusterSuite } from '../cluster/suite.ts';
 import { byKind, renderChart } from './chart-render.ts';
 import { deleteNamespace, devWebhookFor, HOOK_SUITE_LABEL, installWatcherCrd } from './webhook-harness.ts';
@@ -184,6 +185,8 @@ beforeAll(async () => {
     body: { metadata: { name: alicesName }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'admin' }, subjects: [{ kind: 'User', name: alicesName, apiGroup: 'rbac.authorization.k8s.io' }] },
   });
   alice = root.impersonating({ user: alicesName }, { qps: 100, burst: 200 });
+  // The API server's RBAC cache honours the fresh RoleBinding a moment later.
+  await eventually('alice may create ServiceAccounts', async () => (await refusalOf(alice, `/api/v1/namespaces/${teamA}/serviceaccounts`, { metadata: { name: 'gate' } })) === undefined);
   // Team a's hooks run as ServiceAccount gate, which may get what the hooks read as context, and update and
   // patch ConfigMaps (what a namespaced mutating hook may match, tenant-hook-rules.test.ts).
   await alice.request({ method: 'POST', path: `/api/v1/namespaces/${teamA}/serviceaccounts`, body: { metadata: { name: 'gate' } } });

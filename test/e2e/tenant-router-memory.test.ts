@@ -17,6 +17,7 @@ import type { Router } from '../../router/start-router.ts';
 import { eventually } from '../cluster/eventually.ts';
 import { byKind, renderChart, type Manifest } from './chart-render.ts';
 import { installCrds, routerHarness, type RouterHarness } from './router-harness.ts';
+import { refusalOf } from './tenant-admin.ts';
 
 const MiB = 1024 * 1024;
 const RBAC = '/apis/rbac.authorization.k8s.io/v1';
@@ -135,6 +136,8 @@ beforeAll(async () => {
     body: { metadata: { name: 'custom-kinds' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'custom-kinds' }, subjects: [{ kind: 'User', name: user, apiGroup: 'rbac.authorization.k8s.io' }] },
   });
   admin = h.client.impersonating({ user }, { qps: 100, burst: 200 });
+  // The API server's RBAC cache honours the fresh RoleBinding a moment later.
+  await eventually('the admin may create ServiceAccounts', async () => (await refusalOf(admin, `/api/v1/namespaces/${ns}/serviceaccounts`, { metadata: { name: 'reader' } })) === undefined);
   // The tenant's ServiceAccount for its Loops: reads what they watch, in its namespace only.
   await admin.request({ method: 'POST', path: `/api/v1/namespaces/${ns}/serviceaccounts`, body: { metadata: { name: 'reader' } } });
   await admin.request({

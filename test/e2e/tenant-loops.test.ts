@@ -229,21 +229,39 @@ describe('RBAC and quota', () => {
 
   it('enforces a ResourceQuota on the count of Loops', async () => {
     await h.client.request({ method: 'POST', path: `/api/v1/namespaces/${teamB}/resourcequotas`, body: { metadata: { name: 'loops' }, spec: { hard: { 'count/loops.kubeloop.dev': '1' } } } });
-    // Quota admission needs the usage in status: the quota controller fills it in once its discovery has seen
-    // the new CRD, which can take minutes, so the test writes the empty namespace's usage itself (the
-    // controller, when it comes, counts the same Loops). From here quota admission keeps the count.
-    await h.client.request({
-      method: 'PATCH',
-      path: `/api/v1/namespaces/${teamB}/resourcequotas/loops/status`,
-      contentType: 'application/merge-patch+json',
-      body: { status: { hard: { 'count/loops.kubeloop.dev': '1' }, used: { 'count/loops.kubeloop.dev': '0' } } },
+    // Quota admission charges a Loop only once the quota has a usage in status. The quota controller writes it on
+    // its first sync of the new quota, but counts Loops only once its discovery has seen the CRD (up to 30 s after
+    // it appears), and if it had not, nothing recounts until its five-minute resync. Were the first Loop created
+    // while that first sync was still under way, its retry could count from a cache that had not seen the Loop
+    // yet and write used=0 over admission's charge (one fresh-clone run admitted a second Loop so). So the test
+    // waits for the controller's first sync, and if it could not count Loops yet, writes the empty namespace's
+    // usage itself: the controller keeps a usage it cannot count, and counts the same Loops when it can.
+    const count = 'count/loops.kubeloop.dev';
+    const synced = await eventually('the quota controller syncs the new quota', async () => {
+      const quota = await h.client.request<{ status?: { hard?: Record<string, string>; used?: Record<string, string> } }>({ path: `/api/v1/namespaces/${teamB}/resourcequotas/loops` });
+      return quota.status?.hard?.[count] === '1' && quota.status;
     });
+    if (synced.used?.[count] === undefined) {
+      await h.client.request({
+        method: 'PATCH',
+        path: `/api/v1/namespaces/${teamB}/resourcequotas/loops/status`,
+        contentType: 'application/merge-patch+json',
+        body: { status: { used: { [count]: '0' } } },
+      });
+    }
     const body = (name: string) => ({ ...loopBody(name, {}, {}), spec: { ...loopBody(name, {}, {}).spec, function: { url: `http://copier.${teamB}.svc:8080/` } } });
-    await h.client.request({ method: 'POST', path: loopsIn(teamB), body: body('first') });
-    // The quota controller may recount from a cache that has not seen the first Loop yet and write used=0 for a
-    // moment (one fresh-clone run admitted the second Loop so): quota is eventually consistent, so the second
-    // Loop is tried as a dry run until the count holds, which it must within the bound.
-    const refusal = await eventually('the quota refuses a second Loop', async () => (await refusalOf(h.client, loopsIn(teamB), body('second')))?.includes('exceeded quota') && (await refusalOf(h.client, loopsIn(teamB), body('second'))), 60_000);
+    // Admission reads quotas from its own cache, which may lag the usage just written: until it sees it, a Loop is
+    // refused as "status unknown", and a dry run checked against the usage before the first Loop's charge passes.
+    await eventually('team-b takes its first Loop', async () => {
+      const message = await refusalOf(h.client, loopsIn(teamB), body('first'), false);
+      if (message !== undefined) throw new Error(message);
+      return true;
+    });
+    const refusal = await eventually('the quota refuses a second Loop', async () => {
+      const message = await refusalOf(h.client, loopsIn(teamB), body('second'));
+      if (!message?.includes('exceeded quota')) throw new Error(message ?? 'admitted');
+      return message;
+    });
     expect(refusal).toContain('exceeded quota: loops, requested: count/loops.kubeloop.dev=1, used: count/loops.kubeloop.dev=1, limited: count/loops.kubeloop.dev=1');
   });
 });

@@ -17,8 +17,21 @@ export async function run(argv: string[]): Promise<number> {
   } catch (error) {
     return usageFailure('webhook', error);
   }
+  // The listeners answer probes before start-up has finished (the hooks are still being served). A signal in
+  // that window would kill the process by default, leaving a dev hook configuration registered: it is held and
+  // honoured by the usual shutdown as soon as start-up ends (seen in the images e2e under load).
+  let heldSignal: NodeJS.Signals | undefined;
+  const holdSignal = (signal: NodeJS.Signals) => void (heldSignal ??= signal);
+  process.on('SIGTERM', holdSignal).on('SIGINT', holdSignal);
   const tracing = await startTracing(config.tracing, 'kubeloop-webhook');
-  const webhook = await startWebhook(config);
+  let webhook: Awaited<ReturnType<typeof startWebhook>>;
+  try {
+    webhook = await startWebhook(config);
+  } catch (error) {
+    process.off('SIGTERM', holdSignal).off('SIGINT', holdSignal);
+    await tracing.shutdown();
+    throw error;
+  }
   // Closing the listener first; the informers and timers are unref'd or stopped with it.
   closeOnSignals(webhook.server, {
     drainDelayMs: config.drainDelaySeconds * 1000,
@@ -29,5 +42,9 @@ export async function run(argv: string[]): Promise<number> {
         .finally(() => process.exit(code));
     },
   });
+  // The shutdown handlers go on before the start-up ones come off: removing a signal's last listener closes its
+  // handle, and a signal caught by it but not yet dispatched would be lost with it (as router.ts explains).
+  process.off('SIGTERM', holdSignal).off('SIGINT', holdSignal);
+  if (heldSignal) process.kill(process.pid, heldSignal);
   return new Promise<number>(() => {});
 }

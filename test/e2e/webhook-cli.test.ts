@@ -77,4 +77,19 @@ describe('kubeloop webhook --dev', () => {
     const [code] = (await exited) as [number | null];
     expect(code).toBe(0);
   });
+
+  it('told to stop while still starting (its listener already answering), shuts down as usual once started: exit 0', async () => {
+    // Probes reach the listener before the hooks are served; a kubelet's SIGTERM may land in that window.
+    const starting = spawn(process.execPath, ['cli/bin.js', 'webhook', ...devArgs], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const exited = once(starting, 'exit');
+    for await (const line of createInterface({ input: starting.stdout! })) {
+      if (line.includes('Server listening at https://')) break;
+    }
+    starting.kill('SIGTERM');
+    const logged: string[] = [];
+    starting.stdout!.on('data', (chunk: Buffer) => logged.push(chunk.toString()));
+    const [code, signal] = (await exited) as [number | null, NodeJS.Signals | null];
+    expect({ code, signal }).toEqual({ code: 0, signal: null });
+    expect(logged.join('')).toContain('shutdown complete');
+  });
 });

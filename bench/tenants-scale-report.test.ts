@@ -11,6 +11,7 @@ function row(tenants: number, over: Partial<ScaleRow> = {}): ScaleRow {
     router: { rss: 100 * MiB, cpuMsPerS: 1 },
     gateway: { rss: 80 * MiB, cpuMsPerS: 0.5 },
     watches: 2 * tenants,
+    series: 500 + 60 * tenants,
     readyMs: 1000,
     createMs: 500,
     quiet: { aloneP99: 20, busyP99: 30, samples: 50 },
@@ -45,7 +46,7 @@ describe('tenantCosts', () => {
       row(1000, { router: { rss: 208 * MiB, cpuMsPerS: 10.9 }, gateway: { rss: 89 * MiB, cpuMsPerS: 0.5 }, restartConvergeMs: 11_900 }),
     ]);
     expect(costs).toHaveLength(2);
-    expect(costs[0]).toMatchObject({ from: 10, to: 100, watches: 2 });
+    expect(costs[0]).toMatchObject({ from: 10, to: 100, watches: 2, series: 60 });
     expect(costs[0]!.routerRssMiB).toBeCloseTo(0.2);
     expect(costs[0]!.routerCpuMsPerS).toBeCloseTo(0.01);
     expect(costs[0]!.gatewayRssMiB).toBeCloseTo(0.1);

@@ -10,6 +10,8 @@ export interface ScaleRow {
   gateway: { rss: number; cpuMsPerS: number };
   /** WATCH requests the API server holds open for the router (its count with the router minus without). */
   watches: number;
+  /** Samples on the router's /metrics (series, histogram buckets counted one by one). */
+  series: number;
   /** From the first create of this size's new tenants until every Loop is Ready; the creates alone took createMs. */
   readyMs: number;
   createMs: number;
@@ -29,6 +31,7 @@ export interface TenantCost {
   routerCpuMsPerS: number;
   gatewayRssMiB: number;
   watches: number;
+  series: number;
   restartMs: number;
 }
 
@@ -66,6 +69,7 @@ export function tenantCosts(rows: ScaleRow[]): TenantCost[] {
       routerCpuMsPerS: (b.router.cpuMsPerS - a.router.cpuMsPerS) / added,
       gatewayRssMiB: (b.gateway.rss - a.gateway.rss) / MiB / added,
       watches: (b.watches - a.watches) / added,
+      series: (b.series - a.series) / added,
       restartMs: (b.restartConvergeMs - a.restartConvergeMs) / added,
     });
   }
@@ -79,11 +83,11 @@ export function formatScale(rows: ScaleRow[], load: string): string[] {
   const lines = [
     '',
     'Tenants: a namespaced Loop each (ConfigMap, owns Secret), every tenth an AdmissionHook; one router, one gateway',
-    '  tenants  hooks  router RSS  CPU at rest  gateway RSS  CPU at rest  watches  all Ready  (creates)  quiet p99 alone / busy  ratio  admission p99 hook / none  restart converged',
+    '  tenants  hooks  router RSS  CPU at rest  gateway RSS  CPU at rest  watches  metric series  all Ready  (creates)  quiet p99 alone / busy  ratio  admission p99 hook / none  restart converged',
   ];
   for (const r of rows) {
     lines.push(
-      `  ${String(r.tenants).padStart(7)}  ${String(r.hooks).padStart(5)}  ${mib(r.router.rss).padStart(10)}  ${`${r.router.cpuMsPerS.toFixed(1)} ms/s`.padStart(11)}  ${mib(r.gateway.rss).padStart(11)}  ${`${r.gateway.cpuMsPerS.toFixed(1)} ms/s`.padStart(11)}  ${String(r.watches).padStart(7)}  ${sec(r.readyMs).padStart(9)}  ${`(${sec(r.createMs)})`.padStart(9)}  ${`${r.quiet.aloneP99.toFixed(0)} / ${r.quiet.busyP99.toFixed(0)} ms`.padStart(22)}  ${(r.quiet.busyP99 / r.quiet.aloneP99).toFixed(2).padStart(5)}  ${`${r.admission.hookedP99.toFixed(1)} / ${r.admission.unhookedP99.toFixed(1)} ms`.padStart(25)}  ${sec(r.restartConvergeMs).padStart(17)}`,
+      `  ${String(r.tenants).padStart(7)}  ${String(r.hooks).padStart(5)}  ${mib(r.router.rss).padStart(10)}  ${`${r.router.cpuMsPerS.toFixed(1)} ms/s`.padStart(11)}  ${mib(r.gateway.rss).padStart(11)}  ${`${r.gateway.cpuMsPerS.toFixed(1)} ms/s`.padStart(11)}  ${String(r.watches).padStart(7)}  ${String(r.series).padStart(13)}  ${sec(r.readyMs).padStart(9)}  ${`(${sec(r.createMs)})`.padStart(9)}  ${`${r.quiet.aloneP99.toFixed(0)} / ${r.quiet.busyP99.toFixed(0)} ms`.padStart(22)}  ${(r.quiet.busyP99 / r.quiet.aloneP99).toFixed(2).padStart(5)}  ${`${r.admission.hookedP99.toFixed(1)} / ${r.admission.unhookedP99.toFixed(1)} ms`.padStart(25)}  ${sec(r.restartConvergeMs).padStart(17)}`,
     );
   }
   const costs = tenantCosts(rows);
@@ -91,7 +95,7 @@ export function formatScale(rows: ScaleRow[], load: string): string[] {
     lines.push('  per added tenant (goals: router <= 0.5 MiB and no measurable CPU at rest; restart converged <= 60 s at 1,000)');
     for (const c of costs) {
       lines.push(
-        `    ${`${c.from} -> ${c.to}`.padEnd(12)} router RSS ${c.routerRssMiB.toFixed(3)} MiB  CPU at rest ${c.routerCpuMsPerS.toFixed(3)} ms/s  gateway RSS ${c.gatewayRssMiB.toFixed(3)} MiB  watches ${c.watches.toFixed(2)}  restart ${c.restartMs.toFixed(1)} ms`,
+        `    ${`${c.from} -> ${c.to}`.padEnd(12)} router RSS ${c.routerRssMiB.toFixed(3)} MiB  CPU at rest ${c.routerCpuMsPerS.toFixed(3)} ms/s  gateway RSS ${c.gatewayRssMiB.toFixed(3)} MiB  watches ${c.watches.toFixed(2)}  metric series ${c.series.toFixed(1)}  restart ${c.restartMs.toFixed(1)} ms`,
       );
     }
   }

@@ -101,14 +101,22 @@ async function openWatches(kubectl: BenchPlane['kubectl']): Promise<number> {
 interface Spawned {
   child: ChildProcess;
   pid: number;
+  /** The ops server (/metrics). */
+  opsUrl: string;
 }
 
 async function spawnRouter(kubeconfigPath: string): Promise<Spawned> {
-  const { child } = await spawnUntilUrl(
+  const { child, url } = await spawnUntilUrl(
     ['cli/main.ts', 'router', `--kubeconfig=${kubeconfigPath}`, '--port=0', '--host=127.0.0.1', '--allow-loopback-functions', '--log-level=info'],
-    { cwd: ROOT, match: (line) => (line.includes('"router started"') ? 'started' : undefined) },
+    { cwd: ROOT, match: (line) => (line.includes('"router started"') ? (JSON.parse(line) as { ops: string }).ops : undefined) },
   );
-  return { child, pid: child.pid! };
+  return { child, pid: child.pid!, opsUrl: url };
+}
+
+/** Samples the router's /metrics holds: what grows with every Loop's label values. */
+async function metricSeries(opsUrl: string): Promise<number> {
+  const response = await fetch(`${opsUrl}/metrics`);
+  return parsePrometheusText(await response.text()).length;
 }
 
 async function stop(child: ChildProcess): Promise<void> {
@@ -219,6 +227,7 @@ async function main(): Promise<void> {
       await new Promise((r) => setTimeout(r, 3000));
       const [routerRest, gatewayRest] = await atRest([router.pid, gateway.child.pid!], REST_MS);
       const watches = (await openWatches(bench.kubectl)) - watchesWithoutRouter;
+      const series = await metricSeries(router.opsUrl);
       const admission = await admissionP99(client, tenant(0), tenant(1));
       const quietNs = tenant(size - 1);
       const busy = Array.from({ length: Math.min(BUSY, size - 1) }, (_, i) => i);
@@ -237,6 +246,7 @@ async function main(): Promise<void> {
         router: routerRest!,
         gateway: gatewayRest!,
         watches,
+        series,
         readyMs,
         createMs,
         quiet: { aloneP99: percentile(alone, 99), busyP99: percentile(withBusy, 99), samples: alone.length + withBusy.length },

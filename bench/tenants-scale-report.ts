@@ -21,6 +21,8 @@ export interface ScaleRow {
   admission: { hookedP99: number; unhookedP99: number };
   /** Router restart: spawn -> every tenant's Loop has called its function again. */
   restartConvergeMs: number;
+  /** The same restart with other router flags (BENCH_RESTART_ARGS), right after. */
+  restartWithArgs?: { args: string; ms: number };
 }
 
 /** Cost of one added tenant between two consecutive sizes. */
@@ -98,6 +100,9 @@ export function formatScale(rows: ScaleRow[], load: string): string[] {
         `    ${`${c.from} -> ${c.to}`.padEnd(12)} router RSS ${c.routerRssMiB.toFixed(3)} MiB  CPU at rest ${c.routerCpuMsPerS.toFixed(3)} ms/s  gateway RSS ${c.gatewayRssMiB.toFixed(3)} MiB  watches ${c.watches.toFixed(2)}  metric series ${c.series.toFixed(1)}  restart ${c.restartMs.toFixed(1)} ms`,
       );
     }
+  }
+  for (const r of rows.filter((r) => r.restartWithArgs)) {
+    lines.push(`  restart at ${r.tenants} tenants: ${sec(r.restartConvergeMs)} as configured, ${sec(r.restartWithArgs!.ms)} with ${r.restartWithArgs!.args} (${(r.restartWithArgs!.ms / r.restartConvergeMs).toFixed(2)}x)`);
   }
   lines.push(`  (${load}; the quiet tenant's ratio goal: <= 1.5 with 10 busy neighbours)`);
   return lines;

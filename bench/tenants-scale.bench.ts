@@ -28,6 +28,8 @@ const BUSY_OBJECTS = Number(process.env.BENCH_BUSY_OBJECTS ?? 100);
 const PHASE_MS = Number(process.env.BENCH_PHASE_SECONDS ?? 10) * 1000;
 const REST_MS = Number(process.env.BENCH_REST_SECONDS ?? 10) * 1000;
 const ADMISSIONS = Number(process.env.BENCH_ADMISSIONS ?? 100);
+// A second restart per size with these router flags (e.g. "--qps=500 --burst=1000"), measured right after the first.
+const RESTART_ARGS = (process.env.BENCH_RESTART_ARGS ?? '').split(' ').filter(Boolean);
 const CHANGED_AT = 'bench.kubeloop.dev/changed-at';
 const GROUP = '/apis/kubeloop.dev/v1alpha1';
 const tenant = (i: number) => `scale-${String(i).padStart(4, '0')}`;
@@ -105,9 +107,9 @@ interface Spawned {
   opsUrl: string;
 }
 
-async function spawnRouter(kubeconfigPath: string): Promise<Spawned> {
+async function spawnRouter(kubeconfigPath: string, extra: string[] = []): Promise<Spawned> {
   const { child, url } = await spawnUntilUrl(
-    ['cli/main.ts', 'router', `--kubeconfig=${kubeconfigPath}`, '--port=0', '--host=127.0.0.1', '--allow-loopback-functions', '--log-level=info'],
+    ['cli/main.ts', 'router', `--kubeconfig=${kubeconfigPath}`, '--port=0', '--host=127.0.0.1', '--allow-loopback-functions', '--log-level=info', ...extra],
     { cwd: ROOT, match: (line) => (line.includes('"router started"') ? (JSON.parse(line) as { ops: string }).ops : undefined) },
   );
   return { child, pid: child.pid!, opsUrl: url };
@@ -234,12 +236,19 @@ async function main(): Promise<void> {
       const alone = await quietPhase(client, quietNs, []);
       const withBusy = await quietPhase(client, quietNs, busy);
       // Restart: the new router lists every Loop and its objects again; converged when every tenant called again.
-      await stop(router.child);
-      const restartAt = performance.now();
-      router = await spawnRouter(plane.kubeconfigPath);
-      await untilAllCalled(tenants, restartAt);
-      const restartConvergeMs = performance.now() - restartAt;
-      console.error(`[bench] ${size} tenants: router restart converged in ${(restartConvergeMs / 1000).toFixed(1)} s`);
+      const restart = async (extra: string[]): Promise<number> => {
+        await stop(router!.child);
+        const restartAt = performance.now();
+        router = await spawnRouter(plane.kubeconfigPath, extra);
+        await untilAllCalled(tenants, restartAt);
+        const ms = performance.now() - restartAt;
+        console.error(`[bench] ${size} tenants: router restart ${extra.join(' ')} converged in ${(ms / 1000).toFixed(1)} s`);
+        return ms;
+      };
+      const restartConvergeMs = await restart([]);
+      const restartWithArgsMs = RESTART_ARGS.length > 0 ? await restart(RESTART_ARGS) : undefined;
+      // The next size runs with the router as configured.
+      if (restartWithArgsMs !== undefined) await restart([]);
       rows.push({
         tenants: size,
         hooks: hooksAt(size),
@@ -252,6 +261,7 @@ async function main(): Promise<void> {
         quiet: { aloneP99: percentile(alone, 99), busyP99: percentile(withBusy, 99), samples: alone.length + withBusy.length },
         admission,
         restartConvergeMs,
+        ...(restartWithArgsMs === undefined ? {} : { restartWithArgs: { args: RESTART_ARGS.join(' '), ms: restartWithArgsMs } }),
       });
     }
     for (const line of formatScale(rows, machineLoad())) console.log(line);

@@ -12,6 +12,7 @@ function row(tenants: number, over: Partial<ScaleRow> = {}): ScaleRow {
     gateway: { rss: 80 * MiB, cpuMsPerS: 0.5 },
     watches: 2 * tenants,
     series: 500 + 60 * tenants,
+    scrapeCpuMs: 10,
     readyMs: 1000,
     createMs: 500,
     quiet: { aloneP99: 20, busyP99: 30, samples: 50 },
@@ -66,6 +67,7 @@ describe('formatScale', () => {
     expect(text).toMatch(/ {7}10 {6}1 {3}100\.0 MiB {5}1\.0 ms\/s/);
     expect(text).toContain('20 / 30 ms   1.50');
     expect(text).toContain('12.0 / 4.0 ms');
+    expect(text).toContain('1100 (10 ms)');
     expect(text).toContain('10 -> 100    router RSS 0.200 MiB  CPU at rest 0.010 ms/s');
     expect(text).toContain('(load average 5.0 on 2 CPUs;');
   });

@@ -12,6 +12,8 @@ export interface ScaleRow {
   watches: number;
   /** Samples on the router's /metrics (series, histogram buckets counted one by one). */
   series: number;
+  /** The router's CPU for one scrape of /metrics (10 ms ticks). */
+  scrapeCpuMs: number;
   /** From the first create of this size's new tenants until every Loop is Ready; the creates alone took createMs. */
   readyMs: number;
   createMs: number;
@@ -85,11 +87,11 @@ export function formatScale(rows: ScaleRow[], load: string): string[] {
   const lines = [
     '',
     'Tenants: a namespaced Loop each (ConfigMap, owns Secret), every tenth an AdmissionHook; one router, one gateway',
-    '  tenants  hooks  router RSS  CPU at rest  gateway RSS  CPU at rest  watches  metric series  all Ready  (creates)  quiet p99 alone / busy  ratio  admission p99 hook / none  restart converged',
+    '  tenants  hooks  router RSS  CPU at rest  gateway RSS  CPU at rest  watches  metric series (scrape CPU)  all Ready  (creates)  quiet p99 alone / busy  ratio  admission p99 hook / none  restart converged',
   ];
   for (const r of rows) {
     lines.push(
-      `  ${String(r.tenants).padStart(7)}  ${String(r.hooks).padStart(5)}  ${mib(r.router.rss).padStart(10)}  ${`${r.router.cpuMsPerS.toFixed(1)} ms/s`.padStart(11)}  ${mib(r.gateway.rss).padStart(11)}  ${`${r.gateway.cpuMsPerS.toFixed(1)} ms/s`.padStart(11)}  ${String(r.watches).padStart(7)}  ${String(r.series).padStart(13)}  ${sec(r.readyMs).padStart(9)}  ${`(${sec(r.createMs)})`.padStart(9)}  ${`${r.quiet.aloneP99.toFixed(0)} / ${r.quiet.busyP99.toFixed(0)} ms`.padStart(22)}  ${(r.quiet.busyP99 / r.quiet.aloneP99).toFixed(2).padStart(5)}  ${`${r.admission.hookedP99.toFixed(1)} / ${r.admission.unhookedP99.toFixed(1)} ms`.padStart(25)}  ${sec(r.restartConvergeMs).padStart(17)}`,
+      `  ${String(r.tenants).padStart(7)}  ${String(r.hooks).padStart(5)}  ${mib(r.router.rss).padStart(10)}  ${`${r.router.cpuMsPerS.toFixed(1)} ms/s`.padStart(11)}  ${mib(r.gateway.rss).padStart(11)}  ${`${r.gateway.cpuMsPerS.toFixed(1)} ms/s`.padStart(11)}  ${String(r.watches).padStart(7)}  ${`${r.series} (${r.scrapeCpuMs} ms)`.padStart(26)}  ${sec(r.readyMs).padStart(9)}  ${`(${sec(r.createMs)})`.padStart(9)}  ${`${r.quiet.aloneP99.toFixed(0)} / ${r.quiet.busyP99.toFixed(0)} ms`.padStart(22)}  ${(r.quiet.busyP99 / r.quiet.aloneP99).toFixed(2).padStart(5)}  ${`${r.admission.hookedP99.toFixed(1)} / ${r.admission.unhookedP99.toFixed(1)} ms`.padStart(25)}  ${sec(r.restartConvergeMs).padStart(17)}`,
     );
   }
   const costs = tenantCosts(rows);

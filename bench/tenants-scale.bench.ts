@@ -115,10 +115,12 @@ async function spawnRouter(kubeconfigPath: string, extra: string[] = []): Promis
   return { child, pid: child.pid!, opsUrl: url };
 }
 
-/** Samples the router's /metrics holds: what grows with every Loop's label values. */
-async function metricSeries(opsUrl: string): Promise<number> {
-  const response = await fetch(`${opsUrl}/metrics`);
-  return parsePrometheusText(await response.text()).length;
+/** Samples the router's /metrics holds (what grows with every Loop's label values), and the router's CPU for one scrape. */
+async function scrape(router: Spawned): Promise<{ series: number; scrapeCpuMs: number }> {
+  const before = readProcess(router.pid).cpuMs;
+  const text = await (await fetch(`${router.opsUrl}/metrics`)).text();
+  const scrapeCpuMs = readProcess(router.pid).cpuMs - before;
+  return { series: parsePrometheusText(text).length, scrapeCpuMs };
 }
 
 async function stop(child: ChildProcess): Promise<void> {
@@ -229,7 +231,7 @@ async function main(): Promise<void> {
       await new Promise((r) => setTimeout(r, 3000));
       const [routerRest, gatewayRest] = await atRest([router.pid, gateway.child.pid!], REST_MS);
       const watches = (await openWatches(bench.kubectl)) - watchesWithoutRouter;
-      const series = await metricSeries(router.opsUrl);
+      const { series, scrapeCpuMs } = await scrape(router);
       const admission = await admissionP99(client, tenant(0), tenant(1));
       const quietNs = tenant(size - 1);
       const busy = Array.from({ length: Math.min(BUSY, size - 1) }, (_, i) => i);
@@ -256,6 +258,7 @@ async function main(): Promise<void> {
         gateway: gatewayRest!,
         watches,
         series,
+        scrapeCpuMs,
         readyMs,
         createMs,
         quiet: { aloneP99: percentile(alone, 99), busyP99: percentile(withBusy, 99), samples: alone.length + withBusy.length },

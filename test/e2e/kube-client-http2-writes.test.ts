@@ -1,5 +1,6 @@
 // KubeClient's `http2Writes` against the real API server: writes go over node:http2 and behave as over undici
 // (answers, Status errors with their reason, impersonation), while reads and watches stay on undici.
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isApiError, KubeApiError, KubeClient } from '../../lib/kube/kube-client.ts';
 import { readWatchEvents } from '../../lib/kube/watch-stream.ts';
@@ -7,12 +8,18 @@ import { setupClusterSuite, type ClusterSuite } from '../cluster/suite.ts';
 
 let suite: ClusterSuite;
 let client: KubeClient;
+// Streams node:http2 opened. Reads and watches go over undici on HTTP/1.1 here (http2: false), which opens
+// none, so every one counted is a write of http2Writes.
+let streams = 0;
+const countStream = () => void streams++;
 
 beforeAll(async () => {
   suite = await setupClusterSuite('kube-client-http2-writes');
-  client = await KubeClient.fromKubeConfig(suite.kubeConfig, { http2Writes: true });
+  client = await KubeClient.fromKubeConfig(suite.kubeConfig, { http2: false, http2Writes: true });
+  subscribe('http2.client.stream.created', countStream);
 });
 afterAll(async () => {
+  unsubscribe('http2.client.stream.created', countStream);
   await client?.close();
   await suite?.cleanup();
 });
@@ -31,6 +38,7 @@ describe('KubeClient with http2Writes', () => {
         if (event.type === 'DELETED') return;
       }
     })();
+    const before = streams;
     const created = await client.request<{ metadata: { uid: string } }>({ method: 'POST', path, body: { metadata: { name: 'h2' }, data: { step: 'created' } } });
     expect(created.metadata.uid).toBeTruthy();
     const patched = await client.request<{ data: Record<string, string> }>({ method: 'PATCH', path: `${path}/h2`, contentType: 'application/merge-patch+json', body: { data: { step: 'patched' } } });
@@ -39,6 +47,8 @@ describe('KubeClient with http2Writes', () => {
     await watching;
     abort.abort();
     expect(seen).toEqual(['ADDED created', 'MODIFIED patched', 'DELETED patched']);
+    // The three writes went over node:http2; the list and the watch did not.
+    expect(streams - before).toBe(3);
   });
 
   it("answers the API server's refusals as KubeApiError with their reason, and many writes in flight share the session", async () => {

@@ -4,6 +4,7 @@
 import { subscribe } from 'node:diagnostics_channel';
 import { startControlPlane } from '../cli/cluster/index.ts';
 import { KubeClient } from '../lib/kube/index.ts';
+import { alternatingRounds, mean } from './alternating-rounds.ts';
 
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 2000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
@@ -25,7 +26,6 @@ try {
     'HTTP/1.1': await KubeClient.fromKubeConfig(plane.kubeConfig(), { rateLimit: unlimited, http2: false }),
     'HTTP/2': await KubeClient.fromKubeConfig(plane.kubeConfig(), { rateLimit: unlimited, http2: true }),
   };
-  const cpu: Record<string, number[]> = { 'HTTP/1.1': [], 'HTTP/2': [] };
   const run = async (client: KubeClient) => {
     let next = 0;
     const worker = async () => {
@@ -45,13 +45,7 @@ try {
     process.stderr.write(`[bench] ${client === clients['HTTP/2'] ? 'HTTP/2' : 'HTTP/1.1'}: ${((used.user + used.system) / REQUESTS).toFixed(0)} us/request, ${connected} new connections\n`);
     return (used.user + used.system) / REQUESTS;
   };
-  for (const client of Object.values(clients)) await run(client); // warm-up: connections, JIT
-  for (let round = 0; round < ROUNDS; round++) {
-    // Alternate which protocol goes first, so drift on a shared machine hits both alike.
-    const order = round % 2 === 0 ? Object.entries(clients) : Object.entries(clients).reverse();
-    for (const [name, client] of order) cpu[name]!.push(await run(client));
-  }
-  const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+  const cpu = await alternatingRounds(clients, ROUNDS, run);
   console.log(`${REQUESTS} requests per round (GET and JSON patch of one ConfigMap, alternating), ${IN_FLIGHT} in flight, ${ROUNDS} rounds`);
   for (const [name, values] of Object.entries(cpu)) console.log(`${name.padEnd(9)} client CPU ${mean(values).toFixed(0).padStart(5)} us/request  (rounds: ${values.map((v) => v.toFixed(0)).join(', ')})`);
   console.log(`HTTP/2 / HTTP/1.1: ${(mean(cpu['HTTP/2']!) / mean(cpu['HTTP/1.1']!)).toFixed(2)}x`);

@@ -11,6 +11,7 @@ import type { FunctionInvoker } from '../router/reconcile/dispatch.ts';
 import type { Loop } from '../api/loop.ts';
 import { DEFAULT_FUNCTION_URL_POLICY } from '../lib/config/function-url-policy.ts';
 import { startRouter } from '../router/start-router.ts';
+import { DEFAULT_FAIR_API_LIMIT } from '../router/base/fairness.ts';
 
 export interface RouterChildConfig {
   kubeconfigPath: string;
@@ -21,8 +22,8 @@ export interface RouterChildConfig {
   functionName?: string;
   /**
    * The client-side API limit, as controller-runtime's one client has it: the router's own requests and each
-   * Loop's writes (as its ServiceAccount) are each held to it. The router's defaults when omitted (its own
-   * 50/100; Loops only under the shared 500/1000 budget).
+   * Loop's writes (as its ServiceAccount) are each held to it, and the tenants' shared budget is raised to it
+   * when above its 500/1000. The router's defaults when omitted (its own 50/100; Loops only under the shared budget).
    */
   rateLimit?: { qps: number; burst: number };
   /** Tracing on (BENCH_TRACING): OTLP export to the parent's sink, this share of new traces sampled. */
@@ -76,6 +77,8 @@ const router = await startRouter({
   kubeConfig,
   loops: config.loops,
   ...(config.rateLimit ? { rateLimit: config.rateLimit, loopRateLimit: config.rateLimit } : {}),
+  // Above the tenants' shared budget (500 / 1000 by default) it is raised to the same, so it never caps the Loop first.
+  ...(config.rateLimit && config.rateLimit.qps > DEFAULT_FAIR_API_LIMIT.qps ? { fairness: { apiRateLimit: config.rateLimit } } : {}),
   // The bench's function listens on 127.0.0.1: dev mode's URL policy.
   urlPolicy: { ...DEFAULT_FUNCTION_URL_POLICY, allowLoopback: true },
   // Warnings and errors only, to stderr (the parent shows them): a bench must not measure log volume.

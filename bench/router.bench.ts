@@ -1,6 +1,7 @@
 // npm run bench:router, on a private local control plane (cli/cluster):
 // (0) kubeloop against a controller-runtime controller doing the same (bench/router-vs-go.ts), at
-//     BENCH_VS_GO_PODS (500,2000) pods, already there and created live; BENCH_QUICK=1 runs only (0) at 200 pods.
+//     BENCH_VS_GO_PODS (500,2000) pods, already there and created live, both clients capped at QPS 100 and
+//     uncapped at QPS 1,000 (BENCH_VS_GO_MODES); BENCH_QUICK=1 runs only (0) at 200 pods.
 // (1) a ReplicaSet creates BENCH_PODS (500) annotated pods at once; the pod-name-label Loop labels them. Time
 //     until all are labelled and per-pod latency (first seen ADDED -> label first seen, both by a watch),
 //     with the router calling the function over HTTP (function in a child process) and, in the same run,
@@ -19,7 +20,8 @@ import { KubeClient } from '../lib/kube/index.ts';
 import type { Loop } from '../api/loop.ts';
 import { LOOP_SERVICE_ACCOUNT } from '../test/cluster/loop-service-account.ts';
 import { buildBaselineController } from './baseline-controller.ts';
-import { printVersus, versusRun, type Side, type VersusRun, type Work } from './router-vs-go.ts';
+import { versusRun } from './router-vs-go.ts';
+import { formatVersus, limitModes, type Side, type VersusRun, type Work } from './versus-report.ts';
 import {
   childCodeMode,
   compileChildren,
@@ -50,8 +52,10 @@ const PODS = Number(process.env.BENCH_PODS ?? (QUICK ? 0 : 500));
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 1);
 const RSS_PODS = numbers(process.env.BENCH_RSS_PODS ?? (QUICK ? '' : '1000,10000'));
 const VS_GO_PODS = numbers(process.env.BENCH_VS_GO_PODS ?? (QUICK ? '200' : '500,2000'));
-// Both sides of (0): the same client limit (QPS, burst twice that) and calls in flight / workers.
-const VS_GO_QPS = Number(process.env.BENCH_VS_GO_QPS ?? 100);
+// Both sides of (0): the same client limit (QPS, burst twice that) and calls in flight / workers, in two modes:
+// capped (BENCH_VS_GO_QPS, 100: controller-runtime's usual settings, where both sides wait on the limiter) and
+// uncapped (BENCH_UNCAPPED_QPS, 1,000, the router's shared tenant budget raised to it: each side's own ceiling).
+const VS_GO_MODES = limitModes(process.env.BENCH_VS_GO_MODES ?? 'capped,uncapped', Number(process.env.BENCH_VS_GO_QPS ?? 100), Number(process.env.BENCH_UNCAPPED_QPS ?? 1000));
 const VS_GO_CONCURRENCY = Number(process.env.BENCH_VS_GO_CONCURRENCY ?? 16);
 // (0) also runs kubeloop with batched calls off (spec.function.batch.enabled: false); BENCH_BATCH_COMPARE=0 skips it.
 const BATCH_COMPARE = process.env.BENCH_BATCH_COMPARE !== '0';
@@ -239,7 +243,7 @@ async function main(): Promise<void> {
   const client = await KubeClient.fromKubeConfig(kubeConfig, { rateLimit: { qps: 0, burst: 0 } });
   const fn = await spawnFunction(code, 'pod-name-label');
   try {
-    console.error(`[bench] children from ${childCodeMode()}; function pod-name-label at ${fn.url}; vs Go at ${VS_GO_PODS.join(', ')} pods; ${PODS} pods x ${ROUNDS} round(s), RSS at ${RSS_PODS.join(', ')} pods`);
+    console.error(`[bench] children from ${childCodeMode()}; function pod-name-label at ${fn.url}; vs Go at ${VS_GO_PODS.join(', ')} pods, ${VS_GO_MODES.map((m) => `${m.name} (QPS ${m.qps})`).join(' and ')}; ${PODS} pods x ${ROUNDS} round(s), RSS at ${RSS_PODS.join(', ')} pods`);
     const versus: VersusRun[] = [];
     const settings = {
       code,
@@ -248,18 +252,19 @@ async function main(): Promise<void> {
       functionUrl: fn.url,
       functionPid: fn.child.pid!,
       goBinary,
-      qps: VS_GO_QPS,
       concurrency: VS_GO_CONCURRENCY,
       annotation: ANNOTATION,
       label: LABEL,
     };
     for (let round = 1; round <= ROUNDS; round++) {
-      for (const pods of VS_GO_PODS) {
-        for (const work of ['existing', 'live'] as Work[]) {
-          // Alternate which side goes first so drift on a shared machine hits both alike.
-          const kubeloop: Side[] = BATCH_COMPARE ? ['kubeloop', 'unbatched'] : ['kubeloop'];
-          const sides: Side[] = (round + VS_GO_PODS.indexOf(pods)) % 2 === 1 ? [...kubeloop, 'go'] : ['go', ...kubeloop.reverse()];
-          for (const side of sides) versus.push(await versusRun(settings, side, work, pods, String(round)));
+      for (const mode of VS_GO_MODES) {
+        for (const pods of VS_GO_PODS) {
+          for (const work of ['existing', 'live'] as Work[]) {
+            // Alternate which side goes first so drift on a shared machine hits both alike.
+            const kubeloop: Side[] = BATCH_COMPARE ? ['kubeloop', 'unbatched'] : ['kubeloop'];
+            const sides: Side[] = (round + VS_GO_PODS.indexOf(pods)) % 2 === 1 ? [...kubeloop, 'go'] : ['go', ...kubeloop.reverse()];
+            for (const side of sides) versus.push(await versusRun(settings, mode, side, work, pods, String(round)));
+          }
         }
       }
     }
@@ -287,7 +292,7 @@ async function main(): Promise<void> {
         for (const metadataOnly of [true, false]) rows.push(await rssReading(code, plane.kubeconfigPath, fn.url, namespace, pods, metadataOnly));
       }
     }
-    if (versus.length > 0) printVersus(versus, settings);
+    if (versus.length > 0) for (const line of formatVersus(versus, VS_GO_CONCURRENCY)) console.log(line);
     if (runs.length > 0) printLabelRuns(runs);
     if (idle.length > 0) printRss(idle, rows);
     console.log(`\nbench:router took ${sec(performance.now() - benchStarted)} (2 cores shared by etcd, kube-apiserver, controllers, kwok, router and function)`);

@@ -7,6 +7,7 @@ import type { ResourceInfo } from '../../lib/kube/resource-paths.ts';
 import { applyActions, type ApplyContext } from './apply-actions.ts';
 import type { EventRecorder } from './event-recorder.ts';
 import { Expectations } from './expectations.ts';
+import { AppliedWrites } from './applied-writes.ts';
 import { parseLoop } from '../base/loop-spec.ts';
 import { createRouterMetrics } from '../base/router-metrics.ts';
 
@@ -137,5 +138,48 @@ describe('applyActions create with a lost answer', () => {
     }, forbidden);
     expect(await applyActions(ctx, [create])).toMatchObject({ result: 'failed' });
     expect(ctx.expectations.satisfied('a/cm', () => undefined)).toBe(true);
+  });
+});
+
+describe('applyActions: an apply that would change nothing', () => {
+  const child = (resourceVersion: string, image = 'app:1'): KubeObject => ({
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: 'p', namespace: 'a', uid: 'u-p', resourceVersion, ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'cm', uid: 'u-cm', controller: true }] },
+    spec: { containers: [{ name: 'app', image }] },
+  });
+  const apply = (image: string): Action => ({ op: 'apply', object: { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p' }, spec: { containers: [{ name: 'app', image }] } } });
+
+  it('is not sent again while the object is the one the last apply produced, and is sent once anything differs', async () => {
+    let cached: KubeObject | undefined = child('10');
+    let version = 10;
+    const { ctx, request } = context(() => (cached = child(String(++version))));
+    const patches = () => request.mock.calls.filter(([r]) => r.method === 'PATCH').length;
+    const run = { ...ctx, appliedWrites: new AppliedWrites(), lookup: () => cached };
+    await applyActions(run, [apply('app:1')]);
+    expect(patches()).toBe(1);
+    // The same answer again, the watch showing what the apply produced: nothing to send.
+    expect(await applyActions(run, [apply('app:1')])).toEqual({ result: 'done', refused: 0 });
+    expect(patches()).toBe(1);
+    expect(await run.metrics.registry.getSingleMetricAsString('kubeloop_router_actions_total')).toContain('result="unchanged",component="router"} 1');
+    // A different configuration is sent.
+    await applyActions(run, [apply('app:2')]);
+    expect(patches()).toBe(2);
+    // Someone else wrote the object since (a newer resourceVersion): the same configuration is sent to take it back.
+    cached = child(String(++version), 'app:edited');
+    await applyActions(run, [apply('app:2')]);
+    expect(patches()).toBe(3);
+    // The object gone from the cache: sent.
+    cached = undefined;
+    await applyActions(run, [apply('app:2')]);
+    expect(patches()).toBe(4);
+  });
+
+  it('sends every apply with a memory of capacity 0 (the behaviour before)', async () => {
+    let cached: KubeObject | undefined = child('5');
+    const { ctx, request } = context(() => (cached = child('5')));
+    const run = { ...ctx, appliedWrites: new AppliedWrites(0), lookup: () => cached };
+    for (let i = 0; i < 3; i++) await applyActions(run, [apply('app:1')]);
+    expect(request).toHaveBeenCalledTimes(3);
   });
 });

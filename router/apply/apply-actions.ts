@@ -22,6 +22,7 @@ import { checkAuthority, checkConfinement, checkKind, type AuthorityContext } fr
 import type { EventRecorder } from './event-recorder.ts';
 import { createOnce, UncertainCreateError, withConcreteName } from './create-child.ts';
 import type { Expectations } from './expectations.ts';
+import { AppliedWrites, appliedWritesOf } from './applied-writes.ts';
 import type { LoopConfig } from '../base/loop-spec.ts';
 import { namespaceFor, namespaceOf, targetOf } from './action-target.ts';
 import { isConflict, sendJsonPatch, StaleWriteError } from './json-patch.ts';
@@ -61,9 +62,12 @@ export interface ApplyContext {
   writes?: WriteObserver;
   /** Set per write while observed: sent with its API requests so the API server's spans join the write's. */
   requestHeaders?: Record<string, string>;
+  /** What this Loop last applied per object (applied-writes.ts); the Loop's own memory when omitted. */
+  appliedWrites?: AppliedWrites;
 }
 
-type ActionResult = 'applied' | 'skipped' | 'exists' | 'notfound' | 'refused';
+/** `unchanged`: an apply not sent, the same configuration as this Loop's last apply to the object that apply produced. */
+type ActionResult = 'applied' | 'skipped' | 'unchanged' | 'exists' | 'notfound' | 'refused';
 
 /** What one write did, for its span and the flight recorder. */
 export interface WriteOutcome {
@@ -237,14 +241,21 @@ async function applyServerSide(ctx: ApplyContext, action: ApplyAction): Promise<
   if (!(await authorised(ctx, { ...action, object }, targetOf(object, resource, ctx.primary), resource))) return 'refused';
   const name = object.metadata?.name;
   if (!name) throw new Error('apply needs metadata.name');
+  const namespace = namespaceOf(object, resource);
+  const memory = ctx.appliedWrites ?? appliedWritesOf(ctx.loop);
+  const key = `${kindKey(resource.apiVersion, resource.kind)} ${namespace ?? ''}/${name}`;
+  const digest = AppliedWrites.digest(object);
+  const current = isPrimary ? ctx.primary : ctx.lookup(resource.apiVersion, resource.kind, namespace, name);
+  if (memory.unchanged(key, digest, current?.metadata?.resourceVersion)) return 'unchanged';
   const applied = await ctx.client.request<KubeObject>({
     method: 'PATCH',
-    path: objectPath(resource, name, namespaceOf(object, resource)),
+    path: objectPath(resource, name, namespace),
     query: { fieldManager: ctx.loop.fieldManager, force: true },
     contentType: APPLY_PATCH,
     body: object,
     ...(ctx.requestHeaders ? { headers: ctx.requestHeaders } : {}),
   });
+  memory.remember(key, digest, applied.metadata?.resourceVersion);
   if (!isPrimary) expectCreated(ctx, resource, applied);
   return 'applied';
 }

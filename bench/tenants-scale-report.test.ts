@@ -1,0 +1,74 @@
+// bench:tenants-scale: sizes are read strictly, and the cost of a tenant is the difference between two sizes.
+import { describe, expect, it } from 'vitest';
+import { formatScale, hooksAt, parseSizes, tenantCosts, type ScaleRow } from './tenants-scale-report.ts';
+
+const MiB = 1024 * 1024;
+
+function row(tenants: number, over: Partial<ScaleRow> = {}): ScaleRow {
+  return {
+    tenants,
+    hooks: hooksAt(tenants),
+    router: { rss: 100 * MiB, cpuMsPerS: 1 },
+    gateway: { rss: 80 * MiB, cpuMsPerS: 0.5 },
+    watches: 2 * tenants,
+    series: 500 + 60 * tenants,
+    scrapeCpuMs: 10,
+    readyMs: 1000,
+    createMs: 500,
+    quiet: { aloneP99: 20, busyP99: 30, samples: 50 },
+    admission: { hookedP99: 12, unhookedP99: 4 },
+    restartConvergeMs: 2000,
+    ...over,
+  };
+}
+
+describe('parseSizes', () => {
+  it('reads a list, ascending and without repeats', () => {
+    expect(parseSizes('1000, 10,100,10')).toEqual([10, 100, 1000]);
+  });
+  it('names the setting and the bad size', () => {
+    expect(() => parseSizes('10,ten')).toThrow('BENCH_TENANTS: "ten" is not a positive whole number of tenants');
+    expect(() => parseSizes('0')).toThrow('"0" is not a positive whole number');
+    expect(() => parseSizes(' , ')).toThrow('BENCH_TENANTS: no size given');
+  });
+});
+
+describe('hooksAt', () => {
+  it('counts tenants 0, 10, 20...: a tenth, rounded up', () => {
+    expect([1, 10, 11, 100, 1000].map(hooksAt)).toEqual([1, 1, 2, 10, 100]);
+  });
+});
+
+describe('tenantCosts', () => {
+  it('divides what grew between consecutive sizes by the tenants added', () => {
+    const costs = tenantCosts([
+      row(10),
+      row(100, { router: { rss: 118 * MiB, cpuMsPerS: 1.9 }, gateway: { rss: 89 * MiB, cpuMsPerS: 0.5 }, restartConvergeMs: 2900 }),
+      row(1000, { router: { rss: 208 * MiB, cpuMsPerS: 10.9 }, gateway: { rss: 89 * MiB, cpuMsPerS: 0.5 }, restartConvergeMs: 11_900 }),
+    ]);
+    expect(costs).toHaveLength(2);
+    expect(costs[0]).toMatchObject({ from: 10, to: 100, watches: 2, series: 60 });
+    expect(costs[0]!.routerRssMiB).toBeCloseTo(0.2);
+    expect(costs[0]!.routerCpuMsPerS).toBeCloseTo(0.01);
+    expect(costs[0]!.gatewayRssMiB).toBeCloseTo(0.1);
+    expect(costs[0]!.restartMs).toBeCloseTo(10);
+    expect(costs[1]!.routerRssMiB).toBeCloseTo(0.1);
+    expect(costs[1]!.gatewayRssMiB).toBe(0);
+  });
+  it('has nothing to say about a single size', () => {
+    expect(tenantCosts([row(10)])).toEqual([]);
+  });
+});
+
+describe('formatScale', () => {
+  it('prints a row per size, the quiet ratio, the costs and the load', () => {
+    const text = formatScale([row(10), row(100, { router: { rss: 118 * MiB, cpuMsPerS: 1.9 }, restartWithArgs: { args: '--qps=500', ms: 500 } })], 'load average 5.0 on 2 CPUs').join('\n');
+    expect(text).toContain('restart at 100 tenants: 2.00 s as configured, 0.50 s with --qps=500 (0.25x)');
+    expect(text).toMatch(/ {7}10 {6}1 {3}100\.0 MiB {5}1\.0 ms\/s/);
+    expect(text).toContain('20 / 30 ms   1.50');
+    expect(text).toContain('12.0 / 4.0 ms');
+    expect(text).toContain('1100 (10 ms)');
+    expect(text).toContain('10 -> 100    router RSS 0.200 MiB  CPU at rest 0.010 ms/s');
+    expect(text).toContain('(load average 5.0 on 2 CPUs;');
+  });
+});

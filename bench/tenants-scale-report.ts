@@ -1,0 +1,111 @@
+// bench:tenants-scale, the pure part: the sizes to run, the cost of each added tenant between two sizes, and
+// the report. Figures come from one run; per-tenant costs are differences between its sizes.
+
+/** What one size (tenants with a Loop each, every tenth with an AdmissionHook) measured. */
+export interface ScaleRow {
+  tenants: number;
+  hooks: number;
+  /** Router and gateway at rest: RSS (bytes) and CPU (ms of CPU per second of wall time, over the rest window). */
+  router: { rss: number; cpuMsPerS: number };
+  gateway: { rss: number; cpuMsPerS: number };
+  /** WATCH requests the API server holds open for the router (its count with the router minus without). */
+  watches: number;
+  /** Samples on the router's /metrics (series, histogram buckets counted one by one). */
+  series: number;
+  /** The router's CPU for one scrape of /metrics (10 ms ticks). */
+  scrapeCpuMs: number;
+  /** From the first create of this size's new tenants until every Loop is Ready; the creates alone took createMs. */
+  readyMs: number;
+  createMs: number;
+  /** Quiet tenant: its change written -> its function called, alone and while the busy tenants work. */
+  quiet: { aloneP99: number; busyP99: number; samples: number };
+  /** A dry-run ConfigMap create through the API server in a namespace with a hook and in one without. */
+  admission: { hookedP99: number; unhookedP99: number };
+  /** Router restart: spawn -> every tenant's Loop has called its function again. */
+  restartConvergeMs: number;
+  /** The same restart with other router flags (BENCH_RESTART_ARGS), right after. */
+  restartWithArgs?: { args: string; ms: number };
+}
+
+/** Cost of one added tenant between two consecutive sizes. */
+export interface TenantCost {
+  from: number;
+  to: number;
+  routerRssMiB: number;
+  routerCpuMsPerS: number;
+  gatewayRssMiB: number;
+  watches: number;
+  series: number;
+  restartMs: number;
+}
+
+const MiB = 1024 * 1024;
+
+/** "10,100,1000" -> [10, 100, 1000], ascending, each a positive integer; the error names the setting. */
+export function parseSizes(value: string, setting = 'BENCH_TENANTS'): number[] {
+  const sizes = value
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '')
+    .map((s) => {
+      const n = Number(s);
+      if (!Number.isInteger(n) || n < 1) throw new Error(`${setting}: "${s}" is not a positive whole number of tenants`);
+      return n;
+    });
+  if (sizes.length === 0) throw new Error(`${setting}: no size given (e.g. 10,100,1000)`);
+  return [...new Set(sizes)].sort((a, b) => a - b);
+}
+
+/** Tenants 0, 10, 20... get an AdmissionHook: a tenth of them, rounded up. */
+export const hooked = (tenant: number): boolean => tenant % 10 === 0;
+export const hooksAt = (tenants: number): number => Math.ceil(tenants / 10);
+
+export function tenantCosts(rows: ScaleRow[]): TenantCost[] {
+  const costs: TenantCost[] = [];
+  for (let i = 1; i < rows.length; i++) {
+    const a = rows[i - 1]!;
+    const b = rows[i]!;
+    const added = b.tenants - a.tenants;
+    costs.push({
+      from: a.tenants,
+      to: b.tenants,
+      routerRssMiB: (b.router.rss - a.router.rss) / MiB / added,
+      routerCpuMsPerS: (b.router.cpuMsPerS - a.router.cpuMsPerS) / added,
+      gatewayRssMiB: (b.gateway.rss - a.gateway.rss) / MiB / added,
+      watches: (b.watches - a.watches) / added,
+      series: (b.series - a.series) / added,
+      restartMs: (b.restartConvergeMs - a.restartConvergeMs) / added,
+    });
+  }
+  return costs;
+}
+
+const sec = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
+const mib = (bytes: number) => `${(bytes / MiB).toFixed(1)} MiB`;
+
+export function formatScale(rows: ScaleRow[], load: string): string[] {
+  const lines = [
+    '',
+    'Tenants: a namespaced Loop each (ConfigMap, owns Secret), every tenth an AdmissionHook; one router, one gateway',
+    '  tenants  hooks  router RSS  CPU at rest  gateway RSS  CPU at rest  watches  metric series (scrape CPU)  all Ready  (creates)  quiet p99 alone / busy  ratio  admission p99 hook / none  restart converged',
+  ];
+  for (const r of rows) {
+    lines.push(
+      `  ${String(r.tenants).padStart(7)}  ${String(r.hooks).padStart(5)}  ${mib(r.router.rss).padStart(10)}  ${`${r.router.cpuMsPerS.toFixed(1)} ms/s`.padStart(11)}  ${mib(r.gateway.rss).padStart(11)}  ${`${r.gateway.cpuMsPerS.toFixed(1)} ms/s`.padStart(11)}  ${String(r.watches).padStart(7)}  ${`${r.series} (${r.scrapeCpuMs} ms)`.padStart(26)}  ${sec(r.readyMs).padStart(9)}  ${`(${sec(r.createMs)})`.padStart(9)}  ${`${r.quiet.aloneP99.toFixed(0)} / ${r.quiet.busyP99.toFixed(0)} ms`.padStart(22)}  ${(r.quiet.busyP99 / r.quiet.aloneP99).toFixed(2).padStart(5)}  ${`${r.admission.hookedP99.toFixed(1)} / ${r.admission.unhookedP99.toFixed(1)} ms`.padStart(25)}  ${sec(r.restartConvergeMs).padStart(17)}`,
+    );
+  }
+  const costs = tenantCosts(rows);
+  if (costs.length > 0) {
+    lines.push('  per added tenant (goals: router <= 0.5 MiB and no measurable CPU at rest; restart converged <= 60 s at 1,000)');
+    for (const c of costs) {
+      lines.push(
+        `    ${`${c.from} -> ${c.to}`.padEnd(12)} router RSS ${c.routerRssMiB.toFixed(3)} MiB  CPU at rest ${c.routerCpuMsPerS.toFixed(3)} ms/s  gateway RSS ${c.gatewayRssMiB.toFixed(3)} MiB  watches ${c.watches.toFixed(2)}  metric series ${c.series.toFixed(1)}  restart ${c.restartMs.toFixed(1)} ms`,
+      );
+    }
+  }
+  for (const r of rows.filter((r) => r.restartWithArgs)) {
+    lines.push(`  restart at ${r.tenants} tenants: ${sec(r.restartConvergeMs)} as configured, ${sec(r.restartWithArgs!.ms)} with ${r.restartWithArgs!.args} (${(r.restartWithArgs!.ms / r.restartConvergeMs).toFixed(2)}x)`);
+  }
+  lines.push(`  (${load}; the quiet tenant's ratio goal: <= 1.5 with 10 busy neighbours)`);
+  return lines;
+}

@@ -1,0 +1,76 @@
+// bench:router section (0): ratios against Go come from the same mode and work item, router and function apart.
+import { describe, expect, it } from 'vitest';
+import { compareSides, formatVersus, limitModes, MiB, type LimitMode, type VersusRun } from './versus-report.ts';
+
+const capped: LimitMode = { name: 'capped', qps: 100, burst: 200 };
+const uncapped: LimitMode = { name: 'uncapped', qps: 1000, burst: 2000 };
+
+function run(over: Partial<VersusRun>): VersusRun {
+  return { mode: capped, side: 'kubeloop', work: 'existing', pods: 500, totalMs: 1000, firstLabelMs: 100, p50: 10, p99: 20, cpuMs: 1000, functionCpuMs: 0, peakRss: 100 * MiB, idleRss: 0, conflicts: 0, calls: 500, requests: 500, ...over };
+}
+
+describe('compareSides', () => {
+  it('divides per pod and against Go of the same mode and work item', () => {
+    const [c, ...rest] = compareSides([
+      run({ totalMs: 4000, cpuMs: 1500, functionCpuMs: 500, requests: 125, peakRss: 200 * MiB, firstLabelMs: 600 }),
+      run({ side: 'go', totalMs: 2000, cpuMs: 500, peakRss: 50 * MiB, firstLabelMs: 300 }),
+      // Another mode's Go run must not enter the capped ratios.
+      run({ mode: uncapped, side: 'go', totalMs: 1, cpuMs: 1 }),
+    ]);
+    expect(rest).toEqual([]);
+    expect(c!.mode).toBe(capped);
+    expect(c!.podsPerSecond).toEqual({ kubeloop: 125, go: 250 });
+    expect(c!.throughput).toBe(0.5);
+    expect(c!.cpuPerPod).toEqual({ router: 3, function: 1, go: 1 });
+    expect(c!.cpu).toBe(4);
+    expect(c!.routerCpu).toBe(3);
+    expect(c!.rss).toBe(4);
+    expect(c!.requestsPerPod).toBe(0.25);
+    expect(c!.firstLabelMs).toEqual({ kubeloop: 600, go: 300 });
+  });
+
+  it('averages rounds and leaves unbatched runs out of the comparison', () => {
+    const [c] = compareSides([
+      run({ totalMs: 1000 }),
+      run({ totalMs: 3000 }),
+      run({ side: 'unbatched', totalMs: 100_000 }),
+      run({ side: 'go', totalMs: 2000 }),
+    ]);
+    expect(c!.throughput).toBe(1);
+  });
+
+  it('compares nothing where one side is missing', () => {
+    expect(compareSides([run({ side: 'go' })])).toEqual([]);
+  });
+});
+
+describe('formatVersus', () => {
+  it('prints one table per mode with its limit, the ratios, and batching against unbatched', () => {
+    const text = formatVersus(
+      [
+        run({ cpuMs: 1500, functionCpuMs: 500 }),
+        run({ side: 'unbatched', cpuMs: 2000, functionCpuMs: 1000 }),
+        run({ side: 'go', cpuMs: 500 }),
+        run({ mode: uncapped, work: 'live', pods: 2000, idleRss: 70 * MiB }),
+        run({ mode: uncapped, side: 'go', work: 'live', pods: 2000 }),
+      ],
+      16,
+    ).join('\n');
+    expect(text).toContain('(0) capped: kubeloop (router + pod-name-label over HTTP) vs controller-runtime, both clients at QPS 100 (burst 200), 16 calls/workers');
+    expect(text).toContain("(0) uncapped: kubeloop (router + pod-name-label over HTTP) vs controller-runtime, both clients at QPS 1000 (burst 2000), the tenants' shared budget the same");
+    expect(text).toMatch(/existing 500 +throughput 1\.00x \(500 vs 500 pods\/s\) {2}CPU per pod 4\.00x \(router 3\.00 \+ function 1\.00 vs 1\.00 ms; router alone 3\.00x\)/);
+    expect(text).toMatch(/existing 500 +HTTP requests\/pod 1\.00 vs 1\.00 {2}CPU ms\/pod router 3\.00 vs 4\.00, function 1\.00 vs 2\.00 \(total 0\.67x\)/);
+    expect(text).toContain('router RSS: idle 70.0 MiB (goal <= 70 MiB), peak with >= 2,000 pods 100.0 MiB (goal <= 120 MiB)');
+  });
+});
+
+describe('limitModes', () => {
+  it('reads the modes with their QPS, burst twice that', () => {
+    expect(limitModes('capped, uncapped', 100, 1500)).toEqual([capped, { name: 'uncapped', qps: 1500, burst: 3000 }]);
+    expect(limitModes('uncapped', 100, 1000)).toEqual([uncapped]);
+  });
+  it('names a bad mode or QPS', () => {
+    expect(() => limitModes('fast', 100, 1000)).toThrow('BENCH_VS_GO_MODES: "fast" is neither capped nor uncapped');
+    expect(() => limitModes('uncapped', 100, Number.NaN)).toThrow("the uncapped mode's QPS must be a positive number");
+  });
+});

@@ -1,0 +1,178 @@
+// Section (0) of bench:router, the pure part: the figures of kubeloop against the controller-runtime baseline
+// per API-limit mode and work item (ratios of runs from the same bench run), and the report printed from them.
+import type { PeakMemory } from './router-bench-router.ts';
+
+/** `unbatched`: kubeloop with spec.function.batch.enabled false, beside the default (batched) in the same run. */
+export type Side = 'kubeloop' | 'unbatched' | 'go';
+export type Work = 'existing' | 'live';
+
+/** The client limits both sides ran under: `capped` holds them to what controller-runtime ships, `uncapped` lifts it. */
+export interface LimitMode {
+  name: 'capped' | 'uncapped';
+  qps: number;
+  burst: number;
+}
+
+export interface VersusRun {
+  mode: LimitMode;
+  side: Side;
+  work: Work;
+  pods: number;
+  /** From the pods' creation (live) or the controller's start (existing) to the last label. */
+  totalMs: number;
+  /** Controller start (existing) or the pods' creation (live) -> first label seen: the first applied action. */
+  firstLabelMs: number;
+  /** Per pod: first seen -> labelled (live), controller start -> labelled (existing). */
+  p50: number;
+  p99: number;
+  /** Controller CPU over the run (the router for kubeloop), and the function's (kubeloop only). */
+  cpuMs: number;
+  functionCpuMs: number;
+  /** The controller's peak RSS (VmHWM). */
+  peakRss: number;
+  /** The controller's RSS when synced with an empty namespace (live runs only). */
+  idleRss: number;
+  /** Writes that hit a conflict, and function calls (kubeloop). */
+  conflicts: number;
+  calls: number;
+  /** HTTP requests to the function (a batch is one); kubeloop only. */
+  requests: number;
+  /** What the router's peak RSS was made of (kubeloop only). */
+  atPeak?: PeakMemory;
+}
+
+/** kubeloop (batched, the default) against Go for one mode and work item, means over the rounds. */
+export interface Comparison {
+  mode: LimitMode;
+  work: Work;
+  pods: number;
+  /** Pods per second of each side, and kubeloop's over Go's. */
+  podsPerSecond: { kubeloop: number; go: number };
+  throughput: number;
+  /** CPU ms per pod (= CPU s per 1,000 pods): router and function apart, Go's controller. */
+  cpuPerPod: { router: number; function: number; go: number };
+  /** (router + function) / Go, and the router alone / Go. */
+  cpu: number;
+  routerCpu: number;
+  firstLabelMs: { kubeloop: number; go: number };
+  peakRss: { kubeloop: number; go: number };
+  rss: number;
+  /** HTTP requests to the function per pod (kubeloop). */
+  requestsPerPod: number;
+  p50: { kubeloop: number; go: number };
+  p99: { kubeloop: number; go: number };
+}
+
+const mean = (runs: VersusRun[], pick: (r: VersusRun) => number) => runs.reduce((sum, r) => sum + pick(r), 0) / runs.length;
+const itemKey = (r: Pick<VersusRun, 'mode' | 'work' | 'pods'>) => `${r.mode.name} ${r.work} ${r.pods}`;
+const perPod = (rs: VersusRun[], pick: (r: VersusRun) => number) => mean(rs, (r) => pick(r) / r.pods);
+
+/** The runs of each mode and work item, by side, in the order first run. */
+function bySide(runs: VersusRun[]): Array<Record<Side, VersusRun[]>> {
+  return [...new Set(runs.map(itemKey))].map((key) => {
+    const of = (side: Side) => runs.filter((r) => itemKey(r) === key && r.side === side);
+    return { kubeloop: of('kubeloop'), unbatched: of('unbatched'), go: of('go') };
+  });
+}
+
+/** One comparison per mode and work item that has both a kubeloop and a Go run, in the order first run. */
+export function compareSides(runs: VersusRun[]): Comparison[] {
+  const comparisons: Comparison[] = [];
+  for (const { kubeloop: k, go: g } of bySide(runs)) {
+    const first = k[0];
+    if (!first || g.length === 0) continue;
+    const podsPerSecond = { kubeloop: mean(k, (r) => r.pods / (r.totalMs / 1000)), go: mean(g, (r) => r.pods / (r.totalMs / 1000)) };
+    const cpuPerPod = { router: perPod(k, (r) => r.cpuMs), function: perPod(k, (r) => r.functionCpuMs), go: perPod(g, (r) => r.cpuMs) };
+    const peakRss = { kubeloop: mean(k, (r) => r.peakRss), go: mean(g, (r) => r.peakRss) };
+    comparisons.push({
+      mode: first.mode,
+      work: first.work,
+      pods: first.pods,
+      podsPerSecond,
+      // Time for the same pods: Go's over kubeloop's (> 1: kubeloop faster).
+      throughput: mean(g, (r) => r.totalMs) / mean(k, (r) => r.totalMs),
+      cpuPerPod,
+      cpu: (cpuPerPod.router + cpuPerPod.function) / cpuPerPod.go,
+      routerCpu: cpuPerPod.router / cpuPerPod.go,
+      firstLabelMs: { kubeloop: mean(k, (r) => r.firstLabelMs), go: mean(g, (r) => r.firstLabelMs) },
+      peakRss,
+      rss: peakRss.kubeloop / peakRss.go,
+      requestsPerPod: perPod(k, (r) => r.requests),
+      p50: { kubeloop: mean(k, (r) => r.p50), go: mean(g, (r) => r.p50) },
+      p99: { kubeloop: mean(k, (r) => r.p99), go: mean(g, (r) => r.p99) },
+    });
+  }
+  return comparisons;
+}
+
+export const MiB = 1024 * 1024;
+const sec = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
+const mib = (bytes: number) => `${(bytes / MiB).toFixed(1)} MiB`;
+const x = (ratio: number) => `${ratio.toFixed(2)}x`;
+
+/** The report of section (0): one table of runs and one of ratios per mode, batching and memory after. */
+export function formatVersus(runs: VersusRun[], concurrency: number): string[] {
+  const lines: string[] = [];
+  const modes = [...new Map(runs.map((r) => [r.mode.name, r.mode])).values()];
+  const comparisons = compareSides(runs);
+  for (const mode of modes) {
+    const ofMode = runs.filter((r) => r.mode.name === mode.name);
+    lines.push('', `(0) ${mode.name}: kubeloop (router + pod-name-label over HTTP) vs controller-runtime, both clients at QPS ${mode.qps} (burst ${mode.burst})${mode.name === 'uncapped' ? ", the tenants' shared budget the same" : ''}, ${concurrency} calls/workers`);
+    lines.push('  side      work      pods  all labelled  first action  p50 ms  p99 ms  pods/s  CPU ms/pod router  function  conflicts/pod  calls/pod  reqs/pod  peak RSS   idle RSS');
+    for (const r of ofMode) {
+      const kube = r.side !== 'go';
+      lines.push(
+        `  ${r.side.padEnd(9)} ${r.work.padEnd(8)}  ${String(r.pods).padStart(4)}  ${sec(r.totalMs).padStart(12)}  ${sec(r.firstLabelMs).padStart(12)}  ${r.p50.toFixed(0).padStart(6)}  ${r.p99.toFixed(0).padStart(6)}  ${(r.pods / (r.totalMs / 1000)).toFixed(0).padStart(6)}  ${(r.cpuMs / r.pods).toFixed(2).padStart(17)}  ${(kube ? (r.functionCpuMs / r.pods).toFixed(2) : '').padStart(8)}  ${(r.conflicts / r.pods).toFixed(2).padStart(13)}  ${(kube ? (r.calls / r.pods).toFixed(2) : '').padStart(9)}  ${(kube ? (r.requests / r.pods).toFixed(2) : '').padStart(8)}  ${mib(r.peakRss).padStart(9)}  ${r.idleRss ? mib(r.idleRss).padStart(9) : ''}`,
+      );
+    }
+    lines.push('  kubeloop / Go, same run (goals: throughput >= 1.0x, CPU per pod <= 1.5x)');
+    for (const c of comparisons.filter((c) => c.mode.name === mode.name)) {
+      lines.push(
+        `    ${`${c.work} ${c.pods}`.padEnd(14)} throughput ${x(c.throughput)} (${c.podsPerSecond.kubeloop.toFixed(0)} vs ${c.podsPerSecond.go.toFixed(0)} pods/s)` +
+          `  CPU per pod ${x(c.cpu)} (router ${c.cpuPerPod.router.toFixed(2)} + function ${c.cpuPerPod.function.toFixed(2)} vs ${c.cpuPerPod.go.toFixed(2)} ms; router alone ${x(c.routerCpu)})` +
+          `  first action ${sec(c.firstLabelMs.kubeloop)} vs ${sec(c.firstLabelMs.go)}  peak RSS ${mib(c.peakRss.kubeloop)} vs ${mib(c.peakRss.go)} (${x(c.rss)}, router alone)` +
+          `  HTTP reqs/pod ${c.requestsPerPod.toFixed(2)}  p99 ${c.p99.kubeloop.toFixed(0)} vs ${c.p99.go.toFixed(0)} ms`,
+      );
+    }
+    lines.push(...formatBatching(ofMode));
+  }
+  for (const r of runs) {
+    if (!r.atPeak) continue;
+    const spaces = Object.entries(r.atPeak.spaces).filter(([, bytes]) => bytes >= MiB).map(([name, bytes]) => `${name.replace(/_space$/, '')} ${mib(bytes)}`);
+    lines.push(`  router at its peak RSS, ${r.mode.name} ${r.work} ${r.pods}: RSS ${mib(r.atPeak.rss)} = V8 heap spaces (${spaces.join(', ')}), external ${mib(r.atPeak.external)}, and the rest (Node, code, stacks, malloc)`);
+  }
+  const idleK = runs.filter((r) => r.side === 'kubeloop' && r.idleRss > 0);
+  const peak2k = runs.filter((r) => r.side === 'kubeloop' && r.pods >= 2000);
+  lines.push(`  router RSS: idle ${idleK.length ? mib(mean(idleK, (r) => r.idleRss)) : 'n/a'} (goal <= 70 MiB), peak with >= 2,000 pods ${peak2k.length ? mib(Math.max(...peak2k.map((r) => r.peakRss))) : 'n/a'} (goal <= 120 MiB)`);
+  return lines;
+}
+
+/** Batched (the default) against spec.function.batch.enabled false, same mode and run: requests, CPU, latency. */
+function formatBatching(runs: VersusRun[]): string[] {
+  const lines: string[] = [];
+  for (const { kubeloop: b, unbatched: u } of bySide(runs)) {
+    const first = b[0];
+    if (!first || u.length === 0) continue;
+    lines.push(
+      `    ${`${first.work} ${first.pods}`.padEnd(14)} HTTP requests/pod ${perPod(b, (r) => r.requests).toFixed(2)} vs ${perPod(u, (r) => r.requests).toFixed(2)}` +
+        `  CPU ms/pod router ${perPod(b, (r) => r.cpuMs).toFixed(2)} vs ${perPod(u, (r) => r.cpuMs).toFixed(2)}, function ${perPod(b, (r) => r.functionCpuMs).toFixed(2)} vs ${perPod(u, (r) => r.functionCpuMs).toFixed(2)}` +
+        ` (total ${x(mean(b, (r) => r.cpuMs + r.functionCpuMs) / mean(u, (r) => r.cpuMs + r.functionCpuMs))})` +
+        `  all labelled ${sec(mean(b, (r) => r.totalMs))} vs ${sec(mean(u, (r) => r.totalMs))}  p99 ${mean(b, (r) => r.p99).toFixed(0)} vs ${mean(u, (r) => r.p99).toFixed(0)} ms`,
+    );
+  }
+  return lines.length === 0 ? [] : ['  batched (default) vs unbatched (spec.function.batch.enabled: false), same run', ...lines];
+}
+
+/** BENCH_VS_GO_MODES ("capped,uncapped" by default) with each mode's QPS; burst twice the QPS. */
+export function limitModes(names: string, cappedQps: number, uncappedQps: number): LimitMode[] {
+  return names
+    .split(',')
+    .map((name) => name.trim())
+    .filter((name) => name !== '')
+    .map((name) => {
+      if (name !== 'capped' && name !== 'uncapped') throw new Error(`BENCH_VS_GO_MODES: "${name}" is neither capped nor uncapped`);
+      const qps = name === 'capped' ? cappedQps : uncappedQps;
+      if (!(qps > 0)) throw new Error(`the ${name} mode's QPS must be a positive number, got ${qps}`);
+      return { name, qps, burst: qps * 2 };
+    });
+}

@@ -1,0 +1,71 @@
+// KubeClient's `http2Writes` against the real API server: writes go over node:http2 and behave as over undici
+// (answers, Status errors with their reason, impersonation), while reads and watches stay on undici.
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { isApiError, KubeApiError, KubeClient } from '../../lib/kube/kube-client.ts';
+import { readWatchEvents } from '../../lib/kube/watch-stream.ts';
+import { setupClusterSuite, type ClusterSuite } from '../cluster/suite.ts';
+
+let suite: ClusterSuite;
+let client: KubeClient;
+// Streams node:http2 opened. Reads and watches go over undici on HTTP/1.1 here (http2: false), which opens
+// none, so every one counted is a write of http2Writes.
+let streams = 0;
+const countStream = () => void streams++;
+
+beforeAll(async () => {
+  suite = await setupClusterSuite('kube-client-http2-writes');
+  client = await KubeClient.fromKubeConfig(suite.kubeConfig, { http2: false, http2Writes: true });
+  subscribe('http2.client.stream.created', countStream);
+});
+afterAll(async () => {
+  unsubscribe('http2.client.stream.created', countStream);
+  await client?.close();
+  await suite?.cleanup();
+});
+
+describe('KubeClient with http2Writes', () => {
+  it('creates, patches and deletes over node:http2 while a watch on undici sees each write', async () => {
+    const path = `/api/v1/namespaces/${suite.namespace}/configmaps`;
+    const listed = await client.request<{ metadata: { resourceVersion: string } }>({ path });
+    const abort = new AbortController();
+    const body = await client.stream({ path, query: { watch: true, resourceVersion: listed.metadata.resourceVersion }, signal: abort.signal });
+    const seen: string[] = [];
+    const watching = (async () => {
+      for await (const event of readWatchEvents<{ metadata?: { name?: string }; data?: Record<string, string> }>(body)) {
+        if (event.object.metadata?.name !== 'h2') continue;
+        seen.push(`${event.type} ${event.object.data?.step ?? ''}`);
+        if (event.type === 'DELETED') return;
+      }
+    })();
+    const before = streams;
+    const created = await client.request<{ metadata: { uid: string } }>({ method: 'POST', path, body: { metadata: { name: 'h2' }, data: { step: 'created' } } });
+    expect(created.metadata.uid).toBeTruthy();
+    const patched = await client.request<{ data: Record<string, string> }>({ method: 'PATCH', path: `${path}/h2`, contentType: 'application/merge-patch+json', body: { data: { step: 'patched' } } });
+    expect(patched.data.step).toBe('patched');
+    await client.request({ method: 'DELETE', path: `${path}/h2` });
+    await watching;
+    abort.abort();
+    expect(seen).toEqual(['ADDED created', 'MODIFIED patched', 'DELETED patched']);
+    // The three writes went over node:http2; the list and the watch did not.
+    expect(streams - before).toBe(3);
+  });
+
+  it("answers the API server's refusals as KubeApiError with their reason, and many writes in flight share the session", async () => {
+    const path = `/api/v1/namespaces/${suite.namespace}/configmaps`;
+    await client.request({ method: 'POST', path, body: { metadata: { name: 'twice' } } });
+    const again = await client.request({ method: 'POST', path, body: { metadata: { name: 'twice' } } }).catch((error: unknown) => error);
+    expect(again).toBeInstanceOf(KubeApiError);
+    expect(isApiError(again, 409) && again.reason).toBe('AlreadyExists');
+    const names = Array.from({ length: 40 }, (_, i) => `many-${i}`);
+    await Promise.all(names.map((name) => client.request({ method: 'POST', path, body: { metadata: { name } } })));
+    const list = await client.request<{ items: unknown[] }>({ path, query: { labelSelector: '' } });
+    expect(list.items.length).toBeGreaterThanOrEqual(41);
+  });
+
+  it('writes as the impersonated user over the shared session: refused where that user may not write', async () => {
+    const nobody = client.impersonating({ user: 'kube-client-http2-nobody' }, { qps: 10, burst: 10 });
+    const refused = await nobody.request({ method: 'POST', path: `/api/v1/namespaces/${suite.namespace}/configmaps`, body: { metadata: { name: 'x' } } }).catch((error: unknown) => error);
+    expect(isApiError(refused, 403)).toBe(true);
+  });
+});

@@ -82,6 +82,14 @@ describe('kubeloop init', () => {
     // npm applies overrides only at the root: kubeloop's own are carried over, $references resolved.
     const carried = rootOverrides(own.overrides, own.dependencies);
     expect(pkg.overrides).toEqual(Object.keys(carried).length > 0 ? carried : undefined);
+    // The cluster test (kubeloop/testing/cluster) apart from the offline ones: npm run test:cluster.
+    expect((pkg as unknown as { scripts: Record<string, string> }).scripts['test:cluster']).toBe('node --import tsx --test test/cluster/*.test.ts');
+    const clusterTest = readFileSync(join(dir, 'test/cluster/loop.test.ts'), 'utf8');
+    expect(clusterTest).toContain("from 'kubeloop/testing/cluster'");
+    expect(clusterTest).toContain("await cluster.runFunction({ function: 'src/index.ts', loop: 'loop.yaml', namespace, asNamespaceAdmin: true });");
+    // A Deployment the API server accepts: a selector and a pod template.
+    expect(clusterTest).toContain("spec: { selector: { matchLabels: { app: 'example' } }, template: { metadata: { labels: { app: 'example' } }, spec: { containers: [{ name: 'app', image: 'registry.k8s.io/pause:3.10' }] } } },");
+    expect(readme).toContain('`npm run test:cluster`');
   });
 
   it('--cluster writes a ClusterLoop for a cluster admin: its account in kubeloop-system, a ClusterRole, the chart values', async () => {
@@ -97,6 +105,7 @@ describe('kubeloop init', () => {
     const values = parse(readFileSync(join(project, 'values.yaml'), 'utf8')) as { functions: Record<string, { image: object; loop: object }> };
     expect(values.functions['cluster-labeller']).toEqual({ image: { registry: 'ghcr.io/your-org', repository: 'cluster-labeller', tag: '0.1.0' }, loop: { for: loop?.spec.for, owns: loop?.spec.owns, ignoreStatusChanges: true } });
     expect(readFileSync(join(project, 'README.md'), 'utf8')).toContain('## Deploy (cluster admin)');
+    expect(existsSync(join(project, 'test/cluster/loop.test.ts'))).toBe(false);
   });
 
   it('--admission writes a namespaced AdmissionHook calling the function in its namespace, skipping its pods; --cluster a ClusterAdmissionHook', async () => {

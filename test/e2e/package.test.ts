@@ -4,7 +4,8 @@
 // the tarball standing in for the registry; then docs/writing-a-function.md's example pasted in and its
 // fixture lines; `kubeloop function ./src/index.ts` from the installed package and the installed `kubeloop
 // router` reconciling a real Deployment through it; then `kubeloop init --admission validating|mutating`;
-// then README's Python and Go newcomer lines, each in an empty folder of its own.
+// then README's Python and Go newcomer lines, each in an empty folder of its own; and the scaffold's cluster
+// test (kubeloop/testing/cluster) as `npm run test:cluster` runs it.
 import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
@@ -173,6 +174,15 @@ describe('kubeloop from a packed tarball, outside the repository', () => {
     expect(failed).toMatchObject({ code: 2 });
     expect((failed as { stderr: string }).stderr).toContain('kubeloop needs Node.js 24 or newer');
   });
+
+  it("runs the scaffold's cluster test with `npm run test:cluster`: kubeloop/testing/cluster from the installed package starts a control plane, applies loop.yaml as team-a's admin, and the Deployment is labelled", async () => {
+    // As printed in the scaffold's README, on the newcomer's PATH (npm puts the project's node@24 first).
+    const { stdout } = await timed('npm run test:cluster (a control plane of its own)', () => runLines(['npm run test:cluster'], app));
+    expect(stdout).toContain('# installed from the chart:');
+    expect(stdout).toMatch(/^✔ labels a new Deployment in the namespace, through the router/m);
+    expect(stdout).toMatch(/^ℹ pass 1$/m);
+    expect(stdout).toMatch(/^ℹ fail 0$/m);
+  }, 600_000);
 
   it('serves `kubeloop console` from the installed package: its bundled page, script and styles, nothing fetched from elsewhere', async () => {
     const child = spawn(process.execPath, [join(app, 'node_modules', 'kubeloop', 'cli', 'bin.js'), 'console', '--port', '0', '--kubeconfig', suite.kubeconfigPath], { cwd: app, stdio: ['ignore', 'pipe', 'pipe'] });

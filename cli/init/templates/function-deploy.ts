@@ -29,6 +29,8 @@ function packageJson(options: ProjectOptions, tools: ToolVersions): string {
     ...(Object.keys(tools.engines).length > 0 ? { engines: tools.engines } : {}),
     scripts: {
       test: 'tsc --noEmit && node --import tsx --test test/*.test.ts',
+      // test/cluster/: against the local control plane (kubeloop/testing/cluster), apart from the offline tests.
+      ...(options.cluster || options.admission ? {} : { 'test:cluster': 'node --import tsx --test test/cluster/*.test.ts' }),
       start: 'kubeloop function ./src/index.ts',
       replay: 'kubeloop replay fixtures --function ./src/index.ts',
       build: 'tsc -p tsconfig.build.json',
@@ -181,7 +183,7 @@ applies the actions it returns. It needs no Kubernetes client and no credentials
 | --- | --- |
 | \`npm test\` | type-checks, runs \`test/\` (unit tests and the fixtures replayed over HTTP) |
 | \`npm start\` | serves the function on http://localhost:8080 (\`kubeloop function ./src/index.ts\`) |
-| \`npm run replay\` | replays \`fixtures/*.json\`; \`npx kubeloop replay fixtures --function ./src/index.ts --update\` re-records them after a deliberate change |
+${options.cluster ? '' : `| \`npm run test:cluster\` | \`test/cluster/\` against a local control plane (kubeloop/testing/cluster): loop.yaml applied as a namespace admin, a real ${kind} reconciled (kubeloop's docs/writing-a-function.md, "Test it on a cluster") |\n`}| \`npm run replay\` | replays \`fixtures/*.json\`; \`npx kubeloop replay fixtures --function ./src/index.ts --update\` re-records them after a deliberate change |
 | \`npx kubeloop render ${sampleObjectPath(options)} --function ./src/index.ts --loop loop.yaml\` | prints the actions for the sample ${kind} and the objects after them |
 | \`npx kubeloop dev --function ./src/index.ts --loop loop.yaml\` | runs it on a local cluster with the router, reloading on save |
 

@@ -55,7 +55,7 @@ export async function startPlatform(options: DevOptions, session: DevSession, cl
   }
   for (const spec of options.projects ?? []) {
     if (signal.aborted) break;
-    const project = await startProjectFunction(client, session.tenant?.client ?? client, spec, logDir, say);
+    const project = await startProjectFunction(client, session.tenant?.client ?? client, spec, logDir, say, { chartAccount: session.plane !== undefined });
     session.projects.push(project);
     appliedLoops.push(...project.loops);
   }

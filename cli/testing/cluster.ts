@@ -133,7 +133,7 @@ export async function startTestCluster(options: TestClusterOptions = {}): Promis
         }
         const source = typeof run.function === 'string' ? { module: resolve(run.function) } : { command: run.function.command, cwd: resolve(run.function.cwd ?? '.') };
         const spec = { source, namespace: run.namespace, ...(run.loop ? { loop: resolve(run.loop) } : {}), ...(run.hook ? { hook: resolve(run.hook) } : {}) };
-        const project = await startProjectFunction(admin, as, spec, logDir, say);
+        const project = await startProjectFunction(admin, as, spec, logDir, say, { chartAccount: local !== undefined });
         projects.push(project);
         // A function that did not start fails the test here, with its log, rather than as a timeout later.
         const problem = project.fn.problem();

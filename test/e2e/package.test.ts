@@ -173,6 +173,15 @@ describe('kubeloop from a packed tarball, outside the repository', () => {
     const failed = await run(join(olderNodeDir() ?? '', 'node'), [join(app, 'node_modules', 'kubeloop', 'cli', 'bin.js'), '--help']).catch((error: unknown) => error as { code: number; stderr: string });
     expect(failed).toMatchObject({ code: 2 });
     expect((failed as { stderr: string }).stderr).toContain('kubeloop needs Node.js 24 or newer');
+    // README's `npx kubeloop init` on that node, in an empty folder: npm's engine warnings come first (it prints them
+    // while installing, before any kubeloop code runs), then kubeloop's message is the last thing said; no crash.
+    const empty = await mkdtemp(join(work, 'empty-'));
+    const npx = await run('bash', ['-c', fromTarball('npx kubeloop init my-controller')], { cwd: empty, env: newcomerEnv }).catch((error: unknown) => error as { code: number; stderr: string });
+    expect(npx).toMatchObject({ code: 2 });
+    const said = (npx as { stderr: string }).stderr.trimEnd();
+    expect(said.slice(said.lastIndexOf('kubeloop needs Node.js 24 or newer'))).toMatch(/^kubeloop needs Node\.js 24 or newer; this is Node\.js 2\d\.[\s\S]*which npm scripts and npx put first on PATH\.$/);
+    expect(said).not.toMatch(/^\s+at /m);
+    expect(existsSync(join(empty, 'my-controller'))).toBe(false);
   });
 
   it("runs the scaffold's cluster test with `npm run test:cluster`: kubeloop/testing/cluster from the installed package starts a control plane, applies loop.yaml as team-a's admin, and the Deployment is labelled", async () => {

@@ -5,7 +5,7 @@ import { pluralOf, splitApiVersion } from '../../../lib/kube/resource-paths.ts';
 import type { ProjectOptions } from '../project-options.ts';
 import { sampleObjectPath } from './function-code.ts';
 import type { ProjectFile } from './project-file.ts';
-import { accountRef, accountYaml, CLUSTER_NAMESPACE, FUNCTION_LABEL, FUNCTION_PORT, functionWorkloadYaml, namespaceDeploySteps, RELEASE, RELEASE_LABEL, routerGrantYaml } from './scope-manifests.ts';
+import { accountRef, accountYaml, CLUSTER_NAMESPACE, FUNCTION_LABEL, FUNCTION_PORT, functionWorkloadYaml, namespaceDeploySteps, RELEASE, RELEASE_LABEL, routerGrantYaml, SIGNING_SECRET_KEY, signingSecretName, signingSecretRule } from './scope-manifests.ts';
 
 /** Versions of the generated project's tools: the ones this kubeloop is built and tested with. */
 export interface ToolVersions {
@@ -137,7 +137,7 @@ export function loopYaml(options: ProjectOptions, localRun = '`kubeloop dev --fu
   // A Loop calls the function's Service in its own namespace (function.yaml); a ClusterLoop the chart's.
   const fn = options.cluster
     ? { url: `http://${options.name}.${CLUSTER_NAMESPACE}.svc:${FUNCTION_PORT}/reconcile`, timeoutSeconds: 5 }
-    : { ref: { name: options.name, port: FUNCTION_PORT, path: '/reconcile' }, timeoutSeconds: 5 };
+    : { ref: { name: options.name, port: FUNCTION_PORT, path: '/reconcile' }, timeoutSeconds: 5, signingSecretRef: { name: signingSecretName(options), key: SIGNING_SECRET_KEY } };
   const loop = {
     apiVersion: 'kubeloop.dev/v1alpha1',
     kind: options.cluster ? 'ClusterLoop' : 'Loop',
@@ -153,7 +153,7 @@ export function loopYaml(options: ProjectOptions, localRun = '`kubeloop dev --fu
 # below, which has exactly the rights the Loop needs. ${scope}.
 # ${localRun}${options.cluster ? '; installed with the chart, values.yaml renders all of this instead' : ''}.
 ${stringify(loop)}---
-${accountYaml(options, accountName, rules)}${options.cluster ? '' : `---\n${routerGrantYaml(options, accountName, rules)}`}`;
+${accountYaml(options, accountName, options.cluster ? rules : [...rules, signingSecretRule(options)])}${options.cluster ? '' : `---\n${routerGrantYaml(options, accountName, rules)}`}`;
 }
 
 export function valuesYaml(options: ProjectOptions): string {

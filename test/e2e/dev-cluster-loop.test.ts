@@ -43,12 +43,13 @@ describe('a ClusterLoop from kubeloop init --cluster on kubeloop dev', () => {
   it("is refused on dev's own control plane, saying why and how to run it", async () => {
     let output = '';
     const started = startDev(devArgs(), { cwd: workDir, env: { ...process.env, KUBELOOP_FROM_SOURCE: '1' }, onOutput: (text) => (output += text) });
+    // It starts its control plane first (the file is read with the rest of the project), then refuses.
     await expect(started).rejects.toThrow(/kubeloop dev exited with [1-9]/);
     expect(output).toContain(`--loop ${NAME}/loop.yaml: ClusterLoop ${NAME} cannot run on kubeloop dev's own control plane`);
     expect(output).toContain('`kubeloop cluster up --detach`, then `kubeloop dev --kubeconfig <the kubeconfig it prints>');
     // It stopped what it had started: the control plane too.
     expect(output).toContain('stopped cleanly');
-  });
+  }, 300_000);
 
   it('runs as written with dev --kubeconfig on a control plane where the router acts as the admin, and labels a Widget', async () => {
     plane = await startControlPlane();
@@ -67,5 +68,5 @@ describe('a ClusterLoop from kubeloop init --cluster on kubeloop dev', () => {
     } finally {
       await client.close();
     }
-  });
+  }, 300_000);
 });

@@ -109,7 +109,10 @@ export async function startTestCluster(options: TestClusterOptions = {}): Promis
     say(`installed CRDs: ${(await applyCrds(admin, discovery, crds)).join(', ')}`);
     // A local plane (started here or reused): the router and gateway act as the chart's ServiceAccounts, with its RBAC.
     const local = plane ?? reused;
-    if (local) say(`installed from the chart: ${await installChartPlatform(admin, discovery, (await ensureBinaries({ onProgress: say })).helm, { namespace, seeds: false, webhook: true })}`);
+    if (local) {
+      const helm = plane?.binaries.helm ?? (await ensureBinaries({ onProgress: say })).helm;
+      say(`installed from the chart: ${await installChartPlatform(admin, discovery, helm, { namespace, seeds: false, webhook: true })}`);
+    }
     const accounts = local ? await chartAccountKubeconfigs(local, dir, namespace) : { router: kubeconfig, webhook: kubeconfig };
 
     // The router and gateway learn the Services' local addresses at start: each new function restarts them.

@@ -185,7 +185,7 @@ describe('kubeloop from a packed tarball, outside the repository', () => {
     expect(existsSync(join(empty, 'my-controller'))).toBe(false);
   });
 
-  it("runs the scaffold's cluster test with `npm run test:cluster`: kubeloop/testing/cluster from the installed package starts a control plane, applies loop.yaml as team-a's admin, and the Deployment is labelled", async () => {
+  it("runs the scaffold's cluster test with `npm run test:cluster`: kubeloop/testing/cluster from the installed package starts a control plane, applies loop.yaml as a namespace admin, and the Deployment is labelled", async () => {
     // As printed in the scaffold's README, on the newcomer's PATH (npm puts the project's node@24 first).
     // The newcomer's HOME is new, and so would be its ~/.cache/kubeloop: the control plane this machine built once is
     // named instead (a user's own machine builds it into their cache on the first run, docs/writing-a-function.md).

@@ -36,11 +36,13 @@ function clusterTest(options: ProjectOptions): string {
 // The control plane's binaries are built once into ~/.cache/kubeloop (npx kubeloop cluster build); a plane left
 // running by \`npx kubeloop cluster up --detach\` is reused with KUBELOOP_TEST_KUBECONFIG=<its kubeconfig>.
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
 import { after, before, test } from 'node:test';
 import { startTestCluster, type TestCluster } from 'kubeloop/testing/cluster';
 import { RECONCILED_LABEL } from '../../src/index.ts';
 
-const namespace = 'team-a';
+// A namespace of this run's own: on a reused control plane the last run's objects are still there.
+const namespace = \`team-\${randomBytes(3).toString('hex')}\`;
 let cluster: TestCluster;
 
 before(async () => {

@@ -62,7 +62,7 @@ describe('kubeloop init', () => {
       owns: [{ apiVersion: 'v1', kind: 'ConfigMap' }],
       serviceAccount: { name: 'widget-labeller-loop' },
       // The function's Service in the Loop's own namespace (function.yaml), found by the router.
-      function: { ref: { name: 'widget-labeller', port: 8080, path: '/reconcile' } },
+      function: { ref: { name: 'widget-labeller', port: 8080, path: '/reconcile' }, signingSecretRef: { name: 'widget-labeller-signing', key: 'secret' } },
       // Status writes (a Deployment controller's, every rollout) call the function for nothing; and the
       // function's own Deployment (function.yaml labels it) is not one it reconciles.
       ignoreStatusChanges: true,
@@ -71,10 +71,14 @@ describe('kubeloop init', () => {
     // The Loop's ServiceAccount ships with the rights on exactly its kinds, in its own namespace: only what a
     // namespace admin holds and so may grant (no status or finalizers of another kind).
     expect(account).toMatchObject({ kind: 'ServiceAccount', metadata: { name: 'widget-labeller-loop' } });
-    expect(role.rules.map((r) => `${r.apiGroups.join()}/${r.resources.join()}`)).toEqual(['apps/deployments', '/configmaps', ',events.k8s.io/events']);
+    expect(role.rules.map((r) => `${r.apiGroups.join()}/${r.resources.join()}`)).toEqual(['apps/deployments', '/configmaps', ',events.k8s.io/events', '/secrets']);
+    // The signing Secret the Loop names: its account reads that one (the router reads it as the account), the function verifies with it.
+    expect(role.rules.at(-1)).toEqual({ apiGroups: [''], resources: ['secrets'], resourceNames: ['widget-labeller-signing'], verbs: ['get', 'list', 'watch'] });
+    const container = (docs[6] as unknown as { spec: { template: { spec: { containers: Array<{ env: unknown[] }> } } } }).spec.template.spec.containers[0];
+    expect(container?.env).toContainEqual({ name: 'KUBELOOP_SIGNING_SECRET', valueFrom: { secretKeyRef: { name: 'widget-labeller-signing', key: 'secret' } } });
     expect(binding).toMatchObject({ roleRef: { kind: 'Role', name: 'widget-labeller-loop' }, subjects: [{ kind: 'ServiceAccount', name: 'widget-labeller-loop' }] });
     const readme = readFileSync(join(dir, 'README.md'), 'utf8');
-    expect(readme).toContain('kubectl apply -n <your-namespace> -f function.yaml\nkubectl apply -n <your-namespace> -f loop.yaml');
+    expect(readme).toContain('kubectl create secret generic widget-labeller-signing -n <your-namespace> --from-literal=secret=whsec_$(openssl rand -base64 32)\nkubectl apply -n <your-namespace> -f function.yaml\nkubectl apply -n <your-namespace> -f loop.yaml');
     const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { dependencies: Record<string, string>; engines: object; overrides?: object };
     const own = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as { version: string; engines: object; dependencies: Record<string, string>; overrides?: Record<string, unknown> };
     expect(pkg.dependencies.kubeloop).toBe(`^${own.version}`);
@@ -82,6 +86,14 @@ describe('kubeloop init', () => {
     // npm applies overrides only at the root: kubeloop's own are carried over, $references resolved.
     const carried = rootOverrides(own.overrides, own.dependencies);
     expect(pkg.overrides).toEqual(Object.keys(carried).length > 0 ? carried : undefined);
+    // The cluster test (kubeloop/testing/cluster) apart from the offline ones: npm run test:cluster.
+    expect((pkg as unknown as { scripts: Record<string, string> }).scripts['test:cluster']).toBe('node --import tsx --test test/cluster/*.test.ts');
+    const clusterTest = readFileSync(join(dir, 'test/cluster/loop.test.ts'), 'utf8');
+    expect(clusterTest).toContain("from 'kubeloop/testing/cluster'");
+    expect(clusterTest).toContain("await cluster.runFunction({ function: 'src/index.ts', loop: 'loop.yaml', namespace, asNamespaceAdmin: true });");
+    // A Deployment the API server accepts: a selector and a pod template.
+    expect(clusterTest).toContain("spec: { selector: { matchLabels: { app: 'example' } }, template: { metadata: { labels: { app: 'example' } }, spec: { containers: [{ name: 'app', image: 'registry.k8s.io/pause:3.10' }] } } },");
+    expect(readme).toContain('`npm run test:cluster`');
   });
 
   it('--cluster writes a ClusterLoop for a cluster admin: its account in kubeloop-system, a ClusterRole, the chart values', async () => {
@@ -97,6 +109,7 @@ describe('kubeloop init', () => {
     const values = parse(readFileSync(join(project, 'values.yaml'), 'utf8')) as { functions: Record<string, { image: object; loop: object }> };
     expect(values.functions['cluster-labeller']).toEqual({ image: { registry: 'ghcr.io/your-org', repository: 'cluster-labeller', tag: '0.1.0' }, loop: { for: loop?.spec.for, owns: loop?.spec.owns, ignoreStatusChanges: true } });
     expect(readFileSync(join(project, 'README.md'), 'utf8')).toContain('## Deploy (cluster admin)');
+    expect(existsSync(join(project, 'test/cluster/loop.test.ts'))).toBe(false);
   });
 
   it('--admission writes a namespaced AdmissionHook calling the function in its namespace, skipping its pods; --cluster a ClusterAdmissionHook', async () => {

@@ -12,6 +12,8 @@ import { isApiError, objectPath, ResourceDiscovery, type KubeClient } from '../.
 import { identityOf } from '../scoped-names.ts';
 import { applyCrds, applyManifest, ensureNamespace, readManifests, type Manifest } from './apply-manifests.ts';
 import { localFunctionCondition, withLocalFunctionCondition, type Condition } from './function-condition.ts';
+import { ensureSigningSecret } from './project-signing.ts';
+import { clusterLoopRefusal } from './cluster-loop-refusal.ts';
 import { startServiceAddress, type LocalServiceAddress, type ServiceTarget } from './service-address.ts';
 import { describeSource, startUserFunction, type FunctionSource, type UserFunction } from './user-function.ts';
 
@@ -47,6 +49,7 @@ interface FunctionSpec {
   ref?: { name: string; namespace?: string; port?: number; path?: string; apiVersion?: string };
   service?: { name: string; namespace?: string; port?: number; path?: string };
   shadow?: { url: string };
+  signingSecretRef?: { name: string; namespace?: string; key: string };
 }
 type Project = Manifest & { spec: { function: FunctionSpec } };
 
@@ -103,9 +106,10 @@ async function serviceObjects(spec: ProjectSpec, targets: ServiceTarget[]): Prom
 
 /**
  * Starts the project's function and applies its files: CRDs and namespaces as `admin` (the cluster admin),
- * everything else as `as` (the namespace admin with --tenant). Throws on files that do not hold what the flag says.
+ * everything else as `as` (the namespace admin with --tenant). Throws on files that do not hold what the flag says,
+ * and on a ClusterLoop when the router acts as the chart's ServiceAccount (cluster-loop-refusal.ts).
  */
-export async function startProjectFunction(admin: KubeClient, as: KubeClient, spec: ProjectSpec, logDir: string, say: (line: string) => void): Promise<ProjectFunction> {
+export async function startProjectFunction(admin: KubeClient, as: KubeClient, spec: ProjectSpec, logDir: string, say: (line: string) => void, router: { chartAccount: boolean }): Promise<ProjectFunction> {
   const adminDiscovery = new ResourceDiscovery(admin);
   const discovery = new ResourceDiscovery(as);
   const crdFile = spec.loop ? join(dirname(spec.loop), 'crd.yaml') : undefined;
@@ -114,6 +118,7 @@ export async function startProjectFunction(admin: KubeClient, as: KubeClient, sp
   const crds = crdObjects.filter((m) => m.kind === 'CustomResourceDefinition');
   const loopFile = await readOne(spec.loop, isLoop, 'Loop or ClusterLoop', '--loop');
   const hookFile = await readOne(spec.hook, isHook, 'AdmissionHook or ClusterAdmissionHook', '--hook');
+  if (router.chartAccount && loopFile.object?.kind === CLUSTER_LOOP_KIND) throw new Error(clusterLoopRefusal(spec.loop ?? '', loopFile.object.metadata.name));
   const inNamespace = (m: Project | undefined): Project | undefined => (m && namespacedKind(m) ? { ...m, metadata: { ...m.metadata, namespace: m.metadata.namespace ?? spec.namespace } } : m);
   const loop = inNamespace(loopFile.object);
   const hook = inNamespace(hookFile.object);
@@ -155,7 +160,10 @@ export async function startProjectFunction(admin: KubeClient, as: KubeClient, sp
   if (hook && !byUrl.hook) await applyManifest(as, discovery, hook, spec.namespace);
   // Processes are named after what calls them: function-<Loop or hook>-<generation>.
   const name = loop?.metadata.name ?? hook?.metadata.name ?? 'dev';
-  const fn = await startUserFunction({ source: spec.source, logDir, say, name, pointLoopAt: point });
+  // A signed Loop: its Secret made when missing (before the Loop, which the router starts by reading it), its key for the function.
+  const signingRef = loop?.spec.function.signingSecretRef;
+  const signing = signingRef && (await ensureSigningSecret(as, { ...signingRef, namespace: signingRef.namespace ?? loop?.metadata.namespace ?? spec.namespace }, say));
+  const fn = await startUserFunction({ source: spec.source, logDir, say, name, pointLoopAt: point, ...(signing ? { env: { KUBELOOP_SIGNING_SECRET: signing } } : {}) });
   // A function that did not start: the Loop and hook are applied all the same, and their condition says why.
   if (!fn.current()) {
     urls.live = 'http://127.0.0.1:1';

@@ -67,7 +67,9 @@ async function initProject(name: string, args: string[]): Promise<string> {
  * Loop or hook file, get it until READY True. Returns the section's further kubectl lines.
  */
 async function applyAsPrinted(marker: string, project: string): Promise<string[]> {
-  const [applyFunction = '', applyFile = '', get = '', ...rest] = (await pageLines(marker)).filter((line) => line.startsWith('kubectl'));
+  // The page's `kubectl create secret` is skipped on dev, as it says: dev made the Loop's signing Secret.
+  const lines = (await pageLines(marker)).filter((line) => line.startsWith('kubectl') && !line.startsWith('kubectl create secret'));
+  const [applyFunction = '', applyFile = '', get = '', ...rest] = lines;
   await asTenant(applyFunction, join(workDir, project));
   await asTenant(applyFile, join(workDir, project));
   // NAME, FOR (or TYPE), ..., READY: the row of the project with a True in it.

@@ -4,7 +4,8 @@
 // the tarball standing in for the registry; then docs/writing-a-function.md's example pasted in and its
 // fixture lines; `kubeloop function ./src/index.ts` from the installed package and the installed `kubeloop
 // router` reconciling a real Deployment through it; then `kubeloop init --admission validating|mutating`;
-// then README's Python and Go newcomer lines, each in an empty folder of its own.
+// then README's Python and Go newcomer lines, each in an empty folder of its own; and the scaffold's cluster
+// test (kubeloop/testing/cluster) as `npm run test:cluster` runs it.
 import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
@@ -16,6 +17,7 @@ import { AppsV1Api, CoreV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments, stringify } from 'yaml';
 import type { AdmissionHook } from '../../api/admission-hook.ts';
+import { cacheRoot } from '../../cli/cluster/index.ts';
 import { KubeClient } from '../../lib/kube/kube-client.ts';
 import { resolveHook } from '../../webhooks/hook-spec.ts';
 import { eventually } from '../cluster/eventually.ts';
@@ -108,7 +110,7 @@ async function shellLines(page: string, marker: string): Promise<string[]> {
  * Runs shell lines in one bash session (cd and export carry over), stopping at the first that fails; prints
  * "@@ <n> <seconds>" before each, so a failure names its line and steps can be timed.
  */
-async function runLines(lines: string[], cwd: string): Promise<{ stdout: string; stderr: string; startedAt: number[] }> {
+async function runLines(lines: string[], cwd: string, env: NodeJS.ProcessEnv = newcomerEnv): Promise<{ stdout: string; stderr: string; startedAt: number[] }> {
   const script = ['set -eo pipefail'];
   let heredoc: string | undefined;
   lines.forEach((line, n) => {
@@ -119,7 +121,7 @@ async function runLines(lines: string[], cwd: string): Promise<{ stdout: string;
     else if (heredoc === undefined) heredoc = /<<-?'?(\w+)'?/.exec(line)?.[1];
   });
   try {
-    const { stdout, stderr } = await run('bash', ['-c', script.join('\n')], { cwd, env: newcomerEnv, maxBuffer: 64 * 1024 * 1024 });
+    const { stdout, stderr } = await run('bash', ['-c', script.join('\n')], { cwd, env, maxBuffer: 64 * 1024 * 1024 });
     return { stdout, stderr, startedAt: [...stdout.matchAll(/^@@ (\d+) ([\d.]+)$/gm)].map((m) => Number(m[2])) };
   } catch (error) {
     const failed = error as { stdout: string; stderr: string };
@@ -172,7 +174,28 @@ describe('kubeloop from a packed tarball, outside the repository', () => {
     const failed = await run(join(olderNodeDir() ?? '', 'node'), [join(app, 'node_modules', 'kubeloop', 'cli', 'bin.js'), '--help']).catch((error: unknown) => error as { code: number; stderr: string });
     expect(failed).toMatchObject({ code: 2 });
     expect((failed as { stderr: string }).stderr).toContain('kubeloop needs Node.js 24 or newer');
+    // README's `npx kubeloop init` on that node, in an empty folder: npm's engine warnings come first (it prints them
+    // while installing, before any kubeloop code runs), then kubeloop's message is the last thing said; no crash.
+    const empty = await mkdtemp(join(work, 'empty-'));
+    const npx = await run('bash', ['-c', fromTarball('npx kubeloop init my-controller')], { cwd: empty, env: newcomerEnv }).catch((error: unknown) => error as { code: number; stderr: string });
+    expect(npx).toMatchObject({ code: 2 });
+    const said = (npx as { stderr: string }).stderr.trimEnd();
+    expect(said.slice(said.lastIndexOf('kubeloop needs Node.js 24 or newer'))).toMatch(/^kubeloop needs Node\.js 24 or newer; this is Node\.js 2\d\.[\s\S]*which npm scripts and npx put first on PATH\.$/);
+    expect(said).not.toMatch(/^\s+at /m);
+    expect(existsSync(join(empty, 'my-controller'))).toBe(false);
   });
+
+  it("runs the scaffold's cluster test with `npm run test:cluster`: kubeloop/testing/cluster from the installed package starts a control plane, applies loop.yaml as a namespace admin, and the Deployment is labelled", async () => {
+    // As printed in the scaffold's README, on the newcomer's PATH (npm puts the project's node@24 first).
+    // The newcomer's HOME is new, and so would be its ~/.cache/kubeloop: the control plane this machine built once is
+    // named instead (a user's own machine builds it into their cache on the first run, docs/writing-a-function.md).
+    const withBinaries = { ...newcomerEnv, KUBELOOP_CACHE_DIR: cacheRoot() };
+    const { stdout } = await timed('npm run test:cluster (a control plane of its own)', () => runLines(['npm run test:cluster'], app, withBinaries));
+    expect(stdout).toContain('# installed from the chart:');
+    expect(stdout).toMatch(/^✔ labels a new Deployment in the namespace, through the router/m);
+    expect(stdout).toMatch(/^ℹ pass 1$/m);
+    expect(stdout).toMatch(/^ℹ fail 0$/m);
+  }, 600_000);
 
   it('serves `kubeloop console` from the installed package: its bundled page, script and styles, nothing fetched from elsewhere', async () => {
     const child = spawn(process.execPath, [join(app, 'node_modules', 'kubeloop', 'cli', 'bin.js'), 'console', '--port', '0', '--kubeconfig', suite.kubeconfigPath], { cwd: app, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -203,11 +226,13 @@ describe('kubeloop from a packed tarball, outside the repository', () => {
     const url = String(serving.url);
     // The generated namespaced Loop, run by the installed router from a --loops file: in this suite's
     // namespace, acting as a ServiceAccount of it, pointed at the local process instead of the function's Service.
-    const [loop] = parseAllDocuments(await readFile(join(app, 'loop.yaml'), 'utf8')).map((d) => d.toJS()) as Array<{ kind: string; metadata: Record<string, unknown>; spec: Record<string, unknown> & { function: { url?: string; ref?: unknown } } }>;
+    const [loop] = parseAllDocuments(await readFile(join(app, 'loop.yaml'), 'utf8')).map((d) => d.toJS()) as Array<{ kind: string; metadata: Record<string, unknown>; spec: Record<string, unknown> & { function: { url?: string; ref?: unknown; signingSecretRef?: unknown } } }>;
     if (!loop) throw new Error('loop.yaml holds no Loop');
     expect(loop.kind).toBe('Loop');
     loop.metadata.namespace = suite.namespace;
     delete loop.spec.function.ref;
+    // Unsigned, as the process started above has no key (its signed path: npm run test:cluster, above).
+    delete loop.spec.function.signingSecretRef;
     loop.spec.function.url = `${url}/reconcile`;
     const client = await KubeClient.fromKubeConfig(suite.kubeConfig);
     try {

@@ -21,6 +21,7 @@ import { run as init } from '../../cli/commands/init.ts';
 import { applyManifest, type Manifest } from '../../cli/dev/apply-manifests.ts';
 import { isApiError, ResourceDiscovery, type KubeClient } from '../../lib/kube/index.ts';
 import { serveFunction, type ServedFunction } from '../../lib/runtime/index.ts';
+import { generateSigningSecret } from '../../lib/signing/webhook-signature.ts';
 import type { AdmissionDefinition } from '../../lib/sdk/define-admission.ts';
 import type { FunctionDefinition } from '../../lib/sdk/define-function.ts';
 import { eventually } from '../cluster/eventually.ts';
@@ -53,12 +54,12 @@ async function initProject(name: string, args: string[]): Promise<string> {
 }
 
 /** The project's src/index.ts served over HTTP, its import of the package pointed at this checkout (as `npm install` would). */
-async function serveProject(dir: string): Promise<ServedFunction> {
+async function serveProject(dir: string, signingSecret?: string): Promise<ServedFunction> {
   const source = await readFile(join(dir, 'src', 'index.ts'), 'utf8');
   await writeFile(join(dir, 'src', 'index-local.ts'), source.replace("from 'kubeloop'", `from ${JSON.stringify(SDK)}`));
   await writeFile(join(dir, 'package.json'), '{ "type": "module" }\n');
   const definition = ((await import(pathToFileURL(join(dir, 'src', 'index-local.ts')).href)) as { default: FunctionDefinition | AdmissionDefinition }).default;
-  const fn = await serveFunction(definition, { port: 0, host: '127.0.0.1', logLevel: 'warn' });
+  const fn = await serveFunction(definition, { port: 0, host: '127.0.0.1', logLevel: 'warn', ...(signingSecret ? { signingSecret } : {}) });
   served.push(fn);
   return fn;
 }
@@ -144,7 +145,10 @@ describe('docs/tenants.md, as a user with nothing but admin in a fresh namespace
 
   it('ships the controller: init, function.yaml and loop.yaml applied as written, and the Loop reconciles a Deployment', async () => {
     const project = await initProject('my-controller', ['--for', 'apps/v1/Deployment', '--owns', 'v1/Service']);
-    const fn = await serveProject(project);
+    // The page's `kubectl create secret generic my-controller-signing ...`, as alice; the function gets the key as function.yaml gives it.
+    const signingSecret = generateSigningSecret();
+    await alice.request({ method: 'POST', path: `/api/v1/namespaces/${ns}/secrets`, body: { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'my-controller-signing' }, stringData: { secret: signingSecret } } });
+    const fn = await serveProject(project, signingSecret);
     const port = Number(new URL(fn.url).port);
     // The one edit: where the function listens here, instead of the image's 8080.
     const workload = (await documents(project, 'function.yaml')).map((m) => (m.kind === 'Service' ? { ...m, spec: { ...(m.spec as object), ports: [{ name: 'http', port, protocol: 'TCP' }] } } : m));

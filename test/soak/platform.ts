@@ -13,7 +13,7 @@ import { chartCrdFiles } from '../../cli/chart-crds.ts';
 import { startControlPlane, type ControlPlane } from '../../cli/cluster/index.ts';
 import { applyManifest, readManifests, waitForCrdsEstablished } from '../../cli/dev/apply-manifests.ts';
 import { cliEntry, startLocalProcess, type LocalProcess } from '../../cli/dev/local-processes.ts';
-import { applySampleLoops } from '../../cli/dev/run-dev.ts';
+import { applySampleLoops } from '../../cli/dev/sample-loops.ts';
 import { applySampleAdmissionHooks, waitForHooksReady } from '../../cli/dev/sample-admission-hooks.ts';
 import { functionRegistry } from '../../functions/registry.ts';
 import { isApiError, KubeClient, ResourceDiscovery } from '../../lib/kube/index.ts';

@@ -5,7 +5,7 @@ import { pluralOf, splitApiVersion } from '../../../lib/kube/resource-paths.ts';
 import type { ProjectOptions } from '../project-options.ts';
 import { sampleObjectPath } from './function-code.ts';
 import type { ProjectFile } from './project-file.ts';
-import { accountRef, accountYaml, CLUSTER_NAMESPACE, FUNCTION_LABEL, FUNCTION_PORT, functionWorkloadYaml, namespaceDeploySteps, RELEASE, RELEASE_LABEL, routerGrantYaml } from './scope-manifests.ts';
+import { accountRef, accountYaml, CLUSTER_NAMESPACE, FUNCTION_LABEL, FUNCTION_PORT, functionWorkloadYaml, namespaceDeploySteps, RELEASE, RELEASE_LABEL, routerGrantYaml, SIGNING_SECRET_KEY, signingSecretName, signingSecretRule } from './scope-manifests.ts';
 
 /** Versions of the generated project's tools: the ones this kubeloop is built and tested with. */
 export interface ToolVersions {
@@ -29,6 +29,8 @@ function packageJson(options: ProjectOptions, tools: ToolVersions): string {
     ...(Object.keys(tools.engines).length > 0 ? { engines: tools.engines } : {}),
     scripts: {
       test: 'tsc --noEmit && node --import tsx --test test/*.test.ts',
+      // test/cluster/: against the local control plane (kubeloop/testing/cluster), apart from the offline tests.
+      ...(options.cluster || options.admission ? {} : { 'test:cluster': 'node --import tsx --test test/cluster/*.test.ts' }),
       start: 'kubeloop function ./src/index.ts',
       replay: 'kubeloop replay fixtures --function ./src/index.ts',
       build: 'tsc -p tsconfig.build.json',
@@ -135,7 +137,7 @@ export function loopYaml(options: ProjectOptions, localRun = '`kubeloop dev --fu
   // A Loop calls the function's Service in its own namespace (function.yaml); a ClusterLoop the chart's.
   const fn = options.cluster
     ? { url: `http://${options.name}.${CLUSTER_NAMESPACE}.svc:${FUNCTION_PORT}/reconcile`, timeoutSeconds: 5 }
-    : { ref: { name: options.name, port: FUNCTION_PORT, path: '/reconcile' }, timeoutSeconds: 5 };
+    : { ref: { name: options.name, port: FUNCTION_PORT, path: '/reconcile' }, timeoutSeconds: 5, signingSecretRef: { name: signingSecretName(options), key: SIGNING_SECRET_KEY } };
   const loop = {
     apiVersion: 'kubeloop.dev/v1alpha1',
     kind: options.cluster ? 'ClusterLoop' : 'Loop',
@@ -151,7 +153,7 @@ export function loopYaml(options: ProjectOptions, localRun = '`kubeloop dev --fu
 # below, which has exactly the rights the Loop needs. ${scope}.
 # ${localRun}${options.cluster ? '; installed with the chart, values.yaml renders all of this instead' : ''}.
 ${stringify(loop)}---
-${accountYaml(options, accountName, rules)}${options.cluster ? '' : `---\n${routerGrantYaml(options, accountName, rules)}`}`;
+${accountYaml(options, accountName, options.cluster ? rules : [...rules, signingSecretRule(options)])}${options.cluster ? '' : `---\n${routerGrantYaml(options, accountName, rules)}`}`;
 }
 
 export function valuesYaml(options: ProjectOptions): string {
@@ -181,7 +183,7 @@ applies the actions it returns. It needs no Kubernetes client and no credentials
 | --- | --- |
 | \`npm test\` | type-checks, runs \`test/\` (unit tests and the fixtures replayed over HTTP) |
 | \`npm start\` | serves the function on http://localhost:8080 (\`kubeloop function ./src/index.ts\`) |
-| \`npm run replay\` | replays \`fixtures/*.json\`; \`npx kubeloop replay fixtures --function ./src/index.ts --update\` re-records them after a deliberate change |
+${options.cluster ? '' : `| \`npm run test:cluster\` | \`test/cluster/\` against a local control plane (kubeloop/testing/cluster): loop.yaml applied as a namespace admin, a real ${kind} reconciled (kubeloop's docs/writing-a-function.md, "Test it on a cluster") |\n`}| \`npm run replay\` | replays \`fixtures/*.json\`; \`npx kubeloop replay fixtures --function ./src/index.ts --update\` re-records them after a deliberate change |
 | \`npx kubeloop render ${sampleObjectPath(options)} --function ./src/index.ts --loop loop.yaml\` | prints the actions for the sample ${kind} and the objects after them |
 | \`npx kubeloop dev --function ./src/index.ts --loop loop.yaml\` | runs it on a local cluster with the router, reloading on save |
 

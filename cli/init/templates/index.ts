@@ -4,6 +4,7 @@
 import type { ProjectOptions } from '../project-options.ts';
 import { admissionCodeFiles } from './admission-code.ts';
 import { admissionDeployFiles } from './admission-deploy.ts';
+import { clusterTestFiles } from './cluster-test.ts';
 import { crdFiles } from './crd-files.ts';
 import { functionCodeFiles } from './function-code.ts';
 import { functionDeployFiles, type ToolVersions } from './function-deploy.ts';
@@ -18,7 +19,7 @@ export type { ProjectFile, ToolVersions };
 export type ProjectTemplate = (options: ProjectOptions, tools: ToolVersions) => ProjectFile[];
 
 export const PROJECT_TEMPLATES: Record<string, ProjectTemplate> = {
-  function: (options, tools) => [...functionCodeFiles(options), ...(options.crd ? crdFiles(options) : []), ...functionDeployFiles(options, tools)],
+  function: (options, tools) => [...functionCodeFiles(options), ...clusterTestFiles(options), ...(options.crd ? crdFiles(options) : []), ...functionDeployFiles(options, tools)],
   admission: (options, tools) => [...admissionCodeFiles(options), ...admissionDeployFiles(options, tools)],
   python: (options) => (options.admission ? pythonAdmissionFiles(options) : pythonProjectFiles(options)),
   go: (options) => (options.admission ? goAdmissionFiles(options) : goProjectFiles(options)),

@@ -13,6 +13,19 @@ export const FUNCTION_PORT = 8080;
 
 type Rule = Record<string, unknown>;
 
+/**
+ * A namespaced Loop's signing Secret: the router signs each call with its key and the function (function.yaml
+ * reads it into KUBELOOP_SIGNING_SECRET) refuses unsigned ones. Not in the project (a key is no file to commit):
+ * the README's deploy steps create it with kubectl, and `kubeloop dev` and kubeloop/testing/cluster when missing.
+ */
+export const SIGNING_SECRET_KEY = 'secret';
+export const signingSecretName = (options: ProjectOptions): string => `${options.name}-signing`;
+
+/** The Loop's ServiceAccount reads (and follows, for rotation) that one Secret: the router reads it as that account. */
+export function signingSecretRule(options: ProjectOptions): Rule {
+  return { apiGroups: [''], resources: ['secrets'], resourceNames: [signingSecretName(options)], verbs: ['get', 'list', 'watch'] };
+}
+
 /** `{ name }` in the team's namespace (omitted: the object's own), `{ namespace, name }` in kubeloop-system. */
 export function accountRef(options: ProjectOptions, name: string): { name: string; namespace?: string } {
   return options.cluster ? { namespace: CLUSTER_NAMESPACE, name } : { name };
@@ -101,7 +114,11 @@ export function functionWorkloadYaml(options: ProjectOptions): string {
             {
               name: 'function',
               image: `ghcr.io/your-org/${options.name}:0.1.0`,
-              env: [{ name: 'PORT', value: String(FUNCTION_PORT) }],
+              env: [
+                { name: 'PORT', value: String(FUNCTION_PORT) },
+                // A reconcile function verifies the router's signature with its Loop's key (an admission function's hook is unsigned).
+                ...(options.admission ? [] : [{ name: 'KUBELOOP_SIGNING_SECRET', valueFrom: { secretKeyRef: { name: signingSecretName(options), key: SIGNING_SECRET_KEY } } }]),
+              ],
               ports: [{ name: 'http', containerPort: FUNCTION_PORT, protocol: 'TCP' }],
               livenessProbe: { httpGet: { path: '/healthz', port: 'http' }, periodSeconds: 10 },
               readinessProbe: { httpGet: { path: '/readyz', port: 'http' }, periodSeconds: 5 },
@@ -130,10 +147,12 @@ ${stringify(service)}`;
 export function namespaceDeploySteps(options: ProjectOptions, file: 'loop.yaml' | 'admission-hook.yaml'): string {
   // A CustomResourceDefinition is cluster-scoped: a namespace admin asks a cluster admin to install it once.
   const crd = options.crd && file === 'loop.yaml' ? '# crd.yaml is cluster-scoped: a cluster admin runs `kubectl apply -f crd.yaml` once\n' : '';
+  // The Loop's signing key, made once in the namespace (never committed): whsec_ and 32 random bytes in base64.
+  const secret = file === 'loop.yaml' ? `kubectl create secret generic ${signingSecretName(options)} -n <your-namespace> --from-literal=${SIGNING_SECRET_KEY}=whsec_$(openssl rand -base64 32)\n` : '';
   return `\`\`\`sh
 ${crd}docker build -t ghcr.io/your-org/${options.name}:0.1.0 . && docker push ghcr.io/your-org/${options.name}:0.1.0
 # edit the image in function.yaml, then, with nothing but the admin role in your namespace:
-kubectl apply -n <your-namespace> -f function.yaml
+${secret}kubectl apply -n <your-namespace> -f function.yaml
 kubectl apply -n <your-namespace> -f ${file}
 kubectl get ${file === 'loop.yaml' ? 'loops.kubeloop.dev' : 'admissionhooks.kubeloop.dev'} -n <your-namespace>   # Ready=True once kubeloop runs it
 \`\`\`

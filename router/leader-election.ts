@@ -4,6 +4,7 @@ import type { V1Lease } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { sleep } from '../lib/kube/backoff.ts';
 import { isApiError, type KubeClient } from '../lib/kube/kube-client.ts';
+import { microTime } from '../lib/kube/meta-time.ts';
 
 export interface LeaderElectionOptions {
   client: KubeClient;
@@ -20,8 +21,6 @@ export interface LeaderElectionOptions {
   /** Called at the renew deadline, whatever a request in flight is doing; must stop what onStartedLeading began. */
   onStoppedLeading: () => void | Promise<void>;
 }
-
-const microTime = (date: Date) => date.toISOString().replace(/(\.\d{3})Z$/, '$1000Z');
 
 export class LeaderElector {
   readonly #o: Required<Omit<LeaderElectionOptions, 'logger'>> & { logger?: Logger };

@@ -6,6 +6,7 @@ import type { Condition } from '../api/meta.ts';
 import { isApiError, type KubeClient } from '../lib/kube/index.ts';
 import { conditionsOf, withCondition, type ConditionInput } from '../lib/sdk/conditions.ts';
 import type { ResolvedHook } from './hook-spec.ts';
+import { metaTime } from '../lib/kube/meta-time.ts';
 
 /** The status subresource of an AdmissionHook (metadata.namespace set) or a ClusterAdmissionHook. */
 export function hookStatusPath(metadata: { name?: string; namespace?: string } | undefined): string {
@@ -32,7 +33,7 @@ export function registeredCondition(hook: ResolvedHook, configuration: string, g
 export function nextConditions(hook: AdmissionHook, desired: ConditionInput[], now: Date): Condition[] | undefined {
   const current = conditionsOf(hook);
   let next = current;
-  const time = now.toISOString().replace(/\.\d{3}Z$/, 'Z');
+  const time = metaTime(now);
   for (const condition of desired) next = withCondition(next, condition, time);
   // A shadow's or canary's condition goes with the shadow or canary.
   const fn = hook.spec?.function;

@@ -3,6 +3,7 @@
 // grow the shared webhook configuration until it breaks. ClusterAdmissionHooks are not counted. Pure.
 import type { AdmissionHook } from '../api/admission-hook.ts';
 import type { ResolvedHook } from './hook-spec.ts';
+import { timestampOf } from '../lib/kube/meta-time.ts';
 
 /** Default of --tenant-max-hooks (chart webhook.tenantMaxHooks). */
 export const DEFAULT_TENANT_MAX_HOOKS = 20;
@@ -10,8 +11,7 @@ export const TENANT_HOOK_LIMIT_REASON = 'TenantLimitExceeded';
 
 /** creationTimestamp as RFC 3339 (the cache holds parsed JSON: a string, whatever the model type says). */
 export function createdAt(hook: AdmissionHook | undefined): string | undefined {
-  const value: unknown = hook?.metadata?.creationTimestamp;
-  return value instanceof Date ? value.toISOString() : typeof value === 'string' ? value : undefined;
+  return timestampOf(hook?.metadata?.creationTimestamp);
 }
 
 /** The namespaced hooks over their namespace's limit, by id, each with the message its condition carries. */

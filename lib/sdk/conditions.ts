@@ -2,6 +2,7 @@
 // lastTransitionTime, so a replayed reconcile that changes nothing writes no status.
 
 import type { Condition } from '../../api/meta.ts';
+import { metaTime } from '../kube/meta-time.ts';
 
 export type { Condition };
 
@@ -33,5 +34,5 @@ export function withCondition(conditions: Condition[], desired: ConditionInput, 
 export function toMetaTime(now: string): string {
   const millis = Date.parse(now);
   if (Number.isNaN(millis)) throw new Error(`request.now "${now}" is not an RFC 3339 time`);
-  return new Date(Math.floor(millis / 1000) * 1000).toISOString().replace('.000Z', 'Z');
+  return metaTime(new Date(millis));
 }

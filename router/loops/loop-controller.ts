@@ -29,6 +29,7 @@ import { kubeLoopLauncher, type LaunchedLoop, type LoopLauncher } from './loop-l
 import { DEFAULT_MAX_LOOPS_PER_TENANT, TenantLoopLimit } from './tenant-loop-limit.ts';
 import { tenantOfNamespace } from '../../api/tenant.ts';
 import type { EventOrigin } from '../apply/event-recorder.ts';
+import { metaTime } from '../../lib/kube/meta-time.ts';
 
 export interface LoopControllerOptions {
   runnerDeps: Omit<LoopRunnerDeps, 'onHealth'>;
@@ -364,7 +365,7 @@ export class LoopController {
     this.#conditions.set(name, known);
     const previous = known.get(change.type);
     if (previous && previous.status === change.status && previous.reason === change.reason && previous.message === change.message) return;
-    const now = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
+    const now = metaTime(new Date());
     known.set(change.type, { ...change, lastTransitionTime: previous?.status === change.status ? previous.lastTransitionTime : now, observedGeneration: generation });
     this.#o.runnerDeps.metrics.setLoopCondition(name, change.type, change.status === 'True');
     if (!this.#o.inline && !this.#stopped) this.#writeStatus(name, generation, undefined);

@@ -5,6 +5,7 @@ import type { Loop, LoopCondition } from '../../api/loop.ts';
 import type { FunctionUrlPolicy } from '../../lib/config/function-url-policy.ts';
 import { LoopSpecError, loopSpecErrorReason, parseLoop, type LoopConfig } from '../base/loop-spec.ts';
 import type { LoopHealth } from '../intake/loop-runner.ts';
+import { metaTime } from '../../lib/kube/meta-time.ts';
 
 /** What the controller knows of the runner it has for a Loop. */
 export interface RunningState {
@@ -127,7 +128,7 @@ export function readyConditionChange(previous: (LoopHealth & { generation: numbe
     status: health.ready ? 'True' : 'False',
     reason: health.reason,
     message: health.message.slice(0, 1024),
-    lastTransitionTime: now.toISOString().replace(/\.\d{3}Z$/, 'Z'),
+    lastTransitionTime: metaTime(now),
     observedGeneration: generation,
   };
 }

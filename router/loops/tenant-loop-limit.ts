@@ -4,6 +4,7 @@
 // applies it to the Loop objects the controller sees.
 import { LOOP_KIND, type Loop } from '../../api/loop.ts';
 import { objectKey } from '../../lib/kube/object-meta.ts';
+import { timestampOf } from '../../lib/kube/meta-time.ts';
 
 /**
  * Far above what one team's controllers need, far below what costs the router real memory and metric series
@@ -53,11 +54,6 @@ export function overLimitMessage(namespace: string, max: number, place: OverLimi
   );
 }
 
-/** The informer holds JSON (an RFC 3339 string); the model's type also allows a Date. */
-function timestamp(value: string | Date | undefined): string {
-  return value instanceof Date ? value.toISOString() : (value ?? '');
-}
-
 /** The limit over the namespaced Loops the router selects (`loops` lists them). */
 export class TenantLoopLimit {
   constructor(
@@ -82,6 +78,6 @@ export class TenantLoopLimit {
   #ofNamespace(namespace: string): LoopAge[] {
     return this.loops()
       .filter((l) => l.metadata.namespace === namespace)
-      .map((l) => ({ id: objectKey(l.metadata), namespace, created: timestamp(l.metadata.creationTimestamp) }));
+      .map((l) => ({ id: objectKey(l.metadata), namespace, created: timestampOf(l.metadata.creationTimestamp) ?? '' }));
   }
 }

@@ -5,6 +5,7 @@ import type { LoopConfig } from '../base/loop-spec.ts';
 import type { FairScheduler } from '../base/fair-scheduler.ts';
 import { THROTTLE_WINDOW_MS, throttleMessage, ThrottleTracker } from '../base/throttle-condition.ts';
 import { tenantOf } from '../base/tenant-weights.ts';
+import { metaTime } from '../../lib/kube/meta-time.ts';
 
 export interface ThrottleMonitorOptions {
   scheduler?: FairScheduler;
@@ -54,7 +55,7 @@ export class ThrottleMonitor {
         status: change.throttled ? 'True' : 'False',
         reason: change.throttled ? change.reason! : 'NotThrottled',
         message: throttleMessage(change, budget),
-        lastTransitionTime: new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'),
+        lastTransitionTime: metaTime(new Date()),
       });
     }
     for (const id of this.#trackers.keys()) if (!seen.has(id)) this.#trackers.delete(id);

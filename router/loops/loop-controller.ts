@@ -17,7 +17,8 @@ import { CLUSTER_LOOP_KIND, CLUSTER_LOOP_PLURAL, LOOP_API_VERSION, LOOP_KIND, LO
 import { LoopSpecError, type LoopConfig } from '../base/loop-spec.ts';
 import { settleLoopFinalizer } from './primary-release.ts';
 import { clusterScopedKindProblem, namedKinds } from '../base/loop-confinement.ts';
-import { CANARY_ROLLED_BACK, rolledBackBy, type VersionCondition } from '../reconcile/function-versions.ts';
+import { rolledBackBy, type VersionCondition } from '../reconcile/function-versions.ts';
+import { CANARY_ROLLED_BACK } from '../../lib/versions/error-budget.ts';
 import { SHADOW_DIVERGED } from '../../lib/versions/shadow-divergence.ts';
 import { DEFAULT_FUNCTION_URL_POLICY, type FunctionUrlPolicy } from '../../lib/config/function-url-policy.ts';
 import type { LoopHealth, LoopRunner, LoopRunnerDeps } from '../intake/loop-runner.ts';
@@ -30,6 +31,7 @@ import { DEFAULT_MAX_LOOPS_PER_TENANT, TenantLoopLimit } from './tenant-loop-lim
 import { tenantOfNamespace } from '../../api/tenant.ts';
 import type { EventOrigin } from '../apply/event-recorder.ts';
 import { metaTime } from '../../lib/kube/meta-time.ts';
+import { nextCondition, type ConditionInput } from '../../lib/kube/conditions.ts';
 
 export interface LoopControllerOptions {
   runnerDeps: Omit<LoopRunnerDeps, 'onHealth'>;
@@ -365,8 +367,7 @@ export class LoopController {
     this.#conditions.set(name, known);
     const previous = known.get(change.type);
     if (previous && previous.status === change.status && previous.reason === change.reason && previous.message === change.message) return;
-    const now = metaTime(new Date());
-    known.set(change.type, { ...change, lastTransitionTime: previous?.status === change.status ? previous.lastTransitionTime : now, observedGeneration: generation });
+    known.set(change.type, nextCondition(previous, { ...change, observedGeneration: generation }, metaTime(new Date())));
     this.#o.runnerDeps.metrics.setLoopCondition(name, change.type, change.status === 'True');
     if (!this.#o.inline && !this.#stopped) this.#writeStatus(name, generation, undefined);
   }
@@ -378,22 +379,22 @@ export class LoopController {
 
   #setHealth(name: string, generation: number, health: LoopHealth): void {
     const remembered = { ...health, generation };
-    const condition = readyConditionChange(this.#written.get(name), health, generation, new Date());
+    const condition = readyConditionChange(this.#written.get(name), health, generation);
     this.#health.set(name, remembered);
     this.#o.runnerDeps.metrics.setLoopReady(name, health.ready);
     if (!condition || this.#o.inline || this.#stopped) return;
     this.#written.set(name, remembered);
     const known = this.#conditions.get(name) ?? new Map<string, LoopCondition>();
     this.#conditions.set(name, known);
-    known.set('Ready', condition);
+    known.set('Ready', nextCondition(known.get('Ready'), condition, metaTime(new Date())));
     this.#writeStatus(name, generation, remembered);
   }
 
   /** The Throttled condition (throttle-monitor.ts): written with the Loop's other conditions once Ready is known. */
-  setThrottled(name: string, condition: LoopCondition): void {
+  setThrottled(name: string, condition: ConditionInput): void {
     const known = this.#conditions.get(name) ?? new Map<string, LoopCondition>();
     this.#conditions.set(name, known);
-    known.set('Throttled', condition);
+    known.set('Throttled', nextCondition(known.get('Throttled'), condition, metaTime(new Date())));
     this.#o.runnerDeps.metrics.setLoopCondition(name, 'Throttled', condition.status === 'True');
     const ready = known.get('Ready');
     if (!ready || this.#o.inline || this.#stopped) return;

@@ -19,7 +19,7 @@ import { buildAdmissionRenderRequest, formatAdmission, renderAdmission, RENDERED
 import { applyLocally } from '../render/apply-locally.ts';
 import { InputError, readObjects } from '../render/read-objects.ts';
 import { pickRequired, renderRelated } from '../render/related-input.ts';
-import { REQUIRES_LIMITS, sameRequirements } from '../../router/reconcile/required-objects.ts';
+import { REQUIRES_LIMITS, sameRequirements } from '../../router/index.ts';
 import { metaTime } from '../../lib/kube/meta-time.ts';
 
 const USAGE = `usage: kubeloop render <object.yaml> (--function <name|module> | --to <url>) [--children FILE]...

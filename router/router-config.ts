@@ -5,22 +5,16 @@ import { parseArgs } from 'node:util';
 import { parseAllDocuments } from 'yaml';
 import { pickSetting, settingBoolean, settingInteger, settingNumber } from '../lib/config/settings.ts';
 import { readServerSettings, type ServerSettings } from '../lib/server/server-settings.ts';
-import { ROUTER_FLAG_OPTIONS, ROUTER_USAGE } from './router-flags.ts';
+import { ROUTER_FLAG_OPTIONS, ROUTER_RANGES, ROUTER_USAGE, type RangeFlag, type RangeSetting } from './router-flags.ts';
 import type { Loop } from '../api/loop.ts';
 import { DEFAULT_FUNCTION_URL_POLICY, readFunctionUrlPolicy, type FunctionUrlPolicy } from '../lib/config/function-url-policy.ts';
-import { DEFAULT_MAX_ACTIONS_PER_REPLY, DEFAULT_MAX_RESPONSE_BYTES } from './reconcile/dispatch.ts';
 import { readDeniedLoopbackPorts, readDeniedNetworks } from '../lib/function-client/address-policy.ts';
 import { parseServiceAddresses } from '../lib/function-client/service-address.ts';
 import { parseLoop } from './base/loop-spec.ts';
-import { DEFAULT_MAX_OBJECT_VALUES } from '../lib/contract/json-depth.ts';
-import { DEFAULT_FAIR_API_LIMIT, DEFAULT_MAX_CALLS_IN_FLIGHT } from './base/fairness.ts';
-import { DEFAULT_LABELLED_TENANTS } from './base/tenant-metrics.ts';
-import { DEFAULT_REQUEST_CAPS, type RequestCaps } from './base/request-caps.ts';
-import { DEFAULT_MAX_REQUEST_BYTES_IN_FLIGHT } from './base/request-byte-budget.ts';
+import type { RequestCaps } from './base/request-caps.ts';
 import { parseTenantWeights } from './base/tenant-weights.ts';
-import { DEFAULT_MAX_LOOPS_PER_TENANT } from './loops/tenant-loop-limit.ts';
-import { DEFAULT_HISTORY_LIMITS, type FlightRecorderLimits } from './reconcile/flight-recorder.ts';
-import { DEFAULT_HISTORY_FILE_MAX_BYTES, DEFAULT_HISTORY_FILES, type HistoryFileSettings } from './history/history-files.ts';
+import type { FlightRecorderLimits } from './reconcile/flight-recorder.ts';
+import type { HistoryFileSettings } from './history/history-files.ts';
 
 export { ROUTER_USAGE };
 
@@ -141,8 +135,13 @@ export function readRouterConfig(argv: string[], env: NodeJS.ProcessEnv = proces
   });
   if (positionals.length > 0) throw new Error(`unexpected argument "${positionals[0]}"\n\n${ROUTER_USAGE}`);
   const pick = (flag: Exclude<keyof typeof values, 'deny-function-network' | 'deny-loopback-port'>, ...vars: string[]) => pickSetting(values, env, flag, ...vars);
+  const pickRange = (flag: RangeFlag) => {
+    const variable: string | undefined = (ROUTER_RANGES[flag] as RangeSetting).env;
+    return pick(flag, ...(variable ? [variable] : []));
+  };
+  const range = (flag: RangeFlag) => inRange(flag, pickRange(flag));
   const leaderElect = values['leader-elect'] ?? settingBoolean(pick('leader-elect', 'KUBELOOP_LEADER_ELECT'), false);
-  const leaseDurationSeconds = settingInteger(pick('lease-duration-seconds'), 15, 3, 600);
+  const leaseDurationSeconds = range('lease-duration-seconds');
   const sharding = values.sharding ?? settingBoolean(pick('sharding', 'KUBELOOP_SHARDING'), false);
   if (sharding && leaderElect) throw new Error('--sharding and --leader-elect exclude each other: every sharded replica works, none stands by');
   const loopsFile = values.loops;
@@ -161,45 +160,51 @@ export function readRouterConfig(argv: string[], env: NodeJS.ProcessEnv = proces
     leaseName: values['lease-name'] ?? (env.KUBELOOP_LEASE_NAME || 'kubeloop-router'),
     leaseDurationSeconds,
     identity: values.identity ?? (env.POD_NAME || undefined),
-    qps: settingNumber(pick('qps', 'KUBELOOP_API_QPS'), 50, 0, 10_000),
-    burst: settingInteger(pick('burst', 'KUBELOOP_API_BURST'), 100, 1, 100_000),
+    qps: range('qps'),
+    burst: range('burst'),
     loopsFile,
     loops: loopsFile ? readLoopsFile(loopsFile, urlPolicy) : undefined,
     loopSelector: selector ? parseLabelPairs(selector.value, selector.setting) : undefined,
-    watchTimeoutSeconds: settingInteger(pick('watch-timeout-seconds'), 300, 1, 3600),
-    maxObjectValues: settingInteger(pick('max-object-values', 'KUBELOOP_MAX_OBJECT_VALUES'), DEFAULT_MAX_OBJECT_VALUES, 1000, 100_000_000),
+    watchTimeoutSeconds: range('watch-timeout-seconds'),
+    maxObjectValues: range('max-object-values'),
     requestCaps: {
-      objectsPerEntry: settingInteger(pick('max-related-objects-per-entry', 'KUBELOOP_MAX_RELATED_OBJECTS_PER_ENTRY'), DEFAULT_REQUEST_CAPS.objectsPerEntry, 1, 1_000_000),
-      objectsPerRequest: settingInteger(pick('max-related-objects-per-request', 'KUBELOOP_MAX_RELATED_OBJECTS_PER_REQUEST'), DEFAULT_REQUEST_CAPS.objectsPerRequest, 1, 1_000_000),
-      relatedBytesPerRequest: settingInteger(pick('max-related-bytes-per-request', 'KUBELOOP_MAX_RELATED_BYTES_PER_REQUEST'), DEFAULT_REQUEST_CAPS.relatedBytesPerRequest, 1024, 1024 * 1024 * 1024),
+      objectsPerEntry: range('max-related-objects-per-entry'),
+      objectsPerRequest: range('max-related-objects-per-request'),
+      relatedBytesPerRequest: range('max-related-bytes-per-request'),
     },
-    maxRequestBytesInFlight: settingInteger(pick('max-request-bytes-in-flight', 'KUBELOOP_MAX_REQUEST_BYTES_IN_FLIGHT'), DEFAULT_MAX_REQUEST_BYTES_IN_FLIGHT, 64 * 1024, 16 * 1024 * 1024 * 1024),
-    expectationsTimeoutSeconds: settingInteger(pick('expectations-timeout-seconds'), 300, 1, 3600),
-    apiTimeoutSeconds: settingInteger(pick('api-timeout-seconds'), 30, 1, 3600),
-    maxActionsPerReply: settingInteger(pick('max-actions-per-reply', 'KUBELOOP_MAX_ACTIONS_PER_REPLY'), DEFAULT_MAX_ACTIONS_PER_REPLY, 1, 100_000),
-    maxReplyBytes: settingInteger(pick('max-reply-bytes', 'KUBELOOP_MAX_REPLY_BYTES'), DEFAULT_MAX_RESPONSE_BYTES, 1024, 1024 * 1024 * 1024),
+    maxRequestBytesInFlight: range('max-request-bytes-in-flight'),
+    expectationsTimeoutSeconds: range('expectations-timeout-seconds'),
+    apiTimeoutSeconds: range('api-timeout-seconds'),
+    maxActionsPerReply: range('max-actions-per-reply'),
+    maxReplyBytes: range('max-reply-bytes'),
     urlPolicy,
     connectServicesTo: connectServicesTo(pick('connect-services-to', 'KUBELOOP_CONNECT_SERVICES_TO')),
     deniedNetworks: readDeniedNetworks(values['deny-function-network'], env),
     deniedLoopbackPorts: readDeniedLoopbackPorts(values['deny-loopback-port']),
-    minRequeueSeconds: settingNumber(pick('min-requeue-seconds', 'KUBELOOP_MIN_REQUEUE_SECONDS'), 1, 0.1, 3600),
-    loopQps: settingNumber(pick('loop-qps', 'KUBELOOP_LOOP_API_QPS'), 0, 0, 10_000),
-    loopBurst: settingInteger(pick('loop-burst', 'KUBELOOP_LOOP_API_BURST'), 100, 1, 100_000),
-    maxCallsInFlight: settingInteger(pick('max-calls-in-flight', 'KUBELOOP_MAX_CALLS_IN_FLIGHT'), DEFAULT_MAX_CALLS_IN_FLIGHT, 0, 1_000_000),
-    fairApiQps: settingNumber(pick('fair-api-qps', 'KUBELOOP_FAIR_API_QPS'), DEFAULT_FAIR_API_LIMIT.qps, 0, 100_000),
-    fairApiBurst: settingInteger(pick('fair-api-burst', 'KUBELOOP_FAIR_API_BURST'), DEFAULT_FAIR_API_LIMIT.burst, 1, 1_000_000),
+    minRequeueSeconds: range('min-requeue-seconds'),
+    loopQps: range('loop-qps'),
+    loopBurst: range('loop-burst'),
+    maxCallsInFlight: range('max-calls-in-flight'),
+    fairApiQps: range('fair-api-qps'),
+    fairApiBurst: range('fair-api-burst'),
     tenantWeights: tenantWeights(pick('tenant-weights', 'KUBELOOP_TENANT_WEIGHTS')),
-    tenantMetricsLabels: settingInteger(pick('tenant-metrics-labels', 'KUBELOOP_TENANT_METRICS_LABELS'), DEFAULT_LABELLED_TENANTS, 1, 10_000),
-    accessReviewSeconds: settingInteger(pick('access-review-seconds', 'KUBELOOP_ACCESS_REVIEW_SECONDS'), 300, 10, 86_400),
-    maxLoopsPerTenant: settingInteger(pick('max-loops-per-tenant', 'KUBELOOP_MAX_LOOPS_PER_TENANT'), DEFAULT_MAX_LOOPS_PER_TENANT, 0, 100_000),
+    tenantMetricsLabels: range('tenant-metrics-labels'),
+    accessReviewSeconds: range('access-review-seconds'),
+    maxLoopsPerTenant: range('max-loops-per-tenant'),
     history: {
-      perObject: settingInteger(pick('history-per-object', 'KUBELOOP_HISTORY_PER_OBJECT'), DEFAULT_HISTORY_LIMITS.perObject, 0, 1000),
-      objects: settingInteger(pick('history-objects', 'KUBELOOP_HISTORY_OBJECTS'), DEFAULT_HISTORY_LIMITS.objects, 1, 1_000_000),
-      objectsPerTenant: settingInteger(pick('history-objects-per-tenant', 'KUBELOOP_HISTORY_OBJECTS_PER_TENANT'), DEFAULT_HISTORY_LIMITS.objectsPerTenant, 1, 1_000_000),
+      perObject: range('history-per-object'),
+      objects: range('history-objects'),
+      objectsPerTenant: range('history-objects-per-tenant'),
     },
-    ...historyFiles(pick('history-dir', 'KUBELOOP_HISTORY_DIR'), pick('history-file-max-bytes', 'KUBELOOP_HISTORY_FILE_MAX_BYTES'), pick('history-files', 'KUBELOOP_HISTORY_FILES'), pick('history-per-object', 'KUBELOOP_HISTORY_PER_OBJECT')),
+    ...historyFiles(pick('history-dir', 'KUBELOOP_HISTORY_DIR'), pickRange('history-file-max-bytes'), pickRange('history-files'), pickRange('history-per-object')),
     ...historyApi(pick('history-api-port', 'KUBELOOP_HISTORY_API_PORT'), pick('history-tls-cert-file', 'KUBELOOP_HISTORY_TLS_CERT_FILE'), pick('history-tls-key-file', 'KUBELOOP_HISTORY_TLS_KEY_FILE')),
   };
+}
+
+/** A numeric setting checked against its entry of ROUTER_RANGES (its one default when nothing set it). */
+function inRange(flag: RangeFlag, picked: Setting): number {
+  const { default: fallback, min, max, fraction } = ROUTER_RANGES[flag] as RangeSetting;
+  return fraction ? settingNumber(picked, fallback, min, max) : settingInteger(picked, fallback, min, max);
 }
 
 function tenantWeights(setting: { value: string; setting: string } | undefined): Map<string, number> {
@@ -224,8 +229,8 @@ function historyFiles(dir: Setting, maxBytes: Setting, files: Setting, perObject
   return {
     historyFiles: {
       dir: dir.value,
-      maxBytes: settingInteger(maxBytes, DEFAULT_HISTORY_FILE_MAX_BYTES, 4096, 1 << 30),
-      files: settingInteger(files, DEFAULT_HISTORY_FILES, 1, 100),
+      maxBytes: inRange('history-file-max-bytes', maxBytes),
+      files: inRange('history-files', files),
     },
   };
 }

@@ -22,6 +22,9 @@ export interface LeaderElectionOptions {
   onStoppedLeading: () => void | Promise<void>;
 }
 
+/** How long a Lease holds without renewal (leader election and shard members; --lease-duration-seconds). */
+export const DEFAULT_LEASE_DURATION_MS = 15_000;
+
 export class LeaderElector {
   readonly #o: Required<Omit<LeaderElectionOptions, 'logger'>> & { logger?: Logger };
   readonly #abort = new AbortController();
@@ -34,7 +37,7 @@ export class LeaderElector {
   #stopping: Promise<void> = Promise.resolve();
 
   constructor(options: LeaderElectionOptions) {
-    this.#o = { leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000, ...options };
+    this.#o = { leaseDurationMs: DEFAULT_LEASE_DURATION_MS, renewDeadlineMs: 10_000, retryPeriodMs: 2_000, ...options };
     if (this.#o.renewDeadlineMs >= this.#o.leaseDurationMs) throw new Error('leader election: renewDeadline must be shorter than leaseDuration');
   }
 

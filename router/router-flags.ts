@@ -11,6 +11,12 @@ import { DEFAULT_MAX_REQUEST_BYTES_IN_FLIGHT } from './base/request-byte-budget.
 import { DEFAULT_MAX_LOOPS_PER_TENANT } from './loops/tenant-loop-limit.ts';
 import { DEFAULT_HISTORY_LIMITS } from './reconcile/flight-recorder.ts';
 import { DEFAULT_HISTORY_FILE_MAX_BYTES, DEFAULT_HISTORY_FILES } from './history/history-files.ts';
+import { DEFAULT_ROUTER_RATE_LIMIT } from './router-options.ts';
+import { DEFAULT_LEASE_DURATION_MS } from './leader-election.ts';
+import { DEFAULT_MIN_REQUEUE_MS } from './reconcile/requeue-floor.ts';
+import { DEFAULT_ACCESS_REVIEW_MS } from './loops/loop-controller.ts';
+import { DEFAULT_EXPECTATIONS_TIMEOUT_MS } from './apply/expectations.ts';
+import { DEFAULT_WATCH_TIMEOUT_SECONDS } from '../lib/kube/informer.ts';
 
 /** A numeric setting: its environment variable (if any), its one default and its range (checked at start-up). */
 export interface RangeSetting {
@@ -27,25 +33,25 @@ export interface RangeSetting {
  * router-config.ts reads them with readRange; the usage below shows each default from here.
  */
 export const ROUTER_RANGES = {
-  'lease-duration-seconds': { default: 15, min: 3, max: 600 },
-  qps: { env: 'KUBELOOP_API_QPS', default: 50, min: 0, max: 10_000, fraction: true },
-  burst: { env: 'KUBELOOP_API_BURST', default: 100, min: 1, max: 100_000 },
+  'lease-duration-seconds': { default: DEFAULT_LEASE_DURATION_MS / 1000, min: 3, max: 600 },
+  qps: { env: 'KUBELOOP_API_QPS', default: DEFAULT_ROUTER_RATE_LIMIT.qps, min: 0, max: 10_000, fraction: true },
+  burst: { env: 'KUBELOOP_API_BURST', default: DEFAULT_ROUTER_RATE_LIMIT.burst, min: 1, max: 100_000 },
   'loop-qps': { env: 'KUBELOOP_LOOP_API_QPS', default: 0, min: 0, max: 10_000, fraction: true },
   'loop-burst': { env: 'KUBELOOP_LOOP_API_BURST', default: 100, min: 1, max: 100_000 },
   'max-calls-in-flight': { env: 'KUBELOOP_MAX_CALLS_IN_FLIGHT', default: DEFAULT_MAX_CALLS_IN_FLIGHT, min: 0, max: 1_000_000 },
   'fair-api-qps': { env: 'KUBELOOP_FAIR_API_QPS', default: DEFAULT_FAIR_API_LIMIT.qps, min: 0, max: 100_000, fraction: true },
   'fair-api-burst': { env: 'KUBELOOP_FAIR_API_BURST', default: DEFAULT_FAIR_API_LIMIT.burst, min: 1, max: 1_000_000 },
   'tenant-metrics-labels': { env: 'KUBELOOP_TENANT_METRICS_LABELS', default: DEFAULT_LABELLED_TENANTS, min: 1, max: 10_000 },
-  'min-requeue-seconds': { env: 'KUBELOOP_MIN_REQUEUE_SECONDS', default: 1, min: 0.1, max: 3600, fraction: true },
-  'access-review-seconds': { env: 'KUBELOOP_ACCESS_REVIEW_SECONDS', default: 300, min: 10, max: 86_400 },
+  'min-requeue-seconds': { env: 'KUBELOOP_MIN_REQUEUE_SECONDS', default: DEFAULT_MIN_REQUEUE_MS / 1000, min: 0.1, max: 3600, fraction: true },
+  'access-review-seconds': { env: 'KUBELOOP_ACCESS_REVIEW_SECONDS', default: DEFAULT_ACCESS_REVIEW_MS / 1000, min: 10, max: 86_400 },
   'max-loops-per-tenant': { env: 'KUBELOOP_MAX_LOOPS_PER_TENANT', default: DEFAULT_MAX_LOOPS_PER_TENANT, min: 0, max: 100_000 },
   'max-object-values': { env: 'KUBELOOP_MAX_OBJECT_VALUES', default: DEFAULT_MAX_OBJECT_VALUES, min: 1000, max: 100_000_000 },
   'max-related-objects-per-entry': { env: 'KUBELOOP_MAX_RELATED_OBJECTS_PER_ENTRY', default: DEFAULT_REQUEST_CAPS.objectsPerEntry, min: 1, max: 1_000_000 },
   'max-related-objects-per-request': { env: 'KUBELOOP_MAX_RELATED_OBJECTS_PER_REQUEST', default: DEFAULT_REQUEST_CAPS.objectsPerRequest, min: 1, max: 1_000_000 },
   'max-related-bytes-per-request': { env: 'KUBELOOP_MAX_RELATED_BYTES_PER_REQUEST', default: DEFAULT_REQUEST_CAPS.relatedBytesPerRequest, min: 1024, max: 1024 * 1024 * 1024 },
   'max-request-bytes-in-flight': { env: 'KUBELOOP_MAX_REQUEST_BYTES_IN_FLIGHT', default: DEFAULT_MAX_REQUEST_BYTES_IN_FLIGHT, min: 64 * 1024, max: 16 * 1024 * 1024 * 1024 },
-  'watch-timeout-seconds': { default: 300, min: 1, max: 3600 },
-  'expectations-timeout-seconds': { default: 300, min: 1, max: 3600 },
+  'watch-timeout-seconds': { default: DEFAULT_WATCH_TIMEOUT_SECONDS, min: 1, max: 3600 },
+  'expectations-timeout-seconds': { default: DEFAULT_EXPECTATIONS_TIMEOUT_MS / 1000, min: 1, max: 3600 },
   'api-timeout-seconds': { default: 30, min: 1, max: 3600 },
   'max-actions-per-reply': { env: 'KUBELOOP_MAX_ACTIONS_PER_REPLY', default: DEFAULT_MAX_ACTIONS_PER_REPLY, min: 1, max: 100_000 },
   'max-reply-bytes': { env: 'KUBELOOP_MAX_REPLY_BYTES', default: DEFAULT_MAX_RESPONSE_BYTES, min: 1024, max: 1024 * 1024 * 1024 },

@@ -16,6 +16,9 @@ import type { RequestCaps } from './base/request-caps.ts';
 import type { FlightRecorder, FlightRecorderLimits } from './reconcile/flight-recorder.ts';
 import type { HistoryFileSettings } from './history/history-files.ts';
 
+/** The router's own API limit (informers, discovery, Loop status, events) when none is given (--qps, --burst). */
+export const DEFAULT_ROUTER_RATE_LIMIT: RateLimit = { qps: 50, burst: 100 };
+
 export interface LeaderElectionConfig {
   namespace: string;
   /** Lease name; kubeloop-router by default. */

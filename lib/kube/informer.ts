@@ -15,6 +15,9 @@ import { serverApplied, type InformerShard, type ListedShard, type ShardRequest 
 
 export const METADATA_WATCH_ACCEPT = 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json';
 
+/** The server-side watch timeout's base when not told (randomised up to twice this). */
+export const DEFAULT_WATCH_TIMEOUT_SECONDS = 300;
+
 export interface InformerOptions<T extends KubernetesObject> {
   client: KubeClient;
   resource: ResourceInfo;
@@ -224,7 +227,7 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
 
   async #watch(parent: AbortSignal): Promise<void> {
     const { client, resource, namespace, metadataOnly } = this.#options;
-    const base = this.#options.watchTimeoutSeconds ?? 300;
+    const base = this.#options.watchTimeoutSeconds ?? DEFAULT_WATCH_TIMEOUT_SECONDS;
     const timeoutSeconds = Math.floor(base * (1 + Math.random()));
     const controller = new AbortController();
     this.#watchAbort = controller;

@@ -5,7 +5,7 @@ import { isApiError } from '../../lib/kube/kube-client.ts';
 import { objectKey } from '../../lib/kube/object-meta.ts';
 import { kindKey, objectPath } from '../../lib/kube/resource-paths.ts';
 import { mergeTriggers } from '../reconcile/merge-triggers.ts';
-import { Expectations } from '../apply/expectations.ts';
+import { DEFAULT_EXPECTATIONS_TIMEOUT_MS, Expectations } from '../apply/expectations.ts';
 import type { InformerLease, InformerSource } from './informer-registry.ts';
 import type { LoopConfig } from '../base/loop-spec.ts';
 import { ConflictReplays } from '../reconcile/conflict-replay.ts';
@@ -84,7 +84,7 @@ export class LoopRunner {
     deps: LoopRunnerDeps,
   ) {
     this.#deps = deps;
-    this.#expectations = new Expectations(deps.expectationsTimeoutMs ?? 5 * 60_000);
+    this.#expectations = new Expectations(deps.expectationsTimeoutMs ?? DEFAULT_EXPECTATIONS_TIMEOUT_MS);
     this.#function = new FunctionEndpoint({
       loop,
       logger: deps.logger,

@@ -30,6 +30,9 @@ import type { ConditionInput } from '../../lib/kube/conditions.ts';
 import { LoopStatus, loopObjectPath } from './loop-status.ts';
 import { enqueueLoopEvents } from './loop-events.ts';
 
+/** How often every Loop's access is reviewed again when not told (--access-review-seconds). */
+export const DEFAULT_ACCESS_REVIEW_MS = 5 * 60_000;
+
 export interface LoopControllerOptions {
   runnerDeps: Omit<LoopRunnerDeps, 'onHealth'>;
   registry: InformerSource;
@@ -129,7 +132,7 @@ export class LoopController {
     // RBAC changes without the Loop changing: every Loop's access is reviewed again on this period.
     this.#reviewTimer = setInterval(() => {
       for (const name of this.#loopNames()) this.#sync.add(name, null);
-    }, this.#o.accessReviewIntervalMs ?? 5 * 60_000);
+    }, this.#o.accessReviewIntervalMs ?? DEFAULT_ACCESS_REVIEW_MS);
     this.#reviewTimer.unref();
     if (this.#o.inline) {
       for (const loop of this.#o.inline) {

@@ -14,7 +14,7 @@ import { DEFAULT_HISTORY_FILE_MAX_BYTES, DEFAULT_HISTORY_FILES } from './history
 import { DEFAULT_ROUTER_RATE_LIMIT } from './router-options.ts';
 import { DEFAULT_LEASE_DURATION_MS } from './leader-election.ts';
 import { DEFAULT_MIN_REQUEUE_MS } from './reconcile/requeue-floor.ts';
-import { DEFAULT_ACCESS_REVIEW_MS } from './loops/loop-controller.ts';
+import { DEFAULT_ACCESS_REVIEW_MS } from './loops/loop-access.ts';
 import { DEFAULT_EXPECTATIONS_TIMEOUT_MS } from './apply/expectations.ts';
 import { DEFAULT_WATCH_TIMEOUT_SECONDS } from '../lib/kube/informer.ts';
 

@@ -29,9 +29,7 @@ import type { EventOrigin } from '../apply/event-recorder.ts';
 import type { ConditionInput } from '../../lib/kube/conditions.ts';
 import { LoopStatus, loopObjectPath } from './loop-status.ts';
 import { enqueueLoopEvents } from './loop-events.ts';
-
-/** How often every Loop's access is reviewed again when not told (--access-review-seconds). */
-export const DEFAULT_ACCESS_REVIEW_MS = 5 * 60_000;
+import { DEFAULT_ACCESS_REVIEW_MS } from './loop-access.ts';
 
 export interface LoopControllerOptions {
   runnerDeps: Omit<LoopRunnerDeps, 'onHealth'>;

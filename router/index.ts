@@ -1,6 +1,30 @@
-// Public surface of the router: start it, describe Loops, plug in an invoker, read its metrics.
-export { startRouter, type Router, type RouterOptions, type LeaderElectionConfig } from './start-router.ts';
-export { parseLoop, LoopSpecError, type LoopConfig } from './base/loop-spec.ts';
-export { createHttpInvoker, type DispatchResult, type FunctionInvoker } from './reconcile/dispatch.ts';
-export { createRouterMetrics, type RouterMetrics } from './base/router-metrics.ts';
+// Public surface of the router, what the CLI and tools take from it (as controller-runtime's pkg/manager and
+// pkg/builder): start it and read its flags, describe Loops, plug in an invoker, read its metrics and history,
+// and the pure pieces `kubeloop render`, `diff` and `history` run the way the router does.
+export { startRouter, type Router, type RouterOptions, type LeaderElectionConfig, type ShardingConfig } from './start-router.ts';
 export { readRouterConfig, ROUTER_USAGE, type RouterConfig } from './router-config.ts';
+export { createRouterMetrics, type RouterMetrics } from './base/router-metrics.ts';
+export { createHttpInvoker, type DispatchResult, type FunctionInvoker } from './reconcile/dispatch.ts';
+
+// Loops as the router reads them.
+export { parseLoop, LoopSpecError, type LoopConfig } from './base/loop-spec.ts';
+export { selectsPrimary } from './base/predicates.ts';
+export { parseRelated, relationWatchScope, RelatedSpecError } from './base/related-relation.ts';
+export type { StoreView } from './base/informer-view.ts';
+export { readSigningKeys, SigningSecretError } from './loops/signing-key.ts';
+
+// One reconcile, the router's way: the request's related objects, requirements, the finalizer phase, the writes.
+export { relatedObjectsOf, type RelatedStore } from './reconcile/related-objects.ts';
+export { REQUIRES_LIMITS, sameRequirements } from './reconcile/required-objects.ts';
+export { finalizerPhase } from './reconcile/reconcile-decision.ts';
+export { namespaceFor, namespaceOf } from './apply/action-target.ts';
+export { prepareChild, statusPatch } from './apply/patch-building.ts';
+
+// The flight recorder and its history API (`kubeloop history`, the console).
+export { describeWatchEvent } from './base/watch-events.ts';
+export { describeAction } from './reconcile/reconcile-trace.ts';
+export { MAX_RECORDED_LINES, type ReconcileRecord, type WriteRecord } from './reconcile/flight-recorder.ts';
+export { HISTORY_GROUP, HISTORY_VERSION, historyRequest, type ObjectHistory } from './history/history-documents.ts';
+export { objectHistoryFromLines, readHistoryFiles } from './history/history-file-reader.ts';
+export { historySource, startHistoryApi } from './history/history-api.ts';
+export { podPeerResolver } from './history/peer-forward.ts';

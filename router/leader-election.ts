@@ -4,6 +4,7 @@ import type { V1Lease } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { sleep } from '../lib/kube/backoff.ts';
 import { isApiError, type KubeClient } from '../lib/kube/kube-client.ts';
+import { microTime } from '../lib/kube/meta-time.ts';
 
 export interface LeaderElectionOptions {
   client: KubeClient;
@@ -21,7 +22,8 @@ export interface LeaderElectionOptions {
   onStoppedLeading: () => void | Promise<void>;
 }
 
-const microTime = (date: Date) => date.toISOString().replace(/(\.\d{3})Z$/, '$1000Z');
+/** How long a Lease holds without renewal (leader election and shard members; --lease-duration-seconds). */
+export const DEFAULT_LEASE_DURATION_MS = 15_000;
 
 export class LeaderElector {
   readonly #o: Required<Omit<LeaderElectionOptions, 'logger'>> & { logger?: Logger };
@@ -35,7 +37,7 @@ export class LeaderElector {
   #stopping: Promise<void> = Promise.resolve();
 
   constructor(options: LeaderElectionOptions) {
-    this.#o = { leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000, ...options };
+    this.#o = { leaseDurationMs: DEFAULT_LEASE_DURATION_MS, renewDeadlineMs: 10_000, retryPeriodMs: 2_000, ...options };
     if (this.#o.renewDeadlineMs >= this.#o.leaseDurationMs) throw new Error('leader election: renewDeadline must be shorter than leaseDuration');
   }
 

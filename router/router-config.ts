@@ -1,25 +1,22 @@
-// Configuration of `kubeloop router`: flags win over environment variables; every value is checked at
-// start-up and a bad one is reported with the flag or variable that set it.
+// Configuration of `kubeloop router`: flags (router-flags.ts) win over environment variables; every value is
+// checked at start-up and a bad one is reported with the flag or variable that set it.
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { parseAllDocuments } from 'yaml';
 import { pickSetting, settingBoolean, settingInteger, settingNumber } from '../lib/config/settings.ts';
-import { readServerSettings, SERVER_FLAG_OPTIONS, type ServerSettings } from '../lib/server/server-settings.ts';
+import { readServerSettings, type ServerSettings } from '../lib/server/server-settings.ts';
+import { ROUTER_FLAG_OPTIONS, ROUTER_RANGES, ROUTER_USAGE, type RangeFlag, type RangeSetting } from './router-flags.ts';
 import type { Loop } from '../api/loop.ts';
-import { DEFAULT_FUNCTION_URL_POLICY, FUNCTION_URL_FLAG_OPTIONS, readFunctionUrlPolicy, type FunctionUrlPolicy } from '../lib/config/function-url-policy.ts';
-import { DEFAULT_MAX_ACTIONS_PER_REPLY, DEFAULT_MAX_RESPONSE_BYTES } from './reconcile/dispatch.ts';
+import { DEFAULT_FUNCTION_URL_POLICY, readFunctionUrlPolicy, type FunctionUrlPolicy } from '../lib/config/function-url-policy.ts';
 import { readDeniedLoopbackPorts, readDeniedNetworks } from '../lib/function-client/address-policy.ts';
 import { parseServiceAddresses } from '../lib/function-client/service-address.ts';
 import { parseLoop } from './base/loop-spec.ts';
-import { DEFAULT_MAX_OBJECT_VALUES } from '../lib/contract/json-depth.ts';
-import { DEFAULT_FAIR_API_LIMIT, DEFAULT_MAX_CALLS_IN_FLIGHT } from './base/fairness.ts';
-import { DEFAULT_LABELLED_TENANTS } from './base/tenant-metrics.ts';
-import { DEFAULT_REQUEST_CAPS, type RequestCaps } from './base/request-caps.ts';
-import { DEFAULT_MAX_REQUEST_BYTES_IN_FLIGHT } from './base/request-byte-budget.ts';
+import type { RequestCaps } from './base/request-caps.ts';
 import { parseTenantWeights } from './base/tenant-weights.ts';
-import { DEFAULT_MAX_LOOPS_PER_TENANT } from './loops/tenant-loop-limit.ts';
-import { DEFAULT_HISTORY_LIMITS, type FlightRecorderLimits } from './reconcile/flight-recorder.ts';
-import { DEFAULT_HISTORY_FILE_MAX_BYTES, DEFAULT_HISTORY_FILES, type HistoryFileSettings } from './history/history-files.ts';
+import type { FlightRecorderLimits } from './reconcile/flight-recorder.ts';
+import type { HistoryFileSettings } from './history/history-files.ts';
+
+export { ROUTER_USAGE };
 
 /** The server settings are the ops server's (/healthz, /readyz, /metrics), read as function and webhook read theirs. */
 export interface RouterConfig extends ServerSettings {
@@ -91,66 +88,6 @@ export interface RouterConfig extends ServerSettings {
   historyFiles?: HistoryFileSettings;
 }
 
-export const ROUTER_USAGE = `usage: kubeloop router [options]
-
-  --kubeconfig PATH                 (KUBECONFIG; in-cluster service account when unset)
-  --context NAME                    context inside the kubeconfig
-  --port 8081 --host 0.0.0.0        ops server: /healthz /readyz /metrics (KUBELOOP_ROUTER_PORT, HOST)
-  --drain-delay-seconds 0           on SIGTERM: fail /readyz, wait, then close (KUBELOOP_DRAIN_DELAY_SECONDS)
-  --body-limit-bytes N              ops server request body limit (KUBELOOP_BODY_LIMIT_BYTES)
-  --record DIR                      write every request+response as a fixture (KUBELOOP_RECORD_DIR)
-  --shadow-fixtures DIR             write shadows' divergences as fixture pairs, the newest 50 per Loop (KUBELOOP_SHADOW_FIXTURES_DIR)
-  --leader-elect                    hold a coordination.k8s.io Lease; standbys wait (KUBELOOP_LEADER_ELECT=true)
-  --sharding                        every replica reconciles its share of the keys; a member Lease each (KUBELOOP_SHARDING=true)
-  --sharding-server-side=false      members receive every primary and filter their share themselves, even where the API
-                                    server could list and watch only the share (KUBELOOP_SHARDING_SERVER_SIDE; default true)
-  --lease-namespace NS              (KUBELOOP_NAMESPACE, POD_NAMESPACE; default kubeloop-system)
-  --lease-name kubeloop-router      the leader Lease, or with --sharding the group of member Leases (KUBELOOP_LEASE_NAME)
-  --lease-duration-seconds 15       a standby (or the other members) takes over within this time of a death
-  --identity NAME                   lease holder identity (POD_NAME; host name + pid by default)
-  --qps 50 --burst 100              the router's own API rate limit: informers, discovery, status (KUBELOOP_API_QPS, KUBELOOP_API_BURST)
-  --loop-qps 0 --loop-burst 100     each Loop's own API cap before its tenant's share, 0: none (KUBELOOP_LOOP_API_QPS, KUBELOOP_LOOP_API_BURST)
-  --max-calls-in-flight 256         function calls in flight across all Loops, shared fairly by tenant; 0: no cap (KUBELOOP_MAX_CALLS_IN_FLIGHT)
-  --fair-api-qps 500 --fair-api-burst 1000  the API budget all Loops share fairly by tenant; 0: off, each Loop 50/100 on its own (KUBELOOP_FAIR_API_QPS, KUBELOOP_FAIR_API_BURST)
-  --tenant-weights ns=4,ns2=0.5     tenant weights in both shares (ClusterLoops: "_cluster"); default 1 (KUBELOOP_TENANT_WEIGHTS)
-  --tenant-metrics-labels 50        tenants with their own metrics label, the rest "other" (KUBELOOP_TENANT_METRICS_LABELS)
-  --min-requeue-seconds 1           floor on requeueAfterSeconds, retryAfterSeconds and Retry-After (KUBELOOP_MIN_REQUEUE_SECONDS)
-  --access-review-seconds 300       how often each Loop's ServiceAccount rights are reviewed again (KUBELOOP_ACCESS_REVIEW_SECONDS)
-  --max-loops-per-tenant 50         namespaced Loops run per namespace, the oldest first; the rest Ready=False TenantLimitExceeded
-                                      until older ones are deleted; ClusterLoops not counted; 0: no limit (KUBELOOP_MAX_LOOPS_PER_TENANT)
-  --cluster-domain cluster.local    function URLs must be <svc>.<ns>.svc[.<domain>] ... (KUBELOOP_CLUSTER_DOMAIN)
-  --connect-services-to 127.0.0.1    outside the cluster only (dev, tests): call cluster Service URLs at this IP, same port; name.namespace=IP for one Service (comma-separated; KUBELOOP_CONNECT_SERVICES_TO)
-  --function-hosts h1,*.h2          ... or one of these hosts (KUBELOOP_FUNCTION_HOSTS; the chart's loopAdmission.allowedHosts)
-  --allow-loopback-functions        also 127.0.0.1 / localhost: for kubeloop dev and tests only (KUBELOOP_ALLOW_LOOPBACK_FUNCTIONS)
-  --max-object-values 100000        watched objects holding more JSON values are never cached: a Warning event, a metric (KUBELOOP_MAX_OBJECT_VALUES)
-  --max-related-objects-per-entry 1000    related objects one spec.related or requires entry may send (KUBELOOP_MAX_RELATED_OBJECTS_PER_ENTRY)
-  --max-related-objects-per-request 2000  related objects one request may send, all entries together (KUBELOOP_MAX_RELATED_OBJECTS_PER_REQUEST)
-  --max-related-bytes-per-request 8388608 their JSON bytes per request; over any of the three: RequestTooLarge, never sent (KUBELOOP_MAX_RELATED_BYTES_PER_REQUEST)
-  --max-request-bytes-in-flight 33554432  request bytes being sent or awaiting a reply, all Loops together, divided by tenant (KUBELOOP_MAX_REQUEST_BYTES_IN_FLIGHT)
-  --loops FILE                      run the Loops in this YAML file instead of watching Loop objects
-  --loop-selector k=v[,k=v]         only Loop objects with these labels (KUBELOOP_LOOP_SELECTOR)
-  --watch-timeout-seconds 300       server-side watch timeout (randomised up to 2x); a watchdog ends silent watches
-  --expectations-timeout-seconds 300  how long an owner waits for the watch to show its creates/deletes
-  --api-timeout-seconds 30          at start-up: exit 1 when the API server has not answered within this time
-  --max-actions-per-reply 1000      more is InvalidResponse, nothing applied (KUBELOOP_MAX_ACTIONS_PER_REPLY)
-  --max-reply-bytes 16777216        a larger reply is cut off as it streams (KUBELOOP_MAX_REPLY_BYTES)
-  --history-per-object 10           reconciles the flight recorder keeps per object, 0: off (KUBELOOP_HISTORY_PER_OBJECT)
-  --history-objects 1000            objects it keeps a history for, least recently reconciled dropped first (KUBELOOP_HISTORY_OBJECTS)
-  --history-objects-per-tenant 500  objects one tenant (namespace; all ClusterLoops) keeps; over the total, the tenant holding the
-                                      most loses its least recent (KUBELOOP_HISTORY_OBJECTS_PER_TENANT)
-  --history-dir DIR                 append every finished reconcile's entry to DIR/history.jsonl, rotated (KUBELOOP_HISTORY_DIR)
-  --history-file-max-bytes 10485760 rotate the file before it grows over this (KUBELOOP_HISTORY_FILE_MAX_BYTES)
-  --history-files 5                 files kept, the current one included: the disk used stays under files x max bytes (KUBELOOP_HISTORY_FILES)
-  --history-api-port PORT           serve the history API (APIService v1alpha1.history.kubeloop.dev) here over HTTPS (KUBELOOP_HISTORY_API_PORT)
-  --history-tls-cert-file PATH      its serving certificate and key, trusted by the APIService (KUBELOOP_HISTORY_TLS_CERT_FILE,
-  --history-tls-key-file PATH         KUBELOOP_HISTORY_TLS_KEY_FILE)
-  --otlp-endpoint URL               OTLP/HTTP endpoint; unset: tracing off, no SDK loaded (OTEL_EXPORTER_OTLP_ENDPOINT)
-  --otlp-headers k=v,...            export headers (OTEL_EXPORTER_OTLP_HEADERS)
-  --trace-sampling-ratio 1          share of new traces sampled, parent-based (KUBELOOP_TRACE_SAMPLING_RATIO)
-  --deny-function-network CIDR      never connect to a function there (repeatable; KUBELOOP_DENY_FUNCTION_NETWORKS, comma-separated)
-  --deny-loopback-port PORT         with --allow-loopback-functions: never call a function on this loopback port (repeatable; kubeloop dev: the control plane's)
-  --log-level info                  (KUBELOOP_LOG_LEVEL)`;
-
 /** "a=b,c=d" -> { a: 'b', c: 'd' }; the error names the setting and the bad pair. */
 export function parseLabelPairs(value: string, setting: string): Record<string, string> {
   const labels: Record<string, string> = {};
@@ -165,7 +102,6 @@ export function parseLabelPairs(value: string, setting: string): Record<string, 
   return labels;
 }
 
-/** "a.example.com,*.b.example.com" -> host patterns; the error names the setting and the bad entry. */
 /** Reads inline Loops; errors name the file, the document and the bad field. */
 export function readLoopsFile(file: string, urlPolicy: FunctionUrlPolicy = DEFAULT_FUNCTION_URL_POLICY): Loop[] {
   let text: string;
@@ -195,62 +131,17 @@ export function readRouterConfig(argv: string[], env: NodeJS.ProcessEnv = proces
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,
-    options: {
-      ...SERVER_FLAG_OPTIONS,
-      kubeconfig: { type: 'string' },
-      context: { type: 'string' },
-      record: { type: 'string' },
-      'shadow-fixtures': { type: 'string' },
-      'leader-elect': { type: 'boolean' },
-      sharding: { type: 'boolean' },
-      'sharding-server-side': { type: 'string' },
-      'lease-namespace': { type: 'string' },
-      'lease-name': { type: 'string' },
-      'lease-duration-seconds': { type: 'string' },
-      identity: { type: 'string' },
-      qps: { type: 'string' },
-      burst: { type: 'string' },
-      loops: { type: 'string' },
-      'loop-selector': { type: 'string' },
-      'watch-timeout-seconds': { type: 'string' },
-      'expectations-timeout-seconds': { type: 'string' },
-      'api-timeout-seconds': { type: 'string' },
-      'loop-qps': { type: 'string' },
-      'loop-burst': { type: 'string' },
-      'max-calls-in-flight': { type: 'string' },
-      'fair-api-qps': { type: 'string' },
-      'fair-api-burst': { type: 'string' },
-      'tenant-weights': { type: 'string' },
-      'tenant-metrics-labels': { type: 'string' },
-      'min-requeue-seconds': { type: 'string' },
-      'access-review-seconds': { type: 'string' },
-      'max-object-values': { type: 'string' },
-      'max-related-objects-per-entry': { type: 'string' },
-      'max-related-objects-per-request': { type: 'string' },
-      'max-related-bytes-per-request': { type: 'string' },
-      'max-request-bytes-in-flight': { type: 'string' },
-      'connect-services-to': { type: 'string' },
-      ...FUNCTION_URL_FLAG_OPTIONS,
-      'max-actions-per-reply': { type: 'string' },
-      'max-reply-bytes': { type: 'string' },
-      'history-per-object': { type: 'string' },
-      'history-objects': { type: 'string' },
-      'history-objects-per-tenant': { type: 'string' },
-      'max-loops-per-tenant': { type: 'string' },
-      'history-dir': { type: 'string' },
-      'history-file-max-bytes': { type: 'string' },
-      'history-files': { type: 'string' },
-      'history-api-port': { type: 'string' },
-      'history-tls-cert-file': { type: 'string' },
-      'history-tls-key-file': { type: 'string' },
-      'deny-function-network': { type: 'string', multiple: true },
-      'deny-loopback-port': { type: 'string', multiple: true },
-    },
+    options: ROUTER_FLAG_OPTIONS,
   });
   if (positionals.length > 0) throw new Error(`unexpected argument "${positionals[0]}"\n\n${ROUTER_USAGE}`);
   const pick = (flag: Exclude<keyof typeof values, 'deny-function-network' | 'deny-loopback-port'>, ...vars: string[]) => pickSetting(values, env, flag, ...vars);
+  const pickRange = (flag: RangeFlag) => {
+    const variable: string | undefined = (ROUTER_RANGES[flag] as RangeSetting).env;
+    return pick(flag, ...(variable ? [variable] : []));
+  };
+  const range = (flag: RangeFlag) => inRange(flag, pickRange(flag));
   const leaderElect = values['leader-elect'] ?? settingBoolean(pick('leader-elect', 'KUBELOOP_LEADER_ELECT'), false);
-  const leaseDurationSeconds = settingInteger(pick('lease-duration-seconds'), 15, 3, 600);
+  const leaseDurationSeconds = range('lease-duration-seconds');
   const sharding = values.sharding ?? settingBoolean(pick('sharding', 'KUBELOOP_SHARDING'), false);
   if (sharding && leaderElect) throw new Error('--sharding and --leader-elect exclude each other: every sharded replica works, none stands by');
   const loopsFile = values.loops;
@@ -269,45 +160,51 @@ export function readRouterConfig(argv: string[], env: NodeJS.ProcessEnv = proces
     leaseName: values['lease-name'] ?? (env.KUBELOOP_LEASE_NAME || 'kubeloop-router'),
     leaseDurationSeconds,
     identity: values.identity ?? (env.POD_NAME || undefined),
-    qps: settingNumber(pick('qps', 'KUBELOOP_API_QPS'), 50, 0, 10_000),
-    burst: settingInteger(pick('burst', 'KUBELOOP_API_BURST'), 100, 1, 100_000),
+    qps: range('qps'),
+    burst: range('burst'),
     loopsFile,
     loops: loopsFile ? readLoopsFile(loopsFile, urlPolicy) : undefined,
     loopSelector: selector ? parseLabelPairs(selector.value, selector.setting) : undefined,
-    watchTimeoutSeconds: settingInteger(pick('watch-timeout-seconds'), 300, 1, 3600),
-    maxObjectValues: settingInteger(pick('max-object-values', 'KUBELOOP_MAX_OBJECT_VALUES'), DEFAULT_MAX_OBJECT_VALUES, 1000, 100_000_000),
+    watchTimeoutSeconds: range('watch-timeout-seconds'),
+    maxObjectValues: range('max-object-values'),
     requestCaps: {
-      objectsPerEntry: settingInteger(pick('max-related-objects-per-entry', 'KUBELOOP_MAX_RELATED_OBJECTS_PER_ENTRY'), DEFAULT_REQUEST_CAPS.objectsPerEntry, 1, 1_000_000),
-      objectsPerRequest: settingInteger(pick('max-related-objects-per-request', 'KUBELOOP_MAX_RELATED_OBJECTS_PER_REQUEST'), DEFAULT_REQUEST_CAPS.objectsPerRequest, 1, 1_000_000),
-      relatedBytesPerRequest: settingInteger(pick('max-related-bytes-per-request', 'KUBELOOP_MAX_RELATED_BYTES_PER_REQUEST'), DEFAULT_REQUEST_CAPS.relatedBytesPerRequest, 1024, 1024 * 1024 * 1024),
+      objectsPerEntry: range('max-related-objects-per-entry'),
+      objectsPerRequest: range('max-related-objects-per-request'),
+      relatedBytesPerRequest: range('max-related-bytes-per-request'),
     },
-    maxRequestBytesInFlight: settingInteger(pick('max-request-bytes-in-flight', 'KUBELOOP_MAX_REQUEST_BYTES_IN_FLIGHT'), DEFAULT_MAX_REQUEST_BYTES_IN_FLIGHT, 64 * 1024, 16 * 1024 * 1024 * 1024),
-    expectationsTimeoutSeconds: settingInteger(pick('expectations-timeout-seconds'), 300, 1, 3600),
-    apiTimeoutSeconds: settingInteger(pick('api-timeout-seconds'), 30, 1, 3600),
-    maxActionsPerReply: settingInteger(pick('max-actions-per-reply', 'KUBELOOP_MAX_ACTIONS_PER_REPLY'), DEFAULT_MAX_ACTIONS_PER_REPLY, 1, 100_000),
-    maxReplyBytes: settingInteger(pick('max-reply-bytes', 'KUBELOOP_MAX_REPLY_BYTES'), DEFAULT_MAX_RESPONSE_BYTES, 1024, 1024 * 1024 * 1024),
+    maxRequestBytesInFlight: range('max-request-bytes-in-flight'),
+    expectationsTimeoutSeconds: range('expectations-timeout-seconds'),
+    apiTimeoutSeconds: range('api-timeout-seconds'),
+    maxActionsPerReply: range('max-actions-per-reply'),
+    maxReplyBytes: range('max-reply-bytes'),
     urlPolicy,
     connectServicesTo: connectServicesTo(pick('connect-services-to', 'KUBELOOP_CONNECT_SERVICES_TO')),
     deniedNetworks: readDeniedNetworks(values['deny-function-network'], env),
     deniedLoopbackPorts: readDeniedLoopbackPorts(values['deny-loopback-port']),
-    minRequeueSeconds: settingNumber(pick('min-requeue-seconds', 'KUBELOOP_MIN_REQUEUE_SECONDS'), 1, 0.1, 3600),
-    loopQps: settingNumber(pick('loop-qps', 'KUBELOOP_LOOP_API_QPS'), 0, 0, 10_000),
-    loopBurst: settingInteger(pick('loop-burst', 'KUBELOOP_LOOP_API_BURST'), 100, 1, 100_000),
-    maxCallsInFlight: settingInteger(pick('max-calls-in-flight', 'KUBELOOP_MAX_CALLS_IN_FLIGHT'), DEFAULT_MAX_CALLS_IN_FLIGHT, 0, 1_000_000),
-    fairApiQps: settingNumber(pick('fair-api-qps', 'KUBELOOP_FAIR_API_QPS'), DEFAULT_FAIR_API_LIMIT.qps, 0, 100_000),
-    fairApiBurst: settingInteger(pick('fair-api-burst', 'KUBELOOP_FAIR_API_BURST'), DEFAULT_FAIR_API_LIMIT.burst, 1, 1_000_000),
+    minRequeueSeconds: range('min-requeue-seconds'),
+    loopQps: range('loop-qps'),
+    loopBurst: range('loop-burst'),
+    maxCallsInFlight: range('max-calls-in-flight'),
+    fairApiQps: range('fair-api-qps'),
+    fairApiBurst: range('fair-api-burst'),
     tenantWeights: tenantWeights(pick('tenant-weights', 'KUBELOOP_TENANT_WEIGHTS')),
-    tenantMetricsLabels: settingInteger(pick('tenant-metrics-labels', 'KUBELOOP_TENANT_METRICS_LABELS'), DEFAULT_LABELLED_TENANTS, 1, 10_000),
-    accessReviewSeconds: settingInteger(pick('access-review-seconds', 'KUBELOOP_ACCESS_REVIEW_SECONDS'), 300, 10, 86_400),
-    maxLoopsPerTenant: settingInteger(pick('max-loops-per-tenant', 'KUBELOOP_MAX_LOOPS_PER_TENANT'), DEFAULT_MAX_LOOPS_PER_TENANT, 0, 100_000),
+    tenantMetricsLabels: range('tenant-metrics-labels'),
+    accessReviewSeconds: range('access-review-seconds'),
+    maxLoopsPerTenant: range('max-loops-per-tenant'),
     history: {
-      perObject: settingInteger(pick('history-per-object', 'KUBELOOP_HISTORY_PER_OBJECT'), DEFAULT_HISTORY_LIMITS.perObject, 0, 1000),
-      objects: settingInteger(pick('history-objects', 'KUBELOOP_HISTORY_OBJECTS'), DEFAULT_HISTORY_LIMITS.objects, 1, 1_000_000),
-      objectsPerTenant: settingInteger(pick('history-objects-per-tenant', 'KUBELOOP_HISTORY_OBJECTS_PER_TENANT'), DEFAULT_HISTORY_LIMITS.objectsPerTenant, 1, 1_000_000),
+      perObject: range('history-per-object'),
+      objects: range('history-objects'),
+      objectsPerTenant: range('history-objects-per-tenant'),
     },
-    ...historyFiles(pick('history-dir', 'KUBELOOP_HISTORY_DIR'), pick('history-file-max-bytes', 'KUBELOOP_HISTORY_FILE_MAX_BYTES'), pick('history-files', 'KUBELOOP_HISTORY_FILES'), pick('history-per-object', 'KUBELOOP_HISTORY_PER_OBJECT')),
+    ...historyFiles(pick('history-dir', 'KUBELOOP_HISTORY_DIR'), pickRange('history-file-max-bytes'), pickRange('history-files'), pickRange('history-per-object')),
     ...historyApi(pick('history-api-port', 'KUBELOOP_HISTORY_API_PORT'), pick('history-tls-cert-file', 'KUBELOOP_HISTORY_TLS_CERT_FILE'), pick('history-tls-key-file', 'KUBELOOP_HISTORY_TLS_KEY_FILE')),
   };
+}
+
+/** A numeric setting checked against its entry of ROUTER_RANGES (its one default when nothing set it). */
+function inRange(flag: RangeFlag, picked: Setting): number {
+  const { default: fallback, min, max, fraction } = ROUTER_RANGES[flag] as RangeSetting;
+  return fraction ? settingNumber(picked, fallback, min, max) : settingInteger(picked, fallback, min, max);
 }
 
 function tenantWeights(setting: { value: string; setting: string } | undefined): Map<string, number> {
@@ -332,8 +229,8 @@ function historyFiles(dir: Setting, maxBytes: Setting, files: Setting, perObject
   return {
     historyFiles: {
       dir: dir.value,
-      maxBytes: settingInteger(maxBytes, DEFAULT_HISTORY_FILE_MAX_BYTES, 4096, 1 << 30),
-      files: settingInteger(files, DEFAULT_HISTORY_FILES, 1, 100),
+      maxBytes: inRange('history-file-max-bytes', maxBytes),
+      files: inRange('history-files', files),
     },
   };
 }

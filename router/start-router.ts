@@ -1,14 +1,12 @@
-// startRouter: the programmatic entry point used by `kubeloop router`, `kubeloop dev`, tests and benchmarks.
+// startRouter: the programmatic entry point used by `kubeloop router`, `kubeloop dev`, tests and benchmarks;
+// it wires the stages together (its options and handle: router-options.ts).
 import { hostname } from 'node:os';
-import type { V1LabelSelector } from '@kubernetes/client-node';
-import type { ClusterCredentials } from '../lib/kube/kube-config.ts';
 import type { Logger } from 'pino';
 import { ResourceDiscovery } from '../lib/kube/discovery.ts';
 import { KubeClient } from '../lib/kube/kube-client.ts';
 import type { RateLimit } from '../lib/kube/rate-limiter.ts';
 import { createLogger } from '../lib/observability/logger.ts';
-import { createHttpInvoker, type FunctionInvoker, type HttpInvokerOptions } from './reconcile/dispatch.ts';
-import type { DeniedEndpoint } from '../lib/function-client/address-policy.ts';
+import { createHttpInvoker, type FunctionInvoker } from './reconcile/dispatch.ts';
 import { clusterAddressGuard, type ApiServerEndpoints } from '../lib/function-client/cluster-addresses.ts';
 import { serviceAddressResolver } from '../lib/function-client/service-address.ts';
 import { DEFAULT_QUEUE_BACKOFF } from './base/work-queue.ts';
@@ -17,136 +15,24 @@ import { FixtureRecorder } from './reconcile/fixture-recorder.ts';
 import { ShadowPairs } from './reconcile/shadow-pairs.ts';
 import { InformerRegistry, type InformerLease } from './intake/informer-registry.ts';
 import { LeaderElector } from './leader-election.ts';
+import { DEFAULT_ROUTER_RATE_LIMIT, type LeaderElectionConfig, type Router, type RouterOptions, type ShardingConfig } from './router-options.ts';
 import { LoopController } from './loops/loop-controller.ts';
-import type { Loop } from '../api/loop.ts';
 import type { KindRef } from '../api/meta.ts';
 import type { LoopRunner } from './intake/loop-runner.ts';
 import { createRouterMetrics, restClientObserver, type RouterMetrics } from './base/router-metrics.ts';
-import { DEFAULT_FUNCTION_URL_POLICY, type FunctionUrlPolicy } from '../lib/config/function-url-policy.ts';
-import { ShardMember, type ShardStatus } from './sharding/shard-member.ts';
+import { DEFAULT_FUNCTION_URL_POLICY } from '../lib/config/function-url-policy.ts';
+import { ShardMember } from './sharding/shard-member.ts';
 import { createShardMetrics } from './sharding/shard-metrics.ts';
 import { ThrottleMonitor } from './loops/throttle-monitor.ts';
 import { watchTenantWeights } from './loops/tenant-weight-watch.ts';
-import { createFairness, type Fairness, type FairnessOptions } from './base/fairness.ts';
-import type { RequestCaps } from './base/request-caps.ts';
+import { createFairness, type Fairness } from './base/fairness.ts';
 import { DEFAULT_MAX_REQUEST_BYTES_IN_FLIGHT, RequestByteBudget } from './base/request-byte-budget.ts';
 import { tenantLabels } from './base/tenant-metrics.ts';
-import { DEFAULT_HISTORY_LIMITS, FlightRecorder, type FlightRecorderLimits } from './reconcile/flight-recorder.ts';
+import { DEFAULT_HISTORY_LIMITS, FlightRecorder } from './reconcile/flight-recorder.ts';
 import { HistoryFileWriter, type DropReason, type HistoryFileSettings } from './history/history-files.ts';
 import { shardSlot } from '../lib/kube/shard-selector.ts';
 
-export interface LeaderElectionConfig {
-  namespace: string;
-  /** Lease name; kubeloop-router by default. */
-  name?: string;
-  leaseDurationMs?: number;
-  renewDeadlineMs?: number;
-  retryPeriodMs?: number;
-}
-
-export interface ShardingConfig {
-  /** Where the member Leases live. */
-  namespace: string;
-  /** Members of one group share the keys; kubeloop-router by default (the --lease-name). */
-  group?: string;
-  /** Ask the API server for each member's share where it supports it (default); false: filter in the member. */
-  serverSide?: boolean;
-  leaseDurationMs?: number;
-  renewDeadlineMs?: number;
-  retryPeriodMs?: number;
-}
-
-export interface RouterOptions {
-  /** client-node's KubeConfig or what loadKubeConfig returns. */
-  kubeConfig: ClusterCredentials;
-  /** Inline Loops (`--loops FILE`, tests, benchmarks); when omitted the router watches Loop objects (clusterloops.kubeloop.dev). */
-  loops?: Loop[];
-  /** Only watched Loop objects whose labels match run here (ignored with inline `loops`). */
-  loopSelector?: V1LabelSelector;
-  /** Replaces HTTP calls to functions, e.g. an in-process call for benchmarks. */
-  invoke?: FunctionInvoker;
-  /** The router's own API limit (informers, discovery, Loop status, events); QPS 50 / burst 100 by default. */
-  rateLimit?: RateLimit;
-  /**
-   * Each Loop's own cap on what it does as its ServiceAccount, taken before its tenant's share of the shared
-   * budget; none by default (qps 0). With `fairness: false`, each Loop's only budget: `rateLimit` (or 50/100).
-   */
-  loopRateLimit?: RateLimit;
-  /**
-   * Fair shares across tenants of the calls in flight and of the API budget (docs/router.md); on with
-   * 256 calls and 500 QPS / burst 1000 when omitted; `false`: every Loop on its own (the behaviour before).
-   */
-  fairness?: FairnessOptions | false;
-  /** Where functions may live; strict (cluster Services only) by default. Tests and `kubeloop dev` allow loopback. */
-  urlPolicy?: FunctionUrlPolicy;
-  /** Outside the cluster (dev, tests): connect to this IP for cluster Service function URLs (--connect-services-to). */
-  connectServicesTo?: string;
-  /** Floor on requeue and retry delays a function asks for; 1000 ms by default. */
-  minRequeueMs?: number;
-  /** How often every Loop's access is reviewed again; 5 minutes by default. */
-  accessReviewIntervalMs?: number;
-  /** Namespaced Loops run per namespace, the oldest first (--max-loops-per-tenant); 50 by default, 0: no limit. */
-  maxLoopsPerTenant?: number;
-  /** Only the holder of the Lease reconciles; others wait as standbys. Off when omitted. */
-  leaderElection?: LeaderElectionConfig;
-  /** Every replica reconciles its share of the keys (docs/sharding.md); excludes leaderElection. */
-  sharding?: ShardingConfig;
-  /** Unique per replica (Lease holder, event reportingInstance); the host name by default. */
-  identity?: string;
-  /** Write every request and response as a fixture into this directory (`--record`). */
-  recordDir?: string;
-  /** Write shadows' divergences as fixture pairs into this directory (`--shadow-fixtures`). */
-  shadowFixturesDir?: string;
-  logger?: Logger;
-  metrics?: RouterMetrics;
-  /** Server-side watch timeout base (randomised up to twice that); the watchdog adds its grace on top. */
-  watchTimeoutSeconds?: number;
-  watchdogGraceMs?: number;
-  /** Watched objects holding more JSON values are never cached (a Warning event, a metric); 100,000 by default. */
-  maxObjectValues?: number;
-  /** How long an owner waits for the watch to show its creates/deletes before it is reconciled anyway. */
-  expectationsTimeoutMs?: number;
-  /** What one request may carry of related objects; DEFAULT_REQUEST_CAPS when omitted. */
-  requestCaps?: RequestCaps;
-  /** Request bytes in flight to every function together, divided by tenant; DEFAULT_MAX_REQUEST_BYTES_IN_FLIGHT when omitted. */
-  maxRequestBytesInFlight?: number;
-  /** Reply bounds of the HTTP invoker (size, actions per reply); ignored with `invoke`. */
-  dispatch?: HttpInvokerOptions;
-  /** The flight recorder's bounds (`kubeloop history`); 10 reconciles for each of 1000 objects by default. */
-  history?: FlightRecorderLimits;
-  /** Every finished flight-recorder entry also appended to rotated files there (`--history-dir`). */
-  historyFiles?: HistoryFileSettings;
-  /**
-   * Addresses no function call may connect to, beyond the fixed ones (link-local, unspecified, multicast,
-   * the API server's endpoints): the operator's deny list (`--deny-function-networks`), and in `kubeloop
-   * dev` the local control plane's ports.
-   */
-  deniedEndpoints?: DeniedEndpoint[];
-}
-
-export interface Router {
-  readonly metrics: RouterMetrics;
-  readonly identity: string;
-  isLeader(): boolean;
-  /**
-   * Ready: a standby, or a leader that has read its Loops. A Loop that cannot sync (Forbidden, a CRD not
-   * installed) is reported on that Loop's status, not by failing the whole router's readiness.
-   */
-  ready(): boolean;
-  /** Resolves when the named Loop runs with complete caches (this replica must lead). */
-  waitForLoop(name: string, timeoutMs?: number): Promise<LoopRunner>;
-  loops(): LoopRunner[];
-  /** With sharding: this member's views and acknowledgement. */
-  shard(): ShardStatus | undefined;
-  /** The flight recorder: the last reconciles of each object this replica reconciled. */
-  readonly history: FlightRecorder;
-  /**
-   * The replica whose recorder holds the key's history when it is another one: with sharding the member
-   * that owns the key, with leader election (on a standby) the leader.
-   */
-  historyOwner(loop: string, key: string): Promise<string | undefined>;
-  stop(): Promise<void>;
-}
+export type { LeaderElectionConfig, Router, RouterOptions, ShardingConfig } from './router-options.ts';
 
 /** What the router shares across leadership terms: its clients, the function invoker, events, the recorder. */
 interface RouterDeps {
@@ -179,7 +65,7 @@ async function connectRouter(options: RouterOptions): Promise<RouterDeps> {
   const identity = options.identity ?? `${hostname()}-${process.pid}`;
   const logger = options.logger ?? createLogger({ name: 'router' });
   const metrics = options.metrics ?? createRouterMetrics();
-  const rateLimit = options.rateLimit ?? { qps: 50, burst: 100 };
+  const rateLimit = options.rateLimit ?? DEFAULT_ROUTER_RATE_LIMIT;
   const client = await KubeClient.fromKubeConfig(options.kubeConfig, { rateLimit, onRequest: restClientObserver(metrics) });
   const discovery = new ResourceDiscovery(client);
   let apiServer: ApiServerEndpoints | undefined;

@@ -23,7 +23,7 @@ import { GatewayVersions } from './hook-versions.ts';
 import type { ConditionInput } from '../lib/sdk/conditions.ts';
 import type { SecretKeyRef } from '../api/loop.ts';
 import { HookBreaker } from './hook-breaker.ts';
-import { DEFAULT_TENANT_MAX_IN_FLIGHT, tenantKey, tenantName, TenantLimiter } from './tenant-limiter.ts';
+import { DEFAULT_TENANT_MAX_IN_FLIGHT, tenantKey, TenantLimiter } from './tenant-limiter.ts';
 import { RequestBounds } from './request-bounds.ts';
 import { DEFAULT_MAX_IN_FLIGHT_REQUEST_BYTES } from './request-byte-budget.ts';
 
@@ -136,12 +136,12 @@ export function registerAdmissionGateway(app: FastifyInstance, options: GatewayO
   async function admit(request: FastifyRequest, review: ReturnType<typeof parseAdmissionReview>, hook: ResolvedHook, start: bigint) {
     const tenant = tenantKey(hook);
     if (!limiter.tryAcquire(tenant)) {
-      const label = tenants.of(tenantName(tenant));
+      const label = tenants.of(tenant);
       throttled.inc({ tenant: label, policy: hook.spec.failurePolicy });
-      const failure: CallFailure = { kind: 'Throttled', message: `was not called: tenant "${tenantName(tenant)}" has ${limiter.maxInFlight} admission calls in flight, the gateway's cap per tenant` };
+      const failure: CallFailure = { kind: 'Throttled', message: `was not called: tenant "${tenant}" has ${limiter.maxInFlight} admission calls in flight, the gateway's cap per tenant` };
       failures.inc({ hook: hook.id, reason: failure.kind, policy: hook.spec.failurePolicy });
       calls.inc({ hook: hook.id, outcome: failure.kind });
-      request.log.warn({ hook: hook.id, tenant: tenantName(tenant), uid: review.uid, policy: hook.spec.failurePolicy }, 'admission call over the tenant cap');
+      request.log.warn({ hook: hook.id, tenant: tenant, uid: review.uid, policy: hook.spec.failurePolicy }, 'admission call over the tenant cap');
       return reviewResponse(applyFailurePolicy(review.uid, hook, failure));
     }
     // After the tenant's slot is taken, so a half-open probe is always followed by its call.
@@ -152,7 +152,7 @@ export function registerAdmissionGateway(app: FastifyInstance, options: GatewayO
       calls.inc({ hook: hook.id, outcome: shortCircuit.kind });
       return reviewResponse(applyFailurePolicy(review.uid, hook, shortCircuit));
     }
-    const label = tenants.of(tenantName(tenant));
+    const label = tenants.of(tenant);
     inFlight.inc({ tenant: label });
     try {
       return await call(request, review, hook, start);

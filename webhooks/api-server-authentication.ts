@@ -4,7 +4,7 @@
 import type { TLSSocket } from 'node:tls';
 import type { FastifyInstance } from 'fastify';
 import type { Counter } from 'prom-client';
-import { peerCertificate, type PeerCertificate } from '../lib/server/client-certificate.ts';
+import { peerCertificate, peerVerdict, type PeerCertificate } from '../lib/server/client-certificate.ts';
 
 /** The common name the local control plane, `kubeloop dev` and the chart's default expect the API server to present. */
 export const API_SERVER_WEBHOOK_CLIENT_NAME = 'kube-apiserver-webhook-client';
@@ -23,10 +23,11 @@ export type CallerDecision = { ok: true } | { ok: false; statusCode: 401 | 403; 
 
 /** Pure: may this peer send admission reviews? */
 export function decideCaller(peer: PeerIdentity, names: readonly string[]): CallerDecision {
-  if (!peer.authorized || peer.commonName === undefined) {
+  const verdict = peerVerdict(peer, names);
+  if (verdict === 'unauthenticated') {
     return { ok: false, statusCode: 401, code: 'Unauthenticated', message: 'admission reviews are accepted only from the API server, with its webhook client certificate' };
   }
-  if (names.length > 0 && !names.includes(peer.commonName)) {
+  if (verdict === 'forbidden') {
     return {
       ok: false,
       statusCode: 403,

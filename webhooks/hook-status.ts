@@ -6,6 +6,9 @@ import type { Condition } from '../api/meta.ts';
 import { isApiError, type KubeClient } from '../lib/kube/index.ts';
 import { conditionsOf, withCondition, type ConditionInput } from '../lib/sdk/conditions.ts';
 import type { ResolvedHook } from './hook-spec.ts';
+import { metaTime } from '../lib/kube/meta-time.ts';
+import { CANARY_ROLLED_BACK } from '../lib/versions/error-budget.ts';
+import { SHADOW_DIVERGED } from '../lib/versions/shadow-divergence.ts';
 
 /** The status subresource of an AdmissionHook (metadata.namespace set) or a ClusterAdmissionHook. */
 export function hookStatusPath(metadata: { name?: string; namespace?: string } | undefined): string {
@@ -32,11 +35,11 @@ export function registeredCondition(hook: ResolvedHook, configuration: string, g
 export function nextConditions(hook: AdmissionHook, desired: ConditionInput[], now: Date): Condition[] | undefined {
   const current = conditionsOf(hook);
   let next = current;
-  const time = now.toISOString().replace(/\.\d{3}Z$/, 'Z');
+  const time = metaTime(now);
   for (const condition of desired) next = withCondition(next, condition, time);
   // A shadow's or canary's condition goes with the shadow or canary.
   const fn = hook.spec?.function;
-  next = next.filter((c) => !(c.type === 'ShadowDiverged' && !fn?.shadow) && !(c.type === 'CanaryRolledBack' && !fn?.canary));
+  next = next.filter((c) => !(c.type === SHADOW_DIVERGED && !fn?.shadow) && !(c.type === CANARY_ROLLED_BACK && !fn?.canary));
   const same = (a: Condition | undefined, b: Condition): boolean =>
     a !== undefined && a.status === b.status && a.reason === b.reason && a.message === b.message && a.observedGeneration === b.observedGeneration;
   return next.length === current.length && next.every((c) => same(current.find((o) => o.type === c.type), c)) ? undefined : next;

@@ -11,7 +11,7 @@ import { groupNamespacedHooks, shapeKey, shapeOf } from './hook-groups.ts';
 import { applyFailurePolicy, toFunctionRequest } from './hook-review.ts';
 import { resolveHook, type ResolvedHook } from './hook-spec.ts';
 import { groupHook, servedDuringUpdate, servedHooksOf } from './served-hooks.ts';
-import { TenantLimiter, tenantKey, tenantName } from './tenant-limiter.ts';
+import { TenantLimiter, tenantKey } from './tenant-limiter.ts';
 
 const baseSpec: AdmissionHookSpec = {
   type: 'validating',
@@ -200,15 +200,15 @@ describe('dispatch by namespace', () => {
 });
 
 describe('TenantLimiter', () => {
-  it('caps the calls in flight of each tenant apart; cluster hooks are the one tenant "cluster"', () => {
+  it('caps the calls in flight of each tenant apart; cluster hooks are the one tenant _cluster', () => {
     const limiter = new TenantLimiter(2);
     expect([limiter.tryAcquire('team-a'), limiter.tryAcquire('team-a'), limiter.tryAcquire('team-a')]).toEqual([true, true, false]);
     expect(limiter.tryAcquire('team-b')).toBe(true);
-    expect(limiter.tryAcquire('')).toBe(true);
+    expect(limiter.tryAcquire('_cluster')).toBe(true);
     limiter.release('team-a');
     expect(limiter.tryAcquire('team-a')).toBe(true);
-    expect(tenantName(tenantKey(resolved('team-a')))).toBe('team-a');
-    expect(tenantName('')).toBe('_cluster');
+    expect(tenantKey(resolved('team-a'))).toBe('team-a');
+    expect(tenantKey({ ...resolved('team-a'), namespace: undefined })).toBe('_cluster');
   });
 
   it('over the cap a Fail hook denies with 429 and an Ignore hook admits with a warning', () => {

@@ -12,14 +12,13 @@ import { compareAdmissionResponses } from '../lib/replay/compare-admission.ts';
 import { formatDifferences } from '../lib/replay/compare-responses.ts';
 import type { ConditionInput } from '../lib/sdk/conditions.ts';
 import { inCanaryShare } from '../lib/versions/canary-share.ts';
-import { ErrorBudget } from '../lib/versions/error-budget.ts';
+import { CANARY_ROLLED_BACK, ErrorBudget } from '../lib/versions/error-budget.ts';
 import { DivergenceTracker, SHADOW_DIVERGED } from '../lib/versions/shadow-divergence.ts';
 import type { CallResult, FunctionCaller } from './function-caller.ts';
 import type { HookKeys } from './hook-signing-keys.ts';
 import type { ResolvedHook } from './hook-spec.ts';
 import type { ResolvedCanary } from './hook-versions-spec.ts';
 
-export const CANARY_ROLLED_BACK = 'CanaryRolledBack';
 /** A shadow's calls in flight per hook; beyond them a request is not shadowed (and counted as dropped). */
 export const DEFAULT_SHADOW_IN_FLIGHT = 16;
 

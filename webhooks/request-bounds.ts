@@ -10,7 +10,6 @@ import type { ContextLookup } from './context-cache.ts';
 import type { CallFailure } from './hook-review.ts';
 import type { ResolvedHook } from './hook-spec.ts';
 import { RequestByteBudget } from './request-byte-budget.ts';
-import { tenantName } from './tenant-limiter.ts';
 
 export interface RequestBoundsOptions {
   contexts: ContextLookup;
@@ -53,7 +52,7 @@ export class RequestBounds {
     const grant = this.#budget.tryAcquire(tenant, bytes);
     if (!grant.ok) {
       this.#refused.inc({ reason: 'Throttled' });
-      return { ok: false, failure: { kind: 'Throttled', message: `was not called: tenant "${tenantName(tenant)}" ${grant.message}` } };
+      return { ok: false, failure: { kind: 'Throttled', message: `was not called: tenant "${tenant}" ${grant.message}` } };
     }
     this.#inFlight.inc(bytes);
     let released = false;

@@ -1,16 +1,14 @@
 // The gateway's cap on admission calls in flight per tenant (an AdmissionHook's namespace; every
-// ClusterAdmissionHook is the one tenant "cluster"), so one team's slow function or burst cannot take every
+// ClusterAdmissionHook is the one tenant CLUSTER_TENANT, `_cluster`), so one team's slow function or burst cannot take every
 // socket and every event-loop turn from the others' hooks. Over the cap the hook's failurePolicy applies.
 import type { ResolvedHook } from './hook-spec.ts';
 
-/** The tenant of the cluster-scoped hooks (docs/tenants.md). */
-import { CLUSTER_TENANT } from '../api/tenant.ts';
+import { tenantOfNamespace } from '../api/tenant.ts';
 /** Default of --tenant-max-in-flight: far above one team's steady need, far below what starves the gateway. */
 export const DEFAULT_TENANT_MAX_IN_FLIGHT = 64;
 
-/** The tenant's key: "" stands for the cluster kinds, so a namespace named "cluster" keeps a cap of its own. */
-export const tenantKey = (hook: ResolvedHook): string => hook.namespace ?? '';
-export const tenantName = (key: string): string => key || CLUSTER_TENANT;
+/** The hook's tenant, as every shared budget names it (api/tenant.ts): its namespace, or `_cluster`. */
+export const tenantKey = (hook: ResolvedHook): string => tenantOfNamespace(hook.namespace);
 
 export class TenantLimiter {
   readonly #inFlight = new Map<string, number>();

@@ -4,10 +4,9 @@
 import { existsSync } from 'node:fs';
 import { loadKubeConfig } from '../../lib/kube/kube-config.ts';
 import { isApiError, KubeClient } from '../../lib/kube/kube-client.ts';
-import { historyRequest, type ObjectHistory } from '../../router/history/history-documents.ts';
+import { historyRequest, type ObjectHistory, objectHistoryFromLines, readHistoryFiles } from '../../router/index.ts';
 import { parseCommandArgs } from '../command-args.ts';
 import { readHistoryTarget, type HistoryTarget } from '../history/history-args.ts';
-import { objectHistoryFromLines, readHistoryFiles } from '../../router/history/history-file-reader.ts';
 import { objectKey } from '../../lib/kube/object-meta.ts';
 import { formatHistory } from '../history/history-text.ts';
 

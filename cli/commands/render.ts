@@ -19,7 +19,8 @@ import { buildAdmissionRenderRequest, formatAdmission, renderAdmission, RENDERED
 import { applyLocally } from '../render/apply-locally.ts';
 import { InputError, readObjects } from '../render/read-objects.ts';
 import { pickRequired, renderRelated } from '../render/related-input.ts';
-import { REQUIRES_LIMITS, sameRequirements } from '../../router/reconcile/required-objects.ts';
+import { REQUIRES_LIMITS, sameRequirements } from '../../router/index.ts';
+import { metaTime } from '../../lib/kube/meta-time.ts';
 
 const USAGE = `usage: kubeloop render <object.yaml> (--function <name|module> | --to <url>) [--children FILE]...
                        [--related FILE | --related NAME=FILE]... [--loop loop.yaml] [--trigger ADDED] [--now 2026-01-01T00:00:00Z] [--output yaml|json]
@@ -173,7 +174,7 @@ export async function run(argv: string[]): Promise<number> {
   if (parsed.exitCode !== undefined) return parsed.exitCode;
   const { values, positionals } = parsed;
   const trigger = (values.trigger ?? 'MODIFIED') as TriggerType;
-  const now = values.now ?? new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+  const now = values.now ?? metaTime(new Date());
   const output = values.output ?? 'yaml';
   const operation = (values.operation ?? (values.old ? 'UPDATE' : 'CREATE')) as AdmissionOperation;
   const admissionFlags = values.operation !== undefined || values.old !== undefined || values['dry-run'] === true;

@@ -8,11 +8,7 @@ import { createLogger, type Logger } from '../../lib/observability/logger.ts';
 import { startTracing } from '../../lib/observability/tracing.ts';
 import { createServer, listen } from '../../lib/server/create-server.ts';
 import { closeOnSignals } from '../../lib/server/shutdown.ts';
-import { readRouterConfig, ROUTER_USAGE } from '../../router/router-config.ts';
-import { createRouterMetrics } from '../../router/base/router-metrics.ts';
-import { startRouter, type Router } from '../../router/start-router.ts';
-import { historySource, startHistoryApi } from '../../router/history/history-api.ts';
-import { podPeerResolver } from '../../router/history/peer-forward.ts';
+import { readRouterConfig, ROUTER_USAGE, createRouterMetrics, startRouter, type Router, historySource, startHistoryApi, podPeerResolver } from '../../router/index.ts';
 import { readFile } from 'node:fs/promises';
 import { usageFailure } from '../command-args.ts';
 

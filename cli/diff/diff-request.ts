@@ -2,7 +2,7 @@
 // owned kinds' lists and request.related from the related entries' lists, sorted by the router's own code.
 import type { KubeObject, ReconcileRequest } from '../../lib/contract/types.ts';
 import { buildRequest } from '../../lib/reconcile/build-request.ts';
-import { relatedObjectsOf } from '../../router/reconcile/related-objects.ts';
+import { relatedObjectsOf } from '../../router/index.ts';
 import type { LoopState } from './loop-state.ts';
 
 export function diffRequest(state: Pick<LoopState, 'config' | 'owned' | 'related'>, primary: KubeObject, finalizing: boolean, now: Date): ReconcileRequest {

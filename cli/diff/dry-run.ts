@@ -5,8 +5,7 @@ import type { Action, KubeObject, JsonPatchOperation } from '../../lib/contract/
 import type { ResourceDiscovery } from '../../lib/kube/discovery.ts';
 import { isApiError, type KubeClient } from '../../lib/kube/kube-client.ts';
 import { collectionPath, objectPath, type ResourceInfo } from '../../lib/kube/resource-paths.ts';
-import { namespaceFor, namespaceOf } from '../../router/apply/action-target.ts';
-import { prepareChild, statusPatch } from '../../router/apply/patch-building.ts';
+import { namespaceFor, namespaceOf, prepareChild, statusPatch } from '../../router/index.ts';
 
 export type DryRunOutcome =
   /** What the object would look like after the writes, and what it looks like now (absent: would be created). */

@@ -6,7 +6,7 @@ import { objectKey } from '../../lib/kube/object-meta.ts';
 import type { JsonChange } from '../../lib/replay/json-diff.ts';
 import { callFunction } from '../../lib/replay/replay-client.ts';
 import type { SigningKeys } from '../../lib/signing/webhook-signature.ts';
-import { finalizerPhase } from '../../router/reconcile/reconcile-decision.ts';
+import { finalizerPhase } from '../../router/index.ts';
 import { diffRequest } from './diff-request.ts';
 import { dryRunTarget, type DryRunOutcome } from './dry-run.ts';
 import type { LoopState } from './loop-state.ts';

@@ -13,11 +13,7 @@ import { CONTROLLER_UID_INDEX, controllerUidOf, NAMESPACE_INDEX, namespaceOf, Ob
 import type { RateLimit } from '../../lib/kube/rate-limiter.ts';
 import type { OwnedStore } from '../../lib/reconcile/build-request.ts';
 import { DEFAULT_FUNCTION_URL_POLICY } from '../../lib/config/function-url-policy.ts';
-import { LoopSpecError, parseLoop, type LoopConfig } from '../../router/base/loop-spec.ts';
-import { selectsPrimary } from '../../router/base/predicates.ts';
-import { relationWatchScope } from '../../router/base/related-relation.ts';
-import type { RelatedStore } from '../../router/reconcile/related-objects.ts';
-import { readSigningKeys, SigningSecretError } from '../../router/loops/signing-key.ts';
+import { LoopSpecError, parseLoop, type LoopConfig, selectsPrimary, relationWatchScope, type RelatedStore, readSigningKeys, SigningSecretError } from '../../router/index.ts';
 import type { SigningKeys } from '../../lib/signing/webhook-signature.ts';
 import { identityOf, kindName, kubectlGet, scopedPath, type ScopedName } from '../scoped-names.ts';
 

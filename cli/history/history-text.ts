@@ -1,8 +1,6 @@
 // `kubeloop history` as text: one block per reconcile, oldest first: when, outcome, durations and trace id,
 // then what triggered it, what the function asked for and what each write did.
-import { describeWatchEvent } from '../../router/base/watch-events.ts';
-import type { ObjectHistory } from '../../router/history/history-documents.ts';
-import type { ReconcileRecord } from '../../router/reconcile/flight-recorder.ts';
+import { describeWatchEvent, type ObjectHistory, type ReconcileRecord } from '../../router/index.ts';
 
 function durations(d: ReconcileRecord['durations']): string {
   const parts = [`queue ${d.queueMs}ms`, d.callMs === undefined ? undefined : `call ${d.callMs}ms`, d.applyMs === undefined ? undefined : `apply ${d.applyMs}ms`].filter(Boolean);

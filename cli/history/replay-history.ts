@@ -6,9 +6,7 @@ import { readFileSync } from 'node:fs';
 import type { ReconcileRequest } from '../../lib/contract/types.ts';
 import { objectKey } from '../../lib/kube/object-meta.ts';
 import { callFunction, type ReplayOptions } from '../../lib/replay/replay-client.ts';
-import type { ObjectHistory } from '../../router/history/history-documents.ts';
-import { describeAction } from '../../router/reconcile/reconcile-trace.ts';
-import { MAX_RECORDED_LINES, type ReconcileRecord } from '../../router/reconcile/flight-recorder.ts';
+import { type ObjectHistory, describeAction, MAX_RECORDED_LINES, type ReconcileRecord } from '../../router/index.ts';
 import type { CaseLine } from '../case-progress.ts';
 
 type Entry = ReconcileRecord & { requestOmitted?: string };

@@ -5,9 +5,7 @@ import type { KubeObject, RequiredResource } from '../../lib/contract/types.ts';
 import { matchesLabelSelector } from '../../lib/kube/label-selector.ts';
 import { NAMESPACE_INDEX } from '../../lib/kube/object-store.ts';
 import { objectKey } from '../../lib/kube/object-meta.ts';
-import type { StoreView } from '../../router/base/informer-view.ts';
-import { parseRelated, RelatedSpecError } from '../../router/base/related-relation.ts';
-import { relatedObjectsOf } from '../../router/reconcile/related-objects.ts';
+import { type StoreView, parseRelated, RelatedSpecError, relatedObjectsOf } from '../../router/index.ts';
 import { InputError } from './read-objects.ts';
 
 /** A read-only cache over objects from files, shaped like the router's informer stores. */

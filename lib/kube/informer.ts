@@ -1,20 +1,22 @@
-// A resilient informer: list, then watch from the list's resourceVersion; relist on 410 Gone; restart with
-// backoff on any other error (client-node's informer stops); a watchdog ends silent watches; bookmarks;
-// metadata-only mode; an indexed cache; typed handlers that may throw without stopping the informer;
+// A resilient informer's list/watch loop (client-go's reflector; its cache is informer-cache.ts): list, then
+// watch from the list's resourceVersion; relist on 410 Gone; restart with backoff on any other error
+// (client-node's informer stops); a watchdog ends silent watches; bookmarks; metadata-only mode;
 // server-side sharded list and watch of a share that may change (lists again when it does).
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { Backoff, sleep, type BackoffPolicy } from './backoff.ts';
 import { isApiError, type KubeClient } from './kube-client.ts';
-import { countValues } from '../contract/json-depth.ts';
-import { ObjectStore, type IndexFunction } from './object-store.ts';
-import { objectKey } from './object-meta.ts';
+import type { IndexFunction, ObjectStore } from './object-store.ts';
+import { InformerCache, type InformerHandlers, type RestartReason } from './informer-cache.ts';
 import { collectionPath, kindKey, type ResourceInfo } from './resource-paths.ts';
 import { readWatchEvents } from './watch-stream.ts';
 import { listAll } from './list-all.ts';
 import { serverApplied, type InformerShard, type ListedShard, type ShardRequest } from './shard-selector.ts';
 
 export const METADATA_WATCH_ACCEPT = 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json';
+
+/** The server-side watch timeout's base when not told (randomised up to twice this). */
+export const DEFAULT_WATCH_TIMEOUT_SECONDS = 300;
 
 export interface InformerOptions<T extends KubernetesObject> {
   client: KubeClient;
@@ -50,17 +52,7 @@ export interface InformerOptions<T extends KubernetesObject> {
   logger?: Logger;
 }
 
-export interface InformerHandlers<T> {
-  add: (object: T) => void;
-  update: (object: T, previous: T) => void;
-  delete: (object: T) => void;
-  /** After the first complete list. */
-  synced: () => void;
-  /** Every restart of the list/watch cycle, with its reason (gone, error, silent). */
-  restart: (reason: RestartReason, error?: Error) => void;
-}
-export type RestartReason = 'gone' | 'error' | 'silent';
-type HandlerSets<T> = { [E in keyof InformerHandlers<T>]: Set<InformerHandlers<T>[E]> };
+export type { InformerHandlers, RestartReason };
 
 class WatchGoneError extends Error {
   constructor(message: string) {
@@ -74,7 +66,7 @@ class ReshardError extends Error {}
 export class Informer<T extends KubernetesObject = KubernetesObject> {
   readonly store: ObjectStore<T>;
   readonly #options: InformerOptions<T>;
-  readonly #handlers: HandlerSets<T> = { add: new Set(), update: new Set(), delete: new Set(), synced: new Set(), restart: new Set() };
+  readonly #cache: InformerCache<T>;
   readonly #abort = new AbortController();
   readonly #backoff: Backoff;
   #resourceVersion: string | undefined;
@@ -91,13 +83,14 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
 
   constructor(options: InformerOptions<T>) {
     this.#options = options;
-    this.store = new ObjectStore<T>(options.indexers);
+    const r = options.resource;
+    this.#cache = new InformerCache(options, `${kindKey(r.apiVersion, r.kind)}${options.metadataOnly ? ' (metadata)' : ''}${options.shard ? ' (share)' : ''}`);
+    this.store = this.#cache.store;
     this.#backoff = new Backoff(options.backoff ?? { baseMs: 250, maxMs: 30_000, jitter: 0.2 });
   }
 
   get name(): string {
-    const r = this.#options.resource;
-    return `${kindKey(r.apiVersion, r.kind)}${this.#options.metadataOnly ? ' (metadata)' : ''}${this.#options.shard ? ' (share)' : ''}`;
+    return this.#cache.name;
   }
   get hasSynced(): boolean {
     return this.#synced;
@@ -111,9 +104,7 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
 
   /** Registers a handler; returns a function that removes it. */
   on<E extends keyof InformerHandlers<T>>(event: E, handler: InformerHandlers<T>[E]): () => void {
-    const set = this.#handlers[event] as Set<InformerHandlers<T>[E]>;
-    set.add(handler);
-    return () => set.delete(handler);
+    return this.#cache.on(event, handler);
   }
 
   /** The selector of the last complete list and whether the server applied it; undefined when not sharded or not listed. */
@@ -207,7 +198,7 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
 
   #restart(reason: RestartReason, error: Error): void {
     this.#restarts += 1;
-    this.#emit('restart', reason, error);
+    this.#cache.emit('restart', reason, error);
   }
 
   #query(): Record<string, string | number | boolean | undefined> {
@@ -221,46 +212,22 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
     const request = shard?.request();
     const shardSelector = request?.selector;
     const { items, resourceVersion, shardInfo } = await listAll<T>(client, { resource, namespace, labelSelector, fieldSelector, shardSelector, metadataOnly, pageSize, signal });
-    const fresh = new Map<string, T>();
-    const refused = new Set<string>();
-    for (const item of items) {
-      const object = this.#normalise(item);
-      if (this.#refused(object)) refused.add(objectKey(object.metadata));
-      else fresh.set(objectKey(object.metadata), object);
-    }
+    const { fresh, refused } = this.#cache.admit(items);
     if (request) this.#listed = { request, applied: serverApplied(shardInfo, items, request) };
-    this.#replace(fresh, refused);
+    this.#cache.replace(fresh, refused, this.#listed?.applied ? this.#listed.request : undefined);
     this.#resourceVersion = resourceVersion;
     this.#backoff.reset();
     if (request) shard?.listed();
     if (!this.#synced) {
       this.#synced = true;
       for (const resolve of this.#syncWaiters.splice(0)) resolve();
-      this.#emit('synced');
-    }
-  }
-
-  /** Swaps in a fresh list, emitting what changed since the previous view (events missed while away). */
-  #replace(fresh: Map<string, T>, refused: ReadonlySet<string>): void {
-    const store = this.store;
-    const share = this.#listed?.applied ? this.#listed.request : undefined;
-    for (const key of [...store.keys()]) {
-      if (!fresh.has(key)) {
-        const gone = store.delete(key);
-        // A refused object still exists, and one that left the share is another member's: forgotten, not deleted.
-        if (gone && !refused.has(key) && (!share || share.contains(gone))) this.#emit('delete', gone);
-      }
-    }
-    for (const object of fresh.values()) {
-      const previous = store.upsert(object);
-      if (!previous) this.#emit('add', object);
-      else if (previous.metadata?.resourceVersion !== object.metadata?.resourceVersion) this.#emit('update', object, previous);
+      this.#cache.emit('synced');
     }
   }
 
   async #watch(parent: AbortSignal): Promise<void> {
     const { client, resource, namespace, metadataOnly } = this.#options;
-    const base = this.#options.watchTimeoutSeconds ?? 300;
+    const base = this.#options.watchTimeoutSeconds ?? DEFAULT_WATCH_TIMEOUT_SECONDS;
     const timeoutSeconds = Math.floor(base * (1 + Math.random()));
     const controller = new AbortController();
     this.#watchAbort = controller;
@@ -323,57 +290,11 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
       if (resourceVersion) this.#resourceVersion = resourceVersion;
       return;
     }
-    const object = this.#normalise(raw);
+    const object = this.#cache.normalise(raw);
     // An object outside the share: this server ignores the selector (its list had nothing else to show it).
     if (this.#listed?.applied && !this.#listed.request.contains(object)) this.#listed = { ...this.#listed, applied: false };
-    const key = objectKey(object.metadata);
-    if (type === 'DELETED') {
-      const gone = this.store.delete(key);
-      // An oversized object's last state is known by its metadata only; a cached older version says more.
-      this.#emit('delete', oversized ? (gone ?? object) : object);
-    } else if (oversized ? this.#report(object) : this.#refused(object)) {
-      this.store.delete(key);
-    } else if (type === 'ADDED' || type === 'MODIFIED') {
-      const previous = this.store.upsert(object);
-      if (previous) this.#emit('update', object, previous);
-      else this.#emit('add', object);
-    }
+    this.#cache.apply(type, object, oversized);
     if (resourceVersion) this.#resourceVersion = resourceVersion;
-  }
-
-  /** Over the value budget: reported, and to be left out of the cache. */
-  #refused(object: T): boolean {
-    const { maxValues } = this.#options;
-    if (maxValues === undefined) return false;
-    const values = countValues(object, maxValues);
-    if (values <= maxValues) return false;
-    return this.#report(object, values);
-  }
-
-  /** Reports an object refused for its values (counted from its text: then at least maxValues + 1). */
-  #report(object: T, values = (this.#options.maxValues ?? 0) + 1): true {
-    this.#options.logger?.warn({ key: objectKey(object.metadata), maxValues: this.#options.maxValues }, 'object over the value budget: not cached');
-    this.#options.onRefused?.(object, values);
-    return true;
-  }
-
-  /** List items and metadata-only objects lack the real apiVersion/kind; functions need them. */
-  #normalise(item: T): T {
-    const { resource, transform } = this.#options;
-    item.apiVersion = resource.apiVersion;
-    item.kind = resource.kind;
-    return transform ? transform(item) : item;
-  }
-
-  #emit<E extends keyof InformerHandlers<T>>(event: E, ...args: Parameters<InformerHandlers<T>[E]>): void {
-    for (const handler of this.#handlers[event]) {
-      try {
-        (handler as (...a: Parameters<InformerHandlers<T>[E]>) => void)(...args);
-      } catch (error) {
-        // A broken handler must not stop the watch for every other consumer.
-        this.#options.logger?.error({ informer: this.name, event, err: error instanceof Error ? error.message : String(error) }, 'informer handler threw');
-      }
-    }
   }
 }
 

@@ -37,4 +37,12 @@ describe('object metadata helpers', () => {
     expect(jsonEqual({ a: null }, { b: null })).toBe(false);
     expect(jsonEqual([], {})).toBe(false);
   });
+
+  it('compares as JSON sends: an undefined member is absent, an undefined value reads as null', () => {
+    expect(jsonEqual({ a: 1, b: undefined }, { a: 1 })).toBe(true);
+    expect(jsonEqual({ a: null }, {})).toBe(false);
+    expect(jsonEqual([undefined], [null])).toBe(true);
+    expect(jsonEqual(undefined, null)).toBe(true);
+    expect(jsonEqual(undefined, {})).toBe(false);
+  });
 });

@@ -54,17 +54,33 @@ export function pointerEscape(segment: string): string {
   return segment.replace(/~/g, '~0').replace(/\//g, '~1');
 }
 
-/** Deep equality of two JSON values; key order does not matter. No node:util, so functions on Workers can use it. */
+/**
+ * Deep equality of two values as JSON sends them: key order does not matter, a member whose value is
+ * undefined is absent, and undefined elsewhere reads as null (JSON.stringify's rules), so an object a
+ * function built with optional fields equals the one the API server returns. No node:util, so functions on
+ * Workers can use it; the SDK exports this one.
+ */
 export function jsonEqual(a: unknown, b: unknown): boolean {
-  if (Object.is(a, b)) return true;
-  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
-  if (Array.isArray(a) || Array.isArray(b)) {
-    return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((item, i) => jsonEqual(item, b[i]));
+  const x = a ?? null;
+  const y = b ?? null;
+  if (Object.is(x, y)) return true;
+  if (typeof x !== 'object' || typeof y !== 'object' || x === null || y === null) return false;
+  if (Array.isArray(x) || Array.isArray(y)) {
+    return Array.isArray(x) && Array.isArray(y) && x.length === y.length && x.every((item, i) => jsonEqual(item, y[i]));
   }
-  const x = a as Record<string, unknown>;
-  const y = b as Record<string, unknown>;
-  const keys = Object.keys(x);
-  return keys.length === Object.keys(y).length && keys.every((key) => Object.hasOwn(y, key) && jsonEqual(x[key], y[key]));
+  const left = x as Record<string, unknown>;
+  const right = y as Record<string, unknown>;
+  let members = 0;
+  for (const key of Object.keys(left)) {
+    const value = left[key];
+    if (value === undefined) continue;
+    members += 1;
+    const other = Object.hasOwn(right, key) ? right[key] : undefined;
+    if (other === undefined || !jsonEqual(value, other)) return false;
+  }
+  let rightMembers = 0;
+  for (const key of Object.keys(right)) if (right[key] !== undefined) rightMembers += 1;
+  return members === rightMembers;
 }
 
 /** JSON with object keys sorted at every level: equal for values jsonEqual calls equal, so it can key a map or a hash. */

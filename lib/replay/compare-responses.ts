@@ -3,7 +3,8 @@
 // it does not matter across different targets, nor among events. A patch counts by its effect on the
 // recorded object (patch-effect.ts); an event by its type and reason, and its message only when strict.
 import type { Action, KubeObject, ReconcileRequest, ReconcileResponse } from '../contract/types.ts';
-import { diffJson, jsonEquals, show, type Difference } from './json-diff.ts';
+import { jsonEqual } from '../kube/object-meta.ts';
+import { diffJson, show, type Difference } from './json-diff.ts';
 import { applyToCopy, patchesEquivalent, recordedTarget } from './patch-effect.ts';
 
 export type { Difference };
@@ -48,7 +49,7 @@ function groupActions(actions: Action[]): Map<string, Array<{ action: Action; in
 }
 
 function sameEvent(a: Action, b: Action, strict: boolean): boolean {
-  if (strict || a.op !== 'event' || b.op !== 'event') return jsonEquals(a, b);
+  if (strict || a.op !== 'event' || b.op !== 'event') return jsonEqual(a, b);
   return a.type === b.type && a.reason === b.reason;
 }
 
@@ -75,10 +76,10 @@ function withEquivalentPatches(expected: Action[], actual: Action[], request: Re
   let baseKnown = true;
   return actual.map((got, i) => {
     const want = expected[i];
-    if (want?.op !== 'patch' || got.op !== 'patch' || !jsonEquals(want.target, got.target)) return got;
+    if (want?.op !== 'patch' || got.op !== 'patch' || !jsonEqual(want.target, got.target)) return got;
     current ??= baseKnown ? recordedTarget(request, want.target) : undefined;
     if (!current) return got;
-    const same = jsonEquals(want, got) || patchesEquivalent(current, want.patch, got.patch);
+    const same = jsonEqual(want, got) || patchesEquivalent(current, want.patch, got.patch);
     const after = applyToCopy(current, want.patch);
     // After a patch that differs, or one that fails on the recorded object, later ones have no known base.
     current = same && after.ok ? (after.object as KubeObject) : undefined;
@@ -92,8 +93,8 @@ function compareSequence(group: string, expected: Action[], given: Action[], req
   const label = group === 'status' ? 'status actions' : `actions on ${group}`;
   if (expected.length === actual.length && expected.length > 1) {
     // Same actions, different order: say so instead of listing every field that moved.
-    const sameSet = expected.every((e) => actual.some((a) => jsonEquals(e, a))) && actual.every((a) => expected.some((e) => jsonEquals(e, a)));
-    if (sameSet && !jsonEquals(expected, actual)) {
+    const sameSet = expected.every((e) => actual.some((a) => jsonEqual(e, a))) && actual.every((a) => expected.some((e) => jsonEqual(e, a)));
+    if (sameSet && !jsonEqual(expected, actual)) {
       return [{ path: label, message: `same actions in a different order: expected ${expected.map((a) => a.op).join(', ')}, got ${actual.map((a) => a.op).join(', ')} (order matters on one target)` }];
     }
   }

@@ -1,5 +1,5 @@
 // Path-level differences between two JSON values ("/spec/replicas: expected 3, got 1"), key order ignored.
-import { jsonEqual, pointerEscape } from '../kube/object-meta.ts';
+import { pointerEscape } from '../kube/object-meta.ts';
 
 export interface Difference {
   /** JSON-pointer-like location, prefixed by the caller's context (e.g. the action it belongs to). */
@@ -58,4 +58,3 @@ export function diffJson(expected: unknown, actual: unknown, path = ''): Differe
   }));
 }
 
-export { jsonEqual as jsonEquals };

@@ -4,7 +4,7 @@
 import fastJsonPatch from 'fast-json-patch';
 import type { JsonPatchOperation, KubeObject, ObjectTarget, ReconcileRequest } from '../contract/types.ts';
 import { cloneJson } from '../sdk/clone-json.ts';
-import { jsonEquals } from './json-diff.ts';
+import { jsonEqual } from '../kube/object-meta.ts';
 
 const { applyPatch } = fastJsonPatch;
 const RESOURCE_VERSION = '/metadata/resourceVersion';
@@ -48,8 +48,8 @@ export function applyToCopy(object: KubeObject, patch: readonly JsonPatchOperati
  * False when they differ or either fails: the caller then reports the textual difference.
  */
 export function patchesEquivalent(object: KubeObject, expected: readonly JsonPatchOperation[], actual: readonly JsonPatchOperation[]): boolean {
-  if (!jsonEquals(testedResourceVersion(expected), testedResourceVersion(actual))) return false;
+  if (!jsonEqual(testedResourceVersion(expected), testedResourceVersion(actual))) return false;
   const want = applyToCopy(object, expected);
   const got = applyToCopy(object, actual);
-  return want.ok && got.ok && jsonEquals(want.object, got.object);
+  return want.ok && got.ok && jsonEqual(want.object, got.object);
 }

@@ -15,7 +15,7 @@ import type {
   StatusAction,
 } from '../contract/types.ts';
 import { CONTRACT_API_VERSION } from '../contract/types.ts';
-import { controllerReference, controllerUid, pointerEscape } from '../kube/object-meta.ts';
+import { controllerReference, controllerUid, jsonEqual, pointerEscape } from '../kube/object-meta.ts';
 import { cloneJson } from './clone-json.ts';
 
 const { compare } = fastJsonPatch;
@@ -83,10 +83,8 @@ export function event(type: EventType, reason: string, message: string): EventAc
   return { op: 'event', type, reason, message };
 }
 
-/** Deep equality of two JSON values, ignoring key order. */
-export function jsonEqual(a: unknown, b: unknown): boolean {
-  return compare({ v: a ?? null }, { v: b ?? null }).length === 0;
-}
+/** Deep equality of two JSON values, ignoring key order (lib/kube/object-meta.ts). */
+export { jsonEqual };
 
 /**
  * A status action, or undefined when `desired` equals the object's current status

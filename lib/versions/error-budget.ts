@@ -2,6 +2,9 @@
 // holds at most one entry per second, never one per call), spent when the failures pass either bound.
 // Pure: the caller passes the time, so every case is unit-tested without a clock.
 
+/** The condition a canary shows: False while it answers its share, True once its budget was spent and it was rolled back. */
+export const CANARY_ROLLED_BACK = 'CanaryRolledBack';
+
 export interface BudgetLimits {
   /** More than this many failures in the window spend the budget. */
   maxErrors?: number | undefined;

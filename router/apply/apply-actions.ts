@@ -23,7 +23,7 @@ import type { EventRecorder } from './event-recorder.ts';
 import { createOnce, UncertainCreateError, withConcreteName } from './create-child.ts';
 import type { Expectations } from './expectations.ts';
 import { AppliedWrites, appliedWritesOf } from './applied-writes.ts';
-import type { LoopConfig } from '../base/loop-spec.ts';
+import { isOwnedKind, type LoopConfig } from '../base/loop-spec.ts';
 import { namespaceFor, namespaceOf, targetOf } from './action-target.ts';
 import { isConflict, sendJsonPatch, StaleWriteError } from './json-patch.ts';
 import { prepareChild, retestResourceVersion, statusPatch, withResourceVersionTest } from './patch-building.ts';
@@ -277,7 +277,7 @@ async function applyDelete(ctx: ApplyContext, action: DeleteAction): Promise<Act
     if (isApiError(error, 404)) return 'notfound';
     throw error;
   }
-  if (isOwnedKind(ctx.loop, resource)) {
+  if (isOwnedKind(ctx.loop, resource.apiVersion, resource.kind)) {
     const uid = action.preconditions?.uid ?? cached?.metadata?.uid;
     ctx.expectations.expectDelete(ctx.ownerKey, { kind: kindKey(resource.apiVersion, resource.kind), key: objectKey(target), ...(uid ? { uid } : {}) });
   }
@@ -286,12 +286,8 @@ async function applyDelete(ctx: ApplyContext, action: DeleteAction): Promise<Act
 
 /** The owner waits for the watch to show a child it created (Expectations). */
 function expectCreated(ctx: ApplyContext, resource: ResourceInfo, child: KubeObject): void {
-  if (!isOwnedKind(ctx.loop, resource)) return;
+  if (!isOwnedKind(ctx.loop, resource.apiVersion, resource.kind)) return;
   ctx.expectations.expectCreate(ctx.ownerKey, { kind: kindKey(resource.apiVersion, resource.kind), key: objectKey(child.metadata) });
-}
-
-function isOwnedKind(loop: LoopConfig, resource: ResourceInfo): boolean {
-  return loop.owns.some((o) => o.apiVersion === resource.apiVersion && o.kind === resource.kind);
 }
 
 function lookupTarget(ctx: ApplyContext, target: ObjectTarget): KubernetesObject | undefined {

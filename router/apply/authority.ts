@@ -4,7 +4,7 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { Action, ObjectTarget } from '../../lib/contract/types.ts';
 import { controllerUid, refersTo } from '../../lib/kube/object-meta.ts';
-import type { LoopConfig } from '../base/loop-spec.ts';
+import { isOwnedKind, type LoopConfig } from '../base/loop-spec.ts';
 import { writeConfinementProblem } from '../base/loop-confinement.ts';
 
 export type AuthorityVerdict = { allowed: true } | { allowed: false; reason: string };
@@ -32,10 +32,6 @@ function isPrimary(ctx: AuthorityContext, t: Partial<ObjectTarget>): boolean {
   return refersTo(t, ctx.primary);
 }
 
-function isOwnedKind(ctx: AuthorityContext, apiVersion: string | undefined, kind: string | undefined): boolean {
-  return ctx.loop.owns.some((o) => o.apiVersion === apiVersion && o.kind === kind);
-}
-
 /** Why the target is out of the primary's reach, or undefined: a namespaced primary reaches only its own namespace. */
 function scopeProblem(ctx: AuthorityContext, namespace: string | undefined): string | undefined {
   const primaryNamespace = ctx.primary.metadata?.namespace;
@@ -60,7 +56,7 @@ export function checkKind(loop: AuthorityContext['loop'], op: Action['op'], apiV
   if (typeof apiVersion !== 'string' || !isValidApiVersion(apiVersion)) {
     return { allowed: false, reason: `Loop ${loop.id} may not ${op} ${String(kind)} ${JSON.stringify(apiVersion)}: not a valid apiVersion` };
   }
-  const known = (loop.for.apiVersion === apiVersion && loop.for.kind === kind) || loop.owns.some((o) => o.apiVersion === apiVersion && o.kind === kind);
+  const known = (loop.for.apiVersion === apiVersion && loop.for.kind === kind) || isOwnedKind(loop, apiVersion, kind);
   if (!known) return { allowed: false, reason: `Loop ${loop.id} may not ${op} ${String(kind)} ${apiVersion}: neither the primary kind nor an owned kind` };
   return { allowed: true };
 }
@@ -90,7 +86,7 @@ export function checkAuthority(ctx: AuthorityContext, action: Action): Authority
     case 'delete': {
       const t = action.target;
       if (isPrimary(ctx, t)) return { allowed: true };
-      if (!isOwnedKind(ctx, t.apiVersion, t.kind)) return refuse(`${action.op} ${describe(t)}: not the primary and not an owned kind`);
+      if (!isOwnedKind(ctx.loop, t.apiVersion, t.kind)) return refuse(`${action.op} ${describe(t)}: not the primary and not an owned kind`);
       const outside = scopeProblem(ctx, t.namespace);
       if (outside) return refuse(`${action.op} ${describe(t)}: ${outside}`);
       const cached = ctx.lookup(t.apiVersion, t.kind, t.namespace, t.name);
@@ -105,7 +101,7 @@ export function checkAuthority(ctx: AuthorityContext, action: Action): Authority
       const o = action.object;
       const target = { apiVersion: o.apiVersion, kind: o.kind, namespace: ctx.targetNamespaced ? o.metadata?.namespace : undefined, name: o.metadata?.name };
       if (action.op === 'apply' && isPrimary(ctx, target)) return { allowed: true };
-      if (!isOwnedKind(ctx, o.apiVersion, o.kind)) return refuse(`${action.op} ${describe(target)}: not an owned kind`);
+      if (!isOwnedKind(ctx.loop, o.apiVersion, o.kind)) return refuse(`${action.op} ${describe(target)}: not an owned kind`);
       const outside = scopeProblem(ctx, target.namespace);
       if (outside) return refuse(`${action.op} ${describe(target)}: ${outside}`);
       const owner = controllerUid(o);

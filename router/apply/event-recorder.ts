@@ -6,6 +6,7 @@ import type { KubernetesObject } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import type { KubeClient } from '../../lib/kube/kube-client.ts';
 import { DEFAULT_FUNCTION_EVENT_RATE, DEFAULT_ROUTER_EVENT_RATE, TenantEventBuckets, type EventRate } from './event-budget.ts';
+import { microTime } from '../../lib/kube/meta-time.ts';
 
 export interface EventRecorderOptions {
   client: KubeClient;
@@ -140,7 +141,7 @@ export class EventRecorder {
         apiVersion: 'events.k8s.io/v1',
         kind: 'Event',
         metadata: { name, namespace },
-        eventTime: new Date().toISOString().replace(/(\.\d{3})Z$/, '$1000Z'),
+        eventTime: microTime(new Date()),
         reportingController: this.options.controller,
         reportingInstance: this.options.instance,
         action: event.action ?? 'Reconcile',

@@ -21,6 +21,9 @@ interface Pending {
 /** Answers whether the cache holds a child (and its uid) right now. */
 export type CacheLookup = (kind: string, key: string) => { uid?: string } | undefined;
 
+/** How long an owner waits for the watch to show its creates and deletes when not told (--expectations-timeout-seconds). */
+export const DEFAULT_EXPECTATIONS_TIMEOUT_MS = 5 * 60_000;
+
 export class Expectations {
   readonly #pending = new Map<string, Pending>();
   constructor(

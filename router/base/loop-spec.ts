@@ -13,6 +13,11 @@ import { MAX_BATCH_ITEMS } from '../../lib/contract/batch.ts';
 import { parseRelated, RelatedSpecError, type RelationConfig } from './related-relation.ts';
 import { confineLoopSpec } from './loop-confinement.ts';
 
+/** Whether a Loop owns the kind (spec.owns): its children of that kind are created, deleted and expected by it. */
+export function isOwnedKind(loop: Pick<LoopConfig, 'owns'>, apiVersion: string | undefined, kind: string | undefined): boolean {
+  return loop.owns.some((o) => o.apiVersion === apiVersion && o.kind === kind);
+}
+
 /** A validated Loop with defaults applied: what the router runs. */
 export interface LoopConfig {
   name: string;

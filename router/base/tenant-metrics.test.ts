@@ -3,7 +3,7 @@ import { createMetricsRegistry } from '../../lib/observability/metrics.ts';
 import { FairScheduler } from './fair-scheduler.ts';
 import { OTHER_LABEL } from '../../lib/observability/bounded-label.ts';
 import { MonotonicSums, registerTenantMetrics, tenantLabels } from './tenant-metrics.ts';
-import { CLUSTER_TENANT } from './tenant-weights.ts';
+import { CLUSTER_TENANT } from '../../api/tenant.ts';
 
 describe('tenant metrics', () => {
   it('labels at most N tenants (cluster always among them) and the rest as other, for good', () => {

@@ -4,7 +4,7 @@ import { BoundedLabel, OTHER_LABEL } from '../../lib/observability/bounded-label
 import { Counter, Gauge, Histogram, type Registry } from '../../lib/observability/metrics.ts';
 import type { FairScheduler } from './fair-scheduler.ts';
 import type { TenantBudget } from './tenant-budget.ts';
-import { CLUSTER_TENANT } from './tenant-weights.ts';
+import { CLUSTER_TENANT } from '../../api/tenant.ts';
 
 export const DEFAULT_LABELLED_TENANTS = 50;
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { CLUSTER_TENANT, parseTenantWeights, TenantWeights, tenantOf, tenantOfLoopId } from './tenant-weights.ts';
+import { CLUSTER_TENANT } from '../../api/tenant.ts';
+import { parseTenantWeights, TenantWeights, tenantOf, tenantOfLoopId } from './tenant-weights.ts';
 
 describe('tenant weights', () => {
   it('charges a namespaced Loop to its namespace and every ClusterLoop to the cluster tenant', () => {

@@ -1,9 +1,8 @@
 // Who a Loop's work is charged to (its tenant) and what that tenant weighs in the router's fair shares:
 // the namespace of a namespaced Loop, CLUSTER_TENANT (`_cluster`) for every ClusterLoop (docs/router.md#fairness-across-tenants).
-import { CLUSTER_TENANT, tenantOfNamespace } from '../../api/tenant.ts';
+import { tenantOfNamespace } from '../../api/tenant.ts';
 import type { LoopConfig } from './loop-spec.ts';
 
-export { CLUSTER_TENANT };
 /** The label on a Namespace that sets its tenant's weight. */
 export const TENANT_WEIGHT_LABEL = 'kubeloop.dev/tenant-weight';
 export const DEFAULT_TENANT_WEIGHT = 1;

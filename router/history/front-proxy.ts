@@ -2,7 +2,7 @@
 // calls us over mutual TLS with its proxy client certificate and names the caller in X-Remote-* headers.
 // The headers mean something only on a connection that presented that certificate (Kubernetes' requestheader).
 import type { UserInfo } from '../../lib/kube/access-review.ts';
-import type { PeerCertificate } from '../../lib/server/client-certificate.ts';
+import { peerVerdict, type PeerCertificate } from '../../lib/server/client-certificate.ts';
 
 /** kube-system/extension-apiserver-authentication: where the API server publishes its requestheader settings. */
 export const AUTHENTICATION_CONFIGMAP = { namespace: 'kube-system', name: 'extension-apiserver-authentication' };
@@ -54,10 +54,11 @@ const values = (headers: Headers, name: string): string[] => {
  * without that certificate are a claim, not an identity.
  */
 export function decideCaller(peer: PeerCertificate, headers: Headers, config: RequestHeaderConfig): CallerDecision {
-  if (!peer.authorized || peer.commonName === undefined) {
+  const verdict = peerVerdict(peer, config.allowedNames);
+  if (verdict === 'unauthenticated') {
     return { ok: false, code: 401, reason: 'Unauthorized', message: 'the history API answers only the Kubernetes API server (its front-proxy client certificate): use kubeloop history or kubectl get --raw' };
   }
-  if (config.allowedNames.length > 0 && !config.allowedNames.includes(peer.commonName)) {
+  if (verdict === 'forbidden') {
     return { ok: false, code: 403, reason: 'Forbidden', message: `client certificate "${peer.commonName}" is not the API server's front proxy (accepted: ${config.allowedNames.join(', ')})` };
   }
   return { ok: true, user: userFromHeaders(headers, config) };

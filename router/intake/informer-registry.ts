@@ -15,7 +15,6 @@ import type { RouterMetrics } from '../base/router-metrics.ts';
 import { combineInformers, type InformerView } from '../base/informer-view.ts';
 import { tenantOfNamespace } from '../../api/tenant.ts';
 import { tenantLabels } from '../base/tenant-metrics.ts';
-import { CLUSTER_TENANT } from '../base/tenant-weights.ts';
 import { cachedJsonSize } from '../../lib/contract/json-size.ts';
 
 export const UID_INDEX = 'uid';
@@ -188,7 +187,7 @@ export class InformerRegistry {
     }
     informer.start();
     metrics?.informers.inc({ resource: informer.name });
-    const entry: Entry = { informer, resource, tenant: namespace ?? CLUSTER_TENANT, users: 0 };
+    const entry: Entry = { informer, resource, tenant: tenantOfNamespace(namespace), users: 0 };
     this.#started.add(entry);
     return entry;
   }

@@ -2,24 +2,24 @@
 // and hands each dequeued key to reconcileKey (queue -> dispatch -> apply) with a scope of its state.
 import type { KubeObject, Trigger } from '../../lib/contract/types.ts';
 import { isApiError } from '../../lib/kube/kube-client.ts';
-import { controllerRef, controllerUid, objectKey } from '../../lib/kube/object-meta.ts';
+import { objectKey } from '../../lib/kube/object-meta.ts';
 import { kindKey, objectPath } from '../../lib/kube/resource-paths.ts';
 import { mergeTriggers } from '../reconcile/merge-triggers.ts';
-import { Expectations } from '../apply/expectations.ts';
-import { UID_INDEX, type InformerLease, type InformerSource } from './informer-registry.ts';
+import { DEFAULT_EXPECTATIONS_TIMEOUT_MS, Expectations } from '../apply/expectations.ts';
+import type { InformerLease, InformerSource } from './informer-registry.ts';
 import type { LoopConfig } from '../base/loop-spec.ts';
 import { ConflictReplays } from '../reconcile/conflict-replay.ts';
 import { OwnWrites } from '../reconcile/own-writes.ts';
-import { selectsNamespace, selectsPrimary, updateTriggers } from '../base/predicates.ts';
+import { selectsPrimary } from '../base/predicates.ts';
 import { reconcileKey, type ReconcileDeps, type ReconcileScope } from '../reconcile/reconcile-key.ts';
 import { WorkQueue, type QueueItem } from '../base/work-queue.ts';
 import type { FairScheduler } from '../base/fair-scheduler.ts';
 import { tenantOf } from '../base/tenant-weights.ts';
 import { watchEvent, WatchEventLog, type WatchEvent } from '../base/watch-events.ts';
-import { describeRef, type RefResolution } from '../base/function-ref.ts';
 import { loopMetrics, type LoopMetrics, type ReconcileResult } from '../base/router-metrics.ts';
-import { CallBatcher } from '../reconcile/call-batcher.ts';
-import { FunctionRefWatch } from './function-ref-watch.ts';
+import { loopBatcher } from '../reconcile/call-batcher.ts';
+import { subscribeRunner } from './runner-handlers.ts';
+import { FunctionEndpoint } from './function-endpoint.ts';
 import { RelatedWatch } from './related-watch.ts';
 import { RunnerShard } from '../sharding/runner-shard.ts';
 import type { ShardGate } from '../sharding/shard-member.ts';
@@ -68,8 +68,7 @@ export class LoopRunner {
   #scope: ReconcileScope | undefined;
   #stopped = false;
   #cachesComplete = false;
-  #functionUrl: string | undefined;
-  #refWatch: FunctionRefWatch | undefined;
+  readonly #function: FunctionEndpoint;
   #versionWatch: FunctionVersionWatch | undefined;
   #related: RelatedWatch | undefined;
   /** Start times of the keys being processed, read at scrape time (unfinished work, longest running). */
@@ -85,8 +84,16 @@ export class LoopRunner {
     deps: LoopRunnerDeps,
   ) {
     this.#deps = deps;
-    this.#expectations = new Expectations(deps.expectationsTimeoutMs ?? 5 * 60_000);
-    this.#functionUrl = loop.functionUrl;
+    this.#expectations = new Expectations(deps.expectationsTimeoutMs ?? DEFAULT_EXPECTATIONS_TIMEOUT_MS);
+    this.#function = new FunctionEndpoint({
+      loop,
+      logger: deps.logger,
+      onHealth: deps.onHealth,
+      live: () => this.#cachesComplete && !this.#stopped,
+      resendAll: () => {
+        for (const object of this.#primary?.informer.store.list() ?? []) this.#enqueuePrimary(object, { type: 'RESYNC' });
+      },
+    });
     this.#metrics = loopMetrics(deps.metrics, loop.id);
     const { adds, retries } = this.#metrics;
     this.#queue = new WorkQueue<Trigger>({
@@ -139,10 +146,7 @@ export class LoopRunner {
       for (const kind of loop.owns) this.#owned.push({ ...(await registry.acquire(kind, loop.metadataOnly, loop.namespaces)), kind });
       this.#related = new RelatedWatch(loop, registry, (key, trigger) => this.#enqueueRelated(key, trigger), this.#deps.logger, (key) => this.#primary?.informer.store.get(key) !== undefined);
       await this.#related.start();
-      if (loop.functionRef) {
-        this.#refWatch = new FunctionRefWatch(loop.functionRef, loop.urlPolicy, (resolution) => this.#refChanged(resolution));
-        await this.#refWatch.start(registry);
-      }
+      await this.#function.start(registry);
       await this.#startVersions(registry);
     } catch (error) {
       await this.stop();
@@ -157,48 +161,21 @@ export class LoopRunner {
     }, loop.maxConcurrency);
     const primary = this.#primary.informer;
     if (this.#deps.shard) this.#startShard(this.#deps.shard);
-    const related = this.#related;
-    const indexed = loop.related.length > 0 && related ? (o: KubeObject) => related.indexPrimary(o) : () => {};
-    this.#unsubscribe.push(
-      primary.on('add', (o) => {
-        indexed(o);
-        this.#enqueuePrimary(o, { type: 'ADDED' });
-      }),
-      primary.on('update', (o, previous) => {
-        indexed(o);
-        if (updateTriggers(loop, previous, o)) this.#enqueuePrimary(o, { type: 'MODIFIED' });
-      }),
-      primary.on('delete', (o) => this.#primaryDeleted(o)),
-    );
-    // A shared informer may have listed before this Loop subscribed: index what it holds already.
-    for (const object of primary.store.list()) indexed(object);
-    for (const owned of this.#owned) {
-      const childKind = owned.kind;
-      const enqueueOwner = (child: KubeObject, type: string) => this.#enqueueOwnerOf(child, childKind, type);
-      this.#unsubscribe.push(
-        owned.informer.on('add', (child) => enqueueOwner(child, 'ADDED')),
-        owned.informer.on('delete', (child) => enqueueOwner(child, 'DELETED')),
-        owned.informer.on('update', (child, previous) => {
-          enqueueOwner(child, 'MODIFIED');
-          // A child that changed controller also tells its former owner.
-          if (controllerUid(previous) !== controllerUid(child)) enqueueOwner(previous, 'MODIFIED');
-        }),
-      );
-    }
-    for (const lease of [this.#primary, ...this.#owned, ...(this.#related?.leases() ?? [])]) {
-      this.#unsubscribe.push(
-        lease.informer.on('restart', (_reason, error) => {
-          if (isApiError(error, 403)) {
-            this.#deps.onHealth?.(loop.id, { ready: false, reason: 'Forbidden', message: error?.message ?? 'forbidden' });
-          }
-        }),
-      );
-    }
+    this.#unsubscribe.push(...subscribeRunner({
+      loop,
+      primary: this.#primary,
+      owned: this.#owned,
+      related: this.#related,
+      enqueuePrimary: (o, trigger, priority, event) => this.#enqueuePrimary(o, trigger, priority, event),
+      primaryDeleted: (o) => this.#primaryDeleted(o),
+      stopped: () => this.#stopped,
+      forbidden: (message) => this.#deps.onHealth?.(loop.id, { ready: false, reason: 'Forbidden', message }),
+    }));
     const caches = [
       primary.waitForSync(),
       ...this.#owned.map((o) => o.informer.waitForSync()),
       ...(this.#related?.leases() ?? []).map((l) => l.informer.waitForSync()),
-      this.#refWatch?.synced(),
+      this.#function.synced(),
     ];
     this.synced = Promise.all(caches).then(() => {
       if (this.#stopped) return;
@@ -208,7 +185,7 @@ export class LoopRunner {
       if (this.#shard) this.#shard.takeOver(() => true, { type: 'ADDED' });
       else for (const object of primary.store.list()) this.#enqueuePrimary(object, { type: 'ADDED' });
       this.#scheduleResync();
-      this.#reportFunction();
+      this.#function.report();
     });
     // stop() before sync rejects waitForSync; that is not an error worth reporting.
     this.synced.catch(() => {});
@@ -245,36 +222,11 @@ export class LoopRunner {
     return this.#shard?.count(owns) ?? 0;
   }
 
-  /** Ready while the function has a URL; Ready=False with the reference's problem while it has none. */
-  #reportFunction(): void {
-    const resolution = this.#refWatch?.resolution;
-    if (resolution && !resolution.ok) {
-      this.#deps.onHealth?.(this.loop.id, { ready: false, reason: resolution.reason, message: `${resolution.message}; nothing is sent until it resolves` });
-    } else {
-      this.#deps.onHealth?.(this.loop.id, { ready: true, reason: 'Running', message: this.#refWatch ? `watching; calling ${this.#functionUrl}` : 'watching' });
-    }
-  }
-
-  /** spec.function.ref resolved anew: calls go to the new URL; every primary is sent again when it changed. */
-  #refChanged(resolution: RefResolution): void {
-    const previous = this.#functionUrl;
-    this.#functionUrl = resolution.ok ? resolution.url : undefined;
-    const ref = this.loop.functionRef;
-    const fields = { loop: this.loop.id, ref: ref ? describeRef(ref) : undefined };
-    if (resolution.ok) this.#deps.logger.info({ ...fields, url: resolution.url }, 'function reference resolved');
-    else this.#deps.logger.warn({ ...fields, reason: resolution.reason, err: resolution.message }, 'function reference does not resolve');
-    if (!this.#cachesComplete || this.#stopped) return;
-    this.#reportFunction();
-    if (this.#functionUrl !== undefined && this.#functionUrl !== previous) {
-      for (const object of this.#primary?.informer.store.list() ?? []) this.#enqueuePrimary(object, { type: 'RESYNC' });
-    }
-  }
-
   async stop(): Promise<void> {
     this.#stopped = true;
     if (this.#resyncTimer) clearTimeout(this.#resyncTimer);
     for (const off of this.#unsubscribe.splice(0)) off();
-    await this.#refWatch?.stop();
+    await this.#function.stop();
     await this.#versionWatch?.stopWatching();
     await this.#queue.shutdown();
     await this.#versionWatch?.versions.settled();
@@ -332,23 +284,6 @@ export class LoopRunner {
     this.#watchEvents.forget(key);
   }
 
-  #enqueueOwnerOf(child: KubeObject, childKind: LoopConfig['owns'][number], type: string): void {
-    if (this.#stopped || !this.#primary) return;
-    const ref = controllerRef(child);
-    if (!ref || ref.apiVersion !== this.loop.for.apiVersion || ref.kind !== this.loop.for.kind) return;
-    if (!selectsNamespace(this.loop, child.metadata?.namespace)) return;
-    const owner = this.#primary.informer.store.byIndex(UID_INDEX, ref.uid)[0];
-    if (!owner) return;
-    const namespace = child.metadata?.namespace;
-    const name = child.metadata?.name ?? '';
-    this.#enqueuePrimary(
-      owner,
-      { type: 'CHILD', child: { apiVersion: childKind.apiVersion, kind: childKind.kind, ...(namespace ? { namespace } : {}), name } },
-      'high',
-      watchEvent('child', type, child),
-    );
-  }
-
   #scheduleResync(): void {
     if (this.#stopped) return;
     // ±10 % jitter so Loops (and replicas) do not resync in step.
@@ -377,22 +312,10 @@ export class LoopRunner {
       requirements: this.#related ?? { get: () => undefined, set: () => {} },
       lookup: (apiVersion, kind, namespace, name) => this.#lookup(apiVersion, kind, namespace, name),
       lookupChild: (kind, key) => this.#lookupChild(kind, key),
-      functionUrl: () => this.#functionUrl,
+      functionUrl: () => this.#function.url,
       ...(this.#versionWatch ? { versions: this.#versionWatch.versions } : {}),
-      invoke: this.#batcher()?.invoke,
+      invoke: loopBatcher(this.loop, this.#deps)?.invoke,
     };
-  }
-
-  /** Batches the Loop's calls when it allows batches and the invoker can send them (HTTP; not in-process benches). */
-  #batcher(): CallBatcher | undefined {
-    const { invoke, logger, metrics } = this.#deps;
-    const loop = this.loop;
-    if (loop.batchMaxSize < 2 || !invoke.batch || loop.maxConcurrency < 2) return undefined;
-    return new CallBatcher(invoke, invoke.batch, {
-      maxSize: loop.batchMaxSize,
-      onBatch: (size) => metrics.functionBatches.observe({ loop: loop.id }, size),
-      onNotBatch: (url, reason) => logger.info({ loop: loop.id, url, reason }, 'the function does not answer batches; calling it once per key'),
-    });
   }
 
   async #process(item: QueueItem<Trigger>): Promise<void> {

@@ -5,6 +5,9 @@ import { accessChecks, type AccessCheck } from '../../lib/kube/access-review.ts'
 import type { ResourceInfo } from '../../lib/kube/resource-paths.ts';
 import type { LoopConfig } from '../base/loop-spec.ts';
 
+/** How often every running Loop's access is reviewed again when not told (--access-review-seconds). */
+export const DEFAULT_ACCESS_REVIEW_MS = 5 * 60_000;
+
 /**
  * Every check a Loop needs: its primary and owned kinds in its namespaces, and each spec.related kind where
  * that entry looks (a named namespace, the Loop's namespaces, or all), so a related kind it may not read

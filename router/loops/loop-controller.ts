@@ -1,34 +1,35 @@
 // The Loop controller: starts, restarts and stops a LoopRunner per Loop and ClusterLoop as they are created,
 // edited and deleted (from the API or given inline), runs each as its ServiceAccount once a SubjectAccessReview
-// allows it (and again periodically), and keeps each one's Ready condition and observedGeneration. Everything
-// is keyed by the loop's identity (`<namespace>/<name>` or `<name>`, loopIdentity). What to do is decided purely
-// (loop-decision.ts); #sync carries it out, and #carryOut is the one place that moves the Loop's sync queue,
-// its health and its events.
+// allows it (and again periodically), and keeps each one's Ready condition and observedGeneration (written by
+// loop-status.ts). Everything is keyed by the loop's identity (`<namespace>/<name>` or `<name>`, loopIdentity).
+// What to do is decided purely (loop-decision.ts); #sync carries it out, and #carryOut is the one place that
+// moves the Loop's sync queue, its health and its events.
 import type { V1LabelSelector } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { matchesLabelSelector } from '../../lib/kube/label-selector.ts';
 import { UnknownKindError } from '../../lib/kube/discovery.ts';
 import { objectKey } from '../../lib/kube/object-meta.ts';
 import { isApiError, type KubeClient } from '../../lib/kube/kube-client.ts';
-import type { KubeObject } from '../../lib/contract/types.ts';
 import type { InformerLease, InformerSource } from '../intake/informer-registry.ts';
 import type { RateLimit } from '../../lib/kube/rate-limiter.ts';
-import { CLUSTER_LOOP_KIND, CLUSTER_LOOP_PLURAL, LOOP_API_VERSION, LOOP_KIND, LOOP_PLURAL, loopIdentity, type Loop, type LoopCondition } from '../../api/loop.ts';
+import { CLUSTER_LOOP_KIND, LOOP_API_VERSION, LOOP_KIND, loopIdentity, type Loop, type LoopCondition } from '../../api/loop.ts';
 import { LoopSpecError, type LoopConfig } from '../base/loop-spec.ts';
 import { settleLoopFinalizer } from './primary-release.ts';
 import { clusterScopedKindProblem, namedKinds } from '../base/loop-confinement.ts';
-import { CANARY_ROLLED_BACK, rolledBackBy, type VersionCondition } from '../reconcile/function-versions.ts';
-import { SHADOW_DIVERGED } from '../../lib/versions/shadow-divergence.ts';
 import { DEFAULT_FUNCTION_URL_POLICY, type FunctionUrlPolicy } from '../../lib/config/function-url-policy.ts';
 import type { LoopHealth, LoopRunner, LoopRunnerDeps } from '../intake/loop-runner.ts';
 import { SigningSecretError } from './signing-key.ts';
 import { WorkQueue } from '../base/work-queue.ts';
-import { decideLoop, planLoop, readyConditionChange, type LoopDecision, type LoopOutcome, type LoopPlan, type RunningState } from './loop-decision.ts';
+import { decideLoop, planLoop, type LoopDecision, type LoopOutcome, type LoopPlan, type RunningState } from './loop-decision.ts';
 import type { TenantBudget } from '../base/tenant-budget.ts';
 import { kubeLoopLauncher, type LaunchedLoop, type LoopLauncher } from './loop-launcher.ts';
 import { DEFAULT_MAX_LOOPS_PER_TENANT, TenantLoopLimit } from './tenant-loop-limit.ts';
 import { tenantOfNamespace } from '../../api/tenant.ts';
 import type { EventOrigin } from '../apply/event-recorder.ts';
+import type { ConditionInput } from '../../lib/kube/conditions.ts';
+import { LoopStatus, loopObjectPath } from './loop-status.ts';
+import { enqueueLoopEvents } from './loop-events.ts';
+import { DEFAULT_ACCESS_REVIEW_MS } from './loop-access.ts';
 
 export interface LoopControllerOptions {
   runnerDeps: Omit<LoopRunnerDeps, 'onHealth'>;
@@ -66,13 +67,7 @@ export class LoopController {
   readonly #launcher: LoopLauncher;
   readonly #limit: TenantLoopLimit;
   readonly #running = new Map<string, Running>();
-  readonly #health = new Map<string, LoopHealth & { generation: number }>();
-  /** The health each Loop's Ready condition was last written for (only transitions are written). */
-  readonly #written = new Map<string, LoopHealth & { generation: number }>();
-  /** Each Loop's conditions as last decided (Ready and its versions'): every status write sends them all. */
-  readonly #conditions = new Map<string, Map<string, LoopCondition>>();
-  /** Each Loop's status writes, chained: the condition written last is the one decided last. */
-  readonly #statusWrites = new Map<string, Promise<void>>();
+  readonly #status: LoopStatus;
   readonly #sync: WorkQueue<null>;
   /** The ClusterLoops (cluster-scoped) and the namespaced Loops of every namespace. */
   #clusterLoops: InformerLease | undefined;
@@ -84,6 +79,14 @@ export class LoopController {
   constructor(options: LoopControllerOptions) {
     this.#o = options;
     this.#launcher = options.launcher ?? kubeLoopLauncher(options);
+    this.#status = new LoopStatus({
+      client: options.client,
+      logger: options.logger,
+      metrics: options.runnerDeps.metrics,
+      inline: options.inline !== undefined,
+      loopObject: (id) => this.#loopObject(id),
+      stopped: () => this.#stopped,
+    });
     this.#limit = new TenantLoopLimit(options.maxLoopsPerTenant ?? DEFAULT_MAX_LOOPS_PER_TENANT, () => this.#selectedNamespacedLoops());
     this.#sync = new WorkQueue<null>({
       concurrency: 4,
@@ -110,14 +113,24 @@ export class LoopController {
   }
 
   health(name: string): LoopHealth | undefined {
-    return this.#health.get(name);
+    return this.#status.health(name);
+  }
+
+  /** The conditions of a Loop as they are now (tests, `kubeloop dev`). */
+  conditions(name: string): LoopCondition[] {
+    return this.#status.conditions(name);
+  }
+
+  /** The Throttled condition (throttle-monitor.ts): written with the Loop's other conditions once Ready is known. */
+  setThrottled(name: string, condition: ConditionInput): void {
+    this.#status.setThrottled(name, condition);
   }
 
   async start(): Promise<void> {
     // RBAC changes without the Loop changing: every Loop's access is reviewed again on this period.
     this.#reviewTimer = setInterval(() => {
       for (const name of this.#loopNames()) this.#sync.add(name, null);
-    }, this.#o.accessReviewIntervalMs ?? 5 * 60_000);
+    }, this.#o.accessReviewIntervalMs ?? DEFAULT_ACCESS_REVIEW_MS);
     this.#reviewTimer.unref();
     if (this.#o.inline) {
       for (const loop of this.#o.inline) {
@@ -153,19 +166,7 @@ export class LoopController {
     if (kind === LOOP_KIND) this.#namespacedLoops = lease;
     else this.#clusterLoops = lease;
     const informer = lease.informer;
-    const enqueue = (o: KubeObject) => this.#sync.add(objectKey(o.metadata), null);
-    // A namespace at its Loop limit: a Loop added or gone may move another one over or under it.
-    const enqueueTenant = (o: KubeObject) => {
-      enqueue(o);
-      if (kind === LOOP_KIND) for (const id of this.#limit.affected(o.metadata?.namespace)) this.#sync.add(id, null);
-    };
-    informer.on('add', enqueueTenant);
-    informer.on('update', (o, previous) => {
-      const relabelled = JSON.stringify(o.metadata?.labels ?? {}) !== JSON.stringify(previous.metadata?.labels ?? {});
-      if (relabelled || o.metadata?.deletionTimestamp !== previous.metadata?.deletionTimestamp) enqueueTenant(o);
-      else if (o.metadata?.generation !== previous.metadata?.generation) enqueue(o);
-    });
-    informer.on('delete', enqueueTenant);
+    enqueueLoopEvents(informer, (id) => this.#sync.add(id, null), (namespace) => (kind === LOOP_KIND ? this.#limit.affected(namespace) : []));
     if (kind === CLUSTER_LOOP_KIND) return informer.waitForSync();
     // A 403 on the namespaced kind is not retried into a router that never starts: the caller drops it.
     const forbidden = new Promise<Error>((resolve) => informer.on('restart', (_reason, error) => error && isApiError(error, 403) && resolve(error)));
@@ -239,7 +240,7 @@ export class LoopController {
         logger: this.#o.logger,
         urlPolicy: this.#o.urlPolicy ?? DEFAULT_FUNCTION_URL_POLICY,
         release: (config) => this.#launcher.release(config),
-        warn: (warning) => this.#o.runnerDeps.events.record({ apiVersion: LOOP_API_VERSION, kind: loop.kind, metadata: loop.metadata }, { type: 'Warning', ...warning }, loopEventOrigin(loop)),
+        warn: (warning) => this.#warn(loop, warning),
       },
       { id: name, path: loopObjectPath(name), loop, known },
     );
@@ -272,16 +273,16 @@ export class LoopController {
       throw error;
     }
     if (confinement) return { kind: 'invalid-spec', error: confinement };
-    this.#carryVersionConditions(name, config);
+    this.#status.carryVersionConditions(name, config);
     let launched: LaunchedLoop;
     try {
       launched = await this.#launcher.launch(config, {
-        onHealth: (health) => this.#setHealth(name, generation, health),
+        onHealth: (health) => this.#status.setHealth(name, generation, health),
         onCondition: (condition, warning) => {
           if (this.#running.get(name)?.launched !== launched) return;
-          this.#setCondition(name, generation, condition);
+          this.#status.setCondition(name, generation, condition);
           const loop = this.#loopObject(name);
-          if (warning && loop && !this.#o.inline) this.#o.runnerDeps.events.record({ apiVersion: LOOP_API_VERSION, kind: loop.kind, metadata: loop.metadata }, { type: 'Warning', ...warning }, loopEventOrigin(loop));
+          if (warning && loop && !this.#o.inline) this.#warn(loop, warning);
         },
         signingBroken: (message) => {
           const running = this.#running.get(name);
@@ -327,121 +328,20 @@ export class LoopController {
     if (decision.step === 'forget') this.#sync.forget(name);
     if (decision.step === 'backoff') this.#sync.addRateLimited(name, null);
     if (decision.forgetHealth) {
-      this.#health.delete(name);
-      this.#written.delete(name);
-      this.#conditions.delete(name);
+      this.#status.forget(name);
       this.#o.runnerDeps.metrics.forgetLoop(name);
     }
-    if (decision.health) this.#setHealth(name, generation, decision.health);
+    if (decision.health) this.#status.setHealth(name, generation, decision.health);
     // Inline Loops are not API objects: their status lives in the router's log and metrics only.
-    if (decision.warning && loop && !this.#o.inline) {
-      this.#o.runnerDeps.events.record({ apiVersion: LOOP_API_VERSION, kind: loop.kind, metadata: loop.metadata }, { type: 'Warning', ...decision.warning }, loopEventOrigin(loop));
-    }
+    if (decision.warning && loop && !this.#o.inline) this.#warn(loop, decision.warning);
     if (decision.log) this.#o.logger[decision.log.level]({ loop: name, ...decision.log.fields }, decision.log.message);
   }
 
-  /**
-   * Before a Loop (re)starts: its versions' conditions from before (remembered, or on the Loop after a router
-   * restart) are kept for the versions it still has, dropped for the others, and a canary rolled back under
-   * this very spec stays rolled back.
-   */
-  #carryVersionConditions(name: string, config: LoopConfig): void {
-    const known = this.#conditions.get(name) ?? new Map<string, LoopCondition>();
-    for (const c of this.#loopObject(name)?.status?.conditions ?? []) if (c.type !== 'Ready' && !known.has(c.type)) known.set(c.type, c);
-    if (!config.shadow) known.delete(SHADOW_DIVERGED);
-    if (!config.canary || !rolledBackBy(known.get(CANARY_ROLLED_BACK), config.canary)) known.delete(CANARY_ROLLED_BACK);
-    else config.canary.rolledBackAtStart = true;
-    for (const type of [SHADOW_DIVERGED, CANARY_ROLLED_BACK]) {
-      const c = known.get(type);
-      this.#o.runnerDeps.metrics.setLoopCondition(name, type, c ? c.status === 'True' : undefined);
-    }
-    this.#conditions.set(name, known);
+  /** A Warning event on the Loop: the router's own word, charged to the Loop's tenant in the router's event budget. */
+  #warn(loop: Loop, warning: { reason: string; message: string }): void {
+    const origin: EventOrigin = { tenant: tenantOfNamespace(loop.kind === LOOP_KIND ? loop.metadata.namespace : undefined), source: 'router' };
+    this.#o.runnerDeps.events.record({ apiVersion: LOOP_API_VERSION, kind: loop.kind, metadata: loop.metadata }, { type: 'Warning', ...warning }, origin);
   }
-
-  /** A version's condition: written with the others when it changed. */
-  #setCondition(name: string, generation: number, change: VersionCondition): void {
-    const known = this.#conditions.get(name) ?? new Map<string, LoopCondition>();
-    this.#conditions.set(name, known);
-    const previous = known.get(change.type);
-    if (previous && previous.status === change.status && previous.reason === change.reason && previous.message === change.message) return;
-    const now = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
-    known.set(change.type, { ...change, lastTransitionTime: previous?.status === change.status ? previous.lastTransitionTime : now, observedGeneration: generation });
-    this.#o.runnerDeps.metrics.setLoopCondition(name, change.type, change.status === 'True');
-    if (!this.#o.inline && !this.#stopped) this.#writeStatus(name, generation, undefined);
-  }
-
-  /** The conditions of a Loop as they are now (tests, `kubeloop dev`). */
-  conditions(name: string): LoopCondition[] {
-    return [...(this.#conditions.get(name)?.values() ?? [])];
-  }
-
-  #setHealth(name: string, generation: number, health: LoopHealth): void {
-    const remembered = { ...health, generation };
-    const condition = readyConditionChange(this.#written.get(name), health, generation, new Date());
-    this.#health.set(name, remembered);
-    this.#o.runnerDeps.metrics.setLoopReady(name, health.ready);
-    if (!condition || this.#o.inline || this.#stopped) return;
-    this.#written.set(name, remembered);
-    const known = this.#conditions.get(name) ?? new Map<string, LoopCondition>();
-    this.#conditions.set(name, known);
-    known.set('Ready', condition);
-    this.#writeStatus(name, generation, remembered);
-  }
-
-  /** The Throttled condition (throttle-monitor.ts): written with the Loop's other conditions once Ready is known. */
-  setThrottled(name: string, condition: LoopCondition): void {
-    const known = this.#conditions.get(name) ?? new Map<string, LoopCondition>();
-    this.#conditions.set(name, known);
-    known.set('Throttled', condition);
-    this.#o.runnerDeps.metrics.setLoopCondition(name, 'Throttled', condition.status === 'True');
-    const ready = known.get('Ready');
-    if (!ready || this.#o.inline || this.#stopped) return;
-    this.#writeStatus(name, ready.observedGeneration ?? 0, undefined);
-  }
-
-  /** Writes every condition of the Loop (a merge patch replaces the list). `remembered`: the health this write is for. */
-  #writeStatus(name: string, generation: number, remembered: (LoopHealth & { generation: number }) | undefined): void {
-    const conditions = [...(this.#conditions.get(name)?.values() ?? [])];
-    // Writes go one after another: two in flight at once could land in either order and leave an older
-    // condition on the Loop, which only a transition would rewrite (a Loop stuck at Ready=True while every
-    // call was refused). A write that fails is forgotten, so the next report of the same health writes again.
-    const write = async (): Promise<void> => {
-      try {
-        await this.#o.client.request({
-          method: 'PATCH',
-          path: loopStatusPath(name),
-          contentType: 'application/merge-patch+json',
-          body: { status: { observedGeneration: generation, conditions } },
-        });
-      } catch (error) {
-        if (remembered && this.#written.get(name) === remembered) this.#written.delete(name);
-        if (!isApiError(error, 404)) this.#o.logger.warn({ loop: name, err: (error as Error).message }, 'could not write Loop status');
-      }
-    };
-    const next = (this.#statusWrites.get(name) ?? Promise.resolve()).then(write);
-    this.#statusWrites.set(name, next);
-    void next.then(() => {
-      if (this.#statusWrites.get(name) === next) this.#statusWrites.delete(name);
-    });
-  }
-
-}
-
-/** The router's own word about a Loop: charged to the Loop's tenant, in the router's event budget. */
-function loopEventOrigin(loop: Loop): EventOrigin {
-  return { tenant: tenantOfNamespace(loop.kind === LOOP_KIND ? loop.metadata.namespace : undefined), source: 'router' };
-}
-
-/** A loop by identity: a namespaced Loop's path, or a ClusterLoop's. */
-function loopObjectPath(id: string): string {
-  const slash = id.indexOf('/');
-  if (slash < 0) return `/apis/${LOOP_API_VERSION}/${CLUSTER_LOOP_PLURAL}/${encodeURIComponent(id)}`;
-  return `/apis/${LOOP_API_VERSION}/namespaces/${encodeURIComponent(id.slice(0, slash))}/${LOOP_PLURAL}/${encodeURIComponent(id.slice(slash + 1))}`;
-}
-
-/** The status subresource of a loop by identity. */
-function loopStatusPath(id: string): string {
-  return `${loopObjectPath(id)}/status`;
 }
 
 function generationOf(plan: LoopPlan, loop: Loop | undefined): number {

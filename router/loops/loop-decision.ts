@@ -1,10 +1,11 @@
 // The Loop controller's decisions, pure like reconcile-decision.ts: what to do with a Loop as observed
 // against what runs for it (planLoop), and what the result of doing it means for the Loop's sync queue,
 // its Ready condition, its Warning events and the log (decideLoop). loop-controller.ts carries them out.
-import type { Loop, LoopCondition } from '../../api/loop.ts';
+import type { Loop } from '../../api/loop.ts';
 import type { FunctionUrlPolicy } from '../../lib/config/function-url-policy.ts';
 import { LoopSpecError, loopSpecErrorReason, parseLoop, type LoopConfig } from '../base/loop-spec.ts';
 import type { LoopHealth } from '../intake/loop-runner.ts';
+import type { ConditionInput } from '../../lib/kube/conditions.ts';
 
 /** What the controller knows of the runner it has for a Loop. */
 export interface RunningState {
@@ -119,15 +120,15 @@ export function decideLoop(outcome: LoopOutcome): LoopDecision {
 /**
  * The Ready condition to write for a health, or undefined when the condition does not change: only
  * transitions are written (a message that merely changes, with latencies say, is not worth an API write).
+ * The writer (lib/kube/conditions.ts) adds lastTransitionTime.
  */
-export function readyConditionChange(previous: (LoopHealth & { generation: number }) | undefined, health: LoopHealth, generation: number, now: Date): LoopCondition | undefined {
+export function readyConditionChange(previous: (LoopHealth & { generation: number }) | undefined, health: LoopHealth, generation: number): ConditionInput | undefined {
   if (previous && previous.ready === health.ready && previous.reason === health.reason && previous.generation === generation) return undefined;
   return {
     type: 'Ready',
     status: health.ready ? 'True' : 'False',
     reason: health.reason,
     message: health.message.slice(0, 1024),
-    lastTransitionTime: now.toISOString().replace(/\.\d{3}Z$/, 'Z'),
     observedGeneration: generation,
   };
 }

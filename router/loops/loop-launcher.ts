@@ -16,6 +16,9 @@ import type { VersionCondition } from '../reconcile/function-versions.ts';
 import { readSigningKeys, watchSigningKeys } from './signing-key.ts';
 import { releasePrimaries } from './primary-release.ts';
 
+/** A Loop's own bucket for what it does as its ServiceAccount when the router gives none. */
+const DEFAULT_LOOP_RATE_LIMIT = { qps: 50, burst: 100 };
+
 export interface LaunchHooks {
   /** The runner's health (calls succeeding or failing, a watch forbidden, a function ref resolving). */
   onHealth(health: LoopHealth): void;
@@ -66,12 +69,12 @@ export function kubeLoopLauncher(o: KubeLoopLauncherOptions): LoopLauncher {
     },
     async release(config) {
       const resource = await o.runnerDeps.discovery.resolve(config.for.apiVersion, config.for.kind);
-      const own = o.loopRateLimit && o.loopRateLimit.qps > 0 ? o.loopRateLimit : { qps: 50, burst: 100 };
+      const own = o.loopRateLimit && o.loopRateLimit.qps > 0 ? o.loopRateLimit : DEFAULT_LOOP_RATE_LIMIT;
       const client = o.client.impersonating({ user: serviceAccountUser(config.serviceAccount.namespace, config.serviceAccount.name) }, own);
       return releasePrimaries(client, resource, config.namespaces, config.finalizer);
     },
     async launch(config, hooks) {
-      const own = o.loopRateLimit ?? { qps: 50, burst: 100 };
+      const own = o.loopRateLimit ?? DEFAULT_LOOP_RATE_LIMIT;
       const shared = o.budget && !o.budget.unlimited ? o.budget.forLoop(tenantOf(config), config.id, own) : undefined;
       const loopClient = o.client.impersonating({ user: serviceAccountUser(config.serviceAccount.namespace, config.serviceAccount.name) }, shared ?? own);
       // Read as the Loop's ServiceAccount: a Loop can only use a key it may read itself.

@@ -1,41 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { loopsOverTenantLimit, overLimitMessage, type LoopAge } from './tenant-loop-limit.ts';
+import { overLimitMessage } from './tenant-loop-limit.ts';
 
-const loop = (namespace: string, name: string, created: string): LoopAge => ({ id: `${namespace}/${name}`, namespace, created });
-
+// Which Loops are over the limit is lib/kube/oldest-per-namespace.ts's (its tests); this is the message.
 describe('Loops per tenant', () => {
-  it('runs the oldest N of each namespace and holds back the rest, per namespace', () => {
-    const loops = [
-      loop('team-a', 'd', '2026-11-28T10:00:04Z'),
-      loop('team-a', 'a', '2026-11-28T10:00:01Z'),
-      loop('team-a', 'c', '2026-11-28T10:00:03Z'),
-      loop('team-a', 'b', '2026-11-28T10:00:02Z'),
-      loop('team-b', 'x', '2026-11-28T10:00:09Z'),
-      loop('team-b', 'y', '2026-11-28T10:00:10Z'),
-    ];
-    expect(loopsOverTenantLimit(loops, 2)).toEqual(
-      new Map([
-        ['team-a/c', { position: 3, total: 4 }],
-        ['team-a/d', { position: 4, total: 4 }],
-      ]),
-    );
-    expect(loopsOverTenantLimit(loops, 4).size).toBe(0);
-    expect(loopsOverTenantLimit(loops, 0).size).toBe(0);
-  });
-
-  it('breaks a tie of creation seconds by name, the same on every replica', () => {
-    const same = '2026-11-28T10:00:00Z';
-    const loops = [loop('t', 'zeta', same), loop('t', 'alpha', same), loop('t', 'mid', same)];
-    expect([...loopsOverTenantLimit(loops, 1).keys()]).toEqual(['t/mid', 't/zeta']);
-    expect([...loopsOverTenantLimit([...loops].reverse(), 1).keys()]).toEqual(['t/mid', 't/zeta']);
-  });
-
-  it('starts the next oldest when an older one goes', () => {
-    const loops = [loop('t', 'a', '2026-01-01T00:00:01Z'), loop('t', 'b', '2026-01-01T00:00:02Z'), loop('t', 'c', '2026-01-01T00:00:03Z')];
-    expect([...loopsOverTenantLimit(loops, 2).keys()]).toEqual(['t/c']);
-    expect(loopsOverTenantLimit(loops.filter((l) => l.id !== 't/a'), 2).size).toBe(0);
-  });
-
   it('says why, how many and when it starts', () => {
     expect(overLimitMessage('team-a', 50, { position: 52, total: 53 })).toBe(
       'namespace team-a has 53 Loops and the router runs at most 50 per namespace (--max-loops-per-tenant), the oldest first: this one is number 52, so it does not run; it starts once 2 older Loop(s) of team-a are deleted',

@@ -1,17 +1,17 @@
 // Samples every running Loop's waiting time (for a call slot, for API tokens) 6 times a window and sets its
 // Throttled condition on a transition (throttle-condition.ts decides, with hysteresis).
-import type { LoopCondition } from '../../api/loop.ts';
 import type { LoopConfig } from '../base/loop-spec.ts';
 import type { FairScheduler } from '../base/fair-scheduler.ts';
 import { THROTTLE_WINDOW_MS, throttleMessage, ThrottleTracker } from '../base/throttle-condition.ts';
 import { tenantOf } from '../base/tenant-weights.ts';
+import type { ConditionInput } from '../../lib/kube/conditions.ts';
 
 export interface ThrottleMonitorOptions {
   scheduler?: FairScheduler;
   apiQps?: number;
   weightOf: (tenant: string) => number;
   loops: () => Array<{ name: string; config: LoopConfig; apiThrottledMs: number }>;
-  report: (name: string, condition: LoopCondition) => void;
+  report: (name: string, condition: ConditionInput) => void;
   /** The condition's window; sampled six times in it. THROTTLE_WINDOW_MS by default. */
   windowMs?: number;
   now?: () => number;
@@ -54,7 +54,6 @@ export class ThrottleMonitor {
         status: change.throttled ? 'True' : 'False',
         reason: change.throttled ? change.reason! : 'NotThrottled',
         message: throttleMessage(change, budget),
-        lastTransitionTime: new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'),
       });
     }
     for (const id of this.#trackers.keys()) if (!seen.has(id)) this.#trackers.delete(id);

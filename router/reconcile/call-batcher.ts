@@ -5,6 +5,9 @@
 // its calls one by one from then on.
 import type { BatchInvoker, DispatchResult, FunctionInvoker, InvokeOptions } from './dispatch.ts';
 import type { ReconcileRequest } from '../../lib/contract/types.ts';
+import type { Logger } from 'pino';
+import type { LoopConfig } from '../base/loop-spec.ts';
+import type { RouterMetrics } from '../base/router-metrics.ts';
 
 /** Batch requests in flight per Loop: one being answered while the next fills up. */
 export const MAX_BATCHES_IN_FLIGHT = 2;
@@ -160,4 +163,15 @@ export class CallBatcher {
       for (const call of calls) call.resolve({ kind: 'failed', status: undefined, reason: 'Unreachable', message: `batch send failed: ${String(error)}` });
     }
   }
+}
+
+/** Batches a Loop's calls when it allows batches and the invoker can send them (HTTP; not in-process benches). */
+export function loopBatcher(loop: LoopConfig, deps: { invoke: FunctionInvoker; logger: Logger; metrics: RouterMetrics }): CallBatcher | undefined {
+  const { invoke, logger, metrics } = deps;
+  if (loop.batchMaxSize < 2 || !invoke.batch || loop.maxConcurrency < 2) return undefined;
+  return new CallBatcher(invoke, invoke.batch, {
+    maxSize: loop.batchMaxSize,
+    onBatch: (size) => metrics.functionBatches.observe({ loop: loop.id }, size),
+    onNotBatch: (url, reason) => logger.info({ loop: loop.id, url, reason }, 'the function does not answer batches; calling it once per key'),
+  });
 }

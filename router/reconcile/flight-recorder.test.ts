@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { evictionTenant, FlightRecorder, type ReconcileRecord } from './flight-recorder.ts';
-import { CLUSTER_TENANT } from '../base/tenant-weights.ts';
+import { CLUSTER_TENANT } from '../../api/tenant.ts';
 
 const entry = (outcome: string): ReconcileRecord => ({ startedAt: '2026-01-01T00:00:00.000Z', triggers: [], actions: [], writes: [], outcome, durations: { queueMs: 0, totalMs: 1 } });
 

@@ -7,14 +7,12 @@ import type { Logger } from 'pino';
 import type { ReconcileRequest } from '../../lib/contract/types.ts';
 import { compareResponses, formatDifferences } from '../../lib/replay/compare-responses.ts';
 import { inCanaryShare } from '../../lib/versions/canary-share.ts';
-import { ErrorBudget } from '../../lib/versions/error-budget.ts';
+import { CANARY_ROLLED_BACK, ErrorBudget } from '../../lib/versions/error-budget.ts';
 import { DivergenceTracker, SHADOW_DIVERGED, type DivergenceOptions } from '../../lib/versions/shadow-divergence.ts';
 import type { CanaryConfig, FunctionTarget, LoopConfig } from '../base/loop-spec.ts';
 import type { RouterMetrics } from '../base/router-metrics.ts';
 import type { DispatchResult, FunctionInvoker } from './dispatch.ts';
 import type { ShadowPairs } from './shadow-pairs.ts';
-
-export const CANARY_ROLLED_BACK = 'CanaryRolledBack';
 
 /** A condition of the Loop as a version reports it; the Loop controller adds times and writes it. */
 export interface VersionCondition {

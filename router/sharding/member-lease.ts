@@ -32,5 +32,3 @@ export function leaseRecord(lease: V1Lease): MemberLeaseRecord {
   };
 }
 
-/** RFC 3339 with microseconds, as coordination.k8s.io wants its MicroTime. */
-export const microTime = (date: Date): string => date.toISOString().replace(/(\.\d{3})Z$/, '$1000Z');

@@ -6,10 +6,11 @@ import { sleep } from '../../lib/kube/backoff.ts';
 import { isApiError, type KubeClient } from '../../lib/kube/kube-client.ts';
 import { canAcknowledge, canAdopt, gained, mayStart, NO_SHARE, type HandoverState, type LoopKey } from './handover.ts';
 import { LivenessTracker } from './liveness.ts';
-import { leaseRecord, memberLeaseName, microTime, SHARD_ACK_LABEL, SHARD_GROUP_LABEL, SHARD_KEYS_LABEL, SHARD_MEMBERS_LABEL, SHARD_MODE_LABEL, SHARD_VIEW_LABEL } from './member-lease.ts';
+import { leaseRecord, memberLeaseName, SHARD_ACK_LABEL, SHARD_GROUP_LABEL, SHARD_KEYS_LABEL, SHARD_MEMBERS_LABEL, SHARD_MODE_LABEL, SHARD_VIEW_LABEL } from './member-lease.ts';
 import { MemberSet } from './member-set.ts';
 import type { ShardMetrics } from './shard-metrics.ts';
 import { MemberShare } from './member-share.ts';
+import { microTime } from '../../lib/kube/meta-time.ts';
 
 /**
  * What a Loop runner asks of its shard: which keys to queue and start, and which it has just gained. A key

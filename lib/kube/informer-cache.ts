@@ -1,0 +1,135 @@
+// The informer's cache (client-go's store beside its reflector, informer.ts): the indexed objects, the
+// handlers told of each change (a handler that throws stops no other), and the value budget that keeps an
+// object of countless tiny values out of memory. It applies what the list/watch loop brings; it does no I/O.
+import type { KubernetesObject } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+import { countValues } from '../contract/json-depth.ts';
+import { ObjectStore, type IndexFunction } from './object-store.ts';
+import { objectKey } from './object-meta.ts';
+import type { ResourceInfo } from './resource-paths.ts';
+import type { ShardRequest } from './shard-selector.ts';
+
+export interface InformerHandlers<T> {
+  add: (object: T) => void;
+  update: (object: T, previous: T) => void;
+  delete: (object: T) => void;
+  /** After the first complete list. */
+  synced: () => void;
+  /** Every restart of the list/watch cycle, with its reason (gone, error, silent). */
+  restart: (reason: RestartReason, error?: Error) => void;
+}
+export type RestartReason = 'gone' | 'error' | 'silent';
+type HandlerSets<T> = { [E in keyof InformerHandlers<T>]: Set<InformerHandlers<T>[E]> };
+
+/** What the cache needs of the informer's options. */
+export interface InformerCacheOptions<T extends KubernetesObject> {
+  resource: ResourceInfo;
+  transform?: ((object: T) => T) | undefined;
+  maxValues?: number | undefined;
+  onRefused?: ((object: T, values: number) => void) | undefined;
+  indexers?: Record<string, IndexFunction<T>> | undefined;
+  logger?: Logger | undefined;
+}
+
+export class InformerCache<T extends KubernetesObject> {
+  readonly store: ObjectStore<T>;
+  readonly #handlers: HandlerSets<T> = { add: new Set(), update: new Set(), delete: new Set(), synced: new Set(), restart: new Set() };
+
+  constructor(
+    private readonly options: InformerCacheOptions<T>,
+    /** The informer's name, for logs. */
+    readonly name: string,
+  ) {
+    this.store = new ObjectStore<T>(options.indexers);
+  }
+
+  /** Registers a handler; returns a function that removes it. */
+  on<E extends keyof InformerHandlers<T>>(event: E, handler: InformerHandlers<T>[E]): () => void {
+    const set = this.#handlers[event] as Set<InformerHandlers<T>[E]>;
+    set.add(handler);
+    return () => set.delete(handler);
+  }
+
+  /** A list's items, normalised, by key; those over the value budget (reported) apart. */
+  admit(items: readonly T[]): { fresh: Map<string, T>; refused: Set<string> } {
+    const fresh = new Map<string, T>();
+    const refused = new Set<string>();
+    for (const item of items) {
+      const object = this.normalise(item);
+      if (this.#refused(object)) refused.add(objectKey(object.metadata));
+      else fresh.set(objectKey(object.metadata), object);
+    }
+    return { fresh, refused };
+  }
+
+  /**
+   * Swaps in a fresh list, emitting what changed since the previous view (events missed while away). `share`:
+   * the share the server applied to the list, whose leavers are another member's (forgotten, not deleted).
+   */
+  replace(fresh: Map<string, T>, refused: ReadonlySet<string>, share: ShardRequest | undefined): void {
+    const store = this.store;
+    for (const key of [...store.keys()]) {
+      if (!fresh.has(key)) {
+        const gone = store.delete(key);
+        // A refused object still exists, and one that left the share is another member's: forgotten, not deleted.
+        if (gone && !refused.has(key) && (!share || share.contains(gone))) this.emit('delete', gone);
+      }
+    }
+    for (const object of fresh.values()) {
+      const previous = store.upsert(object);
+      if (!previous) this.emit('add', object);
+      else if (previous.metadata?.resourceVersion !== object.metadata?.resourceVersion) this.emit('update', object, previous);
+    }
+  }
+
+  /** One watch event's (normalised) object. `oversized`: over the value budget, `object` is its metadata alone. */
+  apply(type: string, object: T, oversized: boolean): void {
+    const key = objectKey(object.metadata);
+    if (type === 'DELETED') {
+      const gone = this.store.delete(key);
+      // An oversized object's last state is known by its metadata only; a cached older version says more.
+      this.emit('delete', oversized ? (gone ?? object) : object);
+    } else if (oversized ? this.#report(object) : this.#refused(object)) {
+      this.store.delete(key);
+    } else if (type === 'ADDED' || type === 'MODIFIED') {
+      const previous = this.store.upsert(object);
+      if (previous) this.emit('update', object, previous);
+      else this.emit('add', object);
+    }
+  }
+
+  /** List items and metadata-only objects lack the real apiVersion/kind; functions need them. */
+  normalise(item: T): T {
+    const { resource, transform } = this.options;
+    item.apiVersion = resource.apiVersion;
+    item.kind = resource.kind;
+    return transform ? transform(item) : item;
+  }
+
+  /** Over the value budget: reported, and to be left out of the cache. */
+  #refused(object: T): boolean {
+    const { maxValues } = this.options;
+    if (maxValues === undefined) return false;
+    const values = countValues(object, maxValues);
+    if (values <= maxValues) return false;
+    return this.#report(object, values);
+  }
+
+  /** Reports an object refused for its values (counted from its text: then at least maxValues + 1). */
+  #report(object: T, values = (this.options.maxValues ?? 0) + 1): true {
+    this.options.logger?.warn({ key: objectKey(object.metadata), maxValues: this.options.maxValues }, 'object over the value budget: not cached');
+    this.options.onRefused?.(object, values);
+    return true;
+  }
+
+  emit<E extends keyof InformerHandlers<T>>(event: E, ...args: Parameters<InformerHandlers<T>[E]>): void {
+    for (const handler of this.#handlers[event]) {
+      try {
+        (handler as (...a: Parameters<InformerHandlers<T>[E]>) => void)(...args);
+      } catch (error) {
+        // A broken handler must not stop the watch for every other consumer.
+        this.options.logger?.error({ informer: this.name, event, err: error instanceof Error ? error.message : String(error) }, 'informer handler threw');
+      }
+    }
+  }
+}

@@ -1,0 +1,14 @@
+import { describe, expect, it } from 'vitest';
+import { ROUTER_FLAG_OPTIONS, ROUTER_RANGES, ROUTER_USAGE, type RangeSetting } from './router-flags.ts';
+
+describe('the router flag table', () => {
+  it('gives every numeric setting a flag, a default inside its range, and a line of the usage showing that default', () => {
+    for (const [flag, entry] of Object.entries(ROUTER_RANGES) as Array<[string, RangeSetting]>) {
+      expect(ROUTER_FLAG_OPTIONS, flag).toHaveProperty([flag]);
+      expect(entry.default, flag).toBeGreaterThanOrEqual(entry.min);
+      expect(entry.default, flag).toBeLessThanOrEqual(entry.max);
+      expect(ROUTER_USAGE, flag).toContain(`--${flag} ${entry.default}`);
+      if (entry.env) expect(ROUTER_USAGE, flag).toContain(entry.env);
+    }
+  });
+});

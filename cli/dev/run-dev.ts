@@ -28,7 +28,7 @@ import { signingManifests, type SignedLoop } from './dev-signing.ts';
 import { namespacedSampleLoop } from './namespaced-sample.ts';
 import { generateSigningSecret } from '../../lib/signing/webhook-signature.ts';
 import { startDevTracing, tracingLines, type DevTracing } from './dev-tracing.ts';
-import { prepareDevHistoryApi, registerDevHistoryApi } from './dev-history-api.ts';
+import { GATEWAY_ADMISSIONS, prepareDevHistoryApi, registerDevHistoryApi } from './dev-history-api.ts';
 import { devConsoleLine, startDevConsole } from '../console/dev-console.ts';
 import type { OpenConsole } from '../console/open-console.ts';
 import { identityOf, scopedPath, type ScopedName } from '../scoped-names.ts';
@@ -254,7 +254,7 @@ async function startPlatform(options: DevOptions, session: DevSession, client: K
     // On its own control plane (front-proxy CA, aggregation layer) the router serves the history API too.
     const historyApi = session.plane ? await prepareDevHistoryApi(options.dir, options.namespace) : undefined;
     // Dev mode: the functions listen on 127.0.0.1, which the router refuses outside it.
-    started.push(await startLocalProcess({ name: 'router', args: ['router', `--kubeconfig=${accounts.router}`, '--allow-loopback-functions', ...connect, ...controlPlanePorts, ...(historyApi?.routerArgs ?? [])], logDir }));
+    started.push(await startLocalProcess({ name: 'router', args: ['router', `--kubeconfig=${accounts.router}`, '--allow-loopback-functions', ...connect, ...controlPlanePorts, ...(historyApi?.serverArgs ?? [])], logDir }));
     if (historyApi) {
       const problem = await registerDevHistoryApi(client, discovery, historyApi, options.namespace, signal);
       if (problem) say(`note: kubeloop history is unavailable: ${problem}`);
@@ -262,17 +262,21 @@ async function startPlatform(options: DevOptions, session: DevSession, client: K
     }
   }
   if (options.webhook && !signal.aborted) {
+    // The gateway's admission history, registered as the router's history API is (the console reads it).
+    const admissionsApi = session.plane ? await prepareDevHistoryApi(options.dir, options.namespace, GATEWAY_ADMISSIONS) : undefined;
     started.push(
       await startLocalProcess({
         name: 'webhook',
         // On its own control plane, only that API server (its webhook client certificate) may call the gateway.
-        args: ['webhook', '--dev', `--kubeconfig=${accounts.webhook}`, `--namespace=${options.namespace}`, ...(session.plane ? gatewayClientAuthArgs(session.plane.dir) : []), ...connect, ...controlPlanePorts],
+        args: ['webhook', '--dev', `--kubeconfig=${accounts.webhook}`, `--namespace=${options.namespace}`, ...(session.plane ? gatewayClientAuthArgs(session.plane.dir) : []), ...connect, ...controlPlanePorts, ...(admissionsApi?.serverArgs ?? [])],
         scheme: 'https',
         opsPort: true,
         logDir,
       }),
     );
     session.webhookRegistered = true;
+    const admissionsProblem = admissionsApi && (await registerDevHistoryApi(client, discovery, admissionsApi, options.namespace, signal));
+    if (admissionsProblem) say(`note: the console shows no admission history: ${admissionsProblem}`);
     const serviceOf = (hook: string) => session.addresses.find((a) => a.service.name === `kubeloop-${hook}`)?.service;
     session.appliedHooks.push(...(await applySampleAdmissionHooks(client, discovery, (name) => admissionFunctions.get(name)?.url, say, serviceOf)));
     await waitForHooksReady(client, session.appliedHooks, say, signal);

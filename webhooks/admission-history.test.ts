@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { admissionRecord, AdmissionHistory, patchLines } from './admission-history.ts';
 import { entryScopes, visibleEntries, scopeKey } from './admission-history-access.ts';
 import type { AdmissionRequest } from './admission-review.ts';
+import { readWebhookConfig } from './config.ts';
 
 const review = (namespace: string, name: string, resource = 'configmaps'): AdmissionRequest => ({
   uid: `uid-${name}`,
@@ -87,5 +88,18 @@ describe('visibleEntries', () => {
     const { shown, withheld } = visibleEntries(entries, new Set([scopeKey(scopes[0]!)]));
     expect(shown.map((e) => e.name)).toEqual(['one']);
     expect(withheld).toEqual({ count: 2, why: ['of configmaps in namespace team-b, which you may not get'] });
+  });
+});
+
+describe('the admission history settings', () => {
+  it('keep 50 admissions of 500 hooks and serve no API by default', () => {
+    expect(readWebhookConfig([], {}).admissionHistory).toEqual({ perHook: 50, hooks: 500 });
+  });
+
+  it('serve the API with its certificate, and refuse a port without one naming the flags', () => {
+    const args = ['--admission-history-api-port', '8444', '--admission-history-tls-cert-file', 'tls.crt', '--admission-history-tls-key-file', 'tls.key'];
+    expect(readWebhookConfig(args, {}).admissionHistory.api).toEqual({ port: 8444, certFile: 'tls.crt', keyFile: 'tls.key' });
+    expect(() => readWebhookConfig(['--admission-history-api-port', '8444'], {})).toThrow('--admission-history-api-port needs --admission-history-tls-cert-file and --admission-history-tls-key-file');
+    expect(() => readWebhookConfig(['--admission-history-per-hook', '-1'], {})).toThrow('--admission-history-per-hook');
   });
 });

@@ -4,13 +4,13 @@
 // the console receiving the router's and the function's spans over OTLP. Each step of docs/observability.md's
 // walkthrough is one test; each saves a screenshot under test-results/console/ and checks it is not blank.
 // A gateway in this process serves a ClusterAdmissionHook and its admission history API (admissions.kubeloop.dev).
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer as createHttpServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { V1Pod } from '@kubernetes/client-node';
-import puppeteer, { type Browser, type Page } from 'puppeteer-core';
+import type { Browser, Page } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LOOP_API_VERSION, LOOP_KIND } from '../../api/loop.ts';
 import { startControlPlane, type ControlPlane } from '../../cli/cluster/index.ts';
@@ -34,10 +34,8 @@ import type { Router } from '../../router/start-router.ts';
 import { eventually } from '../cluster/eventually.ts';
 import { writeTokenKubeconfig } from '../cluster/token-kubeconfig.ts';
 import { installCrds, podSetLoop, quietLogger, routerHarness, type RouterHarness } from './router-harness.ts';
-import { pngCensus } from './screenshot-check.ts';
+import { launchBrowser, screenshot, waitForText } from './console-browser.ts';
 
-const SCREENSHOTS = join(process.cwd(), 'test-results', 'console');
-const CHROMIUM = process.env.KUBELOOP_CHROMIUM ?? '/usr/bin/chromium';
 const APISERVICE = '/apis/apiregistration.k8s.io/v1/apiservices/v1alpha1.history.kubeloop.dev';
 const ADMISSIONS_APISERVICE = '/apis/apiregistration.k8s.io/v1/apiservices/v1alpha1.admissions.kubeloop.dev';
 const CLUSTER_HOOKS = '/apis/kubeloop.dev/v1alpha1/clusteradmissionhooks';
@@ -123,7 +121,7 @@ const available = async (path: string) => (await h.client.request<{ status?: { c
  */
 async function startGatewayWithHistory(): Promise<void> {
   const api = await prepareDevHistoryApi(dir, ns, GATEWAY_ADMISSIONS);
-  gateway = await startWebhookFor(h.suite, [...api.serverArgs, `--only-namespace=${teams.a}`, `--only-namespace=${teams.b}`]);
+  gateway = await startWebhookFor(h.suite, [...api.serverArgs, '--admission-history-per-hook=200', `--only-namespace=${teams.a}`, `--only-namespace=${teams.b}`]);
   const discovery = new ResourceDiscovery(h.client);
   for (const manifest of devHistoryManifests(api, ns)) await applyManifest(h.client, discovery, manifest);
   await h.client.request({ method: 'POST', path: `${RBAC}/clusterroles`, body: { metadata: { name: 'admission-history-reader' }, rules: [{ apiGroups: ['admissions.kubeloop.dev'], resources: ['hookhistories'], verbs: ['get'] }] } });
@@ -152,7 +150,6 @@ async function startGatewayWithHistory(): Promise<void> {
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'kubeloop-console-'));
-  await mkdir(SCREENSHOTS, { recursive: true });
   // The API server's own spans go to the console's OTLP/gRPC receiver, started before it.
   store = new TraceStore();
   grpc = await startOtlpGrpcReceiver(store);
@@ -173,7 +170,7 @@ beforeAll(async () => {
   await registerHistoryApi();
   viewer = await openConsole({ kubeconfig: await makeTenants(), namespaces: [teams.a, teams.b] });
   await startGatewayWithHistory();
-  browser = await puppeteer.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'], defaultViewport: { width: 1366, height: 900 } });
+  browser = await launchBrowser();
 }, 300_000);
 
 afterAll(async () => {
@@ -191,21 +188,6 @@ afterAll(async () => {
   await grpc?.close();
   if (dir) await rm(dir, { recursive: true, force: true });
 });
-
-/** Saves the page for a reviewer and checks it shows something: several colours, some ink on the background. */
-async function screenshot(page: Page, name: string): Promise<string> {
-  const path = join(SCREENSHOTS, `${name}.png`);
-  const png = await page.screenshot({ path, type: 'png', fullPage: true });
-  const census = pngCensus(png);
-  expect(census.colours, `${path}: distinct colours`).toBeGreaterThan(8);
-  expect(census.inked, `${path}: share of non-background pixels`).toBeGreaterThan(0.01);
-  return path;
-}
-
-/** Waits until the page's visible text holds every string. */
-async function waitForText(page: Page, texts: string[], timeout = 90_000): Promise<void> {
-  await page.waitForFunction((wanted: string[]) => wanted.every((t) => document.body.innerText.includes(t)), { timeout, polling: 250 }, texts);
-}
 
 async function open(console: OpenConsole, hash: string): Promise<Page> {
   const page = await browser.newPage();
@@ -378,6 +360,23 @@ describe('kubeloop console', () => {
     const shown = await page.$$eval('.timeline.admissions .entry', (entries) => entries.map((e) => (e as HTMLElement).innerText));
     expect(shown.every((text) => text.includes(`${teams.a}/`))).toBe(true);
     await screenshot(page, 'viewer-admissions');
+    await page.close();
+  });
+
+  it('keeps a long admission history fast: the newest 50 admissions are rendered, older ones a page at a time on request', async () => {
+    for (let i = 0; i < 60; i += 1) await h.client.request({ method: 'POST', path: `/api/v1/namespaces/${ns}/configmaps`, query: { dryRun: 'All' }, body: { metadata: { name: `bulk-${i}` } } });
+    const page = await open(admin, `#/hook/${hookName}`);
+    const shown = () => page.$$eval('.timeline.admissions .entry-head code', (codes) => codes.map((c) => (c as HTMLElement).innerText));
+    await waitForText(page, [`CREATE configmaps ${ns}/bulk-59`]);
+    expect(await shown()).toHaveLength(50);
+    // The oldest admissions wait behind a button (reachable by keyboard), not in the page.
+    expect(await shown()).not.toContain(`CREATE configmaps ${ns}/bulk-0`);
+    const more = await page.waitForSelector('button.show-older');
+    expect(await more!.evaluate((b) => (b as HTMLElement).innerText)).toMatch(/^Show \d+ older \(\d+ not shown yet\)$/);
+    await page.focus('button.show-older');
+    await page.keyboard.press('Enter');
+    await waitForText(page, [`CREATE configmaps ${ns}/bulk-0`]);
+    expect((await shown()).length).toBeGreaterThan(60);
     await page.close();
   });
 

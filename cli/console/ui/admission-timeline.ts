@@ -4,7 +4,7 @@
 // not get are counted, not shown.
 import { html } from 'htm/preact';
 import type { AdmissionRecord, HookHistory } from './api.ts';
-import { badge, time, type Tone } from './common.ts';
+import { badge, showOlder, time, useShownCount, type Tone } from './common.ts';
 import { href, type Route } from './routes.ts';
 
 const TONES: Record<string, Tone> = { allowed: 'good', patched: 'good', denied: 'warn' };
@@ -35,11 +35,12 @@ function entryView(entry: AdmissionRecord, number: number, here: string) {
 
 export function AdmissionTimeline({ history, here }: { history: HookHistory; here: Route }) {
   const from = href(here);
-  const newest = [...history.entries].reverse();
+  const [count, more] = useShownCount(from);
   const n = history.entries.length;
+  const newest = history.entries.slice(Math.max(0, n - count)).reverse();
   return html`<p class="muted">
       ${n} admission${n === 1 ? '' : 's'} kept by gateway ${history.servedBy}, newest first.
       ${history.withheld ? html` <strong>${history.withheld.count} more not shown</strong>: ${history.withheld.why.join('; ')}.` : ''}
     </p>
-    ${n === 0 ? html`<p class="muted">No admission recorded${history.withheld ? ' that you may see' : ''}.</p>` : html`<ol class="timeline admissions" reversed>${newest.map((e, i) => entryView(e, n - i, from))}</ol>`}`;
+    ${n === 0 ? html`<p class="muted">No admission recorded${history.withheld ? ' that you may see' : ''}.</p>` : html`<ol class="timeline admissions" reversed>${newest.map((e, i) => entryView(e, n - i, from))}</ol>${showOlder(n - newest.length, more)}`}`;
 }

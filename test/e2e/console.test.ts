@@ -330,6 +330,7 @@ describe('kubeloop console', () => {
     await page.waitForSelector('.span-row[data-service="apiserver"]', { timeout: 60_000 });
     await screenshot(page, 'admission-trace');
     // Back from the trace to the hook it came from.
+    await waitForText(page, ['back to the hook']);
     await page.click('nav.crumbs a');
     await page.waitForSelector('.timeline.admissions .entry', { timeout: 30_000 });
     await page.close();

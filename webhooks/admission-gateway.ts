@@ -25,6 +25,7 @@ import type { SecretKeyRef } from '../api/loop.ts';
 import { HookBreaker } from './hook-breaker.ts';
 import { DEFAULT_TENANT_MAX_IN_FLIGHT, tenantKey, TenantLimiter } from './tenant-limiter.ts';
 import { RequestBounds } from './request-bounds.ts';
+import { admissionRecord, type AdmissionHistory } from './admission-history.ts';
 import { DEFAULT_MAX_IN_FLIGHT_REQUEST_BYTES } from './request-byte-budget.ts';
 
 /** Tenants labelled by name in the per-tenant metrics; later ones are "other". */
@@ -56,6 +57,8 @@ export interface GatewayOptions {
   versionKeys?: (ref: SecretKeyRef | undefined) => Promise<HookKeys>;
   /** --record: every function call is written there as a test/fixtures admission fixture. */
   recordDir?: string;
+  /** Each hook's last admissions, served by the admission history API (admission-history-api.ts). */
+  admissions?: AdmissionHistory;
   now?: () => Date;
 }
 
@@ -95,6 +98,11 @@ export function registerAdmissionGateway(app: FastifyInstance, options: GatewayO
     options.reportCall(hook.id, failure);
   };
   let sequence = 0;
+  /** Kept in the hook's admission history, then sent. */
+  const remember = (hook: ResolvedHook, review: ReturnType<typeof parseAdmissionReview>, response: ReviewResponse, outcome: string, start: bigint, traceId?: string) => {
+    options.admissions?.add(hook.id, admissionRecord(review, response, outcome, Number(process.hrtime.bigint() - start) / 1e6, now(), traceId));
+    return reviewResponse(response);
+  };
   const versions = new GatewayVersions({
     caller: options.caller,
     metrics: options.metrics,
@@ -142,7 +150,7 @@ export function registerAdmissionGateway(app: FastifyInstance, options: GatewayO
       failures.inc({ hook: hook.id, reason: failure.kind, policy: hook.spec.failurePolicy });
       calls.inc({ hook: hook.id, outcome: failure.kind });
       request.log.warn({ hook: hook.id, tenant: tenant, uid: review.uid, policy: hook.spec.failurePolicy }, 'admission call over the tenant cap');
-      return reviewResponse(applyFailurePolicy(review.uid, hook, failure));
+      return remember(hook, review, applyFailurePolicy(review.uid, hook, failure), failure.kind, start);
     }
     // After the tenant's slot is taken, so a half-open probe is always followed by its call.
     const shortCircuit = breaker?.before(hook);
@@ -150,7 +158,7 @@ export function registerAdmissionGateway(app: FastifyInstance, options: GatewayO
       limiter.release(tenant);
       failures.inc({ hook: hook.id, reason: shortCircuit.kind, policy: hook.spec.failurePolicy });
       calls.inc({ hook: hook.id, outcome: shortCircuit.kind });
-      return reviewResponse(applyFailurePolicy(review.uid, hook, shortCircuit));
+      return remember(hook, review, applyFailurePolicy(review.uid, hook, shortCircuit), shortCircuit.kind, start);
     }
     const label = tenants.of(tenant);
     inFlight.inc({ tenant: label });
@@ -193,7 +201,7 @@ export function registerAdmissionGateway(app: FastifyInstance, options: GatewayO
     calls.inc({ hook: hook.id, outcome: failure.kind });
     duration.observe({ hook: hook.id }, secondsSince(start));
     request.log.warn({ hook: hook.id, uid: review.uid, reason: failure.kind, policy: hook.spec.failurePolicy, message: failure.message }, 'admission request over a gateway bound');
-    return reviewResponse(applyFailurePolicy(review.uid, hook, failure));
+    return remember(hook, review, applyFailurePolicy(review.uid, hook, failure), failure.kind, start);
   }
 
   async function callPrepared(
@@ -259,8 +267,9 @@ export function registerAdmissionGateway(app: FastifyInstance, options: GatewayO
     duration.observe({ hook: hook.id }, secondsSince(start));
     span.setAttribute('kubeloop.admission.outcome', outcome);
     if (!converted.ok) span.setStatus({ code: SpanStatusCode.ERROR, message: converted.failure.message });
+    const recordedTrace = recordedTraceId(span);
     span.end();
-    return reviewResponse(response);
+    return remember(hook, review, response, outcome, start, recordedTrace);
   }
 }
 

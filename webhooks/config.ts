@@ -16,6 +16,7 @@ import { DEFAULT_MAX_HOOK_ENTRY_BYTES } from './hook-bounds.ts';
 import { checkConfigurationName, DEFAULT_MAX_CONFIGURATION_BYTES, DEFAULT_TENANT_CONFIGURATIONS } from './hook-configuration-shards.ts';
 import { DEFAULT_MAX_IN_FLIGHT_REQUEST_BYTES } from './request-byte-budget.ts';
 import { readTenantHookSettings, TENANT_HOOK_FLAG_OPTIONS, TENANT_HOOK_USAGE, type TenantHookSettings } from './tenant-hook-settings.ts';
+import { ADMISSION_HISTORY_FLAG_OPTIONS, ADMISSION_HISTORY_USAGE, readAdmissionHistorySettings, type AdmissionHistorySettings } from './admission-history-settings.ts';
 
 /**
  * 2 MiB: an AdmissionReview of a pod CREATE holds one object, and the API server stores at most 1.5 MiB
@@ -95,6 +96,8 @@ export interface WebhookConfig extends ServerSettings {
   maxHookEntryBytes: number;
   /** Namespaced hooks' timeout cap, excluded identities, hooks per tenant, circuit breaker. */
   tenantHooks: TenantHookSettings;
+  /** Each hook's last admissions, and the API that serves them. */
+  admissionHistory: AdmissionHistorySettings;
   /** Outside the cluster only (kubeloop dev, tests): where cluster Service hosts connect (lib/function-client/service-address.ts). */
   connectServicesTo?: string;
 }
@@ -126,6 +129,7 @@ export const WEBHOOK_USAGE = `usage: kubeloop webhook [options]
   --access-review-seconds 300       how often each hook's ServiceAccount rights are reviewed again (KUBELOOP_ACCESS_REVIEW_SECONDS)
   --tenant-max-in-flight ${DEFAULT_TENANT_MAX_IN_FLIGHT}         admission calls in flight per tenant (namespace; all cluster hooks are one); more get the hook's failurePolicy (KUBELOOP_WEBHOOK_TENANT_MAX_IN_FLIGHT)
 ${TENANT_HOOK_USAGE}
+${ADMISSION_HISTORY_USAGE}
   --max-object-values 100000        context objects holding more JSON values are never cached, sent as null (KUBELOOP_MAX_OBJECT_VALUES)
   --max-context-bytes ${DEFAULT_MAX_CONTEXT_BYTES}       context bytes one request of one hook may carry; more get the hook's failurePolicy (KUBELOOP_WEBHOOK_MAX_CONTEXT_BYTES)
   --max-in-flight-request-bytes ${DEFAULT_MAX_IN_FLIGHT_REQUEST_BYTES}  request bytes in flight, divided by tenant; over its share a tenant's hook gets its failurePolicy (KUBELOOP_WEBHOOK_MAX_IN_FLIGHT_REQUEST_BYTES)
@@ -190,6 +194,7 @@ export function readWebhookConfig(argv: string[], env: NodeJS.ProcessEnv = proce
       'max-hook-entry-bytes': { type: 'string' },
       ...FUNCTION_URL_FLAG_OPTIONS,
       ...TENANT_HOOK_FLAG_OPTIONS,
+      ...ADMISSION_HISTORY_FLAG_OPTIONS,
       'deny-function-network': { type: 'string', multiple: true },
       'deny-loopback-port': { type: 'string', multiple: true },
       'connect-services-to': { type: 'string' },
@@ -227,6 +232,7 @@ export function readWebhookConfig(argv: string[], env: NodeJS.ProcessEnv = proce
     maxConfigurationBytes: settingInteger(pick('max-configuration-bytes', 'KUBELOOP_WEBHOOK_MAX_CONFIGURATION_BYTES'), DEFAULT_MAX_CONFIGURATION_BYTES, 16 * 1024, 1024 * 1024),
     maxHookEntryBytes: settingInteger(pick('max-hook-entry-bytes', 'KUBELOOP_WEBHOOK_MAX_HOOK_ENTRY_BYTES'), DEFAULT_MAX_HOOK_ENTRY_BYTES, 1024, 512 * 1024),
     tenantHooks: readTenantHookSettings(values, env),
+    admissionHistory: readAdmissionHistorySettings(values, env),
   };
   checkConfigurationName(config.hookConfigurationName, config.tenantConfigurations);
   // Dev mode's functions listen on 127.0.0.1, as the gateway itself does.

@@ -24,6 +24,8 @@ import { clusterAddressGuard, type ApiServerEndpoints } from '../lib/function-cl
 import { serviceAddressResolver } from '../lib/function-client/service-address.ts';
 import { HookController } from './hook-controller.ts';
 import { excludedIdentitiesCondition } from './excluded-identities.ts';
+import type { AdmissionHistory } from './admission-history.ts';
+import { admissionHistoryOf, startGatewayAdmissionHistoryApi } from './admission-history-settings.ts';
 
 export interface RunningWebhook {
   /** https://127.0.0.1:<port> */
@@ -130,6 +132,7 @@ interface AdmissionGateway {
   apiServer: ApiServerEndpoints;
   hooks: HookController;
   state: HookState;
+  admissions: AdmissionHistory | undefined;
 }
 
 function createGateway(config: WebhookConfig, client: KubeClient, logger: Logger, rotator: CertificateRotator | undefined): AdmissionGateway {
@@ -190,7 +193,7 @@ function createGateway(config: WebhookConfig, client: KubeClient, logger: Logger
     metrics,
   });
   synced.onChanged = () => void hooks.schedule();
-  return { trust, metrics, contexts, caller, signingKeys, apiServer, hooks, state };
+  return { trust, metrics, contexts, caller, signingKeys, apiServer, hooks, state, admissions: admissionHistoryOf(config.admissionHistory) };
 }
 
 /** --client-ca-file read once at start: a missing or empty file is a start-up error naming the flag. */
@@ -229,6 +232,7 @@ function createServer(config: WebhookConfig, logger: Logger, serving: KeyPairPem
       reportCondition: (hook, condition) => hooks.reportCondition(hook, condition),
       versionKeys: (ref) => signingKeys.get(ref),
       ...(config.recordDir ? { recordDir: config.recordDir } : {}),
+      ...(gateway.admissions ? { admissions: gateway.admissions } : {}),
     },
   });
 }
@@ -299,6 +303,8 @@ export async function startWebhook(config: WebhookConfig, deps: StartDependencie
   if (config.dev) state.target = { urlBase: `https://127.0.0.1:${port}` };
   else if (config.advertiseUrl) state.target = { urlBase: config.advertiseUrl };
   await serveAdmissionHooks(config, client, logger, gateway);
+  const admissionHistoryApi = await startGatewayAdmissionHistoryApi(config.admissionHistory, gateway.admissions, kubeConfig, logger, config.host);
+  if (admissionHistoryApi) stops.push(admissionHistoryApi.close);
   stops.push(async () => {
     await hooks.stop({ unregister: config.dev && state.unregistering });
     await gateway.contexts.stop();

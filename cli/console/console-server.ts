@@ -8,12 +8,14 @@ import { ResourceDiscovery, UnknownKindError } from '../../lib/kube/discovery.ts
 import { isApiError, type KubeClient } from '../../lib/kube/kube-client.ts';
 import { createServer, listen } from '../../lib/server/create-server.ts';
 import { historyRequest, type ObjectHistory } from '../../router/history/history-documents.ts';
+import { hookHistoryPath, type HookHistory } from '../../webhooks/admission-history-documents.ts';
 import { buildTimeline } from './history-timeline.ts';
 import { decodeOtlpJson, decodeOtlpProtobuf, OtlpDecodeError } from './otlp-decode.ts';
-import { listConsoleObjects, overviewRows, type Overview } from './overview.ts';
+import { listConsoleObjects, overviewRows, type Overview, type OverviewRow } from './overview.ts';
 import { checkRequest, ownHosts } from './request-guard.ts';
 import { describeSource, readMetrics, type MetricsSource } from './router-metrics.ts';
 import { admissionsOf, reconcilesOf, type TraceSource } from './trace-sources.ts';
+import type { TraceSummary } from './trace-model.ts';
 import type { TraceStore } from './trace-store.ts';
 import type { ConsoleAssets } from './ui-assets.ts';
 
@@ -123,17 +125,33 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
       return { row, objects, ...(objectsUnavailable ? { objectsUnavailable } : {}), failures: failures ?? [], traces: options.traces?.describe ?? null, ...(failuresUnavailable ? { failuresUnavailable } : {}) };
     });
 
-    // An AdmissionHook and its recent admissions (their traces: the gateway's `admit <hook>` roots).
+    /** The gateway's record of the hook's admissions (admissions.kubeloop.dev), as the caller may read it. */
+    const readHookHistory = async (row: OverviewRow): Promise<{ history?: HookHistory; historyUnavailable?: { code: number; message: string } }> => {
+      try {
+        return { history: await client.request<HookHistory>({ path: hookHistoryPath(row.namespace, row.name) }) };
+      } catch (error) {
+        const refused = unavailable(error) ?? (isApiError(error) && error.statusCode === 503 ? { code: 503, message: `the admission history API does not answer: ${error.message}` } : undefined);
+        if (refused) return { historyUnavailable: refused };
+        throw error;
+      }
+    };
+    /** The hook's recent admission traces (the gateway's `admit <hook>` roots), when a trace backend is configured. */
+    const recentAdmissions = async (id: string): Promise<{ admissions: TraceSummary[]; admissionsUnavailable?: string }> => {
+      try {
+        return { admissions: options.traces ? await options.traces.recent(admissionsOf(id), false, 30) : [] };
+      } catch (error) {
+        return { admissions: [], admissionsUnavailable: (error as Error).message };
+      }
+    };
+
+    // An AdmissionHook, its admission history and its recent admission traces (their traces: the gateway's `admit <hook>` roots).
     api.get('/api/hook', async (request: FastifyRequest<LoopQuery>, reply: FastifyReply) => {
       const id = request.query.id ?? '';
       const { rows } = await overview();
       const row = rows.find((r) => r.id === id && (r.kind === 'AdmissionHook' || r.kind === 'ClusterAdmissionHook'));
       if (!row) return reply.code(404).send({ statusCode: 404, code: 'NotFound', message: `no AdmissionHook ${id} that you may list` });
-      try {
-        return { row, admissions: options.traces ? await options.traces.recent(admissionsOf(id), false, 30) : [], traces: options.traces?.describe ?? null };
-      } catch (error) {
-        return { row, admissions: [], traces: options.traces?.describe ?? null, admissionsUnavailable: (error as Error).message };
-      }
+      const [history, traced] = await Promise.all([readHookHistory(row), recentAdmissions(id)]);
+      return { row, ...history, ...traced, traces: options.traces?.describe ?? null };
     });
 
     type HistoryQuery = { Querystring: { loop?: string; namespace?: string; name?: string } };

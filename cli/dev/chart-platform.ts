@@ -45,9 +45,9 @@ export interface ChartPlatformOptions {
   webhook: boolean;
 }
 
-/** The values dev renders with: the defaults, plus the history API (dev serves it) and what dev runs. */
+/** The values dev renders with: the defaults, plus the history APIs (dev serves them) and what dev runs. */
 export function chartSetValues(options: ChartPlatformOptions): string[] {
-  return ['router.historyApi.enabled=true', `seeds.enabled=${options.seeds}`, `webhook.enabled=${options.webhook}`].flatMap((value) => ['--set', value]);
+  return ['router.historyApi.enabled=true', 'webhook.admissionHistory.api.enabled=true', `seeds.enabled=${options.seeds}`, `webhook.enabled=${options.webhook}`].flatMap((value) => ['--set', value]);
 }
 
 /** The rendered chart's objects dev applies, in the order rendered (ServiceAccounts before their bindings). */

@@ -26,11 +26,11 @@ export function startLocalRouter(wiring: LocalPlatformWiring, extraArgs: string[
 }
 
 /** `kubeloop webhook --dev`, serving kubeloop's namespace's webhook configurations. */
-export function startLocalGateway(wiring: LocalPlatformWiring, namespace: string): Promise<LocalProcess> {
+export function startLocalGateway(wiring: LocalPlatformWiring, namespace: string, extraArgs: string[] = []): Promise<LocalProcess> {
   return startLocalProcess({
     name: 'webhook',
     // On its own control plane, only that API server (its webhook client certificate) may call the gateway.
-    args: ['webhook', '--dev', `--kubeconfig=${wiring.kubeconfig}`, `--namespace=${namespace}`, ...(wiring.plane ? gatewayClientAuthArgs(wiring.plane.dir) : []), ...sharedArgs(wiring)],
+    args: ['webhook', '--dev', `--kubeconfig=${wiring.kubeconfig}`, `--namespace=${namespace}`, ...(wiring.plane ? gatewayClientAuthArgs(wiring.plane.dir) : []), ...sharedArgs(wiring), ...extraArgs],
     scheme: 'https',
     opsPort: true,
     logDir: wiring.logDir,

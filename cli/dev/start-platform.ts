@@ -9,7 +9,7 @@ import { chartAccountKubeconfigs } from './chart-platform.ts';
 import { createTenantUser } from './tenant-user.ts';
 import { applySampleAdmissionHooks, sampleAdmissionHookNames, waitForHooksReady } from './sample-admission-hooks.ts';
 import { generateSigningSecret } from '../../lib/signing/webhook-signature.ts';
-import { prepareDevHistoryApi, registerDevHistoryApi } from './dev-history-api.ts';
+import { GATEWAY_ADMISSIONS, prepareDevHistoryApi, registerDevHistoryApi } from './dev-history-api.ts';
 import { applySampleLoops } from './sample-loops.ts';
 import { startLocalGateway, startLocalRouter } from './platform-processes.ts';
 import { logDirOf, sayTo, type DevOptions } from './dev-options.ts';
@@ -73,7 +73,7 @@ export async function startPlatform(options: DevOptions, session: DevSession, cl
   if (!signal.aborted) {
     // On its own control plane (front-proxy CA, aggregation layer) the router serves the history API too.
     const historyApi = session.plane ? await prepareDevHistoryApi(options.dir, options.namespace) : undefined;
-    started.push(await startLocalRouter(wiring(accounts.router), historyApi?.routerArgs ?? []));
+    started.push(await startLocalRouter(wiring(accounts.router), historyApi?.serverArgs ?? []));
     if (historyApi) {
       const problem = await registerDevHistoryApi(client, discovery, historyApi, options.namespace, signal);
       if (problem) say(`note: kubeloop history is unavailable: ${problem}`);
@@ -81,8 +81,12 @@ export async function startPlatform(options: DevOptions, session: DevSession, cl
     }
   }
   if (options.webhook && !signal.aborted) {
-    started.push(await startLocalGateway(wiring(accounts.webhook), options.namespace));
+    // The gateway's admission history, registered as the router's history API is (the console reads it).
+    const admissionsApi = session.plane ? await prepareDevHistoryApi(options.dir, options.namespace, GATEWAY_ADMISSIONS) : undefined;
+    started.push(await startLocalGateway(wiring(accounts.webhook), options.namespace, admissionsApi?.serverArgs ?? []));
     session.webhookRegistered = true;
+    const admissionsProblem = admissionsApi && (await registerDevHistoryApi(client, discovery, admissionsApi, options.namespace, signal));
+    if (admissionsProblem) say(`note: the console shows no admission history: ${admissionsProblem}`);
     const serviceOf = (hook: string) => session.addresses.find((a) => a.service.name === `kubeloop-${hook}`)?.service;
     session.appliedHooks.push(...(await applySampleAdmissionHooks(client, discovery, (name) => admissionFunctions.get(name)?.url, say, serviceOf)));
     await waitForHooksReady(client, session.appliedHooks, say, signal);

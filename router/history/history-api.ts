@@ -11,13 +11,13 @@ import { reviewUserAccess, type UserInfo } from '../../lib/kube/access-review.ts
 import { ResourceDiscovery, UnknownKindError } from '../../lib/kube/discovery.ts';
 import type { KubeClient } from '../../lib/kube/kube-client.ts';
 import { objectKey } from '../../lib/kube/object-meta.ts';
-import { createServer, listen, setServingCertificate, type KubeloopServer } from '../../lib/server/create-server.ts';
-import { peerCertificate } from '../../lib/server/client-certificate.ts';
+import type { KubeloopServer } from '../../lib/server/create-server.ts';
+import { createAggregatedApiServer } from '../../lib/server/aggregated-api-server.ts';
 import type { ReconcileRequest } from '../../lib/contract/types.ts';
 import type { FlightRecorder } from '../reconcile/flight-recorder.ts';
 import { requestScopes, servedEntries, type RequestVerdict } from './request-access.ts';
 import { loopAttributes, notShown } from './loop-disclosure.ts';
-import { AUTHENTICATION_CONFIGMAP, decideCaller, requestHeaderConfig, userFromHeaders, type RequestHeaderConfig } from './front-proxy.ts';
+import { userFromHeaders } from '../../lib/server/front-proxy.ts';
 import { FORWARDED_BY_HEADER, forwardToReplica, presentedOwnCertificate, userHeaders, type PeerResolver } from './peer-forward.ts';
 import {
   apiGroup,
@@ -76,51 +76,27 @@ export interface HistoryApi {
   close(): Promise<void>;
 }
 
-async function readRequestHeaderConfig(client: KubeClient): Promise<RequestHeaderConfig> {
-  const { namespace, name } = AUTHENTICATION_CONFIGMAP;
-  const configMap = await client.request<{ data?: Record<string, string> }>({ path: `/api/v1/namespaces/${namespace}/configmaps/${name}` });
-  const config = requestHeaderConfig(configMap.data);
-  if (!config) {
-    throw new Error(
-      `${namespace}/${name} holds no requestheader-client-ca-file: the API server runs without the aggregation layer (start it with --requestheader-client-ca-file and --proxy-client-cert-file)`,
-    );
-  }
-  return config;
-}
-
 const sendStatus = (reply: FastifyReply, status: Status) => reply.code(status.code).send(status);
 
 export async function startHistoryApi(options: HistoryApiOptions): Promise<HistoryApi> {
-  const { client, source, logger } = options;
-  let config = await readRequestHeaderConfig(client);
+  const { client, source } = options;
   const discovery = new ResourceDiscovery(client);
-  const server = createServer({
-    logger,
-    serveMetrics: false,
-    // The handshake asks for a certificate but does not require one: a caller without it gets a Status that says why.
-    https: { key: options.tls.keyPem, cert: options.tls.certPem, ca: config.caPem, requestCert: true, rejectUnauthorized: false },
-  });
-  const { app } = server;
-  const users = new WeakMap<FastifyRequest, UserInfo>();
   const forwarded = new WeakSet<FastifyRequest>();
-
-  app.addHook('onRequest', async (request, reply) => {
-    const socket = request.raw.socket as TLSSocket;
-    const headers = request.raw.headersDistinct;
+  const api = await createAggregatedApiServer({
+    client,
+    logger: options.logger,
+    tls: options.tls,
+    status: (code, reason, message) => failure(code, reason, message),
+    ...(options.refreshMs ? { refreshMs: options.refreshMs } : {}),
     // Another replica passing on what the front proxy told it: it holds our serving key, so it vouches for the caller.
-    if (request.headers[FORWARDED_BY_HEADER] !== undefined && presentedOwnCertificate(socket, options.tls.certPem)) {
-      const user = userFromHeaders(headers, config);
-      if (user) users.set(request, user);
+    vouchedFor: (request, config) => {
+      if (request.headers[FORWARDED_BY_HEADER] === undefined || !presentedOwnCertificate(request.raw.socket as TLSSocket, options.tls.certPem)) return undefined;
       forwarded.add(request);
-      return;
-    }
-    const decision = decideCaller(peerCertificate(socket), headers, config);
-    if (!decision.ok) {
-      request.log.warn({ statusCode: decision.code, message: decision.message }, 'history caller refused');
-      return sendStatus(reply, failure(decision.code, decision.reason, decision.message));
-    }
-    if (decision.user) users.set(request, decision.user);
+      return { user: userFromHeaders(request.raw.headersDistinct, config) };
+    },
   });
+  const { server } = api;
+  const { app } = server;
 
   // Discovery: what kubectl and the API server's aggregated discovery read.
   app.get('/apis', async () => apiGroupList());
@@ -132,7 +108,7 @@ export async function startHistoryApi(options: HistoryApiOptions): Promise<Histo
   const handler = async (request: FastifyRequest<{ Params: Params; Querystring: Query }>, reply: FastifyReply) => {
     const { namespace, name } = request.params;
     const loopId = request.query.loop;
-    const user = users.get(request);
+    const user = api.userOf(request);
     if (!user) return sendStatus(reply, failure(401, 'Unauthorized', 'the API server named no user for this request'));
     if (!loopId) return sendStatus(reply, failure(400, 'BadRequest', 'the query parameter loop (the Loop whose reconciles to show) is required', name));
     const key = objectKey({ namespace, name });
@@ -151,7 +127,7 @@ export async function startHistoryApi(options: HistoryApiOptions): Promise<Histo
       });
       if (peer) {
         try {
-          const answer = await forwardToReplica(peer, options.tls, { path: request.url, headers: { ...userHeaders(user, config), [FORWARDED_BY_HEADER]: source.identity } });
+          const answer = await forwardToReplica(peer, options.tls, { path: request.url, headers: { ...userHeaders(user, api.requestHeaderConfig()), [FORWARDED_BY_HEADER]: source.identity } });
           return reply.code(answer.status).header('content-type', 'application/json').send(answer.body);
         } catch (error) {
           const who = seesLoop ? `router ${owner}, which holds the history of ${key},` : 'the router replica that holds this history';
@@ -222,23 +198,6 @@ export async function startHistoryApi(options: HistoryApiOptions): Promise<Histo
   app.get(`/apis/${HISTORY_API_VERSION}/namespaces/:namespace/${HISTORY_RESOURCE}/:name`, handler);
   app.get(`/apis/${HISTORY_API_VERSION}/${HISTORY_RESOURCE}/:name`, handler);
 
-  const url = await listen(app, { port: options.port, host: options.host ?? '0.0.0.0' });
-  // The API server may rotate its requestheader CA: read it again now and then, and trust the new one.
-  const refresh = setInterval(() => {
-    readRequestHeaderConfig(client)
-      .then((next) => {
-        if (next.caPem !== config.caPem) setServingCertificate(app, { key: options.tls.keyPem, cert: options.tls.certPem, ca: next.caPem });
-        config = next;
-      })
-      .catch((error: unknown) => logger.warn({ err: error }, 'could not read the requestheader configuration again; keeping the last one'));
-  }, options.refreshMs ?? 5 * 60_000);
-  refresh.unref();
-  return {
-    url,
-    server,
-    close: async () => {
-      clearInterval(refresh);
-      await app.close();
-    },
-  };
+  const url = await api.listen({ port: options.port, host: options.host ?? '0.0.0.0' });
+  return { url, server, close: () => api.close() };
 }

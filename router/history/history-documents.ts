@@ -1,5 +1,6 @@
 // What the history API answers, as Kubernetes clients expect it: discovery documents for the group, an
 // ObjectHistory per object, and a metav1 Status for every refusal or error (kubectl prints its message).
+import { discoveryDocuments, failureStatus, type Status } from '../../lib/server/aggregated-api-documents.ts';
 import type { ReconcileRecord } from '../reconcile/flight-recorder.ts';
 
 export const HISTORY_GROUP = 'history.kubeloop.dev';
@@ -22,37 +23,15 @@ export interface ObjectHistory {
   entries: ReadonlyArray<ReconcileRecord & { requestOmitted?: string }>;
 }
 
-export interface Status {
-  apiVersion: 'v1';
-  kind: 'Status';
-  status: 'Failure';
-  message: string;
-  reason: string;
-  code: number;
-  details?: { name?: string; group?: string; kind?: string };
-}
+export type { Status };
 
-export function failure(code: number, reason: string, message: string, name?: string): Status {
-  return { apiVersion: 'v1', kind: 'Status', status: 'Failure', message, reason, code, details: { ...(name ? { name } : {}), group: HISTORY_GROUP, kind: HISTORY_RESOURCE } };
-}
+export const failure = (code: number, reason: string, message: string, name?: string): Status => failureStatus(HISTORY_GROUP, HISTORY_RESOURCE, code, reason, message, name);
 
-export const apiGroup = () => ({
-  kind: 'APIGroup',
-  apiVersion: 'v1',
-  name: HISTORY_GROUP,
-  versions: [{ groupVersion: HISTORY_API_VERSION, version: HISTORY_VERSION }],
-  preferredVersion: { groupVersion: HISTORY_API_VERSION, version: HISTORY_VERSION },
-});
-
-export const apiGroupList = () => ({ kind: 'APIGroupList', apiVersion: 'v1', groups: [apiGroup()] });
-
-export const apiResourceList = () => ({
-  kind: 'APIResourceList',
-  apiVersion: 'v1',
-  groupVersion: HISTORY_API_VERSION,
-  // Namespaced as most primaries are; a cluster-scoped primary's history is read at histories/<name>.
-  resources: [{ name: HISTORY_RESOURCE, singularName: 'history', namespaced: true, kind: OBJECT_HISTORY_KIND, verbs: ['get'] }],
-});
+// Namespaced as most primaries are; a cluster-scoped primary's history is read at histories/<name>.
+const discovery = discoveryDocuments(HISTORY_GROUP, HISTORY_VERSION, { name: HISTORY_RESOURCE, singularName: 'history', kind: OBJECT_HISTORY_KIND });
+export const apiGroup = discovery.group;
+export const apiGroupList = discovery.groupList;
+export const apiResourceList = discovery.resourceList;
 
 /** What `kubeloop history` asks the API server for; the loop goes in the query (its identity may hold a '/'). */
 export function historyRequest(loop: string, namespace: string | undefined, name: string): { path: string; query: { loop: string } } {

@@ -7,7 +7,7 @@ import { request } from 'node:http';
 import { connect, type TLSSocket } from 'node:tls';
 import type { UserInfo } from '../../lib/kube/access-review.ts';
 import type { KubeClient } from '../../lib/kube/kube-client.ts';
-import type { RequestHeaderConfig } from './front-proxy.ts';
+import type { RequestHeaderConfig } from '../../lib/server/front-proxy.ts';
 
 export interface PeerAddress {
   host: string;

@@ -183,6 +183,26 @@ describe('the history API values', () => {
   });
 });
 
+describe('the admission history values', () => {
+  it("register the gateway as the aggregated API admissions.kubeloop.dev, serving with the given certificate, reachable from the API server", async () => {
+    const values = { webhook: { admissionHistory: { perHook: 20, api: { enabled: true, port: 9444, certificates: { mode: 'secret', secretName: 'my-tls', caBundle: 'PEM' } } } } };
+    const { manifests } = await renderChart(helmBinary, { namespace: 'kl', values });
+    const apiService = one(manifests, 'APIService', 'v1alpha1.admissions.kubeloop.dev') as Manifest & { spec: { service: { namespace: string; name: string; port: number }; caBundle: string } };
+    expect(apiService.spec.service).toEqual({ namespace: 'kl', name: `${RELEASE}-webhook-admissions`, port: 443 });
+    expect(Buffer.from(apiService.spec.caBundle, 'base64').toString()).toBe('PEM');
+    const gateway = one(manifests, 'Deployment', `${RELEASE}-webhook`) as Manifest & { spec: { template: { spec: { containers: Array<{ args: string[] }>; volumes: Array<{ name: string; secret?: { secretName: string } }> } } } };
+    expect(gateway.spec.template.spec.containers[0]?.args).toEqual(expect.arrayContaining(['--admission-history-per-hook=20', '--admission-history-api-port=9444', '--admission-history-tls-cert-file=/etc/kubeloop/admissions-tls/tls.crt']));
+    expect(gateway.spec.template.spec.volumes).toContainEqual({ name: 'admissions-tls', secret: { secretName: 'my-tls' } });
+    expect(one(manifests, 'RoleBinding', `${RELEASE}-webhook-admissions-authentication-reader`)).toMatchObject({ metadata: { namespace: 'kube-system' }, roleRef: { name: 'extension-apiserver-authentication-reader' } });
+    expect(one(manifests, 'ClusterRole', `${RELEASE}-webhook-admissions-reader`)).toMatchObject({ rules: [{ apiGroups: ['admissions.kubeloop.dev'], resources: ['hookhistories'], verbs: ['get'] }] });
+    const policy = one(manifests, 'NetworkPolicy', `${RELEASE}-webhook`) as Manifest & { spec: { ingress: Array<{ ports: Array<{ port: number }> }> } };
+    expect(policy.spec.ingress[0]?.ports.map((p) => p.port)).toEqual([8443, 9444]);
+    // Off by default: the recorder runs, its API is not served.
+    const defaults = one((await renderChart(helmBinary, { namespace: 'kl', values: {} })).manifests, 'Deployment', `${RELEASE}-webhook`) as typeof gateway;
+    expect(defaults.spec.template.spec.containers[0]?.args.some((arg) => arg.startsWith('--admission-history-api-port'))).toBe(false);
+  });
+});
+
 describe.each(Object.entries(VALUE_SETS))('helm template with the %s values', (_name, values) => {
   let manifests: Manifest[] = [];
   const namespace = 'kubeloop-system';

@@ -3,13 +3,14 @@
 // shared plane) with a real router watching Loop objects, its history API registered as in kubeloop dev, and
 // the console receiving the router's and the function's spans over OTLP. Each step of docs/observability.md's
 // walkthrough is one test; each saves a screenshot under test-results/console/ and checks it is not blank.
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+// A gateway in this process serves a ClusterAdmissionHook and its admission history API (admissions.kubeloop.dev).
+import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer as createHttpServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { V1Pod } from '@kubernetes/client-node';
-import puppeteer, { type Browser, type Page } from 'puppeteer-core';
+import type { Browser, Page } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LOOP_API_VERSION, LOOP_KIND } from '../../api/loop.ts';
 import { startControlPlane, type ControlPlane } from '../../cli/cluster/index.ts';
@@ -19,19 +20,25 @@ import { openConsole, type OpenConsole } from '../../cli/console/open-console.ts
 import { startOtlpGrpcReceiver, type OtlpGrpcReceiver } from '../../cli/console/otlp-grpc.ts';
 import { TraceStore } from '../../cli/console/trace-store.ts';
 import { applyManifest } from '../../cli/dev/apply-manifests.ts';
-import { DEV_HISTORY_SERVICE, devHistoryManifests } from '../../cli/dev/dev-history-api.ts';
+import { DEV_HISTORY_SERVICE, devHistoryManifests, GATEWAY_ADMISSIONS, prepareDevHistoryApi } from '../../cli/dev/dev-history-api.ts';
+import { createLogger } from '../../lib/observability/logger.ts';
+import { serveFunction, type ServedFunction } from '../../lib/runtime/index.ts';
+import { allow, defineAdmission, deny } from '../../lib/sdk/index.ts';
+import { HOOK_SUITE_LABEL, startWebhookFor, type WebhookUnderTest } from './webhook-harness.ts';
 import { ResourceDiscovery } from '../../lib/kube/discovery.ts';
 import { startTracing, type Tracing } from '../../lib/observability/tracing.ts';
+import { traceHeaders, tracer } from '../../lib/observability/trace-context.ts';
+import { context, trace } from '@opentelemetry/api';
 import { historySource, startHistoryApi, type HistoryApi } from '../../router/history/history-api.ts';
 import type { Router } from '../../router/start-router.ts';
 import { eventually } from '../cluster/eventually.ts';
 import { writeTokenKubeconfig } from '../cluster/token-kubeconfig.ts';
 import { installCrds, podSetLoop, quietLogger, routerHarness, type RouterHarness } from './router-harness.ts';
-import { pngCensus } from './screenshot-check.ts';
+import { launchBrowser, screenshot, waitForText } from './console-browser.ts';
 
-const SCREENSHOTS = join(process.cwd(), 'test-results', 'console');
-const CHROMIUM = process.env.KUBELOOP_CHROMIUM ?? '/usr/bin/chromium';
 const APISERVICE = '/apis/apiregistration.k8s.io/v1/apiservices/v1alpha1.history.kubeloop.dev';
+const ADMISSIONS_APISERVICE = '/apis/apiregistration.k8s.io/v1/apiservices/v1alpha1.admissions.kubeloop.dev';
+const CLUSTER_HOOKS = '/apis/kubeloop.dev/v1alpha1/clusteradmissionhooks';
 const RBAC = '/apis/rbac.authorization.k8s.io/v1';
 
 let dir: string;
@@ -47,6 +54,9 @@ let tracing: Tracing;
 let store: TraceStore;
 let grpc: OtlpGrpcReceiver;
 let browser: Browser;
+let gateway: WebhookUnderTest | undefined;
+let gate: ServedFunction | undefined;
+let hookName: string;
 const teams = { a: '', b: '' };
 
 const log = (line: string): void => void process.stderr.write(`[console] ${line}\n`);
@@ -74,11 +84,7 @@ async function registerHistoryApi(): Promise<void> {
     path: `${RBAC}/clusterrolebindings`,
     body: { metadata: { name: 'history-reader' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'history-reader' }, subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: 'system:authenticated' }] },
   });
-  await eventually(
-    'the history APIService Available',
-    async () => (await h.client.request<{ status?: { conditions?: Array<{ type: string; status: string }> } }>({ path: APISERVICE })).status?.conditions?.some((c) => c.type === 'Available' && c.status === 'True'),
-    90_000,
-  );
+  await eventually('the history APIService Available', () => available(APISERVICE), 90_000);
 }
 
 /** Two tenants with a Loop each (the router does not run them: they lack the suite's label), and a user bound only to `view` in team-a. */
@@ -106,9 +112,44 @@ async function makeTenants(): Promise<string> {
   return writeTokenKubeconfig(plane.kubeconfigPath, 'viewer', token.status.token, join(dir, 'viewer.kubeconfig'));
 }
 
+const available = async (path: string) => (await h.client.request<{ status?: { conditions?: Array<{ type: string; status: string }> } }>({ path })).status?.conditions?.some((c) => c.type === 'Available' && c.status === 'True');
+
+/**
+ * The gateway with its admission history API behind an APIService (as kubeloop dev registers it), every
+ * authenticated user allowed to reach the API (the gateway then decides), and a ClusterAdmissionHook that
+ * denies ConfigMaps labelled forbidden in the suite's namespace and both teams'.
+ */
+async function startGatewayWithHistory(): Promise<void> {
+  const api = await prepareDevHistoryApi(dir, ns, GATEWAY_ADMISSIONS);
+  gateway = await startWebhookFor(h.suite, [...api.serverArgs, '--admission-history-per-hook=200', `--only-namespace=${teams.a}`, `--only-namespace=${teams.b}`]);
+  const discovery = new ResourceDiscovery(h.client);
+  for (const manifest of devHistoryManifests(api, ns)) await applyManifest(h.client, discovery, manifest);
+  await h.client.request({ method: 'POST', path: `${RBAC}/clusterroles`, body: { metadata: { name: 'admission-history-reader' }, rules: [{ apiGroups: ['admissions.kubeloop.dev'], resources: ['hookhistories'], verbs: ['get'] }] } });
+  await h.client.request({
+    method: 'POST',
+    path: `${RBAC}/clusterrolebindings`,
+    body: { metadata: { name: 'admission-history-reader' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'admission-history-reader' }, subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: 'system:authenticated' }] },
+  });
+  gate = await serveFunction(
+    defineAdmission({ name: 'console-gate', type: 'validating', admit: (request) => (request.object?.metadata?.labels?.forbidden ? deny(`console-gate says no to ${request.name ?? ''}`) : allow()) }),
+    { port: 0, host: '127.0.0.1', logger: createLogger({ name: 'console-gate', level: 'warn' }) },
+  );
+  hookName = `console-gate-${ns}`;
+  await h.client.request({
+    method: 'POST',
+    path: CLUSTER_HOOKS,
+    body: {
+      apiVersion: 'kubeloop.dev/v1alpha1',
+      kind: 'ClusterAdmissionHook',
+      metadata: { name: hookName, labels: { [HOOK_SUITE_LABEL]: ns } },
+      spec: { type: 'validating', rules: [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['configmaps'] }], function: { url: `${gate.url}/admit` }, serviceAccount: h.loopServiceAccount },
+    },
+  });
+  await eventually('the admission history APIService Available', () => available(ADMISSIONS_APISERVICE), 90_000);
+}
+
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'kubeloop-console-'));
-  await mkdir(SCREENSHOTS, { recursive: true });
   // The API server's own spans go to the console's OTLP/gRPC receiver, started before it.
   store = new TraceStore();
   grpc = await startOtlpGrpcReceiver(store);
@@ -128,11 +169,15 @@ beforeAll(async () => {
   await router.waitForLoop('podset');
   await registerHistoryApi();
   viewer = await openConsole({ kubeconfig: await makeTenants(), namespaces: [teams.a, teams.b] });
-  browser = await puppeteer.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'], defaultViewport: { width: 1366, height: 900 } });
+  await startGatewayWithHistory();
+  browser = await launchBrowser();
 }, 300_000);
 
 afterAll(async () => {
   await browser?.close();
+  await h?.client.request({ method: 'DELETE', path: `${CLUSTER_HOOKS}/${hookName}` }).catch(() => undefined);
+  await gateway?.webhook.stop({ unregister: true });
+  await gate?.close();
   await viewer?.close();
   await tracing?.shutdown();
   await admin?.close();
@@ -143,21 +188,6 @@ afterAll(async () => {
   await grpc?.close();
   if (dir) await rm(dir, { recursive: true, force: true });
 });
-
-/** Saves the page for a reviewer and checks it shows something: several colours, some ink on the background. */
-async function screenshot(page: Page, name: string): Promise<string> {
-  const path = join(SCREENSHOTS, `${name}.png`);
-  const png = await page.screenshot({ path, type: 'png', fullPage: true });
-  const census = pngCensus(png);
-  expect(census.colours, `${path}: distinct colours`).toBeGreaterThan(8);
-  expect(census.inked, `${path}: share of non-background pixels`).toBeGreaterThan(0.01);
-  return path;
-}
-
-/** Waits until the page's visible text holds every string. */
-async function waitForText(page: Page, texts: string[], timeout = 90_000): Promise<void> {
-  await page.waitForFunction((wanted: string[]) => wanted.every((t) => document.body.innerText.includes(t)), { timeout, polling: 250 }, texts);
-}
 
 async function open(console: OpenConsole, hash: string): Promise<Page> {
   const page = await browser.newPage();
@@ -252,6 +282,117 @@ describe('kubeloop console', () => {
     await page.goto(`${viewer.url}/#/history/podset/${ns}/web`, { waitUntil: 'load' });
     await waitForText(page, [`The history of ${ns}/web: not available to you (403)`]);
     await screenshot(page, 'viewer-history-refused');
+    await page.close();
+  });
+
+  it("shows a ClusterAdmissionHook's admissions as a timeline (the denial with its message, who asked) and opens an admission's trace", async () => {
+    const configMap = (namespace: string, name: string, labels: Record<string, string> = {}, headers: Record<string, string> = {}) =>
+      h.client.request({ method: 'POST', path: `/api/v1/namespaces/${namespace}/configmaps`, body: { metadata: { name, labels } }, headers });
+    // The hook is in effect once the API server sends it a forbidden ConfigMap (a dry run: recorded, marked so).
+    await eventually('the console gate in effect', async () => {
+      try {
+        await h.client.request({ method: 'POST', path: `/api/v1/namespaces/${ns}/configmaps`, query: { dryRun: 'All' }, body: { metadata: { name: 'probe', labels: { forbidden: 'yes' } } } });
+        return false;
+      } catch (error) {
+        return (error as Error).message.includes('console-gate says no');
+      }
+    }, 90_000);
+    await configMap(ns, 'admitted');
+    await configMap(teams.b, 'team-b-admitted');
+    // A sampled request (its traceparent): the API server samples it too and passes it to the gateway, which records the admission's trace.
+    const span = tracer().startSpan('console test: create a forbidden ConfigMap');
+    await expect(configMap(teams.a, 'refused', { forbidden: 'yes' }, traceHeaders(trace.setSpan(context.active(), span)))).rejects.toThrow(/console-gate says no to refused/);
+    span.end();
+
+    const page = await open(admin, '#/');
+    await page.waitForSelector(`tr[data-id="${hookName}"] a`, { timeout: 60_000 });
+    await page.click(`tr[data-id="${hookName}"] a`);
+    const denied = await page.waitForFunction(
+      (wanted: string) => {
+        const entries = Array.from(document.querySelectorAll<HTMLElement>('.timeline.admissions .entry'));
+        const refused = entries.find((e) => e.dataset.outcome === 'denied' && e.innerText.includes(`CREATE configmaps ${wanted}/refused`) && e.innerText.includes('console-gate says no to refused'));
+        const admitted = entries.some((e) => e.dataset.outcome === 'allowed' && e.innerText.includes('/team-b-admitted'));
+        return admitted ? refused?.querySelector('a.trace-link')?.getAttribute('href') : undefined;
+      },
+      { timeout: 90_000, polling: 500 },
+      teams.a,
+    );
+    // Who asked: the admin's own user name, as the API server told the gateway.
+    await waitForText(page, ['Admission history', 'by admin,', 'dry run']);
+    await screenshot(page, 'hook-admissions');
+
+    const href = (await denied.jsonValue()) as string;
+    expect(href).toMatch(/^#\/trace\/[0-9a-f]{32}/);
+    await page.click(`a.trace-link[href="${href}"]`);
+    await page.waitForSelector(`.span-row[data-name="admit ${hookName}"]`, { timeout: 60_000 });
+    await page.waitForSelector(`.span-row[data-name="call ${hookName}"]`, { timeout: 60_000 });
+    await page.waitForSelector('.span-row[data-name="function console-gate"]', { timeout: 60_000 });
+    await page.waitForSelector('.span-row[data-service="apiserver"]', { timeout: 60_000 });
+    await screenshot(page, 'admission-trace');
+    // Back from the trace to the hook it came from.
+    await waitForText(page, ['back to the hook']);
+    await page.click('nav.crumbs a');
+    await page.waitForSelector('.timeline.admissions .entry', { timeout: 30_000 });
+    await page.close();
+  });
+
+  it("refuses a hook's admission history to who may not get the hook, and then shows them only the admissions of objects they may get", async () => {
+    // The viewer may list ClusterAdmissionHooks (the overview shows the hook) but not get one.
+    const role = { metadata: { name: 'console-hook-reader' }, rules: [{ apiGroups: ['kubeloop.dev'], resources: ['clusteradmissionhooks'], verbs: ['list'] }] };
+    await h.client.request({ method: 'POST', path: `${RBAC}/clusterroles`, body: role });
+    await h.client.request({
+      method: 'POST',
+      path: `${RBAC}/clusterrolebindings`,
+      body: { metadata: { name: 'console-hook-reader' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'console-hook-reader' }, subjects: [{ kind: 'ServiceAccount', name: 'viewer', namespace: teams.a }] },
+    });
+    const page = await open(viewer, `#/hook/${hookName}`);
+    await waitForText(page, ['The admission history: not available to you (403)', `cannot get the admission history of ClusterAdmissionHook ${hookName}`]);
+    expect(await page.$('.timeline.admissions .entry')).toBeNull();
+    await screenshot(page, 'viewer-admissions-refused');
+
+    // Allowed to get the hook, they see team-a's admissions (they may get its ConfigMaps) and only a count of the others.
+    await h.client.request({ method: 'PUT', path: `${RBAC}/clusterroles/console-hook-reader`, body: { ...role, rules: [{ ...role.rules[0]!, verbs: ['get', 'list'] }] } });
+    await page.waitForFunction(
+      (team: string) => Array.from(document.querySelectorAll<HTMLElement>('.timeline.admissions .entry')).some((e) => e.innerText.includes(`${team}/refused`)),
+      { timeout: 90_000, polling: 500 },
+      teams.a,
+    );
+    await waitForText(page, ['more not shown', `configmaps in namespace ${teams.b}, which you may not get`, `configmaps in namespace ${ns}, which you may not get`]);
+    const shown = await page.$$eval('.timeline.admissions .entry', (entries) => entries.map((e) => (e as HTMLElement).innerText));
+    expect(shown.every((text) => text.includes(`${teams.a}/`))).toBe(true);
+    await screenshot(page, 'viewer-admissions');
+    await page.close();
+  });
+
+  it('keeps a long admission history fast: the newest 50 admissions are rendered, older ones a page at a time on request', async () => {
+    for (let i = 0; i < 60; i += 1) await h.client.request({ method: 'POST', path: `/api/v1/namespaces/${ns}/configmaps`, query: { dryRun: 'All' }, body: { metadata: { name: `bulk-${i}` } } });
+    const page = await open(admin, `#/hook/${hookName}`);
+    const shown = () => page.$$eval('.timeline.admissions .entry-head code', (codes) => codes.map((c) => (c as HTMLElement).innerText));
+    await waitForText(page, [`CREATE configmaps ${ns}/bulk-59`]);
+    expect(await shown()).toHaveLength(50);
+    // The oldest admissions wait behind a button (reachable by keyboard), not in the page.
+    expect(await shown()).not.toContain(`CREATE configmaps ${ns}/bulk-0`);
+    const more = await page.waitForSelector('button.show-older');
+    expect(await more!.evaluate((b) => (b as HTMLElement).innerText)).toMatch(/^Show \d+ older \(\d+ not shown yet\)$/);
+    await page.focus('button.show-older');
+    await page.keyboard.press('Enter');
+    await waitForText(page, [`CREATE configmaps ${ns}/bulk-0`]);
+    expect((await shown()).length).toBeGreaterThan(60);
+    await page.close();
+  });
+
+  it('shows ClusterLoops and ClusterAdmissionHooks with no namespace', async () => {
+    await h.client.request({
+      method: 'POST',
+      path: '/apis/kubeloop.dev/v1alpha1/clusterloops',
+      body: { apiVersion: 'kubeloop.dev/v1alpha1', kind: 'ClusterLoop', metadata: { name: `console-cluster-${ns}` }, spec: { for: { apiVersion: 'v1', kind: 'ConfigMap' }, function: { url: 'http://127.0.0.1:9/' }, serviceAccount: h.loopServiceAccount } },
+    });
+    const page = await open(admin, '#/');
+    await page.waitForSelector(`tr[data-id="console-cluster-${ns}"]`, { timeout: 60_000 });
+    const namespaceOf = (id: string) => page.$eval(`tr[data-id="${id}"] td.namespace`, (td) => (td as HTMLElement).innerText.trim());
+    expect(await namespaceOf(`console-cluster-${ns}`)).toBe('');
+    expect(await namespaceOf(hookName)).toBe('');
+    expect(await namespaceOf(`${teams.a}/team-a-loop`)).toBe(teams.a);
     await page.close();
   });
 });

@@ -137,7 +137,7 @@ describe('kubeloop dev', () => {
     await eventually('a status line for the podset Loop with reconciles', async () => /\[status \S+\] loop=podset ready=True queue=\d+ inFlight=\d+ reconciles=[1-9]/.test(output), 30_000);
   });
 
-  it('serves the console it printed: the podset Loop Ready with its figures, and a reconcile traced into the console itself', async () => {
+  it('serves the console it printed: the podset Loop Ready with its figures, a reconcile traced into the console itself, and the sample hook\'s admissions', async () => {
     const url = /^ {2}console\s+(http:\/\/127\.0\.0\.1:\d+)/m.exec(output)?.[1];
     expect(url, output.slice(-3000)).toBeDefined();
     type Row = { id: string; ready?: { status: string }; metrics?: { reconciles: number } };
@@ -155,6 +155,12 @@ describe('kubeloop dev', () => {
     await eventually('its trace in the console', async () => {
       const reply = await fetch(`${url}/api/traces/${traceId}`);
       return reply.ok && ((await reply.json()) as { spans: Array<{ name: string }> }).spans.some((s) => s.name === 'reconcile podset');
+    });
+    // The gateway's admission history, which dev registers as it does the router's history API: the sidecar injected into the watched pod.
+    type Hook = { history?: { entries: Array<{ operation: string; name?: string; outcome: string }> }; historyUnavailable?: { message: string } };
+    await eventually('the watched pod\'s admission in the console', async () => {
+      const answer = (await (await fetch(`${url}/api/hook?id=watcher-sidecar`)).json()) as Hook;
+      return answer.history?.entries.some((e) => e.operation === 'CREATE' && e.name === 'watched' && e.outcome === 'patched');
     });
   });
 

@@ -1,7 +1,7 @@
 // Tracing against the real backend: its own control plane whose kube-apiserver exports its spans to a real
 // Jaeger v2 (built from the Go module proxy, cached), and the router, the podset function, the webhook
 // gateway and the watcher-sidecar function exporting OTLP to the same Jaeger. Traces are read back through
-// Jaeger's query API, as a user would find them.
+// Jaeger's query API, as a user would find them, and in `kubeloop console --jaeger` in headless Chromium.
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -20,6 +20,8 @@ import { installCrds, podSetLoop, quietLogger, TEST_URL_POLICY } from './router-
 import { annotatedPod, createWatcher, installWatcherCrd, logwatch, startWatcherSidecarFor, type WatcherSidecarUnderTest } from './webhook-harness.ts';
 import { serveFunction, type ServedFunction } from '../../lib/runtime/index.ts';
 import { loadFunction } from '../../functions/registry.ts';
+import { openConsole } from '../../cli/console/open-console.ts';
+import { launchBrowser, screenshot, waitForText } from './console-browser.ts';
 
 const SERVICE = 'kubeloop-e2e';
 
@@ -163,5 +165,40 @@ describe('an admission as one trace with the API server', () => {
     expect(parentOf(call)).toBe(gateway.spanID);
     expect(parentOf(trace.spans.find((s) => s.operationName === 'context lookup'))).toBe(gateway.spanID);
     expect(parentOf(trace.spans.find((s) => s.operationName === 'function watcher-sidecar'))).toBe(call!.spanID);
+  });
+});
+
+describe('the console against Jaeger', () => {
+  it("shows a reconcile's trace read from Jaeger's query API as a waterfall, with the function's and the API server's spans", async () => {
+    const opened = await openConsole({ kubeconfig: plane.kubeconfigPath, jaeger: jaeger.queryUrl });
+    const browser = await launchBrowser();
+    try {
+      await client.request({ method: 'POST', path: podSets(), body: { apiVersion: 'app.kubeloop.dev/v1alpha1', kind: 'PodSet', metadata: { name: 'console' }, spec: { replicas: 1 } } });
+      const ownPods = async () => (await client.request<{ items: V1Pod[] }>({ path: `/api/v1/namespaces/${suite.namespace}/pods` })).items.filter((p) => p.metadata?.ownerReferences?.[0]?.name === 'console');
+      await eventually('1 pod of PodSet console', async () => (await ownPods()).length === 1, 60_000);
+      const scaled = await client.request<{ metadata: { resourceVersion: string } }>({ method: 'PATCH', path: `${podSets()}/console`, contentType: 'application/merge-patch+json', body: { spec: { replicas: 2 } } });
+      const trigger = `primary MODIFIED app.kubeloop.dev/v1alpha1/PodSet ${suite.namespace}/console rv=${scaled.metadata.resourceVersion}`;
+      const [found] = await eventually('the scale-up trace in Jaeger', async () => {
+        const traces = await findTraces('reconcile podset', { 'kubeloop.trigger': trigger });
+        return traces.length > 0 && traces;
+      }, 60_000);
+
+      // What a user does with a trace id from `kubeloop history` or a log line: open it in the console.
+      const page = await browser.newPage();
+      await page.goto(`${opened.url}/#/trace/${found!.traceID}`, { waitUntil: 'load' });
+      await page.waitForSelector('.span-row[data-name="reconcile podset"]', { timeout: 60_000 });
+      await page.waitForSelector('.span-row[data-name="function podset"]', { timeout: 60_000 });
+      await page.waitForSelector('.span-row[data-name^="create v1/Pod"]', { timeout: 60_000 });
+      // The API server's spans reach Jaeger on their own schedule; the page refreshes until they are in.
+      await page.waitForSelector('.span-row[data-service="apiserver"]', { timeout: 60_000 });
+      await waitForText(page, [`from Jaeger at ${jaeger.queryUrl}`]);
+      await page.click('.span-row[data-name="function podset"]');
+      await waitForText(page, ['function podset', SERVICE]);
+      await screenshot(page, 'jaeger-trace-waterfall');
+      await page.close();
+    } finally {
+      await browser.close();
+      await opened.close();
+    }
   });
 });

@@ -3,8 +3,10 @@
 import type { Timeline } from '../history-timeline.ts';
 import type { Overview, OverviewRow } from '../overview.ts';
 import type { TraceSpan, TraceSummary } from '../trace-model.ts';
+import type { AdmissionRecord } from '../../../webhooks/admission-history.ts';
+import type { HookHistory } from '../../../webhooks/admission-history-documents.ts';
 
-export type { Overview, OverviewRow, Timeline, TraceSpan, TraceSummary };
+export type { AdmissionRecord, HookHistory, Overview, OverviewRow, Timeline, TraceSpan, TraceSummary };
 
 export interface LoopDetail {
   row: OverviewRow;
@@ -17,6 +19,9 @@ export interface LoopDetail {
 
 export interface HookDetail {
   row: OverviewRow;
+  /** The gateway's record of the hook's admissions, or why the caller may not read it. */
+  history?: HookHistory;
+  historyUnavailable?: { code: number; message: string };
   admissions: TraceSummary[];
   admissionsUnavailable?: string;
   traces: string | null;

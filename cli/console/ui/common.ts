@@ -33,6 +33,23 @@ export function usePoll<T>(load: () => Promise<T>, everyMs: number, key: string)
   return state;
 }
 
+/** Entries a long timeline renders at first, and adds per "Show older". */
+export const TIMELINE_PAGE = 50;
+
+/**
+ * How many of a timeline's entries to render (newest first): a page, then a page more per click, so a history
+ * of thousands keeps the page fast (the DOM holds what was asked for); back to one page for another list.
+ */
+export function useShownCount(key: string): [number, () => void] {
+  const [shown, setShown] = useState(TIMELINE_PAGE);
+  useEffect(() => setShown(TIMELINE_PAGE), [key]);
+  return [shown, () => setShown((n) => n + TIMELINE_PAGE)];
+}
+
+/** The button under a cut timeline; nothing when every entry is shown. */
+export const showOlder = (hidden: number, more: () => void) =>
+  hidden > 0 ? html`<button type="button" class="show-older" onClick=${more}>Show ${Math.min(hidden, TIMELINE_PAGE)} older (${hidden} not shown yet)</button>` : '';
+
 export type Tone = 'good' | 'bad' | 'warn' | 'neutral';
 
 export const badge = (text: string, tone: Tone, title?: string) => html`<span class=${`badge ${tone}`} title=${title}>${text}</span>`;

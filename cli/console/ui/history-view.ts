@@ -3,7 +3,7 @@
 // a link to its trace. A refusal by the history API is shown as such.
 import { html } from 'htm/preact';
 import { getJson, query, type HistoryAnswer, type Timeline } from './api.ts';
-import { badge, errorBox, refusedBox, time, usePoll, type Tone } from './common.ts';
+import { badge, errorBox, refusedBox, showOlder, time, useShownCount, usePoll, type Tone } from './common.ts';
 import { href } from './routes.ts';
 
 type Entry = Timeline['entries'][number];
@@ -47,6 +47,7 @@ export function HistoryView({ loop, namespace, name }: { loop: string; namespace
   const { data, error } = usePoll(() => getJson<HistoryAnswer>(`/api/history?${query({ loop, namespace, name })}`), 3000, `history ${loop} ${namespace} ${name}`);
   const object = `${namespace ? `${namespace}/` : ''}${name}`;
   const here = href({ view: 'history', loop, ...(namespace ? { namespace } : {}), name });
+  const [count, more] = useShownCount(here);
   const head = html`<nav class="crumbs" aria-label="Breadcrumb"><a href=${href({ view: 'overview' })}>All Loops</a> / <a href=${href({ view: 'loop', id: loop })}>Loop ${loop}</a> / ${object}</nav>
     <h1 id="history-title">Reconcile history of ${object}</h1>`;
   if (!data) return html`<section aria-labelledby="history-title">${head}${error ? errorBox(error) : html`<p class="muted">Loading ...</p>`}</section>`;
@@ -55,6 +56,6 @@ export function HistoryView({ loop, namespace, name }: { loop: string; namespace
   return html`<section aria-labelledby="history-title">
     ${head}
     <p class="muted">${t.object.kind} ${object}, Loop ${t.loop}, from router ${t.servedBy}${t.owner ? ` (the key now belongs to ${t.owner})` : ''}: ${t.entries.length} reconcile${t.entries.length === 1 ? '' : 's'}, newest first. Refreshed every 3 s.</p>
-    ${t.entries.length === 0 ? html`<p class="muted">No reconcile recorded.</p>` : html`<ol class="timeline" reversed>${t.entries.map((e, i) => entryView(e, t.entries.length - 1 - i, here))}</ol>`}
+    ${t.entries.length === 0 ? html`<p class="muted">No reconcile recorded.</p>` : html`<ol class="timeline" reversed>${t.entries.slice(0, count).map((e, i) => entryView(e, t.entries.length - 1 - i, here))}</ol>${showOlder(t.entries.length - Math.min(count, t.entries.length), more)}`}
   </section>`;
 }

@@ -29,7 +29,7 @@ function rowView(row: OverviewRow) {
   const name = html`<a href=${href({ view: isLoop(row) ? 'loop' : 'hook', id: row.id })}>${row.name}</a>`;
   return html`<tr data-kind=${row.kind} data-id=${row.id}>
     <td>${row.kind}</td>
-    <td>${row.namespace ?? html`<span class="muted">cluster</span>`}</td>
+    <td class="namespace">${row.namespace ?? ''}</td>
     <th scope="row">${name}</th>
     <td>${ready(row)}</td>
     <td>${versions(row)}</td>

@@ -34,7 +34,7 @@ function moveFocus(event: KeyboardEvent) {
 export function TraceView({ id, from }: { id: string; from?: string }) {
   const { data, error } = usePoll(() => getJson<TraceAnswer>(`/api/traces/${encodeURIComponent(id)}`), 2000, `trace ${id}`);
   const [selected, setSelected] = useState<string | undefined>(undefined);
-  const back = from ? html`<a href=${from}>back to the history</a>` : html`<a href=${href({ view: 'overview' })}>All Loops</a>`;
+  const back = from ? html`<a href=${from}>back to the ${from.startsWith('#/hook/') ? 'hook' : 'history'}</a>` : html`<a href=${href({ view: 'overview' })}>All Loops</a>`;
   const head = html`<nav class="crumbs" aria-label="Breadcrumb">${back} / trace ${id}</nav><h1 id="trace-title">Trace ${id}</h1>`;
   if (!data) return html`<section aria-labelledby="trace-title">${head}${error ? errorBox(error) : html`<p class="muted">Loading ...</p>`}</section>`;
   const waterfall = layoutWaterfall(data.spans);

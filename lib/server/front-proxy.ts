@@ -1,8 +1,9 @@
 // Who is asking, for an aggregated API: the API server (the front proxy) authenticates every caller, then
 // calls us over mutual TLS with its proxy client certificate and names the caller in X-Remote-* headers.
 // The headers mean something only on a connection that presented that certificate (Kubernetes' requestheader).
-import type { UserInfo } from '../../lib/kube/access-review.ts';
-import { peerVerdict, type PeerCertificate } from '../../lib/server/client-certificate.ts';
+import type { UserInfo } from '../kube/access-review.ts';
+import type { KubeClient } from '../kube/kube-client.ts';
+import { peerVerdict, type PeerCertificate } from './client-certificate.ts';
 
 /** kube-system/extension-apiserver-authentication: where the API server publishes its requestheader settings. */
 export const AUTHENTICATION_CONFIGMAP = { namespace: 'kube-system', name: 'extension-apiserver-authentication' };
@@ -37,6 +38,18 @@ export function requestHeaderConfig(data: Record<string, string> | undefined): R
   };
 }
 
+/** The requestheader settings the API server publishes; an error that says how to turn aggregation on when it publishes none. */
+export async function readRequestHeaderConfig(client: KubeClient): Promise<RequestHeaderConfig> {
+  const { namespace, name } = AUTHENTICATION_CONFIGMAP;
+  const configMap = await client.request<{ data?: Record<string, string> }>({ path: `/api/v1/namespaces/${namespace}/configmaps/${name}` });
+  const config = requestHeaderConfig(configMap.data);
+  if (!config) {
+    throw new Error(
+      `${namespace}/${name} holds no requestheader-client-ca-file: the API server runs without the aggregation layer (start it with --requestheader-client-ca-file and --proxy-client-cert-file)`,
+    );
+  }
+  return config;
+}
 
 /** Header values as received, one entry per header line (Node's headersDistinct: repeated lines are never joined). */
 export type Headers = Record<string, string | string[] | undefined>;
@@ -56,7 +69,7 @@ const values = (headers: Headers, name: string): string[] => {
 export function decideCaller(peer: PeerCertificate, headers: Headers, config: RequestHeaderConfig): CallerDecision {
   const verdict = peerVerdict(peer, config.allowedNames);
   if (verdict === 'unauthenticated') {
-    return { ok: false, code: 401, reason: 'Unauthorized', message: 'the history API answers only the Kubernetes API server (its front-proxy client certificate): use kubeloop history or kubectl get --raw' };
+    return { ok: false, code: 401, reason: 'Unauthorized', message: 'this aggregated API answers only the Kubernetes API server (its front-proxy client certificate): ask the API server (kubeloop history, kubeloop console or kubectl get --raw)' };
   }
   if (verdict === 'forbidden') {
     return { ok: false, code: 403, reason: 'Forbidden', message: `client certificate "${peer.commonName}" is not the API server's front proxy (accepted: ${config.allowedNames.join(', ')})` };

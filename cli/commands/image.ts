@@ -11,11 +11,12 @@ import { buildImages, contextName } from '../image/image-build.ts';
 import { packOciArchive } from '../image/oci-image.ts';
 import { importIntoRealNode } from '../cluster/real-node/image-import.ts';
 
-const USAGE = `usage: kubeloop image build [DIR] [--target NAME]... [--output DIR|FILE.tar] [--load] [--registry R] [--tag T]
+const USAGE = `usage: kubeloop image build [CONTEXT] [--target NAME]... [--output DIR|FILE.tar] [--load] [--registry R] [--tag T]
 
-  Builds every final target of DIR's Dockerfile without Docker (DIR: the current folder when it has a Dockerfile,
-  as a project of "kubeloop init" does, else kubeloop's own checkout). The build stage runs here with Node 24 and
-  npm, the runtime base is the npm registry's node binary with Debian's glibc, libstdc++ and CA certificates.
+  Builds every final target of the Dockerfile in CONTEXT without Docker. CONTEXT defaults to the current folder
+  when it has a Dockerfile (a project of "kubeloop init"), else kubeloop's own checkout. The build stage runs here
+  with Node 24 and npm; the runtime base is the npm registry's node binary with Debian's glibc, libstdc++ and CA
+  certificates.
   Cached by content: an unchanged tree rebuilds in seconds.
 
   --target NAME         build only this target (repeatable)
@@ -94,7 +95,7 @@ interface BuildContext {
   own: boolean;
 }
 
-/** DIR, else the current folder when it has a Dockerfile, else kubeloop's checkout; a message when none will do. */
+/** The CONTEXT folder, else the current folder when it has a Dockerfile, else kubeloop's checkout; a message when none will do. */
 async function buildContext(given: string | undefined): Promise<BuildContext | string> {
   const dir = given ? resolve(given) : existsSync(join(process.cwd(), 'Dockerfile')) ? process.cwd() : packageRoot();
   if (!existsSync(join(dir, 'Dockerfile'))) {

@@ -7,21 +7,25 @@ import { dirname, join, resolve } from 'node:path';
 import { parseCommandArgs } from '../command-args.ts';
 import { packageRoot, ownPackageJson } from '../package-root.ts';
 import { cacheRoot } from '../cluster/versions.ts';
-import { buildImages } from '../image/image-build.ts';
+import { buildImages, contextName } from '../image/image-build.ts';
 import { packOciArchive } from '../image/oci-image.ts';
 import { importIntoRealNode } from '../cluster/real-node/image-import.ts';
 
-const USAGE = `usage: kubeloop image build [--target NAME]... [--output DIR|FILE.tar] [--load] [--registry R] [--tag T]
+const USAGE = `usage: kubeloop image build [CONTEXT] [--target NAME]... [--output DIR|FILE.tar] [--load] [--registry R] [--tag T]
 
-  Builds every final target of the repository's Dockerfile (router, webhook, function-*) without Docker: the build
-  stage runs here with Node 24 and npm, the runtime base is the npm registry's node binary with Debian's glibc,
-  libstdc++ and CA certificates. Cached by content: an unchanged tree rebuilds in seconds.
+  Builds every final target of the Dockerfile in CONTEXT without Docker. CONTEXT defaults to the current folder
+  when it has a Dockerfile (a project of "kubeloop init"), else kubeloop's own checkout. The build stage runs here
+  with Node 24 and npm; the runtime base is the npm registry's node binary with Debian's glibc, libstdc++ and CA
+  certificates.
+  Cached by content: an unchanged tree rebuilds in seconds.
 
   --target NAME         build only this target (repeatable)
-  --output DIR          an OCI image layout directory (default ~/.cache/kubeloop/images/layout);
+  --output DIR          an OCI image layout directory (default under ~/.cache/kubeloop/images);
   --output FILE.tar     an OCI archive (skopeo copy oci-archive:FILE.tar docker://..., ctr images import FILE.tar)
   --load                import the images into the real node of "kubeloop cluster up --real-node" (--dir DIR: its state directory)
-  --registry R, --tag T image names R/<target>:T (default ghcr.io/kubeloop and the package version, as the chart's defaults)`;
+  --registry R, --tag T image names R/<target>:T; a project's unnamed final stage is R/<its package name>:T. Defaults:
+                        ghcr.io/kubeloop and kubeloop's version for kubeloop (the chart's), ghcr.io/your-org and the
+                        project's version for a project (the image its function.yaml names)`;
 
 const progress = (line: string): void => void process.stderr.write(`${line}\n`);
 
@@ -33,7 +37,7 @@ export async function run(argv: string[]): Promise<number> {
       target: { type: 'string', multiple: true },
       output: { type: 'string' },
       load: { type: 'boolean', default: false },
-      registry: { type: 'string', default: 'ghcr.io/kubeloop' },
+      registry: { type: 'string' },
       tag: { type: 'string' },
       dir: { type: 'string' },
     },
@@ -41,28 +45,29 @@ export async function run(argv: string[]): Promise<number> {
   );
   if (parsed.exitCode !== undefined) return parsed.exitCode;
   const { values, positionals } = parsed;
-  if (positionals[0] !== 'build' || positionals.length > 1) {
+  if (positionals[0] !== 'build' || positionals.length > 2) {
     console.error(`kubeloop image: expected "build", got ${positionals.length === 0 ? 'nothing' : `"${positionals.join(' ')}"`}\n\n${USAGE}`);
     return 2;
   }
-  const repoRoot = packageRoot();
-  if (!existsSync(join(repoRoot, 'Dockerfile'))) {
-    console.error(`kubeloop image: no Dockerfile in ${repoRoot}; image build runs from a kubeloop checkout`);
+  const context = await buildContext(positionals[1]);
+  if (typeof context === 'string') {
+    console.error(`kubeloop image: ${context}`);
     return 2;
   }
   const output = values.output ? resolve(values.output) : undefined;
   const archive = output?.endsWith('.tar') ? output : undefined;
-  const layout = archive || !output ? join(cacheRoot(), 'images', 'layout') : output;
+  const defaultDir = join(cacheRoot(), 'images', ...(context.own ? [] : ['projects', context.name]));
+  const layout = archive || !output ? join(defaultDir, 'layout') : output;
   const started = Date.now();
   const built = await buildImages({
-    repoRoot,
-    registry: values.registry,
-    tag: values.tag ?? ownPackageJson().version,
+    repoRoot: context.dir,
+    registry: values.registry ?? (context.own ? 'ghcr.io/kubeloop' : 'ghcr.io/your-org'),
+    tag: values.tag ?? context.version,
     layout,
     onProgress: progress,
     ...(values.target ? { targets: values.target } : {}),
   });
-  const packed = archive ?? join(cacheRoot(), 'images', 'images.tar');
+  const packed = archive ?? join(defaultDir, 'images.tar');
   if (archive || values.load) {
     await mkdir(dirname(packed), { recursive: true });
     await packOciArchive(layout, packed);
@@ -80,4 +85,24 @@ export async function run(argv: string[]): Promise<number> {
     progress(`loaded into the real node (${dir}): pods can use them with imagePullPolicy: Never`);
   }
   return 0;
+}
+
+interface BuildContext {
+  dir: string;
+  name: string;
+  version: string;
+  /** kubeloop's own checkout: the chart's image names, and the layout its tests and --load read. */
+  own: boolean;
+}
+
+/** The CONTEXT folder, else the current folder when it has a Dockerfile, else kubeloop's checkout; a message when none will do. */
+async function buildContext(given: string | undefined): Promise<BuildContext | string> {
+  const dir = given ? resolve(given) : existsSync(join(process.cwd(), 'Dockerfile')) ? process.cwd() : packageRoot();
+  if (!existsSync(join(dir, 'Dockerfile'))) {
+    return given ? `no Dockerfile in ${dir}` : `no Dockerfile here or in ${dir}; run it in a project of "kubeloop init" or a kubeloop checkout, or name the folder`;
+  }
+  const own = dir === packageRoot();
+  const pkg = await readFile(join(dir, 'package.json'), 'utf8').then((t) => JSON.parse(t) as { version?: unknown }, () => ({ version: undefined }));
+  const version = own ? ownPackageJson().version : typeof pkg.version === 'string' ? pkg.version : 'latest';
+  return { dir, name: await contextName(dir), version, own };
 }

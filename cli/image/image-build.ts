@@ -5,7 +5,7 @@
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { cp, link, mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
-import { dirname, join, relative } from 'node:path';
+import { basename, dirname, join, relative } from 'node:path';
 import { cacheRoot } from '../cluster/versions.ts';
 import { contentKey, contextFiles, parseDockerignore } from './build-context.ts';
 import { finalTargets, parseDockerfile, resolvePath, stageChain, type CopyStep, type RunStep, type Stage } from './dockerfile.ts';
@@ -20,10 +20,11 @@ export interface BuiltImage {
 }
 
 export interface ImageBuildOptions {
+  /** The build context: the folder with the Dockerfile (kubeloop's checkout, or a project of `kubeloop init`). */
   repoRoot: string;
   /** Default: every final target of the Dockerfile. */
   targets?: string[];
-  /** Image names are <registry>/<target>:<tag>. */
+  /** Image names are <registry>/<target>:<tag>; an unnamed final stage (a project's one image) takes the context's name. */
   registry: string;
   tag: string;
   /** OCI layout directory written (its blobs are kept between builds). */
@@ -68,13 +69,23 @@ async function copyInto(step: CopyStep, fromRoot: string, files: string[] | unde
   }
 }
 
+/**
+ * The context's name (its package.json name, else its folder's): it names an unnamed final stage's image and keeps
+ * each context's cached stages apart, so building a project does not evict kubeloop's own `build` stage.
+ */
+export async function contextName(repoRoot: string): Promise<string> {
+  const pkg = await readFile(join(repoRoot, 'package.json'), 'utf8').then((t) => JSON.parse(t) as { name?: unknown }, () => ({ name: undefined }));
+  return (typeof pkg.name === 'string' ? pkg.name : basename(repoRoot)).replace(/^@/, '').replace(/[^\w.-]+/g, '-').toLowerCase();
+}
+
 /** Runs a stage built FROM an outside image (the build stage) on this machine, cached by the context's content. */
 async function buildStageOnHost(repoRoot: string, stage: Stage, onProgress: (line: string) => void): Promise<string> {
   const rules = parseDockerignore(await readFile(join(repoRoot, '.dockerignore'), 'utf8').catch(() => ''));
   const sources = stage.steps.flatMap((s) => (s.kind === 'copy' && !s.from ? s.sources : []));
   const files = await contextFiles(repoRoot, sources, rules);
   const key = await contentKey([process.version, JSON.stringify(stage.steps)], repoRoot, files);
-  const dir = imageCacheDir('stages', `${stage.name}-${key}`);
+  const prefix = `${await contextName(repoRoot)}-${stage.name}-`;
+  const dir = imageCacheDir('stages', `${prefix}${key}`);
   if (await stat(join(dir, '.built')).then(() => true, () => false)) {
     onProgress(`stage ${stage.name}: cached (${dir})`);
     return dir;
@@ -99,7 +110,7 @@ async function buildStageOnHost(repoRoot: string, stage: Stage, onProgress: (lin
   await rename(work, dir);
   // Earlier trees of this stage (hundreds of MB with node_modules) are not needed again.
   for (const old of await readdir(imageCacheDir('stages'))) {
-    if (old.startsWith(`${stage.name}-`) && join(imageCacheDir('stages'), old) !== dir) await rm(join(imageCacheDir('stages'), old), { recursive: true, force: true });
+    if (old.startsWith(prefix) && join(imageCacheDir('stages'), old) !== dir) await rm(join(imageCacheDir('stages'), old), { recursive: true, force: true });
   }
   onProgress(`stage ${stage.name} built in ${Math.round((Date.now() - started) / 1000)}s`);
   return dir;
@@ -205,7 +216,8 @@ export async function buildImages(opts: ImageBuildOptions): Promise<BuiltImage[]
     }
     const own = chain[chain.length - 1] as Stage;
     const config: ImageConfig = { ...DISTROLESS_NODE_CONFIG, ...own.config, Env: mergeEnv(DISTROLESS_NODE_CONFIG.Env, own.config.Env) };
-    const name = `${opts.registry}/${target}:${opts.tag}`;
+    // Docker names an unnamed stage by its index: such a target is the context's one image, named after it.
+    const name = `${opts.registry}/${/^\d+$/.test(target) ? await contextName(opts.repoRoot) : target}:${opts.tag}`;
     built.push({ target, name, manifest: await putImage(opts.layout, { name, layers, config }), config });
     opts.onProgress(`image ${name}`);
   }

@@ -11,23 +11,18 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { CoordinationV1Api, CoreV1Api, CustomObjectsApi, type KubeConfig, type V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startControlPlane, type ControlPlane } from '../../cli/cluster/index.ts';
-import { cacheRoot } from '../../cli/cluster/versions.ts';
-import { buildImages } from '../../cli/image/image-build.ts';
+import type { ControlPlane } from '../../cli/cluster/index.ts';
 import { packOciArchive, writeOciLayout } from '../../cli/image/oci-image.ts';
 import { NODE_NET, PAUSE_IMAGE, REAL_NODE_NAME } from '../../cli/cluster/real-node/node-config.ts';
 import { machineLockHolder } from '../../cli/cluster/real-node/machine-lock.ts';
 import { nodeCgroupDirs, nodeProcesses } from '../../cli/cluster/real-node/node-teardown.ts';
 import { vethPresent } from '../../cli/cluster/real-node/node-namespace.ts';
-import { blockersMessage, realNodeBlockers } from '../../cli/cluster/real-node/preflight.ts';
 import { eventually } from '../cluster/eventually.ts';
 import { CHART_DIR, helm } from '../e2e/chart-render.ts';
 import { REPO_ROOT } from '../e2e/production-bundle.ts';
+import { installChartOnRealNode, NAMESPACE, realNodeRunnable, RELEASE } from './chart-install.ts';
 
 const run = promisify(execFile);
-const RELEASE = 'kubeloop';
-const NAMESPACE = 'kubeloop-system';
-const log = (line: string): void => void process.stderr.write(`[real-node] ${line}\n`);
 
 let plane: ControlPlane;
 let kc: KubeConfig;
@@ -52,31 +47,15 @@ function pausePod(name: string, extra: { annotations?: Record<string, string> } 
 beforeAll(async () => {
   if (!canRun) return;
   [iptablesBefore, tunablesBefore] = await Promise.all([hostIptables(), kernelTunables()]);
-  plane = await startControlPlane({ realNode: true, onProgress: log });
-  kc = plane.kubeConfig();
+  ({ plane, kc } = await installChartOnRealNode());
   core = kc.makeApiClient(CoreV1Api);
-  // Cached by content: .ci/run built them already, so this only re-packs the archive.
-  const layout = join(cacheRoot(), 'images', 'layout');
-  await buildImages({ repoRoot: REPO_ROOT, registry: 'ghcr.io/kubeloop', tag: '0.1.0', layout, onProgress: log });
-  const archive = join(plane.dir, 'images.tar');
-  await packOciArchive(layout, archive);
-  await plane.realNode?.importImage(archive);
-  const install = await helm(
-    plane.binaries.helm,
-    ['install', RELEASE, CHART_DIR, '--namespace', NAMESPACE, '--create-namespace', '--set', 'image.pullPolicy=Never', '--wait', '--timeout', '5m'],
-    { KUBECONFIG: plane.kubeconfigPath },
-  );
-  if (install.code !== 0) throw new Error(`helm install failed:\n${install.stderr}\n${(await core.listNamespacedPod({ namespace: NAMESPACE })).items.map((p) => `${p.metadata?.name} ${JSON.stringify(p.status?.containerStatuses?.map((c) => c.state))}`).join('\n')}`);
 }, 900_000);
 
 afterAll(async () => {
   await plane?.stop();
 });
 
-// A machine that cannot run containers (no root, no runc) skips with the reason; CI requires the project to run.
-const blockers = await realNodeBlockers();
-if (blockers.length > 0 && process.env.KUBELOOP_REQUIRE_REAL_NODE !== '1') log(`skipped: ${blockersMessage(blockers)}`);
-const canRun = blockers.length === 0 || process.env.KUBELOOP_REQUIRE_REAL_NODE === '1';
+const canRun = await realNodeRunnable();
 
 describe.runIf(canRun)('the chart on a real node', () => {
   it('runs the router, the webhook and every function as Ready pods on the real node', async () => {

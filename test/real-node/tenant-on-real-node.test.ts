@@ -10,7 +10,7 @@ import { connect } from 'node:tls';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { X509Certificate } from 'node:crypto';
+import { randomBytes, X509Certificate } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments, parse as parseYaml } from 'yaml';
 import type { ControlPlane } from '../../cli/cluster/index.ts';
@@ -144,6 +144,9 @@ const canRun = await realNodeRunnable();
 
 describe.runIf(canRun)("a namespace admin's controller and hook as pods on a real node", () => {
   it('runs both functions from the images `kubeloop image build` made, as function.yaml says, with nothing but admin in team-a', async () => {
+    // The README's signing-key step: the controller's function.yaml reads its key from this Secret (the hook is unsigned).
+    const key = `whsec_${randomBytes(32).toString('base64')}`;
+    await alice.request({ method: 'POST', path: `/api/v1/namespaces/${TEAM}/secrets`, body: { metadata: { name: 'team-labeller-signing' }, stringData: { secret: key } } });
     for (const name of ['team-labeller', 'team-policy']) await applyAsAlice(join(work, name), 'function.yaml');
     for (const name of ['team-labeller', 'team-policy']) {
       await eventually(

@@ -151,6 +151,7 @@ export function namespaceDeploySteps(options: ProjectOptions, file: 'loop.yaml' 
   const secret = file === 'loop.yaml' ? `kubectl create secret generic ${signingSecretName(options)} -n <your-namespace> --from-literal=${SIGNING_SECRET_KEY}=whsec_$(openssl rand -base64 32)\n` : '';
   return `\`\`\`sh
 ${crd}docker build -t ghcr.io/your-org/${options.name}:0.1.0 . && docker push ghcr.io/your-org/${options.name}:0.1.0
+# no Docker engine? npx kubeloop image build --output image.tar builds the same image (push it with skopeo copy oci-archive:image.tar docker://...)
 # edit the image in function.yaml, then, with nothing but the admin role in your namespace:
 ${secret}kubectl apply -n <your-namespace> -f function.yaml
 kubectl apply -n <your-namespace> -f ${file}

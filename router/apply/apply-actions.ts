@@ -41,7 +41,7 @@ export interface FinalizerAction {
 export type RouterAction = Action | FinalizerAction;
 
 export type ApplyOutcome =
-  /** primaryResourceVersion: what the last JSON patch of the primary produced, for OwnWrites. */
+  /** primaryResourceVersion: what the last JSON patch or apply of the primary produced, for OwnWrites. */
   | { result: 'done'; refused: number; primaryResourceVersion?: string }
   | { result: 'conflict'; message: string }
   | { result: 'failed'; message: string; retryable: boolean };
@@ -149,7 +149,7 @@ function applyOne(ctx: ApplyContext, action: RouterAction, written: Written): Pr
     case 'create':
       return applyCreate(ctx, action);
     case 'apply':
-      return applyServerSide(ctx, action);
+      return applyServerSide(ctx, action, written);
     case 'delete':
       return applyDelete(ctx, action);
   }
@@ -233,7 +233,7 @@ async function applyCreate(ctx: ApplyContext, action: CreateAction): Promise<Act
 }
 
 /** Server-side apply, forced, as the Loop's field manager; the primary itself is applied as given. */
-async function applyServerSide(ctx: ApplyContext, action: ApplyAction): Promise<ActionResult> {
+async function applyServerSide(ctx: ApplyContext, action: ApplyAction, written: Written): Promise<ActionResult> {
   if (!kindAllowed(ctx, action, action.object.apiVersion, action.object.kind)) return 'refused';
   const resource = await ctx.discovery.resolve(action.object.apiVersion ?? '', action.object.kind ?? '');
   const isPrimary = refersTo(targetOf(action.object, resource, ctx.primary), ctx.primary);
@@ -256,7 +256,8 @@ async function applyServerSide(ctx: ApplyContext, action: ApplyAction): Promise<
     ...(ctx.requestHeaders ? { headers: ctx.requestHeaders } : {}),
   });
   memory.remember(key, digest, applied.metadata?.resourceVersion);
-  if (!isPrimary) expectCreated(ctx, resource, applied);
+  if (isPrimary) written.primaryResourceVersion = applied.metadata?.resourceVersion;
+  else expectCreated(ctx, resource, applied);
   return 'applied';
 }
 

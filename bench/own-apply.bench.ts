@@ -32,7 +32,7 @@ const stamper = defineFunction({
     const name = cm.metadata?.name ?? '';
     const ns = cm.metadata?.namespace ?? '';
     calls.set(ns, (calls.get(ns) ?? 0) + 1);
-    return respond([{ op: 'apply', object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, labels: { [STAMP]: cm.data?.value ?? 'none' } } } }]);
+    return respond([{ op: 'apply', object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: cm.metadata?.namespace ?? '', labels: { [STAMP]: cm.data?.value ?? 'none' } } } }]);
   },
 });
 

@@ -1,7 +1,7 @@
 // npx tsx bench/own-apply.bench.ts: function calls per object for a Loop whose function server-side applies its
 // own primary (a label copying the ConfigMap's data), with this tree's router and, when BENCH_BASELINE_TREE names
 // another checkout (with node_modules), that tree's router, on one private control plane in one run, rounds
-// alternating. BENCH_OBJECTS (200) ConfigMaps created, then each changed once; prints calls per object and the
+// alternating (BENCH_ROUNDS, 2). BENCH_OBJECTS (200) ConfigMaps created, then each changed once; prints calls per object and the
 // router's CPU per object for both steps.
 import type { V1ConfigMap } from '@kubernetes/client-node';
 import { execFileSync } from 'node:child_process';

@@ -24,7 +24,7 @@ import { createOnce, UncertainCreateError, withConcreteName } from './create-chi
 import type { Expectations } from './expectations.ts';
 import { AppliedWrites, appliedWritesOf } from './applied-writes.ts';
 import type { LoopConfig } from '../base/loop-spec.ts';
-import { namespaceFor, namespaceOf, targetOf } from './action-target.ts';
+import { inTargetNamespace, namespaceFor, namespaceOf, targetOf } from './action-target.ts';
 import { isConflict, sendJsonPatch, StaleWriteError } from './json-patch.ts';
 import { prepareChild, retestResourceVersion, statusPatch, withResourceVersionTest } from './patch-building.ts';
 import { onlyBookkeepingChanged } from '../base/predicates.ts';
@@ -237,7 +237,8 @@ async function applyServerSide(ctx: ApplyContext, action: ApplyAction, written: 
   if (!kindAllowed(ctx, action, action.object.apiVersion, action.object.kind)) return 'refused';
   const resource = await ctx.discovery.resolve(action.object.apiVersion ?? '', action.object.kind ?? '');
   const isPrimary = refersTo(targetOf(action.object, resource, ctx.primary), ctx.primary);
-  const object = isPrimary ? action.object : prepareChild(action.object, ctx.primary, resource.namespaced);
+  // The primary in its own namespace when the function left it out, as for a patch's target and a child.
+  const object = isPrimary ? inTargetNamespace(action.object, resource, ctx.primary) : prepareChild(action.object, ctx.primary, resource.namespaced);
   if (!(await authorised(ctx, { ...action, object }, targetOf(object, resource, ctx.primary), resource))) return 'refused';
   const name = object.metadata?.name;
   if (!name) throw new Error('apply needs metadata.name');

@@ -37,15 +37,15 @@ beforeAll(async () => {
   });
   served = await serveFunction(copier, { port: 0, host: '127.0.0.1', logLevel: 'warn' });
   url = served.url;
-  // Stamps the primary itself, by server-side apply, with a label copying its data (an apply of the primary
-  // names its namespace: without one the router's authority check takes it for another object).
+  // Stamps the primary itself, by server-side apply, with a label copying its data; it leaves the namespace
+  // out (the primary's, as for a patch's target).
   const stamper = defineFunction({
     name: 'stamper',
     reconcile: (request: ReconcileRequest) => {
       const cm = request.object as V1ConfigMap & ReconcileRequest['object'];
       const name = cm.metadata?.name ?? '';
       stamperCalls.set(name, (stamperCalls.get(name) ?? 0) + 1);
-      return respond([{ op: 'apply', object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: cm.metadata?.namespace ?? '', labels: { [STAMP]: cm.data?.value ?? 'none' } } } }]);
+      return respond([{ op: 'apply', object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, labels: { [STAMP]: cm.data?.value ?? 'none' } } } }]);
     },
   });
   stamped = await serveFunction(stamper, { port: 0, host: '127.0.0.1', logLevel: 'warn' });

@@ -9,6 +9,12 @@ export function namespaceFor(resource: ResourceInfo, namespace: string | undefin
   return namespace ?? primary.metadata?.namespace;
 }
 
+/** The object in the namespace its target resolves to: a namespaced object without one is in the primary's. */
+export function inTargetNamespace(object: KubeObject, resource: ResourceInfo, primary: KubernetesObject): KubeObject {
+  const namespace = namespaceFor(resource, object.metadata?.namespace, primary);
+  return namespace === object.metadata?.namespace ? object : { ...object, metadata: { ...object.metadata, namespace } };
+}
+
 export function namespaceOf(object: KubeObject, resource: ResourceInfo): string | undefined {
   return resource.namespaced ? object.metadata?.namespace : undefined;
 }

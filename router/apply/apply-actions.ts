@@ -24,7 +24,7 @@ import { createOnce, UncertainCreateError, withConcreteName } from './create-chi
 import type { Expectations } from './expectations.ts';
 import { AppliedWrites, appliedWritesOf } from './applied-writes.ts';
 import { isOwnedKind, type LoopConfig } from '../base/loop-spec.ts';
-import { namespaceFor, namespaceOf, targetOf } from './action-target.ts';
+import { inTargetNamespace, namespaceFor, namespaceOf, targetOf } from './action-target.ts';
 import { isConflict, sendJsonPatch, StaleWriteError } from './json-patch.ts';
 import { prepareChild, retestResourceVersion, statusPatch, withResourceVersionTest } from './patch-building.ts';
 import { onlyBookkeepingChanged } from '../base/predicates.ts';
@@ -41,7 +41,7 @@ export interface FinalizerAction {
 export type RouterAction = Action | FinalizerAction;
 
 export type ApplyOutcome =
-  /** primaryResourceVersion: what the last JSON patch of the primary produced, for OwnWrites. */
+  /** primaryResourceVersion: what the last JSON patch or apply of the primary produced, for OwnWrites. */
   | { result: 'done'; refused: number; primaryResourceVersion?: string }
   | { result: 'conflict'; message: string }
   | { result: 'failed'; message: string; retryable: boolean };
@@ -149,7 +149,7 @@ function applyOne(ctx: ApplyContext, action: RouterAction, written: Written): Pr
     case 'create':
       return applyCreate(ctx, action);
     case 'apply':
-      return applyServerSide(ctx, action);
+      return applyServerSide(ctx, action, written);
     case 'delete':
       return applyDelete(ctx, action);
   }
@@ -233,11 +233,12 @@ async function applyCreate(ctx: ApplyContext, action: CreateAction): Promise<Act
 }
 
 /** Server-side apply, forced, as the Loop's field manager; the primary itself is applied as given. */
-async function applyServerSide(ctx: ApplyContext, action: ApplyAction): Promise<ActionResult> {
+async function applyServerSide(ctx: ApplyContext, action: ApplyAction, written: Written): Promise<ActionResult> {
   if (!kindAllowed(ctx, action, action.object.apiVersion, action.object.kind)) return 'refused';
   const resource = await ctx.discovery.resolve(action.object.apiVersion ?? '', action.object.kind ?? '');
   const isPrimary = refersTo(targetOf(action.object, resource, ctx.primary), ctx.primary);
-  const object = isPrimary ? action.object : prepareChild(action.object, ctx.primary, resource.namespaced);
+  // The primary in its own namespace when the function left it out, as for a patch's target and a child.
+  const object = isPrimary ? inTargetNamespace(action.object, resource, ctx.primary) : prepareChild(action.object, ctx.primary, resource.namespaced);
   if (!(await authorised(ctx, { ...action, object }, targetOf(object, resource, ctx.primary), resource))) return 'refused';
   const name = object.metadata?.name;
   if (!name) throw new Error('apply needs metadata.name');
@@ -256,7 +257,8 @@ async function applyServerSide(ctx: ApplyContext, action: ApplyAction): Promise<
     ...(ctx.requestHeaders ? { headers: ctx.requestHeaders } : {}),
   });
   memory.remember(key, digest, applied.metadata?.resourceVersion);
-  if (!isPrimary) expectCreated(ctx, resource, applied);
+  if (isPrimary) written.primaryResourceVersion = applied.metadata?.resourceVersion;
+  else expectCreated(ctx, resource, applied);
   return 'applied';
 }
 

@@ -60,6 +60,9 @@ describe('keepsAnswer', () => {
     expect(keepsAnswer({ owns: [], related: [] }, sent, respond([patchPod], { finalized: true }), conflict, { deleted: false, finalizing: true })).toBe(false);
     expect(keepsAnswer({ owns: [{ apiVersion: 'v1', kind: 'Pod' }], related: [] }, sent, respond([patchPod]), conflict, plain)).toBe(false);
     expect(keepsAnswer({ owns: [], related: [] }, sent, respond([patchPod, { op: 'status', status: { ok: true } }]), conflict, plain)).toBe(false);
+    // An apply of the primary counts as an own write, yet is never replayed: its object may pin a resourceVersion.
+    const applyPod: Action = { op: 'apply', object: { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'web-1', resourceVersion: '9' } } };
+    expect(keepsAnswer({ owns: [], related: [] }, sent, respond([patchPod, applyPod]), conflict, plain)).toBe(false);
   });
 
   it('keeps an answer whose patch tests the version it was sent (as the SDK writes it), not one pinned to another', () => {

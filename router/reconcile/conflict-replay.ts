@@ -53,7 +53,7 @@ export function judgeKeptAnswer(kept: KeptAnswer, cached: KubeObject | undefined
 /**
  * Whether an applied answer is kept for a replay: its writes conflicted, and (as for own writes) it only
  * patched the primary and asked for nothing later, in a Loop without children or related objects (their state is input too).
- * A patch that tests a resourceVersion other than the one it was sent pins that version: never replayed.
+ * A patch that tests a resourceVersion other than the one it was sent pins that version: never replayed; nor is an apply.
  */
 export function keepsAnswer(
   loop: { owns: readonly unknown[]; related: readonly unknown[] },
@@ -64,7 +64,8 @@ export function keepsAnswer(
 ): boolean {
   if (applied.result !== 'conflict' || !answerCoversOwnWrite(loop, primary, response, ctx)) return false;
   const sent = primary.metadata?.resourceVersion;
-  return !response.actions.some((action) => action.op === 'patch' && testsOtherResourceVersion(action.patch, sent));
+  // An apply is never replayed (as before applies counted as own writes): its object may pin a resourceVersion.
+  return !response.actions.some((action) => action.op === 'apply' || (action.op === 'patch' && testsOtherResourceVersion(action.patch, sent)));
 }
 
 /** The answer with the resourceVersion tests its patches carry for `from` (as the SDK writes them) moved to `to`. */

@@ -8,6 +8,8 @@ const patchPod: Action = {
   target: { apiVersion: 'v1', kind: 'Pod', namespace: 'shop', name: 'web-1' },
   patch: [{ op: 'add', path: '/metadata/labels/pod-name', value: 'web-1' }],
 };
+const applyObject: KubeObject = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'web-1', labels: { 'pod-name': 'web-1' } } };
+const applyPod: Action = { op: 'apply', object: applyObject };
 const respond = (actions: Action[], extra: Partial<ReconcileResponse> = {}): ReconcileResponse => ({ apiVersion: 'kubeloop.dev/v1', kind: 'ReconcileResponse', actions, ...extra });
 const plain = { deleted: false, finalizing: false };
 const noChildren = { owns: [], related: [] };
@@ -16,6 +18,23 @@ describe('answerCoversOwnWrite', () => {
   it('covers an answer that only patches the primary (events aside)', () => {
     expect(answerCoversOwnWrite(noChildren, pod, respond([patchPod]), plain)).toBe(true);
     expect(answerCoversOwnWrite(noChildren, pod, respond([patchPod, { op: 'event', type: 'Normal', reason: 'Labelled', message: 'x' }]), plain)).toBe(true);
+  });
+
+  it('covers an answer that only server-side applies the primary (its namespace defaulting to the primary\'s)', () => {
+    expect(answerCoversOwnWrite(noChildren, pod, respond([applyPod]), plain)).toBe(true);
+    const sameNamespace: Action = { op: 'apply', object: { ...applyObject, metadata: { ...applyObject.metadata, namespace: 'shop' } } };
+    expect(answerCoversOwnWrite(noChildren, pod, respond([sameNamespace, patchPod, { op: 'event', type: 'Normal', reason: 'Applied', message: 'x' }]), plain)).toBe(true);
+  });
+
+  it('does not cover an apply of any other object: another name, namespace or kind, or none at all', () => {
+    const applying = (metadata: KubeObject['metadata'], kind = 'Pod'): Action => ({ op: 'apply', object: { apiVersion: 'v1', kind, metadata } });
+    expect(answerCoversOwnWrite(noChildren, pod, respond([applying({ name: 'web-2' })]), plain)).toBe(false);
+    expect(answerCoversOwnWrite(noChildren, pod, respond([applying({ name: 'web-1', namespace: 'other' })]), plain)).toBe(false);
+    expect(answerCoversOwnWrite(noChildren, pod, respond([applying({ name: 'web-1' }, 'ConfigMap')]), plain)).toBe(false);
+    expect(answerCoversOwnWrite(noChildren, pod, respond([applying({})]), plain)).toBe(false);
+    expect(answerCoversOwnWrite(noChildren, pod, respond([applyPod, applying({ name: 'web-1-copy' }, 'ConfigMap')]), plain)).toBe(false);
+    expect(answerCoversOwnWrite(noChildren, pod, respond([applyPod, { op: 'delete', target: { apiVersion: 'v1', kind: 'Pod', namespace: 'shop', name: 'web-1' } }]), plain)).toBe(false);
+    expect(answerCoversOwnWrite({ owns: [{ apiVersion: 'v1', kind: 'ConfigMap' }], related: [] }, pod, respond([applyPod]), plain)).toBe(false);
   });
 
   it('does not cover an answer without a write: there is no follow-up event to skip', () => {

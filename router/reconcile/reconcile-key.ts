@@ -158,8 +158,10 @@ async function applyAnswer(scope: ReconcileScope, at: Answered, answer: Omit<Kep
   const { response, callMs } = answer;
   const writes: RouterAction[] = writesFor(response, { primary, finalizer: loop.finalizer, deleted, finalizing });
   const applied = await applyActions(applyContext(scope, key, primary, log, at.traced), writes);
-  if (applied.result === 'done' && applied.primaryResourceVersion && applied.refused === 0 && answerCoversOwnWrite(loop, primary, response, at)) {
-    scope.ownWrites.remember(key, applied.primaryResourceVersion);
+  const written = applied.result === 'done' && applied.refused === 0 ? applied.primaryResourceVersion : undefined;
+  // A write the server found to change nothing keeps the version the function saw: no watch event follows it.
+  if (written && written !== primary.metadata?.resourceVersion && answerCoversOwnWrite(loop, primary, response, at)) {
+    scope.ownWrites.remember(key, written);
   }
   if (keepsAnswer(loop, primary, response, applied, at)) scope.replays.keep(key, { ...answer, primary });
   return decide({ stage: 'applied', response, applied, deleted, callMs }, policy(deps));

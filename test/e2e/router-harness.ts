@@ -2,7 +2,7 @@
 // seed functions served over real HTTP by lib/runtime, and routers started with inline Loops.
 import { readFileSync } from 'node:fs';
 import { isAbsolute } from 'node:path';
-import type { KubeConfig, V1Pod } from '@kubernetes/client-node';
+import type { KubeConfig, KubernetesObject, V1Pod } from '@kubernetes/client-node';
 import { pino } from 'pino';
 import { parse } from 'yaml';
 import { chartCrdFile } from '../../cli/chart-crds.ts';
@@ -129,11 +129,16 @@ export async function installCrds(client: KubeClient, files: string[]): Promise<
 }
 
 /** A synced informer on the suite's pods: what a watch observed, for assertions about every moment. */
-export async function watchPods(client: KubeClient, namespace: string): Promise<Informer<V1Pod>> {
-  const pods = new Informer<V1Pod>({ client, resource: await new ResourceDiscovery(client).resolve('v1', 'Pod'), namespace });
-  pods.start();
-  await pods.waitForSync();
-  return pods;
+export function watchPods(client: KubeClient, namespace: string): Promise<Informer<V1Pod>> {
+  return watchKind<V1Pod>(client, namespace, 'v1', 'Pod');
+}
+
+/** A synced informer on one kind in the suite's namespace. */
+export async function watchKind<T extends KubernetesObject>(client: KubeClient, namespace: string, apiVersion: string, kind: string): Promise<Informer<T>> {
+  const objects = new Informer<T>({ client, resource: await new ResourceDiscovery(client).resolve(apiVersion, kind), namespace });
+  objects.start();
+  await objects.waitForSync();
+  return objects;
 }
 
 export type { KubeConfig };

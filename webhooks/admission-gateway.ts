@@ -17,8 +17,7 @@ import { DEFAULT_MAX_CONTEXT_BYTES, type ContextLookup } from './context-cache.t
 import type { CallResult, FunctionCaller } from './function-caller.ts';
 import type { HookKeys } from './hook-signing-keys.ts';
 import { applyFailurePolicy, toFunctionRequest, toReviewResponse, type CallFailure } from './hook-review.ts';
-import { HOOK_GROUP_PATH_PREFIX } from './hook-groups.ts';
-import { HOOK_PATH_PREFIX, type ResolvedHook } from './hook-spec.ts';
+import { HOOK_GROUP_PATH_PREFIX, HOOK_PATH_PREFIX, type ResolvedHook } from './hook-spec.ts';
 import { GatewayVersions } from './hook-versions.ts';
 import type { ConditionInput } from '../lib/sdk/conditions.ts';
 import type { SecretKeyRef } from '../api/loop.ts';

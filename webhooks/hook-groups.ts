@@ -6,10 +6,7 @@ import { createHash } from 'node:crypto';
 import type { V1LabelSelector } from '@kubernetes/client-node';
 import type { HookMatchCondition, HookRule } from '../api/admission-hook.ts';
 import { canonicalJson } from '../lib/kube/object-meta.ts';
-import type { ResolvedHook } from './hook-spec.ts';
-
-/** Namespaced hooks are served at /admit-namespaced/<group>; the request's namespace picks the hook. */
-export const HOOK_GROUP_PATH_PREFIX = '/admit-namespaced/';
+import { HOOK_GROUP_PATH_PREFIX, type ResolvedHook } from './hook-spec.ts';
 
 /** Everything of a hook the API server sees in its webhook entry, but the namespaces and the path. */
 export interface HookShape {

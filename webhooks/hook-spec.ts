@@ -12,10 +12,13 @@ import { DEFAULT_NAMESPACED_MAX_TIMEOUT_SECONDS, namespacedRuleProblems } from '
 import { namespacedConditionsProblem } from './excluded-identities.ts';
 import { sensitiveRuleProblems, type SensitiveCategory } from './sensitive-resources.ts';
 import { resolveHookVersions, type HookVersions } from './hook-versions-spec.ts';
+import { functionUrlOf } from './function-url.ts';
 
 /** kubeloop.dev suffix of every webhook name the gateway registers: <hook>.hooks.kubeloop.dev. */
 export const HOOK_WEBHOOK_SUFFIX = 'hooks.kubeloop.dev';
 export const HOOK_PATH_PREFIX = '/admit/';
+/** Namespaced hooks are served at /admit-namespaced/<group>; the request's namespace picks the hook (hook-groups.ts). */
+export const HOOK_GROUP_PATH_PREFIX = '/admit-namespaced/';
 export const MIN_TIMEOUT_SECONDS = 1;
 export const MAX_TIMEOUT_SECONDS = 30;
 export const DEFAULT_TIMEOUT_SECONDS = 5;
@@ -84,15 +87,6 @@ function ruleProblems(spec: AdmissionHookSpec): string[] {
     }
   });
   return problems;
-}
-
-/** The function's URL: given, or the Service's cluster DNS name (https on port 443, http otherwise). */
-export function functionUrlOf(fn: Pick<AdmissionHookSpec['function'], 'url' | 'service'>): string | undefined {
-  if (fn.url) return fn.url;
-  if (!fn.service) return undefined;
-  const port = fn.service.port ?? 80;
-  const scheme = port === 443 ? 'https' : 'http';
-  return `${scheme}://${fn.service.name}.${fn.service.namespace}.svc:${port}${fn.service.path ?? '/admit'}`;
 }
 
 /** Leaves the function enough time to answer and the gateway enough to tell the client why it did not. */

@@ -4,7 +4,7 @@ import { createHash } from 'node:crypto';
 import type { HookCanary, HookFunctionVersion } from '../api/admission-hook.ts';
 import { functionUrlProblem, type FunctionUrlPolicy } from '../lib/config/function-url-policy.ts';
 import type { BudgetLimits } from '../lib/versions/error-budget.ts';
-import { functionUrlOf } from './hook-spec.ts';
+import { functionUrlOf } from './function-url.ts';
 
 export interface ResolvedVersion {
   url: string;

@@ -10,8 +10,7 @@ import { inspectCertificate } from '../certs/inspect.ts';
 import type { KeyPairPem } from '../certs/generate.ts';
 import { registerAdmissionGateway, type GatewayOptions } from './admission-gateway.ts';
 import { clientCertificateTlsOptions, requireApiServer, type ClientAuthentication } from './api-server-authentication.ts';
-import { HOOK_GROUP_PATH_PREFIX } from './hook-groups.ts';
-import { HOOK_PATH_PREFIX } from './hook-spec.ts';
+import { HOOK_GROUP_PATH_PREFIX, HOOK_PATH_PREFIX } from './hook-spec.ts';
 import { registerWebhookMetrics } from './webhook-metrics.ts';
 
 export interface WebhookServerOptions {

@@ -1,7 +1,7 @@
 // The MutatingWebhookConfiguration shape (shared with the Helm chart) and the webhook's start-up config.
 import { describe, expect, it } from 'vitest';
 import { readWebhookConfig } from './config.ts';
-import { buildWebhookConfiguration } from './configuration.ts';
+import { buildWebhookConfiguration } from './lifecycle/configuration.ts';
 
 describe('buildWebhookConfiguration', () => {
   it('sends only annotated pod CREATEs outside kube-system and kubeloop, with no side effects, 5 s, IfNeeded, Ignore', () => {

@@ -10,7 +10,7 @@ import { gatewayClientAuthArgs } from '../cluster/webhook-client-auth.ts';
 import { KubeClient, loadKubeConfig, ResourceDiscovery } from '../../lib/kube/index.ts';
 import { admissionRegistry, functionRegistry } from '../../functions/registry.ts';
 import { packageRoot } from '../package-root.ts';
-import { DEFAULT_HOOK_CONFIGURATION_NAME } from '../../webhooks/hook-configuration.ts';
+import { DEFAULT_HOOK_CONFIGURATION_NAME } from '../../webhooks/lifecycle/hook-configuration.ts';
 import { chartCrdFiles } from '../chart-crds.ts';
 import { applyCrds, applyManifest, deleteIfPresent, ensureNamespace, readManifests, type Manifest } from './apply-manifests.ts';
 import { loopRows, readLoopReadiness, readRouterMetrics, statusPrinter } from './live-status.ts';

@@ -17,7 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments, stringify } from 'yaml';
 import type { AdmissionHook } from '../../api/admission-hook.ts';
 import { KubeClient } from '../../lib/kube/kube-client.ts';
-import { resolveHook } from '../../webhooks/hook-spec.ts';
+import { resolveHook } from '../../webhooks/base/hook-spec.ts';
 import { eventually } from '../cluster/eventually.ts';
 import { createLoopServiceAccount } from '../cluster/loop-service-account.ts';
 import { setupClusterSuite, type ClusterSuite } from '../cluster/suite.ts';

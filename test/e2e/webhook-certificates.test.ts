@@ -26,7 +26,7 @@ import { CertificateRotator } from '../../certs/rotation.ts';
 import { bundleFromSecret, ensureCertificate, readCertificateSecret } from '../../certs/secret-store.ts';
 import { KubeClient } from '../../lib/kube/index.ts';
 import { createLogger } from '../../lib/observability/logger.ts';
-import { buildWebhookConfiguration } from '../../webhooks/configuration.ts';
+import { buildWebhookConfiguration } from '../../webhooks/lifecycle/configuration.ts';
 import { eventually } from '../cluster/eventually.ts';
 import { setupClusterSuite, type ClusterSuite } from '../cluster/suite.ts';
 import { proxiedKubeconfig } from '../soak/platform.ts';

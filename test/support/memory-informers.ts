@@ -8,8 +8,8 @@ import { objectKey } from '../../lib/kube/object-meta.ts';
 import { CONTROLLER_UID_INDEX, controllerUidOf, ObjectStore } from '../../lib/kube/object-store.ts';
 import { kindKey, type ResourceInfo } from '../../lib/kube/resource-paths.ts';
 import type { KindRef } from '../../api/meta.ts';
-import type { InformerView } from '../base/informer-view.ts';
-import { UID_INDEX, type InformerLease, type InformerSource } from './informer-registry.ts';
+import type { InformerView } from '../../router/base/informer-view.ts';
+import { UID_INDEX, type InformerLease, type InformerSource } from '../../router/intake/informer-registry.ts';
 
 /** Kinds the runner and controller tests use. */
 export const TEST_RESOURCES = {

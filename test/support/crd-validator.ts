@@ -4,7 +4,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Ajv, type ValidateFunction } from 'ajv';
 import { parseAllDocuments } from 'yaml';
-import { formatSchemaErrors } from '../lib/contract/validate.ts';
+import { formatSchemaErrors } from '../../lib/contract/validate.ts';
 
 export type JsonSchema = { [key: string]: unknown };
 

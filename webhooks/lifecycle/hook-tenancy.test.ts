@@ -10,7 +10,8 @@ import { buildHookConfigurations } from './hook-configuration.ts';
 import { groupNamespacedHooks, shapeKey, shapeOf } from '../base/hook-groups.ts';
 import { applyFailurePolicy, toFunctionRequest } from '../gateway/hook-review.ts';
 import { resolveHook, type ResolvedHook } from '../base/hook-spec.ts';
-import { groupHook, servedDuringUpdate, servedHooksOf } from './served-hooks.ts';
+import { servedDuringUpdate, servedHooksOf } from './served-hooks.ts';
+import { groupHook } from '../../test/support/served-hooks.ts';
 import { TenantLimiter, tenantKey, tenantName } from '../gateway/tenant-limiter.ts';
 
 const baseSpec: AdmissionHookSpec = {

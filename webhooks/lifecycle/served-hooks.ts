@@ -39,8 +39,3 @@ export function servedDuringUpdate(previous: ServedHooks, next: ServedHooks): Se
   for (const [id, members] of next.groups) groups.set(id, new Map([...(previous.groups.get(id) ?? []), ...members]));
   return { byId: new Map([...previous.byId, ...next.byId]), groups };
 }
-
-/** The hook a request on a group's path is for: the one of the request's namespace, if the group has one. */
-export function groupHook(served: ServedHooks, group: string, namespace: string | undefined): ResolvedHook | undefined {
-  return namespace ? served.groups.get(group)?.get(namespace) : undefined;
-}

@@ -3,7 +3,7 @@
 // own entries: only annotated pods are sent, system namespaces never are, and failurePolicy is Ignore unless set.
 import type { AdmissionregistrationV1WebhookClientConfig, V1MutatingWebhookConfiguration } from '@kubernetes/client-node';
 import { WATCHER_ANNOTATION } from '../../api/watcher.ts';
-import { namespaceSafetyExpressions } from '../../webhooks/lifecycle/configuration.ts';
+import { namespaceSafetyExpressions } from '../../webhooks/lifecycle/namespace-safety.ts';
 
 export const WEBHOOK_NAME = 'watcher-sidecar.watch.kubeloop.dev';
 export const MUTATE_PATH = '/mutate/watcher-sidecar';

@@ -11,7 +11,7 @@ import type {
   V1ValidatingWebhookConfiguration,
 } from '@kubernetes/client-node';
 import type { HookMatchCondition } from '../../api/admission-hook.ts';
-import { NAMESPACE_NAME_LABEL, namespaceSafetyExpressions, type NamespaceSafety } from './configuration.ts';
+import { NAMESPACE_NAME_LABEL, namespaceSafetyExpressions, type NamespaceSafety } from './namespace-safety.ts';
 import { shapeOf, type HookGroup, type HookShape } from '../base/hook-groups.ts';
 import { HOOK_WEBHOOK_SUFFIX, type ResolvedHook } from '../base/hook-spec.ts';
 

@@ -18,7 +18,7 @@ import { Informer, isApiError, type KubeClient, type ResourceInfo } from '../../
 import { objectKey } from '../../lib/kube/object-meta.ts';
 import type { ConditionInput } from '../../lib/sdk/conditions.ts';
 import type { Registry } from 'prom-client';
-import { isNamespaceSent } from './configuration.ts';
+import { isNamespaceSent } from './namespace-safety.ts';
 import type { ContextCache } from '../gateway/context-cache.ts';
 import type { HookConfigurationOptions } from './hook-configuration.ts';
 import { DEFAULT_MAX_CONFIGURATION_BYTES, DEFAULT_TENANT_CONFIGURATIONS, shardConfigurations, tenantBucket, tenantConfigurationName } from './hook-configuration-shards.ts';

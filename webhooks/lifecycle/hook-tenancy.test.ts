@@ -5,7 +5,7 @@ import type { AdmissionHook, AdmissionHookSpec } from '../../api/admission-hook.
 import { validateAdmissionRequest } from '../../lib/contract/validate.ts';
 import { isAudience } from '../../lib/signing/standard-webhooks.ts';
 import { audienceOf } from '../../lib/signing/webhook-signature.ts';
-import { isNamespaceSent } from './configuration.ts';
+import { isNamespaceSent } from './namespace-safety.ts';
 import { buildHookConfigurations } from './hook-configuration.ts';
 import { groupNamespacedHooks, shapeKey, shapeOf } from '../base/hook-groups.ts';
 import { applyFailurePolicy, toFunctionRequest } from '../gateway/hook-review.ts';

@@ -26,7 +26,7 @@ import { historySource, startHistoryApi, type HistoryApi } from '../../router/hi
 import type { Router } from '../../router/start-router.ts';
 import { eventually } from '../cluster/eventually.ts';
 import { writeTokenKubeconfig } from '../cluster/token-kubeconfig.ts';
-import { installCrds, podSetLoop, quietLogger, routerHarness, type RouterHarness } from './router-harness.ts';
+import { installCrds, podSetLoop, quietLogger, routerHarness, type RouterHarness } from '../support/router-harness.ts';
 import { pngCensus } from './screenshot-check.ts';
 
 const SCREENSHOTS = join(process.cwd(), 'test-results', 'console');

@@ -22,7 +22,7 @@ import { vethPresent } from '../../cli/cluster/real-node/node-namespace.ts';
 import { blockersMessage, realNodeBlockers } from '../../cli/cluster/real-node/preflight.ts';
 import { eventually } from '../cluster/eventually.ts';
 import { CHART_DIR, helm } from '../e2e/chart-render.ts';
-import { REPO_ROOT } from '../e2e/production-bundle.ts';
+import { REPO_ROOT } from '../support/production-bundle.ts';
 
 const run = promisify(execFile);
 const RELEASE = 'kubeloop';

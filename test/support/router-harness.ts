@@ -14,7 +14,7 @@ import { serveFunction, type ServedFunction } from '../../lib/runtime/index.ts';
 import { CLUSTER_LOOP_KIND, LOOP_API_VERSION, type Loop, type LoopCondition, type LoopSpec, type ServiceAccountRef } from '../../api/loop.ts';
 import { DEFAULT_FUNCTION_URL_POLICY, type FunctionUrlPolicy } from '../../lib/config/function-url-policy.ts';
 import { startRouter, type Router, type RouterOptions } from '../../router/start-router.ts';
-import { createLoopServiceAccount, LOOP_SERVICE_ACCOUNT } from '../cluster/loop-service-account.ts';
+import { createLoopServiceAccount, LOOP_SERVICE_ACCOUNT } from './loop-service-account.ts';
 import { setupClusterSuite, type ClusterSuite, type OwnPlane } from '../cluster/suite.ts';
 
 /** Test functions listen on 127.0.0.1: the router's dev-mode URL policy (--allow-loopback-functions). */

@@ -118,6 +118,10 @@ export default tseslint.config(
   webhookStage('gateway', ['base']),
   webhookStage('base', []),
   {
+    files: ['bench/**'],
+    rules: mayNotImport(['test'], 'bench/ takes its harness from test/support/ only (what tests and benchmarks share), never from a suite.'),
+  },
+  {
     files: ['certs/**'],
     rules: mayNotImport(['router', 'functions', 'webhooks', 'cli', 'test', 'bench'], 'certs/ imports only lib/ and api/ (docs/architecture.md).'),
   },

@@ -40,18 +40,32 @@ describe('hook canary', () => {
     const conditions: ConditionInput[] = [];
     const versions = versionsWith(conditions);
     const hook = hookWith({ url: 'http://127.0.0.1:1/live', canary: { url: 'http://127.0.0.1:2/canary', namespaces: ['shop'], errorBudget: budget } });
-    expect(versions.route(hook, { uid: 'a', namespace: 'shop' })?.url).toBe('http://127.0.0.1:2/canary');
-    versions.canaryAnswered(hook, true);
-    expect(versions.route(hook, { uid: 'a', namespace: 'shop' })).toBeDefined();
-    versions.canaryAnswered(hook, true);
+    const first = versions.route(hook, { uid: 'a', namespace: 'shop' });
+    expect(first?.canary.url).toBe('http://127.0.0.1:2/canary');
+    first?.answered(true);
+    const second = versions.route(hook, { uid: 'a', namespace: 'shop' });
+    expect(second).toBeDefined();
+    second?.answered(true);
     expect(versions.route(hook, { uid: 'a', namespace: 'shop' })).toBeUndefined();
     expect(conditions.at(-1)).toMatchObject({ type: 'CanaryRolledBack', status: 'True', reason: 'ErrorBudgetSpent' });
     // The same spec resolved again (a gateway resync) stays rolled back; a changed canary starts afresh.
     const same = hookWith({ url: 'http://127.0.0.1:1/live', canary: { url: 'http://127.0.0.1:2/canary', namespaces: ['shop'], errorBudget: budget } });
     expect(versions.route(same, { uid: 'a', namespace: 'shop' })).toBeUndefined();
     const changed = hookWith({ url: 'http://127.0.0.1:1/live', canary: { url: 'http://127.0.0.1:3/canary', namespaces: ['shop'], errorBudget: budget } });
-    expect(versions.route(changed, { uid: 'a', namespace: 'shop' })?.url).toBe('http://127.0.0.1:3/canary');
+    expect(versions.route(changed, { uid: 'a', namespace: 'shop' })?.canary.url).toBe('http://127.0.0.1:3/canary');
     expect(conditions.at(-1)).toMatchObject({ type: 'CanaryRolledBack', status: 'False', reason: 'CanaryActive' });
+  });
+  it('charges the canary it chose: an answer that arrives after the canary changed spends nothing of the new one', () => {
+    const conditions: ConditionInput[] = [];
+    const versions = versionsWith(conditions);
+    const old = hookWith({ url: 'http://127.0.0.1:1/live', canary: { url: 'http://127.0.0.1:2/canary', namespaces: ['shop'], errorBudget: budget } });
+    const chosen = versions.route(old, { uid: 'a', namespace: 'shop' });
+    const changed = hookWith({ url: 'http://127.0.0.1:1/live', canary: { url: 'http://127.0.0.1:3/canary', namespaces: ['shop'], errorBudget: budget } });
+    expect(versions.route(changed, { uid: 'b', namespace: 'shop' })?.canary.url).toBe('http://127.0.0.1:3/canary');
+    chosen?.answered(true);
+    chosen?.answered(true);
+    expect(versions.route(changed, { uid: 'c', namespace: 'shop' })?.canary.url).toBe('http://127.0.0.1:3/canary');
+    expect(conditions.filter((c) => c.status === 'True')).toEqual([]);
   });
   it('refuses a canary without a share or a budget, and a shadow URL the policy refuses', () => {
     const resolve = (fn: HookFunction) => resolveHook({ apiVersion: 'kubeloop.dev/v1alpha1', kind: 'ClusterAdmissionHook', metadata: { name: 'h' }, spec: { type: 'validating', rules: [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'] }], serviceAccount: { namespace: 'ns', name: 'sa' }, function: fn } });

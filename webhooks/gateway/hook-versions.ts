@@ -46,6 +46,12 @@ interface HookState {
   rolledBack: boolean;
 }
 
+/** A request routed to a canary, and how what its call cost is charged to that canary. */
+export interface CanaryChoice {
+  canary: ResolvedCanary;
+  answered(failed: boolean): void;
+}
+
 export class GatewayVersions {
   readonly #o: HookVersionOptions;
   readonly #state = new Map<string, HookState>();
@@ -63,25 +69,30 @@ export class GatewayVersions {
     this.#rollbacks = counter<'hook'>(m, 'kubeloop_admission_canary_rollbacks_total', 'Hook canaries rolled back because their error budget was spent', ['hook']);
   }
 
-  /** The canary this request goes to, or undefined for the live function. */
-  route(hook: ResolvedHook, request: { uid: string; namespace?: string | undefined }): ResolvedCanary | undefined {
+  /**
+   * The canary this request goes to, or undefined for the live function. The choice carries its own charge:
+   * what the call cost is spent from the budget of the canary chosen, never from one resolved since.
+   */
+  route(hook: ResolvedHook, request: { uid: string; namespace?: string | undefined }): CanaryChoice | undefined {
     const canary = hook.versions.canary;
-    if (!canary || this.#stateOf(hook).rolledBack) return undefined;
+    if (!canary) return undefined;
+    const state = this.#stateOf(hook);
+    if (state.rolledBack) return undefined;
     if (canary.namespaces && !canary.namespaces.has(request.namespace ?? '')) return undefined;
-    return canary.weight === undefined || inCanaryShare(request.uid, canary.weight) ? canary : undefined;
+    if (canary.weight !== undefined && !inCanaryShare(request.uid, canary.weight)) return undefined;
+    return { canary, answered: (failed) => this.#charge(hook, canary, state, failed) };
   }
 
   keys(ref: SecretKeyRef | undefined): Promise<HookKeys> {
     return this.#o.keys ? this.#o.keys(ref) : Promise.resolve({ ok: true, keys: undefined });
   }
 
-  /** The canary answered (`failed`: no usable answer): spends its budget, rolls it back when spent. */
-  canaryAnswered(hook: ResolvedHook, failed: boolean): void {
-    const canary = hook.versions.canary;
-    if (!canary) return;
-    const state = this.#stateOf(hook);
+  /** The chosen canary answered (`failed`: no usable answer): spends its budget, rolls it back when spent. */
+  #charge(hook: ResolvedHook, canary: ResolvedCanary, state: HookState, failed: boolean): void {
+    // A canary replaced while the call ran has a budget of its own, which this call never touched.
+    if (state.canaryFingerprint !== canary.fingerprint || !state.budget) return;
     this.#canaryCalls.inc({ hook: hook.id, result: failed ? 'error' : 'ok' });
-    const budget = state.budget!.record(failed, this.#now());
+    const budget = state.budget.record(failed, this.#now());
     if (!budget.spent || state.rolledBack) return;
     state.rolledBack = true;
     this.#rollbacks.inc({ hook: hook.id });

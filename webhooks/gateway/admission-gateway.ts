@@ -3,7 +3,7 @@
 // context objects from the cache, calls the function (within its tenant's cap of calls in flight), checks its
 // answer and replies; a function that is down, slow or answers garbage gets its hook's failurePolicy, a
 // metric, and a FunctionAvailable condition.
-import { SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+import { SpanKind, SpanStatusCode, trace, type Context, type Span } from '@opentelemetry/api';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Registry } from 'prom-client';
 import type { KubeObject } from '../../api/meta.ts';
@@ -12,11 +12,13 @@ import { BoundedLabel } from '../../lib/observability/bounded-label.ts';
 import { counter, gauge, latencyHistogram, secondsSince } from '../../lib/observability/metrics.ts';
 import { contextFromHeaders, recordedTraceId, traceHeaders, tracer } from '../../lib/observability/trace-context.ts';
 import { writeFixture } from '../../lib/replay/fixtures.ts';
-import { MalformedReviewError, parseAdmissionReview, reviewResponse, type AdmissionResponse as ReviewResponse } from './admission-review.ts';
+import type { AdmissionRequest } from '../../lib/contract/admission-types.ts';
+import { MalformedReviewError, parseAdmissionReview, reviewResponse } from './admission-review.ts';
+import { decideAdmission, type AdmissionDecision, type AdmissionStop } from './admission-decision.ts';
 import { DEFAULT_MAX_CONTEXT_BYTES, type ContextLookup } from './context-cache.ts';
 import type { CallResult, FunctionCaller } from './function-caller.ts';
 import type { HookKeys } from '../base/hook-signing-keys.ts';
-import { applyFailurePolicy, toFunctionRequest, toReviewResponse, type CallFailure } from './hook-review.ts';
+import { toFunctionRequest, toReviewResponse, type CallFailure, type Conversion } from './hook-review.ts';
 import { HOOK_GROUP_PATH_PREFIX, HOOK_PATH_PREFIX, type ResolvedHook } from '../base/hook-spec.ts';
 import { GatewayVersions } from './hook-versions.ts';
 import type { ConditionInput } from '../../lib/sdk/conditions.ts';
@@ -58,8 +60,14 @@ export interface GatewayOptions {
   now?: () => Date;
 }
 
-/** Bounded metric label: allowed, denied, patched, or how the function failed. */
-type GatewayOutcome = 'allowed' | 'denied' | 'patched' | CallFailure['kind'];
+type Review = ReturnType<typeof parseAdmissionReview>;
+
+/** A function call made: the request sent, what came back, and that checked as an answer. */
+interface MadeCall {
+  request: AdmissionRequest;
+  result: CallResult;
+  answer: Conversion;
+}
 
 export function registerAdmissionGateway(app: FastifyInstance, options: GatewayOptions): void {
   const calls = counter<'hook' | 'outcome'>(options.metrics, 'kubeloop_admission_hook_calls_total', 'Admission requests forwarded to functions, by hook and outcome', ['hook', 'outcome']);
@@ -132,87 +140,75 @@ export function registerAdmissionGateway(app: FastifyInstance, options: GatewayO
     return admit(request, review, hook, start);
   });
 
-  async function admit(request: FastifyRequest, review: ReturnType<typeof parseAdmissionReview>, hook: ResolvedHook, start: bigint) {
+  async function admit(request: FastifyRequest, review: Review, hook: ResolvedHook, start: bigint) {
     const tenant = tenantKey(hook);
     if (!limiter.tryAcquire(tenant)) {
-      const label = tenants.of(tenantName(tenant));
-      throttled.inc({ tenant: label, policy: hook.spec.failurePolicy });
       const failure: CallFailure = { kind: 'Throttled', message: `was not called: tenant "${tenantName(tenant)}" has ${limiter.maxInFlight} admission calls in flight, the gateway's cap per tenant` };
-      failures.inc({ hook: hook.id, reason: failure.kind, policy: hook.spec.failurePolicy });
-      calls.inc({ hook: hook.id, outcome: failure.kind });
-      request.log.warn({ hook: hook.id, tenant: tenantName(tenant), uid: review.uid, policy: hook.spec.failurePolicy }, 'admission call over the tenant cap');
-      return reviewResponse(applyFailurePolicy(review.uid, hook, failure));
+      return carryOut(request, review, hook, decideAdmission(review.uid, hook, { stage: 'tenant-cap', failure }), start);
     }
     // After the tenant's slot is taken, so a half-open probe is always followed by its call.
     const shortCircuit = breaker?.before(hook);
     if (shortCircuit) {
       limiter.release(tenant);
-      failures.inc({ hook: hook.id, reason: shortCircuit.kind, policy: hook.spec.failurePolicy });
-      calls.inc({ hook: hook.id, outcome: shortCircuit.kind });
-      return reviewResponse(applyFailurePolicy(review.uid, hook, shortCircuit));
+      return carryOut(request, review, hook, decideAdmission(review.uid, hook, { stage: 'breaker', failure: shortCircuit }), start);
     }
     const label = tenants.of(tenantName(tenant));
     inFlight.inc({ tenant: label });
     try {
-      return await call(request, review, hook, start);
+      return await traced(request, review, hook, start);
     } finally {
       inFlight.dec({ tenant: label });
       limiter.release(tenant);
     }
   }
 
-  async function call(request: FastifyRequest, review: ReturnType<typeof parseAdmissionReview>, hook: ResolvedHook, start: bigint) {
-    const object = (review.object ?? review.oldObject) as KubeObject | undefined;
+  /** The admission's span around the bounds and the call; the decision is carried out before it ends. */
+  async function traced(request: FastifyRequest, review: Review, hook: ResolvedHook, start: bigint) {
     // The API server's span (its webhook call carries traceparent when its tracing is on) is the parent.
     const parent = contextFromHeaders(request.headers);
     // No attributes at the start (the ratio sampler decides on the trace id alone): an admission that is not
     // recorded (all with tracing off, most at a sampling ratio) builds none, as the router's reconciles.
     const span = tracer().startSpan(`admit ${hook.id}`, { kind: SpanKind.SERVER }, parent);
     if (span.isRecording()) span.setAttributes(admissionAttributes(review));
-    const traced = trace.setSpan(parent, span);
+    const { stop, made } = await boundedCall(request, review, hook, trace.setSpan(parent, span));
+    const decision = decideAdmission(review.uid, hook, stop);
+    if (decision.stage === 'called') span.setAttribute('kubeloop.admission.outcome', decision.outcome);
+    if (decision.failure) span.setStatus({ code: SpanStatusCode.ERROR, message: decision.failure.message });
+    try {
+      return carryOut(request, review, hook, decision, start, made, span);
+    } finally {
+      span.end();
+    }
+  }
+
+  /** The request's bounds (context bytes, the byte budget), then the function called within them. */
+  async function boundedCall(request: FastifyRequest, review: Review, hook: ResolvedHook, traced: Context): Promise<{ stop: AdmissionStop; made?: MadeCall }> {
+    const object = (review.object ?? review.oldObject) as KubeObject | undefined;
     const lookupSpan = tracer().startSpan('context lookup', {}, traced);
     if (lookupSpan.isRecording()) lookupSpan.setAttribute('kubeloop.context.entries', hook.context.length);
     const prepared = bounds.prepare(hook, tenantKey(hook), object, review.namespace, Number(request.headers['content-length'] ?? 0) || 0);
     lookupSpan.end();
-    if (!prepared.ok) {
-      span.setStatus({ code: SpanStatusCode.ERROR, message: prepared.failure.message });
-      span.end();
-      return overBounds(request, review, hook, prepared.failure, start);
-    }
+    if (!prepared.ok) return { stop: { stage: 'bounds', failure: prepared.failure } };
     try {
-      return await callPrepared(request, review, hook, start, prepared.context, span, traced);
+      const made = await callFunction(review, hook, prepared.context, traced);
+      return { stop: { stage: 'called', answer: made.answer }, made };
     } finally {
       prepared.release();
     }
   }
 
-  /** A request a gateway bound stopped before the call: the hook's failurePolicy, counted; the function did nothing wrong. */
-  function overBounds(request: FastifyRequest, review: ReturnType<typeof parseAdmissionReview>, hook: ResolvedHook, failure: CallFailure, start: bigint) {
-    failures.inc({ hook: hook.id, reason: failure.kind, policy: hook.spec.failurePolicy });
-    calls.inc({ hook: hook.id, outcome: failure.kind });
-    duration.observe({ hook: hook.id }, secondsSince(start));
-    request.log.warn({ hook: hook.id, uid: review.uid, reason: failure.kind, policy: hook.spec.failurePolicy, message: failure.message }, 'admission request over a gateway bound');
-    return reviewResponse(applyFailurePolicy(review.uid, hook, failure));
-  }
-
-  async function callPrepared(
-    request: FastifyRequest,
-    review: ReturnType<typeof parseAdmissionReview>,
-    hook: ResolvedHook,
-    start: bigint,
-    contexts: Record<string, KubeObject | null>,
-    span: ReturnType<ReturnType<typeof tracer>['startSpan']>,
-    traced: ReturnType<typeof trace.setSpan>,
-  ) {
+  /** Calls the live function, or the canary chosen for this request and charged with its answer; offers the shadow. */
+  async function callFunction(review: Review, hook: ResolvedHook, contexts: Record<string, KubeObject | null>, traced: Context): Promise<MadeCall> {
     const functionRequest = toFunctionRequest(review, hook, contexts, now());
     // A canary's share goes to the canary, with its own keys and CA bundle; the rest to the live function.
-    const canary = versions.route(hook, review);
+    const choice = versions.route(hook, review);
+    const canary = choice?.canary;
     const signing = canary ? await versions.keys(canary.fn.signingSecretRef) : options.signingKeys ? await options.signingKeys(hook) : ({ ok: true, keys: undefined } as const);
     const url = canary?.url ?? hook.functionUrl;
     const callSpan = tracer().startSpan(`call ${hook.id}`, { kind: SpanKind.CLIENT }, traced);
     if (callSpan.isRecording()) callSpan.setAttribute('url.full', url);
     // The runtime refuses what nests deeper than it takes: say so without the round trip (a denial when validating).
-    const called: CallResult = nestsDeeperThan(functionRequest)
+    const result: CallResult = nestsDeeperThan(functionRequest)
       ? { ok: false, failure: { kind: 'Refused', message: `was not called: the request nests deeper than the ${MAX_JSON_DEPTH} levels functions take` } }
       : signing.ok
         ? await options.caller.call(url, functionRequest, {
@@ -222,44 +218,45 @@ export function registerAdmissionGateway(app: FastifyInstance, options: GatewayO
             headers: traceHeaders(trace.setSpan(traced, callSpan)),
           })
         : { ok: false, failure: { kind: 'Unreachable', message: `was not called: ${signing.message}` } };
-    if (!called.ok) callSpan.setStatus({ code: SpanStatusCode.ERROR, message: called.failure.message });
+    if (!result.ok) callSpan.setStatus({ code: SpanStatusCode.ERROR, message: result.failure.message });
     callSpan.end();
-    const converted = called.ok ? toReviewResponse(called.reply, hook, functionRequest) : called;
-    if (canary) versions.canaryAnswered(hook, !converted.ok);
+    const answer = result.ok ? toReviewResponse(result.reply, hook, functionRequest) : result;
+    choice?.answered(!answer.ok);
     // After the live answer, never awaited: the shadow's answer is compared, never enforced.
-    versions.shadow(hook, functionRequest, called);
-    let response: ReviewResponse;
-    let outcome: GatewayOutcome;
-    if (converted.ok) {
-      response = converted.response;
-      outcome = !response.allowed ? 'denied' : response.patch ? 'patched' : 'allowed';
-      reportCall(hook, undefined);
-      if (options.recordDir && called.ok) {
-        sequence += 1;
-        writeFixture(options.recordDir, `${hook.namespace ? `${hook.namespace}.` : ''}${hook.name}-${Date.now()}-${String(sequence).padStart(5, '0')}`, {
-          description: `${hook.id}: ${review.operation} of ${review.kind.kind} ${review.namespace ? `${review.namespace}/` : ''}${review.name ?? ''} (recorded ${functionRequest.now})`,
-          request: functionRequest,
-          response: called.reply as never,
-        });
-      }
-    } else {
-      outcome = converted.failure.kind;
-      response = applyFailurePolicy(review.uid, hook, converted.failure);
-      failures.inc({ hook: hook.id, reason: converted.failure.kind, policy: hook.spec.failurePolicy });
-      const traceId = recordedTraceId(span);
-      const body = !called.ok && called.detail ? { body: called.detail.slice(0, 300) } : {};
-      request.log.warn(
-        { hook: hook.id, uid: review.uid, reason: converted.failure.kind, policy: hook.spec.failurePolicy, message: converted.failure.message, ...body, ...(traceId ? { traceId } : {}) },
-        'admission function failed',
-      );
-      reportCall(hook, converted.failure);
+    versions.shadow(hook, functionRequest, result);
+    return { request: functionRequest, result, answer };
+  }
+
+  /** The one carry-out of a decision: the metrics, the log line, the hook's breaker and status, the recorded fixture. */
+  function carryOut(request: FastifyRequest, review: Review, hook: ResolvedHook, decision: AdmissionDecision, start: bigint, made?: MadeCall, span?: Span) {
+    const { failure } = decision;
+    const policy = hook.spec.failurePolicy;
+    if (decision.stage === 'tenant-cap') throttled.inc({ tenant: tenants.of(tenantName(tenantKey(hook))), policy });
+    if (failure) failures.inc({ hook: hook.id, reason: failure.kind, policy });
+    calls.inc({ hook: hook.id, outcome: decision.outcome });
+    if (decision.observesDuration) duration.observe({ hook: hook.id }, secondsSince(start));
+    if (failure && decision.stage === 'tenant-cap') {
+      request.log.warn({ hook: hook.id, tenant: tenantName(tenantKey(hook)), uid: review.uid, policy }, 'admission call over the tenant cap');
+    } else if (failure && decision.stage === 'bounds') {
+      request.log.warn({ hook: hook.id, uid: review.uid, reason: failure.kind, policy, message: failure.message }, 'admission request over a gateway bound');
+    } else if (failure && decision.stage === 'called') {
+      const traceId = span ? recordedTraceId(span) : undefined;
+      const body = made && !made.result.ok && made.result.detail ? { body: made.result.detail.slice(0, 300) } : {};
+      request.log.warn({ hook: hook.id, uid: review.uid, reason: failure.kind, policy, message: failure.message, ...body, ...(traceId ? { traceId } : {}) }, 'admission function failed');
     }
-    calls.inc({ hook: hook.id, outcome });
-    duration.observe({ hook: hook.id }, secondsSince(start));
-    span.setAttribute('kubeloop.admission.outcome', outcome);
-    if (!converted.ok) span.setStatus({ code: SpanStatusCode.ERROR, message: converted.failure.message });
-    span.end();
-    return reviewResponse(response);
+    if (decision.reportsCall) reportCall(hook, failure);
+    if (!failure && made?.result.ok && options.recordDir) record(options.recordDir, review, hook, made.request, made.result.reply);
+    return reviewResponse(decision.response);
+  }
+
+  /** --record: the call as a test/fixtures admission fixture. */
+  function record(dir: string, review: Review, hook: ResolvedHook, functionRequest: AdmissionRequest, reply: unknown): void {
+    sequence += 1;
+    writeFixture(dir, `${hook.namespace ? `${hook.namespace}.` : ''}${hook.name}-${Date.now()}-${String(sequence).padStart(5, '0')}`, {
+      description: `${hook.id}: ${review.operation} of ${review.kind.kind} ${review.namespace ? `${review.namespace}/` : ''}${review.name ?? ''} (recorded ${functionRequest.now})`,
+      request: functionRequest,
+      response: reply as never,
+    });
   }
 }
 
@@ -271,7 +268,7 @@ function tenantCount(hooks: ReadonlyMap<string, ResolvedHook>): number {
   return count;
 }
 
-function admissionAttributes(review: ReturnType<typeof parseAdmissionReview>): Record<string, string> {
+function admissionAttributes(review: Review): Record<string, string> {
   return {
     'k8s.admission.uid': review.uid,
     'k8s.admission.operation': review.operation,

@@ -21,15 +21,15 @@ import type { Registry } from 'prom-client';
 import { isNamespaceSent } from './namespace-safety.ts';
 import type { ContextCache } from '../gateway/context-cache.ts';
 import type { HookConfigurationOptions } from './hook-configuration.ts';
-import { DEFAULT_MAX_CONFIGURATION_BYTES, DEFAULT_TENANT_CONFIGURATIONS, shardConfigurations, tenantBucket, tenantConfigurationName } from './hook-configuration-shards.ts';
+import { DEFAULT_MAX_CONFIGURATION_BYTES, DEFAULT_TENANT_CONFIGURATIONS, shardConfigurations, tenantBucket, tenantConfigurationName, type ShardOptions } from './hook-configuration-shards.ts';
 import { ConfigurationWriter } from './hook-configuration-writer.ts';
 import type { CallFailure } from '../gateway/hook-review.ts';
 import { DEFAULT_HOOK_POLICY, resolveHook, type HookPolicy, type ResolvedHook } from '../base/hook-spec.ts';
 import { HookStatusChains, STATUS_WRITE_TIMEOUT_MS } from './hook-status-chains.ts';
-import { nextConditions, notReady, registeredCondition, writeHookConditions } from './hook-status.ts';
+import { nextConditions, notReady, writeHookConditions } from './hook-status.ts';
+import { decideRegistration, registeredVerdicts, type JudgedHook, type Verdicts } from './registration-decision.ts';
 import { contextRefusal } from './hook-context-review.ts';
 import { NO_HOOKS, servedDuringUpdate, servedHooksOf, type ServedHooks } from './served-hooks.ts';
-import { createdAt, hooksOverTenantLimit, TENANT_HOOK_LIMIT_REASON } from './tenant-hook-limit.ts';
 import { hookWriteRefusal } from './hook-write-review.ts';
 
 export const CLUSTER_ADMISSION_HOOK_RESOURCE: ResourceInfo = {
@@ -66,8 +66,6 @@ export interface HookControllerOptions {
   tenantMaxHooks?: number;
   now?: () => Date;
 }
-
-type Verdicts = Map<AdmissionHook, ConditionInput>;
 
 
 export class HookController {
@@ -159,33 +157,30 @@ export class HookController {
     return this.#running;
   }
 
+  /** Plan (judge every hook: reviews are I/O), decide (which are registered), carry out (serve, write, tell). */
   async #reconcile(): Promise<void> {
-    const { logger, contexts } = this.#options;
-    const ready = new Map<string, ResolvedHook>();
-    const verdicts: Verdicts = new Map();
     const cacheKeys = new Set<string>();
-    // Hooks are judged side by side: one hook's slow review never holds another's registration.
-    const judged = await Promise.all(
-      this.#list().map(async (hook) => {
+    const judged = await this.#judge(cacheKeys);
+    const { ready, verdicts } = decideRegistration({ judged, slots: this.#slots, shards: this.#shardOptions(), ...(this.#options.tenantMaxHooks ? { tenantMaxHooks: this.#options.tenantMaxHooks } : {}) });
+    await this.#register(ready, verdicts);
+    await this.#options.contexts.retain(cacheKeys);
+    this.#options.logger.info({ hooks: [...ready.keys()] }, 'admission hooks registered');
+  }
+
+  /** Resolves every hook and reviews what it may do; hooks are judged side by side, so one slow review never holds another. */
+  #judge(cacheKeys: Set<string>): Promise<JudgedHook[]> {
+    return Promise.all(
+      this.#list().map(async (hook): Promise<JudgedHook> => {
         const resolution = resolveHook(hook, this.#options.policy ?? DEFAULT_HOOK_POLICY);
         if (!resolution.ok) return { hook, refusal: notReady(resolution.reason, resolution.message, hook.metadata?.generation) };
         const refusal = this.#namespaceRefusal(resolution.hook) ?? (await hookWriteRefusal(this.#options.client, resolution.hook)) ?? (await contextRefusal(resolution.hook, this.#options, cacheKeys));
-        return { hook, resolved: resolution.hook, refusal };
+        return { hook, resolved: resolution.hook, ...(refusal ? { refusal } : {}) };
       }),
     );
-    for (const { hook, resolved, refusal } of judged) {
-      if (refusal) verdicts.set(hook, refusal);
-      else if (resolved) ready.set(resolved.id, resolved);
-    }
-    // Tenant configurations over their bound leave out the largest tenant's hooks there, never the others'.
-    const sharded = shardConfigurations(ready.values(), this.#slots, this.#shardOptions());
-    for (const [id, message] of sharded.leftOut) {
-      const hook = ready.get(id);
-      const object = this.#get(id);
-      ready.delete(id);
-      if (object && hook) verdicts.set(object, notReady('InvalidSpec', message, hook.generation));
-    }
-    this.#limitPerTenant(ready, verdicts);
+  }
+
+  /** Serves the ready hooks, writes their configurations (leaving out a hook the API server refuses) and queues every hook's condition. */
+  async #register(ready: Map<string, ResolvedHook>, verdicts: Verdicts): Promise<void> {
     // Serve before registering: the API server may call a new path as soon as the configuration lands.
     this.served = servedDuringUpdate(this.served, servedHooksOf(ready.values(), this.#slots, this.#bucketOf).served);
     try {
@@ -199,34 +194,14 @@ export class HookController {
     const { served, grouping } = servedHooksOf(ready.values(), this.#slots, this.#bucketOf);
     this.served = served;
     this.#slots = grouping.slots;
-    for (const hook of this.#list()) {
-      const resolved = served.byId.get(objectKey(hook.metadata));
-      if (!resolved || verdicts.has(hook)) continue;
-      const pending = contexts.pending(resolved);
-      const { name } = this.#options.configuration;
-      const configuration = resolved.namespace ? tenantConfigurationName(name, this.#bucketOf(resolved.namespace)) : name;
-      // Registered, but its context cache has not synced: its requests get its failurePolicy until it has.
-      verdicts.set(hook, pending ? notReady('ContextPending', `registered; until its context is cached every request gets failurePolicy ${resolved.spec.failurePolicy}: ${pending}`, hook.metadata?.generation) : registeredCondition(resolved, configuration, hook.metadata?.generation));
-    }
-    this.#writeVerdicts(verdicts);
-    await contexts.retain(cacheKeys);
-    logger.info({ hooks: [...ready.keys()] }, 'admission hooks registered');
+    const { name } = this.#options.configuration;
+    const configurationOf = (hook: ResolvedHook) => (hook.namespace ? tenantConfigurationName(name, this.#bucketOf(hook.namespace)) : name);
+    this.#writeVerdicts(registeredVerdicts(this.#list(), served, verdicts, (hook) => this.#options.contexts.pending(hook), configurationOf));
   }
 
-  #shardOptions() {
+  #shardOptions(): ShardOptions {
     const caBundlePem = this.#options.caBundle();
     return { ...this.#options.configuration, ...(caBundlePem ? { caBundlePem } : {}), ...this.#shards };
-  }
-
-  /** Leaves out each namespace's newest hooks past --tenant-max-hooks (tenant-hook-limit.ts). */
-  #limitPerTenant(ready: Map<string, ResolvedHook>, verdicts: Verdicts): void {
-    const max = this.#options.tenantMaxHooks;
-    if (!max) return;
-    for (const [id, message] of hooksOverTenantLimit(ready.values(), max, (hook) => createdAt(this.#get(hook.id)))) {
-      const object = this.#get(id);
-      ready.delete(id);
-      if (object) verdicts.set(object, notReady(TENANT_HOOK_LIMIT_REASON, message, object.metadata?.generation));
-    }
   }
 
   /** An AdmissionHook in a namespace never sent to any hook (kube-system, the gateway's, excluded) would see nothing. */

@@ -1,13 +1,18 @@
 // Lint: typescript-eslint's recommended rules (type-checking itself is `tsc --noEmit`), and the import
 // boundaries of docs/architecture.md: api/ imports nothing of ours, lib/ only lib/ and api/, the
 // deployables (router/, functions/, webhooks/, certs/) import lib/ and api/ but never each other, and
-// inside router/ a stage imports only the stages below it (loops > intake > reconcile > apply > base).
+// inside router/ and webhooks/ a stage imports only the stages below it (router: loops > intake > reconcile >
+// apply > base, with history beside intake; webhooks: lifecycle > gateway > base, with history beside lifecycle).
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
-/** A pattern that refuses relative imports into the named top-level folders. */
+/**
+ * A pattern that refuses relative imports into the named top-level folders. test/support/ stays open: it is
+ * what colocated unit tests share (test/layout/shipped-imports.test.ts keeps shipped files off test/ whole).
+ */
 function folders(names, why) {
-  return { regex: `^(\\.\\./)+(${names.join('|')})/`, message: why };
+  const folder = (name) => (name === 'test' ? 'test/(?!support/)' : `${name}/`);
+  return { regex: `^(\\.\\./)+(${names.map(folder).join('|')})`, message: why };
 }
 
 /** An import rule made of that one pattern. */
@@ -16,7 +21,7 @@ function mayNotImport(names, why) {
 }
 
 const ROUTER_ONLY_LIB = folders(['functions', 'webhooks', 'certs', 'cli', 'test', 'bench'], 'The router imports only lib/ and api/ (docs/architecture.md).');
-const STAGES = ['loops', 'intake', 'reconcile', 'apply', 'base', 'sharding'];
+const STAGES = ['loops', 'intake', 'history', 'reconcile', 'apply', 'base', 'sharding'];
 
 /**
  * The import rule of one router stage (a folder of router/): the router's own boundary, no import of the
@@ -34,6 +39,31 @@ function routerStage(stage, mayUse) {
           ROUTER_ONLY_LIB,
           { regex: `^\\.\\./(\\.\\./router/)?(${refused.join('|')})/`, message: why },
           { regex: '^\\.\\./(\\.\\./router/)?[^./][^/]*\\.ts$', message: `router/${stage}/ does not import the router's assembly (router/*.ts wires the stages together; docs/architecture.md, "Router stages").` },
+        ],
+      }],
+    },
+  };
+}
+
+const WEBHOOK_ONLY = folders(['router', 'functions', 'cli', 'test', 'bench'], 'The webhook imports only lib/, api/ and certs/ (docs/architecture.md).');
+const WEBHOOK_STAGES = ['lifecycle', 'history', 'gateway', 'base'];
+
+/**
+ * The import rule of one webhook stage (a folder of webhooks/): lifecycle (keeping the served hooks and the
+ * webhook configurations in step) > gateway (the admission path) > base (the hook model); none imports the
+ * assembly (webhooks/*.ts: run-webhook, server, config), which wires the stages together.
+ */
+function webhookStage(stage, mayUse) {
+  const refused = WEBHOOK_STAGES.filter((s) => s !== stage && !mayUse.includes(s));
+  const why = `webhooks/${stage}/ may import ${mayUse.length > 0 ? mayUse.map((s) => `webhooks/${s}/`).join(', ') : 'no other stage'}: a stage imports only stages below it (docs/architecture.md, "Webhook stages").`;
+  return {
+    files: [`webhooks/${stage}/**`],
+    rules: {
+      'no-restricted-imports': ['error', {
+        patterns: [
+          WEBHOOK_ONLY,
+          ...(refused.length > 0 ? [{ regex: `^\\.\\./(\\.\\./webhooks/)?(${refused.join('|')})/`, message: why }] : []),
+          { regex: '^\\.\\./(\\.\\./webhooks/)?[^./][^/]*\\.ts$', message: `webhooks/${stage}/ does not import the webhook's assembly (webhooks/*.ts wires the stages together; docs/architecture.md, "Webhook stages").` },
         ],
       }],
     },
@@ -68,6 +98,8 @@ export default tseslint.config(
   },
   // Router stages (later entries replace the router/** rule for their files, so each repeats its patterns).
   routerStage('loops', ['intake', 'reconcile', 'apply', 'base']),
+  // The reconcile history (flight-recorder files, the history API) reads what reconcile records; no stage reads it.
+  routerStage('history', ['reconcile', 'apply', 'base']),
   routerStage('intake', ['reconcile', 'apply', 'base', 'sharding']),
   routerStage('reconcile', ['apply', 'base']),
   routerStage('apply', ['base']),
@@ -79,7 +111,17 @@ export default tseslint.config(
   },
   {
     files: ['webhooks/**'],
-    rules: mayNotImport(['router', 'functions', 'cli', 'test', 'bench'], 'The webhook imports only lib/, api/ and certs/ (docs/architecture.md).'),
+    rules: { 'no-restricted-imports': ['error', { patterns: [WEBHOOK_ONLY] }] },
+  },
+  // Webhook stages (as the router's: each replaces the webhooks/** rule for its files and repeats its patterns).
+  webhookStage('lifecycle', ['gateway', 'base']),
+  // The admission history API serves what the gateway records; no stage reads it (as the router's history).
+  webhookStage('history', ['gateway', 'base']),
+  webhookStage('gateway', ['base']),
+  webhookStage('base', []),
+  {
+    files: ['bench/**'],
+    rules: mayNotImport(['test'], 'bench/ takes its harness from test/support/ only (what tests and benchmarks share), never from a suite.'),
   },
   {
     files: ['certs/**'],

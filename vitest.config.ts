@@ -8,7 +8,7 @@ export default defineConfig({
       {
         test: {
           name: 'unit',
-          include: ['{api,bench,cli,lib,router,functions,webhooks,certs,test/http,test/soak,test/chart}/**/*.test.ts'],
+          include: ['{api,bench,cli,lib,router,functions,webhooks,certs,test/http,test/soak,test/chart,test/layout,test/support}/**/*.test.ts'],
           testTimeout: 20_000,
           // Projects with different maxWorkers need distinct group orders, or `vitest run` refuses to start.
           sequence: { groupOrder: 0 },

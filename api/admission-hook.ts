@@ -1,6 +1,6 @@
 // The AdmissionHook (namespaced) and ClusterAdmissionHook (cluster-scoped) resources, kubeloop.dev/v1alpha1: bind
 // admission of some resources to an admission function, with the context objects the gateway sends along. One
-// spec for both; an AdmissionHook sees only its own namespace. CRDs: charts/kubeloop/charts/crds/crds/. Checks: webhooks/hook-spec.ts.
+// spec for both; an AdmissionHook sees only its own namespace. CRDs: charts/kubeloop/charts/crds/crds/. Checks: webhooks/base/hook-spec.ts.
 import type { V1LabelSelector, V1ObjectMeta } from '@kubernetes/client-node';
 import type { CanaryErrorBudget, SecretKeyRef, ServiceAccountRef } from './loop.ts';
 import type { Condition } from './meta.ts';

@@ -7,7 +7,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import { FAKE_NODE_TAINT, PAUSE_IMAGE } from '../cli/cluster/real-node/node-config.ts';
 import { KubeClient } from '../lib/kube/index.ts';
-import { helmInstall, NAMESPACE, startRealNodeWithImages } from '../test/real-node/chart-install.ts';
+import { helmInstall, NAMESPACE, startRealNodeWithImages } from '../test/support/real-node-chart.ts';
 import { machineLoad, readProcess } from './process-figures.ts';
 import { MiB } from './router-bench-kit.ts';
 

@@ -9,8 +9,8 @@ import { startControlPlane } from '../cli/cluster/index.ts';
 import podNameLabel from '../functions/pod-name-label/index.ts';
 import { KubeClient } from '../lib/kube/index.ts';
 import { serveForTest } from '../lib/testing/serve.ts';
-import { LOOP_SERVICE_ACCOUNT } from '../test/cluster/loop-service-account.ts';
-import { installCrds } from '../test/e2e/router-harness.ts';
+import { LOOP_SERVICE_ACCOUNT } from '../test/support/loop-service-account.ts';
+import { installCrds } from '../test/support/router-harness.ts';
 import { createNamespace, createPods, NODES, ROOT } from './router-bench-kit.ts';
 
 const PODS = Number(process.env.BENCH_DIFF_PODS ?? 2000);

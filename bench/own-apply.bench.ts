@@ -11,7 +11,7 @@ import type { ReconcileRequest } from '../lib/contract/types.ts';
 import { KubeClient } from '../lib/kube/index.ts';
 import { serveFunction } from '../lib/runtime/index.ts';
 import { defineFunction, respond } from '../lib/sdk/index.ts';
-import { LOOP_SERVICE_ACCOUNT } from '../test/cluster/loop-service-account.ts';
+import { LOOP_SERVICE_ACCOUNT } from '../test/support/loop-service-account.ts';
 import { machineLoad } from './process-figures.ts';
 import { createNamespace, pool, ROOT, spawnRouter, until, type ChildCode, type RouterChild } from './router-bench-kit.ts';
 

@@ -7,7 +7,7 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { packTarball } from '../test/e2e/package-tarball.ts';
+import { packTarball } from '../test/support/package-tarball.ts';
 
 const run = promisify(execFile);
 

@@ -10,7 +10,7 @@
 import type { Loop, RelatedResource } from '../api/loop.ts';
 import { startControlPlane } from '../cli/cluster/index.ts';
 import { KubeClient } from '../lib/kube/index.ts';
-import { LOOP_SERVICE_ACCOUNT } from '../test/cluster/loop-service-account.ts';
+import { LOOP_SERVICE_ACCOUNT } from '../test/support/loop-service-account.ts';
 import { compileChildren, createNamespace, MiB, NODES, pool, settledStats, spawnRouter, until, type ChildCode } from './router-bench-kit.ts';
 import type { RouterChildStats } from './router-bench-router.ts';
 

@@ -1,7 +1,7 @@
 // Helpers of bench/router.bench.ts: child processes (router, function), namespaces, bounded-pool pod
 // creation, a pod watch that timestamps first sightings, and percentiles.
-import { createLoopServiceAccount } from '../test/cluster/loop-service-account.ts';
-import { dockerfileTargets } from '../test/e2e/production-bundle.ts';
+import { createLoopServiceAccount } from '../test/support/loop-service-account.ts';
+import { dockerfileTargets } from '../test/support/production-bundle.ts';
 import { build } from 'esbuild';
 import { httpThroughRequire, productionBundleOptions } from '../cli/bundle-options.js';
 import { execFile, fork, spawn, type ChildProcess } from 'node:child_process';

@@ -3,7 +3,7 @@
 // for pods already there and pods created live. Same measures for both sides: a watch's timestamps, /proc.
 import type { KubeClient } from '../lib/kube/kube-client.ts';
 import type { Loop } from '../api/loop.ts';
-import { LOOP_SERVICE_ACCOUNT } from '../test/cluster/loop-service-account.ts';
+import { LOOP_SERVICE_ACCOUNT } from '../test/support/loop-service-account.ts';
 import { spawnBaselineController } from './baseline-controller.ts';
 import { readProcess, type ProcessReading } from './process-figures.ts';
 import type { PeakMemory } from './router-bench-router.ts';

@@ -18,7 +18,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { startControlPlane } from '../cli/cluster/index.ts';
 import { KubeClient } from '../lib/kube/index.ts';
 import type { Loop } from '../api/loop.ts';
-import { LOOP_SERVICE_ACCOUNT } from '../test/cluster/loop-service-account.ts';
+import { LOOP_SERVICE_ACCOUNT } from '../test/support/loop-service-account.ts';
 import { buildBaselineController } from './baseline-controller.ts';
 import { versusRun } from './router-vs-go.ts';
 import { formatVersus, limitModes, type Side, type VersusRun, type Work } from './versus-report.ts';

@@ -17,9 +17,9 @@ import { startControlPlane, VERSIONS } from '../cli/cluster/index.ts';
 import { KubeClient } from '../lib/kube/index.ts';
 import { shardSlot } from '../lib/kube/shard-selector.ts';
 import { MemberSet } from '../router/sharding/member-set.ts';
-import { inlineLoop } from '../test/e2e/router-harness.ts';
-import { buildProductionBundle, dockerfileTargets } from '../test/e2e/production-bundle.ts';
-import { agreed, serveRecordingFunction, startMemberProcess, type MemberProcessOptions, type RecordingFunction } from '../test/e2e/shard-kit.ts';
+import { inlineLoop } from '../test/support/router-harness.ts';
+import { buildProductionBundle, dockerfileTargets } from '../test/support/production-bundle.ts';
+import { agreed, serveRecordingFunction, startMemberProcess, type MemberProcessOptions, type RecordingFunction } from '../test/support/shard-kit.ts';
 import { readProcess } from './process-figures.ts';
 import { createNamespace, MiB, pool, until } from './router-bench-kit.ts';
 

@@ -14,7 +14,7 @@ import { isApiError, type KubeClient } from '../lib/kube/kube-client.ts';
 import { serveFunction } from '../lib/runtime/index.ts';
 import { defineFunction, respond } from '../lib/sdk/index.ts';
 import { createLogger } from '../lib/observability/logger.ts';
-import { createLoopServiceAccount, LOOP_SERVICE_ACCOUNT } from '../test/cluster/loop-service-account.ts';
+import { createLoopServiceAccount, LOOP_SERVICE_ACCOUNT } from '../test/support/loop-service-account.ts';
 import { spawnUntilUrl } from './autocannon-kit.ts';
 import { startBenchPlane, type BenchPlane } from './bench-plane.ts';
 import { machineLoad, parsePrometheusText, readProcess, total } from './process-figures.ts';

@@ -12,7 +12,7 @@ import type { ReconcileRequest } from '../lib/contract/types.ts';
 import { KubeClient } from '../lib/kube/index.ts';
 import { DEFAULT_FUNCTION_URL_POLICY } from '../lib/config/function-url-policy.ts';
 import { startRouter } from '../router/start-router.ts';
-import { LOOP_SERVICE_ACCOUNT } from '../test/cluster/loop-service-account.ts';
+import { LOOP_SERVICE_ACCOUNT } from '../test/support/loop-service-account.ts';
 import { createNamespace, percentile, pool } from './router-bench-kit.ts';
 
 const QUIET = Number(process.env.BENCH_QUIET ?? 50);

@@ -10,7 +10,7 @@ import { pino } from 'pino';
 import { createLogger } from '../lib/observability/logger.ts';
 import { listen } from '../lib/server/index.ts';
 import { createWebhookServer } from '../webhooks/server.ts';
-import { DEV_HOOK_POLICY, resolveHook } from '../webhooks/hook-spec.ts';
+import { DEV_HOOK_POLICY, resolveHook } from '../webhooks/base/hook-spec.ts';
 import watcherSidecar from '../functions/watcher-sidecar/index.ts';
 import type { KubeObject } from '../api/meta.ts';
 import { directAdmissionRoute } from './direct-admission-route.ts';

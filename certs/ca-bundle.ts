@@ -39,10 +39,12 @@ export interface WebhookConfiguration {
   webhooks?: Array<{ clientConfig: AdmissionregistrationV1WebhookClientConfig }>;
 }
 
-const collectionPath = (kind: WebhookConfigurationKind): string => `/apis/admissionregistration.k8s.io/v1/${RESOURCES[kind].plural}`;
+/** Where configurations of a kind are listed and created. */
+export const collectionPath = (kind: WebhookConfigurationKind): string => `/apis/admissionregistration.k8s.io/v1/${RESOURCES[kind].plural}`;
 const refOf = (ref: ConfigurationRef): { kind: WebhookConfigurationKind; name: string } =>
   typeof ref === 'string' ? { kind: 'MutatingWebhookConfiguration', name: ref } : ref;
-const configurationPath = (ref: ConfigurationRef): string => `${collectionPath(refOf(ref).kind)}/${encodeURIComponent(refOf(ref).name)}`;
+/** One configuration's API path. */
+export const configurationPath = (ref: ConfigurationRef): string => `${collectionPath(refOf(ref).kind)}/${encodeURIComponent(refOf(ref).name)}`;
 
 /** GETs a configuration; undefined when there is none of that kind and name. */
 export function readWebhookConfiguration(client: KubeClient, ref: ConfigurationRef): Promise<WebhookConfiguration | undefined> {
@@ -174,38 +176,6 @@ export async function injectCaBundles(
   const results = {} as Record<WebhookConfigurationKind, InjectResult>;
   for (const kind of WEBHOOK_CONFIGURATION_KINDS) results[kind] = await inject({ kind, name });
   return results;
-}
-
-/** Creates the configuration (of desired.kind; Mutating when unset) or replaces it with `desired`, keeping its resourceVersion; tests. */
-export async function applyWebhookConfiguration(client: KubeClient, desired: WebhookConfiguration): Promise<'created' | 'updated'> {
-  const kind: WebhookConfigurationKind = desired.kind === 'ValidatingWebhookConfiguration' ? desired.kind : 'MutatingWebhookConfiguration';
-  const ref = { kind, name: desired.metadata?.name ?? '' };
-  for (let attempt = 0; attempt < 8; attempt++) {
-    try {
-      const current = await client.request<WebhookConfiguration>({ path: configurationPath(ref) });
-      const body = { ...desired, metadata: { ...desired.metadata, resourceVersion: current.metadata?.resourceVersion } };
-      await client.request({ method: 'PUT', path: configurationPath(ref), body });
-      return 'updated';
-    } catch (error) {
-      if (isApiError(error, 409)) continue;
-      if (!isApiError(error, 404)) throw error;
-    }
-    try {
-      await client.request({ method: 'POST', path: collectionPath(kind), body: desired });
-      return 'created';
-    } catch (error) {
-      if (!isApiError(error, 409)) throw error;
-    }
-  }
-  throw new Error(`${kind} ${ref.name}: still conflicting after 8 attempts`);
-}
-
-export async function deleteWebhookConfiguration(client: KubeClient, name: ConfigurationRef): Promise<void> {
-  try {
-    await client.request({ method: 'DELETE', path: configurationPath(name) });
-  } catch (error) {
-    if (!isApiError(error, 404)) throw error;
-  }
 }
 
 export interface CaBundleKeeper {

@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { httpThroughRequire, productionBundleOptions } from './bundle-options.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-// The dist/ folder to write into (test/e2e/production-bundle.ts builds elsewhere); the sources are this checkout's.
+// The dist/ folder to write into (test/support/production-bundle.ts builds elsewhere); the sources are this checkout's.
 const outdir = join(process.argv[2] ? resolve(process.argv[2]) : join(root, 'dist'), 'bundle');
 /** The commands cli/bin.js starts from a bundle; every other command runs from dist/cli as before. */
 const COMMANDS = ['router', 'webhook', 'function'];

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Image build step (Dockerfile, test/e2e/production-bundle.ts): fills .compile-cache with V8's code cache for the
+// Image build step (Dockerfile, test/support/production-bundle.ts): fills .compile-cache with V8's code cache for the
 // modules the images' entrypoints load, so a container compiles none of them when it starts (docs/performance.md).
 import module from 'node:module';
 import { existsSync } from 'node:fs';

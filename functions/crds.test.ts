@@ -13,7 +13,7 @@ import {
   structuralProblems,
   validatorFor,
   type CrdVersionSchema,
-} from './crd-validator-for-tests.ts';
+} from '../test/support/crd-validator.ts';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const crds = ['charts/kubeloop/charts/crds/crds', 'charts/kubeloop/files/crds'].flatMap((dir) => loadCrds(join(ROOT, dir)));

@@ -6,8 +6,8 @@ import type { Logger } from 'pino';
 import { pickSetting, settingInteger, SettingError, type FlagValues } from '../lib/config/settings.ts';
 import { KubeClient } from '../lib/kube/kube-client.ts';
 import type { ClusterCredentials } from '../lib/kube/kube-config.ts';
-import { AdmissionHistory, DEFAULT_ADMISSION_HISTORY_LIMITS, type AdmissionHistoryLimits } from './admission-history.ts';
-import { startAdmissionHistoryApi } from './admission-history-api.ts';
+import { AdmissionHistory, DEFAULT_ADMISSION_HISTORY_LIMITS, type AdmissionHistoryLimits } from './gateway/admission-history.ts';
+import { startAdmissionHistoryApi } from './history/admission-history-api.ts';
 
 export interface AdmissionHistorySettings extends AdmissionHistoryLimits {
   /** The admission history API (APIService v1alpha1.admissions.kubeloop.dev): its HTTPS port and serving certificate; off when undefined. */

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { admissionRecord, AdmissionHistory, patchLines } from './admission-history.ts';
-import { entryScopes, visibleEntries, scopeKey } from './admission-history-access.ts';
-import type { AdmissionRequest } from './admission-review.ts';
+import { admissionRecord, AdmissionHistory, patchLines } from './gateway/admission-history.ts';
+import { entryScopes, visibleEntries, scopeKey } from './history/admission-history-access.ts';
+import type { AdmissionRequest } from './gateway/admission-review.ts';
 import { readWebhookConfig } from './config.ts';
 
 const review = (namespace: string, name: string, resource = 'configmaps'): AdmissionRequest => ({

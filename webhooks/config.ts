@@ -7,16 +7,18 @@ import { pickSetting, settingInteger, settingOneOf, type Setting } from '../lib/
 import { readServerSettings, SERVER_FLAG_OPTIONS, TRACING_USAGE, type ServerSettings } from '../lib/server/server-settings.ts';
 import { readDeniedLoopbackPorts, readDeniedNetworks } from '../lib/function-client/address-policy.ts';
 import { parseServiceAddresses } from '../lib/function-client/service-address.ts';
-import { DEFAULT_WEBHOOK_PORT } from './configuration.ts';
-import { DEFAULT_HOOK_CONFIGURATION_NAME } from './hook-configuration.ts';
-import { parseSensitiveCategories, SENSITIVE_CATEGORIES, type SensitiveCategory } from './sensitive-resources.ts';
-import { DEFAULT_TENANT_MAX_IN_FLIGHT } from './tenant-limiter.ts';
-import { DEFAULT_MAX_CONTEXT_BYTES } from './context-cache.ts';
-import { DEFAULT_MAX_HOOK_ENTRY_BYTES } from './hook-bounds.ts';
-import { checkConfigurationName, DEFAULT_MAX_CONFIGURATION_BYTES, DEFAULT_TENANT_CONFIGURATIONS } from './hook-configuration-shards.ts';
-import { DEFAULT_MAX_IN_FLIGHT_REQUEST_BYTES } from './request-byte-budget.ts';
+import { DEFAULT_HOOK_CONFIGURATION_NAME } from './lifecycle/hook-configuration.ts';
+import { parseSensitiveCategories, SENSITIVE_CATEGORIES, type SensitiveCategory } from './base/sensitive-resources.ts';
+import { DEFAULT_TENANT_MAX_IN_FLIGHT } from './gateway/tenant-limiter.ts';
+import { DEFAULT_MAX_CONTEXT_BYTES } from './gateway/context-cache.ts';
+import { DEFAULT_MAX_HOOK_ENTRY_BYTES } from './base/hook-bounds.ts';
+import { checkConfigurationName, DEFAULT_MAX_CONFIGURATION_BYTES, DEFAULT_TENANT_CONFIGURATIONS } from './lifecycle/hook-configuration-shards.ts';
+import { DEFAULT_MAX_IN_FLIGHT_REQUEST_BYTES } from './gateway/request-byte-budget.ts';
 import { readTenantHookSettings, TENANT_HOOK_FLAG_OPTIONS, TENANT_HOOK_USAGE, type TenantHookSettings } from './tenant-hook-settings.ts';
 import { ADMISSION_HISTORY_FLAG_OPTIONS, ADMISSION_HISTORY_USAGE, readAdmissionHistorySettings, type AdmissionHistorySettings } from './admission-history-settings.ts';
+
+/** The admission port's default (the chart's Service targets it). */
+export const DEFAULT_WEBHOOK_PORT = 8443;
 
 /**
  * 2 MiB: an AdmissionReview of a pod CREATE holds one object, and the API server stores at most 1.5 MiB

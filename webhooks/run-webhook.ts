@@ -12,19 +12,19 @@ import type { Registry } from 'prom-client';
 import { createLogger, type Logger } from '../lib/observability/logger.ts';
 import { counter, createMetricsRegistry } from '../lib/observability/metrics.ts';
 import { listen } from '../lib/server/index.ts';
-import type { ClientAuthentication } from './api-server-authentication.ts';
+import type { ClientAuthentication } from './gateway/api-server-authentication.ts';
 import type { WebhookConfig } from './config.ts';
-import type { HookConfigurationOptions } from './hook-configuration.ts';
+import type { HookConfigurationOptions } from './lifecycle/hook-configuration.ts';
 import { createWebhookServer, type WebhookServer } from './server.ts';
-import { ContextCache } from './context-cache.ts';
-import { FunctionCaller } from './function-caller.ts';
-import { HookSigningKeys } from './hook-signing-keys.ts';
+import { ContextCache } from './gateway/context-cache.ts';
+import { FunctionCaller } from './gateway/function-caller.ts';
+import { HookSigningKeys } from './base/hook-signing-keys.ts';
 import { operatorDenied } from '../lib/function-client/address-policy.ts';
 import { clusterAddressGuard, type ApiServerEndpoints } from '../lib/function-client/cluster-addresses.ts';
 import { serviceAddressResolver } from '../lib/function-client/service-address.ts';
-import { HookController } from './hook-controller.ts';
-import { excludedIdentitiesCondition } from './excluded-identities.ts';
-import type { AdmissionHistory } from './admission-history.ts';
+import { HookController } from './lifecycle/hook-controller.ts';
+import { excludedIdentitiesCondition } from './base/excluded-identities.ts';
+import type { AdmissionHistory } from './gateway/admission-history.ts';
 import { admissionHistoryOf, startGatewayAdmissionHistoryApi } from './admission-history-settings.ts';
 
 export interface RunningWebhook {

@@ -10,10 +10,10 @@ import { generateBundle, generateServingCert, type CertificateBundle } from '../
 import { createLogger } from '../lib/observability/logger.ts';
 import { createCaCertificate, issueLeafCertificate, newRsaKey, type CertKeyPem } from '../lib/pki/x509.ts';
 import { listen } from '../lib/server/index.ts';
-import type { AdmissionReview } from './admission-review.ts';
+import type { AdmissionReview } from './gateway/admission-review.ts';
 import { createWebhookServer, type WebhookServer } from './server.ts';
-import { FunctionCaller } from './function-caller.ts';
-import { NO_CONTEXT } from './context-cache.ts';
+import { FunctionCaller } from './gateway/function-caller.ts';
+import { NO_CONTEXT } from './gateway/context-cache.ts';
 
 const fixture = (name: string): AdmissionReview =>
   JSON.parse(readFileSync(new URL(`../test/fixtures/admission/${name}.json`, import.meta.url), 'utf8')) as AdmissionReview;

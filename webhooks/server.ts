@@ -8,10 +8,9 @@ import { counter, gauge } from '../lib/observability/metrics.ts';
 import { createServer, setServingCertificate, type KubeloopServer } from '../lib/server/index.ts';
 import { inspectCertificate } from '../certs/inspect.ts';
 import type { KeyPairPem } from '../certs/generate.ts';
-import { registerAdmissionGateway, type GatewayOptions } from './admission-gateway.ts';
-import { clientCertificateTlsOptions, requireApiServer, type ClientAuthentication } from './api-server-authentication.ts';
-import { HOOK_GROUP_PATH_PREFIX } from './hook-groups.ts';
-import { HOOK_PATH_PREFIX } from './hook-spec.ts';
+import { registerAdmissionGateway, type GatewayOptions } from './gateway/admission-gateway.ts';
+import { clientCertificateTlsOptions, requireApiServer, type ClientAuthentication } from './gateway/api-server-authentication.ts';
+import { HOOK_GROUP_PATH_PREFIX, HOOK_PATH_PREFIX } from './base/hook-spec.ts';
 import { registerWebhookMetrics } from './webhook-metrics.ts';
 
 export interface WebhookServerOptions {

@@ -2,10 +2,10 @@
 // namespaced hooks' timeout cap, the identities kept out of namespaced entries, the hooks served per tenant and
 // the per-hook circuit breaker. Flags, variables and defaults in one place; config.ts spreads them in.
 import { pickSetting, settingInteger, type FlagValues } from '../lib/config/settings.ts';
-import { DEFAULT_BREAKER_COOL_DOWN_SECONDS, DEFAULT_BREAKER_THRESHOLD } from './circuit-breaker.ts';
-import { DEFAULT_EXCLUDED_IDENTITIES, parseExcludedIdentities, type ExcludedIdentities } from './excluded-identities.ts';
-import { DEFAULT_NAMESPACED_MAX_TIMEOUT_SECONDS } from './namespaced-hook-rules.ts';
-import { DEFAULT_TENANT_MAX_HOOKS } from './tenant-hook-limit.ts';
+import { DEFAULT_BREAKER_COOL_DOWN_SECONDS, DEFAULT_BREAKER_THRESHOLD } from './gateway/circuit-breaker.ts';
+import { DEFAULT_EXCLUDED_IDENTITIES, parseExcludedIdentities, type ExcludedIdentities } from './base/excluded-identities.ts';
+import { DEFAULT_NAMESPACED_MAX_TIMEOUT_SECONDS } from './base/namespaced-hook-rules.ts';
+import { DEFAULT_TENANT_MAX_HOOKS } from './lifecycle/tenant-hook-limit.ts';
 
 export interface TenantHookSettings {
   /** The longest timeoutSeconds a namespaced AdmissionHook may ask for (its default when below 5). */

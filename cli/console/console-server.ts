@@ -8,7 +8,7 @@ import { ResourceDiscovery, UnknownKindError } from '../../lib/kube/discovery.ts
 import { isApiError, type KubeClient } from '../../lib/kube/kube-client.ts';
 import { createServer, listen } from '../../lib/server/create-server.ts';
 import { historyRequest, type ObjectHistory } from '../../router/history/history-documents.ts';
-import { hookHistoryPath, type HookHistory } from '../../webhooks/admission-history-documents.ts';
+import { hookHistoryPath, type HookHistory } from '../../webhooks/history/admission-history-documents.ts';
 import { buildTimeline } from './history-timeline.ts';
 import { decodeOtlpJson, decodeOtlpProtobuf, OtlpDecodeError } from './otlp-decode.ts';
 import { listConsoleObjects, overviewRows, type Overview, type OverviewRow } from './overview.ts';

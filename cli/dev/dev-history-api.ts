@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { KubeClient, ResourceDiscovery } from '../../lib/kube/index.ts';
 import { HISTORY_GROUP, HISTORY_VERSION } from '../../router/history/history-documents.ts';
-import { ADMISSIONS_GROUP, ADMISSIONS_VERSION } from '../../webhooks/admission-history-documents.ts';
+import { ADMISSIONS_GROUP, ADMISSIONS_VERSION } from '../../webhooks/history/admission-history-documents.ts';
 import { freePort } from '../cluster/free-port.ts';
 import { createCertificateAuthority, issueCertificate } from '../cluster/pki.ts';
 import { applyManifest, ensureNamespace, type Manifest } from './apply-manifests.ts';

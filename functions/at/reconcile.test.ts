@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { validateReconcileResponse } from '../../lib/contract/validate.ts';
 import type { Action, KubeObject, ReconcileResponse } from '../../lib/sdk/index.ts';
-import { kubeObject, requestFor, variant } from '../reconcile-request-for-tests.ts';
+import { kubeObject, requestFor, variant } from '../../test/support/reconcile-request.ts';
 import type { At, AtStatus } from '../../api/at.ts';
 import { AT_DEFAULTS, readAtConfig } from './config.ts';
 import { reconcileAt } from './reconcile.ts';

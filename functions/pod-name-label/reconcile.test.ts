@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import fastJsonPatch from 'fast-json-patch';
 import { validateReconcileResponse } from '../../lib/contract/validate.ts';
 import type { KubeObject, PatchAction, ReconcileResponse } from '../../lib/sdk/index.ts';
-import { kubeObject, requestFor, variant } from '../reconcile-request-for-tests.ts';
+import { kubeObject, requestFor, variant } from '../../test/support/reconcile-request.ts';
 import { POD_NAME_LABEL_DEFAULTS, readPodNameLabelConfig } from './config.ts';
 import { reconcilePodNameLabel } from './reconcile.ts';
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { validateReconcileResponse } from '../../lib/contract/validate.ts';
 import type { Action, CreateAction, DeleteAction, KubeObject, ReconcileResponse } from '../../lib/sdk/index.ts';
-import { kubeObject, requestFor, variant } from '../reconcile-request-for-tests.ts';
+import { kubeObject, requestFor, variant } from '../../test/support/reconcile-request.ts';
 import { PODSET_DEFAULTS, readPodSetConfig } from './config.ts';
 import type { PodSet } from '../../api/podset.ts';
 import { isAvailable, nameList, reconcilePodSet, scaleDownOrder } from './reconcile.ts';

@@ -1,7 +1,7 @@
 import { propagation, ROOT_CONTEXT, trace } from '@opentelemetry/api';
 import { describe, expect, it } from 'vitest';
 import { contextFromHeaders } from '../observability/trace-context.ts';
-import { useInMemoryTracing } from '../observability/tracing-for-tests.ts';
+import { useInMemoryTracing } from '../../test/support/in-memory-tracing.ts';
 import { CLOUDEVENT_TYPE } from '../contract/types.ts';
 import { defineFunction, traceAttributes, traceEvent } from '../sdk/index.ts';
 import { createFunctionCore } from './function-core.ts';

@@ -5,7 +5,7 @@ import { createLogger } from '../observability/logger.ts';
 import { counter } from '../observability/metrics.ts';
 import { createServer, listen, setServingCertificate, type KubeloopServer } from './create-server.ts';
 import { shutdown } from './shutdown.ts';
-import { selfSignedCertificate } from './test-certificate.ts';
+import { selfSignedCertificate } from '../../test/support/test-certificate.ts';
 
 const logger = createLogger({ name: 'test', level: 'silent' });
 const servers: KubeloopServer[] = [];

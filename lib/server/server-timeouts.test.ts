@@ -5,7 +5,7 @@ import { connect as tlsConnect } from 'node:tls';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createLogger } from '../observability/logger.ts';
 import { createServer, listen, type KubeloopServer } from './create-server.ts';
-import { selfSignedCertificate } from './test-certificate.ts';
+import { selfSignedCertificate } from '../../test/support/test-certificate.ts';
 
 const logger = createLogger({ name: 'test', level: 'silent' });
 const servers: KubeloopServer[] = [];

@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import { afterEach, describe, expect, it } from 'vitest';
-import { selfSignedCertificate } from '../../lib/server/test-certificate.ts';
+import { selfSignedCertificate } from '../../test/support/test-certificate.ts';
 import { forwardToReplica, presentedOwnCertificate, userHeaders } from './peer-forward.ts';
 
 const shared = selfSignedCertificate('kubeloop-history');

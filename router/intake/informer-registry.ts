@@ -32,7 +32,7 @@ export interface InformerLease {
   release(): Promise<void>;
 }
 
-/** Where runners and the Loop controller get their informers: the registry, or memory-informers-for-tests.ts in unit tests. */
+/** Where runners and the Loop controller get their informers: the registry, or test/support/memory-informers.ts in unit tests. */
 export type InformerSource = Pick<InformerRegistry, 'acquire'>;
 
 interface Entry {

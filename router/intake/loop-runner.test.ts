@@ -10,7 +10,7 @@ import { parseLoop } from '../base/loop-spec.ts';
 import { createRouterMetrics } from '../base/router-metrics.ts';
 import type { InvokeOptions } from '../reconcile/dispatch.ts';
 import { LoopRunner, type LoopHealth } from './loop-runner.ts';
-import { MemoryInformers, TEST_RESOURCES } from './memory-informers-for-tests.ts';
+import { MemoryInformers, TEST_RESOURCES } from '../../test/support/memory-informers.ts';
 
 const { podsets: PODSETS, pods: PODS, services: SERVICES } = TEST_RESOURCES;
 

@@ -8,7 +8,7 @@ import { createMetricsRegistry } from '../../lib/observability/metrics.ts';
 import type { EventRecorder, RecordedEvent } from '../apply/event-recorder.ts';
 import { createRouterMetrics } from '../base/router-metrics.ts';
 import { LoopRunner } from '../intake/loop-runner.ts';
-import { MemoryInformers, TEST_RESOURCES } from '../intake/memory-informers-for-tests.ts';
+import { MemoryInformers, TEST_RESOURCES } from '../../test/support/memory-informers.ts';
 import type { FunctionInvoker } from '../reconcile/dispatch.ts';
 import type { AccessVerdict } from '../../lib/kube/access-review.ts';
 import { LoopController } from './loop-controller.ts';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { useInMemoryTracing } from '../../lib/observability/tracing-for-tests.ts';
+import { useInMemoryTracing } from '../../test/support/in-memory-tracing.ts';
 import type { ReconcileRequest } from '../../lib/contract/types.ts';
 import { watchEvent } from '../base/watch-events.ts';
 import { FlightRecorder } from './flight-recorder.ts';

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import type { AdmissionHook } from '../../api/admission-hook.ts';
 import type { Loop } from '../../api/loop.ts';
 import { parseLoop } from '../../router/base/loop-spec.ts';
-import { resolveHook } from '../../webhooks/hook-spec.ts';
+import { resolveHook } from '../../webhooks/base/hook-spec.ts';
 import { caseObject, POLICY_CASES, type PolicyCase } from './admission-policy-cases.ts';
 
 /** The TypeScript check's refusal, or undefined when it admits the object. */

@@ -2,8 +2,8 @@
 // TypeScript checks (router parseLoop, gateway resolveHook; test/chart/admission-policy-cases.test.ts) and the
 // chart's ValidatingAdmissionPolicies on the real API server (test/e2e/admission-policy-table.test.ts). A field
 // the TypeScript refuses is therefore refused by the policy too. The namespaced hooks' rule rows come from the
-// gateway's own table (webhooks/namespaced-hook-rules.ts).
-import { NEVER_FOR_NAMESPACED_HOOKS } from '../../webhooks/namespaced-hook-rules.ts';
+// gateway's own table (webhooks/base/namespaced-hook-rules.ts).
+import { NEVER_FOR_NAMESPACED_HOOKS } from '../../webhooks/base/namespaced-hook-rules.ts';
 
 export type PolicyKind = 'Loop' | 'AdmissionHook';
 

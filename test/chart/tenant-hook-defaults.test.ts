@@ -4,10 +4,10 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { DEFAULT_BREAKER_COOL_DOWN_SECONDS, DEFAULT_BREAKER_THRESHOLD } from '../../webhooks/circuit-breaker.ts';
-import { DEFAULT_EXCLUDED_IDENTITIES } from '../../webhooks/excluded-identities.ts';
-import { DEFAULT_NAMESPACED_MAX_TIMEOUT_SECONDS } from '../../webhooks/namespaced-hook-rules.ts';
-import { DEFAULT_TENANT_MAX_HOOKS } from '../../webhooks/tenant-hook-limit.ts';
+import { DEFAULT_BREAKER_COOL_DOWN_SECONDS, DEFAULT_BREAKER_THRESHOLD } from '../../webhooks/gateway/circuit-breaker.ts';
+import { DEFAULT_EXCLUDED_IDENTITIES } from '../../webhooks/base/excluded-identities.ts';
+import { DEFAULT_NAMESPACED_MAX_TIMEOUT_SECONDS } from '../../webhooks/base/namespaced-hook-rules.ts';
+import { DEFAULT_TENANT_MAX_HOOKS } from '../../webhooks/lifecycle/tenant-hook-limit.ts';
 import { CHART_DIR } from './values-table.ts';
 
 describe("the chart's tenant hook values", () => {

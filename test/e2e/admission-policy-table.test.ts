@@ -6,7 +6,7 @@ import { KubeClient } from '../../lib/kube/kube-client.ts';
 import { eventually } from '../cluster/eventually.ts';
 import { setupClusterSuite, type ClusterSuite } from '../cluster/suite.ts';
 import { caseObject, POLICY_CASES, type PolicyKind } from '../chart/admission-policy-cases.ts';
-import { installCrds } from './router-harness.ts';
+import { installCrds } from '../support/router-harness.ts';
 import { installTenantPolicies, namespaceAdmin, refusalOf, type TenantPolicies } from './tenant-admin.ts';
 
 let suite: ClusterSuite;

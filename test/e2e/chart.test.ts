@@ -14,7 +14,7 @@ import { setupClusterSuite, type ClusterSuite } from '../cluster/suite.ts';
 import { eventually } from '../cluster/eventually.ts';
 import { certManagerCrdFiles, knativeServingCrdFiles } from './go-module-crds.ts';
 import { byKind, CHART_DIR, helm, one, parseManifests, renderChart, valuesFile, type Manifest } from './chart-render.ts';
-import { REPO_ROOT } from './production-bundle.ts';
+import { REPO_ROOT } from '../support/production-bundle.ts';
 import { assertRestrictedPod, podSpecsOf, type PodSpecLike } from './pod-security.ts';
 
 const run = promisify(execFile);

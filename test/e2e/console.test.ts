@@ -33,7 +33,7 @@ import { historySource, startHistoryApi, type HistoryApi } from '../../router/hi
 import type { Router } from '../../router/start-router.ts';
 import { eventually } from '../cluster/eventually.ts';
 import { writeTokenKubeconfig } from '../cluster/token-kubeconfig.ts';
-import { installCrds, podSetLoop, quietLogger, routerHarness, type RouterHarness } from './router-harness.ts';
+import { installCrds, podSetLoop, quietLogger, routerHarness, type RouterHarness } from '../support/router-harness.ts';
 import { launchBrowser, screenshot, waitForText } from './console-browser.ts';
 
 const APISERVICE = '/apis/apiregistration.k8s.io/v1/apiservices/v1alpha1.history.kubeloop.dev';

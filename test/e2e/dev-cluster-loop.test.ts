@@ -15,7 +15,7 @@ import { KubeClient, loadKubeConfig } from '../../lib/kube/index.ts';
 import { eventually } from '../cluster/eventually.ts';
 import { captureCommand } from '../http/capture-console.ts';
 import { startDev, stopDev, type DevProcess } from './dev-process.ts';
-import { REPO_ROOT } from './production-bundle.ts';
+import { REPO_ROOT } from '../support/production-bundle.ts';
 
 // A group of this run's own: the ClusterLoop watches only its kind.
 const GROUP = `e2e-${randomBytes(3).toString('hex')}.example.com`;

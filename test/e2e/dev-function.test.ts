@@ -18,7 +18,7 @@ import { eventually } from '../cluster/eventually.ts';
 import { captureCommand } from '../http/capture-console.ts';
 import { extractSnippets } from '../http/markdown-snippets.ts';
 import { startDev, stopDev, type DevProcess } from './dev-process.ts';
-import { REPO_ROOT } from './production-bundle.ts';
+import { REPO_ROOT } from '../support/production-bundle.ts';
 
 const execute = promisify(execFile);
 const kubectl = inject('clusterBinaries').kubectl;

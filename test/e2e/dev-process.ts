@@ -3,7 +3,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { eventually } from '../cluster/eventually.ts';
-import { REPO_ROOT } from './production-bundle.ts';
+import { REPO_ROOT } from '../support/production-bundle.ts';
 
 export interface DevProcess {
   child: ChildProcess;

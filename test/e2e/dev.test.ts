@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { pidAlive } from '../../cli/cluster/pid-alive.ts';
 import { eventually } from '../cluster/eventually.ts';
 import { startDev, stopDev } from './dev-process.ts';
-import { REPO_ROOT } from './production-bundle.ts';
+import { REPO_ROOT } from '../support/production-bundle.ts';
 
 const run = promisify(execFile);
 

@@ -22,7 +22,7 @@ import { serveForTest, type TestServer } from '../../lib/testing/serve.ts';
 import type { Informer } from '../../lib/kube/informer.ts';
 import { eventually } from '../cluster/eventually.ts';
 import { writeTokenKubeconfig } from '../cluster/token-kubeconfig.ts';
-import { installCrds, routerHarness, watchPods, type RouterHarness } from './router-harness.ts';
+import { installCrds, routerHarness, watchPods, type RouterHarness } from '../support/router-harness.ts';
 
 const ANNOTATION = 'kubeloop.dev/add-pod-name-label';
 const LABEL = 'kubeloop.dev/pod-name';

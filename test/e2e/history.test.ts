@@ -26,7 +26,7 @@ import { applyManifest } from '../../cli/dev/apply-manifests.ts';
 import { DEV_HISTORY_SERVICE, devHistoryManifests } from '../../cli/dev/dev-history-api.ts';
 import { ResourceDiscovery } from '../../lib/kube/discovery.ts';
 import { eventually } from '../cluster/eventually.ts';
-import { inlineLoop, quietLogger, routerHarness, type RouterHarness } from './router-harness.ts';
+import { inlineLoop, quietLogger, routerHarness, type RouterHarness } from '../support/router-harness.ts';
 
 const APISERVICE = '/apis/apiregistration.k8s.io/v1/apiservices/v1alpha1.history.kubeloop.dev';
 const READER_ROLE = 'kubeloop-e2e-history-reader';

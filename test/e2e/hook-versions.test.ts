@@ -10,7 +10,7 @@ import { allow, defineAdmission, deny } from '../../lib/sdk/index.ts';
 import { eventually } from '../cluster/eventually.ts';
 import { setupClusterSuite, type ClusterSuite } from '../cluster/suite.ts';
 import { KubeClient } from '../../lib/kube/kube-client.ts';
-import { installCrds } from './router-harness.ts';
+import { installCrds } from '../support/router-harness.ts';
 import { deleteNamespace, HOOK_SUITE_LABEL, startWebhookFor, type WebhookUnderTest } from './webhook-harness.ts';
 
 let suite: ClusterSuite;

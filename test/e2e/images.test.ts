@@ -14,7 +14,7 @@ import { admissionRegistry, functionRegistry } from '../../functions/registry.ts
 import { eventually } from '../cluster/eventually.ts';
 import { setupClusterSuite, type ClusterSuite } from '../cluster/suite.ts';
 import { writeTokenKubeconfig } from '../cluster/token-kubeconfig.ts';
-import { buildProductionBundle, dockerfileTargets, filesUnder, startEntrypoint, REPO_ROOT, type ImageTarget } from './production-bundle.ts';
+import { buildProductionBundle, dockerfileTargets, filesUnder, startEntrypoint, REPO_ROOT, type ImageTarget } from '../support/production-bundle.ts';
 
 const run = promisify(execFile);
 

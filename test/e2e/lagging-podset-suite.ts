@@ -3,7 +3,7 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import type { Informer } from '../../lib/kube/informer.ts';
 import { startLaggingProxy, type LaggingProxy } from './router-lagging-proxy.ts';
-import { installCrds, routerHarness, watchPods, type RouterHarness } from './router-harness.ts';
+import { installCrds, routerHarness, watchPods, type RouterHarness } from '../support/router-harness.ts';
 
 export interface LaggingPodSetSuite {
   h: RouterHarness;

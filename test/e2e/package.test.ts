@@ -19,13 +19,13 @@ import { parseAllDocuments, stringify } from 'yaml';
 import type { AdmissionHook } from '../../api/admission-hook.ts';
 import { cacheRoot } from '../../cli/cluster/index.ts';
 import { KubeClient } from '../../lib/kube/kube-client.ts';
-import { resolveHook } from '../../webhooks/hook-spec.ts';
+import { resolveHook } from '../../webhooks/base/hook-spec.ts';
 import { eventually } from '../cluster/eventually.ts';
-import { createLoopServiceAccount } from '../cluster/loop-service-account.ts';
+import { createLoopServiceAccount } from '../support/loop-service-account.ts';
 import { setupClusterSuite, type ClusterSuite } from '../cluster/suite.ts';
 import { extractSnippets } from '../http/markdown-snippets.ts';
-import { packTarball, type PackedTarball } from './package-tarball.ts';
-import { installCrds } from './router-harness.ts';
+import { packTarball, type PackedTarball } from '../support/package-tarball.ts';
+import { installCrds } from '../support/router-harness.ts';
 
 const run = promisify(execFile);
 const REPO = new URL('../../', import.meta.url);

@@ -8,7 +8,7 @@ import type { ReconcileRequest } from '../../lib/contract/types.ts';
 import { serveFunction, type ServedFunction } from '../../lib/runtime/index.ts';
 import { defineFunction, event, respond } from '../../lib/sdk/index.ts';
 import { eventually } from '../cluster/eventually.ts';
-import { inlineLoop, routerHarness, watchKind, type RouterHarness } from './router-harness.ts';
+import { inlineLoop, routerHarness, watchKind, type RouterHarness } from '../support/router-harness.ts';
 
 let h: RouterHarness;
 let ns: string;

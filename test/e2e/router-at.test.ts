@@ -3,7 +3,7 @@
 import type { V1Pod, V1PodList } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually } from '../cluster/eventually.ts';
-import { inlineLoop, installCrds, routerHarness, type RouterHarness } from './router-harness.ts';
+import { inlineLoop, installCrds, routerHarness, type RouterHarness } from '../support/router-harness.ts';
 
 interface At {
   metadata: { name: string; uid?: string };

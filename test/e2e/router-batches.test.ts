@@ -8,7 +8,7 @@ import type { V1PodList } from '@kubernetes/client-node';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually } from '../cluster/eventually.ts';
-import { inlineLoop, routerHarness, type RouterHarness } from './router-harness.ts';
+import { inlineLoop, routerHarness, type RouterHarness } from '../support/router-harness.ts';
 import { toNodeHandler } from '../../lib/runtime/index.ts';
 import { defineFunction } from '../../lib/sdk/index.ts';
 import { reconcilePodNameLabel } from '../../functions/pod-name-label/reconcile.ts';

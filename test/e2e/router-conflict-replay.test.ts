@@ -12,7 +12,7 @@ import { Informer } from '../../lib/kube/informer.ts';
 import type { Router } from '../../router/start-router.ts';
 import { eventually } from '../cluster/eventually.ts';
 import { startLaggingProxy, type LaggingProxy } from './router-lagging-proxy.ts';
-import { inlineLoop, routerHarness, type RouterHarness } from './router-harness.ts';
+import { inlineLoop, routerHarness, type RouterHarness } from '../support/router-harness.ts';
 
 let h: RouterHarness;
 let ns: string;

@@ -8,7 +8,7 @@ import type { Informer } from '../../lib/kube/informer.ts';
 import { eventually } from '../cluster/eventually.ts';
 import { laggingPodSetSuite, type LaggingPodSetSuite } from './lagging-podset-suite.ts';
 import type { LaggingProxy } from './router-lagging-proxy.ts';
-import { podSetLoop, type RouterHarness } from './router-harness.ts';
+import { podSetLoop, type RouterHarness } from '../support/router-harness.ts';
 
 let suite: LaggingPodSetSuite;
 let h: RouterHarness;

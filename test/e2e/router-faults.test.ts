@@ -10,7 +10,7 @@ import type { Informer } from '../../lib/kube/informer.ts';
 import { serveFunction } from '../../lib/runtime/index.ts';
 import { eventually } from '../cluster/eventually.ts';
 import { startTcpProxy } from '../soak/tcp-proxy.ts';
-import { inlineLoop, installCrds, routerHarness, watchPods, type RouterHarness } from './router-harness.ts';
+import { inlineLoop, installCrds, routerHarness, watchPods, type RouterHarness } from '../support/router-harness.ts';
 
 let h: RouterHarness;
 let ns: string;

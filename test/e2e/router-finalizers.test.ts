@@ -12,7 +12,7 @@ import { defineFunction, respond } from '../../lib/sdk/index.ts';
 import type { ReconcileRequest } from '../../lib/contract/types.ts';
 import { compareResponses, isAdmissionFixture, loadFixtures } from '../../lib/replay/index.ts';
 import { eventually } from '../cluster/eventually.ts';
-import { inlineLoop, routerHarness, type RouterHarness } from './router-harness.ts';
+import { inlineLoop, routerHarness, type RouterHarness } from '../support/router-harness.ts';
 
 let h: RouterHarness;
 let ns: string;

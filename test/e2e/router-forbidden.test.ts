@@ -8,7 +8,7 @@ import { inject } from 'vitest';
 import { issueCertificate } from '../../cli/cluster/index.ts';
 import { kubeconfigYaml } from '../../cli/cluster/kubeconfig-file.ts';
 import { eventually } from '../cluster/eventually.ts';
-import { installCrds, routerHarness, type RouterHarness } from './router-harness.ts';
+import { installCrds, routerHarness, type RouterHarness } from '../support/router-harness.ts';
 
 let h: RouterHarness;
 let ns: string;

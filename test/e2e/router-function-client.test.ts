@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Router } from '../../router/start-router.ts';
 import { eventually } from '../cluster/eventually.ts';
 import { startFloodServer, type FloodServer } from '../http/flood-server.ts';
-import { installCrds, routerHarness, type RouterHarness } from './router-harness.ts';
+import { installCrds, routerHarness, type RouterHarness } from '../support/router-harness.ts';
 
 const ANNOTATION = 'kubeloop.dev/add-pod-name-label';
 const LABEL = 'kubeloop.dev/pod-name';

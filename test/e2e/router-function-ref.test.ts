@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FunctionRef } from '../../api/loop.ts';
 import { eventually } from '../cluster/eventually.ts';
 import { knativeServingCrdFiles } from './go-module-crds.ts';
-import { installCrds, routerHarness, type RouterHarness } from './router-harness.ts';
+import { installCrds, routerHarness, type RouterHarness } from '../support/router-harness.ts';
 
 const ANNOTATION = 'kubeloop.dev/add-pod-name-label';
 const LABEL = 'kubeloop.dev/pod-name';

@@ -10,8 +10,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startControlPlane } from '../../cli/cluster/index.ts';
 import { KubeClient } from '../../lib/kube/kube-client.ts';
 import { eventually } from '../cluster/eventually.ts';
-import { createLoopServiceAccount } from '../cluster/loop-service-account.ts';
-import { inlineLoop, quietLogger, routerHarness, TEST_URL_POLICY, type RouterHarness } from './router-harness.ts';
+import { createLoopServiceAccount } from '../support/loop-service-account.ts';
+import { inlineLoop, quietLogger, routerHarness, TEST_URL_POLICY, type RouterHarness } from '../support/router-harness.ts';
 import { startRouter } from '../../router/start-router.ts';
 
 const ANNOTATION = 'kubeloop.dev/add-pod-name-label';

@@ -8,8 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ReconcileRequest, ReconcileResponse } from '../../lib/contract/types.ts';
 import type { Loop } from '../../api/loop.ts';
 import { eventually } from '../cluster/eventually.ts';
-import { createLoopServiceAccount } from '../cluster/loop-service-account.ts';
-import { inlineLoop, installCrds, routerHarness, type RouterHarness } from './router-harness.ts';
+import { createLoopServiceAccount } from '../support/loop-service-account.ts';
+import { inlineLoop, installCrds, routerHarness, type RouterHarness } from '../support/router-harness.ts';
 
 let h: RouterHarness;
 let ns: string;

@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import type { AgentOptions } from 'node:https';
 import { KubeConfig } from '@kubernetes/client-node';
 import { Agent } from 'undici';
-import { selfSignedCertificate } from '../../lib/server/test-certificate.ts';
+import { selfSignedCertificate } from '../support/test-certificate.ts';
 
 export interface LaggingProxy {
   kubeConfig: KubeConfig;

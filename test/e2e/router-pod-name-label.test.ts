@@ -3,7 +3,7 @@
 import type { V1Pod, V1PodList } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually } from '../cluster/eventually.ts';
-import { inlineLoop, routerHarness, watchPods, type RouterHarness } from './router-harness.ts';
+import { inlineLoop, routerHarness, watchPods, type RouterHarness } from '../support/router-harness.ts';
 import type { Router } from '../../router/start-router.ts';
 
 const ANNOTATION = 'kubeloop.dev/add-pod-name-label';

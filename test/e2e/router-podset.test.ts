@@ -5,7 +5,7 @@ import type { V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Informer } from '../../lib/kube/informer.ts';
 import { eventually } from '../cluster/eventually.ts';
-import { installCrds, podSetLoop, routerHarness, watchPods, type RouterHarness } from './router-harness.ts';
+import { installCrds, podSetLoop, routerHarness, watchPods, type RouterHarness } from '../support/router-harness.ts';
 
 interface PodSet {
   metadata: { name: string; uid?: string; generation?: number };

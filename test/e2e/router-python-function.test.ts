@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually } from '../cluster/eventually.ts';
 import { generateSigningSecret } from '../../lib/signing/webhook-signature.ts';
 import { PYTHON_POD_NAME_LABEL, startSample, type RunningSample } from '../http/sample-processes.ts';
-import { inlineLoop, routerHarness, type RouterHarness } from './router-harness.ts';
+import { inlineLoop, routerHarness, type RouterHarness } from '../support/router-harness.ts';
 
 const ANNOTATION = 'kubeloop.dev/add-pod-name-label';
 const LABEL = 'kubeloop.dev/pod-name';

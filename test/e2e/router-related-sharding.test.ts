@@ -9,8 +9,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemberSet } from '../../router/sharding/member-set.ts';
 import { shardSlot } from '../../lib/kube/shard-selector.ts';
 import { eventually } from '../cluster/eventually.ts';
-import { inlineLoop, routerHarness, type RouterHarness } from './router-harness.ts';
-import { agreed, serveRecordingFunction, startMemberProcess, type RecordingFunction } from './shard-kit.ts';
+import { inlineLoop, routerHarness, type RouterHarness } from '../support/router-harness.ts';
+import { agreed, serveRecordingFunction, startMemberProcess, type RecordingFunction } from '../support/shard-kit.ts';
 
 const GROUP = 'related-shards';
 const LOOP = 'reloaders';

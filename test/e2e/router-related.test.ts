@@ -10,8 +10,8 @@ import { reconcileConfigReloader, CONFIG_HASH_ANNOTATION, CONFIG_MAP_ANNOTATION 
 import { serveFunction } from '../../lib/runtime/index.ts';
 import { defineFunction, patchAction, relatedOf, requires, respond, statusAction, type KubeObject, type Reconcile, type ReconcileRequest } from '../../lib/sdk/index.ts';
 import { eventually } from '../cluster/eventually.ts';
-import { createLoopServiceAccount } from '../cluster/loop-service-account.ts';
-import { inlineLoop, installCrds, routerHarness, type RouterHarness } from './router-harness.ts';
+import { createLoopServiceAccount } from '../support/loop-service-account.ts';
+import { inlineLoop, installCrds, routerHarness, type RouterHarness } from '../support/router-harness.ts';
 
 let h: RouterHarness;
 let ns: string;

@@ -12,7 +12,7 @@ import { serveFunction } from '../../lib/runtime/index.ts';
 import { generateSigningSecret, parseSigningSecret, signReply, verifyRequest, type SigningKey, type SigningKeys } from '../../lib/signing/webhook-signature.ts';
 import { eventually } from '../cluster/eventually.ts';
 import type { Router } from '../../router/start-router.ts';
-import { installCrds, routerHarness, type RouterHarness } from './router-harness.ts';
+import { installCrds, routerHarness, type RouterHarness } from '../support/router-harness.ts';
 
 const ANNOTATION = 'kubeloop.dev/add-pod-name-label';
 const LABEL = 'kubeloop.dev/pod-name';

@@ -17,7 +17,7 @@ import { serveForTest, type TestServer } from '../../lib/testing/serve.ts';
 import { inCanaryShare } from '../../lib/versions/canary-share.ts';
 import type { Router } from '../../router/start-router.ts';
 import { eventually } from '../cluster/eventually.ts';
-import { installCrds, routerHarness, watchPods, type RouterHarness } from './router-harness.ts';
+import { installCrds, routerHarness, watchPods, type RouterHarness } from '../support/router-harness.ts';
 
 const ANNOTATION = 'kubeloop.dev/add-pod-name-label';
 const LABEL = 'kubeloop.dev/pod-name';

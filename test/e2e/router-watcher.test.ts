@@ -2,7 +2,7 @@
 import type { V1ConfigMap } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually } from '../cluster/eventually.ts';
-import { inlineLoop, installCrds, routerHarness, type RouterHarness } from './router-harness.ts';
+import { inlineLoop, installCrds, routerHarness, type RouterHarness } from '../support/router-harness.ts';
 
 let h: RouterHarness;
 let ns: string;

@@ -15,9 +15,9 @@ import { shardSlot } from '../../lib/kube/shard-selector.ts';
 import { MemberSet } from '../../router/sharding/member-set.ts';
 import type { OwnPlane } from '../cluster/suite.ts';
 import { eventually } from '../cluster/eventually.ts';
-import { inlineLoop, installCrds, routerHarness, watchPods, type RouterHarness } from './router-harness.ts';
+import { inlineLoop, installCrds, routerHarness, watchPods, type RouterHarness } from '../support/router-harness.ts';
 import { pool } from '../../bench/router-bench-kit.ts';
-import { agreed, memberLeases, serveRecordingFunction, startMemberProcess, type RecordingFunction } from './shard-kit.ts';
+import { agreed, memberLeases, serveRecordingFunction, startMemberProcess, type RecordingFunction } from '../support/shard-kit.ts';
 
 const OBJECTS = 2000;
 const GROUP = 'shard-e2e';

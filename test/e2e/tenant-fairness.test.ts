@@ -9,8 +9,8 @@ import type { Loop } from '../../api/loop.ts';
 import type { ReconcileRequest } from '../../lib/contract/types.ts';
 import type { Router } from '../../router/start-router.ts';
 import { eventually } from '../cluster/eventually.ts';
-import { LOOP_SERVICE_ACCOUNT } from '../cluster/loop-service-account.ts';
-import { installCrds, routerHarness, type RouterHarness } from './router-harness.ts';
+import { LOOP_SERVICE_ACCOUNT } from '../support/loop-service-account.ts';
+import { installCrds, routerHarness, type RouterHarness } from '../support/router-harness.ts';
 
 const NOISY_OBJECTS = 200;
 const QUIET_OBJECTS = 5;

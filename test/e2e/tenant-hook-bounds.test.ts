@@ -24,7 +24,7 @@ import { createLogger } from '../../lib/observability/logger.ts';
 import { serveFunction, type ServedFunction } from '../../lib/runtime/index.ts';
 import { allow, defineAdmission, mutate } from '../../lib/sdk/index.ts';
 import { readWebhookConfig } from '../../webhooks/config.ts';
-import { tenantConfigurationName } from '../../webhooks/hook-configuration-shards.ts';
+import { tenantConfigurationName } from '../../webhooks/lifecycle/hook-configuration-shards.ts';
 import { startWebhook, type RunningWebhook } from '../../webhooks/run-webhook.ts';
 import { eventually } from '../cluster/eventually.ts';
 import { refusalOf } from './tenant-admin.ts';

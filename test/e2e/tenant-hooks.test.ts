@@ -13,7 +13,7 @@ import { allow, defineAdmission, deny } from '../../lib/sdk/index.ts';
 import { eventually } from '../cluster/eventually.ts';
 import { setupClusterSuite, type ClusterSuite } from '../cluster/suite.ts';
 import { deleteNamespace, HOOK_SUITE_LABEL, installWatcherCrd, startWebhookFor, type WebhookUnderTest } from './webhook-harness.ts';
-import { tenantConfigurationName } from '../../webhooks/hook-configuration-shards.ts';
+import { tenantConfigurationName } from '../../webhooks/lifecycle/hook-configuration-shards.ts';
 
 let suite: ClusterSuite;
 let teamA: string;

@@ -13,7 +13,7 @@ import { serveFunction, type ServedFunction } from '../../lib/runtime/index.ts';
 import { defineFunction, respond } from '../../lib/sdk/index.ts';
 import { eventually } from '../cluster/eventually.ts';
 import { byKind, renderChart, type Manifest } from './chart-render.ts';
-import { installCrds, routerHarness, type RouterHarness } from './router-harness.ts';
+import { installCrds, routerHarness, type RouterHarness } from '../support/router-harness.ts';
 import { chartRouterIdentity, installTenantRoles } from './tenant-kit.ts';
 import { refusalOf, untilLoopPolicyEnforced } from './tenant-admin.ts';
 

@@ -17,7 +17,7 @@ import { CLUSTER_TENANT } from '../../api/tenant.ts';
 import { eventually } from '../cluster/eventually.ts';
 import { renderChart } from './chart-render.ts';
 import { chartRouterIdentity, installTenantRoles } from './tenant-kit.ts';
-import { installCrds, routerHarness, type RouterHarness } from './router-harness.ts';
+import { installCrds, routerHarness, type RouterHarness } from '../support/router-harness.ts';
 import { refusalOf } from './tenant-admin.ts';
 
 const API = '/apis/kubeloop.dev/v1alpha1';

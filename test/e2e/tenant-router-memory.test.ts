@@ -16,7 +16,7 @@ import { defineFunction, respond } from '../../lib/sdk/index.ts';
 import type { Router } from '../../router/start-router.ts';
 import { eventually } from '../cluster/eventually.ts';
 import { byKind, renderChart, type Manifest } from './chart-render.ts';
-import { installCrds, routerHarness, type RouterHarness } from './router-harness.ts';
+import { installCrds, routerHarness, type RouterHarness } from '../support/router-harness.ts';
 import { refusalOf } from './tenant-admin.ts';
 
 const MiB = 1024 * 1024;

@@ -27,7 +27,7 @@ import type { FunctionDefinition } from '../../lib/sdk/define-function.ts';
 import { eventually } from '../cluster/eventually.ts';
 import { captureCommand } from '../http/capture-console.ts';
 import { byKind, renderChart } from './chart-render.ts';
-import { installCrds, routerHarness, type RouterHarness } from './router-harness.ts';
+import { installCrds, routerHarness, type RouterHarness } from '../support/router-harness.ts';
 import { deleteNamespace, HOOK_SUITE_LABEL, startWebhookFor, type WebhookUnderTest } from './webhook-harness.ts';
 
 const SDK = fileURLToPath(new URL('../../lib/sdk/index.ts', import.meta.url));

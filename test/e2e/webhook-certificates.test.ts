@@ -11,8 +11,6 @@ import { promisify } from 'node:util';
 import type { V1MutatingWebhookConfiguration } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  applyWebhookConfiguration,
-  deleteWebhookConfiguration,
   injectCaBundle,
   keepCaBundle,
   readWebhookConfiguration,
@@ -26,7 +24,8 @@ import { CertificateRotator } from '../../certs/rotation.ts';
 import { bundleFromSecret, ensureCertificate, readCertificateSecret } from '../../certs/secret-store.ts';
 import { KubeClient } from '../../lib/kube/index.ts';
 import { createLogger } from '../../lib/observability/logger.ts';
-import { buildWebhookConfiguration } from '../../webhooks/configuration.ts';
+import { buildWebhookConfiguration } from '../support/watcher-sidecar-webhook.ts';
+import { applyWebhookConfiguration, deleteWebhookConfiguration } from '../support/webhook-configurations.ts';
 import { eventually } from '../cluster/eventually.ts';
 import { setupClusterSuite, type ClusterSuite } from '../cluster/suite.ts';
 import { proxiedKubeconfig } from '../soak/platform.ts';

@@ -7,7 +7,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FunctionDefinition } from '../../lib/sdk/define-function.ts';
 import { serveFunction, type ServedFunction } from '../../lib/runtime/index.ts';
-import { requestFor } from '../../functions/reconcile-request-for-tests.ts';
+import { requestFor } from '../support/reconcile-request.ts';
 
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
 

@@ -14,7 +14,7 @@ import { createFunctionClient } from '../../lib/function-client/function-client.
 import type { AddressGuard } from '../../lib/function-client/guarded-connect.ts';
 import { InFlightBytes } from '../../lib/function-client/reply-limits.ts';
 import { createHttpInvoker } from '../../router/reconcile/dispatch.ts';
-import { FunctionCaller } from '../../webhooks/function-caller.ts';
+import { FunctionCaller } from '../../webhooks/gateway/function-caller.ts';
 import { eventually } from '../cluster/eventually.ts';
 import { startFloodServer, type FloodServer } from './flood-server.ts';
 

@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { Agent, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { useInMemoryTracing } from '../../lib/observability/tracing-for-tests.ts';
+import { useInMemoryTracing } from '../support/in-memory-tracing.ts';
 import { createLogger } from '../../lib/observability/logger.ts';
 import { startWatcherSidecarGateway, type WatcherSidecarGateway } from './watcher-sidecar-gateway.ts';
 

@@ -10,7 +10,7 @@ import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { parseLoop } from '../../router/base/loop-spec.ts';
-import { resolveHook } from '../../webhooks/hook-spec.ts';
+import { resolveHook } from '../../webhooks/base/hook-spec.ts';
 import { extractSnippets } from './markdown-snippets.ts';
 
 const exec = promisify(execFile);

@@ -11,12 +11,12 @@ import watcherSidecar from '../../functions/watcher-sidecar/index.ts';
 import type { Logger } from '../../lib/observability/logger.ts';
 import { serveFunction, type ServedFunction } from '../../lib/runtime/index.ts';
 import { listen } from '../../lib/server/index.ts';
-import { contextObjectName } from '../../webhooks/context-objects.ts';
+import { contextObjectName } from '../../webhooks/gateway/context-objects.ts';
 import { parseSigningSecrets } from '../../lib/signing/webhook-signature.ts';
-import { FunctionCaller } from '../../webhooks/function-caller.ts';
-import { DEV_HOOK_POLICY, resolveHook } from '../../webhooks/hook-spec.ts';
+import { FunctionCaller } from '../../webhooks/gateway/function-caller.ts';
+import { DEV_HOOK_POLICY, resolveHook } from '../../webhooks/base/hook-spec.ts';
 import { createWebhookServer, type WebhookServer } from '../../webhooks/server.ts';
-import type { ContextHook, ContextResult } from '../../webhooks/context-cache.ts';
+import type { ContextHook, ContextResult } from '../../webhooks/gateway/context-cache.ts';
 
 export const logwatch: Watcher = {
   apiVersion: 'watch.kubeloop.dev/v1alpha1',

@@ -19,8 +19,8 @@ import { nodeCgroupDirs, nodeProcesses } from '../../cli/cluster/real-node/node-
 import { vethPresent } from '../../cli/cluster/real-node/node-namespace.ts';
 import { eventually } from '../cluster/eventually.ts';
 import { CHART_DIR, helm } from '../e2e/chart-render.ts';
-import { REPO_ROOT } from '../e2e/production-bundle.ts';
-import { installChartOnRealNode, NAMESPACE, realNodeRunnable, RELEASE } from './chart-install.ts';
+import { REPO_ROOT } from '../support/production-bundle.ts';
+import { installChartOnRealNode, NAMESPACE, realNodeRunnable, RELEASE } from '../support/real-node-chart.ts';
 
 const run = promisify(execFile);
 

@@ -1,6 +1,6 @@
 // `kubeloop image build` against the Dockerfile it reads: each final target's image has that target's entrypoint,
 // user, working directory, environment and files (read back from the OCI layout, with the Dockerfile parsed here
-// by test/e2e/production-bundle.ts's own reader, not the builder's), and an unchanged tree rebuilds from cache.
+// by test/support/production-bundle.ts's own reader, not the builder's), and an unchanged tree rebuilds from cache.
 import { execFile } from 'node:child_process';
 import { readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildImages, type BuiltImage } from '../../cli/image/image-build.ts';
-import { dockerfileTargets, LEFT_OUT_OF_IMAGES, REPO_ROOT, type ImageTarget } from '../e2e/production-bundle.ts';
+import { dockerfileTargets, LEFT_OUT_OF_IMAGES, REPO_ROOT, type ImageTarget } from '../support/production-bundle.ts';
 
 const run = promisify(execFile);
 const layout = join(tmpdir(), `kubeloop-images-test-${process.pid}`);

@@ -17,10 +17,10 @@ import type { ControlPlane } from '../../cli/cluster/index.ts';
 import { applyManifest, type Manifest } from '../../cli/dev/apply-manifests.ts';
 import { KubeClient, ResourceDiscovery, isApiError } from '../../lib/kube/index.ts';
 import { eventually } from '../cluster/eventually.ts';
-import { packTarball } from '../e2e/package-tarball.ts';
-import { REPO_ROOT } from '../e2e/production-bundle.ts';
+import { packTarball } from '../support/package-tarball.ts';
+import { REPO_ROOT } from '../support/production-bundle.ts';
 import { namespaceAdmin } from '../e2e/tenant-admin.ts';
-import { installChartOnRealNode, log, NAMESPACE, realNodeRunnable } from './chart-install.ts';
+import { installChartOnRealNode, log, NAMESPACE, realNodeRunnable } from '../support/real-node-chart.ts';
 
 const run = promisify(execFile);
 const BIN = join(REPO_ROOT, 'cli', 'bin.js');

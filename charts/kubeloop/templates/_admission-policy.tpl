@@ -76,7 +76,7 @@ and the ServiceAccount rules. Both policies name their URLs with "kubeloop.polic
       reason: Forbidden
 {{- end }}
 
-{{- /* Whether rule r's resource res reaches what no namespaced hook may match (webhooks/namespaced-hook-rules.ts). */}}
+{{- /* Whether rule r's resource res reaches what no namespaced hook may match (webhooks/base/namespaced-hook-rules.ts). */}}
 {{- define "kubeloop.policy.neverForNamespacedHooks" -}}
 res.endsWith('/status') || res.endsWith('/*') || (r.apiGroups.exists(g, g in ['', '*']) && res in ['*', 'resourcequotas', 'limitranges', 'endpoints']) || (r.apiGroups.exists(g, g in ['discovery.k8s.io', '*']) && res in ['*', 'endpointslices'])
 {{- end }}

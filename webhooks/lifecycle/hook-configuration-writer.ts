@@ -1,0 +1,125 @@
+// Writes the webhook configuration pairs the gateway owns (hook-configuration-shards.ts) by server-side
+// apply, skipping a pair whose body is what it last wrote (no PATCH when nothing changed), and deletes the
+// tenant configurations no hook needs any more: those it wrote before, and those found by their label.
+import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
+import { isApiError, type KubeClient } from '../../lib/kube/index.ts';
+import { counter } from '../../lib/observability/metrics.ts';
+import { configurationLabelValue, HOOK_CONFIGURATION_LABEL, type ConfigurationPair } from './hook-configuration-shards.ts';
+
+const FIELD_MANAGER = 'kubeloop-admission-gateway';
+export const CONFIGURATION_PATHS = {
+  mutating: '/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations',
+  validating: '/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations',
+};
+type ConfigurationType = keyof typeof CONFIGURATION_PATHS;
+const TYPES: readonly ConfigurationType[] = ['mutating', 'validating'];
+
+export interface ConfigurationWriterOptions {
+  client: KubeClient;
+  logger: Logger;
+  /** The cluster hooks' configurations: never deleted by pruning (the chart creates them). */
+  clusterName: string;
+  metrics?: Registry;
+}
+
+export class ConfigurationWriter {
+  readonly #options: ConfigurationWriterOptions;
+  /** "<type>/<name>" -> the body last applied, so an unchanged configuration is not written again. */
+  readonly #written = new Map<string, string>();
+  /** Tenant configurations that exist (written by us, or found by label once at start). */
+  readonly #existing = new Set<string>();
+  #listed = false;
+  readonly #writes;
+
+  constructor(options: ConfigurationWriterOptions) {
+    this.#options = options;
+    this.#writes = options.metrics
+      ? counter<'type' | 'result'>(options.metrics, 'kubeloop_admission_configuration_writes_total', 'Webhook configuration writes by the gateway, by type and result (applied, unchanged, deleted)', ['type', 'result'])
+      : undefined;
+  }
+
+  /** Forgets what was written, so the next write asserts every configuration again (someone may have edited one). */
+  forget(): void {
+    this.#written.clear();
+  }
+
+  /** Applies the pairs (with `dryRun`, only the given types, as a dry run that is never remembered). */
+  async apply(pairs: readonly ConfigurationPair[], dryRunTypes?: readonly ConfigurationType[]): Promise<void> {
+    for (const pair of pairs) {
+      for (const type of TYPES) {
+        if (dryRunTypes && !dryRunTypes.includes(type)) continue;
+        const body = pair[type];
+        const key = `${type}/${pair.name}`;
+        const text = JSON.stringify(body);
+        if (!dryRunTypes && this.#written.get(key) === text) {
+          this.#writes?.inc({ type, result: 'unchanged' });
+          continue;
+        }
+        this.#written.delete(key);
+        await this.#options.client.request({
+          method: 'PATCH',
+          path: `${CONFIGURATION_PATHS[type]}/${encodeURIComponent(pair.name)}`,
+          query: { fieldManager: FIELD_MANAGER, force: true, ...(dryRunTypes ? { dryRun: 'All' } : {}) },
+          contentType: 'application/apply-patch+yaml',
+          body,
+        });
+        if (dryRunTypes) continue;
+        this.#written.set(key, text);
+        this.#writes?.inc({ type, result: 'applied' });
+        if (pair.name !== this.#options.clusterName) this.#existing.add(pair.name);
+      }
+    }
+  }
+
+  /** Deletes the tenant configurations not among `pairs` (a bucket left without hooks, or of an earlier bucket count). */
+  async prune(pairs: readonly ConfigurationPair[]): Promise<void> {
+    await this.#listOnce();
+    const wanted = new Set(pairs.map((pair) => pair.name));
+    for (const name of [...this.#existing]) {
+      if (wanted.has(name) || name === this.#options.clusterName) continue;
+      if (await this.#delete(name)) this.#existing.delete(name);
+    }
+  }
+
+  /** Dev mode's unregister: every configuration written, the cluster pair included. */
+  async deleteAll(): Promise<void> {
+    await this.#listOnce();
+    for (const name of [this.#options.clusterName, ...this.#existing]) await this.#delete(name);
+    this.#existing.clear();
+    this.#written.clear();
+  }
+
+  async #delete(name: string): Promise<boolean> {
+    let deleted = true;
+    for (const type of TYPES) {
+      this.#written.delete(`${type}/${name}`);
+      try {
+        await this.#options.client.request({ method: 'DELETE', path: `${CONFIGURATION_PATHS[type]}/${encodeURIComponent(name)}` });
+        this.#writes?.inc({ type, result: 'deleted' });
+      } catch (error) {
+        if (isApiError(error, 404)) continue;
+        deleted = false;
+        this.#options.logger.warn({ err: error, configuration: name, type }, 'could not delete a webhook configuration no hook needs (chart: the gateway may delete its tenant configurations)');
+      }
+    }
+    return deleted;
+  }
+
+  /** Tenant configurations left by an earlier run (found by their label); a 403 leaves only ours to prune. */
+  async #listOnce(): Promise<void> {
+    if (this.#listed) return;
+    this.#listed = true;
+    for (const type of TYPES) {
+      try {
+        const list = await this.#options.client.request<{ items?: Array<{ metadata?: { name?: string } }> }>({
+          path: CONFIGURATION_PATHS[type],
+          query: { labelSelector: `${HOOK_CONFIGURATION_LABEL}=${configurationLabelValue(this.#options.clusterName)}` },
+        });
+        for (const item of list.items ?? []) if (item.metadata?.name && item.metadata.name !== this.#options.clusterName) this.#existing.add(item.metadata.name);
+      } catch (error) {
+        this.#options.logger.warn({ err: error, type }, 'could not list webhook configurations: stale tenant configurations of an earlier run are not pruned');
+      }
+    }
+  }
+}

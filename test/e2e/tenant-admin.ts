@@ -1,7 +1,7 @@
 // Set-up of suites that attack as a namespace admin: the chart's aggregated tenant roles and its Loop and hook
 // admission policies, rendered and installed under this suite's names (the control plane is shared), the
 // policies bound to objects carrying this suite's label, and users bound to nothing but `admin` in a namespace.
-import type { KubeClient } from '../../lib/kube/kube-client.ts';
+import { isApiError, type KubeClient } from '../../lib/kube/kube-client.ts';
 import { eventually } from '../cluster/eventually.ts';
 import { byKind, renderChart, type Manifest } from './chart-render.ts';
 
@@ -78,8 +78,14 @@ const ELSEWHERE = 'policy-probe-elsewhere';
 /** Polls a dry-run create until the policy refuses it with `message`; a kind whose CRD this suite did not install (404) has nothing to wait for. */
 async function untilRefused(what: string, client: KubeClient, path: string, body: unknown, message: string): Promise<void> {
   await eventually(what, async () => {
-    const refusal = (await refusalOf(client, path, body)) ?? '';
-    return refusal.includes(message) || /could not find the requested resource/.test(refusal) || undefined;
+    try {
+      await client.request({ method: 'POST', path, body, query: { dryRun: 'All' } });
+      return undefined;
+    } catch (error) {
+      // A 404 is the kind itself missing (its group may be served for another kind, answering a bare 404 page).
+      if (isApiError(error, 404)) return true;
+      return (error as Error).message.includes(message) || undefined;
+    }
   }, 60_000);
 }
 

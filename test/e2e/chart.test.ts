@@ -489,7 +489,9 @@ describe('on the local control plane', () => {
       const ready = await eventually('router and webhook Deployments available', async () => {
         const { stdout } = await run(kubectl, [...kube, '-n', cluster.namespace, 'get', 'deployments', '-l', selector, '-o', 'jsonpath={range .items[*]}{.metadata.name}={.status.availableReplicas}{"\\n"}{end}']);
         const lines = stdout.split('\n').filter(Boolean);
-        return lines.length === 2 + FUNCTIONS.length + ADMISSION_FUNCTIONS.length && lines.every((l) => !l.endsWith('=')) ? lines : undefined;
+        // Each Deployment available, the router with both its replicas: one may turn available after the others.
+        const all = lines.length === 2 + FUNCTIONS.length + ADMISSION_FUNCTIONS.length && lines.every((l) => !l.endsWith('='));
+        return all && lines.includes(`${release}-kubeloop-router=2`) ? lines : undefined;
       }, 60_000);
       expect(ready).toContain(`${release}-kubeloop-router=2`);
       // An upgrade keeps each function's signing key (lookup), so the router and the function still agree.

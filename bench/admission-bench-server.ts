@@ -8,11 +8,8 @@ import { createLogger } from '../lib/observability/logger.ts';
 import { serveFunction } from '../lib/runtime/index.ts';
 import { listen } from '../lib/server/index.ts';
 import requireLabel from '../functions/require-label/index.ts';
-import { FunctionCaller } from '../webhooks/gateway/function-caller.ts';
-import { DEV_HOOK_POLICY, resolveHook } from '../webhooks/base/hook-spec.ts';
-import { createWebhookServer } from '../webhooks/server.ts';
+import { FunctionCaller, DEV_HOOK_POLICY, resolveHook, createWebhookServer, NO_CONTEXT } from '../webhooks/index.ts';
 import { directAdmissionRoute } from './direct-admission-route.ts';
-import { NO_CONTEXT } from '../webhooks/gateway/context-cache.ts';
 
 const [mode, certFile, keyFile, functionUrl] = process.argv.slice(2);
 const logger = createLogger({ name: 'bench', level: 'warn', destination: pino.destination({ dest: '/dev/null', sync: true }) });

@@ -8,7 +8,7 @@ import fastJsonPatch from 'fast-json-patch';
 import { Agent } from 'undici';
 import { startControlPlane } from '../cli/cluster/index.ts';
 import { KubeClient } from '../lib/kube/index.ts';
-import { withResourceVersionTest } from '../router/apply/patch-building.ts';
+import { withResourceVersionTest } from '../router/index.ts';
 
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 300); // per variant, operation and round
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);

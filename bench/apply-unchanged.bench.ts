@@ -9,12 +9,7 @@ import { startControlPlane } from '../cli/cluster/index.ts';
 import type { KubeObject } from '../lib/contract/types.ts';
 import { ResourceDiscovery } from '../lib/kube/discovery.ts';
 import { KubeClient } from '../lib/kube/index.ts';
-import { applyActions, type ApplyContext } from '../router/apply/apply-actions.ts';
-import { AppliedWrites } from '../router/apply/applied-writes.ts';
-import type { EventRecorder } from '../router/apply/event-recorder.ts';
-import { Expectations } from '../router/apply/expectations.ts';
-import { parseLoop } from '../router/base/loop-spec.ts';
-import { createRouterMetrics } from '../router/base/router-metrics.ts';
+import { applyActions, type ApplyContext, AppliedWrites, type EventRecorder, Expectations, parseLoop, createRouterMetrics } from '../router/index.ts';
 import { machineLoad } from './process-figures.ts';
 import { pool } from './router-bench-kit.ts';
 

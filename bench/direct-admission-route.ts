@@ -3,9 +3,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { KubeObject } from '../api/meta.ts';
 import type { Admit } from '../lib/sdk/define-admission.ts';
-import { MalformedReviewError, parseAdmissionReview, reviewResponse } from '../webhooks/gateway/admission-review.ts';
-import { toFunctionRequest, toReviewResponse } from '../webhooks/gateway/hook-review.ts';
-import type { ResolvedHook } from '../webhooks/base/hook-spec.ts';
+import { MalformedReviewError, parseAdmissionReview, reviewResponse, toFunctionRequest, toReviewResponse, type ResolvedHook } from '../webhooks/index.ts';
 
 export function directAdmissionRoute(
   app: FastifyInstance,

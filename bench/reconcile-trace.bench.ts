@@ -7,8 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { cpus, loadavg } from 'node:os';
 import type { ReconcileRequest } from '../lib/contract/types.ts';
 import { startTracing } from '../lib/observability/tracing.ts';
-import { watchEvent } from '../router/base/watch-events.ts';
-import { ReconcileTrace } from '../router/reconcile/reconcile-trace.ts';
+import { watchEvent, ReconcileTrace } from '../router/index.ts';
 
 const RECONCILES = Number(process.env.BENCH_RECONCILES ?? 100_000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);

@@ -7,11 +7,9 @@ import { validateReconcileResponse } from '../lib/contract/validate.ts';
 import { loadKubeConfig } from '../lib/kube/kube-config.ts';
 import { createLogger } from '../lib/observability/logger.ts';
 import { startTracing } from '../lib/observability/tracing.ts';
-import type { FunctionInvoker } from '../router/reconcile/dispatch.ts';
+import { type FunctionInvoker, startRouter, DEFAULT_FAIR_API_LIMIT } from '../router/index.ts';
 import type { Loop } from '../api/loop.ts';
 import { DEFAULT_FUNCTION_URL_POLICY } from '../lib/config/function-url-policy.ts';
-import { startRouter } from '../router/start-router.ts';
-import { DEFAULT_FAIR_API_LIMIT } from '../router/base/fairness.ts';
 
 export interface RouterChildConfig {
   kubeconfigPath: string;

@@ -16,7 +16,7 @@ import type { V1ConfigMap } from '@kubernetes/client-node';
 import { startControlPlane, VERSIONS } from '../cli/cluster/index.ts';
 import { KubeClient } from '../lib/kube/index.ts';
 import { shardSlot } from '../lib/kube/shard-selector.ts';
-import { MemberSet } from '../router/sharding/member-set.ts';
+import { MemberSet } from '../router/index.ts';
 import { inlineLoop } from '../test/support/router-harness.ts';
 import { buildProductionBundle, dockerfileTargets } from '../test/support/production-bundle.ts';
 import { agreed, serveRecordingFunction, startMemberProcess, type MemberProcessOptions, type RecordingFunction } from '../test/support/shard-kit.ts';

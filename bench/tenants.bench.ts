@@ -11,7 +11,7 @@ import { startControlPlane } from '../cli/cluster/index.ts';
 import type { ReconcileRequest } from '../lib/contract/types.ts';
 import { KubeClient } from '../lib/kube/index.ts';
 import { DEFAULT_FUNCTION_URL_POLICY } from '../lib/config/function-url-policy.ts';
-import { startRouter } from '../router/start-router.ts';
+import { startRouter } from '../router/index.ts';
 import { LOOP_SERVICE_ACCOUNT } from '../test/support/loop-service-account.ts';
 import { createNamespace, percentile, pool } from './router-bench-kit.ts';
 

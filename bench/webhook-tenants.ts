@@ -10,7 +10,7 @@ import { KubeClient } from '../lib/kube/index.ts';
 import { startBenchPlane } from './bench-plane.ts';
 import { figures } from './autocannon-kit.ts';
 import { machineLoad } from './process-figures.ts';
-import { tenantConfigurationName } from '../webhooks/lifecycle/hook-configuration-shards.ts';
+import { tenantConfigurationName } from '../webhooks/index.ts';
 
 const COUNTS = [0, 1, 10, 100] as const;
 /** The series beside the counts: 100 hooks with one webhook entry each. */

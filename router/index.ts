@@ -5,6 +5,7 @@ export { startRouter, type Router, type RouterOptions, type LeaderElectionConfig
 export { readRouterConfig, ROUTER_USAGE, type RouterConfig } from './router-config.ts';
 export { createRouterMetrics, type RouterMetrics } from './base/router-metrics.ts';
 export { createHttpInvoker, type DispatchResult, type FunctionInvoker } from './reconcile/dispatch.ts';
+export { DEFAULT_FAIR_API_LIMIT } from './base/fairness.ts';
 
 // Loops as the router reads them.
 export { parseLoop, LoopSpecError, type LoopConfig } from './base/loop-spec.ts';
@@ -18,11 +19,18 @@ export { relatedObjectsOf, type RelatedStore } from './reconcile/related-objects
 export { REQUIRES_LIMITS, sameRequirements } from './reconcile/required-objects.ts';
 export { finalizerPhase } from './reconcile/reconcile-decision.ts';
 export { namespaceFor, namespaceOf } from './apply/action-target.ts';
-export { prepareChild, statusPatch } from './apply/patch-building.ts';
+export { prepareChild, statusPatch, withResourceVersionTest } from './apply/patch-building.ts';
+
+// The write path and the shard membership alone, for the benchmarks that measure them in one process.
+export { applyActions, type ApplyContext } from './apply/apply-actions.ts';
+export { AppliedWrites } from './apply/applied-writes.ts';
+export type { EventRecorder } from './apply/event-recorder.ts';
+export { Expectations } from './apply/expectations.ts';
+export { MemberSet } from './sharding/member-set.ts';
 
 // The flight recorder and its history API (`kubeloop history`, the console).
-export { describeWatchEvent } from './base/watch-events.ts';
-export { describeAction } from './reconcile/reconcile-trace.ts';
+export { describeWatchEvent, watchEvent } from './base/watch-events.ts';
+export { describeAction, ReconcileTrace } from './reconcile/reconcile-trace.ts';
 export { MAX_RECORDED_LINES, type ReconcileRecord, type WriteRecord } from './reconcile/flight-recorder.ts';
 export { HISTORY_GROUP, HISTORY_VERSION, historyRequest, type ObjectHistory } from './history/history-documents.ts';
 export { objectHistoryFromLines, readHistoryFiles } from './history/history-file-reader.ts';

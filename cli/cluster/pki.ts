@@ -8,7 +8,7 @@ import { writeFile } from 'node:fs/promises';
 import { promisify } from 'node:util';
 import { join } from 'node:path';
 import { createCaCertificate, issueLeafCertificate, newRsaKey, type CertKeyPem, type RsaKey } from '../../lib/pki/x509.ts';
-import { API_SERVER_WEBHOOK_CLIENT_NAME } from '../../webhooks/gateway/api-server-authentication.ts';
+import { API_SERVER_WEBHOOK_CLIENT_NAME } from '../../webhooks/index.ts';
 import { cachedRsaKey } from './rsa-keys.ts';
 
 export type { CertKeyPem };

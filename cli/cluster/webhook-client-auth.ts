@@ -5,7 +5,7 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
-import { API_SERVER_WEBHOOK_CLIENT_NAME } from '../../webhooks/gateway/api-server-authentication.ts';
+import { API_SERVER_WEBHOOK_CLIENT_NAME } from '../../webhooks/index.ts';
 import type { CertKeyPem } from './pki.ts';
 
 export { API_SERVER_WEBHOOK_CLIENT_NAME };

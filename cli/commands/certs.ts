@@ -9,7 +9,7 @@ import { generateBundle, type CertificateBundle, type ServingIdentity } from '..
 import { decideRenewal, inspectCertificate, splitPemCertificates } from '../../certs/inspect.ts';
 import { bundleFromSecret, ensureCertificate, readCertificateSecret } from '../../certs/secret-store.ts';
 import { KubeClient, loadKubeConfig, retryTransient } from '../../lib/kube/index.ts';
-import { DEFAULT_HOOK_CONFIGURATION_NAME } from '../../webhooks/lifecycle/hook-configuration.ts';
+import { DEFAULT_HOOK_CONFIGURATION_NAME } from '../../webhooks/index.ts';
 import { UsageError } from '../command-args.ts';
 import { CERTS_ACTIONS, DEFAULT_NAMESPACE } from '../command-list.ts';
 import { describeInjection, describeSync, type CaBundleSync } from './certs-report.ts';

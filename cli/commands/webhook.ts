@@ -2,8 +2,7 @@
 // With --dev it also registers the MutatingWebhookConfiguration at https://127.0.0.1:<port> (kubeloop dev).
 import { startTracing } from '../../lib/observability/tracing.ts';
 import { closeOnSignals } from '../../lib/server/shutdown.ts';
-import { readWebhookConfig, WEBHOOK_USAGE } from '../../webhooks/config.ts';
-import { startWebhook } from '../../webhooks/run-webhook.ts';
+import { readWebhookConfig, WEBHOOK_USAGE, startWebhook } from '../../webhooks/index.ts';
 import { usageFailure } from '../command-args.ts';
 
 export async function run(argv: string[]): Promise<number> {

@@ -1,9 +1,7 @@
 // An object's reconcile history as the console's timeline: newest first, each entry with its triggers as
 // text, its writes grouped by result, and what its answer changed since the previous answer (actions added
 // and gone). Pure: the server builds it from the history API's ObjectHistory, the UI draws it.
-import { describeWatchEvent } from '../../router/base/watch-events.ts';
-import type { ObjectHistory } from '../../router/history/history-documents.ts';
-import type { ReconcileRecord, WriteRecord } from '../../router/reconcile/flight-recorder.ts';
+import { describeWatchEvent, type ObjectHistory, type ReconcileRecord, type WriteRecord } from '../../router/index.ts';
 
 export interface TimelineEntry {
   startedAt: string;

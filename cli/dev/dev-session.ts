@@ -3,7 +3,7 @@
 import { ensureBinaries, startControlPlane, type ControlPlane } from '../cluster/index.ts';
 import { KubeClient, ResourceDiscovery } from '../../lib/kube/index.ts';
 import { packageRoot } from '../package-root.ts';
-import { DEFAULT_HOOK_CONFIGURATION_NAME } from '../../webhooks/lifecycle/hook-configuration.ts';
+import { DEFAULT_HOOK_CONFIGURATION_NAME } from '../../webhooks/index.ts';
 import { chartCrdFiles } from '../chart-crds.ts';
 import { applyCrds, deleteIfPresent, readManifests } from './apply-manifests.ts';
 import { stopLocalProcesses, type LocalProcess } from './local-processes.ts';

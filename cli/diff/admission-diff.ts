@@ -8,9 +8,7 @@ import { validateAdmissionRequest } from '../../lib/contract/validate.ts';
 import type { Difference } from '../../lib/replay/json-diff.ts';
 import { compareAdmissionResponses } from '../../lib/replay/compare-admission.ts';
 import { jsonFilesIn } from '../../lib/replay/fixtures.ts';
-import type { AdmissionReview } from '../../webhooks/gateway/admission-review.ts';
-import { toFunctionRequest } from '../../webhooks/gateway/hook-review.ts';
-import type { ResolvedHook } from '../../webhooks/base/hook-spec.ts';
+import { type AdmissionReview, toFunctionRequest, type ResolvedHook } from '../../webhooks/index.ts';
 import { asVersions } from './object-diff.ts';
 
 export type RecordedAdmission = { file: string; ok: true; request: AdmissionRequest } | { file: string; ok: false; error: string };

@@ -6,7 +6,7 @@ import { isApiError, type KubeClient } from '../../lib/kube/kube-client.ts';
 import type { Difference } from '../../lib/replay/json-diff.ts';
 import { callFunction } from '../../lib/replay/replay-client.ts';
 import { identityOf, kindName, kubectlGet, scopedPath, type ScopedName } from '../scoped-names.ts';
-import { DEV_HOOK_POLICY, resolveHook, type ResolvedHook } from '../../webhooks/base/hook-spec.ts';
+import { DEV_HOOK_POLICY, resolveHook, type ResolvedHook } from '../../webhooks/index.ts';
 import { admissionSubject, compareAdmission, decisionOf, type RecordedAdmission } from './admission-diff.ts';
 import { DiffError } from './loop-state.ts';
 import { mapBounded } from './map-bounded.ts';

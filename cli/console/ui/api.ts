@@ -3,8 +3,7 @@
 import type { Timeline } from '../history-timeline.ts';
 import type { Overview, OverviewRow } from '../overview.ts';
 import type { TraceSpan, TraceSummary } from '../trace-model.ts';
-import type { AdmissionRecord } from '../../../webhooks/gateway/admission-history.ts';
-import type { HookHistory } from '../../../webhooks/history/admission-history-documents.ts';
+import type { AdmissionRecord, HookHistory } from '../../../webhooks/index.ts';
 
 export type { AdmissionRecord, HookHistory, Overview, OverviewRow, Timeline, TraceSpan, TraceSummary };
 

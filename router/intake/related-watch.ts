@@ -8,7 +8,7 @@ import { objectKey } from '../../lib/kube/object-meta.ts';
 import type { LoopConfig } from '../base/loop-spec.ts';
 import { onlyBookkeepingChanged } from '../base/predicates.ts';
 import { projectObject, relatedTarget, relationWatchScope, type RelationConfig } from '../base/related-relation.ts';
-import type { Requirements } from '../reconcile/call-rounds.ts';
+import type { Requirements } from '../reconcile/reconcile-scope.ts';
 import type { RelatedStore } from '../reconcile/related-objects.ts';
 import type { ResolvedRequirement } from '../reconcile/required-objects.ts';
 import type { InformerLease, InformerSource } from './informer-registry.ts';

@@ -4,7 +4,8 @@ import type { KubeObject, ReconcileRequest, ReconcileResponse, RequiredResource 
 import type { ResourceInfo } from '../../lib/kube/resource-paths.ts';
 import { KubeApiError } from '../../lib/kube/kube-client.ts';
 import { parseLoop } from '../base/loop-spec.ts';
-import { callFunction, type CallScope, type Requirements } from './call-rounds.ts';
+import { callFunction, type CallScope } from './call-rounds.ts';
+import type { Requirements } from './reconcile-scope.ts';
 import type { DispatchResult, InvokeOptions } from './dispatch.ts';
 import type { StoreView } from '../base/informer-view.ts';
 import { parseRelated } from '../base/related-relation.ts';
@@ -39,8 +40,8 @@ function scopeWith(answer: (request: ReconcileRequest) => Partial<ReconcileRespo
   };
   const scope = {
     loop,
-    related: [],
-    owned: [],
+    caches: { related: [], owned: [] },
+    function: {},
     requirements,
     deps: { client, discovery: { resolve: async () => secrets }, invoke, metrics: { functionLatency: { observe() {} }, functionCalls: { inc() {} } } },
   } as unknown as CallScope;
@@ -137,7 +138,7 @@ describe('request caps and the request bytes in flight', () => {
     const budget = new RequestByteBudget(1024 * 1024);
     const seenInFlight: number[] = [];
     const invoke = base.scope.deps.invoke;
-    Object.assign(base.scope, { related: [{ relation: relation!, store, namespaced: true }] });
+    Object.assign(base.scope.caches, { related: [{ relation: relation!, store, namespaced: true }] });
     Object.assign(base.scope.deps, {
       requestCaps: { ...DEFAULT_REQUEST_CAPS, ...caps },
       requestBytes: budget,

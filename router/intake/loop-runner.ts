@@ -313,7 +313,6 @@ export class LoopRunner {
         ...(this.#versionWatch ? { versions: this.#versionWatch.versions } : {}),
         invoke: loopBatcher(this.loop, this.#deps)?.invoke,
       },
-      requirements: this.#related ?? { get: () => undefined, set: () => {} },
     };
   }
 
@@ -329,7 +328,12 @@ export class LoopRunner {
     this.#processingSince.set(item.key, started);
     let result: ReconcileResult = 'error';
     try {
-      if (this.#scope) result = (await reconcileKey(this.#scope, item, events)) ?? 'success';
+      if (this.#scope) {
+        // What was required last time goes in; what the settled answer required comes back, kept and watched here.
+        const outcome = await reconcileKey(this.#scope, item, { events, required: this.#related?.requiredBy(item.key) });
+        if (outcome.required) this.#related?.record(item.key, outcome.required);
+        result = outcome.result ?? 'success';
+      }
     } finally {
       release();
       this.#processingSince.delete(item.key);

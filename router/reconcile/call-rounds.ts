@@ -1,6 +1,7 @@
-// The call of one reconcile, with its `requires` rounds: what the primary required last time is read first
-// (as the Loop's ServiceAccount), and an answer asking for objects it was not sent is not applied: the
-// function is called again with them, up to REQUIRES_LIMITS.calls calls (Crossplane's requirements loop).
+// The call of one reconcile, with its `requires` rounds: what the primary required last time (the runner
+// passes it in) is read first (as the Loop's ServiceAccount), and an answer asking for objects it was not sent
+// is not applied: the function is called again with them, up to REQUIRES_LIMITS.calls calls (Crossplane's
+// requirements loop). What the settled answer required is returned, for the runner to keep and watch.
 // Every request is measured before its body is built: over a cap it is RequestTooLarge and never sent;
 // within them it waits for its tenant's share of the request bytes in flight.
 import type { KubeObject, ReconcileRequest, RequiredResource, Trigger } from '../../lib/contract/types.ts';
@@ -10,11 +11,11 @@ import { collectRelated, tallyEntry } from './related-objects.ts';
 import { cachedJsonSize } from '../../lib/contract/json-size.ts';
 import { budgetProblem, DEFAULT_REQUEST_CAPS, type RelatedTally } from '../base/request-caps.ts';
 import { tenantOf } from '../base/tenant-weights.ts';
-import { fetchRequired, requiresProblem, REQUIRES_LIMITS, sameRequirements, type RequiresProblem } from './required-objects.ts';
+import { fetchRequired, requiresProblem, REQUIRES_LIMITS, sameRequirements, type RequiresProblem, type SettledRequirements } from './required-objects.ts';
 import type { LoopConfig } from '../base/loop-spec.ts';
 import { callCode } from '../base/router-metrics.ts';
 import type { ReconcileTrace } from './reconcile-trace.ts';
-import type { LoopCaches, LoopFunction, ReconcileDeps, Requirements } from './reconcile-scope.ts';
+import type { LoopCaches, LoopFunction, ReconcileDeps } from './reconcile-scope.ts';
 
 /** What the call of one reconcile takes of its Loop's scope (reconcile-scope.ts's ReconcileScope is one). */
 export interface CallScope {
@@ -22,21 +23,22 @@ export interface CallScope {
   deps: Pick<ReconcileDeps, 'client' | 'discovery' | 'invoke' | 'metrics' | 'recorder' | 'requestCaps' | 'requestBytes'>;
   caches: Pick<LoopCaches, 'owned' | 'related'>;
   function: Pick<LoopFunction, 'versions' | 'invoke'>;
-  requirements: Requirements;
 }
 
-/** The reconcile a call belongs to. */
+/** The reconcile a call belongs to; `required` is what the primary's function required in its last settled answer. */
 export interface CallAt {
   key: string;
   primary: KubeObject;
   trigger: Trigger;
   finalizing: boolean;
   url: string;
+  required?: readonly RequiredResource[] | undefined;
   traced: Pick<ReconcileTrace, 'startCall' | 'endCall' | 'traceId'>;
 }
 
 export type CallOutcome =
-  | { kind: 'called'; request: ReconcileRequest; result: DispatchResult; callMs: number }
+  /** `required`: the answer settled (asked for what it was sent), so these are the primary's requirements now. */
+  | { kind: 'called'; request: ReconcileRequest; result: DispatchResult; callMs: number; required?: SettledRequirements }
   | ({ kind: 'requires-failed'; request: ReconcileRequest | undefined } & RequiresProblem);
 
 export async function callFunction(scope: CallScope, at: CallAt): Promise<CallOutcome> {
@@ -48,7 +50,7 @@ export async function callFunction(scope: CallScope, at: CallAt): Promise<CallOu
   if (collected && !collected.ok) return tooLarge(scope, undefined, collected.message);
   const declared = collected?.related;
   const declaredNames = new Set(loop.related.map((r) => r.name));
-  let asked: readonly RequiredResource[] = scope.requirements.get(at.key) ?? [];
+  let asked: readonly RequiredResource[] = at.required ?? [];
   let fetched = asked.length > 0 ? await fetchRequired(deps.client, deps.discovery, at.primary, asked, loop.namespace) : ({ ok: true, related: {}, resolved: [] } as const);
   let request: ReconcileRequest | undefined;
   // Every round of one reconcile goes to the same version: the canary's share, or the live function.
@@ -87,10 +89,7 @@ export async function callFunction(scope: CallScope, at: CallAt): Promise<CallOu
     deps.metrics.functionCalls.inc({ loop: loop.id, code: callCode(result.kind, result.status, result.kind === 'failed' ? result.reason : undefined) });
     if (result.kind !== 'ok') return { kind: 'called', request, result, callMs };
     const wanted = result.response.requires ?? [];
-    if (sameRequirements(wanted, asked)) {
-      scope.requirements.set(at.key, wanted, fetched.resolved);
-      return { kind: 'called', request, result, callMs };
-    }
+    if (sameRequirements(wanted, asked)) return { kind: 'called', request, result, callMs, required: { entries: wanted, resolved: fetched.resolved } };
     deps.recorder?.record(request, result.response);
     const problem = requiresProblem(wanted, declaredNames);
     if (problem) return { kind: 'requires-failed', request, ...problem };

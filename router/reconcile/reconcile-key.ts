@@ -1,6 +1,6 @@
 // One reconcile of one primary: expectations and finalizer first, then dispatch (HTTP) and apply, and
 // finally the pure decision (reconcile-decision.ts) carried out: the one place that moves the queue.
-import type { KubeObject, Trigger } from '../../lib/contract/types.ts';
+import type { KubeObject, RequiredResource, Trigger } from '../../lib/contract/types.ts';
 import { reconcileLogger } from '../../lib/observability/logger.ts';
 import { applyActions, type ApplyContext, type RouterAction } from '../apply/apply-actions.ts';
 import { callFunction } from './call-rounds.ts';
@@ -14,67 +14,87 @@ import type { QueueItem, WorkQueue } from '../base/work-queue.ts';
 import type { WatchEvent } from '../base/watch-events.ts';
 import { ReconcileTrace } from './reconcile-trace.ts';
 import { tenantOf } from '../base/tenant-weights.ts';
+import type { SettledRequirements } from './required-objects.ts';
 import type { KeyMemory, LoopCaches, ReconcileDeps, ReconcileScope } from './reconcile-scope.ts';
+
+/** What intake knows of a key besides its queue item. */
+export interface KeyContext {
+  /** The watch events that queued it (the flight recorder's). */
+  events?: readonly WatchEvent[];
+  /** What the primary's function required in its last settled answer: the first round reads them. */
+  required?: readonly RequiredResource[] | undefined;
+}
+
+/** One reconcile's outcome: controller-runtime's result label, and the requirements its function settled on. */
+export interface KeyOutcome {
+  /** undefined: nothing to do, a success. */
+  result?: ReconcileResult;
+  /** The function's settled answer required these ([]: nothing now); absent: what was required is unchanged. */
+  required?: SettledRequirements;
+}
 
 type Log = ReturnType<typeof reconcileLogger>;
 
 const REQUEUE: Trigger = { type: 'REQUEUE' };
 
-/** Reconciles one key; returns controller-runtime's result label (undefined: nothing to do, a success). */
-export async function reconcileKey(scope: ReconcileScope, item: QueueItem<Trigger>, events: readonly WatchEvent[] = []): Promise<ReconcileResult | undefined> {
+/**
+ * Reconciles one key: the outcome's result is controller-runtime's label, and its `required` what the
+ * function's settled answer required, for the runner to keep (reconcile writes nothing of intake's).
+ */
+export async function reconcileKey(scope: ReconcileScope, item: QueueItem<Trigger>, context: KeyContext = {}): Promise<KeyOutcome> {
   const { loop, deps, caches, memory } = scope;
   const key = item.key;
   const cached = caches.primaries.get(key);
   const primary: KubeObject | undefined = cached ?? (loop.sendDeletes ? memory.tombstones.get(key) : undefined);
-  if (!primary || !selectsPrimary(loop, primary)) return;
+  if (!primary || !selectsPrimary(loop, primary)) return {};
   // A function named by spec.function.ref that does not resolve gets nothing; it is sent everything again
   // once it resolves (LoopRunner), and the Loop's Ready condition says why meanwhile.
   const url = scope.function.url();
-  if (url === undefined) return;
+  if (url === undefined) return {};
   const deleted = cached === undefined;
   const trigger: Trigger = deleted ? { type: 'DELETED' } : item.payload;
-  const traced = new ReconcileTrace(loop.id, key, events, item.enqueuedAt, deps.history);
+  const traced = new ReconcileTrace(loop.id, key, context.events ?? [], item.enqueuedAt, deps.history);
   const log = reconcileLogger(deps.logger, { loop: loop.id, key, traceId: traced.traceId });
 
   if (!deleted && !memory.expectations.satisfied(key, caches.lookupChild)) {
-    return carryOut(scope, key, primary, decide({ stage: 'expectations-pending', remainingMs: memory.expectations.remainingMs(key) ?? 0 }), log, traced, 'expectations-pending');
+    return { result: carryOut(scope, key, primary, decide({ stage: 'expectations-pending', remainingMs: memory.expectations.remainingMs(key) ?? 0 }), log, traced, 'expectations-pending') };
   }
   const phase = finalizerPhase(loop, primary, deleted);
   if (phase.kind === 'skip') {
     traced.finish('skipped', 'none');
-    return;
+    return {};
   }
   if (phase.kind === 'add-finalizer') {
     // Add the finalizer and stop: its own watch event brings the primary back with the new resourceVersion.
     const applied = await applyActions(applyContext(scope, key, primary, log, traced), [{ op: 'finalizer', patch: phase.patch }]);
-    return carryOut(scope, key, primary, decide({ stage: 'finalizer-added', applied }), log, traced, 'finalizer-added');
+    return { result: carryOut(scope, key, primary, decide({ stage: 'finalizer-added', applied }), log, traced, 'finalizer-added') };
   }
 
   // Consumed on every reconcile: the entry only ever answers for the event that follows our write.
   if (memory.ownWrites.consume(key, deleted ? undefined : primary.metadata?.resourceVersion)) {
     // The object is exactly what the function's last answer produced: it has answered for it already.
     deps.metrics.ownWriteSkips.inc({ loop: loop.id });
-    return carryOut(scope, key, primary, decide({ stage: 'own-write-seen' }), log, traced, 'own-write-seen');
+    return { result: carryOut(scope, key, primary, decide({ stage: 'own-write-seen' }), log, traced, 'own-write-seen') };
   }
 
   const replay = memory.replays.take(key, cached);
-  if (replay === 'wait') return carryOut(scope, key, primary, decide({ stage: 'replay-pending' }), log, traced, 'replay-pending');
+  if (replay === 'wait') return { result: carryOut(scope, key, primary, decide({ stage: 'replay-pending' }), log, traced, 'replay-pending') };
   const answered: Answered = { key, primary, deleted, finalizing: phase.finalizing, traced };
   if (replay) {
     // The function's last answer was for this very object but for resourceVersion/managedFields.
     deps.metrics.conflictReplays.inc({ loop: loop.id });
     traced.replayed(replay.response.actions ?? []);
     const started = performance.now();
-    return finish(scope, answered, await applyAnswer(scope, answered, replay, log), started, log, { trigger: trigger.type, replayed: true });
+    return { result: finish(scope, answered, await applyAnswer(scope, answered, replay, log), started, log, { trigger: trigger.type, replayed: true }) };
   }
 
   const started = performance.now();
-  const call = await callFunction(scope, { key, primary, trigger, finalizing: phase.finalizing, url, traced });
+  const call = await callFunction(scope, { key, primary, trigger, finalizing: phase.finalizing, url, required: context.required, traced });
   const rlog = call.request ? reconcileLogger(log, { reconcileId: call.request.reconcileId }) : log;
   if (call.kind === 'requires-failed') {
-    return finish(scope, answered, decide({ stage: 'requires-failed', reason: call.reason, message: call.message }, policy(deps)), started, rlog, { trigger: trigger.type });
+    return { result: finish(scope, answered, decide({ stage: 'requires-failed', reason: call.reason, message: call.message }, policy(deps)), started, rlog, { trigger: trigger.type }) };
   }
-  const { request, result, callMs } = call;
+  const { request, result, callMs, required } = call;
 
   let decision: CallDecision;
   if (result.kind === 'ok') {
@@ -83,7 +103,7 @@ export async function reconcileKey(scope: ReconcileScope, item: QueueItem<Trigge
   } else {
     decision = decide({ stage: 'call-failed', call: result }, policy(deps));
   }
-  return finish(scope, answered, decision, started, rlog, { trigger: trigger.type, callMs: Math.round(callMs) });
+  return { result: finish(scope, answered, decision, started, rlog, { trigger: trigger.type, callMs: Math.round(callMs) }), ...(required ? { required } : {}) };
 }
 
 /** The reconcile an answer belongs to. */

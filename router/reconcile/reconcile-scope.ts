@@ -1,7 +1,7 @@
 // What a reconcile is lent by its Loop's runner, in the groups the reconcile's pieces take: the world
 // outside the Loop (deps), the Loop's caches, what it remembers per key, and where its function is.
 import type { Logger } from 'pino';
-import type { KubeObject, RequiredResource, Trigger } from '../../lib/contract/types.ts';
+import type { KubeObject, Trigger } from '../../lib/contract/types.ts';
 import type { ResourceDiscovery } from '../../lib/kube/discovery.ts';
 import type { KubeClient } from '../../lib/kube/kube-client.ts';
 import type { OwnedStore } from '../../lib/reconcile/build-request.ts';
@@ -22,14 +22,6 @@ import type { FunctionVersions } from './function-versions.ts';
 import type { OwnWrites } from './own-writes.ts';
 import type { LoopHealth } from './reconcile-decision.ts';
 import type { RelatedStore } from './related-objects.ts';
-import type { ResolvedRequirement } from './required-objects.ts';
-
-/** What one primary's function asked for in its last settled answer, kept and watched by the runner. */
-export interface Requirements {
-  get(key: string): readonly RequiredResource[] | undefined;
-  /** A settled answer's requirements; [] stops watching them for the primary. */
-  set(key: string, entries: readonly RequiredResource[], resolved: readonly ResolvedRequirement[]): void;
-}
 
 /** What bounds the requests of every Loop (start-router.ts builds them from the router's flags). */
 export interface RequestLimits {
@@ -96,6 +88,4 @@ export interface ReconcileScope {
   caches: LoopCaches;
   memory: KeyMemory;
   function: LoopFunction;
-  /** What each primary's function required in its last settled answer (call-rounds.ts). */
-  requirements: Requirements;
 }

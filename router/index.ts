@@ -18,7 +18,7 @@ export { readSigningKeys, SigningSecretError } from './loops/signing-key.ts';
 export { relatedObjectsOf, type RelatedStore } from './reconcile/related-objects.ts';
 export { REQUIRES_LIMITS, sameRequirements } from './reconcile/required-objects.ts';
 export { finalizerPhase } from './reconcile/reconcile-decision.ts';
-export { namespaceFor, namespaceOf } from './apply/action-target.ts';
+export { appliedObject, namespaceFor, namespaceOf } from './apply/action-target.ts';
 export { prepareChild, statusPatch, withResourceVersionTest } from './apply/patch-building.ts';
 
 // The write path and the shard membership alone, for the benchmarks that measure them in one process.

@@ -5,7 +5,7 @@ import type { Action, KubeObject, JsonPatchOperation } from '../../lib/contract/
 import type { ResourceDiscovery } from '../../lib/kube/discovery.ts';
 import { isApiError, type KubeClient } from '../../lib/kube/kube-client.ts';
 import { collectionPath, objectPath, type ResourceInfo } from '../../lib/kube/resource-paths.ts';
-import { namespaceFor, namespaceOf, prepareChild, statusPatch } from '../../router/index.ts';
+import { appliedObject, namespaceFor, namespaceOf, prepareChild, statusPatch } from '../../router/index.ts';
 
 export type DryRunOutcome =
   /** What the object would look like after the writes, and what it looks like now (absent: would be created). */
@@ -80,7 +80,8 @@ export async function dryRunTarget(ctx: DryRunContext, actions: readonly Action[
   }
   if (write?.op === 'create' || write?.op === 'apply') {
     const resource = await ctx.discovery.resolve(write.object.apiVersion ?? '', write.object.kind ?? '');
-    const object = prepareChild(write.object, ctx.primary, resource.namespaced);
+    // An apply of the primary itself changes the primary, as the router sends it: never as its own child.
+    const object = write.op === 'apply' ? appliedObject(write.object, resource, ctx.primary).object : prepareChild(write.object, ctx.primary, resource.namespaced);
     const namespace = namespaceOf(object, resource);
     const name = object.metadata?.name;
     const live = name ? await readLive(ctx, resource, name, namespace) : undefined;

@@ -24,7 +24,7 @@ import { createOnce, UncertainCreateError, withConcreteName } from './create-chi
 import type { Expectations } from './expectations.ts';
 import { AppliedWrites, appliedWritesOf } from './applied-writes.ts';
 import { isOwnedKind, type LoopConfig } from '../base/loop-spec.ts';
-import { inTargetNamespace, namespaceFor, namespaceOf, targetOf } from './action-target.ts';
+import { appliedObject, namespaceFor, namespaceOf, targetOf } from './action-target.ts';
 import { isConflict, sendJsonPatch, StaleWriteError } from './json-patch.ts';
 import { prepareChild, retestResourceVersion, statusPatch, withResourceVersionTest } from './patch-building.ts';
 import { onlyBookkeepingChanged } from '../base/predicates.ts';
@@ -236,9 +236,8 @@ async function applyCreate(ctx: ApplyContext, action: CreateAction): Promise<Act
 async function applyServerSide(ctx: ApplyContext, action: ApplyAction, written: Written): Promise<ActionResult> {
   if (!kindAllowed(ctx, action, action.object.apiVersion, action.object.kind)) return 'refused';
   const resource = await ctx.discovery.resolve(action.object.apiVersion ?? '', action.object.kind ?? '');
-  const isPrimary = refersTo(targetOf(action.object, resource, ctx.primary), ctx.primary);
   // The primary in its own namespace when the function left it out, as for a patch's target and a child.
-  const object = isPrimary ? inTargetNamespace(action.object, resource, ctx.primary) : prepareChild(action.object, ctx.primary, resource.namespaced);
+  const { object, isPrimary } = appliedObject(action.object, resource, ctx.primary);
   if (!(await authorised(ctx, { ...action, object }, targetOf(object, resource, ctx.primary), resource))) return 'refused';
   const name = object.metadata?.name;
   if (!name) throw new Error('apply needs metadata.name');

@@ -1,7 +1,7 @@
 import { pino } from 'pino';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { LoopSpec } from '../../api/loop.ts';
-import { CONTRACT_API_VERSION, type KubeObject, type ReconcileRequest } from '../../lib/contract/types.ts';
+import { CONTRACT_API_VERSION, type KubeObject, type ReconcileRequest, type ReconcileResponse } from '../../lib/contract/types.ts';
 import type { ResourceDiscovery } from '../../lib/kube/discovery.ts';
 import { KubeApiError, type KubeClient } from '../../lib/kube/kube-client.ts';
 import { createMetricsRegistry } from '../../lib/observability/metrics.ts';
@@ -9,7 +9,7 @@ import type { EventRecorder } from '../apply/event-recorder.ts';
 import { parseLoop } from '../base/loop-spec.ts';
 import { createRouterMetrics } from '../base/router-metrics.ts';
 import type { InvokeOptions } from '../reconcile/dispatch.ts';
-import { LoopRunner, type LoopHealth } from './loop-runner.ts';
+import { LoopRunner, type LoopHealth, type LoopRunnerDeps } from './loop-runner.ts';
 import { MemoryInformers, TEST_RESOURCES } from '../../test/support/memory-informers.ts';
 
 const { podsets: PODSETS, pods: PODS, services: SERVICES } = TEST_RESOURCES;
@@ -42,8 +42,8 @@ afterEach(async () => {
   await Promise.all(runners.splice(0).map((r) => r.stop()));
 });
 
-/** A runner on in-memory informers, calling an in-memory function that answers with no actions. */
-function harness(spec: Partial<LoopSpec> = {}) {
+/** A runner on in-memory informers, calling an in-memory function that answers with no actions (and with `answer`'s fields). */
+function harness(spec: Partial<LoopSpec> = {}, answer: (request: ReconcileRequest) => Partial<ReconcileResponse> = () => ({}), api: Pick<LoopRunnerDeps, 'client' | 'discovery'> = { client: {} as KubeClient, discovery: {} as ResourceDiscovery }) {
   const informers = new MemoryInformers([PODSETS, PODS, SERVICES]);
   const calls: Array<{ request: ReconcileRequest; url: string }> = [];
   const health: LoopHealth[] = [];
@@ -61,11 +61,11 @@ function harness(spec: Partial<LoopSpec> = {}) {
     registry: informers,
     invoke: async (request: ReconcileRequest, options: InvokeOptions) => {
       calls.push({ request, url: options.url });
-      return { kind: 'ok', status: 200, response: { apiVersion: CONTRACT_API_VERSION, kind: 'ReconcileResponse', actions: [] } };
+      return { kind: 'ok', status: 200, response: { apiVersion: CONTRACT_API_VERSION, kind: 'ReconcileResponse', actions: [], ...answer(request) } };
     },
-    // An answer without actions writes nothing: the client, discovery and events are never used.
-    client: {} as KubeClient,
-    discovery: {} as ResourceDiscovery,
+    // An answer without actions writes nothing: events are never used, and the client and discovery only
+    // to read what an answer requires.
+    ...api,
     events: { record: vi.fn() } as unknown as EventRecorder,
     metrics: createRouterMetrics(createMetricsRegistry({ defaultMetrics: false })),
     logger: pino({ level: 'silent' }),
@@ -208,5 +208,34 @@ describe('LoopRunner', () => {
     const h = harness({ owns: [{ apiVersion: 'example.com/v1', kind: 'Widget' }] });
     await expect(h.runner.start()).rejects.toThrow(/unknown kind Widget/);
     expect(h.informers.held).toBe(0);
+  });
+
+  it('keeps what a settled answer required: the next call carries it in its first round, a change of it calls again, and an answer without it stops the watch', async () => {
+    const SECRETS = { group: '', version: 'v1', apiVersion: 'v1', kind: 'Secret', plural: 'secrets', namespaced: true };
+    const db = { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'db', namespace: 'a', uid: 'uid-db', resourceVersion: '1' } } as KubeObject;
+    let ask = true;
+    const api = {
+      client: { getIfExists: async ({ path }: { path: string }) => (path === '/api/v1/namespaces/a/secrets/db' ? db : undefined) } as unknown as KubeClient,
+      discovery: { resolve: async () => SECRETS } as unknown as ResourceDiscovery,
+    };
+    const h = harness({}, () => (ask ? { requires: [{ name: 'credentials', apiVersion: 'v1', kind: 'Secret', names: ['db'] }] } : {}), api);
+    h.informers.serve(SECRETS);
+    h.podsets.put(podSet('one'));
+    await h.started();
+    // The first answer asks for the Secret: a second round carries it, and that answer settles.
+    await h.calledAndIdle(2);
+    expect(h.calls.map((c) => c.request.related)).toEqual([undefined, { credentials: [db] }]);
+    // The runner watches what was required (podsets, pods and now secrets).
+    await vi.waitFor(() => expect(h.informers.held).toBe(3));
+    h.informers.of('v1', 'Secret').put({ ...db, metadata: { ...db.metadata, resourceVersion: '2' } });
+    await h.calledAndIdle(3);
+    expect(h.calls[2]?.request).toMatchObject({ trigger: { type: 'RELATED', related: { name: 'credentials' } }, related: { credentials: [db] } });
+    // An answer that no longer asks settles on nothing: one more round without it, and the watch is released.
+    ask = false;
+    h.podsets.put(podSet('one', { resourceVersion: '2', generation: 2 }));
+    await h.calledAndIdle(5);
+    expect(h.calls[3]?.request.related).toEqual({ credentials: [db] });
+    expect(h.calls[4]?.request.related).toBeUndefined();
+    await vi.waitFor(() => expect(h.informers.held).toBe(2));
   });
 });

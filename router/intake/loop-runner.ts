@@ -11,7 +11,8 @@ import type { LoopConfig } from '../base/loop-spec.ts';
 import { ConflictReplays } from '../reconcile/conflict-replay.ts';
 import { OwnWrites } from '../reconcile/own-writes.ts';
 import { selectsPrimary } from '../base/predicates.ts';
-import { reconcileKey, type ReconcileDeps, type ReconcileScope } from '../reconcile/reconcile-key.ts';
+import { reconcileKey } from '../reconcile/reconcile-key.ts';
+import type { KeyMemory, ReconcileDeps, ReconcileScope } from '../reconcile/reconcile-scope.ts';
 import { WorkQueue, type QueueItem } from '../base/work-queue.ts';
 import type { FairScheduler } from '../base/fair-scheduler.ts';
 import { tenantOf } from '../base/tenant-weights.ts';
@@ -53,13 +54,9 @@ export interface LoopRunnerStats {
 
 export class LoopRunner {
   readonly #queue: WorkQueue<Trigger>;
-  readonly #expectations: Expectations;
-  /** Last state of deleted primaries, kept only for Loops with sendDeletes until the call is made. */
-  readonly #tombstones = new Map<string, KubeObject>();
+  /** Per key: expectations, tombstones (sendDeletes), our own writes (their watch events skip the call), kept answers. */
+  readonly #memory: KeyMemory;
   readonly #watchEvents = new WatchEventLog();
-  /** The resourceVersions our own covered patches produced, so their watch events skip the call. */
-  readonly #ownWrites = new OwnWrites();
-  readonly #replays = new ConflictReplays();
   #primary: InformerLease | undefined;
   #owned: Array<InformerLease & { kind: LoopConfig['owns'][number] }> = [];
   #unsubscribe: Array<() => void> = [];
@@ -84,7 +81,8 @@ export class LoopRunner {
     deps: LoopRunnerDeps,
   ) {
     this.#deps = deps;
-    this.#expectations = new Expectations(deps.expectationsTimeoutMs ?? DEFAULT_EXPECTATIONS_TIMEOUT_MS);
+    const expectations = new Expectations(deps.expectationsTimeoutMs ?? DEFAULT_EXPECTATIONS_TIMEOUT_MS);
+    this.#memory = { expectations, tombstones: new Map(), ownWrites: new OwnWrites(), replays: new ConflictReplays() };
     this.#function = new FunctionEndpoint({
       loop,
       logger: deps.logger,
@@ -257,7 +255,7 @@ export class LoopRunner {
     if (this.#stopped || !this.#cachesComplete || !selectsPrimary(this.loop, object)) return;
     const key = objectKey(object.metadata);
     if (this.#shard && !this.#shard.owns(key, object)) return;
-    this.#tombstones.delete(key);
+    this.#memory.tombstones.delete(key);
     this.#watchEvents.add(key, event ?? watchEvent(trigger.type === 'RESYNC' ? 'resync' : 'primary', trigger.type, object));
     this.#queue.add(key, trigger, priority);
   }
@@ -271,11 +269,11 @@ export class LoopRunner {
   #primaryDeleted(object: KubeObject): void {
     const key = objectKey(object.metadata);
     this.#related?.forgetPrimary(key);
-    this.#expectations.forget(key);
-    this.#ownWrites.forget(key);
-    this.#replays.forget(key);
+    this.#memory.expectations.forget(key);
+    this.#memory.ownWrites.forget(key);
+    this.#memory.replays.forget(key);
     if (this.loop.sendDeletes && selectsPrimary(this.loop, object) && (this.#shard?.owns(key, object) ?? true)) {
-      this.#tombstones.set(key, object);
+      this.#memory.tombstones.set(key, object);
       this.#watchEvents.add(key, watchEvent('primary', 'DELETED', object));
       this.#queue.add(key, { type: 'DELETED' });
       return;
@@ -302,19 +300,19 @@ export class LoopRunner {
       loop: this.loop,
       deps: this.#deps,
       queue: this.#queue,
-      expectations: this.#expectations,
-      tombstones: this.#tombstones,
-      ownWrites: this.#ownWrites,
-      replays: this.#replays,
-      primaries: primary.informer.store,
-      owned: this.#owned.map((o) => ({ kind: o.kind, store: o.informer.store })),
-      related: this.#related?.stores() ?? [],
-      requirements: this.#related ?? { get: () => undefined, set: () => {} },
-      lookup: (apiVersion, kind, namespace, name) => this.#lookup(apiVersion, kind, namespace, name),
-      lookupChild: (kind, key) => this.#lookupChild(kind, key),
-      functionUrl: () => this.#function.url,
-      ...(this.#versionWatch ? { versions: this.#versionWatch.versions } : {}),
-      invoke: loopBatcher(this.loop, this.#deps)?.invoke,
+      caches: {
+        primaries: primary.informer.store,
+        owned: this.#owned.map((o) => ({ kind: o.kind, store: o.informer.store })),
+        related: this.#related?.stores() ?? [],
+        lookup: (apiVersion, kind, namespace, name) => this.#lookup(apiVersion, kind, namespace, name),
+        lookupChild: (kind, key) => this.#lookupChild(kind, key),
+      },
+      memory: this.#memory,
+      function: {
+        url: () => this.#function.url,
+        ...(this.#versionWatch ? { versions: this.#versionWatch.versions } : {}),
+        invoke: loopBatcher(this.loop, this.#deps)?.invoke,
+      },
     };
   }
 
@@ -322,7 +320,7 @@ export class LoopRunner {
     // Taken before anything can return: the log holds events only for keys waiting in the queue.
     const events = this.#watchEvents.take(item.key);
     // Another member owns the key now (a handover since it was queued): it is that member's to reconcile.
-    const release = this.#shard ? this.#shard.begin(item.key, this.#primary?.informer.store.get(item.key) ?? this.#tombstones.get(item.key)) : () => {};
+    const release = this.#shard ? this.#shard.begin(item.key, this.#primary?.informer.store.get(item.key) ?? this.#memory.tombstones.get(item.key)) : () => {};
     if (!release) return;
     const metrics = this.#metrics;
     const started = performance.now();
@@ -330,7 +328,12 @@ export class LoopRunner {
     this.#processingSince.set(item.key, started);
     let result: ReconcileResult = 'error';
     try {
-      if (this.#scope) result = (await reconcileKey(this.#scope, item, events)) ?? 'success';
+      if (this.#scope) {
+        // What was required last time goes in; what the settled answer required comes back, kept and watched here.
+        const outcome = await reconcileKey(this.#scope, item, { events, required: this.#related?.requiredBy(item.key) });
+        if (outcome.required) this.#related?.record(item.key, outcome.required);
+        result = outcome.result ?? 'success';
+      }
     } finally {
       release();
       this.#processingSince.delete(item.key);

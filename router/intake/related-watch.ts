@@ -8,9 +8,8 @@ import { objectKey } from '../../lib/kube/object-meta.ts';
 import type { LoopConfig } from '../base/loop-spec.ts';
 import { onlyBookkeepingChanged } from '../base/predicates.ts';
 import { projectObject, relatedTarget, relationWatchScope, type RelationConfig } from '../base/related-relation.ts';
-import type { Requirements } from '../reconcile/call-rounds.ts';
 import type { RelatedStore } from '../reconcile/related-objects.ts';
-import type { ResolvedRequirement } from '../reconcile/required-objects.ts';
+import type { ResolvedRequirement, SettledRequirements } from '../reconcile/required-objects.ts';
 import type { InformerLease, InformerSource } from './informer-registry.ts';
 import { RelatedIndex } from './related-index.ts';
 
@@ -27,10 +26,10 @@ interface RequiredWatch {
 }
 
 
-export class RelatedWatch implements Requirements {
+export class RelatedWatch {
   readonly index = new RelatedIndex();
   #declared: DeclaredLease[] = [];
-  readonly #required = new Map<string, { entries: readonly RequiredResource[]; resolved: readonly ResolvedRequirement[] }>();
+  readonly #required = new Map<string, SettledRequirements>();
   readonly #watches = new Map<string, RequiredWatch>();
   readonly #unsubscribe: Array<() => void> = [];
   #stopped = false;
@@ -74,14 +73,17 @@ export class RelatedWatch implements Requirements {
 
   forgetPrimary(key: string): void {
     this.index.forget(key);
-    this.set(key, [], []);
+    this.record(key, { entries: [], resolved: [] });
   }
 
-  get(key: string): readonly RequiredResource[] | undefined {
+  /** What the primary's function required in its last settled answer (its next call reads them first). */
+  requiredBy(key: string): readonly RequiredResource[] | undefined {
     return this.#required.get(key)?.entries;
   }
 
-  set(key: string, entries: readonly RequiredResource[], resolved: readonly ResolvedRequirement[]): void {
+  /** A settled answer's requirements, as reconcile returned them: kept and watched; [] stops watching them for the primary. */
+  record(key: string, settled: SettledRequirements): void {
+    const { entries, resolved } = settled;
     const previous = this.#required.get(key);
     if (previous) {
       const names = new Set(previous.resolved.map((r) => r.name));
@@ -89,7 +91,7 @@ export class RelatedWatch implements Requirements {
     }
     const kept = entries.length > 0 && !this.#stopped && this.hasPrimary(key) ? resolved : [];
     if (kept.length === 0) this.#required.delete(key);
-    else this.#required.set(key, { entries, resolved });
+    else this.#required.set(key, settled);
     for (const r of kept) this.index.set(r.kind, r.name, key, r.target);
     const wanted = new Set(kept.map(watchId));
     for (const r of kept) this.#watch(watchId(r), r, key);

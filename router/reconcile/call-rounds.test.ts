@@ -4,7 +4,7 @@ import type { KubeObject, ReconcileRequest, ReconcileResponse, RequiredResource 
 import type { ResourceInfo } from '../../lib/kube/resource-paths.ts';
 import { KubeApiError } from '../../lib/kube/kube-client.ts';
 import { parseLoop } from '../base/loop-spec.ts';
-import { callFunction, type CallScope, type Requirements } from './call-rounds.ts';
+import { callFunction, type CallScope } from './call-rounds.ts';
 import type { DispatchResult, InvokeOptions } from './dispatch.ts';
 import type { StoreView } from '../base/informer-view.ts';
 import { parseRelated } from '../base/related-relation.ts';
@@ -23,7 +23,6 @@ function scopeWith(answer: (request: ReconcileRequest) => Partial<ReconcileRespo
   const sent: ReconcileRequest[] = [];
   const read: string[] = [];
   const kept = new Map<string, readonly RequiredResource[]>();
-  const requirements: Requirements = { get: (key) => kept.get(key), set: (key, entries) => void (entries.length ? kept.set(key, entries) : kept.delete(key)) };
   const loop = parseLoop({ kind, metadata: { name: 'l', namespace: 'a' }, spec: { for: { apiVersion: 'v1', kind: 'ConfigMap' }, serviceAccount: { namespace: 'a', name: 's' }, function: { url: 'http://f.team.svc:80/' } } });
   const client = {
     getIfExists: async ({ path }: { path: string }) => {
@@ -39,12 +38,20 @@ function scopeWith(answer: (request: ReconcileRequest) => Partial<ReconcileRespo
   };
   const scope = {
     loop,
-    related: [],
-    owned: [],
-    requirements,
+    caches: { related: [], owned: [] },
+    function: {},
     deps: { client, discovery: { resolve: async () => secrets }, invoke, metrics: { functionLatency: { observe() {} }, functionCalls: { inc() {} } } },
   } as unknown as CallScope;
-  return { scope, sent, kept, read };
+  /** A call as the runner makes it: with what was required last time, keeping what the settled answer required. */
+  const call = async () => {
+    const outcome = await callFunction(scope, { ...at, required: kept.get(at.key) });
+    if (outcome.kind === 'called' && outcome.required) {
+      if (outcome.required.entries.length > 0) kept.set(at.key, outcome.required.entries);
+      else kept.delete(at.key);
+    }
+    return outcome;
+  };
+  return { scope, sent, kept, read, call };
 }
 
 // With tracing off (no SDK registered) the trace is the API's no-op one, as in a router without --otlp-endpoint.
@@ -53,25 +60,27 @@ const db: KubeObject = { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'db
 
 describe('callFunction with requires', () => {
   it('calls again with what the answer asked for, and keeps asking on later reconciles without an extra round', async () => {
-    const { scope, sent, kept } = scopeWith(() => ({ requires: [secret('db')] }), { '/api/v1/namespaces/a/secrets/db': db });
-    const outcome = await callFunction(scope, at);
+    const { sent, kept, call } = scopeWith(() => ({ requires: [secret('db')] }), { '/api/v1/namespaces/a/secrets/db': db });
+    const outcome = await call();
     expect(outcome.kind).toBe('called');
+    // The settled answer's requirements are returned, for the runner to keep: the call writes nothing itself.
+    expect(outcome).toMatchObject({ required: { entries: [secret('db')], resolved: [{ name: 'db', kind: 'Secret.v1', namespace: 'a' }] } });
     expect(sent).toHaveLength(2);
     expect(sent[0]?.related).toBeUndefined();
     expect(sent[1]?.related).toEqual({ db: [{ ...db, metadata: { name: 'db', namespace: 'a' } }] });
     expect(kept.get('a/app')).toEqual([secret('db')]);
-    await callFunction(scope, at);
+    await call();
     expect(sent).toHaveLength(3);
     expect(sent[2]?.related?.db).toHaveLength(1);
   });
 
   it('sends [] for a required name that does not exist, and stops watching once an answer no longer asks', async () => {
     let ask = true;
-    const { scope, sent, kept } = scopeWith(() => (ask ? { requires: [secret('absent')] } : {}));
-    await callFunction(scope, at);
+    const { sent, kept, call } = scopeWith(() => (ask ? { requires: [secret('absent')] } : {}));
+    await call();
     expect(sent[1]?.related).toEqual({ db: [] });
     ask = false;
-    await callFunction(scope, at);
+    await call();
     expect(kept.has('a/app')).toBe(false);
   });
 
@@ -80,6 +89,7 @@ describe('callFunction with requires', () => {
     const { scope, sent } = scopeWith(() => ({ requires: [secret(`s${n++}`)] }));
     const outcome = await callFunction(scope, at);
     expect(outcome).toMatchObject({ kind: 'requires-failed', reason: 'RequiresExceeded' });
+    expect(outcome).not.toHaveProperty('required');
     expect(sent).toHaveLength(REQUIRES_LIMITS.calls);
   });
 
@@ -137,7 +147,7 @@ describe('request caps and the request bytes in flight', () => {
     const budget = new RequestByteBudget(1024 * 1024);
     const seenInFlight: number[] = [];
     const invoke = base.scope.deps.invoke;
-    Object.assign(base.scope, { related: [{ relation: relation!, store, namespaced: true }] });
+    Object.assign(base.scope.caches, { related: [{ relation: relation!, store, namespaced: true }] });
     Object.assign(base.scope.deps, {
       requestCaps: { ...DEFAULT_REQUEST_CAPS, ...caps },
       requestBytes: budget,

@@ -1,6 +1,7 @@
-// The call of one reconcile, with its `requires` rounds: what the primary required last time is read first
-// (as the Loop's ServiceAccount), and an answer asking for objects it was not sent is not applied: the
-// function is called again with them, up to REQUIRES_LIMITS.calls calls (Crossplane's requirements loop).
+// The call of one reconcile, with its `requires` rounds: what the primary required last time (the runner
+// passes it in) is read first (as the Loop's ServiceAccount), and an answer asking for objects it was not sent
+// is not applied: the function is called again with them, up to REQUIRES_LIMITS.calls calls (Crossplane's
+// requirements loop). What the settled answer required is returned, for the runner to keep and watch.
 // Every request is measured before its body is built: over a cap it is RequestTooLarge and never sent;
 // within them it waits for its tenant's share of the request bytes in flight.
 import type { KubeObject, ReconcileRequest, RequiredResource, Trigger } from '../../lib/contract/types.ts';
@@ -8,69 +9,52 @@ import type { DispatchResult } from './dispatch.ts';
 import { buildRequest } from '../../lib/reconcile/build-request.ts';
 import { collectRelated, tallyEntry } from './related-objects.ts';
 import { cachedJsonSize } from '../../lib/contract/json-size.ts';
-import { budgetProblem, DEFAULT_REQUEST_CAPS, type RelatedTally, type RequestCaps } from '../base/request-caps.ts';
+import { budgetProblem, DEFAULT_REQUEST_CAPS, type RelatedTally } from '../base/request-caps.ts';
 import { tenantOf } from '../base/tenant-weights.ts';
-import { fetchRequired, requiresProblem, REQUIRES_LIMITS, sameRequirements, type RequiresProblem, type ResolvedRequirement } from './required-objects.ts';
+import { fetchRequired, requiresProblem, REQUIRES_LIMITS, sameRequirements, type RequiresProblem, type SettledRequirements } from './required-objects.ts';
 import type { LoopConfig } from '../base/loop-spec.ts';
-import { callCode, type RouterMetrics } from '../base/router-metrics.ts';
-import type { OwnedStore } from '../../lib/reconcile/build-request.ts';
-import type { FunctionInvoker } from './dispatch.ts';
-import type { FixtureRecorder } from './fixture-recorder.ts';
-import type { KubeClient } from '../../lib/kube/kube-client.ts';
-import type { ResourceDiscovery } from '../../lib/kube/discovery.ts';
-import type { RequestByteBudget } from '../base/request-byte-budget.ts';
-import type { RelatedStore } from './related-objects.ts';
+import { callCode } from '../base/router-metrics.ts';
 import type { ReconcileTrace } from './reconcile-trace.ts';
-import type { FunctionVersions } from './function-versions.ts';
+import type { LoopCaches, LoopFunction, ReconcileDeps } from './reconcile-scope.ts';
 
-/** What one primary's function asked for in its last settled answer, kept and watched by the runner. */
-export interface Requirements {
-  get(key: string): readonly RequiredResource[] | undefined;
-  /** A settled answer's requirements; [] stops watching them for the primary. */
-  set(key: string, entries: readonly RequiredResource[], resolved: readonly ResolvedRequirement[]): void;
-}
-
-/** What bounds the requests of every Loop (start-router.ts builds them from the router's flags). */
-export interface RequestLimits {
-  /** What one request may carry of related objects; DEFAULT_REQUEST_CAPS when omitted. */
-  requestCaps?: RequestCaps;
-  /** The request bytes in flight, shared by every Loop and divided by tenant; unbounded when omitted. */
-  requestBytes?: RequestByteBudget;
-}
-
-/** What the call of one reconcile needs of its Loop's scope (reconcile-key.ts's ReconcileScope is one). */
+/** What the call of one reconcile takes of its Loop's scope (reconcile-scope.ts's ReconcileScope is one). */
 export interface CallScope {
   loop: LoopConfig;
-  deps: { client: KubeClient; discovery: ResourceDiscovery; invoke: FunctionInvoker; metrics: RouterMetrics; recorder?: FixtureRecorder } & RequestLimits;
-  owned: readonly OwnedStore[];
-  related: readonly RelatedStore[];
-  requirements: Requirements;
-  /** The Loop's shadow and canary, when it has either. */
-  versions?: FunctionVersions;
-  /** The Loop's own invoker when its calls are batched (call-batcher.ts); deps.invoke otherwise. */
-  invoke?: FunctionInvoker | undefined;
+  deps: Pick<ReconcileDeps, 'client' | 'discovery' | 'invoke' | 'metrics' | 'recorder' | 'requestCaps' | 'requestBytes'>;
+  caches: Pick<LoopCaches, 'owned' | 'related'>;
+  function: Pick<LoopFunction, 'versions' | 'invoke'>;
+}
+
+/** The reconcile a call belongs to; `required` is what the primary's function required in its last settled answer. */
+export interface CallAt {
+  key: string;
+  primary: KubeObject;
+  trigger: Trigger;
+  finalizing: boolean;
+  url: string;
+  required?: readonly RequiredResource[] | undefined;
+  traced: Pick<ReconcileTrace, 'startCall' | 'endCall' | 'traceId'>;
 }
 
 export type CallOutcome =
-  | { kind: 'called'; request: ReconcileRequest; result: DispatchResult; callMs: number }
+  /** `required`: the answer settled (asked for what it was sent), so these are the primary's requirements now. */
+  | { kind: 'called'; request: ReconcileRequest; result: DispatchResult; callMs: number; required?: SettledRequirements }
   | ({ kind: 'requires-failed'; request: ReconcileRequest | undefined } & RequiresProblem);
 
-export async function callFunction(
-  scope: CallScope,
-  at: { key: string; primary: KubeObject; trigger: Trigger; finalizing: boolean; url: string; traced: Pick<ReconcileTrace, 'startCall' | 'endCall' | 'traceId'> },
-): Promise<CallOutcome> {
+export async function callFunction(scope: CallScope, at: CallAt): Promise<CallOutcome> {
   const { loop, deps } = scope;
   const caps = deps.requestCaps ?? DEFAULT_REQUEST_CAPS;
   const declaredTally: RelatedTally = { objects: 0, bytes: 0 };
-  const collected = scope.related.length > 0 ? collectRelated(at.primary, scope.related, caps, declaredTally) : undefined;
+  const { related: relatedStores, owned } = scope.caches;
+  const collected = relatedStores.length > 0 ? collectRelated(at.primary, relatedStores, caps, declaredTally) : undefined;
   if (collected && !collected.ok) return tooLarge(scope, undefined, collected.message);
   const declared = collected?.related;
   const declaredNames = new Set(loop.related.map((r) => r.name));
-  let asked: readonly RequiredResource[] = scope.requirements.get(at.key) ?? [];
+  let asked: readonly RequiredResource[] = at.required ?? [];
   let fetched = asked.length > 0 ? await fetchRequired(deps.client, deps.discovery, at.primary, asked, loop.namespace) : ({ ok: true, related: {}, resolved: [] } as const);
   let request: ReconcileRequest | undefined;
   // Every round of one reconcile goes to the same version: the canary's share, or the live function.
-  const route = scope.versions?.route(at.key);
+  const route = scope.function.versions?.route(at.key);
   const url = route?.url ?? at.url;
   const target = route?.target ?? loop;
   for (let calls = 1; ; calls++) {
@@ -82,7 +66,7 @@ export async function callFunction(
       if (!tallied.ok) return tooLarge(scope, request, tallied.message);
     }
     const related = declared || asked.length > 0 ? { ...declared, ...fetched.related } : undefined;
-    request = buildRequest({ loop: loop.name, loopNamespace: loop.namespace, primary: at.primary, owned: scope.owned, trigger: at.trigger, finalizing: at.finalizing, ...(related ? { related } : {}) });
+    request = buildRequest({ loop: loop.name, loopNamespace: loop.namespace, primary: at.primary, owned, trigger: at.trigger, finalizing: at.finalizing, ...(related ? { related } : {}) });
     // Measured from the cached objects' sizes: JSON.stringify runs only once the request fits.
     const bytes = requestBytes(request, tally);
     const budget = deps.requestBytes;
@@ -94,21 +78,18 @@ export async function callFunction(
     const started = performance.now();
     let result: DispatchResult;
     try {
-      result = await (scope.invoke ?? deps.invoke)(request, { url, timeoutMs: target.timeoutMs, signingKey: target.signingKey, caBundle: target.caBundle, headers: call.headers });
+      result = await (scope.function.invoke ?? deps.invoke)(request, { url, timeoutMs: target.timeoutMs, signingKey: target.signingKey, caBundle: target.caBundle, headers: call.headers });
     } finally {
       release?.();
     }
     const callMs = performance.now() - started;
-    scope.versions?.called(request, result, route);
+    scope.function.versions?.called(request, result, route);
     at.traced.endCall(call.span, result, callMs);
     deps.metrics.functionLatency.observe({ loop: loop.id }, callMs / 1000, at.traced.traceId);
     deps.metrics.functionCalls.inc({ loop: loop.id, code: callCode(result.kind, result.status, result.kind === 'failed' ? result.reason : undefined) });
     if (result.kind !== 'ok') return { kind: 'called', request, result, callMs };
     const wanted = result.response.requires ?? [];
-    if (sameRequirements(wanted, asked)) {
-      scope.requirements.set(at.key, wanted, fetched.resolved);
-      return { kind: 'called', request, result, callMs };
-    }
+    if (sameRequirements(wanted, asked)) return { kind: 'called', request, result, callMs, required: { entries: wanted, resolved: fetched.resolved } };
     deps.recorder?.record(request, result.response);
     const problem = requiresProblem(wanted, declaredNames);
     if (problem) return { kind: 'requires-failed', request, ...problem };

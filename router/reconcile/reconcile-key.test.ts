@@ -1,7 +1,20 @@
-import { describe, expect, it } from 'vitest';
-import type { Trigger } from '../../lib/contract/types.ts';
-import { applyQueueStep } from './reconcile-key.ts';
-import { WorkQueue } from '../base/work-queue.ts';
+import { pino } from 'pino';
+import { describe, expect, it, vi } from 'vitest';
+import { CONTRACT_API_VERSION, type KubeObject, type ReconcileRequest, type ReconcileResponse, type RequiredResource, type Trigger } from '../../lib/contract/types.ts';
+import type { ResourceDiscovery } from '../../lib/kube/discovery.ts';
+import type { KubeClient } from '../../lib/kube/kube-client.ts';
+import type { ResourceInfo } from '../../lib/kube/resource-paths.ts';
+import { createMetricsRegistry } from '../../lib/observability/metrics.ts';
+import type { EventRecorder } from '../apply/event-recorder.ts';
+import { Expectations } from '../apply/expectations.ts';
+import { parseLoop } from '../base/loop-spec.ts';
+import { createRouterMetrics } from '../base/router-metrics.ts';
+import { ConflictReplays } from './conflict-replay.ts';
+import type { DispatchResult } from './dispatch.ts';
+import { OwnWrites } from './own-writes.ts';
+import { applyQueueStep, reconcileKey } from './reconcile-key.ts';
+import type { ReconcileScope } from './reconcile-scope.ts';
+import { WorkQueue, type QueueItem } from '../base/work-queue.ts';
 
 function idleQueue(): WorkQueue<Trigger> {
   return new WorkQueue<Trigger>({ concurrency: 1, process: async () => {}, backoff: { baseMs: 1000, maxMs: 60_000, jitter: 0 } });
@@ -33,5 +46,74 @@ describe('applyQueueStep', () => {
     applyQueueStep(queue, 'a', { kind: 'wait' });
     expect([queue.depth, queue.delayed, queue.failures('a')]).toEqual([0, 0, 0]);
     await queue.shutdown();
+  });
+});
+
+const secrets: ResourceInfo = { group: '', version: 'v1', apiVersion: 'v1', kind: 'Secret', plural: 'secrets', namespaced: true };
+const app: KubeObject = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'app', namespace: 'a', uid: 'u1', resourceVersion: '1' } };
+const db: KubeObject = { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'db', namespace: 'a' } };
+const credentials: RequiredResource = { name: 'credentials', apiVersion: 'v1', kind: 'Secret', names: ['db'] };
+const item: QueueItem<Trigger> = { key: 'a/app', payload: { type: 'ADDED' }, priority: 'high', enqueuedAt: 0 };
+
+/** An answer without actions. */
+const ok = (fields: Partial<ReconcileResponse> = {}): DispatchResult => ({ kind: 'ok', status: 200, response: { apiVersion: CONTRACT_API_VERSION, kind: 'ReconcileResponse', actions: [], ...fields } });
+
+/** A Loop's scope with one cached primary, whose function answers as `answer` says; the API holds one Secret. */
+function scopeAnswering(answer: (request: ReconcileRequest) => DispatchResult) {
+  const sent: ReconcileRequest[] = [];
+  const loop = parseLoop({ kind: 'ClusterLoop', metadata: { name: 'l' }, spec: { for: { apiVersion: 'v1', kind: 'ConfigMap' }, serviceAccount: { namespace: 'a', name: 's' }, function: { url: 'http://f.team.svc:80/' } } });
+  const invoke = async (request: ReconcileRequest): Promise<DispatchResult> => {
+    sent.push(request);
+    return answer(request);
+  };
+  const scope: ReconcileScope = {
+    loop,
+    deps: {
+      // An answer without actions writes nothing: the client only reads the required Secret.
+      client: { getIfExists: async ({ path }: { path: string }) => (path === '/api/v1/namespaces/a/secrets/db' ? db : undefined) } as unknown as KubeClient,
+      discovery: { resolve: async () => secrets } as unknown as ResourceDiscovery,
+      invoke,
+      events: { record: vi.fn() } as unknown as EventRecorder,
+      metrics: createRouterMetrics(createMetricsRegistry({ defaultMetrics: false })),
+      logger: pino({ level: 'silent' }),
+    },
+    queue: idleQueue(),
+    caches: {
+      primaries: { get: (key) => (key === 'a/app' ? app : undefined), list: () => [app], byIndex: () => [], size: 1 },
+      owned: [],
+      related: [],
+      lookup: () => undefined,
+      lookupChild: () => undefined,
+    },
+    memory: { expectations: new Expectations(60_000), tombstones: new Map(), ownWrites: new OwnWrites(), replays: new ConflictReplays() },
+    function: { url: () => 'http://f.team.svc:80/' },
+  };
+  return { scope, sent };
+}
+
+describe('reconcileKey and requires', () => {
+  it('returns what the settled answer required, and a reconcile given them sends them in its first round', async () => {
+    const { scope, sent } = scopeAnswering(() => ok({ requires: [credentials] }));
+    const first = await reconcileKey(scope, item);
+    expect(first.result).toBe('success');
+    expect(first.required?.entries).toEqual([credentials]);
+    expect(first.required?.resolved).toMatchObject([{ name: 'credentials', kind: 'Secret.v1', namespace: 'a', target: { kind: 'names', keys: ['a/db'] } }]);
+    expect(sent).toHaveLength(2);
+    const second = await reconcileKey(scope, item, { required: first.required?.entries });
+    expect(sent).toHaveLength(3);
+    expect(sent[2]?.related?.credentials?.map((o) => o.metadata?.name)).toEqual(['db']);
+    expect(second.required?.entries).toEqual([credentials]);
+    await scope.queue.shutdown();
+  });
+
+  it('returns [] once an answer requires nothing, and nothing (what was required stays) when the call fails', async () => {
+    let fail = false;
+    const { scope } = scopeAnswering(() => (fail ? { kind: 'failed', status: undefined, reason: 'Unreachable', message: 'down' } : ok()));
+    expect((await reconcileKey(scope, item, { required: [credentials] })).required).toEqual({ entries: [], resolved: [] });
+    fail = true;
+    const failed = await reconcileKey(scope, item, { required: [credentials] });
+    expect(failed.result).toBe('error');
+    expect(failed).not.toHaveProperty('required');
+    await scope.queue.shutdown();
   });
 });

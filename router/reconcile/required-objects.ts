@@ -24,6 +24,15 @@ export interface ResolvedRequirement {
   target: RelatedTarget;
 }
 
+/**
+ * What a primary's function required in its settled answer (the one applied): the entries as it asked, and
+ * as the runner watches them. Reconcile returns it; the runner keeps it and sends it back on the next call.
+ */
+export interface SettledRequirements {
+  entries: readonly RequiredResource[];
+  resolved: readonly ResolvedRequirement[];
+}
+
 /** Why a request could not be made: its requires (invalid, over their bounds, forbidden) or its size. */
 export type RequiresProblem = { reason: 'RequiresInvalid' | 'RequiresExceeded' | 'Forbidden' | 'RequestTooLarge'; message: string };
 export type Fetched = { ok: true; related: Record<string, KubeObject[]>; resolved: ResolvedRequirement[] } | ({ ok: false } & RequiresProblem);

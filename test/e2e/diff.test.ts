@@ -236,6 +236,11 @@ describe('dry-running the new version\'s writes', () => {
     const applied = await dryRunTarget(ctx, [{ op: 'apply', object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'applied' }, data: { b: '2' } } }]);
     expect(applied.kind === 'object' && applied.after).toMatchObject({ metadata: { name: 'applied' }, data: { b: '2' } });
     expect(applied.kind === 'object' && applied.after.metadata?.managedFields?.[0]?.manager).toBe(`kubeloop/${loop}`);
+    // An apply of the primary itself changes the primary, as the router sends it: it is not made its own child.
+    const self = await dryRunTarget(ctx, [{ op: 'apply', object: { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'a1', labels: { checked: 'yes' } } } }]);
+    expect(self.kind === 'object' && self.live?.metadata?.uid).toBe(primary.metadata?.uid);
+    expect(self.kind === 'object' && self.after.metadata?.labels?.checked).toBe('yes');
+    expect(self.kind === 'object' && self.after.metadata?.ownerReferences).toBeUndefined();
 
     const deleted = await dryRunTarget(ctx, [{ op: 'delete', target: { apiVersion: 'v1', kind: 'Pod', namespace: ns, name: 'plain' } }]);
     expect(deleted.kind).toBe('deleted');

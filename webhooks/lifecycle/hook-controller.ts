@@ -4,17 +4,8 @@
 // pairs, hook-configuration-shards.ts; a hook the API server refuses is left out alone) and each hook's
 // conditions through its own status chain.
 import type { Logger } from 'pino';
-import {
-  ADMISSION_HOOK_API_VERSION,
-  ADMISSION_HOOK_GROUP,
-  ADMISSION_HOOK_KIND,
-  ADMISSION_HOOK_PLURAL,
-  ADMISSION_HOOK_VERSION,
-  CLUSTER_ADMISSION_HOOK_KIND,
-  CLUSTER_ADMISSION_HOOK_PLURAL,
-  type AdmissionHook,
-} from '../../api/admission-hook.ts';
-import { Informer, isApiError, type KubeClient, type ResourceInfo } from '../../lib/kube/index.ts';
+import type { AdmissionHook } from '../../api/admission-hook.ts';
+import { isApiError, type KubeClient, type ResourceInfo } from '../../lib/kube/index.ts';
 import { objectKey } from '../../lib/kube/object-meta.ts';
 import type { ConditionInput } from '../../lib/sdk/conditions.ts';
 import type { Registry } from 'prom-client';
@@ -31,21 +22,13 @@ import { decideRegistration, registeredVerdicts, type JudgedHook, type Verdicts 
 import { contextRefusal } from './hook-context-review.ts';
 import { NO_HOOKS, servedDuringUpdate, servedHooksOf, type ServedHooks } from './served-hooks.ts';
 import { hookWriteRefusal } from './hook-write-review.ts';
-
-export const CLUSTER_ADMISSION_HOOK_RESOURCE: ResourceInfo = {
-  group: ADMISSION_HOOK_GROUP,
-  version: ADMISSION_HOOK_VERSION,
-  apiVersion: ADMISSION_HOOK_API_VERSION,
-  kind: CLUSTER_ADMISSION_HOOK_KIND,
-  plural: CLUSTER_ADMISSION_HOOK_PLURAL,
-  namespaced: false,
-};
-
-export const NAMESPACED_ADMISSION_HOOK_RESOURCE: ResourceInfo = { ...CLUSTER_ADMISSION_HOOK_RESOURCE, kind: ADMISSION_HOOK_KIND, plural: ADMISSION_HOOK_PLURAL, namespaced: true };
-
+import { CLUSTER_ADMISSION_HOOK_RESOURCE, informersOn, NAMESPACED_ADMISSION_HOOK_RESOURCE, type HookInformer, type HookInformerSource } from './hook-informers.ts';
 
 export interface HookControllerOptions {
+  /** Reviews, configuration and status writes go through it; the informers too, unless `informers` is given. */
   client: KubeClient;
+  /** Where the hooks are read from; informers on `client` by default. */
+  informers?: HookInformerSource;
   logger: Logger;
   contexts: ContextCache;
   configuration: Omit<HookConfigurationOptions, 'caBundlePem'>;
@@ -67,11 +50,10 @@ export interface HookControllerOptions {
   now?: () => Date;
 }
 
-
 export class HookController {
   /** The hooks the gateway serves (by identity, and namespaced ones by group); replaced whole on every reconcile. */
   served: ServedHooks = NO_HOOKS;
-  readonly #informers: Array<Informer<AdmissionHook>> = [];
+  readonly #informers: HookInformer[] = [];
   readonly #options: HookControllerOptions;
   /** The slot of each namespaced hook in its shape's entries, as last registered (hook-groups.ts). */
   #slots: ReadonlyMap<string, number> = new Map();
@@ -98,9 +80,8 @@ export class HookController {
 
   #watch(resource: ResourceInfo): void {
     const options = this.#options;
-    const informer = new Informer<AdmissionHook>({
-      client: options.client,
-      resource,
+    const source = options.informers ?? informersOn(options.client);
+    const informer = source(resource, {
       logger: options.logger.child({ component: 'admission-hooks', kind: resource.kind }),
       ...(options.labelSelector ? { labelSelector: options.labelSelector } : {}),
     });

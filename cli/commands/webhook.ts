@@ -2,6 +2,7 @@
 // With --dev it also registers the MutatingWebhookConfiguration at https://127.0.0.1:<port> (kubeloop dev).
 import { startTracing } from '../../lib/observability/tracing.ts';
 import { closeOnSignals } from '../../lib/server/shutdown.ts';
+import { guardStartUp } from '../../lib/server/start-up-signals.ts';
 import { readWebhookConfig, WEBHOOK_USAGE } from '../../webhooks/config.ts';
 import { startWebhook } from '../../webhooks/run-webhook.ts';
 import { usageFailure } from '../command-args.ts';
@@ -20,15 +21,13 @@ export async function run(argv: string[]): Promise<number> {
   // The listeners answer probes before start-up has finished (the hooks are still being served). A signal in
   // that window would kill the process by default, leaving a dev hook configuration registered: it is held and
   // honoured by the usual shutdown as soon as start-up ends (seen in the images e2e under load).
-  let heldSignal: NodeJS.Signals | undefined;
-  const holdSignal = (signal: NodeJS.Signals) => void (heldSignal ??= signal);
-  process.on('SIGTERM', holdSignal).on('SIGINT', holdSignal);
+  const startUp = guardStartUp('hold');
   const tracing = await startTracing(config.tracing, 'kubeloop-webhook');
   let webhook: Awaited<ReturnType<typeof startWebhook>>;
   try {
     webhook = await startWebhook(config);
   } catch (error) {
-    process.off('SIGTERM', holdSignal).off('SIGINT', holdSignal);
+    startUp.failed();
     await tracing.shutdown();
     throw error;
   }
@@ -42,9 +41,6 @@ export async function run(argv: string[]): Promise<number> {
         .finally(() => process.exit(code));
     },
   });
-  // The shutdown handlers go on before the start-up ones come off: removing a signal's last listener closes its
-  // handle, and a signal caught by it but not yet dispatched would be lost with it (as router.ts explains).
-  process.off('SIGTERM', holdSignal).off('SIGINT', holdSignal);
-  if (heldSignal) process.kill(process.pid, heldSignal);
+  startUp.started();
   return new Promise<number>(() => {});
 }

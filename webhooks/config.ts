@@ -119,7 +119,7 @@ export const WEBHOOK_USAGE = `usage: kubeloop webhook [options]
   --certificates self-managed|files  (KUBELOOP_WEBHOOK_CERTIFICATES) files = cert-manager mounted
   --tls-cert-file PATH --tls-key-file PATH   with --certificates files
   --cert-check-interval-seconds 3600 (KUBELOOP_CERT_CHECK_INTERVAL_SECONDS)
-  --dev                            register the hooks with url https://127.0.0.1:<port> (kubeloop dev, tests)
+  --dev                            register the hooks with url https://127.0.0.1:<port> (kubeloop dev, tests); unregistered on SIGTERM/SIGINT
   --advertise-url https://HOST:PORT  register the hooks at this URL base instead of --service (KUBELOOP_WEBHOOK_ADVERTISE_URL)
   --only-namespace NS              send only objects of these namespaces (repeatable)
   --exclude-namespace NS           never send objects of these namespaces, besides kube-system and --namespace (repeatable)

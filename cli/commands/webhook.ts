@@ -1,5 +1,5 @@
-// `kubeloop webhook`: runs the Watcher sidecar admission webhook until SIGTERM/SIGINT.
-// With --dev it also registers the MutatingWebhookConfiguration at https://127.0.0.1:<port> (kubeloop dev).
+// `kubeloop webhook`: runs the admission gateway until SIGTERM/SIGINT. With --dev it registers its hooks'
+// webhook configurations at https://127.0.0.1:<port> (kubeloop dev) and deletes them again on SIGTERM/SIGINT.
 import { startTracing } from '../../lib/observability/tracing.ts';
 import { closeOnSignals } from '../../lib/server/shutdown.ts';
 import { guardStartUp } from '../../lib/server/start-up-signals.ts';
@@ -31,12 +31,14 @@ export async function run(argv: string[]): Promise<number> {
     await tracing.shutdown();
     throw error;
   }
-  // Closing the listener first; the informers and timers are unref'd or stopped with it.
+  // Closing the listener first; the informers and timers are unref'd or stopped with it. In dev mode the hook
+  // configurations it registered are deleted too (bounded): left behind, they would point the API server at a
+  // dead process and block admission where the hooks apply until someone deleted them by hand.
   closeOnSignals(webhook.server, {
     drainDelayMs: config.drainDelaySeconds * 1000,
     exit: (code) => {
       void webhook
-        .stop()
+        .stop({ unregister: config.dev })
         .then(() => tracing.shutdown())
         .finally(() => process.exit(code));
     },

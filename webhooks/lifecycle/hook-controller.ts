@@ -50,6 +50,9 @@ export interface HookControllerOptions {
   now?: () => Date;
 }
 
+/** How long a dev-mode stop waits for its webhook configurations to be deleted. */
+export const UNREGISTER_TIMEOUT_MS = 5_000;
+
 export class HookController {
   /** The hooks the gateway serves (by identity, and namespaced ones by group); replaced whole on every reconcile. */
   served: ServedHooks = NO_HOOKS;
@@ -267,7 +270,10 @@ export class HookController {
     this.#writeConditions(hookId, [condition]);
   }
 
-  /** Stops watching; with `unregister` (dev mode) deletes the configurations too. */
+  /**
+   * Stops watching; with `unregister` (dev mode) deletes the configurations too, waiting at most
+   * UNREGISTER_TIMEOUT_MS: an API server that does not answer must not keep a stopping process alive.
+   */
   async stop(options: { unregister?: boolean } = {}): Promise<void> {
     this.#stopped = true;
     clearTimeout(this.#retry);
@@ -275,6 +281,17 @@ export class HookController {
     await this.#running;
     await this.#status.idle();
     await Promise.all(this.#informers.map((informer) => informer.stop()));
-    if (options.unregister) await this.#writer.deleteAll();
+    if (options.unregister) await this.#unregister();
+  }
+
+  async #unregister(): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), UNREGISTER_TIMEOUT_MS).unref()));
+    try {
+      const outcome = await Promise.race([this.#writer.deleteAll(), timedOut]);
+      if (outcome === 'timeout') this.#options.logger.warn({ configuration: this.#options.configuration.name, timeoutMs: UNREGISTER_TIMEOUT_MS }, 'the webhook configurations were not deleted in time: delete them by hand (they point at this stopped process)');
+    } finally {
+      clearTimeout(timer);
+    }
   }
 }

@@ -20,6 +20,7 @@ import { HookStatusChains, STATUS_WRITE_TIMEOUT_MS } from './hook-status-chains.
 import { nextConditions, notReady, writeHookConditions } from './hook-status.ts';
 import { decideRegistration, registeredVerdicts, type JudgedHook, type Verdicts } from './registration-decision.ts';
 import { contextRefusal } from './hook-context-review.ts';
+import { DEFAULT_HOOK_ACCESS_REVIEW_MS } from './hook-access.ts';
 import { NO_HOOKS, servedDuringUpdate, servedHooksOf, type ServedHooks } from './served-hooks.ts';
 import { hookWriteRefusal } from './hook-write-review.ts';
 import { CLUSTER_ADMISSION_HOOK_RESOURCE, informersOn, NAMESPACED_ADMISSION_HOOK_RESOURCE, type HookInformer, type HookInformerSource } from './hook-informers.ts';
@@ -122,7 +123,7 @@ export class HookController {
     this.#review = setInterval(() => {
       this.#writer.forget();
       void this.schedule();
-    }, this.#options.accessReviewIntervalMs ?? 300_000).unref();
+    }, this.#options.accessReviewIntervalMs ?? DEFAULT_HOOK_ACCESS_REVIEW_MS).unref();
     await this.#running;
   }
 

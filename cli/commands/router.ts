@@ -8,6 +8,7 @@ import { createLogger, type Logger } from '../../lib/observability/logger.ts';
 import { startTracing } from '../../lib/observability/tracing.ts';
 import { createServer, listen } from '../../lib/server/create-server.ts';
 import { closeOnSignals } from '../../lib/server/shutdown.ts';
+import { guardStartUp } from '../../lib/server/start-up-signals.ts';
 import { readRouterConfig, ROUTER_USAGE, createRouterMetrics, startRouter, type Router, historySource, startHistoryApi, podPeerResolver } from '../../router/index.ts';
 import { readFile } from 'node:fs/promises';
 import { usageFailure } from '../command-args.ts';
@@ -32,31 +33,30 @@ export async function run(argv: string[]): Promise<number> {
   const ops = createServer({ logger, metrics: metrics.registry, bodyLimitBytes: config.bodyLimitBytes, ready: () => state.router?.ready() ?? false });
   const url = await listen(ops.app, { port: config.port, host: config.host });
   // A stop asked for while the router is still connecting ends it cleanly: nothing has been written yet.
-  const stopWhileStarting = () => process.exit(0);
-  process.once('SIGTERM', stopWhileStarting).once('SIGINT', stopWhileStarting);
+  const startUp = guardStartUp('exit');
   let router: Awaited<ReturnType<typeof startRouter>>;
   try {
     router = await startRouterWhenReachable(kubeConfig, config, { logger, metrics });
   } catch (error) {
     // Nothing keeps running after a failed start: the ops server closes and the command exits 1.
-    process.off('SIGTERM', stopWhileStarting).off('SIGINT', stopWhileStarting);
+    startUp.failed();
     await ops.app.close();
     await tracing.shutdown();
     throw error;
   }
   state.router = router;
+  // Started (it may hold leases and write): a stop from now on is held for router.stop() rather than exiting.
+  startUp.hold();
   let historyApi: Awaited<ReturnType<typeof startRouterHistoryApi>> | undefined;
   try {
     historyApi = config.historyApi ? await startRouterHistoryApi(router, kubeConfig, config, logger) : undefined;
   } catch (error) {
+    startUp.failed();
     await router.stop();
     await ops.app.close();
     await tracing.shutdown();
     throw error;
   }
-  // The shutdown handlers go on before the start-up ones come off. Removing a signal's last listener closes
-  // its handle, and a SIGTERM already caught by it but not yet dispatched is lost with it: a router told to
-  // stop just as it finished starting kept running until SIGKILL (seen in the images e2e under load).
   closeOnSignals(ops, {
     drainDelayMs: config.drainDelaySeconds * 1000,
     exit: (code) => {
@@ -66,7 +66,7 @@ export async function run(argv: string[]): Promise<number> {
         .finally(() => process.exit(code));
     },
   });
-  process.off('SIGTERM', stopWhileStarting).off('SIGINT', stopWhileStarting);
+  startUp.started();
   logger.info({ ops: url, historyApi: historyApi?.url, identity: router.identity, leaderElect: config.leaderElect, sharding: config.sharding, tracing: tracing.enabled, loops: config.loops ? 'inline' : 'watching Loop objects' }, 'router started');
   return new Promise<number>(() => {});
 }

@@ -17,6 +17,9 @@ export const SERVER_FLAG_OPTIONS = {
   'trace-sampling-ratio': { type: 'string' },
 } as const;
 
+/** The defaults every server shares (its port and body limit are its own: ServerSettingBounds). */
+export const SERVER_DEFAULTS = { host: '0.0.0.0', logLevel: 'info', drainDelaySeconds: 0 } as const satisfies { host: string; logLevel: LogLevel; drainDelaySeconds: number };
+
 /** Usage lines for the tracing flags every server takes. */
 export const TRACING_USAGE = `tracing: --otlp-endpoint URL (OTEL_EXPORTER_OTLP_ENDPOINT; unset: tracing off), --otlp-headers k=v,...
 (OTEL_EXPORTER_OTLP_HEADERS), --trace-sampling-ratio 0..1 (KUBELOOP_TRACE_SAMPLING_RATIO, default 1; parent-based)`;
@@ -47,15 +50,15 @@ export function readServerSettings(values: FlagValues, env: NodeJS.ProcessEnv, b
   const level = pickSetting(values, env, 'log-level', 'KUBELOOP_LOG_LEVEL');
   return {
     port: settingInteger(pickSetting(values, env, 'port', ...(bounds.portVariables ?? ['PORT'])), bounds.defaultPort, 0, 65535),
-    host: pickSetting(values, env, 'host', 'HOST')?.value ?? '0.0.0.0',
+    host: pickSetting(values, env, 'host', 'HOST')?.value ?? SERVER_DEFAULTS.host,
     bodyLimitBytes: settingInteger(
       pickSetting(values, env, 'body-limit-bytes', 'KUBELOOP_BODY_LIMIT_BYTES'),
       bounds.defaultBodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES,
       bounds.minBodyLimitBytes,
       1024 * 1024 * 1024,
     ),
-    logLevel: level ? parseLogLevel(level.value, level.setting) : 'info',
-    drainDelaySeconds: settingInteger(pickSetting(values, env, 'drain-delay-seconds', 'KUBELOOP_DRAIN_DELAY_SECONDS'), 0, 0, bounds.maxDrainDelaySeconds),
+    logLevel: level ? parseLogLevel(level.value, level.setting) : SERVER_DEFAULTS.logLevel,
+    drainDelaySeconds: settingInteger(pickSetting(values, env, 'drain-delay-seconds', 'KUBELOOP_DRAIN_DELAY_SECONDS'), SERVER_DEFAULTS.drainDelaySeconds, 0, bounds.maxDrainDelaySeconds),
     tracing: readTracingSettings(values, env),
   };
 }

@@ -1,6 +1,6 @@
 // `kubeloop webhook --dev` as a process, the way `kubeloop dev` runs it: it serves, registers the Watcher
-// sidecar AdmissionHook with the API server, injects (through the watcher-sidecar function), and exits
-// cleanly on SIGTERM.
+// sidecar AdmissionHook with the API server, injects (through the watcher-sidecar function), and on SIGTERM
+// deletes the webhook configurations it registered and exits cleanly.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
@@ -40,8 +40,14 @@ afterAll(async () => {
   await fn?.close();
 });
 
+/** The Mutating- and ValidatingWebhookConfiguration of that name that exist, as kubectl names them. */
+async function webhookConfigurations(name: string): Promise<string[]> {
+  const { stdout } = await kubectl(suite, 'get', 'mutatingwebhookconfiguration,validatingwebhookconfiguration', '--field-selector', `metadata.name=${name}`, '-o', 'name');
+  return stdout.split('\n').filter(Boolean);
+}
+
 describe('kubeloop webhook --dev', () => {
-  it('serves over HTTPS, registers itself, injects into a pod the API server admits, and exits 0 on SIGTERM', async () => {
+  it('serves over HTTPS, registers itself, injects into a pod the API server admits, and on SIGTERM unregisters and exits 0', async () => {
     child = spawn(process.execPath, ['cli/bin.js', 'webhook', ...devArgs], { stdio: ['ignore', 'pipe', 'inherit'] });
     let url: string | undefined;
     let opsUrl: string | undefined;
@@ -71,11 +77,18 @@ describe('kubeloop webhook --dev', () => {
     const core = suite.kubeConfig.makeApiClient(CoreV1Api);
     const pod = await core.createNamespacedPod({ namespace: suite.namespace, body: annotatedPod('via-cli') });
     expect(pod.spec?.containers.map((c) => c.name)).toEqual(['main', 'logwatch']);
+    const configuration = `kubeloop-admission-hooks-${suite.namespace}`;
+    expect(await webhookConfigurations(configuration)).toContain(`mutatingwebhookconfiguration.admissionregistration.k8s.io/${configuration}`);
 
+    // A developer's Ctrl-C: a configuration left behind would point the API server at a dead process and
+    // block admission in the namespace (failurePolicy Fail) until deleted by hand.
     const exited = once(child, 'exit');
     child.kill('SIGTERM');
     const [code] = (await exited) as [number | null];
     expect(code).toBe(0);
+    expect(await webhookConfigurations(configuration)).toEqual([]);
+    const after = await core.createNamespacedPod({ namespace: suite.namespace, body: annotatedPod('after-stop') });
+    expect(after.spec?.containers.map((c) => c.name)).toEqual(['main']);
   });
 
   it('told to stop while still starting (its listener already answering), shuts down as usual once started: exit 0', async () => {

@@ -1,5 +1,5 @@
-// In-memory informers behind the InformerSource interface, for the unit tests of LoopRunner and
-// LoopController: a test puts, changes and deletes objects and says when a list is complete, as a watch
+// In-memory informers behind the InformerSource interface, for the unit tests of LoopRunner, LoopController
+// and the webhook's HookController (its HookInformerSource): a test puts, changes and deletes objects and says when a list is complete, as a watch
 // would; nothing talks to an API server (what needs one is tested in test/e2e).
 import type { KubeObject } from '../../lib/contract/types.ts';
 import { UnknownKindError } from '../../lib/kube/discovery.ts';
@@ -43,6 +43,13 @@ export class MemoryInformer implements InformerView {
   waitForSync(): Promise<void> {
     return this.#syncedPromise;
   }
+
+  /** As an Informer's: the test, not a watch, feeds it. */
+  start(): this {
+    return this;
+  }
+
+  async stop(): Promise<void> {}
 
   /** The first complete list arrived. */
   sync(): void {

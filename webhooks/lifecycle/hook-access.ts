@@ -5,6 +5,9 @@ import type { HookContextEntry } from '../../api/admission-hook.ts';
 import type { AccessCheck } from '../../lib/kube/access-review.ts';
 import type { ResourceInfo } from '../../lib/kube/index.ts';
 
+/** How often every hook's ServiceAccount rights are reviewed again by default (--access-review-seconds). */
+export const DEFAULT_HOOK_ACCESS_REVIEW_MS = 300_000;
+
 /**
  * One get check per context entry: in its fixed namespace, or cluster-wide for "Same" (the hook admits
  * objects of any namespace it matches, so it may read the kind in each) and for cluster-scoped kinds.

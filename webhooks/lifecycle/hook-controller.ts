@@ -4,17 +4,8 @@
 // pairs, hook-configuration-shards.ts; a hook the API server refuses is left out alone) and each hook's
 // conditions through its own status chain.
 import type { Logger } from 'pino';
-import {
-  ADMISSION_HOOK_API_VERSION,
-  ADMISSION_HOOK_GROUP,
-  ADMISSION_HOOK_KIND,
-  ADMISSION_HOOK_PLURAL,
-  ADMISSION_HOOK_VERSION,
-  CLUSTER_ADMISSION_HOOK_KIND,
-  CLUSTER_ADMISSION_HOOK_PLURAL,
-  type AdmissionHook,
-} from '../../api/admission-hook.ts';
-import { Informer, isApiError, type KubeClient, type ResourceInfo } from '../../lib/kube/index.ts';
+import type { AdmissionHook } from '../../api/admission-hook.ts';
+import { isApiError, type KubeClient, type ResourceInfo } from '../../lib/kube/index.ts';
 import { objectKey } from '../../lib/kube/object-meta.ts';
 import type { ConditionInput } from '../../lib/sdk/conditions.ts';
 import type { Registry } from 'prom-client';
@@ -29,23 +20,16 @@ import { HookStatusChains, STATUS_WRITE_TIMEOUT_MS } from './hook-status-chains.
 import { nextConditions, notReady, writeHookConditions } from './hook-status.ts';
 import { decideRegistration, registeredVerdicts, type JudgedHook, type Verdicts } from './registration-decision.ts';
 import { contextRefusal } from './hook-context-review.ts';
+import { DEFAULT_HOOK_ACCESS_REVIEW_MS } from './hook-access.ts';
 import { NO_HOOKS, servedDuringUpdate, servedHooksOf, type ServedHooks } from './served-hooks.ts';
 import { hookWriteRefusal } from './hook-write-review.ts';
-
-export const CLUSTER_ADMISSION_HOOK_RESOURCE: ResourceInfo = {
-  group: ADMISSION_HOOK_GROUP,
-  version: ADMISSION_HOOK_VERSION,
-  apiVersion: ADMISSION_HOOK_API_VERSION,
-  kind: CLUSTER_ADMISSION_HOOK_KIND,
-  plural: CLUSTER_ADMISSION_HOOK_PLURAL,
-  namespaced: false,
-};
-
-export const NAMESPACED_ADMISSION_HOOK_RESOURCE: ResourceInfo = { ...CLUSTER_ADMISSION_HOOK_RESOURCE, kind: ADMISSION_HOOK_KIND, plural: ADMISSION_HOOK_PLURAL, namespaced: true };
-
+import { CLUSTER_ADMISSION_HOOK_RESOURCE, informersOn, NAMESPACED_ADMISSION_HOOK_RESOURCE, type HookInformer, type HookInformerSource } from './hook-informers.ts';
 
 export interface HookControllerOptions {
+  /** Reviews, configuration and status writes go through it; the informers too, unless `informers` is given. */
   client: KubeClient;
+  /** Where the hooks are read from; informers on `client` by default. */
+  informers?: HookInformerSource;
   logger: Logger;
   contexts: ContextCache;
   configuration: Omit<HookConfigurationOptions, 'caBundlePem'>;
@@ -67,11 +51,13 @@ export interface HookControllerOptions {
   now?: () => Date;
 }
 
+/** How long a dev-mode stop waits for its webhook configurations to be deleted. */
+export const UNREGISTER_TIMEOUT_MS = 5_000;
 
 export class HookController {
   /** The hooks the gateway serves (by identity, and namespaced ones by group); replaced whole on every reconcile. */
   served: ServedHooks = NO_HOOKS;
-  readonly #informers: Array<Informer<AdmissionHook>> = [];
+  readonly #informers: HookInformer[] = [];
   readonly #options: HookControllerOptions;
   /** The slot of each namespaced hook in its shape's entries, as last registered (hook-groups.ts). */
   #slots: ReadonlyMap<string, number> = new Map();
@@ -98,9 +84,8 @@ export class HookController {
 
   #watch(resource: ResourceInfo): void {
     const options = this.#options;
-    const informer = new Informer<AdmissionHook>({
-      client: options.client,
-      resource,
+    const source = options.informers ?? informersOn(options.client);
+    const informer = source(resource, {
       logger: options.logger.child({ component: 'admission-hooks', kind: resource.kind }),
       ...(options.labelSelector ? { labelSelector: options.labelSelector } : {}),
     });
@@ -138,7 +123,7 @@ export class HookController {
     this.#review = setInterval(() => {
       this.#writer.forget();
       void this.schedule();
-    }, this.#options.accessReviewIntervalMs ?? 300_000).unref();
+    }, this.#options.accessReviewIntervalMs ?? DEFAULT_HOOK_ACCESS_REVIEW_MS).unref();
     await this.#running;
   }
 
@@ -286,7 +271,10 @@ export class HookController {
     this.#writeConditions(hookId, [condition]);
   }
 
-  /** Stops watching; with `unregister` (dev mode) deletes the configurations too. */
+  /**
+   * Stops watching; with `unregister` (dev mode) deletes the configurations too, waiting at most
+   * UNREGISTER_TIMEOUT_MS: an API server that does not answer must not keep a stopping process alive.
+   */
   async stop(options: { unregister?: boolean } = {}): Promise<void> {
     this.#stopped = true;
     clearTimeout(this.#retry);
@@ -294,6 +282,17 @@ export class HookController {
     await this.#running;
     await this.#status.idle();
     await Promise.all(this.#informers.map((informer) => informer.stop()));
-    if (options.unregister) await this.#writer.deleteAll();
+    if (options.unregister) await this.#unregister();
+  }
+
+  async #unregister(): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), UNREGISTER_TIMEOUT_MS).unref()));
+    try {
+      const outcome = await Promise.race([this.#writer.deleteAll(), timedOut]);
+      if (outcome === 'timeout') this.#options.logger.warn({ configuration: this.#options.configuration.name, timeoutMs: UNREGISTER_TIMEOUT_MS }, 'the webhook configurations were not deleted in time: delete them by hand (they point at this stopped process)');
+    } finally {
+      clearTimeout(timer);
+    }
   }
 }

@@ -85,12 +85,12 @@ export class ConfigurationWriter {
   /** Dev mode's unregister: every configuration written, the cluster pair included. */
   async deleteAll(): Promise<void> {
     await this.#listOnce();
-    for (const name of [this.#options.clusterName, ...this.#existing]) await this.#delete(name);
+    for (const name of [this.#options.clusterName, ...this.#existing]) await this.#delete(name, { stopping: true });
     this.#existing.clear();
     this.#written.clear();
   }
 
-  async #delete(name: string): Promise<boolean> {
+  async #delete(name: string, options: { stopping?: boolean } = {}): Promise<boolean> {
     let deleted = true;
     for (const type of TYPES) {
       this.#written.delete(`${type}/${name}`);
@@ -100,6 +100,12 @@ export class ConfigurationWriter {
       } catch (error) {
         if (isApiError(error, 404)) continue;
         deleted = false;
+        // `kubeloop dev` runs the gateway as the chart's account, which may not delete the cluster pair: dev
+        // deletes it itself once the gateway has stopped, so a stopping gateway's 403 is no news.
+        if (options.stopping && isApiError(error, 403)) {
+          this.#options.logger.info({ configuration: name, type }, 'may not delete this webhook configuration: it points at this stopped process until whoever registered it deletes it');
+          continue;
+        }
         this.#options.logger.warn({ err: error, configuration: name, type }, 'could not delete a webhook configuration no hook needs (chart: the gateway may delete its tenant configurations)');
       }
     }

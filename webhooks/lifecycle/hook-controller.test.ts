@@ -2,7 +2,7 @@
 // adding, breaking, deleting a hook: the webhook configurations it writes and each hook's Ready condition.
 // The API server is an in-memory stand-in for those writes; the real one is covered by the e2e suites
 // (test/e2e/admission-hooks.test.ts, tenant-hooks.test.ts).
-import { pino } from 'pino';
+import { pino, type Logger } from 'pino';
 import type { V1ValidatingWebhookConfiguration } from '@kubernetes/client-node';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { AdmissionHook, AdmissionHookSpec } from '../../api/admission-hook.ts';
@@ -40,7 +40,7 @@ const hook = (name: string, namespace?: string, extra: Partial<AdmissionHookSpec
  * The API server as the controller writes to it: webhook configurations by server-side apply and delete,
  * status patches (seen by the informers, as a watch would show them), SubjectAccessReviews allowed.
  */
-function memoryApi(informers: MemoryInformers) {
+function memoryApi(informers: MemoryInformers, options: { undeletable?: string } = {}) {
   const configurations = new Map<string, V1ValidatingWebhookConfiguration>();
   const request = async ({ method = 'GET', path, query, body }: KubeRequest): Promise<unknown> => {
     if (path.endsWith('/subjectaccessreviews')) return { status: { allowed: true } };
@@ -59,6 +59,7 @@ function memoryApi(informers: MemoryInformers) {
     if (method === 'GET') return { items: [...configurations.keys()].filter((key) => key.startsWith(`${type}/`)).map((key) => ({ metadata: { name: key.split('/')[1] } })) };
     const key = `${type}/${decodeURIComponent(path.split('/').at(-1) ?? '')}`;
     if (method === 'DELETE') {
+      if (key.endsWith(`/${options.undeletable}`)) throw new KubeApiError(403, 'Forbidden', 'may not delete', { method, path });
       if (!configurations.delete(key)) throw new KubeApiError(404, 'NotFound', 'gone', { method, path });
     } else if (!query?.dryRun) configurations.set(key, body as V1ValidatingWebhookConfiguration);
     return {};
@@ -71,15 +72,15 @@ afterEach(async () => {
   await Promise.all(controllers.splice(0).map((c) => c.stop()));
 });
 
-async function harness() {
+async function harness(options: { undeletable?: string; logger?: Logger } = {}) {
   const informers = new MemoryInformers([CLUSTER_ADMISSION_HOOK_RESOURCE, NAMESPACED_ADMISSION_HOOK_RESOURCE]);
-  const api = memoryApi(informers);
+  const api = memoryApi(informers, options);
   const clusterHooks = informers.of(CLUSTER_ADMISSION_HOOK_RESOURCE.apiVersion, CLUSTER_ADMISSION_HOOK_RESOURCE.kind);
   const teamHooks = informers.of(NAMESPACED_ADMISSION_HOOK_RESOURCE.apiVersion, NAMESPACED_ADMISSION_HOOK_RESOURCE.kind);
   const controller = new HookController({
     client: api.client,
     informers: (resource) => informers.of(resource.apiVersion, resource.kind),
-    logger,
+    logger: options.logger ?? logger,
     contexts: new ContextCache(api.client, { logger }),
     configuration: { name: NAME, target: { service: { name: 'kubeloop-webhook', namespace: 'kubeloop-system' } }, kubeloopNamespace: 'kubeloop-system', onlyNamespaces: [], excludedNamespaces: [] },
     caBundle: () => undefined,
@@ -159,5 +160,19 @@ describe('HookController', () => {
     await vi.waitFor(() => expect(h.ready('team-a/require-team')).toMatchObject({ status: 'True' }), WAIT);
     await h.controller.stop({ unregister: true });
     expect([...h.configurations.keys()]).toEqual([]);
+  });
+
+  it('on a dev-mode stop as an account that may not delete the cluster pair (kubeloop dev), deletes the rest and warns of nothing', async () => {
+    const lines: Array<{ level: number; msg: string }> = [];
+    const recording = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line) as { level: number; msg: string }) });
+    const h = await harness({ undeletable: NAME, logger: recording });
+    h.clusterHooks.put(hook('require-label') as KubeObject);
+    h.teamHooks.put(hook('require-team', 'team-a') as KubeObject);
+    await vi.waitFor(() => expect(h.ready('team-a/require-team')).toMatchObject({ status: 'True' }), WAIT);
+    await h.controller.stop({ unregister: true });
+    expect([...h.configurations.keys()].every((key) => key.endsWith(`/${NAME}`))).toBe(true);
+    expect(h.configurations.size).toBeGreaterThan(0);
+    expect(lines.filter((l) => l.level >= 40).map((l) => l.msg)).toEqual([]);
+    expect(lines.map((l) => l.msg)).toContain('may not delete this webhook configuration: it points at this stopped process until whoever registered it deletes it');
   });
 });

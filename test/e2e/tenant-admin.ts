@@ -61,14 +61,20 @@ export async function namespaceAdmin(client: KubeClient, namespace: string, user
   return client.impersonating({ user }, { qps: 100, burst: 200 });
 }
 
-/** Creates `body` at `path` as `client`; undefined when admitted, the refusal's message otherwise. */
-export async function refusalOf(client: KubeClient, path: string, body: unknown, dryRun = true): Promise<string | undefined> {
+/** Creates `body` at `path` as `client` (a server-side dry run unless `dryRun` is false); what refused it, or undefined when admitted. */
+async function refusalErrorOf(client: KubeClient, path: string, body: unknown, dryRun = true): Promise<unknown> {
   try {
     await client.request({ method: 'POST', path, body, ...(dryRun ? { query: { dryRun: 'All' } } : {}) });
     return undefined;
   } catch (error) {
-    return (error as Error).message;
+    return error;
   }
+}
+
+/** Creates `body` at `path` as `client`; undefined when admitted, the refusal's message otherwise. */
+export async function refusalOf(client: KubeClient, path: string, body: unknown, dryRun = true): Promise<string | undefined> {
+  const error = await refusalErrorOf(client, path, body, dryRun);
+  return error === undefined ? undefined : (error as Error).message;
 }
 
 const API = '/apis/kubeloop.dev/v1alpha1';
@@ -78,14 +84,10 @@ const ELSEWHERE = 'policy-probe-elsewhere';
 /** Polls a dry-run create until the policy refuses it with `message`; a kind whose CRD this suite did not install (404) has nothing to wait for. */
 async function untilRefused(what: string, client: KubeClient, path: string, body: unknown, message: string): Promise<void> {
   await eventually(what, async () => {
-    try {
-      await client.request({ method: 'POST', path, body, query: { dryRun: 'All' } });
-      return undefined;
-    } catch (error) {
-      // A 404 is the kind itself missing (its group may be served for another kind, answering a bare 404 page).
-      if (isApiError(error, 404)) return true;
-      return (error as Error).message.includes(message) || undefined;
-    }
+    const error = await refusalErrorOf(client, path, body);
+    // A 404 is the kind itself missing (its group may be served for another kind, answering a bare 404 page).
+    if (isApiError(error, 404)) return true;
+    return (error instanceof Error && error.message.includes(message)) || undefined;
   }, 60_000);
 }
 

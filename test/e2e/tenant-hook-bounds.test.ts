@@ -10,15 +10,10 @@
 //   nothing changed, and a tenant configuration deleted with its last hook;
 // - a hook whose context cache cannot sync held every other team's registration; a tenant hook on kubeloop.dev;
 // - a tenant mutation undoing a ClusterAdmissionHook's; a context cache listing every namespace's CronJobs.
-import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
-import { KubeConfig } from '@kubernetes/client-node';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AdmissionHook, AdmissionHookSpec } from '../../api/admission-hook.ts';
-import { issueCertificate } from '../../cli/cluster/index.ts';
-import { kubeconfigYaml } from '../../cli/cluster/kubeconfig-file.ts';
 import { isApiError, KubeClient } from '../../lib/kube/kube-client.ts';
 import { createLogger } from '../../lib/observability/logger.ts';
 import { serveFunction, type ServedFunction } from '../../lib/runtime/index.ts';
@@ -27,9 +22,10 @@ import { readWebhookConfig } from '../../webhooks/config.ts';
 import { tenantConfigurationName } from '../../webhooks/lifecycle/hook-configuration-shards.ts';
 import { startWebhook, type RunningWebhook } from '../../webhooks/run-webhook.ts';
 import { eventually } from '../cluster/eventually.ts';
-import { refusalOf } from './tenant-admin.ts';
+import { namespaceAdmin, refusalOf } from './tenant-admin.ts';
+import { certificateKubeConfig, installTenantRoles } from './tenant-kit.ts';
 import { setupClusterSuite, type ClusterSuite } from '../cluster/suite.ts';
-import { byKind, renderChart } from './chart-render.ts';
+import { renderChart } from './chart-render.ts';
 import { deleteNamespace, devWebhookFor, HOOK_SUITE_LABEL, installWatcherCrd } from './webhook-harness.ts';
 
 const MiB = 1024 * 1024;
@@ -160,12 +156,7 @@ beforeAll(async () => {
   for (const name of [teamA, teamB]) await root.request({ method: 'POST', path: '/api/v1/namespaces', body: { metadata: { name } } });
   await installWatcherCrd(suite);
   // The chart's tenant roles as rendered (renamed for this suite): admin gets AdmissionHooks.
-  const { manifests } = await renderChart(suite.binaries.helm, { namespace: suite.namespace });
-  for (const role of byKind(manifests, 'ClusterRole').filter((m) => /-tenant-(admin|edit|view)$/.test(m.metadata.name))) {
-    const name = `${suite.namespace}-${role.metadata.name.replace(/^.*-(tenant-)/, '$1')}`;
-    clusterRoles.push(name);
-    await root.request({ method: 'POST', path: `${RBAC}/clusterroles`, body: { ...role, metadata: { ...role.metadata, name } } });
-  }
+  clusterRoles.push(...(await installTenantRoles(root, (await renderChart(suite.binaries.helm, { namespace: suite.namespace })).manifests, suite.namespace)));
   // The gateway's identity: everything it needs, and nothing of batch (CronJobs come only from a team's grant).
   clusterRoles.push(gatewayUser);
   await root.request({
@@ -178,13 +169,7 @@ beforeAll(async () => {
     path: `${RBAC}/clusterrolebindings`,
     body: { metadata: { name: gatewayUser }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: gatewayUser }, subjects: [{ kind: 'User', name: gatewayUser, apiGroup: 'rbac.authorization.k8s.io' }] },
   });
-  const alicesName = `alice-${teamA}`;
-  await root.request({
-    method: 'POST',
-    path: `${RBAC}/namespaces/${teamA}/rolebindings`,
-    body: { metadata: { name: alicesName }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'admin' }, subjects: [{ kind: 'User', name: alicesName, apiGroup: 'rbac.authorization.k8s.io' }] },
-  });
-  alice = root.impersonating({ user: alicesName }, { qps: 100, burst: 200 });
+  alice = await namespaceAdmin(root, teamA, `alice-${teamA}`);
   // The API server's RBAC cache honours the fresh RoleBinding a moment later.
   await eventually('alice may create ServiceAccounts', async () => (await refusalOf(alice, `/api/v1/namespaces/${teamA}/serviceaccounts`, { metadata: { name: 'gate' } })) === undefined);
   // Team a's hooks run as ServiceAccount gate, which may get what the hooks read as context, and update and
@@ -199,10 +184,7 @@ beforeAll(async () => {
   gateUrl = await serve(gate);
   neverUrl = await never();
   // The gateway, in this process, as its own user.
-  const pki = join(inject('clusterDir'), 'pki');
-  const ca = { certPem: readFileSync(join(pki, 'ca.crt'), 'utf8'), keyPem: readFileSync(join(pki, 'ca.key'), 'utf8') };
-  const kubeConfig = new KubeConfig();
-  kubeConfig.loadFromString(kubeconfigYaml(suite.server, ca.certPem, gatewayUser, await issueCertificate(ca, { commonName: gatewayUser, usage: 'client' })));
+  const kubeConfig = await certificateKubeConfig(suite.server, gatewayUser);
   const dev = devWebhookFor(suite);
   certNamespace = dev.certNamespace;
   configurationName = `kubeloop-admission-hooks-${suite.namespace}`;

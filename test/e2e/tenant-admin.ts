@@ -4,6 +4,7 @@
 import { isApiError, type KubeClient } from '../../lib/kube/kube-client.ts';
 import { eventually } from '../cluster/eventually.ts';
 import { byKind, renderChart, type Manifest } from './chart-render.ts';
+import { installTenantRoles } from './tenant-kit.ts';
 
 const ADMISSION = '/apis/admissionregistration.k8s.io/v1';
 const RBAC = '/apis/rbac.authorization.k8s.io/v1';
@@ -22,12 +23,7 @@ export interface TenantPolicies {
 export async function installTenantPolicies(client: KubeClient, helm: string, suite: string, values: Record<string, unknown> = {}): Promise<TenantPolicies> {
   const { manifests } = await renderChart(helm, { namespace: suite, values });
   const label = { 'kubeloop.dev/e2e-policy': suite };
-  const installed: string[] = [];
-  for (const role of byKind(manifests, 'ClusterRole').filter((m) => /-tenant-(admin|edit|view)$/.test(m.metadata.name))) {
-    const name = `${suite}-${role.metadata.name.replace(/^.*-(tenant-)/, '$1')}`;
-    await client.request({ method: 'POST', path: `${RBAC}/clusterroles`, body: { ...role, metadata: { ...role.metadata, name } } });
-    installed.push(`${RBAC}/clusterroles/${name}`);
-  }
+  const installed = (await installTenantRoles(client, manifests, suite)).map((name) => `${RBAC}/clusterroles/${name}`);
   for (const suffix of ['-loops', '-admission-hooks']) {
     const of = (m: Manifest) => m.metadata.name.endsWith(suffix);
     const policy = byKind(manifests, 'ValidatingAdmissionPolicy').find(of) as Manifest & { spec: Record<string, unknown> };
@@ -51,12 +47,12 @@ export async function installTenantPolicies(client: KubeClient, helm: string, su
   };
 }
 
-/** A user holding nothing but the built-in `admin` role in `namespace` (a RoleBinding), acting through `client`. */
-export async function namespaceAdmin(client: KubeClient, namespace: string, user: string): Promise<KubeClient> {
+/** A user holding nothing but the built-in `admin` (or `edit`) role in `namespace` (a RoleBinding), acting through `client`. */
+export async function namespaceAdmin(client: KubeClient, namespace: string, user: string, role: 'admin' | 'edit' = 'admin'): Promise<KubeClient> {
   await client.request({
     method: 'POST',
     path: `${RBAC}/namespaces/${namespace}/rolebindings`,
-    body: { metadata: { name: user }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'admin' }, subjects: [{ kind: 'User', name: user, apiGroup: 'rbac.authorization.k8s.io' }] },
+    body: { metadata: { name: user }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: role }, subjects: [{ kind: 'User', name: user, apiGroup: 'rbac.authorization.k8s.io' }] },
   });
   return client.impersonating({ user }, { qps: 100, burst: 200 });
 }

@@ -1,7 +1,8 @@
 // What the charts/kubeloop suites render and check against: the functions the chart runs, the value sets every
-// rendering is tried with, and readers of the rendered Loops and RBAC (chart.test.ts, chart-install.test.ts).
+// rendering is tried with, and readers of the rendered Loops and RBAC, for the chart suites (test/e2e/chart*.test.ts).
 import type { Manifest } from './chart-render.ts';
 
+/** The seed functions the chart runs by default: a Loop each. */
 export const FUNCTIONS = ['at', 'pod-name-label', 'podset', 'watcher'] as const;
 /** Admission functions: an AdmissionHook each instead of a Loop. */
 export const ADMISSION_FUNCTIONS = ['watcher-sidecar'] as const;

@@ -3,11 +3,11 @@
 // clusterDomain in Knative URLs, and the schema refusing an entry with neither image nor url.
 import { describe, expect, inject, it } from 'vitest';
 import { byKind, CHART_DIR, helm, renderChart, valuesFile, type Manifest } from './chart-render.ts';
+import { FUNCTIONS as SEEDS } from './chart-fixtures.ts';
 
 const helmBinary = inject('clusterBinaries').helm;
 const namespace = 'platform';
 const DIGEST = 'sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef';
-const SEEDS = ['at', 'pod-name-label', 'podset', 'watcher'];
 
 const USER_FUNCTIONS = {
   'cm-labeller': { image: { registry: 'registry.example.com/team', repository: 'cm-labeller', tag: '1.2.3', pullPolicy: 'Always' }, loop: { for: { apiVersion: 'v1', kind: 'ConfigMap' } } },

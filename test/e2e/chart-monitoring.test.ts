@@ -231,7 +231,7 @@ describe('on the local control plane with the Prometheus Operator\'s CRDs', () =
     const values = {
       ...MONITORING,
       webhook: { onlyNamespaces: [cluster.namespace], onlyReleaseHooks: true },
-      // The suites share the control plane, whose CRDs were applied without Helm's ownership (see chart.test.ts).
+      // The suites share the control plane, whose CRDs were applied without Helm's ownership (see chart-install.test.ts).
       crds: { install: false, keep: true },
       seeds: { enabled: true },
       functions: { 'pod-name-label': { loop: { namespaces: [cluster.namespace] } }, podset: { enabled: false }, watcher: { enabled: false }, at: { enabled: false } },

@@ -18,9 +18,9 @@ import { eventually } from '../cluster/eventually.ts';
 import { setupClusterSuite, type ClusterSuite } from '../cluster/suite.ts';
 import { writeTokenKubeconfig } from '../cluster/token-kubeconfig.ts';
 import { byKind, one, renderChart, type Manifest } from './chart-render.ts';
+import { FUNCTIONS } from './chart-fixtures.ts';
 
 const run = promisify(execFile);
-const FUNCTIONS = ['at', 'pod-name-label', 'podset', 'watcher'] as const;
 const RBAC_KINDS = new Set(['ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding']);
 
 let cluster: ClusterSuite;

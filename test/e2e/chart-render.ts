@@ -1,4 +1,5 @@
-// Renders charts/kubeloop with the real helm binary and reads the manifests back, for test/e2e/chart.test.ts.
+// Renders charts/kubeloop with the real helm binary and reads the manifests back, for the chart suites
+// (test/e2e/chart*.test.ts) and the tenant suites' rendered roles and policies.
 import { execFile } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

@@ -1,13 +1,13 @@
 // charts/kubeloop's signed calls: a generated Standard Webhooks key per function it runs, mounted into the
 // function (Deployment and Knative), named by the Loop or AdmissionHook, readable by that Loop's
 // ServiceAccount alone (an admission function's by the webhook gateway alone); signing.enabled=false and
-// url functions get none unless they name a Secret. chart.test.ts checks upgrades keep the key.
+// url functions get none unless they name a Secret. chart-install.test.ts checks upgrades keep the key.
 import { describe, expect, inject, it } from 'vitest';
 import { byKind, one, renderChart, type Manifest } from './chart-render.ts';
+import { FUNCTIONS as SEEDS } from './chart-fixtures.ts';
 
 const helmBinary = inject('clusterBinaries').helm;
 const namespace = 'platform';
-const SEEDS = ['at', 'pod-name-label', 'podset', 'watcher'];
 /** The admission function the chart runs (with the webhook, by default). */
 const ADMISSION = 'watcher-sidecar';
 const MOUNT = '/var/run/kubeloop/signing';

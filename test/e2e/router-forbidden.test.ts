@@ -1,14 +1,9 @@
 // Least privilege from the router's side: a router whose identity may read Loops but not the kind a Loop
 // names reports the Loop Ready=False with reason Forbidden instead of failing silently or crashing.
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { inject } from 'vitest';
-import { issueCertificate } from '../../cli/cluster/index.ts';
-import { kubeconfigYaml } from '../../cli/cluster/kubeconfig-file.ts';
 import { eventually } from '../cluster/eventually.ts';
 import { installCrds, routerHarness, type RouterHarness } from '../support/router-harness.ts';
+import { certificateKubeConfig } from './tenant-kit.ts';
 
 let h: RouterHarness;
 let ns: string;
@@ -50,11 +45,7 @@ afterAll(async () => {
 
 describe('a router without the rights its Loop needs', () => {
   it('sets Ready=False with reason Forbidden on the Loop', async () => {
-    const pkiDir = join(inject('clusterDir'), 'pki');
-    const ca = { certPem: readFileSync(join(pkiDir, 'ca.crt'), 'utf8'), keyPem: readFileSync(join(pkiDir, 'ca.key'), 'utf8') };
-    const client = await issueCertificate(ca, { commonName: user(), usage: 'client' });
-    const limited = new KubeConfig();
-    limited.loadFromString(kubeconfigYaml(h.suite.server, ca.certPem, user(), client));
+    const limited = await certificateKubeConfig(h.suite.server, user());
     await h.router(undefined, { kubeConfig: limited, loopSelector: { matchLabels: { 'kubeloop.dev/e2e': ns } } });
 
     const name = `secrets-${ns}`;

@@ -4,6 +4,7 @@
 import { isApiError, type KubeClient } from '../../lib/kube/kube-client.ts';
 import { eventually } from '../cluster/eventually.ts';
 import { byKind, renderChart, type Manifest } from './chart-render.ts';
+import { installTenantRoles } from './tenant-kit.ts';
 
 const ADMISSION = '/apis/admissionregistration.k8s.io/v1';
 const RBAC = '/apis/rbac.authorization.k8s.io/v1';
@@ -22,12 +23,7 @@ export interface TenantPolicies {
 export async function installTenantPolicies(client: KubeClient, helm: string, suite: string, values: Record<string, unknown> = {}): Promise<TenantPolicies> {
   const { manifests } = await renderChart(helm, { namespace: suite, values });
   const label = { 'kubeloop.dev/e2e-policy': suite };
-  const installed: string[] = [];
-  for (const role of byKind(manifests, 'ClusterRole').filter((m) => /-tenant-(admin|edit|view)$/.test(m.metadata.name))) {
-    const name = `${suite}-${role.metadata.name.replace(/^.*-(tenant-)/, '$1')}`;
-    await client.request({ method: 'POST', path: `${RBAC}/clusterroles`, body: { ...role, metadata: { ...role.metadata, name } } });
-    installed.push(`${RBAC}/clusterroles/${name}`);
-  }
+  const installed = (await installTenantRoles(client, manifests, suite)).map((name) => `${RBAC}/clusterroles/${name}`);
   for (const suffix of ['-loops', '-admission-hooks']) {
     const of = (m: Manifest) => m.metadata.name.endsWith(suffix);
     const policy = byKind(manifests, 'ValidatingAdmissionPolicy').find(of) as Manifest & { spec: Record<string, unknown> };
@@ -51,24 +47,30 @@ export async function installTenantPolicies(client: KubeClient, helm: string, su
   };
 }
 
-/** A user holding nothing but the built-in `admin` role in `namespace` (a RoleBinding), acting through `client`. */
-export async function namespaceAdmin(client: KubeClient, namespace: string, user: string): Promise<KubeClient> {
+/** A user holding nothing but the built-in `admin` (or `edit`) role in `namespace` (a RoleBinding), acting through `client`. */
+export async function namespaceAdmin(client: KubeClient, namespace: string, user: string, role: 'admin' | 'edit' = 'admin'): Promise<KubeClient> {
   await client.request({
     method: 'POST',
     path: `${RBAC}/namespaces/${namespace}/rolebindings`,
-    body: { metadata: { name: user }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'admin' }, subjects: [{ kind: 'User', name: user, apiGroup: 'rbac.authorization.k8s.io' }] },
+    body: { metadata: { name: user }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: role }, subjects: [{ kind: 'User', name: user, apiGroup: 'rbac.authorization.k8s.io' }] },
   });
   return client.impersonating({ user }, { qps: 100, burst: 200 });
 }
 
-/** Creates `body` at `path` as `client`; undefined when admitted, the refusal's message otherwise. */
-export async function refusalOf(client: KubeClient, path: string, body: unknown, dryRun = true): Promise<string | undefined> {
+/** Creates `body` at `path` as `client` (a server-side dry run unless `dryRun` is false); what refused it, or undefined when admitted. */
+async function refusalErrorOf(client: KubeClient, path: string, body: unknown, dryRun = true): Promise<unknown> {
   try {
     await client.request({ method: 'POST', path, body, ...(dryRun ? { query: { dryRun: 'All' } } : {}) });
     return undefined;
   } catch (error) {
-    return (error as Error).message;
+    return error;
   }
+}
+
+/** Creates `body` at `path` as `client`; undefined when admitted, the refusal's message otherwise. */
+export async function refusalOf(client: KubeClient, path: string, body: unknown, dryRun = true): Promise<string | undefined> {
+  const error = await refusalErrorOf(client, path, body, dryRun);
+  return error === undefined ? undefined : (error as Error).message;
 }
 
 const API = '/apis/kubeloop.dev/v1alpha1';
@@ -78,14 +80,10 @@ const ELSEWHERE = 'policy-probe-elsewhere';
 /** Polls a dry-run create until the policy refuses it with `message`; a kind whose CRD this suite did not install (404) has nothing to wait for. */
 async function untilRefused(what: string, client: KubeClient, path: string, body: unknown, message: string): Promise<void> {
   await eventually(what, async () => {
-    try {
-      await client.request({ method: 'POST', path, body, query: { dryRun: 'All' } });
-      return undefined;
-    } catch (error) {
-      // A 404 is the kind itself missing (its group may be served for another kind, answering a bare 404 page).
-      if (isApiError(error, 404)) return true;
-      return (error as Error).message.includes(message) || undefined;
-    }
+    const error = await refusalErrorOf(client, path, body);
+    // A 404 is the kind itself missing (its group may be served for another kind, answering a bare 404 page).
+    if (isApiError(error, 404)) return true;
+    return (error instanceof Error && error.message.includes(message)) || undefined;
   }, 60_000);
 }
 

@@ -9,28 +9,20 @@
 //   offending team's hooks only, tenant hooks kept out of the cluster hooks' configuration, no rewrite when
 //   nothing changed, and a tenant configuration deleted with its last hook;
 // - a hook whose context cache cannot sync held every other team's registration; a tenant hook on kubeloop.dev;
-// - a tenant mutation undoing a ClusterAdmissionHook's; a context cache listing every namespace's CronJobs.
-import { readFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
-import { KubeConfig } from '@kubernetes/client-node';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AdmissionHook, AdmissionHookSpec } from '../../api/admission-hook.ts';
-import { issueCertificate } from '../../cli/cluster/index.ts';
-import { kubeconfigYaml } from '../../cli/cluster/kubeconfig-file.ts';
 import { isApiError, KubeClient } from '../../lib/kube/kube-client.ts';
 import { createLogger } from '../../lib/observability/logger.ts';
-import { serveFunction, type ServedFunction } from '../../lib/runtime/index.ts';
-import { allow, defineAdmission, mutate } from '../../lib/sdk/index.ts';
 import { readWebhookConfig } from '../../webhooks/config.ts';
 import { tenantConfigurationName } from '../../webhooks/lifecycle/hook-configuration-shards.ts';
 import { startWebhook, type RunningWebhook } from '../../webhooks/run-webhook.ts';
 import { eventually } from '../cluster/eventually.ts';
-import { refusalOf } from './tenant-admin.ts';
+import { namespaceAdmin, refusalOf } from './tenant-admin.ts';
+import { certificateKubeConfig, installTenantRoles } from './tenant-kit.ts';
 import { setupClusterSuite, type ClusterSuite } from '../cluster/suite.ts';
-import { byKind, renderChart } from './chart-render.ts';
+import { renderChart } from './chart-render.ts';
 import { deleteNamespace, devWebhookFor, HOOK_SUITE_LABEL, installWatcherCrd } from './webhook-harness.ts';
+import { closeFunctions, createConfigMap, gate, never, seenContext, serve, stamp, unstamp } from './tenant-hook-bounds-harness.ts';
 
 const MiB = 1024 * 1024;
 const RBAC = '/apis/rbac.authorization.k8s.io/v1';
@@ -46,53 +38,11 @@ let gateway: RunningWebhook;
 let certNamespace: string;
 let configurationName: string;
 const clusterRoles: string[] = [];
-const servers: Array<{ close(): unknown }> = [];
-/** Calls the never-answering function holds. */
-const held: Array<() => void> = [];
-/** Context names the gate function saw, by the object's test label. */
-const seenContext = new Map<string, Record<string, unknown>>();
 let gateUrl: string;
 let neverUrl: string;
 
 const configMapRule = [{ operations: ['CREATE' as const], apiGroups: [''], apiVersions: ['v1'], resources: ['configmaps'] }];
 const only = (test: string) => ({ matchLabels: { test } });
-
-/** Allows everything; records the context it was sent. */
-const gate = defineAdmission({
-  name: 'gate',
-  type: 'validating',
-  admit: (request) => {
-    seenContext.set(request.object?.metadata?.labels?.test ?? '', (request.context ?? {}) as Record<string, unknown>);
-    return allow();
-  },
-});
-const stamp = defineAdmission({ name: 'stamp', type: 'mutating', admit: (request) => mutate(request, (o) => void (o.metadata!.labels = { ...o.metadata?.labels, stamped: 'by-cluster' })) });
-const unstamp = defineAdmission({
-  name: 'unstamp',
-  type: 'mutating',
-  admit: (request) =>
-    mutate(request, (o) => {
-      const { stamped: _stamped, ...labels } = o.metadata?.labels ?? {};
-      o.metadata!.labels = { ...labels, touched: 'by-tenant' };
-    }),
-});
-
-async function serve(definition: Parameters<typeof serveFunction>[0]): Promise<string> {
-  const fn: ServedFunction = await serveFunction(definition, { port: 0, host: '127.0.0.1', logger: createLogger({ name: 'fn', level: 'silent' }) });
-  servers.push(fn);
-  return `${fn.url}/admit`;
-}
-
-/** An admission function that never answers (until the suite ends). */
-async function never(): Promise<string> {
-  const server: Server = createServer((request, response) => {
-    request.resume();
-    held.push(() => response.destroy());
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  servers.push({ close: () => server.close() });
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}/admit`;
-}
 
 function hookBody(name: string, spec: Partial<AdmissionHookSpec>): AdmissionHook {
   return {
@@ -115,22 +65,6 @@ const reason = (namespace: string, name: string, wanted: string, type = 'Ready')
     const found = await condition(namespace, name, type);
     return found?.reason === wanted ? found : undefined;
   }, 90_000);
-
-/** A ConfigMap create (server-side dry run) as `client`; the object as admitted, or the refusal's message. */
-async function createConfigMap(client: KubeClient, namespace: string, test: string, data: Record<string, string> = {}, dryRun = true): Promise<{ labels?: Record<string, string>; refused?: string }> {
-  try {
-    const created = await client.request<{ metadata?: { labels?: Record<string, string> } }>({
-      method: 'POST',
-      path: `/api/v1/namespaces/${namespace}/configmaps`,
-      ...(dryRun ? { query: { dryRun: 'All' } } : {}),
-      body: { metadata: { generateName: `${test}-`, labels: { test } }, data },
-    });
-    return { labels: created.metadata?.labels ?? {} };
-  } catch (error) {
-    if (isApiError(error)) return { refused: error.message };
-    throw error;
-  }
-}
 
 /** Alice lets the gateway read `resource` in team a: the grant docs/tenants.md describes. */
 async function grantGateway(resource: string, group: string): Promise<void> {
@@ -160,12 +94,7 @@ beforeAll(async () => {
   for (const name of [teamA, teamB]) await root.request({ method: 'POST', path: '/api/v1/namespaces', body: { metadata: { name } } });
   await installWatcherCrd(suite);
   // The chart's tenant roles as rendered (renamed for this suite): admin gets AdmissionHooks.
-  const { manifests } = await renderChart(suite.binaries.helm, { namespace: suite.namespace });
-  for (const role of byKind(manifests, 'ClusterRole').filter((m) => /-tenant-(admin|edit|view)$/.test(m.metadata.name))) {
-    const name = `${suite.namespace}-${role.metadata.name.replace(/^.*-(tenant-)/, '$1')}`;
-    clusterRoles.push(name);
-    await root.request({ method: 'POST', path: `${RBAC}/clusterroles`, body: { ...role, metadata: { ...role.metadata, name } } });
-  }
+  clusterRoles.push(...(await installTenantRoles(root, (await renderChart(suite.binaries.helm, { namespace: suite.namespace })).manifests, suite.namespace)));
   // The gateway's identity: everything it needs, and nothing of batch (CronJobs come only from a team's grant).
   clusterRoles.push(gatewayUser);
   await root.request({
@@ -178,13 +107,7 @@ beforeAll(async () => {
     path: `${RBAC}/clusterrolebindings`,
     body: { metadata: { name: gatewayUser }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: gatewayUser }, subjects: [{ kind: 'User', name: gatewayUser, apiGroup: 'rbac.authorization.k8s.io' }] },
   });
-  const alicesName = `alice-${teamA}`;
-  await root.request({
-    method: 'POST',
-    path: `${RBAC}/namespaces/${teamA}/rolebindings`,
-    body: { metadata: { name: alicesName }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'admin' }, subjects: [{ kind: 'User', name: alicesName, apiGroup: 'rbac.authorization.k8s.io' }] },
-  });
-  alice = root.impersonating({ user: alicesName }, { qps: 100, burst: 200 });
+  alice = await namespaceAdmin(root, teamA, `alice-${teamA}`);
   // The API server's RBAC cache honours the fresh RoleBinding a moment later.
   await eventually('alice may create ServiceAccounts', async () => (await refusalOf(alice, `/api/v1/namespaces/${teamA}/serviceaccounts`, { metadata: { name: 'gate' } })) === undefined);
   // Team a's hooks run as ServiceAccount gate, which may get what the hooks read as context, and update and
@@ -199,10 +122,7 @@ beforeAll(async () => {
   gateUrl = await serve(gate);
   neverUrl = await never();
   // The gateway, in this process, as its own user.
-  const pki = join(inject('clusterDir'), 'pki');
-  const ca = { certPem: readFileSync(join(pki, 'ca.crt'), 'utf8'), keyPem: readFileSync(join(pki, 'ca.key'), 'utf8') };
-  const kubeConfig = new KubeConfig();
-  kubeConfig.loadFromString(kubeconfigYaml(suite.server, ca.certPem, gatewayUser, await issueCertificate(ca, { commonName: gatewayUser, usage: 'client' })));
+  const kubeConfig = await certificateKubeConfig(suite.server, gatewayUser);
   const dev = devWebhookFor(suite);
   certNamespace = dev.certNamespace;
   configurationName = `kubeloop-admission-hooks-${suite.namespace}`;
@@ -224,18 +144,19 @@ beforeAll(async () => {
   });
 }, 180_000);
 
+
 afterAll(async () => {
-  for (const release of held) release();
   for (const namespace of [teamA, teamB]) await root?.request({ method: 'DELETE', path: `${HOOKS}/namespaces/${namespace}/admissionhooks` }).catch(() => undefined);
   await root?.request({ method: 'DELETE', path: `${HOOKS}/clusteradmissionhooks/stamp-${suite?.namespace}` }).catch(() => undefined);
   await gateway?.stop({ unregister: true });
-  for (const server of servers) await server.close();
+  await closeFunctions();
   for (const name of clusterRoles) await root?.request({ method: 'DELETE', path: `${RBAC}/clusterroles/${name}` }).catch(() => undefined);
   await root?.request({ method: 'DELETE', path: `${RBAC}/clusterrolebindings/${gatewayUser}` }).catch(() => undefined);
   if (suite) for (const name of [teamA, teamB, certNamespace]) await deleteNamespace(suite, name);
   await root?.close();
   await suite?.cleanup();
 });
+
 
 describe("a team's hooks against the gateway's bounds", () => {
   it('cannot intercept kubeloop.dev resources (its hooks or their status)', async () => {

@@ -1,5 +1,6 @@
 // What the tenant suites set up alike on the shared control plane: the chart's aggregated tenant roles (so
-// `admin` and `edit` manage Loops), and a router identity holding exactly the chart's router ClusterRole.
+// `admin` and `edit` manage Loops), a router identity holding exactly the chart's router ClusterRole, and any
+// other identity by a client certificate.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
@@ -34,6 +35,11 @@ export async function chartRouterIdentity(client: KubeClient, manifests: Manifes
     path: `${RBAC}/clusterrolebindings`,
     body: { metadata: { name: user }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: user }, subjects: [{ kind: 'User', name: user, apiGroup: 'rbac.authorization.k8s.io' }] },
   });
+  return certificateKubeConfig(server, user);
+}
+
+/** A KubeConfig acting as `user` with a client certificate from the shared control plane's CA (no RBAC of its own). */
+export async function certificateKubeConfig(server: string, user: string): Promise<KubeConfig> {
   const pkiDir = join(inject('clusterDir'), 'pki');
   const ca = { certPem: readFileSync(join(pkiDir, 'ca.crt'), 'utf8'), keyPem: readFileSync(join(pkiDir, 'ca.key'), 'utf8') };
   const kubeConfig = new KubeConfig();

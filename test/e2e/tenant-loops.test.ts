@@ -15,7 +15,7 @@ import { eventually } from '../cluster/eventually.ts';
 import { byKind, renderChart, type Manifest } from './chart-render.ts';
 import { installCrds, routerHarness, type RouterHarness } from '../support/router-harness.ts';
 import { chartRouterIdentity, installTenantRoles } from './tenant-kit.ts';
-import { refusalOf, untilLoopPolicyEnforced } from './tenant-admin.ts';
+import { namespaceAdmin, refusalOf, untilLoopPolicyEnforced } from './tenant-admin.ts';
 
 let h: RouterHarness;
 let teamA: string;
@@ -58,15 +58,8 @@ beforeAll(async () => {
   // The router's identity: exactly the chart's router ClusterRole (Loops, their status, events, reviews, Services).
   const routerKubeConfig = await chartRouterIdentity(h.client, manifests, routerUser(), h.suite.server);
   // Two users with nothing but a built-in role in team-a: admin and edit.
-  for (const [user, role] of [[`alice-${teamA}`, 'admin'], [`bob-${teamA}`, 'edit']] as const) {
-    await h.client.request({
-      method: 'POST',
-      path: `${RBAC}/namespaces/${teamA}/rolebindings`,
-      body: { metadata: { name: user }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: role }, subjects: [{ kind: 'User', name: user, apiGroup: 'rbac.authorization.k8s.io' }] },
-    });
-  }
-  admin = h.client.impersonating({ user: `alice-${teamA}` }, { qps: 100, burst: 200 });
-  editor = h.client.impersonating({ user: `bob-${teamA}` }, { qps: 100, burst: 200 });
+  admin = await namespaceAdmin(h.client, teamA, `alice-${teamA}`);
+  editor = await namespaceAdmin(h.client, teamA, `bob-${teamA}`, 'edit');
   // Copies each primary ConfigMap into "<name>-child" in its namespace, and into data.target's when it names one.
   const copier = defineFunction({
     name: 'tenant-copier',

@@ -18,7 +18,7 @@ import { eventually } from '../cluster/eventually.ts';
 import { renderChart } from './chart-render.ts';
 import { chartRouterIdentity, installTenantRoles } from './tenant-kit.ts';
 import { installCrds, routerHarness, type RouterHarness } from '../support/router-harness.ts';
-import { refusalOf } from './tenant-admin.ts';
+import { namespaceAdmin, refusalOf } from './tenant-admin.ts';
 
 const API = '/apis/kubeloop.dev/v1alpha1';
 const RBAC = '/apis/rbac.authorization.k8s.io/v1';
@@ -130,13 +130,7 @@ beforeAll(async () => {
   const routerKubeConfig = await chartRouterIdentity(h.client, manifests, `kubeloop-router-${base}`, h.suite.server);
   for (const [key, ns] of [['a', base], ['b', `${base}-b`], ['c', `${base}-c`]] as const) {
     if (ns !== base) await h.client.request({ method: 'POST', path: '/api/v1/namespaces', body: { metadata: { name: ns } } });
-    const user = `admin-${ns}`;
-    await h.client.request({
-      method: 'POST',
-      path: `${RBAC}/namespaces/${ns}/rolebindings`,
-      body: { metadata: { name: user }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'admin' }, subjects: [{ kind: 'User', name: user, apiGroup: 'rbac.authorization.k8s.io' }] },
-    });
-    teams[key] = { ns, admin: h.client.impersonating({ user }, { qps: 100, burst: 200 }) };
+    teams[key] = { ns, admin: await namespaceAdmin(h.client, ns, `admin-${ns}`) };
     await grantTeam(teams[key]);
   }
   served = await serveFunction(fn, { port: 0, host: '127.0.0.1', logLevel: 'warn' });
@@ -235,13 +229,7 @@ describe('a namespace admin deleting a finalizing Loop, then the namespace', () 
 describe('the admin of a namespace named cluster', () => {
   it("is a tenant of its own: its calls are not counted as the ClusterLoops' (and never share their shares)", async () => {
     await h.client.request({ method: 'POST', path: '/api/v1/namespaces', body: { metadata: { name: CLUSTER_NAMESPACE } } });
-    const user = `admin-cluster-${teams.a.ns}`;
-    await h.client.request({
-      method: 'POST',
-      path: `${RBAC}/namespaces/${CLUSTER_NAMESPACE}/rolebindings`,
-      body: { metadata: { name: user }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'admin' }, subjects: [{ kind: 'User', name: user, apiGroup: 'rbac.authorization.k8s.io' }] },
-    });
-    const team = { ns: CLUSTER_NAMESPACE, admin: h.client.impersonating({ user }, { qps: 100, burst: 200 }) };
+    const team = { ns: CLUSTER_NAMESPACE, admin: await namespaceAdmin(h.client, CLUSTER_NAMESPACE, `admin-cluster-${teams.a.ns}`) };
     await grantTeam(team);
     await createLoop(team, 'lookalike');
     await ready(CLUSTER_NAMESPACE, 'lookalike', 'Running');

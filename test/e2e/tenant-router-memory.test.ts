@@ -15,9 +15,10 @@ import { serveFunction, type ServedFunction } from '../../lib/runtime/index.ts';
 import { defineFunction, respond } from '../../lib/sdk/index.ts';
 import type { Router } from '../../router/start-router.ts';
 import { eventually } from '../cluster/eventually.ts';
-import { byKind, renderChart, type Manifest } from './chart-render.ts';
+import { renderChart } from './chart-render.ts';
 import { installCrds, routerHarness, type RouterHarness } from '../support/router-harness.ts';
-import { refusalOf } from './tenant-admin.ts';
+import { namespaceAdmin, refusalOf } from './tenant-admin.ts';
+import { installTenantRoles } from './tenant-kit.ts';
 
 const MiB = 1024 * 1024;
 const RBAC = '/apis/rbac.authorization.k8s.io/v1';
@@ -117,17 +118,9 @@ beforeAll(async () => {
   await eventually('the Bomb kind served', () => h.client.request({ path: `/apis/e2e.kubeloop.dev/v1/namespaces/${ns}/bombs` }).then(() => true, () => false));
   // The chart's aggregated tenant roles (admin gets Loops), named after this suite.
   const { manifests } = await renderChart(h.suite.binaries.helm, { namespace: ns });
-  for (const role of byKind(manifests, 'ClusterRole').filter((m) => /-tenant-(admin|edit|view)$/.test(m.metadata.name))) {
-    const name = `${ns}-${role.metadata.name.replace(/^.*-(tenant-)/, '$1')}`;
-    tenantRoles.push(name);
-    await h.client.request({ method: 'POST', path: `${RBAC}/clusterroles`, body: { ...(role as Manifest), metadata: { ...role.metadata, name } } });
-  }
+  tenantRoles.push(...(await installTenantRoles(h.client, manifests, ns)));
   const user = `mallory-${ns}`;
-  await h.client.request({
-    method: 'POST',
-    path: `${RBAC}/namespaces/${ns}/rolebindings`,
-    body: { metadata: { name: user }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'admin' }, subjects: [{ kind: 'User', name: user, apiGroup: 'rbac.authorization.k8s.io' }] },
-  });
+  admin = await namespaceAdmin(h.client, ns, user);
   // A namespace user may create the objects a Loop watches: here PodSets and Bombs, which admin does not cover.
   await h.client.request({ method: 'POST', path: `${RBAC}/namespaces/${ns}/roles`, body: { metadata: { name: 'custom-kinds' }, rules: [{ apiGroups: ['app.kubeloop.dev', 'e2e.kubeloop.dev'], resources: ['podsets', 'bombs'], verbs: ['*'] }] } });
   await h.client.request({
@@ -135,7 +128,6 @@ beforeAll(async () => {
     path: `${RBAC}/namespaces/${ns}/rolebindings`,
     body: { metadata: { name: 'custom-kinds' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'custom-kinds' }, subjects: [{ kind: 'User', name: user, apiGroup: 'rbac.authorization.k8s.io' }] },
   });
-  admin = h.client.impersonating({ user }, { qps: 100, burst: 200 });
   // The API server's RBAC cache honours the fresh RoleBinding a moment later.
   await eventually('the admin may create ServiceAccounts', async () => (await refusalOf(admin, `/api/v1/namespaces/${ns}/serviceaccounts`, { metadata: { name: 'reader' } })) === undefined);
   // The tenant's ServiceAccount for its Loops: reads what they watch, in its namespace only.

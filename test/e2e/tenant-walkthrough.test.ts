@@ -4,18 +4,14 @@
 // reconciles a Deployment and the hook denies and admits Pods. What the page does with an image here runs
 // in-process: each generated function is served over HTTP on a free port, the Service and the Loop's ref name
 // that port (the router connects Service hosts to 127.0.0.1), and the hook calls it by URL (the gateway's dev mode).
-import { readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { KubeConfig } from '@kubernetes/client-node';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import type { AdmissionHook } from '../../api/admission-hook.ts';
 import type { Loop } from '../../api/loop.ts';
-import { issueCertificate } from '../../cli/cluster/index.ts';
-import { kubeconfigYaml } from '../../cli/cluster/kubeconfig-file.ts';
 import { run as diff } from '../../cli/commands/diff.ts';
 import { run as init } from '../../cli/commands/init.ts';
 import { applyManifest, type Manifest } from '../../cli/dev/apply-manifests.ts';
@@ -27,6 +23,8 @@ import type { FunctionDefinition } from '../../lib/sdk/define-function.ts';
 import { eventually } from '../cluster/eventually.ts';
 import { captureCommand } from '../http/capture-console.ts';
 import { byKind, renderChart } from './chart-render.ts';
+import { namespaceAdmin } from './tenant-admin.ts';
+import { certificateKubeConfig, installTenantRoles } from './tenant-kit.ts';
 import { installCrds, routerHarness, type RouterHarness } from '../support/router-harness.ts';
 import { deleteNamespace, HOOK_SUITE_LABEL, startWebhookFor, type WebhookUnderTest } from './webhook-harness.ts';
 
@@ -88,20 +86,10 @@ beforeAll(async () => {
   // What the cluster admin installed: the chart's aggregated roles that give a namespace's admin the kubeloop
   // kinds, named after this suite (other suites install the chart on the same control plane).
   const { manifests } = await renderChart(h.suite.binaries.helm, { namespace: ns });
-  for (const role of byKind(manifests, 'ClusterRole').filter((m) => /-tenant-(admin|edit|view)$/.test(m.metadata.name))) {
-    const name = `${ns}-${role.metadata.name.replace(/^.*-(tenant-)/, '$1')}`;
-    tenantRoles.push(name);
-    await h.client.request({ method: 'POST', path: `${RBAC}/clusterroles`, body: { ...role, metadata: { ...role.metadata, name } } });
-  }
+  tenantRoles.push(...(await installTenantRoles(h.client, manifests, ns)));
   expect(tenantRoles).toHaveLength(3);
   // Alice: nothing but admin in this namespace.
-  const user = `alice-${ns}`;
-  await h.client.request({
-    method: 'POST',
-    path: `${RBAC}/namespaces/${ns}/rolebindings`,
-    body: { metadata: { name: user }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'admin' }, subjects: [{ kind: 'User', name: user, apiGroup: 'rbac.authorization.k8s.io' }] },
-  });
-  alice = h.client.impersonating({ user }, { qps: 100, burst: 200 });
+  alice = await namespaceAdmin(h.client, ns, `alice-${ns}`);
   // The router as the chart runs it: its ServiceAccount's name (a client certificate here) with exactly the
   // chart's router ClusterRole, so that what it may do in this namespace is what loop.yaml grants it.
   const routerRole = byKind(manifests, 'ClusterRole').find((m) => m.metadata.name.endsWith('-router-loops')) as unknown as { rules: unknown[] };
@@ -111,10 +99,7 @@ beforeAll(async () => {
     path: `${RBAC}/clusterrolebindings`,
     body: { metadata: { name: routerBinding() }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: routerBinding() }, subjects: [{ kind: 'User', name: ROUTER_USER, apiGroup: 'rbac.authorization.k8s.io' }] },
   });
-  const pki = join(inject('clusterDir'), 'pki');
-  const ca = { certPem: readFileSync(join(pki, 'ca.crt'), 'utf8'), keyPem: readFileSync(join(pki, 'ca.key'), 'utf8') };
-  const routerKubeConfig = new KubeConfig();
-  routerKubeConfig.loadFromString(kubeconfigYaml(h.suite.server, ca.certPem, ROUTER_USER, await issueCertificate(ca, { commonName: ROUTER_USER, usage: 'client' })));
+  const routerKubeConfig = await certificateKubeConfig(h.suite.server, ROUTER_USER);
   await h.router(undefined, { kubeConfig: routerKubeConfig, loopSelector: h.loopSelector, connectServicesTo: '127.0.0.1' });
 }, 300_000);
 

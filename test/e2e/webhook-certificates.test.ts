@@ -1,84 +1,28 @@
-// Webhook certificates against the real API server: one bundle however many replicas race to create or
+// Webhook certificates (certs/) against the real API server: one bundle however many replicas race to create or
 // renew it, a caBundle that is put back when someone resets it, and rotation picked up by every replica;
-// replicas merge caBundles when the Secret's CA is corrupt, and see a changed Secret through their watch;
-// `kubeloop certs` injects into the Mutating- and the ValidatingWebhookConfiguration of one name.
-import { execFile, spawn } from 'node:child_process';
-import { X509Certificate } from 'node:crypto';
-import { mkdtemp } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { promisify } from 'node:util';
-import type { V1MutatingWebhookConfiguration } from '@kubernetes/client-node';
+// replicas merge caBundles when the Secret's CA is corrupt, and see a changed Secret through their watch.
+// webhook-certificates-cli.test.ts runs `kubeloop certs` against the same set-up (webhook-certificates-harness.ts).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  injectCaBundle,
-  keepCaBundle,
-  readWebhookConfiguration,
-  WEBHOOK_CONFIGURATION_KINDS,
-  type WebhookConfiguration,
-  type WebhookConfigurationKind,
-} from '../../certs/ca-bundle.ts';
-import { generateBundle, type KeyPairPem } from '../../certs/generate.ts';
+import { injectCaBundle, keepCaBundle } from '../../certs/ca-bundle.ts';
+import type { KeyPairPem } from '../../certs/generate.ts';
 import { splitPemCertificates } from '../../certs/inspect.ts';
 import { CertificateRotator } from '../../certs/rotation.ts';
 import { bundleFromSecret, ensureCertificate, readCertificateSecret } from '../../certs/secret-store.ts';
-import { KubeClient } from '../../lib/kube/index.ts';
-import { createLogger } from '../../lib/observability/logger.ts';
-import { buildWebhookConfiguration } from '../support/watcher-sidecar-webhook.ts';
-import { applyWebhookConfiguration, deleteWebhookConfiguration } from '../support/webhook-configurations.ts';
+import type { KubeClient } from '../../lib/kube/index.ts';
 import { eventually } from '../cluster/eventually.ts';
-import { setupClusterSuite, type ClusterSuite } from '../cluster/suite.ts';
-import { proxiedKubeconfig } from '../soak/platform.ts';
-import { startTcpProxy } from '../soak/tcp-proxy.ts';
+import type { ClusterSuite } from '../cluster/suite.ts';
+import { caBundle, caBundleCertificates, identity, logger, resetConfiguration, startCertificatesSuite, stopCertificatesSuite } from './webhook-certificates-harness.ts';
 
 const DAY = 24 * 60 * 60 * 1000;
-const run = promisify(execFile);
-const logger = createLogger({ name: 'certs-e2e', level: 'warn' });
 let suite: ClusterSuite;
 let clients: KubeClient[];
 let configurationName: string;
-const identity = { service: 'kubeloop-webhook', namespace: 'kubeloop' };
 
 beforeAll(async () => {
-  suite = await setupClusterSuite('webhook-certs');
-  clients = await Promise.all(Array.from({ length: 5 }, () => KubeClient.fromKubeConfig(suite.kubeConfig)));
-  configurationName = `kubeloop-certs-${suite.namespace}`;
-  // Never called: it only sends pods of a namespace that does not exist.
-  await applyWebhookConfiguration(
-    clients[0]!,
-    buildWebhookConfiguration({
-      name: configurationName,
-      target: { url: 'https://127.0.0.1:1/mutate/watcher-sidecar' },
-      kubeloopNamespace: 'kubeloop',
-      onlyNamespaces: [`${suite.namespace}-none`],
-    }),
-  );
+  ({ suite, clients, configurationName } = await startCertificatesSuite());
 });
 
-afterAll(async () => {
-  if (clients) {
-    await deleteWebhookConfiguration(clients[0]!, configurationName);
-    await Promise.all(clients.map((c) => c.close()));
-  }
-  await suite?.cleanup();
-});
-
-/** Back to a configuration without caBundle, as a fresh install has. */
-async function resetConfiguration(): Promise<void> {
-  await applyWebhookConfiguration(
-    clients[2]!,
-    buildWebhookConfiguration({ name: configurationName, target: { url: 'https://127.0.0.1:1/mutate/watcher-sidecar' }, kubeloopNamespace: 'kubeloop', onlyNamespaces: [`${suite.namespace}-none`] }),
-  );
-}
-
-const caBundleCertificates = async (): Promise<string[]> => splitPemCertificates(Buffer.from((await caBundle()) ?? '', 'base64').toString('utf8'));
-
-async function caBundle(): Promise<string | undefined> {
-  const configuration = await clients[0]!.request<V1MutatingWebhookConfiguration>({
-    path: `/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/${configurationName}`,
-  });
-  return configuration.webhooks?.[0]?.clientConfig.caBundle;
-}
+afterAll(stopCertificatesSuite);
 
 describe('certificate Secret', () => {
   it('gives every one of five replicas starting at once the same certificate (one create wins, the rest adopt it)', async () => {
@@ -126,13 +70,7 @@ describe('caBundle', () => {
       expect(await keeper.setCa(bundle.ca.certPem)).toMatch(/updated|unchanged/);
       expect(await caBundle()).toBe(expected);
       // A helm upgrade or kubectl apply without caBundle resets it.
-      const reset = buildWebhookConfiguration({
-        name: configurationName,
-        target: { url: 'https://127.0.0.1:1/mutate/watcher-sidecar' },
-        kubeloopNamespace: 'kubeloop',
-        onlyNamespaces: [`${suite.namespace}-none`],
-      });
-      await applyWebhookConfiguration(clients[2]!, reset);
+      await resetConfiguration();
       await eventually('the keeper to re-inject the caBundle', async () => (await caBundle()) === expected);
       expect(await injectCaBundle(clients[3]!, configurationName, bundle.ca.certPem)).toBe('unchanged');
     } finally {
@@ -247,169 +185,5 @@ describe('replicas sharing a certificate Secret', () => {
     } finally {
       await a.stop();
     }
-  });
-});
-
-describe('kubeloop certs', () => {
-  const cli = (...args: string[]) =>
-    run(process.execPath, ['cli/bin.js', 'certs', ...args, `--kubeconfig=${suite.kubeconfigPath}`, `--namespace=${suite.namespace}`, '--secret=cli-tls', `--configuration=${configurationName}`]);
-
-  it('rotate creates the Secret and injects the CA; show reports it in sync; rotate --force renews under the same CA', async () => {
-    const created = await cli('rotate');
-    expect(created.stdout).toContain(`Secret ${suite.namespace}/cli-tls: created (missing)`);
-    expect(created.stdout).toContain(`caBundle of MutatingWebhookConfiguration ${configurationName}: updated`);
-    expect(created.stdout).toContain(`caBundle of ValidatingWebhookConfiguration ${configurationName}: absent`);
-    const shown = await cli('show');
-    expect(shown.stdout).toContain('SANs kubeloop-webhook, kubeloop-webhook.');
-    expect(shown.stdout).toContain('renewal: not due');
-    expect(shown.stdout).toContain(`caBundle of MutatingWebhookConfiguration ${configurationName}: in sync with the Secret`);
-    const before = bundleFromSecret((await readCertificateSecret(clients[0]!, { namespace: suite.namespace, name: 'cli-tls' }))!);
-    const forced = await cli('rotate', '--force');
-    expect(forced.stdout).toContain('renewed (forced)');
-    expect(forced.stdout).toContain(`caBundle of MutatingWebhookConfiguration ${configurationName}: unchanged`);
-    const after = bundleFromSecret((await readCertificateSecret(clients[0]!, { namespace: suite.namespace, name: 'cli-tls' }))!);
-    expect(after.ca).toEqual(before.ca);
-    expect(after.serving.certPem).not.toBe(before.serving.certPem);
-  });
-
-  it('rotate --ca: a running replica serves the new CA\'s certificate, and its keeper leaves the old CA out of the caBundle after the overlap', async () => {
-    const secret = { namespace: suite.namespace, name: 'cli-tls' };
-    await resetConfiguration();
-    // The names the CLI issues for (--namespace is the suite's): the replica has no reason to renew on its own.
-    const replica = new CertificateRotator({ client: clients[1]!, secret, identity: { ...identity, namespace: suite.namespace }, configurationName, checkIntervalMs: 3_600_000, logger });
-    try {
-      const [oldCa] = splitPemCertificates((await replica.start()).ca.certPem);
-      const rolled = await cli('rotate', '--ca', '--overlap-seconds=2');
-      expect(rolled.stdout).toContain('previous CA removed');
-      const [newCa, ...others] = splitPemCertificates(bundleFromSecret((await readCertificateSecret(clients[0]!, secret))!).ca.certPem);
-      expect(others).toEqual([]);
-      expect(newCa).not.toBe(oldCa);
-      await eventually('the replica to hold the new CA alone and the caBundle to trust it alone', async () =>
-        replica.bundle.ca.certPem === newCa && JSON.stringify(await caBundleCertificates()) === JSON.stringify([newCa]));
-      // A periodic check re-injects nothing old.
-      await replica.check();
-      expect(await caBundleCertificates()).toEqual([newCa]);
-    } finally {
-      await replica.stop();
-    }
-  });
-
-  it('rotate --force rides out an API server that refuses connections, then writes the Secret once it answers', async () => {
-    // A pass-through proxy with no backend drops every connection, as a restarting API server does.
-    let apiServerUp = false;
-    const apiPort = Number(new URL(suite.server).port);
-    const proxy = await startTcpProxy(() => (apiServerUp ? [{ host: '127.0.0.1', port: apiPort }] : []));
-    try {
-      const kubeconfig = await proxiedKubeconfig(suite.kubeconfigPath, proxy.port, join(await mkdtemp(join(tmpdir(), 'certs-retry-')), 'kubeconfig'));
-      const child = spawn(process.execPath, ['cli/bin.js', 'certs', 'rotate', '--force', `--kubeconfig=${kubeconfig}`, `--namespace=${suite.namespace}`, '--secret=retry-tls', `--configuration=${configurationName}`]);
-      let stdout = '';
-      let stderr = '';
-      child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-      // The API server comes back only after the command has met it down and said it retries.
-      child.stderr.on('data', (d: Buffer) => {
-        stderr += d.toString();
-        if (stderr.includes('retrying in')) apiServerUp = true;
-      });
-      const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
-      expect(stderr).toMatch(/certs rotate: .*; retrying in \d+ ms/);
-      expect(stdout).toContain(`Secret ${suite.namespace}/retry-tls: created (missing)`);
-      expect(stdout).toContain(`caBundle of MutatingWebhookConfiguration ${configurationName}: `);
-      expect(code).toBe(0);
-    } finally {
-      await proxy.close();
-    }
-  });
-
-  describe('on the Mutating- and ValidatingWebhookConfiguration of one name (the gateway hook configurations)', () => {
-    let hooks: string;
-    const hooksCli = (...args: string[]) =>
-      run(process.execPath, ['cli/bin.js', 'certs', ...args, `--kubeconfig=${suite.kubeconfigPath}`, `--namespace=${suite.namespace}`, '--secret=hooks-tls', `--configuration=${hooks}`]);
-    /** Exit code and stdout, for the runs expected to fail. */
-    const hooksCliStatus = (...args: string[]) =>
-      hooksCli(...args).then(
-        (r) => ({ code: 0, stdout: r.stdout }),
-        (error: { code?: number; stdout?: string }) => ({ code: error.code, stdout: error.stdout ?? '' }),
-      );
-    /** A configuration of the kind that never calls anyone (it sends a namespace that does not exist). */
-    const configurationOf = (kind: WebhookConfigurationKind, caBundlePem?: string): WebhookConfiguration => {
-      const built = buildWebhookConfiguration({
-        name: hooks,
-        target: { url: 'https://127.0.0.1:1/admit/none' },
-        kubeloopNamespace: 'kubeloop',
-        onlyNamespaces: [`${suite.namespace}-none`],
-        ...(caBundlePem ? { caBundlePem } : {}),
-      });
-      if (kind === 'MutatingWebhookConfiguration') return built;
-      // reinvocationPolicy is the mutating kind's only.
-      return { ...built, kind, webhooks: built.webhooks!.map(({ reinvocationPolicy: _, ...w }) => w) };
-    };
-    const caBundleOf = async (kind: WebhookConfigurationKind): Promise<string[]> => {
-      const configuration = await readWebhookConfiguration(clients[0]!, { kind, name: hooks });
-      return splitPemCertificates(Buffer.from(configuration?.webhooks?.[0]?.clientConfig.caBundle ?? '', 'base64').toString('utf8'));
-    };
-    /** The Secret's serving certificate verifies against a CA of the configuration's caBundle: the API server would trust it. */
-    const trustsSecret = async (kind: WebhookConfigurationKind): Promise<boolean> => {
-      const bundle = bundleFromSecret((await readCertificateSecret(clients[0]!, { namespace: suite.namespace, name: 'hooks-tls' }))!);
-      const serving = new X509Certificate(bundle.serving.certPem);
-      return (await caBundleOf(kind)).some((ca) => serving.verify(new X509Certificate(ca).publicKey));
-    };
-
-    beforeAll(() => {
-      hooks = `kubeloop-hooks-${suite.namespace}`;
-    });
-    afterAll(async () => {
-      for (const kind of WEBHOOK_CONFIGURATION_KINDS) await deleteWebhookConfiguration(clients[0]!, { kind, name: hooks });
-    });
-
-    it('rotate and inject put the CA into both caBundles, keeping a CA that was already trusted there', async () => {
-      const foreign = (await generateBundle({ now: new Date(), identity })).ca.certPem;
-      await applyWebhookConfiguration(clients[0]!, configurationOf('MutatingWebhookConfiguration'));
-      await applyWebhookConfiguration(clients[0]!, configurationOf('ValidatingWebhookConfiguration', foreign));
-
-      const rotated = await hooksCli('rotate');
-      expect(rotated.stdout).toContain(`caBundle of MutatingWebhookConfiguration ${hooks}: updated`);
-      expect(rotated.stdout).toContain(`caBundle of ValidatingWebhookConfiguration ${hooks}: updated`);
-      for (const kind of WEBHOOK_CONFIGURATION_KINDS) expect(await trustsSecret(kind), kind).toBe(true);
-      expect(await caBundleOf('ValidatingWebhookConfiguration')).toContain(splitPemCertificates(foreign)[0]);
-      const shown = await hooksCli('show');
-      for (const kind of WEBHOOK_CONFIGURATION_KINDS) expect(shown.stdout).toContain(`caBundle of ${kind} ${hooks}: in sync with the Secret`);
-
-      // A Helm upgrade resets both; inject puts the Secret's CA back.
-      for (const kind of WEBHOOK_CONFIGURATION_KINDS) await applyWebhookConfiguration(clients[0]!, configurationOf(kind));
-      expect((await hooksCli('show')).stdout).toContain(`caBundle of ValidatingWebhookConfiguration ${hooks}: DIFFERS from the Secret`);
-      const injected = await hooksCliStatus('inject');
-      expect(injected).toEqual({ code: 0, stdout: expect.stringContaining(`caBundle of ValidatingWebhookConfiguration ${hooks}: updated`) });
-      for (const kind of WEBHOOK_CONFIGURATION_KINDS) expect(await trustsSecret(kind), kind).toBe(true);
-    });
-
-    it('works on the one kind present (validating hooks only), and inject fails with not-found only when neither exists', async () => {
-      await deleteWebhookConfiguration(clients[0]!, { kind: 'MutatingWebhookConfiguration', name: hooks });
-      await applyWebhookConfiguration(clients[0]!, configurationOf('ValidatingWebhookConfiguration'));
-
-      // No --configuration: the default, here from KUBELOOP_HOOK_CONFIGURATION as the webhook reads it.
-      const rotated = await run(
-        process.execPath,
-        ['cli/bin.js', 'certs', 'rotate', '--force', `--kubeconfig=${suite.kubeconfigPath}`, `--namespace=${suite.namespace}`, '--secret=hooks-tls'],
-        { env: { ...process.env, KUBELOOP_HOOK_CONFIGURATION: hooks } },
-      );
-      expect(rotated.stdout).toContain(`caBundle of MutatingWebhookConfiguration ${hooks}: absent (none of this kind)`);
-      expect(rotated.stdout).toContain(`caBundle of ValidatingWebhookConfiguration ${hooks}: updated`);
-      expect(await trustsSecret('ValidatingWebhookConfiguration')).toBe(true);
-      expect(await readWebhookConfiguration(clients[0]!, { kind: 'MutatingWebhookConfiguration', name: hooks })).toBeUndefined();
-      const shown = await hooksCli('show');
-      expect(shown.stdout).toContain(`caBundle of MutatingWebhookConfiguration ${hooks}: absent`);
-      expect(shown.stdout).toContain(`caBundle of ValidatingWebhookConfiguration ${hooks}: in sync with the Secret`);
-
-      await applyWebhookConfiguration(clients[0]!, configurationOf('ValidatingWebhookConfiguration'));
-      const injected = await hooksCliStatus('inject');
-      expect(injected.code).toBe(0);
-      expect(injected.stdout).toContain(`caBundle of ValidatingWebhookConfiguration ${hooks}: updated`);
-      expect(await trustsSecret('ValidatingWebhookConfiguration')).toBe(true);
-
-      await deleteWebhookConfiguration(clients[0]!, { kind: 'ValidatingWebhookConfiguration', name: hooks });
-      const neither = await hooksCliStatus('inject');
-      expect(neither.code).toBe(1);
-      expect(neither.stdout).toContain(`caBundle of ${hooks}: not-found (neither a MutatingWebhookConfiguration nor a ValidatingWebhookConfiguration named ${hooks})`);
-    });
   });
 });

@@ -26,6 +26,8 @@ export interface RouterChildConfig {
    * when above its 500/1000. The router's defaults when omitted (its own 50/100; Loops only under the shared budget).
    */
   rateLimit?: { qps: number; burst: number };
+  /** The router's --http2-writes (its default when omitted). */
+  http2Writes?: boolean;
   /** Tracing on (BENCH_TRACING): OTLP export to the parent's sink, this share of new traces sampled. */
   tracing?: { otlpEndpoint: string; samplingRatio: number };
 }
@@ -77,6 +79,7 @@ const router = await startRouter({
   kubeConfig,
   loops: config.loops,
   ...(config.rateLimit ? { rateLimit: config.rateLimit, loopRateLimit: config.rateLimit } : {}),
+  ...(config.http2Writes === undefined ? {} : { http2Writes: config.http2Writes }),
   // Above the tenants' shared budget (500 / 1000 by default) it is raised to the same, so it never caps the Loop first.
   ...(config.rateLimit && config.rateLimit.qps > DEFAULT_FAIR_API_LIMIT.qps ? { fairness: { apiRateLimit: config.rateLimit } } : {}),
   // The bench's function listens on 127.0.0.1: dev mode's URL policy.

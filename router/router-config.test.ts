@@ -27,6 +27,13 @@ describe('readRouterConfig', () => {
     expect(() => readRouterConfig(['--sharding', '--leader-elect'])).toThrow('--sharding and --leader-elect exclude each other');
     expect(() => readRouterConfig([], { KUBELOOP_SHARDING: 'yes please' })).toThrow('KUBELOOP_SHARDING');
   });
+  it('sends writes over node:http2 unless --http2-writes=false or KUBELOOP_HTTP2_WRITES=false, the flag winning', () => {
+    expect(readRouterConfig([])).toMatchObject({ http2Writes: true });
+    expect(readRouterConfig(['--http2-writes=false'])).toMatchObject({ http2Writes: false });
+    expect(readRouterConfig([], { KUBELOOP_HTTP2_WRITES: 'false' })).toMatchObject({ http2Writes: false });
+    expect(readRouterConfig(['--http2-writes', 'true'], { KUBELOOP_HTTP2_WRITES: 'false' })).toMatchObject({ http2Writes: true });
+    expect(() => readRouterConfig(['--http2-writes=off'])).toThrow('--http2-writes: "off" is not true or false');
+  });
   it('reads the ops server settings as function and webhook do, with its own port variable', () => {
     expect(readRouterConfig([], { KUBELOOP_ROUTER_PORT: '9090', PORT: '7070', KUBELOOP_DRAIN_DELAY_SECONDS: '5' })).toMatchObject({ port: 9090, drainDelaySeconds: 5, logLevel: 'info' });
     expect(readRouterConfig(['--drain-delay-seconds', '10', '--log-level', 'debug'])).toMatchObject({ drainDelaySeconds: 10, logLevel: 'debug' });

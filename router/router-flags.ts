@@ -11,7 +11,7 @@ import { DEFAULT_MAX_REQUEST_BYTES_IN_FLIGHT } from './base/request-byte-budget.
 import { DEFAULT_MAX_LOOPS_PER_TENANT } from './loops/tenant-loop-limit.ts';
 import { DEFAULT_HISTORY_LIMITS } from './reconcile/flight-recorder.ts';
 import { DEFAULT_HISTORY_FILE_MAX_BYTES, DEFAULT_HISTORY_FILES } from './history/history-files.ts';
-import { DEFAULT_ROUTER_RATE_LIMIT } from './router-options.ts';
+import { DEFAULT_HTTP2_WRITES, DEFAULT_ROUTER_RATE_LIMIT } from './router-options.ts';
 import { DEFAULT_LEASE_DURATION_MS } from './leader-election.ts';
 import { DEFAULT_MIN_REQUEUE_MS } from './reconcile/requeue-floor.ts';
 import { DEFAULT_ACCESS_REVIEW_MS } from './loops/loop-access.ts';
@@ -63,6 +63,19 @@ export const ROUTER_RANGES = {
 } as const satisfies Record<string, RangeSetting>;
 
 export type RangeFlag = keyof typeof ROUTER_RANGES;
+
+/** A true/false setting: its environment variable and its one default; `--flag=false` turns a default-on one off. */
+export interface SwitchSetting {
+  env: string;
+  default: boolean;
+}
+
+/** Every true/false setting of the router read with a value (`--flag=true|false`), by flag. */
+export const ROUTER_SWITCHES = {
+  'http2-writes': { env: 'KUBELOOP_HTTP2_WRITES', default: DEFAULT_HTTP2_WRITES },
+} as const satisfies Record<string, SwitchSetting>;
+
+export type SwitchFlag = keyof typeof ROUTER_SWITCHES;
 const d = (flag: RangeFlag): number => ROUTER_RANGES[flag].default;
 
 /** parseArgs' options: every flag the router takes. */
@@ -81,6 +94,7 @@ export const ROUTER_FLAG_OPTIONS = {
       identity: { type: 'string' },
       qps: { type: 'string' },
       burst: { type: 'string' },
+      'http2-writes': { type: 'string' },
       loops: { type: 'string' },
       'loop-selector': { type: 'string' },
       'watch-timeout-seconds': { type: 'string' },
@@ -136,6 +150,7 @@ export const ROUTER_USAGE = `usage: kubeloop router [options]
   --lease-duration-seconds ${d('lease-duration-seconds')}       a standby (or the other members) takes over within this time of a death
   --identity NAME                   lease holder identity (POD_NAME; host name + pid by default)
   --qps ${d('qps')} --burst ${d('burst')}              the router's own API rate limit: informers, discovery, status (KUBELOOP_API_QPS, KUBELOOP_API_BURST)
+  --http2-writes=${ROUTER_SWITCHES['http2-writes'].default}             API writes over node:http2 (cheaper per write; reads and watches over undici); false: all over undici (KUBELOOP_HTTP2_WRITES)
   --loop-qps ${d('loop-qps')} --loop-burst ${d('loop-burst')}     each Loop's own API cap before its tenant's share, 0: none (KUBELOOP_LOOP_API_QPS, KUBELOOP_LOOP_API_BURST)
   --max-calls-in-flight ${d('max-calls-in-flight')}         function calls in flight across all Loops, shared fairly by tenant; 0: no cap (KUBELOOP_MAX_CALLS_IN_FLIGHT)
   --fair-api-qps ${d('fair-api-qps')} --fair-api-burst ${d('fair-api-burst')}  the API budget all Loops share fairly by tenant; 0: off, each Loop 50/100 on its own (KUBELOOP_FAIR_API_QPS, KUBELOOP_FAIR_API_BURST)

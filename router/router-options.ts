@@ -19,6 +19,9 @@ import type { HistoryFileSettings } from './history/history-files.ts';
 /** The router's own API limit (informers, discovery, Loop status, events) when none is given (--qps, --burst). */
 export const DEFAULT_ROUTER_RATE_LIMIT: RateLimit = { qps: 50, burst: 100 };
 
+/** Writes over node:http2 (lib/kube/node-http2-writes.ts): 0.78x the client CPU per PATCH of undici (docs/performance.md). */
+export const DEFAULT_HTTP2_WRITES = true;
+
 export interface LeaderElectionConfig {
   namespace: string;
   /** Lease name; kubeloop-router by default. */
@@ -51,6 +54,8 @@ export interface RouterOptions {
   invoke?: FunctionInvoker;
   /** The router's own API limit (informers, discovery, Loop status, events); QPS 50 / burst 100 by default. */
   rateLimit?: RateLimit;
+  /** Writes (its own and every Loop's) over node:http2, reads and watches over undici; DEFAULT_HTTP2_WRITES when omitted. */
+  http2Writes?: boolean;
   /**
    * Each Loop's own cap on what it does as its ServiceAccount, taken before its tenant's share of the shared
    * budget; none by default (qps 0). With `fairness: false`, each Loop's only budget: `rateLimit` (or 50/100).

@@ -15,7 +15,7 @@ import { FixtureRecorder } from './reconcile/fixture-recorder.ts';
 import { ShadowPairs } from './reconcile/shadow-pairs.ts';
 import { InformerRegistry, type InformerLease } from './intake/informer-registry.ts';
 import { LeaderElector } from './leader-election.ts';
-import { DEFAULT_ROUTER_RATE_LIMIT, type LeaderElectionConfig, type Router, type RouterOptions, type ShardingConfig } from './router-options.ts';
+import { DEFAULT_ROUTER_RATE_LIMIT, DEFAULT_HTTP2_WRITES, type LeaderElectionConfig, type Router, type RouterOptions, type ShardingConfig } from './router-options.ts';
 import { LoopController } from './loops/loop-controller.ts';
 import type { KindRef } from '../api/meta.ts';
 import type { LoopRunner } from './intake/loop-runner.ts';
@@ -66,7 +66,7 @@ async function connectRouter(options: RouterOptions): Promise<RouterDeps> {
   const logger = options.logger ?? createLogger({ name: 'router' });
   const metrics = options.metrics ?? createRouterMetrics();
   const rateLimit = options.rateLimit ?? DEFAULT_ROUTER_RATE_LIMIT;
-  const client = await KubeClient.fromKubeConfig(options.kubeConfig, { rateLimit, onRequest: restClientObserver(metrics) });
+  const client = await KubeClient.fromKubeConfig(options.kubeConfig, { rateLimit, onRequest: restClientObserver(metrics), http2Writes: options.http2Writes ?? DEFAULT_HTTP2_WRITES });
   const discovery = new ResourceDiscovery(client);
   let apiServer: ApiServerEndpoints | undefined;
   let httpInvoker: ReturnType<typeof createHttpInvoker> | undefined;

@@ -6,7 +6,7 @@ import { Agent, type Dispatcher } from 'undici';
 import type { Readable } from 'node:stream';
 import type { ClusterCredentials } from './kube-config.ts';
 import { TokenBucket, type RateLimit, type RequestLimiter } from './rate-limiter.ts';
-import { NodeHttp2Writes, type Http2Reply } from './node-http2-writes.ts';
+import { Http2Unavailable, NodeHttp2Writes, type Http2Reply } from './node-http2-writes.ts';
 
 export type QueryValue = string | number | boolean | undefined;
 
@@ -75,7 +75,10 @@ export interface KubeClientOptions {
    * the same client CPU per request for both (0.99x over 4 alternating rounds).
    */
   http2?: boolean;
-  /** Writes (POST, PUT, PATCH, DELETE) over node:http2, cheaper per request (node-http2-writes.ts); off by default. */
+  /**
+   * Writes (POST, PUT, PATCH, DELETE) over node:http2, cheaper per request (node-http2-writes.ts); off by default.
+   * Only for an https server; one that does not choose h2 by ALPN gets them over undici, as without it.
+   */
   http2Writes?: boolean;
 }
 
@@ -160,7 +163,7 @@ export class KubeClient {
       allowH2: options.http2 ?? true,
     });
     const { ca, cert, key, rejectUnauthorized, servername } = tls;
-    this.#writes = parent ? parent.#writes : options.http2Writes ? new NodeHttp2Writes(this.#origin, { ca, cert, key, rejectUnauthorized, servername }) : undefined;
+    this.#writes = parent ? parent.#writes : options.http2Writes && parsed.protocol === 'https:' ? new NodeHttp2Writes(this.#origin, { ca, cert, key, rejectUnauthorized, servername }) : undefined;
   }
 
   static async fromKubeConfig(kubeConfig: ClusterCredentials, options: KubeClientOptions = {}): Promise<KubeClient> {
@@ -211,20 +214,27 @@ export class KubeClient {
     const timeout = request.timeoutMs ?? this.#requestTimeoutMs;
     const started = performance.now();
     const path = this.#basePath + pathWithQuery(request.path, request.query);
+    const overUndici = () =>
+      this.#dispatcher.request({
+        origin: this.#origin,
+        path,
+        method,
+        headers,
+        body,
+        signal: request.signal,
+        headersTimeout: timeout,
+        // A watch body is quiet for long stretches; the informer runs its own watchdog instead.
+        bodyTimeout: streaming ? 0 : timeout,
+      });
+    const writes = this.#writes;
     const sending: Promise<Reply> =
-      this.#writes && method !== 'GET' && !streaming
-        ? this.#writes.request({ method, path, headers, body, timeoutMs: timeout, signal: request.signal })
-        : this.#dispatcher.request({
-            origin: this.#origin,
-            path,
-            method,
-            headers,
-            body,
-            signal: request.signal,
-            headersTimeout: timeout,
-            // A watch body is quiet for long stretches; the informer runs its own watchdog instead.
-            bodyTimeout: streaming ? 0 : timeout,
-          });
+      writes?.available && method !== 'GET' && !streaming
+        ? writes.request({ method, path, headers, body, timeoutMs: timeout, signal: request.signal }).catch((error: unknown) => {
+            // A server or proxy without HTTP/2: the write never left; it and every later one go over undici.
+            if (error instanceof Http2Unavailable) return overUndici();
+            throw error;
+          })
+        : overUndici();
     if (!this.#onRequest) return sending;
     let code = '<error>';
     try {

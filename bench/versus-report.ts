@@ -126,11 +126,11 @@ export function formatVersus(runs: VersusRun[], concurrency: number): string[] {
   for (const mode of modes) {
     const ofMode = runs.filter((r) => r.mode.name === mode.name);
     lines.push('', `(0) ${mode.name}: kubeloop (router + pod-name-label over HTTP) vs controller-runtime, both clients at QPS ${mode.qps} (burst ${mode.burst})${mode.name === 'uncapped' ? ", the tenants' shared budget the same" : ''}, ${concurrency} calls/workers`);
-    lines.push('  side      work      pods  all labelled  first action  p50 ms  p99 ms  pods/s  CPU ms/pod router  function  conflicts/pod  calls/pod  reqs/pod  peak RSS   idle RSS');
+    lines.push('  side          work      pods  all labelled  first action  p50 ms  p99 ms  pods/s  CPU ms/pod router  function  conflicts/pod  calls/pod  reqs/pod  peak RSS   idle RSS');
     for (const r of ofMode) {
       const kube = r.side !== 'go';
       lines.push(
-        `  ${r.side.padEnd(9)} ${r.work.padEnd(8)}  ${String(r.pods).padStart(4)}  ${sec(r.totalMs).padStart(12)}  ${sec(r.firstLabelMs).padStart(12)}  ${r.p50.toFixed(0).padStart(6)}  ${r.p99.toFixed(0).padStart(6)}  ${(r.pods / (r.totalMs / 1000)).toFixed(0).padStart(6)}  ${(r.cpuMs / r.pods).toFixed(2).padStart(17)}  ${(kube ? (r.functionCpuMs / r.pods).toFixed(2) : '').padStart(8)}  ${(r.conflicts / r.pods).toFixed(2).padStart(13)}  ${(kube ? (r.calls / r.pods).toFixed(2) : '').padStart(9)}  ${(kube ? (r.requests / r.pods).toFixed(2) : '').padStart(8)}  ${mib(r.peakRss).padStart(9)}  ${r.idleRss ? mib(r.idleRss).padStart(9) : ''}`,
+        `  ${r.side.padEnd(13)} ${r.work.padEnd(8)}  ${String(r.pods).padStart(4)}  ${sec(r.totalMs).padStart(12)}  ${sec(r.firstLabelMs).padStart(12)}  ${r.p50.toFixed(0).padStart(6)}  ${r.p99.toFixed(0).padStart(6)}  ${(r.pods / (r.totalMs / 1000)).toFixed(0).padStart(6)}  ${(r.cpuMs / r.pods).toFixed(2).padStart(17)}  ${(kube ? (r.functionCpuMs / r.pods).toFixed(2) : '').padStart(8)}  ${(r.conflicts / r.pods).toFixed(2).padStart(13)}  ${(kube ? (r.calls / r.pods).toFixed(2) : '').padStart(9)}  ${(kube ? (r.requests / r.pods).toFixed(2) : '').padStart(8)}  ${mib(r.peakRss).padStart(9)}  ${r.idleRss ? mib(r.idleRss).padStart(9) : ''}`,
       );
     }
     lines.push('  kubeloop / Go, same run (goals: throughput >= 1.0x, CPU per pod <= 1.5x)');

@@ -7,7 +7,7 @@ import { readRouterConfig } from './router-config.ts';
 describe('readRouterConfig', () => {
   it('has defaults, and flags win over the environment', () => {
     const config = readRouterConfig(['--qps', '20'], { KUBELOOP_API_QPS: '5', KUBELOOP_LEADER_ELECT: 'true', POD_NAMESPACE: 'kl', POD_NAME: 'router-0' });
-    expect(config).toMatchObject({ port: 8081, qps: 20, burst: 100, leaderElect: true, leaseNamespace: 'kl', identity: 'router-0', leaseDurationSeconds: 15, maxActionsPerReply: 1000, maxReplyBytes: 16 * 1024 * 1024 });
+    expect(config).toMatchObject({ port: 8081, qps: 20, burst: 1000, leaderElect: true, leaseNamespace: 'kl', identity: 'router-0', leaseDurationSeconds: 15, maxActionsPerReply: 1000, maxReplyBytes: 16 * 1024 * 1024 });
     expect(readRouterConfig(['--max-actions-per-reply', '50'], { KUBELOOP_MAX_REPLY_BYTES: '65536' })).toMatchObject({ maxActionsPerReply: 50, maxReplyBytes: 65536 });
   });
   it('reads the request caps and the request bytes in flight, with their defaults', () => {

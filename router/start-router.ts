@@ -121,13 +121,15 @@ function historyFileWriter(settings: HistoryFileSettings, router: string, logger
 
 function createLoopController(deps: RouterDeps, registry: InformerRegistry): LoopController {
   const { options, client, discovery, invoke, events, metrics, logger, recorder } = deps;
+  // Under the shared budget no cap of a Loop's own unless asked; without it, the launcher's 50/100 per Loop.
+  const loopRateLimit = options.loopRateLimit ?? (deps.fairness.budget ? { qps: 0, burst: 1 } : undefined);
   return new LoopController({
     registry,
     client,
     logger,
     inline: options.loops,
     loopSelector: options.loopSelector,
-    loopRateLimit: options.loopRateLimit ?? (deps.fairness.budget ? { qps: 0, burst: 1 } : deps.rateLimit),
+    ...(loopRateLimit ? { loopRateLimit } : {}),
     ...(deps.fairness.budget ? { budget: deps.fairness.budget } : {}),
     ...(options.urlPolicy ? { urlPolicy: options.urlPolicy } : {}),
     ...(options.accessReviewIntervalMs ? { accessReviewIntervalMs: options.accessReviewIntervalMs } : {}),

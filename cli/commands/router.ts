@@ -97,7 +97,7 @@ async function startRouterWhenReachable(kubeConfig: ClusterCredentials, config: 
     identity: config.identity,
     rateLimit: { qps: config.qps, burst: config.burst },
     http2Writes: config.http2Writes,
-    // 0: no cap of its own (its tenant's share governs; without the shared budget, the router's 50/100 per Loop).
+    // 0: no cap of its own (its tenant's share governs; without the shared budget, 50/100 per Loop).
     ...(config.loopQps > 0 ? { loopRateLimit: { qps: config.loopQps, burst: config.loopBurst } } : {}),
     fairness: {
       maxCallsInFlight: config.maxCallsInFlight,

@@ -78,6 +78,8 @@ export interface RouterConfig extends ServerSettings {
   tenantWeights: Map<string, number>;
   /** Tenants with their own `tenant` metrics label; the rest are `other`. */
   tenantMetricsLabels: number;
+  /** Loops with their own `loop` / `controller` metrics label; the rest are `other`. */
+  loopMetricsLabels: number;
   /** How often every Loop's access (SubjectAccessReview) is reviewed again. */
   accessReviewSeconds: number;
   /** Namespaced Loops the router runs per namespace, the oldest first; 0: no limit. */
@@ -193,6 +195,7 @@ export function readRouterConfig(argv: string[], env: NodeJS.ProcessEnv = proces
     fairApiBurst: range('fair-api-burst'),
     tenantWeights: tenantWeights(pick('tenant-weights', 'KUBELOOP_TENANT_WEIGHTS')),
     tenantMetricsLabels: range('tenant-metrics-labels'),
+    loopMetricsLabels: range('loop-metrics-labels'),
     accessReviewSeconds: range('access-review-seconds'),
     maxLoopsPerTenant: range('max-loops-per-tenant'),
     history: {

@@ -91,7 +91,7 @@ async function connectRouter(options: RouterOptions): Promise<RouterDeps> {
   // The files name each entry's kind, the Loop's `for`: looked up when an entry is written, the router assembled by then.
   const historyFiles = options.historyFiles ? historyFileWriter(options.historyFiles, identity, logger, metrics, (loop) => deps.runners().find((r) => r.loop.id === loop)?.loop.for) : undefined;
   const history = new FlightRecorder(options.history ?? DEFAULT_HISTORY_LIMITS, historyFiles);
-  const fairness = createFairness(options.fairness, metrics.registry);
+  const fairness = createFairness(options.fairness, metrics.registry, metrics.loopLabel);
   const tenants = tenantLabels(options.fairness ? options.fairness.maxLabelledTenants : undefined);
   const events = new EventRecorder({
     client,

@@ -26,7 +26,7 @@ export async function run(argv: string[]): Promise<number> {
   const logger = createLogger({ name: 'router', level: config.logLevel });
   const tracing = await startTracing(config.tracing, 'kubeloop-router');
   const kubeConfig = await loadKubeConfig({ kubeconfig: config.kubeconfig, context: config.context });
-  const metrics = createRouterMetrics();
+  const metrics = createRouterMetrics(undefined, config.loopMetricsLabels);
   // The ops server starts first so probes answer (not ready) while the router connects and syncs.
   const state: { router?: Awaited<ReturnType<typeof startRouter>> } = {};
   const ops = createServer({ logger, metrics: metrics.registry, bodyLimitBytes: config.bodyLimitBytes, ready: () => state.router?.ready() ?? false });

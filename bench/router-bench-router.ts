@@ -23,7 +23,7 @@ export interface RouterChildConfig {
   /**
    * The client-side API limit, as controller-runtime's one client has it: the router's own requests and each
    * Loop's writes (as its ServiceAccount) are each held to it, and the tenants' shared budget is raised to it
-   * when above its 500/1000. The router's defaults when omitted (its own 50/100; Loops only under the shared budget).
+   * when above its 500/1000. The router's defaults when omitted (its own 500/1000; Loops only under the shared budget).
    */
   rateLimit?: { qps: number; burst: number };
   /** The router's --http2-writes (its default when omitted). */

@@ -78,6 +78,7 @@ export const ROUTER_SWITCHES = {
 } as const satisfies Record<string, SwitchSetting>;
 
 export type SwitchFlag = keyof typeof ROUTER_SWITCHES;
+
 const d = (flag: RangeFlag): number => ROUTER_RANGES[flag].default;
 
 /** parseArgs' options: every flag the router takes. */

@@ -29,20 +29,26 @@ export function foldLabels<M extends object>(metric: M, names: readonly string[]
     return out ?? labels;
   };
   const folds = (labels: Labels) => names.some((name) => labels[name] !== undefined && fold(String(labels[name])) === OTHER_LABEL);
+  const wrap = (target: M, property: string, original: (...args: unknown[]) => unknown) => {
+    if (property === 'remove') {
+      return (labels: unknown, ...rest: unknown[]) => (isLabels(labels) && folds(labels) ? undefined : original.call(target, labels, ...rest));
+    }
+    return (first: unknown, ...rest: unknown[]) => {
+      if (!isLabels(first)) return original.call(target, first, ...rest);
+      // An exemplar observation carries its label set inside.
+      if (property === 'observe' && 'value' in first && isLabels(first.labels)) return original.call(target, { ...first, labels: mapped(first.labels) }, ...rest);
+      return original.call(target, mapped(first), ...rest);
+    };
+  };
+  // Made once per method: the hot path (an inc per action) allocates no closure.
+  const wrapped = new Map<string, unknown>();
   return new Proxy(metric, {
     get(target, property, receiver) {
       const original: unknown = Reflect.get(target, property, receiver);
-      if (typeof original !== 'function' || typeof property !== 'string') return original;
-      if (property === 'remove') {
-        return (labels: unknown, ...rest: unknown[]) => (isLabels(labels) && folds(labels) ? undefined : original.call(target, labels, ...rest));
-      }
-      if (!LABELLED.has(property)) return original;
-      return (first: unknown, ...rest: unknown[]) => {
-        if (!isLabels(first)) return original.call(target, first, ...rest);
-        // An exemplar observation carries its label set inside.
-        if (property === 'observe' && 'value' in first && isLabels(first.labels)) return original.call(target, { ...first, labels: mapped(first.labels) }, ...rest);
-        return original.call(target, mapped(first), ...rest);
-      };
+      if (typeof original !== 'function' || typeof property !== 'string' || (property !== 'remove' && !LABELLED.has(property))) return original;
+      let method = wrapped.get(property);
+      if (!method) wrapped.set(property, (method = wrap(target, property, original as (...args: unknown[]) => unknown)));
+      return method;
     },
   });
 }

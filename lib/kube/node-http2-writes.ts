@@ -19,7 +19,10 @@ export interface Http2Request {
   signal?: AbortSignal | undefined;
 }
 
-/** The server (or a proxy before it) does not speak HTTP/2: the request was never sent; send it over HTTP/1.1. */
+/**
+ * The request was not processed over HTTP/2: the server (or a proxy before it) does not speak it, or refused
+ * the stream on two sessions in a row. Nothing was done; the caller sends it its other way (undici).
+ */
 export class Http2Unavailable extends Error {
   readonly code = 'ERR_KUBELOOP_HTTP2_UNAVAILABLE';
 }
@@ -76,7 +79,7 @@ export class NodeHttp2Writes {
     const outcome = first.kind === 'retry' ? await this.#attempt(r) : first;
     if (outcome.kind === 'reply') return outcome.reply;
     if (outcome.kind === 'fail') throw outcome.error;
-    throw new Http2Unavailable(`${r.method} ${r.path}: ${this.#origin} does not speak HTTP/2`);
+    throw new Http2Unavailable(outcome.kind === 'retry' ? `${r.method} ${r.path}: refused by ${this.#origin} on two HTTP/2 sessions` : `${r.method} ${r.path}: ${this.#origin} does not speak HTTP/2`);
   }
 
   #attempt(r: Http2Request): Promise<{ kind: 'reply'; reply: Http2Reply } | Failure> {

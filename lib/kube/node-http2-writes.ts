@@ -138,6 +138,9 @@ export class NodeHttp2Writes {
     const session = this.#session;
     this.#session = undefined;
     if (!session || session.closed) return Promise.resolve();
+    // Held open until it has closed: unref'd, the process could run out of work first and never see this
+    // resolve (a router's stop then ended there, exit code 13, its last history entries unwritten).
+    session.ref();
     return new Promise((resolve) => session.close(() => resolve()));
   }
 

@@ -21,9 +21,11 @@ export interface RouterChildConfig {
   /**
    * The client-side API limit, as controller-runtime's one client has it: the router's own requests and each
    * Loop's writes (as its ServiceAccount) are each held to it, and the tenants' shared budget is raised to it
-   * when above its 500/1000. The router's defaults when omitted (its own 50/100; Loops only under the shared budget).
+   * when above its 500/1000. The router's defaults when omitted (its own 500/1000; Loops only under the shared budget).
    */
   rateLimit?: { qps: number; burst: number };
+  /** The router's --http2-writes (its default when omitted). */
+  http2Writes?: boolean;
   /** Tracing on (BENCH_TRACING): OTLP export to the parent's sink, this share of new traces sampled. */
   tracing?: { otlpEndpoint: string; samplingRatio: number };
 }
@@ -75,6 +77,7 @@ const router = await startRouter({
   kubeConfig,
   loops: config.loops,
   ...(config.rateLimit ? { rateLimit: config.rateLimit, loopRateLimit: config.rateLimit } : {}),
+  ...(config.http2Writes === undefined ? {} : { http2Writes: config.http2Writes }),
   // Above the tenants' shared budget (500 / 1000 by default) it is raised to the same, so it never caps the Loop first.
   ...(config.rateLimit && config.rateLimit.qps > DEFAULT_FAIR_API_LIMIT.qps ? { fairness: { apiRateLimit: config.rateLimit } } : {}),
   // The bench's function listens on 127.0.0.1: dev mode's URL policy.

@@ -58,7 +58,7 @@ async function startController(s: VersusSettings, mode: LimitMode, side: Side, n
       function: { url: s.functionUrl, timeoutSeconds: 5, maxConcurrency: s.concurrency, ...(side === 'unbatched' ? { batch: { enabled: false } } : {}) },
     },
   };
-  const router = await spawnRouter(s.code, { kubeconfigPath: s.kubeconfigPath, loops: [loop], invoke: 'http', rateLimit: { qps: mode.qps, burst: mode.burst } });
+  const router = await spawnRouter(s.code, { kubeconfigPath: s.kubeconfigPath, loops: [loop], invoke: 'http', rateLimit: { qps: mode.qps, burst: mode.burst }, ...(side === 'undici-writes' ? { http2Writes: false } : {}) });
   return {
     pid: router.pid,
     counts: async () => {

@@ -1,7 +1,7 @@
 // npm run bench:router, on a private local control plane (cli/cluster):
 // (0) kubeloop against a controller-runtime controller doing the same (bench/router-vs-go.ts), at
 //     BENCH_VS_GO_PODS (500,2000) pods, already there and created live, both clients capped at QPS 100 and
-//     uncapped at QPS 1,000 (BENCH_VS_GO_MODES); BENCH_QUICK=1 runs only (0) at 200 pods.
+//     uncapped at QPS 1,000 (BENCH_VS_GO_MODES), kubeloop's variants beside it; BENCH_QUICK=1 runs only (0) at 200 pods.
 // (1) a ReplicaSet creates BENCH_PODS (500) annotated pods at once; the pod-name-label Loop labels them. Time
 //     until all are labelled and per-pod latency (first seen ADDED -> label first seen, both by a watch),
 //     with the router calling the function over HTTP (function in a child process) and, in the same run,
@@ -57,8 +57,9 @@ const VS_GO_PODS = numbers(process.env.BENCH_VS_GO_PODS ?? (QUICK ? '200' : '500
 // uncapped (BENCH_UNCAPPED_QPS, 1,000, the router's shared tenant budget raised to it: each side's own ceiling).
 const VS_GO_MODES = limitModes(process.env.BENCH_VS_GO_MODES ?? 'capped,uncapped', Number(process.env.BENCH_VS_GO_QPS ?? 100), Number(process.env.BENCH_UNCAPPED_QPS ?? 1000));
 const VS_GO_CONCURRENCY = Number(process.env.BENCH_VS_GO_CONCURRENCY ?? 16);
-// (0) also runs kubeloop with batched calls off (spec.function.batch.enabled: false); BENCH_BATCH_COMPARE=0 skips it.
-const BATCH_COMPARE = process.env.BENCH_BATCH_COMPARE !== '0';
+// (0) also runs kubeloop with batched calls off (spec.function.batch.enabled: false), and with the router's writes
+// over undici (--http2-writes=false); BENCH_BATCH_COMPARE=0 and BENCH_WRITES_COMPARE=0 skip them.
+const VARIANTS: Side[] = [...(process.env.BENCH_BATCH_COMPARE !== '0' ? ['unbatched' as const] : []), ...(process.env.BENCH_WRITES_COMPARE !== '0' ? ['undici-writes' as const] : [])];
 // The router's client-side API limit (QPS; burst twice that); the router's default when unset.
 const ROUTER_QPS = process.env.BENCH_ROUTER_QPS ? Number(process.env.BENCH_ROUTER_QPS) : undefined;
 const ROUTER_RATE_LIMIT = ROUTER_QPS === undefined ? {} : { rateLimit: { qps: ROUTER_QPS, burst: ROUTER_QPS * 2 } };
@@ -261,7 +262,7 @@ async function main(): Promise<void> {
         for (const pods of VS_GO_PODS) {
           for (const work of ['existing', 'live'] as Work[]) {
             // Alternate which side goes first so drift on a shared machine hits both alike.
-            const kubeloop: Side[] = BATCH_COMPARE ? ['kubeloop', 'unbatched'] : ['kubeloop'];
+            const kubeloop: Side[] = ['kubeloop', ...VARIANTS];
             const sides: Side[] = (round + VS_GO_PODS.indexOf(pods)) % 2 === 1 ? [...kubeloop, 'go'] : ['go', ...kubeloop.reverse()];
             for (const side of sides) versus.push(await versusRun(settings, mode, side, work, pods, String(round)));
           }

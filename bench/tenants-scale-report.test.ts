@@ -64,6 +64,8 @@ describe('formatScale', () => {
   it('prints a row per size, the quiet ratio, the costs and the load', () => {
     const text = formatScale([row(10), row(100, { router: { rss: 118 * MiB, cpuMsPerS: 1.9 }, restartWithArgs: { args: '--qps=500', ms: 500 } })], 'load average 5.0 on 2 CPUs').join('\n');
     expect(text).toContain('restart at 100 tenants: 2.00 s as configured, 0.50 s with --qps=500 (0.25x)');
+    const scraped = formatScale([row(10, { restartConvergeMs: 1000, restartScrape: { series: 900, scrapeCpuMs: 10 }, restartWithArgs: { args: '--loop-metrics-labels=100000', ms: 2000, scrape: { series: 1500, scrapeCpuMs: 20 } } })], 'load').join('\n');
+    expect(scraped).toContain('restart at 10 tenants: 1.00 s as configured, 2.00 s with --loop-metrics-labels=100000 (2.00x); /metrics after it: 900 samples (10 ms) as configured, 1500 (20 ms) with them');
     expect(text).toMatch(/ {7}10 {6}1 {3}100\.0 MiB {5}1\.0 ms\/s/);
     expect(text).toContain('20 / 30 ms   1.50');
     expect(text).toContain('12.0 / 4.0 ms');

@@ -23,8 +23,16 @@ export interface ScaleRow {
   admission: { hookedP99: number; unhookedP99: number };
   /** Router restart: spawn -> every tenant's Loop has called its function again. */
   restartConvergeMs: number;
-  /** The same restart with other router flags (BENCH_RESTART_ARGS), right after. */
-  restartWithArgs?: { args: string; ms: number };
+  /** The restarted router's /metrics once converged (samples, CPU for one scrape). */
+  restartScrape?: Scrape;
+  /** The same restart with other router flags (BENCH_RESTART_ARGS), right after, and its /metrics. */
+  restartWithArgs?: { args: string; ms: number; scrape?: Scrape };
+}
+
+/** One scrape of the router's /metrics: its samples and the router's CPU for it (10 ms ticks). */
+export interface Scrape {
+  series: number;
+  scrapeCpuMs: number;
 }
 
 /** Cost of one added tenant between two consecutive sizes. */
@@ -104,7 +112,9 @@ export function formatScale(rows: ScaleRow[], load: string): string[] {
     }
   }
   for (const r of rows.filter((r) => r.restartWithArgs)) {
-    lines.push(`  restart at ${r.tenants} tenants: ${sec(r.restartConvergeMs)} as configured, ${sec(r.restartWithArgs!.ms)} with ${r.restartWithArgs!.args} (${(r.restartWithArgs!.ms / r.restartConvergeMs).toFixed(2)}x)`);
+    const w = r.restartWithArgs!;
+    const scrapes = r.restartScrape && w.scrape ? `; /metrics after it: ${r.restartScrape.series} samples (${r.restartScrape.scrapeCpuMs} ms) as configured, ${w.scrape.series} (${w.scrape.scrapeCpuMs} ms) with them` : '';
+    lines.push(`  restart at ${r.tenants} tenants: ${sec(r.restartConvergeMs)} as configured, ${sec(w.ms)} with ${w.args} (${(w.ms / r.restartConvergeMs).toFixed(2)}x)${scrapes}`);
   }
   lines.push(`  (${load}; the quiet tenant's ratio goal: <= 1.5 with 10 busy neighbours)`);
   return lines;

@@ -238,17 +238,19 @@ async function main(): Promise<void> {
       const alone = await quietPhase(client, quietNs, []);
       const withBusy = await quietPhase(client, quietNs, busy);
       // Restart: the new router lists every Loop and its objects again; converged when every tenant called again.
-      const restart = async (extra: string[]): Promise<number> => {
+      // Its /metrics once converged: the same state for both restarts, whatever the flags.
+      const restart = async (extra: string[]): Promise<{ ms: number; scrape: Awaited<ReturnType<typeof scrape>> }> => {
         await stop(router!.child);
         const restartAt = performance.now();
         router = await spawnRouter(plane.kubeconfigPath, extra);
         await untilAllCalled(tenants, restartAt);
         const ms = performance.now() - restartAt;
         console.error(`[bench] ${size} tenants: router restart ${extra.join(' ')} converged in ${(ms / 1000).toFixed(1)} s`);
-        return ms;
+        return { ms, scrape: await scrape(router) };
       };
-      const restartConvergeMs = await restart([]);
-      const restartWithArgsMs = RESTART_ARGS.length > 0 ? await restart(RESTART_ARGS) : undefined;
+      const { ms: restartConvergeMs, scrape: restartScrape } = await restart([]);
+      const withArgs = RESTART_ARGS.length > 0 ? await restart(RESTART_ARGS) : undefined;
+      const restartWithArgsMs = withArgs?.ms;
       // The next size runs with the router as configured.
       if (restartWithArgsMs !== undefined && size !== SIZES.at(-1)) await restart([]);
       rows.push({
@@ -264,7 +266,8 @@ async function main(): Promise<void> {
         quiet: { aloneP99: percentile(alone, 99), busyP99: percentile(withBusy, 99), samples: alone.length + withBusy.length },
         admission,
         restartConvergeMs,
-        ...(restartWithArgsMs === undefined ? {} : { restartWithArgs: { args: RESTART_ARGS.join(' '), ms: restartWithArgsMs } }),
+        restartScrape,
+        ...(withArgs === undefined ? {} : { restartWithArgs: { args: RESTART_ARGS.join(' '), ms: withArgs.ms, scrape: withArgs.scrape } }),
       });
     }
     for (const line of formatScale(rows, machineLoad())) console.log(line);

@@ -59,8 +59,30 @@ describe('formatVersus', () => {
     expect(text).toContain('(0) capped: kubeloop (router + pod-name-label over HTTP) vs controller-runtime, both clients at QPS 100 (burst 200), 16 calls/workers');
     expect(text).toContain("(0) uncapped: kubeloop (router + pod-name-label over HTTP) vs controller-runtime, both clients at QPS 1000 (burst 2000), the tenants' shared budget the same");
     expect(text).toMatch(/existing 500 +throughput 1\.00x \(500 vs 500 pods\/s\) {2}CPU per pod 4\.00x \(router 3\.00 \+ function 1\.00 vs 1\.00 ms; router alone 3\.00x\)/);
-    expect(text).toMatch(/existing 500 +HTTP requests\/pod 1\.00 vs 1\.00 {2}CPU ms\/pod router 3\.00 vs 4\.00, function 1\.00 vs 2\.00 \(total 0\.67x\)/);
+    expect(text).toContain('batched (default) vs unbatched (spec.function.batch.enabled: false), same run');
+    expect(text).toMatch(/existing 500 +HTTP requests\/pod 1\.00 vs 1\.00 {2}CPU ms\/pod router 3\.00 vs 4\.00 \(0\.75x\), function 1\.00 vs 2\.00 \(total 0\.67x\)/);
     expect(text).toContain('router RSS: idle 70.0 MiB (goal <= 70 MiB), peak with >= 2,000 pods 100.0 MiB (goal <= 120 MiB)');
+  });
+});
+
+describe('formatVersus variants', () => {
+  it('compares the router with writes over node:http2 (default) to the same run over undici, and only where both ran', () => {
+    const text = formatVersus(
+      [
+        run({ cpuMs: 1500, functionCpuMs: 500 }),
+        run({ side: 'undici-writes', cpuMs: 2000, functionCpuMs: 500, totalMs: 1250 }),
+        run({ side: 'go', cpuMs: 500 }),
+        run({ work: 'live' }),
+        run({ side: 'go', work: 'live' }),
+      ],
+      16,
+    ).join('\n');
+    expect(text).toContain('writes over node:http2 (default) vs over undici (--http2-writes=false), same run');
+    expect(text).toMatch(/existing 500 +HTTP requests\/pod 1\.00 vs 1\.00 {2}CPU ms\/pod router 3\.00 vs 4\.00 \(0\.75x\), function 1\.00 vs 1\.00 \(total 0\.80x\) {2}all labelled 1\.00 s vs 1\.25 s/);
+    expect(text).not.toMatch(/live 500 +HTTP requests/);
+    expect(text).not.toContain('batched (default) vs unbatched');
+    // The variant is no Go comparison's kubeloop side.
+    expect(compareSides([run({ side: 'undici-writes', totalMs: 9000 }), run({ totalMs: 1000 }), run({ side: 'go', totalMs: 1000 })])[0]!.throughput).toBe(1);
   });
 });
 

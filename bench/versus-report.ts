@@ -2,8 +2,16 @@
 // per API-limit mode and work item (ratios of runs from the same bench run), and the report printed from them.
 import type { PeakMemory } from './router-bench-router.ts';
 
-/** `unbatched`: kubeloop with spec.function.batch.enabled false, beside the default (batched) in the same run. */
-export type Side = 'kubeloop' | 'unbatched' | 'go';
+/**
+ * Variants of kubeloop run beside the default in the same run, compared with it: `unbatched` (spec.function.batch
+ * .enabled false), `undici-writes` (the router's --http2-writes=false: writes over undici like reads).
+ */
+export const VARIANTS = {
+  unbatched: 'batched (default) vs unbatched (spec.function.batch.enabled: false), same run',
+  'undici-writes': 'writes over node:http2 (default) vs over undici (--http2-writes=false), same run',
+} as const;
+export type Variant = keyof typeof VARIANTS;
+export type Side = 'kubeloop' | Variant | 'go';
 export type Work = 'existing' | 'live';
 
 /** The client limits both sides ran under: `capped` holds them to what controller-runtime ships, `uncapped` lifts it. */
@@ -71,7 +79,7 @@ const perPod = (rs: VersusRun[], pick: (r: VersusRun) => number) => mean(rs, (r)
 function bySide(runs: VersusRun[]): Array<Record<Side, VersusRun[]>> {
   return [...new Set(runs.map(itemKey))].map((key) => {
     const of = (side: Side) => runs.filter((r) => itemKey(r) === key && r.side === side);
-    return { kubeloop: of('kubeloop'), unbatched: of('unbatched'), go: of('go') };
+    return { kubeloop: of('kubeloop'), unbatched: of('unbatched'), 'undici-writes': of('undici-writes'), go: of('go') };
   });
 }
 
@@ -118,11 +126,11 @@ export function formatVersus(runs: VersusRun[], concurrency: number): string[] {
   for (const mode of modes) {
     const ofMode = runs.filter((r) => r.mode.name === mode.name);
     lines.push('', `(0) ${mode.name}: kubeloop (router + pod-name-label over HTTP) vs controller-runtime, both clients at QPS ${mode.qps} (burst ${mode.burst})${mode.name === 'uncapped' ? ", the tenants' shared budget the same" : ''}, ${concurrency} calls/workers`);
-    lines.push('  side      work      pods  all labelled  first action  p50 ms  p99 ms  pods/s  CPU ms/pod router  function  conflicts/pod  calls/pod  reqs/pod  peak RSS   idle RSS');
+    lines.push('  side          work      pods  all labelled  first action  p50 ms  p99 ms  pods/s  CPU ms/pod router  function  conflicts/pod  calls/pod  reqs/pod  peak RSS   idle RSS');
     for (const r of ofMode) {
       const kube = r.side !== 'go';
       lines.push(
-        `  ${r.side.padEnd(9)} ${r.work.padEnd(8)}  ${String(r.pods).padStart(4)}  ${sec(r.totalMs).padStart(12)}  ${sec(r.firstLabelMs).padStart(12)}  ${r.p50.toFixed(0).padStart(6)}  ${r.p99.toFixed(0).padStart(6)}  ${(r.pods / (r.totalMs / 1000)).toFixed(0).padStart(6)}  ${(r.cpuMs / r.pods).toFixed(2).padStart(17)}  ${(kube ? (r.functionCpuMs / r.pods).toFixed(2) : '').padStart(8)}  ${(r.conflicts / r.pods).toFixed(2).padStart(13)}  ${(kube ? (r.calls / r.pods).toFixed(2) : '').padStart(9)}  ${(kube ? (r.requests / r.pods).toFixed(2) : '').padStart(8)}  ${mib(r.peakRss).padStart(9)}  ${r.idleRss ? mib(r.idleRss).padStart(9) : ''}`,
+        `  ${r.side.padEnd(13)} ${r.work.padEnd(8)}  ${String(r.pods).padStart(4)}  ${sec(r.totalMs).padStart(12)}  ${sec(r.firstLabelMs).padStart(12)}  ${r.p50.toFixed(0).padStart(6)}  ${r.p99.toFixed(0).padStart(6)}  ${(r.pods / (r.totalMs / 1000)).toFixed(0).padStart(6)}  ${(r.cpuMs / r.pods).toFixed(2).padStart(17)}  ${(kube ? (r.functionCpuMs / r.pods).toFixed(2) : '').padStart(8)}  ${(r.conflicts / r.pods).toFixed(2).padStart(13)}  ${(kube ? (r.calls / r.pods).toFixed(2) : '').padStart(9)}  ${(kube ? (r.requests / r.pods).toFixed(2) : '').padStart(8)}  ${mib(r.peakRss).padStart(9)}  ${r.idleRss ? mib(r.idleRss).padStart(9) : ''}`,
       );
     }
     lines.push('  kubeloop / Go, same run (goals: throughput >= 1.0x, CPU per pod <= 1.5x)');
@@ -134,7 +142,7 @@ export function formatVersus(runs: VersusRun[], concurrency: number): string[] {
           `  HTTP reqs/pod ${c.requestsPerPod.toFixed(2)}  p99 ${c.p99.kubeloop.toFixed(0)} vs ${c.p99.go.toFixed(0)} ms`,
       );
     }
-    lines.push(...formatBatching(ofMode));
+    for (const variant of Object.keys(VARIANTS) as Variant[]) lines.push(...formatVariant(ofMode, variant));
   }
   for (const r of runs) {
     if (!r.atPeak) continue;
@@ -147,20 +155,20 @@ export function formatVersus(runs: VersusRun[], concurrency: number): string[] {
   return lines;
 }
 
-/** Batched (the default) against spec.function.batch.enabled false, same mode and run: requests, CPU, latency. */
-function formatBatching(runs: VersusRun[]): string[] {
+/** The default against one variant, same mode and run: requests, CPU of router and function, time, latency. */
+function formatVariant(runs: VersusRun[], variant: Variant): string[] {
   const lines: string[] = [];
-  for (const { kubeloop: b, unbatched: u } of bySide(runs)) {
+  for (const { kubeloop: b, [variant]: u } of bySide(runs)) {
     const first = b[0];
     if (!first || u.length === 0) continue;
     lines.push(
       `    ${`${first.work} ${first.pods}`.padEnd(14)} HTTP requests/pod ${perPod(b, (r) => r.requests).toFixed(2)} vs ${perPod(u, (r) => r.requests).toFixed(2)}` +
-        `  CPU ms/pod router ${perPod(b, (r) => r.cpuMs).toFixed(2)} vs ${perPod(u, (r) => r.cpuMs).toFixed(2)}, function ${perPod(b, (r) => r.functionCpuMs).toFixed(2)} vs ${perPod(u, (r) => r.functionCpuMs).toFixed(2)}` +
+        `  CPU ms/pod router ${perPod(b, (r) => r.cpuMs).toFixed(2)} vs ${perPod(u, (r) => r.cpuMs).toFixed(2)} (${x(mean(b, (r) => r.cpuMs) / mean(u, (r) => r.cpuMs))}), function ${perPod(b, (r) => r.functionCpuMs).toFixed(2)} vs ${perPod(u, (r) => r.functionCpuMs).toFixed(2)}` +
         ` (total ${x(mean(b, (r) => r.cpuMs + r.functionCpuMs) / mean(u, (r) => r.cpuMs + r.functionCpuMs))})` +
         `  all labelled ${sec(mean(b, (r) => r.totalMs))} vs ${sec(mean(u, (r) => r.totalMs))}  p99 ${mean(b, (r) => r.p99).toFixed(0)} vs ${mean(u, (r) => r.p99).toFixed(0)} ms`,
     );
   }
-  return lines.length === 0 ? [] : ['  batched (default) vs unbatched (spec.function.batch.enabled: false), same run', ...lines];
+  return lines.length === 0 ? [] : [`  ${VARIANTS[variant]}`, ...lines];
 }
 
 /** BENCH_VS_GO_MODES ("capped,uncapped" by default) with each mode's QPS; burst twice the QPS. */

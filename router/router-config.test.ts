@@ -7,7 +7,7 @@ import { readRouterConfig } from './router-config.ts';
 describe('readRouterConfig', () => {
   it('has defaults, and flags win over the environment', () => {
     const config = readRouterConfig(['--qps', '20'], { KUBELOOP_API_QPS: '5', KUBELOOP_LEADER_ELECT: 'true', POD_NAMESPACE: 'kl', POD_NAME: 'router-0' });
-    expect(config).toMatchObject({ port: 8081, qps: 20, burst: 100, leaderElect: true, leaseNamespace: 'kl', identity: 'router-0', leaseDurationSeconds: 15, maxActionsPerReply: 1000, maxReplyBytes: 16 * 1024 * 1024 });
+    expect(config).toMatchObject({ port: 8081, qps: 20, burst: 1000, leaderElect: true, leaseNamespace: 'kl', identity: 'router-0', leaseDurationSeconds: 15, maxActionsPerReply: 1000, maxReplyBytes: 16 * 1024 * 1024 });
     expect(readRouterConfig(['--max-actions-per-reply', '50'], { KUBELOOP_MAX_REPLY_BYTES: '65536' })).toMatchObject({ maxActionsPerReply: 50, maxReplyBytes: 65536 });
   });
   it('reads the request caps and the request bytes in flight, with their defaults', () => {
@@ -26,6 +26,13 @@ describe('readRouterConfig', () => {
     expect(readRouterConfig(['--sharding'], { KUBELOOP_SHARDING_SERVER_SIDE: 'false' })).toMatchObject({ shardingServerSide: false });
     expect(() => readRouterConfig(['--sharding', '--leader-elect'])).toThrow('--sharding and --leader-elect exclude each other');
     expect(() => readRouterConfig([], { KUBELOOP_SHARDING: 'yes please' })).toThrow('KUBELOOP_SHARDING');
+  });
+  it('sends writes over node:http2 unless --http2-writes=false or KUBELOOP_HTTP2_WRITES=false, the flag winning', () => {
+    expect(readRouterConfig([])).toMatchObject({ http2Writes: true });
+    expect(readRouterConfig(['--http2-writes=false'])).toMatchObject({ http2Writes: false });
+    expect(readRouterConfig([], { KUBELOOP_HTTP2_WRITES: 'false' })).toMatchObject({ http2Writes: false });
+    expect(readRouterConfig(['--http2-writes', 'true'], { KUBELOOP_HTTP2_WRITES: 'false' })).toMatchObject({ http2Writes: true });
+    expect(() => readRouterConfig(['--http2-writes=off'])).toThrow('--http2-writes: "off" is not true or false');
   });
   it('reads the ops server settings as function and webhook do, with its own port variable', () => {
     expect(readRouterConfig([], { KUBELOOP_ROUTER_PORT: '9090', PORT: '7070', KUBELOOP_DRAIN_DELAY_SECONDS: '5' })).toMatchObject({ port: 9090, drainDelaySeconds: 5, logLevel: 'info' });

@@ -5,7 +5,7 @@ import { parseArgs } from 'node:util';
 import { parseAllDocuments } from 'yaml';
 import { pickSetting, settingBoolean, settingInteger, settingNumber } from '../lib/config/settings.ts';
 import { readServerSettings, type ServerSettings } from '../lib/server/server-settings.ts';
-import { ROUTER_FLAG_OPTIONS, ROUTER_RANGES, ROUTER_USAGE, type RangeFlag, type RangeSetting } from './router-flags.ts';
+import { ROUTER_FLAG_OPTIONS, ROUTER_RANGES, ROUTER_SWITCHES, ROUTER_USAGE, type RangeFlag, type RangeSetting, type SwitchFlag } from './router-flags.ts';
 import type { Loop } from '../api/loop.ts';
 import { DEFAULT_FUNCTION_URL_POLICY, readFunctionUrlPolicy, type FunctionUrlPolicy } from '../lib/config/function-url-policy.ts';
 import { readDeniedLoopbackPorts, readDeniedNetworks } from '../lib/function-client/address-policy.ts';
@@ -36,6 +36,8 @@ export interface RouterConfig extends ServerSettings {
   identity?: string;
   qps: number;
   burst: number;
+  /** API writes over node:http2, reads and watches over undici (--http2-writes). */
+  http2Writes: boolean;
   /** Inline Loops from a YAML file instead of watching Loop objects (clusters without the CRD). */
   loopsFile?: string;
   loops?: Loop[];
@@ -76,6 +78,8 @@ export interface RouterConfig extends ServerSettings {
   tenantWeights: Map<string, number>;
   /** Tenants with their own `tenant` metrics label; the rest are `other`. */
   tenantMetricsLabels: number;
+  /** Loops with their own `loop` / `controller` metrics label; the rest are `other`. */
+  loopMetricsLabels: number;
   /** How often every Loop's access (SubjectAccessReview) is reviewed again. */
   accessReviewSeconds: number;
   /** Namespaced Loops the router runs per namespace, the oldest first; 0: no limit. */
@@ -140,6 +144,7 @@ export function readRouterConfig(argv: string[], env: NodeJS.ProcessEnv = proces
     return pick(flag, ...(variable ? [variable] : []));
   };
   const range = (flag: RangeFlag) => inRange(flag, pickRange(flag));
+  const switchOn = (flag: SwitchFlag) => settingBoolean(pick(flag, ROUTER_SWITCHES[flag].env), ROUTER_SWITCHES[flag].default);
   const leaderElect = values['leader-elect'] ?? settingBoolean(pick('leader-elect', 'KUBELOOP_LEADER_ELECT'), false);
   const leaseDurationSeconds = range('lease-duration-seconds');
   const sharding = values.sharding ?? settingBoolean(pick('sharding', 'KUBELOOP_SHARDING'), false);
@@ -162,6 +167,7 @@ export function readRouterConfig(argv: string[], env: NodeJS.ProcessEnv = proces
     identity: values.identity ?? (env.POD_NAME || undefined),
     qps: range('qps'),
     burst: range('burst'),
+    http2Writes: switchOn('http2-writes'),
     loopsFile,
     loops: loopsFile ? readLoopsFile(loopsFile, urlPolicy) : undefined,
     loopSelector: selector ? parseLabelPairs(selector.value, selector.setting) : undefined,
@@ -189,6 +195,7 @@ export function readRouterConfig(argv: string[], env: NodeJS.ProcessEnv = proces
     fairApiBurst: range('fair-api-burst'),
     tenantWeights: tenantWeights(pick('tenant-weights', 'KUBELOOP_TENANT_WEIGHTS')),
     tenantMetricsLabels: range('tenant-metrics-labels'),
+    loopMetricsLabels: range('loop-metrics-labels'),
     accessReviewSeconds: range('access-review-seconds'),
     maxLoopsPerTenant: range('max-loops-per-tenant'),
     history: {

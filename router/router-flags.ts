@@ -6,12 +6,13 @@ import { DEFAULT_MAX_OBJECT_VALUES } from '../lib/contract/json-depth.ts';
 import { DEFAULT_MAX_ACTIONS_PER_REPLY, DEFAULT_MAX_RESPONSE_BYTES } from './reconcile/dispatch.ts';
 import { DEFAULT_FAIR_API_LIMIT, DEFAULT_MAX_CALLS_IN_FLIGHT } from './base/fairness.ts';
 import { DEFAULT_LABELLED_TENANTS } from './base/tenant-metrics.ts';
+import { DEFAULT_LABELLED_LOOPS } from './base/router-metrics.ts';
 import { DEFAULT_REQUEST_CAPS } from './base/request-caps.ts';
 import { DEFAULT_MAX_REQUEST_BYTES_IN_FLIGHT } from './base/request-byte-budget.ts';
 import { DEFAULT_MAX_LOOPS_PER_TENANT } from './loops/tenant-loop-limit.ts';
 import { DEFAULT_HISTORY_LIMITS } from './reconcile/flight-recorder.ts';
 import { DEFAULT_HISTORY_FILE_MAX_BYTES, DEFAULT_HISTORY_FILES } from './history/history-files.ts';
-import { DEFAULT_ROUTER_RATE_LIMIT } from './router-options.ts';
+import { DEFAULT_HTTP2_WRITES, DEFAULT_ROUTER_RATE_LIMIT } from './router-options.ts';
 import { DEFAULT_LEASE_DURATION_MS } from './leader-election.ts';
 import { DEFAULT_MIN_REQUEUE_MS } from './reconcile/requeue-floor.ts';
 import { DEFAULT_ACCESS_REVIEW_MS } from './loops/loop-access.ts';
@@ -42,6 +43,7 @@ export const ROUTER_RANGES = {
   'fair-api-qps': { env: 'KUBELOOP_FAIR_API_QPS', default: DEFAULT_FAIR_API_LIMIT.qps, min: 0, max: 100_000, fraction: true },
   'fair-api-burst': { env: 'KUBELOOP_FAIR_API_BURST', default: DEFAULT_FAIR_API_LIMIT.burst, min: 1, max: 1_000_000 },
   'tenant-metrics-labels': { env: 'KUBELOOP_TENANT_METRICS_LABELS', default: DEFAULT_LABELLED_TENANTS, min: 1, max: 10_000 },
+  'loop-metrics-labels': { env: 'KUBELOOP_LOOP_METRICS_LABELS', default: DEFAULT_LABELLED_LOOPS, min: 1, max: 100_000 },
   'min-requeue-seconds': { env: 'KUBELOOP_MIN_REQUEUE_SECONDS', default: DEFAULT_MIN_REQUEUE_MS / 1000, min: 0.1, max: 3600, fraction: true },
   'access-review-seconds': { env: 'KUBELOOP_ACCESS_REVIEW_SECONDS', default: DEFAULT_ACCESS_REVIEW_MS / 1000, min: 10, max: 86_400 },
   'max-loops-per-tenant': { env: 'KUBELOOP_MAX_LOOPS_PER_TENANT', default: DEFAULT_MAX_LOOPS_PER_TENANT, min: 0, max: 100_000 },
@@ -63,6 +65,20 @@ export const ROUTER_RANGES = {
 } as const satisfies Record<string, RangeSetting>;
 
 export type RangeFlag = keyof typeof ROUTER_RANGES;
+
+/** A true/false setting: its environment variable and its one default; `--flag=false` turns a default-on one off. */
+export interface SwitchSetting {
+  env: string;
+  default: boolean;
+}
+
+/** Every true/false setting of the router read with a value (`--flag=true|false`), by flag. */
+export const ROUTER_SWITCHES = {
+  'http2-writes': { env: 'KUBELOOP_HTTP2_WRITES', default: DEFAULT_HTTP2_WRITES },
+} as const satisfies Record<string, SwitchSetting>;
+
+export type SwitchFlag = keyof typeof ROUTER_SWITCHES;
+
 const d = (flag: RangeFlag): number => ROUTER_RANGES[flag].default;
 
 /** parseArgs' options: every flag the router takes. */
@@ -81,6 +97,7 @@ export const ROUTER_FLAG_OPTIONS = {
       identity: { type: 'string' },
       qps: { type: 'string' },
       burst: { type: 'string' },
+      'http2-writes': { type: 'string' },
       loops: { type: 'string' },
       'loop-selector': { type: 'string' },
       'watch-timeout-seconds': { type: 'string' },
@@ -93,6 +110,7 @@ export const ROUTER_FLAG_OPTIONS = {
       'fair-api-burst': { type: 'string' },
       'tenant-weights': { type: 'string' },
       'tenant-metrics-labels': { type: 'string' },
+      'loop-metrics-labels': { type: 'string' },
       'min-requeue-seconds': { type: 'string' },
       'access-review-seconds': { type: 'string' },
       'max-object-values': { type: 'string' },
@@ -136,11 +154,13 @@ export const ROUTER_USAGE = `usage: kubeloop router [options]
   --lease-duration-seconds ${d('lease-duration-seconds')}       a standby (or the other members) takes over within this time of a death
   --identity NAME                   lease holder identity (POD_NAME; host name + pid by default)
   --qps ${d('qps')} --burst ${d('burst')}              the router's own API rate limit: informers, discovery, status (KUBELOOP_API_QPS, KUBELOOP_API_BURST)
+  --http2-writes=${ROUTER_SWITCHES['http2-writes'].default}             API writes over node:http2 (cheaper per write; reads and watches over undici); false: all over undici (KUBELOOP_HTTP2_WRITES)
   --loop-qps ${d('loop-qps')} --loop-burst ${d('loop-burst')}     each Loop's own API cap before its tenant's share, 0: none (KUBELOOP_LOOP_API_QPS, KUBELOOP_LOOP_API_BURST)
   --max-calls-in-flight ${d('max-calls-in-flight')}         function calls in flight across all Loops, shared fairly by tenant; 0: no cap (KUBELOOP_MAX_CALLS_IN_FLIGHT)
   --fair-api-qps ${d('fair-api-qps')} --fair-api-burst ${d('fair-api-burst')}  the API budget all Loops share fairly by tenant; 0: off, each Loop 50/100 on its own (KUBELOOP_FAIR_API_QPS, KUBELOOP_FAIR_API_BURST)
   --tenant-weights ns=4,ns2=0.5     tenant weights in both shares (ClusterLoops: "_cluster"); default 1 (KUBELOOP_TENANT_WEIGHTS)
   --tenant-metrics-labels ${d('tenant-metrics-labels')}        tenants with their own metrics label, the rest "other" (KUBELOOP_TENANT_METRICS_LABELS)
+  --loop-metrics-labels ${d('loop-metrics-labels')}         Loops with their own loop/controller metrics label (histograms too), the rest "other" (KUBELOOP_LOOP_METRICS_LABELS)
   --min-requeue-seconds ${d('min-requeue-seconds')}           floor on requeueAfterSeconds, retryAfterSeconds and Retry-After (KUBELOOP_MIN_REQUEUE_SECONDS)
   --access-review-seconds ${d('access-review-seconds')}       how often each Loop's ServiceAccount rights are reviewed again (KUBELOOP_ACCESS_REVIEW_SECONDS)
   --max-loops-per-tenant ${d('max-loops-per-tenant')}         namespaced Loops run per namespace, the oldest first; the rest Ready=False TenantLimitExceeded

@@ -16,8 +16,17 @@ import type { RequestCaps } from './base/request-caps.ts';
 import type { FlightRecorder, FlightRecorderLimits } from './reconcile/flight-recorder.ts';
 import type { HistoryFileSettings } from './history/history-files.ts';
 
-/** The router's own API limit (informers, discovery, Loop status, events) when none is given (--qps, --burst). */
-export const DEFAULT_ROUTER_RATE_LIMIT: RateLimit = { qps: 50, burst: 100 };
+/**
+ * The router's own API limit (informers, discovery, access reviews, Loop status, events) when none is given
+ * (--qps, --burst). A guard against the router's own runaway, not a pace: a restart with 1,000 Loops asks ~9
+ * requests each, which 50/100 stretched to 177 s (500/1000: 63.6 s, docs/performance.md). controller-runtime
+ * dropped its client-side default altogether for the API server's Priority and Fairness; the router keeps a
+ * cap because APF sees one client here, the router, whatever the tenant that caused its requests.
+ */
+export const DEFAULT_ROUTER_RATE_LIMIT: RateLimit = { qps: 500, burst: 1000 };
+
+/** Writes over node:http2 (lib/kube/node-http2-writes.ts): 0.78x the client CPU per PATCH of undici (docs/performance.md). */
+export const DEFAULT_HTTP2_WRITES = true;
 
 export interface LeaderElectionConfig {
   namespace: string;
@@ -49,11 +58,13 @@ export interface RouterOptions {
   loopSelector?: V1LabelSelector;
   /** Replaces HTTP calls to functions, e.g. an in-process call for benchmarks. */
   invoke?: FunctionInvoker;
-  /** The router's own API limit (informers, discovery, Loop status, events); QPS 50 / burst 100 by default. */
+  /** The router's own API limit (informers, discovery, Loop status, events); DEFAULT_ROUTER_RATE_LIMIT (500/1000) when omitted. */
   rateLimit?: RateLimit;
+  /** Writes (its own and every Loop's) over node:http2, reads and watches over undici; DEFAULT_HTTP2_WRITES when omitted. */
+  http2Writes?: boolean;
   /**
    * Each Loop's own cap on what it does as its ServiceAccount, taken before its tenant's share of the shared
-   * budget; none by default (qps 0). With `fairness: false`, each Loop's only budget: `rateLimit` (or 50/100).
+   * budget; none by default (qps 0). With `fairness: false`, each Loop's only budget: this, or 50/100 when omitted.
    */
   loopRateLimit?: RateLimit;
   /**

@@ -15,7 +15,7 @@ import { FixtureRecorder } from './reconcile/fixture-recorder.ts';
 import { ShadowPairs } from './reconcile/shadow-pairs.ts';
 import { InformerRegistry, type InformerLease } from './intake/informer-registry.ts';
 import { LeaderElector } from './leader-election.ts';
-import { DEFAULT_ROUTER_RATE_LIMIT, type LeaderElectionConfig, type Router, type RouterOptions, type ShardingConfig } from './router-options.ts';
+import { DEFAULT_ROUTER_RATE_LIMIT, DEFAULT_HTTP2_WRITES, type LeaderElectionConfig, type Router, type RouterOptions, type ShardingConfig } from './router-options.ts';
 import { LoopController } from './loops/loop-controller.ts';
 import type { KindRef } from '../api/meta.ts';
 import type { LoopRunner } from './intake/loop-runner.ts';
@@ -66,7 +66,7 @@ async function connectRouter(options: RouterOptions): Promise<RouterDeps> {
   const logger = options.logger ?? createLogger({ name: 'router' });
   const metrics = options.metrics ?? createRouterMetrics();
   const rateLimit = options.rateLimit ?? DEFAULT_ROUTER_RATE_LIMIT;
-  const client = await KubeClient.fromKubeConfig(options.kubeConfig, { rateLimit, onRequest: restClientObserver(metrics) });
+  const client = await KubeClient.fromKubeConfig(options.kubeConfig, { rateLimit, onRequest: restClientObserver(metrics), http2Writes: options.http2Writes ?? DEFAULT_HTTP2_WRITES });
   const discovery = new ResourceDiscovery(client);
   let apiServer: ApiServerEndpoints | undefined;
   let httpInvoker: ReturnType<typeof createHttpInvoker> | undefined;
@@ -91,7 +91,7 @@ async function connectRouter(options: RouterOptions): Promise<RouterDeps> {
   // The files name each entry's kind, the Loop's `for`: looked up when an entry is written, the router assembled by then.
   const historyFiles = options.historyFiles ? historyFileWriter(options.historyFiles, identity, logger, metrics, (loop) => deps.runners().find((r) => r.loop.id === loop)?.loop.for) : undefined;
   const history = new FlightRecorder(options.history ?? DEFAULT_HISTORY_LIMITS, historyFiles);
-  const fairness = createFairness(options.fairness, metrics.registry);
+  const fairness = createFairness(options.fairness, metrics.registry, metrics.loopLabel);
   const tenants = tenantLabels(options.fairness ? options.fairness.maxLabelledTenants : undefined);
   const events = new EventRecorder({
     client,
@@ -121,13 +121,15 @@ function historyFileWriter(settings: HistoryFileSettings, router: string, logger
 
 function createLoopController(deps: RouterDeps, registry: InformerRegistry): LoopController {
   const { options, client, discovery, invoke, events, metrics, logger, recorder } = deps;
+  // Under the shared budget no cap of a Loop's own unless asked; without it, the launcher's 50/100 per Loop.
+  const loopRateLimit = options.loopRateLimit ?? (deps.fairness.budget ? { qps: 0, burst: 1 } : undefined);
   return new LoopController({
     registry,
     client,
     logger,
     inline: options.loops,
     loopSelector: options.loopSelector,
-    loopRateLimit: options.loopRateLimit ?? (deps.fairness.budget ? { qps: 0, burst: 1 } : deps.rateLimit),
+    ...(loopRateLimit ? { loopRateLimit } : {}),
     ...(deps.fairness.budget ? { budget: deps.fairness.budget } : {}),
     ...(options.urlPolicy ? { urlPolicy: options.urlPolicy } : {}),
     ...(options.accessReviewIntervalMs ? { accessReviewIntervalMs: options.accessReviewIntervalMs } : {}),

@@ -27,7 +27,7 @@ export async function run(argv: string[]): Promise<number> {
   const logger = createLogger({ name: 'router', level: config.logLevel });
   const tracing = await startTracing(config.tracing, 'kubeloop-router');
   const kubeConfig = await loadKubeConfig({ kubeconfig: config.kubeconfig, context: config.context });
-  const metrics = createRouterMetrics();
+  const metrics = createRouterMetrics(undefined, config.loopMetricsLabels);
   // The ops server starts first so probes answer (not ready) while the router connects and syncs.
   const state: { router?: Awaited<ReturnType<typeof startRouter>> } = {};
   const ops = createServer({ logger, metrics: metrics.registry, bodyLimitBytes: config.bodyLimitBytes, ready: () => state.router?.ready() ?? false });
@@ -96,7 +96,8 @@ async function startRouterWhenReachable(kubeConfig: ClusterCredentials, config: 
     ...(config.shadowFixturesDir ? { shadowFixturesDir: config.shadowFixturesDir } : {}),
     identity: config.identity,
     rateLimit: { qps: config.qps, burst: config.burst },
-    // 0: no cap of its own (its tenant's share governs; without the shared budget, the router's 50/100 per Loop).
+    http2Writes: config.http2Writes,
+    // 0: no cap of its own (its tenant's share governs; without the shared budget, 50/100 per Loop).
     ...(config.loopQps > 0 ? { loopRateLimit: { qps: config.loopQps, burst: config.loopBurst } } : {}),
     fairness: {
       maxCallsInFlight: config.maxCallsInFlight,

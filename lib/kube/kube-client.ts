@@ -6,7 +6,8 @@ import { Agent, type Dispatcher } from 'undici';
 import type { Readable } from 'node:stream';
 import type { ClusterCredentials } from './kube-config.ts';
 import { TokenBucket, type RateLimit, type RequestLimiter } from './rate-limiter.ts';
-import { NodeHttp2Writes, type Http2Reply } from './node-http2-writes.ts';
+import { Http2Unavailable, NodeHttp2Writes, type Http2Reply } from './node-http2-writes.ts';
+import { apiError, isApiError } from './kube-api-error.ts';
 
 export type QueryValue = string | number | boolean | undefined;
 
@@ -26,37 +27,7 @@ export interface KubeRequest {
   headers?: Record<string, string>;
 }
 
-/**
- * An error that is an expected answer (a 409, a failed resourceVersion test), not a bug: it captures no stack,
- * which would show only the reply handling, and capturing one per conflict was 2 % of the router's CPU with
- * live pods (bench:router profile).
- */
-export class AnswerError extends Error {
-  constructor(message: string) {
-    const limit = Error.stackTraceLimit;
-    Error.stackTraceLimit = 0;
-    super(message);
-    Error.stackTraceLimit = limit;
-  }
-}
-
-/** A non-2xx answer from the API server, carrying its Status reason (NotFound, Conflict, AlreadyExists...). */
-export class KubeApiError extends AnswerError {
-  constructor(
-    readonly statusCode: number,
-    readonly reason: string,
-    message: string,
-    readonly request: { method: string; path: string },
-    readonly retryAfterSeconds?: number,
-  ) {
-    super(`${request.method} ${request.path}: ${statusCode} ${reason}: ${message}`);
-    this.name = 'KubeApiError';
-  }
-}
-
-export function isApiError(error: unknown, statusCode?: number): error is KubeApiError {
-  return error instanceof KubeApiError && (statusCode === undefined || error.statusCode === statusCode);
-}
+export { AnswerError, KubeApiError, isApiError } from './kube-api-error.ts';
 
 export interface KubeClientOptions {
   /** A QPS/burst of its own, or a limiter shared with others (the router's tenant budget). */
@@ -75,7 +46,10 @@ export interface KubeClientOptions {
    * the same client CPU per request for both (0.99x over 4 alternating rounds).
    */
   http2?: boolean;
-  /** Writes (POST, PUT, PATCH, DELETE) over node:http2, cheaper per request (node-http2-writes.ts); off by default. */
+  /**
+   * Writes (POST, PUT, PATCH, DELETE) over node:http2, cheaper per request (node-http2-writes.ts); off by default.
+   * Only for an https server; one that does not choose h2 by ALPN gets them over undici, as without it.
+   */
   http2Writes?: boolean;
 }
 
@@ -160,7 +134,7 @@ export class KubeClient {
       allowH2: options.http2 ?? true,
     });
     const { ca, cert, key, rejectUnauthorized, servername } = tls;
-    this.#writes = parent ? parent.#writes : options.http2Writes ? new NodeHttp2Writes(this.#origin, { ca, cert, key, rejectUnauthorized, servername }) : undefined;
+    this.#writes = parent ? parent.#writes : options.http2Writes && parsed.protocol === 'https:' ? new NodeHttp2Writes(this.#origin, { ca, cert, key, rejectUnauthorized, servername }) : undefined;
   }
 
   static async fromKubeConfig(kubeConfig: ClusterCredentials, options: KubeClientOptions = {}): Promise<KubeClient> {
@@ -211,20 +185,27 @@ export class KubeClient {
     const timeout = request.timeoutMs ?? this.#requestTimeoutMs;
     const started = performance.now();
     const path = this.#basePath + pathWithQuery(request.path, request.query);
+    const overUndici = () =>
+      this.#dispatcher.request({
+        origin: this.#origin,
+        path,
+        method,
+        headers,
+        body,
+        signal: request.signal,
+        headersTimeout: timeout,
+        // A watch body is quiet for long stretches; the informer runs its own watchdog instead.
+        bodyTimeout: streaming ? 0 : timeout,
+      });
+    const writes = this.#writes;
     const sending: Promise<Reply> =
-      this.#writes && method !== 'GET' && !streaming
-        ? this.#writes.request({ method, path, headers, body, timeoutMs: timeout, signal: request.signal })
-        : this.#dispatcher.request({
-            origin: this.#origin,
-            path,
-            method,
-            headers,
-            body,
-            signal: request.signal,
-            headersTimeout: timeout,
-            // A watch body is quiet for long stretches; the informer runs its own watchdog instead.
-            bodyTimeout: streaming ? 0 : timeout,
-          });
+      writes?.available && method !== 'GET' && !streaming
+        ? writes.request({ method, path, headers, body, timeoutMs: timeout, signal: request.signal }).catch((error: unknown) => {
+            // Not processed over HTTP/2 (a server or proxy without it: every later write goes over undici too).
+            if (error instanceof Http2Unavailable) return overUndici();
+            throw error;
+          })
+        : overUndici();
     if (!this.#onRequest) return sending;
     let code = '<error>';
     try {
@@ -292,24 +273,4 @@ function credentialHeaders(opts: { headers?: Record<string, string>; auth?: stri
   for (const [key, value] of Object.entries(opts.headers ?? {})) headers[key.toLowerCase()] = String(value);
   if (opts.auth && !headers.authorization) headers.authorization = `Basic ${Buffer.from(opts.auth).toString('base64')}`;
   return headers;
-}
-
-function apiError(request: KubeRequest, response: Pick<Reply, 'statusCode' | 'headers'>, text: string): KubeApiError {
-  let reason = 'Unknown';
-  let message = text.slice(0, 500);
-  try {
-    const status = JSON.parse(text) as { reason?: string; message?: string };
-    reason = status.reason ?? reason;
-    message = status.message ?? message;
-  } catch {
-    // Not a Status object (a proxy error page, say): keep the raw text.
-  }
-  const retryAfter = Number(response.headers['retry-after']);
-  return new KubeApiError(
-    response.statusCode,
-    reason,
-    message,
-    { method: request.method ?? 'GET', path: request.path },
-    Number.isFinite(retryAfter) ? retryAfter : undefined,
-  );
 }

@@ -32,7 +32,8 @@ export interface Fairness {
   throttleWindowMs?: number;
 }
 
-export function createFairness(options: FairnessOptions | false | undefined, registry: Registry): Fairness {
+/** `loopLabel`: the router's bound on per-Loop series (RouterMetrics.loopLabel); every Loop by name when omitted. */
+export function createFairness(options: FairnessOptions | false | undefined, registry: Registry, loopLabel: (loop: string) => string = (loop) => loop): Fairness {
   const weights = new TenantWeights(options ? options.weights : undefined);
   if (options === false) return { weights };
   const weightOf = (tenant: string) => weights.weightOf(tenant);
@@ -41,7 +42,7 @@ export function createFairness(options: FairnessOptions | false | undefined, reg
   const sources: TenantMetricsSources = { scheduler, weightOf, maxLabelledTenants: options?.maxLabelledTenants };
   const apiWait = registerTenantMetrics(registry, sources);
   const limit = options?.apiRateLimit ?? DEFAULT_FAIR_API_LIMIT;
-  const budget = limit.qps > 0 ? new TenantBudget({ limit, weightOf, onWait: (_tenant, loop, seconds) => apiWait.observe({ loop }, seconds) }) : undefined;
+  const budget = limit.qps > 0 ? new TenantBudget({ limit, weightOf, onWait: (_tenant, loop, seconds) => apiWait.observe({ loop: loopLabel(loop) }, seconds) }) : undefined;
   sources.budget = budget;
   return { ...(scheduler ? { scheduler } : {}), ...(budget ? { budget } : {}), weights, ...(options?.throttleWindowMs ? { throttleWindowMs: options.throttleWindowMs } : {}) };
 }

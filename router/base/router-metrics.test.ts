@@ -70,4 +70,45 @@ describe('router metrics', () => {
     metrics.forgetLoop('podset');
     expect(await scrape(metrics)).not.toContain('kubeloop_loop_condition{loop="podset"');
   });
+
+  it('gives the first --loop-metrics-labels Loops their own series and sums every later one into "other", histograms included', async () => {
+    const metrics = createRouterMetrics(createMetricsRegistry({ defaultMetrics: false }), 2);
+    const queue = (depth: number) => ({ depth: () => depth, activeWorkers: () => 1, processingSince: () => [] });
+    for (const [i, loop] of ['a', 'b', 'c', 'd'].entries()) {
+      metrics.watchQueue(loop, queue(i + 1), 8);
+      const bound = loopMetrics(metrics, loop);
+      bound.reconcileTime.observe(0.02);
+      bound.results.success.inc();
+      metrics.functionCalls.inc({ loop, code: '2xx' });
+      metrics.functionLatency.observe({ loop }, 0.01, 'trace-1');
+      metrics.actions.inc({ loop, op: 'patch', result: 'ok' });
+    }
+    const text = await scrape(metrics);
+    expect(text).toContain('workqueue_depth{name="a",controller="a"} 1');
+    expect(text).toContain('workqueue_depth{name="b",controller="b"} 2');
+    expect(text).toContain('workqueue_depth{name="other",controller="other"} 7');
+    expect(text).toContain('controller_runtime_max_concurrent_reconciles{controller="other"} 16');
+    expect(text).toContain('controller_runtime_reconcile_time_seconds_count{controller="other"} 2');
+    expect(text).toContain('controller_runtime_reconcile_total{controller="other",result="success"} 2');
+    expect(text).toContain('kubeloop_router_function_calls_total{loop="other",code="2xx"} 2');
+    expect(text).toContain('kubeloop_router_function_call_seconds_count{loop="other"} 2');
+    expect(text).toContain('kubeloop_router_actions_total{loop="other",op="patch",result="ok"} 2');
+    expect(text).not.toMatch(/(loop|controller|name)="[cd]"/);
+    // Four Loops, three sets of series: what 1,000 Loops cost is what N + 1 cost.
+    const bucketLines = (t: string) => t.split('\n').filter((l) => l.startsWith('controller_runtime_reconcile_time_seconds_bucket')).length;
+    expect(bucketLines(text)).toBe(3 * 41);
+  });
+
+  it('keeps "other" while any folded Loop runs, and every Loop\'s condition by name', async () => {
+    const metrics = createRouterMetrics(createMetricsRegistry({ defaultMetrics: false }), 1);
+    const queue = { depth: () => 1, activeWorkers: () => 0, processingSince: () => [] };
+    metrics.watchQueue('a', queue, 1);
+    const stopB = metrics.watchQueue('b', queue, 1);
+    metrics.watchQueue('c', queue, 1);
+    stopB();
+    metrics.setLoopReady('c', true);
+    const text = await scrape(metrics);
+    expect(text).toContain('workqueue_depth{name="other",controller="other"} 1');
+    expect(text).toContain('kubeloop_loop_condition{loop="c",type="Ready",status="True"} 1');
+  });
 });

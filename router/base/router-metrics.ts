@@ -1,7 +1,9 @@
 // The router's Prometheus metrics: controller-runtime's and client-go's names, types, labels and buckets
 // where they mean the same (docs/metrics.md), kubeloop_router_* for the rest; label sets are bounded.
-import { counter, createMetricsRegistry, exemplarLatencyHistogram, exponentialBuckets, gauge, Gauge, Histogram, type Registry } from '../../lib/observability/metrics.ts';
+import { counter as makeCounter, createMetricsRegistry, exemplarLatencyHistogram as makeExemplarHistogram, exponentialBuckets, gauge, Gauge, Histogram, type Registry } from '../../lib/observability/metrics.ts';
 import type { KubeRequestSample } from '../../lib/kube/kube-client.ts';
+import { BoundedLabel } from '../../lib/observability/bounded-label.ts';
+import { foldLabels } from '../../lib/observability/folded-labels.ts';
 
 export type RouterMetrics = ReturnType<typeof createRouterMetrics>;
 
@@ -25,12 +27,28 @@ export interface QueueProbe {
 
 type LoopLabels = 'name' | 'controller';
 
-function histogram<L extends string>(registry: Registry, name: string, help: string, labelNames: readonly L[], buckets: number[]): Histogram<L> {
+/**
+ * Loops with their own `loop` / `controller` / workqueue `name` label; later ones share `other`. At ~125
+ * samples per Loop (histograms of 12 to 40 buckets), 1,000 Loops were 125,514 samples and 730 ms of CPU per
+ * scrape (docs/performance.md); kubeloop_loop_condition stays per Loop (which Loop is not Ready).
+ */
+export const DEFAULT_LABELLED_LOOPS = 100;
+const LOOP_LABEL_NAMES = ['loop', 'controller', 'name'] as const;
+
+interface ProbedQueue {
+  probe: QueueProbe;
+  maxConcurrency: number;
+}
+
+function makeHistogram<L extends string>(registry: Registry, name: string, help: string, labelNames: readonly L[], buckets: number[]): Histogram<L> {
   return new Histogram<L>({ name, help, labelNames, buckets, registers: [registry] });
 }
 
-/** A gauge whose values are computed from the registered queue probes at each scrape. */
-function probedGauge<L extends string>(registry: Registry, probes: Map<string, QueueProbe>, name: string, help: string, labelNames: readonly L[], value: (probe: QueueProbe, now: number) => number, labels: (loop: string) => Record<L, string>): Gauge<L> {
+/**
+ * A gauge computed from the registered queue probes at each scrape; Loops that share a label (`other`) are
+ * combined: summed, or the largest for `combine: 'max'`.
+ */
+function probedGauge<L extends string>(registry: Registry, probes: Map<string, ProbedQueue>, name: string, help: string, labelNames: readonly L[], value: (queue: ProbedQueue, now: number) => number, labels: (loop: string) => Record<L, string>, combine: 'sum' | 'max' = 'sum'): Gauge<L> {
   return new Gauge<L>({
     name,
     help,
@@ -39,36 +57,54 @@ function probedGauge<L extends string>(registry: Registry, probes: Map<string, Q
     collect() {
       this.reset();
       const now = performance.now();
-      for (const [loop, probe] of probes) this.set(labels(loop), value(probe, now));
+      const values = new Map<string, { labels: Record<L, string>; value: number }>();
+      for (const [loop, queue] of probes) {
+        const at = labels(loop);
+        const key = JSON.stringify(at);
+        const v = value(queue, now);
+        const seen = values.get(key);
+        values.set(key, { labels: at, value: seen === undefined ? v : combine === 'max' ? Math.max(seen.value, v) : seen.value + v });
+      }
+      for (const { labels: at, value: v } of values.values()) this.set(at, v);
     },
   });
 }
 
-function unfinishedSeconds(probe: QueueProbe, now: number): number {
+function unfinishedSeconds({ probe }: ProbedQueue, now: number): number {
   let total = 0;
   for (const since of probe.processingSince()) total += now - since;
   return total / 1000;
 }
 
-function longestRunningSeconds(probe: QueueProbe, now: number): number {
+function longestRunningSeconds({ probe }: ProbedQueue, now: number): number {
   let oldest = now;
   for (const since of probe.processingSince()) oldest = Math.min(oldest, since);
   return (now - oldest) / 1000;
 }
 
-export function createRouterMetrics(registry: Registry = createMetricsRegistry({ defaultLabels: { component: 'router' } })) {
-  const probes = new Map<string, QueueProbe>();
+export function createRouterMetrics(registry: Registry = createMetricsRegistry({ defaultLabels: { component: 'router' } }), maxLabelledLoops: number = DEFAULT_LABELLED_LOOPS) {
+  const probes = new Map<string, ProbedQueue>();
   let cacheProbe: (() => Iterable<[string, number]>) | undefined;
-  const queueLabels = (loop: string) => ({ name: loop, controller: loop });
-  const controllerLabels = (loop: string) => ({ controller: loop });
-  const queueGauge = (name: string, help: string, value: (probe: QueueProbe, now: number) => number) =>
-    probedGauge<LoopLabels>(registry, probes, name, help, ['name', 'controller'], value, queueLabels);
+  const loops = new BoundedLabel(maxLabelledLoops);
+  const loopLabel = (loop: string) => loops.of(loop);
+  // Every family labelled by Loop takes the Loop's name through the bound; call sites keep naming the Loop.
+  const perLoop = <M extends object>(metric: M, labelNames: readonly string[]): M =>
+    labelNames.some((n) => (LOOP_LABEL_NAMES as readonly string[]).includes(n)) ? foldLabels(metric, LOOP_LABEL_NAMES, loopLabel) : metric;
+  const counter = <L extends string>(r: Registry, name: string, help: string, labelNames: readonly L[] = []) => perLoop(makeCounter<L>(r, name, help, labelNames), labelNames);
+  const histogram = <L extends string>(r: Registry, name: string, help: string, labelNames: readonly L[], buckets: number[]) => perLoop(makeHistogram<L>(r, name, help, labelNames, buckets), labelNames);
+  const exemplarLatencyHistogram = <L extends string>(r: Registry, name: string, help: string, labelNames: readonly L[]) => perLoop(makeExemplarHistogram<L>(r, name, help, labelNames), labelNames);
+  const queueLabels = (loop: string) => ({ name: loopLabel(loop), controller: loopLabel(loop) });
+  const controllerLabels = (loop: string) => ({ controller: loopLabel(loop) });
+  const queueGauge = (name: string, help: string, value: (queue: ProbedQueue, now: number) => number, combine?: 'max') =>
+    probedGauge<LoopLabels>(registry, probes, name, help, ['name', 'controller'], value, queueLabels, combine);
   return {
     registry,
+    /** The `loop` label a Loop's series carry: its name for the first --loop-metrics-labels Loops, else `other`. */
+    loopLabel,
     // client-go / controller-runtime workqueue metrics, one queue per Loop (name = controller = the Loop).
-    queueDepth: queueGauge('workqueue_depth', 'Current depth of workqueue', (p) => p.depth()),
+    queueDepth: queueGauge('workqueue_depth', 'Current depth of workqueue', ({ probe }) => probe.depth()),
     unfinishedWork: queueGauge('workqueue_unfinished_work_seconds', 'How many seconds of work has been done that is in progress and hasn\'t been observed by work_duration. Large values indicate stuck threads. One can deduce the number of stuck threads by observing the rate at which this increases.', unfinishedSeconds),
-    longestRunning: queueGauge('workqueue_longest_running_processor_seconds', 'How many seconds has the longest running processor for workqueue been running.', longestRunningSeconds),
+    longestRunning: queueGauge('workqueue_longest_running_processor_seconds', 'How many seconds has the longest running processor for workqueue been running.', longestRunningSeconds, 'max'),
     queueAdds: counter<LoopLabels>(registry, 'workqueue_adds_total', 'Total number of adds handled by workqueue', ['name', 'controller']),
     queueRetries: counter<LoopLabels>(registry, 'workqueue_retries_total', 'Total number of items added to the workqueue with a non-zero delay (rate-limited requeues, explicit RequeueAfter or AddAfter calls)', ['name', 'controller']),
     queueWait: histogram<LoopLabels>(registry, 'workqueue_queue_duration_seconds', 'How long in seconds an item stays in workqueue before being requested', ['name', 'controller'], WORKQUEUE_BUCKETS),
@@ -77,8 +113,8 @@ export function createRouterMetrics(registry: Registry = createMetricsRegistry({
     reconcileTotal: counter<'controller' | 'result'>(registry, 'controller_runtime_reconcile_total', 'Total number of reconciliations per controller', ['controller', 'result']),
     reconcileErrors: counter<'controller'>(registry, 'controller_runtime_reconcile_errors_total', 'Total number of reconciliation errors per controller', ['controller']),
     reconcileTime: histogram<'controller'>(registry, 'controller_runtime_reconcile_time_seconds', 'Length of time per reconciliation per controller', ['controller'], RECONCILE_TIME_BUCKETS),
-    maxConcurrentReconciles: gauge<'controller'>(registry, 'controller_runtime_max_concurrent_reconciles', 'Maximum number of concurrent reconciles per controller', ['controller']),
-    activeWorkers: probedGauge<'controller'>(registry, probes, 'controller_runtime_active_workers', 'Number of currently used workers per controller', ['controller'], (p) => p.activeWorkers(), controllerLabels),
+    maxConcurrentReconciles: probedGauge<'controller'>(registry, probes, 'controller_runtime_max_concurrent_reconciles', 'Maximum number of concurrent reconciles per controller', ['controller'], (q) => q.maxConcurrency, controllerLabels),
+    activeWorkers: probedGauge<'controller'>(registry, probes, 'controller_runtime_active_workers', 'Number of currently used workers per controller', ['controller'], ({ probe }) => probe.activeWorkers(), controllerLabels),
     // client-go's REST client metrics for every API request the router makes.
     restRequests: counter<'code' | 'method' | 'host'>(registry, 'rest_client_requests_total', 'Number of HTTP requests, partitioned by status code, method, and host.', ['code', 'method', 'host']),
     restLatency: histogram<'verb' | 'host'>(registry, 'rest_client_request_duration_seconds', 'Request latency in seconds. Broken down by verb and host.', ['verb', 'host'], REST_CLIENT_BUCKETS),
@@ -122,14 +158,13 @@ export function createRouterMetrics(registry: Registry = createMetricsRegistry({
     },
     /** Shows a Loop's queue in the workqueue and worker gauges until the returned function is called. */
     watchQueue(loop: string, probe: QueueProbe, maxConcurrency: number): () => void {
-      probes.set(loop, probe);
-      this.maxConcurrentReconciles.set({ controller: loop }, maxConcurrency);
+      const queue = { probe, maxConcurrency };
+      probes.set(loop, queue);
       // Zero every result up front, as controller-runtime does, so rate() sees the first error.
       for (const result of RECONCILE_RESULTS) this.reconcileTotal.inc({ controller: loop, result }, 0);
       this.reconcileErrors.inc({ controller: loop }, 0);
       return () => {
-        if (probes.get(loop) === probe) probes.delete(loop);
-        this.maxConcurrentReconciles.remove({ controller: loop });
+        if (probes.get(loop) === queue) probes.delete(loop);
       };
     },
     /** Records one Loop's Ready condition (status True or False). */

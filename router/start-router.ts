@@ -174,6 +174,7 @@ class LeaderTerm {
       watchTimeoutSeconds: options.watchTimeoutSeconds,
       watchdogGraceMs: options.watchdogGraceMs,
       ...(options.maxObjectValues !== undefined ? { maxObjectValues: options.maxObjectValues } : {}),
+      ...(options.clusterWideWatches ? { clusterWideWatches: options.clusterWideWatches } : {}),
       ...(options.fairness && options.fairness.maxLabelledTenants !== undefined ? { maxLabelledTenants: options.fairness.maxLabelledTenants } : {}),
     });
     const controller = (this.controller = createLoopController(this.deps, this.registry));

@@ -19,7 +19,7 @@ import { spawnUntilUrl } from './autocannon-kit.ts';
 import { startBenchPlane, type BenchPlane } from './bench-plane.ts';
 import { machineLoad, parsePrometheusText, readProcess, total } from './process-figures.ts';
 import { percentile, pool, until } from './router-bench-kit.ts';
-import { formatScale, hooked, hooksAt, parseSizes, type ScaleRow } from './tenants-scale-report.ts';
+import { formatScale, hooked, hooksAt, parseSizes, type AfterRestart, type ScaleRow } from './tenants-scale-report.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const SIZES = parseSizes(process.env.BENCH_TENANTS ?? '10,100,1000');
@@ -238,19 +238,22 @@ async function main(): Promise<void> {
       const alone = await quietPhase(client, quietNs, []);
       const withBusy = await quietPhase(client, quietNs, busy);
       // Restart: the new router lists every Loop and its objects again; converged when every tenant called again.
-      const restart = async (extra: string[]): Promise<number> => {
+      // Then (3 s later, as above) its open watches and RSS, so a restart with other flags compares alike.
+      const restart = async (extra: string[]): Promise<AfterRestart> => {
         await stop(router!.child);
         const restartAt = performance.now();
         router = await spawnRouter(plane.kubeconfigPath, extra);
         await untilAllCalled(tenants, restartAt);
         const ms = performance.now() - restartAt;
-        console.error(`[bench] ${size} tenants: router restart ${extra.join(' ')} converged in ${(ms / 1000).toFixed(1)} s`);
-        return ms;
+        await new Promise((r) => setTimeout(r, 3000));
+        const after = { ms, watches: (await openWatches(bench.kubectl)) - watchesWithoutRouter, rss: readProcess(router.pid).rss };
+        console.error(`[bench] ${size} tenants: router restart ${extra.join(' ')} converged in ${(ms / 1000).toFixed(1)} s, ${after.watches} watches, RSS ${(after.rss / 1024 / 1024).toFixed(1)} MiB`);
+        return after;
       };
-      const restartConvergeMs = await restart([]);
-      const restartWithArgsMs = RESTART_ARGS.length > 0 ? await restart(RESTART_ARGS) : undefined;
+      const configured = await restart([]);
+      const withArgs = RESTART_ARGS.length > 0 ? await restart(RESTART_ARGS) : undefined;
       // The next size runs with the router as configured.
-      if (restartWithArgsMs !== undefined && size !== SIZES.at(-1)) await restart([]);
+      if (withArgs !== undefined && size !== SIZES.at(-1)) await restart([]);
       rows.push({
         tenants: size,
         hooks: hooksAt(size),
@@ -263,8 +266,8 @@ async function main(): Promise<void> {
         createMs,
         quiet: { aloneP99: percentile(alone, 99), busyP99: percentile(withBusy, 99), samples: alone.length + withBusy.length },
         admission,
-        restartConvergeMs,
-        ...(restartWithArgsMs === undefined ? {} : { restartWithArgs: { args: RESTART_ARGS.join(' '), ms: restartWithArgsMs } }),
+        restartConvergeMs: configured.ms,
+        ...(withArgs === undefined ? {} : { restartWithArgs: { args: RESTART_ARGS.join(' '), configured, withArgs } }),
       });
     }
     for (const line of formatScale(rows, machineLoad())) console.log(line);

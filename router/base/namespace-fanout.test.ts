@@ -47,6 +47,17 @@ describe('NamespaceFanout', () => {
     expect(seen).toEqual({ a: ['add a/one', 'update a/one from x'], b: ['add b/two', 'delete b/two'] });
   });
 
+  it('hands a view of two namespaces the events of both, each once, and lets go of both at once', () => {
+    const source = clusterWide();
+    const fanout = new NamespaceFanout(source);
+    const added: string[] = [];
+    const off = fanout.view(new Set(['a', 'b'])).on('add', (o) => added.push(`${o.metadata?.namespace}/${o.metadata?.name}`));
+    for (const ns of ['a', 'b', 'c']) source.put(cm(ns, 'x'));
+    expect(added).toEqual(['a/x', 'b/x']);
+    off();
+    expect(fanout.listenedNamespaces).toBe(0);
+  });
+
   it('passes sync and restarts through and forgets a view once it lets go', async () => {
     const source = clusterWide();
     const fanout = new NamespaceFanout(source);

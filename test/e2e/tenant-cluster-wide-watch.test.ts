@@ -1,9 +1,10 @@
-// Issue 37's lever, on the real control plane: a router started with --cluster-wide-watch=configmaps,secrets and
-// the chart's router ClusterRole rendered with router.clusterWideWatches=[configmaps] (so it may read ConfigMaps
-// in every namespace, Secrets only where a tenant grants it). Two tenants, each a user holding only `admin` in
-// their namespace, run a namespaced Loop on ConfigMaps owning Secrets: the router opens one ConfigMap informer
-// for both (and falls back to one Secret informer per namespace, saying why), and each tenant's function is sent
-// only its own namespace's objects, never one of the other tenant's or of a namespace with no Loop.
+// Issue 37's lever, on the real control plane: a router started with --cluster-wide-watch=configmaps,serviceaccounts
+// and the chart's router ClusterRole rendered with router.clusterWideWatches=[configmaps] (so it may read ConfigMaps
+// in every namespace, ServiceAccounts and Secrets only where a tenant grants it). Two tenants, each a user holding
+// only `admin` in their namespace, run a namespaced Loop on ConfigMaps owning Secrets and relating ServiceAccounts:
+// the router opens one ConfigMap informer for both, one Secret informer per namespace (not opted in) and one
+// ServiceAccount informer per namespace (opted in but not granted: it falls back, saying why), and each tenant's
+// function is sent only its own namespace's objects, never one of the other tenant's or of a namespace with no Loop.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Loop, LoopCondition } from '../../api/loop.ts';
 import type { ReconcileRequest } from '../../lib/contract/types.ts';
@@ -46,11 +47,11 @@ async function setUpTenant(ns: string): Promise<KubeClient> {
     await admin.request({ method: 'POST', path: `${RBAC}/namespaces/${ns}/roles`, body: { metadata: { name }, rules } });
     await admin.request({ method: 'POST', path: `${RBAC}/namespaces/${ns}/rolebindings`, body: { metadata: { name }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name }, subjects: [subject] } });
   };
-  await role('reader', [{ apiGroups: [''], resources: ['configmaps', 'secrets'], verbs: ['get', 'list', 'watch'] }], { kind: 'ServiceAccount', name: 'reader', namespace: ns });
-  // The router's grant: Secrets only (not opted in by the chart); ConfigMaps it reads by its ClusterRole.
+  await role('reader', [{ apiGroups: [''], resources: ['configmaps', 'secrets', 'serviceaccounts'], verbs: ['get', 'list', 'watch'] }], { kind: 'ServiceAccount', name: 'reader', namespace: ns });
+  // The router's grant: Secrets and ServiceAccounts (not in the chart's value); ConfigMaps it reads by its ClusterRole.
   await role('kubeloop-router', [
     { apiGroups: [''], resources: ['serviceaccounts'], resourceNames: ['reader'], verbs: ['impersonate'] },
-    { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'list', 'watch'] },
+    { apiGroups: [''], resources: ['secrets', 'serviceaccounts'], verbs: ['get', 'list', 'watch'] },
   ], { kind: 'User', name: routerUser(), apiGroup: 'rbac.authorization.k8s.io' });
   return admin;
 }
@@ -80,7 +81,7 @@ beforeAll(async () => {
   const routerKubeConfig = await chartRouterIdentity(h.client, manifests, routerUser(), h.suite.server);
   for (const ns of [teamA, teamB]) admins.set(ns, await setUpTenant(ns));
   served = await serveFunction(defineFunction({ name: 'cluster-wide-echo', reconcile: (request: ReconcileRequest) => (requests.push(request), respond([])) }), { port: 0, host: '127.0.0.1', logLevel: 'warn' });
-  router = await h.router(undefined, { kubeConfig: routerKubeConfig, loopSelector: h.loopSelector, clusterWideWatches: [{ resource: 'configmaps', group: '' }, { resource: 'secrets', group: '' }] });
+  router = await h.router(undefined, { kubeConfig: routerKubeConfig, loopSelector: h.loopSelector, clusterWideWatches: [{ resource: 'configmaps', group: '' }, { resource: 'serviceaccounts', group: '' }] });
   for (const [ns, admin] of admins) {
     const body = {
       apiVersion: 'kubeloop.dev/v1alpha1',
@@ -93,7 +94,10 @@ beforeAll(async () => {
         // A deleted primary's last state is sent: a delete event routed to the wrong Loop would show there.
         sendDeletes: true,
         // Read from the same cluster-wide cache by label: the view must answer for the Loop's namespace only.
-        related: [{ name: 'all', apiVersion: 'v1', kind: 'ConfigMap', selector: { matchLabels: { role: 'primary' } } }],
+        related: [
+          { name: 'all', apiVersion: 'v1', kind: 'ConfigMap', selector: { matchLabels: { role: 'primary' } } },
+          { name: 'accounts', apiVersion: 'v1', kind: 'ServiceAccount' },
+        ],
         serviceAccount: { name: 'reader' },
         function: { url: served.url },
       },
@@ -115,14 +119,16 @@ afterAll(async () => {
 });
 
 describe('--cluster-wide-watch with two tenants, each holding only admin in its namespace', () => {
-  it('opens one ConfigMap watch for both Loops, and one Secret watch per namespace where the router may not read Secrets cluster-wide', async () => {
+  it('opens one ConfigMap watch for both Loops, and one per namespace of a kind not opted in or not granted cluster-wide', async () => {
     await running(teamA);
     await running(teamB);
     expect(await metric('kubeloop_router_cluster_wide_watches', 'resource="configmaps",state="cluster-wide"')).toBe(1);
-    expect(await metric('kubeloop_router_cluster_wide_watches', 'resource="secrets",state="per-namespace"')).toBe(1);
+    expect(await metric('kubeloop_router_cluster_wide_watches', 'resource="serviceaccounts",state="per-namespace"')).toBe(1);
+    expect(await metric('kubeloop_router_cluster_wide_watches', 'resource="secrets"')).toBeUndefined();
     // Per namespace, the two Loops would hold two ConfigMap informers (and at 1,000 tenants, 1,000).
     expect(await metric('kubeloop_router_informers', 'resource="ConfigMap.v1"')).toBe(1);
     expect(await metric('kubeloop_router_informers', 'resource="Secret.v1"')).toBe(2);
+    expect(await metric('kubeloop_router_informers', 'resource="ServiceAccount.v1')).toBe(2);
   }, 120_000);
 
   it("sends each tenant's function only its own namespace's ConfigMaps, never another tenant's or one of a namespace without a Loop", async () => {
@@ -139,6 +145,7 @@ describe('--cluster-wide-watch with two tenants, each holding only admin in its 
     await eventually('team-a reconciled the last change', async () => requestsOf(teamA).some((r) => (r.object as { data?: Record<string, string> }).data?.marker === 'last'));
     const last = requestsOf(teamA).find((r) => (r.object as { data?: Record<string, string> }).data?.marker === 'last')!;
     expect(last.related?.all?.map((o) => o.metadata?.name)).toEqual(['a-settings']);
+    expect(new Set(last.related?.accounts?.map((o) => o.metadata?.namespace))).toEqual(new Set([teamA]));
     // The Loop's view of the shared cache holds its namespace's ConfigMaps, not the cluster's.
     const inA = await h.client.request<{ items: unknown[] }>({ path: `/api/v1/namespaces/${teamA}/configmaps` });
     expect((await router.waitForLoop(`${teamA}/copier`)).stats().cachedPrimaries).toBe(inA.items.length);

@@ -62,10 +62,12 @@ describe('tenantCosts', () => {
 
 describe('formatScale', () => {
   it('prints a row per size, the quiet ratio, the costs and the load', () => {
-    const text = formatScale([row(10), row(100, { router: { rss: 118 * MiB, cpuMsPerS: 1.9 }, restartWithArgs: { args: '--qps=500', ms: 500 } })], 'load average 5.0 on 2 CPUs').join('\n');
-    expect(text).toContain('restart at 100 tenants: 2.00 s as configured, 0.50 s with --qps=500 (0.25x)');
-    const scraped = formatScale([row(10, { restartConvergeMs: 1000, restartScrape: { series: 900, scrapeCpuMs: 10 }, restartWithArgs: { args: '--loop-metrics-labels=100000', ms: 2000, scrape: { series: 1500, scrapeCpuMs: 20 } } })], 'load').join('\n');
-    expect(scraped).toContain('restart at 10 tenants: 1.00 s as configured, 2.00 s with --loop-metrics-labels=100000 (2.00x); /metrics after it: 900 samples (10 ms) as configured, 1500 (20 ms) with them');
+    const restarts = (tenants: number, withMs: number) => ({ args: '--qps=500', configured: { ms: 2000, watches: 2 * tenants, rss: 100 * MiB + tenants * MiB }, withArgs: { ms: withMs, watches: 2, rss: 100 * MiB } });
+    const text = formatScale([row(10, { restartWithArgs: restarts(10, 400) }), row(100, { router: { rss: 118 * MiB, cpuMsPerS: 1.9 }, restartWithArgs: restarts(100, 500) })], 'load average 5.0 on 2 CPUs').join('\n');
+    expect(text).toContain('restart at 100 tenants, converged / open watches / router RSS: as configured 2.00 s, 200 watches, 200.0 MiB; with --qps=500 0.50 s, 2 watches, 100.0 MiB (time 0.25x, RSS 0.50x)');
+    expect(text).toContain('10 -> 100    per added tenant, as configured / with the flags: restart 0.0 / 1.1 ms  watches 2.00 / 0.00  router RSS 1.000 / 0.000 MiB');
+    const scraped = formatScale([row(10, { restartWithArgs: { args: '--loop-metrics-labels=100000', configured: { ms: 1000, watches: 20, rss: 100 * MiB, scrape: { series: 900, scrapeCpuMs: 10 } }, withArgs: { ms: 2000, watches: 20, rss: 100 * MiB, scrape: { series: 1500, scrapeCpuMs: 20 } } } })], 'load').join('\n');
+    expect(scraped).toContain('(time 2.00x, RSS 1.00x); /metrics after it: 900 samples (10 ms) as configured, 1500 (20 ms) with them');
     expect(text).toMatch(/ {7}10 {6}1 {3}100\.0 MiB {5}1\.0 ms\/s/);
     expect(text).toContain('20 / 30 ms   1.50');
     expect(text).toContain('12.0 / 4.0 ms');

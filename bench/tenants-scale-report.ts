@@ -23,10 +23,22 @@ export interface ScaleRow {
   admission: { hookedP99: number; unhookedP99: number };
   /** Router restart: spawn -> every tenant's Loop has called its function again. */
   restartConvergeMs: number;
+  /**
+   * With BENCH_RESTART_ARGS: the restart as configured and the same restart with those router flags right
+   * after, each with the router's open watches and RSS once converged, so both sides compare alike.
+   */
+  restartWithArgs?: { args: string; configured: AfterRestart; withArgs: AfterRestart };
   /** The restarted router's /metrics once converged (samples, CPU for one scrape). */
   restartScrape?: Scrape;
-  /** The same restart with other router flags (BENCH_RESTART_ARGS), right after, and its /metrics. */
-  restartWithArgs?: { args: string; ms: number; scrape?: Scrape };
+}
+
+/** One router restart: spawn -> every tenant called again (ms); then its open watches and RSS (bytes). */
+export interface AfterRestart {
+  ms: number;
+  watches: number;
+  rss: number;
+  /** Its /metrics once converged: the same state for both restarts, whatever the flags. */
+  scrape?: Scrape;
 }
 
 /** One scrape of the router's /metrics: its samples and the router's CPU for it (10 ms ticks). */
@@ -91,6 +103,19 @@ export function tenantCosts(rows: ScaleRow[]): TenantCost[] {
 const sec = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
 const mib = (bytes: number) => `${(bytes / MiB).toFixed(1)} MiB`;
 
+/** Per added tenant between consecutive sizes, both restarts: converge time, watches, RSS. */
+export function restartCosts(rows: ScaleRow[]): Array<{ from: number; to: number; configured: AfterRestart; withArgs: AfterRestart }> {
+  const measured = rows.filter((r) => r.restartWithArgs);
+  const perTenant = (a: AfterRestart, b: AfterRestart, added: number): AfterRestart => ({ ms: (b.ms - a.ms) / added, watches: (b.watches - a.watches) / added, rss: (b.rss - a.rss) / added });
+  return measured.slice(1).map((b, i) => {
+    const a = measured[i]!;
+    const added = b.tenants - a.tenants;
+    return { from: a.tenants, to: b.tenants, configured: perTenant(a.restartWithArgs!.configured, b.restartWithArgs!.configured, added), withArgs: perTenant(a.restartWithArgs!.withArgs, b.restartWithArgs!.withArgs, added) };
+  });
+}
+
+const side = (s: AfterRestart) => `${sec(s.ms)}, ${s.watches} watches, ${mib(s.rss)}`;
+
 export function formatScale(rows: ScaleRow[], load: string): string[] {
   const lines = [
     '',
@@ -112,9 +137,13 @@ export function formatScale(rows: ScaleRow[], load: string): string[] {
     }
   }
   for (const r of rows.filter((r) => r.restartWithArgs)) {
-    const w = r.restartWithArgs!;
-    const scrapes = r.restartScrape && w.scrape ? `; /metrics after it: ${r.restartScrape.series} samples (${r.restartScrape.scrapeCpuMs} ms) as configured, ${w.scrape.series} (${w.scrape.scrapeCpuMs} ms) with them` : '';
-    lines.push(`  restart at ${r.tenants} tenants: ${sec(r.restartConvergeMs)} as configured, ${sec(w.ms)} with ${w.args} (${(w.ms / r.restartConvergeMs).toFixed(2)}x)${scrapes}`);
+    const { args, configured, withArgs } = r.restartWithArgs!;
+    const scrapes = configured.scrape && withArgs.scrape ? `; /metrics after it: ${configured.scrape.series} samples (${configured.scrape.scrapeCpuMs} ms) as configured, ${withArgs.scrape.series} (${withArgs.scrape.scrapeCpuMs} ms) with them` : '';
+    lines.push(`  restart at ${r.tenants} tenants, converged / open watches / router RSS: as configured ${side(configured)}; with ${args} ${side(withArgs)} (time ${(withArgs.ms / configured.ms).toFixed(2)}x, RSS ${(withArgs.rss / configured.rss).toFixed(2)}x)${scrapes}`);
+  }
+  for (const c of restartCosts(rows)) {
+    const both = (f: (s: AfterRestart) => string) => `${f(c.configured)} / ${f(c.withArgs)}`;
+    lines.push(`    ${`${c.from} -> ${c.to}`.padEnd(12)} per added tenant, as configured / with the flags: restart ${both((s) => `${s.ms.toFixed(1)}`)} ms  watches ${both((s) => s.watches.toFixed(2))}  router RSS ${both((s) => (s.rss / MiB).toFixed(3))} MiB`);
   }
   lines.push(`  (${load}; the quiet tenant's ratio goal: <= 1.5 with 10 busy neighbours)`);
   return lines;

@@ -19,7 +19,7 @@ import { spawnUntilUrl } from './autocannon-kit.ts';
 import { startBenchPlane, type BenchPlane } from './bench-plane.ts';
 import { machineLoad, parsePrometheusText, readProcess, total } from './process-figures.ts';
 import { percentile, pool, until } from './router-bench-kit.ts';
-import { formatScale, hooked, hooksAt, parseSizes, type ScaleRow } from './tenants-scale-report.ts';
+import { formatScale, hooked, hooksAt, parseSizes, type AfterRestart, type ScaleRow } from './tenants-scale-report.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const SIZES = parseSizes(process.env.BENCH_TENANTS ?? '10,100,1000');
@@ -238,21 +238,22 @@ async function main(): Promise<void> {
       const alone = await quietPhase(client, quietNs, []);
       const withBusy = await quietPhase(client, quietNs, busy);
       // Restart: the new router lists every Loop and its objects again; converged when every tenant called again.
-      // Its /metrics once converged: the same state for both restarts, whatever the flags.
-      const restart = async (extra: string[]): Promise<{ ms: number; scrape: Awaited<ReturnType<typeof scrape>> }> => {
+      // Then (3 s later, as above) its open watches and RSS, so a restart with other flags compares alike.
+      const restart = async (extra: string[]): Promise<AfterRestart> => {
         await stop(router!.child);
         const restartAt = performance.now();
         router = await spawnRouter(plane.kubeconfigPath, extra);
         await untilAllCalled(tenants, restartAt);
         const ms = performance.now() - restartAt;
-        console.error(`[bench] ${size} tenants: router restart ${extra.join(' ')} converged in ${(ms / 1000).toFixed(1)} s`);
-        return { ms, scrape: await scrape(router) };
+        await new Promise((r) => setTimeout(r, 3000));
+        const after = { ms, watches: (await openWatches(bench.kubectl)) - watchesWithoutRouter, rss: readProcess(router.pid).rss, scrape: await scrape(router) };
+        console.error(`[bench] ${size} tenants: router restart ${extra.join(' ')} converged in ${(ms / 1000).toFixed(1)} s, ${after.watches} watches, RSS ${(after.rss / 1024 / 1024).toFixed(1)} MiB`);
+        return after;
       };
-      const { ms: restartConvergeMs, scrape: restartScrape } = await restart([]);
+      const configured = await restart([]);
       const withArgs = RESTART_ARGS.length > 0 ? await restart(RESTART_ARGS) : undefined;
-      const restartWithArgsMs = withArgs?.ms;
       // The next size runs with the router as configured.
-      if (restartWithArgsMs !== undefined && size !== SIZES.at(-1)) await restart([]);
+      if (withArgs !== undefined && size !== SIZES.at(-1)) await restart([]);
       rows.push({
         tenants: size,
         hooks: hooksAt(size),
@@ -265,9 +266,9 @@ async function main(): Promise<void> {
         createMs,
         quiet: { aloneP99: percentile(alone, 99), busyP99: percentile(withBusy, 99), samples: alone.length + withBusy.length },
         admission,
-        restartConvergeMs,
-        restartScrape,
-        ...(withArgs === undefined ? {} : { restartWithArgs: { args: RESTART_ARGS.join(' '), ms: withArgs.ms, scrape: withArgs.scrape } }),
+        restartConvergeMs: configured.ms,
+        restartScrape: configured.scrape,
+        ...(withArgs === undefined ? {} : { restartWithArgs: { args: RESTART_ARGS.join(' '), configured, withArgs } }),
       });
     }
     for (const line of formatScale(rows, machineLoad())) console.log(line);

@@ -16,6 +16,15 @@ describe('readRouterConfig', () => {
     expect(set).toMatchObject({ requestCaps: { objectsPerEntry: 10, objectsPerRequest: 20, relatedBytesPerRequest: 65536 }, maxRequestBytesInFlight: 1048576 });
     expect(() => readRouterConfig(['--max-request-bytes-in-flight', '10'])).toThrow('--max-request-bytes-in-flight: "10"');
   });
+  it('reads --cluster-wide-watch or KUBELOOP_CLUSTER_WIDE_WATCH as group resources, none by default', () => {
+    expect(readRouterConfig([])).toMatchObject({ clusterWideWatches: [] });
+    expect(readRouterConfig(['--cluster-wide-watch=configmaps,deployments.apps'], { KUBELOOP_CLUSTER_WIDE_WATCH: 'secrets' }).clusterWideWatches).toEqual([
+      { resource: 'configmaps', group: '' },
+      { resource: 'deployments', group: 'apps' },
+    ]);
+    expect(readRouterConfig([], { KUBELOOP_CLUSTER_WIDE_WATCH: 'secrets' }).clusterWideWatches).toEqual([{ resource: 'secrets', group: '' }]);
+    expect(() => readRouterConfig(['--cluster-wide-watch', 'Deployment'])).toThrow('--cluster-wide-watch: "Deployment" is not a resource[.group]');
+  });
   it('switches sharding on by flag or KUBELOOP_SHARDING, off by default, never together with leader election', () => {
     expect(readRouterConfig([])).toMatchObject({ sharding: false, leaderElect: false });
     expect(readRouterConfig(['--sharding'])).toMatchObject({ sharding: true, leaseName: 'kubeloop-router' });

@@ -15,6 +15,7 @@ import type { RequestCaps } from './base/request-caps.ts';
 import { parseTenantWeights } from './base/tenant-weights.ts';
 import type { FlightRecorderLimits } from './reconcile/flight-recorder.ts';
 import type { HistoryFileSettings } from './history/history-files.ts';
+import { parseClusterWideWatches, type GroupResource } from './intake/cluster-wide-watch.ts';
 
 export { ROUTER_USAGE };
 
@@ -46,6 +47,8 @@ export interface RouterConfig extends ServerSettings {
   watchTimeoutSeconds: number;
   /** Watched objects holding more JSON values are never cached. */
   maxObjectValues: number;
+  /** Kinds listed and watched once cluster-wide where the router may (--cluster-wide-watch). */
+  clusterWideWatches: GroupResource[];
   /** What one request may carry of related objects (over: RequestTooLarge, never sent). */
   requestCaps: RequestCaps;
   /** Request bytes in flight to every function together, divided by tenant weight. */
@@ -173,6 +176,7 @@ export function readRouterConfig(argv: string[], env: NodeJS.ProcessEnv = proces
     loopSelector: selector ? parseLabelPairs(selector.value, selector.setting) : undefined,
     watchTimeoutSeconds: range('watch-timeout-seconds'),
     maxObjectValues: range('max-object-values'),
+    clusterWideWatches: clusterWideWatches(pick('cluster-wide-watch', 'KUBELOOP_CLUSTER_WIDE_WATCH')),
     requestCaps: {
       objectsPerEntry: range('max-related-objects-per-entry'),
       objectsPerRequest: range('max-related-objects-per-request'),
@@ -212,6 +216,10 @@ export function readRouterConfig(argv: string[], env: NodeJS.ProcessEnv = proces
 function inRange(flag: RangeFlag, picked: Setting): number {
   const { default: fallback, min, max, fraction } = ROUTER_RANGES[flag] as RangeSetting;
   return fraction ? settingNumber(picked, fallback, min, max) : settingInteger(picked, fallback, min, max);
+}
+
+function clusterWideWatches(setting: { value: string; setting: string } | undefined): GroupResource[] {
+  return setting ? parseClusterWideWatches(setting.value, setting.setting) : [];
 }
 
 function tenantWeights(setting: { value: string; setting: string } | undefined): Map<string, number> {

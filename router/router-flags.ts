@@ -114,6 +114,7 @@ export const ROUTER_FLAG_OPTIONS = {
       'min-requeue-seconds': { type: 'string' },
       'access-review-seconds': { type: 'string' },
       'max-object-values': { type: 'string' },
+      'cluster-wide-watch': { type: 'string' },
       'max-related-objects-per-entry': { type: 'string' },
       'max-related-objects-per-request': { type: 'string' },
       'max-related-bytes-per-request': { type: 'string' },
@@ -170,6 +171,8 @@ export const ROUTER_USAGE = `usage: kubeloop router [options]
   --function-hosts h1,*.h2          ... or one of these hosts (KUBELOOP_FUNCTION_HOSTS; the chart's loopAdmission.allowedHosts)
   --allow-loopback-functions        also 127.0.0.1 / localhost: for kubeloop dev and tests only (KUBELOOP_ALLOW_LOOPBACK_FUNCTIONS)
   --max-object-values ${d('max-object-values')}        watched objects holding more JSON values are never cached: a Warning event, a metric (KUBELOOP_MAX_OBJECT_VALUES)
+  --cluster-wide-watch configmaps,deployments.apps  list and watch these kinds once for every namespace, each namespaced Loop seeing only
+                                      its own, where the router's RBAC allows it; else per namespace (KUBELOOP_CLUSTER_WIDE_WATCH)
   --max-related-objects-per-entry ${d('max-related-objects-per-entry')}    related objects one spec.related or requires entry may send (KUBELOOP_MAX_RELATED_OBJECTS_PER_ENTRY)
   --max-related-objects-per-request ${d('max-related-objects-per-request')}  related objects one request may send, all entries together (KUBELOOP_MAX_RELATED_OBJECTS_PER_REQUEST)
   --max-related-bytes-per-request ${d('max-related-bytes-per-request')} their JSON bytes per request; over any of the three: RequestTooLarge, never sent (KUBELOOP_MAX_RELATED_BYTES_PER_REQUEST)

@@ -15,6 +15,7 @@ import type { FairnessOptions } from './base/fairness.ts';
 import type { RequestCaps } from './base/request-caps.ts';
 import type { FlightRecorder, FlightRecorderLimits } from './reconcile/flight-recorder.ts';
 import type { HistoryFileSettings } from './history/history-files.ts';
+import type { GroupResource } from './intake/cluster-wide-watch.ts';
 
 /**
  * The router's own API limit (informers, discovery, access reviews, Loop status, events) when none is given
@@ -99,6 +100,8 @@ export interface RouterOptions {
   watchdogGraceMs?: number;
   /** Watched objects holding more JSON values are never cached (a Warning event, a metric); 100,000 by default. */
   maxObjectValues?: number;
+  /** Kinds served to namespaced Loops from one cluster-wide informer where the router may list and watch them so. */
+  clusterWideWatches?: readonly GroupResource[];
   /** How long an owner waits for the watch to show its creates/deletes before it is reconciled anyway. */
   expectationsTimeoutMs?: number;
   /** What one request may carry of related objects; DEFAULT_REQUEST_CAPS when omitted. */

@@ -40,7 +40,6 @@ interface RouterDeps {
   identity: string;
   logger: Logger;
   metrics: RouterMetrics;
-  rateLimit: RateLimit;
   client: KubeClient;
   discovery: ResourceDiscovery;
   invoke: FunctionInvoker;
@@ -104,7 +103,7 @@ async function connectRouter(options: RouterOptions): Promise<RouterDeps> {
   const requestBytes = new RequestByteBudget(options.maxRequestBytesInFlight ?? DEFAULT_MAX_REQUEST_BYTES_IN_FLIGHT, (tenant) => fairness.weights.weightOf(tenant), (tenant, delta) =>
     metrics.requestBytesInFlight.inc({ tenant: tenants.of(tenant) }, delta),
   );
-  const deps: RouterDeps = { options, identity, logger, metrics, rateLimit, client, discovery, invoke, httpInvoker, apiServer, events, recorder, history, ...(historyFiles ? { historyFiles } : {}), runners: () => [], fairness, requestBytes };
+  const deps: RouterDeps = { options, identity, logger, metrics, client, discovery, invoke, httpInvoker, apiServer, events, recorder, history, ...(historyFiles ? { historyFiles } : {}), runners: () => [], fairness, requestBytes };
   return deps;
 }
 
@@ -176,6 +175,7 @@ class LeaderTerm {
       watchTimeoutSeconds: options.watchTimeoutSeconds,
       watchdogGraceMs: options.watchdogGraceMs,
       ...(options.maxObjectValues !== undefined ? { maxObjectValues: options.maxObjectValues } : {}),
+      ...(options.clusterWideWatches ? { clusterWideWatches: options.clusterWideWatches } : {}),
       ...(options.fairness && options.fairness.maxLabelledTenants !== undefined ? { maxLabelledTenants: options.fairness.maxLabelledTenants } : {}),
     });
     const controller = (this.controller = createLoopController(this.deps, this.registry));

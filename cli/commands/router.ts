@@ -113,6 +113,7 @@ async function startRouterWhenReachable(kubeConfig: ClusterCredentials, config: 
     maxLoopsPerTenant: config.maxLoopsPerTenant,
     watchTimeoutSeconds: config.watchTimeoutSeconds,
     maxObjectValues: config.maxObjectValues,
+    clusterWideWatches: config.clusterWideWatches,
     requestCaps: config.requestCaps,
     maxRequestBytesInFlight: config.maxRequestBytesInFlight,
     expectationsTimeoutMs: config.expectationsTimeoutSeconds * 1000,

@@ -58,24 +58,7 @@ export async function reviewAccess(
 ): Promise<AccessVerdict> {
   const user = serviceAccountUser(serviceAccount.namespace, serviceAccount.name);
   const groups = serviceAccountGroups(serviceAccount.namespace);
-  const answers = await Promise.all(
-    checks.map((check) =>
-      client.request<SubjectAccessReviewStatus>({
-        method: 'POST',
-        path: '/apis/authorization.k8s.io/v1/subjectaccessreviews',
-        body: {
-          apiVersion: 'authorization.k8s.io/v1',
-          kind: 'SubjectAccessReview',
-          spec: {
-            user,
-            groups,
-            resourceAttributes: { verb: check.verb, group: check.group, resource: check.resource, ...(check.subresource ? { subresource: check.subresource } : {}), ...(check.namespace ? { namespace: check.namespace } : {}) },
-          },
-        },
-      }),
-    ),
-  );
-  const denied = checks.filter((_, i) => answers[i]?.status?.allowed !== true);
+  const denied = await deniedChecks(client, checks, 'SubjectAccessReview', { user, groups });
   if (denied.length === 0) return { allowed: true };
   const shown = denied.slice(0, 3).map(describeCheck).join(', ');
   const more = denied.length > 3 ? ` and ${denied.length - 3} more` : '';
@@ -116,4 +99,32 @@ export async function reviewUserAccess(client: KubeClient, who: UserInfo, attrib
   if (answer.status?.allowed === true) return { allowed: true };
   const reason = answer.status?.reason || answer.status?.evaluationError;
   return { allowed: false, message: reason ? `RBAC: ${reason}` : 'no RBAC rule allows it' };
+}
+
+/** Asks the API server what the caller itself may do (SelfSubjectAccessReview: every authenticated user may ask). */
+export async function reviewOwnAccess(client: KubeClient, checks: readonly AccessCheck[]): Promise<AccessVerdict> {
+  const denied = await deniedChecks(client, checks, 'SelfSubjectAccessReview', {});
+  return denied.length === 0 ? { allowed: true } : { allowed: false, message: `may not ${denied.map(describeCheck).join(', ')}` };
+}
+
+/** The checks the API server does not allow, asked of it all at once for one subject (none: the caller). */
+async function deniedChecks(client: KubeClient, checks: readonly AccessCheck[], kind: 'SubjectAccessReview' | 'SelfSubjectAccessReview', subject: { user?: string; groups?: string[] }): Promise<AccessCheck[]> {
+  const plural = kind === 'SubjectAccessReview' ? 'subjectaccessreviews' : 'selfsubjectaccessreviews';
+  const answers = await Promise.all(
+    checks.map((check) =>
+      client.request<SubjectAccessReviewStatus>({
+        method: 'POST',
+        path: `/apis/authorization.k8s.io/v1/${plural}`,
+        body: {
+          apiVersion: 'authorization.k8s.io/v1',
+          kind,
+          spec: {
+            ...subject,
+            resourceAttributes: { verb: check.verb, group: check.group, resource: check.resource, ...(check.subresource ? { subresource: check.subresource } : {}), ...(check.namespace ? { namespace: check.namespace } : {}) },
+          },
+        },
+      }),
+    ),
+  );
+  return checks.filter((_, i) => answers[i]?.status?.allowed !== true);
 }

@@ -140,9 +140,10 @@ export function createRouterMetrics(registry: Registry = createMetricsRegistry({
     eventsDropped: counter(registry, 'kubeloop_router_events_dropped_total', "Events not written: over their tenant's share of the event rate (source function: a function's event action; router: the router's own warnings)", ['tenant', 'source']),
     objectsRefused: counter(registry, 'kubeloop_router_objects_refused_total', 'Watched objects over --max-object-values, never cached', ['resource']),
     informers: gauge(registry, 'kubeloop_router_informers', 'Informers (one list and watch each) open, by resource: one per kind, cache mode and namespace scope, whatever related entries project', ['resource']),
+    clusterWideWatches: gauge(registry, 'kubeloop_router_cluster_wide_watches', 'Kinds opted in with --cluster-wide-watch, by how they are watched: state="cluster-wide" (one informer for every namespace) or "per-namespace" (the router may not list and watch them cluster-wide; its log says why)', ['resource', 'state']),
     cachedBytes: new Gauge<'tenant'>({
       name: 'kubeloop_router_cached_bytes',
-      help: 'JSON bytes of the objects in the informer caches, by tenant: the namespace a namespaced watch lists, `cluster` for cluster-wide watches',
+      help: 'JSON bytes of the objects in the informer caches, by tenant: the namespace a namespaced watch lists (or, for a --cluster-wide-watch kind, each object\'s namespace), `cluster` for other cluster-wide watches',
       labelNames: ['tenant'],
       registers: [registry],
       collect() {

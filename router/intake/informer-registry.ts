@@ -16,6 +16,8 @@ import { combineInformers, type InformerView } from '../base/informer-view.ts';
 import { tenantOfNamespace } from '../../api/tenant.ts';
 import { tenantLabels } from '../base/tenant-metrics.ts';
 import { cachedJsonSize } from '../../lib/contract/json-size.ts';
+import { NamespaceFanout } from '../base/namespace-fanout.ts';
+import { ClusterWideWatch, type GroupResource } from './cluster-wide-watch.ts';
 
 export const UID_INDEX = 'uid';
 
@@ -41,6 +43,8 @@ interface Entry {
   /** Whom the cache is charged to: the namespace it lists, or the cluster tenant for a cluster-wide watch. */
   tenant: string;
   users: number;
+  /** A cluster-wide watch serving namespaced Loops (--cluster-wide-watch): their views; charged by object namespace. */
+  fanout?: NamespaceFanout;
 }
 
 export interface InformerRegistryOptions {
@@ -56,6 +60,8 @@ export interface InformerRegistryOptions {
   watchdogGraceMs?: number;
   /** Tenants with their own label in kubeloop_router_cached_bytes; the rest are `other`. */
   maxLabelledTenants?: number;
+  /** Kinds served from one cluster-wide informer, filtered per namespace, where the router may watch them so. */
+  clusterWideWatches?: readonly GroupResource[];
 }
 
 export class InformerRegistry {
@@ -63,19 +69,36 @@ export class InformerRegistry {
   /** Entries started (the map holds promises): what the cached-bytes metric sums. */
   readonly #started = new Set<Entry>();
   readonly #labels: ReturnType<typeof tenantLabels>;
+  readonly #clusterWide: ClusterWideWatch;
   constructor(private readonly options: InformerRegistryOptions) {
     this.#labels = tenantLabels(options.maxLabelledTenants);
     options.metrics?.watchCaches(() => this.cachedBytesByTenant());
+    this.#clusterWide = new ClusterWideWatch({
+      kinds: options.clusterWideWatches ?? [],
+      client: options.client,
+      logger: options.logger,
+      report: (resource, state) => {
+        options.metrics?.clusterWideWatches.set({ resource, state }, 1);
+        options.metrics?.clusterWideWatches.set({ resource, state: state === 'cluster-wide' ? 'per-namespace' : 'cluster-wide' }, 0);
+      },
+    });
   }
 
   /** JSON bytes of every cached object, by tenant label (each object measured once, when first counted). */
   cachedBytesByTenant(): Map<string, number> {
     const sums = new Map<string, number>();
+    const add = (tenant: string, bytes: number) => {
+      const label = this.#labels.of(tenant);
+      sums.set(label, (sums.get(label) ?? 0) + bytes);
+    };
     for (const entry of this.#started) {
       let bytes = 0;
-      for (const object of entry.informer.store.list()) bytes += cachedJsonSize(object);
-      const label = this.#labels.of(entry.tenant);
-      sums.set(label, (sums.get(label) ?? 0) + bytes);
+      for (const object of entry.informer.store.list()) {
+        // A cluster-wide cache serving namespaced Loops is charged object by object to each one's namespace.
+        if (entry.fanout) add(tenantOfNamespace(object.metadata?.namespace), cachedJsonSize(object));
+        else bytes += cachedJsonSize(object);
+      }
+      if (!entry.fanout) add(entry.tenant, bytes);
     }
     return sums;
   }
@@ -84,9 +107,16 @@ export class InformerRegistry {
    * The shared informers of a kind: one cluster-wide watch, or with `namespaces` one watch per namespace
    * (a Loop bound by namespaced RBAC may not watch cluster-wide). Started, not necessarily synced. With
    * `shard` (a sharded router's primaries) only that share is listed and watched, in informers of their own.
+   * A kind opted in with --cluster-wide-watch, where the router may, is watched once for every namespace and
+   * each Loop reads its namespaces through a filtered view (shares keep their own informers).
    */
   async acquire(ref: KindRef, mode: CacheMode, namespaces?: ReadonlySet<string>, shard?: InformerShard): Promise<InformerLease> {
     const resource = await this.options.discovery.resolve(ref.apiVersion, ref.kind);
+    if (namespaces && namespaces.size > 0 && !shard && (await this.#clusterWide.covers(resource))) {
+      const { entry, release } = await this.#acquireOne(resource, mode, undefined, undefined);
+      entry.fanout ??= new NamespaceFanout(entry.informer);
+      return { informer: entry.fanout.view(namespaces), resource, release };
+    }
     const scopes = resource.namespaced && namespaces && namespaces.size > 0 ? [...namespaces].sort() : [undefined];
     const held: Array<{ namespace: string; entry: Entry; release: () => Promise<void> }> = [];
     try {

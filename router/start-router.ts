@@ -4,7 +4,6 @@ import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import { ResourceDiscovery } from '../lib/kube/discovery.ts';
 import { KubeClient } from '../lib/kube/kube-client.ts';
-import type { RateLimit } from '../lib/kube/rate-limiter.ts';
 import { createLogger } from '../lib/observability/logger.ts';
 import { createHttpInvoker, type FunctionInvoker } from './reconcile/dispatch.ts';
 import { clusterAddressGuard, type ApiServerEndpoints } from '../lib/function-client/cluster-addresses.ts';

@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { pickSetting, type FlagValues } from '../config/settings.ts';
-import { readServerSettings, SERVER_FLAG_OPTIONS, TRACING_USAGE, type ServerSettings } from '../server/server-settings.ts';
+import { readServerSettings, SERVER_DEFAULTS, SERVER_FLAG_OPTIONS, TRACING_USAGE, type ServerSettings } from '../server/server-settings.ts';
 import { parseSigningSecrets } from '../signing/webhook-signature.ts';
 
 export interface FunctionConfig extends ServerSettings {
@@ -12,7 +12,10 @@ export interface FunctionConfig extends ServerSettings {
   signingSecret?: string;
 }
 
-export const FUNCTION_USAGE = `usage: kubeloop function <name|module> [--port 8080] [--host 0.0.0.0] [--body-limit-bytes N] [--log-level info] [--drain-delay-seconds 0]
+/** The port a function serves on unless told otherwise (the chart's and `kubeloop init`'s containerPort). */
+export const DEFAULT_FUNCTION_PORT = 8080;
+
+export const FUNCTION_USAGE = `usage: kubeloop function <name|module> [--port ${DEFAULT_FUNCTION_PORT}] [--host ${SERVER_DEFAULTS.host}] [--body-limit-bytes N] [--log-level ${SERVER_DEFAULTS.logLevel}] [--drain-delay-seconds ${SERVER_DEFAULTS.drainDelaySeconds}]
                          [--signing-secret-file PATH]
 
 <name> is a built-in function (at, pod-name-label, podset, watcher); <module> is a .ts or .js file (or a folder
@@ -52,7 +55,7 @@ export function readFunctionConfig(argv: string[], env: NodeJS.ProcessEnv = proc
   return {
     name,
     // At least 1 KiB: anything smaller cannot hold a ReconcileRequest.
-    ...readServerSettings(values, env, { defaultPort: 8080, minBodyLimitBytes: 1024, maxDrainDelaySeconds: 300 }),
+    ...readServerSettings(values, env, { defaultPort: DEFAULT_FUNCTION_PORT, minBodyLimitBytes: 1024, maxDrainDelaySeconds: 300 }),
     ...(signingSecret === undefined ? {} : { signingSecret }),
   };
 }

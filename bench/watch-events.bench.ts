@@ -40,7 +40,7 @@ async function replay(kube: KubeModules, chunks: Buffer[]): Promise<number> {
   };
   const informer = new kube.informer.Informer<KubernetesObject>({
     client: client as never,
-    resource: { apiVersion: 'v1', kind: 'Pod', plural: 'pods', namespaced: true } as never,
+    resource: { group: '', version: 'v1', apiVersion: 'v1', kind: 'Pod', plural: 'pods', namespaced: true },
     transform: kube.informer.stripManagedFields,
     maxValues: kube.budget.DEFAULT_MAX_OBJECT_VALUES,
     indexers: { controllerUid: kube.store.controllerUidOf, uid: (o) => (o.metadata?.uid ? [o.metadata.uid] : []), namespace: kube.store.namespaceOf },

@@ -33,7 +33,10 @@ export interface InformerOptions<T extends KubernetesObject> {
   shard?: InformerShard;
   /** Cache PartialObjectMetadata (apiVersion, kind, metadata) instead of whole objects. */
   metadataOnly?: boolean;
-  /** Applied to every object before caching, e.g. to drop managedFields and save memory. */
+  /**
+   * Applied to every object before caching, e.g. to drop managedFields and save memory. It should only drop:
+   * a watch event whose line is shorter than maxValues is not counted again after it.
+   */
   transform?: (object: T) => T;
   /**
    * Objects holding more JSON values than this are never cached (a cached older version is dropped, without
@@ -260,7 +263,7 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
         // Counted before each event is parsed: an object over the budget never becomes an object graph.
         for await (const event of readWatchEvents<T>(body, { maxObjectValues: this.#options.maxValues })) {
           this.#backoff.reset();
-          this.#handleEvent(event.type, event.object, event.oversized === true);
+          this.#handleEvent(event.type, event.object, event.oversized === true, event.withinBudget === true);
         }
       } finally {
         body.destroy();
@@ -276,8 +279,11 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
     }
   }
 
-  /** `oversized`: the event was over the value budget and `raw` is its metadata alone (refused unparsed). */
-  #handleEvent(type: string, raw: T, oversized = false): void {
+  /**
+   * `oversized`: the event was over the value budget and `raw` is its metadata alone (refused unparsed);
+   * `withinBudget`: its line was too short to be over it (not counted again).
+   */
+  #handleEvent(type: string, raw: T, oversized: boolean, withinBudget: boolean): void {
     if (type === 'ERROR') {
       const status = raw as unknown as { code?: number; reason?: string; message?: string };
       if (status.code === 410 || status.reason === 'Expired' || status.reason === 'Gone') {
@@ -293,7 +299,7 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
     const object = this.#cache.normalise(raw);
     // An object outside the share: this server ignores the selector (its list had nothing else to show it).
     if (this.#listed?.applied && !this.#listed.request.contains(object)) this.#listed = { ...this.#listed, applied: false };
-    this.#cache.apply(type, object, oversized);
+    this.#cache.apply(type, object, oversized, withinBudget);
     if (resourceVersion) this.#resourceVersion = resourceVersion;
   }
 }

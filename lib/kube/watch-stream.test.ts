@@ -62,7 +62,24 @@ describe('readWatchEvents with a value budget', () => {
     for await (const e of readWatchEvents<{ metadata: { name: string } }>(chunks(), { maxObjectValues: 100_000 })) events.push(e);
     expect(events).toEqual([
       { type: 'ADDED', oversized: true, object: { apiVersion: undefined, kind: undefined, metadata: { name: 'bomb' } } },
-      { type: 'ADDED', object: { metadata: { name: 'grüß' } } },
+      { type: 'ADDED', object: { metadata: { name: 'grüß' } }, withinBudget: true },
+    ]);
+  });
+});
+
+describe('readWatchEvents marks events too short to be over the budget', () => {
+  it('marks a line no longer than the budget and leaves a longer one to be counted', async () => {
+    const short = JSON.stringify({ type: 'ADDED', object: { metadata: { name: 'a' } } });
+    // Few values, but more bytes than the budget: only counting tells, so it is not marked.
+    const long = JSON.stringify({ type: 'MODIFIED', object: { metadata: { name: 'b' }, data: { x: 'y'.repeat(200) } } });
+    async function* source() {
+      yield `${short}\n${long}\n`;
+    }
+    const events = [];
+    for await (const e of readWatchEvents<{ metadata: { name: string } }>(source(), { maxObjectValues: 100 })) events.push(e);
+    expect(events.map((e) => [e.object.metadata.name, e.withinBudget, e.oversized])).toEqual([
+      ['a', true, undefined],
+      ['b', undefined, undefined],
     ]);
   });
 });

@@ -14,6 +14,11 @@ export interface WatchEvent<T> {
    * only, read from the line without parsing the rest (the informer refuses it).
    */
   oversized?: true;
+  /**
+   * The line was no longer than the budget, so its object cannot hold more values (every JSON value takes at
+   * least one byte of its own): whoever enforces the budget need not count them again.
+   */
+  withinBudget?: true;
 }
 
 export interface WatchReadOptions {
@@ -55,7 +60,10 @@ function parseWatchBytes<T>(line: Buffer, options: WatchReadOptions): WatchEvent
   // Counted before JSON.parse: 1.2 MB of `{}` would otherwise become 400,000 heap objects first.
   if (max !== undefined && line.length > max && !new JsonValueBudget(max + ENVELOPE_VALUES).feed(line).ok) return oversizedEvent<T>(line.toString('utf8').trim());
   const text = line.toString('utf8').trim();
-  return text === '' ? undefined : parseWatchLine<T>(text);
+  if (text === '') return undefined;
+  const event = parseWatchLine<T>(text);
+  if (max !== undefined && line.length <= max) event.withinBudget = true;
+  return event;
 }
 
 /** The event envelope's own values: the event object and its `type` string. */

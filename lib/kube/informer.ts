@@ -9,7 +9,7 @@ import { isApiError, type KubeClient } from './kube-client.ts';
 import type { IndexFunction, ObjectStore } from './object-store.ts';
 import { InformerCache, type InformerHandlers, type RestartReason } from './informer-cache.ts';
 import { collectionPath, kindKey, type ResourceInfo } from './resource-paths.ts';
-import { readWatchEvents } from './watch-stream.ts';
+import { readWatchEventBatches } from './watch-stream.ts';
 import { listAll } from './list-all.ts';
 import { serverApplied, type InformerShard, type ListedShard, type ShardRequest } from './shard-selector.ts';
 
@@ -261,9 +261,10 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
       });
       try {
         // Counted before each event is parsed: an object over the budget never becomes an object graph.
-        for await (const event of readWatchEvents<T>(body, { maxObjectValues: this.#options.maxValues })) {
+        // A chunk's events in one turn: a burst costs one wake-up, not one per event.
+        for await (const batch of readWatchEventBatches<T>(body, { maxObjectValues: this.#options.maxValues })) {
           this.#backoff.reset();
-          this.#handleEvent(event.type, event.object, event.oversized === true, event.withinBudget === true);
+          for (const event of batch) this.#handleEvent(event.type, event.object, event.oversized === true, event.withinBudget === true);
         }
       } finally {
         body.destroy();

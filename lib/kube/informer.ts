@@ -10,6 +10,7 @@ import type { IndexFunction, ObjectStore } from './object-store.ts';
 import { InformerCache, type InformerHandlers, type RestartReason } from './informer-cache.ts';
 import { collectionPath, kindKey, type ResourceInfo } from './resource-paths.ts';
 import { readWatchEventBatches } from './watch-stream.ts';
+import { ReshardError, SilentWatchError, WatchGoneError, watchErrorEvent } from './watch-errors.ts';
 import { listAll } from './list-all.ts';
 import { serverApplied, type InformerShard, type ListedShard, type ShardRequest } from './shard-selector.ts';
 
@@ -57,14 +58,6 @@ export interface InformerOptions<T extends KubernetesObject> {
 
 export type { InformerHandlers, RestartReason };
 
-class WatchGoneError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'WatchGoneError';
-  }
-}
-class SilentWatchError extends Error {}
-class ReshardError extends Error {}
 
 export class Informer<T extends KubernetesObject = KubernetesObject> {
   readonly store: ObjectStore<T>;
@@ -285,13 +278,7 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
    * `withinBudget`: its line was too short to be over it (not counted again).
    */
   #handleEvent(type: string, raw: T, oversized: boolean, withinBudget: boolean): void {
-    if (type === 'ERROR') {
-      const status = raw as unknown as { code?: number; reason?: string; message?: string };
-      if (status.code === 410 || status.reason === 'Expired' || status.reason === 'Gone') {
-        throw new WatchGoneError(`watch of ${this.name}: ${status.message ?? 'resourceVersion too old'}`);
-      }
-      throw new Error(`watch of ${this.name}: error event ${status.code ?? ''} ${status.reason ?? ''}: ${status.message ?? ''}`);
-    }
+    if (type === 'ERROR') throw watchErrorEvent(this.name, raw);
     const resourceVersion = raw.metadata?.resourceVersion;
     if (type === 'BOOKMARK') {
       if (resourceVersion) this.#resourceVersion = resourceVersion;

@@ -60,8 +60,11 @@ export function recordedPod(index: number, step: number, resourceVersion: number
   };
 }
 
-/** `events` watch lines (a bookmark every 100), pods created a few at a time and each walked through its steps. */
-export function recordedPodWatch(events: number): { lines: string[]; objectEvents: number } {
+/**
+ * `events` watch lines (a bookmark every 100), each pod walked through its steps; `metadataOnly`: as a
+ * metadata-only watch sends them (PartialObjectMetadata), what a Loop like pod-name-label reads.
+ */
+export function recordedPodWatch(events: number, metadataOnly = false): { lines: string[]; objectEvents: number } {
   const lines: string[] = [];
   let resourceVersion = 1000;
   let objectEvents = 0;
@@ -69,7 +72,9 @@ export function recordedPodWatch(events: number): { lines: string[]; objectEvent
   for (let n = 0; lines.length < events; n++) {
     const pod = Math.floor(n / steps);
     const step = n % steps;
-    lines.push(JSON.stringify({ type: step === 0 ? 'ADDED' : 'MODIFIED', object: recordedPod(pod, step, ++resourceVersion) }));
+    const object = recordedPod(pod, step, ++resourceVersion) as { metadata: object };
+    const sent = metadataOnly ? { kind: 'PartialObjectMetadata', apiVersion: 'meta.k8s.io/v1', metadata: object.metadata } : object;
+    lines.push(JSON.stringify({ type: step === 0 ? 'ADDED' : 'MODIFIED', object: sent }));
     objectEvents += 1;
     if (lines.length % 100 === 99) lines.push(JSON.stringify({ type: 'BOOKMARK', object: { kind: 'Pod', apiVersion: 'v1', metadata: { resourceVersion: String(resourceVersion), annotations: { 'k8s.io/initial-events-end': 'false' } } } }));
   }

@@ -9,7 +9,7 @@ export { DEFAULT_FAIR_API_LIMIT } from './base/fairness.ts';
 
 // Loops as the router reads them.
 export { parseLoop, LoopSpecError, type LoopConfig } from './base/loop-spec.ts';
-export { selectsPrimary } from './base/predicates.ts';
+export { selectsPrimary, updateTriggers } from './base/predicates.ts';
 export { parseRelated, relationWatchScope, RelatedSpecError } from './base/related-relation.ts';
 export type { StoreView } from './base/informer-view.ts';
 export { readSigningKeys, SigningSecretError } from './loops/signing-key.ts';

@@ -82,14 +82,17 @@ export class InformerCache<T extends KubernetesObject> {
     }
   }
 
-  /** One watch event's (normalised) object. `oversized`: over the value budget, `object` is its metadata alone. */
-  apply(type: string, object: T, oversized: boolean): void {
+  /**
+   * One watch event's (normalised) object. `oversized`: over the value budget, `object` is its metadata alone;
+   * `withinBudget`: known to be under it (its line was shorter), so not walked to count its values.
+   */
+  apply(type: string, object: T, oversized: boolean, withinBudget = false): void {
     const key = objectKey(object.metadata);
     if (type === 'DELETED') {
       const gone = this.store.delete(key);
       // An oversized object's last state is known by its metadata only; a cached older version says more.
       this.emit('delete', oversized ? (gone ?? object) : object);
-    } else if (oversized ? this.#report(object) : this.#refused(object)) {
+    } else if (oversized ? this.#report(object) : !withinBudget && this.#refused(object)) {
       this.store.delete(key);
     } else if (type === 'ADDED' || type === 'MODIFIED') {
       const previous = this.store.upsert(object);

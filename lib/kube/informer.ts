@@ -9,7 +9,8 @@ import { isApiError, type KubeClient } from './kube-client.ts';
 import type { IndexFunction, ObjectStore } from './object-store.ts';
 import { InformerCache, type InformerHandlers, type RestartReason } from './informer-cache.ts';
 import { collectionPath, kindKey, type ResourceInfo } from './resource-paths.ts';
-import { readWatchEvents } from './watch-stream.ts';
+import { readWatchEventBatches } from './watch-stream.ts';
+import { ReshardError, SilentWatchError, WatchGoneError, watchErrorEvent } from './watch-errors.ts';
 import { listAll } from './list-all.ts';
 import { serverApplied, type InformerShard, type ListedShard, type ShardRequest } from './shard-selector.ts';
 
@@ -33,7 +34,10 @@ export interface InformerOptions<T extends KubernetesObject> {
   shard?: InformerShard;
   /** Cache PartialObjectMetadata (apiVersion, kind, metadata) instead of whole objects. */
   metadataOnly?: boolean;
-  /** Applied to every object before caching, e.g. to drop managedFields and save memory. */
+  /**
+   * Applied to every object before caching, e.g. to drop managedFields and save memory. It should only drop:
+   * a watch event whose line is shorter than maxValues is not counted again after it.
+   */
   transform?: (object: T) => T;
   /**
    * Objects holding more JSON values than this are never cached (a cached older version is dropped, without
@@ -54,14 +58,6 @@ export interface InformerOptions<T extends KubernetesObject> {
 
 export type { InformerHandlers, RestartReason };
 
-class WatchGoneError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'WatchGoneError';
-  }
-}
-class SilentWatchError extends Error {}
-class ReshardError extends Error {}
 
 export class Informer<T extends KubernetesObject = KubernetesObject> {
   readonly store: ObjectStore<T>;
@@ -258,9 +254,10 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
       });
       try {
         // Counted before each event is parsed: an object over the budget never becomes an object graph.
-        for await (const event of readWatchEvents<T>(body, { maxObjectValues: this.#options.maxValues })) {
+        // A chunk's events in one turn: a burst costs one wake-up, not one per event.
+        for await (const batch of readWatchEventBatches<T>(body, { maxObjectValues: this.#options.maxValues })) {
           this.#backoff.reset();
-          this.#handleEvent(event.type, event.object, event.oversized === true);
+          for (const event of batch) this.#handleEvent(event.type, event.object, event.oversized === true, event.withinBudget === true);
         }
       } finally {
         body.destroy();
@@ -276,15 +273,12 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
     }
   }
 
-  /** `oversized`: the event was over the value budget and `raw` is its metadata alone (refused unparsed). */
-  #handleEvent(type: string, raw: T, oversized = false): void {
-    if (type === 'ERROR') {
-      const status = raw as unknown as { code?: number; reason?: string; message?: string };
-      if (status.code === 410 || status.reason === 'Expired' || status.reason === 'Gone') {
-        throw new WatchGoneError(`watch of ${this.name}: ${status.message ?? 'resourceVersion too old'}`);
-      }
-      throw new Error(`watch of ${this.name}: error event ${status.code ?? ''} ${status.reason ?? ''}: ${status.message ?? ''}`);
-    }
+  /**
+   * `oversized`: the event was over the value budget and `raw` is its metadata alone (refused unparsed);
+   * `withinBudget`: its line was too short to be over it (not counted again).
+   */
+  #handleEvent(type: string, raw: T, oversized: boolean, withinBudget: boolean): void {
+    if (type === 'ERROR') throw watchErrorEvent(this.name, raw);
     const resourceVersion = raw.metadata?.resourceVersion;
     if (type === 'BOOKMARK') {
       if (resourceVersion) this.#resourceVersion = resourceVersion;
@@ -293,7 +287,7 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
     const object = this.#cache.normalise(raw);
     // An object outside the share: this server ignores the selector (its list had nothing else to show it).
     if (this.#listed?.applied && !this.#listed.request.contains(object)) this.#listed = { ...this.#listed, applied: false };
-    this.#cache.apply(type, object, oversized);
+    this.#cache.apply(type, object, oversized, withinBudget);
     if (resourceVersion) this.#resourceVersion = resourceVersion;
   }
 }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { controllerReference, controllerUid, jsonEqual, objectKey, pointerEscape, refersTo } from './object-meta.ts';
+import fc from 'fast-check';
+import { controllerReference, controllerUid, jsonEqual, jsonEqualExcept, objectKey, pointerEscape, refersTo } from './object-meta.ts';
 
 const owner = { apiVersion: 'app.kubeloop.dev/v1alpha1', kind: 'PodSet', metadata: { name: 'web', namespace: 'a', uid: 'u-1' } };
 
@@ -44,5 +45,21 @@ describe('object metadata helpers', () => {
     expect(jsonEqual([undefined], [null])).toBe(true);
     expect(jsonEqual(undefined, null)).toBe(true);
     expect(jsonEqual(undefined, {})).toBe(false);
+  });
+});
+
+describe('jsonEqualExcept', () => {
+  it('agrees with jsonEqual of copies without the keys, on generated objects', () => {
+    const keys = ['resourceVersion', 'managedFields'];
+    const without = (o: Record<string, unknown>) => Object.fromEntries(Object.entries(o).filter(([k]) => !keys.includes(k)));
+    const member = fc.oneof(fc.constantFrom('resourceVersion', 'managedFields', 'name', 'labels'), fc.string());
+    const object = fc.dictionary(member, fc.oneof(fc.jsonValue(), fc.constant(undefined)));
+    fc.assert(
+      fc.property(object, object, fc.boolean(), (a, b, same) => {
+        const right = same ? { ...a, resourceVersion: b.resourceVersion } : b;
+        return jsonEqualExcept(a, right, keys) === jsonEqual(without(a), without(right));
+      }),
+      { numRuns: 500, seed: 37 },
+    );
   });
 });

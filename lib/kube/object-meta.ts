@@ -68,18 +68,30 @@ export function jsonEqual(a: unknown, b: unknown): boolean {
   if (Array.isArray(x) || Array.isArray(y)) {
     return Array.isArray(x) && Array.isArray(y) && x.length === y.length && x.every((item, i) => jsonEqual(item, y[i]));
   }
-  const left = x as Record<string, unknown>;
-  const right = y as Record<string, unknown>;
+  return sameMembers(x as Record<string, unknown>, y as Record<string, unknown>, NO_KEYS);
+}
+
+const NO_KEYS: readonly string[] = [];
+
+/**
+ * jsonEqual of two objects with the top-level `keys` left out (no copy made: a watch event's predicate asks
+ * this of every update). An absent object compares as an empty one.
+ */
+export function jsonEqualExcept(a: object | undefined, b: object | undefined, keys: readonly string[]): boolean {
+  return sameMembers((a ?? {}) as Record<string, unknown>, (b ?? {}) as Record<string, unknown>, keys);
+}
+
+function sameMembers(left: Record<string, unknown>, right: Record<string, unknown>, skip: readonly string[]): boolean {
   let members = 0;
   for (const key of Object.keys(left)) {
     const value = left[key];
-    if (value === undefined) continue;
+    if (value === undefined || skip.includes(key)) continue;
     members += 1;
     const other = Object.hasOwn(right, key) ? right[key] : undefined;
     if (other === undefined || !jsonEqual(value, other)) return false;
   }
   let rightMembers = 0;
-  for (const key of Object.keys(right)) if (right[key] !== undefined) rightMembers += 1;
+  for (const key of Object.keys(right)) if (right[key] !== undefined && !skip.includes(key)) rightMembers += 1;
   return members === rightMembers;
 }
 

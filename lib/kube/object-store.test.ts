@@ -45,4 +45,20 @@ describe('ObjectStore', () => {
     expect(store.delete('ns/a')).toBeUndefined();
     expect(store.size).toBe(0);
   });
+  it('serves the newest version under unchanged index values and moves only the values that changed', () => {
+    const labels = (o: V1Pod) => Object.keys(o.metadata?.labels ?? {}).sort();
+    const store = new ObjectStore<V1Pod>({ labels, [CONTROLLER_UID_INDEX]: controllerUidOf });
+    const labelled = (resourceVersion: string, keys: string[]): V1Pod => ({ ...pod('a', 'u1'), metadata: { ...pod('a', 'u1').metadata, resourceVersion, labels: Object.fromEntries(keys.map((k) => [k, 'v'])) } });
+    store.upsert(labelled('1', ['x', 'y']));
+    store.upsert(labelled('2', ['x', 'y']));
+    expect(store.byIndex('labels', 'x').map((p) => p.metadata?.resourceVersion)).toEqual(['2']);
+    expect(store.byIndex(CONTROLLER_UID_INDEX, 'u1').map((p) => p.metadata?.resourceVersion)).toEqual(['2']);
+    store.upsert(labelled('3', ['y', 'z']));
+    expect(store.byIndex('labels', 'x')).toEqual([]);
+    expect(store.byIndex('labels', 'y').map((p) => p.metadata?.resourceVersion)).toEqual(['3']);
+    expect(store.byIndex('labels', 'z').map((p) => p.metadata?.resourceVersion)).toEqual(['3']);
+    expect(store.byIndex(CONTROLLER_UID_INDEX, 'u1').map((p) => p.metadata?.resourceVersion)).toEqual(['3']);
+    store.delete('ns/a');
+    expect([store.byIndex('labels', 'y'), store.byIndex('labels', 'z'), store.byIndex(CONTROLLER_UID_INDEX, 'u1')]).toEqual([[], [], []]);
+  });
 });

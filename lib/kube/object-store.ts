@@ -55,9 +55,18 @@ export class ObjectStore<T extends KubernetesObject> {
   upsert(object: T): T | undefined {
     const key = objectKey(object.metadata);
     const previous = this.#objects.get(key);
-    if (previous) this.#unindex(key, previous);
     this.#objects.set(key, object);
-    for (const [name, fn] of this.#indexers) addTo(this.#indexes.get(name)!, fn(object), key);
+    for (const [name, fn] of this.#indexers) {
+      const index = this.#indexes.get(name)!;
+      const values = fn(object);
+      if (previous) {
+        // Most updates (status, labels) leave an owner, uid or namespace as it was: nothing to move.
+        const before = fn(previous);
+        if (sameValues(before, values)) continue;
+        removeFrom(index, before, key);
+      }
+      addTo(index, values, key);
+    }
     return previous;
   }
 
@@ -75,16 +84,19 @@ export class ObjectStore<T extends KubernetesObject> {
   }
 
   #unindex(key: string, object: T): void {
-    for (const [name, fn] of this.#indexers) {
-      const index = this.#indexes.get(name)!;
-      for (const value of fn(object)) {
-        const keys = index.get(value);
-        keys?.delete(key);
-        if (keys?.size === 0) index.delete(value);
-      }
-    }
+    for (const [name, fn] of this.#indexers) removeFrom(this.#indexes.get(name)!, fn(object), key);
   }
 }
+
+function removeFrom(index: Map<string, Set<string>>, values: string[], key: string): void {
+  for (const value of values) {
+    const keys = index.get(value);
+    keys?.delete(key);
+    if (keys?.size === 0) index.delete(value);
+  }
+}
+
+const sameValues = (a: readonly string[], b: readonly string[]): boolean => a.length === b.length && a.every((value, i) => value === b[i]);
 
 function addTo(index: Map<string, Set<string>>, values: string[], key: string): void {
   for (const value of values) {

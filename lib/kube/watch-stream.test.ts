@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseWatchLine, readWatchEvents } from './watch-stream.ts';
+import { parseWatchLine, readWatchEventBatches, readWatchEvents } from './watch-stream.ts';
 
 async function collect(chunks: Array<string | Buffer>) {
   async function* source() {
@@ -62,7 +62,39 @@ describe('readWatchEvents with a value budget', () => {
     for await (const e of readWatchEvents<{ metadata: { name: string } }>(chunks(), { maxObjectValues: 100_000 })) events.push(e);
     expect(events).toEqual([
       { type: 'ADDED', oversized: true, object: { apiVersion: undefined, kind: undefined, metadata: { name: 'bomb' } } },
-      { type: 'ADDED', object: { metadata: { name: 'grüß' } } },
+      { type: 'ADDED', object: { metadata: { name: 'grüß' } }, withinBudget: true },
     ]);
+  });
+});
+
+describe('readWatchEvents marks events too short to be over the budget', () => {
+  it('marks a line no longer than the budget and leaves a longer one to be counted', async () => {
+    const short = JSON.stringify({ type: 'ADDED', object: { metadata: { name: 'a' } } });
+    // Few values, but more bytes than the budget: only counting tells, so it is not marked.
+    const long = JSON.stringify({ type: 'MODIFIED', object: { metadata: { name: 'b' }, data: { x: 'y'.repeat(200) } } });
+    async function* source() {
+      yield `${short}\n${long}\n`;
+    }
+    const events = [];
+    for await (const e of readWatchEvents<{ metadata: { name: string } }>(source(), { maxObjectValues: 100 })) events.push(e);
+    expect(events.map((e) => [e.object.metadata.name, e.withinBudget, e.oversized])).toEqual([
+      ['a', true, undefined],
+      ['b', undefined, undefined],
+    ]);
+  });
+});
+
+describe('readWatchEventBatches', () => {
+  it("yields each chunk's complete events as one batch, in order, carrying a split line to the next", async () => {
+    const line = (name: string, resourceVersion: string, type = 'MODIFIED') => JSON.stringify({ type, object: { metadata: { name, resourceVersion } } });
+    const text = `${line('a', '1', 'ADDED')}\n${line('b', '2')}\n\n${line('rv', '3', 'BOOKMARK')}\n${line('c', '4')}\n${line('d', '5')}`;
+    const cut = text.indexOf('"c"');
+    async function* source() {
+      yield text.slice(0, cut);
+      yield text.slice(cut);
+    }
+    const batches = [];
+    for await (const batch of readWatchEventBatches<{ metadata: { name: string; resourceVersion: string } }>(source())) batches.push(batch.map((e) => `${e.type} ${e.object.metadata.name}@${e.object.metadata.resourceVersion}`));
+    expect(batches).toEqual([['ADDED a@1', 'MODIFIED b@2', 'BOOKMARK rv@3'], ['MODIFIED c@4'], ['MODIFIED d@5']]);
   });
 });

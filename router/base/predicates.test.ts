@@ -1,6 +1,6 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import { selectsPrimary, updateTriggers } from './predicates.ts';
+import { onlyBookkeepingChanged, selectsPrimary, updateTriggers } from './predicates.ts';
 
 function pod(patch: Partial<NonNullable<V1Pod['metadata']>> & { phase?: string } = {}): V1Pod {
   const { phase, ...metadata } = patch;
@@ -41,5 +41,20 @@ describe('updateTriggers', () => {
   });
   it('never triggers on the same resourceVersion', () => {
     expect(updateTriggers({ ignoreStatusChanges: false }, pod(), pod())).toBe(false);
+  });
+});
+
+describe('onlyBookkeepingChanged', () => {
+  const object = (metadata: Record<string, unknown>, rest: Record<string, unknown> = {}) => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', ...metadata }, ...rest });
+  it('sees resourceVersion and managedFields alone as bookkeeping, anything else as a change', () => {
+    expect(onlyBookkeepingChanged(object({ resourceVersion: '1' }), object({ resourceVersion: '2', managedFields: [{ manager: 'kwok' }] }))).toBe(true);
+    expect(onlyBookkeepingChanged(object({ resourceVersion: '1' }), object({ resourceVersion: '2', labels: { a: 'b' } }))).toBe(false);
+    expect(onlyBookkeepingChanged(object({}), object({}, { status: { phase: 'Running' } }))).toBe(false);
+    expect(onlyBookkeepingChanged(object({}, { spec: { a: [1, { b: 2 }] } }), object({}, { spec: { a: [1, { b: 3 }] } }))).toBe(false);
+  });
+  it('reads members set to undefined as absent, as JSON sends them', () => {
+    expect(onlyBookkeepingChanged(object({ labels: undefined }), object({}, { status: undefined }))).toBe(true);
+    expect(onlyBookkeepingChanged({ apiVersion: 'v1', kind: 'Pod' }, object({ resourceVersion: '3' }))).toBe(false);
+    expect(onlyBookkeepingChanged({ apiVersion: 'v1', kind: 'Pod' }, { apiVersion: 'v1', kind: 'Pod', metadata: { resourceVersion: '3' } })).toBe(true);
   });
 });

@@ -2,7 +2,7 @@
 // generation predicate (ignoreStatusChanges) that stops status-only churn from re-triggering (MC #171).
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { matchesLabelSelector } from '../../lib/kube/label-selector.ts';
-import { jsonEqual } from '../../lib/kube/object-meta.ts';
+import { jsonEqual, jsonEqualExcept } from '../../lib/kube/object-meta.ts';
 import type { LoopConfig } from './loop-spec.ts';
 
 /** Whether the Loop is interested in this primary at all. */
@@ -23,16 +23,12 @@ function sameJson(a: unknown, b: unknown): boolean {
 
 /** Whether two versions of an object differ in metadata.resourceVersion and managedFields alone. */
 export function onlyBookkeepingChanged(previous: KubernetesObject, current: KubernetesObject): boolean {
-  if (!sameJson(stripKeys(previous, ['metadata']), stripKeys(current, ['metadata']))) return false;
-  const bookkeeping = ['resourceVersion', 'managedFields'];
-  return sameJson(stripKeys(previous.metadata, bookkeeping), stripKeys(current.metadata, bookkeeping));
+  // Compared in place: copying both objects without those keys cost as much as parsing the watch event.
+  return jsonEqualExcept(previous, current, METADATA) && jsonEqualExcept(previous.metadata, current.metadata, BOOKKEEPING);
 }
 
-function stripKeys(object: object | undefined, keys: string[]): Record<string, unknown> {
-  const copy: Record<string, unknown> = { ...object };
-  for (const key of keys) delete copy[key];
-  return copy;
-}
+const METADATA = ['metadata'];
+const BOOKKEEPING = ['resourceVersion', 'managedFields'];
 
 /**
  * Whether an update of a primary should trigger a call. With ignoreStatusChanges, an update that leaves

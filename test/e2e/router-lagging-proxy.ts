@@ -1,8 +1,10 @@
 // A TLS proxy in front of the real API server that holds back every byte of watch responses for `lagMs`
 // (ordinary requests pass at once): the router's cache then lags its own writes, as on a busy cluster.
 // Frozen, it silently drops watch bytes and never ends a watch: a half-open connection neither side notices.
-// cutNext() lets one request through to the API server and breaks its answer mid-body.
+// cutNext() lets one request through to the API server and breaks its answer mid-body. holdWatches() and
+// expireHeldWatches() open a gap after which the real API server answers 410 Gone to the resumed watch.
 import { createServer, type Server } from 'node:https';
+import type { ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { AgentOptions } from 'node:https';
 import { KubeConfig } from '@kubernetes/client-node';
@@ -15,10 +17,30 @@ export interface LaggingProxy {
   setFrozen(frozen: boolean): void;
   /** The next request that `match`es reaches the API server, but the connection breaks halfway through its answer. */
   cutNext(match: (method: string, path: string) => boolean): void;
+  /** Breaks every open watch whose path `match`es and holds every new one (not sent on) until expireHeldWatches(): a gap. */
+  holdWatches(match: (path: string) => boolean): void;
+  /** Watch requests held now. */
+  heldWatches(): number;
+  /**
+   * Sends the held watches on from resourceVersion 1, older than any watch cache's window (a CRD's cache starts
+   * at its creation): the API server answers 410 "too old resource version", as to a watch resumed too late.
+   * Later watches pass as asked.
+   */
+  expireHeldWatches(): void;
   close(): Promise<void>;
 }
 
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'upgrade', 'host', 'content-length']);
+
+/** Waits for the hold's end, then gives the watch's URL asking for resourceVersion 1. */
+async function heldUntilExpired(url: string, hold: { held: number; release: Promise<void> }): Promise<string> {
+  hold.held += 1;
+  await hold.release;
+  hold.held -= 1;
+  const expired = new URL(url, 'https://proxy.invalid');
+  expired.searchParams.set('resourceVersion', '1');
+  return `${expired.pathname}${expired.search}`;
+}
 
 export async function startLaggingProxy(upstreamConfig: KubeConfig, lagMs: number): Promise<LaggingProxy> {
   const tls: AgentOptions & { headers?: Record<string, string> } = {};
@@ -28,6 +50,9 @@ export async function startLaggingProxy(upstreamConfig: KubeConfig, lagMs: numbe
   const certificate = selfSignedCertificate('lagging-proxy');
   let frozen = false;
   let cut: ((method: string, path: string) => boolean) | undefined;
+  /** Each open watch's path. */
+  const openWatches = new Map<ServerResponse, string>();
+  let hold: { match: (path: string) => boolean; held: number; release: Promise<void>; expire: () => void } | undefined;
   const server: Server = createServer({ key: certificate.key, cert: certificate.cert }, (req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -37,9 +62,11 @@ export async function startLaggingProxy(upstreamConfig: KubeConfig, lagMs: numbe
         for (const [k, v] of Object.entries(req.headers)) if (!HOP_BY_HOP.has(k) && typeof v === 'string') headers[k] = v;
         const body = Buffer.concat(chunks);
         const watch = /[?&]watch=(true|1)/.test(req.url ?? '');
+        const path = watch && hold?.match(req.url ?? '/') ? await heldUntilExpired(req.url ?? '/', hold) : (req.url ?? '/');
+        if (res.destroyed) return;
         const response = await agent.request({
           origin: upstream.origin,
-          path: req.url ?? '/',
+          path,
           method: (req.method ?? 'GET') as 'GET',
           headers,
           body: body.length > 0 ? body : undefined,
@@ -62,9 +89,10 @@ export async function startLaggingProxy(upstreamConfig: KubeConfig, lagMs: numbe
           return;
         }
         res.writeHead(response.statusCode, out);
+        openWatches.set(res, req.url ?? '/');
         // Each chunk leaves lagMs after it arrived, in order: a delay, not a throughput limit.
         let last = Promise.resolve();
-        res.on('close', () => response.body.destroy());
+        res.on('close', () => (openWatches.delete(res), response.body.destroy()));
         for await (const chunk of response.body) {
           if (frozen) continue;
           const due = Date.now() + lagMs;
@@ -92,6 +120,17 @@ export async function startLaggingProxy(upstreamConfig: KubeConfig, lagMs: numbe
     },
     cutNext: (match) => {
       cut = match;
+    },
+    holdWatches: (match) => {
+      let expire!: () => void;
+      const release = new Promise<void>((r) => (expire = r));
+      hold = { match, held: 0, release, expire };
+      for (const [res, path] of openWatches) if (match(path)) res.destroy();
+    },
+    heldWatches: () => hold?.held ?? 0,
+    expireHeldWatches: () => {
+      hold?.expire();
+      hold = undefined;
     },
     close: async () => {
       server.closeAllConnections();

@@ -105,10 +105,10 @@ export async function routerHarness(suiteName: string, plane?: OwnPlane): Promis
 }
 
 /** Installs the chart's CRDs (cli/chart-crds.ts; server-side apply, idempotent across suites) and waits until served. */
-export async function installCrds(client: KubeClient, files: string[]): Promise<void> {
+export async function installCrds(client: KubeClient, files: Array<string | TestCrd>): Promise<void> {
   for (const file of files) {
     // A bare name is one of the chart's CRDs; an absolute path is read as it is (CRDs from Go modules).
-    const crd = parse(readFileSync(isAbsolute(file) ? file : chartCrdFile(file), 'utf8')) as { metadata: { name: string } };
+    const crd = typeof file !== 'string' ? file : (parse(readFileSync(isAbsolute(file) ? file : chartCrdFile(file), 'utf8')) as TestCrd);
     await client.request({
       method: 'PATCH',
       path: `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd.metadata.name}`,
@@ -126,6 +126,20 @@ export async function installCrds(client: KubeClient, files: string[]): Promise<
       await new Promise((r) => setTimeout(r, 100));
     }
   }
+}
+
+export interface TestCrd {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string };
+  spec: unknown;
+}
+
+/** A namespaced kind of one served version (v1) whose objects may hold any fields: a test's own kind, for installCrds. */
+export function looseCrd(group: string, kind: string, plural: string): TestCrd {
+  const names = { kind, plural, singular: kind.toLowerCase(), listKind: `${kind}List` };
+  const version = { name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } };
+  return { apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: { name: `${plural}.${group}` }, spec: { group, scope: 'Namespaced', names, versions: [version] } };
 }
 
 /** A synced informer on the suite's pods: what a watch observed, for assertions about every moment. */

@@ -1,7 +1,7 @@
 // A resilient informer's list/watch loop (client-go's reflector; its cache is informer-cache.ts): list, then
-// watch from the list's resourceVersion; relist on 410 Gone; restart with backoff on any other error
-// (client-node's informer stops); a watchdog ends silent watches; bookmarks; metadata-only mode;
-// server-side sharded list and watch of a share that may change (lists again when it does).
+// watch from the list's resourceVersion; relist on 410 Gone (backing off if 410s follow relists); restart
+// with backoff on any other error (client-node's informer stops); a watchdog ends silent watches; bookmarks;
+// metadata-only mode; server-side sharded list and watch of a share that may change (lists again when it does).
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { Backoff, sleep, type BackoffPolicy } from './backoff.ts';
@@ -58,6 +58,7 @@ export interface InformerOptions<T extends KubernetesObject> {
 
 export type { InformerHandlers, RestartReason };
 
+const WATCH_BACKOFF: BackoffPolicy = { baseMs: 250, maxMs: 30_000, jitter: 0.2 };
 
 export class Informer<T extends KubernetesObject = KubernetesObject> {
   readonly store: ObjectStore<T>;
@@ -65,6 +66,8 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
   readonly #cache: InformerCache<T>;
   readonly #abort = new AbortController();
   readonly #backoff: Backoff;
+  /** 410s in a row, each right after the relist of the one before. */
+  readonly #expiries: Backoff;
   #resourceVersion: string | undefined;
   #synced = false;
   #syncWaiters: Array<() => void> = [];
@@ -82,7 +85,8 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
     const r = options.resource;
     this.#cache = new InformerCache(options, `${kindKey(r.apiVersion, r.kind)}${options.metadataOnly ? ' (metadata)' : ''}${options.shard ? ' (share)' : ''}`);
     this.store = this.#cache.store;
-    this.#backoff = new Backoff(options.backoff ?? { baseMs: 250, maxMs: 30_000, jitter: 0.2 });
+    this.#backoff = new Backoff(options.backoff ?? WATCH_BACKOFF);
+    this.#expiries = new Backoff(options.backoff ?? WATCH_BACKOFF);
   }
 
   get name(): string {
@@ -171,15 +175,16 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
         const err = error instanceof Error ? error : new Error(String(error));
         // A new share: list it at once (the watch was ended for it).
         if (err instanceof ReshardError) continue;
-        if (err instanceof WatchGoneError || isApiError(err, 410)) {
-          // Our resourceVersion is older than etcd's compaction window: relist at once.
-          this.#needList = true;
-          this.#restart('gone', err);
+        const gone = err instanceof WatchGoneError || isApiError(err, 410);
+        this.#restart(gone ? 'gone' : err instanceof SilentWatchError ? 'silent' : 'error', err);
+        // 410: our resourceVersion is older than the server's window; relist at once, unless the last relist's watch
+        // expired too before it brought anything: no hot loop of full lists (client-go backs off there too).
+        if (gone) this.#needList = true;
+        if (gone && this.#expiries.attempts === 0) {
+          this.#expiries.next();
           continue;
         }
-        const reason: RestartReason = err instanceof SilentWatchError ? 'silent' : 'error';
-        this.#restart(reason, err);
-        const delay = this.#backoff.next();
+        const delay = gone ? this.#expiries.next() : this.#backoff.next();
         this.#options.logger?.warn({ informer: this.name, err: err.message, delayMs: delay }, 'watch failed; restarting');
         try {
           await sleep(delay, signal);
@@ -258,6 +263,8 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
         for await (const batch of readWatchEventBatches<T>(body, { maxObjectValues: this.#options.maxValues })) {
           this.#backoff.reset();
           for (const event of batch) this.#handleEvent(event.type, event.object, event.oversized === true, event.withinBudget === true);
+          // The watch brought something before any 410: a later 410 relists at once again.
+          this.#expiries.reset();
         }
       } finally {
         body.destroy();

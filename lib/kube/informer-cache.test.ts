@@ -33,3 +33,21 @@ describe('InformerCache.apply and the value budget', () => {
     expect(added).toEqual(['small']);
   });
 });
+
+describe('InformerCache.replace (a relist)', () => {
+  const cm = (name: string, uid: string, resourceVersion: string): KubernetesObject => ({ metadata: { name, namespace: 'a', uid, resourceVersion } });
+
+  it('tells handlers what changed while away: a delete as a delete, an object made again under its name as delete and add', () => {
+    const c = new InformerCache<KubernetesObject>({ resource }, 'test');
+    for (const o of [cm('keep', 'k', '1'), cm('changed', 'c', '1'), cm('doomed', 'd', '1'), cm('reborn', 'r1', '1')]) c.apply('ADDED', c.normalise(o), false);
+    const seen: string[] = [];
+    c.on('add', (o) => seen.push(`add ${o.metadata?.name} ${o.metadata?.uid}`));
+    c.on('update', (o, previous) => seen.push(`update ${o.metadata?.name} ${previous.metadata?.resourceVersion}->${o.metadata?.resourceVersion}`));
+    c.on('delete', (o) => seen.push(`delete ${o.metadata?.name} ${o.metadata?.uid}`));
+    const { fresh, refused } = c.admit([cm('keep', 'k', '1'), cm('changed', 'c', '2'), cm('reborn', 'r2', '3'), cm('born', 'b', '4')]);
+    c.replace(fresh, refused, undefined);
+    expect(seen).toEqual(['delete doomed d', 'update changed 1->2', 'delete reborn r1', 'add reborn r2', 'add born b']);
+    expect([...c.store.keys()].sort()).toEqual(['a/born', 'a/changed', 'a/keep', 'a/reborn']);
+    expect(c.store.get('a/reborn')?.metadata?.uid).toBe('r2');
+  });
+});

@@ -75,7 +75,14 @@ export class InformerCache<T extends KubernetesObject> {
         if (gone && !refused.has(key) && (!share || share.contains(gone))) this.emit('delete', gone);
       }
     }
-    for (const object of fresh.values()) {
+    for (const [key, object] of fresh) {
+      // Deleted and created again under the same name while away: two objects (handlers keyed by uid, owner
+      // indexes), so a delete of the old one and an add of the new, as the watch would have told them.
+      const cached = store.get(key);
+      if (cached && cached.metadata?.uid !== object.metadata?.uid) {
+        store.delete(key);
+        this.emit('delete', cached);
+      }
       const previous = store.upsert(object);
       if (!previous) this.emit('add', object);
       else if (previous.metadata?.resourceVersion !== object.metadata?.resourceVersion) this.emit('update', object, previous);

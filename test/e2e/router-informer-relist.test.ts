@@ -78,14 +78,16 @@ afterAll(async () => {
   await informerProxy?.close();
 });
 
-/** The server's objects, key -> resourceVersion. */
+/** An object's identity and version: `uid resourceVersion`. */
+const version = (o: Gap | undefined) => `${o?.metadata?.uid} ${o?.metadata?.resourceVersion}`;
+/** The server's objects, key -> version. */
 async function onServer(): Promise<Record<string, string>> {
   const list = await h.client.request<{ items: Gap[] }>({ path: gapsPath() });
-  return Object.fromEntries(list.items.map((o) => [`${ns}/${o.metadata?.name}`, o.metadata?.resourceVersion ?? '']));
+  return Object.fromEntries(list.items.map((o) => [`${ns}/${o.metadata?.name}`, version(o)]));
 }
-/** The informer's cache, key -> resourceVersion. */
+/** The informer's cache, key -> version. */
 function cached(): Record<string, string> {
-  return Object.fromEntries([...informer.store.keys()].map((key) => [key, informer.store.get(key)?.metadata?.resourceVersion ?? '']));
+  return Object.fromEntries([...informer.store.keys()].map((key) => [key, version(informer.store.get(key))]));
 }
 
 const same = (a: Record<string, string>, b: Record<string, string>) => JSON.stringify(Object.entries(a).sort()) === JSON.stringify(Object.entries(b).sort());
@@ -100,8 +102,9 @@ describe('a watch the API server expires (410 Gone)', () => {
     await create('keep', '1');
     await create('changed', '1');
     await create('doomed', '1');
-    await eventually('the three objects cached', async () => same(cached(), await onServer()));
-    await eventually('the function called for the three', async () => ['keep 1', 'changed 1', 'doomed 1'].every((c) => calls.includes(c)));
+    await create('reborn', '1');
+    await eventually('the four objects cached', async () => same(cached(), await onServer()));
+    await eventually('the function called for the four', async () => ['keep 1', 'changed 1', 'doomed 1', 'reborn 1'].every((c) => calls.includes(c)));
     expect(await goneRestarts()).toBe(0);
 
     // The gap: both watches broken and held while the objects change.
@@ -113,18 +116,21 @@ describe('a watch the API server expires (410 Gone)', () => {
     await create('born', '1');
     await change('changed', '2');
     await h.client.request({ method: 'DELETE', path: `${gapsPath()}/doomed` });
+    // Made again under its name: another object (another uid), not an update of the old one.
+    await h.client.request({ method: 'DELETE', path: `${gapsPath()}/reborn` });
+    await create('reborn', '2');
     routerProxy.expireHeldWatches();
     informerProxy.expireHeldWatches();
 
     await eventually('the informer relisted after 410', async () => restarts.includes('gone'));
     const server = await onServer();
-    expect(Object.keys(server).sort()).toEqual([`${ns}/born`, `${ns}/changed`, `${ns}/keep`]);
+    expect(Object.keys(server).sort()).toEqual([`${ns}/born`, `${ns}/changed`, `${ns}/keep`, `${ns}/reborn`]);
     await eventually('the cache matches the server', async () => same(cached(), server));
     // Exactly the changes made in the gap, the delete as a delete: nothing for the unchanged object.
-    expect(seen.slice(before).sort()).toEqual(['add born', 'delete doomed', 'update changed 2']);
+    expect(seen.slice(before).sort()).toEqual(['add born', 'add reborn', 'delete doomed', 'delete reborn', 'update changed 2']);
     expect(informer.store.get(`${ns}/doomed`)).toBeUndefined();
 
-    await eventually('the function called for what changed in the gap', async () => calls.includes('born 1') && calls.includes('changed 2'));
+    await eventually('the function called for what changed in the gap', async () => ['born 1', 'changed 2', 'reborn 2'].every((c) => calls.includes(c)));
     await eventually('the restart counted with its reason', async () => (await goneRestarts()) >= 1);
 
     // The watch resumed from the relist: a later change arrives by watch, with no further relist.

@@ -36,6 +36,8 @@ export interface NodePaths {
   containerdRoot: string;
   containerdState: string;
   cniConfDir: string;
+  /** Where host-local records the pods' addresses (its dataDir): dies with the node. */
+  cniIpamDir: string;
   kubeletConfig: string;
   kubeletKubeconfig: string;
   kubeletRoot: string;
@@ -56,6 +58,7 @@ export function nodePaths(dir: string): NodePaths {
     containerdRoot: join(dir, 'containerd'),
     containerdState: join(dir, 'run', 'containerd'),
     cniConfDir: join(dir, 'cni'),
+    cniIpamDir: join(dir, 'cni-ipam'),
     kubeletConfig: join(dir, 'kubelet.yaml'),
     kubeletKubeconfig: join(dir, 'kubelet.kubeconfig'),
     kubeletRoot: join(dir, 'kubelet'),
@@ -109,8 +112,13 @@ state = ${JSON.stringify(p.containerdState)}
 `;
 }
 
-/** The bridge every pod joins; the netns routes pod traffic to the host over the veth (no masquerade needed). */
-export function cniConfig(): string {
+/**
+ * The bridge every pod joins; the netns routes pod traffic to the host over the veth (no masquerade needed).
+ * Addresses are handed out from the node's own directory: host-local's default (/var/lib/cni/networks) outlives
+ * the node, and a node torn down with pods still running never releases theirs, so the range ran out after a
+ * few hundred runs and every new pod stayed ContainerCreating. Each node has a fresh netns: nothing to keep.
+ */
+export function cniConfig(p: Pick<NodePaths, 'cniIpamDir'>): string {
   return JSON.stringify(
     {
       cniVersion: '1.0.0',
@@ -122,7 +130,7 @@ export function cniConfig(): string {
           isGateway: true,
           ipMasq: false,
           hairpinMode: true,
-          ipam: { type: 'host-local', ranges: [[{ subnet: NODE_NET.podCidr, gateway: NODE_NET.podGateway }]], routes: [{ dst: '0.0.0.0/0' }] },
+          ipam: { type: 'host-local', dataDir: p.cniIpamDir, ranges: [[{ subnet: NODE_NET.podCidr, gateway: NODE_NET.podGateway }]], routes: [{ dst: '0.0.0.0/0' }] },
         },
         { type: 'portmap', capabilities: { portMappings: true } },
       ],

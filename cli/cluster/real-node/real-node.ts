@@ -74,7 +74,7 @@ async function writeNodeFiles(ctx: RealNodeContext, p: NodePaths): Promise<void>
   await Promise.all([mkdir(p.cniConfDir, { recursive: true }), mkdir(p.kubeletRoot, { recursive: true }), mkdir(p.podLogs, { recursive: true }), mkdir(join(p.dir, 'run'), { recursive: true })]);
   await Promise.all([
     writeFile(p.containerdConfig, containerdConfig(p, join(ctx.binaries.containerdShim, '..'), CNI_BIN_DIR)),
-    writeFile(join(p.cniConfDir, '10-kubeloop.conflist'), cniConfig()),
+    writeFile(join(p.cniConfDir, '10-kubeloop.conflist'), cniConfig(p)),
     writeFile(p.kubeletConfig, kubeletConfig(p, ctx.caCertFile)),
     writeFile(p.kubeProxyConfig, kubeProxyConfig(p)),
     writeFile(p.corefile, corefile(p)),

@@ -5,7 +5,7 @@ import { parseArgs } from 'node:util';
 import { parseAllDocuments } from 'yaml';
 import { pickSetting, settingBoolean, settingInteger, settingNumber } from '../lib/config/settings.ts';
 import { readServerSettings, type ServerSettings } from '../lib/server/server-settings.ts';
-import { ROUTER_FLAG_OPTIONS, ROUTER_RANGES, ROUTER_SWITCHES, ROUTER_USAGE, type RangeFlag, type RangeSetting, type SwitchFlag } from './router-flags.ts';
+import { ROUTER_DEFAULTS, ROUTER_FLAG_OPTIONS, ROUTER_RANGES, ROUTER_SWITCHES, ROUTER_USAGE, type RangeFlag, type RangeSetting, type SwitchFlag } from './router-flags.ts';
 import type { Loop } from '../api/loop.ts';
 import { DEFAULT_FUNCTION_URL_POLICY, readFunctionUrlPolicy, type FunctionUrlPolicy } from '../lib/config/function-url-policy.ts';
 import { readDeniedLoopbackPorts, readDeniedNetworks } from '../lib/function-client/address-policy.ts';
@@ -156,16 +156,16 @@ export function readRouterConfig(argv: string[], env: NodeJS.ProcessEnv = proces
   const selector = pick('loop-selector', 'KUBELOOP_LOOP_SELECTOR');
   const urlPolicy = readFunctionUrlPolicy(values, env);
   return {
-    ...readServerSettings(values, env, { defaultPort: 8081, defaultBodyLimitBytes: 16 * 1024, minBodyLimitBytes: 1024, maxDrainDelaySeconds: 300, portVariables: ['KUBELOOP_ROUTER_PORT'] }),
+    ...readServerSettings(values, env, { defaultPort: ROUTER_DEFAULTS.port, defaultBodyLimitBytes: ROUTER_DEFAULTS['body-limit-bytes'], minBodyLimitBytes: 1024, maxDrainDelaySeconds: 300, portVariables: ['KUBELOOP_ROUTER_PORT'] }),
     kubeconfig: values.kubeconfig ?? (env.KUBECONFIG || undefined),
     context: values.context,
     recordDir: values.record ?? (env.KUBELOOP_RECORD_DIR || undefined),
     shadowFixturesDir: values['shadow-fixtures'] ?? (env.KUBELOOP_SHADOW_FIXTURES_DIR || undefined),
     leaderElect,
     sharding,
-    shardingServerSide: settingBoolean(pick('sharding-server-side', 'KUBELOOP_SHARDING_SERVER_SIDE'), true),
-    leaseNamespace: values['lease-namespace'] ?? (env.KUBELOOP_NAMESPACE || env.POD_NAMESPACE || 'kubeloop-system'),
-    leaseName: values['lease-name'] ?? (env.KUBELOOP_LEASE_NAME || 'kubeloop-router'),
+    shardingServerSide: switchOn('sharding-server-side'),
+    leaseNamespace: values['lease-namespace'] ?? (env.KUBELOOP_NAMESPACE || env.POD_NAMESPACE || ROUTER_DEFAULTS['lease-namespace']),
+    leaseName: values['lease-name'] ?? (env.KUBELOOP_LEASE_NAME || ROUTER_DEFAULTS['lease-name']),
     leaseDurationSeconds,
     identity: values.identity ?? (env.POD_NAME || undefined),
     qps: range('qps'),

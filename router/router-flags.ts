@@ -1,7 +1,8 @@
 // The flags of `kubeloop router`: the numeric settings' table (variable, one default, range), the parseArgs
 // options and the usage text, whose defaults come from the table (router-config.ts reads and checks the values).
-import { SERVER_FLAG_OPTIONS } from '../lib/server/server-settings.ts';
-import { FUNCTION_URL_FLAG_OPTIONS } from '../lib/config/function-url-policy.ts';
+import { DEFAULT_TRACE_SAMPLING_RATIO, SERVER_DEFAULTS, SERVER_FLAG_OPTIONS } from '../lib/server/server-settings.ts';
+import { FUNCTION_URL_FLAG_OPTIONS, FUNCTION_URL_USAGE } from '../lib/config/function-url-policy.ts';
+import { DEFAULT_TENANT_WEIGHT } from './base/tenant-weights.ts';
 import { DEFAULT_MAX_OBJECT_VALUES } from '../lib/contract/json-depth.ts';
 import { DEFAULT_MAX_ACTIONS_PER_REPLY, DEFAULT_MAX_RESPONSE_BYTES } from './reconcile/dispatch.ts';
 import { DEFAULT_FAIR_API_LIMIT, DEFAULT_MAX_CALLS_IN_FLIGHT } from './base/fairness.ts';
@@ -75,11 +76,26 @@ export interface SwitchSetting {
 /** Every true/false setting of the router read with a value (`--flag=true|false`), by flag. */
 export const ROUTER_SWITCHES = {
   'http2-writes': { env: 'KUBELOOP_HTTP2_WRITES', default: DEFAULT_HTTP2_WRITES },
+  'sharding-server-side': { env: 'KUBELOOP_SHARDING_SERVER_SIDE', default: true },
 } as const satisfies Record<string, SwitchSetting>;
 
 export type SwitchFlag = keyof typeof ROUTER_SWITCHES;
 
+/** The router's other defaults (the ops server's, text settings): router-config.ts and the usage read them here. */
+export const ROUTER_DEFAULTS = {
+  port: 8081,
+  host: SERVER_DEFAULTS.host,
+  // 16 KiB: the ops server takes no request bodies of any size (probes, scrapes).
+  'body-limit-bytes': 16 * 1024,
+  'drain-delay-seconds': SERVER_DEFAULTS.drainDelaySeconds,
+  'log-level': SERVER_DEFAULTS.logLevel,
+  'lease-namespace': 'kubeloop-system',
+  'lease-name': 'kubeloop-router',
+  'trace-sampling-ratio': DEFAULT_TRACE_SAMPLING_RATIO,
+} as const;
+
 const d = (flag: RangeFlag): number => ROUTER_RANGES[flag].default;
+const o = (flag: keyof typeof ROUTER_DEFAULTS): string | number => ROUTER_DEFAULTS[flag];
 
 /** parseArgs' options: every flag the router takes. */
 export const ROUTER_FLAG_OPTIONS = {
@@ -141,35 +157,33 @@ export const ROUTER_USAGE = `usage: kubeloop router [options]
 
   --kubeconfig PATH                 (KUBECONFIG; in-cluster service account when unset)
   --context NAME                    context inside the kubeconfig
-  --port 8081 --host 0.0.0.0        ops server: /healthz /readyz /metrics (KUBELOOP_ROUTER_PORT, HOST)
-  --drain-delay-seconds 0           on SIGTERM: fail /readyz, wait, then close (KUBELOOP_DRAIN_DELAY_SECONDS)
-  --body-limit-bytes N              ops server request body limit (KUBELOOP_BODY_LIMIT_BYTES)
+  --port ${o('port')} --host ${o('host')}        ops server: /healthz /readyz /metrics (KUBELOOP_ROUTER_PORT, HOST)
+  --drain-delay-seconds ${o('drain-delay-seconds')}           on SIGTERM: fail /readyz, wait, then close (KUBELOOP_DRAIN_DELAY_SECONDS)
+  --body-limit-bytes ${o('body-limit-bytes')}          ops server request body limit (KUBELOOP_BODY_LIMIT_BYTES)
   --record DIR                      write every request+response as a fixture (KUBELOOP_RECORD_DIR)
   --shadow-fixtures DIR             write shadows' divergences as fixture pairs, the newest 50 per Loop (KUBELOOP_SHADOW_FIXTURES_DIR)
   --leader-elect                    hold a coordination.k8s.io Lease; standbys wait (KUBELOOP_LEADER_ELECT=true)
   --sharding                        every replica reconciles its share of the keys; a member Lease each (KUBELOOP_SHARDING=true)
-  --sharding-server-side=false      members receive every primary and filter their share themselves, even where the API
-                                    server could list and watch only the share (KUBELOOP_SHARDING_SERVER_SIDE; default true)
-  --lease-namespace NS              (KUBELOOP_NAMESPACE, POD_NAMESPACE; default kubeloop-system)
-  --lease-name kubeloop-router      the leader Lease, or with --sharding the group of member Leases (KUBELOOP_LEASE_NAME)
+  --sharding-server-side=${ROUTER_SWITCHES['sharding-server-side'].default}       false: members receive every primary and filter their share themselves, even where the API
+                                    server could list and watch only the share (KUBELOOP_SHARDING_SERVER_SIDE)
+  --lease-namespace ${o('lease-namespace')}  (KUBELOOP_NAMESPACE, POD_NAMESPACE)
+  --lease-name ${o('lease-name')}      the leader Lease, or with --sharding the group of member Leases (KUBELOOP_LEASE_NAME)
   --lease-duration-seconds ${d('lease-duration-seconds')}       a standby (or the other members) takes over within this time of a death
   --identity NAME                   lease holder identity (POD_NAME; host name + pid by default)
   --qps ${d('qps')} --burst ${d('burst')}              the router's own API rate limit: informers, discovery, status (KUBELOOP_API_QPS, KUBELOOP_API_BURST)
-  --http2-writes=${ROUTER_SWITCHES['http2-writes'].default}             API writes over node:http2 (cheaper per write; reads and watches over undici); false: all over undici (KUBELOOP_HTTP2_WRITES)
+  --http2-writes=${ROUTER_SWITCHES['http2-writes'].default}               API writes over node:http2 (cheaper per write; reads and watches over undici); false: all over undici (KUBELOOP_HTTP2_WRITES)
   --loop-qps ${d('loop-qps')} --loop-burst ${d('loop-burst')}     each Loop's own API cap before its tenant's share, 0: none (KUBELOOP_LOOP_API_QPS, KUBELOOP_LOOP_API_BURST)
   --max-calls-in-flight ${d('max-calls-in-flight')}         function calls in flight across all Loops, shared fairly by tenant; 0: no cap (KUBELOOP_MAX_CALLS_IN_FLIGHT)
   --fair-api-qps ${d('fair-api-qps')} --fair-api-burst ${d('fair-api-burst')}  the API budget all Loops share fairly by tenant; 0: off, each Loop 50/100 on its own (KUBELOOP_FAIR_API_QPS, KUBELOOP_FAIR_API_BURST)
-  --tenant-weights ns=4,ns2=0.5     tenant weights in both shares (ClusterLoops: "_cluster"); default 1 (KUBELOOP_TENANT_WEIGHTS)
+  --tenant-weights ns=4,ns2=0.5     tenant weights in both shares (ClusterLoops: "_cluster"); unnamed ones ${DEFAULT_TENANT_WEIGHT} (KUBELOOP_TENANT_WEIGHTS)
   --tenant-metrics-labels ${d('tenant-metrics-labels')}        tenants with their own metrics label, the rest "other" (KUBELOOP_TENANT_METRICS_LABELS)
   --loop-metrics-labels ${d('loop-metrics-labels')}         Loops with their own loop/controller metrics label (histograms too), the rest "other" (KUBELOOP_LOOP_METRICS_LABELS)
   --min-requeue-seconds ${d('min-requeue-seconds')}           floor on requeueAfterSeconds, retryAfterSeconds and Retry-After (KUBELOOP_MIN_REQUEUE_SECONDS)
   --access-review-seconds ${d('access-review-seconds')}       how often each Loop's ServiceAccount rights are reviewed again (KUBELOOP_ACCESS_REVIEW_SECONDS)
   --max-loops-per-tenant ${d('max-loops-per-tenant')}         namespaced Loops run per namespace, the oldest first; the rest Ready=False TenantLimitExceeded
                                       until older ones are deleted; ClusterLoops not counted; 0: no limit (KUBELOOP_MAX_LOOPS_PER_TENANT)
-  --cluster-domain cluster.local    function URLs must be <svc>.<ns>.svc[.<domain>] ... (KUBELOOP_CLUSTER_DOMAIN)
+${FUNCTION_URL_USAGE}
   --connect-services-to 127.0.0.1    outside the cluster only (dev, tests): call cluster Service URLs at this IP, same port; name.namespace=IP for one Service (comma-separated; KUBELOOP_CONNECT_SERVICES_TO)
-  --function-hosts h1,*.h2          ... or one of these hosts (KUBELOOP_FUNCTION_HOSTS; the chart's loopAdmission.allowedHosts)
-  --allow-loopback-functions        also 127.0.0.1 / localhost: for kubeloop dev and tests only (KUBELOOP_ALLOW_LOOPBACK_FUNCTIONS)
   --max-object-values ${d('max-object-values')}        watched objects holding more JSON values are never cached: a Warning event, a metric (KUBELOOP_MAX_OBJECT_VALUES)
   --cluster-wide-watch configmaps,deployments.apps  list and watch these kinds once for every namespace, each namespaced Loop seeing only
                                       its own, where the router's RBAC allows it; else per namespace (KUBELOOP_CLUSTER_WIDE_WATCH)
@@ -196,7 +210,7 @@ export const ROUTER_USAGE = `usage: kubeloop router [options]
   --history-tls-key-file PATH         KUBELOOP_HISTORY_TLS_KEY_FILE)
   --otlp-endpoint URL               OTLP/HTTP endpoint; unset: tracing off, no SDK loaded (OTEL_EXPORTER_OTLP_ENDPOINT)
   --otlp-headers k=v,...            export headers (OTEL_EXPORTER_OTLP_HEADERS)
-  --trace-sampling-ratio 1          share of new traces sampled, parent-based (KUBELOOP_TRACE_SAMPLING_RATIO)
+  --trace-sampling-ratio ${o('trace-sampling-ratio')}          share of new traces sampled, parent-based (KUBELOOP_TRACE_SAMPLING_RATIO)
   --deny-function-network CIDR      never connect to a function there (repeatable; KUBELOOP_DENY_FUNCTION_NETWORKS, comma-separated)
   --deny-loopback-port PORT         with --allow-loopback-functions: never call a function on this loopback port (repeatable; kubeloop dev: the control plane's)
-  --log-level info                  (KUBELOOP_LOG_LEVEL)`;
+  --log-level ${o('log-level')}                  (KUBELOOP_LOG_LEVEL)`;

@@ -73,7 +73,7 @@ export const FUNCTION_URL_FLAG_OPTIONS = {
   'allow-loopback-functions': { type: 'boolean' },
 } as const;
 
-export const FUNCTION_URL_USAGE = `  --cluster-domain cluster.local    function URLs must be <svc>.<ns>.svc[.<domain>] ... (KUBELOOP_CLUSTER_DOMAIN)
+export const FUNCTION_URL_USAGE = `  --cluster-domain ${DEFAULT_FUNCTION_URL_POLICY.clusterDomain}    function URLs must be <svc>.<ns>.svc[.<domain>] ... (KUBELOOP_CLUSTER_DOMAIN)
   --function-hosts h1,*.h2          ... or one of these hosts (KUBELOOP_FUNCTION_HOSTS; the chart's loopAdmission.allowedHosts)
   --allow-loopback-functions        also 127.0.0.1 / localhost: for kubeloop dev and tests only (KUBELOOP_ALLOW_LOOPBACK_FUNCTIONS)`;
 

@@ -20,9 +20,12 @@ export const SERVER_FLAG_OPTIONS = {
 /** The defaults every server shares (its port and body limit are its own: ServerSettingBounds). */
 export const SERVER_DEFAULTS = { host: '0.0.0.0', logLevel: 'info', drainDelaySeconds: 0 } as const satisfies { host: string; logLevel: LogLevel; drainDelaySeconds: number };
 
+/** Every trace sampled unless a parent says otherwise. */
+export const DEFAULT_TRACE_SAMPLING_RATIO = 1;
+
 /** Usage lines for the tracing flags every server takes. */
 export const TRACING_USAGE = `tracing: --otlp-endpoint URL (OTEL_EXPORTER_OTLP_ENDPOINT; unset: tracing off), --otlp-headers k=v,...
-(OTEL_EXPORTER_OTLP_HEADERS), --trace-sampling-ratio 0..1 (KUBELOOP_TRACE_SAMPLING_RATIO, default 1; parent-based)`;
+(OTEL_EXPORTER_OTLP_HEADERS), --trace-sampling-ratio 0..1 (KUBELOOP_TRACE_SAMPLING_RATIO, default ${DEFAULT_TRACE_SAMPLING_RATIO}; parent-based)`;
 
 export interface ServerSettings {
   port: number;
@@ -70,6 +73,6 @@ export function readTracingSettings(values: FlagValues, env: NodeJS.ProcessEnv):
   return {
     ...(endpoint && endpoint.value !== '' ? { otlpEndpoint: endpoint.value } : {}),
     otlpHeaders: parseOtlpHeaders(headers?.value, headers?.setting ?? 'OTEL_EXPORTER_OTLP_HEADERS'),
-    samplingRatio: settingNumber(pickSetting(values, env, 'trace-sampling-ratio', 'KUBELOOP_TRACE_SAMPLING_RATIO'), 1, 0, 1),
+    samplingRatio: settingNumber(pickSetting(values, env, 'trace-sampling-ratio', 'KUBELOOP_TRACE_SAMPLING_RATIO'), DEFAULT_TRACE_SAMPLING_RATIO, 0, 1),
   };
 }

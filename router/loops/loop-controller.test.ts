@@ -45,7 +45,7 @@ afterEach(async () => {
  * `access.denied` (allowed when unset), launches fail while `signing.problem` is set, runners are real
  * LoopRunners calling an in-memory function. Status writes and events are recorded.
  */
-function harness(options: { loopSelector?: { matchLabels: Record<string, string> }; accessReviewIntervalMs?: number; maxLoopsPerTenant?: number } = {}) {
+function harness(options: { loopSelector?: { matchLabels: Record<string, string> }; accessReviewIntervalMs?: number; maxLoopsPerTenant?: number; tenantLoopStarts?: { qps: number; burst: number } } = {}) {
   const informers = new MemoryInformers([podsets, pods, loops, teamLoops, nodes]);
   for (const kind of [podsets, pods, nodes]) informers.of(kind.apiVersion, kind.kind).sync();
   const access: { denied?: string } = {};
@@ -104,7 +104,7 @@ function harness(options: { loopSelector?: { matchLabels: Record<string, string>
     await started;
   };
   const lastReady = () => (statuses.at(-1) as { status: { conditions: Array<{ status: string; reason: string }> } } | undefined)?.status.conditions[0];
-  return { controller, informers, loopInformer, teamLoopInformer, access, signing, counts, statuses, statusPaths, events, start, lastReady };
+  return { controller, informers, loopInformer, teamLoopInformer, access, signing, counts, statuses, statusPaths, events, start, lastReady, metrics: runnerDeps.metrics };
 }
 
 describe('LoopController', () => {
@@ -261,6 +261,26 @@ describe('LoopController', () => {
     await h.controller.waitForLoop('team-a/c', 10_000);
     expect(h.controller.runner('team-a/b')).toBeDefined();
   });
+
+  it('holds back a namespace churning Loops (StartThrottled) without delaying another namespace\'s Loop, and starts all of them in the end', async () => {
+    const h = harness({ tenantLoopStarts: { qps: 2, burst: 2 } });
+    await h.start();
+    const team = loopObject({ serviceAccount: { name: 'loop' } as LoopSpec['serviceAccount'] });
+    const teamLoop = (namespace: string, name: string, generation: number) =>
+      ({ ...team, kind: 'Loop', metadata: { ...team.metadata, name, namespace, uid: `uid-${namespace}-${name}`, generation, resourceVersion: String(generation) }, spec: { ...(team.spec as LoopSpec), function: { ...(team.spec as LoopSpec).function, maxConcurrency: generation } } }) as unknown as KubeObject;
+    // team-a churns: 100 changes to 5 Loops, each change a restart the router pays for.
+    for (let i = 0; i < 100; i += 1) h.teamLoopInformer.put(teamLoop('team-a', `l${i % 5}`, Math.floor(i / 5) + 1));
+    await vi.waitFor(() => expect(['l0', 'l1', 'l2', 'l3', 'l4'].map((n) => h.controller.health(`team-a/${n}`)?.reason)).toContain('StartThrottled'), WAIT);
+    h.teamLoopInformer.put(teamLoop('team-b', 'x', 1));
+    await h.controller.waitForLoop('team-b/x', 10_000);
+    // team-b's Loop started on its own namespace's tokens while team-a's still wait their turn.
+    expect(['l0', 'l1', 'l2', 'l3', 'l4'].map((n) => h.controller.health(`team-a/${n}`)?.reason)).toContain('StartThrottled');
+    expect(h.statuses).toContainEqual({ status: expect.objectContaining({ conditions: [expect.objectContaining({ reason: 'StartThrottled', message: expect.stringContaining('namespace team-a (re)started more Loops') })] }) });
+    // Held back, never dropped: each of team-a's Loops runs its last spec in the end.
+    for (const n of ['l0', 'l1', 'l2', 'l3', 'l4']) await vi.waitFor(() => expect(h.controller.runner(`team-a/${n}`)?.loop.maxConcurrency).toBe(20), { timeout: 30_000, interval: 50 });
+    const throttled = await h.metrics.registry.getSingleMetricAsString('kubeloop_router_loop_starts_throttled_total');
+    expect(throttled).toMatch(/kubeloop_router_loop_starts_throttled_total [1-9]/);
+  }, 60_000);
 
   it('holds a finalizing Loop with its own finalizer, and on deletion stops it, releases its primaries and lets it go', async () => {
     const h = harness();

@@ -30,6 +30,7 @@ import type { ConditionInput } from '../../lib/kube/conditions.ts';
 import { LoopStatus, loopObjectPath } from './loop-status.ts';
 import { enqueueLoopEvents } from './loop-events.ts';
 import { DEFAULT_ACCESS_REVIEW_MS } from './loop-access.ts';
+import { DEFAULT_TENANT_LOOP_STARTS, startThrottledMessage, TenantStartLimit } from './tenant-start-limit.ts';
 
 export interface LoopControllerOptions {
   runnerDeps: Omit<LoopRunnerDeps, 'onHealth'>;
@@ -52,6 +53,8 @@ export interface LoopControllerOptions {
   launcher?: LoopLauncher;
   /** Namespaced Loops run per namespace, the oldest first (--max-loops-per-tenant); 0: no limit. */
   maxLoopsPerTenant?: number;
+  /** Loop (re)starts per namespace (--tenant-loop-starts-qps/-burst); qps 0: no limit. */
+  tenantLoopStarts?: RateLimit;
 }
 
 /** A Loop the controller runs: what the plan compares with, and the launched runner. */
@@ -66,6 +69,7 @@ export class LoopController {
   readonly #o: LoopControllerOptions;
   readonly #launcher: LoopLauncher;
   readonly #limit: TenantLoopLimit;
+  readonly #starts: TenantStartLimit;
   readonly #running = new Map<string, Running>();
   readonly #status: LoopStatus;
   readonly #sync: WorkQueue<null>;
@@ -88,6 +92,7 @@ export class LoopController {
       stopped: () => this.#stopped,
     });
     this.#limit = new TenantLoopLimit(options.maxLoopsPerTenant ?? DEFAULT_MAX_LOOPS_PER_TENANT, () => this.#selectedNamespacedLoops());
+    this.#starts = new TenantStartLimit(options.tenantLoopStarts ?? DEFAULT_TENANT_LOOP_STARTS);
     this.#sync = new WorkQueue<null>({
       concurrency: 4,
       process: (item) => this.#reconcileLoop(item.key),
@@ -257,9 +262,17 @@ export class LoopController {
     }
     // Deleted, a changed spec, or a signing Secret that broke: stop, and start again (which waits for a valid key).
     if (current) await this.#stopRunning(name, current);
+    if (plan.kind !== 'start') this.#starts.forget(name);
     if (plan.kind === 'remove') return { kind: 'removed', wasRunning: current !== undefined };
     if (plan.kind === 'over-limit') return { kind: 'over-tenant-limit', message: plan.message };
     if (plan.kind === 'invalid') return { kind: 'invalid-spec', error: plan.error };
+    // Only a namespaced Loop's (re)starts are its tenant's to spend; a ClusterLoop is the cluster admin's.
+    const { namespace } = plan.config;
+    const waitMs = namespace === undefined ? 0 : this.#starts.reserve(namespace, name);
+    if (namespace !== undefined && waitMs > 0) {
+      this.#o.runnerDeps.metrics.loopStartsThrottled.inc();
+      return { kind: 'start-throttled', waitMs, message: startThrottledMessage(namespace, this.#starts.limit, waitMs) };
+    }
     return this.#start(name, plan);
   }
 
@@ -327,6 +340,7 @@ export class LoopController {
   #carryOut(name: string, loop: Loop | undefined, generation: number, decision: LoopDecision): void {
     if (decision.step === 'forget') this.#sync.forget(name);
     if (decision.step === 'backoff') this.#sync.addRateLimited(name, null);
+    if (decision.step === 'after') this.#sync.addAfter(name, null, decision.delayMs ?? 0);
     if (decision.forgetHealth) {
       this.#status.forget(name);
       this.#o.runnerDeps.metrics.forgetLoop(name);

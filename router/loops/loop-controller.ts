@@ -266,8 +266,9 @@ export class LoopController {
     if (plan.kind === 'remove') return { kind: 'removed', wasRunning: current !== undefined };
     if (plan.kind === 'over-limit') return { kind: 'over-tenant-limit', message: plan.message };
     if (plan.kind === 'invalid') return { kind: 'invalid-spec', error: plan.error };
-    // Only a namespaced Loop's (re)starts are its tenant's to spend; a ClusterLoop is the cluster admin's.
-    const { namespace } = plan.config;
+    // Only a namespaced Loop object's (re)starts are its tenant's to spend: a ClusterLoop is the cluster admin's,
+    // inline Loops (--loops) the operator's, read once.
+    const namespace = this.#o.inline ? undefined : plan.config.namespace;
     const waitMs = namespace === undefined ? 0 : this.#starts.reserve(namespace, name);
     if (namespace !== undefined && waitMs > 0) {
       this.#o.runnerDeps.metrics.loopStartsThrottled.inc();

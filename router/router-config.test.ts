@@ -105,6 +105,9 @@ describe('readRouterConfig', () => {
     expect(readRouterConfig([]).maxLoopsPerTenant).toBe(50);
     expect(readRouterConfig(['--max-loops-per-tenant', '0']).maxLoopsPerTenant).toBe(0);
     expect(() => readRouterConfig(['--max-loops-per-tenant', '-1'])).toThrow('--max-loops-per-tenant');
+    expect(readRouterConfig([]).tenantLoopStarts).toEqual({ qps: 2, burst: 20 });
+    expect(readRouterConfig(['--tenant-loop-starts-qps', '0.5'], { KUBELOOP_TENANT_LOOP_STARTS_BURST: '5' }).tenantLoopStarts).toEqual({ qps: 0.5, burst: 5 });
+    expect(() => readRouterConfig(['--tenant-loop-starts-burst', '0'])).toThrow('--tenant-loop-starts-burst');
     expect(readRouterConfig(['--history-objects-per-tenant', '50']).history.objectsPerTenant).toBe(50);
     expect(readRouterConfig([], { KUBELOOP_HISTORY_OBJECTS_PER_TENANT: '7' }).history.objectsPerTenant).toBe(7);
     expect(() => readRouterConfig(['--history-objects-per-tenant', '0'])).toThrow('--history-objects-per-tenant');

@@ -12,6 +12,7 @@ import { readDeniedLoopbackPorts, readDeniedNetworks } from '../lib/function-cli
 import { parseServiceAddresses } from '../lib/function-client/service-address.ts';
 import { parseLoop } from './base/loop-spec.ts';
 import type { RequestCaps } from './base/request-caps.ts';
+import type { RateLimit } from '../lib/kube/rate-limiter.ts';
 import { parseTenantWeights } from './base/tenant-weights.ts';
 import type { FlightRecorderLimits } from './reconcile/flight-recorder.ts';
 import type { HistoryFileSettings } from './history/history-files.ts';
@@ -87,6 +88,8 @@ export interface RouterConfig extends ServerSettings {
   accessReviewSeconds: number;
   /** Namespaced Loops the router runs per namespace, the oldest first; 0: no limit. */
   maxLoopsPerTenant: number;
+  /** Loop (re)starts per namespace (a token bucket); qps 0: no limit. */
+  tenantLoopStarts: RateLimit;
   /** The flight recorder: reconciles kept per object and objects kept in all (0 reconciles: off). */
   history: Required<FlightRecorderLimits>;
   /** The history API (aggregated API behind the APIService): its HTTPS port and serving certificate; off when undefined. */
@@ -202,6 +205,7 @@ export function readRouterConfig(argv: string[], env: NodeJS.ProcessEnv = proces
     loopMetricsLabels: range('loop-metrics-labels'),
     accessReviewSeconds: range('access-review-seconds'),
     maxLoopsPerTenant: range('max-loops-per-tenant'),
+    tenantLoopStarts: { qps: range('tenant-loop-starts-qps'), burst: range('tenant-loop-starts-burst') },
     history: {
       perObject: range('history-per-object'),
       objects: range('history-objects'),

@@ -11,6 +11,7 @@ import { DEFAULT_LABELLED_LOOPS } from './base/router-metrics.ts';
 import { DEFAULT_REQUEST_CAPS } from './base/request-caps.ts';
 import { DEFAULT_MAX_REQUEST_BYTES_IN_FLIGHT } from './base/request-byte-budget.ts';
 import { DEFAULT_MAX_LOOPS_PER_TENANT } from './loops/tenant-loop-limit.ts';
+import { DEFAULT_TENANT_LOOP_STARTS } from './loops/tenant-start-limit.ts';
 import { DEFAULT_HISTORY_LIMITS } from './reconcile/flight-recorder.ts';
 import { DEFAULT_HISTORY_FILE_MAX_BYTES, DEFAULT_HISTORY_FILES } from './history/history-files.ts';
 import { DEFAULT_HTTP2_WRITES, DEFAULT_ROUTER_RATE_LIMIT } from './router-options.ts';
@@ -48,6 +49,8 @@ export const ROUTER_RANGES = {
   'min-requeue-seconds': { env: 'KUBELOOP_MIN_REQUEUE_SECONDS', default: DEFAULT_MIN_REQUEUE_MS / 1000, min: 0.1, max: 3600, fraction: true },
   'access-review-seconds': { env: 'KUBELOOP_ACCESS_REVIEW_SECONDS', default: DEFAULT_ACCESS_REVIEW_MS / 1000, min: 10, max: 86_400 },
   'max-loops-per-tenant': { env: 'KUBELOOP_MAX_LOOPS_PER_TENANT', default: DEFAULT_MAX_LOOPS_PER_TENANT, min: 0, max: 100_000 },
+  'tenant-loop-starts-qps': { env: 'KUBELOOP_TENANT_LOOP_STARTS_QPS', default: DEFAULT_TENANT_LOOP_STARTS.qps, min: 0, max: 10_000, fraction: true },
+  'tenant-loop-starts-burst': { env: 'KUBELOOP_TENANT_LOOP_STARTS_BURST', default: DEFAULT_TENANT_LOOP_STARTS.burst, min: 1, max: 100_000 },
   'max-object-values': { env: 'KUBELOOP_MAX_OBJECT_VALUES', default: DEFAULT_MAX_OBJECT_VALUES, min: 1000, max: 100_000_000 },
   'max-related-objects-per-entry': { env: 'KUBELOOP_MAX_RELATED_OBJECTS_PER_ENTRY', default: DEFAULT_REQUEST_CAPS.objectsPerEntry, min: 1, max: 1_000_000 },
   'max-related-objects-per-request': { env: 'KUBELOOP_MAX_RELATED_OBJECTS_PER_REQUEST', default: DEFAULT_REQUEST_CAPS.objectsPerRequest, min: 1, max: 1_000_000 },
@@ -143,6 +146,8 @@ export const ROUTER_FLAG_OPTIONS = {
       'history-objects': { type: 'string' },
       'history-objects-per-tenant': { type: 'string' },
       'max-loops-per-tenant': { type: 'string' },
+      'tenant-loop-starts-qps': { type: 'string' },
+      'tenant-loop-starts-burst': { type: 'string' },
       'history-dir': { type: 'string' },
       'history-file-max-bytes': { type: 'string' },
       'history-files': { type: 'string' },
@@ -182,6 +187,8 @@ export const ROUTER_USAGE = `usage: kubeloop router [options]
   --access-review-seconds ${d('access-review-seconds')}       how often each Loop's ServiceAccount rights are reviewed again (KUBELOOP_ACCESS_REVIEW_SECONDS)
   --max-loops-per-tenant ${d('max-loops-per-tenant')}         namespaced Loops run per namespace, the oldest first; the rest Ready=False TenantLimitExceeded
                                       until older ones are deleted; ClusterLoops not counted; 0: no limit (KUBELOOP_MAX_LOOPS_PER_TENANT)
+  --tenant-loop-starts-qps ${d('tenant-loop-starts-qps')} --tenant-loop-starts-burst ${d('tenant-loop-starts-burst')}  Loop (re)starts per namespace; the rest wait their turn, Ready=False
+                                      StartThrottled; ClusterLoops not limited; 0: no limit (KUBELOOP_TENANT_LOOP_STARTS_QPS, KUBELOOP_TENANT_LOOP_STARTS_BURST)
 ${FUNCTION_URL_USAGE}
   --connect-services-to 127.0.0.1    outside the cluster only (dev, tests): call cluster Service URLs at this IP, same port; name.namespace=IP for one Service (comma-separated; KUBELOOP_CONNECT_SERVICES_TO)
   --max-object-values ${d('max-object-values')}        watched objects holding more JSON values are never cached: a Warning event, a metric (KUBELOOP_MAX_OBJECT_VALUES)

@@ -83,6 +83,8 @@ export interface RouterOptions {
   accessReviewIntervalMs?: number;
   /** Namespaced Loops run per namespace, the oldest first (--max-loops-per-tenant); 50 by default, 0: no limit. */
   maxLoopsPerTenant?: number;
+  /** Loop (re)starts per namespace (--tenant-loop-starts-qps/-burst); 2/s burst 20 by default, qps 0: no limit. */
+  tenantLoopStarts?: RateLimit;
   /** Only the holder of the Lease reconciles; others wait as standbys. Off when omitted. */
   leaderElection?: LeaderElectionConfig;
   /** Every replica reconciles its share of the keys (docs/sharding.md); excludes leaderElection. */

@@ -132,6 +132,7 @@ function createLoopController(deps: RouterDeps, registry: InformerRegistry): Loo
     ...(options.urlPolicy ? { urlPolicy: options.urlPolicy } : {}),
     ...(options.accessReviewIntervalMs ? { accessReviewIntervalMs: options.accessReviewIntervalMs } : {}),
     ...(options.maxLoopsPerTenant !== undefined ? { maxLoopsPerTenant: options.maxLoopsPerTenant } : {}),
+    ...(options.tenantLoopStarts ? { tenantLoopStarts: options.tenantLoopStarts } : {}),
     runnerDeps: {
       client,
       discovery,

@@ -111,6 +111,7 @@ async function startRouterWhenReachable(kubeConfig: ClusterCredentials, config: 
     minRequeueMs: config.minRequeueSeconds * 1000,
     accessReviewIntervalMs: config.accessReviewSeconds * 1000,
     maxLoopsPerTenant: config.maxLoopsPerTenant,
+    tenantLoopStarts: config.tenantLoopStarts,
     watchTimeoutSeconds: config.watchTimeoutSeconds,
     maxObjectValues: config.maxObjectValues,
     clusterWideWatches: config.clusterWideWatches,

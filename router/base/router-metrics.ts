@@ -123,6 +123,7 @@ export function createRouterMetrics(registry: Registry = createMetricsRegistry({
     loopCondition: gauge<'loop' | 'type' | 'status'>(registry, 'kubeloop_loop_condition', 'A Loop\'s status conditions: 1 for the condition\'s current status, 0 for the others', ['loop', 'type', 'status']),
     reconcileDuration: exemplarLatencyHistogram(registry, 'kubeloop_router_reconcile_duration_seconds', 'One reconcile: call plus applying actions, by outcome (sub-millisecond buckets)', ['loop', 'result']),
     functionCalls: counter(registry, 'kubeloop_router_function_calls_total', 'Function calls by HTTP status class or failure', ['loop', 'code']),
+    loopStartsThrottled: counter(registry, 'kubeloop_router_loop_starts_throttled_total', 'Loop (re)starts held back because their namespace started Loops faster than --tenant-loop-starts-qps/-burst allow', []),
     ownWriteSkips: counter(registry, 'kubeloop_router_own_write_skips_total', 'Calls not made: the event was exactly the result of the router\'s own patch', ['loop']),
     conflictReplays: counter(registry, 'kubeloop_router_conflict_replays_total', 'Calls not made: an answer whose write conflicted was applied again to a primary changed only in resourceVersion/managedFields', ['loop']),
     functionBatches: histogram<'loop'>(registry, 'kubeloop_router_function_batch_size', 'Calls per batched HTTP request to a function (spec.function.batch); single calls are not observed', ['loop'], [2, 4, 8, 16, 32, 64]),

@@ -1,111 +1,9 @@
-import { pino } from 'pino';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { RELEASE_PRIMARIES_FINALIZER, type LoopSpec } from '../../api/loop.ts';
-import { CONTRACT_API_VERSION, type KubeObject } from '../../lib/contract/types.ts';
-import { UnknownKindError, type ResourceDiscovery } from '../../lib/kube/discovery.ts';
-import type { KubeClient, KubeRequest } from '../../lib/kube/kube-client.ts';
-import { createMetricsRegistry } from '../../lib/observability/metrics.ts';
-import type { EventRecorder, RecordedEvent } from '../apply/event-recorder.ts';
-import { createRouterMetrics } from '../base/router-metrics.ts';
-import { LoopRunner } from '../intake/loop-runner.ts';
-import { MemoryInformers, TEST_RESOURCES } from '../../test/support/memory-informers.ts';
-import type { FunctionInvoker } from '../reconcile/dispatch.ts';
-import type { AccessVerdict } from '../../lib/kube/access-review.ts';
-import { LoopController } from './loop-controller.ts';
-import type { LaunchHooks, LoopLauncher } from './loop-launcher.ts';
-import { SigningSecretError } from './signing-key.ts';
+import type { KubeObject } from '../../lib/contract/types.ts';
+import { harness, loopObject, stopControllers, WAIT } from '../../test/support/loop-controller-harness.ts';
 
-const { podsets, pods, loops } = TEST_RESOURCES;
-/** The namespaced Loop kind, and a cluster-scoped kind a namespaced Loop may not name. */
-const teamLoops = { ...loops, kind: 'Loop', plural: 'loops', namespaced: true };
-const nodes = { group: '', version: 'v1', apiVersion: 'v1', kind: 'Node', plural: 'nodes', namespaced: false };
-const WAIT = { timeout: 10_000, interval: 20 };
-
-const loopObject = (spec: Partial<LoopSpec> = {}, extra: { generation?: number; labels?: Record<string, string> } = {}): KubeObject =>
-  ({
-    apiVersion: loops.apiVersion,
-    kind: 'ClusterLoop',
-    metadata: { name: 'podset', uid: 'uid-loop', generation: extra.generation ?? 1, resourceVersion: String(extra.generation ?? 1), labels: extra.labels },
-    spec: {
-      for: { apiVersion: podsets.apiVersion, kind: podsets.kind },
-      owns: [{ apiVersion: 'v1', kind: 'Pod' }],
-      function: { url: 'http://podset.fns.svc:8080/' },
-      serviceAccount: { namespace: 'a', name: 'loop' },
-      ...spec,
-    },
-  }) as unknown as KubeObject;
-
-const controllers: LoopController[] = [];
-afterEach(async () => {
-  await Promise.all(controllers.splice(0).map((c) => c.stop()));
-});
-
-/**
- * A controller watching Loop objects on in-memory informers, with an in-memory launcher: reviews answer
- * `access.denied` (allowed when unset), launches fail while `signing.problem` is set, runners are real
- * LoopRunners calling an in-memory function. Status writes and events are recorded.
- */
-function harness(options: { loopSelector?: { matchLabels: Record<string, string> }; accessReviewIntervalMs?: number; maxLoopsPerTenant?: number } = {}) {
-  const informers = new MemoryInformers([podsets, pods, loops, teamLoops, nodes]);
-  for (const kind of [podsets, pods, nodes]) informers.of(kind.apiVersion, kind.kind).sync();
-  const access: { denied?: string } = {};
-  const signing: { problem?: string; hooks?: LaunchHooks } = {};
-  const counts = { reviews: 0, launches: 0, stops: 0, releases: 0 };
-  const statuses: unknown[] = [];
-  const statusPaths: string[] = [];
-  const events: RecordedEvent[] = [];
-  const runnerDeps = {
-    registry: informers,
-    invoke: (async () => ({ kind: 'ok', status: 200, response: { apiVersion: CONTRACT_API_VERSION, kind: 'ReconcileResponse', actions: [] } })) satisfies FunctionInvoker,
-    client: {} as KubeClient,
-    discovery: {
-      resolve: async (apiVersion: string, kind: string) => {
-        const found = [podsets, pods, nodes].find((r) => r.apiVersion === apiVersion && r.kind === kind);
-        if (!found) throw new UnknownKindError(apiVersion, kind, 'not served');
-        return found;
-      },
-    } as unknown as ResourceDiscovery,
-    events: { record: (_object: unknown, event: RecordedEvent) => events.push(event) } as unknown as EventRecorder,
-    metrics: createRouterMetrics(createMetricsRegistry({ defaultMetrics: false })),
-    logger: pino({ level: 'silent' }),
-  };
-  const launcher: LoopLauncher = {
-    async release() {
-      counts.releases += 1;
-      return 0;
-    },
-    async review(): Promise<AccessVerdict> {
-      counts.reviews += 1;
-      return access.denied ? { allowed: false, message: access.denied } : { allowed: true };
-    },
-    async launch(config, hooks) {
-      counts.launches += 1;
-      if (signing.problem) throw new SigningSecretError(signing.problem);
-      const runner = new LoopRunner(config, { ...runnerDeps, onHealth: (_loop, health) => hooks.onHealth(health) });
-      return {
-        runner,
-        followSigningKey: () => (signing.hooks = hooks),
-        stop: async () => {
-          counts.stops += 1;
-          await runner.stop();
-        },
-      };
-    },
-  };
-  const client = { request: async (r: KubeRequest) => statusPaths.push(r.path) && statuses.push(r.body) } as unknown as KubeClient;
-  const controller = new LoopController({ runnerDeps, registry: informers, client, logger: runnerDeps.logger, launcher, ...options });
-  controllers.push(controller);
-  const loopInformer = informers.of(loops.apiVersion, loops.kind);
-  const teamLoopInformer = informers.of(teamLoops.apiVersion, teamLoops.kind);
-  const start = async () => {
-    const started = controller.start();
-    loopInformer.sync();
-    teamLoopInformer.sync();
-    await started;
-  };
-  const lastReady = () => (statuses.at(-1) as { status: { conditions: Array<{ status: string; reason: string }> } } | undefined)?.status.conditions[0];
-  return { controller, informers, loopInformer, teamLoopInformer, access, signing, counts, statuses, statusPaths, events, start, lastReady };
-}
+afterEach(stopControllers);
 
 describe('LoopController', () => {
   it('starts a Loop when it appears, and writes Ready=True once its caches are complete', async () => {
@@ -261,6 +159,26 @@ describe('LoopController', () => {
     await h.controller.waitForLoop('team-a/c', 10_000);
     expect(h.controller.runner('team-a/b')).toBeDefined();
   });
+
+  it('holds back a namespace churning Loops (StartThrottled) without delaying another namespace\'s Loop, and starts all of them in the end', async () => {
+    const h = harness({ tenantLoopStarts: { qps: 2, burst: 2 } });
+    await h.start();
+    const team = loopObject({ serviceAccount: { name: 'loop' } as LoopSpec['serviceAccount'] });
+    const teamLoop = (namespace: string, name: string, generation: number) =>
+      ({ ...team, kind: 'Loop', metadata: { ...team.metadata, name, namespace, uid: `uid-${namespace}-${name}`, generation, resourceVersion: String(generation) }, spec: { ...(team.spec as LoopSpec), function: { ...(team.spec as LoopSpec).function, maxConcurrency: generation } } }) as unknown as KubeObject;
+    // team-a churns: 100 changes to 5 Loops, each change a restart the router pays for.
+    for (let i = 0; i < 100; i += 1) h.teamLoopInformer.put(teamLoop('team-a', `l${i % 5}`, Math.floor(i / 5) + 1));
+    await vi.waitFor(() => expect(['l0', 'l1', 'l2', 'l3', 'l4'].map((n) => h.controller.health(`team-a/${n}`)?.reason)).toContain('StartThrottled'), WAIT);
+    h.teamLoopInformer.put(teamLoop('team-b', 'x', 1));
+    await h.controller.waitForLoop('team-b/x', 10_000);
+    // team-b's Loop started on its own namespace's tokens while team-a's still wait their turn.
+    expect(['l0', 'l1', 'l2', 'l3', 'l4'].map((n) => h.controller.health(`team-a/${n}`)?.reason)).toContain('StartThrottled');
+    expect(h.statuses).toContainEqual({ status: expect.objectContaining({ conditions: [expect.objectContaining({ reason: 'StartThrottled', message: expect.stringContaining('namespace team-a (re)started more Loops') })] }) });
+    // Held back, never dropped: each of team-a's Loops runs its last spec in the end.
+    for (const n of ['l0', 'l1', 'l2', 'l3', 'l4']) await vi.waitFor(() => expect(h.controller.runner(`team-a/${n}`)?.loop.maxConcurrency).toBe(20), { timeout: 30_000, interval: 50 });
+    const throttled = await h.metrics.registry.getSingleMetricAsString('kubeloop_router_loop_starts_throttled_total');
+    expect(throttled).toMatch(/kubeloop_router_loop_starts_throttled_total [1-9]/);
+  }, 60_000);
 
   it('holds a finalizing Loop with its own finalizer, and on deletion stops it, releases its primaries and lets it go', async () => {
     const h = harness();

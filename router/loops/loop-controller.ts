@@ -3,16 +3,15 @@
 // allows it (and again periodically), and keeps each one's Ready condition and observedGeneration (written by
 // loop-status.ts). Everything is keyed by the loop's identity (`<namespace>/<name>` or `<name>`, loopIdentity).
 // What to do is decided purely (loop-decision.ts); #sync carries it out, and #carryOut is the one place that
-// moves the Loop's sync queue, its health and its events.
+// moves the Loop's sync queue, its health and its events. The loops come from loop-sources.ts; a namespace's
+// (re)starts are paced by tenant-start-limit.ts.
 import type { V1LabelSelector } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { matchesLabelSelector } from '../../lib/kube/label-selector.ts';
 import { UnknownKindError } from '../../lib/kube/discovery.ts';
-import { objectKey } from '../../lib/kube/object-meta.ts';
 import { isApiError, type KubeClient } from '../../lib/kube/kube-client.ts';
-import type { InformerLease, InformerSource } from '../intake/informer-registry.ts';
+import type { InformerSource } from '../intake/informer-registry.ts';
 import type { RateLimit } from '../../lib/kube/rate-limiter.ts';
-import { CLUSTER_LOOP_KIND, LOOP_API_VERSION, LOOP_KIND, loopIdentity, type Loop, type LoopCondition } from '../../api/loop.ts';
+import { LOOP_API_VERSION, LOOP_KIND, type Loop, type LoopCondition } from '../../api/loop.ts';
 import { LoopSpecError, type LoopConfig } from '../base/loop-spec.ts';
 import { settleLoopFinalizer } from './primary-release.ts';
 import { clusterScopedKindProblem, namedKinds } from '../base/loop-confinement.ts';
@@ -28,8 +27,9 @@ import { tenantOfNamespace } from '../../api/tenant.ts';
 import type { EventOrigin } from '../apply/event-recorder.ts';
 import type { ConditionInput } from '../../lib/kube/conditions.ts';
 import { LoopStatus, loopObjectPath } from './loop-status.ts';
-import { enqueueLoopEvents } from './loop-events.ts';
+import { LoopSources } from './loop-sources.ts';
 import { DEFAULT_ACCESS_REVIEW_MS } from './loop-access.ts';
+import { DEFAULT_TENANT_LOOP_STARTS, startThrottledMessage, TenantStartLimit } from './tenant-start-limit.ts';
 
 export interface LoopControllerOptions {
   runnerDeps: Omit<LoopRunnerDeps, 'onHealth'>;
@@ -52,6 +52,8 @@ export interface LoopControllerOptions {
   launcher?: LoopLauncher;
   /** Namespaced Loops run per namespace, the oldest first (--max-loops-per-tenant); 0: no limit. */
   maxLoopsPerTenant?: number;
+  /** Loop (re)starts per namespace (--tenant-loop-starts-qps/-burst); qps 0: no limit. */
+  tenantLoopStarts?: RateLimit;
 }
 
 /** A Loop the controller runs: what the plan compares with, and the launched runner. */
@@ -59,35 +61,32 @@ interface Running extends RunningState {
   launched: LaunchedLoop;
 }
 
-/** The router may not list or watch namespaced Loops. */
-class LoopsForbiddenError extends Error {}
-
 export class LoopController {
   readonly #o: LoopControllerOptions;
   readonly #launcher: LoopLauncher;
   readonly #limit: TenantLoopLimit;
+  readonly #starts: TenantStartLimit;
   readonly #running = new Map<string, Running>();
   readonly #status: LoopStatus;
   readonly #sync: WorkQueue<null>;
-  /** The ClusterLoops (cluster-scoped) and the namespaced Loops of every namespace. */
-  #clusterLoops: InformerLease | undefined;
-  #namespacedLoops: InformerLease | undefined;
-  #inline = new Map<string, Loop>();
+  readonly #sources: LoopSources;
   #stopped = false;
   #reviewTimer: NodeJS.Timeout | undefined;
 
   constructor(options: LoopControllerOptions) {
     this.#o = options;
+    this.#sources = new LoopSources(options);
     this.#launcher = options.launcher ?? kubeLoopLauncher(options);
     this.#status = new LoopStatus({
       client: options.client,
       logger: options.logger,
       metrics: options.runnerDeps.metrics,
       inline: options.inline !== undefined,
-      loopObject: (id) => this.#loopObject(id),
+      loopObject: (id) => this.#sources.loop(id),
       stopped: () => this.#stopped,
     });
-    this.#limit = new TenantLoopLimit(options.maxLoopsPerTenant ?? DEFAULT_MAX_LOOPS_PER_TENANT, () => this.#selectedNamespacedLoops());
+    this.#limit = new TenantLoopLimit(options.maxLoopsPerTenant ?? DEFAULT_MAX_LOOPS_PER_TENANT, () => this.#sources.selectedNamespaced());
+    this.#starts = new TenantStartLimit(options.tenantLoopStarts ?? DEFAULT_TENANT_LOOP_STARTS);
     this.#sync = new WorkQueue<null>({
       concurrency: 4,
       process: (item) => this.#reconcileLoop(item.key),
@@ -129,49 +128,10 @@ export class LoopController {
   async start(): Promise<void> {
     // RBAC changes without the Loop changing: every Loop's access is reviewed again on this period.
     this.#reviewTimer = setInterval(() => {
-      for (const name of this.#loopNames()) this.#sync.add(name, null);
+      for (const name of this.#sources.names()) this.#sync.add(name, null);
     }, this.#o.accessReviewIntervalMs ?? DEFAULT_ACCESS_REVIEW_MS);
     this.#reviewTimer.unref();
-    if (this.#o.inline) {
-      for (const loop of this.#o.inline) {
-        const id = loopIdentity(loop.kind === LOOP_KIND ? loop.metadata.namespace : undefined, loop.metadata.name ?? '');
-        this.#inline.set(id, loop);
-        this.#sync.add(id, null);
-      }
-      return;
-    }
-    await this.#watchLoops(CLUSTER_LOOP_KIND);
-    try {
-      await this.#watchLoops(LOOP_KIND);
-    } catch (error) {
-      // A cluster with only the ClusterLoop CRD (an older chart's CRDs), or a router whose RBAC predates the
-      // namespaced kind: ClusterLoops run, Loops are not served (the list would be retried forever otherwise).
-      const forbidden = error instanceof LoopsForbiddenError;
-      if (!(error instanceof UnknownKindError) && !forbidden) throw error;
-      await this.#namespacedLoops?.release();
-      this.#namespacedLoops = undefined;
-      const why = forbidden ? 'the router may not list loops.kubeloop.dev (its RBAC)' : 'the loops.kubeloop.dev CRD is not installed';
-      this.#o.logger.warn({ err: error.message }, `namespaced Loops are not served: ${why}`);
-    }
-  }
-
-  /**
-   * Watches one kind of loop; an informer's key (`<name>` or `<namespace>/<name>`) is the loop's identity. The
-   * lease is kept before the informer syncs: the loops it lists at start are enqueued during the sync, and the
-   * queue reads them from its store (kept only after the sync, a loop that existed before the router started
-   * was taken for deleted and never ran until it changed).
-   */
-  async #watchLoops(kind: typeof LOOP_KIND | typeof CLUSTER_LOOP_KIND): Promise<void> {
-    const lease = await this.#o.registry.acquire({ apiVersion: LOOP_API_VERSION, kind }, false);
-    if (kind === LOOP_KIND) this.#namespacedLoops = lease;
-    else this.#clusterLoops = lease;
-    const informer = lease.informer;
-    enqueueLoopEvents(informer, (id) => this.#sync.add(id, null), (namespace) => (kind === LOOP_KIND ? this.#limit.affected(namespace) : []));
-    if (kind === CLUSTER_LOOP_KIND) return informer.waitForSync();
-    // A 403 on the namespaced kind is not retried into a router that never starts: the caller drops it.
-    const forbidden = new Promise<Error>((resolve) => informer.on('restart', (_reason, error) => error && isApiError(error, 403) && resolve(error)));
-    const refused = await Promise.race([informer.waitForSync().then(() => undefined), forbidden]);
-    if (refused) throw new LoopsForbiddenError(refused.message);
+    await this.#sources.start((id) => this.#sync.add(id, null), (namespace) => this.#limit.affected(namespace));
   }
 
   async stop(): Promise<void> {
@@ -180,8 +140,7 @@ export class LoopController {
     await this.#sync.shutdown();
     await Promise.all([...this.#running.values()].map((r) => r.launched.stop()));
     this.#running.clear();
-    await this.#clusterLoops?.release();
-    await this.#namespacedLoops?.release();
+    await this.#sources.release();
   }
 
   /** Waits until the Loop (by identity) runs with complete caches (tests and `kubeloop dev`). */
@@ -198,31 +157,9 @@ export class LoopController {
     throw new Error(`Loop ${name} did not start within ${timeoutMs} ms (${this.health(name)?.message ?? 'no status'})`);
   }
 
-  #loopNames(): string[] {
-    if (this.#o.inline) return [...this.#inline.keys()];
-    const loops = [...(this.#clusterLoops?.informer.store.list() ?? []), ...(this.#namespacedLoops?.informer.store.list() ?? [])];
-    return loops.map((o) => objectKey(o.metadata)).filter((n) => n !== '');
-  }
-
-  #loopObject(id: string): Loop | undefined {
-    if (this.#o.inline) return this.#inline.get(id);
-    // Namespace names hold no '/': an identity with one is a namespaced Loop's.
-    const lease = id.includes('/') ? this.#namespacedLoops : this.#clusterLoops;
-    const loop = lease?.informer.store.get(id) as unknown as Loop | undefined;
-    // A Loop that stops matching the selector is treated as deleted by this router.
-    return loop && matchesLabelSelector(this.#o.loopSelector, loop.metadata.labels) ? loop : undefined;
-  }
-
-  /** The selected namespaced Loops, for the per-tenant limit. */
-  #selectedNamespacedLoops(): Loop[] {
-    if (this.#o.inline) return [];
-    const loops = (this.#namespacedLoops?.informer.store.list() ?? []) as unknown as Loop[];
-    return loops.filter((l) => matchesLabelSelector(this.#o.loopSelector, l.metadata.labels));
-  }
-
   async #reconcileLoop(name: string): Promise<void> {
     if (this.#stopped) return;
-    const loop = this.#loopObject(name);
+    const loop = this.#sources.loop(name);
     const current = this.#running.get(name);
     const plan = planLoop(loop, current, this.#o.urlPolicy ?? DEFAULT_FUNCTION_URL_POLICY, this.#limit.overLimit(name, loop));
     const outcome = await this.#act(name, plan, current);
@@ -257,9 +194,18 @@ export class LoopController {
     }
     // Deleted, a changed spec, or a signing Secret that broke: stop, and start again (which waits for a valid key).
     if (current) await this.#stopRunning(name, current);
+    if (plan.kind !== 'start') this.#starts.forget(name);
     if (plan.kind === 'remove') return { kind: 'removed', wasRunning: current !== undefined };
     if (plan.kind === 'over-limit') return { kind: 'over-tenant-limit', message: plan.message };
     if (plan.kind === 'invalid') return { kind: 'invalid-spec', error: plan.error };
+    // Only a namespaced Loop object's (re)starts are its tenant's to spend: a ClusterLoop is the cluster admin's,
+    // inline Loops (--loops) the operator's, read once.
+    const namespace = this.#o.inline ? undefined : plan.config.namespace;
+    const waitMs = namespace === undefined ? 0 : this.#starts.reserve(namespace, name);
+    if (namespace !== undefined && waitMs > 0) {
+      this.#o.runnerDeps.metrics.loopStartsThrottled.inc();
+      return { kind: 'start-throttled', waitMs, message: startThrottledMessage(namespace, this.#starts.limit, waitMs) };
+    }
     return this.#start(name, plan);
   }
 
@@ -281,7 +227,7 @@ export class LoopController {
         onCondition: (condition, warning) => {
           if (this.#running.get(name)?.launched !== launched) return;
           this.#status.setCondition(name, generation, condition);
-          const loop = this.#loopObject(name);
+          const loop = this.#sources.loop(name);
           if (warning && loop && !this.#o.inline) this.#warn(loop, warning);
         },
         signingBroken: (message) => {
@@ -327,6 +273,7 @@ export class LoopController {
   #carryOut(name: string, loop: Loop | undefined, generation: number, decision: LoopDecision): void {
     if (decision.step === 'forget') this.#sync.forget(name);
     if (decision.step === 'backoff') this.#sync.addRateLimited(name, null);
+    if (decision.step === 'after') this.#sync.addAfter(name, null, decision.delayMs ?? 0);
     if (decision.forgetHealth) {
       this.#status.forget(name);
       this.#o.runnerDeps.metrics.forgetLoop(name);

@@ -97,6 +97,13 @@ describe('decideLoop', () => {
   });
 });
 
+describe('decideLoop start-throttled', () => {
+  it('requeues a throttled Loop after its reserved wait, StartThrottled, without a Warning event', () => {
+    const decision = decideLoop({ kind: 'start-throttled', message: 'wait', waitMs: 1500 });
+    expect(decision).toEqual({ step: 'after', delayMs: 1500, health: { ready: false, reason: 'StartThrottled', message: 'wait' } });
+  });
+});
+
 describe('readyConditionChange', () => {
   const running = { ready: true, reason: 'Running' as const, message: 'watching' };
 

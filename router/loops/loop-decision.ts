@@ -59,11 +59,14 @@ export type LoopOutcome =
   /** A watch was refused (403): the router's own RBAC does not allow it. */
   | { kind: 'watch-forbidden'; message: string }
   /** Its tenant runs as many Loops as it may: it waits for older ones to be deleted. */
-  | { kind: 'over-tenant-limit'; message: string };
+  | { kind: 'over-tenant-limit'; message: string }
+  /** Its tenant (re)started Loops faster than it may (tenant-start-limit.ts): it starts after `waitMs`. */
+  | { kind: 'start-throttled'; message: string; waitMs: number };
 
 export interface LoopDecision {
-  /** The Loop's sync queue: done, look again with backoff, or leave it (a change brings it back). */
-  step: 'forget' | 'backoff' | 'none';
+  /** The Loop's sync queue: done, look again with backoff or after `delayMs`, or leave it (a change brings it back). */
+  step: 'forget' | 'backoff' | 'after' | 'none';
+  delayMs?: number;
   /** The Loop's new health (its Ready condition); undefined leaves it as it is. */
   health?: LoopHealth;
   /** The Loop is gone for this router: drop its health and its condition metric. */
@@ -114,6 +117,9 @@ export function decideLoop(outcome: LoopOutcome): LoopDecision {
       // Not retried: a deleted Loop of the same namespace brings it back (loop-controller.ts).
       return { step: 'none', health: { ready: false, reason: 'TenantLimitExceeded', message }, warning: { reason: 'TenantLimitExceeded', message }, log: { level: 'warn', message: 'Loop over its tenant\'s limit; not run', fields: { err: message } } };
     }
+    case 'start-throttled':
+      // Requeued for its reserved turn, never dropped. No Warning event: churn would make one per change.
+      return { step: 'after', delayMs: outcome.waitMs, health: { ready: false, reason: 'StartThrottled', message: outcome.message } };
   }
 }
 

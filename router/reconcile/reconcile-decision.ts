@@ -27,6 +27,7 @@ export type LoopHealthReason =
   | 'InvalidSpec'
   | 'ServiceAccountRequired'
   | 'TenantLimitExceeded'
+  | 'StartThrottled'
   | RequiresProblem['reason']
   | RefUnresolvedReason;
 export interface LoopHealth {

@@ -17,6 +17,7 @@ describe('values.schema.json', () => {
     ['an IP address as an allowed function host', { loopAdmission: { allowedHosts: ['169.254.169.254'] } }, /\/loopAdmission\/allowedHosts\/0'/],
     ['a requeue floor of zero', { router: { minRequeueSeconds: 0 } }, /\/router\/minRequeueSeconds'/],
     ['a negative Loop limit per tenant', { router: { maxLoopsPerTenant: -1 } }, /\/router\/maxLoopsPerTenant'/],
+    ['a Loop start burst of zero', { router: { tenantLoopStarts: { burst: 0 } } }, /\/router\/tenantLoopStarts\/burst'/],
     ['a history share per tenant of zero', { router: { history: { objectsPerTenant: 0 } } }, /\/router\/history\/objectsPerTenant'/],
     ['running as root', { podSecurityContext: { runAsNonRoot: false } }, /\/podSecurityContext\/runAsNonRoot': value must be true/],
     ['a misspelt top-level key', { routr: { replicas: 2 } }, /additional properties 'routr' not allowed/],
@@ -35,7 +36,7 @@ describe('values.schema.json', () => {
 
 describe('the Loop admission values', () => {
   it('reach the policy and the router alike (cluster domain, allowed hosts, bounds)', async () => {
-    const values = { clusterDomain: 'corp.internal', loopAdmission: { allowedHosts: ['*.fns.example.org'] }, router: { minRequeueSeconds: 2, loopQps: 7, maxLoopsPerTenant: 20, history: { objectsPerTenant: 300 } } };
+    const values = { clusterDomain: 'corp.internal', loopAdmission: { allowedHosts: ['*.fns.example.org'] }, router: { minRequeueSeconds: 2, loopQps: 7, maxLoopsPerTenant: 20, tenantLoopStarts: { qps: 0.5, burst: 5 }, history: { objectsPerTenant: 300 } } };
     const { manifests } = await renderChart(helmBinary, { namespace: 'kl', values });
     const policy = one(manifests, 'ValidatingAdmissionPolicy', `${RELEASE}-loops`) as Manifest & { spec: { variables: Array<{ expression: string }>; validations: Array<{ expression: string }> } };
     const expressions = [...policy.spec.variables, ...policy.spec.validations].map((v) => v.expression).join('\n');
@@ -45,7 +46,7 @@ describe('the Loop admission values', () => {
     expect(expressions).toContain('["*.fns.example.org"]');
     const router = one(manifests, 'Deployment', `${RELEASE}-router`) as Manifest & { spec: { template: { spec: { containers: Array<{ args: string[] }> } } } };
     expect(router.spec.template.spec.containers[0]?.args).toEqual(
-      expect.arrayContaining(['--cluster-domain=corp.internal', '--function-hosts=*.fns.example.org', '--min-requeue-seconds=2', '--loop-qps=7', '--max-loops-per-tenant=20', '--history-objects-per-tenant=300']),
+      expect.arrayContaining(['--cluster-domain=corp.internal', '--function-hosts=*.fns.example.org', '--min-requeue-seconds=2', '--loop-qps=7', '--max-loops-per-tenant=20', '--tenant-loop-starts-qps=0.5', '--tenant-loop-starts-burst=5', '--history-objects-per-tenant=300']),
     );
   });
 

@@ -4,7 +4,8 @@
 // about them (issue 38 item 10); team a's reconciles do not erase team b's flight-recorder history (12); a
 // namespace runs at most N Loops, the oldest first (15); and a deleted Loop with `finalize: true` releases its
 // primaries, so its namespace can then be deleted (16). A namespace named `cluster` is a tenant of its own,
-// not the ClusterLoops' (14).
+// not the ClusterLoops' (14). Team a restarting a Loop in a tight loop is held to its namespace's start rate
+// while team b's new Loop starts, and team a's Loop runs its last spec in the end.
 import type { V1ConfigMap } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RELEASE_PRIMARIES_FINALIZER, type Loop, type LoopCondition, type LoopSpec } from '../../api/loop.ts';
@@ -25,6 +26,8 @@ const RBAC = '/apis/rbac.authorization.k8s.io/v1';
 /** The bounds this router runs with: small, so the test reaches them with a few objects. */
 const MAX_LOOPS = 3;
 const HISTORY = { perObject: 10, objects: 40, objectsPerTenant: 30 };
+/** Loop (re)starts per namespace: small, so a few quick edits pass it. */
+const LOOP_STARTS = { qps: 0.5, burst: 3 };
 
 let h: RouterHarness;
 let router: Router;
@@ -134,7 +137,7 @@ beforeAll(async () => {
     await grantTeam(teams[key]);
   }
   served = await serveFunction(fn, { port: 0, host: '127.0.0.1', logLevel: 'warn' });
-  router = await h.router(undefined, { kubeConfig: routerKubeConfig, loopSelector: h.loopSelector, maxLoopsPerTenant: MAX_LOOPS, history: HISTORY });
+  router = await h.router(undefined, { kubeConfig: routerKubeConfig, loopSelector: h.loopSelector, maxLoopsPerTenant: MAX_LOOPS, tenantLoopStarts: LOOP_STARTS, history: HISTORY });
 }, 180_000);
 
 afterAll(async () => {
@@ -254,4 +257,28 @@ describe('the admin of a namespace named cluster', () => {
     expect(started.get(CLUSTER_NAMESPACE)).toBeGreaterThan(0);
     expect(started.get(CLUSTER_TENANT)).toBeGreaterThan(0);
   }, 240_000);
+});
+
+describe('a namespace admin restarting a Loop in a tight loop', () => {
+  it("is held to its namespace's Loop start rate (StartThrottled), team b's new Loop still starts, and team a's runs its last spec", async () => {
+    await createLoop(teams.a, 'churn');
+    const throttled = async () => Number(/^kubeloop_router_loop_starts_throttled_total(?:\{[^}]*\})? (\d+)$/m.exec(await router.metrics.registry.metrics())?.[1] ?? 0);
+    const before = await throttled();
+    // Each spec change is a restart the router pays for with its own requests (access review, list, watch, status).
+    for (let i = 1; i <= 12; i += 1) {
+      await teams.a.admin.request({ method: 'PATCH', path: `${loopsIn(teams.a.ns)}/churn`, contentType: 'application/merge-patch+json', body: { spec: { function: { maxConcurrency: i } } } });
+    }
+    const generation = (await h.client.request<Loop>({ path: `${loopsIn(teams.a.ns)}/churn` })).metadata.generation;
+    await eventually('team a held back by its Loop start rate', async () => (await throttled()) > before, 90_000);
+    // Room under team b's Loop limit (it runs quiet, extra-2, extra-3) for a new Loop.
+    await teams.b.admin.request({ method: 'DELETE', path: `${loopsIn(teams.b.ns)}/extra-2` });
+    await createLoop(teams.b, 'prompt');
+    await ready(teams.b.ns, 'prompt', 'Running');
+    // Held back, never dropped.
+    await eventually('team a\'s Loop runs its last spec', async () => {
+      const loop = await h.client.request<Loop>({ path: `${loopsIn(teams.a.ns)}/churn` });
+      const condition = loop.status?.conditions?.find((c) => c.type === 'Ready');
+      return condition?.reason === 'Running' && condition.observedGeneration === generation;
+    }, 120_000);
+  }, 300_000);
 });

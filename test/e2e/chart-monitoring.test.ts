@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { chartCrdFiles } from '../../cli/chart-crds.ts';
 import { setupClusterSuite, type ClusterSuite } from '../cluster/suite.ts';
-import { byKind, CHART_DIR, helm, one, renderChart, valuesFile, type Manifest } from './chart-render.ts';
+import { byKind, CHART_DIR, helm, one, renderChart, templateWithValues, valuesFile, type Manifest } from './chart-render.ts';
 import { prometheusOperatorCrdFiles } from './go-module-crds.ts';
 
 const run = promisify(execFile);
@@ -174,14 +174,9 @@ describe('names, ServiceAccounts, scheduling and disruption', () => {
     ['a misspelt ServiceAccount key', { router: { serviceAccount: { craete: true } } }, /additional properties 'craete' not allowed/],
     ['an unknown whenUnsatisfiable', { router: { topologySpreadConstraints: [{ maxSkew: 1, topologyKey: 'k', whenUnsatisfiable: 'Maybe' }] } }, /whenUnsatisfiable/],
   ])('rejects %s, naming the setting', async (_what, values, message) => {
-    const file = await valuesFile(values);
-    try {
-      const result = await helm(helmBinary, ['template', 'kubeloop', CHART_DIR, ...file.args]);
-      expect(result.code).not.toBe(0);
-      expect(result.stderr).toMatch(message);
-    } finally {
-      await file.cleanup();
-    }
+    const result = await templateWithValues(helmBinary, values);
+    expect(result.code).not.toBe(0);
+    expect(result.stderr).toMatch(message);
   });
 });
 

@@ -43,6 +43,16 @@ export async function valuesFile(values: Record<string, unknown>): Promise<{ arg
   return { args: ['-f', file], cleanup: () => rm(dir, { recursive: true, force: true }) };
 }
 
+/** `helm template` of the chart with these values, for tests of what the values schema refuses. */
+export async function templateWithValues(binary: string, values: Record<string, unknown>): Promise<HelmResult> {
+  const file = await valuesFile(values);
+  try {
+    return await helm(binary, ['template', 'kubeloop', CHART_DIR, '--kube-version', KUBE_VERSION, ...file.args]);
+  } finally {
+    await file.cleanup();
+  }
+}
+
 export function parseManifests(text: string): Manifest[] {
   return parseAllDocuments(text)
     .map((doc) => {

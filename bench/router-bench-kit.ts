@@ -3,7 +3,7 @@
 import { createLoopServiceAccount } from '../test/support/loop-service-account.ts';
 import { dockerfileTargets } from '../test/support/production-bundle.ts';
 import { build } from 'esbuild';
-import { httpThroughRequire, productionBundleOptions } from '../cli/bundle-options.js';
+import { productionBundleOptions, productionPlugins } from '../cli/bundle-options.js';
 import { execFile, fork, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -85,7 +85,7 @@ export async function compileChildren(mode: ChildCodeMode = childCodeMode()): Pr
     await build({
       ...productionBundleOptions(join(dir, 'bundle')),
       entryPoints: CHILD_ENTRIES.map((entry) => ({ in: join(ROOT, 'bench', `${entry}.ts`), out: entry })),
-      plugins: [httpThroughRequire],
+      plugins: productionPlugins,
     });
     script = (entry) => join(dir, 'bundle', `${entry}.mjs`);
     await warmBundles(script, imageEnv);

@@ -2,8 +2,9 @@
 // function pod-name-label`, the bundle, a warmed compile cache, the image target's ENV from the Dockerfile): start CPU,
 // idle RSS, then autocannon POSTs of a recorded pod request: peak RSS (VmHWM), req/s and server CPU per request.
 // BENCH_BASELINE_ROOT=<a built checkout> (e.g. a worktree of main after `npm run build`) runs its function beside
-// this checkout's in the same run, rounds interleaved; BENCH_NODE_OPTIONS="a;b" adds this checkout with each of
-// those NODE_OPTIONS instead of the image's. BENCH_ROUNDS (default 3), BENCH_DURATION_S of load (default 5).
+// this checkout's in the same run, rounds interleaved; BENCH_VARIANTS="--flag A=b;--other" adds this checkout with
+// each of those node flags and KEY=value variables instead of the image's. BENCH_ROUNDS (default 3), BENCH_DURATION_S
+// of load (default 5).
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -22,6 +23,8 @@ interface Variant {
   name: string;
   root: string;
   env: NodeJS.ProcessEnv;
+  /** What the image's ENTRYPOINT puts between the node binary and cli/bin.js. */
+  nodeFlags: string[];
 }
 
 interface Figures {
@@ -36,7 +39,7 @@ interface Figures {
 const body = JSON.stringify((JSON.parse(await readFile(join(ROOT, 'test/fixtures/pod-name-label/adds-label-to-annotated-pod.json'), 'utf8')) as { request: unknown }).request);
 
 async function measureOnce(variant: Variant, port: number, measured: boolean): Promise<Figures> {
-  const started = await startUntilHealthy(variant.root, ['function', 'pod-name-label', '--host', '127.0.0.1', '--port', String(port)], port, variant.env);
+  const started = await startUntilHealthy(variant.root, ['function', 'pod-name-label', '--host', '127.0.0.1', '--port', String(port)], port, variant.env, variant.nodeFlags);
   const pid = started.child.pid!;
   try {
     const startCpuMs = readProcess(pid).cpuMs;
@@ -62,16 +65,25 @@ async function measureOnce(variant: Variant, port: number, measured: boolean): P
 }
 
 async function main(): Promise<void> {
-  const image = (await dockerfileTargets()).find((t) => t.target === TARGET);
-  if (!image) throw new Error(`the Dockerfile has no target ${TARGET}`);
+  const imageOf = async (root?: string) => {
+    const target = (await dockerfileTargets(root)).find((t) => t.target === TARGET);
+    if (!target) throw new Error(`the Dockerfile${root ? ` of ${root}` : ''} has no target ${TARGET}`);
+    return { env: target.env, nodeFlags: target.args.slice(0, Math.max(0, target.args.indexOf('cli/bin.js'))) };
+  };
+  const image = await imageOf();
   const dir = await mkdtemp(join(tmpdir(), 'kubeloop-function-memory-'));
   const cache = (name: string) => ({ NODE_COMPILE_CACHE: join(dir, name.replace(/\W+/g, '-')) });
   const variants: Variant[] = [];
   const baseline = process.env.BENCH_BASELINE_ROOT;
-  if (baseline) variants.push({ name: `baseline ${baseline}`, root: baseline, env: { ...(await dockerfileTargets(baseline)).find((t) => t.target === TARGET)?.env, ...cache('baseline') } });
-  variants.push({ name: `this checkout, image ENV ${JSON.stringify(image.env)}`, root: ROOT, env: { ...image.env, ...cache('image') } });
-  for (const options of (process.env.BENCH_NODE_OPTIONS ?? '').split(';').filter(Boolean)) {
-    variants.push({ name: `this checkout, NODE_OPTIONS=${options}`, root: ROOT, env: { ...image.env, NODE_OPTIONS: options, ...cache(options) } });
+  if (baseline) {
+    const base = await imageOf(baseline);
+    variants.push({ name: `baseline ${baseline} ${[...base.nodeFlags, JSON.stringify(base.env)].join(' ')}`, root: baseline, env: { ...base.env, ...cache('baseline') }, nodeFlags: base.nodeFlags });
+  }
+  variants.push({ name: `this checkout, image ${[...image.nodeFlags, JSON.stringify(image.env)].join(' ')}`, root: ROOT, env: { ...image.env, ...cache('image') }, nodeFlags: image.nodeFlags });
+  for (const spec of (process.env.BENCH_VARIANTS ?? '').split(';').filter(Boolean)) {
+    const words = spec.trim().split(/\s+/);
+    const env = Object.fromEntries(words.filter((w) => !w.startsWith('-')).map((w) => [w.slice(0, w.indexOf('=')), w.slice(w.indexOf('=') + 1)]));
+    variants.push({ name: `this checkout, ${spec.trim()}`, root: ROOT, env: { ...env, ...cache(spec) }, nodeFlags: words.filter((w) => w.startsWith('-')) });
   }
   const port = 20_000 + (process.pid % 20_000);
   console.log(`bench:function-memory  ${ROUNDS} rounds, ${DURATION_S} s of ${CONNECTIONS}-connection POSTs (${body.length} bytes) each; uptime at start: ${machineLoad()}`);

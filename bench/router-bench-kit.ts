@@ -77,9 +77,13 @@ export async function compileChildren(mode: ChildCodeMode = childCodeMode()): Pr
   await writeFile(join(dir, 'package.json'), JSON.stringify({ type: 'module' }));
   await symlink(join(ROOT, 'node_modules'), join(dir, 'node_modules'));
   const cacheDir = join(dir, 'compile-cache');
-  // What the images set: a warmed compile cache, and the router image's own environment (NODE_OPTIONS).
-  const routerImage = (await dockerfileTargets()).find((t) => t.target === 'router');
-  const imageEnv: Record<ChildEntry, NodeJS.ProcessEnv> = { 'router-bench-router': { ...routerImage?.env, NODE_COMPILE_CACHE: cacheDir }, 'function-bench-server': { NODE_COMPILE_CACHE: cacheDir } };
+  // What the images set: a warmed compile cache, and each image's own environment (NODE_OPTIONS).
+  const targets = await dockerfileTargets();
+  const envOf = (target: string) => targets.find((t) => t.target === target)?.env;
+  const imageEnv: Record<ChildEntry, NodeJS.ProcessEnv> = {
+    'router-bench-router': { ...envOf('router'), NODE_COMPILE_CACHE: cacheDir },
+    'function-bench-server': { ...envOf('function-pod-name-label'), NODE_COMPILE_CACHE: cacheDir },
+  };
   let script: (entry: ChildEntry) => string;
   if (mode === 'bundle') {
     await build({

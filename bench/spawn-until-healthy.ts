@@ -9,10 +9,13 @@ export interface Healthy {
   readyMs: number;
 }
 
-/** Spawns `node cli/bin.js <args>` in `root` (NODE_ENV=production plus `env`) and resolves once GET /healthz answers. */
-export async function startUntilHealthy(root: string, args: string[], port: number, env: NodeJS.ProcessEnv): Promise<Healthy> {
+/**
+ * Spawns `node <nodeFlags> cli/bin.js <args>` in `root` (NODE_ENV=production plus `env`) and resolves once GET
+ * /healthz answers; `nodeFlags` are what an image's ENTRYPOINT puts before cli/bin.js (V8 flags NODE_OPTIONS refuses).
+ */
+export async function startUntilHealthy(root: string, args: string[], port: number, env: NodeJS.ProcessEnv, nodeFlags: string[] = []): Promise<Healthy> {
   const started = performance.now();
-  const child = spawn(process.execPath, [join(root, 'cli', 'bin.js'), ...args], {
+  const child = spawn(process.execPath, [...nodeFlags, join(root, 'cli', 'bin.js'), ...args], {
     cwd: root,
     env: { PATH: process.env.PATH, NODE_ENV: 'production', ...env },
     stdio: ['ignore', 'ignore', 'pipe'],

@@ -60,21 +60,29 @@ EXPOSE 8443 8082
 ENTRYPOINT ["/nodejs/bin/node", "cli/bin.js", "webhook"]
 
 FROM runtime AS function-pod-name-label
+# A function's garbage is per request and short-lived: a 1 MiB semi-space instead of the 8 MiB new space V8 grows
+# during start-up, ~2 MiB less idle RSS and 3-8 MiB less at peak for ~11 % more CPU per request (docs/performance.md,
+# bench:function-memory). NODE_OPTIONS, not a flag, so a Deployment's env can change it (NODE_OPTIONS= for V8's default).
+ENV NODE_OPTIONS="--max-semi-space-size=1"
 EXPOSE 8080
 ENTRYPOINT ["/nodejs/bin/node", "cli/bin.js", "function", "pod-name-label"]
 
 FROM runtime AS function-podset
+ENV NODE_OPTIONS="--max-semi-space-size=1"
 EXPOSE 8080
 ENTRYPOINT ["/nodejs/bin/node", "cli/bin.js", "function", "podset"]
 
 FROM runtime AS function-watcher
+ENV NODE_OPTIONS="--max-semi-space-size=1"
 EXPOSE 8080
 ENTRYPOINT ["/nodejs/bin/node", "cli/bin.js", "function", "watcher"]
 
 FROM runtime AS function-at
+ENV NODE_OPTIONS="--max-semi-space-size=1"
 EXPOSE 8080
 ENTRYPOINT ["/nodejs/bin/node", "cli/bin.js", "function", "at"]
 
 FROM runtime AS function-watcher-sidecar
+ENV NODE_OPTIONS="--max-semi-space-size=1"
 EXPOSE 8080
 ENTRYPOINT ["/nodejs/bin/node", "cli/bin.js", "function", "watcher-sidecar"]

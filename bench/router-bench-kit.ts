@@ -3,7 +3,7 @@
 import { createLoopServiceAccount } from '../test/support/loop-service-account.ts';
 import { dockerfileTargets } from '../test/support/production-bundle.ts';
 import { build } from 'esbuild';
-import { httpThroughRequire, productionBundleOptions } from '../cli/bundle-options.js';
+import { productionBundleOptions, productionPlugins } from '../cli/bundle-options.js';
 import { execFile, fork, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -77,15 +77,19 @@ export async function compileChildren(mode: ChildCodeMode = childCodeMode()): Pr
   await writeFile(join(dir, 'package.json'), JSON.stringify({ type: 'module' }));
   await symlink(join(ROOT, 'node_modules'), join(dir, 'node_modules'));
   const cacheDir = join(dir, 'compile-cache');
-  // What the images set: a warmed compile cache, and the router image's own environment (NODE_OPTIONS).
-  const routerImage = (await dockerfileTargets()).find((t) => t.target === 'router');
-  const imageEnv: Record<ChildEntry, NodeJS.ProcessEnv> = { 'router-bench-router': { ...routerImage?.env, NODE_COMPILE_CACHE: cacheDir }, 'function-bench-server': { NODE_COMPILE_CACHE: cacheDir } };
+  // What the images set: a warmed compile cache, and each image's own environment (NODE_OPTIONS).
+  const targets = await dockerfileTargets();
+  const envOf = (target: string) => targets.find((t) => t.target === target)?.env;
+  const imageEnv: Record<ChildEntry, NodeJS.ProcessEnv> = {
+    'router-bench-router': { ...envOf('router'), NODE_COMPILE_CACHE: cacheDir },
+    'function-bench-server': { ...envOf('function-pod-name-label'), NODE_COMPILE_CACHE: cacheDir },
+  };
   let script: (entry: ChildEntry) => string;
   if (mode === 'bundle') {
     await build({
       ...productionBundleOptions(join(dir, 'bundle')),
       entryPoints: CHILD_ENTRIES.map((entry) => ({ in: join(ROOT, 'bench', `${entry}.ts`), out: entry })),
-      plugins: [httpThroughRequire],
+      plugins: productionPlugins,
     });
     script = (entry) => join(dir, 'bundle', `${entry}.mjs`);
     await warmBundles(script, imageEnv);

@@ -125,6 +125,7 @@ async function measure(s: VersusSettings, mode: LimitMode, side: Side, work: Wor
     calls: counts.calls,
     requests: counts.requests,
     ...(counts.atPeak ? { atPeak: counts.atPeak } : {}),
+    ...(side === 'go' ? {} : { functionPeakRss: fnAfter.peakRss }),
   };
   console.error(`  ${mode.name} ${side} ${work} ${pods}: all labelled in ${(run.totalMs / 1000).toFixed(2)} s, CPU ${((run.cpuMs + run.functionCpuMs) / 1000).toFixed(2)} s`);
   if (work === 'live') await s.client.request({ method: 'DELETE', path: `/apis/apps/v1/namespaces/${namespace}/replicasets/bench`, query: { propagationPolicy: 'Orphan' } });

@@ -3,13 +3,13 @@
 // each with and without a warmed V8 compile cache; interleaved rounds, medians and same-run ratios.
 // Needs `npm run build` first. BENCH_ROUNDS (default 7). No cluster: the router's ops server answers /healthz
 // before it reaches the API server (given one that never answers), which is the part module loading delays.
-import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { machineLoad, readProcess } from './process-figures.ts';
 import { MiB, percentile, ROOT } from './router-bench-kit.ts';
+import { startUntilHealthy, stopGently } from './spawn-until-healthy.ts';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7);
 
@@ -24,36 +24,16 @@ interface Figures {
   rssMiB: number;
 }
 
-/** Spawns `node cli/bin.js <args>`, polls http://127.0.0.1:<port>/healthz until it answers, then waits idle and reads RSS. */
+/** Spawns `node cli/bin.js <args>`, waits until /healthz answers, then waits idle and reads RSS. */
 async function startOnce(args: string[], port: number, env: NodeJS.ProcessEnv): Promise<Figures> {
-  const started = performance.now();
-  const child = spawn(process.execPath, [join(ROOT, 'cli', 'bin.js'), ...args, '--port', String(port)], {
-    cwd: ROOT,
-    env: { PATH: process.env.PATH, NODE_ENV: 'production', ...env },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  let stderr = '';
-  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const { child, readyMs } = await startUntilHealthy(ROOT, [...args, '--port', String(port)], port, env);
   try {
-    for (;;) {
-      if (child.exitCode !== null) throw new Error(`${args.join(' ')} exited ${child.exitCode}: ${stderr}`);
-      const ok = await fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.ok, () => false);
-      if (ok) break;
-      if (performance.now() - started > 30_000) throw new Error(`${args.join(' ')} not serving after 30 s: ${stderr}`);
-      await new Promise((resolve) => setTimeout(resolve, 5));
-    }
-    const readyMs = performance.now() - started;
     const { cpuMs } = readProcess(child.pid!);
     // Idle: what it holds once start-up garbage had a chance to go (no forced GC: the process as deployed).
     await new Promise((resolve) => setTimeout(resolve, 1500));
     return { readyMs, cpuMs, rssMiB: readProcess(child.pid!).rss / MiB };
   } finally {
-    // SIGTERM, so that Node writes what it compiled into NODE_COMPILE_CACHE when it exits (SIGKILL would not).
-    const exited = new Promise((resolve) => child.once('exit', resolve));
-    child.kill('SIGTERM');
-    const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-    await exited;
-    clearTimeout(timer);
+    await stopGently(child);
   }
 }
 

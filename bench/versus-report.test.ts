@@ -51,7 +51,8 @@ describe('formatVersus', () => {
         run({ cpuMs: 1500, functionCpuMs: 500 }),
         run({ side: 'unbatched', cpuMs: 2000, functionCpuMs: 1000 }),
         run({ side: 'go', cpuMs: 500 }),
-        run({ mode: uncapped, work: 'live', pods: 2000, idleRss: 70 * MiB }),
+        run({ mode: uncapped, work: 'live', pods: 2000, idleRss: 70 * MiB, functionPeakRss: 90 * MiB }),
+        run({ mode: uncapped, work: 'existing', pods: 2000, functionPeakRss: 80 * MiB }),
         run({ mode: uncapped, side: 'go', work: 'live', pods: 2000 }),
       ],
       16,
@@ -62,6 +63,7 @@ describe('formatVersus', () => {
     expect(text).toContain('batched (default) vs unbatched (spec.function.batch.enabled: false), same run');
     expect(text).toMatch(/existing 500 +HTTP requests\/pod 1\.00 vs 1\.00 {2}CPU ms\/pod router 3\.00 vs 4\.00 \(0\.75x\), function 1\.00 vs 2\.00 \(total 0\.67x\)/);
     expect(text).toContain('router RSS: idle 70.0 MiB (goal <= 70 MiB), peak with >= 2,000 pods 100.0 MiB (goal <= 120 MiB)');
+    expect(text).toContain('function (pod-name-label) peak RSS over all runs: 90.0 MiB (goal <= 60 MiB');
   });
 });
 

@@ -47,6 +47,8 @@ export interface VersusRun {
   requests: number;
   /** What the router's peak RSS was made of (kubeloop only). */
   atPeak?: PeakMemory;
+  /** The function's peak RSS (VmHWM) so far: one function process serves every kubeloop run (kubeloop only). */
+  functionPeakRss?: number;
 }
 
 /** kubeloop (batched, the default) against Go for one mode and work item, means over the rounds. */
@@ -152,6 +154,8 @@ export function formatVersus(runs: VersusRun[], concurrency: number): string[] {
   const idleK = runs.filter((r) => r.side === 'kubeloop' && r.idleRss > 0);
   const peak2k = runs.filter((r) => r.side === 'kubeloop' && r.pods >= 2000);
   lines.push(`  router RSS: idle ${idleK.length ? mib(mean(idleK, (r) => r.idleRss)) : 'n/a'} (goal <= 70 MiB), peak with >= 2,000 pods ${peak2k.length ? mib(Math.max(...peak2k.map((r) => r.peakRss))) : 'n/a'} (goal <= 120 MiB)`);
+  const functionPeaks = runs.flatMap((r) => (r.functionPeakRss ? [r.functionPeakRss] : []));
+  if (functionPeaks.length) lines.push(`  function (pod-name-label) peak RSS over all runs: ${mib(Math.max(...functionPeaks))} (goal <= 60 MiB; bench:function-memory for idle and peak alone)`);
   return lines;
 }
 

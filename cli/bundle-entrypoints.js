@@ -5,7 +5,7 @@ import { build } from 'esbuild';
 import { rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { httpThroughRequire, productionBundleOptions } from './bundle-options.js';
+import { productionBundleOptions, productionPlugins } from './bundle-options.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 // The dist/ folder to write into (test/support/production-bundle.ts builds elsewhere); the sources are this checkout's.
@@ -29,7 +29,7 @@ await build({
         }));
       },
     },
-    httpThroughRequire,
+    ...productionPlugins,
   ],
   ...productionBundleOptions(outdir),
 });

@@ -2,4 +2,6 @@
 import type { BuildOptions, Plugin } from 'esbuild';
 
 export declare const httpThroughRequire: Plugin;
+export declare const lazyTlsBuiltins: Plugin;
+export declare const productionPlugins: Plugin[];
 export declare function productionBundleOptions(outdir: string): BuildOptions;

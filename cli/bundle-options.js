@@ -23,7 +23,32 @@ export const httpThroughRequire = {
   },
 };
 
-/** Options every bundle shares; the caller adds entryPoints and its plugins (httpThroughRequire last). */
+/** Built-ins that dependencies require at their top level but only some processes use: TLS serving and clients. */
+const LAZY_BUILTINS = /^(node:)?(https|http2|tls)$/;
+
+export const lazyTlsBuiltins = {
+  // fastify requires node:https and node:http2 at its top level, prom-client node:https for its Pushgateway; a
+  // function serving plain HTTP uses neither, yet loading them (and node:tls with them) costs ~4-6 MiB of RSS.
+  // Their require() calls get a stand-in that loads the module on first use of any of its properties.
+  name: 'lazy-tls-builtins',
+  setup(b) {
+    b.onResolve({ filter: LAZY_BUILTINS }, (args) => {
+      if (args.kind !== 'require-call') return undefined;
+      // The stand-in's own require is the real module.
+      if (args.namespace === 'lazy-builtin') return { path: args.path, external: true };
+      return { path: args.path.replace(/^node:/, ''), namespace: 'lazy-builtin' };
+    });
+    b.onLoad({ filter: /.*/, namespace: 'lazy-builtin' }, (args) => ({
+      loader: 'js',
+      contents: `let loaded;\nconst load = () => (loaded ??= require('node:${args.path}'));\nmodule.exports = new Proxy({}, {\n  get: (_target, key) => load()[key],\n  has: (_target, key) => key in load(),\n  ownKeys: () => Reflect.ownKeys(load()),\n  getOwnPropertyDescriptor: (_target, key) => {\n    const found = Object.getOwnPropertyDescriptor(load(), key);\n    return found && { ...found, configurable: true };\n  },\n});\n`,
+    }));
+  },
+};
+
+/** The plugins every production bundle uses, after the caller's own. */
+export const productionPlugins = [lazyTlsBuiltins, httpThroughRequire];
+
+/** Options every bundle shares; the caller adds entryPoints and its plugins (productionPlugins last). */
 export function productionBundleOptions(outdir) {
   return {
     bundle: true,

@@ -2,7 +2,7 @@
 // it), each target's ENTRYPOINT started from it, serving /healthz; the pod-name-label image as a plain HTTP
 // container (PORT from the platform) answering a recorded request (docs/deploy.md); clean exit on SIGTERM.
 import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -169,12 +169,16 @@ describe('the compile cache the Dockerfile builds (cli/warm-compile-cache.js)', 
 });
 
 describe('pod-name-label as a plain HTTP container (docs/deploy.md)', () => {
-  it('listens on the PORT the platform sets and answers a recorded ReconcileRequest', async () => {
+  it("listens on the PORT the platform sets and answers a recorded ReconcileRequest, without loading Node's TLS stack", async () => {
     const target = targets.find((t) => t.target === 'function-pod-name-label');
     if (!target) throw new Error('no Dockerfile target function-pod-name-label');
     const port = await freePort();
-    // Exactly what Cloud Run, App Runner, Fly or Knative do: run the image's entrypoint with PORT set.
-    const running = startEntrypoint(bundle, target.args, { PORT: String(port) });
+    // Which of Node's own modules the process loaded, written when it exits (a preload outside the image).
+    const loadedList = join(bundleParent, 'function-builtins.json');
+    const preload = join(bundleParent, 'list-builtins.cjs');
+    await writeFile(preload, `process.on('exit', () => require('node:fs').writeFileSync(${JSON.stringify(loadedList)}, JSON.stringify(process.moduleLoadList)));\n`);
+    // Exactly what Cloud Run, App Runner, Fly or Knative do: run the image's entrypoint (and ENV) with PORT set.
+    const running = startEntrypoint(bundle, target.args, { ...target.env, NODE_OPTIONS: `${target.env.NODE_OPTIONS ?? ''} --require ${preload}`, PORT: String(port) });
     try {
       const fixture = JSON.parse(await readFile(join(REPO_ROOT, 'test/fixtures/pod-name-label/adds-label-to-annotated-pod.json'), 'utf8')) as {
         request: unknown;
@@ -194,5 +198,9 @@ describe('pod-name-label as a plain HTTP container (docs/deploy.md)', () => {
     } finally {
       expect(await running.stop(), running.output()).toBe(0);
     }
+    // Plain HTTP needs no TLS: node:https, http2 and tls cost ~3 MiB of a function's RSS (cli/bundle-options.js).
+    const loaded = JSON.parse(await readFile(loadedList, 'utf8')) as string[];
+    expect(loaded).toContain('NativeModule http');
+    expect(loaded.filter((m) => /^NativeModule (https|http2|tls|_tls_wrap)$/.test(m))).toEqual([]);
   });
 });

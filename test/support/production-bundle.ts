@@ -20,9 +20,9 @@ export interface ImageTarget {
   env: Record<string, string>;
 }
 
-/** `FROM runtime AS <target>` stages, their `ENV NAME=value` lines and their exec-form ENTRYPOINT. */
-export async function dockerfileTargets(): Promise<ImageTarget[]> {
-  const text = await readFile(join(REPO_ROOT, 'Dockerfile'), 'utf8');
+/** `FROM runtime AS <target>` stages, their `ENV NAME=value` lines and their exec-form ENTRYPOINT (of `root`'s Dockerfile). */
+export async function dockerfileTargets(root = REPO_ROOT): Promise<ImageTarget[]> {
+  const text = await readFile(join(root, 'Dockerfile'), 'utf8');
   const targets: ImageTarget[] = [];
   let current: string | undefined;
   let env: Record<string, string> = {};

@@ -1,0 +1,47 @@
+// What bench:startup and bench:function-memory share: `node <root>/cli/bin.js <args>` spawned as an image runs it,
+// polled until /healthz answers, and stopped with SIGTERM so Node writes its compile cache (SIGKILL would not).
+import { spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+
+export interface Healthy {
+  child: ChildProcess;
+  /** Spawn to the first /healthz answer. */
+  readyMs: number;
+}
+
+/**
+ * Spawns `node <nodeFlags> cli/bin.js <args>` in `root` (NODE_ENV=production plus `env`) and resolves once GET
+ * /healthz answers; `nodeFlags` are what an image's ENTRYPOINT puts before cli/bin.js (V8 flags NODE_OPTIONS refuses).
+ */
+export async function startUntilHealthy(root: string, args: string[], port: number, env: NodeJS.ProcessEnv, nodeFlags: string[] = []): Promise<Healthy> {
+  const started = performance.now();
+  const child = spawn(process.execPath, [...nodeFlags, join(root, 'cli', 'bin.js'), ...args], {
+    cwd: root,
+    env: { PATH: process.env.PATH, NODE_ENV: 'production', ...env },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  try {
+    for (;;) {
+      if (child.exitCode !== null) throw new Error(`${args.join(' ')} exited ${child.exitCode}: ${stderr}`);
+      const ok = await fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.ok, () => false);
+      if (ok) return { child, readyMs: performance.now() - started };
+      if (performance.now() - started > 30_000) throw new Error(`${args.join(' ')} not serving after 30 s: ${stderr}`);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+  } catch (error) {
+    await stopGently(child);
+    throw error;
+  }
+}
+
+/** SIGTERM, so that Node writes what it compiled into NODE_COMPILE_CACHE when it exits; SIGKILL after 10 s. */
+export async function stopGently(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+  await exited;
+  clearTimeout(timer);
+}

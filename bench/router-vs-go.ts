@@ -121,6 +121,7 @@ async function measure(s: VersusSettings, mode: LimitMode, side: Side, work: Wor
     functionCpuMs: side === 'go' ? 0 : fnAfter.cpuMs - fnBefore.cpuMs,
     peakRss: after.peakRss,
     idleRss,
+    ...(work === 'live' ? { startCpuMs: before.cpuMs } : {}),
     conflicts: counts.conflicts,
     calls: counts.calls,
     requests: counts.requests,

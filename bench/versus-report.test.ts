@@ -1,6 +1,6 @@
 // bench:router section (0): ratios against Go come from the same mode and work item, router and function apart.
 import { describe, expect, it } from 'vitest';
-import { compareSides, formatVersus, limitModes, MiB, type LimitMode, type VersusRun } from './versus-report.ts';
+import { compareSides, formatStartCpu, formatVersus, limitModes, MiB, type LimitMode, type VersusRun } from './versus-report.ts';
 
 const capped: LimitMode = { name: 'capped', qps: 100, burst: 200 };
 const uncapped: LimitMode = { name: 'uncapped', qps: 1000, burst: 2000 };
@@ -85,6 +85,20 @@ describe('formatVersus variants', () => {
     expect(text).not.toContain('batched (default) vs unbatched');
     // The variant is no Go comparison's kubeloop side.
     expect(compareSides([run({ side: 'undici-writes', totalMs: 9000 }), run({ totalMs: 1000 }), run({ side: 'go', totalMs: 1000 })])[0]!.throughput).toBe(1);
+  });
+});
+
+describe('formatStartCpu', () => {
+  it("splits the existing item's CPU per pod into the start (the live runs' reading) and the rest, against Go", () => {
+    const lines = formatStartCpu([
+      run({ mode: uncapped, cpuMs: 1500 }),
+      run({ mode: uncapped, side: 'go', cpuMs: 400 }),
+      run({ mode: uncapped, work: 'live', startCpuMs: 250 }),
+      run({ mode: uncapped, side: 'go', work: 'live', startCpuMs: 50 }),
+      // No live run in this mode: no start-up line for it.
+      run({ side: 'go', cpuMs: 400 }),
+    ]);
+    expect(lines).toEqual(['  start-up CPU, uncapped (process start to synced, no pods): router 250 ms vs Go 50 ms; existing 500: start 0.50 vs 0.10 ms/pod, the rest 2.50 vs 0.70 ms/pod (router alone 3.57x)']);
   });
 });
 

@@ -40,6 +40,8 @@ export interface VersusRun {
   peakRss: number;
   /** The controller's RSS when synced with an empty namespace (live runs only). */
   idleRss: number;
+  /** The controller's CPU from its process start to synced with an empty namespace (live runs only): its start-up. */
+  startCpuMs?: number;
   /** Writes that hit a conflict, and function calls (kubeloop). */
   conflicts: number;
   calls: number;
@@ -151,11 +153,40 @@ export function formatVersus(runs: VersusRun[], concurrency: number): string[] {
     const spaces = Object.entries(r.atPeak.spaces).filter(([, bytes]) => bytes >= MiB).map(([name, bytes]) => `${name.replace(/_space$/, '')} ${mib(bytes)}`);
     lines.push(`  router at its peak RSS, ${r.mode.name} ${r.work} ${r.pods}: RSS ${mib(r.atPeak.rss)} = V8 heap spaces (${spaces.join(', ')}), external ${mib(r.atPeak.external)}, and the rest (Node, code, stacks, malloc)`);
   }
+  lines.push(...formatStartCpu(runs));
   const idleK = runs.filter((r) => r.side === 'kubeloop' && r.idleRss > 0);
   const peak2k = runs.filter((r) => r.side === 'kubeloop' && r.pods >= 2000);
   lines.push(`  router RSS: idle ${idleK.length ? mib(mean(idleK, (r) => r.idleRss)) : 'n/a'} (goal <= 70 MiB), peak with >= 2,000 pods ${peak2k.length ? mib(Math.max(...peak2k.map((r) => r.peakRss))) : 'n/a'} (goal <= 120 MiB)`);
   const functionPeaks = runs.flatMap((r) => (r.functionPeakRss ? [r.functionPeakRss] : []));
   if (functionPeaks.length) lines.push(`  function (pod-name-label) peak RSS over all runs: ${mib(Math.max(...functionPeaks))} (goal <= 60 MiB; bench:function-memory for idle and peak alone)`);
+  return lines;
+}
+
+/**
+ * Start-up CPU (process start to synced, no pods yet: the live runs' reading) beside the CPU of each item with pods
+ * already there, which counts it from the process start: how much of that item's CPU per pod is the start.
+ */
+export function formatStartCpu(runs: VersusRun[]): string[] {
+  const lines: string[] = [];
+  for (const mode of new Set(runs.map((r) => r.mode.name))) {
+    const start = (side: Side) => {
+      const live = runs.filter((r) => r.mode.name === mode && r.side === side && r.startCpuMs !== undefined);
+      return live.length ? mean(live, (r) => r.startCpuMs ?? 0) : undefined;
+    };
+    const k = start('kubeloop');
+    const g = start('go');
+    if (k === undefined || g === undefined) continue;
+    const items = runs.filter((r) => r.mode.name === mode && r.work === 'existing' && (r.side === 'kubeloop' || r.side === 'go'));
+    const perPod = [...new Set(items.map((r) => r.pods))].map((pods) => {
+      const of = (side: Side) => items.filter((r) => r.side === side && r.pods === pods);
+      const kube = of('kubeloop');
+      const go = of('go');
+      if (kube.length === 0 || go.length === 0) return '';
+      const after = (rs: VersusRun[], startMs: number) => (mean(rs, (r) => r.cpuMs) - startMs) / pods;
+      return `; existing ${pods}: start ${(k / pods).toFixed(2)} vs ${(g / pods).toFixed(2)} ms/pod, the rest ${after(kube, k).toFixed(2)} vs ${after(go, g).toFixed(2)} ms/pod (router alone ${x(after(kube, k) / after(go, g))})`;
+    });
+    lines.push(`  start-up CPU, ${mode} (process start to synced, no pods): router ${k.toFixed(0)} ms vs Go ${g.toFixed(0)} ms${perPod.join('')}`);
+  }
   return lines;
 }
 

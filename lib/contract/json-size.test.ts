@@ -22,6 +22,10 @@ describe('jsonByteSize', () => {
     fc.assert(fc.property(fc.jsonValue(), (value) => jsonByteSize(value) === utf8(value)), { numRuns: 300, seed: 38 });
   });
 
+  it('measures a cached object as jsonByteSize does, on generated JSON objects', () => {
+    fc.assert(fc.property(fc.dictionary(fc.string(), fc.jsonValue()), (object) => cachedJsonSize(object) === jsonByteSize(object)), { numRuns: 300, seed: 41 });
+  });
+
   it('remembers a cached object size', () => {
     const object = { data: { big: 'x'.repeat(1000) } };
     expect(cachedJsonSize(object)).toBe(utf8(object));

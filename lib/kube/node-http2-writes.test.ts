@@ -40,7 +40,6 @@ function answer(req: IncomingMessage | Http2ServerRequest, res: Response, body: 
   if (req.url?.startsWith('/invalid')) return void reply(422, json, STATUS(422, 'Invalid'));
   if (req.url?.startsWith('/throttled')) return void reply(429, { ...json, 'retry-after': '3' }, STATUS(429, 'TooManyRequests'));
   if (req.url?.startsWith('/hang')) return;
-  if (req.method === 'DELETE') return void reply(200, {});
   reply(req.method === 'POST' ? 201 : 200, json, JSON.stringify({ kind: 'ConfigMap', echo: body === '' ? null : JSON.parse(body) }));
 }
 
@@ -109,6 +108,8 @@ describe('KubeClient writes over node:http2', () => {
         await outcome(patch(loop)),
         await outcome(router.request({ method: 'PUT', path: '/api/v1/namespaces/a/configmaps/x', body: { metadata: { name: 'x' } } })),
         await outcome(loop.request({ method: 'DELETE', path: '/api/v1/namespaces/a/configmaps/x' })),
+        // DeleteOptions travel in a DELETE's body (the router's preconditions and propagationPolicy).
+        await outcome(loop.request({ method: 'DELETE', path: '/api/v1/namespaces/a/configmaps/x', body: { kind: 'DeleteOptions', apiVersion: 'v1', preconditions: { uid: 'u-1' } } })),
         await outcome(patch(loop, '/conflict')),
         await outcome(patch(loop, '/invalid')),
         await outcome(patch(loop, '/throttled')),
@@ -124,16 +125,17 @@ describe('KubeClient writes over node:http2', () => {
     expect(over2.sent).toEqual(over1.sent);
     expect(over2.samples).toEqual(over1.samples);
     expect(over2.taken).toBe(over1.taken);
-    // What both said, once: the body, a 409, a 422 and a 429 with its Retry-After, the trace context and impersonation.
+    // What both said, once: the bodies (a DELETE's too), a 409, a 422 and a 429 with its Retry-After, the trace context and impersonation.
     expect(over1.results[0]).toEqual({ value: { kind: 'ConfigMap', echo: { metadata: { name: 'x' } } } });
-    expect(over1.results.slice(4)).toEqual([
+    expect(over1.results[4]).toEqual({ value: { kind: 'ConfigMap', echo: { kind: 'DeleteOptions', apiVersion: 'v1', preconditions: { uid: 'u-1' } } } });
+    expect(over1.results.slice(5)).toEqual([
       { error: { statusCode: 409, reason: 'Conflict', retryAfterSeconds: undefined, transient: false } },
       { error: { statusCode: 422, reason: 'Invalid', retryAfterSeconds: undefined, transient: false } },
       { error: { statusCode: 429, reason: 'TooManyRequests', retryAfterSeconds: 3, transient: true } },
     ]);
     expect(over1.sent[0]?.headers).toMatchObject({ authorization: 'Bearer router-token', 'impersonate-user': 'system:serviceaccount:team-a:reconciler', traceparent: expect.stringMatching(/^00-/) });
     expect(over1.sent[2]?.headers['impersonate-user']).toBeUndefined();
-    expect(over1.taken).toBe(7);
+    expect(over1.taken).toBe(8);
   });
 
   it('opens a new session after a GOAWAY, and sends again the writes the GOAWAY refused', async () => {

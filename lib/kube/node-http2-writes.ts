@@ -91,7 +91,9 @@ export class NodeHttp2Writes {
       for (const [name, value] of Object.entries(r.headers)) headers[name.toLowerCase()] = value;
       let stream: ClientHttp2Stream;
       try {
-        stream = session.request(headers, r.signal ? { signal: r.signal } : {});
+        // node:http2 ends a DELETE's stream with its headers unless told not to: its DeleteOptions (preconditions,
+        // propagationPolicy) would never be sent, and stream.end(body) would fail with "write after end".
+        stream = session.request(headers, { endStream: r.body === undefined, ...(r.signal ? { signal: r.signal } : {}) });
       } catch (error) {
         return resolve({ kind: 'fail', error: error as Error });
       }

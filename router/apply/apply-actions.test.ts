@@ -183,3 +183,13 @@ describe('applyActions: an apply that would change nothing', () => {
     expect(request).toHaveBeenCalledTimes(3);
   });
 });
+
+describe('applyActions patch', () => {
+  it("asks for the patch's reply as the object's metadata (PartialObjectMetadata) and keeps the resourceVersion it produced", async () => {
+    const { ctx, request } = context((r) => (r.method === 'PATCH' ? { apiVersion: 'meta.k8s.io/v1', kind: 'PartialObjectMetadata', metadata: { name: 'cm', namespace: 'a', resourceVersion: '2' } } : {}));
+    const outcome = await applyActions(ctx, [{ op: 'patch', target: { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'a', name: 'cm' }, patch: [{ op: 'add', path: '/metadata/labels', value: { a: 'b' } }] }]);
+    expect(outcome).toEqual({ result: 'done', refused: 0, primaryResourceVersion: '2' });
+    const patch = request.mock.calls.map(([r]) => r).find((r) => r.method === 'PATCH');
+    expect(patch?.accept).toMatch(/^application\/json;as=PartialObjectMetadata;g=meta\.k8s\.io;v=v1,application\/json$/);
+  });
+});

@@ -188,7 +188,7 @@ async function applyPatch(ctx: ApplyContext, action: PatchAction, written: Writt
   const isPrimary = refersTo(target, ctx.primary);
   const seen = isPrimary ? ctx.primary : lookupTarget(ctx, target);
   try {
-    let after: KubernetesObject;
+    let after: Pick<KubernetesObject, 'metadata'>;
     try {
       after = await sendPatch(ctx, resource, target, withResourceVersionTest(action.patch, seen?.metadata?.resourceVersion));
     } catch (error) {
@@ -210,7 +210,7 @@ async function applyPatch(ctx: ApplyContext, action: PatchAction, written: Writt
 }
 
 /** Sends a JSON patch to a target; a failed resourceVersion test is checked against the cached version. */
-function sendPatch(ctx: ApplyContext, resource: ResourceInfo, target: ObjectTarget, patch: JsonPatchOperation[], subresource?: 'status'): Promise<KubernetesObject> {
+function sendPatch(ctx: ApplyContext, resource: ResourceInfo, target: ObjectTarget, patch: JsonPatchOperation[], subresource?: 'status'): Promise<Pick<KubernetesObject, 'metadata'>> {
   const cachedResourceVersion = () => lookupTarget(ctx, target)?.metadata?.resourceVersion;
   return sendJsonPatch(ctx.client, objectPath(resource, target.name, target.namespace, subresource), patch, cachedResourceVersion, ctx.requestHeaders);
 }

@@ -3,6 +3,7 @@
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isApiError, KubeApiError, KubeClient } from '../../lib/kube/kube-client.ts';
+import { METADATA_WATCH_ACCEPT } from '../../lib/kube/informer.ts';
 import { readWatchEvents } from '../../lib/kube/watch-stream.ts';
 import { setupClusterSuite, type ClusterSuite } from '../cluster/suite.ts';
 
@@ -61,6 +62,33 @@ describe('KubeClient with http2Writes', () => {
     await Promise.all(names.map((name) => client.request({ method: 'POST', path, body: { metadata: { name } } })));
     const list = await client.request<{ items: unknown[] }>({ path, query: { labelSelector: '' } });
     expect(list.items.length).toBeGreaterThanOrEqual(41);
+  });
+
+  it("sends a DELETE's options: a uid precondition that does not match is refused and the object stays, the right one deletes it", async () => {
+    const path = `/api/v1/namespaces/${suite.namespace}/configmaps`;
+    const created = await client.request<{ metadata: { uid: string } }>({ method: 'POST', path, body: { metadata: { name: 'precondition' } } });
+    const before = streams;
+    const wrong = await client.request({ method: 'DELETE', path: `${path}/precondition`, body: { kind: 'DeleteOptions', apiVersion: 'v1', preconditions: { uid: 'not-its-uid' } } }).catch((error: unknown) => error);
+    expect(isApiError(wrong, 409) && wrong.reason).toBe('Conflict');
+    expect(await client.getIfExists({ path: `${path}/precondition` })).toBeDefined();
+    await client.request({ method: 'DELETE', path: `${path}/precondition`, body: { kind: 'DeleteOptions', apiVersion: 'v1', propagationPolicy: 'Background', preconditions: { uid: created.metadata.uid } } });
+    expect(await client.getIfExists({ path: `${path}/precondition` })).toBeUndefined();
+    expect(streams - before).toBe(2);
+  });
+
+  it('answers a PATCH as PartialObjectMetadata when asked (the router reads only the resourceVersion it wrote)', async () => {
+    const path = `/api/v1/namespaces/${suite.namespace}/configmaps`;
+    await client.request({ method: 'POST', path, body: { metadata: { name: 'metadata-reply' }, data: { big: 'x'.repeat(1000) } } });
+    const reply = await client.request<{ kind: string; metadata: { resourceVersion?: string }; data?: unknown }>({
+      method: 'PATCH',
+      path: `${path}/metadata-reply`,
+      contentType: 'application/json-patch+json',
+      accept: METADATA_WATCH_ACCEPT,
+      body: [{ op: 'add', path: '/metadata/labels', value: { patched: 'yes' } }],
+    });
+    expect(reply.kind).toBe('PartialObjectMetadata');
+    expect(reply.metadata.resourceVersion).toBeTruthy();
+    expect(reply.data).toBeUndefined();
   });
 
   it('writes as the impersonated user over the shared session: refused where that user may not write', async () => {

@@ -59,6 +59,8 @@ export interface LoopControllerOptions {
 /** A Loop the controller runs: what the plan compares with, and the launched runner. */
 interface Running extends RunningState {
   launched: LaunchedLoop;
+  /** The Loop's generation the runner runs. */
+  generation: number;
 }
 
 export class LoopController {
@@ -192,8 +194,9 @@ export class LoopController {
       await this.#stopRunning(name, current!);
       return { kind: 'access-denied', message: verdict.message };
     }
-    // Deleted, a changed spec, or a signing Secret that broke: stop, and start again (which waits for a valid key).
-    if (current) await this.#stopRunning(name, current);
+    // A changed spec hands over (below); deleted, refused, or a signing Secret that broke: stop at once.
+    const handover = plan.kind === 'start' && current !== undefined && current.signingProblem === undefined ? current : undefined;
+    if (current && !handover) await this.#stopRunning(name, current);
     if (plan.kind !== 'start') this.#starts.forget(name);
     if (plan.kind === 'remove') return { kind: 'removed', wasRunning: current !== undefined };
     if (plan.kind === 'over-limit') return { kind: 'over-tenant-limit', message: plan.message };
@@ -204,8 +207,11 @@ export class LoopController {
     const waitMs = namespace === undefined ? 0 : this.#starts.reserve(namespace, name);
     if (namespace !== undefined && waitMs > 0) {
       this.#o.runnerDeps.metrics.loopStartsThrottled.inc();
-      return { kind: 'start-throttled', waitMs, message: startThrottledMessage(namespace, this.#starts.limit, waitMs) };
+      // The running generation keeps working until the new one may start, as a rolling update keeps the old ReplicaSet.
+      const running = handover && { runningGeneration: handover.generation };
+      return { kind: 'start-throttled', waitMs, message: startThrottledMessage(namespace, this.#starts.limit, waitMs, running || undefined), ...(running ? { handover: running } : {}) };
     }
+    if (handover) await this.#stopRunning(name, handover);
     return this.#start(name, plan);
   }
 
@@ -220,6 +226,7 @@ export class LoopController {
     }
     if (confinement) return { kind: 'invalid-spec', error: confinement };
     this.#status.carryVersionConditions(name, config);
+    this.#status.setStartThrottled(name, undefined);
     let launched: LaunchedLoop;
     try {
       launched = await this.#launcher.launch(config, {
@@ -250,7 +257,7 @@ export class LoopController {
       if (isApiError(error, 403)) return { kind: 'watch-forbidden', message: error.message };
       throw error;
     }
-    this.#running.set(name, { launched, specJson });
+    this.#running.set(name, { launched, specJson, generation });
     launched.followSigningKey();
     return { kind: 'started', config };
   }
@@ -278,6 +285,8 @@ export class LoopController {
       this.#status.forget(name);
       this.#o.runnerDeps.metrics.forgetLoop(name);
     }
+    // Whatever else came of the Loop (started, stopped, refused), no handover waits any more.
+    this.#status.setStartThrottled(name, decision.handover);
     if (decision.health) this.#status.setHealth(name, generation, decision.health);
     // Inline Loops are not API objects: their status lives in the router's log and metrics only.
     if (decision.warning && loop && !this.#o.inline) this.#warn(loop, decision.warning);

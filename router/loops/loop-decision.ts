@@ -7,6 +7,9 @@ import { LoopSpecError, loopSpecErrorReason, parseLoop, type LoopConfig } from '
 import type { LoopHealth } from '../intake/loop-runner.ts';
 import type { ConditionInput } from '../../lib/kube/conditions.ts';
 
+/** The Ready reason of a Loop that waits for its start, and the condition of a running Loop whose new spec waits. */
+export const START_THROTTLED = 'StartThrottled';
+
 /** What the controller knows of the runner it has for a Loop. */
 export interface RunningState {
   specJson: string;
@@ -60,8 +63,11 @@ export type LoopOutcome =
   | { kind: 'watch-forbidden'; message: string }
   /** Its tenant runs as many Loops as it may: it waits for older ones to be deleted. */
   | { kind: 'over-tenant-limit'; message: string }
-  /** Its tenant (re)started Loops faster than it may (tenant-start-limit.ts): it starts after `waitMs`. */
-  | { kind: 'start-throttled'; message: string; waitMs: number };
+  /**
+   * Its tenant (re)started Loops faster than it may (tenant-start-limit.ts): it starts after `waitMs`.
+   * `handover`: the Loop's spec changed while it ran, and its running generation keeps running until then.
+   */
+  | { kind: 'start-throttled'; message: string; waitMs: number; handover?: { runningGeneration: number } };
 
 export interface LoopDecision {
   /** The Loop's sync queue: done, look again with backoff or after `delayMs`, or leave it (a change brings it back). */
@@ -74,6 +80,8 @@ export interface LoopDecision {
   /** A Warning event on the Loop. */
   warning?: { reason: string; message: string };
   log?: { level: 'info' | 'warn'; message: string; fields?: Record<string, unknown> };
+  /** A handover waits (the StartThrottled condition, Ready left as the running generation has it); none waits when absent. */
+  handover?: { message: string; runningGeneration: number };
 }
 
 export function decideLoop(outcome: LoopOutcome): LoopDecision {
@@ -118,8 +126,11 @@ export function decideLoop(outcome: LoopOutcome): LoopDecision {
       return { step: 'none', health: { ready: false, reason: 'TenantLimitExceeded', message }, warning: { reason: 'TenantLimitExceeded', message }, log: { level: 'warn', message: 'Loop over its tenant\'s limit; not run', fields: { err: message } } };
     }
     case 'start-throttled':
-      // Requeued for its reserved turn, never dropped. No Warning event: churn would make one per change.
-      return { step: 'after', delayMs: outcome.waitMs, health: { ready: false, reason: 'StartThrottled', message: outcome.message } };
+      // Requeued for its reserved turn, never dropped. No Warning event: churn would make one per change. A Loop
+      // that runs keeps running its older generation until then (as a Deployment keeps its old ReplicaSet):
+      // Ready stays as that generation has it, and the StartThrottled condition says what waits.
+      if (outcome.handover) return { step: 'after', delayMs: outcome.waitMs, handover: { message: outcome.message, ...outcome.handover } };
+      return { step: 'after', delayMs: outcome.waitMs, health: { ready: false, reason: START_THROTTLED, message: outcome.message } };
   }
 }
 

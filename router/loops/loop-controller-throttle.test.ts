@@ -54,4 +54,25 @@ describe('LoopController with a namespace out of Loop starts', () => {
     await vi.waitFor(() => expect(h.controller.health('team-a/x')).toBeUndefined(), WAIT);
     expect(h.counts.stops).toBe(1);
   });
+
+  it('writes a held-back Loop\'s status once, not once per edit, whether it runs meanwhile or not', async () => {
+    const h = harness({ tenantLoopStarts: { qps: 0.01, burst: 1 } });
+    await h.start();
+    h.teamLoopInformer.put(teamLoop('running', 1));
+    await h.controller.waitForLoop('team-a/running', 10_000);
+    await vi.waitFor(() => expect(h.statusPaths).toContain(statusPath('running')), WAIT);
+    const throttled = async () => (await h.metrics.loopStartsThrottled.get()).values[0]?.value ?? 0;
+    const writes = (name: string) => h.statusPaths.filter((p) => p === statusPath(name)).length;
+    const before = writes('running');
+    // A tenant editing both Loops in a tight loop: each edit is reconciled (and held back), one after another.
+    for (let generation = 1; generation <= 20; generation += 1) {
+      const seen = await throttled();
+      h.teamLoopInformer.put(teamLoop('waiting', generation));
+      if (generation > 1) h.teamLoopInformer.put(teamLoop('running', generation));
+      await vi.waitFor(async () => expect(await throttled()).toBe(seen + (generation > 1 ? 2 : 1)), WAIT);
+    }
+    expect(h.controller.health('team-a/waiting')).toMatchObject({ ready: false, reason: 'StartThrottled' });
+    expect(writes('waiting')).toBe(1);
+    expect(writes('running') - before).toBe(1);
+  });
 });

@@ -141,6 +141,9 @@ export function decideLoop(outcome: LoopOutcome): LoopDecision {
  */
 export function readyConditionChange(previous: (LoopHealth & { generation: number }) | undefined, health: LoopHealth, generation: number): ConditionInput | undefined {
   if (previous && previous.ready === health.ready && previous.reason === health.reason && previous.generation === generation) return undefined;
+  // A Loop held back by its namespace's start limit is written once, not once per edit: a tenant editing it in a
+  // tight loop would otherwise make the router write its status (on the router's own budget) for every edit.
+  if (previous?.reason === START_THROTTLED && health.reason === START_THROTTLED && previous.ready === health.ready) return undefined;
   return {
     type: 'Ready',
     status: health.ready ? 'True' : 'False',

@@ -28,7 +28,7 @@ import type { EventOrigin } from '../apply/event-recorder.ts';
 import type { ConditionInput } from '../../lib/kube/conditions.ts';
 import { LoopStatus, loopObjectPath } from './loop-status.ts';
 import { LoopSources } from './loop-sources.ts';
-import { DEFAULT_ACCESS_REVIEW_MS } from './loop-access.ts';
+import { DEFAULT_ACCESS_REVIEW_MS, reviewOrder } from './loop-access.ts';
 import { DEFAULT_TENANT_LOOP_STARTS, startThrottledMessage, TenantStartLimit } from './tenant-start-limit.ts';
 
 export interface LoopControllerOptions {
@@ -129,11 +129,18 @@ export class LoopController {
 
   async start(): Promise<void> {
     // RBAC changes without the Loop changing: every Loop's access is reviewed again on this period.
-    this.#reviewTimer = setInterval(() => {
-      for (const name of this.#sources.names()) this.#sync.add(name, null);
-    }, this.#o.accessReviewIntervalMs ?? DEFAULT_ACCESS_REVIEW_MS);
+    this.#reviewTimer = setInterval(() => this.reviewAll(), this.#o.accessReviewIntervalMs ?? DEFAULT_ACCESS_REVIEW_MS);
     this.#reviewTimer.unref();
     await this.#sources.start((id) => this.#sync.add(id, null), (namespace) => this.#limit.affected(namespace));
+  }
+
+  /**
+   * Reviews every Loop's access again (the period's sweep; tests call it). Low priority, so a Loop created or
+   * edited meanwhile is not queued behind the sweep, and one namespace at a time in turn (reviewOrder), so one
+   * tenant's many Loops do not hold back the others' reviews.
+   */
+  reviewAll(): void {
+    for (const name of reviewOrder(this.#sources.names())) this.#sync.add(name, null, 'low');
   }
 
   async stop(): Promise<void> {

@@ -40,3 +40,21 @@ describe('LoopController periodic access reviews', () => {
     expect(h.reviewed.slice(before).indexOf('team-c/new')).toBeLessThan(30);
   });
 });
+
+describe('LoopController when a kind\'s watch moves (--cluster-wide-watch lost or regained)', () => {
+  it('restarts the namespaced Loops on the kind, without spending their tenant\'s starts, and leaves the others running', async () => {
+    // No start left after the first: a restart charged to the tenant would wait 100 s.
+    const h = harness({ tenantLoopStarts: { qps: 0.01, burst: 1 } });
+    await h.start();
+    h.teamLoopInformer.put(teamLoop('team-a', 'x'));
+    const first = await h.controller.waitForLoop('team-a/x', 10_000);
+    h.loopInformer.put(loopObject());
+    const cluster = await h.controller.waitForLoop('podset', 10_000);
+    h.informers.changeScope('v1', 'Pod', 'per-namespace');
+    await vi.waitFor(() => expect([undefined, first]).not.toContain(h.controller.runner('team-a/x')), WAIT);
+    expect(h.controller.health('team-a/x')?.reason).not.toBe('StartThrottled');
+    // A ClusterLoop's watches are never per namespace: it runs on.
+    expect(h.controller.runner('podset')).toBe(cluster);
+    expect(h.counts.stops).toBe(1);
+  });
+});

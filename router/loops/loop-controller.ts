@@ -8,6 +8,7 @@
 import type { V1LabelSelector } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { UnknownKindError } from '../../lib/kube/discovery.ts';
+import { kindKey } from '../../lib/kube/resource-paths.ts';
 import { isApiError, type KubeClient } from '../../lib/kube/kube-client.ts';
 import type { InformerSource } from '../intake/informer-registry.ts';
 import type { RateLimit } from '../../lib/kube/rate-limiter.ts';
@@ -74,6 +75,7 @@ export class LoopController {
   readonly #sources: LoopSources;
   #stopped = false;
   #reviewTimer: NodeJS.Timeout | undefined;
+  #unscope: (() => void) | undefined;
 
   constructor(options: LoopControllerOptions) {
     this.#o = options;
@@ -128,6 +130,9 @@ export class LoopController {
   }
 
   async start(): Promise<void> {
+    // A kind that moved between one cluster-wide watch and watches per namespace (--cluster-wide-watch): the
+    // namespaced Loops on it restart, so they acquire it anew (cluster-wide-watch.ts).
+    this.#unscope = this.#o.registry.onScopeChange?.((resource) => this.#rewatch(kindKey(resource.apiVersion, resource.kind)));
     // RBAC changes without the Loop changing: every Loop's access is reviewed again on this period.
     this.#reviewTimer = setInterval(() => this.reviewAll(), this.#o.accessReviewIntervalMs ?? DEFAULT_ACCESS_REVIEW_MS);
     this.#reviewTimer.unref();
@@ -146,6 +151,7 @@ export class LoopController {
   async stop(): Promise<void> {
     this.#stopped = true;
     clearInterval(this.#reviewTimer);
+    this.#unscope?.();
     await this.#sync.shutdown();
     await Promise.all([...this.#running.values()].map((r) => r.launched.stop()));
     this.#running.clear();
@@ -202,7 +208,7 @@ export class LoopController {
       return { kind: 'access-denied', message: verdict.message };
     }
     // A changed spec hands over (below); deleted, refused, or a signing Secret that broke: stop at once.
-    const handover = plan.kind === 'start' && current !== undefined && current.signingProblem === undefined ? current : undefined;
+    const handover = plan.kind === 'start' && current !== undefined && current.signingProblem === undefined && !current.rewatch ? current : undefined;
     if (current && !handover) await this.#stopRunning(name, current);
     if (plan.kind !== 'start') this.#starts.forget(name);
     if (plan.kind === 'remove') return { kind: 'removed', wasRunning: current !== undefined };
@@ -210,7 +216,8 @@ export class LoopController {
     if (plan.kind === 'invalid') return { kind: 'invalid-spec', error: plan.error };
     // Only a namespaced Loop object's (re)starts are its tenant's to spend: a ClusterLoop is the cluster admin's,
     // inline Loops (--loops) the operator's, read once.
-    const namespace = this.#o.inline ? undefined : plan.config.namespace;
+    // A restart the router asked for (its watch of a kind moved) is not the tenant's to pay for either.
+    const namespace = this.#o.inline || current?.rewatch ? undefined : plan.config.namespace;
     const waitMs = namespace === undefined ? 0 : this.#starts.reserve(namespace, name);
     if (namespace !== undefined && waitMs > 0) {
       this.#o.runnerDeps.metrics.loopStartsThrottled.inc();
@@ -269,6 +276,16 @@ export class LoopController {
     return { kind: 'started', config };
   }
 
+  /** Restarts every running namespaced Loop that names the kind (`kindKey`), without spending its tenant's starts. */
+  #rewatch(kind: string): void {
+    for (const [name, running] of this.#running) {
+      const config = running.launched.runner.loop;
+      if (config.namespace === undefined || !loopKinds(config).includes(kind)) continue;
+      running.rewatch = true;
+      this.#sync.add(name, null);
+    }
+  }
+
   /** A namespaced Loop naming a cluster-scoped kind (discovery tells): refused as an invalid spec. */
   async #clusterScopedKind(config: LoopConfig): Promise<LoopSpecError | undefined> {
     if (config.namespace === undefined) return undefined;
@@ -309,4 +326,9 @@ export class LoopController {
 
 function generationOf(plan: LoopPlan, loop: Loop | undefined): number {
   return plan.kind === 'start' || plan.kind === 'invalid' || plan.kind === 'over-limit' ? plan.generation : (loop?.metadata.generation ?? 0);
+}
+
+/** The kinds a Loop watches (kindKey): its primary, its owned kinds and its related kinds. */
+function loopKinds(config: LoopConfig): string[] {
+  return [config.for, ...config.owns, ...config.related.map((r) => r.kind)].map((k) => kindKey(k.apiVersion, k.kind));
 }

@@ -15,6 +15,8 @@ export interface RunningState {
   specJson: string;
   /** Set when the Loop's signing Secret broke (deleted, invalid) while it ran. */
   signingProblem?: string;
+  /** Set when the router's watch of one of its kinds moved (--cluster-wide-watch lost or regained): start it again. */
+  rewatch?: boolean;
 }
 
 /** What to do with one Loop now. Every plan but `review` first stops what runs for the Loop. */
@@ -23,7 +25,7 @@ export type LoopPlan =
   | { kind: 'remove' }
   /** Running with this very spec: review its ServiceAccount's access again (RBAC changes on its own). */
   | { kind: 'review' }
-  /** New, changed, or its signing Secret broke: start it (again) with this config. */
+  /** New, changed, its signing Secret broke, or its watches must move: start it (again) with this config. */
   | { kind: 'start'; config: LoopConfig; specJson: string; generation: number }
   /** A spec the router cannot run: report it, start nothing. */
   | { kind: 'invalid'; error: LoopSpecError; generation: number }
@@ -37,7 +39,7 @@ export function planLoop(loop: Loop | undefined, running: RunningState | undefin
   const generation = loop.metadata.generation ?? 0;
   if (overLimit !== undefined) return { kind: 'over-limit', message: overLimit, generation };
   const specJson = JSON.stringify(loop.spec);
-  if (running && running.specJson === specJson && running.signingProblem === undefined) return { kind: 'review' };
+  if (running && running.specJson === specJson && running.signingProblem === undefined && !running.rewatch) return { kind: 'review' };
   try {
     return { kind: 'start', config: parseLoop(loop, urlPolicy), specJson, generation };
   } catch (error) {

@@ -4,7 +4,7 @@
 // loop-status.ts). Everything is keyed by the loop's identity (`<namespace>/<name>` or `<name>`, loopIdentity).
 // What to do is decided purely (loop-decision.ts); #sync carries it out, and #carryOut is the one place that
 // moves the Loop's sync queue, its health and its events. The loops come from loop-sources.ts; a namespace's
-// (re)starts are paced by tenant-start-limit.ts.
+// (re)starts are paced by tenant-start-limit.ts (a running Loop hands over to its new spec in its turn).
 import type { V1LabelSelector } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { UnknownKindError } from '../../lib/kube/discovery.ts';

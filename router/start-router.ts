@@ -176,6 +176,7 @@ class LeaderTerm {
       watchdogGraceMs: options.watchdogGraceMs,
       ...(options.maxObjectValues !== undefined ? { maxObjectValues: options.maxObjectValues } : {}),
       ...(options.clusterWideWatches ? { clusterWideWatches: options.clusterWideWatches } : {}),
+      ...(options.accessReviewIntervalMs ? { clusterWideRecheckMs: options.accessReviewIntervalMs } : {}),
       ...(options.fairness && options.fairness.maxLabelledTenants !== undefined ? { maxLabelledTenants: options.fairness.maxLabelledTenants } : {}),
     });
     const controller = (this.controller = createLoopController(this.deps, this.registry));

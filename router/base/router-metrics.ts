@@ -183,7 +183,7 @@ export function createRouterMetrics(registry: Registry = createMetricsRegistry({
       this.loopCondition.set({ loop, type, status: 'False' }, status ? 0 : 1);
     },
     forgetLoop(loop: string): void {
-      for (const type of ['Ready', 'Throttled', 'ShadowDiverged', 'CanaryRolledBack']) this.setLoopCondition(loop, type, undefined);
+      for (const type of ['Ready', 'Throttled', 'StartThrottled', 'ShadowDiverged', 'CanaryRolledBack']) this.setLoopCondition(loop, type, undefined);
     },
   };
 }

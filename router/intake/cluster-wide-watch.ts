@@ -40,32 +40,86 @@ export function describeGroupResource(kind: GroupResource): string {
   return kind.group === '' ? kind.resource : `${kind.resource}.${kind.group}`;
 }
 
+/** How often a kind served per namespace for lack of rights is asked about again when not told (--access-review-seconds). */
+export const DEFAULT_CLUSTER_WIDE_RECHECK_MS = 5 * 60_000;
+
 export interface ClusterWideWatchOptions {
   kinds: readonly GroupResource[];
   client: KubeClient;
   logger: Logger;
-  /** Told once per opted-in kind whether it is watched cluster-wide or, for lack of rights, per namespace. */
+  /** Told whenever an opted-in kind is found watchable cluster-wide or, for lack of rights, only per namespace. */
   report?: (kind: string, state: 'cluster-wide' | 'per-namespace') => void;
+  /**
+   * A kind changed how it is served after Loops acquired it: lost (the shared watch was refused) or regained
+   * (a periodic review allowed it again). Loops on it must acquire again to move.
+   */
+  changed?: (resource: ResourceInfo, state: 'cluster-wide' | 'per-namespace') => void;
+  /** How often a kind the router may not watch cluster-wide is asked about again; DEFAULT_CLUSTER_WIDE_RECHECK_MS. */
+  recheckMs?: number;
 }
 
 /**
- * Decides, once per opted-in kind, whether the router may list and watch it in every namespace
- * (SelfSubjectAccessReview); a kind it may not is served per namespace as before, and the log says why.
+ * Decides whether the router may list and watch an opted-in kind in every namespace (SelfSubjectAccessReview);
+ * a kind it may not is served per namespace as before, and the log says why. A shared watch the API server
+ * later refuses (its ClusterRole lost the rule) falls back to per namespace at once (lost); a kind served per
+ * namespace is asked about again on every recheck period and returns to one watch when allowed again.
  */
 export class ClusterWideWatch {
   readonly #verdicts = new Map<string, Promise<boolean>>();
+  /** Kinds served per namespace for lack of rights, asked about again on each recheck. */
+  readonly #denied = new Map<string, ResourceInfo>();
+  #timer: NodeJS.Timeout | undefined;
   constructor(private readonly options: ClusterWideWatchOptions) {}
 
   /** Whether namespaced acquires of `resource` share one cluster-wide informer. */
   async covers(resource: ResourceInfo): Promise<boolean> {
     if (!resource.namespaced || !optedIn(this.options.kinds, resource)) return false;
-    const name = describeGroupResource({ resource: resource.plural, group: resource.group });
+    const name = nameOf(resource);
     let verdict = this.#verdicts.get(name);
     if (!verdict) {
       verdict = this.#review(resource, name);
       this.#verdicts.set(name, verdict);
     }
     return verdict;
+  }
+
+  /** The shared watch of `resource` was refused (403): per namespace from now on, until a recheck allows it again. */
+  async lost(resource: ResourceInfo, error: Error): Promise<void> {
+    const name = nameOf(resource);
+    if (!(await this.#verdicts.get(name))) return;
+    this.#verdicts.set(name, Promise.resolve(false));
+    this.options.logger.warn(
+      { resource: name, err: error.message },
+      `cluster-wide watch of ${name} refused (the router's ClusterRole lost list or watch on it?): its Loops move to one watch per namespace, as without --cluster-wide-watch, and it is reviewed again every ${Math.round(this.#recheckMs / 1000)} s`,
+    );
+    this.#deny(resource, name);
+    this.options.changed?.(resource, 'per-namespace');
+  }
+
+  /** Asks again about every kind served per namespace for lack of rights (the recheck period; tests call it). */
+  async recheck(): Promise<void> {
+    for (const [name, resource] of [...this.#denied]) {
+      const verdict = this.#review(resource, name);
+      this.#verdicts.set(name, verdict);
+      if (await verdict) this.options.changed?.(resource, 'cluster-wide');
+    }
+  }
+
+  stop(): void {
+    clearInterval(this.#timer);
+    this.#timer = undefined;
+  }
+
+  get #recheckMs(): number {
+    return this.options.recheckMs ?? DEFAULT_CLUSTER_WIDE_RECHECK_MS;
+  }
+
+  #deny(resource: ResourceInfo, name: string): void {
+    this.#denied.set(name, resource);
+    this.options.report?.(name, 'per-namespace');
+    if (this.#timer) return;
+    this.#timer = setInterval(() => void this.recheck().catch(() => {}), this.#recheckMs);
+    this.#timer.unref();
   }
 
   async #review(resource: ResourceInfo, name: string): Promise<boolean> {
@@ -75,16 +129,22 @@ export class ClusterWideWatch {
       const verdict = await reviewOwnAccess(client, checks);
       if (verdict.allowed) {
         logger.info({ resource: name }, 'cluster-wide watch: one informer for every namespace, filtered per Loop');
+        this.#denied.delete(name);
         report?.(name, 'cluster-wide');
         return true;
       }
-      logger.warn({ resource: name, reason: verdict.message }, `--cluster-wide-watch names ${name} but the router ${verdict.message}: one informer per namespace instead (grant the router's ClusterRole get, list, watch on it, e.g. the chart's router.clusterWideWatches)`);
+      if (!this.#denied.has(name)) logger.warn({ resource: name, reason: verdict.message }, `--cluster-wide-watch names ${name} but the router ${verdict.message}: one informer per namespace instead (grant the router's ClusterRole get, list, watch on it, e.g. the chart's router.clusterWideWatches)`);
+      this.#deny(resource, name);
     } catch (error) {
       // Asked again by the next acquire: a passing API error must not pin the kind to per-namespace watches.
       this.#verdicts.delete(name);
       logger.warn({ resource: name, err: error }, `cluster-wide watch of ${name}: the access review failed; one informer per namespace for now`);
+      report?.(name, 'per-namespace');
     }
-    report?.(name, 'per-namespace');
     return false;
   }
+}
+
+function nameOf(resource: ResourceInfo): string {
+  return describeGroupResource({ resource: resource.plural, group: resource.group });
 }

@@ -5,7 +5,7 @@ import type { KubeObject } from '../../lib/contract/types.ts';
 import type { ResourceDiscovery } from '../../lib/kube/discovery.ts';
 import { Informer, stripManagedFields } from '../../lib/kube/informer.ts';
 import type { InformerShard } from '../../lib/kube/shard-selector.ts';
-import type { KubeClient } from '../../lib/kube/kube-client.ts';
+import { isApiError, type KubeClient } from '../../lib/kube/kube-client.ts';
 import { CONTROLLER_UID_INDEX, controllerUidOf, NAMESPACE_INDEX, namespaceOf } from '../../lib/kube/object-store.ts';
 import { kindKey, type ResourceInfo } from '../../lib/kube/resource-paths.ts';
 import type { KindRef } from '../../api/meta.ts';
@@ -35,7 +35,10 @@ export interface InformerLease {
 }
 
 /** Where runners and the Loop controller get their informers: the registry, or test/support/memory-informers.ts in unit tests. */
-export type InformerSource = Pick<InformerRegistry, 'acquire'>;
+export type InformerSource = Pick<InformerRegistry, 'acquire'> & Partial<Pick<InformerRegistry, 'onScopeChange'>>;
+
+/** A kind whose Loops must acquire it again: it moved between one cluster-wide watch and watches per namespace. */
+export type ScopeChangeListener = (resource: ResourceInfo, state: 'cluster-wide' | 'per-namespace') => void;
 
 interface Entry {
   informer: Informer<KubeObject>;
@@ -62,6 +65,8 @@ export interface InformerRegistryOptions {
   maxLabelledTenants?: number;
   /** Kinds served from one cluster-wide informer, filtered per namespace, where the router may watch them so. */
   clusterWideWatches?: readonly GroupResource[];
+  /** How often such a kind served per namespace for lack of rights is asked about again (--access-review-seconds). */
+  clusterWideRecheckMs?: number;
 }
 
 export class InformerRegistry {
@@ -70,6 +75,7 @@ export class InformerRegistry {
   readonly #started = new Set<Entry>();
   readonly #labels: ReturnType<typeof tenantLabels>;
   readonly #clusterWide: ClusterWideWatch;
+  readonly #scopeListeners = new Set<ScopeChangeListener>();
   constructor(private readonly options: InformerRegistryOptions) {
     this.#labels = tenantLabels(options.maxLabelledTenants);
     options.metrics?.watchCaches(() => this.cachedBytesByTenant());
@@ -81,7 +87,22 @@ export class InformerRegistry {
         options.metrics?.clusterWideWatches.set({ resource, state }, 1);
         options.metrics?.clusterWideWatches.set({ resource, state: state === 'cluster-wide' ? 'per-namespace' : 'cluster-wide' }, 0);
       },
+      changed: (resource, state) => {
+        for (const listener of this.#scopeListeners) listener(resource, state);
+      },
+      ...(options.clusterWideRecheckMs ? { recheckMs: options.clusterWideRecheckMs } : {}),
     });
+  }
+
+  /** Tells `listener` when an opted-in kind moves between one cluster-wide watch and watches per namespace. */
+  onScopeChange(listener: ScopeChangeListener): () => void {
+    this.#scopeListeners.add(listener);
+    return () => this.#scopeListeners.delete(listener);
+  }
+
+  /** Asks again whether kinds served per namespace for lack of rights may be watched cluster-wide (tests). */
+  recheckClusterWide(): Promise<void> {
+    return this.#clusterWide.recheck();
   }
 
   /** JSON bytes of every cached object, by tenant label (each object measured once, when first counted). */
@@ -114,7 +135,13 @@ export class InformerRegistry {
     const resource = await this.options.discovery.resolve(ref.apiVersion, ref.kind);
     if (namespaces && namespaces.size > 0 && !shard && (await this.#clusterWide.covers(resource))) {
       const { entry, release } = await this.#acquireOne(resource, mode, undefined, undefined);
-      entry.fanout ??= new NamespaceFanout(entry.informer);
+      if (!entry.fanout) {
+        entry.fanout = new NamespaceFanout(entry.informer);
+        // The router's ClusterRole lost the read: its Loops fall back to per-namespace watches (ClusterWideWatch.lost).
+        entry.informer.on('restart', (_reason, error) => {
+          if (error && isApiError(error, 403)) void this.#clusterWide.lost(resource, error);
+        });
+      }
       return { informer: entry.fanout.view(namespaces), resource, release };
     }
     const scopes = resource.namespaced && namespaces && namespaces.size > 0 ? [...namespaces].sort() : [undefined];
@@ -165,6 +192,7 @@ export class InformerRegistry {
   }
 
   async stopAll(): Promise<void> {
+    this.#clusterWide.stop();
     const entries = await Promise.allSettled(this.#entries.values());
     this.#entries.clear();
     this.#started.clear();

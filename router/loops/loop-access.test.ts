@@ -3,7 +3,7 @@ import { describeCheck } from '../../lib/kube/access-review.ts';
 import type { ResourceInfo } from '../../lib/kube/resource-paths.ts';
 import { parseLoop } from '../base/loop-spec.ts';
 import { parseRelated } from '../base/related-relation.ts';
-import { loopAccessChecks } from './loop-access.ts';
+import { loopAccessChecks, reviewOrder } from './loop-access.ts';
 
 const pods: ResourceInfo = { group: '', version: 'v1', apiVersion: 'v1', kind: 'Pod', plural: 'pods', namespaced: true };
 const podsets: ResourceInfo = { group: 'app.kubeloop.dev', version: 'v1alpha1', apiVersion: 'app.kubeloop.dev/v1alpha1', kind: 'PodSet', plural: 'podsets', namespaced: true };
@@ -46,5 +46,12 @@ describe('loopAccessChecks', () => {
     const checks = await loopAccessChecks(config, async (ref) => byKind[ref.kind]!);
     expect(new Set(checks.map((c) => c.namespace))).toEqual(new Set(['team-a']));
     expect(checks.map(describeCheck)).toContain('list configmaps in namespace team-a');
+  });
+});
+
+describe('reviewOrder', () => {
+  it('takes one Loop of each namespace in turn, ClusterLoops as one more group, each namespace in its own order', () => {
+    expect(reviewOrder(['a/1', 'a/2', 'a/3', 'b/1', 'cluster', 'c/1', 'c/2'])).toEqual(['a/1', 'b/1', 'cluster', 'c/1', 'a/2', 'c/2', 'a/3']);
+    expect(reviewOrder([])).toEqual([]);
   });
 });

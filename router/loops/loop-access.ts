@@ -1,5 +1,6 @@
 // The access a Loop's ServiceAccount needs: list and watch of its primary and owned kinds in its namespaces,
-// and of each spec.related kind where that entry looks (lib/kube/access-review.ts asks the API server).
+// and of each spec.related kind where that entry looks (lib/kube/access-review.ts asks the API server); and the
+// order in which the periodic review asks again, spread across namespaces.
 import type { KindRef } from '../../api/meta.ts';
 import { accessChecks, type AccessCheck } from '../../lib/kube/access-review.ts';
 import type { ResourceInfo } from '../../lib/kube/resource-paths.ts';
@@ -25,4 +26,24 @@ export async function loopAccessChecks(config: Pick<LoopConfig, 'for' | 'owns' |
     }
   }
   return checks;
+}
+
+/**
+ * The periodic review's order: one Loop of each namespace in turn (ClusterLoops as one more group), so a tenant
+ * with many Loops cannot hold back another tenant's review behind all of its own (a sweep is as fair as the
+ * start bucket: every namespace's first Loop is reviewed before any namespace's second).
+ */
+export function reviewOrder(ids: readonly string[]): string[] {
+  const byNamespace = new Map<string, string[]>();
+  for (const id of ids) {
+    const slash = id.indexOf('/');
+    const namespace = slash < 0 ? '' : id.slice(0, slash);
+    const group = byNamespace.get(namespace);
+    if (group) group.push(id);
+    else byNamespace.set(namespace, [id]);
+  }
+  const groups = [...byNamespace.values()];
+  const order: string[] = [];
+  for (let i = 0; order.length < ids.length; i += 1) for (const group of groups) if (i < group.length) order.push(group[i]!);
+  return order;
 }

@@ -4,10 +4,11 @@
 // loop-status.ts). Everything is keyed by the loop's identity (`<namespace>/<name>` or `<name>`, loopIdentity).
 // What to do is decided purely (loop-decision.ts); #sync carries it out, and #carryOut is the one place that
 // moves the Loop's sync queue, its health and its events. The loops come from loop-sources.ts; a namespace's
-// (re)starts are paced by tenant-start-limit.ts.
+// (re)starts are paced by tenant-start-limit.ts (a running Loop hands over to its new spec in its turn).
 import type { V1LabelSelector } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { UnknownKindError } from '../../lib/kube/discovery.ts';
+import { kindKey } from '../../lib/kube/resource-paths.ts';
 import { isApiError, type KubeClient } from '../../lib/kube/kube-client.ts';
 import type { InformerSource } from '../intake/informer-registry.ts';
 import type { RateLimit } from '../../lib/kube/rate-limiter.ts';
@@ -28,7 +29,7 @@ import type { EventOrigin } from '../apply/event-recorder.ts';
 import type { ConditionInput } from '../../lib/kube/conditions.ts';
 import { LoopStatus, loopObjectPath } from './loop-status.ts';
 import { LoopSources } from './loop-sources.ts';
-import { DEFAULT_ACCESS_REVIEW_MS } from './loop-access.ts';
+import { DEFAULT_ACCESS_REVIEW_MS, reviewOrder } from './loop-access.ts';
 import { DEFAULT_TENANT_LOOP_STARTS, startThrottledMessage, TenantStartLimit } from './tenant-start-limit.ts';
 
 export interface LoopControllerOptions {
@@ -59,6 +60,8 @@ export interface LoopControllerOptions {
 /** A Loop the controller runs: what the plan compares with, and the launched runner. */
 interface Running extends RunningState {
   launched: LaunchedLoop;
+  /** The Loop's generation the runner runs. */
+  generation: number;
 }
 
 export class LoopController {
@@ -72,6 +75,7 @@ export class LoopController {
   readonly #sources: LoopSources;
   #stopped = false;
   #reviewTimer: NodeJS.Timeout | undefined;
+  #unscope: (() => void) | undefined;
 
   constructor(options: LoopControllerOptions) {
     this.#o = options;
@@ -126,17 +130,28 @@ export class LoopController {
   }
 
   async start(): Promise<void> {
+    // A kind that moved between one cluster-wide watch and watches per namespace (--cluster-wide-watch): the
+    // namespaced Loops on it restart, so they acquire it anew (cluster-wide-watch.ts).
+    this.#unscope = this.#o.registry.onScopeChange?.((resource) => this.#rewatch(kindKey(resource.apiVersion, resource.kind)));
     // RBAC changes without the Loop changing: every Loop's access is reviewed again on this period.
-    this.#reviewTimer = setInterval(() => {
-      for (const name of this.#sources.names()) this.#sync.add(name, null);
-    }, this.#o.accessReviewIntervalMs ?? DEFAULT_ACCESS_REVIEW_MS);
+    this.#reviewTimer = setInterval(() => this.reviewAll(), this.#o.accessReviewIntervalMs ?? DEFAULT_ACCESS_REVIEW_MS);
     this.#reviewTimer.unref();
     await this.#sources.start((id) => this.#sync.add(id, null), (namespace) => this.#limit.affected(namespace));
+  }
+
+  /**
+   * Reviews every Loop's access again (the period's sweep; tests call it). Low priority, so a Loop created or
+   * edited meanwhile is not queued behind the sweep, and one namespace at a time in turn (reviewOrder), so one
+   * tenant's many Loops do not hold back the others' reviews.
+   */
+  reviewAll(): void {
+    for (const name of reviewOrder(this.#sources.names())) this.#sync.add(name, null, 'low');
   }
 
   async stop(): Promise<void> {
     this.#stopped = true;
     clearInterval(this.#reviewTimer);
+    this.#unscope?.();
     await this.#sync.shutdown();
     await Promise.all([...this.#running.values()].map((r) => r.launched.stop()));
     this.#running.clear();
@@ -192,20 +207,25 @@ export class LoopController {
       await this.#stopRunning(name, current!);
       return { kind: 'access-denied', message: verdict.message };
     }
-    // Deleted, a changed spec, or a signing Secret that broke: stop, and start again (which waits for a valid key).
-    if (current) await this.#stopRunning(name, current);
+    // A changed spec hands over (below); deleted, refused, or a signing Secret that broke: stop at once.
+    const handover = plan.kind === 'start' && current !== undefined && current.signingProblem === undefined && !current.rewatch ? current : undefined;
+    if (current && !handover) await this.#stopRunning(name, current);
     if (plan.kind !== 'start') this.#starts.forget(name);
     if (plan.kind === 'remove') return { kind: 'removed', wasRunning: current !== undefined };
     if (plan.kind === 'over-limit') return { kind: 'over-tenant-limit', message: plan.message };
     if (plan.kind === 'invalid') return { kind: 'invalid-spec', error: plan.error };
     // Only a namespaced Loop object's (re)starts are its tenant's to spend: a ClusterLoop is the cluster admin's,
     // inline Loops (--loops) the operator's, read once.
-    const namespace = this.#o.inline ? undefined : plan.config.namespace;
+    // A restart the router asked for (its watch of a kind moved) is not the tenant's to pay for either.
+    const namespace = this.#o.inline || current?.rewatch ? undefined : plan.config.namespace;
     const waitMs = namespace === undefined ? 0 : this.#starts.reserve(namespace, name);
     if (namespace !== undefined && waitMs > 0) {
       this.#o.runnerDeps.metrics.loopStartsThrottled.inc();
-      return { kind: 'start-throttled', waitMs, message: startThrottledMessage(namespace, this.#starts.limit, waitMs) };
+      // The running generation keeps working until the new one may start, as a rolling update keeps the old ReplicaSet.
+      const running = handover && { runningGeneration: handover.generation };
+      return { kind: 'start-throttled', waitMs, message: startThrottledMessage(namespace, this.#starts.limit, waitMs, running || undefined), ...(running ? { handover: running } : {}) };
     }
+    if (handover) await this.#stopRunning(name, handover);
     return this.#start(name, plan);
   }
 
@@ -220,6 +240,7 @@ export class LoopController {
     }
     if (confinement) return { kind: 'invalid-spec', error: confinement };
     this.#status.carryVersionConditions(name, config);
+    this.#status.setStartThrottled(name, undefined);
     let launched: LaunchedLoop;
     try {
       launched = await this.#launcher.launch(config, {
@@ -250,9 +271,19 @@ export class LoopController {
       if (isApiError(error, 403)) return { kind: 'watch-forbidden', message: error.message };
       throw error;
     }
-    this.#running.set(name, { launched, specJson });
+    this.#running.set(name, { launched, specJson, generation });
     launched.followSigningKey();
     return { kind: 'started', config };
+  }
+
+  /** Restarts every running namespaced Loop that names the kind (`kindKey`), without spending its tenant's starts. */
+  #rewatch(kind: string): void {
+    for (const [name, running] of this.#running) {
+      const config = running.launched.runner.loop;
+      if (config.namespace === undefined || !loopKinds(config).includes(kind)) continue;
+      running.rewatch = true;
+      this.#sync.add(name, null);
+    }
   }
 
   /** A namespaced Loop naming a cluster-scoped kind (discovery tells): refused as an invalid spec. */
@@ -278,6 +309,8 @@ export class LoopController {
       this.#status.forget(name);
       this.#o.runnerDeps.metrics.forgetLoop(name);
     }
+    // Whatever else came of the Loop (started, stopped, refused), no handover waits any more.
+    this.#status.setStartThrottled(name, decision.handover);
     if (decision.health) this.#status.setHealth(name, generation, decision.health);
     // Inline Loops are not API objects: their status lives in the router's log and metrics only.
     if (decision.warning && loop && !this.#o.inline) this.#warn(loop, decision.warning);
@@ -293,4 +326,9 @@ export class LoopController {
 
 function generationOf(plan: LoopPlan, loop: Loop | undefined): number {
   return plan.kind === 'start' || plan.kind === 'invalid' || plan.kind === 'over-limit' ? plan.generation : (loop?.metadata.generation ?? 0);
+}
+
+/** The kinds a Loop watches (kindKey): its primary, its owned kinds and its related kinds. */
+function loopKinds(config: LoopConfig): string[] {
+  return [config.for, ...config.owns, ...config.related.map((r) => r.kind)].map((k) => kindKey(k.apiVersion, k.kind));
 }

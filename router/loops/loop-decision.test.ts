@@ -122,6 +122,12 @@ describe('readyConditionChange', () => {
     expect(readyConditionChange({ ...running, generation: 4 }, running, 5)).toMatchObject({ observedGeneration: 5 });
   });
 
+  it('writes a Loop held back by its start limit once, not again for each newer generation still held back', () => {
+    const held = { ready: false, reason: 'StartThrottled' as const, message: 'starts in about 3 s' };
+    expect(readyConditionChange({ ...held, generation: 4 }, { ...held, message: 'starts in about 9 s' }, 9)).toBeUndefined();
+    expect(readyConditionChange({ ...held, generation: 4 }, running, 9)).toMatchObject({ status: 'True', observedGeneration: 9 });
+  });
+
   it('cuts a long message to 1024 characters', () => {
     expect(readyConditionChange(undefined, { ...running, message: 'x'.repeat(5000) }, 1)?.message).toHaveLength(1024);
   });

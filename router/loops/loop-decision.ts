@@ -7,11 +7,16 @@ import { LoopSpecError, loopSpecErrorReason, parseLoop, type LoopConfig } from '
 import type { LoopHealth } from '../intake/loop-runner.ts';
 import type { ConditionInput } from '../../lib/kube/conditions.ts';
 
+/** The Ready reason of a Loop that waits for its start, and the condition of a running Loop whose new spec waits. */
+export const START_THROTTLED = 'StartThrottled';
+
 /** What the controller knows of the runner it has for a Loop. */
 export interface RunningState {
   specJson: string;
   /** Set when the Loop's signing Secret broke (deleted, invalid) while it ran. */
   signingProblem?: string;
+  /** Set when the router's watch of one of its kinds moved (--cluster-wide-watch lost or regained): start it again. */
+  rewatch?: boolean;
 }
 
 /** What to do with one Loop now. Every plan but `review` first stops what runs for the Loop. */
@@ -20,7 +25,7 @@ export type LoopPlan =
   | { kind: 'remove' }
   /** Running with this very spec: review its ServiceAccount's access again (RBAC changes on its own). */
   | { kind: 'review' }
-  /** New, changed, or its signing Secret broke: start it (again) with this config. */
+  /** New, changed, its signing Secret broke, or its watches must move: start it (again) with this config. */
   | { kind: 'start'; config: LoopConfig; specJson: string; generation: number }
   /** A spec the router cannot run: report it, start nothing. */
   | { kind: 'invalid'; error: LoopSpecError; generation: number }
@@ -34,7 +39,7 @@ export function planLoop(loop: Loop | undefined, running: RunningState | undefin
   const generation = loop.metadata.generation ?? 0;
   if (overLimit !== undefined) return { kind: 'over-limit', message: overLimit, generation };
   const specJson = JSON.stringify(loop.spec);
-  if (running && running.specJson === specJson && running.signingProblem === undefined) return { kind: 'review' };
+  if (running && running.specJson === specJson && running.signingProblem === undefined && !running.rewatch) return { kind: 'review' };
   try {
     return { kind: 'start', config: parseLoop(loop, urlPolicy), specJson, generation };
   } catch (error) {
@@ -60,8 +65,11 @@ export type LoopOutcome =
   | { kind: 'watch-forbidden'; message: string }
   /** Its tenant runs as many Loops as it may: it waits for older ones to be deleted. */
   | { kind: 'over-tenant-limit'; message: string }
-  /** Its tenant (re)started Loops faster than it may (tenant-start-limit.ts): it starts after `waitMs`. */
-  | { kind: 'start-throttled'; message: string; waitMs: number };
+  /**
+   * Its tenant (re)started Loops faster than it may (tenant-start-limit.ts): it starts after `waitMs`.
+   * `handover`: the Loop's spec changed while it ran, and its running generation keeps running until then.
+   */
+  | { kind: 'start-throttled'; message: string; waitMs: number; handover?: { runningGeneration: number } };
 
 export interface LoopDecision {
   /** The Loop's sync queue: done, look again with backoff or after `delayMs`, or leave it (a change brings it back). */
@@ -74,6 +82,8 @@ export interface LoopDecision {
   /** A Warning event on the Loop. */
   warning?: { reason: string; message: string };
   log?: { level: 'info' | 'warn'; message: string; fields?: Record<string, unknown> };
+  /** A handover waits (the StartThrottled condition, Ready left as the running generation has it); none waits when absent. */
+  handover?: { message: string; runningGeneration: number };
 }
 
 export function decideLoop(outcome: LoopOutcome): LoopDecision {
@@ -118,8 +128,11 @@ export function decideLoop(outcome: LoopOutcome): LoopDecision {
       return { step: 'none', health: { ready: false, reason: 'TenantLimitExceeded', message }, warning: { reason: 'TenantLimitExceeded', message }, log: { level: 'warn', message: 'Loop over its tenant\'s limit; not run', fields: { err: message } } };
     }
     case 'start-throttled':
-      // Requeued for its reserved turn, never dropped. No Warning event: churn would make one per change.
-      return { step: 'after', delayMs: outcome.waitMs, health: { ready: false, reason: 'StartThrottled', message: outcome.message } };
+      // Requeued for its reserved turn, never dropped. No Warning event: churn would make one per change. A Loop
+      // that runs keeps running its older generation until then (as a Deployment keeps its old ReplicaSet):
+      // Ready stays as that generation has it, and the StartThrottled condition says what waits.
+      if (outcome.handover) return { step: 'after', delayMs: outcome.waitMs, handover: { message: outcome.message, ...outcome.handover } };
+      return { step: 'after', delayMs: outcome.waitMs, health: { ready: false, reason: START_THROTTLED, message: outcome.message } };
   }
 }
 
@@ -130,6 +143,9 @@ export function decideLoop(outcome: LoopOutcome): LoopDecision {
  */
 export function readyConditionChange(previous: (LoopHealth & { generation: number }) | undefined, health: LoopHealth, generation: number): ConditionInput | undefined {
   if (previous && previous.ready === health.ready && previous.reason === health.reason && previous.generation === generation) return undefined;
+  // A Loop held back by its namespace's start limit is written once, not once per edit: a tenant editing it in a
+  // tight loop would otherwise make the router write its status (on the router's own budget) for every edit.
+  if (previous?.reason === START_THROTTLED && health.reason === START_THROTTLED && previous.ready === health.ready) return undefined;
   return {
     type: 'Ready',
     status: health.ready ? 'True' : 'False',

@@ -12,7 +12,7 @@ import type { LoopConfig } from '../base/loop-spec.ts';
 import type { RouterMetrics } from '../base/router-metrics.ts';
 import { rolledBackBy, type VersionCondition } from '../reconcile/function-versions.ts';
 import type { LoopHealth } from '../intake/loop-runner.ts';
-import { readyConditionChange } from './loop-decision.ts';
+import { readyConditionChange, START_THROTTLED } from './loop-decision.ts';
 
 export interface LoopStatusOptions {
   client: KubeClient;
@@ -105,6 +105,31 @@ export class LoopStatus {
     known.set('Throttled', nextCondition(known.get('Throttled'), condition, metaTime(new Date())));
     this.#o.metrics.setLoopCondition(name, 'Throttled', condition.status === 'True');
     const ready = known.get('Ready');
+    if (!ready || this.#o.inline || this.#o.stopped()) return;
+    this.#writeStatus(name, ready.observedGeneration ?? 0, undefined);
+  }
+
+  /**
+   * The StartThrottled condition of a running Loop whose new spec waits for its namespace's start turn (undefined:
+   * none waits). Written once per wait, not per edit (each edit would cost the router a write of its own); dropped
+   * without a write of its own when the wait ends, since the new generation's Ready write follows.
+   */
+  setStartThrottled(name: string, wait: { message: string; runningGeneration: number } | undefined): void {
+    const known = this.#conditions.get(name);
+    const previous = known?.get(START_THROTTLED);
+    if (!wait) {
+      if (!previous) return;
+      known!.delete(START_THROTTLED);
+      this.#o.metrics.setLoopCondition(name, START_THROTTLED, undefined);
+      return;
+    }
+    if (previous && previous.observedGeneration === wait.runningGeneration) return;
+    const condition: ConditionInput = { type: START_THROTTLED, status: 'True', reason: 'NewGenerationWaits', message: wait.message.slice(0, 1024), observedGeneration: wait.runningGeneration };
+    const conditions = known ?? new Map<string, LoopCondition>();
+    this.#conditions.set(name, conditions);
+    conditions.set(START_THROTTLED, nextCondition(previous, condition, metaTime(new Date())));
+    this.#o.metrics.setLoopCondition(name, START_THROTTLED, true);
+    const ready = conditions.get('Ready');
     if (!ready || this.#o.inline || this.#o.stopped()) return;
     this.#writeStatus(name, ready.observedGeneration ?? 0, undefined);
   }

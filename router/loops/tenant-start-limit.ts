@@ -69,10 +69,10 @@ export class TenantStartLimit {
   }
 }
 
-/** The Ready message of a Loop whose start waits for its tenant's turn. */
-export function startThrottledMessage(namespace: string, limit: RateLimit, waitMs: number): string {
-  return (
+/** The message of a Loop whose start waits for its tenant's turn; `handover`: its running generation meanwhile. */
+export function startThrottledMessage(namespace: string, limit: RateLimit, waitMs: number, handover?: { runningGeneration: number }): string {
+  const message =
     `namespace ${namespace} (re)started more Loops than the router starts per namespace (${limit.qps}/s, ${limit.burst} at once: ` +
-    `--tenant-loop-starts-qps, --tenant-loop-starts-burst); this one starts in about ${Math.ceil(waitMs / 1000)} s`
-  );
+    `--tenant-loop-starts-qps, --tenant-loop-starts-burst); this one starts in about ${Math.ceil(waitMs / 1000)} s`;
+  return handover ? `the Loop's new spec waits: ${message}; generation ${handover.runningGeneration} keeps running until then` : message;
 }

@@ -48,10 +48,11 @@ async function setUpTenant(ns: string): Promise<KubeClient> {
     await admin.request({ method: 'POST', path: `${RBAC}/namespaces/${ns}/rolebindings`, body: { metadata: { name }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name }, subjects: [subject] } });
   };
   await role('reader', [{ apiGroups: [''], resources: ['configmaps', 'secrets', 'serviceaccounts'], verbs: ['get', 'list', 'watch'] }], { kind: 'ServiceAccount', name: 'reader', namespace: ns });
-  // The router's grant: Secrets and ServiceAccounts (not in the chart's value); ConfigMaps it reads by its ClusterRole.
+  // The router's grant, as without --cluster-wide-watch: ConfigMaps too, which it reads by its ClusterRole while it
+  // may (the grant is what its Loops fall back on when the ClusterRole loses the rule).
   await role('kubeloop-router', [
     { apiGroups: [''], resources: ['serviceaccounts'], resourceNames: ['reader'], verbs: ['impersonate'] },
-    { apiGroups: [''], resources: ['secrets', 'serviceaccounts'], verbs: ['get', 'list', 'watch'] },
+    { apiGroups: [''], resources: ['configmaps', 'secrets', 'serviceaccounts'], verbs: ['get', 'list', 'watch'] },
   ], { kind: 'User', name: routerUser(), apiGroup: 'rbac.authorization.k8s.io' });
   return admin;
 }
@@ -81,7 +82,14 @@ beforeAll(async () => {
   const routerKubeConfig = await chartRouterIdentity(h.client, manifests, routerUser(), h.suite.server);
   for (const ns of [teamA, teamB]) admins.set(ns, await setUpTenant(ns));
   served = await serveFunction(defineFunction({ name: 'cluster-wide-echo', reconcile: (request: ReconcileRequest) => (requests.push(request), respond([])) }), { port: 0, host: '127.0.0.1', logLevel: 'warn' });
-  router = await h.router(undefined, { kubeConfig: routerKubeConfig, loopSelector: h.loopSelector, clusterWideWatches: [{ resource: 'configmaps', group: '' }, { resource: 'serviceaccounts', group: '' }] });
+  // Watches end within 5-10 s and reviews come every 5 s, so a ClusterRole that loses (and regains) a rule shows soon.
+  router = await h.router(undefined, {
+    kubeConfig: routerKubeConfig,
+    loopSelector: h.loopSelector,
+    clusterWideWatches: [{ resource: 'configmaps', group: '' }, { resource: 'serviceaccounts', group: '' }],
+    watchTimeoutSeconds: 5,
+    accessReviewIntervalMs: 5_000,
+  });
   for (const [ns, admin] of admins) {
     const body = {
       apiVersion: 'kubeloop.dev/v1alpha1',
@@ -159,4 +167,29 @@ describe('--cluster-wide-watch with two tenants, each holding only admin in its 
     expect(await metric('kubeloop_router_cached_bytes', `tenant="${teamA}"`)).toBeGreaterThan(0);
     expect(await metric('kubeloop_router_cached_bytes', `tenant="${teamB}"`)).toBeGreaterThan(0);
   }, 120_000);
+
+  it('falls back to per-namespace watches when the ClusterRole loses the rule, keeps every Loop working, and returns once it is back', async () => {
+    const clusterRole = `${RBAC}/clusterroles/${routerUser()}`;
+    type Rule = { apiGroups?: string[]; resources?: string[] };
+    const role = await h.client.request<{ metadata: Record<string, unknown>; rules: Rule[] }>({ path: clusterRole });
+    const configMapRule = (r: Rule) => r.resources?.length === 1 && r.resources[0] === 'configmaps';
+    expect(role.rules.some(configMapRule)).toBe(true);
+    // An operator takes the kind out of the router's ClusterRole (not of --cluster-wide-watch).
+    await h.client.request({ method: 'PUT', path: clusterRole, body: { ...role, rules: role.rules.filter((r) => !configMapRule(r)) } });
+    await eventually('configmaps watched per namespace', async () => (await metric('kubeloop_router_cluster_wide_watches', 'resource="configmaps",state="per-namespace"')) === 1, 90_000);
+    await eventually('one ConfigMap informer per tenant', async () => (await metric('kubeloop_router_informers', 'resource="ConfigMap.v1"')) === 2, 90_000);
+    for (const ns of [teamA, teamB]) await running(ns);
+    // The tenants' Loops keep working on their namespaces' watches.
+    await admins.get(teamA)!.request({ method: 'POST', path: `/api/v1/namespaces/${teamA}/configmaps`, body: primary(teamA, 'after-loss') });
+    await eventually('team-a reconciled after-loss', async () => requestsOf(teamA).some((r) => r.object.metadata?.name === 'after-loss'), 90_000);
+    // The rule comes back: the next review moves the kind to one watch again.
+    const current = await h.client.request<{ metadata: Record<string, unknown>; rules: Rule[] }>({ path: clusterRole });
+    await h.client.request({ method: 'PUT', path: clusterRole, body: { ...current, rules: role.rules } });
+    await eventually('configmaps watched cluster-wide again', async () => (await metric('kubeloop_router_cluster_wide_watches', 'resource="configmaps",state="cluster-wide"')) === 1, 90_000);
+    await eventually('one ConfigMap informer again', async () => (await metric('kubeloop_router_informers', 'resource="ConfigMap.v1"')) === 1, 90_000);
+    await admins.get(teamB)!.request({ method: 'POST', path: `/api/v1/namespaces/${teamB}/configmaps`, body: primary(teamB, 'after-return') });
+    await eventually('team-b reconciled after-return', async () => requestsOf(teamB).some((r) => r.object.metadata?.name === 'after-return'), 90_000);
+    for (const ns of [teamA, teamB]) await running(ns);
+    expect(new Set(sentTo(teamB).map((o) => o.metadata?.namespace))).toEqual(new Set([teamB]));
+  }, 300_000);
 });

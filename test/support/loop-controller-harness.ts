@@ -56,6 +56,8 @@ export function harness(options: { loopSelector?: { matchLabels: Record<string, 
   const statuses: unknown[] = [];
   const statusPaths: string[] = [];
   const events: RecordedEvent[] = [];
+  /** The loop of each access review, in the order asked. */
+  const reviewed: string[] = [];
   const runnerDeps = {
     registry: informers,
     invoke: (async () => ({ kind: 'ok', status: 200, response: { apiVersion: CONTRACT_API_VERSION, kind: 'ReconcileResponse', actions: [] } })) satisfies FunctionInvoker,
@@ -76,8 +78,9 @@ export function harness(options: { loopSelector?: { matchLabels: Record<string, 
       counts.releases += 1;
       return 0;
     },
-    async review(): Promise<AccessVerdict> {
+    async review(config): Promise<AccessVerdict> {
       counts.reviews += 1;
+      reviewed.push(config.id);
       return access.denied ? { allowed: false, message: access.denied } : { allowed: true };
     },
     async launch(config, hooks) {
@@ -106,5 +109,5 @@ export function harness(options: { loopSelector?: { matchLabels: Record<string, 
     await started;
   };
   const lastReady = () => (statuses.at(-1) as { status: { conditions: Array<{ status: string; reason: string }> } } | undefined)?.status.conditions[0];
-  return { controller, informers, loopInformer, teamLoopInformer, access, signing, counts, statuses, statusPaths, events, start, lastReady, metrics: runnerDeps.metrics };
+  return { controller, informers, loopInformer, teamLoopInformer, access, signing, counts, reviewed, statuses, statusPaths, events, start, lastReady, metrics: runnerDeps.metrics };
 }

@@ -9,7 +9,7 @@ import { CONTROLLER_UID_INDEX, controllerUidOf, ObjectStore } from '../../lib/ku
 import { kindKey, type ResourceInfo } from '../../lib/kube/resource-paths.ts';
 import type { KindRef } from '../../api/meta.ts';
 import type { InformerView } from '../../router/base/informer-view.ts';
-import { UID_INDEX, type InformerLease, type InformerSource } from '../../router/intake/informer-registry.ts';
+import { UID_INDEX, type InformerLease, type InformerSource, type ScopeChangeListener } from '../../router/intake/informer-registry.ts';
 
 /** Kinds the runner and controller tests use. */
 export const TEST_RESOURCES = {
@@ -80,6 +80,7 @@ export class MemoryInformers implements InformerSource {
   readonly #informers = new Map<string, { informer: MemoryInformer; resource: ResourceInfo }>();
   /** Leases handed out and not yet released. */
   held = 0;
+  readonly #scopeListeners = new Set<ScopeChangeListener>();
 
   constructor(resources: readonly ResourceInfo[]) {
     for (const resource of resources) this.serve(resource);
@@ -94,6 +95,18 @@ export class MemoryInformers implements InformerSource {
     const entry = this.#informers.get(kindKey(apiVersion, kind));
     if (!entry) throw new Error(`no in-memory informer for ${kind} ${apiVersion}`);
     return entry.informer;
+  }
+
+  onScopeChange(listener: ScopeChangeListener): () => void {
+    this.#scopeListeners.add(listener);
+    return () => this.#scopeListeners.delete(listener);
+  }
+
+  /** As the registry when an opted-in kind moves between one cluster-wide watch and per-namespace watches. */
+  changeScope(apiVersion: string, kind: string, state: 'cluster-wide' | 'per-namespace'): void {
+    const entry = this.#informers.get(kindKey(apiVersion, kind));
+    if (!entry) throw new Error(`no in-memory informer for ${kind} ${apiVersion}`);
+    for (const listener of this.#scopeListeners) listener(entry.resource, state);
   }
 
   async acquire(ref: KindRef): Promise<InformerLease> {

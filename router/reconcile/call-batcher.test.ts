@@ -1,11 +1,16 @@
-import { describe, expect, it } from 'vitest';
-import { CallBatcher, takeBatch } from './call-batcher.ts';
-import type { BatchInvoker, DispatchResult, FunctionInvoker, InvokeOptions } from './dispatch.ts';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { CallBatcher, firstBatchVerdict, gatheredEnough, takeBatch } from './call-batcher.ts';
+import type { BatchInvoker, BatchOutcome, DispatchResult, FunctionInvoker, InvokeOptions } from './dispatch.ts';
 import type { ReconcileRequest } from '../../lib/contract/types.ts';
 
 const options = (url = 'http://f/', extra: Partial<InvokeOptions> = {}): InvokeOptions => ({ url, timeoutMs: 1000, ...extra });
 const request = (id: string) => ({ apiVersion: 'kubeloop.dev/v1', kind: 'ReconcileRequest', loop: 'l', reconcileId: id, trigger: { type: 'ADDED' }, object: { apiVersion: 'v1', kind: 'Pod', metadata: { name: id } }, children: {}, now: '' }) as ReconcileRequest;
 const ok = (id: string): DispatchResult => ({ kind: 'ok', status: 200, response: { apiVersion: 'kubeloop.dev/v1', kind: 'ReconcileResponse', actions: [], message: id } as never });
+const messages = (results: DispatchResult[]) => results.map((r) => (r.kind === 'ok' ? (r.response as { message?: string }).message : r.kind));
+
+afterEach(() => {
+  vi.useRealTimers();
+});
 
 describe('takeBatch', () => {
   it('takes the oldest call and those after it with the same target, up to the cap; the rest stay in order', () => {
@@ -21,47 +26,100 @@ describe('takeBatch', () => {
   });
 });
 
+describe('gatheredEnough', () => {
+  it('sends at once when the calls waiting fill a batch, or when every worker waits on a call; else the window runs', () => {
+    expect(gatheredEnough(16, 16, 16, 16)).toBe(true);
+    expect(gatheredEnough(1, 1, 1, 16)).toBe(true);
+    expect(gatheredEnough(3, 16, 8, 8)).toBe(true);
+    expect(gatheredEnough(3, 16, 7, 8)).toBe(false);
+  });
+});
+
+describe('firstBatchVerdict', () => {
+  const whole = (result: DispatchResult): BatchOutcome => ({ whole: result });
+  it('takes a batch reply as batches welcome, and sends the calls again alone when the batch was refused or failed as one', () => {
+    expect(firstBatchVerdict([ok('a'), { kind: 'rejected', status: 400, message: 'bad item' }])).toBe('batches');
+    expect(firstBatchVerdict({ notBatch: 'HTTP 415 to a batch' })).toBe('alone');
+    expect(firstBatchVerdict(whole({ kind: 'failed', status: 500, reason: 'ServerError', message: '' }))).toBe('alone');
+    expect(firstBatchVerdict(whole({ kind: 'failed', status: undefined, reason: 'Unreachable', message: 'socket hang up' }))).toBe('alone');
+    expect(firstBatchVerdict(whole({ kind: 'rejected', status: 401, message: '' }))).toBe('alone');
+  });
+
+  it('gives each call an overload or a timeout as its own result rather than sending it again at once', () => {
+    expect(firstBatchVerdict(whole({ kind: 'throttled', status: 429, retryAfterMs: 1000, message: '' }))).toBe('each');
+    expect(firstBatchVerdict(whole({ kind: 'failed', status: undefined, reason: 'Timeout', message: '' }))).toBe('each');
+  });
+});
+
+/** A fake function: single calls advertise `advertise` (0: nothing), batches are answered unless it knows none. */
 function invokers(advertise = 64) {
   const singles: string[] = [];
   const batches: string[][] = [];
-  let notBatch = false;
+  let batchAnswer: 'items' | 'refuse' | 'fail' | 'throttle' = advertise ? 'items' : 'refuse';
   const single: FunctionInvoker = async (req) => {
     singles.push(req.reconcileId!);
     return { ...ok(req.reconcileId!), ...(advertise ? { batchMax: advertise } : {}) } as DispatchResult;
   };
   const batch: BatchInvoker = async (items) => {
     batches.push(items.map((i) => i.request.reconcileId));
-    await new Promise((resolve) => setTimeout(resolve, 5));
-    if (notBatch) return { notBatch: 'HTTP 415 to a batch' };
+    await Promise.resolve();
+    if (batchAnswer === 'refuse') return { notBatch: 'HTTP 415 to a batch' };
+    if (batchAnswer === 'fail') return { whole: { kind: 'failed', status: 500, reason: 'ServerError', message: 'HTTP 500' } };
+    if (batchAnswer === 'throttle') return { whole: { kind: 'throttled', status: 429, retryAfterMs: 1000, message: 'HTTP 429' } };
     return items.map((i) => ok(i.request.reconcileId));
   };
-  return { singles, batches, single, batch, refuseBatches: () => (notBatch = true) };
+  return { singles, batches, single, batch, answerBatches: (answer: typeof batchAnswer) => (batchAnswer = answer) };
 }
 
 /** A batcher whose function has answered one call (`first`) and advertised batches on it. */
 async function primed(fake: ReturnType<typeof invokers>, options_: ConstructorParameters<typeof CallBatcher>[2]) {
   const batcher = new CallBatcher(fake.single, fake.batch, options_);
   await batcher.invoke(request('first'), options());
+  // The first call's bookkeeping ends just after its caller has its answer.
+  await new Promise((resolve) => setImmediate(resolve));
   fake.singles.length = 0;
   return batcher;
 }
 
-describe('CallBatcher', () => {
-  it('never batches for a function that has not advertised batches on a reply', async () => {
-    const fake = invokers(0);
+describe('CallBatcher: a function not known yet', () => {
+  it('sends its first calls as one batch, and later ones together once it answered as a batch', async () => {
+    const fake = invokers();
     const batcher = new CallBatcher(fake.single, fake.batch, { maxSize: 16 });
-    await Promise.all(['a', 'b', 'c'].map((id) => batcher.invoke(request(id), options())));
+    expect(messages(await Promise.all(['a', 'b', 'c'].map((id) => batcher.invoke(request(id), options()))))).toEqual(['a', 'b', 'c']);
     await Promise.all(['d', 'e'].map((id) => batcher.invoke(request(id), options())));
-    expect(fake.batches).toEqual([]);
+    expect(fake.batches).toEqual([['a', 'b', 'c'], ['d', 'e']]);
+    expect(fake.singles).toEqual([]);
+  });
+
+  it('sends the calls of a refused first batch again alone, and every later call alone at once: one batch in all', async () => {
+    const fake = invokers(0);
+    const batcher = new CallBatcher(fake.single, fake.batch, { maxSize: 16, windowMs: 5 });
+    const first = await Promise.all(['a', 'b', 'c'].map((id) => batcher.invoke(request(id), options())));
+    expect(messages(first)).toEqual(['a', 'b', 'c']);
+    vi.useFakeTimers();
+    // Known to take no batches: no gathering window either.
+    const later = await Promise.all(['d', 'e'].map((id) => batcher.invoke(request(id), options())));
+    expect(later.every((r) => r.kind === 'ok')).toBe(true);
+    expect(fake.batches).toEqual([['a', 'b', 'c']]);
     expect(fake.singles).toEqual(['a', 'b', 'c', 'd', 'e']);
   });
 
-  it('sends the first call alone and the calls made meanwhile together once its reply advertised batches', async () => {
+  it('sends the calls of a first batch that failed as a whole (HTTP 500) again alone', async () => {
     const fake = invokers();
+    fake.answerBatches('fail');
     const batcher = new CallBatcher(fake.single, fake.batch, { maxSize: 16 });
-    await Promise.all(['a', 'b', 'c', 'd', 'e'].map((id) => batcher.invoke(request(id), options())));
-    expect(fake.singles).toEqual(['a']);
-    expect(fake.batches).toEqual([['b', 'c', 'd', 'e']]);
+    const results = await Promise.all(['a', 'b'].map((id) => batcher.invoke(request(id), options())));
+    expect(messages(results)).toEqual(['a', 'b']);
+    expect(fake.singles).toEqual(['a', 'b']);
+  });
+
+  it('gives each call of a throttled first batch the 429, not a second request at once', async () => {
+    const fake = invokers();
+    fake.answerBatches('throttle');
+    const batcher = new CallBatcher(fake.single, fake.batch, { maxSize: 16 });
+    const results = await Promise.all(['a', 'b'].map((id) => batcher.invoke(request(id), options())));
+    expect(results.map((r) => r.kind)).toEqual(['throttled', 'throttled']);
+    expect(fake.singles).toEqual([]);
   });
 
   it('sends the calls waiting for a first call that hangs alone once the probe wait is over, before it answers', async () => {
@@ -74,6 +132,7 @@ describe('CallBatcher', () => {
     };
     const batcher = new CallBatcher(single, fake.batch, { maxSize: 16, probeWaitMs: 20 });
     const first = batcher.invoke(request('a'), options());
+    await new Promise((resolve) => setImmediate(resolve));
     const others = await Promise.all(['b', 'c'].map((id) => batcher.invoke(request(id), options())));
     expect(others.map((r) => r.kind)).toEqual(['ok', 'ok']);
     expect(fake.singles).toEqual(['b', 'c']);
@@ -82,7 +141,57 @@ describe('CallBatcher', () => {
     await first;
     expect(fake.singles).toEqual(['b', 'c', 'a']);
   });
+});
 
+describe('CallBatcher: the gathering window', () => {
+  it('holds a call at most windowMs for others to join, then sends what gathered as one batch', async () => {
+    const fake = invokers();
+    const batcher = await primed(fake, { maxSize: 16, windowMs: 5 });
+    vi.useFakeTimers();
+    const a = batcher.invoke(request('a'), options());
+    await vi.advanceTimersByTimeAsync(3);
+    const b = batcher.invoke(request('b'), options());
+    await vi.advanceTimersByTimeAsync(1);
+    expect(fake.batches).toEqual([]);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(fake.batches).toEqual([['a', 'b']]);
+    expect(messages(await Promise.all([a, b]))).toEqual(['a', 'b']);
+  });
+
+  it('never holds a lone call longer than the window', async () => {
+    const fake = invokers();
+    const batcher = await primed(fake, { maxSize: 16, windowMs: 5 });
+    vi.useFakeTimers();
+    const lone = batcher.invoke(request('a'), options());
+    await vi.advanceTimersByTimeAsync(4);
+    expect(fake.singles).toEqual([]);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(fake.singles).toEqual(['a']);
+    expect((await lone).kind).toBe('ok');
+  });
+
+  it('sends a full batch at once, without waiting for the window', async () => {
+    const fake = invokers();
+    const batcher = await primed(fake, { maxSize: 2, windowMs: 50 });
+    vi.useFakeTimers();
+    const calls = ['a', 'b'].map((id) => batcher.invoke(request(id), options()));
+    await vi.advanceTimersByTimeAsync(0);
+    expect(fake.batches).toEqual([['a', 'b']]);
+    await Promise.all(calls);
+  });
+
+  it('sends at once when every worker of the Loop waits on a call: no other call can join', async () => {
+    const fake = invokers();
+    const batcher = await primed(fake, { maxSize: 16, windowMs: 50, workers: 3 });
+    vi.useFakeTimers();
+    const calls = ['a', 'b', 'c'].map((id) => batcher.invoke(request(id), options()));
+    await vi.advanceTimersByTimeAsync(0);
+    expect(fake.batches).toEqual([['a', 'b', 'c']]);
+    await Promise.all(calls);
+  });
+});
+
+describe('CallBatcher: a function that advertised batches', () => {
   it('keeps a batch within the size the function advertised', async () => {
     const fake = invokers(2);
     const batcher = await primed(fake, { maxSize: 16, maxInFlight: 1 });
@@ -97,12 +206,12 @@ describe('CallBatcher', () => {
     const results = await Promise.all(['a', 'b', 'c'].map((id) => batcher.invoke(request(id), options())));
     expect(fake.batches).toEqual([['a', 'b', 'c']]);
     expect(fake.singles).toEqual([]);
-    expect(results.map((r) => (r.kind === 'ok' ? (r.response as { message?: string }).message : r.kind))).toEqual(['a', 'b', 'c']);
+    expect(messages(results)).toEqual(['a', 'b', 'c']);
   });
 
   it('caps a batch at maxSize and holds further calls while two batches are in flight', async () => {
     const fake = invokers();
-    const batcher = await primed(fake, { maxSize: 2 });
+    const batcher = await primed(fake, { maxSize: 2, windowMs: 5 });
     await Promise.all(['a', 'b', 'c', 'd', 'e', 'f'].map((id) => batcher.invoke(request(id), options())));
     expect(fake.batches).toEqual([['a', 'b'], ['c', 'd'], ['e', 'f']]);
   });
@@ -115,16 +224,25 @@ describe('CallBatcher', () => {
     expect(fake.batches).toEqual([]);
   });
 
-  it('falls back to single calls for a function that does not answer batches, and tells once', async () => {
+  it('falls back to single calls for good when it then refuses a batch, and tells once', async () => {
     const fake = invokers();
-    fake.refuseBatches();
     const told: string[] = [];
     const batcher = await primed(fake, { maxSize: 16, onNotBatch: (url, reason) => told.push(`${url} ${reason}`) });
+    fake.answerBatches('refuse');
     const first = await Promise.all(['a', 'b'].map((id) => batcher.invoke(request(id), options())));
     expect(first.every((r) => r.kind === 'ok')).toBe(true);
     await Promise.all(['c', 'd'].map((id) => batcher.invoke(request(id), options())));
     expect(fake.batches).toEqual([['a', 'b']]);
     expect(fake.singles).toEqual(['a', 'b', 'c', 'd']);
     expect(told).toEqual(['http://f/ HTTP 415 to a batch']);
+  });
+
+  it('gives every call of a batch that failed as a whole that failure, without sending it again', async () => {
+    const fake = invokers();
+    const batcher = await primed(fake, { maxSize: 16 });
+    fake.answerBatches('fail');
+    const results = await Promise.all(['a', 'b'].map((id) => batcher.invoke(request(id), options())));
+    expect(results.map((r) => (r.kind === 'failed' ? r.reason : r.kind))).toEqual(['ServerError', 'ServerError']);
+    expect(fake.singles).toEqual([]);
   });
 });

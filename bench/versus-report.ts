@@ -169,7 +169,7 @@ function formatVariant(runs: VersusRun[], variant: Variant): string[] {
       `    ${`${first.work} ${first.pods}`.padEnd(14)} HTTP requests/pod ${perPod(b, (r) => r.requests).toFixed(2)} vs ${perPod(u, (r) => r.requests).toFixed(2)}` +
         `  CPU ms/pod router ${perPod(b, (r) => r.cpuMs).toFixed(2)} vs ${perPod(u, (r) => r.cpuMs).toFixed(2)} (${x(mean(b, (r) => r.cpuMs) / mean(u, (r) => r.cpuMs))}), function ${perPod(b, (r) => r.functionCpuMs).toFixed(2)} vs ${perPod(u, (r) => r.functionCpuMs).toFixed(2)}` +
         ` (total ${x(mean(b, (r) => r.cpuMs + r.functionCpuMs) / mean(u, (r) => r.cpuMs + r.functionCpuMs))})` +
-        `  all labelled ${sec(mean(b, (r) => r.totalMs))} vs ${sec(mean(u, (r) => r.totalMs))}  first action ${sec(mean(b, (r) => r.firstLabelMs))} vs ${sec(mean(u, (r) => r.firstLabelMs))}  p99 ${mean(b, (r) => r.p99).toFixed(0)} vs ${mean(u, (r) => r.p99).toFixed(0)} ms`,
+        `  all labelled ${sec(mean(b, (r) => r.totalMs))} vs ${sec(mean(u, (r) => r.totalMs))}  first action ${sec(mean(b, (r) => r.firstLabelMs))} vs ${sec(mean(u, (r) => r.firstLabelMs))}  p50 ${mean(b, (r) => r.p50).toFixed(0)} vs ${mean(u, (r) => r.p50).toFixed(0)} ms  p99 ${mean(b, (r) => r.p99).toFixed(0)} vs ${mean(u, (r) => r.p99).toFixed(0)} ms`,
     );
   }
   return lines.length === 0 ? [] : [`  ${VARIANTS[variant]}`, ...lines];

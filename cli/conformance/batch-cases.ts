@@ -1,7 +1,7 @@
 // Conformance of batches (docs/contract.md, "Batches"): a function that advertises x-kubeloop-batch-max on
 // its replies must answer a plain JSON batch and a CloudEvents batch item by item, a bad item with its own
 // error and the others with valid replies; one that does not advertise must refuse a batch with a 4xx
-// (the router then sends it single calls). Admission functions take no batches.
+// (the router then never sends it one). Admission functions take no batches.
 import { randomUUID } from 'node:crypto';
 import { advertisedBatchMax, BATCH_MAX_HEADER, encodeBatchRequest, splitBatchReply, type BatchFormat } from '../../lib/contract/batch.ts';
 import type { ReconcileRequest } from '../../lib/contract/types.ts';

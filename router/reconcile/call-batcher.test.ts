@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { CallBatcher, firstBatchVerdict, gatheredEnough, takeBatch } from './call-batcher.ts';
-import type { BatchInvoker, BatchOutcome, DispatchResult, FunctionInvoker, InvokeOptions } from './dispatch.ts';
+import { CallBatcher, gatheredEnough, takeBatch } from './call-batcher.ts';
+import type { BatchInvoker, DispatchResult, FunctionInvoker, InvokeOptions } from './dispatch.ts';
 import type { ReconcileRequest } from '../../lib/contract/types.ts';
 
 const options = (url = 'http://f/', extra: Partial<InvokeOptions> = {}): InvokeOptions => ({ url, timeoutMs: 1000, ...extra });
@@ -35,27 +35,11 @@ describe('gatheredEnough', () => {
   });
 });
 
-describe('firstBatchVerdict', () => {
-  const whole = (result: DispatchResult): BatchOutcome => ({ whole: result });
-  it('takes a batch reply as batches welcome, and sends the calls again alone when the batch was refused or failed as one', () => {
-    expect(firstBatchVerdict([ok('a'), { kind: 'rejected', status: 400, message: 'bad item' }])).toBe('batches');
-    expect(firstBatchVerdict({ notBatch: 'HTTP 415 to a batch' })).toBe('alone');
-    expect(firstBatchVerdict(whole({ kind: 'failed', status: 500, reason: 'ServerError', message: '' }))).toBe('alone');
-    expect(firstBatchVerdict(whole({ kind: 'failed', status: undefined, reason: 'Unreachable', message: 'socket hang up' }))).toBe('alone');
-    expect(firstBatchVerdict(whole({ kind: 'rejected', status: 401, message: '' }))).toBe('alone');
-  });
-
-  it('gives each call an overload or a timeout as its own result rather than sending it again at once', () => {
-    expect(firstBatchVerdict(whole({ kind: 'throttled', status: 429, retryAfterMs: 1000, message: '' }))).toBe('each');
-    expect(firstBatchVerdict(whole({ kind: 'failed', status: undefined, reason: 'Timeout', message: '' }))).toBe('each');
-  });
-});
-
-/** A fake function: single calls advertise `advertise` (0: nothing), batches are answered unless it knows none. */
+/** A fake function: single calls advertise `advertise` (0: nothing), batches are answered unless told to refuse them. */
 function invokers(advertise = 64) {
   const singles: string[] = [];
   const batches: string[][] = [];
-  let batchAnswer: 'items' | 'refuse' | 'fail' | 'throttle' = advertise ? 'items' : 'refuse';
+  let batchAnswer: 'items' | 'refuse' = advertise ? 'items' : 'refuse';
   const single: FunctionInvoker = async (req) => {
     singles.push(req.reconcileId!);
     return { ...ok(req.reconcileId!), ...(advertise ? { batchMax: advertise } : {}) } as DispatchResult;
@@ -64,8 +48,6 @@ function invokers(advertise = 64) {
     batches.push(items.map((i) => i.request.reconcileId));
     await Promise.resolve();
     if (batchAnswer === 'refuse') return { notBatch: 'HTTP 415 to a batch' };
-    if (batchAnswer === 'fail') return { whole: { kind: 'failed', status: 500, reason: 'ServerError', message: 'HTTP 500' } };
-    if (batchAnswer === 'throttle') return { whole: { kind: 'throttled', status: 429, retryAfterMs: 1000, message: 'HTTP 429' } };
     return items.map((i) => ok(i.request.reconcileId));
   };
   return { singles, batches, single, batch, answerBatches: (answer: typeof batchAnswer) => (batchAnswer = answer) };
@@ -75,71 +57,44 @@ function invokers(advertise = 64) {
 async function primed(fake: ReturnType<typeof invokers>, options_: ConstructorParameters<typeof CallBatcher>[2]) {
   const batcher = new CallBatcher(fake.single, fake.batch, options_);
   await batcher.invoke(request('first'), options());
-  // The first call's bookkeeping ends just after its caller has its answer.
-  await new Promise((resolve) => setImmediate(resolve));
   fake.singles.length = 0;
   return batcher;
 }
 
-describe('CallBatcher: a function not known yet', () => {
-  it('sends its first calls as one batch, and later ones together once it answered as a batch', async () => {
-    const fake = invokers();
-    const batcher = new CallBatcher(fake.single, fake.batch, { maxSize: 16 });
-    expect(messages(await Promise.all(['a', 'b', 'c'].map((id) => batcher.invoke(request(id), options()))))).toEqual(['a', 'b', 'c']);
-    await Promise.all(['d', 'e'].map((id) => batcher.invoke(request(id), options())));
-    expect(fake.batches).toEqual([['a', 'b', 'c'], ['d', 'e']]);
-    expect(fake.singles).toEqual([]);
-  });
-
-  it('sends the calls of a refused first batch again alone, and every later call alone at once: one batch in all', async () => {
+describe('CallBatcher: a function not known to take batches', () => {
+  it('never batches for a function that has not advertised batches on a reply, and never holds its calls', async () => {
     const fake = invokers(0);
-    const batcher = new CallBatcher(fake.single, fake.batch, { maxSize: 16, windowMs: 5 });
-    const first = await Promise.all(['a', 'b', 'c'].map((id) => batcher.invoke(request(id), options())));
-    expect(messages(first)).toEqual(['a', 'b', 'c']);
+    const batcher = new CallBatcher(fake.single, fake.batch, { maxSize: 16, windowMs: 50 });
     vi.useFakeTimers();
-    // Known to take no batches: no gathering window either.
-    const later = await Promise.all(['d', 'e'].map((id) => batcher.invoke(request(id), options())));
-    expect(later.every((r) => r.kind === 'ok')).toBe(true);
-    expect(fake.batches).toEqual([['a', 'b', 'c']]);
+    await Promise.all(['a', 'b', 'c'].map((id) => batcher.invoke(request(id), options())));
+    await Promise.all(['d', 'e'].map((id) => batcher.invoke(request(id), options())));
+    expect(fake.batches).toEqual([]);
     expect(fake.singles).toEqual(['a', 'b', 'c', 'd', 'e']);
   });
 
-  it('sends the calls of a first batch that failed as a whole (HTTP 500) again alone', async () => {
+  it('sends a Loop\'s first wave alone at once, and the calls after the first reply that advertised batches together', async () => {
     const fake = invokers();
-    fake.answerBatches('fail');
     const batcher = new CallBatcher(fake.single, fake.batch, { maxSize: 16 });
-    const results = await Promise.all(['a', 'b'].map((id) => batcher.invoke(request(id), options())));
-    expect(messages(results)).toEqual(['a', 'b']);
-    expect(fake.singles).toEqual(['a', 'b']);
+    expect(messages(await Promise.all(['a', 'b', 'c'].map((id) => batcher.invoke(request(id), options()))))).toEqual(['a', 'b', 'c']);
+    expect(fake.singles).toEqual(['a', 'b', 'c']);
+    await Promise.all(['d', 'e'].map((id) => batcher.invoke(request(id), options())));
+    expect(fake.batches).toEqual([['d', 'e']]);
   });
 
-  it('gives each call of a throttled first batch the 429, not a second request at once', async () => {
+  it('forgets an advertisement when a later reply makes none', async () => {
+    let advertise = true;
     const fake = invokers();
-    fake.answerBatches('throttle');
-    const batcher = new CallBatcher(fake.single, fake.batch, { maxSize: 16 });
-    const results = await Promise.all(['a', 'b'].map((id) => batcher.invoke(request(id), options())));
-    expect(results.map((r) => r.kind)).toEqual(['throttled', 'throttled']);
-    expect(fake.singles).toEqual([]);
-  });
-
-  it('sends the calls waiting for a first call that hangs alone once the probe wait is over, before it answers', async () => {
-    const fake = invokers();
-    let answerFirst!: () => void;
-    const held = new Promise<void>((resolve) => (answerFirst = resolve));
     const single: FunctionInvoker = async (req, options_) => {
-      if (req.reconcileId === 'a') await held;
-      return fake.single(req, options_);
+      const result = await fake.single(req, options_);
+      return advertise ? result : ({ ...result, batchMax: undefined } as DispatchResult);
     };
-    const batcher = new CallBatcher(single, fake.batch, { maxSize: 16, probeWaitMs: 20 });
-    const first = batcher.invoke(request('a'), options());
-    await new Promise((resolve) => setImmediate(resolve));
-    const others = await Promise.all(['b', 'c'].map((id) => batcher.invoke(request(id), options())));
-    expect(others.map((r) => r.kind)).toEqual(['ok', 'ok']);
-    expect(fake.singles).toEqual(['b', 'c']);
+    const batcher = new CallBatcher(single, fake.batch, { maxSize: 16 });
+    await batcher.invoke(request('a'), options());
+    advertise = false;
+    await batcher.invoke(request('b'), options());
+    await Promise.all(['c', 'd'].map((id) => batcher.invoke(request(id), options())));
     expect(fake.batches).toEqual([]);
-    answerFirst();
-    await first;
-    expect(fake.singles).toEqual(['b', 'c', 'a']);
+    expect(fake.singles).toEqual(['a', 'b', 'c', 'd']);
   });
 });
 
@@ -235,14 +190,5 @@ describe('CallBatcher: a function that advertised batches', () => {
     expect(fake.batches).toEqual([['a', 'b']]);
     expect(fake.singles).toEqual(['a', 'b', 'c', 'd']);
     expect(told).toEqual(['http://f/ HTTP 415 to a batch']);
-  });
-
-  it('gives every call of a batch that failed as a whole that failure, without sending it again', async () => {
-    const fake = invokers();
-    const batcher = await primed(fake, { maxSize: 16 });
-    fake.answerBatches('fail');
-    const results = await Promise.all(['a', 'b'].map((id) => batcher.invoke(request(id), options())));
-    expect(results.map((r) => (r.kind === 'failed' ? r.reason : r.kind))).toEqual(['ServerError', 'ServerError']);
-    expect(fake.singles).toEqual([]);
   });
 });

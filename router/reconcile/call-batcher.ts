@@ -1,24 +1,17 @@
 // Batched calls (docs/router.md, "Batched calls"): the calls of one Loop's keys made within a short gathering
-// window (spec.function.batch.windowMs) or while others are in flight are sent as one CloudEvents batch. The
-// work queue still runs each key alone and every key is decided and applied on its own; only the HTTP request
-// is shared. A function not yet known gets its first calls as a batch; one that does not answer it as a batch
-// gets them again one by one, and single calls until a reply of its advertises batches (x-kubeloop-batch-max).
-import type { BatchInvoker, BatchOutcome, DispatchResult, FunctionInvoker, InvokeOptions } from './dispatch.ts';
+// window (spec.function.batch.windowMs) or while others are in flight are sent as one CloudEvents batch, to a
+// function that advertised batches on a reply (x-kubeloop-batch-max). The work queue still runs each key alone
+// and every key is decided and applied on its own; only the HTTP request is shared. Until a reply advertises
+// batches every call goes alone at once, so a Loop's first wave never waits to learn it; a function that then
+// fails to answer a batch as one is sent its calls one by one from then on.
+import type { BatchInvoker, DispatchResult, FunctionInvoker, InvokeOptions } from './dispatch.ts';
 import type { ReconcileRequest } from '../../lib/contract/types.ts';
-import { MAX_BATCH_ITEMS } from '../../lib/contract/batch.ts';
 import type { Logger } from 'pino';
 import type { LoopConfig } from '../base/loop-spec.ts';
 import type { RouterMetrics } from '../base/router-metrics.ts';
 
 /** Batch requests in flight per Loop: one being answered while the next fills up. */
 export const MAX_BATCHES_IN_FLIGHT = 2;
-/**
- * How long the calls made while a URL's first request is out wait to learn whether they may go together: a
- * function answers in milliseconds, and one that hangs must not hold every other key of its Loop for its
- * whole timeout, so after this they go alone.
- */
-export const PROBE_WAIT_MS = 250;
-
 export interface PendingCall {
   request: ReconcileRequest & { reconcileId: string };
   options: InvokeOptions;
@@ -51,20 +44,6 @@ export function gatheredEnough(waiting: number, batchLimit: number, outstanding:
   return waiting >= batchLimit || outstanding >= workers;
 }
 
-/**
- * What the calls of a first batch to a function not known to take batches get; pure. `batches`: it answered as
- * a batch, each item its own result. `alone`: it refused the batch, answered something else, or failed the
- * request as a whole in a way a function that knows nothing of batches may (4xx, 5xx, a cut connection): each
- * call goes again alone, so it is treated exactly as before batching. `each`: it is overloaded (429) or did not
- * answer in time, which sending again at once would not mend: every item's result, retried with backoff, alone.
- */
-export function firstBatchVerdict(outcome: BatchOutcome): 'batches' | 'alone' | 'each' {
-  if (Array.isArray(outcome)) return 'batches';
-  if ('notBatch' in outcome) return 'alone';
-  const { whole } = outcome;
-  return whole.kind === 'throttled' || (whole.kind === 'failed' && whole.reason === 'Timeout') ? 'each' : 'alone';
-}
-
 export interface CallBatcherOptions {
   maxSize: number;
   /** How long a call waits for others to join its batch (spec.function.batch.windowMs); 0: the current event-loop turn. */
@@ -72,16 +51,14 @@ export interface CallBatcherOptions {
   /** The Loop's workers (maxConcurrency): when every one waits on a call, none can join and the batch goes. */
   workers?: number;
   maxInFlight?: number;
-  /** PROBE_WAIT_MS unless given (tests). */
-  probeWaitMs?: number;
   /** Told once per URL that did not answer a batch (logged by the runner). */
   onNotBatch?: (url: string, reason: string) => void;
   /** Counts each HTTP request a batch used. */
   onBatch?: (size: number) => void;
 }
 
-/** What a URL's function takes: batches of up to n, single calls until a reply advertises batches, or never batches. */
-type Known = number | 'alone' | 'never';
+/** What a URL's function takes: batches of up to n (its last reply advertised them), or never (it refused one). */
+type Known = number | 'never';
 
 export class CallBatcher {
   #pending: PendingCall[] = [];
@@ -90,8 +67,6 @@ export class CallBatcher {
   #outstanding = 0;
   #window: (() => void) | undefined;
   readonly #known = new Map<string, Known>();
-  /** URLs whose first request is out, and whether it has been out longer than probeWaitMs. */
-  readonly #probing = new Map<string, { overdue: boolean }>();
 
   constructor(
     private readonly single: FunctionInvoker,
@@ -103,7 +78,9 @@ export class CallBatcher {
   readonly invoke: FunctionInvoker = (request, options) => {
     const known = this.#known.get(options.url);
     this.#outstanding++;
-    if (!request.reconcileId || known === 'alone' || known === 'never') {
+    // No batches known to be welcome: the call goes alone at once, as it would without batching. A Loop's first
+    // wave goes so too, rather than waiting for a first reply to say whether it may go together.
+    if (!request.reconcileId || typeof known !== 'number') {
       return this.#callOne(request, options).finally(() => this.#outstanding--);
     }
     return new Promise((resolve) => {
@@ -123,8 +100,7 @@ export class CallBatcher {
   /** The most calls the next request to `url` may carry now. */
   #limit(url: string): number {
     const known = this.#known.get(url);
-    if (this.#probing.has(url) || known === 'alone' || known === 'never') return 1;
-    return Math.min(this.options.maxSize, typeof known === 'number' ? known : MAX_BATCH_ITEMS);
+    return typeof known === 'number' ? Math.min(this.options.maxSize, known) : 1;
   }
 
   /** Starts the gathering window unless one is running: its calls go when it ends, at the latest. */
@@ -149,46 +125,23 @@ export class CallBatcher {
     this.#window = undefined;
     while (this.#pending.length > 0) {
       const { url } = this.#pending[0]!.options;
-      const probe = this.#probing.get(url);
-      if (probe && !probe.overdue) break;
       const limit = this.#limit(url);
       // Only batches count against the in-flight bound: single calls go as they would without batching.
       if (limit > 1 && this.#inFlight >= (this.options.maxInFlight ?? MAX_BATCHES_IN_FLIGHT)) break;
       const { batch, rest } = takeBatch(this.#pending, limit);
       this.#pending = rest;
-      if (!probe && !this.#known.has(url)) void this.#probe(url, batch);
-      else if (batch.length === 1) void this.#alone(batch);
-      else void this.#sendBatch(batch, false);
-    }
-  }
-
-  /**
-   * A URL's first request: its calls as a batch (or the one call alone). The calls made meanwhile wait for it
-   * (its answer says whether they may go together), at most probeWaitMs, so a first request that hangs never
-   * holds the Loop's other keys for its whole timeout.
-   */
-  async #probe(url: string, calls: PendingCall[]): Promise<void> {
-    const probe = { overdue: false };
-    this.#probing.set(url, probe);
-    const overdue = setTimeout(() => {
-      probe.overdue = true;
-      this.#flush();
-    }, this.options.probeWaitMs ?? PROBE_WAIT_MS);
-    try {
-      await (calls.length === 1 ? this.#alone(calls) : this.#sendBatch(calls, true));
-    } finally {
-      clearTimeout(overdue);
-      this.#probing.delete(url);
-      // Answered without a word about batches: single calls, until a reply advertises them.
-      if (!this.#known.has(url)) this.#known.set(url, 'alone');
-      this.#flush();
+      if (batch.length === 1) void this.#alone(batch);
+      else void this.#sendBatch(batch);
     }
   }
 
   /** One call alone; its reply says whether the function takes batches. */
   async #callOne(request: ReconcileRequest, options: InvokeOptions): Promise<DispatchResult> {
     const result = await this.single(request, options);
-    if (result.kind === 'ok' && this.#known.get(options.url) !== 'never') this.#known.set(options.url, result.batchMax ?? 'alone');
+    if (result.kind === 'ok' && this.#known.get(options.url) !== 'never') {
+      if (result.batchMax) this.#known.set(options.url, result.batchMax);
+      else this.#known.delete(options.url);
+    }
     return result;
   }
 
@@ -196,7 +149,7 @@ export class CallBatcher {
     await Promise.all(calls.map(async (call) => call.resolve(await this.#callOne(call.request, call.options))));
   }
 
-  async #sendBatch(calls: PendingCall[], first: boolean): Promise<void> {
+  async #sendBatch(calls: PendingCall[]): Promise<void> {
     const { url } = calls[0]!.options;
     this.#inFlight++;
     try {
@@ -204,20 +157,12 @@ export class CallBatcher {
       this.options.onBatch?.(calls.length);
       const outcome = await this.batch(calls.map((call) => ({ request: call.request, ...(call.options.headers ? { headers: call.options.headers } : {}) })), common);
       if (Array.isArray(outcome)) {
-        // Answered as a batch: it takes them, as many as a reply advertises (the contract: any batch of <= 64).
-        const advertised = outcome.find((r) => r.kind === 'ok' && r.batchMax !== undefined);
-        const known = this.#known.get(url);
-        if (known !== 'never') this.#known.set(url, (advertised?.kind === 'ok' && advertised.batchMax) || (typeof known === 'number' ? known : MAX_BATCH_ITEMS));
         calls.forEach((call, i) => call.resolve(outcome[i]!));
         return;
       }
-      if ('whole' in outcome && (!first || firstBatchVerdict(outcome) === 'each')) {
-        for (const call of calls) call.resolve(outcome.whole);
-        return;
-      }
-      if ('notBatch' in outcome && this.#known.get(url) !== 'never') this.options.onNotBatch?.(url, outcome.notBatch);
-      // A function that advertised batches and then refused one gets single calls for good; a new one, until it advertises.
-      this.#known.set(url, first ? 'alone' : 'never');
+      if (this.#known.get(url) !== 'never') this.options.onNotBatch?.(url, outcome.notBatch);
+      // It advertised batches and then refused one: single calls for good, these first.
+      this.#known.set(url, 'never');
       await this.#alone(calls);
     } catch (error) {
       // The invokers classify every failure; this only keeps a bug from leaving keys waiting forever.

@@ -42,15 +42,10 @@ export interface BatchInvokeItem {
 }
 
 /**
- * What became of a batch: one result per item, in order (the function answered it as a batch); `notBatch` when
- * the function refused it or answered something else (it does not speak batches: send the items one by one);
- * `whole` when the request itself failed before any item was answered (unreachable, timeout, 5xx, 429, a bad
- * signature), which is every item's result.
+ * Sends several requests of one Loop in one HTTP request: one result per item, in order, or `notBatch` when
+ * the function did not answer as a batch (it does not speak batches: send the items one by one).
  */
-export type BatchOutcome = DispatchResult[] | { notBatch: string } | { whole: DispatchResult };
-
-/** Sends several requests of one Loop in one HTTP request. */
-export type BatchInvoker = (items: readonly BatchInvokeItem[], options: Omit<InvokeOptions, 'headers'>) => Promise<BatchOutcome>;
+export type BatchInvoker = (items: readonly BatchInvokeItem[], options: Omit<InvokeOptions, 'headers'>) => Promise<DispatchResult[] | { notBatch: string }>;
 
 /** How the router reaches a function: over HTTP (createHttpInvoker), or in-process in benchmarks; `batch` when it can send batches. */
 export type FunctionInvoker = ((request: ReconcileRequest, options: InvokeOptions) => Promise<DispatchResult>) & { batch?: BatchInvoker };
@@ -94,13 +89,16 @@ type ClassifyOptions = Parameters<typeof classifyOutcome>[1];
 
 /**
  * Classifies the answer to a batch (CloudEvents batch mode) item by item; pure. A whole-batch failure
- * (unreachable, timeout, 5xx, a bad signature) is `whole`, every item's; 400, 404, 405 and 415, or a 200 that is no
+ * (unreachable, timeout, 5xx, a bad signature) is every item's; 400, 404, 405 and 415, or a 200 that is no
  * batch reply, mean the function does not take batches (`notBatch`). Inside a batch reply each item is
  * classified as its own reply would be, and an item answered never or twice is that item's InvalidResponse.
  */
-export function classifyBatchOutcome(outcome: CallOutcome, ids: readonly string[], options: ClassifyOptions = {}): BatchOutcome {
+export function classifyBatchOutcome(outcome: CallOutcome, ids: readonly string[], options: ClassifyOptions = {}): DispatchResult[] | { notBatch: string } {
   if (outcome.kind === 'status' && [400, 404, 405, 415].includes(outcome.status)) return { notBatch: `HTTP ${outcome.status} to a batch` };
-  if (outcome.kind !== 'reply') return { whole: classifyOutcome(outcome, options) };
+  if (outcome.kind !== 'reply') {
+    const whole = classifyOutcome(outcome, options);
+    return ids.map(() => whole);
+  }
   const split = splitBatchReply('cloudevents', ids, outcome.value);
   if (!(split instanceof Map)) return split;
   return ids.map((id): DispatchResult => {

@@ -48,8 +48,11 @@ export interface LoopSpec {
     ref?: FunctionRef;
     timeoutSeconds?: number;
     maxConcurrency?: number;
-    /** Batched calls: on unless `enabled: false`; `maxSize` (default 16, at most 64) caps the requests per batch. */
-    batch?: { enabled?: boolean; maxSize?: number };
+    /**
+     * Batched calls: on unless `enabled: false`; `maxSize` (default 16, at most 64) caps the requests per batch;
+     * `windowMs` (default 5, 0-100) is how long a call waits for others to share its request.
+     */
+    batch?: { enabled?: boolean; maxSize?: number; windowMs?: number };
     /** A Secret key holding a Standard Webhooks secret (`whsec_…`): requests are signed, replies must be. */
     signingSecretRef?: SecretKeyRef;
     /** Base64 of PEM CA certificates trusted for an https `url` (as in admission webhooks' caBundle). */

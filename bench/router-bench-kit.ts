@@ -69,9 +69,10 @@ export function childCodeMode(): ChildCodeMode {
   return process.env.BENCH_CHILD_CODE === 'dist' || (process.env.BENCH_CPU_PROF && process.env.BENCH_CHILD_CODE !== 'bundle') ? 'dist' : 'bundle';
 }
 
-export async function compileChildren(mode: ChildCodeMode = childCodeMode()): Promise<ChildCode> {
+/** `root`: the checkout whose router and function are built (another one for a baseline; it needs node_modules). */
+export async function compileChildren(mode: ChildCodeMode = childCodeMode(), root = ROOT): Promise<ChildCode> {
   if (mode === 'source') {
-    return { command: (entry) => ({ execArgv: ['--import', 'tsx'], script: join(ROOT, `bench/${entry}.ts`), env: {} }), dispose: async () => {} };
+    return { command: (entry) => ({ execArgv: ['--import', 'tsx'], script: join(root, `bench/${entry}.ts`), env: {} }), dispose: async () => {} };
   }
   const dir = await mkdtemp(join(tmpdir(), 'kubeloop-router-bench-'));
   await writeFile(join(dir, 'package.json'), JSON.stringify({ type: 'module' }));
@@ -88,14 +89,14 @@ export async function compileChildren(mode: ChildCodeMode = childCodeMode()): Pr
   if (mode === 'bundle') {
     await build({
       ...productionBundleOptions(join(dir, 'bundle')),
-      entryPoints: CHILD_ENTRIES.map((entry) => ({ in: join(ROOT, 'bench', `${entry}.ts`), out: entry })),
+      entryPoints: CHILD_ENTRIES.map((entry) => ({ in: join(root, 'bench', `${entry}.ts`), out: entry })),
       plugins: productionPlugins,
     });
     script = (entry) => join(dir, 'bundle', `${entry}.mjs`);
     await warmBundles(script, imageEnv);
   } else {
     const tsc = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
-    await promisify(execFile)(process.execPath, [tsc, '-p', join(ROOT, 'bench/router-bench.tsconfig.json'), '--outDir', join(dir, 'dist')], { cwd: ROOT });
+    await promisify(execFile)(process.execPath, [tsc, '-p', join(root, 'bench/router-bench.tsconfig.json'), '--outDir', join(dir, 'dist')], { cwd: root });
     await warmCompileCache(join(dir, 'dist'), cacheDir);
     script = (entry) => join(dir, 'dist', 'bench', `${entry}.js`);
   }

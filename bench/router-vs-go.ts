@@ -12,6 +12,8 @@ import { createNamespace, createPods, createReplicaSet, deleteAllPods, type Chil
 
 export interface VersusSettings {
   code: ChildCode;
+  /** The children of BENCH_BASELINE_TREE, for the side `baseline`. */
+  baselineCode?: ChildCode;
   client: KubeClient;
   kubeconfigPath: string;
   functionUrl: string;
@@ -55,10 +57,11 @@ async function startController(s: VersusSettings, mode: LimitMode, side: Side, n
       metadataOnly: true,
       // The router acts as the Loop's ServiceAccount (impersonation), as in production; createNamespace made it.
       serviceAccount: { namespace, name: LOOP_SERVICE_ACCOUNT },
-      function: { url: s.functionUrl, timeoutSeconds: 5, maxConcurrency: s.concurrency, ...(side === 'unbatched' ? { batch: { enabled: false } } : {}) },
+      function: { url: s.functionUrl, timeoutSeconds: 5, maxConcurrency: s.concurrency, ...(side === 'unbatched' ? { batch: { enabled: false } } : side === 'no-window' ? { batch: { windowMs: 0 } } : {}) },
     },
   };
-  const router = await spawnRouter(s.code, { kubeconfigPath: s.kubeconfigPath, loops: [loop], invoke: 'http', rateLimit: { qps: mode.qps, burst: mode.burst }, ...(side === 'undici-writes' ? { http2Writes: false } : {}) });
+  if (side === 'baseline' && !s.baselineCode) throw new Error('the side baseline needs BENCH_BASELINE_TREE');
+  const router = await spawnRouter(side === 'baseline' ? s.baselineCode! : s.code, { kubeconfigPath: s.kubeconfigPath, loops: [loop], invoke: 'http', rateLimit: { qps: mode.qps, burst: mode.burst }, ...(side === 'undici-writes' ? { http2Writes: false } : {}) });
   return {
     pid: router.pid,
     counts: async () => {

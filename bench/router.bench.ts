@@ -57,9 +57,17 @@ const VS_GO_PODS = numbers(process.env.BENCH_VS_GO_PODS ?? (QUICK ? '200' : '500
 // uncapped (BENCH_UNCAPPED_QPS, 1,000, the router's shared tenant budget raised to it: each side's own ceiling).
 const VS_GO_MODES = limitModes(process.env.BENCH_VS_GO_MODES ?? 'capped,uncapped', Number(process.env.BENCH_VS_GO_QPS ?? 100), Number(process.env.BENCH_UNCAPPED_QPS ?? 1000));
 const VS_GO_CONCURRENCY = Number(process.env.BENCH_VS_GO_CONCURRENCY ?? 16);
-// (0) also runs kubeloop with batched calls off (spec.function.batch.enabled: false), and with the router's writes
-// over undici (--http2-writes=false); BENCH_BATCH_COMPARE=0 and BENCH_WRITES_COMPARE=0 skip them.
-const VARIANTS: Side[] = [...(process.env.BENCH_BATCH_COMPARE !== '0' ? ['unbatched' as const] : []), ...(process.env.BENCH_WRITES_COMPARE !== '0' ? ['undici-writes' as const] : [])];
+// (0) also runs kubeloop with batched calls off (spec.function.batch.enabled: false), with the router's writes
+// over undici (--http2-writes=false) and without a gathering window for calls (spec.function.batch.windowMs: 0);
+// BENCH_BATCH_COMPARE=0, BENCH_WRITES_COMPARE=0 and BENCH_WINDOW_COMPARE=0 skip them. BENCH_BASELINE_TREE=<another
+// checkout, with node_modules> adds that tree's router (and bench child) as the side `baseline`: before/after in one run.
+const BASELINE_TREE = process.env.BENCH_BASELINE_TREE;
+const VARIANTS: Side[] = [
+  ...(process.env.BENCH_BATCH_COMPARE !== '0' ? ['unbatched' as const] : []),
+  ...(process.env.BENCH_WRITES_COMPARE !== '0' ? ['undici-writes' as const] : []),
+  ...(process.env.BENCH_WINDOW_COMPARE !== '0' ? ['no-window' as const] : []),
+  ...(BASELINE_TREE ? ['baseline' as const] : []),
+];
 // The router's client-side API limit (QPS; burst twice that); the router's default when unset.
 const ROUTER_QPS = process.env.BENCH_ROUTER_QPS ? Number(process.env.BENCH_ROUTER_QPS) : undefined;
 const ROUTER_RATE_LIMIT = ROUTER_QPS === undefined ? {} : { rateLimit: { qps: ROUTER_QPS, burst: ROUTER_QPS * 2 } };
@@ -234,8 +242,9 @@ async function main(): Promise<void> {
   const benchStarted = performance.now();
   // Compile (and build the Go baseline, cached) while the control plane starts.
   const progress = (line: string) => process.stderr.write(`[bench] ${line}\n`);
-  const [code, goBinary, plane] = await Promise.all([
+  const [code, baselineCode, goBinary, plane] = await Promise.all([
     compileChildren(),
+    BASELINE_TREE ? compileChildren(childCodeMode(), BASELINE_TREE) : Promise.resolve(undefined),
     VS_GO_PODS.length > 0 ? buildBaselineController(progress) : Promise.resolve(''),
     startControlPlane({ nodes: NODES, onProgress: (line) => process.stderr.write(`[control-plane] ${line}\n`) }),
   ]);
@@ -248,6 +257,7 @@ async function main(): Promise<void> {
     const versus: VersusRun[] = [];
     const settings = {
       code,
+      ...(baselineCode ? { baselineCode } : {}),
       client,
       kubeconfigPath: plane.kubeconfigPath,
       functionUrl: fn.url,
@@ -302,6 +312,7 @@ async function main(): Promise<void> {
     await client.close();
     await plane.stop();
     await code.dispose();
+    await baselineCode?.dispose();
   }
 }
 

@@ -4,11 +4,15 @@ import type { PeakMemory } from './router-bench-router.ts';
 
 /**
  * Variants of kubeloop run beside the default in the same run, compared with it: `unbatched` (spec.function.batch
- * .enabled false), `undici-writes` (the router's --http2-writes=false: writes over undici like reads).
+ * .enabled false), `undici-writes` (the router's --http2-writes=false: writes over undici like reads), `no-window`
+ * (spec.function.batch.windowMs 0: calls gathered only within one event-loop turn), `baseline` (the router of
+ * another checkout, BENCH_BASELINE_TREE: before and after a change in one run).
  */
 export const VARIANTS = {
   unbatched: 'batched (default) vs unbatched (spec.function.batch.enabled: false), same run',
   'undici-writes': 'writes over node:http2 (default) vs over undici (--http2-writes=false), same run',
+  'no-window': 'gathering window (default windowMs) vs none (spec.function.batch.windowMs: 0), same run',
+  baseline: 'this tree vs the baseline tree (BENCH_BASELINE_TREE), same run',
 } as const;
 export type Variant = keyof typeof VARIANTS;
 export type Side = 'kubeloop' | Variant | 'go';
@@ -83,7 +87,7 @@ const perPod = (rs: VersusRun[], pick: (r: VersusRun) => number) => mean(rs, (r)
 function bySide(runs: VersusRun[]): Array<Record<Side, VersusRun[]>> {
   return [...new Set(runs.map(itemKey))].map((key) => {
     const of = (side: Side) => runs.filter((r) => itemKey(r) === key && r.side === side);
-    return { kubeloop: of('kubeloop'), unbatched: of('unbatched'), 'undici-writes': of('undici-writes'), go: of('go') };
+    return { kubeloop: of('kubeloop'), unbatched: of('unbatched'), 'undici-writes': of('undici-writes'), 'no-window': of('no-window'), baseline: of('baseline'), go: of('go') };
   });
 }
 
@@ -200,7 +204,7 @@ function formatVariant(runs: VersusRun[], variant: Variant): string[] {
       `    ${`${first.work} ${first.pods}`.padEnd(14)} HTTP requests/pod ${perPod(b, (r) => r.requests).toFixed(2)} vs ${perPod(u, (r) => r.requests).toFixed(2)}` +
         `  CPU ms/pod router ${perPod(b, (r) => r.cpuMs).toFixed(2)} vs ${perPod(u, (r) => r.cpuMs).toFixed(2)} (${x(mean(b, (r) => r.cpuMs) / mean(u, (r) => r.cpuMs))}), function ${perPod(b, (r) => r.functionCpuMs).toFixed(2)} vs ${perPod(u, (r) => r.functionCpuMs).toFixed(2)}` +
         ` (total ${x(mean(b, (r) => r.cpuMs + r.functionCpuMs) / mean(u, (r) => r.cpuMs + r.functionCpuMs))})` +
-        `  all labelled ${sec(mean(b, (r) => r.totalMs))} vs ${sec(mean(u, (r) => r.totalMs))}  p99 ${mean(b, (r) => r.p99).toFixed(0)} vs ${mean(u, (r) => r.p99).toFixed(0)} ms`,
+        `  all labelled ${sec(mean(b, (r) => r.totalMs))} vs ${sec(mean(u, (r) => r.totalMs))}  first action ${sec(mean(b, (r) => r.firstLabelMs))} vs ${sec(mean(u, (r) => r.firstLabelMs))}  p50 ${mean(b, (r) => r.p50).toFixed(0)} vs ${mean(u, (r) => r.p50).toFixed(0)} ms  p99 ${mean(b, (r) => r.p99).toFixed(0)} vs ${mean(u, (r) => r.p99).toFixed(0)} ms`,
     );
   }
   return lines.length === 0 ? [] : [`  ${VARIANTS[variant]}`, ...lines];

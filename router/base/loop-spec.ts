@@ -45,6 +45,8 @@ export interface LoopConfig {
   maxConcurrency: number;
   /** Most calls one HTTP request carries (spec.function.batch); 1 = batching off. */
   batchMaxSize: number;
+  /** How long a call waits for others of the Loop to share its request (spec.function.batch.windowMs). */
+  batchWindowMs: number;
   resyncMs: number;
   finalize: boolean;
   sendDeletes: boolean;
@@ -83,17 +85,29 @@ function kindRef(loop: string, field: string, value: unknown): KindRef {
 
 /** spec.function.batch: on by default, at most MAX_BATCH_ITEMS per request. */
 export const DEFAULT_BATCH_MAX_SIZE = 16;
+/**
+ * How long a call waits for the Loop's other calls to join its batch: live events arrive milliseconds apart, so
+ * waiting only for the end of the current event-loop turn sent most of them alone; a few ms are a small part of
+ * a call's latency and bound it.
+ */
+export const DEFAULT_BATCH_WINDOW_MS = 5;
+/** The longest gathering window a Loop may ask for: a call is never held longer than this for others. */
+export const MAX_BATCH_WINDOW_MS = 100;
 
-function batchMaxSize(loop: string, value: unknown): number {
-  if (value === undefined) return DEFAULT_BATCH_MAX_SIZE;
-  const batch = value as { enabled?: unknown; maxSize?: unknown } | null;
-  if (!batch || typeof batch !== 'object') throw new LoopSpecError(loop, 'spec.function.batch', 'must be { enabled, maxSize }');
+function batchSettings(loop: string, value: unknown): { maxSize: number; windowMs: number } {
+  if (value === undefined) return { maxSize: DEFAULT_BATCH_MAX_SIZE, windowMs: DEFAULT_BATCH_WINDOW_MS };
+  const batch = value as { enabled?: unknown; maxSize?: unknown; windowMs?: unknown } | null;
+  if (!batch || typeof batch !== 'object') throw new LoopSpecError(loop, 'spec.function.batch', 'must be { enabled, maxSize, windowMs }');
   if (batch.enabled !== undefined && typeof batch.enabled !== 'boolean') throw new LoopSpecError(loop, 'spec.function.batch.enabled', 'must be true or false');
   const max = batch.maxSize ?? DEFAULT_BATCH_MAX_SIZE;
   if (typeof max !== 'number' || !Number.isInteger(max) || max < 1 || max > MAX_BATCH_ITEMS) {
     throw new LoopSpecError(loop, 'spec.function.batch.maxSize', `must be an integer in [1, ${MAX_BATCH_ITEMS}], got ${JSON.stringify(batch.maxSize)}`);
   }
-  return batch.enabled === false ? 1 : max;
+  const windowMs = batch.windowMs ?? DEFAULT_BATCH_WINDOW_MS;
+  if (typeof windowMs !== 'number' || !Number.isInteger(windowMs) || windowMs < 0 || windowMs > MAX_BATCH_WINDOW_MS) {
+    throw new LoopSpecError(loop, 'spec.function.batch.windowMs', `must be an integer number of milliseconds in [0, ${MAX_BATCH_WINDOW_MS}], got ${JSON.stringify(batch.windowMs)}`);
+  }
+  return { maxSize: batch.enabled === false ? 1 : max, windowMs };
 }
 
 function serviceAccountRef(loop: string, value: unknown): ServiceAccountRef {
@@ -143,6 +157,7 @@ export function parseLoop(loop: Pick<Loop, 'metadata' | 'spec'> & { kind?: strin
     if (typeof ns !== 'string' || !DNS_LABEL.test(ns)) throw new LoopSpecError(name, `spec.namespaces[${i}]`, `"${String(ns)}" is not a namespace name`);
   }
   const serviceAccount = serviceAccountRef(name, spec.serviceAccount);
+  const batch = batchSettings(name, fn?.batch);
   let related: RelationConfig[];
   try {
     related = parseRelated(spec.related);
@@ -167,7 +182,8 @@ export function parseLoop(loop: Pick<Loop, 'metadata' | 'spec'> & { kind?: strin
     serviceAccount,
     timeoutMs: live.timeoutMs,
     maxConcurrency: live.maxConcurrency,
-    batchMaxSize: batchMaxSize(name, fn?.batch),
+    batchMaxSize: batch.maxSize,
+    batchWindowMs: batch.windowMs,
     resyncMs: positive(name, 'spec.resyncPeriodSeconds', spec.resyncPeriodSeconds, 600, 86_400 * 7) * 1000,
     finalize: spec.finalize === true,
     sendDeletes: spec.sendDeletes === true,

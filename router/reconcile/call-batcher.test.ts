@@ -1,11 +1,16 @@
-import { describe, expect, it } from 'vitest';
-import { CallBatcher, takeBatch } from './call-batcher.ts';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { CallBatcher, gatheredEnough, takeBatch } from './call-batcher.ts';
 import type { BatchInvoker, DispatchResult, FunctionInvoker, InvokeOptions } from './dispatch.ts';
 import type { ReconcileRequest } from '../../lib/contract/types.ts';
 
 const options = (url = 'http://f/', extra: Partial<InvokeOptions> = {}): InvokeOptions => ({ url, timeoutMs: 1000, ...extra });
 const request = (id: string) => ({ apiVersion: 'kubeloop.dev/v1', kind: 'ReconcileRequest', loop: 'l', reconcileId: id, trigger: { type: 'ADDED' }, object: { apiVersion: 'v1', kind: 'Pod', metadata: { name: id } }, children: {}, now: '' }) as ReconcileRequest;
 const ok = (id: string): DispatchResult => ({ kind: 'ok', status: 200, response: { apiVersion: 'kubeloop.dev/v1', kind: 'ReconcileResponse', actions: [], message: id } as never });
+const messages = (results: DispatchResult[]) => results.map((r) => (r.kind === 'ok' ? (r.response as { message?: string }).message : r.kind));
+
+afterEach(() => {
+  vi.useRealTimers();
+});
 
 describe('takeBatch', () => {
   it('takes the oldest call and those after it with the same target, up to the cap; the rest stay in order', () => {
@@ -21,21 +26,31 @@ describe('takeBatch', () => {
   });
 });
 
+describe('gatheredEnough', () => {
+  it('sends at once when the calls waiting fill a batch, or when every worker waits on a call; else the window runs', () => {
+    expect(gatheredEnough(16, 16, 16, 16)).toBe(true);
+    expect(gatheredEnough(1, 1, 1, 16)).toBe(true);
+    expect(gatheredEnough(3, 16, 8, 8)).toBe(true);
+    expect(gatheredEnough(3, 16, 7, 8)).toBe(false);
+  });
+});
+
+/** A fake function: single calls advertise `advertise` (0: nothing), batches are answered unless told to refuse them. */
 function invokers(advertise = 64) {
   const singles: string[] = [];
   const batches: string[][] = [];
-  let notBatch = false;
+  let batchAnswer: 'items' | 'refuse' = advertise ? 'items' : 'refuse';
   const single: FunctionInvoker = async (req) => {
     singles.push(req.reconcileId!);
     return { ...ok(req.reconcileId!), ...(advertise ? { batchMax: advertise } : {}) } as DispatchResult;
   };
   const batch: BatchInvoker = async (items) => {
     batches.push(items.map((i) => i.request.reconcileId));
-    await new Promise((resolve) => setTimeout(resolve, 5));
-    if (notBatch) return { notBatch: 'HTTP 415 to a batch' };
+    await Promise.resolve();
+    if (batchAnswer === 'refuse') return { notBatch: 'HTTP 415 to a batch' };
     return items.map((i) => ok(i.request.reconcileId));
   };
-  return { singles, batches, single, batch, refuseBatches: () => (notBatch = true) };
+  return { singles, batches, single, batch, answerBatches: (answer: typeof batchAnswer) => (batchAnswer = answer) };
 }
 
 /** A batcher whose function has answered one call (`first`) and advertised batches on it. */
@@ -46,43 +61,92 @@ async function primed(fake: ReturnType<typeof invokers>, options_: ConstructorPa
   return batcher;
 }
 
-describe('CallBatcher', () => {
-  it('never batches for a function that has not advertised batches on a reply', async () => {
+describe('CallBatcher: a function not known to take batches', () => {
+  it('never batches for a function that has not advertised batches on a reply, and never holds its calls', async () => {
     const fake = invokers(0);
-    const batcher = new CallBatcher(fake.single, fake.batch, { maxSize: 16 });
+    const batcher = new CallBatcher(fake.single, fake.batch, { maxSize: 16, windowMs: 50 });
+    vi.useFakeTimers();
     await Promise.all(['a', 'b', 'c'].map((id) => batcher.invoke(request(id), options())));
     await Promise.all(['d', 'e'].map((id) => batcher.invoke(request(id), options())));
     expect(fake.batches).toEqual([]);
     expect(fake.singles).toEqual(['a', 'b', 'c', 'd', 'e']);
   });
 
-  it('sends the first call alone and the calls made meanwhile together once its reply advertised batches', async () => {
+  it('sends a Loop\'s first wave alone at once, and the calls after the first reply that advertised batches together', async () => {
     const fake = invokers();
     const batcher = new CallBatcher(fake.single, fake.batch, { maxSize: 16 });
-    await Promise.all(['a', 'b', 'c', 'd', 'e'].map((id) => batcher.invoke(request(id), options())));
-    expect(fake.singles).toEqual(['a']);
-    expect(fake.batches).toEqual([['b', 'c', 'd', 'e']]);
+    expect(messages(await Promise.all(['a', 'b', 'c'].map((id) => batcher.invoke(request(id), options()))))).toEqual(['a', 'b', 'c']);
+    expect(fake.singles).toEqual(['a', 'b', 'c']);
+    await Promise.all(['d', 'e'].map((id) => batcher.invoke(request(id), options())));
+    expect(fake.batches).toEqual([['d', 'e']]);
   });
 
-  it('sends the calls waiting for a first call that hangs alone once the probe wait is over, before it answers', async () => {
+  it('forgets an advertisement when a later reply makes none', async () => {
+    let advertise = true;
     const fake = invokers();
-    let answerFirst!: () => void;
-    const held = new Promise<void>((resolve) => (answerFirst = resolve));
     const single: FunctionInvoker = async (req, options_) => {
-      if (req.reconcileId === 'a') await held;
-      return fake.single(req, options_);
+      const result = await fake.single(req, options_);
+      return advertise ? result : ({ ...result, batchMax: undefined } as DispatchResult);
     };
-    const batcher = new CallBatcher(single, fake.batch, { maxSize: 16, probeWaitMs: 20 });
-    const first = batcher.invoke(request('a'), options());
-    const others = await Promise.all(['b', 'c'].map((id) => batcher.invoke(request(id), options())));
-    expect(others.map((r) => r.kind)).toEqual(['ok', 'ok']);
-    expect(fake.singles).toEqual(['b', 'c']);
+    const batcher = new CallBatcher(single, fake.batch, { maxSize: 16 });
+    await batcher.invoke(request('a'), options());
+    advertise = false;
+    await batcher.invoke(request('b'), options());
+    await Promise.all(['c', 'd'].map((id) => batcher.invoke(request(id), options())));
     expect(fake.batches).toEqual([]);
-    answerFirst();
-    await first;
-    expect(fake.singles).toEqual(['b', 'c', 'a']);
+    expect(fake.singles).toEqual(['a', 'b', 'c', 'd']);
+  });
+});
+
+describe('CallBatcher: the gathering window', () => {
+  it('holds a call at most windowMs for others to join, then sends what gathered as one batch', async () => {
+    const fake = invokers();
+    const batcher = await primed(fake, { maxSize: 16, windowMs: 5 });
+    vi.useFakeTimers();
+    const a = batcher.invoke(request('a'), options());
+    await vi.advanceTimersByTimeAsync(3);
+    const b = batcher.invoke(request('b'), options());
+    await vi.advanceTimersByTimeAsync(1);
+    expect(fake.batches).toEqual([]);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(fake.batches).toEqual([['a', 'b']]);
+    expect(messages(await Promise.all([a, b]))).toEqual(['a', 'b']);
   });
 
+  it('never holds a lone call longer than the window', async () => {
+    const fake = invokers();
+    const batcher = await primed(fake, { maxSize: 16, windowMs: 5 });
+    vi.useFakeTimers();
+    const lone = batcher.invoke(request('a'), options());
+    await vi.advanceTimersByTimeAsync(4);
+    expect(fake.singles).toEqual([]);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(fake.singles).toEqual(['a']);
+    expect((await lone).kind).toBe('ok');
+  });
+
+  it('sends a full batch at once, without waiting for the window', async () => {
+    const fake = invokers();
+    const batcher = await primed(fake, { maxSize: 2, windowMs: 50 });
+    vi.useFakeTimers();
+    const calls = ['a', 'b'].map((id) => batcher.invoke(request(id), options()));
+    await vi.advanceTimersByTimeAsync(0);
+    expect(fake.batches).toEqual([['a', 'b']]);
+    await Promise.all(calls);
+  });
+
+  it('sends at once when every worker of the Loop waits on a call: no other call can join', async () => {
+    const fake = invokers();
+    const batcher = await primed(fake, { maxSize: 16, windowMs: 50, workers: 3 });
+    vi.useFakeTimers();
+    const calls = ['a', 'b', 'c'].map((id) => batcher.invoke(request(id), options()));
+    await vi.advanceTimersByTimeAsync(0);
+    expect(fake.batches).toEqual([['a', 'b', 'c']]);
+    await Promise.all(calls);
+  });
+});
+
+describe('CallBatcher: a function that advertised batches', () => {
   it('keeps a batch within the size the function advertised', async () => {
     const fake = invokers(2);
     const batcher = await primed(fake, { maxSize: 16, maxInFlight: 1 });
@@ -97,12 +161,12 @@ describe('CallBatcher', () => {
     const results = await Promise.all(['a', 'b', 'c'].map((id) => batcher.invoke(request(id), options())));
     expect(fake.batches).toEqual([['a', 'b', 'c']]);
     expect(fake.singles).toEqual([]);
-    expect(results.map((r) => (r.kind === 'ok' ? (r.response as { message?: string }).message : r.kind))).toEqual(['a', 'b', 'c']);
+    expect(messages(results)).toEqual(['a', 'b', 'c']);
   });
 
   it('caps a batch at maxSize and holds further calls while two batches are in flight', async () => {
     const fake = invokers();
-    const batcher = await primed(fake, { maxSize: 2 });
+    const batcher = await primed(fake, { maxSize: 2, windowMs: 5 });
     await Promise.all(['a', 'b', 'c', 'd', 'e', 'f'].map((id) => batcher.invoke(request(id), options())));
     expect(fake.batches).toEqual([['a', 'b'], ['c', 'd'], ['e', 'f']]);
   });
@@ -115,11 +179,11 @@ describe('CallBatcher', () => {
     expect(fake.batches).toEqual([]);
   });
 
-  it('falls back to single calls for a function that does not answer batches, and tells once', async () => {
+  it('falls back to single calls for good when it then refuses a batch, and tells once', async () => {
     const fake = invokers();
-    fake.refuseBatches();
     const told: string[] = [];
     const batcher = await primed(fake, { maxSize: 16, onNotBatch: (url, reason) => told.push(`${url} ${reason}`) });
+    fake.answerBatches('refuse');
     const first = await Promise.all(['a', 'b'].map((id) => batcher.invoke(request(id), options())));
     expect(first.every((r) => r.kind === 'ok')).toBe(true);
     await Promise.all(['c', 'd'].map((id) => batcher.invoke(request(id), options())));

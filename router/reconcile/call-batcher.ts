@@ -1,8 +1,9 @@
-// Batched calls (docs/router.md, "Batched calls"): the calls of one Loop's keys made while others are in
-// flight are gathered and sent as one CloudEvents batch, to a function that advertised batches on a reply
-// (x-kubeloop-batch-max). The work queue still runs each key alone and every key is decided and applied on
-// its own; only the HTTP request is shared. A function that then fails to answer a batch as one is sent
-// its calls one by one from then on.
+// Batched calls (docs/router.md, "Batched calls"): the calls of one Loop's keys made within a short gathering
+// window (spec.function.batch.windowMs) or while others are in flight are sent as one CloudEvents batch, to a
+// function that advertised batches on a reply (x-kubeloop-batch-max). The work queue still runs each key alone
+// and every key is decided and applied on its own; only the HTTP request is shared. Until a reply advertises
+// batches every call goes alone at once, so a Loop's first wave never waits to learn it; a function that then
+// fails to answer a batch as one is sent its calls one by one from then on.
 import type { BatchInvoker, DispatchResult, FunctionInvoker, InvokeOptions } from './dispatch.ts';
 import type { ReconcileRequest } from '../../lib/contract/types.ts';
 import type { Logger } from 'pino';
@@ -11,13 +12,6 @@ import type { RouterMetrics } from '../base/router-metrics.ts';
 
 /** Batch requests in flight per Loop: one being answered while the next fills up. */
 export const MAX_BATCHES_IN_FLIGHT = 2;
-/**
- * How long the calls made while a URL's first call is out wait to learn whether they may go together: a
- * function answers in milliseconds, and one that hangs must not hold every other key of its Loop for its
- * whole timeout, so after this they go alone.
- */
-export const PROBE_WAIT_MS = 250;
-
 export interface PendingCall {
   request: ReconcileRequest & { reconcileId: string };
   options: InvokeOptions;
@@ -42,31 +36,37 @@ export function takeBatch<T extends { options: InvokeOptions }>(pending: readonl
   return { batch, rest };
 }
 
+/**
+ * Whether the calls waiting go now rather than when their gathering window ends; pure. They go once they fill
+ * a batch, or once every worker of the Loop waits on a call: then no other call can join before one returns.
+ */
+export function gatheredEnough(waiting: number, batchLimit: number, outstanding: number, workers: number): boolean {
+  return waiting >= batchLimit || outstanding >= workers;
+}
+
 export interface CallBatcherOptions {
   maxSize: number;
+  /** How long a call waits for others to join its batch (spec.function.batch.windowMs); 0: the current event-loop turn. */
+  windowMs?: number;
+  /** The Loop's workers (maxConcurrency): when every one waits on a call, none can join and the batch goes. */
+  workers?: number;
   maxInFlight?: number;
-  /** PROBE_WAIT_MS unless given (tests). */
-  probeWaitMs?: number;
   /** Told once per URL that did not answer a batch (logged by the runner). */
   onNotBatch?: (url: string, reason: string) => void;
   /** Counts each HTTP request a batch used. */
   onBatch?: (size: number) => void;
 }
 
+/** What a URL's function takes: batches of up to n (its last reply advertised them), or never (it refused one). */
+type Known = number | 'never';
+
 export class CallBatcher {
   #pending: PendingCall[] = [];
   #inFlight = 0;
-  #scheduled = false;
-  /** The batch size each URL's function advertised on its last reply (none: single calls). */
-  readonly #advertised = new Map<string, number>();
-  /** URLs whose first call is out: the calls made meanwhile wait to learn whether they may go together. */
-  readonly #probing = new Set<string>();
-  /** URLs whose first call has been out longer than PROBE_WAIT_MS: the calls waiting for it go alone. */
-  readonly #probeOverdue = new Set<string>();
-  /** URLs whose first call came back: without an advertisement their calls go alone, unhindered. */
-  readonly #probed = new Set<string>();
-  /** URLs whose function answered a batch as something else; they get single calls. */
-  readonly #unbatched = new Set<string>();
+  /** Calls handed to invoke and not answered yet (pending, in a batch or alone). */
+  #outstanding = 0;
+  #window: (() => void) | undefined;
+  readonly #known = new Map<string, Known>();
 
   constructor(
     private readonly single: FunctionInvoker,
@@ -76,91 +76,100 @@ export class CallBatcher {
 
   /** Same signature as the invoker it wraps: the reconcile does not know its call shares a request. */
   readonly invoke: FunctionInvoker = (request, options) => {
-    const { url } = options;
-    if (!request.reconcileId || this.#unbatched.has(url)) return this.#callOne(request, options);
-    if (!this.#advertised.has(url)) {
-      if (this.#probed.has(url)) return this.#callOne(request, options);
-      if (!this.#probing.has(url)) {
-        // The first call of a Loop (of a new URL) goes alone and tells whether the others may go together:
-        // the initial list's first wave would otherwise all go out singly before any reply came back.
-        this.#probing.add(url);
-        const overdue = setTimeout(() => {
-          this.#probeOverdue.add(url);
-          this.#flush();
-        }, this.options.probeWaitMs ?? PROBE_WAIT_MS);
-        return this.#callOne(request, options).finally(() => {
-          clearTimeout(overdue);
-          this.#probing.delete(url);
-          this.#probeOverdue.delete(url);
-          this.#probed.add(url);
-          this.#flush();
-        });
-      }
+    const known = this.#known.get(options.url);
+    this.#outstanding++;
+    // No batches known to be welcome: the call goes alone at once, as it would without batching. A Loop's first
+    // wave goes so too, rather than waiting for a first reply to say whether it may go together.
+    if (!request.reconcileId || typeof known !== 'number') {
+      return this.#callOne(request, options).finally(() => this.#outstanding--);
     }
     return new Promise((resolve) => {
-      this.#pending.push({ request: request as PendingCall['request'], options, resolve });
-      // Sent after the current turn of the event loop: the calls other keys make in the same turn join it.
-      if (!this.#scheduled) {
-        this.#scheduled = true;
-        setImmediate(() => {
-          this.#scheduled = false;
-          this.#flush();
-        });
-      }
+      let answered = false;
+      const done = (result: DispatchResult) => {
+        if (answered) return;
+        answered = true;
+        this.#outstanding--;
+        resolve(result);
+      };
+      this.#pending.push({ request: request as PendingCall['request'], options, resolve: done });
+      if (gatheredEnough(this.#pending.length, this.#limit(options.url), this.#outstanding, this.options.workers ?? Infinity)) this.#flush();
+      else this.#gather();
     });
   };
+
+  /** The most calls the next request to `url` may carry now. */
+  #limit(url: string): number {
+    const known = this.#known.get(url);
+    return typeof known === 'number' ? Math.min(this.options.maxSize, known) : 1;
+  }
+
+  /** Starts the gathering window unless one is running: its calls go when it ends, at the latest. */
+  #gather(): void {
+    if (this.#window) return;
+    const windowMs = this.options.windowMs ?? 0;
+    const go = () => {
+      this.#window = undefined;
+      this.#flush();
+    };
+    if (windowMs > 0) {
+      const timer = setTimeout(go, windowMs);
+      this.#window = () => clearTimeout(timer);
+    } else {
+      const immediate = setImmediate(go);
+      this.#window = () => clearImmediate(immediate);
+    }
+  }
+
+  #flush(): void {
+    this.#window?.();
+    this.#window = undefined;
+    while (this.#pending.length > 0) {
+      const { url } = this.#pending[0]!.options;
+      const limit = this.#limit(url);
+      // Only batches count against the in-flight bound: single calls go as they would without batching.
+      if (limit > 1 && this.#inFlight >= (this.options.maxInFlight ?? MAX_BATCHES_IN_FLIGHT)) break;
+      const { batch, rest } = takeBatch(this.#pending, limit);
+      this.#pending = rest;
+      if (batch.length === 1) void this.#alone(batch);
+      else void this.#sendBatch(batch);
+    }
+  }
 
   /** One call alone; its reply says whether the function takes batches. */
   async #callOne(request: ReconcileRequest, options: InvokeOptions): Promise<DispatchResult> {
     const result = await this.single(request, options);
-    if (result.kind === 'ok') {
-      if (result.batchMax) this.#advertised.set(options.url, result.batchMax);
-      else this.#advertised.delete(options.url);
+    if (result.kind === 'ok' && this.#known.get(options.url) !== 'never') {
+      if (result.batchMax) this.#known.set(options.url, result.batchMax);
+      else this.#known.delete(options.url);
     }
     return result;
   }
 
-  #flush(): void {
-    while (this.#pending.length > 0) {
-      const { url } = this.#pending[0]!.options;
-      if (this.#probing.has(url) && !this.#probeOverdue.has(url)) break;
-      const max = this.#unbatched.has(url) ? 1 : Math.min(this.options.maxSize, this.#advertised.get(url) ?? 1);
-      // Only batches count against the in-flight bound: single calls go as they would without batching.
-      if (max > 1 && this.#inFlight >= (this.options.maxInFlight ?? MAX_BATCHES_IN_FLIGHT)) break;
-      const { batch, rest } = takeBatch(this.#pending, max);
-      this.#pending = rest;
-      if (batch.length === 1) {
-        void this.#send(batch);
-        continue;
-      }
-      this.#inFlight++;
-      void this.#send(batch).finally(() => {
-        this.#inFlight--;
-        this.#flush();
-      });
-    }
+  async #alone(calls: PendingCall[]): Promise<void> {
+    await Promise.all(calls.map(async (call) => call.resolve(await this.#callOne(call.request, call.options))));
   }
 
-  async #send(calls: PendingCall[]): Promise<void> {
+  async #sendBatch(calls: PendingCall[]): Promise<void> {
+    const { url } = calls[0]!.options;
+    this.#inFlight++;
     try {
-      const { url } = calls[0]!.options;
-      if (calls.length === 1 || this.#unbatched.has(url)) {
-        await Promise.all(calls.map(async (call) => call.resolve(await this.#callOne(call.request, call.options))));
-        return;
-      }
       const { headers: _trace, ...common } = calls[0]!.options;
       this.options.onBatch?.(calls.length);
-      const results = await this.batch(calls.map((call) => ({ request: call.request, ...(call.options.headers ? { headers: call.options.headers } : {}) })), common);
-      if (!Array.isArray(results)) {
-        if (!this.#unbatched.has(url)) this.options.onNotBatch?.(url, results.notBatch);
-        this.#unbatched.add(url);
-        await Promise.all(calls.map(async (call) => call.resolve(await this.single(call.request, call.options))));
+      const outcome = await this.batch(calls.map((call) => ({ request: call.request, ...(call.options.headers ? { headers: call.options.headers } : {}) })), common);
+      if (Array.isArray(outcome)) {
+        calls.forEach((call, i) => call.resolve(outcome[i]!));
         return;
       }
-      calls.forEach((call, i) => call.resolve(results[i]!));
+      if (this.#known.get(url) !== 'never') this.options.onNotBatch?.(url, outcome.notBatch);
+      // It advertised batches and then refused one: single calls for good, these first.
+      this.#known.set(url, 'never');
+      await this.#alone(calls);
     } catch (error) {
       // The invokers classify every failure; this only keeps a bug from leaving keys waiting forever.
       for (const call of calls) call.resolve({ kind: 'failed', status: undefined, reason: 'Unreachable', message: `batch send failed: ${String(error)}` });
+    } finally {
+      this.#inFlight--;
+      this.#flush();
     }
   }
 }
@@ -171,6 +180,8 @@ export function loopBatcher(loop: LoopConfig, deps: { invoke: FunctionInvoker; l
   if (loop.batchMaxSize < 2 || !invoke.batch || loop.maxConcurrency < 2) return undefined;
   return new CallBatcher(invoke, invoke.batch, {
     maxSize: loop.batchMaxSize,
+    windowMs: loop.batchWindowMs,
+    workers: loop.maxConcurrency,
     onBatch: (size) => metrics.functionBatches.observe({ loop: loop.id }, size),
     onNotBatch: (url, reason) => logger.info({ loop: loop.id, url, reason }, 'the function does not answer batches; calling it once per key'),
   });

@@ -50,7 +50,7 @@ export interface LoopSpec {
     maxConcurrency?: number;
     /**
      * Batched calls: on unless `enabled: false`; `maxSize` (default 16, at most 64) caps the requests per batch;
-     * `windowMs` (default 5, 0-100) is how long a call waits for others to share its request.
+     * `windowMs` (default 0, 0-100) is how long a call waits for others to share its request.
      */
     batch?: { enabled?: boolean; maxSize?: number; windowMs?: number };
     /** A Secret key holding a Standard Webhooks secret (`whsec_…`): requests are signed, replies must be. */

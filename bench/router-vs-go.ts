@@ -57,7 +57,7 @@ async function startController(s: VersusSettings, mode: LimitMode, side: Side, n
       metadataOnly: true,
       // The router acts as the Loop's ServiceAccount (impersonation), as in production; createNamespace made it.
       serviceAccount: { namespace, name: LOOP_SERVICE_ACCOUNT },
-      function: { url: s.functionUrl, timeoutSeconds: 5, maxConcurrency: s.concurrency, ...(side === 'unbatched' ? { batch: { enabled: false } } : side === 'no-window' ? { batch: { windowMs: 0 } } : {}) },
+      function: { url: s.functionUrl, timeoutSeconds: 5, maxConcurrency: s.concurrency, ...(side === 'unbatched' ? { batch: { enabled: false } } : side === 'window' ? { batch: { windowMs: 5 } } : {}) },
     },
   };
   if (side === 'baseline' && !s.baselineCode) throw new Error('the side baseline needs BENCH_BASELINE_TREE');

@@ -58,14 +58,14 @@ const VS_GO_PODS = numbers(process.env.BENCH_VS_GO_PODS ?? (QUICK ? '200' : '500
 const VS_GO_MODES = limitModes(process.env.BENCH_VS_GO_MODES ?? 'capped,uncapped', Number(process.env.BENCH_VS_GO_QPS ?? 100), Number(process.env.BENCH_UNCAPPED_QPS ?? 1000));
 const VS_GO_CONCURRENCY = Number(process.env.BENCH_VS_GO_CONCURRENCY ?? 16);
 // (0) also runs kubeloop with batched calls off (spec.function.batch.enabled: false), with the router's writes
-// over undici (--http2-writes=false) and without a gathering window for calls (spec.function.batch.windowMs: 0);
+// over undici (--http2-writes=false) and with a 5 ms gathering window for calls (spec.function.batch.windowMs: 5, opt-in);
 // BENCH_BATCH_COMPARE=0, BENCH_WRITES_COMPARE=0 and BENCH_WINDOW_COMPARE=0 skip them. BENCH_BASELINE_TREE=<another
 // checkout, with node_modules> adds that tree's router (and bench child) as the side `baseline`: before/after in one run.
 const BASELINE_TREE = process.env.BENCH_BASELINE_TREE;
 const VARIANTS: Side[] = [
   ...(process.env.BENCH_BATCH_COMPARE !== '0' ? ['unbatched' as const] : []),
   ...(process.env.BENCH_WRITES_COMPARE !== '0' ? ['undici-writes' as const] : []),
-  ...(process.env.BENCH_WINDOW_COMPARE !== '0' ? ['no-window' as const] : []),
+  ...(process.env.BENCH_WINDOW_COMPARE !== '0' ? ['window' as const] : []),
   ...(BASELINE_TREE ? ['baseline' as const] : []),
 ];
 // The router's client-side API limit (QPS; burst twice that); the router's default when unset.

@@ -4,14 +4,14 @@ import type { PeakMemory } from './router-bench-router.ts';
 
 /**
  * Variants of kubeloop run beside the default in the same run, compared with it: `unbatched` (spec.function.batch
- * .enabled false), `undici-writes` (the router's --http2-writes=false: writes over undici like reads), `no-window`
- * (spec.function.batch.windowMs 0: calls gathered only within one event-loop turn), `baseline` (the router of
+ * .enabled false), `undici-writes` (the router's --http2-writes=false: writes over undici like reads), `window`
+ * (spec.function.batch.windowMs 5: calls gathered for up to 5 ms, not only within one event-loop turn), `baseline` (the router of
  * another checkout, BENCH_BASELINE_TREE: before and after a change in one run).
  */
 export const VARIANTS = {
   unbatched: 'batched (default) vs unbatched (spec.function.batch.enabled: false), same run',
   'undici-writes': 'writes over node:http2 (default) vs over undici (--http2-writes=false), same run',
-  'no-window': 'gathering window (default windowMs) vs none (spec.function.batch.windowMs: 0), same run',
+  window: 'no gathering window (default) vs a 5 ms one (spec.function.batch.windowMs: 5), same run',
   baseline: 'this tree vs the baseline tree (BENCH_BASELINE_TREE), same run',
 } as const;
 export type Variant = keyof typeof VARIANTS;
@@ -87,7 +87,7 @@ const perPod = (rs: VersusRun[], pick: (r: VersusRun) => number) => mean(rs, (r)
 function bySide(runs: VersusRun[]): Array<Record<Side, VersusRun[]>> {
   return [...new Set(runs.map(itemKey))].map((key) => {
     const of = (side: Side) => runs.filter((r) => itemKey(r) === key && r.side === side);
-    return { kubeloop: of('kubeloop'), unbatched: of('unbatched'), 'undici-writes': of('undici-writes'), 'no-window': of('no-window'), baseline: of('baseline'), go: of('go') };
+    return { kubeloop: of('kubeloop'), unbatched: of('unbatched'), 'undici-writes': of('undici-writes'), window: of('window'), baseline: of('baseline'), go: of('go') };
   });
 }
 

@@ -109,9 +109,9 @@ describe('parseLoop', () => {
     expect(() => withBatch({ enabled: 'yes' })).toThrow('spec.function.batch.enabled must be true or false');
   });
 
-  it('gathers calls for 5 ms by default; windowMs takes whole milliseconds from 0 to 100 and names a bad value', () => {
+  it('gathers only the calls of one event-loop turn by default; windowMs takes whole milliseconds from 0 to 100 and names a bad value', () => {
     const withBatch = (batch: unknown) => parseLoop({ metadata: valid.metadata, spec: { ...valid.spec, function: { ...valid.spec.function, batch } } as never });
-    expect(parseLoop(valid).batchWindowMs).toBe(5);
+    expect(parseLoop(valid).batchWindowMs).toBe(0);
     expect(withBatch({ windowMs: 0 }).batchWindowMs).toBe(0);
     expect(withBatch({ windowMs: 100 }).batchWindowMs).toBe(100);
     expect(() => withBatch({ windowMs: 101 })).toThrow('spec.function.batch.windowMs must be an integer number of milliseconds in [0, 100], got 101');

@@ -86,11 +86,12 @@ function kindRef(loop: string, field: string, value: unknown): KindRef {
 /** spec.function.batch: on by default, at most MAX_BATCH_ITEMS per request. */
 export const DEFAULT_BATCH_MAX_SIZE = 16;
 /**
- * How long a call waits for the Loop's other calls to join its batch: live events arrive milliseconds apart, so
- * waiting only for the end of the current event-loop turn sent most of them alone; a few ms are a small part of
- * a call's latency and bound it.
+ * How long a call waits for the Loop's other calls to join its batch. 0 (only the calls of the same event-loop
+ * turn) by default: a window of a few ms cut live pods' function requests and router CPU in the benchmarks, but
+ * lengthened their p50 and p99 far beyond the window on a loaded machine, for reasons not yet found
+ * (docs/performance.md, "A gathering window for batched calls"); a Loop opts in with windowMs.
  */
-export const DEFAULT_BATCH_WINDOW_MS = 5;
+export const DEFAULT_BATCH_WINDOW_MS = 0;
 /** The longest gathering window a Loop may ask for: a call is never held longer than this for others. */
 export const MAX_BATCH_WINDOW_MS = 100;
 

@@ -31,7 +31,7 @@ describe('tenants-scale decomposition', () => {
     const summary = summarize(out);
     expect(summary).toMatchObject({ samples: 2, withRouter: 1, totalP99: 50, segments: { queue: { p50: 15, tailMean: 15 }, write: { tailMean: 10 } } });
     expect(formatDecomposition('busy', summary)).toContain('queue 15/15');
-    const load = { patchesPerS: 400, routerCpuMsPerS: 900, functionCpuMsPerS: 200, routerLagP99Ms: 120, routerLagMaxMs: 300 };
+    const load = { patchesPerS: 400, routerCpuMsPerS: 900, functionCpuMsPerS: 200, apiCpuMsPerS: 1100, routerLagP99Ms: 120, routerLagMaxMs: 300 };
     expect(formatDecomposition('busy', summary, load)).toContain('router CPU 900 ms/s, event-loop delay p99 120 ms (max 300)');
   });
 });

@@ -113,11 +113,13 @@ export function summarize(samples: readonly Decomposed[]): DecompositionSummary 
   };
 }
 
-/** What the phase cost around the quiet tenant: the busy tenants' patches, the router's and the function's CPU, the router's event-loop delay. */
+/** What the phase cost around the quiet tenant: the busy tenants' patches, each process's CPU, the router's event-loop delay. */
 export interface PhaseLoad {
   patchesPerS: number;
   routerCpuMsPerS: number;
   functionCpuMsPerS: number;
+  /** kube-apiserver and etcd together. */
+  apiCpuMsPerS: number;
   routerLagP99Ms: number;
   routerLagMaxMs: number;
 }
@@ -126,7 +128,7 @@ export interface PhaseLoad {
 export function formatDecomposition(label: string, s: DecompositionSummary, load?: PhaseLoad): string {
   const parts = SEGMENTS.map((k) => `${k} ${fmt(s.segments[k].p50)}/${fmt(s.segments[k].tailMean)}`);
   const around = load
-    ? `\n    busy patches ${fmt(load.patchesPerS)}/s; router CPU ${fmt(load.routerCpuMsPerS)} ms/s, event-loop delay p99 ${fmt(load.routerLagP99Ms)} ms (max ${fmt(load.routerLagMaxMs)}); function CPU ${fmt(load.functionCpuMsPerS)} ms/s`
+    ? `\n    busy patches ${fmt(load.patchesPerS)}/s; router CPU ${fmt(load.routerCpuMsPerS)} ms/s, event-loop delay p99 ${fmt(load.routerLagP99Ms)} ms (max ${fmt(load.routerLagMaxMs)}); function CPU ${fmt(load.functionCpuMsPerS)} ms/s; API server + etcd CPU ${fmt(load.apiCpuMsPerS)} ms/s`
     : '';
   return `  ${label}: p50 ${fmt(s.totalP50)} p99 ${fmt(s.totalP99)} ms (${s.samples} changes, ${s.withRouter} in the router's history); per segment p50/slowest-tenth mean, ms: ${parts.join('  ')}${around}`;
 }

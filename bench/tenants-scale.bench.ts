@@ -189,6 +189,8 @@ interface PhaseContext {
   client: KubeClient;
   kubeconfigPath: string;
   router: Spawned;
+  /** kube-apiserver and etcd. */
+  apiPids: number[];
 }
 
 /** Date.now() per resourceVersion of the quiet tenant's ConfigMap, as an idle watcher in this process sees it. */
@@ -206,10 +208,11 @@ async function watchQuiet(client: KubeClient, quietNs: string, signal: AbortSign
  * The quiet tenant's changes over one phase, with `busy` tenants churning or not. The busy load runs in a process of
  * its own (bench/tenants-scale-churn.ts), so this one's event loop only writes and times the quiet changes.
  */
-async function quietPhase({ client, kubeconfigPath, router }: PhaseContext, quietNs: string, busy: number[]): Promise<QuietRun> {
+async function quietPhase({ client, kubeconfigPath, router, apiPids }: PhaseContext, quietNs: string, busy: number[]): Promise<QuietRun> {
   await ask('quiet');
   await routerLag(router); // the router's event-loop delay histogram restarts at every scrape
-  const cpuBefore = [readProcess(router.pid).cpuMs, readProcess(fn!.pid!).cpuMs];
+  const apiCpu = () => apiPids.reduce((sum, pid) => sum + readProcess(pid).cpuMs, 0);
+  const cpuBefore = [readProcess(router.pid).cpuMs, readProcess(fn!.pid!).cpuMs, apiCpu()];
   const phaseStart = performance.now();
   const writes: QuietWrite[] = [];
   const abort = new AbortController();
@@ -231,6 +234,7 @@ async function quietPhase({ client, kubeconfigPath, router }: PhaseContext, quie
     patchesPerS: churn ? ((JSON.parse(churnOut) as { rounds: number }).rounds * BUSY_OBJECTS) / seconds : 0,
     routerCpuMsPerS: (readProcess(router.pid).cpuMs - cpuBefore[0]!) / seconds,
     functionCpuMsPerS: (readProcess(fn!.pid!).cpuMs - cpuBefore[1]!) / seconds,
+    apiCpuMsPerS: (apiCpu() - cpuBefore[2]!) / seconds,
     ...(await routerLag(router)),
   };
   await new Promise((r) => setTimeout(r, 2000));
@@ -294,7 +298,8 @@ async function main(): Promise<void> {
       const admission = await admissionP99(client, tenant(0), tenant(1));
       const quietNs = tenant(size - 1);
       const busy = Array.from({ length: Math.min(BUSY, size - 1) }, (_, i) => i);
-      const phase = { client, kubeconfigPath: plane.kubeconfigPath, router };
+      const apiPids = [plane.pids()['kube-apiserver'], plane.pids().etcd].filter((pid): pid is number => pid !== undefined);
+      const phase = { client, kubeconfigPath: plane.kubeconfigPath, router, apiPids };
       const alone = await quietPhase(phase, quietNs, []);
       const withBusy = await quietPhase(phase, quietNs, busy);
       if (DECOMPOSE) {

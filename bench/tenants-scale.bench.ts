@@ -32,6 +32,7 @@ const REST_MS = Number(process.env.BENCH_REST_SECONDS ?? 10) * 1000;
 const ADMISSIONS = Number(process.env.BENCH_ADMISSIONS ?? 100);
 // A second restart per size with these router flags (e.g. "--qps=500 --burst=1000"), measured right after the first.
 const RESTART_ARGS = (process.env.BENCH_RESTART_ARGS ?? '').split(' ').filter(Boolean);
+const QUIET_COMPARE_ARGS = (process.env.BENCH_QUIET_COMPARE_ARGS ?? '').split(' ').filter(Boolean);
 // The quiet changes cut into segments from the router's history lines (--history-dir); BENCH_DECOMPOSE=0 leaves it off.
 const DECOMPOSE = process.env.BENCH_DECOMPOSE !== '0';
 const GROUP = '/apis/kubeloop.dev/v1alpha1';
@@ -302,11 +303,26 @@ async function main(): Promise<void> {
       const phase = { client, kubeconfigPath: plane.kubeconfigPath, router, apiPids };
       const alone = await quietPhase(phase, quietNs, []);
       const withBusy = await quietPhase(phase, quietNs, busy);
+      const restartRouter = async (extra: string[]) => {
+        await stop(router!.child);
+        const at = Date.now();
+        router = await spawnRouter(plane.kubeconfigPath, [...routerArgs, ...extra]);
+        await untilAllCalled(tenants, at);
+      };
+      const quietPhaseWith = async (extra: string[]) => {
+        await restartRouter(extra);
+        return quietPhase({ ...phase, router: router! }, quietNs, busy);
+      };
+      // The busy phase again on a router restarted with BENCH_QUIET_COMPARE_ARGS (e.g. "--function-connections=64"),
+      // for a before/after of a router setting in one run; the restarts below start from the configured router.
+      const compared = QUIET_COMPARE_ARGS.length > 0 ? await quietPhaseWith(QUIET_COMPARE_ARGS) : undefined;
+      if (compared) await restartRouter([]);
       if (DECOMPOSE) {
         const seen = routerSeen(await historyText(historyDir), `${quietNs}/copier`);
         decompositions.push(`${size} tenants, the quiet tenant's changes cut into segments:`);
         decompositions.push(formatDecomposition('alone', summarize(decompose(alone.writes, alone.arrivals, seen)), alone.load));
         decompositions.push(formatDecomposition(`${busy.length} busy`, summarize(decompose(withBusy.writes, withBusy.arrivals, seen)), withBusy.load));
+        if (compared) decompositions.push(formatDecomposition(`${busy.length} busy, router with ${QUIET_COMPARE_ARGS.join(' ')}`, summarize(decompose(compared.writes, compared.arrivals, seen)), compared.load));
         console.error(`[bench] ${decompositions.slice(-3).join('\n')}`);
       }
       // Restart: the new router lists every Loop and its objects again; converged when every tenant called again.

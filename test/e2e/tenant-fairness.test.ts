@@ -184,9 +184,9 @@ describe('fairness across tenants', () => {
   });
 
   it("keeps a quiet tenant's calls to a function it shares with a noisy tenant from queueing behind the noisy tenant's hung calls", async () => {
-    // One function for both tenants (a platform's shared one) that hangs on every noisy call. The noisy Loop
-    // may have 100 calls in flight, more than the 64 connections a function origin used to get: the calls the
-    // fair scheduler admitted beyond them waited for a connection first come first served, the quiet ones too.
+    // One function for both tenants (a platform's shared one) that hangs on every noisy call. The noisy tenant's
+    // two Loops may have 100 calls in flight, more than the 64 connections a function origin used to get: the calls
+    // the fair scheduler admitted beyond them waited for a connection first come first served, the quiet ones too.
     const NOISY_IN_FLIGHT = 100;
     const url = await labellingFunction(noisy.suite.namespace);
     releaseAll = false;
@@ -194,10 +194,12 @@ describe('fairness across tenants', () => {
       h.client.request({ method: 'PATCH', path: `/api/v1/namespaces/${h.suite.namespace}/configmaps/cm-${i}`, contentType: 'application/merge-patch+json', body: { metadata: { labels: { converged: null } } } })));
     await unconverge(noisy);
     const router = await quiet.router([
-      tenantLoop('noisy', noisy.suite.namespace, url, NOISY_IN_FLIGHT),
+      tenantLoop('noisy', noisy.suite.namespace, url, NOISY_IN_FLIGHT / 2),
+      tenantLoop('noisy-2', noisy.suite.namespace, url, NOISY_IN_FLIGHT / 2),
       tenantLoop('quiet', quiet.suite.namespace, url, 8),
     ]);
     await router.waitForLoop(`${noisy.suite.namespace}/noisy`);
+    await router.waitForLoop(`${noisy.suite.namespace}/noisy-2`);
     await eventually('the noisy tenant holds 100 calls', async () => (await metric(router, 'kubeloop_tenant_calls_in_flight', `tenant="${noisy.suite.namespace}"`)) === NOISY_IN_FLIGHT, 60_000);
     await router.waitForLoop(`${quiet.suite.namespace}/quiet`);
     await unconverge(quiet);

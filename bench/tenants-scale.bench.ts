@@ -4,21 +4,23 @@
 // gateway RSS and CPU at rest, the router's open watches, time until every new Loop is Ready, a quiet tenant's
 // change latency alone and while BENCH_BUSY (10) tenants are busy, admission p99 through a hook against none, and
 // a router restart's time to converge; then the cost per added tenant. The report is bench/tenants-scale-report.ts.
-import type { ChildProcess } from 'node:child_process';
+// The function (bench/tenants-scale-function.ts) and the busy load (bench/tenants-scale-churn.ts) run in processes of
+// their own, so this one only writes and times the quiet changes; each is cut into segments (tenants-scale-decomposition.ts).
+import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gatewayClientAuthArgs } from '../cli/cluster/webhook-client-auth.ts';
 import type { Loop } from '../api/loop.ts';
-import type { ReconcileRequest } from '../lib/contract/types.ts';
 import { isApiError, type KubeClient } from '../lib/kube/kube-client.ts';
-import { serveFunction } from '../lib/runtime/index.ts';
-import { defineFunction, respond } from '../lib/sdk/index.ts';
-import { createLogger } from '../lib/observability/logger.ts';
+import { readWatchEvents } from '../lib/kube/watch-stream.ts';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { createLoopServiceAccount, LOOP_SERVICE_ACCOUNT } from '../test/support/loop-service-account.ts';
 import { spawnUntilUrl } from './autocannon-kit.ts';
 import { startBenchPlane, type BenchPlane } from './bench-plane.ts';
 import { machineLoad, parsePrometheusText, readProcess, total } from './process-figures.ts';
 import { percentile, pool, until } from './router-bench-kit.ts';
+import { CHANGED_AT, decompose, formatDecomposition, routerSeen, summarize, type PhaseLoad, type QuietArrival, type QuietWrite } from './tenants-scale-decomposition.ts';
 import { formatScale, hooked, hooksAt, parseSizes, type AfterRestart, type ScaleRow } from './tenants-scale-report.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -30,28 +32,25 @@ const REST_MS = Number(process.env.BENCH_REST_SECONDS ?? 10) * 1000;
 const ADMISSIONS = Number(process.env.BENCH_ADMISSIONS ?? 100);
 // A second restart per size with these router flags (e.g. "--qps=500 --burst=1000"), measured right after the first.
 const RESTART_ARGS = (process.env.BENCH_RESTART_ARGS ?? '').split(' ').filter(Boolean);
-const CHANGED_AT = 'bench.kubeloop.dev/changed-at';
+const QUIET_COMPARE_ARGS = (process.env.BENCH_QUIET_COMPARE_ARGS ?? '').split(' ').filter(Boolean);
+// The quiet changes cut into segments from the router's history lines (--history-dir); BENCH_DECOMPOSE=0 leaves it off.
+const DECOMPOSE = process.env.BENCH_DECOMPOSE !== '0';
 const GROUP = '/apis/kubeloop.dev/v1alpha1';
 const tenant = (i: number) => `scale-${String(i).padStart(4, '0')}`;
 
-/** What the function saw: the last call per tenant, and the quiet tenant's latencies. */
-const calls = new Map<string, number>();
-let quietSamples: number[] = [];
-
-const copier = defineFunction({
-  name: 'tenants-scale-copier',
-  reconcile: (request: ReconcileRequest) => {
-    const object = request.object as (ReconcileRequest['object'] & { data?: Record<string, string> }) | undefined;
-    const namespace = object?.metadata?.namespace ?? '';
-    calls.set(namespace, performance.now());
-    const at = Number(object?.metadata?.annotations?.[CHANGED_AT]);
-    if (at > 0 && request.trigger?.type === 'MODIFIED') quietSamples.push(Date.now() - at);
-    if (!object?.metadata?.name) return respond([]);
-    // The owned kind: a Secret holding a copy of the ConfigMap's data.
-    const data = Object.fromEntries(Object.entries(object.data ?? {}).map(([k, v]) => [k, Buffer.from(v).toString('base64')]));
-    return respond([{ op: 'apply', object: { apiVersion: 'v1', kind: 'Secret', metadata: { name: `${object.metadata.name}-copy` }, data } }]);
-  },
-});
+/** The copier function's process: asked over IPC for its last call per namespace and the quiet changes' arrivals. */
+let fn: ChildProcess | undefined;
+function ask<T>(what: 'calls' | 'quiet'): Promise<T> {
+  return new Promise((resolve) => {
+    const onMessage = (message: Record<string, unknown>) => {
+      if (!(what in message)) return;
+      fn!.off('message', onMessage);
+      resolve(message[what] as T);
+    };
+    fn!.on('message', onMessage);
+    fn!.send(what);
+  });
+}
 
 function loop(namespace: string, functionUrl: string): Loop {
   return {
@@ -143,9 +142,10 @@ async function atRest(pids: number[], ms: number): Promise<Array<{ rss: number; 
   });
 }
 
-/** Until every one of the first `tenants` tenants had its function called after `since`. */
+/** Until every one of the first `tenants` tenants had its function called after `since` (Date.now()). */
 async function untilAllCalled(tenants: number, since: number): Promise<void> {
   await until(`every one of ${tenants} tenants reconciled`, 900_000, async () => {
+    const calls = new Map(await ask<Array<[string, number]>>('calls'));
     let n = 0;
     for (let i = 0; i < tenants; i++) if ((calls.get(tenant(i)) ?? 0) > since) n++;
     return n === tenants;
@@ -177,36 +177,99 @@ async function admissionP99(client: KubeClient, hookedNs: string, plainNs: strin
   return { hookedP99: percentile(times[hookedNs]!, 99), unhookedP99: percentile(times[plainNs]!, 99) };
 }
 
-/** The quiet tenant's latencies (change -> call) over one phase, with `busy` tenants churning or not. */
-async function quietPhase(client: KubeClient, quietNs: string, busy: number[]): Promise<number[]> {
-  quietSamples = [];
+/** One phase of the quiet tenant's changes, with `busy` tenants churning or not. */
+interface QuietRun {
+  writes: QuietWrite[];
+  arrivals: QuietArrival[];
+  /** Change written -> function called, ms, per change the function saw. */
+  latencies: number[];
+  load: PhaseLoad;
+}
+
+interface PhaseContext {
+  client: KubeClient;
+  kubeconfigPath: string;
+  router: Spawned;
+  /** kube-apiserver and etcd. */
+  apiPids: number[];
+}
+
+/** Date.now() per resourceVersion of the quiet tenant's ConfigMap, as an idle watcher in this process sees it. */
+async function watchQuiet(client: KubeClient, quietNs: string, signal: AbortSignal): Promise<Map<string, number>> {
+  const watched = new Map<string, number>();
+  const current = await client.request<{ metadata: { resourceVersion: string } }>({ path: `/api/v1/namespaces/${quietNs}/configmaps/primary` });
+  const body = await client.stream({ path: `/api/v1/namespaces/${quietNs}/configmaps`, signal, query: { watch: true, fieldSelector: 'metadata.name=primary', resourceVersion: current.metadata.resourceVersion } });
+  void (async () => {
+    for await (const event of readWatchEvents<{ metadata: { resourceVersion: string } }>(body)) watched.set(event.object.metadata.resourceVersion, Date.now());
+  })().catch(() => {});
+  return watched;
+}
+
+/**
+ * The quiet tenant's changes over one phase, with `busy` tenants churning or not. The busy load runs in a process of
+ * its own (bench/tenants-scale-churn.ts), so this one's event loop only writes and times the quiet changes.
+ */
+async function quietPhase({ client, kubeconfigPath, router, apiPids }: PhaseContext, quietNs: string, busy: number[]): Promise<QuietRun> {
+  await ask('quiet');
+  await routerLag(router); // the router's event-loop delay histogram restarts at every scrape
+  const apiCpu = () => apiPids.reduce((sum, pid) => sum + readProcess(pid).cpuMs, 0);
+  const cpuBefore = [readProcess(router.pid).cpuMs, readProcess(fn!.pid!).cpuMs, apiCpu()];
+  const phaseStart = performance.now();
+  const writes: QuietWrite[] = [];
+  const abort = new AbortController();
+  const watched = await watchQuiet(client, quietNs, abort.signal);
+  const churn = busy.length === 0 ? undefined : spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'bench/tenants-scale-churn.ts'), kubeconfigPath, String(PHASE_MS), String(BUSY_OBJECTS), ...busy.map(tenant)], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+  let churnOut = '';
+  churn?.stdout!.on('data', (chunk: Buffer) => (churnOut += chunk.toString()));
+  const churned = churn ? new Promise((resolve) => churn.once('exit', resolve)) : Promise.resolve();
   const deadline = performance.now() + PHASE_MS;
-  const churn = busy.map(async (i) => {
-    const ns = tenant(i);
-    await pool(0, BUSY_OBJECTS, 8, async (n) => {
-      await client.request({ method: 'POST', path: `/api/v1/namespaces/${ns}/configmaps`, body: configMap(`busy-${n}`, { busy: 'true' }) });
-    });
-    for (let round = 0; performance.now() < deadline; round++) {
-      await pool(0, BUSY_OBJECTS, 8, async (n) => {
-        await client.request({ method: 'PATCH', path: `/api/v1/namespaces/${ns}/configmaps/busy-${n}`, contentType: 'application/merge-patch+json', body: { data: { setting: String(round) } } });
-      });
-    }
-  });
   for (let n = 0; performance.now() < deadline; n++) {
-    await client.request({ method: 'PATCH', path: `/api/v1/namespaces/${quietNs}/configmaps/primary`, contentType: 'application/merge-patch+json', body: { metadata: { annotations: { [CHANGED_AT]: String(Date.now()) } } } });
+    const changedAt = Date.now();
+    const written = await client.request<{ metadata: { resourceVersion: string } }>({ method: 'PATCH', path: `/api/v1/namespaces/${quietNs}/configmaps/primary`, contentType: 'application/merge-patch+json', body: { metadata: { annotations: { [CHANGED_AT]: String(changedAt) } } } });
+    writes.push({ changedAt, answeredAt: Date.now(), resourceVersion: written.metadata.resourceVersion });
     await new Promise((r) => setTimeout(r, 200));
   }
-  await Promise.all(churn);
+  await churned;
+  const seconds = (performance.now() - phaseStart) / 1000;
+  const load: PhaseLoad = {
+    patchesPerS: churn ? ((JSON.parse(churnOut) as { rounds: number }).rounds * BUSY_OBJECTS) / seconds : 0,
+    routerCpuMsPerS: (readProcess(router.pid).cpuMs - cpuBefore[0]!) / seconds,
+    functionCpuMsPerS: (readProcess(fn!.pid!).cpuMs - cpuBefore[1]!) / seconds,
+    apiCpuMsPerS: (apiCpu() - cpuBefore[2]!) / seconds,
+    ...(await routerLag(router)),
+  };
   await new Promise((r) => setTimeout(r, 2000));
+  abort.abort();
+  for (const w of writes) {
+    const at = watched.get(w.resourceVersion);
+    if (at !== undefined) w.watchedAt = at;
+  }
+  const arrivals = (await ask<QuietArrival[]>('quiet')).filter((a) => a.namespace === quietNs);
   for (const i of busy) await client.request({ method: 'DELETE', path: `/api/v1/namespaces/${tenant(i)}/configmaps`, query: { labelSelector: 'busy=true' } });
-  return quietSamples;
+  return { writes, arrivals, load, latencies: decompose(writes, arrivals, new Map()).map((d) => d.total) };
+}
+
+/** The router's event-loop delay since its last scrape (prom-client's default metrics), ms. */
+async function routerLag(router: Spawned): Promise<{ routerLagP99Ms: number; routerLagMaxMs: number }> {
+  const samples = parsePrometheusText(await (await fetch(`${router.opsUrl}/metrics`)).text());
+  return { routerLagP99Ms: total(samples, 'nodejs_eventloop_lag_p99_seconds') * 1000, routerLagMaxMs: total(samples, 'nodejs_eventloop_lag_max_seconds') * 1000 };
+}
+
+/** Every history line the router has written to `dir` so far, oldest file first. */
+async function historyText(dir: string): Promise<string> {
+  const files = (await readdir(dir)).filter((f) => f.startsWith('history.jsonl')).sort().reverse();
+  return (await Promise.all(files.map((f) => readFile(join(dir, f), 'utf8')))).join('\n');
 }
 
 async function main(): Promise<void> {
   const started = performance.now();
   const bench = await startBenchPlane(ROOT, ['loops.kubeloop.dev', 'clusterloops.kubeloop.dev', 'admissionhooks.kubeloop.dev', 'clusteradmissionhooks.kubeloop.dev']);
   const { plane, client } = bench;
-  const served = await serveFunction(copier, { port: 0, host: '127.0.0.1', logger: createLogger({ name: 'fn', level: 'warn', destination: process.stderr }) });
+  const served = await spawnUntilUrl([join(ROOT, 'bench/tenants-scale-function.ts')], { ipc: true });
+  fn = served.child;
+  // BENCH_HISTORY_DIR keeps the router's history lines for a look afterwards; a temporary folder otherwise.
+  const historyDir = process.env.BENCH_HISTORY_DIR ?? (await mkdtemp(join(tmpdir(), 'tenants-scale-history-')));
+  const decompositions: string[] = [];
   let router: Spawned | undefined;
   try {
     const admit = await bench.spawn([join(ROOT, 'bench/admission-bench-server.ts'), 'function']);
@@ -215,7 +278,8 @@ async function main(): Promise<void> {
       (line) => (line.includes('"webhook serving"') ? (JSON.parse(line) as { opsUrl: string }).opsUrl : undefined),
     );
     const watchesWithoutRouter = await openWatches(bench.kubectl);
-    router = await spawnRouter(plane.kubeconfigPath);
+    const routerArgs = DECOMPOSE ? [`--history-dir=${historyDir}`] : [];
+    router = await spawnRouter(plane.kubeconfigPath, routerArgs);
     const rows: ScaleRow[] = [];
     let tenants = 0;
     for (const size of SIZES) {
@@ -235,16 +299,40 @@ async function main(): Promise<void> {
       const admission = await admissionP99(client, tenant(0), tenant(1));
       const quietNs = tenant(size - 1);
       const busy = Array.from({ length: Math.min(BUSY, size - 1) }, (_, i) => i);
-      const alone = await quietPhase(client, quietNs, []);
-      const withBusy = await quietPhase(client, quietNs, busy);
+      const apiPids = [plane.pids()['kube-apiserver'], plane.pids().etcd].filter((pid): pid is number => pid !== undefined);
+      const phase = { client, kubeconfigPath: plane.kubeconfigPath, router, apiPids };
+      const alone = await quietPhase(phase, quietNs, []);
+      const withBusy = await quietPhase(phase, quietNs, busy);
+      const restartRouter = async (extra: string[]) => {
+        await stop(router!.child);
+        const at = Date.now();
+        router = await spawnRouter(plane.kubeconfigPath, [...routerArgs, ...extra]);
+        await untilAllCalled(tenants, at);
+      };
+      const quietPhaseWith = async (extra: string[]) => {
+        await restartRouter(extra);
+        return quietPhase({ ...phase, router: router! }, quietNs, busy);
+      };
+      // The busy phase again on a router restarted with BENCH_QUIET_COMPARE_ARGS (e.g. "--function-connections=64"),
+      // for a before/after of a router setting in one run; the restarts below start from the configured router.
+      const compared = QUIET_COMPARE_ARGS.length > 0 ? await quietPhaseWith(QUIET_COMPARE_ARGS) : undefined;
+      if (compared) await restartRouter([]);
+      if (DECOMPOSE) {
+        const seen = routerSeen(await historyText(historyDir), `${quietNs}/copier`);
+        decompositions.push(`${size} tenants, the quiet tenant's changes cut into segments:`);
+        decompositions.push(formatDecomposition('alone', summarize(decompose(alone.writes, alone.arrivals, seen)), alone.load));
+        decompositions.push(formatDecomposition(`${busy.length} busy`, summarize(decompose(withBusy.writes, withBusy.arrivals, seen)), withBusy.load));
+        if (compared) decompositions.push(formatDecomposition(`${busy.length} busy, router with ${QUIET_COMPARE_ARGS.join(' ')}`, summarize(decompose(compared.writes, compared.arrivals, seen)), compared.load));
+        console.error(`[bench] ${decompositions.slice(-3).join('\n')}`);
+      }
       // Restart: the new router lists every Loop and its objects again; converged when every tenant called again.
       // Then (3 s later, as above) its open watches and RSS, so a restart with other flags compares alike.
       const restart = async (extra: string[]): Promise<AfterRestart> => {
         await stop(router!.child);
-        const restartAt = performance.now();
-        router = await spawnRouter(plane.kubeconfigPath, extra);
+        const restartAt = Date.now();
+        router = await spawnRouter(plane.kubeconfigPath, [...routerArgs, ...extra]);
         await untilAllCalled(tenants, restartAt);
-        const ms = performance.now() - restartAt;
+        const ms = Date.now() - restartAt;
         await new Promise((r) => setTimeout(r, 3000));
         const after = { ms, watches: (await openWatches(bench.kubectl)) - watchesWithoutRouter, rss: readProcess(router.pid).rss, scrape: await scrape(router) };
         console.error(`[bench] ${size} tenants: router restart ${extra.join(' ')} converged in ${(ms / 1000).toFixed(1)} s, ${after.watches} watches, RSS ${(after.rss / 1024 / 1024).toFixed(1)} MiB`);
@@ -264,7 +352,7 @@ async function main(): Promise<void> {
         scrapeCpuMs,
         readyMs,
         createMs,
-        quiet: { aloneP99: percentile(alone, 99), busyP99: percentile(withBusy, 99), samples: alone.length + withBusy.length },
+        quiet: { aloneP99: percentile(alone.latencies, 99), busyP99: percentile(withBusy.latencies, 99), samples: alone.latencies.length + withBusy.latencies.length },
         admission,
         restartConvergeMs: configured.ms,
         restartScrape: configured.scrape,
@@ -272,10 +360,12 @@ async function main(): Promise<void> {
       });
     }
     for (const line of formatScale(rows, machineLoad())) console.log(line);
+    if (decompositions.length > 0) console.log(['', ...decompositions].join('\n'));
     console.log(`\nbench:tenants-scale took ${((performance.now() - started) / 1000).toFixed(0)} s; router and gateway run from source through tsx (its loader is in both RSS figures, not in the per-tenant costs)`);
   } finally {
     if (router) await stop(router.child);
-    await served.close();
+    await stop(served.child);
+    if (!process.env.BENCH_HISTORY_DIR) await rm(historyDir, { recursive: true, force: true });
     await bench.close();
   }
 }

@@ -76,6 +76,8 @@ export interface RouterConfig extends ServerSettings {
   loopBurst: number;
   /** Fairness across tenants (docs/router.md#fairness-across-tenants): 0 turns each off. */
   maxCallsInFlight: number;
+  /** Connections per function origin; 0: follow the cap (router/base/fairness.ts, functionConnections). */
+  functionConnections: number;
   fairApiQps: number;
   fairApiBurst: number;
   /** --tenant-weights team-a=4,team-b=0.5 (the chart's router.fairness.weights). */
@@ -198,6 +200,7 @@ export function readRouterConfig(argv: string[], env: NodeJS.ProcessEnv = proces
     loopQps: range('loop-qps'),
     loopBurst: range('loop-burst'),
     maxCallsInFlight: range('max-calls-in-flight'),
+    functionConnections: range('function-connections'),
     fairApiQps: range('fair-api-qps'),
     fairApiBurst: range('fair-api-burst'),
     tenantWeights: tenantWeights(pick('tenant-weights', 'KUBELOOP_TENANT_WEIGHTS')),

@@ -42,6 +42,7 @@ export const ROUTER_RANGES = {
   'loop-qps': { env: 'KUBELOOP_LOOP_API_QPS', default: 0, min: 0, max: 10_000, fraction: true },
   'loop-burst': { env: 'KUBELOOP_LOOP_API_BURST', default: 100, min: 1, max: 100_000 },
   'max-calls-in-flight': { env: 'KUBELOOP_MAX_CALLS_IN_FLIGHT', default: DEFAULT_MAX_CALLS_IN_FLIGHT, min: 0, max: 1_000_000 },
+  'function-connections': { env: 'KUBELOOP_FUNCTION_CONNECTIONS', default: 0, min: 0, max: 1_000_000 },
   'fair-api-qps': { env: 'KUBELOOP_FAIR_API_QPS', default: DEFAULT_FAIR_API_LIMIT.qps, min: 0, max: 100_000, fraction: true },
   'fair-api-burst': { env: 'KUBELOOP_FAIR_API_BURST', default: DEFAULT_FAIR_API_LIMIT.burst, min: 1, max: 1_000_000 },
   'tenant-metrics-labels': { env: 'KUBELOOP_TENANT_METRICS_LABELS', default: DEFAULT_LABELLED_TENANTS, min: 1, max: 10_000 },
@@ -125,6 +126,7 @@ export const ROUTER_FLAG_OPTIONS = {
       'loop-qps': { type: 'string' },
       'loop-burst': { type: 'string' },
       'max-calls-in-flight': { type: 'string' },
+      'function-connections': { type: 'string' },
       'fair-api-qps': { type: 'string' },
       'fair-api-burst': { type: 'string' },
       'tenant-weights': { type: 'string' },
@@ -179,6 +181,7 @@ export const ROUTER_USAGE = `usage: kubeloop router [options]
   --http2-writes=${ROUTER_SWITCHES['http2-writes'].default}               API writes over node:http2 (cheaper per write; reads and watches over undici); false: all over undici (KUBELOOP_HTTP2_WRITES)
   --loop-qps ${d('loop-qps')} --loop-burst ${d('loop-burst')}     each Loop's own API cap before its tenant's share, 0: none (KUBELOOP_LOOP_API_QPS, KUBELOOP_LOOP_API_BURST)
   --max-calls-in-flight ${d('max-calls-in-flight')}         function calls in flight across all Loops, shared fairly by tenant; 0: no cap (KUBELOOP_MAX_CALLS_IN_FLIGHT)
+  --function-connections ${d('function-connections')}        connections per function origin; 0: one per call the cap on calls in flight admits, at least 64 (KUBELOOP_FUNCTION_CONNECTIONS)
   --fair-api-qps ${d('fair-api-qps')} --fair-api-burst ${d('fair-api-burst')}  the API budget all Loops share fairly by tenant; 0: off, each Loop 50/100 on its own (KUBELOOP_FAIR_API_QPS, KUBELOOP_FAIR_API_BURST)
   --tenant-weights ns=4,ns2=0.5     tenant weights in both shares (ClusterLoops: "_cluster"); unnamed ones ${DEFAULT_TENANT_WEIGHT} (KUBELOOP_TENANT_WEIGHTS)
   --tenant-metrics-labels ${d('tenant-metrics-labels')}        tenants with their own metrics label, the rest "other" (KUBELOOP_TENANT_METRICS_LABELS)

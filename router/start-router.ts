@@ -24,7 +24,7 @@ import { ShardMember } from './sharding/shard-member.ts';
 import { createShardMetrics } from './sharding/shard-metrics.ts';
 import { ThrottleMonitor } from './loops/throttle-monitor.ts';
 import { watchTenantWeights } from './loops/tenant-weight-watch.ts';
-import { createFairness, type Fairness } from './base/fairness.ts';
+import { createFairness, functionConnections, type Fairness } from './base/fairness.ts';
 import { DEFAULT_MAX_REQUEST_BYTES_IN_FLIGHT, RequestByteBudget } from './base/request-byte-budget.ts';
 import { tenantLabels } from './base/tenant-metrics.ts';
 import { DEFAULT_HISTORY_LIMITS, FlightRecorder } from './reconcile/flight-recorder.ts';
@@ -82,7 +82,8 @@ async function connectRouter(options: RouterOptions): Promise<RouterDeps> {
     apiServer = guarded.apiServer;
     await apiServer.start();
     const addressGuard = guarded.guard;
-    httpInvoker = createHttpInvoker({ maxRetryAfterMs: DEFAULT_QUEUE_BACKOFF.maxMs, ...options.dispatch, addressGuard });
+    const connections = functionConnections(options.fairness);
+    httpInvoker = createHttpInvoker({ maxRetryAfterMs: DEFAULT_QUEUE_BACKOFF.maxMs, ...(connections === undefined ? {} : { connections }), ...options.dispatch, addressGuard });
   }
   const invoke = options.invoke ?? httpInvoker!;
   const recorder = options.recordDir ? new FixtureRecorder(options.recordDir) : undefined;

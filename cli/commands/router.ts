@@ -118,7 +118,7 @@ async function startRouterWhenReachable(kubeConfig: ClusterCredentials, config: 
     requestCaps: config.requestCaps,
     maxRequestBytesInFlight: config.maxRequestBytesInFlight,
     expectationsTimeoutMs: config.expectationsTimeoutSeconds * 1000,
-    dispatch: { maxActionsPerReply: config.maxActionsPerReply, maxResponseBytes: config.maxReplyBytes },
+    dispatch: { maxActionsPerReply: config.maxActionsPerReply, maxResponseBytes: config.maxReplyBytes, ...(config.functionConnections > 0 ? { connections: config.functionConnections } : {}) },
     ...(config.leaderElect
       ? { leaderElection: { namespace: config.leaseNamespace, name: config.leaseName, leaseDurationMs: config.leaseDurationSeconds * 1000, renewDeadlineMs: config.leaseDurationSeconds * 666 } }
       : {}),

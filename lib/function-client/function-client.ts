@@ -32,8 +32,11 @@ export type CallOutcome =
   | { kind: 'status'; status: number; headers: IncomingHttpHeaders; detail: string }
   | { kind: 'failed'; reason: CallFailureReason; status?: number; message: string; /** The socket error's code (ECONNREFUSED). */ code?: string };
 
+/** Connections per function origin unless told otherwise. */
+export const DEFAULT_FUNCTION_CONNECTIONS = 64;
+
 export interface FunctionClientOptions {
-  /** Connections per function origin (default 64). */
+  /** Connections per function origin (DEFAULT_FUNCTION_CONNECTIONS). */
   connections?: number;
   limits?: Partial<ReplyLimits>;
   /** Shared by every call of this client: reply bytes being read and parsed at once. */
@@ -63,7 +66,7 @@ export function createFunctionClient(options: FunctionClientOptions = {}): Funct
     // An Agent closes an origin's pool once its last connection goes (undici Agent), so origins no Loop
     // calls any more do not pile up; the Agent itself is closed by IdlePools.
     return new Agent({
-      connections: options.connections ?? 64,
+      connections: options.connections ?? DEFAULT_FUNCTION_CONNECTIONS,
       pipelining: 1,
       keepAliveTimeout: keepAliveMs,
       connect: options.addressGuard ? guardedConnector(options.addressGuard, tls) : tls,

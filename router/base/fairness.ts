@@ -2,6 +2,7 @@
 // the shared API budget (tenant-budget.ts), the weights and their metrics. docs/router.md#fairness-across-tenants.
 import type { RateLimit } from '../../lib/kube/rate-limiter.ts';
 import type { Registry } from '../../lib/observability/metrics.ts';
+import { DEFAULT_FUNCTION_CONNECTIONS } from '../../lib/function-client/function-client.ts';
 import { FairScheduler } from './fair-scheduler.ts';
 import { TenantBudget } from './tenant-budget.ts';
 import { registerTenantMetrics, type TenantMetricsSources } from './tenant-metrics.ts';
@@ -30,6 +31,18 @@ export interface Fairness {
   budget?: TenantBudget;
   weights: TenantWeights;
   throttleWindowMs?: number;
+}
+
+/**
+ * Connections the router keeps per function origin: at least as many as the cap admits calls, so every call the
+ * fair scheduler lets through connects at once. A smaller pool would queue them again, first come first served,
+ * and a busy tenant's calls would hold a quiet one's behind them whenever both call one function (a shared
+ * platform function, one Service for many teams). Undefined (the client's own default) without the cap.
+ */
+export function functionConnections(options: FairnessOptions | false | undefined, clientDefault = DEFAULT_FUNCTION_CONNECTIONS): number | undefined {
+  if (options === false) return undefined;
+  const capacity = options?.maxCallsInFlight ?? DEFAULT_MAX_CALLS_IN_FLIGHT;
+  return capacity > clientDefault ? capacity : undefined;
 }
 
 /** `loopLabel`: the router's bound on per-Loop series (RouterMetrics.loopLabel); every Loop by name when omitted. */

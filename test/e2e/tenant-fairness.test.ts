@@ -23,8 +23,11 @@ const held: ServerResponse[] = [];
 let releaseAll = false;
 const servers: Array<() => Promise<void>> = [];
 
-/** A function that labels the ConfigMap it is called for; with `hold`, it answers only once released. */
-async function labellingFunction(hold: boolean): Promise<string> {
+/**
+ * A function that labels the ConfigMap it is called for; with `hold`, it answers only once released (a namespace:
+ * only the calls for that namespace's objects, a function two tenants share).
+ */
+async function labellingFunction(hold: boolean | string): Promise<string> {
   const server = createServer((req, res) => {
     let body = '';
     req.setEncoding('utf8').on('data', (c: string) => (body += c));
@@ -43,7 +46,7 @@ async function labellingFunction(hold: boolean): Promise<string> {
           }],
         }));
       };
-      if (hold && !releaseAll) {
+      if ((hold === true || hold === object?.metadata?.namespace) && !releaseAll) {
         held.push(res);
         // A call the router gave up on (its timeout) is no longer in flight: only open calls count as held.
         req.socket.once('close', () => {
@@ -157,7 +160,7 @@ describe('fairness across tenants', () => {
     const list = await noisy.client.request<{ items: Array<{ metadata: { name: string } }> }>({ path: `/api/v1/namespaces/${namespace}/configmaps`, query: { labelSelector: 'app=fairness' } });
     await Promise.all(list.items.map((cm) => noisy.client.request({ method: 'PATCH', path: `/api/v1/namespaces/${namespace}/configmaps/${cm.metadata.name}`, contentType: 'application/merge-patch+json', body: { metadata: { labels: { converged: null } } } })));
     // A ClusterLoop object (the `cluster` tenant), so the router writes its status; 2 slots, no reserve left.
-    await noisy.router(undefined, { loopSelector: noisy.loopSelector, fairness: { maxCallsInFlight: 2, throttleWindowMs: 3000 } });
+    const router = await noisy.router(undefined, { loopSelector: noisy.loopSelector, fairness: { maxCallsInFlight: 2, throttleWindowMs: 3000 } });
     await noisy.createLoop('throttled', {
       for: { apiVersion: 'v1', kind: 'ConfigMap' },
       selector: { matchLabels: { app: 'fairness' } },
@@ -177,5 +180,35 @@ describe('fairness across tenants', () => {
     const cleared = await eventually('Throttled=False', async () => (await conditions()).find((c) => c.type === 'Throttled' && c.status === 'False'), 60_000);
     expect(cleared.reason).toBe('NotThrottled');
     expect((await conditions()).find((c) => c.type === 'Ready')?.status).toBe('True');
+    await router.stop();
+  });
+
+  it("keeps a quiet tenant's calls to a function it shares with a noisy tenant from queueing behind the noisy tenant's hung calls", async () => {
+    // One function for both tenants (a platform's shared one) that hangs on every noisy call. The noisy tenant's
+    // two Loops may have 100 calls in flight, more than the 64 connections a function origin used to get: the calls
+    // the fair scheduler admitted beyond them waited for a connection first come first served, the quiet ones too.
+    const NOISY_IN_FLIGHT = 100;
+    const url = await labellingFunction(noisy.suite.namespace);
+    releaseAll = false;
+    const unconverge = (h: RouterHarness) => Promise.all(Array.from({ length: h === noisy ? NOISY_OBJECTS : QUIET_OBJECTS }, (_, i) =>
+      h.client.request({ method: 'PATCH', path: `/api/v1/namespaces/${h.suite.namespace}/configmaps/cm-${i}`, contentType: 'application/merge-patch+json', body: { metadata: { labels: { converged: null } } } })));
+    await unconverge(noisy);
+    const router = await quiet.router([
+      tenantLoop('noisy', noisy.suite.namespace, url, NOISY_IN_FLIGHT / 2),
+      tenantLoop('noisy-2', noisy.suite.namespace, url, NOISY_IN_FLIGHT / 2),
+      tenantLoop('quiet', quiet.suite.namespace, url, 8),
+    ]);
+    await router.waitForLoop(`${noisy.suite.namespace}/noisy`);
+    await router.waitForLoop(`${noisy.suite.namespace}/noisy-2`);
+    await eventually('the noisy tenant holds 100 calls', async () => (await metric(router, 'kubeloop_tenant_calls_in_flight', `tenant="${noisy.suite.namespace}"`)) === NOISY_IN_FLIGHT, 60_000);
+    await router.waitForLoop(`${quiet.suite.namespace}/quiet`);
+    await unconverge(quiet);
+    await eventually('every quiet object converged', async () => (await converged(quiet)) === QUIET_OBJECTS, 60_000);
+    expect(await converged(noisy)).toBe(0);
+
+    releaseAll = true;
+    for (const res of held.splice(0)) (res as ServerResponse & { answer?: () => void }).answer?.();
+    await eventually('every noisy object converged', async () => (await converged(noisy)) === NOISY_OBJECTS, 120_000);
+    await router.stop();
   });
 });

@@ -1,0 +1,37 @@
+// bench:tenants-scale's decomposition: a quiet change is matched to its call and its router history by what it wrote.
+import { describe, expect, it } from 'vitest';
+import { decompose, formatDecomposition, routerSeen, summarize } from './tenants-scale-decomposition.ts';
+
+const line = (loop: string, rv: string, at: number, startedAt: number, source = 'primary') =>
+  JSON.stringify({ loop, key: 'scale-0009/primary', startedAt: new Date(startedAt).toISOString(), triggers: [{ source, type: 'MODIFIED', resourceVersion: rv, at }] });
+
+describe('tenants-scale decomposition', () => {
+  it('reads the primary events of one Loop from history lines, the first per resourceVersion', () => {
+    const text = [line('scale-0009/copier', '10', 1_000, 1_005), line('scale-0001/copier', '11', 2_000, 2_005), line('scale-0009/copier', '12', 3_000, 3_010, 'child'), line('scale-0009/copier', '10', 4_000, 4_005), ''].join('\n');
+    const seen = routerSeen(text, 'scale-0009/copier');
+    expect([...seen]).toEqual([['10', { seenAt: 1_000, startedAt: 1_005 }]]);
+  });
+
+  it('cuts a change into segments by its annotation, the first call only, and leaves the router out when not in the history', () => {
+    const writes = [
+      { changedAt: 100, answeredAt: 110, resourceVersion: '10', watchedAt: 114 },
+      { changedAt: 300, answeredAt: 305, resourceVersion: '20' },
+      { changedAt: 500, answeredAt: 505, resourceVersion: '30' },
+    ];
+    const arrivals = [
+      { namespace: 'q', changedAt: 100, resourceVersion: '10', builtAt: 140, receivedAt: 150 },
+      { namespace: 'q', changedAt: 100, resourceVersion: '10', builtAt: 900, receivedAt: 910 },
+      { namespace: 'q', changedAt: 300, resourceVersion: '20', builtAt: 330, receivedAt: 331 },
+    ];
+    const out = decompose(writes, arrivals, new Map([['10', { seenAt: 120, startedAt: 135 }]]));
+    expect(out).toEqual([
+      { total: 50, write: 10, delivered: 4, toRouter: 6, queue: 15, build: 5, call: 10 },
+      { total: 31, write: 5, call: 1 },
+    ]);
+    const summary = summarize(out);
+    expect(summary).toMatchObject({ samples: 2, withRouter: 1, totalP99: 50, segments: { queue: { p50: 15, tailMean: 15 }, write: { tailMean: 10 } } });
+    expect(formatDecomposition('busy', summary)).toContain('queue 15/15');
+    const load = { patchesPerS: 400, routerCpuMsPerS: 900, functionCpuMsPerS: 200, apiCpuMsPerS: 1100, routerLagP99Ms: 120, routerLagMaxMs: 300 };
+    expect(formatDecomposition('busy', summary, load)).toContain('router CPU 900 ms/s, event-loop delay p99 120 ms (max 300)');
+  });
+});

@@ -48,7 +48,7 @@ async function treeCode(root: string): Promise<ChildCode> {
 function line(tree: string, r: VersusRun): string {
   const spaces = r.atPeak ? Object.entries(r.atPeak.spaces).filter(([, b]) => b >= MiB).map(([n, b]) => `${n.replace(/_space$/, '')} ${(b / MiB).toFixed(1)}`).join(', ') : '';
   const external = r.atPeak ? `, external ${(r.atPeak.external / MiB).toFixed(1)}` : '';
-  return `  ${tree} ${r.work} ${r.pods}: peak RSS ${(r.peakRss / MiB).toFixed(1)} MiB (${spaces}${external}); router CPU ${(r.cpuMs / r.pods).toFixed(2)} ms/pod, function ${(r.functionCpuMs / r.pods).toFixed(2)}; all labelled ${(r.totalMs / 1000).toFixed(2)} s`;
+  return `  ${tree} ${r.work} ${r.pods}: peak RSS ${(r.peakRss / MiB).toFixed(1)} MiB (${spaces}${external}); router CPU ${(r.cpuMs / r.pods).toFixed(2)} ms/pod, function ${(r.functionCpuMs / r.pods).toFixed(2)}; all labelled ${(r.totalMs / 1000).toFixed(2)} s${r.idleRss > 0 ? `; idle RSS before the pods ${(r.idleRss / MiB).toFixed(1)} MiB` : ''}`;
 }
 
 async function main(): Promise<void> {

@@ -19,8 +19,8 @@ import type { RouterChildConfig, RouterChildStats } from './router-bench-router.
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
 /** BENCH_CPU_PROF=<dir>: router and function children write V8 CPU profiles there (node --cpu-prof). */
 const PROFILE = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
-/** BENCH_ROUTER_FLAGS="--flag ...": extra Node flags for the router child (experiments with V8's heap, say). */
-const ROUTER_FLAGS = (process.env.BENCH_ROUTER_FLAGS ?? '').split(' ').filter(Boolean);
+/** BENCH_ROUTER_FLAGS="--flag ...": extra Node flags for the router child (experiments with V8's heap, say); read at each spawn. */
+const routerFlags = () => (process.env.BENCH_ROUTER_FLAGS ?? '').split(' ').filter(Boolean);
 export const MiB = 1024 * 1024;
 /** kwok nodes of the bench's control plane; pods created here are spread over them. */
 export const NODES = 4;
@@ -153,7 +153,7 @@ export interface RouterChild {
 export async function spawnRouter(code: ChildCode, config: RouterChildConfig): Promise<RouterChild> {
   const { execArgv, script, env } = code.command('router-bench-router');
   const child = fork(script, [], {
-    execArgv: [...PROFILE, ...execArgv, '--expose-gc', ...ROUTER_FLAGS],
+    execArgv: [...PROFILE, ...execArgv, '--expose-gc', ...routerFlags()],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     cwd: ROOT,
     env: { ...process.env, ...env, KUBELOOP_BENCH_ROUTER: JSON.stringify(config) },

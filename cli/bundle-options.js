@@ -66,6 +66,10 @@ export function productionBundleOptions(outdir) {
     // CommonJS dependencies (fastify, pino, prom-client) call require() for Node's built-ins.
     banner: { js: "import { createRequire as __kubeloopCreateRequire } from 'node:module';\nconst require = __kubeloopCreateRequire(import.meta.url);" },
     legalComments: 'none',
+    // Without whitespace and comments the bundle is a third smaller and pure ASCII: V8 keeps each script's
+    // source in the heap for as long as the process runs, and one non-Latin-1 character in a comment (undici's
+    // "response’s") made the router's 2 MB of source a 4 MB two-byte string. Names stay, so stack traces read.
+    minifyWhitespace: true,
     logLevel: 'warning',
   };
 }

@@ -44,7 +44,7 @@ describe('InformerCache.replace (a relist)', () => {
     c.on('add', (o) => seen.push(`add ${o.metadata?.name} ${o.metadata?.uid}`));
     c.on('update', (o, previous) => seen.push(`update ${o.metadata?.name} ${previous.metadata?.resourceVersion}->${o.metadata?.resourceVersion}`));
     c.on('delete', (o) => seen.push(`delete ${o.metadata?.name} ${o.metadata?.uid}`));
-    const { fresh, refused } = c.admit([cm('keep', 'k', '1'), cm('changed', 'c', '2'), cm('reborn', 'r2', '3'), cm('born', 'b', '4')]);
+    const { fresh, refused } = c.admit([cm('keep', 'k', '1'), cm('changed', 'c', '2'), cm('reborn', 'r2', '3'), cm('born', 'b', '4')].map((o) => c.normalise(o)));
     c.replace(fresh, refused, undefined);
     expect(seen).toEqual(['delete doomed d', 'update changed 1->2', 'delete reborn r1', 'add reborn r2', 'add born b']);
     expect([...c.store.keys()].sort()).toEqual(['a/born', 'a/changed', 'a/keep', 'a/reborn']);

@@ -50,12 +50,11 @@ export class InformerCache<T extends KubernetesObject> {
     return () => set.delete(handler);
   }
 
-  /** A list's items, normalised, by key; those over the value budget (reported) apart. */
+  /** A list's items (normalised as each page arrived) by key; those over the value budget (reported) apart. */
   admit(items: readonly T[]): { fresh: Map<string, T>; refused: Set<string> } {
     const fresh = new Map<string, T>();
     const refused = new Set<string>();
-    for (const item of items) {
-      const object = this.normalise(item);
+    for (const object of items) {
       if (this.#refused(object)) refused.add(objectKey(object.metadata));
       else fresh.set(objectKey(object.metadata), object);
     }

@@ -212,7 +212,8 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
     const { client, resource, namespace, metadataOnly, labelSelector, fieldSelector, pageSize, shard } = this.#options;
     const request = shard?.request();
     const shardSelector = request?.selector;
-    const { items, resourceVersion, shardInfo } = await listAll<T>(client, { resource, namespace, labelSelector, fieldSelector, shardSelector, metadataOnly, pageSize, signal });
+    // Normalised page by page: a list of thousands of objects never holds all their managedFields at once.
+    const { items, resourceVersion, shardInfo } = await listAll<T>(client, { resource, namespace, labelSelector, fieldSelector, shardSelector, metadataOnly, pageSize, signal }, (item) => this.#cache.normalise(item));
     const { fresh, refused } = this.#cache.admit(items);
     if (request) this.#listed = { request, applied: serverApplied(shardInfo, items, request) };
     this.#cache.replace(fresh, refused, this.#listed?.applied ? this.#listed.request : undefined);

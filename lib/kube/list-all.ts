@@ -21,11 +21,15 @@ export interface ListOptions {
   signal?: AbortSignal | undefined;
 }
 
+/** Applied to each item as its page arrives (after apiVersion/kind are set), e.g. to drop managedFields. */
+export type ListItemTransform<T> = (item: T) => T;
+
 /**
  * Every item of the collection (with apiVersion and kind set), the list's resourceVersion, and the shard
  * selector the server applied (metadata.shardInfo; undefined when it returned the whole collection).
+ * `transform` runs page by page, so a long list never holds every item whole until its last page arrives.
  */
-export async function listAll<T extends KubernetesObject>(client: KubeClient, options: ListOptions): Promise<{ items: T[]; resourceVersion: string; shardInfo?: string }> {
+export async function listAll<T extends KubernetesObject>(client: KubeClient, options: ListOptions, transform?: ListItemTransform<T>): Promise<{ items: T[]; resourceVersion: string; shardInfo?: string }> {
   const { resource, namespace, metadataOnly, signal } = options;
   const path = collectionPath(resource, namespace);
   const accept = metadataOnly ? METADATA_LIST_ACCEPT : 'application/json';
@@ -56,7 +60,7 @@ export async function listAll<T extends KubernetesObject>(client: KubeClient, op
     for (const item of page.items ?? []) {
       item.apiVersion = resource.apiVersion;
       item.kind = resource.kind;
-      items.push(item);
+      items.push(transform ? transform(item) : item);
     }
     resourceVersion = page.metadata?.resourceVersion ?? resourceVersion;
     // Every page must say so: a server that applied the selector to one page applies it to all.

@@ -100,6 +100,13 @@ setInterval(() => {
   for (const space of getHeapSpaceStatistics()) if (space.space_size > 0) spaces[space.space_name] = space.space_size;
   atPeak = { rss: memory.rss, spaces, external: memory.external };
 }, 100).unref();
+/** The histograms whose means say where a key's time goes, by the name the bench prints. */
+const TIMED: ReadonlyArray<readonly [metric: string, key: string, verb?: string]> = [
+  ['workqueue_queue_duration_seconds', 'queued'],
+  ['kubeloop_router_function_call_seconds', 'function call'],
+  ['kubeloop_router_reconcile_duration_seconds', 'reconcile'],
+  ['rest_client_request_duration_seconds', 'patch', 'PATCH'],
+];
 /** Sums the counters the bench reports (calls by code, actions by op/result, reconciles by result). */
 async function counters(): Promise<Record<string, number>> {
   const sums: Record<string, number> = {};
@@ -113,6 +120,12 @@ async function counters(): Promise<Record<string, number>> {
       if (metric.name === 'kubeloop_router_function_batch_size' && v.metricName?.endsWith('_sum')) add('batched calls', v.value);
       if (metric.name === 'kubeloop_router_actions_total') add(`action ${v.labels.op}/${v.labels.result}`, v.value);
       if (metric.name === 'kubeloop_router_reconcile_duration_seconds' && v.metricName?.endsWith('_count')) add(`reconcile ${v.labels.result}`, v.value);
+      // Where a key's time goes (the bench prints the means): in the queue, in the function call, in the reconcile.
+      for (const [name, key, verb] of TIMED) {
+        if (metric.name !== name || (verb && v.labels.verb !== verb)) continue;
+        if (v.metricName?.endsWith('_sum')) add(`${key} seconds`, v.value);
+        if (v.metricName?.endsWith('_count')) add(`${key} observed`, v.value);
+      }
     }
   }
   return sums;

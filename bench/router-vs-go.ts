@@ -66,6 +66,8 @@ async function startController(s: VersusSettings, mode: LimitMode, side: Side, n
     pid: router.pid,
     counts: async () => {
       const { counters, atPeak } = await router.stats();
+      const mean = (key: string) => `${(((counters[`${key} seconds`] ?? 0) / (counters[`${key} observed`] || 1)) * 1000).toFixed(1)} ms`;
+      console.log(`    ${side}: a key's mean time queued ${mean('queued')}, in its reconcile ${mean('reconcile')}, of which the function call ${mean('function call')}; a PATCH's round trip ${mean('patch')}`);
       const calls = Object.entries(counters).reduce((sum, [key, value]) => (key.startsWith('calls ') ? sum + value : sum), 0);
       return { conflicts: counters['action patch/conflict'] ?? 0, calls: counters['calls 2xx'] ?? 0, requests: calls - (counters['batched calls'] ?? 0) + (counters.batches ?? 0), atPeak };
     },

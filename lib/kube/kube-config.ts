@@ -7,7 +7,6 @@ import { readFile } from 'node:fs/promises';
 import type { AgentOptions } from 'node:https';
 import { homedir } from 'node:os';
 import { delimiter, dirname, isAbsolute, join } from 'node:path';
-import { parse } from 'yaml';
 import { SettingError } from '../config/settings.ts';
 
 export interface KubeConfigSource {
@@ -78,6 +77,8 @@ function named(list: unknown, name: string | undefined, field: string): Fields |
 export async function simpleKubeconfig(file: string, contextName?: string): Promise<ClusterCredentials | undefined> {
   let doc: Fields;
   try {
+    // yaml loaded only for a kubeconfig file: a router in a cluster reads its ServiceAccount and never needs it.
+    const { parse } = await import('yaml');
     doc = (parse(await readFile(file, 'utf8')) ?? {}) as Fields;
   } catch {
     return undefined;

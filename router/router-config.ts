@@ -123,7 +123,8 @@ export async function readLoopsFile(file: string, urlPolicy: FunctionUrlPolicy =
   } catch (error) {
     throw new Error(`--loops: cannot read "${file}": ${(error as Error).message}`);
   }
-  const { parseAllDocuments } = await import('yaml');
+  // yaml is CommonJS under Node: a bundle's import() of it has only a default export (esbuild), as Node's has too.
+  const { parseAllDocuments } = (await import('yaml')).default;
   const loops: Loop[] = [];
   for (const [i, doc] of parseAllDocuments(text).entries()) {
     if (doc.errors.length > 0) throw new Error(`--loops: ${file} document ${i + 1}: ${doc.errors[0]?.message}`);

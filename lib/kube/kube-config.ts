@@ -75,10 +75,11 @@ function named(list: unknown, name: string | undefined, field: string): Fields |
  * client-node; undefined for anything else, which client-node then handles in full.
  */
 export async function simpleKubeconfig(file: string, contextName?: string): Promise<ClusterCredentials | undefined> {
+  // yaml loaded only for a kubeconfig file: a router in a cluster reads its ServiceAccount and never needs it.
+  // yaml is CommonJS under Node: a bundle's import() of it has only a default export (esbuild), as Node's has too.
+  const { parse } = (await import('yaml')).default;
   let doc: Fields;
   try {
-    // yaml loaded only for a kubeconfig file: a router in a cluster reads its ServiceAccount and never needs it.
-    const { parse } = await import('yaml');
     doc = (parse(await readFile(file, 'utf8')) ?? {}) as Fields;
   } catch {
     return undefined;

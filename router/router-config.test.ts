@@ -2,7 +2,13 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { readRouterConfig } from './router-config.ts';
+import { readLoopsFile, readRouterConfig } from './router-config.ts';
+
+/** The inline Loops `kubeloop router` reads for these flags (cli/commands/router.ts). */
+const inlineLoops = (argv: string[]) => {
+  const config = readRouterConfig(argv);
+  return readLoopsFile(config.loopsFile!, config.urlPolicy);
+};
 
 describe('readRouterConfig', () => {
   it('has defaults, and flags win over the environment', () => {
@@ -90,15 +96,15 @@ describe('readRouterConfig', () => {
     expect(readRouterConfig(['--loop-selector', 'team=a, kubeloop.dev/shard=2']).loopSelector).toEqual({ team: 'a', 'kubeloop.dev/shard': '2' });
     expect(readRouterConfig([], { KUBELOOP_LOOP_SELECTOR: 'x=y' }).loopSelector).toEqual({ x: 'y' });
   });
-  it('reads inline Loops and names the bad document and field', () => {
+  it('reads inline Loops and names the bad document and field', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'loops-'));
     const good = join(dir, 'good.yaml');
     writeFileSync(good, 'apiVersion: kubeloop.dev/v1alpha1\nkind: ClusterLoop\nmetadata: { name: a }\nspec: { for: { apiVersion: v1, kind: Pod }, serviceAccount: { namespace: ns, name: a }, function: { url: "http://127.0.0.1:9000/" } }\n');
-    expect(readRouterConfig(['--loops', good, '--allow-loopback-functions']).loops?.[0]?.metadata.name).toBe('a');
-    expect(() => readRouterConfig(['--loops', good])).toThrow('host 127.0.0.1 is an IP literal');
+    expect((await inlineLoops(['--loops', good, '--allow-loopback-functions']))[0]?.metadata.name).toBe('a');
+    await expect(inlineLoops(['--loops', good])).rejects.toThrow('host 127.0.0.1 is an IP literal');
     const bad = join(dir, 'bad.yaml');
     writeFileSync(bad, 'kind: ClusterLoop\nmetadata: { name: a }\nspec: { for: { apiVersion: v1, kind: Pod } }\n');
-    expect(() => readRouterConfig(['--loops', bad])).toThrow('--loops: ' + bad + ' document 1: Loop a: spec.function is required ({ url } or { ref })');
+    await expect(inlineLoops(['--loops', bad])).rejects.toThrow('--loops: ' + bad + ' document 1: Loop a: spec.function is required ({ url } or { ref })');
   });
   it('bounds the flight recorder per object, per tenant and in all, and the Loops run per tenant', () => {
     expect(readRouterConfig([]).history).toEqual({ perObject: 10, objects: 1000, objectsPerTenant: 500 });
@@ -132,15 +138,15 @@ describe('readRouterConfig', () => {
     expect(() => readRouterConfig(['--history-api-port', 'x', '--history-tls-cert-file', '/c', '--history-tls-key-file', '/k'])).toThrow('--history-api-port');
   });
 
-  it('reads namespaced Loops inline too, and names one that reaches out of its namespace', () => {
+  it('reads namespaced Loops inline too, and names one that reaches out of its namespace', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'loops-'));
     const file = join(dir, 'team-a.yaml');
     const loop = (sa: string) => `kind: Loop\nmetadata: { name: a, namespace: team-a }\nspec: { for: { apiVersion: v1, kind: Pod }, serviceAccount: ${sa}, function: { url: "http://127.0.0.1:9000/" } }\n`;
     writeFileSync(file, loop('{ name: a }'));
-    expect(readRouterConfig(['--loops', file, '--allow-loopback-functions']).loops?.[0]?.metadata.namespace).toBe('team-a');
+    expect((await inlineLoops(['--loops', file, '--allow-loopback-functions']))[0]?.metadata.namespace).toBe('team-a');
     writeFileSync(file, loop('{ name: a, namespace: team-b }'));
-    expect(() => readRouterConfig(['--loops', file, '--allow-loopback-functions'])).toThrow('document 1: Loop team-a/a: spec.serviceAccount.namespace "team-b": a Loop acts as a ServiceAccount of its own namespace (team-a) only');
+    await expect(inlineLoops(['--loops', file, '--allow-loopback-functions'])).rejects.toThrow('document 1: Loop team-a/a: spec.serviceAccount.namespace "team-b": a Loop acts as a ServiceAccount of its own namespace (team-a) only');
     writeFileSync(file, 'kind: Secret\nmetadata: { name: a }\n');
-    expect(() => readRouterConfig(['--loops', file])).toThrow('kind "Secret" is not ClusterLoop or Loop');
+    await expect(inlineLoops(['--loops', file])).rejects.toThrow('kind "Secret" is not ClusterLoop or Loop');
   });
 });

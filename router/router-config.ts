@@ -1,8 +1,7 @@
 // Configuration of `kubeloop router`: flags (router-flags.ts) win over environment variables; every value is
 // checked at start-up and a bad one is reported with the flag or variable that set it.
-import { readFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
-import { parseAllDocuments } from 'yaml';
 import { pickSetting, settingBoolean, settingInteger, settingNumber } from '../lib/config/settings.ts';
 import { readServerSettings, type ServerSettings } from '../lib/server/server-settings.ts';
 import { ROUTER_DEFAULTS, ROUTER_FLAG_OPTIONS, ROUTER_RANGES, ROUTER_SWITCHES, ROUTER_USAGE, type RangeFlag, type RangeSetting, type SwitchFlag } from './router-flags.ts';
@@ -40,9 +39,8 @@ export interface RouterConfig extends ServerSettings {
   burst: number;
   /** API writes over node:http2, reads and watches over undici (--http2-writes). */
   http2Writes: boolean;
-  /** Inline Loops from a YAML file instead of watching Loop objects (clusters without the CRD). */
+  /** Inline Loops from a YAML file instead of watching Loop objects (clusters without the CRD); readLoopsFile reads it. */
   loopsFile?: string;
-  loops?: Loop[];
   /** Only Loop objects with these labels (`--loop-selector team=a,tier=b`): shards Loops between routers. */
   loopSelector?: Record<string, string>;
   watchTimeoutSeconds: number;
@@ -114,14 +112,19 @@ export function parseLabelPairs(value: string, setting: string): Record<string, 
   return labels;
 }
 
-/** Reads inline Loops; errors name the file, the document and the bad field. */
-export function readLoopsFile(file: string, urlPolicy: FunctionUrlPolicy = DEFAULT_FUNCTION_URL_POLICY): Loop[] {
+/**
+ * Reads inline Loops (`--loops`); errors name the file, the document and the bad field. yaml is loaded here,
+ * only then: a router in a cluster watches Loop objects and never pays its import at start-up.
+ */
+export async function readLoopsFile(file: string, urlPolicy: FunctionUrlPolicy = DEFAULT_FUNCTION_URL_POLICY): Promise<Loop[]> {
   let text: string;
   try {
-    text = readFileSync(file, 'utf8');
+    text = await readFile(file, 'utf8');
   } catch (error) {
     throw new Error(`--loops: cannot read "${file}": ${(error as Error).message}`);
   }
+  // yaml is CommonJS under Node: a bundle's import() of it has only a default export (esbuild), as Node's has too.
+  const { parseAllDocuments } = (await import('yaml')).default;
   const loops: Loop[] = [];
   for (const [i, doc] of parseAllDocuments(text).entries()) {
     if (doc.errors.length > 0) throw new Error(`--loops: ${file} document ${i + 1}: ${doc.errors[0]?.message}`);
@@ -177,7 +180,6 @@ export function readRouterConfig(argv: string[], env: NodeJS.ProcessEnv = proces
     burst: range('burst'),
     http2Writes: switchOn('http2-writes'),
     loopsFile,
-    loops: loopsFile ? readLoopsFile(loopsFile, urlPolicy) : undefined,
     loopSelector: selector ? parseLabelPairs(selector.value, selector.setting) : undefined,
     watchTimeoutSeconds: range('watch-timeout-seconds'),
     maxObjectValues: range('max-object-values'),

@@ -65,6 +65,8 @@ async function connectRouter(options: RouterOptions): Promise<RouterDeps> {
   const metrics = options.metrics ?? createRouterMetrics();
   const rateLimit = options.rateLimit ?? DEFAULT_ROUTER_RATE_LIMIT;
   const client = await KubeClient.fromKubeConfig(options.kubeConfig, { rateLimit, onRequest: restClientObserver(metrics), http2Writes: options.http2Writes ?? DEFAULT_HTTP2_WRITES });
+  // The first write (a pod's patch) would otherwise open its session: a TLS handshake on the first label's path.
+  client.warm();
   const discovery = new ResourceDiscovery(client);
   let apiServer: ApiServerEndpoints | undefined;
   let httpInvoker: ReturnType<typeof createHttpInvoker> | undefined;

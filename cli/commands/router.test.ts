@@ -1,5 +1,5 @@
 // `kubeloop router` as a real process: a stop asked for while it is still connecting ends it cleanly; an API
-// server that never answers ends it with exit code 1 in bounded time.
+// server that never answers ends it with exit code 1 in bounded time; a bad --loops file ends it with 2.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Socket } from 'node:net';
@@ -60,5 +60,19 @@ describe('kubeloop router', () => {
     const code = await new Promise<number | null>((resolve) => child.on('exit', (exitCode) => resolve(exitCode)));
     expect(code).toBe(1);
     expect(stderr).toMatch(/the API server at https:\/\/127\.0\.0\.1:\d+ did not answer within 1 s \(last: no answer\)/);
+  });
+
+  it('exits 2 with the document and field named when the --loops file is bad, before it connects', async () => {
+    const loops = join(dir, 'loops.yaml');
+    writeFileSync(loops, 'kind: ClusterLoop\nmetadata: { name: a }\nspec: { for: { apiVersion: v1, kind: Pod } }\n');
+    const child = spawn(process.execPath, [BIN, 'router', '--kubeconfig', join(dir, 'missing'), '--loops', loops, '--port', '0', '--host', '127.0.0.1'], {
+      env: { ...process.env, KUBELOOP_FROM_SOURCE: '1' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const code = await new Promise<number | null>((resolve) => child.on('exit', (exitCode) => resolve(exitCode)));
+    expect(stderr).toContain(`kubeloop router: --loops: ${loops} document 1: Loop a: spec.function is required`);
+    expect(code).toBe(2);
   });
 });

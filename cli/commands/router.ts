@@ -1,5 +1,6 @@
 // `kubeloop router`: runs the event router with its ops server (/healthz, /readyz, /metrics) until SIGTERM;
 // exits 2 for a bad setting (a kubeconfig that is missing or wrong), 1 when it cannot start (no API server).
+import type { Loop } from '../../api/loop.ts';
 import { operatorDenied } from '../../lib/function-client/address-policy.ts';
 import { KubeClient } from '../../lib/kube/kube-client.ts';
 import { loadKubeConfig, type ClusterCredentials } from '../../lib/kube/kube-config.ts';
@@ -9,7 +10,7 @@ import { startTracing } from '../../lib/observability/tracing.ts';
 import { createServer, listen } from '../../lib/server/create-server.ts';
 import { closeOnSignals } from '../../lib/server/shutdown.ts';
 import { guardStartUp } from '../../lib/server/start-up-signals.ts';
-import { readRouterConfig, ROUTER_USAGE, createRouterMetrics, startRouter, type Router, historySource, startHistoryApi, podPeerResolver } from '../../router/index.ts';
+import { readRouterConfig, readLoopsFile, ROUTER_USAGE, createRouterMetrics, startRouter, type Router, historySource, startHistoryApi, podPeerResolver } from '../../router/index.ts';
 import { readFile } from 'node:fs/promises';
 import { usageFailure } from '../command-args.ts';
 
@@ -18,9 +19,10 @@ export async function run(argv: string[]): Promise<number> {
     console.log(ROUTER_USAGE);
     return 0;
   }
-  let config: ReturnType<typeof readRouterConfig>;
+  let config: RouterConfig;
   try {
     config = readRouterConfig(argv);
+    if (config.loopsFile) config = { ...config, loops: await readLoopsFile(config.loopsFile, config.urlPolicy) };
   } catch (error) {
     return usageFailure('router', error);
   }
@@ -71,7 +73,8 @@ export async function run(argv: string[]): Promise<number> {
   return new Promise<number>(() => {});
 }
 
-type RouterConfig = ReturnType<typeof readRouterConfig>;
+/** The flags and variables read, and the inline Loops of `--loops`. */
+type RouterConfig = ReturnType<typeof readRouterConfig> & { loops?: Loop[] };
 
 /** Waits (bounded by --api-timeout-seconds) for the API server to answer, then starts the router. */
 async function startRouterWhenReachable(kubeConfig: ClusterCredentials, config: RouterConfig, deps: { logger: Logger; metrics: ReturnType<typeof createRouterMetrics> }) {

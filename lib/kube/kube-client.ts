@@ -245,6 +245,11 @@ export class KubeClient {
     throw apiError(request, response, text);
   }
 
+  /** Opens the connection writes take (with `http2Writes`) ahead of the first write; a no-op else, never fails. */
+  warm(): void {
+    this.#writes?.warm();
+  }
+
   async close(): Promise<void> {
     // An impersonating client borrows its parent's connections; the parent closes them.
     if (this.#parent) return;

@@ -7,7 +7,6 @@ import { readFile } from 'node:fs/promises';
 import type { AgentOptions } from 'node:https';
 import { homedir } from 'node:os';
 import { delimiter, dirname, isAbsolute, join } from 'node:path';
-import { parse } from 'yaml';
 import { SettingError } from '../config/settings.ts';
 
 export interface KubeConfigSource {
@@ -76,6 +75,9 @@ function named(list: unknown, name: string | undefined, field: string): Fields |
  * client-node; undefined for anything else, which client-node then handles in full.
  */
 export async function simpleKubeconfig(file: string, contextName?: string): Promise<ClusterCredentials | undefined> {
+  // yaml loaded only for a kubeconfig file: a router in a cluster reads its ServiceAccount and never needs it.
+  // yaml is CommonJS under Node: a bundle's import() of it has only a default export (esbuild), as Node's has too.
+  const { parse } = (await import('yaml')).default;
   let doc: Fields;
   try {
     doc = (parse(await readFile(file, 'utf8')) ?? {}) as Fields;

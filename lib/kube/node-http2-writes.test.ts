@@ -62,8 +62,10 @@ async function apiServer(handle: Handler = answer) {
       handle(req, res, Buffer.concat(chunks).toString('utf8'));
     });
   });
+  let sessionOpened: () => void = () => {};
   server.on('session', (session: ServerHttp2Session) => {
     sessions.push(session);
+    sessionOpened();
     session.on('error', () => {});
   });
   server.on('stream', (stream) => stream.on('error', () => {}));
@@ -72,7 +74,13 @@ async function apiServer(handle: Handler = answer) {
     for (const session of sessions) session.destroy();
     server.close();
   });
-  return { seen, sessions, port: (server.address() as AddressInfo).port };
+  /** Resolves when the server has `count` sessions in all. */
+  const sessionsOpened = (count: number) =>
+    new Promise<void>((resolve) => {
+      sessionOpened = () => sessions.length >= count && resolve();
+      sessionOpened();
+    });
+  return { seen, sessions, sessionsOpened, port: (server.address() as AddressInfo).port };
 }
 
 async function clientOf(port: number, options: KubeClientOptions): Promise<KubeClient> {
@@ -184,6 +192,33 @@ describe('KubeClient writes over node:http2', () => {
     const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
     expect(out).toContain('closed');
     expect(code).toBe(0);
+  });
+
+  it('warm() opens the write session before the first write, which then takes it', async () => {
+    const server = await apiServer();
+    const client = await clientOf(server.port, HTTP2_WRITES);
+    client.warm();
+    await server.sessionsOpened(1);
+    expect(server.seen).toEqual([]);
+    expect((await patch(client)).echo).toEqual({ data: { k: 'v' } });
+    expect(server.sessions).toHaveLength(1);
+    expect(server.seen.map((s) => `${s.method} ${s.httpVersion}`)).toEqual(['PATCH 2.0']);
+    await client.close();
+    // A router stopped while its session is still connecting stops all the same.
+    const stopping = await clientOf(server.port, HTTP2_WRITES);
+    stopping.warm();
+    await stopping.close();
+  });
+
+  it('warm() against a server that refuses the connection fails nothing: writes fail and connect as without it, close() resolves', async () => {
+    const closed = await apiServer();
+    closers.pop()?.();
+    const refused = await clientOf(closed.port, HTTP2_WRITES);
+    expect(() => refused.warm()).not.toThrow();
+    const failure = await outcome(patch(refused));
+    expect('error' in failure && errorShape(failure.error)).toEqual({ transient: true, mayHaveTakenEffect: false });
+    refused.warm();
+    await refused.close();
   });
 
   it.each([

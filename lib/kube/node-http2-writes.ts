@@ -73,6 +73,15 @@ export class NodeHttp2Writes {
     return session;
   }
 
+  /**
+   * Opens the session ahead of the first write (the router calls it while its informers list), so the TLS
+   * handshake is off the first label's path. Never throws: a session that fails is dropped as any other, and
+   * the next write connects again; unref'd, it holds no process open, and close() ends it.
+   */
+  warm(): void {
+    if (!this.#unavailable) this.#connect();
+  }
+
   async request(r: Http2Request): Promise<Http2Reply> {
     // A stream the server refused (REFUSED_STREAM, above a GOAWAY's last stream) was not processed: once more, on a new session.
     const first = await this.#attempt(r);

@@ -165,13 +165,20 @@ describe('kubeloop diff --cluster-loop', () => {
       path: `/apis/apps/v1/namespaces/${ns}/deployments`,
       body: { metadata: { name: 'web', annotations: { 'kubeloop.dev/config-map': 'web-config' } }, spec: { replicas: 0, selector: { matchLabels: labels }, template: { metadata: { labels }, spec: { containers: [{ name: 'c', image: 'x' }] } } } },
     });
+    // The new version's patch tests the resourceVersion it was sent, as the router's do: a status write of the
+    // Deployment controller between diff's list and its dry-run would refuse it. Its rollout of 0 replicas ends
+    // with Progressing=NewReplicaSetAvailable, after which it writes no more.
+    await eventually('the Deployment controller to finish its rollout of web', async () => {
+      const live = await h.client.request<{ status?: { observedGeneration?: number; conditions?: Array<{ type: string; reason?: string }> } }>({ path: `/apis/apps/v1/namespaces/${ns}/deployments/web` });
+      return live.status?.observedGeneration === 1 && (live.status.conditions ?? []).some((c) => c.type === 'Progressing' && c.reason === 'NewReplicaSetAvailable');
+    });
     const result = await diff(['--cluster-loop', related, '--function', fileURLToPath(new URL('../../functions/config-reloader/index.ts', import.meta.url)), '-o', 'json']);
     expect(result.err).toBe('');
     expect(result.code).toBe(1);
     const report = JSON.parse(result.out) as { objects: Array<{ object: string; after?: Array<{ result: string; changes: Array<{ path: string; after?: unknown }> }> }> };
     // Without request.related the new version would only warn that the ConfigMap does not exist (no patch).
     expect(report.objects.map((o) => o.object)).toEqual([`Deployment ${ns}/web`]);
-    expect(report.objects[0]?.after?.[0]?.changes).toContainEqual({ path: '/spec/template/metadata/annotations', after: { 'kubeloop.dev/config-hash': configHash(configMap) } });
+    expect(report.objects[0]?.after?.[0]?.changes, JSON.stringify(report.objects[0])).toContainEqual({ path: '/spec/template/metadata/annotations', after: { 'kubeloop.dev/config-hash': configHash(configMap) } });
   });
 
   it('exits 2 and names the ServiceAccount when it may not list the Loop\'s primaries', async () => {

@@ -5,6 +5,7 @@ import { execFile, type ChildProcess } from 'node:child_process';
 import { promisify } from 'node:util';
 import { chartCrdFile } from '../cli/chart-crds.ts';
 import { startControlPlane, type ControlPlane } from '../cli/cluster/index.ts';
+import { waitForCrdsEstablished } from '../cli/dev/apply-manifests.ts';
 import { KubeClient } from '../lib/kube/index.ts';
 import { spawnUntilUrl, urlLine, type SpawnedServer } from './autocannon-kit.ts';
 
@@ -32,7 +33,7 @@ export async function startBenchPlane(root: string, crds: readonly string[]): Pr
   try {
     for (const crd of crds) {
       await kubectl('apply', '--server-side', '-f', chartCrdFile(`${crd}.yaml`, root));
-      await kubectl('wait', '--for=condition=Established', '--timeout=60s', `crd/${crd}`);
+      await waitForCrdsEstablished(client, [crd], 60_000);
     }
   } catch (error) {
     await close();

@@ -16,6 +16,7 @@ import { certManagerCrdFiles, knativeServingCrdFiles } from './go-module-crds.ts
 import { CHART_DIR, helm, renderChart, valuesFile } from './chart-render.ts';
 import { REPO_ROOT } from '../support/production-bundle.ts';
 import { ADMISSION_FUNCTIONS, FUNCTIONS, VALUE_SETS } from './chart-fixtures.ts';
+import { waitEstablished } from '../cluster/crds-established.ts';
 
 const run = promisify(execFile);
 const helmBinary = inject('clusterBinaries').helm;
@@ -31,7 +32,7 @@ describe('on the local control plane', () => {
     workDir = await mkdtemp(join(tmpdir(), 'kubeloop-chart-'));
     const files = [...chartCrdFiles(REPO_ROOT), ...(await knativeServingCrdFiles()), ...(await certManagerCrdFiles())];
     await run(kubectl, ['--kubeconfig', cluster.kubeconfigPath, 'apply', '--server-side', '--force-conflicts', ...files.flatMap((f) => ['-f', f])]);
-    await run(kubectl, ['--kubeconfig', cluster.kubeconfigPath, 'wait', '--for=condition=Established', '--timeout=60s', 'crd/services.serving.knative.dev', 'crd/certificates.cert-manager.io', 'crd/issuers.cert-manager.io', 'crd/clusterloops.kubeloop.dev']);
+    await waitEstablished(cluster.kubeConfig, ['services.serving.knative.dev', 'certificates.cert-manager.io', 'issuers.cert-manager.io', 'clusterloops.kubeloop.dev']);
     // Pod Security admission warns about any workload that would not run under "restricted".
     await run(kubectl, ['--kubeconfig', cluster.kubeconfigPath, 'label', 'namespace', cluster.namespace, 'pod-security.kubernetes.io/enforce=restricted', 'pod-security.kubernetes.io/warn=restricted', '--overwrite']);
   });

@@ -13,6 +13,7 @@ import { chartCrdFiles } from '../../cli/chart-crds.ts';
 import { setupClusterSuite, type ClusterSuite } from '../cluster/suite.ts';
 import { byKind, CHART_DIR, helm, one, renderChart, templateWithValues, valuesFile, type Manifest } from './chart-render.ts';
 import { prometheusOperatorCrdFiles } from './go-module-crds.ts';
+import { waitEstablished } from '../cluster/crds-established.ts';
 
 const run = promisify(execFile);
 const helmBinary = inject('clusterBinaries').helm;
@@ -214,7 +215,7 @@ describe('on the local control plane with the Prometheus Operator\'s CRDs', () =
     kube = ['--kubeconfig', cluster.kubeconfigPath];
     const files = [...chartCrdFiles(), ...(await prometheusOperatorCrdFiles())];
     await run(cluster.binaries.kubectl, [...kube, 'apply', '--server-side', '--force-conflicts', ...files.flatMap((f) => ['-f', f])]);
-    await run(cluster.binaries.kubectl, [...kube, 'wait', '--for=condition=Established', '--timeout=60s', 'crd/servicemonitors.monitoring.coreos.com', 'crd/podmonitors.monitoring.coreos.com', 'crd/prometheusrules.monitoring.coreos.com']);
+    await waitEstablished(cluster.kubeConfig, ['servicemonitors.monitoring.coreos.com', 'podmonitors.monitoring.coreos.com', 'prometheusrules.monitoring.coreos.com']);
   });
 
   afterAll(async () => {

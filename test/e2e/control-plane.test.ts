@@ -17,6 +17,7 @@ import { parseAllDocuments } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chartCrdFile, chartCrdFiles } from '../../cli/chart-crds.ts';
 import { createCertificateAuthority, FAIL_ANNOTATION, issueCertificate } from '../../cli/cluster/index.ts';
+import { waitEstablished } from '../cluster/crds-established.ts';
 import { eventually } from '../cluster/eventually.ts';
 import { setupClusterSuite, type ClusterSuite } from '../cluster/suite.ts';
 
@@ -200,6 +201,11 @@ describe('workloads through controllers, scheduler and kwok', () => {
   });
 });
 
+/** The CustomResourceDefinition names the YAML files hold. */
+function crdNames(files: readonly string[]): string[] {
+  return files.flatMap((f) => parseAllDocuments(readFileSync(f, 'utf8')).map((d) => (d.toJS() as { metadata?: { name?: string } } | null)?.metadata?.name)).filter((n): n is string => !!n);
+}
+
 describe('kubeloop CRDs and samples', () => {
   const crds = chartCrdFiles();
   const crdArgs = crds.flatMap((f) => ['-f', f]);
@@ -207,14 +213,14 @@ describe('kubeloop CRDs and samples', () => {
 
   it.skipIf(crds.length === 0)("installs every CRD of the chart and they become Established", async () => {
     await kubectl('apply', '--server-side', '--force-conflicts', ...crdArgs);
-    const names = crds.flatMap((f) => parseAllDocuments(readFileSync(f, 'utf8')).map((d) => (d.toJS() as { metadata?: { name?: string } } | null)?.metadata?.name)).filter((n): n is string => !!n);
+    const names = crdNames(crds);
     expect(names.length).toBeGreaterThan(0);
-    await kubectl('wait', '--for=condition=Established', '--timeout=60s', ...names.map((n) => `crd/${n}`));
+    await waitEstablished(suite.kubeConfig, names);
   });
 
   it.skipIf(crds.length === 0 || samples.length === 0)(`applies every sample in ${SAMPLES_DIR} (server-side apply)`, async () => {
     await kubectl('apply', '--server-side', '--force-conflicts', ...crdArgs);
-    await kubectl('wait', '--for=condition=Established', '--timeout=60s', 'crd', '--all');
+    await waitEstablished(suite.kubeConfig, crdNames(crds));
     for (const file of samples) {
       // A Loop sample ships its ServiceAccount and RBAC in the namespace it names: apply those as written.
       const pinned = pinnedNamespaces(file);
@@ -226,7 +232,7 @@ describe('kubeloop CRDs and samples', () => {
 
   it.skipIf(!existsSync(PODSET_CRD))('rejects a PodSet with replicas 11 through the CRD schema', async () => {
     await kubectl('apply', '--server-side', '--force-conflicts', '-f', PODSET_CRD);
-    await kubectl('wait', '--for=condition=Established', '--timeout=60s', 'crd/podsets.app.kubeloop.dev');
+    await waitEstablished(suite.kubeConfig, ['podsets.app.kubeloop.dev']);
     const crd = parseAllDocuments(readFileSync(PODSET_CRD, 'utf8'))[0]?.toJS() as { spec: { versions: { name: string; storage?: boolean }[] } };
     const version = (crd.spec.versions.find((v) => v.storage) ?? crd.spec.versions[0])?.name as string;
     const custom = suite.kubeConfig.makeApiClient(CustomObjectsApi);

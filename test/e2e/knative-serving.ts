@@ -12,6 +12,7 @@ import { startControlPlane, type ControlPlane } from '../../cli/cluster/index.ts
 import { freePort } from '../../cli/cluster/free-port.ts';
 import { ensureKnativeWebhook, KNATIVE_WEBHOOK_VERSION } from '../../cli/cluster/knative-webhook.ts';
 import { moduleDir } from './go-module-crds.ts';
+import { waitEstablished } from '../cluster/crds-established.ts';
 
 export const KNATIVE_NAMESPACE = 'knative-serving';
 
@@ -77,7 +78,7 @@ export async function startKnativeServing(onProgress: (line: string) => void): P
     const namespace = { apiVersion: 'v1', kind: 'Namespace', metadata: { name: KNATIVE_NAMESPACE } };
     const apply = (docs: unknown[]) => kubectl(['apply', '--server-side', '-f', '-'], docs.map((d) => stringify(d)).join('---\n'));
     await apply(crds);
-    await kubectl(['wait', '--for=condition=Established', '--timeout=60s', ...crds.map((c) => `crd/${c.metadata?.name ?? ''}`)]);
+    await waitEstablished(plane.kubeConfig(), crds.map((c) => c.metadata?.name ?? ''));
     await apply([namespace]);
     await apply([...configMaps, service, ...webhookDocs]);
     const logPath = join(workDir, 'webhook.log');

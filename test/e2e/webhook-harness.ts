@@ -20,6 +20,7 @@ import { readWebhookConfig } from '../../webhooks/config.ts';
 import { startWebhook, type RunningWebhook } from '../../webhooks/run-webhook.ts';
 import type { Watcher } from '../../api/watcher.ts';
 import type { ClusterSuite } from '../cluster/suite.ts';
+import { waitEstablished } from '../cluster/crds-established.ts';
 
 const run = promisify(execFile);
 export const WATCHER_CRD = chartCrdFile('watchers.watch.kubeloop.dev.yaml');
@@ -35,7 +36,7 @@ export async function kubectl(suite: ClusterSuite, ...args: string[]): Promise<{
 /** The Watcher CRD and the two AdmissionHook CRDs the webhook gateway watches. */
 export async function installWatcherCrd(suite: ClusterSuite): Promise<void> {
   await kubectl(suite, 'apply', '--server-side', '--force-conflicts', '-f', WATCHER_CRD, '-f', ADMISSION_HOOK_CRD, '-f', NAMESPACED_ADMISSION_HOOK_CRD);
-  await kubectl(suite, 'wait', '--for=condition=Established', '--timeout=60s', 'crd/watchers.watch.kubeloop.dev', 'crd/clusteradmissionhooks.kubeloop.dev', 'crd/admissionhooks.kubeloop.dev');
+  await waitEstablished(suite.kubeConfig, ['watchers.watch.kubeloop.dev', 'clusteradmissionhooks.kubeloop.dev', 'admissionhooks.kubeloop.dev']);
 }
 
 export async function createWatcher(suite: ClusterSuite, watcher: Watcher): Promise<void> {

@@ -6,6 +6,7 @@ import type { KubeConfig, KubernetesObject, V1Pod } from '@kubernetes/client-nod
 import { pino } from 'pino';
 import { parse } from 'yaml';
 import { chartCrdFile } from '../../cli/chart-crds.ts';
+import { waitForCrdsEstablished } from '../../cli/dev/apply-manifests.ts';
 import { loadFunction } from '../../functions/registry.ts';
 import { ResourceDiscovery } from '../../lib/kube/discovery.ts';
 import { Informer } from '../../lib/kube/informer.ts';
@@ -116,15 +117,7 @@ export async function installCrds(client: KubeClient, files: Array<string | Test
       contentType: 'application/apply-patch+yaml',
       body: crd,
     });
-    const deadline = Date.now() + 60_000;
-    for (;;) {
-      const live = await client.request<{ status?: { conditions?: Array<{ type: string; status: string }> } }>({
-        path: `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd.metadata.name}`,
-      });
-      if (live.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True')) break;
-      if (Date.now() > deadline) throw new Error(`CRD ${crd.metadata.name} not Established within 60s`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    await waitForCrdsEstablished(client, [crd.metadata.name], 60_000);
   }
 }
 

@@ -39,7 +39,7 @@ describe('gatheredEnough', () => {
 function invokers(advertise = 64) {
   const singles: string[] = [];
   const batches: string[][] = [];
-  let batchAnswer: 'items' | 'refuse' = advertise ? 'items' : 'refuse';
+  let batchAnswer: 'items' | 'refuse' | 'too-large' = advertise ? 'items' : 'refuse';
   const single: FunctionInvoker = async (req) => {
     singles.push(req.reconcileId!);
     return { ...ok(req.reconcileId!), ...(advertise ? { batchMax: advertise } : {}) } as DispatchResult;
@@ -48,6 +48,7 @@ function invokers(advertise = 64) {
     batches.push(items.map((i) => i.request.reconcileId));
     await Promise.resolve();
     if (batchAnswer === 'refuse') return { notBatch: 'HTTP 415 to a batch' };
+    if (batchAnswer === 'too-large') return { tooLarge: `HTTP 413 to a batch of ${items.length}` };
     return items.map((i) => ok(i.request.reconcileId));
   };
   return { singles, batches, single, batch, answerBatches: (answer: typeof batchAnswer) => (batchAnswer = answer) };
@@ -190,5 +191,20 @@ describe('CallBatcher: a function that advertised batches', () => {
     expect(fake.batches).toEqual([['a', 'b']]);
     expect(fake.singles).toEqual(['a', 'b', 'c', 'd']);
     expect(told).toEqual(['http://f/ HTTP 415 to a batch']);
+  });
+
+  it('sends the calls of a batch refused as too large again, halving the batch down to single calls, and keeps the smaller size', async () => {
+    const fake = invokers();
+    const caps: number[] = [];
+    const batcher = await primed(fake, { maxSize: 16, onTooLarge: (_url, _reason, cap) => caps.push(cap) });
+    fake.answerBatches('too-large');
+    const results = await Promise.all(['a', 'b', 'c', 'd'].map((id) => batcher.invoke(request(id), options())));
+    expect(messages(results)).toEqual(['a', 'b', 'c', 'd']);
+    expect(fake.batches).toEqual([['a', 'b', 'c', 'd'], ['a', 'b'], ['c', 'd']]);
+    expect(fake.singles).toEqual(['a', 'b', 'c', 'd']);
+    expect(caps).toEqual([2, 1, 1]);
+    fake.answerBatches('items');
+    await Promise.all(['e', 'f'].map((id) => batcher.invoke(request(id), options())));
+    expect(fake.singles).toEqual(['a', 'b', 'c', 'd', 'e', 'f']);
   });
 });

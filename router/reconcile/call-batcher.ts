@@ -3,7 +3,8 @@
 // function that advertised batches on a reply (x-kubeloop-batch-max). The work queue still runs each key alone
 // and every key is decided and applied on its own; only the HTTP request is shared. Until a reply advertises
 // batches every call goes alone at once, so a Loop's first wave never waits to learn it; a function that then
-// fails to answer a batch as one is sent its calls one by one from then on.
+// fails to answer a batch as one is sent its calls one by one from then on, and one that refuses a batch as too
+// large (413) is sent its calls again in batches of half the size.
 import type { BatchInvoker, DispatchResult, FunctionInvoker, InvokeOptions } from './dispatch.ts';
 import type { ReconcileRequest } from '../../lib/contract/types.ts';
 import type { Logger } from 'pino';
@@ -53,6 +54,8 @@ export interface CallBatcherOptions {
   maxInFlight?: number;
   /** Told once per URL that did not answer a batch (logged by the runner). */
   onNotBatch?: (url: string, reason: string) => void;
+  /** Told when a URL refused a batch as too large, with the batch size it gets from now on. */
+  onTooLarge?: (url: string, reason: string, cap: number) => void;
   /** Counts each HTTP request a batch used. */
   onBatch?: (size: number) => void;
 }
@@ -67,6 +70,8 @@ export class CallBatcher {
   #outstanding = 0;
   #window: (() => void) | undefined;
   readonly #known = new Map<string, Known>();
+  /** Batch sizes a URL accepts after it refused a larger batch's body (413); halved at each refusal. */
+  readonly #sizeCap = new Map<string, number>();
 
   constructor(
     private readonly single: FunctionInvoker,
@@ -100,7 +105,7 @@ export class CallBatcher {
   /** The most calls the next request to `url` may carry now. */
   #limit(url: string): number {
     const known = this.#known.get(url);
-    return typeof known === 'number' ? Math.min(this.options.maxSize, known) : 1;
+    return typeof known === 'number' ? Math.min(this.options.maxSize, known, this.#sizeCap.get(url) ?? Infinity) : 1;
   }
 
   /** Starts the gathering window unless one is running: its calls go when it ends, at the latest. */
@@ -160,6 +165,15 @@ export class CallBatcher {
         calls.forEach((call, i) => call.resolve(outcome[i]!));
         return;
       }
+      if ('tooLarge' in outcome) {
+        // The body was too large, not its items: they go again first, in batches half this size (alone at 1,
+        // where a 413 is that item's own refusal). Bounded: each refusal halves the cap.
+        const cap = Math.max(1, Math.floor(calls.length / 2));
+        this.#sizeCap.set(url, Math.min(cap, this.#sizeCap.get(url) ?? Infinity));
+        this.options.onTooLarge?.(url, outcome.tooLarge, cap);
+        this.#pending = [...calls, ...this.#pending];
+        return;
+      }
       if (this.#known.get(url) !== 'never') this.options.onNotBatch?.(url, outcome.notBatch);
       // It advertised batches and then refused one: single calls for good, these first.
       this.#known.set(url, 'never');
@@ -184,5 +198,6 @@ export function loopBatcher(loop: LoopConfig, deps: { invoke: FunctionInvoker; l
     workers: loop.maxConcurrency,
     onBatch: (size) => metrics.functionBatches.observe({ loop: loop.id }, size),
     onNotBatch: (url, reason) => logger.info({ loop: loop.id, url, reason }, 'the function does not answer batches; calling it once per key'),
+    onTooLarge: (url, reason, cap) => logger.info({ loop: loop.id, url, reason, cap }, 'the function refused a batch as too large; sending its calls again in smaller batches'),
   });
 }

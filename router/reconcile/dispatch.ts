@@ -42,10 +42,14 @@ export interface BatchInvokeItem {
 }
 
 /**
- * Sends several requests of one Loop in one HTTP request: one result per item, in order, or `notBatch` when
- * the function did not answer as a batch (it does not speak batches: send the items one by one).
+ * Sends several requests of one Loop in one HTTP request: one result per item, in order; `notBatch` when the
+ * function did not answer as a batch (it does not speak batches: send the items one by one); `tooLarge` when
+ * it refused the batch's body as too large (413: send the items in smaller batches).
  */
-export type BatchInvoker = (items: readonly BatchInvokeItem[], options: Omit<InvokeOptions, 'headers'>) => Promise<DispatchResult[] | { notBatch: string }>;
+export type BatchInvoker = (items: readonly BatchInvokeItem[], options: Omit<InvokeOptions, 'headers'>) => Promise<BatchOutcome>;
+
+/** What a batch request came to: one result per item, or the batch as a whole was not taken. */
+export type BatchOutcome = DispatchResult[] | { notBatch: string } | { tooLarge: string };
 
 /** How the router reaches a function: over HTTP (createHttpInvoker), or in-process in benchmarks; `batch` when it can send batches. */
 export type FunctionInvoker = ((request: ReconcileRequest, options: InvokeOptions) => Promise<DispatchResult>) & { batch?: BatchInvoker };
@@ -90,11 +94,13 @@ type ClassifyOptions = Parameters<typeof classifyOutcome>[1];
 /**
  * Classifies the answer to a batch (CloudEvents batch mode) item by item; pure. A whole-batch failure
  * (unreachable, timeout, 5xx, a bad signature) is every item's; 400, 404, 405 and 415, or a 200 that is no
- * batch reply, mean the function does not take batches (`notBatch`). Inside a batch reply each item is
- * classified as its own reply would be, and an item answered never or twice is that item's InvalidResponse.
+ * batch reply, mean the function does not take batches (`notBatch`); 413 refused the batch's size, not its
+ * items (`tooLarge`). Inside a batch reply each item is classified as its own reply would be, and an item
+ * answered never or twice is that item's InvalidResponse.
  */
-export function classifyBatchOutcome(outcome: CallOutcome, ids: readonly string[], options: ClassifyOptions = {}): DispatchResult[] | { notBatch: string } {
+export function classifyBatchOutcome(outcome: CallOutcome, ids: readonly string[], options: ClassifyOptions = {}): BatchOutcome {
   if (outcome.kind === 'status' && [400, 404, 405, 415].includes(outcome.status)) return { notBatch: `HTTP ${outcome.status} to a batch` };
+  if (outcome.kind === 'status' && outcome.status === 413) return { tooLarge: `HTTP 413 to a batch of ${ids.length}` };
   if (outcome.kind !== 'reply') {
     const whole = classifyOutcome(outcome, options);
     return ids.map(() => whole);

@@ -9,7 +9,7 @@ import type { SigningKeys } from '../../lib/signing/webhook-signature.ts';
 import { finalizerPhase } from '../../router/index.ts';
 import { diffRequest } from './diff-request.ts';
 import { dryRunTarget, type DryRunOutcome } from './dry-run.ts';
-import type { LoopState } from './loop-state.ts';
+import { rereadPrimary, type LoopState } from './loop-state.ts';
 import { mapBounded } from './map-bounded.ts';
 import { changesAgainstLive, diffResponses, type DiffOutcome, type ResponseDiff } from './object-diff.ts';
 
@@ -77,6 +77,25 @@ async function diffOne(state: LoopState, primary: KubeObject, options: LoopDiffO
   return { object, outcome: 'changed', diff, after };
 }
 
+/** How often a primary that changed between the list and a dry-run is diffed again, as the router would call again. */
+export const STALE_REDIFFS = 3;
+
+/**
+ * One primary's report. A write refused because the primary changed after it was listed (a controller's status
+ * write between the list and the dry-run fails the patch's resourceVersion test) is no finding: the router
+ * would call both versions again with the new state, so diff does too, with the primary as it is now.
+ */
+async function diffCurrent(state: LoopState, primary: KubeObject, options: LoopDiffOptions): Promise<ObjectReport> {
+  let current = primary;
+  for (let attempt = 0; ; attempt++) {
+    const report = await diffOne(state, current, options);
+    if (attempt === STALE_REDIFFS || !report.after?.some((a) => a.result === 'refused')) return report;
+    const now = await rereadPrimary(state, current);
+    if (!now || now.metadata?.resourceVersion === current.metadata?.resourceVersion) return report;
+    current = now;
+  }
+}
+
 /** Every primary's report, in the order of `state.primaries`, at most `concurrency` at a time. */
 export async function diffLoop(state: LoopState, options: LoopDiffOptions): Promise<ObjectReport[]> {
   return mapBounded(
@@ -84,7 +103,7 @@ export async function diffLoop(state: LoopState, options: LoopDiffOptions): Prom
     options.concurrency,
     async (primary) => {
       try {
-        return await diffOne(state, primary, options);
+        return await diffCurrent(state, primary, options);
       } catch (error) {
         return { object: `${primary.kind ?? ''} ${objectKey(primary.metadata)}`, outcome: 'error', error: (error as Error).message };
       }

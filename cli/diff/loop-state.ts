@@ -9,6 +9,8 @@ import { ResourceDiscovery, UnknownKindError } from '../../lib/kube/discovery.ts
 import { isApiError, serviceAccountUser, type KubeClient } from '../../lib/kube/kube-client.ts';
 import { labelSelectorQuery } from '../../lib/kube/label-selector.ts';
 import { listAll } from '../../lib/kube/list-all.ts';
+import { METADATA_WATCH_ACCEPT } from '../../lib/kube/informer.ts';
+import { objectPath } from '../../lib/kube/resource-paths.ts';
 import { CONTROLLER_UID_INDEX, controllerUidOf, NAMESPACE_INDEX, namespaceOf, ObjectStore } from '../../lib/kube/object-store.ts';
 import type { RateLimit } from '../../lib/kube/rate-limiter.ts';
 import type { OwnedStore } from '../../lib/reconcile/build-request.ts';
@@ -139,3 +141,20 @@ export async function readLoopState(admin: KubeClient, config: LoopConfig, rateL
   primaries.sort((a, b) => `${a.metadata?.namespace ?? ''}/${a.metadata?.name ?? ''}`.localeCompare(`${b.metadata?.namespace ?? ''}/${b.metadata?.name ?? ''}`));
   return { config, client, discovery, primaries, owned, related, signingKey };
 }
+
+/**
+ * A primary as it is now, read as the Loop's ServiceAccount in the form the router holds it (metadata only
+ * if the Loop says so); undefined when it is gone or may not be read one by one (the router only lists it).
+ */
+export async function rereadPrimary(state: LoopState, primary: KubeObject): Promise<KubeObject | undefined> {
+  const resource = await state.discovery.resolve(primary.apiVersion ?? '', primary.kind ?? '');
+  const { name = '', namespace } = primary.metadata ?? {};
+  try {
+    const current = await state.client.getIfExists<KubeObject>({ path: objectPath(resource, name, resource.namespaced ? namespace : undefined), ...(state.config.metadataOnly ? { accept: METADATA_WATCH_ACCEPT } : {}) });
+    return current && { ...current, apiVersion: resource.apiVersion, kind: resource.kind };
+  } catch (error) {
+    if (isApiError(error, 403)) return undefined;
+    throw error;
+  }
+}
+

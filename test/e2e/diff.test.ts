@@ -2,8 +2,10 @@
 // for exactly the annotated pods (exit 1) while a watch sees no write; the same version exits 0; a Loop whose
 // ServiceAccount may not list pods exits 2; a Loop's related ConfigMap reaches the function as the router
 // sends it; a signed Loop previews with the modules served signing as its key; an admission hook's stricter
-// version lists the requests it denies.
+// version lists the requests it denies; a pod that changes between the list and the dry-run is diffed again.
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -13,8 +15,10 @@ import { run } from '../../cli/commands/diff.ts';
 import { dryRunTarget } from '../../cli/diff/dry-run.ts';
 import { ResourceDiscovery } from '../../lib/kube/discovery.ts';
 import { serviceAccountUser } from '../../lib/kube/kube-client.ts';
-import type { KubeObject } from '../../lib/contract/types.ts';
+import type { KubeObject, ReconcileRequest } from '../../lib/contract/types.ts';
 import { configHash } from '../../functions/config-reloader/reconcile.ts';
+import { reconcilePodNameLabel } from '../../functions/pod-name-label/reconcile.ts';
+import { POD_NAME_LABEL_DEFAULTS } from '../../functions/pod-name-label/config.ts';
 import requireLabel from '../../functions/require-label/index.ts';
 import { defineFunction, respond } from '../../lib/sdk/index.ts';
 import { generateSigningSecret } from '../../lib/signing/webhook-signature.ts';
@@ -114,6 +118,42 @@ describe('kubeloop diff --cluster-loop', () => {
     } finally {
       await watch.stop();
       await h.client.request({ method: 'DELETE', path: `/api/v1/namespaces/${ns}/pods/sentinel` }).catch(() => undefined);
+    }
+  });
+
+  it('diffs a pod again, as it is now, when it changed between the list and the dry-run, rather than reporting the write refused', async () => {
+    // The new version changes pod a1 (as another controller might) before its first answer for it, so that
+    // answer's patch tests a resourceVersion that is no longer live: the router would call again, and so does diff.
+    // A plain HTTP server, since a function's reconcile cannot wait for a write of its own.
+    const seen: string[] = [];
+    const changing = createServer((req, res) => {
+      let body = '';
+      req.on('data', (chunk: Buffer) => (body += chunk.toString()));
+      req.on('end', () => void (async () => {
+        const request = JSON.parse(body) as ReconcileRequest;
+        const name = request.object.metadata?.name ?? '';
+        seen.push(`${name}@${request.object.metadata?.resourceVersion ?? ''}`);
+        if (name === 'a1' && seen.filter((s) => s.startsWith('a1@')).length === 1) {
+          await h.client.request({ method: 'PATCH', path: `/api/v1/namespaces/${ns}/pods/a1`, contentType: 'application/merge-patch+json', body: { metadata: { annotations: { 'kubeloop.dev/touched': 'yes' } } } });
+        }
+        const response = reconcilePodNameLabel(request, { annotation: POD_NAME_LABEL_DEFAULTS.annotation, label: 'kubeloop.dev/pod-name-v2' });
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(response));
+      })());
+    });
+    await new Promise<void>((resolve) => changing.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://127.0.0.1:${(changing.address() as AddressInfo).port}/`;
+      const result = await diff(['--cluster-loop', loop, '--function', url, '-o', 'json']);
+      expect(result.err).toBe('');
+      const report = JSON.parse(result.out) as { objects: Array<{ object: string; after: Array<{ result: string }> }> };
+      const a1 = report.objects.find((o) => o.object === `Pod ${ns}/a1`);
+      expect(a1?.after.map((a) => a.result), JSON.stringify(report)).toEqual(['changed']);
+      const calls = seen.filter((s) => s.startsWith('a1@'));
+      expect(calls).toHaveLength(2);
+      expect(calls[0]).not.toBe(calls[1]);
+    } finally {
+      changing.closeAllConnections();
+      await new Promise((resolve) => changing.close(resolve));
     }
   });
 

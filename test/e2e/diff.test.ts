@@ -205,9 +205,8 @@ describe('kubeloop diff --cluster-loop', () => {
       path: `/apis/apps/v1/namespaces/${ns}/deployments`,
       body: { metadata: { name: 'web', annotations: { 'kubeloop.dev/config-map': 'web-config' } }, spec: { replicas: 0, selector: { matchLabels: labels }, template: { metadata: { labels }, spec: { containers: [{ name: 'c', image: 'x' }] } } } },
     });
-    // The new version's patch tests the resourceVersion it was sent, as the router's do: a status write of the
-    // Deployment controller between diff's list and its dry-run would refuse it. Its rollout of 0 replicas ends
-    // with Progressing=NewReplicaSetAvailable, after which it writes no more.
+    // The test waits for the Deployment controller's status writes to end (its rollout of 0 replicas ends with
+    // Progressing=NewReplicaSetAvailable), so this case reads the related ConfigMap once, not a re-diff.
     await eventually('the Deployment controller to finish its rollout of web', async () => {
       const live = await h.client.request<{ status?: { observedGeneration?: number; conditions?: Array<{ type: string; reason?: string }> } }>({ path: `/apis/apps/v1/namespaces/${ns}/deployments/web` });
       return live.status?.observedGeneration === 1 && (live.status.conditions ?? []).some((c) => c.type === 'Progressing' && c.reason === 'NewReplicaSetAvailable');

@@ -138,10 +138,14 @@ describe('related objects', () => {
     await api.merge(`/api/v1/namespaces/${ns}/configmaps/shared`, { data: { level: 'warn' } });
     await eventually('web and api rolled to the new hash', async () => (await templateHash('web')) !== first[0] && (await templateHash('api')) !== first[0]);
     const after = calls.reloader.slice(before);
+    // The two Deployments naming it are called with the edited ConfigMap; the third is not called for it.
+    const sentEdited = (name: string) => after.some((r) => r.object.metadata?.name === name && (r.related?.config?.[0] as { data?: { level?: string } } | undefined)?.data?.level === 'warn');
+    expect(['web', 'api'].filter(sentEdited)).toEqual(['web', 'api']);
+    // A call names the ConfigMap as its trigger unless the queue merged it with a later event for the same key
+    // (the Deployment controller's own writes): the call reads the ConfigMap as it is then either way.
     const related = after.filter((r) => r.trigger.type === 'RELATED');
-    // One call each for the two Deployments naming it, none for the third.
-    expect(related.map((r) => r.object.metadata?.name).sort()).toEqual(['api', 'web']);
-    expect(related.every((r) => r.trigger.related?.name === 'config' && r.trigger.related.object.name === 'shared')).toBe(true);
+    expect(related.length).toBeGreaterThan(0);
+    expect(related.every((r) => ['api', 'web'].includes(r.object.metadata?.name ?? '') && r.trigger.related?.name === 'config' && r.trigger.related.object.name === 'shared'), JSON.stringify(related.map((r) => r.trigger))).toBe(true);
     // (batch may still get a MODIFIED call: the Deployment controller annotates its revision when it likes.)
     expect(after.filter((r) => r.object.metadata?.name === 'batch' && r.trigger.type === 'RELATED')).toEqual([]);
     expect(await templateHash('batch')).toBe(first[2]);

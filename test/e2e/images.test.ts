@@ -9,12 +9,13 @@ import { promisify } from 'node:util';
 import { Agent, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chartCrdFiles } from '../../cli/chart-crds.ts';
+import { FUNCTION_NODE_FLAGS } from '../../cli/node-flags.ts';
 import { freePort } from '../../cli/cluster/free-port.ts';
 import { admissionRegistry, functionRegistry } from '../../functions/registry.ts';
 import { eventually } from '../cluster/eventually.ts';
 import { setupClusterSuite, type ClusterSuite } from '../cluster/suite.ts';
 import { writeTokenKubeconfig } from '../cluster/token-kubeconfig.ts';
-import { buildProductionBundle, dockerfileTargets, filesUnder, startEntrypoint, REPO_ROOT, type ImageTarget } from '../support/production-bundle.ts';
+import { buildProductionBundle, dockerfileTargets, entrypointNodeFlags, filesUnder, startEntrypoint, REPO_ROOT, type ImageTarget } from '../support/production-bundle.ts';
 
 const run = promisify(execFile);
 
@@ -88,6 +89,13 @@ describe('the Dockerfile', () => {
   it('has one target per deployable: router, webhook and every registered function (require-label is a sample)', () => {
     const expected = ['router', 'webhook', ...FUNCTION_TARGETS].sort();
     expect(targets.map((t) => t.target).sort()).toEqual(expected);
+  });
+
+  it('starts every function image with the node flags kubeloop dev starts its functions with (cli/node-flags.ts)', () => {
+    for (const name of FUNCTION_TARGETS) {
+      const target = targets.find((t) => t.target === name);
+      expect(target && entrypointNodeFlags(target), name).toEqual(FUNCTION_NODE_FLAGS);
+    }
   });
 
   it('ships only what the build copies (the .dockerignore allow-list covers every compiled directory)', async () => {

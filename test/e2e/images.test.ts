@@ -162,9 +162,12 @@ describe('the bundled entrypoints (cli/bundle-entrypoints.js)', () => {
 });
 
 describe('the compile cache the Dockerfile builds (cli/warm-compile-cache.js)', () => {
-  it('lets an entrypoint load its compiled modules without compiling them', async () => {
+  // Each with its ENTRYPOINT's node flags: V8 refuses a code cache made under other flags (--single-threaded).
+  it.each(['router', 'function-pod-name-label'])('lets the %s entrypoint load its compiled modules without compiling them', async (name) => {
+    const target = targets.find((t) => t.target === name);
+    if (!target) throw new Error(`no Dockerfile target ${name}`);
     // Node's own trace of its compile cache: each module read from it is "accepted"; one missing is "not initialized".
-    const { stderr } = await run(process.execPath, ['cli/bin.js', 'function', 'pod-name-label', '--help'], {
+    const { stderr } = await run(process.execPath, [...target.args, '--help'], {
       cwd: bundle,
       env: { PATH: process.env.PATH, NODE_ENV: 'production', NODE_DEBUG_NATIVE: 'COMPILE_CACHE' },
     });
@@ -172,7 +175,8 @@ describe('the compile cache the Dockerfile builds (cli/warm-compile-cache.js)', 
     const fromDist = (word: string) => trace.filter((line) => line.includes(word) && line.includes(`${bundle}/dist/`));
     expect(fromDist('was accepted').length, stderr).toBeGreaterThan(5);
     // It runs from its bundle (cli/bundle-entrypoints.js), one module and a few chunks, not dist/cli's ~900 files.
-    expect(fromDist('was accepted').filter((line) => line.includes(`${bundle}/dist/bundle/function.mjs`)), stderr).toHaveLength(1);
+    const command = target.args[entrypointNodeFlags(target).length + 1];
+    expect(fromDist('was accepted').filter((line) => line.includes(`${bundle}/dist/bundle/${command}.mjs`)), stderr).toHaveLength(1);
     expect(fromDist('was not initialized')).toEqual([]);
     expect(fromDist('was rejected')).toEqual([]);
   });

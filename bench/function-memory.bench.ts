@@ -8,7 +8,7 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { dockerfileTargets } from '../test/support/production-bundle.ts';
+import { dockerfileTargets, entrypointNodeFlags } from '../test/support/production-bundle.ts';
 import { autocannonPost } from './autocannon-kit.ts';
 import { machineLoad, readProcess } from './process-figures.ts';
 import { MiB, percentile, ROOT } from './router-bench-kit.ts';
@@ -68,7 +68,7 @@ async function main(): Promise<void> {
   const imageOf = async (root?: string) => {
     const target = (await dockerfileTargets(root)).find((t) => t.target === TARGET);
     if (!target) throw new Error(`the Dockerfile${root ? ` of ${root}` : ''} has no target ${TARGET}`);
-    return { env: target.env, nodeFlags: target.args.slice(0, Math.max(0, target.args.indexOf('cli/bin.js'))) };
+    return { env: target.env, nodeFlags: entrypointNodeFlags(target) };
   };
   const image = await imageOf();
   const dir = await mkdtemp(join(tmpdir(), 'kubeloop-function-memory-'));

@@ -1,7 +1,7 @@
 // Helpers of bench/router.bench.ts: child processes (router, function), namespaces, bounded-pool pod
 // creation, a pod watch that timestamps first sightings, and percentiles.
 import { createLoopServiceAccount } from '../test/support/loop-service-account.ts';
-import { dockerfileTargets } from '../test/support/production-bundle.ts';
+import { dockerfileTargets, entrypointNodeFlags } from '../test/support/production-bundle.ts';
 import { build } from 'esbuild';
 import { productionBundleOptions, productionPlugins } from '../cli/bundle-options.js';
 import { execFile, fork, spawn, type ChildProcess } from 'node:child_process';
@@ -78,12 +78,14 @@ export async function compileChildren(mode: ChildCodeMode = childCodeMode(), roo
   await writeFile(join(dir, 'package.json'), JSON.stringify({ type: 'module' }));
   await symlink(join(ROOT, 'node_modules'), join(dir, 'node_modules'));
   const cacheDir = join(dir, 'compile-cache');
-  // What the images set: a warmed compile cache, and each image's own environment (NODE_OPTIONS).
+  // What the images set: a warmed compile cache, each image's own environment (NODE_OPTIONS) and the node flags
+  // its ENTRYPOINT puts before cli/bin.js.
   const targets = await dockerfileTargets();
-  const envOf = (target: string) => targets.find((t) => t.target === target)?.env;
-  const imageEnv: Record<ChildEntry, NodeJS.ProcessEnv> = {
-    'router-bench-router': { ...envOf('router'), NODE_COMPILE_CACHE: cacheDir },
-    'function-bench-server': { ...envOf('function-pod-name-label'), NODE_COMPILE_CACHE: cacheDir },
+  const targetOf = (entry: ChildEntry) => targets.find((t) => t.target === (entry === 'router-bench-router' ? 'router' : 'function-pod-name-label'));
+  const imageEnv = (entry: ChildEntry): NodeJS.ProcessEnv => ({ ...targetOf(entry)?.env, NODE_COMPILE_CACHE: cacheDir });
+  const imageFlags = (entry: ChildEntry): string[] => {
+    const target = targetOf(entry);
+    return target ? entrypointNodeFlags(target) : [];
   };
   let script: (entry: ChildEntry) => string;
   if (mode === 'bundle') {
@@ -93,7 +95,7 @@ export async function compileChildren(mode: ChildCodeMode = childCodeMode(), roo
       plugins: productionPlugins,
     });
     script = (entry) => join(dir, 'bundle', `${entry}.mjs`);
-    await warmBundles(script, imageEnv);
+    await warmBundles(script, imageEnv, imageFlags);
   } else {
     const tsc = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
     await promisify(execFile)(process.execPath, [tsc, '-p', join(root, 'bench/router-bench.tsconfig.json'), '--outDir', join(dir, 'dist')], { cwd: root });
@@ -101,7 +103,7 @@ export async function compileChildren(mode: ChildCodeMode = childCodeMode(), roo
     script = (entry) => join(dir, 'dist', 'bench', `${entry}.js`);
   }
   return {
-    command: (entry) => ({ execArgv: [], script: script(entry), env: imageEnv[entry] }),
+    command: (entry) => ({ execArgv: imageFlags(entry), script: script(entry), env: imageEnv(entry) }),
     dispose: () => rm(dir, { recursive: true, force: true }),
   };
 }
@@ -110,12 +112,12 @@ export async function compileChildren(mode: ChildCodeMode = childCodeMode(), roo
  * Fills the compile cache of the bundled children by starting each once: the router with a kubeconfig that does
  * not exist (it loads every module, then fails), the function until it serves. Node writes the cache on exit.
  */
-async function warmBundles(script: (entry: ChildEntry) => string, env: Record<ChildEntry, NodeJS.ProcessEnv>): Promise<void> {
+async function warmBundles(script: (entry: ChildEntry) => string, env: (entry: ChildEntry) => NodeJS.ProcessEnv, flags: (entry: ChildEntry) => string[]): Promise<void> {
   const router = 'router-bench-router';
-  await promisify(execFile)(process.execPath, [script(router)], {
-    env: { ...process.env, ...env[router], KUBELOOP_BENCH_ROUTER: JSON.stringify({ kubeconfigPath: join(tmpdir(), 'kubeloop-bench-no-kubeconfig'), loops: [], invoke: 'http' }) },
+  await promisify(execFile)(process.execPath, [...flags(router), script(router)], {
+    env: { ...process.env, ...env(router), KUBELOOP_BENCH_ROUTER: JSON.stringify({ kubeconfigPath: join(tmpdir(), 'kubeloop-bench-no-kubeconfig'), loops: [], invoke: 'http' }) },
   }).catch(() => {});
-  const fn = spawn(process.execPath, [script('function-bench-server'), 'function', 'pod-name-label'], { stdio: ['ignore', 'pipe', 'ignore'], env: { ...process.env, ...env['function-bench-server'] } });
+  const fn = spawn(process.execPath, [...flags('function-bench-server'), script('function-bench-server'), 'function', 'pod-name-label'], { stdio: ['ignore', 'pipe', 'ignore'], env: { ...process.env, ...env('function-bench-server') } });
   for await (const line of createInterface({ input: fn.stdout! })) {
     if (line.startsWith('{"url"')) break;
   }

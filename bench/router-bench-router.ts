@@ -7,7 +7,8 @@ import { validateReconcileResponse } from '../lib/contract/validate.ts';
 import { loadKubeConfig } from '../lib/kube/kube-config.ts';
 import { createLogger } from '../lib/observability/logger.ts';
 import { startTracing } from '../lib/observability/tracing.ts';
-import { type FunctionInvoker, startRouter, DEFAULT_FAIR_API_LIMIT } from '../router/index.ts';
+import { type FunctionInvoker, startRouter, DEFAULT_FAIR_API_LIMIT, readRouterConfig } from '../router/index.ts';
+import { applyHeapGrowingPercent } from '../lib/server/heap-growing.ts';
 import type { Loop } from '../api/loop.ts';
 import { DEFAULT_FUNCTION_URL_POLICY } from '../lib/config/function-url-policy.ts';
 
@@ -69,7 +70,9 @@ async function inProcessInvoker(name: string): Promise<FunctionInvoker> {
   };
 }
 
-// As `kubeloop router` starts it: tracing first, so the router's spans go to the SDK.
+// As `kubeloop router` starts it: V8's heap growing factor (its flag's default or KUBELOOP_HEAP_GROWING_PERCENT;
+// a --heap-growing-percent among the child's node flags wins), then tracing, so the router's spans go to the SDK.
+applyHeapGrowingPercent(readRouterConfig([]).heapGrowingPercent);
 if (config.tracing) await startTracing({ otlpEndpoint: config.tracing.otlpEndpoint, otlpHeaders: {}, samplingRatio: config.tracing.samplingRatio }, 'kubeloop-router');
 // As `kubeloop router --kubeconfig` loads it (client-node only when the file needs it).
 const kubeConfig = await loadKubeConfig({ kubeconfig: config.kubeconfigPath });

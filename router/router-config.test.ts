@@ -83,6 +83,13 @@ describe('readRouterConfig', () => {
     expect(() => readRouterConfig(['--min-requeue-seconds', '0'])).toThrow('--min-requeue-seconds');
     expect(() => readRouterConfig(['--cluster-domain', 'Bad_Domain'])).toThrow('--cluster-domain');
   });
+  it('reads V8 heap growing factor: 50 % unless a flag or KUBELOOP_HEAP_GROWING_PERCENT says otherwise', () => {
+    expect(readRouterConfig([]).heapGrowingPercent).toBe(50);
+    expect(readRouterConfig(['--heap-growing-percent', '0']).heapGrowingPercent).toBe(0);
+    expect(readRouterConfig([], { KUBELOOP_HEAP_GROWING_PERCENT: '30' }).heapGrowingPercent).toBe(30);
+    expect(() => readRouterConfig(['--heap-growing-percent', '-1'])).toThrow('--heap-growing-percent');
+    expect(() => readRouterConfig([], { KUBELOOP_HEAP_GROWING_PERCENT: 'lots' })).toThrow('KUBELOOP_HEAP_GROWING_PERCENT');
+  });
   it('reads the fairness settings: defaults, a weight map, and a bad weight named with its flag', () => {
     expect(readRouterConfig([])).toMatchObject({ loopQps: 0, maxCallsInFlight: 256, fairApiQps: 500, fairApiBurst: 1000, tenantMetricsLabels: 50 });
     const config = readRouterConfig(['--max-calls-in-flight', '0', '--tenant-weights', 'team-a=4, cluster=2'], { KUBELOOP_FAIR_API_QPS: '0' });

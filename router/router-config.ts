@@ -96,6 +96,8 @@ export interface RouterConfig extends ServerSettings {
   historyApi?: { port: number; certFile: string; keyFile: string };
   /** The rotated history files (every finished entry as a JSON line); off when undefined. */
   historyFiles?: HistoryFileSettings;
+  /** V8's old-generation growing factor in percent, set at start (lib/server/heap-growing.ts); 0: V8's own. */
+  heapGrowingPercent: number;
 }
 
 /** "a=b,c=d" -> { a: 'b', c: 'd' }; the error names the setting and the bad pair. */
@@ -216,6 +218,7 @@ export function readRouterConfig(argv: string[], env: NodeJS.ProcessEnv = proces
       objects: range('history-objects'),
       objectsPerTenant: range('history-objects-per-tenant'),
     },
+    heapGrowingPercent: range('heap-growing-percent'),
     ...historyFiles(pick('history-dir', 'KUBELOOP_HISTORY_DIR'), pickRange('history-file-max-bytes'), pickRange('history-files'), pickRange('history-per-object')),
     ...historyApi(pick('history-api-port', 'KUBELOOP_HISTORY_API_PORT'), pick('history-tls-cert-file', 'KUBELOOP_HISTORY_TLS_CERT_FILE'), pick('history-tls-key-file', 'KUBELOOP_HISTORY_TLS_KEY_FILE')),
   };

@@ -67,6 +67,9 @@ export const ROUTER_RANGES = {
   'history-objects-per-tenant': { env: 'KUBELOOP_HISTORY_OBJECTS_PER_TENANT', default: DEFAULT_HISTORY_LIMITS.objectsPerTenant, min: 1, max: 1_000_000 },
   'history-file-max-bytes': { env: 'KUBELOOP_HISTORY_FILE_MAX_BYTES', default: DEFAULT_HISTORY_FILE_MAX_BYTES, min: 4096, max: 1 << 30 },
   'history-files': { env: 'KUBELOOP_HISTORY_FILES', default: DEFAULT_HISTORY_FILES, min: 1, max: 100 },
+  // 50: old space grows to 1.5x what survived the last major GC, not up to 4x; ~20 MiB off the peak with 2,000
+  // pods at no measured CPU cost (docs/performance.md, "Router peak RSS with 2,000 pods").
+  'heap-growing-percent': { env: 'KUBELOOP_HEAP_GROWING_PERCENT', default: 50, min: 0, max: 300 },
 } as const satisfies Record<string, RangeSetting>;
 
 export type RangeFlag = keyof typeof ROUTER_RANGES;
@@ -158,6 +161,7 @@ export const ROUTER_FLAG_OPTIONS = {
       'history-tls-key-file': { type: 'string' },
       'deny-function-network': { type: 'string', multiple: true },
       'deny-loopback-port': { type: 'string', multiple: true },
+      'heap-growing-percent': { type: 'string' },
 } as const;
 
 export const ROUTER_USAGE = `usage: kubeloop router [options]
@@ -223,4 +227,6 @@ ${FUNCTION_URL_USAGE}
   --trace-sampling-ratio ${o('trace-sampling-ratio')}          share of new traces sampled, parent-based (KUBELOOP_TRACE_SAMPLING_RATIO)
   --deny-function-network CIDR      never connect to a function there (repeatable; KUBELOOP_DENY_FUNCTION_NETWORKS, comma-separated)
   --deny-loopback-port PORT         with --allow-loopback-functions: never call a function on this loopback port (repeatable; kubeloop dev: the control plane's)
+  --heap-growing-percent ${d('heap-growing-percent')}        V8's old space grows by this share over what the last full GC kept before the next one;
+                                      0: V8's own factor, up to 4x on a large machine (KUBELOOP_HEAP_GROWING_PERCENT)
   --log-level ${o('log-level')}                  (KUBELOOP_LOG_LEVEL)`;

@@ -10,6 +10,7 @@ import { startTracing } from '../../lib/observability/tracing.ts';
 import { createServer, listen } from '../../lib/server/create-server.ts';
 import { closeOnSignals } from '../../lib/server/shutdown.ts';
 import { guardStartUp } from '../../lib/server/start-up-signals.ts';
+import { applyHeapGrowingPercent } from '../../lib/server/heap-growing.ts';
 import { readRouterConfig, readLoopsFile, ROUTER_USAGE, createRouterMetrics, startRouter, type Router, historySource, startHistoryApi, podPeerResolver } from '../../router/index.ts';
 import { readFile } from 'node:fs/promises';
 import { usageFailure } from '../command-args.ts';
@@ -26,6 +27,8 @@ export async function run(argv: string[]): Promise<number> {
   } catch (error) {
     return usageFailure('router', error);
   }
+  // Before anything grows the heap: each major GC from now on sizes old space by it.
+  const heapFlag = applyHeapGrowingPercent(config.heapGrowingPercent);
   const logger = createLogger({ name: 'router', level: config.logLevel });
   const tracing = await startTracing(config.tracing, 'kubeloop-router');
   const kubeConfig = await loadKubeConfig({ kubeconfig: config.kubeconfig, context: config.context });
@@ -69,7 +72,7 @@ export async function run(argv: string[]): Promise<number> {
     },
   });
   startUp.started();
-  logger.info({ ops: url, historyApi: historyApi?.url, identity: router.identity, leaderElect: config.leaderElect, sharding: config.sharding, tracing: tracing.enabled, loops: config.loops ? 'inline' : 'watching Loop objects' }, 'router started');
+  logger.info({ ops: url, historyApi: historyApi?.url, identity: router.identity, leaderElect: config.leaderElect, sharding: config.sharding, tracing: tracing.enabled, v8: heapFlag, loops: config.loops ? 'inline' : 'watching Loop objects' }, 'router started');
   return new Promise<number>(() => {});
 }
 

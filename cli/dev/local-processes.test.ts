@@ -4,6 +4,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { FUNCTION_NODE_FLAGS } from '../node-flags.ts';
 import { startLocalProcess, stopLocalProcesses, type LocalProcess } from './local-processes.ts';
 
 const LISTEN = '0A';
@@ -35,5 +36,13 @@ describe.runIf(existsSync('/proc/net/tcp'))('kubeloop dev processes', () => {
     const port = Number(new URL(fn.url).port);
     // 0100007F is 127.0.0.1 in the table's little-endian hex; 00000000 would be every interface.
     expect(listeningAddresses(port)).toEqual(['0100007F']);
+  });
+
+  it('start a function with the node flags its image puts before cli/bin.js', async () => {
+    const fn = await startLocalProcess({ name: 'function-flags-check', args: ['function', 'pod-name-label'], nodeFlags: FUNCTION_NODE_FLAGS, logDir });
+    started.push(fn);
+    const argv = readFileSync(`/proc/${fn.process.pid}/cmdline`, 'utf8').split('\0');
+    expect(argv.slice(1, 1 + FUNCTION_NODE_FLAGS.length)).toEqual(FUNCTION_NODE_FLAGS);
+    expect(argv[1 + FUNCTION_NODE_FLAGS.length]).toMatch(/cli\/bin\.js$/);
   });
 });

@@ -47,6 +47,8 @@ export interface StartOptions {
   readyTimeoutMs?: number;
   /** Added to the process's environment. */
   env?: NodeJS.ProcessEnv;
+  /** Node flags before cli/bin.js: what the image's ENTRYPOINT puts there (cli/node-flags.ts). */
+  nodeFlags?: readonly string[];
   /**
    * A user's shell command instead of `node cli/bin.js args` (`python3 function.py`, `go run .`), run in cwd in
    * its own process group, told where to listen by PORT and HOST (what the SDKs read).
@@ -74,7 +76,7 @@ export async function startLocalProcess(options: StartOptions): Promise<LocalPro
         name: options.name,
         command: process.execPath,
         // Loopback only: dev processes run unauthenticated and must not be reachable from the network.
-        args: [cliEntry(), ...options.args, `--port=${port}`, ...(opsPort === undefined ? [] : [`--ops-port=${opsPort}`]), `--host=${host}`],
+        args: [...(options.nodeFlags ?? []), cliEntry(), ...options.args, `--port=${port}`, ...(opsPort === undefined ? [] : [`--ops-port=${opsPort}`]), `--host=${host}`],
         logDir: options.logDir,
         env,
       });

@@ -3,6 +3,7 @@
 import type { KubeClient, ResourceDiscovery } from '../../lib/kube/index.ts';
 import { admissionRegistry, functionRegistry } from '../../functions/registry.ts';
 import { startLocalProcess, type LocalProcess } from './local-processes.ts';
+import { FUNCTION_NODE_FLAGS } from '../node-flags.ts';
 import { startProjectFunction } from './project-function.ts';
 import { startServiceAddress } from './service-address.ts';
 import { chartAccountKubeconfigs } from './chart-platform.ts';
@@ -34,7 +35,7 @@ export async function startPlatform(options: DevOptions, session: DevSession, cl
   const keys = new Map(seedNames.map((name) => [name, generateSigningSecret()]));
   for (const name of seedNames) {
     if (signal.aborted) break;
-    const fn = await startLocalProcess({ name: `function-${name}`, args: ['function', name], logDir, env: { KUBELOOP_SIGNING_SECRET: keys.get(name) } });
+    const fn = await startLocalProcess({ name: `function-${name}`, args: ['function', name], nodeFlags: FUNCTION_NODE_FLAGS, logDir, env: { KUBELOOP_SIGNING_SECRET: keys.get(name) } });
     started.push(fn);
     functions.set(name, fn);
   }
@@ -42,7 +43,7 @@ export async function startPlatform(options: DevOptions, session: DevSession, cl
   const admissionFunctions = new Map<string, LocalProcess>();
   for (const name of admissionNames) {
     if (signal.aborted) break;
-    const fn = await startLocalProcess({ name: `function-${name}`, args: ['function', name], logDir });
+    const fn = await startLocalProcess({ name: `function-${name}`, args: ['function', name], nodeFlags: FUNCTION_NODE_FLAGS, logDir });
     started.push(fn);
     admissionFunctions.set(name, fn);
   }

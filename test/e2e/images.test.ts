@@ -9,12 +9,13 @@ import { promisify } from 'node:util';
 import { Agent, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chartCrdFiles } from '../../cli/chart-crds.ts';
+import { FUNCTION_NODE_FLAGS } from '../../cli/node-flags.ts';
 import { freePort } from '../../cli/cluster/free-port.ts';
 import { admissionRegistry, functionRegistry } from '../../functions/registry.ts';
 import { eventually } from '../cluster/eventually.ts';
 import { setupClusterSuite, type ClusterSuite } from '../cluster/suite.ts';
 import { writeTokenKubeconfig } from '../cluster/token-kubeconfig.ts';
-import { buildProductionBundle, dockerfileTargets, filesUnder, startEntrypoint, REPO_ROOT, type ImageTarget } from '../support/production-bundle.ts';
+import { buildProductionBundle, dockerfileTargets, entrypointNodeFlags, filesUnder, startEntrypoint, REPO_ROOT, type ImageTarget } from '../support/production-bundle.ts';
 
 const run = promisify(execFile);
 
@@ -90,6 +91,13 @@ describe('the Dockerfile', () => {
     expect(targets.map((t) => t.target).sort()).toEqual(expected);
   });
 
+  it('starts every function image with the node flags kubeloop dev starts its functions with (cli/node-flags.ts)', () => {
+    for (const name of FUNCTION_TARGETS) {
+      const target = targets.find((t) => t.target === name);
+      expect(target && entrypointNodeFlags(target), name).toEqual(FUNCTION_NODE_FLAGS);
+    }
+  });
+
   it('ships only what the build copies (the .dockerignore allow-list covers every compiled directory)', async () => {
     const dockerfile = await readFile(join(REPO_ROOT, 'Dockerfile'), 'utf8');
     const ignore = await readFile(join(REPO_ROOT, '.dockerignore'), 'utf8');
@@ -124,6 +132,8 @@ describe('each image entrypoint, run from the production bundle', () => {
           60_000,
         );
         expect(status, running.output()).toBe(200);
+        // The router sets V8's heap growing factor itself (NODE_OPTIONS refuses the flag): its start line says so.
+        if (name === 'router') await eventually('the router to log its V8 setting', async () => running.output().includes('"v8":"--heap-growing-percent=50"') || undefined, 30_000);
       } finally {
         expect(await running.stop(), running.output()).toBe(0);
       }
@@ -152,9 +162,12 @@ describe('the bundled entrypoints (cli/bundle-entrypoints.js)', () => {
 });
 
 describe('the compile cache the Dockerfile builds (cli/warm-compile-cache.js)', () => {
-  it('lets an entrypoint load its compiled modules without compiling them', async () => {
+  // Each with its ENTRYPOINT's node flags: V8 refuses a code cache made under other flags (--single-threaded).
+  it.each(['router', 'function-pod-name-label'])('lets the %s entrypoint load its compiled modules without compiling them', async (name) => {
+    const target = targets.find((t) => t.target === name);
+    if (!target) throw new Error(`no Dockerfile target ${name}`);
     // Node's own trace of its compile cache: each module read from it is "accepted"; one missing is "not initialized".
-    const { stderr } = await run(process.execPath, ['cli/bin.js', 'function', 'pod-name-label', '--help'], {
+    const { stderr } = await run(process.execPath, [...target.args, '--help'], {
       cwd: bundle,
       env: { PATH: process.env.PATH, NODE_ENV: 'production', NODE_DEBUG_NATIVE: 'COMPILE_CACHE' },
     });
@@ -162,7 +175,8 @@ describe('the compile cache the Dockerfile builds (cli/warm-compile-cache.js)', 
     const fromDist = (word: string) => trace.filter((line) => line.includes(word) && line.includes(`${bundle}/dist/`));
     expect(fromDist('was accepted').length, stderr).toBeGreaterThan(5);
     // It runs from its bundle (cli/bundle-entrypoints.js), one module and a few chunks, not dist/cli's ~900 files.
-    expect(fromDist('was accepted').filter((line) => line.includes(`${bundle}/dist/bundle/function.mjs`)), stderr).toHaveLength(1);
+    const command = target.args[entrypointNodeFlags(target).length + 1];
+    expect(fromDist('was accepted').filter((line) => line.includes(`${bundle}/dist/bundle/${command}.mjs`)), stderr).toHaveLength(1);
     expect(fromDist('was not initialized')).toEqual([]);
     expect(fromDist('was rejected')).toEqual([]);
   });

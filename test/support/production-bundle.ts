@@ -20,6 +20,11 @@ export interface ImageTarget {
   env: Record<string, string>;
 }
 
+/** What a target's ENTRYPOINT puts between the node binary and cli/bin.js: node flags NODE_OPTIONS refuses. */
+export function entrypointNodeFlags(target: ImageTarget): string[] {
+  return target.args.slice(0, Math.max(0, target.args.indexOf('cli/bin.js')));
+}
+
 /** `FROM runtime AS <target>` stages, their `ENV NAME=value` lines and their exec-form ENTRYPOINT (of `root`'s Dockerfile). */
 export async function dockerfileTargets(root = REPO_ROOT): Promise<ImageTarget[]> {
   const text = await readFile(join(root, 'Dockerfile'), 'utf8');

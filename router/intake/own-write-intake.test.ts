@@ -8,7 +8,7 @@ import { maySettleAtIntake, OWN_WRITE_SEEN, settleOwnWrite, type OwnWriteIntake 
 const spec = { for: { apiVersion: 'v1', kind: 'Pod' }, serviceAccount: { namespace: 'shop', name: 's' }, function: { url: 'http://f.team.svc:80/' } };
 const loop = parseLoop({ kind: 'ClusterLoop', metadata: { name: 'label' }, spec });
 const finalizing = parseLoop({ kind: 'ClusterLoop', metadata: { name: 'label' }, spec: { ...spec, finalize: true } });
-const pod = (resourceVersion: string, extra: KubeObject['metadata'] = {}): KubeObject => ({ apiVersion: 'v1', kind: 'Pod', metadata: { namespace: 'shop', name: 'web-1', resourceVersion, ...extra } });
+const pod = (resourceVersion: string, extra: Record<string, unknown> = {}): KubeObject => ({ apiVersion: 'v1', kind: 'Pod', metadata: { namespace: 'shop', name: 'web-1', resourceVersion, ...extra } });
 const modified: Trigger = { type: 'MODIFIED' };
 const idle = { queued: false, hasFunction: true };
 

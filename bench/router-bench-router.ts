@@ -118,6 +118,12 @@ async function counters(): Promise<Record<string, number>> {
     for (const v of metric.values as Array<{ labels: Record<string, string | number>; value: number; metricName?: string }>) {
       if (metric.name === 'kubeloop_router_function_calls_total') add(`calls ${v.labels.code}`, v.value);
       if (metric.name === 'kubeloop_router_own_write_skips_total') add('own-write skips', v.value);
+      // Passes through the queue and reconciles (an own write's event settled at intake is neither).
+      if (metric.name === 'workqueue_adds_total') add('queue adds', v.value);
+      if (metric.name === 'controller_runtime_reconcile_total') add('reconciles', v.value);
+      // PATCHes sent, and those the server refused as stale (a failed resourceVersion test answers 422).
+      if (metric.name === 'rest_client_requests_total' && v.labels.method === 'PATCH') add('patches', v.value);
+      if (metric.name === 'rest_client_requests_total' && v.labels.method === 'PATCH') add('patches refused', String(v.labels.code) === '422' ? v.value : 0);
       // Batched calls: HTTP requests = calls - batched calls + batches.
       if (metric.name === 'kubeloop_router_function_batch_size' && v.metricName?.endsWith('_count')) add('batches', v.value);
       if (metric.name === 'kubeloop_router_function_batch_size' && v.metricName?.endsWith('_sum')) add('batched calls', v.value);

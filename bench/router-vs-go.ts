@@ -37,7 +37,7 @@ interface ControllerCounts {
 
 interface Controller {
   pid: number;
-  counts(): Promise<ControllerCounts>;
+  counts(pods: number): Promise<ControllerCounts>;
   stop(): Promise<void>;
 }
 
@@ -64,10 +64,12 @@ async function startController(s: VersusSettings, mode: LimitMode, side: Side, n
   const router = await spawnRouter(side === 'baseline' ? s.baselineCode! : s.code, { kubeconfigPath: s.kubeconfigPath, loops: [loop], invoke: 'http', rateLimit: { qps: mode.qps, burst: mode.burst }, ...(side === 'undici-writes' ? { http2Writes: false } : {}) });
   return {
     pid: router.pid,
-    counts: async () => {
+    counts: async (pods) => {
       const { counters, atPeak } = await router.stats();
       const mean = (key: string) => `${(((counters[`${key} seconds`] ?? 0) / (counters[`${key} observed`] || 1)) * 1000).toFixed(1)} ms`;
       console.log(`    ${side}: a key's mean time queued ${mean('queued')}, in its reconcile ${mean('reconcile')}, of which the function call ${mean('function call')}; a PATCH's round trip ${mean('patch')}`);
+      const perPod = (key: string) => (counters[key] === undefined ? 'n/a' : (counters[key] / pods).toFixed(2));
+      console.log(`    ${side}: per pod ${perPod('queue adds')} queue adds, ${perPod('reconciles')} reconciles, ${perPod('own-write skips')} own-write skips, ${perPod('patches')} PATCHes (${perPod('patches refused')} refused 422)`);
       const calls = Object.entries(counters).reduce((sum, [key, value]) => (key.startsWith('calls ') ? sum + value : sum), 0);
       return { conflicts: counters['action patch/conflict'] ?? 0, calls: counters['calls 2xx'] ?? 0, requests: calls - (counters['batched calls'] ?? 0) + (counters.batches ?? 0), atPeak };
     },
@@ -107,7 +109,7 @@ async function measure(s: VersusSettings, mode: LimitMode, side: Side, work: Wor
     await until(`${pods} pods of ${namespace} labelled by ${side}`, 900_000, async () => seen.labelled.size >= pods, 20);
     after = readProcess(controller.pid);
     fnAfter = readProcess(s.functionPid);
-    counts = await controller.counts();
+    counts = await controller.counts(pods);
   } finally {
     await controller.stop();
   }

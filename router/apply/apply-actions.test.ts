@@ -192,4 +192,30 @@ describe('applyActions patch', () => {
     const patch = request.mock.calls.map(([r]) => r).find((r) => r.method === 'PATCH');
     expect(patch?.accept).toMatch(/^application\/json;as=PartialObjectMetadata;g=meta\.k8s\.io;v=v1,application\/json$/);
   });
+
+  describe("a metadata-only Loop's primary the cache already holds at a newer version", () => {
+    const metadataOnly = parseLoop({ metadata: { name: 'cm' }, spec: { for: { apiVersion: 'v1', kind: 'ConfigMap' }, metadataOnly: true, serviceAccount: { namespace: 'a', name: 'loop' }, function: { url: 'http://fn.a.svc/' } } });
+    const sent: KubeObject = { ...primary, metadata: { ...primary.metadata, managedFields: [{ manager: 'kubectl' }] } };
+    // The function's own test of the version it was sent, as the SDK's patchAction writes it.
+    const label: Action = { op: 'patch', target: { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'a', name: 'cm' }, patch: [{ op: 'test', path: '/metadata/resourceVersion', value: '1' }, { op: 'add', path: '/metadata/labels', value: { a: 'b' } }] };
+    const patched = (cached: KubeObject) => {
+      const { ctx, request } = context((r) => (r.method === 'PATCH' ? { metadata: { name: 'cm', namespace: 'a', resourceVersion: '3' } } : {}));
+      return { ctx: { ...ctx, loop: metadataOnly, primary: sent, lookup: () => cached }, patches: () => request.mock.calls.map(([r]) => r).filter((r) => r.method === 'PATCH').map((r) => r.body) };
+    };
+
+    it('sends the patch against that version at once when it moved only in resourceVersion and managedFields (no refused first write)', async () => {
+      const { ctx, patches } = patched({ ...sent, metadata: { ...sent.metadata, resourceVersion: '2', managedFields: [{ manager: 'kwok' }] } });
+      expect(await applyActions(ctx, [label])).toEqual({ result: 'done', refused: 0, primaryResourceVersion: '3' });
+      expect(patches()).toEqual([[{ op: 'test', path: '/metadata/resourceVersion', value: '2' }, { op: 'add', path: '/metadata/labels', value: { a: 'b' } }]]);
+    });
+
+    it('sends it against the version the function saw when anything it sees changed, or the Loop reads whole objects', async () => {
+      const relabelled = patched({ ...sent, metadata: { ...sent.metadata, resourceVersion: '2', labels: { other: 'x' } } });
+      await applyActions(relabelled.ctx, [label]);
+      expect(relabelled.patches()).toEqual([label.op === 'patch' && label.patch]);
+      const whole = patched({ ...sent, metadata: { ...sent.metadata, resourceVersion: '2' } });
+      await applyActions({ ...whole.ctx, loop }, [label]);
+      expect(whole.patches()).toEqual([label.op === 'patch' && label.patch]);
+    });
+  });
 });

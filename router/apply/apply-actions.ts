@@ -187,19 +187,25 @@ async function applyPatch(ctx: ApplyContext, action: PatchAction, written: Writt
   // The resourceVersion test holds the object as the function saw it: the primary of the request, or the cached child.
   const isPrimary = refersTo(target, ctx.primary);
   const seen = isPrimary ? ctx.primary : lookupTarget(ctx, target);
+  // Sent against `base`: the tests of the version the function saw move with it (the SDK's patchAction writes one).
+  const send = (base: KubernetesObject | undefined) => {
+    const patch = base === seen ? action.patch : retestResourceVersion(action.patch, seen?.metadata?.resourceVersion, base?.metadata?.resourceVersion);
+    return sendPatch(ctx, resource, target, withResourceVersionTest(patch, base?.metadata?.resourceVersion));
+  };
   try {
+    // The cache already holds a newer version that moved only in bookkeeping (a status write while the function
+    // answered): the test of the version it saw would fail, so the patch goes against the newer one at once.
+    const cached = isPrimary ? lookupTarget(ctx, target) : undefined;
+    const base = cached && movedOnlyInBookkeeping(ctx, seen, cached) ? cached : seen;
     let after: Pick<KubernetesObject, 'metadata'>;
     try {
-      after = await sendPatch(ctx, resource, target, withResourceVersionTest(action.patch, seen?.metadata?.resourceVersion));
+      after = await send(base);
     } catch (error) {
       // A metadata-only Loop's primary moved only in what its function never sees (a status write made
       // a new resourceVersion): the answer still holds, so send it again against that version.
       const now = lookupTarget(ctx, target);
-      const rebase =
-        error instanceof StaleWriteError && isPrimary && ctx.loop.metadataOnly && now && now.metadata?.resourceVersion !== seen?.metadata?.resourceVersion && onlyBookkeepingChanged(ctx.primary, now);
-      if (!rebase) throw error;
-      const retested = retestResourceVersion(action.patch, seen?.metadata?.resourceVersion, now.metadata?.resourceVersion);
-      after = await sendPatch(ctx, resource, target, withResourceVersionTest(retested, now.metadata?.resourceVersion));
+      if (!(error instanceof StaleWriteError && isPrimary && now && now.metadata?.resourceVersion !== base?.metadata?.resourceVersion && movedOnlyInBookkeeping(ctx, seen, now))) throw error;
+      after = await send(now);
     }
     if (isPrimary) written.primaryResourceVersion = after.metadata?.resourceVersion;
   } catch (error) {
@@ -207,6 +213,14 @@ async function applyPatch(ctx: ApplyContext, action: PatchAction, written: Writt
     throw error;
   }
   return 'applied';
+}
+
+/**
+ * Whether a metadata-only Loop's primary moved from the version its function saw only in resourceVersion and
+ * managedFields: the answer still holds for `now`.
+ */
+function movedOnlyInBookkeeping(ctx: ApplyContext, seen: KubernetesObject | undefined, now: KubernetesObject): boolean {
+  return ctx.loop.metadataOnly && seen !== undefined && now.metadata?.resourceVersion !== seen.metadata?.resourceVersion && onlyBookkeepingChanged(ctx.primary, now);
 }
 
 /** Sends a JSON patch to a target; a failed resourceVersion test is checked against the cached version. */

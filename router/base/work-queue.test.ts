@@ -57,6 +57,17 @@ describe('WorkQueue', () => {
     expect(calls).toBe(2);
   });
 
+  it('holds a key while it waits and while it is processed, not once it is done', async () => {
+    const gate = deferred();
+    const queue = new WorkQueue<string>({ concurrency: 1, process: async (item) => (item.key === 'blocker' ? gate.promise : undefined) });
+    queue.add('blocker', 'x');
+    queue.add('a', 'x');
+    expect([queue.holds('blocker'), queue.holds('a'), queue.holds('b')]).toEqual([true, true, false]);
+    gate.resolve();
+    await queue.idle();
+    expect([queue.holds('blocker'), queue.holds('a')]).toEqual([false, false]);
+  });
+
   it('limits calls in flight to the concurrency', async () => {
     let running = 0;
     let maxRunning = 0;

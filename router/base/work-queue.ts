@@ -83,6 +83,10 @@ export class WorkQueue<T> {
   failures(key: string): number {
     return this.#failures.get(key) ?? 0;
   }
+  /** Whether the key is waiting or being processed (a delayed key is neither until its timer fires). */
+  holds(key: string): boolean {
+    return this.#waiting.has(key) || this.#processing.has(key);
+  }
   add(key: string, payload: T, priority: Priority = 'high'): void {
     if (this.#stopped) return;
     this.#options.onAdd?.();

@@ -107,6 +107,28 @@ describe('LoopRunner', () => {
     expect(h.calls[0]?.url).toBe('http://podset.fns.svc:8080/');
   });
 
+  it('settles the watch event of its own patch of the primary before the queue, and queues any later change', async () => {
+    const patched: string[] = [];
+    const api = {
+      client: { request: async ({ path }: { path: string }) => (patched.push(path), { metadata: { resourceVersion: `${patched.length + 1}` } }) } as unknown as KubeClient,
+      discovery: { resolve: async () => PODSETS } as unknown as ResourceDiscovery,
+    };
+    const h = harness({ owns: [] }, (request) => ({
+      actions: [{ op: 'patch', target: { apiVersion: PODSETS.apiVersion, kind: PODSETS.kind, namespace: 'a', name: request.object.metadata!.name! }, patch: [{ op: 'add', path: '/metadata/labels', value: { seen: 'yes' } }] }],
+    }), api);
+    h.podsets.put(podSet('one'));
+    await h.started();
+    await h.calledAndIdle(1);
+    expect(patched).toEqual(['/apis/app.kubeloop.dev/v1alpha1/namespaces/a/podsets/one']);
+    // The event of exactly what our patch produced: not queued at all, no second call.
+    h.podsets.put(podSet('one', { labels: { seen: 'yes' }, resourceVersion: '2' }));
+    expect(h.runner.stats().pendingKeys).toBe(0);
+    // Someone else's change afterwards is queued and called as usual.
+    h.podsets.put(podSet('one', { labels: { seen: 'no' }, resourceVersion: '3' }));
+    expect(h.runner.stats().pendingKeys).toBe(1);
+    await h.calledAndIdle(2);
+  });
+
   it('calls the controller owner of a changed child with a CHILD trigger, and sends the children it holds', async () => {
     const h = harness();
     const owner = podSet('one');

@@ -21,6 +21,7 @@ import { loopMetrics, type LoopMetrics, type ReconcileResult } from '../base/rou
 import { loopBatcher } from '../reconcile/call-batcher.ts';
 import { subscribeRunner } from './runner-handlers.ts';
 import { FunctionEndpoint } from './function-endpoint.ts';
+import { settleOwnWrite, type OwnWriteIntake } from './own-write-intake.ts';
 import { RelatedWatch } from './related-watch.ts';
 import { RunnerShard } from '../sharding/runner-shard.ts';
 import type { ShardGate } from '../sharding/shard-member.ts';
@@ -71,6 +72,7 @@ export class LoopRunner {
   /** Start times of the keys being processed, read at scrape time (unfinished work, longest running). */
   readonly #processingSince = new Map<string, number>();
   readonly #metrics: LoopMetrics;
+  readonly #ownWriteIntake: OwnWriteIntake;
   #unwatchQueue: (() => void) | undefined;
   #shard: RunnerShard | undefined;
   /** Resolves when the Loop's caches are complete and its first calls are queued. */
@@ -103,6 +105,15 @@ export class LoopRunner {
       ...(deps.scheduler ? { fairShare: { scheduler: deps.scheduler, tenant: tenantOf(loop), id: loop.id } } : {}),
       onError: (key, error) => deps.logger.error({ loop: loop.id, key, err: error instanceof Error ? error.stack : String(error) }, 'reconcile crashed'),
     });
+    const skips = { loop: loop.id };
+    this.#ownWriteIntake = {
+      loop,
+      ownWrites: this.#memory.ownWrites,
+      queue: this.#queue,
+      history: deps.history,
+      hasFunction: () => this.#function.url !== undefined,
+      counted: () => deps.metrics.ownWriteSkips.inc(skips),
+    };
   }
 
   /**
@@ -256,6 +267,8 @@ export class LoopRunner {
     const key = objectKey(object.metadata);
     if (this.#shard && !this.#shard.owns(key, object)) return;
     this.#memory.tombstones.delete(key);
+    // The event of our own write, on a key not queued: settled here, without a pass through the queue.
+    if (event === undefined && settleOwnWrite(this.#ownWriteIntake, key, object, trigger)) return;
     this.#watchEvents.add(key, event ?? watchEvent(trigger.type === 'RESYNC' ? 'resync' : 'primary', trigger.type, object));
     this.#queue.add(key, trigger, priority);
   }

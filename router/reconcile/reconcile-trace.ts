@@ -162,6 +162,17 @@ export class ReconcileTrace implements WriteObserver {
   }
 }
 
+/**
+ * The history entry of a watch event settled before the queue (the router's own write seen at intake,
+ * intake/own-write-intake.ts): no call, no write, no time waited; the same entry a reconcile stopped at that
+ * stage leaves. No trace: no reconcile ran.
+ */
+export function recordSettledEvent(recorder: FlightRecorder | undefined, loop: string, key: string, event: WatchEvent, outcome: string): void {
+  if (!recorder?.enabled) return;
+  const record: ReconcileRecord = { startedAt: new Date(event.at).toISOString(), triggers: [event], actions: [], writes: [], outcome, durations: { queueMs: 0, totalMs: 0 } };
+  recorder.record(loop, key, record);
+}
+
 /** What the function was shown, cheaply: the primary's and children's resourceVersions and the trigger. */
 export function requestDigest(request: ReconcileRequest): string {
   const hash = createHash('sha256');

@@ -104,6 +104,28 @@ describe('pod-name-label through the router', () => {
     expect(sum('rest_client_requests_total', (l) => l.method === 'GET' && l.code === '200')).toBeGreaterThan(0);
   });
 
+  it("records the watch event of its own label write in the pod's history as seen, after the patch that caused it", async () => {
+    // The event may be settled at intake (router/intake/own-write-intake.ts) or by a reconcile: `kubeloop why`
+    // shows the same entry either way.
+    const name = 'history-of-own-write';
+    await h.client.request({
+      method: 'POST',
+      path: `/api/v1/namespaces/${ns}/pods`,
+      body: { metadata: { name, annotations: { [ANNOTATION]: 'true' } }, spec: { containers: [{ name: 'c', image: 'x' }] } },
+    });
+    const loopId = router.loops().find((r) => r.loop.name === 'pod-name-label')!.loop.id;
+    const entries = await eventually('the own write seen in the history', async () => {
+      const history = router.history.history(loopId, `${ns}/${name}`);
+      return history.some((e) => e.outcome === 'own-write-seen') && history;
+    });
+    // The entry before it is the reconcile whose patch produced it (a call, or a kept answer replayed after a conflict).
+    const seen = entries.findIndex((e) => e.outcome === 'own-write-seen');
+    expect(entries[seen - 1]).toMatchObject({ outcome: 'ok', writes: [{ action: `patch v1/Pod ${ns}/${name}`, result: 'applied' }] });
+    expect(entries.filter((e) => e.requestDigest !== undefined).length).toBeGreaterThan(0);
+    expect(entries[seen]).toMatchObject({ actions: [], writes: [] });
+    expect(entries[seen]!.triggers.at(-1)).toMatchObject({ source: 'primary', type: 'MODIFIED', kind: 'v1/Pod', object: `${ns}/${name}` });
+  });
+
   it('re-labels a pod whose label another writer removes or changes right after the router wrote it', async () => {
     // The router skips the call for the event its own patch caused (router/reconcile/own-writes.ts); a change by
     // anyone else, even within milliseconds of that write, must still be reconciled.

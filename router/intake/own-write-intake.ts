@@ -1,0 +1,50 @@
+// The watch event of the router's own write (reconcile/own-writes.ts) settled at intake: on a key its queue does
+// not hold, the event is recognised before it takes a queue item, a worker, a trace and metric updates, and
+// leaves the same history entry (outcome own-write-seen) its reconcile would have, so `kubeloop why` is unchanged.
+import type { KubeObject, Trigger } from '../../lib/contract/types.ts';
+import type { LoopConfig } from '../base/loop-spec.ts';
+import { watchEvent } from '../base/watch-events.ts';
+import type { FlightRecorder } from '../reconcile/flight-recorder.ts';
+import type { OwnWrites } from '../reconcile/own-writes.ts';
+import { finalizerPhase } from '../reconcile/reconcile-decision.ts';
+import { recordSettledEvent } from '../reconcile/reconcile-trace.ts';
+
+/** The outcome reconcile-key.ts gives the same event when it reaches the queue. */
+export const OWN_WRITE_SEEN = 'own-write-seen';
+
+/**
+ * Pure: whether a primary's event may be settled at intake instead of queued. Only a MODIFIED (our patch or
+ * apply changes an existing object), on a key the queue holds neither waiting nor in a reconcile (that
+ * reconcile consumes the entry as before, with the events it coalesced), for a Loop whose function resolves
+ * and whose reconcile would reach the own-write check (a finalizer to add, or a deleting primary, comes first).
+ */
+export function maySettleAtIntake(loop: Pick<LoopConfig, 'finalize' | 'finalizer' | 'sendDeletes'>, object: KubeObject, trigger: Trigger, facts: { queued: boolean; hasFunction: boolean }): boolean {
+  if (trigger.type !== 'MODIFIED' || facts.queued || !facts.hasFunction) return false;
+  const phase = finalizerPhase(loop, object, false);
+  return phase.kind === 'call' && !phase.finalizing;
+}
+
+export interface OwnWriteIntake {
+  loop: LoopConfig;
+  ownWrites: OwnWrites;
+  queue: { holds(key: string): boolean; forget(key: string): void };
+  history: FlightRecorder | undefined;
+  hasFunction: () => boolean;
+  /** kubeloop_router_own_write_skips_total, as for a skip in the reconcile. */
+  counted: () => void;
+}
+
+/**
+ * True when the event was exactly the object our last covered write produced, and is settled here: the queue
+ * forgets the key's failures (as the reconcile's `forget` step would) and the history records it. Either way a
+ * consulted entry is used up, as in the reconcile: any later event for the key is a real change.
+ */
+export function settleOwnWrite(intake: OwnWriteIntake, key: string, object: KubeObject, trigger: Trigger): boolean {
+  if (intake.ownWrites.size === 0) return false;
+  if (!maySettleAtIntake(intake.loop, object, trigger, { queued: intake.queue.holds(key), hasFunction: intake.hasFunction() })) return false;
+  if (!intake.ownWrites.consume(key, object.metadata?.resourceVersion)) return false;
+  intake.counted();
+  intake.queue.forget(key);
+  recordSettledEvent(intake.history, intake.loop.id, key, watchEvent('primary', trigger.type, object), OWN_WRITE_SEEN);
+  return true;
+}

@@ -27,7 +27,7 @@ import { isOwnedKind, type LoopConfig } from '../base/loop-spec.ts';
 import { appliedObject, namespaceFor, namespaceOf, targetOf } from './action-target.ts';
 import { isConflict, sendJsonPatch, StaleWriteError } from './json-patch.ts';
 import { prepareChild, retestResourceVersion, statusPatch, withResourceVersionTest } from './patch-building.ts';
-import { onlyBookkeepingChanged } from '../base/predicates.ts';
+import { movedOnlyInBookkeeping } from '../base/predicates.ts';
 import type { RouterMetrics } from '../base/router-metrics.ts';
 import { tenantOf } from '../base/tenant-weights.ts';
 
@@ -196,7 +196,7 @@ async function applyPatch(ctx: ApplyContext, action: PatchAction, written: Writt
     // The cache already holds a newer version that moved only in bookkeeping (a status write while the function
     // answered): the test of the version it saw would fail, so the patch goes against the newer one at once.
     const cached = isPrimary ? lookupTarget(ctx, target) : undefined;
-    const base = cached && movedOnlyInBookkeeping(ctx, seen, cached) ? cached : seen;
+    const base = cached && movedOnlyInBookkeeping(ctx.loop.metadataOnly, seen, cached) ? cached : seen;
     let after: Pick<KubernetesObject, 'metadata'>;
     try {
       after = await send(base);
@@ -204,7 +204,7 @@ async function applyPatch(ctx: ApplyContext, action: PatchAction, written: Writt
       // A metadata-only Loop's primary moved only in what its function never sees (a status write made
       // a new resourceVersion): the answer still holds, so send it again against that version.
       const now = lookupTarget(ctx, target);
-      if (!(error instanceof StaleWriteError && isPrimary && now && now.metadata?.resourceVersion !== base?.metadata?.resourceVersion && movedOnlyInBookkeeping(ctx, seen, now))) throw error;
+      if (!(error instanceof StaleWriteError && isPrimary && now && now.metadata?.resourceVersion !== base?.metadata?.resourceVersion && movedOnlyInBookkeeping(ctx.loop.metadataOnly, seen, now))) throw error;
       after = await send(now);
     }
     if (isPrimary) written.primaryResourceVersion = after.metadata?.resourceVersion;
@@ -213,14 +213,6 @@ async function applyPatch(ctx: ApplyContext, action: PatchAction, written: Writt
     throw error;
   }
   return 'applied';
-}
-
-/**
- * Whether a metadata-only Loop's primary moved from the version its function saw only in resourceVersion and
- * managedFields: the answer still holds for `now`.
- */
-function movedOnlyInBookkeeping(ctx: ApplyContext, seen: KubernetesObject | undefined, now: KubernetesObject): boolean {
-  return ctx.loop.metadataOnly && seen !== undefined && now.metadata?.resourceVersion !== seen.metadata?.resourceVersion && onlyBookkeepingChanged(ctx.primary, now);
 }
 
 /** Sends a JSON patch to a target; a failed resourceVersion test is checked against the cached version. */

@@ -29,7 +29,6 @@ import type { VersionCondition } from '../reconcile/function-versions.ts';
 import type { ShadowPairs } from '../reconcile/shadow-pairs.ts';
 import { watchFunctionVersions, type FunctionVersionWatch } from './function-version-watch.ts';
 
-
 export type { LoopHealth, LoopHealthReason } from '../reconcile/reconcile-decision.ts';
 
 export interface LoopRunnerDeps extends ReconcileDeps {
@@ -106,14 +105,8 @@ export class LoopRunner {
       onError: (key, error) => deps.logger.error({ loop: loop.id, key, err: error instanceof Error ? error.stack : String(error) }, 'reconcile crashed'),
     });
     const skips = { loop: loop.id };
-    this.#ownWriteIntake = {
-      loop,
-      ownWrites: this.#memory.ownWrites,
-      queue: this.#queue,
-      history: deps.history,
-      hasFunction: () => this.#function.url !== undefined,
-      counted: () => deps.metrics.ownWriteSkips.inc(skips),
-    };
+    const { ownWrites } = this.#memory;
+    this.#ownWriteIntake = { loop, ownWrites, queue: this.#queue, history: deps.history, hasFunction: () => this.#function.url !== undefined, counted: () => deps.metrics.ownWriteSkips.inc(skips) };
   }
 
   /**
@@ -135,11 +128,7 @@ export class LoopRunner {
 
   stats(): LoopRunnerStats {
     const queue = this.#queue;
-    return {
-      synced: this.#cachesComplete,
-      cachedPrimaries: this.#primary?.informer.store.size ?? 0,
-      pendingKeys: queue.depth + queue.inFlight + queue.delayed,
-    };
+    return { synced: this.#cachesComplete, cachedPrimaries: this.#primary?.informer.store.size ?? 0, pendingKeys: queue.depth + queue.inFlight + queue.delayed };
   }
 
   /**

@@ -1,17 +1,20 @@
 // Child process of bench/tenants-scale.bench.ts: the busy tenants' load, apart from the bench's own process (which
 // then only writes and times the quiet tenant's changes). Args: kubeconfig, phase ms, objects per tenant, namespaces.
 // Each namespace gets `objects` ConfigMaps, patched in rounds until the phase ends; prints {"rounds": n} and exits.
-import { KubeClient, loadKubeConfig } from '../lib/kube/index.ts';
+// With CHURN_AS_SERVICE_ACCOUNT each namespace writes as that ServiceAccount of its own (impersonated), not as admin.
+import { KubeClient, loadKubeConfig, serviceAccountUser } from '../lib/kube/index.ts';
 import { pool } from './router-bench-kit.ts';
 
 const [kubeconfig, phaseMs, objects, ...namespaces] = process.argv.slice(2);
 const OBJECTS = Number(objects);
 const deadline = performance.now() + Number(phaseMs);
-const client = await KubeClient.fromKubeConfig(await loadKubeConfig({ kubeconfig: kubeconfig! }), { rateLimit: { qps: 1000, burst: 1000 } });
+const admin = await KubeClient.fromKubeConfig(await loadKubeConfig({ kubeconfig: kubeconfig! }), { rateLimit: { qps: 1000, burst: 1000 } });
 const configMap = (name: string) => ({ metadata: { name, labels: { app: 'bench', team: 'bench', busy: 'true' } }, data: { setting: 'x' } });
+const as = process.env.CHURN_AS_SERVICE_ACCOUNT;
 let rounds = 0;
 await Promise.all(
   namespaces.map(async (ns) => {
+    const client = as ? admin.impersonating({ user: serviceAccountUser(ns!, as) }, { qps: 1000, burst: 1000 }) : admin;
     await pool(0, OBJECTS, 8, async (n) => {
       await client.request({ method: 'POST', path: `/api/v1/namespaces/${ns}/configmaps`, body: configMap(`busy-${n}`) });
     });
@@ -22,5 +25,5 @@ await Promise.all(
     }
   }),
 );
-await client.close();
+await admin.close();
 console.log(JSON.stringify({ rounds }));

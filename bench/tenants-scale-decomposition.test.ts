@@ -1,6 +1,6 @@
 // bench:tenants-scale's decomposition: a quiet change is matched to its call and its router history by what it wrote.
 import { describe, expect, it } from 'vitest';
-import { decompose, formatDecomposition, routerSeen, summarize } from './tenants-scale-decomposition.ts';
+import { decompose, flowControl, formatDecomposition, routerSeen, summarize } from './tenants-scale-decomposition.ts';
 
 const line = (loop: string, rv: string, at: number, startedAt: number, source = 'primary') =>
   JSON.stringify({ loop, key: 'scale-0009/primary', startedAt: new Date(startedAt).toISOString(), triggers: [{ source, type: 'MODIFIED', resourceVersion: rv, at }] });
@@ -33,5 +33,32 @@ describe('tenants-scale decomposition', () => {
     expect(formatDecomposition('busy', summary)).toContain('queue 15/15');
     const load = { patchesPerS: 400, routerCpuMsPerS: 900, functionCpuMsPerS: 200, apiCpuMsPerS: 1100, routerLagP99Ms: 120, routerLagMaxMs: 300 };
     expect(formatDecomposition('busy', summary, load)).toContain('router CPU 900 ms/s, event-loop delay p99 120 ms (max 300)');
+  });
+
+  it('reads what each APF priority level dispatched over a phase and the mean wait in its queues, levels with nothing left out', () => {
+    const m = (name: string, level: string, value: number, schema = 'x') => ({ name, labels: { priority_level: level, flow_schema: schema }, value });
+    const before = [
+      m('apiserver_flowcontrol_dispatched_requests_total', 'exempt', 100),
+      m('apiserver_flowcontrol_dispatched_requests_total', 'workload-low', 10, 'service-accounts'),
+      m('apiserver_flowcontrol_dispatched_requests_total', 'global-default', 5),
+      m('apiserver_flowcontrol_request_wait_duration_seconds_sum', 'workload-low', 0.5, 'service-accounts'),
+      m('apiserver_flowcontrol_request_wait_duration_seconds_count', 'workload-low', 10, 'service-accounts'),
+    ];
+    const after = [
+      m('apiserver_flowcontrol_dispatched_requests_total', 'exempt', 1100),
+      m('apiserver_flowcontrol_dispatched_requests_total', 'workload-low', 200, 'service-accounts'),
+      m('apiserver_flowcontrol_dispatched_requests_total', 'workload-low', 10, 'other'),
+      m('apiserver_flowcontrol_dispatched_requests_total', 'global-default', 5),
+      m('apiserver_flowcontrol_request_wait_duration_seconds_sum', 'workload-low', 2.5, 'service-accounts'),
+      m('apiserver_flowcontrol_request_wait_duration_seconds_count', 'workload-low', 210, 'service-accounts'),
+      m('apiserver_flowcontrol_rejected_requests_total', 'workload-low', 3, 'service-accounts'),
+    ];
+    const shares = flowControl(before, after);
+    expect(shares).toEqual([
+      { priorityLevel: 'exempt', dispatched: 1000, meanWaitMs: 0, rejected: 0 },
+      { priorityLevel: 'workload-low', dispatched: 200, meanWaitMs: 10, rejected: 3 },
+    ]);
+    const load = { patchesPerS: 400, routerCpuMsPerS: 900, functionCpuMsPerS: 200, apiCpuMsPerS: 1100, routerLagP99Ms: 120, routerLagMaxMs: 300, flowControl: shares };
+    expect(formatDecomposition('busy', summarize([]), load)).toContain('API Priority and Fairness, dispatched (mean queue wait): exempt 1000 (0.0 ms), workload-low 200 (10.0 ms, 3 rejected)');
   });
 });

@@ -1,6 +1,7 @@
 // Where one quiet change's time goes in bench:tenants-scale: its PATCH answered, the router's watch event (from the
 // router's history lines, --history-dir), the reconcile leaving the queue, the request built, and the function's
 // receipt. Pure: the bench gathers the timestamps; this matches them by change and sums up the segments.
+import { delta, type Sample } from './process-figures.ts';
 import { percentile } from './router-bench-kit.ts';
 
 /** The annotation the bench writes on the quiet tenant's ConfigMap: when (Date.now()) the PATCH was sent. */
@@ -122,15 +123,49 @@ export interface PhaseLoad {
   apiCpuMsPerS: number;
   routerLagP99Ms: number;
   routerLagMaxMs: number;
+  /** The API server's Priority and Fairness over the phase, per priority level that dispatched anything. */
+  flowControl?: FlowControlShare[];
+}
+
+/** One APF priority level over a phase: requests dispatched, their mean wait in its queues, requests it rejected. */
+export interface FlowControlShare {
+  priorityLevel: string;
+  dispatched: number;
+  meanWaitMs: number;
+  rejected: number;
+}
+
+/** From two scrapes of the API server's /metrics (apiserver_flowcontrol_*): what each priority level did in between. */
+export function flowControl(before: Sample[], after: Sample[]): FlowControlShare[] {
+  const levels = new Set(after.filter((s) => s.name === 'apiserver_flowcontrol_dispatched_requests_total').map((s) => s.labels.priority_level ?? ''));
+  return [...levels]
+    .sort()
+    .map((priorityLevel) => {
+      const d = (name: string) => delta(before, after, name, { priority_level: priorityLevel });
+      const waits = d('apiserver_flowcontrol_request_wait_duration_seconds_count');
+      return {
+        priorityLevel,
+        dispatched: d('apiserver_flowcontrol_dispatched_requests_total'),
+        meanWaitMs: waits === 0 ? 0 : (d('apiserver_flowcontrol_request_wait_duration_seconds_sum') * 1000) / waits,
+        rejected: d('apiserver_flowcontrol_rejected_requests_total'),
+      };
+    })
+    .filter((share) => share.dispatched > 0 || share.rejected > 0);
 }
 
 /** "write 3/40  toRouter 2/300 ..." ms: p50 / mean of the slowest tenth, per segment. */
 export function formatDecomposition(label: string, s: DecompositionSummary, load?: PhaseLoad): string {
   const parts = SEGMENTS.map((k) => `${k} ${fmt(s.segments[k].p50)}/${fmt(s.segments[k].tailMean)}`);
   const around = load
-    ? `\n    busy patches ${fmt(load.patchesPerS)}/s; router CPU ${fmt(load.routerCpuMsPerS)} ms/s, event-loop delay p99 ${fmt(load.routerLagP99Ms)} ms (max ${fmt(load.routerLagMaxMs)}); function CPU ${fmt(load.functionCpuMsPerS)} ms/s; API server + etcd CPU ${fmt(load.apiCpuMsPerS)} ms/s`
+    ? `\n    busy patches ${fmt(load.patchesPerS)}/s; router CPU ${fmt(load.routerCpuMsPerS)} ms/s, event-loop delay p99 ${fmt(load.routerLagP99Ms)} ms (max ${fmt(load.routerLagMaxMs)}); function CPU ${fmt(load.functionCpuMsPerS)} ms/s; API server + etcd CPU ${fmt(load.apiCpuMsPerS)} ms/s${formatFlowControl(load.flowControl)}`
     : '';
   return `  ${label}: p50 ${fmt(s.totalP50)} p99 ${fmt(s.totalP99)} ms (${s.samples} changes, ${s.withRouter} in the router's history); per segment p50/slowest-tenth mean, ms: ${parts.join('  ')}${around}`;
 }
 
 const fmt = (v: number) => (Number.isNaN(v) ? '-' : v.toFixed(0));
+
+/** "; APF: exempt 1200 (wait 0.0 ms), workload-low 300 (wait 2.1 ms, 0 rejected)". */
+function formatFlowControl(shares: FlowControlShare[] | undefined): string {
+  if (!shares || shares.length === 0) return '';
+  return `\n    API Priority and Fairness, dispatched (mean queue wait): ${shares.map((s) => `${s.priorityLevel} ${s.dispatched.toFixed(0)} (${s.meanWaitMs.toFixed(1)} ms${s.rejected > 0 ? `, ${s.rejected.toFixed(0)} rejected` : ''})`).join(', ')}`;
+}

@@ -55,6 +55,18 @@ describe('tenantCosts', () => {
     expect(costs[1]!.routerRssMiB).toBeCloseTo(0.1);
     expect(costs[1]!.gatewayRssMiB).toBe(0);
   });
+  it('adds what the router and gateway did at rest per tenant where both sizes measured it', () => {
+    const rest = (cpuMsPerS: number, getsPerS: number) => ({ seconds: 30, cpuMsPerS, metricsCpuMsPerS: cpuMsPerS, wakeupsPerS: 100, requestsPerS: { GET: getsPerS }, informerEventsPerS: 0, queueAddsPerS: 0, functionCallsPerS: 0 });
+    const rows = [row(10, { routerRest: rest(1, 0.1), gatewayRest: rest(2, 0) }), row(100, { routerRest: rest(1.9, 1), gatewayRest: rest(2, 0) })];
+    const [cost] = tenantCosts(rows);
+    expect(cost!.routerRest!.cpuUsPerS).toBeCloseTo(10);
+    expect(cost!.routerRest!.requestsPerHour).toBeCloseTo(36);
+    expect(cost!.gatewayRest!.cpuUsPerS).toBe(0);
+    const text = formatScale(rows, 'load').join('\n');
+    expect(text).toContain('  100 tenants, router at rest over 30.0 s: CPU 1.900 ms/s (its /metrics: 1.900), 100.0 wake-ups/s, API requests GET 1.00/s');
+    expect(text).toContain('      router at rest: CPU 10.00 us/s (its /metrics 10.00), per hour: 0 wake-ups, 36.0 API requests');
+    expect(tenantCosts([row(10), row(100, { routerRest: rest(1, 1) })])[0]!.routerRest).toBeUndefined();
+  });
   it('has nothing to say about a single size', () => {
     expect(tenantCosts([row(10)])).toEqual([]);
   });
@@ -68,11 +80,13 @@ describe('formatScale', () => {
     expect(text).toContain('10 -> 100    per added tenant, as configured / with the flags: restart 0.0 / 1.1 ms  watches 2.00 / 0.00  router RSS 1.000 / 0.000 MiB');
     const scraped = formatScale([row(10, { restartWithArgs: { args: '--loop-metrics-labels=100000', configured: { ms: 1000, watches: 20, rss: 100 * MiB, scrape: { series: 900, scrapeCpuMs: 10 } }, withArgs: { ms: 2000, watches: 20, rss: 100 * MiB, scrape: { series: 1500, scrapeCpuMs: 20 } } } })], 'load').join('\n');
     expect(scraped).toContain('(time 2.00x, RSS 1.00x); /metrics after it: 900 samples (10 ms) as configured, 1500 (20 ms) with them');
-    expect(text).toMatch(/ {7}10 {6}1 {3}100\.0 MiB {5}1\.0 ms\/s/);
+    expect(text).toMatch(/ {7}10 {6}1 {3}100\.0 MiB {4}1\.00 ms\/s/);
     expect(text).toContain('20 / 30 ms   1.50');
     expect(text).toContain('12.0 / 4.0 ms');
     expect(text).toContain('1100 (10 ms)');
-    expect(text).toContain('10 -> 100    router RSS 0.200 MiB  CPU at rest 0.010 ms/s');
+    expect(text).toContain('10 -> 100    router RSS 0.200 MiB  CPU at rest 0.0100 ms/s');
     expect(text).toContain('(load average 5.0 on 2 CPUs;');
+    const asTenants = formatScale([row(10, { quietAsTenants: { aloneP99: 20, busyP99: 50, samples: 90 } })], 'load').join('\n');
+    expect(asTenants).toContain('  10 tenants, quiet p99 with every tenant writing as its ServiceAccount: alone 20 / busy 50 ms, ratio 2.50 (90 changes)');
   });
 });

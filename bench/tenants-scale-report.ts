@@ -1,5 +1,6 @@
 // bench:tenants-scale, the pure part: the sizes to run, the cost of each added tenant between two sizes, and
 // the report. Figures come from one run; per-tenant costs are differences between its sizes.
+import { formatRest, formatRestCost, restCost, type RestActivity, type RestCost } from './tenants-scale-rest.ts';
 
 /** What one size (tenants with a Loop each, every tenth with an AdmissionHook) measured. */
 export interface ScaleRow {
@@ -8,6 +9,9 @@ export interface ScaleRow {
   /** Router and gateway at rest: RSS (bytes) and CPU (ms of CPU per second of wall time, over the rest window). */
   router: { rss: number; cpuMsPerS: number };
   gateway: { rss: number; cpuMsPerS: number };
+  /** What each did over the rest window: CPU at ns resolution, wake-ups, API requests, events (tenants-scale-rest.ts). */
+  routerRest?: RestActivity;
+  gatewayRest?: RestActivity;
   /** WATCH requests the API server holds open for the router (its count with the router minus without). */
   watches: number;
   /** Samples on the router's /metrics (series, histogram buckets counted one by one). */
@@ -19,6 +23,8 @@ export interface ScaleRow {
   createMs: number;
   /** Quiet tenant: its change written -> its function called, alone and while the busy tenants work. */
   quiet: { aloneP99: number; busyP99: number; samples: number };
+  /** The same with every tenant's writes (the quiet one's and the busy ones') made as its ServiceAccount (APF sees each apart). */
+  quietAsTenants?: { aloneP99: number; busyP99: number; samples: number };
   /** A dry-run ConfigMap create through the API server in a namespace with a hook and in one without. */
   admission: { hookedP99: number; unhookedP99: number };
   /** Router restart: spawn -> every tenant's Loop has called its function again. */
@@ -57,6 +63,9 @@ export interface TenantCost {
   watches: number;
   series: number;
   restartMs: number;
+  /** At rest, per added tenant, where both sizes measured it. */
+  routerRest?: RestCost;
+  gatewayRest?: RestCost;
 }
 
 const MiB = 1024 * 1024;
@@ -95,6 +104,8 @@ export function tenantCosts(rows: ScaleRow[]): TenantCost[] {
       watches: (b.watches - a.watches) / added,
       series: (b.series - a.series) / added,
       restartMs: (b.restartConvergeMs - a.restartConvergeMs) / added,
+      ...(a.routerRest && b.routerRest ? { routerRest: restCost(a.routerRest, b.routerRest, added) } : {}),
+      ...(a.gatewayRest && b.gatewayRest ? { gatewayRest: restCost(a.gatewayRest, b.gatewayRest, added) } : {}),
     });
   }
   return costs;
@@ -124,16 +135,24 @@ export function formatScale(rows: ScaleRow[], load: string): string[] {
   ];
   for (const r of rows) {
     lines.push(
-      `  ${String(r.tenants).padStart(7)}  ${String(r.hooks).padStart(5)}  ${mib(r.router.rss).padStart(10)}  ${`${r.router.cpuMsPerS.toFixed(1)} ms/s`.padStart(11)}  ${mib(r.gateway.rss).padStart(11)}  ${`${r.gateway.cpuMsPerS.toFixed(1)} ms/s`.padStart(11)}  ${String(r.watches).padStart(7)}  ${`${r.series} (${r.scrapeCpuMs} ms)`.padStart(26)}  ${sec(r.readyMs).padStart(9)}  ${`(${sec(r.createMs)})`.padStart(9)}  ${`${r.quiet.aloneP99.toFixed(0)} / ${r.quiet.busyP99.toFixed(0)} ms`.padStart(22)}  ${(r.quiet.busyP99 / r.quiet.aloneP99).toFixed(2).padStart(5)}  ${`${r.admission.hookedP99.toFixed(1)} / ${r.admission.unhookedP99.toFixed(1)} ms`.padStart(25)}  ${sec(r.restartConvergeMs).padStart(17)}`,
+      `  ${String(r.tenants).padStart(7)}  ${String(r.hooks).padStart(5)}  ${mib(r.router.rss).padStart(10)}  ${`${r.router.cpuMsPerS.toFixed(2)} ms/s`.padStart(11)}  ${mib(r.gateway.rss).padStart(11)}  ${`${r.gateway.cpuMsPerS.toFixed(2)} ms/s`.padStart(11)}  ${String(r.watches).padStart(7)}  ${`${r.series} (${r.scrapeCpuMs} ms)`.padStart(26)}  ${sec(r.readyMs).padStart(9)}  ${`(${sec(r.createMs)})`.padStart(9)}  ${`${r.quiet.aloneP99.toFixed(0)} / ${r.quiet.busyP99.toFixed(0)} ms`.padStart(22)}  ${(r.quiet.busyP99 / r.quiet.aloneP99).toFixed(2).padStart(5)}  ${`${r.admission.hookedP99.toFixed(1)} / ${r.admission.unhookedP99.toFixed(1)} ms`.padStart(25)}  ${sec(r.restartConvergeMs).padStart(17)}`,
     );
+  }
+  for (const r of rows) {
+    const q = r.quietAsTenants;
+    if (q) lines.push(`  ${r.tenants} tenants, quiet p99 with every tenant writing as its ServiceAccount: alone ${q.aloneP99.toFixed(0)} / busy ${q.busyP99.toFixed(0)} ms, ratio ${(q.busyP99 / q.aloneP99).toFixed(2)} (${q.samples} changes)`);
+    if (r.routerRest) lines.push(`  ${r.tenants} tenants, router ${formatRest(r.routerRest)}`);
+    if (r.gatewayRest) lines.push(`  ${r.tenants} tenants, gateway ${formatRest(r.gatewayRest)}`);
   }
   const costs = tenantCosts(rows);
   if (costs.length > 0) {
     lines.push('  per added tenant (goals: router <= 0.5 MiB and no measurable CPU at rest; restart converged <= 60 s at 1,000)');
     for (const c of costs) {
       lines.push(
-        `    ${`${c.from} -> ${c.to}`.padEnd(12)} router RSS ${c.routerRssMiB.toFixed(3)} MiB  CPU at rest ${c.routerCpuMsPerS.toFixed(3)} ms/s  gateway RSS ${c.gatewayRssMiB.toFixed(3)} MiB  watches ${c.watches.toFixed(2)}  metric series ${c.series.toFixed(1)}  restart ${c.restartMs.toFixed(1)} ms`,
+        `    ${`${c.from} -> ${c.to}`.padEnd(12)} router RSS ${c.routerRssMiB.toFixed(3)} MiB  CPU at rest ${c.routerCpuMsPerS.toFixed(4)} ms/s  gateway RSS ${c.gatewayRssMiB.toFixed(3)} MiB  watches ${c.watches.toFixed(2)}  metric series ${c.series.toFixed(1)}  restart ${c.restartMs.toFixed(1)} ms`,
       );
+      if (c.routerRest) lines.push(`      router at rest: ${formatRestCost(c.routerRest)}`);
+      if (c.gatewayRest) lines.push(`      gateway at rest: ${formatRestCost(c.gatewayRest)}`);
     }
   }
   for (const r of rows.filter((r) => r.restartWithArgs)) {

@@ -11,16 +11,17 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gatewayClientAuthArgs } from '../cli/cluster/webhook-client-auth.ts';
 import type { Loop } from '../api/loop.ts';
-import { isApiError, type KubeClient } from '../lib/kube/kube-client.ts';
+import { isApiError, serviceAccountUser, type KubeClient } from '../lib/kube/kube-client.ts';
 import { readWatchEvents } from '../lib/kube/watch-stream.ts';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { createLoopServiceAccount, LOOP_SERVICE_ACCOUNT } from '../test/support/loop-service-account.ts';
 import { spawnUntilUrl } from './autocannon-kit.ts';
 import { startBenchPlane, type BenchPlane } from './bench-plane.ts';
-import { machineLoad, parsePrometheusText, readProcess, total } from './process-figures.ts';
+import { machineLoad, parsePrometheusText, processTime, readProcess, total, voluntarySwitches } from './process-figures.ts';
 import { percentile, pool, until } from './router-bench-kit.ts';
-import { CHANGED_AT, decompose, formatDecomposition, routerSeen, summarize, type PhaseLoad, type QuietArrival, type QuietWrite } from './tenants-scale-decomposition.ts';
+import { CHANGED_AT, decompose, flowControl, formatDecomposition, routerSeen, summarize, type PhaseLoad, type QuietArrival, type QuietWrite } from './tenants-scale-decomposition.ts';
+import { restActivity, type RestActivity, type RestReading } from './tenants-scale-rest.ts';
 import { formatScale, hooked, hooksAt, parseSizes, type AfterRestart, type ScaleRow } from './tenants-scale-report.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -28,11 +29,16 @@ const SIZES = parseSizes(process.env.BENCH_TENANTS ?? '10,100,1000');
 const BUSY = Number(process.env.BENCH_BUSY ?? 10);
 const BUSY_OBJECTS = Number(process.env.BENCH_BUSY_OBJECTS ?? 100);
 const PHASE_MS = Number(process.env.BENCH_PHASE_SECONDS ?? 10) * 1000;
-const REST_MS = Number(process.env.BENCH_REST_SECONDS ?? 10) * 1000;
+// At rest the router's periodic work (watch bookmarks each minute, access reviews each 5, resyncs each 10) is sparse:
+// a longer window catches more of it.
+const REST_MS = Number(process.env.BENCH_REST_SECONDS ?? 30) * 1000;
 const ADMISSIONS = Number(process.env.BENCH_ADMISSIONS ?? 100);
 // A second restart per size with these router flags (e.g. "--qps=500 --burst=1000"), measured right after the first.
 const RESTART_ARGS = (process.env.BENCH_RESTART_ARGS ?? '').split(' ').filter(Boolean);
 const QUIET_COMPARE_ARGS = (process.env.BENCH_QUIET_COMPARE_ARGS ?? '').split(' ').filter(Boolean);
+// The quiet and busy phases again with every tenant's writes made as its ServiceAccount (impersonated, as the router
+// writes for its Loop), so API Priority and Fairness sees each tenant apart, not all as the bench's admin (exempt).
+const AS_TENANTS = process.env.BENCH_AS_TENANTS !== '0';
 // The quiet changes cut into segments from the router's history lines (--history-dir); BENCH_DECOMPOSE=0 leaves it off.
 const DECOMPOSE = process.env.BENCH_DECOMPOSE !== '0';
 const GROUP = '/apis/kubeloop.dev/v1alpha1';
@@ -130,15 +136,31 @@ async function stop(child: ChildProcess): Promise<void> {
   clearTimeout(timer);
 }
 
-/** CPU ms per wall second of each process over `ms`, and its RSS at the end. */
-async function atRest(pids: number[], ms: number): Promise<Array<{ rss: number; cpuMsPerS: number }>> {
-  const before = pids.map((pid) => readProcess(pid));
-  const started = performance.now();
+/** One side of the rest window: the process's /metrics and its CPU (schedstat, ns) and wake-ups from /proc. */
+async function restReading(pid: number, opsUrl: string, side: 'before' | 'after'): Promise<RestReading> {
+  const scrapeIt = async () => {
+    const samples = parsePrometheusText(await (await fetch(`${opsUrl}/metrics`)).text());
+    return { samples, scrapedAt: performance.now() };
+  };
+  const readIt = () => ({ cpuMs: processTime(pid).cpuMs, wakeups: voluntarySwitches(pid), readAt: performance.now() });
+  // The /proc readings sit inside the scrapes, so the CPU figure holds neither scrape's own work.
+  if (side === 'before') {
+    const scraped = await scrapeIt();
+    return { ...scraped, ...readIt() };
+  }
+  const read = readIt();
+  return { ...(await scrapeIt()), ...read };
+}
+
+/** Each process over `ms` at rest: CPU per wall second at ns resolution, what it did (counts), and its RSS at the end. */
+async function atRest(processes: Array<{ pid: number; opsUrl: string }>, ms: number): Promise<Array<{ rss: number; cpuMsPerS: number; rest: RestActivity }>> {
+  const before = await Promise.all(processes.map((p) => restReading(p.pid, p.opsUrl, 'before')));
   await new Promise((r) => setTimeout(r, ms));
-  const seconds = (performance.now() - started) / 1000;
-  return pids.map((pid, i) => {
-    const after = readProcess(pid);
-    return { rss: after.rss, cpuMsPerS: (after.cpuMs - before[i]!.cpuMs) / seconds };
+  const after: RestReading[] = [];
+  for (const p of processes) after.push(await restReading(p.pid, p.opsUrl, 'after'));
+  return processes.map((p, i) => {
+    const rest = restActivity(before[i]!, after[i]!);
+    return { rss: readProcess(p.pid).rss, cpuMsPerS: rest.cpuMsPerS, rest };
   });
 }
 
@@ -192,6 +214,7 @@ interface PhaseContext {
   router: Spawned;
   /** kube-apiserver and etcd. */
   apiPids: number[];
+  kubectl: BenchPlane['kubectl'];
 }
 
 /** Date.now() per resourceVersion of the quiet tenant's ConfigMap, as an idle watcher in this process sees it. */
@@ -209,7 +232,10 @@ async function watchQuiet(client: KubeClient, quietNs: string, signal: AbortSign
  * The quiet tenant's changes over one phase, with `busy` tenants churning or not. The busy load runs in a process of
  * its own (bench/tenants-scale-churn.ts), so this one's event loop only writes and times the quiet changes.
  */
-async function quietPhase({ client, kubeconfigPath, router, apiPids }: PhaseContext, quietNs: string, busy: number[]): Promise<QuietRun> {
+async function quietPhase({ client: admin, kubeconfigPath, router, apiPids, kubectl }: PhaseContext, quietNs: string, busy: number[], asTenants = false): Promise<QuietRun> {
+  const client = asTenants ? admin.impersonating({ user: serviceAccountUser(quietNs, LOOP_SERVICE_ACCOUNT) }, { qps: 1000, burst: 1000 }) : admin;
+  const apiMetrics = async () => parsePrometheusText((await kubectl('get', '--raw', '/metrics')).stdout);
+  const apfBefore = await apiMetrics();
   await ask('quiet');
   await routerLag(router); // the router's event-loop delay histogram restarts at every scrape
   const apiCpu = () => apiPids.reduce((sum, pid) => sum + readProcess(pid).cpuMs, 0);
@@ -217,8 +243,9 @@ async function quietPhase({ client, kubeconfigPath, router, apiPids }: PhaseCont
   const phaseStart = performance.now();
   const writes: QuietWrite[] = [];
   const abort = new AbortController();
-  const watched = await watchQuiet(client, quietNs, abort.signal);
-  const churn = busy.length === 0 ? undefined : spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'bench/tenants-scale-churn.ts'), kubeconfigPath, String(PHASE_MS), String(BUSY_OBJECTS), ...busy.map(tenant)], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+  const watched = await watchQuiet(admin, quietNs, abort.signal);
+  const churnEnv = { ...process.env, ...(asTenants ? { CHURN_AS_SERVICE_ACCOUNT: LOOP_SERVICE_ACCOUNT } : {}) };
+  const churn = busy.length === 0 ? undefined : spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'bench/tenants-scale-churn.ts'), kubeconfigPath, String(PHASE_MS), String(BUSY_OBJECTS), ...busy.map(tenant)], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'], env: churnEnv });
   let churnOut = '';
   churn?.stdout!.on('data', (chunk: Buffer) => (churnOut += chunk.toString()));
   const churned = churn ? new Promise((resolve) => churn.once('exit', resolve)) : Promise.resolve();
@@ -237,6 +264,7 @@ async function quietPhase({ client, kubeconfigPath, router, apiPids }: PhaseCont
     functionCpuMsPerS: (readProcess(fn!.pid!).cpuMs - cpuBefore[1]!) / seconds,
     apiCpuMsPerS: (apiCpu() - cpuBefore[2]!) / seconds,
     ...(await routerLag(router)),
+    flowControl: flowControl(apfBefore, await apiMetrics()),
   };
   await new Promise((r) => setTimeout(r, 2000));
   abort.abort();
@@ -245,7 +273,7 @@ async function quietPhase({ client, kubeconfigPath, router, apiPids }: PhaseCont
     if (at !== undefined) w.watchedAt = at;
   }
   const arrivals = (await ask<QuietArrival[]>('quiet')).filter((a) => a.namespace === quietNs);
-  for (const i of busy) await client.request({ method: 'DELETE', path: `/api/v1/namespaces/${tenant(i)}/configmaps`, query: { labelSelector: 'busy=true' } });
+  for (const i of busy) await admin.request({ method: 'DELETE', path: `/api/v1/namespaces/${tenant(i)}/configmaps`, query: { labelSelector: 'busy=true' } });
   return { writes, arrivals, load, latencies: decompose(writes, arrivals, new Map()).map((d) => d.total) };
 }
 
@@ -293,16 +321,18 @@ async function main(): Promise<void> {
       await untilHooksInEffect(client, tenants);
       console.error(`[bench] ${size} tenants: created in ${(createMs / 1000).toFixed(1)} s, all Ready after ${(readyMs / 1000).toFixed(1)} s`);
       await new Promise((r) => setTimeout(r, 3000));
-      const [routerRest, gatewayRest] = await atRest([router.pid, gateway.child.pid!], REST_MS);
+      const [routerRest, gatewayRest] = await atRest([router, { pid: gateway.child.pid!, opsUrl: gateway.url }], REST_MS);
       const watches = (await openWatches(bench.kubectl)) - watchesWithoutRouter;
       const { series, scrapeCpuMs } = await scrape(router);
       const admission = await admissionP99(client, tenant(0), tenant(1));
       const quietNs = tenant(size - 1);
       const busy = Array.from({ length: Math.min(BUSY, size - 1) }, (_, i) => i);
       const apiPids = [plane.pids()['kube-apiserver'], plane.pids().etcd].filter((pid): pid is number => pid !== undefined);
-      const phase = { client, kubeconfigPath: plane.kubeconfigPath, router, apiPids };
+      const phase = { client, kubeconfigPath: plane.kubeconfigPath, router, apiPids, kubectl: bench.kubectl };
       const alone = await quietPhase(phase, quietNs, []);
       const withBusy = await quietPhase(phase, quietNs, busy);
+      const tenantsAlone = AS_TENANTS ? await quietPhase(phase, quietNs, [], true) : undefined;
+      const tenantsBusy = AS_TENANTS ? await quietPhase(phase, quietNs, busy, true) : undefined;
       const restartRouter = async (extra: string[]) => {
         await stop(router!.child);
         const at = Date.now();
@@ -323,7 +353,11 @@ async function main(): Promise<void> {
         decompositions.push(formatDecomposition('alone', summarize(decompose(alone.writes, alone.arrivals, seen)), alone.load));
         decompositions.push(formatDecomposition(`${busy.length} busy`, summarize(decompose(withBusy.writes, withBusy.arrivals, seen)), withBusy.load));
         if (compared) decompositions.push(formatDecomposition(`${busy.length} busy, router with ${QUIET_COMPARE_ARGS.join(' ')}`, summarize(decompose(compared.writes, compared.arrivals, seen)), compared.load));
-        console.error(`[bench] ${decompositions.slice(-3).join('\n')}`);
+        if (tenantsAlone && tenantsBusy) {
+          decompositions.push(formatDecomposition('alone, as its ServiceAccount', summarize(decompose(tenantsAlone.writes, tenantsAlone.arrivals, seen)), tenantsAlone.load));
+          decompositions.push(formatDecomposition(`${busy.length} busy, every tenant as its ServiceAccount`, summarize(decompose(tenantsBusy.writes, tenantsBusy.arrivals, seen)), tenantsBusy.load));
+        }
+        console.error(`[bench] ${decompositions.slice(-5).join('\n')}`);
       }
       // Restart: the new router lists every Loop and its objects again; converged when every tenant called again.
       // Then (3 s later, as above) its open watches and RSS, so a restart with other flags compares alike.
@@ -345,14 +379,17 @@ async function main(): Promise<void> {
       rows.push({
         tenants: size,
         hooks: hooksAt(size),
-        router: routerRest!,
-        gateway: gatewayRest!,
+        router: { rss: routerRest!.rss, cpuMsPerS: routerRest!.cpuMsPerS },
+        gateway: { rss: gatewayRest!.rss, cpuMsPerS: gatewayRest!.cpuMsPerS },
+        routerRest: routerRest!.rest,
+        gatewayRest: gatewayRest!.rest,
         watches,
         series,
         scrapeCpuMs,
         readyMs,
         createMs,
         quiet: { aloneP99: percentile(alone.latencies, 99), busyP99: percentile(withBusy.latencies, 99), samples: alone.latencies.length + withBusy.latencies.length },
+        ...(tenantsAlone && tenantsBusy ? { quietAsTenants: { aloneP99: percentile(tenantsAlone.latencies, 99), busyP99: percentile(tenantsBusy.latencies, 99), samples: tenantsAlone.latencies.length + tenantsBusy.latencies.length } } : {}),
         admission,
         restartConvergeMs: configured.ms,
         restartScrape: configured.scrape,

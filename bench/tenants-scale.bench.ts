@@ -18,7 +18,7 @@ import { tmpdir } from 'node:os';
 import { createLoopServiceAccount, LOOP_SERVICE_ACCOUNT } from '../test/support/loop-service-account.ts';
 import { spawnUntilUrl } from './autocannon-kit.ts';
 import { startBenchPlane, type BenchPlane } from './bench-plane.ts';
-import { machineLoad, parsePrometheusText, processTime, readProcess, total, voluntarySwitches } from './process-figures.ts';
+import { delta, machineLoad, parsePrometheusText, processTime, readProcess, total, voluntarySwitches, type Sample } from './process-figures.ts';
 import { percentile, pool, until } from './router-bench-kit.ts';
 import { CHANGED_AT, decompose, flowControl, formatDecomposition, routerSeen, summarize, type PhaseLoad, type QuietArrival, type QuietWrite } from './tenants-scale-decomposition.ts';
 import { restActivity, type RestActivity, type RestReading } from './tenants-scale-rest.ts';
@@ -237,7 +237,7 @@ async function quietPhase({ client: admin, kubeconfigPath, router, apiPids, kube
   const apiMetrics = async () => parsePrometheusText((await kubectl('get', '--raw', '/metrics')).stdout);
   const apfBefore = await apiMetrics();
   await ask('quiet');
-  await routerLag(router); // the router's event-loop delay histogram restarts at every scrape
+  const routerBefore = await routerScrape(router); // the router's event-loop delay histogram restarts at every scrape
   const apiCpu = () => apiPids.reduce((sum, pid) => sum + readProcess(pid).cpuMs, 0);
   const cpuBefore = [readProcess(router.pid).cpuMs, readProcess(fn!.pid!).cpuMs, apiCpu()];
   const phaseStart = performance.now();
@@ -258,12 +258,15 @@ async function quietPhase({ client: admin, kubeconfigPath, router, apiPids, kube
   }
   await churned;
   const seconds = (performance.now() - phaseStart) / 1000;
+  const routerAfter = await routerScrape(router);
   const load: PhaseLoad = {
     patchesPerS: churn ? ((JSON.parse(churnOut) as { rounds: number }).rounds * BUSY_OBJECTS) / seconds : 0,
     routerCpuMsPerS: (readProcess(router.pid).cpuMs - cpuBefore[0]!) / seconds,
     functionCpuMsPerS: (readProcess(fn!.pid!).cpuMs - cpuBefore[1]!) / seconds,
     apiCpuMsPerS: (apiCpu() - cpuBefore[2]!) / seconds,
-    ...(await routerLag(router)),
+    routerLagP99Ms: total(routerAfter, 'nodejs_eventloop_lag_p99_seconds') * 1000,
+    routerLagMaxMs: total(routerAfter, 'nodejs_eventloop_lag_max_seconds') * 1000,
+    apiTokenWaits: { count: delta(routerBefore, routerAfter, 'kubeloop_loop_api_wait_seconds_count'), seconds: delta(routerBefore, routerAfter, 'kubeloop_loop_api_wait_seconds_sum') },
     flowControl: flowControl(apfBefore, await apiMetrics()),
   };
   await new Promise((r) => setTimeout(r, 2000));
@@ -277,10 +280,9 @@ async function quietPhase({ client: admin, kubeconfigPath, router, apiPids, kube
   return { writes, arrivals, load, latencies: decompose(writes, arrivals, new Map()).map((d) => d.total) };
 }
 
-/** The router's event-loop delay since its last scrape (prom-client's default metrics), ms. */
-async function routerLag(router: Spawned): Promise<{ routerLagP99Ms: number; routerLagMaxMs: number }> {
-  const samples = parsePrometheusText(await (await fetch(`${router.opsUrl}/metrics`)).text());
-  return { routerLagP99Ms: total(samples, 'nodejs_eventloop_lag_p99_seconds') * 1000, routerLagMaxMs: total(samples, 'nodejs_eventloop_lag_max_seconds') * 1000 };
+/** The router's /metrics; its event-loop delay (prom-client's default metrics) restarts at every scrape. */
+async function routerScrape(router: Spawned): Promise<Sample[]> {
+  return parsePrometheusText(await (await fetch(`${router.opsUrl}/metrics`)).text());
 }
 
 /** Every history line the router has written to `dir` so far, oldest file first. */

@@ -56,7 +56,7 @@ describe('tenantCosts', () => {
     expect(costs[1]!.gatewayRssMiB).toBe(0);
   });
   it('adds what the router and gateway did at rest per tenant where both sizes measured it', () => {
-    const rest = (cpuMsPerS: number, getsPerS: number) => ({ seconds: 30, cpuMsPerS, metricsCpuMsPerS: cpuMsPerS, wakeupsPerS: 100, requestsPerS: { GET: getsPerS }, informerEventsPerS: 0, queueAddsPerS: 0, functionCallsPerS: 0 });
+    const rest = (cpuMsPerS: number, getsPerS: number) => ({ seconds: 30, cpuMsPerS, metricsCpuMsPerS: cpuMsPerS, wakeupsPerS: 100, requestsPerS: { GET: getsPerS }, informerEventsPerS: 0, informerEventsByResource: {}, queueAddsPerS: 0, functionCallsPerS: 0 });
     const rows = [row(10, { routerRest: rest(1, 0.1), gatewayRest: rest(2, 0) }), row(100, { routerRest: rest(1.9, 1), gatewayRest: rest(2, 0) })];
     const [cost] = tenantCosts(rows);
     expect(cost!.routerRest!.cpuUsPerS).toBeCloseTo(10);
@@ -86,7 +86,8 @@ describe('formatScale', () => {
     expect(text).toContain('1100 (10 ms)');
     expect(text).toContain('10 -> 100    router RSS 0.200 MiB  CPU at rest 0.0100 ms/s');
     expect(text).toContain('(load average 5.0 on 2 CPUs;');
-    const asTenants = formatScale([row(10, { quietAsTenants: { aloneP99: 20, busyP99: 50, samples: 90 } })], 'load').join('\n');
+    const asTenants = formatScale([row(10, { quietAsTenants: { aloneP99: 20, busyP99: 50, samples: 90 }, quietApf: { aloneP99: 25, busyP99: 30, samples: 80, shares: 2 } })], 'load').join('\n');
+    expect(asTenants).toContain('  10 tenants, the same with an APF level of 2 shares for ServiceAccounts: alone 25 / busy 30 ms, ratio 1.20 (80 changes)');
     expect(asTenants).toContain('  10 tenants, quiet p99 with every tenant writing as its ServiceAccount: alone 20 / busy 50 ms, ratio 2.50 (90 changes)');
   });
 });

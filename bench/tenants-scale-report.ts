@@ -25,6 +25,8 @@ export interface ScaleRow {
   quiet: { aloneP99: number; busyP99: number; samples: number };
   /** The same with every tenant's writes (the quiet one's and the busy ones') made as its ServiceAccount (APF sees each apart). */
   quietAsTenants?: { aloneP99: number; busyP99: number; samples: number };
+  /** The same again with an APF level of `shares` for ServiceAccounts (tenants-scale-apf.ts). */
+  quietApf?: { aloneP99: number; busyP99: number; samples: number; shares: number };
   /** A dry-run ConfigMap create through the API server in a namespace with a hook and in one without. */
   admission: { hookedP99: number; unhookedP99: number };
   /** Router restart: spawn -> every tenant's Loop has called its function again. */
@@ -141,6 +143,8 @@ export function formatScale(rows: ScaleRow[], load: string): string[] {
   for (const r of rows) {
     const q = r.quietAsTenants;
     if (q) lines.push(`  ${r.tenants} tenants, quiet p99 with every tenant writing as its ServiceAccount: alone ${q.aloneP99.toFixed(0)} / busy ${q.busyP99.toFixed(0)} ms, ratio ${(q.busyP99 / q.aloneP99).toFixed(2)} (${q.samples} changes)`);
+    const apf = r.quietApf;
+    if (apf) lines.push(`  ${r.tenants} tenants, the same with an APF level of ${apf.shares} shares for ServiceAccounts: alone ${apf.aloneP99.toFixed(0)} / busy ${apf.busyP99.toFixed(0)} ms, ratio ${(apf.busyP99 / apf.aloneP99).toFixed(2)} (${apf.samples} changes)`);
     if (r.routerRest) lines.push(`  ${r.tenants} tenants, router ${formatRest(r.routerRest)}`);
     if (r.gatewayRest) lines.push(`  ${r.tenants} tenants, gateway ${formatRest(r.gatewayRest)}`);
   }

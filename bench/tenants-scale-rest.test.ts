@@ -35,22 +35,23 @@ describe('restActivity', () => {
     expect(a.cpuMsPerS).toBeCloseTo(0.075);
     expect(a.wakeupsPerS).toBeCloseTo(100);
   });
-  it('reads the counters over the scrapes: CPU by the process itself, requests by method summed over codes, queues summed over Loops', () => {
+  it('reads the counters over the scrapes: CPU by the process itself, requests by method summed over codes (none sent: left out), queues summed over Loops', () => {
     expect(a.metricsCpuMsPerS).toBeCloseTo(1.5);
-    expect(a.requestsPerS).toEqual({ GET: expect.closeTo(1, 6), POST: 0 });
+    expect(a.requestsPerS).toEqual({ GET: expect.closeTo(1, 6) });
     expect(requestsPerS(a)).toBeCloseTo(1);
     expect(a.informerEventsPerS).toBeCloseTo(0.5);
+    expect(a.informerEventsByResource).toEqual({ 'v1/ConfigMap': expect.closeTo(0.5, 6) });
     expect(a.queueAddsPerS).toBeCloseTo(1);
     expect(a.functionCallsPerS).toBe(0);
   });
   it('prints what was sent and leaves out methods with none', () => {
-    expect(formatRest(a)).toBe('at rest over 20.0 s: CPU 0.075 ms/s (its /metrics: 1.500), 100.0 wake-ups/s, API requests GET 1.00/s, informer events 0.50/s, queue adds 1.00/s, function calls 0.00/s');
+    expect(formatRest(a)).toBe('at rest over 20.0 s: CPU 0.075 ms/s (its /metrics: 1.500), 100.0 wake-ups/s, API requests GET 1.00/s, informer events 0.50/s (v1/ConfigMap 0.50/s), queue adds 1.00/s, function calls 0.00/s');
   });
 });
 
 describe('restCost', () => {
   it('divides what grew at rest by the tenants added: CPU in us/s, counts per hour', () => {
-    const at10 = { seconds: 30, cpuMsPerS: 1.2, metricsCpuMsPerS: 1.5, wakeupsPerS: 110, requestsPerS: { GET: 0.1 }, informerEventsPerS: 0, queueAddsPerS: 0.01, functionCallsPerS: 0.01 };
+    const at10 = { seconds: 30, cpuMsPerS: 1.2, metricsCpuMsPerS: 1.5, wakeupsPerS: 110, requestsPerS: { GET: 0.1 }, informerEventsPerS: 0, informerEventsByResource: {}, queueAddsPerS: 0.01, functionCallsPerS: 0.01 };
     const at100 = { ...at10, cpuMsPerS: 2.1, metricsCpuMsPerS: 3.3, wakeupsPerS: 119, requestsPerS: { GET: 0.4, POST: 0.5 }, queueAddsPerS: 0.1, functionCallsPerS: 0.1 };
     const c = restCost(at10, at100, 90);
     expect(c.cpuUsPerS).toBeCloseTo(10);

@@ -30,16 +30,18 @@ export interface RestActivity {
   wakeupsPerS: number;
   /** API requests sent per s, by method (rest_client_requests_total; a watch re-opened is a GET). */
   requestsPerS: Record<string, number>;
-  /** Objects added, changed or deleted in the informer caches per s. */
+  /** Objects added, changed or deleted in the informer caches per s, and by resource (those with any). */
   informerEventsPerS: number;
+  informerEventsByResource: Record<string, number>;
   /** Keys added to the Loops' queues per s (a resync, a review, an event). */
   queueAddsPerS: number;
   functionCallsPerS: number;
 }
 
-const byMethod = (before: Sample[], after: Sample[]): Record<string, number> => {
-  const methods = new Set(after.filter((s) => s.name === 'rest_client_requests_total').map((s) => s.labels.method ?? ''));
-  return Object.fromEntries([...methods].sort().map((m) => [m, delta(before, after, 'rest_client_requests_total', { method: m })]));
+/** A counter's growth between the scrapes per value of one label, values that did not grow left out. */
+const byLabel = (before: Sample[], after: Sample[], name: string, label: string): Record<string, number> => {
+  const values = new Set(after.filter((s) => s.name === name).map((s) => s.labels[label] ?? ''));
+  return Object.fromEntries([...values].sort().map((v) => [v, delta(before, after, name, { [label]: v })] as const).filter(([, n]) => n > 0));
 };
 
 export function restActivity(before: RestReading, after: RestReading): RestActivity {
@@ -51,12 +53,15 @@ export function restActivity(before: RestReading, after: RestReading): RestActiv
     cpuMsPerS: (after.cpuMs - before.cpuMs) / readSeconds,
     metricsCpuMsPerS: (delta(before.samples, after.samples, 'process_cpu_seconds_total') * 1000) / scrapeSeconds,
     wakeupsPerS: (after.wakeups - before.wakeups) / readSeconds,
-    requestsPerS: Object.fromEntries(Object.entries(byMethod(before.samples, after.samples)).map(([m, n]) => [m, n / scrapeSeconds])),
+    requestsPerS: perSecond(byLabel(before.samples, after.samples, 'rest_client_requests_total', 'method'), scrapeSeconds),
     informerEventsPerS: perScrapeSecond('kubeloop_router_informer_events_total'),
+    informerEventsByResource: perSecond(byLabel(before.samples, after.samples, 'kubeloop_router_informer_events_total', 'resource'), scrapeSeconds),
     queueAddsPerS: perScrapeSecond('workqueue_adds_total'),
     functionCallsPerS: perScrapeSecond('kubeloop_router_function_calls_total'),
   };
 }
+
+const perSecond = (counts: Record<string, number>, seconds: number) => Object.fromEntries(Object.entries(counts).map(([k, n]) => [k, n / seconds]));
 
 export const requestsPerS = (a: RestActivity): number => Object.values(a.requestsPerS).reduce((sum, n) => sum + n, 0);
 
@@ -84,15 +89,15 @@ export function restCost(a: RestActivity, b: RestActivity, added: number): RestC
   };
 }
 
-/** "GET 1.20/s, POST 0.03/s" (methods with none sent left out). */
-export function formatRequests(a: RestActivity): string {
-  const sent = Object.entries(a.requestsPerS).filter(([, n]) => n > 0);
-  return sent.length === 0 ? 'none' : sent.map(([m, n]) => `${m} ${n.toFixed(2)}/s`).join(', ');
+/** "GET 1.20/s, POST 0.03/s" (those with none left out). */
+export function formatRates(rates: Record<string, number>): string {
+  const some = Object.entries(rates).filter(([, n]) => n > 0);
+  return some.length === 0 ? 'none' : some.map(([m, n]) => `${m} ${n.toFixed(2)}/s`).join(', ');
 }
 
 /** One line per process at one size: what it did at rest. */
 export function formatRest(a: RestActivity): string {
-  return `at rest over ${a.seconds.toFixed(1)} s: CPU ${a.cpuMsPerS.toFixed(3)} ms/s (its /metrics: ${a.metricsCpuMsPerS.toFixed(3)}), ${a.wakeupsPerS.toFixed(1)} wake-ups/s, API requests ${formatRequests(a)}, informer events ${a.informerEventsPerS.toFixed(2)}/s, queue adds ${a.queueAddsPerS.toFixed(2)}/s, function calls ${a.functionCallsPerS.toFixed(2)}/s`;
+  return `at rest over ${a.seconds.toFixed(1)} s: CPU ${a.cpuMsPerS.toFixed(3)} ms/s (its /metrics: ${a.metricsCpuMsPerS.toFixed(3)}), ${a.wakeupsPerS.toFixed(1)} wake-ups/s, API requests ${formatRates(a.requestsPerS)}, informer events ${a.informerEventsPerS.toFixed(2)}/s${a.informerEventsPerS > 0 ? ` (${formatRates(a.informerEventsByResource)})` : ''}, queue adds ${a.queueAddsPerS.toFixed(2)}/s, function calls ${a.functionCallsPerS.toFixed(2)}/s`;
 }
 
 export function formatRestCost(c: RestCost): string {

@@ -21,6 +21,7 @@ import { startBenchPlane, type BenchPlane } from './bench-plane.ts';
 import { delta, machineLoad, parsePrometheusText, processTime, readProcess, total, voluntarySwitches, type Sample } from './process-figures.ts';
 import { percentile, pool, until } from './router-bench-kit.ts';
 import { CHANGED_AT, decompose, flowControl, formatDecomposition, routerSeen, summarize, type PhaseLoad, type QuietArrival, type QuietWrite } from './tenants-scale-decomposition.ts';
+import { TENANT_LEVEL, withTenantFlowControl } from './tenants-scale-apf.ts';
 import { restActivity, type RestActivity, type RestReading } from './tenants-scale-rest.ts';
 import { formatScale, hooked, hooksAt, parseSizes, type AfterRestart, type ScaleRow } from './tenants-scale-report.ts';
 
@@ -39,6 +40,8 @@ const QUIET_COMPARE_ARGS = (process.env.BENCH_QUIET_COMPARE_ARGS ?? '').split(' 
 // The quiet and busy phases again with every tenant's writes made as its ServiceAccount (impersonated, as the router
 // writes for its Loop), so API Priority and Fairness sees each tenant apart, not all as the bench's admin (exempt).
 const AS_TENANTS = process.env.BENCH_AS_TENANTS !== '0';
+// Those two phases once more with a Priority and Fairness level of these concurrency shares for ServiceAccounts.
+const APF_SHARES = AS_TENANTS && process.env.BENCH_APF_TENANT_SHARES ? Number(process.env.BENCH_APF_TENANT_SHARES) : undefined;
 // The quiet changes cut into segments from the router's history lines (--history-dir); BENCH_DECOMPOSE=0 leaves it off.
 const DECOMPOSE = process.env.BENCH_DECOMPOSE !== '0';
 const GROUP = '/apis/kubeloop.dev/v1alpha1';
@@ -280,6 +283,19 @@ async function quietPhase({ client: admin, kubeconfigPath, router, apiPids, kube
   return { writes, arrivals, load, latencies: decompose(writes, arrivals, new Map()).map((d) => d.total) };
 }
 
+const quietP99s = (alone: QuietRun, busy: QuietRun) => ({ aloneP99: percentile(alone.latencies, 99), busyP99: percentile(busy.latencies, 99), samples: alone.latencies.length + busy.latencies.length });
+
+/** Runs `phases` with the APF level for ServiceAccounts in effect (the API server reports its seats), then removes it. */
+async function withApfLevel<T>(ctx: PhaseContext, shares: number, phases: () => Promise<T>): Promise<T> {
+  const remove = await withTenantFlowControl(ctx.client, shares);
+  try {
+    await until('the APF level in effect', 60_000, async () => parsePrometheusText((await ctx.kubectl('get', '--raw', '/metrics')).stdout).some((m) => m.name === 'apiserver_flowcontrol_nominal_limit_seats' && m.labels.priority_level === TENANT_LEVEL), 500);
+    return await phases();
+  } finally {
+    await remove();
+  }
+}
+
 /** The router's /metrics; its event-loop delay (prom-client's default metrics) restarts at every scrape. */
 async function routerScrape(router: Spawned): Promise<Sample[]> {
   return parsePrometheusText(await (await fetch(`${router.opsUrl}/metrics`)).text());
@@ -335,6 +351,7 @@ async function main(): Promise<void> {
       const withBusy = await quietPhase(phase, quietNs, busy);
       const tenantsAlone = AS_TENANTS ? await quietPhase(phase, quietNs, [], true) : undefined;
       const tenantsBusy = AS_TENANTS ? await quietPhase(phase, quietNs, busy, true) : undefined;
+      const apf = APF_SHARES === undefined ? undefined : await withApfLevel(phase, APF_SHARES, async () => ({ alone: await quietPhase(phase, quietNs, [], true), busy: await quietPhase(phase, quietNs, busy, true) }));
       const restartRouter = async (extra: string[]) => {
         await stop(router!.child);
         const at = Date.now();
@@ -359,7 +376,11 @@ async function main(): Promise<void> {
           decompositions.push(formatDecomposition('alone, as its ServiceAccount', summarize(decompose(tenantsAlone.writes, tenantsAlone.arrivals, seen)), tenantsAlone.load));
           decompositions.push(formatDecomposition(`${busy.length} busy, every tenant as its ServiceAccount`, summarize(decompose(tenantsBusy.writes, tenantsBusy.arrivals, seen)), tenantsBusy.load));
         }
-        console.error(`[bench] ${decompositions.slice(-5).join('\n')}`);
+        if (apf) {
+          decompositions.push(formatDecomposition(`alone, as its ServiceAccount, APF level of ${APF_SHARES} shares`, summarize(decompose(apf.alone.writes, apf.alone.arrivals, seen)), apf.alone.load));
+          decompositions.push(formatDecomposition(`${busy.length} busy, every tenant as its ServiceAccount, APF level of ${APF_SHARES} shares`, summarize(decompose(apf.busy.writes, apf.busy.arrivals, seen)), apf.busy.load));
+        }
+        console.error(`[bench] ${decompositions.slice(-7).join('\n')}`);
       }
       // Restart: the new router lists every Loop and its objects again; converged when every tenant called again.
       // Then (3 s later, as above) its open watches and RSS, so a restart with other flags compares alike.
@@ -391,7 +412,8 @@ async function main(): Promise<void> {
         readyMs,
         createMs,
         quiet: { aloneP99: percentile(alone.latencies, 99), busyP99: percentile(withBusy.latencies, 99), samples: alone.latencies.length + withBusy.latencies.length },
-        ...(tenantsAlone && tenantsBusy ? { quietAsTenants: { aloneP99: percentile(tenantsAlone.latencies, 99), busyP99: percentile(tenantsBusy.latencies, 99), samples: tenantsAlone.latencies.length + tenantsBusy.latencies.length } } : {}),
+        ...(tenantsAlone && tenantsBusy ? { quietAsTenants: quietP99s(tenantsAlone, tenantsBusy) } : {}),
+        ...(apf ? { quietApf: { ...quietP99s(apf.alone, apf.busy), shares: APF_SHARES! } } : {}),
         admission,
         restartConvergeMs: configured.ms,
         restartScrape: configured.scrape,

@@ -47,6 +47,8 @@ export interface AfterRestart {
   rss: number;
   /** Its /metrics once converged: the same state for both restarts, whatever the flags. */
   scrape?: Scrape;
+  /** What it did at rest after that, over the rest window (with BENCH_RESTART_ARGS: both restarts alike). */
+  rest?: RestActivity;
 }
 
 /** One scrape of the router's /metrics: its samples and the router's CPU for it (10 ms ticks). */
@@ -117,13 +119,15 @@ const sec = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
 const mib = (bytes: number) => `${(bytes / MiB).toFixed(1)} MiB`;
 
 /** Per added tenant between consecutive sizes, both restarts: converge time, watches, RSS. */
-export function restartCosts(rows: ScaleRow[]): Array<{ from: number; to: number; configured: AfterRestart; withArgs: AfterRestart }> {
+export function restartCosts(rows: ScaleRow[]): Array<{ from: number; to: number; configured: AfterRestart; withArgs: AfterRestart; rest?: { configured: RestCost; withArgs: RestCost } }> {
   const measured = rows.filter((r) => r.restartWithArgs);
   const perTenant = (a: AfterRestart, b: AfterRestart, added: number): AfterRestart => ({ ms: (b.ms - a.ms) / added, watches: (b.watches - a.watches) / added, rss: (b.rss - a.rss) / added });
   return measured.slice(1).map((b, i) => {
     const a = measured[i]!;
     const added = b.tenants - a.tenants;
-    return { from: a.tenants, to: b.tenants, configured: perTenant(a.restartWithArgs!.configured, b.restartWithArgs!.configured, added), withArgs: perTenant(a.restartWithArgs!.withArgs, b.restartWithArgs!.withArgs, added) };
+    const [ac, aw, bc, bw] = [a.restartWithArgs!.configured.rest, a.restartWithArgs!.withArgs.rest, b.restartWithArgs!.configured.rest, b.restartWithArgs!.withArgs.rest];
+    const rest = ac && aw && bc && bw ? { rest: { configured: restCost(ac, bc, added), withArgs: restCost(aw, bw, added) } } : {};
+    return { from: a.tenants, to: b.tenants, configured: perTenant(a.restartWithArgs!.configured, b.restartWithArgs!.configured, added), withArgs: perTenant(a.restartWithArgs!.withArgs, b.restartWithArgs!.withArgs, added), ...rest };
   });
 }
 
@@ -163,9 +167,11 @@ export function formatScale(rows: ScaleRow[], load: string): string[] {
     const { args, configured, withArgs } = r.restartWithArgs!;
     const scrapes = configured.scrape && withArgs.scrape ? `; /metrics after it: ${configured.scrape.series} samples (${configured.scrape.scrapeCpuMs} ms) as configured, ${withArgs.scrape.series} (${withArgs.scrape.scrapeCpuMs} ms) with them` : '';
     lines.push(`  restart at ${r.tenants} tenants, converged / open watches / router RSS: as configured ${side(configured)}; with ${args} ${side(withArgs)} (time ${(withArgs.ms / configured.ms).toFixed(2)}x, RSS ${(withArgs.rss / configured.rss).toFixed(2)}x)${scrapes}`);
+    if (configured.rest && withArgs.rest) lines.push(`    then as configured ${formatRest(configured.rest)}\n    with ${args} ${formatRest(withArgs.rest)}`);
   }
   for (const c of restartCosts(rows)) {
     const both = (f: (s: AfterRestart) => string) => `${f(c.configured)} / ${f(c.withArgs)}`;
+    if (c.rest) lines.push(`      at rest after the restart, per added tenant: as configured ${formatRestCost(c.rest.configured)}; with the flags ${formatRestCost(c.rest.withArgs)}`);
     lines.push(`    ${`${c.from} -> ${c.to}`.padEnd(12)} per added tenant, as configured / with the flags: restart ${both((s) => `${s.ms.toFixed(1)}`)} ms  watches ${both((s) => s.watches.toFixed(2))}  router RSS ${both((s) => (s.rss / MiB).toFixed(3))} MiB`);
   }
   lines.push(`  (${load}; the quiet tenant's ratio goal: <= 1.5 with 10 busy neighbours)`);

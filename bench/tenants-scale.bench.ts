@@ -391,7 +391,9 @@ async function main(): Promise<void> {
         await untilAllCalled(tenants, restartAt);
         const ms = Date.now() - restartAt;
         await new Promise((r) => setTimeout(r, 3000));
-        const after = { ms, watches: (await openWatches(bench.kubectl)) - watchesWithoutRouter, rss: readProcess(router.pid).rss, scrape: await scrape(router) };
+        const after: AfterRestart = { ms, watches: (await openWatches(bench.kubectl)) - watchesWithoutRouter, rss: readProcess(router.pid).rss, scrape: await scrape(router) };
+        // Both restarts at rest alike, so a flag's effect on the router's idle work shows per tenant (e.g. --cluster-wide-watch).
+        if (RESTART_ARGS.length > 0) after.rest = (await atRest([router], REST_MS))[0]!.rest;
         console.error(`[bench] ${size} tenants: router restart ${extra.join(' ')} converged in ${(ms / 1000).toFixed(1)} s, ${after.watches} watches, RSS ${(after.rss / 1024 / 1024).toFixed(1)} MiB`);
         return after;
       };

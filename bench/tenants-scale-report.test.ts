@@ -57,13 +57,13 @@ describe('tenantCosts', () => {
   });
   it('adds what the router and gateway did at rest per tenant where both sizes measured it', () => {
     const rest = (cpuMsPerS: number, getsPerS: number) => ({ seconds: 30, cpuMsPerS, metricsCpuMsPerS: cpuMsPerS, wakeupsPerS: 100, requestsPerS: { GET: getsPerS }, informerEventsPerS: 0, informerEventsByResource: {}, queueAddsPerS: 0, functionCallsPerS: 0 });
-    const rows = [row(10, { routerRest: rest(1, 0.1), gatewayRest: rest(2, 0) }), row(100, { routerRest: rest(1.9, 1), gatewayRest: rest(2, 0) })];
+    const rows = [row(10, { routerRest: rest(1, 0.1), gatewayRest: rest(2, 0) }), row(100, { routerRest: rest(1.9, 1), gatewayRest: rest(2, 0), settleMs: 8000 })];
     const [cost] = tenantCosts(rows);
     expect(cost!.routerRest!.cpuUsPerS).toBeCloseTo(10);
     expect(cost!.routerRest!.requestsPerHour).toBeCloseTo(36);
     expect(cost!.gatewayRest!.cpuUsPerS).toBe(0);
     const text = formatScale(rows, 'load').join('\n');
-    expect(text).toContain('  100 tenants, router at rest over 30.0 s: CPU 1.900 ms/s (its /metrics: 1.900), 100.0 wake-ups/s, API requests GET 1.00/s');
+    expect(text).toContain('  100 tenants, router (idle after 8.00 s) at rest over 30.0 s: CPU 1.900 ms/s (its /metrics: 1.900), 100.0 wake-ups/s, API requests GET 1.00/s');
     expect(text).toContain('      router at rest: CPU 10.00 us/s (its /metrics 10.00), per hour: 0 wake-ups, 36.0 API requests');
     expect(tenantCosts([row(10), row(100, { routerRest: rest(1, 1) })])[0]!.routerRest).toBeUndefined();
   });

@@ -12,6 +12,8 @@ export interface ScaleRow {
   /** What each did over the rest window: CPU at ns resolution, wake-ups, API requests, events (tenants-scale-rest.ts). */
   routerRest?: RestActivity;
   gatewayRest?: RestActivity;
+  /** Waited after every Loop reconciled until the router handled no event and sent no request for a while, ms. */
+  settleMs?: number;
   /** WATCH requests the API server holds open for the router (its count with the router minus without). */
   watches: number;
   /** Samples on the router's /metrics (series, histogram buckets counted one by one). */
@@ -149,7 +151,7 @@ export function formatScale(rows: ScaleRow[], load: string): string[] {
     if (q) lines.push(`  ${r.tenants} tenants, quiet p99 with every tenant writing as its ServiceAccount: alone ${q.aloneP99.toFixed(0)} / busy ${q.busyP99.toFixed(0)} ms, ratio ${(q.busyP99 / q.aloneP99).toFixed(2)} (${q.samples} changes)`);
     const apf = r.quietApf;
     if (apf) lines.push(`  ${r.tenants} tenants, the same with an APF level of ${apf.shares} shares for ServiceAccounts: alone ${apf.aloneP99.toFixed(0)} / busy ${apf.busyP99.toFixed(0)} ms, ratio ${(apf.busyP99 / apf.aloneP99).toFixed(2)} (${apf.samples} changes)`);
-    if (r.routerRest) lines.push(`  ${r.tenants} tenants, router ${formatRest(r.routerRest)}`);
+    if (r.routerRest) lines.push(`  ${r.tenants} tenants, router${r.settleMs === undefined ? '' : ` (idle after ${sec(r.settleMs)})`} ${formatRest(r.routerRest)}`);
     if (r.gatewayRest) lines.push(`  ${r.tenants} tenants, gateway ${formatRest(r.gatewayRest)}`);
   }
   const costs = tenantCosts(rows);

@@ -33,6 +33,8 @@ const PHASE_MS = Number(process.env.BENCH_PHASE_SECONDS ?? 10) * 1000;
 // At rest the router's periodic work (watch bookmarks each minute, access reviews each 5, resyncs each 10) is sparse:
 // a longer window catches more of it.
 const REST_MS = Number(process.env.BENCH_REST_SECONDS ?? 30) * 1000;
+/** How long the router must have been idle (no informer event, no API request) before a rest window starts. */
+const QUIET_MS = 6000;
 const ADMISSIONS = Number(process.env.BENCH_ADMISSIONS ?? 100);
 // A second restart per size with these router flags (e.g. "--qps=500 --burst=1000"), measured right after the first.
 const RESTART_ARGS = (process.env.BENCH_RESTART_ARGS ?? '').split(' ').filter(Boolean);
@@ -296,6 +298,27 @@ async function withApfLevel<T>(ctx: PhaseContext, shares: number, phases: () => 
   }
 }
 
+/**
+ * Until the router has handled no informer event and sent no API request for QUIET_MS (at most two minutes), so the
+ * rest window starts after the echoes of the creates (watch events still arriving, first applies), not among them.
+ * Its scrapes cost the router CPU, before the window only. Returns the ms waited.
+ */
+async function untilRouterQuiet(router: Spawned): Promise<number> {
+  const started = performance.now();
+  const activity = async () => {
+    const samples = await routerScrape(router);
+    return total(samples, 'kubeloop_router_informer_events_total') + total(samples, 'rest_client_requests_total');
+  };
+  let last = await activity();
+  let since = performance.now();
+  while (performance.now() - since < QUIET_MS && performance.now() - started < 120_000) {
+    await new Promise((r) => setTimeout(r, 2000));
+    const now = await activity();
+    if (now !== last) [last, since] = [now, performance.now()];
+  }
+  return performance.now() - started;
+}
+
 /** The router's /metrics; its event-loop delay (prom-client's default metrics) restarts at every scrape. */
 async function routerScrape(router: Spawned): Promise<Sample[]> {
   return parsePrometheusText(await (await fetch(`${router.opsUrl}/metrics`)).text());
@@ -338,7 +361,8 @@ async function main(): Promise<void> {
       await untilAllCalled(tenants, 0);
       await untilHooksInEffect(client, tenants);
       console.error(`[bench] ${size} tenants: created in ${(createMs / 1000).toFixed(1)} s, all Ready after ${(readyMs / 1000).toFixed(1)} s`);
-      await new Promise((r) => setTimeout(r, 3000));
+      const settleMs = await untilRouterQuiet(router);
+      console.error(`[bench] ${size} tenants: the router quiet after ${(settleMs / 1000).toFixed(1)} s`);
       const [routerRest, gatewayRest] = await atRest([router, { pid: gateway.child.pid!, opsUrl: gateway.url }], REST_MS);
       const watches = (await openWatches(bench.kubectl)) - watchesWithoutRouter;
       const { series, scrapeCpuMs } = await scrape(router);
@@ -393,7 +417,10 @@ async function main(): Promise<void> {
         await new Promise((r) => setTimeout(r, 3000));
         const after: AfterRestart = { ms, watches: (await openWatches(bench.kubectl)) - watchesWithoutRouter, rss: readProcess(router.pid).rss, scrape: await scrape(router) };
         // Both restarts at rest alike, so a flag's effect on the router's idle work shows per tenant (e.g. --cluster-wide-watch).
-        if (RESTART_ARGS.length > 0) after.rest = (await atRest([router], REST_MS))[0]!.rest;
+        if (RESTART_ARGS.length > 0) {
+          await untilRouterQuiet(router);
+          after.rest = (await atRest([router], REST_MS))[0]!.rest;
+        }
         console.error(`[bench] ${size} tenants: router restart ${extra.join(' ')} converged in ${(ms / 1000).toFixed(1)} s, ${after.watches} watches, RSS ${(after.rss / 1024 / 1024).toFixed(1)} MiB`);
         return after;
       };
@@ -407,6 +434,7 @@ async function main(): Promise<void> {
         router: { rss: routerRest!.rss, cpuMsPerS: routerRest!.cpuMsPerS },
         gateway: { rss: gatewayRest!.rss, cpuMsPerS: gatewayRest!.cpuMsPerS },
         routerRest: routerRest!.rest,
+        settleMs,
         gatewayRest: gatewayRest!.rest,
         watches,
         series,

@@ -12,7 +12,7 @@ export interface ScaleRow {
   /** What each did over the rest window: CPU at ns resolution, wake-ups, API requests, events (tenants-scale-rest.ts). */
   routerRest?: RestActivity;
   gatewayRest?: RestActivity;
-  /** Waited after every Loop reconciled until the router handled no event and sent no request for a while, ms. */
+  /** Waited after every Loop reconciled until the router handled no event and sent no write for a while, ms. */
   settleMs?: number;
   /** WATCH requests the API server holds open for the router (its count with the router minus without). */
   watches: number;

@@ -73,7 +73,7 @@ describe('tenantCosts', () => {
     const text = formatScale([row(10, { restartWithArgs: restarts(10, 1.1) }), row(100, { restartWithArgs: restarts(100, 2)})], 'load').join('\n');
     expect(text).toContain('    then as configured at rest over 30.0 s: CPU 2.000 ms/s');
     expect(text).toContain('    with --cluster-wide-watch=configmaps at rest over 30.0 s: CPU 1.000 ms/s');
-    expect(text).toContain('      at rest after the restart, per added tenant: as configured CPU 10.00 us/s (its /metrics 10.00), per hour: 0 wake-ups, 0.0 API requests, 0.0 informer events, 0.0 queue adds, 0.0 function calls; with the flags CPU 0.00 us/s');
+    expect(text).toContain('    10 -> 100    per added tenant, as configured / with the flags: restart 0.0 / 0.0 ms  watches 2.00 / 0.00  router RSS 0.000 / 0.000 MiB\n      at rest after the restart, per added tenant: as configured CPU 10.00 us/s (its /metrics 10.00), per hour: 0 wake-ups, 0.0 API requests, 0.0 informer events, 0.0 queue adds, 0.0 function calls; with the flags CPU 0.00 us/s');
   });
   it('has nothing to say about a single size', () => {
     expect(tenantCosts([row(10)])).toEqual([]);

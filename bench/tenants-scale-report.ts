@@ -173,8 +173,8 @@ export function formatScale(rows: ScaleRow[], load: string): string[] {
   }
   for (const c of restartCosts(rows)) {
     const both = (f: (s: AfterRestart) => string) => `${f(c.configured)} / ${f(c.withArgs)}`;
-    if (c.rest) lines.push(`      at rest after the restart, per added tenant: as configured ${formatRestCost(c.rest.configured)}; with the flags ${formatRestCost(c.rest.withArgs)}`);
     lines.push(`    ${`${c.from} -> ${c.to}`.padEnd(12)} per added tenant, as configured / with the flags: restart ${both((s) => `${s.ms.toFixed(1)}`)} ms  watches ${both((s) => s.watches.toFixed(2))}  router RSS ${both((s) => (s.rss / MiB).toFixed(3))} MiB`);
+    if (c.rest) lines.push(`      at rest after the restart, per added tenant: as configured ${formatRestCost(c.rest.configured)}; with the flags ${formatRestCost(c.rest.withArgs)}`);
   }
   lines.push(`  (${load}; the quiet tenant's ratio goal: <= 1.5 with 10 busy neighbours)`);
   return lines;

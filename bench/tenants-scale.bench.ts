@@ -18,11 +18,12 @@ import { tmpdir } from 'node:os';
 import { createLoopServiceAccount, LOOP_SERVICE_ACCOUNT } from '../test/support/loop-service-account.ts';
 import { spawnUntilUrl } from './autocannon-kit.ts';
 import { startBenchPlane, type BenchPlane } from './bench-plane.ts';
-import { delta, machineLoad, parsePrometheusText, processTime, readProcess, total, voluntarySwitches, type Sample } from './process-figures.ts';
+import { delta, machineLoad, parsePrometheusText, readProcess, total } from './process-figures.ts';
 import { percentile, pool, until } from './router-bench-kit.ts';
 import { CHANGED_AT, decompose, flowControl, formatDecomposition, routerSeen, summarize, type PhaseLoad, type QuietArrival, type QuietWrite } from './tenants-scale-decomposition.ts';
 import { TENANT_LEVEL, withTenantFlowControl } from './tenants-scale-apf.ts';
-import { formatRest, restActivity, type RestActivity, type RestReading } from './tenants-scale-rest.ts';
+import { formatRest } from './tenants-scale-rest.ts';
+import { atRest, routerScrape, untilRouterQuiet } from './tenants-scale-probes.ts';
 import { formatScale, hooked, hooksAt, parseSizes, type AfterRestart, type ScaleRow } from './tenants-scale-report.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -33,8 +34,6 @@ const PHASE_MS = Number(process.env.BENCH_PHASE_SECONDS ?? 10) * 1000;
 // At rest the router's periodic work (watch bookmarks each minute, access reviews each 5, resyncs each 10) is sparse:
 // a longer window catches more of it.
 const REST_MS = Number(process.env.BENCH_REST_SECONDS ?? 30) * 1000;
-/** How long the router must have been idle (no informer event, no write) before a rest window starts. */
-const QUIET_MS = 6000;
 const ADMISSIONS = Number(process.env.BENCH_ADMISSIONS ?? 100);
 // A second restart per size with these router flags (e.g. "--qps=500 --burst=1000"), measured right after the first.
 const RESTART_ARGS = (process.env.BENCH_RESTART_ARGS ?? '').split(' ').filter(Boolean);
@@ -139,34 +138,6 @@ async function stop(child: ChildProcess): Promise<void> {
   const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
   await exited;
   clearTimeout(timer);
-}
-
-/** One side of the rest window: the process's /metrics and its CPU (schedstat, ns) and wake-ups from /proc. */
-async function restReading(pid: number, opsUrl: string, side: 'before' | 'after'): Promise<RestReading> {
-  const scrapeIt = async () => {
-    const samples = parsePrometheusText(await (await fetch(`${opsUrl}/metrics`)).text());
-    return { samples, scrapedAt: performance.now() };
-  };
-  const readIt = () => ({ cpuMs: processTime(pid).cpuMs, wakeups: voluntarySwitches(pid), readAt: performance.now() });
-  // The /proc readings sit inside the scrapes, so the CPU figure holds neither scrape's own work.
-  if (side === 'before') {
-    const scraped = await scrapeIt();
-    return { ...scraped, ...readIt() };
-  }
-  const read = readIt();
-  return { ...(await scrapeIt()), ...read };
-}
-
-/** Each process over `ms` at rest: CPU per wall second at ns resolution, what it did (counts), and its RSS at the end. */
-async function atRest(processes: Array<{ pid: number; opsUrl: string }>, ms: number): Promise<Array<{ rss: number; cpuMsPerS: number; rest: RestActivity }>> {
-  const before = await Promise.all(processes.map((p) => restReading(p.pid, p.opsUrl, 'before')));
-  await new Promise((r) => setTimeout(r, ms));
-  const after: RestReading[] = [];
-  for (const p of processes) after.push(await restReading(p.pid, p.opsUrl, 'after'));
-  return processes.map((p, i) => {
-    const rest = restActivity(before[i]!, after[i]!);
-    return { rss: readProcess(p.pid).rss, cpuMsPerS: rest.cpuMsPerS, rest };
-  });
 }
 
 /** Until every one of the first `tenants` tenants had its function called after `since` (Date.now()). */
@@ -312,35 +283,6 @@ async function withApfLevel<T>(ctx: PhaseContext, shares: number, phases: () => 
   } finally {
     await remove();
   }
-}
-
-/**
- * Until the router has handled no informer event and sent no write for QUIET_MS (at most two minutes), so the rest
- * window starts after the echoes of the creates and of the last phase (watch events still arriving, the garbage
- * collector deleting owned Secrets, first applies), not among them. Reads are left out: 2 watches per tenant renew
- * every 5-10 minutes, so at 1,000 tenants some GET is always a second away. Its scrapes cost the router CPU, before
- * the window only. Returns the ms waited.
- */
-async function untilRouterQuiet(router: Spawned): Promise<number> {
-  const started = performance.now();
-  const activity = async () => {
-    const samples = await routerScrape(router);
-    const writes = samples.filter((m) => m.name === 'rest_client_requests_total' && m.labels.method !== 'GET').reduce((sum, m) => sum + m.value, 0);
-    return total(samples, 'kubeloop_router_informer_events_total') + writes;
-  };
-  let last = await activity();
-  let since = performance.now();
-  while (performance.now() - since < QUIET_MS && performance.now() - started < 120_000) {
-    await new Promise((r) => setTimeout(r, 2000));
-    const now = await activity();
-    if (now !== last) [last, since] = [now, performance.now()];
-  }
-  return performance.now() - started;
-}
-
-/** The router's /metrics; its event-loop delay (prom-client's default metrics) restarts at every scrape. */
-async function routerScrape(router: Spawned): Promise<Sample[]> {
-  return parsePrometheusText(await (await fetch(`${router.opsUrl}/metrics`)).text());
 }
 
 /** Every history line the router has written to `dir` so far, oldest file first. */

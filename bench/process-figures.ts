@@ -57,6 +57,11 @@ export function readProcess(pid: number): ProcessReading {
   return { cpuMs: ticks * 10, rss: kib('VmRSS'), peakRss: kib('VmHWM'), switches };
 }
 
+/** Times the main thread went to sleep on its own (voluntary context switches): a Node process's event-loop wake-ups. */
+export function voluntarySwitches(pid: number): number {
+  return Number(/^voluntary_ctxt_switches:\s+(\d+)$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? Number.NaN);
+}
+
 export interface ProcessTime {
   /** CPU time of all threads, ms. */
   cpuMs: number;

@@ -55,6 +55,26 @@ describe('tenantCosts', () => {
     expect(costs[1]!.routerRssMiB).toBeCloseTo(0.1);
     expect(costs[1]!.gatewayRssMiB).toBe(0);
   });
+  it('adds what the router and gateway did at rest per tenant where both sizes measured it', () => {
+    const rest = (cpuMsPerS: number, getsPerS: number) => ({ seconds: 30, cpuMsPerS, metricsCpuMsPerS: cpuMsPerS, wakeupsPerS: 100, requestsPerS: { GET: getsPerS }, informerEventsPerS: 0, informerEventsByResource: {}, queueAddsPerS: 0, functionCallsPerS: 0 });
+    const rows = [row(10, { routerRest: rest(1, 0.1), gatewayRest: rest(2, 0) }), row(100, { routerRest: rest(1.9, 1), gatewayRest: rest(2, 0), settleMs: 8000 })];
+    const [cost] = tenantCosts(rows);
+    expect(cost!.routerRest!.cpuUsPerS).toBeCloseTo(10);
+    expect(cost!.routerRest!.requestsPerHour).toBeCloseTo(36);
+    expect(cost!.gatewayRest!.cpuUsPerS).toBe(0);
+    const text = formatScale(rows, 'load').join('\n');
+    expect(text).toContain('  100 tenants, router (idle after 8.00 s) at rest over 30.0 s: CPU 1.900 ms/s (its /metrics: 1.900), 100.0 wake-ups/s, API requests GET 1.00/s');
+    expect(text).toContain('      router at rest: CPU 10.00 us/s (its /metrics 10.00), per hour: 0 wake-ups, 36.0 API requests');
+    expect(tenantCosts([row(10), row(100, { routerRest: rest(1, 1) })])[0]!.routerRest).toBeUndefined();
+  });
+  it('compares the router at rest after both restarts, per size and per added tenant', () => {
+    const rest = (cpuMsPerS: number) => ({ seconds: 30, cpuMsPerS, metricsCpuMsPerS: cpuMsPerS, wakeupsPerS: 100, requestsPerS: {}, informerEventsPerS: 0, informerEventsByResource: {}, queueAddsPerS: 0, functionCallsPerS: 0 });
+    const restarts = (tenants: number, configuredCpu: number) => ({ args: '--cluster-wide-watch=configmaps', configured: { ms: 1000, watches: 2 * tenants, rss: 100 * MiB, rest: rest(configuredCpu) }, withArgs: { ms: 1000, watches: 2, rss: 100 * MiB, rest: rest(1) } });
+    const text = formatScale([row(10, { restartWithArgs: restarts(10, 1.1) }), row(100, { restartWithArgs: restarts(100, 2)})], 'load').join('\n');
+    expect(text).toContain('    then as configured at rest over 30.0 s: CPU 2.000 ms/s');
+    expect(text).toContain('    with --cluster-wide-watch=configmaps at rest over 30.0 s: CPU 1.000 ms/s');
+    expect(text).toContain('    10 -> 100    per added tenant, as configured / with the flags: restart 0.0 / 0.0 ms  watches 2.00 / 0.00  router RSS 0.000 / 0.000 MiB\n      at rest after the restart, per added tenant: as configured CPU 10.00 us/s (its /metrics 10.00), per hour: 0 wake-ups, 0.0 API requests, 0.0 informer events, 0.0 queue adds, 0.0 function calls; with the flags CPU 0.00 us/s');
+  });
   it('has nothing to say about a single size', () => {
     expect(tenantCosts([row(10)])).toEqual([]);
   });
@@ -68,11 +88,14 @@ describe('formatScale', () => {
     expect(text).toContain('10 -> 100    per added tenant, as configured / with the flags: restart 0.0 / 1.1 ms  watches 2.00 / 0.00  router RSS 1.000 / 0.000 MiB');
     const scraped = formatScale([row(10, { restartWithArgs: { args: '--loop-metrics-labels=100000', configured: { ms: 1000, watches: 20, rss: 100 * MiB, scrape: { series: 900, scrapeCpuMs: 10 } }, withArgs: { ms: 2000, watches: 20, rss: 100 * MiB, scrape: { series: 1500, scrapeCpuMs: 20 } } } })], 'load').join('\n');
     expect(scraped).toContain('(time 2.00x, RSS 1.00x); /metrics after it: 900 samples (10 ms) as configured, 1500 (20 ms) with them');
-    expect(text).toMatch(/ {7}10 {6}1 {3}100\.0 MiB {5}1\.0 ms\/s/);
+    expect(text).toMatch(/ {7}10 {6}1 {3}100\.0 MiB {4}1\.00 ms\/s/);
     expect(text).toContain('20 / 30 ms   1.50');
     expect(text).toContain('12.0 / 4.0 ms');
     expect(text).toContain('1100 (10 ms)');
-    expect(text).toContain('10 -> 100    router RSS 0.200 MiB  CPU at rest 0.010 ms/s');
+    expect(text).toContain('10 -> 100    router RSS 0.200 MiB  CPU at rest 0.0100 ms/s');
     expect(text).toContain('(load average 5.0 on 2 CPUs;');
+    const asTenants = formatScale([row(10, { quietAsTenants: { aloneP99: 20, busyP99: 50, samples: 90 }, quietApf: { aloneP99: 25, busyP99: 30, samples: 80, shares: 2 } })], 'load').join('\n');
+    expect(asTenants).toContain('  10 tenants, the same with an APF level of 2 shares for ServiceAccounts: alone 25 / busy 30 ms, ratio 1.20 (80 changes)');
+    expect(asTenants).toContain('  10 tenants, quiet p99 with every tenant writing as its ServiceAccount: alone 20 / busy 50 ms, ratio 2.50 (90 changes)');
   });
 });

@@ -1,5 +1,6 @@
 // bench:tenants-scale, the pure part: the sizes to run, the cost of each added tenant between two sizes, and
 // the report. Figures come from one run; per-tenant costs are differences between its sizes.
+import { formatRest, formatRestCost, restCost, type RestActivity, type RestCost } from './tenants-scale-rest.ts';
 
 /** What one size (tenants with a Loop each, every tenth with an AdmissionHook) measured. */
 export interface ScaleRow {
@@ -8,6 +9,11 @@ export interface ScaleRow {
   /** Router and gateway at rest: RSS (bytes) and CPU (ms of CPU per second of wall time, over the rest window). */
   router: { rss: number; cpuMsPerS: number };
   gateway: { rss: number; cpuMsPerS: number };
+  /** What each did over the rest window: CPU at ns resolution, wake-ups, API requests, events (tenants-scale-rest.ts). */
+  routerRest?: RestActivity;
+  gatewayRest?: RestActivity;
+  /** Waited after every Loop reconciled until the router handled no event and sent no write for a while, ms. */
+  settleMs?: number;
   /** WATCH requests the API server holds open for the router (its count with the router minus without). */
   watches: number;
   /** Samples on the router's /metrics (series, histogram buckets counted one by one). */
@@ -19,6 +25,10 @@ export interface ScaleRow {
   createMs: number;
   /** Quiet tenant: its change written -> its function called, alone and while the busy tenants work. */
   quiet: { aloneP99: number; busyP99: number; samples: number };
+  /** The same with every tenant's writes (the quiet one's and the busy ones') made as its ServiceAccount (APF sees each apart). */
+  quietAsTenants?: { aloneP99: number; busyP99: number; samples: number };
+  /** The same again with an APF level of `shares` for ServiceAccounts (tenants-scale-apf.ts). */
+  quietApf?: { aloneP99: number; busyP99: number; samples: number; shares: number };
   /** A dry-run ConfigMap create through the API server in a namespace with a hook and in one without. */
   admission: { hookedP99: number; unhookedP99: number };
   /** Router restart: spawn -> every tenant's Loop has called its function again. */
@@ -39,6 +49,8 @@ export interface AfterRestart {
   rss: number;
   /** Its /metrics once converged: the same state for both restarts, whatever the flags. */
   scrape?: Scrape;
+  /** What it did at rest after that, over the rest window (with BENCH_RESTART_ARGS: both restarts alike). */
+  rest?: RestActivity;
 }
 
 /** One scrape of the router's /metrics: its samples and the router's CPU for it (10 ms ticks). */
@@ -57,6 +69,9 @@ export interface TenantCost {
   watches: number;
   series: number;
   restartMs: number;
+  /** At rest, per added tenant, where both sizes measured it. */
+  routerRest?: RestCost;
+  gatewayRest?: RestCost;
 }
 
 const MiB = 1024 * 1024;
@@ -95,6 +110,8 @@ export function tenantCosts(rows: ScaleRow[]): TenantCost[] {
       watches: (b.watches - a.watches) / added,
       series: (b.series - a.series) / added,
       restartMs: (b.restartConvergeMs - a.restartConvergeMs) / added,
+      ...(a.routerRest && b.routerRest ? { routerRest: restCost(a.routerRest, b.routerRest, added) } : {}),
+      ...(a.gatewayRest && b.gatewayRest ? { gatewayRest: restCost(a.gatewayRest, b.gatewayRest, added) } : {}),
     });
   }
   return costs;
@@ -104,13 +121,15 @@ const sec = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
 const mib = (bytes: number) => `${(bytes / MiB).toFixed(1)} MiB`;
 
 /** Per added tenant between consecutive sizes, both restarts: converge time, watches, RSS. */
-export function restartCosts(rows: ScaleRow[]): Array<{ from: number; to: number; configured: AfterRestart; withArgs: AfterRestart }> {
+export function restartCosts(rows: ScaleRow[]): Array<{ from: number; to: number; configured: AfterRestart; withArgs: AfterRestart; rest?: { configured: RestCost; withArgs: RestCost } }> {
   const measured = rows.filter((r) => r.restartWithArgs);
   const perTenant = (a: AfterRestart, b: AfterRestart, added: number): AfterRestart => ({ ms: (b.ms - a.ms) / added, watches: (b.watches - a.watches) / added, rss: (b.rss - a.rss) / added });
   return measured.slice(1).map((b, i) => {
     const a = measured[i]!;
     const added = b.tenants - a.tenants;
-    return { from: a.tenants, to: b.tenants, configured: perTenant(a.restartWithArgs!.configured, b.restartWithArgs!.configured, added), withArgs: perTenant(a.restartWithArgs!.withArgs, b.restartWithArgs!.withArgs, added) };
+    const [ac, aw, bc, bw] = [a.restartWithArgs!.configured.rest, a.restartWithArgs!.withArgs.rest, b.restartWithArgs!.configured.rest, b.restartWithArgs!.withArgs.rest];
+    const rest = ac && aw && bc && bw ? { rest: { configured: restCost(ac, bc, added), withArgs: restCost(aw, bw, added) } } : {};
+    return { from: a.tenants, to: b.tenants, configured: perTenant(a.restartWithArgs!.configured, b.restartWithArgs!.configured, added), withArgs: perTenant(a.restartWithArgs!.withArgs, b.restartWithArgs!.withArgs, added), ...rest };
   });
 }
 
@@ -124,26 +143,38 @@ export function formatScale(rows: ScaleRow[], load: string): string[] {
   ];
   for (const r of rows) {
     lines.push(
-      `  ${String(r.tenants).padStart(7)}  ${String(r.hooks).padStart(5)}  ${mib(r.router.rss).padStart(10)}  ${`${r.router.cpuMsPerS.toFixed(1)} ms/s`.padStart(11)}  ${mib(r.gateway.rss).padStart(11)}  ${`${r.gateway.cpuMsPerS.toFixed(1)} ms/s`.padStart(11)}  ${String(r.watches).padStart(7)}  ${`${r.series} (${r.scrapeCpuMs} ms)`.padStart(26)}  ${sec(r.readyMs).padStart(9)}  ${`(${sec(r.createMs)})`.padStart(9)}  ${`${r.quiet.aloneP99.toFixed(0)} / ${r.quiet.busyP99.toFixed(0)} ms`.padStart(22)}  ${(r.quiet.busyP99 / r.quiet.aloneP99).toFixed(2).padStart(5)}  ${`${r.admission.hookedP99.toFixed(1)} / ${r.admission.unhookedP99.toFixed(1)} ms`.padStart(25)}  ${sec(r.restartConvergeMs).padStart(17)}`,
+      `  ${String(r.tenants).padStart(7)}  ${String(r.hooks).padStart(5)}  ${mib(r.router.rss).padStart(10)}  ${`${r.router.cpuMsPerS.toFixed(2)} ms/s`.padStart(11)}  ${mib(r.gateway.rss).padStart(11)}  ${`${r.gateway.cpuMsPerS.toFixed(2)} ms/s`.padStart(11)}  ${String(r.watches).padStart(7)}  ${`${r.series} (${r.scrapeCpuMs} ms)`.padStart(26)}  ${sec(r.readyMs).padStart(9)}  ${`(${sec(r.createMs)})`.padStart(9)}  ${`${r.quiet.aloneP99.toFixed(0)} / ${r.quiet.busyP99.toFixed(0)} ms`.padStart(22)}  ${(r.quiet.busyP99 / r.quiet.aloneP99).toFixed(2).padStart(5)}  ${`${r.admission.hookedP99.toFixed(1)} / ${r.admission.unhookedP99.toFixed(1)} ms`.padStart(25)}  ${sec(r.restartConvergeMs).padStart(17)}`,
     );
+  }
+  for (const r of rows) {
+    const q = r.quietAsTenants;
+    if (q) lines.push(`  ${r.tenants} tenants, quiet p99 with every tenant writing as its ServiceAccount: alone ${q.aloneP99.toFixed(0)} / busy ${q.busyP99.toFixed(0)} ms, ratio ${(q.busyP99 / q.aloneP99).toFixed(2)} (${q.samples} changes)`);
+    const apf = r.quietApf;
+    if (apf) lines.push(`  ${r.tenants} tenants, the same with an APF level of ${apf.shares} shares for ServiceAccounts: alone ${apf.aloneP99.toFixed(0)} / busy ${apf.busyP99.toFixed(0)} ms, ratio ${(apf.busyP99 / apf.aloneP99).toFixed(2)} (${apf.samples} changes)`);
+    if (r.routerRest) lines.push(`  ${r.tenants} tenants, router${r.settleMs === undefined ? '' : ` (idle after ${sec(r.settleMs)})`} ${formatRest(r.routerRest)}`);
+    if (r.gatewayRest) lines.push(`  ${r.tenants} tenants, gateway ${formatRest(r.gatewayRest)}`);
   }
   const costs = tenantCosts(rows);
   if (costs.length > 0) {
     lines.push('  per added tenant (goals: router <= 0.5 MiB and no measurable CPU at rest; restart converged <= 60 s at 1,000)');
     for (const c of costs) {
       lines.push(
-        `    ${`${c.from} -> ${c.to}`.padEnd(12)} router RSS ${c.routerRssMiB.toFixed(3)} MiB  CPU at rest ${c.routerCpuMsPerS.toFixed(3)} ms/s  gateway RSS ${c.gatewayRssMiB.toFixed(3)} MiB  watches ${c.watches.toFixed(2)}  metric series ${c.series.toFixed(1)}  restart ${c.restartMs.toFixed(1)} ms`,
+        `    ${`${c.from} -> ${c.to}`.padEnd(12)} router RSS ${c.routerRssMiB.toFixed(3)} MiB  CPU at rest ${c.routerCpuMsPerS.toFixed(4)} ms/s  gateway RSS ${c.gatewayRssMiB.toFixed(3)} MiB  watches ${c.watches.toFixed(2)}  metric series ${c.series.toFixed(1)}  restart ${c.restartMs.toFixed(1)} ms`,
       );
+      if (c.routerRest) lines.push(`      router at rest: ${formatRestCost(c.routerRest)}`);
+      if (c.gatewayRest) lines.push(`      gateway at rest: ${formatRestCost(c.gatewayRest)}`);
     }
   }
   for (const r of rows.filter((r) => r.restartWithArgs)) {
     const { args, configured, withArgs } = r.restartWithArgs!;
     const scrapes = configured.scrape && withArgs.scrape ? `; /metrics after it: ${configured.scrape.series} samples (${configured.scrape.scrapeCpuMs} ms) as configured, ${withArgs.scrape.series} (${withArgs.scrape.scrapeCpuMs} ms) with them` : '';
     lines.push(`  restart at ${r.tenants} tenants, converged / open watches / router RSS: as configured ${side(configured)}; with ${args} ${side(withArgs)} (time ${(withArgs.ms / configured.ms).toFixed(2)}x, RSS ${(withArgs.rss / configured.rss).toFixed(2)}x)${scrapes}`);
+    if (configured.rest && withArgs.rest) lines.push(`    then as configured ${formatRest(configured.rest)}\n    with ${args} ${formatRest(withArgs.rest)}`);
   }
   for (const c of restartCosts(rows)) {
     const both = (f: (s: AfterRestart) => string) => `${f(c.configured)} / ${f(c.withArgs)}`;
     lines.push(`    ${`${c.from} -> ${c.to}`.padEnd(12)} per added tenant, as configured / with the flags: restart ${both((s) => `${s.ms.toFixed(1)}`)} ms  watches ${both((s) => s.watches.toFixed(2))}  router RSS ${both((s) => (s.rss / MiB).toFixed(3))} MiB`);
+    if (c.rest) lines.push(`      at rest after the restart, per added tenant: as configured ${formatRestCost(c.rest.configured)}; with the flags ${formatRestCost(c.rest.withArgs)}`);
   }
   lines.push(`  (${load}; the quiet tenant's ratio goal: <= 1.5 with 10 busy neighbours)`);
   return lines;

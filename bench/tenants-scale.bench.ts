@@ -11,16 +11,19 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gatewayClientAuthArgs } from '../cli/cluster/webhook-client-auth.ts';
 import type { Loop } from '../api/loop.ts';
-import { isApiError, type KubeClient } from '../lib/kube/kube-client.ts';
+import { isApiError, serviceAccountUser, type KubeClient } from '../lib/kube/kube-client.ts';
 import { readWatchEvents } from '../lib/kube/watch-stream.ts';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { createLoopServiceAccount, LOOP_SERVICE_ACCOUNT } from '../test/support/loop-service-account.ts';
 import { spawnUntilUrl } from './autocannon-kit.ts';
 import { startBenchPlane, type BenchPlane } from './bench-plane.ts';
-import { machineLoad, parsePrometheusText, readProcess, total } from './process-figures.ts';
+import { delta, machineLoad, parsePrometheusText, readProcess, total } from './process-figures.ts';
 import { percentile, pool, until } from './router-bench-kit.ts';
-import { CHANGED_AT, decompose, formatDecomposition, routerSeen, summarize, type PhaseLoad, type QuietArrival, type QuietWrite } from './tenants-scale-decomposition.ts';
+import { CHANGED_AT, decompose, flowControl, formatDecomposition, routerSeen, summarize, type PhaseLoad, type QuietArrival, type QuietWrite } from './tenants-scale-decomposition.ts';
+import { TENANT_LEVEL, withTenantFlowControl } from './tenants-scale-apf.ts';
+import { formatRest } from './tenants-scale-rest.ts';
+import { atRest, routerScrape, untilRouterQuiet } from './tenants-scale-probes.ts';
 import { formatScale, hooked, hooksAt, parseSizes, type AfterRestart, type ScaleRow } from './tenants-scale-report.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -28,11 +31,18 @@ const SIZES = parseSizes(process.env.BENCH_TENANTS ?? '10,100,1000');
 const BUSY = Number(process.env.BENCH_BUSY ?? 10);
 const BUSY_OBJECTS = Number(process.env.BENCH_BUSY_OBJECTS ?? 100);
 const PHASE_MS = Number(process.env.BENCH_PHASE_SECONDS ?? 10) * 1000;
-const REST_MS = Number(process.env.BENCH_REST_SECONDS ?? 10) * 1000;
+// At rest the router's periodic work (watch bookmarks each minute, access reviews each 5, resyncs each 10) is sparse:
+// a longer window catches more of it.
+const REST_MS = Number(process.env.BENCH_REST_SECONDS ?? 30) * 1000;
 const ADMISSIONS = Number(process.env.BENCH_ADMISSIONS ?? 100);
 // A second restart per size with these router flags (e.g. "--qps=500 --burst=1000"), measured right after the first.
 const RESTART_ARGS = (process.env.BENCH_RESTART_ARGS ?? '').split(' ').filter(Boolean);
 const QUIET_COMPARE_ARGS = (process.env.BENCH_QUIET_COMPARE_ARGS ?? '').split(' ').filter(Boolean);
+// The quiet and busy phases again with every tenant's writes made as its ServiceAccount (impersonated, as the router
+// writes for its Loop), so API Priority and Fairness sees each tenant apart, not all as the bench's admin (exempt).
+const AS_TENANTS = process.env.BENCH_AS_TENANTS !== '0';
+// Those two phases once more with a Priority and Fairness level of these concurrency shares for ServiceAccounts.
+const APF_SHARES = AS_TENANTS && process.env.BENCH_APF_TENANT_SHARES ? Number(process.env.BENCH_APF_TENANT_SHARES) : undefined;
 // The quiet changes cut into segments from the router's history lines (--history-dir); BENCH_DECOMPOSE=0 leaves it off.
 const DECOMPOSE = process.env.BENCH_DECOMPOSE !== '0';
 const GROUP = '/apis/kubeloop.dev/v1alpha1';
@@ -130,18 +140,6 @@ async function stop(child: ChildProcess): Promise<void> {
   clearTimeout(timer);
 }
 
-/** CPU ms per wall second of each process over `ms`, and its RSS at the end. */
-async function atRest(pids: number[], ms: number): Promise<Array<{ rss: number; cpuMsPerS: number }>> {
-  const before = pids.map((pid) => readProcess(pid));
-  const started = performance.now();
-  await new Promise((r) => setTimeout(r, ms));
-  const seconds = (performance.now() - started) / 1000;
-  return pids.map((pid, i) => {
-    const after = readProcess(pid);
-    return { rss: after.rss, cpuMsPerS: (after.cpuMs - before[i]!.cpuMs) / seconds };
-  });
-}
-
 /** Until every one of the first `tenants` tenants had its function called after `since` (Date.now()). */
 async function untilAllCalled(tenants: number, since: number): Promise<void> {
   await until(`every one of ${tenants} tenants reconciled`, 900_000, async () => {
@@ -167,13 +165,21 @@ async function untilHooksInEffect(client: KubeClient, tenants: number): Promise<
 
 async function admissionP99(client: KubeClient, hookedNs: string, plainNs: string): Promise<{ hookedP99: number; unhookedP99: number }> {
   const times: Record<string, number[]> = { [hookedNs]: [], [plainNs]: [] };
+  let failed = 0;
   for (let i = 0; i < ADMISSIONS; i++) {
     for (const ns of i % 2 === 0 ? [hookedNs, plainNs] : [plainNs, hookedNs]) {
       const start = performance.now();
-      await client.request({ method: 'POST', path: `/api/v1/namespaces/${ns}/configmaps`, query: { dryRun: 'All' }, body: configMap(`probe-${i}`) });
-      times[ns]!.push(performance.now() - start);
+      try {
+        await client.request({ method: 'POST', path: `/api/v1/namespaces/${ns}/configmaps`, query: { dryRun: 'All' }, body: configMap(`probe-${i}`) });
+        times[ns]!.push(performance.now() - start);
+      } catch (error) {
+        // The webhook timing out on a loaded machine (the API server's 500) leaves a sample out, and says so.
+        if (!isApiError(error, 500)) throw error;
+        failed += 1;
+      }
     }
   }
+  if (failed > 0) console.error(`[bench] admission: ${failed} of ${2 * ADMISSIONS} dry-run creates failed (webhook timeouts), left out`);
   return { hookedP99: percentile(times[hookedNs]!, 99), unhookedP99: percentile(times[plainNs]!, 99) };
 }
 
@@ -192,6 +198,7 @@ interface PhaseContext {
   router: Spawned;
   /** kube-apiserver and etcd. */
   apiPids: number[];
+  kubectl: BenchPlane['kubectl'];
 }
 
 /** Date.now() per resourceVersion of the quiet tenant's ConfigMap, as an idle watcher in this process sees it. */
@@ -209,17 +216,22 @@ async function watchQuiet(client: KubeClient, quietNs: string, signal: AbortSign
  * The quiet tenant's changes over one phase, with `busy` tenants churning or not. The busy load runs in a process of
  * its own (bench/tenants-scale-churn.ts), so this one's event loop only writes and times the quiet changes.
  */
-async function quietPhase({ client, kubeconfigPath, router, apiPids }: PhaseContext, quietNs: string, busy: number[]): Promise<QuietRun> {
+async function quietPhase({ client: admin, kubeconfigPath, router, apiPids, kubectl }: PhaseContext, quietNs: string, busy: number[], asTenants = false): Promise<QuietRun> {
+  const client = asTenants ? admin.impersonating({ user: serviceAccountUser(quietNs, LOOP_SERVICE_ACCOUNT) }, { qps: 1000, burst: 1000 }) : admin;
+  const apiMetrics = async () => parsePrometheusText((await kubectl('get', '--raw', '/metrics')).stdout);
+  const apfBefore = await apiMetrics();
   await ask('quiet');
-  await routerLag(router); // the router's event-loop delay histogram restarts at every scrape
+  const routerBefore = await routerScrape(router); // the router's event-loop delay histogram restarts at every scrape
   const apiCpu = () => apiPids.reduce((sum, pid) => sum + readProcess(pid).cpuMs, 0);
   const cpuBefore = [readProcess(router.pid).cpuMs, readProcess(fn!.pid!).cpuMs, apiCpu()];
   const phaseStart = performance.now();
   const writes: QuietWrite[] = [];
   const abort = new AbortController();
-  const watched = await watchQuiet(client, quietNs, abort.signal);
-  const churn = busy.length === 0 ? undefined : spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'bench/tenants-scale-churn.ts'), kubeconfigPath, String(PHASE_MS), String(BUSY_OBJECTS), ...busy.map(tenant)], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+  const watched = await watchQuiet(admin, quietNs, abort.signal);
+  const churnEnv = { ...process.env, ...(asTenants ? { CHURN_AS_SERVICE_ACCOUNT: LOOP_SERVICE_ACCOUNT } : {}) };
+  const churn = busy.length === 0 ? undefined : spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'bench/tenants-scale-churn.ts'), kubeconfigPath, String(PHASE_MS), String(BUSY_OBJECTS), ...busy.map(tenant)], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'], env: churnEnv });
   let churnOut = '';
+  // Its busy writes refused under load are counted in its output, printed below.
   churn?.stdout!.on('data', (chunk: Buffer) => (churnOut += chunk.toString()));
   const churned = churn ? new Promise((resolve) => churn.once('exit', resolve)) : Promise.resolve();
   const deadline = performance.now() + PHASE_MS;
@@ -231,12 +243,16 @@ async function quietPhase({ client, kubeconfigPath, router, apiPids }: PhaseCont
   }
   await churned;
   const seconds = (performance.now() - phaseStart) / 1000;
+  const routerAfter = await routerScrape(router);
   const load: PhaseLoad = {
-    patchesPerS: churn ? ((JSON.parse(churnOut) as { rounds: number }).rounds * BUSY_OBJECTS) / seconds : 0,
+    patchesPerS: churn ? (churnResult(churnOut).rounds * BUSY_OBJECTS) / seconds : 0,
     routerCpuMsPerS: (readProcess(router.pid).cpuMs - cpuBefore[0]!) / seconds,
     functionCpuMsPerS: (readProcess(fn!.pid!).cpuMs - cpuBefore[1]!) / seconds,
     apiCpuMsPerS: (apiCpu() - cpuBefore[2]!) / seconds,
-    ...(await routerLag(router)),
+    routerLagP99Ms: total(routerAfter, 'nodejs_eventloop_lag_p99_seconds') * 1000,
+    routerLagMaxMs: total(routerAfter, 'nodejs_eventloop_lag_max_seconds') * 1000,
+    apiTokenWaits: { count: delta(routerBefore, routerAfter, 'kubeloop_loop_api_wait_seconds_count'), seconds: delta(routerBefore, routerAfter, 'kubeloop_loop_api_wait_seconds_sum') },
+    flowControl: flowControl(apfBefore, await apiMetrics()),
   };
   await new Promise((r) => setTimeout(r, 2000));
   abort.abort();
@@ -245,14 +261,28 @@ async function quietPhase({ client, kubeconfigPath, router, apiPids }: PhaseCont
     if (at !== undefined) w.watchedAt = at;
   }
   const arrivals = (await ask<QuietArrival[]>('quiet')).filter((a) => a.namespace === quietNs);
-  for (const i of busy) await client.request({ method: 'DELETE', path: `/api/v1/namespaces/${tenant(i)}/configmaps`, query: { labelSelector: 'busy=true' } });
+  for (const i of busy) await admin.request({ method: 'DELETE', path: `/api/v1/namespaces/${tenant(i)}/configmaps`, query: { labelSelector: 'busy=true' } });
   return { writes, arrivals, load, latencies: decompose(writes, arrivals, new Map()).map((d) => d.total) };
 }
 
-/** The router's event-loop delay since its last scrape (prom-client's default metrics), ms. */
-async function routerLag(router: Spawned): Promise<{ routerLagP99Ms: number; routerLagMaxMs: number }> {
-  const samples = parsePrometheusText(await (await fetch(`${router.opsUrl}/metrics`)).text());
-  return { routerLagP99Ms: total(samples, 'nodejs_eventloop_lag_p99_seconds') * 1000, routerLagMaxMs: total(samples, 'nodejs_eventloop_lag_max_seconds') * 1000 };
+/** The churn process's last line; a crashed one (nothing printed) made no rounds. */
+function churnResult(out: string): { rounds: number; failed: number } {
+  const result = out.trim() === '' ? { rounds: 0, failed: Number.NaN } : (JSON.parse(out) as { rounds: number; failed: number });
+  if (result.failed !== 0) console.error(`[bench] busy tenants: ${result.failed} writes refused under load`);
+  return result;
+}
+
+const quietP99s = (alone: QuietRun, busy: QuietRun) => ({ aloneP99: percentile(alone.latencies, 99), busyP99: percentile(busy.latencies, 99), samples: alone.latencies.length + busy.latencies.length });
+
+/** Runs `phases` with the APF level for ServiceAccounts in effect (the API server reports its seats), then removes it. */
+async function withApfLevel<T>(ctx: PhaseContext, shares: number, phases: () => Promise<T>): Promise<T> {
+  const remove = await withTenantFlowControl(ctx.client, shares);
+  try {
+    await until('the APF level in effect', 60_000, async () => parsePrometheusText((await ctx.kubectl('get', '--raw', '/metrics')).stdout).some((m) => m.name === 'apiserver_flowcontrol_nominal_limit_seats' && m.labels.priority_level === TENANT_LEVEL), 500);
+    return await phases();
+  } finally {
+    await remove();
+  }
 }
 
 /** Every history line the router has written to `dir` so far, oldest file first. */
@@ -292,17 +322,22 @@ async function main(): Promise<void> {
       await untilAllCalled(tenants, 0);
       await untilHooksInEffect(client, tenants);
       console.error(`[bench] ${size} tenants: created in ${(createMs / 1000).toFixed(1)} s, all Ready after ${(readyMs / 1000).toFixed(1)} s`);
-      await new Promise((r) => setTimeout(r, 3000));
-      const [routerRest, gatewayRest] = await atRest([router.pid, gateway.child.pid!], REST_MS);
+      const settleMs = await untilRouterQuiet(router);
+      console.error(`[bench] ${size} tenants: the router quiet after ${(settleMs / 1000).toFixed(1)} s`);
+      const [routerRest, gatewayRest] = await atRest([router, { pid: gateway.child.pid!, opsUrl: gateway.url }], REST_MS);
+      console.error(`[bench] ${size} tenants, router ${formatRest(routerRest!.rest)}\n[bench] ${size} tenants, gateway ${formatRest(gatewayRest!.rest)}`);
       const watches = (await openWatches(bench.kubectl)) - watchesWithoutRouter;
       const { series, scrapeCpuMs } = await scrape(router);
       const admission = await admissionP99(client, tenant(0), tenant(1));
       const quietNs = tenant(size - 1);
       const busy = Array.from({ length: Math.min(BUSY, size - 1) }, (_, i) => i);
       const apiPids = [plane.pids()['kube-apiserver'], plane.pids().etcd].filter((pid): pid is number => pid !== undefined);
-      const phase = { client, kubeconfigPath: plane.kubeconfigPath, router, apiPids };
+      const phase = { client, kubeconfigPath: plane.kubeconfigPath, router, apiPids, kubectl: bench.kubectl };
       const alone = await quietPhase(phase, quietNs, []);
       const withBusy = await quietPhase(phase, quietNs, busy);
+      const tenantsAlone = AS_TENANTS ? await quietPhase(phase, quietNs, [], true) : undefined;
+      const tenantsBusy = AS_TENANTS ? await quietPhase(phase, quietNs, busy, true) : undefined;
+      const apf = APF_SHARES === undefined ? undefined : await withApfLevel(phase, APF_SHARES, async () => ({ alone: await quietPhase(phase, quietNs, [], true), busy: await quietPhase(phase, quietNs, busy, true) }));
       const restartRouter = async (extra: string[]) => {
         await stop(router!.child);
         const at = Date.now();
@@ -323,7 +358,15 @@ async function main(): Promise<void> {
         decompositions.push(formatDecomposition('alone', summarize(decompose(alone.writes, alone.arrivals, seen)), alone.load));
         decompositions.push(formatDecomposition(`${busy.length} busy`, summarize(decompose(withBusy.writes, withBusy.arrivals, seen)), withBusy.load));
         if (compared) decompositions.push(formatDecomposition(`${busy.length} busy, router with ${QUIET_COMPARE_ARGS.join(' ')}`, summarize(decompose(compared.writes, compared.arrivals, seen)), compared.load));
-        console.error(`[bench] ${decompositions.slice(-3).join('\n')}`);
+        if (tenantsAlone && tenantsBusy) {
+          decompositions.push(formatDecomposition('alone, as its ServiceAccount', summarize(decompose(tenantsAlone.writes, tenantsAlone.arrivals, seen)), tenantsAlone.load));
+          decompositions.push(formatDecomposition(`${busy.length} busy, every tenant as its ServiceAccount`, summarize(decompose(tenantsBusy.writes, tenantsBusy.arrivals, seen)), tenantsBusy.load));
+        }
+        if (apf) {
+          decompositions.push(formatDecomposition(`alone, as its ServiceAccount, APF level of ${APF_SHARES} shares`, summarize(decompose(apf.alone.writes, apf.alone.arrivals, seen)), apf.alone.load));
+          decompositions.push(formatDecomposition(`${busy.length} busy, every tenant as its ServiceAccount, APF level of ${APF_SHARES} shares`, summarize(decompose(apf.busy.writes, apf.busy.arrivals, seen)), apf.busy.load));
+        }
+        console.error(`[bench] ${decompositions.slice(-7).join('\n')}`);
       }
       // Restart: the new router lists every Loop and its objects again; converged when every tenant called again.
       // Then (3 s later, as above) its open watches and RSS, so a restart with other flags compares alike.
@@ -334,7 +377,13 @@ async function main(): Promise<void> {
         await untilAllCalled(tenants, restartAt);
         const ms = Date.now() - restartAt;
         await new Promise((r) => setTimeout(r, 3000));
-        const after = { ms, watches: (await openWatches(bench.kubectl)) - watchesWithoutRouter, rss: readProcess(router.pid).rss, scrape: await scrape(router) };
+        const after: AfterRestart = { ms, watches: (await openWatches(bench.kubectl)) - watchesWithoutRouter, rss: readProcess(router.pid).rss, scrape: await scrape(router) };
+        // Both restarts at rest alike, so a flag's effect on the router's idle work shows per tenant (e.g. --cluster-wide-watch).
+        if (RESTART_ARGS.length > 0) {
+          await untilRouterQuiet(router);
+          after.rest = (await atRest([router], REST_MS))[0]!.rest;
+          console.error(`[bench] ${size} tenants, restarted router ${extra.join(' ')} ${formatRest(after.rest)}`);
+        }
         console.error(`[bench] ${size} tenants: router restart ${extra.join(' ')} converged in ${(ms / 1000).toFixed(1)} s, ${after.watches} watches, RSS ${(after.rss / 1024 / 1024).toFixed(1)} MiB`);
         return after;
       };
@@ -345,14 +394,19 @@ async function main(): Promise<void> {
       rows.push({
         tenants: size,
         hooks: hooksAt(size),
-        router: routerRest!,
-        gateway: gatewayRest!,
+        router: { rss: routerRest!.rss, cpuMsPerS: routerRest!.cpuMsPerS },
+        gateway: { rss: gatewayRest!.rss, cpuMsPerS: gatewayRest!.cpuMsPerS },
+        routerRest: routerRest!.rest,
+        settleMs,
+        gatewayRest: gatewayRest!.rest,
         watches,
         series,
         scrapeCpuMs,
         readyMs,
         createMs,
         quiet: { aloneP99: percentile(alone.latencies, 99), busyP99: percentile(withBusy.latencies, 99), samples: alone.latencies.length + withBusy.latencies.length },
+        ...(tenantsAlone && tenantsBusy ? { quietAsTenants: quietP99s(tenantsAlone, tenantsBusy) } : {}),
+        ...(apf ? { quietApf: { ...quietP99s(apf.alone, apf.busy), shares: APF_SHARES! } } : {}),
         admission,
         restartConvergeMs: configured.ms,
         restartScrape: configured.scrape,

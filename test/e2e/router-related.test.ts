@@ -144,7 +144,6 @@ describe('related objects', () => {
     // A call names the ConfigMap as its trigger unless the queue merged it with a later event for the same key
     // (the Deployment controller's own writes): the call reads the ConfigMap as it is then either way.
     const related = after.filter((r) => r.trigger.type === 'RELATED');
-    expect(related.length).toBeGreaterThan(0);
     expect(related.every((r) => ['api', 'web'].includes(r.object.metadata?.name ?? '') && r.trigger.related?.name === 'config' && r.trigger.related.object.name === 'shared'), JSON.stringify(related.map((r) => r.trigger))).toBe(true);
     // (batch may still get a MODIFIED call: the Deployment controller annotates its revision when it likes.)
     expect(after.filter((r) => r.object.metadata?.name === 'batch' && r.trigger.type === 'RELATED')).toEqual([]);
@@ -155,8 +154,8 @@ describe('related objects', () => {
       const events = await api.get<{ items: Array<{ reason?: string; regarding?: { name?: string } }> }>(`/apis/events.k8s.io/v1/namespaces/${ns}/events`);
       return events.items.some((e) => e.reason === 'ConfigMapNotFound' && e.regarding?.name === 'batch');
     });
-    const deletedCall = calls.reloader.find((r) => r.object.metadata?.name === 'batch' && r.trigger.type === 'RELATED');
-    expect(deletedCall?.related?.config).toEqual([]);
+    // Called with the ConfigMap gone (whatever the trigger hint of that call, see above).
+    expect(calls.reloader.some((r) => r.object.metadata?.name === 'batch' && Array.isArray(r.related?.config) && r.related.config.length === 0)).toBe(true);
     expect(await templateHash('batch')).toBe(first[2]);
   });
 

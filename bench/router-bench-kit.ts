@@ -119,7 +119,9 @@ export async function compileChildren(mode: ChildCodeMode = childCodeMode(), roo
 /** The router child's snapshot, made as cli/build-snapshot.js makes the image's: one CommonJS script, then the blob. */
 async function buildRouterSnapshot(root: string, dir: string): Promise<string> {
   const script = join(dir, 'snapshot', 'router-bench-router.cjs');
-  await build({ entryPoints: [join(root, 'bench', 'router-bench-router.ts')], ...snapshotBundleOptions(script) });
+  // Imported by a stdin entry without exports: a snapshot's script has no `module` to export through.
+  const entry = { contents: `import ${JSON.stringify(join(root, 'bench', 'router-bench-router.ts'))};`, resolveDir: root, loader: 'ts' as const };
+  await build({ stdin: entry, ...snapshotBundleOptions(script) });
   const blob = join(dir, 'snapshot', 'router-bench-router.blob');
   await promisify(execFile)(process.execPath, ['--snapshot-blob', blob, '--build-snapshot', script]);
   return blob;

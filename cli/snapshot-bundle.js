@@ -109,18 +109,35 @@ const clientNodeThroughRequire = {
 /**
  * Runs first in the snapshot's script. crypto.randomUUID() keeps a batch of random bytes: one call while building
  * would put the batch in the snapshot and every process started from it would repeat the same UUIDs, so a call
- * then fails the build. import.meta.url is the script's own URL (CommonJS has no import.meta).
+ * then fails the build. A diagnostics channel is held weakly with a finalizer: one a module makes and drops while
+ * loading (which of them depended on when V8 collected) left a finalizer pending, and V8 aborts the snapshot
+ * ("dirty_js_finalization_registries_list"), so every channel made while building is held until the process is
+ * restored. import.meta.url is the script's own URL (CommonJS has no import.meta).
  */
 const BANNER = `var __kubeloopImportMetaUrl = require('node:url').pathToFileURL(__filename).href;
 {
   const crypto = require('node:crypto');
+  const diagnostics = require('node:diagnostics_channel');
   const { startupSnapshot } = require('node:v8');
   const randomUUID = crypto.randomUUID;
   crypto.randomUUID = function (options) {
     if (startupSnapshot.isBuildingSnapshot()) throw new Error('crypto.randomUUID() called while the startup snapshot is built: every process would repeat its UUIDs');
     return randomUUID.call(this, options);
   };
-  startupSnapshot.addDeserializeCallback(() => { crypto.randomUUID = randomUUID; });
+  const held = [];
+  const holding = (make) => function (name) {
+    const made = make.call(this, name);
+    if (startupSnapshot.isBuildingSnapshot()) held.push(made);
+    return made;
+  };
+  const { channel, tracingChannel } = diagnostics;
+  diagnostics.channel = holding(channel);
+  diagnostics.tracingChannel = holding(tracingChannel);
+  startupSnapshot.addDeserializeCallback(() => {
+    crypto.randomUUID = randomUUID;
+    Object.assign(diagnostics, { channel, tracingChannel });
+    held.length = 0;
+  });
 }`;
 
 /**

@@ -71,6 +71,16 @@ describe('a startup snapshot (cli/build-snapshot.js)', () => {
     expect(made).toEqual({ node: process.version, arch: process.arch, platform: process.platform, script: join(dist, 'bundle', 'router-snapshot.cjs') });
   }, 120_000);
 
+  it('builds when a module makes and drops a diagnostics channel while loading (V8 aborted on its pending finalizer)', async () => {
+    const { dist, failure } = await buildSnapshot(
+      'dropped-channel',
+      command(`import diagnostics from 'node:diagnostics_channel';\ndiagnostics.channel('made-and-dropped');\ndiagnostics.tracingChannel('traced-and-dropped');`, `  console.log(diagnostics.channel('after-restore').name);`),
+    );
+    expect(failure).toBeUndefined();
+    const { stdout } = await run(process.execPath, ['--snapshot-blob', join(dist, 'bundle', 'router.blob'), 'router']);
+    expect(stdout.trim()).toBe('after-restore');
+  }, 120_000);
+
   it('refuses a module that calls crypto.randomUUID() while it loads: every process would repeat the batch it cached', async () => {
     const { failure } = await buildSnapshot('uuid', command(`import { randomUUID } from 'node:crypto';\nconst id = randomUUID();`, '  console.log(id);'));
     expect(failure).toContain('crypto.randomUUID() called while the startup snapshot is built');

@@ -4,7 +4,9 @@ import { createLoopServiceAccount } from '../test/support/loop-service-account.t
 import { dockerfileTargets, entrypointNodeFlags } from '../test/support/production-bundle.ts';
 import { build } from 'esbuild';
 import { productionBundleOptions, productionPlugins } from '../cli/bundle-options.js';
+import { snapshotBundleOptions } from '../cli/snapshot-bundle.js';
 import { execFile, fork, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -58,7 +60,8 @@ async function warmCompileCache(dist: string, cacheDir: string): Promise<void> {
 
 /**
  * How the children run: `bundle` (the default) as the images run: esbuild bundles of the two entry points with
- * the production bundle's settings (cli/bundle-options.js) and a compile cache warmed by a first start; `dist`
+ * the production bundle's settings (cli/bundle-options.js) and a compile cache warmed by a first start, the router
+ * from a V8 startup snapshot of its bundle (cli/snapshot-bundle.js) where the tree has one; `dist`
  * compiled by tsc into one file per module (BENCH_CPU_PROF picks it: profiles then name kubeloop's folders);
  * `source` through tsx (BENCH_FROM_SOURCE=1). tsx in the process would add its own memory to every RSS figure.
  */
@@ -88,6 +91,7 @@ export async function compileChildren(mode: ChildCodeMode = childCodeMode(), roo
     return target ? entrypointNodeFlags(target) : [];
   };
   let script: (entry: ChildEntry) => string;
+  let routerBlob: string | undefined;
   if (mode === 'bundle') {
     await build({
       ...productionBundleOptions(join(dir, 'bundle')),
@@ -96,6 +100,8 @@ export async function compileChildren(mode: ChildCodeMode = childCodeMode(), roo
     });
     script = (entry) => join(dir, 'bundle', `${entry}.mjs`);
     await warmBundles(script, imageEnv, imageFlags);
+    // As the router image runs it: from a V8 startup snapshot, in a tree whose image has one (BENCH_ROUTER_SNAPSHOT=0: not).
+    if (existsSync(join(root, 'cli', 'snapshot-bundle.js')) && process.env.BENCH_ROUTER_SNAPSHOT !== '0') routerBlob = await buildRouterSnapshot(root, dir);
   } else {
     const tsc = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
     await promisify(execFile)(process.execPath, [tsc, '-p', join(root, 'bench/router-bench.tsconfig.json'), '--outDir', join(dir, 'dist')], { cwd: root });
@@ -103,9 +109,24 @@ export async function compileChildren(mode: ChildCodeMode = childCodeMode(), roo
     script = (entry) => join(dir, 'dist', 'bench', `${entry}.js`);
   }
   return {
-    command: (entry) => ({ execArgv: imageFlags(entry), script: script(entry), env: imageEnv(entry) }),
+    // fork() needs a script: the snapshot takes the word after its flags as its first argument, as the image's `router`.
+    command: (entry) =>
+      entry === 'router-bench-router' && routerBlob
+        ? { execArgv: [...imageFlags(entry), '--snapshot-blob', routerBlob], script: 'router', env: imageEnv(entry) }
+        : { execArgv: imageFlags(entry), script: script(entry), env: imageEnv(entry) },
     dispose: () => rm(dir, { recursive: true, force: true }),
   };
+}
+
+/** The router child's snapshot, made as cli/build-snapshot.js makes the image's: one CommonJS script, then the blob. */
+async function buildRouterSnapshot(root: string, dir: string): Promise<string> {
+  const script = join(dir, 'snapshot', 'router-bench-router.cjs');
+  // Imported by a stdin entry without exports: a snapshot's script has no `module` to export through.
+  const entry = { contents: `import ${JSON.stringify(join(root, 'bench', 'router-bench-router.ts'))};`, resolveDir: root, loader: 'ts' as const };
+  await build({ stdin: entry, ...snapshotBundleOptions(script) });
+  const blob = join(dir, 'snapshot', 'router-bench-router.blob');
+  await promisify(execFile)(process.execPath, ['--snapshot-blob', blob, '--build-snapshot', script]);
+  return blob;
 }
 
 /**

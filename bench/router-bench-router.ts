@@ -1,13 +1,13 @@
 // Child process of bench/router.bench.ts: runs startRouter with the inline Loops it is given, calling the
 // function over HTTP or in-process, and answers the parent's IPC questions (sync state, queue, RSS after GC).
 // Run with --expose-gc so the RSS read after a forced collection is the router's steady state.
-import { getHeapSpaceStatistics } from 'node:v8';
+import { getHeapSpaceStatistics, startupSnapshot } from 'node:v8';
 import { loadFunction } from '../functions/registry.ts';
 import { validateReconcileResponse } from '../lib/contract/validate.ts';
 import { loadKubeConfig } from '../lib/kube/kube-config.ts';
 import { createLogger } from '../lib/observability/logger.ts';
 import { startTracing } from '../lib/observability/tracing.ts';
-import { type FunctionInvoker, startRouter, DEFAULT_FAIR_API_LIMIT, readRouterConfig } from '../router/index.ts';
+import { type FunctionInvoker, type Router, startRouter, DEFAULT_FAIR_API_LIMIT, readRouterConfig } from '../router/index.ts';
 import { applyHeapGrowingPercent } from '../lib/server/heap-growing.ts';
 import type { Loop } from '../api/loop.ts';
 import { DEFAULT_FUNCTION_URL_POLICY } from '../lib/config/function-url-policy.ts';
@@ -56,8 +56,6 @@ export interface PeakMemory {
   external: number;
 }
 
-const config = JSON.parse(process.env.KUBELOOP_BENCH_ROUTER ?? '{}') as RouterChildConfig;
-
 /** The in-process baseline: the same reconcile and the same reply validation as over HTTP, minus HTTP. */
 async function inProcessInvoker(name: string): Promise<FunctionInvoker> {
   const definition = await loadFunction(name);
@@ -70,39 +68,16 @@ async function inProcessInvoker(name: string): Promise<FunctionInvoker> {
   };
 }
 
-// As `kubeloop router` starts it: V8's heap growing factor (its flag's default or KUBELOOP_HEAP_GROWING_PERCENT;
-// a --heap-growing-percent among the child's node flags wins), then tracing, so the router's spans go to the SDK.
-applyHeapGrowingPercent(readRouterConfig([]).heapGrowingPercent);
-if (config.tracing) await startTracing({ otlpEndpoint: config.tracing.otlpEndpoint, otlpHeaders: {}, samplingRatio: config.tracing.samplingRatio }, 'kubeloop-router');
-// As `kubeloop router --kubeconfig` loads it (client-node only when the file needs it).
-const kubeConfig = await loadKubeConfig({ kubeconfig: config.kubeconfigPath });
-const router = await startRouter({
-  kubeConfig,
-  loops: config.loops,
-  ...(config.rateLimit ? { rateLimit: config.rateLimit, loopRateLimit: config.rateLimit } : {}),
-  ...(config.http2Writes === undefined ? {} : { http2Writes: config.http2Writes }),
-  // Above the tenants' shared budget (500 / 1000 by default) it is raised to the same, so it never caps the Loop first.
-  ...(config.rateLimit && config.rateLimit.qps > DEFAULT_FAIR_API_LIMIT.qps ? { fairness: { apiRateLimit: config.rateLimit } } : {}),
-  // The bench's function listens on 127.0.0.1: dev mode's URL policy.
-  urlPolicy: { ...DEFAULT_FUNCTION_URL_POLICY, allowLoopback: true },
-  // Warnings and errors only, to stderr (the parent shows them): a bench must not measure log volume.
-  logger: createLogger({ name: 'router', level: 'warn', destination: process.stderr }),
-  ...(config.invoke === 'in-process' ? { invoke: await inProcessInvoker(config.functionName ?? 'pod-name-label') } : {}),
-});
-for (const loop of config.loops) await router.waitForLoop(loop.metadata.name ?? '', 120_000);
-
-const gc = (globalThis as { gc?: () => void }).gc;
-
-/** Samples memory so the parent can say what the peak RSS was made of. */
+/** Where the memory was at the highest RSS sampled so far (samplePeak). */
 let atPeak: PeakMemory = { rss: 0, spaces: {}, external: 0 };
-setInterval(() => {
+function samplePeak(): void {
   // process.memoryUsage() walks V8's heap (1.7 % of the router's CPU at 10 Hz): only the RSS until a new peak.
   if (process.memoryUsage.rss() <= atPeak.rss) return;
   const memory = process.memoryUsage();
   const spaces: Record<string, number> = {};
   for (const space of getHeapSpaceStatistics()) if (space.space_size > 0) spaces[space.space_name] = space.space_size;
   atPeak = { rss: memory.rss, spaces, external: memory.external };
-}, 100).unref();
+}
 /** The histograms whose means say where a key's time goes, by the name the bench prints. */
 const TIMED: ReadonlyArray<readonly [metric: string, key: string, verb?: string]> = [
   ['workqueue_queue_duration_seconds', 'queued'],
@@ -111,7 +86,7 @@ const TIMED: ReadonlyArray<readonly [metric: string, key: string, verb?: string]
   ['rest_client_request_duration_seconds', 'patch', 'PATCH'],
 ];
 /** Sums the counters the bench reports (calls by code, actions by op/result, reconciles by result). */
-async function counters(): Promise<Record<string, number>> {
+async function counters(router: Router): Promise<Record<string, number>> {
   const sums: Record<string, number> = {};
   const add = (key: string, value: number) => (sums[key] = (sums[key] ?? 0) + value);
   for (const metric of await router.metrics.registry.getMetricsAsJSON()) {
@@ -140,7 +115,8 @@ async function counters(): Promise<Record<string, number>> {
   return sums;
 }
 
-async function stats(collect: boolean): Promise<RouterChildStats> {
+async function stats(router: Router, collect: boolean): Promise<RouterChildStats> {
+  const gc = (globalThis as { gc?: () => void }).gc;
   if (collect && gc) {
     // Twice: the first pass can leave objects whose finalisation frees more on the second.
     gc();
@@ -159,15 +135,44 @@ async function stats(collect: boolean): Promise<RouterChildStats> {
     arrayBuffers: memory.arrayBuffers,
     cpuUserMicros: cpu.user,
     cpuSystemMicros: cpu.system,
-    counters: await counters(),
+    counters: await counters(router),
     atPeak,
   };
 }
 
-process.on('message', (message: { type: 'stats'; gc?: boolean; id: number } | { type: 'stop' }) => {
-  if (message.type === 'stats') void stats(message.gc === true).then((s) => process.send?.({ type: 'stats', id: message.id, stats: s }));
-  else void router.stop().finally(() => process.exit(0));
-});
-// The parent died without stopping us: do not outlive it.
-process.on('disconnect', () => process.exit(0));
-process.send?.({ type: 'ready' });
+/** Starts the router as the parent's config says and answers its questions until told to stop. */
+async function main(): Promise<void> {
+  const config = JSON.parse(process.env.KUBELOOP_BENCH_ROUTER ?? '{}') as RouterChildConfig;
+  // As `kubeloop router` starts it: V8's heap growing factor (its flag's default or KUBELOOP_HEAP_GROWING_PERCENT;
+  // a --heap-growing-percent among the child's node flags wins), then tracing, so the router's spans go to the SDK.
+  applyHeapGrowingPercent(readRouterConfig([]).heapGrowingPercent);
+  if (config.tracing) await startTracing({ otlpEndpoint: config.tracing.otlpEndpoint, otlpHeaders: {}, samplingRatio: config.tracing.samplingRatio }, 'kubeloop-router');
+  // As `kubeloop router --kubeconfig` loads it (client-node only when the file needs it).
+  const kubeConfig = await loadKubeConfig({ kubeconfig: config.kubeconfigPath });
+  const router = await startRouter({
+    kubeConfig,
+    loops: config.loops,
+    ...(config.rateLimit ? { rateLimit: config.rateLimit, loopRateLimit: config.rateLimit } : {}),
+    ...(config.http2Writes === undefined ? {} : { http2Writes: config.http2Writes }),
+    // Above the tenants' shared budget (500 / 1000 by default) it is raised to the same, so it never caps the Loop first.
+    ...(config.rateLimit && config.rateLimit.qps > DEFAULT_FAIR_API_LIMIT.qps ? { fairness: { apiRateLimit: config.rateLimit } } : {}),
+    // The bench's function listens on 127.0.0.1: dev mode's URL policy.
+    urlPolicy: { ...DEFAULT_FUNCTION_URL_POLICY, allowLoopback: true },
+    // Warnings and errors only, to stderr (the parent shows them): a bench must not measure log volume.
+    logger: createLogger({ name: 'router', level: 'warn', destination: process.stderr }),
+    ...(config.invoke === 'in-process' ? { invoke: await inProcessInvoker(config.functionName ?? 'pod-name-label') } : {}),
+  });
+  for (const loop of config.loops) await router.waitForLoop(loop.metadata.name ?? '', 120_000);
+  setInterval(samplePeak, 100).unref();
+  process.on('message', (message: { type: 'stats'; gc?: boolean; id: number } | { type: 'stop' }) => {
+    if (message.type === 'stats') void stats(router, message.gc === true).then((s) => process.send?.({ type: 'stats', id: message.id, stats: s }));
+    else void router.stop().finally(() => process.exit(0));
+  });
+  // The parent died without stopping us: do not outlive it.
+  process.on('disconnect', () => process.exit(0));
+  process.send?.({ type: 'ready' });
+}
+
+// bench/router-bench-kit.ts may start this from a V8 startup snapshot, as the router image is: main runs on restore.
+if (startupSnapshot.isBuildingSnapshot()) startupSnapshot.setDeserializeMainFunction(() => void main());
+else void main();

@@ -12,10 +12,11 @@ export interface Healthy {
 /**
  * Spawns `node <nodeFlags> cli/bin.js <args>` in `root` (NODE_ENV=production plus `env`) and resolves once GET
  * /healthz answers; `nodeFlags` are what an image's ENTRYPOINT puts before cli/bin.js (V8 flags NODE_OPTIONS refuses).
+ * `entry` replaces `cli/bin.js` (the router's snapshot: `--snapshot-blob <blob>`).
  */
-export async function startUntilHealthy(root: string, args: string[], port: number, env: NodeJS.ProcessEnv, nodeFlags: string[] = []): Promise<Healthy> {
+export async function startUntilHealthy(root: string, args: string[], port: number, env: NodeJS.ProcessEnv, nodeFlags: string[] = [], entry = [join(root, 'cli', 'bin.js')]): Promise<Healthy> {
   const started = performance.now();
-  const child = spawn(process.execPath, [...nodeFlags, join(root, 'cli', 'bin.js'), ...args], {
+  const child = spawn(process.execPath, [...nodeFlags, ...entry, ...args], {
     cwd: root,
     env: { PATH: process.env.PATH, NODE_ENV: 'production', ...env },
     stdio: ['ignore', 'ignore', 'pipe'],

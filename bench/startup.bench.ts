@@ -1,12 +1,13 @@
 // `npm run bench:startup`: how long `node cli/bin.js router|function` takes from spawn to serving, and its idle
-// RSS, from dist/cli (today's images) against the bundled entrypoints (dist/bundle, cli/bundle-entrypoints.js),
-// each with and without a warmed V8 compile cache; interleaved rounds, medians and same-run ratios.
-// Needs `npm run build` first. BENCH_ROUNDS (default 7). No cluster: the router's ops server answers /healthz
+// RSS, from dist/cli against the bundled entrypoints (dist/bundle, cli/bundle-entrypoints.js), each with and without
+// a warmed V8 compile cache, and the router from its startup snapshot (cli/build-snapshot.js, the router image's);
+// interleaved rounds, medians and same-run ratios. Needs `npm run build` first. BENCH_ROUNDS (default 7). No cluster: the router's ops server answers /healthz
 // before it reaches the API server (given one that never answers), which is the part module loading delays.
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { routerSnapshot } from '../cli/router-snapshot.ts';
 import { machineLoad, readProcess } from './process-figures.ts';
 import { MiB, percentile, ROOT } from './router-bench-kit.ts';
 import { startUntilHealthy, stopGently } from './spawn-until-healthy.ts';
@@ -16,6 +17,10 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7);
 interface Variant {
   name: string;
   env: NodeJS.ProcessEnv;
+  /** Instead of cli/bin.js: Node's arguments before the command line (the router's snapshot). */
+  entry?: string[];
+  /** Only for this entrypoint. */
+  only?: string;
 }
 
 interface Figures {
@@ -25,8 +30,8 @@ interface Figures {
 }
 
 /** Spawns `node cli/bin.js <args>`, waits until /healthz answers, then waits idle and reads RSS. */
-async function startOnce(args: string[], port: number, env: NodeJS.ProcessEnv): Promise<Figures> {
-  const { child, readyMs } = await startUntilHealthy(ROOT, [...args, '--port', String(port)], port, env);
+async function startOnce(args: string[], port: number, env: NodeJS.ProcessEnv, entry?: string[]): Promise<Figures> {
+  const { child, readyMs } = await startUntilHealthy(ROOT, [...args, '--port', String(port)], port, env, [], entry);
   try {
     const { cpuMs } = readProcess(child.pid!);
     // Idle: what it holds once start-up garbage had a chance to go (no forced GC: the process as deployed).
@@ -38,6 +43,13 @@ async function startOnce(args: string[], port: number, env: NodeJS.ProcessEnv): 
 }
 
 const median = (values: number[]) => percentile(values, 50);
+
+/** Node's arguments that start the router from the snapshot npm run build made (cli/router-snapshot.ts). */
+function snapshotEntry(): string[] {
+  const snapshot = routerSnapshot(join(ROOT, 'dist'));
+  if (!('nodeArgs' in snapshot)) throw new Error(`the router's snapshot cannot be used: ${snapshot.why}`);
+  return snapshot.nodeArgs;
+}
 
 async function main(): Promise<void> {
   if (!existsSync(join(ROOT, 'dist', 'bundle', 'router.mjs'))) throw new Error('no dist/bundle: run npm run build first');
@@ -55,6 +67,8 @@ async function main(): Promise<void> {
     { name: 'dist + compile cache', env: { KUBELOOP_NO_BUNDLE: '1', NODE_COMPILE_CACHE: join(dir, 'cache-dist') } },
     { name: 'bundle', env: {} },
     { name: 'bundle + compile cache', env: { NODE_COMPILE_CACHE: join(dir, 'cache-bundle') } },
+    // The router image's start since #37: the loaded bundle restored from dist/bundle/router.blob.
+    { name: 'snapshot', env: {}, entry: snapshotEntry(), only: 'router' },
   ];
   const entrypoints = [
     { name: 'router', args: ['router', '--kubeconfig', kubeconfig, '--api-timeout-seconds', '60', '--host', '127.0.0.1'] },
@@ -63,15 +77,17 @@ async function main(): Promise<void> {
   const port = 20_000 + (process.pid % 20_000);
   console.log(`uptime at start: ${machineLoad()}`);
   // One unmeasured start each: fills the compile caches (as the image build does) and the page cache.
-  for (const entry of entrypoints) for (const variant of variants) await startOnce(entry.args, port, variant.env);
+  const variantsOf = (entry: { name: string }) => variants.filter((v) => v.only === undefined || v.only === entry.name);
+  for (const entry of entrypoints) for (const variant of variantsOf(entry)) await startOnce(entry.args, port, variant.env, variant.entry);
   const results = new Map<string, Figures[]>();
   for (let round = 0; round < ROUNDS; round++) {
     // Interleaved, the order rotating each round, so load from other work falls on every variant alike.
     for (const entry of entrypoints) {
-      for (let i = 0; i < variants.length; i++) {
-        const variant = variants[(i + round) % variants.length]!;
+      const own = variantsOf(entry);
+      for (let i = 0; i < own.length; i++) {
+        const variant = own[(i + round) % own.length]!;
         const key = `${entry.name}|${variant.name}`;
-        results.set(key, [...(results.get(key) ?? []), await startOnce(entry.args, port, variant.env)]);
+        results.set(key, [...(results.get(key) ?? []), await startOnce(entry.args, port, variant.env, variant.entry)]);
       }
     }
   }
@@ -81,7 +97,7 @@ async function main(): Promise<void> {
   for (const entry of entrypoints) {
     const base = results.get(`${entry.name}|dist + compile cache`)!;
     const [bReady, bCpu, bRss] = [median(base.map((f) => f.readyMs)), median(base.map((f) => f.cpuMs)), median(base.map((f) => f.rssMiB))];
-    for (const variant of variants) {
+    for (const variant of variantsOf(entry)) {
       const figures = results.get(`${entry.name}|${variant.name}`)!;
       const [ready, cpu, rss] = [median(figures.map((f) => f.readyMs)), median(figures.map((f) => f.cpuMs)), median(figures.map((f) => f.rssMiB))];
       console.log(

@@ -1,11 +1,13 @@
 #!/usr/bin/env node
 // Build step (npm run build, the Dockerfile): bundles the long-running entrypoints (router, webhook, function) with
-// their dependencies into dist/bundle/<command>.mjs, so a start reads a few files instead of ~900 (docs/performance.md).
+// their dependencies into dist/bundle/<command>.mjs, so a start reads a few files instead of ~900, and the router
+// into dist/bundle/router-snapshot.cjs, the script of its V8 startup snapshot (cli/build-snapshot.js; docs/performance.md).
 import { build } from 'esbuild';
 import { rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { productionBundleOptions, productionPlugins } from './bundle-options.js';
+import { routerSnapshotEntry, snapshotBundleOptions } from './snapshot-bundle.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 // The dist/ folder to write into (test/support/production-bundle.ts builds elsewhere); the sources are this checkout's.
@@ -33,4 +35,6 @@ await build({
   ],
   ...productionBundleOptions(outdir),
 });
-console.log(`bundle-entrypoints: ${COMMANDS.join(', ')} in ${outdir}`);
+// One CommonJS script for the router's startup snapshot: `node --build-snapshot` takes nothing else.
+await build({ stdin: routerSnapshotEntry(), ...snapshotBundleOptions(join(outdir, 'router-snapshot.cjs')) });
+console.log(`bundle-entrypoints: ${COMMANDS.join(', ')} and the router's snapshot script in ${outdir}`);

@@ -1,10 +1,12 @@
-// Starts the router, the functions and the webhook as local child processes (`node cli/bin.js ...`), each
-// with its log file, and waits until each answers its readiness endpoint.
+// Starts the router, the functions and the webhook as local child processes (`node cli/bin.js ...`, the router from
+// its startup snapshot when npm run build made one for this Node), each with its log file, and waits until each is ready.
 import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Agent, request } from 'undici';
 import { freePort } from '../cluster/free-port.ts';
 import { spawnSupervised, type SupervisedProcess } from '../cluster/supervisor.ts';
+import { routerSnapshot } from '../router-snapshot.ts';
 
 export interface LocalProcess {
   name: string;
@@ -22,6 +24,17 @@ export function cliEntry(): string {
     if (existsSync(path)) return path;
   }
   throw new Error('cannot find cli/bin.js next to cli/dev/');
+}
+
+/**
+ * What runs before `args` (`router ...`, `function ...`): cli/bin.js, or for the router the snapshot's Node flags
+ * when one was made for this Node (cli/router-snapshot.ts); its start is then mostly restoring the loaded bundle.
+ */
+function entryArgs(args: string[], env: NodeJS.ProcessEnv): string[] {
+  const cli = cliEntry();
+  if (args[0] !== 'router') return [cli];
+  const snapshot = routerSnapshot(join(dirname(cli), '..', 'dist'), { ...process.env, ...env });
+  return 'nodeArgs' in snapshot ? snapshot.nodeArgs : [cli];
 }
 
 // Readiness probes accept the webhook's self-signed certificate; created on demand, closed by stopLocalProcesses.
@@ -76,7 +89,7 @@ export async function startLocalProcess(options: StartOptions): Promise<LocalPro
         name: options.name,
         command: process.execPath,
         // Loopback only: dev processes run unauthenticated and must not be reachable from the network.
-        args: [...(options.nodeFlags ?? []), cliEntry(), ...options.args, `--port=${port}`, ...(opsPort === undefined ? [] : [`--ops-port=${opsPort}`]), `--host=${host}`],
+        args: [...(options.nodeFlags ?? []), ...entryArgs(options.args, env), ...options.args, `--port=${port}`, ...(opsPort === undefined ? [] : [`--ops-port=${opsPort}`]), `--host=${host}`],
         logDir: options.logDir,
         env,
       });

@@ -1,11 +1,13 @@
 // `kubeloop image build`: every final target of the Dockerfile as an OCI image, without a container engine. The
 // build stage's steps run on this machine (Node 24, npm) in a cached directory keyed by the context's content; the
-// runtime base is runtime-base.ts; the runtime stage's COPY and RUN steps make one application layer (RUN in a
-// chroot of base + application, as the target's user); each target's config is the Dockerfile's.
-import { spawn } from 'node:child_process';
+// runtime base is runtime-base.ts; the runtime stage's COPY and RUN steps make one application layer, a target's own
+// steps (the router's snapshot) one more (RUN in a chroot of base + layers below, as the step's user); each target's
+// config is the Dockerfile's.
+import { execFile, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { cp, link, mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { basename, dirname, join, relative } from 'node:path';
+import { promisify } from 'node:util';
 import { cacheRoot } from '../cluster/versions.ts';
 import { contentKey, contextFiles, parseDockerignore } from './build-context.ts';
 import { finalTargets, parseDockerfile, resolvePath, stageChain, type CopyStep, type RunStep, type Stage } from './dockerfile.ts';
@@ -160,11 +162,15 @@ async function runtimeBaseLayer(layout: string, onProgress: (line: string) => vo
   return { layer: await cachedLayer(layout, `base-${key}`, () => putLayer(layout, rootfs)), rootfs, key };
 }
 
-/** COPY --from and RUN steps of the runtime stages over a copy of the base; the new paths make one layer. */
-async function applicationLayer(layout: string, stage: Stage, baseRootfs: string, stageDirs: Map<string, string>, onProgress: (line: string) => void): Promise<Descriptor> {
+/**
+ * COPY --from and RUN steps of one runtime stage over a copy of the base and the layers of the stages it builds on
+ * (`below`: the router target's RUN needs the runtime stage's /app); the new paths make one layer.
+ */
+async function applicationLayer(layout: string, stage: Stage, baseRootfs: string, below: Descriptor[], stageDirs: Map<string, string>, onProgress: (line: string) => void): Promise<Descriptor> {
   const work = imageCacheDir('work', `${stage.name}-${process.pid}`);
   await rm(work, { recursive: true, force: true });
   await cp(baseRootfs, work, { recursive: true, verbatimSymlinks: true, preserveTimestamps: true });
+  for (const layer of below) await promisify(execFile)('tar', ['--numeric-owner', '-xf', join(layout, 'blobs', 'sha256', layer.digest.replace('sha256:', '')), '-C', work]);
   const basePaths = new Set(await filesBelow(work));
   try {
     for (const step of stage.steps) {
@@ -208,9 +214,13 @@ export async function buildImages(opts: ImageBuildOptions): Promise<BuiltImage[]
     const layers = [base.layer];
     for (const stage of chain.filter((s) => s.steps.length > 0)) {
       if (!layersOf.has(stage.name)) {
-        // Keyed by what goes in: the base, the stages it copies from (their dirs are content-keyed) and its steps.
-        const key = createHash('sha256').update(JSON.stringify([base.key, [...stageDirs.values()], stage.steps])).digest('hex').slice(0, 32);
-        layersOf.set(stage.name, [await cachedLayer(opts.layout, `${stage.name}-${key}`, () => applicationLayer(opts.layout, stage, base.rootfs, stageDirs, opts.onProgress))]);
+        // Keyed by what goes in: the base, the layers below, the stages it copies from (their dirs are content-keyed) and its steps.
+        const below = layers.slice(1);
+        const key = createHash('sha256')
+          .update(JSON.stringify([base.key, below.map((d) => d.digest), [...stageDirs.values()], stage.steps]))
+          .digest('hex')
+          .slice(0, 32);
+        layersOf.set(stage.name, [await cachedLayer(opts.layout, `${stage.name}-${key}`, () => applicationLayer(opts.layout, stage, base.rootfs, below, stageDirs, opts.onProgress))]);
       }
       layers.push(...(layersOf.get(stage.name) ?? []));
     }

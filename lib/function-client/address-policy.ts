@@ -38,8 +38,12 @@ function subnet(list: BlockList, address: string, prefix: number, type: 'ipv4' |
   return list;
 }
 
-const fixed = ALWAYS_REFUSED.map(([address, prefix, type, what]) => ({ list: subnet(new BlockList(), address, prefix, type), what }));
-const loopback = LOOPBACK.reduce((list, [address, prefix, type]) => subnet(list, address, prefix, type), new BlockList());
+// Built on first use, not at import: a BlockList is a native handle, which a V8 startup snapshot of the router
+// (cli/build-snapshot.js) cannot hold.
+let fixedLists: ReadonlyArray<{ list: BlockList; what: string }> | undefined;
+let loopbackList: BlockList | undefined;
+const fixed = () => (fixedLists ??= ALWAYS_REFUSED.map(([address, prefix, type, what]) => ({ list: subnet(new BlockList(), address, prefix, type), what })));
+const loopback = () => (loopbackList ??= LOOPBACK.reduce((list, [address, prefix, type]) => subnet(list, address, prefix, type), new BlockList()));
 
 /** ::ffff:a.b.c.d is a.b.c.d: judged as IPv4, so a mapped address cannot slip past an IPv4 rule. */
 export function normaliseAddress(address: string): string {
@@ -86,11 +90,11 @@ export function addressRefusal(rawAddress: string, port: number, policy: Compile
   const address = normaliseAddress(rawAddress);
   if (isIP(address) === 0) return { target: rawAddress, what: 'not an IP address' };
   const type = typeOf(address);
-  for (const rule of fixed) if (rule.list.check(address, type)) return { target: address, what: rule.what };
+  for (const rule of fixed()) if (rule.list.check(address, type)) return { target: address, what: rule.what };
   for (const rule of policy.denied) {
     if ((rule.port === undefined || rule.port === port) && rule.list.check(address, type)) return { target: `${address}:${port}`, what: rule.what };
   }
-  if (loopback.check(address, type) && !policy.allowLoopback) return { target: address, what: 'loopback (allowed only in kubeloop dev)' };
+  if (loopback().check(address, type) && !policy.allowLoopback) return { target: address, what: 'loopback (allowed only in kubeloop dev)' };
   return undefined;
 }
 

@@ -1,5 +1,6 @@
 // pino JSON logger factory shared by every deployable; child loggers carry loop, key and reconcileId
 // so one reconcile can be followed from the router's queue through a function and back.
+import { hostname } from 'node:os';
 import { pino, type DestinationStream, type Logger } from 'pino';
 import { lazyChild } from './lazy-child-logger.ts';
 
@@ -48,6 +49,9 @@ export function createLogger(options: LoggerOptions): Logger {
   return pino(
     {
       name: options.name,
+      // pino's own default reads pid and host name when it is loaded, which for the router is while its startup
+      // snapshot is built (cli/build-snapshot.js): read here, they are the running process's.
+      base: { pid: process.pid, hostname: hostname() },
       serializers: { err: clippedError },
       hooks: {
         logMethod(args, method) {

@@ -1,6 +1,7 @@
 // What each container image runs, without a Docker engine: the production bundle (as the Dockerfile builds
 // it), each target's ENTRYPOINT started from it, serving /healthz; the pod-name-label image as a plain HTTP
-// container (PORT from the platform) answering a recorded request (docs/deploy.md); clean exit on SIGTERM.
+// container (PORT from the platform) answering a recorded request (docs/deploy.md); clean exit on SIGTERM; the
+// router started from its V8 startup snapshot reconciling a Loop.
 import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -11,10 +12,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chartCrdFiles } from '../../cli/chart-crds.ts';
 import { FUNCTION_NODE_FLAGS } from '../../cli/node-flags.ts';
 import { freePort } from '../../cli/cluster/free-port.ts';
-import { admissionRegistry, functionRegistry } from '../../functions/registry.ts';
+import { admissionRegistry, functionRegistry, loadFunction } from '../../functions/registry.ts';
+import { KubeClient } from '../../lib/kube/kube-client.ts';
+import { serveFunction } from '../../lib/runtime/index.ts';
 import { eventually } from '../cluster/eventually.ts';
 import { setupClusterSuite, type ClusterSuite } from '../cluster/suite.ts';
 import { writeTokenKubeconfig } from '../cluster/token-kubeconfig.ts';
+import { createLoopServiceAccount } from '../support/loop-service-account.ts';
+import { inlineLoop } from '../support/router-harness.ts';
 import { buildProductionBundle, dockerfileTargets, entrypointNodeFlags, filesUnder, startEntrypoint, REPO_ROOT, type ImageTarget } from '../support/production-bundle.ts';
 
 const run = promisify(execFile);
@@ -217,4 +222,51 @@ describe('pod-name-label as a plain HTTP container (docs/deploy.md)', () => {
     expect(loaded).toContain('NativeModule http');
     expect(loaded.filter((m) => /^NativeModule (https|http2|tls|_tls_wrap)$/.test(m))).toEqual([]);
   });
+});
+
+describe("the router image's startup snapshot (cli/build-snapshot.js)", () => {
+  it('starts the router from the snapshot, which reconciles a Loop and logs with its own pid', async () => {
+    const target = targets.find((t) => t.target === 'router');
+    if (!target) throw new Error('no Dockerfile target router');
+    // The image starts the router from the blob its build made; a missing or refused blob would fail the start.
+    expect(target.args.slice(0, 3)).toEqual(['--snapshot-blob', 'dist/bundle/router.blob', 'router']);
+    const client = await KubeClient.fromKubeConfig(cluster.kubeConfig);
+    const fn = await serveFunction(await loadFunction('pod-name-label'), { port: 0, host: '127.0.0.1', logLevel: 'warn' });
+    const port = await freePort();
+    // Inline Loops only (--loops), confined to this suite's namespace: no other suite's Loop objects are run.
+    await createLoopServiceAccount(client, { namespace: cluster.namespace });
+    const loopsFile = join(bundleParent, 'snapshot-loops.yaml');
+    await writeFile(loopsFile, JSON.stringify(inlineLoop('snapshot-label', cluster.namespace, { for: { apiVersion: 'v1', kind: 'Pod' }, metadataOnly: true, function: { url: fn.url } })));
+    const flags = [`--port=${port}`, '--host=127.0.0.1', `--kubeconfig=${cluster.kubeconfigPath}`, `--loops=${loopsFile}`, '--allow-loopback-functions'];
+    const running = startEntrypoint(bundle, [...target.args, ...flags], target.env);
+    try {
+      await client.request({
+        method: 'POST',
+        path: `/api/v1/namespaces/${cluster.namespace}/pods`,
+        body: { metadata: { name: 'from-snapshot', annotations: { 'kubeloop.dev/add-pod-name-label': 'true' } }, spec: { containers: [{ name: 'c', image: 'x' }] } },
+      });
+      const label = await eventually(
+        'the router started from the snapshot to label the pod',
+        async () => {
+          if (running.child.exitCode !== null) throw new Error(`exited with ${running.child.exitCode}:\n${running.output()}`);
+          const pod = await client.request<{ metadata?: { labels?: Record<string, string> } }>({ path: `/api/v1/namespaces/${cluster.namespace}/pods/from-snapshot` });
+          return pod.metadata?.labels?.['kubeloop.dev/pod-name'];
+        },
+        60_000,
+      );
+      expect(label).toBe('from-snapshot');
+      // pino reads the pid when it loads, which for the snapshot was while it was built: the logs must carry this one.
+      const started = running
+        .output()
+        .split('\n')
+        .filter((line) => line.startsWith('{'))
+        .map((line) => JSON.parse(line) as { msg?: string; pid?: number })
+        .find((line) => line.msg === 'router started');
+      expect(started?.pid, running.output()).toBe(running.child.pid);
+    } finally {
+      expect(await running.stop(), running.output()).toBe(0);
+      await fn.close();
+      await client.close();
+    }
+  }, 120_000);
 });

@@ -1,5 +1,6 @@
 // Builds the production bundle the way the Dockerfile does (tsc -p tsconfig.build.json, dist/bundle, cli/bin.js,
-// package.json, node_modules without tsx/esbuild) into a temp dir, and reads each image target's ENTRYPOINT.
+// package.json, node_modules without tsx/esbuild, the compile cache, the router's snapshot) into a temp dir, and
+// reads each image target's ENTRYPOINT.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { copyFile, mkdir, readdir, readFile, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -64,6 +65,7 @@ export async function buildProductionBundle(dir: string): Promise<void> {
   await mkdir(join(dir, 'cli'), { recursive: true });
   await copyFile(join(REPO_ROOT, 'cli', 'bin.js'), join(dir, 'cli', 'bin.js'));
   await copyFile(join(REPO_ROOT, 'cli', 'warm-compile-cache.js'), join(dir, 'cli', 'warm-compile-cache.js'));
+  await copyFile(join(REPO_ROOT, 'cli', 'build-snapshot.js'), join(dir, 'cli', 'build-snapshot.js'));
   await copyFile(join(REPO_ROOT, 'package.json'), join(dir, 'package.json'));
   await mkdir(join(dir, 'node_modules'));
   for (const entry of await readdir(join(REPO_ROOT, 'node_modules'))) {
@@ -72,6 +74,8 @@ export async function buildProductionBundle(dir: string): Promise<void> {
   }
   // The Dockerfile's RUN step: V8's compile cache of what the entrypoints load, at the bundle's own paths.
   await run(process.execPath, [join(dir, 'cli', 'warm-compile-cache.js')], { cwd: dir });
+  // The router target's RUN step: its startup snapshot, made where it runs from.
+  await run(process.execPath, [join(dir, 'cli', 'build-snapshot.js')], { cwd: dir });
 }
 
 /** Every file path under dir, not following node_modules (to see whether a process wrote into its image). */

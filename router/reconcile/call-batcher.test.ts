@@ -207,4 +207,30 @@ describe('CallBatcher: a function that advertised batches', () => {
     await Promise.all(['e', 'f'].map((id) => batcher.invoke(request(id), options())));
     expect(fake.singles).toEqual(['a', 'b', 'c', 'd', 'e', 'f']);
   });
+
+  it('keeps and reports the smaller size when a larger batch in flight is refused after a smaller one lowered it', async () => {
+    const fake = invokers();
+    const caps: number[] = [];
+    const sizes: number[] = [];
+    const sent: { ids: string[]; refuse: () => void }[] = [];
+    const batch: BatchInvoker = (items) => new Promise((resolve) => sent.push({ ids: items.map((i) => i.request.reconcileId!), refuse: () => resolve({ tooLarge: `HTTP 413 to a batch of ${items.length}` }) }));
+    const batcher = new CallBatcher(fake.single, batch, { maxSize: 4, maxInFlight: 2, onTooLarge: (_url, _reason, cap) => caps.push(cap), onBatch: (size) => sizes.push(size) });
+    await batcher.invoke(request('first'), options());
+    const settled = Promise.all(['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h'].map((id) => batcher.invoke(request(id), options())));
+    const turn = () => new Promise((resolve) => setImmediate(resolve));
+    await turn();
+    expect(sent.map((b) => b.ids.join(''))).toEqual(['abcd', 'efgh']);
+    sent[0]!.refuse();
+    await turn();
+    expect(sent[2]!.ids).toEqual(['a', 'b']);
+    sent[2]!.refuse();
+    await turn();
+    // The batch of 4 still in flight is refused last: halving it would say 2, but 1 already holds.
+    sent[1]!.refuse();
+    expect(messages(await settled)).toEqual(['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h']);
+    expect(caps).toEqual([2, 1, 1]);
+    expect(sent).toHaveLength(3);
+    // Refused batches are not counted as batches the function took.
+    expect(sizes).toEqual([]);
+  });
 });

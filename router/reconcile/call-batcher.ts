@@ -56,7 +56,7 @@ export interface CallBatcherOptions {
   onNotBatch?: (url: string, reason: string) => void;
   /** Told when a URL refused a batch as too large, with the batch size it gets from now on. */
   onTooLarge?: (url: string, reason: string, cap: number) => void;
-  /** Counts each HTTP request a batch used. */
+  /** Told of each batch the function answered, with its size (a refused one is sent again, and counted then). */
   onBatch?: (size: number) => void;
 }
 
@@ -159,17 +159,18 @@ export class CallBatcher {
     this.#inFlight++;
     try {
       const { headers: _trace, ...common } = calls[0]!.options;
-      this.options.onBatch?.(calls.length);
       const outcome = await this.batch(calls.map((call) => ({ request: call.request, ...(call.options.headers ? { headers: call.options.headers } : {}) })), common);
       if (Array.isArray(outcome)) {
+        this.options.onBatch?.(calls.length);
         calls.forEach((call, i) => call.resolve(outcome[i]!));
         return;
       }
       if ('tooLarge' in outcome) {
         // The body was too large, not its items: they go again first, in batches half this size (alone at 1,
         // where a 413 is that item's own refusal). Bounded: each refusal halves the cap.
-        const cap = Math.max(1, Math.floor(calls.length / 2));
-        this.#sizeCap.set(url, Math.min(cap, this.#sizeCap.get(url) ?? Infinity));
+        // Another batch in flight may already have lowered the cap further: the smaller one holds.
+        const cap = Math.min(Math.max(1, Math.floor(calls.length / 2)), this.#sizeCap.get(url) ?? Infinity);
+        this.#sizeCap.set(url, cap);
         this.options.onTooLarge?.(url, outcome.tooLarge, cap);
         this.#pending = [...calls, ...this.#pending];
         return;

@@ -12,6 +12,7 @@ import { describeFailures, replayFixtures } from '../../lib/testing/index.ts';
 import { captureCommand } from '../../test/http/capture-console.ts';
 import { rootOverrides, run } from './init.ts';
 import { run as render } from './render.ts';
+import { FUNCTION_NODE_FLAGS } from '../node-flags.ts';
 
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
 const root = mkdtempSync(join(tmpdir(), 'kubeloop-init-'));
@@ -31,6 +32,9 @@ describe('kubeloop init', () => {
     for (const file of ['deployment.yaml', 'src/index.ts', 'test/index.test.ts', 'fixtures/labels-new-object.json', 'Dockerfile', 'loop.yaml', 'function.yaml', 'package.json', 'tsconfig.json', 'README.md']) {
       expect(existsSync(join(dir, file)), file).toBe(true);
     }
+    // Its image starts node as kubeloop's own function images do (test/real-node/tenant-on-real-node.test.ts runs it).
+    const entrypoint = /^ENTRYPOINT (.*)$/m.exec(readFileSync(join(dir, 'Dockerfile'), 'utf8'))?.[1];
+    expect(JSON.parse(entrypoint ?? 'null')).toEqual(['/nodejs/bin/node', ...FUNCTION_NODE_FLAGS, 'node_modules/kubeloop/cli/bin.js', 'function', 'dist/index.js']);
     // A namespace admin's project: nothing cluster-scoped, nothing in kubeloop-system, no chart values.
     expect(existsSync(join(dir, 'values.yaml'))).toBe(false);
     const docs = [...parseAllDocuments(readFileSync(join(dir, 'loop.yaml'), 'utf8')), ...parseAllDocuments(readFileSync(join(dir, 'function.yaml'), 'utf8'))].map((d) => d.toJS()) as Array<{ kind: string; metadata: Record<string, unknown> }>;

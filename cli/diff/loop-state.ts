@@ -157,4 +157,3 @@ export async function rereadPrimary(state: LoopState, primary: KubeObject): Prom
     throw error;
   }
 }
-

@@ -61,14 +61,14 @@ describe.runIf(isRoot)('kubeloop image build', () => {
     }
   });
 
-  it('holds the node binary, its libraries, CA certificates and the production bundle, without dev tools', async () => {
+  it('holds the node binary, its libraries, CA certificates, the production bundle and the startup snapshot its entrypoint names, without dev tools', async () => {
     const router = built.find((b) => b.target === 'router');
     const manifest = JSON.parse(await readFile(blob(router?.manifest.digest ?? ''), 'utf8')) as Manifest;
     const files = new Set<string>();
     for (const layer of manifest.layers) {
       for (const line of (await run('tar', ['-tf', blob(layer.digest)], { maxBuffer: 1 << 27 })).stdout.split('\n')) files.add(line.replace(/^\.\//, '/').replace(/\/$/, ''));
     }
-    for (const path of ['/nodejs/bin/node', '/lib64/ld-linux-x86-64.so.2', '/etc/ssl/certs/ca-certificates.crt', '/etc/passwd', '/tmp', '/app/package.json', '/app/cli/bin.js', '/app/dist/cli/main.js', '/app/node_modules/@kubernetes/client-node/package.json', '/app/.compile-cache']) {
+    for (const path of ['/nodejs/bin/node', '/lib64/ld-linux-x86-64.so.2', '/etc/ssl/certs/ca-certificates.crt', '/etc/passwd', '/tmp', '/app/package.json', '/app/cli/bin.js', '/app/dist/cli/main.js', '/app/node_modules/@kubernetes/client-node/package.json', '/app/.compile-cache', '/app/dist/bundle/router.blob']) {
       expect(files.has(path), path).toBe(true);
     }
     for (const left of LEFT_OUT_OF_IMAGES) expect(files.has(`/app/node_modules/${left}`), left).toBe(false);

@@ -2,6 +2,7 @@
 // Helm values snippet for the kubeloop chart and a README with the few commands from here to a cluster.
 import { stringify } from 'yaml';
 import { pluralOf, splitApiVersion } from '../../../lib/kube/resource-paths.ts';
+import { FUNCTION_NODE_FLAGS } from '../../node-flags.ts';
 import type { ProjectOptions } from '../project-options.ts';
 import { sampleObjectPath } from './function-code.ts';
 import type { ProjectFile } from './project-file.ts';
@@ -92,7 +93,8 @@ COPY --from=build /src/dist ./dist
 USER 65532:65532
 EXPOSE 8080
 # The chart appends --port and --drain-delay-seconds; PORT and KUBELOOP_LOG_LEVEL work too.
-ENTRYPOINT ["/nodejs/bin/node", "node_modules/kubeloop/cli/bin.js", "function", "dist/index.js"]
+# Node flags before the script as kubeloop's own function images have them (NODE_OPTIONS refuses them).
+ENTRYPOINT ${JSON.stringify(['/nodejs/bin/node', ...FUNCTION_NODE_FLAGS, 'node_modules/kubeloop/cli/bin.js', 'function', 'dist/index.js']).replaceAll('","', '", "')}
 `;
 
 function loopSpec(options: ProjectOptions): Record<string, unknown> {

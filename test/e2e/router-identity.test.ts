@@ -75,7 +75,8 @@ describe('a Loop receives only what its ServiceAccount may list and watch', () =
       const tenant = await namespaceAdmin(h.client, ns, `alice-${ns}`);
       await h.client.request({ method: 'POST', path: `/api/v1/namespaces/${ns}/secrets`, body: { metadata: { name: 'token' }, stringData: { password: 'hunter2' } } });
       // The periodic review is an hour away: every change below is seen through the router's RBAC watch.
-      await h.router(undefined, { loopSelector: h.loopSelector, accessReviewIntervalMs: 3_600_000 });
+      const router = await h.router(undefined, { loopSelector: h.loopSelector, accessReviewIntervalMs: 3_600_000 });
+      expect((await router.metrics.rbacWatch.get()).values[0]?.value).toBe(1);
       const name = `secrets-${ns}`;
       await h.createLoop(name, { for: { apiVersion: 'v1', kind: 'Secret' }, namespaces: [ns], serviceAccount: sa, function: { url: fn.url } });
       const forbidden = await eventually('Ready=False Forbidden', async () => {

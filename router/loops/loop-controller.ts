@@ -1,7 +1,8 @@
 // The Loop controller: starts, restarts and stops a LoopRunner per Loop and ClusterLoop as they are created,
 // edited and deleted (from the API or given inline), runs each as its ServiceAccount once a SubjectAccessReview
-// allows it (and again periodically), and keeps each one's Ready condition and observedGeneration (written by
-// loop-status.ts). Everything is keyed by the loop's identity (`<namespace>/<name>` or `<name>`, loopIdentity).
+// allows it (again after RBAC changes and periodically: access-review-schedule.ts), and keeps each one's Ready
+// condition and observedGeneration (written by loop-status.ts). Everything is keyed by the loop's identity
+// (`<namespace>/<name>` or `<name>`, loopIdentity).
 // What to do is decided purely (loop-decision.ts); #sync carries it out, and #carryOut is the one place that
 // moves the Loop's sync queue, its health and its events. The loops come from loop-sources.ts; a namespace's
 // (re)starts are paced by tenant-start-limit.ts (a running Loop hands over to its new spec in its turn).

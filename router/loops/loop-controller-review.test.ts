@@ -63,11 +63,11 @@ describe('LoopController reviews after an RBAC change', () => {
     h.access.denied = 'may not list pods';
     await h.start();
     h.teamLoopInformer.put(teamLoop('team-a', 'x'));
-    // Denied several times over, so its backoff is long by now.
-    await vi.waitFor(() => expect(h.reviewed.filter((n) => n === 'team-a/x').length).toBeGreaterThanOrEqual(4), { timeout: 20_000, interval: 20 });
+    // Denied five times over: its next backoff review is at least 6.4 s away.
+    await vi.waitFor(() => expect(h.reviewed.filter((n) => n === 'team-a/x').length).toBeGreaterThanOrEqual(5), { timeout: 30_000, interval: 20 });
     delete h.access.denied;
     h.controller.reviewChanged({ cluster: true, namespaces: new Set() });
-    await h.controller.waitForLoop('team-a/x', 2_000);
+    await h.controller.waitForLoop('team-a/x', 5_000);
   });
 });
 

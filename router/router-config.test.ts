@@ -73,8 +73,10 @@ describe('readRouterConfig', () => {
       minRequeueSeconds: 2,
       loopQps: 5,
       loopBurst: 7,
-      accessReviewSeconds: 300,
     });
+    // Unset, the router picks the period (hourly while it watches RBAC); set, it is the period.
+    expect(readRouterConfig([]).accessReviewSeconds).toBeUndefined();
+    expect(readRouterConfig([], { KUBELOOP_ACCESS_REVIEW_SECONDS: '300' }).accessReviewSeconds).toBe(300);
     expect(readRouterConfig([]).minRequeueSeconds).toBe(1);
     expect(() => readRouterConfig(['--function-hosts', '169.254.169.254'])).toThrow('is an IP address');
     expect(readRouterConfig(['--connect-services-to', '127.0.0.1']).connectServicesTo).toBe('127.0.0.1');

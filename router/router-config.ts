@@ -84,8 +84,8 @@ export interface RouterConfig extends ServerSettings {
   tenantMetricsLabels: number;
   /** Loops with their own `loop` / `controller` metrics label; the rest are `other`. */
   loopMetricsLabels: number;
-  /** How often every Loop's access (SubjectAccessReview) is reviewed again. */
-  accessReviewSeconds: number;
+  /** How often every Loop's access (SubjectAccessReview) is reviewed again whatever RBAC does; undefined: the router's default. */
+  accessReviewSeconds: number | undefined;
   /** Namespaced Loops the router runs per namespace, the oldest first; 0: no limit. */
   maxLoopsPerTenant: number;
   /** Loop (re)starts per namespace (a token bucket); qps 0: no limit. */
@@ -210,7 +210,8 @@ export function readRouterConfig(argv: string[], env: NodeJS.ProcessEnv = proces
     tenantWeights: tenantWeights(pick('tenant-weights', 'KUBELOOP_TENANT_WEIGHTS')),
     tenantMetricsLabels: range('tenant-metrics-labels'),
     loopMetricsLabels: range('loop-metrics-labels'),
-    accessReviewSeconds: range('access-review-seconds'),
+    // Unset: hourly while the router watches RBAC, 5 minutes when it may not (access-review-schedule.ts).
+    accessReviewSeconds: pickRange('access-review-seconds') && range('access-review-seconds'),
     maxLoopsPerTenant: range('max-loops-per-tenant'),
     tenantLoopStarts: { qps: range('tenant-loop-starts-qps'), burst: range('tenant-loop-starts-burst') },
     history: {

@@ -17,7 +17,7 @@ import { DEFAULT_HISTORY_FILE_MAX_BYTES, DEFAULT_HISTORY_FILES } from './history
 import { DEFAULT_HTTP2_WRITES, DEFAULT_ROUTER_RATE_LIMIT } from './router-options.ts';
 import { DEFAULT_LEASE_DURATION_MS } from './leader-election.ts';
 import { DEFAULT_MIN_REQUEUE_MS } from './reconcile/requeue-floor.ts';
-import { DEFAULT_ACCESS_REVIEW_MS } from './loops/loop-access.ts';
+import { DEFAULT_ACCESS_REVIEW_MS, DEFAULT_UNWATCHED_ACCESS_REVIEW_MS } from './loops/loop-access.ts';
 import { DEFAULT_EXPECTATIONS_TIMEOUT_MS } from './apply/expectations.ts';
 import { DEFAULT_WATCH_TIMEOUT_SECONDS } from '../lib/kube/informer.ts';
 
@@ -191,7 +191,9 @@ export const ROUTER_USAGE = `usage: kubeloop router [options]
   --tenant-metrics-labels ${d('tenant-metrics-labels')}        tenants with their own metrics label, the rest "other" (KUBELOOP_TENANT_METRICS_LABELS)
   --loop-metrics-labels ${d('loop-metrics-labels')}         Loops with their own loop/controller metrics label (histograms too), the rest "other" (KUBELOOP_LOOP_METRICS_LABELS)
   --min-requeue-seconds ${d('min-requeue-seconds')}           floor on requeueAfterSeconds, retryAfterSeconds and Retry-After (KUBELOOP_MIN_REQUEUE_SECONDS)
-  --access-review-seconds ${d('access-review-seconds')}       how often each Loop's ServiceAccount rights are reviewed again (KUBELOOP_ACCESS_REVIEW_SECONDS)
+  --access-review-seconds ${d('access-review-seconds')}      how often each Loop's ServiceAccount rights are reviewed again whatever RBAC does; an RBAC
+                                      change brings its own review within seconds; default ${DEFAULT_UNWATCHED_ACCESS_REVIEW_MS / 1000} when the router
+                                      may not list and watch RBAC (KUBELOOP_ACCESS_REVIEW_SECONDS)
   --max-loops-per-tenant ${d('max-loops-per-tenant')}         namespaced Loops run per namespace, the oldest first; the rest Ready=False TenantLimitExceeded
                                       until older ones are deleted; ClusterLoops not counted; 0: no limit (KUBELOOP_MAX_LOOPS_PER_TENANT)
   --tenant-loop-starts-qps ${d('tenant-loop-starts-qps')} --tenant-loop-starts-burst ${d('tenant-loop-starts-burst')}  Loop (re)starts per namespace; the rest wait their turn, Ready=False

@@ -79,7 +79,10 @@ export interface RouterOptions {
   connectServicesTo?: string;
   /** Floor on requeue and retry delays a function asks for; 1000 ms by default. */
   minRequeueMs?: number;
-  /** How often every Loop's access is reviewed again; 5 minutes by default. */
+  /**
+   * How often every Loop's access is reviewed again whatever RBAC does (changes to RBAC bring their own reviews
+   * within seconds); by default hourly, or 5 minutes when the router may not watch RBAC.
+   */
   accessReviewIntervalMs?: number;
   /** Namespaced Loops run per namespace, the oldest first (--max-loops-per-tenant); 50 by default, 0: no limit. */
   maxLoopsPerTenant?: number;

@@ -134,6 +134,7 @@ function createLoopController(deps: RouterDeps, registry: InformerRegistry): Loo
     ...(deps.fairness.budget ? { budget: deps.fairness.budget } : {}),
     ...(options.urlPolicy ? { urlPolicy: options.urlPolicy } : {}),
     ...(options.accessReviewIntervalMs ? { accessReviewIntervalMs: options.accessReviewIntervalMs } : {}),
+    watchRbac: true,
     ...(options.maxLoopsPerTenant !== undefined ? { maxLoopsPerTenant: options.maxLoopsPerTenant } : {}),
     ...(options.tenantLoopStarts ? { tenantLoopStarts: options.tenantLoopStarts } : {}),
     runnerDeps: {

@@ -115,7 +115,7 @@ async function startRouterWhenReachable(kubeConfig: ClusterCredentials, config: 
     ...(config.connectServicesTo ? { connectServicesTo: config.connectServicesTo } : {}),
     deniedEndpoints: operatorDenied(config.deniedNetworks, config.deniedLoopbackPorts),
     minRequeueMs: config.minRequeueSeconds * 1000,
-    accessReviewIntervalMs: config.accessReviewSeconds * 1000,
+    ...(config.accessReviewSeconds !== undefined ? { accessReviewIntervalMs: config.accessReviewSeconds * 1000 } : {}),
     maxLoopsPerTenant: config.maxLoopsPerTenant,
     tenantLoopStarts: config.tenantLoopStarts,
     watchTimeoutSeconds: config.watchTimeoutSeconds,

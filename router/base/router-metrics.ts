@@ -141,6 +141,7 @@ export function createRouterMetrics(registry: Registry = createMetricsRegistry({
     eventsDropped: counter(registry, 'kubeloop_router_events_dropped_total', "Events not written: over their tenant's share of the event rate (source function: a function's event action; router: the router's own warnings)", ['tenant', 'source']),
     objectsRefused: counter(registry, 'kubeloop_router_objects_refused_total', 'Watched objects over --max-object-values, never cached', ['resource']),
     informers: gauge(registry, 'kubeloop_router_informers', 'Informers (one list and watch each) open, by resource: one per kind, cache mode and namespace scope, whatever related entries project', ['resource']),
+    rbacWatch: gauge(registry, 'kubeloop_router_rbac_watch', "1 while the router watches RBAC and reviews a Loop's access again within seconds of a change; 0 while only the --access-review-seconds timer does (the router may not list and watch roles, rolebindings, clusterroles and clusterrolebindings; its log says why)"),
     clusterWideWatches: gauge(registry, 'kubeloop_router_cluster_wide_watches', 'Kinds opted in with --cluster-wide-watch, by how they are watched: state="cluster-wide" (one informer for every namespace) or "per-namespace" (the router may not list and watch them cluster-wide; its log says why)', ['resource', 'state']),
     cachedBytes: new Gauge<'tenant'>({
       name: 'kubeloop_router_cached_bytes',

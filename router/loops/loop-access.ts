@@ -1,13 +1,20 @@
 // The access a Loop's ServiceAccount needs: list and watch of its primary and owned kinds in its namespaces,
-// and of each spec.related kind where that entry looks (lib/kube/access-review.ts asks the API server); and the
-// order in which the periodic review asks again, spread across namespaces.
+// and of each spec.related kind where that entry looks (lib/kube/access-review.ts asks the API server); which
+// Loops an RBAC change may concern (rbac-watch.ts tells the changes); and the order in which reviews ask
+// again, spread across namespaces.
 import type { KindRef } from '../../api/meta.ts';
 import { accessChecks, type AccessCheck } from '../../lib/kube/access-review.ts';
 import type { ResourceInfo } from '../../lib/kube/resource-paths.ts';
 import type { LoopConfig } from '../base/loop-spec.ts';
+import { relationWatchScope } from '../base/related-relation.ts';
 
-/** How often every running Loop's access is reviewed again when not told (--access-review-seconds). */
-export const DEFAULT_ACCESS_REVIEW_MS = 5 * 60_000;
+/**
+ * How often every running Loop's access is reviewed again when not told (--access-review-seconds) while the
+ * router watches RBAC: a safety net under the reviews each RBAC change brings (a missed or compacted event).
+ */
+export const DEFAULT_ACCESS_REVIEW_MS = 60 * 60_000;
+/** The period when not told and the router may not watch RBAC: only the timer notices a revoked right. */
+export const DEFAULT_UNWATCHED_ACCESS_REVIEW_MS = 5 * 60_000;
 
 /**
  * Every check a Loop needs: its primary and owned kinds in its namespaces, and each spec.related kind where
@@ -19,13 +26,41 @@ export async function loopAccessChecks(config: Pick<LoopConfig, 'for' | 'owns' |
   const checks = accessChecks(own, config.namespaces);
   for (const relation of config.related) {
     const resource = await resolve(relation.kind);
-    const ns = relation.namespace;
-    const scope = ns.from === 'named' ? new Set([ns.name]) : ns.from === 'primary' ? config.namespaces : undefined;
-    for (const check of accessChecks([resource], scope)) {
+    for (const check of accessChecks([resource], relationWatchScope(relation, config.namespaces))) {
       if (!checks.some((c) => c.verb === check.verb && c.group === check.group && c.resource === check.resource && c.namespace === check.namespace)) checks.push(check);
     }
   }
   return checks;
+}
+
+/**
+ * The RBAC writes of one debounce window (rbac-watch.ts): a ClusterRole or ClusterRoleBinding (`cluster`), and
+ * the namespaces of the Roles and RoleBindings written.
+ */
+export interface RbacChanges {
+  cluster: boolean;
+  namespaces: ReadonlySet<string>;
+}
+
+/**
+ * The namespaces a Loop's checks look in (loopAccessChecks, without asking discovery): where a Role or
+ * RoleBinding may grant or revoke what it needs. A check cluster-wide is granted by ClusterRoleBindings only,
+ * so it adds none; a cluster-scoped kind named with namespaces adds them needlessly, a harmless extra review.
+ */
+export function loopRbacNamespaces(config: Pick<LoopConfig, 'namespaces' | 'related'>): Set<string> {
+  const namespaces = new Set(config.namespaces);
+  for (const relation of config.related) for (const namespace of relationWatchScope(relation, config.namespaces) ?? []) namespaces.add(namespace);
+  return namespaces;
+}
+
+/**
+ * The Loops (by identity, each with loopRbacNamespaces) whose access the changes may alter, in reviewOrder: every
+ * Loop for a ClusterRole (a RoleBinding anywhere may name it) or a ClusterRoleBinding; else those whose checks
+ * look in a namespace whose Roles or RoleBindings changed.
+ */
+export function affectedLoops(changes: RbacChanges, loops: ReadonlyMap<string, ReadonlySet<string>>): string[] {
+  const affected = [...loops].filter(([, namespaces]) => changes.cluster || [...namespaces].some((ns) => changes.namespaces.has(ns)));
+  return reviewOrder(affected.map(([id]) => id));
 }
 
 /**

@@ -41,6 +41,36 @@ describe('LoopController periodic access reviews', () => {
   });
 });
 
+describe('LoopController reviews after an RBAC change', () => {
+  it('reviews the running Loops whose namespaces the change concerns, and stops one that lost its rights', async () => {
+    const h = harness({ accessReviewIntervalMs: 3_600_000, tenantLoopStarts: { qps: 0, burst: 0 } });
+    await h.start();
+    h.teamLoopInformer.put(teamLoop('team-a', 'x'));
+    h.teamLoopInformer.put(teamLoop('team-b', 'y'));
+    await h.controller.waitForLoop('team-a/x', 10_000);
+    await h.controller.waitForLoop('team-b/y', 10_000);
+    const before = h.reviewed.length;
+    h.access.denied = 'may not list pods';
+    h.controller.reviewChanged({ cluster: false, namespaces: new Set(['team-a']) });
+    await vi.waitFor(() => expect(h.controller.health('team-a/x')?.reason).toBe('Forbidden'), WAIT);
+    // team-b's Loop was not asked about: the change was in team-a.
+    expect(h.reviewed.slice(before)).toEqual(['team-a/x']);
+    expect(h.controller.runner('team-b/y')).toBeDefined();
+  });
+
+  it('starts a Loop denied its rights once an RBAC change grants them, without waiting for its backoff', async () => {
+    const h = harness({ accessReviewIntervalMs: 3_600_000, tenantLoopStarts: { qps: 0, burst: 0 } });
+    h.access.denied = 'may not list pods';
+    await h.start();
+    h.teamLoopInformer.put(teamLoop('team-a', 'x'));
+    // Denied five times over: its next backoff review is at least 6.4 s away.
+    await vi.waitFor(() => expect(h.reviewed.filter((n) => n === 'team-a/x').length).toBeGreaterThanOrEqual(5), { timeout: 30_000, interval: 20 });
+    delete h.access.denied;
+    h.controller.reviewChanged({ cluster: true, namespaces: new Set() });
+    await h.controller.waitForLoop('team-a/x', 5_000);
+  });
+});
+
 describe('LoopController when a kind\'s watch moves (--cluster-wide-watch lost or regained)', () => {
   it('restarts the namespaced Loops on the kind, without spending their tenant\'s starts, and leaves the others running', async () => {
     // No start left after the first: a restart charged to the tenant would wait 100 s.

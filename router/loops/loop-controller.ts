@@ -1,7 +1,8 @@
 // The Loop controller: starts, restarts and stops a LoopRunner per Loop and ClusterLoop as they are created,
 // edited and deleted (from the API or given inline), runs each as its ServiceAccount once a SubjectAccessReview
-// allows it (and again periodically), and keeps each one's Ready condition and observedGeneration (written by
-// loop-status.ts). Everything is keyed by the loop's identity (`<namespace>/<name>` or `<name>`, loopIdentity).
+// allows it (again after RBAC changes and periodically: access-review-schedule.ts), and keeps each one's Ready
+// condition and observedGeneration (written by loop-status.ts). Everything is keyed by the loop's identity
+// (`<namespace>/<name>` or `<name>`, loopIdentity).
 // What to do is decided purely (loop-decision.ts); #sync carries it out, and #carryOut is the one place that
 // moves the Loop's sync queue, its health and its events. The loops come from loop-sources.ts; a namespace's
 // (re)starts are paced by tenant-start-limit.ts (a running Loop hands over to its new spec in its turn).
@@ -20,7 +21,7 @@ import { DEFAULT_FUNCTION_URL_POLICY, type FunctionUrlPolicy } from '../../lib/c
 import type { LoopHealth, LoopRunner, LoopRunnerDeps } from '../intake/loop-runner.ts';
 import { SigningSecretError } from './signing-key.ts';
 import { WorkQueue } from '../base/work-queue.ts';
-import { decideLoop, planLoop, type LoopDecision, type LoopOutcome, type LoopPlan, type RunningState } from './loop-decision.ts';
+import { decideLoop, generationOf, loopKinds, planLoop, type LoopDecision, type LoopOutcome, type LoopPlan, type RunningState } from './loop-decision.ts';
 import type { TenantBudget } from '../base/tenant-budget.ts';
 import { kubeLoopLauncher, type LaunchedLoop, type LoopLauncher } from './loop-launcher.ts';
 import { DEFAULT_MAX_LOOPS_PER_TENANT, TenantLoopLimit } from './tenant-loop-limit.ts';
@@ -29,7 +30,8 @@ import type { EventOrigin } from '../apply/event-recorder.ts';
 import type { ConditionInput } from '../../lib/kube/conditions.ts';
 import { LoopStatus, loopObjectPath } from './loop-status.ts';
 import { LoopSources } from './loop-sources.ts';
-import { DEFAULT_ACCESS_REVIEW_MS, reviewOrder } from './loop-access.ts';
+import { affectedLoops, loopRbacNamespaces, reviewOrder, type RbacChanges } from './loop-access.ts';
+import { AccessReviewSchedule } from './access-review-schedule.ts';
 import { DEFAULT_TENANT_LOOP_STARTS, startThrottledMessage, TenantStartLimit } from './tenant-start-limit.ts';
 
 export interface LoopControllerOptions {
@@ -47,8 +49,10 @@ export interface LoopControllerOptions {
   loopRateLimit?: RateLimit;
   /** The API budget all Loops share by tenant weight (kubeLoopLauncher). */
   budget?: TenantBudget;
-  /** How often a running Loop's access is reviewed again (RBAC changes); 5 minutes by default. */
+  /** How often running Loops' access is reviewed again whatever RBAC does (access-review-schedule.ts). */
   accessReviewIntervalMs?: number;
+  /** Review the Loops an RBAC change may concern within seconds of it (the router); off: the timer alone. */
+  watchRbac?: boolean;
   /** How Loops reach the cluster (reviews, runners as their ServiceAccount); kubeLoopLauncher when omitted. */
   launcher?: LoopLauncher;
   /** Namespaced Loops run per namespace, the oldest first (--max-loops-per-tenant); 0: no limit. */
@@ -74,7 +78,9 @@ export class LoopController {
   readonly #sync: WorkQueue<null>;
   readonly #sources: LoopSources;
   #stopped = false;
-  #reviewTimer: NodeJS.Timeout | undefined;
+  readonly #reviews: AccessReviewSchedule;
+  /** Loops stopped or kept from starting for lack of rights, with loopRbacNamespaces: an RBAC change may let them start. */
+  readonly #denied = new Map<string, ReadonlySet<string>>();
   #unscope: (() => void) | undefined;
 
   constructor(options: LoopControllerOptions) {
@@ -91,6 +97,14 @@ export class LoopController {
     });
     this.#limit = new TenantLoopLimit(options.maxLoopsPerTenant ?? DEFAULT_MAX_LOOPS_PER_TENANT, () => this.#sources.selectedNamespaced());
     this.#starts = new TenantStartLimit(options.tenantLoopStarts ?? DEFAULT_TENANT_LOOP_STARTS);
+    this.#reviews = new AccessReviewSchedule({
+      registry: options.registry, client: options.client, logger: options.logger,
+      rbacWatchGauge: options.runnerDeps.metrics.rbacWatch,
+      ...(options.accessReviewIntervalMs ? { periodMs: options.accessReviewIntervalMs } : {}),
+      watch: options.watchRbac ?? false,
+      sweep: () => this.reviewAll(),
+      changed: (changes) => this.reviewChanged(changes),
+    });
     this.#sync = new WorkQueue<null>({
       concurrency: 4,
       process: (item) => this.#reconcileLoop(item.key),
@@ -133,9 +147,8 @@ export class LoopController {
     // A kind that moved between one cluster-wide watch and watches per namespace (--cluster-wide-watch): the
     // namespaced Loops on it restart, so they acquire it anew (cluster-wide-watch.ts).
     this.#unscope = this.#o.registry.onScopeChange?.((resource) => this.#rewatch(kindKey(resource.apiVersion, resource.kind)));
-    // RBAC changes without the Loop changing: every Loop's access is reviewed again on this period.
-    this.#reviewTimer = setInterval(() => this.reviewAll(), this.#o.accessReviewIntervalMs ?? DEFAULT_ACCESS_REVIEW_MS);
-    this.#reviewTimer.unref();
+    // RBAC changes without the Loop changing: the Loops a change concerns are reviewed again soon, every Loop on a period.
+    await this.#reviews.start();
     await this.#sources.start((id) => this.#sync.add(id, null), (namespace) => this.#limit.affected(namespace));
   }
 
@@ -148,9 +161,16 @@ export class LoopController {
     for (const name of reviewOrder(this.#sources.names())) this.#sync.add(name, null, 'low');
   }
 
+  /** Reviews again, as the sweep does, the running Loops an RBAC change may concern (a right lost) and the denied ones (gained). */
+  reviewChanged(changes: RbacChanges): void {
+    const scopes = new Map(this.#denied);
+    for (const [name, running] of this.#running) scopes.set(name, loopRbacNamespaces(running.launched.runner.loop));
+    for (const name of affectedLoops(changes, scopes)) this.#sync.add(name, null, 'low');
+  }
+
   async stop(): Promise<void> {
     this.#stopped = true;
-    clearInterval(this.#reviewTimer);
+    await this.#reviews.stop();
     this.#unscope?.();
     await this.#sync.shutdown();
     await Promise.all([...this.#running.values()].map((r) => r.launched.stop()));
@@ -178,7 +198,10 @@ export class LoopController {
     const current = this.#running.get(name);
     const plan = planLoop(loop, current, this.#o.urlPolicy ?? DEFAULT_FUNCTION_URL_POLICY, this.#limit.overLimit(name, loop));
     const outcome = await this.#act(name, plan, current);
-    const finalizerDone = await this.#loopFinalizer(name, loop, plan.kind === 'start' ? plan.config : current?.launched.runner.loop);
+    const config = plan.kind === 'start' ? plan.config : current?.launched.runner.loop;
+    if (config && (outcome.kind === 'access-denied' || outcome.kind === 'watch-forbidden')) this.#denied.set(name, loopRbacNamespaces(config));
+    else this.#denied.delete(name);
+    const finalizerDone = await this.#loopFinalizer(name, loop, config);
     this.#carryOut(name, loop, generationOf(plan, loop), decideLoop(outcome));
     if (!finalizerDone) this.#sync.addRateLimited(name, null);
   }
@@ -322,13 +345,4 @@ export class LoopController {
     const origin: EventOrigin = { tenant: tenantOfNamespace(loop.kind === LOOP_KIND ? loop.metadata.namespace : undefined), source: 'router' };
     this.#o.runnerDeps.events.record({ apiVersion: LOOP_API_VERSION, kind: loop.kind, metadata: loop.metadata }, { type: 'Warning', ...warning }, origin);
   }
-}
-
-function generationOf(plan: LoopPlan, loop: Loop | undefined): number {
-  return plan.kind === 'start' || plan.kind === 'invalid' || plan.kind === 'over-limit' ? plan.generation : (loop?.metadata.generation ?? 0);
-}
-
-/** The kinds a Loop watches (kindKey): its primary, its owned kinds and its related kinds. */
-function loopKinds(config: LoopConfig): string[] {
-  return [config.for, ...config.owns, ...config.related.map((r) => r.kind)].map((k) => kindKey(k.apiVersion, k.kind));
 }

@@ -6,6 +6,7 @@ import type { FunctionUrlPolicy } from '../../lib/config/function-url-policy.ts'
 import { LoopSpecError, loopSpecErrorReason, parseLoop, type LoopConfig } from '../base/loop-spec.ts';
 import type { LoopHealth } from '../intake/loop-runner.ts';
 import type { ConditionInput } from '../../lib/kube/conditions.ts';
+import { kindKey } from '../../lib/kube/resource-paths.ts';
 
 /** The Ready reason of a Loop that waits for its start, and the condition of a running Loop whose new spec waits. */
 export const START_THROTTLED = 'StartThrottled';
@@ -153,4 +154,14 @@ export function readyConditionChange(previous: (LoopHealth & { generation: numbe
     message: health.message.slice(0, 1024),
     observedGeneration: generation,
   };
+}
+
+/** The generation a plan acts on: the spec's it read, else the Loop's as observed. */
+export function generationOf(plan: LoopPlan, loop: Loop | undefined): number {
+  return plan.kind === 'start' || plan.kind === 'invalid' || plan.kind === 'over-limit' ? plan.generation : (loop?.metadata.generation ?? 0);
+}
+
+/** The kinds a Loop watches (kindKey): its primary, its owned kinds and its related kinds. */
+export function loopKinds(config: LoopConfig): string[] {
+  return [config.for, ...config.owns, ...config.related.map((r) => r.kind)].map((k) => kindKey(k.apiVersion, k.kind));
 }

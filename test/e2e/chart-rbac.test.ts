@@ -139,6 +139,12 @@ describe('the router with exactly the chart\'s RBAC and arguments', () => {
     }, 60_000);
   });
 
+  it('watches RBAC, so a revoked right stops a Loop within seconds rather than at the periodic review', async () => {
+    const router = processes.find((p) => p.name === 'router')!;
+    const text = await (await fetch(`${router.url}/metrics`)).text();
+    expect(text).toMatch(/^kubeloop_router_rbac_watch(\{[^}]*\})? 1$/m);
+  });
+
   it('labels an annotated pod (pod-name-label: metadata-only watch and JSON patch)', async () => {
     await kube('-n', cluster.namespace, 'run', 'labelled', '--image=busybox:1.36', '--annotations=kubeloop.dev/add-pod-name-label=true', '--', 'sleep', '3600');
     await eventually('the pod-name label', async () => (await kube('-n', cluster.namespace, 'get', 'pod', 'labelled', '-o', 'jsonpath={.metadata.labels.kubeloop\\.dev/pod-name}')) === 'labelled', 30_000);

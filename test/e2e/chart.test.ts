@@ -89,8 +89,10 @@ describe.each(Object.entries(VALUE_SETS))('helm template with the %s values', (_
     const own = ['kubeloop.dev/clusterloops', 'kubeloop.dev/clusterloops/status', 'kubeloop.dev/loops', 'kubeloop.dev/loops/status', '/events', 'events.k8s.io/events', 'coordination.k8s.io/leases', 'authorization.k8s.io/subjectaccessreviews'];
     // Services (and Knative Services) are read to resolve Loops' spec.function.ref; EndpointSlices to see
     // where a function's Service leads before connecting (lib/function-client/cluster-addresses.ts); Namespaces
-    // (list and watch, metadata only) for the tenant-weight label (docs/router.md#fairness-across-tenants).
-    const named = new Set<string>([...own, '/serviceaccounts', '/services', 'serving.knative.dev/services', 'discovery.k8s.io/endpointslices', '/namespaces']);
+    // (list and watch, metadata only) for the tenant-weight label (docs/router.md#fairness-across-tenants); RBAC
+    // (list and watch, metadata only) to review a Loop's access again when it changes (docs/security.md).
+    const rbac = ['roles', 'rolebindings', 'clusterroles', 'clusterrolebindings'].map((r) => `rbac.authorization.k8s.io/${r}`);
+    const named = new Set<string>([...own, '/serviceaccounts', '/services', 'serving.knative.dev/services', 'discovery.k8s.io/endpointslices', '/namespaces', ...rbac]);
     const loopKinds = new Set<string>();
     for (const loop of loops) {
       for (const ref of [loop.spec.for, ...(loop.spec.owns ?? [])]) {

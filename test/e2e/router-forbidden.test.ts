@@ -1,5 +1,6 @@
 // Least privilege from the router's side: a router whose identity may read Loops but not the kind a Loop
-// names reports the Loop Ready=False with reason Forbidden instead of failing silently or crashing.
+// names reports the Loop Ready=False with reason Forbidden instead of failing silently or crashing (and one
+// that may not watch RBAC falls back to the periodic review, metric 0).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually } from '../cluster/eventually.ts';
 import { installCrds, routerHarness, type RouterHarness } from '../support/router-harness.ts';
@@ -46,7 +47,7 @@ afterAll(async () => {
 describe('a router without the rights its Loop needs', () => {
   it('sets Ready=False with reason Forbidden on the Loop', async () => {
     const limited = await certificateKubeConfig(h.suite.server, user());
-    await h.router(undefined, { kubeConfig: limited, loopSelector: { matchLabels: { 'kubeloop.dev/e2e': ns } } });
+    const router = await h.router(undefined, { kubeConfig: limited, loopSelector: { matchLabels: { 'kubeloop.dev/e2e': ns } } });
 
     const name = `secrets-${ns}`;
     await h.client.request({
@@ -68,5 +69,7 @@ describe('a router without the rights its Loop needs', () => {
     }, 30_000);
     expect(ready.status).toBe('False');
     expect(ready.message).toContain('secrets');
+    // Nor may it watch RBAC: it runs on, its reviews on the short timer only, and says so in a metric.
+    expect((await router.metrics.rbacWatch.get()).values[0]?.value).toBe(0);
   });
 });

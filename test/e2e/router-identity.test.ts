@@ -1,5 +1,5 @@
 // Per-Loop identity and bounds, attacked: a Loop receives only what its ServiceAccount may list and watch
-// (and follows RBAC as it changes), a function cannot make the router create a privileged pod in
+// (and follows RBAC within seconds as it changes: the router watches RBAC), a function cannot make the router create a privileged pod in
 // kube-system nor a cluster-scoped object for a namespaced primary, and a function asking to be called
 // again at once is called about once a second.
 import { createServer } from 'node:http';
@@ -10,6 +10,7 @@ import type { Loop } from '../../api/loop.ts';
 import { eventually } from '../cluster/eventually.ts';
 import { createLoopServiceAccount } from '../support/loop-service-account.ts';
 import { inlineLoop, installCrds, routerHarness, type RouterHarness } from '../support/router-harness.ts';
+import { namespaceAdmin } from './tenant-admin.ts';
 
 let h: RouterHarness;
 let ns: string;
@@ -66,12 +67,16 @@ const privilegedPod = (name: string) => ({
 });
 
 describe('a Loop receives only what its ServiceAccount may list and watch', () => {
-  it('is Forbidden while its ServiceAccount may not list Secrets, sends nothing, and follows RBAC as it changes', async () => {
+  it('is Forbidden while its ServiceAccount may not list Secrets, sends nothing, and follows RBAC as it changes, within seconds', async () => {
     const fn = await recordingFunction(() => ({ body: {} }));
     try {
       const sa = await createLoopServiceAccount(h.client, { namespace: ns, name: 'no-secrets', rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list', 'watch'] }] });
+      // The tenant: nothing but the built-in admin role in the Loop's namespace.
+      const tenant = await namespaceAdmin(h.client, ns, `alice-${ns}`);
       await h.client.request({ method: 'POST', path: `/api/v1/namespaces/${ns}/secrets`, body: { metadata: { name: 'token' }, stringData: { password: 'hunter2' } } });
-      await h.router(undefined, { loopSelector: h.loopSelector, accessReviewIntervalMs: 1000 });
+      // The periodic review is an hour away: every change below is seen through the router's RBAC watch.
+      const router = await h.router(undefined, { loopSelector: h.loopSelector, accessReviewIntervalMs: 3_600_000 });
+      expect((await router.metrics.rbacWatch.get()).values[0]?.value).toBe(1);
       const name = `secrets-${ns}`;
       await h.createLoop(name, { for: { apiVersion: 'v1', kind: 'Secret' }, namespaces: [ns], serviceAccount: sa, function: { url: fn.url } });
       const forbidden = await eventually('Ready=False Forbidden', async () => {
@@ -83,8 +88,8 @@ describe('a Loop receives only what its ServiceAccount may list and watch', () =
       const warning = await eventually('a Forbidden Warning event on the Loop', async () => (await eventsAbout('default', 'ClusterLoop', name)).find((e) => e.reason === 'Forbidden'));
       expect(warning.type).toBe('Warning');
 
-      // RBAC granted: the periodic review starts the Loop and the Secret arrives.
-      await h.client.request({
+      // RBAC granted: the review the Role's change brings starts the Loop and the Secret arrives.
+      await tenant.request({
         method: 'PUT',
         path: `${RBAC}/namespaces/${ns}/roles/no-secrets`,
         body: { metadata: { name: 'no-secrets' }, rules: [{ apiGroups: [''], resources: ['secrets'], verbs: ['get', 'list', 'watch'] }] },
@@ -94,17 +99,26 @@ describe('a Loop receives only what its ServiceAccount may list and watch', () =
       await eventually('Ready=True', async () => (await readyOf(name))?.status === 'True', 30_000);
       await eventually('the Secret sent once allowed', async () => fn.calls.some((c) => c.object.metadata?.name === 'token'));
 
-      // RBAC revoked: Forbidden again, and a new Secret is not sent.
-      await h.client.request({ method: 'DELETE', path: `${RBAC}/namespaces/${ns}/rolebindings/no-secrets` });
+      // RBAC revoked by the tenant: Forbidden again within seconds (not at the hourly sweep), and a new Secret is not sent.
+      await tenant.request({ method: 'DELETE', path: `${RBAC}/namespaces/${ns}/rolebindings/no-secrets` });
       await eventually('Ready=False Forbidden again', async () => (await readyOf(name))?.reason === 'Forbidden', 30_000);
       const before = fn.calls.length;
       await h.client.request({ method: 'POST', path: `/api/v1/namespaces/${ns}/secrets`, body: { metadata: { name: 'later' }, stringData: { a: 'b' } } });
       await new Promise((r) => setTimeout(r, 3000));
       expect(fn.calls.slice(before).map((c) => c.object.metadata?.name)).not.toContain('later');
+
+      // Granted back: the Loop starts again and receives what it missed.
+      await tenant.request({
+        method: 'POST',
+        path: `${RBAC}/namespaces/${ns}/rolebindings`,
+        body: { metadata: { name: 'no-secrets' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'no-secrets' }, subjects: [{ kind: 'ServiceAccount', name: 'no-secrets', namespace: ns }] },
+      });
+      await eventually('Ready=True again', async () => (await readyOf(name))?.status === 'True', 30_000);
+      await eventually('the Secret created while forbidden, sent once allowed again', async () => fn.calls.slice(before).some((c) => c.object.metadata?.name === 'later'));
     } finally {
       await fn.close();
     }
-  }, 90_000);
+  }, 120_000);
 });
 
 describe('a function cannot reach beyond its Loop', () => {

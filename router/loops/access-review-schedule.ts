@@ -1,0 +1,83 @@
+// When the Loop controller reviews running Loops' access again: soon after each RBAC change (rbac-watch.ts), and
+// on a period as a safety net; hourly by default while RBAC is watched, every 5 minutes when the router may not
+// watch it (or lost the read), since then the timer alone notices a revoked right. Tells the state as a metric.
+import type { Logger } from 'pino';
+import type { Gauge } from 'prom-client';
+import type { KubeClient } from '../../lib/kube/kube-client.ts';
+import type { InformerSource } from '../intake/informer-registry.ts';
+import { DEFAULT_ACCESS_REVIEW_MS, DEFAULT_UNWATCHED_ACCESS_REVIEW_MS, type RbacChanges } from './loop-access.ts';
+import { watchRbac, type RbacWatch } from './rbac-watch.ts';
+
+export interface AccessReviewScheduleOptions {
+  registry: InformerSource;
+  client: KubeClient;
+  logger: Logger;
+  /** 1 while reviews follow RBAC changes, 0 while only the timer reviews. */
+  rbacWatchGauge?: Pick<Gauge, 'set'>;
+  /** --access-review-seconds when given: the period whether or not RBAC is watched. */
+  periodMs?: number;
+  /** Watch RBAC (the router); off: the timer alone (unit tests of the controller). */
+  watch: boolean;
+  /** Every Loop, in the fair low-priority order (LoopController.reviewAll). */
+  sweep: () => void;
+  /** The Loops the changes may concern (LoopController.reviewChanged). */
+  changed: (changes: RbacChanges) => void;
+}
+
+export class AccessReviewSchedule {
+  #timer: NodeJS.Timeout | undefined;
+  #watch: RbacWatch | undefined;
+  #stopped = false;
+
+  constructor(private readonly o: AccessReviewScheduleOptions) {}
+
+  async start(): Promise<void> {
+    const { o } = this;
+    if (o.watch) {
+      let watch: RbacWatch | { denied: string };
+      try {
+        watch = await watchRbac({
+          registry: o.registry,
+          client: o.client,
+          logger: o.logger,
+          onChanges: (changes) => o.changed(changes),
+          onLost: () => this.#timerOnly(),
+        });
+      } catch (error) {
+        // Discovery or the API server failing now must not keep Loops from starting: the timer reviews meanwhile.
+        o.logger.warn({ err: (error as Error).message }, 'cannot watch RBAC: a Loop\'s access is reviewed on the --access-review-seconds timer only');
+        watch = { denied: (error as Error).message };
+      }
+      if ('denied' in watch) {
+        this.#timerOnly();
+        return;
+      }
+      if (this.#stopped) {
+        await watch.stop();
+        return;
+      }
+      this.#watch = watch;
+      o.rbacWatchGauge?.set(1);
+    }
+    this.#every(o.periodMs ?? (o.watch ? DEFAULT_ACCESS_REVIEW_MS : DEFAULT_UNWATCHED_ACCESS_REVIEW_MS));
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    clearInterval(this.#timer);
+    await this.#watch?.stop();
+  }
+
+  /** RBAC changes are not seen: the short period, unless the operator chose one. */
+  #timerOnly(): void {
+    this.o.rbacWatchGauge?.set(0);
+    this.#every(this.o.periodMs ?? DEFAULT_UNWATCHED_ACCESS_REVIEW_MS);
+  }
+
+  #every(ms: number): void {
+    clearInterval(this.#timer);
+    if (this.#stopped) return;
+    this.#timer = setInterval(() => this.o.sweep(), ms);
+    this.#timer.unref();
+  }
+}

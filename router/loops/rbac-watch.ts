@@ -1,0 +1,118 @@
+// Reviews follow RBAC: metadata-only watches of Roles, RoleBindings, ClusterRoles and ClusterRoleBindings, whose
+// writes are gathered for a short window and told as one RbacChanges (the Loop controller reviews the Loops
+// they may concern). A router that may not list and watch RBAC says so once and relies on the periodic review.
+import type { Logger } from 'pino';
+import type { KubeObject } from '../../lib/contract/types.ts';
+import { reviewOwnAccess } from '../../lib/kube/access-review.ts';
+import { isApiError, type KubeClient } from '../../lib/kube/kube-client.ts';
+import type { InformerLease, InformerSource } from '../intake/informer-registry.ts';
+import type { RbacChanges } from './loop-access.ts';
+
+const RBAC_GROUP = 'rbac.authorization.k8s.io';
+const RBAC_KINDS = [
+  { kind: 'Role', plural: 'roles' },
+  { kind: 'RoleBinding', plural: 'rolebindings' },
+  { kind: 'ClusterRole', plural: 'clusterroles' },
+  { kind: 'ClusterRoleBinding', plural: 'clusterrolebindings' },
+] as const;
+
+/** A burst of RBAC writes (an aggregated ClusterRole's update, a chart install) costs one review pass. */
+export const DEFAULT_RBAC_DEBOUNCE_MS = 1000;
+
+export interface RbacWatchOptions {
+  registry: InformerSource;
+  client: KubeClient;
+  logger: Logger;
+  /** The writes of one window, told once it closes. */
+  onChanges: (changes: RbacChanges) => void;
+  /** The watch stopped telling changes (the router's ClusterRole lost the read): only the timer reviews now. */
+  onLost: (message: string) => void;
+  debounceMs?: number;
+}
+
+export interface RbacWatch {
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts the watches when the router may list and watch every RBAC kind cluster-wide (SelfSubjectAccessReview);
+ * otherwise logs the missing right and returns why, and nothing is watched.
+ */
+export async function watchRbac(o: RbacWatchOptions): Promise<RbacWatch | { denied: string }> {
+  const checks = RBAC_KINDS.flatMap(({ plural }) => (['list', 'watch'] as const).map((verb) => ({ verb, group: RBAC_GROUP, resource: plural, namespace: undefined })));
+  let verdict;
+  try {
+    verdict = await reviewOwnAccess(o.client, checks);
+  } catch (error) {
+    verdict = { allowed: false as const, message: `could not ask whether it may watch RBAC (${(error as Error).message})` };
+  }
+  if (!verdict.allowed) {
+    o.logger.warn(
+      { reason: verdict.message },
+      `the router ${verdict.message}: a Loop's access is reviewed on the --access-review-seconds timer only, so a revoked right stops a running Loop at the next sweep (grant the router's ClusterRole list and watch on roles, rolebindings, clusterroles and clusterrolebindings, as the chart does)`,
+    );
+    return { denied: verdict.message };
+  }
+  return new RbacChangeWindow(o).start();
+}
+
+/** The watches and the window that gathers their writes. */
+class RbacChangeWindow implements RbacWatch {
+  readonly #leases: InformerLease[] = [];
+  #cluster = false;
+  readonly #namespaces = new Set<string>();
+  #timer: NodeJS.Timeout | undefined;
+  #lost = false;
+  #stopped = false;
+
+  constructor(private readonly o: RbacWatchOptions) {}
+
+  async start(): Promise<this> {
+    try {
+      for (const { kind } of RBAC_KINDS) this.#leases.push(await this.o.registry.acquire({ apiVersion: `${RBAC_GROUP}/v1`, kind }, true));
+    } catch (error) {
+      await this.stop();
+      throw error;
+    }
+    for (const lease of this.#leases) {
+      const { informer } = lease;
+      // The first list tells what exists, not what changed: the Loops' first reviews already saw it.
+      const seen = (object: KubeObject) => {
+        if (informer.hasSynced) this.#note(object);
+      };
+      informer.on('add', seen);
+      informer.on('update', seen);
+      informer.on('delete', seen);
+      informer.on('restart', (_reason, error) => {
+        if (!error || !isApiError(error, 403) || this.#lost) return;
+        this.#lost = true;
+        this.o.logger.warn({ resource: informer.name, err: error.message }, 'the RBAC watch was refused (the router\'s ClusterRole lost the read?): a Loop\'s access is reviewed on the --access-review-seconds timer only');
+        this.o.onLost(error.message);
+      });
+    }
+    return this;
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    clearTimeout(this.#timer);
+    await Promise.all(this.#leases.splice(0).map((l) => l.release()));
+  }
+
+  #note(object: KubeObject): void {
+    if (this.#stopped) return;
+    const namespace = object.metadata?.namespace;
+    if (namespace) this.#namespaces.add(namespace);
+    else this.#cluster = true;
+    // The window opens with its first write and is not extended: a steady stream of writes costs a pass per window.
+    this.#timer ??= setTimeout(() => this.#flush(), this.o.debounceMs ?? DEFAULT_RBAC_DEBOUNCE_MS);
+  }
+
+  #flush(): void {
+    this.#timer = undefined;
+    const changes: RbacChanges = { cluster: this.#cluster, namespaces: new Set(this.#namespaces) };
+    this.#cluster = false;
+    this.#namespaces.clear();
+    if (!this.#stopped) this.o.onChanges(changes);
+  }
+}

@@ -34,7 +34,6 @@ describe('seenMetadataTests', () => {
       { op: 'test', path: '/metadata/ownerReferences', value: seen.metadata?.ownerReferences },
       { op: 'test', path: '/metadata/finalizers', value: null },
       { op: 'test', path: '/metadata/deletionTimestamp', value: null },
-      { op: 'test', path: '/metadata/deletionGracePeriodSeconds', value: null },
     ]);
   });
 

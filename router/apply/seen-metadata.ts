@@ -16,9 +16,10 @@ const UNTESTED = new Set(['resourceVersion', 'managedFields', 'uid', 'name', 'na
 
 /**
  * The fields a write can set on an object that lacks them: tested as absent (`value: null`, which the API
- * server's JSON patch holds true of a missing member only) when the function saw none.
+ * server's JSON patch holds true of a missing member only) when the function saw none. Not generation (a kind
+ * without it never gets it) nor deletionGracePeriodSeconds (a deletion sets it with deletionTimestamp).
  */
-const SETTABLE = ['labels', 'annotations', 'finalizers', 'ownerReferences', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'generation', 'generateName'];
+const SETTABLE = ['labels', 'annotations', 'finalizers', 'ownerReferences', 'deletionTimestamp', 'generateName'];
 
 /**
  * The tests that hold exactly while the object is, but for resourceVersion and managedFields, the one the

@@ -10,6 +10,7 @@ import { Expectations } from './expectations.ts';
 import { AppliedWrites } from './applied-writes.ts';
 import { parseLoop } from '../base/loop-spec.ts';
 import { createRouterMetrics } from '../base/router-metrics.ts';
+import { seenMetadataTests } from './seen-metadata.ts';
 
 const pods: ResourceInfo = { group: '', version: 'v1', apiVersion: 'v1', kind: 'Pod', plural: 'pods', namespaced: true };
 const configMaps: ResourceInfo = { group: '', version: 'v1', apiVersion: 'v1', kind: 'ConfigMap', plural: 'configmaps', namespaced: true };
@@ -193,27 +194,45 @@ describe('applyActions patch', () => {
     expect(patch?.accept).toMatch(/^application\/json;as=PartialObjectMetadata;g=meta\.k8s\.io;v=v1,application\/json$/);
   });
 
-  describe("a metadata-only Loop's primary the cache already holds at a newer version", () => {
+  describe("a metadata-only Loop's primary", () => {
     const metadataOnly = parseLoop({ metadata: { name: 'cm' }, spec: { for: { apiVersion: 'v1', kind: 'ConfigMap' }, metadataOnly: true, serviceAccount: { namespace: 'a', name: 'loop' }, function: { url: 'http://fn.a.svc/' } } });
-    const sent: KubeObject = { ...primary, metadata: { ...primary.metadata, managedFields: [{ manager: 'kubectl' }] } };
+    const sent: KubeObject = { ...primary, metadata: { ...primary.metadata, labels: { app: 'web' } } };
     // The function's own test of the version it was sent, as the SDK's patchAction writes it.
-    const label: Action = { op: 'patch', target: { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'a', name: 'cm' }, patch: [{ op: 'test', path: '/metadata/resourceVersion', value: '1' }, { op: 'add', path: '/metadata/labels', value: { a: 'b' } }] };
-    const patched = (cached: KubeObject) => {
-      const { ctx, request } = context((r) => (r.method === 'PATCH' ? { metadata: { name: 'cm', namespace: 'a', resourceVersion: '3' } } : {}));
-      return { ctx: { ...ctx, loop: metadataOnly, primary: sent, lookup: () => cached }, patches: () => request.mock.calls.map(([r]) => r).filter((r) => r.method === 'PATCH').map((r) => r.body) };
+    const label: Action = { op: 'patch', target: { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'a', name: 'cm' }, patch: [{ op: 'test', path: '/metadata/resourceVersion', value: '1' }, { op: 'add', path: '/metadata/labels/a', value: 'b' }] };
+    /** The server refuses the PATCH (a failed test: 422) when `refuse`; `cached` and `live` are the object meanwhile. */
+    const patched = (cached: KubeObject, options: { refuse?: boolean; live?: KubeObject } = {}) => {
+      const { ctx, request } = context((r) => {
+        if (r.method !== 'PATCH') return options.live ?? cached;
+        if (options.refuse) throw new KubeApiError(422, 'Invalid', 'the server rejected our request', { method: 'PATCH', path: r.path });
+        return { metadata: { name: 'cm', namespace: 'a', resourceVersion: '3' } };
+      });
+      const patches = () => request.mock.calls.map(([r]) => r).filter((r) => r.method === 'PATCH').map((r) => JSON.parse(r.body as string) as unknown);
+      return { ctx: { ...ctx, loop: metadataOnly, primary: sent, lookup: () => cached }, patches };
     };
+    const statusWritten = { ...sent, metadata: { ...sent.metadata, resourceVersion: '2', managedFields: [{ manager: 'kwok' }] } };
 
-    it('sends the patch against that version at once when it moved only in resourceVersion and managedFields (no refused first write)', async () => {
-      const { ctx, patches } = patched({ ...sent, metadata: { ...sent.metadata, resourceVersion: '2', managedFields: [{ manager: 'kwok' }] } });
+    it('is tested against the metadata its function saw, not the resourceVersion: a status write meanwhile does not refuse it', async () => {
+      const { ctx, patches } = patched(statusWritten);
       expect(await applyActions(ctx, [label])).toEqual({ result: 'done', refused: 0, primaryResourceVersion: '3' });
-      expect(patches()).toEqual([[{ op: 'test', path: '/metadata/resourceVersion', value: '2' }, { op: 'add', path: '/metadata/labels', value: { a: 'b' } }]]);
+      expect(patches()).toEqual([[...seenMetadataTests(sent), { op: 'add', path: '/metadata/labels/a', value: 'b' }]]);
     });
 
-    it('sends it against the version the function saw when anything it sees changed, or the Loop reads whole objects', async () => {
-      const relabelled = patched({ ...sent, metadata: { ...sent.metadata, resourceVersion: '2', labels: { other: 'x' } } });
-      await applyActions(relabelled.ctx, [label]);
-      expect(relabelled.patches()).toEqual([label.op === 'patch' && label.patch]);
-      const whole = patched({ ...sent, metadata: { ...sent.metadata, resourceVersion: '2' } });
+    it('counts a refusal as a stale write when the object changed in what its function saw, else as an invalid patch', async () => {
+      const relabelled = patched({ ...sent, metadata: { ...sent.metadata, resourceVersion: '2', labels: { app: 'web', other: 'x' } } }, { refuse: true });
+      expect(await applyActions(relabelled.ctx, [label])).toMatchObject({ result: 'conflict', message: expect.stringContaining('changed since it was read (labels; resourceVersion now 2)') });
+      // The cache still at the version the function saw: the live object tells.
+      const lagging = patched(sent, { refuse: true, live: { ...sent, metadata: { ...sent.metadata, resourceVersion: '2', finalizers: ['x'] } } });
+      expect(await applyActions(lagging.ctx, [label])).toMatchObject({ result: 'conflict' });
+      const invalid = patched(statusWritten, { refuse: true });
+      expect(await applyActions(invalid.ctx, [label])).toMatchObject({ result: 'failed', retryable: false });
+    });
+
+    it('keeps a pinned resourceVersion, and tests the resourceVersion for a Loop that reads whole objects', async () => {
+      const pinned: Action = { ...label, patch: [{ op: 'test', path: '/metadata/resourceVersion', value: '0' }, { op: 'add', path: '/metadata/labels/a', value: 'b' }] } as Action;
+      const metadata = patched(statusWritten);
+      await applyActions(metadata.ctx, [pinned]);
+      expect(metadata.patches()).toEqual([pinned.op === 'patch' && pinned.patch]);
+      const whole = patched(statusWritten);
       await applyActions({ ...whole.ctx, loop }, [label]);
       expect(whole.patches()).toEqual([label.op === 'patch' && label.patch]);
     });

@@ -1,6 +1,6 @@
 // Apply: the one write path of the router. Turns a function's actions (and the router's own finalizer
-// writes) into API writes, in order, each checked against the Loop's authority. A conflict (failed
-// resourceVersion test, 409) stops the batch; the reconcile decision backs the key off and retries.
+// writes) into API writes, in order, each checked against the Loop's authority. A conflict (a failed test of
+// what the function saw, 409) stops the batch; the reconcile decision backs the key off and retries.
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import type {
@@ -25,9 +25,9 @@ import type { Expectations } from './expectations.ts';
 import { AppliedWrites, appliedWritesOf } from './applied-writes.ts';
 import { isOwnedKind, type LoopConfig } from '../base/loop-spec.ts';
 import { appliedObject, namespaceFor, namespaceOf, targetOf } from './action-target.ts';
-import { isConflict, sendJsonPatch, StaleWriteError } from './json-patch.ts';
-import { prepareChild, retestResourceVersion, statusPatch, withResourceVersionTest } from './patch-building.ts';
-import { movedOnlyInBookkeeping } from '../base/predicates.ts';
+import { isConflict, sendJsonPatch } from './json-patch.ts';
+import { primaryPatch, type PatchToSend } from './seen-metadata.ts';
+import { prepareChild, statusPatch, withResourceVersionTest } from './patch-building.ts';
 import type { RouterMetrics } from '../base/router-metrics.ts';
 import { tenantOf } from '../base/tenant-weights.ts';
 
@@ -170,7 +170,7 @@ async function patchPrimary(ctx: ApplyContext, patch: JsonPatchOperation[], subr
   const { primary } = ctx;
   const resource = await ctx.discovery.resolve(primary.apiVersion ?? '', primary.kind ?? '');
   try {
-    await sendPatch(ctx, resource, targetOf(primary, resource, primary), patch, subresource);
+    await sendPatch(ctx, resource, targetOf(primary, resource, primary), { patch }, subresource);
   } catch (error) {
     // A 404 for the object itself, not for a resource the server does not serve.
     if (isApiError(error, 404) && error.reason === 'NotFound' && !/the server could not find the requested resource/.test(error.message)) return 'notfound';
@@ -184,29 +184,10 @@ async function applyPatch(ctx: ApplyContext, action: PatchAction, written: Writt
   const resource = await ctx.discovery.resolve(action.target.apiVersion, action.target.kind);
   const target: ObjectTarget = { ...action.target, namespace: namespaceFor(resource, action.target.namespace, ctx.primary) };
   if (!(await authorised(ctx, action, target, resource))) return 'refused';
-  // The resourceVersion test holds the object as the function saw it: the primary of the request, or the cached child.
+  // The tests hold the object as the function saw it: the primary of the request, or the cached child.
   const isPrimary = refersTo(target, ctx.primary);
-  const seen = isPrimary ? ctx.primary : lookupTarget(ctx, target);
-  // Sent against `base`: the tests of the version the function saw move with it (the SDK's patchAction writes one).
-  const send = (base: KubernetesObject | undefined) => {
-    const patch = base === seen ? action.patch : retestResourceVersion(action.patch, seen?.metadata?.resourceVersion, base?.metadata?.resourceVersion);
-    return sendPatch(ctx, resource, target, withResourceVersionTest(patch, base?.metadata?.resourceVersion));
-  };
   try {
-    // The cache already holds a newer version that moved only in bookkeeping (a status write while the function
-    // answered): the test of the version it saw would fail, so the patch goes against the newer one at once.
-    const cached = isPrimary ? lookupTarget(ctx, target) : undefined;
-    const base = cached && movedOnlyInBookkeeping(ctx.loop.metadataOnly, seen, cached) ? cached : seen;
-    let after: Pick<KubernetesObject, 'metadata'>;
-    try {
-      after = await send(base);
-    } catch (error) {
-      // A metadata-only Loop's primary moved only in what its function never sees (a status write made
-      // a new resourceVersion): the answer still holds, so send it again against that version.
-      const now = lookupTarget(ctx, target);
-      if (!(error instanceof StaleWriteError && isPrimary && now && now.metadata?.resourceVersion !== base?.metadata?.resourceVersion && movedOnlyInBookkeeping(ctx.loop.metadataOnly, seen, now))) throw error;
-      after = await send(now);
-    }
+    const after = await sendPatch(ctx, resource, target, isPrimary ? primaryPatch(ctx.loop.metadataOnly, action.patch, ctx.primary) : { patch: withResourceVersionTest(action.patch, lookupTarget(ctx, target)?.metadata?.resourceVersion) });
     if (isPrimary) written.primaryResourceVersion = after.metadata?.resourceVersion;
   } catch (error) {
     if (isApiError(error, 404)) return 'notfound';
@@ -215,10 +196,13 @@ async function applyPatch(ctx: ApplyContext, action: PatchAction, written: Writt
   return 'applied';
 }
 
-/** Sends a JSON patch to a target; a failed resourceVersion test is checked against the cached version. */
-function sendPatch(ctx: ApplyContext, resource: ResourceInfo, target: ObjectTarget, patch: JsonPatchOperation[], subresource?: 'status'): Promise<Pick<KubernetesObject, 'metadata'>> {
-  const cachedResourceVersion = () => lookupTarget(ctx, target)?.metadata?.resourceVersion;
-  return sendJsonPatch(ctx.client, objectPath(resource, target.name, target.namespace, subresource), patch, cachedResourceVersion, ctx.requestHeaders);
+/** Sends a JSON patch to a target; a refusal is checked against the cached object (json-patch.ts). */
+function sendPatch(ctx: ApplyContext, resource: ResourceInfo, target: ObjectTarget, { patch, guards }: PatchToSend, subresource?: 'status'): Promise<Pick<KubernetesObject, 'metadata'>> {
+  return sendJsonPatch(ctx.client, objectPath(resource, target.name, target.namespace, subresource), patch, {
+    cached: () => lookupTarget(ctx, target),
+    ...(guards ? { guards } : {}),
+    ...(ctx.requestHeaders ? { headers: ctx.requestHeaders } : {}),
+  });
 }
 
 async function applyCreate(ctx: ApplyContext, action: CreateAction): Promise<ActionResult> {

@@ -4,10 +4,12 @@ import type { KubernetesObject } from '@kubernetes/client-node';
 import type { JsonPatchOperation } from '../../lib/contract/types.ts';
 import { AnswerError, isApiError, KubeApiError, type KubeClient } from '../../lib/kube/kube-client.ts';
 import { METADATA_WATCH_ACCEPT } from '../../lib/kube/informer.ts';
+import { goJsonStringify } from '../../lib/kube/go-json.ts';
+import { failedGuard } from './seen-metadata.ts';
 
 const JSON_PATCH = 'application/json-patch+json';
 
-/** The object changed since the function saw it: a JSON patch's resourceVersion test failed. */
+/** The object changed since the function saw it: a JSON patch's test of its resourceVersion (or of what it saw) failed. */
 export class StaleWriteError extends AnswerError {
   constructor(message: string) {
     super(message);
@@ -15,40 +17,57 @@ export class StaleWriteError extends AnswerError {
   }
 }
 
-/** A 409 (other than AlreadyExists) or a failed resourceVersion test. */
+/** A 409 (other than AlreadyExists) or a stale write. */
 export function isConflict(error: unknown): boolean {
   if (error instanceof StaleWriteError) return true;
   return error instanceof KubeApiError && error.statusCode === 409 && error.reason !== 'AlreadyExists';
+}
+
+/** How a refused patch is told apart from an invalid one. */
+export interface PatchGuards {
+  /**
+   * Tests of top-level metadata fields that hold while the object is as the function saw it (a metadata-only
+   * Loop's primary: seen-metadata.ts); by default the patch's own resourceVersion tests.
+   */
+  guards?: readonly JsonPatchOperation[];
+  /** The watch cache's version of the target, if it holds one. */
+  cached?: () => Pick<KubernetesObject, 'metadata'> | undefined;
+  headers?: Record<string, string>;
 }
 
 /**
  * Sends a JSON patch and returns the object's metadata as the server answered it: the reply is asked for as
  * PartialObjectMetadata (the full object from a server that cannot), as controller-runtime's metadata client
  * does, since the write path reads only the resourceVersion it produced: the server encodes, and the router
- * reads, a pod's metadata instead of the whole pod (2.0 against 3.9 KB for a running pod).
- * The API server answers a failed `test` with the same bare 422 Invalid as any other
- * bad patch. When the patch tests the resourceVersion, a 422 is a stale write if the watch cache already
- * holds a newer version (the usual case: the change that beat us was watched before our answer came
- * back); otherwise the live object is read once to tell a stale write from an invalid patch.
+ * reads, a pod's metadata instead of the whole pod (2.0 against 3.9 KB for a running pod). The body is spelled
+ * as Go spells strings (go-json.ts), so a test of a string holding "&" or "<" compares equal.
+ * The API server answers a failed `test` with the same bare 422 Invalid as any other bad patch. A 422 is a
+ * stale write when the watch cache already holds an object the guards fail (the usual case: the change that
+ * beat us was watched before our answer came back); otherwise the live object's metadata is read once to
+ * tell a stale write from an invalid patch.
  */
-export async function sendJsonPatch(
-  client: KubeClient,
-  path: string,
-  patch: JsonPatchOperation[],
-  cachedResourceVersion: () => string | undefined = () => undefined,
-  headers?: Record<string, string>,
-): Promise<Pick<KubernetesObject, 'metadata'>> {
+export async function sendJsonPatch(client: KubeClient, path: string, patch: JsonPatchOperation[], options: PatchGuards = {}): Promise<Pick<KubernetesObject, 'metadata'>> {
+  const { headers } = options;
   try {
-    return await client.request<KubernetesObject>({ method: 'PATCH', path, contentType: JSON_PATCH, accept: METADATA_WATCH_ACCEPT, body: patch, ...(headers ? { headers } : {}) });
+    return await client.request<KubernetesObject>({ method: 'PATCH', path, contentType: JSON_PATCH, accept: METADATA_WATCH_ACCEPT, body: goJsonStringify(patch), ...(headers ? { headers } : {}) });
   } catch (error) {
-    const tested = patch.find((op) => op.op === 'test' && op.path === '/metadata/resourceVersion') as { value?: unknown } | undefined;
-    if (!isApiError(error, 422) || !tested) throw error;
-    const stale = (current: string | undefined) =>
-      new StaleWriteError(`${path}: changed since it was read (resourceVersion ${String(tested.value)} -> ${current})`);
-    const cached = cachedResourceVersion();
-    if (cached !== undefined && cached !== tested.value) throw stale(cached);
+    const guards = options.guards ?? patch.filter((op) => op.op === 'test' && op.path === RV_PATH);
+    if (!isApiError(error, 422) || guards.length === 0) throw error;
+    const cached = options.cached?.();
+    if (cached) staleAgainst(path, guards, cached);
     const live = await client.request<KubernetesObject>({ path: path.replace(/\/status$/, ''), accept: METADATA_WATCH_ACCEPT }).catch(() => undefined);
-    if (live && live.metadata?.resourceVersion !== tested.value) throw stale(live.metadata?.resourceVersion);
+    if (live) staleAgainst(path, guards, live);
     throw error;
   }
+}
+
+const RV_PATH = '/metadata/resourceVersion';
+
+/** Throws a StaleWriteError when `current` fails one of the guards. */
+function staleAgainst(path: string, guards: readonly JsonPatchOperation[], current: Pick<KubernetesObject, 'metadata'>): void {
+  const failed = failedGuard(guards, current);
+  if (!failed) return;
+  const seenVersion = guards.find((op) => op.path === RV_PATH) as { value?: unknown } | undefined;
+  const versions = `resourceVersion ${seenVersion ? `${String(seenVersion.value)} -> ` : 'now '}${current.metadata?.resourceVersion}`;
+  throw new StaleWriteError(`${path}: changed since it was read (${failed.path.slice('/metadata/'.length)}; ${versions})`);
 }

@@ -1,6 +1,6 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import { movedOnlyInBookkeeping, onlyBookkeepingChanged, selectsPrimary, updateTriggers } from './predicates.ts';
+import { onlyBookkeepingChanged, selectsPrimary, updateTriggers } from './predicates.ts';
 
 function pod(patch: Partial<NonNullable<V1Pod['metadata']>> & { phase?: string } = {}): V1Pod {
   const { phase, ...metadata } = patch;
@@ -58,16 +58,3 @@ describe('onlyBookkeepingChanged', () => {
     expect(onlyBookkeepingChanged({ apiVersion: 'v1', kind: 'Pod' }, { apiVersion: 'v1', kind: 'Pod', metadata: { resourceVersion: '3' } })).toBe(true);
   });
 });
-
-describe('movedOnlyInBookkeeping', () => {
-  const object = (metadata: Record<string, unknown>) => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', ...metadata } });
-  it('holds a metadata-only answer for a newer version that moved only in resourceVersion and managedFields', () => {
-    const seen = object({ resourceVersion: '1' });
-    expect(movedOnlyInBookkeeping(true, seen, object({ resourceVersion: '2', managedFields: [{ manager: 'kwok' }] }))).toBe(true);
-    expect(movedOnlyInBookkeeping(false, seen, object({ resourceVersion: '2' }))).toBe(false);
-    expect(movedOnlyInBookkeeping(true, seen, object({ resourceVersion: '1' }))).toBe(false);
-    expect(movedOnlyInBookkeeping(true, seen, object({ resourceVersion: '2', labels: { a: 'b' } }))).toBe(false);
-    expect(movedOnlyInBookkeeping(true, undefined, object({ resourceVersion: '2' }))).toBe(false);
-  });
-});
-

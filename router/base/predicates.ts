@@ -58,11 +58,3 @@ export function updateTriggers(
     before.deletionTimestamp !== after.deletionTimestamp
   );
 }
-
-/**
- * Whether a metadata-only Loop's primary moved from the version its function saw (`seen`) only in
- * resourceVersion and managedFields: the function's answer still holds for `now`.
- */
-export function movedOnlyInBookkeeping(metadataOnly: boolean, seen: KubernetesObject | undefined, now: KubernetesObject): boolean {
-  return metadataOnly && seen !== undefined && now.metadata?.resourceVersion !== seen.metadata?.resourceVersion && onlyBookkeepingChanged(seen, now);
-}

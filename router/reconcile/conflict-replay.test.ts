@@ -37,6 +37,12 @@ describe('judgeKeptAnswer', () => {
     expect(judgeKeptAnswer(kept({ staleRetries: 3 }), sent, 1_100, limits)).toBe('drop');
   });
 
+  it("waits past a version changed only in bookkeeping when the conflict said what the function saw changed (a metadata-only Loop's patch)", () => {
+    expect(judgeKeptAnswer(kept({ seenChanged: true }), bookkept, 1_100, limits)).toBe('wait');
+    expect(judgeKeptAnswer(kept({ seenChanged: true, staleRetries: 3 }), bookkept, 1_100, limits)).toBe('drop');
+    expect(judgeKeptAnswer(kept({ seenChanged: true }), { ...bookkept, metadata: { ...bookkept.metadata, labels: { app: 'shop' } } }, 1_100, limits)).toBe('drop');
+  });
+
   it('drops the answer of a deleted primary and an answer older than maxAgeMs', () => {
     expect(judgeKeptAnswer(kept(), undefined, 1_100, limits)).toBe('drop');
     expect(judgeKeptAnswer(kept(), bookkept, 6_001, limits)).toBe('drop');

@@ -17,6 +17,12 @@ export interface KeptAnswer {
   answeredAt: number;
   /** Reconciles that found the cache still at the conflicting resourceVersion. */
   staleRetries: number;
+  /**
+   * Its patches were tested against what the function saw (a metadata-only Loop, apply/seen-metadata.ts), so
+   * their conflict says that changed: a version that moved only in resourceVersion/managedFields is not the
+   * change yet (the watch lags), waited past like the conflicting one, never replayed to.
+   */
+  seenChanged?: boolean;
 }
 
 export interface ReplayLimits {
@@ -44,10 +50,11 @@ export type ReplayJudgement =
  */
 export function judgeKeptAnswer(kept: KeptAnswer, cached: KubeObject | undefined, now: number, limits: ReplayLimits = DEFAULT_REPLAY_LIMITS): ReplayJudgement {
   if (cached === undefined || now - kept.answeredAt > limits.maxAgeMs) return 'drop';
-  if (cached.metadata?.resourceVersion === kept.primary.metadata?.resourceVersion) {
+  const bookkept = onlyBookkeepingChanged(kept.primary, cached);
+  if (cached.metadata?.resourceVersion === kept.primary.metadata?.resourceVersion || (kept.seenChanged && bookkept)) {
     return kept.staleRetries < limits.maxStaleRetries ? 'wait' : 'drop';
   }
-  return onlyBookkeepingChanged(kept.primary, cached) ? 'replay' : 'drop';
+  return bookkept ? 'replay' : 'drop';
 }
 
 /**

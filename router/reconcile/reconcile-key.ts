@@ -124,7 +124,7 @@ type ApplyScope = Pick<ReconcileScope, 'loop' | 'deps'> & { caches: Pick<LoopCac
 async function applyAnswer(
   scope: ApplyScope & { memory: Pick<KeyMemory, 'ownWrites' | 'replays'> },
   at: Answered,
-  answer: Omit<KeptAnswer, 'primary' | 'staleRetries'>,
+  answer: Omit<KeptAnswer, 'primary' | 'staleRetries' | 'seenChanged'>,
   log: Log,
 ): Promise<CallDecision> {
   const { loop, deps, memory } = scope;
@@ -137,7 +137,7 @@ async function applyAnswer(
   if (written && written !== primary.metadata?.resourceVersion && answerCoversOwnWrite(loop, primary, response, at)) {
     memory.ownWrites.remember(key, written);
   }
-  if (keepsAnswer(loop, primary, response, applied, at)) memory.replays.keep(key, { ...answer, primary });
+  if (keepsAnswer(loop, primary, response, applied, at)) memory.replays.keep(key, { ...answer, primary, seenChanged: loop.metadataOnly });
   return decide({ stage: 'applied', response, applied, deleted, callMs }, policy(deps));
 }
 

@@ -1,9 +1,10 @@
 // An answer whose patch conflicted is applied again without a call when the ConfigMap changed only in what
-// its function never sees, and never when it changed in what the function does see. The router's watch
-// lags 1 s (a busy cluster), so the retry after the conflict finds its cache still behind.
+// its function never sees, and never when it changed in what the function does see; a metadata-only Loop's
+// patch is tested against what its function saw, so a status write meanwhile is no conflict at all. The
+// router's watch lags 1 s (a busy cluster), so the retry after the conflict finds its cache still behind.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { V1ConfigMap } from '@kubernetes/client-node';
+import type { V1ConfigMap, V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ReconcileRequest, ReconcileResponse } from '../../lib/contract/types.ts';
 import { patchAction, respond } from '../../lib/sdk/index.ts';
@@ -29,15 +30,23 @@ const echoes = new Map<string, string[]>();
  */
 interface EchoFunction {
   url: string;
-  /** The inputs each call for a ConfigMap saw, in order. */
+  /** The inputs each call for an object saw, in order. */
   seen(name: string): string[];
+  /** The labels each call for an object saw, in order. */
+  labelsSeen(name: string): Array<Record<string, string>>;
   /** Holds the first answer for `name` until release(); `called` resolves once that call has arrived. */
   holdFirst(name: string): { called: Promise<void>; release(): void };
   close(): Promise<void>;
 }
 
+interface EchoCall {
+  name: string;
+  labels: Record<string, string>;
+}
+
 async function echoFunction(): Promise<EchoFunction> {
   const seen = new Map<string, string[]>();
+  const calls: EchoCall[] = [];
   const holds = new Map<string, { arrived: () => void; released: Promise<void> }>();
   const server: Server = createServer((req, res) => {
     let body = '';
@@ -47,6 +56,7 @@ async function echoFunction(): Promise<EchoFunction> {
         const { object } = JSON.parse(body) as ReconcileRequest;
         const name = object.metadata?.name ?? '';
         const input = object.metadata?.annotations?.input ?? (object as V1ConfigMap).data?.input ?? '';
+        calls.push({ name, labels: object.metadata?.labels ?? {} });
         seen.set(name, [...(seen.get(name) ?? []), input]);
         const hold = holds.get(name);
         if (hold) {
@@ -67,6 +77,7 @@ async function echoFunction(): Promise<EchoFunction> {
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`,
     seen: (name) => seen.get(name) ?? [],
+    labelsSeen: (name) => calls.filter((c) => c.name === name).map((c) => c.labels),
     holdFirst(name) {
       let arrived!: () => void;
       let release!: () => void;
@@ -99,11 +110,13 @@ beforeAll(async () => {
     [
       inlineLoop('echo-metadata', ns, { for: configMapKind, metadataOnly: true, selector: { matchLabels: { replay: 'metadata' } }, function: { url: fn.url } }),
       inlineLoop('echo-full', ns, { for: configMapKind, selector: { matchLabels: { replay: 'full' } }, function: { url: fn.url } }),
+      inlineLoop('echo-pods', ns, { for: { apiVersion: 'v1', kind: 'Pod' }, metadataOnly: true, selector: { matchLabels: { replay: 'pod' } }, function: { url: fn.url } }),
     ],
     { kubeConfig: proxy.kubeConfig },
   );
   await router.waitForLoop('echo-metadata');
   await router.waitForLoop('echo-full');
+  await router.waitForLoop('echo-pods');
 });
 afterAll(async () => {
   await configMaps?.stop();
@@ -117,33 +130,86 @@ async function replays(): Promise<number> {
   return (metric?.values ?? []).reduce((sum, v) => sum + v.value, 0);
 }
 
-/** Creates a ConfigMap while the function holds its first answer, changes it by `change`, then releases the answer. */
-async function changeWhileAnswerHeld(name: string, loop: 'metadata' | 'full', object: Partial<V1ConfigMap>, change: Partial<V1ConfigMap>): Promise<V1ConfigMap> {
+/** The Loop's writes the API server refused as stale (a failed test, 409). */
+async function conflicts(loop: string): Promise<number> {
+  const metric = (await router.metrics.registry.getMetricsAsJSON()).find((m) => m.name === 'kubeloop_router_actions_total');
+  return (metric?.values ?? []).filter((v) => v.labels.loop === loop && v.labels.result === 'conflict').reduce((sum, v) => sum + v.value, 0);
+}
+
+/** A merge patch of the object at `path`, as someone else writes it (`subresource`: its status). */
+const mergePatch = (body: unknown, subresource = '') => (path: string) => h.client.request({ method: 'PATCH', path: `${path}${subresource}`, contentType: 'application/merge-patch+json', body });
+
+/**
+ * Creates an object (a ConfigMap; a pod for the `pod` Loop) while the function holds its first answer, changes it by
+ * `change`, then releases the answer, and waits for the echo label.
+ */
+async function changeWhileAnswerHeld<T extends V1ConfigMap | V1Pod>(name: string, loop: 'metadata' | 'full' | 'pod', object: Partial<T>, change: (path: string) => Promise<unknown>): Promise<T> {
   const hold = fn.holdFirst(name);
-  const path = `/api/v1/namespaces/${ns}/configmaps`;
-  await h.client.request({ method: 'POST', path, body: { apiVersion: 'v1', kind: 'ConfigMap', ...object, metadata: { ...object.metadata, name, labels: { replay: loop } } } });
+  const kind = loop === 'pod' ? 'Pod' : 'ConfigMap';
+  const path = `/api/v1/namespaces/${ns}/${kind.toLowerCase()}s`;
+  await h.client.request({ method: 'POST', path, body: { apiVersion: 'v1', kind, ...object, metadata: { ...object.metadata, name, labels: { ...object.metadata?.labels, replay: loop } } } });
   await hold.called;
-  await h.client.request({ method: 'PATCH', path: `${path}/${name}`, contentType: 'application/merge-patch+json', body: change });
+  await change(`${path}/${name}`);
   hold.release();
   return eventually(`${name} labelled echo`, async () => {
-    const current = await h.client.request<V1ConfigMap>({ path: `${path}/${name}` });
+    const current = await h.client.request<T>({ path: `${path}/${name}` });
     return current.metadata?.labels?.echo !== undefined && current;
   });
 }
 
-describe('an answer whose patch conflicted', () => {
-  it('is applied again, without a call, when only what a metadata-only Loop never sees changed', async () => {
-    const before = await replays();
-    const final = await changeWhileAnswerHeld('unseen', 'metadata', { metadata: { annotations: { input: 'one' } }, data: { input: 'a' } }, { data: { input: 'b' } });
+describe("a metadata-only Loop's patch of its primary", () => {
+  // An annotation holding "&" and "<": the test of it passes only when sent as the API server spells it.
+  const pod: Partial<V1Pod> = { metadata: { annotations: { input: 'one', note: 'a&b <c>' } }, spec: { containers: [{ name: 'c', image: 'example.invalid/c' }] } };
+
+  // kwok and the scheduler may write the pod too (binding, status): all of it outside what the function sees.
+  it('lands although a status write came between the answer and the patch: no refused write, one call', async () => {
+    const before = { conflicts: await conflicts('echo-pods'), replays: await replays() };
+    const final = await changeWhileAnswerHeld<V1Pod>('status-written', 'pod', pod, mergePatch({ status: { message: 'written by someone else' } }, '/status'));
     expect(final.metadata?.labels?.echo).toBe('one');
-    expect(final.data?.input).toBe('b');
-    expect(fn.seen('unseen')).toEqual(['one']);
+    expect(fn.seen('status-written')).toEqual(['one']);
+    expect(await conflicts('echo-pods')).toBe(before.conflicts);
+    expect(await replays()).toBe(before.replays);
+  }, 60_000);
+
+  it('is refused when a label it saw changed meanwhile, and the function is called again with it: no stale answer lands', async () => {
+    const before = await conflicts('echo-pods');
+    const final = await changeWhileAnswerHeld<V1Pod>('relabelled', 'pod', pod, mergePatch({ metadata: { labels: { other: 'x' } } }));
+    expect(final.metadata?.labels).toMatchObject({ echo: 'one', other: 'x' });
+    // The first answer's patch was refused (a conflict), the second call saw the new label.
+    expect(await conflicts('echo-pods')).toBe(before + 1);
+    expect(fn.labelsSeen('relabelled')).toEqual([{ replay: 'pod' }, { replay: 'pod', other: 'x' }]);
+  }, 60_000);
+
+  it("relies on the API server's JSON patch holding a null test true of a missing field only, and comparing strings as Go spells them", async () => {
+    const path = `/api/v1/namespaces/${ns}/configmaps`;
+    await h.client.request({ method: 'POST', path, body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'null-test', annotations: { note: 'a&b' } } } });
+    const patch = (body: unknown) => h.client.request({ method: 'PATCH', path: `${path}/null-test`, contentType: 'application/json-patch+json', body }).then(
+      () => 'accepted',
+      (error: unknown) => `refused: ${String(error)}`,
+    );
+    expect(await patch([{ op: 'test', path: '/metadata/labels', value: null }])).toBe('accepted');
+    expect(await patch([{ op: 'test', path: '/metadata/annotations', value: null }])).toMatch(/^refused: .*422/);
+    expect(await patch('[{"op":"test","path":"/metadata/annotations","value":{"note":"a&b"}}]')).toMatch(/^refused: .*422/);
+    expect(await patch('[{"op":"test","path":"/metadata/annotations","value":{"note":"a\\u0026b"}}]')).toBe('accepted');
+  }, 60_000);
+});
+
+describe('an answer whose patch conflicted', () => {
+  it('is applied again, without a call, when only managedFields changed (a full-object Loop)', async () => {
+    const before = await replays();
+    // Another field manager applies the same data: the object changes only in managedFields (and resourceVersion).
+    const apply = (path: string) =>
+      h.client.request({ method: 'PATCH', path, query: { fieldManager: 'someone-else' }, contentType: 'application/apply-patch+yaml', body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'unseen' }, data: { input: 'a' } } });
+    const final = await changeWhileAnswerHeld<V1ConfigMap>('unseen', 'full', { data: { input: 'a' } }, apply);
+    expect(final.metadata?.labels?.echo).toBe('a');
+    expect(final.metadata?.managedFields?.map((m) => m.manager)).toContain('someone-else');
+    expect(fn.seen('unseen')).toEqual(['a']);
     expect(await replays()).toBe(before + 1);
   }, 60_000);
 
   it('calls the function again when an annotation it sees changed: the old answer never lands', async () => {
     const before = await replays();
-    const final = await changeWhileAnswerHeld('seen', 'metadata', { metadata: { annotations: { input: 'one' } } }, { metadata: { annotations: { input: 'two' } } });
+    const final = await changeWhileAnswerHeld<V1ConfigMap>('seen', 'metadata', { metadata: { annotations: { input: 'one' } } }, mergePatch({ metadata: { annotations: { input: 'two' } } }));
     expect(final.metadata?.annotations?.input).toBe('two');
     expect(final.metadata?.labels?.echo).toBe('two');
     expect(echoes.get('seen')).toEqual(['two']);
@@ -165,7 +231,7 @@ describe('an answer whose patch conflicted', () => {
 
   it('calls the function again when data changed under a full-object Loop, for which data is input', async () => {
     const before = await replays();
-    const final = await changeWhileAnswerHeld('data', 'full', { data: { input: 'a' } }, { data: { input: 'b' } });
+    const final = await changeWhileAnswerHeld<V1ConfigMap>('data', 'full', { data: { input: 'a' } }, mergePatch({ data: { input: 'b' } }));
     expect(final.data?.input).toBe('b');
     expect(final.metadata?.labels?.echo).toBe('b');
     expect(echoes.get('data')).toEqual(['b']);

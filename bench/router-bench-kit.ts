@@ -125,8 +125,20 @@ async function buildRouterSnapshot(root: string, dir: string): Promise<string> {
   const entry = { contents: `import ${JSON.stringify(join(root, 'bench', 'router-bench-router.ts'))};`, resolveDir: root, loader: 'ts' as const };
   await build({ stdin: entry, ...snapshotBundleOptions(script) });
   const blob = join(dir, 'snapshot', 'router-bench-router.blob');
-  await promisify(execFile)(process.execPath, ['--snapshot-blob', blob, '--build-snapshot', script]);
+  await promisify(execFile)(process.execPath, await treeSnapshotArgs(root, script, blob));
   return blob;
+}
+
+/**
+ * The node arguments `root`'s own cli/build-snapshot.js makes its blob with, so a baseline tree's router starts
+ * from a snapshot built as that tree's image builds it (before snapshotBuildArgs: with code cache).
+ */
+async function treeSnapshotArgs(root: string, script: string, blob: string): Promise<string[]> {
+  const builder = join(root, 'cli', 'build-snapshot.js');
+  // Importing an older build-snapshot.js would run its build: only one that exports snapshotBuildArgs is imported.
+  if (!(await readFile(builder, 'utf8')).includes('export function snapshotBuildArgs(')) return ['--snapshot-blob', blob, '--build-snapshot', script];
+  const { snapshotBuildArgs } = (await import(pathToFileURL(builder).href)) as typeof import('../cli/build-snapshot.js');
+  return snapshotBuildArgs(script, blob);
 }
 
 /**

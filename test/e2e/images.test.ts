@@ -168,7 +168,7 @@ describe('the bundled entrypoints (cli/bundle-entrypoints.js)', () => {
 
 describe('the compile cache the Dockerfile builds (cli/warm-compile-cache.js)', () => {
   // Each with its ENTRYPOINT's node flags: V8 refuses a code cache made under other flags (--single-threaded). The
-  // router's ENTRYPOINT starts from its V8 startup snapshot instead, which holds its code compiled (tested below).
+  // router's ENTRYPOINT starts from its V8 startup snapshot instead, which holds its modules loaded (tested below).
   it.each(['function-pod-name-label', 'webhook'])('lets the %s entrypoint load its compiled modules without compiling them', async (name) => {
     const target = targets.find((t) => t.target === name);
     if (!target) throw new Error(`no Dockerfile target ${name}`);

@@ -20,6 +20,7 @@ export { REQUIRES_LIMITS, sameRequirements } from './reconcile/required-objects.
 export { finalizerPhase } from './reconcile/reconcile-decision.ts';
 export { appliedObject, namespaceFor, namespaceOf } from './apply/action-target.ts';
 export { prepareChild, statusPatch, withResourceVersionTest } from './apply/patch-building.ts';
+export { primaryPatch } from './apply/seen-metadata.ts';
 
 // The write path and the shard membership alone, for the benchmarks that measure them in one process.
 export { applyActions, type ApplyContext } from './apply/apply-actions.ts';

@@ -36,4 +36,21 @@ describe('dryRunTarget', () => {
     await dryRunTarget(ctx, [{ op: 'apply', object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'web-config' }, data: { b: '1' } } }]);
     expect((writes[0]?.body as KubeObject).metadata?.ownerReferences).toMatchObject([{ name: 'web', uid: 'uid-web', controller: true }]);
   });
+
+  it("dry-runs a patch of the primary with the router's tests: of what a metadata-only Loop's function saw, else of the version it was sent", async () => {
+    const labelled: KubeObject = { ...primary, metadata: { ...primary.metadata, labels: { team: 'a&b' } } };
+    const patch = [{ op: 'test' as const, path: '/metadata/resourceVersion', value: '7' }, { op: 'add' as const, path: '/metadata/labels/tier', value: 'web' }];
+    const target = { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'shop', name: 'web' };
+    const metadataOnly = recordingContext();
+    await dryRunTarget({ ...metadataOnly.ctx, primary: labelled, metadataOnly: true }, [{ op: 'patch', target, patch }]);
+    const sent = metadataOnly.writes[0]?.body as string;
+    // Spelled as the API server spells strings: its test compares bytes.
+    expect(sent).toContain('"a\\u0026b"');
+    const ops = JSON.parse(sent) as { op: string; path: string; value?: unknown }[];
+    expect(ops.filter((op) => op.op === 'test').map((op) => op.path)).toEqual(expect.arrayContaining(['/metadata/uid', '/metadata/labels']));
+    expect(ops.some((op) => op.path === '/metadata/resourceVersion')).toBe(false);
+    const full = recordingContext();
+    await dryRunTarget(full.ctx, [{ op: 'patch', target, patch: patch.slice(1) }]);
+    expect(JSON.parse(full.writes[0]?.body as string)[0]).toEqual({ op: 'test', path: '/metadata/resourceVersion', value: '7' });
+  });
 });

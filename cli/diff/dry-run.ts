@@ -5,7 +5,9 @@ import type { Action, KubeObject, JsonPatchOperation } from '../../lib/contract/
 import type { ResourceDiscovery } from '../../lib/kube/discovery.ts';
 import { isApiError, type KubeClient } from '../../lib/kube/kube-client.ts';
 import { collectionPath, objectPath, type ResourceInfo } from '../../lib/kube/resource-paths.ts';
-import { appliedObject, namespaceFor, namespaceOf, prepareChild, statusPatch } from '../../router/index.ts';
+import { goJsonStringify } from '../../lib/kube/go-json.ts';
+import { refersTo } from '../../lib/kube/object-meta.ts';
+import { appliedObject, namespaceFor, namespaceOf, prepareChild, primaryPatch, statusPatch, withResourceVersionTest } from '../../router/index.ts';
 
 export type DryRunOutcome =
   /** What the object would look like after the writes, and what it looks like now (absent: would be created). */
@@ -22,6 +24,8 @@ export interface DryRunContext {
   discovery: ResourceDiscovery;
   fieldManager: string;
   primary: KubeObject;
+  /** The Loop's function sees only metadata: its patch of the primary is tested against what it saw, as the router sends it. */
+  metadataOnly?: boolean;
 }
 
 const DRY_RUN = { dryRun: 'All' } as const;
@@ -96,6 +100,9 @@ export async function dryRunTarget(ctx: DryRunContext, actions: readonly Action[
   const resource = await ctx.discovery.resolve(first.target.apiVersion, first.target.kind);
   const namespace = namespaceFor(resource, first.target.namespace, ctx.primary);
   const live = await readLive(ctx, resource, first.target.name, namespace);
-  const ops: JsonPatchOperation[] = patches.flatMap((p) => (p.op === 'patch' ? p.patch : []));
-  return send(ctx, () => ctx.client.request<KubeObject>({ method: 'PATCH', path: objectPath(resource, first.target.name, namespace), query: DRY_RUN, contentType: JSON_PATCH, body: ops }), live);
+  const joined: JsonPatchOperation[] = patches.flatMap((p) => (p.op === 'patch' ? p.patch : []));
+  // The tests the router leads the patch with (apply-actions.ts): of what the function saw of the primary, of the
+  // version read of any other object; spelled as the router spells them (go-json.ts), or a test of "&" fails.
+  const ops = refersTo({ ...first.target, namespace }, ctx.primary) ? primaryPatch(ctx.metadataOnly ?? false, joined, ctx.primary).patch : withResourceVersionTest(joined, live?.metadata?.resourceVersion);
+  return send(ctx, () => ctx.client.request<KubeObject>({ method: 'PATCH', path: objectPath(resource, first.target.name, namespace), query: DRY_RUN, contentType: JSON_PATCH, body: goJsonStringify(ops) }), live);
 }

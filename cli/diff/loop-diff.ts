@@ -68,7 +68,7 @@ async function diffOne(state: LoopState, primary: KubeObject, options: LoopDiffO
   if (!candidate.ok) return { object, outcome: 'error', error: `the new version: ${candidate.message}` };
   const diff = diffResponses(request, baseline.response as ReconcileResponse, candidate.response as ReconcileResponse);
   if (diff.targets.length === 0 && diff.response.length === 0) return { object, outcome: 'unchanged' };
-  const ctx = { client: state.client, discovery: state.discovery, fieldManager: config.fieldManager, primary };
+  const ctx = { client: state.client, discovery: state.discovery, fieldManager: config.fieldManager, primary, metadataOnly: config.metadataOnly };
   const after: TargetAfter[] = [];
   for (const target of diff.targets) {
     if (target.target === 'event' || target.candidate.length === 0) continue;

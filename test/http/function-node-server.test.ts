@@ -5,25 +5,28 @@ import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { request as undiciRequest } from 'undici';
 import { createLogger } from '../../lib/observability/logger.ts';
-import { serveFunction, serveNodeFunction, type ServedFunction, type ServedNodeFunction } from '../../lib/runtime/index.ts';
+import { serveFunction, serveNodeFunction, type AnyFunctionDefinition, type ServedFunction, type ServedNodeFunction } from '../../lib/runtime/index.ts';
 import { shutdown } from '../../lib/server/shutdown.ts';
-import { defineFunction } from '../../lib/sdk/define-function.ts';
-import { respond } from '../../lib/sdk/actions.ts';
+import { allow, defineAdmission, defineFunction, deny, respond } from '../../lib/sdk/index.ts';
 import { exampleFunction, podRequest } from './example-function.ts';
 
 const logger = createLogger({ name: 'test', level: 'silent' });
 const LIMIT = 4096;
-let fastify: ServedFunction;
-let image: ServedNodeFunction;
 
-beforeAll(async () => {
-  fastify = await serveFunction(exampleFunction, { port: 0, host: '127.0.0.1', logger, bodyLimitBytes: LIMIT });
-  image = await serveNodeFunction(exampleFunction, { port: 0, host: '127.0.0.1', logger, bodyLimitBytes: LIMIT });
-});
-afterAll(async () => {
-  await fastify.close();
-  await image.close();
-});
+/** The same function on both servers, for the tests of one describe block. */
+function bothServers(definition: AnyFunctionDefinition): { fastify: () => string; image: () => string } {
+  let fastify: ServedFunction | undefined;
+  let image: ServedNodeFunction | undefined;
+  beforeAll(async () => {
+    fastify = await serveFunction(definition, { port: 0, host: '127.0.0.1', logger, bodyLimitBytes: LIMIT });
+    image = await serveNodeFunction(definition, { port: 0, host: '127.0.0.1', logger, bodyLimitBytes: LIMIT });
+  });
+  afterAll(async () => {
+    await fastify?.close();
+    await image?.close();
+  });
+  return { fastify: () => fastify!.url, image: () => image!.url };
+}
 
 /** Writes `text` on a fresh connection and returns everything the server sent until it closed. */
 function raw(url: string, text: string): Promise<string> {
@@ -46,12 +49,20 @@ function normalized(answer: string): string {
   return `${lines.join('\n')}\n\n${answer.slice(split + 4)}`.replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, '<uuid>');
 }
 
+/** Both servers answer `text` with the same bytes (but for the date and generated ids). */
+async function expectAlike(urls: ReturnType<typeof bothServers>, text: string): Promise<void> {
+  const [expected, actual] = [await raw(urls.fastify(), text), await raw(urls.image(), text)];
+  expect(expected).toMatch(/^HTTP\/1\.1 \d{3} /);
+  expect(normalized(actual)).toBe(normalized(expected));
+}
+
 const body = JSON.stringify(podRequest({ reconcileId: 'rec-1' }));
 const request = (method: string, path: string, headers = '', payload?: string) =>
   `${method} ${path} HTTP/1.1\r\nHost: fn\r\nConnection: close\r\n${headers}${payload === undefined ? '' : `Content-Length: ${Buffer.byteLength(payload)}\r\n`}\r\n${payload ?? ''}`;
 const JSON_TYPE = 'Content-Type: application/json\r\n';
 
 describe('the node:http function server against the fastify one', () => {
+  const urls = bothServers(exampleFunction);
   it.each([
     ['a reconcile on /', request('POST', '/', JSON_TYPE, body)],
     ['a reconcile on /reconcile with a query', request('POST', '/reconcile?x=1', JSON_TYPE, body)],
@@ -76,23 +87,40 @@ describe('the node:http function server against the fastify one', () => {
     ['POST /healthz', request('POST', '/healthz', JSON_TYPE, '{}')],
     ['a malformed request line', 'GARBAGE\r\n\r\n'],
     ['headers over the size limit', `GET /healthz HTTP/1.1\r\nHost: fn\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`],
-  ])('answers %s alike', async (_case, text) => {
-    const [expected, actual] = [await raw(fastify.url, text), await raw(image.url, text)];
-    expect(expected).toMatch(/^HTTP\/1\.1 \d{3} /);
-    expect(normalized(actual)).toBe(normalized(expected));
-  });
+  ])('answers %s alike', async (_case, text) => expectAlike(urls, text));
 
   it.each([
     ['Prometheus text', '', 'text/plain; version=0.0.4; charset=utf-8'],
     ['OpenMetrics when asked for', 'Accept: application/openmetrics-text\r\n', 'application/openmetrics-text; version=1.0.0; charset=utf-8'],
   ])('serves /metrics as %s', async (_case, accept, type) => {
-    for (const url of [fastify.url, image.url]) {
+    for (const url of [urls.fastify(), urls.image()]) {
       const answer = await raw(url, request('GET', '/metrics', accept));
       expect(answer).toMatch(/^HTTP\/1\.1 200 OK/);
       expect(answer.toLowerCase()).toContain(`content-type: ${type}`);
       expect(answer).toContain('kubeloop_function_requests_total{function="example-labeller",code="200"}');
     }
   });
+});
+
+const requireTeam = defineAdmission({
+  name: 'require-team',
+  type: 'validating',
+  admit: (review) => (review.object?.metadata?.labels?.team ? allow() : deny('pods need a "team" label')),
+});
+const admissionBody = JSON.stringify({
+  apiVersion: 'kubeloop.dev/v1', kind: 'AdmissionRequest', hook: 'require-team', uid: '0f9e3c52-6e7a-4d1e-9d0c-6c6a7f0f1a01', operation: 'CREATE',
+  requestKind: { group: '', version: 'v1', kind: 'Pod' }, resource: { group: '', version: 'v1', resource: 'pods' }, namespace: 'shop',
+  object: { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'web', namespace: 'shop' } }, userInfo: { username: 'alice' }, dryRun: false, context: {}, now: '2026-11-29T10:00:00Z',
+});
+
+describe('an admission function on the node:http server against the fastify one', () => {
+  const urls = bothServers(requireTeam);
+  it.each([
+    ['an admission request on /admit', request('POST', '/admit', JSON_TYPE, admissionBody)],
+    ['a CloudEvent, which admission refuses', request('POST', '/', `${JSON_TYPE}ce-specversion: 1.0\r\nce-id: 1\r\nce-source: /x\r\nce-type: t\r\nx-kubeloop-reconcile-id: rec-7\r\n`, admissionBody)],
+    ['GET on /admit', request('GET', '/admit')],
+    ['POST on /reconcile, which an admission function does not serve', request('POST', '/reconcile', JSON_TYPE, admissionBody)],
+  ])('answers %s alike', async (_case, text) => expectAlike(urls, text));
 });
 
 const slowFunction = defineFunction({ name: 'slow', reconcile: () => respond([]) });

@@ -24,7 +24,8 @@ function readLimited(request: IncomingMessage, limitBytes: number): Promise<stri
       // Keep reading (and dropping) the rest so the reply can be written on a healthy connection.
       if (!over) chunks.push(chunk);
     });
-    request.on('end', () => resolve(over ? undefined : Buffer.concat(chunks, size).toString('utf8')));
+    // Most bodies arrive in one chunk: decoded as they are, without a copy into a new buffer first.
+    request.on('end', () => resolve(over ? undefined : chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks, size).toString('utf8')));
     request.on('error', reject);
   });
 }

@@ -72,6 +72,12 @@ export function exemplarLatencyHistogram<L extends string>(registry: Registry, n
 type OpenMetricsRegistry = Registry<typeof Registry.OPENMETRICS_CONTENT_TYPE>;
 const openMetricsViews = new WeakMap<Registry, OpenMetricsRegistry>();
 
+/** What GET /metrics serves for an Accept header: OpenMetrics only when asked for, as it carries the exemplars
+ * (trace ids) Prometheus stores with exemplar storage on; the Prometheus text format otherwise. */
+export function metricsViewFor(registry: Registry, accept: string | undefined): Registry | OpenMetricsRegistry {
+  return /application\/openmetrics-text/.test(accept ?? '') ? openMetricsView(registry) : registry;
+}
+
 /**
  * The same metrics in the OpenMetrics text format (with exemplars), for a scraper that asks for it in its
  * Accept header; the registry itself keeps answering in the Prometheus text format.

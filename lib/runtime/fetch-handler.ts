@@ -61,7 +61,7 @@ function signedRoute(core: FunctionCore, secret: string, now: () => number): Rou
   return async (limit, method, path, headers, read) => {
     let verdict: RequestVerdict = { ok: false, message: 'the request body was not read' };
     const gated = gateOnSignature(core, () => verdict, (reply) => reply);
-    const out = await routeStandalone(gated, limit, method, path, headers, async (max) => {
+    const out = await routeStandalone(gated, { bodyLimitBytes: limit }, method, path, headers, async (max) => {
       const body = await read(max);
       if (body !== undefined) verdict = requestVerdict(await webVerifyRequest(await keys(), headers, body, { nowMs: now() }));
       return body;
@@ -83,7 +83,7 @@ export function toFetchHandler(definition: AnyFunctionDefinition, options: Fetch
   const limit = options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES;
   const route: Route =
     options.signingSecret === undefined
-      ? (max, method, path, headers, read) => routeStandalone(core, max, method, path, headers, read)
+      ? (max, method, path, headers, read) => routeStandalone(core, { bodyLimitBytes: max }, method, path, headers, read)
       : signedRoute(core, options.signingSecret, options.nowMs ?? Date.now);
   return async (request) => {
     const headers: RequestHeaders = {};

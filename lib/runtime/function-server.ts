@@ -2,29 +2,17 @@
 // transport-independent core (function-core.ts); health, readiness and metrics come from lib/server.
 import type { FastifyError, FastifyInstance } from 'fastify';
 import type { AnyFunctionDefinition } from './function-kinds.ts';
-import { createLogger, type Logger, type LogLevel } from '../observability/logger.ts';
-import { createServer, DEFAULT_BODY_LIMIT_BYTES, listen, type KubeloopServer, type ServerTimeouts } from '../server/create-server.ts';
+import { createServer, DEFAULT_BODY_LIMIT_BYTES, listen, type KubeloopServer } from '../server/create-server.ts';
 import { createFunctionCore, type FunctionCore } from './function-core.ts';
 import { createFunctionMetrics } from './function-metrics.ts';
 import { methodNotAllowed, tooLargeMessage } from './http-replies.ts';
-import { withSigning, type SigningOptions } from './signed-core.ts';
+import { functionLogger, type FunctionServerOptions } from './function-options.ts';
+import { withSigning } from './signed-core.ts';
 
-export interface FunctionServerOptions extends SigningOptions {
-  /** Defaults to a JSON logger named "function/<name>" at `logLevel`. */
-  logger?: Logger;
-  logLevel?: LogLevel;
-  /** Default DEFAULT_BODY_LIMIT_BYTES (8 MiB). */
-  bodyLimitBytes?: number;
-  /** Request and connection timeouts of the fastify server (DEFAULT_SERVER_TIMEOUTS). */
-  timeouts?: Partial<ServerTimeouts>;
-}
+export { functionLogger, type FunctionServerOptions };
 
 export interface FunctionServer extends KubeloopServer {
   core: FunctionCore;
-}
-
-export function functionLogger(definition: AnyFunctionDefinition, options: FunctionServerOptions): Logger {
-  return options.logger ?? createLogger({ name: `function/${definition.name}`, level: options.logLevel ?? 'info' });
 }
 
 export function buildFunctionServer(definition: AnyFunctionDefinition, options: FunctionServerOptions = {}): FunctionServer {

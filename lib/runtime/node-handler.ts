@@ -1,14 +1,17 @@
 // A reconcile function as a plain Node (req, res) listener, for http.createServer or any framework that
-// accepts one (express, Google Cloud Functions), with the same behaviour as the fastify server.
+// accepts one (express, Google Cloud Functions), with the same behaviour as the fastify server. The
+// node:http server function images run (node-function-server.ts) is this listener.
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Registry } from 'prom-client';
 import type { AnyFunctionDefinition } from './function-kinds.ts';
-import { DEFAULT_BODY_LIMIT_BYTES } from '../server/create-server.ts';
-import { createMetricsRegistry } from '../observability/metrics.ts';
-import { createFunctionCore } from './function-core.ts';
+import { DEFAULT_BODY_LIMIT_BYTES } from '../server/body-limit.ts';
+import { createMetricsRegistry, metricsViewFor } from '../observability/metrics.ts';
+import type { Logger } from '../observability/logger.ts';
+import { createFunctionCore, type FunctionCore } from './function-core.ts';
 import { createFunctionMetrics } from './function-metrics.ts';
-import { functionLogger, type FunctionServerOptions } from './function-server.ts';
+import { functionLogger, type FunctionServerOptions } from './function-options.ts';
 import { withSigning } from './signed-core.ts';
-import { routeStandalone } from './standalone-routes.ts';
+import { routeStandalone, type StandaloneRoutes } from './standalone-routes.ts';
 
 function readLimited(request: IncomingMessage, limitBytes: number): Promise<string | undefined> {
   return new Promise((resolve, reject) => {
@@ -21,23 +24,36 @@ function readLimited(request: IncomingMessage, limitBytes: number): Promise<stri
       // Keep reading (and dropping) the rest so the reply can be written on a healthy connection.
       if (!over) chunks.push(chunk);
     });
-    request.on('end', () => resolve(over ? undefined : Buffer.concat(chunks, size).toString('utf8')));
+    // Most bodies arrive in one chunk: decoded as they are, without a copy into a new buffer first.
+    request.on('end', () => resolve(over ? undefined : chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks, size).toString('utf8')));
     request.on('error', reject);
   });
 }
 
-export function toNodeHandler(
-  definition: AnyFunctionDefinition,
-  options: FunctionServerOptions = {},
-): (request: IncomingMessage, response: ServerResponse) => void {
+export interface NodeFunctionHandler {
+  listener: (request: IncomingMessage, response: ServerResponse) => void;
+  core: FunctionCore;
+  metrics: Registry;
+  logger: Logger;
+}
+
+/** The listener with what a server around it needs: its core, metrics and logger; `ready` answers GET /readyz. */
+export function nodeFunctionHandler(definition: AnyFunctionDefinition, options: FunctionServerOptions, ready?: () => boolean): NodeFunctionHandler {
   const registry = createMetricsRegistry();
-  const core = withSigning(createFunctionCore(definition, { logger: functionLogger(definition, options), metrics: createFunctionMetrics(registry, definition.name) }), options);
-  const limit = options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES;
-  return (request, response) => {
-    routeStandalone(core, limit, request.method ?? 'GET', request.url ?? '/', request.headers, (max) => readLimited(request, max), registry).then(
+  const logger = functionLogger(definition, options);
+  const core = withSigning(createFunctionCore(definition, { logger, metrics: createFunctionMetrics(registry, definition.name) }), options);
+  const routes: StandaloneRoutes = {
+    bodyLimitBytes: options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES,
+    metrics: (accept) => metricsViewFor(registry, accept),
+    ...(ready ? { ready } : {}),
+  };
+  const listener = (request: IncomingMessage, response: ServerResponse): void => {
+    routeStandalone(core, routes, request.method ?? 'GET', request.url ?? '/', request.headers, (max) => readLimited(request, max)).then(
       (out) => {
         // A body announced as too large is not read: close the connection instead of draining it.
         if (out.status === 413 && !request.readableEnded) response.setHeader('connection', 'close');
+        // Declared, as fastify does, rather than sent chunked: the reply is complete here.
+        response.setHeader('content-length', Buffer.byteLength(out.body));
         response.writeHead(out.status, out.headers).end(out.body);
       },
       (error: unknown) => {
@@ -47,4 +63,9 @@ export function toNodeHandler(
       },
     );
   };
+  return { listener, core, metrics: registry, logger };
+}
+
+export function toNodeHandler(definition: AnyFunctionDefinition, options: FunctionServerOptions = {}): (request: IncomingMessage, response: ServerResponse) => void {
+  return nodeFunctionHandler(definition, options).listener;
 }

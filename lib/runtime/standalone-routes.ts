@@ -1,41 +1,79 @@
-// Routing shared by the framework-free handlers (fetch and Node), so they answer exactly like the fastify server.
+// Routing shared by the framework-free handlers (fetch, Node and the node:http server the images run), so
+// they answer exactly like the fastify server (function-server.ts), method by method.
 import type { FunctionCore, RequestHeaders } from './function-core.ts';
 import { errorReply, jsonReply, methodNotAllowed, tooLargeMessage, type CoreReply } from './http-replies.ts';
 
 /** Reads the body up to `limitBytes`; returns undefined when it is larger. */
 export type BodyReader = (limitBytes: number) => Promise<string | undefined>;
 
-/** What GET /metrics serves: a prom-client Registry fits. Absent in the fetch handler (no prom-client there). */
+/** What GET /metrics serves: a prom-client Registry fits. */
 export interface MetricsEndpoint {
   readonly contentType: string;
   metrics(): Promise<string>;
 }
 
+export interface StandaloneRoutes {
+  bodyLimitBytes: number;
+  /** The metrics for a request's Accept header; absent in the fetch handler (no prom-client there), so /metrics is 404. */
+  metrics?: (accept: string | undefined) => MetricsEndpoint;
+  /** GET /readyz answers 503 while this is false (shutdown began); ready when absent. */
+  ready?: () => boolean;
+}
+
+/**
+ * The methods fastify routes to the 405 answer on a function path (function-server.ts), HEAD included as
+ * fastify exposes a HEAD route for every GET one; any other method but POST finds no route there (404).
+ */
+const NOT_ALLOWED = new Set(['GET', 'HEAD', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
+
+function decodedPath(path: string): string | undefined {
+  try {
+    return decodeURIComponent(path);
+  } catch {
+    return undefined;
+  }
+}
+
+/** fastify's answer to a path with a bad percent escape, word for word. */
+function badUrl(path: string): CoreReply {
+  const body = { error: 'Bad Request', code: 'FST_ERR_BAD_URL', message: `'${path}' is not a valid url component`, statusCode: 400 };
+  return { status: 400, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) };
+}
+
 export async function routeStandalone(
   core: FunctionCore,
-  bodyLimitBytes: number,
+  routes: StandaloneRoutes,
   method: string,
   url: string,
   headers: RequestHeaders,
   readBody: BodyReader,
-  metrics?: MetricsEndpoint,
 ): Promise<CoreReply> {
   const query = url.indexOf('?');
-  const path = query === -1 ? url : url.slice(0, query);
+  const raw = query === -1 ? url : url.slice(0, query);
+  // fastify's router matches the percent-decoded path ("/reconcil%65" is /reconcile) and refuses a bad escape.
+  const path = raw.includes('%') ? decodedPath(raw) : raw;
+  if (path === undefined) return badUrl(raw);
+  const limit = routes.bodyLimitBytes;
   if (core.paths.includes(path)) {
-    if (method !== 'POST') return methodNotAllowed(method, path, core.requestKind);
-    const declared = Number(headers['content-length']);
-    if (Number.isFinite(declared) && declared > bodyLimitBytes) {
-      return core.reject(413, 'PayloadTooLarge', tooLargeMessage(bodyLimitBytes), headers);
+    if (method === 'POST') {
+      const declared = Number(headers['content-length']);
+      if (Number.isFinite(declared) && declared > limit) return core.reject(413, 'PayloadTooLarge', tooLargeMessage(limit), headers);
+      const body = await readBody(limit);
+      if (body === undefined) return core.reject(413, 'PayloadTooLarge', tooLargeMessage(limit), headers);
+      return core.handle({ headers, body });
     }
-    const body = await readBody(bodyLimitBytes);
-    if (body === undefined) return core.reject(413, 'PayloadTooLarge', tooLargeMessage(bodyLimitBytes), headers);
-    return core.handle({ headers, body });
-  }
-  if (method === 'GET' && path === '/healthz') return jsonReply(200, { status: 'ok' });
-  if (method === 'GET' && path === '/readyz') return jsonReply(200, { status: 'ready' });
-  if (method === 'GET' && path === '/metrics' && metrics) {
-    return { status: 200, headers: { 'content-type': metrics.contentType }, body: await metrics.metrics() };
+    if (NOT_ALLOWED.has(method)) return methodNotAllowed(method, path, core.requestKind);
+  } else if (method === 'GET' || method === 'HEAD') {
+    // A HEAD request gets the GET answer's status and headers; Node and Web Responses drop its body.
+    if (path === '/healthz') return jsonReply(200, { status: 'ok' });
+    if (path === '/readyz') {
+      const ready = routes.ready?.() ?? true;
+      return jsonReply(ready ? 200 : 503, { status: ready ? 'ready' : 'not ready' });
+    }
+    if (path === '/metrics' && routes.metrics) {
+      const view = routes.metrics(typeof headers.accept === 'string' ? headers.accept : undefined);
+      return { status: 200, headers: { 'content-type': view.contentType }, body: await view.metrics() };
+    }
   }
   return errorReply(404, 'NotFound', `no route ${method} ${url}`);
 }

@@ -4,35 +4,18 @@
 // swapped while serving (setServingCertificate).
 import type { Server as HttpsServer, ServerOptions as HttpsServerOptions } from 'node:https';
 import { randomUUID } from 'node:crypto';
-import type { Socket } from 'node:net';
 import { fastify, LogController, type FastifyError, type FastifyInstance } from 'fastify';
 import type { Registry } from 'prom-client';
 import type { Logger } from '../observability/logger.ts';
-import { createMetricsRegistry, openMetricsView } from '../observability/metrics.ts';
+import { createMetricsRegistry, metricsViewFor } from '../observability/metrics.ts';
 
 import { DEFAULT_BODY_LIMIT_BYTES } from './body-limit.ts';
 import { lazyChildLoggerFactory } from '../observability/lazy-child-logger.ts';
+import { answerClientError } from './client-errors.ts';
+import { listeningUrl } from './listening-url.ts';
+import { closeSilentConnections, DEFAULT_SERVER_TIMEOUTS, nodeServerTimeouts, type ServerTimeouts } from './server-timeouts.ts';
 
-export { DEFAULT_BODY_LIMIT_BYTES };
-
-/** Defaults fit callers on the cluster network (the router, the API server): a healthy one sends a request in milliseconds. */
-export interface ServerTimeouts {
-  /** All headers must arrive within this time of the connection (or previous request); else 408 and close. */
-  headersMs: number;
-  /** The whole request, body included, within this time; a client trickling a body is answered 408 and closed. */
-  requestMs: number;
-  /** A connection with no traffic at all for this long is destroyed (idle keep-alive included). */
-  idleMs: number;
-  /** How long a kept-alive connection waits for its next request. */
-  keepAliveMs: number;
-}
-
-export const DEFAULT_SERVER_TIMEOUTS: ServerTimeouts = { headersMs: 10_000, requestMs: 30_000, idleMs: 60_000, keepAliveMs: 35_000 };
-
-/** Node checks headersMs and requestMs on a timer (30 s by default); check often enough for the limits to bite. */
-function checkingIntervalMs(timeouts: ServerTimeouts): number {
-  return Math.max(50, Math.min(1000, Math.floor(timeouts.headersMs / 4)));
-}
+export { DEFAULT_BODY_LIMIT_BYTES, DEFAULT_SERVER_TIMEOUTS, type ServerTimeouts };
 
 export interface ServerOptions {
   logger: Logger;
@@ -76,11 +59,7 @@ export function createServer(options: ServerOptions): KubeloopServer {
   let closing = false;
   const timeouts = { ...DEFAULT_SERVER_TIMEOUTS, ...options.timeouts };
   // Passed to http(s).createServer: Node enforces these while a request is still being received.
-  const nodeTimeouts = {
-    headersTimeout: Math.min(timeouts.headersMs, timeouts.requestMs),
-    requestTimeout: timeouts.requestMs,
-    connectionsCheckingInterval: checkingIntervalMs(timeouts),
-  };
+  const nodeTimeouts = nodeServerTimeouts(timeouts);
   const common = {
     requestTimeout: timeouts.requestMs,
     connectionTimeout: timeouts.idleMs,
@@ -92,13 +71,14 @@ export function createServer(options: ServerOptions): KubeloopServer {
     forceCloseConnections: 'idle' as const,
     genReqId: requestIds(),
     childLoggerFactory: lazyChildLoggerFactory,
+    clientErrorHandler: answerClientError(options.logger),
   };
   // fastify's overloads type http and https servers apart; routes, hooks and inject are the same for both.
   const app = (
     options.https ? fastify({ ...common, https: { ...nodeTimeouts, ...options.https } }) : fastify({ ...common, http: nodeTimeouts })
   ) as unknown as FastifyInstance;
 
-  closeSilentConnections(app, timeouts.headersMs, options.https !== undefined);
+  closeSilentConnections(app.server, timeouts.headersMs, options.https !== undefined);
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const statusCode = error.statusCode !== undefined && error.statusCode >= 400 ? error.statusCode : 500;
@@ -124,8 +104,7 @@ export function createServer(options: ServerOptions): KubeloopServer {
   });
   if (options.serveMetrics !== false) {
     app.get('/metrics', async (request, reply) => {
-      // OpenMetrics only when asked for: it carries the exemplars (trace ids) Prometheus stores with exemplar storage on.
-      const view = /application\/openmetrics-text/.test(request.headers.accept ?? '') ? openMetricsView(metrics) : metrics;
+      const view = metricsViewFor(metrics, request.headers.accept);
       return reply.header('content-type', view.contentType).send(await view.metrics());
     });
   }
@@ -148,23 +127,6 @@ function requestIds(): () => string {
 }
 
 /**
- * Destroys a connection that sends no byte within `ms` (after the TLS handshake, for HTTPS). Node's own
- * timers miss it: headersTimeout starts with the first byte, and its connection checks keep refreshing
- * the socket's idle timer while requestTimeout is set.
- */
-function closeSilentConnections(app: FastifyInstance, ms: number, https: boolean): void {
-  const watch = (socket: Socket) => {
-    // Compares byte counts instead of listening for 'data': a 'data' listener makes Node's HTTP server
-    // stop parsing straight from the socket handle, which cost ~10% of a function's CPU per request.
-    const before = socket.bytesRead;
-    const timer = setTimeout(() => socket.bytesRead === before && socket.destroy(), ms);
-    timer.unref();
-    socket.once('close', () => clearTimeout(timer));
-  };
-  app.server.on(https ? 'secureConnection' : 'connection', watch);
-}
-
-/**
  * Replaces the serving certificate of an HTTPS server in place; new TLS handshakes use it, open connections
  * keep theirs. A server that verifies client certificates passes its `ca` again: the context is replaced whole.
  */
@@ -177,10 +139,5 @@ export function setServingCertificate(app: FastifyInstance, credentials: { key: 
 /** Listens and returns the base URL ("http://127.0.0.1:8080"), resolving port 0 to the port actually bound. */
 export async function listen(app: FastifyInstance, where: { port: number; host?: string }): Promise<string> {
   await app.listen({ port: where.port, host: where.host ?? '0.0.0.0' });
-  const address = app.server.address();
-  if (address === null || typeof address === 'string') throw new Error('server is not listening on a TCP port');
-  const scheme = 'setSecureContext' in app.server ? 'https' : 'http';
-  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-  const shown = host === '0.0.0.0' || host === '[::]' ? '127.0.0.1' : host;
-  return `${scheme}://${shown}:${address.port}`;
+  return listeningUrl(app.server);
 }

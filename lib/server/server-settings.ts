@@ -3,7 +3,7 @@
 import { pickSetting, settingInteger, settingNumber, type FlagValues } from '../config/settings.ts';
 import { parseLogLevel, type LogLevel } from '../observability/logger.ts';
 import { parseOtlpHeaders, type TracingSettings } from '../observability/tracing.ts';
-import { DEFAULT_BODY_LIMIT_BYTES } from './create-server.ts';
+import { DEFAULT_BODY_LIMIT_BYTES } from './body-limit.ts';
 
 /** parseArgs options for the flags readServerSettings reads; spread into a command's own options. */
 export const SERVER_FLAG_OPTIONS = {

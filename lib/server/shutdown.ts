@@ -1,6 +1,21 @@
 // Graceful shutdown on SIGTERM/SIGINT: fail readiness, optionally wait for endpoints to drop the pod,
-// stop accepting, drain in-flight requests (fastify close), then exit; a deadline forces exit.
+// stop accepting, drain in-flight requests (fastify close, or the node:http function server's), then exit; a
+// deadline forces exit.
 import type { KubeloopServer } from './create-server.ts';
+
+/** A server shutdown can drain without fastify (the node:http function server). */
+export interface DrainableServer {
+  log: { info(object: object | string, message?: string): void; error(object: object, message: string): void };
+  /** Fails readiness. */
+  beginClosing(): void;
+  /** Stops accepting and resolves once in-flight requests finished. */
+  close(): Promise<void>;
+}
+
+function drainable(server: KubeloopServer | DrainableServer): DrainableServer {
+  if (!('app' in server)) return server;
+  return { log: server.app.log, beginClosing: () => server.beginClosing(), close: () => server.app.close() };
+}
 
 export interface ShutdownOptions {
   /** Time between failing /readyz and closing, so Kubernetes removes the pod from Service endpoints first. Default 0. */
@@ -13,10 +28,10 @@ export interface ShutdownOptions {
 }
 
 /** Installs signal handlers; returns a function that removes them (for tests and embedding). */
-export function closeOnSignals(server: KubeloopServer, options: ShutdownOptions = {}): () => void {
+export function closeOnSignals(server: KubeloopServer | DrainableServer, options: ShutdownOptions = {}): () => void {
   const signals = options.signals ?? ['SIGTERM', 'SIGINT'];
   const exit = options.exit ?? ((code: number) => process.exit(code));
-  const log = server.app.log;
+  const log = drainable(server).log;
   let started = false;
 
   const onSignal = (signal: NodeJS.Signals): void => {
@@ -41,7 +56,8 @@ export function closeOnSignals(server: KubeloopServer, options: ShutdownOptions 
 }
 
 /** Fails readiness, waits drainDelayMs, then closes (no new connections, in-flight requests finish). */
-export async function shutdown(server: KubeloopServer, options: Pick<ShutdownOptions, 'drainDelayMs' | 'timeoutMs'> = {}): Promise<void> {
+export async function shutdown(served: KubeloopServer | DrainableServer, options: Pick<ShutdownOptions, 'drainDelayMs' | 'timeoutMs'> = {}): Promise<void> {
+  const server = drainable(served);
   server.beginClosing();
   const timeoutMs = options.timeoutMs ?? 25_000;
   let timer: NodeJS.Timeout | undefined;
@@ -53,7 +69,7 @@ export async function shutdown(server: KubeloopServer, options: Pick<ShutdownOpt
     await Promise.race([
       (async () => {
         if (options.drainDelayMs) await new Promise((resolve) => setTimeout(resolve, options.drainDelayMs));
-        await server.app.close();
+        await server.close();
       })(),
       deadline,
     ]);

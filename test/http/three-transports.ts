@@ -1,10 +1,11 @@
-// The function runtime's three transports for HTTP tests: fastify and the Node handler on real sockets,
-// and the Web fetch handler called directly, each sending a request and returning a plain answer.
+// The function runtime's transports for HTTP tests: fastify, the node:http server function images run and the
+// Node handler on real sockets, and the Web fetch handler called directly, each sending a request and returning
+// a plain answer.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { request } from 'undici';
 import type { FunctionDefinition } from '../../lib/sdk/define-function.ts';
-import { serveFunction, toFetchHandler, toNodeHandler, type FunctionServerOptions, type ServedFunction } from '../../lib/runtime/index.ts';
+import { serveFunction, serveNodeFunction, toFetchHandler, toNodeHandler, type FunctionServerOptions, type ServedFunction, type ServedNodeFunction } from '../../lib/runtime/index.ts';
 
 export interface Answer {
   status: number;
@@ -29,6 +30,7 @@ export interface ThreeTransports {
 
 export function threeTransports(definition: FunctionDefinition, options: FunctionServerOptions): ThreeTransports {
   let served: ServedFunction | undefined;
+  let image: ServedNodeFunction | undefined;
   let nodeServer: Server | undefined;
   let nodeBase = '';
   const fetchHandler = toFetchHandler(definition, options);
@@ -41,11 +43,13 @@ export function threeTransports(definition: FunctionDefinition, options: Functio
   return {
     transports: [
       ['fastify server', (m, p, h, b) => overSocket(served?.url ?? '', m, p, h, b)],
+      ['node:http server (images)', (m, p, h, b) => overSocket(image?.url ?? '', m, p, h, b)],
       ['Node handler', (m, p, h, b) => overSocket(nodeBase, m, p, h, b)],
       ['fetch handler', viaFetch],
     ],
     start: async () => {
       served = await serveFunction(definition, { port: 0, host: '127.0.0.1', ...options });
+      image = await serveNodeFunction(definition, { port: 0, host: '127.0.0.1', ...options });
       const server = createServer(toNodeHandler(definition, options));
       nodeServer = server;
       await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -53,6 +57,7 @@ export function threeTransports(definition: FunctionDefinition, options: Functio
     },
     close: async () => {
       await served?.close();
+      await image?.close();
       await new Promise((resolve) => (nodeServer ? nodeServer.close(resolve) : resolve(undefined)));
     },
   };

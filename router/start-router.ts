@@ -46,6 +46,8 @@ interface RouterDeps {
   httpInvoker?: ReturnType<typeof createHttpInvoker>;
   /** The API server's addresses, refreshed, refused to function calls. */
   apiServer?: ApiServerEndpoints;
+  /** Their first reading, made while the Loops start (function calls wait for it; startRouter too, for its error). */
+  apiServerRead?: Promise<void>;
   events: EventRecorder;
   recorder?: FixtureRecorder;
   history: FlightRecorder;
@@ -65,10 +67,9 @@ async function connectRouter(options: RouterOptions): Promise<RouterDeps> {
   const metrics = options.metrics ?? createRouterMetrics();
   const rateLimit = options.rateLimit ?? DEFAULT_ROUTER_RATE_LIMIT;
   const client = await KubeClient.fromKubeConfig(options.kubeConfig, { rateLimit, onRequest: restClientObserver(metrics), http2Writes: options.http2Writes ?? DEFAULT_HTTP2_WRITES });
-  // The first write (a pod's patch) would otherwise open its session: a TLS handshake on the first label's path.
-  client.warm();
   const discovery = new ResourceDiscovery(client);
   let apiServer: ApiServerEndpoints | undefined;
+  let apiServerRead: Promise<void> | undefined;
   let httpInvoker: ReturnType<typeof createHttpInvoker> | undefined;
   if (!options.invoke) {
     // Where function calls may connect: checked at connect time on the resolved address and everywhere the
@@ -82,10 +83,11 @@ async function connectRouter(options: RouterOptions): Promise<RouterDeps> {
       ...(options.connectServicesTo ? { resolve: serviceAddressResolver({ clusterDomain: urlPolicy.clusterDomain, address: options.connectServicesTo }) } : {}),
     });
     apiServer = guarded.apiServer;
-    await apiServer.start();
+    // Not awaited here: discovery, the access reviews and the informers' lists need none of it, only calls do.
+    apiServerRead = apiServer.start();
     const addressGuard = guarded.guard;
     const connections = functionConnections(options.fairness);
-    httpInvoker = createHttpInvoker({ maxRetryAfterMs: DEFAULT_QUEUE_BACKOFF.maxMs, ...(connections === undefined ? {} : { connections }), ...options.dispatch, addressGuard });
+    httpInvoker = createHttpInvoker({ maxRetryAfterMs: DEFAULT_QUEUE_BACKOFF.maxMs, ...(connections === undefined ? {} : { connections }), ...options.dispatch, addressGuard, ready: apiServerRead });
   }
   const invoke = options.invoke ?? httpInvoker!;
   const recorder = options.recordDir ? new FixtureRecorder(options.recordDir) : undefined;
@@ -105,7 +107,7 @@ async function connectRouter(options: RouterOptions): Promise<RouterDeps> {
   const requestBytes = new RequestByteBudget(options.maxRequestBytesInFlight ?? DEFAULT_MAX_REQUEST_BYTES_IN_FLIGHT, (tenant) => fairness.weights.weightOf(tenant), (tenant, delta) =>
     metrics.requestBytesInFlight.inc({ tenant: tenants.of(tenant) }, delta),
   );
-  const deps: RouterDeps = { options, identity, logger, metrics, client, discovery, invoke, httpInvoker, apiServer, events, recorder, history, ...(historyFiles ? { historyFiles } : {}), runners: () => [], fairness, requestBytes };
+  const deps: RouterDeps = { options, identity, logger, metrics, client, discovery, invoke, httpInvoker, apiServer, ...(apiServerRead ? { apiServerRead } : {}), events, recorder, history, ...(historyFiles ? { historyFiles } : {}), runners: () => [], fairness, requestBytes };
   return deps;
 }
 
@@ -154,6 +156,8 @@ function createLoopController(deps: RouterDeps, registry: InformerRegistry): Loo
       ...(options.minRequeueMs !== undefined ? { minRequeueMs: options.minRequeueMs } : {}),
       ...(options.requestCaps ? { requestCaps: options.requestCaps } : {}),
       requestBytes: deps.requestBytes,
+      // The first write (a pod's patch) would otherwise open its session: a TLS handshake on the first label's path.
+      warmWrites: () => client.warm(),
     },
   });
 }
@@ -321,6 +325,7 @@ export async function startRouter(options: RouterOptions): Promise<Router> {
     deps.shard = member;
     member.start();
     await term.start();
+    await deps.apiServerRead;
     return routerHandle(deps, term, undefined, client);
   }
   if (options.leaderElection) {
@@ -329,5 +334,6 @@ export async function startRouter(options: RouterOptions): Promise<Router> {
     // Like controller-runtime without leader election: no leader_election_master_status series.
     await term.start();
   }
+  await deps.apiServerRead;
   return routerHandle(deps, term, election);
 }

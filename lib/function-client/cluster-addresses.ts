@@ -37,10 +37,14 @@ export async function apiServerEndpoints(client: KubeClient): Promise<DeniedEndp
   const server = new URL(client.server);
   const port = Number(server.port) || (server.protocol === 'https:' ? 443 : 80);
   const host = server.hostname.replace(/^\[|\]$/g, '');
-  const denied = (await resolveAll(host).catch(() => [] as string[])).map((address) => endpoint(address, port));
-  const service = await client.getIfExists<V1Service>({ path: '/api/v1/namespaces/default/services/kubernetes' }).catch(() => undefined);
+  // Three independent lookups at once: at start-up they stand before the router's first function call.
+  const [resolved, service, slices] = await Promise.all([
+    resolveAll(host).catch(() => [] as string[]),
+    client.getIfExists<V1Service>({ path: '/api/v1/namespaces/default/services/kubernetes' }).catch(() => undefined),
+    sliceAddresses(client, 'default', 'kubernetes').catch(() => []),
+  ]);
+  const denied = resolved.map((address) => endpoint(address, port));
   for (const ip of service?.spec?.clusterIPs ?? (service?.spec?.clusterIP ? [service.spec.clusterIP] : [])) if (isIP(ip) !== 0) denied.push({ network: ip, what: API_SERVER });
-  const slices = await sliceAddresses(client, 'default', 'kubernetes').catch(() => []);
   for (const slice of slices) denied.push(endpoint(slice.address, slice.port));
   return denied;
 }

@@ -15,11 +15,11 @@ function server(watches: string[][]) {
   let lists = 0;
   let watched = 0;
   const client = {
-    request: () => {
+    requestText: () => {
       lists += 1;
       // Without a backoff the loop would never yield to the fake clock: fail instead of hanging.
       if (lists > 20) return Promise.reject(new Error('hot relist loop'));
-      return Promise.resolve({ metadata: { resourceVersion: String(lists) }, items: [] });
+      return Promise.resolve(JSON.stringify({ metadata: { resourceVersion: String(lists) }, items: [] }));
     },
     stream: () => Promise.resolve(Readable.from(watches[Math.min(watched++, watches.length - 1)] ?? [])),
   } as unknown as KubeClient;

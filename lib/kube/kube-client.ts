@@ -219,11 +219,15 @@ export class KubeClient {
 
   /** Sends a request and parses the JSON answer; throws KubeApiError on a non-2xx status. */
   async request<T>(request: KubeRequest): Promise<T> {
+    const text = await this.requestText(request);
+    return (text === '' ? undefined : JSON.parse(text)) as T;
+  }
+
+  /** The 2xx answer's text, unparsed (a paged list reads the next page's token from its head); KubeApiError else. */
+  async requestText(request: KubeRequest): Promise<string> {
     const response = await this.#send(request, false);
     const text = 'text' in response ? response.text : await response.body.text();
-    if (response.statusCode >= 200 && response.statusCode < 300) {
-      return (text === '' ? undefined : JSON.parse(text)) as T;
-    }
+    if (response.statusCode >= 200 && response.statusCode < 300) return text;
     throw apiError(request, response, text);
   }
 

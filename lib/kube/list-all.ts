@@ -28,35 +28,48 @@ export type ListItemTransform<T> = (item: T) => T;
  * Every item of the collection (with apiVersion and kind set), the list's resourceVersion, and the shard
  * selector the server applied (metadata.shardInfo; undefined when it returned the whole collection).
  * `transform` runs page by page, so a long list never holds every item whole until its last page arrives.
+ * The next page is asked for before this one is parsed (its token read from the page's head): the parse
+ * overlaps the server's work on the next page, and at most one page is read ahead.
  */
 export async function listAll<T extends KubernetesObject>(client: KubeClient, options: ListOptions, transform?: ListItemTransform<T>): Promise<{ items: T[]; resourceVersion: string; shardInfo?: string }> {
   const { resource, namespace, metadataOnly, signal } = options;
   const path = collectionPath(resource, namespace);
   const accept = metadataOnly ? METADATA_LIST_ACCEPT : 'application/json';
+  let pageSize: number | undefined = options.pageSize ?? 500;
+  const ask = (token: string | undefined): AskedPage => {
+    const text = client.requestText({
+      path,
+      accept,
+      signal,
+      query: { labelSelector: options.labelSelector, fieldSelector: options.fieldSelector, shardSelector: options.shardSelector, limit: pageSize, continue: token },
+    });
+    // A page read ahead may fail before it is awaited (or never be, when this page's parse throws): handled where awaited.
+    text.catch(() => {});
+    return { token, text };
+  };
   let items: T[] = [];
-  let continueToken: string | undefined;
   let resourceVersion = '';
   let shardInfo: string | undefined;
-  let pageSize: number | undefined = options.pageSize ?? 500;
+  let asked = ask(undefined);
   for (;;) {
-    let page: KubernetesListObject<T>;
+    let text: string;
     try {
-      page = await client.request<KubernetesListObject<T>>({
-        path,
-        accept,
-        signal,
-        query: { labelSelector: options.labelSelector, fieldSelector: options.fieldSelector, shardSelector: options.shardSelector, limit: pageSize, continue: continueToken },
-      });
+      text = await asked.text;
     } catch (error) {
-      if (continueToken !== undefined && isApiError(error, 410)) {
+      if (asked.token !== undefined && isApiError(error, 410)) {
         // The continue token expired mid-list: start over with one unpaged list.
         items = [];
-        continueToken = undefined;
         pageSize = undefined;
+        asked = ask(undefined);
         continue;
       }
       throw error;
     }
+    const ahead = continueFromHead(text);
+    const next = ahead === undefined ? undefined : ask(ahead);
+    // One turn of the event loop first, so the next page's request leaves before the parse holds the thread.
+    if (next) await new Promise((resolve) => setImmediate(resolve));
+    const page = JSON.parse(text) as KubernetesListObject<T>;
     for (const item of page.items ?? []) {
       item.apiVersion = resource.apiVersion;
       item.kind = resource.kind;
@@ -65,9 +78,33 @@ export async function listAll<T extends KubernetesObject>(client: KubeClient, op
     resourceVersion = page.metadata?.resourceVersion ?? resourceVersion;
     // Every page must say so: a server that applied the selector to one page applies it to all.
     const pageShard = listShardInfo(page);
-    shardInfo = continueToken === undefined ? pageShard : shardInfo === pageShard ? shardInfo : undefined;
+    shardInfo = asked.token === undefined ? pageShard : shardInfo === pageShard ? shardInfo : undefined;
     // The wire name is `continue`; client-node's model type calls it `_continue`, which JSON never has.
-    continueToken = (page.metadata as { continue?: string } | undefined)?.continue || undefined;
-    if (continueToken === undefined) return { items, resourceVersion, ...(shardInfo !== undefined ? { shardInfo } : {}) };
+    const token = (page.metadata as { continue?: string } | undefined)?.continue || undefined;
+    if (token === undefined) return { items, resourceVersion, ...(shardInfo !== undefined ? { shardInfo } : {}) };
+    asked = next?.token === token ? next : ask(token);
+  }
+}
+
+/** A page asked for: the continue token it was asked with (undefined: the first) and its text to come. */
+interface AskedPage {
+  token: string | undefined;
+  text: Promise<string>;
+}
+
+/**
+ * A list page's continue token read from its head, before the whole page is parsed: the API server writes
+ * kind, apiVersion and metadata before items. Undefined when the head does not show one (the last page, or
+ * a body in another order: the token is then taken from the parsed page).
+ */
+export function continueFromHead(text: string): string | undefined {
+  const at = text.indexOf('"items":');
+  if (at < 1 || text[at - 1] !== ',') return undefined;
+  try {
+    const head = JSON.parse(`${text.slice(0, at - 1)}}`) as { metadata?: { continue?: unknown } } | null;
+    const token = head?.metadata?.continue;
+    return typeof token === 'string' && token !== '' ? token : undefined;
+  } catch {
+    return undefined;
   }
 }

@@ -42,6 +42,8 @@ export interface LoopRunnerDeps extends ReconcileDeps {
   onCondition?: (loop: string, condition: VersionCondition, warning?: { reason: string; message: string }) => void;
   /** Where shadows' divergences are recorded as fixture pairs (--shadow-fixtures). */
   shadowPairs?: ShadowPairs;
+  /** Opens the router's write session ahead of the first write; called once the Loop's lists are asked for. */
+  warmWrites?: () => void;
 }
 
 /** A runner's caches and queue at a glance (benchmarks, status). */
@@ -150,6 +152,10 @@ export class LoopRunner {
       await this.stop();
       throw error;
     }
+    // After this turn, so the lists' requests leave first: the session's TLS handshake then overlaps the wait for
+    // them, and is off the first write's path.
+    const { warmWrites } = this.#deps;
+    if (warmWrites) setImmediate(warmWrites);
     this.#scope = this.#scopeOf(this.#primary);
     const queue = this.#queue;
     this.#unwatchQueue = this.#deps.metrics.watchQueue(loop.id, {

@@ -130,6 +130,8 @@ export interface HttpInvokerOptions {
   maxRetryAfterMs?: number;
   /** Where calls may connect (start-router.ts builds it from the address policy and the API server). */
   addressGuard?: AddressGuard;
+  /** Calls wait for it: the guard's first reading of the API server's addresses, made while the Loops start. */
+  ready?: Promise<unknown>;
 }
 
 /** An invoker backed by the shared function client. */
@@ -146,6 +148,7 @@ export function createHttpInvoker(options: HttpInvokerOptions = {}): FunctionInv
   const client = createFunctionClient(clientOptions);
   const classify = { ...(options.maxActionsPerReply !== undefined ? { maxActions: options.maxActionsPerReply } : {}), ...(options.maxRetryAfterMs !== undefined ? { maxRetryAfterMs: options.maxRetryAfterMs } : {}) };
   const invoke = async (request: ReconcileRequest, { url, timeoutMs, signingKey, caBundle, headers }: InvokeOptions): Promise<DispatchResult> => {
+    await options.ready;
     const outcome = await client.call({
       url,
       timeoutMs,
@@ -165,6 +168,7 @@ export function createHttpInvoker(options: HttpInvokerOptions = {}): FunctionInv
     return classifyOutcome(outcome, classify);
   };
   const batch: BatchInvoker = async (items, { url, timeoutMs, signingKey, caBundle }) => {
+    await options.ready;
     const first = items[0]!.request;
     const encoded = encodeBatchRequest('cloudevents', items.map((item) => ({ request: item.request, traceparent: item.headers?.traceparent, tracestate: item.headers?.tracestate })), eventSource(first));
     // One signature covers the whole batch: every item is of the same Loop, so of the same audience.

@@ -171,6 +171,24 @@ describe('addresses checked at connect time', () => {
     await invoker.close();
   });
 
+  it("holds the router's calls, single and batched, until the API server's addresses are read (the guard's first reading)", async () => {
+    let addressesRead!: () => void;
+    const ready = new Promise<void>((resolve) => (addressesRead = resolve));
+    const held = guard(['127.0.0.1']);
+    const invoker = createHttpInvoker({ addressGuard: held, ready });
+    const single = invoker(request, { url: `http://fn.held.invalid:${port}/`, timeoutMs: 5000 });
+    const batch = invoker.batch!([{ request: { ...request, reconcileId: 'r1' } }, { request: { ...request, reconcileId: 'r2' } }], { url: `http://fn.held.invalid:${port}/`, timeoutMs: 5000 });
+    // A call without the gate, sent after the held ones, gets its whole answer meanwhile.
+    const free = createHttpInvoker({ addressGuard: guard(['127.0.0.1']) });
+    expect(await free(request, { url: `http://fn.free.invalid:${port}/`, timeoutMs: 5000 })).toMatchObject({ kind: 'throttled' });
+    expect(held.lookups).toBe(0);
+    addressesRead();
+    expect(await single).toMatchObject({ kind: 'throttled' });
+    expect(await batch).toHaveLength(2);
+    expect(held.lookups).toBeGreaterThan(0);
+    await Promise.all([invoker.close(), free.close()]);
+  });
+
   it("the gateway's caller never connects for a hook whose name resolves to the metadata address", async () => {
     const before = connections.length;
     const caller = new FunctionCaller({ addressGuard: guard(['169.254.169.254']) });

@@ -129,8 +129,8 @@ export class LoopRunner {
   }
 
   stats(): LoopRunnerStats {
-    const queue = this.#queue;
-    return { synced: this.#cachesComplete, cachedPrimaries: this.#primary?.informer.store.size ?? 0, pendingKeys: queue.depth + queue.inFlight + queue.delayed };
+    const { depth, inFlight, delayed } = this.#queue;
+    return { synced: this.#cachesComplete, cachedPrimaries: this.#primary?.informer.store.size ?? 0, pendingKeys: depth + inFlight + delayed };
   }
 
   /**
@@ -152,17 +152,12 @@ export class LoopRunner {
       await this.stop();
       throw error;
     }
-    // After this turn, so the lists' requests leave first: the session's TLS handshake then overlaps the wait for
-    // them, and is off the first write's path.
-    const { warmWrites } = this.#deps;
-    if (warmWrites) setImmediate(warmWrites);
+    // After this turn, so the lists' requests leave first: the write session's TLS handshake overlaps their wait.
+    if (this.#deps.warmWrites) setImmediate(this.#deps.warmWrites);
     this.#scope = this.#scopeOf(this.#primary);
     const queue = this.#queue;
-    this.#unwatchQueue = this.#deps.metrics.watchQueue(loop.id, {
-      depth: () => queue.depth,
-      activeWorkers: () => queue.inFlight,
-      processingSince: () => this.#processingSince.values(),
-    }, loop.maxConcurrency);
+    const gauges = { depth: () => queue.depth, activeWorkers: () => queue.inFlight, processingSince: () => this.#processingSince.values() };
+    this.#unwatchQueue = this.#deps.metrics.watchQueue(loop.id, gauges, loop.maxConcurrency);
     const primary = this.#primary.informer;
     if (this.#deps.shard) this.#startShard(this.#deps.shard);
     this.#unsubscribe.push(...subscribeRunner({

@@ -5,6 +5,7 @@ import type { JsonPatchOperation } from '../../lib/contract/types.ts';
 import { AnswerError, isApiError, KubeApiError, type KubeClient } from '../../lib/kube/kube-client.ts';
 import { METADATA_WATCH_ACCEPT } from '../../lib/kube/informer.ts';
 import { goJsonStringify } from '../../lib/kube/go-json.ts';
+import { RV_PATH } from './patch-building.ts';
 import { failedGuard } from './seen-metadata.ts';
 
 const JSON_PATCH = 'application/json-patch+json';
@@ -61,7 +62,6 @@ export async function sendJsonPatch(client: KubeClient, path: string, patch: Jso
   }
 }
 
-const RV_PATH = '/metadata/resourceVersion';
 
 /** Throws a StaleWriteError when `current` fails one of the guards. */
 function staleAgainst(path: string, guards: readonly JsonPatchOperation[], current: Pick<KubernetesObject, 'metadata'>): void {

@@ -4,7 +4,8 @@ import type { KubernetesObject } from '@kubernetes/client-node';
 import type { JsonPatchOperation, KubeObject } from '../../lib/contract/types.ts';
 import { controllerReference, controllerUid, jsonEqual } from '../../lib/kube/object-meta.ts';
 
-const RV_PATH = '/metadata/resourceVersion';
+/** The JSON pointer every resourceVersion test of a patch names. */
+export const RV_PATH = '/metadata/resourceVersion';
 
 /** Whether the patch tests the resourceVersion itself (a function may pin its own). */
 export function testsResourceVersion(patch: readonly JsonPatchOperation[]): boolean {

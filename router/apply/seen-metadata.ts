@@ -3,9 +3,7 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { JsonPatchOperation } from '../../lib/contract/types.ts';
 import { jsonEqual, pointerEscape } from '../../lib/kube/object-meta.ts';
-import { testsOtherResourceVersion, withResourceVersionTest } from './patch-building.ts';
-
-const RV_PATH = '/metadata/resourceVersion';
+import { RV_PATH, testsOtherResourceVersion, withResourceVersionTest } from './patch-building.ts';
 
 /**
  * Metadata fields no test needs: bookkeeping no function reads (as onlyBookkeepingChanged says), the uid

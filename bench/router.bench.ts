@@ -21,7 +21,7 @@ import type { Loop } from '../api/loop.ts';
 import { LOOP_SERVICE_ACCOUNT } from '../test/support/loop-service-account.ts';
 import { buildBaselineController } from './baseline-controller.ts';
 import { versusRun } from './router-vs-go.ts';
-import { formatVersus, limitModes, type Side, type VersusRun, type Work } from './versus-report.ts';
+import { formatVersus, limitModes, workItems, type Side, type VersusRun } from './versus-report.ts';
 import {
   childCodeMode,
   compileChildren,
@@ -56,6 +56,8 @@ const VS_GO_PODS = numbers(process.env.BENCH_VS_GO_PODS ?? (QUICK ? '200' : '500
 // capped (BENCH_VS_GO_QPS, 100: controller-runtime's usual settings, where both sides wait on the limiter) and
 // uncapped (BENCH_UNCAPPED_QPS, 1,000, the router's shared tenant budget raised to it: each side's own ceiling).
 const VS_GO_MODES = limitModes(process.env.BENCH_VS_GO_MODES ?? 'capped,uncapped', Number(process.env.BENCH_VS_GO_QPS ?? 100), Number(process.env.BENCH_UNCAPPED_QPS ?? 1000));
+// BENCH_VS_GO_WORK=existing (or live) runs one work item: a first-action judgement needs no live runs.
+const VS_GO_WORK = workItems(process.env.BENCH_VS_GO_WORK ?? 'existing,live');
 const VS_GO_CONCURRENCY = Number(process.env.BENCH_VS_GO_CONCURRENCY ?? 16);
 // (0) also runs kubeloop with batched calls off (spec.function.batch.enabled: false), with the router's writes
 // over undici (--http2-writes=false) and with a 5 ms gathering window for calls (spec.function.batch.windowMs: 5, opt-in);
@@ -270,7 +272,7 @@ async function main(): Promise<void> {
     for (let round = 1; round <= ROUNDS; round++) {
       for (const mode of VS_GO_MODES) {
         for (const pods of VS_GO_PODS) {
-          for (const work of ['existing', 'live'] as Work[]) {
+          for (const work of VS_GO_WORK) {
             // Alternate which side goes first so drift on a shared machine hits both alike.
             const kubeloop: Side[] = ['kubeloop', ...VARIANTS];
             const sides: Side[] = (round + VS_GO_PODS.indexOf(pods)) % 2 === 1 ? [...kubeloop, 'go'] : ['go', ...kubeloop.reverse()];

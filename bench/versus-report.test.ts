@@ -1,6 +1,6 @@
 // bench:router section (0): ratios against Go come from the same mode and work item, router and function apart.
 import { describe, expect, it } from 'vitest';
-import { compareSides, formatStartCpu, formatVersus, limitModes, MiB, type LimitMode, type VersusRun } from './versus-report.ts';
+import { compareSides, formatStartCpu, formatVersus, limitModes, MiB, workItems, type LimitMode, type VersusRun } from './versus-report.ts';
 
 const capped: LimitMode = { name: 'capped', qps: 100, burst: 200 };
 const uncapped: LimitMode = { name: 'uncapped', qps: 1000, burst: 2000 };
@@ -110,5 +110,16 @@ describe('limitModes', () => {
   it('names a bad mode or QPS', () => {
     expect(() => limitModes('fast', 100, 1000)).toThrow('BENCH_VS_GO_MODES: "fast" is neither capped nor uncapped');
     expect(() => limitModes('uncapped', 100, Number.NaN)).toThrow("the uncapped mode's QPS must be a positive number");
+  });
+});
+
+describe('workItems', () => {
+  it('reads the work items in the order given', () => {
+    expect(workItems('existing, live')).toEqual(['existing', 'live']);
+    expect(workItems('live')).toEqual(['live']);
+  });
+  it('names a bad or empty list', () => {
+    expect(() => workItems('there')).toThrow('BENCH_VS_GO_WORK: "there" is neither existing nor live');
+    expect(() => workItems(' , ')).toThrow('BENCH_VS_GO_WORK names no work item');
   });
 });

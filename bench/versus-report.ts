@@ -223,3 +223,17 @@ export function limitModes(names: string, cappedQps: number, uncappedQps: number
       return { name, qps, burst: qps * 2 };
     });
 }
+
+/** BENCH_VS_GO_WORK ("existing,live" by default): which work items to run, in the order given. */
+export function workItems(names: string): Work[] {
+  const items = names
+    .split(',')
+    .map((name) => name.trim())
+    .filter((name) => name !== '')
+    .map((name) => {
+      if (name !== 'existing' && name !== 'live') throw new Error(`BENCH_VS_GO_WORK: "${name}" is neither existing nor live`);
+      return name;
+    });
+  if (items.length === 0) throw new Error('BENCH_VS_GO_WORK names no work item: give existing, live or both');
+  return items;
+}

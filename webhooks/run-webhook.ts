@@ -188,6 +188,7 @@ function createGateway(config: WebhookConfig, client: KubeClient, logger: Logger
       maxEntryBytes: config.maxHookEntryBytes,
     },
     accessReviewIntervalMs: config.accessReviewSeconds * 1000,
+    watchRbac: true,
     tenantConfigurations: { buckets: config.tenantConfigurations, maxBytes: config.maxConfigurationBytes },
     tenantMaxHooks: config.tenantHooks.tenantMaxHooks,
     metrics,

@@ -1,12 +1,12 @@
-// When the Loop controller reviews running Loops' access again: soon after each RBAC change (rbac-watch.ts), and
+// When the Loop controller reviews running Loops' access again: soon after each RBAC change (lib/kube/rbac-watch.ts), and
 // on a period as a safety net; hourly by default while RBAC is watched, every 5 minutes when the router may not
 // watch it (or lost the read), since then the timer alone notices a revoked right. Tells the state as a metric.
 import type { Logger } from 'pino';
 import type { Gauge } from 'prom-client';
 import type { KubeClient } from '../../lib/kube/kube-client.ts';
 import type { InformerSource } from '../intake/informer-registry.ts';
-import { DEFAULT_ACCESS_REVIEW_MS, DEFAULT_UNWATCHED_ACCESS_REVIEW_MS, type RbacChanges } from './loop-access.ts';
-import { watchRbac, type RbacWatch } from './rbac-watch.ts';
+import { watchRbac, type RbacChanges, type RbacWatch } from '../../lib/kube/rbac-watch.ts';
+import { DEFAULT_ACCESS_REVIEW_MS, DEFAULT_UNWATCHED_ACCESS_REVIEW_MS } from './loop-access.ts';
 
 export interface AccessReviewScheduleOptions {
   registry: InformerSource;
@@ -37,7 +37,9 @@ export class AccessReviewSchedule {
       let watch: RbacWatch | { denied: string };
       try {
         watch = await watchRbac({
-          registry: o.registry,
+          acquire: (resource) => o.registry.acquire({ apiVersion: resource.apiVersion, kind: resource.kind }, true),
+          process: 'router',
+          reviewed: "a Loop's access",
           client: o.client,
           logger: o.logger,
           onChanges: (changes) => o.changed(changes),

@@ -1,10 +1,11 @@
 // The access a Loop's ServiceAccount needs: list and watch of its primary and owned kinds in its namespaces,
 // and of each spec.related kind where that entry looks (lib/kube/access-review.ts asks the API server); which
-// Loops an RBAC change may concern (rbac-watch.ts tells the changes); and the order in which reviews ask
+// Loops an RBAC change may concern (lib/kube/rbac-watch.ts tells the changes); and the order in which reviews ask
 // again, spread across namespaces.
 import type { KindRef } from '../../api/meta.ts';
 import { accessChecks, type AccessCheck } from '../../lib/kube/access-review.ts';
 import type { ResourceInfo } from '../../lib/kube/resource-paths.ts';
+import type { RbacChanges } from '../../lib/kube/rbac-watch.ts';
 import type { LoopConfig } from '../base/loop-spec.ts';
 import { relationWatchScope } from '../base/related-relation.ts';
 
@@ -31,15 +32,6 @@ export async function loopAccessChecks(config: Pick<LoopConfig, 'for' | 'owns' |
     }
   }
   return checks;
-}
-
-/**
- * The RBAC writes of one debounce window (rbac-watch.ts): a ClusterRole or ClusterRoleBinding (`cluster`), and
- * the namespaces of the Roles and RoleBindings written.
- */
-export interface RbacChanges {
-  cluster: boolean;
-  namespaces: ReadonlySet<string>;
 }
 
 /**

@@ -30,7 +30,8 @@ import type { EventOrigin } from '../apply/event-recorder.ts';
 import type { ConditionInput } from '../../lib/kube/conditions.ts';
 import { LoopStatus, loopObjectPath } from './loop-status.ts';
 import { LoopSources } from './loop-sources.ts';
-import { affectedLoops, loopRbacNamespaces, reviewOrder, type RbacChanges } from './loop-access.ts';
+import { affectedLoops, loopRbacNamespaces, reviewOrder } from './loop-access.ts';
+import type { RbacChanges } from '../../lib/kube/rbac-watch.ts';
 import { AccessReviewSchedule } from './access-review-schedule.ts';
 import { DEFAULT_TENANT_LOOP_STARTS, startThrottledMessage, TenantStartLimit } from './tenant-start-limit.ts';
 

@@ -82,7 +82,7 @@ beforeAll(async () => {
   });
   await new Promise<void>((resolve) => stall.listen(0, '127.0.0.1', resolve));
   stallUrl = `http://127.0.0.1:${(stall.address() as AddressInfo).port}/admit`;
-  under = await startWebhookFor(suite, [`--only-namespace=${teamB}`, '--tenant-max-hooks=3', '--hook-breaker-failures=3', '--hook-breaker-cool-down-seconds=600', '--access-review-seconds=10']);
+  under = await startWebhookFor(suite, [`--only-namespace=${teamB}`, '--tenant-max-hooks=3', '--hook-breaker-failures=3', '--hook-breaker-cool-down-seconds=600', '--access-review-seconds=3600']);
   for (const [user, ns] of [[alice, teamA], [bob, teamB]] as const) await user.request({ method: 'POST', path: `/api/v1/namespaces/${ns}/serviceaccounts`, body: { metadata: { name: 'gate' } } });
   await eventually('admin may create AdmissionHooks', async () => (await policyRefusal({})) === undefined);
 });
@@ -113,7 +113,7 @@ describe("a namespace admin's mutating hook", () => {
     expect(await eventually('steer-slices refused', () => condition(teamA, 'steer-slices'))).toMatchObject({ status: 'False', reason: 'InvalidSpec', message: expect.stringContaining('rules[0]: resource "endpointslices" reaches endpointslices.discovery.k8s.io') });
   });
 
-  it('matches only what its author (policy) and its ServiceAccount (gateway, re-reviewed) may update and patch', async () => {
+  it('matches only what its author (policy) and its ServiceAccount (gateway, reviewed again on each RBAC write) may update and patch', async () => {
     // admin may not write Watchers (nothing aggregates them): its hook may not change them either.
     expect(await policyRefusal({ type: 'mutating', rules: rule(['watch.kubeloop.dev'], ['watchers']) })).toContain(`may not update and patch all of watchers (apiGroups watch.kubeloop.dev) in ${teamA}`);
     expect(await policyRefusal({ type: 'mutating', rules: rule([''], ['configmaps']) })).toBeUndefined();
@@ -129,8 +129,18 @@ describe("a namespace admin's mutating hook", () => {
       path: `${RBAC}/namespaces/${teamA}/rolebindings`,
       body: { metadata: { name: 'gate-writes' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'gate-writes' }, subjects: [{ kind: 'ServiceAccount', name: 'gate' }] },
     });
-    // The periodic review (--access-review-seconds=10 here) picks the grant up.
+    // The gateway watches RBAC: the grant is picked up without the periodic review (an hour here).
     await eventually('label-configmaps registered', async () => (await condition(teamA, 'label-configmaps'))?.status === 'True', 60_000);
+    // And so is the revocation: the hook is unregistered, it no longer changes configmaps.
+    await alice.request({ method: 'DELETE', path: `${RBAC}/namespaces/${teamA}/rolebindings/gate-writes` });
+    const refused = async () => {
+      const ready = await condition(teamA, 'label-configmaps');
+      return ready?.status === 'False' ? ready : undefined;
+    };
+    expect(await eventually('label-configmaps Forbidden again', refused, 60_000)).toMatchObject({
+      reason: 'Forbidden',
+      message: expect.stringContaining(`ServiceAccount ${teamA}/gate may not update configmaps in namespace ${teamA}`),
+    });
   });
 });
 

@@ -23,6 +23,8 @@ import { contextRefusal } from './hook-context-review.ts';
 import { DEFAULT_HOOK_ACCESS_REVIEW_MS } from './hook-access.ts';
 import { NO_HOOKS, servedDuringUpdate, servedHooksOf, type ServedHooks } from './served-hooks.ts';
 import { hookWriteRefusal } from './hook-write-review.ts';
+import { watchHookRbac } from './hook-rbac-watch.ts';
+import type { RbacWatch } from '../../lib/kube/rbac-watch.ts';
 import { CLUSTER_ADMISSION_HOOK_RESOURCE, informersOn, NAMESPACED_ADMISSION_HOOK_RESOURCE, type HookInformer, type HookInformerSource } from './hook-informers.ts';
 
 export interface HookControllerOptions {
@@ -41,6 +43,8 @@ export interface HookControllerOptions {
   policy?: HookPolicy;
   /** How often every hook's ServiceAccount rights are reviewed again (RBAC changes without any hook changing). */
   accessReviewIntervalMs?: number;
+  /** Also review every hook again within about a second of any RBAC write (hook-rbac-watch.ts); off in unit tests. */
+  watchRbac?: boolean;
   /** Buckets of namespaces with their own configuration pair, and the bytes each may take (--tenant-configurations, --max-configuration-bytes). */
   tenantConfigurations?: { buckets: number; maxBytes: number };
   /** How long one status write may take (STATUS_WRITE_TIMEOUT_MS). */
@@ -66,6 +70,7 @@ export class HookController {
   #queued = false;
   #retry: NodeJS.Timeout | undefined;
   #review: NodeJS.Timeout | undefined;
+  #rbac: RbacWatch | undefined;
   #stopped = false;
   readonly #writer: ConfigurationWriter;
   readonly #status: HookStatusChains;
@@ -119,6 +124,8 @@ export class HookController {
     for (const informer of this.#informers) informer.start();
     await Promise.all(this.#informers.map((informer) => informer.waitForSync()));
     this.schedule();
+    if (this.#options.watchRbac) this.#rbac = await watchHookRbac({ ...this.#options, review: () => void this.schedule() });
+    if (this.#stopped) await this.#rbac?.stop();
     // Periodically: reviews again, and writes every configuration again (someone may have edited one).
     this.#review = setInterval(() => {
       this.#writer.forget();
@@ -279,6 +286,7 @@ export class HookController {
     this.#stopped = true;
     clearTimeout(this.#retry);
     clearInterval(this.#review);
+    await this.#rbac?.stop();
     await this.#running;
     await this.#status.idle();
     await Promise.all(this.#informers.map((informer) => informer.stop()));

@@ -1,31 +1,58 @@
 // Reviews follow RBAC: metadata-only watches of Roles, RoleBindings, ClusterRoles and ClusterRoleBindings, whose
-// writes are gathered for a short window and told as one RbacChanges (the Loop controller reviews the Loops
-// they may concern). A router that may not list and watch RBAC says so once and relies on the periodic review.
+// writes are gathered for a short window and told as one RbacChanges (its user reviews again the access the
+// changes may alter). A process that may not list and watch RBAC says so once and relies on its periodic review.
 import type { Logger } from 'pino';
-import type { KubeObject } from '../../lib/contract/types.ts';
-import { reviewOwnAccess } from '../../lib/kube/access-review.ts';
-import { isApiError, type KubeClient } from '../../lib/kube/kube-client.ts';
-import type { InformerLease, InformerSource } from '../intake/informer-registry.ts';
-import type { RbacChanges } from './loop-access.ts';
+import type { KubeObject } from '../contract/types.ts';
+import { reviewOwnAccess } from './access-review.ts';
+import type { InformerHandlers } from './informer-cache.ts';
+import { isApiError, type KubeClient } from './kube-client.ts';
+import type { ResourceInfo } from './resource-paths.ts';
 
 const RBAC_GROUP = 'rbac.authorization.k8s.io';
-const RBAC_KINDS = [
-  { kind: 'Role', plural: 'roles' },
-  { kind: 'RoleBinding', plural: 'rolebindings' },
-  { kind: 'ClusterRole', plural: 'clusterroles' },
-  { kind: 'ClusterRoleBinding', plural: 'clusterrolebindings' },
-] as const;
+const RBAC_KINDS: readonly ResourceInfo[] = (
+  [
+    ['Role', 'roles', true],
+    ['RoleBinding', 'rolebindings', true],
+    ['ClusterRole', 'clusterroles', false],
+    ['ClusterRoleBinding', 'clusterrolebindings', false],
+  ] as const
+).map(([kind, plural, namespaced]) => ({ group: RBAC_GROUP, version: 'v1', apiVersion: `${RBAC_GROUP}/v1`, kind, plural, namespaced }));
+
+/**
+ * The RBAC writes of one debounce window: a ClusterRole or ClusterRoleBinding (`cluster`), and the namespaces of
+ * the Roles and RoleBindings written.
+ */
+export interface RbacChanges {
+  cluster: boolean;
+  namespaces: ReadonlySet<string>;
+}
+
+/** What the window reads of a metadata-only informer of one RBAC kind (an Informer, or one shared through a registry). */
+export interface RbacInformer {
+  readonly name: string;
+  readonly hasSynced: boolean;
+  on<E extends 'add' | 'update' | 'delete' | 'restart'>(event: E, handler: InformerHandlers<KubeObject>[E]): unknown;
+}
+
+export interface RbacInformerLease {
+  informer: RbacInformer;
+  release(): Promise<void>;
+}
 
 /** A burst of RBAC writes (an aggregated ClusterRole's update, a chart install) costs one review pass. */
 export const DEFAULT_RBAC_DEBOUNCE_MS = 1000;
 
 export interface RbacWatchOptions {
-  registry: InformerSource;
+  /** A started metadata-only informer of the kind, cluster-wide. */
+  acquire: (resource: ResourceInfo) => Promise<RbacInformerLease>;
   client: KubeClient;
   logger: Logger;
+  /** Who watches and what it reviews, for the logs: e.g. "router" and "a Loop's access". */
+  process: string;
+  reviewed: string;
   /** The writes of one window, told once it closes. */
   onChanges: (changes: RbacChanges) => void;
-  /** The watch stopped telling changes (the router's ClusterRole lost the read): only the timer reviews now. */
+  /** The watch stopped telling changes (the process's ClusterRole lost the read): only the timer reviews now. */
   onLost: (message: string) => void;
   debounceMs?: number;
 }
@@ -35,7 +62,7 @@ export interface RbacWatch {
 }
 
 /**
- * Starts the watches when the router may list and watch every RBAC kind cluster-wide (SelfSubjectAccessReview);
+ * Starts the watches when the process may list and watch every RBAC kind cluster-wide (SelfSubjectAccessReview);
  * otherwise logs the missing right and returns why, and nothing is watched.
  */
 export async function watchRbac(o: RbacWatchOptions): Promise<RbacWatch | { denied: string }> {
@@ -49,7 +76,7 @@ export async function watchRbac(o: RbacWatchOptions): Promise<RbacWatch | { deni
   if (!verdict.allowed) {
     o.logger.warn(
       { reason: verdict.message },
-      `the router ${verdict.message}: a Loop's access is reviewed on the --access-review-seconds timer only, so a revoked right stops a running Loop at the next sweep (grant the router's ClusterRole list and watch on roles, rolebindings, clusterroles and clusterrolebindings, as the chart does)`,
+      `the ${o.process} ${verdict.message}: ${o.reviewed} is reviewed on the --access-review-seconds timer only, so a revoked right takes effect at the next sweep (grant the ${o.process}'s ClusterRole list and watch on roles, rolebindings, clusterroles and clusterrolebindings, as the chart does)`,
     );
     return { denied: verdict.message };
   }
@@ -58,7 +85,7 @@ export async function watchRbac(o: RbacWatchOptions): Promise<RbacWatch | { deni
 
 /** The watches and the window that gathers their writes. */
 class RbacChangeWindow implements RbacWatch {
-  readonly #leases: InformerLease[] = [];
+  readonly #leases: RbacInformerLease[] = [];
   #cluster = false;
   readonly #namespaces = new Set<string>();
   #timer: NodeJS.Timeout | undefined;
@@ -69,14 +96,14 @@ class RbacChangeWindow implements RbacWatch {
 
   async start(): Promise<this> {
     try {
-      for (const { kind } of RBAC_KINDS) this.#leases.push(await this.o.registry.acquire({ apiVersion: `${RBAC_GROUP}/v1`, kind }, true));
+      for (const resource of RBAC_KINDS) this.#leases.push(await this.o.acquire(resource));
     } catch (error) {
       await this.stop();
       throw error;
     }
     for (const lease of this.#leases) {
       const { informer } = lease;
-      // The first list tells what exists, not what changed: the Loops' first reviews already saw it.
+      // The first list tells what exists, not what changed: the first reviews already saw it.
       const seen = (object: KubeObject) => {
         if (informer.hasSynced) this.#note(object);
       };
@@ -86,7 +113,7 @@ class RbacChangeWindow implements RbacWatch {
       informer.on('restart', (_reason, error) => {
         if (!error || !isApiError(error, 403) || this.#lost) return;
         this.#lost = true;
-        this.o.logger.warn({ resource: informer.name, err: error.message }, 'the RBAC watch was refused (the router\'s ClusterRole lost the read?): a Loop\'s access is reviewed on the --access-review-seconds timer only');
+        this.o.logger.warn({ resource: informer.name, err: error.message }, `the RBAC watch was refused (the ${this.o.process}'s ClusterRole lost the read?): ${this.o.reviewed} is reviewed on the --access-review-seconds timer only`);
         this.o.onLost(error.message);
       });
     }

@@ -3,7 +3,7 @@
 // does the same from a packed tarball with npm install).
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
@@ -85,7 +85,9 @@ describe('kubeloop init', () => {
     expect(readme).toContain('kubectl create secret generic widget-labeller-signing -n <your-namespace> --from-literal=secret=whsec_$(openssl rand -base64 32)\nkubectl apply -n <your-namespace> -f function.yaml\nkubectl apply -n <your-namespace> -f loop.yaml');
     const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { dependencies: Record<string, string>; engines: object; overrides?: object };
     const own = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as { version: string; engines: object; dependencies: Record<string, string>; overrides?: Record<string, unknown> };
-    expect(pkg.dependencies.kubeloop).toBe(`^${own.version}`);
+    // From this checkout: the registry's version, unless a build (npm run build, a bench) made it a package folder.
+    const built = existsSync(join(REPO, 'dist', 'lib', 'sdk', 'index.js'));
+    expect(pkg.dependencies.kubeloop).toBe(built ? `file:${resolve(REPO)}` : `^${own.version}`);
     expect(pkg.engines).toEqual(own.engines);
     // npm applies overrides only at the root: kubeloop's own are carried over, $references resolved.
     const carried = rootOverrides(own.overrides, own.dependencies);

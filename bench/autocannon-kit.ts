@@ -59,6 +59,8 @@ export interface PostLoad {
   ca?: string;
   /** Extra request headers (a signature). */
   headers?: Record<string, string>;
+  /** Requests per second over all connections (autocannon's overallRate); as fast as the server answers when unset. */
+  rate?: number;
 }
 
 /** One autocannon run of JSON POSTs; any error or non-2xx reply rejects, so figures are never of failures. */
@@ -73,6 +75,7 @@ export function autocannonPost(load: PostLoad): Promise<LoadRun> {
         body: load.body,
         connections: load.connections,
         duration: load.seconds,
+        ...(load.rate ? { overallRate: load.rate } : {}),
         ...(load.ca ? { tlsOptions: { ca: load.ca } } : {}),
       },
       (error, result) => {

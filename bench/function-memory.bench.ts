@@ -4,7 +4,8 @@
 // BENCH_BASELINE_ROOT=<a built checkout> (e.g. a worktree of main after `npm run build`) runs its function beside
 // this checkout's in the same run, rounds interleaved; BENCH_VARIANTS="--flag A=b;--other" adds this checkout with
 // each of those node flags and KEY=value variables instead of the image's. BENCH_ROUNDS (default 3), BENCH_DURATION_S
-// of load (default 5).
+// of load (default 5), BENCH_RATE=<req/s> holds every variant to that rate, so CPU per request compares like with like
+// (unset: as fast as each answers, and a slower variant's requests each cost more CPU, coalescing less).
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,6 +18,7 @@ import { startUntilHealthy, stopGently } from './spawn-until-healthy.ts';
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 5);
 const CONNECTIONS = 10;
+const RATE = process.env.BENCH_RATE ? Number(process.env.BENCH_RATE) : undefined;
 const TARGET = 'function-pod-name-label';
 
 interface Variant {
@@ -32,6 +34,8 @@ interface Figures {
   idleMiB: number;
   peakMiB: number;
   afterMiB: number;
+  /** Of the RSS after load, the file-backed pages (the node binary's: shared by every process running it). */
+  afterFileMiB: number;
   requestsPerSecond: number;
   cpuMicrosPerRequest: number;
 }
@@ -46,16 +50,18 @@ async function measureOnce(variant: Variant, port: number, measured: boolean): P
     // Idle: what it holds once start-up garbage had a chance to go (no forced GC: the process as deployed).
     await new Promise((resolve) => setTimeout(resolve, 1500));
     const idleMiB = readProcess(pid).rss / MiB;
-    if (!measured) return { startCpuMs, idleMiB, peakMiB: 0, afterMiB: 0, requestsPerSecond: 0, cpuMicrosPerRequest: 0 };
+    if (!measured) return { startCpuMs, idleMiB, peakMiB: 0, afterMiB: 0, afterFileMiB: 0, requestsPerSecond: 0, cpuMicrosPerRequest: 0 };
     const before = readProcess(pid).cpuMs;
-    const run = await autocannonPost({ url: `http://127.0.0.1:${port}/`, body, connections: CONNECTIONS, seconds: DURATION_S });
+    const run = await autocannonPost({ url: `http://127.0.0.1:${port}/`, body, connections: CONNECTIONS, seconds: DURATION_S, ...(RATE ? { rate: RATE } : {}) });
     const after = readProcess(pid);
     await new Promise((resolve) => setTimeout(resolve, 1500));
+    const settled = readProcess(pid);
     return {
       startCpuMs,
       idleMiB,
       peakMiB: after.peakRss / MiB,
-      afterMiB: readProcess(pid).rss / MiB,
+      afterMiB: settled.rss / MiB,
+      afterFileMiB: settled.rssFile / MiB,
       requestsPerSecond: run.requests / DURATION_S,
       cpuMicrosPerRequest: ((after.cpuMs - before) * 1000) / run.requests,
     };
@@ -86,7 +92,7 @@ async function main(): Promise<void> {
     variants.push({ name: `this checkout, ${spec.trim()}`, root: ROOT, env: { ...env, ...cache(spec) }, nodeFlags: words.filter((w) => w.startsWith('-')) });
   }
   const port = 20_000 + (process.pid % 20_000);
-  console.log(`bench:function-memory  ${ROUNDS} rounds, ${DURATION_S} s of ${CONNECTIONS}-connection POSTs (${body.length} bytes) each; uptime at start: ${machineLoad()}`);
+  console.log(`bench:function-memory  ${ROUNDS} rounds, ${DURATION_S} s of ${CONNECTIONS}-connection POSTs (${body.length} bytes) each${RATE ? ` at ${RATE} req/s` : ''}; uptime at start: ${machineLoad()}`);
   // One unmeasured start each fills its compile cache (as the image build does).
   for (const variant of variants) await measureOnce(variant, port, false);
   const results = new Map<string, Figures[]>(variants.map((v) => [v.name, []]));
@@ -100,16 +106,16 @@ async function main(): Promise<void> {
   const medians = (name: string) => {
     const figures = results.get(name)!;
     const m = (key: keyof Figures) => percentile(figures.map((f) => f[key]), 50);
-    return { startCpuMs: m('startCpuMs'), idleMiB: m('idleMiB'), peakMiB: m('peakMiB'), afterMiB: m('afterMiB'), requestsPerSecond: m('requestsPerSecond'), cpuMicrosPerRequest: m('cpuMicrosPerRequest') };
+    return { startCpuMs: m('startCpuMs'), idleMiB: m('idleMiB'), peakMiB: m('peakMiB'), afterMiB: m('afterMiB'), afterFileMiB: m('afterFileMiB'), requestsPerSecond: m('requestsPerSecond'), cpuMicrosPerRequest: m('cpuMicrosPerRequest') };
   };
   const base = medians(variants[0]!.name);
   console.log(`\nmedians; ratios against "${variants[0]!.name}" (same run)\n`);
-  console.log('| variant | start CPU | idle RSS | peak RSS under load | RSS after load | req/s | CPU/req | idle / peak ratio | CPU/req ratio |');
+  console.log('| variant | start CPU | idle RSS | peak RSS under load | RSS after load (file-backed) | req/s | CPU/req | idle / peak ratio | CPU/req ratio |');
   console.log('|---|---|---|---|---|---|---|---|---|');
   for (const variant of variants) {
     const f = medians(variant.name);
     console.log(
-      `| ${variant.name} | ${f.startCpuMs.toFixed(0)} ms | ${f.idleMiB.toFixed(1)} MiB | ${f.peakMiB.toFixed(1)} MiB | ${f.afterMiB.toFixed(1)} MiB | ${f.requestsPerSecond.toFixed(0)} | ${f.cpuMicrosPerRequest.toFixed(0)} us | ` +
+      `| ${variant.name} | ${f.startCpuMs.toFixed(0)} ms | ${f.idleMiB.toFixed(1)} MiB | ${f.peakMiB.toFixed(1)} MiB | ${f.afterMiB.toFixed(1)} MiB (${f.afterFileMiB.toFixed(1)}) | ${f.requestsPerSecond.toFixed(0)} | ${f.cpuMicrosPerRequest.toFixed(0)} us | ` +
         `${(f.idleMiB / base.idleMiB).toFixed(2)}x / ${(f.peakMiB / base.peakMiB).toFixed(2)}x | ${(f.cpuMicrosPerRequest / base.cpuMicrosPerRequest).toFixed(2)}x |`,
     );
   }

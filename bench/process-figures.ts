@@ -41,6 +41,8 @@ export interface ProcessReading {
   /** Resident set now and its peak over the process's life (VmHWM), in bytes. */
   rss: number;
   peakRss: number;
+  /** Of `rss`, pages backed by files (the node binary's code and read-only data): shared between processes running the same binary. */
+  rssFile: number;
   /** Times the main thread was taken off a CPU so far, waiting (voluntary) or preempted (involuntary). */
   switches: number;
 }
@@ -54,7 +56,7 @@ export function readProcess(pid: number): ProcessReading {
   const ticks = Number(fields[11]) + Number(fields[12]);
   const kib = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? Number.NaN) * 1024;
   const switches = [...status.matchAll(/^(?:non)?voluntary_ctxt_switches:\s+(\d+)$/gm)].reduce((n, m) => n + Number(m[1]), 0);
-  return { cpuMs: ticks * 10, rss: kib('VmRSS'), peakRss: kib('VmHWM'), switches };
+  return { cpuMs: ticks * 10, rss: kib('VmRSS'), peakRss: kib('VmHWM'), rssFile: kib('RssFile'), switches };
 }
 
 /** Times the main thread went to sleep on its own (voluntary context switches): a Node process's event-loop wake-ups. */

@@ -94,7 +94,7 @@ async function measure(s: VersusSettings, mode: LimitMode, side: Side, work: Wor
   const fnBefore = readProcess(s.functionPid);
   let started = performance.now();
   const controller = await startController(s, mode, side, namespace);
-  let before: ProcessReading = { cpuMs: 0, rss: 0, peakRss: 0, switches: 0 };
+  let before: ProcessReading = { cpuMs: 0, rss: 0, peakRss: 0, rssFile: 0, switches: 0 };
   let after: ProcessReading;
   let fnAfter: ProcessReading;
   let idleRss = 0;

@@ -1,0 +1,29 @@
+// The function images' node flags do on this Node what docs/performance.md measured them for: hot code is optimized
+// by Maglev and never by TurboFan (--max-opt=2), on the main thread (--single-threaded).
+import { execFileSync } from 'node:child_process';
+import { describe, expect, it } from 'vitest';
+import { FUNCTION_NODE_FLAGS } from './node-flags.ts';
+
+// V8's %GetOptimizationStatus bits (runtime-test.cc): 1 << 5 Maglev code, 1 << 6 TurboFan code.
+const HOT_FUNCTION_TIERS = `
+  function hot(o) { return o.a + o.b * 2; }
+  let sum = 0;
+  for (let i = 0; i < 2e6; i++) sum += hot({ a: i, b: 1 });
+  const status = %GetOptimizationStatus(hot);
+  console.log(JSON.stringify({ maglev: (status & 32) !== 0, turbofan: (status & 64) !== 0 }));
+`;
+
+function tiersUnder(flags: readonly string[]): { maglev: boolean; turbofan: boolean } {
+  const out = execFileSync(process.execPath, [...flags, '--allow-natives-syntax', '-e', HOT_FUNCTION_TIERS], { encoding: 'utf8', env: { PATH: process.env.PATH } });
+  return JSON.parse(out) as { maglev: boolean; turbofan: boolean };
+}
+
+describe('the function node flags (cli/node-flags.ts)', () => {
+  it('leave a hot function optimized by Maglev, never by TurboFan', () => {
+    expect(tiersUnder(FUNCTION_NODE_FLAGS)).toEqual({ maglev: true, turbofan: false });
+  });
+
+  it('are what keeps TurboFan out: on the main thread alone, the same function reaches TurboFan', () => {
+    expect(tiersUnder(['--single-threaded'])).toEqual({ maglev: false, turbofan: true });
+  });
+});

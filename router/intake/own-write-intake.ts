@@ -1,9 +1,9 @@
-// The watch event of the router's own write (reconcile/own-writes.ts) settled at intake: on a key its queue does
-// not hold, the event is recognised before it takes a queue item, a worker, a trace and metric updates, and
+// The watch event of the router's own write (reconcile/own-writes.ts) settled before it takes a queue item, a worker,
+// a trace and metric updates: at intake on a key the queue does not hold, or when the reconcile in flight ends; it
 // leaves the same history entry (outcome own-write-seen) its reconcile would have, so `kubeloop why` is unchanged.
 import type { KubeObject, Trigger } from '../../lib/contract/types.ts';
 import type { LoopConfig } from '../base/loop-spec.ts';
-import { watchEvent } from '../base/watch-events.ts';
+import { watchEvent, type WatchEvent } from '../base/watch-events.ts';
 import type { FlightRecorder } from '../reconcile/flight-recorder.ts';
 import type { OwnWrites } from '../reconcile/own-writes.ts';
 import { finalizerPhase } from '../reconcile/reconcile-decision.ts';
@@ -47,4 +47,15 @@ export function settleOwnWrite(intake: OwnWriteIntake, key: string, object: Kube
   intake.queue.forget(key);
   recordSettledEvent(intake.history, intake.loop.id, key, watchEvent('primary', trigger.type, object), OWN_WRITE_SEEN);
   return true;
+}
+
+/**
+ * The same for an event that arrived while the key's reconcile was in flight, before its PATCH's reply said which
+ * version our write made: settled once that reconcile ends, when it is the key's one event since (a MODIFIED of the
+ * primary) and the cache still holds that version (a status write since, and the key runs again as before).
+ */
+export function settleWaitingOwnWrite(intake: OwnWriteIntake, key: string, trigger: Trigger, event: WatchEvent | undefined, cached: KubeObject | undefined): boolean {
+  if (event?.source !== 'primary' || event.type !== 'MODIFIED' || trigger.type !== 'MODIFIED') return false;
+  if (cached === undefined || cached.metadata?.resourceVersion !== event.resourceVersion) return false;
+  return settleOwnWrite(intake, key, cached, trigger);
 }

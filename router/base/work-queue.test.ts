@@ -100,6 +100,30 @@ describe('WorkQueue', () => {
     expect(seen).toEqual([1, 5]);
   });
 
+  it('reports a settleDirty that throws and runs the key again, as without it', async () => {
+    const gate = deferred();
+    const seen: number[] = [];
+    const errors: string[] = [];
+    const queue = new WorkQueue<number>({
+      concurrency: 1,
+      process: async (item) => {
+        seen.push(item.payload);
+        if (seen.length === 1) await gate.promise;
+      },
+      settleDirty: () => {
+        throw new Error('broken');
+      },
+      onError: (key, error) => errors.push(`${key}: ${(error as Error).message}`),
+    });
+    queue.add('k', 1);
+    queue.add('k', 2);
+    queue.add('other', 3);
+    gate.resolve();
+    await queue.idle();
+    expect(seen.sort()).toEqual([1, 2, 3]);
+    expect(errors).toEqual(['k: broken']);
+  });
+
   it('holds a key while it waits and while it is processed, not once it is done', async () => {
     const gate = deferred();
     const queue = new WorkQueue<string>({ concurrency: 1, process: async (item) => (item.key === 'blocker' ? gate.promise : undefined) });

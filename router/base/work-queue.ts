@@ -235,6 +235,16 @@ export class WorkQueue<T> {
     return true;
   }
 
+  /** Whether the caller settled a dirty add; a caller that throws is reported and the key runs again as usual. */
+  #settledDirty(key: string, payload: T): boolean {
+    try {
+      return this.#options.settleDirty?.(key, payload) ?? false;
+    } catch (error) {
+      this.#options.onError?.(key, error);
+      return false;
+    }
+  }
+
   #run(item: QueueItem<T>): void {
     this.#active += 1;
     this.#processing.add(item.key);
@@ -248,7 +258,7 @@ export class WorkQueue<T> {
         this.#processing.delete(item.key);
         const dirty = this.#dirty.get(item.key);
         if (dirty && !this.#stopped) this.#dirty.delete(item.key);
-        if (dirty && !this.#stopped && !this.#options.settleDirty?.(item.key, dirty.payload)) {
+        if (dirty && !this.#stopped && !this.#settledDirty(item.key, dirty.payload)) {
           this.#waiting.set(item.key, dirty);
           (dirty.priority === 'high' ? this.#high : this.#low).add(item.key);
         }

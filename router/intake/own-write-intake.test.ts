@@ -79,9 +79,10 @@ describe('settleOwnWrite', () => {
   it('settles the event that waited while the reconcile was in flight, when it is the one event since and still cached', () => {
     const t = intake();
     t.ownWrites.remember('shop/web-1', '11');
-    expect(settleWaitingOwnWrite(t.settings, 'shop/web-1', modified, watchEvent('primary', 'MODIFIED', pod('11')), pod('11'))).toBe(true);
+    const arrived = watchEvent('primary', 'MODIFIED', pod('11'), 1_000);
+    expect(settleWaitingOwnWrite(t.settings, 'shop/web-1', modified, arrived, pod('11'))).toBe(true);
     expect(t.counted()).toBe(1);
-    expect(t.history.history(loop.id, 'shop/web-1')[0]).toMatchObject({ outcome: OWN_WRITE_SEEN });
+    expect(t.history.history(loop.id, 'shop/web-1')[0]).toMatchObject({ outcome: OWN_WRITE_SEEN, triggers: [arrived] });
   });
 
   it('leaves to the queue a waiting child event, more than one event, or a cache that moved past the event (the entry untouched)', () => {

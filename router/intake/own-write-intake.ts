@@ -39,13 +39,13 @@ export interface OwnWriteIntake {
  * forgets the key's failures (as the reconcile's `forget` step would) and the history records it. Either way a
  * consulted entry is used up, as in the reconcile: any later event for the key is a real change.
  */
-export function settleOwnWrite(intake: OwnWriteIntake, key: string, object: KubeObject, trigger: Trigger): boolean {
+export function settleOwnWrite(intake: OwnWriteIntake, key: string, object: KubeObject, trigger: Trigger, event?: WatchEvent): boolean {
   if (intake.ownWrites.size === 0) return false;
   if (!maySettleAtIntake(intake.loop, object, trigger, { queued: intake.queue.holds(key), hasFunction: intake.hasFunction() })) return false;
   if (!intake.ownWrites.consume(key, object.metadata?.resourceVersion)) return false;
   intake.counted();
   intake.queue.forget(key);
-  recordSettledEvent(intake.history, intake.loop.id, key, watchEvent('primary', trigger.type, object), OWN_WRITE_SEEN);
+  recordSettledEvent(intake.history, intake.loop.id, key, event ?? watchEvent('primary', trigger.type, object), OWN_WRITE_SEEN);
   return true;
 }
 
@@ -57,5 +57,6 @@ export function settleOwnWrite(intake: OwnWriteIntake, key: string, object: Kube
 export function settleWaitingOwnWrite(intake: OwnWriteIntake, key: string, trigger: Trigger, event: WatchEvent | undefined, cached: KubeObject | undefined): boolean {
   if (event?.source !== 'primary' || event.type !== 'MODIFIED' || trigger.type !== 'MODIFIED') return false;
   if (cached === undefined || cached.metadata?.resourceVersion !== event.resourceVersion) return false;
-  return settleOwnWrite(intake, key, cached, trigger);
+  // The history keeps the event as it arrived (its time), as the reconcile it replaces would have.
+  return settleOwnWrite(intake, key, cached, trigger, event);
 }

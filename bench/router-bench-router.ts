@@ -95,6 +95,8 @@ async function counters(router: Router): Promise<Record<string, number>> {
       if (metric.name === 'kubeloop_router_own_write_skips_total') add('own-write skips', v.value);
       // Passes through the queue and reconciles (an own write's event settled at intake is neither).
       if (metric.name === 'workqueue_adds_total') add('queue adds', v.value);
+      // Objects the informers took in, from lists and watches (a live pod's ADDED, binding, status writes, our patch).
+      if (metric.name === 'kubeloop_router_informer_events_total') add('informer events', v.value);
       if (metric.name === 'controller_runtime_reconcile_total') add('reconciles', v.value);
       // PATCHes sent, and those the server refused as stale (a failed resourceVersion test answers 422).
       if (metric.name === 'rest_client_requests_total' && v.labels.method === 'PATCH') add('patches', v.value);

@@ -69,7 +69,7 @@ async function startController(s: VersusSettings, mode: LimitMode, side: Side, n
       const mean = (key: string) => `${(((counters[`${key} seconds`] ?? 0) / (counters[`${key} observed`] || 1)) * 1000).toFixed(1)} ms`;
       console.log(`    ${side}: a key's mean time queued ${mean('queued')}, in its reconcile ${mean('reconcile')}, of which the function call ${mean('function call')}; a PATCH's round trip ${mean('patch')}`);
       const perPod = (key: string) => (counters[key] === undefined ? 'n/a' : (counters[key] / pods).toFixed(2));
-      console.log(`    ${side}: per pod ${perPod('queue adds')} queue adds, ${perPod('reconciles')} reconciles, ${perPod('own-write skips')} own-write skips, ${perPod('patches')} PATCHes (${perPod('patches refused')} refused 422)`);
+      console.log(`    ${side}: per pod ${perPod('informer events')} informer events, ${perPod('queue adds')} queue adds, ${perPod('reconciles')} reconciles, ${perPod('own-write skips')} own-write skips, ${perPod('patches')} PATCHes (${perPod('patches refused')} refused 422)`);
       const calls = Object.entries(counters).reduce((sum, [key, value]) => (key.startsWith('calls ') ? sum + value : sum), 0);
       return { conflicts: counters['action patch/conflict'] ?? 0, calls: counters['calls 2xx'] ?? 0, requests: calls - (counters['batched calls'] ?? 0) + (counters.batches ?? 0), atPeak };
     },

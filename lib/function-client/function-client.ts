@@ -3,11 +3,11 @@
 // (guarded-connect.ts); signs requests and checks signed replies; reads replies within a byte cap, a JSON
 // value budget and a shared in-flight budget, all before JSON.parse; and classifies every failure.
 import type { IncomingHttpHeaders } from 'node:http';
-import { Agent, errors as undiciErrors, type Dispatcher } from 'undici';
+import { Agent, errors as undiciErrors } from 'undici';
 import { signRequest, verifyReply, type SigningKeys } from '../signing/webhook-signature.ts';
 import { guardedConnector, type AddressGuard } from './guarded-connect.ts';
-import { JsonValueBudget } from './json-value-budget.ts';
 import { DEFAULT_REPLY_LIMITS, InFlightBytes, type ReplyLimits } from './reply-limits.ts';
+import { ReplyReader, type ReplyRead } from './reply-reader.ts';
 
 export interface FunctionCall {
   url: string;
@@ -54,9 +54,6 @@ export interface FunctionClient {
   close(): Promise<void>;
 }
 
-/** How much of an error body the log gets. */
-const DETAIL_BYTES = 2048;
-
 export function createFunctionClient(options: FunctionClientOptions = {}): FunctionClient {
   const limits: ReplyLimits = { ...DEFAULT_REPLY_LIMITS, ...options.limits };
   const inFlight = options.inFlight ?? new InFlightBytes();
@@ -77,31 +74,43 @@ export function createFunctionClient(options: FunctionClientOptions = {}): Funct
     const target = new URL(request.url);
     const signed = request.signing ? signRequest(request.signing.keys, request.signing.audience, request.body) : undefined;
     const release = pools.use(request.caBundle);
-    // The whole call (connect, headers, every body chunk) has one deadline. AbortSignal.timeout's timer cannot
-    // be cleared: it fired after every finished call and built a TimeoutError for nobody (~2 % of the router's CPU).
-    const deadline = new AbortController();
-    const timer = setTimeout(() => deadline.abort(new DOMException('The operation was aborted due to timeout', 'TimeoutError')), request.timeoutMs);
+    const items = Math.max(1, request.replyItems ?? 1);
+    const callLimits = items === 1 ? limits : { ...limits, maxBytes: limits.maxBytes * items, maxValues: limits.maxValues * items };
+    let timer: NodeJS.Timeout | undefined;
     try {
-      const response = await pools.get(request.caBundle).request({
-        origin: target.origin,
-        path: target.pathname + target.search,
-        method: 'POST',
-        headers: { 'content-type': 'application/json', ...request.headers, ...signed },
-        body: request.body,
-        headersTimeout: request.timeoutMs,
-        bodyTimeout: request.timeoutMs,
-        signal: deadline.signal,
+      const read = await new Promise<ReplyRead>((settle) => {
+        const reader = new ReplyReader(callLimits, inFlight, settle);
+        // The whole call (connect, headers, every body chunk) has one deadline. AbortSignal.timeout's timer cannot
+        // be cleared: it fired after every finished call and built a TimeoutError for nobody (~2 % of the router's CPU).
+        timer = setTimeout(() => reader.abort(new DOMException('The operation was aborted due to timeout', 'TimeoutError')), request.timeoutMs);
+        try {
+          pools.get(request.caBundle).dispatch(
+            {
+              origin: target.origin,
+              path: target.pathname + target.search,
+              method: 'POST',
+              headers: { 'content-type': 'application/json', ...request.headers, ...signed },
+              body: request.body,
+              headersTimeout: request.timeoutMs,
+              bodyTimeout: request.timeoutMs,
+            },
+            reader,
+          );
+        } catch (error) {
+          settle({ kind: 'error', error });
+        }
       });
-      if (response.statusCode !== 200) {
-        return { kind: 'status', status: response.statusCode, headers: response.headers, detail: await readDetail(response.body) };
+      switch (read.kind) {
+        case 'error':
+          return transportFailure(read.error, request.url, request.timeoutMs);
+        case 'status':
+          return { kind: 'status', status: read.status, headers: read.headers, detail: read.detail };
+        case 'refused':
+          return { kind: 'failed', reason: read.reason, status: 200, message: read.message };
       }
-      const items = Math.max(1, request.replyItems ?? 1);
-      const callLimits = items === 1 ? limits : { ...limits, maxBytes: limits.maxBytes * items, maxValues: limits.maxValues * items };
-      const read = await readReply(response.body, response.headers, callLimits, inFlight);
-      if (!read.ok) return read.failure;
       try {
         if (signed && request.signing) {
-          const check = verifyReply(request.signing.keys, request.signing.audience, signed['webhook-id'], response.headers, read.text);
+          const check = verifyReply(request.signing.keys, request.signing.audience, signed['webhook-id'], read.headers, read.text);
           if (!check.ok) return { kind: 'failed', reason: 'InvalidSignature', status: 200, message: `reply signature refused: ${check.message} (nothing was applied)` };
         }
         let value: unknown;
@@ -110,7 +119,7 @@ export function createFunctionClient(options: FunctionClientOptions = {}): Funct
         } catch {
           return { kind: 'failed', reason: 'NotJson', status: 200, message: 'reply is not JSON' };
         }
-        return { kind: 'reply', status: 200, headers: response.headers, value };
+        return { kind: 'reply', status: 200, headers: read.headers, value };
       } finally {
         read.release();
       }
@@ -129,57 +138,6 @@ export function createFunctionClient(options: FunctionClientOptions = {}): Funct
     },
     close: () => pools.closeAll(),
   };
-}
-
-type ReadResult = { ok: true; text: string; release: () => void } | { ok: false; failure: Extract<CallOutcome, { kind: 'failed' }> };
-
-/**
- * Reads a 200 body chunk by chunk: each chunk is counted against the byte cap (whatever Content-Length
- * said), the JSON value and depth budget, and the shared in-flight budget. The first limit crossed
- * destroys the stream (and its connection): the rest is never read.
- */
-async function readReply(body: Dispatcher.ResponseData['body'], headers: IncomingHttpHeaders, limits: ReplyLimits, inFlight: InFlightBytes): Promise<ReadResult> {
-  const fail = (reason: CallFailureReason, message: string): ReadResult => ({ ok: false, failure: { kind: 'failed', reason, status: 200, message } });
-  const declared = Number(headers['content-length']);
-  if (Number.isFinite(declared) && declared > limits.maxBytes) {
-    body.destroy();
-    return fail('TooLarge', `reply is larger than ${limits.maxBytes} bytes; cut off at the limit`);
-  }
-  const budget = new JsonValueBudget(limits.maxValues, limits.maxDepth);
-  const chunks: Buffer[] = [];
-  let size = 0;
-  const release = () => inFlight.release(size);
-  try {
-    for await (const chunk of body as AsyncIterable<Buffer>) {
-      if (size + chunk.length > limits.maxBytes) return (release(), body.destroy(), fail('TooLarge', `reply is larger than ${limits.maxBytes} bytes; cut off at the limit`));
-      if (!inFlight.tryReserve(chunk.length)) {
-        return (release(), body.destroy(), fail('Overloaded', `the caller's budget for replies in flight (${inFlight.max} bytes) is in use by other replies; retried later`));
-      }
-      size += chunk.length;
-      chunks.push(chunk);
-      const verdict = budget.feed(chunk);
-      if (!verdict.ok) return (release(), body.destroy(), fail('TooManyValues', `reply ${verdict.message}; refused before parsing`));
-    }
-  } catch (error) {
-    release();
-    throw error;
-  }
-  return { ok: true, text: Buffer.concat(chunks, size).toString('utf8'), release };
-}
-
-/** The start of an error body, for the log. */
-async function readDetail(body: Dispatcher.ResponseData['body']): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of body as AsyncIterable<Buffer>) {
-    chunks.push(chunk);
-    size += chunk.length;
-    if (size >= DETAIL_BYTES) {
-      body.destroy();
-      break;
-    }
-  }
-  return Buffer.concat(chunks).subarray(0, DETAIL_BYTES).toString('utf8').replace(/\s+/g, ' ').trim();
 }
 
 export function transportFailure(error: unknown, url: string, timeoutMs: number): Extract<CallOutcome, { kind: 'failed' }> {

@@ -123,8 +123,11 @@ export class NodeHttp2Writes {
       stream.on('data', (chunk: Buffer) => chunks.push(chunk));
       stream.once('end', () => settle({ kind: 'reply', reply: { ...reply, text: Buffer.concat(chunks).toString('utf8') } }));
       stream.once('error', (error) => settle(this.#failure(r, stream, error)));
-      // Reset by the server or a closing session without an error event: never leave the request hanging.
-      stream.once('close', () => settle(this.#failure(r, stream, withCode(new Error(`${r.method} ${r.path}: the HTTP/2 stream closed before its answer (code ${stream.rstCode})`), 'ECONNRESET'))));
+      // Reset by the server or a closing session without an error event: never leave the request hanging. Every
+      // stream closes, most after their answer: the error (and its stack) is built only for one that had none.
+      stream.once('close', () => {
+        if (!settled) settle(this.#failure(r, stream, withCode(new Error(`${r.method} ${r.path}: the HTTP/2 stream closed before its answer (code ${stream.rstCode})`), 'ECONNRESET')));
+      });
       stream.end(r.body);
     });
   }

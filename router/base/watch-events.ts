@@ -66,6 +66,12 @@ export class WatchEventLog {
     this.#byKey.delete(key);
   }
 
+  /** The key's one event since it was last taken, when it has exactly one (the log keeps it). */
+  single(key: string): WatchEvent | undefined {
+    const events = this.#byKey.get(key);
+    return events?.length === 1 ? events[0] : undefined;
+  }
+
   get size(): number {
     return this.#byKey.size;
   }

@@ -57,6 +57,73 @@ describe('WorkQueue', () => {
     expect(calls).toBe(2);
   });
 
+  it('does not run a key again for an add during its call that the caller settles when the call ends', async () => {
+    const gate = deferred();
+    const seen: number[] = [];
+    const settled: Array<[string, number]> = [];
+    const queue = new WorkQueue<number>({
+      concurrency: 4,
+      process: async (item) => {
+        seen.push(item.payload);
+        if (seen.length === 1) await gate.promise;
+      },
+      // Settles payload 2 (our own write's event), leaves anything else to run.
+      settleDirty: (key, payload) => (settled.push([key, payload]), payload === 2),
+    });
+    queue.add('k', 1);
+    queue.add('k', 2);
+    gate.resolve();
+    await queue.idle();
+    expect(seen).toEqual([1]);
+    expect(settled).toEqual([['k', 2]]);
+    expect(queue.holds('k')).toBe(false);
+    queue.add('k', 3);
+    await queue.idle();
+    expect(seen).toEqual([1, 3]);
+  });
+
+  it('runs a key again for an add during its call that the caller does not settle', async () => {
+    const gate = deferred();
+    const seen: number[] = [];
+    const queue = new WorkQueue<number>({
+      concurrency: 4,
+      process: async (item) => {
+        seen.push(item.payload);
+        if (seen.length === 1) await gate.promise;
+      },
+      settleDirty: () => false,
+    });
+    queue.add('k', 1);
+    queue.add('k', 5);
+    gate.resolve();
+    await queue.idle();
+    expect(seen).toEqual([1, 5]);
+  });
+
+  it('reports a settleDirty that throws and runs the key again, as without it', async () => {
+    const gate = deferred();
+    const seen: number[] = [];
+    const errors: string[] = [];
+    const queue = new WorkQueue<number>({
+      concurrency: 1,
+      process: async (item) => {
+        seen.push(item.payload);
+        if (seen.length === 1) await gate.promise;
+      },
+      settleDirty: () => {
+        throw new Error('broken');
+      },
+      onError: (key, error) => errors.push(`${key}: ${(error as Error).message}`),
+    });
+    queue.add('k', 1);
+    queue.add('k', 2);
+    queue.add('other', 3);
+    gate.resolve();
+    await queue.idle();
+    expect(seen.sort()).toEqual([1, 2, 3]);
+    expect(errors).toEqual(['k: broken']);
+  });
+
   it('holds a key while it waits and while it is processed, not once it is done', async () => {
     const gate = deferred();
     const queue = new WorkQueue<string>({ concurrency: 1, process: async (item) => (item.key === 'blocker' ? gate.promise : undefined) });

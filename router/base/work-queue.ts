@@ -28,6 +28,11 @@ export interface WorkQueueOptions<T> {
   onAdd?: () => void;
   onDelayedAdd?: () => void;
   /**
+   * A key's call ended while an add for it waited (dirty): true when the caller settled that add itself (the
+   * watch event of the router's own write), so the key does not run again for it.
+   */
+  settleDirty?: (key: string, payload: T) => boolean;
+  /**
    * The router-wide cap on calls in flight, shared fairly across tenants: with it, every call also waits for
    * a slot (fair-scheduler.ts); the per-key guarantee and `concurrency` hold as without it.
    */
@@ -230,6 +235,16 @@ export class WorkQueue<T> {
     return true;
   }
 
+  /** Whether the caller settled a dirty add; a caller that throws is reported and the key runs again as usual. */
+  #settledDirty(key: string, payload: T): boolean {
+    try {
+      return this.#options.settleDirty?.(key, payload) ?? false;
+    } catch (error) {
+      this.#options.onError?.(key, error);
+      return false;
+    }
+  }
+
   #run(item: QueueItem<T>): void {
     this.#active += 1;
     this.#processing.add(item.key);
@@ -242,8 +257,8 @@ export class WorkQueue<T> {
         this.#active -= 1;
         this.#processing.delete(item.key);
         const dirty = this.#dirty.get(item.key);
-        if (dirty && !this.#stopped) {
-          this.#dirty.delete(item.key);
+        if (dirty && !this.#stopped) this.#dirty.delete(item.key);
+        if (dirty && !this.#stopped && !this.#settledDirty(item.key, dirty.payload)) {
           this.#waiting.set(item.key, dirty);
           (dirty.priority === 'high' ? this.#high : this.#low).add(item.key);
         }

@@ -21,7 +21,7 @@ import { loopMetrics, type LoopMetrics, type ReconcileResult } from '../base/rou
 import { loopBatcher } from '../reconcile/call-batcher.ts';
 import { subscribeRunner } from './runner-handlers.ts';
 import { FunctionEndpoint } from './function-endpoint.ts';
-import { settleOwnWrite, type OwnWriteIntake } from './own-write-intake.ts';
+import { settleOwnWrite, settleWaitingOwnWrite, type OwnWriteIntake } from './own-write-intake.ts';
 import { RelatedWatch } from './related-watch.ts';
 import { RunnerShard } from '../sharding/runner-shard.ts';
 import type { ShardGate } from '../sharding/shard-member.ts';
@@ -103,6 +103,7 @@ export class LoopRunner {
       concurrency: loop.maxConcurrency,
       merge: mergeTriggers,
       process: (item) => this.#process(item),
+      settleDirty: (key, trigger) => this.#settleDirty(key, trigger),
       ...(deps.scheduler ? { fairShare: { scheduler: deps.scheduler, tenant: tenantOf(loop), id: loop.id } } : {}),
       onError: (key, error) => deps.logger.error({ loop: loop.id, key, err: error instanceof Error ? error.stack : String(error) }, 'reconcile crashed'),
     });
@@ -261,6 +262,13 @@ export class LoopRunner {
     if (event === undefined && settleOwnWrite(this.#ownWriteIntake, key, object, trigger)) return;
     this.#watchEvents.add(key, event ?? watchEvent(trigger.type === 'RESYNC' ? 'resync' : 'primary', trigger.type, object));
     this.#queue.add(key, trigger, priority);
+  }
+
+  /** A reconcile ended while a watch event waited: the event of its own patch is settled, not run again. */
+  #settleDirty(key: string, trigger: Trigger): boolean {
+    if (!settleWaitingOwnWrite(this.#ownWriteIntake, key, trigger, this.#watchEvents.single(key), this.#primary?.informer.store.get(key))) return false;
+    this.#watchEvents.forget(key);
+    return true;
   }
 
   /** A related object changed: its primaries are called if this Loop selects them (and this member owns them). */

@@ -3,7 +3,8 @@ import type { KubeObject, Trigger } from '../../lib/contract/types.ts';
 import { parseLoop } from '../base/loop-spec.ts';
 import { FlightRecorder } from '../reconcile/flight-recorder.ts';
 import { OwnWrites } from '../reconcile/own-writes.ts';
-import { maySettleAtIntake, OWN_WRITE_SEEN, settleOwnWrite, type OwnWriteIntake } from './own-write-intake.ts';
+import { watchEvent } from '../base/watch-events.ts';
+import { maySettleAtIntake, OWN_WRITE_SEEN, settleOwnWrite, settleWaitingOwnWrite, type OwnWriteIntake } from './own-write-intake.ts';
 
 const spec = { for: { apiVersion: 'v1', kind: 'Pod' }, serviceAccount: { namespace: 'shop', name: 's' }, function: { url: 'http://f.team.svc:80/' } };
 const loop = parseLoop({ kind: 'ClusterLoop', metadata: { name: 'label' }, spec });
@@ -73,6 +74,24 @@ describe('settleOwnWrite', () => {
     expect(t.ownWrites.size).toBe(0);
     expect(t.counted()).toBe(0);
     expect(t.history.history(loop.id, 'shop/web-1')).toEqual([]);
+  });
+
+  it('settles the event that waited while the reconcile was in flight, when it is the one event since and still cached', () => {
+    const t = intake();
+    t.ownWrites.remember('shop/web-1', '11');
+    const arrived = watchEvent('primary', 'MODIFIED', pod('11'), 1_000);
+    expect(settleWaitingOwnWrite(t.settings, 'shop/web-1', modified, arrived, pod('11'))).toBe(true);
+    expect(t.counted()).toBe(1);
+    expect(t.history.history(loop.id, 'shop/web-1')[0]).toMatchObject({ outcome: OWN_WRITE_SEEN, triggers: [arrived] });
+  });
+
+  it('leaves to the queue a waiting child event, more than one event, or a cache that moved past the event (the entry untouched)', () => {
+    const t = intake();
+    t.ownWrites.remember('shop/web-1', '11');
+    expect(settleWaitingOwnWrite(t.settings, 'shop/web-1', { type: 'CHILD' } as Trigger, watchEvent('child', 'MODIFIED', pod('3')), pod('11'))).toBe(false);
+    expect(settleWaitingOwnWrite(t.settings, 'shop/web-1', modified, undefined, pod('11'))).toBe(false);
+    expect(settleWaitingOwnWrite(t.settings, 'shop/web-1', modified, watchEvent('primary', 'MODIFIED', pod('11')), pod('12'))).toBe(false);
+    expect(t.ownWrites.consume('shop/web-1', '11')).toBe(true);
   });
 
   it('does not touch the entry of a key the queue holds: its reconcile consumes it', () => {

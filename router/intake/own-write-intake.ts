@@ -1,9 +1,9 @@
-// The watch event of the router's own write (reconcile/own-writes.ts) settled at intake: on a key its queue does
-// not hold, the event is recognised before it takes a queue item, a worker, a trace and metric updates, and
+// The watch event of the router's own write (reconcile/own-writes.ts) settled before it takes a queue item, a worker,
+// a trace and metric updates: at intake on a key the queue does not hold, or when the reconcile in flight ends; it
 // leaves the same history entry (outcome own-write-seen) its reconcile would have, so `kubeloop why` is unchanged.
 import type { KubeObject, Trigger } from '../../lib/contract/types.ts';
 import type { LoopConfig } from '../base/loop-spec.ts';
-import { watchEvent } from '../base/watch-events.ts';
+import { watchEvent, type WatchEvent } from '../base/watch-events.ts';
 import type { FlightRecorder } from '../reconcile/flight-recorder.ts';
 import type { OwnWrites } from '../reconcile/own-writes.ts';
 import { finalizerPhase } from '../reconcile/reconcile-decision.ts';
@@ -39,12 +39,24 @@ export interface OwnWriteIntake {
  * forgets the key's failures (as the reconcile's `forget` step would) and the history records it. Either way a
  * consulted entry is used up, as in the reconcile: any later event for the key is a real change.
  */
-export function settleOwnWrite(intake: OwnWriteIntake, key: string, object: KubeObject, trigger: Trigger): boolean {
+export function settleOwnWrite(intake: OwnWriteIntake, key: string, object: KubeObject, trigger: Trigger, event?: WatchEvent): boolean {
   if (intake.ownWrites.size === 0) return false;
   if (!maySettleAtIntake(intake.loop, object, trigger, { queued: intake.queue.holds(key), hasFunction: intake.hasFunction() })) return false;
   if (!intake.ownWrites.consume(key, object.metadata?.resourceVersion)) return false;
   intake.counted();
   intake.queue.forget(key);
-  recordSettledEvent(intake.history, intake.loop.id, key, watchEvent('primary', trigger.type, object), OWN_WRITE_SEEN);
+  recordSettledEvent(intake.history, intake.loop.id, key, event ?? watchEvent('primary', trigger.type, object), OWN_WRITE_SEEN);
   return true;
+}
+
+/**
+ * The same for an event that arrived while the key's reconcile was in flight, before its PATCH's reply said which
+ * version our write made: settled once that reconcile ends, when it is the key's one event since (a MODIFIED of the
+ * primary) and the cache still holds that version (a status write since, and the key runs again as before).
+ */
+export function settleWaitingOwnWrite(intake: OwnWriteIntake, key: string, trigger: Trigger, event: WatchEvent | undefined, cached: KubeObject | undefined): boolean {
+  if (event?.source !== 'primary' || event.type !== 'MODIFIED' || trigger.type !== 'MODIFIED') return false;
+  if (cached === undefined || cached.metadata?.resourceVersion !== event.resourceVersion) return false;
+  // The history keeps the event as it arrived (its time), as the reconcile it replaces would have.
+  return settleOwnWrite(intake, key, cached, trigger, event);
 }

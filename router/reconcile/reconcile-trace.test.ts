@@ -3,7 +3,7 @@ import { useInMemoryTracing } from '../../test/support/in-memory-tracing.ts';
 import type { ReconcileRequest } from '../../lib/contract/types.ts';
 import { watchEvent } from '../base/watch-events.ts';
 import { FlightRecorder } from './flight-recorder.ts';
-import { ReconcileTrace } from './reconcile-trace.ts';
+import { ReconcileTrace, requestDigest } from './reconcile-trace.ts';
 
 const exporter = useInMemoryTracing();
 const podSet = { apiVersion: 'example.com/v1', kind: 'PodSet', metadata: { namespace: 'default', name: 'web', uid: 'u1', resourceVersion: '42' } };
@@ -73,5 +73,14 @@ describe('ReconcileTrace', () => {
     expect(entry?.actions).toHaveLength(20);
     expect(entry?.omitted).toEqual({ actions: 5, writes: 0 });
     expect(entry?.triggers).toEqual([]);
+  });
+});
+
+describe('requestDigest', () => {
+  it('stays the digest earlier histories hold: sha256 of the primary, trigger and children, first 16 hex digits', () => {
+    const withChildren: ReconcileRequest = { ...request, children: { 'v1/Pod': [{ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'web-1', resourceVersion: '7' } }] } };
+    // The value the Hash-per-call version gave for this request (uid u1, resourceVersion 42, MODIFIED, one child).
+    expect(requestDigest(withChildren)).toBe('071e9bd2e10ac7be');
+    expect(requestDigest(request)).not.toBe(requestDigest(withChildren));
   });
 });

@@ -93,7 +93,9 @@ describe('one deadline for the whole call', () => {
   const drips = new Set<NodeJS.Timeout>();
   beforeAll(async () => {
     // Headers at once, then a byte every 50 ms for ever: no idle gap reaches undici's body timeout.
-    server = createServer((_req, res) => {
+    server = createServer((req, res) => {
+      // An error body larger than what the log keeps, and never ended.
+      if (req.url === '/error') return void (res.writeHead(500, { 'content-type': 'text/plain' }), res.write('e'.repeat(64 * 1024)));
       res.writeHead(200, { 'content-type': 'application/json' });
       res.write('[');
       const drip = setInterval(() => res.write(' '), 50);
@@ -112,9 +114,19 @@ describe('one deadline for the whole call', () => {
     server.close();
   });
 
-  it('ends a reply that trickles for ever at the call timeout, as a Timeout', async () => {
-    const client = createFunctionClient({});
+  it('ends a reply that trickles for ever at the call timeout, as a Timeout, and frees the bytes it reserved', async () => {
+    const inFlight = new InFlightBytes();
+    const client = createFunctionClient({ inFlight });
     expect(await client.call({ url: `${base}/`, body: '{}', timeoutMs: 600 })).toMatchObject({ kind: 'failed', reason: 'Timeout' });
+    expect(inFlight.used).toBe(0);
+    await client.close();
+  });
+
+  it('returns an error status with the start of its body at once, although the body never ends', async () => {
+    const client = createFunctionClient({});
+    const result = await client.call({ url: `${base}/error`, body: '{}', timeoutMs: 30_000 });
+    expect(result).toMatchObject({ kind: 'status', status: 500 });
+    expect(result.kind === 'status' && result.detail).toBe('e'.repeat(2048));
     await client.close();
   });
 });

@@ -103,13 +103,12 @@ export class LoopRunner {
       concurrency: loop.maxConcurrency,
       merge: mergeTriggers,
       process: (item) => this.#process(item),
-      settleDirty: (key, trigger) => this.#settleDirty(key, trigger),
+      settleDirty: (key, trigger) => settleWaitingOwnWrite(this.#ownWriteIntake, key, trigger, this.#watchEvents, this.#primary?.informer.store.get(key)),
       ...(deps.scheduler ? { fairShare: { scheduler: deps.scheduler, tenant: tenantOf(loop), id: loop.id } } : {}),
       onError: (key, error) => deps.logger.error({ loop: loop.id, key, err: error instanceof Error ? error.stack : String(error) }, 'reconcile crashed'),
     });
     const skips = { loop: loop.id };
-    const { ownWrites } = this.#memory;
-    this.#ownWriteIntake = { loop, ownWrites, queue: this.#queue, history: deps.history, hasFunction: () => this.#function.url !== undefined, counted: () => deps.metrics.ownWriteSkips.inc(skips) };
+    this.#ownWriteIntake = { loop, ownWrites: this.#memory.ownWrites, queue: this.#queue, history: deps.history, hasFunction: () => this.#function.url !== undefined, counted: () => deps.metrics.ownWriteSkips.inc(skips) };
   }
 
   /**
@@ -262,13 +261,6 @@ export class LoopRunner {
     if (event === undefined && settleOwnWrite(this.#ownWriteIntake, key, object, trigger)) return;
     this.#watchEvents.add(key, event ?? watchEvent(trigger.type === 'RESYNC' ? 'resync' : 'primary', trigger.type, object));
     this.#queue.add(key, trigger, priority);
-  }
-
-  /** A reconcile ended while a watch event waited: the event of its own patch is settled, not run again. */
-  #settleDirty(key: string, trigger: Trigger): boolean {
-    if (!settleWaitingOwnWrite(this.#ownWriteIntake, key, trigger, this.#watchEvents.single(key), this.#primary?.informer.store.get(key))) return false;
-    this.#watchEvents.forget(key);
-    return true;
   }
 
   /** A related object changed: its primaries are called if this Loop selects them (and this member owns them). */

@@ -3,7 +3,7 @@ import type { KubeObject, Trigger } from '../../lib/contract/types.ts';
 import { parseLoop } from '../base/loop-spec.ts';
 import { FlightRecorder } from '../reconcile/flight-recorder.ts';
 import { OwnWrites } from '../reconcile/own-writes.ts';
-import { watchEvent } from '../base/watch-events.ts';
+import { watchEvent, WatchEventLog, type WatchEvent } from '../base/watch-events.ts';
 import { maySettleAtIntake, OWN_WRITE_SEEN, settleOwnWrite, settleWaitingOwnWrite, type OwnWriteIntake } from './own-write-intake.ts';
 
 const spec = { for: { apiVersion: 'v1', kind: 'Pod' }, serviceAccount: { namespace: 'shop', name: 's' }, function: { url: 'http://f.team.svc:80/' } };
@@ -12,6 +12,12 @@ const finalizing = parseLoop({ kind: 'ClusterLoop', metadata: { name: 'label' },
 const pod = (resourceVersion: string, extra: Record<string, unknown> = {}): KubeObject => ({ apiVersion: 'v1', kind: 'Pod', metadata: { namespace: 'shop', name: 'web-1', resourceVersion, ...extra } });
 const modified: Trigger = { type: 'MODIFIED' };
 const idle = { queued: false, hasFunction: true };
+/** The key's log of waiting events, as the runner keeps it. */
+const waiting = (...events: WatchEvent[]) => {
+  const log = new WatchEventLog();
+  for (const event of events) log.add('shop/web-1', event);
+  return log;
+};
 
 describe('maySettleAtIntake', () => {
   it('settles a MODIFIED event of a key the queue does not hold', () => {
@@ -80,7 +86,7 @@ describe('settleOwnWrite', () => {
     const t = intake();
     t.ownWrites.remember('shop/web-1', '11');
     const arrived = watchEvent('primary', 'MODIFIED', pod('11'), 1_000);
-    expect(settleWaitingOwnWrite(t.settings, 'shop/web-1', modified, arrived, pod('11'))).toBe(true);
+    expect(settleWaitingOwnWrite(t.settings, 'shop/web-1', modified, waiting(arrived), pod('11'))).toBe(true);
     expect(t.counted()).toBe(1);
     expect(t.history.history(loop.id, 'shop/web-1')[0]).toMatchObject({ outcome: OWN_WRITE_SEEN, triggers: [arrived] });
   });
@@ -88,9 +94,9 @@ describe('settleOwnWrite', () => {
   it('leaves to the queue a waiting child event, more than one event, or a cache that moved past the event (the entry untouched)', () => {
     const t = intake();
     t.ownWrites.remember('shop/web-1', '11');
-    expect(settleWaitingOwnWrite(t.settings, 'shop/web-1', { type: 'CHILD' } as Trigger, watchEvent('child', 'MODIFIED', pod('3')), pod('11'))).toBe(false);
-    expect(settleWaitingOwnWrite(t.settings, 'shop/web-1', modified, undefined, pod('11'))).toBe(false);
-    expect(settleWaitingOwnWrite(t.settings, 'shop/web-1', modified, watchEvent('primary', 'MODIFIED', pod('11')), pod('12'))).toBe(false);
+    expect(settleWaitingOwnWrite(t.settings, 'shop/web-1', { type: 'CHILD' } as Trigger, waiting(watchEvent('child', 'MODIFIED', pod('3'))), pod('11'))).toBe(false);
+    expect(settleWaitingOwnWrite(t.settings, 'shop/web-1', modified, waiting(watchEvent('primary', 'MODIFIED', pod('10')), watchEvent('primary', 'MODIFIED', pod('11'))), pod('11'))).toBe(false);
+    expect(settleWaitingOwnWrite(t.settings, 'shop/web-1', modified, waiting(watchEvent('primary', 'MODIFIED', pod('11'))), pod('12'))).toBe(false);
     expect(t.ownWrites.consume('shop/web-1', '11')).toBe(true);
   });
 

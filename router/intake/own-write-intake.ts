@@ -3,7 +3,7 @@
 // leaves the same history entry (outcome own-write-seen) its reconcile would have, so `kubeloop why` is unchanged.
 import type { KubeObject, Trigger } from '../../lib/contract/types.ts';
 import type { LoopConfig } from '../base/loop-spec.ts';
-import { watchEvent, type WatchEvent } from '../base/watch-events.ts';
+import { watchEvent, type WatchEvent, type WatchEventLog } from '../base/watch-events.ts';
 import type { FlightRecorder } from '../reconcile/flight-recorder.ts';
 import type { OwnWrites } from '../reconcile/own-writes.ts';
 import { finalizerPhase } from '../reconcile/reconcile-decision.ts';
@@ -52,11 +52,15 @@ export function settleOwnWrite(intake: OwnWriteIntake, key: string, object: Kube
 /**
  * The same for an event that arrived while the key's reconcile was in flight, before its PATCH's reply said which
  * version our write made: settled once that reconcile ends, when it is the key's one event since (a MODIFIED of the
- * primary) and the cache still holds that version (a status write since, and the key runs again as before).
+ * primary) and the cache still holds that version (a status write since, and the key runs again as before). A
+ * settled event leaves the log.
  */
-export function settleWaitingOwnWrite(intake: OwnWriteIntake, key: string, trigger: Trigger, event: WatchEvent | undefined, cached: KubeObject | undefined): boolean {
+export function settleWaitingOwnWrite(intake: OwnWriteIntake, key: string, trigger: Trigger, events: Pick<WatchEventLog, 'single' | 'forget'>, cached: KubeObject | undefined): boolean {
+  const event = events.single(key);
   if (event?.source !== 'primary' || event.type !== 'MODIFIED' || trigger.type !== 'MODIFIED') return false;
   if (cached === undefined || cached.metadata?.resourceVersion !== event.resourceVersion) return false;
   // The history keeps the event as it arrived (its time), as the reconcile it replaces would have.
-  return settleOwnWrite(intake, key, cached, trigger, event);
+  if (!settleOwnWrite(intake, key, cached, trigger, event)) return false;
+  events.forget(key);
+  return true;
 }

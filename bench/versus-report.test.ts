@@ -100,6 +100,15 @@ describe('formatStartCpu', () => {
     ]);
     expect(lines).toEqual(['  start-up CPU, uncapped (process start to synced, no pods): router 250 ms vs Go 50 ms; existing 500: start 0.50 vs 0.10 ms/pod, the rest 2.50 vs 0.70 ms/pod (router alone 3.57x)']);
   });
+
+  it("names a variant's own start beside the router's, the baseline tree's for a change to start-up", () => {
+    const lines = formatStartCpu([
+      run({ mode: uncapped, work: 'live', startCpuMs: 160 }),
+      run({ mode: uncapped, side: 'baseline', work: 'live', startCpuMs: 190 }),
+      run({ mode: uncapped, side: 'go', work: 'live', startCpuMs: 20 }),
+    ]);
+    expect(lines).toEqual(['  start-up CPU, uncapped (process start to synced, no pods): router 160 ms (baseline 190 ms) vs Go 20 ms']);
+  });
 });
 
 describe('limitModes', () => {

@@ -189,7 +189,14 @@ export function formatStartCpu(runs: VersusRun[]): string[] {
       const after = (rs: VersusRun[], startMs: number) => (mean(rs, (r) => r.cpuMs) - startMs) / pods;
       return `; existing ${pods}: start ${(k / pods).toFixed(2)} vs ${(g / pods).toFixed(2)} ms/pod, the rest ${after(kube, k).toFixed(2)} vs ${after(go, g).toFixed(2)} ms/pod (router alone ${x(after(kube, k) / after(go, g))})`;
     });
-    lines.push(`  start-up CPU, ${mode} (process start to synced, no pods): router ${k.toFixed(0)} ms vs Go ${g.toFixed(0)} ms${perPod.join('')}`);
+    // A variant's own start (the baseline tree's router, for a change to start-up), beside the default's.
+    const variants = [...new Set(runs.filter((r) => r.mode.name === mode && r.side !== 'kubeloop' && r.side !== 'go').map((r) => r.side))];
+    const theirs = variants.flatMap((side) => {
+      const ms = start(side);
+      return ms === undefined ? [] : [`${side} ${ms.toFixed(0)} ms`];
+    });
+    const beside = theirs.length ? ` (${theirs.join(', ')})` : '';
+    lines.push(`  start-up CPU, ${mode} (process start to synced, no pods): router ${k.toFixed(0)} ms${beside} vs Go ${g.toFixed(0)} ms${perPod.join('')}`);
   }
   return lines;
 }

@@ -1,10 +1,12 @@
 // What a function image loads: the production bundle of `kubeloop function`, followed through its static imports
 // (what runs at start; lazily imported chunks load only when used), holds no HTTP framework, as the function is
-// served on node:http (lib/runtime/node-function-server.ts; docs/performance.md "Function memory").
+// served on node:http (lib/runtime/node-function-server.ts; docs/performance.md "Function memory"). The same for
+// what the router's startup snapshot evaluates while it is built, and so restores at every start.
 import { build, type Metafile } from 'esbuild';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { productionBundleOptions, productionPlugins } from './bundle-options.js';
+import { routerSnapshotEntry, snapshotBundleOptions } from './snapshot-bundle.js';
 
 const FRAMEWORK = ['fastify', '@fastify/', 'ajv', 'fast-json-stringify', 'find-my-way', 'avvio', 'light-my-request'];
 
@@ -17,14 +19,29 @@ function loadedPackages(metafile: Metafile, entry: string): string[] {
     for (const imported of metafile.outputs[output]?.imports ?? []) if (imported.kind === 'import-statement' && !imported.external) visit(imported.path);
   };
   visit(entry);
-  const packages = new Set<string>();
-  for (const output of seen) {
-    for (const input of Object.keys(metafile.outputs[output]?.inputs ?? {})) {
-      const inPackage = input.split('node_modules/').at(-1)!;
-      if (input.includes('node_modules/')) packages.add(inPackage.startsWith('@') ? inPackage.split('/').slice(0, 2).join('/') : inPackage.split('/')[0]!);
-    }
-  }
-  return [...packages].sort();
+  return packagesOf([...seen].flatMap((output) => Object.keys(metafile.outputs[output]?.inputs ?? {})));
+}
+
+/** The packages (name and path within) of node_modules inputs. */
+function packageFiles(inputs: string[]): string[] {
+  return inputs.filter((input) => input.includes('node_modules/')).map((input) => input.split('node_modules/').at(-1)!);
+}
+
+function packagesOf(inputs: string[]): string[] {
+  const names = packageFiles(inputs).map((file) => (file.startsWith('@') ? file.split('/').slice(0, 2).join('/') : file.split('/')[0]!));
+  return [...new Set(names)].sort();
+}
+
+/** The inputs of a one-file bundle its entry reaches through imports and requires run at load (not import()). */
+function evaluatedInputs(metafile: Metafile, entry: string): string[] {
+  const seen = new Set<string>();
+  const visit = (input: string) => {
+    if (seen.has(input)) return;
+    seen.add(input);
+    for (const imported of metafile.inputs[input]?.imports ?? []) if (imported.kind !== 'dynamic-import' && !imported.external) visit(imported.path);
+  };
+  visit(entry);
+  return [...seen];
 }
 
 describe('the function command bundle', () => {
@@ -41,5 +58,19 @@ describe('the function command bundle', () => {
     const packages = loadedPackages(result.metafile, entry);
     expect(packages).toEqual(expect.arrayContaining(['pino', 'prom-client']));
     for (const name of FRAMEWORK) expect(packages.filter((p) => p.startsWith(name)), name).toEqual([]);
+  });
+});
+
+describe("the router's startup snapshot", () => {
+  it("evaluates no HTTP framework while it is built, and of undici its dispatcher alone, not its index's fetch, WebSocket or caches", async () => {
+    const result = await build({ stdin: routerSnapshotEntry(), ...snapshotBundleOptions(fileURLToPath(new URL('../dist/test-router-snapshot.cjs', import.meta.url))), write: false, metafile: true });
+    const entry = Object.keys(result.metafile.inputs).find((path) => path.endsWith('router-snapshot-entry.ts'))!;
+    const inputs = evaluatedInputs(result.metafile, entry);
+    const packages = packagesOf(inputs);
+    expect(packages).toEqual(expect.arrayContaining(['pino', 'prom-client', 'undici']));
+    for (const name of FRAMEWORK) expect(packages.filter((p) => p.startsWith(name)), name).toEqual([]);
+    const undici = packageFiles(inputs).filter((file) => file.startsWith('undici/'));
+    expect(undici).toContain('undici/lib/dispatcher/agent.js');
+    expect(undici.filter((file) => file === 'undici/index.js' || file.startsWith('undici/lib/web/websocket/') || file.startsWith('undici/lib/cache/'))).toEqual([]);
   });
 });

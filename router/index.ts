@@ -29,11 +29,10 @@ export type { EventRecorder } from './apply/event-recorder.ts';
 export { Expectations } from './apply/expectations.ts';
 export { MemberSet } from './sharding/member-set.ts';
 
-// The flight recorder and its history API (`kubeloop history`, the console).
+// The flight recorder and its history documents (`kubeloop history`, the console); the API server that serves them
+// is router/history-api.ts, loaded only by a router that serves it.
 export { describeWatchEvent, watchEvent } from './base/watch-events.ts';
 export { describeAction, ReconcileTrace } from './reconcile/reconcile-trace.ts';
 export { MAX_RECORDED_LINES, type ReconcileRecord, type WriteRecord } from './reconcile/flight-recorder.ts';
 export { HISTORY_GROUP, HISTORY_VERSION, historyRequest, type ObjectHistory } from './history/history-documents.ts';
 export { objectHistoryFromLines, readHistoryFiles } from './history/history-file-reader.ts';
-export { historySource, startHistoryApi } from './history/history-api.ts';
-export { podPeerResolver } from './history/peer-forward.ts';

@@ -1,5 +1,6 @@
-// `kubeloop router` as a real process: a stop asked for while it is still connecting ends it cleanly; an API
-// server that never answers ends it with exit code 1 in bounded time; a bad --loops file ends it with 2.
+// `kubeloop router` as a real process: a stop asked for while it is still connecting ends it cleanly; its ops
+// server answers health (and not ready) meanwhile; an API server that never answers ends it with exit code 1 in
+// bounded time; a bad --loops file ends it with 2.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Socket } from 'node:net';
@@ -7,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
+import { eventually } from '../../test/cluster/eventually.ts';
 
 const BIN = fileURLToPath(new URL('../bin.js', import.meta.url));
 
@@ -44,6 +46,31 @@ describe('kubeloop router', () => {
     const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
     // Wait until the router has reached the API server (it is now blocked in start-up), then stop it.
     while (sockets.size === 0) await new Promise((r) => setTimeout(r, 50));
+    child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+  });
+
+  it('answers /healthz and /readyz (not ready) on its ops server while it connects, and stops on SIGTERM', async () => {
+    const kubeconfig = join(dir, 'kubeconfig');
+    // The silent API server of the test above, listening by now; a free port for the ops server.
+    const port = await new Promise<number>((resolve) => {
+      const probe = createServer().listen(0, '127.0.0.1', () => {
+        const bound = probe.address();
+        probe.close(() => resolve(bound !== null && typeof bound !== 'string' ? bound.port : 0));
+      });
+    });
+    const child = spawn(process.execPath, [BIN, 'router', '--kubeconfig', kubeconfig, '--port', String(port), '--host', '127.0.0.1'], {
+      env: { ...process.env, KUBELOOP_FROM_SOURCE: '1' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    const ops = `http://127.0.0.1:${port}`;
+    const health = await eventually('the ops server answers /healthz', () => fetch(`${ops}/healthz`).catch(() => undefined));
+    expect(health.status).toBe(200);
+    expect(await health.json()).toEqual({ status: 'ok' });
+    const ready = await fetch(`${ops}/readyz`);
+    expect(ready.status).toBe(503);
+    expect(await ready.json()).toEqual({ status: 'not ready' });
     child.kill('SIGTERM');
     expect(await exited).toBe(0);
   });

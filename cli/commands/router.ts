@@ -7,11 +7,12 @@ import { loadKubeConfig, type ClusterCredentials } from '../../lib/kube/kube-con
 import { waitForApiServer } from '../../lib/kube/wait-for-api-server.ts';
 import { createLogger, type Logger } from '../../lib/observability/logger.ts';
 import { startTracing } from '../../lib/observability/tracing.ts';
-import { createServer, listen } from '../../lib/server/create-server.ts';
+import { listenNode } from '../../lib/server/node-server.ts';
+import { createOpsServer } from '../../lib/server/ops-server.ts';
 import { closeOnSignals } from '../../lib/server/shutdown.ts';
 import { guardStartUp } from '../../lib/server/start-up-signals.ts';
 import { applyHeapGrowingPercent } from '../../lib/server/heap-growing.ts';
-import { readRouterConfig, readLoopsFile, ROUTER_USAGE, createRouterMetrics, startRouter, type Router, historySource, startHistoryApi, podPeerResolver } from '../../router/index.ts';
+import { readRouterConfig, readLoopsFile, ROUTER_USAGE, createRouterMetrics, startRouter, type Router } from '../../router/index.ts';
 import { readFile } from 'node:fs/promises';
 import { usageFailure } from '../command-args.ts';
 
@@ -33,10 +34,11 @@ export async function run(argv: string[]): Promise<number> {
   const tracing = await startTracing(config.tracing, 'kubeloop-router');
   const kubeConfig = await loadKubeConfig({ kubeconfig: config.kubeconfig, context: config.context });
   const metrics = createRouterMetrics(undefined, config.loopMetricsLabels);
-  // The ops server starts first so probes answer (not ready) while the router connects and syncs.
+  // The ops server starts first so probes answer (not ready) while the router connects and syncs. On node:http,
+  // as the function images' server: no framework to load at every start (docs/performance.md).
   const state: { router?: Awaited<ReturnType<typeof startRouter>> } = {};
-  const ops = createServer({ logger, metrics: metrics.registry, bodyLimitBytes: config.bodyLimitBytes, ready: () => state.router?.ready() ?? false });
-  const url = await listen(ops.app, { port: config.port, host: config.host });
+  const ops = createOpsServer({ logger, metrics: metrics.registry, ready: () => state.router?.ready() ?? false });
+  const url = await listenNode(ops.server, { port: config.port, host: config.host });
   // A stop asked for while the router is still connecting ends it cleanly: nothing has been written yet.
   const startUp = guardStartUp('exit');
   let router: Awaited<ReturnType<typeof startRouter>>;
@@ -45,7 +47,7 @@ export async function run(argv: string[]): Promise<number> {
   } catch (error) {
     // Nothing keeps running after a failed start: the ops server closes and the command exits 1.
     startUp.failed();
-    await ops.app.close();
+    await ops.close();
     await tracing.shutdown();
     throw error;
   }
@@ -58,7 +60,7 @@ export async function run(argv: string[]): Promise<number> {
   } catch (error) {
     startUp.failed();
     await router.stop();
-    await ops.app.close();
+    await ops.close();
     await tracing.shutdown();
     throw error;
   }
@@ -142,6 +144,8 @@ async function startRouterHistoryApi(router: Router, kubeConfig: ClusterCredenti
   const [certPem, keyPem] = await Promise.all([readFile(settings.certFile, 'utf8'), readFile(settings.keyFile, 'utf8')]);
   const client = await KubeClient.fromKubeConfig(kubeConfig, { rateLimit: { qps: 20, burst: 40 } });
   try {
+    // Loaded here: a router without the history API never loads the framework it is served with.
+    const { historySource, startHistoryApi, podPeerResolver } = await import('../../router/history-api.ts');
     // With replicas (leader election, sharding) a request may reach one without the key's history: it forwards to the pod that has it.
     const peers = replicated ? podPeerResolver(client, namespace, settings.port) : undefined;
     const api = await startHistoryApi({

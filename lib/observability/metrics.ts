@@ -70,7 +70,8 @@ export function exemplarLatencyHistogram<L extends string>(registry: Registry, n
 }
 
 type OpenMetricsRegistry = Registry<typeof Registry.OPENMETRICS_CONTENT_TYPE>;
-const openMetricsViews = new WeakMap<Registry, OpenMetricsRegistry>();
+/** Each view and the metrics it already holds: by object, as the view files a counter without its `_total`. */
+const openMetricsViews = new WeakMap<Registry, { view: OpenMetricsRegistry; holds: WeakSet<object> }>();
 
 /** What GET /metrics serves for an Accept header: OpenMetrics only when asked for, as it carries the exemplars
  * (trace ids) Prometheus stores with exemplar storage on; the Prometheus text format otherwise. */
@@ -83,17 +84,24 @@ export function metricsViewFor(registry: Registry, accept: string | undefined): 
  * Accept header; the registry itself keeps answering in the Prometheus text format.
  */
 export function openMetricsView(registry: Registry): OpenMetricsRegistry {
-  let view = openMetricsViews.get(registry);
-  if (!view) {
-    view = new Registry<typeof Registry.OPENMETRICS_CONTENT_TYPE>();
+  let known = openMetricsViews.get(registry);
+  if (!known) {
+    const view = new Registry<typeof Registry.OPENMETRICS_CONTENT_TYPE>();
     view.setContentType(Registry.OPENMETRICS_CONTENT_TYPE);
     const labels = defaultLabelsOf.get(registry);
     if (labels) view.setDefaultLabels(labels);
-    openMetricsViews.set(registry, view);
+    known = { view, holds: new WeakSet() };
+    openMetricsViews.set(registry, known);
   }
-  // Metrics registered since the last scrape (a Loop added) join the view.
-  for (const metric of registry.getMetricsAsArray()) if (!view.getSingleMetric(metric.name)) view.registerMetric(metric as unknown as Parameters<OpenMetricsRegistry['registerMetric']>[0]);
-  return view;
+  // Metrics registered since the last scrape (a Loop added) join the view. Not looked up by name: a counter
+  // `x_total` is filed as `x` there, so a name lookup missed it and each scrape added it again (a duplicate
+  // family, which a scraper refuses).
+  for (const metric of registry.getMetricsAsArray()) {
+    if (known.holds.has(metric)) continue;
+    known.view.registerMetric(metric as unknown as Parameters<OpenMetricsRegistry['registerMetric']>[0]);
+    known.holds.add(metric);
+  }
+  return known.view;
 }
 
 export function counter<L extends string>(

@@ -12,6 +12,7 @@ import { createFunctionMetrics } from './function-metrics.ts';
 import { functionLogger, type FunctionServerOptions } from './function-options.ts';
 import { withSigning } from './signed-core.ts';
 import { routeStandalone, type StandaloneRoutes } from './standalone-routes.ts';
+import { sendReply } from '../server/node-server.ts';
 
 function readLimited(request: IncomingMessage, limitBytes: number): Promise<string | undefined> {
   return new Promise((resolve, reject) => {
@@ -52,9 +53,7 @@ export function nodeFunctionHandler(definition: AnyFunctionDefinition, options: 
       (out) => {
         // A body announced as too large is not read: close the connection instead of draining it.
         if (out.status === 413 && !request.readableEnded) response.setHeader('connection', 'close');
-        // Declared, as fastify does, rather than sent chunked: the reply is complete here.
-        response.setHeader('content-length', Buffer.byteLength(out.body));
-        response.writeHead(out.status, out.headers).end(out.body);
+        sendReply(response, out);
       },
       (error: unknown) => {
         // Only the body stream can fail here (client went away); the core itself never throws.

@@ -1,5 +1,6 @@
 // Routing shared by the framework-free handlers (fetch, Node and the node:http server the images run), so
-// they answer exactly like the fastify server (function-server.ts), method by method.
+// they answer exactly like the fastify server (function-server.ts), method by method; its ops routes serve the
+// router's ops server too (lib/server/ops-server.ts).
 import type { FunctionCore, RequestHeaders } from './function-core.ts';
 import { errorReply, jsonReply, methodNotAllowed, tooLargeMessage, type CoreReply } from './http-replies.ts';
 
@@ -40,6 +41,36 @@ function badUrl(path: string): CoreReply {
   return { status: 400, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) };
 }
 
+/** A request's path as fastify routes it: without its query, percent-decoded; a bad escape gets fastify's 400. */
+export function requestPath(url: string): string | CoreReply {
+  const query = url.indexOf('?');
+  const raw = query === -1 ? url : url.slice(0, query);
+  // fastify's router matches the percent-decoded path ("/reconcil%65" is /reconcile) and refuses a bad escape.
+  const path = raw.includes('%') ? decodedPath(raw) : raw;
+  return path ?? badUrl(raw);
+}
+
+/** GET (and HEAD) /healthz, /readyz and /metrics as the fastify bootstrap serves them; undefined for any other request. */
+export async function opsRoute(routes: Pick<StandaloneRoutes, 'metrics' | 'ready'>, method: string, path: string, headers: RequestHeaders): Promise<CoreReply | undefined> {
+  if (method !== 'GET' && method !== 'HEAD') return undefined;
+  // A HEAD request gets the GET answer's status and headers; Node and Web Responses drop its body.
+  if (path === '/healthz') return jsonReply(200, { status: 'ok' });
+  if (path === '/readyz') {
+    const ready = routes.ready?.() ?? true;
+    return jsonReply(ready ? 200 : 503, { status: ready ? 'ready' : 'not ready' });
+  }
+  if (path === '/metrics' && routes.metrics) {
+    const view = routes.metrics(typeof headers.accept === 'string' ? headers.accept : undefined);
+    return { status: 200, headers: { 'content-type': view.contentType }, body: await view.metrics() };
+  }
+  return undefined;
+}
+
+/** fastify's answer to a request no route takes. */
+export function noRoute(method: string, url: string): CoreReply {
+  return errorReply(404, 'NotFound', `no route ${method} ${url}`);
+}
+
 export async function routeStandalone(
   core: FunctionCore,
   routes: StandaloneRoutes,
@@ -48,11 +79,8 @@ export async function routeStandalone(
   headers: RequestHeaders,
   readBody: BodyReader,
 ): Promise<CoreReply> {
-  const query = url.indexOf('?');
-  const raw = query === -1 ? url : url.slice(0, query);
-  // fastify's router matches the percent-decoded path ("/reconcil%65" is /reconcile) and refuses a bad escape.
-  const path = raw.includes('%') ? decodedPath(raw) : raw;
-  if (path === undefined) return badUrl(raw);
+  const path = requestPath(url);
+  if (typeof path !== 'string') return path;
   const limit = routes.bodyLimitBytes;
   if (core.paths.includes(path)) {
     if (method === 'POST') {
@@ -63,17 +91,7 @@ export async function routeStandalone(
       return core.handle({ headers, body });
     }
     if (NOT_ALLOWED.has(method)) return methodNotAllowed(method, path, core.requestKind);
-  } else if (method === 'GET' || method === 'HEAD') {
-    // A HEAD request gets the GET answer's status and headers; Node and Web Responses drop its body.
-    if (path === '/healthz') return jsonReply(200, { status: 'ok' });
-    if (path === '/readyz') {
-      const ready = routes.ready?.() ?? true;
-      return jsonReply(ready ? 200 : 503, { status: ready ? 'ready' : 'not ready' });
-    }
-    if (path === '/metrics' && routes.metrics) {
-      const view = routes.metrics(typeof headers.accept === 'string' ? headers.accept : undefined);
-      return { status: 200, headers: { 'content-type': view.contentType }, body: await view.metrics() };
-    }
+    return noRoute(method, url);
   }
-  return errorReply(404, 'NotFound', `no route ${method} ${url}`);
+  return (await opsRoute(routes, method, path, headers)) ?? noRoute(method, url);
 }

@@ -9,6 +9,7 @@ import { serveFunction, serveNodeFunction, type AnyFunctionDefinition, type Serv
 import { shutdown } from '../../lib/server/shutdown.ts';
 import { allow, defineAdmission, defineFunction, deny, respond } from '../../lib/sdk/index.ts';
 import { exampleFunction, podRequest } from './example-function.ts';
+import { answers, normalized, raw } from './raw-http.ts';
 
 const logger = createLogger({ name: 'test', level: 'silent' });
 const LIMIT = 4096;
@@ -26,27 +27,6 @@ function bothServers(definition: AnyFunctionDefinition): { fastify: () => string
     await image?.close();
   });
   return { fastify: () => fastify!.url, image: () => image!.url };
-}
-
-/** Writes `text` on a fresh connection and returns everything the server sent until it closed. */
-function raw(url: string, text: string): Promise<string> {
-  return new Promise((resolve) => {
-    const socket = connect(Number(new URL(url).port), '127.0.0.1');
-    let answer = '';
-    socket.setEncoding('utf8');
-    socket.on('data', (chunk: string) => (answer += chunk));
-    socket.on('error', () => {}); // a reset after a refused request is the server hanging up
-    socket.on('close', () => resolve(answer));
-    socket.write(text);
-  });
-}
-
-/** Status line, headers (sorted, lower-case) and body, with what differs per call (date, generated ids) blanked. */
-function normalized(answer: string): string {
-  const split = answer.indexOf('\r\n\r\n');
-  const head = answer.slice(0, split).split('\r\n');
-  const lines = [head[0], ...head.slice(1).map((l) => l.toLowerCase()).sort()].map((l) => (l?.startsWith('date: ') ? 'date: -' : l));
-  return `${lines.join('\n')}\n\n${answer.slice(split + 4)}`.replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, '<uuid>');
 }
 
 /** Both servers answer `text` with the same bytes (but for the date and generated ids). */
@@ -155,33 +135,3 @@ describe.each([
     await expect(undiciRequest(`${served.url}/healthz`)).rejects.toThrow();
   });
 });
-
-/** What a raw connection receives, one answer at a time: next(pattern) resolves once the unread bytes match it whole. */
-function answers(socket: ReturnType<typeof connect>): { next(pattern: RegExp): Promise<string>; closed: Promise<void> } {
-  let unread = '';
-  let waiting: { pattern: RegExp; resolve: (text: string) => void } | undefined;
-  const check = () => {
-    if (waiting && waiting.pattern.test(unread)) {
-      const { resolve } = waiting;
-      waiting = undefined;
-      const text = unread;
-      unread = '';
-      resolve(text);
-    }
-  };
-  socket.setEncoding('utf8');
-  socket.on('data', (chunk: string) => {
-    unread += chunk;
-    check();
-  });
-  socket.on('error', () => {});
-  const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
-  return {
-    next: (pattern) =>
-      new Promise((resolve) => {
-        waiting = { pattern, resolve };
-        check();
-      }),
-    closed,
-  };
-}

@@ -1,0 +1,128 @@
+// The router's ops server on node:http (lib/server/ops-server.ts) answers byte for byte as the fastify bootstrap
+// it replaced (create-server.ts with the router's settings): health, readiness before and after the router is
+// ready, metrics in both formats, unknown routes and parser errors; and it drains on shutdown the same way.
+import { connect } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { request as undiciRequest } from 'undici';
+import { Counter, Registry } from 'prom-client';
+import { createLogger } from '../../lib/observability/logger.ts';
+import { createServer, listen } from '../../lib/server/create-server.ts';
+import { listenNode } from '../../lib/server/node-server.ts';
+import { createOpsServer } from '../../lib/server/ops-server.ts';
+import { shutdown } from '../../lib/server/shutdown.ts';
+import { answers, normalized, raw } from './raw-http.ts';
+
+const logger = createLogger({ name: 'test', level: 'silent' });
+
+const request = (method: string, path: string, headers = '', payload?: string) =>
+  `${method} ${path} HTTP/1.1\r\nHost: router\r\nConnection: close\r\n${headers}${payload === undefined ? '' : `Content-Length: ${Buffer.byteLength(payload)}\r\n`}\r\n${payload ?? ''}`;
+
+describe("the router's node:http ops server against the fastify one", () => {
+  const registry = new Registry();
+  new Counter({ name: 'kubeloop_router_test_total', help: 'a counter both servers serve', registers: [registry] }).inc(3);
+  let ready = false;
+  const urls = { fastify: '', node: '' };
+  const closers: Array<() => Promise<void>> = [];
+  beforeAll(async () => {
+    // As `kubeloop router` built it before: its registry, its readiness, its body limit.
+    const fastify = createServer({ logger, metrics: registry, bodyLimitBytes: 16 * 1024, ready: () => ready });
+    urls.fastify = await listen(fastify.app, { port: 0, host: '127.0.0.1' });
+    closers.push(() => fastify.app.close());
+    const ops = createOpsServer({ logger, metrics: registry, ready: () => ready });
+    urls.node = await listenNode(ops.server, { port: 0, host: '127.0.0.1' });
+    closers.push(() => ops.close());
+  });
+  afterAll(async () => {
+    for (const close of closers) await close();
+  });
+  const expectAlike = async (text: string) => {
+    const [expected, actual] = [await raw(urls.fastify, text), await raw(urls.node, text)];
+    expect(expected).toMatch(/^HTTP\/1\.1 \d{3} /);
+    expect(normalized(actual)).toBe(normalized(expected));
+  };
+
+  it.each([
+    ['GET /healthz', request('GET', '/healthz')],
+    ['HEAD /healthz', request('HEAD', '/healthz')],
+    ['GET /healthz with a query', request('GET', '/healthz?verbose')],
+    ['a percent-encoded path', request('GET', '/health%7A')],
+    ['a bad percent escape', request('GET', '/%zz')],
+    ['GET /readyz while the router is not ready', request('GET', '/readyz')],
+    ['an unknown path', request('GET', '/nope?a=b')],
+    ['a trailing slash', request('GET', '/healthz/')],
+    ['POST /healthz', request('POST', '/healthz', 'Content-Type: application/json\r\n', '{}')],
+    ['DELETE /metrics', request('DELETE', '/metrics')],
+    ['a malformed request line', 'GARBAGE\r\n\r\n'],
+    ['headers over the size limit', `GET /healthz HTTP/1.1\r\nHost: router\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`],
+  ])('answers %s alike', async (_case, text) => expectAlike(text));
+
+  it('answers GET /readyz alike once the router is ready', async () => {
+    ready = true;
+    try {
+      await expectAlike(request('GET', '/readyz'));
+      expect(await raw(urls.node, request('GET', '/readyz'))).toMatch(/^HTTP\/1\.1 200 OK[\s\S]*\{"status":"ready"\}$/);
+    } finally {
+      ready = false;
+    }
+  });
+
+  it.each([
+    ['Prometheus text', '', 'text/plain; version=0.0.4; charset=utf-8'],
+    ['OpenMetrics when asked for', 'Accept: application/openmetrics-text\r\n', 'application/openmetrics-text; version=1.0.0; charset=utf-8'],
+  ])('serves /metrics as %s alike', async (_case, accept, type) => {
+    await expectAlike(request('GET', '/metrics', accept));
+    const answer = await raw(urls.node, request('GET', '/metrics', accept));
+    expect(answer.toLowerCase()).toContain(`content-type: ${type}`);
+    expect(answer).toContain('kubeloop_router_test_total 3');
+  });
+});
+
+describe("the router's ops server on shutdown", () => {
+  it('fails readiness, finishes the scrape in flight, answers its next request 503 with the connection closed, then refuses connections', async () => {
+    // A scrape held in flight until the test lets it finish.
+    let finish = () => {};
+    const held = new Promise<void>((resolve) => (finish = resolve));
+    const registry = new Registry();
+    new Counter({ name: 'slow_total', help: 'collected once the test says so', registers: [registry], collect: () => held });
+    const ops = createOpsServer({ logger, metrics: registry, ready: () => true });
+    const url = await listenNode(ops.server, { port: 0, host: '127.0.0.1' });
+    const socket = connect(Number(new URL(url).port), '127.0.0.1');
+    const reader = answers(socket);
+    socket.write('GET /readyz HTTP/1.1\r\nHost: router\r\n\r\n');
+    expect(await reader.next(/^HTTP\/1\.1 200 OK[\s\S]*\{"status":"ready"\}$/)).toMatch(/connection: keep-alive/i);
+    socket.write('GET /metrics HTTP/1.1\r\nHost: router\r\n\r\n');
+
+    ops.beginClosing();
+    const readyz = await undiciRequest(`${url}/readyz`, { reset: true });
+    expect(readyz.statusCode).toBe(503);
+    expect(await readyz.body.json()).toEqual({ status: 'not ready' });
+
+    const closed = shutdown(ops, { timeoutMs: 5000 });
+    finish();
+    expect(await reader.next(/^HTTP\/1\.1 200 OK[\s\S]*slow_total 0\n$/)).toMatch(/connection: keep-alive/i);
+    socket.write('GET /healthz HTTP/1.1\r\nHost: router\r\n\r\n');
+    const refused = await reader.next(/^HTTP\/1\.1 503 [\s\S]*\}$/);
+    expect(refused).toMatch(/connection: close/i);
+    await reader.closed;
+    await closed;
+    await expect(undiciRequest(`${url}/healthz`)).rejects.toThrow();
+  });
+
+  it('answers 500 with a logged error id when the metrics cannot be read', async () => {
+    const registry = new Registry();
+    registry.registerMetric(new Counter({ name: 'broken_total', help: 'throws when read', registers: [], collect: () => Promise.reject(new Error('collect failed')) }));
+    const errors: unknown[] = [];
+    const recording = Object.assign(createLogger({ name: 'test', level: 'silent' }), { error: (object: unknown) => void errors.push(object) });
+    const ops = createOpsServer({ logger: recording, metrics: registry, ready: () => true });
+    const url = await listenNode(ops.server, { port: 0, host: '127.0.0.1' });
+    try {
+      const answer = await undiciRequest(`${url}/metrics`);
+      expect(answer.statusCode).toBe(500);
+      const body = (await answer.body.json()) as { code: string; errorId: string };
+      expect(body.code).toBe('InternalError');
+      expect(errors).toEqual([expect.objectContaining({ errorId: body.errorId })]);
+    } finally {
+      await ops.close();
+    }
+  });
+});

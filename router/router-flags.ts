@@ -170,7 +170,7 @@ export const ROUTER_USAGE = `usage: kubeloop router [options]
   --context NAME                    context inside the kubeconfig
   --port ${o('port')} --host ${o('host')}        ops server: /healthz /readyz /metrics (KUBELOOP_ROUTER_PORT, HOST)
   --drain-delay-seconds ${o('drain-delay-seconds')}           on SIGTERM: fail /readyz, wait, then close (KUBELOOP_DRAIN_DELAY_SECONDS)
-  --body-limit-bytes ${o('body-limit-bytes')}          ops server request body limit (KUBELOOP_BODY_LIMIT_BYTES)
+  --body-limit-bytes ${o('body-limit-bytes')}          accepted for compatibility: the ops server reads no request body (KUBELOOP_BODY_LIMIT_BYTES)
   --record DIR                      write every request+response as a fixture (KUBELOOP_RECORD_DIR)
   --shadow-fixtures DIR             write shadows' divergences as fixture pairs, the newest 50 per Loop (KUBELOOP_SHADOW_FIXTURES_DIR)
   --leader-elect                    hold a coordination.k8s.io Lease; standbys wait (KUBELOOP_LEADER_ELECT=true)

@@ -44,7 +44,7 @@ const informers: Informer[] = [];
 afterEach(async () => {
   for (const i of informers.splice(0)) await i.stop();
 });
-function start(client: KubeClient, options: { maxValues?: number; onRefused?: () => void } = {}): { informer: Informer; restarts: string[] } {
+function start(client: KubeClient, options: { maxValues?: number; onRefused?: () => void; watchTimeoutSeconds?: number } = {}): { informer: Informer; restarts: string[] } {
   const informer = new Informer({ client, resource, transform: stripManagedFields, backoff: { baseMs: 1, maxMs: 1, jitter: 0 }, ...options });
   const restarts: string[] = [];
   informer.on('restart', (reason) => restarts.push(reason));
@@ -118,11 +118,19 @@ describe('Informer with WatchList', () => {
     expect(s.watches.filter(isWatchList)).toHaveLength(1);
   });
 
-  it('falls back to list + watch when the stream ends without the bookmark (a server that ignored sendInitialEvents)', async () => {
+  it('falls back to list + watch when the server ends the stream at its timeout without the bookmark (it ignored sendInitialEvents)', async () => {
     const s = server([[added('one', '5')]]);
-    const { informer } = start(s.client);
+    // A timeout of 0 s: any end is at the timeout.
+    const { informer } = start(s.client, { watchTimeoutSeconds: 0 });
     await informer.waitForSync();
     expect([informer.filledBy, s.lists()]).toEqual(['list', 1]);
+  });
+
+  it('asks for a WatchList again when the server ends the stream early without the bookmark (shutting down, say)', async () => {
+    const s = server([[added('one', '5')], [added('one', '5'), end('5')]]);
+    const { informer, restarts } = start(s.client);
+    await informer.waitForSync();
+    expect([informer.filledBy, keys(informer), restarts, s.lists()]).toEqual(['watch-list', ['a/one'], ['error'], 0]);
   });
 
   it('refuses an object over the value budget in the streamed state, as in a list', async () => {

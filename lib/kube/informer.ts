@@ -10,7 +10,7 @@ import type { IndexFunction, ObjectStore } from './object-store.ts';
 import { InformerCache, type AdmittedState, type InformerHandlers, type RestartReason } from './informer-cache.ts';
 import { collectionPath, kindKey, type ResourceInfo } from './resource-paths.ts';
 import { readWatchEventBatches } from './watch-stream.ts';
-import { initialRequest, rememberWatchListRefused, refusesWatchList, watchListQuery, watchListRefusal, WatchListRefusedError, type InitialRequest } from './watch-list.ts';
+import { endedBeforeItsEnd, initialRequest, rememberWatchListRefused, refusesWatchList, watchListQuery, watchListRefusal, WatchListRefusedError, type InitialRequest } from './watch-list.ts';
 import { ReshardError, SilentWatchError, WatchGoneError, watchErrorEvent } from './watch-errors.ts';
 import { listAll } from './list-all.ts';
 import { serverApplied, type InformerShard, type ListedShard, type ShardRequest } from './shard-selector.ts';
@@ -278,6 +278,7 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
     }, timeoutSeconds * 1000 + (this.#options.watchdogGraceMs ?? 30_000));
     // The state streamed so far, until the initial-events-end bookmark; then undefined.
     let filling: AdmittedState<T> | undefined = fill ? { fresh: new Map(), refused: new Set() } : undefined;
+    const opened = Date.now();
     try {
       const request = fill ? watchListQuery() : { watch: true, resourceVersion: this.#resourceVersion, allowWatchBookmarks: true };
       const body = await client
@@ -308,8 +309,9 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
       } finally {
         body.destroy();
       }
-      // Ended by the server without the bookmark: it ignored sendInitialEvents (a plain watch from "now").
-      if (filling) throw new WatchListRefusedError(`WatchList of ${this.name} ended without the initial-events-end bookmark`);
+      // Ended by the server without the bookmark: at its timeout, it ignored sendInitialEvents; earlier, ask again.
+      if (filling && endedBeforeItsEnd(Date.now() - opened, timeoutSeconds) === 'ignored') throw new WatchListRefusedError(`WatchList of ${this.name} ended at its timeout without the initial-events-end bookmark`);
+      if (filling) throw new Error(`WatchList of ${this.name} ended before its initial state was complete`);
     } catch (error) {
       if (silent) throw new SilentWatchError(`watch of ${this.name} went silent`);
       if (controller.signal.reason instanceof ReshardError) throw controller.signal.reason;

@@ -3,9 +3,9 @@
 import { KubeConfig } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { KubeApiError, KubeClient } from './kube-client.ts';
-import { initialRequest, isInitialEventsEnd, rememberWatchListRefused, refusesWatchList, watchListQuery, watchListRefusal } from './watch-list.ts';
+import { endedBeforeItsEnd, initialRequest, isInitialEventsEnd, rememberWatchListRefused, refusesWatchList, watchListQuery, watchListRefusal } from './watch-list.ts';
 
-const answer = (code: number, reason: string) => new KubeApiError(code, reason, 'x', { method: 'GET', path: '/api/v1/pods' });
+const answer = (code: number, reason: string, message = 'x') => new KubeApiError(code, reason, message, { method: 'GET', path: '/api/v1/pods' });
 
 describe('initialRequest', () => {
   it('asks for a WatchList unless turned off, refused by the server, or the informer lists a share', () => {
@@ -34,11 +34,21 @@ describe('isInitialEventsEnd', () => {
 });
 
 describe('refusesWatchList', () => {
-  it('is 400 or 422 (the feature off, or a server older than it); not 403, 410, 5xx or a network error', () => {
-    expect(refusesWatchList(answer(422, 'Invalid'))).toBe(true);
-    expect(refusesWatchList(answer(400, 'BadRequest'))).toBe(true);
+  it("is a 400 or 422 naming the WatchList's parameters (the feature off, a server older than it); no other answer or error", () => {
+    expect(refusesWatchList(answer(422, 'Invalid', 'sendInitialEvents: Forbidden: sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled'))).toBe(true);
+    expect(refusesWatchList(answer(400, 'BadRequest', 'resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden for watch'))).toBe(true);
+    // A bad selector is the Loop's, and a list would get the same answer: not the server's refusal.
+    expect(refusesWatchList(answer(400, 'BadRequest', 'unable to parse requirement: invalid label key'))).toBe(false);
     for (const [code, reason] of [[403, 'Forbidden'], [410, 'Expired'], [500, 'InternalError'], [503, 'ServiceUnavailable']] as const) expect(refusesWatchList(answer(code, reason))).toBe(false);
     expect(refusesWatchList(new Error('other side closed'))).toBe(false);
+  });
+});
+
+describe('endedBeforeItsEnd', () => {
+  it("is an ignored WatchList when the server ended it at its timeout, else an early end to ask again", () => {
+    expect(endedBeforeItsEnd(300_000, 300)).toBe('ignored');
+    expect(endedBeforeItsEnd(299_999, 300)).toBe('ended early');
+    expect(endedBeforeItsEnd(50, 300)).toBe('ended early');
   });
 });
 

@@ -32,12 +32,22 @@ export function isInitialEventsEnd(type: string, object: KubernetesObject | unde
 }
 
 /**
- * Whether opening a WatchList failed because this API server will not serve one: 400 or 422, as a server answers
- * with the WatchList feature off ("sendInitialEvents is forbidden") or older than it ("resourceVersionMatch is
- * forbidden for watch"). Anything else (403, 5xx, a network error) is the same for a list: retried as it is.
+ * Whether opening a WatchList failed because this API server will not serve one: 400 or 422 naming the WatchList's
+ * own parameters, as a server answers with the feature off ("sendInitialEvents is forbidden") or older than it
+ * ("resourceVersionMatch is forbidden for watch"). Any other answer (a bad selector's 400, 403, 5xx, a network
+ * error) would meet a list too: retried as it is, never taken for the server's refusal.
  */
 export function refusesWatchList(error: unknown): boolean {
-  return isApiError(error, 400) || isApiError(error, 422);
+  return (isApiError(error, 400) || isApiError(error, 422)) && /sendInitialEvents|resourceVersionMatch/.test(error.message);
+}
+
+/**
+ * A WatchList the server ended cleanly before the initial-events-end bookmark: ignored (a server or proxy that
+ * took it for a plain watch, ended at its timeout without the bookmark) or ended early (a server shutting down:
+ * asked again). `elapsedMs`: how long the stream was open; `timeoutSeconds`: what it asked the server for.
+ */
+export function endedBeforeItsEnd(elapsedMs: number, timeoutSeconds: number): 'ignored' | 'ended early' {
+  return elapsedMs >= timeoutSeconds * 1000 ? 'ignored' : 'ended early';
 }
 
 /** The API server refused a WatchList, or ignored it (its stream ended without the initial-events-end bookmark). */

@@ -49,6 +49,12 @@ describe('readRouterConfig', () => {
     expect(readRouterConfig(['--http2-writes', 'true'], { KUBELOOP_HTTP2_WRITES: 'false' })).toMatchObject({ http2Writes: true });
     expect(() => readRouterConfig(['--http2-writes=off'])).toThrow('--http2-writes: "off" is not true or false');
   });
+  it('fills caches by WatchList unless --watch-list=false or KUBELOOP_WATCH_LIST=false', () => {
+    expect(readRouterConfig([])).toMatchObject({ watchList: true });
+    expect(readRouterConfig(['--watch-list=false'])).toMatchObject({ watchList: false });
+    expect(readRouterConfig([], { KUBELOOP_WATCH_LIST: 'false' })).toMatchObject({ watchList: false });
+    expect(() => readRouterConfig(['--watch-list=off'])).toThrow('--watch-list: "off" is not true or false');
+  });
   it('reads the ops server settings as function and webhook do, with its own port variable', () => {
     expect(readRouterConfig([], { KUBELOOP_ROUTER_PORT: '9090', PORT: '7070', KUBELOOP_DRAIN_DELAY_SECONDS: '5' })).toMatchObject({ port: 9090, drainDelaySeconds: 5, logLevel: 'info' });
     expect(readRouterConfig(['--drain-delay-seconds', '10', '--log-level', 'debug'])).toMatchObject({ drainDelaySeconds: 10, logLevel: 'debug' });

@@ -39,6 +39,8 @@ export interface RouterConfig extends ServerSettings {
   burst: number;
   /** API writes over node:http2, reads and watches over undici (--http2-writes). */
   http2Writes: boolean;
+  /** Caches filled by one WatchList request where the API server serves it; false: list, then watch (--watch-list). */
+  watchList: boolean;
   /** Inline Loops from a YAML file instead of watching Loop objects (clusters without the CRD); readLoopsFile reads it. */
   loopsFile?: string;
   /** Only Loop objects with these labels (`--loop-selector team=a,tier=b`): shards Loops between routers. */
@@ -181,6 +183,7 @@ export function readRouterConfig(argv: string[], env: NodeJS.ProcessEnv = proces
     qps: range('qps'),
     burst: range('burst'),
     http2Writes: switchOn('http2-writes'),
+    watchList: switchOn('watch-list'),
     loopsFile,
     loopSelector: selector ? parseLabelPairs(selector.value, selector.setting) : undefined,
     watchTimeoutSeconds: range('watch-timeout-seconds'),

@@ -84,6 +84,7 @@ export interface SwitchSetting {
 export const ROUTER_SWITCHES = {
   'http2-writes': { env: 'KUBELOOP_HTTP2_WRITES', default: DEFAULT_HTTP2_WRITES },
   'sharding-server-side': { env: 'KUBELOOP_SHARDING_SERVER_SIDE', default: true },
+  'watch-list': { env: 'KUBELOOP_WATCH_LIST', default: true },
 } as const satisfies Record<string, SwitchSetting>;
 
 export type SwitchFlag = keyof typeof ROUTER_SWITCHES;
@@ -121,6 +122,7 @@ export const ROUTER_FLAG_OPTIONS = {
       qps: { type: 'string' },
       burst: { type: 'string' },
       'http2-writes': { type: 'string' },
+      'watch-list': { type: 'string' },
       loops: { type: 'string' },
       'loop-selector': { type: 'string' },
       'watch-timeout-seconds': { type: 'string' },
@@ -183,6 +185,8 @@ export const ROUTER_USAGE = `usage: kubeloop router [options]
   --identity NAME                   lease holder identity (POD_NAME; host name + pid by default)
   --qps ${d('qps')} --burst ${d('burst')}              the router's own API rate limit: informers, discovery, status (KUBELOOP_API_QPS, KUBELOOP_API_BURST)
   --http2-writes=${ROUTER_SWITCHES['http2-writes'].default}               API writes over node:http2 (cheaper per write; reads and watches over undici); false: all over undici (KUBELOOP_HTTP2_WRITES)
+  --watch-list=${ROUTER_SWITCHES['watch-list'].default}                 fill each cache with one WatchList request (the state streamed as events) where the API server
+                                    serves it; false: a paged list, then a watch (KUBELOOP_WATCH_LIST)
   --loop-qps ${d('loop-qps')} --loop-burst ${d('loop-burst')}     each Loop's own API cap before its tenant's share, 0: none (KUBELOOP_LOOP_API_QPS, KUBELOOP_LOOP_API_BURST)
   --max-calls-in-flight ${d('max-calls-in-flight')}         function calls in flight across all Loops, shared fairly by tenant; 0: no cap (KUBELOOP_MAX_CALLS_IN_FLIGHT)
   --function-connections ${d('function-connections')}        connections per function origin; 0: one per call the cap on calls in flight admits, at least 64 (KUBELOOP_FUNCTION_CONNECTIONS)

@@ -102,6 +102,8 @@ export interface RouterOptions {
   metrics?: RouterMetrics;
   /** Server-side watch timeout base (randomised up to twice that); the watchdog adds its grace on top. */
   watchTimeoutSeconds?: number;
+  /** Fill each cache with one WatchList request where the API server serves it (lib/kube/watch-list.ts); true when omitted. */
+  watchList?: boolean;
   watchdogGraceMs?: number;
   /** Watched objects holding more JSON values are never cached (a Warning event, a metric); 100,000 by default. */
   maxObjectValues?: number;

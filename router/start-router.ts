@@ -181,6 +181,7 @@ class LeaderTerm {
       metrics,
       events: this.deps.events,
       watchTimeoutSeconds: options.watchTimeoutSeconds,
+      ...(options.watchList !== undefined ? { watchList: options.watchList } : {}),
       watchdogGraceMs: options.watchdogGraceMs,
       ...(options.maxObjectValues !== undefined ? { maxObjectValues: options.maxObjectValues } : {}),
       ...(options.clusterWideWatches ? { clusterWideWatches: options.clusterWideWatches } : {}),

@@ -121,6 +121,7 @@ async function startRouterWhenReachable(kubeConfig: ClusterCredentials, config: 
     maxLoopsPerTenant: config.maxLoopsPerTenant,
     tenantLoopStarts: config.tenantLoopStarts,
     watchTimeoutSeconds: config.watchTimeoutSeconds,
+    watchList: config.watchList,
     maxObjectValues: config.maxObjectValues,
     clusterWideWatches: config.clusterWideWatches,
     requestCaps: config.requestCaps,

@@ -8,6 +8,8 @@ import { ObjectStore, type IndexFunction } from './object-store.ts';
 import { objectKey } from './object-meta.ts';
 import type { ResourceInfo } from './resource-paths.ts';
 import type { ShardRequest } from './shard-selector.ts';
+import type { WatchEvent } from './watch-stream.ts';
+import { isInitialEventsEnd } from './watch-list.ts';
 
 export interface InformerHandlers<T> {
   add: (object: T) => void;
@@ -19,6 +21,11 @@ export interface InformerHandlers<T> {
   restart: (reason: RestartReason, error?: Error) => void;
 }
 export type RestartReason = 'gone' | 'error' | 'silent';
+/** A complete state to replace() the cache with: objects by key, and the keys of those refused for their values. */
+export interface AdmittedState<T> {
+  fresh: Map<string, T>;
+  refused: Set<string>;
+}
 type HandlerSets<T> = { [E in keyof InformerHandlers<T>]: Set<InformerHandlers<T>[E]> };
 
 /** What the cache needs of the informer's options. */
@@ -51,14 +58,25 @@ export class InformerCache<T extends KubernetesObject> {
   }
 
   /** A list's items (normalised as each page arrived) by key; those over the value budget (reported) apart. */
-  admit(items: readonly T[]): { fresh: Map<string, T>; refused: Set<string> } {
-    const fresh = new Map<string, T>();
-    const refused = new Set<string>();
-    for (const object of items) {
-      if (this.#refused(object)) refused.add(objectKey(object.metadata));
-      else fresh.set(objectKey(object.metadata), object);
+  admit(items: readonly T[]): AdmittedState<T> {
+    const state: AdmittedState<T> = { fresh: new Map(), refused: new Set() };
+    for (const object of items) this.admitOne(state, object, false);
+    return state;
+  }
+
+  /**
+   * One object of a state being gathered (a WatchList's initial events, as each arrives) into `state`; flags as
+   * apply()'s: `oversized`, its metadata alone, refused unparsed; `withinBudget`, not counted again.
+   */
+  admitOne(state: AdmittedState<T>, object: T, oversized: boolean, withinBudget = false): void {
+    const key = objectKey(object.metadata);
+    if (oversized ? this.#report(object) : !withinBudget && this.#refused(object)) {
+      state.fresh.delete(key);
+      state.refused.add(key);
+    } else {
+      state.refused.delete(key);
+      state.fresh.set(key, object);
     }
-    return { fresh, refused };
   }
 
   /**
@@ -105,6 +123,23 @@ export class InformerCache<T extends KubernetesObject> {
       if (previous) this.emit('update', object, previous);
       else this.emit('add', object);
     }
+  }
+
+  /**
+   * One event of a WatchList's initial state (watch-list.ts) into `state`, as it arrives; true at the bookmark
+   * ending them, when `state` is complete. Other bookmarks carry only progress; an ERROR is the caller's.
+   */
+  gather(state: AdmittedState<T>, event: WatchEvent<T>): boolean {
+    if (event.type === 'BOOKMARK') return isInitialEventsEnd(event.type, event.object);
+    const object = this.normalise(event.object);
+    if (event.type === 'DELETED') {
+      const key = objectKey(object.metadata);
+      state.fresh.delete(key);
+      state.refused.delete(key);
+    } else {
+      this.admitOne(state, object, event.oversized === true, event.withinBudget === true);
+    }
+    return false;
   }
 
   /** List items and metadata-only objects lack the real apiVersion/kind; functions need them. */

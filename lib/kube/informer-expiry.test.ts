@@ -35,7 +35,7 @@ afterEach(async () => {
 
 function start(client: KubeClient): string[] {
   const restarts: string[] = [];
-  informer = new Informer({ client, resource, backoff: { baseMs: 1000, maxMs: 8000, jitter: 0 } });
+  informer = new Informer({ client, resource, watchList: false, backoff: { baseMs: 1000, maxMs: 8000, jitter: 0 } });
   informer.on('restart', (reason) => restarts.push(reason));
   informer.start();
   return restarts;

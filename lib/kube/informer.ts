@@ -1,15 +1,16 @@
-// A resilient informer's list/watch loop (client-go's reflector; its cache is informer-cache.ts): list, then
-// watch from the list's resourceVersion; relist on 410 Gone (backing off if 410s follow relists); restart
-// with backoff on any other error (client-node's informer stops); a watchdog ends silent watches; bookmarks;
-// metadata-only mode; server-side sharded list and watch of a share that may change (lists again when it does).
+// A resilient informer's list/watch loop (client-go's reflector; its cache is informer-cache.ts): a WatchList
+// (watch-list.ts) or a list, then watch from its resourceVersion; relist on 410 Gone (backing off if 410s follow
+// relists); restart with backoff on any other error; a watchdog ends silent watches; bookmarks; metadata-only
+// mode; server-side sharded list and watch of a share that may change (lists again when it does).
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { Backoff, sleep, type BackoffPolicy } from './backoff.ts';
 import { isApiError, type KubeClient } from './kube-client.ts';
 import type { IndexFunction, ObjectStore } from './object-store.ts';
-import { InformerCache, type InformerHandlers, type RestartReason } from './informer-cache.ts';
+import { InformerCache, type AdmittedState, type InformerHandlers, type RestartReason } from './informer-cache.ts';
 import { collectionPath, kindKey, type ResourceInfo } from './resource-paths.ts';
 import { readWatchEventBatches } from './watch-stream.ts';
+import { endedBeforeItsEnd, initialRequest, rememberWatchListRefused, refusesWatchList, watchListQuery, watchListRefusal, WatchListRefusedError, type InitialRequest } from './watch-list.ts';
 import { ReshardError, SilentWatchError, WatchGoneError, watchErrorEvent } from './watch-errors.ts';
 import { listAll } from './list-all.ts';
 import { serverApplied, type InformerShard, type ListedShard, type ShardRequest } from './shard-selector.ts';
@@ -46,6 +47,11 @@ export interface InformerOptions<T extends KubernetesObject> {
   maxValues?: number;
   onRefused?: (object: T, values: number) => void;
   indexers?: Record<string, IndexFunction<T>>;
+  /**
+   * Fill the cache with one WatchList request (the state streamed as events, synced at the initial-events-end
+   * bookmark) where the API server serves it; false: always a paged list, then a watch. Default true.
+   */
+  watchList?: boolean;
   /** Page size of the list. */
   pageSize?: number;
   /** Server-side watch timeout; each watch picks a value in [t, 2t) so informers do not reconnect in step. */
@@ -79,6 +85,7 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
   #watchAbort: AbortController | undefined;
   #shardChanged: (() => void) | undefined;
   #unshard: Array<() => void> = [];
+  #filledBy: InitialRequest | undefined;
 
   constructor(options: InformerOptions<T>) {
     this.#options = options;
@@ -100,6 +107,10 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
   }
   get restarts(): number {
     return this.#restarts;
+  }
+  /** How the cache was last filled whole: one WatchList, or a list; undefined before. */
+  get filledBy(): InitialRequest | undefined {
+    return this.#filledBy;
   }
 
   /** Registers a handler; returns a function that removes it. */
@@ -159,14 +170,17 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
         if (this.#needList) {
           await this.#selectorReady(signal);
           if (signal.aborted) break;
-          const reshards = this.#reshards;
-          await this.#list(signal);
-          // The share changed while listing: list it before watching.
-          this.#needList = this.#reshards !== reshards;
-          if (this.#needList) continue;
+          if (this.#initialRequest() === 'list') {
+            const reshards = this.#reshards;
+            await this.#list(signal);
+            // The share changed while listing: list it before watching.
+            this.#needList = this.#reshards !== reshards;
+            if (this.#needList) continue;
+          }
         }
         const started = Date.now();
-        await this.#watch(signal);
+        // Still to be filled: this watch is a WatchList, streaming the state first.
+        await this.#watch(signal, this.#needList);
         // A watch the server ends at once, again and again (a proxy, say), must not spin.
         if (Date.now() - started < 1000) throw new Error(`watch of ${this.name} ended immediately`);
         // The server ended the watch at its timeout: resume from the last resourceVersion, no relist.
@@ -175,6 +189,12 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
         const err = error instanceof Error ? error : new Error(String(error));
         // A new share: list it at once (the watch was ended for it).
         if (err instanceof ReshardError) continue;
+        // Not served here: list at once, and every informer on this API server from now on (paid once).
+        if (err instanceof WatchListRefusedError) {
+          rememberWatchListRefused(this.#options.client, err.message);
+          this.#options.logger?.info({ informer: this.name, err: err.message }, 'WatchList refused; listing instead');
+          continue;
+        }
         const gone = err instanceof WatchGoneError || isApiError(err, 410);
         this.#restart(gone ? 'gone' : err instanceof SilentWatchError ? 'silent' : 'error', err);
         // 410: our resourceVersion is older than the server's window; relist at once, unless the last relist's watch
@@ -202,6 +222,11 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
     this.#cache.emit('restart', reason, error);
   }
 
+  #initialRequest(): InitialRequest {
+    const { watchList = true, client, shard } = this.#options;
+    return initialRequest({ enabled: watchList, refused: watchListRefusal(client) !== undefined, sharded: shard !== undefined });
+  }
+
   #query(): Record<string, string | number | boolean | undefined> {
     // The watch asks for what the list got: a share only if the server applied it to the list.
     const shardSelector = this.#listed?.applied ? this.#listed.request.selector : undefined;
@@ -220,6 +245,12 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
     this.#resourceVersion = resourceVersion;
     this.#backoff.reset();
     if (request) shard?.listed();
+    this.#filled('list');
+  }
+
+  /** The cache holds a complete state: the first time, the informer is synced. */
+  #filled(by: InitialRequest): void {
+    this.#filledBy = by;
     if (!this.#synced) {
       this.#synced = true;
       for (const resolve of this.#syncWaiters.splice(0)) resolve();
@@ -227,7 +258,8 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
     }
   }
 
-  async #watch(parent: AbortSignal): Promise<void> {
+  /** `fill`: a WatchList, its initial events gathered into a state that replaces the cache at their end. */
+  async #watch(parent: AbortSignal, fill: boolean): Promise<void> {
     const { client, resource, namespace, metadataOnly } = this.#options;
     const base = this.#options.watchTimeoutSeconds ?? DEFAULT_WATCH_TIMEOUT_SECONDS;
     const timeoutSeconds = Math.floor(base * (1 + Math.random()));
@@ -244,32 +276,42 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
       silent = true;
       controller.abort(new SilentWatchError(`watch of ${this.name} still open ${timeoutSeconds}s after its timeout`));
     }, timeoutSeconds * 1000 + (this.#options.watchdogGraceMs ?? 30_000));
+    // The state streamed so far, until the initial-events-end bookmark; then undefined.
+    let filling: AdmittedState<T> | undefined = fill ? { fresh: new Map(), refused: new Set() } : undefined;
+    const opened = Date.now();
     try {
-      const body = await client.stream({
-        path: collectionPath(resource, namespace),
-        accept: metadataOnly ? METADATA_WATCH_ACCEPT : 'application/json',
-        signal: controller.signal,
-        timeoutMs: 30_000,
-        query: {
-          ...this.#query(),
-          watch: true,
-          resourceVersion: this.#resourceVersion,
-          allowWatchBookmarks: true,
-          timeoutSeconds,
-        },
-      });
+      const request = fill ? watchListQuery() : { watch: true, resourceVersion: this.#resourceVersion, allowWatchBookmarks: true };
+      const body = await client
+        .stream({ path: collectionPath(resource, namespace), accept: metadataOnly ? METADATA_WATCH_ACCEPT : 'application/json', signal: controller.signal, timeoutMs: 30_000, query: { ...this.#query(), ...request, timeoutSeconds } })
+        .catch((error: unknown) => {
+          throw fill && refusesWatchList(error) ? new WatchListRefusedError(error instanceof Error ? error.message : String(error)) : error;
+        });
       try {
-        // Counted before each event is parsed: an object over the budget never becomes an object graph.
-        // A chunk's events in one turn: a burst costs one wake-up, not one per event.
+        // Counted before each event is parsed, each parsed as its line arrives (overlapping the transfer): an object
+        // over the budget never becomes an object graph. A chunk's events in one turn: one wake-up per burst.
         for await (const batch of readWatchEventBatches<T>(body, { maxObjectValues: this.#options.maxValues })) {
-          this.#backoff.reset();
-          for (const event of batch) this.#handleEvent(event.type, event.object, event.oversized === true, event.withinBudget === true);
+          for (const event of batch) {
+            if (!filling || event.type === 'ERROR') this.#handleEvent(event.type, event.object, event.oversized === true, event.withinBudget === true);
+            else if (this.#cache.gather(filling, event)) {
+              // The initial state is complete: it replaces the cache (deleting, as a relist does, what is gone).
+              this.#cache.replace(filling.fresh, filling.refused, undefined);
+              filling = undefined;
+              this.#resourceVersion = event.object.metadata?.resourceVersion;
+              this.#needList = false;
+              this.#filled('watch-list');
+            }
+          }
+          // A WatchList dropped again and again before its end backs off as a failing list would.
+          if (!filling) this.#backoff.reset();
           // The watch brought something before any 410: a later 410 relists at once again.
           this.#expiries.reset();
         }
       } finally {
         body.destroy();
       }
+      // Ended by the server without the bookmark: at its timeout, it ignored sendInitialEvents; earlier, ask again.
+      if (filling && endedBeforeItsEnd(Date.now() - opened, timeoutSeconds) === 'ignored') throw new WatchListRefusedError(`WatchList of ${this.name} ended at its timeout without the initial-events-end bookmark`);
+      if (filling) throw new Error(`WatchList of ${this.name} ended before its initial state was complete`);
     } catch (error) {
       if (silent) throw new SilentWatchError(`watch of ${this.name} went silent`);
       if (controller.signal.reason instanceof ReshardError) throw controller.signal.reason;

@@ -86,6 +86,11 @@ interface Credentials {
 
 export class KubeClient {
   readonly server: string;
+  /**
+   * One object per root client, shared by the clients impersonating through it: a WeakMap key for what was
+   * learnt about the API server behind it (whether it serves WatchList, lib/kube/watch-list.ts).
+   */
+  readonly serverKey: object;
   readonly #kubeConfig: ClusterCredentials;
   readonly #origin: string;
   readonly #basePath: string;
@@ -118,6 +123,7 @@ export class KubeClient {
     const limit = options.rateLimit ?? { qps: 50, burst: 100 };
     this.#limiter = 'take' in limit ? limit : new TokenBucket(limit);
     this.#parent = parent;
+    this.serverKey = parent ? parent.serverKey : {};
     this.#impersonationHeaders = impersonation ? { 'impersonate-user': impersonation.user } : {};
     this.#dispatcher = parent ? parent.#dispatcher : new Agent({
       connect: {

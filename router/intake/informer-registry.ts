@@ -60,6 +60,8 @@ export interface InformerRegistryOptions {
   /** Objects holding more JSON values are never cached; DEFAULT_MAX_OBJECT_VALUES when omitted. */
   maxObjectValues?: number;
   watchTimeoutSeconds?: number;
+  /** Fill caches with one WatchList request where the API server serves it; true when omitted. */
+  watchList?: boolean;
   watchdogGraceMs?: number;
   /** Tenants with their own label in kubeloop_router_cached_bytes; the rest are `other`. */
   maxLabelledTenants?: number;
@@ -227,6 +229,7 @@ export class InformerRegistry {
         [NAMESPACE_INDEX]: namespaceOf,
       },
       watchTimeoutSeconds: this.options.watchTimeoutSeconds,
+      ...(this.options.watchList !== undefined ? { watchList: this.options.watchList } : {}),
       watchdogGraceMs: this.options.watchdogGraceMs,
       logger: logger.child({ informer: kindKey(resource.apiVersion, resource.kind), metadataOnly, namespace: namespace ?? '*' }),
     });

@@ -28,7 +28,7 @@ describe('Informer paging', () => {
         await client.request({ method: 'POST', path: `/api/v1/namespaces/${suite.namespace}/configmaps`, body: { metadata: { name, labels: { t: label } } } });
       }
       const resource = await new ResourceDiscovery(client).resolve('v1', 'ConfigMap');
-      const informer = new Informer<V1ConfigMap>({ client, resource, namespace: suite.namespace, labelSelector: `t=${label}`, metadataOnly, pageSize: 3, transform: stripManagedFields });
+      const informer = new Informer<V1ConfigMap>({ client, resource, namespace: suite.namespace, labelSelector: `t=${label}`, metadataOnly, pageSize: 3, transform: stripManagedFields, watchList: false });
       informer.start();
       try {
         await informer.waitForSync();

@@ -3,6 +3,7 @@
 // Frozen, it silently drops watch bytes and never ends a watch: a half-open connection neither side notices.
 // cutNext() lets one request through to the API server and breaks its answer mid-body. holdWatches() and
 // expireHeldWatches() open a gap after which the real API server answers 410 Gone to the resumed watch.
+// cutNextWatch() breaks a watch after its first event; refuseWatchList() answers WatchLists as a server without them.
 import { createServer, type Server } from 'node:https';
 import type { ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -19,6 +20,14 @@ export interface LaggingProxy {
   cutNext(match: (method: string, path: string) => boolean): void;
   /** Breaks every open watch whose path `match`es and holds every new one (not sent on) until expireHeldWatches(): a gap. */
   holdWatches(match: (path: string) => boolean): void;
+  /** The next watch that `match`es is broken right after its first event (a WatchList: before its initial state ends). */
+  cutNextWatch(match: (path: string) => boolean): void;
+  /**
+   * Answers every WatchList (`sendInitialEvents`) with the API server's own 422 when its WatchList feature is off
+   * (a server of this version cannot be started so); counts those requests.
+   */
+  refuseWatchList(refuse: boolean): void;
+  watchListsRefused(): number;
   /** Watch requests held now. */
   heldWatches(): number;
   /**
@@ -29,6 +38,17 @@ export interface LaggingProxy {
   expireHeldWatches(): void;
   close(): Promise<void>;
 }
+
+/** What a kube-apiserver with the WatchList feature gate off answers a WatchList (its ListOptions validation). */
+const WATCH_LIST_FORBIDDEN = {
+  kind: 'Status',
+  apiVersion: 'v1',
+  metadata: {},
+  status: 'Failure',
+  message: 'ListOptions.meta.k8s.io "" is invalid: sendInitialEvents: Forbidden: sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled',
+  reason: 'Invalid',
+  code: 422,
+};
 
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'upgrade', 'host', 'content-length']);
 
@@ -50,6 +70,9 @@ export async function startLaggingProxy(upstreamConfig: KubeConfig, lagMs: numbe
   const certificate = selfSignedCertificate('lagging-proxy');
   let frozen = false;
   let cut: ((method: string, path: string) => boolean) | undefined;
+  let cutWatch: ((path: string) => boolean) | undefined;
+  let refusing = false;
+  let refused = 0;
   /** Each open watch's path. */
   const openWatches = new Map<ServerResponse, string>();
   let hold: { match: (path: string) => boolean; held: number; release: Promise<void>; expire: () => void } | undefined;
@@ -62,6 +85,12 @@ export async function startLaggingProxy(upstreamConfig: KubeConfig, lagMs: numbe
         for (const [k, v] of Object.entries(req.headers)) if (!HOP_BY_HOP.has(k) && typeof v === 'string') headers[k] = v;
         const body = Buffer.concat(chunks);
         const watch = /[?&]watch=(true|1)/.test(req.url ?? '');
+        if (refusing && /[?&]sendInitialEvents=true/.test(req.url ?? '')) {
+          refused += 1;
+          res.writeHead(422, { 'content-type': 'application/json' });
+          res.end(JSON.stringify(WATCH_LIST_FORBIDDEN));
+          return;
+        }
         const path = watch && hold?.match(req.url ?? '/') ? await heldUntilExpired(req.url ?? '/', hold) : (req.url ?? '/');
         if (res.destroyed) return;
         const response = await agent.request({
@@ -89,6 +118,16 @@ export async function startLaggingProxy(upstreamConfig: KubeConfig, lagMs: numbe
           return;
         }
         res.writeHead(response.statusCode, out);
+        if (cutWatch?.(req.url ?? '/')) {
+          cutWatch = undefined;
+          let head = Buffer.alloc(0);
+          for await (const chunk of response.body as AsyncIterable<Buffer>) {
+            head = Buffer.concat([head, chunk]);
+            const newline = head.indexOf(0x0a);
+            if (newline >= 0) return void res.write(head.subarray(0, newline + 1), () => (res.destroy(), response.body.destroy()));
+          }
+          return void res.destroy();
+        }
         openWatches.set(res, req.url ?? '/');
         // Each chunk leaves lagMs after it arrived, in order: a delay, not a throughput limit.
         let last = Promise.resolve();
@@ -127,6 +166,13 @@ export async function startLaggingProxy(upstreamConfig: KubeConfig, lagMs: numbe
       hold = { match, held: 0, release, expire };
       for (const [res, path] of openWatches) if (match(path)) res.destroy();
     },
+    cutNextWatch: (match) => {
+      cutWatch = match;
+    },
+    refuseWatchList: (value) => {
+      refusing = value;
+    },
+    watchListsRefused: () => refused,
     heldWatches: () => hold?.held ?? 0,
     expireHeldWatches: () => {
       hold?.expire();

@@ -43,6 +43,10 @@ interface Timer<T> {
   due: number;
   payload: T;
   handle: NodeJS.Timeout;
+  /** A failure's retry (addRateLimited), which forget() cancels: once the key succeeded it is moot. */
+  retry?: boolean;
+  /** The earliest plain delayed add (a requeue-after) this retry stands in for, armed again if the retry is cancelled. */
+  shadowed?: { due: number; payload: T };
 }
 
 // 5 ms doubling to 60 s: a conflict retries after a few milliseconds, once the watch has caught up; a function
@@ -113,7 +117,7 @@ export class WorkQueue<T> {
   }
 
   /** Adds the key after `delayMs`; an earlier pending timer for the key wins over a later one. */
-  addAfter(key: string, payload: T, delayMs: number): void {
+  addAfter(key: string, payload: T, delayMs: number, retry = false): void {
     if (this.#stopped) return;
     if (delayMs <= 0) {
       this.add(key, payload);
@@ -122,26 +126,31 @@ export class WorkQueue<T> {
     this.#options.onDelayedAdd?.();
     const due = this.#now() + delayMs;
     const existing = this.#timers.get(key);
-    if (existing && existing.due <= due) return;
+    // A retry that wins over a plain delayed add (or loses to none) remembers it, for forget() to arm again.
+    const plain = existing && !existing.retry ? { due: existing.due, payload: existing.payload } : existing?.shadowed;
+    if (existing && existing.due <= due) {
+      if (existing.retry && !retry && (existing.shadowed === undefined || due < existing.shadowed.due)) existing.shadowed = { due, payload };
+      return;
+    }
     if (existing) clearTimeout(existing.handle);
-    this.#armTimer(key, payload, due);
+    this.#armTimer(key, payload, due, retry ? { retry, ...(plain ? { shadowed: plain } : {}) } : {});
   }
 
   /**
    * Node fires a timer longer than 2^31-1 ms after 1 ms (TimeoutOverflowWarning): an At due in years would
    * hot-loop. Long delays are therefore waited out in chunks, re-armed until the due time.
    */
-  #armTimer(key: string, payload: T, due: number): void {
+  #armTimer(key: string, payload: T, due: number, kind: Pick<Timer<T>, 'retry' | 'shadowed'> = {}): void {
     const handle = setTimeout(() => {
       if (this.#now() < due) {
-        this.#armTimer(key, payload, due);
+        this.#armTimer(key, payload, due, kind);
         return;
       }
       this.#timers.delete(key);
       this.add(key, payload);
     }, Math.min(Math.max(due - this.#now(), 1), MAX_TIMER_MS));
     handle.unref?.();
-    this.#timers.set(key, { due, payload, handle });
+    this.#timers.set(key, { due, payload, handle, ...kind });
   }
 
   /** Adds the key after its next backoff delay and returns that delay. */
@@ -149,13 +158,22 @@ export class WorkQueue<T> {
     const failures = (this.#failures.get(key) ?? 0) + 1;
     this.#failures.set(key, failures);
     const delay = backoffDelay(this.#options.backoff ?? DEFAULT_QUEUE_BACKOFF, failures);
-    this.addAfter(key, payload, delay);
+    this.addAfter(key, payload, delay, true);
     return delay;
   }
 
-  /** Resets the key's backoff after a success. */
+  /**
+   * Resets the key's backoff after a success, and cancels a retry still pending from an earlier failure (a
+   * conflict's): run after the success, it would find a cache still behind the write that succeeded and call
+   * the function for nothing. A requeue-after the retry stood in for is armed again.
+   */
   forget(key: string): void {
     this.#failures.delete(key);
+    const timer = this.#timers.get(key);
+    if (!timer?.retry) return;
+    clearTimeout(timer.handle);
+    this.#timers.delete(key);
+    if (timer.shadowed) this.#armTimer(key, timer.shadowed.payload, timer.shadowed.due);
   }
 
   /** Drops everything known about a key (its object is gone). */

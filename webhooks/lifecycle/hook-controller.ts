@@ -70,7 +70,8 @@ export class HookController {
   #queued = false;
   #retry: NodeJS.Timeout | undefined;
   #review: NodeJS.Timeout | undefined;
-  #rbac: RbacWatch | undefined;
+  /** The RBAC watch once started (undefined: not watched); stop() waits for its start, so no request outlives the client. */
+  #rbac: Promise<RbacWatch | undefined> | undefined;
   #stopped = false;
   readonly #writer: ConfigurationWriter;
   readonly #status: HookStatusChains;
@@ -124,8 +125,7 @@ export class HookController {
     for (const informer of this.#informers) informer.start();
     await Promise.all(this.#informers.map((informer) => informer.waitForSync()));
     this.schedule();
-    if (this.#options.watchRbac) this.#rbac = await watchHookRbac({ ...this.#options, review: () => void this.schedule() });
-    if (this.#stopped) await this.#rbac?.stop();
+    if (this.#options.watchRbac && !this.#stopped) await (this.#rbac = watchHookRbac({ ...this.#options, review: () => void this.schedule() }));
     // Periodically: reviews again, and writes every configuration again (someone may have edited one).
     this.#review = setInterval(() => {
       this.#writer.forget();
@@ -286,7 +286,7 @@ export class HookController {
     this.#stopped = true;
     clearTimeout(this.#retry);
     clearInterval(this.#review);
-    await this.#rbac?.stop();
+    await (await this.#rbac)?.stop();
     await this.#running;
     await this.#status.idle();
     await Promise.all(this.#informers.map((informer) => informer.stop()));

@@ -1,11 +1,26 @@
 import { describe, expect, it, vi } from 'vitest';
-import { WorkQueue, type QueueItem } from './work-queue.ts';
+import { WorkQueue, type QueueItem, type WorkQueueOptions } from './work-queue.ts';
 import { FairScheduler } from './fair-scheduler.ts';
 
 function deferred() {
   let resolve!: () => void;
   const promise = new Promise<void>((r) => (resolve = r));
   return { promise, resolve };
+}
+
+/** A queue recording each call's payload whose first call waits for `gate`: adds meanwhile find the key in flight. */
+function firstCallHeld(options: Partial<WorkQueueOptions<number>>) {
+  const gate = deferred();
+  const seen: number[] = [];
+  const queue = new WorkQueue<number>({
+    concurrency: 4,
+    process: async (item) => {
+      seen.push(item.payload);
+      if (seen.length === 1) await gate.promise;
+    },
+    ...options,
+  });
+  return { gate, seen, queue };
 }
 
 describe('WorkQueue', () => {
@@ -58,18 +73,9 @@ describe('WorkQueue', () => {
   });
 
   it('does not run a key again for an add during its call that the caller settles when the call ends', async () => {
-    const gate = deferred();
-    const seen: number[] = [];
     const settled: Array<[string, number]> = [];
-    const queue = new WorkQueue<number>({
-      concurrency: 4,
-      process: async (item) => {
-        seen.push(item.payload);
-        if (seen.length === 1) await gate.promise;
-      },
-      // Settles payload 2 (our own write's event), leaves anything else to run.
-      settleDirty: (key, payload) => (settled.push([key, payload]), payload === 2),
-    });
+    // Settles payload 2 (our own write's event), leaves anything else to run.
+    const { gate, seen, queue } = firstCallHeld({ settleDirty: (key, payload) => (settled.push([key, payload]), payload === 2) });
     queue.add('k', 1);
     queue.add('k', 2);
     gate.resolve();
@@ -83,16 +89,7 @@ describe('WorkQueue', () => {
   });
 
   it('runs a key again for an add during its call that the caller does not settle', async () => {
-    const gate = deferred();
-    const seen: number[] = [];
-    const queue = new WorkQueue<number>({
-      concurrency: 4,
-      process: async (item) => {
-        seen.push(item.payload);
-        if (seen.length === 1) await gate.promise;
-      },
-      settleDirty: () => false,
-    });
+    const { gate, seen, queue } = firstCallHeld({ settleDirty: () => false });
     queue.add('k', 1);
     queue.add('k', 5);
     gate.resolve();
@@ -101,15 +98,9 @@ describe('WorkQueue', () => {
   });
 
   it('reports a settleDirty that throws and runs the key again, as without it', async () => {
-    const gate = deferred();
-    const seen: number[] = [];
     const errors: string[] = [];
-    const queue = new WorkQueue<number>({
+    const { gate, seen, queue } = firstCallHeld({
       concurrency: 1,
-      process: async (item) => {
-        seen.push(item.payload);
-        if (seen.length === 1) await gate.promise;
-      },
       settleDirty: () => {
         throw new Error('broken');
       },

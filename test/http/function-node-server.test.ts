@@ -9,7 +9,7 @@ import { serveFunction, serveNodeFunction, type AnyFunctionDefinition, type Serv
 import { shutdown } from '../../lib/server/shutdown.ts';
 import { allow, defineAdmission, defineFunction, deny, respond } from '../../lib/sdk/index.ts';
 import { exampleFunction, podRequest } from './example-function.ts';
-import { answers, normalized, raw } from './raw-http.ts';
+import { answers, expectAlike, raw, rawRequest } from './raw-http.ts';
 
 const logger = createLogger({ name: 'test', level: 'silent' });
 const LIMIT = 4096;
@@ -30,15 +30,10 @@ function bothServers(definition: AnyFunctionDefinition): { fastify: () => string
 }
 
 /** Both servers answer `text` with the same bytes (but for the date and generated ids). */
-async function expectAlike(urls: ReturnType<typeof bothServers>, text: string): Promise<void> {
-  const [expected, actual] = [await raw(urls.fastify(), text), await raw(urls.image(), text)];
-  expect(expected).toMatch(/^HTTP\/1\.1 \d{3} /);
-  expect(normalized(actual)).toBe(normalized(expected));
-}
+const bothAlike = (urls: ReturnType<typeof bothServers>, text: string) => expectAlike(urls.fastify(), urls.image(), text);
 
 const body = JSON.stringify(podRequest({ reconcileId: 'rec-1' }));
-const request = (method: string, path: string, headers = '', payload?: string) =>
-  `${method} ${path} HTTP/1.1\r\nHost: fn\r\nConnection: close\r\n${headers}${payload === undefined ? '' : `Content-Length: ${Buffer.byteLength(payload)}\r\n`}\r\n${payload ?? ''}`;
+const request = (method: string, path: string, headers = '', payload?: string) => rawRequest('fn', method, path, headers, payload);
 const JSON_TYPE = 'Content-Type: application/json\r\n';
 
 describe('the node:http function server against the fastify one', () => {
@@ -67,7 +62,7 @@ describe('the node:http function server against the fastify one', () => {
     ['POST /healthz', request('POST', '/healthz', JSON_TYPE, '{}')],
     ['a malformed request line', 'GARBAGE\r\n\r\n'],
     ['headers over the size limit', `GET /healthz HTTP/1.1\r\nHost: fn\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`],
-  ])('answers %s alike', async (_case, text) => expectAlike(urls, text));
+  ])('answers %s alike', async (_case, text) => bothAlike(urls, text));
 
   it.each([
     ['Prometheus text', '', 'text/plain; version=0.0.4; charset=utf-8'],
@@ -100,7 +95,7 @@ describe('an admission function on the node:http server against the fastify one'
     ['a CloudEvent, which admission refuses', request('POST', '/', `${JSON_TYPE}ce-specversion: 1.0\r\nce-id: 1\r\nce-source: /x\r\nce-type: t\r\nx-kubeloop-reconcile-id: rec-7\r\n`, admissionBody)],
     ['GET on /admit', request('GET', '/admit')],
     ['POST on /reconcile, which an admission function does not serve', request('POST', '/reconcile', JSON_TYPE, admissionBody)],
-  ])('answers %s alike', async (_case, text) => expectAlike(urls, text));
+  ])('answers %s alike', async (_case, text) => bothAlike(urls, text));
 });
 
 const slowFunction = defineFunction({ name: 'slow', reconcile: () => respond([]) });

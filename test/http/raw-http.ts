@@ -1,6 +1,19 @@
 // Raw HTTP/1.1 over a socket for the tests that compare servers byte for byte (the function images' node:http
 // server and the router's ops server against the fastify bootstrap): what a connection receives, normalized.
 import { connect } from 'node:net';
+import { expect } from 'vitest';
+
+/** One HTTP/1.1 request as bytes, the connection closed after it; a payload gets its Content-Length. */
+export function rawRequest(host: string, method: string, path: string, headers = '', payload?: string): string {
+  return `${method} ${path} HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n${headers}${payload === undefined ? '' : `Content-Length: ${Buffer.byteLength(payload)}\r\n`}\r\n${payload ?? ''}`;
+}
+
+/** The fastify server and its node:http twin answer `text` with the same bytes (but for the date and generated ids). */
+export async function expectAlike(fastifyUrl: string, nodeUrl: string, text: string): Promise<void> {
+  const [expected, actual] = [await raw(fastifyUrl, text), await raw(nodeUrl, text)];
+  expect(expected).toMatch(/^HTTP\/1\.1 \d{3} /);
+  expect(normalized(actual)).toBe(normalized(expected));
+}
 
 /** Writes `text` on a fresh connection and returns everything the server sent until it closed. */
 export function raw(url: string, text: string): Promise<string> {

@@ -275,10 +275,12 @@ export class WorkQueue<T> {
         this.#active -= 1;
         this.#processing.delete(item.key);
         const dirty = this.#dirty.get(item.key);
-        if (dirty && !this.#stopped) this.#dirty.delete(item.key);
-        if (dirty && !this.#stopped && !this.#settledDirty(item.key, dirty.payload)) {
-          this.#waiting.set(item.key, dirty);
-          (dirty.priority === 'high' ? this.#high : this.#low).add(item.key);
+        if (dirty && !this.#stopped) {
+          this.#dirty.delete(item.key);
+          if (!this.#settledDirty(item.key, dirty.payload)) {
+            this.#waiting.set(item.key, dirty);
+            (dirty.priority === 'high' ? this.#high : this.#low).add(item.key);
+          }
         }
         this.#slots?.done();
         this.#pump();

@@ -62,7 +62,8 @@ export interface WebhookConfig extends ServerSettings {
   /** Sensitive resources hooks may intercept nonetheless (none by default). */
   hookAllowedResources: SensitiveCategory[];
   /** How often each hook's ServiceAccount rights are reviewed again. */
-  accessReviewSeconds: number;
+  /** Unset: hourly while the gateway watches RBAC and its configurations, every 5 minutes else (hook-access.ts). */
+  accessReviewSeconds: number | undefined;
   /** Context objects holding more JSON values are never cached (sent as null). */
   maxObjectValues: number;
   /** Networks (CIDR or address) no admission function call may connect to, besides the fixed refusals. */

@@ -15,7 +15,7 @@ import { DEFAULT_BREAKER_COOL_DOWN_SECONDS, DEFAULT_BREAKER_THRESHOLD } from './
 import { DEFAULT_MAX_CONTEXT_BYTES } from './gateway/context-cache.ts';
 import { DEFAULT_MAX_IN_FLIGHT_REQUEST_BYTES } from './gateway/request-byte-budget.ts';
 import { DEFAULT_TENANT_MAX_IN_FLIGHT } from './gateway/tenant-limiter.ts';
-import { DEFAULT_HOOK_ACCESS_REVIEW_MS } from './lifecycle/hook-access.ts';
+import { DEFAULT_HOOK_ACCESS_REVIEW_MS, DEFAULT_UNWATCHED_HOOK_ACCESS_REVIEW_MS } from './lifecycle/hook-access.ts';
 import { DEFAULT_HOOK_CONFIGURATION_NAME } from './lifecycle/hook-configuration.ts';
 import { DEFAULT_MAX_CONFIGURATION_BYTES, DEFAULT_TENANT_CONFIGURATIONS } from './lifecycle/hook-configuration-shards.ts';
 import { DEFAULT_TENANT_MAX_HOOKS } from './lifecycle/tenant-hook-limit.ts';
@@ -72,7 +72,7 @@ export const WEBHOOK_FLAGS = {
   'hook-selector': { type: 'text', value: 'SELECTOR', env: ['KUBELOOP_HOOK_SELECTOR'], help: 'serve only AdmissionHooks with these labels' },
   record: { type: 'text', value: 'DIR', help: 'write every admission function call as a fixture (kubeloop replay)' },
   'hook-allow-resources': { type: 'text', value: 'a,b', env: ['KUBELOOP_HOOK_ALLOW_RESOURCES'], help: `sensitive resources hooks may intercept: ${SENSITIVE_CATEGORIES.join(', ')}` },
-  'access-review-seconds': { type: 'integer', default: DEFAULT_HOOK_ACCESS_REVIEW_MS / 1000, min: 10, max: 86_400, env: ['KUBELOOP_ACCESS_REVIEW_SECONDS'], help: "how often each hook's ServiceAccount rights are reviewed again" },
+  'access-review-seconds': { type: 'integer', min: 10, max: 86_400, env: ['KUBELOOP_ACCESS_REVIEW_SECONDS'], help: `how often every hook is reviewed and its configuration written again whatever changes are watched; default ${DEFAULT_HOOK_ACCESS_REVIEW_MS / 1000} while the gateway watches RBAC and its configurations (a change brings its own review within seconds), ${DEFAULT_UNWATCHED_HOOK_ACCESS_REVIEW_MS / 1000} when it may not` },
   'tenant-max-in-flight': { type: 'integer', default: DEFAULT_TENANT_MAX_IN_FLIGHT, min: 1, max: 100_000, env: ['KUBELOOP_WEBHOOK_TENANT_MAX_IN_FLIGHT'], help: "admission calls in flight per tenant (namespace; all cluster hooks are one); more get the hook's failurePolicy" },
   'namespaced-hook-max-timeout-seconds': { type: 'integer', default: DEFAULT_NAMESPACED_MAX_TIMEOUT_SECONDS, min: 1, max: 30, env: ['KUBELOOP_NAMESPACED_HOOK_MAX_TIMEOUT_SECONDS'], help: 'the longest timeoutSeconds of a namespaced AdmissionHook' },
   'hook-exclude-identities': { type: 'text', default: DEFAULT_EXCLUDED_IDENTITIES.join(','), env: ['KUBELOOP_HOOK_EXCLUDE_IDENTITIES'], help: 'users ("name", "prefix*", "group:name") never sent to namespaced hooks, "" for none' },

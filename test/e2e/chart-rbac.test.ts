@@ -128,11 +128,12 @@ describe('the webhook with exactly the chart\'s RBAC and arguments', () => {
     }, 30_000);
   });
 
-  it('watches RBAC, so a revoked right unregisters a hook within seconds rather than at the periodic review', async () => {
+  it('watches RBAC and its webhook configurations, so a revoked right or an edited configuration is seen within seconds rather than at the periodic review', async () => {
     const webhook = processes.find((p) => p.name === 'webhook')!;
     const metrics = async () => (await fetch(`${webhook.opsUrl!}/metrics`)).text();
-    // The watch starts once the hooks are first registered: the gauge reads 0 until then.
+    // The watches start once the hooks are first registered: the gauges read 0 (or are absent) until then.
     await eventually('kubeloop_webhook_rbac_watch 1', async () => /^kubeloop_webhook_rbac_watch(\{[^}]*\})? 1$/m.test(await metrics()), 30_000);
+    await eventually('kubeloop_webhook_configuration_watch 1', async () => /^kubeloop_webhook_configuration_watch(\{[^}]*\})? 1$/m.test(await metrics()), 30_000);
   });
 });
 

@@ -17,6 +17,7 @@ import { eventually } from '../cluster/eventually.ts';
 import { setupClusterSuite, type ClusterSuite } from '../cluster/suite.ts';
 import { installTenantPolicies, namespaceAdmin, refusalOf, type TenantPolicies } from './tenant-admin.ts';
 import { deleteNamespace, HOOK_SUITE_LABEL, installWatcherCrd, startWebhookFor, type WebhookUnderTest } from './webhook-harness.ts';
+import { DEFAULT_TENANT_CONFIGURATIONS, tenantBucket, tenantConfigurationName } from '../../webhooks/lifecycle/hook-configuration-shards.ts';
 
 let suite: ClusterSuite;
 let teamA: string;
@@ -172,6 +173,28 @@ describe('the hooks a namespace admin may have served', () => {
     expect(await eventually('h4 left out', () => condition(teamB, 'h4'))).toMatchObject({ status: 'False', reason: 'TenantLimitExceeded', message: expect.stringContaining(`namespace ${teamB} has 4 AdmissionHooks`) });
     await bob.request({ method: 'DELETE', path: `${hooksIn(teamB)}/h2` });
     await eventually('h4 registered', async () => (await condition(teamB, 'h4'))?.status === 'True');
+  });
+});
+
+describe("the gateway's webhook configurations", () => {
+  // The gateway runs with --access-review-seconds=3600: only its watch of the configurations brings these back in time.
+  it('are written back within seconds when someone else edits or deletes one', async () => {
+    // Team b's hooks of the test above make way (--tenant-max-hooks=3): this one is served whatever ran before.
+    await client.request({ method: 'DELETE', path: hooksIn(teamB) });
+    await bob.request({ method: 'POST', path: hooksIn(teamB), body: hookBody('drift', {}) });
+    await eventually('drift registered', async () => (await condition(teamB, 'drift'))?.status === 'True');
+    const name = `kubeloop-admission-hooks-${suite.namespace}`;
+    const validating = '/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations';
+    type Configuration = { metadata: { name: string }; webhooks?: Array<{ name: string; timeoutSeconds?: number }> };
+    const path = `${validating}/${tenantConfigurationName(name, tenantBucket(teamB, DEFAULT_TENANT_CONFIGURATIONS))}`;
+    const read = () => client.getIfExists<Configuration>({ path });
+    const before = await eventually("team b's configuration", async () => ((await read())?.webhooks?.length ? read() : undefined));
+    const timeout = before.webhooks?.[0]?.timeoutSeconds;
+    await client.request({ method: 'PATCH', path, contentType: 'application/json-patch+json', body: [{ op: 'replace', path: '/webhooks/0/timeoutSeconds', value: 30 }] });
+    await eventually('the edit written back', async () => (await read())?.webhooks?.[0]?.timeoutSeconds === timeout, 30_000);
+    await client.request({ method: 'DELETE', path });
+    const again = await eventually('the configuration written again', async () => ((await read())?.webhooks?.length ? read() : undefined), 30_000);
+    expect(again?.webhooks?.map((w) => w.name)).toEqual(before.webhooks?.map((w) => w.name));
   });
 });
 

@@ -5,8 +5,15 @@ import type { HookContextEntry } from '../../api/admission-hook.ts';
 import type { AccessCheck } from '../../lib/kube/access-review.ts';
 import type { ResourceInfo } from '../../lib/kube/index.ts';
 
-/** How often every hook's ServiceAccount rights are reviewed again by default (--access-review-seconds). */
-export const DEFAULT_HOOK_ACCESS_REVIEW_MS = 300_000;
+/** How often every hook is reviewed again by default while RBAC and the configurations are watched: a safety net. */
+export const DEFAULT_HOOK_ACCESS_REVIEW_MS = 3_600_000;
+/** ... and while they are not (the gateway may not watch them, or lost the read): then the timer alone sees a change. */
+export const DEFAULT_UNWATCHED_HOOK_ACCESS_REVIEW_MS = 300_000;
+
+/** The periodic review's default period (--access-review-seconds, when given, is the period either way). */
+export function hookReviewPeriodMs(watched: boolean): number {
+  return watched ? DEFAULT_HOOK_ACCESS_REVIEW_MS : DEFAULT_UNWATCHED_HOOK_ACCESS_REVIEW_MS;
+}
 
 /**
  * One get check per context entry: in its fixed namespace, or cluster-wide for "Same" (the hook admits

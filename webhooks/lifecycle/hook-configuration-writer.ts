@@ -1,6 +1,6 @@
 // Writes the webhook configuration pairs the gateway owns (hook-configuration-shards.ts) by server-side
-// apply, skipping a pair whose body is what it last wrote (no PATCH when nothing changed), and deletes the
-// tenant configurations no hook needs any more: those it wrote before, and those found by their label.
+// apply, skipping a pair whose body is what it last wrote and nobody changed since (no PATCH when nothing
+// changed), and deletes the tenant configurations no hook needs any more: those it wrote before, and those found by their label.
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { isApiError, type KubeClient } from '../../lib/kube/index.ts';
@@ -12,8 +12,15 @@ export const CONFIGURATION_PATHS = {
   mutating: '/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations',
   validating: '/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations',
 };
-type ConfigurationType = keyof typeof CONFIGURATION_PATHS;
-const TYPES: readonly ConfigurationType[] = ['mutating', 'validating'];
+export type ConfigurationType = keyof typeof CONFIGURATION_PATHS;
+export const CONFIGURATION_TYPES: readonly ConfigurationType[] = ['mutating', 'validating'];
+const TYPES = CONFIGURATION_TYPES;
+
+/** What was last applied to one configuration: its body, and the resourceVersion the apply left. */
+interface Written {
+  text: string;
+  resourceVersion: string | undefined;
+}
 
 export interface ConfigurationWriterOptions {
   client: KubeClient;
@@ -25,8 +32,11 @@ export interface ConfigurationWriterOptions {
 
 export class ConfigurationWriter {
   readonly #options: ConfigurationWriterOptions;
-  /** "<type>/<name>" -> the body last applied, so an unchanged configuration is not written again. */
-  readonly #written = new Map<string, string>();
+  /** "<type>/<name>" -> what was last applied, so an unchanged configuration is not written again. */
+  readonly #written = new Map<string, Written>();
+  /** Keys being applied now, and those of them someone else changed meanwhile (not remembered: written again next time). */
+  readonly #applying = new Set<string>();
+  readonly #changedWhileApplying = new Set<string>();
   /** Tenant configurations that exist (written by us, or found by label once at start). */
   readonly #existing = new Set<string>();
   #listed = false;
@@ -44,6 +54,24 @@ export class ConfigurationWriter {
     this.#written.clear();
   }
 
+  /**
+   * A configuration's watch event (configuration-drift-watch.ts): true when someone else changed or deleted one
+   * this writer applied, which it then forgets, so the next apply writes it again. Its own write's event carries the
+   * resourceVersion its apply left; one that comes while the apply is still under way counts as a change, since
+   * it may be someone else's (one more apply, a no-op for the API server when nothing differs).
+   */
+  changed(type: ConfigurationType, name: string, resourceVersion: string | undefined): boolean {
+    const key = `${type}/${name}`;
+    if (this.#applying.has(key)) {
+      this.#changedWhileApplying.add(key);
+      return true;
+    }
+    const written = this.#written.get(key);
+    if (!written || (resourceVersion !== undefined && written.resourceVersion === resourceVersion)) return false;
+    this.#written.delete(key);
+    return true;
+  }
+
   /** Applies the pairs (with `dryRun`, only the given types, as a dry run that is never remembered). */
   async apply(pairs: readonly ConfigurationPair[], dryRunTypes?: readonly ConfigurationType[]): Promise<void> {
     for (const pair of pairs) {
@@ -52,20 +80,28 @@ export class ConfigurationWriter {
         const body = pair[type];
         const key = `${type}/${pair.name}`;
         const text = JSON.stringify(body);
-        if (!dryRunTypes && this.#written.get(key) === text) {
+        if (!dryRunTypes && this.#written.get(key)?.text === text) {
           this.#writes?.inc({ type, result: 'unchanged' });
           continue;
         }
         this.#written.delete(key);
-        await this.#options.client.request({
-          method: 'PATCH',
-          path: `${CONFIGURATION_PATHS[type]}/${encodeURIComponent(pair.name)}`,
-          query: { fieldManager: FIELD_MANAGER, force: true, ...(dryRunTypes ? { dryRun: 'All' } : {}) },
-          contentType: 'application/apply-patch+yaml',
-          body,
-        });
+        if (!dryRunTypes) this.#applying.add(key);
+        let applied: { metadata?: { resourceVersion?: string } } | undefined;
+        let changedMeanwhile = false;
+        try {
+          applied = await this.#options.client.request({
+            method: 'PATCH',
+            path: `${CONFIGURATION_PATHS[type]}/${encodeURIComponent(pair.name)}`,
+            query: { fieldManager: FIELD_MANAGER, force: true, ...(dryRunTypes ? { dryRun: 'All' } : {}) },
+            contentType: 'application/apply-patch+yaml',
+            body,
+          });
+        } finally {
+          if (!dryRunTypes) this.#applying.delete(key);
+          changedMeanwhile = this.#changedWhileApplying.delete(key);
+        }
         if (dryRunTypes) continue;
-        this.#written.set(key, text);
+        if (!changedMeanwhile) this.#written.set(key, { text, resourceVersion: applied?.metadata?.resourceVersion });
         this.#writes?.inc({ type, result: 'applied' });
         if (pair.name !== this.#options.clusterName) this.#existing.add(pair.name);
       }

@@ -12,7 +12,7 @@ import type { Registry } from 'prom-client';
 import { isNamespaceSent } from './namespace-safety.ts';
 import type { ContextCache } from '../gateway/context-cache.ts';
 import type { HookConfigurationOptions } from './hook-configuration.ts';
-import { DEFAULT_MAX_CONFIGURATION_BYTES, DEFAULT_TENANT_CONFIGURATIONS, shardConfigurations, tenantBucket, tenantConfigurationName, type ShardOptions } from './hook-configuration-shards.ts';
+import { configurationLabelValue, DEFAULT_MAX_CONFIGURATION_BYTES, DEFAULT_TENANT_CONFIGURATIONS, HOOK_CONFIGURATION_LABEL, shardConfigurations, tenantBucket, tenantConfigurationName, type ShardOptions } from './hook-configuration-shards.ts';
 import { ConfigurationWriter } from './hook-configuration-writer.ts';
 import type { CallFailure } from '../gateway/hook-review.ts';
 import { DEFAULT_HOOK_POLICY, resolveHook, type HookPolicy, type ResolvedHook } from '../base/hook-spec.ts';
@@ -20,10 +20,11 @@ import { HookStatusChains, STATUS_WRITE_TIMEOUT_MS } from './hook-status-chains.
 import { nextConditions, notReady, writeHookConditions } from './hook-status.ts';
 import { decideRegistration, registeredVerdicts, type JudgedHook, type Verdicts } from './registration-decision.ts';
 import { contextRefusal } from './hook-context-review.ts';
-import { DEFAULT_HOOK_ACCESS_REVIEW_MS } from './hook-access.ts';
+import { hookReviewPeriodMs } from './hook-access.ts';
 import { NO_HOOKS, servedDuringUpdate, servedHooksOf, type ServedHooks } from './served-hooks.ts';
 import { hookWriteRefusal } from './hook-write-review.ts';
 import { watchHookRbac } from './hook-rbac-watch.ts';
+import { watchConfigurationDrift, type ConfigurationDriftWatch } from './configuration-drift-watch.ts';
 import type { RbacWatch } from '../../lib/kube/rbac-watch.ts';
 import { CLUSTER_ADMISSION_HOOK_RESOURCE, informersOn, NAMESPACED_ADMISSION_HOOK_RESOURCE, type HookInformer, type HookInformerSource } from './hook-informers.ts';
 
@@ -41,10 +42,13 @@ export interface HookControllerOptions {
   labelSelector?: string;
   /** Function URL rules and the sensitive resources hooks may intercept (--function-hosts, --hook-allow-resources). */
   policy?: HookPolicy;
-  /** How often every hook's ServiceAccount rights are reviewed again (RBAC changes without any hook changing). */
+  /** How often every hook is reviewed and every configuration written again whatever is watched (--access-review-seconds). */
   accessReviewIntervalMs?: number;
-  /** Also review every hook again within about a second of any RBAC write (hook-rbac-watch.ts); off in unit tests. */
-  watchRbac?: boolean;
+  /**
+   * Review every hook again within about a second of any RBAC write (hook-rbac-watch.ts) and write back a configuration
+   * someone else changed (configuration-drift-watch.ts); the periodic review is then hourly. Off in unit tests.
+   */
+  watchChanges?: boolean;
   /** Buckets of namespaces with their own configuration pair, and the bytes each may take (--tenant-configurations, --max-configuration-bytes). */
   tenantConfigurations?: { buckets: number; maxBytes: number };
   /** How long one status write may take (STATUS_WRITE_TIMEOUT_MS). */
@@ -72,6 +76,8 @@ export class HookController {
   #review: NodeJS.Timeout | undefined;
   /** The RBAC watch once started (undefined: not watched); stop() waits for its start, so no request outlives the client. */
   #rbac: Promise<RbacWatch | undefined> | undefined;
+  /** The configurations' watch once started, as #rbac. */
+  #drift: Promise<ConfigurationDriftWatch | undefined> | undefined;
   #stopped = false;
   readonly #writer: ConfigurationWriter;
   readonly #status: HookStatusChains;
@@ -125,13 +131,39 @@ export class HookController {
     for (const informer of this.#informers) informer.start();
     await Promise.all(this.#informers.map((informer) => informer.waitForSync()));
     this.schedule();
-    if (this.#options.watchRbac && !this.#stopped) await (this.#rbac = watchHookRbac({ ...this.#options, review: () => void this.schedule() }));
-    // Periodically: reviews again, and writes every configuration again (someone may have edited one).
+    let watched = false;
+    if (this.#options.watchChanges && !this.#stopped) {
+      const rbac = await (this.#rbac = watchHookRbac({ ...this.#options, review: () => void this.schedule(), onLost: () => this.#reviewEvery(false) }));
+      const drift = this.#stopped ? undefined : await (this.#drift = this.#watchConfigurations());
+      watched = rbac !== undefined && drift !== undefined;
+    }
+    this.#reviewEvery(watched);
+    await this.#running;
+  }
+
+  /** Periodically reviews again and writes every configuration again: hourly as a safety net while changes are watched, every 5 minutes else. */
+  #reviewEvery(watched: boolean): void {
+    clearInterval(this.#review);
+    if (this.#stopped) return;
     this.#review = setInterval(() => {
       this.#writer.forget();
       void this.schedule();
-    }, this.#options.accessReviewIntervalMs ?? DEFAULT_HOOK_ACCESS_REVIEW_MS).unref();
-    await this.#running;
+    }, this.#options.accessReviewIntervalMs ?? hookReviewPeriodMs(watched)).unref();
+  }
+
+  #watchConfigurations(): Promise<ConfigurationDriftWatch | undefined> {
+    const { client, logger, configuration, metrics } = this.#options;
+    return watchConfigurationDrift({
+      client,
+      logger,
+      ...(metrics ? { metrics } : {}),
+      labelSelector: `${HOOK_CONFIGURATION_LABEL}=${configurationLabelValue(configuration.name)}`,
+      changed: (type, name, resourceVersion) => {
+        if (!this.#writer.changed(type, name, resourceVersion)) return;
+        logger.info({ configuration: name, type }, 'a webhook configuration of the gateway was changed by someone else: writing it again');
+        void this.schedule();
+      },
+    });
   }
 
   /** Coalesces changes: at most one reconcile runs and one waits. */
@@ -287,6 +319,7 @@ export class HookController {
     clearTimeout(this.#retry);
     clearInterval(this.#review);
     await (await this.#rbac)?.stop();
+    await (await this.#drift)?.stop();
     await this.#running;
     await this.#status.idle();
     await Promise.all(this.#informers.map((informer) => informer.stop()));

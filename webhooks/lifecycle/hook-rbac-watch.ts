@@ -12,6 +12,8 @@ export interface HookRbacWatchOptions {
   logger: Logger;
   /** Judge every hook again (HookController.schedule: one pass for any number of changes). */
   review: () => void;
+  /** The watch was refused after its start (the gateway's ClusterRole lost the read): only the timer reviews now. */
+  onLost?: () => void;
   metrics?: Registry;
 }
 
@@ -37,7 +39,10 @@ export async function watchHookRbac(o: HookRbacWatchOptions): Promise<RbacWatch 
         return { informer, release: () => informer.stop() };
       },
       onChanges: () => o.review(),
-      onLost: () => gauge?.set(0),
+      onLost: () => {
+        gauge?.set(0);
+        o.onLost?.();
+      },
     });
     if ('denied' in watch) return undefined;
     gauge?.set(1);

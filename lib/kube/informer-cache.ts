@@ -19,6 +19,8 @@ export interface InformerHandlers<T> {
   synced: () => void;
   /** Every restart of the list/watch cycle, with its reason (gone, error, silent). */
   restart: (reason: RestartReason, error?: Error) => void;
+  /** The server accepted a watch (its answer's head came): after a restart, the informer is receiving again. */
+  watching: () => void;
 }
 export type RestartReason = 'gone' | 'error' | 'silent';
 /** A complete state to replace() the cache with: objects by key, and the keys of those refused for their values. */
@@ -40,7 +42,7 @@ export interface InformerCacheOptions<T extends KubernetesObject> {
 
 export class InformerCache<T extends KubernetesObject> {
   readonly store: ObjectStore<T>;
-  readonly #handlers: HandlerSets<T> = { add: new Set(), update: new Set(), delete: new Set(), synced: new Set(), restart: new Set() };
+  readonly #handlers: HandlerSets<T> = { add: new Set(), update: new Set(), delete: new Set(), synced: new Set(), restart: new Set(), watching: new Set() };
 
   constructor(
     private readonly options: InformerCacheOptions<T>,

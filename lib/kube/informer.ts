@@ -286,6 +286,7 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
         .catch((error: unknown) => {
           throw fill && refusesWatchList(error) ? new WatchListRefusedError(error instanceof Error ? error.message : String(error)) : error;
         });
+      this.#cache.emit('watching');
       try {
         // Counted before each event is parsed, each parsed as its line arrives (overlapping the transfer): an object
         // over the budget never becomes an object graph. A chunk's events in one turn: one wake-up per burst.

@@ -31,7 +31,7 @@ export interface RbacChanges {
 export interface RbacInformer {
   readonly name: string;
   readonly hasSynced: boolean;
-  on<E extends 'add' | 'update' | 'delete' | 'restart'>(event: E, handler: InformerHandlers<KubeObject>[E]): unknown;
+  on<E extends 'add' | 'update' | 'delete' | 'restart' | 'watching'>(event: E, handler: InformerHandlers<KubeObject>[E]): unknown;
 }
 
 export interface RbacInformerLease {
@@ -54,6 +54,11 @@ export interface RbacWatchOptions {
   onChanges: (changes: RbacChanges) => void;
   /** The watch stopped telling changes (the process's ClusterRole lost the read): only the timer reviews now. */
   onLost: (message: string) => void;
+  /**
+   * Every refused watch is accepted again (the read was given back): changes are told again. What changed
+   * meanwhile is told first as one change of everything (`cluster`), since the watch may have missed it.
+   */
+  onRegained?: () => void;
   debounceMs?: number;
 }
 
@@ -90,6 +95,8 @@ class RbacChangeWindow implements RbacWatch {
   readonly #namespaces = new Set<string>();
   #timer: NodeJS.Timeout | undefined;
   #lost = false;
+  /** The informers whose watch or list was refused (403) and has not been accepted since. */
+  readonly #refused = new Set<RbacInformer>();
   #stopped = false;
 
   constructor(private readonly o: RbacWatchOptions) {}
@@ -111,10 +118,19 @@ class RbacChangeWindow implements RbacWatch {
       informer.on('update', seen);
       informer.on('delete', seen);
       informer.on('restart', (_reason, error) => {
-        if (!error || !isApiError(error, 403) || this.#lost) return;
+        if (!error || !isApiError(error, 403) || this.#stopped) return;
+        this.#refused.add(informer);
+        if (this.#lost) return;
         this.#lost = true;
         this.o.logger.warn({ resource: informer.name, err: error.message }, `the RBAC watch was refused (the ${this.o.process}'s ClusterRole lost the read?): ${this.o.reviewed} is reviewed on the --access-review-seconds timer only`);
         this.o.onLost(error.message);
+      });
+      informer.on('watching', () => {
+        if (!this.#refused.delete(informer) || this.#refused.size > 0 || !this.#lost || this.#stopped) return;
+        this.#lost = false;
+        this.o.logger.info({ resource: informer.name }, `the RBAC watch is accepted again: ${this.o.reviewed} is reviewed again within seconds of a change`);
+        this.o.onChanges({ cluster: true, namespaces: new Set() });
+        this.o.onRegained?.();
       });
     }
     return this;

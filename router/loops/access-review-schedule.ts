@@ -1,6 +1,6 @@
 // When the Loop controller reviews running Loops' access again: soon after each RBAC change (lib/kube/rbac-watch.ts), and
 // on a period as a safety net; hourly by default while RBAC is watched, every 5 minutes when the router may not
-// watch it (or lost the read), since then the timer alone notices a revoked right. Tells the state as a metric.
+// watch it (or lost the read, until it is given back), since then the timer alone notices a revoked right. Tells the state as a metric.
 import type { Logger } from 'pino';
 import type { Gauge } from 'prom-client';
 import type { KubeClient } from '../../lib/kube/kube-client.ts';
@@ -44,6 +44,7 @@ export class AccessReviewSchedule {
           logger: o.logger,
           onChanges: (changes) => o.changed(changes),
           onLost: () => this.#timerOnly(),
+          onRegained: () => this.#watched(),
         });
       } catch (error) {
         // Discovery or the API server failing now must not keep Loops from starting: the timer reviews meanwhile.
@@ -59,15 +60,22 @@ export class AccessReviewSchedule {
         return;
       }
       this.#watch = watch;
-      o.rbacWatchGauge?.set(1);
+      this.#watched();
+      return;
     }
-    this.#every(o.periodMs ?? (o.watch ? DEFAULT_ACCESS_REVIEW_MS : DEFAULT_UNWATCHED_ACCESS_REVIEW_MS));
+    this.#every(o.periodMs ?? DEFAULT_UNWATCHED_ACCESS_REVIEW_MS);
   }
 
   async stop(): Promise<void> {
     this.#stopped = true;
     clearInterval(this.#timer);
     await this.#watch?.stop();
+  }
+
+  /** RBAC changes are seen (at the start, or again after a refusal): the long period, unless the operator chose one. */
+  #watched(): void {
+    this.o.rbacWatchGauge?.set(1);
+    this.#every(this.o.periodMs ?? DEFAULT_ACCESS_REVIEW_MS);
   }
 
   /** RBAC changes are not seen: the short period, unless the operator chose one. */

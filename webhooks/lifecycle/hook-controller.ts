@@ -133,7 +133,8 @@ export class HookController {
     this.schedule();
     let watched = false;
     if (this.#options.watchChanges && !this.#stopped) {
-      const rbac = await (this.#rbac = watchHookRbac({ ...this.#options, review: () => void this.schedule(), onLost: () => this.#reviewEvery(false) }));
+      const onRegained = () => void this.#drift?.then((drift) => this.#reviewEvery(drift !== undefined));
+      const rbac = await (this.#rbac = watchHookRbac({ ...this.#options, review: () => void this.schedule(), onLost: () => this.#reviewEvery(false), onRegained }));
       const drift = this.#stopped ? undefined : await (this.#drift = this.#watchConfigurations());
       watched = rbac !== undefined && drift !== undefined;
     }

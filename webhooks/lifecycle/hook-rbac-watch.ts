@@ -14,6 +14,8 @@ export interface HookRbacWatchOptions {
   review: () => void;
   /** The watch was refused after its start (the gateway's ClusterRole lost the read): only the timer reviews now. */
   onLost?: () => void;
+  /** ... and accepted again: changes are seen again (every hook was just reviewed once more). */
+  onRegained?: () => void;
   metrics?: Registry;
 }
 
@@ -42,6 +44,10 @@ export async function watchHookRbac(o: HookRbacWatchOptions): Promise<RbacWatch 
       onLost: () => {
         gauge?.set(0);
         o.onLost?.();
+      },
+      onRegained: () => {
+        gauge?.set(1);
+        o.onRegained?.();
       },
     });
     if ('denied' in watch) return undefined;

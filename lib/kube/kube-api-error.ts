@@ -1,5 +1,6 @@
 // The errors of KubeClient: an answer that is not a success (KubeApiError, with the Status reason and
-// Retry-After), built the same way whichever transport carried it (undici, node:http2).
+// Retry-After), built the same way whichever transport carried it (undici, node:http2), and a request its client's
+// close() or destroy() cut short or refused (KubeClientClosedError).
 
 /**
  * An error that is an expected answer (a 409, a failed resourceVersion test), not a bug: it captures no stack,
@@ -26,6 +27,24 @@ export class KubeApiError extends AnswerError {
   ) {
     super(`${request.method} ${request.path}: ${statusCode} ${reason}: ${message}`);
     this.name = 'KubeApiError';
+  }
+}
+
+/**
+ * A request the KubeClient's close() or destroy() cut short (`inFlight`: it may have taken effect) or refused (it was
+ * never sent). Never retried (lib/kube/transient.ts): the caller decides; a stopping process usually lets it go.
+ * `cause` is the transport's own failure (undici's, node:http2's), when there was one.
+ */
+export class KubeClientClosedError extends Error {
+  readonly code = 'ERR_KUBELOOP_CLIENT_CLOSED';
+
+  constructor(
+    request: { method?: string; path: string },
+    readonly inFlight: boolean,
+    options?: ErrorOptions,
+  ) {
+    super(`${request.method ?? 'GET'} ${request.path}: ${inFlight ? 'cut short: its KubeClient was closed while it was in flight' : 'not sent: its KubeClient is closed'}`, options);
+    this.name = 'KubeClientClosedError';
   }
 }
 

@@ -7,7 +7,8 @@ import type { Readable } from 'node:stream';
 import type { ClusterCredentials } from './kube-config.ts';
 import { TokenBucket, type RateLimit, type RequestLimiter } from './rate-limiter.ts';
 import { Http2Unavailable, NodeHttp2Writes, type Http2Reply } from './node-http2-writes.ts';
-import { apiError, isApiError } from './kube-api-error.ts';
+import { apiError, isApiError, KubeApiError, KubeClientClosedError } from './kube-api-error.ts';
+import { guardUnownedHttp2Streams } from './unowned-http2-streams.ts';
 
 export type QueryValue = string | number | boolean | undefined;
 
@@ -27,7 +28,7 @@ export interface KubeRequest {
   headers?: Record<string, string>;
 }
 
-export { AnswerError, KubeApiError, isApiError } from './kube-api-error.ts';
+export { AnswerError, KubeApiError, KubeClientClosedError, isApiError } from './kube-api-error.ts';
 
 export interface KubeClientOptions {
   /** A QPS/burst of its own, or a limiter shared with others (the router's tenant budget). */
@@ -106,8 +107,13 @@ export class KubeClient {
   /** With `http2Writes`: writes go over node:http2, reads and watches over undici. */
   readonly #writes: NodeHttp2Writes | undefined;
   #credentials: Credentials | undefined;
+  /** Set on the root by close() or destroy(): its requests and its impersonating clients' fail with KubeClientClosedError. */
+  #closed = false;
+  /** The root's watch bodies still open: close() ends each with KubeClientClosedError (undici's close waited for them). */
+  readonly #openStreams = new Map<Readable, KubeRequest>();
 
   private constructor(kubeConfig: ClusterCredentials, tls: AgentOptions, options: KubeClientOptions, parent?: KubeClient, impersonation?: Impersonation) {
+    guardUnownedHttp2Streams();
     const cluster = kubeConfig.getCurrentCluster();
     if (!cluster) throw new Error('kubeconfig has no current cluster');
     this.server = cluster.server.replace(/\/+$/, '');
@@ -175,7 +181,13 @@ export class KubeClient {
     return this.#credentials.headers;
   }
 
+  /** The client owning the connections: an impersonating client's parent, else itself. */
+  get #root(): KubeClient {
+    return this.#parent ?? this;
+  }
+
   async #send(request: KubeRequest, streaming: boolean): Promise<Reply> {
+    if (this.#root.#closed) throw new KubeClientClosedError(request, false);
     await this.#limiter.take();
     const method = request.method ?? 'GET';
     const headers: Record<string, string> = {
@@ -183,6 +195,8 @@ export class KubeClient {
       ...(await this.#headers()),
       accept: request.accept ?? 'application/json',
     };
+    // Closed while it waited for its turn or its credentials: never sent (undici's closed agent would say less).
+    if (this.#root.#closed) throw new KubeClientClosedError(request, false);
     let body: string | undefined;
     if (request.body !== undefined) {
       headers['content-type'] = request.contentType ?? 'application/json';
@@ -231,10 +245,21 @@ export class KubeClient {
 
   /** The 2xx answer's text, unparsed (a paged list reads the next page's token from its head); KubeApiError else. */
   async requestText(request: KubeRequest): Promise<string> {
-    const response = await this.#send(request, false);
-    const text = 'text' in response ? response.text : await response.body.text();
+    let response: Reply;
+    let text: string;
+    try {
+      response = await this.#send(request, false);
+      text = 'text' in response ? response.text : await response.body.text();
+    } catch (error) {
+      throw this.#closedInstead(request, error);
+    }
     if (response.statusCode >= 200 && response.statusCode < 300) return text;
     throw apiError(request, response, text);
+  }
+
+  /** A failure of a request the client's close() or destroy() cut short reads as such, whatever the transport said. */
+  #closedInstead(request: KubeRequest, error: unknown): unknown {
+    return this.#root.#closed && !(error instanceof KubeClientClosedError || error instanceof KubeApiError) ? new KubeClientClosedError(request, true, { cause: error }) : error;
   }
 
   /** GETs one object; undefined when it does not exist (404), any other failure throws. */
@@ -249,10 +274,22 @@ export class KubeClient {
 
   /** Opens a streaming request (a watch); the caller reads and destroys the body. */
   async stream(request: KubeRequest): Promise<Readable> {
-    const response = (await this.#send(request, true)) as Dispatcher.ResponseData;
-    if (response.statusCode >= 200 && response.statusCode < 300) return response.body;
-    const text = await response.body.text();
-    throw apiError(request, response, text);
+    try {
+      const response = (await this.#send(request, true)) as Dispatcher.ResponseData;
+      if (response.statusCode >= 200 && response.statusCode < 300) return this.#track(request, response.body);
+      throw apiError(request, response, await response.body.text());
+    } catch (error) {
+      throw this.#closedInstead(request, error);
+    }
+  }
+
+  /** Keeps an open watch body where close() finds it; one opened as the client closed ends at once. */
+  #track(request: KubeRequest, body: Readable): Readable {
+    const root = this.#root;
+    if (root.#closed) return endBody(body, request);
+    root.#openStreams.set(body, request);
+    body.once('close', () => root.#openStreams.delete(body));
+    return body;
   }
 
   /** Opens the connection writes take (with `http2Writes`) ahead of the first write; a no-op else, never fails. */
@@ -260,18 +297,36 @@ export class KubeClient {
     this.#writes?.warm();
   }
 
+  /**
+   * Ends the client: every request still in flight (watches included) fails with KubeClientClosedError, and so does
+   * every later one; then the connections close, HTTP/2 writes' session with a GOAWAY. undici's own close() waited
+   * for requests in flight, an open watch for as long as it lasted.
+   */
   async close(): Promise<void> {
     // An impersonating client borrows its parent's connections; the parent closes them.
     if (this.#parent) return;
-    await Promise.all([this.#dispatcher.close(), this.#writes?.close()]);
+    this.#cutInFlight();
+    await Promise.all([this.#dispatcher.destroy(), this.#writes?.close()]);
   }
 
-  /** Closes at once, abandoning connection attempts in flight (close waits for them: up to undici's connect timeout). */
+  /** As close(), without waiting for the HTTP/2 writes' session to close politely. */
   async destroy(): Promise<void> {
     if (this.#parent) return;
+    this.#cutInFlight();
     this.#writes?.destroy();
     await this.#dispatcher.destroy();
   }
+
+  #cutInFlight(): void {
+    this.#closed = true;
+    for (const [body, request] of this.#openStreams) endBody(body, request);
+    this.#openStreams.clear();
+  }
+}
+
+/** Ends a watch body with KubeClientClosedError; a caller that never listened for errors sees it end (as undici does). */
+function endBody(body: Readable, request: KubeRequest): Readable {
+  return body.on('error', () => {}).destroy(new KubeClientClosedError(request, true));
 }
 
 export function pathWithQuery(path: string, query?: Record<string, QueryValue>): string {

@@ -7,8 +7,8 @@ import { createServer as createTlsServer, type Server as TlsServer } from 'node:
 import { spawn } from 'node:child_process';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { KubeConfig } from '@kubernetes/client-node';
 import { afterEach, describe, expect, it } from 'vitest';
+import { localKubeClient } from '../../test/support/local-kube-client.ts';
 import { selfSignedCertificate } from '../../test/support/test-certificate.ts';
 import { KubeApiError, KubeClient, type KubeClientOptions, type KubeRequestSample } from './kube-client.ts';
 import { isTransientApiFailure, mayHaveTakenEffect } from './transient.ts';
@@ -83,15 +83,8 @@ async function apiServer(handle: Handler = answer) {
   return { seen, sessions, sessionsOpened, port: (server.address() as AddressInfo).port };
 }
 
-async function clientOf(port: number, options: KubeClientOptions): Promise<KubeClient> {
-  const kubeConfig = new KubeConfig();
-  kubeConfig.loadFromOptions({
-    clusters: [{ name: 'c', server: `https://127.0.0.1:${port}`, caData: Buffer.from(certificate.cert).toString('base64') }],
-    users: [{ name: 'router', token: 'router-token' }],
-    contexts: [{ name: 'c', cluster: 'c', user: 'router' }],
-    currentContext: 'c',
-  });
-  const client = await KubeClient.fromKubeConfig(kubeConfig, options);
+async function clientOf(port: number, options: KubeClientOptions = {}): Promise<KubeClient> {
+  const client = await localKubeClient(port, certificate.cert, options);
   closers.push(() => void client.destroy());
   return client;
 }

@@ -38,6 +38,10 @@ export class NodeHttp2Writes {
   #open = 0;
   /** Set once a session came up without h2 (ALPN): every later write goes the other way. */
   #unavailable = false;
+  /** Set by close() and destroy(): no session opens again. */
+  #closed = false;
+  /** How to end each write in flight, for close() and destroy(): its own stream's events may never come then. */
+  readonly #inFlight = new Set<() => void>();
 
   constructor(origin: string, tls: SecureClientSessionOptions) {
     this.#origin = origin;
@@ -93,6 +97,7 @@ export class NodeHttp2Writes {
 
   #attempt(r: Http2Request): Promise<{ kind: 'reply'; reply: Http2Reply } | Failure> {
     return new Promise((resolve) => {
+      if (this.#closed) return resolve({ kind: 'fail', error: closedError(r) });
       if (this.#unavailable) return resolve({ kind: 'unavailable' });
       const session = this.#connect();
       const headers: Record<string, string> = { ':method': r.method, ':path': r.path };
@@ -111,9 +116,16 @@ export class NodeHttp2Writes {
       const settle = (result: { kind: 'reply'; reply: Http2Reply } | Failure) => {
         if (settled) return;
         settled = true;
+        this.#inFlight.delete(cut);
         if (--this.#open === 0 && !session.destroyed) session.unref();
         resolve(result);
       };
+      // Closed under it: fails at once, and the stream is reset (the server stops; a pending one never leaves).
+      const cut = () => {
+        settle({ kind: 'fail', error: closedError(r) });
+        stream.close(http2.constants.NGHTTP2_CANCEL);
+      };
+      this.#inFlight.add(cut);
       let reply: Omit<Http2Reply, 'text'> = { statusCode: 0, headers: {} };
       const chunks: Buffer[] = [];
       stream.setTimeout(r.timeoutMs, () => stream.destroy(withCode(new Error(`${r.method} ${r.path}: no answer within ${r.timeoutMs} ms`), 'ETIMEDOUT')));
@@ -122,7 +134,8 @@ export class NodeHttp2Writes {
       });
       stream.on('data', (chunk: Buffer) => chunks.push(chunk));
       stream.once('end', () => settle({ kind: 'reply', reply: { ...reply, text: Buffer.concat(chunks).toString('utf8') } }));
-      stream.once('error', (error) => settle(this.#failure(r, stream, error)));
+      // `on`, not `once`: a stream may be destroyed again (its session's error) after its first error.
+      stream.on('error', (error) => settle(this.#failure(r, stream, error)));
       // Reset by the server or a closing session without an error event: never leave the request hanging. Every
       // stream closes, most after their answer: the error (and its stack) is built only for one that had none.
       stream.once('close', () => {
@@ -148,25 +161,43 @@ export class NodeHttp2Writes {
     return { kind: 'fail', error };
   }
 
+  /** Fails the writes in flight (ERR_KUBELOOP_CLIENT_CLOSED), then closes the session with a GOAWAY. */
   close(): Promise<void> {
-    const session = this.#session;
-    this.#session = undefined;
-    if (!session || session.closed) return Promise.resolve();
-    // Held open until it has closed: unref'd, the process could run out of work first and never see this
-    // resolve (a router's stop then ended there, exit code 13, its last history entries unwritten).
+    const session = this.#end();
+    if (!session || session.closed || session.destroyed) return Promise.resolve();
+    // Still connecting: nothing was sent on it, and its socket unrefs itself once connected, so the process could
+    // run out of work before a graceful close ended and never see this resolve (exit code 13).
+    if (session.connecting) {
+      session.destroy();
+      return Promise.resolve();
+    }
+    // Held open until it has closed, for the same reason (a router's stop then ended there, its last history
+    // entries unwritten).
     session.ref();
     return new Promise((resolve) => session.close(() => resolve()));
   }
 
   destroy(): void {
-    this.#session?.destroy();
+    this.#end()?.destroy();
+  }
+
+  #end(): ClientHttp2Session | undefined {
+    this.#closed = true;
+    for (const cut of [...this.#inFlight]) cut();
+    const session = this.#session;
     this.#session = undefined;
+    return session;
   }
 }
 
 /** A TLS server that offers ALPN without h2 ends the handshake with this alert (Node's own https server does). */
 function refusesHttp2(error: unknown): boolean {
   return error instanceof Http2Unavailable || (error as { code?: unknown } | undefined)?.code === 'ERR_SSL_TLSV1_ALERT_NO_APPLICATION_PROTOCOL';
+}
+
+/** What a write the client's close cut reports: KubeClient tells it as KubeClientClosedError. */
+function closedError(r: Http2Request): Error {
+  return withCode(new Error(`${r.method} ${r.path}: the HTTP/2 session for writes was closed`), 'ERR_KUBELOOP_CLIENT_CLOSED');
 }
 
 function withCode(error: Error, code: string): Error {

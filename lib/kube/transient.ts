@@ -1,7 +1,7 @@
 // Tells failures that clear up by themselves (the API server restarting, throttling, a cut connection)
 // from the caller's mistakes, and retries an idempotent operation through the former for a bounded time.
 import { Backoff, sleep, type BackoffPolicy } from './backoff.ts';
-import { KubeApiError } from './kube-client.ts';
+import { KubeApiError, KubeClientClosedError } from './kube-client.ts';
 
 /** Socket-level failures: nothing was answered, so trying again is the only way to learn more. */
 const TRANSIENT_CODES = new Set([
@@ -48,6 +48,7 @@ export function isTransientApiFailure(error: unknown): boolean {
  */
 export function mayHaveTakenEffect(error: unknown): boolean {
   if (error instanceof KubeApiError) return error.statusCode === 504 || error.reason === 'Timeout';
+  if (error instanceof KubeClientClosedError) return error.inFlight;
   const code = errorCode(error);
   if (code !== undefined && NOT_SENT_CODES.has(code)) return false;
   return !(error instanceof Error && TLS_NOT_ESTABLISHED.test(error.message));

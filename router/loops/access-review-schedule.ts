@@ -26,40 +26,22 @@ export interface AccessReviewScheduleOptions {
 
 export class AccessReviewSchedule {
   #timer: NodeJS.Timeout | undefined;
-  #watch: RbacWatch | undefined;
+  /** The RBAC watch once started (undefined: not watched); stop() waits for its start, so no request of it outlives the client. */
+  #watch: Promise<RbacWatch | undefined> | undefined;
   #stopped = false;
 
   constructor(private readonly o: AccessReviewScheduleOptions) {}
 
   async start(): Promise<void> {
     const { o } = this;
-    if (o.watch) {
-      let watch: RbacWatch | { denied: string };
-      try {
-        watch = await watchRbac({
-          acquire: (resource) => o.registry.acquire({ apiVersion: resource.apiVersion, kind: resource.kind }, true),
-          process: 'router',
-          reviewed: "a Loop's access",
-          client: o.client,
-          logger: o.logger,
-          onChanges: (changes) => o.changed(changes),
-          onLost: () => this.#timerOnly(),
-          onRegained: () => this.#watched(),
-        });
-      } catch (error) {
-        // Discovery or the API server failing now must not keep Loops from starting: the timer reviews meanwhile.
-        o.logger.warn({ err: (error as Error).message }, 'cannot watch RBAC: a Loop\'s access is reviewed on the --access-review-seconds timer only');
-        watch = { denied: (error as Error).message };
-      }
-      if ('denied' in watch) {
+    if (o.watch && !this.#stopped) {
+      const watch = await (this.#watch = this.#watchRbac());
+      if (!watch) {
         this.#timerOnly();
         return;
       }
-      if (this.#stopped) {
-        await watch.stop();
-        return;
-      }
-      this.#watch = watch;
+      // stop() came while it started: stop() stops it.
+      if (this.#stopped) return;
       this.#watched();
       return;
     }
@@ -69,7 +51,29 @@ export class AccessReviewSchedule {
   async stop(): Promise<void> {
     this.#stopped = true;
     clearInterval(this.#timer);
-    await this.#watch?.stop();
+    await (await this.#watch)?.stop();
+  }
+
+  /** The RBAC watch, or undefined when the router may not watch RBAC or cannot now (logged). */
+  async #watchRbac(): Promise<RbacWatch | undefined> {
+    const { o } = this;
+    try {
+      const watch = await watchRbac({
+        acquire: (resource) => o.registry.acquire({ apiVersion: resource.apiVersion, kind: resource.kind }, true),
+        process: 'router',
+        reviewed: "a Loop's access",
+        client: o.client,
+        logger: o.logger,
+        onChanges: (changes) => o.changed(changes),
+        onLost: () => this.#timerOnly(),
+        onRegained: () => this.#watched(),
+      });
+      return 'denied' in watch ? undefined : watch;
+    } catch (error) {
+      // Discovery or the API server failing now must not keep Loops from starting: the timer reviews meanwhile.
+      o.logger.warn({ err: (error as Error).message }, 'cannot watch RBAC: a Loop\'s access is reviewed on the --access-review-seconds timer only');
+      return undefined;
+    }
   }
 
   /** RBAC changes are seen (at the start, or again after a refusal): the long period, unless the operator chose one. */

@@ -1,0 +1,44 @@
+// AccessReviewSchedule.stop() while start() is still under way: it waits for the RBAC watch's start (its
+// SelfSubjectAccessReviews, then its informers) and stops the watch, so nothing of it outlives the client the router
+// closes next (such a request, cut by the close, once ended a webhook with an uncaught error).
+import { pino } from 'pino';
+import { expect, it } from 'vitest';
+import type { KubeClient } from '../../lib/kube/kube-client.ts';
+import { MemoryInformers } from '../../test/support/memory-informers.ts';
+import { AccessReviewSchedule } from './access-review-schedule.ts';
+
+const RBAC = ['Role', 'RoleBinding', 'ClusterRole', 'ClusterRoleBinding'].map((kind) => ({
+  group: 'rbac.authorization.k8s.io',
+  version: 'v1',
+  apiVersion: 'rbac.authorization.k8s.io/v1',
+  kind,
+  plural: `${kind.toLowerCase()}s`,
+  namespaced: !kind.startsWith('Cluster'),
+}));
+
+it('stop() during start() resolves only once the RBAC watch has started and stopped: no review in flight, no informer held', async () => {
+  // The reviews the watch asks first (list and watch of 4 kinds), answered when the test says.
+  const answers: Array<() => void> = [];
+  let asked: () => void = () => {};
+  const allAsked = new Promise<void>((resolve) => (asked = resolve));
+  let inFlight = 0;
+  const request = () =>
+    new Promise((resolve) => {
+      inFlight++;
+      answers.push(() => (inFlight--, resolve({ status: { allowed: true } })));
+      if (answers.length === 8) asked();
+    });
+  const registry = new MemoryInformers(RBAC);
+  const schedule = new AccessReviewSchedule({ registry, client: { request } as unknown as KubeClient, logger: pino({ level: 'silent' }), watch: true, sweep: () => {}, changed: () => {} });
+  const starting = schedule.start();
+  await allAsked;
+  let stopped = false;
+  const stopping = schedule.stop().then(() => ((stopped = true), { inFlight, held: registry.held }));
+  // All that can run without an answer has run: stop() still waits for the reviews.
+  await new Promise((resolve) => setImmediate(resolve));
+  expect(stopped).toBe(false);
+  for (const answer of answers.splice(0)) answer();
+  expect(await stopping).toEqual({ inFlight: 0, held: 0 });
+  await starting;
+  expect(registry.held).toBe(0);
+});

@@ -1,11 +1,11 @@
-// Every primary's first call once a Loop's caches are complete (loop-runner.ts), queued so the first calls leave at
-// once: the first wave (as many keys as the Loop calls at a time) in the turn of the sync, the rest in slices, one
-// event-loop turn each, the first calls' I/O running between them. Order is kept: before anything else is queued for
-// the Loop (a watch event, a resync), what is left is queued first, as if every key had been queued at the sync.
+// Every primary's first call once a Loop's caches are complete (loop-runner.ts), queued so the first call leaves at
+// once: the first key alone in the turn of the sync (its request is made before any other key starts), the rest in
+// slices, one event-loop turn each, the calls' I/O running between them. Order is kept: before anything else is
+// queued for the Loop (a watch event, a resync), what is left is queued first, as if every key had been queued then.
 import type { KubeObject } from '../../lib/contract/types.ts';
 import { objectKey } from '../../lib/kube/object-meta.ts';
 
-/** Keys queued per turn after the first wave: well under a millisecond of queueing each. */
+/** Keys queued per turn after the first: a slice starts the Loop's other workers and queues the rest behind them. */
 export const INITIAL_KEYS_SLICE = 128;
 
 export interface InitialKeysOptions {
@@ -15,8 +15,6 @@ export interface InitialKeysOptions {
   cached: (key: string) => boolean;
   /** Queues one primary's first call. */
   queue: (object: KubeObject) => void;
-  /** Keys queued in the turn of the sync: the Loop's calls at a time (spec.function.maxConcurrency). */
-  firstWave: number;
   slice?: number;
 }
 
@@ -37,9 +35,9 @@ export class InitialKeys {
     this.done = new Promise((resolve) => (this.#resolve = resolve));
   }
 
-  /** Queues the first wave now and schedules the rest. */
+  /** Queues the first key now and schedules the rest. */
   start(): this {
-    this.#queueUpTo(Math.max(1, this.#o.firstWave));
+    this.#queueUpTo(1);
     this.#schedule();
     return this;
   }

@@ -186,8 +186,8 @@ export class LoopRunner {
       // half-listed set of pods); now every primary gets its first call.
       this.#cachesComplete = true;
       if (this.#shard) this.#shard.takeOver(() => true, { type: 'ADDED' });
-      // The first wave's calls leave before thousands of other keys are queued (initial-keys.ts).
-      else this.#initial = new InitialKeys({ objects: primary.store.list(), cached: (key) => primary.store.get(key) !== undefined, firstWave: this.loop.maxConcurrency, queue: (o) => this.#queuePrimary(o, { type: 'ADDED' }) }).start();
+      // The first call leaves before thousands of other keys are queued (initial-keys.ts).
+      else this.#initial = new InitialKeys({ objects: primary.store.list(), cached: (key) => primary.store.get(key) !== undefined, queue: (o) => this.#queuePrimary(o, { type: 'ADDED' }) }).start();
       this.#scheduleResync();
       this.#function.report();
       return this.#initial?.done;

@@ -113,6 +113,36 @@ describe('LoopRunner', () => {
     expect(h.calls[0]?.url).toBe('http://podset.fns.svc:8080/');
   });
 
+  it('sends the first call before it has queued every primary: the first key alone, the rest afterwards', async () => {
+    const queuedAtFirstCall: number[] = [];
+    const h = harness({ function: { url: 'http://podset.fns.svc:8080/', maxConcurrency: 2 } }, () => (queuedAtFirstCall.push(h.runner.stats().pendingKeys), {}));
+    for (let i = 0; i < 300; i++) h.podsets.put(podSet(`p${i}`));
+    await h.started();
+    await h.calledAndIdle(300);
+    // The first call went out with its own key queued, not behind 300 keys.
+    expect(queuedAtFirstCall[0]).toBe(1);
+    expect(new Set(h.calls.map((c) => c.request.object.metadata?.name)).size).toBe(300);
+    expect(h.calls.every((c) => c.request.trigger.type === 'ADDED')).toBe(true);
+  });
+
+  it('queues a change made while the first calls are still being queued after them, and calls nothing about a primary deleted meanwhile', async () => {
+    const h = harness({ function: { url: 'http://podset.fns.svc:8080/', maxConcurrency: 2 } });
+    for (let i = 0; i < 300; i++) h.podsets.put(podSet(`p${i}`));
+    await h.runner.start();
+    for (const informer of [h.podsets, h.pods, h.services]) informer.sync();
+    // Promise callbacks only: the caches are complete and the first key queued, the rest not yet.
+    while (!h.runner.stats().synced) await Promise.resolve();
+    expect(h.runner.stats().pendingKeys).toBeLessThan(300);
+    h.podsets.put(podSet('p299', { labels: { changed: 'yes' }, resourceVersion: '2' }));
+    h.podsets.remove(podSet('p298'));
+    await h.runner.synced;
+    await h.calledAndIdle(299);
+    // Its first call and the change are one call, as when every key was queued at once: the change's trigger, its new state.
+    expect(h.callsFor('p299')).toHaveLength(1);
+    expect(h.callsFor('p299')[0]?.request).toMatchObject({ trigger: { type: 'MODIFIED' }, object: { metadata: { labels: { changed: 'yes' } } } });
+    expect(h.callsFor('p298')).toHaveLength(0);
+  });
+
   it('settles the watch event of its own patch of the primary before the queue, and queues any later change', async () => {
     const patched: string[] = [];
     const api = {

@@ -3,7 +3,7 @@
 import type { KubeObject, Trigger } from '../../lib/contract/types.ts';
 import { isApiError } from '../../lib/kube/kube-client.ts';
 import { objectKey } from '../../lib/kube/object-meta.ts';
-import { kindKey, objectPath } from '../../lib/kube/resource-paths.ts';
+import { objectPath } from '../../lib/kube/resource-paths.ts';
 import { mergeTriggers } from '../reconcile/merge-triggers.ts';
 import { DEFAULT_EXPECTATIONS_TIMEOUT_MS, Expectations } from '../apply/expectations.ts';
 import type { InformerLease, InformerSource } from './informer-registry.ts';
@@ -28,6 +28,8 @@ import type { ShardGate } from '../sharding/shard-member.ts';
 import type { VersionCondition } from '../reconcile/function-versions.ts';
 import type { ShadowPairs } from '../reconcile/shadow-pairs.ts';
 import { watchFunctionVersions, type FunctionVersionWatch } from './function-version-watch.ts';
+import { InitialKeys } from './initial-keys.ts';
+import { runnerCaches } from './runner-caches.ts';
 
 export type { LoopHealth, LoopHealthReason } from '../reconcile/reconcile-decision.ts';
 
@@ -76,6 +78,8 @@ export class LoopRunner {
   readonly #ownWriteIntake: OwnWriteIntake;
   #unwatchQueue: (() => void) | undefined;
   #shard: RunnerShard | undefined;
+  /** The primaries' first calls still being queued after the sync (initial-keys.ts). */
+  #initial: InitialKeys | undefined;
   /** Resolves when the Loop's caches are complete and its first calls are queued. */
   synced: Promise<void> = new Promise(() => {});
 
@@ -182,9 +186,11 @@ export class LoopRunner {
       // half-listed set of pods); now every primary gets its first call.
       this.#cachesComplete = true;
       if (this.#shard) this.#shard.takeOver(() => true, { type: 'ADDED' });
-      else for (const object of primary.store.list()) this.#enqueuePrimary(object, { type: 'ADDED' });
+      // The first call leaves before thousands of other keys are queued (initial-keys.ts).
+      else this.#initial = new InitialKeys({ objects: primary.store.list(), cached: (key) => primary.store.get(key) !== undefined, queue: (o) => this.#queuePrimary(o, { type: 'ADDED' }) }).start();
       this.#scheduleResync();
       this.#function.report();
+      return this.#initial?.done;
     });
     // stop() before sync rejects waitForSync; that is not an error worth reporting.
     this.synced.catch(() => {});
@@ -223,6 +229,7 @@ export class LoopRunner {
 
   async stop(): Promise<void> {
     this.#stopped = true;
+    this.#initial?.cancel();
     if (this.#resyncTimer) clearTimeout(this.#resyncTimer);
     for (const off of this.#unsubscribe.splice(0)) off();
     await this.#function.stop();
@@ -238,21 +245,13 @@ export class LoopRunner {
     await Promise.all(leases.map((l) => l.release()));
   }
 
-  /** Finds a cached object of the primary or an owned kind (authority checks, expectations). */
-  #lookup(apiVersion: string, kind: string, namespace: string | undefined, name: string): KubeObject | undefined {
-    const key = namespace ? `${namespace}/${name}` : name;
-    if (apiVersion === this.loop.for.apiVersion && kind === this.loop.for.kind) return this.#primary?.informer.store.get(key);
-    return this.#owned.find((o) => o.kind.apiVersion === apiVersion && o.kind.kind === kind)?.informer.store.get(key);
-  }
-
-  /** Whether a child (by kindKey and object key) is in the cache, for Expectations. */
-  #lookupChild(kind: string, key: string): { uid?: string } | undefined {
-    const owned = this.#owned.find((o) => kindKey(o.kind.apiVersion, o.kind.kind) === kind);
-    const object = owned?.informer.store.get(key);
-    return object ? { uid: object.metadata?.uid } : undefined;
-  }
-
   #enqueuePrimary(object: KubeObject, trigger: Trigger, priority: 'high' | 'low' = 'high', event?: WatchEvent): void {
+    // Every primary's first call is queued before anything that happened after the sync.
+    this.#initial?.flush();
+    this.#queuePrimary(object, trigger, priority, event);
+  }
+
+  #queuePrimary(object: KubeObject, trigger: Trigger, priority: 'high' | 'low' = 'high', event?: WatchEvent): void {
     if (this.#stopped || !this.#cachesComplete || !selectsPrimary(this.loop, object)) return;
     const key = objectKey(object.metadata);
     if (this.#shard && !this.#shard.owns(key, object)) return;
@@ -270,6 +269,7 @@ export class LoopRunner {
   }
 
   #primaryDeleted(object: KubeObject): void {
+    this.#initial?.flush();
     const key = objectKey(object.metadata);
     this.#related?.forgetPrimary(key);
     this.#memory.expectations.forget(key);
@@ -303,13 +303,7 @@ export class LoopRunner {
       loop: this.loop,
       deps: this.#deps,
       queue: this.#queue,
-      caches: {
-        primaries: primary.informer.store,
-        owned: this.#owned.map((o) => ({ kind: o.kind, store: o.informer.store })),
-        related: this.#related?.stores() ?? [],
-        lookup: (apiVersion, kind, namespace, name) => this.#lookup(apiVersion, kind, namespace, name),
-        lookupChild: (kind, key) => this.#lookupChild(kind, key),
-      },
+      caches: runnerCaches(this.loop, primary, this.#owned, this.#related),
       memory: this.#memory,
       function: {
         url: () => this.#function.url,

@@ -27,7 +27,10 @@ export async function startDev(args: string[], options: { cwd: string; env?: Nod
     // dev writes its "running" block line by line; wait for the whole block (it ends with the "Try:" commands,
     // each indented, then an empty line), not just its first lines, or a reader can see it cut short.
     return output.includes('kubeloop dev is running') && /^kubeconfig: (\S+)$/m.test(output) && /^Try:\n(?: {2}.*\n)+\n/m.test(output);
-  }, 240_000);
+  }, 240_000).catch((error: unknown) => {
+    // What dev said so far names the step it waits on (its log folder holds each process's own log).
+    throw new Error(`${(error as Error).message}; kubeloop dev said:\n${output.slice(-4000)}`, { cause: error });
+  });
   return { child, exited, kubeconfig: /^kubeconfig: (\S+)$/m.exec(output)?.[1] ?? '' };
 }
 

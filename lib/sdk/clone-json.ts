@@ -1,7 +1,5 @@
 // A deep copy of a JSON value, several times faster than fast-json-patch's JSON round trip (patchOf copies
-// the whole object on every reconcile, so this is on the hot path of every function). Indexed loops and for-in, not
-// for-of over Object.keys: Maglev, a function image's top tier, allocates an iterator result per key (2.2 against
-// 0.5 KB per pod request).
+// the whole object on every reconcile, so this is on the hot path of every function).
 export function cloneJson<T>(value: T): T {
   if (typeof value !== 'object' || value === null) return value;
   if (Array.isArray(value)) {
@@ -10,8 +8,9 @@ export function cloneJson<T>(value: T): T {
     return out as T;
   }
   const out: Record<string, unknown> = {};
+  // for-in, not for-of over Object.keys: Maglev, a function image's top tier, allocates an iterator result per key
+  // (2.2 against 0.5 KB per pod request). Own properties only, as Object.keys: an inherited one is not the value's.
   for (const key in value) {
-    // Own properties only, as Object.keys: an enumerable property on Object.prototype is not the value's.
     if (!Object.hasOwn(value, key)) continue;
     const item = (value as Record<string, unknown>)[key];
     // Like JSON.stringify: undefined members are dropped.

@@ -61,7 +61,7 @@ export function createNodeServer(listener: (request: IncomingMessage, response: 
 /**
  * Writes a complete reply: its length declared, as fastify does, rather than sent chunked. All headers go to
  * writeHead in one object, content-length first as before: with no setHeader call first, Node writes them as
- * they are instead of copying each into its header map (~1.5 KB less garbage per function request).
+ * they are instead of copying each into its header map (~0.6 KB less garbage per function request).
  */
 export function sendReply(response: ServerResponse, reply: NodeReply): void {
   response.writeHead(reply.status, { 'content-length': String(Buffer.byteLength(reply.body)), ...reply.headers }).end(reply.body);

@@ -100,7 +100,10 @@ async function main(): Promise<void> {
     // Interleaved, the order rotating each round, so load from other work falls on every variant alike.
     for (let i = 0; i < variants.length; i++) {
       const variant = variants[(i + round) % variants.length]!;
-      results.get(variant.name)!.push(await measureOnce(variant, port, true));
+      const figures = await measureOnce(variant, port, true);
+      results.get(variant.name)!.push(figures);
+      // Each round as it comes, so a median's spread shows (a peak moving by ~1 MiB needs it to be believed).
+      console.log(`round ${round + 1} ${variant.name}: idle ${figures.idleMiB.toFixed(1)} MiB, peak ${figures.peakMiB.toFixed(1)} MiB, ${figures.requestsPerSecond.toFixed(0)} req/s, ${figures.cpuMicrosPerRequest.toFixed(0)} us/req`);
     }
   }
   const medians = (name: string) => {

@@ -1,5 +1,6 @@
 // The function images' node flags do on this Node what docs/performance.md measured them for: hot code is optimized
-// by Maglev and never by TurboFan (--max-opt=2), on the main thread (--single-threaded).
+// by Maglev and never by TurboFan (--max-opt=2), on the main thread (--single-threaded), with no baseline code on the
+// way there (--no-sparkplug).
 import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { FUNCTION_NODE_FLAGS } from './node-flags.ts';
@@ -18,6 +19,13 @@ function tiersUnder(flags: readonly string[]): { maglev: boolean; turbofan: bool
   return JSON.parse(out) as { maglev: boolean; turbofan: boolean };
 }
 
+/** What V8 reports compiling with Sparkplug, its baseline tier, while a function warms up. */
+function baselineBatchesUnder(flags: readonly string[]): number {
+  const warm = 'function warm(o) { return o.a + o.b * 2; } let sum = 0; for (let i = 0; i < 2000; i++) sum += warm({ a: i, b: 1 });';
+  const out = execFileSync(process.execPath, [...flags, '--trace-baseline-batch-compilation', '-e', warm], { encoding: 'utf8', env: { PATH: process.env.PATH } });
+  return out.split('\n').filter((line) => line.includes('Compiling current batch')).length;
+}
+
 describe('the function node flags (cli/node-flags.ts)', () => {
   it('leave a hot function optimized by Maglev, never by TurboFan', () => {
     expect(tiersUnder(FUNCTION_NODE_FLAGS)).toEqual({ maglev: true, turbofan: false });
@@ -25,5 +33,10 @@ describe('the function node flags (cli/node-flags.ts)', () => {
 
   it('are what keeps TurboFan out: on the main thread alone, the same function reaches TurboFan', () => {
     expect(tiersUnder(['--single-threaded'])).toEqual({ maglev: false, turbofan: true });
+  });
+
+  it('compile no baseline (Sparkplug) code, which the same flags without --no-sparkplug do', () => {
+    expect(baselineBatchesUnder(FUNCTION_NODE_FLAGS)).toBe(0);
+    expect(baselineBatchesUnder(FUNCTION_NODE_FLAGS.filter((flag) => flag !== '--no-sparkplug'))).toBeGreaterThan(0);
   });
 });

@@ -13,6 +13,11 @@ describe('nestsDeeperThan', () => {
     expect(nestsDeeperThan({ wide: Array.from({ length: 1000 }, () => ({})), deep: nested(MAX_JSON_DEPTH - 1) })).toBe(false);
     expect(nestsDeeperThan({ wide: [], deep: nested(MAX_JSON_DEPTH) })).toBe(true);
   });
+  it('walks own properties only, as a parsed value has them', () => {
+    const inherits = Object.create({ deep: nested(MAX_JSON_DEPTH + 1) }) as Record<string, unknown>;
+    inherits.shallow = { a: [] };
+    expect(nestsDeeperThan(inherits)).toBe(false);
+  });
   it('walks a value nested a million deep without overflowing the stack', () => {
     expect(nestsDeeperThan(nested(1_000_000))).toBe(true);
   });

@@ -5,15 +5,38 @@
 /** Deeper than any Kubernetes object; far below where JSON.stringify and recursive copies overflow. */
 export const MAX_JSON_DEPTH = 256;
 
-/** True when `value` nests objects or arrays more than `max` levels deep. */
+/**
+ * True when `value` nests objects or arrays more than `max` levels deep. Every request a function takes passes
+ * here, so it allocates nothing per node: two parallel stacks instead of a tuple each, indexed loops and for-in
+ * instead of `Object.values` and for-of (whose iterator results Maglev, a function's top tier, does not elide):
+ * 4.6 KB and ~17 us per pod request before, 0.4 KB and <1 us after (docs/performance.md, "Function memory").
+ */
 export function nestsDeeperThan(value: unknown, max = MAX_JSON_DEPTH): boolean {
   if (typeof value !== 'object' || value === null) return false;
-  const stack: Array<[object, number]> = [[value, 1]];
-  while (stack.length > 0) {
-    const [node, depth] = stack.pop()!;
+  const nodes: object[] = [value];
+  const depths: number[] = [1];
+  while (nodes.length > 0) {
+    const node = nodes.pop()!;
+    const depth = depths.pop()!;
     if (depth > max) return true;
-    for (const child of Array.isArray(node) ? node : Object.values(node)) {
-      if (typeof child === 'object' && child !== null) stack.push([child as object, depth + 1]);
+    if (Array.isArray(node)) {
+      for (let i = 0; i < node.length; i++) {
+        const child: unknown = node[i];
+        if (typeof child === 'object' && child !== null) {
+          nodes.push(child);
+          depths.push(depth + 1);
+        }
+      }
+      continue;
+    }
+    for (const key in node) {
+      // Own properties only, as Object.values: an enumerable property on Object.prototype is not the value's.
+      if (!Object.hasOwn(node, key)) continue;
+      const child: unknown = (node as Record<string, unknown>)[key];
+      if (typeof child === 'object' && child !== null) {
+        nodes.push(child);
+        depths.push(depth + 1);
+      }
     }
   }
   return false;

@@ -17,4 +17,10 @@ describe('cloneJson', () => {
     expect(Object.getPrototypeOf(copy)).toBe(Object.prototype);
     expect(JSON.stringify(copy)).toBe('{"__proto__":{"polluted":true},"a":1}');
   });
+
+  it('copies own properties only, as JSON.stringify does', () => {
+    const inherits = Object.create({ inherited: 'x' }) as Record<string, unknown>;
+    inherits.own = { a: 1 };
+    expect(cloneJson(inherits)).toStrictEqual({ own: { a: 1 } });
+  });
 });

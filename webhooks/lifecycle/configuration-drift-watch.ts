@@ -8,18 +8,15 @@ import { reviewOwnAccess } from '../../lib/kube/access-review.ts';
 import { Informer, stripManagedFields } from '../../lib/kube/informer.ts';
 import type { KubeClient } from '../../lib/kube/kube-client.ts';
 import type { ResourceInfo } from '../../lib/kube/resource-paths.ts';
+import { MUTATING_WEBHOOK_CONFIGURATIONS, VALIDATING_WEBHOOK_CONFIGURATIONS } from '../../certs/ca-bundle.ts';
 import { CONFIGURATION_TYPES, type ConfigurationType } from './hook-configuration-writer.ts';
 
-const GROUP = 'admissionregistration.k8s.io';
-const RESOURCES: Record<ConfigurationType, ResourceInfo> = {
-  mutating: { group: GROUP, version: 'v1', apiVersion: `${GROUP}/v1`, kind: 'MutatingWebhookConfiguration', plural: 'mutatingwebhookconfigurations', namespaced: false },
-  validating: { group: GROUP, version: 'v1', apiVersion: `${GROUP}/v1`, kind: 'ValidatingWebhookConfiguration', plural: 'validatingwebhookconfigurations', namespaced: false },
-};
+const RESOURCES: Record<ConfigurationType, ResourceInfo> = { mutating: MUTATING_WEBHOOK_CONFIGURATIONS, validating: VALIDATING_WEBHOOK_CONFIGURATIONS };
 
 export interface ConfigurationDriftWatchOptions {
   client: KubeClient;
   logger: Logger;
-  /** The label every configuration of this gateway carries ("kubeloop.dev/hook-configuration=<value>"). */
+  /** The label every configuration of this gateway carries (configurationLabelSelector). */
   labelSelector: string;
   /** A configuration was updated (its resourceVersion) or deleted or left the selector (undefined). */
   changed: (type: ConfigurationType, name: string, resourceVersion: string | undefined) => void;
@@ -32,7 +29,7 @@ export interface ConfigurationDriftWatch {
 
 /** Starts the two watches when the gateway may list and watch both kinds (SelfSubjectAccessReview); undefined else. */
 export async function watchConfigurationDrift(o: ConfigurationDriftWatchOptions): Promise<ConfigurationDriftWatch | undefined> {
-  const checks = CONFIGURATION_TYPES.flatMap((type) => (['list', 'watch'] as const).map((verb) => ({ verb, group: GROUP, resource: RESOURCES[type].plural, namespace: undefined })));
+  const checks = CONFIGURATION_TYPES.flatMap((type) => (['list', 'watch'] as const).map((verb) => ({ verb, group: RESOURCES[type].group, resource: RESOURCES[type].plural, namespace: undefined })));
   let verdict;
   try {
     verdict = await reviewOwnAccess(o.client, checks);

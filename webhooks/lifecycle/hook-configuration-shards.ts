@@ -18,6 +18,11 @@ export const DEFAULT_MAX_CONFIGURATION_BYTES = 512 * 1024;
 export const HOOK_CONFIGURATION_LABEL = 'kubeloop.dev/hook-configuration';
 
 /** The label's value for a cluster configuration name: the name, or a hash of it when longer than a label value may be. */
+/** The selector of every configuration a gateway writes: its list of an earlier run's, and its watch. */
+export function configurationLabelSelector(clusterName: string): string {
+  return `${HOOK_CONFIGURATION_LABEL}=${configurationLabelValue(clusterName)}`;
+}
+
 export function configurationLabelValue(clusterName: string): string {
   if (clusterName.length <= 63) return clusterName;
   const { hi, lo } = fnv1a64(clusterName);

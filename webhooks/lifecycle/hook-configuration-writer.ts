@@ -5,7 +5,7 @@ import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { isApiError, type KubeClient } from '../../lib/kube/index.ts';
 import { counter } from '../../lib/observability/metrics.ts';
-import { configurationLabelValue, HOOK_CONFIGURATION_LABEL, type ConfigurationPair } from './hook-configuration-shards.ts';
+import { configurationLabelSelector, type ConfigurationPair } from './hook-configuration-shards.ts';
 
 const FIELD_MANAGER = 'kubeloop-admission-gateway';
 export const CONFIGURATION_PATHS = {
@@ -156,7 +156,7 @@ export class ConfigurationWriter {
       try {
         const list = await this.#options.client.request<{ items?: Array<{ metadata?: { name?: string } }> }>({
           path: CONFIGURATION_PATHS[type],
-          query: { labelSelector: `${HOOK_CONFIGURATION_LABEL}=${configurationLabelValue(this.#options.clusterName)}` },
+          query: { labelSelector: configurationLabelSelector(this.#options.clusterName) },
         });
         for (const item of list.items ?? []) if (item.metadata?.name && item.metadata.name !== this.#options.clusterName) this.#existing.add(item.metadata.name);
       } catch (error) {

@@ -12,7 +12,7 @@ import type { Registry } from 'prom-client';
 import { isNamespaceSent } from './namespace-safety.ts';
 import type { ContextCache } from '../gateway/context-cache.ts';
 import type { HookConfigurationOptions } from './hook-configuration.ts';
-import { configurationLabelValue, DEFAULT_MAX_CONFIGURATION_BYTES, DEFAULT_TENANT_CONFIGURATIONS, HOOK_CONFIGURATION_LABEL, shardConfigurations, tenantBucket, tenantConfigurationName, type ShardOptions } from './hook-configuration-shards.ts';
+import { configurationLabelSelector, DEFAULT_MAX_CONFIGURATION_BYTES, DEFAULT_TENANT_CONFIGURATIONS, shardConfigurations, tenantBucket, tenantConfigurationName, type ShardOptions } from './hook-configuration-shards.ts';
 import { ConfigurationWriter } from './hook-configuration-writer.ts';
 import type { CallFailure } from '../gateway/hook-review.ts';
 import { DEFAULT_HOOK_POLICY, resolveHook, type HookPolicy, type ResolvedHook } from '../base/hook-spec.ts';
@@ -158,7 +158,7 @@ export class HookController {
       client,
       logger,
       ...(metrics ? { metrics } : {}),
-      labelSelector: `${HOOK_CONFIGURATION_LABEL}=${configurationLabelValue(configuration.name)}`,
+      labelSelector: configurationLabelSelector(configuration.name),
       changed: (type, name, resourceVersion) => {
         if (!this.#writer.changed(type, name, resourceVersion)) return;
         logger.info({ configuration: name, type }, 'a webhook configuration of the gateway was changed by someone else: writing it again');

@@ -1,6 +1,7 @@
 // npm run bench:watch-events: CPU per watch event of the router's informer (lib/kube/informer.ts with
 // the options and handlers router/intake gives it), replaying a recorded stream of pod events from memory: no
-// cluster, one process: full pods, and metadata-only pods through a metadata-only Loop's update filter.
+// cluster, one process: full pods, and metadata-only pods through a metadata-only Loop's update filter, in JSON and
+// in protobuf (what a metadata-only informer asks for), today's tree only.
 // BENCH_WATCH_BASELINE=<checkout> adds that checkout's informer as a second variant, the rounds alternating
 // which goes first, so a lever is measured against its parent in one run.
 import { Readable } from 'node:stream';
@@ -10,6 +11,7 @@ import type { KubernetesObject } from '@kubernetes/client-node';
 import { alternatingRounds, mean } from './alternating-rounds.ts';
 import { machineLoad } from './process-figures.ts';
 import { chunked, recordedPodWatch } from './recorded-pod-watch.ts';
+import { chunkBytes, protobufWatchFrames } from './protobuf-pod-watch.ts';
 import { updateTriggers } from '../router/index.ts';
 
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 2000);
@@ -39,30 +41,41 @@ async function load(root: string): Promise<KubeModules> {
 
 const full = recordedPodWatch(EVENTS);
 const metadata = recordedPodWatch(EVENTS, true);
+const protobuf = protobufWatchFrames(metadata.lines);
 interface Stream {
   chunks: Buffer[];
   objectEvents: number;
   metadataOnly: boolean;
+  /** The stream's Content-Type; JSON when not said. A baseline checkout from before protobuf does not read it. */
+  contentType?: string;
 }
+const PROTOBUF = 'application/vnd.kubernetes.protobuf;stream=watch';
 const streams: Record<string, Stream> = {
   'one event per chunk': { chunks: chunked(full.lines, 'per-event'), objectEvents: full.objectEvents, metadataOnly: false },
   '64 KiB chunks': { chunks: chunked(full.lines, 64 * 1024), objectEvents: full.objectEvents, metadataOnly: false },
   'metadata-only, one per chunk': { chunks: chunked(metadata.lines, 'per-event'), objectEvents: metadata.objectEvents, metadataOnly: true },
+  'metadata-only, 64 KiB chunks': { chunks: chunked(metadata.lines, 64 * 1024), objectEvents: metadata.objectEvents, metadataOnly: true },
+  'protobuf, one per chunk': { chunks: protobuf, objectEvents: metadata.objectEvents, metadataOnly: true, contentType: PROTOBUF },
+  'protobuf, 64 KiB chunks': { chunks: chunkBytes(Buffer.concat(protobuf), 64 * 1024), objectEvents: metadata.objectEvents, metadataOnly: true, contentType: PROTOBUF },
 };
 
 /** CPU microseconds per object event: list (empty), then the recorded watch, through the router's handlers. */
-async function replay(kube: KubeModules, { chunks, objectEvents, metadataOnly }: Stream): Promise<number> {
+async function replay(kube: KubeModules, { chunks, objectEvents, metadataOnly, contentType = 'application/json' }: Stream): Promise<number> {
   let delivered = 0;
   let done: () => void = () => {};
   const all = new Promise<void>((r) => (done = r));
   const client = {
     request: async () => ({ items: [], metadata: { resourceVersion: '1000' } }),
+    requestText: async () => JSON.stringify({ items: [], metadata: { resourceVersion: '1000' } }),
     stream: async () => Readable.from(chunks, { objectMode: false }),
+    streamResponse: async () => ({ body: Readable.from(chunks, { objectMode: false }), contentType }),
   };
   const informer = new kube.informer.Informer<KubernetesObject>({
     client: client as never,
     resource: { group: '', version: 'v1', apiVersion: 'v1', kind: 'Pod', plural: 'pods', namespaced: true },
     metadataOnly,
+    // The recorded stream is a watch after a list (WatchList, the default since, would wait for its end bookmark).
+    watchList: false,
     transform: kube.informer.stripManagedFields,
     maxValues: kube.budget.DEFAULT_MAX_OBJECT_VALUES,
     indexers: { controllerUid: kube.store.controllerUidOf, uid: (o) => (o.metadata?.uid ? [o.metadata.uid] : []), namespace: kube.store.namespaceOf },
@@ -96,10 +109,14 @@ const today = await load(resolve(import.meta.dirname, '..'));
 const variants: Record<string, KubeModules> = { today, ...(BASELINE ? { baseline: await load(BASELINE) } : {}) };
 const bytesEach = (lines: string[]) => (lines.reduce((n, l) => n + l.length + 1, 0) / lines.length).toFixed(0);
 console.log(`[bench] ${full.objectEvents} pod events (${full.lines.length} lines, ${bytesEach(full.lines)} bytes each; metadata-only ${bytesEach(metadata.lines)}), ${ROUNDS} rounds; ${machineLoad()}`);
+const perEvent: Record<string, number> = {};
 for (const [streamName, stream] of Object.entries(streams)) {
-  const figures = await alternatingRounds(variants, ROUNDS, (kube) => replay(kube, stream));
+  const figures = await alternatingRounds(stream.contentType ? { today } : variants, ROUNDS, (kube) => replay(kube, stream));
+  perEvent[streamName] = mean(figures.today!);
   const row = Object.entries(figures).map(([name, xs]) => `${name} ${mean(xs).toFixed(1)} us/event`);
   const ratio = figures.baseline ? `; today / baseline ${(mean(figures.today!) / mean(figures.baseline)).toFixed(2)}x` : '';
   console.log(`${streamName.padEnd(30)} ${row.join(', ')}${ratio}`);
 }
+const ratio = (a: string, b: string) => (perEvent[a]! / perEvent[b]!).toFixed(2);
+console.log(`metadata-only, protobuf / JSON: ${ratio('protobuf, one per chunk', 'metadata-only, one per chunk')}x one event per chunk, ${ratio('protobuf, 64 KiB chunks', 'metadata-only, 64 KiB chunks')}x in 64 KiB chunks (today's tree)`);
 console.log(`[bench] end; ${machineLoad()}`);

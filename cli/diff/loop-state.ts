@@ -9,7 +9,7 @@ import { ResourceDiscovery, UnknownKindError } from '../../lib/kube/discovery.ts
 import { isApiError, serviceAccountUser, type KubeClient } from '../../lib/kube/kube-client.ts';
 import { labelSelectorQuery } from '../../lib/kube/label-selector.ts';
 import { listAll } from '../../lib/kube/list-all.ts';
-import { METADATA_WATCH_ACCEPT } from '../../lib/kube/informer.ts';
+import { METADATA_JSON_ACCEPT } from '../../lib/kube/metadata-media-types.ts';
 import { objectPath } from '../../lib/kube/resource-paths.ts';
 import { CONTROLLER_UID_INDEX, controllerUidOf, NAMESPACE_INDEX, namespaceOf, ObjectStore } from '../../lib/kube/object-store.ts';
 import type { RateLimit } from '../../lib/kube/rate-limiter.ts';
@@ -150,7 +150,7 @@ export async function rereadPrimary(state: LoopState, primary: KubeObject): Prom
   const resource = await state.discovery.resolve(primary.apiVersion ?? '', primary.kind ?? '');
   const { name = '', namespace } = primary.metadata ?? {};
   try {
-    const current = await state.client.getIfExists<KubeObject>({ path: objectPath(resource, name, resource.namespaced ? namespace : undefined), ...(state.config.metadataOnly ? { accept: METADATA_WATCH_ACCEPT } : {}) });
+    const current = await state.client.getIfExists<KubeObject>({ path: objectPath(resource, name, resource.namespaced ? namespace : undefined), ...(state.config.metadataOnly ? { accept: METADATA_JSON_ACCEPT } : {}) });
     return current && { ...current, apiVersion: resource.apiVersion, kind: resource.kind };
   } catch (error) {
     if (isApiError(error, 403)) return undefined;

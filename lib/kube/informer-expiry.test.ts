@@ -21,7 +21,7 @@ function server(watches: string[][]) {
       if (lists > 20) return Promise.reject(new Error('hot relist loop'));
       return Promise.resolve(JSON.stringify({ metadata: { resourceVersion: String(lists) }, items: [] }));
     },
-    stream: () => Promise.resolve(Readable.from(watches[Math.min(watched++, watches.length - 1)] ?? [])),
+    streamResponse: () => Promise.resolve({ body: Readable.from(watches[Math.min(watched++, watches.length - 1)] ?? []), contentType: 'application/json;stream=watch' }),
   } as unknown as KubeClient;
   return { client, lists: () => lists };
 }

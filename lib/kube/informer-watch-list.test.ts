@@ -27,14 +27,14 @@ function server(answers: Answer[]) {
       lists += 1;
       return Promise.resolve(JSON.stringify({ metadata: { resourceVersion: `list${lists}` }, items: [] }));
     },
-    stream: (request: { query: Query; signal: AbortSignal }) => {
+    streamResponse: (request: { query: Query; signal: AbortSignal }) => {
       const answer = answers[watches.length] ?? new PassThrough();
       watches.push(request.query);
       if (answer instanceof Error) return Promise.reject(answer);
       const body = Array.isArray(answer) ? Readable.from(answer) : answer;
       // As undici's body: aborting the request ends it.
       request.signal.addEventListener('abort', () => body.destroy(request.signal.reason as Error), { once: true });
-      return Promise.resolve(body);
+      return Promise.resolve({ body, contentType: 'application/json;stream=watch' });
     },
   } as unknown as KubeClient;
   return { client, watches, lists: () => lists };

@@ -9,13 +9,12 @@ import { isApiError, type KubeClient } from './kube-client.ts';
 import type { IndexFunction, ObjectStore } from './object-store.ts';
 import { InformerCache, type AdmittedState, type InformerHandlers, type RestartReason } from './informer-cache.ts';
 import { collectionPath, kindKey, type ResourceInfo } from './resource-paths.ts';
-import { readWatchEventBatches } from './watch-stream.ts';
+import { readWatchBodyBatches } from './watch-body.ts';
+import { METADATA_WATCH_ACCEPT } from './metadata-media-types.ts';
 import { endedBeforeItsEnd, initialRequest, rememberWatchListRefused, refusesWatchList, watchListQuery, watchListRefusal, WatchListRefusedError, type InitialRequest } from './watch-list.ts';
 import { ReshardError, SilentWatchError, WatchGoneError, watchErrorEvent } from './watch-errors.ts';
 import { listAll } from './list-all.ts';
 import { serverApplied, type InformerShard, type ListedShard, type ShardRequest } from './shard-selector.ts';
-
-export const METADATA_WATCH_ACCEPT = 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json';
 
 /** The server-side watch timeout's base when not told (randomised up to twice this). */
 export const DEFAULT_WATCH_TIMEOUT_SECONDS = 300;
@@ -281,8 +280,8 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
     const opened = Date.now();
     try {
       const request = fill ? watchListQuery() : { watch: true, resourceVersion: this.#resourceVersion, allowWatchBookmarks: true };
-      const body = await client
-        .stream({ path: collectionPath(resource, namespace), accept: metadataOnly ? METADATA_WATCH_ACCEPT : 'application/json', signal: controller.signal, timeoutMs: 30_000, query: { ...this.#query(), ...request, timeoutSeconds } })
+      const { body, contentType } = await client
+        .streamResponse({ path: collectionPath(resource, namespace), accept: metadataOnly ? METADATA_WATCH_ACCEPT : 'application/json', signal: controller.signal, timeoutMs: 30_000, query: { ...this.#query(), ...request, timeoutSeconds } })
         .catch((error: unknown) => {
           throw fill && refusesWatchList(error) ? new WatchListRefusedError(error instanceof Error ? error.message : String(error)) : error;
         });
@@ -290,7 +289,7 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
       try {
         // Counted before each event is parsed, each parsed as its line arrives (overlapping the transfer): an object
         // over the budget never becomes an object graph. A chunk's events in one turn: one wake-up per burst.
-        for await (const batch of readWatchEventBatches<T>(body, { maxObjectValues: this.#options.maxValues })) {
+        for await (const batch of readWatchBodyBatches<T>(body, contentType, { maxObjectValues: this.#options.maxValues })) {
           for (const event of batch) {
             if (!filling || event.type === 'ERROR') this.#handleEvent(event.type, event.object, event.oversized === true, event.withinBudget === true);
             else if (this.#cache.gather(filling, event)) {

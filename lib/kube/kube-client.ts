@@ -9,6 +9,7 @@ import { TokenBucket, type RateLimit, type RequestLimiter } from './rate-limiter
 import { Http2Unavailable, NodeHttp2Writes, type Http2Reply } from './node-http2-writes.ts';
 import { apiError, isApiError, KubeApiError, KubeClientClosedError } from './kube-api-error.ts';
 import { guardUnownedHttp2Streams } from './unowned-http2-streams.ts';
+import type { Impersonation } from './service-account-identity.ts';
 
 export type QueryValue = string | number | boolean | undefined;
 
@@ -65,19 +66,12 @@ export interface KubeRequestSample {
   seconds: number;
 }
 
-/** Whom a client acts as (Impersonate-User); the API server adds a ServiceAccount's groups itself. */
-export interface Impersonation {
-  user: string;
-}
+export { serviceAccountGroups, serviceAccountUser, type Impersonation } from './service-account-identity.ts';
 
-/** The user name of a ServiceAccount, as tokens and impersonation spell it. */
-export function serviceAccountUser(namespace: string, name: string): string {
-  return `system:serviceaccount:${namespace}:${name}`;
-}
-
-/** The groups every ServiceAccount belongs to (what SubjectAccessReviews must name). */
-export function serviceAccountGroups(namespace: string): string[] {
-  return ['system:serviceaccounts', `system:serviceaccounts:${namespace}`, 'system:authenticated'];
+/** An open stream and the media type the server answered in (its Content-Type, '' when it named none). */
+export interface StreamResponse {
+  body: Readable;
+  contentType: string;
 }
 
 interface Credentials {
@@ -274,9 +268,14 @@ export class KubeClient {
 
   /** Opens a streaming request (a watch); the caller reads and destroys the body. */
   async stream(request: KubeRequest): Promise<Readable> {
+    return (await this.streamResponse(request)).body;
+  }
+
+  /** As stream(), with the encoding the server chose among those `accept` offered (its Content-Type). */
+  async streamResponse(request: KubeRequest): Promise<StreamResponse> {
     try {
       const response = (await this.#send(request, true)) as Dispatcher.ResponseData;
-      if (response.statusCode >= 200 && response.statusCode < 300) return this.#track(request, response.body);
+      if (response.statusCode >= 200 && response.statusCode < 300) return { body: this.#track(request, response.body), contentType: headerText(response.headers['content-type']) };
       throw apiError(request, response, await response.body.text());
     } catch (error) {
       throw this.#closedInstead(request, error);
@@ -336,6 +335,10 @@ export function pathWithQuery(path: string, query?: Record<string, QueryValue>):
   }
   const search = params.toString();
   return search === '' ? path : `${path}?${search}`;
+}
+
+function headerText(value: string | string[] | undefined): string {
+  return (Array.isArray(value) ? value[0] : value) ?? '';
 }
 
 function credentialHeaders(opts: { headers?: Record<string, string>; auth?: string }): Record<string, string> {

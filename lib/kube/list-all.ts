@@ -4,8 +4,8 @@ import type { KubernetesListObject, KubernetesObject } from '@kubernetes/client-
 import { isApiError, type KubeClient } from './kube-client.ts';
 import { collectionPath, type ResourceInfo } from './resource-paths.ts';
 import { listShardInfo } from './shard-selector.ts';
+import { METADATA_LIST_ACCEPT } from './metadata-media-types.ts';
 
-export const METADATA_LIST_ACCEPT = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json';
 
 export interface ListOptions {
   resource: ResourceInfo;

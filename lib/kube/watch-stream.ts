@@ -1,5 +1,6 @@
 // Splits a watch response body (one JSON event per line) into parsed watch events; with a value budget, an
 // event whose object holds more JSON values is counted, never parsed, and yielded as its metadata alone.
+// A protobuf body (a metadata-only watch, as client-go's metadata client asks) is protobuf-watch-stream.ts's.
 import type { Readable } from 'node:stream';
 import { checkJsonBudget, JsonValueBudget } from '../function-client/json-value-budget.ts';
 import { memberText } from './json-member.ts';

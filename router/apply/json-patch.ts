@@ -3,7 +3,7 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { JsonPatchOperation } from '../../lib/contract/types.ts';
 import { AnswerError, isApiError, KubeApiError, type KubeClient } from '../../lib/kube/kube-client.ts';
-import { METADATA_WATCH_ACCEPT } from '../../lib/kube/informer.ts';
+import { METADATA_JSON_ACCEPT } from '../../lib/kube/metadata-media-types.ts';
 import { goJsonStringify } from '../../lib/kube/go-json.ts';
 import { RV_PATH } from './patch-building.ts';
 import { failedGuard } from './seen-metadata.ts';
@@ -50,13 +50,13 @@ export interface PatchGuards {
 export async function sendJsonPatch(client: KubeClient, path: string, patch: JsonPatchOperation[], options: PatchGuards = {}): Promise<Pick<KubernetesObject, 'metadata'>> {
   const { headers } = options;
   try {
-    return await client.request<KubernetesObject>({ method: 'PATCH', path, contentType: JSON_PATCH, accept: METADATA_WATCH_ACCEPT, body: goJsonStringify(patch), ...(headers ? { headers } : {}) });
+    return await client.request<KubernetesObject>({ method: 'PATCH', path, contentType: JSON_PATCH, accept: METADATA_JSON_ACCEPT, body: goJsonStringify(patch), ...(headers ? { headers } : {}) });
   } catch (error) {
     const guards = options.guards ?? patch.filter((op) => op.op === 'test' && op.path === RV_PATH);
     if (!isApiError(error, 422) || guards.length === 0) throw error;
     const cached = options.cached?.();
     if (cached) staleAgainst(path, guards, cached);
-    const live = await client.request<KubernetesObject>({ path: path.replace(/\/status$/, ''), accept: METADATA_WATCH_ACCEPT }).catch(() => undefined);
+    const live = await client.request<KubernetesObject>({ path: path.replace(/\/status$/, ''), accept: METADATA_JSON_ACCEPT }).catch(() => undefined);
     if (live) staleAgainst(path, guards, live);
     throw error;
   }

@@ -3,7 +3,7 @@
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isApiError, KubeApiError, KubeClient } from '../../lib/kube/kube-client.ts';
-import { METADATA_WATCH_ACCEPT } from '../../lib/kube/informer.ts';
+import { METADATA_JSON_ACCEPT } from '../../lib/kube/metadata-media-types.ts';
 import { readWatchEvents } from '../../lib/kube/watch-stream.ts';
 import { setupClusterSuite, type ClusterSuite } from '../cluster/suite.ts';
 
@@ -83,7 +83,7 @@ describe('KubeClient with http2Writes', () => {
       method: 'PATCH',
       path: `${path}/metadata-reply`,
       contentType: 'application/json-patch+json',
-      accept: METADATA_WATCH_ACCEPT,
+      accept: METADATA_JSON_ACCEPT,
       body: [{ op: 'add', path: '/metadata/labels', value: { patched: 'yes' } }],
     });
     expect(reply.kind).toBe('PartialObjectMetadata');

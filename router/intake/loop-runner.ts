@@ -140,8 +140,10 @@ export class LoopRunner {
   /**
    * Acquires the informers and subscribes; resolves at once. `synced` resolves when every cache holds a
    * complete list, so a Loop whose watch is forbidden never blocks the controller that manages Loops.
+   * With `allowed` (the Loop's access review, asked while the lists run) nothing is queued, so nothing is
+   * called or written, before it resolves; rejected, nothing ever is.
    */
-  async start(): Promise<void> {
+  async start(allowed?: Promise<unknown>): Promise<void> {
     const { registry } = this.#deps;
     const loop = this.loop;
     try {
@@ -179,12 +181,14 @@ export class LoopRunner {
       ...this.#owned.map((o) => o.informer.waitForSync()),
       ...(this.#related?.leases() ?? []).map((l) => l.informer.waitForSync()),
       this.#function.synced(),
+      ...(allowed ? [allowed] : []),
     ];
     this.synced = Promise.all(caches).then(() => {
       if (this.#stopped) return;
       // Nothing was queued before every cache was complete (a PodSet must never be reconciled against a
-      // half-listed set of pods); now every primary gets its first call.
+      // half-listed set of pods) and the Loop's access allowed; now every primary gets its first call.
       this.#cachesComplete = true;
+      for (const key of this.#memory.tombstones.keys()) this.#queue.add(key, { type: 'DELETED' });
       if (this.#shard) this.#shard.takeOver(() => true, { type: 'ADDED' });
       // The first call leaves before thousands of other keys are queued (initial-keys.ts).
       else this.#initial = new InitialKeys({ objects: primary.store.list(), cached: (key) => primary.store.get(key) !== undefined, queue: (o) => this.#queuePrimary(o, { type: 'ADDED' }) }).start();
@@ -278,7 +282,8 @@ export class LoopRunner {
     if (this.loop.sendDeletes && selectsPrimary(this.loop, object) && (this.#shard?.owns(key, object) ?? true)) {
       this.#memory.tombstones.set(key, object);
       this.#watchEvents.add(key, watchEvent('primary', 'DELETED', object));
-      this.#queue.add(key, { type: 'DELETED' });
+      // Before the sync (the Loop's review may still be asked: nothing is called before it) it is queued there.
+      if (this.#cachesComplete) this.#queue.add(key, { type: 'DELETED' });
       return;
     }
     this.#queue.remove(key);

@@ -4,17 +4,8 @@
 import { pino } from 'pino';
 import { expect, it } from 'vitest';
 import type { KubeClient } from '../../lib/kube/kube-client.ts';
-import { MemoryInformers } from '../../test/support/memory-informers.ts';
+import { MemoryInformers, RBAC_RESOURCES } from '../../test/support/memory-informers.ts';
 import { AccessReviewSchedule } from './access-review-schedule.ts';
-
-const RBAC = ['Role', 'RoleBinding', 'ClusterRole', 'ClusterRoleBinding'].map((kind) => ({
-  group: 'rbac.authorization.k8s.io',
-  version: 'v1',
-  apiVersion: 'rbac.authorization.k8s.io/v1',
-  kind,
-  plural: `${kind.toLowerCase()}s`,
-  namespaced: !kind.startsWith('Cluster'),
-}));
 
 it('stop() during start() resolves only once the RBAC watch has started and stopped: no review in flight, no informer held', async () => {
   // The reviews the watch asks first (list and watch of 4 kinds), answered when the test says.
@@ -28,7 +19,7 @@ it('stop() during start() resolves only once the RBAC watch has started and stop
       answers.push(() => (inFlight--, resolve({ status: { allowed: true } })));
       if (answers.length === 8) asked();
     });
-  const registry = new MemoryInformers(RBAC);
+  const registry = new MemoryInformers(RBAC_RESOURCES);
   const schedule = new AccessReviewSchedule({ registry, client: { request } as unknown as KubeClient, logger: pino({ level: 'silent' }), watch: true, sweep: () => {}, changed: () => {} });
   const starting = schedule.start();
   await allAsked;

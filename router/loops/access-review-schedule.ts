@@ -29,10 +29,24 @@ export class AccessReviewSchedule {
   /** The RBAC watch once started (undefined: not watched); stop() waits for its start, so no request of it outlives the client. */
   #watch: Promise<RbacWatch | undefined> | undefined;
   #stopped = false;
+  #begun!: () => void;
+  /**
+   * Resolves once start() has asked for the RBAC watches (or found it may not): a Loop's review made after it sees
+   * a right revoked later as a change. Loop starts do not wait for it, their reviews do (loop-controller.ts).
+   */
+  readonly started = new Promise<void>((resolve) => (this.#begun = resolve));
 
   constructor(private readonly o: AccessReviewScheduleOptions) {}
 
   async start(): Promise<void> {
+    try {
+      await this.#start();
+    } finally {
+      this.#begun();
+    }
+  }
+
+  async #start(): Promise<void> {
     const { o } = this;
     if (o.watch && !this.#stopped) {
       const watch = await (this.#watch = this.#watchRbac());

@@ -16,14 +16,13 @@ import type { RateLimit } from '../../lib/kube/rate-limiter.ts';
 import { LOOP_API_VERSION, LOOP_KIND, type Loop, type LoopCondition } from '../../api/loop.ts';
 import { LoopSpecError, type LoopConfig } from '../base/loop-spec.ts';
 import { settleLoopFinalizer } from './primary-release.ts';
-import { clusterScopedKindProblem, namedKinds } from '../base/loop-confinement.ts';
 import { DEFAULT_FUNCTION_URL_POLICY, type FunctionUrlPolicy } from '../../lib/config/function-url-policy.ts';
 import type { LoopHealth, LoopRunner, LoopRunnerDeps } from '../intake/loop-runner.ts';
 import { SigningSecretError } from './signing-key.ts';
 import { WorkQueue } from '../base/work-queue.ts';
 import { decideLoop, generationOf, loopKinds, planLoop, type LoopDecision, type LoopOutcome, type LoopPlan, type RunningState } from './loop-decision.ts';
 import type { TenantBudget } from '../base/tenant-budget.ts';
-import { kubeLoopLauncher, type LaunchedLoop, type LoopLauncher } from './loop-launcher.ts';
+import { clusterScopedKindError, kubeLoopLauncher, type LaunchedLoop, type LoopLauncher } from './loop-launcher.ts';
 import { DEFAULT_MAX_LOOPS_PER_TENANT, TenantLoopLimit } from './tenant-loop-limit.ts';
 import { tenantOfNamespace } from '../../api/tenant.ts';
 import type { EventOrigin } from '../apply/event-recorder.ts';
@@ -33,6 +32,8 @@ import { LoopSources } from './loop-sources.ts';
 import { affectedLoops, loopRbacNamespaces, reviewOrder } from './loop-access.ts';
 import type { RbacChanges } from '../../lib/kube/rbac-watch.ts';
 import { AccessReviewSchedule } from './access-review-schedule.ts';
+import { startReviewed } from './reviewed-start.ts';
+import type { AccessVerdict } from '../../lib/kube/access-review.ts';
 import { DEFAULT_TENANT_LOOP_STARTS, startThrottledMessage, TenantStartLimit } from './tenant-start-limit.ts';
 
 export interface LoopControllerOptions {
@@ -148,9 +149,9 @@ export class LoopController {
     // A kind that moved between one cluster-wide watch and watches per namespace (--cluster-wide-watch): the
     // namespaced Loops on it restart, so they acquire it anew (cluster-wide-watch.ts).
     this.#unscope = this.#o.registry.onScopeChange?.((resource) => this.#rewatch(kindKey(resource.apiVersion, resource.kind)));
-    // RBAC changes without the Loop changing: the Loops a change concerns are reviewed again soon, every Loop on a period.
-    await this.#reviews.start();
-    await this.#sources.start((id) => this.#sync.add(id, null), (namespace) => this.#limit.affected(namespace));
+    // RBAC changes without the Loop changing: the Loops a change concerns are reviewed again soon, every Loop on a
+    // period. The Loops start meanwhile; each one's review waits for the RBAC watch to be asked for (#review).
+    await Promise.all([this.#reviews.start(), this.#sources.start((id) => this.#sync.add(id, null), (namespace) => this.#limit.affected(namespace))]);
   }
 
   /**
@@ -226,7 +227,7 @@ export class LoopController {
   async #act(name: string, plan: LoopPlan, current: Running | undefined): Promise<LoopOutcome> {
     if (plan.kind === 'review') {
       // The periodic review: a Loop whose ServiceAccount lost its rights stops receiving.
-      const verdict = await this.#launcher.review(current!.launched.runner.loop);
+      const verdict = await this.#review(current!.launched.runner.loop);
       if (verdict.allowed) return { kind: 'still-allowed' };
       await this.#stopRunning(name, current!);
       return { kind: 'access-denied', message: verdict.message };
@@ -257,7 +258,7 @@ export class LoopController {
     const { config, specJson, generation } = plan;
     let confinement: LoopSpecError | undefined;
     try {
-      confinement = await this.#clusterScopedKind(config);
+      confinement = await clusterScopedKindError(config, this.#o.runnerDeps.discovery);
     } catch (error) {
       if (error instanceof UnknownKindError) return { kind: 'kind-unknown', message: error.message };
       throw error;
@@ -265,6 +266,10 @@ export class LoopController {
     if (confinement) return { kind: 'invalid-spec', error: confinement };
     this.#status.carryVersionConditions(name, config);
     this.#status.setStartThrottled(name, undefined);
+    // Asked while the signing key is read and the watches list; the first call waits for it (reviewed-start.ts).
+    const overlap = !this.#denied.has(name);
+    const review = overlap ? this.#review(config) : undefined;
+    review?.catch(() => {});
     let launched: LaunchedLoop;
     try {
       launched = await this.#launcher.launch(config, {
@@ -287,9 +292,8 @@ export class LoopController {
       throw error;
     }
     try {
-      const verdict = await this.#launcher.review(config);
+      const verdict = await startReviewed({ review: () => review ?? this.#review(config), start: (allowed) => launched.runner.start(allowed), stop: () => launched.stop(), overlap });
       if (!verdict.allowed) return { kind: 'access-denied', message: verdict.message };
-      await launched.runner.start();
     } catch (error) {
       if (error instanceof UnknownKindError) return { kind: 'kind-unknown', message: error.message };
       if (isApiError(error, 403)) return { kind: 'watch-forbidden', message: error.message };
@@ -300,6 +304,12 @@ export class LoopController {
     return { kind: 'started', config };
   }
 
+  /** After the RBAC watch is asked for, so a right revoked once the review is made is seen as a change. */
+  async #review(config: LoopConfig): Promise<AccessVerdict> {
+    await this.#reviews.started;
+    return this.#launcher.review(config);
+  }
+
   /** Restarts every running namespaced Loop that names the kind (`kindKey`), without spending its tenant's starts. */
   #rewatch(kind: string): void {
     for (const [name, running] of this.#running) {
@@ -308,15 +318,6 @@ export class LoopController {
       running.rewatch = true;
       this.#sync.add(name, null);
     }
-  }
-
-  /** A namespaced Loop naming a cluster-scoped kind (discovery tells): refused as an invalid spec. */
-  async #clusterScopedKind(config: LoopConfig): Promise<LoopSpecError | undefined> {
-    if (config.namespace === undefined) return undefined;
-    const { discovery } = this.#o.runnerDeps;
-    const kinds = await Promise.all(namedKinds(config).map(async (k) => ({ ...k, namespaced: (await discovery.resolve(k.ref.apiVersion, k.ref.kind)).namespaced })));
-    const problem = clusterScopedKindProblem(kinds);
-    return problem ? new LoopSpecError(config.id, problem.field, problem.problem) : undefined;
   }
 
   async #stopRunning(name: string, running: Running): Promise<void> {

@@ -1,5 +1,5 @@
-// What the Loop controller asks of the cluster for one Loop: the SubjectAccessReview of its ServiceAccount,
-// and a runner that acts as that ServiceAccount, with its signing key read and then followed. A plain
+// What the Loop controller asks of the cluster for one Loop: the SubjectAccessReview of its ServiceAccount, its
+// kinds' scope, and a runner that acts as that ServiceAccount, with its signing key read and then followed. A plain
 // interface, so the controller's carry-out is tested with an in-memory one (loop-controller.test.ts).
 import type { V1Secret } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
@@ -8,7 +8,9 @@ import type { NamedObjectWatch } from '../../lib/kube/named-object-watch.ts';
 import type { RateLimit } from '../../lib/kube/rate-limiter.ts';
 import type { TenantBudget } from '../base/tenant-budget.ts';
 import { tenantOf } from '../base/tenant-weights.ts';
-import type { LoopConfig } from '../base/loop-spec.ts';
+import { LoopSpecError, type LoopConfig } from '../base/loop-spec.ts';
+import { clusterScopedKindProblem, namedKinds } from '../base/loop-confinement.ts';
+import type { ResourceDiscovery } from '../../lib/kube/discovery.ts';
 import { LoopRunner, type LoopHealth, type LoopRunnerDeps } from '../intake/loop-runner.ts';
 import { reviewAccess, type AccessVerdict } from '../../lib/kube/access-review.ts';
 import { loopAccessChecks } from './loop-access.ts';
@@ -114,6 +116,14 @@ export function kubeLoopLauncher(o: KubeLoopLauncherOptions): LoopLauncher {
       };
     },
   };
+}
+
+/** A namespaced Loop naming a cluster-scoped kind (discovery tells): refused as an invalid spec. */
+export async function clusterScopedKindError(config: LoopConfig, discovery: Pick<ResourceDiscovery, 'resolve'>): Promise<LoopSpecError | undefined> {
+  if (config.namespace === undefined) return undefined;
+  const kinds = await Promise.all(namedKinds(config).map(async (k) => ({ ...k, namespaced: (await discovery.resolve(k.ref.apiVersion, k.ref.kind)).namespaced })));
+  const problem = clusterScopedKindProblem(kinds);
+  return problem ? new LoopSpecError(config.id, problem.field, problem.problem) : undefined;
 }
 
 /** Rotation without a restart: the runner reads config.signingKey on every call. */

@@ -42,19 +42,22 @@ export class LoopSources {
       }
       return;
     }
-    await this.#watch(CLUSTER_LOOP_KIND, enqueue, affected);
-    try {
-      await this.#watch(LOOP_KIND, enqueue, affected);
-    } catch (error) {
-      // A cluster with only the ClusterLoop CRD (an older chart's CRDs), or a router whose RBAC predates the
-      // namespaced kind: ClusterLoops run, Loops are not served (the list would be retried forever otherwise).
-      const forbidden = error instanceof LoopsForbiddenError;
-      if (!(error instanceof UnknownKindError) && !forbidden) throw error;
-      await this.#namespacedLoops?.release();
-      this.#namespacedLoops = undefined;
-      const why = forbidden ? 'the router may not list loops.kubeloop.dev (its RBAC)' : 'the loops.kubeloop.dev CRD is not installed';
-      this.#o.logger.warn({ err: error.message }, `namespaced Loops are not served: ${why}`);
-    }
+    // Both kinds at once: the namespaced Loops' list does not wait for the ClusterLoops' round trips.
+    const namespaced = this.#watch(LOOP_KIND, enqueue, affected).catch((error: Error) => this.#unserved(error));
+    await Promise.all([this.#watch(CLUSTER_LOOP_KIND, enqueue, affected), namespaced]);
+  }
+
+  /**
+   * A cluster with only the ClusterLoop CRD (an older chart's CRDs), or a router whose RBAC predates the
+   * namespaced kind: ClusterLoops run, Loops are not served (the list would be retried forever otherwise).
+   */
+  async #unserved(error: Error): Promise<void> {
+    const forbidden = error instanceof LoopsForbiddenError;
+    if (!(error instanceof UnknownKindError) && !forbidden) throw error;
+    await this.#namespacedLoops?.release();
+    this.#namespacedLoops = undefined;
+    const why = forbidden ? 'the router may not list loops.kubeloop.dev (its RBAC)' : 'the loops.kubeloop.dev CRD is not installed';
+    this.#o.logger.warn({ err: error.message }, `namespaced Loops are not served: ${why}`);
   }
 
   /**

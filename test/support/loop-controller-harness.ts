@@ -9,7 +9,7 @@ import { createMetricsRegistry } from '../../lib/observability/metrics.ts';
 import type { EventRecorder, RecordedEvent } from '../../router/apply/event-recorder.ts';
 import { createRouterMetrics } from '../../router/base/router-metrics.ts';
 import { LoopRunner } from '../../router/intake/loop-runner.ts';
-import { MemoryInformers, TEST_RESOURCES } from './memory-informers.ts';
+import { MemoryInformers, RBAC_RESOURCES, TEST_RESOURCES } from './memory-informers.ts';
 import type { FunctionInvoker } from '../../router/reconcile/dispatch.ts';
 import type { AccessVerdict } from '../../lib/kube/access-review.ts';
 import { LoopController } from '../../router/loops/loop-controller.ts';
@@ -47,10 +47,15 @@ export async function stopControllers(): Promise<void> {
  * `access.denied` (allowed when unset), launches fail while `signing.problem` is set, runners are real
  * LoopRunners calling an in-memory function. Status writes and events are recorded.
  */
-export function harness(options: { loopSelector?: { matchLabels: Record<string, string> }; accessReviewIntervalMs?: number; maxLoopsPerTenant?: number; tenantLoopStarts?: { qps: number; burst: number } } = {}) {
-  const informers = new MemoryInformers([podsets, pods, loops, teamLoops, nodes]);
+export function harness(options: { loopSelector?: { matchLabels: Record<string, string> }; accessReviewIntervalMs?: number; maxLoopsPerTenant?: number; tenantLoopStarts?: { qps: number; burst: number }; watchRbac?: boolean; client?: KubeClient } = {}) {
+  const informers = new MemoryInformers([podsets, pods, loops, teamLoops, nodes, ...RBAC_RESOURCES]);
+  /** What the controller and its runners did, in order: `acquire <Kind>`, `review <loop>` (asked), `call <name> <trigger>`. */
+  const log: string[] = [];
+  const acquire = informers.acquire.bind(informers);
+  informers.acquire = async (ref) => (log.push(`acquire ${ref.kind}`), acquire(ref));
   for (const kind of [podsets, pods, nodes]) informers.of(kind.apiVersion, kind.kind).sync();
-  const access: { denied?: string } = {};
+  /** Reviews answer once `hold` resolves (when set), then denied when `denied` is set. */
+  const access: { denied?: string; hold?: Promise<void> } = {};
   const signing: { problem?: string; hooks?: LaunchHooks } = {};
   const counts = { reviews: 0, launches: 0, stops: 0, releases: 0 };
   const statuses: unknown[] = [];
@@ -60,7 +65,7 @@ export function harness(options: { loopSelector?: { matchLabels: Record<string, 
   const reviewed: string[] = [];
   const runnerDeps = {
     registry: informers,
-    invoke: (async () => ({ kind: 'ok', status: 200, response: { apiVersion: CONTRACT_API_VERSION, kind: 'ReconcileResponse', actions: [] } })) satisfies FunctionInvoker,
+    invoke: (async (request) => (log.push(`call ${request.object.metadata?.name} ${request.trigger.type}`), { kind: 'ok', status: 200, response: { apiVersion: CONTRACT_API_VERSION, kind: 'ReconcileResponse', actions: [] } })) as FunctionInvoker,
     client: {} as KubeClient,
     discovery: {
       resolve: async (apiVersion: string, kind: string) => {
@@ -81,6 +86,8 @@ export function harness(options: { loopSelector?: { matchLabels: Record<string, 
     async review(config): Promise<AccessVerdict> {
       counts.reviews += 1;
       reviewed.push(config.id);
+      log.push(`review ${config.id}`);
+      await access.hold;
       return access.denied ? { allowed: false, message: access.denied } : { allowed: true };
     },
     async launch(config, hooks) {
@@ -97,7 +104,7 @@ export function harness(options: { loopSelector?: { matchLabels: Record<string, 
       };
     },
   };
-  const client = { request: async (r: KubeRequest) => statusPaths.push(r.path) && statuses.push(r.body) } as unknown as KubeClient;
+  const client = options.client ?? ({ request: async (r: KubeRequest) => statusPaths.push(r.path) && statuses.push(r.body) } as unknown as KubeClient);
   const controller = new LoopController({ runnerDeps, registry: informers, client, logger: runnerDeps.logger, launcher, ...options });
   controllers.push(controller);
   const loopInformer = informers.of(loops.apiVersion, loops.kind);
@@ -109,5 +116,5 @@ export function harness(options: { loopSelector?: { matchLabels: Record<string, 
     await started;
   };
   const lastReady = () => (statuses.at(-1) as { status: { conditions: Array<{ status: string; reason: string }> } } | undefined)?.status.conditions[0];
-  return { controller, informers, loopInformer, teamLoopInformer, access, signing, counts, reviewed, statuses, statusPaths, events, start, lastReady, metrics: runnerDeps.metrics };
+  return { controller, informers, log, loopInformer, teamLoopInformer, access, signing, counts, reviewed, statuses, statusPaths, events, start, lastReady, metrics: runnerDeps.metrics };
 }

@@ -19,6 +19,16 @@ export const TEST_RESOURCES = {
   loops: { group: 'kubeloop.dev', version: 'v1alpha1', apiVersion: 'kubeloop.dev/v1alpha1', kind: 'ClusterLoop', plural: 'clusterloops', namespaced: false },
 } satisfies Record<string, ResourceInfo>;
 
+/** The four kinds the RBAC watch follows (lib/kube/rbac-watch.ts). */
+export const RBAC_RESOURCES: ResourceInfo[] = ['Role', 'RoleBinding', 'ClusterRole', 'ClusterRoleBinding'].map((kind) => ({
+  group: 'rbac.authorization.k8s.io',
+  version: 'v1',
+  apiVersion: 'rbac.authorization.k8s.io/v1',
+  kind,
+  plural: `${kind.toLowerCase()}s`,
+  namespaced: !kind.startsWith('Cluster'),
+}));
+
 type Handlers = { [E in keyof InformerHandlers<KubeObject>]: Set<InformerHandlers<KubeObject>[E]> };
 
 export class MemoryInformer implements InformerView {

@@ -21,7 +21,7 @@ beforeAll(async () => {
   suite = await setupClusterSuite('informer-client-close');
   writer = await KubeClient.fromKubeConfig(suite.kubeConfig);
   resource = await new ResourceDiscovery(writer).resolve('v1', 'ConfigMap');
-  await writer.request({ method: 'POST', path: `/api/v1/namespaces/${suite.namespace}/configmaps`, body: { metadata: { name: 'kept' }, data: { v: '1' } } });
+  await writer.request({ method: 'POST', path: `/api/v1/namespaces/${suite.namespace}/configmaps`, body: { metadata: { name: 'kept', labels: { t: 'close' } }, data: { v: '1' } } });
 });
 afterAll(async () => {
   await writer?.close();
@@ -43,7 +43,7 @@ async function informerOnOwnClient() {
   const logs: Array<{ level: number; msg: string }> = [];
   const logger = pino({ level: 'info' }, { write: (line: string) => void logs.push(JSON.parse(line) as { level: number; msg: string }) });
   // A short backoff: an informer that retried would try many times while the test waits.
-  const informer = new Informer<V1ConfigMap>({ client: counted, resource, namespace: suite.namespace, logger, backoff: { baseMs: 50, maxMs: 50, jitter: 0 } });
+  const informer = new Informer<V1ConfigMap>({ client: counted, resource, namespace: suite.namespace, labelSelector: 't=close', logger, backoff: { baseMs: 50, maxMs: 50, jitter: 0 } });
   const events: string[] = [];
   for (const event of ['add', 'update', 'delete', 'restart', 'synced', 'watching'] as const) informer.on(event, () => void events.push(event));
   const ended = () => logs.filter((l) => l.msg === ENDED).length;

@@ -1,6 +1,7 @@
-// Who may receive what: the router's informers and the gateway's context cache are shared, so before a Loop
-// or an AdmissionHook is sent anything (and again periodically, as RBAC changes) SubjectAccessReviews ask
-// whether its ServiceAccount may read every kind it receives, in every namespace it covers.
+// Who may receive what: before a Loop or an AdmissionHook is sent anything from the shared informers and context cache
+// (and again as RBAC changes), SubjectAccessReviews ask whether its ServiceAccount may read every kind it receives,
+// in every namespace it covers; and whether the process itself may list and watch what it watches cluster-wide.
+import type { Logger } from 'pino';
 import type { ServiceAccountRef } from '../../api/loop.ts';
 import { serviceAccountGroups, serviceAccountUser, type KubeClient } from './kube-client.ts';
 import type { ResourceInfo } from './resource-paths.ts';
@@ -66,6 +67,42 @@ export async function reviewAccess(
     allowed: false,
     message: `ServiceAccount ${serviceAccount.namespace}/${serviceAccount.name} may not ${shown}${more}: ${consequence}`,
   };
+}
+
+/** What a process asks before it watches kinds cluster-wide, and what its warning says when it may not. */
+export interface OwnWatchAccess {
+  client: KubeClient;
+  /** The kinds it would list and watch, cluster-wide. */
+  resources: readonly ResourceInfo[];
+  logger: Logger;
+  /** Who asks, for the warning: "router", "gateway". */
+  process: string;
+  /** What the kinds are called in "could not ask whether it may watch …": "RBAC", "them". */
+  what: string;
+  /** What follows when it may not (what is then done on a timer only). */
+  consequence: string;
+}
+
+/**
+ * Whether the process may list and watch every kind cluster-wide (SelfSubjectAccessReview). When it may not, or the
+ * review itself fails (a denial then, naming why), it warns once with the consequence and the right to grant.
+ */
+export async function reviewOwnWatchAccess(o: OwnWatchAccess): Promise<AccessVerdict> {
+  let verdict: AccessVerdict;
+  try {
+    verdict = await reviewOwnAccess(o.client, accessChecks(o.resources, undefined));
+  } catch (error) {
+    verdict = { allowed: false, message: `could not ask whether it may watch ${o.what} (${(error as Error).message})` };
+  }
+  if (!verdict.allowed) o.logger.warn({ reason: verdict.message }, watchAccessWarning(o, verdict.message));
+  return verdict;
+}
+
+/** "the gateway may not …: <consequence> (grant the gateway's ClusterRole list and watch on a, b and c, as the chart does)". */
+export function watchAccessWarning(o: Pick<OwnWatchAccess, 'resources' | 'process' | 'consequence'>, reason: string): string {
+  const plurals = o.resources.map((r) => r.plural);
+  const kinds = plurals.length > 1 ? `${plurals.slice(0, -1).join(', ')} and ${plurals.at(-1)}` : (plurals[0] ?? '');
+  return `the ${o.process} ${reason}: ${o.consequence} (grant the ${o.process}'s ClusterRole list and watch on ${kinds}, as the chart does)`;
 }
 
 /** A user as the API server authenticated it (what an aggregated API reads from the front proxy's headers). */

@@ -1,23 +1,22 @@
-// A resilient informer's list/watch loop (client-go's reflector; its cache is informer-cache.ts): a WatchList
-// (watch-list.ts) or a list, then watch from its resourceVersion; relist on 410 Gone (backing off if 410s follow
-// relists); restart with backoff on any other error; a watchdog ends silent watches; bookmarks; metadata-only
-// mode; server-side sharded list and watch of a share that may change (lists again when it does).
+// A resilient informer's list/watch loop (client-go's reflector; its cache is informer-cache.ts, one watch
+// informer-watch.ts): a WatchList (watch-list.ts) or a list, then watch from its resourceVersion; relist on 410 Gone
+// (backing off if 410s follow relists); restart with backoff on any other error (informer-restart.ts decides), end
+// when its KubeClient is closed; metadata-only mode; a sharded list and watch of a share that may change.
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { Backoff, sleep, type BackoffPolicy } from './backoff.ts';
-import { isApiError, type KubeClient } from './kube-client.ts';
+import type { KubeClient } from './kube-client.ts';
 import type { IndexFunction, ObjectStore } from './object-store.ts';
-import { InformerCache, type AdmittedState, type InformerHandlers, type RestartReason } from './informer-cache.ts';
-import { collectionPath, kindKey, type ResourceInfo } from './resource-paths.ts';
-import { readWatchBodyBatches } from './watch-body.ts';
-import { METADATA_WATCH_ACCEPT } from './metadata-media-types.ts';
-import { endedBeforeItsEnd, initialRequest, rememberWatchListRefused, refusesWatchList, watchListQuery, watchListRefusal, WatchListRefusedError, type InitialRequest } from './watch-list.ts';
-import { ReshardError, SilentWatchError, WatchGoneError, watchErrorEvent } from './watch-errors.ts';
+import { InformerCache, type InformerHandlers, type RestartReason } from './informer-cache.ts';
+import { InformerWatch, type WatchPosition } from './informer-watch.ts';
+import { afterFailure, notSyncedError } from './informer-restart.ts';
+import { kindKey, type ResourceInfo } from './resource-paths.ts';
+import { initialRequest, rememberWatchListRefused, watchListRefusal, type InitialRequest } from './watch-list.ts';
+import { ReshardError } from './watch-errors.ts';
 import { listAll } from './list-all.ts';
-import { serverApplied, type InformerShard, type ListedShard, type ShardRequest } from './shard-selector.ts';
+import { serverApplied, type InformerShard, type ListedShard } from './shard-selector.ts';
 
-/** The server-side watch timeout's base when not told (randomised up to twice this). */
-export const DEFAULT_WATCH_TIMEOUT_SECONDS = 300;
+export { DEFAULT_WATCH_TIMEOUT_SECONDS } from './informer-watch.ts';
 
 export interface InformerOptions<T extends KubernetesObject> {
   client: KubeClient;
@@ -69,19 +68,19 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
   readonly store: ObjectStore<T>;
   readonly #options: InformerOptions<T>;
   readonly #cache: InformerCache<T>;
+  readonly #watch: InformerWatch<T>;
+  /** Aborted by stop(), or by the loop itself when the KubeClient was closed (the reason is then its error). */
   readonly #abort = new AbortController();
   readonly #backoff: Backoff;
   /** 410s in a row, each right after the relist of the one before. */
   readonly #expiries: Backoff;
-  #resourceVersion: string | undefined;
+  readonly #position: WatchPosition = { resourceVersion: undefined, listed: undefined };
   #synced = false;
   #syncWaiters: Array<() => void> = [];
   #running: Promise<void> | undefined;
   #restarts = 0;
   #needList = true;
   #reshards = 0;
-  #listed: { request: ShardRequest; applied: boolean } | undefined;
-  #watchAbort: AbortController | undefined;
   #shardChanged: (() => void) | undefined;
   #unshard: Array<() => void> = [];
   #filledBy: InitialRequest | undefined;
@@ -93,16 +92,29 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
     this.store = this.#cache.store;
     this.#backoff = new Backoff(options.backoff ?? WATCH_BACKOFF);
     this.#expiries = new Backoff(options.backoff ?? WATCH_BACKOFF);
+    this.#watch = new InformerWatch(options, this.#cache, this.#position, {
+      filled: () => {
+        this.#needList = false;
+        this.#filled('watch-list');
+      },
+      received: (filling) => {
+        // A WatchList dropped again and again before its end backs off as a failing list would.
+        if (!filling) this.#backoff.reset();
+        // The watch brought something before any 410: a later 410 relists at once again.
+        this.#expiries.reset();
+      },
+    });
   }
 
   get name(): string {
     return this.#cache.name;
   }
+  /** Whether the cache was once complete; it stays so after stop() or the client's close() (the cache is then frozen). */
   get hasSynced(): boolean {
     return this.#synced;
   }
   get resourceVersion(): string | undefined {
-    return this.#resourceVersion;
+    return this.#position.resourceVersion;
   }
   get restarts(): number {
     return this.#restarts;
@@ -119,9 +131,14 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
 
   /** The selector of the last complete list and whether the server applied it; undefined when not sharded or not listed. */
   listedShard(): ListedShard | undefined {
-    return this.#listed ? { selector: this.#listed.request.selector, applied: this.#listed.applied } : undefined;
+    const listed = this.#position.listed;
+    return listed ? { selector: listed.request.selector, applied: listed.applied } : undefined;
   }
 
+  /**
+   * Runs the list/watch loop until stop(), or until its KubeClient is closed: the loop then ends by itself (logged
+   * once), the cache keeps what it held, and no handler is told anything more.
+   */
   start(): this {
     const shard = this.#options.shard;
     if (shard && !this.#running) this.#unshard.push(shard.track(this), shard.onChange(() => this.#reshard()));
@@ -139,10 +156,11 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
   /** The share changed: list it (a cache of the whole collection, from a server that ignores the selector, stays). */
   #reshard(): void {
     this.#shardChanged?.();
-    if (this.#listed && !this.#listed.applied) return;
+    const listed = this.#position.listed;
+    if (listed && !listed.applied) return;
     this.#reshards += 1;
     this.#needList = true;
-    this.#watchAbort?.abort(new ReshardError(`share of ${this.name} changed`));
+    this.#watch.abort(new ReshardError(`share of ${this.name} changed`));
   }
 
   /** Until the shard names a selector there is nothing to ask for. */
@@ -153,12 +171,18 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
     }
   }
 
-  /** Resolves after the first complete list; rejects if the informer is stopped first. */
+  /**
+   * Resolves after the first complete list; rejects if the informer stops first: stop(), or its KubeClient closed
+   * (the error then says so, its cause the client's KubeClientClosedError).
+   */
   waitForSync(): Promise<void> {
     if (this.#synced) return Promise.resolve();
+    const signal = this.#abort.signal;
+    // Already stopped: no abort event is left to wait for.
+    if (signal.aborted) return Promise.reject(notSyncedError(this.name, signal.reason));
     return new Promise((resolve, reject) => {
       this.#syncWaiters.push(resolve);
-      this.#abort.signal.addEventListener('abort', () => reject(new Error(`informer ${this.name} stopped before it synced`)), { once: true });
+      signal.addEventListener('abort', () => reject(notSyncedError(this.name, signal.reason)), { once: true });
     });
   }
 
@@ -179,31 +203,31 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
         }
         const started = Date.now();
         // Still to be filled: this watch is a WatchList, streaming the state first.
-        await this.#watch(signal, this.#needList);
+        await this.#watch.run(signal, this.#needList);
         // A watch the server ends at once, again and again (a proxy, say), must not spin.
         if (Date.now() - started < 1000) throw new Error(`watch of ${this.name} ended immediately`);
         // The server ended the watch at its timeout: resume from the last resourceVersion, no relist.
       } catch (error) {
         if (signal.aborted) break;
         const err = error instanceof Error ? error : new Error(String(error));
-        // A new share: list it at once (the watch was ended for it).
-        if (err instanceof ReshardError) continue;
+        const next = afterFailure(err, this.#expiries.attempts);
+        if (next.step === 'end') {
+          this.#options.logger?.info({ informer: this.name, err: err.message }, 'KubeClient closed; informer stopped');
+          // As stop() would, but told why: waitForSync() callers learn it was the client's close().
+          this.#abort.abort(err);
+          break;
+        }
+        if (next.step === 'list-share') continue;
         // Not served here: list at once, and every informer on this API server from now on (paid once).
-        if (err instanceof WatchListRefusedError) {
+        if (next.step === 'list-instead') {
           rememberWatchListRefused(this.#options.client, err.message);
           this.#options.logger?.info({ informer: this.name, err: err.message }, 'WatchList refused; listing instead');
           continue;
         }
-        const gone = err instanceof WatchGoneError || isApiError(err, 410);
-        this.#restart(gone ? 'gone' : err instanceof SilentWatchError ? 'silent' : 'error', err);
-        // 410: our resourceVersion is older than the server's window; relist at once, unless the last relist's watch
-        // expired too before it brought anything: no hot loop of full lists (client-go backs off there too).
-        if (gone) this.#needList = true;
-        if (gone && this.#expiries.attempts === 0) {
-          this.#expiries.next();
-          continue;
-        }
-        const delay = gone ? this.#expiries.next() : this.#backoff.next();
+        this.#restart(next.reason, err);
+        if (next.relist) this.#needList = true;
+        const delay = (next.backoff === 'expiries' ? this.#expiries : this.#backoff).next();
+        if (next.atOnce) continue;
         this.#options.logger?.warn({ informer: this.name, err: err.message, delayMs: delay }, 'watch failed; restarting');
         try {
           await sleep(delay, signal);
@@ -211,7 +235,7 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
           break;
         }
         // Without a resourceVersion to resume from, only a list can rebuild the cache.
-        if (this.#resourceVersion === undefined) this.#needList = true;
+        if (this.#position.resourceVersion === undefined) this.#needList = true;
       }
     }
   }
@@ -226,12 +250,6 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
     return initialRequest({ enabled: watchList, refused: watchListRefusal(client) !== undefined, sharded: shard !== undefined });
   }
 
-  #query(): Record<string, string | number | boolean | undefined> {
-    // The watch asks for what the list got: a share only if the server applied it to the list.
-    const shardSelector = this.#listed?.applied ? this.#listed.request.selector : undefined;
-    return { labelSelector: this.#options.labelSelector, fieldSelector: this.#options.fieldSelector, shardSelector };
-  }
-
   async #list(signal: AbortSignal): Promise<void> {
     const { client, resource, namespace, metadataOnly, labelSelector, fieldSelector, pageSize, shard } = this.#options;
     const request = shard?.request();
@@ -239,9 +257,10 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
     // Normalised page by page: a list of thousands of objects never holds all their managedFields at once.
     const { items, resourceVersion, shardInfo } = await listAll<T>(client, { resource, namespace, labelSelector, fieldSelector, shardSelector, metadataOnly, pageSize, signal }, (item) => this.#cache.normalise(item));
     const { fresh, refused } = this.#cache.admit(items);
-    if (request) this.#listed = { request, applied: serverApplied(shardInfo, items, request) };
-    this.#cache.replace(fresh, refused, this.#listed?.applied ? this.#listed.request : undefined);
-    this.#resourceVersion = resourceVersion;
+    const position = this.#position;
+    if (request) position.listed = { request, applied: serverApplied(shardInfo, items, request) };
+    this.#cache.replace(fresh, refused, position.listed?.applied ? position.listed.request : undefined);
+    position.resourceVersion = resourceVersion;
     this.#backoff.reset();
     if (request) shard?.listed();
     this.#filled('list');
@@ -255,90 +274,6 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
       for (const resolve of this.#syncWaiters.splice(0)) resolve();
       this.#cache.emit('synced');
     }
-  }
-
-  /** `fill`: a WatchList, its initial events gathered into a state that replaces the cache at their end. */
-  async #watch(parent: AbortSignal, fill: boolean): Promise<void> {
-    const { client, resource, namespace, metadataOnly } = this.#options;
-    const base = this.#options.watchTimeoutSeconds ?? DEFAULT_WATCH_TIMEOUT_SECONDS;
-    const timeoutSeconds = Math.floor(base * (1 + Math.random()));
-    const controller = new AbortController();
-    this.#watchAbort = controller;
-    const onParentAbort = () => controller.abort(parent.reason);
-    parent.addEventListener('abort', onParentAbort, { once: true });
-    // stop() may have run between the list and this watch: an abort before the listener never fires.
-    if (parent.aborted) controller.abort(parent.reason);
-    // The server closes the watch after timeoutSeconds; if it has not by then plus grace, the
-    // connection is dead without either side noticing (Pepr #745): abort and reconnect.
-    let silent = false;
-    const watchdog = setTimeout(() => {
-      silent = true;
-      controller.abort(new SilentWatchError(`watch of ${this.name} still open ${timeoutSeconds}s after its timeout`));
-    }, timeoutSeconds * 1000 + (this.#options.watchdogGraceMs ?? 30_000));
-    // The state streamed so far, until the initial-events-end bookmark; then undefined.
-    let filling: AdmittedState<T> | undefined = fill ? { fresh: new Map(), refused: new Set() } : undefined;
-    const opened = Date.now();
-    try {
-      const request = fill ? watchListQuery() : { watch: true, resourceVersion: this.#resourceVersion, allowWatchBookmarks: true };
-      const { body, contentType } = await client
-        .streamResponse({ path: collectionPath(resource, namespace), accept: metadataOnly ? METADATA_WATCH_ACCEPT : 'application/json', signal: controller.signal, timeoutMs: 30_000, query: { ...this.#query(), ...request, timeoutSeconds } })
-        .catch((error: unknown) => {
-          throw fill && refusesWatchList(error) ? new WatchListRefusedError(error instanceof Error ? error.message : String(error)) : error;
-        });
-      this.#cache.emit('watching');
-      try {
-        // Counted before each event is parsed, each parsed as its line arrives (overlapping the transfer): an object
-        // over the budget never becomes an object graph. A chunk's events in one turn: one wake-up per burst.
-        for await (const batch of readWatchBodyBatches<T>(body, contentType, { maxObjectValues: this.#options.maxValues })) {
-          for (const event of batch) {
-            if (!filling || event.type === 'ERROR') this.#handleEvent(event.type, event.object, event.oversized === true, event.withinBudget === true);
-            else if (this.#cache.gather(filling, event)) {
-              // The initial state is complete: it replaces the cache (deleting, as a relist does, what is gone).
-              this.#cache.replace(filling.fresh, filling.refused, undefined);
-              filling = undefined;
-              this.#resourceVersion = event.object.metadata?.resourceVersion;
-              this.#needList = false;
-              this.#filled('watch-list');
-            }
-          }
-          // A WatchList dropped again and again before its end backs off as a failing list would.
-          if (!filling) this.#backoff.reset();
-          // The watch brought something before any 410: a later 410 relists at once again.
-          this.#expiries.reset();
-        }
-      } finally {
-        body.destroy();
-      }
-      // Ended by the server without the bookmark: at its timeout, it ignored sendInitialEvents; earlier, ask again.
-      if (filling && endedBeforeItsEnd(Date.now() - opened, timeoutSeconds) === 'ignored') throw new WatchListRefusedError(`WatchList of ${this.name} ended at its timeout without the initial-events-end bookmark`);
-      if (filling) throw new Error(`WatchList of ${this.name} ended before its initial state was complete`);
-    } catch (error) {
-      if (silent) throw new SilentWatchError(`watch of ${this.name} went silent`);
-      if (controller.signal.reason instanceof ReshardError) throw controller.signal.reason;
-      throw error;
-    } finally {
-      this.#watchAbort = undefined;
-      clearTimeout(watchdog);
-      parent.removeEventListener('abort', onParentAbort);
-    }
-  }
-
-  /**
-   * `oversized`: the event was over the value budget and `raw` is its metadata alone (refused unparsed);
-   * `withinBudget`: its line was too short to be over it (not counted again).
-   */
-  #handleEvent(type: string, raw: T, oversized: boolean, withinBudget: boolean): void {
-    if (type === 'ERROR') throw watchErrorEvent(this.name, raw);
-    const resourceVersion = raw.metadata?.resourceVersion;
-    if (type === 'BOOKMARK') {
-      if (resourceVersion) this.#resourceVersion = resourceVersion;
-      return;
-    }
-    const object = this.#cache.normalise(raw);
-    // An object outside the share: this server ignores the selector (its list had nothing else to show it).
-    if (this.#listed?.applied && !this.#listed.request.contains(object)) this.#listed = { ...this.#listed, applied: false };
-    this.#cache.apply(type, object, oversized, withinBudget);
-    if (resourceVersion) this.#resourceVersion = resourceVersion;
   }
 }
 

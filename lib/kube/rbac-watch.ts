@@ -3,7 +3,7 @@
 // changes may alter). A process that may not list and watch RBAC says so once and relies on its periodic review.
 import type { Logger } from 'pino';
 import type { KubeObject } from '../contract/types.ts';
-import { reviewOwnAccess } from './access-review.ts';
+import { reviewOwnWatchAccess } from './access-review.ts';
 import type { InformerHandlers } from './informer-cache.ts';
 import { isApiError, type KubeClient } from './kube-client.ts';
 import type { ResourceInfo } from './resource-paths.ts';
@@ -71,20 +71,9 @@ export interface RbacWatch {
  * otherwise logs the missing right and returns why, and nothing is watched.
  */
 export async function watchRbac(o: RbacWatchOptions): Promise<RbacWatch | { denied: string }> {
-  const checks = RBAC_KINDS.flatMap(({ plural }) => (['list', 'watch'] as const).map((verb) => ({ verb, group: RBAC_GROUP, resource: plural, namespace: undefined })));
-  let verdict;
-  try {
-    verdict = await reviewOwnAccess(o.client, checks);
-  } catch (error) {
-    verdict = { allowed: false as const, message: `could not ask whether it may watch RBAC (${(error as Error).message})` };
-  }
-  if (!verdict.allowed) {
-    o.logger.warn(
-      { reason: verdict.message },
-      `the ${o.process} ${verdict.message}: ${o.reviewed} is reviewed on the --access-review-seconds timer only, so a revoked right takes effect at the next sweep (grant the ${o.process}'s ClusterRole list and watch on roles, rolebindings, clusterroles and clusterrolebindings, as the chart does)`,
-    );
-    return { denied: verdict.message };
-  }
+  const consequence = `${o.reviewed} is reviewed on the --access-review-seconds timer only, so a revoked right takes effect at the next sweep`;
+  const verdict = await reviewOwnWatchAccess({ client: o.client, resources: RBAC_KINDS, logger: o.logger, process: o.process, what: 'RBAC', consequence });
+  if (!verdict.allowed) return { denied: verdict.message };
   return new RbacChangeWindow(o).start();
 }
 

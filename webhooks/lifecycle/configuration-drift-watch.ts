@@ -4,7 +4,7 @@
 import type { Logger } from 'pino';
 import { gauge as makeGauge, type Registry } from '../../lib/observability/metrics.ts';
 import type { KubeObject } from '../../lib/contract/types.ts';
-import { reviewOwnAccess } from '../../lib/kube/access-review.ts';
+import { reviewOwnWatchAccess } from '../../lib/kube/access-review.ts';
 import { Informer, stripManagedFields } from '../../lib/kube/informer.ts';
 import type { KubeClient } from '../../lib/kube/kube-client.ts';
 import type { ResourceInfo } from '../../lib/kube/resource-paths.ts';
@@ -29,22 +29,14 @@ export interface ConfigurationDriftWatch {
 
 /** Starts the two watches when the gateway may list and watch both kinds (SelfSubjectAccessReview); undefined else. */
 export async function watchConfigurationDrift(o: ConfigurationDriftWatchOptions): Promise<ConfigurationDriftWatch | undefined> {
-  const checks = CONFIGURATION_TYPES.flatMap((type) => (['list', 'watch'] as const).map((verb) => ({ verb, group: RESOURCES[type].group, resource: RESOURCES[type].plural, namespace: undefined })));
-  let verdict;
-  try {
-    verdict = await reviewOwnAccess(o.client, checks);
-  } catch (error) {
-    verdict = { allowed: false as const, message: `could not ask whether it may watch them (${(error as Error).message})` };
-  }
   const logger = o.logger.child({ component: 'configuration-watch' });
+  const consequence = 'a webhook configuration someone else edits is written back at the next --access-review-seconds review only';
+  const verdict = await reviewOwnWatchAccess({ client: o.client, resources: CONFIGURATION_TYPES.map((type) => RESOURCES[type]), logger, process: 'gateway', what: 'them', consequence });
   const watching = o.metrics
     ? makeGauge(o.metrics, 'kubeloop_webhook_configuration_watch', 'Whether the gateway watches its webhook configurations and writes back within seconds one someone else changed (1), or only at its periodic review (0: it may not list and watch them; its log says why)')
     : undefined;
   watching?.set(verdict.allowed ? 1 : 0);
-  if (!verdict.allowed) {
-    logger.warn({ reason: verdict.message }, `the gateway ${verdict.message}: a webhook configuration someone else edits is written back at the next --access-review-seconds review only (grant the gateway's ClusterRole list and watch on mutatingwebhookconfigurations and validatingwebhookconfigurations, as the chart does)`);
-    return undefined;
-  }
+  if (!verdict.allowed) return undefined;
   const informers = CONFIGURATION_TYPES.map((type) => {
     const informer = new Informer<KubeObject>({ client: o.client, resource: RESOURCES[type], labelSelector: o.labelSelector, metadataOnly: true, transform: stripManagedFields, logger }).start();
     // The first list tells what exists, not what changed: the writer compares only what it applied since.

@@ -1,0 +1,156 @@
+// One watch of an informer (client-go's reflector's watchHandler): opened from the last resourceVersion, or as a
+// WatchList that streams the state first; a watchdog ends it when it stays open past its timeout; its events go to
+// the cache. The loop that lists, watches again and backs off is informer.ts; the cache is informer-cache.ts.
+import type { KubernetesObject } from '@kubernetes/client-node';
+import type { KubeClient } from './kube-client.ts';
+import type { AdmittedState, InformerCache } from './informer-cache.ts';
+import { collectionPath, type ResourceInfo } from './resource-paths.ts';
+import { readWatchBodyBatches } from './watch-body.ts';
+import { METADATA_WATCH_ACCEPT } from './metadata-media-types.ts';
+import { endedBeforeItsEnd, refusesWatchList, watchListQuery, WatchListRefusedError } from './watch-list.ts';
+import { ReshardError, SilentWatchError, watchErrorEvent } from './watch-errors.ts';
+import type { ShardRequest } from './shard-selector.ts';
+
+/** The server-side watch timeout's base when not told (randomised up to twice this). */
+export const DEFAULT_WATCH_TIMEOUT_SECONDS = 300;
+
+/** What a watch reads of the informer's options (InformerOptions, informer.ts, documents each). */
+export interface WatchOptions {
+  client: KubeClient;
+  resource: ResourceInfo;
+  namespace?: string | undefined;
+  labelSelector?: string | undefined;
+  fieldSelector?: string | undefined;
+  metadataOnly?: boolean | undefined;
+  maxValues?: number | undefined;
+  watchTimeoutSeconds?: number | undefined;
+  watchdogGraceMs?: number | undefined;
+}
+
+/** Where the list/watch loop stands, which its list sets and its watches move on. */
+export interface WatchPosition {
+  /** The version the next watch resumes from. */
+  resourceVersion: string | undefined;
+  /** The share of the last complete list, and whether the server applied it. */
+  listed: { request: ShardRequest; applied: boolean } | undefined;
+}
+
+/** What the loop hears of a watch. */
+export interface WatchProgress {
+  /** A WatchList's initial state is complete and replaced the cache. */
+  filled(): void;
+  /** The events of one chunk were applied; `filling`: the WatchList's initial state is still incomplete. */
+  received(filling: boolean): void;
+}
+
+export class InformerWatch<T extends KubernetesObject> {
+  readonly #options: WatchOptions;
+  readonly #cache: InformerCache<T>;
+  readonly #position: WatchPosition;
+  readonly #progress: WatchProgress;
+  #watchAbort: AbortController | undefined;
+
+  constructor(options: WatchOptions, cache: InformerCache<T>, position: WatchPosition, progress: WatchProgress) {
+    this.#options = options;
+    this.#cache = cache;
+    this.#position = position;
+    this.#progress = progress;
+  }
+
+  get name(): string {
+    return this.#cache.name;
+  }
+
+  /** Ends the watch open now, if one is, with `reason` (a ReshardError: the loop lists the new share). */
+  abort(reason: Error): void {
+    this.#watchAbort?.abort(reason);
+  }
+
+  /** `fill`: a WatchList, its initial events gathered into a state that replaces the cache at their end. */
+  async run(parent: AbortSignal, fill: boolean): Promise<void> {
+    const { client, resource, namespace, metadataOnly } = this.#options;
+    const base = this.#options.watchTimeoutSeconds ?? DEFAULT_WATCH_TIMEOUT_SECONDS;
+    const timeoutSeconds = Math.floor(base * (1 + Math.random()));
+    const controller = new AbortController();
+    this.#watchAbort = controller;
+    const onParentAbort = () => controller.abort(parent.reason);
+    parent.addEventListener('abort', onParentAbort, { once: true });
+    // stop() may have run between the list and this watch: an abort before the listener never fires.
+    if (parent.aborted) controller.abort(parent.reason);
+    // The server closes the watch after timeoutSeconds; if it has not by then plus grace, the
+    // connection is dead without either side noticing (Pepr #745): abort and reconnect.
+    let silent = false;
+    const watchdog = setTimeout(() => {
+      silent = true;
+      controller.abort(new SilentWatchError(`watch of ${this.name} still open ${timeoutSeconds}s after its timeout`));
+    }, timeoutSeconds * 1000 + (this.#options.watchdogGraceMs ?? 30_000));
+    // The state streamed so far, until the initial-events-end bookmark; then undefined.
+    let filling: AdmittedState<T> | undefined = fill ? { fresh: new Map(), refused: new Set() } : undefined;
+    const opened = Date.now();
+    try {
+      const request = fill ? watchListQuery() : { watch: true, resourceVersion: this.#position.resourceVersion, allowWatchBookmarks: true };
+      const { body, contentType } = await client
+        .streamResponse({ path: collectionPath(resource, namespace), accept: metadataOnly ? METADATA_WATCH_ACCEPT : 'application/json', signal: controller.signal, timeoutMs: 30_000, query: { ...this.#query(), ...request, timeoutSeconds } })
+        .catch((error: unknown) => {
+          throw fill && refusesWatchList(error) ? new WatchListRefusedError(error instanceof Error ? error.message : String(error)) : error;
+        });
+      this.#cache.emit('watching');
+      try {
+        // Counted before each event is parsed, each parsed as its line arrives (overlapping the transfer): an object
+        // over the budget never becomes an object graph. A chunk's events in one turn: one wake-up per burst.
+        for await (const batch of readWatchBodyBatches<T>(body, contentType, { maxObjectValues: this.#options.maxValues })) {
+          for (const event of batch) {
+            if (!filling || event.type === 'ERROR') this.#handleEvent(event.type, event.object, event.oversized === true, event.withinBudget === true);
+            else if (this.#cache.gather(filling, event)) {
+              // The initial state is complete: it replaces the cache (deleting, as a relist does, what is gone).
+              this.#cache.replace(filling.fresh, filling.refused, undefined);
+              filling = undefined;
+              this.#position.resourceVersion = event.object.metadata?.resourceVersion;
+              this.#progress.filled();
+            }
+          }
+          this.#progress.received(filling !== undefined);
+        }
+      } finally {
+        body.destroy();
+      }
+      // Ended by the server without the bookmark: at its timeout, it ignored sendInitialEvents; earlier, ask again.
+      if (filling && endedBeforeItsEnd(Date.now() - opened, timeoutSeconds) === 'ignored') throw new WatchListRefusedError(`WatchList of ${this.name} ended at its timeout without the initial-events-end bookmark`);
+      if (filling) throw new Error(`WatchList of ${this.name} ended before its initial state was complete`);
+    } catch (error) {
+      if (silent) throw new SilentWatchError(`watch of ${this.name} went silent`);
+      if (controller.signal.reason instanceof ReshardError) throw controller.signal.reason;
+      throw error;
+    } finally {
+      this.#watchAbort = undefined;
+      clearTimeout(watchdog);
+      parent.removeEventListener('abort', onParentAbort);
+    }
+  }
+
+  #query(): Record<string, string | number | boolean | undefined> {
+    // The watch asks for what the list got: a share only if the server applied it to the list.
+    const listed = this.#position.listed;
+    const shardSelector = listed?.applied ? listed.request.selector : undefined;
+    return { labelSelector: this.#options.labelSelector, fieldSelector: this.#options.fieldSelector, shardSelector };
+  }
+
+  /**
+   * `oversized`: the event was over the value budget and `raw` is its metadata alone (refused unparsed);
+   * `withinBudget`: its line was too short to be over it (not counted again).
+   */
+  #handleEvent(type: string, raw: T, oversized: boolean, withinBudget: boolean): void {
+    if (type === 'ERROR') throw watchErrorEvent(this.name, raw);
+    const position = this.#position;
+    const resourceVersion = raw.metadata?.resourceVersion;
+    if (type === 'BOOKMARK') {
+      if (resourceVersion) position.resourceVersion = resourceVersion;
+      return;
+    }
+    const object = this.#cache.normalise(raw);
+    // An object outside the share: this server ignores the selector (its list had nothing else to show it).
+    if (position.listed?.applied && !position.listed.request.contains(object)) position.listed = { ...position.listed, applied: false };
+    this.#cache.apply(type, object, oversized, withinBudget);
+    if (resourceVersion) position.resourceVersion = resourceVersion;
+  }
+}

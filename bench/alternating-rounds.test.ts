@@ -13,14 +13,16 @@ describe('roundOrder', () => {
     for (const side of ['kubeloop', 'baseline', 'go']) expect(rounds.map((order) => order.indexOf(side)).sort()).toEqual([0, 1, 2]);
   });
 
-  it('alternates two sides, and starts the cycle again after as many rounds as sides', () => {
-    expect([0, 1, 2, 3].map((round) => roundOrder(['kubeloop', 'go'], round))).toEqual([
-      ['kubeloop', 'go'],
-      ['go', 'kubeloop'],
-      ['kubeloop', 'go'],
-      ['go', 'kubeloop'],
-    ]);
-    expect(roundOrder(['a', 'b', 'c', 'd'], 5)).toEqual(roundOrder(['a', 'b', 'c', 'd'], 1));
+  it('lets each side follow each other equally often over twice as many rounds as sides', () => {
+    const rounds = [0, 1, 2, 3, 4, 5].map((round) => roundOrder(['k', 'b', 'g'], round));
+    const follows = rounds.flatMap((order) => order.slice(1).map((side, i) => `${order[i]}>${side}`)).sort();
+    expect(follows).toEqual(['b>g', 'b>g', 'b>k', 'b>k', 'g>b', 'g>b', 'g>k', 'g>k', 'k>b', 'k>b', 'k>g', 'k>g']);
+    for (const side of ['k', 'b', 'g']) expect(rounds.map((order) => order.indexOf(side)).sort()).toEqual([0, 0, 1, 1, 2, 2]);
+    expect(roundOrder(['k', 'b', 'g'], 6)).toEqual(rounds[0]);
+  });
+
+  it('alternates two sides, each first in half the rounds', () => {
+    expect([0, 1, 2, 3].map((round) => roundOrder(['kubeloop', 'go'], round)[0])).toEqual(['kubeloop', 'go', 'go', 'kubeloop']);
   });
 
   it('keeps one side, or none, as it is', () => {

@@ -11,12 +11,17 @@ export async function alternatingRounds<T>(variants: Record<string, T>, rounds: 
 
 /**
  * The order of round `round` (from 0): the variants rotated by one place a round, so that over n rounds each takes
- * each position once (two alternate). Reversing every other round would leave the middle ones of three or more
- * always in the middle, never first.
+ * each position once (two alternate); the next n rounds rotate the reversed list, so that over 2n rounds each also
+ * follows each other equally often (in a plain rotation the same one always goes before it). Reversing every other
+ * round instead would leave the middle ones of three or more always in the middle, never first.
  */
 export function roundOrder<T>(variants: readonly T[], round: number): T[] {
-  const shift = variants.length === 0 ? 0 : ((round % variants.length) + variants.length) % variants.length;
-  return [...variants.slice(shift), ...variants.slice(0, shift)];
+  const n = variants.length;
+  if (n === 0) return [];
+  const cycle = Math.floor(round / n);
+  const list = cycle % 2 === 0 ? [...variants] : [...variants].reverse();
+  const shift = round - cycle * n;
+  return [...list.slice(shift), ...list.slice(0, shift)];
 }
 
 export const mean = (xs: number[]): number => xs.reduce((a, b) => a + b, 0) / xs.length;

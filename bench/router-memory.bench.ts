@@ -1,7 +1,7 @@
 // npx tsx bench/router-memory.bench.ts: the router's peak RSS and CPU per pod with BENCH_PODS (2000) pods,
 // already there and created live (bench:router's uncapped kubeloop side: the image's settings, from the bundle),
 // for this tree and, when BENCH_BASELINE_TREE names another checkout (with node_modules), that tree's router,
-// on one control plane and one function in one run, the trees alternating per round (BENCH_ROUNDS, 2).
+// on one control plane and one function in one run, the trees' order rotating per round (BENCH_ROUNDS, 2).
 // BENCH_VARIANTS="--flag NAME=value;--flag" adds this tree's router with those Node flags (after the image's
 // NODE_OPTIONS, so they win) and environment as a side each: heap settings against the image's in the same run.
 import { execFileSync } from 'node:child_process';
@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { startControlPlane } from '../cli/cluster/index.ts';
 import { KubeClient } from '../lib/kube/index.ts';
 import { compileChildren, MiB, NODES, ROOT, spawnFunction, type ChildCode } from './router-bench-kit.ts';
+import { roundOrder } from './alternating-rounds.ts';
 import { versusRun } from './router-vs-go.ts';
 import type { LimitMode, VersusRun, Work } from './versus-report.ts';
 
@@ -68,7 +69,7 @@ async function main(): Promise<void> {
   const results: Array<{ tree: string; run: VersusRun }> = [];
   try {
     for (let round = 1; round <= ROUNDS; round++) {
-      const order = round % 2 === 1 ? trees : [...trees].reverse();
+      const order = roundOrder(trees, round - 1);
       for (const work of WORKS) {
         for (const tree of order) {
           const settings = { code: tree.code, client, kubeconfigPath: plane.kubeconfigPath, functionUrl: fn.url, functionPid: fn.child.pid!, goBinary: '', concurrency: 16, annotation: 'kubeloop.dev/add-pod-name-label', label: 'kubeloop.dev/pod-name' };

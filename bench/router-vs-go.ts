@@ -6,9 +6,16 @@ import type { Loop } from '../api/loop.ts';
 import { LOOP_SERVICE_ACCOUNT } from '../test/support/loop-service-account.ts';
 import { spawnBaselineController } from './baseline-controller.ts';
 import { readProcess, type ProcessReading } from './process-figures.ts';
+import { warmFunction } from './warm-function.ts';
 import type { PeakMemory } from './router-bench-router.ts';
 import type { LimitMode, Side, VersusRun, Work } from './versus-report.ts';
 import { createNamespace, createPods, createReplicaSet, deleteAllPods, type ChildCode, percentile, type Sightings, spawnRouter, until, watchPods } from './router-bench-kit.ts';
+
+/**
+ * Untimed requests to the function before each side that calls it (bench/warm-function.ts), so that the side a
+ * round starts with meets a function as warm as the others do; BENCH_VS_GO_WARMUP=0 skips them.
+ */
+const WARMUP_REQUESTS = Number(process.env.BENCH_VS_GO_WARMUP ?? 1000);
 
 export interface VersusSettings {
   code: ChildCode;
@@ -31,6 +38,8 @@ interface ControllerCounts {
   /** Function calls answered (kubeloop only; 0 for Go). */
   calls: number;
   requests: number;
+  /** The router's mean function call, ms (kubeloop only). */
+  functionCallMs?: number;
   /** What the router's peak RSS was made of (kubeloop only). */
   atPeak?: PeakMemory;
 }
@@ -71,7 +80,8 @@ async function startController(s: VersusSettings, mode: LimitMode, side: Side, n
       const perPod = (key: string) => (counters[key] === undefined ? 'n/a' : (counters[key] / pods).toFixed(2));
       console.log(`    ${side}: per pod ${perPod('informer events')} informer events, ${perPod('queue adds')} queue adds, ${perPod('reconciles')} reconciles, ${perPod('own-write skips')} own-write skips, ${perPod('patches')} PATCHes (${perPod('patches refused')} refused 422)`);
       const calls = Object.entries(counters).reduce((sum, [key, value]) => (key.startsWith('calls ') ? sum + value : sum), 0);
-      return { conflicts: counters['action patch/conflict'] ?? 0, calls: counters['calls 2xx'] ?? 0, requests: calls - (counters['batched calls'] ?? 0) + (counters.batches ?? 0), atPeak };
+      const functionCallMs = ((counters['function call seconds'] ?? 0) / (counters['function call observed'] || 1)) * 1000;
+      return { conflicts: counters['action patch/conflict'] ?? 0, calls: counters['calls 2xx'] ?? 0, requests: calls - (counters['batched calls'] ?? 0) + (counters.batches ?? 0), functionCallMs, atPeak };
     },
     stop: () => router.stop(),
   };
@@ -91,6 +101,12 @@ export async function versusRun(s: VersusSettings, mode: LimitMode, side: Side, 
 }
 
 async function measure(s: VersusSettings, mode: LimitMode, side: Side, work: Work, pods: number, namespace: string, seen: Sightings): Promise<VersusRun> {
+  // Right before the side starts: the function has sat idle while the pods were made and the last side ran.
+  if (side !== 'go' && WARMUP_REQUESTS > 0) {
+    const [at, cpu] = [performance.now(), readProcess(s.functionPid).cpuMs];
+    await warmFunction(s.functionUrl, WARMUP_REQUESTS, s.concurrency);
+    console.error(`  ${side}: the function warmed by ${WARMUP_REQUESTS} requests in ${((performance.now() - at) / 1000).toFixed(2)} s, its CPU ${((readProcess(s.functionPid).cpuMs - cpu) / 1000).toFixed(2)} s (untimed)`);
+  }
   const fnBefore = readProcess(s.functionPid);
   let started = performance.now();
   const controller = await startController(s, mode, side, namespace);
@@ -132,6 +148,7 @@ async function measure(s: VersusSettings, mode: LimitMode, side: Side, work: Wor
     conflicts: counts.conflicts,
     calls: counts.calls,
     requests: counts.requests,
+    ...(counts.functionCallMs !== undefined ? { functionCallMs: counts.functionCallMs } : {}),
     ...(counts.atPeak ? { atPeak: counts.atPeak } : {}),
     ...(side === 'go' ? {} : { functionPeakRss: fnAfter.peakRss }),
   };

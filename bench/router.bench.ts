@@ -2,6 +2,7 @@
 // (0) kubeloop against a controller-runtime controller doing the same (bench/router-vs-go.ts), at
 //     BENCH_VS_GO_PODS (500,2000) pods, already there and created live, both clients capped at QPS 100 and
 //     uncapped at QPS 1,000 (BENCH_VS_GO_MODES), kubeloop's variants beside it; BENCH_QUICK=1 runs only (0) at 200 pods.
+//     The sides' order rotates by round; each side that calls the function warms it first, untimed (BENCH_VS_GO_WARMUP).
 // (1) a ReplicaSet creates BENCH_PODS (500) annotated pods at once; the pod-name-label Loop labels them. Time
 //     until all are labelled and per-pod latency (first seen ADDED -> label first seen, both by a watch),
 //     with the router calling the function over HTTP (function in a child process) and, in the same run,
@@ -19,6 +20,7 @@ import { startControlPlane } from '../cli/cluster/index.ts';
 import { KubeClient } from '../lib/kube/index.ts';
 import type { Loop } from '../api/loop.ts';
 import { LOOP_SERVICE_ACCOUNT } from '../test/support/loop-service-account.ts';
+import { roundOrder } from './alternating-rounds.ts';
 import { buildBaselineController } from './baseline-controller.ts';
 import { versusRun } from './router-vs-go.ts';
 import { formatVersus, limitModes, workItems, type Side, type VersusRun } from './versus-report.ts';
@@ -273,10 +275,9 @@ async function main(): Promise<void> {
       for (const mode of VS_GO_MODES) {
         for (const pods of VS_GO_PODS) {
           for (const work of VS_GO_WORK) {
-            // Alternate which side goes first so drift on a shared machine hits both alike.
-            const kubeloop: Side[] = ['kubeloop', ...VARIANTS];
-            const sides: Side[] = (round + VS_GO_PODS.indexOf(pods)) % 2 === 1 ? [...kubeloop, 'go'] : ['go', ...kubeloop.reverse()];
-            for (const side of sides) versus.push(await versusRun(settings, mode, side, work, pods, String(round)));
+            // Rotate the sides so that over the rounds each takes each place alike (drift on a shared machine too).
+            const sides = roundOrder<Side>(['kubeloop', ...VARIANTS, 'go'], round - 1 + VS_GO_PODS.indexOf(pods));
+            for (const [position, side] of sides.entries()) versus.push({ ...(await versusRun(settings, mode, side, work, pods, String(round))), position });
           }
         }
       }

@@ -1,6 +1,6 @@
 // bench:router section (0): ratios against Go come from the same mode and work item, router and function apart.
 import { describe, expect, it } from 'vitest';
-import { compareSides, formatStartCpu, formatVersus, limitModes, MiB, workItems, type LimitMode, type VersusRun } from './versus-report.ts';
+import { compareSides, formatFunctionCalls, formatStartCpu, formatVersus, limitModes, MiB, workItems, type LimitMode, type VersusRun } from './versus-report.ts';
 
 const capped: LimitMode = { name: 'capped', qps: 100, burst: 200 };
 const uncapped: LimitMode = { name: 'uncapped', qps: 1000, burst: 2000 };
@@ -108,6 +108,27 @@ describe('formatStartCpu', () => {
       run({ mode: uncapped, side: 'go', work: 'live', startCpuMs: 20 }),
     ]);
     expect(lines).toEqual(['  start-up CPU, uncapped (process start to synced, no pods): router 160 ms (baseline 190 ms) vs Go 20 ms']);
+  });
+});
+
+describe('formatFunctionCalls', () => {
+  it("gives each side's mean function call with its rounds, and the mean of each place in the round, Go left out", () => {
+    const lines = formatFunctionCalls([
+      run({ mode: uncapped, functionCallMs: 18, position: 0 }),
+      run({ mode: uncapped, side: 'baseline', functionCallMs: 14, position: 1 }),
+      run({ mode: uncapped, side: 'go', position: 2 }),
+      run({ mode: uncapped, side: 'baseline', functionCallMs: 17, position: 0 }),
+      run({ mode: uncapped, side: 'go', position: 1 }),
+      run({ mode: uncapped, functionCallMs: 13, position: 2 }),
+      // Another item apart, one round: no place line.
+      run({ mode: uncapped, work: 'live', functionCallMs: 20, position: 0 }),
+    ]);
+    expect(lines).toEqual([
+      "  the function call, the router's mean in ms per side (each round's in brackets) and by the side's place in its round",
+      '    uncapped existing 500  kubeloop 15.5 (18.0, 13.0), baseline 15.5 (14.0, 17.0); by place in the round: 1st 17.5, 2nd 14.0, 3rd 13.0',
+      '    uncapped live 500      kubeloop 20.0',
+    ]);
+    expect(formatFunctionCalls([run({ side: 'go' })])).toEqual([]);
   });
 });
 

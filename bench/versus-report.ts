@@ -51,6 +51,10 @@ export interface VersusRun {
   calls: number;
   /** HTTP requests to the function (a batch is one); kubeloop only. */
   requests: number;
+  /** The router's mean function call, ms (kubeloop only). */
+  functionCallMs?: number;
+  /** The side's place in its round's order, from 0. */
+  position?: number;
   /** What the router's peak RSS was made of (kubeloop only). */
   atPeak?: PeakMemory;
   /** The function's peak RSS (VmHWM) so far: one function process serves every kubeloop run (kubeloop only). */
@@ -158,6 +162,7 @@ export function formatVersus(runs: VersusRun[], concurrency: number): string[] {
     lines.push(`  router at its peak RSS, ${r.mode.name} ${r.work} ${r.pods}: RSS ${mib(r.atPeak.rss)} = V8 heap spaces (${spaces.join(', ')}), external ${mib(r.atPeak.external)}, and the rest (Node, code, stacks, malloc)`);
   }
   lines.push(...formatStartCpu(runs));
+  lines.push(...formatFunctionCalls(runs));
   const idleK = runs.filter((r) => r.side === 'kubeloop' && r.idleRss > 0);
   const peak2k = runs.filter((r) => r.side === 'kubeloop' && r.pods >= 2000);
   lines.push(`  router RSS: idle ${idleK.length ? mib(mean(idleK, (r) => r.idleRss)) : 'n/a'} (goal <= 70 MiB), peak with >= 2,000 pods ${peak2k.length ? mib(Math.max(...peak2k.map((r) => r.peakRss))) : 'n/a'} (goal <= 120 MiB)`);
@@ -199,6 +204,26 @@ export function formatStartCpu(runs: VersusRun[]): string[] {
     lines.push(`  start-up CPU, ${mode} (process start to synced, no pods): router ${k.toFixed(0)} ms${beside} vs Go ${g.toFixed(0)} ms${perPod.join('')}`);
   }
   return lines;
+}
+
+/**
+ * The router's mean function call per side (each round's in brackets) and by the side's place in its round, per
+ * mode and work item: the same function process serves every side, so a place that costs more shows here.
+ */
+export function formatFunctionCalls(runs: VersusRun[]): string[] {
+  const timed = runs.filter((r) => r.functionCallMs !== undefined);
+  const ms = (rs: VersusRun[]) => mean(rs, (r) => r.functionCallMs ?? 0).toFixed(1);
+  const lines = [...new Set(timed.map(itemKey))].map((key) => {
+    const item = timed.filter((r) => itemKey(r) === key);
+    const sides = [...new Set(item.map((r) => r.side))].map((side) => {
+      const of = item.filter((r) => r.side === side);
+      return `${side} ${ms(of)}${of.length > 1 ? ` (${of.map((r) => r.functionCallMs!.toFixed(1)).join(', ')})` : ''}`;
+    });
+    const places = [...new Set(item.flatMap((r) => (r.position === undefined ? [] : [r.position])))].sort((a, b) => a - b);
+    const byPlace = places.map((place) => `${['1st', '2nd', '3rd'][place] ?? `${place + 1}th`} ${ms(item.filter((r) => r.position === place))}`);
+    return `    ${key.padEnd(22)} ${sides.join(', ')}${byPlace.length > 1 ? `; by place in the round: ${byPlace.join(', ')}` : ''}`;
+  });
+  return lines.length === 0 ? [] : ["  the function call, the router's mean in ms per side (each round's in brackets) and by the side's place in its round", ...lines];
 }
 
 /** The default against one variant, same mode and run: requests, CPU of router and function, time, latency. */

@@ -27,6 +27,7 @@ import { DEV_HISTORY_SERVICE, devHistoryManifests } from '../../cli/dev/dev-hist
 import { ResourceDiscovery } from '../../lib/kube/discovery.ts';
 import { eventually } from '../cluster/eventually.ts';
 import { inlineLoop, quietLogger, routerHarness, type RouterHarness } from '../support/router-harness.ts';
+import { closeServer } from '../support/close-server.ts';
 
 const APISERVICE = '/apis/apiregistration.k8s.io/v1/apiservices/v1alpha1.history.kubeloop.dev';
 const READER_ROLE = 'kubeloop-e2e-history-reader';
@@ -78,7 +79,7 @@ async function heldFunction(): Promise<HeldFunction> {
       pending = { arrived, released: new Promise<void>((r) => (release = r)) };
       return { called, release };
     },
-    close: () => new Promise<void>((r) => server.close(() => r())),
+    close: () => closeServer(server),
   };
 }
 

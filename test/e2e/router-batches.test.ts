@@ -15,6 +15,7 @@ import { toNodeHandler } from '../../lib/runtime/index.ts';
 import { defineFunction } from '../../lib/sdk/index.ts';
 import { reconcilePodNameLabel } from '../../functions/pod-name-label/reconcile.ts';
 import type { ReconcileRequest } from '../../lib/contract/types.ts';
+import { closeServer } from '../support/close-server.ts';
 
 const ANNOTATION = 'kubeloop.dev/add-pod-name-label';
 const LABEL = 'kubeloop.dev/pod-name';
@@ -101,7 +102,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await h?.close();
-  await new Promise((resolve) => (server ? server.close(resolve) : resolve(undefined)));
+  if (server) await closeServer(server);
   await new Promise((resolve) => (plain ? plain.close(resolve) : resolve(undefined)));
 });
 

@@ -14,6 +14,7 @@ import type { Router } from '../../router/start-router.ts';
 import { eventually } from '../cluster/eventually.ts';
 import { startLaggingProxy, type LaggingProxy } from './router-lagging-proxy.ts';
 import { inlineLoop, routerHarness, type RouterHarness } from '../support/router-harness.ts';
+import { closeServer } from '../support/close-server.ts';
 
 let h: RouterHarness;
 let ns: string;
@@ -85,7 +86,7 @@ async function echoFunction(): Promise<EchoFunction> {
       holds.set(name, { arrived, released: new Promise<void>((r) => (release = r)) });
       return { called, release };
     },
-    close: () => new Promise<void>((r) => server.close(() => r())),
+    close: () => closeServer(server),
   };
 }
 

@@ -11,6 +11,7 @@ import { serveFunction } from '../../lib/runtime/index.ts';
 import { eventually } from '../cluster/eventually.ts';
 import { startTcpProxy } from '../soak/tcp-proxy.ts';
 import { inlineLoop, installCrds, routerHarness, watchPods, type RouterHarness } from '../support/router-harness.ts';
+import { closeServer } from '../support/close-server.ts';
 
 let h: RouterHarness;
 let ns: string;
@@ -62,7 +63,7 @@ async function scriptedFunction(name: string, script: Behaviour[]): Promise<{ ur
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
-  return { url, calls, close: () => new Promise<void>((r) => server.close(() => r())) };
+  return { url, calls, close: () => closeServer(server) };
 }
 
 const ownedBy = (uid: string) => (p: V1Pod) => p.metadata?.ownerReferences?.some((r) => r.controller && r.uid === uid) ?? false;

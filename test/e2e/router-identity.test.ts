@@ -11,6 +11,7 @@ import { eventually } from '../cluster/eventually.ts';
 import { createLoopServiceAccount } from '../support/loop-service-account.ts';
 import { inlineLoop, installCrds, routerHarness, type RouterHarness } from '../support/router-harness.ts';
 import { namespaceAdmin } from './tenant-admin.ts';
+import { closeServer } from '../support/close-server.ts';
 
 let h: RouterHarness;
 let ns: string;
@@ -46,7 +47,7 @@ async function recordingFunction(reply: (request: ReconcileRequest) => Reply) {
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
-  return { url, calls, close: () => new Promise<void>((r) => server.close(() => r())) };
+  return { url, calls, close: () => closeServer(server) };
 }
 
 const readyOf = async (name: string) => (await h.loopStatus(name)).ready;

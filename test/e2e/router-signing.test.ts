@@ -13,6 +13,7 @@ import { generateSigningSecret, parseSigningSecret, signReply, verifyRequest, ty
 import { eventually } from '../cluster/eventually.ts';
 import type { Router } from '../../router/start-router.ts';
 import { installCrds, routerHarness, type RouterHarness } from '../support/router-harness.ts';
+import { closeServer } from '../support/close-server.ts';
 
 const ANNOTATION = 'kubeloop.dev/add-pod-name-label';
 const LABEL = 'kubeloop.dev/pod-name';
@@ -62,7 +63,7 @@ async function forgingFunction(
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  closers.push(() => new Promise<void>((r) => server.close(() => r())));
+  closers.push(() => closeServer(server));
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`, calls: () => calls };
 }
 

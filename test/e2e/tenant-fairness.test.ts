@@ -11,6 +11,7 @@ import type { Router } from '../../router/start-router.ts';
 import { eventually } from '../cluster/eventually.ts';
 import { LOOP_SERVICE_ACCOUNT } from '../support/loop-service-account.ts';
 import { installCrds, routerHarness, type RouterHarness } from '../support/router-harness.ts';
+import { closeServer } from '../support/close-server.ts';
 
 const NOISY_OBJECTS = 200;
 const QUIET_OBJECTS = 5;
@@ -60,10 +61,7 @@ async function labellingFunction(hold: boolean | string): Promise<string> {
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  servers.push(() => new Promise<void>((r) => {
-    server.closeAllConnections();
-    server.close(() => r());
-  }));
+  servers.push(() => closeServer(server));
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
 }
 

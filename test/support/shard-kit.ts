@@ -10,6 +10,7 @@ import type { KubeClient } from '../../lib/kube/kube-client.ts';
 import type { Loop } from '../../api/loop.ts';
 import { MemberSet } from '../../router/sharding/member-set.ts';
 import { SHARD_ACK_LABEL, SHARD_GROUP_LABEL, SHARD_KEYS_LABEL, SHARD_MEMBERS_LABEL, SHARD_MODE_LABEL, SHARD_VIEW_LABEL } from '../../router/sharding/member-lease.ts';
+import { closeServer } from './close-server.ts';
 
 export interface RecordedCall {
   member: string;
@@ -58,7 +59,7 @@ export async function serveRecordingFunction(holdMs = 5): Promise<RecordingFunct
     url: (member) => `http://127.0.0.1:${port}/m/${member}`,
     calls,
     overlaps,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    close: () => closeServer(server),
   };
 }
 

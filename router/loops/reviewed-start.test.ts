@@ -39,19 +39,26 @@ describe('startReviewed', () => {
     await expect(r.allowed()).rejects.toThrow(/did not allow/);
   });
 
-  it("tells the review's failure before the start's, and the refusal before a start that failed", async () => {
+  it("tells the review's failure before the start's, and the refusal before a start that failed; each releases the launch", async () => {
     const broken = runner(new Error('unknown kind'));
     await expect(startReviewed({ ...broken.o, overlap: true, review: async () => Promise.reject(new Error('review failed')) })).rejects.toThrow('review failed');
-    expect(await startReviewed({ ...runner(new Error('unknown kind')).o, overlap: true, review: async () => refused })).toBe(refused);
-    await expect(startReviewed({ ...runner(new Error('unknown kind')).o, overlap: true, review: async () => ({ allowed: true }) })).rejects.toThrow('unknown kind');
+    expect(broken.seen).toEqual(['start', 'stop']);
+    const refusedBroken = runner(new Error('unknown kind'));
+    expect(await startReviewed({ ...refusedBroken.o, overlap: true, review: async () => refused })).toBe(refused);
+    expect(refusedBroken.seen).toEqual(['start', 'stop']);
+    const allowedBroken = runner(new Error('unknown kind'));
+    await expect(startReviewed({ ...allowedBroken.o, overlap: true, review: async () => ({ allowed: true }) })).rejects.toThrow('unknown kind');
+    expect(allowedBroken.seen).toEqual(['start', 'stop']);
   });
 
-  it('without overlap, starts nothing before the review allows, and nothing when it refuses', async () => {
+  it('without overlap, starts nothing before the review allows, and releases the launch when it refuses', async () => {
     const r = runner();
     expect(await startReviewed({ ...r.o, overlap: false, review: async () => refused })).toBe(refused);
-    expect(r.seen).toEqual([]);
-    await startReviewed({ ...r.o, overlap: false, review: async () => ({ allowed: true }) });
-    expect(r.seen).toEqual(['start']);
-    expect(r.allowed()).toBeUndefined();
+    // Never started, but released: a Loop refused on every retry must not keep a budget slot per retry.
+    expect(r.seen).toEqual(['stop']);
+    const allowed = runner();
+    await startReviewed({ ...allowed.o, overlap: false, review: async () => ({ allowed: true }) });
+    expect(allowed.seen).toEqual(['start']);
+    expect(allowed.allowed()).toBeUndefined();
   });
 });

@@ -8,7 +8,10 @@ export interface ReviewedStart {
   review(): Promise<AccessVerdict>;
   /** The runner's start: acquires and subscribes; queues nothing before `allowed` resolves. */
   start(allowed?: Promise<unknown>): Promise<void>;
-  /** Stops the runner started for a Loop the review then refused. */
+  /**
+   * Releases what the launch holds (the runner, its share of the tenant's API budget): called on every outcome but
+   * a start the review allowed, whether the runner started or not. Safe to call more than once.
+   */
   stop(): Promise<void>;
   /** Start while reviewing (false: review, then start). */
   overlap: boolean;
@@ -19,30 +22,42 @@ export interface ReviewedStart {
  * runner stopped), a review that failed is thrown, and only then the start's own error.
  */
 export async function startReviewed(o: ReviewedStart): Promise<AccessVerdict> {
-  if (!o.overlap) {
-    const verdict = await o.review();
-    if (verdict.allowed) await o.start();
+  let verdict: AccessVerdict | undefined;
+  try {
+    verdict = await (o.overlap ? reviewWhileStarting(o) : reviewThenStart(o));
     return verdict;
+  } finally {
+    // A Loop that does not run holds nothing: a refused Loop retried with backoff would otherwise keep a budget slot per retry.
+    if (!verdict?.allowed) await o.stop();
   }
+}
+
+async function reviewThenStart(o: ReviewedStart): Promise<AccessVerdict> {
+  const verdict = await o.review();
+  if (verdict.allowed) await o.start();
+  return verdict;
+}
+
+async function reviewWhileStarting(o: ReviewedStart): Promise<AccessVerdict> {
   let settle!: (allowed: boolean) => void;
   const allowed = new Promise<void>((resolve, reject) => (settle = (yes) => (yes ? resolve() : reject(new Error('the Loop\'s access review did not allow it')))));
   allowed.catch(() => {});
   const starting = o.start(allowed);
   // Its error is told after the review's outcome, not as an unhandled rejection meanwhile.
   starting.catch(() => {});
-  // A start that failed stopped itself; one that succeeded is stopped here when the review refuses.
-  const stopStarted = () => starting.then(() => o.stop(), () => {});
+  // Settled before the outcome is told: the refused or failed launch is then released once (startReviewed).
+  const startSettled = () => starting.then(() => {}, () => {});
   let verdict: AccessVerdict;
   try {
     verdict = await o.review();
   } catch (error) {
     settle(false);
-    await stopStarted();
+    await startSettled();
     throw error;
   }
   settle(verdict.allowed);
   if (!verdict.allowed) {
-    await stopStarted();
+    await startSettled();
     return verdict;
   }
   await starting;

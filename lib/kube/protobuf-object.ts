@@ -54,7 +54,7 @@ export class MessageReader extends BinaryReader {
   }
 }
 
-/** The object an enveloped message holds; an encoding or kind this decoder does not read is an error. */
+/** The object an enveloped message holds, as metadata (a Status whole); an encoding this decoder does not read is an error. */
 export function decodeEnvelopedObject(bytes: Buffer): DecodedObject {
   const reader = new MessageReader(bytes);
   return readEnvelopedObject(reader, bytes.length);
@@ -93,16 +93,15 @@ export function readEnvelopedObject(reader: MessageReader, end: number): Decoded
   if (rawStart < 0) throw new Error(`protobuf object: ${kind || 'an object'} without its message`);
   const after = reader.pos;
   reader.pos = rawStart;
-  let object: DecodedObject;
-  if (kind === 'PartialObjectMetadata') object = { apiVersion, kind, metadata: readPartialObjectMetadata(reader, rawEnd) };
-  else if (kind === 'Status') object = { apiVersion, kind, ...readStatus(reader, rawEnd) };
-  else throw new Error(`protobuf object: kind ${kind || '(none)'} is not read (only PartialObjectMetadata and Status)`);
+  // PartialObjectMetadata, or a whole object from a server that ignored `as=` (every kind's field 1 is its ObjectMeta):
+  // either way its metadata alone, which is what a metadata-only watch asked for.
+  const object: DecodedObject = kind === 'Status' ? { apiVersion, kind, ...readStatus(reader, rawEnd) } : { apiVersion, kind, metadata: readObjectMetaField(reader, rawEnd) };
   reader.pos = after;
   return object;
 }
 
-/** A PartialObjectMetadata's one field: its ObjectMeta (1). */
-function readPartialObjectMetadata(reader: MessageReader, end: number): V1ObjectMeta {
+/** An object's ObjectMeta (its field 1, in PartialObjectMetadata as in every kind); the rest is skipped. */
+function readObjectMetaField(reader: MessageReader, end: number): V1ObjectMeta {
   let meta: V1ObjectMeta = {};
   while (reader.pos < end) {
     const tag = reader.uint32();

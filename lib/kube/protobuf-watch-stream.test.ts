@@ -4,7 +4,8 @@ import { decodeWatchEvent, MAX_FRAME_BYTES, readProtobufWatchEventBatches } from
 import { decodeEnvelopedObject } from './protobuf-object.ts';
 import { readWatchBodyBatches } from './watch-body.ts';
 import { watchErrorEvent, WatchGoneError } from './watch-errors.ts';
-import { enveloped, partialObjectMetadata, status, watchFrame, type MetaInput } from '../../test/support/protobuf-watch-frames.ts';
+import { BinaryWriter } from '@bufbuild/protobuf/wire';
+import { enveloped, objectMeta, partialObjectMetadata, status, watchFrame, type MetaInput } from '../../test/support/protobuf-watch-frames.ts';
 
 const POD: MetaInput = {
   name: 'web-7d4b9-x2x9q',
@@ -60,10 +61,15 @@ describe('decodeEnvelopedObject', () => {
     expect(deleting.metadata).toEqual({ name: 'a', generation: 3, deletionTimestamp: '2027-01-15T08:00:00Z', deletionGracePeriodSeconds: 0 });
   });
 
-  it('refuses what it does not read, by name: no envelope, a kind it was not asked for, a content encoding', () => {
+  it('refuses what it does not read, by name: no envelope, a content encoding', () => {
     expect(() => decodeEnvelopedObject(Buffer.from('{"kind":"Pod"}'))).toThrow('no k8s envelope');
-    expect(() => decodeEnvelopedObject(Buffer.from(enveloped('v1', 'Pod', new Uint8Array(0))))).toThrow('kind Pod is not read');
     expect(() => decodeEnvelopedObject(Buffer.from(enveloped('meta.k8s.io/v1', 'PartialObjectMetadata', new Uint8Array(0), 'gzip')))).toThrow('content encoding gzip');
+  });
+
+  it('reads a whole object (a server that ignored as=PartialObjectMetadata) as its metadata: field 1 of every kind', () => {
+    const spec = new BinaryWriter().tag(1, 2).string('nginx').finish();
+    const pod = new BinaryWriter().tag(1, 2).bytes(objectMeta({ name: 'web', namespace: 'team-a', resourceVersion: '7' })).tag(2, 2).bytes(spec).tag(3, 2).bytes(new Uint8Array(0)).finish();
+    expect(decodeEnvelopedObject(Buffer.from(enveloped('v1', 'Pod', pod)))).toEqual({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'web', namespace: 'team-a', resourceVersion: '7' } });
   });
 
   it('fails on a message cut short instead of reading past it', () => {

@@ -23,10 +23,3 @@ export function protobufWatchFrames(lines: readonly string[]): Buffer[] {
     return watchFrame(type, partialObjectMetadata({ ...meta, creationSeconds: creationTimestamp ? Date.parse(creationTimestamp) / 1000 : 0, managedFieldsBytes: managedFields ? JSON.stringify(managedFields).length : 0 }));
   });
 }
-
-/** Bytes cut into `size`-byte chunks, as a socket delivers a burst. */
-export function chunkBytes(bytes: Buffer, size: number): Buffer[] {
-  const chunks: Buffer[] = [];
-  for (let i = 0; i < bytes.length; i += size) chunks.push(bytes.subarray(i, i + size));
-  return chunks;
-}

@@ -84,7 +84,11 @@ export function recordedPodWatch(events: number, metadataOnly = false): { lines:
 /** The stream's bytes as a socket hands them over: one event per chunk (a trickle) or `size`-byte chunks (a burst). */
 export function chunked(lines: readonly string[], size: number | 'per-event'): Buffer[] {
   if (size === 'per-event') return lines.map((line) => Buffer.from(`${line}\n`));
-  const bytes = Buffer.from(lines.map((line) => `${line}\n`).join(''));
+  return chunkBytes(Buffer.from(lines.map((line) => `${line}\n`).join('')), size);
+}
+
+/** Bytes cut into `size`-byte chunks, as a socket delivers a burst. */
+export function chunkBytes(bytes: Buffer, size: number): Buffer[] {
   const chunks: Buffer[] = [];
   for (let i = 0; i < bytes.length; i += size) chunks.push(bytes.subarray(i, i + size));
   return chunks;

@@ -10,8 +10,8 @@ import { resolve } from 'node:path';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { alternatingRounds, mean } from './alternating-rounds.ts';
 import { machineLoad } from './process-figures.ts';
-import { chunked, recordedPodWatch } from './recorded-pod-watch.ts';
-import { chunkBytes, protobufWatchFrames } from './protobuf-pod-watch.ts';
+import { chunkBytes, chunked, recordedPodWatch } from './recorded-pod-watch.ts';
+import { protobufWatchFrames } from './protobuf-pod-watch.ts';
 import { updateTriggers } from '../router/index.ts';
 
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 2000);

@@ -91,12 +91,12 @@ export function readEnvelopedObject(reader: MessageReader, end: number): Decoded
   reader.ended(end);
   if (contentEncoding !== '') throw new Error(`protobuf object: content encoding ${contentEncoding} is not read`);
   if (rawStart < 0) throw new Error(`protobuf object: ${kind || 'an object'} without its message`);
-  const after = reader.pos;
   reader.pos = rawStart;
   // PartialObjectMetadata, or a whole object from a server that ignored `as=` (every kind's field 1 is its ObjectMeta):
   // either way its metadata alone, which is what a metadata-only watch asked for.
   const object: DecodedObject = kind === 'Status' ? { apiVersion, kind, ...readStatus(reader, rawEnd) } : { apiVersion, kind, metadata: readObjectMetaField(reader, rawEnd) };
-  reader.pos = after;
+  // The envelope was read to its end (ended() above): the caller goes on from there.
+  reader.pos = end;
   return object;
 }
 

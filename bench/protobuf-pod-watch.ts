@@ -2,7 +2,7 @@
 // event, managedFields carried at the size of their JSON, so the decoder skips what the JSON parse reads.
 import { partialObjectMetadata, watchFrame, type MetaInput } from '../test/support/protobuf-watch-frames.ts';
 
-interface RecordedMeta {
+export interface RecordedMeta {
   name?: string;
   generateName?: string;
   namespace?: string;
@@ -19,7 +19,11 @@ interface RecordedMeta {
 export function protobufWatchFrames(lines: readonly string[]): Buffer[] {
   return lines.map((line) => {
     const { type, object } = JSON.parse(line) as { type: string; object: { metadata: RecordedMeta } };
-    const { creationTimestamp, managedFields, ...meta } = object.metadata;
-    return watchFrame(type, partialObjectMetadata({ ...meta, creationSeconds: creationTimestamp ? Date.parse(creationTimestamp) / 1000 : 0, managedFieldsBytes: managedFields ? JSON.stringify(managedFields).length : 0 }));
+    return watchFrame(type, partialObjectMetadata(protobufMeta(object.metadata)));
   });
+}
+
+/** A recorded object's metadata as the protobuf encoder takes it: managedFields at the size of their JSON. */
+export function protobufMeta({ creationTimestamp, managedFields, ...meta }: RecordedMeta): MetaInput {
+  return { ...meta, creationSeconds: creationTimestamp ? Date.parse(creationTimestamp) / 1000 : 0, managedFieldsBytes: managedFields ? JSON.stringify(managedFields).length : 0 };
 }

@@ -67,6 +67,8 @@ async function replay(kube: KubeModules, { chunks, objectEvents, metadataOnly, c
   const client = {
     request: async () => ({ items: [], metadata: { resourceVersion: '1000' } }),
     requestText: async () => JSON.stringify({ items: [], metadata: { resourceVersion: '1000' } }),
+    // A metadata-only list (protobuf first since lib/kube/protobuf-list.ts), answered in JSON here: empty either way.
+    requestBytes: async () => ({ bytes: Buffer.from(JSON.stringify({ items: [], metadata: { resourceVersion: '1000' } })), contentType: 'application/json' }),
     stream: async () => Readable.from(chunks, { objectMode: false }),
     streamResponse: async () => ({ body: Readable.from(chunks, { objectMode: false }), contentType }),
   };

@@ -4,9 +4,10 @@
 import type { AgentOptions } from 'node:https';
 import { Agent, type Dispatcher } from 'undici';
 import type { Readable } from 'node:stream';
-import type { ClusterCredentials } from './kube-config.ts';
+import { credentialHeaders, type ClusterCredentials } from './kube-config.ts';
 import { TokenBucket, type RateLimit, type RequestLimiter } from './rate-limiter.ts';
-import { Http2Unavailable, NodeHttp2Writes, type Http2Reply } from './node-http2-writes.ts';
+import { Http2Unavailable, NodeHttp2Writes } from './node-http2-writes.ts';
+import { headerText, replyBytes, replyErrorText, replyText, type BytesAnswer, type Reply } from './kube-reply.ts';
 import { apiError, isApiError, KubeApiError, KubeClientClosedError } from './kube-api-error.ts';
 import { guardUnownedHttp2Streams } from './unowned-http2-streams.ts';
 import type { Impersonation } from './service-account-identity.ts';
@@ -55,9 +56,6 @@ export interface KubeClientOptions {
   http2Writes?: boolean;
 }
 
-/** What a request answered: undici's response, or node:http2's read whole. */
-type Reply = Dispatcher.ResponseData | Http2Reply;
-
 /** One API request as client-go's REST client metrics see it: status code (or "<error>"), method, host, latency to the response headers. */
 export interface KubeRequestSample {
   code: string;
@@ -67,6 +65,7 @@ export interface KubeRequestSample {
 }
 
 export { serviceAccountGroups, serviceAccountUser, type Impersonation } from './service-account-identity.ts';
+export type { BytesAnswer } from './kube-reply.ts';
 
 /** An open stream and the media type the server answered in (its Content-Type, '' when it named none). */
 export interface StreamResponse {
@@ -238,17 +237,26 @@ export class KubeClient {
   }
 
   /** The 2xx answer's text, unparsed (a paged list reads the next page's token from its head); KubeApiError else. */
-  async requestText(request: KubeRequest): Promise<string> {
+  requestText(request: KubeRequest): Promise<string> {
+    return this.#answer(request, replyText);
+  }
+
+  /** The 2xx answer's bytes in the media type the server chose among those `accept` offered (a list in protobuf). */
+  requestBytes(request: KubeRequest): Promise<BytesAnswer> {
+    return this.#answer(request, replyBytes);
+  }
+
+  async #answer<T>(request: KubeRequest, read: (reply: Reply) => Promise<T>): Promise<T> {
     let response: Reply;
-    let text: string;
+    let refusal: string;
     try {
       response = await this.#send(request, false);
-      text = 'text' in response ? response.text : await response.body.text();
+      if (response.statusCode >= 200 && response.statusCode < 300) return await read(response);
+      refusal = await replyErrorText(response);
     } catch (error) {
       throw this.#closedInstead(request, error);
     }
-    if (response.statusCode >= 200 && response.statusCode < 300) return text;
-    throw apiError(request, response, text);
+    throw apiError(request, response, refusal);
   }
 
   /** A failure of a request the client's close() or destroy() cut short reads as such, whatever the transport said. */
@@ -276,7 +284,7 @@ export class KubeClient {
     try {
       const response = (await this.#send(request, true)) as Dispatcher.ResponseData;
       if (response.statusCode >= 200 && response.statusCode < 300) return { body: this.#track(request, response.body), contentType: headerText(response.headers['content-type']) };
-      throw apiError(request, response, await response.body.text());
+      throw apiError(request, response, await replyErrorText(response));
     } catch (error) {
       throw this.#closedInstead(request, error);
     }
@@ -335,15 +343,4 @@ export function pathWithQuery(path: string, query?: Record<string, QueryValue>):
   }
   const search = params.toString();
   return search === '' ? path : `${path}?${search}`;
-}
-
-function headerText(value: string | string[] | undefined): string {
-  return (Array.isArray(value) ? value[0] : value) ?? '';
-}
-
-function credentialHeaders(opts: { headers?: Record<string, string>; auth?: string }): Record<string, string> {
-  const headers: Record<string, string> = {};
-  for (const [key, value] of Object.entries(opts.headers ?? {})) headers[key.toLowerCase()] = String(value);
-  if (opts.auth && !headers.authorization) headers.authorization = `Basic ${Buffer.from(opts.auth).toString('base64')}`;
-  return headers;
 }

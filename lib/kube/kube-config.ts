@@ -127,3 +127,11 @@ async function clientNodeConfig(source: KubeConfigSource, inCluster: boolean): P
   if (!kc.getCurrentCluster()) throw new Error('kubeconfig: no current cluster (set --kubeconfig or KUBECONFIG)');
   return kc;
 }
+
+/** The request headers of what applyToHTTPSOptions gave: its headers (lower-cased), basic auth as an Authorization header. */
+export function credentialHeaders(opts: { headers?: Record<string, string>; auth?: string }): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const [key, value] of Object.entries(opts.headers ?? {})) headers[key.toLowerCase()] = String(value);
+  if (opts.auth && !headers.authorization) headers.authorization = `Basic ${Buffer.from(opts.auth).toString('base64')}`;
+  return headers;
+}

@@ -1,8 +1,31 @@
+import { readFileSync } from 'node:fs';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { KubeApiError } from './kube-api-error.ts';
 import type { KubeClient, KubeRequest } from './kube-client.ts';
-import { continueFromHead, listAll } from './list-all.ts';
+import { continueFromHead, listAll, nextPageToken } from './list-all.ts';
+import { METADATA_LIST_ACCEPT } from './metadata-media-types.ts';
+
+/** A metadata-only ConfigMap list of two pages, in protobuf and in JSON, as a real API server answered it (protobuf-list.test.ts). */
+const fixture = (name: string) => readFileSync(new URL(`../../test/fixtures/protobuf-list/${name}`, import.meta.url));
+const PROTOBUF = 'application/vnd.kubernetes.protobuf';
+const configMaps = { group: '', version: 'v1', apiVersion: 'v1', kind: 'ConfigMap', plural: 'configmaps', namespaced: true };
+
+/** Serves the recorded pages in `encoding` to metadata-only requests (requestBytes), recording each; `expireOnce`: the first continue token answers 410. */
+function recordedPagesClient(encoding: 'pb' | 'json', expireOnce = false): { client: KubeClient; asked: Array<{ accept: unknown; token: unknown; limit: unknown }> } {
+  const asked: Array<{ accept: unknown; token: unknown; limit: unknown }> = [];
+  const first = JSON.parse(fixture('configmaps-page1.json').toString('utf8')) as { metadata: { continue: string } };
+  const client = {
+    requestBytes: async (request: KubeRequest) => {
+      const token = request.query?.continue;
+      asked.push({ accept: request.accept, token, limit: request.query?.limit });
+      if (expireOnce && token !== undefined && asked.length === 2) throw new KubeApiError(410, 'Expired', 'continue token expired', { method: 'GET', path: request.path });
+      if (token !== undefined && token !== first.metadata.continue) throw new Error(`unknown token ${String(token)}`);
+      return { bytes: fixture(`configmaps-page${token === undefined ? 1 : 2}.${encoding}`), contentType: encoding === 'pb' ? PROTOBUF : 'application/json' };
+    },
+  } as unknown as KubeClient;
+  return { client, asked };
+}
 
 const resource = { group: '', version: 'v1', apiVersion: 'v1', kind: 'Pod', plural: 'pods', namespaced: true };
 const pod = (name: string): KubernetesObject => ({ metadata: { name, namespace: 'a', managedFields: [{ manager: 'kubelet' }] } });
@@ -53,6 +76,47 @@ describe('listAll', () => {
     const { items } = await listAll<KubernetesObject>(client, { resource, pageSize: 1 });
     expect(items.map((i) => i.metadata?.name)).toEqual(['p1', 'p2', 'p3']);
     expect(limits).toEqual([1, 1, undefined]);
+  });
+});
+
+describe('listAll, metadata only', () => {
+  it('asks for protobuf first, and reads a list answered in protobuf as the same list answered in JSON, managedFields aside', async () => {
+    const protobuf = recordedPagesClient('pb');
+    const json = recordedPagesClient('json');
+    const fromProtobuf = await listAll<KubernetesObject>(protobuf.client, { resource: configMaps, metadataOnly: true, pageSize: 4 });
+    const fromJson = await listAll<KubernetesObject>(json.client, { resource: configMaps, metadataOnly: true, pageSize: 4 }, (item) => {
+      delete item.metadata?.managedFields;
+      return item;
+    });
+    expect(protobuf.asked.map((a) => a.accept)).toEqual([METADATA_LIST_ACCEPT, METADATA_LIST_ACCEPT]);
+    expect(protobuf.asked.map((a) => a.token)).toEqual(json.asked.map((a) => a.token));
+    expect(fromProtobuf.items).toHaveLength(6);
+    expect(fromProtobuf).toEqual(fromJson);
+    expect(JSON.stringify(fromProtobuf)).toBe(JSON.stringify(fromJson));
+    expect(fromProtobuf.items.every((item) => item.apiVersion === 'v1' && item.kind === 'ConfigMap' && item.metadata?.managedFields === undefined)).toBe(true);
+  });
+
+  it('starts over with one unpaged list when a protobuf page read ahead answers 410, the first page\'s items read once', async () => {
+    const { client, asked } = recordedPagesClient('pb', true);
+    const { items } = await listAll<KubernetesObject>(client, { resource: configMaps, metadataOnly: true, pageSize: 4 });
+    // The recorded server pages the unpaged list all the same: its two pages, after the expired attempt.
+    expect(asked.map((a) => [a.token === undefined ? 'first' : 'next', a.limit])).toEqual([['first', 4], ['next', 4], ['first', undefined], ['next', undefined]]);
+    expect(items.map((item) => item.metadata?.name)).toEqual(['child-4hrtp', 'held', 'kube-root-ca.crt', 'owner', 'p1', 'p2']);
+  });
+
+  it('fails, naming the list, on a protobuf page cut short (no item of it kept)', async () => {
+    const whole = fixture('configmaps-page2.pb');
+    const client = { requestBytes: async () => ({ bytes: whole.subarray(0, whole.length - 40), contentType: PROTOBUF }) } as unknown as KubeClient;
+    await expect(listAll(client, { resource: configMaps, metadataOnly: true })).rejects.toThrow(/^protobuf list: \d+ bytes that are not a whole list/);
+  });
+});
+
+describe('nextPageToken', () => {
+  it('reads the next page\'s token from a protobuf page as from its JSON, and none from the last page', () => {
+    const first = JSON.parse(fixture('configmaps-page1.json').toString('utf8')) as { metadata: { continue: string } };
+    expect(nextPageToken(fixture('configmaps-page1.pb'))).toBe(first.metadata.continue);
+    expect(nextPageToken(fixture('configmaps-page1.json').toString('utf8'))).toBe(first.metadata.continue);
+    expect(nextPageToken(fixture('configmaps-page2.pb'))).toBeUndefined();
   });
 });
 

@@ -1,11 +1,13 @@
 // One complete, paged list of a resource (limit/continue), as the informer and `kubeloop diff` read it:
 // a continue token that expires mid-list (410) restarts the list unpaged; every item gets apiVersion/kind.
+// A metadata-only list is asked for in protobuf first (protobuf-list.ts), read in whichever encoding answered.
 import type { KubernetesListObject, KubernetesObject } from '@kubernetes/client-node';
 import { isApiError, type KubeClient } from './kube-client.ts';
 import { collectionPath, type ResourceInfo } from './resource-paths.ts';
 import { listShardInfo } from './shard-selector.ts';
 import { METADATA_LIST_ACCEPT } from './metadata-media-types.ts';
-
+import { decodeMetadataList } from './protobuf-list.ts';
+import { isProtobufMediaType } from './protobuf-watch-stream.ts';
 
 export interface ListOptions {
   resource: ResourceInfo;
@@ -37,24 +39,25 @@ export async function listAll<T extends KubernetesObject>(client: KubeClient, op
   const accept = metadataOnly ? METADATA_LIST_ACCEPT : 'application/json';
   let pageSize: number | undefined = options.pageSize ?? 500;
   const ask = (token: string | undefined): AskedPage => {
-    const text = client.requestText({
+    const request = {
       path,
       accept,
       signal,
       query: { labelSelector: options.labelSelector, fieldSelector: options.fieldSelector, shardSelector: options.shardSelector, limit: pageSize, continue: token },
-    });
+    };
+    const body = metadataOnly ? client.requestBytes(request).then(({ bytes, contentType }) => (isProtobufMediaType(contentType) ? bytes : bytes.toString('utf8'))) : client.requestText(request);
     // A page read ahead may fail before it is awaited (or never be, when this page's parse throws): handled where awaited.
-    text.catch(() => {});
-    return { token, text };
+    body.catch(() => {});
+    return { token, body };
   };
   let items: T[] = [];
   let resourceVersion = '';
   let shardInfo: string | undefined;
   let asked = ask(undefined);
   for (;;) {
-    let text: string;
+    let body: PageBody;
     try {
-      text = await asked.text;
+      body = await asked.body;
     } catch (error) {
       if (asked.token !== undefined && isApiError(error, 410)) {
         // The continue token expired mid-list: start over with one unpaged list.
@@ -65,11 +68,11 @@ export async function listAll<T extends KubernetesObject>(client: KubeClient, op
       }
       throw error;
     }
-    const ahead = continueFromHead(text);
+    const ahead = nextPageToken(body);
     const next = ahead === undefined ? undefined : ask(ahead);
     // One turn of the event loop first, so the next page's request leaves before the parse holds the thread.
     if (next) await new Promise((resolve) => setImmediate(resolve));
-    const page = JSON.parse(text) as KubernetesListObject<T>;
+    const page = (typeof body === 'string' ? JSON.parse(body) : decodeMetadataList(body)) as KubernetesListObject<T>;
     for (const item of page.items ?? []) {
       item.apiVersion = resource.apiVersion;
       item.kind = resource.kind;
@@ -86,10 +89,18 @@ export async function listAll<T extends KubernetesObject>(client: KubeClient, op
   }
 }
 
-/** A page asked for: the continue token it was asked with (undefined: the first) and its text to come. */
+/** A page's body: JSON text, or a metadata-only list in protobuf (protobuf-list.ts). */
+type PageBody = string | Buffer;
+
+/** A page asked for: the continue token it was asked with (undefined: the first) and its body to come. */
 interface AskedPage {
   token: string | undefined;
-  text: Promise<string>;
+  body: Promise<PageBody>;
+}
+
+/** The next page's token, read before the page is parsed: from a JSON page's head, or a protobuf page's ListMeta alone. */
+export function nextPageToken(body: PageBody): string | undefined {
+  return typeof body === 'string' ? continueFromHead(body) : decodeMetadataList(body, false).metadata.continue;
 }
 
 /**

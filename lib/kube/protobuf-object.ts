@@ -11,8 +11,8 @@ const ENVELOPE_MAGIC = Buffer.from('k8s\0', 'latin1');
 export type DecodedObject = KubernetesObject & Record<string, unknown>;
 
 /** A field's tag as the wire writes it: its number, then its wire type (0 a varint, 2 length-delimited). */
-const varint = (field: number): number => field << 3;
-const delimited = (field: number): number => (field << 3) | 2;
+export const varint = (field: number): number => field << 3;
+export const delimited = (field: number): number => (field << 3) | 2;
 
 /**
  * The wire reader over one Buffer. Decoders switch on whole tags and skip what they do not read: no array per tag,
@@ -60,8 +60,17 @@ export function decodeEnvelopedObject(bytes: Buffer): DecodedObject {
   return readEnvelopedObject(reader, bytes.length);
 }
 
-/** The enveloped object from the reader's position to `end`. */
-export function readEnvelopedObject(reader: MessageReader, end: number): DecodedObject {
+/** An envelope's TypeMeta and where its message lies (runtime.Unknown: typeMeta 1, raw 2, contentEncoding 3). */
+export interface Envelope {
+  apiVersion: string;
+  kind: string;
+  /** The message's bytes: [rawStart, rawEnd) of the reader's buffer. */
+  rawStart: number;
+  rawEnd: number;
+}
+
+/** The envelope from the reader's position to `end`; the reader is left at `end`. */
+export function readEnvelope(reader: MessageReader, end: number): Envelope {
   if (end - reader.pos < ENVELOPE_MAGIC.length || !reader.atEnvelope()) throw new Error('protobuf object: no k8s envelope');
   reader.pos += ENVELOPE_MAGIC.length;
   let apiVersion = '';
@@ -91,17 +100,23 @@ export function readEnvelopedObject(reader: MessageReader, end: number): Decoded
   reader.ended(end);
   if (contentEncoding !== '') throw new Error(`protobuf object: content encoding ${contentEncoding} is not read`);
   if (rawStart < 0) throw new Error(`protobuf object: ${kind || 'an object'} without its message`);
+  return { apiVersion, kind, rawStart, rawEnd };
+}
+
+/** The enveloped object from the reader's position to `end`. */
+export function readEnvelopedObject(reader: MessageReader, end: number): DecodedObject {
+  const { apiVersion, kind, rawStart, rawEnd } = readEnvelope(reader, end);
   reader.pos = rawStart;
   // PartialObjectMetadata, or a whole object from a server that ignored `as=` (every kind's field 1 is its ObjectMeta):
   // either way its metadata alone, which is what a metadata-only watch asked for.
   const object: DecodedObject = kind === 'Status' ? { apiVersion, kind, ...readStatus(reader, rawEnd) } : { apiVersion, kind, metadata: readObjectMetaField(reader, rawEnd) };
-  // The envelope was read to its end (ended() above): the caller goes on from there.
+  // The envelope was read to its end (readEnvelope): the caller goes on from there.
   reader.pos = end;
   return object;
 }
 
 /** An object's ObjectMeta (its field 1, in PartialObjectMetadata as in every kind); the rest is skipped. */
-function readObjectMetaField(reader: MessageReader, end: number): V1ObjectMeta {
+export function readObjectMetaField(reader: MessageReader, end: number): V1ObjectMeta {
   let meta: V1ObjectMeta = {};
   while (reader.pos < end) {
     const tag = reader.uint32();

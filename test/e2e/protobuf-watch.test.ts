@@ -12,6 +12,7 @@ import type { WatchEvent } from '../../lib/kube/watch-stream.ts';
 import { retryTransient } from '../../lib/kube/transient.ts';
 import { setupClusterSuite, type ClusterSuite } from '../cluster/suite.ts';
 import { installCrds, looseCrd } from '../support/router-harness.ts';
+import { comparableObject, writeEverything } from '../support/metadata-writes.ts';
 
 let suite: ClusterSuite;
 let client: KubeClient;
@@ -44,35 +45,9 @@ async function watchEvents(path: string, resourceVersion: string, accept: string
   return { contentType, events };
 }
 
-/** An event as the router keeps it: managedFields dropped, and Go's `"creationTimestamp": null` of the zero time left out. */
+/** An event as the router keeps it: its object as comparableObject gives it. */
 function comparable(event: WatchEvent<KubernetesObject>): unknown {
-  const { managedFields: _managed, creationTimestamp, ...metadata } = event.object.metadata ?? {};
-  return { type: event.type, object: { ...event.object, metadata: { ...metadata, ...(creationTimestamp ? { creationTimestamp } : {}) } } };
-}
-
-/** Writes that give every ObjectMeta field a value: labels, annotations, an owner, finalizers, generation, a deletion, managedFields. */
-async function writeEverything(path: string, apiVersion: string, kind: string): Promise<void> {
-  const query = { fieldManager: 'protobuf-watch-e2e' };
-  const owner = await client.request<KubernetesObject>({ method: 'POST', path, query, body: { apiVersion, kind, metadata: { name: 'owner' } } });
-  await client.request({
-    method: 'POST',
-    path,
-    query,
-    body: {
-      apiVersion,
-      kind,
-      metadata: {
-        generateName: 'child-',
-        labels: { app: 'web', tier: 'front' },
-        annotations: { note: 'grüß dich', empty: '' },
-        ownerReferences: [{ apiVersion, kind, name: 'owner', uid: owner.metadata?.uid, controller: true, blockOwnerDeletion: false }],
-        finalizers: ['e2e.kubeloop.dev/hold'],
-      },
-    },
-  });
-  await client.request({ method: 'PATCH', path: `${path}/owner`, query, contentType: 'application/merge-patch+json', body: { metadata: { labels: { changed: 'yes' } } } });
-  await client.request({ method: 'POST', path, query, body: { apiVersion, kind, metadata: { name: 'held', finalizers: ['e2e.kubeloop.dev/hold'] } } });
-  await client.request({ method: 'DELETE', path: `${path}/held`, body: { gracePeriodSeconds: 0 } });
+  return { type: event.type, object: comparableObject(event.object) };
 }
 
 describe('a metadata-only watch in protobuf', () => {
@@ -83,7 +58,7 @@ describe('a metadata-only watch in protobuf', () => {
     const path = pathOf();
     // A custom resource's storage answers 429 "(re)initializing" for a moment after its CRD is established.
     const start = await retryTransient(() => client.request<{ metadata: { resourceVersion: string } }>({ path }), { timeoutMs: 30_000 });
-    await writeEverything(path, apiVersion, kind);
+    await writeEverything(client, path, apiVersion, kind);
     // owner ADDED, child ADDED, owner MODIFIED, held ADDED, held MODIFIED (deletionTimestamp).
     const count = 5;
     const protobuf = await watchEvents(path, start.metadata.resourceVersion, METADATA_WATCH_ACCEPT, count);

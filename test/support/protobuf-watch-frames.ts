@@ -1,5 +1,5 @@
-// Encodes watch frames as the API server writes them in protobuf (apimachinery's generated.proto field numbers),
-// for the decoder's unit tests; test/e2e/protobuf-watch.test.ts checks the decoder against a real server.
+// Encodes watch frames and list pages as the API server writes them in protobuf (apimachinery's generated.proto field
+// numbers), for the decoders' unit tests and benches; test/e2e/protobuf-{watch,list}.test.ts check them on a real server.
 import { BinaryWriter } from '@bufbuild/protobuf/wire';
 
 export interface MetaInput {
@@ -64,6 +64,16 @@ export function enveloped(apiVersion: string, kind: string, message: Uint8Array,
 
 export function partialObjectMetadata(meta: MetaInput): Uint8Array {
   return enveloped('meta.k8s.io/v1', 'PartialObjectMetadata', new BinaryWriter().tag(1, 2).bytes(objectMeta(meta)).finish());
+}
+
+/** A PartialObjectMetadataList page: ListMeta (shardInfo as Kubernetes 1.36+ echoes it), then each item's ObjectMeta. */
+export function partialObjectMetadataList(list: { resourceVersion: string; continue?: string; remainingItemCount?: number; shardSelector?: string }, items: MetaInput[]): Uint8Array {
+  const meta = new BinaryWriter().tag(1, 2).string('').tag(2, 2).string(list.resourceVersion).tag(3, 2).string(list.continue ?? '');
+  if (list.remainingItemCount !== undefined) meta.tag(4, 0).int64(list.remainingItemCount);
+  if (list.shardSelector !== undefined) meta.tag(5, 2).bytes(new BinaryWriter().tag(1, 2).string(list.shardSelector).finish());
+  const message = new BinaryWriter().tag(1, 2).bytes(meta.finish());
+  for (const item of items) message.tag(2, 2).bytes(new BinaryWriter().tag(1, 2).bytes(objectMeta(item)).finish());
+  return enveloped('meta.k8s.io/v1', 'PartialObjectMetadataList', message.finish());
 }
 
 export function status(fields: { status: string; message: string; reason: string; code: number }): Uint8Array {

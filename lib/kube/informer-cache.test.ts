@@ -67,3 +67,21 @@ describe('InformerCache gathering a list', () => {
     expect([[...fresh.keys()], [...refused]]).toEqual([['a/one', 'a/two'], ['a/big']]);
   });
 });
+
+describe('InformerCache gathering a WatchList', () => {
+  it('tells gathered handlers of each initial event as it arrives (not one over the budget), the store empty until the bookmark', () => {
+    const c = new InformerCache<KubernetesObject>({ resource }, 'test');
+    const seen: string[] = [];
+    c.on('gathered', (o) => seen.push(`${o.metadata?.name} (${c.store.size} cached)`));
+    const state = { fresh: new Map<string, KubernetesObject>(), refused: new Set<string>() };
+    const end = { metadata: { annotations: { 'k8s.io/initial-events-end': 'true' } } };
+    const events = [
+      { type: 'ADDED' as const, object: { metadata: { name: 'one', namespace: 'a' } } },
+      { type: 'ADDED' as const, object: { metadata: { name: 'big', namespace: 'a' } }, oversized: true as const },
+      { type: 'ADDED' as const, object: { metadata: { name: 'two', namespace: 'a' } } },
+    ];
+    expect(events.map((e) => c.gather(state, e))).toEqual([false, false, false]);
+    expect(seen).toEqual(['one (0 cached)', 'two (0 cached)']);
+    expect(c.gather(state, { type: 'BOOKMARK', object: end })).toBe(true);
+  });
+});

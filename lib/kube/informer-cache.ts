@@ -21,6 +21,11 @@ export interface InformerHandlers<T> {
   restart: (reason: RestartReason, error?: Error) => void;
   /** The server accepted a watch (its answer's head came): after a restart, the informer is receiving again. */
   watching: () => void;
+  /**
+   * One object of a complete state being gathered (a WatchList's initial events, a paged list's items), as it is
+   * decoded and admitted: the cache holds it only once the state is complete (add/update at its replace()).
+   */
+  gathered: (object: T) => void;
 }
 export type RestartReason = 'gone' | 'error' | 'silent';
 /** A complete state to replace() the cache with: objects by key, and the keys of those refused for their values. */
@@ -42,7 +47,7 @@ export interface InformerCacheOptions<T extends KubernetesObject> {
 
 export class InformerCache<T extends KubernetesObject> {
   readonly store: ObjectStore<T>;
-  readonly #handlers: HandlerSets<T> = { add: new Set(), update: new Set(), delete: new Set(), synced: new Set(), restart: new Set(), watching: new Set() };
+  readonly #handlers: HandlerSets<T> = { add: new Set(), update: new Set(), delete: new Set(), synced: new Set(), restart: new Set(), watching: new Set(), gathered: new Set() };
 
   constructor(
     private readonly options: InformerCacheOptions<T>,
@@ -59,11 +64,25 @@ export class InformerCache<T extends KubernetesObject> {
     return () => set.delete(handler);
   }
 
-  /** A list's items (normalised as each page arrived) by key; those over the value budget (reported) apart. */
-  admit(items: readonly T[]): AdmittedState<T> {
-    const state: AdmittedState<T> = { fresh: new Map(), refused: new Set() };
-    for (const object of items) this.admitOne(state, object, false);
-    return state;
+  /** One item of a paged list (normalised) into `state`, as its page arrives; told to `gathered` when admitted. */
+  gatherItem(state: AdmittedState<T>, object: T): T {
+    this.admitOne(state, object, false);
+    if (state.fresh.get(objectKey(object.metadata)) === object) this.emit('gathered', object);
+    return object;
+  }
+
+  /**
+   * A paged list's state: its items by key, those over the value budget apart (as gatherItem found them: a list
+   * restarted after its continue token expired gathered items its final `items` no longer hold).
+   */
+  listed(state: AdmittedState<T>, items: readonly T[]): AdmittedState<T> {
+    const listed: AdmittedState<T> = { fresh: new Map(), refused: new Set() };
+    for (const object of items) {
+      const key = objectKey(object.metadata);
+      if (state.refused.has(key)) listed.refused.add(key);
+      else listed.fresh.set(key, object);
+    }
+    return listed;
   }
 
   /**
@@ -140,6 +159,7 @@ export class InformerCache<T extends KubernetesObject> {
       state.refused.delete(key);
     } else {
       this.admitOne(state, object, event.oversized === true, event.withinBudget === true);
+      if (state.fresh.get(objectKey(object.metadata)) === object) this.emit('gathered', object);
     }
     return false;
   }

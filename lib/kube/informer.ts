@@ -7,7 +7,7 @@ import type { Logger } from 'pino';
 import { Backoff, sleep, type BackoffPolicy } from './backoff.ts';
 import type { KubeClient } from './kube-client.ts';
 import type { IndexFunction, ObjectStore } from './object-store.ts';
-import { InformerCache, type InformerHandlers, type RestartReason } from './informer-cache.ts';
+import { InformerCache, type AdmittedState, type InformerHandlers, type RestartReason } from './informer-cache.ts';
 import { InformerWatch, type WatchPosition } from './informer-watch.ts';
 import { afterFailure, notSyncedError } from './informer-restart.ts';
 import { kindKey, type ResourceInfo } from './resource-paths.ts';
@@ -255,8 +255,10 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
     const request = shard?.request();
     const shardSelector = request?.selector;
     // Normalised page by page: a list of thousands of objects never holds all their managedFields at once.
-    const { items, resourceVersion, shardInfo } = await listAll<T>(client, { resource, namespace, labelSelector, fieldSelector, shardSelector, metadataOnly, pageSize, signal }, (item) => this.#cache.normalise(item));
-    const { fresh, refused } = this.#cache.admit(items);
+    // Admitted as each page arrives, and told to `gathered` handlers (a Loop's first calls may leave before the sync).
+    const gathered: AdmittedState<T> = { fresh: new Map(), refused: new Set() };
+    const { items, resourceVersion, shardInfo } = await listAll<T>(client, { resource, namespace, labelSelector, fieldSelector, shardSelector, metadataOnly, pageSize, signal }, (item) => this.#cache.gatherItem(gathered, this.#cache.normalise(item)));
+    const { fresh, refused } = this.#cache.listed(gathered, items);
     const position = this.#position;
     if (request) position.listed = { request, applied: serverApplied(shardInfo, items, request) };
     this.#cache.replace(fresh, refused, position.listed?.applied ? position.listed.request : undefined);

@@ -5,7 +5,7 @@ import type { InformerHandlers } from '../../lib/kube/informer.ts';
 import { NAMESPACE_INDEX } from '../../lib/kube/object-store.ts';
 import type { InformerView, StoreView } from './informer-view.ts';
 
-type ObjectEvent = 'add' | 'update' | 'delete';
+type ObjectEvent = 'add' | 'update' | 'delete' | 'gathered';
 type ObjectHandler = (object: KubeObject, previous?: KubeObject) => void;
 
 /** The namespace of a store key ("namespace/name"); undefined for a cluster-scoped key. */
@@ -20,11 +20,11 @@ function namespaceOfKey(key: string): string | undefined {
  * an event of a namespace no view covers reaches no handler at all.
  */
 export class NamespaceFanout {
-  readonly #handlers: Record<ObjectEvent, Map<string, Set<ObjectHandler>>> = { add: new Map(), update: new Map(), delete: new Map() };
+  readonly #handlers: Record<ObjectEvent, Map<string, Set<ObjectHandler>>> = { add: new Map(), update: new Map(), delete: new Map(), gathered: new Map() };
 
   /** `source` must index its store by NAMESPACE_INDEX (the registry's informers do). */
   constructor(private readonly source: InformerView) {
-    for (const event of ['add', 'update', 'delete'] as const) {
+    for (const event of ['add', 'update', 'delete', 'gathered'] as const) {
       const handler: ObjectHandler = (object, previous) => {
         const set = this.#handlers[event].get(object.metadata?.namespace ?? '');
         if (set) for (const h of [...set]) h(object, previous);

@@ -1,9 +1,7 @@
 // One running Loop: wires the shared informers to its work queue (informer -> queue), runs the resync,
 // and hands each dequeued key to reconcileKey (queue -> dispatch -> apply) with a scope of its state.
 import type { KubeObject, Trigger } from '../../lib/contract/types.ts';
-import { isApiError } from '../../lib/kube/kube-client.ts';
 import { objectKey } from '../../lib/kube/object-meta.ts';
-import { objectPath } from '../../lib/kube/resource-paths.ts';
 import { mergeTriggers } from '../reconcile/merge-triggers.ts';
 import { DEFAULT_EXPECTATIONS_TIMEOUT_MS, Expectations } from '../apply/expectations.ts';
 import type { InformerLease, InformerSource } from './informer-registry.ts';
@@ -29,7 +27,8 @@ import type { VersionCondition } from '../reconcile/function-versions.ts';
 import type { ShadowPairs } from '../reconcile/shadow-pairs.ts';
 import { watchFunctionVersions, type FunctionVersionWatch } from './function-version-watch.ts';
 import { InitialKeys } from './initial-keys.ts';
-import { runnerCaches } from './runner-caches.ts';
+import { callsBeforePrimarySync, EarlyPrimaries } from './early-primaries.ts';
+import { primaryUidOf, runnerCaches } from './runner-caches.ts';
 
 export type { LoopHealth, LoopHealthReason } from '../reconcile/reconcile-decision.ts';
 
@@ -80,6 +79,8 @@ export class LoopRunner {
   #shard: RunnerShard | undefined;
   /** The primaries' first calls still being queued after the sync (initial-keys.ts). */
   #initial: InitialKeys | undefined;
+  /** The primaries called before their list was complete, until the sync (early-primaries.ts). */
+  #early: EarlyPrimaries | undefined;
   /** Resolves when the Loop's caches are complete and its first calls are queued. */
   synced: Promise<void> = new Promise(() => {});
 
@@ -107,7 +108,7 @@ export class LoopRunner {
       concurrency: loop.maxConcurrency,
       merge: mergeTriggers,
       process: (item) => this.#process(item),
-      settleDirty: (key, trigger) => settleWaitingOwnWrite(this.#ownWriteIntake, key, trigger, this.#watchEvents, this.#primary?.informer.store.get(key)),
+      settleDirty: (key, trigger) => settleWaitingOwnWrite(this.#ownWriteIntake, key, trigger, this.#watchEvents, this.#primaryOf(key)),
       ...(deps.scheduler ? { fairShare: { scheduler: deps.scheduler, tenant: tenantOf(loop), id: loop.id } } : {}),
       onError: (key, error) => deps.logger.error({ loop: loop.id, key, err: error instanceof Error ? error.stack : String(error) }, 'reconcile crashed'),
     });
@@ -115,21 +116,14 @@ export class LoopRunner {
     this.#ownWriteIntake = { loop, ownWrites: this.#memory.ownWrites, queue: this.#queue, history: deps.history, hasFunction: () => this.#function.url !== undefined, counted: () => deps.metrics.ownWriteSkips.inc(skips) };
   }
 
-  /**
-   * The uid of a primary (what its shard slot follows): from the cache, else from the API server (a sharded
-   * member caches only its share). Undefined when the object does not exist.
-   */
-  async primaryUid(key: string): Promise<string | undefined> {
-    const cached = this.#primary?.informer.store.get(key)?.metadata?.uid;
-    if (cached || !this.#primary) return cached;
-    const [namespace, name] = key.includes('/') ? key.split('/', 2) as [string, string] : [undefined, key];
-    try {
-      const object = await this.#deps.client.request<KubeObject>({ path: objectPath(this.#primary.resource, name, namespace) });
-      return object.metadata?.uid;
-    } catch (error) {
-      if (isApiError(error, 404)) return undefined;
-      throw error;
-    }
+  /** The uid of a primary (what its shard slot follows; runner-caches.ts). */
+  primaryUid(key: string): Promise<string | undefined> {
+    return primaryUidOf(this.#primary, this.#deps.client, key);
+  }
+
+  /** A primary as the cache holds it, or as it was queued before the cache was complete (early-primaries.ts). */
+  #primaryOf(key: string): KubeObject | undefined {
+    return this.#primary?.informer.store.get(key) ?? this.#early?.get(key);
   }
 
   stats(): LoopRunnerStats {
@@ -150,7 +144,7 @@ export class LoopRunner {
       // Sharded: the primaries are this member's share, filtered by the API server where it can.
       this.#primary = await registry.acquire(loop.for, loop.metadataOnly, loop.namespaces, this.#deps.shard?.share);
       for (const kind of loop.owns) this.#owned.push({ ...(await registry.acquire(kind, loop.metadataOnly, loop.namespaces)), kind });
-      this.#related = new RelatedWatch(loop, registry, (key, trigger) => this.#enqueueRelated(key, trigger), this.#deps.logger, (key) => this.#primary?.informer.store.get(key) !== undefined);
+      this.#related = new RelatedWatch(loop, registry, (key, trigger) => this.#enqueueRelated(key, trigger), this.#deps.logger, (key) => this.#primaryOf(key) !== undefined);
       await this.#related.start();
       await this.#function.start(registry);
       await this.#startVersions(registry);
@@ -172,32 +166,42 @@ export class LoopRunner {
       owned: this.#owned,
       related: this.#related,
       enqueuePrimary: (o, trigger, priority, event) => this.#enqueuePrimary(o, trigger, priority, event),
+      earlyOwner: (uid) => this.#early?.byUid(uid),
       primaryDeleted: (o) => this.#primaryDeleted(o),
       stopped: () => this.#stopped,
       forbidden: (message) => this.#deps.onHealth?.(loop.id, { ready: false, reason: 'Forbidden', message }),
     }));
-    const caches = [
-      primary.waitForSync(),
-      ...this.#owned.map((o) => o.informer.waitForSync()),
-      ...(this.#related?.leases() ?? []).map((l) => l.informer.waitForSync()),
-      this.#function.synced(),
-      ...(allowed ? [allowed] : []),
-    ];
-    this.synced = Promise.all(caches).then(() => {
+    // Every cache but the primary's, the function, the Loop's access: once complete, calls are safe where early ones are.
+    const others = [...[...this.#owned, ...(this.#related?.leases() ?? [])].map((l) => l.informer.waitForSync()), this.#function.synced(), ...(allowed ? [allowed] : [])];
+    const early = !primary.hasSynced && callsBeforePrimarySync(loop, this.#deps.shard !== undefined) ? (this.#early = new EarlyPrimaries({ queue: (o) => this.#queueEarly(o) }).follow(primary, others)) : undefined;
+    this.synced = Promise.all([primary.waitForSync(), ...others]).then(() => {
       if (this.#stopped) return;
-      // Nothing was queued before every cache was complete (a PodSet must never be reconciled against a
-      // half-listed set of pods) and the Loop's access allowed; now every primary gets its first call.
+      // Nothing was queued before every cache was complete (a PodSet must never be reconciled against a half-listed
+      // set of pods) and the Loop's access allowed but early calls; now each other primary gets its first call.
       this.#cachesComplete = true;
+      this.#early = undefined;
+      const settled = early?.close(primary.store.list());
+      for (const gone of settled?.gone ?? []) this.#primaryDeleted(gone);
       for (const key of this.#memory.tombstones.keys()) this.#queue.add(key, { type: 'DELETED' });
       if (this.#shard) this.#shard.takeOver(() => true, { type: 'ADDED' });
       // The first call leaves before thousands of other keys are queued (initial-keys.ts).
-      else this.#initial = new InitialKeys({ objects: primary.store.list(), cached: (key) => primary.store.get(key) !== undefined, queue: (o) => this.#queuePrimary(o, { type: 'ADDED' }) }).start();
+      else this.#initial = new InitialKeys({ objects: settled?.firstCalls ?? primary.store.list(), cached: (key) => primary.store.get(key) !== undefined, queue: (o) => this.#queuePrimary(o, { type: 'ADDED' }) }).start();
       this.#scheduleResync();
       this.#function.report();
       return this.#initial?.done;
     });
     // stop() before sync rejects waitForSync; that is not an error worth reporting.
     this.synced.catch(() => {});
+  }
+
+  /** A primary's first call before its list is complete (early-primaries.ts), indexed for its related objects now. */
+  #queueEarly(object: KubeObject): boolean {
+    if (this.#stopped || this.#cachesComplete || !selectsPrimary(this.loop, object)) return false;
+    const key = objectKey(object.metadata);
+    if (this.loop.related.length > 0) this.#related?.indexPrimary(object);
+    this.#watchEvents.add(key, watchEvent('primary', 'ADDED', object));
+    this.#queue.add(key, { type: 'ADDED' });
+    return true;
   }
 
   /** The shadow and the canary, when the Loop has either (function-version-watch.ts). */
@@ -212,16 +216,13 @@ export class LoopRunner {
 
   /** Sharded: only owned keys are queued and started; keys this member gains are queued from the cache. */
   #startShard(gate: ShardGate): void {
+    const { client, logger, expectationsTimeoutMs: fenceTimeoutMs } = this.#deps;
     this.#shard = new RunnerShard({
-      gate,
-      loop: this.loop,
-      client: this.#deps.client,
-      logger: this.#deps.logger,
+      gate, loop: this.loop, client, logger, fenceTimeoutMs,
       primaries: () => this.#primary?.informer.store,
       synced: () => this.#cachesComplete,
       children: () => this.#owned.map((o) => ({ resource: o.resource, store: o.informer.store })),
       enqueue: (object, trigger) => this.#enqueuePrimary(object, trigger),
-      fenceTimeoutMs: this.#deps.expectationsTimeoutMs,
     });
     this.#unsubscribe.push(this.#shard.subscribe());
   }
@@ -234,6 +235,7 @@ export class LoopRunner {
   async stop(): Promise<void> {
     this.#stopped = true;
     this.#initial?.cancel();
+    this.#early?.close([]);
     if (this.#resyncTimer) clearTimeout(this.#resyncTimer);
     for (const off of this.#unsubscribe.splice(0)) off();
     await this.#function.stop();
@@ -250,14 +252,16 @@ export class LoopRunner {
   }
 
   #enqueuePrimary(object: KubeObject, trigger: Trigger, priority: 'high' | 'low' = 'high', event?: WatchEvent): void {
-    // Every primary's first call is queued before anything that happened after the sync.
+    // Every primary's first call is queued before anything that happened after the sync (or, early, since open).
     this.#initial?.flush();
+    this.#early?.flush();
     this.#queuePrimary(object, trigger, priority, event);
   }
 
   #queuePrimary(object: KubeObject, trigger: Trigger, priority: 'high' | 'low' = 'high', event?: WatchEvent): void {
-    if (this.#stopped || !this.#cachesComplete || !selectsPrimary(this.loop, object)) return;
+    if (this.#stopped || !selectsPrimary(this.loop, object)) return;
     const key = objectKey(object.metadata);
+    if (!this.#cachesComplete && !this.#early?.hears(key, trigger)) return;
     if (this.#shard && !this.#shard.owns(key, object)) return;
     this.#memory.tombstones.delete(key);
     // The event of our own write, on a key not queued: settled here, without a pass through the queue.
@@ -268,7 +272,7 @@ export class LoopRunner {
 
   /** A related object changed: its primaries are called if this Loop selects them (and this member owns them). */
   #enqueueRelated(key: string, trigger: Trigger): void {
-    const primary = this.#primary?.informer.store.get(key);
+    const primary = this.#primaryOf(key);
     if (primary) this.#enqueuePrimary(primary, trigger);
   }
 
@@ -308,13 +312,9 @@ export class LoopRunner {
       loop: this.loop,
       deps: this.#deps,
       queue: this.#queue,
-      caches: runnerCaches(this.loop, primary, this.#owned, this.#related),
+      caches: runnerCaches(this.loop, primary, this.#owned, this.#related, (key) => this.#primaryOf(key)),
       memory: this.#memory,
-      function: {
-        url: () => this.#function.url,
-        ...(this.#versionWatch ? { versions: this.#versionWatch.versions } : {}),
-        invoke: loopBatcher(this.loop, this.#deps)?.invoke,
-      },
+      function: { url: () => this.#function.url, ...(this.#versionWatch ? { versions: this.#versionWatch.versions } : {}), invoke: loopBatcher(this.loop, this.#deps)?.invoke },
     };
   }
 

@@ -17,6 +17,8 @@ export interface RunnerSubscription {
   related: RelatedWatch | undefined;
   enqueuePrimary: (object: KubeObject, trigger: Trigger, priority?: 'high' | 'low', event?: WatchEvent) => void;
   primaryDeleted: (object: KubeObject) => void;
+  /** A primary called before its list was complete, by uid (early-primaries.ts): its children's changes reach it. */
+  earlyOwner?: (uid: string) => KubeObject | undefined;
   stopped: () => boolean;
   /** A watch of the Loop was refused (403): its ServiceAccount lost a right. */
   forbidden: (message: string) => void;
@@ -68,7 +70,7 @@ function enqueueOwnerOf(s: RunnerSubscription, child: KubeObject, childKind: Loo
   const ref = controllerRef(child);
   if (!ref || ref.apiVersion !== s.loop.for.apiVersion || ref.kind !== s.loop.for.kind) return;
   if (!selectsNamespace(s.loop, child.metadata?.namespace)) return;
-  const owner = s.primary.informer.store.byIndex(UID_INDEX, ref.uid)[0];
+  const owner = s.primary.informer.store.byIndex(UID_INDEX, ref.uid)[0] ?? s.earlyOwner?.(ref.uid);
   if (!owner) return;
   const namespace = child.metadata?.namespace;
   const name = child.metadata?.name ?? '';

@@ -4,6 +4,7 @@
 // cutNext() lets one request through to the API server and breaks its answer mid-body. holdWatches() and
 // expireHeldWatches() open a gap after which the real API server answers 410 Gone to the resumed watch.
 // cutNextWatch() breaks a watch after its first event; refuseWatchList() answers WatchLists as a server without them.
+// pauseNextWatch() sends a watch's first event on and holds the rest until released.
 import { createServer, type Server } from 'node:https';
 import type { ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -22,6 +23,8 @@ export interface LaggingProxy {
   holdWatches(match: (path: string) => boolean): void;
   /** The next watch that `match`es is broken right after its first event (a WatchList: before its initial state ends). */
   cutNextWatch(match: (path: string) => boolean): void;
+  /** The next watch that `match`es sends its first event on, then holds the rest until the returned function is called. */
+  pauseNextWatch(match: (path: string) => boolean): () => void;
   /**
    * Answers every WatchList (`sendInitialEvents`) with the API server's own 422 when its WatchList feature is off
    * (a server of this version cannot be started so); counts those requests.
@@ -71,6 +74,7 @@ export async function startLaggingProxy(upstreamConfig: KubeConfig, lagMs: numbe
   let frozen = false;
   let cut: ((method: string, path: string) => boolean) | undefined;
   let cutWatch: ((path: string) => boolean) | undefined;
+  let pauseWatch: { match: (path: string) => boolean; released: Promise<void> } | undefined;
   let refusing = false;
   let refused = 0;
   /** Each open watch's path. */
@@ -128,6 +132,32 @@ export async function startLaggingProxy(upstreamConfig: KubeConfig, lagMs: numbe
           }
           return void res.destroy();
         }
+        if (pauseWatch?.match(req.url ?? '/')) {
+          const { released } = pauseWatch;
+          pauseWatch = undefined;
+          res.on('close', () => response.body.destroy());
+          // Everything after the first line waits for the release, then flows on in order.
+          let head: Buffer | undefined = Buffer.alloc(0);
+          let held: Buffer[] | undefined = [];
+          void released.then(() => {
+            for (const chunk of held ?? []) res.write(chunk);
+            held = undefined;
+          });
+          for await (const chunk of response.body as AsyncIterable<Buffer>) {
+            let rest = chunk;
+            if (head) {
+              head = Buffer.concat([head, chunk]);
+              const newline = head.indexOf(0x0a);
+              if (newline < 0) continue;
+              res.write(head.subarray(0, newline + 1));
+              rest = head.subarray(newline + 1);
+              head = undefined;
+            }
+            if (held) held.push(rest);
+            else res.write(rest);
+          }
+          return void res.end();
+        }
         openWatches.set(res, req.url ?? '/');
         // Each chunk leaves lagMs after it arrived, in order: a delay, not a throughput limit.
         let last = Promise.resolve();
@@ -168,6 +198,11 @@ export async function startLaggingProxy(upstreamConfig: KubeConfig, lagMs: numbe
     },
     cutNextWatch: (match) => {
       cutWatch = match;
+    },
+    pauseNextWatch: (match) => {
+      let release!: () => void;
+      pauseWatch = { match, released: new Promise<void>((r) => (release = r)) };
+      return release;
     },
     refuseWatchList: (value) => {
       refusing = value;

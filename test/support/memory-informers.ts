@@ -33,7 +33,7 @@ type Handlers = { [E in keyof InformerHandlers<KubeObject>]: Set<InformerHandler
 
 export class MemoryInformer implements InformerView {
   readonly store = new ObjectStore<KubeObject>({ [CONTROLLER_UID_INDEX]: controllerUidOf, [UID_INDEX]: (o) => (o.metadata?.uid ? [o.metadata.uid] : []) });
-  readonly #handlers: Handlers = { add: new Set(), update: new Set(), delete: new Set(), synced: new Set(), restart: new Set(), watching: new Set() };
+  readonly #handlers: Handlers = { add: new Set(), update: new Set(), delete: new Set(), synced: new Set(), restart: new Set(), watching: new Set(), gathered: new Set() };
   #synced = false;
   #markSynced!: () => void;
   readonly #syncedPromise = new Promise<void>((resolve) => (this.#markSynced = resolve));
@@ -66,6 +66,11 @@ export class MemoryInformer implements InformerView {
     this.#synced = true;
     this.#markSynced();
     for (const handler of this.#handlers.synced) handler();
+  }
+
+  /** An object of the first list as it is decoded, before the sync (the store holds it only once put). */
+  gather(object: KubeObject): void {
+    for (const handler of this.#handlers.gathered) handler(object);
   }
 
   /** An object added or changed, as a watch event. */

@@ -6,9 +6,11 @@
 // each of those node flags and KEY=value variables instead of the image's. BENCH_ROUNDS (default 3), BENCH_DURATION_S
 // of load (default 5), BENCH_RATE=<req/s> holds every variant to that rate, so CPU per request compares like with like
 // (unset: as fast as each answers, and a slower variant's requests each cost more CPU, coalescing less).
+// BENCH_SIGNED=1 signs the calls as the chart's functions are (signing.enabled): every variant gets a signing secret.
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { audienceOf, generateSigningSecret, parseSigningSecrets, signRequest } from '../lib/signing/webhook-signature.ts';
 import { dockerfileTargets, entrypointNodeFlags } from '../test/support/production-bundle.ts';
 import { autocannonPost } from './autocannon-kit.ts';
 import { machineLoad, readProcess } from './process-figures.ts';
@@ -20,6 +22,7 @@ const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 5);
 const CONNECTIONS = 10;
 const RATE = process.env.BENCH_RATE ? Number(process.env.BENCH_RATE) : undefined;
 const TARGET = 'function-pod-name-label';
+const SIGNING_SECRET = process.env.BENCH_SIGNED === '1' ? generateSigningSecret() : undefined;
 
 interface Variant {
   name: string;
@@ -40,10 +43,14 @@ interface Figures {
   cpuMicrosPerRequest: number;
 }
 
-const body = JSON.stringify((JSON.parse(await readFile(join(ROOT, 'test/fixtures/pod-name-label/adds-label-to-annotated-pod.json'), 'utf8')) as { request: unknown }).request);
+const request = (JSON.parse(await readFile(join(ROOT, 'test/fixtures/pod-name-label/adds-label-to-annotated-pod.json'), 'utf8')) as { request: { kind: string } }).request;
+const body = JSON.stringify(request);
+/** One signature per round: valid for the tolerance (5 minutes), and the function keeps no replay cache. */
+const signedHeaders = (): Record<string, string> => (SIGNING_SECRET ? { ...signRequest(parseSigningSecrets(SIGNING_SECRET), audienceOf(request), body) } : {});
 
 async function measureOnce(variant: Variant, port: number, measured: boolean): Promise<Figures> {
-  const started = await startUntilHealthy(variant.root, ['function', 'pod-name-label', '--host', '127.0.0.1', '--port', String(port)], port, variant.env, variant.nodeFlags);
+  const env = SIGNING_SECRET ? { ...variant.env, KUBELOOP_SIGNING_SECRET: SIGNING_SECRET } : variant.env;
+  const started = await startUntilHealthy(variant.root, ['function', 'pod-name-label', '--host', '127.0.0.1', '--port', String(port)], port, env, variant.nodeFlags);
   const pid = started.child.pid!;
   try {
     const startCpuMs = readProcess(pid).cpuMs;
@@ -52,7 +59,7 @@ async function measureOnce(variant: Variant, port: number, measured: boolean): P
     const idleMiB = readProcess(pid).rss / MiB;
     if (!measured) return { startCpuMs, idleMiB, peakMiB: 0, afterMiB: 0, afterFileMiB: 0, requestsPerSecond: 0, cpuMicrosPerRequest: 0 };
     const before = readProcess(pid).cpuMs;
-    const run = await autocannonPost({ url: `http://127.0.0.1:${port}/`, body, connections: CONNECTIONS, seconds: DURATION_S, ...(RATE ? { rate: RATE } : {}) });
+    const run = await autocannonPost({ url: `http://127.0.0.1:${port}/`, body, headers: signedHeaders(), connections: CONNECTIONS, seconds: DURATION_S, ...(RATE ? { rate: RATE } : {}) });
     const after = readProcess(pid);
     await new Promise((resolve) => setTimeout(resolve, 1500));
     const settled = readProcess(pid);
@@ -92,7 +99,7 @@ async function main(): Promise<void> {
     variants.push({ name: `this checkout, ${spec.trim()}`, root: ROOT, env: { ...env, ...cache(spec) }, nodeFlags: words.filter((w) => w.startsWith('-')) });
   }
   const port = 20_000 + (process.pid % 20_000);
-  console.log(`bench:function-memory  ${ROUNDS} rounds, ${DURATION_S} s of ${CONNECTIONS}-connection POSTs (${body.length} bytes) each${RATE ? ` at ${RATE} req/s` : ''}; uptime at start: ${machineLoad()}`);
+  console.log(`bench:function-memory  ${ROUNDS} rounds, ${DURATION_S} s of ${CONNECTIONS}-connection POSTs (${body.length} bytes) each${RATE ? ` at ${RATE} req/s` : ''}${SIGNING_SECRET ? ', signed' : ''}; uptime at start: ${machineLoad()}`);
   // One unmeasured start each fills its compile cache (as the image build does).
   for (const variant of variants) await measureOnce(variant, port, false);
   const results = new Map<string, Figures[]>(variants.map((v) => [v.name, []]));

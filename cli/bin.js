@@ -16,9 +16,11 @@ if (!(major >= REQUIRED_NODE_MAJOR)) {
   process.exit(2);
 }
 
-const module = await import('node:module');
-const { existsSync } = await import('node:fs');
-const { fileURLToPath, pathToFileURL } = await import('node:url');
+// Built-ins through getBuiltinModule, not import(): an ES import reads every export, and node:fs's `promises` and
+// streams getters would load fs/promises, readline and the REPL's history into every process (~1.3 MiB of RSS).
+const module = process.getBuiltinModule('node:module');
+const { existsSync } = process.getBuiltinModule('node:fs');
+const { fileURLToPath, pathToFileURL } = process.getBuiltinModule('node:url');
 
 const compiled = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
 // Images ship V8's code cache of dist/ and its dependencies (cli/warm-compile-cache.js): used when present, it

@@ -1,25 +1,50 @@
 // The esbuild settings of kubeloop's production bundles (cli/bundle-entrypoints.js), shared with bench:router,
 // which bundles its router child the same way so that its figures are the images'.
-import { createRequire } from 'node:module';
+import { createRequire, isBuiltin } from 'node:module';
+import { deferredRequires } from './deferred-requires.js';
 
 const require = createRequire(import.meta.url);
 
-export const httpThroughRequire = {
-  // An ES import of node:http (or https) makes Node read every export of it, and node:http's lazy WebSocket,
-  // CloseEvent and MessageEvent getters load Node's internal undici: ~50 ms of CPU at start-up for nothing.
-  // Imported statements get the module through require instead, with the same named exports minus those.
-  name: 'http-through-require',
+export const builtinsThroughRequire = {
+  // An ES import of a built-in makes Node read every export of it, and some are getters that load whole
+  // subsystems: node:http's WebSocket, CloseEvent and MessageEvent Node's internal undici (~50 ms of CPU at
+  // start-up), node:fs's streams and `promises` fs/promises with readline and the REPL's history, node:util's
+  // diff and setTraceSigInt worker_threads, node:crypto's webcrypto (~2 MiB of RSS in an idle function together).
+  // Our import statements get the module through require instead, each named export read by a pure call that
+  // the bundler drops when nothing imports that name. A dependency keeps its imports, of node:http(s) excepted.
+  // node:module stays an import: the stand-in itself needs it.
+  name: 'builtins-through-require',
   setup(b) {
-    b.onResolve({ filter: /^(node:)?https?$/ }, (args) =>
-      args.kind === 'import-statement' || args.kind === 'dynamic-import' ? { path: args.path.replace(/^node:/, ''), namespace: 'builtin-require' } : undefined,
-    );
-    b.onLoad({ filter: /.*/, namespace: 'builtin-require' }, (args) => {
-      const exported = Object.entries(Object.getOwnPropertyDescriptors(require(args.path))).filter(([, d]) => !d.get).map(([name]) => name);
-      return {
-        loader: 'js',
-        contents: `import { createRequire } from 'node:module';\nconst m = createRequire(import.meta.url)('node:${args.path}');\nexport default m;\nexport const { ${exported.join(', ')} } = m;\n`,
-      };
+    b.onResolve({ filter: /^(node:)?[a-z_][a-z_0-9/]*$/ }, (args) => {
+      const name = args.path.replace(/^node:/, '');
+      if (!isBuiltin(name) || name === 'module') return undefined;
+      // import('node:http') gets a namespace of every export: the plain properties alone, getters left out.
+      if (args.kind === 'dynamic-import') return /^https?$/.test(name) ? { path: name, namespace: 'builtin-namespace' } : undefined;
+      if (args.kind !== 'import-statement' || (!/^https?$/.test(name) && args.importer.includes('node_modules'))) return undefined;
+      return { path: name, namespace: 'builtin-require' };
     });
+    const prelude = (name) => [
+      // Names of our own that no export of a built-in has.
+      "import { createRequire as __kubeloopRequireOf } from 'node:module';",
+      `const __kubeloopBuiltin = __kubeloopRequireOf(import.meta.url)('node:${name}');`,
+      'export default __kubeloopBuiltin;',
+    ];
+    const exportNames = (name, withGetters) =>
+      Object.entries(Object.getOwnPropertyDescriptors(require(name)))
+        .filter(([key, d]) => /^[A-Za-z_$][\w$]*$/.test(key) && key !== 'default' && (withGetters || !d.get))
+        .map(([key]) => key);
+    b.onLoad({ filter: /.*/, namespace: 'builtin-require' }, (args) => ({
+      loader: 'js',
+      contents: [
+        ...prelude(args.path),
+        'const __kubeloopRead = (name) => __kubeloopBuiltin[name];',
+        ...exportNames(args.path, true).map((key) => `export const ${key} = /* @__PURE__ */ __kubeloopRead('${key}');`),
+      ].join('\n'),
+    }));
+    b.onLoad({ filter: /.*/, namespace: 'builtin-namespace' }, (args) => ({
+      loader: 'js',
+      contents: [...prelude(args.path), `export const { ${exportNames(args.path, false).join(', ')} } = __kubeloopBuiltin;`].join('\n'),
+    }));
   },
 };
 
@@ -46,7 +71,7 @@ export const lazyTlsBuiltins = {
 };
 
 /** The plugins every production bundle uses, after the caller's own. */
-export const productionPlugins = [lazyTlsBuiltins, httpThroughRequire];
+export const productionPlugins = [deferredRequires, lazyTlsBuiltins, builtinsThroughRequire];
 
 /** Options every bundle shares; the caller adds entryPoints and its plugins (productionPlugins last). */
 export function productionBundleOptions(outdir) {

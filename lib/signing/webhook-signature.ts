@@ -2,7 +2,7 @@
 // themselves are standard-webhooks.ts, shared with the Web Crypto path (web-signature.ts).
 // node:crypto rather than the `standardwebhooks` package: its pure-JS SHA-256 is 4x slower on a 2 KiB body
 // and 8x on 1 MiB (blocking the event loop), it JSON-parses on verify and throws on repeated headers.
-import { createHmac, createSecretKey, randomBytes, type KeyObject } from 'node:crypto';
+import type { KeyObject } from 'node:crypto';
 import {
   DerivedKeyCache,
   keyDerivationLabel,
@@ -37,6 +37,10 @@ export const audienceOf = (request: { kind: string; loop?: string; loopNamespace
     : loopAudience(request.loopNamespace ? `${request.loopNamespace}/${request.loop ?? ''}` : (request.loop ?? ''));
 export { DEFAULT_TOLERANCE_SECONDS, SECRET_PREFIX, type SignatureHeaders, type VerifyResult } from './standard-webhooks.ts';
 
+// node:crypto on first use, not at import: it is ~2 MiB of RSS (its 17 modules and their objects), and a function
+// started without a signing key, which imports this module with its configuration, never signs or verifies.
+const nodeCrypto = (): typeof import('node:crypto') => process.getBuiltinModule('node:crypto');
+
 /**
  * A KeyObject, made once per key: createHmac with a Buffer key re-imports the key on every call, which
  * cost ~10x the HMAC itself (bench:functions, signed path).
@@ -45,7 +49,7 @@ export type SigningKey = KeyObject & { readonly __signingKey: true };
 /** The keys of one side: one, or the new and the old during a rotation. */
 export type SigningKeys = readonly SigningKey[];
 
-const toKey = (bytes: Uint8Array): SigningKey => createSecretKey(bytes) as SigningKey;
+const toKey = (bytes: Uint8Array): SigningKey => nodeCrypto().createSecretKey(bytes) as SigningKey;
 
 /** Decodes a `whsec_<base64>` secret (the prefix is optional); the error says what is wrong, never the secret. */
 export function parseSigningSecret(text: string, source = 'signing secret'): SigningKey {
@@ -61,7 +65,7 @@ export function parseSigningSecrets(text: string, source = 'signing secret'): Si
 
 /** A fresh secret in the specification's format (32 random bytes). */
 export function generateSigningSecret(): string {
-  return SECRET_PREFIX + randomBytes(32).toString('base64');
+  return SECRET_PREFIX + nodeCrypto().randomBytes(32).toString('base64');
 }
 
 /** The keys back as the secret text a function is configured with ("whsec_a whsec_b"): `kubeloop diff` serves a module signing as the Loop's. */
@@ -70,7 +74,7 @@ export function formatSigningSecrets(keys: SigningKeys): string {
 }
 
 const hmac = (key: SigningKey, id: string, timestampSeconds: number, body: string): string =>
-  createHmac('sha256', key).update(signedPrefix(id, timestampSeconds)).update(body).digest('base64');
+  nodeCrypto().createHmac('sha256', key).update(signedPrefix(id, timestampSeconds)).update(body).digest('base64');
 
 const asKeys = (keys: SigningKey | SigningKeys): SigningKeys => (Array.isArray(keys) ? (keys as SigningKeys) : [keys as SigningKey]);
 
@@ -108,7 +112,7 @@ const derived = new DerivedKeyCache<SigningKey, SigningKey>();
 /** The keys of one direction and audience, derived from each root key (made once, then cached). */
 export function directionKeys(keys: SigningKey | SigningKeys, direction: SigningDirection, audience: string): SigningKeys {
   const label = keyDerivationLabel(direction, audience);
-  return asKeys(keys).map((root) => derived.get(root, label, () => toKey(createHmac('sha256', root).update(label).digest())));
+  return asKeys(keys).map((root) => derived.get(root, label, () => toKey(nodeCrypto().createHmac('sha256', root).update(label).digest())));
 }
 
 export type RequestSignatureHeaders = SignatureHeaders & { [AUDIENCE_HEADER]: string };

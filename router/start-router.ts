@@ -53,8 +53,8 @@ interface RouterDeps {
   history: FlightRecorder;
   /** The history files' writer; flushed and closed on stop. */
   historyFiles?: HistoryFileWriter;
-  /** The running Loops, once the router is assembled (the history files name each entry's kind). */
-  runners: () => LoopRunner[];
+  /** A running Loop by id, once the router is assembled (the history files name each entry's kind). */
+  runner: (id: string) => LoopRunner | undefined;
   /** With sharding: this replica's membership, which gates every key. */
   shard?: ShardMember;
   fairness: Fairness;
@@ -92,7 +92,7 @@ async function connectRouter(options: RouterOptions): Promise<RouterDeps> {
   const invoke = options.invoke ?? httpInvoker!;
   const recorder = options.recordDir ? new FixtureRecorder(options.recordDir) : undefined;
   // The files name each entry's kind, the Loop's `for`: looked up when an entry is written, the router assembled by then.
-  const historyFiles = options.historyFiles ? historyFileWriter(options.historyFiles, identity, logger, metrics, (loop) => deps.runners().find((r) => r.loop.id === loop)?.loop.for) : undefined;
+  const historyFiles = options.historyFiles ? historyFileWriter(options.historyFiles, identity, logger, metrics, (loop) => deps.runner(loop)?.loop.for) : undefined;
   const history = new FlightRecorder(options.history ?? DEFAULT_HISTORY_LIMITS, historyFiles);
   const fairness = createFairness(options.fairness, metrics.registry, metrics.loopLabel);
   const tenants = tenantLabels(options.fairness ? options.fairness.maxLabelledTenants : undefined);
@@ -107,7 +107,7 @@ async function connectRouter(options: RouterOptions): Promise<RouterDeps> {
   const requestBytes = new RequestByteBudget(options.maxRequestBytesInFlight ?? DEFAULT_MAX_REQUEST_BYTES_IN_FLIGHT, (tenant) => fairness.weights.weightOf(tenant), (tenant, delta) =>
     metrics.requestBytesInFlight.inc({ tenant: tenants.of(tenant) }, delta),
   );
-  const deps: RouterDeps = { options, identity, logger, metrics, client, discovery, invoke, httpInvoker, apiServer, ...(apiServerRead ? { apiServerRead } : {}), events, recorder, history, ...(historyFiles ? { historyFiles } : {}), runners: () => [], fairness, requestBytes };
+  const deps: RouterDeps = { options, identity, logger, metrics, client, discovery, invoke, httpInvoker, apiServer, ...(apiServerRead ? { apiServerRead } : {}), events, recorder, history, ...(historyFiles ? { historyFiles } : {}), runner: () => undefined, fairness, requestBytes };
   return deps;
 }
 
@@ -294,7 +294,7 @@ function routerHandle(deps: RouterDeps, term: LeaderTerm, election: Election | u
     historyOwner: async (loop, key) => {
       // Sharded: the owner of the slot of the primary's uid (read from the API server when another member holds it).
       const shard = deps.shard;
-      const runner = shard ? term.controller?.runners().find((r) => r.loop.id === loop) : undefined;
+      const runner = shard ? term.controller?.runner(loop) : undefined;
       const uid = runner ? await runner.primaryUid(key).catch(() => undefined) : undefined;
       const owner = shard ? (uid ? shard.ownerOf(shardSlot(uid)) : undefined) : elector?.leader;
       return owner === identity ? undefined : owner;
@@ -319,7 +319,8 @@ export async function startRouter(options: RouterOptions): Promise<Router> {
   if (options.leaderElection && options.sharding) throw new Error('leader election and sharding exclude each other: every sharded member works');
   const deps = await connectRouter(options);
   const term = new LeaderTerm(deps);
-  deps.runners = () => term.controller?.runners() ?? [];
+  // By id, not a search of every runner: the history files ask once per entry (per reconcile), at 1,000 tenants too.
+  deps.runner = (id) => term.controller?.runner(id);
   let election: Election | undefined;
   if (options.sharding) {
     const { member, client } = await joinShard(deps, options.sharding, term);

@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { evictionTenant, FlightRecorder, type ReconcileRecord } from './flight-recorder.ts';
-import { CLUSTER_TENANT } from '../../api/tenant.ts';
+import { FlightRecorder, type ReconcileRecord } from './flight-recorder.ts';
 
 const entry = (outcome: string): ReconcileRecord => ({ startedAt: '2026-01-01T00:00:00.000Z', triggers: [], actions: [], writes: [], outcome, durations: { queueMs: 0, totalMs: 1 } });
 
@@ -54,13 +53,6 @@ describe('FlightRecorder', () => {
     // A namespace named cluster is its own tenant: it evicts none of the ClusterLoops' objects.
     for (const key of ['cluster/a', 'cluster/b', 'cluster/c']) recorder.record('cluster/x', key, entry(key));
     expect(recorder.history('podset', 'ns/d').map((e) => e.outcome)).toEqual(['ns/d']);
-  });
-
-  it('evicts from the tenant holding the most, its own objects first when it holds as many as the largest', () => {
-    expect(evictionTenant(new Map([['a', 5], ['b', 2]]), 'b')).toBe('a');
-    expect(evictionTenant(new Map([['a', 5], ['b', 5]]), 'b')).toBe('b');
-    expect(evictionTenant(new Map([['a', 5], [CLUSTER_TENANT, 5]]), 'c')).toBe('a');
-    expect(evictionTenant(new Map(), 'a')).toBeUndefined();
   });
 
   it('records nothing when turned off', () => {

@@ -5,6 +5,7 @@
 import type { ReconcileRequest } from '../../lib/contract/types.ts';
 import { tenantOfLoopId } from '../base/tenant-weights.ts';
 import type { WatchEvent } from '../base/watch-events.ts';
+import { TenantSizes } from './tenant-sizes.ts';
 
 export interface WriteRecord {
   /** "create v1/Pod default/web-7x2k": the action as the function asked for it. */
@@ -67,26 +68,12 @@ export interface HistorySink {
   offer(loop: string, key: string, entry: ReconcileRecord): void;
 }
 
-/**
- * Pure: whose object goes when all tenants together hold too many: the tenant holding the most, the one that
- * just recorded when it is among them (its own go first). A tenant under the largest share never loses one.
- */
-export function evictionTenant(sizes: ReadonlyMap<string, number>, recording: string): string | undefined {
-  let victim: string | undefined;
-  let most = 0;
-  for (const [tenant, size] of sizes) {
-    if (size > most || (size === most && tenant === recording)) {
-      victim = tenant;
-      most = size;
-    }
-  }
-  return victim;
-}
-
 export class FlightRecorder {
   // Per tenant, then per object. Map iteration order is insertion order: re-inserting on every record makes
   // the first entry of a tenant's map its least recently reconciled object.
   readonly #byTenant = new Map<string, Map<string, ReconcileRecord[]>>();
+  /** Each tenant's size in #byTenant, for the eviction past the total bound (tenant-sizes.ts). */
+  readonly #sizes = new TenantSizes();
   #objects = 0;
   readonly #limits: FlightRecorderLimits;
   readonly #sink: HistorySink | undefined;
@@ -116,9 +103,10 @@ export class FlightRecorder {
     if (entries.length > this.#limits.perObject) entries.splice(0, entries.length - this.#limits.perObject);
     objects.set(id, entries);
     this.#objects += 1;
+    this.#sizes.set(tenant, objects.size);
     while (objects.size > (this.#limits.objectsPerTenant ?? this.#limits.objects)) this.#evictOldest(tenant);
     while (this.#objects > this.#limits.objects) {
-      const victim = evictionTenant(new Map([...this.#byTenant].map(([t, o]) => [t, o.size])), tenant);
+      const victim = this.#sizes.largest(tenant);
       if (victim === undefined) break;
       this.#evictOldest(victim);
     }
@@ -140,6 +128,7 @@ export class FlightRecorder {
     if (!objects || oldest === undefined) return;
     objects.delete(oldest);
     this.#objects -= 1;
+    this.#sizes.set(tenant, objects.size);
     if (objects.size === 0) this.#byTenant.delete(tenant);
   }
 }

@@ -6,7 +6,7 @@ import type { KubeClient } from './kube-client.ts';
 import type { AdmittedState, InformerCache } from './informer-cache.ts';
 import { collectionPath, type ResourceInfo } from './resource-paths.ts';
 import { readWatchBodyBatches } from './watch-body.ts';
-import { METADATA_WATCH_ACCEPT } from './metadata-media-types.ts';
+import { METADATA_OBJECT_ACCEPT } from './metadata-media-types.ts';
 import { endedBeforeItsEnd, refusesWatchList, watchListQuery, WatchListRefusedError } from './watch-list.ts';
 import { ReshardError, SilentWatchError, watchErrorEvent } from './watch-errors.ts';
 import type { ShardRequest } from './shard-selector.ts';
@@ -90,7 +90,7 @@ export class InformerWatch<T extends KubernetesObject> {
     try {
       const request = fill ? watchListQuery() : { watch: true, resourceVersion: this.#position.resourceVersion, allowWatchBookmarks: true };
       const { body, contentType } = await client
-        .streamResponse({ path: collectionPath(resource, namespace), accept: metadataOnly ? METADATA_WATCH_ACCEPT : 'application/json', signal: controller.signal, timeoutMs: 30_000, query: { ...this.#query(), ...request, timeoutSeconds } })
+        .streamResponse({ path: collectionPath(resource, namespace), accept: metadataOnly ? METADATA_OBJECT_ACCEPT : 'application/json', signal: controller.signal, timeoutMs: 30_000, query: { ...this.#query(), ...request, timeoutSeconds } })
         .catch((error: unknown) => {
           throw fill && refusesWatchList(error) ? new WatchListRefusedError(error instanceof Error ? error.message : String(error)) : error;
         });

@@ -1,5 +1,6 @@
 // What KubeClient reads from an API server's answer, whichever transport carried it (undici, node:http2): its text,
 // its bytes in the media type the server chose (a metadata-only list in protobuf), or the text of an error's Status.
+import type { KubernetesObject } from '@kubernetes/client-node';
 import type { Dispatcher } from 'undici';
 import type { Http2Reply } from './node-http2-writes.ts';
 import { decodeEnvelopedObject } from './protobuf-object.ts';
@@ -15,13 +16,21 @@ export interface BytesAnswer {
 }
 
 export function replyText(reply: Reply): Promise<string> {
-  return 'text' in reply ? Promise.resolve(reply.text) : reply.body.text();
+  return 'bytes' in reply ? Promise.resolve(reply.bytes.toString('utf8')) : reply.body.text();
 }
 
-/** node:http2's answers (writes only, never asked for protobuf) come as text: their bytes are that text's. */
+/** node:http2's answers (writes) were read whole; undici's are read here. */
 export async function replyBytes(reply: Reply): Promise<BytesAnswer> {
-  const bytes = 'text' in reply ? Buffer.from(reply.text) : Buffer.from(await reply.body.arrayBuffer());
+  const bytes = 'bytes' in reply ? reply.bytes : Buffer.from(await reply.body.arrayBuffer());
   return { bytes, contentType: headerText(reply.headers['content-type']) };
+}
+
+/**
+ * An object's metadata from an answer asked for with METADATA_OBJECT_ACCEPT: PartialObjectMetadata in protobuf
+ * (managedFields skipped unread) or, from a server or kind that answered JSON, its JSON parsed.
+ */
+export function metadataOf({ bytes, contentType }: BytesAnswer): Pick<KubernetesObject, 'metadata'> {
+  return isProtobufMediaType(contentType) ? decodeEnvelopedObject(bytes) : (JSON.parse(bytes.toString('utf8')) as KubernetesObject);
 }
 
 /**

@@ -6,7 +6,8 @@ import type { SecureClientSessionOptions } from 'node:http2';
 export interface Http2Reply {
   statusCode: number;
   headers: IncomingHttpHeaders;
-  text: string;
+  /** The body whole, in the media type the server answered in (a write's reply may be protobuf). */
+  bytes: Buffer;
 }
 
 export interface Http2Request {
@@ -126,14 +127,14 @@ export class NodeHttp2Writes {
         stream.close(http2.constants.NGHTTP2_CANCEL);
       };
       this.#inFlight.add(cut);
-      let reply: Omit<Http2Reply, 'text'> = { statusCode: 0, headers: {} };
+      let reply: Omit<Http2Reply, 'bytes'> = { statusCode: 0, headers: {} };
       const chunks: Buffer[] = [];
       stream.setTimeout(r.timeoutMs, () => stream.destroy(withCode(new Error(`${r.method} ${r.path}: no answer within ${r.timeoutMs} ms`), 'ETIMEDOUT')));
       stream.on('response', (responseHeaders) => {
         reply = { statusCode: Number(responseHeaders[':status']), headers: responseHeaders };
       });
       stream.on('data', (chunk: Buffer) => chunks.push(chunk));
-      stream.once('end', () => settle({ kind: 'reply', reply: { ...reply, text: Buffer.concat(chunks).toString('utf8') } }));
+      stream.once('end', () => settle({ kind: 'reply', reply: { ...reply, bytes: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks) } }));
       // `on`, not `once`: a stream may be destroyed again (its session's error) after its first error.
       stream.on('error', (error) => settle(this.#failure(r, stream, error)));
       // Reset by the server or a closing session without an error event: never leave the request hanging. Every

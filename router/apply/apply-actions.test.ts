@@ -2,7 +2,7 @@ import { pino } from 'pino';
 import { describe, expect, it, vi } from 'vitest';
 import type { Action, KubeObject } from '../../lib/contract/types.ts';
 import type { ResourceDiscovery } from '../../lib/kube/discovery.ts';
-import { KubeApiError, type KubeClient, type KubeRequest } from '../../lib/kube/kube-client.ts';
+import { KubeApiError, type KubeRequest } from '../../lib/kube/kube-client.ts';
 import type { ResourceInfo } from '../../lib/kube/resource-paths.ts';
 import { applyActions, type ApplyContext } from './apply-actions.ts';
 import type { EventRecorder } from './event-recorder.ts';
@@ -11,6 +11,7 @@ import { AppliedWrites } from './applied-writes.ts';
 import { parseLoop } from '../base/loop-spec.ts';
 import { createRouterMetrics } from '../base/router-metrics.ts';
 import { seenMetadataTests } from './seen-metadata.ts';
+import { jsonAnswering } from '../../test/support/json-writes-client.ts';
 
 const pods: ResourceInfo = { group: '', version: 'v1', apiVersion: 'v1', kind: 'Pod', plural: 'pods', namespaced: true };
 const configMaps: ResourceInfo = { group: '', version: 'v1', apiVersion: 'v1', kind: 'ConfigMap', plural: 'configmaps', namespaced: true };
@@ -34,7 +35,7 @@ function context(answer: (request: KubeRequest) => unknown = () => ({})) {
   const request = vi.fn(async (r: KubeRequest) => answer(r));
   const record = vi.fn();
   const ctx: ApplyContext = {
-    client: { request } as unknown as KubeClient,
+    client: jsonAnswering(request),
     discovery: { resolve } as unknown as ResourceDiscovery,
     loop,
     primary,
@@ -186,12 +187,12 @@ describe('applyActions: an apply that would change nothing', () => {
 });
 
 describe('applyActions patch', () => {
-  it("asks for the patch's reply as the object's metadata (PartialObjectMetadata) and keeps the resourceVersion it produced", async () => {
+  it("asks for the patch's reply as the object's metadata (PartialObjectMetadata, protobuf first) and keeps the resourceVersion it produced", async () => {
     const { ctx, request } = context((r) => (r.method === 'PATCH' ? { apiVersion: 'meta.k8s.io/v1', kind: 'PartialObjectMetadata', metadata: { name: 'cm', namespace: 'a', resourceVersion: '2' } } : {}));
     const outcome = await applyActions(ctx, [{ op: 'patch', target: { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'a', name: 'cm' }, patch: [{ op: 'add', path: '/metadata/labels', value: { a: 'b' } }] }]);
     expect(outcome).toEqual({ result: 'done', refused: 0, primaryResourceVersion: '2' });
     const patch = request.mock.calls.map(([r]) => r).find((r) => r.method === 'PATCH');
-    expect(patch?.accept).toMatch(/^application\/json;as=PartialObjectMetadata;g=meta\.k8s\.io;v=v1,application\/json$/);
+    expect(patch?.accept).toBe('application/vnd.kubernetes.protobuf;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json');
   });
 
   describe("a metadata-only Loop's primary", () => {

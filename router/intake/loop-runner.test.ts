@@ -3,6 +3,7 @@ import type { KubeObject } from '../../lib/contract/types.ts';
 import type { ResourceDiscovery } from '../../lib/kube/discovery.ts';
 import { KubeApiError, type KubeClient } from '../../lib/kube/kube-client.ts';
 import { harness, pod, podSet, PODSETS, settle, stopRunners } from '../../test/support/loop-runner-harness.ts';
+import { jsonAnswering } from '../../test/support/json-writes-client.ts';
 
 afterEach(stopRunners);
 
@@ -56,7 +57,7 @@ describe('LoopRunner', () => {
   it('settles the watch event of its own patch of the primary before the queue, and queues any later change', async () => {
     const patched: string[] = [];
     const api = {
-      client: { request: async ({ path }: { path: string }) => (patched.push(path), { metadata: { resourceVersion: `${patched.length + 1}` } }) } as unknown as KubeClient,
+      client: jsonAnswering(({ path }) => (patched.push(path), { metadata: { resourceVersion: `${patched.length + 1}` } })),
       discovery: { resolve: async () => PODSETS } as unknown as ResourceDiscovery,
     };
     const h = harness({ owns: [] }, (request) => ({
@@ -80,7 +81,7 @@ describe('LoopRunner', () => {
       actions: [{ op: 'patch', target: { apiVersion: PODSETS.apiVersion, kind: PODSETS.kind, namespace: 'a', name: request.object.metadata!.name! }, patch: [{ op: 'add', path: '/metadata/labels', value: { seen: 'yes' } }] }],
     }), {
       // The watch is faster than the reply: the event of the patched object reaches the runner while the key is in flight.
-      client: { request: async () => (h.podsets.put(podSet('one', { labels: { seen: 'yes' }, resourceVersion: '2' })), { metadata: { resourceVersion: '2' } }) } as unknown as KubeClient,
+      client: jsonAnswering(() => (h.podsets.put(podSet('one', { labels: { seen: 'yes' }, resourceVersion: '2' })), { metadata: { resourceVersion: '2' } })),
       discovery: { resolve: async () => PODSETS } as unknown as ResourceDiscovery,
     });
     h.podsets.put(podSet('one'));

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { KubeClient } from '../../lib/kube/kube-client.ts';
 import { Informer } from '../../lib/kube/informer.ts';
-import { METADATA_JSON_ACCEPT, METADATA_WATCH_ACCEPT } from '../../lib/kube/metadata-media-types.ts';
+import { METADATA_JSON_ACCEPT, METADATA_OBJECT_ACCEPT } from '../../lib/kube/metadata-media-types.ts';
 import { ResourceDiscovery } from '../../lib/kube/discovery.ts';
 import { readWatchBodyBatches } from '../../lib/kube/watch-body.ts';
 import type { WatchEvent } from '../../lib/kube/watch-stream.ts';
@@ -61,7 +61,7 @@ describe('a metadata-only watch in protobuf', () => {
     await writeEverything(client, path, apiVersion, kind);
     // owner ADDED, child ADDED, owner MODIFIED, held ADDED, held MODIFIED (deletionTimestamp).
     const count = 5;
-    const protobuf = await watchEvents(path, start.metadata.resourceVersion, METADATA_WATCH_ACCEPT, count);
+    const protobuf = await watchEvents(path, start.metadata.resourceVersion, METADATA_OBJECT_ACCEPT, count);
     const json = await watchEvents(path, start.metadata.resourceVersion, METADATA_JSON_ACCEPT, count);
     expect(protobuf.contentType).toMatch(/^application\/vnd\.kubernetes\.protobuf;stream=watch/);
     expect(json.contentType).toMatch(/^application\/json/);

@@ -35,7 +35,7 @@ export interface InformerLease {
 }
 
 /** Where runners and the Loop controller get their informers: the registry, or test/support/memory-informers.ts in unit tests. */
-export type InformerSource = Pick<InformerRegistry, 'acquire'> & Partial<Pick<InformerRegistry, 'onScopeChange'>>;
+export type InformerSource = Pick<InformerRegistry, 'acquire'> & Partial<Pick<InformerRegistry, 'onScopeChange' | 'resolve'>>;
 
 /** A kind whose Loops must acquire it again: it moved between one cluster-wide watch and watches per namespace. */
 export type ScopeChangeListener = (resource: ResourceInfo, state: 'cluster-wide' | 'per-namespace') => void;
@@ -133,6 +133,11 @@ export class InformerRegistry {
    * A kind opted in with --cluster-wide-watch, where the router may, is watched once for every namespace and
    * each Loop reads its namespaces through a filtered view (shares keep their own informers).
    */
+  /** The kind's resource as discovery tells it (shared with `acquire`'s own lookup, asked once). */
+  resolve(ref: KindRef): Promise<ResourceInfo> {
+    return this.options.discovery.resolve(ref.apiVersion, ref.kind);
+  }
+
   async acquire(ref: KindRef, mode: CacheMode, namespaces?: ReadonlySet<string>, shard?: InformerShard): Promise<InformerLease> {
     const resource = await this.options.discovery.resolve(ref.apiVersion, ref.kind);
     if (namespaces && namespaces.size > 0 && !shard && (await this.#clusterWide.covers(resource))) {

@@ -11,6 +11,7 @@ import { type FunctionInvoker, type Router, startRouter, DEFAULT_FAIR_API_LIMIT,
 import { applyHeapGrowingPercent } from '../lib/server/heap-growing.ts';
 import type { Loop } from '../api/loop.ts';
 import { DEFAULT_FUNCTION_URL_POLICY } from '../lib/config/function-url-policy.ts';
+import { startTrace } from './start-trace.ts';
 
 export interface RouterChildConfig {
   kubeconfigPath: string;
@@ -144,6 +145,7 @@ async function stats(router: Router, collect: boolean): Promise<RouterChildStats
 
 /** Starts the router as the parent's config says and answers its questions until told to stop. */
 async function main(): Promise<void> {
+  const trace = startTrace();
   const config = JSON.parse(process.env.KUBELOOP_BENCH_ROUTER ?? '{}') as RouterChildConfig;
   // As `kubeloop router` starts it: V8's heap growing factor (its flag's default or KUBELOOP_HEAP_GROWING_PERCENT;
   // a --heap-growing-percent among the child's node flags wins), then tracing, so the router's spans go to the SDK.
@@ -151,6 +153,7 @@ async function main(): Promise<void> {
   if (config.tracing) await startTracing({ otlpEndpoint: config.tracing.otlpEndpoint, otlpHeaders: {}, samplingRatio: config.tracing.samplingRatio }, 'kubeloop-router');
   // As `kubeloop router --kubeconfig` loads it (client-node only when the file needs it).
   const kubeConfig = await loadKubeConfig({ kubeconfig: config.kubeconfigPath });
+  trace?.mark('kubeconfig read');
   const router = await startRouter({
     kubeConfig,
     loops: config.loops,
@@ -164,7 +167,9 @@ async function main(): Promise<void> {
     logger: createLogger({ name: 'router', level: 'warn', destination: process.stderr }),
     ...(config.invoke === 'in-process' ? { invoke: await inProcessInvoker(config.functionName ?? 'pod-name-label') } : {}),
   });
+  trace?.mark('startRouter resolved');
   for (const loop of config.loops) await router.waitForLoop(loop.metadata.name ?? '', 120_000);
+  trace?.mark('Loops synced');
   setInterval(samplePeak, 100).unref();
   process.on('message', (message: { type: 'stats'; gc?: boolean; id: number } | { type: 'stop' }) => {
     if (message.type === 'stats') void stats(router, message.gc === true).then((s) => process.send?.({ type: 'stats', id: message.id, stats: s }));

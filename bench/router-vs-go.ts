@@ -130,6 +130,8 @@ async function measure(s: VersusSettings, mode: LimitMode, side: Side, work: Wor
     await controller.stop();
   }
   const labelledAt = [...seen.labelled.values()];
+  // The spawn and the first label on the clock of the router child's BENCH_START_TRACE lines.
+  if (process.env.BENCH_START_TRACE === '1') console.error(`start-trace-bench ${side} spawn ${(performance.timeOrigin + started).toFixed(1)} first-label ${(performance.timeOrigin + Math.min(...labelledAt)).toFixed(1)}`);
   const latencies = [...seen.labelled].map(([name, at]) => at - (work === 'live' ? (seen.added.get(name) ?? at) : started));
   const run: VersusRun = {
     mode,

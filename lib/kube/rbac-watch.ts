@@ -45,6 +45,11 @@ export const DEFAULT_RBAC_DEBOUNCE_MS = 1000;
 export interface RbacWatchOptions {
   /** A started metadata-only informer of the kind, cluster-wide. */
   acquire: (resource: ResourceInfo) => Promise<RbacInformerLease>;
+  /**
+   * What `acquire` first waits for that needs no access (the kind's discovery), asked while the access review
+   * runs so the watches follow its answer without another round trip. Its failure is `acquire`'s to report.
+   */
+  prepare?: (resource: ResourceInfo) => Promise<unknown>;
   client: KubeClient;
   logger: Logger;
   /** Who watches and what it reviews, for the logs: e.g. "router" and "a Loop's access". */
@@ -72,6 +77,8 @@ export interface RbacWatch {
  */
 export async function watchRbac(o: RbacWatchOptions): Promise<RbacWatch | { denied: string }> {
   const consequence = `${o.reviewed} is reviewed on the --access-review-seconds timer only, so a revoked right takes effect at the next sweep`;
+  // Nothing is watched before the review allows it; the discovery the watches need overlaps the review.
+  for (const resource of RBAC_KINDS) o.prepare?.(resource).catch(() => {});
   const verdict = await reviewOwnWatchAccess({ client: o.client, resources: RBAC_KINDS, logger: o.logger, process: o.process, what: 'RBAC', consequence });
   if (!verdict.allowed) return { denied: verdict.message };
   return new RbacChangeWindow(o).start();

@@ -35,7 +35,7 @@ export interface InformerLease {
 }
 
 /** Where runners and the Loop controller get their informers: the registry, or test/support/memory-informers.ts in unit tests. */
-export type InformerSource = Pick<InformerRegistry, 'acquire'> & Partial<Pick<InformerRegistry, 'onScopeChange'>>;
+export type InformerSource = Pick<InformerRegistry, 'acquire'> & Partial<Pick<InformerRegistry, 'onScopeChange' | 'resolve'>>;
 
 /** A kind whose Loops must acquire it again: it moved between one cluster-wide watch and watches per namespace. */
 export type ScopeChangeListener = (resource: ResourceInfo, state: 'cluster-wide' | 'per-namespace') => void;
@@ -124,6 +124,11 @@ export class InformerRegistry {
       if (!entry.fanout) add(entry.tenant, bytes);
     }
     return sums;
+  }
+
+  /** The kind's resource as discovery tells it (shared with `acquire`'s own lookup, asked once). */
+  resolve(ref: KindRef): Promise<ResourceInfo> {
+    return this.options.discovery.resolve(ref.apiVersion, ref.kind);
   }
 
   /**

@@ -74,6 +74,8 @@ export class AccessReviewSchedule {
     try {
       const watch = await watchRbac({
         acquire: (resource) => o.registry.acquire({ apiVersion: resource.apiVersion, kind: resource.kind }, true),
+        // The Loops' reviews wait for these watches: their discovery goes out with the router's own review.
+        ...(o.registry.resolve ? { prepare: (resource) => o.registry.resolve!({ apiVersion: resource.apiVersion, kind: resource.kind }) } : {}),
         process: 'router',
         reviewed: "a Loop's access",
         client: o.client,

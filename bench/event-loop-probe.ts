@@ -17,7 +17,9 @@ if (dir) {
     const late = now - last - 1;
     last = now;
     if (late < STALL_THRESHOLDS_MS[0]!) return;
-    STALL_THRESHOLDS_MS.forEach((threshold, i) => late >= threshold && (stalls.over[i]! += 1));
+    STALL_THRESHOLDS_MS.forEach((threshold, i) => {
+      if (late >= threshold) stalls.over[i]! += 1;
+    });
     stalls.stalledMs += late;
     stalls.maxMs = Math.max(stalls.maxMs, late);
   }, 1).unref();

@@ -4,6 +4,7 @@
 import { spawn, type ChildProcess, type StdioOptions } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import autocannon from 'autocannon';
+import { LOOP_PROBE_ARGS } from './loop-probe-reader.ts';
 
 export interface Figures {
   requestsPerSecond: number;
@@ -37,7 +38,7 @@ export async function spawnUntilUrl(
   options: { match?: (line: string) => string | undefined; cwd?: string; ipc?: boolean } = {},
 ): Promise<SpawnedServer> {
   const stdio: StdioOptions = options.ipc ? ['ignore', 'pipe', 'inherit', 'ipc'] : ['ignore', 'pipe', 'inherit'];
-  const child = spawn(process.execPath, [...PROFILE, '--import', 'tsx', ...args], { stdio, ...(options.cwd ? { cwd: options.cwd } : {}) });
+  const child = spawn(process.execPath, [...PROFILE, '--import', 'tsx', ...LOOP_PROBE_ARGS, ...args], { stdio, ...(options.cwd ? { cwd: options.cwd } : {}) });
   const match = options.match ?? urlLine;
   for await (const line of createInterface({ input: child.stdout! })) {
     const url = match(line);

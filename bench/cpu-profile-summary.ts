@@ -5,13 +5,13 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-interface ProfileNode {
+export interface ProfileNode {
   id: number;
   callFrame: { functionName: string; url: string; lineNumber: number };
   children?: number[];
 }
 
-interface CpuProfile {
+export interface CpuProfile {
   nodes: ProfileNode[];
   samples: number[];
   timeDeltas: number[];
@@ -76,16 +76,22 @@ function profilesIn(path: string): string[] {
   return readdirSync(path, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.cpuprofile')).map((f) => join(path, f));
 }
 
+/** The profiles a command line names (files, or every .cpuprofile under a folder); exits with `usage` when none. */
+export function profilesArgs(script: string): string[] {
+  const files = process.argv.slice(2).flatMap(profilesIn);
+  if (files.length === 0) {
+    process.stderr.write(`usage: npm run ${script} -- FILE.cpuprofile|DIR [...]\n`);
+    process.exit(2);
+  }
+  return files;
+}
+
 function top(map: Map<string, number>, total: number, n: number): string[] {
   return [...map.entries()].sort((a, b) => b[1] - a[1]).slice(0, n).map(([name, ms]) => `${ms.toFixed(0).padStart(8)} ms ${((ms / total) * 100).toFixed(1).padStart(5)} %  ${name}`);
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-  const files = process.argv.slice(2).flatMap(profilesIn);
-  if (files.length === 0) {
-    process.stderr.write('usage: npm run bench:profile -- FILE.cpuprofile|DIR [...]\n');
-    process.exit(2);
-  }
+  const files = profilesArgs('bench:profile');
   const TOP = Number(process.env.PROFILE_TOP ?? 25);
   for (const file of files) {
     const summary = summarize(JSON.parse(readFileSync(file, 'utf8')) as CpuProfile);

@@ -5,6 +5,7 @@
 // With CHURN_AS_SERVICE_ACCOUNT each namespace writes as that ServiceAccount of its own (impersonated), not as admin.
 // With CHURN_RATE (changes per second per namespace) the patches leave on a fixed schedule instead of as fast as the
 // API server answers 8 at a time; a tick that finds 8 still in flight is skipped and counted as late (the rate capped).
+// The namespaces' schedules are spread over the period (CHURN_IN_STEP=1: all on the same instant).
 import { setTimeout as sleep } from 'node:timers/promises';
 import { KubeClient, loadKubeConfig, serviceAccountUser } from '../lib/kube/index.ts';
 import { pool } from './router-bench-kit.ts';
@@ -30,9 +31,13 @@ async function flatOut(patch: (n: number, round: number) => Promise<void>): Prom
   for (let round = 0; performance.now() < deadline; round++) await pool(0, OBJECTS, IN_FLIGHT, (n) => patch(n, round));
 }
 
-/** One patch every 1/RATE s, round-robin over the objects, at most 8 in flight. */
-async function paced(patch: (n: number, round: number) => Promise<void>): Promise<void> {
-  const start = performance.now();
+/**
+ * One patch every 1/RATE s, round-robin over the objects, at most 8 in flight. Namespace `index` of the `count` starts
+ * index/count of a period later, so independent teams' writes do not all leave at the same instant (CHURN_IN_STEP=1:
+ * they do, a burst of `count` changes every period).
+ */
+async function paced(patch: (n: number, round: number) => Promise<void>, index: number, count: number): Promise<void> {
+  const start = performance.now() + (process.env.CHURN_IN_STEP === '1' ? 0 : (index * 1000) / RATE / count);
   const inFlight = new Set<Promise<void>>();
   for (let tick = 0; ; tick++) {
     const due = start + (tick * 1000) / RATE;
@@ -49,7 +54,7 @@ async function paced(patch: (n: number, round: number) => Promise<void>): Promis
 }
 
 await Promise.all(
-  namespaces.map(async (ns) => {
+  namespaces.map(async (ns, index) => {
     const client = as ? admin.impersonating({ user: serviceAccountUser(ns!, as) }, { qps: 1000, burst: 1000 }) : admin;
     const patch = async (n: number, round: number) => {
       await attempt(async () => {
@@ -57,7 +62,7 @@ await Promise.all(
         patches += 1;
       });
     };
-    await (RATE > 0 ? paced(patch) : flatOut(patch));
+    await (RATE > 0 ? paced(patch, index, namespaces.length) : flatOut(patch));
   }),
 );
 await admin.close();

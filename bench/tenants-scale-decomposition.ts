@@ -3,6 +3,7 @@
 // receipt. Pure: the bench gathers the timestamps; this matches them by change and sums up the segments.
 import { delta, type Sample } from './process-figures.ts';
 import { percentile } from './router-bench-kit.ts';
+import { formatStalls, type LoopStalls } from './loop-probe-reader.ts';
 
 /** The annotation the bench writes on the quiet tenant's ConfigMap: when (Date.now()) the PATCH was sent. */
 export const CHANGED_AT = 'bench.kubeloop.dev/changed-at';
@@ -133,6 +134,8 @@ export interface PhaseLoad {
   apiCpuMsPerS: number;
   routerLagP99Ms: number;
   routerLagMaxMs: number;
+  /** The router's and the function's event-loop stalls at 1 ms resolution (BENCH_LOOP_PROBE). */
+  stalls?: { router: LoopStalls; function: LoopStalls };
   /** The router's Loop requests that waited for an API token (its shared tenant budget) over the phase, and their wait. */
   apiTokenWaits?: { count: number; seconds: number };
   /** The API server's Priority and Fairness over the phase, per priority level that dispatched anything. */
@@ -169,7 +172,7 @@ export function flowControl(before: Sample[], after: Sample[]): FlowControlShare
 export function formatDecomposition(label: string, s: DecompositionSummary, load?: PhaseLoad): string {
   const parts = SEGMENTS.map((k) => `${k} ${fmt(s.segments[k].p50)}/${fmt(s.segments[k].tailMean)}`);
   const around = load
-    ? `\n    busy patches ${fmt(load.patchesPerS)}/s; router CPU ${fmt(load.routerCpuMsPerS)} ms/s, event-loop delay p99 ${fmt(load.routerLagP99Ms)} ms (max ${fmt(load.routerLagMaxMs)}); function CPU ${fmt(load.functionCpuMsPerS)} ms/s; API server + etcd CPU ${fmt(load.apiCpuMsPerS)} ms/s${load.apiTokenWaits ? `; router requests that waited for an API token: ${load.apiTokenWaits.count} (${(load.apiTokenWaits.seconds * 1000).toFixed(0)} ms in all)` : ''}${formatFlowControl(load.flowControl)}`
+    ? `\n    busy patches ${fmt(load.patchesPerS)}/s; router CPU ${fmt(load.routerCpuMsPerS)} ms/s, event-loop delay p99 ${fmt(load.routerLagP99Ms)} ms (max ${fmt(load.routerLagMaxMs)}); function CPU ${fmt(load.functionCpuMsPerS)} ms/s; API server + etcd CPU ${fmt(load.apiCpuMsPerS)} ms/s${load.apiTokenWaits ? `; router requests that waited for an API token: ${load.apiTokenWaits.count} (${(load.apiTokenWaits.seconds * 1000).toFixed(0)} ms in all)` : ''}${formatFlowControl(load.flowControl)}${load.stalls ? `\n    router ${formatStalls(load.stalls.router)}; function ${formatStalls(load.stalls.function)}` : ''}`
     : '';
   return `  ${label}: p50 ${fmt(s.totalP50)} p99 ${fmt(s.totalP99)} ms (${s.samples} changes, ${s.withRouter} in the router's history); per segment p50/slowest-tenth mean, ms: ${parts.join('  ')}; then its own write (apply) p50/p99 ${fmt(s.apply.p50)}/${fmt(s.apply.p99)}${around}`;
 }

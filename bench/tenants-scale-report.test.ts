@@ -15,7 +15,7 @@ function row(tenants: number, over: Partial<ScaleRow> = {}): ScaleRow {
     scrapeCpuMs: 10,
     readyMs: 1000,
     createMs: 500,
-    quiet: { aloneP99: 20, busyP99: 30, samples: 50 },
+    quiet: { aloneP99: 20, busyP99: 30, samples: { alone: 50, busy: 48 } },
     admission: { hookedP99: 12, unhookedP99: 4 },
     restartConvergeMs: 2000,
     ...over,
@@ -94,8 +94,9 @@ describe('formatScale', () => {
     expect(text).toContain('1100 (10 ms)');
     expect(text).toContain('10 -> 100    router RSS 0.200 MiB  CPU at rest 0.0100 ms/s');
     expect(text).toContain('(load average 5.0 on 2 CPUs;');
-    const asTenants = formatScale([row(10, { quietAsTenants: { aloneP99: 20, busyP99: 50, samples: 90 }, quietApf: { aloneP99: 25, busyP99: 30, samples: 80, shares: 2 } })], 'load').join('\n');
-    expect(asTenants).toContain('  10 tenants, the same with an APF level of 2 shares for ServiceAccounts: alone 25 / busy 30 ms, ratio 1.20 (80 changes)');
-    expect(asTenants).toContain('  10 tenants, quiet p99 with every tenant writing as its ServiceAccount: alone 20 / busy 50 ms, ratio 2.50 (90 changes)');
+    const asTenants = formatScale([row(10, { quietAsTenants: { aloneP99: 20, busyP99: 50, samples: { alone: 90, busy: 85 } }, quietApf: { aloneP99: 25, busyP99: 30, samples: { alone: 80, busy: 70 }, shares: 2 } })], 'load').join('\n');
+    expect(asTenants).toContain('  10 tenants, the same with an APF level of 2 shares for ServiceAccounts: alone 25 / busy 30 ms, ratio 1.20 (80 / 70 changes)');
+    expect(asTenants).toContain('  10 tenants, quiet p99 with every tenant writing as its ServiceAccount: alone 20 / busy 50 ms, ratio 2.50 (90 / 85 changes)');
+    expect(asTenants).toContain('  10 tenants, quiet p99 as admin drawn from 50 / 48 changes (alone / busy)');
   });
 });

@@ -3,6 +3,15 @@
 import { formatRest, formatRestCost, restCost, type RestActivity, type RestCost } from './tenants-scale-rest.ts';
 
 /** What one size (tenants with a Loop each, every tenth with an AdmissionHook) measured. */
+/** A quiet tenant's p99 alone and with busy neighbours, and the changes each is drawn from. */
+export interface QuietP99s {
+  aloneP99: number;
+  busyP99: number;
+  samples: { alone: number; busy: number };
+}
+
+const drawnFrom = (q: QuietP99s) => `${q.samples.alone} / ${q.samples.busy} changes`;
+
 export interface ScaleRow {
   tenants: number;
   hooks: number;
@@ -24,11 +33,11 @@ export interface ScaleRow {
   readyMs: number;
   createMs: number;
   /** Quiet tenant: its change written -> its function called, alone and while the busy tenants work. */
-  quiet: { aloneP99: number; busyP99: number; samples: number };
+  quiet: QuietP99s;
   /** The same with every tenant's writes (the quiet one's and the busy ones') made as its ServiceAccount (APF sees each apart). */
-  quietAsTenants?: { aloneP99: number; busyP99: number; samples: number };
+  quietAsTenants?: QuietP99s;
   /** The same again with an APF level of `shares` for ServiceAccounts (tenants-scale-apf.ts). */
-  quietApf?: { aloneP99: number; busyP99: number; samples: number; shares: number };
+  quietApf?: QuietP99s & { shares: number };
   /** A dry-run ConfigMap create through the API server in a namespace with a hook and in one without. */
   admission: { hookedP99: number; unhookedP99: number };
   /** Router restart: spawn -> every tenant's Loop has called its function again. */
@@ -147,10 +156,11 @@ export function formatScale(rows: ScaleRow[], load: string): string[] {
     );
   }
   for (const r of rows) {
+    lines.push(`  ${r.tenants} tenants, quiet p99 as admin drawn from ${drawnFrom(r.quiet)} (alone / busy)`);
     const q = r.quietAsTenants;
-    if (q) lines.push(`  ${r.tenants} tenants, quiet p99 with every tenant writing as its ServiceAccount: alone ${q.aloneP99.toFixed(0)} / busy ${q.busyP99.toFixed(0)} ms, ratio ${(q.busyP99 / q.aloneP99).toFixed(2)} (${q.samples} changes)`);
+    if (q) lines.push(`  ${r.tenants} tenants, quiet p99 with every tenant writing as its ServiceAccount: alone ${q.aloneP99.toFixed(0)} / busy ${q.busyP99.toFixed(0)} ms, ratio ${(q.busyP99 / q.aloneP99).toFixed(2)} (${drawnFrom(q)})`);
     const apf = r.quietApf;
-    if (apf) lines.push(`  ${r.tenants} tenants, the same with an APF level of ${apf.shares} shares for ServiceAccounts: alone ${apf.aloneP99.toFixed(0)} / busy ${apf.busyP99.toFixed(0)} ms, ratio ${(apf.busyP99 / apf.aloneP99).toFixed(2)} (${apf.samples} changes)`);
+    if (apf) lines.push(`  ${r.tenants} tenants, the same with an APF level of ${apf.shares} shares for ServiceAccounts: alone ${apf.aloneP99.toFixed(0)} / busy ${apf.busyP99.toFixed(0)} ms, ratio ${(apf.busyP99 / apf.aloneP99).toFixed(2)} (${drawnFrom(apf)})`);
     if (r.routerRest) lines.push(`  ${r.tenants} tenants, router${r.settleMs === undefined ? '' : ` (idle after ${sec(r.settleMs)})`} ${formatRest(r.routerRest)}`);
     if (r.gatewayRest) lines.push(`  ${r.tenants} tenants, gateway ${formatRest(r.gatewayRest)}`);
   }

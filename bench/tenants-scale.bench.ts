@@ -23,6 +23,7 @@ import { percentile, pool, until } from './router-bench-kit.ts';
 import { CHANGED_AT, decompose, flowControl, formatDecomposition, routerSeen, summarize, type PhaseLoad, type QuietArrival, type QuietWrite } from './tenants-scale-decomposition.ts';
 import { TENANT_LEVEL, withTenantFlowControl } from './tenants-scale-apf.ts';
 import { formatRest } from './tenants-scale-rest.ts';
+import { readLoopStalls } from './loop-probe-reader.ts';
 import { atRest, routerScrape, untilRouterQuiet } from './tenants-scale-probes.ts';
 import { formatScale, hooked, hooksAt, parseSizes, type AfterRestart, type ScaleRow } from './tenants-scale-report.ts';
 
@@ -30,10 +31,19 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const SIZES = parseSizes(process.env.BENCH_TENANTS ?? '10,100,1000');
 const BUSY = Number(process.env.BENCH_BUSY ?? 10);
 const BUSY_OBJECTS = Number(process.env.BENCH_BUSY_OBJECTS ?? 100);
-const PHASE_MS = Number(process.env.BENCH_PHASE_SECONDS ?? 10) * 1000;
+const PHASE_MS = Number(process.env.BENCH_PHASE_SECONDS ?? 20) * 1000;
+// The quiet tenant's pause between one change answered and the next: with the 20 s phase about 150 changes, so a
+// p99 is not the slowest one.
+const QUIET_INTERVAL_MS = Number(process.env.BENCH_QUIET_INTERVAL_MS ?? 100);
+// A scrape of the router's /metrics every so many seconds during each phase, as a Prometheus would (0: none). It
+// restarts the router's event-loop delay histogram, so that figure covers the phase since the last scrape.
+const SCRAPE_MS = Number(process.env.BENCH_SCRAPE_SECONDS ?? 15) * 1000;
 // Changes per second per busy tenant, on a fixed schedule; unset, the busy tenants write as fast as the API server
 // answers (then its CPU, not the platform's, sets the quiet tenant's latency on a small machine).
 const BUSY_RATE = Number(process.env.BENCH_BUSY_RATE ?? 0);
+// Paced busy tenants each start a fraction of the period apart (teams write independently); BENCH_BUSY_IN_STEP=1 sends
+// every tenant's change at the same instant, a burst of BENCH_BUSY changes per period.
+const BUSY_IN_STEP = process.env.BENCH_BUSY_IN_STEP === '1';
 // At rest the router's periodic work (watch bookmarks each minute, access reviews each 5, resyncs each 10) is sparse:
 // a longer window catches more of it.
 const REST_MS = Number(process.env.BENCH_REST_SECONDS ?? 30) * 1000;
@@ -227,25 +237,30 @@ async function quietPhase({ client: admin, kubeconfigPath, router, apiPids, kube
   const routerBefore = await routerScrape(router); // the router's event-loop delay histogram restarts at every scrape
   const apiCpu = () => apiPids.reduce((sum, pid) => sum + readProcess(pid).cpuMs, 0);
   const cpuBefore = [readProcess(router.pid).cpuMs, readProcess(fn!.pid!).cpuMs, apiCpu()];
+  await Promise.all([readLoopStalls(router.pid), readLoopStalls(fn!.pid!)]); // their counts start here
   const phaseStart = performance.now();
   const writes: QuietWrite[] = [];
   const abort = new AbortController();
   const watched = await watchQuiet(admin, quietNs, abort.signal);
-  const churnEnv = { ...process.env, CHURN_RATE: String(BUSY_RATE), ...(asTenants ? { CHURN_AS_SERVICE_ACCOUNT: LOOP_SERVICE_ACCOUNT } : {}) };
+  const churnEnv = { ...process.env, CHURN_RATE: String(BUSY_RATE), CHURN_IN_STEP: BUSY_IN_STEP ? '1' : '0', ...(asTenants ? { CHURN_AS_SERVICE_ACCOUNT: LOOP_SERVICE_ACCOUNT } : {}) };
   const churn = busy.length === 0 ? undefined : spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'bench/tenants-scale-churn.ts'), kubeconfigPath, String(PHASE_MS), String(BUSY_OBJECTS), ...busy.map(tenant)], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'], env: churnEnv });
   let churnOut = '';
   // Its busy writes refused under load are counted in its output, printed below.
   churn?.stdout!.on('data', (chunk: Buffer) => (churnOut += chunk.toString()));
   const churned = churn ? new Promise((resolve) => churn.once('exit', resolve)) : Promise.resolve();
   const deadline = performance.now() + PHASE_MS;
+  // As a Prometheus would, through the phase; the body is read, not parsed.
+  const scraper = SCRAPE_MS > 0 ? setInterval(() => void fetch(`${router.opsUrl}/metrics`).then((r) => r.arrayBuffer()).catch(() => {}), SCRAPE_MS) : undefined;
   for (let n = 0; performance.now() < deadline; n++) {
     const changedAt = Date.now();
     const written = await client.request<{ metadata: { resourceVersion: string } }>({ method: 'PATCH', path: `/api/v1/namespaces/${quietNs}/configmaps/primary`, contentType: 'application/merge-patch+json', body: { metadata: { annotations: { [CHANGED_AT]: String(changedAt) } } } });
     writes.push({ changedAt, answeredAt: Date.now(), resourceVersion: written.metadata.resourceVersion });
-    await new Promise((r) => setTimeout(r, 200));
+    await new Promise((r) => setTimeout(r, QUIET_INTERVAL_MS));
   }
+  clearInterval(scraper);
   await churned;
   const seconds = (performance.now() - phaseStart) / 1000;
+  const [routerStalls, functionStalls] = await Promise.all([readLoopStalls(router.pid), readLoopStalls(fn!.pid!)]);
   const routerAfter = await routerScrape(router);
   const load: PhaseLoad = {
     patchesPerS: churn ? churnResult(churnOut).patches / seconds : 0,
@@ -256,6 +271,7 @@ async function quietPhase({ client: admin, kubeconfigPath, router, apiPids, kube
     routerLagMaxMs: total(routerAfter, 'nodejs_eventloop_lag_max_seconds') * 1000,
     apiTokenWaits: { count: delta(routerBefore, routerAfter, 'kubeloop_loop_api_wait_seconds_count'), seconds: delta(routerBefore, routerAfter, 'kubeloop_loop_api_wait_seconds_sum') },
     flowControl: flowControl(apfBefore, await apiMetrics()),
+    ...(routerStalls && functionStalls ? { stalls: { router: routerStalls, function: functionStalls } } : {}),
   };
   await new Promise((r) => setTimeout(r, 2000));
   abort.abort();
@@ -290,7 +306,7 @@ function churnResult(out: string): { patches: number; failed: number; late: numb
   return result;
 }
 
-const quietP99s = (alone: QuietRun, busy: QuietRun) => ({ aloneP99: percentile(alone.latencies, 99), busyP99: percentile(busy.latencies, 99), samples: alone.latencies.length + busy.latencies.length });
+const quietP99s = (alone: QuietRun, busy: QuietRun) => ({ aloneP99: percentile(alone.latencies, 99), busyP99: percentile(busy.latencies, 99), samples: { alone: alone.latencies.length, busy: busy.latencies.length } });
 
 /** Runs `phases` with the APF level for ServiceAccounts in effect (the API server reports its seats), then removes it. */
 async function withApfLevel<T>(ctx: PhaseContext, shares: number, phases: () => Promise<T>): Promise<T> {
@@ -424,7 +440,7 @@ async function main(): Promise<void> {
         scrapeCpuMs,
         readyMs,
         createMs,
-        quiet: { aloneP99: percentile(alone.latencies, 99), busyP99: percentile(withBusy.latencies, 99), samples: alone.latencies.length + withBusy.latencies.length },
+        quiet: quietP99s(alone, withBusy),
         ...(tenantsAlone && tenantsBusy ? { quietAsTenants: quietP99s(tenantsAlone, tenantsBusy) } : {}),
         ...(apf ? { quietApf: { ...quietP99s(apf.alone, apf.busy), shares: APF_SHARES! } } : {}),
         admission,
@@ -434,7 +450,8 @@ async function main(): Promise<void> {
       });
     }
     for (const line of formatScale(rows, machineLoad())) console.log(line);
-    console.log(`  busy tenants: ${BUSY}, ${BUSY_OBJECTS} ConfigMaps each, ${BUSY_RATE > 0 ? `${BUSY_RATE} changes/s each on a fixed schedule` : 'each writing as fast as the API server answers 8 at a time (BENCH_BUSY_RATE unset)'}`);
+    console.log(`  quiet tenant: one change, ${QUIET_INTERVAL_MS} ms pause, the next, over ${PHASE_MS / 1000} s phases (each p99 from the count of changes shown); the router's /metrics scraped ${SCRAPE_MS > 0 ? `every ${SCRAPE_MS / 1000} s during them` : 'not during them'}`);
+    console.log(`  busy tenants: ${BUSY}, ${BUSY_OBJECTS} ConfigMaps each, ${BUSY_RATE > 0 ? `${BUSY_RATE} changes/s each on a fixed schedule, ${BUSY_IN_STEP ? 'all at the same instant (BENCH_BUSY_IN_STEP=1)' : 'spread over the period'}` : 'each writing as fast as the API server answers 8 at a time (BENCH_BUSY_RATE unset)'}`);
     if (decompositions.length > 0) console.log(['', ...decompositions].join('\n'));
     console.log(`\nbench:tenants-scale took ${((performance.now() - started) / 1000).toFixed(0)} s; router and gateway run from source through tsx (its loader is in both RSS figures, not in the per-tenant costs)`);
   } finally {

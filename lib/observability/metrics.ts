@@ -1,6 +1,7 @@
 // prom-client helpers: one Registry per process or server (never the global one, so two servers in one
 // test process do not collide) and histogram buckets that resolve sub-millisecond to multi-second latencies.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { renderMetrics } from './metrics-text.ts';
 
 export { Counter, Gauge, Histogram, Registry };
 
@@ -73,10 +74,17 @@ type OpenMetricsRegistry = Registry<typeof Registry.OPENMETRICS_CONTENT_TYPE>;
 /** Each view and the metrics it already holds: by object, as the view files a counter without its `_total`. */
 const openMetricsViews = new WeakMap<Registry, { view: OpenMetricsRegistry; holds: WeakSet<object> }>();
 
+/** What GET /metrics serves: its content type and its text (rendered a family per event-loop turn, metrics-text.ts). */
+export interface MetricsView {
+  readonly contentType: string;
+  metrics(): Promise<string>;
+}
+
 /** What GET /metrics serves for an Accept header: OpenMetrics only when asked for, as it carries the exemplars
  * (trace ids) Prometheus stores with exemplar storage on; the Prometheus text format otherwise. */
-export function metricsViewFor(registry: Registry, accept: string | undefined): Registry | OpenMetricsRegistry {
-  return /application\/openmetrics-text/.test(accept ?? '') ? openMetricsView(registry) : registry;
+export function metricsViewFor(registry: Registry, accept: string | undefined): MetricsView {
+  const view = /application\/openmetrics-text/.test(accept ?? '') ? openMetricsView(registry) : registry;
+  return { contentType: view.contentType, metrics: () => renderMetrics(view) };
 }
 
 /**

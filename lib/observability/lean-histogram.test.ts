@@ -57,6 +57,8 @@ describe('LeanHistogram', () => {
       for (const value of values) bound.observe(value);
     });
     expect(child).toEqual(['ok', 'ok']);
+    // Runs of one label set, then sets that differ in one label only, or lack one.
+    for (const labels of [{ verb: 'PATCH', host: 'api' }, { verb: 'GET', host: 'api' }, { host: 'api' }, { verb: 'GET', host: 'api' }, { verb: 'GET', host: 'api2' }]) pair.act((h) => h.observe(labels, 0.03));
     pair.act((h) => h.observe({ host: 'only-host' }, 0.2));
     pair.act((h) => h.observe({ verb: 'GET', host: 7 } as never, 0.2));
     await expectSameScrape(pair);

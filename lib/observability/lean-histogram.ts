@@ -17,7 +17,7 @@ class Exemplar {
   /** OpenMetrics caps an exemplar's label names and values at 128 characters together; prom-client's message. */
   validateExemplarLabelSet(labelSet: Labels): void {
     let size = 0;
-    for (const [name, value] of Object.entries(labelSet)) size += `${name}${value}`.length;
+    for (const name of Object.keys(labelSet)) size += name.length + String(labelSet[name]).length;
     if (size > 128) throw new RangeError('Label set size must be smaller than 128 UTF-8 chars');
   }
 }
@@ -100,8 +100,20 @@ export class LeanHistogram<L extends string = string> extends Histogram<L> {
     const self = this as unknown as Internals;
     checkLabels(self.labelNames, labels as Labels);
     checkValue(value);
-    const key = seriesKey(self.sortedLabelNames, labels as Labels);
-    this.#record(key, labels as Labels, value, exemplarLabels);
+    this.#record(this.#keyOf(self.sortedLabelNames, labels as Labels), labels as Labels, value, exemplarLabels);
+  }
+
+  /** The label values of the last unbound observe and their series key: a Loop's or a host's run of observations keys once. */
+  #lastValues: unknown[] = [];
+  #lastKey: string | undefined;
+
+  #keyOf(names: readonly string[], labels: Labels): string {
+    const last = this.#lastValues;
+    let same = this.#lastKey !== undefined;
+    for (let i = 0; same && i < names.length; i++) same = labels[names[i]!] === last[i];
+    if (same) return this.#lastKey!;
+    for (let i = 0; i < names.length; i++) last[i] = labels[names[i]!];
+    return (this.#lastKey = seriesKey(names, labels));
   }
 
   override labels(...values: string[]): Histogram.Internal<L>;

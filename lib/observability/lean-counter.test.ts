@@ -35,6 +35,10 @@ describe('LeanCounter', () => {
       c.inc({ name: 'podset', controller: 'podset' });
       c.labels('other', 'other').inc(3);
       c.inc({ controller: 'only' }, 0);
+      // Unbound incs: runs of one label set, sets differing in one label or lacking one, a bare value.
+      for (const labels of [{ name: 'a', controller: 'a' }, { name: 'a', controller: 'a' }, { name: 'a', controller: 'b' }, { controller: 'b' }, { name: 'a', controller: 'b' }]) c.inc(labels, 2);
+      c.inc(5);
+      c.inc();
     });
     const [before, beforeOurs] = await pair.scrapes();
     expect(beforeOurs).toEqual(before);
@@ -58,11 +62,16 @@ describe('LeanCounter', () => {
       (c: Counter) => c.labels({ loop: 'a' }).inc(-1),
       (c: Counter) => c.labels({ loop: 'a' }).inc(Number.POSITIVE_INFINITY),
       (c: Counter) => c.labels('a', 'b'),
+      (c: Counter) => c.inc({ loop: 'a', shard: '1' } as never),
+      (c: Counter) => c.inc({ loop: 'a' }, -2),
+      (c: Counter) => c.inc(Number.NEGATIVE_INFINITY),
     ]) {
       const [theirs, ours] = pair.act(step);
       expect(theirs).not.toBe('ok');
       expect(ours).toBe(theirs);
     }
+    // prom-client lets NaN through (it is falsy): so does ours.
+    expect(pair.act((c) => c.inc({ loop: 'b' }, Number.NaN))).toEqual(['ok', 'ok']);
     const [theirs, ours] = await pair.scrapes();
     expect(ours).toEqual(theirs);
   });

@@ -1,8 +1,8 @@
 // prom-client's Counter with a labels() child that keys its series once, not on every inc: the series stay in
 // prom-client's own shape, so the registry renders and resets them as before.
 import { inspect, format } from 'node:util';
-import { Counter, type LabelValues } from 'prom-client';
-import { seriesKey } from './lean-histogram.ts';
+import { Counter, type CounterConfiguration, type LabelValues } from 'prom-client';
+import { LastSeriesKey, seriesKey } from './lean-histogram.ts';
 
 type Labels = Record<string, string | number>;
 
@@ -19,6 +19,35 @@ interface Internals {
  * at the same call (an unknown label at each inc, as prom-client's child does).
  */
 export class LeanCounter<L extends string = string> extends Counter<L> {
+  readonly #keys = new LastSeriesKey();
+
+  constructor(configuration: CounterConfiguration<L>) {
+    super(configuration);
+    // prom-client picks inc's flavour in its constructor; the exemplar one stays prom-client's.
+    if (!configuration.enableExemplars) this.inc = this.#inc as Counter<L>['inc'];
+  }
+
+  /** prom-client's incWithoutExemplar (inc(), inc(value), inc(labels, value)) with the series key of a run of one label set built once. */
+  #inc = (labels?: LabelValues<L> | number, value?: number): { labelHash: string } => {
+    const self = this as unknown as Internals;
+    let hash = '';
+    let given = labels as Labels;
+    if (typeof labels === 'object' && labels !== null) {
+      hash = this.#keys.of(self.sortedLabelNames, given);
+      for (const label in given) if (!self.labelNames.includes(label)) throw new Error(`Added label "${label}" is not included in initial labelset: ${inspect(self.labelNames)}`);
+    } else {
+      value = labels as number | undefined;
+      given = {};
+    }
+    if (value && !Number.isFinite(value)) throw new TypeError(`Value is not a valid number: ${format(value)}`);
+    if ((value as number) < 0) throw new Error('It is not possible to decrease a counter');
+    const by = value ?? 1;
+    const series = self.hashMap[hash];
+    if (series) series.value += by;
+    else self.hashMap[hash] = { value: by, labels: given };
+    return { labelHash: hash };
+  };
+
   override labels(...values: string[]): Counter.Internal;
   override labels(labels: LabelValues<L>): Counter.Internal;
   override labels(...args: unknown[]): Counter.Internal {

@@ -53,6 +53,24 @@ export function seriesKey(sortedLabelNames: readonly string[], labels: Labels): 
   return key;
 }
 
+/**
+ * The series key of the last label set given and its values (copied: a caller changing its object later cannot
+ * fool it): a run of one label set, as a Loop's keys or one API host give, builds its key string once.
+ */
+export class LastSeriesKey {
+  #values: unknown[] = [];
+  #key: string | undefined;
+
+  of(sortedLabelNames: readonly string[], labels: Labels): string {
+    const last = this.#values;
+    let same = this.#key !== undefined;
+    for (let i = 0; same && i < sortedLabelNames.length; i++) same = labels[sortedLabelNames[i]!] === last[i];
+    if (same) return this.#key!;
+    for (let i = 0; i < sortedLabelNames.length; i++) last[i] = labels[sortedLabelNames[i]!];
+    return (this.#key = seriesKey(sortedLabelNames, labels));
+  }
+}
+
 /** The index of the first bound >= value (prom-client's findBound), `bounds.length` for the +Inf bucket only. */
 export function bucketIndex(bounds: readonly number[], value: number): number {
   let low = 0;
@@ -103,17 +121,10 @@ export class LeanHistogram<L extends string = string> extends Histogram<L> {
     this.#record(this.#keyOf(self.sortedLabelNames, labels as Labels), labels as Labels, value, exemplarLabels);
   }
 
-  /** The label values of the last unbound observe and their series key: a Loop's or a host's run of observations keys once. */
-  #lastValues: unknown[] = [];
-  #lastKey: string | undefined;
+  readonly #lastKey = new LastSeriesKey();
 
   #keyOf(names: readonly string[], labels: Labels): string {
-    const last = this.#lastValues;
-    let same = this.#lastKey !== undefined;
-    for (let i = 0; same && i < names.length; i++) same = labels[names[i]!] === last[i];
-    if (same) return this.#lastKey!;
-    for (let i = 0; i < names.length; i++) last[i] = labels[names[i]!];
-    return (this.#lastKey = seriesKey(names, labels));
+    return this.#lastKey.of(names, labels);
   }
 
   override labels(...values: string[]): Histogram.Internal<L>;

@@ -3,7 +3,7 @@
 // and the pure pieces `kubeloop render`, `diff` and `history` run the way the router does.
 export { startRouter, type Router, type RouterOptions, type LeaderElectionConfig, type ShardingConfig } from './start-router.ts';
 export { readRouterConfig, readLoopsFile, ROUTER_USAGE, type RouterConfig } from './router-config.ts';
-export { createRouterMetrics, type RouterMetrics } from './base/router-metrics.ts';
+export { createRouterMetrics, REST_CLIENT_BUCKETS, WORKQUEUE_BUCKETS, type RouterMetrics } from './base/router-metrics.ts';
 export { createHttpInvoker, type DispatchResult, type FunctionInvoker } from './reconcile/dispatch.ts';
 export { DEFAULT_FAIR_API_LIMIT } from './base/fairness.ts';
 

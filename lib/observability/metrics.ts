@@ -1,6 +1,8 @@
 // prom-client helpers: one Registry per process or server (never the global one, so two servers in one
 // test process do not collide) and histogram buckets that resolve sub-millisecond to multi-second latencies.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { LeanCounter } from './lean-counter.ts';
+import { LeanHistogram } from './lean-histogram.ts';
 import { renderMetrics } from './metrics-text.ts';
 
 export { Counter, Gauge, Histogram, Registry };
@@ -47,7 +49,7 @@ export function latencyHistogram<L extends string>(
   help: string,
   labelNames: readonly L[] = [],
 ): Histogram<L> {
-  return new Histogram<L>({ name, help, labelNames, buckets: [...LATENCY_BUCKETS_SECONDS], registers: [registry] });
+  return new LeanHistogram<L>({ name, help, labelNames, buckets: [...LATENCY_BUCKETS_SECONDS], registers: [registry] });
 }
 
 /** A latency histogram whose observations may carry the trace id as an OpenMetrics exemplar. */
@@ -59,13 +61,12 @@ export interface ExemplarHistogram<L extends string> {
 export function exemplarLatencyHistogram<L extends string>(registry: Registry, name: string, help: string, labelNames: readonly L[] = []): ExemplarHistogram<L> {
   // prom-client refuses exemplars on a Prometheus-format registry at construction; registered afterwards, the
   // exemplars are kept and rendered only by the OpenMetrics view (openMetricsView).
-  const histogram = new Histogram<L>({ name, help, labelNames, buckets: [...LATENCY_BUCKETS_SECONDS], registers: [], enableExemplars: true });
+  const histogram = new LeanHistogram<L>({ name, help, labelNames, buckets: [...LATENCY_BUCKETS_SECONDS], registers: [], enableExemplars: true });
   registry.registerMetric(histogram);
-  const none = {};
   return {
     histogram,
     observe(labels, seconds, traceId) {
-      histogram.observe({ labels, value: seconds, exemplarLabels: (traceId === undefined ? none : { trace_id: traceId }) as typeof labels });
+      histogram.observeLabelled(labels, seconds, traceId === undefined ? undefined : { trace_id: traceId });
     },
   };
 }
@@ -118,7 +119,7 @@ export function counter<L extends string>(
   help: string,
   labelNames: readonly L[] = [],
 ): Counter<L> {
-  return new Counter<L>({ name, help, labelNames, registers: [registry] });
+  return new LeanCounter<L>({ name, help, labelNames, registers: [registry] });
 }
 
 export function gauge<L extends string>(

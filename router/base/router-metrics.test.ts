@@ -71,6 +71,21 @@ describe('router metrics', () => {
     expect(await scrape(metrics)).not.toContain('kubeloop_loop_condition{loop="podset"');
   });
 
+  it('shows a Loop\'s condition again when it comes back after being forgotten, whatever it was before', async () => {
+    const metrics = fresh();
+    metrics.setLoopReady('podset', true);
+    metrics.setLoopReady('podset', true);
+    metrics.forgetLoop('podset');
+    metrics.setLoopReady('podset', true);
+    const text = await scrape(metrics);
+    expect(text).toContain('kubeloop_loop_condition{loop="podset",type="Ready",status="True"} 1');
+    expect(text).toContain('kubeloop_loop_condition{loop="podset",type="Ready",status="False"} 0');
+    metrics.setLoopCondition('podset', 'Throttled', true);
+    metrics.setLoopCondition('podset', 'Throttled', undefined);
+    metrics.setLoopCondition('podset', 'Throttled', true);
+    expect(await scrape(metrics)).toContain('kubeloop_loop_condition{loop="podset",type="Throttled",status="True"} 1');
+  });
+
   it('gives the first --loop-metrics-labels Loops their own series and sums every later one into "other", histograms included', async () => {
     const metrics = createRouterMetrics(createMetricsRegistry({ defaultMetrics: false }), 2);
     const queue = (depth: number) => ({ depth: () => depth, activeWorkers: () => 1, processingSince: () => [] });

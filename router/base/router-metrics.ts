@@ -4,6 +4,7 @@ import { counter as makeCounter, createMetricsRegistry, exemplarLatencyHistogram
 import type { KubeRequestSample } from '../../lib/kube/kube-client.ts';
 import { BoundedLabel } from '../../lib/observability/bounded-label.ts';
 import { foldLabels } from '../../lib/observability/folded-labels.ts';
+import { LeanHistogram } from '../../lib/observability/lean-histogram.ts';
 
 export type RouterMetrics = ReturnType<typeof createRouterMetrics>;
 
@@ -41,7 +42,7 @@ interface ProbedQueue {
 }
 
 function makeHistogram<L extends string>(registry: Registry, name: string, help: string, labelNames: readonly L[], buckets: number[]): Histogram<L> {
-  return new Histogram<L>({ name, help, labelNames, buckets, registers: [registry] });
+  return new LeanHistogram<L>({ name, help, labelNames, buckets, registers: [registry] });
 }
 
 /**
@@ -84,6 +85,8 @@ function longestRunningSeconds({ probe }: ProbedQueue, now: number): number {
 
 export function createRouterMetrics(registry: Registry = createMetricsRegistry({ defaultLabels: { component: 'router' } }), maxLabelledLoops: number = DEFAULT_LABELLED_LOOPS) {
   const probes = new Map<string, ProbedQueue>();
+  /** kubeloop_loop_condition's status by Loop and condition type, as last set. */
+  const shownConditions = new Map<string, boolean>();
   let cacheProbe: (() => Iterable<[string, number]>) | undefined;
   const loops = new BoundedLabel(maxLabelledLoops);
   const loopLabel = (loop: string) => loops.of(loop);
@@ -176,10 +179,15 @@ export function createRouterMetrics(registry: Registry = createMetricsRegistry({
     },
     /** Records one of a Loop's conditions (Ready, ShadowDiverged, CanaryRolledBack); undefined removes it. */
     setLoopCondition(loop: string, type: string, status: boolean | undefined): void {
+      // Every answered reconcile reports Ready again: the two series are set only when the status changes.
+      const key = `${loop}\n${type}`;
       if (status === undefined) {
+        shownConditions.delete(key);
         for (const s of ['True', 'False']) this.loopCondition.remove({ loop, type, status: s });
         return;
       }
+      if (shownConditions.get(key) === status) return;
+      shownConditions.set(key, status);
       this.loopCondition.set({ loop, type, status: 'True' }, status ? 1 : 0);
       this.loopCondition.set({ loop, type, status: 'False' }, status ? 0 : 1);
     },

@@ -258,13 +258,22 @@ export async function createNamespace(client: KubeClient, name: string): Promise
 /** Deletes every pod of a namespace at once (grace 0) and waits until none is left. */
 export async function deleteAllPods(client: KubeClient, namespace: string): Promise<void> {
   // Deleting thousands of pods in one call can take longer than an ordinary request's 30 s on a busy machine.
-  // With thousands of pods the API server answers 504 or closes the connection after 60 s but goes on
-  // deleting: the wait below, not this call, decides whether the pods are gone.
-  await client
-    .request({ method: 'DELETE', path: `/api/v1/namespaces/${namespace}/pods`, query: { gracePeriodSeconds: 0 }, timeoutMs: 300_000 })
-    .catch((error: unknown) => console.error(`  deleting the pods of ${namespace}: ${(error as Error).message}; waiting for them to go`));
+  // The API server may answer 504 and go on deleting, or have the stream reset (NGHTTP2_INTERNAL_ERROR) and stop:
+  // the wait below decides whether the pods are gone, and sends the deletion again whenever the last one ended
+  // with pods left.
+  let deleting: Promise<void> | undefined;
+  const deleteRest = () =>
+    (deleting ??= client
+      .request({ method: 'DELETE', path: `/api/v1/namespaces/${namespace}/pods`, query: { gracePeriodSeconds: 0 }, timeoutMs: 300_000 })
+      .then(
+        () => undefined,
+        (error: unknown) => console.error(`  deleting the pods of ${namespace}: ${(error as Error).message}; waiting for them to go`),
+      )
+      .finally(() => (deleting = undefined)));
+  void deleteRest();
   await until(`pods of ${namespace} deleted`, 300_000, async () => {
     const list = await client.request<{ items: unknown[] }>({ path: `/api/v1/namespaces/${namespace}/pods`, query: { limit: 1 } });
+    if (list.items.length > 0) void deleteRest();
     return list.items.length === 0;
   }, 500);
 }

@@ -2,9 +2,15 @@
 // prom-client's own shape, so the registry renders and resets them as before.
 import { inspect, format } from 'node:util';
 import { Counter, type CounterConfiguration, type LabelValues } from 'prom-client';
-import { LastSeriesKey, seriesKey } from './lean-histogram.ts';
+import { checkLabels, LastSeriesKey, seriesKey } from './lean-histogram.ts';
 
 type Labels = Record<string, string | number>;
+
+/** prom-client's refusals of an increment, its messages: a NaN passes as in prom-client (`value &&`). */
+function checkIncrement(value: number | undefined): void {
+  if (value && !Number.isFinite(value)) throw new TypeError(`Value is not a valid number: ${format(value)}`);
+  if ((value as number) < 0) throw new Error('It is not possible to decrease a counter');
+}
 
 /** The fields of prom-client's Counter this class reads; they are not in its typings. */
 interface Internals {
@@ -34,13 +40,12 @@ export class LeanCounter<L extends string = string> extends Counter<L> {
     let given = labels as Labels;
     if (typeof labels === 'object' && labels !== null) {
       hash = this.#keys.of(self.sortedLabelNames, given);
-      for (const label in given) if (!self.labelNames.includes(label)) throw new Error(`Added label "${label}" is not included in initial labelset: ${inspect(self.labelNames)}`);
+      checkLabels(self.labelNames, given);
     } else {
       value = labels as number | undefined;
       given = {};
     }
-    if (value && !Number.isFinite(value)) throw new TypeError(`Value is not a valid number: ${format(value)}`);
-    if ((value as number) < 0) throw new Error('It is not possible to decrease a counter');
+    checkIncrement(value);
     const by = value ?? 1;
     const series = self.hashMap[hash];
     if (series) series.value += by;
@@ -60,8 +65,7 @@ export class LeanCounter<L extends string = string> extends Counter<L> {
     const unknownLabel = Object.keys(labels).find((label) => !self.labelNames.includes(label));
     const inc = (value?: number) => {
       if (unknownLabel !== undefined) throw new Error(`Added label "${unknownLabel}" is not included in initial labelset: ${inspect(self.labelNames)}`);
-      if (value && !Number.isFinite(value)) throw new TypeError(`Value is not a valid number: ${format(value)}`);
-      if ((value as number) < 0) throw new Error('It is not possible to decrease a counter');
+      checkIncrement(value);
       const by = value ?? 1;
       const series = self.hashMap[key];
       if (series) series.value += by;

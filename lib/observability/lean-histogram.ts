@@ -83,7 +83,7 @@ export function bucketIndex(bounds: readonly number[], value: number): number {
   return low;
 }
 
-function checkLabels(labelNames: readonly string[], labels: Labels): void {
+export function checkLabels(labelNames: readonly string[], labels: Labels): void {
   for (const label in labels) {
     if (!labelNames.includes(label)) throw new Error(`Added label "${label}" is not included in initial labelset: ${inspect(labelNames)}`);
   }

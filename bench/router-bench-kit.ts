@@ -276,6 +276,8 @@ export async function deleteAllPods(client: KubeClient, namespace: string): Prom
     if (list.items.length > 0) void deleteRest();
     return list.items.length === 0;
   }, 500);
+  // The last deletion may still be answering once the list is empty: left in flight, the client's close cuts it short.
+  await deleting;
 }
 
 /** Runs `task(i)` for i in [from, to) with at most `concurrency` at a time. */

@@ -81,9 +81,10 @@ export async function compileChildren(mode: ChildCodeMode = childCodeMode(), roo
   await writeFile(join(dir, 'package.json'), JSON.stringify({ type: 'module' }));
   await symlink(join(ROOT, 'node_modules'), join(dir, 'node_modules'));
   const cacheDir = join(dir, 'compile-cache');
-  // What the images set: a warmed compile cache, each image's own environment (NODE_OPTIONS) and the node flags
-  // its ENTRYPOINT puts before cli/bin.js.
-  const targets = await dockerfileTargets();
+  // What the images set, read from `root`'s own Dockerfile (a baseline tree runs with the settings it had): a warmed
+  // compile cache, each image's own environment (NODE_OPTIONS) and the node flags its ENTRYPOINT puts before
+  // cli/bin.js or the router's snapshot.
+  const targets = await dockerfileTargets(root);
   const targetOf = (entry: ChildEntry) => targets.find((t) => t.target === (entry === 'router-bench-router' ? 'router' : 'function-pod-name-label'));
   const imageEnv = (entry: ChildEntry): NodeJS.ProcessEnv => ({ ...targetOf(entry)?.env, NODE_COMPILE_CACHE: cacheDir });
   const imageFlags = (entry: ChildEntry): string[] => {

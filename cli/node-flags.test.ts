@@ -1,9 +1,9 @@
-// The function images' node flags do on this Node what docs/performance.md measured them for: hot code is optimized
-// by Maglev and never by TurboFan (--max-opt=2), on the main thread (--single-threaded), with no baseline code on the
-// way there (--no-sparkplug).
+// The images' node flags do on this Node what docs/performance.md measured them for. The functions': hot code is
+// optimized by Maglev and never by TurboFan (--max-opt=2), on the main thread (--single-threaded), with no baseline
+// code on the way there (--no-sparkplug). The router's: V8's efficiency mode, in which hot code stays with Maglev.
 import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { FUNCTION_NODE_FLAGS } from './node-flags.ts';
+import { FUNCTION_NODE_FLAGS, ROUTER_NODE_FLAGS } from './node-flags.ts';
 
 // V8's %GetOptimizationStatus bits (runtime-test.cc): 1 << 5 Maglev code, 1 << 6 TurboFan code.
 const HOT_FUNCTION_TIERS = `
@@ -17,6 +17,11 @@ const HOT_FUNCTION_TIERS = `
 function tiersUnder(flags: readonly string[]): { maglev: boolean; turbofan: boolean } {
   const out = execFileSync(process.execPath, [...flags, '--allow-natives-syntax', '-e', HOT_FUNCTION_TIERS], { encoding: 'utf8', env: { PATH: process.env.PATH } });
   return JSON.parse(out) as { maglev: boolean; turbofan: boolean };
+}
+
+function efficiencyModeUnder(flags: readonly string[]): boolean {
+  const out = execFileSync(process.execPath, [...flags, '--allow-natives-syntax', '-e', 'console.log(%IsEfficiencyModeEnabled())'], { encoding: 'utf8', env: { PATH: process.env.PATH } });
+  return out.trim() === 'true';
 }
 
 /** What V8 reports compiling with Sparkplug, its baseline tier, while a function warms up. */
@@ -38,5 +43,17 @@ describe('the function node flags (cli/node-flags.ts)', () => {
   it('compile no baseline (Sparkplug) code, which the same flags without --no-sparkplug do', () => {
     expect(baselineBatchesUnder(FUNCTION_NODE_FLAGS)).toBe(0);
     expect(baselineBatchesUnder(FUNCTION_NODE_FLAGS.filter((flag) => flag !== '--no-sparkplug'))).toBeGreaterThan(0);
+  });
+});
+
+describe('the router node flags (cli/node-flags.ts)', () => {
+  it('put V8 in efficiency mode, which a plain node is not in', () => {
+    expect(efficiencyModeUnder(ROUTER_NODE_FLAGS)).toBe(true);
+    expect(efficiencyModeUnder([])).toBe(false);
+  });
+
+  it('leave a hot function with Maglev where a plain node optimizes it with TurboFan', () => {
+    expect(tiersUnder(ROUTER_NODE_FLAGS)).toEqual({ maglev: true, turbofan: false });
+    expect(tiersUnder([])).toEqual({ maglev: false, turbofan: true });
   });
 });

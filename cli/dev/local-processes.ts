@@ -60,7 +60,7 @@ export interface StartOptions {
   readyTimeoutMs?: number;
   /** Added to the process's environment. */
   env?: NodeJS.ProcessEnv;
-  /** Node flags before cli/bin.js: what the image's ENTRYPOINT puts there (cli/node-flags.ts). */
+  /** Node flags before cli/bin.js (or the router's snapshot): what the image's ENTRYPOINT puts there (cli/node-flags.ts). */
   nodeFlags?: readonly string[];
   /**
    * A user's shell command instead of `node cli/bin.js args` (`python3 function.py`, `go run .`), run in cwd in

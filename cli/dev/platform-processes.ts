@@ -2,6 +2,7 @@
 // (except the control plane's own ports), the local Services' addresses (--connect-services-to) and, on dev's
 // own control plane, only its API server may call the gateway. Shared by `kubeloop dev` and kubeloop/testing/cluster.
 import { gatewayClientAuthArgs } from '../cluster/webhook-client-auth.ts';
+import { ROUTER_NODE_FLAGS } from '../node-flags.ts';
 import { startLocalProcess, type LocalProcess } from './local-processes.ts';
 
 export interface LocalPlatformWiring {
@@ -22,7 +23,7 @@ function sharedArgs(wiring: LocalPlatformWiring): string[] {
 
 /** `kubeloop router` in dev mode: its functions listen on 127.0.0.1, which the router refuses outside it. */
 export function startLocalRouter(wiring: LocalPlatformWiring, extraArgs: string[] = []): Promise<LocalProcess> {
-  return startLocalProcess({ name: 'router', args: ['router', `--kubeconfig=${wiring.kubeconfig}`, '--allow-loopback-functions', ...sharedArgs(wiring), ...extraArgs], logDir: wiring.logDir });
+  return startLocalProcess({ name: 'router', args: ['router', `--kubeconfig=${wiring.kubeconfig}`, '--allow-loopback-functions', ...sharedArgs(wiring), ...extraArgs], nodeFlags: ROUTER_NODE_FLAGS, logDir: wiring.logDir });
 }
 
 /** `kubeloop webhook --dev`, serving kubeloop's namespace's webhook configurations. */

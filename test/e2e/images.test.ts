@@ -10,7 +10,7 @@ import { promisify } from 'node:util';
 import { Agent, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chartCrdFiles } from '../../cli/chart-crds.ts';
-import { FUNCTION_NODE_FLAGS } from '../../cli/node-flags.ts';
+import { FUNCTION_NODE_FLAGS, ROUTER_NODE_FLAGS } from '../../cli/node-flags.ts';
 import { freePort } from '../../cli/cluster/free-port.ts';
 import { admissionRegistry, functionRegistry, loadFunction } from '../../functions/registry.ts';
 import { KubeClient } from '../../lib/kube/kube-client.ts';
@@ -231,8 +231,9 @@ describe("the router image's startup snapshot (cli/build-snapshot.js)", () => {
   it('starts the router from the snapshot, which reconciles a Loop and logs with its own pid', async () => {
     const target = targets.find((t) => t.target === 'router');
     if (!target) throw new Error('no Dockerfile target router');
-    // The image starts the router from the blob its build made; a missing or refused blob would fail the start.
-    expect(target.args.slice(0, 3)).toEqual(['--snapshot-blob', 'dist/bundle/router.blob', 'router']);
+    // The image starts the router with its node flags (cli/node-flags.ts) from the blob its build made; a missing or
+    // refused blob, or a flag the snapshot refuses, would fail the start.
+    expect(target.args).toEqual([...ROUTER_NODE_FLAGS, '--snapshot-blob', 'dist/bundle/router.blob', 'router']);
     const client = await KubeClient.fromKubeConfig(cluster.kubeConfig);
     const fn = await serveFunction(await loadFunction('pod-name-label'), { port: 0, host: '127.0.0.1', logLevel: 'warn' });
     const port = await freePort();

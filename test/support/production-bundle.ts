@@ -21,9 +21,10 @@ export interface ImageTarget {
   env: Record<string, string>;
 }
 
-/** What a target's ENTRYPOINT puts between the node binary and cli/bin.js: node flags NODE_OPTIONS refuses. */
+/** What a target's ENTRYPOINT puts between the node binary and cli/bin.js (the router: its snapshot): node flags NODE_OPTIONS refuses. */
 export function entrypointNodeFlags(target: ImageTarget): string[] {
-  return target.args.slice(0, Math.max(0, target.args.indexOf('cli/bin.js')));
+  const entry = target.args.findIndex((arg) => arg === 'cli/bin.js' || arg === '--snapshot-blob');
+  return target.args.slice(0, Math.max(0, entry));
 }
 
 /** `FROM runtime AS <target>` stages, their `ENV NAME=value` lines and their exec-form ENTRYPOINT (of `root`'s Dockerfile). */

@@ -84,7 +84,7 @@ describe('first calls before the primary list is complete', () => {
     await router.stop();
   });
 
-  it("opens its function's connection once a primary is listed, while its calls still wait for an owned kind's list", async () => {
+  it("opens its function's connection as it starts, while its calls still wait for an owned kind's list", async () => {
     await h.client.request({ method: 'POST', path: `/api/v1/namespaces/${ns}/secrets`, body: { metadata: { name: 'ahead-unowned' }, stringData: { k: 'v' } } });
     const release = proxy.pauseNextWatch(isWatchList('secrets'));
     const before = connections;

@@ -1,11 +1,13 @@
 // The one HTTP client for calling functions, used by the router (reconcile) and the admission gateway:
 // keep-alive pools per CA bundle and origin, closed when idle; connects only to allowed addresses
 // (guarded-connect.ts); signs requests and checks signed replies; reads replies within a byte cap, a JSON
-// value budget and a shared in-flight budget, all before JSON.parse; and classifies every failure.
+// value budget and a shared in-flight budget, all before JSON.parse; classifies every failure; and can open a
+// function's connection ahead of its first call (preconnector.ts).
 import type { IncomingHttpHeaders } from 'node:http';
 import { Agent, errors as undiciErrors } from 'undici';
 import { signRequest, verifyReply, type SigningKeys } from '../signing/webhook-signature.ts';
 import { guardedConnector, type AddressGuard } from './guarded-connect.ts';
+import { Preconnector } from './preconnector.ts';
 import { DEFAULT_REPLY_LIMITS, InFlightBytes, type ReplyLimits } from './reply-limits.ts';
 import { ReplyReader, type ReplyRead } from './reply-reader.ts';
 
@@ -47,8 +49,19 @@ export interface FunctionClientOptions {
   keepAliveMs?: number;
 }
 
+/** A function to open a connection to: its URL and the CA bundle its calls trust. */
+export interface FunctionOrigin {
+  url: string;
+  caBundle?: string | undefined;
+}
+
 export interface FunctionClient {
   call(call: FunctionCall): Promise<CallOutcome>;
+  /**
+   * Opens one connection to the origin ahead of its first call, through the address guard and with the CA bundle
+   * (with no guard, nothing is opened). Never throws, never reports: a refusal or failure is the call's to meet.
+   */
+  preconnect(origin: FunctionOrigin): void;
   /** Pools (one per CA bundle) currently open: for tests and metrics. */
   readonly openPools: number;
   close(): Promise<void>;
@@ -60,14 +73,16 @@ export function createFunctionClient(options: FunctionClientOptions = {}): Funct
   const keepAliveMs = options.keepAliveMs ?? 30_000;
   const pools = new IdlePools((ca) => {
     const tls = ca === undefined ? {} : { ca };
+    const ahead = options.addressGuard ? new Preconnector(guardedConnector(options.addressGuard, tls)) : undefined;
     // An Agent closes an origin's pool once its last connection goes (undici Agent), so origins no Loop
     // calls any more do not pile up; the Agent itself is closed by IdlePools.
-    return new Agent({
+    const agent = new Agent({
       connections: options.connections ?? DEFAULT_FUNCTION_CONNECTIONS,
       pipelining: 1,
       keepAliveTimeout: keepAliveMs,
-      connect: options.addressGuard ? guardedConnector(options.addressGuard, tls) : tls,
+      connect: ahead?.connector ?? tls,
     });
+    return { agent, ahead };
   }, keepAliveMs * 2);
 
   async function call(request: FunctionCall): Promise<CallOutcome> {
@@ -84,7 +99,7 @@ export function createFunctionClient(options: FunctionClientOptions = {}): Funct
         // be cleared: it fired after every finished call and built a TimeoutError for nobody (~2 % of the router's CPU).
         timer = setTimeout(() => reader.abort(new DOMException('The operation was aborted due to timeout', 'TimeoutError')), request.timeoutMs);
         try {
-          pools.get(request.caBundle).dispatch(
+          pools.get(request.caBundle).agent.dispatch(
             {
               origin: target.origin,
               path: target.pathname + target.search,
@@ -131,12 +146,28 @@ export function createFunctionClient(options: FunctionClientOptions = {}): Funct
     }
   }
 
+  let closed = false;
+  function preconnect(origin: FunctionOrigin): void {
+    if (closed || !options.addressGuard) return;
+    let url: URL;
+    try {
+      url = new URL(origin.url);
+    } catch {
+      return;
+    }
+    pools.get(origin.caBundle).ahead?.open(url);
+  }
+
   return {
     call,
+    preconnect,
     get openPools() {
       return pools.size;
     },
-    close: () => pools.closeAll(),
+    close: () => {
+      closed = true;
+      return pools.closeAll();
+    },
   };
 }
 
@@ -153,13 +184,19 @@ export function transportFailure(error: unknown, url: string, timeoutMs: number)
   return { kind: 'failed', reason: 'Unreachable', message: `${url}: ${code ?? ''} ${err?.message ?? String(error)}`.trim(), ...(code ? { code } : {}) };
 }
 
+/** A CA bundle's Agent and the connector that opens its connections ahead (with an address guard only). */
+interface Pool {
+  agent: Agent;
+  ahead: Preconnector | undefined;
+}
+
 /** One Agent per CA bundle, closed once nothing used it for `idleMs` (a Loop's caBundle changed or it went away). */
 class IdlePools {
-  readonly #agents = new Map<string, { agent: Agent; users: number; lastUsed: number }>();
+  readonly #agents = new Map<string, Pool & { users: number; lastUsed: number }>();
   #sweeper: NodeJS.Timeout | undefined;
 
   constructor(
-    private readonly make: (ca: string | undefined) => Agent,
+    private readonly make: (ca: string | undefined) => Pool,
     private readonly idleMs: number,
   ) {}
 
@@ -167,8 +204,8 @@ class IdlePools {
     return this.#agents.size;
   }
 
-  get(ca: string | undefined): Agent {
-    return this.#entry(ca).agent;
+  get(ca: string | undefined): Pool {
+    return this.#entry(ca);
   }
 
   /** Marks the pool in use until the returned function is called. */
@@ -185,7 +222,7 @@ class IdlePools {
     const key = ca ?? '';
     let entry = this.#agents.get(key);
     if (!entry) {
-      entry = { agent: this.make(ca), users: 0, lastUsed: Date.now() };
+      entry = { ...this.make(ca), users: 0, lastUsed: Date.now() };
       this.#agents.set(key, entry);
       this.#sweeper ??= setInterval(() => this.#sweep(), this.idleMs).unref();
     }
@@ -197,6 +234,7 @@ class IdlePools {
     for (const [key, entry] of this.#agents) {
       if (entry.users > 0 || now - entry.lastUsed < this.idleMs) continue;
       this.#agents.delete(key);
+      entry.ahead?.close();
       void entry.agent.close().catch(() => undefined);
     }
     if (this.#agents.size === 0) {
@@ -208,8 +246,9 @@ class IdlePools {
   async closeAll(): Promise<void> {
     clearInterval(this.#sweeper);
     this.#sweeper = undefined;
-    const agents = [...this.#agents.values()].map((entry) => entry.agent);
+    const pools = [...this.#agents.values()];
     this.#agents.clear();
-    await Promise.all(agents.map((agent) => agent.close()));
+    for (const pool of pools) pool.ahead?.close();
+    await Promise.all(pools.map((pool) => pool.agent.close()));
   }
 }

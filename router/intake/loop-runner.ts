@@ -29,6 +29,7 @@ import { watchFunctionVersions, type FunctionVersionWatch } from './function-ver
 import { InitialKeys } from './initial-keys.ts';
 import { callsBeforePrimarySync, EarlyPrimaries } from './early-primaries.ts';
 import { primaryUidOf, runnerCaches } from './runner-caches.ts';
+import { warmAhead } from './warm-ahead.ts';
 
 export type { LoopHealth, LoopHealthReason } from '../reconcile/reconcile-decision.ts';
 
@@ -152,8 +153,8 @@ export class LoopRunner {
       await this.stop();
       throw error;
     }
-    // After this turn, so the lists' requests leave first: the write session's TLS handshake overlaps their wait.
-    if (this.#deps.warmWrites) setImmediate(this.#deps.warmWrites);
+    // The write session, and the function's connection at the first primary: no handshake left on the first label's path.
+    this.#unsubscribe.push(warmAhead({ loop, primary: this.#primary.informer, url: () => this.#function.url, preconnect: this.#deps.invoke.preconnect, writes: this.#deps.warmWrites }));
     this.#scope = this.#scopeOf(this.#primary);
     const queue = this.#queue;
     const gauges = { depth: () => queue.depth, activeWorkers: () => queue.inFlight, processingSince: () => this.#processingSince.values() };

@@ -5,7 +5,7 @@
 // Messages carry status codes and fixed reasons only; a reply's body goes to the log (`detail`).
 import { randomUUID } from 'node:crypto';
 import { validateReconcileResponse } from '../../lib/contract/validate.ts';
-import { createFunctionClient, type CallOutcome, type FunctionClientOptions } from '../../lib/function-client/function-client.ts';
+import { createFunctionClient, type CallOutcome, type FunctionClientOptions, type FunctionOrigin } from '../../lib/function-client/function-client.ts';
 import type { AddressGuard } from '../../lib/function-client/guarded-connect.ts';
 import { InFlightBytes } from '../../lib/function-client/reply-limits.ts';
 import { parseRetryAfter } from '../../lib/function-client/retry-after.ts';
@@ -51,8 +51,11 @@ export type BatchInvoker = (items: readonly BatchInvokeItem[], options: Omit<Inv
 /** What a batch request came to: one result per item, or the batch as a whole was not taken. */
 export type BatchOutcome = DispatchResult[] | { notBatch: string } | { tooLarge: string };
 
-/** How the router reaches a function: over HTTP (createHttpInvoker), or in-process in benchmarks; `batch` when it can send batches. */
-export type FunctionInvoker = ((request: ReconcileRequest, options: InvokeOptions) => Promise<DispatchResult>) & { batch?: BatchInvoker };
+/**
+ * How the router reaches a function: over HTTP (createHttpInvoker), or in-process in benchmarks; `batch` when it can
+ * send batches; `preconnect` when it can open a function's connection ahead of the first call (never reporting).
+ */
+export type FunctionInvoker = ((request: ReconcileRequest, options: InvokeOptions) => Promise<DispatchResult>) & { batch?: BatchInvoker; preconnect?: (origin: FunctionOrigin) => void };
 
 /** A reply may ask for at most this many actions unless configured otherwise; more is InvalidResponse. */
 export const DEFAULT_MAX_ACTIONS_PER_REPLY = 1000;
@@ -175,5 +178,7 @@ export function createHttpInvoker(options: HttpInvokerOptions = {}): FunctionInv
     const outcome = await client.call({ url, timeoutMs, body: encoded.body, caBundle, replyItems: items.length, signing: signingKey ? { keys: signingKey, audience: audienceOf(first) } : undefined, headers: { 'content-type': encoded.contentType } });
     return classifyBatchOutcome(outcome, items.map((item) => item.request.reconcileId), classify);
   };
-  return Object.assign(invoke, { batch, close: () => client.close() });
+  // After the guard's first reading, as a call is: the API server's addresses are refused from the first connect on.
+  const preconnect = (origin: FunctionOrigin): void => void Promise.resolve(options.ready).then(() => client.preconnect(origin)).catch(() => undefined);
+  return Object.assign(invoke, { batch, preconnect, close: () => client.close() });
 }

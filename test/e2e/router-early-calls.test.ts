@@ -1,6 +1,7 @@
 // A Loop's first calls leave while its primaries' list is still arriving, once every other cache is complete
 // (router/intake/early-primaries.ts): a proxy holds the primaries' WatchList after its first event, and the
-// function is called meanwhile; a Loop whose owned kind's list is held calls nothing; every primary once at start.
+// function is called meanwhile; a Loop whose owned kind's list is held calls nothing, but has its function's
+// connection open already (router/intake/warm-ahead.ts); every primary once at start.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ReconcileRequest } from '../../lib/contract/types.ts';
 import { serveFunction, type ServedFunction } from '../../lib/runtime/index.ts';
@@ -16,6 +17,8 @@ let fn: ServedFunction;
 /** Calls per Loop and ConfigMap name ("loop ns/name"). */
 const calls = new Map<string, number>();
 const COUNT = 40;
+/** Connections the function accepted. */
+let connections = 0;
 
 beforeAll(async () => {
   h = await routerHarness('router-early-calls');
@@ -30,6 +33,7 @@ beforeAll(async () => {
     },
   });
   fn = await serveFunction(counter, { port: 0, host: '127.0.0.1', logLevel: 'warn' });
+  fn.server.app.server.on('connection', () => connections++);
   await Promise.all(Array.from({ length: COUNT }, (_, i) => h.client.request({ method: 'POST', path: `/api/v1/namespaces/${ns}/configmaps`, body: { metadata: { name: `cm-${i}` }, data: { i: String(i) } } })));
 });
 afterAll(async () => {
@@ -77,6 +81,22 @@ describe('first calls before the primary list is complete', () => {
     await router.waitForLoop('owner');
     await eventually('every ConfigMap called', async () => called('owner').length === names.length);
     expect(called('owner').every((k) => calls.get(k) === 1)).toBe(true);
+    await router.stop();
+  });
+
+  it("opens its function's connection as it starts, while its calls still wait for an owned kind's list", async () => {
+    await h.client.request({ method: 'POST', path: `/api/v1/namespaces/${ns}/secrets`, body: { metadata: { name: 'ahead-unowned' }, stringData: { k: 'v' } } });
+    const release = proxy.pauseNextWatch(isWatchList('secrets'));
+    const before = connections;
+    const loop = inlineLoop('ahead', ns, { for: { apiVersion: 'v1', kind: 'ConfigMap' }, owns: [{ apiVersion: 'v1', kind: 'Secret' }], function: { url: fn.url } });
+    const router = await h.router([loop], { kubeConfig: proxy.kubeConfig });
+    // No call can leave before the Secrets' list is complete, yet the connection the first call needs is open.
+    await eventually('a connection to the function before any call', async () => connections === before + 1);
+    expect(called('ahead')).toEqual([]);
+    release();
+    await router.waitForLoop('ahead');
+    const names = await configMapNames();
+    await eventually('every ConfigMap called', async () => called('ahead').length === names.length);
     await router.stop();
   });
 });

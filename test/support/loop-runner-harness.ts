@@ -10,7 +10,8 @@ import { createMetricsRegistry } from '../../lib/observability/metrics.ts';
 import type { EventRecorder } from '../../router/apply/event-recorder.ts';
 import { parseLoop } from '../../router/base/loop-spec.ts';
 import { createRouterMetrics } from '../../router/base/router-metrics.ts';
-import type { InvokeOptions } from '../../router/reconcile/dispatch.ts';
+import type { FunctionOrigin } from '../../lib/function-client/function-client.ts';
+import type { DispatchResult, InvokeOptions } from '../../router/reconcile/dispatch.ts';
 import { LoopRunner, type LoopHealth, type LoopRunnerDeps } from '../../router/intake/loop-runner.ts';
 import { MemoryInformers, TEST_RESOURCES } from './memory-informers.ts';
 
@@ -50,6 +51,8 @@ export function harness(spec: Partial<LoopSpec> = {}, answer: (request: Reconcil
   const informers = new MemoryInformers([PODSETS, PODS, SERVICES]);
   const registry = createMetricsRegistry({ defaultMetrics: false });
   const calls: Array<{ request: ReconcileRequest; url: string }> = [];
+  /** The function connections opened ahead of calls (warm-ahead.ts). */
+  const preconnects: FunctionOrigin[] = [];
   const health: LoopHealth[] = [];
   const config = parseLoop({
     metadata: { name: 'podset' },
@@ -63,10 +66,13 @@ export function harness(spec: Partial<LoopSpec> = {}, answer: (request: Reconcil
   });
   const runner = new LoopRunner(config, {
     registry: informers,
-    invoke: async (request: ReconcileRequest, options: InvokeOptions) => {
-      calls.push({ request, url: options.url });
-      return { kind: 'ok', status: 200, response: { apiVersion: CONTRACT_API_VERSION, kind: 'ReconcileResponse', actions: [], ...answer(request) } };
-    },
+    invoke: Object.assign(
+      async (request: ReconcileRequest, options: InvokeOptions): Promise<DispatchResult> => {
+        calls.push({ request, url: options.url });
+        return { kind: 'ok', status: 200, response: { apiVersion: CONTRACT_API_VERSION, kind: 'ReconcileResponse', actions: [], ...answer(request) } };
+      },
+      { preconnect: (origin: FunctionOrigin) => void preconnects.push(origin) },
+    ),
     // An answer without actions writes nothing: events are never used, and the client and discovery only
     // to read what an answer requires.
     ...api,
@@ -96,6 +102,6 @@ export function harness(spec: Partial<LoopSpec> = {}, answer: (request: Reconcil
     const metric = (await registry.getMetricsAsJSON()).find((m) => m.name === 'controller_runtime_reconcile_total');
     return (metric?.values ?? []).reduce((sum, v) => sum + v.value, 0);
   };
-  return { runner, informers, podsets, pods, services, calls, callsFor, health, started, calledAndIdle, reconciles };
+  return { runner, informers, podsets, pods, services, calls, preconnects, callsFor, health, started, calledAndIdle, reconciles };
 }
 

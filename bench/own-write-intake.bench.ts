@@ -10,6 +10,7 @@ import { pathToFileURL } from 'node:url';
 import { pino } from 'pino';
 import { CONTRACT_API_VERSION, type KubeObject, type ReconcileRequest } from '../lib/contract/types.ts';
 import { ROOT } from './router-bench-kit.ts';
+import { jsonAnswering } from '../test/support/json-writes-client.ts';
 
 const PODS = Number(process.env.BENCH_OWN_WRITE_PODS ?? 2000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
@@ -53,7 +54,8 @@ async function round(m: Awaited<ReturnType<typeof load>>): Promise<{ label: numb
       const name = request.object.metadata!.name!;
       return { kind: 'ok' as const, status: 200, response: { apiVersion: CONTRACT_API_VERSION, kind: 'ReconcileResponse' as const, actions: [{ op: 'patch', target: { apiVersion: 'v1', kind: 'Pod', namespace: 'bench', name }, patch: [{ op: 'add', path: '/metadata/labels', value: { 'kubeloop.dev/pod-name': name } }] }] } };
     },
-    client: { request: async () => ({ metadata: { resourceVersion: '2' } }) } as never,
+    // A JSON patch's reply is read as bytes (router/apply/json-patch.ts): a client without requestBytes failed every patch.
+    client: jsonAnswering(() => ({ metadata: { resourceVersion: '2' } })),
     discovery: { resolve: async () => m.TEST_RESOURCES.pods } as never,
     events: { record: () => {} } as never,
     metrics,

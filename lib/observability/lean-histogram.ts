@@ -2,6 +2,7 @@
 // for labels()), no per-call allocation, while the series stay in prom-client's own shape for the registry to render.
 import { inspect, format } from 'node:util';
 import { Histogram, type HistogramConfiguration, type LabelValues } from 'prom-client';
+import { LabelFold, type LabelFolding } from './folded-labels.ts';
 
 type Labels = Record<string, string | number>;
 
@@ -55,11 +56,17 @@ export function seriesKey(sortedLabelNames: readonly string[], labels: Labels): 
 
 /**
  * The series key of the last label set given and its values (copied: a caller changing its object later cannot
- * fool it): a run of one label set, as a Loop's keys or one API host give, builds its key string once.
+ * fool it): a run of one label set, as a Loop's keys or one API host give, builds its key string once, and folds
+ * its values (`fold`: the Loop's name or "other") once.
  */
 export class LastSeriesKey {
   #values: unknown[] = [];
   #key: string | undefined;
+  readonly #fold: LabelFold | undefined;
+
+  constructor(fold?: LabelFold) {
+    this.#fold = fold;
+  }
 
   of(sortedLabelNames: readonly string[], labels: Labels): string {
     const last = this.#values;
@@ -67,7 +74,7 @@ export class LastSeriesKey {
     for (let i = 0; same && i < sortedLabelNames.length; i++) same = labels[sortedLabelNames[i]!] === last[i];
     if (same) return this.#key!;
     for (let i = 0; i < sortedLabelNames.length; i++) last[i] = labels[sortedLabelNames[i]!];
-    return (this.#key = seriesKey(sortedLabelNames, labels));
+    return (this.#key = seriesKey(sortedLabelNames, this.#fold ? this.#fold.labels(labels) : labels));
   }
 }
 
@@ -98,17 +105,22 @@ function checkValue(value: number): void {
  * and searches the buckets linearly twice (once more for an exemplar), and a labels() child does all of it on
  * every observe; here a child keys its series once, the bucket is found by bisection, and the property keys of
  * the buckets are made once. Errors (unknown label, NaN or infinite value, exemplar too long) are prom-client's.
+ * With `folding`, those labels' values are folded (folded-labels.ts) wherever a label set comes in.
  */
 export class LeanHistogram<L extends string = string> extends Histogram<L> {
   /** The bucket property keys as prom-client writes them (String(bound)), '-1' beyond the last: no number-to-string per observe. */
   readonly #keys: string[];
   readonly #bounds: readonly number[];
+  readonly #fold: LabelFold | undefined;
+  readonly #lastKey: LastSeriesKey;
 
-  constructor(configuration: HistogramConfiguration<L>) {
+  constructor(configuration: HistogramConfiguration<L>, folding?: LabelFolding) {
     super(configuration);
     const self = this as unknown as Internals;
     this.#bounds = self.upperBounds;
     this.#keys = [...self.upperBounds.map(String), '-1'];
+    this.#fold = LabelFold.of(self.labelNames, folding);
+    this.#lastKey = new LastSeriesKey(this.#fold);
     // prom-client picks observe's flavour in its constructor; ours keep the same two signatures.
     this.observe = (configuration.enableExemplars ? this.#observeWithExemplar : this.#observeWithoutExemplar) as Histogram<L>['observe'];
   }
@@ -116,20 +128,17 @@ export class LeanHistogram<L extends string = string> extends Histogram<L> {
   /** Observes `value` for `labels`, with an exemplar when `exemplarLabels` has any label: the exemplar flavour without its argument object. */
   observeLabelled(labels: LabelValues<L>, value: number, exemplarLabels?: Labels): void {
     const self = this as unknown as Internals;
+    // Keyed first: a new Loop's name is folded, so counted towards the bound, even for a write refused below.
+    const key = this.#lastKey.of(self.sortedLabelNames, labels as Labels);
     checkLabels(self.labelNames, labels as Labels);
     checkValue(value);
-    this.#record(this.#keyOf(self.sortedLabelNames, labels as Labels), labels as Labels, value, exemplarLabels);
-  }
-
-  readonly #lastKey = new LastSeriesKey();
-
-  #keyOf(names: readonly string[], labels: Labels): string {
-    return this.#lastKey.of(names, labels);
+    this.#record(key, labels as Labels, value, exemplarLabels);
   }
 
   override labels(...values: string[]): Histogram.Internal<L>;
   override labels(labels: LabelValues<L>): Histogram.Internal<L>;
-  override labels(...args: unknown[]): Histogram.Internal<L> {
+  override labels(...given: unknown[]): Histogram.Internal<L> {
+    const args = this.#fold ? this.#fold.args(given) : given;
     // prom-client's own child first: the same argument handling, validation and errors, and its startTimer.
     const child = (super.labels as unknown as (...a: unknown[]) => Histogram.Internal<L>)(...args);
     const self = this as unknown as Internals;
@@ -142,6 +151,18 @@ export class LeanHistogram<L extends string = string> extends Histogram<L> {
       },
       startTimer: child.startTimer,
     };
+  }
+
+  override zero(labels: LabelValues<L>): void {
+    super.zero(this.#fold ? this.#fold.labels(labels) : labels);
+  }
+
+  override remove(...values: string[]): void;
+  override remove(labels: LabelValues<L>): void;
+  override remove(...args: unknown[]): void {
+    // A value folded into "other" shares its series with every other such Loop: one Loop going leaves it.
+    if (this.#fold?.shared(args)) return;
+    (super.remove as unknown as (...a: unknown[]) => void)(...args);
   }
 
   #observeWithoutExemplar = (labels?: LabelValues<L> | number, value?: number): void => {
@@ -160,7 +181,8 @@ export class LeanHistogram<L extends string = string> extends Histogram<L> {
     const self = this as unknown as Internals;
     let series = self.hashMap[key];
     if (!series) {
-      series = { labels, bucketValues: { ...self.bucketValues }, sum: 0, count: 0 };
+      // A child's labels are folded already; folding again changes nothing (a folded value folds to itself).
+      series = { labels: this.#fold ? this.#fold.labels(labels) : labels, bucketValues: { ...self.bucketValues }, sum: 0, count: 0 };
       if (self.bucketExemplars) series.bucketExemplars = { ...self.bucketExemplars };
       self.hashMap[key] = series;
     }

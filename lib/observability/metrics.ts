@@ -1,6 +1,7 @@
 // prom-client helpers: one Registry per process or server (never the global one, so two servers in one
 // test process do not collide) and histogram buckets that resolve sub-millisecond to multi-second latencies.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { LabelFolding } from './folded-labels.ts';
 import { LeanCounter } from './lean-counter.ts';
 import { LeanHistogram } from './lean-histogram.ts';
 import { renderMetrics } from './metrics-text.ts';
@@ -58,10 +59,11 @@ export interface ExemplarHistogram<L extends string> {
   observe(labels: Partial<Record<L, string | number>>, seconds: number, traceId?: string): void;
 }
 
-export function exemplarLatencyHistogram<L extends string>(registry: Registry, name: string, help: string, labelNames: readonly L[] = []): ExemplarHistogram<L> {
+/** `folding`: labels whose values are folded into a bounded set (folded-labels.ts), as for counter(). */
+export function exemplarLatencyHistogram<L extends string>(registry: Registry, name: string, help: string, labelNames: readonly L[] = [], folding?: LabelFolding): ExemplarHistogram<L> {
   // prom-client refuses exemplars on a Prometheus-format registry at construction; registered afterwards, the
   // exemplars are kept and rendered only by the OpenMetrics view (openMetricsView).
-  const histogram = new LeanHistogram<L>({ name, help, labelNames, buckets: [...LATENCY_BUCKETS_SECONDS], registers: [], enableExemplars: true });
+  const histogram = new LeanHistogram<L>({ name, help, labelNames, buckets: [...LATENCY_BUCKETS_SECONDS], registers: [], enableExemplars: true }, folding);
   registry.registerMetric(histogram);
   return {
     histogram,
@@ -113,13 +115,15 @@ export function openMetricsView(registry: Registry): OpenMetricsRegistry {
   return known.view;
 }
 
+/** `folding`: labels whose values are folded into a bounded set (folded-labels.ts: the first N Loops, then "other"). */
 export function counter<L extends string>(
   registry: Registry,
   name: string,
   help: string,
   labelNames: readonly L[] = [],
+  folding?: LabelFolding,
 ): Counter<L> {
-  return new LeanCounter<L>({ name, help, labelNames, registers: [registry] });
+  return new LeanCounter<L>({ name, help, labelNames, registers: [registry] }, folding);
 }
 
 export function gauge<L extends string>(

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createMetricsRegistry } from '../../lib/observability/metrics.ts';
+import { createMetricsRegistry, openMetricsView } from '../../lib/observability/metrics.ts';
 import { createRouterMetrics, loopMetrics, WORKQUEUE_BUCKETS } from './router-metrics.ts';
 import { WorkQueue } from './work-queue.ts';
 
@@ -125,5 +125,27 @@ describe('router metrics', () => {
     const text = await scrape(metrics);
     expect(text).toContain('workqueue_depth{name="other",controller="other"} 1');
     expect(text).toContain('kubeloop_loop_condition{loop="c",type="Ready",status="True"} 1');
+  });
+
+  it('keeps a Loop that comes back on its own series, and Loops past the bound in "other" whichever Loops went', async () => {
+    const metrics = createRouterMetrics(createMetricsRegistry({ defaultMetrics: false }), 1);
+    // A Loop's runner is made (its bound children) and runs a reconcile: what the router writes per Loop and per key.
+    const run = (loop: string) => {
+      loopMetrics(metrics, loop).adds.inc();
+      metrics.functionCalls.inc({ loop, code: '2xx' });
+      metrics.reconcileDuration.observe({ loop, result: 'success' }, 0.002, `trace-${loop}`);
+    };
+    run('a');
+    metrics.setLoopReady('a', true);
+    metrics.forgetLoop('a');
+    for (const loop of ['b', 'c', 'a', 'b']) run(loop);
+    const text = await scrape(metrics);
+    expect(text).toContain('workqueue_adds_total{name="a",controller="a"} 2');
+    expect(text).toContain('workqueue_adds_total{name="other",controller="other"} 3');
+    expect(text).toContain('kubeloop_router_function_calls_total{loop="a",code="2xx"} 2');
+    expect(text).toContain('kubeloop_router_function_calls_total{loop="other",code="2xx"} 3');
+    expect(text).toContain('kubeloop_router_reconcile_duration_seconds_count{loop="other",result="success"} 3');
+    expect(text).not.toMatch(/(loop|controller|name)="[bc]"/);
+    expect(await openMetricsView(metrics.registry).metrics()).toMatch(/kubeloop_router_reconcile_duration_seconds_bucket\{le="0.0025",loop="other",result="success"\} 3 # \{trace_id="trace-b"\} 0.002 /);
   });
 });

@@ -3,7 +3,7 @@
 import { counter as makeCounter, createMetricsRegistry, exemplarLatencyHistogram as makeExemplarHistogram, exponentialBuckets, gauge, Gauge, Histogram, type Registry } from '../../lib/observability/metrics.ts';
 import type { KubeRequestSample } from '../../lib/kube/kube-client.ts';
 import { BoundedLabel } from '../../lib/observability/bounded-label.ts';
-import { foldLabels } from '../../lib/observability/folded-labels.ts';
+import type { LabelFolding } from '../../lib/observability/folded-labels.ts';
 import { LeanHistogram } from '../../lib/observability/lean-histogram.ts';
 
 export type RouterMetrics = ReturnType<typeof createRouterMetrics>;
@@ -41,8 +41,8 @@ interface ProbedQueue {
   maxConcurrency: number;
 }
 
-function makeHistogram<L extends string>(registry: Registry, name: string, help: string, labelNames: readonly L[], buckets: number[]): Histogram<L> {
-  return new LeanHistogram<L>({ name, help, labelNames, buckets, registers: [registry] });
+function makeHistogram<L extends string>(registry: Registry, name: string, help: string, labelNames: readonly L[], buckets: number[], folding: LabelFolding): Histogram<L> {
+  return new LeanHistogram<L>({ name, help, labelNames, buckets, registers: [registry] }, folding);
 }
 
 /**
@@ -90,12 +90,13 @@ export function createRouterMetrics(registry: Registry = createMetricsRegistry({
   let cacheProbe: (() => Iterable<[string, number]>) | undefined;
   const loops = new BoundedLabel(maxLabelledLoops);
   const loopLabel = (loop: string) => loops.of(loop);
-  // Every family labelled by Loop takes the Loop's name through the bound; call sites keep naming the Loop.
-  const perLoop = <M extends object>(metric: M, labelNames: readonly string[]): M =>
-    labelNames.some((n) => (LOOP_LABEL_NAMES as readonly string[]).includes(n)) ? foldLabels(metric, LOOP_LABEL_NAMES, loopLabel) : metric;
-  const counter = <L extends string>(r: Registry, name: string, help: string, labelNames: readonly L[] = []) => perLoop(makeCounter<L>(r, name, help, labelNames), labelNames);
-  const histogram = <L extends string>(r: Registry, name: string, help: string, labelNames: readonly L[], buckets: number[]) => perLoop(makeHistogram<L>(r, name, help, labelNames, buckets), labelNames);
-  const exemplarLatencyHistogram = <L extends string>(r: Registry, name: string, help: string, labelNames: readonly L[]) => perLoop(makeExemplarHistogram<L>(r, name, help, labelNames), labelNames);
+  // Every counter and histogram labelled by Loop folds the Loop's name through the bound where it builds a series
+  // key (once per bound child, once per run of one label set): call sites keep naming the Loop. Families without
+  // these labels are left as they are.
+  const byLoop: LabelFolding = { labels: LOOP_LABEL_NAMES, into: loops };
+  const counter = <L extends string>(r: Registry, name: string, help: string, labelNames: readonly L[] = []) => makeCounter<L>(r, name, help, labelNames, byLoop);
+  const histogram = <L extends string>(r: Registry, name: string, help: string, labelNames: readonly L[], buckets: number[]) => makeHistogram<L>(r, name, help, labelNames, buckets, byLoop);
+  const exemplarLatencyHistogram = <L extends string>(r: Registry, name: string, help: string, labelNames: readonly L[]) => makeExemplarHistogram<L>(r, name, help, labelNames, byLoop);
   const queueLabels = (loop: string) => ({ name: loopLabel(loop), controller: loopLabel(loop) });
   const controllerLabels = (loop: string) => ({ controller: loopLabel(loop) });
   const queueGauge = (name: string, help: string, value: (queue: ProbedQueue, now: number) => number, combine?: 'max') =>

@@ -36,6 +36,16 @@ describe('renderMetrics', () => {
     expect(await metricsViewFor(registry, undefined).metrics()).toBe(await registry.metrics());
   });
 
+  it("keeps a counter's _total in the Prometheus text after an OpenMetrics scrape of the same registry", async () => {
+    const registry = registryOf(1);
+    const before = await metricsViewFor(registry, undefined).metrics();
+    expect(before).toContain('kubeloop_test_reconciles_total{');
+    const open = await metricsViewFor(registry, 'application/openmetrics-text; version=1.0.0').metrics();
+    expect(open).toContain('# TYPE kubeloop_test_reconciles counter');
+    expect(open).toContain('kubeloop_test_reconciles_total{');
+    expect(await metricsViewFor(registry, undefined).metrics()).toBe(before);
+  });
+
   it('lets I/O that arrives during a scrape run before the scrape is done, not after every family is formatted', async () => {
     const registry = registryOf(50);
     let rendered = false;

@@ -8,6 +8,21 @@ interface FamilyFormatter {
   getMetricsAsString(metric: unknown): Promise<string>;
 }
 
+/** A metric as the formatter reads it: its get() (prom-client's types leave it out of a registry's metric objects). */
+interface Readable {
+  get(): Promise<{ name: string }> | { name: string };
+}
+
+/** A counter as the formatter reads it, its family named without `_total`; the metric is left as it is. */
+function withoutTotal(metric: Readable): Readable {
+  return {
+    get: async () => {
+      const family = await metric.get();
+      return { ...family, name: family.name.replace(/_total$/, '') };
+    },
+  };
+}
+
 /** One turn of the event loop: I/O that arrived meanwhile is handled before the next family is formatted. */
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
@@ -16,9 +31,11 @@ export async function renderMetrics(registry: Registry | Registry<typeof Registr
   const openMetrics = registry.contentType === Registry.OPENMETRICS_CONTENT_TYPE;
   const families: string[] = [];
   for (const metric of registry.getMetricsAsArray()) {
-    // As registry.metrics() does: the OpenMetrics format names a counter without `_total` and adds it to each sample.
-    if (openMetrics && (metric as unknown as { type: string }).type === 'counter') metric.name = metric.name.replace(/_total$/, '');
-    families.push(await (registry as unknown as FamilyFormatter).getMetricsAsString(metric));
+    // The OpenMetrics format names a counter's family without `_total` and adds it to each sample. registry.metrics()
+    // renames the metric object itself, which the Prometheus-format registry shares (openMetricsView): its text then
+    // lost `_total` after the first OpenMetrics scrape. Only the copy being formatted is renamed here.
+    const family = openMetrics && (metric as unknown as { type: string }).type === 'counter' ? withoutTotal(metric as unknown as Readable) : metric;
+    families.push(await (registry as unknown as FamilyFormatter).getMetricsAsString(family));
     await nextTurn();
   }
   return openMetrics ? `${families.join('\n')}\n# EOF\n` : `${families.join('\n\n')}\n`;

@@ -7,8 +7,8 @@
  * calls instead of 3,000, and no OSR from Maglev; on this Node a hot function stays with Maglev, node-flags.test.ts),
  * and the GC runs on the main thread instead of handing parts to a helper thread. A router's work comes in bursts
  * of a few thousand objects, in which TurboFan's compiles did not pay for themselves, in CPU or in their zones'
- * memory. Measured with 500 and 2,000 pods already there and created live: 0.87-0.98x of the router's CPU per pod,
- * 13-15 MiB less peak RSS with pods already there (docs/performance.md, "The router in V8's efficiency mode").
+ * memory. Measured with 500 and 2,000 pods already there and created live: 9-15 MiB less peak RSS with pods already
+ * there, 0.87-1.00x of the router's CPU per pod (docs/performance.md, "The router in V8's efficiency mode").
  */
 export const ROUTER_NODE_FLAGS: readonly string[] = ['--efficiency-mode'];
 

@@ -5,7 +5,7 @@ import { isIP } from 'node:net';
 import type { V1Service } from '@kubernetes/client-node';
 import type { KubeClient } from '../kube/kube-client.ts';
 import { compileAddressPolicy, type DeniedEndpoint } from './address-policy.ts';
-import { AddressRefusedError, type AddressGuard, type ServiceTargets } from './guarded-connect.ts';
+import { AddressRefusedError, portOf, socketHost, type AddressGuard, type ServiceTargets } from './guarded-connect.ts';
 import { isClusterServiceHost, resolveAll } from './service-address.ts';
 
 interface EndpointSliceList {
@@ -35,8 +35,8 @@ async function sliceAddresses(client: KubeClient, namespace: string, service: st
 /** The API server's addresses now: the configured server's, the `kubernetes` Service's ClusterIPs and endpoints. */
 export async function apiServerEndpoints(client: KubeClient): Promise<DeniedEndpoint[]> {
   const server = new URL(client.server);
-  const port = Number(server.port) || (server.protocol === 'https:' ? 443 : 80);
-  const host = server.hostname.replace(/^\[|\]$/g, '');
+  const port = portOf(server);
+  const host = socketHost(server);
   // Three independent lookups at once: at start-up they stand before the router's first function call.
   const [resolved, service, slices] = await Promise.all([
     resolveAll(host).catch(() => [] as string[]),

@@ -17,6 +17,16 @@ export interface AddressGuard {
   serviceTargets?: ServiceTargets;
 }
 
+/** The port a connection goes to: the one given, or its scheme's default (a URL without one says ''). */
+export function portOf(target: { protocol: string; port?: string | number | null | undefined }): number {
+  return Number(target.port) || (target.protocol === 'https:' ? 443 : 80);
+}
+
+/** A URL's host as a socket takes it: an IPv6 address without its brackets. */
+export function socketHost(url: URL): string {
+  return url.hostname.replace(/^\[|\]$/g, '');
+}
+
 /** A connection refused by the address policy; its message is the fixed reason shown in status. */
 export class AddressRefusedError extends Error {
   readonly code = 'KUBELOOP_ADDRESS_REFUSED';
@@ -46,7 +56,7 @@ export async function checkedAddress(guard: AddressGuard, hostname: string, port
 export function guardedConnector(guard: AddressGuard, tls: buildConnector.BuildOptions = {}): buildConnector.connector {
   const connect = buildConnector(tls);
   return (options, callback) => {
-    const port = Number(options.port) || (options.protocol === 'https:' ? 443 : 80);
+    const port = portOf(options);
     const name = options.hostname;
     checkedAddress(guard, name, port).then(
       (address) => connect({ ...options, hostname: address, ...(isIP(name) === 0 && options.protocol === 'https:' ? { servername: options.servername ?? name } : {}) }, callback),

@@ -4,6 +4,7 @@
 // it, or waits for it while it is still connecting. Unused, it is closed; a failure is left for the call to meet.
 import type { Socket } from 'node:net';
 import type { buildConnector } from 'undici';
+import { portOf, socketHost } from './guarded-connect.ts';
 
 /** How long an opened socket waits for its first call: under the 5 s idle timeouts HTTP servers commonly apply. */
 export const PRECONNECT_IDLE_MS = 4_000;
@@ -23,8 +24,7 @@ export type Ahead = { state: 'opening'; taker?: { options: ConnectOptions; callb
 
 /** An origin as undici's connect options name it, its default port filled in. */
 export function originKey(options: Pick<ConnectOptions, 'protocol' | 'hostname' | 'port'>): string {
-  const port = Number(options.port) || (options.protocol === 'https:' ? 443 : 80);
-  return `${options.protocol}//${options.hostname}:${port}`;
+  return `${options.protocol}//${options.hostname}:${portOf(options)}`;
 }
 
 /**
@@ -44,7 +44,7 @@ export function opensAhead(ahead: Ahead | undefined, openToOrigin: number, close
 
 /** The options undici's Client passes its connector for `url`'s origin (an IPv6 host without its brackets). */
 export function connectOptionsFor(url: URL): ConnectOptions {
-  return { protocol: url.protocol, hostname: url.hostname.replace(/^\[|\]$/g, ''), host: url.host, port: url.port };
+  return { protocol: url.protocol, hostname: socketHost(url), host: url.host, port: url.port };
 }
 
 const noop = (): void => {};

@@ -1,5 +1,6 @@
 // BENCH_START_TRACE=1: the router child's start-up as a timeline on stderr (connections, TLS handshakes, each API
-// request and function call sent, answered and its first body chunk), from diagnostics channels, absolute ms.
+// request and function call sent, answered and its first body chunk), from diagnostics channels, absolute ms; then
+// its CPU at every hundredth PATCH, so a run's CPU per pod can be read as it goes (the warm-up against the rest).
 import { subscribe } from 'node:diagnostics_channel';
 import type { Socket } from 'node:net';
 
@@ -17,6 +18,8 @@ interface UndiciRequest {
 
 /** Until this many lines, so a trace holds the start and the first calls and PATCHes, not the run. */
 const LIMIT = 260;
+/** Past the start, one line per this many PATCH streams: the router's CPU as the labels go out. */
+const PATCH_STEP = 100;
 
 export function startTrace(): { mark: (what: string) => void } | undefined {
   if (process.env.BENCH_START_TRACE !== '1') return undefined;
@@ -53,8 +56,10 @@ export function startTrace(): { mark: (what: string) => void } | undefined {
     limited(`net socket ${socket.constructor.name}`);
     socket.once('secureConnect', () => limited('net socket TLS done'));
   });
+  let patches = 0;
   subscribe('http2.client.stream.created', (m) => {
     const { stream, headers } = m as { stream: object; headers: Record<string, string> };
+    if (headers[':method'] === 'PATCH' && ++patches % PATCH_STEP === 0) mark(`PATCH streams ${patches}`);
     limited(`h2 stream created ${headers[':method']} ${String(headers[':path']).slice(0, 140)} (session connecting: ${(stream as { session?: { connecting: boolean } }).session?.connecting})`);
   });
   subscribe('http2.client.stream.finish', (m) => {

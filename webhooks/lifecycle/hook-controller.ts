@@ -6,6 +6,7 @@
 import type { Logger } from 'pino';
 import type { AdmissionHook } from '../../api/admission-hook.ts';
 import { isApiError, type KubeClient, type ResourceInfo } from '../../lib/kube/index.ts';
+import { assertApiServerReady } from '../../lib/kube/api-server-ready.ts';
 import { objectKey } from '../../lib/kube/object-meta.ts';
 import type { ConditionInput } from '../../lib/sdk/conditions.ts';
 import type { Registry } from 'prom-client';
@@ -184,6 +185,9 @@ export class HookController {
 
   /** Plan (judge every hook: reviews are I/O), decide (which are registered), carry out (serve, write, tell). */
   async #reconcile(): Promise<void> {
+    // An API server still starting may deny a hook's review before its RBAC caches are filled: acted on, that would
+    // unregister a serving hook and drop its context cache. Not ready, the reconcile fails and is retried as it was.
+    await assertApiServerReady(this.#options.client);
     const cacheKeys = new Set<string>();
     const judged = await this.#judge(cacheKeys);
     const { ready, verdicts } = decideRegistration({ judged, slots: this.#slots, shards: this.#shardOptions(), ...(this.#options.tenantMaxHooks ? { tenantMaxHooks: this.#options.tenantMaxHooks } : {}) });

@@ -1,7 +1,7 @@
 // assertApiServerReady (lib/kube/api-server-ready.ts), which the gateway asks before it judges its hooks, against the
 // real control plane: a ready server passes for any identity (readiness is public), one not listening does not.
-import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../../cli/cluster/free-port.ts';
 import { ApiServerNotReady, assertApiServerReady } from '../../lib/kube/api-server-ready.ts';
 import { KubeClient, serviceAccountUser } from '../../lib/kube/index.ts';
 import { setupClusterSuite, type ClusterSuite } from '../cluster/suite.ts';
@@ -17,15 +17,6 @@ afterAll(async () => {
   await suite?.cleanup();
 });
 
-/** A local port nothing listens on: bound, then closed. */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
-
 describe('assertApiServerReady against the local control plane', () => {
   it('resolves for the running API server, as cluster admin and as a ServiceAccount RBAC grants nothing', async () => {
     await expect(assertApiServerReady(admin)).resolves.toBeUndefined();
@@ -34,7 +25,7 @@ describe('assertApiServerReady against the local control plane', () => {
   });
 
   it('throws ApiServerNotReady when nothing listens where the API server should be', async () => {
-    const server = `https://127.0.0.1:${await closedPort()}`;
+    const server = `https://127.0.0.1:${await freePort()}`;
     const client = await KubeClient.fromKubeConfig({ getCurrentCluster: () => ({ server }), applyToHTTPSOptions: async () => {} });
     try {
       const failure = await assertApiServerReady(client).catch((error: unknown) => error);

@@ -2,6 +2,8 @@
 // process (so load generator and server do not share an event loop), an autocannon POST run that keeps
 // every response time, and the req/s, p50, p99 figures computed from them.
 import { spawn, type ChildProcess, type StdioOptions } from 'node:child_process';
+import { createWriteStream } from 'node:fs';
+import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import autocannon from 'autocannon';
 import { LOOP_PROBE_ARGS } from './loop-probe-reader.ts';
@@ -26,25 +28,38 @@ export interface SpawnedServer {
 /** The `url` of a line such as `{"url":"http://127.0.0.1:1234"}`, the bench servers' ready signal. */
 export const urlLine = (line: string): string | undefined => (line.startsWith('{"url"') ? (JSON.parse(line) as { url: string }).url : undefined);
 
-/**
- * Runs `node --import tsx ...args` and resolves once `match` finds the URL in a line of its stdout.
- * `ipc` adds an IPC channel (the function bench asks its servers for their CPU usage over it).
- */
 /** BENCH_CPU_PROF=<dir>: the servers write V8 CPU profiles there (node --cpu-prof) when they exit. */
 const PROFILE = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
+/** BENCH_CHILD_LOG=<dir>: each server's stdout after its ready line (logs, --trace-gc) kept in <dir>/<pid>.log. */
+const CHILD_LOG_DIR = process.env.BENCH_CHILD_LOG;
 
+/** How node runs a built server instead of TypeScript through tsx: an image's flags and environment (bench/tenants-scale.bench.ts). */
+export interface BuiltNode {
+  /** What goes between node and the arguments: node's flags and a script (cli/bin.js) or a startup snapshot. */
+  execArgv: string[];
+  env: NodeJS.ProcessEnv;
+}
+
+/**
+ * Runs `node --import tsx ...args` (or, given `built`, `node <its flags> ...args` with its environment) and resolves
+ * once `match` finds the URL in a line of its stdout. `ipc` adds an IPC channel (the function bench asks its servers
+ * for their CPU usage over it).
+ */
 export async function spawnUntilUrl(
   args: string[],
-  options: { match?: (line: string) => string | undefined; cwd?: string; ipc?: boolean } = {},
+  options: { match?: (line: string) => string | undefined; cwd?: string; ipc?: boolean; built?: BuiltNode } = {},
 ): Promise<SpawnedServer> {
   const stdio: StdioOptions = options.ipc ? ['ignore', 'pipe', 'inherit', 'ipc'] : ['ignore', 'pipe', 'inherit'];
-  const child = spawn(process.execPath, [...PROFILE, '--import', 'tsx', ...LOOP_PROBE_ARGS, ...args], { stdio, ...(options.cwd ? { cwd: options.cwd } : {}) });
+  const node = options.built ? options.built.execArgv : ['--import', 'tsx', ...LOOP_PROBE_ARGS];
+  const env = options.built ? { env: { ...process.env, ...options.built.env } } : {};
+  const child = spawn(process.execPath, [...PROFILE, ...node, ...args], { stdio, ...env, ...(options.cwd ? { cwd: options.cwd } : {}) });
   const match = options.match ?? urlLine;
   for await (const line of createInterface({ input: child.stdout! })) {
     const url = match(line);
     if (url) {
-      // Keep draining stdout (logs) so the child never blocks on a full pipe.
-      child.stdout!.resume();
+      // Keep draining stdout (logs) so the child never blocks on a full pipe; into <dir>/<pid>.log with BENCH_CHILD_LOG=<dir>.
+      if (CHILD_LOG_DIR) child.stdout!.pipe(createWriteStream(join(CHILD_LOG_DIR, `${child.pid}.log`)));
+      else child.stdout!.resume();
       return { url, child };
     }
   }

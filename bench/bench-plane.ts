@@ -7,14 +7,17 @@ import { chartCrdFile } from '../cli/chart-crds.ts';
 import { startControlPlane, type ControlPlane } from '../cli/cluster/index.ts';
 import { waitForCrdsEstablished } from '../cli/dev/apply-manifests.ts';
 import { KubeClient } from '../lib/kube/index.ts';
-import { spawnUntilUrl, urlLine, type SpawnedServer } from './autocannon-kit.ts';
+import { spawnUntilUrl, urlLine, type BuiltNode, type SpawnedServer } from './autocannon-kit.ts';
 
 export interface BenchPlane {
   plane: ControlPlane;
   client: KubeClient;
   kubectl: (...args: string[]) => Promise<{ stdout: string; stderr: string }>;
-  /** Spawns `args` under node in the package root and resolves once `match` finds its URL in a log line. */
-  spawn: (args: string[], match?: (line: string) => string | undefined) => Promise<SpawnedServer>;
+  /**
+   * Spawns `args` under node through tsx in the package root (or, given `built`, with its node flags in its folder)
+   * and resolves once `match` finds its URL in a log line.
+   */
+  spawn: (args: string[], match?: (line: string) => string | undefined, built?: { node: BuiltNode; cwd: string }) => Promise<SpawnedServer>;
   close: () => Promise<void>;
 }
 
@@ -39,8 +42,8 @@ export async function startBenchPlane(root: string, crds: readonly string[]): Pr
     await close();
     throw error;
   }
-  const spawn = async (args: string[], match: (line: string) => string | undefined = urlLine): Promise<SpawnedServer> => {
-    const started = await spawnUntilUrl(args, { match, cwd: root });
+  const spawn = async (args: string[], match: (line: string) => string | undefined = urlLine, built?: { node: BuiltNode; cwd: string }): Promise<SpawnedServer> => {
+    const started = await spawnUntilUrl(args, { match, cwd: built?.cwd ?? root, ...(built ? { built: built.node } : {}) });
     children.push(started.child);
     return started;
   };

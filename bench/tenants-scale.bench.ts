@@ -1,6 +1,6 @@
 // npm run bench:tenants-scale, on a private local control plane: BENCH_TENANTS (10,100,1000) namespaces, each with
 // a namespaced Loop (primary ConfigMap, owned Secret) and every tenth with an AdmissionHook, against one router
-// and one gateway (`kubeloop router` / `kubeloop webhook` from source). Per size, growing in one run: router and
+// and one gateway run as their images run them (BENCH_FROM_SOURCE=1: from source). Per size, growing in one run: router and
 // gateway RSS and CPU at rest, the router's open watches, time until every new Loop is Ready, a quiet tenant's
 // change latency alone and while BENCH_BUSY (10) tenants are busy, admission p99 through a hook against none, and
 // a router restart's time to converge; then the cost per added tenant. The report is bench/tenants-scale-report.ts.
@@ -16,7 +16,9 @@ import { readWatchEvents } from '../lib/kube/watch-stream.ts';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { createLoopServiceAccount, LOOP_SERVICE_ACCOUNT } from '../test/support/loop-service-account.ts';
-import { spawnUntilUrl } from './autocannon-kit.ts';
+import { spawnUntilUrl, type BuiltNode } from './autocannon-kit.ts';
+import { LOOP_PROBE_DIR } from './loop-probe-reader.ts';
+import { buildProductionBundle, dockerfileTargets } from '../test/support/production-bundle.ts';
 import { startBenchPlane, type BenchPlane } from './bench-plane.ts';
 import { delta, machineLoad, parsePrometheusText, readProcess, total } from './process-figures.ts';
 import { percentile, pool, until } from './router-bench-kit.ts';
@@ -56,8 +58,13 @@ const QUIET_COMPARE_ARGS = (process.env.BENCH_QUIET_COMPARE_ARGS ?? '').split(' 
 const AS_TENANTS = process.env.BENCH_AS_TENANTS !== '0';
 // Those two phases once more with a Priority and Fairness level of these concurrency shares for ServiceAccounts.
 const APF_SHARES = AS_TENANTS && process.env.BENCH_APF_TENANT_SHARES ? Number(process.env.BENCH_APF_TENANT_SHARES) : undefined;
-// The quiet changes cut into segments from the router's history lines (--history-dir); BENCH_DECOMPOSE=0 leaves it off.
-const DECOMPOSE = process.env.BENCH_DECOMPOSE !== '0';
+// The quiet changes cut into segments from the router's history lines (--history-dir, which the chart leaves off and
+// which costs the router CPU per change): BENCH_DECOMPOSE=1 turns both on.
+const DECOMPOSE = process.env.BENCH_DECOMPOSE === '1';
+// The router and the gateway from source through tsx, as before 2026-11-30 (the loader in their RSS and CPU).
+const FROM_SOURCE = process.env.BENCH_FROM_SOURCE === '1';
+// BENCH_ROUTER_FLAGS="--flag ...": Node flags added after the router image's own (experiments: --trace-gc, V8's heap).
+const ROUTER_FLAGS = (process.env.BENCH_ROUTER_FLAGS ?? '').split(' ').filter(Boolean);
 const GROUP = '/apis/kubeloop.dev/v1alpha1';
 const tenant = (i: number) => `scale-${String(i).padStart(4, '0')}`;
 
@@ -129,10 +136,45 @@ interface Spawned {
   opsUrl: string;
 }
 
-async function spawnRouter(kubeconfigPath: string, extra: string[] = []): Promise<Spawned> {
+/** How a platform process starts: from source (`cli/main.ts <command>` through tsx), or as its image's ENTRYPOINT in a production bundle. */
+interface PlatformCommand {
+  args: (command: 'router' | 'webhook') => string[];
+  built?: (command: 'router' | 'webhook') => { node: BuiltNode; cwd: string };
+}
+
+/**
+ * The production bundle built as the Dockerfile builds it (the router's startup snapshot too) into `dir`, and each
+ * image target's ENTRYPOINT flags and ENV (the router's `--efficiency-mode` and NODE_OPTIONS), so the figures are
+ * the images' and not tsx's.
+ */
+async function platformCommand(dir: string): Promise<PlatformCommand> {
+  if (FROM_SOURCE) return { args: (command) => ['cli/main.ts', command] };
+  // The probe is TypeScript, preloaded through tsx, which the images leave out.
+  if (LOOP_PROBE_DIR) throw new Error('BENCH_LOOP_PROBE needs BENCH_FROM_SOURCE=1 here (the probe is loaded through tsx)');
+  process.stderr.write('[bench] building the production bundle (router snapshot included)\n');
+  await buildProductionBundle(dir);
+  const targets = await dockerfileTargets(ROOT);
+  const entry = (command: 'router' | 'webhook') => {
+    const target = targets.find((t) => t.target === command);
+    if (!target) throw new Error(`the Dockerfile has no ${command} target`);
+    return target;
+  };
+  return {
+    // The ENTRYPOINT ends with the command (router, webhook): node's flags and the snapshot, or cli/bin.js, before it.
+    args: (command) => [entry(command).args.at(-1)!],
+    built: (command) => ({
+      node: { execArgv: entry(command).args.slice(0, -1), env: { ...entry(command).env, NODE_ENV: 'production', KUBELOOP_FROM_SOURCE: '' } },
+      cwd: dir,
+    }),
+  };
+}
+
+async function spawnRouter(platform: PlatformCommand, kubeconfigPath: string, extra: string[] = []): Promise<Spawned> {
+  const image = platform.built?.('router');
+  const built = image && { ...image, node: { ...image.node, execArgv: [...ROUTER_FLAGS, ...image.node.execArgv] } };
   const { child, url } = await spawnUntilUrl(
-    ['cli/main.ts', 'router', `--kubeconfig=${kubeconfigPath}`, '--port=0', '--host=127.0.0.1', '--allow-loopback-functions', '--log-level=info', ...extra],
-    { cwd: ROOT, match: (line) => (line.includes('"router started"') ? (JSON.parse(line) as { ops: string }).ops : undefined) },
+    [...platform.args('router'), `--kubeconfig=${kubeconfigPath}`, '--port=0', '--host=127.0.0.1', '--allow-loopback-functions', '--log-level=info', ...extra],
+    { cwd: built?.cwd ?? ROOT, ...(built ? { built: built.node } : {}), match: (line) => (line.includes('"router started"') ? (JSON.parse(line) as { ops: string }).ops : undefined) },
   );
   return { child, pid: child.pid!, opsUrl: url };
 }
@@ -333,17 +375,20 @@ async function main(): Promise<void> {
   fn = served.child;
   // BENCH_HISTORY_DIR keeps the router's history lines for a look afterwards; a temporary folder otherwise.
   const historyDir = process.env.BENCH_HISTORY_DIR ?? (await mkdtemp(join(tmpdir(), 'tenants-scale-history-')));
+  const bundleDir = await mkdtemp(join(tmpdir(), 'tenants-scale-bundle-'));
   const decompositions: string[] = [];
   let router: Spawned | undefined;
   try {
+    const platform = await platformCommand(bundleDir);
     const admit = await bench.spawn([join(ROOT, 'bench/admission-bench-server.ts'), 'function']);
     const gateway = await bench.spawn(
-      ['cli/main.ts', 'webhook', '--dev', '--port=0', '--ops-port=0', '--host=127.0.0.1', `--kubeconfig=${plane.kubeconfigPath}`, '--namespace=bench-kubeloop', '--tenant-configurations=1', ...gatewayClientAuthArgs(plane.dir)],
+      [...platform.args('webhook'), '--dev', '--port=0', '--ops-port=0', '--host=127.0.0.1', `--kubeconfig=${plane.kubeconfigPath}`, '--namespace=bench-kubeloop', '--tenant-configurations=1', ...gatewayClientAuthArgs(plane.dir)],
       (line) => (line.includes('"webhook serving"') ? (JSON.parse(line) as { opsUrl: string }).opsUrl : undefined),
+      platform.built?.('webhook'),
     );
     const watchesWithoutRouter = await openWatches(bench.kubectl);
     const routerArgs = DECOMPOSE ? [`--history-dir=${historyDir}`] : [];
-    router = await spawnRouter(plane.kubeconfigPath, routerArgs);
+    router = await spawnRouter(platform, plane.kubeconfigPath, routerArgs);
     const rows: ScaleRow[] = [];
     let tenants = 0;
     for (const size of SIZES) {
@@ -376,7 +421,7 @@ async function main(): Promise<void> {
       const restartRouter = async (extra: string[]) => {
         await stop(router!.child);
         const at = Date.now();
-        router = await spawnRouter(plane.kubeconfigPath, [...routerArgs, ...extra]);
+        router = await spawnRouter(platform, plane.kubeconfigPath, [...routerArgs, ...extra]);
         await untilAllCalled(tenants, at);
       };
       const quietPhaseWith = async (extra: string[]) => {
@@ -409,7 +454,7 @@ async function main(): Promise<void> {
       const restart = async (extra: string[]): Promise<AfterRestart> => {
         await stop(router!.child);
         const restartAt = Date.now();
-        router = await spawnRouter(plane.kubeconfigPath, [...routerArgs, ...extra]);
+        router = await spawnRouter(platform, plane.kubeconfigPath, [...routerArgs, ...extra]);
         await untilAllCalled(tenants, restartAt);
         const ms = Date.now() - restartAt;
         await new Promise((r) => setTimeout(r, 3000));
@@ -453,11 +498,12 @@ async function main(): Promise<void> {
     console.log(`  quiet tenant: one change, ${QUIET_INTERVAL_MS} ms pause, the next, over ${PHASE_MS / 1000} s phases (each p99 from the count of changes shown); the router's /metrics scraped ${SCRAPE_MS > 0 ? `every ${SCRAPE_MS / 1000} s during them` : 'not during them'}`);
     console.log(`  busy tenants: ${BUSY}, ${BUSY_OBJECTS} ConfigMaps each, ${BUSY_RATE > 0 ? `${BUSY_RATE} changes/s each on a fixed schedule, ${BUSY_IN_STEP ? 'all at the same instant (BENCH_BUSY_IN_STEP=1)' : 'spread over the period'}` : 'each writing as fast as the API server answers 8 at a time (BENCH_BUSY_RATE unset)'}`);
     if (decompositions.length > 0) console.log(['', ...decompositions].join('\n'));
-    console.log(`\nbench:tenants-scale took ${((performance.now() - started) / 1000).toFixed(0)} s; router and gateway run from source through tsx (its loader is in both RSS figures, not in the per-tenant costs)`);
+    console.log(`\nbench:tenants-scale took ${((performance.now() - started) / 1000).toFixed(0)} s; ${FROM_SOURCE ? 'router and gateway run from source through tsx (its loader is in both RSS figures, not in the per-tenant costs)' : "router and gateway run as their images run them (the production bundle, the router from its snapshot, each target's ENTRYPOINT flags and ENV)"}${DECOMPOSE ? '; the router writes history files (BENCH_DECOMPOSE=1)' : ''}`);
   } finally {
     if (router) await stop(router.child);
     await stop(served.child);
     if (!process.env.BENCH_HISTORY_DIR) await rm(historyDir, { recursive: true, force: true });
+    await rm(bundleDir, { recursive: true, force: true });
     await bench.close();
   }
 }

@@ -28,6 +28,27 @@ describe('renderMetrics', () => {
     expect(await renderMetrics(other)).toBe(await other.metrics());
   });
 
+  it("keeps each series' label text between scrapes, yet renders what prom-client renders after values, series, defaults or a labels object change", async () => {
+    const registry = registryOf(2);
+    const perLoop = gauge(registry, 'kubeloop_test_changing', 'changing', ['loop', 'type']);
+    perLoop.set({ loop: 'ns-1/a', type: 'Ready' }, 1);
+    perLoop.set({ loop: 'ns-2/b', type: 'Ready' }, 0);
+    expect(await renderMetrics(registry)).toBe(await registry.metrics());
+    perLoop.set({ loop: 'ns-1/a', type: 'Ready' }, 0);
+    perLoop.remove({ loop: 'ns-2/b', type: 'Ready' });
+    perLoop.set({ loop: 'ns-3/"c"\\', type: 'Stalled' }, 1);
+    expect(await renderMetrics(registry)).toBe(await registry.metrics());
+    // A labels object prom-client holds, changed in place (nothing in kubeloop does; a kept text must not outlive it).
+    const series = Object.values((perLoop as unknown as { hashMap: Record<string, { labels: Record<string, string> }> }).hashMap);
+    series[0]!.labels.loop = 'ns-9/renamed';
+    const after = await renderMetrics(registry);
+    expect(after).toContain('loop="ns-9/renamed"');
+    expect(after).toBe(await registry.metrics());
+    registry.setDefaultLabels({ component: 'gateway' });
+    expect(await renderMetrics(registry)).toBe(await registry.metrics());
+    expect(await renderMetrics(openMetricsView(registry))).toBe(await openMetricsView(registry).metrics());
+  });
+
   it('serves GET /metrics through it: the view for an Accept header renders as prom-client does', async () => {
     const registry = registryOf(3);
     const open = metricsViewFor(registry, 'application/openmetrics-text; version=1.0.0');

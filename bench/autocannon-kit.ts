@@ -42,15 +42,15 @@ export interface BuiltNode {
 
 /**
  * Runs `node --import tsx ...args` (or, given `built`, `node <its flags> ...args` with its environment) and resolves
- * once `match` finds the URL in a line of its stdout. `ipc` adds an IPC channel (the function bench asks its servers
+ * once `match` finds the URL in a line of its stdout. `nodeFlags` go before either (experiments: --trace-gc). `ipc` adds an IPC channel (the function bench asks its servers
  * for their CPU usage over it).
  */
 export async function spawnUntilUrl(
   args: string[],
-  options: { match?: (line: string) => string | undefined; cwd?: string; ipc?: boolean; built?: BuiltNode } = {},
+  options: { match?: (line: string) => string | undefined; cwd?: string; ipc?: boolean; built?: BuiltNode; nodeFlags?: string[] } = {},
 ): Promise<SpawnedServer> {
   const stdio: StdioOptions = options.ipc ? ['ignore', 'pipe', 'inherit', 'ipc'] : ['ignore', 'pipe', 'inherit'];
-  const node = options.built ? options.built.execArgv : ['--import', 'tsx', ...LOOP_PROBE_ARGS];
+  const node = [...(options.nodeFlags ?? []), ...(options.built ? options.built.execArgv : ['--import', 'tsx', ...LOOP_PROBE_ARGS])];
   const env = options.built ? { env: { ...process.env, ...options.built.env } } : {};
   const child = spawn(process.execPath, [...PROFILE, ...node, ...args], { stdio, ...env, ...(options.cwd ? { cwd: options.cwd } : {}) });
   const match = options.match ?? urlLine;

@@ -63,7 +63,7 @@ const APF_SHARES = AS_TENANTS && process.env.BENCH_APF_TENANT_SHARES ? Number(pr
 const DECOMPOSE = process.env.BENCH_DECOMPOSE === '1';
 // The router and the gateway from source through tsx, as before 2026-11-30 (the loader in their RSS and CPU).
 const FROM_SOURCE = process.env.BENCH_FROM_SOURCE === '1';
-// BENCH_ROUTER_FLAGS="--flag ...": Node flags added after the router image's own (experiments: --trace-gc, V8's heap).
+// BENCH_ROUTER_FLAGS="--flag ...": Node flags put before the router's own, built or from source (experiments: --trace-gc, V8's heap).
 const ROUTER_FLAGS = (process.env.BENCH_ROUTER_FLAGS ?? '').split(' ').filter(Boolean);
 const GROUP = '/apis/kubeloop.dev/v1alpha1';
 const tenant = (i: number) => `scale-${String(i).padStart(4, '0')}`;
@@ -170,11 +170,10 @@ async function platformCommand(dir: string): Promise<PlatformCommand> {
 }
 
 async function spawnRouter(platform: PlatformCommand, kubeconfigPath: string, extra: string[] = []): Promise<Spawned> {
-  const image = platform.built?.('router');
-  const built = image && { ...image, node: { ...image.node, execArgv: [...ROUTER_FLAGS, ...image.node.execArgv] } };
+  const built = platform.built?.('router');
   const { child, url } = await spawnUntilUrl(
     [...platform.args('router'), `--kubeconfig=${kubeconfigPath}`, '--port=0', '--host=127.0.0.1', '--allow-loopback-functions', '--log-level=info', ...extra],
-    { cwd: built?.cwd ?? ROOT, ...(built ? { built: built.node } : {}), match: (line) => (line.includes('"router started"') ? (JSON.parse(line) as { ops: string }).ops : undefined) },
+    { cwd: built?.cwd ?? ROOT, ...(built ? { built: built.node } : {}), nodeFlags: ROUTER_FLAGS, match: (line) => (line.includes('"router started"') ? (JSON.parse(line) as { ops: string }).ops : undefined) },
   );
   return { child, pid: child.pid!, opsUrl: url };
 }

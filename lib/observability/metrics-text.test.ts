@@ -1,8 +1,18 @@
-// /metrics rendered a family per event-loop turn: the same text as prom-client's own, in both formats, and a watch
-// event or function reply that arrives during a scrape is handled before the scrape ends, not after it.
+// /metrics rendered a family per event-loop turn, in chunks: the same text as prom-client's own, in both formats, no
+// chunk a large string, and a watch event or function reply that arrives during a scrape is handled before it ends.
+import { Histogram } from 'prom-client';
 import { describe, expect, it } from 'vitest';
-import { counter, createMetricsRegistry, exemplarLatencyHistogram, gauge, metricsViewFor, openMetricsView } from './metrics.ts';
-import { renderMetrics } from './metrics-text.ts';
+import { counter, createMetricsRegistry, exemplarLatencyHistogram, gauge, latencyHistogram, metricsViewFor, openMetricsView, type MetricsView } from './metrics.ts';
+import { metricsChunks } from './metrics-text.ts';
+
+async function joined(chunks: AsyncIterable<string>): Promise<string> {
+  let text = '';
+  for await (const chunk of chunks) text += chunk;
+  return text;
+}
+
+const renderMetrics = (registry: Parameters<typeof metricsChunks>[0]) => joined(metricsChunks(registry));
+const pageOf = async (view: MetricsView) => joined(await view.page());
 
 function registryOf(families: number) {
   const registry = createMetricsRegistry({ defaultMetrics: false, defaultLabels: { component: 'router' } });
@@ -15,7 +25,7 @@ function registryOf(families: number) {
   return registry;
 }
 
-describe('renderMetrics', () => {
+describe('metricsChunks', () => {
   it("renders the same text as prom-client's registry.metrics(), Prometheus and OpenMetrics alike", async () => {
     const registry = registryOf(5);
     expect(await renderMetrics(registry)).toBe(await registry.metrics());
@@ -53,28 +63,77 @@ describe('renderMetrics', () => {
     const registry = registryOf(3);
     const open = metricsViewFor(registry, 'application/openmetrics-text; version=1.0.0');
     expect(open.contentType).toContain('application/openmetrics-text');
-    expect(await open.metrics()).toMatch(/# EOF\n$/);
-    expect(await metricsViewFor(registry, undefined).metrics()).toBe(await registry.metrics());
+    expect(await pageOf(open)).toMatch(/# EOF\n$/);
+    expect(await pageOf(metricsViewFor(registry, undefined))).toBe(await registry.metrics());
   });
 
   it("keeps a counter's _total in the Prometheus text after an OpenMetrics scrape of the same registry", async () => {
     const registry = registryOf(1);
-    const before = await metricsViewFor(registry, undefined).metrics();
+    const before = await pageOf(metricsViewFor(registry, undefined));
     expect(before).toContain('kubeloop_test_reconciles_total{');
-    const open = await metricsViewFor(registry, 'application/openmetrics-text; version=1.0.0').metrics();
+    const open = await pageOf(metricsViewFor(registry, 'application/openmetrics-text; version=1.0.0'));
     expect(open).toContain('# TYPE kubeloop_test_reconciles counter');
     expect(open).toContain('kubeloop_test_reconciles_total{');
-    expect(await metricsViewFor(registry, undefined).metrics()).toBe(before);
+    expect(await pageOf(metricsViewFor(registry, undefined))).toBe(before);
   });
 
   it('lets I/O that arrives during a scrape run before the scrape is done, not after every family is formatted', async () => {
     const registry = registryOf(50);
     let rendered = false;
     let handledDuringScrape = false;
-    const scrape = metricsViewFor(registry, undefined).metrics().then(() => (rendered = true));
+    const scrape = pageOf(metricsViewFor(registry, undefined)).then(() => (rendered = true));
     // A callback the event loop runs on its next turn, as a watch event's socket read would be.
     setImmediate(() => (handledDuringScrape = !rendered));
     await scrape;
     expect(handledDuringScrape).toBe(true);
+  });
+
+  it('hands the page out in chunks of whole lines, none a large string, that join to the text prom-client renders', async () => {
+    const registry = createMetricsRegistry({ defaultMetrics: false, defaultLabels: { component: 'router' } });
+    const conditions = gauge(registry, 'kubeloop_test_condition', 'per Loop', ['loop', 'type', 'status']);
+    const calls = latencyHistogram(registry, 'kubeloop_test_call_seconds', 'per Loop', ['loop']);
+    for (let l = 0; l < 2000; l++) {
+      for (const status of ['True', 'False']) conditions.set({ loop: `scale-${l}/copier`, type: 'Ready', status }, status === 'True' ? 1 : 0);
+      calls.observe({ loop: `scale-${l}/copier` }, l / 1000);
+    }
+    const chunks: string[] = [];
+    for await (const chunk of metricsChunks(registry)) chunks.push(chunk);
+    expect(chunks.join('')).toBe(await registry.metrics());
+    expect(chunks.length).toBeGreaterThan(50);
+    // V8 keeps strings over 128 KiB as large objects, which only a mark-compact frees: every chunk stays far below.
+    for (const chunk of chunks) {
+      expect(chunk.length).toBeLessThan(20 * 1024);
+      expect(chunk.endsWith('\n')).toBe(true);
+    }
+  });
+
+  it("writes histograms as prom-client does: several series, default labels a series also carries, exemplars, none labelled, a subclass's own samples", async () => {
+    const registry = createMetricsRegistry({ defaultMetrics: false, defaultLabels: { component: 'router', zone: 'a' } });
+    const byLoop = exemplarLatencyHistogram(registry, 'kubeloop_test_reconcile_seconds', 'by Loop and result', ['loop', 'result']);
+    byLoop.observe({ loop: 'ns-1/a', result: 'ok' }, 0.003, 'trace-1');
+    byLoop.observe({ loop: 'ns-1/a', result: 'error' }, 2, 'trace-2');
+    byLoop.observe({ loop: 'ns-"2"\\b', result: 'ok' }, 100);
+    const shadowing = latencyHistogram(registry, 'kubeloop_test_shadowing_seconds', 'a series label named as a default one', ['component']);
+    shadowing.observe({ component: 'gateway' }, 0.2);
+    latencyHistogram(registry, 'kubeloop_test_plain_seconds', 'no labels').observe(0.5);
+    new Histogram({ name: 'kubeloop_test_collected_seconds', help: 'set at collect', buckets: [1, 2], registers: [registry], collect() {
+        this.reset();
+        this.observe(1.5);
+      } });
+    // A subclass with samples of its own (getForPromString is not in prom-client's typings).
+    type Samples = { values: Array<{ metricName?: string }> };
+    const base = (Histogram.prototype as unknown as { getForPromString(this: Histogram): Promise<Samples> }).getForPromString;
+    class Summed extends Histogram {}
+    Object.assign(Summed.prototype, {
+      async getForPromString(this: Histogram) {
+        const family = await base.call(this);
+        return { ...family, values: family.values.filter((value) => value.metricName?.endsWith('_sum')) };
+      },
+    });
+    new Summed({ name: 'kubeloop_test_summed_seconds', help: 'its own samples', buckets: [1], registers: [registry] }).observe(3);
+    expect(await renderMetrics(registry)).toBe(await registry.metrics());
+    const open = openMetricsView(registry);
+    expect(await renderMetrics(open)).toBe(await open.metrics());
+    expect(await renderMetrics(open)).toMatch(/kubeloop_test_reconcile_seconds_bucket\{le="0.005",component="router",zone="a",loop="ns-1\/a",result="ok"\} 1 # \{trace_id="trace-1"\} 0.003 /);
   });
 });

@@ -4,7 +4,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import type { LabelFolding } from './folded-labels.ts';
 import { LeanCounter } from './lean-counter.ts';
 import { LeanHistogram } from './lean-histogram.ts';
-import { renderMetrics } from './metrics-text.ts';
+import { firstChunkRendered, metricsChunks } from './metrics-text.ts';
 
 export { Counter, Gauge, Histogram, Registry };
 
@@ -77,17 +77,18 @@ type OpenMetricsRegistry = Registry<typeof Registry.OPENMETRICS_CONTENT_TYPE>;
 /** Each view and the metrics it already holds: by object, as the view files a counter without its `_total`. */
 const openMetricsViews = new WeakMap<Registry, { view: OpenMetricsRegistry; holds: WeakSet<object> }>();
 
-/** What GET /metrics serves: its content type and its text (rendered a family per event-loop turn, metrics-text.ts). */
+/** What GET /metrics serves: its content type and its page, rendered a family per event-loop turn, in chunks (metrics-text.ts). */
 export interface MetricsView {
   readonly contentType: string;
-  metrics(): Promise<string>;
+  /** Resolves once the first chunk is rendered (rejects when the registry cannot be read, before anything is sent). */
+  page(): Promise<AsyncIterable<string>>;
 }
 
 /** What GET /metrics serves for an Accept header: OpenMetrics only when asked for, as it carries the exemplars
  * (trace ids) Prometheus stores with exemplar storage on; the Prometheus text format otherwise. */
 export function metricsViewFor(registry: Registry, accept: string | undefined): MetricsView {
   const view = /application\/openmetrics-text/.test(accept ?? '') ? openMetricsView(registry) : registry;
-  return { contentType: view.contentType, metrics: () => renderMetrics(view) };
+  return { contentType: view.contentType, page: () => firstChunkRendered(metricsChunks(view)) };
 }
 
 /**

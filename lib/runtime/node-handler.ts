@@ -11,7 +11,8 @@ import { createFunctionCore, type FunctionCore } from './function-core.ts';
 import { createFunctionMetrics } from './function-metrics.ts';
 import { functionLogger, type FunctionServerOptions } from './function-options.ts';
 import { withSigning } from './signed-core.ts';
-import { routeStandalone, type StandaloneRoutes } from './standalone-routes.ts';
+import { metricsRequest, routeStandalone, type StandaloneRoutes } from './standalone-routes.ts';
+import { serveMetrics } from '../server/metrics-reply.ts';
 import { sendReply } from '../server/node-server.ts';
 
 function readLimited(request: IncomingMessage, limitBytes: number): Promise<string | undefined> {
@@ -49,6 +50,8 @@ export function nodeFunctionHandler(definition: AnyFunctionDefinition, options: 
     ...(ready ? { ready } : {}),
   };
   const listener = (request: IncomingMessage, response: ServerResponse): void => {
+    const metrics = metricsRequest(routes, request.method ?? 'GET', request.url ?? '/', request.headers);
+    if (metrics) return serveMetrics(response, metrics, request.method === 'HEAD', logger);
     routeStandalone(core, routes, request.method ?? 'GET', request.url ?? '/', request.headers, (max) => readLimited(request, max)).then(
       (out) => {
         // A body announced as too large is not read: close the connection instead of draining it.

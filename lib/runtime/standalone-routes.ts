@@ -2,21 +2,16 @@
 // they answer exactly like the fastify server (function-server.ts), method by method; its ops routes serve the
 // router's ops server too (lib/server/ops-server.ts).
 import type { FunctionCore, RequestHeaders } from './function-core.ts';
+import type { MetricsView } from '../observability/metrics.ts';
 import { errorReply, jsonReply, methodNotAllowed, tooLargeMessage, type CoreReply } from './http-replies.ts';
 
 /** Reads the body up to `limitBytes`; returns undefined when it is larger. */
 export type BodyReader = (limitBytes: number) => Promise<string | undefined>;
 
-/** What GET /metrics serves: a prom-client Registry fits. */
-export interface MetricsEndpoint {
-  readonly contentType: string;
-  metrics(): Promise<string>;
-}
-
 export interface StandaloneRoutes {
   bodyLimitBytes: number;
-  /** The metrics for a request's Accept header; absent in the fetch handler (no prom-client there), so /metrics is 404. */
-  metrics?: (accept: string | undefined) => MetricsEndpoint;
+  /** The metrics for a request's Accept header (served by the node:http servers before routing, metricsRequest); absent in the fetch handler (no prom-client there), so /metrics is 404. */
+  metrics?: (accept: string | undefined) => MetricsView;
   /** GET /readyz answers 503 while this is false (shutdown began); ready when absent. */
   ready?: () => boolean;
 }
@@ -50,8 +45,8 @@ export function requestPath(url: string): string | CoreReply {
   return path ?? badUrl(raw);
 }
 
-/** GET (and HEAD) /healthz, /readyz and /metrics as the fastify bootstrap serves them; undefined for any other request. */
-export async function opsRoute(routes: Pick<StandaloneRoutes, 'metrics' | 'ready'>, method: string, path: string, headers: RequestHeaders): Promise<CoreReply | undefined> {
+/** GET (and HEAD) /healthz and /readyz as the fastify bootstrap serves them; undefined for any other request. */
+export function opsRoute(routes: Pick<StandaloneRoutes, 'ready'>, method: string, path: string): CoreReply | undefined {
   if (method !== 'GET' && method !== 'HEAD') return undefined;
   // A HEAD request gets the GET answer's status and headers; Node and Web Responses drop its body.
   if (path === '/healthz') return jsonReply(200, { status: 'ok' });
@@ -59,11 +54,13 @@ export async function opsRoute(routes: Pick<StandaloneRoutes, 'metrics' | 'ready
     const ready = routes.ready?.() ?? true;
     return jsonReply(ready ? 200 : 503, { status: ready ? 'ready' : 'not ready' });
   }
-  if (path === '/metrics' && routes.metrics) {
-    const view = routes.metrics(typeof headers.accept === 'string' ? headers.accept : undefined);
-    return { status: 200, headers: { 'content-type': view.contentType }, body: await view.metrics() };
-  }
   return undefined;
+}
+
+/** The metrics a GET or HEAD /metrics asks for, when `routes` serves them; the page streams (lib/server/metrics-reply.ts). */
+export function metricsRequest(routes: Pick<StandaloneRoutes, 'metrics'>, method: string, url: string, headers: RequestHeaders): MetricsView | undefined {
+  if ((method !== 'GET' && method !== 'HEAD') || !routes.metrics || requestPath(url) !== '/metrics') return undefined;
+  return routes.metrics(typeof headers.accept === 'string' ? headers.accept : undefined);
 }
 
 /** fastify's answer to a request no route takes. */
@@ -93,5 +90,5 @@ export async function routeStandalone(
     if (NOT_ALLOWED.has(method)) return methodNotAllowed(method, path, core.requestKind);
     return noRoute(method, url);
   }
-  return (await opsRoute(routes, method, path, headers)) ?? noRoute(method, url);
+  return opsRoute(routes, method, path) ?? noRoute(method, url);
 }

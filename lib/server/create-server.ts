@@ -4,6 +4,7 @@
 // swapped while serving (setServingCertificate).
 import type { Server as HttpsServer, ServerOptions as HttpsServerOptions } from 'node:https';
 import { randomUUID } from 'node:crypto';
+import { Readable } from 'node:stream';
 import { fastify, LogController, type FastifyError, type FastifyInstance } from 'fastify';
 import type { Registry } from 'prom-client';
 import type { Logger } from '../observability/logger.ts';
@@ -105,7 +106,8 @@ export function createServer(options: ServerOptions): KubeloopServer {
   if (options.serveMetrics !== false) {
     app.get('/metrics', async (request, reply) => {
       const view = metricsViewFor(metrics, request.headers.accept);
-      return reply.header('content-type', view.contentType).send(await view.metrics());
+      // Streamed as it is rendered (metrics-text.ts); a registry that cannot be read fails before the status is sent.
+      return reply.header('content-type', view.contentType).send(Readable.from(await view.page()));
     });
   }
 

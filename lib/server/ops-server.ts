@@ -1,13 +1,11 @@
 // The router's ops server on node:http: GET /healthz, /readyz and /metrics answered as the fastify bootstrap
 // (create-server.ts) answers them, with its timeouts and shutdown, so the router loads no framework at start-up
 // (docs/performance.md, "The router's start-up CPU").
-import { randomUUID } from 'node:crypto';
 import type { Registry } from 'prom-client';
 import type { Logger } from '../observability/logger.ts';
 import { metricsViewFor } from '../observability/metrics.ts';
-import { jsonReply } from '../runtime/http-replies.ts';
-import type { ErrorReply } from './create-server.ts';
-import { noRoute, opsRoute, requestPath } from '../runtime/standalone-routes.ts';
+import { metricsRequest, noRoute, opsRoute, requestPath } from '../runtime/standalone-routes.ts';
+import { serveMetrics } from './metrics-reply.ts';
 import { createNodeServer, sendReply, type NodeServer } from './node-server.ts';
 import type { ServerTimeouts } from './server-timeouts.ts';
 
@@ -27,17 +25,10 @@ export function createOpsServer(options: OpsServerOptions): NodeServer {
     (request, response) => {
       const method = request.method ?? 'GET';
       const url = request.url ?? '/';
+      const metrics = metricsRequest(routes, method, url, request.headers);
+      if (metrics) return serveMetrics(response, metrics, method === 'HEAD', options.logger);
       const path = requestPath(url);
-      const reply = typeof path === 'string' ? opsRoute(routes, method, path, request.headers).then((out) => out ?? noRoute(method, url)) : Promise.resolve(path);
-      void reply
-        .catch((error: unknown) => {
-          // As the fastify bootstrap answers a failed route: logged once under an id the reply names.
-          const errorId = randomUUID();
-          options.logger.error({ err: error, errorId }, 'request failed');
-          const body: ErrorReply = { statusCode: 500, code: 'InternalError', message: `internal error (id ${errorId})`, errorId };
-          return jsonReply(500, body);
-        })
-        .then((out) => sendReply(response, out));
+      sendReply(response, typeof path === 'string' ? (opsRoute(routes, method, path) ?? noRoute(method, url)) : path);
     },
     { log: options.logger, ...(options.timeouts ? { timeouts: options.timeouts } : {}) },
   );

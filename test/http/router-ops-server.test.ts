@@ -4,7 +4,7 @@
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { request as undiciRequest } from 'undici';
-import { Counter, Registry } from 'prom-client';
+import { Counter, Gauge, Registry } from 'prom-client';
 import { createLogger } from '../../lib/observability/logger.ts';
 import { createServer, listen } from '../../lib/server/create-server.ts';
 import { listenNode } from '../../lib/server/node-server.ts';
@@ -72,6 +72,14 @@ describe("the router's node:http ops server against the fastify one", () => {
   });
 });
 
+/** An ops server serving `registry`, its logged errors kept. */
+async function opsLogging(registry: Registry) {
+  const errors: unknown[] = [];
+  const recording = Object.assign(createLogger({ name: 'test', level: 'silent' }), { error: (object: unknown) => void errors.push(object) });
+  const ops = createOpsServer({ logger: recording, metrics: registry, ready: () => true });
+  return { ops, url: await listenNode(ops.server, { port: 0, host: '127.0.0.1' }), errors };
+}
+
 describe("the router's ops server on shutdown", () => {
   it('fails readiness, finishes the scrape in flight, answers its next request 503 with the connection closed, then refuses connections', async () => {
     // A scrape held in flight until the test lets it finish.
@@ -94,7 +102,10 @@ describe("the router's ops server on shutdown", () => {
 
     const closed = shutdown(ops, { timeoutMs: 5000 });
     finish();
-    expect(await reader.next(/^HTTP\/1\.1 200 OK[\s\S]*slow_total 0\n$/)).toMatch(/connection: keep-alive/i);
+    // The page streams as it is rendered: sent chunked, its last chunk the empty one.
+    const scrape = await reader.next(/^HTTP\/1\.1 200 OK[\s\S]*slow_total 0\n\r\n0\r\n\r\n$/);
+    expect(scrape).toMatch(/connection: keep-alive/i);
+    expect(scrape).toMatch(/transfer-encoding: chunked/i);
     socket.write('GET /healthz HTTP/1.1\r\nHost: router\r\n\r\n');
     const refused = await reader.next(/^HTTP\/1\.1 503 [\s\S]*\}$/);
     expect(refused).toMatch(/connection: close/i);
@@ -106,16 +117,58 @@ describe("the router's ops server on shutdown", () => {
   it('answers 500 with a logged error id when the metrics cannot be read', async () => {
     const registry = new Registry();
     registry.registerMetric(new Counter({ name: 'broken_total', help: 'throws when read', registers: [], collect: () => Promise.reject(new Error('collect failed')) }));
-    const errors: unknown[] = [];
-    const recording = Object.assign(createLogger({ name: 'test', level: 'silent' }), { error: (object: unknown) => void errors.push(object) });
-    const ops = createOpsServer({ logger: recording, metrics: registry, ready: () => true });
-    const url = await listenNode(ops.server, { port: 0, host: '127.0.0.1' });
+    const { ops, url, errors } = await opsLogging(registry);
     try {
       const answer = await undiciRequest(`${url}/metrics`);
       expect(answer.statusCode).toBe(500);
       const body = (await answer.body.json()) as { code: string; errorId: string };
       expect(body.code).toBe('InternalError');
       expect(errors).toEqual([expect.objectContaining({ errorId: body.errorId })]);
+    } finally {
+      await ops.close();
+    }
+  });
+
+  it('streams a large page as it renders it: the whole of it, HEAD without rendering, and a scraper hanging up mid-page costs the router nothing', async () => {
+    const registry = new Registry();
+    const conditions = new Gauge({ name: 'kubeloop_loop_condition', help: 'per Loop', labelNames: ['loop', 'status'], registers: [registry] });
+    for (let l = 0; l < 5000; l++) for (const status of ['True', 'False']) conditions.set({ loop: `scale-${l}/copier`, status }, status === 'True' ? 1 : 0);
+    const { ops, url, errors } = await opsLogging(registry);
+    try {
+      const answer = await undiciRequest(`${url}/metrics`);
+      expect(answer.statusCode).toBe(200);
+      expect(answer.headers['transfer-encoding']).toBe('chunked');
+      expect(await answer.body.text()).toBe(await registry.metrics());
+      const head = await undiciRequest(`${url}/metrics`, { method: 'HEAD' });
+      expect([head.statusCode, head.headers['content-type'], await head.body.text()]).toEqual([200, registry.contentType, '']);
+      // A scraper that reads the first bytes of the page and hangs up: the next request is answered, nothing logged.
+      const socket = connect(Number(new URL(url).port), '127.0.0.1');
+      await new Promise<void>((resolve) => {
+        socket.once('data', () => {
+          socket.destroy();
+          resolve();
+        });
+        socket.write('GET /metrics HTTP/1.1\r\nHost: router\r\n\r\n');
+      });
+      expect((await undiciRequest(`${url}/healthz`)).statusCode).toBe(200);
+      expect(errors).toEqual([]);
+    } finally {
+      await ops.close();
+    }
+  });
+
+  it('ends the connection, and logs why, when a family fails after the page began: a scraper never takes a cut page as whole', async () => {
+    const registry = new Registry();
+    const conditions = new Gauge({ name: 'kubeloop_loop_condition', help: 'per Loop', labelNames: ['loop'], registers: [registry] });
+    for (let l = 0; l < 2000; l++) conditions.set({ loop: `scale-${l}/copier` }, 1);
+    new Counter({ name: 'broken_total', help: 'throws when read', registers: [registry], collect: () => Promise.reject(new Error('collect failed')) });
+    const { ops, url, errors } = await opsLogging(registry);
+    try {
+      const answer = await undiciRequest(`${url}/metrics`);
+      expect(answer.statusCode).toBe(200);
+      await expect(answer.body.text()).rejects.toThrow();
+      expect(errors).toEqual([expect.objectContaining({ err: expect.objectContaining({ message: 'collect failed' }) })]);
+      expect((await undiciRequest(`${url}/healthz`)).statusCode).toBe(200);
     } finally {
       await ops.close();
     }

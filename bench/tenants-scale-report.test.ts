@@ -56,7 +56,7 @@ describe('tenantCosts', () => {
     expect(costs[1]!.gatewayRssMiB).toBe(0);
   });
   it('adds what the router and gateway did at rest per tenant where both sizes measured it', () => {
-    const rest = (cpuMsPerS: number, getsPerS: number) => ({ seconds: 30, cpuMsPerS, metricsCpuMsPerS: cpuMsPerS, wakeupsPerS: 100, requestsPerS: { GET: getsPerS }, informerEventsPerS: 0, informerEventsByResource: {}, queueAddsPerS: 0, functionCallsPerS: 0 });
+    const rest = (cpuMsPerS: number, getsPerS: number) => ({ seconds: 30, cpuMsPerS, metricsCpuMsPerS: cpuMsPerS, wakeupsPerS: 100, requestsPerS: { GET: getsPerS }, informerEventsPerS: 0, informerEventsByResource: {}, bookmarksPerS: 0, queueAddsPerS: 0, functionCallsPerS: 0 });
     const rows = [row(10, { routerRest: rest(1, 0.1), gatewayRest: rest(2, 0) }), row(100, { routerRest: rest(1.9, 1), gatewayRest: rest(2, 0), settleMs: 8000 })];
     const [cost] = tenantCosts(rows);
     expect(cost!.routerRest!.cpuUsPerS).toBeCloseTo(10);
@@ -68,12 +68,12 @@ describe('tenantCosts', () => {
     expect(tenantCosts([row(10), row(100, { routerRest: rest(1, 1) })])[0]!.routerRest).toBeUndefined();
   });
   it('compares the router at rest after both restarts, per size and per added tenant', () => {
-    const rest = (cpuMsPerS: number) => ({ seconds: 30, cpuMsPerS, metricsCpuMsPerS: cpuMsPerS, wakeupsPerS: 100, requestsPerS: {}, informerEventsPerS: 0, informerEventsByResource: {}, queueAddsPerS: 0, functionCallsPerS: 0 });
+    const rest = (cpuMsPerS: number) => ({ seconds: 30, cpuMsPerS, metricsCpuMsPerS: cpuMsPerS, wakeupsPerS: 100, requestsPerS: {}, informerEventsPerS: 0, informerEventsByResource: {}, bookmarksPerS: 0, queueAddsPerS: 0, functionCallsPerS: 0 });
     const restarts = (tenants: number, configuredCpu: number) => ({ args: '--cluster-wide-watch=configmaps', configured: { ms: 1000, watches: 2 * tenants, rss: 100 * MiB, rest: rest(configuredCpu) }, withArgs: { ms: 1000, watches: 2, rss: 100 * MiB, rest: rest(1) } });
     const text = formatScale([row(10, { restartWithArgs: restarts(10, 1.1) }), row(100, { restartWithArgs: restarts(100, 2)})], 'load').join('\n');
     expect(text).toContain('    then as configured at rest over 30.0 s: CPU 2.000 ms/s');
     expect(text).toContain('    with --cluster-wide-watch=configmaps at rest over 30.0 s: CPU 1.000 ms/s');
-    expect(text).toContain('    10 -> 100    per added tenant, as configured / with the flags: restart 0.0 / 0.0 ms  watches 2.00 / 0.00  router RSS 0.000 / 0.000 MiB\n      at rest after the restart, per added tenant: as configured CPU 10.00 us/s (its /metrics 10.00), per hour: 0 wake-ups, 0.0 API requests, 0.0 informer events, 0.0 queue adds, 0.0 function calls; with the flags CPU 0.00 us/s');
+    expect(text).toContain('    10 -> 100    per added tenant, as configured / with the flags: restart 0.0 / 0.0 ms  watches 2.00 / 0.00  router RSS 0.000 / 0.000 MiB\n      at rest after the restart, per added tenant: as configured CPU 10.00 us/s (its /metrics 10.00), per hour: 0 wake-ups, 0.0 API requests, 0.0 informer events, 0.0 watch bookmarks, 0.0 queue adds, 0.0 function calls; with the flags CPU 0.00 us/s');
   });
   it('has nothing to say about a single size', () => {
     expect(tenantCosts([row(10)])).toEqual([]);

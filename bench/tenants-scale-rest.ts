@@ -33,6 +33,8 @@ export interface RestActivity {
   /** Objects added, changed or deleted in the informer caches per s, and by resource (those with any). */
   informerEventsPerS: number;
   informerEventsByResource: Record<string, number>;
+  /** Watch bookmarks received per s (kubeloop_router_watch_bookmarks_total): the API server's, ~1 a minute per watch. */
+  bookmarksPerS: number;
   /** Keys added to the Loops' queues per s (a resync, a review, an event). */
   queueAddsPerS: number;
   functionCallsPerS: number;
@@ -56,6 +58,7 @@ export function restActivity(before: RestReading, after: RestReading): RestActiv
     requestsPerS: perSecond(byLabel(before.samples, after.samples, 'rest_client_requests_total', 'method'), scrapeSeconds),
     informerEventsPerS: perScrapeSecond('kubeloop_router_informer_events_total'),
     informerEventsByResource: perSecond(byLabel(before.samples, after.samples, 'kubeloop_router_informer_events_total', 'resource'), scrapeSeconds),
+    bookmarksPerS: perScrapeSecond('kubeloop_router_watch_bookmarks_total'),
     queueAddsPerS: perScrapeSecond('workqueue_adds_total'),
     functionCallsPerS: perScrapeSecond('kubeloop_router_function_calls_total'),
   };
@@ -72,6 +75,7 @@ export interface RestCost {
   wakeupsPerHour: number;
   requestsPerHour: number;
   informerEventsPerHour: number;
+  bookmarksPerHour: number;
   queueAddsPerHour: number;
   functionCallsPerHour: number;
 }
@@ -84,6 +88,7 @@ export function restCost(a: RestActivity, b: RestActivity, added: number): RestC
     wakeupsPerHour: per((x) => x.wakeupsPerS, 3600),
     requestsPerHour: per(requestsPerS, 3600),
     informerEventsPerHour: per((x) => x.informerEventsPerS, 3600),
+    bookmarksPerHour: per((x) => x.bookmarksPerS, 3600),
     queueAddsPerHour: per((x) => x.queueAddsPerS, 3600),
     functionCallsPerHour: per((x) => x.functionCallsPerS, 3600),
   };
@@ -97,9 +102,9 @@ export function formatRates(rates: Record<string, number>): string {
 
 /** One line per process at one size: what it did at rest. */
 export function formatRest(a: RestActivity): string {
-  return `at rest over ${a.seconds.toFixed(1)} s: CPU ${a.cpuMsPerS.toFixed(3)} ms/s (its /metrics: ${a.metricsCpuMsPerS.toFixed(3)}), ${a.wakeupsPerS.toFixed(1)} wake-ups/s, API requests ${formatRates(a.requestsPerS)}, informer events ${a.informerEventsPerS.toFixed(2)}/s${a.informerEventsPerS > 0 ? ` (${formatRates(a.informerEventsByResource)})` : ''}, queue adds ${a.queueAddsPerS.toFixed(2)}/s, function calls ${a.functionCallsPerS.toFixed(2)}/s`;
+  return `at rest over ${a.seconds.toFixed(1)} s: CPU ${a.cpuMsPerS.toFixed(3)} ms/s (its /metrics: ${a.metricsCpuMsPerS.toFixed(3)}), ${a.wakeupsPerS.toFixed(1)} wake-ups/s, API requests ${formatRates(a.requestsPerS)}, informer events ${a.informerEventsPerS.toFixed(2)}/s${a.informerEventsPerS > 0 ? ` (${formatRates(a.informerEventsByResource)})` : ''}, bookmarks ${a.bookmarksPerS.toFixed(2)}/s, queue adds ${a.queueAddsPerS.toFixed(2)}/s, function calls ${a.functionCallsPerS.toFixed(2)}/s`;
 }
 
 export function formatRestCost(c: RestCost): string {
-  return `CPU ${c.cpuUsPerS.toFixed(2)} us/s (its /metrics ${c.metricsCpuUsPerS.toFixed(2)}), per hour: ${c.wakeupsPerHour.toFixed(0)} wake-ups, ${c.requestsPerHour.toFixed(1)} API requests, ${c.informerEventsPerHour.toFixed(1)} informer events, ${c.queueAddsPerHour.toFixed(1)} queue adds, ${c.functionCallsPerHour.toFixed(1)} function calls`;
+  return `CPU ${c.cpuUsPerS.toFixed(2)} us/s (its /metrics ${c.metricsCpuUsPerS.toFixed(2)}), per hour: ${c.wakeupsPerHour.toFixed(0)} wake-ups, ${c.requestsPerHour.toFixed(1)} API requests, ${c.informerEventsPerHour.toFixed(1)} informer events, ${c.bookmarksPerHour.toFixed(1)} watch bookmarks, ${c.queueAddsPerHour.toFixed(1)} queue adds, ${c.functionCallsPerHour.toFixed(1)} function calls`;
 }

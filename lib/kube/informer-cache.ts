@@ -26,6 +26,11 @@ export interface InformerHandlers<T> {
    * decoded and admitted: the cache holds it only once the state is complete (add/update at its replace()).
    */
   gathered: (object: T) => void;
+  /**
+   * A watch bookmark: the server's progress mark, nothing changed. The API server sends one about once a minute on
+   * every watch that asks for them, however quiet (its watch cache's bookmark frequency).
+   */
+  bookmark: () => void;
 }
 export type RestartReason = 'gone' | 'error' | 'silent';
 /** A complete state to replace() the cache with: objects by key, and the keys of those refused for their values. */
@@ -47,7 +52,7 @@ export interface InformerCacheOptions<T extends KubernetesObject> {
 
 export class InformerCache<T extends KubernetesObject> {
   readonly store: ObjectStore<T>;
-  readonly #handlers: HandlerSets<T> = { add: new Set(), update: new Set(), delete: new Set(), synced: new Set(), restart: new Set(), watching: new Set(), gathered: new Set() };
+  readonly #handlers: HandlerSets<T> = { add: new Set(), update: new Set(), delete: new Set(), synced: new Set(), restart: new Set(), watching: new Set(), gathered: new Set(), bookmark: new Set() };
 
   constructor(
     private readonly options: InformerCacheOptions<T>,

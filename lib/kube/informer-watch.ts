@@ -145,6 +145,7 @@ export class InformerWatch<T extends KubernetesObject> {
     const resourceVersion = raw.metadata?.resourceVersion;
     if (type === 'BOOKMARK') {
       if (resourceVersion) position.resourceVersion = resourceVersion;
+      this.#cache.emit('bookmark');
       return;
     }
     const object = this.#cache.normalise(raw);

@@ -63,7 +63,7 @@ export class NamespaceFanout {
         return source.hasSynced;
       },
       on: (event, handler) => {
-        if (event === 'synced' || event === 'restart' || event === 'watching') return source.on(event, handler);
+        if (event === 'synced' || event === 'restart' || event === 'watching' || event === 'bookmark') return source.on(event, handler);
         return this.#listen(event, namespaces, handler as ObjectHandler);
       },
       waitForSync: () => source.waitForSync(),

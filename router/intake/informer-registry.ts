@@ -244,6 +244,7 @@ export class InformerRegistry {
       informer.on('add', received);
       informer.on('update', received);
       informer.on('delete', received);
+      informer.on('bookmark', () => metrics.watchBookmarks.inc());
     }
     if (metrics) {
       const update = () => metrics.watchedObjects.set({ resource: informer.name }, informer.store.size);

@@ -94,6 +94,24 @@ describe('Informer on the real API server', () => {
     }
   });
 
+  it("tells of the server's bookmarks on a quiet watch, which change nothing in the cache", async () => {
+    const resource = await discovery.resolve('v1', 'ConfigMap');
+    // The API server sends a bookmark about once a minute on every open watch (60.8 s after this one opened, once).
+    const informer = new Informer<V1ConfigMap>({ client, resource, namespace: suite.namespace, watchTimeoutSeconds: 300, labelSelector: 'bookmarked=yes' });
+    let bookmarks = 0;
+    let changes = 0;
+    informer.on('bookmark', () => (bookmarks += 1));
+    for (const event of ['add', 'update', 'delete'] as const) informer.on(event, () => (changes += 1));
+    informer.start();
+    try {
+      await informer.waitForSync();
+      await eventually('a bookmark received', async () => bookmarks > 0, 100_000);
+      expect([changes, informer.store.size, informer.restarts]).toEqual([0, 0, 0]);
+    } finally {
+      await informer.stop();
+    }
+  }, 120_000);
+
   it('detects a silent watch with its watchdog, reconnects, and misses nothing', async () => {
     const proxy = await startLaggingProxy(suite.kubeConfig, 0);
     const viaProxy = await KubeClient.fromKubeConfig(proxy.kubeConfig);

@@ -33,7 +33,7 @@ type Handlers = { [E in keyof InformerHandlers<KubeObject>]: Set<InformerHandler
 
 export class MemoryInformer implements InformerView {
   readonly store = new ObjectStore<KubeObject>({ [CONTROLLER_UID_INDEX]: controllerUidOf, [UID_INDEX]: (o) => (o.metadata?.uid ? [o.metadata.uid] : []) });
-  readonly #handlers: Handlers = { add: new Set(), update: new Set(), delete: new Set(), synced: new Set(), restart: new Set(), watching: new Set(), gathered: new Set() };
+  readonly #handlers: Handlers = { add: new Set(), update: new Set(), delete: new Set(), synced: new Set(), restart: new Set(), watching: new Set(), gathered: new Set(), bookmark: new Set() };
   #synced = false;
   #markSynced!: () => void;
   readonly #syncedPromise = new Promise<void>((resolve) => (this.#markSynced = resolve));

@@ -99,6 +99,11 @@ function sameValues(labels: Labels, values: Array<string | number>): boolean {
   return i === values.length;
 }
 
+/** A sample's exemplar as the OpenMetrics text carries it (` # {labels} value timestamp`); nothing in the Prometheus text. */
+function exemplarText(exemplar: FamilyValue['exemplar'] | undefined, openMetrics: boolean): string {
+  return exemplar && openMetrics ? ` # {${formatLabels(exemplar.labelSet).join(',')}} ${valueText(exemplar.value)} ${exemplar.timestamp}` : '';
+}
+
 /** A histogram's series as prom-client keeps them (lib/histogram.js createBaseValues); `-1` is the +Inf bucket. */
 interface HistogramSeries {
   labels: Labels;
@@ -135,8 +140,6 @@ function* histogramLines(histogram: HistogramInternals, openMetrics: boolean, de
   yield `# HELP ${name} ${escapeString(histogram.help)}`;
   yield `# TYPE ${name} ${histogram.type}`;
   const bounds = histogram.upperBounds;
-  const exemplarText = (exemplar: FamilyValue['exemplar'] | undefined) =>
-    exemplar && openMetrics ? ` # {${formatLabels(exemplar.labelSet).join(',')}} ${valueText(exemplar.value)} ${exemplar.timestamp}` : '';
   for (const series of Object.values(histogram.hashMap)) {
     // A sample's labels are its own ({ le } or none) and the registry's defaults, less the names its series carries,
     // then the series' labels: prom-client's order.
@@ -146,9 +149,9 @@ function* histogramLines(histogram: HistogramInternals, openMetrics: boolean, de
     let cumulative = 0;
     for (const bound of bounds) {
       cumulative += series.bucketValues[bound]!;
-      yield `${name}_bucket{le="${bound}"${after} ${valueText(cumulative)}${exemplarText(series.bucketExemplars?.[bound])}`;
+      yield `${name}_bucket{le="${bound}"${after} ${valueText(cumulative)}${exemplarText(series.bucketExemplars?.[bound], openMetrics)}`;
     }
-    yield `${name}_bucket{le="+Inf"${after} ${valueText(series.count)}${exemplarText(series.bucketExemplars?.['-1'])}`;
+    yield `${name}_bucket{le="+Inf"${after} ${valueText(series.count)}${exemplarText(series.bucketExemplars?.['-1'], openMetrics)}`;
     const own = rest ? `{${rest}}` : '';
     yield `${name}_sum${own} ${valueText(series.sum)}`;
     yield `${name}_count${own} ${valueText(series.count)}`;
@@ -176,9 +179,7 @@ function* sampleLines(family: Family, openMetrics: boolean, defaultLabels: Label
     const labels = sample.labels ?? {};
     // Samples with shared labels (a histogram another class renders) come with fresh objects each scrape: not kept.
     const text = sample.sharedLabels ? labelsText(labels, sample.sharedLabels, defaultLabels) : seriesLabelsText(labels, defaultLabels);
-    let line = `${metricName}${text} ${valueText(sample.value)}`;
-    if (sample.exemplar && openMetrics) line += ` # {${formatLabels(sample.exemplar.labelSet).join(',')}} ${valueText(sample.exemplar.value)} ${sample.exemplar.timestamp}`;
-    yield line;
+    yield `${metricName}${text} ${valueText(sample.value)}${exemplarText(sample.exemplar, openMetrics)}`;
   }
 }
 

@@ -15,8 +15,9 @@ import { lazyChildLoggerFactory } from '../observability/lazy-child-logger.ts';
 import { answerClientError } from './client-errors.ts';
 import { listeningUrl } from './listening-url.ts';
 import { closeSilentConnections, DEFAULT_SERVER_TIMEOUTS, nodeServerTimeouts, type ServerTimeouts } from './server-timeouts.ts';
+import { failedRequestBody, type ErrorReply } from '../runtime/http-replies.ts';
 
-export { DEFAULT_BODY_LIMIT_BYTES, DEFAULT_SERVER_TIMEOUTS, type ServerTimeouts };
+export { DEFAULT_BODY_LIMIT_BYTES, DEFAULT_SERVER_TIMEOUTS, type ErrorReply, type ServerTimeouts };
 
 export interface ServerOptions {
   logger: Logger;
@@ -36,15 +37,6 @@ export interface ServerOptions {
   requestLogging?: boolean;
 }
 
-/** The body of every error reply, so clients (the router, kubectl users) read one shape. */
-export interface ErrorReply {
-  statusCode: number;
-  /** A stable, machine-readable reason, e.g. "FST_ERR_CTP_BODY_TOO_LARGE", "InvalidRequest", "InternalError". */
-  code: string;
-  message: string;
-  /** For 5xx: the id under which the error was logged. */
-  errorId?: string;
-}
 
 export interface KubeloopServer {
   app: FastifyInstance;
@@ -88,10 +80,7 @@ export function createServer(options: ServerOptions): KubeloopServer {
       const body: ErrorReply = { statusCode, code: error.code ?? 'BadRequest', message: error.message };
       return reply.code(statusCode).send(body);
     }
-    const errorId = randomUUID();
-    request.log.error({ err: error, errorId }, 'request failed');
-    const body: ErrorReply = { statusCode, code: 'InternalError', message: `internal error (id ${errorId})`, errorId };
-    return reply.code(statusCode).send(body);
+    return reply.code(statusCode).send(failedRequestBody(request.log, error, statusCode));
   });
   app.setNotFoundHandler((request, reply) => {
     const body: ErrorReply = { statusCode: 404, code: 'NotFound', message: `no route ${request.method} ${request.url}` };

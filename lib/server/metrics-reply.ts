@@ -3,8 +3,7 @@
 import type { ServerResponse } from 'node:http';
 import type { Logger } from '../observability/logger.ts';
 import type { MetricsView } from '../observability/metrics.ts';
-import { jsonReply } from '../runtime/http-replies.ts';
-import type { ErrorReply } from './create-server.ts';
+import { failedRequestBody, jsonReply } from '../runtime/http-replies.ts';
 import { sendReply } from './node-server.ts';
 
 /** Resolves when the response can take more, or is gone (the scraper hung up). */
@@ -22,17 +21,11 @@ function drained(response: ServerResponse): Promise<void> {
 
 /**
  * Sends the metrics page. When its first chunk cannot be rendered nothing was sent yet: the answer is the fastify
- * bootstrap's 500, logged once under an id the reply names. A family failing after the status went out ends the
+ * bootstrap's 500 (failedRequestBody). A family failing after the status went out ends the
  * connection instead, so a scraper never takes a cut page as whole.
  */
 export function serveMetrics(response: ServerResponse, view: MetricsView, head: boolean, logger: Logger): void {
-  sendPage(response, view, head, logger).catch((error: unknown) => {
-    // The Web global, loaded on first use: a function image loads no node:crypto at start (images.test.ts).
-    const errorId = crypto.randomUUID();
-    logger.error({ err: error, errorId }, 'request failed');
-    const body: ErrorReply = { statusCode: 500, code: 'InternalError', message: `internal error (id ${errorId})`, errorId };
-    sendReply(response, jsonReply(500, body));
-  });
+  sendPage(response, view, head, logger).catch((error: unknown) => sendReply(response, jsonReply(500, failedRequestBody(logger, error))));
 }
 
 async function sendPage(response: ServerResponse, view: MetricsView, head: boolean, logger: Logger): Promise<void> {

@@ -51,6 +51,11 @@ const BUSY_IN_STEP = process.env.BENCH_BUSY_IN_STEP === '1';
 // a 30 s window read anything from none to 43 a second at 1,000 tenants. Two minutes average them; access reviews
 // (each hour) and resyncs (each 10 minutes) want a longer window still.
 const REST_MS = Number(process.env.BENCH_REST_SECONDS ?? 120) * 1000;
+// Seconds between the router going quiet and the window. After a burst V8 shrinks the heap (a memory-reducing
+// mark-compact ~100 s after it, often a second ~100 s later: 140-240 ms of the router's main thread each at 1,000
+// tenants), which a window at once includes; and the watches first renew 300 s after they opened (--watch-timeout-seconds),
+// which it misses. 180 leaves out the first; 300 or more lets the renewals in.
+const REST_AFTER_MS = Number(process.env.BENCH_REST_AFTER_SECONDS ?? 0) * 1000;
 const ADMISSIONS = Number(process.env.BENCH_ADMISSIONS ?? 100);
 // A second restart per size with these router flags (e.g. "--qps=500 --burst=1000"), measured right after the first.
 const RESTART_ARGS = (process.env.BENCH_RESTART_ARGS ?? '').split(' ').filter(Boolean);
@@ -69,6 +74,13 @@ const FROM_SOURCE = process.env.BENCH_FROM_SOURCE === '1';
 const ROUTER_FLAGS = (process.env.BENCH_ROUTER_FLAGS ?? '').split(' ').filter(Boolean);
 const GROUP = '/apis/kubeloop.dev/v1alpha1';
 const tenant = (i: number) => `scale-${String(i).padStart(4, '0')}`;
+
+/** Waits BENCH_REST_AFTER_SECONDS (nothing scraped or written) before a window at rest. */
+async function restAfterQuiet(size: number): Promise<void> {
+  if (REST_AFTER_MS === 0) return;
+  console.error(`[bench] ${size} tenants: ${REST_AFTER_MS / 1000} s before the window at rest (BENCH_REST_AFTER_SECONDS)`);
+  await new Promise((resolve) => setTimeout(resolve, REST_AFTER_MS));
+}
 
 /** The copier function's process: asked over IPC for its last call per namespace and the quiet changes' arrivals. */
 let fn: ChildProcess | undefined;
@@ -404,6 +416,7 @@ async function main(): Promise<void> {
       console.error(`[bench] ${size} tenants: created in ${(createMs / 1000).toFixed(1)} s, all Ready after ${(readyMs / 1000).toFixed(1)} s`);
       const settleMs = await untilRouterQuiet(router);
       console.error(`[bench] ${size} tenants: the router quiet after ${(settleMs / 1000).toFixed(1)} s`);
+      await restAfterQuiet(size);
       const [routerRest, gatewayRest] = await atRest([router, { pid: gateway.child.pid!, opsUrl: gateway.url }], REST_MS);
       console.error(`[bench] ${size} tenants, router ${formatRest(routerRest!.rest)}\n[bench] ${size} tenants, gateway ${formatRest(gatewayRest!.rest)}`);
       const watches = (await openWatches(bench.kubectl)) - watchesWithoutRouter;
@@ -463,6 +476,7 @@ async function main(): Promise<void> {
         // Both restarts at rest alike, so a flag's effect on the router's idle work shows per tenant (e.g. --cluster-wide-watch).
         if (RESTART_ARGS.length > 0) {
           await untilRouterQuiet(router);
+          await restAfterQuiet(size);
           after.rest = (await atRest([router], REST_MS))[0]!.rest;
           console.error(`[bench] ${size} tenants, restarted router ${extra.join(' ')} ${formatRest(after.rest)}`);
         }

@@ -37,7 +37,6 @@ export interface ServerOptions {
   requestLogging?: boolean;
 }
 
-
 export interface KubeloopServer {
   app: FastifyInstance;
   metrics: Registry;

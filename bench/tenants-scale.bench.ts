@@ -53,8 +53,10 @@ const BUSY_IN_STEP = process.env.BENCH_BUSY_IN_STEP === '1';
 const REST_MS = Number(process.env.BENCH_REST_SECONDS ?? 120) * 1000;
 // Seconds between the router going quiet and the window. After a burst V8 shrinks the heap (a memory-reducing
 // mark-compact ~100 s after it, often a second ~100 s later: 140-240 ms of the router's main thread each at 1,000
-// tenants), which a window at once includes; and the watches first renew 300 s after they opened (--watch-timeout-seconds),
-// which it misses. 180 leaves out the first compaction; 300 or more leaves out both and lets the renewals in.
+// tenants), which a window at once includes; and each informer's first watch (its WatchList) renews 300-600 s after it
+// opened (--watch-timeout-seconds), the next ones 1,800-3,600 s after (--bookmarked-watch-timeout-seconds), which it
+// misses. 180 leaves out the first compaction; 300 or more leaves out both and lets the first renewals in; 660 or more
+// comes after them, when every watch is a long one.
 const REST_AFTER_MS = Number(process.env.BENCH_REST_AFTER_SECONDS ?? 0) * 1000;
 const ADMISSIONS = Number(process.env.BENCH_ADMISSIONS ?? 100);
 // A second restart per size with these router flags (e.g. "--qps=500 --burst=1000"), measured right after the first.

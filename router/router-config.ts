@@ -45,7 +45,10 @@ export interface RouterConfig extends ServerSettings {
   loopsFile?: string;
   /** Only Loop objects with these labels (`--loop-selector team=a,tier=b`): shards Loops between routers. */
   loopSelector?: Record<string, string>;
+  /** Server-side watch timeouts before and after the server has sent a bookmark, and the silence that ends a watch then. */
   watchTimeoutSeconds: number;
+  bookmarkedWatchTimeoutSeconds: number;
+  watchSilenceSeconds: number;
   /** Watched objects holding more JSON values are never cached. */
   maxObjectValues: number;
   /** Kinds listed and watched once cluster-wide where the router may (--cluster-wide-watch). */
@@ -187,6 +190,8 @@ export function readRouterConfig(argv: string[], env: NodeJS.ProcessEnv = proces
     loopsFile,
     loopSelector: selector ? parseLabelPairs(selector.value, selector.setting) : undefined,
     watchTimeoutSeconds: range('watch-timeout-seconds'),
+    bookmarkedWatchTimeoutSeconds: range('bookmarked-watch-timeout-seconds'),
+    watchSilenceSeconds: range('watch-silence-seconds'),
     maxObjectValues: range('max-object-values'),
     clusterWideWatches: clusterWideWatches(pick('cluster-wide-watch', 'KUBELOOP_CLUSTER_WIDE_WATCH')),
     requestCaps: {

@@ -19,7 +19,7 @@ import { DEFAULT_LEASE_DURATION_MS } from './leader-election.ts';
 import { DEFAULT_MIN_REQUEUE_MS } from './reconcile/requeue-floor.ts';
 import { DEFAULT_ACCESS_REVIEW_MS, DEFAULT_UNWATCHED_ACCESS_REVIEW_MS } from './loops/loop-access.ts';
 import { DEFAULT_EXPECTATIONS_TIMEOUT_MS } from './apply/expectations.ts';
-import { DEFAULT_WATCH_TIMEOUT_SECONDS } from '../lib/kube/informer.ts';
+import { DEFAULT_BOOKMARKED_WATCH_TIMEOUT_SECONDS, DEFAULT_WATCH_SILENCE_SECONDS, DEFAULT_WATCH_TIMEOUT_SECONDS } from '../lib/kube/informer.ts';
 
 /** A numeric setting: its environment variable (if any), its one default and its range (checked at start-up). */
 export interface RangeSetting {
@@ -58,6 +58,9 @@ export const ROUTER_RANGES = {
   'max-related-bytes-per-request': { env: 'KUBELOOP_MAX_RELATED_BYTES_PER_REQUEST', default: DEFAULT_REQUEST_CAPS.relatedBytesPerRequest, min: 1024, max: 1024 * 1024 * 1024 },
   'max-request-bytes-in-flight': { env: 'KUBELOOP_MAX_REQUEST_BYTES_IN_FLIGHT', default: DEFAULT_MAX_REQUEST_BYTES_IN_FLIGHT, min: 64 * 1024, max: 16 * 1024 * 1024 * 1024 },
   'watch-timeout-seconds': { default: DEFAULT_WATCH_TIMEOUT_SECONDS, min: 1, max: 3600 },
+  'bookmarked-watch-timeout-seconds': { default: DEFAULT_BOOKMARKED_WATCH_TIMEOUT_SECONDS, min: 1, max: 3600 },
+  // The API server's watch cache sends a bookmark about every 60 s: a shorter silence would end healthy quiet watches.
+  'watch-silence-seconds': { default: DEFAULT_WATCH_SILENCE_SECONDS, min: 90, max: 3600 },
   'expectations-timeout-seconds': { default: DEFAULT_EXPECTATIONS_TIMEOUT_MS / 1000, min: 1, max: 3600 },
   'api-timeout-seconds': { default: 30, min: 1, max: 3600 },
   'max-actions-per-reply': { env: 'KUBELOOP_MAX_ACTIONS_PER_REPLY', default: DEFAULT_MAX_ACTIONS_PER_REPLY, min: 1, max: 100_000 },
@@ -126,6 +129,8 @@ export const ROUTER_FLAG_OPTIONS = {
       loops: { type: 'string' },
       'loop-selector': { type: 'string' },
       'watch-timeout-seconds': { type: 'string' },
+      'bookmarked-watch-timeout-seconds': { type: 'string' },
+      'watch-silence-seconds': { type: 'string' },
       'expectations-timeout-seconds': { type: 'string' },
       'api-timeout-seconds': { type: 'string' },
       'loop-qps': { type: 'string' },
@@ -213,7 +218,10 @@ ${FUNCTION_URL_USAGE}
   --max-request-bytes-in-flight ${d('max-request-bytes-in-flight')}  request bytes being sent or awaiting a reply, all Loops together, divided by tenant (KUBELOOP_MAX_REQUEST_BYTES_IN_FLIGHT)
   --loops FILE                      run the Loops in this YAML file instead of watching Loop objects
   --loop-selector k=v[,k=v]         only Loop objects with these labels (KUBELOOP_LOOP_SELECTOR)
-  --watch-timeout-seconds ${d('watch-timeout-seconds')}       server-side watch timeout (randomised up to 2x); a watchdog ends silent watches
+  --watch-timeout-seconds ${d('watch-timeout-seconds')}       server-side watch timeout (randomised up to 2x) until the server has sent a bookmark;
+                                      a watch still open 30 s past it is dead: ended, watched again
+  --bookmarked-watch-timeout-seconds ${d('bookmarked-watch-timeout-seconds')}  the same once it has (fewer renewals at rest)
+  --watch-silence-seconds ${d('watch-silence-seconds')}       once it has, a watch that hears nothing this long, bookmarks included, is dead
   --expectations-timeout-seconds ${d('expectations-timeout-seconds')}  how long an owner waits for the watch to show its creates/deletes
   --api-timeout-seconds ${d('api-timeout-seconds')}          at start-up: exit 1 when the API server has not answered within this time
   --max-actions-per-reply ${d('max-actions-per-reply')}      more is InvalidResponse, nothing applied (KUBELOOP_MAX_ACTIONS_PER_REPLY)

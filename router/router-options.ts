@@ -100,8 +100,12 @@ export interface RouterOptions {
   shadowFixturesDir?: string;
   logger?: Logger;
   metrics?: RouterMetrics;
-  /** Server-side watch timeout base (randomised up to twice that); the watchdog adds its grace on top. */
+  /** Server-side watch timeout base (randomised up to twice that) until the server has sent a bookmark; the watchdog adds its grace on top. */
   watchTimeoutSeconds?: number;
+  /** The same once it has; watches then count silence (--bookmarked-watch-timeout-seconds). */
+  bookmarkedWatchTimeoutSeconds?: number;
+  /** A watch of a server that sends bookmarks which hears nothing this long is ended and watched again (--watch-silence-seconds). */
+  watchSilenceMs?: number;
   /** Fill each cache with one WatchList request where the API server serves it (lib/kube/watch-list.ts); true when omitted. */
   watchList?: boolean;
   watchdogGraceMs?: number;

@@ -30,6 +30,7 @@ import { tenantLabels } from './base/tenant-metrics.ts';
 import { DEFAULT_HISTORY_LIMITS, FlightRecorder } from './reconcile/flight-recorder.ts';
 import { HistoryFileWriter, type DropReason, type HistoryFileSettings } from './history/history-files.ts';
 import { shardSlot } from '../lib/kube/shard-selector.ts';
+import { watchTimeoutsOf } from '../lib/kube/watch-watchdog.ts';
 
 export type { LeaderElectionConfig, Router, RouterOptions, ShardingConfig } from './router-options.ts';
 
@@ -180,9 +181,8 @@ class LeaderTerm {
       logger,
       metrics,
       events: this.deps.events,
-      watchTimeoutSeconds: options.watchTimeoutSeconds,
+      ...watchTimeoutsOf(options),
       ...(options.watchList !== undefined ? { watchList: options.watchList } : {}),
-      watchdogGraceMs: options.watchdogGraceMs,
       ...(options.maxObjectValues !== undefined ? { maxObjectValues: options.maxObjectValues } : {}),
       ...(options.clusterWideWatches ? { clusterWideWatches: options.clusterWideWatches } : {}),
       ...(options.accessReviewIntervalMs ? { clusterWideRecheckMs: options.accessReviewIntervalMs } : {}),

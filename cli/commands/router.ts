@@ -121,6 +121,8 @@ async function startRouterWhenReachable(kubeConfig: ClusterCredentials, config: 
     maxLoopsPerTenant: config.maxLoopsPerTenant,
     tenantLoopStarts: config.tenantLoopStarts,
     watchTimeoutSeconds: config.watchTimeoutSeconds,
+    bookmarkedWatchTimeoutSeconds: config.bookmarkedWatchTimeoutSeconds,
+    watchSilenceMs: config.watchSilenceSeconds * 1000,
     watchList: config.watchList,
     maxObjectValues: config.maxObjectValues,
     clusterWideWatches: config.clusterWideWatches,

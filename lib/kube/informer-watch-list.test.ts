@@ -44,7 +44,7 @@ const informers: Informer[] = [];
 afterEach(async () => {
   for (const i of informers.splice(0)) await i.stop();
 });
-function start(client: KubeClient, options: { maxValues?: number; onRefused?: () => void; watchTimeoutSeconds?: number } = {}): { informer: Informer; restarts: string[] } {
+function start(client: KubeClient, options: { maxValues?: number; onRefused?: () => void; watchTimeoutSeconds?: number; watchSilenceMs?: number } = {}): { informer: Informer; restarts: string[] } {
   const informer = new Informer({ client, resource, transform: stripManagedFields, backoff: { baseMs: 1, maxMs: 1, jitter: 0 }, ...options });
   const restarts: string[] = [];
   informer.on('restart', (reason) => restarts.push(reason));
@@ -87,6 +87,35 @@ describe('Informer with WatchList', () => {
     await vi.waitFor(() => expect(s.watches).toHaveLength(2));
     expect(s.watches[1]).toMatchObject({ watch: true, resourceVersion: '8' });
     expect(s.watches[1]?.sendInitialEvents).toBeUndefined();
+    // The WatchList asked for the short timeout; the bookmarks showed the server sends them: the next watch is long.
+    expect(s.watches[0]?.timeoutSeconds).toBeLessThan(600);
+    expect(s.watches[1]?.timeoutSeconds).toBeGreaterThanOrEqual(1800);
+  });
+
+  it('ends a watch that hears nothing for its silence limit once a bookmark was heard, and watches on from its version', async () => {
+    const first = new PassThrough();
+    // The second watch stays open and silent, as a dead connection would.
+    const s = server([first]);
+    const { informer, restarts } = start(s.client, { watchSilenceMs: 50 });
+    first.write(added('one', '5') + end('6'));
+    await informer.waitForSync();
+    first.write(line({ type: 'BOOKMARK', object: { metadata: { resourceVersion: '7' } } }));
+    await vi.waitFor(() => expect(restarts).toEqual(['silent']));
+    await vi.waitFor(() => expect(s.watches.length).toBeGreaterThanOrEqual(2));
+    expect(s.watches[1]).toMatchObject({ watch: true, resourceVersion: '7' });
+    expect(keys(informer)).toEqual(['a/one']);
+  });
+
+  it('keeps the short timeout and counts no silence when the server sent no bookmark (a list, then a watch)', async () => {
+    const refusal = new KubeApiError(422, 'Invalid', 'sendInitialEvents: Forbidden', { method: 'GET', path: '/api/v1/configmaps' });
+    const silent = new PassThrough();
+    const s = server([refusal, silent]);
+    const { informer, restarts } = start(s.client, { watchSilenceMs: 50 });
+    await informer.waitForSync();
+    await vi.waitFor(() => expect(s.watches).toHaveLength(2));
+    await new Promise((r) => setTimeout(r, 200));
+    expect([s.watches.length, restarts]).toEqual([2, []]);
+    expect(s.watches[1]?.timeoutSeconds).toBeLessThan(600);
   });
 
   it('starts over cleanly when the stream breaks or expires before the bookmark: only the new state is cached', async () => {

@@ -1,6 +1,6 @@
 // One watch of an informer (client-go's reflector's watchHandler): opened from the last resourceVersion, or as a
-// WatchList that streams the state first; a watchdog ends it when it stays open past its timeout; its events go to
-// the cache. The loop that lists, watches again and backs off is informer.ts; the cache is informer-cache.ts.
+// WatchList that streams the state first; a watchdog (watch-watchdog.ts) ends it when it outlives its timeout or goes
+// silent; its events go to the cache. The loop that lists, watches again and backs off is informer.ts; the cache is informer-cache.ts.
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { KubeClient } from './kube-client.ts';
 import type { AdmittedState, InformerCache } from './informer-cache.ts';
@@ -10,12 +10,10 @@ import { METADATA_OBJECT_ACCEPT } from './metadata-media-types.ts';
 import { endedBeforeItsEnd, refusesWatchList, watchListQuery, WatchListRefusedError } from './watch-list.ts';
 import { ReshardError, SilentWatchError, watchErrorEvent } from './watch-errors.ts';
 import type { ShardRequest } from './shard-selector.ts';
-
-/** The server-side watch timeout's base when not told (randomised up to twice this). */
-export const DEFAULT_WATCH_TIMEOUT_SECONDS = 300;
+import { watchTimeoutSeconds, WatchWatchdog, type WatchTimeouts } from './watch-watchdog.ts';
 
 /** What a watch reads of the informer's options (InformerOptions, informer.ts, documents each). */
-export interface WatchOptions {
+export interface WatchOptions extends WatchTimeouts {
   client: KubeClient;
   resource: ResourceInfo;
   namespace?: string | undefined;
@@ -23,8 +21,6 @@ export interface WatchOptions {
   fieldSelector?: string | undefined;
   metadataOnly?: boolean | undefined;
   maxValues?: number | undefined;
-  watchTimeoutSeconds?: number | undefined;
-  watchdogGraceMs?: number | undefined;
 }
 
 /** Where the list/watch loop stands, which its list sets and its watches move on. */
@@ -33,6 +29,8 @@ export interface WatchPosition {
   resourceVersion: string | undefined;
   /** The share of the last complete list, and whether the server applied it. */
   listed: { request: ShardRequest; applied: boolean } | undefined;
+  /** The server has sent one of these watches a bookmark: it sends them (its watch cache does, each minute). */
+  bookmarked: boolean;
 }
 
 /** What the loop hears of a watch. */
@@ -49,6 +47,7 @@ export class InformerWatch<T extends KubernetesObject> {
   readonly #position: WatchPosition;
   readonly #progress: WatchProgress;
   #watchAbort: AbortController | undefined;
+  #watchdog: WatchWatchdog | undefined;
 
   constructor(options: WatchOptions, cache: InformerCache<T>, position: WatchPosition, progress: WatchProgress) {
     this.#options = options;
@@ -69,21 +68,21 @@ export class InformerWatch<T extends KubernetesObject> {
   /** `fill`: a WatchList, its initial events gathered into a state that replaces the cache at their end. */
   async run(parent: AbortSignal, fill: boolean): Promise<void> {
     const { client, resource, namespace, metadataOnly } = this.#options;
-    const base = this.#options.watchTimeoutSeconds ?? DEFAULT_WATCH_TIMEOUT_SECONDS;
-    const timeoutSeconds = Math.floor(base * (1 + Math.random()));
+    const position = this.#position;
+    const timeoutSeconds = watchTimeoutSeconds(this.#options, position.bookmarked, fill, Math.random());
     const controller = new AbortController();
     this.#watchAbort = controller;
     const onParentAbort = () => controller.abort(parent.reason);
     parent.addEventListener('abort', onParentAbort, { once: true });
     // stop() may have run between the list and this watch: an abort before the listener never fires.
     if (parent.aborted) controller.abort(parent.reason);
-    // The server closes the watch after timeoutSeconds; if it has not by then plus grace, the
-    // connection is dead without either side noticing (Pepr #745): abort and reconnect.
     let silent = false;
-    const watchdog = setTimeout(() => {
+    const watchdog = new WatchWatchdog(this.#options, timeoutSeconds, (message) => {
       silent = true;
-      controller.abort(new SilentWatchError(`watch of ${this.name} still open ${timeoutSeconds}s after its timeout`));
-    }, timeoutSeconds * 1000 + (this.#options.watchdogGraceMs ?? 30_000));
+      controller.abort(new SilentWatchError(`watch of ${this.name} ${message}`));
+    });
+    this.#watchdog = watchdog;
+    if (position.bookmarked) watchdog.countSilence();
     // The state streamed so far, until the initial-events-end bookmark; then undefined.
     let filling: AdmittedState<T> | undefined = fill ? { fresh: new Map(), refused: new Set() } : undefined;
     const opened = Date.now();
@@ -99,13 +98,15 @@ export class InformerWatch<T extends KubernetesObject> {
         // Counted before each event is parsed, each parsed as its line arrives (overlapping the transfer): an object
         // over the budget never becomes an object graph. A chunk's events in one turn: one wake-up per burst.
         for await (const batch of readWatchBodyBatches<T>(body, contentType, { maxObjectValues: this.#options.maxValues })) {
+          watchdog.heard();
           for (const event of batch) {
             if (!filling || event.type === 'ERROR') this.#handleEvent(event.type, event.object, event.oversized === true, event.withinBudget === true);
             else if (this.#cache.gather(filling, event)) {
               // The initial state is complete: it replaces the cache (deleting, as a relist does, what is gone).
               this.#cache.replace(filling.fresh, filling.refused, undefined);
               filling = undefined;
-              this.#position.resourceVersion = event.object.metadata?.resourceVersion;
+              position.resourceVersion = event.object.metadata?.resourceVersion;
+              this.#heardBookmark();
               this.#progress.filled();
             }
           }
@@ -118,14 +119,21 @@ export class InformerWatch<T extends KubernetesObject> {
       if (filling && endedBeforeItsEnd(Date.now() - opened, timeoutSeconds) === 'ignored') throw new WatchListRefusedError(`WatchList of ${this.name} ended at its timeout without the initial-events-end bookmark`);
       if (filling) throw new Error(`WatchList of ${this.name} ended before its initial state was complete`);
     } catch (error) {
-      if (silent) throw new SilentWatchError(`watch of ${this.name} went silent`);
+      if (silent) throw controller.signal.reason as SilentWatchError;
       if (controller.signal.reason instanceof ReshardError) throw controller.signal.reason;
       throw error;
     } finally {
       this.#watchAbort = undefined;
-      clearTimeout(watchdog);
+      this.#watchdog = undefined;
+      watchdog.stop();
       parent.removeEventListener('abort', onParentAbort);
     }
+  }
+
+  /** From the first bookmark on, this watch counts silence and the next ones may be long. */
+  #heardBookmark(): void {
+    this.#position.bookmarked = true;
+    this.#watchdog?.countSilence();
   }
 
   #query(): Record<string, string | number | boolean | undefined> {
@@ -145,6 +153,7 @@ export class InformerWatch<T extends KubernetesObject> {
     const resourceVersion = raw.metadata?.resourceVersion;
     if (type === 'BOOKMARK') {
       if (resourceVersion) position.resourceVersion = resourceVersion;
+      this.#heardBookmark();
       this.#cache.emit('bookmark');
       return;
     }

@@ -16,7 +16,7 @@ import { ReshardError } from './watch-errors.ts';
 import { listAll } from './list-all.ts';
 import { serverApplied, type InformerShard, type ListedShard } from './shard-selector.ts';
 
-export { DEFAULT_WATCH_TIMEOUT_SECONDS } from './informer-watch.ts';
+export { DEFAULT_BOOKMARKED_WATCH_TIMEOUT_SECONDS, DEFAULT_WATCH_SILENCE_SECONDS, DEFAULT_WATCH_TIMEOUT_SECONDS } from './watch-watchdog.ts';
 
 export interface InformerOptions<T extends KubernetesObject> {
   client: KubeClient;
@@ -52,8 +52,15 @@ export interface InformerOptions<T extends KubernetesObject> {
   watchList?: boolean;
   /** Page size of the list. */
   pageSize?: number;
-  /** Server-side watch timeout; each watch picks a value in [t, 2t) so informers do not reconnect in step. */
+  /**
+   * Server-side watch timeout until the server has sent a bookmark (and for a WatchList); each watch picks a value in
+   * [t, 2t) so informers do not reconnect in step. 300 s by default.
+   */
   watchTimeoutSeconds?: number;
+  /** The same once it has, when silence is counted: fewer renewals at rest. 1,800 s by default. */
+  bookmarkedWatchTimeoutSeconds?: number;
+  /** Once the server has sent a bookmark, a watch that hears nothing this long is silent: ended, watched again. 180 s by default. */
+  watchSilenceMs?: number;
   /** A watch still open this long after its server-side timeout is considered silent and is aborted. */
   watchdogGraceMs?: number;
   backoff?: BackoffPolicy;
@@ -74,7 +81,7 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
   readonly #backoff: Backoff;
   /** 410s in a row, each right after the relist of the one before. */
   readonly #expiries: Backoff;
-  readonly #position: WatchPosition = { resourceVersion: undefined, listed: undefined };
+  readonly #position: WatchPosition = { resourceVersion: undefined, listed: undefined, bookmarked: false };
   #synced = false;
   #syncWaiters: Array<() => void> = [];
   #running: Promise<void> | undefined;

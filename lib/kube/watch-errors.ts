@@ -8,7 +8,7 @@ export class WatchGoneError extends Error {
     this.name = 'WatchGoneError';
   }
 }
-/** The watch stayed open past its server-side timeout plus grace: the connection is dead. */
+/** The watch stayed open past its server-side timeout plus grace, or heard nothing too long (watch-watchdog.ts): the connection is dead. */
 export class SilentWatchError extends Error {}
 /** The informer's share changed: the watch ends so the new share is listed. */
 export class ReshardError extends Error {}

@@ -5,6 +5,7 @@ import type { KubeObject } from '../../lib/contract/types.ts';
 import type { ResourceDiscovery } from '../../lib/kube/discovery.ts';
 import { Informer, stripManagedFields } from '../../lib/kube/informer.ts';
 import type { InformerShard } from '../../lib/kube/shard-selector.ts';
+import { watchTimeoutsOf, type WatchTimeouts } from '../../lib/kube/watch-watchdog.ts';
 import { isApiError, type KubeClient } from '../../lib/kube/kube-client.ts';
 import { CONTROLLER_UID_INDEX, controllerUidOf, NAMESPACE_INDEX, namespaceOf } from '../../lib/kube/object-store.ts';
 import { kindKey, type ResourceInfo } from '../../lib/kube/resource-paths.ts';
@@ -50,7 +51,8 @@ interface Entry {
   fanout?: NamespaceFanout;
 }
 
-export interface InformerRegistryOptions {
+/** The watches' timeouts and watchdog (WatchTimeouts) are handed on to every informer as they are. */
+export interface InformerRegistryOptions extends WatchTimeouts {
   client: KubeClient;
   discovery: ResourceDiscovery;
   logger: Logger;
@@ -59,10 +61,8 @@ export interface InformerRegistryOptions {
   events?: Pick<EventRecorder, 'record'>;
   /** Objects holding more JSON values are never cached; DEFAULT_MAX_OBJECT_VALUES when omitted. */
   maxObjectValues?: number;
-  watchTimeoutSeconds?: number;
   /** Fill caches with one WatchList request where the API server serves it; true when omitted. */
   watchList?: boolean;
-  watchdogGraceMs?: number;
   /** Tenants with their own label in kubeloop_router_cached_bytes; the rest are `other`. */
   maxLabelledTenants?: number;
   /** Kinds served from one cluster-wide informer, filtered per namespace, where the router may watch them so. */
@@ -233,9 +233,8 @@ export class InformerRegistry {
         [UID_INDEX]: (o) => (o.metadata?.uid ? [o.metadata.uid] : []),
         [NAMESPACE_INDEX]: namespaceOf,
       },
-      watchTimeoutSeconds: this.options.watchTimeoutSeconds,
+      ...watchTimeoutsOf(this.options),
       ...(this.options.watchList !== undefined ? { watchList: this.options.watchList } : {}),
-      watchdogGraceMs: this.options.watchdogGraceMs,
       logger: logger.child({ informer: kindKey(resource.apiVersion, resource.kind), metadataOnly, namespace: namespace ?? '*' }),
     });
     informer.on('restart', (reason) => metrics?.watchRestarts.inc({ resource: informer.name, reason }));

@@ -87,8 +87,8 @@ describe('a router that loses the right to watch RBAC and gets it back', () => {
     const binding = { metadata: { name: rbacRead }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: rbacRead }, subjects: [{ kind: 'User', name: user(), apiGroup: 'rbac.authorization.k8s.io' }] };
     await h.client.request({ method: 'POST', path: `${RBAC}/clusterrolebindings`, body: binding });
     const limited = await certificateKubeConfig(h.suite.server, user());
-    // Watches renewed every 2-4 s: an open watch is not cut when RBAC changes, its renewal is refused.
-    const router = await h.router(undefined, { kubeConfig: limited, loopSelector: { matchLabels: { 'kubeloop.dev/e2e': `${ns}-none` } }, watchTimeoutSeconds: 2 });
+    // Watches renewed every 2-4 s, bookmarks heard or not: an open watch is not cut when RBAC changes, its renewal is refused.
+    const router = await h.router(undefined, { kubeConfig: limited, loopSelector: { matchLabels: { 'kubeloop.dev/e2e': `${ns}-none` } }, watchTimeoutSeconds: 2, bookmarkedWatchTimeoutSeconds: 2 });
     const gauge = async () => (await router.metrics.rbacWatch.get()).values[0]?.value;
     await eventually('watching RBAC', async () => (await gauge()) === 1, 30_000);
     await h.client.request({ method: 'DELETE', path: `${RBAC}/clusterrolebindings/${rbacRead}` });

@@ -1,11 +1,12 @@
 // The resilient informer of lib/kube against the real API server: list+watch, updates and deletes,
-// metadata-only objects, and resuming across server-side watch timeouts without missing a change.
+// metadata-only objects, resuming across server-side watch timeouts without missing a change, and its watchdog.
 import type { V1ConfigMap } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ResourceDiscovery } from '../../lib/kube/discovery.ts';
 import { Informer } from '../../lib/kube/informer.ts';
 import { KubeClient } from '../../lib/kube/kube-client.ts';
 import { CONTROLLER_UID_INDEX, controllerUidOf } from '../../lib/kube/object-store.ts';
+import type { WatchTimeouts } from '../../lib/kube/watch-watchdog.ts';
 import { eventually } from '../cluster/eventually.ts';
 import { setupClusterSuite, type ClusterSuite } from '../cluster/suite.ts';
 import { startLaggingProxy } from './router-lagging-proxy.ts';
@@ -77,8 +78,8 @@ describe('Informer on the real API server', () => {
 
   it('resumes after each server-side watch timeout without missing a change', async () => {
     const resource = await discovery.resolve('v1', 'ConfigMap');
-    // A 1-2 s server-side timeout forces several reconnects while the changes below happen.
-    const informer = new Informer<V1ConfigMap>({ client, resource, namespace: suite.namespace, watchTimeoutSeconds: 1, labelSelector: 'burst=yes' });
+    // A 1-2 s server-side timeout, bookmarks heard or not, forces several reconnects while the changes below happen.
+    const informer = new Informer<V1ConfigMap>({ client, resource, namespace: suite.namespace, watchTimeoutSeconds: 1, bookmarkedWatchTimeoutSeconds: 1, labelSelector: 'burst=yes' });
     informer.start();
     try {
       await informer.waitForSync();
@@ -94,10 +95,12 @@ describe('Informer on the real API server', () => {
     }
   });
 
-  it("tells of the server's bookmarks on a quiet watch, which change nothing in the cache", async () => {
+  it("tells of the server's bookmarks on a quiet watch, which change nothing in the cache and keep it open past its silence limit", async () => {
     const resource = await discovery.resolve('v1', 'ConfigMap');
     // The API server sends a bookmark about once a minute on every open watch (60.8 s after this one opened, once).
-    const informer = new Informer<V1ConfigMap>({ client, resource, namespace: suite.namespace, watchTimeoutSeconds: 300, labelSelector: 'bookmarked=yes' });
+    // Silence is counted from the WatchList's initial-events-end bookmark: were the heartbeat not heard, the watch
+    // would end as silent 75 s after it.
+    const informer = new Informer<V1ConfigMap>({ client, resource, namespace: suite.namespace, watchTimeoutSeconds: 300, watchSilenceMs: 75_000, labelSelector: 'bookmarked=yes' });
     let bookmarks = 0;
     let changes = 0;
     informer.on('bookmark', () => (bookmarks += 1));
@@ -105,45 +108,55 @@ describe('Informer on the real API server', () => {
     informer.start();
     try {
       await informer.waitForSync();
+      const synced = Date.now();
       await eventually('a bookmark received', async () => bookmarks > 0, 100_000);
+      await new Promise((r) => setTimeout(r, Math.max(0, synced + 85_000 - Date.now())));
       expect([changes, informer.store.size, informer.restarts]).toEqual([0, 0, 0]);
     } finally {
       await informer.stop();
     }
-  }, 120_000);
+  }, 150_000);
 
-  it('detects a silent watch with its watchdog, reconnects, and misses nothing', async () => {
-    const proxy = await startLaggingProxy(suite.kubeConfig, 0);
-    const viaProxy = await KubeClient.fromKubeConfig(proxy.kubeConfig);
-    const resource = await discovery.resolve('v1', 'ConfigMap');
-    const informer = new Informer<V1ConfigMap>({
-      client: viaProxy,
-      resource,
-      namespace: suite.namespace,
-      labelSelector: 'silent=yes',
-      watchTimeoutSeconds: 1,
-      watchdogGraceMs: 1000,
-      backoff: { baseMs: 100, maxMs: 500 },
-    });
-    const restarts: string[] = [];
-    informer.on('restart', (reason) => restarts.push(reason));
-    informer.start();
-    try {
-      await informer.waitForSync();
-      proxy.setFrozen(true);
-      await client.request({ method: 'POST', path: cmPath(), body: { metadata: { name: 'while-silent', labels: { silent: 'yes' } } } });
-      await eventually('a silent watch detected', async () => restarts.includes('silent'), 15_000);
-      expect(informer.store.get(`${suite.namespace}/while-silent`)).toBeUndefined();
-      proxy.setFrozen(false);
-      await eventually('the change made while silent arrives', async () => informer.store.get(`${suite.namespace}/while-silent`) !== undefined, 15_000);
-    } finally {
-      await informer.stop();
-      await viaProxy.close();
-      await proxy.close();
-    }
+  it('detects a watch still open past its timeout with its watchdog, reconnects, and misses nothing', async () => {
+    // 1 s whether a bookmark was heard or not; silence (180 s by default) plays no part.
+    await silentWatchRecovers('silent', { watchTimeoutSeconds: 1, bookmarkedWatchTimeoutSeconds: 1, watchdogGraceMs: 1000 });
+  });
+
+  it('ends a watch that hears nothing for its silence limit, minutes before its timeout, and misses nothing', async () => {
+    // The WatchList's initial-events-end bookmark shows the server sends bookmarks: from then on 3 s of silence
+    // ends a watch whose deadline is 300-600 s (plus 30 s) away.
+    await silentWatchRecovers('hushed', { watchTimeoutSeconds: 300, bookmarkedWatchTimeoutSeconds: 300, watchSilenceMs: 3000 });
   });
 
   it('reports an unknown kind by name instead of watching nothing', async () => {
     await expect(discovery.resolve('v1', 'NoSuchKind')).rejects.toThrow('unknown kind NoSuchKind in v1');
   });
 });
+
+/**
+ * An informer through a proxy that is frozen right after the sync, a change made meanwhile: its watchdog must end the
+ * watch as silent within 30 s (its timeout and grace or its silence, as `timeouts` say), and the change arrive once the
+ * proxy thaws.
+ */
+async function silentWatchRecovers(label: string, timeouts: WatchTimeouts): Promise<void> {
+  const proxy = await startLaggingProxy(suite.kubeConfig, 0);
+  const viaProxy = await KubeClient.fromKubeConfig(proxy.kubeConfig);
+  const resource = await discovery.resolve('v1', 'ConfigMap');
+  const informer = new Informer<V1ConfigMap>({ client: viaProxy, resource, namespace: suite.namespace, labelSelector: `${label}=yes`, ...timeouts, backoff: { baseMs: 100, maxMs: 500 } });
+  const restarts: string[] = [];
+  informer.on('restart', (reason) => restarts.push(reason));
+  informer.start();
+  try {
+    await informer.waitForSync();
+    proxy.setFrozen(true);
+    await client.request({ method: 'POST', path: cmPath(), body: { metadata: { name: `while-${label}`, labels: { [label]: 'yes' } } } });
+    await eventually('a silent watch detected', async () => restarts.includes('silent'), 30_000);
+    expect(informer.store.get(`${suite.namespace}/while-${label}`)).toBeUndefined();
+    proxy.setFrozen(false);
+    await eventually('the change made while silent arrives', async () => informer.store.get(`${suite.namespace}/while-${label}`) !== undefined, 15_000);
+  } finally {
+    await informer.stop();
+    await viaProxy.close();
+    await proxy.close();
+  }
+}

@@ -88,6 +88,7 @@ beforeAll(async () => {
     loopSelector: h.loopSelector,
     clusterWideWatches: [{ resource: 'configmaps', group: '' }, { resource: 'serviceaccounts', group: '' }],
     watchTimeoutSeconds: 5,
+    bookmarkedWatchTimeoutSeconds: 5,
     accessReviewIntervalMs: 5_000,
   });
   for (const [ns, admin] of admins) {

@@ -1,0 +1,76 @@
+// A watch's timeout and its watchdog: the short timeout until the server has sent a bookmark (and for every
+// WatchList), the long one after; the deadline past the timeout plus grace; silence counted only once told, and
+// each thing heard starting it again.
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { watchTimeoutSeconds, WatchWatchdog } from './watch-watchdog.ts';
+
+describe('watchTimeoutSeconds', () => {
+  it('asks for 300-600 s until a bookmark was heard, 1,800-3,600 s after, and the short one for a WatchList', () => {
+    expect([watchTimeoutSeconds({}, false, false, 0), watchTimeoutSeconds({}, false, false, 0.999)]).toEqual([300, 599]);
+    expect([watchTimeoutSeconds({}, true, false, 0), watchTimeoutSeconds({}, true, false, 0.5)]).toEqual([1800, 2700]);
+    expect(watchTimeoutSeconds({}, true, true, 0)).toBe(300);
+  });
+
+  it('takes each base from the options', () => {
+    const timeouts = { watchTimeoutSeconds: 10, bookmarkedWatchTimeoutSeconds: 100 };
+    expect([watchTimeoutSeconds(timeouts, false, false, 0.5), watchTimeoutSeconds(timeouts, true, false, 0.5), watchTimeoutSeconds(timeouts, true, true, 0.5)]).toEqual([15, 150, 15]);
+  });
+});
+
+describe('WatchWatchdog', () => {
+  let dog: WatchWatchdog | undefined;
+  let ended: string[];
+  beforeEach(() => {
+    vi.useFakeTimers();
+    ended = [];
+  });
+  afterEach(() => {
+    dog?.stop();
+    vi.useRealTimers();
+  });
+  const start = (timeoutSeconds: number, silenceMs?: number) => (dog = new WatchWatchdog({ watchdogGraceMs: 1000, watchSilenceMs: silenceMs }, timeoutSeconds, (m) => ended.push(m)));
+
+  it('ends a watch still open past its timeout plus grace, whatever it hears, when silence is not counted', () => {
+    const watchdog = start(10);
+    for (let s = 0; s < 10; s++) {
+      vi.advanceTimersByTime(1000);
+      watchdog.heard();
+    }
+    vi.advanceTimersByTime(999);
+    expect(ended).toEqual([]);
+    vi.advanceTimersByTime(1);
+    expect(ended).toEqual(['still open 10s after its timeout']);
+  });
+
+  it('ends a watch that hears nothing for the silence limit once counting, long before its timeout', () => {
+    const watchdog = start(1800, 180_000);
+    vi.advanceTimersByTime(600_000);
+    expect(ended).toEqual([]);
+    watchdog.countSilence();
+    vi.advanceTimersByTime(179_999);
+    expect(ended).toEqual([]);
+    vi.advanceTimersByTime(1);
+    expect(ended).toEqual(['heard nothing for 180s, bookmarks included']);
+  });
+
+  it('starts the silence again at each thing heard, and counting twice is counting once', () => {
+    const watchdog = start(1800, 180_000);
+    watchdog.countSilence();
+    for (let minute = 0; minute < 20; minute++) {
+      vi.advanceTimersByTime(60_000);
+      watchdog.heard();
+      watchdog.countSilence();
+    }
+    expect(ended).toEqual([]);
+    vi.advanceTimersByTime(180_000);
+    expect(ended).toEqual(['heard nothing for 180s, bookmarks included']);
+  });
+
+  it('ends nothing once stopped', () => {
+    const watchdog = start(1, 1000);
+    watchdog.countSilence();
+    watchdog.stop();
+    vi.advanceTimersByTime(10_000);
+    expect(ended).toEqual([]);
+  });
+});

@@ -9,6 +9,7 @@ import { packageRoot, ownPackageJson } from '../package-root.ts';
 import { cacheRoot } from '../cluster/versions.ts';
 import { buildImages, contextName } from '../image/image-build.ts';
 import { packOciArchive } from '../image/oci-image.ts';
+import { withLayoutLock } from '../image/layout-lock.ts';
 import { importIntoRealNode } from '../cluster/real-node/image-import.ts';
 
 const USAGE = `usage: kubeloop image build [CONTEXT] [--target NAME]... [--output DIR|FILE.tar] [--load] [--registry R] [--tag T]
@@ -59,19 +60,23 @@ export async function run(argv: string[]): Promise<number> {
   const defaultDir = join(cacheRoot(), 'images', ...(context.own ? [] : ['projects', context.name]));
   const layout = archive || !output ? join(defaultDir, 'layout') : output;
   const started = Date.now();
-  const built = await buildImages({
-    repoRoot: context.dir,
-    registry: values.registry ?? (context.own ? 'ghcr.io/kubeloop' : 'ghcr.io/your-org'),
-    tag: values.tag ?? context.version,
-    layout,
-    onProgress: progress,
-    ...(values.target ? { targets: values.target } : {}),
-  });
   const packed = archive ?? join(defaultDir, 'images.tar');
-  if (archive || values.load) {
-    await mkdir(dirname(packed), { recursive: true });
-    await packOciArchive(layout, packed);
-  }
+  // Built and packed under the layout's lock: another build's index would prune these blobs before the pack read them.
+  const built = await withLayoutLock(layout, progress, async () => {
+    const images = await buildImages({
+      repoRoot: context.dir,
+      registry: values.registry ?? (context.own ? 'ghcr.io/kubeloop' : 'ghcr.io/your-org'),
+      tag: values.tag ?? context.version,
+      layout,
+      onProgress: progress,
+      ...(values.target ? { targets: values.target } : {}),
+    });
+    if (archive || values.load) {
+      await mkdir(dirname(packed), { recursive: true });
+      await packOciArchive(layout, packed);
+    }
+    return images;
+  });
   for (const image of built) console.log(`${image.name}  ${image.manifest.digest}`);
   progress(`${built.length} images in ${archive ?? layout} (${((Date.now() - started) / 1000).toFixed(1)}s)`);
   if (values.load) {

@@ -6,6 +6,7 @@ import { startControlPlane, type ControlPlane } from '../../cli/cluster/index.ts
 import { cacheRoot } from '../../cli/cluster/versions.ts';
 import { buildImages } from '../../cli/image/image-build.ts';
 import { packOciArchive } from '../../cli/image/oci-image.ts';
+import { withLayoutLock } from '../../cli/image/layout-lock.ts';
 import { blockersMessage, realNodeBlockers } from '../../cli/cluster/real-node/preflight.ts';
 import { CHART_DIR, helm } from '../e2e/chart-render.ts';
 import { REPO_ROOT } from './production-bundle.ts';
@@ -29,9 +30,11 @@ export async function startRealNodeWithImages(): Promise<ControlPlane> {
   const plane = await startControlPlane({ realNode: true, onProgress: log });
   try {
     const layout = join(cacheRoot(), 'images', 'layout');
-    await buildImages({ repoRoot: REPO_ROOT, registry: 'ghcr.io/kubeloop', tag: '0.1.0', layout, onProgress: log });
     const archive = join(plane.dir, 'images.tar');
-    await packOciArchive(layout, archive);
+    await withLayoutLock(layout, log, async () => {
+      await buildImages({ repoRoot: REPO_ROOT, registry: 'ghcr.io/kubeloop', tag: '0.1.0', layout, onProgress: log });
+      await packOciArchive(layout, archive);
+    });
     await plane.realNode?.importImage(archive);
     return plane;
   } catch (error) {

@@ -1,6 +1,7 @@
 // One watch of an informer (client-go's reflector's watchHandler): opened from the last resourceVersion, or as a
 // WatchList that streams the state first; a watchdog (watch-watchdog.ts) ends it when it outlives its timeout or goes
-// silent; its events go to the cache. The loop that lists, watches again and backs off is informer.ts; the cache is informer-cache.ts.
+// silent; its events go to the cache. The loop that lists, watches again and backs off is informer.ts; the cache is
+// informer-cache.ts.
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { KubeClient } from './kube-client.ts';
 import type { AdmittedState, InformerCache } from './informer-cache.ts';

@@ -77,11 +77,7 @@ export class InformerWatch<T extends KubernetesObject> {
     parent.addEventListener('abort', onParentAbort, { once: true });
     // stop() may have run between the list and this watch: an abort before the listener never fires.
     if (parent.aborted) controller.abort(parent.reason);
-    let silent = false;
-    const watchdog = new WatchWatchdog(this.#options, timeoutSeconds, (message) => {
-      silent = true;
-      controller.abort(new SilentWatchError(`watch of ${this.name} ${message}`));
-    });
+    const watchdog = new WatchWatchdog(this.#options, timeoutSeconds, (message) => controller.abort(new SilentWatchError(`watch of ${this.name} ${message}`)));
     this.#watchdog = watchdog;
     if (position.bookmarked) watchdog.countSilence();
     // The state streamed so far, until the initial-events-end bookmark; then undefined.
@@ -120,8 +116,9 @@ export class InformerWatch<T extends KubernetesObject> {
       if (filling && endedBeforeItsEnd(Date.now() - opened, timeoutSeconds) === 'ignored') throw new WatchListRefusedError(`WatchList of ${this.name} ended at its timeout without the initial-events-end bookmark`);
       if (filling) throw new Error(`WatchList of ${this.name} ended before its initial state was complete`);
     } catch (error) {
-      if (silent) throw controller.signal.reason as SilentWatchError;
-      if (controller.signal.reason instanceof ReshardError) throw controller.signal.reason;
+      // Ended by its watchdog or for a new share: that, not the abort it caused, is why.
+      const reason: unknown = controller.signal.reason;
+      if (reason instanceof SilentWatchError || reason instanceof ReshardError) throw reason;
       throw error;
     } finally {
       this.#watchAbort = undefined;

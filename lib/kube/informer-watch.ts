@@ -6,7 +6,7 @@ import type { KubernetesObject } from '@kubernetes/client-node';
 import type { KubeClient } from './kube-client.ts';
 import type { AdmittedState, InformerCache } from './informer-cache.ts';
 import { collectionPath, type ResourceInfo } from './resource-paths.ts';
-import { readWatchBodyBatches } from './watch-body.ts';
+import { consumeWatchBody } from './watch-body.ts';
 import { METADATA_OBJECT_ACCEPT } from './metadata-media-types.ts';
 import { endedBeforeItsEnd, refusesWatchList, watchListQuery, WatchListRefusedError } from './watch-list.ts';
 import { ReshardError, SilentWatchError, watchErrorEvent } from './watch-errors.ts';
@@ -93,8 +93,8 @@ export class InformerWatch<T extends KubernetesObject> {
       this.#cache.emit('watching');
       try {
         // Counted before each event is parsed, each parsed as its line arrives (overlapping the transfer): an object
-        // over the budget never becomes an object graph. A chunk's events in one turn: one wake-up per burst.
-        for await (const batch of readWatchBodyBatches<T>(body, contentType, { maxObjectValues: this.#options.maxValues })) {
+        // over the budget never becomes an object graph. A chunk's events in its own turn: one wake-up per burst.
+        await consumeWatchBody<T>(body, contentType, { maxObjectValues: this.#options.maxValues }, (batch) => {
           watchdog.heard();
           for (const event of batch) {
             if (!filling || event.type === 'ERROR') this.#handleEvent(event.type, event.object, event.oversized === true, event.withinBudget === true);
@@ -108,7 +108,7 @@ export class InformerWatch<T extends KubernetesObject> {
             }
           }
           this.#progress.received(filling !== undefined);
-        }
+        });
       } finally {
         body.destroy();
       }

@@ -2,7 +2,6 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { decodeWatchEvent, MAX_FRAME_BYTES, readProtobufWatchEventBatches } from './protobuf-watch-stream.ts';
 import { decodeEnvelopedObject } from './protobuf-object.ts';
-import { readWatchBodyBatches } from './watch-body.ts';
 import { watchErrorEvent, WatchGoneError } from './watch-errors.ts';
 import { BinaryWriter } from '@bufbuild/protobuf/wire';
 import { enveloped, objectMeta, partialObjectMetadata, status, watchFrame, type MetaInput } from '../../test/support/protobuf-watch-frames.ts';
@@ -121,18 +120,5 @@ describe('readProtobufWatchEventBatches', () => {
     expect(decodeWatchEvent(frame, { maxObjectValues: frame.length }).withinBudget).toBe(true);
     expect(decodeWatchEvent(frame, { maxObjectValues: frame.length - 1 }).withinBudget).toBeUndefined();
     expect(decodeWatchEvent(frame).withinBudget).toBeUndefined();
-  });
-});
-
-describe('readWatchBodyBatches', () => {
-  it('reads the encoding the Content-Type names', async () => {
-    const { Readable } = await import('node:stream');
-    const read = async (contentType: string, body: Buffer) => {
-      const out = [];
-      for await (const batch of readWatchBodyBatches(Readable.from([body]), contentType)) out.push(...batch);
-      return out.map((e) => e.type);
-    };
-    expect(await read('application/vnd.kubernetes.protobuf;stream=watch', watchFrame('ADDED', partialObjectMetadata(POD)))).toEqual(['ADDED']);
-    expect(await read('application/json;stream=watch', Buffer.from('{"type":"DELETED","object":{"metadata":{"name":"a"}}}\n'))).toEqual(['DELETED']);
   });
 });

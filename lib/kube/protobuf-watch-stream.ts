@@ -24,19 +24,37 @@ const RAW_TAG = (1 << 3) | 2;
  * chunks is put together once it is whole, not at every chunk; a body that ends inside a frame is an error.
  */
 export async function* readProtobufWatchEventBatches<T>(body: Readable | AsyncIterable<Buffer>, options: WatchReadOptions = {}): AsyncGenerator<Array<WatchEvent<T>>> {
-  const parts: Buffer[] = [];
-  let held = 0;
-  // Bytes the held parts must reach before a frame can be read from them.
-  let needed = HEADER_BYTES;
+  const decoder = new ProtobufWatchDecoder<T>(options);
   for await (const chunk of body as AsyncIterable<Buffer>) {
+    const batch = decoder.push(chunk);
+    if (batch.length > 0) yield batch;
+  }
+  decoder.end();
+}
+
+/** Cuts protobuf watch frames from chunks as they come, as WatchLineDecoder (watch-stream.ts) cuts JSON lines. */
+export class ProtobufWatchDecoder<T> {
+  readonly #options: WatchReadOptions;
+  readonly #parts: Buffer[] = [];
+  #held = 0;
+  /** Bytes the held parts must reach before a frame can be read from them. */
+  #needed = HEADER_BYTES;
+
+  constructor(options: WatchReadOptions = {}) {
+    this.#options = options;
+  }
+
+  /** The events of the frames this chunk completes. */
+  push(chunk: Buffer): Array<WatchEvent<T>> {
+    const parts = this.#parts;
     let bytes = chunk;
     if (parts.length > 0) {
       parts.push(chunk);
-      held += chunk.length;
-      if (held < needed) continue;
-      bytes = Buffer.concat(parts, held);
+      this.#held += chunk.length;
+      if (this.#held < this.#needed) return [];
+      bytes = Buffer.concat(parts, this.#held);
       parts.length = 0;
-      held = 0;
+      this.#held = 0;
     }
     const batch: Array<WatchEvent<T>> = [];
     let offset = 0;
@@ -44,18 +62,23 @@ export async function* readProtobufWatchEventBatches<T>(body: Readable | AsyncIt
       const length = frameLength(bytes, offset);
       if (bytes.length - offset - HEADER_BYTES < length) break;
       const start = offset + HEADER_BYTES;
-      batch.push(decodeWatchEvent<T>(bytes.subarray(start, start + length), options));
+      batch.push(decodeWatchEvent<T>(bytes.subarray(start, start + length), this.#options));
       offset = start + length;
     }
     if (offset < bytes.length) {
       const rest = bytes.subarray(offset);
       parts.push(rest);
-      held = rest.length;
-      needed = rest.length >= HEADER_BYTES ? HEADER_BYTES + frameLength(rest, 0) : HEADER_BYTES;
+      this.#held = rest.length;
+      this.#needed = rest.length >= HEADER_BYTES ? HEADER_BYTES + frameLength(rest, 0) : HEADER_BYTES;
     }
-    if (batch.length > 0) yield batch;
+    return batch;
   }
-  if (held > 0) throw new Error(`watch stream: ended inside a protobuf frame (${held} bytes of it)`);
+
+  /** Nothing is left at a frame's end: a body that ends inside a frame throws. */
+  end(): Array<WatchEvent<T>> {
+    if (this.#held > 0) throw new Error(`watch stream: ended inside a protobuf frame (${this.#held} bytes of it)`);
+    return [];
+  }
 }
 
 function frameLength(bytes: Buffer, offset: number): number {

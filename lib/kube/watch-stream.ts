@@ -42,33 +42,58 @@ export async function* readWatchEvents<T>(body: Readable | AsyncIterable<Buffer 
  * one turn of the event loop instead of one promise resolution per event. Never an empty batch.
  */
 export async function* readWatchEventBatches<T>(body: Readable | AsyncIterable<Buffer | string>, options: WatchReadOptions = {}): AsyncGenerator<Array<WatchEvent<T>>> {
-  const parts: Buffer[] = [];
+  const decoder = new WatchLineDecoder<T>(options);
   for await (const received of body as AsyncIterable<Buffer | string>) {
+    const batch = decoder.push(received);
+    if (batch.length > 0) yield batch;
+  }
+  const last = decoder.end();
+  if (last.length > 0) yield last;
+}
+
+/**
+ * Cuts JSON watch lines from chunks as they come: push() gives the events a chunk completes (the rest of a line is
+ * held until its newline), end() the last line if the body ended without one. A line that is not a watch event throws.
+ */
+export class WatchLineDecoder<T> {
+  readonly #options: WatchReadOptions;
+  /** The start of a line whose newline has not come yet. */
+  readonly #parts: Buffer[] = [];
+
+  constructor(options: WatchReadOptions = {}) {
+    this.#options = options;
+  }
+
+  push(received: Buffer | string): Array<WatchEvent<T>> {
     const chunk = typeof received === 'string' ? Buffer.from(received) : received;
+    const parts = this.#parts;
     const batch: Array<WatchEvent<T>> = [];
     let start = 0;
     let newline = chunk.indexOf(NEWLINE);
     while (newline >= 0) {
       let event: WatchEvent<T> | undefined;
       if (parts.length === 0) {
-        event = parseWatchBytes<T>(chunk, start, newline, options);
+        event = parseWatchBytes<T>(chunk, start, newline, this.#options);
       } else {
         parts.push(chunk.subarray(start, newline));
         const line = Buffer.concat(parts);
         parts.length = 0;
-        event = parseWatchBytes<T>(line, 0, line.length, options);
+        event = parseWatchBytes<T>(line, 0, line.length, this.#options);
       }
       if (event) batch.push(event);
       start = newline + 1;
       newline = chunk.indexOf(NEWLINE, start);
     }
     if (start < chunk.length) parts.push(chunk.subarray(start));
-    if (batch.length > 0) yield batch;
+    return batch;
   }
-  if (parts.length > 0) {
-    const line = Buffer.concat(parts);
-    const event = parseWatchBytes<T>(line, 0, line.length, options);
-    if (event) yield [event];
+
+  end(): Array<WatchEvent<T>> {
+    if (this.#parts.length === 0) return [];
+    const line = Buffer.concat(this.#parts);
+    this.#parts.length = 0;
+    const event = parseWatchBytes<T>(line, 0, line.length, this.#options);
+    return event ? [event] : [];
   }
 }
 

@@ -7,7 +7,7 @@ import { KubeClient } from '../../lib/kube/kube-client.ts';
 import { Informer } from '../../lib/kube/informer.ts';
 import { METADATA_JSON_ACCEPT, METADATA_OBJECT_ACCEPT } from '../../lib/kube/metadata-media-types.ts';
 import { ResourceDiscovery } from '../../lib/kube/discovery.ts';
-import { readWatchBodyBatches } from '../../lib/kube/watch-body.ts';
+import { consumeWatchBody } from '../../lib/kube/watch-body.ts';
 import type { WatchEvent } from '../../lib/kube/watch-stream.ts';
 import { retryTransient } from '../../lib/kube/transient.ts';
 import { setupClusterSuite, type ClusterSuite } from '../cluster/suite.ts';
@@ -34,10 +34,13 @@ async function watchEvents(path: string, resourceVersion: string, accept: string
   const { body, contentType } = await client.streamResponse({ path, accept, signal: abort.signal, query: { watch: true, resourceVersion, timeoutSeconds: 30 } });
   const events: Array<WatchEvent<KubernetesObject>> = [];
   try {
-    for await (const batch of readWatchBodyBatches<KubernetesObject>(body, contentType)) {
+    // Ended here once `count` came: the destroyed body then rejects, which only matters short of `count`.
+    await consumeWatchBody<KubernetesObject>(body, contentType, {}, (batch) => {
       events.push(...batch);
-      if (events.length >= count) break;
-    }
+      if (events.length >= count) body.destroy();
+    }).catch((error: unknown) => {
+      if (events.length < count) throw error;
+    });
   } finally {
     abort.abort();
     body.destroy();

@@ -1,0 +1,167 @@
+// npm run bench:watch-wakeups: what one quiet watch's bookmark costs the process that hears it, Node's own floor beside
+// kubeloop's informer. A local TLS HTTP/2 server holds BENCH_WATCHES watches and writes a bookmark to one of them
+// every 1000/BENCH_RATE ms, so each wakes its reader alone, as the API server's spread bookmarks wake a router at rest.
+// Sides, each a client process with its own server process, all at once so load hits all alike:
+// - `node:http2`: one session, a 'data' listener parsing each line: the floor any Node client pays per wake-up;
+// - `informer`: this tree's lib/kube Informer (list, then watch with bookmarks), one per namespace, as the router's;
+// - `baseline`: the same of the checkout BENCH_WATCH_BASELINE names (with its node_modules), for a before/after.
+// BENCH_CPU_PROF=<dir> writes each side's CPU profile of its measured window there (npm run bench:profile -- <dir>).
+import http2 from 'node:http2';
+import { fork } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { mean } from './alternating-rounds.ts';
+import { machineLoad } from './process-figures.ts';
+
+const WATCHES = Number(process.env.BENCH_WATCHES ?? 200);
+const RATE = Number(process.env.BENCH_RATE ?? 200);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 20);
+const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP_SECONDS ?? 8);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const BASELINE = process.env.BENCH_WATCH_BASELINE;
+const PROFILE_DIR = process.env.BENCH_CPU_PROF;
+const SELF = fileURLToPath(import.meta.url);
+
+interface Reading {
+  side: string;
+  bookmarksPerS: number;
+  cpuMsPerS: number;
+  usPerBookmark: number;
+}
+
+/** A bookmark as the API server's watch cache writes it. */
+const bookmark = (resourceVersion: number) => `{"type":"BOOKMARK","object":{"kind":"ConfigMap","apiVersion":"v1","metadata":{"resourceVersion":"${resourceVersion}","creationTimestamp":null}}}\n`;
+
+async function serve(certDir: string): Promise<void> {
+  const [cert, key] = await Promise.all([readFile(join(certDir, 'tls.crt')), readFile(join(certDir, 'tls.key'))]);
+  const watches: http2.ServerHttp2Stream[] = [];
+  const server = http2.createSecureServer({ cert, key, settings: { maxConcurrentStreams: 10 * WATCHES } }, (request, response) => {
+    response.writeHead(200, { 'content-type': 'application/json' });
+    // A list is an empty one; a watch stays open and hears bookmarks.
+    if (!request.url.includes('watch=true')) response.end('{"kind":"ConfigMapList","apiVersion":"v1","metadata":{"resourceVersion":"1000"},"items":[]}');
+    else watches.push(response.stream);
+  });
+  server.listen(0, '127.0.0.1', () => process.send!({ port: (server.address() as { port: number }).port }));
+  let resourceVersion = 1000;
+  let next = 0;
+  setInterval(() => {
+    const open = watches.filter((stream) => !stream.closed);
+    if (open.length > 0) open[next++ % open.length]!.write(bookmark(++resourceVersion));
+  }, 1000 / RATE);
+}
+
+/** The side's reader of WATCHES watches; returns the number of bookmarks heard so far. */
+async function listen(side: string, port: number, certDir: string): Promise<() => number> {
+  const ca = await readFile(join(certDir, 'ca.crt'));
+  const origin = `https://127.0.0.1:${port}`;
+  let heard = 0;
+  if (side === 'node:http2') {
+    const session = http2.connect(origin, { ca });
+    for (let i = 0; i < WATCHES; i++) {
+      session.request({ ':path': `/api/v1/namespaces/t-${i}/configmaps?watch=true` }).on('data', (chunk: Buffer) => {
+        for (const line of chunk.toString('utf8').split('\n')) if (line !== '') heard += JSON.parse(line).type === 'BOOKMARK' ? 1 : 0;
+      });
+    }
+    return () => heard;
+  }
+  const root = side === 'baseline' ? resolve(BASELINE!) : resolve(SELF, '../..');
+  const kube = (await import(pathToFileURL(join(root, 'lib/kube/index.ts')).href)) as typeof import('../lib/kube/index.ts');
+  const credentials = {
+    getCurrentCluster: () => ({ server: origin }),
+    applyToHTTPSOptions: async (options: { ca?: Buffer; headers?: Record<string, string> }) => {
+      options.ca = ca;
+      options.headers = { Authorization: 'Bearer bench' };
+    },
+  };
+  const client = await kube.KubeClient.fromKubeConfig(credentials, { rateLimit: { qps: 10_000, burst: 10_000 } });
+  const resource = { group: '', version: 'v1', apiVersion: 'v1', kind: 'ConfigMap', plural: 'configmaps', namespaced: true };
+  for (let i = 0; i < WATCHES; i++) {
+    const informer = new kube.Informer({ client, resource, namespace: `t-${i}`, watchList: false });
+    informer.on('bookmark', () => heard++);
+    informer.start();
+  }
+  return () => heard;
+}
+
+/** Profiles the window when BENCH_CPU_PROF asks: starts V8's sampler, and returns what writes its profile. */
+async function profileWindow(side: string): Promise<() => Promise<void>> {
+  if (!PROFILE_DIR) return async () => {};
+  const { Session } = await import('node:inspector/promises');
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.start');
+  return async () => {
+    const { profile } = await session.post('Profiler.stop');
+    await writeFile(join(PROFILE_DIR, `${side.replace(/[^a-z0-9]+/g, '-')}.cpuprofile`), JSON.stringify(profile));
+  };
+}
+
+async function measure(side: string, port: number, certDir: string): Promise<void> {
+  const heard = await listen(side, port, certDir);
+  await new Promise((done) => setTimeout(done, WARMUP_SECONDS * 1000));
+  const profiled = await profileWindow(side);
+  const before = heard();
+  const cpu = process.cpuUsage();
+  const started = performance.now();
+  await new Promise((done) => setTimeout(done, SECONDS * 1000));
+  const used = process.cpuUsage(cpu);
+  const seconds = (performance.now() - started) / 1000;
+  const bookmarks = heard() - before;
+  await profiled();
+  const cpuUs = used.user + used.system;
+  const reading: Reading = { side, bookmarksPerS: bookmarks / seconds, cpuMsPerS: cpuUs / 1000 / seconds, usPerBookmark: cpuUs / bookmarks };
+  process.send!(reading);
+  process.exit(0);
+}
+
+function child(args: string[]): ReturnType<typeof fork> {
+  return fork(SELF, args, { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+}
+
+async function runSide(side: string, certDir: string): Promise<Reading> {
+  const server = child(['--serve', certDir]);
+  try {
+    const { port } = await new Promise<{ port: number }>((done) => server.once('message', done));
+    const client = child(['--side', side, String(port), certDir]);
+    return await new Promise<Reading>((done, fail) => {
+      client.once('message', (reading) => done(reading as Reading));
+      client.once('exit', (code) => fail(new Error(`side ${side} exited (${code}) before its reading`)));
+    });
+  } finally {
+    server.kill();
+  }
+}
+
+async function main(): Promise<void> {
+  const { generateBundle } = await import('../certs/generate.ts');
+  const certDir = await mkdtemp(join(tmpdir(), 'kubeloop-watch-wakeups-'));
+  try {
+    const bundle = await generateBundle({ now: new Date(), identity: { service: 'bench', namespace: 'bench' } });
+    await Promise.all([writeFile(join(certDir, 'ca.crt'), bundle.ca.certPem), writeFile(join(certDir, 'tls.crt'), bundle.serving.certPem), writeFile(join(certDir, 'tls.key'), bundle.serving.keyPem)]);
+    const sides = ['node:http2', 'informer', ...(BASELINE ? ['baseline'] : [])];
+    console.log(`${WATCHES} watches, a bookmark every ${(1000 / RATE).toFixed(1)} ms, ${SECONDS} s after ${WARMUP_SECONDS} s, ${ROUNDS} rounds, sides at once; ${machineLoad()}`);
+    const perSide = new Map<string, number[]>(sides.map((side) => [side, []]));
+    for (let round = 1; round <= ROUNDS; round++) {
+      const readings = await Promise.all(sides.map((side) => runSide(side, certDir)));
+      for (const reading of readings) perSide.get(reading.side)!.push(reading.usPerBookmark);
+      console.log(`round ${round}: ${readings.map((r) => `${r.side} ${r.usPerBookmark.toFixed(0)} us/bookmark (${r.bookmarksPerS.toFixed(0)}/s, ${r.cpuMsPerS.toFixed(1)} ms/s)`).join('; ')}`);
+    }
+    const floor = mean(perSide.get('node:http2')!);
+    const informer = mean(perSide.get('informer')!);
+    console.log(`\nCPU per bookmark, mean of ${ROUNDS} rounds: node:http2 ${floor.toFixed(0)} us; informer ${informer.toFixed(0)} us (${(informer / floor).toFixed(2)}x the floor)`);
+    if (BASELINE) {
+      const baseline = mean(perSide.get('baseline')!);
+      console.log(`baseline ${baseline.toFixed(0)} us (${(baseline / floor).toFixed(2)}x the floor); informer / baseline ${(informer / baseline).toFixed(2)}x; ${machineLoad()}`);
+    }
+  } finally {
+    await rm(certDir, { recursive: true, force: true });
+  }
+}
+
+const [mode, ...args] = process.argv.slice(2);
+if (mode === '--serve') await serve(args[0]!);
+else if (mode === '--side') await measure(args[0]!, Number(args[1]), args[2]!);
+else await main();

@@ -8,7 +8,7 @@
 // their own, so this one only writes and times the quiet changes; each is cut into segments (tenants-scale-decomposition.ts).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { gatewayClientAuthArgs } from '../cli/cluster/webhook-client-auth.ts';
 import type { Loop } from '../api/loop.ts';
 import { isApiError, serviceAccountUser, type KubeClient } from '../lib/kube/kube-client.ts';
@@ -61,6 +61,9 @@ const REST_AFTER_MS = Number(process.env.BENCH_REST_AFTER_SECONDS ?? 0) * 1000;
 const ADMISSIONS = Number(process.env.BENCH_ADMISSIONS ?? 100);
 // A second restart per size with these router flags (e.g. "--qps=500 --burst=1000"), measured right after the first.
 const RESTART_ARGS = (process.env.BENCH_RESTART_ARGS ?? '').split(' ').filter(Boolean);
+// Or a second restart per size onto the router of another checkout (with its node_modules), built as this tree's is:
+// a before/after of a router change at this scale in one run, each router measured at rest after its restart.
+const RESTART_TREE = process.env.BENCH_RESTART_TREE;
 const QUIET_COMPARE_ARGS = (process.env.BENCH_QUIET_COMPARE_ARGS ?? '').split(' ').filter(Boolean);
 // The quiet and busy phases again with every tenant's writes made as its ServiceAccount (impersonated, as the router
 // writes for its Loop), so API Priority and Fairness sees each tenant apart, not all as the bench's admin (exempt).
@@ -169,7 +172,21 @@ async function platformCommand(dir: string): Promise<PlatformCommand> {
   if (LOOP_PROBE_DIR) throw new Error('BENCH_LOOP_PROBE needs BENCH_FROM_SOURCE=1 here (the probe is loaded through tsx)');
   process.stderr.write('[bench] building the production bundle (router snapshot included)\n');
   await buildProductionBundle(dir);
-  const targets = await dockerfileTargets(ROOT);
+  return bundleCommand(dir, ROOT);
+}
+
+/** BENCH_RESTART_TREE's bundle, built by that checkout's own production-bundle.ts, as platformCommand builds this tree's. */
+async function restartTreeCommand(dir: string, root: string): Promise<PlatformCommand> {
+  if (FROM_SOURCE) throw new Error('BENCH_RESTART_TREE compares production bundles: leave BENCH_FROM_SOURCE unset');
+  process.stderr.write(`[bench] building ${root}'s production bundle (router snapshot included)\n`);
+  const theirs = (await import(pathToFileURL(join(root, 'test/support/production-bundle.ts')).href)) as { buildProductionBundle: typeof buildProductionBundle };
+  await theirs.buildProductionBundle(dir);
+  return bundleCommand(dir, root);
+}
+
+/** The bundle in `dir` started as `root`'s Dockerfile targets start theirs. */
+async function bundleCommand(dir: string, root: string): Promise<PlatformCommand> {
+  const targets = await dockerfileTargets(root);
   const entry = (command: 'router' | 'webhook') => {
     const target = targets.find((t) => t.target === command);
     if (!target) throw new Error(`the Dockerfile has no ${command} target`);
@@ -391,10 +408,14 @@ async function main(): Promise<void> {
   // BENCH_HISTORY_DIR keeps the router's history lines for a look afterwards; a temporary folder otherwise.
   const historyDir = process.env.BENCH_HISTORY_DIR ?? (await mkdtemp(join(tmpdir(), 'tenants-scale-history-')));
   const bundleDir = await mkdtemp(join(tmpdir(), 'tenants-scale-bundle-'));
+  const treeBundleDir = RESTART_TREE ? await mkdtemp(join(tmpdir(), 'tenants-scale-tree-bundle-')) : undefined;
   const decompositions: string[] = [];
   let router: Spawned | undefined;
   try {
     const platform = await platformCommand(bundleDir);
+    if (RESTART_TREE && RESTART_ARGS.length > 0) throw new Error('BENCH_RESTART_TREE and BENCH_RESTART_ARGS each make the second restart: set one');
+    const treePlatform = RESTART_TREE ? await restartTreeCommand(treeBundleDir!, RESTART_TREE) : undefined;
+    const secondRestart = RESTART_ARGS.length > 0 ? { label: RESTART_ARGS.join(' '), args: RESTART_ARGS, platform } : treePlatform ? { label: `the router of ${RESTART_TREE}`, args: [], platform: treePlatform } : undefined;
     const admit = await bench.spawn([join(ROOT, 'bench/admission-bench-server.ts'), 'function']);
     const gateway = await bench.spawn(
       [...platform.args('webhook'), '--dev', '--port=0', '--ops-port=0', '--host=127.0.0.1', `--kubeconfig=${plane.kubeconfigPath}`, '--namespace=bench-kubeloop', '--tenant-configurations=1', ...gatewayClientAuthArgs(plane.dir)],
@@ -467,28 +488,28 @@ async function main(): Promise<void> {
       }
       // Restart: the new router lists every Loop and its objects again; converged when every tenant called again.
       // Then (3 s later, as above) its open watches and RSS, so a restart with other flags compares alike.
-      const restart = async (extra: string[]): Promise<AfterRestart> => {
+      const restart = async (extra: string[], label: string, onto = platform): Promise<AfterRestart> => {
         await stop(router!.child);
         const restartAt = Date.now();
-        router = await spawnRouter(platform, plane.kubeconfigPath, [...routerArgs, ...extra]);
+        router = await spawnRouter(onto, plane.kubeconfigPath, [...routerArgs, ...extra]);
         await untilAllCalled(tenants, restartAt);
         const ms = Date.now() - restartAt;
         await new Promise((r) => setTimeout(r, 3000));
         const after: AfterRestart = { ms, watches: (await openWatches(bench.kubectl)) - watchesWithoutRouter, rss: readProcess(router.pid).rss, scrape: await scrape(router) };
-        // Both restarts at rest alike, so a flag's effect on the router's idle work shows per tenant (e.g. --cluster-wide-watch).
-        if (RESTART_ARGS.length > 0) {
+        // Both restarts at rest alike, so a flag's or a tree's effect on the router's idle work shows per tenant (e.g. --cluster-wide-watch).
+        if (secondRestart) {
           await untilRouterQuiet(router);
           await restAfterQuiet(size);
           after.rest = (await atRest([router], REST_MS))[0]!.rest;
-          console.error(`[bench] ${size} tenants, restarted router ${extra.join(' ')} ${formatRest(after.rest)}`);
+          console.error(`[bench] ${size} tenants, restarted router ${label} ${formatRest(after.rest)}`);
         }
-        console.error(`[bench] ${size} tenants: router restart ${extra.join(' ')} converged in ${(ms / 1000).toFixed(1)} s, ${after.watches} watches, RSS ${(after.rss / 1024 / 1024).toFixed(1)} MiB`);
+        console.error(`[bench] ${size} tenants: router restart ${label} converged in ${(ms / 1000).toFixed(1)} s, ${after.watches} watches, RSS ${(after.rss / 1024 / 1024).toFixed(1)} MiB`);
         return after;
       };
-      const configured = await restart([]);
-      const withArgs = RESTART_ARGS.length > 0 ? await restart(RESTART_ARGS) : undefined;
+      const configured = await restart([], 'as configured');
+      const withArgs = secondRestart ? await restart(secondRestart.args, secondRestart.label, secondRestart.platform) : undefined;
       // The next size runs with the router as configured.
-      if (withArgs !== undefined && size !== SIZES.at(-1)) await restart([]);
+      if (withArgs !== undefined && size !== SIZES.at(-1)) await restart([], 'as configured');
       rows.push({
         tenants: size,
         hooks: hooksAt(size),
@@ -508,7 +529,7 @@ async function main(): Promise<void> {
         admission,
         restartConvergeMs: configured.ms,
         restartScrape: configured.scrape,
-        ...(withArgs === undefined ? {} : { restartWithArgs: { args: RESTART_ARGS.join(' '), configured, withArgs } }),
+        ...(withArgs === undefined || !secondRestart ? {} : { restartWithArgs: { args: secondRestart.label, configured, withArgs } }),
       });
     }
     for (const line of formatScale(rows, machineLoad())) console.log(line);
@@ -521,6 +542,7 @@ async function main(): Promise<void> {
     await stop(served.child);
     if (!process.env.BENCH_HISTORY_DIR) await rm(historyDir, { recursive: true, force: true });
     await rm(bundleDir, { recursive: true, force: true });
+    if (treeBundleDir) await rm(treeBundleDir, { recursive: true, force: true });
     await bench.close();
   }
 }

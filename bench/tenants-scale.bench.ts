@@ -507,9 +507,9 @@ async function main(): Promise<void> {
         return after;
       };
       const configured = await restart([], 'as configured');
-      const withArgs = secondRestart ? await restart(secondRestart.args, secondRestart.label, secondRestart.platform) : undefined;
+      const restartWithArgs = secondRestart ? { args: secondRestart.label, configured, withArgs: await restart(secondRestart.args, secondRestart.label, secondRestart.platform) } : undefined;
       // The next size runs with the router as configured.
-      if (withArgs !== undefined && size !== SIZES.at(-1)) await restart([], 'as configured');
+      if (restartWithArgs && size !== SIZES.at(-1)) await restart([], 'as configured');
       rows.push({
         tenants: size,
         hooks: hooksAt(size),
@@ -529,7 +529,7 @@ async function main(): Promise<void> {
         admission,
         restartConvergeMs: configured.ms,
         restartScrape: configured.scrape,
-        ...(withArgs === undefined || !secondRestart ? {} : { restartWithArgs: { args: secondRestart.label, configured, withArgs } }),
+        ...(restartWithArgs ? { restartWithArgs } : {}),
       });
     }
     for (const line of formatScale(rows, machineLoad())) console.log(line);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { decodeWatchEvent, MAX_FRAME_BYTES, readProtobufWatchEventBatches } from './protobuf-watch-stream.ts';
+import { decodeWatchEvent, MAX_FRAME_BYTES, ProtobufWatchDecoder } from './protobuf-watch-stream.ts';
 import { decodeEnvelopedObject } from './protobuf-object.ts';
 import { watchErrorEvent, WatchGoneError } from './watch-errors.ts';
 import { BinaryWriter } from '@bufbuild/protobuf/wire';
@@ -38,13 +38,11 @@ const POD_JSON = {
   },
 };
 
+/** Every event of a body delivered in `chunks`, as the decoder hands them over; async, so a throw is a rejection. */
 async function events(chunks: Buffer[], maxObjectValues?: number) {
-  async function* source() {
-    yield* chunks;
-  }
-  const out = [];
-  for await (const batch of readProtobufWatchEventBatches(source(), { maxObjectValues })) out.push(...batch);
-  return out;
+  const decoder = new ProtobufWatchDecoder({ maxObjectValues });
+  const out = chunks.flatMap((chunk) => decoder.push(chunk));
+  return [...out, ...decoder.end()];
 }
 
 describe('decodeEnvelopedObject', () => {
@@ -77,7 +75,7 @@ describe('decodeEnvelopedObject', () => {
   });
 });
 
-describe('readProtobufWatchEventBatches', () => {
+describe('ProtobufWatchDecoder', () => {
   const stream = Buffer.concat([watchFrame('ADDED', partialObjectMetadata(POD)), watchFrame('MODIFIED', partialObjectMetadata({ ...POD, resourceVersion: '48214' })), watchFrame('BOOKMARK', partialObjectMetadata({ resourceVersion: '48300', annotations: { 'k8s.io/initial-events-end': 'true' } }))]);
 
   it('yields every event of the stream, however the body cuts it into chunks', async () => {
@@ -94,11 +92,7 @@ describe('readProtobufWatchEventBatches', () => {
   });
 
   it('a chunk of several frames is one batch', async () => {
-    const batches = [];
-    async function* source() {
-      yield stream;
-    }
-    for await (const batch of readProtobufWatchEventBatches(source())) batches.push(batch.length);
+    const batches = [new ProtobufWatchDecoder().push(stream).length];
     expect(batches).toEqual([3]);
   });
 

@@ -1,7 +1,6 @@
 // Splits a protobuf watch response (application/vnd.kubernetes.protobuf;stream=watch: each frame a 4-byte big-endian
 // length, then a WatchEvent whose object is enveloped, protobuf-object.ts) into batches of watch events, as
 // watch-stream.ts does for JSON lines.
-import type { Readable } from 'node:stream';
 import { MessageReader, readEnvelopedObject } from './protobuf-object.ts';
 import type { WatchEvent, WatchEventType, WatchReadOptions } from './watch-stream.ts';
 
@@ -20,19 +19,10 @@ const OBJECT_TAG = (2 << 3) | 2;
 const RAW_TAG = (1 << 3) | 2;
 
 /**
- * The events of each chunk the body delivers, in order, as one batch (never an empty one). A frame split across
- * chunks is put together once it is whole, not at every chunk; a body that ends inside a frame is an error.
+ * Cuts protobuf watch frames from chunks as they come, as WatchLineDecoder (watch-stream.ts) cuts JSON lines: push()
+ * gives the events of the frames a chunk completes, one batch a chunk. A frame split across chunks is put together
+ * once it is whole, not at every chunk; a body that ends inside a frame is an error.
  */
-export async function* readProtobufWatchEventBatches<T>(body: Readable | AsyncIterable<Buffer>, options: WatchReadOptions = {}): AsyncGenerator<Array<WatchEvent<T>>> {
-  const decoder = new ProtobufWatchDecoder<T>(options);
-  for await (const chunk of body as AsyncIterable<Buffer>) {
-    const batch = decoder.push(chunk);
-    if (batch.length > 0) yield batch;
-  }
-  decoder.end();
-}
-
-/** Cuts protobuf watch frames from chunks as they come, as WatchLineDecoder (watch-stream.ts) cuts JSON lines. */
 export class ProtobufWatchDecoder<T> {
   readonly #options: WatchReadOptions;
   readonly #parts: Buffer[] = [];

@@ -5,6 +5,8 @@
 // - `node:http2`: one session, a 'data' listener parsing each line: the floor any Node client pays per wake-up;
 // - `informer`: this tree's lib/kube Informer (list, then watch with bookmarks), one per namespace, as the router's;
 // - `baseline`: the same of the checkout BENCH_WATCH_BASELINE names (with its node_modules), for a before/after.
+// Each side runs under the router image's node flags and NODE_OPTIONS (the baseline under its checkout's Dockerfile's),
+// and reads what its window left in the old generation per bookmark besides its CPU.
 // BENCH_CPU_PROF=<dir> writes each side's CPU profile of its measured window there (npm run bench:profile -- <dir>).
 import http2 from 'node:http2';
 import { fork } from 'node:child_process';
@@ -12,6 +14,9 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { serveBookmarks } from '../test/support/bookmark-server.ts';
+import { oldGenerationGrowth } from '../test/support/old-generation.ts';
+import { dockerfileTargets, entrypointNodeFlags } from '../test/support/production-bundle.ts';
 import { mean } from './alternating-rounds.ts';
 import { machineLoad } from './process-figures.ts';
 
@@ -29,27 +34,13 @@ interface Reading {
   bookmarksPerS: number;
   cpuMsPerS: number;
   usPerBookmark: number;
+  oldBytesPerBookmark: number;
 }
-
-/** A bookmark as the API server's watch cache writes it. */
-const bookmark = (resourceVersion: number) => `{"type":"BOOKMARK","object":{"kind":"ConfigMap","apiVersion":"v1","metadata":{"resourceVersion":"${resourceVersion}","creationTimestamp":null}}}\n`;
 
 async function serve(certDir: string): Promise<void> {
   const [cert, key] = await Promise.all([readFile(join(certDir, 'tls.crt')), readFile(join(certDir, 'tls.key'))]);
-  const watches: http2.ServerHttp2Stream[] = [];
-  const server = http2.createSecureServer({ cert, key, settings: { maxConcurrentStreams: 10 * WATCHES } }, (request, response) => {
-    response.writeHead(200, { 'content-type': 'application/json' });
-    // A list is an empty one; a watch stays open and hears bookmarks.
-    if (!request.url.includes('watch=true')) response.end('{"kind":"ConfigMapList","apiVersion":"v1","metadata":{"resourceVersion":"1000"},"items":[]}');
-    else watches.push(response.stream);
-  });
-  server.listen(0, '127.0.0.1', () => process.send!({ port: (server.address() as { port: number }).port }));
-  let resourceVersion = 1000;
-  let next = 0;
-  setInterval(() => {
-    const open = watches.filter((stream) => !stream.closed);
-    if (open.length > 0) open[next++ % open.length]!.write(bookmark(++resourceVersion));
-  }, 1000 / RATE);
+  const server = await serveBookmarks({ cert, key, watches: WATCHES, rate: RATE });
+  process.send!({ port: server.port });
 }
 
 /** The side's reader of WATCHES watches; returns the number of bookmarks heard so far. */
@@ -102,6 +93,7 @@ async function profileWindow(side: string): Promise<() => Promise<void>> {
 async function measure(side: string, port: number, certDir: string): Promise<void> {
   const heard = await listen(side, port, certDir);
   await new Promise((done) => setTimeout(done, WARMUP_SECONDS * 1000));
+  const oldGrowth = await oldGenerationGrowth();
   const profiled = await profileWindow(side);
   const before = heard();
   const cpu = process.cpuUsage();
@@ -110,22 +102,35 @@ async function measure(side: string, port: number, certDir: string): Promise<voi
   const used = process.cpuUsage(cpu);
   const seconds = (performance.now() - started) / 1000;
   const bookmarks = heard() - before;
+  const oldBytes = oldGrowth();
   await profiled();
   const cpuUs = used.user + used.system;
-  const reading: Reading = { side, bookmarksPerS: bookmarks / seconds, cpuMsPerS: cpuUs / 1000 / seconds, usPerBookmark: cpuUs / bookmarks };
+  const reading: Reading = { side, bookmarksPerS: bookmarks / seconds, cpuMsPerS: cpuUs / 1000 / seconds, usPerBookmark: cpuUs / bookmarks, oldBytesPerBookmark: oldBytes / bookmarks };
   process.send!(reading);
   process.exit(0);
 }
 
-function child(args: string[]): ReturnType<typeof fork> {
-  return fork(SELF, args, { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+/** How the router image starts node: its ENTRYPOINT's flags and its ENV (NODE_OPTIONS), from `root`'s Dockerfile. */
+interface NodeLaunch {
+  flags: string[];
+  env: Record<string, string>;
 }
 
-async function runSide(side: string, certDir: string): Promise<Reading> {
+async function routerLaunch(root: string): Promise<NodeLaunch> {
+  const router = (await dockerfileTargets(root)).find((target) => target.target === 'router');
+  if (!router) throw new Error(`${root}/Dockerfile has no router target`);
+  return { flags: entrypointNodeFlags(router), env: router.env };
+}
+
+function child(args: string[], launch?: NodeLaunch): ReturnType<typeof fork> {
+  return fork(SELF, args, { execArgv: [...(launch?.flags ?? []), '--import', 'tsx'], env: { ...process.env, ...launch?.env }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+}
+
+async function runSide(side: string, certDir: string, launch: NodeLaunch): Promise<Reading> {
   const server = child(['--serve', certDir]);
   try {
     const { port } = await new Promise<{ port: number }>((done) => server.once('message', done));
-    const client = child(['--side', side, String(port), certDir]);
+    const client = child(['--side', side, String(port), certDir], launch);
     return await new Promise<Reading>((done, fail) => {
       client.once('message', (reading) => done(reading as Reading));
       client.once('exit', (code) => fail(new Error(`side ${side} exited (${code}) before its reading`)));
@@ -142,19 +147,26 @@ async function main(): Promise<void> {
     const bundle = await generateBundle({ now: new Date(), identity: { service: 'bench', namespace: 'bench' } });
     await Promise.all([writeFile(join(certDir, 'ca.crt'), bundle.ca.certPem), writeFile(join(certDir, 'tls.crt'), bundle.serving.certPem), writeFile(join(certDir, 'tls.key'), bundle.serving.keyPem)]);
     const sides = ['node:http2', 'informer', ...(BASELINE ? ['baseline'] : [])];
+    const ours = await routerLaunch(resolve(SELF, '../..'));
+    const launches = new Map<string, NodeLaunch>(sides.map((side) => [side, ours]));
+    if (BASELINE) launches.set('baseline', await routerLaunch(resolve(BASELINE)));
     console.log(`${WATCHES} watches, a bookmark every ${(1000 / RATE).toFixed(1)} ms, ${SECONDS} s after ${WARMUP_SECONDS} s, ${ROUNDS} rounds, sides at once; ${machineLoad()}`);
-    const perSide = new Map<string, number[]>(sides.map((side) => [side, []]));
+    for (const [side, launch] of launches) console.log(`${side}: node ${[...launch.flags, ...Object.entries(launch.env).map(([name, value]) => `${name}="${value}"`)].join(' ')}`);
+    const perSide = new Map<string, Reading[]>(sides.map((side) => [side, []]));
     for (let round = 1; round <= ROUNDS; round++) {
-      const readings = await Promise.all(sides.map((side) => runSide(side, certDir)));
-      for (const reading of readings) perSide.get(reading.side)!.push(reading.usPerBookmark);
-      console.log(`round ${round}: ${readings.map((r) => `${r.side} ${r.usPerBookmark.toFixed(0)} us/bookmark (${r.bookmarksPerS.toFixed(0)}/s, ${r.cpuMsPerS.toFixed(1)} ms/s)`).join('; ')}`);
+      const readings = await Promise.all(sides.map((side) => runSide(side, certDir, launches.get(side)!)));
+      for (const reading of readings) perSide.get(reading.side)!.push(reading);
+      console.log(`round ${round}: ${readings.map((r) => `${r.side} ${r.usPerBookmark.toFixed(0)} us and ${r.oldBytesPerBookmark.toFixed(0)} B old/bookmark (${r.bookmarksPerS.toFixed(0)}/s, ${r.cpuMsPerS.toFixed(1)} ms/s)`).join('; ')}`);
     }
-    const floor = mean(perSide.get('node:http2')!);
-    const informer = mean(perSide.get('informer')!);
+    const us = (side: string) => mean(perSide.get(side)!.map((r) => r.usPerBookmark));
+    const old = (side: string) => mean(perSide.get(side)!.map((r) => r.oldBytesPerBookmark));
+    const floor = us('node:http2');
+    const informer = us('informer');
     console.log(`\nCPU per bookmark, mean of ${ROUNDS} rounds: node:http2 ${floor.toFixed(0)} us; informer ${informer.toFixed(0)} us (${(informer / floor).toFixed(2)}x the floor)`);
+    console.log(`left in the old generation per bookmark: node:http2 ${old('node:http2').toFixed(0)} B; informer ${old('informer').toFixed(0)} B`);
     if (BASELINE) {
-      const baseline = mean(perSide.get('baseline')!);
-      console.log(`baseline ${baseline.toFixed(0)} us (${(baseline / floor).toFixed(2)}x the floor); informer / baseline ${(informer / baseline).toFixed(2)}x; ${machineLoad()}`);
+      const baseline = us('baseline');
+      console.log(`baseline ${baseline.toFixed(0)} us (${(baseline / floor).toFixed(2)}x the floor), ${old('baseline').toFixed(0)} B old; informer / baseline: CPU ${(informer / baseline).toFixed(2)}x, old generation ${(old('informer') / old('baseline')).toFixed(2)}x; ${machineLoad()}`);
     }
   } finally {
     await rm(certDir, { recursive: true, force: true });

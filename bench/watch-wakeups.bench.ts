@@ -16,6 +16,7 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { serveBookmarks } from '../test/support/bookmark-server.ts';
 import { oldGenerationGrowth } from '../test/support/old-generation.ts';
+import { startQuietInformers } from '../test/support/quiet-informers.ts';
 import { dockerfileTargets, entrypointNodeFlags } from '../test/support/production-bundle.ts';
 import { mean } from './alternating-rounds.ts';
 import { machineLoad } from './process-figures.ts';
@@ -47,8 +48,8 @@ async function serve(certDir: string): Promise<void> {
 async function listen(side: string, port: number, certDir: string): Promise<() => number> {
   const ca = await readFile(join(certDir, 'ca.crt'));
   const origin = `https://127.0.0.1:${port}`;
-  let heard = 0;
   if (side === 'node:http2') {
+    let heard = 0;
     const session = http2.connect(origin, { ca });
     for (let i = 0; i < WATCHES; i++) {
       session.request({ ':path': `/api/v1/namespaces/t-${i}/configmaps?watch=true` }).on('data', (chunk: Buffer) => {
@@ -59,21 +60,7 @@ async function listen(side: string, port: number, certDir: string): Promise<() =
   }
   const root = side === 'baseline' ? resolve(BASELINE!) : resolve(SELF, '../..');
   const kube = (await import(pathToFileURL(join(root, 'lib/kube/index.ts')).href)) as typeof import('../lib/kube/index.ts');
-  const credentials = {
-    getCurrentCluster: () => ({ server: origin }),
-    applyToHTTPSOptions: async (options: { ca?: Buffer; headers?: Record<string, string> }) => {
-      options.ca = ca;
-      options.headers = { Authorization: 'Bearer bench' };
-    },
-  };
-  const client = await kube.KubeClient.fromKubeConfig(credentials, { rateLimit: { qps: 10_000, burst: 10_000 } });
-  const resource = { group: '', version: 'v1', apiVersion: 'v1', kind: 'ConfigMap', plural: 'configmaps', namespaced: true };
-  for (let i = 0; i < WATCHES; i++) {
-    const informer = new kube.Informer({ client, resource, namespace: `t-${i}`, watchList: false });
-    informer.on('bookmark', () => heard++);
-    informer.start();
-  }
-  return () => heard;
+  return startQuietInformers(kube, origin, ca, WATCHES);
 }
 
 /** Profiles the window when BENCH_CPU_PROF asks: starts V8's sampler, and returns what writes its profile. */

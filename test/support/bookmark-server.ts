@@ -8,7 +8,7 @@ export interface BookmarkServer {
 }
 
 /** A bookmark as the API server's watch cache writes it. */
-export const bookmarkLine = (resourceVersion: number): string => `{"type":"BOOKMARK","object":{"kind":"ConfigMap","apiVersion":"v1","metadata":{"resourceVersion":"${resourceVersion}","creationTimestamp":null}}}\n`;
+const bookmarkLine = (resourceVersion: number): string => `{"type":"BOOKMARK","object":{"kind":"ConfigMap","apiVersion":"v1","metadata":{"resourceVersion":"${resourceVersion}","creationTimestamp":null}}}\n`;
 
 /** Serves on 127.0.0.1 with `cert` and `key`; `watches` sizes the connection's stream limit. */
 export async function serveBookmarks(options: { cert: string | Buffer; key: string | Buffer; watches: number; rate: number }): Promise<BookmarkServer> {

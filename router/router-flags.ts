@@ -219,8 +219,9 @@ ${FUNCTION_URL_USAGE}
   --loops FILE                      run the Loops in this YAML file instead of watching Loop objects
   --loop-selector k=v[,k=v]         only Loop objects with these labels (KUBELOOP_LOOP_SELECTOR)
   --watch-timeout-seconds ${d('watch-timeout-seconds')}       server-side watch timeout (randomised up to 2x) until the server has sent a bookmark;
-                                      a watch still open 30 s past it is dead: ended, watched again
-  --bookmarked-watch-timeout-seconds ${d('bookmarked-watch-timeout-seconds')}  the same once it has (fewer renewals at rest)
+                                      a watch still open 30 s past it is dead: ended, watched again; a WatchList
+                                      without its initial-events-end bookmark by then is ignored: lists instead
+  --bookmarked-watch-timeout-seconds ${d('bookmarked-watch-timeout-seconds')}  the same once it has, and for a WatchList (fewer renewals at rest)
   --watch-silence-seconds ${d('watch-silence-seconds')}       once it has, a watch that hears nothing this long, bookmarks included, is dead
   --expectations-timeout-seconds ${d('expectations-timeout-seconds')}  how long an owner waits for the watch to show its creates/deletes
   --api-timeout-seconds ${d('api-timeout-seconds')}          at start-up: exit 1 when the API server has not answered within this time

@@ -44,7 +44,7 @@ const informers: Informer[] = [];
 afterEach(async () => {
   for (const i of informers.splice(0)) await i.stop();
 });
-function start(client: KubeClient, options: { maxValues?: number; onRefused?: () => void; watchTimeoutSeconds?: number; watchSilenceMs?: number } = {}): { informer: Informer; restarts: string[] } {
+function start(client: KubeClient, options: { maxValues?: number; onRefused?: () => void; watchTimeoutSeconds?: number; bookmarkedWatchTimeoutSeconds?: number; watchSilenceMs?: number } = {}): { informer: Informer; restarts: string[] } {
   const informer = new Informer({ client, resource, transform: stripManagedFields, backoff: { baseMs: 1, maxMs: 1, jitter: 0 }, ...options });
   const restarts: string[] = [];
   informer.on('restart', (reason) => restarts.push(reason));
@@ -87,8 +87,8 @@ describe('Informer with WatchList', () => {
     await vi.waitFor(() => expect(s.watches).toHaveLength(2));
     expect(s.watches[1]).toMatchObject({ watch: true, resourceVersion: '8' });
     expect(s.watches[1]?.sendInitialEvents).toBeUndefined();
-    // The WatchList asked for the short timeout; the bookmarks showed the server sends them: the next watch is long.
-    expect(s.watches[0]?.timeoutSeconds).toBeLessThan(600);
+    // The WatchList and the watch after it asked for the long timeout: no renewal 300-600 s after the start.
+    expect(s.watches[0]?.timeoutSeconds).toBeGreaterThanOrEqual(1800);
     expect(s.watches[1]?.timeoutSeconds).toBeGreaterThanOrEqual(1800);
   });
 
@@ -150,9 +150,34 @@ describe('Informer with WatchList', () => {
   it('falls back to list + watch when the server ends the stream at its timeout without the bookmark (it ignored sendInitialEvents)', async () => {
     const s = server([[added('one', '5')]]);
     // A timeout of 0 s: any end is at the timeout.
-    const { informer } = start(s.client, { watchTimeoutSeconds: 0 });
+    const { informer } = start(s.client, { bookmarkedWatchTimeoutSeconds: 0 });
     await informer.waitForSync();
     expect([informer.filledBy, s.lists()]).toEqual(['list', 1]);
+  });
+
+  it('falls back to list + watch when the stream goes on past its fill deadline without the bookmark (a plain watch to the server)', async () => {
+    const plain = new PassThrough();
+    const s = server([plain]);
+    // 50-100 ms to the end, though the server was asked to keep the watch open 1,800 s or more.
+    const { informer, restarts } = start(s.client, { watchTimeoutSeconds: 0.05 });
+    plain.write(added('one', '5') + line({ type: 'BOOKMARK', object: { metadata: { resourceVersion: '6' } } }));
+    await informer.waitForSync();
+    expect([informer.filledBy, s.lists(), restarts]).toEqual(['list', 1, []]);
+    expect(s.watches[0]?.timeoutSeconds).toBeGreaterThanOrEqual(1800);
+    expect(plain.destroyed).toBe(true);
+    // The watch after the list: a plain one, from the list's version.
+    await vi.waitFor(() => expect(s.watches).toHaveLength(2));
+    expect(s.watches[1]).toMatchObject({ watch: true, resourceVersion: 'list1' });
+  });
+
+  it('keeps a filled WatchList open past its fill deadline: the deadline is for the bookmark alone', async () => {
+    const first = new PassThrough();
+    const s = server([first]);
+    const { informer, restarts } = start(s.client, { watchTimeoutSeconds: 0.02 });
+    first.write(added('one', '5') + end('6'));
+    await informer.waitForSync();
+    await new Promise((r) => setTimeout(r, 200));
+    expect([s.watches.length, restarts, first.destroyed]).toEqual([1, [], false]);
   });
 
   it('asks for a WatchList again when the server ends the stream early without the bookmark (shutting down, say)', async () => {

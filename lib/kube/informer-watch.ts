@@ -11,7 +11,7 @@ import { METADATA_OBJECT_ACCEPT } from './metadata-media-types.ts';
 import { endedBeforeItsEnd, refusesWatchList, watchListQuery, WatchListRefusedError } from './watch-list.ts';
 import { ReshardError, SilentWatchError, watchErrorEvent } from './watch-errors.ts';
 import type { ShardRequest } from './shard-selector.ts';
-import { watchTimeoutSeconds, WatchWatchdog, type WatchTimeouts } from './watch-watchdog.ts';
+import { fillDeadlineMs, watchTimeoutSeconds, WatchWatchdog, type WatchTimeouts } from './watch-watchdog.ts';
 
 /** What a watch reads of the informer's options (InformerOptions, informer.ts, documents each). */
 export interface WatchOptions extends WatchTimeouts {
@@ -82,6 +82,9 @@ export class InformerWatch<T extends KubernetesObject> {
     if (position.bookmarked) watchdog.countSilence();
     // The state streamed so far, until the initial-events-end bookmark; then undefined.
     let filling: AdmittedState<T> | undefined = fill ? { fresh: new Map(), refused: new Set() } : undefined;
+    // A WatchList asks for the long timeout; one still without its end at the short one was taken for a plain watch.
+    const deadlineMs = fill ? fillDeadlineMs(this.#options, Math.random()) : 0;
+    const fillDeadline = fill ? setTimeout(() => controller.abort(new WatchListRefusedError(`WatchList of ${this.name} sent no initial-events-end bookmark in ${deadlineMs / 1000}s`)), deadlineMs) : undefined;
     const opened = Date.now();
     try {
       const request = fill ? watchListQuery() : { watch: true, resourceVersion: this.#position.resourceVersion, allowWatchBookmarks: true };
@@ -102,6 +105,7 @@ export class InformerWatch<T extends KubernetesObject> {
               // The initial state is complete: it replaces the cache (deleting, as a relist does, what is gone).
               this.#cache.replace(filling.fresh, filling.refused, undefined);
               filling = undefined;
+              clearTimeout(fillDeadline);
               position.resourceVersion = event.object.metadata?.resourceVersion;
               this.#heardBookmark();
               this.#progress.filled();
@@ -116,14 +120,15 @@ export class InformerWatch<T extends KubernetesObject> {
       if (filling && endedBeforeItsEnd(Date.now() - opened, timeoutSeconds) === 'ignored') throw new WatchListRefusedError(`WatchList of ${this.name} ended at its timeout without the initial-events-end bookmark`);
       if (filling) throw new Error(`WatchList of ${this.name} ended before its initial state was complete`);
     } catch (error) {
-      // Ended by its watchdog or for a new share: that, not the abort it caused, is why.
+      // Ended by its watchdog, its fill deadline or for a new share: that, not the abort it caused, is why.
       const reason: unknown = controller.signal.reason;
-      if (reason instanceof SilentWatchError || reason instanceof ReshardError) throw reason;
+      if (reason instanceof SilentWatchError || reason instanceof ReshardError || reason instanceof WatchListRefusedError) throw reason;
       throw error;
     } finally {
       this.#watchAbort = undefined;
       this.#watchdog = undefined;
       watchdog.stop();
+      clearTimeout(fillDeadline);
       parent.removeEventListener('abort', onParentAbort);
     }
   }

@@ -53,11 +53,11 @@ export interface InformerOptions<T extends KubernetesObject> {
   /** Page size of the list. */
   pageSize?: number;
   /**
-   * Server-side watch timeout until the server has sent a bookmark (and for a WatchList); each watch picks a value in
-   * [t, 2t) so informers do not reconnect in step. 300 s by default.
+   * Server-side watch timeout until the server has sent a bookmark; each watch picks a value in [t, 2t) so informers
+   * do not reconnect in step. A WatchList's deadline for its initial-events-end bookmark. 300 s by default.
    */
   watchTimeoutSeconds?: number;
-  /** The same once it has, when silence is counted: fewer renewals at rest. 1,800 s by default. */
+  /** The same once it has (and for a WatchList), when silence is counted: fewer renewals at rest. 1,800 s by default. */
   bookmarkedWatchTimeoutSeconds?: number;
   /** Once the server has sent a bookmark, a watch that hears nothing this long is silent: ended, watched again. 180 s by default. */
   watchSilenceMs?: number;

@@ -1,19 +1,22 @@
-// A watch's timeout and its watchdog: the short timeout until the server has sent a bookmark (and for every
-// WatchList), the long one after; the deadline past the timeout plus grace; silence counted only once told, and
-// each thing heard starting it again.
+// A watch's timeout and its watchdog: the short timeout until the server has sent a bookmark, the long one after and
+// for every WatchList (held to the short one for its end); the deadline past the timeout plus grace; silence counted
+// only once told, and each thing heard starting it again.
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { watchTimeoutSeconds, WatchWatchdog } from './watch-watchdog.ts';
+import { fillDeadlineMs, watchTimeoutSeconds, WatchWatchdog } from './watch-watchdog.ts';
 
 describe('watchTimeoutSeconds', () => {
-  it('asks for 300-600 s until a bookmark was heard, 1,800-3,600 s after, and the short one for a WatchList', () => {
+  it('asks for 300-600 s until a bookmark was heard, 1,800-3,600 s after and for a WatchList, its end due within 300-600 s', () => {
     expect([watchTimeoutSeconds({}, false, false, 0), watchTimeoutSeconds({}, false, false, 0.999)]).toEqual([300, 599]);
     expect([watchTimeoutSeconds({}, true, false, 0), watchTimeoutSeconds({}, true, false, 0.5)]).toEqual([1800, 2700]);
-    expect(watchTimeoutSeconds({}, true, true, 0)).toBe(300);
+    // The first WatchList of an informer (nothing heard yet) and one after a relist alike.
+    expect([watchTimeoutSeconds({}, false, true, 0), watchTimeoutSeconds({}, true, true, 0.999)]).toEqual([1800, 3598]);
+    expect([fillDeadlineMs({}, 0), fillDeadlineMs({}, 0.5)]).toEqual([300_000, 450_000]);
   });
 
   it('takes each base from the options', () => {
     const timeouts = { watchTimeoutSeconds: 10, bookmarkedWatchTimeoutSeconds: 100 };
-    expect([watchTimeoutSeconds(timeouts, false, false, 0.5), watchTimeoutSeconds(timeouts, true, false, 0.5), watchTimeoutSeconds(timeouts, true, true, 0.5)]).toEqual([15, 150, 15]);
+    expect([watchTimeoutSeconds(timeouts, false, false, 0.5), watchTimeoutSeconds(timeouts, true, false, 0.5), watchTimeoutSeconds(timeouts, false, true, 0.5)]).toEqual([15, 150, 150]);
+    expect(fillDeadlineMs({ watchTimeoutSeconds: 0.02 }, 0.5)).toBe(30);
   });
 });
 

@@ -25,12 +25,21 @@ export function watchTimeoutsOf({ watchTimeoutSeconds, bookmarkedWatchTimeoutSec
 
 /**
  * The timeoutSeconds one watch asks for: its base in [t, 2t) so informers do not renew in step (`random` in [0, 1)).
- * `bookmarked`: the server has sent this informer a bookmark, so silence is counted and the watch may be long. A
- * WatchList keeps the short base: a server that ignores sendInitialEvents is only seen at its timeout.
+ * `bookmarked`: the server has sent this informer a bookmark, so silence is counted and the watch may be long.
+ * `fill`: a WatchList, long too: its initial-events-end bookmark is a bookmark, so the watch it goes on as counts
+ * silence from there, and a server that ignores sendInitialEvents is caught by its fill deadline, not its timeout.
  */
 export function watchTimeoutSeconds(timeouts: WatchTimeouts, bookmarked: boolean, fill: boolean, random: number): number {
-  const base = bookmarked && !fill ? (timeouts.bookmarkedWatchTimeoutSeconds ?? DEFAULT_BOOKMARKED_WATCH_TIMEOUT_SECONDS) : (timeouts.watchTimeoutSeconds ?? DEFAULT_WATCH_TIMEOUT_SECONDS);
+  const base = bookmarked || fill ? (timeouts.bookmarkedWatchTimeoutSeconds ?? DEFAULT_BOOKMARKED_WATCH_TIMEOUT_SECONDS) : (timeouts.watchTimeoutSeconds ?? DEFAULT_WATCH_TIMEOUT_SECONDS);
   return Math.floor(base * (1 + random));
+}
+
+/**
+ * How long a WatchList may stream before its initial-events-end bookmark, in ms: the short timeout's [t, 2t), as
+ * long as a server that took it for a plain watch (and so never sends that bookmark) had to end it in before.
+ */
+export function fillDeadlineMs(timeouts: WatchTimeouts, random: number): number {
+  return Math.round((timeouts.watchTimeoutSeconds ?? DEFAULT_WATCH_TIMEOUT_SECONDS) * (1 + random) * 1000);
 }
 
 /** Ends one watch, through `end`, when it outlives its timeout plus grace or, once counting, stays silent too long. */

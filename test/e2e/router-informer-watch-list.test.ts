@@ -1,6 +1,8 @@
 // The informer's WatchList on the real API server: one request fills the cache (synced at the initial-events-end
 // bookmark) and goes on as the watch, for whole objects and metadata-only, namespaced and cluster-wide, with
-// selectors; a stream broken before its end starts over cleanly; a server that refuses it gets list + watch, once.
+// selectors; it asks for the long timeout, so it is not renewed at the short one; a stream broken before its end
+// starts over cleanly; a server that refuses it gets list + watch, once, and so does one that takes it for a plain
+// watch, at its fill deadline.
 import type { V1ConfigMap } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ResourceDiscovery } from '../../lib/kube/discovery.ts';
@@ -80,6 +82,31 @@ describe('Informer WatchList on the real API server', () => {
     await eventually('the delete arrives', async () => informer.store.get(`${ns}/f`) === undefined);
     expect(sent.slice(before)).toEqual(['GET']);
     expect(restarts).toEqual([]);
+  });
+
+  it('asks for the long timeout: the stream outlives the short one, unrenewed, and still brings changes', async () => {
+    // Filled within 1-2 s or listed instead; the watch it goes on as asks the server for 300-600 s.
+    const { informer, restarts } = start({ namespace: ns, watchTimeoutSeconds: 1, bookmarkedWatchTimeoutSeconds: 300 });
+    let watches = 0;
+    informer.on('watching', () => (watches += 1));
+    await informer.waitForSync();
+    expect(informer.filledBy).toBe('watch-list');
+    // Past the short timeout's 2 s and the 1 s the server gives a watch before ending it.
+    await new Promise((r) => setTimeout(r, 4000));
+    await writer.request({ method: 'PATCH', path: `${configMaps()}/c`, contentType: 'application/merge-patch+json', body: { data: { v: 'long' } } });
+    await eventually('the change arrives by the first stream', async () => informer.store.get(`${ns}/c`)?.data?.v === 'long');
+    expect([watches, restarts]).toEqual([1, []]);
+  });
+
+  it('lists, then watches, where a proxy takes the WatchList for a plain watch: at its fill deadline, not its timeout', async () => {
+    const { proxy, via } = await proxied();
+    proxy.ignoreWatchList(true);
+    // The end is due within 1-2 s; the server was asked to keep the watch 1,800 s or more (past the test's timeout).
+    const { informer, restarts } = start({ namespace: ns, watchTimeoutSeconds: 1 }, via);
+    await informer.waitForSync();
+    expect([informer.filledBy, names(informer), restarts]).toEqual(['list', NAMES, []]);
+    await writer.request({ method: 'PATCH', path: `${configMaps()}/d`, contentType: 'application/merge-patch+json', body: { data: { v: 'plain' } } });
+    await eventually('the change arrives by the watch after the list', async () => informer.store.get(`${ns}/d`)?.data?.v === 'plain');
   });
 
   it('streams metadata only, cluster-wide, with a field selector', async () => {

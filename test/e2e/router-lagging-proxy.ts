@@ -3,7 +3,8 @@
 // Frozen, it silently drops watch bytes and never ends a watch: a half-open connection neither side notices.
 // cutNext() lets one request through to the API server and breaks its answer mid-body. holdWatches() and
 // expireHeldWatches() open a gap after which the real API server answers 410 Gone to the resumed watch.
-// cutNextWatch() breaks a watch after its first event; refuseWatchList() answers WatchLists as a server without them.
+// cutNextWatch() breaks a watch after its first event; refuseWatchList() answers WatchLists as a server without them;
+// ignoreWatchList() drops their initial-events-end bookmark, as from a server that took them for plain watches.
 // pauseNextWatch() sends a watch's first event on and holds the rest until released.
 import { createServer, type Server } from 'node:https';
 import type { ServerResponse } from 'node:http';
@@ -31,6 +32,11 @@ export interface LaggingProxy {
    */
   refuseWatchList(refuse: boolean): void;
   watchListsRefused(): number;
+  /**
+   * Drops the initial-events-end bookmark from every JSON watch: the state comes, but never its end, as from a server
+   * that took the WatchList for a plain watch (this API server defaults a plain watch from no resourceVersion to one).
+   */
+  ignoreWatchList(ignore: boolean): void;
   /** Watch requests held now. */
   heldWatches(): number;
   /**
@@ -65,6 +71,19 @@ async function heldUntilExpired(url: string, hold: { held: number; release: Prom
   return `${expired.pathname}${expired.search}`;
 }
 
+/** A JSON watch stream's chunks with every initial-events-end bookmark's line left out. */
+async function* withoutInitialEventsEnd(body: AsyncIterable<Buffer>): AsyncIterable<Buffer> {
+  let rest = Buffer.alloc(0);
+  for await (const chunk of body) {
+    const lines = Buffer.concat([rest, chunk]);
+    const end = lines.lastIndexOf(0x0a) + 1;
+    rest = lines.subarray(end);
+    const kept = lines.subarray(0, end).toString('utf8').split('\n').filter((line) => !line.includes('"k8s.io/initial-events-end":"true"'));
+    if (end > 0) yield Buffer.from(kept.join('\n'));
+  }
+  if (rest.length > 0) yield rest;
+}
+
 export async function startLaggingProxy(upstreamConfig: KubeConfig, lagMs: number): Promise<LaggingProxy> {
   const tls: AgentOptions & { headers?: Record<string, string> } = {};
   await upstreamConfig.applyToHTTPSOptions(tls);
@@ -77,6 +96,7 @@ export async function startLaggingProxy(upstreamConfig: KubeConfig, lagMs: numbe
   let pauseWatch: { match: (path: string) => boolean; released: Promise<void> } | undefined;
   let refusing = false;
   let refused = 0;
+  let ignoring = false;
   /** Each open watch's path. */
   const openWatches = new Map<ServerResponse, string>();
   let hold: { match: (path: string) => boolean; held: number; release: Promise<void>; expire: () => void } | undefined;
@@ -162,7 +182,8 @@ export async function startLaggingProxy(upstreamConfig: KubeConfig, lagMs: numbe
         // Each chunk leaves lagMs after it arrived, in order: a delay, not a throughput limit.
         let last = Promise.resolve();
         res.on('close', () => (openWatches.delete(res), response.body.destroy()));
-        for await (const chunk of response.body) {
+        const events = ignoring ? withoutInitialEventsEnd(response.body as AsyncIterable<Buffer>) : response.body;
+        for await (const chunk of events) {
           if (frozen) continue;
           const due = Date.now() + lagMs;
           last = last.then(() => new Promise<void>((r) => setTimeout(r, Math.max(0, due - Date.now())))).then(() => void res.write(chunk));
@@ -208,6 +229,9 @@ export async function startLaggingProxy(upstreamConfig: KubeConfig, lagMs: numbe
       refusing = value;
     },
     watchListsRefused: () => refused,
+    ignoreWatchList: (value) => {
+      ignoring = value;
+    },
     heldWatches: () => hold?.held ?? 0,
     expireHeldWatches: () => {
       hold?.expire();

@@ -173,10 +173,11 @@ describe('Informer with WatchList', () => {
   it('keeps a filled WatchList open past its fill deadline: the deadline is for the bookmark alone', async () => {
     const first = new PassThrough();
     const s = server([first]);
-    const { informer, restarts } = start(s.client, { watchTimeoutSeconds: 0.02 });
+    // A deadline of 0.5-1 s: long enough that a loaded machine reads the end first, short enough to wait out.
+    const { informer, restarts } = start(s.client, { watchTimeoutSeconds: 0.5 });
     first.write(added('one', '5') + end('6'));
     await informer.waitForSync();
-    await new Promise((r) => setTimeout(r, 200));
+    await new Promise((r) => setTimeout(r, 1200));
     expect([s.watches.length, restarts, first.destroyed]).toEqual([1, [], false]);
   });
 

@@ -85,14 +85,17 @@ describe('Informer WatchList on the real API server', () => {
   });
 
   it('asks for the long timeout: the stream outlives the short one, unrenewed, and still brings changes', async () => {
-    // Filled within 1-2 s or listed instead; the watch it goes on as asks the server for 300-600 s.
-    const { informer, restarts } = start({ namespace: ns, watchTimeoutSeconds: 1, bookmarkedWatchTimeoutSeconds: 300 });
+    // A client of its own: were this WatchList late for its deadline, the fallback to lists is remembered per client.
+    const own = await KubeClient.fromKubeConfig(suite.kubeConfig);
+    closers.push(() => own.close());
+    // Filled within 3-6 s or listed instead; the watch it goes on as asks the server for 300-600 s.
+    const { informer, restarts } = start({ namespace: ns, watchTimeoutSeconds: 3, bookmarkedWatchTimeoutSeconds: 300 }, own);
     let watches = 0;
     informer.on('watching', () => (watches += 1));
     await informer.waitForSync();
     expect(informer.filledBy).toBe('watch-list');
-    // Past the short timeout's 2 s and the 1 s the server gives a watch before ending it.
-    await new Promise((r) => setTimeout(r, 4000));
+    // Past the short timeout's 6 s, when the tree before renewed it, and a second for the server's end to arrive.
+    await new Promise((r) => setTimeout(r, 7500));
     await writer.request({ method: 'PATCH', path: `${configMaps()}/c`, contentType: 'application/merge-patch+json', body: { data: { v: 'long' } } });
     await eventually('the change arrives by the first stream', async () => informer.store.get(`${ns}/c`)?.data?.v === 'long');
     expect([watches, restarts]).toEqual([1, []]);

@@ -83,8 +83,10 @@ export class InformerWatch<T extends KubernetesObject> {
     // The state streamed so far, until the initial-events-end bookmark; then undefined.
     let filling: AdmittedState<T> | undefined = fill ? { fresh: new Map(), refused: new Set() } : undefined;
     // A WatchList asks for the long timeout; one still without its end at the short one was taken for a plain watch.
-    const deadlineMs = fill ? fillDeadlineMs(this.#options, Math.random()) : 0;
-    const fillDeadline = fill ? setTimeout(() => controller.abort(new WatchListRefusedError(`WatchList of ${this.name} sent no initial-events-end bookmark in ${deadlineMs / 1000}s`)), deadlineMs) : undefined;
+    if (fill) {
+      const deadlineMs = fillDeadlineMs(this.#options, Math.random());
+      watchdog.expectFill(deadlineMs, () => controller.abort(new WatchListRefusedError(`WatchList of ${this.name} sent no initial-events-end bookmark in ${deadlineMs / 1000}s`)));
+    }
     const opened = Date.now();
     try {
       const request = fill ? watchListQuery() : { watch: true, resourceVersion: this.#position.resourceVersion, allowWatchBookmarks: true };
@@ -105,7 +107,7 @@ export class InformerWatch<T extends KubernetesObject> {
               // The initial state is complete: it replaces the cache (deleting, as a relist does, what is gone).
               this.#cache.replace(filling.fresh, filling.refused, undefined);
               filling = undefined;
-              clearTimeout(fillDeadline);
+              watchdog.filled();
               position.resourceVersion = event.object.metadata?.resourceVersion;
               this.#heardBookmark();
               this.#progress.filled();
@@ -128,7 +130,6 @@ export class InformerWatch<T extends KubernetesObject> {
       this.#watchAbort = undefined;
       this.#watchdog = undefined;
       watchdog.stop();
-      clearTimeout(fillDeadline);
       parent.removeEventListener('abort', onParentAbort);
     }
   }

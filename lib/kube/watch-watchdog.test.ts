@@ -1,6 +1,6 @@
 // A watch's timeout and its watchdog: the short timeout until the server has sent a bookmark, the long one after and
 // for every WatchList (held to the short one for its end); the deadline past the timeout plus grace; silence counted
-// only once told, and each thing heard starting it again.
+// only once told, and each thing heard starting it again; a WatchList's fill deadline, off once it is filled.
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { fillDeadlineMs, watchTimeoutSeconds, WatchWatchdog } from './watch-watchdog.ts';
 
@@ -69,11 +69,30 @@ describe('WatchWatchdog', () => {
     expect(ended).toEqual(['heard nothing for 180s, bookmarks included']);
   });
 
+  it("tells a WatchList it is late when its initial state is not complete by its fill deadline, not once it is", () => {
+    const late: string[] = [];
+    const unfilled = start(1800, 180_000);
+    unfilled.expectFill(300_000, () => late.push('unfilled'));
+    const filled = new WatchWatchdog({}, 1800, (m) => ended.push(m));
+    filled.expectFill(300_000, () => late.push('filled'));
+    vi.advanceTimersByTime(299_999);
+    filled.filled();
+    expect(late).toEqual([]);
+    vi.advanceTimersByTime(1);
+    expect(late).toEqual(['unfilled']);
+    vi.advanceTimersByTime(600_000);
+    filled.stop();
+    // Late is not silent: the fill deadline ends nothing through `end`.
+    expect([late, ended]).toEqual([['unfilled'], []]);
+  });
+
   it('ends nothing once stopped', () => {
     const watchdog = start(1, 1000);
+    const late: string[] = [];
+    watchdog.expectFill(500, () => late.push('late'));
     watchdog.countSilence();
     watchdog.stop();
     vi.advanceTimersByTime(10_000);
-    expect(ended).toEqual([]);
+    expect([ended, late]).toEqual([[], []]);
   });
 });

@@ -42,12 +42,16 @@ export function fillDeadlineMs(timeouts: WatchTimeouts, random: number): number 
   return Math.round((timeouts.watchTimeoutSeconds ?? DEFAULT_WATCH_TIMEOUT_SECONDS) * (1 + random) * 1000);
 }
 
-/** Ends one watch, through `end`, when it outlives its timeout plus grace or, once counting, stays silent too long. */
+/**
+ * Ends one watch, through `end`, when it outlives its timeout plus grace or, once counting, stays silent too long;
+ * and a WatchList, through the `late` it is given, when its initial state is not complete by its fill deadline.
+ */
 export class WatchWatchdog {
   readonly #silenceMs: number;
   readonly #end: (message: string) => void;
   readonly #deadline: NodeJS.Timeout;
   #silence: NodeJS.Timeout | undefined;
+  #fill: NodeJS.Timeout | undefined;
 
   constructor(timeouts: WatchTimeouts, timeoutSeconds: number, end: (message: string) => void) {
     this.#silenceMs = timeouts.watchSilenceMs ?? DEFAULT_WATCH_SILENCE_SECONDS * 1000;
@@ -65,8 +69,21 @@ export class WatchWatchdog {
     this.#silence?.refresh();
   }
 
+  /** A WatchList: `late` runs unless filled() is called within `deadlineMs` (fillDeadlineMs). */
+  expectFill(deadlineMs: number, late: () => void): void {
+    clearTimeout(this.#fill);
+    this.#fill = setTimeout(late, deadlineMs);
+  }
+
+  /** The WatchList's initial-events-end bookmark arrived: its fill deadline no longer applies. */
+  filled(): void {
+    clearTimeout(this.#fill);
+    this.#fill = undefined;
+  }
+
   stop(): void {
     clearTimeout(this.#deadline);
     clearTimeout(this.#silence);
+    clearTimeout(this.#fill);
   }
 }

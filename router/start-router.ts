@@ -194,7 +194,7 @@ class LeaderTerm {
     if (scheduler || budget) {
       this.weightWatch = await watchTenantWeights(this.registry, weights, logger);
       this.throttle = new ThrottleMonitor({
-        ...(scheduler ? { scheduler } : {}),
+        ...(scheduler ? { maxCallsInFlight: scheduler.capacity } : {}),
         ...(budget ? { apiQps: budget.qps } : {}),
         weightOf: (tenant) => weights.weightOf(tenant),
         loops: () => controller.throttleSources(),

@@ -197,10 +197,22 @@ describe('FairScheduler', () => {
     expect(byTenant.a?.throttledMs).toBe(0);
     expect(byTenant.b?.throttledMs).toBe(250);
     expect(byTenant.b?.inFlight).toBe(1);
-    expect(s.flowShares()).toEqual([
-      { id: 'a/l', tenant: 'a', inFlight: 0, throttledMs: 0 },
-      { id: 'b/l', tenant: 'b', inFlight: 1, throttledMs: 250 },
-    ]);
+    // Each Loop's own counter, for its Throttled condition.
+    expect([a.handle.throttledMs(), b.handle.throttledMs()]).toEqual([0, 250]);
+  });
+
+  it("counts a Loop's wait while it is still waiting", () => {
+    const { s, tick } = scheduler(1);
+    const log: string[] = [];
+    const a = new FakeQueue(s, 'a', 'a/l', log);
+    const b = new FakeQueue(s, 'b', 'b/l', log);
+    a.add(1);
+    b.add(1);
+    tick(400);
+    expect([a.handle.throttledMs(), b.handle.throttledMs()]).toEqual([0, 400]);
+    a.finish();
+    tick(100);
+    expect(b.handle.throttledMs()).toBe(400);
   });
 
   it('forgets a Loop that stopped: its waiting work gets no slot, its calls in flight still free theirs', () => {

@@ -20,6 +20,8 @@ export interface FlowHandle {
   done(): void;
   /** The Loop stopped: its queued requests are dropped (its calls in flight still end with done()). */
   unregister(): void;
+  /** Milliseconds it had a key ready but waited for a router slot, over its life (a counter; the Throttled condition). */
+  throttledMs(): number;
 }
 
 export interface FairSchedulerOptions {
@@ -41,15 +43,6 @@ interface FlowState {
   registered: boolean;
   /** Set while the flow asks for a slot and got none: the Loop's share of the Throttled condition. */
   waitingSince: number | undefined;
-  throttledMs: number;
-}
-
-/** What one Loop got: its waiting time for a slot, for its Throttled condition. */
-export interface FlowShare {
-  id: string;
-  tenant: string;
-  inFlight: number;
-  /** Milliseconds it had a key ready but waited for a router slot, over its life (a counter). */
   throttledMs: number;
 }
 
@@ -137,18 +130,8 @@ export class FairScheduler {
         if (state.inFlight === 0) this.#drop(tenant, state);
         this.#dispatch();
       },
+      throttledMs: () => state.throttledMs + (state.waitingSince === undefined ? 0 : this.#now() - state.waitingSince),
     };
-  }
-
-  flowShares(): FlowShare[] {
-    const now = this.#now();
-    const shares: FlowShare[] = [];
-    for (const tenant of this.#tenants.values()) {
-      for (const state of tenant.flows) {
-        shares.push({ id: state.flow.id, tenant: tenant.name, inFlight: state.inFlight, throttledMs: state.throttledMs + (state.waitingSince === undefined ? 0 : now - state.waitingSince) });
-      }
-    }
-    return shares;
   }
 
   shares(): TenantShare[] {

@@ -26,9 +26,15 @@ export interface ThrottleState {
 /** One Loop's samples and its current state. */
 export class ThrottleTracker {
   readonly #samples: ThrottleSample[] = [];
-  #state: ThrottleState = { throttled: false, fraction: 0, windowMs: 0 };
+  #state: ThrottleState;
 
-  constructor(readonly windowMs = THROTTLE_WINDOW_MS) {}
+  /** `throttled`: the reason the Loop's condition already says Throttled for (a runner before this one set it). */
+  constructor(
+    readonly windowMs = THROTTLE_WINDOW_MS,
+    throttled?: ThrottleReason,
+  ) {
+    this.#state = throttled ? { throttled: true, reason: throttled, fraction: 0, windowMs: 0 } : { throttled: false, fraction: 0, windowMs: 0 };
+  }
 
   get state(): ThrottleState {
     return this.#state;
@@ -54,6 +60,12 @@ export class ThrottleTracker {
     this.#state = next;
     return next.throttled !== previous.throttled || next.reason !== previous.reason ? next : undefined;
   }
+}
+
+/** What a Loop's Throttled condition says True for, if it does. */
+export function throttledReason(conditions: ReadonlyArray<{ type: string; status: string; reason?: string | undefined }>): ThrottleReason | undefined {
+  const reason = conditions.find((c) => c.type === 'Throttled' && c.status === 'True')?.reason;
+  return reason === 'CallShare' || reason === 'ApiBudget' ? reason : undefined;
 }
 
 /** The condition's message: what waited, how much, and what the budget is. */

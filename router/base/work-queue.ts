@@ -89,6 +89,10 @@ export class WorkQueue<T> {
   get delayed(): number {
     return this.#timers.size;
   }
+  /** Milliseconds its keys waited for a router call slot (fair-scheduler.ts), over its life: 0 without one. */
+  slotWaitMs(): number {
+    return this.#slots?.throttledMs() ?? 0;
+  }
   failures(key: string): number {
     return this.#failures.get(key) ?? 0;
   }

@@ -24,6 +24,22 @@ describe('LoopRunner', () => {
     expect(h.calls[0]?.url).toBe('http://podset.fns.svc:8080/');
   });
 
+  it('calls every primary again each resync period (RESYNC), and never once stopped', async () => {
+    const h = harness({ resyncPeriodSeconds: 0.3 });
+    h.podsets.put(podSet('one'));
+    h.podsets.put(podSet('two'));
+    await h.started();
+    await h.calledAndIdle(2);
+    const resyncs = () => h.calls.filter((c) => c.request.trigger.type === 'RESYNC').map((c) => c.request.object.metadata?.name);
+    await vi.waitFor(() => expect(resyncs().length).toBeGreaterThanOrEqual(6), { timeout: 10_000, interval: 50 });
+    expect(resyncs().filter((name) => name === 'one').length).toBeGreaterThanOrEqual(2);
+    expect(resyncs().filter((name) => name === 'two').length).toBeGreaterThanOrEqual(2);
+    await h.runner.stop();
+    const atStop = h.calls.length;
+    await new Promise((resolve) => setTimeout(resolve, 800));
+    expect(h.calls).toHaveLength(atStop);
+  });
+
   it('sends the first call before it has queued every primary: the first key alone, the rest afterwards', async () => {
     const queuedAtFirstCall: number[] = [];
     const h = harness({ function: { url: 'http://podset.fns.svc:8080/', maxConcurrency: 2 } }, () => (queuedAtFirstCall.push(h.runner.stats().pendingKeys), {}));

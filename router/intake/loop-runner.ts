@@ -30,6 +30,7 @@ import { InitialKeys } from './initial-keys.ts';
 import { callsBeforePrimarySync, EarlyPrimaries } from './early-primaries.ts';
 import { primaryUidOf, runnerCaches } from './runner-caches.ts';
 import { warmAhead } from './warm-ahead.ts';
+import { startResync } from './resync-timer.ts';
 
 export type { LoopHealth, LoopHealthReason } from '../reconcile/reconcile-decision.ts';
 
@@ -64,7 +65,6 @@ export class LoopRunner {
   #primary: InformerLease | undefined;
   #owned: Array<InformerLease & { kind: LoopConfig['owns'][number] }> = [];
   #unsubscribe: Array<() => void> = [];
-  #resyncTimer: NodeJS.Timeout | undefined;
   readonly #deps: LoopRunnerDeps;
   #scope: ReconcileScope | undefined;
   #stopped = false;
@@ -127,6 +127,11 @@ export class LoopRunner {
     return this.#primary?.informer.store.get(key) ?? this.#early?.get(key);
   }
 
+  /** Milliseconds its keys waited for a router call slot, over its life (a counter; the Throttled condition). */
+  callWaitMs(): number {
+    return this.#queue.slotWaitMs();
+  }
+
   stats(): LoopRunnerStats {
     const { depth, inFlight, delayed } = this.#queue;
     return { synced: this.#cachesComplete, cachedPrimaries: this.#primary?.informer.store.size ?? 0, pendingKeys: depth + inFlight + delayed };
@@ -187,7 +192,9 @@ export class LoopRunner {
       if (this.#shard) this.#shard.takeOver(() => true, { type: 'ADDED' });
       // The first call leaves before thousands of other keys are queued (initial-keys.ts).
       else this.#initial = new InitialKeys({ objects: settled?.firstCalls ?? primary.store.list(), cached: (key) => primary.store.get(key) !== undefined, queue: (o) => this.#queuePrimary(o, { type: 'ADDED' }) }).start();
-      this.#scheduleResync();
+      this.#unsubscribe.push(startResync(loop.resyncMs, () => {
+        for (const object of this.#primary?.informer.store.list() ?? []) this.#enqueuePrimary(object, { type: 'RESYNC' }, 'low');
+      }));
       this.#function.report();
       return this.#initial?.done;
     });
@@ -237,7 +244,6 @@ export class LoopRunner {
     this.#stopped = true;
     this.#initial?.cancel();
     this.#early?.close([]);
-    if (this.#resyncTimer) clearTimeout(this.#resyncTimer);
     for (const off of this.#unsubscribe.splice(0)) off();
     await this.#function.stop();
     await this.#versionWatch?.stopWatching();
@@ -293,18 +299,6 @@ export class LoopRunner {
     }
     this.#queue.remove(key);
     this.#watchEvents.forget(key);
-  }
-
-  #scheduleResync(): void {
-    if (this.#stopped) return;
-    // ±10 % jitter so Loops (and replicas) do not resync in step.
-    const delay = this.loop.resyncMs * (0.9 + Math.random() * 0.2);
-    this.#resyncTimer = setTimeout(() => {
-      const primary = this.#primary?.informer;
-      for (const object of primary?.store.list() ?? []) this.#enqueuePrimary(object, { type: 'RESYNC' }, 'low');
-      this.#scheduleResync();
-    }, delay);
-    this.#resyncTimer.unref();
   }
 
   /** What reconcileKey may see and move of this runner; built once the informers are acquired. */

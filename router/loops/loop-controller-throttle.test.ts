@@ -76,3 +76,33 @@ describe('LoopController with a namespace out of Loop starts', () => {
     expect(writes('running') - before).toBe(1);
   });
 });
+
+describe('LoopController and the Throttled sampler', () => {
+  const throttledAtStart = (h: ReturnType<typeof harness>) => [...h.controller.throttleSources()].map((source) => [source.name, source.throttledAtStart]);
+
+  it("hands a Loop's sampler what its condition says, from its status after a router restart and from the runner before on a restart", async () => {
+    const h = harness();
+    await h.start();
+    const throttled = { ...teamLoop('x', 1), status: { conditions: [{ type: 'Throttled', status: 'True', reason: 'ApiBudget', message: 'from the router before' }] } } as unknown as KubeObject;
+    h.teamLoopInformer.put(throttled);
+    h.teamLoopInformer.put(teamLoop('y', 1));
+    await h.controller.waitForLoop('team-a/x', 10_000);
+    await h.controller.waitForLoop('team-a/y', 10_000);
+    // A stale True is cleared by the sampler once the new runner is seen not to wait; absent, nothing is written.
+    expect(throttledAtStart(h).sort()).toEqual([
+      ['team-a/x', 'ApiBudget'],
+      ['team-a/y', undefined],
+    ]);
+    // The sampler set y Throttled; y restarts for a new spec: its new runner goes on from that.
+    h.controller.setThrottled('team-a/y', { type: 'Throttled', status: 'True', reason: 'CallShare', message: 'waited' });
+    const first = h.controller.runner('team-a/y');
+    h.teamLoopInformer.put(teamLoop('y', 2));
+    await vi.waitFor(() => expect(h.controller.runner('team-a/y')?.loop.maxConcurrency).toBe(2), WAIT);
+    expect(h.controller.runner('team-a/y')).not.toBe(first);
+    expect(throttledAtStart(h).sort()).toEqual([
+      ['team-a/x', 'ApiBudget'],
+      ['team-a/y', 'CallShare'],
+    ]);
+  });
+});
+

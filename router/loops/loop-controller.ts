@@ -33,6 +33,7 @@ import { affectedLoops, loopRbacNamespaces, reviewOrder } from './loop-access.ts
 import type { RbacChanges } from '../../lib/kube/rbac-watch.ts';
 import { AccessReviewSchedule } from './access-review-schedule.ts';
 import { startReviewed } from './reviewed-start.ts';
+import { throttleSource, type ThrottleSource } from './throttle-monitor.ts';
 import type { AccessVerdict } from '../../lib/kube/access-review.ts';
 import { DEFAULT_TENANT_LOOP_STARTS, startThrottledMessage, TenantStartLimit } from './tenant-start-limit.ts';
 
@@ -68,6 +69,8 @@ interface Running extends RunningState {
   launched: LaunchedLoop;
   /** The Loop's generation the runner runs. */
   generation: number;
+  /** What the Throttled sampler reads of it: one object for the runner's life, not one per pass. */
+  throttle: ThrottleSource;
 }
 
 export class LoopController {
@@ -126,9 +129,9 @@ export class LoopController {
   runners(): LoopRunner[] {
     return [...this.#running.values()].map((r) => r.launched.runner);
   }
-  /** Each running Loop with its API waiting time, for the Throttled condition (throttle-monitor.ts). */
-  throttleSources(): Array<{ name: string; config: LoopRunner['loop']; apiThrottledMs: number }> {
-    return [...this.#running].map(([name, r]) => ({ name, config: r.launched.runner.loop, apiThrottledMs: r.launched.apiThrottledMs?.() ?? 0 }));
+  /** Each running Loop's waiting counters, for the Throttled condition (throttle-monitor.ts). */
+  *throttleSources(): Generator<ThrottleSource> {
+    for (const running of this.#running.values()) yield running.throttle;
   }
 
   health(name: string): LoopHealth | undefined {
@@ -185,10 +188,7 @@ export class LoopController {
     const deadline = Date.now() + timeoutMs;
     while (Date.now() < deadline) {
       const runner = this.runner(name);
-      if (runner) {
-        await runner.synced;
-        return runner;
-      }
+      if (runner) return runner.synced.then(() => runner);
       await new Promise((r) => setTimeout(r, 50));
     }
     throw new Error(`Loop ${name} did not start within ${timeoutMs} ms (${this.health(name)?.message ?? 'no status'})`);
@@ -299,7 +299,7 @@ export class LoopController {
       if (isApiError(error, 403)) return { kind: 'watch-forbidden', message: error.message };
       throw error;
     }
-    this.#running.set(name, { launched, specJson, generation });
+    this.#running.set(name, { launched, specJson, generation, throttle: throttleSource(name, launched, this.#status.conditions(name)) });
     launched.followSigningKey();
     return { kind: 'started', config };
   }

@@ -41,8 +41,7 @@ export interface ThrottleMonitorOptions {
 
 export class ThrottleMonitor {
   readonly #o: ThrottleMonitorOptions;
-  // Keyed by the source, so a runner that stops takes its samples with it, with no pass to find the gone (at 1,000
-  // tenants, a pass that built a Map and a Set of every Loop was most of the sampler's cost).
+  // Keyed by the source, so a runner that stops takes its samples with it, with no pass to find the gone.
   readonly #trackers = new WeakMap<ThrottleSource, ThrottleTracker>();
   #timer: NodeJS.Timeout | undefined;
 

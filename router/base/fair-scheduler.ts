@@ -1,6 +1,7 @@
 // The router-wide cap on function calls in flight, shared across tenants by weighted fair queueing: the
 // freed slot goes to the waiting tenant holding the smallest share of calls for its weight (ties: start-time
 // fair queueing tags), then round robin over that tenant's Loops. Pure: no timers, no I/O; the clock is given.
+import { startWaiting, stopWaiting, waitedMs, type WaitClock } from './wait-clock.ts';
 
 /** One Loop's work queue as the scheduler sees it; the queue keeps its own per-key and per-Loop limits. */
 export interface Flow {
@@ -36,17 +37,14 @@ export interface FairSchedulerOptions {
   reserveFraction?: number;
 }
 
-interface FlowState {
+interface FlowState extends WaitClock {
   flow: Flow;
   inFlight: number;
   queued: boolean;
   registered: boolean;
-  /** Set while the flow asks for a slot and got none: the Loop's share of the Throttled condition. */
-  waitingSince: number | undefined;
-  throttledMs: number;
 }
 
-interface TenantState {
+interface TenantState extends WaitClock {
   name: string;
   flows: Set<FlowState>;
   /** Flows asking for a slot, served round robin. */
@@ -54,9 +52,6 @@ interface TenantState {
   inFlight: number;
   /** Start-time fair queueing: the virtual time this tenant's next call would finish at. */
   finishTag: number;
-  /** Set while the tenant waits for a slot with none granted. */
-  waitingSince: number | undefined;
-  throttledMs: number;
   started: number;
 }
 
@@ -130,7 +125,7 @@ export class FairScheduler {
         if (state.inFlight === 0) this.#drop(tenant, state);
         this.#dispatch();
       },
-      throttledMs: () => state.throttledMs + (state.waitingSince === undefined ? 0 : this.#now() - state.waitingSince),
+      throttledMs: () => waitedMs(state, this.#now()),
     };
   }
 
@@ -141,7 +136,7 @@ export class FairScheduler {
       weight: this.#weightOf(t.name),
       inFlight: t.inFlight,
       waitingLoops: t.ring.length,
-      throttledMs: t.throttledMs + (t.waitingSince === undefined ? 0 : now - t.waitingSince),
+      throttledMs: waitedMs(t, now),
       started: t.started,
     }));
   }
@@ -168,9 +163,7 @@ export class FairScheduler {
   /** The flow stops waiting (granted, or nothing left to ask for): its waiting time is counted. */
   #served(state: FlowState): void {
     state.queued = false;
-    if (state.waitingSince === undefined) return;
-    state.throttledMs += this.#now() - state.waitingSince;
-    state.waitingSince = undefined;
+    stopWaiting(state, this.#now());
   }
 
   #dequeue(tenant: TenantState, state: FlowState): void {
@@ -183,10 +176,7 @@ export class FairScheduler {
 
   #stopAsking(tenant: TenantState): void {
     this.#asking.delete(tenant);
-    if (tenant.waitingSince !== undefined) {
-      tenant.throttledMs += this.#now() - tenant.waitingSince;
-      tenant.waitingSince = undefined;
-    }
+    stopWaiting(tenant, this.#now());
   }
 
   /** Grants free slots until none is left or nobody may take one; re-entered calls (a start that adds) fold in. */
@@ -215,8 +205,8 @@ export class FairScheduler {
       }
       const now = this.#now();
       for (const tenant of this.#asking) {
-        tenant.waitingSince ??= now;
-        for (const state of tenant.ring) state.waitingSince ??= now;
+        startWaiting(tenant, now);
+        for (const state of tenant.ring) startWaiting(state, now);
       }
     } finally {
       this.#dispatching = false;
@@ -231,10 +221,7 @@ export class FairScheduler {
     tenant.inFlight += 1;
     tenant.started += 1;
     this.#inFlight += 1;
-    if (tenant.waitingSince !== undefined) {
-      tenant.throttledMs += this.#now() - tenant.waitingSince;
-      tenant.waitingSince = undefined;
-    }
+    stopWaiting(tenant, this.#now());
   }
 
   #weight(tenant: TenantState): number {

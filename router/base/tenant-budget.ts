@@ -1,6 +1,7 @@
 // The API budget every Loop's requests (as its ServiceAccount) share: one token bucket for the router,
 // handed out by weighted fair queueing across tenants when requests wait, at once when none do
 // (work-conserving: a lone Loop gets the whole budget). docs/router.md#fairness-across-tenants.
+import { startWaiting, stopWaiting, waitedMs, type WaitClock } from './wait-clock.ts';
 import { TokenBucket, type RateLimit, type RequestLimiter } from '../../lib/kube/rate-limiter.ts';
 
 export interface TenantBudgetOptions {
@@ -18,12 +19,10 @@ interface Waiter {
   resolve: () => void;
 }
 
-interface TenantQueue {
+interface TenantQueue extends WaitClock {
   name: string;
   waiters: Waiter[];
   finishTag: number;
-  waitingSince: number | undefined;
-  throttledMs: number;
   /** Limiters handed out and not closed: the tenant is forgotten with its last. */
   users: number;
 }
@@ -109,7 +108,7 @@ export class TenantBudget {
     return [...this.#tenants.values()].map((t) => ({
       tenant: t.name,
       waiting: t.waiters.length,
-      throttledMs: t.throttledMs + (t.waitingSince === undefined ? 0 : now - t.waitingSince),
+      throttledMs: waitedMs(t, now),
     }));
   }
 
@@ -136,7 +135,7 @@ export class TenantBudget {
       queue.waiters.push({ loop, since: now, resolve });
       if (!this.#asking.has(queue)) {
         this.#asking.add(queue);
-        queue.waitingSince = now;
+        startWaiting(queue, now);
       }
       this.#schedule();
     });
@@ -180,8 +179,7 @@ export class TenantBudget {
       this.#charge(queue);
       if (queue.waiters.length === 0) {
         this.#asking.delete(queue);
-        queue.throttledMs += now - (queue.waitingSince ?? now);
-        queue.waitingSince = undefined;
+        stopWaiting(queue, now);
         if (queue.users === 0) this.#tenants.delete(queue.name);
       }
       this.#onWait?.(queue.name, waiter.loop, (now - waiter.since) / 1000);

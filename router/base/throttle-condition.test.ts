@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { throttleMessage, ThrottleTracker } from './throttle-condition.ts';
+import { throttledReason, throttleMessage, ThrottleTracker } from './throttle-condition.ts';
 
 /** Feeds a tracker 10 s samples in which the Loop waited `callShare`/`apiShare` of each interval. */
 function feed(tracker: ThrottleTracker, clock: { at: number; calls: number; api: number }, intervals: number, callShare: number, apiShare = 0) {
@@ -57,5 +57,15 @@ describe('ThrottleTracker', () => {
     const [change] = feed(tracker, clock, 6, 0.1, 0.7);
     expect(change).toMatchObject({ throttled: true, reason: 'ApiBudget' });
     expect(throttleMessage(change!, { tenant: 'team-a', weight: 2, apiQps: 500 })).toBe("API requests waited 70% of the last 30s for tenant team-a's share (weight 2) of 500 requests/s shared by all Loops (--fair-api-qps), or for its own --loop-qps");
+  });
+});
+
+describe('throttledReason', () => {
+  it("reads a True Throttled condition's known reason, and nothing from a False one or an unknown reason", () => {
+    expect(throttledReason([{ type: 'Ready', status: 'True' }, { type: 'Throttled', status: 'True', reason: 'ApiBudget' }])).toBe('ApiBudget');
+    expect(throttledReason([{ type: 'Throttled', status: 'True', reason: 'CallShare' }])).toBe('CallShare');
+    expect(throttledReason([{ type: 'Throttled', status: 'False', reason: 'CallShare' }])).toBeUndefined();
+    expect(throttledReason([{ type: 'Throttled', status: 'True', reason: 'SomethingElse' }])).toBeUndefined();
+    expect(throttledReason([])).toBeUndefined();
   });
 });

@@ -6,7 +6,9 @@ export const THROTTLE_WINDOW_MS = 60_000;
 export const THROTTLE_SET_FRACTION = 0.5;
 export const THROTTLE_CLEAR_FRACTION = 0.1;
 
-export type ThrottleReason = 'CallShare' | 'ApiBudget';
+/** What a Loop waited for: a call slot (its tenant's share of --max-calls-in-flight), API tokens (the shared budget). */
+export const THROTTLE_REASONS = ['CallShare', 'ApiBudget'] as const;
+export type ThrottleReason = (typeof THROTTLE_REASONS)[number];
 
 /** Cumulative counters read at `at` (ms): time the Loop had work waiting for a call slot and for API tokens. */
 export interface ThrottleSample {
@@ -65,7 +67,7 @@ export class ThrottleTracker {
 /** What a Loop's Throttled condition says True for, if it does. */
 export function throttledReason(conditions: ReadonlyArray<{ type: string; status: string; reason?: string | undefined }>): ThrottleReason | undefined {
   const reason = conditions.find((c) => c.type === 'Throttled' && c.status === 'True')?.reason;
-  return reason === 'CallShare' || reason === 'ApiBudget' ? reason : undefined;
+  return THROTTLE_REASONS.find((known) => known === reason);
 }
 
 /** The condition's message: what waited, how much, and what the budget is. */

@@ -1,6 +1,6 @@
 // bench:tenants-scale: sizes are read strictly, and the cost of a tenant is the difference between two sizes.
 import { describe, expect, it } from 'vitest';
-import { formatScale, hooksAt, parseSizes, tenantCosts, type ScaleRow } from './tenants-scale-report.ts';
+import { formatScale, hooksAt, parseSizes, quietP99s, tenantCosts, type ScaleRow } from './tenants-scale-report.ts';
 
 const MiB = 1024 * 1024;
 
@@ -98,5 +98,27 @@ describe('formatScale', () => {
     expect(asTenants).toContain('  10 tenants, the same with an APF level of 2 shares for ServiceAccounts: alone 25 / busy 30 ms, ratio 1.20 (80 / 70 changes)');
     expect(asTenants).toContain('  10 tenants, quiet p99 with every tenant writing as its ServiceAccount: alone 20 / busy 50 ms, ratio 2.50 (90 / 85 changes)');
     expect(asTenants).toContain('  10 tenants, quiet p99 as admin drawn from 50 / 48 changes (alone / busy)');
+  });
+});
+
+describe('quietP99s', () => {
+  const range = (from: number, count: number) => Array.from({ length: count }, (_, i) => from + i);
+
+  it('pools every round for the p99 and keeps each round apart', () => {
+    // Round 1: alone 1..100 ms, busy 101..200; round 2: alone 1..100, busy 1..100 (as quiet as alone).
+    const q = quietP99s([range(1, 100), range(1, 100)], [range(101, 100), range(1, 100)]);
+    expect(q.samples).toEqual({ alone: 200, busy: 200 });
+    expect(q.aloneP99).toBe(99);
+    expect(q.busyP99).toBe(198);
+    expect(q.rounds).toEqual([{ aloneP99: 99, busyP99: 199 }, { aloneP99: 99, busyP99: 99 }]);
+  });
+
+  it('leaves the rounds out for one round', () => {
+    expect(quietP99s([[5, 10]], [[20]])).toEqual({ aloneP99: 10, busyP99: 20, samples: { alone: 2, busy: 1 } });
+  });
+
+  it("prints each round's ratio and their range beside the pooled one", () => {
+    const text = formatScale([row(10, { quiet: { aloneP99: 10, busyP99: 18, samples: { alone: 300, busy: 290 }, rounds: [{ aloneP99: 10, busyP99: 12 }, { aloneP99: 8, busyP99: 20 }] } })], 'load').join('\n');
+    expect(text).toContain('  10 tenants, quiet p99 as admin drawn from 300 / 290 changes (alone / busy); by round (alone / busy, ratio) 1: 10 / 12 ms 1.20; 2: 8 / 20 ms 2.50; ratios 1.20-2.50, pooled 1.80');
   });
 });

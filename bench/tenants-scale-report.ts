@@ -1,5 +1,6 @@
 // bench:tenants-scale, the pure part: the sizes to run, the cost of each added tenant between two sizes, and
 // the report. Figures come from one run; per-tenant costs are differences between its sizes.
+import { percentile } from './router-bench-kit.ts';
 import { formatRest, formatRestCost, restCost, type RestActivity, type RestCost } from './tenants-scale-rest.ts';
 
 /** What one size (tenants with a Loop each, every tenth with an AdmissionHook) measured. */
@@ -8,9 +9,35 @@ export interface QuietP99s {
   aloneP99: number;
   busyP99: number;
   samples: { alone: number; busy: number };
+  /** With BENCH_QUIET_ROUNDS > 1: each round's pair (alone, then busy), in order; the figures above pool them. */
+  rounds?: Array<{ aloneP99: number; busyP99: number }>;
+}
+
+/**
+ * The p99s of alternating phases' latencies (ms): alone[i] and busy[i] are round i's. The changes of every round are
+ * pooled for the figure, so a p99 is drawn from more changes; the rounds are kept to show how much it moves.
+ */
+export function quietP99s(alone: number[][], busy: number[][]): QuietP99s {
+  const pooled = (runs: number[][]) => runs.flat();
+  const rounds = alone.map((a, i) => ({ aloneP99: percentile(a, 99), busyP99: percentile(busy[i] ?? [], 99) }));
+  return {
+    aloneP99: percentile(pooled(alone), 99),
+    busyP99: percentile(pooled(busy), 99),
+    samples: { alone: pooled(alone).length, busy: pooled(busy).length },
+    ...(rounds.length > 1 ? { rounds } : {}),
+  };
 }
 
 const drawnFrom = (q: QuietP99s) => `${q.samples.alone} / ${q.samples.busy} changes`;
+const ratio = (r: { aloneP99: number; busyP99: number }) => r.busyP99 / r.aloneP99;
+
+/** Each round's p99s and ratio, then the ratios' range: how far one round's reading is from the pooled one. */
+function formatRounds(q: QuietP99s): string {
+  const rounds = q.rounds ?? [];
+  const ratios = rounds.map(ratio);
+  const each = rounds.map((r, i) => `${i + 1}: ${r.aloneP99.toFixed(0)} / ${r.busyP99.toFixed(0)} ms ${ratio(r).toFixed(2)}`).join('; ');
+  return `by round (alone / busy, ratio) ${each}; ratios ${Math.min(...ratios).toFixed(2)}-${Math.max(...ratios).toFixed(2)}, pooled ${ratio(q).toFixed(2)}`;
+}
 
 export interface ScaleRow {
   tenants: number;
@@ -156,9 +183,9 @@ export function formatScale(rows: ScaleRow[], load: string): string[] {
     );
   }
   for (const r of rows) {
-    lines.push(`  ${r.tenants} tenants, quiet p99 as admin drawn from ${drawnFrom(r.quiet)} (alone / busy)`);
+    lines.push(`  ${r.tenants} tenants, quiet p99 as admin drawn from ${drawnFrom(r.quiet)} (alone / busy)${r.quiet.rounds ? `; ${formatRounds(r.quiet)}` : ''}`);
     const q = r.quietAsTenants;
-    if (q) lines.push(`  ${r.tenants} tenants, quiet p99 with every tenant writing as its ServiceAccount: alone ${q.aloneP99.toFixed(0)} / busy ${q.busyP99.toFixed(0)} ms, ratio ${(q.busyP99 / q.aloneP99).toFixed(2)} (${drawnFrom(q)})`);
+    if (q) lines.push(`  ${r.tenants} tenants, quiet p99 with every tenant writing as its ServiceAccount: alone ${q.aloneP99.toFixed(0)} / busy ${q.busyP99.toFixed(0)} ms, ratio ${ratio(q).toFixed(2)} (${drawnFrom(q)})${q.rounds ? `; ${formatRounds(q)}` : ''}`);
     const apf = r.quietApf;
     if (apf) lines.push(`  ${r.tenants} tenants, the same with an APF level of ${apf.shares} shares for ServiceAccounts: alone ${apf.aloneP99.toFixed(0)} / busy ${apf.busyP99.toFixed(0)} ms, ratio ${(apf.busyP99 / apf.aloneP99).toFixed(2)} (${drawnFrom(apf)})`);
     if (r.routerRest) lines.push(`  ${r.tenants} tenants, router${r.settleMs === undefined ? '' : ` (idle after ${sec(r.settleMs)})`} ${formatRest(r.routerRest)}`);

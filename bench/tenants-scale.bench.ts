@@ -27,7 +27,7 @@ import { TENANT_LEVEL, withTenantFlowControl } from './tenants-scale-apf.ts';
 import { formatRest } from './tenants-scale-rest.ts';
 import { readLoopStalls } from './loop-probe-reader.ts';
 import { atRest, routerScrape, untilRouterQuiet } from './tenants-scale-probes.ts';
-import { formatScale, hooked, hooksAt, parseSizes, type AfterRestart, type ScaleRow } from './tenants-scale-report.ts';
+import { formatScale, hooked, hooksAt, parseSizes, quietP99s, type AfterRestart, type ScaleRow } from './tenants-scale-report.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const SIZES = parseSizes(process.env.BENCH_TENANTS ?? '10,100,1000');
@@ -37,6 +37,9 @@ const PHASE_MS = Number(process.env.BENCH_PHASE_SECONDS ?? 20) * 1000;
 // The quiet tenant's pause between one change answered and the next: with the 20 s phase about 150 changes, so a
 // p99 is not the slowest one.
 const QUIET_INTERVAL_MS = Number(process.env.BENCH_QUIET_INTERVAL_MS ?? 100);
+// The alone and busy phases alternate this many times (alone, busy, alone, busy, ...): each p99 pools every round's
+// changes, and the report shows each round's ratio, which moves between runs by more than the 1.5x goal's margin.
+const QUIET_ROUNDS = Math.max(1, Number(process.env.BENCH_QUIET_ROUNDS ?? 1));
 // A scrape of the router's /metrics every so many seconds during each phase, as a Prometheus would (0: none). It
 // restarts the router's event-loop delay histogram, so that figure covers the phase since the last scrape.
 const SCRAPE_MS = Number(process.env.BENCH_SCRAPE_SECONDS ?? 15) * 1000;
@@ -380,7 +383,19 @@ function churnResult(out: string): { patches: number; failed: number; late: numb
   return result;
 }
 
-const quietP99s = (alone: QuietRun, busy: QuietRun) => ({ aloneP99: percentile(alone.latencies, 99), busyP99: percentile(busy.latencies, 99), samples: { alone: alone.latencies.length, busy: busy.latencies.length } });
+/** BENCH_QUIET_ROUNDS pairs of phases, alone then with `busy` neighbours, each pair in turn. */
+async function alternatingPhases(ctx: PhaseContext, quietNs: string, busy: number[], asTenants = false): Promise<{ alone: QuietRun[]; busy: QuietRun[] }> {
+  const runs = { alone: [] as QuietRun[], busy: [] as QuietRun[] };
+  for (let round = 0; round < QUIET_ROUNDS; round++) {
+    runs.alone.push(await quietPhase(ctx, quietNs, [], asTenants));
+    runs.busy.push(await quietPhase(ctx, quietNs, busy, asTenants));
+  }
+  return runs;
+}
+
+/** Rounds' changes together for the decomposition; the phase's load is its first round's. */
+const pooled = (runs: QuietRun[]): QuietRun => ({ writes: runs.flatMap((r) => r.writes), arrivals: runs.flatMap((r) => r.arrivals), latencies: runs.flatMap((r) => r.latencies), load: runs[0]!.load });
+const p99s = (runs: { alone: QuietRun[]; busy: QuietRun[] }) => quietP99s(runs.alone.map((r) => r.latencies), runs.busy.map((r) => r.latencies));
 
 /** Runs `phases` with the APF level for ServiceAccounts in effect (the API server reports its seats), then removes it. */
 async function withApfLevel<T>(ctx: PhaseContext, shares: number, phases: () => Promise<T>): Promise<T> {
@@ -450,10 +465,10 @@ async function main(): Promise<void> {
       const apiPids = [plane.pids()['kube-apiserver'], plane.pids().etcd].filter((pid): pid is number => pid !== undefined);
       const phase = { client, kubeconfigPath: plane.kubeconfigPath, router, apiPids, kubectl: bench.kubectl };
       await createBusyObjects(client, router, busy);
-      const alone = await quietPhase(phase, quietNs, []);
-      const withBusy = await quietPhase(phase, quietNs, busy);
-      const tenantsAlone = AS_TENANTS ? await quietPhase(phase, quietNs, [], true) : undefined;
-      const tenantsBusy = AS_TENANTS ? await quietPhase(phase, quietNs, busy, true) : undefined;
+      const asAdmin = await alternatingPhases(phase, quietNs, busy);
+      const asTenants = AS_TENANTS ? await alternatingPhases(phase, quietNs, busy, true) : undefined;
+      const [alone, withBusy] = [pooled(asAdmin.alone), pooled(asAdmin.busy)];
+      const [tenantsAlone, tenantsBusy] = asTenants ? [pooled(asTenants.alone), pooled(asTenants.busy)] : [undefined, undefined];
       const apf = APF_SHARES === undefined ? undefined : await withApfLevel(phase, APF_SHARES, async () => ({ alone: await quietPhase(phase, quietNs, [], true), busy: await quietPhase(phase, quietNs, busy, true) }));
       const restartRouter = async (extra: string[]) => {
         await stop(router!.child);
@@ -523,9 +538,9 @@ async function main(): Promise<void> {
         scrapeCpuMs,
         readyMs,
         createMs,
-        quiet: quietP99s(alone, withBusy),
-        ...(tenantsAlone && tenantsBusy ? { quietAsTenants: quietP99s(tenantsAlone, tenantsBusy) } : {}),
-        ...(apf ? { quietApf: { ...quietP99s(apf.alone, apf.busy), shares: APF_SHARES! } } : {}),
+        quiet: p99s(asAdmin),
+        ...(asTenants ? { quietAsTenants: p99s(asTenants) } : {}),
+        ...(apf ? { quietApf: { ...quietP99s([apf.alone.latencies], [apf.busy.latencies]), shares: APF_SHARES! } } : {}),
         admission,
         restartConvergeMs: configured.ms,
         restartScrape: configured.scrape,
@@ -533,7 +548,7 @@ async function main(): Promise<void> {
       });
     }
     for (const line of formatScale(rows, machineLoad())) console.log(line);
-    console.log(`  quiet tenant: one change, ${QUIET_INTERVAL_MS} ms pause, the next, over ${PHASE_MS / 1000} s phases (each p99 from the count of changes shown); the router's /metrics scraped ${SCRAPE_MS > 0 ? `every ${SCRAPE_MS / 1000} s during them` : 'not during them'}`);
+    console.log(`  quiet tenant: one change, ${QUIET_INTERVAL_MS} ms pause, the next, over ${PHASE_MS / 1000} s phases${QUIET_ROUNDS > 1 ? `, alone and busy alternating ${QUIET_ROUNDS} times (BENCH_QUIET_ROUNDS)` : ''} (each p99 from the count of changes shown); the router's /metrics scraped ${SCRAPE_MS > 0 ? `every ${SCRAPE_MS / 1000} s during them` : 'not during them'}`);
     console.log(`  busy tenants: ${BUSY}, ${BUSY_OBJECTS} ConfigMaps each, ${BUSY_RATE > 0 ? `${BUSY_RATE} changes/s each on a fixed schedule, ${BUSY_IN_STEP ? 'all at the same instant (BENCH_BUSY_IN_STEP=1)' : 'spread over the period'}` : 'each writing as fast as the API server answers 8 at a time (BENCH_BUSY_RATE unset)'}`);
     if (decompositions.length > 0) console.log(['', ...decompositions].join('\n'));
     console.log(`\nbench:tenants-scale took ${((performance.now() - started) / 1000).toFixed(0)} s; ${FROM_SOURCE ? 'router and gateway run from source through tsx (its loader is in both RSS figures, not in the per-tenant costs)' : "router and gateway run as their images run them (the production bundle, the router from its snapshot, each target's ENTRYPOINT flags and ENV)"}${DECOMPOSE ? '; the router writes history files (BENCH_DECOMPOSE=1)' : ''}`);

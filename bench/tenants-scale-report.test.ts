@@ -121,4 +121,11 @@ describe('quietP99s', () => {
     const text = formatScale([row(10, { quiet: { aloneP99: 10, busyP99: 18, samples: { alone: 300, busy: 290 }, rounds: [{ aloneP99: 10, busyP99: 12 }, { aloneP99: 8, busyP99: 20 }] } })], 'load').join('\n');
     expect(text).toContain('  10 tenants, quiet p99 as admin drawn from 300 / 290 changes (alone / busy); by round (alone / busy, ratio) 1: 10 / 12 ms 1.20; 2: 8 / 20 ms 2.50; ratios 1.20-2.50, pooled 1.80');
   });
+
+  it("pools the quiet PATCH's own round trips and prints their ratio: the API server's part", () => {
+    const q = quietP99s([range(20, 100)], [range(30, 100)], { alone: [range(1, 100)], busy: [range(1, 100).map((ms) => ms * 2)] });
+    expect(q.writeOnly).toEqual({ aloneP99: 99, busyP99: 198 });
+    const text = formatScale([row(10, { quiet: q })], 'load').join('\n');
+    expect(text).toContain("quiet p99 as admin drawn from 100 / 100 changes (alone / busy); of it the quiet PATCH's own round trip (before any controller sees the change) p99 99 / 198 ms, ratio 2.00");
+  });
 });

@@ -11,13 +11,18 @@ export interface QuietP99s {
   samples: { alone: number; busy: number };
   /** With BENCH_QUIET_ROUNDS > 1: each round's pair (alone, then busy), in order; the figures above pool them. */
   rounds?: Array<{ aloneP99: number; busyP99: number }>;
+  /**
+   * The quiet PATCH's own round trip (sent -> answered), pooled the same way: the API server's part, before any
+   * controller sees the change. Its ratio is what the total's would be with a controller that cost nothing.
+   */
+  writeOnly?: { aloneP99: number; busyP99: number };
 }
 
 /**
  * The p99s of alternating phases' latencies (ms): alone[i] and busy[i] are round i's. The changes of every round are
  * pooled for the figure, so a p99 is drawn from more changes; the rounds are kept to show how much it moves.
  */
-export function quietP99s(alone: number[][], busy: number[][]): QuietP99s {
+export function quietP99s(alone: number[][], busy: number[][], writes?: { alone: number[][]; busy: number[][] }): QuietP99s {
   const pooled = (runs: number[][]) => runs.flat();
   const rounds = alone.map((a, i) => ({ aloneP99: percentile(a, 99), busyP99: percentile(busy[i] ?? [], 99) }));
   return {
@@ -25,6 +30,7 @@ export function quietP99s(alone: number[][], busy: number[][]): QuietP99s {
     busyP99: percentile(pooled(busy), 99),
     samples: { alone: pooled(alone).length, busy: pooled(busy).length },
     ...(rounds.length > 1 ? { rounds } : {}),
+    ...(writes ? { writeOnly: { aloneP99: percentile(pooled(writes.alone), 99), busyP99: percentile(pooled(writes.busy), 99) } } : {}),
   };
 }
 
@@ -37,6 +43,12 @@ function formatRounds(q: QuietP99s): string {
   const ratios = rounds.map(ratio);
   const each = rounds.map((r, i) => `${i + 1}: ${r.aloneP99.toFixed(0)} / ${r.busyP99.toFixed(0)} ms ${ratio(r).toFixed(2)}`).join('; ');
   return `by round (alone / busy, ratio) ${each}; ratios ${Math.min(...ratios).toFixed(2)}-${Math.max(...ratios).toFixed(2)}, pooled ${ratio(q).toFixed(2)}`;
+}
+
+/** Beside a p99 pair: the quiet PATCH's own round trip, the part no controller can take off. */
+function formatWriteOnly(q: QuietP99s): string {
+  const w = q.writeOnly;
+  return w ? `; of it the quiet PATCH's own round trip (before any controller sees the change) p99 ${w.aloneP99.toFixed(0)} / ${w.busyP99.toFixed(0)} ms, ratio ${ratio(w).toFixed(2)}` : '';
 }
 
 export interface ScaleRow {
@@ -183,9 +195,9 @@ export function formatScale(rows: ScaleRow[], load: string): string[] {
     );
   }
   for (const r of rows) {
-    lines.push(`  ${r.tenants} tenants, quiet p99 as admin drawn from ${drawnFrom(r.quiet)} (alone / busy)${r.quiet.rounds ? `; ${formatRounds(r.quiet)}` : ''}`);
+    lines.push(`  ${r.tenants} tenants, quiet p99 as admin drawn from ${drawnFrom(r.quiet)} (alone / busy)${r.quiet.rounds ? `; ${formatRounds(r.quiet)}` : ''}${formatWriteOnly(r.quiet)}`);
     const q = r.quietAsTenants;
-    if (q) lines.push(`  ${r.tenants} tenants, quiet p99 with every tenant writing as its ServiceAccount: alone ${q.aloneP99.toFixed(0)} / busy ${q.busyP99.toFixed(0)} ms, ratio ${ratio(q).toFixed(2)} (${drawnFrom(q)})${q.rounds ? `; ${formatRounds(q)}` : ''}`);
+    if (q) lines.push(`  ${r.tenants} tenants, quiet p99 with every tenant writing as its ServiceAccount: alone ${q.aloneP99.toFixed(0)} / busy ${q.busyP99.toFixed(0)} ms, ratio ${ratio(q).toFixed(2)} (${drawnFrom(q)})${q.rounds ? `; ${formatRounds(q)}` : ''}${formatWriteOnly(q)}`);
     const apf = r.quietApf;
     if (apf) lines.push(`  ${r.tenants} tenants, the same with an APF level of ${apf.shares} shares for ServiceAccounts: alone ${apf.aloneP99.toFixed(0)} / busy ${apf.busyP99.toFixed(0)} ms, ratio ${(apf.busyP99 / apf.aloneP99).toFixed(2)} (${drawnFrom(apf)})`);
     if (r.routerRest) lines.push(`  ${r.tenants} tenants, router${r.settleMs === undefined ? '' : ` (idle after ${sec(r.settleMs)})`} ${formatRest(r.routerRest)}`);

@@ -395,7 +395,9 @@ async function alternatingPhases(ctx: PhaseContext, quietNs: string, busy: numbe
 
 /** Rounds' changes together for the decomposition; the phase's load is its first round's. */
 const pooled = (runs: QuietRun[]): QuietRun => ({ writes: runs.flatMap((r) => r.writes), arrivals: runs.flatMap((r) => r.arrivals), latencies: runs.flatMap((r) => r.latencies), load: runs[0]!.load });
-const p99s = (runs: { alone: QuietRun[]; busy: QuietRun[] }) => quietP99s(runs.alone.map((r) => r.latencies), runs.busy.map((r) => r.latencies));
+const writeMs = (run: QuietRun) => run.writes.map((w) => w.answeredAt - w.changedAt);
+const p99s = (runs: { alone: QuietRun[]; busy: QuietRun[] }) =>
+  quietP99s(runs.alone.map((r) => r.latencies), runs.busy.map((r) => r.latencies), { alone: runs.alone.map(writeMs), busy: runs.busy.map(writeMs) });
 
 /** Runs `phases` with the APF level for ServiceAccounts in effect (the API server reports its seats), then removes it. */
 async function withApfLevel<T>(ctx: PhaseContext, shares: number, phases: () => Promise<T>): Promise<T> {

@@ -49,6 +49,8 @@ interface Entry {
   users: number;
   /** A cluster-wide watch serving namespaced Loops (--cluster-wide-watch): their views; charged by object namespace. */
   fanout?: NamespaceFanout;
+  /** Takes its cache's size out of kubeloop_router_watched_objects once stopped. */
+  unreport: () => void;
 }
 
 /** The watches' timeouts and watchdog (WatchTimeouts) are handed on to every informer as they are. */
@@ -192,7 +194,7 @@ export class InformerRegistry {
           this.#started.delete(entry);
           this.options.metrics?.informers.dec({ resource: entry.informer.name });
           await entry.informer.stop();
-          this.options.metrics?.watchedObjects.remove({ resource: entry.informer.name });
+          entry.unreport();
         }
       },
     };
@@ -245,15 +247,22 @@ export class InformerRegistry {
       informer.on('delete', received);
       informer.on('bookmark', () => metrics.watchBookmarks.inc());
     }
+    // Informers of one kind (one per namespace for namespaced Loops) share the resource label: each adds its own
+    // size to the gauge as it changes, and takes it out when it stops, so the series is their sum.
+    let reported = 0;
+    const report = (size: number) => {
+      metrics?.watchedObjects.inc({ resource: informer.name }, size - reported);
+      reported = size;
+    };
     if (metrics) {
-      const update = () => metrics.watchedObjects.set({ resource: informer.name }, informer.store.size);
+      const update = () => report(informer.store.size);
       informer.on('add', update);
       informer.on('delete', update);
       informer.on('synced', update);
     }
     informer.start();
     metrics?.informers.inc({ resource: informer.name });
-    const entry: Entry = { informer, resource, tenant: tenantOfNamespace(namespace), users: 0 };
+    const entry: Entry = { informer, resource, tenant: tenantOfNamespace(namespace), users: 0, unreport: () => report(0) };
     this.#started.add(entry);
     return entry;
   }

@@ -138,6 +138,13 @@ describe('--cluster-wide-watch with two tenants, each holding only admin in its 
     expect(await metric('kubeloop_router_informers', 'resource="ConfigMap.v1"')).toBe(1);
     expect(await metric('kubeloop_router_informers', 'resource="Secret.v1"')).toBe(2);
     expect(await metric('kubeloop_router_informers', 'resource="ServiceAccount.v1')).toBe(2);
+    // The two Secret informers share the resource label: the gauge is their caches' sum, not the last one to change.
+    for (const [ns, count] of [[teamA, 1], [teamB, 2]] as const) {
+      for (let i = 0; i < count; i++) await h.client.request({ method: 'POST', path: `/api/v1/namespaces/${ns}/secrets`, body: { metadata: { name: `extra-${i}` }, stringData: { note: 'counted' } } });
+    }
+    const secretsIn = async (ns: string) => (await h.client.request<{ items: unknown[] }>({ path: `/api/v1/namespaces/${ns}/secrets` })).items.length;
+    const both = (await secretsIn(teamA)) + (await secretsIn(teamB));
+    await eventually(`kubeloop_router_watched_objects{resource="Secret.v1"} at ${both}`, async () => (await metric('kubeloop_router_watched_objects', 'resource="Secret.v1"')) === both);
   }, 120_000);
 
   it("sends each tenant's function only its own namespace's ConfigMaps, never another tenant's or one of a namespace without a Loop", async () => {

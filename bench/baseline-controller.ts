@@ -1,4 +1,4 @@
-// The controller-runtime baseline of bench:router: builds bench/baseline-controller/main.go with the machine's
+// The controller-runtime baselines of bench:router and bench:tenants-scale: builds bench/baseline-controller/main.go with the machine's
 // go from the Go module proxy into ~/.cache/kubeloop/baseline-controller (keyed by source and version, never
 // committed), and runs it; bench/process-figures.ts reads both sides' CPU time and RSS from /proc the same way.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
@@ -38,10 +38,15 @@ export async function buildBaselineController(onProgress: (line: string) => void
 
 export interface BaselineSettings {
   kubeconfigPath: string;
-  namespace: string;
+  /** The namespaces watched, a cache each. */
+  namespaces: readonly string[];
   qps: number;
   burst: number;
   workers: number;
+  /** pods (the default): bench:router's pod-name-label; tenants: bench:tenants-scale's copier, read-only. */
+  shape?: 'pods' | 'tenants';
+  /** host:port for controller-runtime's /metrics; none when unset. */
+  metricsBindAddress?: string;
 }
 
 export interface BaselineChild {
@@ -50,21 +55,27 @@ export interface BaselineChild {
   ready: Promise<void>;
   /** Reconciles that returned an error so far (conflicts, retried with backoff). */
   errors(): number;
+  /** The tenants shape's reconciles that found a Secret not holding its ConfigMap's data. */
+  differs(): number;
   stop(): Promise<void>;
 }
 
 export function spawnBaselineController(binary: string, s: BaselineSettings): BaselineChild {
-  const args = [`--kubeconfig=${s.kubeconfigPath}`, `--namespace=${s.namespace}`, `--qps=${s.qps}`, `--burst=${s.burst}`, `--workers=${s.workers}`];
+  const args = [`--kubeconfig=${s.kubeconfigPath}`, `--namespace=${s.namespaces.join(',')}`, `--qps=${s.qps}`, `--burst=${s.burst}`, `--workers=${s.workers}`];
+  if (s.shape) args.push(`--shape=${s.shape}`);
+  if (s.metricsBindAddress) args.push(`--metrics-bind-address=${s.metricsBindAddress}`);
   const child: ChildProcess = spawn(binary, args, { stdio: ['ignore', 'ignore', 'pipe'] });
   process.once('exit', () => child.kill('SIGKILL'));
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   let errors = 0;
+  let differs = 0;
   const ready = new Promise<void>((resolve, reject) => {
     // controller-runtime logs "Starting workers" once the informer has synced: the same point as the router's ready.
     const lines = createInterface({ input: child.stderr! });
     lines.on('line', (line) => {
       if (line.includes('Starting workers')) resolve();
       else if (line.includes('"Reconciler error"')) errors += 1;
+      else if (line.includes('"copy differs"')) differs += 1;
       else if (line.includes('"level":"error"')) process.stderr.write(`[go] ${line}\n`);
     });
     void exited.then(() => reject(new Error('the baseline controller exited before its workers started')));
@@ -73,6 +84,7 @@ export function spawnBaselineController(binary: string, s: BaselineSettings): Ba
     pid: child.pid!,
     ready,
     errors: () => errors,
+    differs: () => differs,
     stop: async () => {
       child.kill('SIGTERM');
       const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);

@@ -52,7 +52,7 @@ interface Controller {
 
 async function startController(s: VersusSettings, mode: LimitMode, side: Side, namespace: string): Promise<Controller> {
   if (side === 'go') {
-    const go = spawnBaselineController(s.goBinary, { kubeconfigPath: s.kubeconfigPath, namespace, qps: mode.qps, burst: mode.burst, workers: s.concurrency });
+    const go = spawnBaselineController(s.goBinary, { kubeconfigPath: s.kubeconfigPath, namespaces: [namespace], qps: mode.qps, burst: mode.burst, workers: s.concurrency });
     await go.ready;
     return { pid: go.pid, counts: async () => ({ conflicts: go.errors(), calls: 0, requests: 0 }), stop: () => go.stop() };
   }

@@ -1,9 +1,8 @@
 // bench:tenants-scale, the pure part: the sizes to run, the cost of each added tenant between two sizes, and
 // the report. Figures come from one run; per-tenant costs are differences between its sizes.
 import { percentile } from './router-bench-kit.ts';
-import { formatRest, formatRestCost, restCost, type RestActivity, type RestCost } from './tenants-scale-rest.ts';
+import { formatBaselineRest, formatBaselineRestCost, formatRest, formatRestCost, restCost, type RestActivity, type RestCost } from './tenants-scale-rest.ts';
 
-/** What one size (tenants with a Loop each, every tenth with an AdmissionHook) measured. */
 /** A quiet tenant's p99 alone and with busy neighbours, and the changes each is drawn from. */
 export interface QuietP99s {
   aloneP99: number;
@@ -23,14 +22,14 @@ export interface QuietP99s {
  * pooled for the figure, so a p99 is drawn from more changes; the rounds are kept to show how much it moves.
  */
 export function quietP99s(alone: number[][], busy: number[][], writes?: { alone: number[][]; busy: number[][] }): QuietP99s {
-  const pooled = (runs: number[][]) => runs.flat();
   const rounds = alone.map((a, i) => ({ aloneP99: percentile(a, 99), busyP99: percentile(busy[i] ?? [], 99) }));
+  const [allAlone, allBusy] = [alone.flat(), busy.flat()];
   return {
-    aloneP99: percentile(pooled(alone), 99),
-    busyP99: percentile(pooled(busy), 99),
-    samples: { alone: pooled(alone).length, busy: pooled(busy).length },
+    aloneP99: percentile(allAlone, 99),
+    busyP99: percentile(allBusy, 99),
+    samples: { alone: allAlone.length, busy: allBusy.length },
     ...(rounds.length > 1 ? { rounds } : {}),
-    ...(writes ? { writeOnly: { aloneP99: percentile(pooled(writes.alone), 99), busyP99: percentile(pooled(writes.busy), 99) } } : {}),
+    ...(writes ? { writeOnly: { aloneP99: percentile(writes.alone.flat(), 99), busyP99: percentile(writes.busy.flat(), 99) } } : {}),
   };
 }
 
@@ -51,6 +50,7 @@ function formatWriteOnly(q: QuietP99s): string {
   return w ? `; of it the quiet PATCH's own round trip (before any controller sees the change) p99 ${w.aloneP99.toFixed(0)} / ${w.busyP99.toFixed(0)} ms, ratio ${ratio(w).toFixed(2)}` : '';
 }
 
+/** What one size (tenants with a Loop each, every tenth with an AdmissionHook) measured. */
 export interface ScaleRow {
   tenants: number;
   hooks: number;
@@ -88,6 +88,11 @@ export interface ScaleRow {
   restartWithArgs?: { args: string; configured: AfterRestart; withArgs: AfterRestart };
   /** The restarted router's /metrics once converged (samples, CPU for one scrape). */
   restartScrape?: Scrape;
+  /**
+   * controller-runtime over the same namespaces (a cache each), at rest in the router's window: its RSS (bytes) at the
+   * window's end, what it did, spawn -> its caches synced (ms), and its reconciles that found a copy unlike its ConfigMap.
+   */
+  baseline?: { rss: number; rest: RestActivity; syncMs: number; differs: number };
 }
 
 /** One router restart: spawn -> every tenant called again (ms); then its open watches and RSS (bytes). */
@@ -120,6 +125,8 @@ export interface TenantCost {
   /** At rest, per added tenant, where both sizes measured it. */
   routerRest?: RestCost;
   gatewayRest?: RestCost;
+  /** controller-runtime over the same namespaces, where both sizes ran it. */
+  baseline?: { rssMiB: number; rest: RestCost };
 }
 
 const MiB = 1024 * 1024;
@@ -160,12 +167,15 @@ export function tenantCosts(rows: ScaleRow[]): TenantCost[] {
       restartMs: (b.restartConvergeMs - a.restartConvergeMs) / added,
       ...(a.routerRest && b.routerRest ? { routerRest: restCost(a.routerRest, b.routerRest, added) } : {}),
       ...(a.gatewayRest && b.gatewayRest ? { gatewayRest: restCost(a.gatewayRest, b.gatewayRest, added) } : {}),
+      ...(a.baseline && b.baseline ? { baseline: { rssMiB: (b.baseline.rss - a.baseline.rss) / MiB / added, rest: restCost(a.baseline.rest, b.baseline.rest, added) } } : {}),
     });
   }
   return costs;
 }
 
 const sec = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
+/** "2.10x", or "n/a" where either did not grow (a ratio of noise around zero says nothing). */
+const ratioOf = (value: number, baseline: number) => (value > 0 && baseline > 0 ? `${(value / baseline).toFixed(2)}x` : 'n/a');
 const mib = (bytes: number) => `${(bytes / MiB).toFixed(1)} MiB`;
 
 /** Per added tenant between consecutive sizes, both restarts: converge time, watches, RSS. */
@@ -191,7 +201,7 @@ export function formatScale(rows: ScaleRow[], load: string): string[] {
   ];
   for (const r of rows) {
     lines.push(
-      `  ${String(r.tenants).padStart(7)}  ${String(r.hooks).padStart(5)}  ${mib(r.router.rss).padStart(10)}  ${`${r.router.cpuMsPerS.toFixed(2)} ms/s`.padStart(11)}  ${mib(r.gateway.rss).padStart(11)}  ${`${r.gateway.cpuMsPerS.toFixed(2)} ms/s`.padStart(11)}  ${String(r.watches).padStart(7)}  ${`${r.series} (${r.scrapeCpuMs} ms)`.padStart(26)}  ${sec(r.readyMs).padStart(9)}  ${`(${sec(r.createMs)})`.padStart(9)}  ${`${r.quiet.aloneP99.toFixed(0)} / ${r.quiet.busyP99.toFixed(0)} ms`.padStart(22)}  ${(r.quiet.busyP99 / r.quiet.aloneP99).toFixed(2).padStart(5)}  ${`${r.admission.hookedP99.toFixed(1)} / ${r.admission.unhookedP99.toFixed(1)} ms`.padStart(25)}  ${sec(r.restartConvergeMs).padStart(17)}`,
+      `  ${String(r.tenants).padStart(7)}  ${String(r.hooks).padStart(5)}  ${mib(r.router.rss).padStart(10)}  ${`${r.router.cpuMsPerS.toFixed(2)} ms/s`.padStart(11)}  ${mib(r.gateway.rss).padStart(11)}  ${`${r.gateway.cpuMsPerS.toFixed(2)} ms/s`.padStart(11)}  ${String(r.watches).padStart(7)}  ${`${r.series} (${r.scrapeCpuMs} ms)`.padStart(26)}  ${sec(r.readyMs).padStart(9)}  ${`(${sec(r.createMs)})`.padStart(9)}  ${`${r.quiet.aloneP99.toFixed(0)} / ${r.quiet.busyP99.toFixed(0)} ms`.padStart(22)}  ${ratio(r.quiet).toFixed(2).padStart(5)}  ${`${r.admission.hookedP99.toFixed(1)} / ${r.admission.unhookedP99.toFixed(1)} ms`.padStart(25)}  ${sec(r.restartConvergeMs).padStart(17)}`,
     );
   }
   for (const r of rows) {
@@ -199,9 +209,11 @@ export function formatScale(rows: ScaleRow[], load: string): string[] {
     const q = r.quietAsTenants;
     if (q) lines.push(`  ${r.tenants} tenants, quiet p99 with every tenant writing as its ServiceAccount: alone ${q.aloneP99.toFixed(0)} / busy ${q.busyP99.toFixed(0)} ms, ratio ${ratio(q).toFixed(2)} (${drawnFrom(q)})${q.rounds ? `; ${formatRounds(q)}` : ''}${formatWriteOnly(q)}`);
     const apf = r.quietApf;
-    if (apf) lines.push(`  ${r.tenants} tenants, the same with an APF level of ${apf.shares} shares for ServiceAccounts: alone ${apf.aloneP99.toFixed(0)} / busy ${apf.busyP99.toFixed(0)} ms, ratio ${(apf.busyP99 / apf.aloneP99).toFixed(2)} (${drawnFrom(apf)})`);
+    if (apf) lines.push(`  ${r.tenants} tenants, the same with an APF level of ${apf.shares} shares for ServiceAccounts: alone ${apf.aloneP99.toFixed(0)} / busy ${apf.busyP99.toFixed(0)} ms, ratio ${ratio(apf).toFixed(2)} (${drawnFrom(apf)})`);
     if (r.routerRest) lines.push(`  ${r.tenants} tenants, router${r.settleMs === undefined ? '' : ` (idle after ${sec(r.settleMs)})`} ${formatRest(r.routerRest)}`);
     if (r.gatewayRest) lines.push(`  ${r.tenants} tenants, gateway ${formatRest(r.gatewayRest)}`);
+    const b = r.baseline;
+    if (b) lines.push(`  ${r.tenants} tenants, controller-runtime over the same namespaces (synced ${sec(b.syncMs)} after spawn, ${b.differs} copies unlike their ConfigMap) ${formatBaselineRest(b.rest)}, RSS ${mib(b.rss)}`);
   }
   const costs = tenantCosts(rows);
   if (costs.length > 0) {
@@ -212,6 +224,7 @@ export function formatScale(rows: ScaleRow[], load: string): string[] {
       );
       if (c.routerRest) lines.push(`      router at rest: ${formatRestCost(c.routerRest)}`);
       if (c.gatewayRest) lines.push(`      gateway at rest: ${formatRestCost(c.gatewayRest)}`);
+      if (c.baseline) lines.push(`      controller-runtime over the same namespaces, at rest: RSS ${c.baseline.rssMiB.toFixed(3)} MiB (the router's is ${ratioOf(c.routerRssMiB, c.baseline.rssMiB)}), ${formatBaselineRestCost(c.baseline.rest, c.routerRest)}`);
     }
   }
   for (const r of rows.filter((r) => r.restartWithArgs)) {

@@ -105,6 +105,21 @@ export function formatRest(a: RestActivity): string {
   return `at rest over ${a.seconds.toFixed(1)} s: CPU ${a.cpuMsPerS.toFixed(3)} ms/s (its /metrics: ${a.metricsCpuMsPerS.toFixed(3)}), ${a.wakeupsPerS.toFixed(1)} wake-ups/s, API requests ${formatRates(a.requestsPerS)}, informer events ${a.informerEventsPerS.toFixed(2)}/s${a.informerEventsPerS > 0 ? ` (${formatRates(a.informerEventsByResource)})` : ''}, bookmarks ${a.bookmarksPerS.toFixed(2)}/s, queue adds ${a.queueAddsPerS.toFixed(2)}/s, function calls ${a.functionCallsPerS.toFixed(2)}/s`;
 }
 
+/**
+ * The controller-runtime baseline's window: CPU and its API requests (client-go's rest_client_requests_total). Its
+ * watches' bookmarks and its wake-ups are not counted: client-go has no metric for the one, and the other is spread
+ * over a Go process's threads.
+ */
+export function formatBaselineRest(a: RestActivity): string {
+  return `at rest over ${a.seconds.toFixed(1)} s: CPU ${a.cpuMsPerS.toFixed(3)} ms/s, API requests ${formatRates(a.requestsPerS)}`;
+}
+
+/** The same per added tenant, and the router's over it where both grew (a ratio of noise around zero says nothing). */
+export function formatBaselineRestCost(baseline: RestCost, router: RestCost | undefined): string {
+  const ratio = router ? `; the router's ${router.cpuUsPerS.toFixed(2)} us/s is ${router.cpuUsPerS > 0 && baseline.cpuUsPerS > 0 ? `${(router.cpuUsPerS / baseline.cpuUsPerS).toFixed(2)}x` : 'n/a'}` : '';
+  return `CPU ${baseline.cpuUsPerS.toFixed(2)} us/s, ${baseline.requestsPerHour.toFixed(1)} API requests per hour${ratio}`;
+}
+
 export function formatRestCost(c: RestCost): string {
   return `CPU ${c.cpuUsPerS.toFixed(2)} us/s (its /metrics ${c.metricsCpuUsPerS.toFixed(2)}), per hour: ${c.wakeupsPerHour.toFixed(0)} wake-ups, ${c.requestsPerHour.toFixed(1)} API requests, ${c.informerEventsPerHour.toFixed(1)} informer events, ${c.bookmarksPerHour.toFixed(1)} watch bookmarks, ${c.queueAddsPerHour.toFixed(1)} queue adds, ${c.functionCallsPerHour.toFixed(1)} function calls`;
 }

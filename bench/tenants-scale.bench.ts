@@ -6,7 +6,9 @@
 // a router restart's time to converge; then the cost per added tenant. The report is bench/tenants-scale-report.ts.
 // The function (bench/tenants-scale-function.ts) and the busy load (bench/tenants-scale-churn.ts) run in processes of
 // their own, so this one only writes and times the quiet changes; each is cut into segments (tenants-scale-decomposition.ts).
+// At rest, controller-runtime over the same namespaces runs beside them as the same-run baseline (bench/baseline-controller).
 import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { gatewayClientAuthArgs } from '../cli/cluster/webhook-client-auth.ts';
@@ -17,6 +19,7 @@ import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { createLoopServiceAccount, LOOP_SERVICE_ACCOUNT } from '../test/support/loop-service-account.ts';
 import { spawnUntilUrl, type BuiltNode } from './autocannon-kit.ts';
+import { buildBaselineController, spawnBaselineController, type BaselineChild } from './baseline-controller.ts';
 import { LOOP_PROBE_DIR } from './loop-probe-reader.ts';
 import { buildProductionBundle, dockerfileTargets } from '../test/support/production-bundle.ts';
 import { startBenchPlane, type BenchPlane } from './bench-plane.ts';
@@ -24,9 +27,9 @@ import { delta, machineLoad, parsePrometheusText, readProcess, total } from './p
 import { percentile, pool, until } from './router-bench-kit.ts';
 import { CHANGED_AT, decompose, flowControl, formatDecomposition, routerSeen, summarize, type PhaseLoad, type QuietArrival, type QuietWrite } from './tenants-scale-decomposition.ts';
 import { TENANT_LEVEL, withTenantFlowControl } from './tenants-scale-apf.ts';
-import { formatRest } from './tenants-scale-rest.ts';
+import { formatBaselineRest, formatRest } from './tenants-scale-rest.ts';
 import { readLoopStalls } from './loop-probe-reader.ts';
-import { atRest, routerScrape, untilRouterQuiet } from './tenants-scale-probes.ts';
+import { atRest, routerScrape, untilRouterQuiet, type Probed } from './tenants-scale-probes.ts';
 import { formatScale, hooked, hooksAt, parseSizes, quietP99s, type AfterRestart, type ScaleRow } from './tenants-scale-report.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -80,6 +83,12 @@ const DECOMPOSE = process.env.BENCH_DECOMPOSE === '1';
 const FROM_SOURCE = process.env.BENCH_FROM_SOURCE === '1';
 // BENCH_ROUTER_FLAGS="--flag ...": Node flags put before the router's own, built or from source (experiments: --trace-gc, V8's heap).
 const ROUTER_FLAGS = (process.env.BENCH_ROUTER_FLAGS ?? '').split(' ').filter(Boolean);
+// The baseline at rest: controller-runtime (bench/baseline-controller, --shape=tenants: For ConfigMaps, Owns Secrets,
+// read-only) over the same namespaces with a cache each, as a Go operator limited to its tenants' namespaces runs,
+// measured in the router's window; BENCH_GO_AT_REST=0 leaves it out. It starts after the router went quiet and before
+// BENCH_REST_AFTER_SECONDS, so with 660 or more its watches renew in the window as the router's may (client-go's every
+// 5-10 minutes), and stops after the window, before the quiet and busy phases.
+const GO_AT_REST = process.env.BENCH_GO_AT_REST !== '0';
 const GROUP = '/apis/kubeloop.dev/v1alpha1';
 const tenant = (i: number) => `scale-${String(i).padStart(4, '0')}`;
 
@@ -88,6 +97,46 @@ async function restAfterQuiet(size: number): Promise<void> {
   if (REST_AFTER_MS === 0) return;
   console.error(`[bench] ${size} tenants: ${REST_AFTER_MS / 1000} s before the window at rest (BENCH_REST_AFTER_SECONDS)`);
   await new Promise((resolve) => setTimeout(resolve, REST_AFTER_MS));
+}
+
+/** A port nothing listens on now, for controller-runtime's /metrics. */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+interface BaselineAtRest {
+  child: BaselineChild;
+  probed: Probed;
+  /** Spawn -> its caches synced (controller-runtime's "Starting workers"). */
+  syncMs: number;
+}
+
+/** controller-runtime over the first `size` tenants' namespaces, synced and past its first reconciles. */
+async function startBaselineAtRest(binary: string, kubeconfigPath: string, size: number): Promise<BaselineAtRest> {
+  const port = await freePort();
+  const spawnedAt = performance.now();
+  const namespaces = Array.from({ length: size }, (_, i) => tenant(i));
+  const child = spawnBaselineController(binary, { kubeconfigPath, namespaces, qps: 1000, burst: 2000, workers: 16, shape: 'tenants', metricsBindAddress: `127.0.0.1:${port}` });
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`controller-runtime over ${size} namespaces did not sync in 600 s`)), 600_000)));
+  try {
+    await Promise.race([child.ready, timeout]);
+  } catch (error) {
+    await child.stop();
+    throw error;
+  } finally {
+    clearTimeout(timer);
+  }
+  const syncMs = performance.now() - spawnedAt;
+  // Its first reconciles (each ConfigMap and its Secret read from the caches) end within a second of the sync; the
+  // window starts past them, as the router's starts past its echoes.
+  await new Promise((resolve) => setTimeout(resolve, 10_000));
+  console.error(`[bench] ${size} tenants: controller-runtime over the same namespaces synced ${(syncMs / 1000).toFixed(1)} s after spawn`);
+  return { child, probed: { pid: child.pid, opsUrl: `http://127.0.0.1:${port}` }, syncMs };
 }
 
 /** The copier function's process: asked over IPC for its last call per namespace and the quiet changes' arrivals. */
@@ -394,6 +443,7 @@ async function alternatingPhases(ctx: PhaseContext, quietNs: string, busy: numbe
 }
 
 /** Rounds' changes together for the decomposition; the phase's load is its first round's. */
+// One QuietRun of every round's changes; the load (CPU of each process over a phase) is the first round's.
 const pooled = (runs: QuietRun[]): QuietRun => ({ writes: runs.flatMap((r) => r.writes), arrivals: runs.flatMap((r) => r.arrivals), latencies: runs.flatMap((r) => r.latencies), load: runs[0]!.load });
 const writeMs = (run: QuietRun) => run.writes.map((w) => w.answeredAt - w.changedAt);
 const p99s = (runs: { alone: QuietRun[]; busy: QuietRun[] }) =>
@@ -440,6 +490,7 @@ async function main(): Promise<void> {
       platform.built?.('webhook'),
     );
     const watchesWithoutRouter = await openWatches(bench.kubectl);
+    const goBinary = GO_AT_REST ? await buildBaselineController((line) => console.error(`[bench] ${line}`)) : undefined;
     const routerArgs = DECOMPOSE ? [`--history-dir=${historyDir}`] : [];
     router = await spawnRouter(platform, plane.kubeconfigPath, routerArgs);
     const rows: ScaleRow[] = [];
@@ -456,10 +507,15 @@ async function main(): Promise<void> {
       console.error(`[bench] ${size} tenants: created in ${(createMs / 1000).toFixed(1)} s, all Ready after ${(readyMs / 1000).toFixed(1)} s`);
       const settleMs = await untilRouterQuiet(router);
       console.error(`[bench] ${size} tenants: the router quiet after ${(settleMs / 1000).toFixed(1)} s`);
-      await restAfterQuiet(size);
-      const [routerRest, gatewayRest] = await atRest([router, { pid: gateway.child.pid!, opsUrl: gateway.url }], REST_MS);
-      console.error(`[bench] ${size} tenants, router ${formatRest(routerRest!.rest)}\n[bench] ${size} tenants, gateway ${formatRest(gatewayRest!.rest)}`);
+      // The router's watches, counted before the baseline opens its own.
       const watches = (await openWatches(bench.kubectl)) - watchesWithoutRouter;
+      const go = goBinary ? await startBaselineAtRest(goBinary, plane.kubeconfigPath, size) : undefined;
+      await restAfterQuiet(size);
+      const [routerRest, gatewayRest, goRest] = await atRest([router, { pid: gateway.child.pid!, opsUrl: gateway.url }, ...(go ? [go.probed] : [])], REST_MS);
+      console.error(`[bench] ${size} tenants, router ${formatRest(routerRest!.rest)}\n[bench] ${size} tenants, gateway ${formatRest(gatewayRest!.rest)}`);
+      const baseline = go && goRest ? { rss: goRest.rss, rest: goRest.rest, syncMs: go.syncMs, differs: go.child.differs() } : undefined;
+      if (go) await go.child.stop();
+      if (baseline) console.error(`[bench] ${size} tenants, controller-runtime ${formatBaselineRest(baseline.rest)}, RSS ${(baseline.rss / 1024 / 1024).toFixed(1)} MiB`);
       const { series, scrapeCpuMs } = await scrape(router);
       const admission = await admissionP99(client, tenant(0), tenant(1));
       const quietNs = tenant(size - 1);
@@ -489,7 +545,7 @@ async function main(): Promise<void> {
       await deleteBusyObjects(client, busy);
       if (DECOMPOSE) {
         const seen = routerSeen(await historyText(historyDir), `${quietNs}/copier`);
-        decompositions.push(`${size} tenants, the quiet tenant's changes cut into segments:`);
+        decompositions.push(`${size} tenants, the quiet tenant's changes cut into segments${QUIET_ROUNDS > 1 ? ` (every round's changes; each phase's load line is its first round's)` : ''}:`);
         decompositions.push(formatDecomposition('alone', summarize(decompose(alone.writes, alone.arrivals, seen)), alone.load));
         decompositions.push(formatDecomposition(`${busy.length} busy`, summarize(decompose(withBusy.writes, withBusy.arrivals, seen)), withBusy.load));
         if (compared) decompositions.push(formatDecomposition(`${busy.length} busy, router with ${QUIET_COMPARE_ARGS.join(' ')}`, summarize(decompose(compared.writes, compared.arrivals, seen)), compared.load));
@@ -547,6 +603,7 @@ async function main(): Promise<void> {
         restartConvergeMs: configured.ms,
         restartScrape: configured.scrape,
         ...(restartWithArgs ? { restartWithArgs } : {}),
+        ...(baseline ? { baseline } : {}),
       });
     }
     for (const line of formatScale(rows, machineLoad())) console.log(line);

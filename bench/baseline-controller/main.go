@@ -1,5 +1,6 @@
-// The controller-runtime baseline of bench:router: what functions/pod-name-label does, as a Go controller
-// would write it (metadata-only pod cache, a merge patch with an optimistic lock, one worker per key).
+// The controller-runtime baselines: bench:router's is what functions/pod-name-label does, as a Go controller would
+// write it (metadata-only pod cache, a merge patch with an optimistic lock, one worker per key); bench:tenants-scale's
+// (--shape=tenants) is the tenants' Loop (ConfigMaps owning Secrets) over many namespaces, a cache per namespace.
 // bench/baseline-controller.ts builds it from the Go module proxy into ~/.cache/kubeloop; it is never committed built.
 package main
 
@@ -8,6 +9,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -20,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
@@ -67,8 +70,42 @@ func (r *podNameLabeler) Reconcile(ctx context.Context, req reconcile.Request) (
 	return reconcile.Result{}, nil
 }
 
+// secretCopier is the tenants' Loop of bench:tenants-scale as a Go controller: each ConfigMap wants a Secret
+// "<name>-copy" holding its data. It only compares, never writes: it runs beside the router, which keeps those
+// Secrets, and is there to be measured at rest (its watches, their bookmarks and renewals, its runtime), where no
+// reconcile runs.
+type secretCopier struct {
+	client client.Client
+	differ func()
+}
+
+func (r *secretCopier) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	configMap := &corev1.ConfigMap{}
+	if err := r.client.Get(ctx, req.NamespacedName, configMap); err != nil {
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	secret := &corev1.Secret{}
+	err := r.client.Get(ctx, client.ObjectKey{Namespace: req.Namespace, Name: req.Name + "-copy"}, secret)
+	if err != nil && !apierrors.IsNotFound(err) {
+		return reconcile.Result{}, err
+	}
+	if err != nil || len(secret.Data) != len(configMap.Data) {
+		r.differ()
+		return reconcile.Result{}, nil
+	}
+	for key, value := range configMap.Data {
+		if string(secret.Data[key]) != value {
+			r.differ()
+			break
+		}
+	}
+	return reconcile.Result{}, nil
+}
+
 func main() {
-	namespace := flag.String("namespace", "", "the only namespace watched")
+	namespace := flag.String("namespace", "", "the namespaces watched, comma-separated (one cache each)")
+	shape := flag.String("shape", "pods", "pods: bench:router's pod-name-label; tenants: bench:tenants-scale's ConfigMap-to-Secret copier, read-only")
+	metricsAddress := flag.String("metrics-bind-address", "0", "where controller-runtime serves /metrics (0: nowhere)")
 	qps := flag.Float64("qps", 20, "client QPS")
 	burst := flag.Int("burst", 30, "client burst")
 	workers := flag.Int("workers", 1, "MaxConcurrentReconciles")
@@ -85,20 +122,36 @@ func main() {
 	}
 	config.QPS = float32(*qps)
 	config.Burst = *burst
+	namespaces := map[string]cache.Config{}
+	for _, name := range strings.Split(*namespace, ",") {
+		namespaces[name] = cache.Config{}
+	}
 	manager, err := ctrl.NewManager(config, ctrl.Options{
-		Cache:                  cache.Options{DefaultNamespaces: map[string]cache.Config{*namespace: {}}},
-		Metrics:                metricsserver.Options{BindAddress: "0"},
+		Cache:                  cache.Options{DefaultNamespaces: namespaces},
+		Metrics:                metricsserver.Options{BindAddress: *metricsAddress},
 		HealthProbeBindAddress: "0",
 	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	err = ctrl.NewControllerManagedBy(manager).
-		Named("pod-name-label").
-		For(&corev1.Pod{}, builder.OnlyMetadata).
-		WithOptions(controller.Options{MaxConcurrentReconciles: *workers}).
-		Complete(&podNameLabeler{client: manager.GetClient(), annotation: *annotation, label: *label})
+	if *shape == "tenants" {
+		err = ctrl.NewControllerManagedBy(manager).
+			Named("copier").
+			// The Loop's selector (app=bench), filtered after the cache as the router filters: both cache every
+			// ConfigMap of the namespace, kube-root-ca.crt included.
+			For(&corev1.ConfigMap{}, builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool { return o.GetLabels()["app"] == "bench" }))).
+			Owns(&corev1.Secret{}).
+			WithOptions(controller.Options{MaxConcurrentReconciles: *workers}).
+			// One stderr line per mismatch: the bench counts them, as it counts the other shape's errors.
+			Complete(&secretCopier{client: manager.GetClient(), differ: func() { fmt.Fprintln(os.Stderr, `{"msg":"copy differs"}`) }})
+	} else {
+		err = ctrl.NewControllerManagedBy(manager).
+			Named("pod-name-label").
+			For(&corev1.Pod{}, builder.OnlyMetadata).
+			WithOptions(controller.Options{MaxConcurrentReconciles: *workers}).
+			Complete(&podNameLabeler{client: manager.GetClient(), annotation: *annotation, label: *label})
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)

@@ -1,6 +1,6 @@
-// The controller-runtime baselines of bench:router and bench:tenants-scale: builds bench/baseline-controller/main.go with the machine's
-// go from the Go module proxy into ~/.cache/kubeloop/baseline-controller (keyed by source and version, never
-// committed), and runs it; bench/process-figures.ts reads both sides' CPU time and RSS from /proc the same way.
+// The controller-runtime baselines of bench:router and bench:tenants-scale: builds bench/baseline-controller/main.go
+// with the machine's go from the Go module proxy into ~/.cache/kubeloop/baseline-controller (keyed by source and
+// version, never committed), and runs it; bench/process-figures.ts reads both sides' CPU time and RSS from /proc alike.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { access, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
@@ -47,6 +47,18 @@ export interface BaselineSettings {
   shape?: 'pods' | 'tenants';
   /** host:port for controller-runtime's /metrics; none when unset. */
   metricsBindAddress?: string;
+  /** tenants: create or update the copies (in the router's place) instead of only comparing them. */
+  write?: boolean;
+  /** tenants: report each reconcile of a ConfigMap holding this annotation (its value: Unix ms). */
+  changedAtAnnotation?: string;
+}
+
+/** A reconcile of a ConfigMap holding the changed-at annotation: when it started (Unix ms), and what it read. */
+export interface MarkedReconcile {
+  namespace: string;
+  changedAt: number;
+  resourceVersion: string;
+  receivedAt: number;
 }
 
 export interface BaselineChild {
@@ -57,6 +69,8 @@ export interface BaselineChild {
   errors(): number;
   /** The tenants shape's reconciles that found a Secret not holding its ConfigMap's data. */
   differs(): number;
+  /** The marked reconciles since the last call (changedAtAnnotation). */
+  takeMarked(): MarkedReconcile[];
   stop(): Promise<void>;
 }
 
@@ -64,11 +78,14 @@ export function spawnBaselineController(binary: string, s: BaselineSettings): Ba
   const args = [`--kubeconfig=${s.kubeconfigPath}`, `--namespace=${s.namespaces.join(',')}`, `--qps=${s.qps}`, `--burst=${s.burst}`, `--workers=${s.workers}`];
   if (s.shape) args.push(`--shape=${s.shape}`);
   if (s.metricsBindAddress) args.push(`--metrics-bind-address=${s.metricsBindAddress}`);
+  if (s.write) args.push('--write');
+  if (s.changedAtAnnotation) args.push(`--changed-at-annotation=${s.changedAtAnnotation}`);
   const child: ChildProcess = spawn(binary, args, { stdio: ['ignore', 'ignore', 'pipe'] });
   process.once('exit', () => child.kill('SIGKILL'));
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   let errors = 0;
   let differs = 0;
+  let marked: MarkedReconcile[] = [];
   const ready = new Promise<void>((resolve, reject) => {
     // controller-runtime logs "Starting workers" once the informer has synced: the same point as the router's ready.
     const lines = createInterface({ input: child.stderr! });
@@ -76,6 +93,7 @@ export function spawnBaselineController(binary: string, s: BaselineSettings): Ba
       if (line.includes('Starting workers')) resolve();
       else if (line.includes('"Reconciler error"')) errors += 1;
       else if (line.includes('"copy differs"')) differs += 1;
+      else if (line.includes('"marked reconcile"')) marked.push(JSON.parse(line) as MarkedReconcile);
       else if (line.includes('"level":"error"')) process.stderr.write(`[go] ${line}\n`);
     });
     void exited.then(() => reject(new Error('the baseline controller exited before its workers started')));
@@ -85,6 +103,11 @@ export function spawnBaselineController(binary: string, s: BaselineSettings): Ba
     ready,
     errors: () => errors,
     differs: () => differs,
+    takeMarked: () => {
+      const taken = marked;
+      marked = [];
+      return taken;
+    },
     stop: async () => {
       child.kill('SIGTERM');
       const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);

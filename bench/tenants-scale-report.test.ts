@@ -139,6 +139,12 @@ describe('quietP99s', () => {
     expect(text).toContain('  10 tenants, quiet p99 as admin drawn from 300 / 290 changes (alone / busy); by round (alone / busy, ratio) 1: 10 / 12 ms 1.20; 2: 8 / 20 ms 2.50; ratios 1.20-2.50, pooled 1.80');
   });
 
+  it('sets the quiet p99s with controller-runtime in the router\'s place beside the router\'s', () => {
+    const baselineQuiet = quietP99s([range(1, 100)], [range(51, 100)], { alone: [range(1, 100)], busy: [range(1, 100)] });
+    const text = formatScale([row(10, { quiet: { aloneP99: 20, busyP99: 60, samples: { alone: 100, busy: 100 } }, baselineQuiet })], 'load').join('\n');
+    expect(text).toContain("  10 tenants, controller-runtime in the router's place (change -> its reconcile): alone 99 / busy 149 ms, ratio 1.51 (100 / 100 changes); of it the quiet PATCH's own round trip (before any controller sees the change) p99 99 / 99 ms, ratio 1.00; the router's ratio is 1.99x its");
+  });
+
   it("pools the quiet PATCH's own round trips and prints their ratio: the API server's part", () => {
     const q = quietP99s([range(20, 100)], [range(30, 100)], { alone: [range(1, 100)], busy: [range(1, 100).map((ms) => ms * 2)] });
     expect(q.writeOnly).toEqual({ aloneP99: 99, busyP99: 198 });

@@ -93,6 +93,8 @@ export interface ScaleRow {
    * window's end, what it did, spawn -> its caches synced (ms), and its reconciles that found a copy unlike its ConfigMap.
    */
   baseline?: { rss: number; rest: RestActivity; syncMs: number; differs: number };
+  /** The quiet tenant's p99s (as admin) with controller-runtime writing the copies in the router's place: change -> its reconcile. */
+  baselineQuiet?: QuietP99s;
 }
 
 /** One router restart: spawn -> every tenant called again (ms); then its open watches and RSS (bytes). */
@@ -206,6 +208,8 @@ export function formatScale(rows: ScaleRow[], load: string): string[] {
   }
   for (const r of rows) {
     lines.push(`  ${r.tenants} tenants, quiet p99 as admin drawn from ${drawnFrom(r.quiet)} (alone / busy)${r.quiet.rounds ? `; ${formatRounds(r.quiet)}` : ''}${formatWriteOnly(r.quiet)}`);
+    const g = r.baselineQuiet;
+    if (g) lines.push(`  ${r.tenants} tenants, controller-runtime in the router's place (change -> its reconcile): alone ${g.aloneP99.toFixed(0)} / busy ${g.busyP99.toFixed(0)} ms, ratio ${ratio(g).toFixed(2)} (${drawnFrom(g)})${g.rounds ? `; ${formatRounds(g)}` : ''}${formatWriteOnly(g)}; the router's ratio is ${(ratio(r.quiet) / ratio(g)).toFixed(2)}x its`);
     const q = r.quietAsTenants;
     if (q) lines.push(`  ${r.tenants} tenants, quiet p99 with every tenant writing as its ServiceAccount: alone ${q.aloneP99.toFixed(0)} / busy ${q.busyP99.toFixed(0)} ms, ratio ${ratio(q).toFixed(2)} (${drawnFrom(q)})${q.rounds ? `; ${formatRounds(q)}` : ''}${formatWriteOnly(q)}`);
     const apf = r.quietApf;

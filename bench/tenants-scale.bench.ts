@@ -30,7 +30,7 @@ import { TENANT_LEVEL, withTenantFlowControl } from './tenants-scale-apf.ts';
 import { formatBaselineRest, formatRest } from './tenants-scale-rest.ts';
 import { readLoopStalls } from './loop-probe-reader.ts';
 import { atRest, routerScrape, untilRouterQuiet, type Probed } from './tenants-scale-probes.ts';
-import { formatScale, hooked, hooksAt, parseSizes, quietP99s, type AfterRestart, type ScaleRow } from './tenants-scale-report.ts';
+import { formatScale, hooked, hooksAt, parseSizes, quietP99s, type AfterRestart, type QuietP99s, type ScaleRow } from './tenants-scale-report.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const SIZES = parseSizes(process.env.BENCH_TENANTS ?? '10,100,1000');
@@ -89,6 +89,10 @@ const ROUTER_FLAGS = (process.env.BENCH_ROUTER_FLAGS ?? '').split(' ').filter(Bo
 // BENCH_REST_AFTER_SECONDS, so with 660 or more its watches renew in the window as the router's may (client-go's every
 // 5-10 minutes), and stops after the window, before the quiet and busy phases.
 const GO_AT_REST = process.env.BENCH_GO_AT_REST !== '0';
+// And the quiet and busy phases (as admin) once more with controller-runtime writing the copies in the router's place
+// (--write; the router stopped, then started again): the same-run baseline of the quiet tenant's ratio, from the
+// quiet change written to its reconcile; BENCH_GO_QUIET=0 leaves it out.
+const GO_QUIET = process.env.BENCH_GO_QUIET !== '0';
 const GROUP = '/apis/kubeloop.dev/v1alpha1';
 const tenant = (i: number) => `scale-${String(i).padStart(4, '0')}`;
 
@@ -108,19 +112,22 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-interface BaselineAtRest {
+interface StartedBaseline {
   child: BaselineChild;
   probed: Probed;
   /** Spawn -> its caches synced (controller-runtime's "Starting workers"). */
   syncMs: number;
 }
 
-/** controller-runtime over the first `size` tenants' namespaces, synced and past its first reconciles. */
-async function startBaselineAtRest(binary: string, kubeconfigPath: string, size: number): Promise<BaselineAtRest> {
+/**
+ * controller-runtime over the first `size` tenants' namespaces, synced and past its first reconciles: read-only beside
+ * the router, or (`write`) in its place, writing the copies and reporting each quiet change's reconcile.
+ */
+async function startBaseline(binary: string, kubeconfigPath: string, size: number, write = false): Promise<StartedBaseline> {
   const port = await freePort();
   const spawnedAt = performance.now();
   const namespaces = Array.from({ length: size }, (_, i) => tenant(i));
-  const child = spawnBaselineController(binary, { kubeconfigPath, namespaces, qps: 1000, burst: 2000, workers: 16, shape: 'tenants', metricsBindAddress: `127.0.0.1:${port}` });
+  const child = spawnBaselineController(binary, { kubeconfigPath, namespaces, qps: 1000, burst: 2000, workers: 16, shape: 'tenants', metricsBindAddress: `127.0.0.1:${port}`, write, changedAtAnnotation: CHANGED_AT });
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`controller-runtime over ${size} namespaces did not sync in 600 s`)), 600_000)));
   try {
@@ -135,7 +142,7 @@ async function startBaselineAtRest(binary: string, kubeconfigPath: string, size:
   // Its first reconciles (each ConfigMap and its Secret read from the caches) end within a second of the sync; the
   // window starts past them, as the router's starts past its echoes.
   await new Promise((resolve) => setTimeout(resolve, 10_000));
-  console.error(`[bench] ${size} tenants: controller-runtime over the same namespaces synced ${(syncMs / 1000).toFixed(1)} s after spawn`);
+  console.error(`[bench] ${size} tenants: controller-runtime over the same namespaces${write ? ", in the router's place," : ''} synced ${(syncMs / 1000).toFixed(1)} s after spawn`);
   return { child, probed: { pid: child.pid, opsUrl: `http://127.0.0.1:${port}` }, syncMs };
 }
 
@@ -335,6 +342,8 @@ interface PhaseContext {
   client: KubeClient;
   kubeconfigPath: string;
   router: Spawned;
+  /** controller-runtime in the router's place (the router stopped): its reconciles are the arrivals, its CPU the load's. */
+  baseline?: BaselineChild;
   /** kube-apiserver and etcd. */
   apiPids: number[];
   kubectl: BenchPlane['kubectl'];
@@ -355,15 +364,18 @@ async function watchQuiet(client: KubeClient, quietNs: string, signal: AbortSign
  * The quiet tenant's changes over one phase, with `busy` tenants churning or not. The busy load runs in a process of
  * its own (bench/tenants-scale-churn.ts), so this one's event loop only writes and times the quiet changes.
  */
-async function quietPhase({ client: admin, kubeconfigPath, router, apiPids, kubectl }: PhaseContext, quietNs: string, busy: number[], asTenants = false): Promise<QuietRun> {
+async function quietPhase({ client: admin, kubeconfigPath, router, apiPids, kubectl, baseline }: PhaseContext, quietNs: string, busy: number[], asTenants = false): Promise<QuietRun> {
   const client = asTenants ? admin.impersonating({ user: serviceAccountUser(quietNs, LOOP_SERVICE_ACCOUNT) }, { qps: 1000, burst: 1000 }) : admin;
   const apiMetrics = async () => parsePrometheusText((await kubectl('get', '--raw', '/metrics')).stdout);
+  // Where a change arrives: the function's call (the router built the request at `now`), or a reconcile of the baseline.
+  const takeArrivals = async (): Promise<QuietArrival[]> => (baseline ? baseline.takeMarked().map((m) => ({ ...m, builtAt: m.receivedAt })) : await ask<QuietArrival[]>('quiet'));
   const apfBefore = await apiMetrics();
-  await ask('quiet');
-  const routerBefore = await routerScrape(router); // the router's event-loop delay histogram restarts at every scrape
+  await takeArrivals();
+  const routerBefore = baseline ? [] : await routerScrape(router); // the router's event-loop delay histogram restarts at every scrape
   const apiCpu = () => apiPids.reduce((sum, pid) => sum + readProcess(pid).cpuMs, 0);
-  const cpuBefore = [readProcess(router.pid).cpuMs, readProcess(fn!.pid!).cpuMs, apiCpu()];
-  await Promise.all([readLoopStalls(router.pid), readLoopStalls(fn!.pid!)]); // their counts start here
+  const controllerPid = baseline ? baseline.pid : router.pid;
+  const cpuBefore = [readProcess(controllerPid).cpuMs, readProcess(fn!.pid!).cpuMs, apiCpu()];
+  if (!baseline) await Promise.all([readLoopStalls(router.pid), readLoopStalls(fn!.pid!)]); // their counts start here
   const phaseStart = performance.now();
   const writes: QuietWrite[] = [];
   const abort = new AbortController();
@@ -376,7 +388,7 @@ async function quietPhase({ client: admin, kubeconfigPath, router, apiPids, kube
   const churned = churn ? new Promise((resolve) => churn.once('exit', resolve)) : Promise.resolve();
   const deadline = performance.now() + PHASE_MS;
   // As a Prometheus would, through the phase; the body is read, not parsed.
-  const scraper = SCRAPE_MS > 0 ? setInterval(() => void fetch(`${router.opsUrl}/metrics`).then((r) => r.arrayBuffer()).catch(() => {}), SCRAPE_MS) : undefined;
+  const scraper = SCRAPE_MS > 0 && !baseline ? setInterval(() => void fetch(`${router.opsUrl}/metrics`).then((r) => r.arrayBuffer()).catch(() => {}), SCRAPE_MS) : undefined;
   for (let n = 0; performance.now() < deadline; n++) {
     const changedAt = Date.now();
     const written = await client.request<{ metadata: { resourceVersion: string } }>({ method: 'PATCH', path: `/api/v1/namespaces/${quietNs}/configmaps/primary`, contentType: 'application/merge-patch+json', body: { metadata: { annotations: { [CHANGED_AT]: String(changedAt) } } } });
@@ -386,11 +398,11 @@ async function quietPhase({ client: admin, kubeconfigPath, router, apiPids, kube
   clearInterval(scraper);
   await churned;
   const seconds = (performance.now() - phaseStart) / 1000;
-  const [routerStalls, functionStalls] = await Promise.all([readLoopStalls(router.pid), readLoopStalls(fn!.pid!)]);
-  const routerAfter = await routerScrape(router);
+  const [routerStalls, functionStalls] = baseline ? [] : await Promise.all([readLoopStalls(router.pid), readLoopStalls(fn!.pid!)]);
+  const routerAfter = baseline ? [] : await routerScrape(router);
   const load: PhaseLoad = {
     patchesPerS: churn ? churnResult(churnOut).patches / seconds : 0,
-    routerCpuMsPerS: (readProcess(router.pid).cpuMs - cpuBefore[0]!) / seconds,
+    routerCpuMsPerS: (readProcess(controllerPid).cpuMs - cpuBefore[0]!) / seconds,
     functionCpuMsPerS: (readProcess(fn!.pid!).cpuMs - cpuBefore[1]!) / seconds,
     apiCpuMsPerS: (apiCpu() - cpuBefore[2]!) / seconds,
     routerLagP99Ms: total(routerAfter, 'nodejs_eventloop_lag_p99_seconds') * 1000,
@@ -405,7 +417,7 @@ async function quietPhase({ client: admin, kubeconfigPath, router, apiPids, kube
     const at = watched.get(w.resourceVersion);
     if (at !== undefined) w.watchedAt = at;
   }
-  const arrivals = (await ask<QuietArrival[]>('quiet')).filter((a) => a.namespace === quietNs);
+  const arrivals = (await takeArrivals()).filter((a) => a.namespace === quietNs);
   return { writes, arrivals, load, latencies: decompose(writes, arrivals, new Map()).map((d) => d.total) };
 }
 
@@ -443,7 +455,6 @@ async function alternatingPhases(ctx: PhaseContext, quietNs: string, busy: numbe
 }
 
 /** Rounds' changes together for the decomposition; the phase's load is its first round's. */
-// One QuietRun of every round's changes; the load (CPU of each process over a phase) is the first round's.
 const pooled = (runs: QuietRun[]): QuietRun => ({ writes: runs.flatMap((r) => r.writes), arrivals: runs.flatMap((r) => r.arrivals), latencies: runs.flatMap((r) => r.latencies), load: runs[0]!.load });
 const writeMs = (run: QuietRun) => run.writes.map((w) => w.answeredAt - w.changedAt);
 const p99s = (runs: { alone: QuietRun[]; busy: QuietRun[] }) =>
@@ -490,7 +501,7 @@ async function main(): Promise<void> {
       platform.built?.('webhook'),
     );
     const watchesWithoutRouter = await openWatches(bench.kubectl);
-    const goBinary = GO_AT_REST ? await buildBaselineController((line) => console.error(`[bench] ${line}`)) : undefined;
+    const goBinary = GO_AT_REST || GO_QUIET ? await buildBaselineController((line) => console.error(`[bench] ${line}`)) : undefined;
     const routerArgs = DECOMPOSE ? [`--history-dir=${historyDir}`] : [];
     router = await spawnRouter(platform, plane.kubeconfigPath, routerArgs);
     const rows: ScaleRow[] = [];
@@ -509,7 +520,7 @@ async function main(): Promise<void> {
       console.error(`[bench] ${size} tenants: the router quiet after ${(settleMs / 1000).toFixed(1)} s`);
       // The router's watches, counted before the baseline opens its own.
       const watches = (await openWatches(bench.kubectl)) - watchesWithoutRouter;
-      const go = goBinary ? await startBaselineAtRest(goBinary, plane.kubeconfigPath, size) : undefined;
+      const go = goBinary && GO_AT_REST ? await startBaseline(goBinary, plane.kubeconfigPath, size) : undefined;
       await restAfterQuiet(size);
       const [routerRest, gatewayRest, goRest] = await atRest([router, { pid: gateway.child.pid!, opsUrl: gateway.url }, ...(go ? [go.probed] : [])], REST_MS);
       console.error(`[bench] ${size} tenants, router ${formatRest(routerRest!.rest)}\n[bench] ${size} tenants, gateway ${formatRest(gatewayRest!.rest)}`);
@@ -542,6 +553,20 @@ async function main(): Promise<void> {
       // for a before/after of a router setting in one run; the restarts below start from the configured router.
       const compared = QUIET_COMPARE_ARGS.length > 0 ? await quietPhaseWith(QUIET_COMPARE_ARGS) : undefined;
       if (compared) await restartRouter([]);
+      // The same phases with controller-runtime in the router's place (the router stopped, then started again).
+      let baselineQuiet: QuietP99s | undefined;
+      if (goBinary && GO_QUIET) {
+        await stop(router.child);
+        const go = await startBaseline(goBinary, plane.kubeconfigPath, size, true);
+        try {
+          baselineQuiet = p99s(await alternatingPhases({ ...phase, baseline: go.child }, quietNs, busy));
+        } finally {
+          await go.child.stop();
+        }
+        const at = Date.now();
+        router = await spawnRouter(platform, plane.kubeconfigPath, routerArgs);
+        await untilAllCalled(tenants, at);
+      }
       await deleteBusyObjects(client, busy);
       if (DECOMPOSE) {
         const seen = routerSeen(await historyText(historyDir), `${quietNs}/copier`);
@@ -604,6 +629,7 @@ async function main(): Promise<void> {
         restartScrape: configured.scrape,
         ...(restartWithArgs ? { restartWithArgs } : {}),
         ...(baseline ? { baseline } : {}),
+        ...(baselineQuiet ? { baselineQuiet } : {}),
       });
     }
     for (const line of formatScale(rows, machineLoad())) console.log(line);

@@ -1,7 +1,7 @@
 // bench:tenants-scale, the pure part: the sizes to run, the cost of each added tenant between two sizes, and
 // the report. Figures come from one run; per-tenant costs are differences between its sizes.
 import { percentile } from './router-bench-kit.ts';
-import { formatBaselineRest, formatBaselineRestCost, formatRest, formatRestCost, restCost, type RestActivity, type RestCost } from './tenants-scale-rest.ts';
+import { formatBaselineRest, formatBaselineRestCost, formatRest, formatRestCost, ratioOf, restCost, type RestActivity, type RestCost } from './tenants-scale-rest.ts';
 
 /** A quiet tenant's p99 alone and with busy neighbours, and the changes each is drawn from. */
 export interface QuietP99s {
@@ -176,8 +176,6 @@ export function tenantCosts(rows: ScaleRow[]): TenantCost[] {
 }
 
 const sec = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
-/** "2.10x", or "n/a" where either did not grow (a ratio of noise around zero says nothing). */
-const ratioOf = (value: number, baseline: number) => (value > 0 && baseline > 0 ? `${(value / baseline).toFixed(2)}x` : 'n/a');
 const mib = (bytes: number) => `${(bytes / MiB).toFixed(1)} MiB`;
 
 /** Per added tenant between consecutive sizes, both restarts: converge time, watches, RSS. */

@@ -114,9 +114,12 @@ export function formatBaselineRest(a: RestActivity): string {
   return `at rest over ${a.seconds.toFixed(1)} s: CPU ${a.cpuMsPerS.toFixed(3)} ms/s, API requests ${formatRates(a.requestsPerS)}`;
 }
 
-/** The same per added tenant, and the router's over it where both grew (a ratio of noise around zero says nothing). */
+/** "2.10x", or "n/a" where either did not grow (a ratio of noise around zero says nothing). */
+export const ratioOf = (value: number, baseline: number): string => (value > 0 && baseline > 0 ? `${(value / baseline).toFixed(2)}x` : 'n/a');
+
+/** The same per added tenant, and the router's over it. */
 export function formatBaselineRestCost(baseline: RestCost, router: RestCost | undefined): string {
-  const ratio = router ? `; the router's ${router.cpuUsPerS.toFixed(2)} us/s is ${router.cpuUsPerS > 0 && baseline.cpuUsPerS > 0 ? `${(router.cpuUsPerS / baseline.cpuUsPerS).toFixed(2)}x` : 'n/a'}` : '';
+  const ratio = router ? `; the router's ${router.cpuUsPerS.toFixed(2)} us/s is ${ratioOf(router.cpuUsPerS, baseline.cpuUsPerS)}` : '';
   return `CPU ${baseline.cpuUsPerS.toFixed(2)} us/s, ${baseline.requestsPerHour.toFixed(1)} API requests per hour${ratio}`;
 }
 

@@ -16,6 +16,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { V1Pod } from '@kubernetes/client-node';
 import { isApiError, type KubeClient } from '../lib/kube/kube-client.ts';
 import { readWatchEvents } from '../lib/kube/watch-stream.ts';
+import type { FloorConfig } from './node-floor-controller.ts';
 import type { RouterChildConfig, RouterChildStats } from './router-bench-router.ts';
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -34,16 +35,16 @@ export interface ChildCode {
   dispose(): Promise<void>;
 }
 
-const CHILD_ENTRIES = ['router-bench-router', 'function-bench-server'] as const;
+const CHILD_ENTRIES = ['router-bench-router', 'function-bench-server', 'node-floor-controller'] as const;
 type ChildEntry = (typeof CHILD_ENTRIES)[number];
 
 /**
  * Fills a V8 compile cache for the children as cli/warm-compile-cache.js does for the images: loads what the
- * two entry points import (and every function, which the registry loads on demand) without running them.
+ * entry points import (and every function, which the registry loads on demand) without running them.
  */
-async function warmCompileCache(dist: string, cacheDir: string): Promise<void> {
+async function warmCompileCache(dist: string, cacheDir: string, entries: readonly ChildEntry[]): Promise<void> {
   const imports = new Set<string>();
-  for (const entry of CHILD_ENTRIES) {
+  for (const entry of entries) {
     const source = await readFile(join(dist, 'bench', `${entry}.js`), 'utf8');
     for (const [, specifier] of source.matchAll(/^import .* from ['"]([^'"]+)['"];$/gm)) {
       imports.add(specifier!.startsWith('.') ? pathToFileURL(join(dist, 'bench', specifier!)).href : specifier!);
@@ -59,7 +60,7 @@ async function warmCompileCache(dist: string, cacheDir: string): Promise<void> {
 }
 
 /**
- * How the children run: `bundle` (the default) as the images run: esbuild bundles of the two entry points with
+ * How the children run: `bundle` (the default) as the images run: esbuild bundles of the entry points with
  * the production bundle's settings (cli/bundle-options.js) and a compile cache warmed by a first start, the router
  * from a V8 startup snapshot of its bundle (cli/snapshot-bundle.js) where the tree has one; `dist`
  * compiled by tsc into one file per module (BENCH_CPU_PROF picks it: profiles then name kubeloop's folders);
@@ -81,11 +82,13 @@ export async function compileChildren(mode: ChildCodeMode = childCodeMode(), roo
   await writeFile(join(dir, 'package.json'), JSON.stringify({ type: 'module' }));
   await symlink(join(ROOT, 'node_modules'), join(dir, 'node_modules'));
   const cacheDir = join(dir, 'compile-cache');
+  // An older tree (BENCH_BASELINE_TREE) may lack an entry added since: the Node floor is always this tree's.
+  const entries = CHILD_ENTRIES.filter((entry) => existsSync(join(root, 'bench', `${entry}.ts`)));
   // What the images set, read from `root`'s own Dockerfile (a baseline tree runs with the settings it had): a warmed
   // compile cache, each image's own environment (NODE_OPTIONS) and the node flags its ENTRYPOINT puts before
   // cli/bin.js or the router's snapshot.
   const targets = await dockerfileTargets(root);
-  const targetOf = (entry: ChildEntry) => targets.find((t) => t.target === (entry === 'router-bench-router' ? 'router' : 'function-pod-name-label'));
+  const targetOf = (entry: ChildEntry) => targets.find((t) => t.target === (entry === 'function-bench-server' ? 'function-pod-name-label' : 'router'));
   const imageEnv = (entry: ChildEntry): NodeJS.ProcessEnv => ({ ...targetOf(entry)?.env, NODE_COMPILE_CACHE: cacheDir });
   const imageFlags = (entry: ChildEntry): string[] => {
     const target = targetOf(entry);
@@ -96,17 +99,17 @@ export async function compileChildren(mode: ChildCodeMode = childCodeMode(), roo
   if (mode === 'bundle') {
     await build({
       ...productionBundleOptions(join(dir, 'bundle')),
-      entryPoints: CHILD_ENTRIES.map((entry) => ({ in: join(root, 'bench', `${entry}.ts`), out: entry })),
+      entryPoints: entries.map((entry) => ({ in: join(root, 'bench', `${entry}.ts`), out: entry })),
       plugins: productionPlugins,
     });
     script = (entry) => join(dir, 'bundle', `${entry}.mjs`);
-    await warmBundles(script, imageEnv, imageFlags);
+    await warmBundles(script, imageEnv, imageFlags, entries);
     // As the router image runs it: from a V8 startup snapshot, in a tree whose image has one (BENCH_ROUTER_SNAPSHOT=0: not).
     if (existsSync(join(root, 'cli', 'snapshot-bundle.js')) && process.env.BENCH_ROUTER_SNAPSHOT !== '0') routerBlob = await buildRouterSnapshot(root, dir);
   } else {
     const tsc = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
     await promisify(execFile)(process.execPath, [tsc, '-p', join(root, 'bench/router-bench.tsconfig.json'), '--outDir', join(dir, 'dist')], { cwd: root });
-    await warmCompileCache(join(dir, 'dist'), cacheDir);
+    await warmCompileCache(join(dir, 'dist'), cacheDir, entries);
     script = (entry) => join(dir, 'dist', 'bench', `${entry}.js`);
   }
   return {
@@ -144,13 +147,16 @@ async function treeSnapshotArgs(root: string, script: string, blob: string): Pro
 
 /**
  * Fills the compile cache of the bundled children by starting each once: the router with a kubeconfig that does
- * not exist (it loads every module, then fails), the function until it serves. Node writes the cache on exit.
+ * not exist (it loads every module, then fails), the function until it serves, the Node floor without its
+ * configuration (it loads, then exits). Node writes the cache on exit.
  */
-async function warmBundles(script: (entry: ChildEntry) => string, env: (entry: ChildEntry) => NodeJS.ProcessEnv, flags: (entry: ChildEntry) => string[]): Promise<void> {
+async function warmBundles(script: (entry: ChildEntry) => string, env: (entry: ChildEntry) => NodeJS.ProcessEnv, flags: (entry: ChildEntry) => string[], entries: readonly ChildEntry[]): Promise<void> {
   const router = 'router-bench-router';
   await promisify(execFile)(process.execPath, [...flags(router), script(router)], {
     env: { ...process.env, ...env(router), KUBELOOP_BENCH_ROUTER: JSON.stringify({ kubeconfigPath: join(tmpdir(), 'kubeloop-bench-no-kubeconfig'), loops: [], invoke: 'http' }) },
   }).catch(() => {});
+  // The Node floor only loads without its configuration.
+  if (entries.includes('node-floor-controller')) await promisify(execFile)(process.execPath, [...flags('node-floor-controller'), script('node-floor-controller')], { env: { ...process.env, ...env('node-floor-controller') } });
   const fn = spawn(process.execPath, [...flags('function-bench-server'), script('function-bench-server'), 'function', 'pod-name-label'], { stdio: ['ignore', 'pipe', 'ignore'], env: { ...process.env, ...env('function-bench-server') } });
   for await (const line of createInterface({ input: fn.stdout! })) {
     if (line.startsWith('{"url"')) break;
@@ -177,6 +183,44 @@ export async function spawnFunction(code: ChildCode, name: string): Promise<{ ur
     }
   }
   throw new Error(`function ${name} exited before it served`);
+}
+
+export interface FloorChild {
+  pid: number;
+  /** PATCHes the API server refused so far (each is tried again). */
+  errors(): number;
+  stop(): Promise<void>;
+}
+
+/** Starts the Node floor (bench/node-floor-controller.ts) as the router runs; resolves once it listed and watches. */
+export async function spawnNodeFloor(code: ChildCode, config: FloorConfig): Promise<FloorChild> {
+  const { execArgv, script, env } = code.command('node-floor-controller');
+  const child = spawn(process.execPath, [...PROFILE, ...execArgv, script], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    cwd: ROOT,
+    env: { ...process.env, ...env, KUBELOOP_BENCH_FLOOR: JSON.stringify(config) },
+  });
+  process.once('exit', () => child.kill('SIGKILL'));
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  let errors = 0;
+  createInterface({ input: child.stderr! }).on('line', (line) => {
+    if (line.startsWith('{"patchFailed"')) errors += 1;
+    process.stderr.write(`[node floor] ${line}\n`);
+  });
+  await new Promise<void>((resolve, reject) => {
+    createInterface({ input: child.stdout! }).once('line', () => resolve());
+    void exited.then(() => reject(new Error('the Node floor exited before it listed the pods')));
+  });
+  return {
+    pid: child.pid!,
+    errors: () => errors,
+    stop: async () => {
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
 }
 
 export interface RouterChild {

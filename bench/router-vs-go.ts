@@ -1,6 +1,7 @@
 // Section (0) of bench:router: the router + pod-name-label function (HTTP) against the controller-runtime
 // baseline (bench/baseline-controller), on the same control plane, at the same client QPS and concurrency,
-// for pods already there and pods created live. Same measures for both sides: a watch's timestamps, /proc.
+// for pods already there and pods created live, and beside both the Node floor (bench/node-floor-controller.ts).
+// Same measures for every side: a watch's timestamps, /proc.
 import type { KubeClient } from '../lib/kube/kube-client.ts';
 import type { Loop } from '../api/loop.ts';
 import { LOOP_SERVICE_ACCOUNT } from '../test/support/loop-service-account.ts';
@@ -8,8 +9,10 @@ import { spawnBaselineController } from './baseline-controller.ts';
 import { readProcess, type ProcessReading } from './process-figures.ts';
 import { warmFunction } from './warm-function.ts';
 import type { PeakMemory } from './router-bench-router.ts';
-import type { LimitMode, Side, VersusRun, Work } from './versus-report.ts';
-import { createNamespace, createPods, createReplicaSet, deleteAllPods, type ChildCode, percentile, type Sightings, spawnRouter, until, watchPods } from './router-bench-kit.ts';
+import { callsFunction, type LimitMode, type Side, type VersusRun, type Work } from './versus-report.ts';
+import { createNamespace, createPods, createReplicaSet, deleteAllPods, type ChildCode, percentile, type Sightings, spawnNodeFloor, spawnRouter, until, watchPods } from './router-bench-kit.ts';
+import type { FloorConfig } from './node-floor-controller.ts';
+import { loadKubeConfig, type HttpsOptions } from '../lib/kube/kube-config.ts';
 
 /**
  * Untimed requests to the function before each side that calls it (bench/warm-function.ts), so that the side a
@@ -56,6 +59,10 @@ async function startController(s: VersusSettings, mode: LimitMode, side: Side, n
     await go.ready;
     return { pid: go.pid, counts: async () => ({ conflicts: go.errors(), calls: 0, requests: 0 }), stop: () => go.stop() };
   }
+  if (side === 'node-floor') {
+    const floor = await spawnNodeFloor(s.code, { ...(await floorCredentials(s.kubeconfigPath)), namespace, annotation: s.annotation, label: s.label, workers: s.concurrency });
+    return { pid: floor.pid, counts: async () => ({ conflicts: floor.errors(), calls: 0, requests: 0 }), stop: () => floor.stop() };
+  }
   const loop: Loop = {
     apiVersion: 'kubeloop.dev/v1alpha1',
     kind: 'ClusterLoop',
@@ -87,6 +94,15 @@ async function startController(s: VersusSettings, mode: LimitMode, side: Side, n
   };
 }
 
+/** The bench's kubeconfig as the Node floor takes it: the server and its TLS material in PEM, read by the bench. */
+async function floorCredentials(kubeconfigPath: string): Promise<Pick<FloorConfig, 'server' | 'ca' | 'cert' | 'key' | 'headers'>> {
+  const credentials = await loadKubeConfig({ kubeconfig: kubeconfigPath });
+  const options: HttpsOptions = {};
+  await credentials.applyToHTTPSOptions(options);
+  const pem = (value: unknown) => (value === undefined ? undefined : String(value));
+  return { server: credentials.getCurrentCluster()!.server, ca: pem(options.ca), cert: pem(options.cert), key: pem(options.key), ...(options.headers ? { headers: options.headers } : {}) };
+}
+
 export async function versusRun(s: VersusSettings, mode: LimitMode, side: Side, work: Work, pods: number, tag: string): Promise<VersusRun> {
   const namespace = `vs-${mode.name}-${side}-${work}-${pods}-${tag}`;
   await createNamespace(s.client, namespace);
@@ -102,7 +118,7 @@ export async function versusRun(s: VersusSettings, mode: LimitMode, side: Side, 
 
 async function measure(s: VersusSettings, mode: LimitMode, side: Side, work: Work, pods: number, namespace: string, seen: Sightings): Promise<VersusRun> {
   // Right before the side starts: the function has sat idle while the pods were made and the last side ran.
-  if (side !== 'go' && WARMUP_REQUESTS > 0) {
+  if (callsFunction(side) && WARMUP_REQUESTS > 0) {
     const [at, cpu] = [performance.now(), readProcess(s.functionPid).cpuMs];
     await warmFunction(s.functionUrl, WARMUP_REQUESTS, s.concurrency);
     console.error(`  ${side}: the function warmed by ${WARMUP_REQUESTS} requests in ${((performance.now() - at) / 1000).toFixed(2)} s, its CPU ${((readProcess(s.functionPid).cpuMs - cpu) / 1000).toFixed(2)} s (untimed)`);
@@ -143,7 +159,7 @@ async function measure(s: VersusSettings, mode: LimitMode, side: Side, work: Wor
     p50: percentile(latencies, 50),
     p99: percentile(latencies, 99),
     cpuMs: after.cpuMs - before.cpuMs,
-    functionCpuMs: side === 'go' ? 0 : fnAfter.cpuMs - fnBefore.cpuMs,
+    functionCpuMs: callsFunction(side) ? fnAfter.cpuMs - fnBefore.cpuMs : 0,
     peakRss: after.peakRss,
     idleRss,
     ...(work === 'live' ? { startCpuMs: before.cpuMs } : {}),
@@ -152,7 +168,7 @@ async function measure(s: VersusSettings, mode: LimitMode, side: Side, work: Wor
     requests: counts.requests,
     ...(counts.functionCallMs !== undefined ? { functionCallMs: counts.functionCallMs } : {}),
     ...(counts.atPeak ? { atPeak: counts.atPeak } : {}),
-    ...(side === 'go' ? {} : { functionPeakRss: fnAfter.peakRss }),
+    ...(callsFunction(side) ? { functionPeakRss: fnAfter.peakRss } : {}),
   };
   console.error(`  ${mode.name} ${side} ${work} ${pods}: all labelled in ${(run.totalMs / 1000).toFixed(2)} s, CPU ${((run.cpuMs + run.functionCpuMs) / 1000).toFixed(2)} s`);
   if (work === 'live') await s.client.request({ method: 'DELETE', path: `/apis/apps/v1/namespaces/${namespace}/replicasets/bench`, query: { propagationPolicy: 'Orphan' } });

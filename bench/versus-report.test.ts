@@ -1,6 +1,6 @@
 // bench:router section (0): ratios against Go come from the same mode and work item, router and function apart.
 import { describe, expect, it } from 'vitest';
-import { compareSides, formatFunctionCalls, formatStartCpu, formatVersus, limitModes, MiB, workItems, type LimitMode, type VersusRun } from './versus-report.ts';
+import { compareFloor, compareSides, formatFunctionCalls, formatStartCpu, formatVersus, limitModes, MiB, workItems, type LimitMode, type VersusRun } from './versus-report.ts';
 
 const capped: LimitMode = { name: 'capped', qps: 100, burst: 200 };
 const uncapped: LimitMode = { name: 'uncapped', qps: 1000, burst: 2000 };
@@ -85,6 +85,40 @@ describe('formatVersus variants', () => {
     expect(text).not.toContain('batched (default) vs unbatched');
     // The variant is no Go comparison's kubeloop side.
     expect(compareSides([run({ side: 'undici-writes', totalMs: 9000 }), run({ totalMs: 1000 }), run({ side: 'go', totalMs: 1000 })])[0]!.throughput).toBe(1);
+  });
+});
+
+describe('the Node floor', () => {
+  it("sets the floor's CPU per pod against Go's and kubeloop's above it, per work item, with no function columns", () => {
+    const runs = [
+      run({ cpuMs: 1500, functionCpuMs: 500 }),
+      run({ side: 'node-floor', cpuMs: 800, functionCpuMs: 0, totalMs: 800, peakRss: 40 * MiB }),
+      run({ side: 'node-floor', cpuMs: 700, functionCpuMs: 0, totalMs: 1200, peakRss: 50 * MiB }),
+      run({ side: 'go', cpuMs: 500, totalMs: 2000, peakRss: 30 * MiB }),
+      // An item without the floor is not compared.
+      run({ work: 'live', cpuMs: 1000 }),
+      run({ work: 'live', side: 'go', cpuMs: 500 }),
+    ];
+    const [c, ...rest] = compareFloor(runs);
+    expect(rest).toEqual([]);
+    expect(c!.cpuPerPod).toEqual({ floor: 1.5, go: 1, router: 3, function: 1 });
+    expect(c!.floorToGo).toBe(1.5);
+    expect(c!.kubeloopToFloor).toBeCloseTo(4 / 1.5);
+    expect(c!.throughput).toBe(2);
+    expect(c!.peakRss).toEqual({ floor: 45 * MiB, go: 30 * MiB });
+    const text = formatVersus(runs, 16).join('\n');
+    expect(text).toContain("  Node's floor (bench/node-floor-controller.ts: list, watch and PATCH on node:http2, nothing else) vs Go and kubeloop, same run");
+    expect(text).toContain('    existing 500   CPU per pod floor 1.50 vs Go 1.00 ms (1.50x); kubeloop 4.00 ms = floor + 2.50 (2.67x the floor; the part above it 2.50 of Go\'s CPU per pod)  throughput floor / Go 2.00x  peak RSS 45.0 MiB vs 30.0 MiB');
+    // The floor calls no function: its row leaves the function, calls and requests columns empty.
+    const floorRow = text.split('\n').find((line) => line.startsWith('  node-floor'))!;
+    expect(floorRow).toContain('               1.60                     0.00                        40.0 MiB');
+    // And it is no kubeloop variant: the ratio line against Go is the router's alone.
+    expect(text).toContain('CPU per pod 4.00x (router 3.00 + function 1.00 vs 1.00 ms');
+  });
+
+  it('prints nothing of the floor without a run of it', () => {
+    expect(compareFloor([run({}), run({ side: 'go' })])).toEqual([]);
+    expect(formatVersus([run({}), run({ side: 'go' })], 16).join('\n')).not.toContain("Node's floor");
   });
 });
 

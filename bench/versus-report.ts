@@ -15,7 +15,14 @@ export const VARIANTS = {
   baseline: 'this tree vs the baseline tree (BENCH_BASELINE_TREE), same run',
 } as const;
 export type Variant = keyof typeof VARIANTS;
-export type Side = 'kubeloop' | Variant | 'go';
+/**
+ * `node-floor`: bench/node-floor-controller.ts, the same work on Node's own HTTP/2 client and nothing else, the lower
+ * bound of a Node controller's CPU per pod, set beside Go and kubeloop.
+ */
+export type Side = 'kubeloop' | Variant | 'node-floor' | 'go';
+
+/** Whether a side's controller calls the pod-name-label function (the router's sides). */
+export const callsFunction = (side: Side): boolean => side !== 'go' && side !== 'node-floor';
 export type Work = 'existing' | 'live';
 
 /** The client limits both sides ran under: `capped` holds them to what controller-runtime ships, `uncapped` lifts it. */
@@ -91,7 +98,7 @@ const perPod = (rs: VersusRun[], pick: (r: VersusRun) => number) => mean(rs, (r)
 function bySide(runs: VersusRun[]): Array<Record<Side, VersusRun[]>> {
   return [...new Set(runs.map(itemKey))].map((key) => {
     const of = (side: Side) => runs.filter((r) => itemKey(r) === key && r.side === side);
-    return { kubeloop: of('kubeloop'), unbatched: of('unbatched'), 'undici-writes': of('undici-writes'), window: of('window'), baseline: of('baseline'), go: of('go') };
+    return { kubeloop: of('kubeloop'), unbatched: of('unbatched'), 'undici-writes': of('undici-writes'), window: of('window'), baseline: of('baseline'), 'node-floor': of('node-floor'), go: of('go') };
   });
 }
 
@@ -140,7 +147,7 @@ export function formatVersus(runs: VersusRun[], concurrency: number): string[] {
     lines.push('', `(0) ${mode.name}: kubeloop (router + pod-name-label over HTTP) vs controller-runtime, both clients at QPS ${mode.qps} (burst ${mode.burst})${mode.name === 'uncapped' ? ", the tenants' shared budget the same" : ''}, ${concurrency} calls/workers`);
     lines.push('  side          work      pods  all labelled  first action  p50 ms  p99 ms  pods/s  CPU ms/pod router  function  conflicts/pod  calls/pod  reqs/pod  peak RSS   idle RSS');
     for (const r of ofMode) {
-      const kube = r.side !== 'go';
+      const kube = callsFunction(r.side);
       lines.push(
         `  ${r.side.padEnd(13)} ${r.work.padEnd(8)}  ${String(r.pods).padStart(4)}  ${sec(r.totalMs).padStart(12)}  ${sec(r.firstLabelMs).padStart(12)}  ${r.p50.toFixed(0).padStart(6)}  ${r.p99.toFixed(0).padStart(6)}  ${(r.pods / (r.totalMs / 1000)).toFixed(0).padStart(6)}  ${(r.cpuMs / r.pods).toFixed(2).padStart(17)}  ${(kube ? (r.functionCpuMs / r.pods).toFixed(2) : '').padStart(8)}  ${(r.conflicts / r.pods).toFixed(2).padStart(13)}  ${(kube ? (r.calls / r.pods).toFixed(2) : '').padStart(9)}  ${(kube ? (r.requests / r.pods).toFixed(2) : '').padStart(8)}  ${mib(r.peakRss).padStart(9)}  ${r.idleRss ? mib(r.idleRss).padStart(9) : ''}`,
       );
@@ -155,6 +162,7 @@ export function formatVersus(runs: VersusRun[], concurrency: number): string[] {
       );
     }
     for (const variant of Object.keys(VARIANTS) as Variant[]) lines.push(...formatVariant(ofMode, variant));
+    lines.push(...formatFloor(ofMode));
   }
   for (const r of runs) {
     if (!r.atPeak) continue;
@@ -224,6 +232,56 @@ export function formatFunctionCalls(runs: VersusRun[]): string[] {
     return `    ${key.padEnd(22)} ${sides.join(', ')}${byPlace.length > 1 ? `; by place in the round: ${byPlace.join(', ')}` : ''}`;
   });
   return lines.length === 0 ? [] : ["  the function call, the router's mean in ms per side (each round's in brackets) and by the side's place in its round", ...lines];
+}
+
+export interface FloorComparison {
+  work: Work;
+  pods: number;
+  /** CPU ms per pod: the Node floor, Go, kubeloop's router and function. */
+  cpuPerPod: { floor: number; go: number; router: number; function: number };
+  /** The floor's CPU per pod over Go's: what Node costs doing the least the work needs. */
+  floorToGo: number;
+  /** kubeloop's CPU per pod (router + function) over the floor's. */
+  kubeloopToFloor: number;
+  /** Time for the same pods: Go's over the floor's (> 1: the floor faster). */
+  throughput: number;
+  peakRss: { floor: number; go: number };
+}
+
+/** The Node floor against Go and kubeloop, per work item of one mode that has all three. */
+export function compareFloor(runs: VersusRun[]): FloorComparison[] {
+  const comparisons: FloorComparison[] = [];
+  for (const { kubeloop: k, 'node-floor': f, go: g } of bySide(runs)) {
+    const first = f[0];
+    if (!first || k.length === 0 || g.length === 0) continue;
+    const cpuPerPod = { floor: perPod(f, (r) => r.cpuMs), go: perPod(g, (r) => r.cpuMs), router: perPod(k, (r) => r.cpuMs), function: perPod(k, (r) => r.functionCpuMs) };
+    comparisons.push({
+      work: first.work,
+      pods: first.pods,
+      cpuPerPod,
+      floorToGo: cpuPerPod.floor / cpuPerPod.go,
+      kubeloopToFloor: (cpuPerPod.router + cpuPerPod.function) / cpuPerPod.floor,
+      throughput: mean(g, (r) => r.totalMs) / mean(f, (r) => r.totalMs),
+      peakRss: { floor: mean(f, (r) => r.peakRss), go: mean(g, (r) => r.peakRss) },
+    });
+  }
+  return comparisons;
+}
+
+/**
+ * The Node floor's lines: its CPU per pod against Go's (what the runtime costs at the least), and kubeloop's above
+ * it in ms per pod and in Go's units: the part of the gap that kubeloop's own design carries.
+ */
+function formatFloor(runs: VersusRun[]): string[] {
+  const lines = compareFloor(runs).map((c) => {
+    const above = c.cpuPerPod.router + c.cpuPerPod.function - c.cpuPerPod.floor;
+    return (
+      `    ${`${c.work} ${c.pods}`.padEnd(14)} CPU per pod floor ${c.cpuPerPod.floor.toFixed(2)} vs Go ${c.cpuPerPod.go.toFixed(2)} ms (${x(c.floorToGo)})` +
+      `; kubeloop ${(c.cpuPerPod.router + c.cpuPerPod.function).toFixed(2)} ms = floor + ${above.toFixed(2)} (${x(c.kubeloopToFloor)} the floor; the part above it ${(above / c.cpuPerPod.go).toFixed(2)} of Go's CPU per pod)` +
+      `  throughput floor / Go ${x(c.throughput)}  peak RSS ${mib(c.peakRss.floor)} vs ${mib(c.peakRss.go)}`
+    );
+  });
+  return lines.length === 0 ? [] : ["  Node's floor (bench/node-floor-controller.ts: list, watch and PATCH on node:http2, nothing else) vs Go and kubeloop, same run", ...lines];
 }
 
 /** The default against one variant, same mode and run: requests, CPU of router and function, time, latency. */

@@ -145,8 +145,9 @@ export async function startPlatform(logDir: string, say: (line: string) => void,
     const injector = await start('function-watcher-sidecar');
 
     for (const role of ROUTERS) {
+      // info: the logs then say when each replica became leader, which a podset-bound report needs read beside.
       commands.set(role, (generation) => ({
-        args: ['router', `--kubeconfig=${kubeconfig}`, '--host=127.0.0.1', '--allow-loopback-functions', '--leader-elect', `--lease-namespace=${KUBELOOP_NAMESPACE}`, `--lease-name=${LEASE_NAME}`, `--lease-duration-seconds=${LEASE_SECONDS}`, `--identity=${role}-${generation}`, '--log-level=warn'],
+        args: ['router', `--kubeconfig=${kubeconfig}`, '--host=127.0.0.1', '--allow-loopback-functions', '--leader-elect', `--lease-namespace=${KUBELOOP_NAMESPACE}`, `--lease-name=${LEASE_NAME}`, `--lease-duration-seconds=${LEASE_SECONDS}`, `--identity=${role}-${generation}`, '--log-level=info'],
       }));
       await start(role);
     }

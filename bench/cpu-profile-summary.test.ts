@@ -1,6 +1,6 @@
 // The profile summary groups self time where a reader looks for it: per package, per kubeloop folder, GC apart.
 import { describe, expect, it } from 'vitest';
-import { category, summarize } from './cpu-profile-summary.ts';
+import { category, summarize, workOf } from './cpu-profile-summary.ts';
 
 describe('category', () => {
   it('names the package a frame comes from, scoped packages with their scope', () => {
@@ -40,5 +40,23 @@ describe('summarize', () => {
     expect(summary.byCategory.get('(gc)')).toBe(2);
     expect(summary.byCategory.has('(idle)')).toBe(false);
     expect(summary.byFunction.get('parse x.js:10')).toBe(4);
+    // The undici frame is the function hop's (no watch frame under it); GC its own.
+    expect(summary.byWork.get('function hop')).toBe(4);
+    expect(summary.byWork.get('(gc, program)')).toBe(2);
+  });
+});
+
+describe('workOf', () => {
+  const frame = (functionName: string, url: string) => ({ functionName, url });
+  const undici = frame('onData', 'file:///app/node_modules/undici/lib/dispatcher/client-h1.js');
+  it('puts a watch read through undici under the watch, and a bare undici frame under the function hop', () => {
+    expect(workOf([frame('readObjectMeta', 'file:///tmp/b/dist/lib/kube/protobuf-object.js'), undici])).toBe('watch and informer');
+    expect(workOf([frame('writev', ''), undici, frame('call', 'file:///tmp/b/dist/lib/function-client/function-client.js')])).toBe('function hop');
+  });
+  it("names the API writes, GC, the profile's module loading, and leaves the rest as other", () => {
+    expect(workOf([frame('request', 'node:internal/http2/core'), frame('#attempt', 'file:///tmp/b/dist/lib/kube/node-http2-writes.js')])).toBe('API writes');
+    expect(workOf([frame('(garbage collector)', '')])).toBe('(gc, program)');
+    expect(workOf([frame('compileSourceTextModule', 'node:internal/modules/esm/utils'), frame('x', 'node:internal/modules/esm/loader')])).toBe('(module loading)');
+    expect(workOf([frame('#next', 'file:///tmp/b/dist/router/base/work-queue.js')])).toBe('other (queue, reconcile, timers, continuations)');
   });
 });

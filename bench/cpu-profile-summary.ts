@@ -45,10 +45,35 @@ export function category(url: string, functionName: string): string {
   return path.split('/').slice(-2).join('/');
 }
 
+/**
+ * What a router's sample works for, from the files on its stack (the nearest rule that any frame meets wins, in this
+ * order): reading watches into the informers, the API writes, the function hop. Watches are read through undici
+ * too, so they are looked for before it. A bundle's frames name no file: read a `dist` profile (BENCH_CPU_PROF's
+ * default children). A promise continuation's stack does not name the I/O it serves, so "other" holds some of each.
+ */
+const WORK_RULES: ReadonlyArray<readonly [string, RegExp]> = [
+  ['watch and informer', /\/(protobuf-[\w-]+|[\w-]*watch[\w-]*|informer[\w-]*|object-store)\.[jt]s$/],
+  ['API writes', /\/(node-http2-writes|json-patch|apply-actions)\.[jt]s$/],
+  ['function hop', /\/node_modules\/undici\/|\/(function-client|call-batcher|call-rounds|batch|dispatch)\.[jt]s$/],
+];
+/** Module loading a `dist` child does where the image restores its snapshot: the profile's, not the router's. */
+const MODULE_LOADING = new Set(['wrapSafe', 'compileForInternalLoader', 'compileSourceTextModule', 'compileFunctionForCJSLoader', 'ModuleWrap', 'readFileUtf8', 'realpathSync', 'getPackageScopeConfig', 'compileFunction']);
+
+/** The work a sample serves: GC, module loading, one of WORK_RULES, or other; `stack` from the sampled frame out. */
+export function workOf(stack: ReadonlyArray<{ functionName: string; url: string }>): string {
+  const leaf = stack[0];
+  if (leaf?.functionName === '(garbage collector)' || leaf?.functionName === '(program)') return '(gc, program)';
+  if (stack.slice(0, 3).some((frame) => MODULE_LOADING.has(frame.functionName))) return '(module loading)';
+  for (const [work, files] of WORK_RULES) if (stack.some((frame) => files.test(frame.url))) return work;
+  return 'other (queue, reconcile, timers, continuations)';
+}
+
 export interface Summary {
   totalMs: number;
   byCategory: Map<string, number>;
   byFunction: Map<string, number>;
+  /** Time by the work it serves (workOf). */
+  byWork: Map<string, number>;
 }
 
 /** Self time per category and per function, in milliseconds, (idle) left out of the total. */
@@ -56,6 +81,14 @@ export function summarize(profile: CpuProfile): Summary {
   const nodes = new Map(profile.nodes.map((n) => [n.id, n]));
   const byCategory = new Map<string, number>();
   const byFunction = new Map<string, number>();
+  const byWork = new Map<string, number>();
+  const parents = new Map<number, ProfileNode>();
+  for (const node of profile.nodes) for (const child of node.children ?? []) parents.set(child, node);
+  const stackOf = (node: ProfileNode): ProfileNode['callFrame'][] => {
+    const frames = [];
+    for (let at: ProfileNode | undefined = node; at; at = parents.get(at.id)) frames.push(at.callFrame);
+    return frames;
+  };
   let totalMs = 0;
   profile.samples.forEach((id, i) => {
     const node = nodes.get(id);
@@ -67,8 +100,10 @@ export function summarize(profile: CpuProfile): Summary {
     byCategory.set(where, (byCategory.get(where) ?? 0) + ms);
     const fn = url ? `${functionName || '(anonymous)'} ${url.split('/').pop()}:${lineNumber + 1}` : functionName;
     byFunction.set(fn, (byFunction.get(fn) ?? 0) + ms);
+    const work = workOf(stackOf(node));
+    byWork.set(work, (byWork.get(work) ?? 0) + ms);
   });
-  return { totalMs, byCategory, byFunction };
+  return { totalMs, byCategory, byFunction, byWork };
 }
 
 function profilesIn(path: string): string[] {
@@ -98,6 +133,8 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
     console.log(`\n${file}: ${summary.totalMs.toFixed(0)} ms of CPU sampled (idle left out)`);
     console.log('by package or folder:');
     for (const line of top(summary.byCategory, summary.totalMs, TOP)) console.log(`  ${line}`);
+    console.log("by the work it serves (a router's dist profile; see workOf):");
+    for (const line of top(summary.byWork, summary.totalMs, TOP)) console.log(`  ${line}`);
     console.log('by function (self time):');
     for (const line of top(summary.byFunction, summary.totalMs, TOP)) console.log(`  ${line}`);
   }

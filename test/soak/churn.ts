@@ -1,6 +1,7 @@
 // Seeded churn at a steady rate: PodSets created, scaled and deleted; annotated and unannotated pods and
 // Deployments; Watchers created and edited while pods naming them are created; Ats due a few seconds
 // ahead. Each operation is one API call; failures (a fault is in progress) are counted, never fatal.
+import type { PodSet } from '../../api/podset.ts';
 import type { KubeClient } from '../../lib/kube/index.ts';
 import { WATCHER_ANNOTATION } from '../../api/watcher.ts';
 import { LABEL_ANNOTATION, type WatcherPodCreate } from './invariants.ts';
@@ -18,6 +19,8 @@ export interface ChurnOptions {
   rate: number;
   /** At most this many calls in flight (an etcd pause must not pile up thousands). */
   maxInFlight: number;
+  /** Told of each PodSet as a create or scale wrote it (the API server's answer), before any watch may show it. */
+  onPodSetWritten?: (podset: PodSet) => void;
 }
 
 export interface ChurnRecord {
@@ -124,16 +127,18 @@ export class Churn {
   async #createPodSet(): Promise<void> {
     const name = this.#name('ps');
     this.#podsets.add(name);
-    await this.#o.client.request({
+    const written = await this.#o.client.request<PodSet>({
       method: 'POST',
       path: this.#path('app.kubeloop.dev/v1alpha1', 'podsets'),
       body: { apiVersion: 'app.kubeloop.dev/v1alpha1', kind: 'PodSet', metadata: { name }, spec: { replicas: this.#o.rng.int(1, 10) } },
     });
+    this.#o.onPodSetWritten?.(written);
   }
 
   async #scalePodSet(): Promise<void> {
     const name = this.#o.rng.pick([...this.#podsets]);
-    await this.#o.client.request({ method: 'PATCH', path: this.#path('app.kubeloop.dev/v1alpha1', 'podsets', name), contentType: MERGE, body: { spec: { replicas: this.#o.rng.int(1, 10) } } });
+    const written = await this.#o.client.request<PodSet>({ method: 'PATCH', path: this.#path('app.kubeloop.dev/v1alpha1', 'podsets', name), contentType: MERGE, body: { spec: { replicas: this.#o.rng.int(1, 10) } } });
+    this.#o.onPodSetWritten?.(written);
   }
 
   async #deletePodSet(): Promise<void> {

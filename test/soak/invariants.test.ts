@@ -66,6 +66,20 @@ describe('PodSet bound', () => {
     expect(h.maxWithin('u', 15_000, 10_000)).toBe(2);
   });
 
+  it("holds pods made for a spec only the churn's own writes recorded, which a lagging watch never showed", () => {
+    // CI, seed 7: created with 10 replicas at 1 s and scaled to 5 at 2 s as a restarted API server came back; the
+    // watch, behind, showed only the 5 (at 9 s). The router's ten pods, seen at 4 s, were made for the 10 in force.
+    const h = new ReplicasHistory();
+    h.record('u', 1000, 10);
+    h.record('u', 2000, 5);
+    h.record('u', 9000, 5);
+    expect(h.maxWithin('u', 4000 + 3000, 13_000)).toBe(10);
+    // What the watch alone knew: 5, and the ten pods read as an overshoot.
+    const watchOnly = new ReplicasHistory();
+    watchOnly.record('u', 9000, 5);
+    expect(watchOnly.maxWithin('u', 4000 + 3000, 13_000)).toBeUndefined();
+  });
+
   it('reports more live pods than allowed, and nothing for a PodSet never seen', () => {
     expect(podSetBoundViolation('ps', 4, 3, 9)).toEqual({ atMs: 9, invariant: 'podset-bound', detail: 'PodSet ps observed with 4 live pods, spec.replicas 3' });
     expect(podSetBoundViolation('ps', 3, 3, 9)).toBeUndefined();

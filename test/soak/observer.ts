@@ -18,6 +18,8 @@ export interface Observer {
   firstSeen: Map<string, FirstSeenPod>;
   /** Records a pod's first sight unless the watch already did. */
   noteFirstSeen(pod: V1Pod): void;
+  /** Records a PodSet's replicas as the churn wrote them: a spec our own watch may show late, or never. */
+  noteWritten(podset: PodSet): void;
   atDone(name: string): boolean;
   stop(): Promise<void>;
 }
@@ -87,6 +89,10 @@ export async function startObserver(client: KubeClient, namespace: string, now: 
   const onPodSet = (ps: PodSet): void => {
     if (ps.metadata?.uid) history.record(ps.metadata.uid, now(), ps.spec?.replicas ?? 1);
   };
+  // Found by the soak (CI, seed 7): a PodSet created with 10 replicas and scaled to 5 a second later, as a restarted
+  // API server came back; our PodSet watch (a CRD: 503, then 429 while its storage initialises) saw only the 5, the
+  // fresh read too, and the router's 10 correct pods read as an overshoot. The churn's own writes say what was in
+  // force, whatever our watch saw.
   podsets.on('add', onPodSet);
   podsets.on('update', onPodSet);
   pods.on('add', (pod) => {
@@ -112,6 +118,7 @@ export async function startObserver(client: KubeClient, namespace: string, now: 
     ats,
     firstSeen,
     noteFirstSeen,
+    noteWritten: onPodSet,
     atDone: (name) => done.has(name),
     async stop() {
       for (const timer of timers) clearTimeout(timer);

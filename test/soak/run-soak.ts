@@ -123,7 +123,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakSummary> {
     await waitForLeader(platform, abort.signal);
     observer = await startObserver(platform.client, SOAK_NAMESPACE, now, report);
     const live = observer;
-    churn = new Churn({ client: platform.client, namespace: SOAK_NAMESPACE, rng: rng.fork('churn'), now, atDone: (name) => live.atDone(name), rate: 2, maxInFlight: 16 });
+    churn = new Churn({ client: platform.client, namespace: SOAK_NAMESPACE, rng: rng.fork('churn'), now, atDone: (name) => live.atDone(name), rate: 2, maxInFlight: 16, onPodSetWritten: (podset) => live.noteWritten(podset) });
     faults = new FaultRunner({ platform, churn, now, signal: abort.signal, say });
     sampler = new MemorySampler(platform.processes, now);
     sampler.start(5000);

@@ -8,6 +8,7 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { promisify } from 'node:util';
+import { killWithBench, stopChild } from './child-lifetime.ts';
 
 /** The controller-runtime release the baseline is built on (the newest when this was written). */
 export const CONTROLLER_RUNTIME_VERSION = 'v0.25.2';
@@ -81,7 +82,7 @@ export function spawnBaselineController(binary: string, s: BaselineSettings): Ba
   if (s.write) args.push('--write');
   if (s.changedAtAnnotation) args.push(`--changed-at-annotation=${s.changedAtAnnotation}`);
   const child: ChildProcess = spawn(binary, args, { stdio: ['ignore', 'ignore', 'pipe'] });
-  process.once('exit', () => child.kill('SIGKILL'));
+  killWithBench(child);
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   let errors = 0;
   let differs = 0;
@@ -108,11 +109,6 @@ export function spawnBaselineController(binary: string, s: BaselineSettings): Ba
       marked = [];
       return taken;
     },
-    stop: async () => {
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-      await exited;
-      clearTimeout(timer);
-    },
+    stop: () => stopChild(child),
   };
 }

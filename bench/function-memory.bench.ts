@@ -15,7 +15,8 @@ import { dockerfileTargets, entrypointNodeFlags } from '../test/support/producti
 import { autocannonPost } from './autocannon-kit.ts';
 import { machineLoad, readProcess } from './process-figures.ts';
 import { MiB, percentile, ROOT } from './router-bench-kit.ts';
-import { startUntilHealthy, stopGently } from './spawn-until-healthy.ts';
+import { startUntilHealthy } from './spawn-until-healthy.ts';
+import { stopChild } from './child-lifetime.ts';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 5);
@@ -73,7 +74,7 @@ async function measureOnce(variant: Variant, port: number, measured: boolean): P
       cpuMicrosPerRequest: ((after.cpuMs - before) * 1000) / run.requests,
     };
   } finally {
-    await stopGently(started.child);
+    await stopChild(started.child);
   }
 }
 

@@ -1,7 +1,10 @@
 // bench:router's Node floor: the pod-name-label work done on Node's own HTTP/2 client and nothing else (no cache,
 // queue, limiter, function, metrics or logs): a lower bound of what any Node controller pays per pod, set beside
 // Go's to tell how much of kubeloop's CPU per pod is Node's and how much its own. Run by bench/router-vs-go.ts.
+import { randomUUID } from 'node:crypto';
+import http from 'node:http';
 import http2 from 'node:http2';
+import { CONTRACT_API_VERSION, type JsonPatchOperation, type KubeObject, type ReconcileRequest } from '../lib/contract/types.ts';
 
 /** KUBELOOP_BENCH_FLOOR: where and what to label, and the cluster's TLS material (PEM). */
 export interface FloorConfig {
@@ -15,10 +18,16 @@ export interface FloorConfig {
   label: string;
   /** PATCHes in flight at once (controller-runtime's workers, the Loop's maxConcurrency). */
   workers: number;
+  /**
+   * The side `node-floor-hop`: each pod's patch is asked of the pod-name-label function at this URL, one plain JSON
+   * POST per pod over a keep-alive node:http agent, rather than decided here: the floor plus the function hop alone.
+   */
+  functionUrl?: string;
 }
 
 interface PodMeta {
   name: string;
+  managedFields?: unknown;
   resourceVersion?: string;
   deletionTimestamp?: string;
   annotations?: Record<string, string>;
@@ -27,6 +36,8 @@ interface PodMeta {
 
 const METADATA_LIST = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1';
 const METADATA = 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1';
+const MERGE_PATCH = 'application/merge-patch+json';
+const JSON_PATCH = 'application/json-patch+json';
 const RETRY_AFTER_MS = 100;
 
 /** Whether the pod's label is not what its annotation asks for: the baseline controller's decision. */
@@ -44,6 +55,33 @@ export function labelPatch(pod: PodMeta, annotation: string, label: string): str
   return JSON.stringify({ metadata: { labels: { [label]: wanted ? pod.name : null } } });
 }
 
+/** The ReconcileRequest the router would send for the pod (its managedFields dropped, as the router's cache does). */
+export function reconcileRequest(pod: PodMeta, now: Date): ReconcileRequest {
+  const { managedFields: _dropped, ...metadata } = pod;
+  return {
+    apiVersion: CONTRACT_API_VERSION,
+    kind: 'ReconcileRequest',
+    loop: 'pod-name-label',
+    reconcileId: randomUUID(),
+    trigger: { type: 'ADDED' },
+    // The metadata as the watch's JSON has it (its timestamps strings, not the client's Dates), as the router sends it.
+    object: { apiVersion: 'v1', kind: 'Pod', metadata } as unknown as KubeObject,
+    children: {},
+    now: now.toISOString(),
+  };
+}
+
+/**
+ * The JSON patch the function's reply asks for, without its resourceVersion tests (the router checks those in its
+ * cache and sends none), or undefined when it asks for no patch; a reply that is not a ReconcileResponse throws.
+ */
+export function replyPatch(text: string): JsonPatchOperation[] | undefined {
+  const reply = JSON.parse(text) as { actions?: Array<{ op?: string; patch?: JsonPatchOperation[] }> };
+  if (!Array.isArray(reply.actions)) throw new Error(`the function's reply has no actions: ${text.slice(0, 200)}`);
+  const patch = reply.actions.find((action) => action.op === 'patch')?.patch;
+  return patch?.filter((op) => !(op.op === 'test' && op.path === '/metadata/resourceVersion'));
+}
+
 /** A metadata-only list's pods and resourceVersion; an empty list's items come as null. */
 export function listedPods(text: string): { resourceVersion: string; items: PodMeta[] } {
   const list = JSON.parse(text) as { metadata: { resourceVersion: string }; items: Array<{ metadata: PodMeta }> | null };
@@ -59,9 +97,9 @@ async function main(config: FloorConfig): Promise<void> {
   const queue: string[] = [];
   let inFlight = 0;
 
-  const send = (method: string, path: string, accept: string, body?: string) =>
+  const send = (method: string, path: string, accept: string, body?: string, contentType?: string) =>
     new Promise<{ status: number; text: string }>((resolve, reject) => {
-      const stream = session.request({ ':method': method, ':path': path, accept, ...config.headers, ...(body ? { 'content-type': 'application/merge-patch+json' } : {}) });
+      const stream = session.request({ ':method': method, ':path': path, accept, ...config.headers, ...(contentType ? { 'content-type': contentType } : {}) });
       let status = 0;
       let text = '';
       stream.setEncoding('utf8');
@@ -72,6 +110,35 @@ async function main(config: FloorConfig): Promise<void> {
       stream.end(body);
     });
 
+  // The function hop (node-floor-hop only): one connection per worker, kept open as the router's client keeps its own.
+  const hop = config.functionUrl ? new http.Agent({ keepAlive: true, maxSockets: config.workers }) : undefined;
+  const ask = (pod: PodMeta) =>
+    new Promise<JsonPatchOperation[] | undefined>((resolve, reject) => {
+      const request = http.request(config.functionUrl!, { method: 'POST', agent: hop, headers: { 'content-type': 'application/json' } }, (reply) => {
+        let text = '';
+        reply.setEncoding('utf8');
+        reply.on('data', (chunk: string) => (text += chunk));
+        reply.on('end', () => {
+          if (reply.statusCode !== 200) return reject(new Error(`the function answered ${reply.statusCode}: ${text.slice(0, 200)}`));
+          // A reply that is no ReconcileResponse fails this pod's attempt (sent again), not the whole floor.
+          try {
+            resolve(replyPatch(text));
+          } catch (error) {
+            reject(error as Error);
+          }
+        });
+      });
+      request.on('error', reject);
+      request.end(JSON.stringify(reconcileRequest(pod, new Date())));
+    });
+  /** The pod's PATCH: the function's JSON patch (node-floor-hop), or the floor's own merge patch. */
+  const patch = async (pod: PodMeta): Promise<{ status: number; text: string }> => {
+    const path = `${base}/${encodeURIComponent(pod.name)}`;
+    if (!hop) return send('PATCH', path, METADATA, labelPatch(pod, config.annotation, config.label), MERGE_PATCH);
+    const operations = await ask(pod);
+    return operations ? send('PATCH', path, METADATA, JSON.stringify(operations), JSON_PATCH) : { status: 200, text: '' };
+  };
+
   const patchNext = (): void => {
     while (inFlight < config.workers && queue.length > 0) {
       const name = queue.shift()!;
@@ -81,7 +148,7 @@ async function main(config: FloorConfig): Promise<void> {
         continue;
       }
       inFlight += 1;
-      void send('PATCH', `${base}/${encodeURIComponent(name)}`, METADATA, labelPatch(pod, config.annotation, config.label)).then(
+      void patch(pod).then(
         ({ status, text }) => settle(name, status, text),
         (error: Error) => settle(name, 0, error.message),
       );
@@ -90,7 +157,8 @@ async function main(config: FloorConfig): Promise<void> {
   const settle = (name: string, status: number, text: string): void => {
     inFlight -= 1;
     queued.delete(name);
-    if (status >= 300 && status !== 404) {
+    // Status 0: the request failed before an answer (the function's or the API server's connection).
+    if (status === 0 || (status >= 300 && status !== 404)) {
       process.stderr.write(`${JSON.stringify({ patchFailed: name, status, text: text.slice(0, 200) })}\n`);
       // Sent again after a pause, not at once: a refusal that lasts (RBAC, a webhook) must not spin.
       setTimeout(() => {

@@ -16,6 +16,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { V1Pod } from '@kubernetes/client-node';
 import { isApiError, type KubeClient } from '../lib/kube/kube-client.ts';
 import { readWatchEvents } from '../lib/kube/watch-stream.ts';
+import { killWithBench, stopChild } from './child-lifetime.ts';
 import type { FloorConfig } from './node-floor-controller.ts';
 import type { RouterChildConfig, RouterChildStats } from './router-bench-router.ts';
 
@@ -175,7 +176,7 @@ export async function spawnFunction(code: ChildCode, name: string): Promise<{ ur
     env: { ...process.env, ...env },
   });
   // A bench killed midway must not leave the function serving.
-  process.once('exit', () => child.kill());
+  killWithBench(child, 'SIGTERM');
   for await (const line of createInterface({ input: child.stdout! })) {
     if (line.startsWith('{"url"')) {
       child.stdout!.resume();
@@ -200,7 +201,7 @@ export async function spawnNodeFloor(code: ChildCode, config: FloorConfig): Prom
     cwd: ROOT,
     env: { ...process.env, ...env, KUBELOOP_BENCH_FLOOR: JSON.stringify(config) },
   });
-  process.once('exit', () => child.kill('SIGKILL'));
+  killWithBench(child);
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   let errors = 0;
   createInterface({ input: child.stderr! }).on('line', (line) => {
@@ -214,12 +215,7 @@ export async function spawnNodeFloor(code: ChildCode, config: FloorConfig): Prom
   return {
     pid: child.pid!,
     errors: () => errors,
-    stop: async () => {
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-      await exited;
-      clearTimeout(timer);
-    },
+    stop: () => stopChild(child),
   };
 }
 
@@ -240,7 +236,6 @@ export async function spawnRouter(code: ChildCode, config: RouterChildConfig): P
   });
   let nextId = 0;
   const waiting = new Map<number, (stats: RouterChildStats) => void>();
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   await new Promise<void>((resolve, reject) => {
     child.once('exit', (code) => reject(new Error(`router child exited with ${code} before its Loops synced`)));
     child.on('message', (message: { type: string; id?: number; stats?: RouterChildStats }) => {
@@ -259,12 +254,7 @@ export async function spawnRouter(code: ChildCode, config: RouterChildConfig): P
         });
         child.send({ type: 'stats', id, gc });
       }),
-    stop: async () => {
-      child.send({ type: 'stop' });
-      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-      await exited;
-      clearTimeout(timer);
-    },
+    stop: () => stopChild(child, () => child.send({ type: 'stop' })),
   };
 }
 

@@ -1,6 +1,7 @@
 // Section (0) of bench:router: the router + pod-name-label function (HTTP) against the controller-runtime
 // baseline (bench/baseline-controller), on the same control plane, at the same client QPS and concurrency,
-// for pods already there and pods created live, and beside both the Node floor (bench/node-floor-controller.ts).
+// for pods already there and pods created live, and beside both the Node floor (bench/node-floor-controller.ts),
+// alone and with the function hop.
 // Same measures for every side: a watch's timestamps, /proc.
 import type { KubeClient } from '../lib/kube/kube-client.ts';
 import type { Loop } from '../api/loop.ts';
@@ -59,8 +60,9 @@ async function startController(s: VersusSettings, mode: LimitMode, side: Side, n
     await go.ready;
     return { pid: go.pid, counts: async () => ({ conflicts: go.errors(), calls: 0, requests: 0 }), stop: () => go.stop() };
   }
-  if (side === 'node-floor') {
-    const floor = await spawnNodeFloor(s.code, { ...(await floorCredentials(s.kubeconfigPath)), namespace, annotation: s.annotation, label: s.label, workers: s.concurrency });
+  if (side === 'node-floor' || side === 'node-floor-hop') {
+    const hop = side === 'node-floor-hop' ? { functionUrl: s.functionUrl } : {};
+    const floor = await spawnNodeFloor(s.code, { ...(await floorCredentials(s.kubeconfigPath)), namespace, annotation: s.annotation, label: s.label, workers: s.concurrency, ...hop });
     return { pid: floor.pid, counts: async () => ({ conflicts: floor.errors(), calls: 0, requests: 0 }), stop: () => floor.stop() };
   }
   const loop: Loop = {
@@ -99,7 +101,8 @@ async function floorCredentials(kubeconfigPath: string): Promise<Pick<FloorConfi
   const credentials = await loadKubeConfig({ kubeconfig: kubeconfigPath });
   const options: HttpsOptions = {};
   await credentials.applyToHTTPSOptions(options);
-  const pem = (value: unknown) => (value === undefined ? undefined : String(value));
+  // A CA may come as a list of certificates: one PEM text of them all, as TLS takes it (String() would join with commas).
+  const pem = (value: unknown): string | undefined => (value === undefined ? undefined : Array.isArray(value) ? value.map(String).join('\n') : String(value));
   return { server: credentials.getCurrentCluster()!.server, ca: pem(options.ca), cert: pem(options.cert), key: pem(options.key), ...(options.headers ? { headers: options.headers } : {}) };
 }
 

@@ -66,7 +66,8 @@ const VS_GO_CONCURRENCY = Number(process.env.BENCH_VS_GO_CONCURRENCY ?? 16);
 // BENCH_BATCH_COMPARE=0, BENCH_WRITES_COMPARE=0 and BENCH_WINDOW_COMPARE=0 skip them. BENCH_BASELINE_TREE=<another
 // checkout, with node_modules> adds that tree's router (and bench child) as the side `baseline`: before/after in one run.
 // The side `node-floor` (bench/node-floor-controller.ts: the same work on node:http2 alone) is the least a Node
-// controller pays, beside Go and kubeloop; BENCH_FLOOR_COMPARE=0 skips it.
+// controller pays, beside Go and kubeloop; BENCH_FLOOR_COMPARE=0 skips it. The side `node-floor-hop` is that floor asking
+// the function for each pod's patch (one POST per pod): the function hop priced alone; BENCH_FLOOR_HOP_COMPARE=0 skips it.
 // BENCH_START_TRACE=1: this tree's router child prints its start-up timeline (bench/start-trace.ts) beside each side's spawn and first label,
 // then its CPU at every hundredth PATCH.
 const BASELINE_TREE = process.env.BENCH_BASELINE_TREE;
@@ -76,6 +77,7 @@ const VARIANTS: Side[] = [
   ...(process.env.BENCH_WINDOW_COMPARE !== '0' ? ['window' as const] : []),
   ...(BASELINE_TREE ? ['baseline' as const] : []),
   ...(process.env.BENCH_FLOOR_COMPARE !== '0' ? ['node-floor' as const] : []),
+  ...(process.env.BENCH_FLOOR_COMPARE !== '0' && process.env.BENCH_FLOOR_HOP_COMPARE !== '0' ? ['node-floor-hop' as const] : []),
 ];
 // The router's client-side API limit (QPS; burst twice that); the router's default when unset.
 const ROUTER_QPS = process.env.BENCH_ROUTER_QPS ? Number(process.env.BENCH_ROUTER_QPS) : undefined;

@@ -1,7 +1,8 @@
 // What bench:startup and bench:function-memory share: `node <root>/cli/bin.js <args>` spawned as an image runs it,
-// polled until /healthz answers, and stopped with SIGTERM so Node writes its compile cache (SIGKILL would not).
+// polled until /healthz answers; they stop it with child-lifetime.ts's SIGTERM, so Node writes its compile cache.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
+import { stopChild } from './child-lifetime.ts';
 
 export interface Healthy {
   child: ChildProcess;
@@ -32,17 +33,8 @@ export async function startUntilHealthy(root: string, args: string[], port: numb
       await new Promise((resolve) => setTimeout(resolve, 5));
     }
   } catch (error) {
-    await stopGently(child);
+    // SIGTERM (stopChild's), so that Node writes what it compiled into NODE_COMPILE_CACHE; SIGKILL would not.
+    await stopChild(child);
     throw error;
   }
-}
-
-/** SIGTERM, so that Node writes what it compiled into NODE_COMPILE_CACHE when it exits; SIGKILL after 10 s. */
-export async function stopGently(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.kill('SIGTERM');
-  const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-  await exited;
-  clearTimeout(timer);
 }

@@ -10,7 +10,8 @@ import { join } from 'node:path';
 import { routerSnapshot } from '../cli/router-snapshot.ts';
 import { machineLoad, readProcess } from './process-figures.ts';
 import { MiB, percentile, ROOT } from './router-bench-kit.ts';
-import { startUntilHealthy, stopGently } from './spawn-until-healthy.ts';
+import { startUntilHealthy } from './spawn-until-healthy.ts';
+import { stopChild } from './child-lifetime.ts';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7);
 
@@ -38,7 +39,7 @@ async function startOnce(args: string[], port: number, env: NodeJS.ProcessEnv, e
     await new Promise((resolve) => setTimeout(resolve, 1500));
     return { readyMs, cpuMs, rssMiB: readProcess(child.pid!).rss / MiB };
   } finally {
-    await stopGently(child);
+    await stopChild(child);
   }
 }
 

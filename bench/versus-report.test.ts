@@ -107,13 +107,33 @@ describe('the Node floor', () => {
     expect(c!.throughput).toBe(2);
     expect(c!.peakRss).toEqual({ floor: 45 * MiB, go: 30 * MiB });
     const text = formatVersus(runs, 16).join('\n');
-    expect(text).toContain("  Node's floor (bench/node-floor-controller.ts: list, watch and PATCH on node:http2, nothing else) vs Go and kubeloop, same run");
+    expect(text).toContain("  Node's floor (bench/node-floor-controller.ts: list, watch and PATCH on node:http2, nothing else; with the hop: one POST per pod to the function) vs Go and kubeloop, same run");
+    // Without a run of the floor with the hop, no hop line and no hop figures.
+    expect(c!.hop).toBeUndefined();
+    expect(text).not.toContain('the function hop');
     expect(text).toContain('    existing 500   CPU per pod floor 1.50 vs Go 1.00 ms (1.50x); kubeloop 4.00 ms = floor + 2.50 (2.67x the floor; the part above it 2.50 of Go\'s CPU per pod)  throughput floor / Go 2.00x  peak RSS 45.0 MiB vs 30.0 MiB');
     // The floor calls no function: its row leaves the function, calls and requests columns empty.
     const floorRow = text.split('\n').find((line) => line.startsWith('  node-floor'))!;
     expect(floorRow).toContain('               1.60                     0.00                        40.0 MiB');
     // And it is no kubeloop variant: the ratio line against Go is the router's alone.
     expect(text).toContain('CPU per pod 4.00x (router 3.00 + function 1.00 vs 1.00 ms');
+  });
+
+  it('prices the function hop as the floor with it against the floor alone, and kubeloop above the floor with the hop', () => {
+    const runs = [
+      run({ cpuMs: 1500, functionCpuMs: 500 }),
+      run({ side: 'node-floor', cpuMs: 750, functionCpuMs: 0 }),
+      run({ side: 'node-floor-hop', cpuMs: 900, functionCpuMs: 200, calls: 0, requests: 0 }),
+      run({ side: 'node-floor-hop', cpuMs: 1100, functionCpuMs: 300, calls: 0, requests: 0 }),
+      run({ side: 'go', cpuMs: 500 }),
+    ];
+    const [c] = compareFloor(runs);
+    expect(c!.hop).toEqual({ controller: 2, function: 0.5 });
+    const text = formatVersus(runs, 16).join('\n');
+    expect(text).toContain("    existing 500   floor + the function hop 2.50 ms (controller 2.00 + function 0.50; 2.50x Go's): the hop 1.00 ms per pod (1.00 of Go's CPU per pod); kubeloop above the floor with the hop 1.50 ms (1.50 of Go's)");
+    // Its row shows the function's CPU but no calls or requests: it counts none of its own.
+    const hopRow = text.split('\n').find((line) => line.startsWith('  node-floor-hop'))!;
+    expect(hopRow).toMatch(/ 1\.80 +0\.40 +0\.00 +100\.0 MiB/);
   });
 
   it('prints nothing of the floor without a run of it', () => {

@@ -17,11 +17,12 @@ export const VARIANTS = {
 export type Variant = keyof typeof VARIANTS;
 /**
  * `node-floor`: bench/node-floor-controller.ts, the same work on Node's own HTTP/2 client and nothing else, the lower
- * bound of a Node controller's CPU per pod, set beside Go and kubeloop.
+ * bound of a Node controller's CPU per pod, set beside Go and kubeloop. `node-floor-hop`: the same floor asking the
+ * pod-name-label function for each pod's patch, one plain POST per pod: the floor plus the function hop alone.
  */
-export type Side = 'kubeloop' | Variant | 'node-floor' | 'go';
+export type Side = 'kubeloop' | Variant | 'node-floor' | 'node-floor-hop' | 'go';
 
-/** Whether a side's controller calls the pod-name-label function (the router's sides). */
+/** Whether a side's controller calls the pod-name-label function (the router's sides and the floor with the hop). */
 export const callsFunction = (side: Side): boolean => side !== 'go' && side !== 'node-floor';
 export type Work = 'existing' | 'live';
 
@@ -98,7 +99,7 @@ const perPod = (rs: VersusRun[], pick: (r: VersusRun) => number) => mean(rs, (r)
 function bySide(runs: VersusRun[]): Array<Record<Side, VersusRun[]>> {
   return [...new Set(runs.map(itemKey))].map((key) => {
     const of = (side: Side) => runs.filter((r) => itemKey(r) === key && r.side === side);
-    return { kubeloop: of('kubeloop'), unbatched: of('unbatched'), 'undici-writes': of('undici-writes'), window: of('window'), baseline: of('baseline'), 'node-floor': of('node-floor'), go: of('go') };
+    return { kubeloop: of('kubeloop'), unbatched: of('unbatched'), 'undici-writes': of('undici-writes'), window: of('window'), baseline: of('baseline'), 'node-floor': of('node-floor'), 'node-floor-hop': of('node-floor-hop'), go: of('go') };
   });
 }
 
@@ -148,8 +149,10 @@ export function formatVersus(runs: VersusRun[], concurrency: number): string[] {
     lines.push('  side          work      pods  all labelled  first action  p50 ms  p99 ms  pods/s  CPU ms/pod router  function  conflicts/pod  calls/pod  reqs/pod  peak RSS   idle RSS');
     for (const r of ofMode) {
       const kube = callsFunction(r.side);
+      // The floor's hop is one POST per pod by construction and counts no calls of its own.
+      const counted = kube && r.side !== 'node-floor-hop';
       lines.push(
-        `  ${r.side.padEnd(13)} ${r.work.padEnd(8)}  ${String(r.pods).padStart(4)}  ${sec(r.totalMs).padStart(12)}  ${sec(r.firstLabelMs).padStart(12)}  ${r.p50.toFixed(0).padStart(6)}  ${r.p99.toFixed(0).padStart(6)}  ${(r.pods / (r.totalMs / 1000)).toFixed(0).padStart(6)}  ${(r.cpuMs / r.pods).toFixed(2).padStart(17)}  ${(kube ? (r.functionCpuMs / r.pods).toFixed(2) : '').padStart(8)}  ${(r.conflicts / r.pods).toFixed(2).padStart(13)}  ${(kube ? (r.calls / r.pods).toFixed(2) : '').padStart(9)}  ${(kube ? (r.requests / r.pods).toFixed(2) : '').padStart(8)}  ${mib(r.peakRss).padStart(9)}  ${r.idleRss ? mib(r.idleRss).padStart(9) : ''}`,
+        `  ${r.side.padEnd(13)} ${r.work.padEnd(8)}  ${String(r.pods).padStart(4)}  ${sec(r.totalMs).padStart(12)}  ${sec(r.firstLabelMs).padStart(12)}  ${r.p50.toFixed(0).padStart(6)}  ${r.p99.toFixed(0).padStart(6)}  ${(r.pods / (r.totalMs / 1000)).toFixed(0).padStart(6)}  ${(r.cpuMs / r.pods).toFixed(2).padStart(17)}  ${(kube ? (r.functionCpuMs / r.pods).toFixed(2) : '').padStart(8)}  ${(r.conflicts / r.pods).toFixed(2).padStart(13)}  ${(counted ? (r.calls / r.pods).toFixed(2) : '').padStart(9)}  ${(counted ? (r.requests / r.pods).toFixed(2) : '').padStart(8)}  ${mib(r.peakRss).padStart(9)}  ${r.idleRss ? mib(r.idleRss).padStart(9) : ''}`,
       );
     }
     lines.push('  kubeloop / Go, same run (goals: throughput >= 1.0x, CPU per pod <= 1.5x)');
@@ -246,16 +249,19 @@ export interface FloorComparison {
   /** Time for the same pods: Go's over the floor's (> 1: the floor faster). */
   throughput: number;
   peakRss: { floor: number; go: number };
+  /** The floor with the function hop (node-floor-hop), when it ran: its CPU ms per pod, controller and function. */
+  hop?: { controller: number; function: number };
 }
 
 /** The Node floor against Go and kubeloop, per work item of one mode that has all three. */
 export function compareFloor(runs: VersusRun[]): FloorComparison[] {
   const comparisons: FloorComparison[] = [];
-  for (const { kubeloop: k, 'node-floor': f, go: g } of bySide(runs)) {
+  for (const { kubeloop: k, 'node-floor': f, 'node-floor-hop': h, go: g } of bySide(runs)) {
     const first = f[0];
     if (!first || k.length === 0 || g.length === 0) continue;
     const cpuPerPod = { floor: perPod(f, (r) => r.cpuMs), go: perPod(g, (r) => r.cpuMs), router: perPod(k, (r) => r.cpuMs), function: perPod(k, (r) => r.functionCpuMs) };
     comparisons.push({
+      ...(h.length > 0 ? { hop: { controller: perPod(h, (r) => r.cpuMs), function: perPod(h, (r) => r.functionCpuMs) } } : {}),
       work: first.work,
       pods: first.pods,
       cpuPerPod,
@@ -273,15 +279,25 @@ export function compareFloor(runs: VersusRun[]): FloorComparison[] {
  * it in ms per pod and in Go's units: the part of the gap that kubeloop's own design carries.
  */
 function formatFloor(runs: VersusRun[]): string[] {
-  const lines = compareFloor(runs).map((c) => {
-    const above = c.cpuPerPod.router + c.cpuPerPod.function - c.cpuPerPod.floor;
-    return (
-      `    ${`${c.work} ${c.pods}`.padEnd(14)} CPU per pod floor ${c.cpuPerPod.floor.toFixed(2)} vs Go ${c.cpuPerPod.go.toFixed(2)} ms (${x(c.floorToGo)})` +
-      `; kubeloop ${(c.cpuPerPod.router + c.cpuPerPod.function).toFixed(2)} ms = floor + ${above.toFixed(2)} (${x(c.kubeloopToFloor)} the floor; the part above it ${(above / c.cpuPerPod.go).toFixed(2)} of Go's CPU per pod)` +
-      `  throughput floor / Go ${x(c.throughput)}  peak RSS ${mib(c.peakRss.floor)} vs ${mib(c.peakRss.go)}`
-    );
+  const lines = compareFloor(runs).flatMap((c) => {
+    const kubeloop = c.cpuPerPod.router + c.cpuPerPod.function;
+    const above = kubeloop - c.cpuPerPod.floor;
+    const item = `${c.work} ${c.pods}`.padEnd(14);
+    const floor =
+      `    ${item} CPU per pod floor ${c.cpuPerPod.floor.toFixed(2)} vs Go ${c.cpuPerPod.go.toFixed(2)} ms (${x(c.floorToGo)})` +
+      `; kubeloop ${kubeloop.toFixed(2)} ms = floor + ${above.toFixed(2)} (${x(c.kubeloopToFloor)} the floor; the part above it ${(above / c.cpuPerPod.go).toFixed(2)} of Go's CPU per pod)` +
+      `  throughput floor / Go ${x(c.throughput)}  peak RSS ${mib(c.peakRss.floor)} vs ${mib(c.peakRss.go)}`;
+    if (!c.hop) return [floor];
+    // The hop priced alone: the floor asking the function, against the floor deciding itself; kubeloop against both.
+    const withHop = c.hop.controller + c.hop.function;
+    const hop = withHop - c.cpuPerPod.floor;
+    return [
+      floor,
+      `    ${item} floor + the function hop ${withHop.toFixed(2)} ms (controller ${c.hop.controller.toFixed(2)} + function ${c.hop.function.toFixed(2)}; ${x(withHop / c.cpuPerPod.go)} Go's): the hop ${hop.toFixed(2)} ms per pod (${(hop / c.cpuPerPod.go).toFixed(2)} of Go's CPU per pod)` +
+        `; kubeloop above the floor with the hop ${(kubeloop - withHop).toFixed(2)} ms (${((kubeloop - withHop) / c.cpuPerPod.go).toFixed(2)} of Go's)`,
+    ];
   });
-  return lines.length === 0 ? [] : ["  Node's floor (bench/node-floor-controller.ts: list, watch and PATCH on node:http2, nothing else) vs Go and kubeloop, same run", ...lines];
+  return lines.length === 0 ? [] : ["  Node's floor (bench/node-floor-controller.ts: list, watch and PATCH on node:http2, nothing else; with the hop: one POST per pod to the function) vs Go and kubeloop, same run", ...lines];
 }
 
 /** The default against one variant, same mode and run: requests, CPU of router and function, time, latency. */

@@ -25,8 +25,10 @@ export interface FloorConfig {
   functionUrl?: string;
 }
 
-interface PodMeta {
+export interface PodMeta {
   name: string;
+  namespace?: string;
+  uid?: string;
   managedFields?: unknown;
   resourceVersion?: string;
   deletionTimestamp?: string;
@@ -56,7 +58,7 @@ export function labelPatch(pod: PodMeta, annotation: string, label: string): str
 }
 
 /** The ReconcileRequest the router would send for the pod (its managedFields dropped, as the router's cache does). */
-export function reconcileRequest(pod: PodMeta, now: Date): ReconcileRequest {
+export function reconcileRequest(pod: PodMeta, now: Date): ReconcileRequest & { reconcileId: string } {
   const { managedFields: _dropped, ...metadata } = pod;
   return {
     apiVersion: CONTRACT_API_VERSION,

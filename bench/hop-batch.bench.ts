@@ -8,6 +8,7 @@ import { spawnUntilUrl } from './autocannon-kit.ts';
 import { stopChild } from './child-lifetime.ts';
 import { createHttpInvoker } from '../router/index.ts';
 import { reconcileRequest } from './node-floor-controller.ts';
+import { mean } from './alternating-rounds.ts';
 
 const SERVER = fileURLToPath(new URL('./function-bench-server.ts', import.meta.url));
 const SIZES = (process.env.BENCH_BATCH_SIZES ?? '1,2,4,8,16,32,64').split(',').map(Number);
@@ -59,7 +60,6 @@ async function main(): Promise<void> {
         perItem.get(size)!.fn.push(fn / ITEMS);
       }
     }
-    const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
     const total = (size: number) => mean(perItem.get(size)!.caller) + mean(perItem.get(size)!.fn);
     console.log(`the function hop by batch size: ${ITEMS} pods a size and round, ${ROUNDS} rounds, ${IN_FLIGHT} requests in flight; CPU us per pod`);
     for (const size of SIZES) {

@@ -1,8 +1,10 @@
 // The per-Loop work queue: one entry per primary key, coalesced while waiting; never two workers on the
 // same key; a concurrency limit; per-key exponential backoff; delayed adds; and two priorities so a
-// periodic resync never queues ahead of real changes (Metacontroller #78).
+// periodic resync never queues ahead of real changes (Metacontroller #78). A worker may carry a group of
+// keys when more wait than workers are free (groupMax; worker-turns.ts).
 import { backoffDelay, type BackoffPolicy } from '../../lib/kube/backoff.ts';
 import type { FairScheduler, FlowHandle } from './fair-scheduler.ts';
+import { ALONE, companionsFor, WorkerTurns, type WorkerShare } from './worker-turns.ts';
 
 export type Priority = 'high' | 'low';
 
@@ -16,8 +18,17 @@ export interface QueueItem<T> {
 
 export interface WorkQueueOptions<T> {
   concurrency: number;
-  /** Processes one key; the queue guarantees no other call for the same key runs meanwhile. */
-  process: (item: QueueItem<T>) => Promise<void>;
+  /**
+   * Processes one key; the queue guarantees no other call for the same key runs meanwhile. `share` is what the
+   * key shares with the other keys its worker carries (ALONE without groups).
+   */
+  process: (item: QueueItem<T>, share: WorkerShare) => Promise<void>;
+  /**
+   * The most keys one worker carries at once (1 by default: a key per worker). A worker takes more only when
+   * more keys wait than workers are free: they run together and take turns for what `process` runs in turn
+   * (share.turn), so the keys of a backlog can share a function request while the worker's writes stay one at a time.
+   */
+  groupMax?: number;
   /** Combines the payload of a waiting key with a new one; the newest wins when omitted. */
   merge?: (waiting: T, incoming: T) => T;
   backoff?: BackoffPolicy;
@@ -83,7 +94,12 @@ export class WorkQueue<T> {
   get depth(): number {
     return this.#waiting.size;
   }
+  /** Keys being processed (a worker carrying a group counts each of its keys). */
   get inFlight(): number {
+    return this.#processing.size;
+  }
+  /** Workers busy, at most `concurrency` (a worker carrying a group counts once). */
+  get busyWorkers(): number {
     return this.#active;
   }
   get delayed(): number {
@@ -253,7 +269,14 @@ export class WorkQueue<T> {
     if (this.#stopped || this.#active >= this.#concurrency) return false;
     const item = this.#next();
     if (!item) return false;
-    this.#run(item);
+    const group = [item];
+    const companions = companionsFor(this.#waiting.size, this.#concurrency, this.#active, this.#options.groupMax ?? 1);
+    for (let i = 0; i < companions; i++) {
+      const next = this.#next();
+      if (!next) break;
+      group.push(next);
+    }
+    this.#run(group);
     return true;
   }
 
@@ -267,28 +290,39 @@ export class WorkQueue<T> {
     }
   }
 
-  #run(item: QueueItem<T>): void {
+  /** One worker for the group: each key runs and settles (dirty adds) on its own; the worker is free once all have. */
+  #run(group: QueueItem<T>[]): void {
     this.#active += 1;
-    this.#processing.add(item.key);
-    void (async () => {
-      try {
-        await this.#options.process(item);
-      } catch (error) {
-        this.#options.onError?.(item.key, error);
-      } finally {
-        this.#active -= 1;
-        this.#processing.delete(item.key);
-        const dirty = this.#dirty.get(item.key);
-        if (dirty && !this.#stopped) {
-          this.#dirty.delete(item.key);
-          if (!this.#settledDirty(item.key, dirty.payload)) {
-            this.#waiting.set(item.key, dirty);
-            (dirty.priority === 'high' ? this.#high : this.#low).add(item.key);
-          }
+    const share = group.length > 1 ? new WorkerTurns(group.length) : ALONE;
+    const worker = { running: group.length };
+    for (const item of group) this.#processing.add(item.key);
+    for (const item of group) void this.#runKey(item, share, worker);
+  }
+
+  async #runKey(item: QueueItem<T>, share: WorkerShare, worker: { running: number }): Promise<void> {
+    try {
+      await this.#options.process(item, share);
+    } catch (error) {
+      this.#options.onError?.(item.key, error);
+    } finally {
+      const lastOfWorker = --worker.running === 0;
+      if (lastOfWorker) this.#active -= 1;
+      this.#processing.delete(item.key);
+      const dirty = this.#dirty.get(item.key);
+      if (dirty && !this.#stopped) {
+        this.#dirty.delete(item.key);
+        if (!this.#settledDirty(item.key, dirty.payload)) {
+          this.#waiting.set(item.key, dirty);
+          (dirty.priority === 'high' ? this.#high : this.#low).add(item.key);
         }
+      }
+      if (lastOfWorker) {
         this.#slots?.done();
         this.#pump();
+      } else if (this.#waiting.has(item.key)) {
+        // Back in the queue while its worker still carries others: another worker may take it now.
+        this.#pump();
       }
-    })();
+    }
   }
 }

@@ -12,11 +12,12 @@ import { selectsPrimary } from '../base/predicates.ts';
 import { reconcileKey } from '../reconcile/reconcile-key.ts';
 import type { KeyMemory, ReconcileDeps, ReconcileScope } from '../reconcile/reconcile-scope.ts';
 import { WorkQueue, type QueueItem } from '../base/work-queue.ts';
+import type { WorkerShare } from '../base/worker-turns.ts';
 import type { FairScheduler } from '../base/fair-scheduler.ts';
 import { tenantOf } from '../base/tenant-weights.ts';
 import { watchEvent, WatchEventLog, type WatchEvent } from '../base/watch-events.ts';
 import { loopMetrics, type LoopMetrics, type ReconcileResult } from '../base/router-metrics.ts';
-import { loopBatcher } from '../reconcile/call-batcher.ts';
+import { keyGroupMax, loopBatcher } from '../reconcile/call-batcher.ts';
 import { subscribeRunner } from './runner-handlers.ts';
 import { FunctionEndpoint } from './function-endpoint.ts';
 import { settleOwnWrite, settleWaitingOwnWrite, type OwnWriteIntake } from './own-write-intake.ts';
@@ -108,7 +109,9 @@ export class LoopRunner {
       onDelayedAdd: () => retries.inc(),
       concurrency: loop.maxConcurrency,
       merge: mergeTriggers,
-      process: (item) => this.#process(item),
+      // Batched calls: a backlog's keys go a few to a worker, their calls in one request, their writes in turn.
+      groupMax: keyGroupMax(loop, deps.invoke),
+      process: (item, share) => this.#process(item, share),
       settleDirty: (key, trigger) => settleWaitingOwnWrite(this.#ownWriteIntake, key, trigger, this.#watchEvents, this.#primaryOf(key)),
       ...(deps.scheduler ? { fairShare: { scheduler: deps.scheduler, tenant: tenantOf(loop), id: loop.id } } : {}),
       onError: (key, error) => deps.logger.error({ loop: loop.id, key, err: error instanceof Error ? error.stack : String(error) }, 'reconcile crashed'),
@@ -162,7 +165,7 @@ export class LoopRunner {
     this.#unsubscribe.push(warmAhead({ loop, primary: this.#primary.informer, url: () => this.#function.url, preconnect: this.#deps.invoke.preconnect, writes: this.#deps.warmWrites }));
     this.#scope = this.#scopeOf(this.#primary);
     const queue = this.#queue;
-    const gauges = { depth: () => queue.depth, activeWorkers: () => queue.inFlight, processingSince: () => this.#processingSince.values() };
+    const gauges = { depth: () => queue.depth, activeWorkers: () => queue.busyWorkers, processingSince: () => this.#processingSince.values() };
     this.#unwatchQueue = this.#deps.metrics.watchQueue(loop.id, gauges, loop.maxConcurrency);
     const primary = this.#primary.informer;
     if (this.#deps.shard) this.#startShard(this.#deps.shard);
@@ -313,7 +316,7 @@ export class LoopRunner {
     };
   }
 
-  async #process(item: QueueItem<Trigger>): Promise<void> {
+  async #process(item: QueueItem<Trigger>, share: WorkerShare): Promise<void> {
     // Taken before anything can return: the log holds events only for keys waiting in the queue.
     const events = this.#watchEvents.take(item.key);
     // Another member owns the key now (a handover since it was queued): it is that member's to reconcile.
@@ -327,7 +330,7 @@ export class LoopRunner {
     try {
       if (this.#scope) {
         // What was required last time goes in; what the settled answer required comes back, kept and watched here.
-        const outcome = await reconcileKey(this.#scope, item, { events, required: this.#related?.requiredBy(item.key) });
+        const outcome = await reconcileKey(this.#scope, item, { events, required: this.#related?.requiredBy(item.key), share });
         if (outcome.required) this.#related?.record(item.key, outcome.required);
         result = outcome.result ?? 'success';
       }

@@ -189,14 +189,28 @@ export class CallBatcher {
   }
 }
 
+/** Whether a Loop's calls are batched: it allows batches and the invoker can send them (HTTP; not in-process benches). */
+function batchesCalls(loop: LoopConfig, invoke: FunctionInvoker): invoke is FunctionInvoker & { batch: BatchInvoker } {
+  return loop.batchMaxSize >= 2 && invoke.batch !== undefined && loop.maxConcurrency >= 2;
+}
+
+/** The most keys of a backlog one worker carries, so their calls share a request (docs/router.md, "Batched calls"). */
+export const KEY_GROUP_MAX = 4;
+
+/** Keys one worker of the Loop carries at most (work-queue.ts groupMax): several only when its calls are batched. */
+export function keyGroupMax(loop: LoopConfig, invoke: FunctionInvoker): number {
+  return batchesCalls(loop, invoke) ? Math.min(KEY_GROUP_MAX, loop.batchMaxSize) : 1;
+}
+
 /** Batches a Loop's calls when it allows batches and the invoker can send them (HTTP; not in-process benches). */
 export function loopBatcher(loop: LoopConfig, deps: { invoke: FunctionInvoker; logger: Logger; metrics: RouterMetrics }): CallBatcher | undefined {
   const { invoke, logger, metrics } = deps;
-  if (loop.batchMaxSize < 2 || !invoke.batch || loop.maxConcurrency < 2) return undefined;
+  if (!batchesCalls(loop, invoke)) return undefined;
   return new CallBatcher(invoke, invoke.batch, {
     maxSize: loop.batchMaxSize,
     windowMs: loop.batchWindowMs,
-    workers: loop.maxConcurrency,
+    // Every key a worker carries may wait on its call at once.
+    workers: loop.maxConcurrency * keyGroupMax(loop, invoke),
     onBatch: (size) => metrics.functionBatches.observe({ loop: loop.id }, size),
     onNotBatch: (url, reason) => logger.info({ loop: loop.id, url, reason }, 'the function does not answer batches; calling it once per key'),
     onTooLarge: (url, reason, cap) => logger.info({ loop: loop.id, url, reason, cap }, 'the function refused a batch as too large; sending its calls again in smaller batches'),

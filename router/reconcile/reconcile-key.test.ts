@@ -15,6 +15,7 @@ import { OwnWrites } from './own-writes.ts';
 import { applyQueueStep, reconcileKey } from './reconcile-key.ts';
 import type { ReconcileScope } from './reconcile-scope.ts';
 import { WorkQueue, type QueueItem } from '../base/work-queue.ts';
+import { WorkerTurns } from '../base/worker-turns.ts';
 
 function idleQueue(): WorkQueue<Trigger> {
   return new WorkQueue<Trigger>({ concurrency: 1, process: async () => {}, backoff: { baseMs: 1000, maxMs: 60_000, jitter: 0 } });
@@ -114,6 +115,23 @@ describe('reconcileKey and requires', () => {
     const failed = await reconcileKey(scope, item, { required: [credentials] });
     expect(failed.result).toBe('error');
     expect(failed).not.toHaveProperty('required');
+    await scope.queue.shutdown();
+  });
+});
+
+describe('reconcileKey in a worker carrying other keys', () => {
+  const tellsWhy = (): DispatchResult => ok({ actions: [{ op: 'event', type: 'Normal', reason: 'Seen', message: 'seen' }] });
+
+  it('writes its answer in its turn, after the worker\'s earlier keys', async () => {
+    const { scope } = scopeAnswering(tellsWhy);
+    const turns = new WorkerTurns(2);
+    const earlier = await turns.turn();
+    const reconciled = reconcileKey(scope, item, { share: turns });
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(scope.deps.events.record).not.toHaveBeenCalled();
+    earlier();
+    expect((await reconciled).result).toBe('success');
+    expect(scope.deps.events.record).toHaveBeenCalledTimes(1);
     await scope.queue.shutdown();
   });
 });

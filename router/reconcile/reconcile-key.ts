@@ -15,6 +15,7 @@ import type { WatchEvent } from '../base/watch-events.ts';
 import { ReconcileTrace } from './reconcile-trace.ts';
 import { tenantOf } from '../base/tenant-weights.ts';
 import type { SettledRequirements } from './required-objects.ts';
+import type { WorkerShare } from '../base/worker-turns.ts';
 import type { KeyMemory, LoopCaches, ReconcileDeps, ReconcileScope } from './reconcile-scope.ts';
 
 /** What intake knows of a key besides its queue item. */
@@ -23,6 +24,8 @@ export interface KeyContext {
   events?: readonly WatchEvent[];
   /** What the primary's function required in its last settled answer: the first round reads them. */
   required?: readonly RequiredResource[] | undefined;
+  /** The other keys its worker carries (work-queue.ts, groupMax): the writes take turns with theirs. */
+  share?: WorkerShare;
 }
 
 /** One reconcile's outcome: controller-runtime's result label, and the requirements its function settled on. */
@@ -66,7 +69,7 @@ export async function reconcileKey(scope: ReconcileScope, item: QueueItem<Trigge
   }
   if (phase.kind === 'add-finalizer') {
     // Add the finalizer and stop: its own watch event brings the primary back with the new resourceVersion.
-    const applied = await applyActions(applyContext(scope, key, primary, log, traced), [{ op: 'finalizer', patch: phase.patch }]);
+    const applied = await inTurn(context.share, () => applyActions(applyContext(scope, key, primary, log, traced), [{ op: 'finalizer', patch: phase.patch }]));
     return { result: carryOut(scope, key, primary, decide({ stage: 'finalizer-added', applied }), log, traced, 'finalizer-added') };
   }
 
@@ -79,7 +82,7 @@ export async function reconcileKey(scope: ReconcileScope, item: QueueItem<Trigge
 
   const replay = memory.replays.take(key, cached);
   if (replay === 'wait') return { result: carryOut(scope, key, primary, decide({ stage: 'replay-pending' }), log, traced, 'replay-pending') };
-  const answered: Answered = { key, primary, deleted, finalizing: phase.finalizing, traced };
+  const answered: Answered = { key, primary, deleted, finalizing: phase.finalizing, traced, share: context.share };
   if (replay) {
     // The function's last answer was for this very object but for resourceVersion/managedFields.
     deps.metrics.conflictReplays.inc({ loop: loop.id });
@@ -113,6 +116,7 @@ interface Answered {
   deleted: boolean;
   finalizing: boolean;
   traced: ReconcileTrace;
+  share?: WorkerShare | undefined;
 }
 
 /** What carrying a decision out moves: the queue, the tombstones, events and health. */
@@ -120,25 +124,32 @@ type CarryScope = Pick<ReconcileScope, 'loop' | 'deps' | 'queue'> & { memory: Pi
 /** What the write path takes: the cached objects (authority checks) and the expectations it records. */
 type ApplyScope = Pick<ReconcileScope, 'loop' | 'deps'> & { caches: Pick<LoopCaches, 'lookup'>; memory: Pick<KeyMemory, 'expectations'> };
 
-/** Applies an answer (fresh or kept) to the primary, remembers what it wrote or keeps it after a conflict, and decides. */
-async function applyAnswer(
+/**
+ * Applies an answer (fresh or kept) to the primary, remembers what it wrote or keeps it after a conflict, and
+ * decides; in its turn when its worker carries other keys.
+ */
+function applyAnswer(
   scope: ApplyScope & { memory: Pick<KeyMemory, 'ownWrites' | 'replays'> },
   at: Answered,
   answer: Omit<KeptAnswer, 'primary' | 'staleRetries' | 'seenChanged'>,
   log: Log,
 ): Promise<CallDecision> {
-  const { loop, deps, memory } = scope;
-  const { key, primary, deleted, finalizing } = at;
-  const { response, callMs } = answer;
-  const writes: RouterAction[] = writesFor(response, { primary, finalizer: loop.finalizer, deleted, finalizing });
-  const applied = await applyActions(applyContext(scope, key, primary, log, at.traced), writes);
-  const written = applied.result === 'done' && applied.refused === 0 ? applied.primaryResourceVersion : undefined;
-  // A write the server found to change nothing keeps the version the function saw: no watch event follows it.
-  if (written && written !== primary.metadata?.resourceVersion && answerCoversOwnWrite(loop, primary, response, at)) {
-    memory.ownWrites.remember(key, written);
-  }
-  if (keepsAnswer(loop, primary, response, applied, at)) memory.replays.keep(key, { ...answer, primary, seenChanged: loop.metadataOnly });
-  return decide({ stage: 'applied', response, applied, deleted, callMs }, policy(deps));
+  // The object may have moved while the answer waited, as it may during any write's round trip: the writes test
+  // what the function was given (resourceVersion tests, seen metadata) and a change queued the key to run again.
+  return inTurn(at.share, async () => {
+    const { loop, deps, memory } = scope;
+    const { key, primary, deleted, finalizing } = at;
+    const { response, callMs } = answer;
+    const writes: RouterAction[] = writesFor(response, { primary, finalizer: loop.finalizer, deleted, finalizing });
+    const applied = await applyActions(applyContext(scope, key, primary, log, at.traced), writes);
+    const written = applied.result === 'done' && applied.refused === 0 ? applied.primaryResourceVersion : undefined;
+    // A write the server found to change nothing keeps the version the function saw: no watch event follows it.
+    if (written && written !== primary.metadata?.resourceVersion && answerCoversOwnWrite(loop, primary, response, at)) {
+      memory.ownWrites.remember(key, written);
+    }
+    if (keepsAnswer(loop, primary, response, applied, at)) memory.replays.keep(key, { ...answer, primary, seenChanged: loop.metadataOnly });
+    return decide({ stage: 'applied', response, applied, deleted, callMs }, policy(deps));
+  });
 }
 
 /** Carries out the decision of a reconcile that called the function or re-applied its answer. */
@@ -147,6 +158,17 @@ function finish(scope: CarryScope, at: Answered, decision: CallDecision, started
   scope.deps.metrics.reconcileDuration.observe({ loop: scope.loop.id, result: decision.outcome }, (performance.now() - started) / 1000, at.traced.traceId);
   log.debug({ ...fields, outcome: decision.outcome }, 'reconciled');
   return queueResult;
+}
+
+/** Runs the writes when the key's worker gives it the turn: at once for a key alone. */
+async function inTurn<R>(share: WorkerShare | undefined, write: () => Promise<R>): Promise<R> {
+  if (!share || share.keys <= 1) return write();
+  const release = await share.turn();
+  try {
+    return await write();
+  } finally {
+    release();
+  }
 }
 
 function policy(deps: Pick<ReconcileDeps, 'minRequeueMs'>): DecisionPolicy {

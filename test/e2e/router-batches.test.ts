@@ -3,7 +3,8 @@
 // replies advertised batches in CloudEvents batches, gathered within the Loop's windowMs), and a poisoned pod
 // whose call throws fails alone: retried, never labelled, while every other pod of its batches is labelled. A
 // second Loop calls a function that knows nothing of batches (it would refuse one with 415): it never receives
-// one, and every one of its pods is labelled.
+// one, and every one of its pods is labelled. A third Loop, with two workers for its backlog, sends batches
+// longer than its workers: each worker carried several keys, whose calls went together.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { V1PodList } from '@kubernetes/client-node';
@@ -11,6 +12,7 @@ import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually } from '../cluster/eventually.ts';
 import { inlineLoop, routerHarness, type RouterHarness } from '../support/router-harness.ts';
+import type { Router } from '../../router/index.ts';
 import { toNodeHandler } from '../../lib/runtime/index.ts';
 import { defineFunction } from '../../lib/sdk/index.ts';
 import { reconcilePodNameLabel } from '../../functions/pod-name-label/reconcile.ts';
@@ -21,10 +23,12 @@ const ANNOTATION = 'kubeloop.dev/add-pod-name-label';
 const LABEL = 'kubeloop.dev/pod-name';
 const PODS = 12;
 const PLAIN_PODS = 6;
+const GROUPED_PODS = 10;
 const POISONED = 'pod-poisoned';
 const GROUP = 'kubeloop.dev/test-group';
 
 let h: RouterHarness;
+let router: Router;
 let server: Server;
 let plain: Server;
 let ns: string;
@@ -81,6 +85,7 @@ beforeAll(async () => {
   const pods = [
     ...[...Array.from({ length: PODS - 1 }, (_, i) => `pod-${i}`), POISONED].map((name) => ({ name, group: 'batches' })),
     ...Array.from({ length: PLAIN_PODS }, (_, i) => ({ name: `plain-${i}`, group: 'plain' })),
+    ...Array.from({ length: GROUPED_PODS }, (_, i) => ({ name: `grouped-${i}`, group: 'grouped' })),
   ];
   // All there before the router starts: its initial list makes every key ready at once.
   await Promise.all(
@@ -93,11 +98,14 @@ beforeAll(async () => {
     ),
   );
   // Fewer workers than pods: the first wave (one call per worker) goes alone, the rest after its replies.
-  const loop = (name: string, group: string, functionUrl: string) =>
-    inlineLoop(name, ns, { for: { apiVersion: 'v1', kind: 'Pod' }, selector: { matchLabels: { [GROUP]: group } }, metadataOnly: true, function: { url: functionUrl, maxConcurrency: 4, batch: { maxSize: 16, windowMs: 50 } } });
-  const router = await h.router([loop('batches', 'batches', url), loop('plain', 'plain', plainUrl)]);
+  const loop = (name: string, group: string, functionUrl: string, fn: Record<string, unknown> = { maxConcurrency: 4, batch: { maxSize: 16, windowMs: 50 } }) =>
+    inlineLoop(name, ns, { for: { apiVersion: 'v1', kind: 'Pod' }, selector: { matchLabels: { [GROUP]: group } }, metadataOnly: true, function: { url: functionUrl, ...fn } });
+  // Two workers, no gathering window: without groups of keys a batch could hold two calls at most.
+  const grouped = loop('grouped', 'grouped', url, { maxConcurrency: 2, batch: { maxSize: 16 } });
+  router = await h.router([loop('batches', 'batches', url), loop('plain', 'plain', plainUrl), grouped]);
   await router.waitForLoop('batches');
   await router.waitForLoop('plain');
+  await router.waitForLoop('grouped');
 });
 
 afterAll(async () => {
@@ -133,5 +141,19 @@ describe('batched calls', () => {
     });
     expect(plainSeen.batchRequests).toBe(0);
     expect(plainSeen.singles).toBeGreaterThanOrEqual(PLAIN_PODS);
+  });
+
+  it('sends a backlog more calls per request than the Loop has workers: each worker carried several keys', async () => {
+    await eventually(`the ${GROUPED_PODS} pods of the two-worker Loop labelled`, async () => {
+      const labelled = await labelledOf('grouped');
+      return labelled.length === GROUPED_PODS && labelled;
+    });
+    const sizes = await router.metrics.registry.getSingleMetric('kubeloop_router_function_batch_size')?.get();
+    const values = (sizes?.values ?? []) as Array<{ labels: Record<string, string | number>; value: number; metricName?: string }>;
+    const ofLoop = values.filter((v) => v.labels.loop === 'grouped');
+    const count = ofLoop.find((v) => v.metricName?.endsWith('_count'))?.value ?? 0;
+    const upToTwo = ofLoop.find((v) => v.metricName?.endsWith('_bucket') && v.labels.le === 2)?.value ?? 0;
+    // Batches of more than two calls: two workers, each carrying keys that waited with no free worker to take them.
+    expect(count).toBeGreaterThan(upToTwo);
   });
 });

@@ -1,7 +1,7 @@
 // The per-Loop work queue: one entry per primary key, coalesced while waiting; never two workers on the
 // same key; a concurrency limit; per-key exponential backoff; delayed adds; and two priorities so a
 // periodic resync never queues ahead of real changes (Metacontroller #78). A worker may carry a group of
-// keys when more wait than workers are free (groupMax; worker-turns.ts).
+// keys while a backlog waits (groupMax; worker-turns.ts).
 import { backoffDelay, type BackoffPolicy } from '../../lib/kube/backoff.ts';
 import type { FairScheduler, FlowHandle } from './fair-scheduler.ts';
 import { ALONE, companionsFor, WorkerTurns, type WorkerShare } from './worker-turns.ts';
@@ -24,9 +24,10 @@ export interface WorkQueueOptions<T> {
    */
   process: (item: QueueItem<T>, share: WorkerShare) => Promise<void>;
   /**
-   * The most keys one worker carries at once (1 by default: a key per worker). A worker takes more only when
-   * more keys wait than workers are free: they run together and take turns for what `process` runs in turn
-   * (share.turn), so the keys of a backlog can share a function request while the worker's writes stay one at a time.
+   * The most keys one worker carries at once (1 by default: a key per worker). A worker takes more only for a
+   * backlog, and only keys no free worker could start (companionsFor): they run together and take turns for what
+   * `process` runs in turn (share.turn), so a backlog's keys can share a function request while the worker's
+   * writes stay one at a time.
    */
   groupMax?: number;
   /** Combines the payload of a waiting key with a new one; the newest wins when omitted. */

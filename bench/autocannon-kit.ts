@@ -66,6 +66,14 @@ export async function spawnUntilUrl(
   throw new Error(`${args.join(' ')} exited before it was ready`);
 }
 
+/** CPU microseconds (user + system) a child spawned with `ipc` has used: it answers 'cpu' with process.cpuUsage(). */
+export function childCpuMicros(child: ChildProcess): Promise<number> {
+  return new Promise((resolve) => {
+    child.once('message', (usage: NodeJS.CpuUsage) => resolve(usage.user + usage.system));
+    child.send('cpu');
+  });
+}
+
 export interface PostLoad {
   url: string;
   body: string;

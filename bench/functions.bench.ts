@@ -4,13 +4,12 @@
 // BENCH_TRACING=1 adds the function with tracing on (10 % sampling, OTLP export to a local sink) against the
 // same function with tracing off in the same run: the CPU per call tracing adds, for calls the function samples
 // itself (no traceparent) and for calls whose caller did not sample (traceparent ...-00, as behind the router).
-import type { ChildProcess } from 'node:child_process';
 import { createServer as createHttpServer } from 'node:http';
 import { readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { generateSigningSecret, parseSigningSecret, signRequest } from '../lib/signing/webhook-signature.ts';
-import { autocannonPost, figures, spawnUntilUrl, type Figures as LoadFigures, type LoadRun, type SpawnedServer } from './autocannon-kit.ts';
+import { autocannonPost, childCpuMicros, figures, spawnUntilUrl, type Figures as LoadFigures, type LoadRun, type SpawnedServer } from './autocannon-kit.ts';
 
 const FUNCTION = 'pod-name-label';
 const FIXTURE = fileURLToPath(new URL(`../test/fixtures/${FUNCTION}/adds-label-to-annotated-pod.json`, import.meta.url));
@@ -31,17 +30,10 @@ const SECRET = generateSigningSecret();
 process.env.KUBELOOP_SIGNING_SECRET = SECRET;
 const startServer = (args: string[]): Promise<SpawnedServer> => spawnUntilUrl([SERVER, ...args], { ipc: true });
 
-function cpuOf(child: ChildProcess): Promise<number> {
-  return new Promise((resolve) => {
-    child.once('message', (usage) => resolve((usage as NodeJS.CpuUsage).user + (usage as NodeJS.CpuUsage).system));
-    child.send('cpu');
-  });
-}
-
 async function load(server: SpawnedServer, body: string, seconds: number, headers?: Record<string, string>): Promise<Run> {
-  const before = await cpuOf(server.child);
+  const before = await childCpuMicros(server.child);
   const run = await autocannonPost({ url: `${server.url}/`, body, connections: CONNECTIONS, seconds, ...(headers ? { headers } : {}) });
-  const cpu = (await cpuOf(server.child)) - before;
+  const cpu = (await childCpuMicros(server.child)) - before;
   return { ...run, cpuMicros: cpu / run.requests };
 }
 

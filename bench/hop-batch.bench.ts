@@ -3,8 +3,7 @@
 // them: what a larger batch could still save per pod (issue #37), a cost per request apart from a cost per item.
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
-import type { ChildProcess } from 'node:child_process';
-import { spawnUntilUrl } from './autocannon-kit.ts';
+import { childCpuMicros, spawnUntilUrl } from './autocannon-kit.ts';
 import { stopChild } from './child-lifetime.ts';
 import { createHttpInvoker } from '../router/index.ts';
 import { reconcileRequest } from './node-floor-controller.ts';
@@ -19,14 +18,6 @@ const IN_FLIGHT = 2;
 /** A pod as a metadata-only Loop sends it, as the Node floor with the hop builds it. */
 const podRequest = (i: number) =>
   reconcileRequest({ name: `bench-${i}`, namespace: 'bench', uid: randomUUID(), resourceVersion: String(1000 + i), labels: { app: 'bench' }, annotations: { 'kubeloop.dev/add-pod-name-label': 'true' } }, new Date());
-
-/** CPU microseconds the function child has used (it answers 'cpu' over IPC with process.cpuUsage()). */
-function functionCpu(child: ChildProcess): Promise<number> {
-  return new Promise((resolve) => {
-    child.once('message', (usage: NodeJS.CpuUsage) => resolve(usage.user + usage.system));
-    child.send('cpu');
-  });
-}
 
 async function main(): Promise<void> {
   const { url, child } = await spawnUntilUrl([SERVER, 'function', 'pod-name-label'], { ipc: true });
@@ -52,10 +43,10 @@ async function main(): Promise<void> {
       for (const size of round % 2 === 0 ? SIZES : [...SIZES].reverse()) {
         // Untimed first: each size's own path (a single call is not a batch's) warmed before it is timed.
         await send(size, Math.min(ITEMS, Math.max(1024, size * 64)));
-        const [cpu, fnBefore] = [process.cpuUsage(), await functionCpu(child)];
+        const [cpu, fnBefore] = [process.cpuUsage(), await childCpuMicros(child)];
         await send(size, ITEMS);
         const caller = process.cpuUsage(cpu);
-        const fn = (await functionCpu(child)) - fnBefore;
+        const fn = (await childCpuMicros(child)) - fnBefore;
         perItem.get(size)!.caller.push((caller.user + caller.system) / ITEMS);
         perItem.get(size)!.fn.push(fn / ITEMS);
       }

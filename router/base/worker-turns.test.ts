@@ -60,9 +60,24 @@ describe('WorkerTurns', () => {
     expect(thirdIn).toBe(false);
   });
 
-  it('ALONE: one key, its turn at once', async () => {
+  it('runs a write in its turn, and hands the turn on when the write fails', async () => {
+    const turns = new WorkerTurns(2);
+    const order: string[] = [];
+    const failing = turns.inTurn(async () => {
+      order.push('first');
+      throw new Error('refused');
+    });
+    const next = turns.inTurn(async () => order.push('second'));
+    await expect(failing).rejects.toThrow('refused');
+    await next;
+    expect(order).toEqual(['first', 'second']);
+  });
+
+  it('ALONE: one key, its write started at once, in the same turn of the event loop', async () => {
     expect(ALONE.keys).toBe(1);
-    const release = await ALONE.turn();
-    expect(() => release()).not.toThrow();
+    let started = false;
+    const written = ALONE.inTurn(async () => (started = true));
+    expect(started).toBe(true);
+    await written;
   });
 });

@@ -5,14 +5,12 @@
 export interface WorkerShare {
   /** Keys the worker carries, this one included; 1: alone, as without groups. */
   readonly keys: number;
-  /** Resolves when it is this key's turn, with the release that hands the turn to the next key. */
-  turn(): Promise<() => void>;
+  /** Runs `write` in this key's turn, and hands the turn on when it settles. */
+  inTurn<R>(write: () => Promise<R>): Promise<R>;
 }
 
-const nothingToRelease = (): void => {};
-
-/** A worker carrying one key: its turn is always now. */
-export const ALONE: WorkerShare = { keys: 1, turn: () => Promise.resolve(nothingToRelease) };
+/** A worker carrying one key: its turn is always now, without a microtask to wait for it. */
+export const ALONE: WorkerShare = { keys: 1, inTurn: (write) => write() };
 
 /** Turns, first come first served; a release called twice hands the turn on once. */
 export class WorkerTurns implements WorkerShare {
@@ -20,6 +18,16 @@ export class WorkerTurns implements WorkerShare {
 
   constructor(readonly keys: number) {}
 
+  async inTurn<R>(write: () => Promise<R>): Promise<R> {
+    const release = await this.turn();
+    try {
+      return await write();
+    } finally {
+      release();
+    }
+  }
+
+  /** Resolves when it is the caller's turn, with the release that hands the turn to the next key. */
   turn(): Promise<() => void> {
     let handOn!: () => void;
     const released = new Promise<void>((resolve) => (handOn = resolve));

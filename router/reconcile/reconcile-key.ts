@@ -15,7 +15,7 @@ import type { WatchEvent } from '../base/watch-events.ts';
 import { ReconcileTrace } from './reconcile-trace.ts';
 import { tenantOf } from '../base/tenant-weights.ts';
 import type { SettledRequirements } from './required-objects.ts';
-import type { WorkerShare } from '../base/worker-turns.ts';
+import { ALONE, type WorkerShare } from '../base/worker-turns.ts';
 import type { KeyMemory, LoopCaches, ReconcileDeps, ReconcileScope } from './reconcile-scope.ts';
 
 /** What intake knows of a key besides its queue item. */
@@ -161,14 +161,8 @@ function finish(scope: CarryScope, at: Answered, decision: CallDecision, started
 }
 
 /** Runs the writes when the key's worker gives it the turn: at once for a key alone. */
-async function inTurn<R>(share: WorkerShare | undefined, write: () => Promise<R>): Promise<R> {
-  if (!share || share.keys <= 1) return write();
-  const release = await share.turn();
-  try {
-    return await write();
-  } finally {
-    release();
-  }
+function inTurn<R>(share: WorkerShare | undefined, write: () => Promise<R>): Promise<R> {
+  return (share ?? ALONE).inTurn(write);
 }
 
 function policy(deps: Pick<ReconcileDeps, 'minRequeueMs'>): DecisionPolicy {

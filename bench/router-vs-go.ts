@@ -8,6 +8,7 @@ import type { Loop } from '../api/loop.ts';
 import { LOOP_SERVICE_ACCOUNT } from '../test/support/loop-service-account.ts';
 import { spawnBaselineController } from './baseline-controller.ts';
 import { readProcess, type ProcessReading } from './process-figures.ts';
+import { samplePerf, type NativeSplit } from './native-split.ts';
 import { warmFunction } from './warm-function.ts';
 import type { PeakMemory } from './router-bench-router.ts';
 import { callsFunction, type LimitMode, type Side, type VersusRun, type Work } from './versus-report.ts';
@@ -129,6 +130,9 @@ async function measure(s: VersusSettings, mode: LimitMode, side: Side, work: Wor
   const fnBefore = readProcess(s.functionPid);
   let started = performance.now();
   const controller = await startController(s, mode, side, namespace);
+  // From ready to all labelled: the work, without the start-up (its own line in the report).
+  const sampling = samplePerf(controller.pid, namespace);
+  let native: NativeSplit | undefined;
   let before: ProcessReading = { cpuMs: 0, rss: 0, peakRss: 0, rssFile: 0, switches: 0 };
   let after: ProcessReading;
   let fnAfter: ProcessReading;
@@ -144,6 +148,7 @@ async function measure(s: VersusSettings, mode: LimitMode, side: Side, work: Wor
     await until(`${pods} pods of ${namespace} labelled by ${side}`, 900_000, async () => seen.labelled.size >= pods, 20);
     after = readProcess(controller.pid);
     fnAfter = readProcess(s.functionPid);
+    native = await sampling?.stop();
     counts = await controller.counts(pods);
   } finally {
     await controller.stop();
@@ -172,6 +177,7 @@ async function measure(s: VersusSettings, mode: LimitMode, side: Side, work: Wor
     ...(counts.functionCallMs !== undefined ? { functionCallMs: counts.functionCallMs } : {}),
     ...(counts.atPeak ? { atPeak: counts.atPeak } : {}),
     ...(callsFunction(side) ? { functionPeakRss: fnAfter.peakRss } : {}),
+    ...(native ? { native } : {}),
   };
   console.error(`  ${mode.name} ${side} ${work} ${pods}: all labelled in ${(run.totalMs / 1000).toFixed(2)} s, CPU ${((run.cpuMs + run.functionCpuMs) / 1000).toFixed(2)} s`);
   if (work === 'live') await s.client.request({ method: 'DELETE', path: `/apis/apps/v1/namespaces/${namespace}/replicasets/bench`, query: { propagationPolicy: 'Orphan' } });

@@ -1,6 +1,7 @@
 // bench:router section (0): ratios against Go come from the same mode and work item, router and function apart.
 import { describe, expect, it } from 'vitest';
-import { compareFloor, compareSides, formatFunctionCalls, formatStartCpu, formatVersus, limitModes, MiB, workItems, type LimitMode, type VersusRun } from './versus-report.ts';
+import { PERF_HZ } from './native-split.ts';
+import { compareFloor, compareSides, formatFunctionCalls, formatNative, formatStartCpu, formatVersus, limitModes, MiB, workItems, type LimitMode, type VersusRun } from './versus-report.ts';
 
 const capped: LimitMode = { name: 'capped', qps: 100, burst: 200 };
 const uncapped: LimitMode = { name: 'uncapped', qps: 1000, burst: 2000 };
@@ -205,5 +206,21 @@ describe('workItems', () => {
   it('names a bad or empty list', () => {
     expect(() => workItems('there')).toThrow('BENCH_VS_GO_WORK: "there" is neither existing nor live');
     expect(() => workItems(' , ')).toThrow('BENCH_VS_GO_WORK names no work item');
+  });
+});
+
+describe('formatNative', () => {
+  it('sums each side\'s samples over its rounds, per pod of the work item, and prints nothing without BENCH_PERF', () => {
+    const lines = formatNative([
+      run({ native: { kernel: PERF_HZ, JavaScript: PERF_HZ } }),
+      run({ native: { kernel: PERF_HZ } }),
+      run({ side: 'go', native: { kernel: PERF_HZ / 2, 'other user': PERF_HZ } }),
+      run({ side: 'go', pods: 2000 }),
+    ]);
+    expect(lines.slice(1)).toEqual([
+      '    capped existing 500 kubeloop       3.00 ms/pod sampled = kernel 2.00, JavaScript 1.00',
+      '    capped existing 500 go             3.00 ms/pod sampled = other user 2.00, kernel 1.00',
+    ]);
+    expect(formatNative([run({})])).toEqual([]);
   });
 });

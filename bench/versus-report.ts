@@ -1,6 +1,7 @@
 // Section (0) of bench:router, the pure part: the figures of kubeloop against the controller-runtime baseline
 // per API-limit mode and work item (ratios of runs from the same bench run), and the report printed from them.
 import type { PeakMemory } from './router-bench-router.ts';
+import { CATEGORIES, formatSplit, type NativeSplit } from './native-split.ts';
 
 /**
  * Variants of kubeloop run beside the default in the same run, compared with it: `unbatched` (spec.function.batch
@@ -67,6 +68,8 @@ export interface VersusRun {
   atPeak?: PeakMemory;
   /** The function's peak RSS (VmHWM) so far: one function process serves every kubeloop run (kubeloop only). */
   functionPeakRss?: number;
+  /** The controller's perf samples from ready to all labelled, by what ran (BENCH_PERF). */
+  native?: NativeSplit;
 }
 
 /** kubeloop (batched, the default) against Go for one mode and work item, means over the rounds. */
@@ -173,6 +176,7 @@ export function formatVersus(runs: VersusRun[], concurrency: number): string[] {
     lines.push(`  router at its peak RSS, ${r.mode.name} ${r.work} ${r.pods}: RSS ${mib(r.atPeak.rss)} = V8 heap spaces (${spaces.join(', ')}), external ${mib(r.atPeak.external)}, and the rest (Node, code, stacks, malloc)`);
   }
   lines.push(...formatStartCpu(runs));
+  lines.push(...formatNative(runs));
   lines.push(...formatFunctionCalls(runs));
   const idleK = runs.filter((r) => r.side === 'kubeloop' && r.idleRss > 0);
   const peak2k = runs.filter((r) => r.side === 'kubeloop' && r.pods >= 2000);
@@ -342,4 +346,24 @@ export function workItems(names: string): Work[] {
     });
   if (items.length === 0) throw new Error('BENCH_VS_GO_WORK names no work item: give existing, live or both');
   return items;
+}
+
+/**
+ * BENCH_PERF: each side's CPU from ready to all labelled, by what ran, summed over its rounds per work item: where
+ * kubeloop's CPU per pod goes beside the floor's and Go's (a stripped Go binary splits into kernel and the rest).
+ */
+export function formatNative(runs: VersusRun[]): string[] {
+  const sampled = runs.filter((r) => r.native);
+  if (sampled.length === 0) return [];
+  const lines = ['  where the CPU went, from ready (the router: its Loops synced) to all labelled (BENCH_PERF: perf samples, summed over rounds; ms per pod)'];
+  for (const key of new Set(sampled.map(itemKey))) {
+    const item = sampled.filter((r) => itemKey(r) === key);
+    for (const side of new Set(item.map((r) => r.side))) {
+      const of = item.filter((r) => r.side === side);
+      const split: NativeSplit = {};
+      for (const r of of) for (const c of CATEGORIES) if (r.native![c]) split[c] = (split[c] ?? 0) + r.native![c]!;
+      lines.push(`    ${key} ${side.padEnd(14)} ${formatSplit(split, of.reduce((sum, r) => sum + r.pods, 0))}`);
+    }
+  }
+  return lines;
 }

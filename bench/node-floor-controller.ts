@@ -4,6 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import http2 from 'node:http2';
+import { startHeapSampling } from './heap-sampling.ts';
 import { CONTRACT_API_VERSION, type JsonPatchOperation, type KubeObject, type ReconcileRequest } from '../lib/contract/types.ts';
 
 /** KUBELOOP_BENCH_FLOOR: where and what to label, and the cluster's TLS material (PEM). */
@@ -219,6 +220,10 @@ function fail(message: string): never {
 }
 
 if (process.env.KUBELOOP_BENCH_FLOOR) {
-  process.once('SIGTERM', () => process.exit(0));
+  const heap = startHeapSampling('node-floor');
+  process.once('SIGTERM', () => {
+    if (!heap) process.exit(0);
+    heap.stop().then((file) => process.stderr.write(`node floor heap profile: ${file}\n`), () => undefined).finally(() => process.exit(0));
+  });
   main(JSON.parse(process.env.KUBELOOP_BENCH_FLOOR) as FloorConfig).catch((error: Error) => fail(error.message));
 }

@@ -12,6 +12,7 @@ import { applyHeapGrowingPercent } from '../lib/server/heap-growing.ts';
 import type { Loop } from '../api/loop.ts';
 import { DEFAULT_FUNCTION_URL_POLICY } from '../lib/config/function-url-policy.ts';
 import { startTrace } from './start-trace.ts';
+import { startHeapSampling } from './heap-sampling.ts';
 
 export interface RouterChildConfig {
   kubeconfigPath: string;
@@ -146,6 +147,8 @@ async function stats(router: Router, collect: boolean): Promise<RouterChildStats
 /** Starts the router as the parent's config says and answers its questions until told to stop. */
 async function main(): Promise<void> {
   const trace = startTrace();
+  // From the start: with pods already there, most of their intake comes before the Loops are synced.
+  const heap = startHeapSampling('router');
   const config = JSON.parse(process.env.KUBELOOP_BENCH_ROUTER ?? '{}') as RouterChildConfig;
   // As `kubeloop router` starts it: V8's heap growing factor (its flag's default or KUBELOOP_HEAP_GROWING_PERCENT;
   // a --heap-growing-percent among the child's node flags wins), then tracing, so the router's spans go to the SDK.
@@ -173,7 +176,10 @@ async function main(): Promise<void> {
   setInterval(samplePeak, 100).unref();
   process.on('message', (message: { type: 'stats'; gc?: boolean; id: number } | { type: 'stop' }) => {
     if (message.type === 'stats') void stats(router, message.gc === true).then((s) => process.send?.({ type: 'stats', id: message.id, stats: s }));
-    else void router.stop().finally(() => process.exit(0));
+    else void router.stop().finally(async () => {
+      await heap?.stop().then((file) => console.error(`router heap profile: ${file}`), (error: Error) => console.error(`router heap profile not written: ${error.message}`));
+      process.exit(0);
+    });
   });
   // The parent died without stopping us: do not outlive it.
   process.on('disconnect', () => process.exit(0));

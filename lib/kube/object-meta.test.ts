@@ -46,6 +46,15 @@ describe('object metadata helpers', () => {
     expect(jsonEqual(undefined, null)).toBe(true);
     expect(jsonEqual(undefined, {})).toBe(false);
   });
+
+  it('compares own members only, as JSON.stringify sends them', () => {
+    const inherited = Object.assign(Object.create({ extra: 1 }) as Record<string, unknown>, { a: 1 });
+    expect(JSON.stringify(inherited)).toBe('{"a":1}');
+    expect(jsonEqual(inherited, { a: 1 })).toBe(true);
+    expect(jsonEqual({ a: 1 }, inherited)).toBe(true);
+    expect(jsonEqual(inherited, { a: 1, extra: 1 })).toBe(false);
+    expect(jsonEqualExcept({ a: 1, skipped: 2 }, inherited, ['skipped'])).toBe(true);
+  });
 });
 
 describe('jsonEqualExcept', () => {

@@ -5,10 +5,16 @@ import { controllerUid, objectKey } from './object-meta.ts';
 /** Returns the index values of an object; an object may sit under several values or none. */
 export type IndexFunction<T> = (object: T) => string[];
 
+interface Indexer<T> {
+  fn: IndexFunction<T>;
+  index: Map<string, Set<string>>;
+}
+
 export class ObjectStore<T extends KubernetesObject> {
   readonly #objects = new Map<string, T>();
-  readonly #indexers = new Map<string, IndexFunction<T>>();
   readonly #indexes = new Map<string, Map<string, Set<string>>>();
+  /** The indexes with their functions, walked by index on every upsert: no iterator or entry array per object. */
+  readonly #indexers: Indexer<T>[] = [];
 
   constructor(indexers: Record<string, IndexFunction<T>> = {}) {
     for (const [name, fn] of Object.entries(indexers)) this.addIndex(name, fn);
@@ -20,10 +26,10 @@ export class ObjectStore<T extends KubernetesObject> {
 
   /** Adds an index; existing objects are indexed at once. */
   addIndex(name: string, fn: IndexFunction<T>): void {
-    if (this.#indexers.has(name)) return;
-    this.#indexers.set(name, fn);
+    if (this.#indexes.has(name)) return;
     const index = new Map<string, Set<string>>();
     this.#indexes.set(name, index);
+    this.#indexers.push({ fn, index });
     for (const [key, object] of this.#objects) addTo(index, fn(object), key);
   }
 
@@ -56,8 +62,8 @@ export class ObjectStore<T extends KubernetesObject> {
     const key = objectKey(object.metadata);
     const previous = this.#objects.get(key);
     this.#objects.set(key, object);
-    for (const [name, fn] of this.#indexers) {
-      const index = this.#indexes.get(name)!;
+    for (let i = 0; i < this.#indexers.length; i++) {
+      const { fn, index } = this.#indexers[i]!;
       const values = fn(object);
       if (previous) {
         // Most updates (status, labels) leave an owner, uid or namespace as it was: nothing to move.
@@ -84,22 +90,28 @@ export class ObjectStore<T extends KubernetesObject> {
   }
 
   #unindex(key: string, object: T): void {
-    for (const [name, fn] of this.#indexers) removeFrom(this.#indexes.get(name)!, fn(object), key);
+    for (let i = 0; i < this.#indexers.length; i++) removeFrom(this.#indexers[i]!.index, this.#indexers[i]!.fn(object), key);
   }
 }
 
 function removeFrom(index: Map<string, Set<string>>, values: string[], key: string): void {
-  for (const value of values) {
+  for (let i = 0; i < values.length; i++) {
+    const value = values[i]!;
     const keys = index.get(value);
     keys?.delete(key);
     if (keys?.size === 0) index.delete(value);
   }
 }
 
-const sameValues = (a: readonly string[], b: readonly string[]): boolean => a.length === b.length && a.every((value, i) => value === b[i]);
+function sameValues(a: readonly string[], b: readonly string[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
 
 function addTo(index: Map<string, Set<string>>, values: string[], key: string): void {
-  for (const value of values) {
+  for (let i = 0; i < values.length; i++) {
+    const value = values[i]!;
     let keys = index.get(value);
     if (!keys) index.set(value, (keys = new Set()));
     keys.add(key);

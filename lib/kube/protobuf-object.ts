@@ -40,9 +40,13 @@ export class MessageReader extends BinaryReader {
   int64Number(): number {
     return Number(this.int64());
   }
-  /** Skips the field of `tag`, whose tag was read. */
+  /**
+   * Skips the field of `tag`, whose tag was read. A length-delimited one (managedFields, every field not read) by
+   * its length here: BinaryReader.skip returns what it skipped as a new view of the bytes, one per skipped field.
+   */
   skipField(tag: number): void {
-    this.skip(tag & 7, tag >>> 3);
+    if ((tag & 7) === 2) this.pos = this.end();
+    else this.skip(tag & 7, tag >>> 3);
   }
   /** The message that ended at `end` ended exactly there. */
   ended(end: number): void {

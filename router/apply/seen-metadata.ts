@@ -27,10 +27,13 @@ const SETTABLE = ['labels', 'annotations', 'finalizers', 'ownerReferences', 'del
 export function seenMetadataTests(seen: KubernetesObject): JsonPatchOperation[] {
   const metadata = (seen.metadata ?? {}) as Record<string, unknown>;
   const tests: JsonPatchOperation[] = metadata.uid === undefined ? [] : [{ op: 'test', path: '/metadata/uid', value: metadata.uid }];
-  for (const [key, value] of Object.entries(metadata)) {
-    if (value !== undefined && !UNTESTED.has(key)) tests.push({ op: 'test', path: `/metadata/${pointerEscape(key)}`, value });
+  // for-in and indexed loops: built for every patch of a primary, where Object.entries would allocate an array per field.
+  for (const key in metadata) {
+    const value = metadata[key];
+    if (Object.hasOwn(metadata, key) && value !== undefined && !UNTESTED.has(key)) tests.push({ op: 'test', path: `/metadata/${pointerEscape(key)}`, value });
   }
-  for (const key of SETTABLE) {
+  for (let i = 0; i < SETTABLE.length; i++) {
+    const key = SETTABLE[i]!;
     if (metadata[key] === undefined) tests.push({ op: 'test', path: `/metadata/${key}`, value: null });
   }
   return tests;
@@ -45,9 +48,18 @@ export function seenMetadataTests(seen: KubernetesObject): JsonPatchOperation[] 
 export function testedAsSeen(patch: readonly JsonPatchOperation[], seen: KubernetesObject): { patch: JsonPatchOperation[]; guards: JsonPatchOperation[] } {
   const sent = seen.metadata?.resourceVersion;
   const own = patch.filter((op) => !(op.op === 'test' && op.path === RV_PATH && op.value === sent));
-  const tested = new Set(own.filter((op) => op.op === 'test').map((op) => op.path));
   const guards = seenMetadataTests(seen);
-  return { patch: [...guards.filter((test) => !tested.has(test.path)), ...own], guards };
+  // A patch holds a few operations: a scan of them per guard costs less than a Set of their paths.
+  const sending: JsonPatchOperation[] = [];
+  for (let i = 0; i < guards.length; i++) if (!testsPath(own, guards[i]!.path)) sending.push(guards[i]!);
+  for (let i = 0; i < own.length; i++) sending.push(own[i]!);
+  return { patch: sending, guards };
+}
+
+/** Whether `patch` has a test of `path`. */
+function testsPath(patch: readonly JsonPatchOperation[], path: string): boolean {
+  for (let i = 0; i < patch.length; i++) if (patch[i]!.op === 'test' && patch[i]!.path === path) return true;
+  return false;
 }
 
 /** A JSON patch and, unless they are its resourceVersion tests, the tests that tell a stale write (json-patch.ts). */

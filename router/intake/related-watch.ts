@@ -85,6 +85,8 @@ export class RelatedWatch {
   record(key: string, settled: SettledRequirements): void {
     const { entries, resolved } = settled;
     const previous = this.#required.get(key);
+    // The usual answer: nothing required before or now. Nothing to forget, keep or watch (and no Set for it).
+    if (!previous && entries.length === 0) return;
     if (previous) {
       const names = new Set(previous.resolved.map((r) => r.name));
       this.index.forget(key, (_kind, relation) => names.has(relation));

@@ -49,7 +49,6 @@ export async function callFunction(scope: CallScope, at: CallAt): Promise<CallOu
   const collected = relatedStores.length > 0 ? collectRelated(at.primary, relatedStores, caps, declaredTally) : undefined;
   if (collected && !collected.ok) return tooLarge(scope, undefined, collected.message);
   const declared = collected?.related;
-  const declaredNames = new Set(loop.related.map((r) => r.name));
   let asked: readonly RequiredResource[] = at.required ?? [];
   let fetched = asked.length > 0 ? await fetchRequired(deps.client, deps.discovery, at.primary, asked, loop.namespace) : ({ ok: true, related: {}, resolved: [] } as const);
   let request: ReconcileRequest | undefined;
@@ -91,7 +90,8 @@ export async function callFunction(scope: CallScope, at: CallAt): Promise<CallOu
     const wanted = result.response.requires ?? [];
     if (sameRequirements(wanted, asked)) return { kind: 'called', request, result, callMs, required: { entries: wanted, resolved: fetched.resolved } };
     deps.recorder?.record(request, result.response);
-    const problem = requiresProblem(wanted, declaredNames);
+    // Built only here: most answers require what they were sent, and return above.
+    const problem = requiresProblem(wanted, new Set(loop.related.map((r) => r.name)));
     if (problem) return { kind: 'requires-failed', request, ...problem };
     if (calls >= REQUIRES_LIMITS.calls) {
       return { kind: 'requires-failed', request, reason: 'RequiresExceeded', message: `the function asked for different objects on each of ${calls} calls; at most ${REQUIRES_LIMITS.calls} calls per reconcile` };

@@ -135,6 +135,13 @@ describe('the Node floor', () => {
     // Its row shows the function's CPU but no calls or requests: it counts none of its own.
     const hopRow = text.split('\n').find((line) => line.startsWith('  node-floor-hop'))!;
     expect(hopRow).toMatch(/ 1\.80 +0\.40 +0\.00 +100\.0 MiB/);
+    // Every side's row, the longest name's too, starts its work column under the header's.
+    const lines = text.split('\n');
+    const header = lines.find((line) => line.startsWith('  side '))!;
+    for (const side of ['kubeloop', 'node-floor', 'node-floor-hop', 'go']) {
+      const row = lines.find((line) => line.startsWith(`  ${side} `))!;
+      expect(row.indexOf(' existing') + 1, side).toBe(header.indexOf('work'));
+    }
   });
 
   it('prints nothing of the floor without a run of it', () => {

@@ -137,6 +137,8 @@ export function compareSides(runs: VersusRun[]): Comparison[] {
 }
 
 export const MiB = 1024 * 1024;
+/** The side column: as wide as the longest side's name (node-floor-hop). */
+const SIDE_WIDTH = 14;
 const sec = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
 const mib = (bytes: number) => `${(bytes / MiB).toFixed(1)} MiB`;
 const x = (ratio: number) => `${ratio.toFixed(2)}x`;
@@ -149,13 +151,13 @@ export function formatVersus(runs: VersusRun[], concurrency: number): string[] {
   for (const mode of modes) {
     const ofMode = runs.filter((r) => r.mode.name === mode.name);
     lines.push('', `(0) ${mode.name}: kubeloop (router + pod-name-label over HTTP) vs controller-runtime, both clients at QPS ${mode.qps} (burst ${mode.burst})${mode.name === 'uncapped' ? ", the tenants' shared budget the same" : ''}, ${concurrency} calls/workers`);
-    lines.push('  side          work      pods  all labelled  first action  p50 ms  p99 ms  pods/s  CPU ms/pod router  function  conflicts/pod  calls/pod  reqs/pod  peak RSS   idle RSS');
+    lines.push('  side           work      pods  all labelled  first action  p50 ms  p99 ms  pods/s  CPU ms/pod router  function  conflicts/pod  calls/pod  reqs/pod  peak RSS   idle RSS');
     for (const r of ofMode) {
       const kube = callsFunction(r.side);
       // The floor's hop is one POST per pod by construction and counts no calls of its own.
       const counted = kube && r.side !== 'node-floor-hop';
       lines.push(
-        `  ${r.side.padEnd(13)} ${r.work.padEnd(8)}  ${String(r.pods).padStart(4)}  ${sec(r.totalMs).padStart(12)}  ${sec(r.firstLabelMs).padStart(12)}  ${r.p50.toFixed(0).padStart(6)}  ${r.p99.toFixed(0).padStart(6)}  ${(r.pods / (r.totalMs / 1000)).toFixed(0).padStart(6)}  ${(r.cpuMs / r.pods).toFixed(2).padStart(17)}  ${(kube ? (r.functionCpuMs / r.pods).toFixed(2) : '').padStart(8)}  ${(r.conflicts / r.pods).toFixed(2).padStart(13)}  ${(counted ? (r.calls / r.pods).toFixed(2) : '').padStart(9)}  ${(counted ? (r.requests / r.pods).toFixed(2) : '').padStart(8)}  ${mib(r.peakRss).padStart(9)}  ${r.idleRss ? mib(r.idleRss).padStart(9) : ''}`,
+        `  ${r.side.padEnd(SIDE_WIDTH)} ${r.work.padEnd(8)}  ${String(r.pods).padStart(4)}  ${sec(r.totalMs).padStart(12)}  ${sec(r.firstLabelMs).padStart(12)}  ${r.p50.toFixed(0).padStart(6)}  ${r.p99.toFixed(0).padStart(6)}  ${(r.pods / (r.totalMs / 1000)).toFixed(0).padStart(6)}  ${(r.cpuMs / r.pods).toFixed(2).padStart(17)}  ${(kube ? (r.functionCpuMs / r.pods).toFixed(2) : '').padStart(8)}  ${(r.conflicts / r.pods).toFixed(2).padStart(13)}  ${(counted ? (r.calls / r.pods).toFixed(2) : '').padStart(9)}  ${(counted ? (r.requests / r.pods).toFixed(2) : '').padStart(8)}  ${mib(r.peakRss).padStart(9)}  ${r.idleRss ? mib(r.idleRss).padStart(9) : ''}`,
       );
     }
     lines.push('  kubeloop / Go, same run (goals: throughput >= 1.0x, CPU per pod <= 1.5x)');

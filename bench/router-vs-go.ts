@@ -11,7 +11,7 @@ import { readProcess, type ProcessReading } from './process-figures.ts';
 import { samplePerf, type NativeSplit } from './native-split.ts';
 import { warmFunction } from './warm-function.ts';
 import type { PeakMemory } from './router-bench-router.ts';
-import { callsFunction, type LimitMode, type Side, type VersusRun, type Work } from './versus-report.ts';
+import { callsFunction, MiB, type LimitMode, type Side, type VersusRun, type Work } from './versus-report.ts';
 import { createNamespace, createPods, createReplicaSet, deleteAllPods, type ChildCode, percentile, type Sightings, spawnNodeFloor, spawnRouter, until, watchPods } from './router-bench-kit.ts';
 import type { FloorConfig } from './node-floor-controller.ts';
 import { loadKubeConfig, type HttpsOptions } from '../lib/kube/kube-config.ts';
@@ -123,9 +123,11 @@ export async function versusRun(s: VersusSettings, mode: LimitMode, side: Side, 
 async function measure(s: VersusSettings, mode: LimitMode, side: Side, work: Work, pods: number, namespace: string, seen: Sightings): Promise<VersusRun> {
   // Right before the side starts: the function has sat idle while the pods were made and the last side ran.
   if (callsFunction(side) && WARMUP_REQUESTS > 0) {
-    const [at, cpu] = [performance.now(), readProcess(s.functionPid).cpuMs];
+    const [at, before] = [performance.now(), readProcess(s.functionPid)];
     await warmFunction(s.functionUrl, WARMUP_REQUESTS, s.concurrency);
-    console.error(`  ${side}: the function warmed by ${WARMUP_REQUESTS} requests in ${((performance.now() - at) / 1000).toFixed(2)} s, its CPU ${((readProcess(s.functionPid).cpuMs - cpu) / 1000).toFixed(2)} s (untimed)`);
+    const after = readProcess(s.functionPid);
+    // Its peak RSS before and after: how much of the function's peak over the section the bench's own warm-up sets.
+    console.error(`  ${side}: the function warmed by ${WARMUP_REQUESTS} requests in ${((performance.now() - at) / 1000).toFixed(2)} s, its CPU ${((after.cpuMs - before.cpuMs) / 1000).toFixed(2)} s, its peak RSS ${(before.peakRss / MiB).toFixed(1)} -> ${(after.peakRss / MiB).toFixed(1)} MiB (untimed)`);
   }
   const fnBefore = readProcess(s.functionPid);
   let started = performance.now();

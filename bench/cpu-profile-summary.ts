@@ -106,16 +106,19 @@ export function summarize(profile: CpuProfile): Summary {
   return { totalMs, byCategory, byFunction, byWork };
 }
 
-function profilesIn(path: string): string[] {
+function profilesIn(path: string, extension: string): string[] {
   if (!statSync(path).isDirectory()) return [path];
-  return readdirSync(path, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.cpuprofile')).map((f) => join(path, f));
+  return readdirSync(path, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith(extension)).map((f) => join(path, f));
 }
 
-/** The profiles a command line names (files, or every .cpuprofile under a folder); exits with `usage` when none. */
-export function profilesArgs(script: string): string[] {
-  const files = process.argv.slice(2).flatMap(profilesIn);
+/**
+ * The profiles a command line names (files, or every file ending in `extension` under a folder); exits with a usage
+ * line when none.
+ */
+export function profilesArgs(script: string, extension = '.cpuprofile'): string[] {
+  const files = process.argv.slice(2).flatMap((path) => profilesIn(path, extension));
   if (files.length === 0) {
-    process.stderr.write(`usage: npm run ${script} -- FILE.cpuprofile|DIR [...]\n`);
+    process.stderr.write(`usage: npm run ${script} -- FILE${extension}|DIR [...]\n`);
     process.exit(2);
   }
   return files;

@@ -1,9 +1,8 @@
 // npm run bench:heap-profile -- FILE.heapprofile|DIR [...]: what a process allocated and where, from the sampling heap
 // profiles of BENCH_HEAP_PROF (bench/heap-sampling.ts). PROFILE_PER=<n> divides by n (the pods of the run) as well.
-import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { category } from './cpu-profile-summary.ts';
+import { category, profilesArgs } from './cpu-profile-summary.ts';
 
 export interface HeapProfileNode {
   callFrame: { functionName: string; url: string; lineNumber: number };
@@ -49,11 +48,6 @@ export function summarizeHeap(profile: HeapProfile): HeapSummary {
   return summary;
 }
 
-function profilesIn(path: string): string[] {
-  if (!statSync(path).isDirectory()) return [path];
-  return readdirSync(path, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.heapprofile')).map((f) => join(path, f));
-}
-
 function top(map: Map<string, number>, total: number, per: number, n: number): string[] {
   const kb = (bytes: number) => `${(bytes / 1024).toFixed(1).padStart(10)} KB`;
   return [...map.entries()]
@@ -63,11 +57,7 @@ function top(map: Map<string, number>, total: number, per: number, n: number): s
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-  const files = process.argv.slice(2).flatMap(profilesIn);
-  if (files.length === 0) {
-    process.stderr.write('usage: npm run bench:heap-profile -- FILE.heapprofile|DIR [...]\n');
-    process.exit(2);
-  }
+  const files = profilesArgs('bench:heap-profile', '.heapprofile');
   const TOP = Number(process.env.PROFILE_TOP ?? 25);
   const PER = Number(process.env.PROFILE_PER ?? 1);
   for (const file of files) {

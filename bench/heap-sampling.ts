@@ -2,7 +2,6 @@
 // since included, so the profile sums every byte allocated and where (bench/heap-profile-summary.ts reads it).
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Session } from 'node:inspector';
 
 /** One sample per this many bytes allocated, on average: fine enough for per-pod figures over a few hundred pods. */
 const SAMPLING_INTERVAL_BYTES = 1024;
@@ -32,7 +31,7 @@ export function startHeapSampling(name: string, dir = process.env.BENCH_HEAP_PRO
       await started;
       const { profile } = await post<{ profile: unknown }>('HeapProfiler.getSamplingProfile');
       await post('HeapProfiler.stopSampling');
-      (session as Session).disconnect();
+      session.disconnect();
       const file = join(dir, `${name}-${process.pid}.heapprofile`);
       await writeFile(file, JSON.stringify(profile));
       return file;

@@ -15,6 +15,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { V1Pod } from '@kubernetes/client-node';
 import { isApiError, type KubeClient } from '../lib/kube/kube-client.ts';
+import { kubeconfigDocument } from '../lib/kube/kube-config.ts';
 import { readWatchEvents } from '../lib/kube/watch-stream.ts';
 import { killWithBench, stopChild } from './child-lifetime.ts';
 import type { FloorConfig } from './node-floor-controller.ts';
@@ -226,13 +227,36 @@ export interface RouterChild {
 }
 
 /** Starts bench/router-bench-router.ts with --expose-gc; resolves once its Loops run with complete caches. */
+/** A kubeconfig's JSON copy by the path of the YAML one, written once per file. */
+const jsonKubeconfigs = new Map<string, Promise<string>>();
+
+/**
+ * The router child's kubeconfig as JSON, beside the file: the image in a cluster reads its ServiceAccount and never
+ * loads yaml, and kube-config.ts reads a JSON kubeconfig without it, so the bench's start does not pay for yaml either.
+ */
+function jsonKubeconfig(path: string): Promise<string> {
+  if (!existsSync(path)) return Promise.resolve(path);
+  let json = jsonKubeconfigs.get(path);
+  if (!json) {
+    json = readFile(path, 'utf8')
+      .then(kubeconfigDocument)
+      .then(async (document) => {
+        await writeFile(`${path}.json`, JSON.stringify(document));
+        return `${path}.json`;
+      });
+    jsonKubeconfigs.set(path, json);
+  }
+  return json;
+}
+
 export async function spawnRouter(code: ChildCode, config: RouterChildConfig): Promise<RouterChild> {
   const { execArgv, script, env } = code.command('router-bench-router');
+  const childConfig: RouterChildConfig = { ...config, kubeconfigPath: await jsonKubeconfig(config.kubeconfigPath) };
   const child = fork(script, [], {
     execArgv: [...PROFILE, ...execArgv, '--expose-gc', ...routerFlags()],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     cwd: ROOT,
-    env: { ...process.env, ...env, KUBELOOP_BENCH_ROUTER: JSON.stringify(config) },
+    env: { ...process.env, ...env, KUBELOOP_BENCH_ROUTER: JSON.stringify(childConfig) },
   });
   let nextId = 0;
   const waiting = new Map<number, (stats: RouterChildStats) => void>();

@@ -1,9 +1,9 @@
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
-import { stringify } from 'yaml';
-import { loadKubeConfig, simpleKubeconfig, type HttpsOptions } from './kube-config.ts';
+import { describe, expect, it, vi } from 'vitest';
+import { parse, stringify } from 'yaml';
+import { kubeconfigDocument, loadKubeConfig, simpleKubeconfig, type HttpsOptions } from './kube-config.ts';
 
 const b64 = (text: string) => Buffer.from(text).toString('base64');
 
@@ -64,6 +64,40 @@ describe('loadKubeConfig without client-node', () => {
   it('leaves exec plugins and proxies to client-node', async () => {
     expect(await simpleKubeconfig(await kubeconfigFile({ exec: { command: 'get-token', apiVersion: 'client.authentication.k8s.io/v1' } }))).toBeUndefined();
     expect(await simpleKubeconfig(await kubeconfigFile({ token: 't' }, { 'proxy-url': 'http://proxy:3128' }))).toBeUndefined();
+  });
+
+  it('reads a JSON kubeconfig as it reads the same one in YAML', async () => {
+    const yamlFile = await kubeconfigFile({ 'client-certificate-data': b64('CERT'), 'client-key-data': b64('KEY') }, { 'tls-server-name': 'api.internal' });
+    const jsonFile = `${yamlFile}.json`;
+    await writeFile(jsonFile, `\n  ${JSON.stringify(parse(await readFile(yamlFile, 'utf8')), null, 2)}`);
+    const fromJson = await applied(jsonFile);
+    expect([String(fromJson.ca), String(fromJson.cert), String(fromJson.key), fromJson.servername, fromJson.server]).toEqual(['CA', 'CERT', 'KEY', 'api.internal', 'https://127.0.0.1:6443']);
+    expect(fromJson).toEqual(await applied(yamlFile));
+  });
+
+  it('parses a JSON kubeconfig without loading yaml', async () => {
+    let yamlLoads = 0;
+    vi.resetModules();
+    vi.doMock('yaml', async (importOriginal) => {
+      yamlLoads++;
+      return importOriginal();
+    });
+    try {
+      const fresh = await import('./kube-config.ts');
+      expect(await fresh.kubeconfigDocument('{"apiVersion": "v1"}')).toEqual({ apiVersion: 'v1' });
+      expect(yamlLoads).toBe(0);
+      expect(await fresh.kubeconfigDocument('apiVersion: v1')).toEqual({ apiVersion: 'v1' });
+      expect(yamlLoads).toBe(1);
+    } finally {
+      vi.doUnmock('yaml');
+      vi.resetModules();
+    }
+  });
+
+  it('reads a YAML flow mapping that is not JSON, and refuses a document neither reads', async () => {
+    expect(await kubeconfigDocument('{apiVersion: v1, kind: Config}')).toEqual({ apiVersion: 'v1', kind: 'Config' });
+    expect(await kubeconfigDocument('{"apiVersion": "v1"}')).toEqual({ apiVersion: 'v1' });
+    await expect(kubeconfigDocument('{"apiVersion": [}')).rejects.toThrow();
   });
 
   it('selects a named context and names a missing one in the error', async () => {

@@ -75,12 +75,9 @@ function named(list: unknown, name: string | undefined, field: string): Fields |
  * client-node; undefined for anything else, which client-node then handles in full.
  */
 export async function simpleKubeconfig(file: string, contextName?: string): Promise<ClusterCredentials | undefined> {
-  // yaml loaded only for a kubeconfig file: a router in a cluster reads its ServiceAccount and never needs it.
-  // yaml is CommonJS under Node: a bundle's import() of it has only a default export (esbuild), as Node's has too.
-  const { parse } = (await import('yaml')).default;
   let doc: Fields;
   try {
-    doc = (parse(await readFile(file, 'utf8')) ?? {}) as Fields;
+    doc = ((await kubeconfigDocument(await readFile(file, 'utf8'))) ?? {}) as Fields;
   } catch {
     return undefined;
   }
@@ -112,6 +109,23 @@ export async function simpleKubeconfig(file: string, contextName?: string): Prom
       if (token) options.headers = { ...options.headers, Authorization: `Bearer ${token}` };
     },
   };
+}
+
+/**
+ * A kubeconfig file's document. A JSON one (which kubectl reads too) is parsed without loading yaml, whose load and
+ * first parse cost a start ~35 ms of CPU: a router in a cluster reads its ServiceAccount and never loads it.
+ */
+export async function kubeconfigDocument(text: string): Promise<unknown> {
+  if (text.trimStart().startsWith('{')) {
+    try {
+      return JSON.parse(text);
+    } catch {
+      // A YAML flow mapping that is not JSON: yaml reads it below.
+    }
+  }
+  // yaml is CommonJS under Node: a bundle's import() of it has only a default export (esbuild), as Node's has too.
+  const { parse } = (await import('yaml')).default;
+  return parse(text);
 }
 
 async function clientNodeConfig(source: KubeConfigSource, inCluster: boolean): Promise<ClusterCredentials> {
